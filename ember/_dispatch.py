@@ -1,0 +1,375 @@
+"""The dispatcher: every public function, Tensor method and operator ends here.
+
+    dispatch(op, args, out)
+      -> mode stack (profiler, autocast, tracer, func transforms, user modes)
+      -> _call: unwrap, type promotion, determinism check, kernel, wrap,
+                autograd recording (only when grad mode is on and an input requires grad)
+
+``args`` is the full positional tuple in the op's schema order (the generated fronts
+fill defaults). Note [fast path]: with no mode active and no input requiring grad, the
+cost is one loop over the tensor arguments, a promotion lookup and the kernel call.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._state import state
+from ember._tensor import Tensor, _make, _TENSOR_TF
+from ember.autograd import graph as _graph
+
+_ndarray = np.ndarray
+_SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
+_NP_CATEGORY = {d.np: d._category for d in _dtype.ALL}
+_NP_TO_DT = {d.np: d for d in _dtype.ALL}
+_INT_KINDS = frozenset("biu")
+_promotion_cache: dict = {}
+_deterministic = [False, False]   # (enabled, warn_only)
+
+
+class Mode:
+    """Base class of dispatcher modes. Override ``__ember_dispatch__``; it runs with this
+    mode popped, so calling ``op(*args, **kwargs)`` inside re-dispatches to the layers
+    below. Use as a context manager to push it."""
+
+    def __ember_dispatch__(self, op, args, kwargs):
+        return op(*args, **kwargs)
+
+    def __enter__(self):
+        state.modes = state.modes + (self,)
+        return self
+
+    def __exit__(self, *exc):
+        modes = state.modes
+        if modes and modes[-1] is self:
+            state.modes = modes[:-1]
+        else:  # exited out of order: remove wherever it is
+            state.modes = tuple(m for m in modes if m is not self)
+        return False
+
+
+def dispatch(op, args, out=None):
+    """Run ``op`` on schema-ordered ``args`` through the mode stack and the kernel."""
+    if state.modes:
+        return _dispatch_mode(op, args, out)
+    return _call(op, args, out)
+
+
+def _dispatch_mode(op, args, out):
+    st = state
+    modes = st.modes
+    st.modes = modes[:-1]
+    try:
+        return modes[-1].__ember_dispatch__(op, args, {} if out is None else {"out": out})
+    finally:
+        st.modes = modes
+
+
+def _torch_function_args(op, args):
+    """Arguments whose type overrides ``__torch_function__`` (the protocol's slow path)."""
+    found = []
+    for i, is_list, _ in op.tensor_args:
+        items = args[i] if is_list and isinstance(args[i], (list, tuple)) else (args[i],)
+        for a in items:
+            tf = getattr(type(a), "__torch_function__", None)
+            if tf is not None and tf is not _TENSOR_TF and type(a) not in found:
+                found.append(type(a))
+    return found
+
+
+def _handle_torch_function(op, args, out, types):
+    from ember.overrides import call_torch_function
+    return call_torch_function(op, args, out, types)
+
+
+def _bad_arg(op, i, a):
+    name = op.argnames[i]
+    raise TypeError(f"{op.public_name}(): argument '{name}' (position {i + 1}) must be Tensor, "
+                    f"not {type(a).__name__}")
+
+
+def _call(op, args, out):
+    if op.composite is not None:
+        types = _torch_function_args(op, args) if _needs_tf_check(op, args) and \
+            not _tf_disabled() else None
+        if types:
+            return _handle_torch_function(op, args, out, types)
+        result = op.composite(*args)
+        return result if out is None else _write_out(op, result, out)
+    vals = list(args)
+    req = False
+    first = None          # dtype of the first promoting tensor
+    uniform = True
+    scalars = None
+    for i, is_list, optional in op.tensor_args:
+        a = vals[i]
+        t = type(a)
+        if t is Tensor:
+            arr = a._data
+        elif t in _SCALAR_CATEGORY:
+            if scalars is None:
+                scalars = [a]
+            else:
+                scalars.append(a)
+            continue
+        elif isinstance(a, Tensor):
+            if t.__torch_function__.__func__ is not _TENSOR_TF and not _tf_disabled():
+                return _handle_torch_function(op, args, out, _torch_function_args(op, args))
+            arr = a._data
+        elif is_list and isinstance(a, (list, tuple)):
+            arrs = []
+            for x in a:
+                if not isinstance(x, Tensor):
+                    if hasattr(type(x), "__torch_function__"):
+                        return _handle_torch_function(op, args, out,
+                                                      _torch_function_args(op, args))
+                    raise TypeError(f"{op.public_name}(): expected a sequence of Tensors, but "
+                                    f"element of type {type(x).__name__} found")
+                if x._requires_grad:
+                    req = True
+                xa = x._data
+                d = xa.dtype
+                if first is None:
+                    first = d
+                elif d is not first:
+                    uniform = False
+                arrs.append(xa)
+            vals[i] = arrs
+            continue
+        elif a is None and optional:
+            continue
+        elif isinstance(a, np.generic) and a.ndim == 0:
+            a = vals[i] = a.item()
+            if scalars is None:
+                scalars = [a]
+            else:
+                scalars.append(a)
+            continue
+        elif hasattr(t, "__torch_function__") and not _tf_disabled():
+            return _handle_torch_function(op, args, out, _torch_function_args(op, args))
+        elif isinstance(a, (np.ndarray, list, tuple)) and not is_list:
+            # array-likes in a Tensor position are constants: convert, then start again
+            from ember._creation import as_tensor
+            args = list(args)
+            try:
+                args[i] = as_tensor(a)
+            except TypeError:
+                _bad_arg(op, i, a)
+            return _call(op, tuple(args), out)
+        else:
+            _bad_arg(op, i, a)
+        vals[i] = arr
+        if a._requires_grad:
+            req = True
+        d = arr.dtype
+        if first is None:
+            first = d
+        elif d is not first:
+            uniform = False
+
+    # ---- type promotion
+    promote = op.promote
+    res_dt = None
+    if promote is not None:
+        if uniform and first is not None and (
+                scalars is None or _scalars_fit(first, scalars)):
+            cd = first
+        else:
+            cd = _promote(op, args, vals)
+            _cast_inputs(op, vals, cd)
+        if promote == "int_to_float" and cd.kind in _INT_KINDS:
+            cd = _dtype._default[0].np
+            _cast_inputs(op, vals, cd)
+        res_dt = np.dtype(np.bool_) if promote == "bool" else cd
+    if op.out_dtype is not None:
+        res_dt = op.out_dtype.np
+    if _deterministic[0] and op.nondeterministic:
+        _nondeterministic_alert(op)
+
+    # ---- kernel
+    if op.is_inplace:
+        return _call_inplace(op, args, vals, res_dt, req)
+    try:
+        res = op.kernel(*vals)
+    except (TypeError, ValueError, IndexError, RuntimeError, NotImplementedError):
+        raise
+    except (FloatingPointError, ZeroDivisionError, OverflowError) as e:
+        raise RuntimeError(f"{op.public_name}: {e}") from None
+
+    # ---- wrap
+    if op.num_outputs == 1 and not op.returns_list:
+        if type(res) is not _ndarray:
+            res = np.asarray(res)
+        if res_dt is not None and res.dtype != res_dt:
+            res = res.astype(res_dt)
+        result = _make(res)
+        if op.is_view:
+            _graph.set_view(result, args[0], op, args)
+        outputs = (result,)
+    else:
+        outputs = tuple(_make(r if type(r) is _ndarray else np.asarray(r)) for r in res)
+        if op.is_view:
+            for k, o in enumerate(outputs):
+                _graph.set_view(o, args[0], op, args, k)
+        result = list(outputs) if op.returns_list else outputs
+    if req and state.grad_enabled and op.differentiable:
+        _graph.record(op, args, outputs)
+    if out is not None:
+        return _write_out(op, result, out)
+    if op.num_outputs > 1 and not op.returns_list:
+        from ember.return_types import wrap_returns
+        return wrap_returns(op, outputs)
+    return result
+
+
+def _tf_disabled():
+    from ember.overrides import _local
+    return getattr(_local, "disabled", False)
+
+
+def _call_plain(op, args, out):
+    """``_call`` with the ``__torch_function__`` protocol disabled (subclasses as Tensor)."""
+    from ember.overrides import _disabled_torch_function
+    with _disabled_torch_function():
+        return _call(op, args, out)
+
+
+def _needs_tf_check(op, args):
+    for i, is_list, _ in op.tensor_args:
+        a = args[i]
+        if type(a) is not Tensor and not isinstance(a, (int, float, bool, complex)) and a is not None:
+            return True
+    return False
+
+
+def _scalars_fit(first, scalars):
+    cat = _NP_CATEGORY.get(first)
+    if cat is None:
+        return False
+    for s in scalars:
+        sc = _SCALAR_CATEGORY.get(type(s))
+        if sc is None or sc > cat:
+            return False
+    return True
+
+
+def _promote(op, args, vals):
+    """General torch promotion over the promoting arguments (slow path, cached)."""
+    key = [op.promote]
+    for i in op.promote_args:
+        a = args[i]
+        if isinstance(a, Tensor):
+            key.append((a._data.dtype, a._data.ndim > 0))
+        elif isinstance(a, (list, tuple)):
+            for x in a:
+                key.append((x._data.dtype, x._data.ndim > 0))
+        elif a is None:
+            continue
+        else:
+            key.append(type(a) if not isinstance(a, np.generic) else type(a.item()))
+    key.append(_dtype._default[0])
+    key = tuple(key)
+    cd = _promotion_cache.get(key)
+    if cd is None:
+        groups = ([], [], [])
+        for k in key[1:-1]:
+            if isinstance(k, tuple):
+                groups[0 if k[1] else 1].append(_NP_TO_DT[k[0]])
+            else:
+                groups[2].append(_dtype.scalar_dtype(k(0) if k is not bool else False))
+        cd = _dtype.promote_operands(*groups).np
+        _promotion_cache[key] = cd
+    return cd
+
+
+def _cast_inputs(op, vals, cd):
+    for i in op.promote_args:
+        v = vals[i]
+        if type(v) is _ndarray:
+            if v.dtype != cd:
+                vals[i] = v.astype(cd)
+        elif type(v) is list:
+            vals[i] = [x if x.dtype == cd else x.astype(cd) for x in v]
+
+
+def _call_inplace(op, args, vals, res_dt, req):
+    """In-place variant: compute out of place, check the cast, write into argument 0."""
+    self = args[0]
+    if not isinstance(self, Tensor):
+        raise TypeError(f"{op.public_name}(): self must be a Tensor")
+    grad_on = state.grad_enabled
+    if grad_on and self._requires_grad and self._grad_fn is None and self._base is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if grad_on and self._view_info is not None and self._base._requires_grad and \
+            self._base._grad_fn is None:
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+    dst = self._data
+    if res_dt is not None and _NP_CATEGORY[res_dt] > _NP_CATEGORY[dst.dtype]:
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "
+                           f"can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(dst.dtype)}")
+    res = op.kernel(*vals)
+    if type(res) is not _ndarray:
+        res = np.asarray(res)
+    if res.shape != dst.shape:
+        raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
+                           f"shape {list(res.shape)}")
+    recording = (req or self._requires_grad) and grad_on and op.differentiable
+    node = _graph.record(op, args, None, inplace=True) if recording else None
+    if not dst.flags.writeable:
+        raise RuntimeError(f"{op.public_name}: cannot write into a read-only or expanded tensor "
+                           f"(more than one element of the written-to tensor refers to a "
+                           f"single memory location); clone() it first")
+    np.copyto(dst, res, casting="unsafe")
+    _graph.bump_version(self)
+    if node is not None:
+        _graph.rebase_history(self, node)
+    return self
+
+
+def _write_out(op, result, out):
+    """``out=``: resize (as torch does) and copy the result into the given tensor(s)."""
+    if state.grad_enabled:
+        res_list = result if isinstance(result, (tuple, list)) else (result,)
+        if any(r._requires_grad for r in res_list):
+            raise RuntimeError(f"{op.public_name}(): functions with out=... arguments don't "
+                               f"support automatic differentiation, but one of the arguments "
+                               f"requires grad.")
+    if isinstance(result, (tuple, list)):
+        for r, o in zip(result, out):
+            _copy_out(op, r, o)
+        return out
+    _copy_out(op, result, out)
+    return out
+
+
+def _copy_out(op, r, o):
+    if not isinstance(o, Tensor):
+        raise TypeError(f"{op.public_name}(): argument 'out' must be Tensor, not "
+                        f"{type(o).__name__}")
+    src = r._data
+    if _NP_CATEGORY[src.dtype] > _NP_CATEGORY[o._data.dtype]:
+        raise RuntimeError(f"result type {_dtype.scalar_type_name(src.dtype)} "
+                           f"can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(o._data.dtype)}")
+    if o._data.shape != src.shape:
+        if o._base is not None:
+            raise RuntimeError(f"{op.public_name}(): out= tensor is a view with shape "
+                               f"{list(o._data.shape)}; cannot resize it to {list(src.shape)}")
+        o._data = np.empty(src.shape, o._data.dtype)
+    np.copyto(o._data, src, casting="unsafe")
+    _graph.bump_version(o)
+
+
+def _nondeterministic_alert(op):
+    msg = (f"{op.public_name} does not have a deterministic implementation, but you set "
+           f"'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+           f"this operation, or you can use the 'warn_only=True' option, if that's acceptable "
+           f"for your application.")
+    if _deterministic[1]:
+        import warnings
+        warnings.warn(msg, UserWarning, stacklevel=4)
+    else:
+        raise RuntimeError(msg)

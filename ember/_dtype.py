@@ -1,0 +1,298 @@
+"""dtypes, torch's type-promotion lattice, finfo/iinfo.
+
+An ember ``dtype`` wraps a NumPy dtype (bfloat16 comes from ml_dtypes). Promotion
+follows torch: categories bool < integer < floating < complex; tensors with dims
+outrank 0-dim tensors, which outrank Python numbers, unless a lower group has a
+higher category.
+"""
+from __future__ import annotations
+
+import builtins
+import numpy as np
+import ml_dtypes
+
+__all__ = [
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
+    "float32", "float64", "complex64", "complex128", "promote_types", "result_type",
+    "can_cast", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
+]
+
+
+class dtype:
+    """A tensor element type (``ember.float32`` ...)."""
+    __slots__ = ("name", "np", "itemsize", "is_floating_point", "is_complex", "is_signed",
+                 "_rank", "_category", "__weakref__")
+
+    def __init__(self, name, np_dtype, rank, category, is_signed):
+        self.name = name
+        self.np = np.dtype(np_dtype)
+        self.itemsize = self.np.itemsize
+        self.is_floating_point = category == 2
+        self.is_complex = category == 3
+        self.is_signed = is_signed
+        self._rank = rank
+        self._category = category  # 0 bool, 1 integer, 2 floating, 3 complex
+
+    def __repr__(self):
+        return "torch." + self.name
+
+    def __reduce__(self):
+        return (_dtype_by_name, (self.name,))
+
+    def to_real(self):
+        return {complex64: float32, complex128: float64}.get(self, self)
+
+    def to_complex(self):
+        return {float16: complex64, bfloat16: complex64, float32: complex64,
+                float64: complex128}.get(self, self)
+
+    @property
+    def is_integer(self):  # not a torch attribute; handy internally
+        return self._category == 1
+
+
+bool = dtype("bool", np.bool_, 0, 0, False)
+uint8 = dtype("uint8", np.uint8, 1, 1, False)
+int8 = dtype("int8", np.int8, 2, 1, True)
+int16 = dtype("int16", np.int16, 3, 1, True)
+int32 = dtype("int32", np.int32, 4, 1, True)
+int64 = dtype("int64", np.int64, 5, 1, True)
+float16 = dtype("float16", np.float16, 6, 2, True)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 7, 2, True)
+float32 = dtype("float32", np.float32, 8, 2, True)
+float64 = dtype("float64", np.float64, 9, 2, True)
+complex64 = dtype("complex64", np.complex64, 10, 3, True)
+complex128 = dtype("complex128", np.complex128, 11, 3, True)
+
+ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
+       complex64, complex128)
+half, float, double, cfloat, cdouble = float16, float32, float64, complex64, complex128
+short, int, long = int16, int32, int64
+_ALIASES = {"half": float16, "float": float32, "double": float64, "cfloat": complex64,
+            "cdouble": complex128, "short": int16, "int": int32, "long": int64}
+
+_BY_NAME = {d.name: d for d in ALL}
+_BY_NP = {d.np: d for d in ALL}
+
+
+def _dtype_by_name(name):
+    return _BY_NAME[name]
+
+
+def from_numpy_dtype(np_dtype) -> dtype:
+    """The ember dtype of a NumPy dtype; TypeError for ones torch lacks."""
+    try:
+        return _BY_NP[np_dtype]
+    except KeyError:
+        pass
+    np_dtype = np.dtype(np_dtype)
+    if np_dtype in _BY_NP:
+        return _BY_NP[np_dtype]
+    # platform aliases (e.g. longlong), uint16/32/64 map to nearest torch types
+    if np_dtype.kind == "u" and np_dtype.itemsize > 1:
+        return {2: int32, 4: int64, 8: int64}[np_dtype.itemsize]
+    raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
+                    "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
+                    "uint8, and bool.")
+
+
+def to_dtype(d) -> dtype:
+    """Accept an ember dtype, a NumPy dtype or a Python type (float/int/bool/complex)."""
+    if type(d) is dtype:
+        return d
+    if d is builtins.float:
+        return _default[0]
+    if d is builtins.int:
+        return int64
+    if d is builtins.bool:
+        return bool
+    if d is builtins.complex:
+        return _default_complex()
+    if isinstance(d, str):
+        d = d.replace("torch.", "")
+        if d in _BY_NAME:
+            return _BY_NAME[d]
+        if d in _ALIASES:
+            return _ALIASES[d]
+    try:
+        return from_numpy_dtype(np.dtype(d))
+    except TypeError:
+        raise TypeError(f"expected a dtype, but got {d!r}") from None
+
+
+# ---------------------------------------------------------------------------- promotion
+
+def _promote_pair(a: dtype, b: dtype) -> dtype:
+    if a is b:
+        return a
+    ca, cb = a._category, b._category
+    if ca != cb:
+        hi, lo = (a, b) if ca > cb else (b, a)
+        if hi._category == 3 and lo._category == 2:  # complex(float16) vs float64
+            return complex128 if lo is float64 or hi is complex128 else hi
+        return hi
+    if ca == 1:
+        if a.is_signed == b.is_signed:
+            return a if a._rank > b._rank else b
+        u, s = (a, b) if not a.is_signed else (b, a)
+        # uint8 with a signed type: the signed type if wider than 8 bits, else int16
+        return s if s.itemsize > u.itemsize else int16
+    if ca == 2:
+        if {a, b} == {float16, bfloat16}:
+            return float32
+        return a if a._rank > b._rank else b
+    return a if a._rank > b._rank else b
+
+
+_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+
+
+def promote_types(type1, type2) -> dtype:
+    """The smallest dtype both can be cast to (torch.promote_types)."""
+    return _PROMOTE[to_dtype(type1), to_dtype(type2)]
+
+
+def _default_complex():
+    return complex128 if _default[0] is float64 else complex64
+
+
+def _combine(higher, lower):
+    """torch's combine_categories for the three priority groups."""
+    if higher is None:
+        return lower
+    if lower is None:
+        return higher
+    if higher._category == 3:
+        return higher
+    if higher._category == 2:
+        if lower._category == 3:
+            return higher.to_complex() if higher is not float64 else complex128
+        return higher
+    if higher is bool or lower._category >= 2:
+        return _PROMOTE[higher, lower]
+    return higher
+
+
+def scalar_dtype(value) -> dtype:
+    """The dtype a Python number takes as a wrapped number."""
+    t = type(value)
+    if t is builtins.bool or t is np.bool_:
+        return bool
+    if t is builtins.int:
+        return int64
+    if t is builtins.float:
+        return _default[0]
+    if t is builtins.complex:
+        return _default_complex()
+    if isinstance(value, np.generic):
+        return from_numpy_dtype(value.dtype)
+    raise TypeError(f"unsupported scalar type {t.__name__}")
+
+
+def promote_operands(dtypes_dim, dtypes_zero, dtypes_wrapped) -> dtype:
+    """Result dtype from the three groups (dtypes of dim>0 tensors, 0-dim tensors,
+    Python numbers), as torch's ``result_type`` computes it."""
+    groups = []
+    for group in (dtypes_dim, dtypes_zero, dtypes_wrapped):
+        r = None
+        for d in group:
+            r = d if r is None else _PROMOTE[r, d]
+        groups.append(r)
+    dim_r, zero_r, wrapped_r = groups
+    return _combine(dim_r, _combine(zero_r, wrapped_r))
+
+
+def result_type(tensor1, tensor2) -> dtype:
+    """torch.result_type for tensors and/or Python numbers."""
+    from ember._tensor import Tensor
+    groups = ([], [], [])
+    for x in (tensor1, tensor2):
+        if isinstance(x, Tensor):
+            groups[0 if x.ndim else 1].append(x.dtype)
+        else:
+            groups[2].append(scalar_dtype(x))
+    return promote_operands(*groups)
+
+
+def can_cast(from_, to) -> builtins.bool:
+    """torch.can_cast: no downcast across categories (complex→float, float→int, int→bool)."""
+    from_, to = to_dtype(from_), to_dtype(to)
+    return from_._category <= to._category
+
+
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                      "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                      "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def scalar_type_name(d) -> str:
+    """torch's C++ ScalarType name ("Float", "Long") used in error messages."""
+    d = d if type(d) is dtype else from_numpy_dtype(d)
+    return _SCALAR_TYPE_NAMES[d.name]
+
+
+# ---------------------------------------------------------------------------- defaults
+
+_default = [float32]
+
+
+def get_default_dtype() -> dtype:
+    return _default[0]
+
+
+def set_default_dtype(d) -> None:
+    d = to_dtype(d)
+    if d not in (float16, bfloat16, float32, float64):
+        raise TypeError("only floating-point types are supported as the default type")
+    _default[0] = d
+
+
+def default_float():
+    return _default[0]
+
+
+# ---------------------------------------------------------------------------- finfo / iinfo
+
+class finfo:
+    """Machine limits of a floating-point dtype (torch.finfo)."""
+
+    def __init__(self, type=None):
+        d = _default[0] if type is None else to_dtype(type)
+        if not (d.is_floating_point or d.is_complex):
+            raise TypeError("torch.finfo() requires a floating point input type. Use torch.iinfo "
+                            "to handle 'torch.finfo'")
+        d = d.to_real()
+        info = ml_dtypes.finfo(d.np) if d is bfloat16 else np.finfo(d.np)
+        self.dtype = d.name
+        self.bits = d.itemsize * 8
+        self.eps = builtins.float(info.eps)
+        self.max = builtins.float(info.max)
+        self.min = builtins.float(info.min)
+        self.tiny = builtins.float(info.tiny)
+        self.smallest_normal = self.tiny
+        self.resolution = builtins.float(info.resolution)
+
+    def __repr__(self):
+        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+                f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
+                f"dtype={self.dtype})")
+
+
+class iinfo:
+    """Machine limits of an integer dtype (torch.iinfo)."""
+
+    def __init__(self, type):
+        d = to_dtype(type)
+        if d._category > 1:
+            raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
+                            "handle 'torch.iinfo'")
+        if d is bool:
+            self.bits, self.min, self.max = 8, 0, 1
+        else:
+            info = np.iinfo(d.np)
+            self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+        self.dtype = d.name
+
+    def __repr__(self):
+        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"

@@ -1,0 +1,107 @@
+"""Kernels of the core ops (views, copies, reductions to a shape, matmul)."""
+import numpy as np
+
+from ember._kernels.util import infer_size, as_view, wrap_dim
+
+
+def view(a, size):
+    shape = infer_size(size, a.size)
+    v = as_view(a, shape)
+    if v is None:
+        raise RuntimeError("view size is not compatible with input tensor's size and stride (at "
+                           "least one dimension spans across two contiguous subspaces). Use "
+                           ".reshape(...) instead.")
+    return v
+
+
+def transpose(a, dim0, dim1):
+    return np.swapaxes(a, wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)) if a.ndim else a.view()
+
+
+def permute(a, dims):
+    if len(dims) != a.ndim:
+        raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
+                           f"not match the length of the desired ordering of dimensions i.e. "
+                           f"input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
+    return np.transpose(a, [wrap_dim(d, a.ndim) for d in dims])
+
+
+def expand(a, size, implicit=False):
+    size = tuple(size)
+    if len(size) < a.ndim:
+        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater "
+                           f"or equal to the number of dimensions in the tensor ({a.ndim})")
+    lead = len(size) - a.ndim
+    shape = []
+    for i, s in enumerate(size):
+        if i < lead:
+            if s < 0:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) isn't allowed in a "
+                                   f"leading, non-existing dimension {i}")
+            shape.append(s)
+        else:
+            cur = a.shape[i - lead]
+            if s == -1:
+                s = cur
+            elif cur != 1 and s != cur:
+                raise RuntimeError(f"The expanded size of the tensor ({s}) must match the "
+                                   f"existing size ({cur}) at non-singleton dimension {i}.  "
+                                   f"Target sizes: {list(size)}.  Tensor sizes: {list(a.shape)}")
+            shape.append(s)
+    return np.broadcast_to(a, tuple(shape))
+
+
+def sum_to_size(a, size):
+    size = tuple(size)
+    if a.shape == size:
+        return a.copy()
+    lead = a.ndim - len(size)
+    if lead < 0:
+        raise RuntimeError(f"size {list(size)} is not expandable to size {list(a.shape)}")
+    axes = tuple(range(lead)) + tuple(
+        lead + i for i, s in enumerate(size) if s == 1 and a.shape[lead + i] != 1)
+    r = np.sum(a, axis=axes, keepdims=True) if axes else a.copy()
+    return np.reshape(r, size) if r.ndim != len(size) or r.shape != size else r
+
+
+def clone(a, memory_format=None):
+    return np.array(a, copy=True, order="K" if memory_format in (None, "preserve_format")
+                    else "C")
+
+
+def to_copy(a, dtype=None, copy=True):
+    return a.astype(dtype.np) if dtype is not None else a.copy()
+
+
+def where(cond, x, y):
+    return np.where(cond, x, y)
+
+
+def matmul(a, b):
+    if a.ndim == 0 or b.ndim == 0:
+        raise RuntimeError(f"both arguments to matmul need to be at least 1D, but they are "
+                           f"{a.ndim}D and {b.ndim}D")
+    ka = a.shape[-1]
+    kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if ka != kb:
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and "
+                               f"src [{b.shape[0]}] to have the same number of elements, but got "
+                               f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        ash = "x".join(map(str, (a.reshape(-1, ka).shape if a.ndim > 1 else (1, ka))))
+        bsh = "x".join(map(str, (b.shape[-2:] if b.ndim > 1 else (kb, 1))))
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ash} and {bsh})")
+    if a.dtype != b.dtype:
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != "
+                           f"{b.dtype}")
+    return np.matmul(a, b)
+
+
+def basic_index(a, index):
+    return a[index]
+
+
+def basic_index_backward(g, shape, index):
+    out = np.zeros(shape, g.dtype)
+    out[index] = g
+    return out

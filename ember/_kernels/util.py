@@ -1,0 +1,57 @@
+"""Argument helpers shared by kernels: dim wrapping, size inference."""
+import numpy as np
+
+
+def wrap_dim(dim, ndim):
+    """Normalise a possibly negative dim; IndexError like torch when out of range."""
+    n = ndim if ndim > 0 else 1
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim + n if dim < 0 else dim
+
+
+def wrap_dims(dims, ndim):
+    """``None`` (all dims), an int, or a sequence of ints -> sorted tuple of dims (or None)."""
+    if dims is None:
+        return None
+    if isinstance(dims, (int, np.integer)):
+        return (wrap_dim(int(dims), ndim),)
+    out = tuple(wrap_dim(int(d), ndim) for d in dims)
+    if len(set(out)) != len(out):
+        raise RuntimeError(f"dim {out} appears multiple times in the list of dims")
+    return out
+
+
+def np_dtype(d):
+    """An ember dtype (or None) as a NumPy dtype."""
+    return None if d is None else d.np
+
+
+def infer_size(shape, numel):
+    """Resolve one ``-1`` in ``shape`` for a tensor of ``numel`` elements."""
+    shape = [int(s) for s in shape]
+    neg = [i for i, s in enumerate(shape) if s == -1]
+    if len(neg) > 1:
+        raise RuntimeError("only one dimension can be inferred")
+    known = 1
+    for s in shape:
+        if s != -1:
+            if s < 0:
+                raise RuntimeError(f"invalid shape dimension {s}")
+            known *= s
+    if neg:
+        if known == 0 or numel % known:
+            raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+        shape[neg[0]] = numel // known
+    elif known != numel:
+        raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
+    return tuple(shape)
+
+
+def as_view(a, shape):
+    """``a`` reshaped without copying, or None when its strides do not allow it."""
+    try:
+        return np.reshape(a, shape, copy=False)
+    except ValueError:
+        return None

@@ -1,0 +1,105 @@
+"""dtype/device conversion fronts: ``Tensor.to``, ``.float()``..., ``.type()``, and the
+matrix-transpose properties. They call op records (``_to_copy``, ``transpose``)."""
+from __future__ import annotations
+
+from ember import _dtype
+from ember._device import device as _device_cls, to_device
+from ember._ops.core import to_copy, transpose, permute
+from ember._ops.registry import public
+from ember._tensor import Tensor
+
+
+def _parse_to(args, kwargs):
+    dtype = kwargs.pop("dtype", None)
+    dev = kwargs.pop("device", None)
+    copy = kwargs.pop("copy", False)
+    kwargs.pop("non_blocking", None)
+    kwargs.pop("memory_format", None)
+    if kwargs:
+        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    for a in args:
+        if isinstance(a, Tensor):
+            dtype = a.dtype
+        elif isinstance(a, _dtype.dtype):
+            dtype = a
+        elif isinstance(a, (str, _device_cls)):
+            dev = a
+        elif isinstance(a, bool):
+            copy = a if dtype is not None else copy
+        elif a is None:
+            continue
+        else:
+            dtype = _dtype.to_dtype(a)
+    return dtype, dev, copy
+
+
+@public(method=True, function=False)
+def to(self, *args, **kwargs):
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns ``self``
+    when nothing changes (unless ``copy=True``)."""
+    dtype, dev, copy = _parse_to(args, kwargs)
+    to_device(dev)
+    if dtype is None or dtype is self.dtype:
+        return to_copy(self) if copy else self
+    return to_copy(self, dtype=_dtype.to_dtype(dtype))
+
+
+def _caster(d):
+    def cast(self, memory_format=None):
+        return self if self.dtype is d else to_copy(self, dtype=d)
+    cast.__name__ = d.name
+    return cast
+
+
+for _name, _d in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
+                  ("bfloat16", _dtype.bfloat16), ("int", _dtype.int32), ("long", _dtype.int64),
+                  ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
+                  ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
+                  ("cdouble", _dtype.complex128)]:
+    public(_name, method=True, function=False)(_caster(_d))
+
+_TYPE_NAMES = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
+               "torch.HalfTensor": _dtype.float16, "torch.BFloat16Tensor": _dtype.bfloat16,
+               "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
+               "torch.ShortTensor": _dtype.int16, "torch.CharTensor": _dtype.int8,
+               "torch.ByteTensor": _dtype.uint8, "torch.BoolTensor": _dtype.bool,
+               "torch.ComplexFloatTensor": _dtype.complex64,
+               "torch.ComplexDoubleTensor": _dtype.complex128}
+_NAME_OF = {v: k for k, v in _TYPE_NAMES.items()}
+
+
+@public(method=True, function=False)
+def type(self, dtype=None, non_blocking=False, **kwargs):
+    """Without arguments the type name ('torch.FloatTensor'); with one, a cast."""
+    if dtype is None:
+        return _NAME_OF[self.dtype]
+    if isinstance(dtype, str):
+        if dtype not in _TYPE_NAMES:
+            raise ValueError(f"invalid type: '{dtype}'")
+        dtype = _TYPE_NAMES[dtype]
+    return to(self, _dtype.to_dtype(dtype))
+
+
+@public(method=True, function=False)
+def type_as(self, other):
+    return to(self, other.dtype)
+
+
+def _mT(self):
+    if self.ndim < 2:
+        raise RuntimeError(f"tensor.mT is only supported on matrices or batches of matrices. "
+                           f"Got {self.ndim}-D tensor.")
+    return transpose(self, -2, -1)
+
+
+def _T(self):
+    if self.ndim not in (0, 2):
+        import warnings
+        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
+                      "shape is deprecated and it will throw an error in a future release.",
+                      UserWarning, stacklevel=2)
+    return permute(self, tuple(range(self.ndim - 1, -1, -1)))
+
+
+Tensor.mT = property(_mT)
+Tensor.T = property(_T)

@@ -1,0 +1,394 @@
+"""Core op records: the arithmetic, views, copies and reductions the engine itself needs.
+
+Pattern for every op family (see docs/ARCHITECTURE.md):
+
+    def _div(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        r = np.true_divide(a, b)
+        return np.trunc(r)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                kernel, inplace=True)
+
+    @add.def_backward
+    def _(ctx, grad, self, other, alpha):       # positional args as in the schema;
+        return grad, grad * alpha               # one gradient per argument (None: none)
+
+Backward rules use ember ops, so they are differentiable themselves. The engine reduces
+each gradient to its input's shape and dtype (Note [grad shapes]), so a rule may return
+a broadcast gradient. Arguments not listed in ``saves`` arrive as None.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._kernels import core as K
+from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
+
+# -------------------------------------------------------------------- arithmetic
+
+
+def _add(a, b, alpha=1):
+    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+
+
+def _sub(a, b, alpha=1):
+    if isinstance(a, np.ndarray) and a.dtype == np.bool_ or \
+            isinstance(b, np.ndarray) and b.dtype == np.bool_:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+
+
+def _div(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        r = np.true_divide(a, b)
+        return np.trunc(r)
+    if rounding_mode == "floor":
+        return np.floor_divide(a, b)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add,
+            inplace=True)
+sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub,
+            inplace=True)
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", np.multiply, inplace=True,
+            saves=("self", "other"))
+div = defop("div.Tensor(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor",
+            _div, inplace=True, promote="int_to_float", saves=("self", "other"))
+neg = defop("neg(Tensor self) -> Tensor", np.negative, inplace=True)
+exp = defop("exp(Tensor self) -> Tensor", np.exp, inplace=True, promote="int_to_float",
+            saves=("result",))
+
+
+
+
+def conj_if_complex(t):
+    return t.conj() if isinstance(t, _Tensor) and t.is_complex() else t
+
+
+@add.def_backward
+def _(ctx, g, self, other, alpha):
+    return g, (g if alpha == 1 else g * conj_if_complex_scalar(alpha))
+
+
+@sub.def_backward
+def _(ctx, g, self, other, alpha):
+    return g, (-g if alpha == 1 else g * -conj_if_complex_scalar(alpha))
+
+
+def conj_if_complex_scalar(s):
+    return s.conjugate() if isinstance(s, complex) else s
+
+
+@mul.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    return (g * conj_if_complex(other) if n[0] else None,
+            g * conj_if_complex(self) if n[1] else None)
+
+
+@div.def_backward
+def _(ctx, g, self, other, rounding_mode):
+    if rounding_mode is not None:
+        return zeros_like_grad(g), zeros_like_grad(g)
+    n = ctx.needs_input_grad
+    gs = g / conj_if_complex(other) if n[0] else None
+    go = None
+    if n[1]:
+        go = -g * conj_if_complex(self) / conj_if_complex(other * other)
+    return gs, go
+
+
+def zeros_like_grad(g):
+    return g * 0
+
+
+@neg.def_backward
+def _(ctx, g, self):
+    return -g
+
+
+@exp.def_backward
+def _(ctx, g, self):
+    return g * conj_if_complex(ctx.result)
+
+
+# -------------------------------------------------------------------- reductions
+
+
+def _sum(a, dim=None, keepdim=False, dtype=None):
+    from ember._kernels.util import wrap_dims
+    axes = wrap_dims(dim, a.ndim) if dim is not None and dim != () else None
+    if a.ndim == 0:
+        axes = None
+    if dtype is not None:
+        npd = dtype.np
+    elif a.dtype.kind in "biu":
+        npd = np.int64
+    else:
+        npd = None
+    return np.sum(a, axis=axes, keepdims=keepdim, dtype=npd)
+
+
+sum = defop("sum(Tensor self, int[1]? dim=None, bool keepdim=False, *, ScalarType? dtype=None)"
+            " -> Tensor", _sum, promote=None)
+
+
+@sum.def_backward
+def _(ctx, g, self, dim, keepdim, dtype):
+    shape = ctx.shapes[0]
+    return _expand_reduced(g, shape, dim, keepdim)
+
+
+def _expand_reduced(g, shape, dim, keepdim):
+    """Broadcast a reduced gradient back to ``shape`` (re-inserting reduced dims)."""
+    if not keepdim and dim is not None and dim != () and len(shape) > 0:
+        from ember._kernels.util import wrap_dims
+        for d in sorted(wrap_dims(dim, len(shape))):
+            g = g.unsqueeze(d)
+    return g.expand(shape)
+
+
+sum_to_size = defop("sum_to_size(Tensor self, int[] size) -> Tensor", K.sum_to_size,
+                    promote=None, varargs="size")
+
+
+@sum_to_size.def_backward
+def _(ctx, g, self, size):
+    return g.expand(ctx.shapes[0])
+
+
+# -------------------------------------------------------------------- selection
+
+where_self = OpDef("where.self(Tensor condition, Tensor self, Tensor other) -> Tensor",
+                   K.where, promote_args=("self", "other"), saves=("condition",))
+
+
+@where_self.def_backward
+def _(ctx, g, condition, self, other):
+    zero = g.new_zeros(())
+    return None, where_self(condition, g, zero), where_self(condition, zero, g)
+
+
+# -------------------------------------------------------------------- views
+
+view = defop("view(Tensor(a) self, SymInt[] size) -> Tensor(a)", K.view, function=False,
+             promote=None, varargs="size")
+
+
+@view.def_backward
+def _(ctx, g, self, size):
+    return g.reshape(ctx.shapes[0])
+
+
+def _reshape(self, shape):
+    from ember._kernels.util import infer_size
+    shape = infer_size(shape, self._data.size)
+    if K.as_view(self._data, shape) is not None:
+        return view(self, shape)
+    return view(clone(self, memory_format="contiguous_format"), shape)
+
+
+reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", composite=_reshape,
+                promote=None, varargs="shape")
+transpose = defop("transpose.int(Tensor(a) self, int dim0, int dim1) -> Tensor(a)", K.transpose,
+                  promote=None)
+permute = defop("permute(Tensor(a) self, int[] dims) -> Tensor(a)", K.permute, promote=None,
+                varargs="dims")
+expand = defop("expand(Tensor(a) self, SymInt[] size, *, bool implicit=False) -> Tensor(a)",
+               K.expand, function=False, promote=None, varargs="size")
+
+
+@transpose.def_backward
+def _(ctx, g, self, dim0, dim1):
+    return g.transpose(dim0, dim1)
+
+
+@permute.def_backward
+def _(ctx, g, self, dims):
+    nd = len(dims)
+    inv = [0] * nd
+    for i, d in enumerate(dims):
+        inv[d % nd] = i
+    return g.permute(inv)
+
+
+def _unsqueeze(a, dim):
+    from ember._kernels.util import wrap_dim
+    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
+
+
+def _squeeze(a, dim=None):
+    from ember._kernels.util import wrap_dims
+    if dim is None:
+        return np.squeeze(a) if a.ndim else a.view()
+    dims = tuple(d for d in wrap_dims(dim, a.ndim) if a.ndim and a.shape[d] == 1)
+    return np.squeeze(a, axis=dims) if dims else a.view()
+
+
+unsqueeze = defop("unsqueeze(Tensor(a) self, int dim) -> Tensor(a)", _unsqueeze, promote=None)
+squeeze = defop("squeeze(Tensor(a) self, int[1]? dim=None) -> Tensor(a)", _squeeze,
+                promote=None)
+
+
+@unsqueeze.def_backward
+def _(ctx, g, self, dim):
+    return g.squeeze(dim)
+
+
+@squeeze.def_backward
+def _(ctx, g, self, dim):
+    return g.reshape(ctx.shapes[0])
+
+
+def _real(a):
+    return a.real if a.dtype.kind == "c" else a.view()
+
+
+real = defop("real(Tensor(a) self) -> Tensor(a)", _real, promote=None)
+
+
+@real.def_backward
+def _(ctx, g, self):
+    return g
+
+
+conj_physical = defop("conj_physical(Tensor self) -> Tensor", np.conjugate, promote=None,
+                      inplace=True)
+
+
+@conj_physical.def_backward
+def _(ctx, g, self):
+    return g.conj_physical()
+
+
+@public("conj", method=True)
+def conj(input):
+    """Complex conjugate (a copy here; real tensors are returned as they are)."""
+    return conj_physical(input) if input.is_complex() else input
+
+
+@expand.def_backward
+def _(ctx, g, self, size, implicit):
+    return g          # reduced to self's shape by the engine (Note [grad shapes])
+
+
+basic_index = OpDef("_basic_index(Tensor(a) self, Any index) -> Tensor(a)", K.basic_index,
+                    promote=None, grad_name="SliceBackward0")
+basic_index_backward = OpDef("_basic_index_backward(Tensor grad, int[] shape, Any index) -> "
+                             "Tensor", K.basic_index_backward, promote=None,
+                             grad_name="IndexBackward0")
+
+
+@basic_index.def_backward
+def _(ctx, g, self, index):
+    return basic_index_backward(g, ctx.shapes[0], index)
+
+
+@basic_index_backward.def_backward
+def _(ctx, g, grad, shape, index):
+    return basic_index(g, index)
+
+
+# -------------------------------------------------------------------- copies, dtype
+
+
+clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", K.clone,
+              promote=None)
+to_copy = OpDef("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", K.to_copy,
+                promote=None, grad_name="ToCopyBackward0")
+
+
+@clone.def_backward
+def _(ctx, g, self, memory_format):
+    return g
+
+
+@to_copy.def_backward
+def _(ctx, g, self, dtype):
+    return g          # cast back to self's dtype by the engine
+
+
+def _copy(a, src, non_blocking=False):
+    try:
+        return np.broadcast_to(src, a.shape).astype(a.dtype)
+    except ValueError:
+        raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match "
+                           f"the size of tensor b ({np.shape(src)[-1] if np.ndim(src) else 1}) "
+                           f"at non-singleton dimension {a.ndim - 1}") from None
+
+
+copy = OpDef("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", _copy,
+             promote=None)
+register(copy, function=False, method=False, inplace=True)
+
+
+@copy.def_backward
+def _(ctx, g, self, src, non_blocking):
+    return g * 0, g
+
+
+def _fill(a, value):
+    return np.full(a.shape, value, a.dtype)
+
+
+fill = OpDef("fill.Tensor(Tensor self, Tensor value) -> Tensor", _fill, promote=None)
+register(fill, function=True, method=False, inplace=True)
+
+
+@fill.def_backward
+def _(ctx, g, self, value):
+    return g * 0, g.sum()
+
+
+@public("zero_", method=True, function=False)
+def zero_(self):
+    return self.fill_(0)
+
+
+# -------------------------------------------------------------------- matmul
+
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", K.matmul, promote=None,
+               saves=("self", "other"), autocast="lower", grad_name="MmBackward0")
+
+
+@matmul.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    a, b = self, other
+    ga = gb = None
+    if a.ndim == 1 and b.ndim == 1:          # dot product
+        return (g * conj_if_complex(b) if n[0] else None,
+                g * conj_if_complex(a) if n[1] else None)
+    a2 = a.unsqueeze(0) if a.ndim == 1 else a
+    b2 = b.unsqueeze(-1) if b.ndim == 1 else b
+    g2 = g
+    if a.ndim == 1:
+        g2 = g2.unsqueeze(-2)
+    if b.ndim == 1:
+        g2 = g2.unsqueeze(-1)
+    if n[0]:
+        ga = matmul(g2, conj_if_complex(b2).mT)
+        if a.ndim == 1:
+            ga = ga.squeeze(-2)
+    if n[1]:
+        gb = matmul(conj_if_complex(a2).mT, g2)
+        if b.ndim == 1:
+            gb = gb.squeeze(-1)
+    return ga, gb
+
+
+from ember._tensor import Tensor as _Tensor  # noqa: E402  (used by the rules above)

@@ -1,0 +1,222 @@
+"""Op records (``OpDef``) and the registry; public functions and Tensor methods are
+generated from each record's schema.
+
+One record per op holds everything every feature needs: the schema, the kernel (on
+backend arrays), the backward rule (in ember ops, so it is differentiable), an optional
+jvp rule and batching rule, promotion and autocast policy, determinism, and which
+inputs the backward needs saved. In-place (``add_``) and ``out=`` variants are derived.
+"""
+from __future__ import annotations
+
+import keyword
+
+from ember._ops.schema import parse
+
+OPS: dict[str, "OpDef"] = {}          # full name -> record (in-place variants included)
+FUNCTIONS: dict[str, object] = {}     # public ember.<name>
+METHODS: dict[str, object] = {}       # Tensor.<name>
+
+PROMOTE_KINDS = ("default", "int_to_float", "bool", None)
+
+
+class OpDef:
+    """The record of one op. See docs/ARCHITECTURE.md."""
+
+    def __init__(self, schema, kernel=None, *, composite=None, promote="default",
+                 promote_args=None, autocast=None, nondeterministic=False, saves=(),
+                 grad_name=None, differentiable=True, out_dtype=None):
+        self.schema = parse(schema)
+        self.name = self.schema.full_name           # 'add.Tensor'
+        self.public_name = self.schema.name         # 'add'
+        self.kernel = kernel
+        self.composite = composite
+        self.backward = None
+        self.jvp = None
+        self.batch_rule = None
+        self.meta = None
+        if promote not in PROMOTE_KINDS:
+            raise ValueError(f"unknown promotion kind {promote!r}")
+        self.promote = promote
+        self.autocast = autocast
+        self.nondeterministic = nondeterministic
+        self.differentiable = differentiable
+        self.out_dtype = out_dtype                  # fixed result dtype (e.g. int64 for argmax)
+        args = self.schema.args
+        self.argnames = tuple(a.name for a in args)
+        # (index, is_list, optional) of every Tensor / Tensor[] argument
+        self.tensor_args = tuple((i, a.is_list, a.optional) for i, a in enumerate(args)
+                                 if a.type == "Tensor")
+        self.promote_args = (tuple(i for i, _, _ in self.tensor_args)
+                             if promote_args is None else
+                             tuple(self.argnames.index(n) for n in promote_args))
+        idx = {n: i for i, n in enumerate(self.argnames)}
+        self.saved_args = tuple(idx[n] for n in saves if n != "result")
+        self.saves_result = "result" in saves
+        rets = self.schema.returns
+        self.num_outputs = len(rets)
+        self.schema_return_names = tuple(r[2] for r in rets) if all(r[2] for r in rets) \
+            and len(rets) > 1 else None
+        self.returns_list = len(rets) == 1 and rets[0][0] == "Tensor[]"
+        self.is_view = bool(rets) and rets[0][1] is not None and not rets[0][1].endswith("!") \
+            and args and args[0].alias == rets[0][1]
+        self.is_inplace = False
+        self.functional = self                      # for an in-place variant: its functional op
+        self.inplace_variant = None
+        camel = "".join(p[:1].upper() + p[1:] for p in self.public_name.strip("_").split("_"))
+        self.grad_name = grad_name or f"{camel}Backward0"
+        self.node_class = None                      # set by autograd.graph on first use
+        if self.name in OPS:
+            raise ValueError(f"op {self.name} registered twice")
+        OPS[self.name] = self
+
+    def __repr__(self):
+        return f"<OpDef {self.name}>"
+
+    # decorators -------------------------------------------------------------------
+    def def_backward(self, fn):
+        """``fn(ctx, grad, *args) -> grads`` (one per positional argument), in ember ops."""
+        self._set("backward", fn)
+        return fn
+
+    def def_jvp(self, fn):
+        self._set("jvp", fn)
+        return fn
+
+    def def_batch_rule(self, fn):
+        self._set("batch_rule", fn)
+        return fn
+
+    def _set(self, field, fn):
+        setattr(self, field, fn)
+        if self.inplace_variant is not None:
+            setattr(self.inplace_variant, field, fn)
+
+    def make_inplace(self, name=None):
+        """Derive the in-place variant ``<name>_`` that writes into argument 0."""
+        v = object.__new__(OpDef)
+        v.__dict__.update(self.__dict__)
+        base = self.public_name
+        v.public_name = name or base + "_"
+        v.name = v.public_name + (("." + self.schema.overload) if self.schema.overload else "")
+        v.is_inplace = True
+        v.is_view = False
+        v.functional = self
+        v.grad_name = self.grad_name
+        self.inplace_variant = v
+        OPS[v.name] = v
+        return v
+
+    def __call__(self, *args, **kwargs):
+        """Call through the dispatcher with schema-ordered arguments (used by modes)."""
+        from ember._dispatch import dispatch
+        out = kwargs.pop("out", None)
+        if kwargs:
+            args = bind(self, args, kwargs)
+        return dispatch(self, args, out)
+
+
+def bind(op, args, kwargs):
+    """Slow path: fill a positional tuple from args/kwargs with defaults."""
+    vals = list(args)
+    for a in op.schema.args[len(args):]:
+        if a.name in kwargs:
+            vals.append(kwargs.pop(a.name))
+        elif a.has_default:
+            vals.append(a.default)
+        else:
+            raise TypeError(f"{op.public_name}() missing required argument '{a.name}'")
+    if kwargs:
+        raise TypeError(f"{op.public_name}() got an unexpected keyword argument "
+                        f"'{next(iter(kwargs))}'")
+    return tuple(vals)
+
+
+# -------------------------------------------------------------------- code generation
+
+def _pyname(name):
+    return name + "_" if keyword.iskeyword(name) else name
+
+
+def _signature(op, method, with_out, varargs):
+    params, call, kw_started = [], [], False
+    for i, a in enumerate(op.schema.args):
+        name = _pyname(a.name)
+        if i == 0 and not method and name == "self":
+            name = "input"
+        if method and i == 0:
+            params.append("self")
+            call.append("self")
+            continue
+        if varargs == a.name:
+            params.append("*" + name)
+            call.append(f"_varargs({name})")
+            kw_started = True
+            continue
+        if a.kwarg_only and not kw_started:
+            params.append("*")
+            kw_started = True
+        params.append(f"{name}={a.default!r}" if a.has_default else name)
+        call.append(name)
+    if with_out:
+        if not kw_started:
+            params.append("*")
+        params.append("out=None")
+    return params, call
+
+
+def _varargs(v):
+    if len(v) == 1 and isinstance(v[0], (tuple, list)) or len(v) == 1 and hasattr(v[0], "__len__") \
+            and not hasattr(v[0], "_data"):
+        return tuple(v[0])
+    return v
+
+
+def generate(op, *, method=False, with_out=False, varargs=None, name=None):
+    """Build the Python front (function or method) of an op record."""
+    from ember._dispatch import dispatch
+    params, call = _signature(op, method, with_out, varargs)
+    fname = name or op.public_name
+    body = f"    return _dispatch(_op, ({', '.join(call)}{',' if len(call) == 1 else ''}), " \
+           f"{'out' if with_out else 'None'})"
+    src = f"def {fname}({', '.join(params)}):\n{body}\n"
+    env = {"_dispatch": dispatch, "_op": op, "_varargs": _varargs}
+    exec(compile(src, f"<ember op {op.name}>", "exec"), env)
+    fn = env[fname]
+    fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \
+        f"{op.public_name}: {op.schema}"
+    fn.__qualname__ = fname
+    fn._op = op
+    return fn
+
+
+def register(op, *, function=True, method=True, inplace=False, out=True, varargs=None,
+             method_name=None):
+    """Generate and register the public fronts of ``op``; returns ``op``."""
+    if function:
+        FUNCTIONS[op.public_name] = generate(op, with_out=out and not op.is_view)
+    if method:
+        METHODS[method_name or op.public_name] = generate(op, method=True, varargs=varargs,
+                                                          name=method_name)
+    if inplace:
+        v = op.inplace_variant or op.make_inplace()
+        METHODS[v.public_name] = generate(v, method=True, varargs=varargs)
+    return op
+
+
+def defop(schema, kernel=None, *, function=True, method=True, inplace=False, out=True,
+          varargs=None, **opts):
+    """Create an op record and its public fronts in one step."""
+    return register(OpDef(schema, kernel, **opts), function=function, method=method,
+                    inplace=inplace, out=out, varargs=varargs)
+
+
+def public(name=None, method=False, function=True):
+    """Register a hand-written front (an overloaded name like ``max``) that calls op records."""
+    def deco(fn):
+        n = name or fn.__name__
+        if function:
+            FUNCTIONS[n] = fn
+        if method:
+            METHODS[n if method is True else method] = fn
+        return fn
+    return deco

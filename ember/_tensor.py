@@ -1,0 +1,536 @@
+"""Tensor: a NumPy array plus autograd and view metadata.
+
+Ops are not written here: every op method (``add``, ``__add__``, ``add_``...) is generated
+from its op record and installed by ``install_methods`` at import. This file holds the
+metadata API (shape, stride, storage, grad) and the conversions.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._device import CPU, to_device
+from ember._state import state
+
+_object_new = object.__new__
+
+
+class Size(tuple):
+    """torch.Size: a tuple of ints with torch's repr."""
+    __slots__ = ()
+
+    def __repr__(self):
+        return f"torch.Size({list(self)})"
+
+    def numel(self):
+        n = 1
+        for s in self:
+            n *= s
+        return n
+
+    def __getitem__(self, item):
+        r = tuple.__getitem__(self, item)
+        return Size(r) if isinstance(item, slice) else r
+
+    def __add__(self, other):
+        return Size(tuple(self) + tuple(other))
+
+    def __radd__(self, other):
+        return Size(tuple(other) + tuple(self))
+
+
+class Tensor:
+    """A multi-dimensional array with autograd (torch.Tensor)."""
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_base", "_view_info",
+                 "_vc", "_meta", "__weakref__", "__dict__")
+
+    # ------------------------------------------------------------------ construction
+    def __new__(cls, *args, **kwargs):
+        t = _object_new(cls)
+        _init(t, np.empty((0,), _dtype.default_float().np))
+        return t
+
+    def __init__(self, *args, **kwargs):
+        if not args:
+            return
+        if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) \
+                and not all(isinstance(a, int) for a in args[0]) or \
+                len(args) == 1 and isinstance(args[0], np.ndarray):
+            self._data = np.array(args[0], dtype=_dtype.default_float().np)
+        elif len(args) == 1 and isinstance(args[0], Tensor):
+            self._data = args[0]._data
+        else:
+            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
+            self._data = np.empty(tuple(shape), _dtype.default_float().np)
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        """Default protocol handler: run ``func`` with overrides disabled."""
+        from ember.overrides import _disabled_torch_function
+        with _disabled_torch_function():
+            return func(*args, **(kwargs or {}))
+
+    # ------------------------------------------------------------------ metadata
+    @property
+    def shape(self):
+        return Size(self._data.shape)
+
+    def size(self, dim=None):
+        if dim is None:
+            return Size(self._data.shape)
+        return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
+
+    @property
+    def dtype(self):
+        return _dtype._BY_NP[self._data.dtype]
+
+    @property
+    def device(self):
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_cpu(self):
+        return True
+
+    @property
+    def is_meta(self):
+        return False
+
+    @property
+    def is_sparse(self):
+        return False
+
+    @property
+    def is_quantized(self):
+        return False
+
+    @property
+    def layout(self):
+        from ember import strided
+        return strided
+
+    @property
+    def ndim(self):
+        return self._data.ndim
+
+    def dim(self):
+        return self._data.ndim
+
+    ndimension = dim
+
+    def numel(self):
+        return self._data.size
+
+    nelement = numel
+
+    def element_size(self):
+        return self._data.itemsize
+
+    @property
+    def itemsize(self):
+        return self._data.itemsize
+
+    @property
+    def nbytes(self):
+        return self._data.nbytes
+
+    def is_floating_point(self):
+        return self._data.dtype.kind == "f" or self._data.dtype == _dtype.bfloat16.np
+
+    def is_complex(self):
+        return self._data.dtype.kind == "c"
+
+    def is_signed(self):
+        return self.dtype.is_signed
+
+    def stride(self, dim=None):
+        """Strides in elements (torch's convention), not bytes."""
+        item = self._data.itemsize
+        st = tuple(s // item for s in self._data.strides)
+        if self._data.size <= 1 or 0 in self._data.shape:
+            st = _contiguous_strides(self._data.shape) if not st or self._data.size == 0 else st
+        if dim is None:
+            return st
+        return st[_wrap_dim(dim, self._data.ndim, "stride")]
+
+    def _root(self):
+        b = self._base
+        return self if b is None else b
+
+    def storage_offset(self):
+        root = self._root()._data
+        return (_address(self._data) - _storage_start(root)) // self._data.itemsize
+
+    def data_ptr(self):
+        return _address(self._data)
+
+    def is_contiguous(self, memory_format=None):
+        a = self._data
+        if memory_format is not None and str(memory_format).endswith("channels_last") \
+                and a.ndim == 4:
+            return a.transpose(0, 2, 3, 1).flags.c_contiguous
+        return a.flags.c_contiguous
+
+    def untyped_storage(self):
+        from ember.storage import UntypedStorage
+        return UntypedStorage._of(self)
+
+    def storage(self):
+        from ember.storage import TypedStorage
+        return TypedStorage._of(self)
+
+    @property
+    def _version(self):
+        b = self._base
+        return (self if b is None else b)._vc
+
+    def _is_view(self):
+        return self._base is not None
+
+    # ------------------------------------------------------------------ autograd
+    @property
+    def requires_grad(self):
+        return self._requires_grad
+
+    @requires_grad.setter
+    def requires_grad(self, value):
+        if self._grad_fn is not None and not value:
+            raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
+                               "you want to use a computed variable in a subgraph that doesn't "
+                               "require differentiation use var_no_grad = var.detach().")
+        if value and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError("only Tensors of floating point and complex dtype can require "
+                               "gradients")
+        self._requires_grad = bool(value)
+
+    def requires_grad_(self, requires_grad=True):
+        self.requires_grad = requires_grad
+        return self
+
+    @property
+    def grad_fn(self):
+        from ember.autograd.graph import current_grad_fn
+        return current_grad_fn(self)
+
+    @property
+    def is_leaf(self):
+        return self._grad_fn is None
+
+    @property
+    def grad(self):
+        m = self._meta
+        if self._grad_fn is not None and not (m is not None and m.retains_grad):
+            import warnings
+            warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
+                          "accessed. Its .grad attribute won't be populated during "
+                          "autograd.backward(). If you indeed want the .grad field to be "
+                          "populated for a non-leaf Tensor, use .retain_grad() on the non-leaf "
+                          "Tensor.", UserWarning, stacklevel=2)
+        return None if m is None else m.grad
+
+    @grad.setter
+    def grad(self, value):
+        if value is not None:
+            if not isinstance(value, Tensor):
+                raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
+                                f"type {type(value).__name__}")
+            if value._data.shape != self._data.shape:
+                raise RuntimeError(f"assigned grad has data of a different size: "
+                                   f"{list(value.shape)} vs {list(self.shape)}")
+            if value._data.dtype != self._data.dtype:
+                raise RuntimeError("assigned grad has data of a different type")
+        self._autograd_meta().grad = value
+
+    @grad.deleter
+    def grad(self):
+        self._autograd_meta().grad = None
+
+    def _autograd_meta(self):
+        m = self._meta
+        if m is None:
+            from ember.autograd.graph import AutogradMeta
+            m = self._meta = AutogradMeta()
+        return m
+
+    @property
+    def retains_grad(self):
+        m = self._meta
+        return bool(m and m.retains_grad)
+
+    @property
+    def output_nr(self):
+        return self._output_nr
+
+    def retain_grad(self):
+        from ember.autograd.graph import retain_grad
+        retain_grad(self)
+
+    def register_hook(self, hook):
+        from ember.autograd.graph import register_tensor_hook
+        return register_tensor_hook(self, hook)
+
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
+        from ember.autograd import backward
+        backward(self, gradient, retain_graph, create_graph, inputs=inputs)
+
+    def detach(self):
+        """A tensor sharing data (and version counter) with no autograd history."""
+        t = _make(self._data)
+        b = self._base
+        t._base = self if b is None else b
+        t._view_info = None
+        if t._meta is None:
+            from ember.autograd.graph import AutogradMeta
+            t._meta = AutogradMeta()
+        t._meta.detached = True
+        return t
+
+    def detach_(self):
+        if self._base is not None and self._view_info is not None:
+            raise RuntimeError("Can't detach views in-place. Use detach() instead.")
+        self._grad_fn = None
+        self._requires_grad = False
+        return self
+
+    @property
+    def data(self):
+        return self.detach()
+
+    @data.setter
+    def data(self, value):
+        self._data = value._data
+
+    # ------------------------------------------------------------------ conversions
+    def numpy(self, *, force=False):
+        if self._requires_grad and not force:
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
+        if self._data.dtype == _dtype.bfloat16.np and not force:
+            raise TypeError("Got unsupported ScalarType BFloat16")
+        return self._data
+
+    def __array__(self, dtype=None, copy=None):
+        a = self._data
+        if dtype is not None:
+            return a.astype(dtype)
+        return a.copy() if copy else a
+
+    def tolist(self):
+        return self._data.tolist()
+
+    def item(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
+                               f"to Scalar")
+        return self._data.reshape(()).item()
+
+    def __bool__(self):
+        if self._data.size != 1:
+            raise RuntimeError(f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous")
+        return bool(self._data.reshape(()))
+
+    def __float__(self):
+        return float(self.item().real if self.is_complex() else self.item())
+
+    def __int__(self):
+        return int(self.item())
+
+    def __complex__(self):
+        return complex(self.item())
+
+    def __index__(self):
+        if self._data.dtype.kind not in "biu" or self._data.size != 1:
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        return int(self.item())
+
+    def __len__(self):
+        if self._data.ndim == 0:
+            raise TypeError("len() of a 0-d tensor")
+        return self._data.shape[0]
+
+    def __iter__(self):
+        if self._data.ndim == 0:
+            raise TypeError("iteration over a 0-d tensor")
+        return iter(self.unbind(0))
+
+    def __hash__(self):
+        return id(self)
+
+    def __contains__(self, element):
+        return bool((self == element).any())
+
+    def __dlpack__(self, stream=None, **kwargs):
+        if self._requires_grad:
+            raise RuntimeError("Can't export tensors that require gradient, use tensor.detach()")
+        return self._data.__dlpack__(**{k: v for k, v in kwargs.items()
+                                        if k in ("max_version", "dl_device", "copy")})
+
+    def __dlpack_device__(self):
+        return self._data.__dlpack_device__()
+
+    def __reduce_ex__(self, protocol):
+        from ember.serialization import _rebuild_tensor_for_pickle
+        return (_rebuild_tensor_for_pickle,
+                (self._data, self._requires_grad))
+
+    def __deepcopy__(self, memo):
+        if not self.is_leaf:
+            raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
+                               "support the deepcopy protocol at the moment.")
+        if id(self) in memo:
+            return memo[id(self)]
+        t = type(self).__new__(type(self))
+        _init(t, self._data.copy())
+        t._requires_grad = self._requires_grad
+        if self.grad is not None:
+            t.grad = self.grad.__deepcopy__(memo)
+        if self.__dict__:
+            import copy
+            t.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        memo[id(self)] = t
+        return t
+
+    def __repr__(self, *, tensor_contents=None):
+        from ember._tensor_str import tensor_repr
+        return tensor_repr(self)
+
+    def __format__(self, spec):
+        if self._data.ndim == 0 and spec:
+            return format(self.item(), spec)
+        return repr(self)
+
+    __array_priority__ = 1000   # numpy defers binary operators to Tensor
+
+    def cpu(self, memory_format=None):
+        return self
+
+    def cuda(self, device=None, non_blocking=False):
+        to_device("cuda" if device is None else device)
+
+    @property
+    def H(self):
+        return self.mT.conj() if self.ndim == 2 else _bad_H(self)
+
+    @property
+    def mH(self):
+        return self.mT.conj()
+
+
+def _bad_H(t):
+    raise RuntimeError(f"tensor.H is only supported on matrices (2-D tensors). Got {t.ndim}-D "
+                       f"tensor.")
+
+
+_TENSOR_TF = Tensor.__dict__["__torch_function__"].__func__
+
+
+def _init(t, arr):
+    t._data = arr
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    t._view_info = None
+    t._vc = 0
+    t._meta = None
+
+
+def _make(arr):
+    """Wrap a NumPy array (no copy) as a fresh Tensor with no history."""
+    t = _object_new(Tensor)
+    t._data = arr
+    t._requires_grad = False
+    t._grad_fn = None
+    t._output_nr = 0
+    t._base = None
+    t._view_info = None
+    t._vc = 0
+    t._meta = None
+    return t
+
+
+def _address(a):
+    return a.__array_interface__["data"][0]
+
+
+def _storage_start(root):
+    """Lowest address of the root array's memory (its strides may be negative only if it
+    came from NumPy)."""
+    return _address(root)
+
+
+def _contiguous_strides(shape):
+    st, acc = [], 1
+    for s in reversed(shape):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def _wrap_dim(dim, ndim, opname="op"):
+    n = max(ndim, 1)
+    if not -n <= dim < n:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got {dim})")
+    return dim % n
+
+
+# Python operators and their op names: (operator, function name, reflected?)
+_OPERATORS = [
+    ("__add__", "add"), ("__sub__", "sub"), ("__mul__", "mul"), ("__truediv__", "div"),
+    ("__floordiv__", "floor_divide"), ("__mod__", "remainder"), ("__pow__", "pow"),
+    ("__matmul__", "matmul"), ("__and__", "bitwise_and"), ("__or__", "bitwise_or"),
+    ("__xor__", "bitwise_xor"), ("__lshift__", "bitwise_left_shift"),
+    ("__rshift__", "bitwise_right_shift"),
+    ("__eq__", "eq"), ("__ne__", "ne"), ("__lt__", "lt"), ("__le__", "le"), ("__gt__", "gt"),
+    ("__ge__", "ge"), ("__neg__", "neg"), ("__abs__", "abs"), ("__invert__", "bitwise_not"),
+    ("__iadd__", "add_"), ("__isub__", "sub_"), ("__imul__", "mul_"), ("__itruediv__", "div_"),
+    ("__ifloordiv__", "floor_divide_"), ("__imod__", "remainder_"), ("__ipow__", "pow_"),
+    ("__iand__", "bitwise_and_"), ("__ior__", "bitwise_or_"), ("__ixor__", "bitwise_xor_"),
+    ("__ilshift__", "bitwise_left_shift_"), ("__irshift__", "bitwise_right_shift_"),
+]
+_REFLECTED = [
+    ("__radd__", "add"), ("__rsub__", "sub"), ("__rmul__", "mul"), ("__rtruediv__", "div"),
+    ("__rfloordiv__", "floor_divide"), ("__rmod__", "remainder"), ("__rpow__", "pow"),
+    ("__rmatmul__", "matmul"), ("__rand__", "bitwise_and"), ("__ror__", "bitwise_or"),
+    ("__rxor__", "bitwise_xor"), ("__rlshift__", "bitwise_left_shift"),
+    ("__rrshift__", "bitwise_right_shift"),
+]
+
+
+def _comparison(fn):
+    """``==``/``!=`` with a non-number (None, a string...) fall back to identity."""
+    def op(self, other):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.generic, np.ndarray,
+                                  list, tuple)):
+            return NotImplemented
+        return fn(self, other)
+    return op
+
+
+def _reflected(fn):
+    def op(self, other):
+        return fn(other, self)
+    return op
+
+
+def install_methods(methods, functions):
+    """Attach the generated op methods and the Python operators to Tensor."""
+    for name, fn in methods.items():
+        if name not in Tensor.__dict__ or name in ("__getitem__", "__setitem__"):
+            setattr(Tensor, name, fn)
+    for dunder, name in _OPERATORS:
+        fn = methods.get(name)
+        if fn is not None:
+            setattr(Tensor, dunder, _comparison(fn) if dunder in ("__eq__", "__ne__") else fn)
+    for dunder, name in _REFLECTED:
+        fn = functions.get(name)
+        if fn is not None:
+            setattr(Tensor, dunder, _reflected(fn))
+    Tensor.__pos__ = lambda self: self

@@ -1,0 +1,144 @@
+"""Grad-mode switches: ``no_grad``, ``enable_grad``, ``set_grad_enabled``, ``inference_mode``.
+
+Each works as a context manager and as a decorator, and is per thread (Note [per-thread
+state] in ember/_state.py).
+"""
+from __future__ import annotations
+
+import functools
+import inspect
+
+from ember._state import state
+
+__all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
+           "is_inference_mode_enabled"]
+
+
+def is_grad_enabled():
+    return state.grad_enabled
+
+
+def is_inference_mode_enabled():
+    return state.inference_mode
+
+
+class _GradModeContext:
+    """Base: subclasses set ``_target()``; usable as ``with`` and as ``@decorator``."""
+
+    def _target(self):
+        raise NotImplementedError
+
+    def __enter__(self):
+        self._prev = (state.grad_enabled, state.inference_mode)
+        self._apply()
+        return None
+
+    def _apply(self):
+        state.grad_enabled = self._target()
+
+    def __exit__(self, *exc):
+        state.grad_enabled, state.inference_mode = self._prev
+        return False
+
+    def clone(self):
+        return type(self)()
+
+    def __call__(self, func):
+        if inspect.isclass(func):
+            raise TypeError("grad-mode decorators apply to functions, not classes")
+        if inspect.isgeneratorfunction(func):
+            @functools.wraps(func)
+            def gen_wrapper(*args, **kwargs):
+                gen = func(*args, **kwargs)
+                with self.clone():
+                    response = gen.send(None)
+                while True:
+                    try:
+                        request = yield response
+                    except GeneratorExit:
+                        gen.close()
+                        raise
+                    with self.clone():
+                        response = gen.send(request)
+            return gen_wrapper
+
+        @functools.wraps(func)
+        def wrapper(*args, **kwargs):
+            with self.clone():
+                return func(*args, **kwargs)
+        return wrapper
+
+
+class no_grad(_GradModeContext):
+    """Disable gradient recording (``with ember.no_grad():`` or ``@ember.no_grad()``)."""
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None and callable(orig_func):   # bare @no_grad
+            return self(orig_func)
+        return self
+
+    def __init__(self, orig_func=None):
+        pass
+
+    def _target(self):
+        return False
+
+
+class enable_grad(_GradModeContext):
+    """Enable gradient recording inside a ``no_grad`` region."""
+
+    def __new__(cls, orig_func=None):
+        self = super().__new__(cls)
+        if orig_func is not None and callable(orig_func):
+            return self(orig_func)
+        return self
+
+    def __init__(self, orig_func=None):
+        pass
+
+    def _target(self):
+        return True
+
+
+class set_grad_enabled(_GradModeContext):
+    """Set grad mode on or off; takes effect immediately, and as a context restores it."""
+
+    def __init__(self, mode: bool):
+        self._prev = (state.grad_enabled, state.inference_mode)
+        self.mode = bool(mode)
+        state.grad_enabled = self.mode
+
+    def __enter__(self):
+        state.grad_enabled = self.mode
+        return None
+
+    def _target(self):
+        return self.mode
+
+    def clone(self):
+        return set_grad_enabled(self.mode)
+
+
+class inference_mode(_GradModeContext):
+    """Like ``no_grad``, for code that will never need gradients (``mode=False`` disables)."""
+
+    def __new__(cls, mode=True):
+        self = super().__new__(cls)
+        if callable(mode) and not isinstance(mode, bool):
+            self.mode = True
+            return self(mode)
+        return self
+
+    def __init__(self, mode=True):
+        self.mode = mode if isinstance(mode, bool) else True
+
+    def _apply(self):
+        if self.mode:
+            state.grad_enabled = False
+            state.inference_mode = True
+        else:
+            state.inference_mode = False
+
+    def clone(self):
+        return inference_mode(self.mode)
