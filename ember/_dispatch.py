@@ -22,7 +22,8 @@ _ndarray = np.ndarray
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 _NP_CATEGORY = {d.np: d._category for d in _dtype.ALL}
 _NP_TO_DT = {d.np: d for d in _dtype.ALL}
-_INT_KINDS = frozenset("biu")
+_INT_KINDS = "biu"
+_BOOL = np.dtype(np.bool_)
 _promotion_cache: dict = {}
 _deterministic = [False, False]   # (enabled, warn_only)
 
@@ -89,6 +90,52 @@ def _bad_arg(op, i, a):
 
 
 def _call(op, args, out):
+    # Note [fast path]: exact Tensors of one dtype, no lists, no scalars -> no promotion work
+    if op.fast:
+        vals = list(args)
+        first = None
+        req = False
+        scalar_cat = 0
+        for i in op.tensor_idx:
+            a = vals[i]
+            t = type(a)
+            if t is Tensor:
+                arr = vals[i] = a._data
+                if a._requires_grad:
+                    req = True
+                d = arr.dtype
+                if first is None:
+                    first = d
+                elif d is not first:
+                    break
+            elif t is float:
+                scalar_cat = 2
+            elif t is int:
+                if scalar_cat < 1:
+                    scalar_cat = 1
+            else:
+                break
+        else:
+            if scalar_cat and (first is None or _NP_CATEGORY[first] < scalar_cat):
+                return _call_general(op, args, out)
+            p = op.promote
+            if p is None:
+                res_dt = op.out_np
+            elif p == "default":
+                res_dt = first if op.out_np is None else op.out_np
+            elif p == "bool":
+                res_dt = _BOOL
+            elif first is not None and first.kind in _INT_KINDS:   # int_to_float
+                return _call_general(op, args, out)
+            else:
+                res_dt = first
+            if op.nondeterministic and _deterministic[0]:
+                _nondeterministic_alert(op)
+            return _run_kernel(op, args, vals, res_dt, req, out)
+    return _call_general(op, args, out)
+
+
+def _call_general(op, args, out):
     if op.composite is not None:
         types = _torch_function_args(op, args) if _needs_tf_check(op, args) and \
             not _tf_disabled() else None
@@ -181,14 +228,17 @@ def _call(op, args, out):
             cd = _dtype._default[0].np
             _cast_inputs(op, vals, cd)
         res_dt = np.dtype(np.bool_) if promote == "bool" else cd
-    if op.out_dtype is not None:
-        res_dt = op.out_dtype.np
-    if _deterministic[0] and op.nondeterministic:
+    if op.out_np is not None:
+        res_dt = op.out_np
+    if op.nondeterministic and _deterministic[0]:
         _nondeterministic_alert(op)
-
-    # ---- kernel
     if op.is_inplace:
         return _call_inplace(op, args, vals, res_dt, req)
+    return _run_kernel(op, args, vals, res_dt, req, out)
+
+
+def _run_kernel(op, args, vals, res_dt, req, out):
+    """Call the kernel on unwrapped ``vals``, wrap the result(s), record autograd."""
     try:
         res = op.kernel(*vals)
     except (TypeError, ValueError, IndexError, RuntimeError, NotImplementedError):
@@ -200,7 +250,7 @@ def _call(op, args, out):
     if op.num_outputs == 1 and not op.returns_list:
         if type(res) is not _ndarray:
             res = np.asarray(res)
-        if res_dt is not None and res.dtype != res_dt:
+        if res_dt is not None and res.dtype is not res_dt and res.dtype != res_dt:
             res = res.astype(res_dt)
         result = _make(res)
         if op.is_view:

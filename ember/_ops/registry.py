@@ -41,6 +41,7 @@ class OpDef:
         self.nondeterministic = nondeterministic
         self.differentiable = differentiable
         self.out_dtype = out_dtype                  # fixed result dtype (e.g. int64 for argmax)
+        self.out_np = None if out_dtype is None else out_dtype.np
         args = self.schema.args
         self.argnames = tuple(a.name for a in args)
         # (index, is_list, optional) of every Tensor / Tensor[] argument
@@ -65,12 +66,25 @@ class OpDef:
         camel = "".join(p[:1].upper() + p[1:] for p in self.public_name.strip("_").split("_"))
         self.grad_name = grad_name or f"{camel}Backward0"
         self.node_class = None                      # set by autograd.graph on first use
+        self.tensor_idx = tuple(i for i, _, _ in self.tensor_args)
+        self._update_fast()
         if self.name in OPS:
             raise ValueError(f"op {self.name} registered twice")
         OPS[self.name] = self
 
     def __repr__(self):
         return f"<OpDef {self.name}>"
+
+    def _update_fast(self):
+        """May the dispatcher's fast path run this op (Note [fast path])?"""
+        self.fast = self.composite is None and not self.is_inplace
+
+    def __setattr__(self, name, value):
+        object.__setattr__(self, name, value)
+        if name in ("composite", "is_inplace") and "tensor_idx" in self.__dict__:
+            self._update_fast()
+        elif name == "out_dtype":
+            object.__setattr__(self, "out_np", None if value is None else value.np)
 
     # decorators -------------------------------------------------------------------
     def def_backward(self, fn):
@@ -173,13 +187,18 @@ def _varargs(v):
 
 def generate(op, *, method=False, with_out=False, varargs=None, name=None):
     """Build the Python front (function or method) of an op record."""
-    from ember._dispatch import dispatch
+    from ember._dispatch import _call, _dispatch_mode
+    from ember._state import state
     params, call = _signature(op, method, with_out, varargs)
     fname = name or op.public_name
-    body = f"    return _dispatch(_op, ({', '.join(call)}{',' if len(call) == 1 else ''}), " \
-           f"{'out' if with_out else 'None'})"
+    args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
+    out = "out" if with_out else "None"
+    # the dispatcher's entry, inlined: modes first, else straight to _call
+    body = (f"    if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
+            f"    return _call(_op, {args}, {out})")
     src = f"def {fname}({', '.join(params)}):\n{body}\n"
-    env = {"_dispatch": dispatch, "_op": op, "_varargs": _varargs}
+    env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
+           "_varargs": _varargs}
     exec(compile(src, f"<ember op {op.name}>", "exec"), env)
     fn = env[fname]
     fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \

@@ -1,0 +1,56 @@
+"""Timing helpers shared by the benchmarks: best-of-N wall time, side by side."""
+from __future__ import annotations
+
+import gc
+import time
+
+
+def bench(fn, *, min_time=0.2, repeat=5, warmup=2):
+    """Best per-call time in seconds over ``repeat`` runs of an auto-sized loop."""
+    for _ in range(warmup):
+        fn()
+    n = 1
+    while True:
+        t0 = time.perf_counter()
+        for _ in range(n):
+            fn()
+        dt = time.perf_counter() - t0
+        if dt >= min_time / repeat or n >= 1 << 20:
+            break
+        n *= 4
+    best = dt / n
+    gc_was = gc.isenabled()
+    gc.disable()
+    try:
+        for _ in range(repeat - 1):
+            t0 = time.perf_counter()
+            for _ in range(n):
+                fn()
+            best = min(best, (time.perf_counter() - t0) / n)
+    finally:
+        if gc_was:
+            gc.enable()
+    return best
+
+
+def fmt_time(s):
+    if s < 1e-3:
+        return f"{s * 1e6:8.2f} µs"
+    if s < 1:
+        return f"{s * 1e3:8.2f} ms"
+    return f"{s:8.2f} s "
+
+
+def machine():
+    import os
+    import platform
+    cpu = platform.processor() or platform.machine()
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    cpu = line.split(":", 1)[1].strip()
+                    break
+    except OSError:
+        pass
+    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"

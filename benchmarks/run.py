@@ -1,0 +1,115 @@
+"""ember vs torch (and NumPy), side by side in one process. Prints a table of ratios.
+
+    python benchmarks/run.py            # everything
+    python benchmarks/run.py core       # only the core group
+
+Ratios are ember time / torch time (lower is better; < 1 means ember is faster).
+"""
+from __future__ import annotations
+
+import subprocess
+import sys
+import os
+
+import numpy as np
+
+sys.path.insert(0, os.path.dirname(__file__))
+from common import bench, fmt_time, machine  # noqa: E402
+
+import ember  # noqa: E402
+
+try:
+    import torch
+    torch.set_num_threads(os.cpu_count() or 1)
+except ImportError:
+    torch = None
+
+ROWS = []
+
+
+def row(name, ember_s, torch_s=None, numpy_s=None, note=""):
+    ROWS.append((name, ember_s, torch_s, numpy_s, note))
+    r_t = f"{ember_s / torch_s:6.2f}x" if torch_s else "   -   "
+    r_n = f"{ember_s / numpy_s:6.2f}x" if numpy_s else "   -   "
+    print(f"{name:<34} {fmt_time(ember_s)} {fmt_time(torch_s) if torch_s else ' ' * 11} "
+          f"{fmt_time(numpy_s) if numpy_s else ' ' * 11}  {r_t}  {r_n}  {note}", flush=True)
+
+
+def header(title):
+    print(f"\n## {title}\n{'case':<34} {'ember':>11} {'torch':>11} {'numpy':>11}  "
+          f"{'vs torch':>7}  {'vs numpy':>7}")
+
+
+def core():
+    header("core: dispatcher overhead, matmul, large elementwise, reductions")
+    a, b = ember.ones(4, 4), ember.ones(4, 4)
+    ta, tb = (torch.ones(4, 4), torch.ones(4, 4)) if torch else (None, None)
+    na = np.ones((4, 4), np.float32)
+    row("add 4x4 (no grad)", bench(lambda: a + b), bench(lambda: ta + tb) if torch else None,
+        bench(lambda: na + na))
+    ag = ember.ones(4, 4, requires_grad=True)
+    tg = torch.ones(4, 4, requires_grad=True) if torch else None
+    row("add 4x4 (requires grad)", bench(lambda: ag + b),
+        bench(lambda: tg + tb) if torch else None)
+
+    x = ember.from_numpy(np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32))
+    x.requires_grad_(True)
+
+    def e_step():
+        (x * x).exp().sum().backward()
+
+    if torch:
+        tx = torch.from_numpy(x.detach().numpy().copy()).requires_grad_(True)
+
+        def t_step():
+            (tx * tx).exp().sum().backward()
+    row("mul-exp-sum fwd+bwd 16x16", bench(e_step), bench(t_step) if torch else None)
+
+    for n in (256, 1024, 2048):
+        A = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
+        ea, eb = ember.from_numpy(A), ember.from_numpy(A.copy())
+        flop = 2 * n ** 3
+        te = bench(lambda: ember.matmul(ea, eb), min_time=0.5, repeat=3)
+        tn = bench(lambda: A @ A, min_time=0.5, repeat=3)
+        tt = None
+        if torch:
+            T = torch.from_numpy(A)
+            tt = bench(lambda: T @ T, min_time=0.5, repeat=3)
+        row(f"matmul {n} f32", te, tt, tn,
+            f"{flop / te / 1e9:6.1f} GFLOP/s (numpy {flop / tn / 1e9:.1f}"
+            + (f", torch {flop / tt / 1e9:.1f})" if tt else ")"))
+
+    big = np.random.default_rng(2).standard_normal(16 * 1024 * 1024).astype(np.float32)
+    eb_ = ember.from_numpy(big)
+    tb_ = torch.from_numpy(big) if torch else None
+    row("x * 2 + 1, 16M f32", bench(lambda: eb_ * 2 + 1, min_time=1, repeat=3),
+        bench(lambda: tb_ * 2 + 1, min_time=1, repeat=3) if torch else None,
+        bench(lambda: big * 2 + 1, min_time=1, repeat=3))
+    row("exp, 16M f32", bench(lambda: eb_.exp(), min_time=1, repeat=3),
+        bench(lambda: tb_.exp(), min_time=1, repeat=3) if torch else None,
+        bench(lambda: np.exp(big), min_time=1, repeat=3))
+    row("sum, 16M f32", bench(lambda: eb_.sum(), min_time=1, repeat=3),
+        bench(lambda: tb_.sum(), min_time=1, repeat=3) if torch else None,
+        bench(lambda: big.sum(), min_time=1, repeat=3))
+
+    def import_time(mod):
+        code = f"import time; t=time.perf_counter(); import {mod}; print(time.perf_counter()-t)"
+        best = min(float(subprocess.run([sys.executable, "-c", code], capture_output=True,
+                                        text=True, check=True).stdout) for _ in range(3))
+        return best
+    row("import", import_time("ember"), import_time("torch") if torch else None,
+        import_time("numpy"))
+
+
+GROUPS = {"core": core}
+
+
+def main(argv):
+    print(f"# ember benchmarks\nmachine: {machine()}\nnumpy {np.__version__}"
+          + (f", torch {torch.__version__} ({torch.get_num_threads()} threads)" if torch else ""))
+    for name in (argv or list(GROUPS)):
+        GROUPS[name]()
+
+
+if __name__ == "__main__":
+    main(sys.argv[1:])
