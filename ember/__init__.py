@@ -15,6 +15,8 @@ from ember import _ops
 from ember._ops.registry import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS
 from ember._tensor import install_methods as _install_methods
 from ember import autograd
+from ember import utils
+from ember.autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ember.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                       is_grad_enabled, is_inference_mode_enabled)
 
@@ -47,6 +49,7 @@ class memory_format:
 
 contiguous_format = memory_format("contiguous_format")
 channels_last = memory_format("channels_last")
+channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 
@@ -64,3 +67,16 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+
+# random numbers, printing, creation from buffers (ember/random.py, ember/_tensor_str.py)
+from ember import random  # noqa: E402
+from ember.random import (manual_seed, seed, initial_seed, Generator, default_generator,  # noqa: E402
+                          get_rng_state, set_rng_state)
+from ember._tensor_str import set_printoptions  # noqa: E402
+from ember._creation import frombuffer  # noqa: E402
+from ember.storage import UntypedStorage, TypedStorage  # noqa: E402
+from ember import nn  # noqa: E402,F401
+from ember.serialization import save, load  # noqa: E402
+
+# optimizers and learning-rate schedulers (ember/optim/)
+from ember import optim  # noqa: E402

@@ -1,34 +1,53 @@
-"""Devices. ``cpu`` runs on NumPy; ``cuda`` is recognised but has no backend yet."""
+"""Devices. ``cpu`` runs on NumPy; the other device types torch knows are recognised (they
+can be named, compared and printed) but have no backend: moving a tensor or creating one
+there raises a RuntimeError naming the missing backend."""
 from __future__ import annotations
+
+import re
+
+_TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
+          "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
+_DEVICE_RE = re.compile(r"^([a-zA-Z_]+)(?::(0|[1-9][0-9]*))?$")
+_SIGS = (" * (torch.device device)\n * (str type, int index = -1)\n")
 
 
 class device:
     """torch.device: ``device('cpu')``, ``device('cuda', 0)``, ``device('cuda:1')``."""
     __slots__ = ("type", "index")
 
-    def __init__(self, type, index=None):
+    def __init__(self, type=None, index=None):
         if isinstance(type, device):
+            if index is not None:
+                raise TypeError(f"device() received an invalid combination of arguments - got "
+                                f"(torch.device, int), but expected one of:\n{_SIGS}")
             self.type, self.index = type.type, type.index
             return
-        if isinstance(type, int) and index is None:
-            type, index = "cuda", type
+        if isinstance(type, int) and not isinstance(type, bool) and index is None:
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         if not isinstance(type, str):
-            raise TypeError(f"device() received an invalid combination of arguments: {type!r}")
-        if ":" in type:
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"({_tname(type)}), but expected one of:\n{_SIGS}")
+        if index is not None and not (isinstance(index, int) and not isinstance(index, bool)):
+            raise TypeError(f"device() received an invalid combination of arguments - got "
+                            f"(str, {_tname(index)}), but expected one of:\n{_SIGS}")
+        m = _DEVICE_RE.match(type)
+        if m is None:
+            if ":" in type and type.split(":", 1)[0] in _TYPES:
+                raise RuntimeError(f"Invalid device string: '{type}'")
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of "
+                               f"device string: {type}")
+        dtype_, idx = m.group(1), m.group(2)
+        if dtype_ not in _TYPES:
+            raise RuntimeError(f"Expected one of {', '.join(_TYPES)} device type at start of "
+                               f"device string: {type}")
+        if idx is not None:
             if index is not None:
                 raise RuntimeError(f"type (string) must not include an index because index was "
                                    f"passed explicitly: {type}")
-            type, _, idx = type.partition(":")
-            try:
-                index = int(idx)
-            except ValueError:
-                raise RuntimeError(f"Invalid device string: '{type}:{idx}'") from None
-        if type not in ("cpu", "cuda", "meta", "mps", "xpu"):
-            raise RuntimeError(f"Expected one of cpu, cuda, meta, mps, xpu device type at start of "
-                               f"device string: {type}")
+            index = int(idx)
         if index is not None and index < 0:
             raise RuntimeError(f"Device index must not be negative")
-        self.type, self.index = type, index
+        self.type, self.index = dtype_, index
 
     def __repr__(self):
         if self.index is None:
@@ -38,16 +57,34 @@ class device:
     def __str__(self):
         return self.type if self.index is None else f"{self.type}:{self.index}"
 
+    def __format__(self, spec):
+        return format(str(self), spec)
+
     def __eq__(self, other):
-        if isinstance(other, str):
-            other = device(other)
-        return isinstance(other, device) and self.type == other.type and self.index == other.index
+        if not isinstance(other, device):
+            return NotImplemented
+        return self.type == other.type and self.index == other.index
+
+    def __ne__(self, other):
+        r = self.__eq__(other)
+        return r if r is NotImplemented else not r
 
     def __hash__(self):
         return hash((self.type, self.index))
 
     def __reduce__(self):
         return (device, (self.type, self.index))
+
+    def __enter__(self):
+        to_device(self)          # ember only has the CPU: entering it is a no-op
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _tname(x):
+    return "NoneType" if x is None else type(x).__name__
 
 
 CPU = device("cpu")
@@ -60,7 +97,7 @@ def to_device(d) -> device:
     if not isinstance(d, device):
         d = device(d)
     if d.type != "cpu":
-        raise RuntimeError(
-            f"ember has no backend for device '{d}': only the 'cpu' (NumPy) backend is built in. "
-            f"Torch not compiled with CUDA enabled")
+        extra = " Torch not compiled with CUDA enabled." if d.type == "cuda" else ""
+        raise RuntimeError(f"ember has no backend for device '{d}': only the 'cpu' (NumPy) "
+                           f"backend is built in.{extra}")
     return CPU

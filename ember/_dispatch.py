@@ -66,15 +66,32 @@ def _dispatch_mode(op, args, out):
         st.modes = modes
 
 
+_OPTED_OUT: dict = {}
+
+
+def _opted_out(tp):
+    """Is Tensor subclass ``tp`` out of the ``__torch_function__`` protocol (its handler is
+    ``_disabled_torch_function_impl``, as nn.Parameter's is)? Cached per type."""
+    r = _OPTED_OUT.get(tp)
+    if r is None:
+        from ember.overrides import _disabled_torch_function_impl
+        tf = tp.__torch_function__
+        r = _OPTED_OUT[tp] = getattr(tf, "__func__", tf) is _disabled_torch_function_impl
+    return r
+
+
 def _torch_function_args(op, args):
-    """Arguments whose type overrides ``__torch_function__`` (the protocol's slow path)."""
+    """Types of the arguments taking part in ``__torch_function__`` (the slow path)."""
     found = []
     for i, is_list, _ in op.tensor_args:
         items = args[i] if is_list and isinstance(args[i], (list, tuple)) else (args[i],)
         for a in items:
-            tf = getattr(type(a), "__torch_function__", None)
-            if tf is not None and tf is not _TENSOR_TF and type(a) not in found:
-                found.append(type(a))
+            tp = type(a)
+            if tp is Tensor or tp in found:
+                continue
+            tf = getattr(tp, "__torch_function__", None)
+            if tf is not None and not (isinstance(a, Tensor) and _opted_out(tp)):
+                found.append(tp)
     return found
 
 
@@ -142,6 +159,8 @@ def _call_general(op, args, out):
         if types:
             return _handle_torch_function(op, args, out, types)
         result = op.composite(*args)
+        if op.is_inplace:           # composite in-place variant: write the result back
+            return args[0].copy_(result)
         return result if out is None else _write_out(op, result, out)
     vals = list(args)
     req = False
@@ -160,7 +179,7 @@ def _call_general(op, args, out):
                 scalars.append(a)
             continue
         elif isinstance(a, Tensor):
-            if t.__torch_function__.__func__ is not _TENSOR_TF and not _tf_disabled():
+            if not _opted_out(t) and not _tf_disabled():
                 return _handle_torch_function(op, args, out, _torch_function_args(op, args))
             arr = a._data
         elif is_list and isinstance(a, (list, tuple)):
@@ -241,9 +260,13 @@ def _run_kernel(op, args, vals, res_dt, req, out):
     """Call the kernel on unwrapped ``vals``, wrap the result(s), record autograd."""
     try:
         res = op.kernel(*vals)
-    except (TypeError, ValueError, IndexError, RuntimeError, NotImplementedError):
+    except ValueError as e:
+        if "broadcast" in str(e):
+            _raise_broadcast_error(vals)
         raise
-    except (FloatingPointError, ZeroDivisionError, OverflowError) as e:
+    except OverflowError as e:
+        res = _retry_wrapped_ints(op, vals, res_dt, e)
+    except FloatingPointError as e:
         raise RuntimeError(f"{op.public_name}: {e}") from None
 
     # ---- wrap
@@ -282,6 +305,23 @@ def _call_plain(op, args, out):
     from ember.overrides import _disabled_torch_function
     with _disabled_torch_function():
         return _call(op, args, out)
+
+
+def _retry_wrapped_ints(op, vals, res_dt, err):
+    """A Python int outside an integer dtype's range wraps around, as in torch."""
+    if res_dt is None or res_dt.kind not in "iub":
+        raise RuntimeError(f"{op.public_name}: {err}") from None
+    vals = [np.array(v, dtype=np.int64).astype(res_dt) if type(v) is int else v for v in vals]
+    return op.kernel(*vals)
+
+
+def _raise_broadcast_error(vals):
+    """NumPy's broadcast ValueError, as torch's RuntimeError naming the sizes."""
+    from ember._kernels.util import broadcast_shape
+    shapes = [v.shape for v in vals if type(v) is _ndarray]
+    acc = shapes[0] if shapes else ()
+    for s in shapes[1:]:
+        acc = broadcast_shape(acc, s)
 
 
 def _needs_tf_check(op, args):
@@ -327,7 +367,10 @@ def _promote(op, args, vals):
                 groups[0 if k[1] else 1].append(_NP_TO_DT[k[0]])
             else:
                 groups[2].append(_dtype.scalar_dtype(k(0) if k is not bool else False))
-        cd = _dtype.promote_operands(*groups).np
+        r = _dtype.promote_operands(*groups)
+        if r is None:                      # nothing to promote (e.g. an empty tensor list)
+            return _dtype.default_float().np
+        cd = r.np
         _promotion_cache[key] = cd
     return cd
 
@@ -355,6 +398,16 @@ def _call_inplace(op, args, vals, res_dt, req):
             self._base._grad_fn is None:
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
+    if grad_on and self._view_info is not None and self._view_info[2] is not None and \
+            (self._requires_grad or req):
+        name = self._view_info[0].grad_name.replace("Backward0", "")
+        raise RuntimeError(f"Output {self._view_info[2]} of {name} is a view and is being "
+                           f"modified inplace. This view is the output of a function that "
+                           f"returns multiple views. Such functions do not allow the output "
+                           f"views to be modified inplace. You should replace the inplace "
+                           f"operation by an out-of-place one.")
+    if grad_on and self._meta is not None and self._meta.creation_meta is not None:
+        _graph.check_inplace(self)
     dst = self._data
     if res_dt is not None and _NP_CATEGORY[res_dt] > _NP_CATEGORY[dst.dtype]:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "
@@ -390,6 +443,9 @@ def _write_out(op, result, out):
     if isinstance(result, (tuple, list)):
         for r, o in zip(result, out):
             _copy_out(op, r, o)
+        if op.num_outputs > 1 and not op.returns_list:
+            from ember.return_types import wrap_returns
+            return wrap_returns(op, tuple(out))
         return out
     _copy_out(op, result, out)
     return out

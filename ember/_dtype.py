@@ -43,8 +43,17 @@ class dtype:
         return {complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        return {float16: complex64, bfloat16: complex64, float32: complex64,
-                float64: complex128}.get(self, self)
+        """The complex dtype of matching precision (complex64 for the half types: ember has
+        no complex32)."""
+        if self._category == 3:
+            return self
+        if self._category != 2:
+            raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_TYPE_NAMES[self.name]}")
+        return complex128 if self is float64 else complex64
+
+    @property
+    def abbr(self):
+        return _ABBR[self.name]
 
     @property
     def is_integer(self):  # not a torch attribute; handy internally
@@ -71,6 +80,9 @@ short, int, long = int16, int32, int64
 _ALIASES = {"half": float16, "float": float32, "double": float64, "cfloat": complex64,
             "cdouble": complex128, "short": int16, "int": int32, "long": int64}
 
+_ABBR = {"bool": "b8", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
+         "int64": "i64", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
+         "complex64": "c64", "complex128": "c128"}
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 
@@ -97,17 +109,18 @@ def from_numpy_dtype(np_dtype) -> dtype:
 
 
 def to_dtype(d) -> dtype:
-    """Accept an ember dtype, a NumPy dtype or a Python type (float/int/bool/complex)."""
+    """Accept an ember dtype, a Python type (``float`` is float64, ``int`` int64, ``complex``
+    complex128, as in torch) or, more leniently than torch, a NumPy dtype or a name."""
     if type(d) is dtype:
         return d
     if d is builtins.float:
-        return _default[0]
+        return float64
     if d is builtins.int:
         return int64
     if d is builtins.bool:
         return bool
     if d is builtins.complex:
-        return _default_complex()
+        return complex128
     if isinstance(d, str):
         d = d.replace("torch.", "")
         if d in _BY_NAME:
@@ -202,15 +215,36 @@ def promote_operands(dtypes_dim, dtypes_zero, dtypes_wrapped) -> dtype:
     return _combine(dim_r, _combine(zero_r, wrapped_r))
 
 
-def result_type(tensor1, tensor2) -> dtype:
-    """torch.result_type for tensors and/or Python numbers."""
+def result_type(tensor1=None, tensor2=None, **kwargs) -> dtype:
+    """torch.result_type for tensors and/or Python numbers (the dtype an arithmetic op on
+    them computes in)."""
     from ember._tensor import Tensor
+    if kwargs:
+        vals = [kwargs.pop(k) for k in ("tensor", "scalar", "scalar1", "other", "scalar2")
+                if k in kwargs]
+        if kwargs:
+            raise TypeError(f"result_type() got an unexpected keyword argument "
+                            f"'{next(iter(kwargs))}'")
+        args = [a for a in (tensor1, tensor2) if a is not None] + vals
+        if len(args) != 2:
+            raise TypeError("result_type() missing required argument")
+        tensor1, tensor2 = args
     groups = ([], [], [])
     for x in (tensor1, tensor2):
         if isinstance(x, Tensor):
             groups[0 if x.ndim else 1].append(x.dtype)
         else:
-            groups[2].append(scalar_dtype(x))
+            try:
+                groups[2].append(scalar_dtype(x))
+            except TypeError:
+                got = ", ".join("Tensor" if isinstance(v, Tensor) else type(v).__name__
+                                for v in (tensor1, tensor2))
+                raise TypeError(f"result_type() received an invalid combination of arguments - "
+                                f"got ({got}), but expected one of:\n"
+                                f" * (Tensor tensor, Tensor other)\n"
+                                f" * (Number scalar, Tensor tensor)\n"
+                                f" * (Tensor tensor, Number other)\n"
+                                f" * (Number scalar1, Number scalar2)\n") from None
     return promote_operands(*groups)
 
 
@@ -242,7 +276,11 @@ def get_default_dtype() -> dtype:
 
 
 def set_default_dtype(d) -> None:
-    d = to_dtype(d)
+    """Set the dtype of Python floats (``tensor(1.)``, ``zeros``, ``arange(1.)`` ...);
+    complex numbers then default to the matching complex dtype."""
+    if type(d) is not dtype:
+        raise TypeError("invalid dtype object: only floating-point types are supported as the "
+                        "default type")
     if d not in (float16, bfloat16, float32, float64):
         raise TypeError("only floating-point types are supported as the default type")
     _default[0] = d
@@ -271,10 +309,15 @@ class finfo:
         self.min = builtins.float(info.min)
         self.tiny = builtins.float(info.tiny)
         self.smallest_normal = self.tiny
-        self.resolution = builtins.float(info.resolution)
+        self.resolution = 10.0 ** -builtins.int(info.precision)
+
+    def __eq__(self, other):
+        return isinstance(other, finfo) and self.dtype == other.dtype
+
+    __hash__ = None
 
     def __repr__(self):
-        return (f"finfo(resolution={self.resolution}, min={self.min:g}, max={self.max:g}, "
+        return (f"finfo(resolution={self.resolution:g}, min={self.min:g}, max={self.max:g}, "
                 f"eps={self.eps:g}, smallest_normal={self.tiny:g}, tiny={self.tiny:g}, "
                 f"dtype={self.dtype})")
 
@@ -284,15 +327,20 @@ class iinfo:
 
     def __init__(self, type):
         d = to_dtype(type)
+        if d is bool:
+            raise TypeError("torch.bool is not supported by torch.iinfo")
         if d._category > 1:
             raise TypeError("torch.iinfo() requires an integer input type. Use torch.finfo to "
                             "handle 'torch.iinfo'")
-        if d is bool:
-            self.bits, self.min, self.max = 8, 0, 1
-        else:
-            info = np.iinfo(d.np)
-            self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
+        info = np.iinfo(d.np)
+        self.bits, self.min, self.max = info.bits, builtins.int(info.min), builtins.int(info.max)
         self.dtype = d.name
 
+    def __eq__(self, other):
+        return isinstance(other, iinfo) and self.dtype == other.dtype
+
+    __hash__ = None
+
     def __repr__(self):
-        return f"iinfo(min={self.min}, max={self.max}, dtype={self.dtype})"
+        return f"iinfo(min={builtins.float(self.min):g}, max={builtins.float(self.max):g}, " \
+               f"dtype={self.dtype})"

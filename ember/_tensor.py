@@ -65,10 +65,26 @@ class Tensor:
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        """Default protocol handler: run ``func`` with overrides disabled."""
+        """Default protocol handler: run ``func`` with overrides disabled and return results
+        as ``cls`` (so subclasses survive ops), or NotImplemented when another overriding
+        type is not one of our superclasses (torch's rule)."""
         from ember.overrides import _disabled_torch_function
+        if not all(issubclass(cls, t) for t in types):
+            return NotImplemented
         with _disabled_torch_function():
-            return func(*args, **(kwargs or {}))
+            ret = func(*args, **(kwargs or {}))
+        return _convert(ret, cls) if cls is not Tensor else ret
+
+    def as_subclass(self, cls):
+        """An alias of this tensor (same data, same autograd history) of type ``cls``."""
+        t = _object_new(cls)
+        for slot in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_view_info", "_vc",
+                     "_meta"):
+            object.__setattr__(t, slot, getattr(self, slot))
+        b = self._base
+        t._base = self if b is None else b
+        t._view_info = self._view_info
+        return t
 
     # ------------------------------------------------------------------ metadata
     @property
@@ -208,8 +224,13 @@ class Tensor:
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
+        if requires_grad and not (self.is_floating_point() or self.is_complex()):
+            raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
         return self
+
+    def is_inference(self):
+        return False
 
     @property
     def grad_fn(self):
@@ -223,7 +244,8 @@ class Tensor:
     @property
     def grad(self):
         m = self._meta
-        if self._grad_fn is not None and not (m is not None and m.retains_grad):
+        if self._grad_fn is not None and (m is None or m.grad is None) and \
+                not (m is not None and m.retains_grad):
             import warnings
             warnings.warn("The .grad attribute of a Tensor that is not a leaf Tensor is being "
                           "accessed. Its .grad attribute won't be populated during "
@@ -398,7 +420,7 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ember._tensor_str import tensor_repr
-        return tensor_repr(self)
+        return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
         if self._data.ndim == 0 and spec:
@@ -428,6 +450,15 @@ def _bad_H(t):
 
 
 _TENSOR_TF = Tensor.__dict__["__torch_function__"].__func__
+
+
+def _convert(ret, cls):
+    """Results of the default handler, re-typed as the calling subclass."""
+    if isinstance(ret, Tensor) and not isinstance(ret, cls):
+        return ret.as_subclass(cls)
+    if isinstance(ret, (tuple, list)) and not hasattr(ret, "_fields"):
+        return type(ret)(_convert(r, cls) for r in ret)
+    return ret
 
 
 def _init(t, arr):
@@ -514,6 +545,15 @@ def _comparison(fn):
     return op
 
 
+def _invert(fn):
+    def __invert__(self):
+        if self._data.dtype.kind not in "biu":
+            raise TypeError(f"~ (operator.invert) is only implemented on integer and Boolean-type "
+                            f"tensors")
+        return fn(self)
+    return __invert__
+
+
 def _reflected(fn):
     def op(self, other):
         return fn(other, self)
@@ -533,4 +573,7 @@ def install_methods(methods, functions):
         fn = functions.get(name)
         if fn is not None:
             setattr(Tensor, dunder, _reflected(fn))
-    Tensor.__pos__ = lambda self: self
+    if "positive" in methods:
+        Tensor.__pos__ = methods["positive"]
+    if "bitwise_not" in methods:
+        Tensor.__invert__ = _invert(methods["bitwise_not"])

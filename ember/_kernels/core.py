@@ -65,8 +65,14 @@ def sum_to_size(a, size):
 
 
 def clone(a, memory_format=None):
-    return np.array(a, copy=True, order="K" if memory_format in (None, "preserve_format")
-                    else "C")
+    mf = getattr(memory_format, "name", memory_format)
+    if mf in (None, "preserve_format"):
+        return np.array(a, copy=True, order="K")
+    if mf == "channels_last" and a.ndim == 4:
+        return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+    if mf == "channels_last_3d" and a.ndim == 5:
+        return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+    return np.array(a, copy=True, order="C")
 
 
 def to_copy(a, dtype=None, copy=True):
@@ -92,9 +98,26 @@ def matmul(a, b):
         bsh = "x".join(map(str, (b.shape[-2:] if b.ndim > 1 else (kb, 1))))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ash} and {bsh})")
     if a.dtype != b.dtype:
-        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: {a.dtype} != "
-                           f"{b.dtype}")
-    return np.matmul(a, b)
+        if a.ndim == 1 and b.ndim == 1:
+            raise RuntimeError(f"dot : expected both vectors to have same dtype, but found "
+                               f"{_SCALAR_NAMES.get(a.dtype.name, a.dtype.name)} and "
+                               f"{_SCALAR_NAMES.get(b.dtype.name, b.dtype.name)}")
+        raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
+                           f"{_C_NAMES.get(a.dtype.name, a.dtype.name)} != "
+                           f"{_C_NAMES.get(b.dtype.name, b.dtype.name)}")
+    r = np.matmul(a, b)
+    return r if r.dtype == a.dtype else r.astype(a.dtype)   # bfloat16 comes back as float32
+
+
+_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
+                 "complex128": "ComplexDouble"}
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+            "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+            "bool": "bool", "complex64": "c10::complex<float>",
+            "complex128": "c10::complex<double>"}
 
 
 def basic_index(a, index):

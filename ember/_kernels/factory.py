@@ -1,28 +1,392 @@
-"""Kernels of the factory ops (new arrays from a size and a fill)."""
+"""Kernels of the factory ops: new arrays from a size, a range or a fill value (NumPy only).
+
+``dtype`` arguments arrive as ember dtypes (``dtype.np`` is the NumPy dtype).
+"""
+import math
+
 import numpy as np
 
+# C++ spellings torch uses in "value cannot be converted to type ... without overflow"
+_C_NAMES = {"float32": "float", "float64": "double", "float16": "double",
+            "bfloat16": "double", "int64": "int64_t", "int32": "int", "int16": "int16_t",
+            "int8": "int8_t", "uint8": "uint8_t", "bool": "bool",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
-def _shape(size):
+
+def shape_of(size, name=None):
+    """A tuple of ints; RuntimeError like torch for a negative dimension."""
     shape = tuple(int(s) for s in size)
     for s in shape:
         if s < 0:
+            if name == "zeros":
+                raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
     return shape
 
 
+def check_fill(value, dtype):
+    """torch's overflow check when a Python number is converted to ``dtype``."""
+    npd = dtype.np
+    kind = npd.kind
+    if isinstance(value, complex) or isinstance(value, np.complexfloating):
+        if kind == "b":
+            return bool(value)
+        if kind != "c":
+            if value.imag != 0:
+                raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
+                                   f"without overflow")
+            value = value.real
+        return value
+    if kind in "iu":
+        v = value
+        if isinstance(v, (float, np.floating)):
+            if not math.isfinite(v):
+                raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
+                                   f"without overflow")
+            v = math.trunc(v)
+        info = np.iinfo(npd)
+        lo = -info.max - 1 if kind == "u" else info.min   # unsigned: negatives wrap
+        if not lo <= int(v) <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {_C_NAMES[dtype.name]} "
+                               f"without overflow")
+        return int(v) if kind == "i" else int(v) % (info.max + 1)
+    if kind == "f" or dtype.name == "bfloat16":
+        v = float(value)
+        if math.isfinite(v) and dtype.name in _FMAX and abs(v) > _FMAX[dtype.name][0]:
+            raise RuntimeError(f"value cannot be converted to type {_FMAX[dtype.name][1]} "
+                               f"without overflow")
+        return v
+    return value
+
+
+_FMAX = {"float32": (3.4028234663852886e+38, "float"), "float16": (65504.0, "c10::Half"),
+         "bfloat16": (3.3895313892515355e+38, "c10::BFloat16")}
+
+
+# --------------------------------------------------------------------------- fills
+
 def zeros(size, dtype):
-    return np.zeros(_shape(size), dtype.np)
+    return np.zeros(shape_of(size, "zeros"), dtype.np)
 
 
 def ones(size, dtype):
-    return np.ones(_shape(size), dtype.np)
+    return np.ones(shape_of(size), dtype.np)
 
 
 def full(size, fill_value, dtype):
-    return np.full(_shape(size), fill_value, dtype.np)
+    shape = shape_of(size)
+    return np.full(shape, check_fill(fill_value, dtype), dtype.np)
 
 
-def empty(size, dtype):
+def empty(size, dtype, memory_format=None):
     # ember fills "uninitialised" memory with zeros: cheap, and deterministic by design
-    return np.zeros(_shape(size), dtype.np)
+    shape = shape_of(size)
+    fmt = str(memory_format) if memory_format is not None else None
+    if fmt == "channels_last":
+        if len(shape) != 4:
+            raise RuntimeError("required rank 4 tensor to use channels_last format")
+        return np.zeros((shape[0], shape[2], shape[3], shape[1]), dtype.np).transpose(0, 3, 1, 2)
+    if fmt == "channels_last_3d":
+        if len(shape) != 5:
+            raise RuntimeError("required rank 5 tensor to use channels_last_3d format")
+        n, c, d, h, w = shape
+        return np.zeros((n, d, h, w, c), dtype.np).transpose(0, 4, 1, 2, 3)
+    return np.zeros(shape, dtype.np)
+
+
+def _like_order(a, memory_format):
+    """NumPy ``order`` for torch's memory formats: preserve_format keeps the strides of a
+    dense input (NumPy's 'K'), contiguous_format is C order."""
+    fmt = None if memory_format is None else str(memory_format)
+    if fmt in (None, "preserve_format"):
+        return "K"
+    if fmt == "contiguous_format":
+        return "C"
+    return fmt
+
+
+def _like(fill, a, dtype, memory_format):
+    npd = a.dtype if dtype is None else dtype.np
+    order = _like_order(a, memory_format)
+    if order in ("channels_last", "channels_last_3d"):
+        from types import SimpleNamespace
+        out = empty(a.shape, SimpleNamespace(np=npd), order)
+        out[...] = fill
+        return out
+    out = np.empty_like(a, dtype=npd, order=order)
+    out.fill(fill)
+    return out
+
+
+def zeros_like(a, dtype=None, memory_format=None):
+    return _like(0, a, dtype, memory_format)
+
+
+def ones_like(a, dtype=None, memory_format=None):
+    return _like(1, a, dtype, memory_format)
+
+
+def empty_like(a, dtype=None, memory_format=None):
+    return _like(0, a, dtype, memory_format)
+
+
+def full_like(a, fill_value, dtype=None, memory_format=None):
+    from types import SimpleNamespace
+    npd = a.dtype if dtype is None else dtype.np
+    name = dtype.name if dtype is not None else _np_name(npd)
+    fill_value = check_fill(fill_value, SimpleNamespace(np=npd, name=name))
+    return _like(fill_value, a, dtype, memory_format)
+
+
+def _np_name(npd):
+    return "bfloat16" if npd.name == "bfloat16" else npd.name
+
+
+def empty_strided(size, stride, dtype):
+    shape = tuple(int(s) for s in size)
+    strides = tuple(int(s) for s in stride)
+    if len(shape) != len(strides):
+        raise RuntimeError(f"dimensionality of sizes ({len(shape)}) must match dimensionality of "
+                           f"strides ({len(strides)})")
+    shape_of(shape)
+    if any(s < 0 for s in strides):
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
+                           f"strides={list(strides)}")
+    if any(s == 0 for s in shape):
+        storage = 0
+    else:
+        storage = 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+    buf = np.zeros(max(storage, 1), dtype.np)
+    item = buf.itemsize
+    return np.lib.stride_tricks.as_strided(buf, shape, tuple(st * item for st in strides),
+                                           writeable=True)
+
+
+def eye(n, m, dtype):
+    if n < 0:
+        raise RuntimeError(f"n must be greater or equal to 0, got {n}")
+    if m < 0:
+        raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    return np.eye(n, m, dtype=dtype.np)
+
+
+# --------------------------------------------------------------------------- ranges
+
+def _acc(dtype):
+    """torch's CPU accumulate type for a range kernel (as a NumPy dtype)."""
+    if dtype.name in ("float16", "bfloat16"):
+        return np.dtype(np.float32)
+    if dtype.np.kind in "iub":
+        return np.dtype(np.int64)
+    if dtype.np.kind == "c":
+        return np.dtype(np.complex128)
+    return np.dtype(np.float64)
+
+
+def _to_acc(v, acc):
+    if acc.kind == "i":
+        if isinstance(v, complex):
+            v = v.real
+        return int(math.trunc(v)) if isinstance(v, float) else int(v)
+    return acc.type(v)
+
+
+def range_size(start, end, step, dtype):
+    """Number of elements of arange(start, end, step), computed as torch does."""
+    acc = _acc(dtype)
+    if isinstance(start, complex) or isinstance(end, complex) or isinstance(step, complex):
+        raise RuntimeError("value cannot be converted to type double without overflow")
+    xstart, xend, xstep = (_to_acc(v, acc) for v in (start, end, step))
+    if not (xstep > 0 or xstep < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(float(xstart)) and math.isfinite(float(xend))):
+        raise RuntimeError(f"unsupported range: {_fmt(xstart)} -> {_fmt(xend)}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    if dtype.name == "int64":
+        sgn = 1 if xstep > 0 else -1
+        size = (xend - xstart + xstep - sgn) // xstep if xstep > 0 else \
+            -((xend - xstart + xstep - sgn) // -xstep)
+        size = int(size)
+    else:
+        size_d = math.ceil((float(end) - float(start)) / float(step))
+        if not 0 <= size_d <= 2 ** 63 - 1:
+            raise RuntimeError("invalid size, possible overflow?")
+        size = int(size_d)
+    return xstart, xstep, size
+
+
+def _fmt(v):
+    v = float(v)
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return f"{v:g}"
+
+
+def arange(start, end, step, dtype):
+    if dtype.np.kind == "b":
+        raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
+    if dtype.np.kind == "c":
+        name = "ComplexFloat" if dtype.name == "complex64" else "ComplexDouble"
+        raise NotImplementedError(f"\"arange_cpu\" not implemented for '{name}'")
+    xstart, xstep, n = range_size(start, end, step, dtype)
+    acc = _acc(dtype)
+    idx = np.arange(n, dtype=np.int64)
+    if acc.kind == "i":
+        vals = xstart + xstep * idx
+    else:
+        vals = acc.type(xstart) + acc.type(xstep) * idx.astype(acc)
+    with np.errstate(all="ignore"):
+        return vals.astype(dtype.np)
+
+
+def range_(start, end, step, dtype):
+    """torch.range: like arange but including ``end``."""
+    if dtype.np.kind == "b":
+        raise NotImplementedError("\"range_cpu\" not implemented for 'Bool'")
+    acc = _acc(dtype)
+    xstart, xend, xstep = (_to_acc(v, acc) for v in (start, end, step))
+    if not (xstep > 0 or xstep < 0):
+        raise RuntimeError("step must be nonzero")
+    if not (math.isfinite(float(xstart)) and math.isfinite(float(xend))):
+        raise RuntimeError(f"unsupported range: {_fmt(xstart)} -> {_fmt(xend)}")
+    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+        raise RuntimeError("upper bound and lower bound inconsistent with step sign")
+    n = int(math.floor((float(xend) - float(xstart)) / float(xstep))) + 1
+    idx = np.arange(n, dtype=np.int64)
+    if acc.kind == "i":
+        vals = xstart + xstep * idx
+    else:
+        vals = acc.type(xstart) + acc.type(xstep) * idx.astype(acc)
+    with np.errstate(all="ignore"):
+        return vals.astype(dtype.np)
+
+
+def _space_type(dtype):
+    """Arithmetic dtype of linspace/logspace: the output type (rounding after every
+    operation for the half types too, like c10::Half arithmetic), float64 steps for integer
+    outputs."""
+    if dtype.np.kind in "iub":
+        return np.dtype(np.float64)
+    return dtype.np
+
+
+def _check_steps(steps):
+    if steps < 0:
+        raise RuntimeError("number of steps must be non-negative")
+
+
+def _symmetric(start, end, steps, ct):
+    """torch's linspace formula: from ``start`` up to the middle, from ``end`` after it."""
+    s, e = ct.type(start), ct.type(end)
+    step = (e - s) / ct.type(steps - 1)
+    i = np.arange(steps)
+    half = steps // 2
+    lo = s + step * i[:half].astype(ct)
+    hi = e - step * (steps - i[half:] - 1).astype(ct)
+    return np.concatenate([lo, hi])
+
+
+def _int_val(v, dtype):
+    """``Scalar.to<scalar_t>()`` for an integer output: truncate."""
+    if isinstance(v, complex):
+        v = v.real
+    return int(math.trunc(v))
+
+
+def linspace(start, end, steps, dtype):
+    _check_steps(steps)
+    kind = dtype.np.kind
+    if steps == 0:
+        return np.empty((0,), dtype.np)
+    if kind in "iub":
+        start, end = _int_val(start, dtype), _int_val(end, dtype)
+    elif kind != "c":
+        start, end = _real(start), _real(end)
+    if steps == 1:
+        return np.full((1,), start, dtype.np)
+    ct = _space_type(dtype)
+    with np.errstate(all="ignore"):
+        if kind in "iub":
+            s, e = float(start), float(end)
+            step = (e - s) / (steps - 1)
+            i = np.arange(steps, dtype=np.float64)
+            half = steps // 2
+            vals = np.where(i < half, s + step * i, e - step * (steps - i - 1))
+            vals = np.trunc(vals)
+        else:
+            vals = _symmetric(start, end, steps, ct)
+        return vals.astype(dtype.np)
+
+
+def _real(v):
+    if isinstance(v, complex):
+        return v.real
+    return v
+
+
+def logspace(start, end, steps, base, dtype):
+    _check_steps(steps)
+    kind = dtype.np.kind
+    if steps == 0:
+        return np.empty((0,), dtype.np)
+    if kind in "iub":
+        start, end = _int_val(start, dtype), _int_val(end, dtype)
+    elif kind != "c":
+        start, end = _real(start), _real(end)
+    with np.errstate(all="ignore"):
+        if steps == 1:
+            return np.asarray([np.power(float(base) if kind != "c" else complex(base),
+                                        start)]).astype(dtype.np)
+        ct = _space_type(dtype)
+        if kind in "iub":
+            s, e = float(start), float(end)
+            step = (e - s) / (steps - 1)
+            i = np.arange(steps, dtype=np.float64)
+            half = steps // 2
+            expo = np.where(i < half, s + step * i, e - step * (steps - i - 1))
+            return np.power(float(base), expo).astype(dtype.np)
+        expo = _symmetric(start, end, steps, ct)
+        b = complex(base) if kind == "c" else float(base)
+        return np.power(b, expo.astype(np.complex128 if kind == "c" else np.float64)) \
+            .astype(dtype.np)
+
+
+# --------------------------------------------------------------------------- complex
+
+def _check_complex_args(a, b, fname):
+    da, db = np.asarray(a).dtype, np.asarray(b).dtype
+    ok = ("float16", "float32", "float64")
+    if da.name not in ok or db.name not in ok:
+        raise RuntimeError(f"Expected both inputs to be Half, Float or Double tensors but got "
+                           f"{_SCALAR[da.name]} and {_SCALAR[db.name]}")
+    if da != db:
+        raise RuntimeError(f"Expected object of scalar type {_SCALAR[da.name]} but got scalar "
+                           f"type {_SCALAR[db.name]} for second argument")
+    return np.complex128 if da == np.float64 else np.complex64
+
+
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def complex_(real, imag):
+    ct = _check_complex_args(real, imag, "complex")
+    real, imag = np.broadcast_arrays(real, imag)
+    out = np.empty(real.shape, ct)
+    out.real = real
+    out.imag = imag
+    return out
+
+
+def polar(abs, angle):
+    ct = _check_complex_args(abs, angle, "polar")
+    abs, angle = np.broadcast_arrays(abs, angle)
+    out = np.empty(abs.shape, ct)
+    out.real = abs * np.cos(angle)
+    out.imag = abs * np.sin(angle)
+    return out

@@ -19,7 +19,8 @@ def wrap_dims(dims, ndim):
         return (wrap_dim(int(dims), ndim),)
     out = tuple(wrap_dim(int(d), ndim) for d in dims)
     if len(set(out)) != len(out):
-        raise RuntimeError(f"dim {out} appears multiple times in the list of dims")
+        dup = next(d for d in out if out.count(d) > 1)
+        raise RuntimeError(f"dim {dup} appears multiple times in the list of dims")
     return out
 
 
@@ -55,3 +56,18 @@ def as_view(a, shape):
         return np.reshape(a, shape, copy=False)
     except ValueError:
         return None
+
+
+def broadcast_shape(a, b):
+    """The broadcast of shapes ``a`` and ``b``; RuntimeError with torch's message."""
+    a, b = tuple(a), tuple(b)
+    n = max(len(a), len(b))
+    out = []
+    for i in range(n):
+        sa = a[len(a) - n + i] if i >= n - len(a) else 1
+        sb = b[len(b) - n + i] if i >= n - len(b) else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
+                               f"({sb}) at non-singleton dimension {i}")
+        out.append(sa if sb == 1 else sb)
+    return tuple(out)

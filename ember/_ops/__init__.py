@@ -3,3 +3,14 @@ from ember._ops import core  # noqa: F401
 from ember._ops import factory  # noqa: F401
 from ember._ops import conversion  # noqa: F401
 from ember._ops import indexing  # noqa: F401
+from ember._ops import blas  # noqa: F401
+from ember._ops import elementwise  # noqa: F401
+from ember._ops import reduction  # noqa: F401
+from ember._ops import sorting  # noqa: F401
+from ember._ops import shape  # noqa: F401
+from ember._ops import random  # noqa: F401
+from ember._ops import numeric  # noqa: F401
+from ember._ops import nn_conv  # noqa: F401
+from ember._ops import nn_norm  # noqa: F401
+from ember._ops import nn_loss  # noqa: F401
+from ember._ops import nn_activation  # noqa: F401

@@ -101,5 +101,24 @@ def _T(self):
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 
+def _real_prop(self):
+    from ember._ops.core import real
+    return real(self)
+
+
+def _imag_prop(self):
+    from ember._ops.core import imag
+    return imag(self)
+
+
+def _set_part(which):
+    def setter(self, value):
+        getattr(self, which).copy_(value if isinstance(value, Tensor) else
+                                   self.new_full(self.shape, value).real)
+    return setter
+
+
+Tensor.real = property(_real_prop, _set_part("real"))
+Tensor.imag = property(_imag_prop, _set_part("imag"))
 Tensor.mT = property(_mT)
 Tensor.T = property(_T)

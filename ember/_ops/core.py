@@ -2,19 +2,7 @@
 
 Pattern for every op family (see docs/ARCHITECTURE.md):
 
-    def _div(a, b, rounding_mode=None):
-    if rounding_mode is None:
-        return np.true_divide(a, b)
-    if rounding_mode == "trunc":
-        r = np.true_divide(a, b)
-        return np.trunc(r)
-    if rounding_mode == "floor":
-        return np.floor_divide(a, b)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                       f"found '{rounding_mode}'")
-
-
-add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+    add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
                 kernel, inplace=True)
 
     @add.def_backward
@@ -30,6 +18,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._kernels import core as K
+from ember._kernels import elementwise as _EK
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
 # -------------------------------------------------------------------- arithmetic
@@ -40,24 +29,16 @@ def _add(a, b, alpha=1):
 
 
 def _sub(a, b, alpha=1):
-    if isinstance(a, np.ndarray) and a.dtype == np.bool_ or \
-            isinstance(b, np.ndarray) and b.dtype == np.bool_:
+    a_bool = isinstance(a, bool) or isinstance(a, np.ndarray) and a.dtype == np.bool_
+    b_bool = isinstance(b, bool) or isinstance(b, np.ndarray) and b.dtype == np.bool_
+    if a_bool and b_bool:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a_bool or b_bool:
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
     return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
-
-
-def _div(a, b, rounding_mode=None):
-    if rounding_mode is None:
-        return np.true_divide(a, b)
-    if rounding_mode == "trunc":
-        r = np.true_divide(a, b)
-        return np.trunc(r)
-    if rounding_mode == "floor":
-        return np.floor_divide(a, b)
-    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
-                       f"found '{rounding_mode}'")
 
 
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add,
@@ -66,9 +47,23 @@ sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
             inplace=True)
 mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", np.multiply, inplace=True,
             saves=("self", "other"))
-div = defop("div.Tensor(Tensor self, Tensor other, *, str? rounding_mode=None) -> Tensor",
-            _div, inplace=True, promote="int_to_float", saves=("self", "other"))
-neg = defop("neg(Tensor self) -> Tensor", np.negative, inplace=True)
+# div: true division (integers -> float) and rounding division (dtype kept, like torch), one
+# record each; the hand-written ``div`` front below picks the record from ``rounding_mode``.
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _EK.true_divide,
+            function=False, method=False, inplace=True, promote="int_to_float",
+            saves=("self", "other"))
+div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
+                 _EK.div_mode, function=False, method=False, inplace=True,
+                 saves=("self", "other"))
+def _neg(a):
+    if isinstance(a, np.ndarray) and a.dtype == np.bool_:
+        raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "
+                           "are trying to invert a mask, use the `~` or `logical_not()` operator "
+                           "instead.")
+    return np.negative(a)
+
+
+neg = defop("neg(Tensor self) -> Tensor", _neg, inplace=True)
 exp = defop("exp(Tensor self) -> Tensor", np.exp, inplace=True, promote="int_to_float",
             saves=("result",))
 
@@ -76,6 +71,9 @@ exp = defop("exp(Tensor self) -> Tensor", np.exp, inplace=True, promote="int_to_
 
 
 def conj_if_complex(t):
+    """conj(t) for complex tensors and Python complex numbers; ``t`` itself otherwise."""
+    if isinstance(t, complex):
+        return t.conjugate()
     return t.conj() if isinstance(t, _Tensor) and t.is_complex() else t
 
 
@@ -101,7 +99,7 @@ def _(ctx, g, self, other):
 
 
 @div.def_backward
-def _(ctx, g, self, other, rounding_mode):
+def _(ctx, g, self, other, rounding_mode=None):
     if rounding_mode is not None:
         return zeros_like_grad(g), zeros_like_grad(g)
     n = ctx.needs_input_grad
@@ -112,8 +110,39 @@ def _(ctx, g, self, other, rounding_mode):
     return gs, go
 
 
+div_mode.def_backward(div.backward)
+
+
 def zeros_like_grad(g):
-    return g * 0
+    from ember._ops.factory import zeros_like
+    return zeros_like(g)
+
+
+@public("div")
+def _div_function(input, other, *, rounding_mode=None, out=None):
+    """Division; ``rounding_mode`` None (true division), 'trunc' or 'floor'."""
+    if rounding_mode is None:
+        return dispatch_op(div, (input, other), out)
+    return dispatch_op(div_mode, (input, other, rounding_mode), out)
+
+
+@public("div", method=True, function=False)
+def _div_method(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return dispatch_op(div, (self, other), None)
+    return dispatch_op(div_mode, (self, other, rounding_mode), None)
+
+
+@public("div_", method=True, function=False)
+def _div_inplace(self, other, *, rounding_mode=None):
+    if rounding_mode is None:
+        return dispatch_op(div.inplace_variant, (self, other), None)
+    return dispatch_op(div_mode.inplace_variant, (self, other, rounding_mode), None)
+
+
+def dispatch_op(op, args, out):
+    from ember._dispatch import dispatch
+    return dispatch(op, args, out)
 
 
 @neg.def_backward
@@ -258,12 +287,25 @@ def _real(a):
     return a.real if a.dtype.kind == "c" else a.view()
 
 
-real = defop("real(Tensor(a) self) -> Tensor(a)", _real, promote=None)
+def _imag(a):
+    if a.dtype.kind != "c":
+        raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
+    return a.imag
+
+
+real = defop("real(Tensor(a) self) -> Tensor(a)", _real, promote=None, method=False)
+imag = defop("imag(Tensor(a) self) -> Tensor(a)", _imag, promote=None, method=False)
 
 
 @real.def_backward
 def _(ctx, g, self):
     return g
+
+
+@imag.def_backward
+def _(ctx, g, self):
+    # d(imag z) with torch's convention: the gradient flows to the imaginary part
+    return g * 1j
 
 
 conj_physical = defop("conj_physical(Tensor self) -> Tensor", np.conjugate, promote=None,

@@ -1,14 +1,17 @@
 """Indexing: ``Tensor.__getitem__`` and ``__setitem__``.
 
 Basic indices (ints, slices, None, Ellipsis) make views through the ``_basic_index`` op;
-``__setitem__`` writes through a view with ``copy_`` so autograd sees an in-place op on a
-view (Note [view + in-place]).
+``__setitem__`` writes through a view with ``copy_`` / ``fill_`` so autograd sees an in-place
+op on a view (Note [view + in-place]). Anything else (integer/bool tensors, lists, arrays)
+goes to ``ember/_ops/advanced_indexing.py``.
 """
 from __future__ import annotations
 
+import warnings
+
 import numpy as np
 
-from ember._ops.core import basic_index
+from ember._ops.core import basic_index, unsqueeze
 from ember._ops.registry import public
 from ember._tensor import Tensor
 
@@ -18,23 +21,57 @@ def _is_basic(item):
         not isinstance(item, bool)
 
 
+def _seq_as_tuple(index):
+    """torch's legacy rule: a list holding tensors, sequences, slices, None or Ellipsis is
+    read as a tuple of indices (with a deprecation warning)."""
+    if type(index) is not list or len(index) >= 32:
+        return False
+    for it in index:
+        if isinstance(it, (Tensor, list, tuple, slice, np.ndarray)) or it is None or \
+                it is Ellipsis:
+            warnings.warn("Using a non-tuple sequence for multidimensional indexing is deprecated "
+                          "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
+                          "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
+                          "x[torch.tensor(seq)], which will result either in an error or a "
+                          "different result", UserWarning, stacklevel=3)
+            return True
+    return False
+
+
 def _normalize(index):
     """Index as a tuple; 0-dim integer tensors become ints."""
     if not isinstance(index, tuple):
-        index = (index,)
+        index = tuple(index) if _seq_as_tuple(index) else (index,)
     out = []
+    seen_ellipsis = False
     for it in index:
-        if isinstance(it, Tensor) and it.ndim == 0 and it.dtype.is_integer:
+        if it is Ellipsis:
+            if seen_ellipsis:           # torch tolerates repeated ellipses: only the first counts
+                continue
+            seen_ellipsis = True
+        if isinstance(it, Tensor) and it.ndim == 0 and it._data.dtype.kind in "iu" and \
+                it._data.dtype != np.uint8:
             it = int(it.item())
         elif isinstance(it, np.integer):
             it = int(it)
         elif isinstance(it, slice):
-            it = slice(*(int(v.item()) if isinstance(v, Tensor) else v
-                         for v in (it.start, it.stop, it.step)))
+            it = slice(*(_slice_bound(v) for v in (it.start, it.stop, it.step)))
             if it.step is not None and it.step <= 0:
                 raise ValueError("step must be greater than zero")
         out.append(it)
     return tuple(out)
+
+
+def _slice_bound(v):
+    if v is None or isinstance(v, int):
+        return v
+    if isinstance(v, Tensor):
+        return int(v.item())
+    try:
+        return v.__index__()
+    except AttributeError:
+        raise TypeError("slice indices must be integers or None or have an __index__ "
+                        "method") from None
 
 
 def _check_bounds(self, index):
@@ -57,26 +94,81 @@ def _check_bounds(self, index):
         dim += 1
 
 
+def _with_ellipsis(index):
+    """Append ``...`` so that NumPy returns a 0-d view (not a scalar copy) for all-int
+    indices."""
+    for i in index:
+        if i is Ellipsis:
+            return index
+    return index + (Ellipsis,)
+
+
+def basic_view(self, idx):
+    """The view ``self[idx]`` for a basic index. ``None`` entries become ``unsqueeze`` so the
+    new dims get torch's strides (NumPy gives them stride 0)."""
+    _check_bounds(self, idx)
+    if not any(i is None for i in idx):
+        return basic_index(self, _with_ellipsis(idx))
+    nd = self.ndim
+    n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
+    rest, new_dims, pos = [], [], 0
+    for it in idx:
+        if it is None:
+            new_dims.append(pos)
+            pos += 1
+            continue
+        rest.append(it)
+        if it is Ellipsis:
+            pos += nd - n_real
+        elif isinstance(it, slice):
+            pos += 1
+    v = basic_index(self, _with_ellipsis(tuple(rest)))
+    for d in new_dims:
+        v = unsqueeze(v, d)
+    return v
+
+
 @public("__getitem__", method=True, function=False)
 def getitem(self, index):
     idx = _normalize(index)
     if all(_is_basic(i) for i in idx):
-        _check_bounds(self, idx)
-        return basic_index(self, idx)
+        return basic_view(self, idx)
     from ember._ops import advanced_indexing
     return advanced_indexing.getitem(self, idx)
+
+
+def _strip_leading_ones(value, ndim):
+    """torch drops leading size-1 dims of an assigned value (``x[0] = ones(1, 4)``)."""
+    shape = tuple(value.shape)
+    k = 0
+    while k < len(shape) - ndim and shape[k] == 1:
+        k += 1
+    return value if k == 0 else value.reshape(shape[k:])
+
+
+def _assign(target, value):
+    if isinstance(value, Tensor):
+        if value.ndim > target.ndim:
+            value = _strip_leading_ones(value, target.ndim)
+        target.copy_(value)
+    else:
+        target.fill_(value)
+
+
+def _check_value(self, value):
+    if isinstance(value, (Tensor, int, float, bool, complex, np.generic)):
+        return value.item() if isinstance(value, np.generic) else value
+    t = type(value)
+    name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
+    raise TypeError(f"can't assign a {name} to a {self.type()}")
 
 
 @public("__setitem__", method=True, function=False)
 def setitem(self, index, value):
     idx = _normalize(index)
+    value = _check_value(self, value)
     if all(_is_basic(i) for i in idx):
-        _check_bounds(self, idx)
-        target = basic_index(self, idx)
-        if isinstance(value, Tensor):
-            target.copy_(value)
-        else:
-            target.fill_(value)
+        _assign(basic_view(self, idx), value)
         return
     from ember._ops import advanced_indexing
     advanced_indexing.setitem(self, idx, value)

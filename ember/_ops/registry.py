@@ -124,7 +124,7 @@ class OpDef:
         """Call through the dispatcher with schema-ordered arguments (used by modes)."""
         from ember._dispatch import dispatch
         out = kwargs.pop("out", None)
-        if kwargs:
+        if kwargs or len(args) < len(self.argnames):
             args = bind(self, args, kwargs)
         return dispatch(self, args, out)
 

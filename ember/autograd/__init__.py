@@ -1,72 +1,120 @@
 """ember.autograd: reverse-mode automatic differentiation (torch.autograd)."""
 from __future__ import annotations
 
+import warnings as _warnings
+from collections.abc import Mapping as _Mapping
+
 from ember._state import state
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
-                                      is_grad_enabled, is_inference_mode_enabled)
-from ember.autograd.engine import run_backward
+                                      is_grad_enabled, is_inference_mode_enabled,
+                                      set_multithreading_enabled)
+from ember.autograd.engine import run_backward, is_checkpoint_valid as _is_checkpoint_valid
 from ember.autograd import graph
+from ember.autograd import grad_mode
 
-__all__ = ["backward", "grad", "no_grad", "enable_grad", "set_grad_enabled", "inference_mode",
-           "is_grad_enabled", "Function", "gradcheck", "gradgradcheck", "detect_anomaly",
-           "set_detect_anomaly", "Variable"]
+__all__ = ["Variable", "Function", "backward", "grad_mode", "NestedIOFunction",
+           "detect_anomaly", "enable_grad", "grad", "gradcheck", "gradgradcheck",
+           "inference_mode", "no_grad", "set_detect_anomaly", "set_grad_enabled",
+           "set_multithreading_enabled", "is_grad_enabled",
+           "is_inference_mode_enabled", "functional", "graph"]
 
 
 def _as_tuple(x):
     if x is None:
         return None
-    if isinstance(x, Tensor):
+    if isinstance(x, (Tensor, graph.GradientEdge)):
         return (x,)
     return tuple(x)
 
 
+def _inputs_tuple(inputs, fn):
+    if inputs is None:
+        return None
+    if isinstance(inputs, (Tensor, graph.GradientEdge)):
+        return (inputs,)
+    if type(inputs) is dict:
+        return tuple(inputs.values())
+    if isinstance(inputs, _Mapping):
+        raise TypeError(f"`inputs` argument to `{fn}()` must be a dict, not "
+                        f"{type(inputs).__name__}. Other Mapping types are not supported.")
+    return tuple(inputs)
+
+
+_warned_create_graph = [False]
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
-    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves."""
+    """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or of
+    ``inputs`` only, when given)."""
+    if grad_variables is not None:
+        _warnings.warn("`grad_variables` is deprecated. Use `grad_tensors` instead.",
+                       FutureWarning, stacklevel=2)
+        if grad_tensors is None:
+            grad_tensors = grad_variables
+        else:
+            raise RuntimeError("`grad_tensors` and `grad_variables` (deprecated) arguments both "
+                               "passed to `backward()`. Please only use `grad_tensors`.")
+    inputs_t = _inputs_tuple(inputs, "backward")
+    if inputs is not None and len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
-    grad_tensors = _as_tuple(grad_tensors if grad_tensors is not None else grad_variables)
+    grad_tensors = _as_tuple(grad_tensors)
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
-    if len(grad_tensors) != len(tensors):
-        raise RuntimeError(f"got {len(grad_tensors)} tensors and {len(tensors)} gradients")
-    inputs = _as_tuple(inputs)
-    if inputs is not None and len(inputs) == 0:
-        raise RuntimeError("'inputs' argument to backward() cannot be empty.")
-    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs,
+    if create_graph and not _warned_create_graph[0]:
+        _warned_create_graph[0] = True          # like torch: warned once per process
+        _warnings.warn("Using backward() with create_graph=True will create a reference cycle "
+                       "between the parameter and its gradient which can cause a memory leak. "
+                       "We recommend using autograd.grad when creating the graph to avoid this. "
+                       "If you have to use this function, make sure to reset the .grad fields "
+                       "of your parameters to None after use to break the cycle and avoid the "
+                       "leak.", UserWarning, stacklevel=3)
+    run_backward(tensors, grad_tensors, retain_graph, create_graph, inputs=inputs_t,
                  accumulate=True)
 
 
 def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=False,
          only_inputs=True, allow_unused=None, is_grads_batched=False, materialize_grads=False):
     """Gradients of ``outputs`` with respect to ``inputs`` (returned, not accumulated)."""
+    if materialize_grads and allow_unused is False:
+        raise ValueError("Expected allow_unused to be True or not passed when "
+                         "materialize_grads=True, but got: allow_unused=False.")
+    if allow_unused is None:
+        allow_unused = materialize_grads
+    outputs = _as_tuple(outputs)
+    inputs_t = _inputs_tuple(inputs, "grad")
+    if len(inputs_t) == 0:
+        raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
+    if not only_inputs:
+        _warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
+                       "True). To accumulate gradient for other parts of the graph, please use "
+                       "torch.autograd.backward.", FutureWarning, stacklevel=2)
     if is_grads_batched:
         raise NotImplementedError("autograd.grad(is_grads_batched=True) needs ember.func.vmap")
-    outputs = _as_tuple(outputs)
-    single = isinstance(inputs, Tensor)
-    inputs = _as_tuple(inputs)
     grad_outputs = _as_tuple(grad_outputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    if len(grad_outputs) != len(outputs):
-        raise RuntimeError(f"grad requires one grad_output per output: got {len(grad_outputs)} "
-                           f"grad_outputs and {len(outputs)} outputs")
-    if allow_unused is None:
-        allow_unused = materialize_grads
-    return run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs,
-                        allow_unused=allow_unused, accumulate=False,
-                        materialize_grads=materialize_grads)
+    result = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs_t,
+                          allow_unused=allow_unused, accumulate=False,
+                          materialize_grads=materialize_grads)
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result))
+    return result
 
+
+# -------------------------------------------------------------------- anomaly mode
 
 class set_detect_anomaly:
-    """Turn anomaly detection on or off (NaN in backward raises, naming the forward op)."""
+    """Turn anomaly detection on or off now; as a context manager, restore on exit."""
 
     def __init__(self, mode: bool, check_nan: bool = True):
         self.prev = (state.anomaly, state.anomaly_check_nan)
-        state.anomaly, state.anomaly_check_nan = mode, check_nan
+        state.anomaly, state.anomaly_check_nan = bool(mode), bool(check_nan)
 
     def __enter__(self):
-        return self
+        return None
 
     def __exit__(self, *exc):
         state.anomaly, state.anomaly_check_nan = self.prev
@@ -74,18 +122,20 @@ class set_detect_anomaly:
 
 
 class detect_anomaly:
-    """Context manager/decorator enabling anomaly detection."""
+    """Context manager/decorator enabling anomaly detection: each backward node remembers
+    the traceback of the forward call that created it; a failing (or NaN-producing)
+    backward node prints it and raises."""
 
     def __init__(self, check_nan=True):
         self.check_nan = check_nan
+        _warnings.warn("Anomaly Detection has been enabled. This mode will increase the "
+                       "runtime and should only be enabled for debugging.", UserWarning,
+                       stacklevel=2)
 
     def __enter__(self):
         self.prev = (state.anomaly, state.anomaly_check_nan)
         state.anomaly, state.anomaly_check_nan = True, self.check_nan
-        import warnings
-        warnings.warn("Anomaly Detection has been enabled. This mode will increase the runtime "
-                      "and should only be enabled for debugging.", UserWarning, stacklevel=2)
-        return self
+        return None
 
     def __exit__(self, *exc):
         state.anomaly, state.anomaly_check_nan = self.prev
@@ -105,21 +155,56 @@ def is_anomaly_enabled():
     return state.anomaly
 
 
-def Variable(data, requires_grad=False):   # deprecated alias kept for old code
-    t = data.detach() if isinstance(data, Tensor) else data
-    if requires_grad:
-        t.requires_grad_(True)
-    return t
+def is_anomaly_check_nan_enabled():
+    return state.anomaly_check_nan
+
+
+# -------------------------------------------------------------------- Variable
+
+class _VariableMeta(type):
+    def __instancecheck__(cls, other):
+        return isinstance(other, Tensor)
+
+
+class Variable(metaclass=_VariableMeta):
+    """Deprecated: ``Variable(t, requires_grad=...)`` returns a Tensor."""
+
+    def __new__(cls, data=None, requires_grad=False, volatile=False):
+        if data is None:
+            from ember import tensor
+            return tensor([]).requires_grad_(requires_grad)
+        t = data.detach() if isinstance(data, Tensor) else data
+        if requires_grad:
+            t.requires_grad_(True)
+        return t
+
+
+# -------------------------------------------------------------------- Tensor methods
+# Autograd-only Tensor methods that ember/_tensor.py doesn't define (yet).
+
+def _register_post_accumulate_grad_hook(self, hook):
+    """Register ``hook(tensor)`` to run after a gradient was accumulated into ``.grad``."""
+    return graph.register_post_accumulate_grad_hook(self, hook)
+
+
+if not hasattr(Tensor, "register_post_accumulate_grad_hook"):
+    Tensor.register_post_accumulate_grad_hook = _register_post_accumulate_grad_hook
 
 
 def __getattr__(name):
-    # heavier submodules load on first use
+    # submodules that other parts of ember provide load on first use
     import importlib
-    if name in ("Function", "once_differentiable", "FunctionCtx"):
-        return getattr(importlib.import_module("ember.autograd.function"), name)
-    if name in ("functional", "forward_ad", "function", "profiler"):
-        return importlib.import_module(f"ember.autograd.{name}")
+    if name in ("forward_ad", "profiler"):
+        try:
+            return importlib.import_module(f"ember.autograd.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"ember.autograd.{name}":
+                raise
     raise AttributeError(f"module 'ember.autograd' has no attribute '{name}'")
 
 
+from ember.autograd.function import (Function, FunctionCtx, once_differentiable,  # noqa: E402
+                                     InplaceFunction, NestedIOFunction, BackwardCFunction)
+from ember.autograd import function  # noqa: E402
+from ember.autograd import functional  # noqa: E402
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402

@@ -1,35 +1,97 @@
 """The backward engine: dependency counting over the graph, a ready queue ordered like
-torch's (most recently created node first), gradient buffers, hooks, capture for
-``autograd.grad``, and freeing of saved tensors unless ``retain_graph``.
+torch's (most recently created node first; ``AccumulateGrad`` as soon as it is ready),
+gradient buffers, hooks, capture for ``autograd.grad``, and freeing of saved tensors
+unless ``retain_graph``.
+
+Note [graph task]: each call of ``run_backward`` is a graph task, pushed on a per-thread
+stack while it runs, so that code running inside backward (a custom Function's backward,
+a hook, a reentrant checkpoint) can ask whether a node will run in the current call
+(``will_run``) and whether the call runs the whole graph (``is_checkpoint_valid``).
+Backward may be called reentrantly from inside backward: all engine state is per task.
 """
 from __future__ import annotations
 
 import heapq
+import threading
 
 import numpy as np
 
 from ember._state import state
 from ember._tensor import Tensor, _make
-from ember.autograd.graph import AccumulateGrad, grad_edge
+from ember.autograd.graph import AccumulateGrad, grad_edge, accumulate_into_grad
 
 
-def _make_grads(outputs, grad_outputs, create_graph):
+class GraphTask:
+    __slots__ = ("needed", "accumulate", "has_inputs", "create_graph", "__weakref__")
+
+    def __init__(self, needed, accumulate, has_inputs, create_graph):
+        self.needed = needed
+        self.accumulate = accumulate
+        self.has_inputs = has_inputs
+        self.create_graph = create_graph
+
+
+class _TaskStack(threading.local):
+    def __init__(self):
+        self.stack = []
+
+
+_tasks = _TaskStack()
+
+
+def current_task():
+    """The graph task running on this thread (None outside backward)."""
+    s = _tasks.stack
+    return s[-1] if s else None
+
+
+def will_run(task, node):
+    """Will ``node`` run in graph task ``task``?"""
+    return task is not None and node is not None and node in task.needed
+
+
+def is_checkpoint_valid():
+    """False inside ``autograd.grad`` or ``backward(inputs=...)`` (reentrant checkpoint can't
+    run there: it would accumulate into every leaf)."""
+    t = current_task()
+    return t is None or (t.accumulate and not t.has_inputs)
+
+
+def _edge_of(x):
+    """(node, output_nr) of a Tensor or a GradientEdge."""
+    if isinstance(x, Tensor):
+        return grad_edge(x)
+    return (x[0], x[1])
+
+
+def _make_grads(outputs, grad_outputs):
     grads = []
     for i, (o, g) in enumerate(zip(outputs, grad_outputs)):
+        if not isinstance(o, Tensor):      # a GradientEdge
+            if g is None:
+                raise RuntimeError("grad_outputs must be given for GradientEdge outputs")
+            grads.append(g)
+            continue
         if g is None:
             if o._requires_grad:
                 if o._data.size != 1:
                     raise RuntimeError("grad can be implicitly created only for scalar outputs")
                 if o._data.dtype.kind == "c":
-                    raise RuntimeError("grad can be implicitly created only for real scalar "
-                                       "outputs")
+                    raise RuntimeError(f"grad can be implicitly created only for real scalar "
+                                       f"outputs but got {o.dtype}")
             g = _make(np.ones(o._data.shape, o._data.dtype))
-        elif not isinstance(g, Tensor):
-            from ember._creation import as_tensor
-            g = as_tensor(g, dtype=o.dtype)
-        if g._data.shape != o._data.shape:
-            raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
-                               f"{g.shape} and output[{i}] has a shape of {o.shape}.")
+        elif isinstance(g, Tensor):
+            if g._data.shape != o._data.shape:
+                raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "
+                                   f"{g.shape} and output[{i}] has a shape of {o.shape}.")
+            if (g._data.dtype.kind == "c") != (o._data.dtype.kind == "c"):
+                raise RuntimeError(f"For complex Tensors, both grad_output and output are "
+                                   f"required to have the same dtype. Mismatch in dtype: "
+                                   f"grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
+                                   f"has a dtype of {o.dtype}.")
+        else:
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
         grads.append(g)
     return grads
 
@@ -38,28 +100,32 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                  allow_unused=False, accumulate=True, materialize_grads=False):
     """Shared core of ``Tensor.backward``, ``autograd.backward`` and ``autograd.grad``.
 
-    Returns the gradients of ``inputs`` when ``accumulate`` is False (``autograd.grad``)."""
+    ``outputs``/``inputs`` hold Tensors or GradientEdges. Returns the gradients of
+    ``inputs`` when ``accumulate`` is False (``autograd.grad``); with ``accumulate`` and
+    ``inputs``, only those inputs get their ``.grad`` accumulated (non-leaves included)."""
     if retain_graph is None:
         retain_graph = create_graph
-    grads = _make_grads(outputs, grad_outputs, create_graph)
+    if len(grad_outputs) != len(outputs):
+        raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
+    grads = _make_grads(outputs, grad_outputs)
     roots = []
     for i, o in enumerate(outputs):
-        edge = grad_edge(o)
+        edge = _edge_of(o)
         if edge[0] is None:
             raise RuntimeError(f"element {i} of tensors does not require grad and does not have "
                                f"a grad_fn")
         roots.append(edge)
 
     capture = {}   # node -> list of (input index, output_nr)
-    input_edges = []
     if inputs is not None:
         for k, t in enumerate(inputs):
-            if not isinstance(t, Tensor):
-                raise TypeError("inputs to autograd.grad/backward must be Tensors")
-            if not t._requires_grad:
-                raise RuntimeError("One of the differentiated Tensors does not require grad")
-            e = grad_edge(t)
-            input_edges.append(e)
+            if isinstance(t, Tensor):
+                if not t._requires_grad:
+                    raise RuntimeError("One of the differentiated Tensors does not require grad")
+            elif not (isinstance(t, tuple) and len(t) == 2):
+                raise TypeError(f"inputs to autograd.grad/backward must be Tensors or "
+                                f"GradientEdges, got {type(t).__name__}")
+            e = _edge_of(t)
             capture.setdefault(e[0], []).append((k, e[1]))
 
     # which nodes must run: all, or (with inputs) those from which an input is reachable
@@ -67,10 +133,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     if inputs is not None:
         needed = set()
         for n in reversed(order):   # children before parents
-            if n in capture and (not accumulate or not isinstance(n, AccumulateGrad)) or \
-                    any(nx in needed for nx, _ in n.next_functions if nx is not None):
-                needed.add(n)
-            if accumulate and isinstance(n, AccumulateGrad) and n in capture:
+            if n in capture or any(nx in needed for nx, _ in n.next_functions
+                                   if nx is not None):
                 needed.add(n)
     else:
         needed = set(order)
@@ -91,8 +155,10 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
         if node not in pushed and deps.get(node, 0) == 0 and node in needed:
             heapq.heappush(heap, (-node._seq, id(node), node))
             pushed.add(node)
-    captured = [None] * len(input_edges)
+    captured = [None] * (len(inputs) if inputs is not None else 0)
 
+    task = GraphTask(needed, accumulate, inputs is not None, create_graph)
+    _tasks.stack.append(task)
     prev_grad = state.grad_enabled
     state.grad_enabled = create_graph
     try:
@@ -102,29 +168,37 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             if gs is None:
                 gs = [None] * node._num_outputs
             gs = _run_tensor_hooks(node, gs)
+            is_acc = isinstance(node, AccumulateGrad)
             if node in capture:
                 for k, nr in capture[node]:
-                    captured[k] = gs[nr] if nr < len(gs) else None
-            if isinstance(node, AccumulateGrad) and not accumulate:
-                continue
-            if inputs is not None and node in capture and not isinstance(node, AccumulateGrad) \
-                    and not any(nx in needed for nx, _ in node.next_functions if nx is not None):
+                    g = gs[nr] if nr < len(gs) else None
+                    captured[k] = g
+                    if accumulate and not is_acc and g is not None and \
+                            isinstance(inputs[k], Tensor):
+                        accumulate_into_grad(inputs[k], g)
+                if not is_acc and not any(nx in needed for nx, _ in node.next_functions
+                                          if nx is not None):
+                    continue
+            if is_acc and not accumulate:
                 continue
             if node._pre_hooks:
                 for _, h in list(node._pre_hooks):
                     r = h(tuple(gs))
                     if r is not None:
                         gs = list(r)
-            out = node.apply(gs)
-            if state.anomaly and state.anomaly_check_nan:
-                _check_nan(node, out)
+            if state.anomaly:
+                out = _apply_anomaly(node, gs)
+            else:
+                out = node.apply(gs)
             if node._hooks:
                 for _, h in list(node._hooks):
                     r = h(tuple(out), tuple(gs))
                     if r is not None:
                         out = list(r)
-            if not retain_graph and hasattr(node, "release"):
-                node.release()
+            if not retain_graph:
+                rel = getattr(node, "release", None)
+                if rel is not None:
+                    rel()
             for (nx, nr), g in zip(node.next_functions, out):
                 if nx is None or nx not in needed:
                     continue
@@ -136,6 +210,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     heapq.heappush(heap, (-nx._seq, id(nx), nx))
     finally:
         state.grad_enabled = prev_grad
+        _tasks.stack.pop()
 
     if accumulate:
         return None
@@ -143,14 +218,43 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     for k, g in enumerate(captured):
         if g is None:
             if not allow_unused and not materialize_grads:
-                raise RuntimeError("One of the differentiated Tensors appears to not have been "
-                                   "used in the graph. Set allow_unused=True if this is the "
-                                   "desired behavior.")
+                raise RuntimeError(f"The differentiated Tensor at index {k} appears to not have "
+                                   f"been used in the graph. Set allow_unused=True if this is "
+                                   f"the desired behavior.")
             if materialize_grads:
                 t = inputs[k]
+                if not isinstance(t, Tensor):
+                    raise RuntimeError("materialize_grads cannot be used when the given input "
+                                       "is a GradientEdge")
                 g = _make(np.zeros(t._data.shape, t._data.dtype))
+                if create_graph:
+                    g._requires_grad = True
         result.append(g)
     return tuple(result)
+
+
+def _apply_anomaly(node, gs):
+    """``node.apply`` under anomaly mode: check for NaN, print the forward traceback of
+    a failing node (as a warning, like torch) and re-raise."""
+    try:
+        out = node.apply(gs)
+        if state.anomaly_check_nan:
+            for i, g in enumerate(out):
+                if g is not None and g._data.dtype.kind in "fc" and np.isnan(g._data).any():
+                    raise RuntimeError(f"Function '{node.name()}' returned nan values in its "
+                                       f"{i}th output.")
+        return out
+    except Exception:
+        import warnings
+        trace = node._anomaly_trace
+        if trace:
+            warnings.warn(f"Error detected in {node.name()}. Traceback of forward call that "
+                          f"caused the error:\n{trace}", UserWarning, stacklevel=2)
+        else:
+            warnings.warn(f"Error detected in {node.name()}. No forward pass information "
+                          f"available. Enable detect anomaly during forward pass for more "
+                          f"information.", UserWarning, stacklevel=2)
+        raise
 
 
 def _topo_nodes(starts):
@@ -193,6 +297,13 @@ def _run_tensor_hooks(node, gs):
                     r = h(gs[nr])
                     if r is not None:
                         gs[nr] = r
+    if isinstance(node, AccumulateGrad):
+        t = node.variable
+        if t is not None and t._meta is not None and t._meta.hooks:
+            for _, h in list(t._meta.hooks):
+                r = h(gs[0])
+                if r is not None:
+                    gs[0] = r
     rh = node._retain_hooks
     if rh:
         for nr, ref in rh.items():
@@ -201,25 +312,7 @@ def _run_tensor_hooks(node, gs):
                 m = t._autograd_meta()
                 g = gs[nr]
                 if m.grad is None:
-                    m.grad = g.detach().clone() if not state.grad_enabled else g
+                    m.grad = g.detach().clone() if not state.grad_enabled else g.clone()
                 else:
                     m.grad = m.grad + g
-    if isinstance(node, AccumulateGrad):
-        t = node.variable
-        if t is not None and t._meta is not None and t._meta.hooks:
-            for _, h in list(t._meta.hooks):
-                r = h(gs[0])
-                if r is not None:
-                    gs[0] = r
     return gs
-
-
-def _check_nan(node, out):
-    for i, g in enumerate(out):
-        if g is not None and np.isnan(g._data).any():
-            msg = f"Function '{node.name()}' returned nan values in its {i}th output."
-            if node._anomaly_trace:
-                import warnings
-                warnings.warn("Error detected in " + node.name() + ". Traceback of forward call "
-                              "that caused the error:\n" + node._anomaly_trace)
-            raise RuntimeError(msg)

@@ -11,7 +11,7 @@ import inspect
 from ember._state import state
 
 __all__ = ["no_grad", "enable_grad", "set_grad_enabled", "inference_mode", "is_grad_enabled",
-           "is_inference_mode_enabled"]
+           "is_inference_mode_enabled", "set_multithreading_enabled"]
 
 
 def is_grad_enabled():
@@ -50,16 +50,24 @@ class _GradModeContext:
             @functools.wraps(func)
             def gen_wrapper(*args, **kwargs):
                 gen = func(*args, **kwargs)
-                with self.clone():
-                    response = gen.send(None)
-                while True:
-                    try:
-                        request = yield response
-                    except GeneratorExit:
-                        gen.close()
-                        raise
+                try:
                     with self.clone():
-                        response = gen.send(request)
+                        response = gen.send(None)
+                    while True:
+                        try:
+                            request = yield response
+                        except GeneratorExit:
+                            with self.clone():
+                                gen.close()
+                            raise
+                        except BaseException as exc:
+                            with self.clone():
+                                response = gen.throw(exc)
+                        else:
+                            with self.clone():
+                                response = gen.send(request)
+                except StopIteration as e:
+                    return e.value
             return gen_wrapper
 
         @functools.wraps(func)
@@ -113,6 +121,11 @@ class set_grad_enabled(_GradModeContext):
         state.grad_enabled = self.mode
         return None
 
+    def __call__(self, func):
+        # used as a decorator: undo the immediate effect of the constructor
+        state.grad_enabled, state.inference_mode = self._prev
+        return super().__call__(func)
+
     def _target(self):
         return self.mode
 
@@ -134,11 +147,23 @@ class inference_mode(_GradModeContext):
         self.mode = mode if isinstance(mode, bool) else True
 
     def _apply(self):
-        if self.mode:
-            state.grad_enabled = False
-            state.inference_mode = True
-        else:
-            state.inference_mode = False
+        # like c10::InferenceMode: grad mode is the opposite of inference mode
+        state.grad_enabled = not self.mode
+        state.inference_mode = self.mode
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+class set_multithreading_enabled(_GradModeContext):
+    """Accepted for compatibility: ember's engine always runs backward on the calling
+    thread, so the setting has no effect."""
+
+    def __init__(self, mode: bool):
+        self.mode = bool(mode)
+
+    def _apply(self):
+        pass
+
+    def clone(self):
+        return set_multithreading_enabled(self.mode)

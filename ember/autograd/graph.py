@@ -8,11 +8,20 @@ Note [view + in-place]: a view remembers the op that made it (``_view_info``); a
 op on a view makes the base's history a ``CopySlices`` node (the base's old history for
 the untouched part, the op's node for the written part), and the view's ``grad_fn`` is
 regenerated from the base. Other views of the same base regenerate lazily: each view
-records the base's history generation it was built at.
+records the base's history generation (``view_gen``) it was built at, and any in-place op
+on the base or on one of its views starts a new generation. Views whose history must not
+be replayed carry a ``creation_meta``: views made in no_grad mode of a tensor requiring
+grad, and views returned by a custom Function; in-place on them with grad mode on, or a
+regeneration they would need, raises torch's errors (``check_inplace``, ``_refresh_view``).
+
+Note [saved tensor hooks] is below, with ``saved_tensors_hooks``.
 """
 from __future__ import annotations
 
+import re
+import threading
 import weakref
+from typing import NamedTuple
 
 import numpy as np
 
@@ -23,7 +32,7 @@ from ember._tensor import Tensor, _make
 class AutogradMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
     __slots__ = ("grad", "grad_acc", "retains_grad", "hooks", "detached", "view_gen", "name",
-                 "post_acc_hooks", "fw_grad")
+                 "post_acc_hooks", "fw_grad", "creation_meta")
 
     def __init__(self):
         self.grad = None
@@ -35,6 +44,7 @@ class AutogradMeta:
         self.name = None
         self.post_acc_hooks = None
         self.fw_grad = None
+        self.creation_meta = None   # why in-place on this view is forbidden (check_inplace)
 
 
 class RemovableHandle:
@@ -72,7 +82,7 @@ _seq = [0]
 class Node:
     """Base of every ``grad_fn``: edges to the next nodes and hooks."""
     __slots__ = ("next_functions", "_pre_hooks", "_hooks", "_tensor_hooks", "_seq",
-                 "metadata", "_anomaly_trace", "_retain_hooks", "__weakref__", "__dict__")
+                 "_metadata", "_anomaly_trace", "_retain_hooks", "__weakref__", "__dict__")
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
@@ -82,14 +92,25 @@ class Node:
         self._retain_hooks = None   # output_nr -> tensor (weak) retaining grad
         _seq[0] += 1
         self._seq = _seq[0]
-        self.metadata = {}
+        self._metadata = None
         self._anomaly_trace = _anomaly_stack() if state.anomaly else None
 
     def name(self):
         return type(self).__name__
 
     def __repr__(self):
-        return f"<{self.name()} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
+
+    def _sequence_nr(self):
+        return self._seq
+
+    @property
+    def metadata(self):
+        """A dict for user data attached to this node."""
+        m = self._metadata
+        if m is None:
+            m = self._metadata = {}
+        return m
 
     def apply(self, grads):
         raise NotImplementedError
@@ -127,14 +148,19 @@ class Node:
 
 
 def _anomaly_stack():
+    """The forward traceback of the node being created, without ember's own frames."""
+    import os
     import traceback
-    return "".join(traceback.format_stack()[:-3])
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    frames = [f for f in traceback.extract_stack()
+              if not (f.filename.startswith(root + os.sep) or f.filename.startswith("<ember op"))]
+    return "".join(traceback.format_list(frames))
 
 
 class OpNode(Node):
     """The ``grad_fn`` of an op record's output: calls the record's backward rule."""
     __slots__ = ("op", "args", "result", "saved_versions", "metas", "out_metas", "released",
-                 "_needs")
+                 "_needs", "packed")
 
     def name(self):
         return self.op.grad_name
@@ -147,11 +173,11 @@ class OpNode(Node):
     def needs_input_grad(self):
         """Per positional argument: does it need a gradient (tuples for Tensor lists)."""
         if self._needs is None:
-            needs = [False] * len(self.args if self.args is not None else self.op.argnames)
+            needs = [False] * len(self.op.argnames)
             k = 0
             for i, is_list, _ in self.op.tensor_args:
                 if is_list:
-                    n = len(self._list_lens[i])
+                    n = self._list_lens.get(i, 0)
                     needs[i] = tuple(self.next_functions[k + j][0] is not None for j in range(n))
                     k += n
                 else:
@@ -167,49 +193,53 @@ class OpNode(Node):
     @property
     def shapes(self):
         """Per positional argument: its shape (a list of shapes for a Tensor list)."""
-        out = [None] * len(self.op.argnames)
-        k = 0
-        for i, is_list, _ in self.op.tensor_args:
-            if is_list:
-                n = self._list_lens.get(i, 0)
-                out[i] = [self.metas[k + j][0] for j in range(n)]
-                k += n
-            else:
-                out[i] = self.metas[k][0]
-                k += 1
-        return out
+        return self._per_arg(0)
 
     @property
     def dtypes(self):
+        return self._per_arg(1)
+
+    def _per_arg(self, field):
         out = [None] * len(self.op.argnames)
         k = 0
         for i, is_list, _ in self.op.tensor_args:
             if is_list:
                 n = self._list_lens.get(i, 0)
-                out[i] = [self.metas[k + j][1] for j in range(n)]
+                out[i] = [self.metas[k + j][field] for j in range(n)]
                 k += n
             else:
-                out[i] = self.metas[k][1]
+                out[i] = self.metas[k][field]
                 k += 1
         return out
 
+    def __getattr__(self, name):
+        # torch exposes saved values as ``grad_fn._saved_<argname>``
+        if name.startswith("_saved_"):
+            arg = name[7:]
+            op = self.op
+            if arg == "result" and op.saves_result:
+                return self.result if not isinstance(self.result, _Packed) else \
+                    self.result.unpack()
+            if arg in op.argnames:
+                i = op.argnames.index(arg)
+                if i in op.saved_args or not any(i == j for j, _, _ in op.tensor_args):
+                    self._check_released()
+                    v = self.args[i]
+                    return v.unpack() if isinstance(v, _Packed) else v
+        raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _check_released(self):
+        if self.released:
+            raise RuntimeError(_FREED_MSG)
+
     def _saved(self):
         if self.released:
-            raise RuntimeError(
-                "Trying to backward through the graph a second time (or directly access saved "
-                "tensors after they have already been freed). Saved intermediate values of the "
-                "graph are freed when you call .backward() or autograd.grad(). Specify "
-                "retain_graph=True if you need to backward through the graph a second time or "
-                "if you need to access saved tensors after calling backward.")
+            raise RuntimeError(_FREED_MSG)
         for t, v in self.saved_versions:
             if t._version != v:
-                raise RuntimeError(
-                    f"one of the variables needed for gradient computation has been modified "
-                    f"by an inplace operation: [{_type_str(t)} {list(t.shape)}], which is "
-                    f"output {t._output_nr} of {_node_name(t)}, is at version {t._version}; "
-                    f"expected version {v} instead. Hint: enable anomaly detection to find the "
-                    f"operation that failed to compute its gradient, with "
-                    f"torch.autograd.set_detect_anomaly(True).")
+                res = self.result
+                is_out = t is res or isinstance(res, tuple) and any(t is r for r in res)
+                raise RuntimeError(_version_msg(t, v, self if is_out else None))
         return self.args
 
     def apply(self, grads):
@@ -225,7 +255,21 @@ class OpNode(Node):
                 return [None] * len(self.next_functions)
             g = tuple(x if x is not None or m is None else _zeros(m)
                       for x, m in zip(grads, self.out_metas))
-        res = op.backward(self, g, *args)
+        if self.packed:
+            # Note [saved tensor hooks]: unpack once per backward call
+            args = tuple(a.unpack() if isinstance(a, _Packed) else a for a in args)
+            packed_result = self.result
+            if isinstance(packed_result, _Packed):
+                self.result = packed_result.unpack()
+            elif isinstance(packed_result, tuple):
+                self.result = tuple(r.unpack() if isinstance(r, _Packed) else r
+                                    for r in packed_result)
+            try:
+                res = op.backward(self, g, *args)
+            finally:
+                self.result = packed_result
+        else:
+            res = op.backward(self, g, *args)
         if not isinstance(res, (tuple, list)):
             res = (res,)
         return self._flatten(res)
@@ -235,17 +279,18 @@ class OpNode(Node):
         out = []
         k = 0
         metas = self.metas
+        nf = self.next_functions
         for i, is_list, _ in self.op.tensor_args:
             g = res[i] if i < len(res) else None
             if is_list:
                 n = self._list_lens.get(i, 0)
                 gs = g if g is not None else [None] * n
                 for j in range(n):
-                    out.append(_fit(gs[j], metas[k + j]) if self.next_functions[k + j][0]
-                               is not None else None)
+                    out.append(_fit(gs[j], metas[k + j], self, k + j)
+                               if nf[k + j][0] is not None else None)
                 k += n
             else:
-                out.append(_fit(g, metas[k]) if self.next_functions[k][0] is not None else None)
+                out.append(_fit(g, metas[k], self, k) if nf[k][0] is not None else None)
                 k += 1
         return out
 
@@ -257,14 +302,44 @@ class OpNode(Node):
             self.saved_versions = ()
 
 
+_FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
+              "tensors after they have already been freed). Saved intermediate values of the "
+              "graph are freed when you call .backward() or autograd.grad(). Specify "
+              "retain_graph=True if you need to backward through the graph a second time or "
+              "if you need to access saved tensors after calling backward.")
+
+_TYPE_NAMES = {"float32": "FloatTensor", "float64": "DoubleTensor", "float16": "HalfTensor",
+               "bfloat16": "BFloat16Tensor", "complex64": "ComplexFloatTensor",
+               "complex128": "ComplexDoubleTensor", "int64": "LongTensor",
+               "int32": "IntTensor", "int16": "ShortTensor", "int8": "CharTensor",
+               "uint8": "ByteTensor", "bool": "BoolTensor"}
+
+
 def _type_str(t):
-    return {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
-            "int64": "torch.LongTensor"}.get(t.dtype.name, f"torch.{t.dtype.name}Tensor")
+    name = t.dtype.name
+    return "torch." + _TYPE_NAMES.get(name, name + "Tensor")
 
 
-def _node_name(t):
-    fn = t._grad_fn
-    return fn.name() if fn is not None else "AccumulateGrad"
+def _short_name(node):
+    """torch names the producing op without its ``Backward<N>`` suffix in version errors."""
+    return re.sub(r"Backward\d*$", "", node.name())
+
+
+def _version_msg(t, expected, owner=None):
+    """torch's message for a saved tensor modified in place. ``owner``: the node that saved
+    ``t`` as its own output (named instead of ``t``'s current grad_fn)."""
+    fn = owner if owner is not None else t._grad_fn
+    which = f", which is output {t._output_nr} of {_short_name(fn)}," if fn is not None else ""
+    if state.anomaly:
+        hint = (" Hint: the backtrace further above shows the operation that failed to compute "
+                "its gradient. The variable in question was changed in there or anywhere "
+                "later. Good luck!")
+    else:
+        hint = (" Hint: enable anomaly detection to find the operation that failed to compute "
+                "its gradient, with torch.autograd.set_detect_anomaly(True, check_nan=False).")
+    return (f"one of the variables needed for gradient computation has been modified by an "
+            f"inplace operation: [{_type_str(t)} {list(t.shape)}]{which} is at version "
+            f"{t._version}; expected version {expected} instead.{hint}")
 
 
 def _zeros(meta):
@@ -272,20 +347,38 @@ def _zeros(meta):
     return _make(np.zeros(shape, dt))
 
 
-def _fit(g, meta):
+def _expandable(shape, to):
+    """Can ``shape`` be broadcast to ``to``?"""
+    if len(shape) > len(to):
+        return False
+    for s, t in zip(reversed(shape), reversed(to)):
+        if s != t and s != 1:
+            return False
+    return True
+
+
+def _fit(g, meta, node=None, index=0):
     """Note [grad shapes]: reduce a broadcast gradient to the input's shape and dtype."""
     if g is None:
         return None
     if not isinstance(g, Tensor):
-        raise RuntimeError(f"backward rule returned {type(g).__name__}, expected a Tensor")
+        name = node.name() if node is not None else "backward"
+        raise TypeError(f"{name} returned {type(g).__name__} as the gradient at index {index}, "
+                        f"expected a Tensor or None")
     shape, dt = meta
     gs = g._data.shape
     if gs != shape:
+        if not _expandable(shape, gs):
+            name = node.name() if node is not None else "backward"
+            raise RuntimeError(f"Function {name} returned an invalid gradient at index {index} "
+                               f"- got {list(gs)} but expected shape compatible with "
+                               f"{list(shape)}")
         from ember._ops.core import sum_to_size
         g = sum_to_size(g, shape)
     if g._data.dtype != dt:
         if g._data.dtype.kind == "c" and dt.kind != "c":
-            g = g.real
+            from ember._ops.core import real
+            g = real(g)
         g = g.to(_dt(dt))
     return g
 
@@ -301,7 +394,11 @@ class AccumulateGrad(Node):
 
     def __init__(self, variable):
         super().__init__(())
+        self._seq = float("inf")    # like torch: runs as soon as it is ready
         self._variable = weakref.ref(variable)
+
+    def name(self):
+        return "torch::autograd::AccumulateGrad"
 
     @property
     def variable(self):
@@ -312,22 +409,35 @@ class AccumulateGrad(Node):
         t = self._variable()
         if t is None or g is None:
             return []
-        m = t._autograd_meta()
-        old = m.grad
-        if state.grad_enabled:        # create_graph: keep the graph of the gradient
-            m.grad = g if old is None else old + g
-        elif old is None:
-            arr = g._data
-            m.grad = _make(np.array(arr, copy=True, order="C") if arr.dtype == t._data.dtype
-                           else arr.astype(t._data.dtype))
-        elif old._requires_grad:
-            m.grad = old.detach() + g
-        else:
-            np.add(old._data, g._data, out=old._data, casting="unsafe")
+        accumulate_into_grad(t, g)
+        m = t._meta
         if m.post_acc_hooks:
             for _, h in list(m.post_acc_hooks):
                 h(t)
         return []
+
+
+def accumulate_into_grad(t, g):
+    """``t.grad += g`` with torch's rules: the first gradient is copied (kept differentiable
+    under create_graph), later ones are added in place unless a graph is being built."""
+    m = t._autograd_meta()
+    old = m.grad
+    if g._data.shape != t._data.shape:
+        from ember._ops.core import sum_to_size
+        g = sum_to_size(g, t._data.shape)
+    if state.grad_enabled:        # create_graph: keep the graph of the gradient
+        if g._data.dtype != t._data.dtype:
+            g = g.to(t.dtype)
+        m.grad = g.clone() if old is None else old + g
+    elif old is None:
+        arr = g._data
+        m.grad = _make(np.array(arr, copy=True, order="C") if arr.dtype == t._data.dtype
+                       else arr.astype(t._data.dtype))
+    elif old._requires_grad or not old._data.flags.writeable:
+        m.grad = old.detach() + g
+    else:
+        np.add(old._data, g._data, out=old._data, casting="unsafe")
+        bump_version(old)
 
 
 class CopySlices(Node):
@@ -335,7 +445,7 @@ class CopySlices(Node):
     __slots__ = ("view_info", "base_meta", "mask")
 
     def name(self):
-        return "CopySlices"
+        return "torch::autograd::CopySlices"
 
     def apply(self, grads):
         g = grads[0]
@@ -348,19 +458,150 @@ class CopySlices(Node):
         return [gb, gv]
 
 
+class DelayedError(Node):
+    """A node that raises when the engine reaches it (``once_differentiable``)."""
+    __slots__ = ("msg", "n")
+
+    def __init__(self, msg, n, next_functions=()):
+        super().__init__(next_functions)
+        self.msg = msg
+        self.n = n
+
+    @property
+    def _num_outputs(self):
+        return self.n
+
+    def apply(self, grads):
+        raise RuntimeError(self.msg)
+
+
+# -------------------------------------------------------------------- saved tensor hooks
+# Note [saved tensor hooks]: inside ``saved_tensors_hooks(pack, unpack)`` every tensor an
+# op saves for backward is replaced by ``pack(tensor)``; the engine calls ``unpack`` once
+# per backward call. Packed tensors skip the version check (the hooks own the value).
+
+
+class _HookState(threading.local):
+    def __init__(self):
+        self.stack = []
+        self.disabled = None
+
+
+_hook_state = _HookState()
+
+
+class _Packed:
+    __slots__ = ("obj", "unpack_fn")
+
+    def __init__(self, obj, unpack_fn):
+        self.obj = obj
+        self.unpack_fn = unpack_fn
+
+    def unpack(self):
+        t = self.unpack_fn(self.obj)
+        if not isinstance(t, Tensor):
+            raise TypeError(f"Output of saved tensor unpack_hook expected to be a Tensor but got "
+                            f"result of type {type(t).__name__}")
+        return t
+
+
+def _pack(t):
+    """``t`` packed by the innermost saved-tensor hooks, or None when none are active."""
+    stack = _hook_state.stack
+    if not stack:
+        return None
+    pack, unpack = stack[-1]
+    _hook_state.stack = []          # ops inside the pack hook are not packed again
+    try:
+        return _Packed(pack(t), unpack)
+    finally:
+        _hook_state.stack = stack
+
+
+class saved_tensors_hooks:
+    """Context manager setting pack/unpack hooks for tensors saved for backward."""
+
+    def __init__(self, pack_hook, unpack_hook):
+        self.pack_hook = pack_hook
+        self.unpack_hook = unpack_hook
+
+    def __enter__(self):
+        if _hook_state.disabled is not None:
+            raise RuntimeError(_hook_state.disabled)
+        _hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        return self
+
+    def __exit__(self, *exc):
+        _hook_state.stack.pop()
+        return False
+
+
+class save_on_cpu(saved_tensors_hooks):
+    """Saved tensors are kept on the CPU (where ember tensors always are)."""
+
+    def __init__(self, pin_memory=False, device_type="cuda"):
+        super().__init__(lambda t: t, lambda t: t)
+
+
+class disable_saved_tensors_hooks:
+    """Inside, entering ``saved_tensors_hooks`` raises ``RuntimeError(error_message)``."""
+
+    def __init__(self, error_message):
+        self.error_message = error_message
+
+    def __enter__(self):
+        self.prev = _hook_state.disabled
+        _hook_state.disabled = self.error_message
+        if _hook_state.stack:
+            raise RuntimeError(self.error_message)
+        return self
+
+    def __exit__(self, *exc):
+        _hook_state.disabled = self.prev
+        return False
+
+    def __call__(self, fn):
+        import functools
+
+        @functools.wraps(fn)
+        def wrapper(*a, **k):
+            with disable_saved_tensors_hooks(self.error_message):
+                return fn(*a, **k)
+        return wrapper
+
+
+class GradientEdge(NamedTuple):
+    """An edge of the graph: the node gradient flows into, and which of its inputs."""
+    node: Node
+    output_nr: int
+
+
+def get_gradient_edge(tensor):
+    """The ``GradientEdge`` through which gradient flows into ``tensor``."""
+    if not tensor.requires_grad:
+        raise RuntimeError("It is not possible to get the gradient edge for a Tensor that does "
+                           "not require gradients")
+    node, nr = grad_edge(tensor)
+    return GradientEdge(node, nr)
+
+
+def increment_version(tensor):
+    """Bump the version counter of ``tensor`` (or of each tensor of an iterable)."""
+    if isinstance(tensor, Tensor):
+        tensor = (tensor,)
+    for t in tensor:
+        bump_version(t)
+
+
 # -------------------------------------------------------------------- recording
 
 def grad_edge(t):
     """The edge through which gradient flows into tensor ``t``."""
+    if t._view_info is not None:
+        _refresh_view(t)
     if not t._requires_grad:
         return (None, 0)
     fn = t._grad_fn
-    if t._base is not None and t._view_info is not None:
-        b = t._base
-        if b._grad_fn is not None and b._meta is not None and t._meta is not None \
-                and t._meta.view_gen != b._meta.view_gen:
-            _regenerate_view_grad_fn(t)
-            fn = t._grad_fn
     if fn is not None:
         return (fn, t._output_nr)
     m = t._meta
@@ -372,9 +613,38 @@ def grad_edge(t):
     return (acc, 0)
 
 
+def _refresh_view(t):
+    """Note [view + in-place]: a view whose base's history changed since the view's
+    grad_fn was made (an in-place op on the base or on another view) regenerates it."""
+    b = t._base
+    if b is None or b._grad_fn is None:
+        return
+    tm, bm = t._meta, b._meta
+    if (tm.view_gen if tm is not None else 0) != (bm.view_gen if bm is not None else 0):
+        cm = tm.creation_meta if tm is not None else None
+        if cm is _NO_GRAD_VIEW:
+            raise RuntimeError("A view was created in no_grad mode and its base or another view "
+                               "of its base has been modified inplace with grad mode enabled. "
+                               "Given that this use case is ambiguous and error-prone, it is "
+                               "forbidden. You can clarify your code by moving both the view "
+                               "and the inplace either both inside the no_grad block (if you "
+                               "don't want the inplace to be tracked) or both outside (if you "
+                               "want the inplace to be tracked).")
+        if cm is not None:
+            raise RuntimeError(f"Output {cm[2]} of {_short_name(cm[1])} is a view and its base "
+                               f"or another view of its base has been modified inplace. This "
+                               f"view was created inside a custom Function (or because an input "
+                               f"was returned as-is) and the autograd logic to handle "
+                               f"view+inplace would override the custom backward associated "
+                               f"with the custom Function, leading to incorrect gradients. This "
+                               f"behavior is forbidden. You can fix this by cloning the output "
+                               f"of the custom Function.")
+        _regenerate_view_grad_fn(t)
+
+
 def current_grad_fn(t):
-    if t._grad_fn is not None and t._base is not None:
-        grad_edge(t)
+    if t._view_info is not None:
+        _refresh_view(t)
     return t._grad_fn
 
 
@@ -393,10 +663,11 @@ def record(op, args, outputs, inplace=False):
     saved_versions = []
     saved = op.saved_args
     stored = list(args)
+    packed = False
     for i, is_list, _ in op.tensor_args:
         a = args[i]
         if is_list:
-            node._list_lens[i] = a
+            node._list_lens[i] = len(a)
             for x in a:
                 edges.append(grad_edge(x))
                 metas.append((x._data.shape, x._data.dtype))
@@ -406,7 +677,12 @@ def record(op, args, outputs, inplace=False):
             if i in saved:
                 if inplace and i == 0:
                     a = stored[0] = _snapshot(a)
-                saved_versions.append((a, a._version))
+                p = _pack(a) if _hook_state.stack else None
+                if p is None:
+                    saved_versions.append((a, a._version))
+                else:
+                    stored[i] = p
+                    packed = True
             else:
                 stored[i] = None
         else:
@@ -419,6 +695,7 @@ def record(op, args, outputs, inplace=False):
     node.released = False
     node._needs = None
     node.result = None
+    node.packed = packed
     if inplace:
         self = args[0]
         node.out_metas = [(self._data.shape, self._data.dtype)]
@@ -434,10 +711,19 @@ def record(op, args, outputs, inplace=False):
             out_metas.append(None)
     node.out_metas = out_metas
     if op.saves_result:
-        node.result = outputs[0] if len(outputs) == 1 else outputs
-        for o in outputs:
-            saved_versions.append((o, o._version))
+        _save_result(node, outputs)
     return node
+
+
+def _save_result(node, outputs):
+    if _hook_state.stack:
+        ps = tuple(_pack(o) for o in outputs)
+        node.result = ps[0] if len(ps) == 1 else ps
+        node.packed = True
+        return
+    node.result = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    for o in outputs:
+        node.saved_versions.append((o, o._version))
 
 
 def _snapshot(t):
@@ -461,21 +747,23 @@ def bump_version(t):
         b._vc += 1
 
 
-def rebase_history(t, node):
-    """After an in-place op on ``t`` recorded as ``node``: ``t`` is now that node's output.
-    When ``t`` is a view, its base's history becomes a CopySlices node."""
-    if node.op.saves_result:
-        node.result = t
-        node.saved_versions.append((t, t._version))
+def rebase_history(t, node, output_nr=0):
+    """After an in-place op on ``t`` recorded as ``node``: ``t`` is now that node's output
+    ``output_nr``. When ``t`` is a view, its base's history becomes a CopySlices node."""
+    if isinstance(node, OpNode) and node.op.saves_result:
+        _save_result(node, (t,))
     b = t._base
     if b is None or t._view_info is None:
         t._grad_fn = node
-        t._output_nr = 0
+        t._output_nr = output_nr
         t._requires_grad = True
+        if b is None:
+            # views of ``t`` taken before this write must regenerate their grad_fn
+            t._autograd_meta().view_gen += 1
         return
     # Note [view + in-place]
     cs = CopySlices()
-    cs.next_functions = (grad_edge(b), (node, 0))
+    cs.next_functions = (grad_edge(b), (node, output_nr))
     cs.view_info = _view_chain(t)
     mask = np.zeros(b._data.shape, np.bool_)
     replay_view(cs.view_info, _make(mask))._data[...] = True
@@ -529,11 +817,41 @@ def set_view(out, src, op, args, k=None):
     if not isinstance(src, Tensor):
         return
     b = src._base
-    out._base = src if b is None else b
+    root = out._base = src if b is None else b
     out._view_info = (op, args, k)
-    bm = out._base._meta
+    bm = root._meta
     if bm is not None and bm.view_gen:
         out._autograd_meta().view_gen = bm.view_gen
+    if not state.grad_enabled and (src._requires_grad or root._requires_grad):
+        out._autograd_meta().creation_meta = _NO_GRAD_VIEW
+
+
+_NO_GRAD_VIEW = ("no_grad",)
+
+
+def check_inplace(t):
+    """Raise torch's error for an in-place op (with grad mode on) on a view that autograd
+    cannot rebase: one created in no_grad mode from a tensor requiring grad, or an output of
+    a custom Function that is a view. The dispatcher calls this before in-place kernels."""
+    m = t._meta
+    if m is None or m.creation_meta is None or not state.grad_enabled:
+        return
+    cm = m.creation_meta
+    if cm is _NO_GRAD_VIEW:
+        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
+                           "with grad mode enabled. Given that this use case is ambiguous and "
+                           "error-prone, it is forbidden. You can clarify your code by moving "
+                           "both the view and the inplace either both inside the no_grad block "
+                           "(if you don't want the inplace to be tracked) or both outside (if "
+                           "you want the inplace to be tracked).")
+    node, nr = cm[1], cm[2]
+    raise RuntimeError(f"Output {nr} of {_short_name(node)} is a view and is being modified "
+                       f"inplace. This view was created inside a custom Function (or because "
+                       f"an input was returned as-is) and the autograd logic to handle "
+                       f"view+inplace would override the custom backward associated with the "
+                       f"custom Function, leading to incorrect gradients. This behavior is "
+                       f"forbidden. You can fix this by cloning the output of the custom "
+                       f"Function.")
 
 
 # -------------------------------------------------------------------- hooks
@@ -558,3 +876,79 @@ def retain_grad(t):
     if node._retain_hooks is None:
         node._retain_hooks = {}
     node._retain_hooks[t._output_nr] = weakref.ref(t)
+
+
+def register_post_accumulate_grad_hook(t, hook):
+    """``hook(tensor)`` runs after a gradient was accumulated into the leaf's ``.grad``."""
+    if not t._requires_grad:
+        raise RuntimeError("cannot register a hook on a tensor that doesn't require gradient")
+    if t._grad_fn is not None:
+        raise RuntimeError("post accumulate grad hooks cannot be registered on non-leaf tensors")
+    m = t._autograd_meta()
+    if m.post_acc_hooks is None:
+        m.post_acc_hooks = []
+    h = RemovableHandle(m.post_acc_hooks)
+    m.post_acc_hooks.append((h.id, hook))
+    return h
+
+
+class _MultiHandle(RemovableHandle):
+    def __init__(self, handles):
+        self.handles = handles
+
+    def remove(self):
+        for h in self.handles:
+            h.remove()
+
+
+def register_multi_grad_hook(tensors, fn, *, mode="all"):
+    """Register ``fn`` over several tensors. ``mode="all"``: ``fn(grads)`` once per backward
+    call, after every gradient among ``tensors`` that this call computes is ready (None for
+    the others). ``mode="any"``: ``fn(grad)`` on the first gradient computed."""
+    from ember.autograd import engine
+    if mode not in ("all", "any"):
+        raise ValueError(f"Expects mode to be one of ('all', 'any') but got {mode}")
+    tensors = tuple(tensors)
+    lock = threading.Lock()
+    if mode == "any":
+        seen = {}
+
+        def make_any(i):
+            def hook(grad):
+                task = engine.current_task()
+                with lock:
+                    if seen.get("task") is task:
+                        return None
+                    seen["task"] = task
+                fn(grad)
+                return None
+            return hook
+        return _MultiHandle(tuple(t.register_hook(make_any(i)) for i, t in enumerate(tensors)
+                                  if t.requires_grad))
+
+    per_task = {}
+
+    def make_all(i):
+        def hook(grad):
+            task = engine.current_task()
+            with lock:
+                entry = per_task.get(id(task))
+                if entry is None or entry[0] is not task:
+                    expected = sum(1 for t in tensors if t.requires_grad and
+                                   engine.will_run(task, grad_edge(t)[0]))
+                    entry = per_task[id(task)] = [task, [None] * len(tensors), expected]
+                entry[1][i] = grad
+                entry[2] -= 1
+                done = entry[2] <= 0
+                if done:
+                    del per_task[id(task)]
+            if done:
+                fn(tuple(entry[1]))
+            return None
+        return hook
+    return _MultiHandle(tuple(t.register_hook(make_all(i)) for i, t in enumerate(tensors)
+                              if t.requires_grad))
+
+
+def allow_mutation_on_saved_tensors():
+    raise NotImplementedError("allow_mutation_on_saved_tensors is not supported by ember")

@@ -65,4 +65,8 @@ OPS = [
            op_records=("reshape",)),
     OpInfo("view", lambda x, s: np.reshape(x, s), _view_samples, dtypes=ALL_REAL, function=False,
            error_inputs=_view_errors, op_records=("view",)),
+    OpInfo("real", np.real, unary_samples(), dtypes=FLOATS + COMPLEX, method=False,
+           grad_dtypes=("float64", "complex128"), op_records=("real",)),
+    OpInfo("imag", np.imag, unary_samples(), dtypes=COMPLEX, method=False,
+           grad_dtypes=("complex128",), op_records=("imag",)),
 ]

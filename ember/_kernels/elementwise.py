@@ -1,0 +1,749 @@
+"""Kernels of the elementwise ops (ember/_ops/elementwise.py): NumPy arrays in, arrays out.
+
+Arguments arrive already promoted by the dispatcher (a Python number stays a Python number).
+Kernels check the dtypes torch rejects and raise torch's exception class and message; the
+floating-point ones run with NumPy's warnings silenced (torch never warns on ``log(0)``).
+"""
+import builtins
+import math
+
+import numpy as np
+
+# torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
+_TNAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
+          "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
+          "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+# ------------------------------------------------------------------ helpers
+
+try:  # NumPy >= 2: set the error state through its context variable (~5x cheaper)
+    from numpy._core._ufunc_config import _extobj_contextvar as _cv
+    from numpy._core.umath import _make_extobj
+    _IGNORE = _make_extobj(all="ignore")
+
+    def quiet(fn):
+        """``fn`` with NumPy's floating-point warnings silenced."""
+        def kernel(*args):
+            tok = _cv.set(_IGNORE)
+            try:
+                return fn(*args)
+            finally:
+                _cv.reset(tok)
+        kernel.__name__ = getattr(fn, "__name__", "kernel")
+        kernel.__doc__ = fn.__doc__
+        return kernel
+except ImportError:  # pragma: no cover
+    def quiet(fn):
+        def kernel(*args):
+            with np.errstate(all="ignore"):
+                return fn(*args)
+        kernel.__name__ = getattr(fn, "__name__", "kernel")
+        kernel.__doc__ = fn.__doc__
+        return kernel
+
+
+def dtype_of(*xs):
+    """The computation dtype: the first array's (the dispatcher promoted them alike)."""
+    for x in xs:
+        if isinstance(x, np.ndarray):
+            return x.dtype
+    return np.result_type(*[x for x in xs if x is not None])
+
+
+def tname(dt):
+    return _TNAME.get(np.dtype(dt).name, str(dt))
+
+
+def not_implemented(name, dt):
+    raise NotImplementedError(f'"{name}" not implemented for \'{tname(dt)}\'')
+
+
+def _kind(dt):
+    k = dt.kind
+    return "f" if k == "V" and dt.name == "bfloat16" else k
+
+
+def check_kinds(name, allowed, *xs):
+    """NotImplementedError like torch's dispatch macros when the dtype kind is not allowed
+    (kinds: b bool, i/u integer, f floating, c complex)."""
+    dt = dtype_of(*xs)
+    if _kind(dt) not in allowed:
+        not_implemented(name, dt)
+    return dt
+
+
+def _up(a):
+    """float16/bfloat16 arrays computed in float32 (SciPy has no kernels for them)."""
+    if isinstance(a, np.ndarray) and a.dtype.itemsize == 2 and _kind(a.dtype) == "f":
+        return a.astype(np.float32)
+    return a
+
+
+_SP = None
+
+
+def special():
+    global _SP
+    if _SP is None:
+        import scipy.special as sp
+        _SP = sp
+    return _SP
+
+
+def _check_int_zero(b):
+    if isinstance(b, np.ndarray):
+        if not b.all():
+            raise RuntimeError("ZeroDivisionError")
+    elif b == 0:
+        raise RuntimeError("ZeroDivisionError")
+
+
+# ------------------------------------------------------------------ unary, floating results
+# (inputs arrive as floating or complex: the records promote integers to the default float)
+
+sqrt = quiet(np.sqrt)
+exp2 = quiet(np.exp2)
+expm1 = quiet(np.expm1)
+log = quiet(np.log)
+log2 = quiet(np.log2)
+log10 = quiet(np.log10)
+log1p = quiet(np.log1p)
+sin = quiet(np.sin)
+cos = quiet(np.cos)
+tan = quiet(np.tan)
+asin = quiet(np.arcsin)
+acos = quiet(np.arccos)
+atan = quiet(np.arctan)
+sinh = quiet(np.sinh)
+cosh = quiet(np.cosh)
+tanh = quiet(np.tanh)
+asinh = quiet(np.arcsinh)
+acosh = quiet(np.arccosh)
+atanh = quiet(np.arctanh)
+reciprocal = quiet(np.reciprocal)
+
+
+@quiet
+def rsqrt(a):
+    return np.reciprocal(np.sqrt(a))
+
+
+@quiet
+def sigmoid(a):
+    if _kind(dtype_of(a)) == "c":
+        return np.reciprocal(1 + np.exp(np.negative(a)))
+    return special().expit(a)
+
+
+@quiet
+def sinc(a):
+    return np.sinc(a)
+
+
+def _real_only(name, a, msg=None):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        if msg:
+            raise RuntimeError(msg)
+        not_implemented(name, dt)
+
+
+@quiet
+def deg2rad(a):
+    _real_only("", a, "deg2rad is not supported for complex tensors.")
+    return np.deg2rad(a)
+
+
+@quiet
+def rad2deg(a):
+    _real_only("", a, "rad2deg is not supported for complex tensors.")
+    return np.rad2deg(a)
+
+
+@quiet
+def logit(a, eps=None):
+    _real_only("logit_cpu", a)
+    if eps is not None:
+        a = np.clip(a, eps, 1 - eps)
+    return np.log(a / (1 - a))
+
+
+def _scipy_unary(torch_name, sp_name):
+    @quiet
+    def kernel(a):
+        _real_only(torch_name, a)
+        return getattr(special(), sp_name)(_up(a))
+    kernel.__name__ = sp_name
+    return kernel
+
+
+erf = _scipy_unary("erf_vml_cpu", "erf")
+erfc = _scipy_unary("erfc_vml_cpu", "erfc")
+erfinv = _scipy_unary("erfinv_vml_cpu", "erfinv")
+lgamma = _scipy_unary("lgamma_vml_cpu", "gammaln")
+digamma = _scipy_unary("digamma", "psi")
+i0 = _scipy_unary("i0_vml_cpu", "i0")
+i1 = _scipy_unary("i1_vml_cpu", "i1")
+
+
+@quiet
+def polygamma(a, n):
+    if n < 0:
+        raise RuntimeError("polygamma(n, x) does not support negative n.")
+    _real_only("trigamma" if n == 1 else "polygamma", a)
+    if n == 0:
+        return special().psi(_up(a))
+    return special().polygamma(n, _up(a))
+
+
+@quiet
+def mvlgamma(a, p):
+    if p < 1:
+        raise RuntimeError("p has to be greater than or equal to 1")
+    _real_only("arange_cpu", a)
+    a = _up(a)
+    j = np.arange(p, dtype=a.dtype) / 2
+    r = special().gammaln(np.asarray(a)[..., None] - j).sum(-1)
+    return r + p * (p - 1) / 4 * math.log(math.pi)
+
+
+def angle(a, float_dtype):
+    """Angle of complex numbers; 0 / pi (nan for nan) for real ones; integers give floats."""
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        return np.angle(a)
+    if dt.kind in "biu":
+        return np.where(np.asarray(a) < 0, np.pi, 0.0).astype(float_dtype)
+    a = np.asarray(a)
+    return np.where(a < 0, np.asarray(np.pi, a.dtype), np.where(np.isnan(a), a, 0)).astype(dt)
+
+
+# ------------------------------------------------------------------ unary, dtype kept
+
+
+def abs(a):
+    check_kinds("abs_cpu", "iufc", a)
+    return np.abs(a)
+
+
+def abs_inplace(a):
+    if dtype_of(a).kind == "c":
+        raise RuntimeError("In-place abs is not supported for complex tensors.")
+    return abs(a)
+
+
+def sign(a):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        raise NotImplementedError("Unlike NumPy, torch.sign is not intended to support complex "
+                                  "numbers. Please use torch.sgn instead.")
+    return _sign_real(a, dt)
+
+
+def _sign_real(a, dt):
+    if dt.kind == "b":
+        return np.array(a, copy=True)
+    if dt.kind in "iu":
+        return np.sign(a)
+    r = np.sign(a)              # torch: (0 < a) - (a < 0), so sign(nan) == 0
+    nan = r != r
+    if nan.any():
+        r[nan] = 0
+    return r
+
+
+@quiet
+def sgn(a):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        a = np.asarray(a)
+        m = np.abs(a)
+        return np.where(m == 0, 0, a / np.where(m == 0, 1, m)).astype(dt)
+    return _sign_real(a, dt)
+
+
+def square(a):
+    if dtype_of(a).kind == "b":
+        a = np.asarray(a, np.int64)
+    return np.square(a)
+
+
+def _rounding(name, fn):
+    def kernel(a):
+        dt = dtype_of(a)
+        if dt.kind == "b":
+            not_implemented(f"{name}_vml_cpu", dt)
+        if dt.kind == "c":
+            if name == "round":
+                not_implemented("round_vml_cpu", dt)
+            raise NotImplementedError(f"{name} is not supported for complex inputs")
+        if dt.kind in "iu":
+            return np.array(a, copy=True)
+        return fn(a)
+    kernel.__name__ = name
+    return kernel
+
+
+floor = _rounding("floor", np.floor)
+ceil = _rounding("ceil", np.ceil)
+trunc = _rounding("trunc", np.trunc)
+round = _rounding("round", np.rint)
+
+
+@quiet
+def round_decimals(a, decimals):
+    dt = dtype_of(a)
+    if _kind(dt) != "f":
+        not_implemented("round_vml_cpu" if decimals == 0 else "round_cpu", dt)
+    a = np.asarray(a)
+    if decimals == 0:
+        return np.rint(a)
+    ten = np.asarray(10.0 ** builtins.abs(decimals), a.dtype)
+    if decimals > 0:
+        return np.rint(a * ten) / ten
+    return np.rint(a / ten) * ten
+
+
+
+@quiet
+def frac(a):
+    check_kinds("frac_cpu", "f", a)
+    return np.subtract(a, np.trunc(a))
+
+
+def relu(a):
+    dt = dtype_of(a)
+    if dt.kind == "b":
+        raise RuntimeError("Boolean inputs not supported for relu")
+    if dt.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    return np.maximum(a, np.zeros((), dt))
+
+
+def nan_to_num(a, nan=None, posinf=None, neginf=None):
+    dt = dtype_of(a)
+    if _kind(dt) not in "fc":
+        return np.array(a, copy=True)
+    return np.nan_to_num(a, copy=True, nan=0.0 if nan is None else nan, posinf=posinf,
+                         neginf=neginf)
+
+
+def bitwise_not(a):
+    check_kinds("bitwise_not_cpu", "biu", a)
+    return np.invert(a)
+
+
+def logical_not(a):
+    return np.logical_not(a)
+
+
+def isnan(a):
+    return np.isnan(a) if _kind(dtype_of(a)) in "fc" else np.zeros(np.shape(a), np.bool_)
+
+
+def isinf(a):
+    return np.isinf(a) if _kind(dtype_of(a)) in "fc" else np.zeros(np.shape(a), np.bool_)
+
+
+def isfinite(a):
+    return np.isfinite(a) if _kind(dtype_of(a)) in "fc" else np.ones(np.shape(a), np.bool_)
+
+
+def isposinf(a):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        raise RuntimeError("isposinf does not support complex inputs.")
+    return np.isposinf(a) if _kind(dt) == "f" else np.zeros(np.shape(a), np.bool_)
+
+
+def isneginf(a):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        raise RuntimeError("isneginf does not support complex inputs.")
+    return np.isneginf(a) if _kind(dt) == "f" else np.zeros(np.shape(a), np.bool_)
+
+
+def isreal(a):
+    if dtype_of(a).kind == "c":
+        return np.equal(np.imag(a), 0)
+    return np.ones(np.shape(a), np.bool_)
+
+
+def signbit(a):
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        raise NotImplementedError("signbit is not implemented for complex tensors.")
+    if dt.kind in "bu":
+        return np.zeros(np.shape(a), np.bool_)
+    if dt.kind == "i":
+        return np.less(a, 0)
+    return np.signbit(a)
+
+
+def frexp(a):
+    if _kind(dtype_of(a)) != "f":
+        raise RuntimeError("torch.frexp() only supports floating-point dtypes")
+    m, e = np.frexp(a)
+    return m, e.astype(np.int32, copy=False)
+
+
+# ------------------------------------------------------------------ binary arithmetic
+
+
+def _int_pow(a, b):
+    """Integer power with torch's rules for negative exponents held in a tensor."""
+    if not isinstance(b, np.ndarray):
+        if b < 0:
+            raise RuntimeError("Integers to negative integer powers are not allowed.")
+        return np.power(a, b)
+    neg = b < 0
+    if not neg.any():
+        return np.power(a, b)
+    r = np.power(a, np.where(neg, 0, b).astype(b.dtype, copy=False))
+    a_ = np.asarray(a)
+    odd = np.remainder(b, 2) != 0
+    special_ = np.where(a_ == 1, 1, np.where(a_ == -1, np.where(odd, -1, 1), 0))
+    return np.where(neg, special_, r)
+
+
+@quiet
+def pow(a, b):
+    dt = dtype_of(a, b)
+    if dt.kind == "b":
+        not_implemented("pow", dt)
+    if dt.kind in "iu":
+        return _int_pow(a, b)
+    return np.power(a, b)
+
+
+@quiet
+def remainder(a, b):
+    dt = check_kinds("remainder_cpu", "iuf", a, b)
+    if dt.kind in "iu":
+        _check_int_zero(b)
+    return np.remainder(a, b)
+
+
+@quiet
+def fmod(a, b):
+    dt = check_kinds("fmod_cpu", "iuf", a, b)
+    if dt.kind in "iu":
+        _check_int_zero(b)
+    return np.fmod(a, b)
+
+
+@quiet
+def true_divide(a, b):
+    return np.true_divide(a, b)
+
+
+def _trunc_div_int(a, b):
+    q = np.floor_divide(a, b)
+    fix = (np.remainder(a, b) != 0) & ((np.asarray(a) < 0) != (np.asarray(b) < 0))
+    return np.where(fix, q + 1, q) if fix.any() else q
+
+
+@quiet
+def div_mode(a, b, rounding_mode=None):
+    if rounding_mode is None:
+        return np.true_divide(a, b)
+    if rounding_mode == "trunc":
+        dt = check_kinds("div_trunc_cpu", "iuf", a, b)
+        if dt.kind in "iu":
+            _check_int_zero(b)
+            return _trunc_div_int(a, b)
+        return np.trunc(np.true_divide(a, b))
+    if rounding_mode == "floor":
+        return floor_divide(a, b)
+    raise RuntimeError(f"div expected rounding_mode to be one of None, 'trunc', or 'floor' but "
+                       f"found '{rounding_mode}'")
+
+
+@quiet
+def floor_divide(a, b):
+    dt = check_kinds("div_floor_cpu", "iuf", a, b)
+    if dt.kind in "iu":
+        _check_int_zero(b)
+    return np.floor_divide(a, b)
+
+
+def rsub(a, b, alpha=1):
+    """``other - alpha * self`` (bool inputs are rejected by the front, before promotion)."""
+    return np.subtract(b, a) if alpha == 1 else np.subtract(b, np.multiply(a, alpha))
+
+
+@quiet
+def atan2(a, b):
+    check_kinds("atan2_cpu", "f", a, b)
+    return np.arctan2(a, b)
+
+
+@quiet
+def hypot(a, b):
+    check_kinds("hypot_cpu", "f", a, b)
+    return np.hypot(a, b)
+
+
+def _no_complex_rt(name, a, b):
+    dt = dtype_of(a, b)
+    if dt.kind == "c":
+        raise RuntimeError(f"{name} not implemented for complex tensors.")
+    return dt
+
+
+def maximum(a, b):
+    _no_complex_rt("maximum", a, b)
+    return np.maximum(a, b)
+
+
+def minimum(a, b):
+    _no_complex_rt("minimum", a, b)
+    return np.minimum(a, b)
+
+
+def fmax(a, b):
+    _no_complex_rt("fmax", a, b)
+    return np.fmax(a, b)
+
+
+def fmin(a, b):
+    _no_complex_rt("fmin", a, b)
+    return np.fmin(a, b)
+
+
+def copysign(a, b):
+    check_kinds("copysign_cpu", "f", a, b)
+    return np.copysign(a, b)
+
+
+def nextafter(a, b):
+    check_kinds("nextafter_cpu", "f", a, b)
+    return np.nextafter(a, b)
+
+
+@quiet
+def xlogy(a, b):
+    check_kinds("xlogy_cpu", "f", a, b)
+    a_, b_ = np.asarray(a), np.asarray(b)
+    r = np.multiply(a_, np.log(b_))
+    r = np.where(a_ == 0, np.zeros((), r.dtype), r)
+    return np.where(np.isnan(b_), b_, r)
+
+
+@quiet
+def logaddexp(a, b):
+    dt = check_kinds("logaddexp_cpu", "fc", a, b)
+    if dt.kind != "c":
+        return np.logaddexp(a, b)
+    a_, b_ = np.asarray(a, dt), np.asarray(b, dt)
+    m = np.where(a_.real >= b_.real, a_, b_)
+    m = np.where(np.isinf(m.real), 0, m)      # keep inf - inf out of the shifted sum
+    return m + np.log(np.exp(a_ - m) + np.exp(b_ - m))
+
+
+@quiet
+def logaddexp2(a, b):
+    check_kinds("logaddexp2_cpu", "f", a, b)
+    return np.logaddexp2(a, b)
+
+
+def heaviside(a, b):
+    da, db = dtype_of(a), dtype_of(b)
+    if da.kind == "c" or db.kind == "c":
+        raise RuntimeError("heaviside is not yet implemented for complex tensors.")
+    if isinstance(b, np.ndarray) and isinstance(a, np.ndarray) and da != db:
+        raise RuntimeError("heaviside is not yet implemented for tensors with different dtypes.")
+    a = np.asarray(a)
+    return np.where(a == 0, b, a > 0).astype(da)
+
+
+def gcd(a, b):
+    check_kinds("gcd_cpu", "iu", a, b)
+    return np.gcd(a, b)
+
+
+def lcm(a, b):
+    check_kinds("lcm_cpu", "iu", a, b)
+    return np.lcm(a, b)
+
+
+def _lerp_check(a, b, w):
+    da = dtype_of(a)
+    if isinstance(b, np.ndarray) and b.dtype != da:
+        raise RuntimeError(f"expected dtype {_pyname(da)} for `end` but got dtype "
+                           f"{_pyname(b.dtype)}")
+    if isinstance(w, np.ndarray) and w.dtype != da:
+        raise RuntimeError(f"expected dtype {_pyname(da)} for `weight` but got dtype "
+                           f"{_pyname(w.dtype)}")
+    if _kind(da) not in "fc":
+        not_implemented("lerp_kernel_scalar" if not isinstance(w, np.ndarray)
+                        else "lerp_kernel_tensor", da)
+    if isinstance(w, complex) and da.kind != "c":
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    return da
+
+
+def _pyname(dt):
+    return {"float32": "float", "float64": "double", "float16": "c10::Half",
+            "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
+            "int64": "long int", "int32": "int"}.get(np.dtype(dt).name, np.dtype(dt).name)
+
+
+@quiet
+def lerp(a, b, w):
+    dt = _lerp_check(a, b, w)
+    a = np.asarray(a)
+    d = np.subtract(b, a)
+    small = np.abs(w) < 0.5
+    r = np.where(small, a + w * d, b - d * (1 - np.asarray(w)))
+    return r.astype(dt, copy=False)
+
+
+def _value(value, dt):
+    if dt.kind in "iu":
+        if isinstance(value, complex) or isinstance(value, float) and not math.isfinite(value):
+            raise RuntimeError("value cannot be converted to type int64_t without overflow")
+        return dt.type(int(value))
+    if dt.kind != "c" and isinstance(value, complex):
+        raise RuntimeError("value cannot be converted to type float without overflow")
+    return value
+
+
+def addcmul(a, t1, t2, value=1):
+    dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
+    value = _value(value, dt)
+    return np.add(a, np.multiply(np.multiply(t1, t2), value) if value != 1
+                  else np.multiply(t1, t2))
+
+
+_ADDCDIV_INT = ("Integer division with addcdiv is no longer supported, and in a future  release "
+                "addcdiv will perform a true division of tensor1 and tensor2. The historic "
+                "addcdiv behavior can be implemented as (input + value * torch.trunc(tensor1 / "
+                "tensor2)).to(input.dtype) for integer inputs and as (input + value * tensor1 / "
+                "tensor2) for float inputs. The future addcdiv behavior is just the latter "
+                "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
+
+
+@quiet
+def addcdiv(a, t1, t2, value=1):
+    dt = dtype_of(a, t1, t2)
+    if dt.kind in "biu":      # (integer tensor1 and tensor2 are rejected by the front)
+        raise RuntimeError(_ADDCDIV_INT)
+    value = _value(value, dt)
+    q = np.true_divide(t1, t2)
+    return np.add(a, np.multiply(q, value) if value != 1 else q)
+
+
+# ------------------------------------------------------------------ clamp
+
+
+def clamp(a, lo=None, hi=None):
+    if lo is None and hi is None:
+        raise RuntimeError("torch.clamp: At least one of 'min' or 'max' must not be None")
+    dt = dtype_of(a)
+    if dt.kind == "c":
+        raise NotImplementedError("clamp is not supported for complex types")
+    if dt.kind == "b":
+        tens = isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray)
+        not_implemented("clamp_cpu" if tens else "clamp_scalar_cpu", dt)
+    if lo is None:
+        return np.minimum(a, hi)
+    if hi is None:
+        return np.maximum(a, lo)
+    return np.clip(a, lo, hi)    # == minimum(maximum(a, lo), hi), NaN-propagating, one pass
+
+
+def clamp_min(a, lo):
+    return clamp(a, lo, None)
+
+
+def clamp_max(a, hi):
+    return clamp(a, None, hi)
+
+
+# ------------------------------------------------------------------ bitwise / logical
+
+
+def _bitwise(name, ufunc):
+    def kernel(a, b):
+        check_kinds(name, "biu", a, b)
+        return ufunc(a, b)
+    kernel.__name__ = name
+    return kernel
+
+
+bitwise_and = _bitwise("bitwise_and_cpu", np.bitwise_and)
+bitwise_or = _bitwise("bitwise_or_cpu", np.bitwise_or)
+bitwise_xor = _bitwise("bitwise_xor_cpu", np.bitwise_xor)
+
+
+def _shift_parts(a, b, name):
+    dt = check_kinds(name, "iu", a, b)
+    bits = dt.itemsize * 8
+    bb = np.asarray(b)
+    bad = (bb < 0) | (bb >= bits)
+    safe = np.where(bad, 0, bb).astype(dt, copy=False) if bad.any() else bb.astype(dt,
+                                                                                   copy=False)
+    return dt, bits, bad, safe
+
+
+def bitwise_left_shift(a, b):
+    dt, bits, bad, safe = _shift_parts(a, b, "lshift_cpu")
+    r = np.left_shift(a, safe)
+    return np.where(bad, np.zeros((), dt), r) if bad.any() else r
+
+
+def bitwise_right_shift(a, b):
+    dt, bits, bad, safe = _shift_parts(a, b, "rshift_cpu")
+    r = np.right_shift(a, safe)
+    if bad.any():
+        fill = np.right_shift(a, bits - 1) if dt.kind == "i" else np.zeros((), dt)
+        r = np.where(bad, fill, r)
+    return r
+
+
+logical_and = np.logical_and
+logical_or = np.logical_or
+logical_xor = np.logical_xor
+
+
+# ------------------------------------------------------------------ comparisons
+
+
+def _ordered(name, ufunc):
+    def kernel(a, b):
+        dt = dtype_of(a, b)
+        if dt.kind == "c":
+            not_implemented(name, dt)
+        return ufunc(a, b)
+    kernel.__name__ = name
+    return kernel
+
+
+eq = np.equal
+ne = np.not_equal
+lt = _ordered("lt_cpu", np.less)
+le = _ordered("le_cpu", np.less_equal)
+gt = _ordered("gt_cpu", np.greater)
+ge = _ordered("ge_cpu", np.greater_equal)
+
+
+# ------------------------------------------------------------------ activations
+
+
+@quiet
+def gelu(a, approximate="none"):
+    if approximate not in ("none", "tanh"):
+        raise RuntimeError("approximate argument must be either none or tanh.")
+    check_kinds("GeluKernelImpl", "f", a)
+    a = _up(np.asarray(a))
+    if approximate == "tanh":
+        k = math.sqrt(2 / math.pi)
+        return 0.5 * a * (1 + np.tanh(k * (a + 0.044715 * a * a * a)))
+    return 0.5 * a * (1 + special().erf(a / math.sqrt(2)))
+
+
+@quiet
+def silu(a):
+    check_kinds("silu_cpu", "fc", a)
+    return np.multiply(a, sigmoid(a))

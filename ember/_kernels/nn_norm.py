@@ -1,0 +1,257 @@
+"""Kernels of the fused normalisation and loss records (NumPy only; see ember/_ops/nn_norm.py
+and ember/_ops/nn_loss.py)."""
+import numpy as np
+
+
+def _acc(a):
+    """Accumulation dtype: float32 for half types, the input's otherwise."""
+    return np.float32 if a.dtype.itemsize < 4 else a.dtype
+
+
+# -------------------------------------------------------------------- batch norm
+
+def _channel_shape(x):
+    return (1, x.shape[1]) + (1,) * (x.ndim - 2)
+
+
+def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
+    """Returns (output, batch mean, biased batch variance); in eval mode the statistics
+    are the running ones."""
+    axes = (0,) + tuple(range(2, x.ndim))
+    xa = x.astype(_acc(x), copy=False)
+    if training:
+        mean = xa.mean(axis=axes)
+        var = np.mean(np.square(xa - mean.reshape(_channel_shape(x))), axis=axes)
+    else:
+        mean = np.asarray(running_mean, dtype=xa.dtype)
+        var = np.asarray(running_var, dtype=xa.dtype)
+    cs = _channel_shape(x)
+    invstd = 1.0 / np.sqrt(var + eps)
+    y = (xa - mean.reshape(cs)) * invstd.reshape(cs)
+    if weight is not None:
+        y = y * np.asarray(weight).reshape(cs)
+    if bias is not None:
+        y = y + np.asarray(bias).reshape(cs)
+    return (np.ascontiguousarray(y, dtype=x.dtype), mean.astype(x.dtype),
+            var.astype(x.dtype))
+
+
+# -------------------------------------------------------------------- layer norm
+
+def layer_norm(x, normalized_shape, weight, bias, eps):
+    k = len(normalized_shape)
+    if tuple(x.shape[x.ndim - k:]) != tuple(normalized_shape) or x.ndim < k:
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"[{', '.join(str(s) for s in x.shape)}]")
+    axes = tuple(range(x.ndim - k, x.ndim))
+    xa = x.astype(_acc(x), copy=False)
+    mean = xa.mean(axis=axes, keepdims=True) if xa.size else np.zeros_like(xa)
+    xc = xa - mean
+    var = np.mean(np.square(xc), axis=axes, keepdims=True) if xa.size else xc
+    y = xc / np.sqrt(var + eps)
+    if weight is not None:
+        y = y * weight
+    if bias is not None:
+        y = y + bias
+    return np.ascontiguousarray(y, dtype=x.dtype)
+
+
+# -------------------------------------------------------------------- nll loss
+
+_RED = {0: "none", 1: "mean", 2: "sum"}
+
+
+def _nll_prep(x, target, weight, ignore_index):
+    """Flattened (M, C) view of ``x`` with class dim last, flat targets, their weights
+    (zero where ignored) and the safe target indices."""
+    if x.ndim == 1:
+        x2 = x.reshape(1, -1)
+    else:
+        x2 = np.moveaxis(x, 1, -1).reshape(-1, x.shape[1])
+    C = x2.shape[1]
+    t = np.asarray(target).reshape(-1).astype(np.int64)
+    mask = t != ignore_index
+    bad = mask & ((t < 0) | (t >= C))
+    if bad.any():
+        raise IndexError(f"Target {t[bad][0]} is out of bounds.")
+    ts = np.where(mask, t, 0)
+    w = np.ones(C, dtype=x.dtype) if weight is None else np.asarray(weight, dtype=x.dtype)
+    tw = np.where(mask, w[ts] if C else 0, 0).astype(x.dtype)
+    return x2, ts, tw
+
+
+def nll_loss(x, target, weight, reduction, ignore_index):
+    x2, ts, tw = _nll_prep(x, target, weight, ignore_index)
+    picked = x2[np.arange(x2.shape[0]), ts] if x2.shape[1] else np.zeros(len(ts), x.dtype)
+    losses = -picked * tw
+    if reduction == 0:
+        return np.ascontiguousarray(losses.reshape(np.shape(target)), dtype=x.dtype)
+    total = losses.sum(dtype=x.dtype)
+    if reduction == 2:
+        return np.asarray(total, dtype=x.dtype)
+    with np.errstate(divide="ignore", invalid="ignore"):
+        return np.asarray(total / tw.sum(dtype=x.dtype), dtype=x.dtype)
+
+
+def nll_loss_backward(grad, target, weight, shape, reduction, ignore_index):
+    """Dense gradient of nll_loss with respect to its input (linear in ``grad``)."""
+    grad = np.asarray(grad)
+    dt = grad.dtype
+    z = np.zeros(tuple(shape), dtype=dt)
+    x2 = z.reshape(1, -1) if z.ndim == 1 else np.moveaxis(z, 1, -1).reshape(-1, shape[1])
+    _, ts, tw = _nll_prep(x2, target, weight, ignore_index)
+    if reduction == 0:
+        g = grad.reshape(-1)
+    elif reduction == 2:
+        g = np.broadcast_to(grad, tw.shape)
+    else:
+        g = np.broadcast_to(grad / tw.sum(dtype=dt), tw.shape)
+    out = np.zeros_like(x2)
+    if out.shape[1]:
+        out[np.arange(out.shape[0]), ts] = -g * tw
+    if len(shape) == 1:
+        return out.reshape(shape)
+    moved = out.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],))
+    return np.ascontiguousarray(np.moveaxis(moved, -1, 1))
+
+
+# -------------------------------------------------------------------- CTC loss
+
+def _ctc_targets(targets, target_lengths, N):
+    tl = np.asarray(target_lengths, dtype=np.int64).reshape(-1)
+    t = np.asarray(targets).astype(np.int64)
+    S = int(tl.max()) if tl.size else 0
+    padded = np.zeros((N, max(S, 1)), dtype=np.int64)
+    if t.ndim == 1:
+        offs = np.concatenate([[0], np.cumsum(tl)[:-1]])
+        for n in range(N):        # ragged unpacking (cheap: no per-element work)
+            padded[n, :tl[n]] = t[offs[n]:offs[n] + tl[n]]
+    else:
+        padded[:, :min(S, t.shape[1])] = t[:, :S]
+    return padded, tl, S
+
+
+def _ctc_setup(log_probs, targets, input_lengths, target_lengths, blank):
+    lp = log_probs if log_probs.ndim == 3 else log_probs[:, None, :]
+    T, N, C = lp.shape
+    il = np.asarray(input_lengths, dtype=np.int64).reshape(-1)
+    tgt, tl, S = _ctc_targets(targets, target_lengths, N)
+    if (il > T).any():
+        raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got value "
+                           f"{int(il.max())} (while checking arguments for ctc_loss_cpu)")
+    L = 2 * S + 1
+    ext = np.full((N, L), blank, dtype=np.int64)          # l' = blank, l1, blank, l2 ...
+    ext[:, 1::2] = tgt[:, :S]
+    s_idx = np.arange(L)
+    valid = s_idx[None, :] < (2 * tl[:, None] + 1)
+    # the skip transition s-2 -> s is allowed for labels differing from the one two back
+    skip = np.zeros((N, L), dtype=bool)
+    skip[:, 2:] = (ext[:, 2:] != blank) & (ext[:, 2:] != ext[:, :-2])
+    lpe = np.take_along_axis(lp.astype(np.float64), np.broadcast_to(ext[None], (T, N, L)),
+                             axis=2)                      # (T, N, L)
+    return lp, T, N, C, il, tl, L, ext, valid, skip, lpe
+
+
+def _lse(*xs):
+    m = np.maximum.reduce(xs)
+    ms = np.where(np.isfinite(m), m, 0)
+    with np.errstate(divide="ignore"):
+        return ms + np.log(sum(np.exp(x - ms) for x in xs))
+
+
+def _ctc_alpha(T, N, L, il, tl, valid, skip, lpe):
+    ninf = -np.inf
+    alpha = np.full((T, N, L), ninf)
+    if T == 0:
+        return alpha
+    a0 = np.full((N, L), ninf)
+    a0[:, 0] = lpe[0, :, 0]
+    if L > 1:
+        a0[:, 1] = np.where(tl > 0, lpe[0, :, 1], ninf)
+    alpha[0] = a0
+    for t in range(1, T):
+        prev = alpha[t - 1]
+        p1 = np.concatenate([np.full((N, 1), ninf), prev[:, :-1]], axis=1)
+        p2 = np.concatenate([np.full((N, 2), ninf), prev[:, :-2]], axis=1)
+        p2 = np.where(skip, p2, ninf)
+        cur = _lse(prev, p1, p2) + lpe[t]
+        cur = np.where(valid, cur, ninf)
+        alpha[t] = np.where((t < il)[:, None], cur, prev)   # frozen past the input length
+    return alpha
+
+
+def _ctc_nll(alpha, N, il, tl):
+    n = np.arange(N)
+    last = alpha[np.maximum(il - 1, 0), n]                 # (N, L)
+    e1 = last[n, 2 * tl]
+    e2 = np.where(tl > 0, last[n, np.maximum(2 * tl - 1, 0)], -np.inf)
+    ll = _lse(e1, e2)
+    ll = np.where(il > 0, ll, np.where(tl == 0, 0.0, -np.inf))
+    return -ll
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    lp, T, N, C, il, tl, L, ext, valid, skip, lpe = _ctc_setup(
+        log_probs, targets, input_lengths, target_lengths, blank)
+    alpha = _ctc_alpha(T, N, L, il, tl, valid, skip, lpe)
+    nll = _ctc_nll(alpha, N, il, tl)
+    if zero_infinity:
+        nll = np.where(np.isinf(nll), 0.0, nll)
+    nll = nll.astype(log_probs.dtype)
+    return nll if log_probs.ndim == 3 else nll.reshape(())
+
+
+def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, blank,
+                      zero_infinity):
+    """torch's gradient: exp(lp) - posterior occupancy, scaled by ``grad`` (the gradient with
+    respect to the logits of a log_softmax, as torch's kernel computes it)."""
+    lp, T, N, C, il, tl, L, ext, valid, skip, lpe = _ctc_setup(
+        log_probs, targets, input_lengths, target_lengths, blank)
+    ninf = -np.inf
+    alpha = _ctc_alpha(T, N, L, il, tl, valid, skip, lpe)
+    nll = _ctc_nll(alpha, N, il, tl)
+    beta = np.full((T, N, L), ninf)
+    n = np.arange(N)
+    skip_next = np.zeros((N, L), dtype=bool)            # s -> s+2 allowed
+    skip_next[:, :-2] = skip[:, 2:]
+    for t in range(T - 1, -1, -1):
+        init = np.full((N, L), ninf)
+        init[n, 2 * tl] = lpe[t, n, 2 * tl]
+        has = tl > 0
+        init[n[has], 2 * tl[has] - 1] = lpe[t, n[has], 2 * tl[has] - 1]
+        if t + 1 < T:
+            nxt = beta[t + 1]
+            n1 = np.concatenate([nxt[:, 1:], np.full((N, 1), ninf)], axis=1)
+            n2 = np.concatenate([nxt[:, 2:], np.full((N, 2), ninf)], axis=1)
+            n2 = np.where(skip_next, n2, ninf)
+            rec = _lse(nxt, n1, n2) + lpe[t]
+        else:
+            rec = np.full((N, L), ninf)
+        cur = np.where((t == il - 1)[:, None], init, rec)
+        cur = np.where((t < il - 1)[:, None], rec, cur)
+        cur = np.where((t >= il)[:, None], ninf, cur)
+        beta[t] = np.where(valid, cur, ninf)
+    ab = alpha + beta                                     # (T, N, L)
+    # log sum over s with ext[s] == c
+    lcab = np.full((T, N, C), ninf)
+    m = np.max(np.where(np.isfinite(ab), ab, ninf), axis=2, keepdims=True)
+    ms = np.where(np.isfinite(m), m, 0)
+    acc = np.zeros((T, N, C))
+    with np.errstate(invalid="ignore", over="ignore"):
+        e = np.exp(ab - ms)
+    idx = np.broadcast_to(ext[None], (T, N, L))
+    np.add.at(acc, (np.arange(T)[:, None, None], n[None, :, None], idx), e)
+    with np.errstate(divide="ignore"):
+        lcab = np.log(acc) + ms
+    lp64 = lp.astype(np.float64)
+    g = np.asarray(grad, dtype=np.float64).reshape(-1)
+    g = np.broadcast_to(g, (N,))
+    with np.errstate(invalid="ignore", over="ignore"):
+        res = (np.exp(lp64) - np.exp(lcab + nll[None, :, None] - lp64)) * g[None, :, None]
+    res = np.where((np.arange(T)[:, None] < il[None, :])[:, :, None], res, 0.0)
+    if zero_infinity:
+        res = np.where(np.isinf(nll)[None, :, None], 0.0, res)
+    res = res.astype(log_probs.dtype)
+    return res if log_probs.ndim == 3 else res[:, 0, :]

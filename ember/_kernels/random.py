@@ -1,0 +1,776 @@
+"""Random number kernels (NumPy only).
+
+Note [torch-compatible streams]: torch's CPU generator is a 32-bit Mersenne Twister seeded
+with ``init_genrand(seed & 0xffffffff)`` -- the same stream NumPy's ``MT19937`` produces
+with its legacy seeding. ``Engine`` wraps that bit generator and reproduces torch's
+transformations for the common distributions, so with the same seed ember draws the same
+numbers as torch for ``rand``/``uniform_``, ``randint``/``random_``, ``randperm``,
+``bernoulli`` with tensor probabilities, and ``randn``/``normal`` (equal up to the last bit
+for float32 tensors of 16+ elements, where torch uses vectorised transcendental functions).
+Other distributions (exponential, geometric, log-normal, Cauchy, Poisson, multinomial) draw
+from the same stream through NumPy's algorithms: reproducible, but not torch's numbers.
+The engine's state round-trips through torch's 5056-byte ``CPUGeneratorImplState`` layout.
+
+Every kernel takes the engine as its ``generator`` argument: an object with an ``_engine``
+attribute (ember's ``Generator``) or ``None`` for ``DEFAULT``.
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+DEFAULT_SEED = 67280421310721
+_N = 624
+STATE_SIZE = 5056
+LEGACY_STATE_SIZE = 5048
+
+_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
+           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def _init_genrand(seed32):
+    """MT19937 key for ``init_genrand(seed32)`` (when NumPy's legacy seeding is missing)."""
+    key = np.empty(_N, np.uint32)
+    x = seed32
+    key[0] = x
+    for j in range(1, _N):
+        x = (1812433253 * (x ^ (x >> 30)) + j) & 0xFFFFFFFF
+        key[j] = x
+    return key
+
+
+class Engine:
+    """torch's CPUGeneratorImpl on NumPy: an MT19937 stream plus the cached normal sample."""
+    __slots__ = ("bitgen", "np", "seed", "next_double_normal", "next_float_normal",
+                 "_fresh_key")
+
+    def __init__(self, seed=DEFAULT_SEED):
+        self.bitgen = np.random.MT19937(0)
+        self.np = np.random.Generator(self.bitgen)
+        self.manual_seed(seed)
+
+    # ---- seeding / state
+    def manual_seed(self, seed):
+        seed = int(seed) & 0xFFFFFFFFFFFFFFFF
+        self.seed = seed
+        bg = self.bitgen
+        legacy = getattr(bg, "_legacy_seeding", None)
+        if legacy is not None:
+            legacy(seed & 0xFFFFFFFF)
+        else:  # pragma: no cover - NumPy without the legacy seeding helper
+            bg.state = {"bit_generator": "MT19937",
+                        "state": {"key": _init_genrand(seed & 0xFFFFFFFF), "pos": _N}}
+        self._fresh_key = bg.state["state"]["key"]
+        self.next_double_normal = None
+        self.next_float_normal = None
+
+    def get_state(self):
+        """torch's CPUGeneratorImplState as 5056 bytes (a uint8 array)."""
+        st = self.bitgen.state["state"]
+        key, pos = st["key"], int(st["pos"])
+        buf = np.zeros(STATE_SIZE, np.uint8)
+        if pos >= _N:
+            left = 1
+            nxt = 0 if self._fresh_key is not None and np.array_equal(key, self._fresh_key) \
+                else _N
+        else:
+            left, nxt = _N - pos + 1, pos
+        buf[0:8] = np.frombuffer(np.uint64(self.seed).tobytes(), np.uint8)
+        buf[8:12] = np.frombuffer(np.int32(left).tobytes(), np.uint8)
+        buf[12:16] = np.frombuffer(np.int32(1).tobytes(), np.uint8)
+        buf[16:24] = np.frombuffer(np.uint64(nxt).tobytes(), np.uint8)
+        buf[24:24 + 8 * _N] = np.frombuffer(key.astype(np.uint64).tobytes(), np.uint8)
+        if self.next_double_normal is not None:
+            buf[5024:5032] = np.frombuffer(np.float64(self.next_double_normal).tobytes(), np.uint8)
+            buf[5040:5044] = np.frombuffer(np.int32(1).tobytes(), np.uint8)
+        if self.next_float_normal is not None:
+            buf[5048:5052] = np.frombuffer(np.float32(self.next_float_normal).tobytes(), np.uint8)
+            buf[5052] = 1
+        return buf
+
+    def set_state(self, buf):
+        buf = np.ascontiguousarray(buf, np.uint8)
+        n = buf.size
+        if n not in (STATE_SIZE, LEGACY_STATE_SIZE):
+            raise RuntimeError(f"Expected either a CPUGeneratorImplStateLegacy of size "
+                               f"{LEGACY_STATE_SIZE} or a CPUGeneratorImplState of size "
+                               f"{STATE_SIZE} but found the input RNG state size to be {n}")
+        raw = buf.tobytes()
+        seed = int(np.frombuffer(raw, np.uint64, 1, 0)[0])
+        left = int(np.frombuffer(raw, np.int32, 1, 8)[0])
+        seeded = int(np.frombuffer(raw, np.int32, 1, 12)[0])
+        nxt = int(np.frombuffer(raw, np.uint64, 1, 16)[0])
+        key = np.frombuffer(raw, np.uint64, _N, 24).astype(np.uint32)
+        if not (seeded and 0 < left <= _N and nxt <= _N):
+            raise RuntimeError("Invalid mt19937 state")
+        normal_valid = int(np.frombuffer(raw, np.int32, 1, 5040)[0])
+        double_normal = None
+        float_normal = None
+        if n == STATE_SIZE:
+            if normal_valid:
+                double_normal = float(np.frombuffer(raw, np.float64, 1, 5024)[0])
+            if raw[5052]:
+                float_normal = float(np.frombuffer(raw, np.float32, 1, 5048)[0])
+        elif normal_valid:
+            x = float(np.frombuffer(raw, np.float64, 1, 5016)[0])
+            rho = float(np.frombuffer(raw, np.float64, 1, 5032)[0])
+            double_normal = rho * math.sin(2.0 * math.pi * x)
+        pos = _N if left == 1 else nxt
+        self.bitgen.state = {"bit_generator": "MT19937", "state": {"key": key, "pos": pos}}
+        self.seed = seed
+        self._fresh_key = key if (left == 1 and nxt == 0) else None
+        self.next_double_normal = double_normal
+        self.next_float_normal = float_normal
+
+    def clone(self):
+        e = Engine.__new__(Engine)
+        e.bitgen = np.random.MT19937(0)
+        e.np = np.random.Generator(e.bitgen)
+        e.bitgen.state = self.bitgen.state
+        e.seed = self.seed
+        e._fresh_key = self._fresh_key
+        e.next_double_normal = self.next_double_normal
+        e.next_float_normal = self.next_float_normal
+        return e
+
+    # ---- raw draws
+    def random(self, n):
+        """``n`` 32-bit draws (as uint64)."""
+        self._fresh_key = None
+        return self.bitgen.random_raw(n)
+
+    def random64(self, n):
+        """``n`` 64-bit draws, each from two 32-bit ones (high word first, like torch)."""
+        r = self.random(2 * n).reshape(n, 2)
+        return (r[:, 0] << np.uint64(32)) | r[:, 1]
+
+    def uniform01(self, n, dt):
+        """torch's ``uniform_real_distribution`` in [0, 1): 24 random bits for float32 (and
+        the half types), 53 for float64."""
+        if dt == np.float64:
+            return (self.random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
+        return (self.random(n) & np.uint64((1 << 24) - 1)).astype(np.float32) * \
+            np.float32(2.0 ** -24)
+
+    def normal_double(self, n):
+        """``n`` draws of torch's scalar ``normal_distribution<double>`` (Box-Muller, caching
+        the second value in the engine)."""
+        out = np.empty(n, np.float64)
+        i = 0
+        if n and self.next_double_normal is not None:
+            out[0] = self.next_double_normal
+            self.next_double_normal = None
+            i = 1
+        m = n - i
+        if m <= 0:
+            return out
+        pairs = (m + 1) // 2
+        u = self.uniform01(2 * pairs, np.float64).reshape(pairs, 2)
+        r = libm(math.sqrt, -2.0 * libm(math.log1p, -u[:, 1]))
+        theta = 2.0 * math.pi * u[:, 0]
+        cos = r * libm(math.cos, theta)
+        sin = r * libm(math.sin, theta)
+        vals = np.empty(2 * pairs, np.float64)
+        vals[0::2] = cos
+        vals[1::2] = sin
+        out[i:] = vals[:m]
+        if m % 2:
+            self.next_double_normal = float(sin[-1])
+        return out
+
+
+DEFAULT = Engine()
+
+_LIBM_MAX = 1 << 16
+
+
+def libm(fn, x):
+    """``fn`` (a ``math`` function: the C library's, as torch's scalar kernels call it)
+    elementwise on a float64 array; NumPy's SIMD versions (which may differ in the last
+    bit) for large arrays."""
+    if x.size > _LIBM_MAX:
+        return {math.sqrt: np.sqrt, math.log1p: np.log1p, math.log: np.log, math.cos: np.cos,
+                math.sin: np.sin}[fn](x)
+    return np.fromiter(map(fn, x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
+
+
+def engine(gen):
+    return DEFAULT if gen is None else gen._engine
+
+
+# ----------------------------------------------------------------------------- layout
+
+def _memory_order(out):
+    """A view of ``out`` whose C-order traversal walks its memory in order (torch's
+    TensorIterator order), so serial streams land where torch puts them."""
+    if out.ndim <= 1 or out.flags.c_contiguous:
+        return out
+    perm = sorted(range(out.ndim), key=lambda d: (-abs(out.strides[d]), d))
+    return out.transpose(perm)
+
+
+def _like_layout(a, dt):
+    """A fresh array shaped like ``a`` with ``a``'s memory layout (NumPy's order 'K')."""
+    return np.empty_like(a, dtype=dt, order="K")
+
+
+def _fill(out, flat):
+    v = _memory_order(out)
+    v[...] = flat.reshape(v.shape)
+    return out
+
+
+def _check_float(dt, kernel_name):
+    if dt.kind not in "fc" and dt.name != "bfloat16":
+        raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
+                                  f"'{_SCALAR[_name(dt)]}'")
+
+
+def _name(dt):
+    return "bfloat16" if dt.name == "bfloat16" else dt.name
+
+
+def _real_dt(dt):
+    return {np.dtype(np.complex64): np.dtype(np.float32),
+            np.dtype(np.complex128): np.dtype(np.float64)}.get(dt, dt)
+
+
+def _comp_dt(dt):
+    """Arithmetic type of a distribution: float64 stays float64, everything else float32."""
+    return np.float64 if dt == np.float64 else np.float32
+
+
+# ----------------------------------------------------------------------------- fma
+
+def _split(x):
+    t = 134217729.0 * x
+    hi = t - (t - x)
+    return hi, x - hi
+
+
+def fma(a, b, c, ct):
+    """``a * b + c`` with a single rounding, as torch's compiled kernels compute it (exact
+    through float64 for float32; error-free transformations for float64)."""
+    if ct == np.float32:
+        return (np.asarray(a, np.float64) * float(b) + float(c)).astype(np.float32)
+    a = np.asarray(a, np.float64)
+    b, c = np.float64(b), np.float64(c)
+    with np.errstate(all="ignore"):
+        p = a * b
+        ah, al = _split(a)
+        bh, bl = _split(b)
+        e = ((ah * bh - p) + ah * bl + al * bh) + al * bl
+        s = p + c
+        bb = s - p
+        t = (p - (s - bb)) + (c - bb)
+        r = s + (t + e)
+    return np.where(np.isfinite(r) & np.isfinite(p), r, p + c)
+
+
+# ----------------------------------------------------------------------------- uniform
+
+def _uniform_flat(eng, n, dt, low, high):
+    ct = _comp_dt(dt)
+    x = eng.uniform01(n, ct)
+    lo, hi = ct(low), ct(high)
+    with np.errstate(over="ignore"):
+        return fma(x, hi - lo, lo, ct)
+
+
+def _uniform_into(out, eng, low, high):
+    dt = out.dtype
+    if dt.kind == "c":
+        rv = out.view(_real_dt(dt)).reshape(out.shape + (2,)) if out.flags.c_contiguous else None
+        if rv is None:
+            tmp = np.empty(out.shape + (2,), _real_dt(dt))
+            _uniform_into(tmp, eng, low, high)
+            out[...] = tmp[..., 0] + 1j * tmp[..., 1]
+            return out
+        _uniform_into(rv, eng, low, high)
+        return out
+    with np.errstate(over="ignore"):
+        return _fill(out, _uniform_flat(eng, out.size, dt, low, high).astype(dt))
+
+
+def _check_uniform(dt, low, high, name="uniform_"):
+    _check_float(dt, "check_uniform_bounds")
+    if low > high:
+        raise RuntimeError(f"{name} expects to return a [from, to) range, but found "
+                           f"from={_g(low)} > to={_g(high)}")
+
+
+def _g(v):
+    return f"{v:g}" if isinstance(v, float) else str(v)
+
+
+def rand(size, generator=None, dtype=None):
+    out = np.empty(_shape(size), dtype.np)
+    _check_uniform(out.dtype, 0.0, 1.0)
+    return _uniform_into(out, engine(generator), 0.0, 1.0)
+
+
+def uniform(a, low=0.0, high=1.0, generator=None):
+    _check_uniform(a.dtype, low, high)
+    return _uniform_into(_like_layout(a, a.dtype), engine(generator), low, high)
+
+
+def rand_like(a, generator=None, dtype=None, memory_format=None):
+    dt = a.dtype if dtype is None else dtype.np
+    _check_uniform(dt, 0.0, 1.0)
+    return _uniform_into(_layout_for(a, dt, memory_format), engine(generator), 0.0, 1.0)
+
+
+def _layout_for(a, dt, memory_format):
+    fmt = None if memory_format is None else str(memory_format)
+    if fmt == "contiguous_format":
+        return np.empty(a.shape, dt)
+    return _like_layout(a, dt)
+
+
+def _shape(size):
+    shape = tuple(int(s) for s in size)
+    for s in shape:
+        if s < 0:
+            raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
+                               f"{list(shape)}")
+    return shape
+
+
+# ----------------------------------------------------------------------------- normal
+
+def _normal_flat(eng, n, dt, contiguous):
+    """``n`` standard normals as torch's ``normal_`` draws them for a tensor of ``dt``."""
+    if n >= 16 and contiguous:
+        ct = _comp_dt(dt)
+        data = eng.uniform01(n, ct)      # half types compute in float32 (exact for whole
+        out = np.empty(n, ct)            # chunks of 16; torch's tail differs for them)
+        k = n // 16 * 16
+        out[:k] = _box_muller16(data[:k], ct)
+        if n % 16:
+            tail = eng.uniform01(16, ct)
+            out[n - 16:] = _box_muller16(tail, ct)
+        return out
+    return eng.normal_double(n)
+
+
+def _box_muller16(data, ct):
+    d = data.reshape(-1, 16)
+    one, two = ct(1), ct(2)
+    theta = ct(2.0 * math.pi) * d[:, 8:]
+    out = np.empty_like(d)
+    if ct == np.float64:           # scalar C library calls in torch's double kernel
+        with np.errstate(divide="ignore"):
+            radius = libm(math.sqrt, -two * _log(one - d[:, :8]))
+        out[:, :8] = radius * libm(math.cos, theta.ravel()).reshape(theta.shape)
+        out[:, 8:] = radius * libm(math.sin, theta.ravel()).reshape(theta.shape)
+        return out.reshape(-1)
+    with np.errstate(divide="ignore"):
+        radius = np.sqrt(-two * np.log(one - d[:, :8]))
+    out[:, :8] = radius * np.cos(theta)
+    out[:, 8:] = radius * np.sin(theta)
+    return out.reshape(-1)
+
+
+def _log(x):
+    flat = x.ravel()
+    with np.errstate(divide="ignore"):
+        res = np.where(flat > 0, libm(math.log, np.where(flat > 0, flat, 1.0)), -np.inf)
+    return res.reshape(x.shape)
+
+
+def _normal_into(out, eng, mean, std, contiguous=True):
+    dt = out.dtype
+    if dt.kind == "c":
+        rdt = _real_dt(dt)
+        tmp = np.empty(out.shape + (2,), rdt)
+        _normal_into(tmp, eng, mean, std / math.sqrt(2.0), contiguous)
+        out[...] = tmp[..., 0] + 1j * tmp[..., 1]
+        return out
+    z = _normal_flat(eng, out.size, dt, contiguous)
+    ct = z.dtype.type
+    with np.errstate(over="ignore"):
+        vals = fma(z, ct(std), ct(mean), ct) if (std != 1 or mean != 0) else z
+        return _fill(out, vals.astype(dt))
+
+
+def _check_std(std):
+    if std < 0:
+        raise RuntimeError(f"normal expects std >= 0.0, but found std {_g(std)}")
+
+
+def randn(size, generator=None, dtype=None):
+    out = np.empty(_shape(size), dtype.np)
+    _check_float(out.dtype, "normal_kernel_cpu")
+    return _normal_into(out, engine(generator), 0.0, 1.0)
+
+
+def randn_like(a, generator=None, dtype=None, memory_format=None):
+    dt = a.dtype if dtype is None else dtype.np
+    _check_float(dt, "normal_kernel_cpu")
+    out = _layout_for(a, dt, memory_format)
+    return _normal_into(out, engine(generator), 0.0, 1.0, out.flags.c_contiguous)
+
+
+def normal_(a, mean=0.0, std=1.0, generator=None):
+    """Values for ``a.normal_(mean, std)`` (the in-place op copies them into ``a``)."""
+    _check_float(a.dtype, "normal_kernel_cpu")
+    _check_std(std)
+    out = _like_layout(a, a.dtype)
+    return _normal_into(out, engine(generator), mean, std, a.flags.c_contiguous)
+
+
+def normal_float_float(mean, std, size, generator=None, dtype=None):
+    _check_std(std)
+    out = np.empty(_shape(size), dtype.np)
+    _check_float(out.dtype, "normal_kernel_cpu")
+    return _normal_into(out, engine(generator), mean, std)
+
+
+def broadcast_shapes(a, b):
+    """NumPy's broadcast_shapes with torch's error message."""
+    nd = max(len(a), len(b))
+    out = []
+    for i in range(nd - 1, -1, -1):
+        ia, ib = i - (nd - len(a)), i - (nd - len(b))
+        sa = a[ia] if ia >= 0 else 1
+        sb = b[ib] if ib >= 0 else 1
+        if sa != sb and sa != 1 and sb != 1:
+            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
+                               f"({sb}) at non-singleton dimension {i}")
+        out.append(sa if sb == 1 else sb)
+    return tuple(reversed(out))
+
+
+def _std_tensor_check(std):
+    if np.size(std) and not (np.asarray(std) >= 0).all():
+        raise RuntimeError("normal expects all elements of std >= 0.0")
+
+
+def normal_tensor_tensor(mean, std, generator=None):
+    mean, std = np.asarray(mean), np.asarray(std)
+    _check_float(mean.dtype, "normal_kernel_cpu")
+    _std_tensor_check(std)
+    shape = broadcast_shapes(mean.shape, std.shape)
+    out = np.empty(shape, mean.dtype)
+    _normal_into(out, engine(generator), 0.0, 1.0)
+    return out * std + mean
+
+
+def normal_tensor_float(mean, std=1.0, generator=None):
+    mean = np.asarray(mean)
+    _check_float(mean.dtype, "normal_kernel_cpu")
+    _check_std(std)
+    out = np.empty(mean.shape, mean.dtype)
+    _normal_into(out, engine(generator), 0.0, std)
+    return out + mean
+
+
+def normal_float_tensor(mean, std, generator=None):
+    std = np.asarray(std)
+    _check_float(std.dtype, "normal_kernel_cpu")
+    _std_tensor_check(std)
+    out = np.empty(std.shape, std.dtype)
+    _normal_into(out, engine(generator), 0.0, 1.0)
+    return out * std + std.dtype.type(mean)
+
+
+# ----------------------------------------------------------------------------- integers
+
+_C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
+            "int64": "long", "float32": "float", "float64": "double", "float16": "c10::Half",
+            "bfloat16": "c10::BFloat16", "bool": "bool"}
+_DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
+
+
+def _int_bounds(dt):
+    """[min, max] of the integers ``random_`` may produce for ``dt``."""
+    name = _name(dt)
+    if name in _DIGITS:
+        m = 1 << _DIGITS[name]
+        return -m, m
+    if name == "bool":
+        return 0, 1
+    info = np.iinfo(dt)
+    return int(info.min), int(info.max)
+
+
+def _from_to(eng, n, low, rng):
+    """torch's ``uniform_int_from_to``: ``random % range + low`` (64-bit draws when the range
+    needs them: from 2**28 on, keeping the modulo bias small), in wrapping 64-bit arithmetic."""
+    r = eng.random64(n) if rng >= 1 << 28 else eng.random(n)
+    return ((r % np.uint64(rng)) + np.uint64(low & 0xFFFFFFFFFFFFFFFF)).view(np.int64)
+
+
+def _check_from_to(dt, low, high):
+    if dt.kind == "c":
+        raise NotImplementedError(f"\"random_from_to_range_calc\" not implemented for "
+                                  f"'{_SCALAR[_name(dt)]}'")
+    if low >= high:
+        raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
+                           f"to={high}")
+    lo, hi = _int_bounds(dt)
+    ctype = _C_TYPES[_name(dt)]
+    if not lo <= low <= hi:
+        raise RuntimeError(f"from is out of bounds for {ctype}")
+    if not lo <= high - 1 <= hi:
+        raise RuntimeError(f"to - 1 is out of bounds for {ctype}")
+
+
+def _ints_into(out, values):
+    with np.errstate(all="ignore"):
+        return _fill(out, np.asarray(values).astype(out.dtype))
+
+
+def randint(low, high, size, generator=None, dtype=None):
+    out = np.empty(_shape(size), dtype.np)
+    _check_from_to(out.dtype, low, high)
+    return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
+
+
+def randint_like(a, low, high, generator=None, dtype=None, memory_format=None):
+    dt = a.dtype if dtype is None else dtype.np
+    out = _layout_for(a, dt, memory_format)
+    _check_from_to(dt, low, high)
+    return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
+
+
+def random_from(a, low, high=None, generator=None):
+    dt = a.dtype
+    out = _like_layout(a, dt)
+    if high is None:
+        lo, hi = _int_bounds(dt)
+        if dt.kind == "c":
+            raise NotImplementedError(f"\"random_from_to_range_calc\" not implemented for "
+                                      f"'{_SCALAR[_name(dt)]}'")
+        if not lo <= low <= hi:
+            raise RuntimeError(f"from is out of bounds for {_C_TYPES[_name(dt)]}")
+        if dt == np.int64 and low == lo:
+            return _ints_into(out, eng_full64(engine(generator), out.size))
+        return _ints_into(out, _from_to(engine(generator), out.size, low, hi - low + 1))
+    _check_from_to(dt, low, high)
+    return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
+
+
+def eng_full64(eng, n):
+    return eng.random64(n).view(np.int64)
+
+
+def random_to(a, high, generator=None):
+    return random_from(a, 0, high, generator)
+
+
+def random(a, generator=None):
+    """``random_()``: integers over the whole range torch allows for ``a``'s dtype."""
+    dt = a.dtype
+    if dt.kind == "c":
+        raise NotImplementedError(f"\"random_kernel_cpu\" not implemented for "
+                                  f"'{_SCALAR[_name(dt)]}'")
+    out = _like_layout(a, dt)
+    eng = engine(generator)
+    name = _name(dt)
+    n = out.size
+    if name == "bool":
+        vals = (eng.random(n) & np.uint64(1)).astype(np.bool_)
+    elif name in ("int64", "float64"):
+        mod = (1 << 63) if name == "int64" else (1 << 53) + 1
+        vals = eng.random64(n) % np.uint64(mod)
+    elif name in _DIGITS:
+        vals = eng.random(n) % np.uint64((1 << _DIGITS[name]) + 1)
+    else:
+        vals = eng.random(n) % np.uint64(int(np.iinfo(dt).max) + 1)
+    return _ints_into(out, vals)
+
+
+_SMALL_PERM = 1 << 14
+
+
+def randperm(n, generator=None, dtype=None):
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
+    dt = dtype.np
+    if dt.kind in "iu" and n > 0 and n - 1 > np.iinfo(dt).max:
+        ctype = _CT_SHORT.get(_name(dt), _name(dt))
+        raise RuntimeError(f"value cannot be converted to type {ctype} without overflow")
+    if dt.kind == "b":
+        raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
+    if _name(dt) in _DIGITS and n > (1 << _DIGITS[_name(dt)]) + 1:
+        raise RuntimeError(f"n cannot be greater than {(1 << _DIGITS[_name(dt)]) + 1} for "
+                           f"{_name(dt)}")
+    eng = engine(generator)
+    if n <= _SMALL_PERM:
+        # torch's Fisher-Yates: swap r[i] with r[i + random() % (n - i)]
+        r = list(range(n))
+        if n > 1:
+            z = (eng.random(n - 1) % np.arange(n, 1, -1, dtype=np.uint64)).tolist()
+            for i, zi in enumerate(z):
+                j = i + zi
+                r[i], r[j] = r[j], r[i]
+        return np.asarray(r, np.int64).astype(dt)
+    return eng.np.permutation(n).astype(dt)
+
+
+_CT_SHORT = {"uint8": "uint8_t", "int8": "int8_t", "int16": "int16_t", "int32": "int"}
+
+
+# ----------------------------------------------------------------------------- bernoulli
+
+def bernoulli(a, generator=None):
+    """``bernoulli(p)``: 1 with probability ``p`` (the input), in ``a``'s dtype."""
+    _check_float(a.dtype, "bernoulli_tensor_cpu_p_")
+    if a.size and not ((a >= 0) & (a <= 1)).all():
+        raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
+                           "this error message be improved?  If so, please report an enhancement "
+                           "request to PyTorch.)")
+    return _bernoulli_tensor(_like_layout(a, a.dtype), a, engine(generator))
+
+
+def _bernoulli_tensor(out, p, eng):
+    p = np.broadcast_to(np.asarray(p), out.shape)
+    ct = np.float64 if p.dtype == np.float64 else np.float32
+    u = eng.uniform01(out.size, ct)
+    pv = _memory_order_like(out, p)
+    vals = u.reshape(pv.shape) < pv.astype(ct)
+    v = _memory_order(out)
+    v[...] = vals
+    return out
+
+
+def _memory_order_like(out, other):
+    """``other`` (same shape as ``out``) permuted the way ``_memory_order`` permutes ``out``."""
+    if out.ndim <= 1 or out.flags.c_contiguous:
+        return other
+    perm = sorted(range(out.ndim), key=lambda d: (-abs(out.strides[d]), d))
+    return other.transpose(perm)
+
+
+def bernoulli_p(a, p=0.5, generator=None):
+    if not 0 <= p <= 1:
+        raise RuntimeError(f"bernoulli_ expects p to be in [0, 1], but got p={_g(p)}")
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f"\"bernoulli_scalar_cpu_\" not implemented for "
+                                  f"'{_SCALAR[_name(a.dtype)]}'")
+    out = _like_layout(a, a.dtype)
+    return _bernoulli_tensor(out, np.float64(p), engine(generator))
+
+
+def bernoulli_tensor(a, p, generator=None):
+    p = np.asarray(p)
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f"\"bernoulli_tensor_cpu_self_\" not implemented for "
+                                  f"'{_SCALAR[_name(a.dtype)]}'")
+    _check_float(p.dtype, "bernoulli_tensor_cpu_p_")
+    try:
+        np.broadcast_to(p, a.shape)
+    except ValueError:
+        raise RuntimeError(f"expand(torch.FloatTensor{{{list(p.shape)}}}, size={list(a.shape)}): "
+                           f"the number of sizes provided ({a.ndim}) must be greater or equal to "
+                           f"the number of dimensions in the tensor ({p.ndim})") from None
+    return _bernoulli_tensor(_like_layout(a, a.dtype), p, engine(generator))
+
+
+# ----------------------------------------------------------------------------- others
+
+def _check_continuous(dt, what, ctype_name):
+    if dt.kind not in "f" and dt.name != "bfloat16":
+        raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype "
+                           f"must be a floating point but you specified {ctype_name}")
+
+
+def _draw(a, eng_fn, generator):
+    out = _like_layout(a, a.dtype)
+    eng = engine(generator)
+    eng._fresh_key = None
+    ct = _comp_dt(a.dtype)
+    with np.errstate(over="ignore"):
+        return _fill(out, np.asarray(eng_fn(eng.np, out.size), ct).astype(a.dtype))
+
+
+def exponential(a, lambd=1.0, generator=None):
+    _check_continuous(a.dtype, "Exponential", _SCALAR[_name(a.dtype)])
+    if not lambd > 0:
+        raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
+    return _draw(a, lambda g, n: g.standard_exponential(n) / lambd, generator)
+
+
+def geometric(a, p, generator=None):
+    if a.dtype.kind == "c":
+        raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
+                                  f"'{_SCALAR[_name(a.dtype)]}'")
+    if not 0 < p < 1:
+        raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    out = _like_layout(a, a.dtype)
+    eng = engine(generator)
+    eng._fresh_key = None
+    with np.errstate(all="ignore"):
+        return _fill(out, eng.np.geometric(p, out.size).astype(a.dtype))
+
+
+def log_normal(a, mean=1.0, std=2.0, generator=None):
+    _check_continuous(a.dtype, "log_normal", _SCALAR[_name(a.dtype)])
+    if not std > 0:
+        raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
+    return _draw(a, lambda g, n: g.lognormal(mean, std, n), generator)
+
+
+def cauchy(a, median=0.0, sigma=1.0, generator=None):
+    _check_continuous(a.dtype, "Cauchy", _CT_LONG.get(_name(a.dtype), _name(a.dtype)))
+    if not sigma > 0:
+        raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
+    return _draw(a, lambda g, n: median + sigma * g.standard_cauchy(n), generator)
+
+
+_CT_LONG = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
+            "uint8": "unsigned char", "bool": "bool"}
+
+
+def poisson(a, generator=None):
+    if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
+        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
+                                  f"'{_SCALAR[_name(a.dtype)]}'")
+    if a.size and not (a >= 0).all():
+        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
+    eng = engine(generator)
+    eng._fresh_key = None
+    out = _like_layout(a, a.dtype)
+    lam = _memory_order_like(out, a).astype(np.float64)
+    return _fill(out, np.asarray(eng.np.poisson(lam)).astype(a.dtype))
+
+
+def multinomial(a, num_samples, replacement=False, generator=None):
+    if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
+        raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
+                           f"{_SCALAR[_name(a.dtype)]}")
+    if a.ndim not in (1, 2):
+        raise RuntimeError("prob_dist must be 1 or 2 dim")
+    if num_samples <= 0:
+        raise RuntimeError("cannot sample n_sample <= 0 samples")
+    n_cat = a.shape[-1]
+    if not replacement and num_samples > n_cat:
+        raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
+                           "replacement")
+    p = a.astype(np.float64).reshape(-1, n_cat)
+    if p.size and not (np.isfinite(p).all() and (p >= 0).all()):
+        raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
+    if (p.sum(axis=1) <= 0).any():
+        raise RuntimeError("invalid multinomial distribution (sum of probabilities <= 0)")
+    eng = engine(generator)
+    eng._fresh_key = None
+    rows = p.shape[0]
+    if not replacement or num_samples == 1:
+        # Gumbel top-k, as torch: argmax/topk of p / q with q ~ Exp(1)
+        q = eng.np.standard_exponential(p.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            score = p / q
+        idx = np.argsort(-score, axis=1, kind="stable")[:, :num_samples]
+    else:
+        cdf = np.cumsum(p, axis=1)
+        cdf /= cdf[:, -1:]
+        u = eng.np.random((rows, num_samples))
+        offs = np.arange(rows, dtype=np.float64)[:, None] * 2.0
+        flat = np.searchsorted((cdf + offs).ravel(), (u + offs).ravel(), side="right")
+        idx = flat.reshape(rows, num_samples) - np.arange(rows)[:, None] * n_cat
+        idx = np.minimum(idx, n_cat - 1)
+    idx = idx.astype(np.int64)
+    return idx.reshape(num_samples) if a.ndim == 1 else idx

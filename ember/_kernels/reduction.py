@@ -1,0 +1,544 @@
+"""Kernels of the reductions, scans and softmax (NumPy only; see ember/_ops/reduction.py).
+
+Conventions: ``dim`` arguments arrive as given by the user (None, an int or a sequence);
+``reduce_axes`` normalises them (torch's errors for out-of-range or repeated dims). A 0-d
+input accepts dim 0 / -1 and reduces to itself. Low-precision floats (float16, bfloat16)
+accumulate in float32 and are cast back, like torch's CPU kernels.
+"""
+import warnings
+
+import numpy as np
+
+from ember._kernels.util import wrap_dim, wrap_dims
+
+_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+
+
+def tname(dt):
+    """torch's ScalarType name of a NumPy dtype ("Float", "Long"...)."""
+    dt = np.dtype(dt)
+    return _TORCH_NAMES.get(dt.name, str(dt))
+
+
+def is_float(dt):
+    """Floating point (float16/32/64 and bfloat16, whose NumPy kind is 'V')."""
+    return dt.kind == "f" or dt.kind == "V"
+
+
+def is_float_or_complex(dt):
+    return dt.kind in "fcV"
+
+
+def not_implemented(kernel, dt):
+    return NotImplementedError(f"\"{kernel}\" not implemented for '{tname(dt)}'")
+
+
+def real_dtype(dt):
+    return {np.dtype(np.complex64): np.dtype(np.float32),
+            np.dtype(np.complex128): np.dtype(np.float64)}.get(np.dtype(dt), np.dtype(dt))
+
+
+def acc(a):
+    """``a`` in a dtype fit to accumulate in (float32 for float16 / bfloat16)."""
+    return a.astype(np.float32) if a.dtype.kind == "V" or a.dtype == np.float16 else a
+
+
+def reduce_axes(dim, ndim):
+    """None (reduce everything) or a tuple of wrapped axes; a 0-d input reduces to itself."""
+    if dim is None:
+        return None
+    if isinstance(dim, (tuple, list)) and len(dim) == 0:
+        return None
+    axes = wrap_dims(dim, ndim)
+    return None if ndim == 0 else axes
+
+
+def numel_reduced(shape, axes):
+    n = 1
+    for i, s in enumerate(shape):
+        if axes is None or i in axes:
+            n *= s
+    return n
+
+
+def squeeze_axes(r, axes, keepdim, ndim):
+    """Drop the kept (size-1) reduced axes of a keepdims=True result unless ``keepdim``."""
+    if keepdim:
+        return r
+    if axes is None:
+        return r.reshape(())
+    return r.reshape(tuple(s for i, s in enumerate(r.shape) if i not in axes))
+
+
+def _ignore():
+    return np.errstate(divide="ignore", invalid="ignore", over="ignore", under="ignore")
+
+
+def _fresh(r, dtype=None):
+    r = np.asarray(r)
+    if dtype is not None and r.dtype != dtype:
+        return r.astype(dtype)
+    return r
+
+
+# -------------------------------------------------------------------- sums and means
+
+def mean(a, dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        npd = dtype.np
+        if not is_float_or_complex(npd):
+            raise RuntimeError(f"mean(): could not infer output dtype. Optional dtype must be "
+                               f"either a floating point or complex dtype. Got: {tname(npd)}")
+    else:
+        npd = a.dtype
+        if not is_float_or_complex(npd):
+            raise RuntimeError(f"mean(): could not infer output dtype. Input dtype must be either "
+                               f"a floating point or complex dtype. Got: {tname(npd)}")
+    axes = reduce_axes(dim, a.ndim)
+    x = acc(a.astype(npd, copy=False))
+    s = np.sum(x, axis=axes, keepdims=keepdim)
+    n = numel_reduced(a.shape, axes)
+    with _ignore():
+        r = np.true_divide(s, n) if n else s * np.nan
+    return _fresh(r, npd)
+
+
+def nansum(a, dim=None, keepdim=False, dtype=None):
+    if a.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    axes = reduce_axes(dim, a.ndim)
+    if dtype is not None:
+        npd = dtype.np
+    elif a.dtype.kind in "biu":
+        npd = np.dtype(np.int64)
+    else:
+        npd = a.dtype
+    x = acc(a.astype(npd) if dtype is not None and is_float_or_complex(npd) else a)
+    if is_float(x.dtype):
+        x = np.where(np.isnan(x), 0, x)
+    return _fresh(np.sum(x, axis=axes, keepdims=keepdim, dtype=None if is_float(x.dtype)
+                         else npd), npd)
+
+
+def nanmean(a, dim=None, keepdim=False, dtype=None):
+    if a.dtype.kind == "c":
+        raise RuntimeError("nansum on CPU does not support complex inputs")
+    if not is_float(a.dtype):
+        raise RuntimeError(f"nanmean(): expected input to have floating point or complex dtype "
+                           f"but got {tname(a.dtype)}")
+    npd = dtype.np if dtype is not None else a.dtype
+    axes = reduce_axes(dim, a.ndim)
+    x = acc(a.astype(npd, copy=False))
+    nan = np.isnan(x)
+    s = np.sum(np.where(nan, 0, x), axis=axes, keepdims=keepdim)
+    c = np.sum(~nan, axis=axes, keepdims=keepdim)
+    with _ignore():
+        r = np.true_divide(s, c)
+    return _fresh(r, npd)
+
+
+def prod(a, dtype=None):
+    return prod_dim(a, None, False, dtype)
+
+
+def prod_dim(a, dim, keepdim=False, dtype=None):
+    if dtype is not None:
+        npd = dtype.np
+    elif a.dtype.kind in "biu":
+        npd = np.dtype(np.int64)
+    else:
+        npd = a.dtype
+    axes = None if dim is None else reduce_axes(dim, a.ndim)
+    x = acc(a.astype(npd, copy=False)) if is_float(npd) else a
+    with _ignore():
+        r = np.prod(x, axis=axes, keepdims=keepdim, dtype=None if is_float(npd) else npd)
+    return _fresh(r, npd)
+
+
+# -------------------------------------------------------------------- max / min family
+
+def _nonempty_dim(a, dim, name):
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim and a.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return d
+
+
+def _extreme_all(a, fn, name):
+    if a.dtype.kind == "c":
+        raise not_implemented(f"{name}_all", a.dtype)
+    if a.size == 0:
+        raise RuntimeError(f"{name}(): Expected reduction dim to be specified for input.numel() "
+                           f"== 0. Specify the reduction dim with the 'dim' argument.")
+    return _fresh(fn(a))
+
+
+def max_all(a):
+    return _extreme_all(a, np.max, "max")
+
+
+def min_all(a):
+    return _extreme_all(a, np.min, "min")
+
+
+def _extreme_dim(a, dim, keepdim, argfn, name):
+    if a.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    d = _nonempty_dim(a, dim, name)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    idx = argfn(a, axis=d, keepdims=True)
+    vals = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
+    return vals, idx.astype(np.int64)
+
+
+def max_dim(a, dim, keepdim=False):
+    return _extreme_dim(a, dim, keepdim, np.argmax, "max")
+
+
+def min_dim(a, dim, keepdim=False):
+    return _extreme_dim(a, dim, keepdim, np.argmin, "min")
+
+
+def _extreme_values(a, dim, keepdim, fn, name, kname):
+    if a.dtype.kind == "c":
+        raise not_implemented(kname, a.dtype)
+    axes = reduce_axes(dim, a.ndim)
+    if axes is None:
+        if a.size == 0:
+            raise RuntimeError(f"{name}(): Expected reduction dim to be specified for "
+                               f"input.numel() == 0. Specify the reduction dim with the 'dim' "
+                               f"argument.")
+    else:
+        for d in axes:
+            if a.shape[d] == 0:
+                raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    return _fresh(fn(a, axis=axes, keepdims=keepdim))
+
+
+def amax(a, dim=(), keepdim=False):
+    return _extreme_values(a, dim, keepdim, np.max, "amax", "max_values_cpu")
+
+
+def amin(a, dim=(), keepdim=False):
+    return _extreme_values(a, dim, keepdim, np.min, "amin", "min_values_cpu")
+
+
+def _arg_extreme(a, dim, keepdim, argfn, name):
+    if a.dtype.kind == "c":
+        raise RuntimeError(f"{name}(): does not support complex input")
+    if a.dtype == np.bool_:
+        raise RuntimeError(f"{name}(): does not support bool input")
+    if dim is None:
+        if a.size == 0:
+            raise IndexError(f"{name}(): Expected reduction dim to be specified for "
+                             f"input.numel() == 0.")
+        r = np.asarray(argfn(a), np.int64)
+        return r.reshape((1,) * a.ndim) if keepdim else r
+    d = _nonempty_dim(a, dim, name)
+    if a.ndim == 0:
+        return np.zeros((), np.int64)
+    return argfn(a, axis=d, keepdims=keepdim).astype(np.int64)
+
+
+def argmax(a, dim=None, keepdim=False):
+    return _arg_extreme(a, dim, keepdim, np.argmax, "argmax")
+
+
+def argmin(a, dim=None, keepdim=False):
+    return _arg_extreme(a, dim, keepdim, np.argmin, "argmin")
+
+
+def aminmax(a, dim=None, keepdim=False):
+    if a.dtype.kind == "c":
+        raise not_implemented("aminmax_cpu", a.dtype)
+    if dim is None:
+        if a.size == 0:
+            raise RuntimeError("aminmax(): cannot compute aminmax over an empty dimension as the "
+                               "operation has no identity.")
+        axes = None
+    else:
+        d = wrap_dim(dim, a.ndim)
+        if a.ndim and a.shape[d] == 0:
+            raise IndexError(f"aminmax: Expected reduction dim {d} to have non-zero size.")
+        axes = None if a.ndim == 0 else (d,)
+    mn = np.min(a, axis=axes, keepdims=keepdim)
+    mx = np.max(a, axis=axes, keepdims=keepdim)
+    if keepdim and dim is None:
+        mn, mx = np.reshape(mn, (1,) * a.ndim), np.reshape(mx, (1,) * a.ndim)
+    return _fresh(mn), _fresh(mx)
+
+
+# -------------------------------------------------------------------- moments
+
+def _moments(a, dim, correction, keepdim, name):
+    if not is_float_or_complex(a.dtype):
+        raise RuntimeError("std and var only support floating point and complex dtypes")
+    axes = reduce_axes(dim, a.ndim)
+    x = acc(a)
+    n = numel_reduced(a.shape, axes)
+    c = 1 if correction is None else correction
+    with _ignore():
+        m = np.true_divide(np.sum(x, axis=axes, keepdims=True), n) if n else \
+            np.sum(x, axis=axes, keepdims=True) * np.nan
+        d = x - m
+        sq = d.real * d.real + d.imag * d.imag if d.dtype.kind == "c" else d * d
+        s = np.sum(sq, axis=axes, keepdims=keepdim)
+        denom = max(0, n - c)
+        if denom <= 0:
+            warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
+                          f"less than the reduction factor (input numel divided by output "
+                          f"numel).", UserWarning, stacklevel=2)
+        v = np.true_divide(s, denom)
+    return v, squeeze_axes(m, axes, keepdim, a.ndim)
+
+
+
+def var(a, dim=None, correction=None, keepdim=False):
+    v, _ = _moments(a, dim, correction, keepdim, "var")
+    return _fresh(v, real_dtype(a.dtype))
+
+
+def std(a, dim=None, correction=None, keepdim=False):
+    v, _ = _moments(a, dim, correction, keepdim, "std")
+    return _fresh(np.sqrt(v), real_dtype(a.dtype))
+
+
+def var_mean(a, dim=None, correction=None, keepdim=False):
+    v, m = _moments(a, dim, correction, keepdim, "var_mean")
+    return _fresh(v, real_dtype(a.dtype)), _fresh(m, a.dtype)
+
+
+def std_mean(a, dim=None, correction=None, keepdim=False):
+    v, m = _moments(a, dim, correction, keepdim, "std_mean")
+    return _fresh(np.sqrt(v), real_dtype(a.dtype)), _fresh(m, a.dtype)
+
+
+# -------------------------------------------------------------------- logsumexp, norms
+
+def logsumexp(a, dim, keepdim=False):
+    axes = reduce_axes(dim, a.ndim)
+    x = acc(a)
+    with _ignore():
+        key = x.real if x.dtype.kind == "c" else x
+        m = np.max(key, axis=axes, keepdims=True, initial=-np.inf)
+        m = np.where(np.isfinite(m), m, 0)
+        r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+    return _fresh(squeeze_axes(r, axes, keepdim, a.ndim), a.dtype)
+
+
+def vector_norm(a, p=2, dim=None, keepdim=False, dtype=None):
+    if dtype is not None:
+        if not is_float_or_complex(dtype.np):
+            raise RuntimeError(f"linalg.vector_norm: dtype should be floating point or complex, "
+                               f"but got {tname(dtype.np)}")
+        a = a.astype(dtype.np)
+    if not is_float_or_complex(a.dtype):
+        raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
+                           f"input. Got {tname(a.dtype)}")
+    p = 2.0 if p is None else float(p)
+    axes = reduce_axes(dim, a.ndim)
+    x = np.abs(acc(a))
+    with _ignore():
+        if np.isinf(p):
+            if numel_reduced(a.shape, axes) == 0:
+                raise RuntimeError(f"linalg.vector_norm cannot compute the {p:g} norm on an empty "
+                                   f"tensor because the operation does not have an identity")
+            r = (np.max if p > 0 else np.min)(x, axis=axes, keepdims=keepdim)
+        elif p == 0:
+            r = np.sum(x != 0, axis=axes, keepdims=keepdim).astype(x.dtype)
+        elif p == 1:
+            r = np.sum(x, axis=axes, keepdims=keepdim)
+        elif p == 2:
+            r = np.sqrt(np.sum(x * x, axis=axes, keepdims=keepdim))
+        else:
+            r = np.sum(x ** p, axis=axes, keepdims=keepdim) ** (1.0 / p)
+    return _fresh(r, real_dtype(a.dtype))
+
+
+def abs_pow(a, p):
+    """|a| ** p (real result)."""
+    with _ignore():
+        return _fresh(np.abs(a) ** p)
+
+
+def sgn(a):
+    """sign for real inputs, a / |a| (0 at 0) for complex ones."""
+    if a.dtype.kind == "c":
+        m = np.abs(a)
+        with _ignore():
+            return np.where(m == 0, 0, a / np.where(m == 0, 1, m)).astype(a.dtype)
+    if a.dtype == np.bool_:
+        return a.copy()
+    return np.sign(a)
+
+
+def compare_mask(a, b, op):
+    """Boolean masks for backward rules: eq, eqnan (NaN equals NaN), ne, lt, le, gt, ge,
+    isnan."""
+    a = np.asarray(a)
+    if op == "isnan":
+        return np.isnan(a) if a.dtype.kind in "fcV" else np.zeros(a.shape, np.bool_)
+    if op == "eqnan":
+        r = np.equal(a, b)
+        if a.dtype.kind in "fcV":
+            r |= np.isnan(a) & np.isnan(b)
+        return r
+    return getattr(np, {"eq": "equal", "ne": "not_equal", "lt": "less", "le": "less_equal",
+                        "gt": "greater", "ge": "greater_equal"}[op])(a, b)
+
+
+# -------------------------------------------------------------------- all / any / counts
+
+def all_(a, dim=None, keepdim=False):
+    axes = reduce_axes(dim, a.ndim)
+    r = np.all(a, axis=axes, keepdims=keepdim)
+    return np.asarray(r, np.uint8 if a.dtype == np.uint8 else np.bool_)
+
+
+def any_(a, dim=None, keepdim=False):
+    axes = reduce_axes(dim, a.ndim)
+    r = np.any(a, axis=axes, keepdims=keepdim)
+    return np.asarray(r, np.uint8 if a.dtype == np.uint8 else np.bool_)
+
+
+def count_nonzero(a, dim=None):
+    axes = reduce_axes(dim, a.ndim)
+    return np.asarray(np.count_nonzero(a, axis=axes), np.int64)
+
+
+# -------------------------------------------------------------------- scans
+
+def _scan_dtype(a, dtype):
+    if dtype is not None:
+        return dtype.np
+    return np.dtype(np.int64) if a.dtype.kind in "biu" else a.dtype
+
+
+def cumsum(a, dim, dtype=None):
+    d = wrap_dim(dim, a.ndim)
+    npd = _scan_dtype(a, dtype)
+    if a.ndim == 0:
+        return a.astype(npd)
+    return np.cumsum(a, axis=d, dtype=npd)
+
+
+def reverse_cumsum(a, dim):
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy()
+    return np.ascontiguousarray(np.flip(np.cumsum(np.flip(a, d), axis=d), d))
+
+
+def cumprod(a, dim, dtype=None):
+    d = wrap_dim(dim, a.ndim)
+    npd = _scan_dtype(a, dtype)
+    if a.ndim == 0:
+        return a.astype(npd)
+    with _ignore():
+        return np.cumprod(a, axis=d, dtype=npd)
+
+
+def nth_zero_mask(a, dim, n):
+    """True at the ``n``-th zero (1-based) of each slice along ``dim``."""
+    d = wrap_dim(dim, a.ndim)
+    z = a == 0
+    if a.ndim == 0:
+        return z if n == 1 else np.zeros((), np.bool_)
+    return z & (np.cumsum(z, axis=d) == n)
+
+
+def _cum_extreme(a, dim, ufunc, kname):
+    if a.dtype.kind == "c":
+        raise not_implemented(kname, a.dtype)
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    v = ufunc.accumulate(a, axis=d)
+    mark = a == v
+    if is_float(a.dtype):
+        mark |= np.isnan(a)
+    shape = [1] * a.ndim
+    shape[d] = a.shape[d]
+    pos = np.arange(a.shape[d], dtype=np.int64).reshape(shape)
+    idx = np.maximum.accumulate(np.where(mark, pos, 0), axis=d)
+    return v, idx
+
+
+def cummax(a, dim):
+    return _cum_extreme(a, dim, np.maximum, "cummax_cpu")
+
+
+def cummin(a, dim):
+    return _cum_extreme(a, dim, np.minimum, "cummin_cpu")
+
+
+def logcumsumexp(a, dim):
+    if not is_float(a.dtype):
+        if a.dtype.kind == "c":
+            raise NotImplementedError("logcumsumexp of complex tensors is not supported by ember")
+        raise not_implemented("logcumsumexp_out_cpu", a.dtype)
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy()
+    with _ignore():
+        return _fresh(np.logaddexp.accumulate(acc(a), axis=d), a.dtype)
+
+
+def logcumsumexp_grad(g, x, r, dim, reverse):
+    """reverse: out_k = sum_{i>=k} g_i exp(x_k - r_i); forward: out_i = sum_{k<=i} g_k
+    exp(x_k - r_i). Stable: the sums run in log space on the positive and negative parts
+    of ``g`` separately."""
+    d = wrap_dim(dim, g.ndim)
+    with _ignore():
+        if g.ndim == 0:
+            return _fresh(g * np.exp(x - r), g.dtype)
+        la = np.log(np.abs(g))
+        lp = np.where(g > 0, la, -np.inf)
+        ln = np.where(g < 0, la, -np.inf)
+        if reverse:
+            def part(lg):
+                t = np.flip(np.logaddexp.accumulate(np.flip(lg - r, d), axis=d), d)
+                return np.exp(t + x)
+        else:
+            def part(lg):
+                return np.exp(np.logaddexp.accumulate(lg + x, axis=d) - r)
+        return _fresh(part(lp) - part(ln), g.dtype)
+
+
+# -------------------------------------------------------------------- softmax
+
+def _softmax_prep(a, dim, dtype, kname):
+    if dtype is not None:
+        a = a.astype(dtype.np)
+    elif not is_float(a.dtype):
+        raise not_implemented(kname, a.dtype)
+    d = wrap_dim(dim, a.ndim)
+    x = acc(a)
+    if x.ndim == 0:
+        x = x.reshape(1)
+        d = 0
+    return a, x, d
+
+
+def softmax(a, dim, dtype=None):
+    a, x, d = _softmax_prep(a, dim, dtype, "softmax_kernel_impl")
+    with _ignore():
+        m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
+        e = np.exp(x - m)
+        r = e / np.sum(e, axis=d, keepdims=True)
+    return _fresh(r.reshape(a.shape), a.dtype)
+
+
+def log_softmax(a, dim, dtype=None):
+    a, x, d = _softmax_prep(a, dim, dtype, "log_softmax_kernel_impl")
+    with _ignore():
+        m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
+        s = x - m
+        r = s - np.log(np.sum(np.exp(s), axis=d, keepdims=True))
+    return _fresh(r.reshape(a.shape), a.dtype)

@@ -1,0 +1,425 @@
+"""Kernels of sorting, selection, uniqueness, searching and histograms (NumPy only; see
+ember/_ops/sorting.py). Sorts are stable (ties keep their input order; NaN sorts as the
+largest value, like torch)."""
+import numpy as np
+
+from ember._kernels.util import wrap_dim
+from ember._kernels.reduction import is_float, not_implemented
+
+
+def _no_complex(a, msg=None, kname=None):
+    if a.dtype.kind == "c":
+        if kname is not None:
+            raise not_implemented(kname, a.dtype)
+        raise RuntimeError(msg)
+
+
+def argsort_along(a, d, descending=False):
+    """Stable argsort along axis ``d`` (descending keeps ties in input order)."""
+    if not descending:
+        return np.argsort(a, axis=d, kind="stable").astype(np.int64)
+    n = a.shape[d]
+    i = np.argsort(np.flip(a, d), axis=d, kind="stable")
+    return (n - 1 - np.flip(i, d)).astype(np.int64)
+
+
+# -------------------------------------------------------------------- gather / scatter
+
+def _bshape(a_shape, i_shape, d):
+    """Broadcast of two shapes except along ``d`` (where each keeps its own size)."""
+    a_rest = a_shape[:d] + (1,) + a_shape[d + 1:]
+    i_rest = i_shape[:d] + (1,) + i_shape[d + 1:]
+    b = np.broadcast_shapes(a_rest, i_rest)
+    return b[:d] + (a_shape[d],) + b[d + 1:], b[:d] + (i_shape[d],) + b[d + 1:]
+
+
+def take_along_dim(a, idx, dim):
+    if a.ndim == 0:
+        return a.copy()
+    d = wrap_dim(dim, a.ndim)
+    if idx.ndim != a.ndim:
+        raise RuntimeError(f"torch.take_along_dim(): input and indices should have the same "
+                           f"number of dimensions, but got {a.ndim} dimensions for input, and "
+                           f"{idx.ndim} dimensions for indices")
+    sa, si = _bshape(a.shape, idx.shape, d)
+    return np.take_along_axis(np.broadcast_to(a, sa), np.broadcast_to(idx, si), d)
+
+
+def take_along_dim_backward(g, shape, idx, dim):
+    """Scatter-add ``g`` into zeros of ``shape`` at ``idx`` along ``dim``."""
+    shape = tuple(shape)
+    out = np.zeros(shape, g.dtype)
+    if len(shape) == 0:
+        out[()] = g
+        return out
+    d = wrap_dim(dim, len(shape))
+    g, idx = np.broadcast_arrays(g, idx)
+    grids = list(np.indices(idx.shape, sparse=True))
+    grids[d] = idx
+    np.add.at(out, tuple(grids), g)
+    return out
+
+
+# -------------------------------------------------------------------- sort family
+
+def sort(a, dim=-1, descending=False, stable=False):
+    _no_complex(a, " Sort does not support complex dtypes on CPU")
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    idx = argsort_along(a, d, descending)
+    return np.take_along_axis(a, idx, d), idx
+
+
+def argsort(a, dim=-1, descending=False, stable=False):
+    return sort(a, dim, descending, stable)[1]
+
+
+def topk(a, k, dim=-1, largest=True, sorted=True):
+    _no_complex(a, " topk does not support complex dtypes on CPU")
+    d = wrap_dim(dim, a.ndim)
+    n = a.shape[d] if a.ndim else 1
+    if not 0 <= k <= n:
+        raise RuntimeError("selected index k out of range")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    if 0 < k < n and a.dtype != np.bool_:
+        idx = _topk_select(a, k, d, largest)
+    else:
+        idx = np.take(argsort_along(a, d, largest), np.arange(k), axis=d)
+    return np.take_along_axis(a, idx, d), idx
+
+
+def _topk_select(a, k, d, largest):
+    """The first ``k`` of the stable (value, index) order without a full sort: a partition
+    finds the k-th value, ties with it are taken in index order, and only the ``k``
+    selected are sorted."""
+    n = a.shape[d]
+    t = np.take(np.partition(a, n - k if largest else k - 1, axis=d), [n - k if largest
+                                                                       else k - 1], axis=d)
+    if is_float(a.dtype):
+        an, tn = np.isnan(a), np.isnan(t)
+        beyond = ((a > t) | (an & ~tn)) if largest else ((a < t) | (~an & tn))
+        equal = (a == t) | (an & tn)
+    else:
+        beyond = (a > t) if largest else (a < t)
+        equal = a == t
+    need = k - np.sum(beyond, axis=d, keepdims=True)
+    sel = beyond | (equal & (np.cumsum(equal, axis=d) <= need))
+    cand = np.take(np.argsort(~sel, axis=d, kind="stable"), np.arange(k), axis=d)
+    order = argsort_along(np.take_along_axis(a, cand, d), d, largest)
+    return np.take_along_axis(cand, order, d).astype(np.int64)
+
+
+def _select_at(a, d, pos, keepdim):
+    """Values and indices of the stable ascending sort of ``a`` at positions ``pos``
+    (an int array broadcastable to the result with size 1 along ``d``)."""
+    order = argsort_along(a, d)
+    idx = np.take_along_axis(order, pos, d)
+    vals = np.take_along_axis(a, idx, d)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
+    return vals, idx
+
+
+def _pos_shape(a, d):
+    return a.shape[:d] + (1,) + a.shape[d + 1:]
+
+
+def kthvalue(a, k, dim=-1, keepdim=False):
+    _no_complex(a, kname="kthvalue_cpu")
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim and a.shape[d] == 0:
+        raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
+    n = a.shape[d] if a.ndim else 1
+    if not 1 <= k <= n:
+        raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    return _select_at(a, d, np.full(_pos_shape(a, d), k - 1, np.int64), keepdim)
+
+
+def _median_pos(a, d, ignore_nan):
+    n = a.shape[d]
+    if is_float(a.dtype):
+        nans = np.sum(np.isnan(a), axis=d, keepdims=True)
+        if ignore_nan:
+            return np.maximum((n - nans - 1) // 2, 0)
+        return np.where(nans > 0, n - nans, (n - 1) // 2)
+    return np.full(_pos_shape(a, d), (n - 1) // 2, np.int64)
+
+
+def _median_dim(a, dim, keepdim, ignore_nan, name):
+    _no_complex(a, kname="median_cpu")
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim and a.shape[d] == 0:
+        raise IndexError(f"{name}(): Expected reduction dim {d} to have non-zero size.")
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    return _select_at(a, d, _median_pos(a, d, ignore_nan), keepdim)
+
+
+def _median_all(a, ignore_nan):
+    _no_complex(a, kname="median_cpu")
+    if a.size == 0:
+        if is_float(a.dtype):
+            return np.full((), np.nan, a.dtype)
+        return np.full((), np.iinfo(a.dtype).min if a.dtype.kind in "iu" else 0, a.dtype)
+    flat = a.reshape(-1)
+    return _median_dim(flat, 0, False, ignore_nan, "median")[0]
+
+
+def median(a):
+    return _median_all(a, False)
+
+
+def median_dim(a, dim, keepdim=False):
+    return _median_dim(a, dim, keepdim, False, "median")
+
+
+def nanmedian(a):
+    return _median_all(a, True)
+
+
+def nanmedian_dim(a, dim, keepdim=False):
+    return _median_dim(a, dim, keepdim, True, "nanmedian")
+
+
+def mode(a, dim=-1, keepdim=False):
+    """Most frequent value (the smallest among equally frequent ones) and the index of its
+    last occurrence, like torch's CPU kernel."""
+    _no_complex(a, kname="mode_cpu")
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        return a.copy(), np.zeros((), np.int64)
+    n = a.shape[d]
+    out_shape = a.shape[:d] + ((1,) if keepdim else ()) + a.shape[d + 1:]
+    if n == 0:
+        if int(np.prod(out_shape)) != 0:
+            raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
+        return np.zeros(out_shape, a.dtype), np.zeros(out_shape, np.int64)
+    x = np.moveaxis(a, d, -1)
+    order = np.argsort(x, axis=-1, kind="stable")
+    s = np.take_along_axis(x, order, -1)
+    new = np.ones(s.shape, np.bool_)
+    new[..., 1:] = s[..., 1:] != s[..., :-1]
+    pos = np.arange(n)
+    start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
+    p = np.argmax(pos - start + 1, axis=-1)[..., None]
+    vals = np.moveaxis(np.take_along_axis(s, p, -1), -1, d)
+    idx = np.moveaxis(np.take_along_axis(order, p, -1), -1, d).astype(np.int64)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
+    return np.ascontiguousarray(vals), np.ascontiguousarray(idx)
+
+
+def quantile_positions(ranks, interpolation):
+    """Lower and upper sorted positions for quantile ranks (float array)."""
+    if interpolation == "nearest":
+        lo = hi = np.round(ranks)
+    elif interpolation == "lower":
+        lo = hi = np.floor(ranks)
+    elif interpolation == "higher":
+        lo = hi = np.ceil(ranks)
+    else:
+        lo, hi = np.floor(ranks), np.ceil(ranks)
+    return lo.astype(np.int64), np.array(hi, np.int64)
+
+
+# -------------------------------------------------------------------- unique
+
+def _empty_long():
+    return np.zeros((0,), np.int64)
+
+
+def unique2(a, sorted=True, return_inverse=False, return_counts=False):
+    _no_complex(a, kname="unique")
+    flat = a.reshape(-1)
+    u, inv, cnt = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
+    return (u, inv.reshape(a.shape).astype(np.int64) if return_inverse else _empty_long(),
+            cnt.astype(np.int64) if return_counts else _empty_long())
+
+
+def unique_dim(a, dim, sorted=True, return_inverse=False, return_counts=False):
+    _no_complex(a, kname="unique")
+    d = wrap_dim(dim, a.ndim)
+    if a.ndim == 0:
+        a = a.reshape(1)
+    n = a.shape[d]
+    if n == 0:
+        return a.copy(), _empty_long(), _empty_long()
+    if a.size == 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    u, inv, cnt = np.unique(a, axis=d, return_inverse=True, return_counts=True)
+    return (np.ascontiguousarray(u),
+            inv.reshape(-1).astype(np.int64) if return_inverse else _empty_long(),
+            cnt.astype(np.int64) if return_counts else _empty_long())
+
+
+def unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
+    _no_complex(a, kname="unique_consecutive")
+    if dim is None:
+        x = a.reshape(-1)
+        n = x.size
+        new = np.ones(n, np.bool_)
+        new[1:] = x[1:] != x[:-1]
+        u = x[new]
+    else:
+        d = wrap_dim(dim, a.ndim)
+        if a.ndim == 0:
+            a = a.reshape(1)
+        n = a.shape[d]
+        m = np.moveaxis(a, d, 0).reshape(n, -1)
+        new = np.ones(n, np.bool_)
+        new[1:] = np.any(m[1:] != m[:-1], axis=1)
+        u = np.ascontiguousarray(np.compress(new, a, axis=d))
+    inv = np.cumsum(new) - 1
+    if dim is None:
+        inv = inv.reshape(a.shape)
+    starts = np.flatnonzero(new)
+    cnt = np.diff(np.append(starts, n))
+    return (u, inv.astype(np.int64) if return_inverse else _empty_long(),
+            cnt.astype(np.int64) if return_counts else _empty_long())
+
+
+# -------------------------------------------------------------------- searching
+
+def _searchsorted_nd(seq, v, right):
+    """Row-wise searchsorted for matching leading dims: one stable sort of the merged
+    rows (values before equal boundaries for side='left', after them for 'right')."""
+    m, k = seq.shape[-1], v.shape[-1]
+    dt = np.result_type(seq, v)
+    seq, v = seq.astype(dt, copy=False), v.astype(dt, copy=False)
+    merged = np.concatenate([seq, v] if right else [v, seq], axis=-1)
+    order = np.argsort(merged, axis=-1, kind="stable")
+    is_seq = order < m if right else order >= k
+    counts = np.cumsum(is_seq, axis=-1)
+    vpos = np.argsort(is_seq, axis=-1, kind="stable")[..., :k]     # where the values sit
+    vidx = np.take_along_axis(order - m if right else order, vpos, -1)
+    res = np.empty(v.shape, np.int64)
+    np.put_along_axis(res, vidx, np.take_along_axis(counts, vpos, -1), -1)
+    return res
+
+
+def searchsorted(seq, v, out_int32=False, right=False, side=None, sorter=None):
+    _no_complex(seq, kname="searchsorted_out_cpu")
+    v = np.asarray(v)
+    if seq.ndim == 0:
+        raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
+                           "dimension, but got 0 dimension")
+    if side is not None:
+        if side not in ("left", "right"):
+            raise RuntimeError(f"torch.searchsorted(): side can only be 'left' or 'right' but "
+                               f"got {side}")
+        if right and side == "left":
+            raise RuntimeError("torch.searchsorted(): side and right can't be set to opposites, "
+                               "got side of left while right was True")
+        right = side == "right"
+    if sorter is not None:
+        if sorter.shape != seq.shape:
+            raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
+                               f"size, but got boundary tensor {list(seq.shape)}and got sorter "
+                               f"tensor {list(sorter.shape)}")
+        seq = np.take_along_axis(seq, sorter.astype(np.int64), -1)
+    if seq.ndim > 1 and (v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]):
+        raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
+                           f"the first N-1 dimensions of boundaries tensor and input value "
+                           f"tensor must match, but we got boundaries tensor {list(seq.shape)} "
+                           f"and input value tensor {list(v.shape)}")
+    if seq.ndim == 1:
+        dt = np.result_type(seq, v)
+        r = np.searchsorted(seq.astype(dt, copy=False), v.astype(dt, copy=False),
+                            side="right" if right else "left")
+    else:
+        r = _searchsorted_nd(seq, v, right)
+    return np.asarray(r, np.int32 if out_int32 else np.int64)
+
+
+def bucketize(a, boundaries, out_int32=False, right=False):
+    if boundaries.ndim != 1:
+        raise RuntimeError(f"boundaries tensor must be 1 dimension, but got dim("
+                           f"{boundaries.ndim})")
+    return searchsorted(boundaries, a, out_int32, right)
+
+
+# -------------------------------------------------------------------- histograms
+
+def histc(a, bins=100, min=0, max=0):
+    if not is_float(a.dtype):
+        raise not_implemented("histogram_cpu" if a.dtype.kind != "c" else "aminmax_cpu",
+                              a.dtype)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    lo, hi = float(min), float(max)
+    if lo > hi:
+        raise RuntimeError("torch.histc: max must be larger than min")
+    x = a.reshape(-1).astype(np.float64)
+    if lo == hi and x.size:
+        lo, hi = float(x.min()), float(x.max())
+    if lo == hi:
+        lo, hi = lo - 1, hi + 1
+    h, _ = np.histogram(x, bins=bins, range=(lo, hi))
+    return h.astype(a.dtype)
+
+
+def _hist_checks(a, weight):
+    if not is_float(a.dtype):
+        raise not_implemented("histogramdd", a.dtype)
+    if weight is not None and weight.shape != a.shape:
+        raise RuntimeError(f"torch.histogramdd: if weight tensor is provided it should have the "
+                           f"same shape as the input tensor excluding its innermost dimension, "
+                           f"but got input with shape {[a.size, 1]} and weight with shape "
+                           f"{list(weight.shape)}")
+    return None if weight is None else weight.reshape(-1)
+
+
+def histogram_bin_ct(a, bins=100, range=None, weight=None, density=False):
+    w = _hist_checks(a, weight)
+    if bins <= 0:
+        raise RuntimeError(f"torch.histogramdd: bins must be > 0, but got {bins} for "
+                           f"dimension 0")
+    x = a.reshape(-1)
+    if range is not None:
+        lo, hi = float(range[0]), float(range[1])
+        if lo > hi:
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{lo:g} max {hi:g} for dimension 0")
+    elif x.size:
+        lo, hi = float(x.min()), float(x.max())
+    else:
+        lo = hi = 0.0
+    if lo == hi:
+        lo, hi = lo - 0.5, hi + 0.5
+    edges = np.linspace(lo, hi, bins + 1).astype(a.dtype)
+    h, _ = np.histogram(x, bins=edges.astype(np.float64), weights=w, density=density)
+    return h.astype(a.dtype), edges
+
+
+def histogram_bins_tensor(a, bins, weight=None, density=False):
+    w = _hist_checks(a, weight)
+    if bins.ndim != 1:
+        raise RuntimeError(f"torch.histogramdd: bins tensor should have one dimension, but got "
+                           f"{bins.ndim} dimensions in the bins tensor for dimension 0")
+    h, _ = np.histogram(a.reshape(-1), bins=bins.astype(np.float64), weights=w,
+                        density=density)
+    return h.astype(a.dtype), bins.astype(a.dtype)
+
+
+def bincount(a, weights=None, minlength=0):
+    if not isinstance(minlength, (int, np.integer)) or isinstance(minlength, bool):
+        raise TypeError(f"bincount(): argument 'minlength' must be int, not "
+                        f"{type(minlength).__name__}")
+    if a.dtype.kind not in "iu":
+        raise not_implemented("bincount_cpu", a.dtype)
+    if a.ndim != 1 or (a.size and a.min() < 0):
+        raise RuntimeError("bincount only supports 1-d non-negative integral inputs.")
+    if minlength < 0:
+        raise RuntimeError("minlength should be >= 0")
+    if weights is not None and (weights.ndim != 1 or weights.shape[0] != a.shape[0]):
+        raise RuntimeError("weights should be 1-d and have the same length as input")
+    if weights is None:
+        return np.bincount(a, minlength=minlength).astype(np.int64)
+    out = np.float32 if weights.dtype == np.float32 else np.float64
+    return np.bincount(a, weights.astype(np.float64), minlength=minlength).astype(out)

@@ -1,0 +1,870 @@
+"""Elementwise op records: arithmetic, transcendental and special functions, rounding,
+clamping, comparisons, bitwise/logical ops, predicates, ``where``.
+
+One record per op (a Python number is accepted in every ``Tensor`` position, so torch's
+``.Scalar`` overloads fold into the ``.Tensor`` record). Backward rules are ember ops
+(differentiable again) and follow PyTorch's complex convention, grad * conj(f'(z)).
+Aliases (``arcsin``, ``clip``, ``greater`` ...) share their op's fronts, as in torch.
+"""
+from __future__ import annotations
+
+import cmath
+import math
+
+from ember import _dtype
+from ember._dispatch import dispatch
+from ember._kernels import elementwise as K
+from ember._ops.core import conj_if_complex as cj, where_self, real as _real, mul as _mul
+from ember._ops.factory import zeros_like
+from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, generate, public
+from ember._tensor import Tensor
+
+_LN2 = math.log(2.0)
+_LN10 = math.log(10.0)
+_PI = math.pi
+
+RECORDS: dict = {}          # public name -> functional record (for function-level in-place)
+
+
+def _where(cond, a, b):
+    return where_self(cond, a, b)
+
+
+def _conj(x):
+    """Conjugate of a tensor or a Python number (identity for real ones)."""
+    if isinstance(x, Tensor):
+        return cj(x)
+    return x.conjugate() if isinstance(x, complex) else x
+
+
+def _ct(s, like):
+    """A Python complex number as a 0-d tensor; other values pass through. (core's mul/div
+    backward rules conjugate tensor factors only, so a Python complex factor in a rule
+    would break double backward.)"""
+    if not isinstance(s, complex):
+        return s
+    from ember._creation import tensor
+    dt = like.dtype if like.is_complex() else like.dtype.to_complex()
+    return tensor(s, dtype=dt)
+
+
+def _zeros(g):
+    return zeros_like(g)
+
+
+def _not_implemented_grad(name):
+    def rule(ctx, g, *args):
+        raise RuntimeError(f"derivative for aten::{name} is not implemented")
+    return rule
+
+
+def _default_float():
+    return _dtype._default[0].np
+
+
+def _op(schema, kernel=None, *, inplace=True, **kw):
+    op = defop(schema, kernel, inplace=inplace, **kw)
+    RECORDS.setdefault(op.public_name, op)
+    return op
+
+
+def _alias(new, old, inplace=True):
+    """``new`` shares ``old``'s fronts (torch aliases dispatch to the same op)."""
+    if old in FUNCTIONS:
+        FUNCTIONS[new] = FUNCTIONS[old]
+    if old in METHODS:
+        METHODS[new] = METHODS[old]
+    if inplace and old + "_" in METHODS:
+        METHODS[new + "_"] = METHODS[old + "_"]
+    if old in RECORDS:
+        RECORDS[new] = RECORDS[old]
+
+
+# ==================================================================== unary, float results
+
+def _unary(name, kernel, rule, saves=("self",), **kw):
+    op = _op(f"{name}(Tensor self) -> Tensor", kernel, promote="int_to_float", saves=saves, **kw)
+    op.def_backward(rule)
+    return op
+
+
+sqrt = _unary("sqrt", K.sqrt, lambda ctx, g, x: g / (2 * cj(ctx.result)), saves=("result",))
+rsqrt = _unary("rsqrt", K.rsqrt, lambda ctx, g, x: g * (-0.5 * cj(ctx.result) ** 3),
+               saves=("result",))
+exp2 = _unary("exp2", K.exp2, lambda ctx, g, x: g * cj(ctx.result) * _LN2, saves=("result",))
+expm1 = _unary("expm1", K.expm1, lambda ctx, g, x: g * (cj(ctx.result) + 1), saves=("result",))
+log = _unary("log", K.log, lambda ctx, g, x: g / cj(x))
+log2 = _unary("log2", K.log2, lambda ctx, g, x: g / (cj(x) * _LN2))
+log10 = _unary("log10", K.log10, lambda ctx, g, x: g / (cj(x) * _LN10))
+log1p = _unary("log1p", K.log1p, lambda ctx, g, x: g / (cj(x) + 1))
+sin = _unary("sin", K.sin, lambda ctx, g, x: g * cj(x.cos()))
+cos = _unary("cos", K.cos, lambda ctx, g, x: g * -cj(x.sin()))
+tan = _unary("tan", K.tan, lambda ctx, g, x: g * (1 + cj(ctx.result) ** 2), saves=("result",))
+asin = _unary("asin", K.asin, lambda ctx, g, x: g * cj((1 - x * x).rsqrt()))
+acos = _unary("acos", K.acos, lambda ctx, g, x: g * -cj((1 - x * x).rsqrt()))
+atan = _unary("atan", K.atan, lambda ctx, g, x: g / cj(x * x + 1))
+sinh = _unary("sinh", K.sinh, lambda ctx, g, x: g * cj(x.cosh()))
+cosh = _unary("cosh", K.cosh, lambda ctx, g, x: g * cj(x.sinh()))
+tanh = _unary("tanh", K.tanh, lambda ctx, g, x: g * (1 - cj(ctx.result) ** 2),
+              saves=("result",))
+asinh = _unary("asinh", K.asinh, lambda ctx, g, x: g * cj((x * x + 1).rsqrt()))
+acosh = _unary("acosh", K.acosh,
+               lambda ctx, g, x: g / cj((x - 1).sqrt() * (x + 1).sqrt()))
+atanh = _unary("atanh", K.atanh, lambda ctx, g, x: g / cj(1 - x * x))
+sigmoid = _unary("sigmoid", K.sigmoid,
+                 lambda ctx, g, x: g * cj(ctx.result * (1 - ctx.result)), saves=("result",))
+reciprocal = _unary("reciprocal", K.reciprocal, lambda ctx, g, x: g * -cj(ctx.result) ** 2,
+                    saves=("result",))
+deg2rad = _unary("deg2rad", K.deg2rad, lambda ctx, g, x: g * (_PI / 180), saves=())
+rad2deg = _unary("rad2deg", K.rad2deg, lambda ctx, g, x: g * (180 / _PI), saves=())
+erf = _unary("erf", K.erf, lambda ctx, g, x: g * (2 / math.sqrt(_PI)) * (-x * x).exp())
+erfc = _unary("erfc", K.erfc, lambda ctx, g, x: g * (-2 / math.sqrt(_PI)) * (-x * x).exp())
+erfinv = _unary("erfinv", K.erfinv,
+                lambda ctx, g, x: g * (math.sqrt(_PI) / 2) * (ctx.result * ctx.result).exp(),
+                saves=("result",))
+lgamma = _unary("lgamma", K.lgamma, lambda ctx, g, x: g * x.digamma())
+i0 = _unary("i0", K.i0, lambda ctx, g, x: g * _i1(x))
+
+
+def _sinc_grad(ctx, g, x):
+    zero = x == 0
+    px = x * _PI
+    safe = _where(zero, 1, x)
+    d = (px.cos() * px - px.sin()) / (safe * safe * _PI)
+    return g * cj(_where(zero, 0, d))
+
+
+sinc = _unary("sinc", K.sinc, _sinc_grad)
+
+# the derivative of i0 (internal: torch's special_i1 belongs to the special family)
+_i1 = defop("_i1(Tensor self) -> Tensor", K.i1, function=False, method=False,
+            promote="int_to_float", saves=("self",))
+
+
+@_i1.def_backward
+def _(ctx, g, x):
+    zero = x == 0
+    safe = _where(zero, 1, x)
+    return g * _where(zero, 0.5, x.i0() - _i1(x) / safe)
+
+
+digamma = _op("digamma(Tensor self) -> Tensor", K.digamma, promote="int_to_float",
+              saves=("self",))
+
+# polygamma's record takes ``self`` first (the in-place variant writes into argument 0);
+# the public fronts keep torch's ``polygamma(n, input)`` order.
+polygamma_op = OpDef("polygamma(Tensor self, int n) -> Tensor", K.polygamma,
+                     promote="int_to_float", saves=("self",))
+polygamma_op.make_inplace()
+
+
+@digamma.def_backward
+def _(ctx, g, x):
+    return g * polygamma_op(x, 1)
+
+
+@polygamma_op.def_backward
+def _(ctx, g, x, n):
+    return g * polygamma_op(x, n + 1)
+
+
+@public("polygamma")
+def polygamma(n, input, *, out=None):
+    """polygamma(n, input): the n-th derivative of digamma."""
+    return dispatch(polygamma_op, (input, n), out)
+
+
+@public("polygamma", method=True, function=False)
+def _polygamma_method(self, n):
+    return dispatch(polygamma_op, (self, n), None)
+
+
+@public("polygamma_", method=True, function=False)
+def _polygamma_inplace(self, n):
+    return dispatch(polygamma_op.inplace_variant, (self, n), None)
+
+
+mvlgamma = _op("mvlgamma(Tensor self, int p) -> Tensor", K.mvlgamma, promote="int_to_float",
+               saves=("self",))
+
+
+@mvlgamma.def_backward
+def _(ctx, g, x, p):
+    d = x.digamma()
+    for j in range(1, p):
+        d = d + (x - j / 2).digamma()
+    return g * d
+
+
+logit = _op("logit(Tensor self, float? eps=None) -> Tensor", K.logit, promote="int_to_float",
+            saves=("self",))
+
+
+@logit.def_backward
+def _(ctx, g, x, eps):
+    d = g / (x * (1 - x))
+    if eps is None:
+        return _where((x < 0) | (x > 1), math.nan, d)
+    return _where((x < eps) | (x > 1 - eps), 0, d)
+
+
+# angle: complex -> real, integers -> the default float (the kernel decides the dtype)
+angle = _op("angle(Tensor self) -> Tensor", lambda a: K.angle(a, _default_float()),
+            inplace=False, promote=None, saves=("self",))
+
+
+@angle.def_backward
+def _(ctx, g, x):
+    if not x.is_complex():
+        return _zeros(g)
+    zero = x == 0
+    a2 = _where(zero, 1, x.abs() ** 2)
+    # i * x as a tensor product (a Python complex factor is not conjugated by mul's rule)
+    return _where(zero, 0, g * x / a2 * _ct(1j, x))
+
+
+# ==================================================================== unary, dtype kept
+
+abs = _op("abs(Tensor self) -> Tensor", K.abs, promote=None, saves=("self",))
+abs.inplace_variant.kernel = K.abs_inplace
+
+
+@abs.def_backward
+def _(ctx, g, x):
+    return g * x.sgn()
+
+
+sign = _op("sign(Tensor self) -> Tensor", K.sign)
+sgn = _op("sgn(Tensor self) -> Tensor", K.sgn, saves=("self", "result"))
+
+
+@sign.def_backward
+def _(ctx, g, x):
+    return _zeros(g)
+
+
+@sgn.def_backward
+def _(ctx, g, x):
+    if not x.is_complex():
+        return _zeros(g)
+    r = ctx.result
+    a = x.abs()
+    zero = a == 0
+    return _where(zero, 0, (g - r * _real(cj(r) * g)) / _where(zero, 1, a))
+
+
+square = _op("square(Tensor self) -> Tensor", K.square, promote=None, saves=("self",))
+
+
+@square.def_backward
+def _(ctx, g, x):
+    return g * 2 * cj(x)
+
+
+def _zero_rule(ctx, g, *args):
+    return _zeros(g)
+
+
+floor = _op("floor(Tensor self) -> Tensor", K.floor)
+ceil = _op("ceil(Tensor self) -> Tensor", K.ceil)
+trunc = _op("trunc(Tensor self) -> Tensor", K.trunc)
+for _r in (floor, ceil, trunc):
+    _r.def_backward(_zero_rule)
+
+round_op = OpDef("round(Tensor self) -> Tensor", K.round)
+round_op.make_inplace()
+round_decimals = OpDef("round.decimals(Tensor self, *, int decimals) -> Tensor",
+                       K.round_decimals)
+round_decimals.make_inplace()
+round_op.def_backward(_zero_rule)
+round_decimals.def_backward(_zero_rule)
+
+
+@public("round")
+def round(input, *, decimals=0, out=None):
+    """Round half to even; ``decimals`` digits after the point (negative: before it)."""
+    if decimals == 0:
+        return dispatch(round_op, (input,), out)
+    return dispatch(round_decimals, (input, decimals), out)
+
+
+@public("round", method=True, function=False)
+def _round_method(self, decimals=0):
+    return round(self, decimals=decimals)
+
+
+@public("round_", method=True)
+def round_(input, *, decimals=0):
+    if decimals == 0:
+        return dispatch(round_op.inplace_variant, (input,), None)
+    return dispatch(round_decimals.inplace_variant, (input, decimals), None)
+
+
+frac = _op("frac(Tensor self) -> Tensor", K.frac)
+
+
+@frac.def_backward
+def _(ctx, g, x):
+    return g
+
+
+relu = _op("relu(Tensor self) -> Tensor", K.relu, saves=("result",))
+
+
+@relu.def_backward
+def _(ctx, g, x):
+    return _where(ctx.result > 0, g, 0)
+
+
+nan_to_num = _op("nan_to_num(Tensor self, float? nan=0.0, float? posinf=None, "
+                 "float? neginf=None) -> Tensor", K.nan_to_num, saves=("self",))
+
+
+@nan_to_num.def_backward
+def _(ctx, g, x, nan, posinf, neginf):
+    return _where(x.isfinite(), g, 0)
+
+
+@public("positive", method=True)
+def positive(input):
+    """``input`` itself (an error for bool tensors)."""
+    if input.dtype is _dtype.bool:
+        raise RuntimeError("The `+` operator, on a bool tensor is not supported.")
+    return input
+
+
+# ==================================================================== predicates (bool results)
+
+def _pred(name, kernel):
+    return _op(f"{name}(Tensor self) -> Tensor", kernel, inplace=False, promote="bool",
+               differentiable=False)
+
+
+isnan = _pred("isnan", K.isnan)
+isinf = _pred("isinf", K.isinf)
+isfinite = _pred("isfinite", K.isfinite)
+isposinf = _pred("isposinf", K.isposinf)
+isneginf = _pred("isneginf", K.isneginf)
+isreal = _pred("isreal", K.isreal)
+signbit = _pred("signbit", K.signbit)
+
+# ==================================================================== binary arithmetic
+
+pow = _op("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", K.pow,
+          saves=("self", "exponent", "result"))
+
+
+def _scalar_log(b):
+    if isinstance(b, complex):
+        return cmath.log(b)
+    return math.log(b) if b > 0 else (-math.inf if b == 0 else math.nan)
+
+
+@pow.def_backward
+def _(ctx, g, self, exponent):
+    n = ctx.needs_input_grad
+    gs = ge = None
+    if n[0]:
+        if isinstance(exponent, Tensor):
+            gs = _where(exponent == 0, 0, g * cj(exponent * self.pow(exponent - 1)))
+        elif exponent == 0:
+            gs = _zeros(g)
+        else:
+            gs = g * cj(self.pow(exponent - 1) * _ct(exponent, g))
+    if n[1]:
+        r = ctx.result
+        if isinstance(exponent, Tensor):
+            e_re = _real(exponent) if exponent.is_complex() else exponent
+        else:
+            e_re = exponent.real if isinstance(exponent, complex) else exponent
+        if isinstance(self, Tensor):
+            cond = (self == 0) & (e_re >= 0)
+            ge = _where(cond, 0, g * cj(r * self.log()))
+        elif self == 0:
+            ge = _where(e_re >= 0, 0, g * cj(r * -math.inf))
+        else:
+            ge = g * cj(r * _ct(_scalar_log(self), r))
+    return gs, ge
+
+
+def _float_power_dtype(self, exponent):
+    cplx = any(x.is_complex() if isinstance(x, Tensor) else isinstance(x, complex)
+               for x in (self, exponent))
+    return _dtype.complex128 if cplx else _dtype.float64
+
+
+def _to(x, dt):
+    if isinstance(x, Tensor):
+        return x if x.dtype is dt else x.to(dt)
+    return complex(x) if dt.is_complex else float(x)
+
+
+def _float_power(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    return pow(_to(self, dt), _to(exponent, dt))
+
+
+float_power = _op("float_power.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor",
+                  composite=_float_power, inplace=False)
+
+
+@public("float_power_", method=True, function=False)
+def float_power_(self, exponent):
+    dt = _float_power_dtype(self, exponent)
+    if self.dtype is not dt:
+        raise RuntimeError(f"the base given to float_power_ has dtype "
+                           f"{_dtype.scalar_type_name(self.dtype)} but the operation's result "
+                           f"requires dtype {_dtype.scalar_type_name(dt)}")
+    return dispatch(pow.inplace_variant, (self, _to(exponent, dt)), None)
+
+
+remainder = _op("remainder.Tensor(Tensor self, Tensor other) -> Tensor", K.remainder,
+                saves=("self", "other"))
+fmod = _op("fmod.Tensor(Tensor self, Tensor other) -> Tensor", K.fmod, saves=("self", "other"))
+floor_divide = _op("floor_divide(Tensor self, Tensor other) -> Tensor", K.floor_divide)
+floor_divide.def_backward(_not_implemented_grad("floor_divide"))
+
+
+def _div_mode(a, b, mode):
+    from ember._ops.core import div_mode
+    return div_mode(a, b, rounding_mode=mode)
+
+
+@remainder.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    return (g if n[0] else None,
+            -g * _div_mode(self, other, "floor") if n[1] else None)
+
+
+@fmod.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    return (g if n[0] else None,
+            -g * _div_mode(self, other, "trunc") if n[1] else None)
+
+
+rsub_op = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", K.rsub,
+                function=False, method=False)
+
+
+def _is_bool(x):
+    return x.dtype is _dtype.bool if isinstance(x, Tensor) else isinstance(x, bool)
+
+
+@public("rsub")
+def rsub(input, other, *, alpha=1, out=None):
+    """``other - alpha * input``."""
+    a, b = _is_bool(input), _is_bool(other)
+    if a and b:
+        raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
+                           "supported. Use the `^` or `logical_xor()` operator instead.")
+    if a or b:
+        raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
+                           "If you are trying to invert a mask, use the `~` or `logical_not()` "
+                           "operator instead.")
+    return dispatch(rsub_op, (input, other, alpha), out)
+
+
+@rsub_op.def_backward
+def _(ctx, g, self, other, alpha):
+    return (-g if alpha == 1 else g * -_conj(_ct(alpha, g))), g
+
+
+@public("true_divide", method=True)
+def true_divide(input, other, *, out=None):
+    """Alias of ``div`` without rounding."""
+    from ember._ops.core import div
+    return dispatch(div, (input, other), out)
+
+
+@public("true_divide_", method=True, function=False)
+def true_divide_(self, other):
+    from ember._ops.core import div
+    return dispatch(div.inplace_variant, (self, other), None)
+
+
+atan2 = _op("atan2(Tensor self, Tensor other) -> Tensor", K.atan2, promote="int_to_float",
+            saves=("self", "other"))
+
+
+@atan2.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    d = self * self + other * other
+    return (g * other / d if n[0] else None, g * -self / d if n[1] else None)
+
+
+hypot = _op("hypot(Tensor self, Tensor other) -> Tensor", K.hypot,
+            saves=("self", "other", "result"))
+
+
+@hypot.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    r = ctx.result
+    return (g * self / r if n[0] else None, g * other / r if n[1] else None)
+
+
+maximum = _op("maximum(Tensor self, Tensor other) -> Tensor", K.maximum, inplace=False,
+              saves=("self", "other"))
+minimum = _op("minimum(Tensor self, Tensor other) -> Tensor", K.minimum, inplace=False,
+              saves=("self", "other"))
+
+
+@maximum.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    half = _where(self == other, g / 2, g)
+    return (_where(self < other, 0, half) if n[0] else None,
+            _where(self > other, 0, half) if n[1] else None)
+
+
+@minimum.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    half = _where(self == other, g / 2, g)
+    return (_where(self > other, 0, half) if n[0] else None,
+            _where(self < other, 0, half) if n[1] else None)
+
+
+fmax = _op("fmax(Tensor self, Tensor other) -> Tensor", K.fmax, inplace=False,
+           saves=("self", "other"))
+fmin = _op("fmin(Tensor self, Tensor other) -> Tensor", K.fmin, inplace=False,
+           saves=("self", "other"))
+
+
+def _isnan(x):
+    return isnan(x) if isinstance(x, Tensor) else x != x
+
+
+@fmax.def_backward
+def _(ctx, g, self, other):
+    pick_self = (self >= other) | _isnan(other)
+    n = ctx.needs_input_grad
+    return (_where(pick_self, g, 0) if n[0] else None, _where(pick_self, 0, g) if n[1] else None)
+
+
+@fmin.def_backward
+def _(ctx, g, self, other):
+    pick_self = (self <= other) | _isnan(other)
+    n = ctx.needs_input_grad
+    return (_where(pick_self, g, 0) if n[0] else None, _where(pick_self, 0, g) if n[1] else None)
+
+
+copysign = _op("copysign.Tensor(Tensor self, Tensor other) -> Tensor", K.copysign,
+               promote="int_to_float", saves=("self", "result"))
+
+
+@copysign.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    gs = _where(self == 0, 0, g * self.sign() * ctx.result.sign()) if n[0] else None
+    return gs, (_zeros(g) if n[1] else None)
+
+
+nextafter = _op("nextafter(Tensor self, Tensor other) -> Tensor", K.nextafter)
+
+
+@nextafter.def_backward
+def _(ctx, g, self, other):
+    return _zeros(g), _zeros(g)
+
+
+xlogy = _op("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", K.xlogy, promote="int_to_float",
+            saves=("self", "other"))
+
+
+@xlogy.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    gs = go = None
+    if n[0]:
+        gs = _where((self == 0) & (other <= 0), 0, xlogy(g, other))
+    if n[1]:
+        go = g * self / other
+    return gs, go
+
+
+logaddexp = _op("logaddexp(Tensor self, Tensor other) -> Tensor", K.logaddexp, inplace=False,
+                saves=("self", "other", "result"))
+logaddexp2 = _op("logaddexp2(Tensor self, Tensor other) -> Tensor", K.logaddexp2, inplace=False,
+                 saves=("self", "other", "result"))
+
+
+@logaddexp.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    r = ctx.result
+    return (g * cj((self - r).exp()) if n[0] else None,
+            g * cj((other - r).exp()) if n[1] else None)
+
+
+@logaddexp2.def_backward
+def _(ctx, g, self, other):
+    n = ctx.needs_input_grad
+    r = ctx.result
+    return (g * (self - r).exp2() if n[0] else None, g * (other - r).exp2() if n[1] else None)
+
+
+heaviside = _op("heaviside(Tensor self, Tensor values) -> Tensor", K.heaviside, promote=None)
+heaviside.def_backward(_not_implemented_grad("heaviside"))
+gcd = _op("gcd(Tensor self, Tensor other) -> Tensor", K.gcd, differentiable=False)
+lcm = _op("lcm(Tensor self, Tensor other) -> Tensor", K.lcm, differentiable=False)
+
+
+def _ldexp(self, other):
+    # torch: computed in the promoted dtype (integers -> the default float) as self * 2**other
+    dt = _dtype.result_type(self, other)
+    if not (dt.is_floating_point or dt.is_complex):
+        dt = _dtype._default[0]
+    elif dt.is_floating_point and isinstance(other, Tensor) and other.dtype is _dtype.bool:
+        raise NotImplementedError("\"ldexp_cpu_exp\" not implemented for 'Bool'")
+    return _mul(_to(self, dt), pow(2.0, _to(other, dt)))
+
+
+ldexp = _op("ldexp.Tensor(Tensor self, Tensor other) -> Tensor", composite=_ldexp,
+            inplace=False)
+
+
+@public("ldexp_", method=True)
+def ldexp_(input, other):
+    return input.mul_(pow(2.0, other))
+
+
+frexp = _op("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", K.frexp,
+            inplace=False, promote=None, saves=("result",))
+
+
+@frexp.def_backward
+def _(ctx, g, self):
+    return g[0] / ctx.result[1].exp2()
+
+
+lerp = _op("lerp.Tensor(Tensor self, Tensor end, Tensor weight) -> Tensor", K.lerp,
+           promote=None, saves=("self", "end", "weight"))
+
+
+@lerp.def_backward
+def _(ctx, g, self, end, weight):
+    n = ctx.needs_input_grad
+    w = _ct(weight, g)
+    return (g * _conj(1 - w) if n[0] else None,
+            g * _conj(w) if n[1] else None,
+            g * cj(end - self) if n[2] else None)
+
+
+addcmul = _op("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+              K.addcmul, saves=("tensor1", "tensor2"))
+addcdiv = _op("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
+              K.addcdiv, saves=("tensor1", "tensor2"))
+
+
+def _check_addcdiv(t1, t2):
+    # torch rejects integer tensor1 and tensor2 before promotion
+    if all(isinstance(t, int) or isinstance(t, Tensor) and not (t.is_floating_point()
+                                                                  or t.is_complex())
+           for t in (t1, t2)):
+        raise RuntimeError(K._ADDCDIV_INT)
+
+
+@public("addcdiv")
+def _addcdiv_function(input, tensor1, tensor2, *, value=1, out=None):
+    _check_addcdiv(tensor1, tensor2)
+    return dispatch(addcdiv, (input, tensor1, tensor2, value), out)
+
+
+@public("addcdiv", method=True, function=False)
+def _addcdiv_method(self, tensor1, tensor2, *, value=1):
+    _check_addcdiv(tensor1, tensor2)
+    return dispatch(addcdiv, (self, tensor1, tensor2, value), None)
+
+
+@public("addcdiv_", method=True, function=False)
+def _addcdiv_inplace(self, tensor1, tensor2, *, value=1):
+    _check_addcdiv(tensor1, tensor2)
+    return dispatch(addcdiv.inplace_variant, (self, tensor1, tensor2, value), None)
+
+
+@addcmul.def_backward
+def _(ctx, g, self, t1, t2, value):
+    n = ctx.needs_input_grad
+    value = _ct(value, g)
+    return (g if n[0] else None,
+            g * _conj(t2 * value) if n[1] else None,
+            g * _conj(t1 * value) if n[2] else None)
+
+
+@addcdiv.def_backward
+def _(ctx, g, self, t1, t2, value):
+    n = ctx.needs_input_grad
+    value = _ct(value, g)
+    return (g if n[0] else None,
+            g * _conj(value / t2) if n[1] else None,
+            -g * _conj(value * t1 / (t2 * t2)) if n[2] else None)
+
+
+# ==================================================================== clamp
+
+clamp = _op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", K.clamp,
+            saves=("self", "min", "max"))
+clamp_min = _op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", K.clamp_min,
+                saves=("self", "min"))
+clamp_max = _op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", K.clamp_max,
+                saves=("self", "max"))
+
+
+@clamp.def_backward
+def _(ctx, g, self, min, max):
+    n = ctx.needs_input_grad
+    gs = gmin = gmax = None
+    if min is not None and max is not None:
+        if n[0]:
+            gs = _where((self >= min) & (self <= max), g, 0)
+        if n[1]:
+            gmin = _where((self < min) & (min < max), g, 0)
+        if n[2]:
+            gmax = _where((self > max) | (max < min), g, 0)
+    elif min is not None:
+        gs = _where(self >= min, g, 0) if n[0] else None
+        gmin = _where(self < min, g, 0) if n[1] else None
+    else:
+        gs = _where(self <= max, g, 0) if n[0] else None
+        gmax = _where(self > max, g, 0) if n[2] else None
+    return gs, gmin, gmax
+
+
+@clamp_min.def_backward
+def _(ctx, g, self, min):
+    n = ctx.needs_input_grad
+    return (_where(self >= min, g, 0) if n[0] else None,
+            _where(self < min, g, 0) if n[1] else None)
+
+
+@clamp_max.def_backward
+def _(ctx, g, self, max):
+    n = ctx.needs_input_grad
+    return (_where(self <= max, g, 0) if n[0] else None,
+            _where(self > max, g, 0) if n[1] else None)
+
+
+# ==================================================================== bitwise, logical, comparisons
+
+def _nodiff(schema, kernel, promote="default", inplace=True):
+    return _op(schema, kernel, inplace=inplace, promote=promote, differentiable=False)
+
+
+bitwise_and = _nodiff("bitwise_and.Tensor(Tensor self, Tensor other) -> Tensor", K.bitwise_and)
+bitwise_or = _nodiff("bitwise_or.Tensor(Tensor self, Tensor other) -> Tensor", K.bitwise_or)
+bitwise_xor = _nodiff("bitwise_xor.Tensor(Tensor self, Tensor other) -> Tensor", K.bitwise_xor)
+bitwise_not = _nodiff("bitwise_not(Tensor self) -> Tensor", K.bitwise_not)
+bitwise_left_shift = _nodiff("bitwise_left_shift.Tensor(Tensor self, Tensor other) -> Tensor",
+                             K.bitwise_left_shift)
+bitwise_right_shift = _nodiff("bitwise_right_shift.Tensor(Tensor self, Tensor other) -> Tensor",
+                              K.bitwise_right_shift)
+
+logical_and = _nodiff("logical_and(Tensor self, Tensor other) -> Tensor", K.logical_and, "bool")
+logical_or = _nodiff("logical_or(Tensor self, Tensor other) -> Tensor", K.logical_or, "bool")
+logical_xor = _nodiff("logical_xor(Tensor self, Tensor other) -> Tensor", K.logical_xor, "bool")
+logical_not = _nodiff("logical_not(Tensor self) -> Tensor", K.logical_not, "bool")
+
+eq = _nodiff("eq.Tensor(Tensor self, Tensor other) -> Tensor", K.eq, "bool")
+ne = _nodiff("ne.Tensor(Tensor self, Tensor other) -> Tensor", K.ne, "bool")
+lt = _nodiff("lt.Tensor(Tensor self, Tensor other) -> Tensor", K.lt, "bool")
+le = _nodiff("le.Tensor(Tensor self, Tensor other) -> Tensor", K.le, "bool")
+gt = _nodiff("gt.Tensor(Tensor self, Tensor other) -> Tensor", K.gt, "bool")
+ge = _nodiff("ge.Tensor(Tensor self, Tensor other) -> Tensor", K.ge, "bool")
+
+# ==================================================================== activations (nn.functional)
+# torch has no torch.gelu / torch.silu / Tensor.gelu: these records get no ember.* fronts; the
+# functional fronts below are for ember.nn.functional.
+
+gelu_op = defop("gelu(Tensor self, *, str approximate='none') -> Tensor", K.gelu,
+                function=False, method=False, saves=("self",))
+silu_op = defop("silu(Tensor self) -> Tensor", K.silu, function=False, method=False,
+                saves=("self",))
+silu_op.make_inplace()
+
+
+@gelu_op.def_backward
+def _(ctx, g, x, approximate):
+    if approximate == "tanh":
+        k_beta = math.sqrt(2 / _PI)
+        k_kappa = 0.044715
+        x_sq = x * x
+        inner = k_beta * (x + k_kappa * x_sq * x)
+        t = inner.tanh()
+        left = 0.5 * x
+        right = 1 + t
+        left_d = 0.5 * right
+        right_d = left * (1 - t * t) * k_beta * (1 + 3 * k_kappa * x_sq)
+        return g * (left_d + right_d)
+    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
+    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * _PI))
+    return g * (cdf + x * pdf)
+
+
+@silu_op.def_backward
+def _(ctx, g, x):
+    s = x.sigmoid()
+    return g * cj(s * (1 + x * (1 - s)))
+
+
+gelu = generate(gelu_op, with_out=True)
+silu = generate(silu_op, with_out=True)
+silu_ = generate(silu_op.inplace_variant)
+
+# ==================================================================== where
+
+
+@public("where")
+def where(condition, input=None, other=None, *, out=None):
+    """``input`` where ``condition`` else ``other``; ``where(condition)`` is
+    ``nonzero(condition, as_tuple=True)``."""
+    if input is None and other is None:
+        nz = FUNCTIONS.get("nonzero")
+        if nz is None:
+            raise NotImplementedError("where(condition) needs nonzero, which ember does not "
+                                      "implement yet")
+        return nz(condition, as_tuple=True)
+    if input is None or other is None:
+        raise TypeError("where() received an invalid combination of arguments: expected "
+                        "(Tensor condition) or (Tensor condition, Tensor input, Tensor other)")
+    if not isinstance(condition, Tensor):
+        raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not "
+                        f"{type(condition).__name__}")
+    if condition.dtype is not _dtype.bool and condition.dtype is not _dtype.uint8:
+        raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
+                           f"with dtype {_dtype.scalar_type_name(condition.dtype)}")
+    return dispatch(where_self, (condition, input, other), out)
+
+
+@public("where", method=True, function=False)
+def _where_method(self, condition, other):
+    return where(condition, self, other)
+
+
+# ==================================================================== aliases
+
+for _new, _old in [("absolute", "abs"), ("arcsin", "asin"), ("arccos", "acos"),
+                   ("arctan", "atan"), ("arcsinh", "asinh"), ("arccosh", "acosh"),
+                   ("arctanh", "atanh"), ("fix", "trunc"), ("clip", "clamp"),
+                   ("arctan2", "atan2"), ("negative", "neg"), ("greater", "gt"),
+                   ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
+                   ("not_equal", "ne"), ("divide", "div")]:
+    _alias(_new, _old)
+
+# torch also has function forms of some in-place ops (torch.sqrt_, torch.relu_ ...)
+for _n in ("abs", "reciprocal", "sqrt", "rsqrt", "square", "exp2", "expm1", "log", "log2",
+           "log10", "log1p", "sin", "cos", "tan", "asin", "acos", "atan", "sinh", "cosh", "tanh",
+           "asinh", "acosh", "atanh", "sigmoid", "logit", "erf", "erfc", "i0", "sinc", "floor",
+           "ceil", "trunc", "frac", "clamp", "clamp_min", "clamp_max", "relu", "xlogy",
+           "deg2rad", "rad2deg", "gcd", "lcm", "nan_to_num"):
+    FUNCTIONS[_n + "_"] = generate(RECORDS[_n].inplace_variant)
+for _new, _old in [("arcsin", "asin"), ("arccos", "acos"), ("arctan", "atan"),
+                   ("arcsinh", "asinh"), ("arccosh", "acosh"), ("arctanh", "atanh"),
+                   ("fix", "trunc"), ("clip", "clamp")]:
+    FUNCTIONS[_new + "_"] = FUNCTIONS[_old + "_"]
+from ember._ops.core import neg as _neg, exp as _exp  # noqa: E402
+FUNCTIONS["negative_"] = FUNCTIONS["neg_"] = generate(_neg.inplace_variant)
+FUNCTIONS["exp_"] = generate(_exp.inplace_variant)

@@ -1,0 +1,154 @@
+"""Op records for convolution, padding and pooling (kernels in ember/_kernels/nn_conv.py).
+
+``convolution`` is ATen's generic N-d (transposed) convolution; its backward is written
+with ``convolution`` and ``_conv_weight_grad`` (both bilinear), so double backward works.
+Max pooling records return flat spatial indices; their backward scatters with ember ops.
+"""
+from __future__ import annotations
+
+from ember._kernels import nn_conv as K
+from ember._ops.registry import defop
+
+
+def _ntuple(v, n):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 and n != 1 else v
+
+
+convolution = defop(
+    "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
+    "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
+    K.convolution, method=False, out=False, saves=("input", "weight"),
+    grad_name="ConvolutionBackward0", autocast="lower")
+
+conv_weight_grad = defop(
+    "_conv_weight_grad(Tensor input, Tensor grad_output, SymInt[] weight_size, SymInt[] stride, "
+    "SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor",
+    K.conv_weight_grad, function=False, method=False, out=False,
+    saves=("input", "grad_output"), grad_name="ConvolutionBackwardBackward0")
+
+
+def _tpad(in_shape, g_shape, ksize, stride, padding, dilation):
+    """output_padding making a transposed conv of ``g`` come out with ``in_shape``."""
+    n = len(ksize)
+    return [in_shape[2 + i] - ((g_shape[2 + i] - 1) * stride[i] - 2 * padding[i]
+                               + dilation[i] * (ksize[i] - 1) + 1) for i in range(n)]
+
+
+def _crop(t, shape):
+    """Drop trailing rows a strided conv produced beyond ``shape`` (output_padding rows)."""
+    if tuple(t.shape[2:]) == tuple(shape[2:]):
+        return t
+    idx = (slice(None), slice(None)) + tuple(slice(0, s) for s in shape[2:])
+    return t[idx]
+
+
+@convolution.def_backward
+def _(ctx, g, input, weight, bias, stride, padding, dilation, transposed, output_padding,
+      groups):
+    need = ctx.needs_input_grad
+    n = len(ctx.shapes[1]) - 2
+    stride, padding, dilation = (_ntuple(v, n) for v in (stride, padding, dilation))
+    ksize = ctx.shapes[1][2:]
+    gi = gw = gb = None
+    if not transposed:
+        if need[0]:
+            op = _tpad(ctx.shapes[0], g.shape, ksize, stride, padding, dilation)
+            gi = convolution(g, weight, None, stride, padding, dilation, True, op, groups)
+        if need[1]:
+            gw = conv_weight_grad(input, g, list(ctx.shapes[1]), stride, padding, dilation,
+                                  groups)
+    else:
+        if need[0]:
+            gi = _crop(convolution(g, weight, None, stride, padding, dilation, False, [0] * n,
+                                        groups), ctx.shapes[0])
+        if need[1]:
+            gw = conv_weight_grad(g, input, list(ctx.shapes[1]), stride, padding, dilation,
+                                  groups)
+    if len(need) > 2 and need[2]:
+        gb = g.sum([0] + list(range(2, g.ndim)))
+    return gi, gw, gb
+
+
+@conv_weight_grad.def_backward
+def _(ctx, gg, input, grad_output, weight_size, stride, padding, dilation, groups):
+    need = ctx.needs_input_grad
+    n = len(weight_size) - 2
+    stride, padding, dilation = (_ntuple(v, n) for v in (stride, padding, dilation))
+    ga = gb = None
+    if need[0]:
+        op = _tpad(ctx.shapes[0], grad_output.shape, weight_size[2:], stride, padding, dilation)
+        ga = convolution(grad_output, gg, None, stride, padding, dilation, True, op, groups)
+    if need[1]:
+        gb = _crop(convolution(input, gg, None, stride, padding, dilation, False, [0] * n, groups),
+                   ctx.shapes[1])
+    return ga, gb
+
+
+constant_pad_nd = defop("constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor",
+                        K.constant_pad_nd, method=False, promote=None,
+                        grad_name="ConstantPadNdBackward0")
+
+
+@constant_pad_nd.def_backward
+def _(ctx, g, self, pad, value):
+    return constant_pad_nd(g, [-p for p in pad])
+
+
+# -------------------------------------------------------------------- max pooling
+
+max_pool_with_indices = defop(
+    "_max_pool_with_indices(Tensor self, int[] kernel_size, int[] stride, int[] padding, "
+    "int[] dilation, bool ceil_mode) -> (Tensor values, Tensor indices)",
+    K.max_pool, function=False, method=False, out=False, promote=None, saves=("result",),
+    grad_name="MaxPool2DWithIndicesBackward0")
+
+adaptive_max_pool = defop(
+    "_adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)",
+    K.adaptive_max_pool, function=False, method=False, out=False, promote=None,
+    saves=("result",), grad_name="AdaptiveMaxPool2DBackward0")
+
+
+def _scatter_back(g, indices, in_shape, nd):
+    """grad of x -> x.flatten(-nd).gather(-1, indices.flatten(-nd)) in ember ops."""
+    from ember._ops.factory import zeros
+    lead = tuple(in_shape[:len(in_shape) - nd])
+    size = 1
+    for s in in_shape[len(in_shape) - nd:]:
+        size *= s
+    z = zeros(lead + (size,), dtype=g.dtype)
+    gi = z.scatter_add(-1, indices.reshape(lead + (-1,)), g.reshape(lead + (-1,)))
+    return gi.reshape(tuple(in_shape))
+
+
+@max_pool_with_indices.def_backward
+def _(ctx, grads, self, kernel_size, stride, padding, dilation, ceil_mode):
+    g = grads[0] if isinstance(grads, tuple) else grads
+    return _scatter_back(g, ctx.result[1], ctx.shapes[0], len(kernel_size))
+
+
+@adaptive_max_pool.def_backward
+def _(ctx, grads, self, output_size):
+    g = grads[0] if isinstance(grads, tuple) else grads
+    return _scatter_back(g, ctx.result[1], ctx.shapes[0], len(output_size))
+
+
+# -------------------------------------------------------------------- torch.* aliases
+# torch exposes these nn.functional ops at top level too (torch.conv2d, torch.max_pool2d...).
+
+def _alias(name, fname=None):
+    def front(*args, **kwargs):
+        from ember.nn import functional as F
+        return getattr(F, fname or name)(*args, **kwargs)
+    front.__name__ = front.__qualname__ = name
+    public(name)(front)
+
+
+from ember._ops.registry import public  # noqa: E402
+
+for _n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+           "conv_transpose3d", "max_pool1d", "max_pool2d", "max_pool3d",
+           "max_pool1d_with_indices", "avg_pool1d", "adaptive_avg_pool1d",
+           "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
+           "native_channel_shuffle", "cosine_similarity", "pairwise_distance"):
+    _alias(_n)

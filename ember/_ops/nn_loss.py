@@ -1,0 +1,109 @@
+"""Loss records (nll_loss, ctc_loss) and torch's top-level loss fronts
+(``torch.binary_cross_entropy_with_logits``, ``torch.kl_div``, ``torch.ctc_loss`` ...). The
+losses themselves live in ember/nn/functional/_loss.py (composites of ember ops)."""
+from __future__ import annotations
+
+from ember._kernels import nn_norm as K
+from ember._ops.registry import OpDef, public
+
+nll_loss_op = OpDef(
+    "nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
+    "SymInt ignore_index=-100) -> Tensor",
+    K.nll_loss, promote=None, autocast="fp32", saves=("target", "weight"),
+    grad_name="NllLossBackward0")
+
+nll_loss_backward_op = OpDef(
+    "_nll_loss_backward(Tensor grad, Tensor target, Tensor? weight, int[] shape, "
+    "int reduction, SymInt ignore_index) -> Tensor",
+    K.nll_loss_backward, promote=None, saves=("target", "weight"))
+
+
+@nll_loss_op.def_backward
+def _(ctx, g, self, target, weight, reduction, ignore_index):
+    if not ctx.needs_input_grad[0]:
+        return None, None, None, None, None
+    return (nll_loss_backward_op(g, target, weight, list(ctx.shapes[0]), reduction,
+                                 ignore_index), None, None, None, None)
+
+
+@nll_loss_backward_op.def_backward
+def _(ctx, u, grad, target, weight, shape, reduction, ignore_index):
+    # the backward is linear in ``grad``: its VJP is nll_loss itself
+    return nll_loss_op(u, target, weight, reduction, ignore_index), None, None, None, None, None
+
+
+ctc_loss_op = OpDef(
+    "_ctc_loss(Tensor log_probs, Tensor targets, int[] input_lengths, int[] target_lengths, "
+    "int blank=0, bool zero_infinity=False) -> Tensor",
+    K.ctc_loss, promote=None, autocast="fp32", saves=("log_probs", "targets"),
+    grad_name="CtcLossBackward0")
+
+ctc_loss_backward_op = OpDef(
+    "_ctc_loss_backward(Tensor grad, Tensor log_probs, Tensor targets, int[] input_lengths, "
+    "int[] target_lengths, int blank, bool zero_infinity) -> Tensor",
+    K.ctc_loss_backward, promote=None, differentiable=False)
+
+
+@ctc_loss_op.def_backward
+def _(ctx, g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
+    return (ctc_loss_backward_op(g, log_probs, targets, input_lengths, target_lengths, blank,
+                                 zero_infinity), None, None, None, None, None)
+
+
+# -------------------------------------------------------------------- torch.* fronts
+
+def _F():
+    from ember.nn import functional
+    return functional
+
+
+_RED = {0: "none", 1: "mean", 2: "sum"}
+
+
+@public("binary_cross_entropy_with_logits")
+def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
+                                     reduction=1):
+    return _F().binary_cross_entropy_with_logits(input, target, weight,
+                                                 reduction=_RED[reduction],
+                                                 pos_weight=pos_weight)
+
+
+@public("kl_div")
+def kl_div(input, target, reduction=1, *, log_target=False):
+    return _F().kl_div(input, target, reduction=_RED[reduction], log_target=log_target)
+
+
+@public("hinge_embedding_loss")
+def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+    return _F().hinge_embedding_loss(input, target, margin, reduction=_RED[reduction])
+
+
+@public("margin_ranking_loss")
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_RED[reduction])
+
+
+@public("cosine_embedding_loss")
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+    return _F().cosine_embedding_loss(input1, input2, target, margin,
+                                      reduction=_RED[reduction])
+
+
+@public("poisson_nll_loss")
+def poisson_nll_loss(input, target, log_input, full, eps, reduction):
+    return _F().poisson_nll_loss(input, target, log_input, full, eps=eps,
+                                 reduction=_RED[reduction])
+
+
+@public("triplet_margin_loss")
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
+                        reduction=1):
+    return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
+                                    reduction=_RED[reduction])
+
+
+@public("ctc_loss")
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+             zero_infinity=False):
+    return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
+                         _RED[reduction], zero_infinity)

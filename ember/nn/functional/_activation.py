@@ -1,0 +1,243 @@
+"""Activation functions (torch.nn.functional): composites of ember ops, autograd from their
+parts. Branches that could overflow are evaluated on clamped inputs so that the unused side
+of a ``where`` never puts inf/nan into the gradient."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import ember
+from ember._ops import elementwise as _ew
+
+__all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
+           "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
+           "prelu", "rrelu", "rrelu_", "glu", "gelu", "logsigmoid", "hardshrink", "tanhshrink",
+           "softsign", "softplus", "softmin", "softmax", "log_softmax", "gumbel_softmax",
+           "softshrink", "tanh", "sigmoid", "hardsigmoid", "silu", "mish", "hardswish"]
+
+_SELU_ALPHA = 1.6732632423543772848170429916717
+_SELU_SCALE = 1.0507009873554804934193349852946
+
+
+def _inplace(input, result, inplace):
+    if not inplace:
+        return result
+    return input.copy_(result)
+
+
+def threshold(input, threshold, value, inplace=False):
+    r = ember.where(input > threshold, input, ember.as_tensor(value, dtype=input.dtype))
+    return _inplace(input, r, inplace)
+
+
+def threshold_(input, threshold, value):
+    return globals()["threshold"](input, threshold, value, inplace=True)
+
+
+def relu(input, inplace=False):
+    return input.relu_() if inplace else ember.relu(input)
+
+
+def relu_(input):
+    return input.relu_()
+
+
+def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
+    if min_val > max_val:
+        raise ValueError("min_val cannot be greater than max_val")
+    return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
+
+
+def hardtanh_(input, min_val=-1.0, max_val=1.0):
+    return hardtanh(input, min_val, max_val, inplace=True)
+
+
+def relu6(input, inplace=False):
+    return hardtanh(input, 0.0, 6.0, inplace)
+
+
+def _neg_part_exp(x, alpha, scale_in=1.0):
+    """alpha * (exp(x / scale_in) - 1) on x <= 0, computed on min(x, 0)."""
+    xn = x.clamp_max(0)
+    return alpha * (xn / scale_in).expm1() if scale_in != 1.0 else alpha * xn.expm1()
+
+
+def elu(input, alpha=1.0, inplace=False):
+    r = ember.where(input > 0, input, _neg_part_exp(input, alpha))
+    return _inplace(input, r, inplace)
+
+
+def elu_(input, alpha=1.0):
+    return elu(input, alpha, inplace=True)
+
+
+def selu(input, inplace=False):
+    r = _SELU_SCALE * ember.where(input > 0, input, _neg_part_exp(input, _SELU_ALPHA))
+    return _inplace(input, r, inplace)
+
+
+def selu_(input):
+    return selu(input, inplace=True)
+
+
+def celu(input, alpha=1.0, inplace=False):
+    if alpha == 0:
+        raise RuntimeError("ZeroDivisionError")
+    r = ember.where(input > 0, input, _neg_part_exp(input, alpha, alpha))
+    return _inplace(input, r, inplace)
+
+
+def celu_(input, alpha=1.0):
+    return celu(input, alpha, inplace=True)
+
+
+def leaky_relu(input, negative_slope=0.01, inplace=False):
+    r = ember.where(input > 0, input, input * negative_slope)
+    return _inplace(input, r, inplace)
+
+
+def leaky_relu_(input, negative_slope=0.01):
+    return leaky_relu(input, negative_slope, inplace=True)
+
+
+def prelu(input, weight):
+    if not isinstance(weight, ember.Tensor):
+        raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
+                        f"{type(weight).__name__}")
+    n = weight.numel()
+    if n != 1:
+        if input.dim() == 0:
+            raise RuntimeError("Not allow zero-dim input tensor.")
+        C = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        if n != C:
+            raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
+                               f"parameter numbers = {n} and channel size = {C}.")
+        if input.dim() >= 2:
+            weight = weight.reshape((1, C) + (1,) * (input.dim() - 2))
+    elif weight.dim() > 0:
+        weight = weight.reshape(())
+    return ember.where(input > 0, input, weight * input)
+
+
+def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if training:
+        a = ember.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
+        r = ember.where(input >= 0, input, input * a)
+    else:
+        r = leaky_relu(input, (lower + upper) / 2)
+    return _inplace(input, r, inplace)
+
+
+def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
+    return rrelu(input, lower, upper, training, inplace=True)
+
+
+def glu(input, dim=-1):
+    if input.dim() == 0:
+        raise RuntimeError("glu does not support scalars because halving size must be even")
+    d = dim + input.dim() if dim < 0 else dim
+    if input.shape[d] % 2:
+        raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
+                           f"{input.shape[d]}")
+    a, b = input.chunk(2, dim)
+    return a * b.sigmoid()
+
+
+def gelu(input, approximate="none"):
+    return _ew.gelu(input, approximate=approximate)
+
+
+def logsigmoid(input):
+    return input.clamp_max(0) - (-input.abs()).exp().log1p()
+
+
+def hardshrink(input, lambd=0.5):
+    return ember.where((input > lambd) | (input < -lambd), input, input.new_zeros(()))
+
+
+def softshrink(input, lambd=0.5):
+    if lambd < 0:
+        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    zero = input.new_zeros(())
+    return ember.where(input > lambd, input - lambd,
+                       ember.where(input < -lambd, input + lambd, zero))
+
+
+def tanhshrink(input):
+    return input - input.tanh()
+
+
+def softsign(input):
+    return input / (input.abs() + 1)
+
+
+def softplus(input, beta=1.0, threshold=20.0):
+    bx = input * beta
+    soft = bx.clamp_max(threshold).exp().log1p()
+    if beta != 1:
+        soft = soft / beta
+    return ember.where(bx > threshold, input, soft)
+
+
+def _get_softmax_dim(name, ndim, stacklevel):
+    warnings.warn(f"Implicit dimension choice for {name} has been deprecated. Change the call "
+                  f"to include dim=X as an argument.", stacklevel=stacklevel)
+    return 0 if ndim in (0, 1, 3) else 1
+
+
+def softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmax", input.dim(), _stacklevel)
+    return ember.softmax(input, dim, dtype=dtype)
+
+
+def softmin(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
+    return ember.softmax(-input if dtype is None else -input.to(dtype), dim)
+
+
+def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
+    if dim is None:
+        dim = _get_softmax_dim("log_softmax", input.dim(), _stacklevel)
+    return ember.log_softmax(input, dim, dtype=dtype)
+
+
+def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
+    gumbels = -ember.empty(logits.shape, dtype=logits.dtype).exponential_().log()
+    y_soft = ((logits + gumbels) / tau).softmax(dim)
+    if hard:
+        index = y_soft.max(dim, keepdim=True)[1]
+        y_hard = ember.zeros_like(logits).scatter_(dim, index, 1.0)
+        return y_hard - y_soft.detach() + y_soft
+    return y_soft
+
+
+def tanh(input):
+    return input.tanh()
+
+
+def sigmoid(input):
+    return input.sigmoid()
+
+
+def hardsigmoid(input, inplace=False):
+    r = (input / 6 + 0.5).clamp(0, 1)
+    return _inplace(input, r, inplace)
+
+
+def silu(input, inplace=False):
+    return _ew.silu_(input) if inplace else _ew.silu(input)
+
+
+def mish(input, inplace=False):
+    r = input * softplus(input).tanh()
+    return _inplace(input, r, inplace)
+
+
+def hardswish(input, inplace=False):
+    r = input * (input / 6 + 0.5).clamp(0, 1)
+    return _inplace(input, r, inplace)
+
+
+del math

@@ -1,0 +1,346 @@
+"""linear, bilinear, embedding, embedding_bag, the dropout family and one_hot
+(torch.nn.functional), written in ember ops."""
+import math
+import warnings
+
+import numpy as np
+
+import ember
+from ember._tensor import Tensor
+
+__all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
+           "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "one_hot"]
+
+
+# ------------------------------------------------------------------------- linear
+def linear(input, weight, bias=None):
+    """y = x W^T + b (BLAS-bound: one matmul/addmm)."""
+    if input.dim() == 2 and bias is not None and bias.dim() <= 1:
+        return ember.addmm(bias, input, weight.t())
+    out = ember.matmul(input, weight.t())
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+def bilinear(input1, input2, weight, bias=None):
+    """y = x1^T A x2 + b, with A of shape (out, in1, in2)."""
+    if input1.shape[:-1] != input2.shape[:-1]:
+        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
+                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if weight.dim() != 3:
+        raise RuntimeError(f"bilinear(): weight must be 3D, got {weight.dim()}D")
+    out_f, in1, in2 = weight.shape
+    if input1.shape[-1] != in1:
+        raise RuntimeError(f"bilinear(): input1 size does not match weight size: got "
+                           f"{input1.shape[-1]} but expected {in1}")
+    if input2.shape[-1] != in2:
+        raise RuntimeError(f"bilinear(): input2 size does not match weight size: got "
+                           f"{input2.shape[-1]} but expected {in2}")
+    w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
+    tmp = ember.matmul(input1, w).reshape(*input1.shape[:-1], out_f, in2)
+    out = (tmp * input2.unsqueeze(-2)).sum(-1)
+    if bias is not None:
+        out = out + bias
+    return out
+
+
+# ------------------------------------------------------------------------- embedding
+def _renorm_rows(weight, idx, max_norm, norm_type):
+    with ember.no_grad():
+        rows = np.unique(idx._data.reshape(-1))
+        w = weight._data
+        sel = w[rows]
+        if norm_type == math.inf:
+            norms = np.abs(sel).max(axis=1)
+        else:
+            norms = (np.abs(sel) ** norm_type).sum(axis=1) ** (1.0 / norm_type)
+        big = norms > max_norm
+        if big.any():
+            scale = (max_norm / (norms[big] + 1e-7)).astype(w.dtype)
+            w[rows[big]] = sel[big] * scale[:, None]
+            from ember.autograd.graph import increment_version
+            increment_version(weight)
+
+
+def _check_index(input, fname):
+    if not isinstance(input, Tensor):
+        raise TypeError(f"{fname}(): argument 'indices' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    if input.dtype not in (ember.int64, ember.int32):
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {input.type()} instead "
+                           f"(while checking arguments for {fname})")
+
+
+def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
+              scale_grad_by_freq=False, sparse=False):
+    _check_index(input, "embedding")
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -weight.size(0):
+                raise AssertionError("Padding_idx must be within num_embeddings")
+            padding_idx = weight.size(0) + padding_idx
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    if weight.dim() != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    n = weight.shape[0]
+    idx = input._data
+    if idx.size and (idx.min() < -n or idx.max() >= n) or idx.size and idx.min() < 0:
+        raise IndexError("index out of range in self")
+    flat = input.reshape(-1)
+    out = ember.index_select(weight, 0, flat).reshape(*input.shape, weight.shape[1])
+    if out.requires_grad and (padding_idx is not None or scale_grad_by_freq):
+        scale = np.ones(idx.shape, dtype=weight._data.dtype)
+        if scale_grad_by_freq:
+            _, inv, counts = np.unique(idx.reshape(-1), return_inverse=True,
+                                       return_counts=True)
+            scale = (1.0 / counts[inv]).astype(scale.dtype).reshape(idx.shape)
+        if padding_idx is not None:
+            scale = np.where(idx == padding_idx, 0, scale).astype(scale.dtype)
+        s = ember.from_numpy(scale[..., None])
+        out.register_hook(lambda g: g * s)
+    return out
+
+
+def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
+                  scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
+                  include_last_offset=False, padding_idx=None):
+    _check_index(input, "embedding_bag")
+    if weight.dim() != 2:
+        raise ValueError(f"weight has to be a 2D Tensor, but got Tensor of dimension "
+                         f"{weight.dim()}")
+    if per_sample_weights is not None and input.shape != per_sample_weights.shape:
+        raise ValueError(f"embedding_bag: If per_sample_weights ({per_sample_weights.shape}) "
+                         f"is not None, then it must have the same shape as the input "
+                         f"({input.shape})")
+    n = weight.shape[0]
+    if padding_idx is not None:
+        if padding_idx > 0:
+            if padding_idx >= n:
+                raise AssertionError("padding_idx must be within num_embeddings")
+        elif padding_idx < 0:
+            if padding_idx < -n:
+                raise AssertionError("padding_idx must be within num_embeddings")
+            padding_idx = n + padding_idx
+    if input.dim() == 2:
+        if offsets is not None:
+            type_str = "<unknown>"
+            type_str = str(type(offsets))
+            raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
+                             "is a mini-batch of fixed length sequences. However, found offsets "
+                             f"of type {type_str}")
+        B, L = input.shape
+        offs = np.arange(0, B * L, L, dtype=np.int64)
+        input = input.reshape(-1)
+        if per_sample_weights is not None:
+            per_sample_weights = per_sample_weights.reshape(-1)
+        fixed = L
+    elif input.dim() == 1:
+        if offsets is None:
+            raise ValueError("offsets has to be a 1D Tensor but got None")
+        if offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor")
+        offs = np.asarray(offsets._data, dtype=np.int64)
+        if include_last_offset:
+            offs = offs[:-1]
+        fixed = None
+    else:
+        raise ValueError(f"input has to be 1D or 2D Tensor, but got Tensor of dimension "
+                         f"{input.dim()}")
+    if mode not in ("sum", "mean", "max"):
+        raise ValueError("mode has to be one of sum, mean or max")
+    if max_norm is not None:
+        _renorm_rows(weight, input, max_norm, norm_type)
+    if per_sample_weights is not None and mode != "sum":
+        raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
+                                  f"per_sample_weights is only supported for mode='sum' (got "
+                                  f"mode='{mode}'). Please open a feature request on GitHub.")
+    idx = input._data
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
+        raise IndexError("index out of range in self")
+    B = len(offs)
+    D = weight.shape[1]
+    emb = ember.index_select(weight, 0, input)
+    if per_sample_weights is not None:
+        emb = emb * per_sample_weights.unsqueeze(1)
+    if fixed is not None and padding_idx is None and fixed > 0:
+        e3 = emb.reshape(B, fixed, D)
+        if mode == "sum":
+            return e3.sum(1)
+        if mode == "mean":
+            return e3.mean(1)
+        return e3.amax(1)
+    total = idx.shape[0]
+    bag = np.zeros(total, dtype=np.int64)
+    if B:
+        starts = np.clip(offs, 0, total)
+        np.add.at(bag, starts[1:][starts[1:] < total], 1)
+        bag = np.cumsum(bag)
+        first = starts[0]
+        valid = np.arange(total) >= first
+    else:
+        valid = np.zeros(total, dtype=bool)
+    if padding_idx is not None:
+        valid &= idx != padding_idx
+    keep = np.nonzero(valid)[0]
+    bag_k = ember.from_numpy(bag[keep])
+    emb_k = emb if len(keep) == total else \
+        ember.index_select(emb, 0, ember.from_numpy(keep.astype(np.int64)))
+    zeros = ember.zeros(B, D, dtype=weight.dtype)
+    if mode in ("sum", "mean"):
+        out = zeros.index_add(0, bag_k, emb_k)
+        if mode == "mean":
+            counts = np.bincount(bag[keep], minlength=B).astype(weight._data.dtype)
+            counts = np.maximum(counts, 1)
+            out = out / ember.from_numpy(counts[:, None])
+        return out
+    return zeros.scatter_reduce(0, bag_k.unsqueeze(1).expand(len(keep), D), emb_k, "amax",
+                                include_self=False)
+
+
+# ------------------------------------------------------------------------- dropout
+def _check_p(p):
+    if p < 0.0 or p > 1.0:
+        raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+
+
+def _keep_mask(shape, p, like):
+    """Bernoulli(1-p) mask, already scaled by 1/(1-p), in ``like``'s dtype."""
+    if p == 1.0:
+        return ember.zeros(shape, dtype=like.dtype)
+    keep = ember.rand(shape, dtype=like.dtype if like.is_floating_point() else None) >= p
+    return keep.to(like.dtype) * (1.0 / (1.0 - p))
+
+
+def dropout(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    mask = _keep_mask(input.shape, p, input)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def _feature_dropout(input, p, inplace, batched=True):
+    shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    mask = _keep_mask(shape, p, input)
+    return input.mul_(mask) if inplace else input * mask
+
+
+def dropout1d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (2, 3):
+        raise RuntimeError(f"dropout1d: Expected 2D or 3D input, but received a {inp_dim}D "
+                           "input. Note that dropout1d exists to provide channel-wise dropout "
+                           "on inputs with 1 spatial dimension, a channel dimension, and an "
+                           "optional batch dimension (i.e. 2D or 3D inputs).")
+    if not training or p == 0.0:
+        return input
+    is_batched = inp_dim == 3
+    if not is_batched:
+        x = input.unsqueeze(0)
+        out = _feature_dropout(x, p, inplace)
+        return input if inplace else out.squeeze(0)
+    return _feature_dropout(input, p, inplace)
+
+
+def dropout2d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (3, 4):
+        warn_msg = (f"dropout2d: Received a {inp_dim}-D input to dropout2d, which is "
+                    "deprecated and will result in an error in a future release. To retain the "
+                    "behavior and silence this warning, please use dropout instead. Note that "
+                    "dropout2d exists to provide channel-wise dropout on inputs with 2 spatial "
+                    "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                    "3D or 4D inputs).")
+        warnings.warn(warn_msg, stacklevel=2)
+    if inp_dim == 3:
+        warnings.warn("dropout2d: Received a 3D input to dropout2d and assuming that "
+                      "channel-wise 1D dropout behavior is desired - input is interpreted as "
+                      "shape (N, C, L), where C is the channel dim. This behavior will change "
+                      "in a future release to interpret the input as one without a batch "
+                      "dimension, i.e. shape (C, H, W). To maintain the 1D channel-wise dropout "
+                      "behavior, please switch to using dropout1d instead.", stacklevel=2)
+    if not training or p == 0.0:
+        return input
+    if inp_dim < 2:
+        return dropout(input, p, training, inplace)
+    return _feature_dropout(input, p, inplace)
+
+
+def dropout3d(input, p=0.5, training=True, inplace=False):
+    _check_p(p)
+    inp_dim = input.dim()
+    if inp_dim not in (4, 5):
+        warn_msg = (f"dropout3d: Received a {inp_dim}-D input to dropout3d, which is "
+                    "deprecated and will result in an error in a future release. To retain the "
+                    "behavior and silence this warning, please use dropout instead. Note that "
+                    "dropout3d exists to provide channel-wise dropout on inputs with 3 spatial "
+                    "dimensions, a channel dimension, and an optional batch dimension (i.e. "
+                    "4D or 5D inputs).")
+        warnings.warn(warn_msg, stacklevel=2)
+    if not training or p == 0.0:
+        return input
+    is_batched = inp_dim in (5, 3)
+    if not is_batched:
+        x = input.unsqueeze(0)
+        out = _feature_dropout(x, p, inplace)
+        return input if inplace else out.squeeze(0)
+    return _feature_dropout(input, p, inplace)
+
+
+_SELU_ALPHA_SCALE = 1.7580993408473766
+
+
+def _alpha_dropout(input, p, training, inplace, feature):
+    _check_p(p)
+    if not training or p == 0.0:
+        return input
+    if p == 1.0:
+        return input.mul_(0.0) if inplace else input * 0.0
+    if feature:
+        if input.dim() < 2:
+            raise RuntimeError("Feature dropout requires at least 2 dimensions in the input")
+        shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
+    else:
+        shape = tuple(input.shape)
+    noise = (ember.rand(shape, dtype=input.dtype) >= p).to(input.dtype)
+    alpha = _SELU_ALPHA_SCALE
+    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
+    b = (noise - 1) * (alpha * a) + alpha * a * p
+    noise = noise * a
+    if inplace:
+        return input.mul_(noise).add_(b)
+    return input * noise + b
+
+
+def alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, False)
+
+
+def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
+    return _alpha_dropout(input, p, training, inplace, True)
+
+
+# ------------------------------------------------------------------------- one_hot
+def one_hot(tensor, num_classes=-1):
+    if tensor.dtype != ember.int64:
+        raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    a = tensor._data
+    if num_classes == -1:
+        if a.size == 0:
+            raise RuntimeError("Can not infer total number of classes from empty tensor.")
+        num_classes = int(a.max()) + 1
+    if a.size:
+        if a.min() < 0:
+            raise RuntimeError("Class values must be non-negative.")
+        if a.max() >= num_classes:
+            raise RuntimeError("Class values must be smaller than num_classes.")
+    classes = ember.arange(num_classes, dtype=ember.int64)
+    return (tensor.unsqueeze(-1) == classes).to(ember.int64)

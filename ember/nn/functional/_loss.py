@@ -1,0 +1,454 @@
+"""Loss functions (torch.nn.functional). nll_loss and ctc_loss are records
+(ember/_ops/nn_loss.py); cross_entropy is log_softmax + nll_loss; the others are
+composites of ember ops."""
+from __future__ import annotations
+
+import math
+import warnings
+
+import ember
+from ember._ops.nn_loss import nll_loss_op, ctc_loss_op
+
+__all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
+           "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
+           "soft_margin_loss", "multilabel_soft_margin_loss", "multilabel_margin_loss",
+           "multi_margin_loss", "hinge_embedding_loss", "cosine_embedding_loss",
+           "margin_ranking_loss", "triplet_margin_loss", "triplet_margin_with_distance_loss",
+           "poisson_nll_loss", "gaussian_nll_loss", "ctc_loss"]
+
+_RED_ENUM = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _legacy_reduction(size_average, reduce, reduction):
+    if size_average is None and reduce is None:
+        return reduction
+    size_average = True if size_average is None else size_average
+    reduce = True if reduce is None else reduce
+    warnings.warn("size_average and reduce args will be deprecated, please use "
+                  "reduction='{}' instead.".format(
+                      "none" if not reduce else ("mean" if size_average else "sum")),
+                  stacklevel=3)
+    if not reduce:
+        return "none"
+    return "mean" if size_average else "sum"
+
+
+def _enum(reduction):
+    if reduction not in _RED_ENUM:
+        raise ValueError(f"{reduction} is not a valid value for reduction")
+    return _RED_ENUM[reduction]
+
+
+def _reduce(loss, reduction):
+    r = _enum(reduction)
+    if r == 0:
+        return loss
+    return loss.mean() if r == 1 else loss.sum()
+
+
+def _check_same_size(input, target, fn=None):
+    if tuple(target.shape) != tuple(input.shape):
+        warnings.warn(f"Using a target size ({ember.Size(target.shape)}) that is different to "
+                      f"the input size ({ember.Size(input.shape)}). This will likely lead to "
+                      f"incorrect results due to broadcasting. Please ensure they have the "
+                      f"same size.", stacklevel=3)
+
+
+def _pointwise(input, target, fn, reduction, weight=None):
+    _check_same_size(input, target)
+    a, b = ember.broadcast_tensors(input, target)
+    loss = fn(a - b)
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _pointwise(input, target, lambda d: d.abs(), reduction, weight)
+
+
+def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    return _pointwise(input, target, lambda d: d * d, reduction, weight)
+
+
+def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    def fn(d):
+        a = d.abs()
+        return ember.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    return _pointwise(input, target, fn, reduction, weight)
+
+
+def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if beta < 0:
+        raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    if beta == 0:
+        return l1_loss(input, target, reduction=reduction)
+
+    def fn(d):
+        a = d.abs()
+        return ember.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
+    return _pointwise(input, target, fn, reduction)
+
+
+# -------------------------------------------------------------------- nll / cross entropy
+
+def _check_nll_shapes(input, target):
+    if input.dim() < 1:
+        raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
+    if input.dim() == 1:
+        if target.dim() != 0:
+            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
+        return
+    if input.shape[0] != target.shape[0] if target.dim() else True:
+        if target.dim() == 0:
+            raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
+    if input.dim() == 2 and target.dim() != 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
+        raise RuntimeError(f"Expected target size {list((input.shape[0],) + tuple(input.shape[2:]))}, "
+                           f"got {list(target.shape)}")
+
+
+def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, reduce=None,
+             reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _check_nll_shapes(input, target)
+    if target.dtype not in (ember.int64, ember.uint8, ember.int32, ember.int16, ember.int8):
+        raise RuntimeError(f"expected scalar type Long but found "
+                           f"{_tname(target.dtype)}")
+    C = input.shape[1] if input.dim() > 1 else input.shape[0]
+    if weight is not None and weight.numel() != C:
+        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or "
+                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+    return nll_loss_op(input, target, weight, _enum(reduction), ignore_index)
+
+
+def _tname(dt):
+    return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
+            "bool": "Bool", "int64": "Long"}.get(str(dt).replace("ember.", ""), str(dt))
+
+
+def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
+                  reduce=None, reduction="mean", label_smoothing=0.0):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not 0.0 <= label_smoothing <= 1.0:
+        raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
+                           f"{label_smoothing}")
+    class_dim = 0 if input.dim() == 1 else 1
+    C = input.shape[class_dim]
+    logp = input.log_softmax(class_dim)
+    wshape = [1] * input.dim()
+    wshape[class_dim] = C
+    if tuple(input.shape) == tuple(target.shape):             # class probabilities
+        if not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {_tname(target.dtype)}")
+        if label_smoothing > 0:
+            target = target * (1 - label_smoothing) + label_smoothing / C
+        prod = logp * target
+        if weight is not None:
+            prod = prod * weight.reshape(wshape)
+        r = _enum(reduction)
+        if r == 0:
+            return -prod.sum(class_dim)
+        if r == 2:
+            return -prod.sum()
+        return -prod.sum() / (input.numel() // C if C else 0)
+    nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
+    if label_smoothing <= 0:
+        return nll
+    ignore = target == ignore_index
+    if weight is not None:
+        smooth = -(logp * weight.reshape(wshape)).sum(class_dim)
+    else:
+        smooth = -logp.sum(class_dim)
+    smooth = smooth.masked_fill(ignore, 0.0)
+    r = _enum(reduction)
+    if r == 1:
+        if weight is not None:
+            tw = weight.gather(0, target.masked_fill(ignore, 0).flatten()).masked_fill(
+                ignore.flatten(), 0.0)
+            ret = smooth.sum() / tw.sum()
+        else:
+            ret = smooth.sum() / (~ignore).sum()
+    elif r == 2:
+        ret = smooth.sum()
+    else:
+        ret = smooth
+    return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+
+
+# -------------------------------------------------------------------- binary
+
+def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Using a target size ({ember.Size(target.shape)}) that is different "
+                         f"to the input size ({ember.Size(input.shape)}) is deprecated. Please "
+                         f"ensure they have the same size.")
+    d = input.detach()
+    if input.numel() and bool(((d < 0) | (d > 1)).any()):
+        raise RuntimeError("all elements of input should be between 0 and 1")
+    if weight is not None:
+        weight = weight.expand(input.shape) if weight.dim() <= input.dim() else weight
+    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
+                                     reduce=None, reduction="mean", pos_weight=None):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if tuple(target.shape) != tuple(input.shape):
+        raise ValueError(f"Target size ({ember.Size(target.shape)}) must be the same as input "
+                         f"size ({ember.Size(input.shape)})")
+    sp = (-input).clamp_min(0) + (-input.abs()).exp().log1p()        # softplus(-x)
+    if pos_weight is not None:
+        lw = (pos_weight - 1) * target + 1
+        loss = (1 - target) * input + lw * sp
+    else:
+        loss = (1 - target) * input + sp
+    if weight is not None:
+        loss = loss * weight
+    return _reduce(loss, reduction)
+
+
+def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
+           log_target=False):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if reduction == "mean":
+        warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
+                      "the support size.'batchmean' divides only by the batch size, and aligns "
+                      "with the KL div math definition.'mean' will be changed to behave the "
+                      "same as 'batchmean' in the next major release.", stacklevel=2)
+    if log_target:
+        loss = target.exp() * (target - input)
+    else:
+        loss = ember.xlogy(target, target) - target * input
+    if reduction == "batchmean":
+        return loss.sum() / input.shape[0] if input.dim() else loss.sum()
+    return _reduce(loss, reduction)
+
+
+def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    z = -target * input
+    loss = z.clamp_min(0) + (-z.abs()).exp().log1p()
+    return _reduce(loss, reduction)
+
+
+def _logsigmoid(x):
+    return x.clamp_max(0) - (-x.abs()).exp().log1p()
+
+
+def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
+                                reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
+    if weight is not None:
+        loss = loss * weight
+    C = input.shape[-1] if input.dim() else 1
+    loss = loss.sum(dim=input.dim() - 1) / C if input.dim() else loss
+    return _reduce(loss, reduction)
+
+
+def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    squeeze = input.dim() <= 1
+    x = input.reshape((1, -1)) if squeeze else input
+    t = target.reshape((1, -1)) if squeeze else target
+    if tuple(t.shape) != tuple(x.shape):
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
+                           f"{list(input.shape)}")
+    C = x.shape[1]
+    tn = t.detach().numpy()
+    import numpy as np
+    if ((tn < -1) | (tn >= C)).any():
+        raise RuntimeError("multilabel-margin-loss target value out of range")
+    stop = np.cumsum(tn < 0, axis=1) > 0                    # entries after the first -1
+    valid = ~stop
+    tsafe = np.where(valid, tn, 0)
+    is_target = np.zeros(tn.shape, dtype=bool)
+    rows = np.nonzero(valid)[0]
+    is_target[rows, tsafe[valid]] = True
+    xj = x.gather(1, ember.from_numpy(tsafe.astype(np.int64)))        # (N, C) target scores
+    pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)         # (N, j, i)
+    mask = ember.from_numpy(valid[:, :, None] & ~is_target[:, None, :]).to(x.dtype)
+    loss = (pair * mask).sum((1, 2)) / C
+    if squeeze:
+        loss = loss.reshape(()) if input.dim() == 0 or input.dim() == 1 else loss
+    return _reduce(loss, reduction)
+
+
+def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
+                      reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if p not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("weight must be one-dimensional")
+    squeeze = input.dim() <= 1
+    x = input.reshape((1, -1)) if squeeze else input
+    t = target.reshape((-1,))
+    C = x.shape[1]
+    if bool(((t < 0) | (t >= C)).any()):
+        raise RuntimeError("target out of range")
+    xy = x.gather(1, t.unsqueeze(1))
+    h = (margin - xy + x).clamp_min(0)
+    if p == 2:
+        h = h * h
+    if weight is not None:
+        h = h * weight.gather(0, t).unsqueeze(1)
+    h = ember.where(ember.arange(C) != t.unsqueeze(1), h, h.new_zeros(()))
+    loss = h.sum(1) / C
+    if squeeze:
+        loss = loss.reshape(())
+    return _reduce(loss, reduction)
+
+
+def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
+                         reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    zero = input.new_zeros(())
+    margin_clamp = (margin - input).clamp_min(0)
+    out_margin = ember.where(target != 1, margin_clamp, zero)
+    out_self = ember.where(target != -1, input, zero)
+    return _reduce(out_margin + out_self, reduction)
+
+
+def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
+                          reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or tuple(input1.shape) != tuple(input2.shape):
+        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {ember.Size(input1.shape)}, "
+                           f"input2: {ember.Size(input2.shape)}, target: "
+                           f"{ember.Size(target.shape)} ")
+    d = 1 if input1.dim() == 2 else 0
+    EPS = 1e-12
+    prod = (input1 * input2).sum(d)
+    m1 = (input1 * input1).sum(d) + EPS
+    m2 = (input2 * input2).sum(d) + EPS
+    cos = prod / (m1 * m2).sqrt()
+    zero = cos.new_zeros(())
+    out = ember.where(target == 1, 1 - cos, zero) + \
+        ember.where(target == -1, (cos - margin).clamp_min(0), zero)
+    return _reduce(out, reduction)
+
+
+def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
+                        reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+        raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
+                           f"dimension but got sizes: input1: {ember.Size(input1.shape)}, "
+                           f"input2: {ember.Size(input2.shape)}, target: "
+                           f"{ember.Size(target.shape)} ")
+    loss = (-target * (input1 - input2) + margin).clamp_min(0)
+    return _reduce(loss, reduction)
+
+
+def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    d = x1 - x2 + eps
+    dim = max(x1.dim(), x2.dim()) - 1
+    return d.norm(p, dim, keepdim=keepdim)
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
+    if not (a == pd == nd):
+        raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
+                           f"the same number of dimensions, but got: anchor {a}D, positive "
+                           f"{pd}D, and negative {nd}D inputs")
+    d_ap = _pairwise_distance(anchor, positive, p, eps)
+    d_an = _pairwise_distance(anchor, negative, p, eps)
+    if swap:
+        d_pn = _pairwise_distance(positive, negative, p, eps)
+        d_an = ember.minimum(d_an, d_pn)
+    return _reduce((margin + d_ap - d_an).clamp_min(0), reduction)
+
+
+def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_function=None,
+                                      margin=1.0, swap=False, reduction="mean"):
+    _enum(reduction)
+    if margin <= 0:
+        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
+                         f"0, got {margin} instead")
+    dist = distance_function if distance_function is not None else _pairwise_distance
+    d_ap = dist(anchor, positive)
+    d_an = dist(anchor, negative)
+    if swap:
+        d_an = ember.minimum(d_an, dist(positive, negative))
+    return _reduce((margin + d_ap - d_an).clamp_min(0), reduction)
+
+
+def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
+                     reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    _enum(reduction)
+    if log_input:
+        loss = input.exp() - target * input
+    else:
+        loss = input - target * (input + eps).log()
+    if full:
+        t = target
+        safe = ember.where(t > 1, t, ember.ones_like(t))
+        stirling = safe * safe.log() - safe + 0.5 * (2 * math.pi * safe).log()
+        loss = loss + ember.where(t > 1, stirling, ember.zeros_like(stirling))
+    return _reduce(loss, reduction)
+
+
+def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
+    if not isinstance(var, ember.Tensor):
+        if var < 0:
+            raise ValueError("var has negative entry/entries")
+        var = ember.full(input.shape, float(var), dtype=input.dtype)
+    if tuple(var.shape) != tuple(input.shape):
+        if tuple(input.shape[:-1]) == tuple(var.shape):
+            var = var.unsqueeze(-1)
+        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
+            pass
+        else:
+            raise ValueError("var is of incorrect size")
+    if reduction not in ("none", "mean", "sum"):
+        raise ValueError(reduction + " is not valid")
+    if bool((var.detach() < 0).any()):
+        raise ValueError("var has negative entry/entries")
+    var = var.clone()
+    with ember.no_grad():
+        var.clamp_(min=eps)
+    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    if full:
+        loss = loss + 0.5 * math.log(2 * math.pi)
+    return _reduce(loss, reduction)
+
+
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
+             zero_infinity=False):
+    def _lens(v):
+        if isinstance(v, ember.Tensor):
+            return [int(a) for a in v.reshape((-1,)).tolist()]
+        return [int(a) for a in v]
+    il, tl = _lens(input_lengths), _lens(target_lengths)
+    C = log_probs.shape[-1]
+    if not 0 <= blank < C:
+        raise RuntimeError("blank must be in label range")
+    loss = ctc_loss_op(log_probs, targets, il, tl, blank, zero_infinity)
+    r = _enum(reduction)
+    if r == 1:
+        tlt = ember.tensor(tl, dtype=loss.dtype).clamp_min(1)
+        if loss.dim() == 0:
+            return loss / tlt.reshape(())
+        return (loss / tlt).mean()
+    if r == 2:
+        return loss.sum()
+    return loss

@@ -1,0 +1,166 @@
+"""Normalisation functions (torch.nn.functional): batch_norm and layer_norm are fused
+records (ember/_ops/nn_norm.py); the others are composites of ember ops."""
+from __future__ import annotations
+
+import numpy as np
+
+import ember
+from ember._ops.nn_norm import batch_norm_impl, layer_norm_impl
+
+__all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
+           "local_response_norm", "normalize"]
+
+
+def _verify_batch_size(size):
+    n = size[0]
+    for s in size[2:]:
+        n *= s
+    if n == 1:
+        raise ValueError(f"Expected more than 1 value per channel when training, got input "
+                         f"size {ember.Size(size)}")
+
+
+def _update_running(running, new, momentum, unbiased_factor=1.0):
+    with ember.no_grad():
+        new = new.detach().to(running.dtype)
+        if unbiased_factor != 1.0:
+            new = new * unbiased_factor
+        running.mul_(1 - momentum).add_(new * momentum)
+
+
+def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
+               momentum=0.1, eps=1e-05):
+    if training:
+        _verify_batch_size(tuple(input.shape))
+    if input.dim() < 2:
+        raise RuntimeError(f"running_mean should contain {input.shape[0] if input.dim() else 1}"
+                           f" elements not {running_mean.numel() if running_mean is not None else 0}")
+    C = input.shape[1]
+    for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
+                    ("running_var", running_var)):
+        if t is not None and t.numel() != C:
+            raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    if not training and (running_mean is None or running_var is None):
+        training_stats = True
+    else:
+        training_stats = training
+    if training_stats:
+        out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
+        if training and running_mean is not None and running_var is not None:
+            n = input.numel() // C
+            _update_running(running_mean, mean, momentum)
+            _update_running(running_var, var, momentum, n / max(n - 1, 1))
+        elif training and running_mean is not None:
+            _update_running(running_mean, mean, momentum)
+        elif training and running_var is not None:
+            n = input.numel() // C
+            _update_running(running_var, var, momentum, n / max(n - 1, 1))
+        return out
+    out, _, _ = batch_norm_impl(input, weight, bias, running_mean, running_var, False,
+                                momentum, eps)
+    return out
+
+
+def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
+                  use_input_stats=True, momentum=0.1, eps=1e-05):
+    if use_input_stats:
+        size = tuple(input.shape)
+        n = 1
+        for s in size[2:]:
+            n *= s
+        if n == 1:
+            raise ValueError(f"Expected more than 1 spatial element when training, got input "
+                             f"size {ember.Size(size)}")
+    if not use_input_stats:
+        return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    N, C = input.shape[0], input.shape[1]
+    flat = input.reshape((N, C, -1))
+    y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
+    cs = (1, C) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(cs)
+    if bias is not None:
+        y = y + bias.reshape(cs)
+    if running_mean is not None or running_var is not None:
+        with ember.no_grad():
+            d = flat.detach()
+            if running_mean is not None:
+                _update_running(running_mean, d.mean(2).mean(0), momentum)
+            if running_var is not None:
+                _update_running(running_var, d.var(2, correction=1).mean(0), momentum)
+    return y
+
+
+def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    normalized_shape = [int(s) for s in normalized_shape]
+    return layer_norm_impl(input, normalized_shape, weight, bias, eps)
+
+
+def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
+    if input.dim() < 2:
+        raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
+                           f"{input.dim()}")
+    N, C = input.shape[0], input.shape[1]
+    if C % num_groups:
+        raise RuntimeError(f"Expected number of channels in input to be divisible by "
+                           f"num_groups, but got input of shape {list(input.shape)} and "
+                           f"num_groups={num_groups}")
+    flat = input.reshape((N, num_groups, -1))
+    y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
+    cs = (1, C) + (1,) * (input.dim() - 2)
+    if weight is not None:
+        y = y * weight.reshape(cs)
+    if bias is not None:
+        y = y + bias.reshape(cs)
+    return y
+
+
+def rms_norm(input, normalized_shape, weight=None, eps=None):
+    if isinstance(normalized_shape, int):
+        normalized_shape = (normalized_shape,)
+    k = len(normalized_shape)
+    if tuple(input.shape[input.dim() - k:]) != tuple(normalized_shape):
+        raise RuntimeError(
+            f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
+            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}".replace("size[", "size["))
+    if eps is None:
+        eps = ember.finfo(input.dtype).eps
+    dims = list(range(input.dim() - k, input.dim()))
+    y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
+    if weight is not None:
+        y = y * weight
+    return y
+
+
+def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
+    dim = input.dim()
+    if dim < 3:
+        raise ValueError(f"Expected 3D or higher dimensionality input (got {dim} dimensions)")
+    if input.numel() == 0:
+        return input
+    C = input.shape[1]
+    sq = input * input
+    # sum over a window of ``size`` channels [c - size//2, c + (size-1)//2], zero padded
+    lo, hi = size // 2, (size - 1) // 2
+    sq_flat = sq.reshape((input.shape[0], C, -1))
+    zeros_lo = sq_flat.new_zeros((input.shape[0], lo, sq_flat.shape[2]))
+    zeros_hi = sq_flat.new_zeros((input.shape[0], hi, sq_flat.shape[2]))
+    padded = ember.cat([zeros_lo, sq_flat, zeros_hi], 1)
+    acc = padded.narrow(1, 0, C)
+    for i in range(1, size):
+        acc = acc + padded.narrow(1, i, C)
+    div = (acc.reshape(input.shape) * (alpha / size) + k) ** beta
+    return input / div
+
+
+def normalize(input, p=2.0, dim=1, eps=1e-12, out=None):
+    denom = input.norm(p, dim, keepdim=True).clamp_min(eps).expand_as(input)
+    if out is None:
+        return input / denom
+    return ember.div(input, denom, out=out)
+
+
+del np

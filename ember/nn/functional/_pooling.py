@@ -1,0 +1,309 @@
+"""Pooling (torch.nn.functional.*pool*)."""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._kernels import nn_conv as _K
+from ember._ops.nn_conv import (convolution, constant_pad_nd, max_pool_with_indices,
+                                adaptive_max_pool as _adaptive_max_pool)
+
+__all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
+           "max_pool2d_with_indices", "max_pool3d_with_indices",
+           "avg_pool1d", "avg_pool2d", "avg_pool3d",
+           "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+           "adaptive_max_pool1d", "adaptive_max_pool2d", "adaptive_max_pool3d",
+           "adaptive_max_pool1d_with_indices", "adaptive_max_pool2d_with_indices",
+           "adaptive_max_pool3d_with_indices",
+           "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
+
+
+def _tuple(v, n):
+    if isinstance(v, (list, tuple)):
+        v = [int(a) for a in v]
+        return v * n if len(v) == 1 else v
+    return [int(v)] * n
+
+
+def _check_input(input, n, name):
+    if input.dim() not in (n + 1, n + 2):
+        fmt = {1: "2D or 3D", 2: "3D or 4D", 3: "4D or 5D"}[n]
+        raise RuntimeError(f"{name}: Expected {fmt} (batch mode) tensor for input, but got: "
+                           f"{list(input.shape)}" if False else
+                           f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
+                           f"input")
+
+
+def _pool_args(n, kernel_size, stride, padding, dilation=1):
+    k = _tuple(kernel_size, n)
+    s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
+        else _tuple(stride, n)
+    p = _tuple(padding, n)
+    d = _tuple(dilation, n)
+    if any(v <= 0 for v in k):
+        raise RuntimeError("kernel_size must be greater than zero, but got " +
+                           ", ".join(f"k{'HWD'[i] if n > 1 else 'W'}: {v}" for i, v in
+                                     enumerate(k)))
+    if any(v <= 0 for v in s):
+        raise RuntimeError("stride should be greater than zero")
+    return k, s, p, d
+
+
+def _check_out(input, n, k, s, p, d, ceil_mode, avg=False):
+    S = input.shape[-n:]
+    for i in range(n):
+        if p[i] > (d[i] * (k[i] - 1) + 1) // 2 if not avg else p[i] > k[i] // 2:
+            if avg:
+                raise RuntimeError(f"pad should be at most half of effective kernel size, but "
+                                   f"got pad={p[i]}, kernel_size={k[i]} and dilation=1")
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
+    out = [_K.pool_out_size(S[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
+    if any(o <= 0 for o in out):
+        lead = input.shape[-n - 1] if input.dim() > n else 1
+        raise RuntimeError(f"Given input size: ({'x'.join(str(v) for v in (lead,) + tuple(S))}). "
+                           f"Calculated output size: "
+                           f"({'x'.join(str(v) for v in [lead] + out)}). Output size is too small")
+    return out
+
+
+def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
+    _check_input(input, n, f"max_pool{n}d")
+    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
+    if any(v <= 0 for v in d):
+        raise RuntimeError("dilation should be greater than zero")
+    _check_out(input, n, k, s, p, d, ceil_mode)
+    vals, idx = max_pool_with_indices(input, k, s, p, d, bool(ceil_mode))
+    return (vals, idx) if return_indices else vals
+
+
+def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """1D max pooling; ``return_indices`` also returns the argmax positions."""
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """2D max pooling; ``return_indices`` also returns the (flat H*W) argmax positions."""
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
+               return_indices=False):
+    """3D max pooling; ``return_indices`` also returns the (flat D*H*W) argmax positions."""
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
+
+
+def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
+                            ceil_mode=False, return_indices=False):
+    return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, True)
+
+
+def _divisor(L, k, s, p, O, count_include_pad):
+    start = np.arange(O) * s - p
+    end = np.minimum(start + k, L + p)
+    size = end - start
+    if count_include_pad:
+        return size
+    return np.minimum(end, L) - np.maximum(start, 0)
+
+
+def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_pad,
+              divisor_override=None):
+    import ember
+    _check_input(input, n, f"avg_pool{n}d")
+    k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
+    out = _check_out(input, n, k, s, p, [1] * n, ceil_mode, avg=True)
+    S = list(input.shape[-n:])
+    lead = tuple(input.shape[:-n])
+    x = input.reshape((-1, 1) + tuple(S))
+    pad = []
+    for i in reversed(range(n)):
+        extra = max(0, (out[i] - 1) * s[i] + k[i] - (S[i] + 2 * p[i]))
+        pad += [p[i], p[i] + extra]
+    if any(pad):
+        x = constant_pad_nd(x, pad)
+    w = ember.ones((1, 1) + tuple(k), dtype=input.dtype)
+    y = convolution(x, w, None, s, [0] * n, [1] * n, False, [0] * n, 1)
+    y = y.reshape(lead + tuple(out))
+    if divisor_override:
+        return y / divisor_override
+    div = np.ones(())
+    for i in range(n):
+        div = np.multiply.outer(div, _divisor(S[i], k[i], s[i], p[i], out[i],
+                                              count_include_pad))
+    return y / ember.tensor(div, dtype=input.dtype)
+
+
+def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True):
+    """1D average pooling."""
+    return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad)
+
+
+def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """2D average pooling."""
+    return _avg_pool(input, 2, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    """3D average pooling."""
+    return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
+                     divisor_override)
+
+
+def _out_size(input, n, output_size):
+    o = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * n
+    if len(o) == 1 and n > 1:
+        o = o * n
+    S = input.shape[-n:]
+    return [S[i] if o[i] is None else int(o[i]) for i in range(n)]
+
+
+def _adaptive_avg(input, n, output_size):
+    import ember
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"adaptive_avg_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
+                           f"got {list(input.shape)}")
+    out = _out_size(input, n, output_size)
+    x = input
+    for i in range(n):
+        d = x.dim() - n + i
+        L = x.shape[d]
+        start, end = _K.adaptive_ranges(L, out[i])
+        A = np.zeros((L, out[i]))
+        for j in range(out[i]):
+            A[start[j]:end[j], j] = 1.0 / (end[j] - start[j])
+        x = ember.matmul(x.movedim(d, -1), ember.tensor(A, dtype=input.dtype)).movedim(-1, d)
+    return x
+
+
+def adaptive_avg_pool1d(input, output_size):
+    """1D adaptive average pooling."""
+    return _adaptive_avg(input, 1, output_size)
+
+
+def adaptive_avg_pool2d(input, output_size):
+    """2D adaptive average pooling; ``None`` in ``output_size`` keeps that input size."""
+    return _adaptive_avg(input, 2, output_size)
+
+
+def adaptive_avg_pool3d(input, output_size):
+    """3D adaptive average pooling."""
+    return _adaptive_avg(input, 3, output_size)
+
+
+def _adaptive_max(input, n, output_size, return_indices):
+    if input.dim() not in (n + 1, n + 2):
+        raise RuntimeError(f"adaptive_max_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
+                           f"got {list(input.shape)}")
+    vals, idx = _adaptive_max_pool(input, _out_size(input, n, output_size))
+    return (vals, idx) if return_indices else vals
+
+
+def adaptive_max_pool1d(input, output_size, return_indices=False):
+    """1D adaptive max pooling."""
+    return _adaptive_max(input, 1, output_size, return_indices)
+
+
+def adaptive_max_pool2d(input, output_size, return_indices=False):
+    """2D adaptive max pooling."""
+    return _adaptive_max(input, 2, output_size, return_indices)
+
+
+def adaptive_max_pool3d(input, output_size, return_indices=False):
+    """3D adaptive max pooling."""
+    return _adaptive_max(input, 3, output_size, return_indices)
+
+
+def adaptive_max_pool1d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(input, 1, output_size, True)
+
+
+def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(input, 2, output_size, True)
+
+
+def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
+    return _adaptive_max(input, 3, output_size, True)
+
+
+def _lp_pool(input, n, norm_type, kernel_size, stride, ceil_mode):
+    import ember
+    k = _tuple(kernel_size, n)
+    out = _avg_pool(input.pow(norm_type), n, kernel_size, stride, 0, ceil_mode, True)
+    return (ember.sign(out) * ember.relu(ember.abs(out))).mul(int(np.prod(k))).pow(
+        1.0 / norm_type)
+
+
+def lp_pool1d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """1D power-average pooling."""
+    return _lp_pool(input, 1, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool2d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """2D power-average pooling."""
+    return _lp_pool(input, 2, norm_type, kernel_size, stride, ceil_mode)
+
+
+def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
+    """3D power-average pooling."""
+    return _lp_pool(input, 3, norm_type, kernel_size, stride, ceil_mode)
+
+
+def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
+    import ember
+    k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
+    S = input.shape[-n:]
+    default = [(S[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n)]
+    if output_size is None:
+        out = default
+    else:
+        out = [int(v) for v in output_size]
+        if len(out) == n + 2 or (len(out) == n + 1 and input.dim() == n + 1):
+            out = out[-n:]
+        if len(out) != n:
+            raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
+                             f"elements, but it has a length of '{len(out)}'")
+        for i in range(n):
+            lo, hi = default[i] - s[i], default[i] + s[i]
+            if not lo < out[i] < hi:
+                raise ValueError(f'invalid output_size "{out}" (dim {i} must be between {lo} '
+                                 f'and {hi})')
+    lead = tuple(input.shape[:-n])
+    size = int(np.prod(out))
+    idx = indices.reshape(lead + (-1,))
+    if idx.numel() and (int(idx.max()) >= size or int(idx.min()) < 0):
+        bad = int(idx.max()) if int(idx.max()) >= size else int(idx.min())
+        raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
+                           f"{'x'.join(map(str, out))}")
+    z = ember.zeros(lead + (size,), dtype=input.dtype)
+    return z.scatter(-1, idx, input.reshape(lead + (-1,))).reshape(lead + tuple(out))
+
+
+def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool1d."""
+    return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
+
+
+def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool2d."""
+    return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
+
+
+def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
+    """Partial inverse of max_pool3d."""
+    return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size)

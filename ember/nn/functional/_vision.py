@@ -1,0 +1,337 @@
+"""pad, interpolate/upsample, pixel/channel shuffle, fold/unfold, distances."""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+from ember._ops.nn_conv import convolution, constant_pad_nd
+
+__all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
+           "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+           "unfold", "fold", "cosine_similarity", "pairwise_distance"]
+
+
+def _E():
+    import ember
+    return ember
+
+
+# -------------------------------------------------------------------- pad
+
+
+def _pad_index(L, lo, hi, mode):
+    i = np.arange(-lo, L + hi)
+    if mode == "reflect":
+        period = 2 * (L - 1)
+        i = np.abs(i) % period if period else np.zeros_like(i)
+        i = np.where(i >= L, period - i, i)
+    elif mode == "replicate":
+        i = np.clip(i, 0, L - 1)
+    else:  # circular
+        i = i % L
+    return i
+
+
+def pad(input, pad, mode="constant", value=None):
+    """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
+    E = _E()
+    pad = [int(p) for p in pad]
+    if len(pad) % 2:
+        raise RuntimeError(f"Padding length must be divisible by 2")
+    if mode == "constant":
+        return constant_pad_nd(input, pad, 0 if value is None else value)
+    if value is not None and value != 0:
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+    if mode not in ("reflect", "replicate", "circular"):
+        raise NotImplementedError(f"Unrecognised padding mode {mode}")
+    nd = len(pad) // 2
+    if nd > 3 or input.dim() < nd + 1 or input.dim() > nd + 2:
+        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
+                                  f"supported for now")
+    x = input
+    for i in range(nd):
+        d = x.dim() - 1 - i
+        lo, hi = pad[2 * i], pad[2 * i + 1]
+        L = x.shape[d]
+        if mode == "reflect" and (lo >= L or hi >= L):
+            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+                               f"corresponding input dimension, but got: padding ({lo}, {hi}) "
+                               f"at dimension {d} of input {list(input.shape)}")
+        if mode == "circular" and (lo > L or hi > L):
+            raise RuntimeError("Padding value causes wrapping around more than once.")
+        if mode == "replicate" and L == 0 and (lo or hi):
+            raise RuntimeError("input tensor must be non-empty for replication padding")
+        idx = _pad_index(L, lo, hi, mode)
+        x = x.index_select(d, E.tensor(idx, dtype=E.int64))
+    return x
+
+
+# -------------------------------------------------------------------- interpolate
+
+
+def _src_scale(L, O, align_corners, scale):
+    if align_corners:
+        return (L - 1) / (O - 1) if O > 1 else 0.0
+    return 1.0 / scale if scale is not None and scale > 0 else L / O
+
+
+def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                recompute_scale_factor=None, antialias=False):
+    """Resize with nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area."""
+    E = _E()
+    n = input.dim() - 2
+    modes = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"}
+    if mode not in modes:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    if mode in ("nearest", "area", "nearest-exact"):
+        if align_corners is not None:
+            raise ValueError("align_corners option can only be set with the interpolating modes:"
+                             " linear | bilinear | bicubic | trilinear")
+    elif align_corners is None:
+        align_corners = False
+    if antialias:
+        raise NotImplementedError("antialias is not supported by ember")
+    if n < 1 or n > 3:
+        raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
+                                  f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
+                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+    if mode in need and need[mode] != n:
+        names = {1: "3D", 2: "4D", 3: "5D"}
+        raise NotImplementedError(f"Got {names[n]} input, but {mode} mode needs "
+                                  f"{names[need[mode]]} input")
+    S = list(input.shape[2:])
+    if size is not None and scale_factor is not None:
+        raise ValueError("only one of size or scale_factor should be defined")
+    scales = [None] * n
+    if size is not None:
+        out = list(size) if isinstance(size, (list, tuple)) else [size] * n
+        if len(out) != n:
+            raise ValueError(f"Input and output must have the same number of spatial dimensions,"
+                             f" but got input with spatial dimensions of {S} and output size of "
+                             f"{list(out)}. Please provide input tensor in (N, C, d1, d2, "
+                             f"...,dK) format and output size in (o1, o2, ...,oK) format.")
+        out = [int(o) for o in out]
+    elif scale_factor is not None:
+        sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else \
+            [scale_factor] * n
+        if len(sf) != n:
+            raise ValueError(f"Input and scale_factor must have the same number of spatial "
+                             f"dimensions, but got input with spatial dimensions of {S} and "
+                             f"scale_factor of shape {sf}. Please provide input tensor in (N, C, "
+                             f"d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
+                             f"format.")
+        out = [int(math.floor(float(S[i]) * float(sf[i]))) for i in range(n)]
+        if not recompute_scale_factor:
+            scales = [float(s) for s in sf]
+    else:
+        raise ValueError("either size or scale_factor should be defined")
+    if mode == "area":
+        from ember.nn.functional._pooling import _adaptive_avg
+        return _adaptive_avg(input, n, out)
+    x = input
+    for i in range(n):
+        d = 2 + i
+        L, O = S[i], out[i]
+        if mode in ("nearest", "nearest-exact"):
+            sc = 1.0 / scales[i] if scales[i] else L / O
+            dst = np.arange(O, dtype=np.float64)
+            if mode == "nearest":
+                src = np.floor(dst * np.float32(sc) if x.dtype == E.float32 else dst * sc)
+            else:
+                src = np.floor((dst + 0.5) * sc)
+            src = np.minimum(src.astype(np.int64), L - 1)
+            x = x.index_select(d, E.tensor(src, dtype=E.int64))
+            continue
+        sc = _src_scale(L, O, align_corners, scales[i])
+        dst = np.arange(O, dtype=np.float64)
+        if align_corners:
+            src = dst * sc
+        else:
+            src = sc * (dst + 0.5) - 0.5
+        shape = [1] * x.dim()
+        shape[d] = O
+        if mode == "bicubic":
+            i0 = np.floor(src).astype(np.int64)
+            t = src - i0
+            A = -0.75
+
+            def c1(v):
+                return ((A + 2) * v - (A + 3)) * v * v + 1
+
+            def c2(v):
+                return ((A * v - 5 * A) * v + 8 * A) * v - 4 * A
+            coeffs = [c2(t + 1), c1(t), c1(1 - t), c2(2 - t)]
+            acc = None
+            for j in range(4):
+                idx = np.clip(i0 - 1 + j, 0, L - 1)
+                term = x.index_select(d, E.tensor(idx, dtype=E.int64)) * \
+                    E.tensor(coeffs[j].reshape(shape), dtype=x.dtype)
+                acc = term if acc is None else acc + term
+            x = acc
+            continue
+        if not align_corners:
+            src = np.maximum(src, 0.0)
+        i0 = np.minimum(np.floor(src).astype(np.int64), L - 1)
+        i1 = np.minimum(i0 + 1, L - 1)
+        lam = src - i0
+        lam_t = E.tensor(lam.reshape(shape), dtype=x.dtype)
+        x = x.index_select(d, E.tensor(i0, dtype=E.int64)) * (1 - lam_t) + \
+            x.index_select(d, E.tensor(i1, dtype=E.int64)) * lam_t
+    return x
+
+
+def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
+    """Deprecated alias of interpolate."""
+    return interpolate(input, size, scale_factor, mode, align_corners)
+
+
+def upsample_nearest(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="nearest")
+
+
+def upsample_bilinear(input, size=None, scale_factor=None):
+    return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
+
+
+# -------------------------------------------------------------------- shuffles
+
+
+def pixel_shuffle(input, upscale_factor):
+    """(*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
+    r = int(upscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
+                           f"input with {input.dim()} dimension(s)")
+    *lead, c, h, w = input.shape
+    if c % (r * r):
+        raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
+                           f"divisible by the square of upscale_factor, but input.size(-3)={c} "
+                           f"is not divisible by {r * r}")
+    L = len(lead)
+    x = input.reshape(tuple(lead) + (c // (r * r), r, r, h, w))
+    x = x.permute(list(range(L)) + [L, L + 3, L + 1, L + 4, L + 2])
+    return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
+
+
+def pixel_unshuffle(input, downscale_factor):
+    """(*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
+    r = int(downscale_factor)
+    if input.dim() < 3:
+        raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    *lead, c, h, w = input.shape
+    if h % r:
+        raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor,"
+                           f" but input.size(-2)={h} is not divisible by {r}")
+    if w % r:
+        raise RuntimeError(f"pixel_unshuffle expects width to be divisible by downscale_factor, "
+                           f"but input.size(-1)={w} is not divisible by {r}")
+    L = len(lead)
+    x = input.reshape(tuple(lead) + (c, h // r, r, w // r, r))
+    x = x.permute(list(range(L)) + [L, L + 2, L + 4, L + 1, L + 3])
+    return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
+
+
+def channel_shuffle(input, groups):
+    """Rearranges (N, g*k, *) channels to (N, k*g, *)."""
+    g = int(groups)
+    if g <= 0:
+        raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
+                           f"groups:{g}")
+    if input.dim() < 3:
+        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
+                           f"got input with {input.dim()} dimension(s)")
+    n, c = input.shape[:2]
+    if c % g:
+        raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
+                           f"and {g} groups.")
+    rest = tuple(input.shape[2:])
+    return input.reshape((n, g, c // g) + rest).transpose(1, 2).reshape((n, c) + rest)
+
+
+native_channel_shuffle = channel_shuffle
+
+
+# -------------------------------------------------------------------- fold / unfold
+
+
+def _pair(v):
+    return [int(a) for a in v] if isinstance(v, (list, tuple)) else [int(v)] * 2
+
+
+def _onehot_weight(C, k, dtype):
+    E = _E()
+    K = k[0] * k[1]
+    w = np.zeros((C * K, 1, k[0], k[1]))
+    for c in range(C):
+        w[c * K:(c + 1) * K, 0] = np.eye(K).reshape(K, k[0], k[1])
+    return E.tensor(w, dtype=dtype)
+
+
+def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
+    """im2col: (N, C, H, W) -> (N, C*kh*kw, L)."""
+    if input.dim() not in (3, 4):
+        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
+                                  f"{input.dim()}D)")
+    unb = input.dim() == 3
+    x = input.unsqueeze(0) if unb else input
+    k = _pair(kernel_size)
+    C = x.shape[1]
+    y = convolution(x, _onehot_weight(C, k, x.dtype), None, _pair(stride), _pair(padding),
+                    _pair(dilation), False, [0, 0], C)
+    y = y.reshape(y.shape[0], y.shape[1], -1)
+    return y.squeeze(0) if unb else y
+
+
+def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
+    """col2im: (N, C*kh*kw, L) -> (N, C, *output_size), summing overlaps."""
+    if input.dim() not in (2, 3):
+        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
+                                  f"Tensors are supported (got {input.dim()}D)")
+    unb = input.dim() == 2
+    x = input.unsqueeze(0) if unb else input
+    k, o, d, p, s = (_pair(v) for v in (kernel_size, output_size, dilation, padding, stride))
+    K = k[0] * k[1]
+    if x.shape[1] % K:
+        raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
+                           f"of kernel_size, but got input.size(1)={x.shape[1]} and "
+                           f"kernel_size=({k[0]}, {k[1]})")
+    blocks = [(o[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
+    if blocks[0] * blocks[1] != x.shape[2]:
+        raise RuntimeError(f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), "
+                           f"dilation=({d[0]}, {d[1]}), padding=({p[0]}, {p[1]}), stride=({s[0]}, "
+                           f"{s[1]}), expected size of input's dimension 2 to match the calculated"
+                           f" number of sliding blocks {blocks[0]} * {blocks[1]} = "
+                           f"{blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
+    C = x.shape[1] // K
+    x = x.reshape(x.shape[0], C * K, blocks[0], blocks[1])
+    op = [o[i] - ((blocks[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(2)]
+    y = convolution(x, _onehot_weight(C, k, x.dtype), None, s, p, d, True, op, C)
+    return y.squeeze(0) if unb else y
+
+
+# -------------------------------------------------------------------- distances
+
+
+def cosine_similarity(x1, x2, dim=1, eps=1e-8):
+    """sum(x1*x2) / max(||x1|| * ||x2||, eps) along ``dim`` (torch's formula)."""
+    E = _E()
+    x1, x2 = E.broadcast_tensors(x1, x2)
+    n1 = (x1 * x1).sum(dim)
+    n2 = (x2 * x2).sum(dim)
+    denom = (n1 * n2).clamp_min(eps * eps).sqrt()
+    return (x1 * x2).sum(dim) / denom
+
+
+def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
+    """||x1 - x2 + eps||_p over the last dim."""
+    E = _E()
+    d = max(x1.dim(), x2.dim())
+    diff = x1 - x2 + eps
+    if d == 0:
+        return E.linalg_vector_norm(diff, p) if False else diff.abs()
+    return diff.norm(p, dim=-1, keepdim=keepdim)

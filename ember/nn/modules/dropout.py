@@ -1,0 +1,48 @@
+"""ember.nn.modules.dropout (torch.nn.modules.dropout), ported onto ember."""
+import ember.nn.functional as F
+from ember import Tensor
+from ember.nn.modules.module import Module
+__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d', 'AlphaDropout', 'FeatureAlphaDropout']
+
+class _DropoutNd(Module):
+    __constants__ = ['p', 'inplace']
+
+    def __init__(self, p=0.5, inplace=False):
+        super().__init__()
+        if p < 0 or p > 1:
+            raise ValueError(f'dropout probability has to be between 0 and 1, but got {p}')
+        self.p = p
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return f'p={self.p}, inplace={self.inplace}'
+
+class Dropout(_DropoutNd):
+
+    def forward(self, input):
+        return F.dropout(input, self.p, self.training, self.inplace)
+
+class Dropout1d(_DropoutNd):
+
+    def forward(self, input):
+        return F.dropout1d(input, self.p, self.training, self.inplace)
+
+class Dropout2d(_DropoutNd):
+
+    def forward(self, input):
+        return F.dropout2d(input, self.p, self.training, self.inplace)
+
+class Dropout3d(_DropoutNd):
+
+    def forward(self, input):
+        return F.dropout3d(input, self.p, self.training, self.inplace)
+
+class AlphaDropout(_DropoutNd):
+
+    def forward(self, input):
+        return F.alpha_dropout(input, self.p, self.training)
+
+class FeatureAlphaDropout(_DropoutNd):
+
+    def forward(self, input):
+        return F.feature_alpha_dropout(input, self.p, self.training)

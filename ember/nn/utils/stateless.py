@@ -1,0 +1,106 @@
+"""functional_call (torch.nn.utils.stateless / torch.func.functional_call)."""
+import contextlib
+import warnings
+
+from ember import Tensor
+
+__all__ = ["functional_call"]
+
+
+def _get(module, name):
+    *path, last = name.split(".")
+    for p in path:
+        module = getattr(module, p)
+    return module, last
+
+
+def _swap(module, name, value):
+    """Set ``module.<name>`` to ``value`` bypassing registration; return the old value."""
+    mod, attr = _get(module, name)
+    if attr in mod._parameters:
+        old = mod._parameters[attr]
+        del mod._parameters[attr]
+        object.__setattr__(mod, attr, value)
+        return ("param", old)
+    if attr in mod._buffers:
+        old = mod._buffers[attr]
+        mod._buffers[attr] = value
+        return ("buffer", old)
+    if attr in mod.__dict__:
+        old = mod.__dict__[attr]
+        object.__setattr__(mod, attr, value)
+        return ("attr", old)
+    raise AttributeError(f"{mod._get_name()} has no attribute `{attr}`")
+
+
+def _restore(module, name, kind, old):
+    mod, attr = _get(module, name)
+    if kind == "param":
+        if attr in mod.__dict__:
+            object.__delattr__(mod, attr)
+        mod._parameters[attr] = old
+    elif kind == "buffer":
+        mod._buffers[attr] = old
+    else:
+        object.__setattr__(mod, attr, old)
+
+
+@contextlib.contextmanager
+def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, strict=False,
+                          stack_weights=False):
+    if strict:
+        expected = {n for n, _ in module.named_parameters(remove_duplicate=False)} | \
+            {n for n, _ in module.named_buffers(remove_duplicate=False)}
+        missing = sorted(expected - set(parameters_and_buffers))
+        unexpected = sorted(set(parameters_and_buffers) - expected)
+        if missing or unexpected:
+            msgs = []
+            if unexpected:
+                msgs.append("Unexpected key(s): " + ", ".join(map(repr, unexpected)) + ".")
+            if missing:
+                msgs.append("Missing key(s): " + ", ".join(map(repr, missing)) + ".")
+            raise RuntimeError("Error(s) in reparametrizing for {}:\n\t{}".format(
+                module._get_name(), "\n\t".join(msgs)))
+    values = dict(parameters_and_buffers)
+    if tie_weights:
+        # tied names (same tensor registered twice) take the value given for any of them
+        seen = {}
+        for n, t in list(module.named_parameters(remove_duplicate=False)) + \
+                list(module.named_buffers(remove_duplicate=False)):
+            seen.setdefault(id(t), []).append(n)
+        for names in seen.values():
+            given = [values[n] for n in names if n in values]
+            if given:
+                for n in names:
+                    values.setdefault(n, given[0])
+    saved = []
+    try:
+        for name, value in values.items():
+            saved.append((name,) + _swap(module, name, value))
+        yield
+    finally:
+        for name, kind, old in reversed(saved):
+            _restore(module, name, kind, old)
+
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call ``module`` with its parameters/buffers replaced by the given tensors."""
+    if isinstance(parameter_and_buffer_dicts, dict):
+        merged = parameter_and_buffer_dicts
+    else:
+        merged = {}
+        for d in parameter_and_buffer_dicts:
+            for k, v in d.items():
+                if k in merged:
+                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
+                                     "functional call is ambiguous")
+                merged[k] = v
+    if kwargs is None:
+        kwargs = {}
+    if args is None:
+        args = ()
+    elif not isinstance(args, tuple):
+        args = (args,)
+    with _reparametrize_module(module, merged, tie_weights=tie_weights, strict=strict):
+        return module(*args, **kwargs)

@@ -1,0 +1,797 @@
+"""``ember.save`` / ``ember.load`` in PyTorch's own checkpoint format (torch.serialization).
+
+The file is torch's zip archive (stored, records aligned to 64 bytes)::
+
+    <archive>/data.pkl                pickle (protocol 2) of the object
+    <archive>/.format_version         "1"
+    <archive>/.storage_alignment      "64"
+    <archive>/byteorder               "little"
+    <archive>/data/<key>              raw bytes of each storage
+    <archive>/version                 "3\\n"
+    <archive>/.data/serialization_id  40 decimal digits
+
+Tensors pickle the way torch pickles them, with torch's global names (written without
+importing torch): ``torch._utils._rebuild_tensor_v2(storage, storage_offset, size, stride,
+requires_grad, OrderedDict())`` where ``storage`` is the persistent id
+``('storage', torch.FloatStorage, key, 'cpu', numel)``; parameters go through
+``torch._utils._rebuild_parameter``; dtypes are the globals ``torch.float32`` ...; other ember
+globals are written under their ``torch.`` names. So a file saved by ember loads in torch with
+``weights_only=True``, and torch's files load here: the reader maps torch's names back to
+ember. Tensors that shared a storage when saved share one after loading.
+
+Loading is restricted by default (``weights_only=True``): a global outside the allowlist (plus
+``add_safe_globals``) raises ``pickle.UnpicklingError`` naming it.
+"""
+from __future__ import annotations
+
+import collections
+import contextlib
+import io
+import os
+import pickle
+import random as _pyrandom
+import sys
+import threading
+import zipfile
+
+import numpy as np
+
+from ember import _dtype
+
+__all__ = ["save", "load", "add_safe_globals", "get_safe_globals", "clear_safe_globals",
+           "safe_globals", "get_default_load_endianness", "set_default_load_endianness",
+           "save_safetensors", "load_safetensors", "DEFAULT_PROTOCOL", "StorageType"]
+
+DEFAULT_PROTOCOL = 2
+_ALIGN = 64
+
+# dtype name -> torch's legacy typed-storage class name
+_STORAGE_NAMES = {
+    "float32": "FloatStorage", "float64": "DoubleStorage", "float16": "HalfStorage",
+    "bfloat16": "BFloat16Storage", "int64": "LongStorage", "int32": "IntStorage",
+    "int16": "ShortStorage", "int8": "CharStorage", "uint8": "ByteStorage",
+    "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
+    "complex128": "ComplexDoubleStorage",
+}
+_STORAGE_DTYPES = {v: k for k, v in _STORAGE_NAMES.items()}
+
+UNSAFE_MESSAGE = (
+    "In PyTorch 2.6, we changed the default value of the `weights_only` argument in `torch.load` "
+    "from `False` to `True`. Re-running `torch.load` with `weights_only` set to `False` will likely "
+    "succeed, but it can result in arbitrary code execution. Do it only if you got the file from a "
+    "trusted source."
+)
+_DOCS_MESSAGE = (
+    "\n\nCheck the documentation of torch.load to learn more about types accepted by default with "
+    "weights_only https://pytorch.org/docs/stable/generated/torch.load.html."
+)
+
+
+# ============================================================ plain pickling (copy, workers)
+
+def _rebuild_tensor_for_pickle(data, requires_grad):
+    """Target of ``Tensor.__reduce_ex__`` for ordinary pickling (multiprocessing, copy)."""
+    from ember._tensor import _make
+    t = _make(np.asarray(data))
+    if requires_grad:
+        t._requires_grad = True
+    return t
+
+
+# ============================================================ writing
+
+class _Global:
+    """A stand-in for a global of torch's (written by name: torch need not be importable)."""
+    __slots__ = ("module", "name")
+
+    def __init__(self, module, name):
+        self.module = module
+        self.name = name
+
+    def __repr__(self):
+        return f"{self.module}.{self.name}"
+
+    def __call__(self, *args):   # never called: pickle only checks callability
+        raise TypeError(f"{self!r} is a name written into a checkpoint")
+
+
+_GLOBALS: dict = {}
+
+
+def _g(module, name):
+    key = (module, name)
+    g = _GLOBALS.get(key)
+    if g is None:
+        g = _GLOBALS[key] = _Global(module, name)
+    return g
+
+
+class _PlainTensor:
+    """Wraps a tensor so it pickles as a plain ``torch.Tensor`` (a Parameter's data)."""
+    __slots__ = ("t",)
+
+    def __init__(self, t):
+        self.t = t
+
+
+class _StorageRef:
+    """A storage to write: its bytes, dtype, key."""
+    __slots__ = ("key", "bytes", "dtype", "pid", "untyped")
+
+    def __init__(self, key, byts, dtype, untyped=False):
+        self.key = key
+        self.bytes = byts
+        self.dtype = dtype
+        self.untyped = untyped
+        if untyped:
+            stype = _g("torch.storage", "UntypedStorage")
+            numel = byts.shape[0]
+        else:
+            stype = _g("torch", _STORAGE_NAMES[dtype.name])
+            numel = byts.shape[0] // dtype.itemsize
+        self.pid = ("storage", stype, key, "cpu", numel)
+
+
+def _torch_module_name(module):
+    """The torch name of an ember module (``ember.nn.modules`` -> ``torch.nn.modules``)."""
+    if module == "ember":
+        return "torch"
+    if module.startswith("ember."):
+        rest = module[len("ember."):]
+        if rest == "vision" or rest.startswith("vision."):
+            return "torchvision" + rest[len("vision"):]
+        return "torch." + rest
+    return module
+
+
+def _parameter_class():
+    try:
+        from ember.nn.parameter import Parameter
+        return Parameter
+    except Exception:  # noqa: BLE001 - ember.nn may be absent
+        return None
+
+
+class _TorchPickler(pickle._Pickler):
+    """Pickles ember objects under torch's names; storages become persistent ids."""
+
+    dispatch = dict(pickle._Pickler.dispatch)
+
+    def __init__(self, file, protocol):
+        super().__init__(file, protocol)
+        self.storages = {}          # id(root array) -> _StorageRef
+        self._keep = []             # keep roots alive while ids are in use
+        self._param_cls = _parameter_class()
+        from ember._tensor import Tensor, Size
+        from ember._device import device
+        from ember.storage import UntypedStorage, TypedStorage
+        self._Tensor, self._Size, self._device = Tensor, Size, device
+        self._UStorage, self._TStorage = UntypedStorage, TypedStorage
+
+    # ---------------------------------------------------------------- globals
+    def _write_global(self, module, name):
+        self.write(pickle.GLOBAL + module.encode("utf-8") + b"\n" + name.encode("utf-8") + b"\n")
+
+    def save_stub(self, obj):
+        self._write_global(obj.module, obj.name)
+        self.memoize(obj)
+
+    dispatch[_Global] = save_stub
+
+    def save_global(self, obj, name=None):
+        if name is None:
+            name = getattr(obj, "__qualname__", None) or obj.__name__
+        module = getattr(obj, "__module__", None)
+        if module is None:
+            module = pickle.whichmodule(obj, name)
+        if module and (module == "ember" or module.startswith("ember.")) and "." not in name:
+            self._write_global(_torch_module_name(module), name)
+            self.memoize(obj)
+            return
+        super().save_global(obj, name)
+
+    dispatch[type] = save_global
+
+    # ---------------------------------------------------------------- storages
+    def _storage_of(self, t):
+        root = t._root()._data
+        ref = self.storages.get(id(root))
+        dtype = t.dtype
+        if ref is None:
+            byts = t.untyped_storage()._bytes
+            ref = _StorageRef(str(len(self.storages)), byts, dtype)
+            self.storages[id(root)] = ref
+            self._keep.append(root)
+        elif (_dtype.uint8 if ref.untyped else ref.dtype) is not dtype:
+            raise RuntimeError("Cannot save multiple tensors or storages that view the same data "
+                               "as different types")
+        return ref
+
+    def persistent_id(self, obj):
+        if type(obj) is _StorageRef:
+            return obj.pid
+        if isinstance(obj, self._UStorage):
+            owner = obj._owner
+            ref = self.storages.get(id(owner))
+            if ref is None:
+                ref = _StorageRef(str(len(self.storages)), obj._bytes, None, untyped=True)
+                self.storages[id(owner)] = ref
+                self._keep.append(owner)
+            elif not ref.untyped and ref.dtype is not _dtype.uint8:
+                raise RuntimeError("Cannot save multiple tensors or storages that view the same "
+                                   "data as different types")
+            return ref.pid
+        if isinstance(obj, self._TStorage):
+            u = obj._untyped_storage
+            ref = self.storages.get(id(u._owner))
+            if ref is None:
+                ref = _StorageRef(str(len(self.storages)), u._bytes, obj.dtype)
+                self.storages[id(u._owner)] = ref
+                self._keep.append(u._owner)
+            return ref.pid
+        return None
+
+    # ---------------------------------------------------------------- reductions
+    def _tensor_args(self, t):
+        ref = self._storage_of(t)
+        return (ref, t.storage_offset(), tuple(t.shape), tuple(t.stride()), t.requires_grad,
+                collections.OrderedDict())
+
+    def reducer_override(self, obj):
+        t = type(obj)
+        if t is _PlainTensor:
+            obj = obj.t
+            args = self._tensor_args(obj)
+            return (_g("torch._utils", "_rebuild_tensor_v2"), args[:4] + (False, args[5]))
+        if isinstance(obj, self._Tensor):
+            state = obj.__dict__ if obj.__dict__ else None
+            if self._param_cls is not None and isinstance(obj, self._param_cls):
+                state = {k: v for k, v in (state or {}).items() if not k.startswith("_")} or None
+                if state:
+                    return (_g("torch._utils", "_rebuild_parameter_with_state"),
+                            (_PlainTensor(obj), obj.requires_grad, collections.OrderedDict(),
+                             state))
+                return (_g("torch._utils", "_rebuild_parameter"),
+                        (_PlainTensor(obj), obj.requires_grad, collections.OrderedDict()))
+            args = self._tensor_args(obj)
+            if t is self._Tensor and not state:
+                return (_g("torch._utils", "_rebuild_tensor_v2"), args)
+            new_type = _g("torch", "Tensor") if t is self._Tensor else t
+            return (_g("torch._tensor", "_rebuild_from_type_v2"),
+                    (_g("torch._utils", "_rebuild_tensor_v2"), new_type, args, state))
+        if t is self._Size:
+            return (_g("torch", "Size"), (tuple(obj),))
+        if t is self._device:
+            return (_g("torch", "device"), (str(obj),))
+        return NotImplemented
+
+
+def _save_dtype(self, obj):
+    self.save(_g("torch", obj.name))
+
+
+_TorchPickler.dispatch[_dtype.dtype] = _save_dtype
+
+
+def _serialization_id():
+    return "".join(str(_pyrandom.randrange(10)) for _ in range(40))
+
+
+class _AlignedZip:
+    """Writes stored records with torch's 64-byte data alignment ('FB' padding field)."""
+
+    def __init__(self, buf, archive):
+        self.zf = zipfile.ZipFile(buf, "w", zipfile.ZIP_STORED, allowZip64=True)
+        self.archive = archive
+
+    def write(self, name, data):
+        full = f"{self.archive}/{name}"
+        info = zipfile.ZipInfo(full, date_time=(1980, 1, 1, 0, 0, 0))
+        info.compress_type = zipfile.ZIP_STORED
+        start = self.zf.start_dir + 30 + len(full.encode("utf-8"))
+        pad = (-(start + 4)) % _ALIGN
+        info.extra = b"FB" + pad.to_bytes(2, "little") + b"Z" * pad
+        self.zf.writestr(info, data)
+
+    def close(self):
+        self.zf.close()
+
+
+def _is_path(f):
+    return isinstance(f, (str, os.PathLike))
+
+
+def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
+         _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
+    """Save ``obj`` to ``f`` (a path or a writable binary file) in torch's zip format."""
+    if not _use_new_zipfile_serialization:
+        raise NotImplementedError("ember.save: the legacy (non-zip) torch.save format is not "
+                                  "supported; use _use_new_zipfile_serialization=True")
+    if _is_path(f):
+        base = os.path.splitext(os.path.basename(os.fspath(f)))[0]
+        try:
+            base.encode("ascii")
+        except UnicodeEncodeError:
+            base = "archive"
+        archive = base or "archive"
+    else:
+        if not hasattr(f, "write"):
+            raise AttributeError(f"expected 'f' to be string, path, or a file-like object with a "
+                                 f"'write' attribute")
+        archive = "archive"
+
+    data = io.BytesIO()
+    pickler = _TorchPickler(data, pickle_protocol)
+    pickler.dump(obj)
+
+    buf = io.BytesIO()
+    z = _AlignedZip(buf, archive)
+    z.write("data.pkl", data.getvalue())
+    z.write(".format_version", b"1")
+    z.write(".storage_alignment", b"64")
+    if not _disable_byteorder_record:
+        z.write("byteorder", sys.byteorder.encode())
+    for ref in sorted(pickler.storages.values(), key=lambda r: int(r.key)):
+        z.write(f"data/{ref.key}", np.ascontiguousarray(ref.bytes).tobytes())
+    z.write("version", b"3\n")
+    z.write(".data/serialization_id", _serialization_id().encode())
+    z.close()
+    if _is_path(f):
+        with open(f, "wb") as fh:
+            fh.write(buf.getvalue())
+    else:
+        f.write(buf.getvalue())
+
+
+# ============================================================ reading
+
+class StorageType:
+    """A legacy storage class name (``torch.FloatStorage``) seen while loading."""
+
+    def __init__(self, name):
+        self._dtype = _dtype._BY_NAME[_STORAGE_DTYPES[name]] if name in _STORAGE_DTYPES else None
+        self.name = name
+
+    @property
+    def dtype(self):
+        return self._dtype
+
+    def __repr__(self):
+        return f"StorageType(dtype={self._dtype})"
+
+
+_UNTYPED = StorageType("UntypedStorage")
+_STORAGE_TYPES = {n: StorageType(n) for n in _STORAGE_DTYPES}
+
+
+class _LoadedStorage:
+    """A storage read from the archive: bytes (aligned, writable) and its element dtype."""
+    __slots__ = ("bytes", "dtype", "root", "__weakref__")
+
+    def __init__(self, byts, dtype):
+        self.bytes = byts
+        self.dtype = dtype
+        self.root = None
+
+    def _ember(self):
+        from ember.storage import UntypedStorage, TypedStorage
+        u = UntypedStorage._wrap(self.bytes, self.bytes)
+        if self.dtype is None:
+            return u
+        s = object.__new__(TypedStorage)
+        s._untyped_storage = u
+        s.dtype = self.dtype
+        return s
+
+
+def _storage_parts(storage):
+    """(bytes, dtype) of a loaded or ember storage."""
+    if isinstance(storage, _LoadedStorage):
+        return storage
+    from ember.storage import UntypedStorage, TypedStorage
+    if isinstance(storage, TypedStorage):
+        ls = _LoadedStorage(storage._untyped_storage._bytes, storage.dtype)
+        return ls
+    if isinstance(storage, UntypedStorage):
+        return _LoadedStorage(storage._bytes, None)
+    raise TypeError(f"cannot rebuild a tensor from {type(storage).__name__}")
+
+
+def _contig(size):
+    st, acc = [], 1
+    for s in reversed(size):
+        st.append(acc)
+        acc *= max(s, 1)
+    return tuple(reversed(st))
+
+
+def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
+    from ember._tensor import _make
+    ls = _storage_parts(storage)
+    dtype = dtype or ls.dtype or _dtype.uint8
+    size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
+    item = dtype.itemsize
+    n = ls.bytes.shape[0] // item
+    flat = ls.bytes[:n * item].view(dtype.np)
+    numel = 1
+    for s in size:
+        numel *= s
+    root = ls.root
+    if root is None or root.dtype is not dtype:
+        if (storage_offset == 0 and numel == n and stride == _contig(size)) or root is not None:
+            if root is None:
+                t = _make(flat.reshape(size))
+                ls.root = t
+                return t
+        root = _make(flat)
+        ls.root = root
+    from ember.autograd.grad_mode import no_grad
+    with no_grad():
+        return root.as_strided(size, stride, storage_offset)
+
+
+def _set_hooks(t, hooks):
+    return t
+
+
+def _rebuild_tensor_v2(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       metadata=None):
+    t = _rebuild_tensor(storage, storage_offset, size, stride)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_tensor_v3(storage, storage_offset, size, stride, requires_grad, backward_hooks,
+                       dtype, metadata=None):
+    t = _rebuild_tensor(storage, storage_offset, size, stride, dtype=dtype)
+    if requires_grad:
+        t.requires_grad_(True)
+    return t
+
+
+def _rebuild_tensor_v1(storage, storage_offset, size, stride):
+    return _rebuild_tensor(storage, storage_offset, size, stride)
+
+
+def _set_obj_state(obj, state):
+    if isinstance(state, tuple):
+        if len(state) != 2:
+            raise RuntimeError(f"Invalid serialized state: {state}")
+        dict_state, slots_state = state
+    else:
+        dict_state, slots_state = state, None
+    for d in (dict_state, slots_state):
+        if d:
+            for k, v in d.items():
+                setattr(obj, k, v)
+    return obj
+
+
+def _rebuild_parameter(data, requires_grad, backward_hooks):
+    P = _parameter_class()
+    if P is None:
+        data.requires_grad_(bool(requires_grad))
+        return data
+    return P(data, requires_grad)
+
+
+def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):
+    return _set_obj_state(_rebuild_parameter(data, requires_grad, backward_hooks), state)
+
+
+def _rebuild_from_type_v2(func, new_type, args, state):
+    ret = func(*args)
+    if type(ret) is not new_type:
+        P = _parameter_class()
+        if P is not None and new_type is P:
+            ret = P(ret, ret.requires_grad)
+        else:
+            ret = ret.as_subclass(new_type)
+    if state:
+        _set_obj_state(ret, state)
+    return ret
+
+
+def _get_layout(name):
+    import ember
+    return getattr(ember, name.split(".")[-1])
+
+
+def _rebuild_device(*args):
+    from ember._device import device
+    return device(*args)
+
+
+def _allowed_globals():
+    import ember
+    from ember._tensor import Tensor, Size
+    from ember._device import device
+    rc = {
+        "collections.OrderedDict": collections.OrderedDict,
+        "collections.Counter": collections.Counter,
+        "torch.serialization._get_layout": _get_layout,
+        "torch.Size": Size,
+        "torch.Tensor": Tensor,
+        "torch.device": device,
+        "_codecs.encode": __import__("codecs").encode,
+        "builtins.bytearray": bytearray,
+        "builtins.set": set,
+        "builtins.frozenset": frozenset,
+        "builtins.complex": complex,
+        "torch._utils._rebuild_tensor": _rebuild_tensor_v1,
+        "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
+        "torch._utils._rebuild_tensor_v3": _rebuild_tensor_v3,
+        "torch._utils._rebuild_parameter": _rebuild_parameter,
+        "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
+        "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch.UntypedStorage": _UNTYPED,
+        "torch.storage.UntypedStorage": _UNTYPED,
+    }
+    for d in _dtype.ALL:
+        rc[f"torch.{d.name}"] = d
+    for n, st in _STORAGE_TYPES.items():
+        rc[f"torch.{n}"] = st
+    P = _parameter_class()
+    if P is not None:
+        rc["torch.nn.parameter.Parameter"] = P
+    return rc
+
+
+# ---------------------------------------------------------------- user allowlist
+_USER_GLOBALS = threading.local()
+_PERSISTENT_USER = []
+
+
+def _user_list():
+    return getattr(_USER_GLOBALS, "stack", None) or []
+
+
+def add_safe_globals(safe_globals):
+    """Allow these globals (objects, or ``(obj, "module.name")``) in weights-only loads."""
+    _PERSISTENT_USER.extend(safe_globals)
+
+
+def get_safe_globals():
+    return list(_PERSISTENT_USER)
+
+
+def clear_safe_globals():
+    _PERSISTENT_USER.clear()
+
+
+class safe_globals(contextlib.ContextDecorator):
+    """Context manager allowing ``safe_globals`` in weights-only loads inside it."""
+
+    def __init__(self, safe_globals):
+        self.safe_globals = list(safe_globals)
+        self._n = 0
+
+    def __enter__(self):
+        self._n = len(_PERSISTENT_USER)
+        _PERSISTENT_USER.extend(self.safe_globals)
+
+    def __exit__(self, *exc):
+        del _PERSISTENT_USER[self._n:self._n + len(self.safe_globals)]
+
+
+def _user_allowed():
+    out = {}
+    for g in _PERSISTENT_USER:
+        if isinstance(g, tuple):
+            obj, name = g
+            out[name] = obj
+        else:
+            mod = getattr(g, "__module__", None)
+            qn = getattr(g, "__qualname__", getattr(g, "__name__", None))
+            out[f"{mod}.{qn}"] = g
+            if mod:
+                tm = _torch_module_name(mod)
+                out[f"{tm}.{qn}"] = g
+    return out
+
+
+def _ember_global(module, name):
+    """Resolve a global of a torch checkpoint for a full (unrestricted) load."""
+    full = f"{module}.{name}"
+    table = _allowed_globals()
+    if full in table:
+        return table[full]
+    import importlib
+    for src, dst in (("torchvision", "ember.vision"), ("functorch", "ember.func"),
+                     ("torch", "ember")):
+        if module == src or module.startswith(src + "."):
+            module = dst + module[len(src):]
+            break
+    mod = importlib.import_module(module)
+    obj = mod
+    for part in name.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+class _Unpickler(pickle.Unpickler):
+    def __init__(self, file, loader, weights_only):
+        super().__init__(file, encoding="utf-8")
+        self._loader = loader
+        self._weights_only = weights_only
+        if weights_only:
+            self._allowed = _allowed_globals()
+            self._allowed.update(_user_allowed())
+
+    def find_class(self, module, name):
+        full = f"{module}.{name}"
+        if not self._weights_only:
+            return _ember_global(module, name)
+        if full in self._allowed:
+            return self._allowed[full]
+        msg = (f"Unsupported global: GLOBAL {full} was not an allowed global by default. "
+               f"Please use `torch.serialization.add_safe_globals([{full}])` or the "
+               f"`torch.serialization.safe_globals([{full}])` context manager to allowlist this "
+               f"global if you trust this class/function.")
+        raise pickle.UnpicklingError(
+            "Weights only load failed. This file can still be loaded, to do so you have two "
+            "options, do those steps only if you trust the source of the checkpoint. "
+            f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` "
+            "please check the recommended steps in the following error message.\n\t"
+            "WeightsUnpickler error: " + msg + _DOCS_MESSAGE)
+
+    def persistent_load(self, pid):
+        return self._loader(pid)
+
+
+_ENDIAN = [None]
+
+
+def get_default_load_endianness():
+    return _ENDIAN[0]
+
+
+def set_default_load_endianness(endianness):
+    _ENDIAN[0] = endianness
+
+
+def _check_location(loc):
+    from ember._device import to_device
+    to_device(loc)
+
+
+def _apply_map_location(storage, location, map_location):
+    if map_location is None:
+        return storage
+    if callable(map_location) and not isinstance(map_location, str):
+        emb = storage._ember()
+        r = map_location(emb, location)
+        if r is None or r is emb:
+            return storage
+        return _storage_parts(r)
+    if isinstance(map_location, dict):
+        target = map_location.get(location, location)
+        _check_location(target)
+        return storage
+    _check_location(map_location)
+    return storage
+
+
+def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=None,
+         **pickle_load_args):
+    """Load an object saved by ``ember.save`` or ``torch.save`` (zip format)."""
+    if weights_only is None:
+        weights_only = pickle_module is None
+        force = os.getenv("TORCH_FORCE_NO_WEIGHTS_ONLY_LOAD", "0").lower() in ("1", "y", "yes",
+                                                                             "true")
+        if force:
+            weights_only = False
+    if weights_only and pickle_module is not None:
+        raise RuntimeError("Can not safely load weights when explicit pickle_module is "
+                           "specified")
+    if isinstance(map_location, str) or map_location is not None and \
+            type(map_location).__name__ == "device":
+        _check_location(map_location)
+    if _is_path(f):
+        with open(f, "rb") as fh:
+            return _load_stream(fh, map_location, weights_only)
+    if not hasattr(f, "read"):
+        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
+                             "'read' attribute")
+    return _load_stream(f, map_location, weights_only)
+
+
+def _load_stream(fh, map_location, weights_only):
+    start = fh.tell() if hasattr(fh, "tell") else 0
+    magic = fh.read(4)
+    fh.seek(start)
+    if magic[:2] != b"PK":
+        if magic[:1] == b"\x80":
+            raise NotImplementedError("ember.load: the legacy (pre-1.6, non-zip) torch.save "
+                                      "format is not supported")
+        raise pickle.UnpicklingError("ember.load: not a torch checkpoint (expected a zip "
+                                     "archive)")
+    zf = zipfile.ZipFile(fh)
+    names = zf.namelist()
+    if not names or "/" not in names[0]:
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    archive = names[0].split("/", 1)[0]
+    if f"{archive}/data.pkl" not in names:
+        if f"{archive}/constants.pkl" in names:
+            raise RuntimeError("ember.load: this is a TorchScript archive (torch.jit.save); "
+                               "ember cannot load TorchScript")
+        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+    byteorder = "little"
+    if f"{archive}/byteorder" in names:
+        byteorder = zf.read(f"{archive}/byteorder").decode()
+    loaded = {}
+
+    def persistent_load(pid):
+        if not isinstance(pid, tuple) or not pid or pid[0] not in ("storage", b"storage"):
+            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+        stype, key, location, numel = pid[1:]
+        key = key.decode() if isinstance(key, bytes) else key
+        location = location.decode() if isinstance(location, bytes) else location
+        dtype = stype.dtype if isinstance(stype, StorageType) else None
+        if key in loaded:
+            return loaded[key]
+        name = f"{archive}/data/{key}"
+        info = zf.getinfo(name)
+        arr = np.empty(info.file_size, np.uint8)
+        with zf.open(info) as src:
+            mv = memoryview(arr)
+            got = 0
+            while got < info.file_size:
+                n = src.readinto(mv[got:])
+                if not n:
+                    break
+                got += n
+        if byteorder != sys.byteorder and dtype is not None and dtype.itemsize > 1:
+            arr = arr.view(dtype.np).byteswap().view(np.uint8)
+        ls = _apply_map_location(_LoadedStorage(arr, dtype), location, map_location)
+        loaded[key] = ls
+        return ls
+
+    up = _Unpickler(io.BytesIO(zf.read(f"{archive}/data.pkl")), persistent_load, weights_only)
+    result = up.load()
+    return _storages_to_ember(result)
+
+
+def _storages_to_ember(obj):
+    """Bare storages in the result become ember storages (tensors already are tensors)."""
+    if isinstance(obj, _LoadedStorage):
+        return obj._ember()
+    if type(obj) in (dict, collections.OrderedDict):
+        for k, v in obj.items():
+            if isinstance(v, (_LoadedStorage, dict, list)):
+                obj[k] = _storages_to_ember(v)
+        return obj
+    if type(obj) is list:
+        for i, v in enumerate(obj):
+            if isinstance(v, (_LoadedStorage, dict, list)):
+                obj[i] = _storages_to_ember(v)
+        return obj
+    return obj
+
+
+# ============================================================ safetensors (optional extra)
+
+def _safetensors_numpy():
+    try:
+        import safetensors.numpy as stn
+    except ImportError as e:
+        raise ImportError("safetensors support needs the 'safetensors' package: "
+                          "pip install ember[safetensors]") from e
+    return stn
+
+
+def save_safetensors(tensors, filename, metadata=None):
+    """Write a dict of name -> tensor to a .safetensors file."""
+    stn = _safetensors_numpy()
+    arrays = {k: np.ascontiguousarray(v._data if hasattr(v, "_data") else np.asarray(v))
+              for k, v in tensors.items()}
+    stn.save_file(arrays, os.fspath(filename), metadata=metadata)
+
+
+def load_safetensors(filename, device="cpu"):
+    """Read a .safetensors file into a dict of name -> tensor."""
+    stn = _safetensors_numpy()
+    from ember._tensor import _make
+    _check_location(device)
+    return {k: _make(np.array(v)) for k, v in stn.load_file(os.fspath(filename)).items()}

@@ -1,0 +1,308 @@
+"""Storages: ``Tensor.untyped_storage()`` (bytes) and ``Tensor.storage()`` (typed elements).
+
+A tensor's storage is the memory of its root (``_base``, or itself): views share their
+base's storage, so ``x[1:].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()``
+and writing through a storage writes the tensors over it. The storage of a root spans the
+bytes its elements occupy (torch's ``from_numpy`` convention for strided arrays).
+"""
+from __future__ import annotations
+
+import warnings
+import weakref
+
+import numpy as np
+
+from ember import _dtype
+from ember._kernels.shape import address, extent_bytes, from_address
+
+_CACHE: "weakref.WeakValueDictionary[int, UntypedStorage]" = weakref.WeakValueDictionary()
+
+
+def _root(tensor):
+    b = tensor._base
+    return tensor if b is None else b
+
+
+class UntypedStorage:
+    """A flat array of bytes (torch.UntypedStorage)."""
+    __slots__ = ("_bytes", "_owner", "__weakref__")
+
+    def __init__(self, *args, device=None):
+        from ember._device import to_device
+        to_device(device)
+        if not args:
+            data = np.zeros(0, np.uint8)
+        elif len(args) == 1 and isinstance(args[0], (int, np.integer)):
+            data = np.zeros(int(args[0]), np.uint8)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple, bytes, bytearray)):
+            data = np.array(list(args[0]), np.uint8)
+        else:
+            raise TypeError(f"UntypedStorage(): invalid arguments {args!r}")
+        self._bytes = data
+        self._owner = data
+
+    @classmethod
+    def _of(cls, tensor):
+        arr = _root(tensor)._data
+        s = _CACHE.get(id(arr))
+        if s is not None and s._owner is arr:
+            return s
+        s = cls._wrap(from_address(address(arr), (extent_bytes(arr),), (1,), np.uint8, arr,
+                                   arr.flags.writeable), arr)
+        _CACHE[id(arr)] = s
+        return s
+
+    @classmethod
+    def _wrap(cls, byte_array, owner):
+        s = object.__new__(cls)
+        s._bytes = byte_array
+        s._owner = owner
+        return s
+
+    # ------------------------------------------------------------------ metadata
+    def nbytes(self):
+        return self._bytes.shape[0]
+
+    size = nbytes
+
+    def __len__(self):
+        return self._bytes.shape[0]
+
+    def data_ptr(self):
+        return address(self._bytes)
+
+    def element_size(self):
+        return 1
+
+    @property
+    def device(self):
+        from ember._device import CPU
+        return CPU
+
+    @property
+    def is_cuda(self):
+        return False
+
+    @property
+    def is_sparse(self):
+        return False
+
+    def type(self):
+        return "torch.UntypedStorage"
+
+    def untyped(self):
+        return self
+
+    def is_shared(self):
+        return False
+
+    def share_memory_(self):
+        return self
+
+    def is_pinned(self, device="cuda"):
+        return False
+
+    def cpu(self):
+        return self
+
+    # ------------------------------------------------------------------ elements
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            start, stop, step = idx.indices(len(self))
+            if step != 1:
+                raise RuntimeError(f"Trying to slice with a step of {step}, but only a step of "
+                                   f"1 is supported")
+            return UntypedStorage._wrap(self._bytes[start:max(stop, start)], self._owner)
+        return int(self._bytes[_check_index(idx, len(self))])
+
+    def __setitem__(self, idx, value):
+        if not self._bytes.flags.writeable:
+            raise RuntimeError("cannot write into a read-only storage")
+        if isinstance(idx, slice):
+            self._bytes[idx] = value
+        else:
+            self._bytes[_check_index(idx, len(self))] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        return self._bytes.tolist()
+
+    def fill_(self, value):
+        self._bytes[...] = value
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        src = source._bytes if isinstance(source, UntypedStorage) else \
+            source._untyped._bytes[:source.nbytes()]
+        if src.shape[0] != len(self):
+            raise RuntimeError(f"size mismatch, got {len(self)} and {src.shape[0]} bytes")
+        self._bytes[...] = src
+        return self
+
+    def clone(self):
+        data = self._bytes.copy()
+        return UntypedStorage._wrap(data, data)
+
+    def resize_(self, size):
+        raise RuntimeError("Trying to resize storage that is not resizable")
+
+    def __copy__(self):
+        return self.clone()
+
+    def __deepcopy__(self, memo):
+        return self.clone()
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        head = f"[torch.storage.UntypedStorage(device=cpu) of size {len(self)}]"
+        return f"{body}\n{head}" if body else head
+
+    def _array(self, np_dtype):
+        """The bytes seen as elements of ``np_dtype`` (a view)."""
+        item = np.dtype(np_dtype).itemsize
+        n = len(self) // item
+        return self._bytes[:n * item].view(np_dtype)
+
+
+def _check_index(idx, n):
+    try:
+        i = idx.__index__()
+    except AttributeError:
+        raise TypeError(f"can't index a torch.storage.UntypedStorage with "
+                        f"{type(idx).__name__}") from None
+    if not -n <= i < n:
+        raise IndexError(f"index {i} out of range for storage of size {n}")
+    return i + n if i < 0 else i
+
+
+_warned = [False]
+
+
+def _warn_typed():
+    if not _warned[0]:
+        _warned[0] = True
+        warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
+                      "UntypedStorage will be the only storage class. This should only matter to "
+                      "you if you are using storages directly.  To access UntypedStorage "
+                      "directly, use tensor.untyped_storage() instead of tensor.storage()",
+                      UserWarning, stacklevel=3)
+
+
+class TypedStorage:
+    """Elements of one dtype over an UntypedStorage (torch.TypedStorage, deprecated)."""
+    __slots__ = ("_untyped_storage", "dtype")
+    is_sparse = False
+
+    def __init__(self, *args, dtype=None, device=None, wrap_storage=None):
+        _warn_typed()
+        self.dtype = _dtype.get_default_dtype() if dtype is None else _dtype.to_dtype(dtype)
+        if wrap_storage is not None:
+            self._untyped_storage = wrap_storage
+            return
+        npd = self.dtype.np
+        if not args:
+            data = np.zeros(0, npd)
+        elif len(args) == 1 and isinstance(args[0], (int, np.integer)):
+            data = np.zeros(int(args[0]), npd)
+        elif len(args) == 1 and isinstance(args[0], (list, tuple)):
+            data = np.array(args[0], npd)
+        else:
+            raise TypeError(f"TypedStorage(): invalid arguments {args!r}")
+        self._untyped_storage = UntypedStorage._wrap(data.view(np.uint8), data)
+
+    @classmethod
+    def _of(cls, tensor):
+        _warn_typed()
+        s = object.__new__(cls)
+        s._untyped_storage = UntypedStorage._of(tensor)
+        s.dtype = tensor.dtype
+        return s
+
+    @property
+    def _untyped(self):
+        return self._untyped_storage
+
+    def untyped(self):
+        return self._untyped_storage
+
+    @property
+    def _arr(self):
+        return self._untyped_storage._array(self.dtype.np)
+
+    def size(self):
+        return len(self._untyped_storage) // self.dtype.itemsize
+
+    def __len__(self):
+        return self.size()
+
+    def nbytes(self):
+        return self.size() * self.dtype.itemsize
+
+    def element_size(self):
+        return self.dtype.itemsize
+
+    def data_ptr(self):
+        return self._untyped_storage.data_ptr()
+
+    @property
+    def device(self):
+        return self._untyped_storage.device
+
+    @property
+    def is_cuda(self):
+        return False
+
+    def type(self):
+        return "torch.TypedStorage"
+
+    def is_shared(self):
+        return False
+
+    def share_memory_(self):
+        return self
+
+    def cpu(self):
+        return self
+
+    def __getitem__(self, idx):
+        if isinstance(idx, slice):
+            raise RuntimeError("slices are only supported in UntypedStorage.__getitem__")
+        return self._arr[_check_index(idx, self.size())].item()
+
+    def __setitem__(self, idx, value):
+        arr = self._arr
+        if isinstance(idx, slice):
+            arr[idx] = value
+        else:
+            arr[_check_index(idx, self.size())] = value
+
+    def __iter__(self):
+        return iter(self.tolist())
+
+    def tolist(self):
+        return self._arr.tolist()
+
+    def fill_(self, value):
+        self._arr[...] = value
+        return self
+
+    def copy_(self, source, non_blocking=None):
+        src = source._arr if isinstance(source, TypedStorage) else \
+            source._bytes.view(self.dtype.np)
+        self._arr[...] = src
+        return self
+
+    def clone(self):
+        data = self._arr.copy()
+        s = object.__new__(TypedStorage)
+        s._untyped_storage = UntypedStorage._wrap(data.view(np.uint8), data)
+        s.dtype = self.dtype
+        return s
+
+    def __repr__(self):
+        body = "\n".join(f" {v}" for v in self.tolist())
+        head = (f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
+                f"{self.size()}]")
+        return f"{body}\n{head}" if body else head

@@ -1,0 +1,13 @@
+"""ember.utils (torch.utils): submodules load on first use (``ember.utils.checkpoint``)."""
+from __future__ import annotations
+
+
+def __getattr__(name):
+    import importlib
+    if not name.startswith("_"):
+        try:
+            return importlib.import_module(f"ember.utils.{name}")
+        except ModuleNotFoundError as e:
+            if e.name != f"ember.utils.{name}":
+                raise
+    raise AttributeError(f"module 'ember.utils' has no attribute '{name}'")

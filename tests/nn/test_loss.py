@@ -1,0 +1,171 @@
+"""Losses (functional and modules) against torch 2.13."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+import ember.nn.functional as F
+from helpers import torch
+from nla_compare import compare, gradcheck
+
+TF = torch.nn.functional
+rng = np.random.default_rng(2)
+X, Y = rng.standard_normal((4, 5)), rng.standard_normal((4, 5))
+P, Q = rng.uniform(0.05, 0.95, (4, 5)), rng.uniform(0, 1, (4, 5))
+T = np.array([1, -100, 4, 0])
+S = np.sign(rng.standard_normal(4))
+W = rng.uniform(0.2, 1, 5)
+MT = np.array([[3, 0, -1, 1, 2], [1, 2, 3, 4, 0], [-1, 1, 1, 1, 1], [4, 4, -1, 0, 0]])
+LP = np.log(np.exp(r := rng.standard_normal((8, 3, 5))) / np.exp(r).sum(2, keepdims=True))
+
+# (name, inputs, kwargs, which inputs are differentiable in torch)
+CASES = [
+    ("l1_loss", [X, Y], {}), ("mse_loss", [X, Y], {}), ("huber_loss", [X, Y], {"delta": 0.5}),
+    ("smooth_l1_loss", [X, Y], {"beta": 0.5}), ("smooth_l1_loss", [X, Y], {"beta": 0.0}),
+    ("soft_margin_loss", [X, np.sign(Y)], {}),
+    ("cross_entropy", [X, T], {}), ("cross_entropy", [X, T], {"weight": W}),
+    ("cross_entropy", [X, T], {"label_smoothing": 0.2, "weight": W}),
+    ("cross_entropy", [X, T], {"label_smoothing": 0.2}),
+    ("cross_entropy", [X, Q / Q.sum(1, keepdims=True)], {"label_smoothing": 0.1, "weight": W}),
+    ("cross_entropy", [rng.standard_normal((2, 5, 3, 2)), rng.integers(0, 5, (2, 3, 2))],
+     {"weight": W}),
+    ("cross_entropy", [X[0], np.array(3)], {}),
+    ("nll_loss", [X, T], {"weight": W}), ("nll_loss", [X, np.array([1, 2, 4, 0])],
+                                          {"ignore_index": 2}),
+    ("binary_cross_entropy", [P, Q], {"weight": W}),
+    ("binary_cross_entropy_with_logits", [X, Q], {"pos_weight": W, "weight": W}),
+    ("binary_cross_entropy_with_logits", [X, Q], {}),
+    ("kl_div", [X, Q], {}), ("kl_div", [X, Y], {"log_target": True}),
+    ("multilabel_soft_margin_loss", [X, (Q > 0.5) * 1.0], {"weight": W}),
+    ("multilabel_margin_loss", [X, MT], {}),
+    ("multi_margin_loss", [X, np.array([0, 3, 4, 1])], {"p": 2, "margin": 0.7, "weight": W}),
+    ("multi_margin_loss", [X, np.array([0, 3, 4, 1])], {}),
+    ("hinge_embedding_loss", [X, np.sign(Y)], {"margin": 0.5}),
+    ("cosine_embedding_loss", [X, Y, S], {"margin": 0.2}),
+    ("margin_ranking_loss", [X[:, 0], Y[:, 0], S], {"margin": 0.2}),
+    ("triplet_margin_loss", [X, Y, rng.standard_normal((4, 5))], {"margin": 0.5, "swap": True}),
+    ("triplet_margin_loss", [X, Y, rng.standard_normal((4, 5))], {"p": 1}),
+    ("triplet_margin_with_distance_loss", [X, Y, rng.standard_normal((4, 5))], {}),
+    ("poisson_nll_loss", [X, P * 3], {}),
+    ("poisson_nll_loss", [P + 0.1, P * 3], {"log_input": False, "full": True}),
+    ("gaussian_nll_loss", [X, Y, P + 0.1], {"full": True}),
+    ("gaussian_nll_loss", [X, Y, P[:, :1]], {}),
+    ("ctc_loss", [LP, rng.integers(1, 5, (3, 4)), np.array([8, 6, 7]), np.array([4, 2, 3])], {}),
+    ("ctc_loss", [LP, rng.integers(1, 5, (3, 4)), np.array([8, 6, 7]), np.array([4, 4, 0])],
+     {"zero_infinity": True}),
+    ("ctc_loss", [LP, rng.integers(1, 5, (9,)), np.array([8, 6, 7]), np.array([4, 2, 3])], {}),
+]
+NODIFF_TARGET = {"soft_margin_loss", "multilabel_soft_margin_loss", "binary_cross_entropy",
+                 "hinge_embedding_loss", "cosine_embedding_loss", "margin_ranking_loss",
+                 "ctc_loss", "multilabel_margin_loss", "multi_margin_loss"}
+
+
+def _fns(name, inputs, kw, red):
+    nd = name in NODIFF_TARGET or name in ("cross_entropy", "nll_loss")
+
+    def wrap(lib_f, conv):
+        def f(*args):
+            args = list(args)
+            if name == "margin_ranking_loss" or name == "cosine_embedding_loss":
+                args[2] = args[2].detach()
+            elif nd and len(args) >= 2 and hasattr(args[1], "detach"):
+                args[1] = args[1].detach()
+            if name == "ctc_loss":
+                args[2], args[3] = args[2].detach(), args[3].detach()
+            kws = {k: (conv(v.copy()) if isinstance(v, np.ndarray) else v) for k, v in kw.items()}
+            return lib_f(*args, reduction=red, **kws)
+        return f
+    return wrap(getattr(F, name), ember.tensor), wrap(getattr(TF, name), torch.tensor)
+
+
+IDS = [f"{c[0]}-{i}" for i, c in enumerate(CASES)]
+
+
+@pytest.mark.parametrize("red", ["none", "mean", "sum"])
+@pytest.mark.parametrize("case", CASES, ids=IDS)
+def test_functional_matches_torch(case, red):
+    name, inputs, kw = case
+    ef, tf = _fns(name, inputs, kw, red)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compare(ef, tf, inputs, atol=1e-9)
+
+
+@pytest.mark.parametrize("case", [c for c in CASES if c[0] != "ctc_loss"],
+                         ids=[i for c, i in zip(CASES, IDS) if c[0] != "ctc_loss"])
+def test_gradcheck(case):
+    name, inputs, kw = case
+    ef, _ = _fns(name, inputs, kw, "mean")
+    inputs = list(inputs)
+    const = [2] if name in ("margin_ranking_loss", "cosine_embedding_loss") else \
+        [1] if name in NODIFF_TARGET or name in ("cross_entropy", "nll_loss") else []
+    for i in const:
+        inputs[i] = ember.tensor(inputs[i])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        gradcheck(ef, inputs, gradgrad=name not in ("multilabel_margin_loss",))
+
+
+def test_ctc_gradcheck_through_log_softmax():
+    logits = rng.standard_normal((5, 2, 4))
+    tg = np.array([[1, 2], [3, 3]])
+    gradcheck(lambda x: F.ctc_loss(x.log_softmax(2), ember.tensor(tg), [5, 4], [2, 2]),
+              [logits], gradgrad=False)
+
+
+def test_errors():
+    with pytest.raises(IndexError, match="Target 7 is out of bounds"):
+        F.cross_entropy(ember.randn(3, 5), ember.tensor([0, 7, 1]))
+    with pytest.raises(ValueError, match="Expected input batch_size"):
+        F.nll_loss(ember.randn(3, 5), ember.tensor([0, 1]))
+    with pytest.raises(ValueError, match="that is different to the input size"):
+        F.binary_cross_entropy(ember.rand(3), ember.rand(4))
+    with pytest.raises(ValueError, match="must be the same as input size"):
+        F.binary_cross_entropy_with_logits(ember.rand(3), ember.rand(4))
+    with pytest.raises(ValueError, match="is not a valid value for reduction"):
+        F.mse_loss(ember.rand(3), ember.rand(3), reduction="bad")
+    with pytest.raises(RuntimeError, match="between 0 and 1"):
+        F.binary_cross_entropy(ember.tensor([1.5]), ember.tensor([1.0]))
+
+
+MODULES = [("L1Loss", ()), ("MSELoss", ()), ("CrossEntropyLoss", ()), ("NLLLoss", ()),
+           ("BCELoss", ()), ("BCEWithLogitsLoss", ()), ("KLDivLoss", ()), ("HuberLoss", ()),
+           ("SmoothL1Loss", ()), ("SoftMarginLoss", ()), ("MultiLabelSoftMarginLoss", ()),
+           ("MultiLabelMarginLoss", ()), ("MultiMarginLoss", ()), ("HingeEmbeddingLoss", ()),
+           ("CosineEmbeddingLoss", ()), ("MarginRankingLoss", ()), ("TripletMarginLoss", ()),
+           ("TripletMarginWithDistanceLoss", ()), ("PoissonNLLLoss", ()),
+           ("GaussianNLLLoss", ()), ("CTCLoss", ())]
+
+
+@pytest.mark.parametrize("name,args", MODULES, ids=[m[0] for m in MODULES])
+def test_module_repr(name, args):
+    assert repr(getattr(nn, name)(*args)) == repr(getattr(torch.nn, name)(*args))
+
+
+def test_modules_forward():
+    x, t = ember.tensor(X, requires_grad=True), ember.tensor(np.array([1, 2, 4, 0]))
+    tx, tt = torch.tensor(X, requires_grad=True), torch.tensor(np.array([1, 2, 4, 0]))
+    em = nn.CrossEntropyLoss(weight=ember.tensor(W), label_smoothing=0.1, reduction="sum")
+    tm = torch.nn.CrossEntropyLoss(weight=torch.tensor(W), label_smoothing=0.1, reduction="sum")
+    le, lt = em(x, t), tm(tx, tt)
+    np.testing.assert_allclose(le.item(), lt.item(), rtol=1e-12)
+    le.backward(); lt.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), atol=1e-12)
+    assert repr(le.grad_fn) is not None
+    em, tm = nn.BCEWithLogitsLoss(pos_weight=ember.tensor(W)), \
+        torch.nn.BCEWithLogitsLoss(pos_weight=torch.tensor(W))
+    np.testing.assert_allclose(em(ember.tensor(X), ember.tensor(Q)).item(),
+                               tm(torch.tensor(X), torch.tensor(Q)).item(), rtol=1e-12)
+    assert "pos_weight" in dict(em.named_buffers())
+
+
+def test_torch_toplevel_losses():
+    e, t = ember.tensor(X), torch.tensor(X)
+    eq, tq = ember.tensor(Q), torch.tensor(Q)
+    np.testing.assert_allclose(ember.binary_cross_entropy_with_logits(e, eq).item(),
+                               torch.binary_cross_entropy_with_logits(t, tq).item())
+    np.testing.assert_allclose(ember.kl_div(e, eq).item(), torch.kl_div(t, tq).item())
+    np.testing.assert_allclose(ember.poisson_nll_loss(e, eq, True, False, 1e-8, 1).item(),
+                               torch.poisson_nll_loss(t, tq, True, False, 1e-8, 1).item())

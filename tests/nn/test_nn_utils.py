@@ -1,0 +1,167 @@
+"""nn.utils vs torch 2.13: clipping, vector conversion, weight/spectral norm, parametrize,
+prune, functional_call."""
+import math
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember import nn
+import ember.nn.utils as U
+from ember.nn.utils import parametrize, prune
+
+RS = np.random.RandomState(0)
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def _pair_with_grads():
+    e, t = nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        for pe, pt in zip(e.parameters(), t.parameters()):
+            pt.copy_(torch.from_numpy(_np(pe).copy()))
+    x = RS.randn(5, 4).astype(np.float32)
+    (e(ember.from_numpy(x)) ** 2).sum().backward()
+    (t(torch.from_numpy(x)) ** 2).sum().backward()
+    return e, t
+
+
+@pytest.mark.parametrize("norm_type", [2.0, 1, math.inf, 3.0])
+def test_clip_grad_norm(norm_type):
+    e, t = _pair_with_grads()
+    ne = U.clip_grad_norm_(e.parameters(), 0.5, norm_type=norm_type)
+    nt = torch.nn.utils.clip_grad_norm_(t.parameters(), 0.5, norm_type=norm_type)
+    np.testing.assert_allclose(ne.item(), nt.item(), rtol=1e-5)
+    for pe, pt in zip(e.parameters(), t.parameters()):
+        np.testing.assert_allclose(_np(pe.grad), pt.grad.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_clip_grad_norm_nonfinite_and_foreach():
+    e, _ = _pair_with_grads()
+    e.weight.grad[0, 0] = float("inf")
+    with pytest.raises(RuntimeError, match="is non-finite, so it cannot be clipped"):
+        U.clip_grad_norm_(e.parameters(), 1.0, error_if_nonfinite=True)
+    e2, _ = _pair_with_grads()
+    U.clip_grad_norm_(e2.parameters(), 1.0, foreach=True)
+    assert U.clip_grad_norm_([], 1.0).item() == 0.0
+
+
+def test_clip_grad_value():
+    e, t = _pair_with_grads()
+    U.clip_grad_value_(e.parameters(), 0.1)
+    torch.nn.utils.clip_grad_value_(t.parameters(), 0.1)
+    for pe, pt in zip(e.parameters(), t.parameters()):
+        np.testing.assert_allclose(_np(pe.grad), pt.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_parameters_vector_roundtrip():
+    m = nn.Sequential(nn.Linear(3, 2), nn.Linear(2, 2))
+    v = U.parameters_to_vector(m.parameters())
+    assert v.shape == (sum(p.numel() for p in m.parameters()),)
+    U.vector_to_parameters(ember.arange(float(v.numel())), m.parameters())
+    np.testing.assert_array_equal(_np(m[0].weight).ravel(), np.arange(6))
+    with pytest.raises(TypeError, match="expected torch.Tensor, but got: list"):
+        U.vector_to_parameters([1.0], m.parameters())
+
+
+def test_weight_norm_matches_torch():
+    e, t = nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        for pe, pt in zip(e.parameters(), t.parameters()):
+            pt.copy_(torch.from_numpy(_np(pe).copy()))
+    U.weight_norm(e)
+    with pytest.warns(FutureWarning):
+        torch.nn.utils.weight_norm(t)
+    assert [n for n, _ in e.named_parameters()] == [n for n, _ in t.named_parameters()]
+    np.testing.assert_allclose(_np(e.weight_g), t.weight_g.detach().numpy(), rtol=1e-6)
+    x = RS.randn(2, 4).astype(np.float32)
+    e(ember.from_numpy(x)).sum().backward()
+    t(torch.from_numpy(x)).sum().backward()
+    np.testing.assert_allclose(_np(e.weight_g.grad), t.weight_g.grad.numpy(), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(e.weight_v.grad), t.weight_v.grad.numpy(), rtol=1e-5, atol=1e-6)
+    U.remove_weight_norm(e)
+    assert [n for n, _ in e.named_parameters()] == ["bias", "weight"]
+
+
+def test_spectral_norm():
+    ember.manual_seed(0)
+    m = U.spectral_norm(nn.Linear(6, 5), n_power_iterations=30)
+    assert list(m.state_dict().keys()) == list(
+        torch.nn.utils.spectral_norm(torch.nn.Linear(6, 5)).state_dict().keys())
+    m(ember.randn(2, 6))
+    s = np.linalg.svd(_np(m.weight), compute_uv=False)
+    assert abs(s[0] - 1) < 1e-3
+    U.remove_spectral_norm(m)
+    assert "weight" in m._parameters
+
+
+class Symmetric(nn.Module):
+    def forward(self, X):
+        return X.triu() + X.triu(1).transpose(0, 1)
+
+    def right_inverse(self, A):
+        return A.triu()
+
+
+def test_parametrize_register_remove_cached():
+    m = nn.Linear(3, 3)
+    parametrize.register_parametrization(m, "weight", Symmetric())
+    assert parametrize.is_parametrized(m) and parametrize.is_parametrized(m, "weight")
+    assert not parametrize.is_parametrized(m, "bias")
+    tm = torch.nn.Linear(3, 3)
+
+    class TSym(torch.nn.Module):
+        def forward(self, X):
+            return X.triu() + X.triu(1).transpose(0, 1)
+    torch.nn.utils.parametrize.register_parametrization(tm, "weight", TSym())
+    assert repr(m).replace("Symmetric", "TSym") == repr(tm)
+    assert list(m.state_dict()) == list(tm.state_dict())
+    w = _np(m.weight)
+    np.testing.assert_allclose(w, w.T)
+    m.weight = ember.ones(3, 3) * 2           # through right_inverse
+    np.testing.assert_allclose(_np(m.weight), 2 * np.ones((3, 3)))
+    with parametrize.cached():
+        assert m.weight is m.weight
+    m(ember.ones(1, 3)).sum().backward()
+    assert m.parametrizations.weight.original.grad is not None
+    parametrize.remove_parametrizations(m, "weight")
+    assert not parametrize.is_parametrized(m)
+    assert type(m) is nn.Linear and isinstance(m.weight, nn.Parameter)
+    np.testing.assert_allclose(_np(m.weight), 2 * np.ones((3, 3)))
+
+
+def test_prune_l1_random_remove():
+    m = nn.Linear(5, 4)
+    prune.l1_unstructured(m, "weight", amount=0.25)
+    assert prune.is_pruned(m)
+    assert [n for n, _ in m.named_parameters()] == ["bias", "weight_orig"]
+    assert [n for n, _ in m.named_buffers()] == ["weight_mask"]
+    w = _np(m.weight_orig)
+    mask = _np(m.weight_mask)
+    assert mask.sum() == 15
+    assert np.abs(w[mask == 0]).max() <= np.abs(w[mask == 1]).min()
+    np.testing.assert_array_equal(_np(m.weight), w * mask)
+    prune.random_unstructured(m, "bias", amount=2)
+    assert _np(m.bias_mask).sum() == 2
+    prune.remove(m, "weight")
+    prune.remove(m, "bias")
+    assert not prune.is_pruned(m)
+    assert [n for n, _ in m.named_parameters()] == ["weight", "bias"]
+    prune.identity(m, "weight")
+    assert (_np(m.weight_mask) == 1).all()
+
+
+def test_functional_call():
+    m = nn.Linear(3, 2)
+    x = ember.randn(4, 3)
+    w = ember.zeros(2, 3)
+    y = U.stateless.functional_call(m, {"weight": w}, (x,))
+    np.testing.assert_allclose(_np(y), np.broadcast_to(_np(m.bias), (4, 2)))
+    assert isinstance(m.weight, nn.Parameter) and "weight" in m._parameters
+    y2 = U.stateless.functional_call(m, ({"weight": w}, {"bias": ember.ones(2)}), x)
+    np.testing.assert_allclose(_np(y2), np.ones((4, 2)))
+    with pytest.raises(RuntimeError, match="Missing key"):
+        U.stateless.functional_call(m, {"weight": w}, (x,), strict=True)
