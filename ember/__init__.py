@@ -80,3 +80,18 @@ from ember.serialization import save, load  # noqa: E402
 
 # optimizers and learning-rate schedulers (ember/optim/)
 from ember import optim  # noqa: E402
+
+# torch.linalg (ember/_ops/linalg.py)
+from ember import linalg  # noqa: E402,F401
+
+# scientific computing: fft, special functions, complex views, determinism
+# (ember/fft, ember/special, ember/_ops/complex.py, ember/_determinism.py)
+from ember import fft, special  # noqa: E402,F401
+from ember import signal  # noqa: E402,F401  (torch.signal.windows)
+from ember._determinism import (use_deterministic_algorithms,  # noqa: E402
+                                are_deterministic_algorithms_enabled,
+                                is_deterministic_algorithms_warn_only_enabled)
+from ember import _determinism as _det  # noqa: E402
+from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
+_det.install(globals(), Tensor)
+del _det

@@ -28,6 +28,7 @@ import collections
 import contextlib
 import io
 import os
+import _compat_pickle
 import pickle
 import random as _pyrandom
 import sys
@@ -620,6 +621,11 @@ class _Unpickler(pickle.Unpickler):
             self._allowed.update(_user_allowed())
 
     def find_class(self, module, name):
+        # protocol-2 pickles may name Python 2 modules (__builtin__, copy_reg)
+        if (module, name) in _compat_pickle.NAME_MAPPING:
+            module, name = _compat_pickle.NAME_MAPPING[(module, name)]
+        elif module in _compat_pickle.IMPORT_MAPPING:
+            module = _compat_pickle.IMPORT_MAPPING[module]
         full = f"{module}.{name}"
         if not self._weights_only:
             return _ember_global(module, name)

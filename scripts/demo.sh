@@ -5,5 +5,5 @@ cd "$(dirname "$0")/.."
 if [ ! -x .venv/bin/python ]; then
   python3 -m venv .venv
 fi
-.venv/bin/python -m pip install -q -e . >/dev/null
-.venv/bin/python examples/demo.py "$@"
+.venv/bin/python -m pip install -q -e '.[demo]' >/dev/null
+.venv/bin/python examples/train_digits.py "$@"

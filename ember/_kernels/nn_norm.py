@@ -87,7 +87,7 @@ def nll_loss(x, target, weight, reduction, ignore_index):
     picked = x2[np.arange(x2.shape[0]), ts] if x2.shape[1] else np.zeros(len(ts), x.dtype)
     losses = -picked * tw
     if reduction == 0:
-        return np.ascontiguousarray(losses.reshape(np.shape(target)), dtype=x.dtype)
+        return np.array(losses.reshape(np.shape(target)), dtype=x.dtype)
     total = losses.sum(dtype=x.dtype)
     if reduction == 2:
         return np.asarray(total, dtype=x.dtype)

@@ -122,3 +122,26 @@ Tensor.real = property(_real_prop, _set_part("real"))
 Tensor.imag = property(_imag_prop, _set_part("imag"))
 Tensor.mT = property(_mT)
 Tensor.T = property(_T)
+
+
+def _inplace_view(name):
+    """``t_``, ``transpose_``, ``squeeze_``...: change ``self``'s view of its memory in place
+    (the autograd history becomes that of the corresponding view op)."""
+    def method(self, *args, **kwargs):
+        from ember._state import state
+        if state.grad_enabled and self._requires_grad and self._grad_fn is None:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                               "operation.")
+        v = getattr(self, name)(*args, **kwargs)
+        self._data = v._data
+        if v._grad_fn is not None:
+            self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+        from ember.autograd.graph import bump_version
+        bump_version(self)
+        return self
+    method.__name__ = name + "_"
+    return method
+
+
+for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims", "as_strided"):
+    public(_name + "_", method=True, function=False)(_inplace_view(_name))

@@ -62,29 +62,32 @@ _RED = {0: "none", 1: "mean", 2: "sum"}
 
 @public("binary_cross_entropy_with_logits")
 def binary_cross_entropy_with_logits(input, target, weight=None, pos_weight=None,
-                                     reduction=1):
+                                     reduction=0):
     return _F().binary_cross_entropy_with_logits(input, target, weight,
                                                  reduction=_RED[reduction],
                                                  pos_weight=pos_weight)
 
 
 @public("kl_div")
-def kl_div(input, target, reduction=1, *, log_target=False):
-    return _F().kl_div(input, target, reduction=_RED[reduction], log_target=log_target)
+def kl_div(input, target, reduction=0, *, log_target=False):
+    import warnings
+    with warnings.catch_warnings():          # the native op does not warn about 'mean'
+        warnings.simplefilter("ignore")
+        return _F().kl_div(input, target, reduction=_RED[reduction], log_target=log_target)
 
 
 @public("hinge_embedding_loss")
-def hinge_embedding_loss(input, target, margin=1.0, reduction=1):
+def hinge_embedding_loss(input, target, margin=1.0, reduction=0):
     return _F().hinge_embedding_loss(input, target, margin, reduction=_RED[reduction])
 
 
 @public("margin_ranking_loss")
-def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=1):
+def margin_ranking_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().margin_ranking_loss(input1, input2, target, margin, reduction=_RED[reduction])
 
 
 @public("cosine_embedding_loss")
-def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=1):
+def cosine_embedding_loss(input1, input2, target, margin=0.0, reduction=0):
     return _F().cosine_embedding_loss(input1, input2, target, margin,
                                       reduction=_RED[reduction])
 
@@ -97,13 +100,13 @@ def poisson_nll_loss(input, target, log_input, full, eps, reduction):
 
 @public("triplet_margin_loss")
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-06, swap=False,
-                        reduction=1):
+                        reduction=0):
     return _F().triplet_margin_loss(anchor, positive, negative, margin, p, eps, swap,
                                     reduction=_RED[reduction])
 
 
 @public("ctc_loss")
-def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=1,
+def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction=0,
              zero_infinity=False):
     return _F().ctc_loss(log_probs, targets, input_lengths, target_lengths, blank,
                          _RED[reduction], zero_infinity)

@@ -161,7 +161,7 @@ class BackwardCFunction(Node, FunctionCtx):
         return self.apply(list(grads))
 
     def __repr__(self):
-        return f"<ember.autograd.function.{type(self).__name__} object at {hex(id(self))}>"
+        return f"<{type(self).__name__} object at {hex(id(self))}>"
 
     def apply_jvp(self, *args):
         return self._forward_cls.jvp(self, *args)

@@ -1,95 +1,43 @@
-"""torch.optim.Adadelta."""
+"""Adadelta: step sizes from the ratio of running RMS of updates to running RMS of gradients."""
 import ember
-from .optimizer import Optimizer, _check_lr, _get_value, _to_scalar, \
-    _use_grad_for_differentiable, _view_as_real
-from ._common import _step_zero, _closure_loss
+from .optimizer import Optimizer, _check_lr, _closure_loss, _num, _real, _require, _scalar
 
-__all__ = ["Adadelta", "adadelta"]
+__all__ = ["Adadelta"]
 
 
 class Adadelta(Optimizer):
-    """Adadelta."""
+    """Adadelta.
+
+    With ``g`` plus ``weight_decay * p``: ``v = rho * v + (1 - rho) * g^2``;
+    ``d = sqrt(u + eps) / sqrt(v + eps) * g``; ``u = rho * u + (1 - rho) * d^2``;
+    ``p -= lr * d``.  State: ``step``, ``square_avg`` (v) and ``acc_delta`` (u).
+    """
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):
         _check_lr(lr)
-        if not 0.0 <= lr:
-            raise ValueError(f"Invalid learning rate: {lr}")
-        if not 0.0 <= rho <= 1.0:
-            raise ValueError(f"Invalid rho value: {rho}")
-        if not 0.0 <= eps:
-            raise ValueError(f"Invalid epsilon value: {eps}")
-        if not 0.0 <= weight_decay:
-            raise ValueError(f"Invalid weight_decay value: {weight_decay}")
-        defaults = {"lr": lr, "rho": rho, "eps": eps, "weight_decay": weight_decay,
-                    "maximize": maximize, "capturable": capturable, "foreach": foreach,
-                    "differentiable": differentiable}
-        super().__init__(params, defaults)
+        _require(0.0 <= rho <= 1.0, "rho value", rho)
+        _require(eps >= 0.0, "epsilon value", eps)
+        _require(weight_decay >= 0.0, "weight_decay value", weight_decay)
+        super().__init__(params, dict(
+            lr=lr, rho=rho, eps=eps, weight_decay=weight_decay, maximize=maximize,
+            capturable=capturable, foreach=foreach, differentiable=differentiable))
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        for group in self.param_groups:
-            group.setdefault("foreach", None)
-            group.setdefault("maximize", False)
-            group.setdefault("differentiable", False)
-            group.setdefault("capturable", False)
-
-    def _init_group(self, group, params_with_grad, grads, square_avgs, acc_deltas, state_steps):
-        has_complex = False
-        for p in group["params"]:
-            if p.grad is None:
-                continue
-            has_complex |= ember.is_complex(p)
-            params_with_grad.append(p)
-            if p.grad.is_sparse:
-                raise RuntimeError("Adadelta does not support sparse gradients")
-            grads.append(p.grad)
-            state = self.state[p]
-            if len(state) == 0:
-                state["step"] = _step_zero()
-                state["square_avg"] = ember.zeros_like(p)
-                state["acc_delta"] = ember.zeros_like(p)
-            square_avgs.append(state["square_avg"])
-            acc_deltas.append(state["acc_delta"])
-            state_steps.append(state["step"])
-        return has_complex
-
-    @_use_grad_for_differentiable
     def step(self, closure=None):
-        """Perform a single optimization step."""
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            params_with_grad, grads, square_avgs, acc_deltas, state_steps = [], [], [], [], []
-            has_complex = self._init_group(group, params_with_grad, grads, square_avgs,
-                                           acc_deltas, state_steps)
-            adadelta(params_with_grad, grads, square_avgs, acc_deltas, state_steps,
-                     lr=group["lr"], rho=group["rho"], eps=group["eps"],
-                     weight_decay=group["weight_decay"], foreach=group["foreach"],
-                     maximize=group["maximize"], differentiable=group["differentiable"],
-                     capturable=group["capturable"], has_complex=has_complex)
+            lr, rho, eps, wd = _num(group["lr"]), group["rho"], group["eps"], group["weight_decay"]
+            for p, g, st in self._grads(group):
+                if not st:
+                    st["step"] = _scalar()
+                    st["square_avg"] = ember.zeros_like(p)
+                    st["acc_delta"] = ember.zeros_like(p)
+                st["step"].add_(1)
+                if wd != 0:
+                    g = g.add(p, alpha=wd)
+                p, g, v, u = map(_real, (p, g, st["square_avg"], st["acc_delta"]))
+                v.mul_(rho).addcmul_(g, g, value=1 - rho)
+                delta = u.add(eps).sqrt_().div_(v.add(eps).sqrt_()).mul_(g)
+                u.mul_(rho).addcmul_(delta, delta, value=1 - rho)
+                p.add_(delta, alpha=-lr)
         return loss
-
-
-def adadelta(params, grads, square_avgs, acc_deltas, state_steps, capturable=False,
-             foreach=None, differentiable=False, has_complex=False, *, lr, rho, eps,
-             weight_decay, maximize):
-    """Functional API for Adadelta."""
-    lr = _get_value(_to_scalar(lr))
-    for param, grad, square_avg, acc_delta, step in zip(params, grads, square_avgs, acc_deltas,
-                                                        state_steps):
-        step += 1
-        grad = grad if not maximize else -grad
-        if weight_decay != 0:
-            grad = grad.add(param, alpha=weight_decay)
-        cplx = ember.is_complex(param)
-        if cplx:
-            square_avg = _view_as_real(square_avg)
-            acc_delta = _view_as_real(acc_delta)
-            grad = _view_as_real(grad)
-            param = _view_as_real(param)
-        square_avg.mul_(rho).addcmul_(grad, grad, value=1 - rho)
-        std = square_avg.add(eps).sqrt_()
-        delta = acc_delta.add(eps).sqrt_()
-        delta.div_(std).mul_(grad)
-        acc_delta.mul_(rho).addcmul_(delta, delta, value=1 - rho)
-        param.add_(delta, alpha=-lr)

@@ -1,11 +1,13 @@
-"""Base optimizer (torch.optim.Optimizer)."""
-from __future__ import annotations
+"""The optimizer base class: parameter groups, per-parameter state, hooks, state dicts.
 
-import contextlib
+A concrete optimizer passes its hyper-parameters as ``defaults`` and implements
+``step(closure=None)``; every parameter group is a dict holding ``params`` plus one value
+for each default.  ``step`` is wrapped once per class (see ``__init_subclass__``) so that it
+runs the step hooks, evaluates under ``no_grad`` and is safe to call from ``super().step``.
+"""
 import functools
 import warnings
 from collections import OrderedDict, defaultdict
-from collections.abc import Iterable
 from copy import deepcopy
 from itertools import chain
 
@@ -15,423 +17,368 @@ from ember.autograd.graph import RemovableHandle
 
 __all__ = ["Optimizer", "register_optimizer_step_pre_hook", "register_optimizer_step_post_hook"]
 
-_global_optimizer_pre_hooks: dict = OrderedDict()
-_global_optimizer_post_hooks: dict = OrderedDict()
+# hooks shared by every optimizer instance: hook(optimizer, args, kwargs)
+_GLOBAL_PRE_HOOKS = OrderedDict()
+_GLOBAL_POST_HOOKS = OrderedDict()
 
 
-class _RequiredParameter:
-    """Singleton class representing a required parameter for an Optimizer."""
-
-    def __repr__(self):
-        return "<required parameter>"
-
-
-required = _RequiredParameter()
+def _add_hook(table, hook, prepend=False):
+    handle = RemovableHandle(table)
+    table[handle.id] = hook
+    if prepend:
+        table.move_to_end(handle.id, last=False)
+    return handle
 
 
-def _typename(obj):
-    if isinstance(obj, Tensor):
-        return "torch." + {"float32": "FloatTensor", "float64": "DoubleTensor"}.get(
-            str(obj.dtype).split(".")[-1], "Tensor")
-    module = getattr(type(obj), "__module__", "")
-    name = type(obj).__qualname__
-    if module in ("builtins", "__builtin__", None, ""):
-        return name
-    return module + "." + name
+def register_optimizer_step_pre_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` before every optimizer's ``step``."""
+    return _add_hook(_GLOBAL_PRE_HOOKS, hook)
 
 
-def _use_grad_for_differentiable(func):
-    def _use_grad(self, *args, **kwargs):
-        prev = ember.is_grad_enabled()
-        try:
-            ember.set_grad_enabled(self.defaults["differentiable"])
-            ret = func(self, *args, **kwargs)
-        finally:
-            ember.set_grad_enabled(prev)
-        return ret
-
-    functools.update_wrapper(_use_grad, func)
-    return _use_grad
+def register_optimizer_step_post_hook(hook):
+    """Run ``hook(optimizer, args, kwargs)`` after every optimizer's ``step``."""
+    return _add_hook(_GLOBAL_POST_HOOKS, hook)
 
 
-def _get_value(x):
+# ---- small helpers shared by the algorithms ---------------------------------------------------
+
+def _to_scalar(x):
+    """A one-element tensor hyper-parameter becomes 0-dim; anything else is unchanged."""
+    return x.squeeze() if isinstance(x, Tensor) and x.dim() != 0 else x
+
+
+def _num(x):
+    """A hyper-parameter (or a 0-dim state tensor) as a Python number."""
     return x.item() if isinstance(x, Tensor) else x
 
 
-def _to_scalar(x):
-    if isinstance(x, Tensor) and x.dim() != 0:
-        return x.squeeze()
-    return x
-
-
-def _get_scalar_dtype(is_fused=None):
-    if is_fused:
-        return ember.float32
+def _scalar_dtype():
+    """dtype of scalar state such as ``step``: float64 only under a float64 default."""
     return ember.float64 if ember.get_default_dtype() == ember.float64 else ember.float32
 
 
-def _view_as_real(t):
-    """torch.view_as_real: a real (..., 2) view sharing memory with complex ``t``."""
-    var = getattr(ember, "view_as_real", None)
-    if var is not None:
-        return var(t)
-    arr = t._data
-    real = arr.real.dtype
-    return ember.from_numpy(arr.view(real).reshape(arr.shape + (2,)) if arr.ndim else
-                            arr.reshape(1).view(real))
+def _scalar(value=0.0):
+    return ember.tensor(value, dtype=_scalar_dtype())
 
 
-def _check_fused(fused, differentiable=False, foreach=False):
-    if fused:
-        if differentiable:
-            raise RuntimeError("`fused` does not support `differentiable`")
-        if foreach:
-            raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-        raise RuntimeError(
-            "`fused=True` requires all the params to be floating point Tensors of "
-            "supported devices: ['mps', 'cuda', 'xpu', 'hpu', 'cpu'] -- ember has no fused kernels")
+def _real(t):
+    """Complex tensors are optimised as pairs of reals: a (..., 2) real view sharing memory."""
+    if t is None or not t.is_complex():
+        return t
+    a = t._data
+    pairs = a.reshape(a.shape + (1,)).view(a.real.dtype)
+    return ember.from_numpy(pairs)
+
+
+def _closure_loss(closure):
+    if closure is None:
+        return None
+    with ember.enable_grad():
+        return closure()
 
 
 def _check_lr(lr):
     if isinstance(lr, Tensor) and lr.numel() != 1:
         raise ValueError("Tensor lr must be 1-element")
+    _require(0.0 <= lr, "learning rate", lr)
 
 
-def _record_function(name):
-    prof = getattr(getattr(ember, "autograd", None), "profiler", None)
-    rf = getattr(prof, "record_function", None)
-    return rf(name) if rf is not None else contextlib.nullcontext()
+def _require(ok, what, value):
+    """Hyper-parameter validation with torch's wording: ``Invalid <what>: <value>``."""
+    if not ok:
+        raise ValueError(f"Invalid {what}: {value}")
 
 
-def register_optimizer_step_pre_hook(hook):
-    """Register a pre hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_pre_hooks)
-    _global_optimizer_pre_hooks[handle.id] = hook
-    return handle
+def _check_betas(betas):
+    for i, b in enumerate(betas):
+        _require(0.0 <= b < 1.0, f"beta parameter at index {i}", b)
 
 
-def register_optimizer_step_post_hook(hook):
-    """Register a post hook common to all optimizers: ``hook(optimizer, args, kwargs)``."""
-    handle = RemovableHandle(_global_optimizer_post_hooks)
-    _global_optimizer_post_hooks[handle.id] = hook
-    return handle
+def _no_fused(fused, differentiable=False, foreach=False):
+    if not fused:
+        return
+    if differentiable:
+        raise RuntimeError("`fused` does not support `differentiable`")
+    if foreach:
+        raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
+    raise RuntimeError("`fused=True` is not available: ember has no fused optimizer kernels")
+
+
+def _type_name(obj):
+    if isinstance(obj, Tensor):
+        names = {ember.float32: "FloatTensor", ember.float64: "DoubleTensor",
+                 ember.int64: "LongTensor"}
+        return "torch." + names.get(obj.dtype, "Tensor")
+    cls = type(obj)
+    return cls.__qualname__ if cls.__module__ == "builtins" else \
+        f"{cls.__module__}.{cls.__qualname__}"
+
+
+def _with_hooks(step):
+    """Wrap a class's ``step``: pre hooks (which may replace the arguments), the update under
+    the group's grad mode, then post hooks.  Nested calls (``super().step``) go straight in."""
+
+    @functools.wraps(step)
+    def hooked_step(self, *rest, **kwargs):
+        if self.__dict__.get("_stepping"):
+            return step(self, *rest, **kwargs)
+        args = (self, *rest)  # hooks see (and may replace) the optimizer as args[0]
+        for hook in chain(_GLOBAL_PRE_HOOKS.values(), self._step_pre_hooks.values()):
+            replaced = hook(self, args, kwargs)
+            if replaced is None:
+                continue
+            if not (isinstance(replaced, tuple) and len(replaced) == 2):
+                raise RuntimeError(f"{step} must return None or a tuple of (new_args, "
+                                   f"new_kwargs), but got {replaced}.")
+            args, kwargs = replaced
+        self._stepping = True
+        try:
+            with ember.set_grad_enabled(bool(self.defaults.get("differentiable", False))):
+                result = step(*args, **kwargs)
+        finally:
+            self._stepping = False
+        for hook in chain(self._step_post_hooks.values(), _GLOBAL_POST_HOOKS.values()):
+            hook(self, args, kwargs)
+        return result
+
+    hooked_step._ember_hooked = True
+    return hooked_step
+
+
+_HOOK_TABLES = ("_step_pre_hooks", "_step_post_hooks", "_state_dict_pre_hooks",
+                "_state_dict_post_hooks", "_load_pre_hooks", "_load_post_hooks")
 
 
 class Optimizer:
-    r"""Base class for all optimizers.
+    """Base class of all optimizers.
 
-    Args:
-        params (iterable): an iterable of Tensors or dicts (or (name, Tensor) pairs).
-        defaults (dict): default values of optimization options.
+    ``params`` is an iterable of tensors, of ``(name, tensor)`` pairs, or of dicts (one per
+    parameter group, each with a ``params`` entry and optional per-group overrides);
+    ``defaults`` gives every group's missing options.
     """
+
+    # state["step"] is a 0-dim tensor (rebuilt from a plain number when loading old state)
+    _tensor_step = True
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        own = cls.__dict__.get("step")
+        if own is not None and not getattr(own, "_ember_hooked", False):
+            cls.step = _with_hooks(own)
 
     def __init__(self, params, defaults):
         self.defaults = defaults
-        self._optimizer_step_pre_hooks = OrderedDict()
-        self._optimizer_step_post_hooks = OrderedDict()
-        self._optimizer_state_dict_pre_hooks = OrderedDict()
-        self._optimizer_state_dict_post_hooks = OrderedDict()
-        self._optimizer_load_state_dict_pre_hooks = OrderedDict()
-        self._optimizer_load_state_dict_post_hooks = OrderedDict()
-        self._patch_step_function()
-
+        for name in _HOOK_TABLES:
+            setattr(self, name, OrderedDict())
         if isinstance(params, Tensor):
-            raise TypeError("params argument given to the optimizer should be "
-                            "an iterable of Tensors or dicts, but got " + _typename(params))
-
+            raise TypeError("params argument given to the optimizer should be an iterable of "
+                            "Tensors or dicts, but got " + _type_name(params))
         self.state = defaultdict(dict)
         self.param_groups = []
-
-        param_groups = list(params)
-        if len(param_groups) == 0:
+        groups = list(params)
+        if not groups:
             raise ValueError("optimizer got an empty parameter list")
-        if not isinstance(param_groups[0], dict):
-            param_groups = [{"params": param_groups}]
-        for param_group in param_groups:
-            self.add_param_group(param_group)
-        self._warned_capturable_if_run_uncaptured = True
+        if not isinstance(groups[0], dict):
+            groups = [{"params": groups}]
+        for group in groups:
+            self.add_param_group(group)
 
+    # ---- groups ---------------------------------------------------------------------------
+    def add_param_group(self, param_group):
+        """Append a parameter group; options it leaves out come from ``defaults``."""
+        if not isinstance(param_group, dict):
+            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
+        entries = param_group["params"]
+        if isinstance(entries, Tensor):
+            entries = [entries]
+        elif isinstance(entries, set):
+            raise TypeError("optimizer parameters need to be organized in ordered collections, "
+                            "but the ordering of tensors in sets will change between runs. "
+                            "Please use a list instead.")
+        entries = list(entries)
+        named = [e for e in entries if isinstance(e, tuple)]
+        param_group["params"] = [e[1] if isinstance(e, tuple) else e for e in entries]
+        if named:
+            if len(named) != len(entries):
+                raise ValueError("all optimizer params should be with/without names. "
+                                 "Some param names are missing")
+            param_group["param_names"] = [e[0] for e in named]
+
+        params = param_group["params"]
+        for p in params:
+            if not isinstance(p, Tensor):
+                raise TypeError("optimizer can only optimize Tensors, but one of the params is "
+                                + _type_name(p))
+            if not self.defaults.get("differentiable") and not (p.is_leaf or p.retains_grad):
+                raise ValueError("can't optimize a non-leaf Tensor")
+        for key, value in self.defaults.items():
+            param_group.setdefault(key, value)
+
+        if len(set(params)) != len(params):
+            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
+                          "in future, this will cause an error; see "
+                          "github.com/pytorch/pytorch/issues/40967 for more information",
+                          stacklevel=3)
+        seen = set()
+        for group in self.param_groups:
+            seen.update(group["params"])
+            if ("param_names" in group) != ("param_names" in param_group):
+                kind = "with names" if "param_names" in param_group else "without names"
+                raise ValueError("all optimizer param groups should be with/without names. "
+                                 f"cannot add param group {kind} to the optimizer")
+        if not seen.isdisjoint(params):
+            raise ValueError("some parameters appear in more than one parameter group")
+        self.param_groups.append(param_group)
+
+    def __repr__(self):
+        def show(v):
+            return format(v.item()) if isinstance(v, Tensor) and v.dim() == 0 else v
+
+        lines = [type(self).__name__ + " ("]
+        for i, group in enumerate(self.param_groups):
+            lines.append(f"Parameter Group {i}")
+            lines += [f"    {k}: {show(group[k])}" for k in sorted(group) if k != "params"]
+        return "\n".join(lines) + "\n)"
+
+    # ---- gradients ------------------------------------------------------------------------
+    def zero_grad(self, set_to_none: bool = True):
+        """Drop every parameter's gradient (or, with ``set_to_none=False``, zero it)."""
+        for group in self.param_groups:
+            for p in group["params"]:
+                g = p.grad
+                if g is None:
+                    continue
+                if set_to_none:
+                    p.grad = None
+                    continue
+                if g.grad_fn is not None:
+                    g.detach_()
+                else:
+                    g.requires_grad_(False)
+                g.zero_()
+
+    def step(self, closure=None):
+        """Update the parameters once; ``closure`` re-evaluates the loss if given."""
+        raise NotImplementedError
+
+    # ---- hooks ----------------------------------------------------------------------------
+    def register_step_pre_hook(self, hook):
+        return _add_hook(self._step_pre_hooks, hook)
+
+    def register_step_post_hook(self, hook):
+        return _add_hook(self._step_post_hooks, hook)
+
+    def register_state_dict_pre_hook(self, hook, prepend=False):
+        return _add_hook(self._state_dict_pre_hooks, hook, prepend)
+
+    def register_state_dict_post_hook(self, hook, prepend=False):
+        return _add_hook(self._state_dict_post_hooks, hook, prepend)
+
+    def register_load_state_dict_pre_hook(self, hook, prepend=False):
+        return _add_hook(self._load_pre_hooks, hook, prepend)
+
+    def register_load_state_dict_post_hook(self, hook, prepend=False):
+        return _add_hook(self._load_post_hooks, hook, prepend)
+
+    # ---- pickling / state dicts -----------------------------------------------------------
     def __getstate__(self):
         return {"defaults": self.defaults, "state": self.state, "param_groups": self.param_groups}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-        for name in ("_optimizer_step_pre_hooks", "_optimizer_step_post_hooks",
-                     "_optimizer_state_dict_pre_hooks", "_optimizer_state_dict_post_hooks",
-                     "_optimizer_load_state_dict_pre_hooks",
-                     "_optimizer_load_state_dict_post_hooks"):
-            if name not in self.__dict__:
-                setattr(self, name, OrderedDict())
-        self._patch_step_function()
+        for name in _HOOK_TABLES:
+            self.__dict__.setdefault(name, OrderedDict())
         self.defaults.setdefault("differentiable", False)
+        for group in self.param_groups:
+            for key, value in self.defaults.items():
+                group.setdefault(key, value)
+            for p in group["params"]:
+                st = self.state.get(p)
+                if self._tensor_step and st and "step" in st and not isinstance(st["step"],
+                                                                                  Tensor):
+                    st["step"] = _scalar(float(st["step"]))
 
-    def __repr__(self):
-        format_string = self.__class__.__name__ + " ("
-        for i, group in enumerate(self.param_groups):
-            format_string += "\n"
-            format_string += f"Parameter Group {i}\n"
-            for key in sorted(group.keys()):
-                if key != "params":
-                    format_string += f"    {key}: {group[key]}\n"
-        format_string += ")"
-        return format_string
-
-    def _accelerator_graph_capture_health_check(self):
-        pass
-
-    _cuda_graph_capture_health_check = _accelerator_graph_capture_health_check
-
-    def _optimizer_step_code(self):
-        """Entry point for profilers (called after ``step``)."""
-
-    @staticmethod
-    def profile_hook_step(func):
-        @functools.wraps(func)
-        def wrapper(*args, **kwargs):
-            self, *_ = args
-            profile_name = f"Optimizer.step#{self.__class__.__name__}.step"
-            with _record_function(profile_name):
-                for pre_hook in chain(_global_optimizer_pre_hooks.values(),
-                                      self._optimizer_step_pre_hooks.values()):
-                    result = pre_hook(self, args, kwargs)
-                    if result is not None:
-                        if isinstance(result, tuple) and len(result) == 2:
-                            args, kwargs = result
-                        else:
-                            raise RuntimeError(
-                                f"{func} must return None or a tuple of (new_args, new_kwargs), "
-                                f"but got {result}.")
-                out = func(*args, **kwargs)
-                self._optimizer_step_code()
-                for post_hook in chain(self._optimizer_step_post_hooks.values(),
-                                       _global_optimizer_post_hooks.values()):
-                    post_hook(self, args, kwargs)
-                return out
-
-        return wrapper
-
-    def _patch_step_function(self):
-        self._zero_grad_profile_name = f"Optimizer.zero_grad#{self.__class__.__name__}.zero_grad"
-        hooked = getattr(self.__class__.step, "hooked", None)
-        if not hooked:
-            self.__class__.step = self.profile_hook_step(self.__class__.step)
-            self.__class__.step.hooked = True
-
-    # ---- hooks -----------------------------------------------------------------------------
-    def register_step_pre_hook(self, hook):
-        handle = RemovableHandle(self._optimizer_step_pre_hooks)
-        self._optimizer_step_pre_hooks[handle.id] = hook
-        return handle
-
-    def register_step_post_hook(self, hook):
-        handle = RemovableHandle(self._optimizer_step_post_hooks)
-        self._optimizer_step_post_hooks[handle.id] = hook
-        return handle
-
-    def _register(self, container, hook, prepend):
-        handle = RemovableHandle(container)
-        container[handle.id] = hook
-        if prepend:
-            container.move_to_end(handle.id, last=False)
-        return handle
-
-    def register_state_dict_pre_hook(self, hook, prepend=False):
-        return self._register(self._optimizer_state_dict_pre_hooks, hook, prepend)
-
-    def register_state_dict_post_hook(self, hook, prepend=False):
-        return self._register(self._optimizer_state_dict_post_hooks, hook, prepend)
-
-    def register_load_state_dict_pre_hook(self, hook, prepend=False):
-        return self._register(self._optimizer_load_state_dict_pre_hooks, hook, prepend)
-
-    def register_load_state_dict_post_hook(self, hook, prepend=False):
-        return self._register(self._optimizer_load_state_dict_post_hooks, hook, prepend)
-
-    # ---- state dict ------------------------------------------------------------------------
     def state_dict(self):
-        """Return the state as ``{'state': {index: {...}}, 'param_groups': [...]}``."""
-        for pre_hook in self._optimizer_state_dict_pre_hooks.values():
-            pre_hook(self)
-
-        param_mappings = {}
-        start_index = 0
-
-        def pack_group(group):
-            nonlocal start_index
+        """``{'state': {index: {...}}, 'param_groups': [{..., 'params': [indices]}]}``:
+        parameters are numbered in group order, tensors in the state are not copied."""
+        for hook in self._state_dict_pre_hooks.values():
+            hook(self)
+        # a parameter's number is its position in the concatenated groups (first one wins)
+        index, groups, position = {}, [], 0
+        for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            param_mappings.update({id(p): i for i, p in enumerate(group["params"], start_index)
-                                   if id(p) not in param_mappings})
-            packed["params"] = [param_mappings[id(p)] for p in group["params"]]
-            start_index += len(packed["params"])
-            return packed
-
-        param_groups = [pack_group(g) for g in self.param_groups]
-        packed_state = {(param_mappings[id(k)] if isinstance(k, Tensor) else k): v
-                        for k, v in self.state.items()}
-        state_dict = {"state": packed_state, "param_groups": param_groups}
-        for post_hook in self._optimizer_state_dict_post_hooks.values():
-            hook_result = post_hook(self, state_dict)
-            if hook_result is not None:
-                state_dict = hook_result
-        return state_dict
-
-    @staticmethod
-    def _process_value_according_to_param_policy(param, value, param_id, param_groups, key=None):
-        fused = False
-        capturable = False
-        if param_groups is None:
-            raise AssertionError("Expected param_groups to be set")
-        for pg in param_groups:
-            if param_id in pg["params"]:
-                fused = pg.get("fused", False)
-                capturable = pg.get("capturable", False)
-                break
-        if key == "step":
-            if capturable or fused:
-                return value.to(dtype=ember.float32)
-            return value
-        if param.is_floating_point():
-            return value.to(dtype=param.dtype)
-        return value
+            packed["params"] = [index.setdefault(id(p), position + i)
+                                for i, p in enumerate(group["params"])]
+            position += len(group["params"])
+            groups.append(packed)
+        state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
+        result = {"state": state, "param_groups": groups}
+        for hook in self._state_dict_post_hooks.values():
+            replaced = hook(self, result)
+            if replaced is not None:
+                result = replaced
+        return result
 
     def load_state_dict(self, state_dict):
-        """Load the optimizer state (an object returned by :meth:`state_dict`)."""
-        state_dict = state_dict.copy()
-        for pre_hook in self._optimizer_load_state_dict_pre_hooks.values():
-            hook_result = pre_hook(self, state_dict)
-            if hook_result is not None:
-                state_dict = hook_result
-
-        groups = self.param_groups
+        """Restore what :meth:`state_dict` returned (group options included)."""
+        state_dict = dict(state_dict)
+        for hook in self._load_pre_hooks.values():
+            replaced = hook(self, state_dict)
+            if replaced is not None:
+                state_dict = replaced
         saved_groups = deepcopy(state_dict["param_groups"])
-        if len(groups) != len(saved_groups):
+        if len(saved_groups) != len(self.param_groups):
             raise ValueError("loaded state dict has a different number of parameter groups")
-        param_lens = (len(g["params"]) for g in groups)
-        saved_lens = (len(g["params"]) for g in saved_groups)
-        if any(p_len != s_len for p_len, s_len in zip(param_lens, saved_lens)):
-            raise ValueError("loaded state dict contains a parameter group "
-                             "that doesn't match the size of optimizer's group")
-
-        id_map = dict(zip(chain.from_iterable(g["params"] for g in saved_groups),
-                          chain.from_iterable(g["params"] for g in groups)))
-
-        def _cast(param, value, param_id=None, param_groups=None, key=None):
-            if isinstance(value, Tensor):
-                return Optimizer._process_value_according_to_param_policy(
-                    param, value, param_id, param_groups, key)
-            elif isinstance(value, dict):
-                return {k: _cast(param, v, param_id=param_id, param_groups=param_groups, key=k)
-                        for k, v in value.items()}
-            elif isinstance(value, Iterable) and not isinstance(value, str):
-                return type(value)(_cast(param, v, param_id=param_id, param_groups=param_groups)
-                                   for v in value)
-            return value
+        if any(len(s["params"]) != len(g["params"])
+               for s, g in zip(saved_groups, self.param_groups)):
+            raise ValueError("loaded state dict contains a parameter group that doesn't match "
+                             "the size of optimizer's group")
+        owner = {}
+        for s, g in zip(saved_groups, self.param_groups):
+            owner.update((i, (p, s)) for i, p in zip(s["params"], g["params"]))
 
         state = defaultdict(dict)
-        for k, v in state_dict["state"].items():
-            if k in id_map:
-                param = id_map[k]
-                state[param] = _cast(param, v, param_id=k, param_groups=state_dict["param_groups"])
+        for key, value in state_dict["state"].items():
+            if key in owner:
+                p, saved = owner[key]
+                state[p] = self._adopt(p, value, saved)
             else:
-                state[k] = v
+                state[key] = value
+        for s, g in zip(saved_groups, self.param_groups):
+            s["params"] = g["params"]
+            if "param_names" in g:
+                s.setdefault("param_names", g["param_names"])
+        self.__setstate__({"state": state, "param_groups": saved_groups})
+        for hook in self._load_post_hooks.values():
+            hook(self)
 
-        def update_group(group, new_group):
-            new_group["params"] = group["params"]
-            if "param_names" in group and "param_names" not in new_group:
-                new_group["param_names"] = group["param_names"]
-            return new_group
+    @staticmethod
+    def _adopt(p, value, group, key=None):
+        """Move loaded state onto parameter ``p``: floating tensors take p's dtype, except
+        ``step`` (float32 for capturable/fused groups, else untouched)."""
+        if isinstance(value, Tensor):
+            if key == "step":
+                wants_f32 = group.get("capturable") or group.get("fused")
+                return value.to(dtype=ember.float32) if wants_f32 else value
+            return value.to(dtype=p.dtype) if p.is_floating_point() else value
+        if isinstance(value, dict):
+            return {k: Optimizer._adopt(p, v, group, k) for k, v in value.items()}
+        if isinstance(value, (list, tuple)):
+            return type(value)(Optimizer._adopt(p, v, group) for v in value)
+        return value
 
-        param_groups = [update_group(g, ng) for g, ng in zip(groups, saved_groups)]
-        self.__setstate__({"state": state, "param_groups": param_groups})
+    def _grads(self, group):
+        """``(param, grad, state)`` for each parameter of ``group`` that has a gradient; the
+        gradient is negated when the group maximizes (never modified in place)."""
+        for p in group["params"]:
+            g = p.grad
+            if g is not None:
+                yield p, (-g if group.get("maximize") else g), self.state[p]
 
-        for post_hook in self._optimizer_load_state_dict_post_hooks.values():
-            post_hook(self)
 
-    # ---- gradients / steps -----------------------------------------------------------------
-    def zero_grad(self, set_to_none: bool = True):
-        """Reset the gradients of all optimized tensors (to None by default)."""
-        if not hasattr(self, "_zero_grad_profile_name"):
-            self._patch_step_function()
-        with _record_function(self._zero_grad_profile_name):
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        if set_to_none:
-                            p.grad = None
-                        else:
-                            if p.grad.grad_fn is not None:
-                                p.grad.detach_()
-                            else:
-                                p.grad.requires_grad_(False)
-                            p.grad.zero_()
-
-    def step(self, closure=None):
-        """Perform a single optimization step."""
-        raise NotImplementedError
-
-    def add_param_group(self, param_group):
-        """Add a param group to the optimizer's ``param_groups``."""
-        if not isinstance(param_group, dict):
-            raise TypeError(f"param_group must be a dict, but got {type(param_group)}")
-
-        params = param_group["params"]
-        if isinstance(params, Tensor):
-            param_group["params"] = [params]
-        elif isinstance(params, set):
-            raise TypeError("optimizer parameters need to be organized in ordered collections, but "
-                            "the ordering of tensors in sets will change between runs. "
-                            "Please use a list instead.")
-        else:
-            param_group["params"] = list(params)
-
-        extracted_param_tensors = []
-        extracted_param_names = []
-        for param in param_group["params"]:
-            if isinstance(param, tuple):
-                extracted_param_names.append(param[0])
-                extracted_param_tensors.append(param[1])
-            else:
-                extracted_param_tensors.append(param)
-        param_group["params"] = extracted_param_tensors
-        if len(extracted_param_names) != 0:
-            if len(extracted_param_names) == len(extracted_param_tensors):
-                param_group["param_names"] = extracted_param_names
-            else:
-                raise ValueError("all optimizer params should be with/without names. "
-                                 "Some param names are missing")
-
-        for param in param_group["params"]:
-            if not isinstance(param, Tensor):
-                raise TypeError("optimizer can only optimize Tensors, "
-                                "but one of the params is " + _typename(param))
-            if not self.defaults.get("differentiable", None) and not (
-                    param.is_leaf or param.retains_grad):
-                raise ValueError("can't optimize a non-leaf Tensor")
-
-        for name, default in self.defaults.items():
-            if default is required and name not in param_group:
-                raise ValueError("parameter group didn't specify a value of required "
-                                 f"optimization parameter {name}")
-            else:
-                param_group.setdefault(name, default)
-
-        params = param_group["params"]
-        if len(params) != len(set(params)):
-            warnings.warn("optimizer contains a parameter group with duplicate parameters; "
-                          "in future, this will cause an error; "
-                          "see github.com/pytorch/pytorch/issues/40967 for more information",
-                          stacklevel=3)
-
-        param_set = set()
-        for group in self.param_groups:
-            param_set.update(set(group["params"]))
-            if ("param_names" in param_group) != ("param_names" in group):
-                current_group_txt = ("with names" if "param_names" in param_group
-                                     else "without names")
-                raise ValueError("all optimizer param groups should be with/without names. "
-                                 f"cannot add param group {current_group_txt} to the optimizer")
-
-        if not param_set.isdisjoint(set(param_group["params"])):
-            raise ValueError("some parameters appear in more than one parameter group")
-
-        self.param_groups.append(param_group)
+# TEMPORARY shims while the algorithm files are rewritten (removed at the end)
+_get_value = _num
+_view_as_real = _real
+_check_fused = _no_fused
+def _get_scalar_dtype(is_fused=None): return _scalar_dtype()
+def _use_grad_for_differentiable(f): return f

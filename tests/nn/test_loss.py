@@ -164,8 +164,16 @@ def test_modules_forward():
 def test_torch_toplevel_losses():
     e, t = ember.tensor(X), torch.tensor(X)
     eq, tq = ember.tensor(Q), torch.tensor(Q)
-    np.testing.assert_allclose(ember.binary_cross_entropy_with_logits(e, eq).item(),
-                               torch.binary_cross_entropy_with_logits(t, tq).item())
-    np.testing.assert_allclose(ember.kl_div(e, eq).item(), torch.kl_div(t, tq).item())
+    for name, pre in (("binary_cross_entropy_with_logits", (None, None)), ("kl_div", ())):
+        for extra in ((), pre + (1,), pre + (2,)):
+            np.testing.assert_allclose(getattr(ember, name)(e, eq, *extra).numpy(),
+                                       getattr(torch, name)(t, tq, *extra).numpy(), atol=1e-12)
     np.testing.assert_allclose(ember.poisson_nll_loss(e, eq, True, False, 1e-8, 1).item(),
                                torch.poisson_nll_loss(t, tq, True, False, 1e-8, 1).item())
+    y, ty = ember.tensor(S), torch.tensor(S)
+    np.testing.assert_allclose(ember.cosine_embedding_loss(e, eq, y).numpy(),
+                               torch.cosine_embedding_loss(t, tq, ty).numpy(), atol=1e-12)
+    np.testing.assert_allclose(ember.hinge_embedding_loss(e, eq).numpy(),
+                               torch.hinge_embedding_loss(t, tq).numpy(), atol=1e-12)
+    np.testing.assert_allclose(ember.triplet_margin_loss(e, eq, e).numpy(),
+                               torch.triplet_margin_loss(t, tq, t).numpy(), atol=1e-12)

@@ -355,3 +355,226 @@ def test_exports():
     assert issubclass(elrs.StepLR, elrs.LRScheduler)
     assert issubclass(elrs.ReduceLROnPlateau, elrs.LRScheduler)
     assert elrs._LRScheduler is not None
+
+
+# ---- behaviour pinned down while rewriting the schedulers (compared against torch) ----
+
+def _make_resumed(lib):
+    opt = make(lib)
+    for g, init in zip(opt.param_groups, (0.2, 0.07)):
+        g["initial_lr"] = init
+    return opt
+
+
+RESUMABLE = {
+    "StepLR": lambda m, o, le: m.StepLR(o, 3, 0.5, last_epoch=le),
+    "MultiStepLR": lambda m, o, le: m.MultiStepLR(o, [3, 5], 0.5, last_epoch=le),
+    "ConstantLR": lambda m, o, le: m.ConstantLR(o, 0.5, 4, last_epoch=le),
+    "LinearLR": lambda m, o, le: m.LinearLR(o, 0.5, 1.0, 4, last_epoch=le),
+    "ExponentialLR": lambda m, o, le: m.ExponentialLR(o, 0.5, last_epoch=le),
+    "PolynomialLR": lambda m, o, le: m.PolynomialLR(o, 6, last_epoch=le),
+    "CosineAnnealingLR": lambda m, o, le: m.CosineAnnealingLR(o, 5, last_epoch=le),
+    "LambdaLR": lambda m, o, le: m.LambdaLR(o, lambda e: 0.5 ** e, last_epoch=le),
+    "MultiplicativeLR": lambda m, o, le: m.MultiplicativeLR(o, lambda e: 0.5, last_epoch=le),
+    "CosineAnnealingWarmRestarts": lambda m, o, le: m.CosineAnnealingWarmRestarts(
+        o, 3, 2, last_epoch=le),
+}
+
+
+@pytest.mark.parametrize("name", list(RESUMABLE))
+@pytest.mark.parametrize("le", [0, 2, 3, 7])
+def test_resume_from_last_epoch(name, le):
+    rows = []
+    for lib, mod in ((torch, tlrs), (ember, elrs)):
+        opt = _make_resumed(lib)
+        s = RESUMABLE[name](mod, opt, le)
+        row = [s.last_epoch, s._step_count] + [float(g["lr"]) for g in opt.param_groups]
+        for _ in range(6):
+            opt.step()
+            s.step()
+            row += [float(g["lr"]) for g in opt.param_groups]
+        rows.append(row)
+    np.testing.assert_allclose(rows[1], rows[0], rtol=1e-12)
+
+
+@pytest.mark.parametrize("second", ["MultiplicativeLR", "LambdaLR", "CAWR", "CyclicLR",
+                                    "PolynomialLR", "LinearLR"])
+def test_sequential_restarts_child_with_step0(second):
+    child = {
+        "MultiplicativeLR": lambda m, o: m.MultiplicativeLR(o, lambda e: 0.8),
+        "LambdaLR": lambda m, o: m.LambdaLR(o, lambda e: 1 / (e + 1)),
+        "CAWR": lambda m, o: m.CosineAnnealingWarmRestarts(o, 3),
+        "CyclicLR": lambda m, o: m.CyclicLR(o, 0.01, 0.1, step_size_up=3),
+        "PolynomialLR": lambda m, o: m.PolynomialLR(o, 4),
+        "LinearLR": lambda m, o: m.LinearLR(o, 0.25, total_iters=3),
+    }[second]
+    trace(lambda m, o: m.SequentialLR(o, [m.ExponentialLR(o, 0.9), child(m, o)], [4]),
+          steps=15, opt_kw={"momentum": 0.9})
+
+
+def _all_state_builders():
+    b = dict(SCHEDS)
+    b["ReduceLROnPlateau"] = lambda m, o: m.ReduceLROnPlateau(o)
+    return b
+
+
+@pytest.mark.parametrize("name", list(_all_state_builders()))
+def test_state_dict_matches_torch(name):
+    build = _all_state_builders()[name]
+    dicts = []
+    for lib, mod in ((torch, tlrs), (ember, elrs)):
+        opt = make(lib, momentum=0.9)
+        s = build(mod, opt)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            for i in range(3):
+                opt.step()
+                s.step(1.0) if name == "ReduceLROnPlateau" else s.step()
+        dicts.append(s.state_dict())
+    tsd, esd = dicts
+    assert list(esd) == list(tsd)
+    for k in tsd:
+        if k != "_schedulers":
+            assert esd[k] == tsd[k], k
+    if "_schedulers" in tsd:
+        for t, e in zip(tsd["_schedulers"], esd["_schedulers"]):
+            assert sorted(e) == sorted(t)
+
+
+@pytest.mark.parametrize("name", [n for n in SCHEDS if "Sequential" not in n
+                                  and "Chained" not in n])
+def test_get_lr_outside_step_warns_like_torch(name):
+    seen = []
+    for lib, mod in ((torch, tlrs), (ember, elrs)):
+        opt = make(lib, momentum=0.9)
+        s = SCHEDS[name](mod, opt)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            s.get_lr()
+        seen.append(sorted(str(x.message) for x in w))
+    assert seen[0] == seen[1]
+
+
+def _error(fn):
+    try:
+        fn()
+    except Exception as e:  # noqa: BLE001
+        return type(e).__name__, str(e)
+    return None
+
+
+ERRORS = [
+    lambda m, o: m.StepLR("not an optimizer", 3),
+    lambda m, o: m.LambdaLR(o, [lambda e: 1.0]),
+    lambda m, o: m.MultiplicativeLR(o, [lambda e: 1.0] * 3),
+    lambda m, o: m.ConstantLR(o, factor=1.5),
+    lambda m, o: m.LinearLR(o, start_factor=0),
+    lambda m, o: m.LinearLR(o, end_factor=2),
+    lambda m, o: m.CosineAnnealingWarmRestarts(o, 0),
+    lambda m, o: m.CosineAnnealingWarmRestarts(o, 2, T_mult=0),
+    lambda m, o: m.CosineAnnealingWarmRestarts(o, 2, eta_min="x"),
+    lambda m, o: m.CosineAnnealingWarmRestarts(o, 2).step(-1),
+    lambda m, o: m.SequentialLR(o, [], []),
+    lambda m, o: m.SequentialLR(o, [m.StepLR(o, 2)], [3]),
+    lambda m, o: m.SequentialLR(o, [m.StepLR(o, 2), m.ReduceLROnPlateau(o)], [3]),
+    lambda m, o: m.SequentialLR(o, [m.StepLR(o, 2), object()], [3]),
+    lambda m, o: m.ChainedScheduler([]),
+    lambda m, o: m.ChainedScheduler([m.StepLR(o, 2), m.ReduceLROnPlateau(o)]),
+    lambda m, o: m.ReduceLROnPlateau(o, min_lr=[0.1]),
+    lambda m, o: m.CyclicLR(o, 0.01, 0.1, mode="bogus"),
+    lambda m, o: m.CyclicLR(o, [0.01], 0.1),
+    lambda m, o: m.OneCycleLR(o, 0.1, total_steps=0),
+    lambda m, o: m.OneCycleLR(o, 0.1, epochs=0, steps_per_epoch=3),
+    lambda m, o: m.OneCycleLR(o, 0.1, epochs=2, steps_per_epoch=1.5),
+    lambda m, o: m.OneCycleLR(o, 0.1, total_steps=10, pct_start=2.0),
+    lambda m, o: m.OneCycleLR(o, 0.1, total_steps=10, anneal_strategy="bogus"),
+]
+
+
+@pytest.mark.parametrize("i", range(len(ERRORS)))
+def test_errors_match_torch(i):
+    got = [_error(lambda: ERRORS[i](mod, make(lib, momentum=0.9)))
+           for lib, mod in ((torch, tlrs), (ember, elrs))]
+    assert got[0] is not None
+    assert got[0][0] == got[1][0]
+    # messages quote the optimizer's repr in one case; compare the stable prefix
+    assert got[0][1].split(" has ")[0] == got[1][1].split(" has ")[0]
+
+
+def test_plateau_new_param_group_errors_like_torch():
+    got = []
+    for lib, mod in ((torch, tlrs), (ember, elrs)):
+        opt = make(lib)
+        s = mod.ReduceLROnPlateau(opt, patience=0, min_lr=[0.0, 0.0])
+        opt.add_param_group({"params": [lib.zeros(1, requires_grad=True)], "lr": 0.1})
+        s.step(1.0)
+        got.append(_error(lambda: s.step(2.0)))
+    assert got[0] == got[1]
+
+
+def test_swalr_errors_and_state_dict():
+    from ember.optim.swa_utils import SWALR
+    from torch.optim.swa_utils import SWALR as TSWALR
+    for kw in ({"swa_lr": 0.1, "anneal_strategy": "bogus"}, {"swa_lr": 0.1, "anneal_epochs": -1},
+               {"swa_lr": [0.1]}):
+        assert _error(lambda: SWALR(make(ember), **kw)) == _error(lambda: TSWALR(make(torch), **kw))
+    tsched, esched = trace(lambda m, o: (TSWALR if m is tlrs else SWALR)(
+        o, 0.05, anneal_epochs=4, anneal_strategy="linear"), steps=3)
+    assert esched.state_dict() == tsched.state_dict()
+    s2 = SWALR(make(ember), 0.05)
+    s2.load_state_dict(esched.state_dict())
+    assert s2.anneal_func(0.5) == 0.5  # linear restored from the saved strategy
+
+
+def test_swa_avg_fns_and_buffers_match_torch():
+    swa = pytest.importorskip("ember.optim.swa_utils")
+    tswa = torch.optim.swa_utils
+    nn = ember.nn
+    with pytest.raises(ValueError, match="Invalid decay value"):
+        swa.get_ema_avg_fn(1.5)
+    with pytest.raises(ValueError, match="Invalid decay value"):
+        swa.get_ema_multi_avg_fn(-0.1)
+    rng = np.random.default_rng(0)
+    snaps = [rng.standard_normal((2, 3)).astype(np.float32) for _ in range(4)]
+    for kind in ("swa", "ema", "swa_multi", "ema_multi"):
+        for use_buffers in (False, True):
+            if kind == "swa_multi" and use_buffers:
+                continue  # torch's foreach SWA rejects the integer num_batches_tracked buffer
+            results = []
+            for lib, mod in ((torch, tswa), (ember, swa)):
+                kw = {"avg_fn": mod.get_swa_avg_fn()} if kind == "swa" else \
+                    {"avg_fn": mod.get_ema_avg_fn(0.7)} if kind == "ema" else \
+                    {"multi_avg_fn": mod.get_swa_multi_avg_fn()} if kind == "swa_multi" else \
+                    {"multi_avg_fn": mod.get_ema_multi_avg_fn(0.7)}
+                net = lib.nn.Sequential(lib.nn.Linear(3, 2), lib.nn.BatchNorm1d(2))
+                with lib.no_grad():
+                    net[0].bias.zero_()
+                avg = mod.AveragedModel(net, use_buffers=use_buffers, **kw)
+                for w in snaps:
+                    with lib.no_grad():
+                        net[0].weight.copy_(lib.tensor(w))
+                        net[1].running_mean.copy_(lib.tensor(w[:, 0]))
+                    avg.update_parameters(net)
+                results.append([avg.module[0].weight.detach().numpy().copy(),
+                                avg.module[1].running_mean.detach().numpy().copy(),
+                                int(avg.n_averaged)])
+            for t, e in zip(*results):
+                np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+
+
+def test_update_bn_matches_torch():
+    swa = pytest.importorskip("ember.optim.swa_utils")
+    rng = np.random.default_rng(1)
+    batches = [rng.standard_normal((5, 3)).astype(np.float32) for _ in range(3)]
+    out = []
+    for lib, mod in ((torch, torch.optim.swa_utils), (ember, swa)):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.BatchNorm1d(4, momentum=0.3))
+        with lib.no_grad():
+            net[0].weight.copy_(lib.tensor(np.arange(12, dtype=np.float32).reshape(4, 3) / 10))
+            net[0].bias.copy_(lib.tensor(np.array([0.1, -0.2, 0.3, 0.0], dtype=np.float32)))
+        net.eval()
+        mod.update_bn([(lib.tensor(b), 0) for b in batches], net)
+        out.append((net[1].running_mean.detach().numpy().copy(),
+                    net[1].running_var.detach().numpy().copy(), net[1].momentum, net.training))
+    for t, e in zip(*out):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)

@@ -11,7 +11,14 @@ already contains the linalg / fft / special / masked / signal definitions), the 
    takes the first ``MAX_SAMPLES`` of ``op.sample_inputs('cpu', dtype)``, converts each sample
    to ember (numpy copies keeping strides, aliasing kept, dtypes / Size / devices mapped),
    calls torch and ember, and compares structure, result dtype, shape and values
-   (torch.testing tolerances by dtype, widened by the op's own ``toleranceOverride``s);
+   (torch.testing tolerances by dtype, widened by the op's own ``toleranceOverride``s), and
+   the input tensors afterwards (unchanged, or changed like torch's by ``inplace=True``).
+   Lenient only where torch's answer is not the only right one: a float32/complex64 value
+   mismatch passes when ember matches torch's float64 computation (ember may be more
+   accurate); index outputs of ``sort``/``topk``/``mode``... may pick another of tied
+   elements; the sample's ``output_process_fn_grad`` (gauge fixing for svd/eig) may be
+   applied before comparing. Random/uninitialized ops (``NONDETERMINISTIC``) compare
+   structure, dtype and shape only;
 3. also compares the Tensor method variant (``op.method_variant``), the op's aliases
    (``torch.swapaxes`` for ``transpose``...) and the in-place variant (``op.inplace_variant``
    on a copy of the input, for samples torch accepts in place) when ember has them;
@@ -30,7 +37,6 @@ torch is the oracle only; ember never sees a torch object.
 from __future__ import annotations
 
 import importlib
-import itertools
 import random
 import sys
 import time
@@ -54,6 +60,7 @@ DEFAULT_TOL = {
     "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
     "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
 }
+ACCURACY_FACTOR = 4.0                   # float32: ember's error may be this x torch's own
 GRAD_TOL_SCALE = 10.0                   # gradients go through more ops than forward values
 
 # ops whose values are random or undefined: only structure, dtype and shape are compared
@@ -68,6 +75,19 @@ NONDETERMINISTIC = {
     "nn.functional.fractional_max_pool3d", "svd_lowrank", "pca_lowrank",
     "torch.ops.aten._efficient_attention_forward", "torch.ops.aten._flash_attention_forward",
 }
+
+# ops that are random only when their dropout argument is nonzero (and training)
+DROPOUT_ARGS = {"nn.functional.scaled_dot_product_attention": "dropout_p",
+                "nn.functional.multi_head_attention_forward": "dropout_p"}
+
+# ops whose float32 result must not be judged against a float64 computation (the answer
+# depends on the dtype itself)
+NO_UPCAST = {"nextafter", "nan_to_num", "frexp", "ldexp", "float_power"}
+
+# unary special functions where torch's float64 kernels are known to be off by ~1e-7 near
+# their zeros: a float64 mismatch passes if ember matches mpmath (30 digits) there
+EXACT_REFS = {"special.bessel_j0": ("besselj", 0), "special.bessel_j1": ("besselj", 1),
+              "special.bessel_y0": ("bessely", 0), "special.bessel_y1": ("bessely", 1)}
 
 # ops returning indices of (possibly tied) elements: when the values agree, index outputs
 # pass if they select equal input elements. name -> (position of `dim` in args, default dim,
@@ -302,7 +322,13 @@ def transplant(fn):
     g["wrapper_set_seed"] = _ember_wrapper_set_seed
     if "F" in g:
         g["F"] = resolve_ember("nn.functional")
-    conv = Converter()
+    _conv = Converter()
+
+    def conv(v):                # closures may hold test objects (an OpInfo): keep those
+        try:
+            return _conv(v)
+        except Unconvertible:
+            return v
     closure = None
     if fn.__closure__:
         closure = tuple(types.CellType(conv(c.cell_contents)) for c in fn.__closure__)
@@ -359,7 +385,6 @@ class Converter:
         self.grad = grad
         self.keep_storage = keep_storage
         self.memo = {}
-        self.leaves = []          # (torch tensor, ember tensor) pairs that require grad
 
     def __call__(self, x):
         torch = sys.modules.get("torch")
@@ -450,7 +475,6 @@ class Converter:
             e = e.to(d)
         if self.grad and t.requires_grad:
             e.requires_grad_(True)
-            self.leaves.append((t, e))
         return e
 
     def _view_of_storage(self, t, d):
@@ -464,10 +488,7 @@ class Converter:
             root = root.to(d)
         if self.grad and t.requires_grad:
             root.requires_grad_(True)
-        e = root.as_strided(tuple(t.shape), tuple(t.stride()), t.storage_offset())
-        if self.grad and t.requires_grad:
-            self.leaves.append((t, e))
-        return e
+        return root.as_strided(tuple(t.shape), tuple(t.stride()), t.storage_offset())
 
 
 # ------------------------------------------------------------------- comparison
@@ -482,11 +503,6 @@ class ValueMismatch(Mismatch):
 
 def _dtype_name(d):
     return str(d).split(".")[-1]
-
-
-def _is_torch_tensor(x):
-    torch = sys.modules.get("torch")
-    return torch is not None and isinstance(x, torch.Tensor)
 
 
 def ember_to_numpy(e):
@@ -726,9 +742,28 @@ def _cotangent(t, rng):
     return a, sys.modules["torch"].from_numpy(a.copy()).to(t.dtype)
 
 
+def _random_sample(op, sample):
+    """True for samples of ops with a dropout argument that is in effect."""
+    param = DROPOUT_ARGS.get(op.name)
+    if param is None:
+        return False
+    import inspect
+    torch = sys.modules["torch"]
+    fn = torch.nn.functional
+    for part in op.name.split(".")[2:]:
+        fn = getattr(fn, part)
+    try:
+        b = inspect.signature(fn).bind(sample.input, *sample.args, **sample.kwargs)
+    except (TypeError, ValueError):
+        return True
+    b.apply_defaults()
+    return bool(b.arguments.get(param) or 0) and b.arguments.get("training", True) is not False
+
+
 def _check_sample(op, target, sample, dtype, tol, grad, random_values, result):
     """Run one sample. Returns None, or raises _SampleFail(stage, reason)."""
     torch = sys.modules["torch"]
+    random_values = random_values or _random_sample(op, sample)
     desc = f"{dtype} sample {describe_sample(sample)}"
     # ---- ember inputs first (torch ops in the sample may write into their inputs)
     keep = op.name in STORAGE_OPS
@@ -771,27 +806,32 @@ def _check_sample(op, target, sample, dtype, tol, grad, random_values, result):
     hi_cache = []
 
     def reference_hi():
-        """torch's result computed in float64/complex128 and rounded to the sample dtype."""
+        """torch's result computed from float64/complex128 inputs (None if it can't be)."""
         if not hi_cache:
             try:
+                ints = getattr(torch, dtype) if dtype == "int64" else None
                 with warnings.catch_warnings(), torch.no_grad():
                     warnings.simplefilter("ignore")
-                    hi = op.op(_upcast(sample.input), *_upcast(tuple(sample.args)),
-                               **_upcast(dict(sample.kwargs)))
-                hi_cache.append(_downcast_like(hi, t_out))
+                    hi = op.op(_upcast(sample.input, ints), *_upcast(tuple(sample.args), ints),
+                               **_upcast(dict(sample.kwargs), ints))
+                hi_cache.append(hi)
             except Exception:
                 hi_cache.append(None)
         return hi_cache[0]
 
     def check(got, exp, where):
-        """compare(); a float32/complex64 value mismatch passes if ember agrees with torch's
-        float64 computation instead (ember may be more accurate than torch's float32 kernel)."""
+        """compare(); a float32/complex64 value mismatch still passes when ember is about as
+        accurate as torch: it matches torch's float64 computation rounded to float32, or its
+        error w.r.t. that float64 result is within ACCURACY_FACTOR x torch's own error
+        (+ tolerance). Integer samples with float results go in as float64 for that."""
         try:
             compare(got, exp, tol, where, values=not random_values)
         except ValueMismatch:
             if op.name in TIE_OPS and _ties_explain(op, sample, got, exp, check):
                 return
-            if dtype in ("float32", "complex64"):
+            if op.name in EXACT_REFS and _exact_explain(op, sample, got, exp, tol):
+                return
+            if _has_low_float(exp) and op.name not in NO_UPCAST:
                 ref = reference_hi()
                 if ref is not None:
                     try:
@@ -799,6 +839,8 @@ def _check_sample(op, target, sample, dtype, tol, grad, random_values, result):
                         return
                     except Exception:
                         pass
+                    if _as_accurate(got, exp, ref, tol):
+                        return
             raise
 
     def check_output(got, where):
@@ -1023,6 +1065,33 @@ def _ties_explain(op, sample, got, exp, check):
     return bool(np.array_equal(a, b, equal_nan=a.dtype.kind in "fc"))
 
 
+def _exact_explain(op, sample, got, exp, tol):
+    """Every element where ember and torch disagree: ember matches mpmath's value."""
+    torch = sys.modules["torch"]
+    try:
+        import mpmath
+    except ImportError:
+        return False
+    if not isinstance(exp, torch.Tensor) or not isinstance(sample.input, torch.Tensor) \
+            or sample.args or sample.kwargs or exp.dtype != torch.float64:
+        return False
+    x, g, e = torch_to_numpy(sample.input), ember_to_numpy(got), torch_to_numpy(exp)
+    if x.shape != e.shape or g.shape != e.shape:
+        return False
+    fname, order = EXACT_REFS[op.name]
+    rtol, atol = tol("float64")
+    with np.errstate(all="ignore"):
+        bad = np.argwhere(~np.isclose(g, e, rtol=rtol, atol=atol, equal_nan=True))
+    if len(bad) > 200:
+        return False
+    with mpmath.workdps(30):
+        for idx in map(tuple, bad):
+            ref = float(getattr(mpmath, fname)(order, float(x[idx])))
+            if not abs(float(g[idx]) - ref) <= atol + rtol * abs(ref):
+                return False
+    return True
+
+
 def _detached(x):
     torch = sys.modules["torch"]
     if isinstance(x, torch.Tensor):
@@ -1036,18 +1105,68 @@ def _detached(x):
     return x
 
 
-def _upcast(x):
+def _as_accurate(got, exp, ref, tol):
+    """Every low-precision float output of ember is within ACCURACY_FACTOR x torch's error
+    (plus the dtype tolerance) of the float64 reference ``ref``; other outputs equal."""
+    torch = sys.modules["torch"]
+    g_all, e_all, r_all = _flat_outputs(got, []), _flat_outputs(exp, []), _flat_outputs(ref, [])
+    if not (len(g_all) == len(e_all) == len(r_all)):
+        return False
+    for g, e, r in zip(g_all, e_all, r_all):
+        if not isinstance(e, torch.Tensor):
+            continue
+        if not _has_low_float(e):
+            try:
+                compare(g, e, tol)
+            except Exception:
+                return False
+            continue
+        if not isinstance(r, torch.Tensor) or tuple(r.shape) != tuple(e.shape):
+            return False
+        gv, ev, rv = ember_to_numpy(g), torch_to_numpy(e), torch_to_numpy(r)
+        kind = np.complex128 if "c" in (gv.dtype.kind, ev.dtype.kind, rv.dtype.kind) \
+            else np.float64
+        gv, ev, rv = gv.astype(kind), ev.astype(kind), rv.astype(kind)
+        rtol, atol = tol(_dtype_name(e.dtype))
+        with np.errstate(all="ignore"):
+            ok = np.abs(gv - rv) <= atol + rtol * np.abs(rv) + ACCURACY_FACTOR * np.abs(ev - rv)
+            ok |= (gv == rv) | (np.isnan(gv) & np.isnan(ev))
+            if ok.all():
+                continue
+            # matrix functions spread their error: compare the largest errors instead
+            fin = np.isfinite(rv) & np.isfinite(gv) & np.isfinite(ev)
+            if not (fin | ok).all() or not fin.any():
+                return False
+            g_err, t_err = np.abs(gv - rv)[fin].max(), np.abs(ev - rv)[fin].max()
+            if not g_err <= atol + rtol * np.abs(rv)[fin].max() + ACCURACY_FACTOR * t_err:
+                return False
+    return True
+
+
+def _has_low_float(x):
+    torch = sys.modules["torch"]
+    if isinstance(x, torch.Tensor):
+        return x.dtype in (torch.float32, torch.complex64, torch.float16, torch.bfloat16)
+    if isinstance(x, (tuple, list)):
+        return any(_has_low_float(v) for v in x)
+    return False
+
+
+def _upcast(x, ints=None):
+    """Floating tensors (and tensors of dtype ``ints``) -> float64 / complex128."""
     torch = sys.modules["torch"]
     if isinstance(x, torch.Tensor):
         up = {torch.float32: torch.float64, torch.complex64: torch.complex128,
               torch.float16: torch.float64, torch.bfloat16: torch.float64}.get(x.dtype)
+        if up is None and ints is not None and x.dtype == ints:
+            up = torch.float64
         return x.detach().to(up) if up is not None else x.detach()
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_upcast(v) for v in x)
+        return tuple(_upcast(v, ints) for v in x)
     if isinstance(x, list):
-        return [_upcast(v) for v in x]
+        return [_upcast(v, ints) for v in x]
     if isinstance(x, dict):
-        return {k: _upcast(v) for k, v in x.items()}
+        return {k: _upcast(v, ints) for k, v in x.items()}
     return x
 
 

@@ -1,157 +1,149 @@
-from __future__ import annotations
+"""Container modules (torch.nn.modules.container): ``Sequential``, ``ModuleList``,
+``ModuleDict``, ``ParameterList``, ``ParameterDict`` and the deprecated ``Container``.
+
+List-like containers store their items in ``_modules``/``_parameters`` under the keys
+"0", "1", ...; deleting an item renumbers the rest."""
 import operator
-from collections import abc as container_abcs, OrderedDict
-from itertools import chain, islice
-"""Containers (torch.nn.modules.container), ported onto ember."""
 import warnings
-import ember as torch
+from collections import OrderedDict
+from collections.abc import Iterable, Mapping
+from itertools import chain, islice
+
+from ember import Tensor
 from ember.nn.parameter import Parameter
-from ember.nn.modules.module import Module, _typename
+from ember.nn.modules.module import Module, _addindent, _typename
+
+__all__ = ["Container", "Sequential", "ModuleList", "ModuleDict", "ParameterList",
+           "ParameterDict"]
 
 
-def _copy_to_script_wrapper(fn):
-    return fn
+def _norm_index(idx, size):
+    """``idx`` as a non-negative position in ``range(size)``; IndexError otherwise."""
+    idx = operator.index(idx)
+    if not -size <= idx < size:
+        raise IndexError(f"index {idx} is out of range")
+    return idx % size if size else idx
 
 
-def deprecated(msg, category=FutureWarning):
-    def deco(cls):
-        init = cls.__init__
+def _renumber(module):
+    module._modules = OrderedDict((str(i), m) for i, m in enumerate(module._modules.values()))
 
-        def __init__(self, *args, **kwargs):
-            warnings.warn(msg, category, stacklevel=2)
-            init(self, *args, **kwargs)
-        cls.__init__ = __init__
-        return cls
-    return deco
-__all__ = ['Container', 'Sequential', 'ModuleList', 'ModuleDict', 'ParameterList', 'ParameterDict']
 
-def _addindent(s_, numSpaces):
-    s = s_.split('\n')
-    if len(s) == 1:
-        return s_
-    first = s.pop(0)
-    s = [numSpaces * ' ' + line for line in s]
-    s = '\n'.join(s)
-    s = first + '\n' + s
-    return s
+def _no_digit_dir(module):
+    return [k for k in Module.__dir__(module) if not k.isdigit()]
 
-@deprecated('`nn.Container` is deprecated. All of its functionality is now implemented in `nn.Module`. Subclass that instead.', category=FutureWarning)
+
+def _pairs(items, owner, method, mapping_types):
+    """Key/value pairs for ``update``: from ``items.items()`` for the ``mapping_types``, else
+    from an iterable of 2-sequences."""
+    if not isinstance(items, Iterable):
+        raise TypeError(f"{method} should be called with an iterable of key/value pairs, but got "
+                        + type(items).__name__)
+    if isinstance(items, mapping_types):
+        return list(items.items())
+    out = []
+    for j, pair in enumerate(items):
+        if not isinstance(pair, Iterable):
+            raise TypeError(f"{owner} update sequence element #{j} should be Iterable; is"
+                            + type(pair).__name__)
+        if len(pair) != 2:
+            raise ValueError(f"{owner} update sequence element #{j} has length {len(pair)}; 2 "
+                             "is required")
+        out.append((pair[0], pair[1]))
+    return out
+
+
+def _check_factor(seq, n):
+    if not isinstance(n, int):
+        raise TypeError(f"unsupported operand type(s) for *: {type(seq)} and {type(n)}")
+    if n <= 0:
+        raise ValueError(f"Non-positive multiplication factor {n} for {type(seq)}")
+
+
 class Container(Module):
+    """Deprecated: a Module whose keyword arguments become children."""
 
     def __init__(self, **kwargs):
+        warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
+                      "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
         super().__init__()
         for key, value in kwargs.items():
             self.add_module(key, value)
 
+
 class Sequential(Module):
+    """Runs its children in order, feeding each one's output to the next. Built from
+    modules (named "0", "1", ...) or from one OrderedDict of named modules."""
 
     def __init__(self, *args):
         super().__init__()
-        if len(args) == 1 and isinstance(args[0], OrderedDict):
-            for key, module in args[0].items():
-                self.add_module(key, module)
-        else:
-            for idx, module in enumerate(args):
-                self.add_module(str(idx), module)
+        named = args[0].items() if len(args) == 1 and isinstance(args[0], OrderedDict) \
+            else ((str(i), m) for i, m in enumerate(args))
+        for name, module in named:
+            self.add_module(name, module)
 
-    def _get_item_by_idx(self, iterator, idx):
-        size = len(self)
-        idx = operator.index(idx)
-        if not -size <= idx < size:
-            raise IndexError(f'index {idx} is out of range')
-        idx %= size
-        return next(islice(iterator, idx, None))
+    def _key_at(self, idx):
+        return next(islice(iter(self._modules), _norm_index(idx, len(self)), None))
 
-    @_copy_to_script_wrapper
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return self.__class__(OrderedDict(list(self._modules.items())[idx]))
-        else:
-            return self._get_item_by_idx(self._modules.values(), idx)
+            return type(self)(OrderedDict(list(self._modules.items())[idx]))
+        return self._modules[self._key_at(idx)]
 
     def __setitem__(self, idx, module):
-        key = self._get_item_by_idx(self._modules.keys(), idx)
-        return setattr(self, key, module)
+        setattr(self, self._key_at(idx), module)
 
     def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for key in list(self._modules.keys())[idx]:
-                delattr(self, key)
-        else:
-            key = self._get_item_by_idx(self._modules.keys(), idx)
+        keys = list(self._modules)[idx] if isinstance(idx, slice) else [self._key_at(idx)]
+        for key in keys:
             delattr(self, key)
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(zip(str_indices, self._modules.values(), strict=True))
+        _renumber(self)
 
-    @_copy_to_script_wrapper
     def __len__(self):
         return len(self._modules)
 
+    def __iter__(self):
+        return iter(self._modules.values())
+
+    def __dir__(self):
+        return _no_digit_dir(self)
+
     def __add__(self, other):
-        if isinstance(other, Sequential):
-            ret = Sequential()
-            for layer in self:
-                ret.append(layer)
-            for layer in other:
-                ret.append(layer)
-            return ret
-        else:
-            raise ValueError(f'add operator supports only objects of Sequential class, but {str(type(other))} is given.')
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{str(type(other))} is given.")
+        return Sequential().extend(self).extend(other)
+
+    def __iadd__(self, other):
+        if not isinstance(other, Sequential):
+            raise ValueError("add operator supports only objects of Sequential class, but "
+                             f"{str(type(other))} is given.")
+        start = len(self)
+        for i, module in enumerate(other):
+            self.add_module(str(start + i), module)
+        return self
+
+    def __mul__(self, n):
+        _check_factor(self, n)
+        out = Sequential()
+        for i, module in enumerate(list(self) * n):
+            out.add_module(str(i), module)
+        return out
+
+    def __rmul__(self, n):
+        return self.__mul__(n)
+
+    def __imul__(self, n):
+        _check_factor(self, n)
+        base = [self._modules[str(i)] for i in range(len(self))]
+        for i, module in enumerate(base * (n - 1), start=len(base)):
+            self.add_module(str(i), module)
+        return self
 
     def pop(self, key):
         v = self[key]
         del self[key]
         return v
-
-    def __iadd__(self, other):
-        if isinstance(other, Sequential):
-            offset = len(self)
-            for i, module in enumerate(other):
-                self.add_module(str(i + offset), module)
-            return self
-        else:
-            raise ValueError(f'add operator supports only objects of Sequential class, but {str(type(other))} is given.')
-
-    def __mul__(self, other):
-        if not isinstance(other, int):
-            raise TypeError(f'unsupported operand type(s) for *: {type(self)} and {type(other)}')
-        elif other <= 0:
-            raise ValueError(f'Non-positive multiplication factor {other} for {type(self)}')
-        else:
-            combined = Sequential()
-            offset = 0
-            for _ in range(other):
-                for module in self:
-                    combined.add_module(str(offset), module)
-                    offset += 1
-            return combined
-
-    def __rmul__(self, other):
-        return self.__mul__(other)
-
-    def __imul__(self, other):
-        if not isinstance(other, int):
-            raise TypeError(f'unsupported operand type(s) for *: {type(self)} and {type(other)}')
-        elif other <= 0:
-            raise ValueError(f'Non-positive multiplication factor {other} for {type(self)}')
-        else:
-            len_original = len(self)
-            offset = len(self)
-            for _ in range(other - 1):
-                for i in range(len_original):
-                    self.add_module(str(i + offset), self._modules[str(i)])
-                offset += len_original
-            return self
-
-    @_copy_to_script_wrapper
-    def __dir__(self):
-        keys = super().__dir__()
-        keys = [key for key in keys if not key.isdigit()]
-        return keys
-
-    @_copy_to_script_wrapper
-    def __iter__(self):
-        return iter(self._modules.values())
 
     def forward(self, input):
         for module in self:
@@ -164,12 +156,11 @@ class Sequential(Module):
 
     def insert(self, index, module):
         if not isinstance(module, Module):
-            raise AssertionError(f'module should be of type: {Module}')
+            raise AssertionError(f"module should be of type: {Module}")
         n = len(self._modules)
         if not -n <= index <= n:
-            raise IndexError(f'Index out of range: {index}')
-        if index < 0:
-            index += n
+            raise IndexError(f"Index out of range: {index}")
+        index = index + n if index < 0 else index
         for i in range(n, index, -1):
             self._modules[str(i)] = self._modules[str(i - 1)]
         self._modules[str(index)] = module
@@ -180,46 +171,36 @@ class Sequential(Module):
             self.append(layer)
         return self
 
+
 class ModuleList(Module):
+    """A list of submodules (registered, so their parameters are found)."""
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self += modules
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f'index {idx} is out of range')
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    def _key(self, idx):
+        return str(_norm_index(idx, len(self)))
 
-    @_copy_to_script_wrapper
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            return self.__class__(list(self._modules.values())[idx])
-        else:
-            return self._modules[self._get_abs_string_index(idx)]
+            return type(self)(list(self._modules.values())[idx])
+        return self._modules[self._key(idx)]
 
     def __setitem__(self, idx, module):
-        idx = self._get_abs_string_index(idx)
-        return setattr(self, str(idx), module)
+        setattr(self, self._key(idx), module)
 
     def __delitem__(self, idx):
-        if isinstance(idx, slice):
-            for k in range(len(self._modules))[idx]:
-                delattr(self, str(k))
-        else:
-            delattr(self, self._get_abs_string_index(idx))
-        str_indices = [str(i) for i in range(len(self._modules))]
-        self._modules = OrderedDict(zip(str_indices, self._modules.values(), strict=True))
+        keys = [str(k) for k in range(len(self._modules))[idx]] if isinstance(idx, slice) \
+            else [self._key(idx)]
+        for key in keys:
+            delattr(self, key)
+        _renumber(self)
 
-    @_copy_to_script_wrapper
     def __len__(self):
         return len(self._modules)
 
-    @_copy_to_script_wrapper
     def __iter__(self):
         return iter(self._modules.values())
 
@@ -227,41 +208,31 @@ class ModuleList(Module):
         return self.extend(modules)
 
     def __add__(self, other):
-        combined = ModuleList()
+        out = ModuleList()
         for i, module in enumerate(chain(self, other)):
-            combined.add_module(str(i), module)
-        return combined
+            out.add_module(str(i), module)
+        return out
+
+    def __dir__(self):
+        return _no_digit_dir(self)
 
     def __repr__(self):
-        list_of_reprs = [repr(item) for item in self]
-        if len(list_of_reprs) == 0:
-            return self._get_name() + '()'
-        start_end_indices = [[0, 0]]
-        repeated_blocks = [list_of_reprs[0]]
-        for i, r in enumerate(list_of_reprs[1:], 1):
-            if r == repeated_blocks[-1]:
-                start_end_indices[-1][1] += 1
-                continue
-            start_end_indices.append([i, i])
-            repeated_blocks.append(r)
+        """Runs of identical children print once: ``(0-2): 3 x Linear(...)``."""
+        reprs = [repr(m) for m in self]
+        if not reprs:
+            return self._get_name() + "()"
+        runs = []                               # [first index, last index, repr]
+        for i, r in enumerate(reprs):
+            if runs and runs[-1][2] == r:
+                runs[-1][1] = i
+            else:
+                runs.append([i, i, r])
         lines = []
-        main_str = self._get_name() + '('
-        for (start_id, end_id), b in zip(start_end_indices, repeated_blocks, strict=True):
-            local_repr = f'({start_id}): {b}'
-            if start_id != end_id:
-                n = end_id - start_id + 1
-                local_repr = f'({start_id}-{end_id}): {n} x {b}'
-            local_repr = _addindent(local_repr, 2)
-            lines.append(local_repr)
-        main_str += '\n  ' + '\n  '.join(lines) + '\n'
-        main_str += ')'
-        return main_str
-
-    @_copy_to_script_wrapper
-    def __dir__(self):
-        keys = super().__dir__()
-        keys = [key for key in keys if not key.isdigit()]
-        return keys
+        for first, last, r in runs:
+            label = f"({first}): {r}" if first == last \
+                else f"({first}-{last}): {last - first + 1} x {r}"
+            lines.append(_addindent(label, 2, keep_blank=True))
+        return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index, module):
         for i in range(len(self._modules), index, -1):
@@ -278,21 +249,23 @@ class ModuleList(Module):
         return v
 
     def extend(self, modules):
-        if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError('ModuleList.extend should be called with an iterable, but got ' + type(modules).__name__)
-        offset = len(self)
+        if not isinstance(modules, Iterable):
+            raise TypeError("ModuleList.extend should be called with an iterable, but got "
+                            + type(modules).__name__)
+        start = len(self)
         for i, module in enumerate(modules):
-            self.add_module(str(offset + i), module)
+            self.add_module(str(start + i), module)
         return self
 
+
 class ModuleDict(Module):
+    """An ordered dict of submodules."""
 
     def __init__(self, modules=None):
         super().__init__()
         if modules is not None:
             self.update(modules)
 
-    @_copy_to_script_wrapper
     def __getitem__(self, key):
         return self._modules[key]
 
@@ -302,15 +275,12 @@ class ModuleDict(Module):
     def __delitem__(self, key):
         del self._modules[key]
 
-    @_copy_to_script_wrapper
     def __len__(self):
         return len(self._modules)
 
-    @_copy_to_script_wrapper
     def __iter__(self):
         return iter(self._modules)
 
-    @_copy_to_script_wrapper
     def __contains__(self, key):
         return key in self._modules
 
@@ -322,33 +292,44 @@ class ModuleDict(Module):
         del self[key]
         return v
 
-    @_copy_to_script_wrapper
     def keys(self):
         return self._modules.keys()
 
-    @_copy_to_script_wrapper
     def items(self):
         return self._modules.items()
 
-    @_copy_to_script_wrapper
     def values(self):
         return self._modules.values()
 
     def update(self, modules):
-        if not isinstance(modules, container_abcs.Iterable):
-            raise TypeError('ModuleDict.update should be called with an iterable of key/value pairs, but got ' + type(modules).__name__)
-        if isinstance(modules, (OrderedDict, ModuleDict, container_abcs.Mapping)):
-            for key, module in modules.items():
-                self[key] = module
+        for key, module in _pairs(modules, "ModuleDict", "ModuleDict.update",
+                                  (Mapping, ModuleDict)):
+            self[key] = module
+
+
+def _param_lines(pairs, describe):
+    """ParameterList/Dict repr lines: ``  (k): Parameter containing: [<describe(p)> of size
+    AxB]`` (torch shows the dtype in a list, the tensor type in a dict)."""
+    lines = []
+    for k, p in pairs:
+        if isinstance(p, Tensor):
+            size = "x".join(str(s) for s in p.size())
+            dev = f" ({p.device})" if p.device.type in ("cuda", "privateuseone") else ""
+            kind = "Parameter" if isinstance(p, Parameter) else "Tensor"
+            lines.append(f"  ({k}): {kind} containing: [{describe(p)} of size {size}{dev}]")
         else:
-            for j, m in enumerate(modules):
-                if not isinstance(m, container_abcs.Iterable):
-                    raise TypeError('ModuleDict update sequence element #' + str(j) + ' should be Iterable; is' + type(m).__name__)
-                if not len(m) == 2:
-                    raise ValueError('ModuleDict update sequence element #' + str(j) + ' has length ' + str(len(m)) + '; 2 is required')
-                self[m[0]] = m[1]
+            lines.append(f"  ({k}): Object of type: {type(p).__name__}")
+    return "\n".join(lines)
+
+
+def _as_parameter(value):
+    return Parameter(value) if isinstance(value, Tensor) and not isinstance(value, Parameter) \
+        else value
+
 
 class ParameterList(Module):
+    """A list of parameters; plain tensors are wrapped into Parameters, other objects are
+    stored as attributes."""
 
     def __init__(self, values=None):
         super().__init__()
@@ -356,78 +337,54 @@ class ParameterList(Module):
         if values is not None:
             self += values
 
-    def _get_abs_string_index(self, idx):
-        idx = operator.index(idx)
-        if not -len(self) <= idx < len(self):
-            raise IndexError(f'index {idx} is out of range')
-        if idx < 0:
-            idx += len(self)
-        return str(idx)
+    def _key(self, idx):
+        return str(_norm_index(idx, len(self)))
 
     def __getitem__(self, idx):
         if isinstance(idx, slice):
-            start, stop, step = idx.indices(len(self))
-            out = self.__class__()
-            for i in range(start, stop, step):
+            out = type(self)()
+            for i in range(*idx.indices(len(self))):
                 out.append(self[i])
             return out
-        else:
-            idx = self._get_abs_string_index(idx)
-            return getattr(self, str(idx))
+        return getattr(self, self._key(idx))
 
     def __setitem__(self, idx, param):
-        idx = self._get_abs_string_index(idx)
-        if isinstance(param, torch.Tensor) and (not isinstance(param, Parameter)):
-            param = Parameter(param)
-        return setattr(self, str(idx), param)
+        setattr(self, self._key(idx), _as_parameter(param))
 
     def __len__(self):
         return self._size
 
     def __iter__(self):
-        return iter((self[i] for i in range(len(self))))
+        return (self[i] for i in range(len(self)))
 
     def __iadd__(self, parameters):
         return self.extend(parameters)
 
     def __dir__(self):
-        keys = super().__dir__()
-        keys = [key for key in keys if not key.isdigit()]
-        return keys
+        return _no_digit_dir(self)
 
     def append(self, value):
-        new_idx = len(self)
         self._size += 1
-        self[new_idx] = value
+        self[self._size - 1] = value
         return self
 
     def extend(self, values):
-        if not isinstance(values, container_abcs.Iterable) or isinstance(values, torch.Tensor):
-            raise TypeError('ParameterList.extend should be called with an iterable, but got ' + type(values).__name__)
+        if not isinstance(values, Iterable) or isinstance(values, Tensor):
+            raise TypeError("ParameterList.extend should be called with an iterable, but got "
+                            + type(values).__name__)
         for value in values:
             self.append(value)
         return self
 
     def extra_repr(self):
-        child_lines = []
-        for k, p in enumerate(self):
-            if isinstance(p, torch.Tensor):
-                size_str = 'x'.join((str(size) for size in p.size()))
-                if p.device.type in ['cuda', 'privateuseone']:
-                    device_str = f' ({p.device})'
-                else:
-                    device_str = ''
-                parastr = '{} containing: [{} of size {}{}]'.format('Parameter' if isinstance(p, Parameter) else 'Tensor', p.dtype, size_str, device_str)
-                child_lines.append('  (' + str(k) + '): ' + parastr)
-            else:
-                child_lines.append('  (' + str(k) + '): Object of type: ' + type(p).__name__)
-        tmpstr = '\n'.join(child_lines)
-        return tmpstr
+        return _param_lines(enumerate(self), lambda p: p.dtype)
 
     def __call__(self, *args, **kwargs):
-        raise RuntimeError('ParameterList should not be called.')
+        raise RuntimeError("ParameterList should not be called.")
+
 
 class ParameterDict(Module):
+    """An ordered dict of parameters with string keys; plain tensors become Parameters."""
 
     def __init__(self, parameters=None):
         super().__init__()
@@ -435,27 +392,24 @@ class ParameterDict(Module):
         if parameters is not None:
             self.update(parameters)
 
-    def _key_to_attr(self, key):
+    @staticmethod
+    def _attr(key):
         if not isinstance(key, str):
-            raise TypeError(f"Index given to ParameterDict cannot be used as a key as it is not a string (type is '{type(key).__name__}'). Open an issue on github if you need non-string keys.")
-        else:
-            return key
+            raise TypeError("Index given to ParameterDict cannot be used as a key as it is not a "
+                            f"string (type is '{type(key).__name__}'). Open an issue on github if "
+                            "you need non-string keys.")
+        return key
 
     def __getitem__(self, key):
-        attr = self._key_to_attr(key)
-        return getattr(self, attr)
+        return getattr(self, self._attr(key))
 
     def __setitem__(self, key, value):
         self._keys[key] = None
-        attr = self._key_to_attr(key)
-        if isinstance(value, torch.Tensor) and (not isinstance(value, Parameter)):
-            value = Parameter(value)
-        setattr(self, attr, value)
+        setattr(self, self._attr(key), _as_parameter(value))
 
     def __delitem__(self, key):
         del self._keys[key]
-        attr = self._key_to_attr(key)
-        delattr(self, attr)
+        delattr(self, self._attr(key))
 
     def __len__(self):
         return len(self._keys)
@@ -466,11 +420,11 @@ class ParameterDict(Module):
     def __reversed__(self):
         return reversed(self._keys)
 
-    def copy(self):
-        return ParameterDict(OrderedDict(((k, self[k]) for k in self._keys)))
-
     def __contains__(self, key):
         return key in self._keys
+
+    def copy(self):
+        return ParameterDict(OrderedDict((k, self[k]) for k in self._keys))
 
     def setdefault(self, key, default=None):
         if key not in self:
@@ -478,7 +432,7 @@ class ParameterDict(Module):
         return self[key]
 
     def clear(self):
-        for k in self._keys.copy():
+        for k in list(self._keys):
             del self[k]
 
     def pop(self, key):
@@ -487,17 +441,14 @@ class ParameterDict(Module):
         return v
 
     def popitem(self):
-        k, _ = self._keys.popitem()
-        self._keys[k] = None
-        val = self[k]
-        del self[k]
-        return (k, val)
+        k = next(reversed(self._keys))
+        return k, self.pop(k)
 
     def get(self, key, default=None):
         return self[key] if key in self else default
 
     def fromkeys(self, keys, default=None):
-        return ParameterDict(((k, default) for k in keys))
+        return ParameterDict((k, default) for k in keys)
 
     def keys(self):
         return self._keys.keys()
@@ -509,50 +460,28 @@ class ParameterDict(Module):
         return (self[k] for k in self._keys)
 
     def update(self, parameters):
-        if not isinstance(parameters, container_abcs.Iterable):
-            raise TypeError('ParametersDict.update should be called with an iterable of key/value pairs, but got ' + type(parameters).__name__)
-        if isinstance(parameters, (OrderedDict, ParameterDict)):
-            for key, parameter in parameters.items():
-                self[key] = parameter
-        elif isinstance(parameters, container_abcs.Mapping):
-            for key, parameter in sorted(parameters.items()):
-                self[key] = parameter
-        else:
-            for j, p in enumerate(parameters):
-                if not isinstance(p, container_abcs.Iterable):
-                    raise TypeError('ParameterDict update sequence element #' + str(j) + ' should be Iterable; is' + type(p).__name__)
-                if not len(p) == 2:
-                    raise ValueError('ParameterDict update sequence element #' + str(j) + ' has length ' + str(len(p)) + '; 2 is required')
-                self[p[0]] = p[1]
+        pairs = _pairs(parameters, "ParameterDict", "ParametersDict.update",
+                       (Mapping, ParameterDict))
+        if isinstance(parameters, Mapping) and not isinstance(parameters, OrderedDict):
+            pairs.sort()                                # plain mappings load in key order
+        for key, value in pairs:
+            self[key] = value
 
     def extra_repr(self):
-        child_lines = []
-        for k, p in self.items():
-            if isinstance(p, torch.Tensor):
-                size_str = 'x'.join((str(size) for size in p.size()))
-                if p.device.type in ['cuda', 'privateuseone']:
-                    device_str = f' ({p.device})'
-                else:
-                    device_str = ''
-                parastr = '{} containing: [{} of size {}{}]'.format('Parameter' if isinstance(p, Parameter) else 'Tensor', _typename(p), size_str, device_str)
-                child_lines.append('  (' + str(k) + '): ' + parastr)
-            else:
-                child_lines.append('  (' + str(k) + '): Object of type: ' + type(p).__name__)
-        tmpstr = '\n'.join(child_lines)
-        return tmpstr
+        return _param_lines(self.items(), _typename)
 
     def __call__(self, input):
-        raise RuntimeError('ParameterDict should not be called.')
+        raise RuntimeError("ParameterDict should not be called.")
 
     def __or__(self, other):
-        copy = self.copy()
-        copy.update(other)
-        return copy
+        out = self.copy()
+        out.update(other)
+        return out
 
     def __ror__(self, other):
-        copy = other.copy()
-        copy.update(self)
-        return copy
+        out = other.copy()
+        out.update(self)
+        return out
 
     def __ior__(self, other):
         self.update(other)

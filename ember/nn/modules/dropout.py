@@ -1,48 +1,63 @@
-"""ember.nn.modules.dropout (torch.nn.modules.dropout), ported onto ember."""
-import ember.nn.functional as F
-from ember import Tensor
+"""Dropout layers: each zeroes entries (or whole channels) with probability ``p`` while
+training and is the identity in eval mode; the shape is unchanged."""
+from ember.nn import functional as F
 from ember.nn.modules.module import Module
-__all__ = ['Dropout', 'Dropout1d', 'Dropout2d', 'Dropout3d', 'AlphaDropout', 'FeatureAlphaDropout']
+
+__all__ = ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+           "FeatureAlphaDropout"]
+
 
 class _DropoutNd(Module):
-    __constants__ = ['p', 'inplace']
+    """Shared constructor/repr: ``p`` in [0, 1] and the ``inplace`` flag."""
+    __constants__ = ["p", "inplace"]
 
     def __init__(self, p=0.5, inplace=False):
         super().__init__()
         if p < 0 or p > 1:
-            raise ValueError(f'dropout probability has to be between 0 and 1, but got {p}')
-        self.p = p
-        self.inplace = inplace
+            raise ValueError(f"dropout probability has to be between 0 and 1, but got {p}")
+        self.p, self.inplace = p, inplace
 
     def extra_repr(self):
-        return f'p={self.p}, inplace={self.inplace}'
+        return f"p={self.p}, inplace={self.inplace}"
+
 
 class Dropout(_DropoutNd):
+    """Zero each element with probability ``p``, scaling the survivors by 1/(1-p)."""
 
     def forward(self, input):
         return F.dropout(input, self.p, self.training, self.inplace)
 
+
 class Dropout1d(_DropoutNd):
+    """Zero whole channels of ``(N, C, L)`` or ``(C, L)`` inputs."""
 
     def forward(self, input):
         return F.dropout1d(input, self.p, self.training, self.inplace)
 
+
 class Dropout2d(_DropoutNd):
+    """Zero whole channels of ``(N, C, H, W)`` or ``(C, H, W)`` inputs."""
 
     def forward(self, input):
         return F.dropout2d(input, self.p, self.training, self.inplace)
 
+
 class Dropout3d(_DropoutNd):
+    """Zero whole channels of ``(N, C, D, H, W)`` or ``(C, D, H, W)`` inputs."""
 
     def forward(self, input):
         return F.dropout3d(input, self.p, self.training, self.inplace)
 
+
 class AlphaDropout(_DropoutNd):
+    """Dropout that keeps the zero mean / unit variance of SELU activations."""
 
     def forward(self, input):
         return F.alpha_dropout(input, self.p, self.training)
 
+
 class FeatureAlphaDropout(_DropoutNd):
+    """Alpha dropout of whole channels."""
 
     def forward(self, input):
         return F.feature_alpha_dropout(input, self.p, self.training)

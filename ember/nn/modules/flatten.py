@@ -1,41 +1,41 @@
-"""ember.nn.modules.flatten (torch.nn.modules.flatten), ported onto ember."""
-from ember import Tensor
+"""``Flatten`` (merge dims ``start_dim..end_dim``) and ``Unflatten`` (split one dim)."""
 from ember.nn.modules.module import Module
-__all__ = ['Flatten', 'Unflatten']
+
+__all__ = ["Flatten", "Unflatten"]
+
 
 class Flatten(Module):
-    __constants__ = ['start_dim', 'end_dim']
+    """``(N, *dims) -> (N, prod(dims))`` by default (dims 1..-1 merged)."""
+    __constants__ = ["start_dim", "end_dim"]
 
     def __init__(self, start_dim=1, end_dim=-1):
         super().__init__()
-        self.start_dim = start_dim
-        self.end_dim = end_dim
+        self.start_dim, self.end_dim = start_dim, end_dim
 
     def forward(self, input):
         return input.flatten(self.start_dim, self.end_dim)
 
     def extra_repr(self):
-        return f'start_dim={self.start_dim}, end_dim={self.end_dim}'
+        return f"start_dim={self.start_dim}, end_dim={self.end_dim}"
+
 
 class Unflatten(Module):
-    __constants__ = ['dim', 'unflattened_size']
+    """Split dimension ``dim`` into ``unflattened_size`` (a tuple/list of ints)."""
+    __constants__ = ["dim", "unflattened_size"]
 
     def __init__(self, dim, unflattened_size):
         super().__init__()
-        self._require_tuple_int(unflattened_size)
-        self.dim = dim
-        self.unflattened_size = unflattened_size
-
-    def _require_tuple_int(self, input):
-        if isinstance(input, (tuple, list)):
-            for idx, elem in enumerate(input):
-                if not isinstance(elem, int):
-                    raise TypeError('unflattened_size must be tuple of ints, ' + f'but found element of type {type(elem).__name__} at pos {idx}')
-            return
-        raise TypeError(f'unflattened_size must be a tuple of ints, but found type {type(input).__name__}')
+        if not isinstance(unflattened_size, (tuple, list)):
+            raise TypeError("unflattened_size must be a tuple of ints, but found type "
+                            f"{type(unflattened_size).__name__}")
+        for pos, size in enumerate(unflattened_size):
+            if not isinstance(size, int):
+                raise TypeError("unflattened_size must be tuple of ints, but found element of "
+                                f"type {type(size).__name__} at pos {pos}")
+        self.dim, self.unflattened_size = dim, unflattened_size
 
     def forward(self, input):
         return input.unflatten(self.dim, self.unflattened_size)
 
     def extra_repr(self):
-        return f'dim={self.dim}, unflattened_size={self.unflattened_size}'
+        return f"dim={self.dim}, unflattened_size={self.unflattened_size}"

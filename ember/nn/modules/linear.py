@@ -1,13 +1,26 @@
-"""ember.nn.modules.linear (torch.nn.modules.linear), ported onto ember."""
+"""Affine layers: ``Identity``, ``Linear`` (y = x W^T + b) and ``Bilinear``
+(y = x1^T A x2 + b)."""
 import math
-import ember as torch
-from ember import Tensor
+
+import ember
 from ember.nn import functional as F, init
-from ember.nn.parameter import Parameter, UninitializedParameter
+from ember.nn.parameter import Parameter
 from ember.nn.modules.module import Module
-__all__ = ['Bilinear', 'Identity', 'Linear']
+
+__all__ = ["Bilinear", "Identity", "Linear"]
+
+
+def _weight_and_bias(module, weight_shape, out_features, bias, device, dtype):
+    """Register uninitialized ``weight`` (and ``bias`` or a None placeholder)."""
+    module.weight = Parameter(ember.empty(weight_shape, device=device, dtype=dtype))
+    if bias:
+        module.bias = Parameter(ember.empty(out_features, device=device, dtype=dtype))
+    else:
+        module.register_parameter("bias", None)
+
 
 class Identity(Module):
+    """Returns its input; constructor arguments are accepted and ignored."""
 
     def __init__(self, *args, **kwargs):
         super().__init__()
@@ -15,25 +28,23 @@ class Identity(Module):
     def forward(self, input):
         return input
 
+
 class Linear(Module):
-    __constants__ = ['in_features', 'out_features']
+    """``(*, in_features) -> (*, out_features)``; weight ``(out_features, in_features)``,
+    both drawn from U(-1/sqrt(in_features), 1/sqrt(in_features))."""
+    __constants__ = ["in_features", "out_features"]
 
     def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        factory_kwargs = {'device': device, 'dtype': dtype}
         super().__init__()
-        self.in_features = in_features
-        self.out_features = out_features
-        self.weight = Parameter(torch.empty((out_features, in_features), **factory_kwargs))
-        if bias:
-            self.bias = Parameter(torch.empty(out_features, **factory_kwargs))
-        else:
-            self.register_parameter('bias', None)
+        self.in_features, self.out_features = in_features, out_features
+        _weight_and_bias(self, (out_features, in_features), out_features, bias, device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
+        # kaiming_uniform_ with a=sqrt(5) gives the bound 1/sqrt(fan_in)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         if self.bias is not None:
-            fan_in, _ = init._calculate_fan_in_and_fan_out(self.weight)
+            fan_in = init._calculate_fan_in_and_fan_out(self.weight)[0]
             bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
             init.uniform_(self.bias, -bound, bound)
 
@@ -41,32 +52,32 @@ class Linear(Module):
         return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
-        return f'in_features={self.in_features}, out_features={self.out_features}, bias={self.bias is not None}'
+        return (f"in_features={self.in_features}, out_features={self.out_features}, "
+                f"bias={self.bias is not None}")
+
 
 class NonDynamicallyQuantizableLinear(Linear):
+    """A plain ``Linear`` (torch uses the name to exempt it from dynamic quantization)."""
 
-    def __init__(self, in_features, out_features, bias=True, device=None, dtype=None):
-        super().__init__(in_features, out_features, bias=bias, device=device, dtype=dtype)
 
 class Bilinear(Module):
-    __constants__ = ['in1_features', 'in2_features', 'out_features']
+    """``(*, in1), (*, in2) -> (*, out)``; weight ``(out, in1, in2)`` and bias drawn from
+    U(-1/sqrt(in1), 1/sqrt(in1))."""
+    __constants__ = ["in1_features", "in2_features", "out_features"]
 
-    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None, dtype=None):
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, in1_features, in2_features, out_features, bias=True, device=None,
+                 dtype=None):
         super().__init__()
-        self.in1_features = in1_features
-        self.in2_features = in2_features
+        self.in1_features, self.in2_features = in1_features, in2_features
         self.out_features = out_features
-        self.weight = Parameter(torch.empty((out_features, in1_features, in2_features), **factory_kwargs))
-        if bias:
-            self.bias = Parameter(torch.empty(out_features, **factory_kwargs))
-        else:
-            self.register_parameter('bias', None)
+        _weight_and_bias(self, (out_features, in1_features, in2_features), out_features, bias,
+                         device, dtype)
         self.reset_parameters()
 
     def reset_parameters(self):
         if self.in1_features <= 0:
-            raise ValueError(f'in1_features must be > 0, but got (in1_features={self.in1_features})')
+            raise ValueError(f"in1_features must be > 0, but got (in1_features="
+                             f"{self.in1_features})")
         bound = 1 / math.sqrt(self.weight.size(1))
         init.uniform_(self.weight, -bound, bound)
         if self.bias is not None:
@@ -76,4 +87,5 @@ class Bilinear(Module):
         return F.bilinear(input1, input2, self.weight, self.bias)
 
     def extra_repr(self):
-        return f'in1_features={self.in1_features}, in2_features={self.in2_features}, out_features={self.out_features}, bias={self.bias is not None}'
+        return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
+                f"out_features={self.out_features}, bias={self.bias is not None}")

@@ -1,0 +1,162 @@
+"""torch.special kernels on NumPy arrays; scipy.special is imported lazily in each."""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _sp():
+    import scipy.special as sp
+    return sp
+
+
+def _unary(sp_name):
+    def k(a):
+        a = np.asarray(a)
+        r = getattr(_sp(), sp_name)(a)
+        return np.asarray(r, dtype=a.dtype if a.dtype.kind == "f" else np.float64)
+    k.__name__ = sp_name
+    return k
+
+
+erfcx = _unary("erfcx")
+ndtr = _unary("ndtr")
+ndtri = _unary("ndtri")
+log_ndtr = _unary("log_ndtr")
+i0e = _unary("i0e")
+i1 = _unary("i1")
+i1e = _unary("i1e")
+bessel_j0 = _unary("j0")
+bessel_j1 = _unary("j1")
+bessel_y0 = _unary("y0")
+bessel_y1 = _unary("y1")
+modified_bessel_i0 = _unary("i0")
+modified_bessel_i1 = _unary("i1")
+modified_bessel_k0 = _unary("k0")
+modified_bessel_k1 = _unary("k1")
+scaled_modified_bessel_k0 = _unary("k0e")
+scaled_modified_bessel_k1 = _unary("k1e")
+
+
+def _dt(*xs):
+    for x in xs:
+        if isinstance(x, np.ndarray):
+            return x.dtype
+    return np.dtype(np.float64)
+
+
+def spherical_bessel_j0(a):
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        r = np.where(a == 0, 1.0, np.sin(a) / np.where(a == 0, 1, a))
+    return np.asarray(r, dtype=a.dtype)
+
+
+def airy_ai(a):
+    a = np.asarray(a)
+    return np.asarray(_sp().airy(a)[0], dtype=a.dtype)
+
+
+def entr(a):
+    a = np.asarray(a)
+    with np.errstate(all="ignore"):
+        r = np.where(a > 0, -a * np.log(np.where(a > 0, a, 1)), np.where(a == 0, 0.0, -np.inf))
+        r = np.where(np.isnan(a), np.nan, r)
+    return np.asarray(r, dtype=a.dtype)
+
+
+def xlog1py(a, b):
+    dt = np.result_type(a, b)
+    with np.errstate(all="ignore"):
+        r = _sp().xlog1py(a, b)
+    return np.asarray(r, dtype=dt)
+
+
+def zeta(a, b):
+    dt = np.result_type(a, b)
+    return np.asarray(_sp().zeta(a, b), dtype=dt)
+
+
+def gammainc(a, b):
+    dt = np.result_type(a, b)
+    return np.asarray(_sp().gammainc(a, b), dtype=dt)
+
+
+def gammaincc(a, b):
+    dt = np.result_type(a, b)
+    return np.asarray(_sp().gammaincc(a, b), dtype=dt)
+
+
+# ----------------------------------------------------------- orthogonal polynomials
+# Three-term recurrences, vectorised over elements; the loop runs over the degree only.
+
+def _poly(x, n, p0, p1, step):
+    dt = np.result_type(x, n)
+    x = np.asarray(x, dtype=dt)
+    n = np.asarray(n)
+    n = np.trunc(n).astype(np.int64) if n.dtype.kind == "f" else n.astype(np.int64)
+    x, n = np.broadcast_arrays(x, n)
+    out = np.zeros(x.shape, dt)
+    if out.size == 0:
+        return out
+    top = int(n.max())
+    a = p0(x)
+    out = np.where(n == 0, a, out)
+    if top >= 1:
+        b = p1(x)
+        out = np.where(n == 1, b, out)
+        with np.errstate(all="ignore"):
+            for k in range(1, top):
+                a, b = b, step(k, x, b, a)
+                out = np.where(n == k + 1, b, out)
+    return np.asarray(out, dtype=dt)
+
+
+def _one(x):
+    return np.ones_like(x)
+
+
+def chebyshev_polynomial_t(x, n):
+    return _poly(x, n, _one, lambda x: x, lambda k, x, b, a: 2 * x * b - a)
+
+
+def chebyshev_polynomial_u(x, n):
+    return _poly(x, n, _one, lambda x: 2 * x, lambda k, x, b, a: 2 * x * b - a)
+
+
+def chebyshev_polynomial_v(x, n):
+    return _poly(x, n, _one, lambda x: 2 * x - 1, lambda k, x, b, a: 2 * x * b - a)
+
+
+def chebyshev_polynomial_w(x, n):
+    return _poly(x, n, _one, lambda x: 2 * x + 1, lambda k, x, b, a: 2 * x * b - a)
+
+
+def _shifted(f):
+    def k(x, n):
+        dt = np.result_type(x, n)
+        return np.asarray(f(np.asarray(2 * np.asarray(x, dtype=dt) - 1, dtype=dt), n), dtype=dt)
+    return k
+
+
+shifted_chebyshev_polynomial_t = _shifted(chebyshev_polynomial_t)
+shifted_chebyshev_polynomial_u = _shifted(chebyshev_polynomial_u)
+shifted_chebyshev_polynomial_v = _shifted(chebyshev_polynomial_v)
+shifted_chebyshev_polynomial_w = _shifted(chebyshev_polynomial_w)
+
+
+def hermite_polynomial_h(x, n):
+    return _poly(x, n, _one, lambda x: 2 * x, lambda k, x, b, a: 2 * x * b - 2 * k * a)
+
+
+def hermite_polynomial_he(x, n):
+    return _poly(x, n, _one, lambda x: x, lambda k, x, b, a: x * b - k * a)
+
+
+def laguerre_polynomial_l(x, n):
+    return _poly(x, n, _one, lambda x: 1 - x,
+                 lambda k, x, b, a: ((2 * k + 1 - x) * b - k * a) / (k + 1))
+
+
+def legendre_polynomial_p(x, n):
+    return _poly(x, n, _one, lambda x: x,
+                 lambda k, x, b, a: ((2 * k + 1) * x * b - k * a) / (k + 1))

@@ -1,0 +1,210 @@
+"""Window functions and the short-time Fourier transform (``ember.stft`` / ``istft``).
+
+Windows are computed in float64 with torch's formulas and cast to the requested dtype.
+``stft``/``istft`` are composites of ember ops (pad, unfold, fft, fold), so they are
+differentiable through their parts.
+"""
+from __future__ import annotations
+
+import math
+import warnings
+
+import numpy as np
+
+from ember import _dtype
+from ember._ops.registry import public
+
+
+def _window(name, n, periodic, dtype, requires_grad, fn):
+    from ember._creation import tensor
+    dt = dtype or _dtype.get_default_dtype()
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+    if n < 0:
+        raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    if n == 0:
+        w = np.zeros(0)
+    elif n == 1:
+        w = np.ones(1)
+    else:
+        m = n + 1 if periodic else n
+        w = fn(np.arange(m, dtype=np.float64), m)[:n]
+    r = tensor(w, dtype=dt)
+    if requires_grad:
+        r.requires_grad_(True)
+    return r
+
+
+def _cos_window(coeffs):
+    def fn(k, m):
+        return sum(((-1) ** i) * c * np.cos(2 * math.pi * i * k / (m - 1))
+                   for i, c in enumerate(coeffs))
+    return fn
+
+
+@public()
+def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                pin_memory=False, requires_grad=False):
+    """Hann window: ``0.5 - 0.5 cos(2 pi n / (N - 1))``."""
+    return _window("hann_window", window_length, periodic, dtype, requires_grad,
+                   _cos_window((0.5, 0.5)))
+
+
+@public()
+def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
+                   layout=None, device=None, pin_memory=False, requires_grad=False):
+    """Hamming window: ``alpha - beta cos(2 pi n / (N - 1))``."""
+    return _window("hamming_window", window_length, periodic, dtype, requires_grad,
+                   _cos_window((alpha, beta)))
+
+
+@public()
+def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """Blackman window: ``0.42 - 0.5 cos(2 pi n/(N-1)) + 0.08 cos(4 pi n/(N-1))``."""
+    return _window("blackman_window", window_length, periodic, dtype, requires_grad,
+                   _cos_window((0.42, 0.5, 0.08)))
+
+
+@public()
+def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+                    pin_memory=False, requires_grad=False):
+    """Bartlett (triangular) window: ``1 - |2n / (N - 1) - 1|``."""
+    return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
+                   lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
+
+
+@public()
+def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+                  device=None, pin_memory=False, requires_grad=False):
+    """Kaiser window: ``I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta)``."""
+    return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
+                   lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - (2 * k / (m - 1) - 1) ** 2,
+                                                             0, None))) / np.i0(beta))
+
+
+def _padded_window(window, win_length, n_fft, like):
+    import ember
+    if window is None:
+        warnings.warn("A window was not provided. A rectangular window will be applied,which is "
+                      "known to cause spectral leakage. Other windows such as torch.hann_window "
+                      "or torch.hamming_window are recommended to reduce spectral leakage.To "
+                      "suppress this warning and use a rectangular window, explicitly set "
+                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
+        window = ember.ones(win_length, dtype=like.dtype.to_real())
+    if window.ndim != 1 or window.shape[0] != win_length:
+        raise RuntimeError("stft: expected a 1D window tensor of size equal to win_length="
+                           f"{win_length}, but got window with size {list(window.shape)}")
+    if win_length < n_fft:
+        left = (n_fft - win_length) // 2
+        window = ember.nn.functional.pad(window, (left, n_fft - win_length - left))
+    return window
+
+
+@public("stft", method=True)
+def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
+    """Short-time Fourier transform: ``(*, n_fft // 2 + 1, n_frames)`` complex frames."""
+    import ember
+    from ember import fft as F
+    complex_in = input.is_complex() or (window is not None and window.is_complex())
+    if return_complex is None:
+        if not complex_in:
+            raise RuntimeError("stft requires the return_complex parameter be given for real "
+                               "inputs, and will further require that return_complex=True in a "
+                               "future PyTorch release.")
+        return_complex = True
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if input.ndim not in (1, 2):
+        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
+    x = input.unsqueeze(0) if input.ndim == 1 else input
+    if center:
+        p = n_fft // 2
+        x = ember.nn.functional.pad(x.unsqueeze(1), (p, p), mode=pad_mode).squeeze(1)
+    length = x.shape[-1]
+    if n_fft <= 0 or n_fft > length:
+        raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+    if hop <= 0:
+        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+    if win <= 0 or win > n_fft:
+        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+    w = _padded_window(window, win, n_fft, x) if window is not None or True else None
+    frames = x.unfold(-1, n_fft, hop) * w                     # (B, n_frames, n_fft)
+    onesided = (not complex_in) if onesided is None else onesided
+    norm = "ortho" if normalized else "backward"
+    if onesided:
+        if complex_in:
+            raise RuntimeError("Cannot have onesided output if window or input is complex")
+        spec = F.rfft(frames, dim=-1, norm=norm)
+    else:
+        spec = F.fft(frames, dim=-1, norm=norm)
+    spec = spec.transpose(-1, -2)
+    if input.ndim == 1:
+        spec = spec.squeeze(0)
+    if not return_complex:
+        from ember._ops.complex import view_as_real
+        return view_as_real(spec.contiguous())
+    return spec
+
+
+@public("istft", method=True)
+def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
+          normalized=False, onesided=None, length=None, return_complex=False):
+    """Inverse of stft: overlap-add of the inverse-transformed, windowed frames."""
+    import ember
+    from ember import fft as F
+    hop = n_fft // 4 if hop_length is None else hop_length
+    win = n_fft if win_length is None else win_length
+    if not input.is_complex():
+        raise RuntimeError("istft requires a complex-valued input tensor.")
+    if input.ndim not in (2, 3):
+        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex "
+                           f"dtype, but got {input.ndim}")
+    x = input.unsqueeze(0) if input.ndim == 2 else input          # (B, freq, frames)
+    n_frames = x.shape[-1]
+    if onesided is None:
+        onesided = x.shape[-2] != n_fft
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        raise RuntimeError("Invalid window shape. window has to be 1D and length of "
+                           "`win_length`")
+    if window is None:
+        window = ember.ones(win, dtype=x.dtype.to_real())
+    w = _padded_window(window, win, n_fft, x)
+    norm = "ortho" if normalized else "backward"
+    xt = x.transpose(-1, -2)                                     # (B, frames, freq)
+    if onesided:
+        if return_complex:
+            raise RuntimeError("cannot have onesided output if window or input is complex")
+        frames = F.irfft(xt, n=n_fft, dim=-1, norm=norm)
+    else:
+        frames = F.ifft(xt, n=n_fft, dim=-1, norm=norm)
+        if not return_complex:
+            frames = frames.real
+    frames = frames * w                                          # (B, frames, n_fft)
+    expected = n_fft + hop * (n_frames - 1)
+    fold = ember.nn.functional.fold
+    cols = frames.transpose(-1, -2)                              # (B, n_fft, frames)
+    if cols.is_complex():
+        y = ember.complex(fold(cols.real, (1, expected), (1, n_fft), stride=(1, hop)),
+                          fold(cols.imag, (1, expected), (1, n_fft), stride=(1, hop)))
+    else:
+        y = fold(cols, (1, expected), (1, n_fft), stride=(1, hop))
+    y = y.reshape(x.shape[0], expected)
+    wsq = (w * w).reshape(1, n_fft, 1).expand(1, n_fft, n_frames)
+    env = fold(wsq, (1, expected), (1, n_fft), stride=(1, hop)).reshape(expected)
+    start = n_fft // 2 if center else 0
+    if length is not None:
+        end = start + length
+    else:
+        end = expected - n_fft // 2 if center else expected
+    y = y[:, start:min(end, expected)]
+    env = env[start:min(end, expected)]
+    if bool((env.abs() < 1e-11).any()):
+        raise RuntimeError("istft(...) window overlap add min: 1")
+    y = y / env
+    if end > expected:
+        y = ember.nn.functional.pad(y, (0, end - expected))
+    if input.ndim == 2:
+        y = y.squeeze(0)
+    return y
