@@ -78,8 +78,6 @@ from ember.storage import UntypedStorage, TypedStorage  # noqa: E402
 from ember import nn  # noqa: E402,F401
 from ember.serialization import save, load  # noqa: E402
 
-# optimizers and learning-rate schedulers (ember/optim/)
-from ember import optim  # noqa: E402
 
 # torch.linalg (ember/_ops/linalg.py)
 from ember import linalg  # noqa: E402,F401
@@ -95,3 +93,36 @@ from ember import _determinism as _det  # noqa: E402
 from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
 _det.install(globals(), Tensor)
 del _det
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=None,
+            options=None, disable=False):
+    """torch.compile's API with ember's only backend, eager execution: returns ``model``
+    unchanged (or a decorator doing so), so scripts that compile still run."""
+    if model is None:
+        return lambda m: m
+    return model
+
+# mixed precision, device namespaces, profiler (ember/amp, ember/cpu, ember/cuda,
+# ember/profiler)
+from ember import amp, cpu, cuda  # noqa: E402,F401
+from ember.amp import autocast  # noqa: E402,F401
+from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled,  # noqa: E402
+                                     get_autocast_dtype, set_autocast_dtype,
+                                     is_autocast_cpu_enabled, get_autocast_cpu_dtype,
+                                     get_autocast_gpu_dtype, is_autocast_cache_enabled,
+                                     set_autocast_cache_enabled, clear_autocast_cache)
+
+
+# Subpackages that register no ops load on first use (import time matters):
+# ember.optim, ember.func, ember.profiler.
+_LAZY_SUBMODULES = ("optim", "func", "profiler")
+
+
+def __getattr__(name):
+    if name in _LAZY_SUBMODULES:
+        import importlib
+        module = importlib.import_module(f"ember.{name}")
+        globals()[name] = module
+        return module
+    raise AttributeError(f"module 'ember' has no attribute '{name}'")

@@ -147,7 +147,7 @@ def _call(op, args, out):
             else:
                 res_dt = first
             if op.nondeterministic and _deterministic[0]:
-                _nondeterministic_alert(op)
+                _nondeterministic_alert(op, args)
             return _run_kernel(op, args, vals, res_dt, req, out)
     return _call_general(op, args, out)
 
@@ -250,7 +250,7 @@ def _call_general(op, args, out):
     if op.out_np is not None:
         res_dt = op.out_np
     if op.nondeterministic and _deterministic[0]:
-        _nondeterministic_alert(op)
+        _nondeterministic_alert(op, args)
     if op.is_inplace:
         return _call_inplace(op, args, vals, res_dt, req)
     return _run_kernel(op, args, vals, res_dt, req, out)
@@ -469,7 +469,12 @@ def _copy_out(op, r, o):
     _graph.bump_version(o)
 
 
-def _nondeterministic_alert(op):
+def _nondeterministic_alert(op, args):
+    """``op.nondeterministic`` is True, or a predicate of the arguments (index_put is only
+    nondeterministic with accumulate=True)."""
+    nd = op.nondeterministic
+    if nd is not True and not nd(args):
+        return
     msg = (f"{op.public_name} does not have a deterministic implementation, but you set "
            f"'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
            f"this operation, or you can use the 'warn_only=True' option, if that's acceptable "

@@ -141,9 +141,10 @@ def test_direct(case, dtype):
     ts = t if isinstance(t, tuple) else (t,)
     for x, y in zip(rs, ts):
         close(x, y, dtype, name)
-    if isinstance(t, tuple) and hasattr(t, "_fields"):
+    if isinstance(t, tuple) and type(t).__module__ == "torch.return_types":
         assert type(r).__name__ == type(t).__name__
-        assert r._fields == t._fields
+        assert all(hasattr(r, f) for f in dir(t) if not f.startswith("_") and f not in
+                   ("count", "index", "n_fields", "n_sequence_fields", "n_unnamed_fields"))
 
 
 # -------------------------------------------------------------------- forward vs NumPy/SciPy
@@ -221,8 +222,9 @@ def test_eigh(dtype, uplo):
     same_meta((L, V), (tL, tV))
     close(L, tL, dtype)
     v, l = _np(V), _np(L)
-    h = np.tril(a) + np.swapaxes(np.tril(a, -1), -1, -2).conj() if uplo == "L" else \
-        np.triu(a) + np.swapaxes(np.triu(a, 1), -1, -2).conj()
+    h = np.tril(a, -1) + np.swapaxes(np.tril(a, -1), -1, -2).conj() if uplo == "L" else \
+        np.triu(a, 1) + np.swapaxes(np.triu(a, 1), -1, -2).conj()
+    h = h + np.eye(4) * np.diagonal(a, 0, -2, -1).real[..., None, :]
     close((v * l[..., None, :]) @ np.swapaxes(v, -1, -2).conj(), h, dtype)
     assert type(ember.linalg.eigh(E(a))).__name__ == "linalg_eigh"
 
@@ -285,7 +287,8 @@ def test_lstsq(dtype, driver):
     b = rnd((2, 5, 2), dtype, 1)
     r = ember.linalg.lstsq(E(a), E(b), driver=driver)
     t = torch.linalg.lstsq(T(a), T(b), driver=driver)
-    assert type(r).__name__ == "linalg_lstsq" and r._fields == t._fields
+    assert type(r).__name__ == "linalg_lstsq" == type(t).__name__
+    assert r._fields == ("solution", "residuals", "rank", "singular_values")
     same_meta(tuple(r), tuple(t))
     for x, y in zip(r, t):
         close(x, y, dtype)
@@ -316,7 +319,7 @@ def test_torch_aliases(dtype):
         close(getattr(ember, name)(ea), getattr(torch, name)(ta), dtype, name)
         close(getattr(ea, name)(), getattr(ta, name)(), dtype, name)
     r, t = ember.slogdet(ea), torch.slogdet(ta)
-    assert type(r).__name__ == "slogdet" and r._fields == t._fields
+    assert type(r).__name__ == "slogdet" == type(t).__name__ and r._fields == ("sign", "logabsdet")
     close(r[1], t[1], dtype)
     close(ember.matrix_power(ea, 3), torch.matrix_power(ta, 3), dtype)
     L = ember.linalg.cholesky(E(s))
@@ -370,7 +373,10 @@ def test_float32_stays_float32_and_no_scipy_at_import():
 def _err(fn_e, fn_t):
     with pytest.raises(Exception) as te:
         fn_t()
-    with pytest.raises(type(te.value), match=re.escape(str(te.value).split("\n")[0])):
+    et = type(te.value)
+    if issubclass(et, torch.linalg.LinAlgError):
+        et = ember.linalg.LinAlgError
+    with pytest.raises(et, match=re.escape(str(te.value).split("\n")[0])):
         fn_e()
 
 

@@ -247,7 +247,10 @@ def addr(inp, v1, v2, beta=1, alpha=1):
     alpha = scalar(alpha, dt, "alpha", integral_float_error=True)
     shape = (v1.shape[0], v2.shape[0])
     inp = broadcast_input(inp, shape)
-    return _accumulate(_product(_outer, v1, v2, alpha, shape, dt), inp, beta, alpha)
+    # torch computes addr elementwise as beta * inp + alpha * (v1 (x) v2): unlike addmm/addmv
+    # (BLAS), alpha == 0 does not drop nan/inf from the vectors (0 * nan = nan).
+    with np.errstate(invalid="ignore"):
+        return _accumulate(_product(_outer, v1, v2, 1, shape, dt), inp, beta, alpha)
 
 
 def addbmm(inp, b1, b2, beta=1, alpha=1):

@@ -53,6 +53,8 @@ def expand(a, size, implicit=False):
 
 def sum_to_size(a, size):
     size = tuple(size)
+    if not size:        # torch's sum_to: an empty target shape is a full sum (ints -> int64)
+        return np.asarray(np.sum(a, dtype=np.int64 if a.dtype.kind in "biu" else a.dtype))
     if a.shape == size:
         return a.copy()
     lead = a.ndim - len(size)
@@ -128,3 +130,10 @@ def basic_index_backward(g, shape, index):
     out = np.zeros(shape, g.dtype)
     out[index] = g
     return out
+
+
+def conj_physical(a):
+    """Elementwise conjugate; non-complex inputs keep their dtype (np.conjugate makes
+    bool int8)."""
+    a = np.asarray(a)
+    return np.conjugate(a) if a.dtype.kind == "c" else a.copy()

@@ -644,8 +644,14 @@ def clamp(a, lo=None, hi=None):
     if dt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if dt.kind == "b":
-        tens = isinstance(lo, np.ndarray) or isinstance(hi, np.ndarray)
-        not_implemented("clamp_cpu" if tens else "clamp_scalar_cpu", dt)
+        # torch: a single tensor bound works on bool (clamp_min/clamp_max.Tensor are
+        # minimum/maximum); scalar bounds and the two-bound kernel are not implemented.
+        if lo is not None and hi is not None:
+            tens = isinstance(lo, np.ndarray) and isinstance(hi, np.ndarray)
+            not_implemented("clamp_cpu" if tens else "clamp_scalar_cpu", dt)
+        bound = hi if lo is None else lo
+        if not isinstance(bound, np.ndarray):
+            not_implemented("clamp_max_scalar_cpu" if lo is None else "clamp_min_scalar_cpu", dt)
     if lo is None:
         return np.minimum(a, hi)
     if hi is None:

@@ -205,10 +205,8 @@ def range_size(start, end, step, dtype):
     if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype.name == "int64":
-        sgn = 1 if xstep > 0 else -1
-        size = (xend - xstart + xstep - sgn) // xstep if xstep > 0 else \
-            -((xend - xstart + xstep - sgn) // -xstep)
-        size = int(size)
+        # ceil((end - start) / step) in exact integer arithmetic (either sign of step)
+        size = -((int(xstart) - int(xend)) // int(xstep))
     else:
         size_d = math.ceil((float(end) - float(start)) / float(step))
         if not 0 <= size_d <= 2 ** 63 - 1:

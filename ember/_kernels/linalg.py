@@ -13,6 +13,10 @@ from ember._kernels.reduction import tname
 # -------------------------------------------------------------------- checks
 
 
+class LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a numerical failure (singular input, not positive-definite)."""
+
+
 def is_fc(dt):
     return dt.kind in "fc" or dt.kind == "V"
 
@@ -147,7 +151,7 @@ def _raise_singular(fname, info):
     i = bad[0]
     base = fname.replace("_ex", "")
     pre = f"{base}: (Batch element {i}): " if info.ndim > 0 else f"{base}: "
-    raise RuntimeError(f"{pre}The diagonal element {flat[i]} is zero, the inversion could not be "
+    raise LinAlgError(f"{pre}The diagonal element {flat[i]} is zero, the inversion could not be "
                        f"completed because the input matrix is singular.")
 
 
@@ -195,11 +199,11 @@ def _raise_solve(fname, info):
         i = bad[0]
         base = fname.replace("_ex", "")
         pre = f"{base}: (Batch element {i}): " if info.ndim > 0 else f"{base}: "
-        raise RuntimeError(f"{pre}The solver failed because the input matrix is singular.")
+        raise LinAlgError(f"{pre}The solver failed because the input matrix is singular.")
 
 
 def solve(a, b):
-    return solve_ex(a, b, True, "linalg.solve")[0]
+    return solve_ex(a, b, True, "torch.linalg.solve")[0]
 
 
 def solve_triangular(a, b, upper, unitriangular=False):
@@ -275,8 +279,8 @@ def cholesky_ex(a, upper=False, check_errors=False, fname="linalg.cholesky_ex"):
                 j = bad[0]
                 base = fname.replace("_ex", "")
                 pre = f"{base}: (Batch element {j}): " if info.ndim > 0 else f"{base}: "
-                raise RuntimeError(f"{pre}The factorization could not be completed because the "
-                                   f"input is not positive-definite (the leading minor of order "
+                raise LinAlgError(f"{pre}The factorization could not be completed because the "
+                                  f"input is not positive-definite (the leading minor of order "
                                    f"{inf[j]} is not positive-definite).")
     if upper:
         L = np.swapaxes(L, -1, -2).conj()

@@ -19,24 +19,57 @@ def _windows(xp, ksize, stride, dilation, out_size):
     return as_strided(xp, shape, strides, writeable=False)
 
 
-def _pad(x, padding):
-    if not any(padding):
+def _padded(x, padding, extra=None, fill=0):
+    """Zero(``fill``)-padded copy of ``x`` (N, C, *S); ``extra`` adds trailing rows."""
+    n = len(padding)
+    extra = extra or [0] * n
+    if not any(padding) and not any(extra):
         return x
-    return np.pad(x, [(0, 0), (0, 0)] + [(p, p) for p in padding])
+    shape = tuple(x.shape[:2]) + tuple(x.shape[2 + i] + 2 * padding[i] + extra[i]
+                                       for i in range(n))
+    buf = np.empty(shape, dtype=x.dtype) if fill is None else np.full(shape, fill, x.dtype)
+    buf[(slice(None), slice(None)) + tuple(slice(padding[i], padding[i] + x.shape[2 + i])
+                                          for i in range(n))] = x
+    return buf
 
 
 def _cols(x, ksize, stride, padding, dilation, groups, out_size):
-    """im2col: (groups, N*P, Cin_g*K) contiguous."""
+    """im2col: (groups, Cg*K, N*P), C-contiguous, rows ordered (c, *k) like the weight.
+
+    One copy of a strided window view whose innermost axis walks the output positions (the
+    copy streams rows of the input); one large GEMM per group then needs no further copy
+    (a single big GEMM beats N small ones by far on a loaded multi-threaded BLAS)."""
     n = len(ksize)
     N, C = x.shape[:2]
-    xp = _pad(x, padding)
-    win = _windows(xp, ksize, stride, dilation, out_size)       # N, C, *O, *K
-    win = win.reshape((N, groups, C // groups) + tuple(out_size) + tuple(ksize))
-    # -> g, N, *O, Cg, *K
-    perm = (1, 0) + tuple(range(3, 3 + n)) + (2,) + tuple(range(3 + n, 3 + 2 * n))
-    P = int(np.prod(out_size)) if n else 1
-    K = int(np.prod(ksize)) if n else 1
-    return np.ascontiguousarray(win.transpose(perm)).reshape(groups, N * P, (C // groups) * K)
+    P = 1
+    for o in out_size:
+        P *= o
+    Kp = 1
+    for k in ksize:
+        Kp *= k
+    xp = _padded(x, padding)
+    st = xp.strides
+    shape = (C,) + tuple(ksize) + (N,) + tuple(out_size)
+    strides = (st[1],) + tuple(st[2 + i] * dilation[i] for i in range(n)) + (st[0],) + \
+        tuple(st[2 + i] * stride[i] for i in range(n))
+    win = as_strided(xp, shape, strides, writeable=False)
+    cols = np.empty(shape, dtype=x.dtype)
+    np.copyto(cols, win)
+    return cols.reshape(groups, (C // groups) * Kp, N * P)
+
+
+def _chan_first(a, groups):
+    """(N, C, *S) -> (groups, C/groups, N*P) contiguous (one copy)."""
+    N, C = a.shape[:2]
+    return np.ascontiguousarray(a.reshape(N, C, -1).transpose(1, 0, 2)).reshape(
+        groups, C // groups, -1)
+
+
+def _batch_first(a, N, size):
+    """(C, N*P) -> (N, C, *size) contiguous (one copy)."""
+    C = a.shape[0]
+    return np.ascontiguousarray(a.reshape(C, N, -1).transpose(1, 0, 2)).reshape(
+        (N, C) + tuple(size))
 
 
 def conv_out_size(in_size, ksize, stride, padding, dilation):
@@ -85,20 +118,34 @@ def check_conv(x, w, stride, padding, dilation, groups, transposed):
 
 
 def conv_forward(x, w, stride, padding, dilation, groups):
-    n = w.ndim - 2
     N = x.shape[0]
     Cout = w.shape[0]
     ksize = w.shape[2:]
     out_size = conv_out_size(x.shape[2:], ksize, stride, padding, dilation)
-    P = int(np.prod(out_size))
-    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, N*P, Cg*K
+    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, Cg*K, N*P
     wr = w.reshape(groups, Cout // groups, -1)                          # g, Og, Cg*K
-    if groups == 1:
-        out = (cols[0] @ wr[0].T).reshape(N, P, Cout).transpose(0, 2, 1)
-    else:
-        out = np.matmul(cols, wr.transpose(0, 2, 1))                    # g, N*P, Og
-        out = out.reshape(groups, N, P, Cout // groups).transpose(1, 0, 3, 2)
-    return np.ascontiguousarray(out).reshape((N, Cout) + tuple(out_size))
+    if wr.dtype != cols.dtype:
+        dt = np.result_type(wr, cols)
+        wr, cols = wr.astype(dt), cols.astype(dt)
+    out = np.matmul(wr, cols).reshape(Cout, -1)                         # Cout, N*P
+    return _batch_first(out, N, out_size)
+
+
+def _col2im(cols, N, C, ksize, in_size, stride, dilation, padding, out_size):
+    """Scatter-add (C, *K, N, *I) columns into the (N, C, *out) image (cropping padding)."""
+    n = len(ksize)
+    full = [max(out_size[i] + 2 * padding[i],
+                dilation[i] * (ksize[i] - 1) + (in_size[i] - 1) * stride[i] + 1)
+            for i in range(n)]
+    buf = np.zeros((N, C) + tuple(full), dtype=cols.dtype)
+    for kpos in np.ndindex(*ksize):
+        sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
+                         (in_size[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
+        buf[(slice(None), slice(None)) + sl] += \
+            cols[(slice(None),) + kpos].swapaxes(0, 1)
+    crop = tuple(slice(padding[i], padding[i] + out_size[i]) for i in range(n))
+    out = buf[(slice(None), slice(None)) + crop]
+    return out if out.shape == buf.shape else np.ascontiguousarray(out)
 
 
 def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding):
@@ -116,23 +163,15 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
                            f"({' x '.join(map(str, out_size))}). Output size is too small")
     P = int(np.prod(in_size))
     K = int(np.prod(ksize))
-    # x -> g, N*P, Cg_in
-    xr = x.reshape(N, groups, Cin // groups, P).transpose(1, 0, 3, 2).reshape(groups, N * P, -1)
-    wr = w.reshape(groups, Cin // groups, Cg_out * K)
-    cols = np.matmul(xr, wr)                                            # g, N*P, Cg_out*K
-    cols = cols.reshape((groups, N) + tuple(in_size) + (Cg_out,) + tuple(ksize))
-    # -> *K, N, g, Cg_out, *I
-    perm = tuple(range(3 + n, 3 + 2 * n)) + (1, 0, 2 + n) + tuple(range(2, 2 + n))
-    cols = np.ascontiguousarray(cols.transpose(perm)).reshape((K, N, Cout) + tuple(in_size))
-    full = [out_size[i] + 2 * padding[i] for i in range(n)]
-    buf = np.zeros((N, Cout) + tuple(full), dtype=cols.dtype)
-    for j, kpos in enumerate(np.ndindex(*ksize)):
-        sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
-                         (in_size[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
-        buf[(slice(None), slice(None)) + sl] += cols[j]
-    crop = tuple(slice(padding[i], padding[i] + out_size[i]) for i in range(n))
-    out = buf[(slice(None), slice(None)) + crop]
-    return np.ascontiguousarray(out) if any(padding) else out
+    dt = np.result_type(x, w)
+    xr = _chan_first(x.astype(dt, copy=False), groups)                  # g, Cg_in, N*P
+    wr = w.reshape(groups, Cin // groups, Cg_out * K).astype(dt, copy=False)
+    cols = np.matmul(wr.transpose(0, 2, 1), xr)                         # g, Cg_out*K, N*P
+    if K == 1 and all(s == 1 for s in stride) and not any(padding) and \
+            tuple(out_size) == tuple(in_size):
+        return _batch_first(cols.reshape(Cout, -1), N, out_size)
+    cols = cols.reshape((Cout,) + tuple(ksize) + (N,) + tuple(in_size))
+    return _col2im(cols, N, Cout, ksize, in_size, stride, dilation, padding, out_size)
 
 
 def convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
@@ -158,11 +197,13 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
     ksize = tuple(weight_size[2:])
     out_size = gy.shape[2:]
     P = int(np.prod(out_size))
-    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, N*P, Cg*K
-    gyr = gy.reshape(N, groups, Cout // groups, P).transpose(1, 2, 0, 3).reshape(
-        groups, Cout // groups, N * P)
-    gw = np.matmul(gyr, cols)
-    return gw.reshape(tuple(weight_size)).astype(np.result_type(x, gy), copy=False)
+    dt = np.result_type(x, gy)
+    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, Cg*K, N*P
+    gyr = _chan_first(gy, groups)                                       # g, Og, N*P
+    if cols.dtype != dt or gyr.dtype != dt:
+        cols, gyr = cols.astype(dt, copy=False), gyr.astype(dt, copy=False)
+    gw = np.matmul(gyr, cols.transpose(0, 2, 1))                        # g, Og, Cg*K
+    return gw.reshape(tuple(weight_size)).astype(dt, copy=False)
 
 
 def _expand(v, n):
@@ -253,17 +294,82 @@ def _window_max(x, specs):
     return np.ascontiguousarray(vals), ind.astype(np.int64)
 
 
+def _low(dt):
+    if dt.kind == "f":
+        return -np.inf
+    if dt.kind == "b":
+        return False
+    return np.iinfo(dt).min
+
+
 def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max over windows by a running compare over the kernel positions (one strided view of
+    the (-inf padded) input per position); indices are flat into the spatial dims, ties
+    keep the first, NaN wins (like torch's CPU kernel)."""
     nd = len(kernel_size)
-    specs = []
+    lead = x.shape[:x.ndim - nd]
+    S = x.shape[x.ndim - nd:]
+    O = [pool_out_size(S[i], kernel_size[i], stride[i], padding[i], dilation[i], ceil_mode)
+         for i in range(nd)]
+    if any(o <= 0 for o in O) or x.size == 0:
+        return (np.zeros(lead + tuple(max(o, 0) for o in O), x.dtype),
+                np.zeros(lead + tuple(max(o, 0) for o in O), np.int64))
+    sp = [int(np.prod(S[i + 1:])) for i in range(nd)]
+    extra = [max(0, (O[i] - 1) * stride[i] + dilation[i] * (kernel_size[i] - 1) + 1
+                 - (S[i] + 2 * padding[i])) for i in range(nd)]
+    x3 = x.reshape((-1, 1) + tuple(S))
+    xp = _padded(x3, padding, extra, fill=_low(x.dtype)) if (any(padding) or any(extra)) \
+        else x3
+    xp = xp.reshape(lead + xp.shape[2:])
+    # index of each window's first valid element (torch's initial argmax)
+    first = 0
     for i in range(nd):
-        L = x.shape[x.ndim - nd + i]
-        k, s, p, d = kernel_size[i], stride[i], padding[i], dilation[i]
-        O = pool_out_size(L, k, s, p, d, ceil_mode)
-        pos = np.arange(O)[:, None] * s - p + np.arange(k)[None, :] * d
-        valid = (pos >= 0) & (pos < L)
-        specs.append((np.clip(pos, 0, max(L - 1, 0)), valid))
-    return _window_max(x, specs)
+        start = np.arange(O[i]) * stride[i] - padding[i]
+        k0 = np.maximum(0, -(-(-start) // dilation[i]))          # ceil(-start / d), >= 0
+        shp = [1] * nd
+        shp[i] = O[i]
+        first = first + ((start + k0 * dilation[i]) * sp[i]).reshape(shp)
+    vals = np.full(lead + tuple(O), _low(x.dtype), dtype=x.dtype)
+    idx = np.empty(lead + tuple(O), dtype=np.int64)
+    idx[...] = first
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
+    upd = np.empty(vals.shape, dtype=bool)
+    L = len(lead)
+    for kpos in np.ndindex(*kernel_size):
+        sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
+                         (O[i] - 1) * stride[i] + 1, stride[i]) for i in range(nd))
+        v = xp[(slice(None),) * L + sl]
+        np.greater(v, vals, out=upd)
+        if has_nan:
+            upd |= np.isnan(v)
+        np.copyto(vals, v, where=upd)
+        pos = 0
+        for i in range(nd):
+            shp = [1] * nd
+            shp[i] = O[i]
+            pos = pos + ((np.arange(O[i]) * stride[i] - padding[i] + kpos[i] * dilation[i])
+                         * sp[i]).reshape(shp)
+        np.copyto(idx, pos, where=upd)
+    return vals, idx
+
+
+def max_pool_backward(grad, indices, input_size, nd, overlap):
+    """Scatter ``grad`` (*lead, *O) to the flat spatial ``indices`` (same shape) of an input
+    of ``input_size`` (*lead, *S), S its ``nd`` trailing dims. ``overlap``: windows may
+    share a maximum, so contributions accumulate."""
+    shape = tuple(input_size)
+    g = np.asarray(grad)
+    lead = shape[:len(shape) - nd]
+    rows = int(np.prod(lead))
+    size = int(np.prod(shape[len(lead):]))
+    g2 = g.reshape(rows, -1)
+    gidx = np.asarray(indices).reshape(rows, -1) + (np.arange(rows) * size)[:, None]
+    if overlap:
+        out = np.bincount(gidx.ravel(), weights=g2.ravel(), minlength=rows * size)
+        return out.astype(g.dtype, copy=False).reshape(shape)
+    out = np.zeros(rows * size, dtype=g.dtype)
+    out[gidx.ravel()] = g2.ravel()
+    return out.reshape(shape)
 
 
 def adaptive_ranges(L, O):

@@ -14,26 +14,76 @@ def _channel_shape(x):
     return (1, x.shape[1]) + (1,) * (x.ndim - 2)
 
 
+def _chan_sum(a):
+    """Per-channel sum over every dim but 1 (contiguous inner reduction first)."""
+    if a.ndim == 2:
+        return np.add.reduce(a, axis=0)
+    if a.flags.c_contiguous:
+        a = a.reshape(a.shape[0], a.shape[1], -1)
+        return np.add.reduce(np.add.reduce(a, axis=2), axis=0)
+    return np.add.reduce(a, axis=(0,) + tuple(range(2, a.ndim)))
+
+
 def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """Returns (output, batch mean, biased batch variance); in eval mode the statistics
-    are the running ones."""
-    axes = (0,) + tuple(range(2, x.ndim))
-    xa = x.astype(_acc(x), copy=False)
-    if training:
-        mean = xa.mean(axis=axes)
-        var = np.mean(np.square(xa - mean.reshape(_channel_shape(x))), axis=axes)
-    else:
-        mean = np.asarray(running_mean, dtype=xa.dtype)
-        var = np.asarray(running_var, dtype=xa.dtype)
+    are the running ones. y = x * scale + shift with per-channel scale/shift."""
     cs = _channel_shape(x)
+    acc = _acc(x)
+    xa = x.astype(acc, copy=False)
+    if training:
+        M = x.size // x.shape[1] if x.shape[1] else 0
+        mean = _chan_sum(xa) / max(M, 1) if M else np.full(x.shape[1], np.nan, acc)
+        xc = np.subtract(xa, mean.reshape(cs))
+        var = _chan_sum(np.square(xc)) / max(M, 1) if M else mean.copy()
+    else:
+        mean = np.asarray(running_mean, dtype=acc)
+        var = np.asarray(running_var, dtype=acc)
+        xc = None
     invstd = 1.0 / np.sqrt(var + eps)
-    y = (xa - mean.reshape(cs)) * invstd.reshape(cs)
-    if weight is not None:
-        y = y * np.asarray(weight).reshape(cs)
+    scale = invstd if weight is None else invstd * np.asarray(weight, dtype=acc)
+    if xc is not None:
+        y = xc
+        y *= scale.reshape(cs).astype(acc, copy=False)
+    else:
+        y = xa * scale.reshape(cs).astype(acc, copy=False)
+        y -= (mean * scale).reshape(cs).astype(acc, copy=False)
     if bias is not None:
-        y = y + np.asarray(bias).reshape(cs)
+        y += np.asarray(bias, dtype=acc).reshape(cs)
     return (np.ascontiguousarray(y, dtype=x.dtype), mean.astype(x.dtype),
             var.astype(x.dtype))
+
+
+def batch_norm_backward(g, x, weight, mean, var, training, eps):
+    """(grad_input, grad_weight, grad_bias) of batch norm; ``mean``/``var``: the running
+    statistics (eval), or None to use the batch's (training)."""
+    cs = _channel_shape(x)
+    acc = _acc(x)
+    xa = x.astype(acc, copy=False)
+    ga = np.asarray(g).astype(acc, copy=False)
+    M = x.size // x.shape[1] if x.shape[1] else 0
+    if mean is None:                                      # training: batch statistics
+        mean = _chan_sum(xa) / max(M, 1)
+        xc = np.subtract(xa, mean.reshape(cs))
+        tmp = np.square(xc)
+        var = _chan_sum(tmp) / max(M, 1)
+        np.multiply(ga, xc, out=tmp)
+    else:
+        mean = np.asarray(mean, dtype=acc)
+        xc = np.subtract(xa, mean.reshape(cs))
+        tmp = np.multiply(ga, xc)
+    invstd = (1.0 / np.sqrt(np.asarray(var, dtype=acc) + eps)).astype(acc)
+    w = np.ones_like(invstd) if weight is None else np.asarray(weight, dtype=acc)
+    sum_g = _chan_sum(ga)
+    dot = _chan_sum(tmp)                                  # sum(g * (x - mean))
+    gw = dot * invstd
+    a = (w * invstd).astype(acc)
+    gx = np.multiply(ga, a.reshape(cs))
+    if training and M:
+        b = (-a * invstd * invstd * dot / M).astype(acc)
+        np.multiply(xc, b.reshape(cs), out=tmp)
+        gx += tmp
+        gx -= (a * sum_g / M).astype(acc).reshape(cs)
+    return (gx.astype(x.dtype, copy=False), gw.astype(x.dtype), sum_g.astype(x.dtype))
 
 
 # -------------------------------------------------------------------- layer norm

@@ -479,15 +479,58 @@ def cummin(a, dim):
 
 
 def logcumsumexp(a, dim):
-    if not is_float(a.dtype):
-        if a.dtype.kind == "c":
-            raise NotImplementedError("logcumsumexp of complex tensors is not supported by ember")
+    if not is_float_or_complex(a.dtype):
         raise not_implemented("logcumsumexp_out_cpu", a.dtype)
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         return a.copy()
+    if a.dtype.kind == "c":
+        return _complex_logcumsumexp(a, d)
     with _ignore():
         return _fresh(np.logaddexp.accumulate(acc(a), axis=d), a.dtype)
+
+
+def _complex_logaddexp(a, b):
+    """torch's complex log-add-exp step: max + log1p(exp(min - max)), min/max by real part
+    (so the imaginary part follows the dominant operand, not the principal branch)."""
+    swap = b.real < a.real
+    lo, hi = np.where(swap, b, a), np.where(swap, a, b)
+    r = np.log1p(np.exp(lo - hi)) + hi
+    inf = np.isinf(lo.real) & (lo.real == hi.real)
+    r = np.where(inf & (lo.real < 0), lo, r)
+    r = np.where(inf & (lo.real > 0), np.log(np.exp(lo) + np.exp(hi)), r)
+    nan = np.isnan(lo.real) | np.isnan(lo.imag)
+    return np.where(nan, np.complex128(complex(np.nan, np.nan)), r)
+
+
+def _complex_logcumsumexp(a, d):
+    """torch's sequential scan of the complex log-add-exp along ``d`` (vectorised over the
+    other dims); its branch of the imaginary part depends on the scan order."""
+    x = np.moveaxis(a, d, 0)
+    out = np.empty(x.shape, a.dtype)
+    with _ignore():
+        r = x[0]
+        out[0] = r
+        for k in range(1, x.shape[0]):
+            r = _complex_logaddexp(x[k], r).astype(a.dtype)
+            out[k] = r
+    return np.moveaxis(out, 0, d).copy()
+
+
+def _complex_logcumsumexp_grad(g, x, r, d, reverse):
+    """reverse: out_k = sum_{i>=k} g_i conj(e^(x_k - r_i)); forward: out_i = sum_{k<=i}
+    g_k conj(e^(x_k - r_i)) (shifted by the largest real part to limit overflow)."""
+    with _ignore():
+        cx, cr = np.conj(x), np.conj(r)
+        sx = np.max(cx.real, axis=d, keepdims=True, initial=-np.inf)
+        sx = np.where(np.isfinite(sx), sx, 0)
+        if reverse:
+            w = g * np.exp(-cr + sx)
+            t = np.flip(np.cumsum(np.flip(w, d), axis=d), d)
+            out = np.exp(cx - sx) * t
+        else:
+            out = np.cumsum(g * np.exp(cx - sx), axis=d) * np.exp(-cr + sx)
+    return _fresh(out, np.result_type(g.dtype, x.dtype))
 
 
 def logcumsumexp_grad(g, x, r, dim, reverse):
@@ -495,6 +538,11 @@ def logcumsumexp_grad(g, x, r, dim, reverse):
     exp(x_k - r_i). Stable: the sums run in log space on the positive and negative parts
     of ``g`` separately."""
     d = wrap_dim(dim, g.ndim)
+    if np.iscomplexobj(x) or np.iscomplexobj(g):
+        if g.ndim == 0:
+            with _ignore():
+                return _fresh(g * np.conj(np.exp(x - r)), np.result_type(g.dtype, x.dtype))
+        return _complex_logcumsumexp_grad(g, x, r, d, reverse)
     with _ignore():
         if g.ndim == 0:
             return _fresh(g * np.exp(x - r), g.dtype)

@@ -563,8 +563,12 @@ def _head(a, shape):
 
 
 def gather(a, dim, index, sparse_grad=False):
-    if index.dtype.kind not in "iu" or index.dtype == np.uint8:
+    if index.size and (index.dtype.kind not in "iu" or index.dtype == np.uint8 or
+                       index.dtype.itemsize < 4):     # torch: an empty index of any dtype is ok
         raise RuntimeError("gather(): Expected dtype int32/int64 for index")
+    if index.size == 0:         # torch: only dim is checked; the result has index's shape
+        wrap_dim(dim, max(a.ndim, 1))
+        return np.empty(index.shape, a.dtype)
     a1 = a.reshape(1) if a.ndim == 0 else a
     i1 = index.reshape(-1) if index.ndim == 0 else index
     if i1.ndim != a1.ndim:

@@ -210,7 +210,8 @@ def mode(a, dim=-1, keepdim=False):
     idx = np.moveaxis(np.take_along_axis(order, p, -1), -1, d).astype(np.int64)
     if not keepdim:
         vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
-    return np.ascontiguousarray(vals), np.ascontiguousarray(idx)
+    # (np.ascontiguousarray would turn a 0-d result into shape (1,))
+    return np.array(vals, order="C"), np.array(idx, order="C")
 
 
 def quantile_positions(ranks, interpolation):

@@ -19,3 +19,4 @@ from ember._ops import linalg  # noqa: F401
 from ember._ops import special  # noqa: F401
 from ember._ops import complex  # noqa: F401
 from ember._ops import spectral  # noqa: F401
+from ember._ops import extra  # noqa: F401

@@ -308,7 +308,7 @@ def _(ctx, g, self):
     return g * 1j
 
 
-conj_physical = defop("conj_physical(Tensor self) -> Tensor", np.conjugate, promote=None,
+conj_physical = defop("conj_physical(Tensor self) -> Tensor", K.conj_physical, promote=None,
                       inplace=True)
 
 
@@ -396,7 +396,7 @@ def _(ctx, g, self, value):
     return g * 0, g.sum()
 
 
-@public("zero_", method=True, function=False)
+@public("zero_", method=True)
 def zero_(self):
     return self.fill_(0)
 

@@ -568,7 +568,8 @@ nextafter = _op("nextafter(Tensor self, Tensor other) -> Tensor", K.nextafter)
 
 @nextafter.def_backward
 def _(ctx, g, self, other):
-    return _zeros(g), _zeros(g)
+    # torch's derivative: the gradient passes through to self; other gets zero
+    return g, _zeros(g)
 
 
 xlogy = _op("xlogy.Tensor(Tensor self, Tensor other) -> Tensor", K.xlogy, promote="int_to_float",

@@ -421,8 +421,8 @@ def _lu_factor_ex_kernel(a, pivot=True, check_errors=False, fname="linalg.lu_fac
         i = np.nonzero(info.reshape(-1))[0][0]
         base = fname.replace("_ex", "")
         pre = f"{base}: (Batch element {i}): " if info.ndim else f"{base}: "
-        raise RuntimeError(f"{pre}The factorization could not be completed because the input "
-                           f"is not invertible (U[{info.reshape(-1)[i]}, "
+        raise K.LinAlgError(f"{pre}The factorization could not be completed because the input "
+                            f"is not invertible (U[{info.reshape(-1)[i]}, "
                            f"{info.reshape(-1)[i]}] is zero).")
     return lu, piv, info
 
@@ -541,7 +541,7 @@ def solve(A, B, *, left=True, out=None):
     A2, B2, vec = _solve_prep(A, B, left, "linalg.solve")
     X, info = _d(solve_ex_op, A2, B2, False)
     if info._data.any():
-        K._raise_solve("linalg.solve", info._data)
+        K._raise_solve("torch.linalg.solve", info._data)
     return _out(_solve_post(X, left, vec), out, "linalg_solve")
 
 
@@ -669,8 +669,8 @@ def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
                        unitriangular=True)
         X = Y @ P.mT
     else:                           # X A^H = B: X U^H L^H P^T = B
-        Y = _solve_tri(U.mH, (B @ P), False, left=False)
-        X = _solve_tri(L.mH, Y, True, left=False, unitriangular=True)
+        W = _solve_tri(L.mH, B @ P, True, left=False, unitriangular=True)
+        X = _solve_tri(U.mH, W, False, left=False)
     return _out(X, out, "linalg_lu_solve")
 
 
@@ -857,7 +857,8 @@ def multi_dot(tensors, *, out=None):
                 raise RuntimeError(f"multi_dot(): the {'first' if i == 0 else 'last'} tensor "
                                    f"must be 1D or 2D but got {t.ndim}D")
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
-    r = E.chain_matmul(*ts) if len(ts) > 2 else ts[0] @ ts[1]
+    from ember._ops.blas import _multi_dot_order, _chain
+    r = _chain(ts, _multi_dot_order([tuple(t.shape) for t in ts]), 0, len(ts) - 1)
     if first_1d and last_1d:
         r = r.reshape(())
     elif first_1d:

@@ -121,16 +121,33 @@ def _scatter_back(g, indices, in_shape, nd):
     return gi.reshape(tuple(in_shape))
 
 
+max_pool_backward = defop(
+    "_max_pool_backward(Tensor grad_output, Tensor indices, int[] input_size, int nd, "
+    "bool overlap) -> Tensor",
+    K.max_pool_backward, function=False, method=False, out=False, promote=None,
+    saves=("indices",), grad_name="MaxPoolBackwardBackward0")
+
+
+@max_pool_backward.def_backward
+def _(ctx, gg, grad_output, indices, input_size, nd, overlap):
+    lead = tuple(input_size[:len(input_size) - nd])
+    gs = ctx.shapes[0]
+    picked = gg.reshape(lead + (-1,)).gather(-1, indices.reshape(lead + (-1,)))
+    return picked.reshape(tuple(gs)), None
+
+
 @max_pool_with_indices.def_backward
 def _(ctx, grads, self, kernel_size, stride, padding, dilation, ceil_mode):
     g = grads[0] if isinstance(grads, tuple) else grads
-    return _scatter_back(g, ctx.result[1], ctx.shapes[0], len(kernel_size))
+    overlap = any(dilation[i] * (kernel_size[i] - 1) + 1 > stride[i]
+                  for i in range(len(kernel_size)))
+    return max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), len(kernel_size), overlap)
 
 
 @adaptive_max_pool.def_backward
 def _(ctx, grads, self, output_size):
     g = grads[0] if isinstance(grads, tuple) else grads
-    return _scatter_back(g, ctx.result[1], ctx.shapes[0], len(output_size))
+    return max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), len(output_size), True)
 
 
 # -------------------------------------------------------------------- torch.* aliases

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from ember._kernels import nn_norm as K
 from ember._ops.registry import OpDef, public
+from ember.autograd.grad_mode import is_grad_enabled
 
 batch_norm_impl = OpDef(
     "_batch_norm_impl(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
@@ -17,6 +18,12 @@ batch_norm_impl = OpDef(
     K.batch_norm, promote=None, autocast="fp32",
     saves=("input", "weight", "running_mean", "running_var"),
     grad_name="NativeBatchNormBackward0")
+
+batch_norm_backward = OpDef(
+    "_batch_norm_backward(Tensor grad_output, Tensor input, Tensor? weight, Tensor? mean, "
+    "Tensor? var, bool training, float eps) -> (Tensor grad_input, Tensor grad_weight, "
+    "Tensor grad_bias)",
+    K.batch_norm_backward, promote=None, grad_name="NativeBatchNormBackwardBackward0")
 
 layer_norm_impl = OpDef(
     "_layer_norm_impl(Tensor input, int[] normalized_shape, Tensor? weight, Tensor? bias, "
@@ -36,6 +43,12 @@ def _(ctx, grads, input, weight, bias, running_mean, running_var, training, mome
         return (None,) * 8
     n = ctx.needs_input_grad
     x = input
+    if not is_grad_enabled():
+        # plain backward (no create_graph): one fused kernel (batch statistics recomputed)
+        gx, gwt, gb = batch_norm_backward(g, x, weight, None if training else running_mean,
+                                          None if training else running_var, training, eps)
+        return (gx if n[0] else None, gwt if n[1] and weight is not None else None,
+                gb if n[2] else None, None, None, None, None, None)
     axes = [0] + list(range(2, x.dim()))
     cs = _cshape(x.dim(), x.shape[1])
     if training:

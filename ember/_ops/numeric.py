@@ -220,6 +220,8 @@ def gradient(input, *, spacing=1, dim=None, edge_order=1):
         dims = given = [int(dim)]
     else:
         dims = given = [int(d) for d in dim]
+    if spacing is None:     # torch: spacing=None is the default unit spacing
+        spacing = 1
     if isinstance(spacing, (list, tuple)):
         items = [as_tensor(s) if isinstance(s, np.ndarray) else s for s in spacing]
         if any(isinstance(s, Tensor) for s in items):

@@ -162,8 +162,11 @@ def _signature(op, method, with_out, varargs):
             call.append("self")
             continue
         if varargs == a.name:
-            params.append("*" + name)
-            call.append(f"_varargs({name})")
+            # torch's methods take the list as varargs, as one sequence, or by keyword
+            # (x.flip(0, 1), x.flip((0, 1)), x.flip(dims=(0, 1)))
+            params.append(f"*_va_{name}")
+            params.append(f"{name}=_NOARG")
+            call.append(f"_varargs(_va_{name}, {name}, {a.name!r})")
             kw_started = True
             continue
         if a.kwarg_only and not kw_started:
@@ -178,11 +181,21 @@ def _signature(op, method, with_out, varargs):
     return params, call
 
 
-def _varargs(v):
+_NOARG = object()
+
+
+def _varargs(v, kw=_NOARG, name=None):
+    if kw is not _NOARG:
+        if v:
+            raise TypeError(f"argument '{name}' given by name and by position")
+        v = (kw,)
     if len(v) == 1 and isinstance(v[0], (tuple, list)) or len(v) == 1 and hasattr(v[0], "__len__") \
             and not hasattr(v[0], "_data"):
         return tuple(v[0])
     return v
+
+
+_CODE_CACHE: dict = {}
 
 
 def generate(op, *, method=False, with_out=False, varargs=None, name=None):
@@ -196,11 +209,15 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None):
     # the dispatcher's entry, inlined: modes first, else straight to _call
     body = (f"    if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
             f"    return _call(_op, {args}, {out})")
-    src = f"def {fname}({', '.join(params)}):\n{body}\n"
+    src = f"def _front({', '.join(params)}):\n{body}\n"
+    code = _CODE_CACHE.get(src)
+    if code is None:       # many ops share a signature: compile each shape once (import time)
+        code = _CODE_CACHE[src] = compile(src, "<ember op front>", "exec")
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
-           "_varargs": _varargs}
-    exec(compile(src, f"<ember op {op.name}>", "exec"), env)
-    fn = env[fname]
+           "_varargs": _varargs, "_NOARG": _NOARG}
+    exec(code, env)
+    fn = env["_front"]
+    fn.__name__ = fname
     fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \
         f"{op.public_name}: {op.schema}"
     fn.__qualname__ = fname

@@ -885,6 +885,8 @@ gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=F
 
 @gather.def_backward
 def _(ctx, g, self, dim, index, sparse_grad):
+    if index.numel() == 0:      # nothing gathered (any index dtype is accepted then)
+        return _zeros(g, ctx.shapes[0])
     return _call(scatter_add, _zeros(g, ctx.shapes[0]), dim, index, g)
 
 
@@ -1060,7 +1062,9 @@ def _(ctx, g, self, dim, index, value):
         gg = g.reshape(-1) if g.ndim == 0 else g
         idx = index.reshape(-1)
         d = wrap_dim(dim, gg.ndim)
-        wrapped = _const(np.where(idx._data < 0, idx._data + gg.shape[d], idx._data))
+        # each filled position once, however often the index repeats it (torch)
+        wrapped = _const(np.unique(np.where(idx._data < 0, idx._data + gg.shape[d],
+                                            idx._data)))
         gv = _call(index_select, gg, d, wrapped).sum()
     return gs, None, None, gv
 
@@ -1082,7 +1086,8 @@ def _(ctx, g, grad, shape, indices):
 
 
 index_put = defop("index_put(Tensor self, Any indices, Tensor values, bool accumulate=False) -> "
-                  "Tensor", K.index_put, promote=None, inplace=True, nondeterministic=True)
+                  "Tensor", K.index_put, promote=None, inplace=True,
+                  nondeterministic=lambda args: bool(args[3]))   # only when accumulating
 
 
 @index_put.def_backward
@@ -1216,6 +1221,10 @@ def _take_along_dim(self, indices, dim=None):
                            f"number of dimensions, but got {self.ndim} dimensions for input, and "
                            f"{indices.ndim} dimensions for indices")
     d = wrap_dim(dim, self.ndim)
+    if self.shape[d] > 0:
+        # torch wraps the indices modulo the size of dim (negative ones count from the end)
+        from ember._ops.elementwise import remainder
+        indices = _call(remainder, indices, self.shape[d])
     ss = list(self.shape)
     ss[d] = indices.shape[d]
     ishape = K._broadcast_or_raise(tuple(ss), tuple(indices.shape))
@@ -1231,7 +1240,8 @@ take_along_dim = defop("take_along_dim(Tensor self, Tensor indices, int? dim=Non
                        composite=_take_along_dim, promote=None)
 
 put = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
-            K.put, promote=None, inplace=True, nondeterministic=True, saves=("index",))
+            K.put, promote=None, inplace=True, nondeterministic=lambda args: bool(args[3]),
+            saves=("index",))
 
 
 @put.def_backward

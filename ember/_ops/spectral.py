@@ -173,6 +173,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     w = _padded_window(window, win, n_fft, x)
     norm = "ortho" if normalized else "backward"
     xt = x.transpose(-1, -2)                                     # (B, frames, freq)
+    if not onesided and not return_complex:
+        # torch: a real output assumes a Hermitian spectrum; only the first n_fft//2+1 bins
+        # are used (irfft), the rest of a two-sided input is ignored
+        xt = xt[..., :n_fft // 2 + 1]
+        onesided = True
     if onesided:
         if return_complex:
             raise RuntimeError("cannot have onesided output if window or input is complex")

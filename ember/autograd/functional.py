@@ -1,262 +1,267 @@
-"""``autograd.functional``: Jacobians, Hessians and vector products of whole functions
-(torch.autograd.functional), built on ``autograd.grad``.
+"""Derivatives of whole functions: vjp, jvp, jacobian, hessian, vhp, hvp.
 
-``jvp`` and ``hvp`` use the double-backward trick (the backward of a linear map is linear in
-its grad_output, so differentiating it with respect to the grad_output gives the forward
-product). ``strategy="forward-mode"`` needs forward-mode AD and raises NotImplementedError.
+Everything is built on ``autograd.grad``. Forward products (``jvp``, ``hvp``) use the
+double-backward trick: a vjp is linear in its vector ``u``, so differentiating
+``u -> J^T u`` with respect to ``u`` in direction ``v`` gives ``J v``.
+``jacobian(strategy="forward-mode")`` needs forward-mode AD and is not implemented.
 """
-from __future__ import annotations
-
-from ember._state import state
+import ember
 from ember._tensor import Tensor
 
 __all__ = ["vjp", "jvp", "jacobian", "hessian", "hvp", "vhp"]
 
-
-# -------------------------------------------------------------------- helpers
-
-def _as_tuple_nocheck(x):
-    if isinstance(x, tuple):
-        return x
-    if isinstance(x, list):
-        return tuple(x)
-    return (x,)
+_OUT = "outputs of the user-provided function"
 
 
-def _as_tuple(inp, arg_name=None, fn_name=None):
-    if arg_name is None and fn_name is None:
-        return _as_tuple_nocheck(inp)
-    is_inp_tuple = True
-    if not isinstance(inp, tuple):
-        inp = (inp,)
-        is_inp_tuple = False
-    for i, el in enumerate(inp):
-        if not isinstance(el, Tensor):
-            if is_inp_tuple:
-                raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
-                                f"tuple of Tensors but the value at index {i} has type "
-                                f"{type(el)}.")
-            raise TypeError(f"The {arg_name} given to {fn_name} must be either a Tensor or a "
-                            f"tuple of Tensors but the given {arg_name} has type {type(el)}.")
-    return is_inp_tuple, inp
+# -------------------------------------------------------------------- argument handling
+
+def _tuplify(x, what, fn):
+    """``(was_tuple, x as a tuple)``; every entry must be a Tensor."""
+    was_tuple = isinstance(x, tuple)
+    items = x if was_tuple else (x,)
+    for i, item in enumerate(items):
+        if isinstance(item, Tensor):
+            continue
+        where = (f"the value at index {i} has type" if was_tuple
+                 else f"the given {what} has type")
+        raise TypeError(f"The {what} given to {fn} must be either a Tensor or a tuple of "
+                        f"Tensors but {where} {type(item)}.")
+    return was_tuple, items
 
 
-def _tuple_postprocess(res, to_unpack):
-    if isinstance(to_unpack, tuple):
-        if not to_unpack[1]:
-            res = tuple(el[0] for el in res)
-        if not to_unpack[0]:
-            res = res[0]
-    elif not to_unpack:
-        res = res[0]
-    return res
+def _untuplify(res, was_tuple):
+    return res if was_tuple else res[0]
 
 
-def _grad_preprocess(inputs, create_graph, need_graph):
-    # always new Tensor objects, so that the inputs given as arguments are distinguished
-    # from the same tensors captured by the user function
-    res = []
-    for inp in inputs:
-        if create_graph and inp.requires_grad:
-            res.append(inp.view(inp.shape))
-        else:
-            res.append(inp.detach().requires_grad_(need_graph))
-    return tuple(res)
+def _untuplify2(res, outer_was_tuple, inner_was_tuple):
+    if not inner_was_tuple:
+        res = tuple(row[0] for row in res)
+    return res if outer_was_tuple else res[0]
 
 
-def _grad_postprocess(inputs, create_graph):
-    if isinstance(inputs[0], Tensor):
-        if not create_graph:
-            return tuple(inp.detach() for inp in inputs)
-        return inputs
-    return tuple(_grad_postprocess(inp, create_graph) for inp in inputs)
+def _fresh(tensors, create_graph, need_graph):
+    """New tensor objects for the function's arguments, so that they are told apart from
+    the same tensors captured by the function; a differentiable view when the result
+    must stay connected to the caller's graph."""
+    return tuple(t.view(t.shape) if create_graph and t.requires_grad
+                 else t.detach().requires_grad_(need_graph) for t in tensors)
 
 
-def _validate_v(v, other, is_other_tuple):
-    if len(other) != len(v):
-        if is_other_tuple:
-            raise RuntimeError(f"v is a tuple of invalid length: should be {len(other)} but got "
+def _finish(x, create_graph):
+    """Detach results (recursively through tuples) unless ``create_graph``."""
+    if isinstance(x[0], Tensor):
+        return x if create_graph else tuple(t.detach() for t in x)
+    return tuple(_finish(part, create_graph) for part in x)
+
+
+def _check_v(v, like, like_was_tuple):
+    if len(v) != len(like):
+        if like_was_tuple:
+            raise RuntimeError(f"v is a tuple of invalid length: should be {len(like)} but got "
                                f"{len(v)}.")
         raise RuntimeError("The given v should contain a single Tensor.")
-    for idx, (el_v, el_other) in enumerate(zip(v, other)):
-        if el_v.size() != el_other.size():
-            prepend = f"Entry {idx} in " if is_other_tuple else ""
-            raise RuntimeError(f"{prepend}v has invalid size: should be {el_other.size()} but "
-                               f"got {el_v.size()}.")
+    for i, (a, b) in enumerate(zip(v, like)):
+        if a.size() != b.size():
+            prefix = f"Entry {i} in " if like_was_tuple else ""
+            raise RuntimeError(f"{prefix}v has invalid size: should be {b.size()} but "
+                               f"got {a.size()}.")
 
 
-def _check_requires_grad(inputs, input_type, strict):
+def _prepare_v(v, like, like_was_tuple, fn, create_graph, none_msg):
+    if v is None:
+        if len(like) != 1 or like[0].nelement() != 1:
+            raise RuntimeError(none_msg)
+        return None
+    _, v = _tuplify(v, "v", fn)
+    v = _fresh(v, create_graph, need_graph=False)
+    _check_v(v, like, like_was_tuple)
+    return v
+
+
+_V_NONE_INPUT = ("The vector v can only be None if the input to the user-provided function "
+                 "is a single Tensor with a single element.")
+
+_NOT_DIFFERENTIABLE = {
+    "hessian": "The hessian of the user-provided function with respect to input {i} is "
+               "independent of the input. This is not allowed in strict mode. You should "
+               "ensure that your function is thrice differentiable and that the hessian "
+               "depends on the inputs.",
+    "jacobian": "While computing the hessian, found that the jacobian of the user-provided "
+                "function with respect to input {i} is independent of the input. This is "
+                "not allowed in strict mode. You should ensure that your function is twice "
+                "differentiable and that the jacobian depends on the inputs (this would be "
+                "violated by a linear function for example).",
+    "grad_inputs": "The gradient with respect to input {i} is independent of the inputs of "
+                   "the user-provided function. This is not allowed in strict mode.",
+    "outputs": "Output {i} of the user-provided function does not require gradients. The "
+               "outputs must be computed in a differentiable manner from the input when "
+               "running in strict mode.",
+}
+
+
+def _strict_check(tensors, kind, strict):
+    """In strict mode every entry must exist and require grad."""
     if not strict:
         return
-    for i, inp in enumerate(inputs):
-        if inp is None:
+    for i, t in enumerate(tensors):
+        if t is None:
             raise RuntimeError(f"The output of the user-provided function is independent of "
                                f"input {i}. This is not allowed in strict mode.")
-        if not inp.requires_grad:
-            if input_type == "hessian":
-                raise RuntimeError(
-                    f"The hessian of the user-provided function with respect to input {i} is "
-                    f"independent of the input. This is not allowed in strict mode. You should "
-                    f"ensure that your function is thrice differentiable and that the hessian "
-                    f"depends on the inputs.")
-            if input_type == "jacobian":
-                raise RuntimeError(
-                    f"While computing the hessian, found that the jacobian of the user-provided "
-                    f"function with respect to input {i} is independent of the input. This is "
-                    f"not allowed in strict mode. You should ensure that your function is twice "
-                    f"differentiable and that the jacobian depends on the inputs (this would be "
-                    f"violated by a linear function for example).")
-            if input_type == "grad_inputs":
-                raise RuntimeError(
-                    f"The gradient with respect to input {i} is independent of the inputs of "
-                    f"the user-provided function. This is not allowed in strict mode.")
-            raise RuntimeError(
-                f"Output {i} of the user-provided function does not require gradients. The "
-                f"outputs must be computed in a differentiable manner from the input when "
-                f"running in strict mode.")
+        if not t.requires_grad:
+            raise RuntimeError(_NOT_DIFFERENTIABLE[kind].format(i=i))
 
 
-def _autograd_grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
-    """``autograd.grad`` accepting None (or non-differentiable) outputs; always allows
-    unused inputs."""
-    from ember.autograd import grad
+# -------------------------------------------------------------------- gradients
+
+def _grad(outputs, inputs, grad_outputs=None, create_graph=False, retain_graph=None):
+    """``autograd.grad`` that skips outputs not requiring grad and allows unused inputs."""
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
-    new_outputs, new_grad_outputs = (), ()
-    for out, grad_out in zip(outputs, grad_outputs):
-        if out is not None and out.requires_grad:
-            new_outputs += (out,)
-            new_grad_outputs += (grad_out,)
-    if len(new_outputs) == 0:
+    keep = [(o, g) for o, g in zip(outputs, grad_outputs) if o is not None and o.requires_grad]
+    if not keep:
         return (None,) * len(inputs)
-    return grad(new_outputs, inputs, new_grad_outputs, allow_unused=True,
-                create_graph=create_graph, retain_graph=retain_graph)
+    return ember.autograd.grad(tuple(o for o, _ in keep), inputs, tuple(g for _, g in keep),
+                               allow_unused=True, create_graph=create_graph,
+                               retain_graph=retain_graph)
 
 
-def _fill_in_zeros(grads, refs, strict, create_graph, stage):
-    from ember import zeros_like
-    res = ()
-    for i, grads_i in enumerate(grads):
-        if grads_i is None:
+_MISSING = {
+    "back": "The output of the user-provided function is independent of input {i}. This is "
+            "not allowed in strict mode.",
+    "back_trick": "The gradient with respect to the input is independent of entry {i} in the "
+                  "grad_outputs when using the double backward trick to compute forward mode "
+                  "gradients. This is not allowed in strict mode.",
+    "double_back": "The jacobian of the user-provided function is independent of input {i}. "
+                   "This is not allowed in strict mode.",
+    "double_back_trick": "The hessian of the user-provided function is independent of entry "
+                         "{i} in the grad_jacobian. This is not allowed in strict mode as it "
+                         "prevents from using the double backward trick to replace forward "
+                         "mode AD.",
+}
+
+
+def _zeros_for_missing(grads, like, strict, create_graph, stage):
+    """Replace ``None`` gradients by zeros (an error in strict mode)."""
+    out = []
+    for i, g in enumerate(grads):
+        if g is None:
             if strict:
-                if stage == "back":
-                    raise RuntimeError(f"The output of the user-provided function is independent "
-                                       f"of input {i}. This is not allowed in strict mode.")
-                if stage == "back_trick":
-                    raise RuntimeError(
-                        f"The gradient with respect to the input is independent of entry {i} in "
-                        f"the grad_outputs when using the double backward trick to compute "
-                        f"forward mode gradients. This is not allowed in strict mode.")
-                if stage == "double_back":
-                    raise RuntimeError(f"The jacobian of the user-provided function is "
-                                       f"independent of input {i}. This is not allowed in "
-                                       f"strict mode.")
-                raise RuntimeError(
-                    f"The hessian of the user-provided function is independent of entry {i} in "
-                    f"the grad_jacobian. This is not allowed in strict mode as it prevents from "
-                    f"using the double backward trick to replace forward mode AD.")
-            grads_i = zeros_like(refs[i])
-        elif strict and create_graph and not grads_i.requires_grad:
-            if "double" not in stage:
-                raise RuntimeError(f"The jacobian of the user-provided function is independent "
-                                   f"of input {i}. This is not allowed in strict mode when "
-                                   f"create_graph=True.")
-            raise RuntimeError(f"The hessian of the user-provided function is independent of "
+                raise RuntimeError(_MISSING[stage].format(i=i))
+            g = ember.zeros_like(like[i])
+        elif strict and create_graph and not g.requires_grad:
+            what = "hessian" if "double" in stage else "jacobian"
+            raise RuntimeError(f"The {what} of the user-provided function is independent of "
                                f"input {i}. This is not allowed in strict mode when "
                                f"create_graph=True.")
-        res += (grads_i,)
-    return res
+        out.append(g)
+    return tuple(out)
 
 
-def _stack(tensors):
-    """``stack(tensors, 0)``, differentiable (ember.stack when it exists)."""
-    import ember
-    st = getattr(ember, "stack", None)
-    if st is not None:
-        return st(tensors, 0)
-    first = tensors[0]
-    out = ember.zeros((len(tensors),) + tuple(first.shape), dtype=first.dtype)
-    for i, t in enumerate(tensors):
-        out[i] = t
-    return out
+def _second_phase(create_graph):
+    """Grad mode for the final differentiation: on if ``create_graph``, else unchanged."""
+    return ember.set_grad_enabled(create_graph or ember.is_grad_enabled())
 
 
-class _enable_grad:
-    def __init__(self, mode=True):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = self.mode
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
-        return False
-
-
-# -------------------------------------------------------------------- public API
+# -------------------------------------------------------------------- products
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(*inputs), v^T J)``: the vector-Jacobian product at ``inputs``."""
-    with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "vjp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "vjp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "vjp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, outputs, is_outputs_tuple)
-        elif len(outputs) != 1 or outputs[0].nelement() != 1:
-            raise RuntimeError("The vector v can only be None if the user-provided function "
-                               "returns a single Tensor with a single element.")
-    with _enable_grad(True if create_graph else state.grad_enabled):
-        grad_res = _autograd_grad(outputs, inputs, v, create_graph=create_graph)
-        vjp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    vjp_ = _grad_postprocess(vjp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vjp_,
-                                                                            is_inputs_tuple)
+    """``(func(*inputs), v^T J)``."""
+    with ember.enable_grad():
+        in_tuple, inputs = _tuplify(inputs, "inputs", "vjp")
+        inputs = _fresh(inputs, create_graph, need_graph=True)
+        out_tuple, outputs = _tuplify(func(*inputs), _OUT, "vjp")
+        _strict_check(outputs, "outputs", strict)
+        v = _prepare_v(v, outputs, out_tuple, "vjp", create_graph,
+                       "The vector v can only be None if the user-provided function returns a "
+                       "single Tensor with a single element.")
+    with _second_phase(create_graph):
+        grads = _grad(outputs, inputs, v, create_graph=create_graph)
+        grads = _zeros_for_missing(grads, inputs, strict, create_graph, "back")
+    return (_untuplify(_finish(outputs, create_graph), out_tuple),
+            _untuplify(_finish(grads, create_graph), in_tuple))
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(*inputs), J v)``: the Jacobian-vector product, by the double-backward trick."""
-    from ember import zeros_like
-    with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jvp")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        if v is not None:
-            _, v = _as_tuple(v, "v", "jvp")
-            v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-            _validate_v(v, inputs, is_inputs_tuple)
-        elif len(inputs) != 1 or inputs[0].nelement() != 1:
-            raise RuntimeError("The vector v can only be None if the input to the "
-                               "user-provided function is a single Tensor with a single "
-                               "element.")
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jvp")
-        _check_requires_grad(outputs, "outputs", strict=strict)
-        # the backward is linear in grad_outputs: their value does not matter
-        grad_outputs = tuple(zeros_like(out, requires_grad=True) for out in outputs)
-        grad_inputs = _autograd_grad(outputs, inputs, grad_outputs, create_graph=True)
-        _check_requires_grad(grad_inputs, "grad_inputs", strict=strict)
-    with _enable_grad(True if create_graph else state.grad_enabled):
-        grad_res = _autograd_grad(grad_inputs, grad_outputs, v, create_graph=create_graph)
-        jvp_ = _fill_in_zeros(grad_res, outputs, strict, create_graph, "back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    jvp_ = _grad_postprocess(jvp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(jvp_,
-                                                                            is_outputs_tuple)
+    """``(func(*inputs), J v)``, by the double-backward trick."""
+    with ember.enable_grad():
+        in_tuple, inputs = _tuplify(inputs, "inputs", "jvp")
+        inputs = _fresh(inputs, create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, in_tuple, "jvp", create_graph, _V_NONE_INPUT)
+        out_tuple, outputs = _tuplify(func(*inputs), _OUT, "jvp")
+        _strict_check(outputs, "outputs", strict)
+        # u -> J^T u is linear, so the value of u does not matter
+        u = tuple(ember.zeros_like(o, requires_grad=True) for o in outputs)
+        jt_u = _grad(outputs, inputs, u, create_graph=True)
+        _strict_check(jt_u, "grad_inputs", strict)
+    with _second_phase(create_graph):
+        grads = _grad(jt_u, u, v, create_graph=create_graph)
+        grads = _zeros_for_missing(grads, outputs, strict, create_graph, "back_trick")
+    return (_untuplify(_finish(outputs, create_graph), out_tuple),
+            _untuplify(_finish(grads, create_graph), out_tuple))
+
+
+def _scalar_function_output(func, inputs, fn, strict):
+    out = func(*inputs)
+    out_tuple, outputs = _tuplify(out, _OUT, fn)
+    _strict_check(outputs, "outputs", strict)
+    if out_tuple or not isinstance(out, Tensor):
+        raise RuntimeError(f"The function given to {fn} should return a single Tensor")
+    if out.nelement() != 1:
+        raise RuntimeError(f"The Tensor returned by the function given to {fn} should contain "
+                           f"a single element")
+    return out_tuple, outputs
+
+
+def vhp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(*inputs), v^T H)`` for a function with one scalar output."""
+    with ember.enable_grad():
+        in_tuple, inputs = _tuplify(inputs, "inputs", "vhp")
+        inputs = _fresh(inputs, create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, in_tuple, "vhp", create_graph, _V_NONE_INPUT)
+        out_tuple, outputs = _scalar_function_output(func, inputs, "vhp", strict)
+        jac = _grad(outputs, inputs, create_graph=True)
+        _strict_check(jac, "jacobian", strict)
+    with _second_phase(create_graph):
+        grads = _grad(jac, inputs, v, create_graph=create_graph)
+        grads = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back")
+    return (_untuplify(_finish(outputs, create_graph), out_tuple),
+            _untuplify(_finish(grads, create_graph), in_tuple))
+
+
+def hvp(func, inputs, v=None, create_graph=False, strict=False):
+    """``(func(*inputs), H v)`` for a function with one scalar output (double-backward
+    trick)."""
+    with ember.enable_grad():
+        in_tuple, inputs = _tuplify(inputs, "inputs", "hvp")
+        inputs = _fresh(inputs, create_graph, need_graph=True)
+        v = _prepare_v(v, inputs, in_tuple, "hvp", create_graph, _V_NONE_INPUT)
+        out_tuple, outputs = _scalar_function_output(func, inputs, "hvp", strict)
+        jac = _grad(outputs, inputs, create_graph=True)
+        _strict_check(jac, "jacobian", strict)
+        u = tuple(ember.zeros_like(x, requires_grad=True) for x in inputs)
+        h_u = _grad(jac, inputs, u, create_graph=True)
+        _strict_check(jac, "hessian", strict)
+    with _second_phase(create_graph):
+        grads = _grad(h_u, u, v, create_graph=create_graph)
+        grads = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back_trick")
+    return (_untuplify(_finish(outputs, create_graph), out_tuple),
+            _untuplify(_finish(grads, create_graph), in_tuple))
+
+
+# -------------------------------------------------------------------- jacobian, hessian
+
+def _jacobian_block(rows, out, inp):
+    """Stack one row per element of ``out`` into shape ``out.shape + inp.shape``."""
+    shape = tuple(out.shape) + tuple(inp.shape)
+    if not rows:
+        return ember.zeros(shape, dtype=inp.dtype)
+    return ember.stack(rows, 0).reshape(shape)
 
 
 def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
              strategy="reverse-mode"):
-    """The Jacobian of ``func`` at ``inputs``: shape ``out.shape + in.shape`` per
-    (output, input) pair, nested in tuples like torch (one vjp per output element)."""
-    from ember import zeros_like
+    """The Jacobian of ``func`` at ``inputs``: for each (output, input) pair a tensor of
+    shape ``output.shape + input.shape``, computed one output element at a time."""
     if strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode". '
                              'Hint: If your function has more outputs than inputs, '
@@ -271,140 +276,58 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise NotImplementedError("jacobian(strategy=\"forward-mode\") needs forward-mode AD, "
                                   "which ember does not implement yet; use "
                                   "strategy=\"reverse-mode\"")
-    with _enable_grad():
-        is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "jacobian")
-        inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-        outputs = func(*inputs)
-        is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function",
-                                              "jacobian")
-        _check_requires_grad(outputs, "outputs", strict=strict)
+    with ember.enable_grad():
+        in_tuple, inputs = _tuplify(inputs, "inputs", "jacobian")
+        inputs = _fresh(inputs, create_graph, need_graph=True)
+        out_tuple, outputs = _tuplify(func(*inputs), _OUT, "jacobian")
+        _strict_check(outputs, "outputs", strict)
         if vectorize and strict:
             raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
                                "`vectorized=True` are not supported together. Please either set "
                                "`strict=False` or `vectorize=False`.")
-        # vectorize=True (vmap over grad_outputs) computes the same rows one at a time here
-        jac = ()
+        # vectorize=True gives the same rows; ember computes them one at a time
+        jac = []
         for i, out in enumerate(outputs):
-            jac_i = tuple([] for _ in range(len(inputs)))
+            rows = [[] for _ in inputs]
             flat = out.reshape(-1)
-            for j in range(out.nelement()):
-                vj = _autograd_grad((flat[j],), inputs, retain_graph=True,
-                                    create_graph=create_graph)
-                for el_idx, (jac_i_el, vj_el, inp_el) in enumerate(zip(jac_i, vj, inputs)):
-                    if vj_el is not None:
-                        if strict and create_graph and not vj_el.requires_grad:
-                            raise RuntimeError(
-                                f"The jacobian of the user-provided function is independent "
-                                f"of input {i}. This is not allowed in strict mode when "
-                                f"create_graph=True.")
-                        jac_i_el.append(vj_el)
-                    else:
+            for k in range(out.nelement()):
+                grads = _grad((flat[k],), inputs, retain_graph=True, create_graph=create_graph)
+                for j, (g, inp) in enumerate(zip(grads, inputs)):
+                    if g is None:
                         if strict:
                             raise RuntimeError(
                                 f"Output {i} of the user-provided function is independent of "
-                                f"input {el_idx}. This is not allowed in strict mode.")
-                        jac_i_el.append(zeros_like(inp_el))
-            jac += (tuple(_stack_rows(jac_i_el, out, inputs[el_idx])
-                          for el_idx, jac_i_el in enumerate(jac_i)),)
-        jac = _grad_postprocess(jac, create_graph)
-        return _tuple_postprocess(jac, (is_outputs_tuple, is_inputs_tuple))
-
-
-def _stack_rows(rows, out, inp):
-    shape = tuple(out.shape) + tuple(inp.shape)
-    if not rows:        # an output with no elements
-        from ember import zeros
-        return zeros(shape, dtype=inp.dtype)
-    return _stack(rows).reshape(shape)
+                                f"input {j}. This is not allowed in strict mode.")
+                        g = ember.zeros_like(inp)
+                    elif strict and create_graph and not g.requires_grad:
+                        raise RuntimeError(
+                            f"The jacobian of the user-provided function is independent "
+                            f"of input {i}. This is not allowed in strict mode when "
+                            f"create_graph=True.")
+                    rows[j].append(g)
+            jac.append(tuple(_jacobian_block(r, out, inp) for r, inp in zip(rows, inputs)))
+        jac = _finish(tuple(jac), create_graph)
+        return _untuplify2(jac, out_tuple, in_tuple)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,
             outer_jacobian_strategy="reverse-mode"):
-    """The Hessian of the scalar function ``func`` at ``inputs`` (a Jacobian of its
-    Jacobian)."""
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", "hessian")
+    """The Hessian of a function with one scalar output: the Jacobian of its gradient."""
+    in_tuple, inputs = _tuplify(inputs, "inputs", "hessian")
     if outer_jacobian_strategy not in ("forward-mode", "reverse-mode"):
         raise AssertionError('Expected strategy to be either "forward-mode" or "reverse-mode".')
 
-    def ensure_single_output_function(*inp):
-        out = func(*inp)
-        is_out_tuple, t_out = _as_tuple(out, "outputs of the user-provided function", "hessian")
-        _check_requires_grad(t_out, "outputs", strict=strict)
-        if is_out_tuple or not isinstance(out, Tensor):
-            raise RuntimeError("The function given to hessian should return a single Tensor")
-        if out.nelement() != 1:
-            raise RuntimeError("The Tensor returned by the function given to hessian should "
-                               "contain a single element")
+    def scalar_func(*args):
+        _, (out,) = _scalar_function_output(func, args, "hessian", strict)
         return out.squeeze()
 
-    def jac_func(*inp):
+    def gradient(*args):
         if outer_jacobian_strategy == "forward-mode":
-            inp = tuple(t.requires_grad_(True) for t in inp)
-        jac = jacobian(ensure_single_output_function, inp, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        return jac
+            args = tuple(a.requires_grad_(True) for a in args)
+        g = jacobian(scalar_func, args, create_graph=True)
+        _strict_check(g, "jacobian", strict)
+        return g
 
-    res = jacobian(jac_func, inputs, create_graph=create_graph, strict=strict,
+    res = jacobian(gradient, inputs, create_graph=create_graph, strict=strict,
                    vectorize=vectorize, strategy=outer_jacobian_strategy)
-    return _tuple_postprocess(res, (is_inputs_tuple, is_inputs_tuple))
-
-
-def _scalar_output(func, inputs, name, strict):
-    outputs = func(*inputs)
-    is_outputs_tuple, outputs = _as_tuple(outputs, "outputs of the user-provided function", name)
-    _check_requires_grad(outputs, "outputs", strict=strict)
-    if is_outputs_tuple or not isinstance(outputs[0], Tensor):
-        raise RuntimeError(f"The function given to {name} should return a single Tensor")
-    if outputs[0].nelement() != 1:
-        raise RuntimeError(f"The Tensor returned by the function given to {name} should contain "
-                           f"a single element")
-    return is_outputs_tuple, outputs
-
-
-def _prep_v(inputs, v, name, create_graph):
-    is_inputs_tuple, inputs = _as_tuple(inputs, "inputs", name)
-    inputs = _grad_preprocess(inputs, create_graph=create_graph, need_graph=True)
-    if v is not None:
-        _, v = _as_tuple(v, "v", name)
-        v = _grad_preprocess(v, create_graph=create_graph, need_graph=False)
-        _validate_v(v, inputs, is_inputs_tuple)
-    elif len(inputs) != 1 or inputs[0].nelement() != 1:
-        raise RuntimeError("The vector v can only be None if the input to the user-provided "
-                           "function is a single Tensor with a single element.")
-    return is_inputs_tuple, inputs, v
-
-
-def vhp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(*inputs), v^T H)`` for a scalar function."""
-    with _enable_grad():
-        is_inputs_tuple, inputs, v = _prep_v(inputs, v, "vhp", create_graph)
-        is_outputs_tuple, outputs = _scalar_output(func, inputs, "vhp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-    with _enable_grad(True if create_graph else state.grad_enabled):
-        grad_res = _autograd_grad(jac, inputs, v, create_graph=create_graph)
-        vhp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back")
-    outputs = _grad_postprocess(outputs, create_graph)
-    vhp_ = _grad_postprocess(vhp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(vhp_,
-                                                                            is_inputs_tuple)
-
-
-def hvp(func, inputs, v=None, create_graph=False, strict=False):
-    """``(func(*inputs), H v)`` for a scalar function (double-backward trick)."""
-    from ember import zeros_like
-    with _enable_grad():
-        is_inputs_tuple, inputs, v = _prep_v(inputs, v, "hvp", create_graph)
-        is_outputs_tuple, outputs = _scalar_output(func, inputs, "hvp", strict)
-        jac = _autograd_grad(outputs, inputs, create_graph=True)
-        _check_requires_grad(jac, "jacobian", strict=strict)
-        grad_jac = tuple(zeros_like(inp, requires_grad=True) for inp in inputs)
-        double_back = _autograd_grad(jac, inputs, grad_jac, create_graph=True)
-        _check_requires_grad(jac, "hessian", strict=strict)
-    with _enable_grad(True if create_graph else state.grad_enabled):
-        grad_res = _autograd_grad(double_back, grad_jac, v, create_graph=create_graph)
-        hvp_ = _fill_in_zeros(grad_res, inputs, strict, create_graph, "double_back_trick")
-    outputs = _grad_postprocess(outputs, create_graph)
-    hvp_ = _grad_postprocess(hvp_, create_graph)
-    return _tuple_postprocess(outputs, is_outputs_tuple), _tuple_postprocess(hvp_,
-                                                                            is_inputs_tuple)
+    return _untuplify2(res, in_tuple, in_tuple)

@@ -3,7 +3,4 @@ from ember._ops.linalg import LINALG as _LINALG
 
 globals().update(_LINALG)
 __all__ = sorted(_LINALG)
-
-
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError"""
+from ember._kernels.linalg import LinAlgError  # noqa: E402,F401

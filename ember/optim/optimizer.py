@@ -66,8 +66,7 @@ def _real(t):
     if t is None or not t.is_complex():
         return t
     a = t._data
-    pairs = a.reshape(a.shape + (1,)).view(a.real.dtype)
-    return ember.from_numpy(pairs)
+    return ember.from_numpy(a[..., None].view(a.real.dtype))  # indexing never copies
 
 
 def _closure_loss(closure):
@@ -104,11 +103,16 @@ def _no_fused(fused, differentiable=False, foreach=False):
     raise RuntimeError("`fused=True` is not available: ember has no fused optimizer kernels")
 
 
+_TENSOR_TYPE_NAMES = dict(float32="Float", float64="Double", float16="Half", bfloat16="BFloat16",
+                          int64="Long", int32="Int", int16="Short", int8="Char", uint8="Byte",
+                          bool="Bool", complex64="ComplexFloat", complex128="ComplexDouble")
+
+
 def _type_name(obj):
+    """torch.typename's spelling, for error messages."""
     if isinstance(obj, Tensor):
-        names = {ember.float32: "FloatTensor", ember.float64: "DoubleTensor",
-                 ember.int64: "LongTensor"}
-        return "torch." + names.get(obj.dtype, "Tensor")
+        kind = _TENSOR_TYPE_NAMES.get(str(obj.dtype).rsplit(".", 1)[-1])
+        return f"torch.{kind}Tensor" if kind else "torch.Tensor"
     cls = type(obj)
     return cls.__qualname__ if cls.__module__ == "builtins" else \
         f"{cls.__module__}.{cls.__qualname__}"
@@ -303,12 +307,15 @@ class Optimizer:
         parameters are numbered in group order, tensors in the state are not copied."""
         for hook in self._state_dict_pre_hooks.values():
             hook(self)
-        # a parameter's number is its position in the concatenated groups (first one wins)
+        # a parameter's number is its position in the concatenated groups; a tensor listed
+        # twice keeps its number from the first group holding it, but within that group the
+        # last position wins (as in torch)
         index, groups, position = {}, [], 0
         for group in self.param_groups:
             packed = {k: v for k, v in group.items() if k != "params"}
-            packed["params"] = [index.setdefault(id(p), position + i)
-                                for i, p in enumerate(group["params"])]
+            index.update({id(p): position + i for i, p in enumerate(group["params"])
+                          if id(p) not in index})
+            packed["params"] = [index[id(p)] for p in group["params"]]
             position += len(group["params"])
             groups.append(packed)
         state = {(index[id(k)] if isinstance(k, Tensor) else k): v for k, v in self.state.items()}
@@ -375,10 +382,3 @@ class Optimizer:
             if g is not None:
                 yield p, (-g if group.get("maximize") else g), self.state[p]
 
-
-# TEMPORARY shims while the algorithm files are rewritten (removed at the end)
-_get_value = _num
-_view_as_real = _real
-_check_fused = _no_fused
-def _get_scalar_dtype(is_fused=None): return _scalar_dtype()
-def _use_grad_for_differentiable(f): return f

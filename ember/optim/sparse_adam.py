@@ -1,6 +1,6 @@
 """SparseAdam: lazy Adam for sparse gradients.  ember has no sparse tensors, so constructing
 one works (for torch-compatible code and state dicts) but stepping with a gradient raises."""
-from .optimizer import Optimizer, _check_betas, _closure_loss, _require, _check_lr
+from .optimizer import Optimizer, _check_betas, _check_lr, _closure_loss, _require
 
 __all__ = ["SparseAdam"]
 
@@ -16,13 +16,12 @@ class SparseAdam(Optimizer):
         _require(eps > 0.0, "epsilon value", eps)
         _check_betas(betas)
         super().__init__(params, dict(lr=lr, betas=betas, eps=eps, maximize=maximize))
-        for kind, test, why in (("Sparse", "is_sparse", "SparseAdam requires dense parameter "
-                                 "tensors"),
-                                ("Complex", "is_complex", "SparseAdam does not support complex "
-                                 "parameters")):
+        checks = (("Sparse", lambda p: p.is_sparse, "SparseAdam requires dense parameter tensors"),
+                  ("Complex", lambda p: p.is_complex(),
+                   "SparseAdam does not support complex parameters"))
+        for kind, bad, why in checks:
             where = [[i, j] for i, group in enumerate(self.param_groups)
-                     for j, p in enumerate(group["params"])
-                     if (getattr(p, test)() if callable(getattr(p, test)) else getattr(p, test))]
+                     for j, p in enumerate(group["params"]) if bad(p)]
             if where:
                 raise ValueError(f"{kind} params at indices {where}: {why}")
 

@@ -69,7 +69,7 @@ def nuttall(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=
 def cosine(M, *, sym=True, dtype=None, layout=None, device=None, requires_grad=False):
     import numpy as np
     k, _ = _n(M, sym)
-    d = M if sym else M + 1
+    d = M + 1 if not sym and M > 1 else M     # a periodic window of length 1 is [1.]
     return _from_numpy(np.sin(math.pi * (k + 0.5) / d), dtype, requires_grad)
 
 
@@ -77,7 +77,7 @@ def gaussian(M, *, std=1.0, sym=True, dtype=None, layout=None, device=None,
              requires_grad=False):
     import numpy as np
     k, _ = _n(M, sym)
-    c = (M - 1) / 2 if sym else M / 2
+    c = M / 2 if not sym and M > 1 else (M - 1) / 2
     return _from_numpy(np.exp(-((k - c) / std) ** 2 / 2), dtype, requires_grad)
 
 
@@ -87,5 +87,5 @@ def exponential(M, *, center=None, tau=1.0, sym=True, dtype=None, layout=None, d
     if sym and center is not None:
         raise ValueError("Center must be None for symmetric windows")
     k, _ = _n(M, sym)
-    c = ((M - 1) / 2 if sym else M / 2) if center is None else center
+    c = (M / 2 if not sym and M > 1 else (M - 1) / 2) if center is None else center
     return _from_numpy(np.exp(-np.abs(k - c) / tau), dtype, requires_grad)

@@ -1,24 +1,21 @@
-"""Activation checkpointing (torch.utils.checkpoint): trade compute for memory by not
-keeping a region's intermediate tensors for backward and recomputing them instead.
+"""Activation checkpointing: keep a region's inputs, not its intermediate tensors, and
+recompute the region when backward needs them.
 
-- ``use_reentrant=True``: the region is a custom ``autograd.Function`` that runs it under
-  ``no_grad`` and, in backward, re-runs it with grad enabled and calls
-  ``autograd.backward`` on the recomputed graph (a backward inside backward). As in torch
-  it cannot serve ``autograd.grad`` or ``backward(inputs=...)``.
-- ``use_reentrant=False``: the region runs normally, but under saved-tensor hooks
-  (Note [saved tensor hooks] in ember/autograd/graph.py) that keep a placeholder instead of
-  each saved tensor; the first unpack in backward re-runs the region once and hands out
-  the recomputed tensors. Works with ``autograd.grad``, partial backward and kwargs.
+Two flavours, as in torch:
 
-Both restore the RNG state of the forward during recomputation when ``ember`` has an RNG
-(``ember.get_rng_state``/``set_rng_state``) and ``preserve_rng_state=True``.
+- reentrant (``use_reentrant=True``): the region is one autograd Function. Its forward runs
+  the region without grad; its backward re-runs it with grad and back-propagates through
+  the fresh graph. It cannot serve ``autograd.grad`` or ``backward(inputs=...)``.
+- non-reentrant (``use_reentrant=False``): the region runs normally under saved-tensor hooks
+  that store a small handle in place of each saved tensor. The first handle unpacked in
+  backward re-runs the region once and hands out its saved tensors.
+
+Both replay the forward's RNG state during recomputation when ``preserve_rng_state``.
 """
-from __future__ import annotations
-
 import contextlib
 import warnings
 
-from ember._state import state
+import ember
 from ember._tensor import Tensor
 from ember.autograd.function import Function
 from ember.autograd.graph import saved_tensors_hooks
@@ -32,31 +29,32 @@ _checkpoint_debug_enabled = None
 
 
 class CheckpointError(RuntimeError):
-    pass
+    """Recomputation did not reproduce what the forward saved."""
 
 
 def detach_variable(inputs):
-    if isinstance(inputs, tuple):
-        out = []
-        for inp in inputs:
-            if not isinstance(inp, Tensor):
-                out.append(inp)
-                continue
-            x = inp.detach()
-            x.requires_grad = inp.requires_grad
-            out.append(x)
-        return tuple(out)
-    raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
-                       f"{type(inputs).__name__}")
+    """Detached copies of the tensors in the tuple ``inputs``, keeping requires_grad."""
+    if not isinstance(inputs, tuple):
+        raise RuntimeError(f"Only tuple of tensors is supported. Got Unsupported input type: "
+                           f"{type(inputs).__name__}")
+    out = []
+    for x in inputs:
+        if isinstance(x, Tensor):
+            d = x.detach()
+            d.requires_grad = x.requires_grad
+            x = d
+        out.append(x)
+    return tuple(out)
 
 
 def check_backward_validity(inputs):
-    if not any(inp.requires_grad for inp in inputs if isinstance(inp, Tensor)):
+    if not any(x.requires_grad for x in inputs if isinstance(x, Tensor)):
         warnings.warn("None of the inputs have requires_grad=True. Gradients will be None",
                       stacklevel=2)
 
 
 class DefaultDeviceType:
+    """The device type whose RNG is preserved (API compatibility; ember is CPU only)."""
     _default_device_type = "cuda"
 
     @staticmethod
@@ -71,12 +69,11 @@ class DefaultDeviceType:
 @contextlib.contextmanager
 def set_checkpoint_debug_enabled(enabled):
     global _checkpoint_debug_enabled
-    prev = _checkpoint_debug_enabled
-    _checkpoint_debug_enabled = enabled
+    saved, _checkpoint_debug_enabled = _checkpoint_debug_enabled, enabled
     try:
         yield
     finally:
-        _checkpoint_debug_enabled = prev
+        _checkpoint_debug_enabled = saved
 
 
 @contextlib.contextmanager
@@ -89,41 +86,18 @@ def noop_context_fn():
     return contextlib.nullcontext(), contextlib.nullcontext()
 
 
-# -------------------------------------------------------------------- RNG state
-
-def _get_rng_state():
-    import ember
-    fn = getattr(ember, "get_rng_state", None)
-    return fn() if fn is not None else None
-
-
 @contextlib.contextmanager
-def _fork_rng(fwd_state, enabled):
-    """Run with the RNG set to ``fwd_state``; restore the surrounding state afterwards."""
-    import ember
-    set_state = getattr(ember, "set_rng_state", None)
-    if not enabled or fwd_state is None or set_state is None:
+def _replaying_rng(state, enabled):
+    """Run with the RNG at ``state`` and put the current RNG state back afterwards."""
+    if not enabled or state is None:
         yield
         return
-    outer = ember.get_rng_state()
-    set_state(fwd_state)
+    current = ember.get_rng_state()
+    ember.set_rng_state(state)
     try:
         yield
     finally:
-        set_state(outer)
-
-
-class _grad_mode:
-    def __init__(self, mode):
-        self.mode = mode
-
-    def __enter__(self):
-        self.prev = state.grad_enabled
-        state.grad_enabled = self.mode
-
-    def __exit__(self, *exc):
-        state.grad_enabled = self.prev
-        return False
+        ember.set_rng_state(current)
 
 
 # -------------------------------------------------------------------- reentrant
@@ -134,83 +108,71 @@ class CheckpointFunction(Function):
         check_backward_validity(args)
         ctx.run_function = run_function
         ctx.preserve_rng_state = preserve_rng_state
-        if preserve_rng_state:
-            ctx.fwd_cpu_state = _get_rng_state()
-        ctx.inputs = []
-        ctx.tensor_indices = []
-        tensor_inputs = []
-        for i, arg in enumerate(args):
-            if isinstance(arg, Tensor):
-                tensor_inputs.append(arg)
-                ctx.tensor_indices.append(i)
-                ctx.inputs.append(None)
-            else:
-                ctx.inputs.append(arg)
-        ctx.save_for_backward(*tensor_inputs)
-        with _grad_mode(False):
-            outputs = run_function(*args)
-        return outputs
+        ctx.rng_state = ember.get_rng_state() if preserve_rng_state else None
+        # tensors go through save_for_backward; everything else is kept as is
+        ctx.tensor_slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
+        ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
+        ctx.save_for_backward(*(args[i] for i in ctx.tensor_slots))
+        with ember.set_grad_enabled(False):
+            return run_function(*args)
 
     @staticmethod
-    def backward(ctx, *args):
-        from ember import autograd
-        if not autograd._is_checkpoint_valid():
+    def backward(ctx, *grad_outputs):
+        if not ember.autograd._is_checkpoint_valid():
             raise RuntimeError("When use_reentrant=True, torch.utils.checkpoint is incompatible "
                                "with .grad() or passing an `inputs` parameter to .backward(). "
                                "To resolve this error, you can either set use_reentrant=False, "
                                "or call .backward() without passing the `inputs` argument.")
         inputs = list(ctx.inputs)
-        tensors = ctx.saved_tensors
-        for i, idx in enumerate(ctx.tensor_indices):
-            inputs[idx] = tensors[i]
-        with _fork_rng(getattr(ctx, "fwd_cpu_state", None), ctx.preserve_rng_state):
-            detached_inputs = detach_variable(tuple(inputs))
-            with _grad_mode(True):
-                outputs = ctx.run_function(*detached_inputs)
+        for slot, t in zip(ctx.tensor_slots, ctx.saved_tensors):
+            inputs[slot] = t
+        with _replaying_rng(ctx.rng_state, ctx.preserve_rng_state):
+            inputs = detach_variable(tuple(inputs))
+            with ember.set_grad_enabled(True):
+                outputs = ctx.run_function(*inputs)
         if isinstance(outputs, Tensor):
             outputs = (outputs,)
-        outputs_with_grad = []
-        args_with_grad = []
-        for i in range(len(outputs)):
-            if isinstance(outputs[i], Tensor) and outputs[i].requires_grad:
-                outputs_with_grad.append(outputs[i])
-                args_with_grad.append(args[i])
-        if len(outputs_with_grad) == 0:
+        pairs = [(out, g) for out, g in zip(outputs, grad_outputs)
+                 if isinstance(out, Tensor) and out.requires_grad]
+        if not pairs:
             raise RuntimeError("none of output has requires_grad=True, this checkpoint() is not "
                                "necessary")
-        autograd.backward(outputs_with_grad, args_with_grad)
-        grads = tuple(inp.grad if isinstance(inp, Tensor) else None for inp in detached_inputs)
-        return (None, None) + grads
+        ember.autograd.backward([o for o, _ in pairs], [g for _, g in pairs])
+        return (None, None) + tuple(x.grad if isinstance(x, Tensor) else None for x in inputs)
 
 
 # -------------------------------------------------------------------- non-reentrant
 
 class _Handle:
-    __slots__ = ("idx",)
+    """Stands in for the ``slot``-th tensor saved by the checkpointed region."""
+    __slots__ = ("slot",)
 
-    def __init__(self, idx):
-        self.idx = idx
+    def __init__(self, slot):
+        self.slot = slot
 
 
-class _Frame:
-    """One checkpointed call: how to recompute it and the recomputed saved tensors."""
+def _meta(t):
+    return tuple(t.shape), t.dtype
 
-    def __init__(self, recompute_fn, check):
-        self.recompute_fn = recompute_fn
+
+class _Recomputer:
+    """Packs the region's saved tensors into handles; unpacking re-runs the region."""
+
+    def __init__(self, rerun, check):
+        self.rerun = rerun
         self.check = check
-        self.metas = []            # (shape, dtype) of each tensor saved in forward
-        self.recomputed = {}       # handle index -> recomputed tensor
+        self.saved_meta = []        # (shape, dtype) per tensor saved in forward
+        self.fresh = {}             # slot -> tensor saved by the latest recomputation
 
     def pack(self, t):
-        h = _Handle(len(self.metas))
-        self.metas.append((tuple(t.shape), t.dtype))
-        return h
+        self.saved_meta.append(_meta(t))
+        return _Handle(len(self.saved_meta) - 1)
 
-    def unpack(self, h):
-        if h.idx not in self.recomputed:
-            self._recompute()
+    def unpack(self, handle):
+        if handle.slot not in self.fresh:
+            self.fresh = dict(enumerate(self._recompute()))
         try:
-            return self.recomputed.pop(h.idx)
+            return self.fresh.pop(handle.slot)
         except KeyError:
             raise CheckpointError("torch.utils.checkpoint: Unpack is being triggered for a "
                                   "tensor that was already unpacked once. If you are calling "
@@ -219,36 +181,40 @@ class _Frame:
                                   "case.") from None
 
     def _recompute(self):
-        rec = []
+        got = []
 
-        def pack(t):
-            rec.append(t.detach())
-            return None
+        def keep(t):
+            got.append(t.detach())
 
-        def unpack(_):
+        def refuse(_):
             raise CheckpointError("torch.utils.checkpoint: the recomputed graph was used for "
                                   "backward")
 
-        with saved_tensors_hooks(pack, unpack):
-            self.recompute_fn()
+        with saved_tensors_hooks(keep, refuse):
+            self.rerun()
         if self.check:
-            if len(rec) != len(self.metas):
-                raise CheckpointError(
-                    f"torch.utils.checkpoint: A different number of tensors was saved during "
-                    f"the original forward and recomputation.\nNumber of tensors saved during "
-                    f"forward: {len(self.metas)}\nNumber of tensors saved during "
-                    f"recomputation: {len(rec)}.")
-            bad = [i for i, (t, m) in enumerate(zip(rec, self.metas))
-                   if (tuple(t.shape), t.dtype) != m]
-            if bad:
-                lines = "".join(f"tensor at position {i}:\nsaved metadata: "
-                                f"{{'shape': {self.metas[i][0]}, 'dtype': {self.metas[i][1]}}}\n"
-                                f"recomputed metadata: {{'shape': {tuple(rec[i].shape)}, "
-                                f"'dtype': {rec[i].dtype}}}\n" for i in bad)
-                raise CheckpointError("torch.utils.checkpoint: Recomputed values for the "
-                                      "following tensors have different metadata than during "
-                                      "the forward pass.\n" + lines)
-        self.recomputed = dict(enumerate(rec))
+            self._compare(got)
+        return got
+
+    def _compare(self, got):
+        want = self.saved_meta
+        if len(got) != len(want):
+            raise CheckpointError(
+                f"torch.utils.checkpoint: A different number of tensors was saved during "
+                f"the original forward and recomputation.\nNumber of tensors saved during "
+                f"forward: {len(want)}\nNumber of tensors saved during "
+                f"recomputation: {len(got)}.")
+        report = ""
+        for i, (t, (shape, dtype)) in enumerate(zip(got, want)):
+            if _meta(t) != (shape, dtype):
+                report += (f"tensor at position {i}:\n"
+                           f"saved metadata: {{'shape': {shape}, 'dtype': {dtype}}}\n"
+                           f"recomputed metadata: {{'shape': {tuple(t.shape)}, "
+                           f"'dtype': {t.dtype}}}\n")
+        if report:
+            raise CheckpointError("torch.utils.checkpoint: Recomputed values for the "
+                                  "following tensors have different metadata than during "
+                                  "the forward pass.\n" + report)
 
 
 def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, determinism_check,
@@ -256,76 +222,81 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
     if determinism_check not in ("default", "none"):
         raise ValueError(f"determinism_check should be one of ['default', 'none'], but got "
                          f"{determinism_check}")
-    forward_context, recompute_context = context_fn()
-    fwd_rng = _get_rng_state() if preserve_rng_state else None
-    grad_enabled = state.grad_enabled
+    forward_ctx, recompute_ctx = context_fn()
+    rng_state = ember.get_rng_state() if preserve_rng_state else None
+    grad_mode = ember.is_grad_enabled()
 
-    def recompute():
-        with _fork_rng(fwd_rng, preserve_rng_state):
-            detached = detach_variable(tuple(args))
-            with _grad_mode(grad_enabled), recompute_context:
-                function(*detached, **kwargs)
+    def rerun():
+        with _replaying_rng(rng_state, preserve_rng_state):
+            inputs = detach_variable(tuple(args))
+            with ember.set_grad_enabled(grad_mode), recompute_ctx:
+                function(*inputs, **kwargs)
 
-    frame = _Frame(recompute, determinism_check == "default")
-    with saved_tensors_hooks(frame.pack, frame.unpack), forward_context:
+    rec = _Recomputer(rerun, check=determinism_check == "default")
+    with saved_tensors_hooks(rec.pack, rec.unpack), forward_ctx:
         return function(*args, **kwargs)
 
 
 # -------------------------------------------------------------------- public API
 
+def _resolve_reentrant(use_reentrant, warning):
+    if use_reentrant is None:
+        warnings.warn(warning, stacklevel=3)
+        return True
+    return use_reentrant
+
+
 def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                determinism_check=_DEFAULT_DETERMINISM_MODE, debug=False, early_stop=True,
                **kwargs):
-    """Run ``function(*args, **kwargs)`` without keeping its intermediate tensors for
-    backward; they are recomputed when backward needs them."""
-    if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint: the use_reentrant parameter should be passed "
-                      "explicitly. Starting in PyTorch 2.9, calling checkpoint without "
-                      "use_reentrant will raise an exception. use_reentrant=False is "
-                      "recommended, but if you need to preserve the current default behavior, "
-                      "you can pass use_reentrant=True. Refer to docs for more details on the "
-                      "differences between the two variants.", stacklevel=2)
-        use_reentrant = True
+    """``function(*args, **kwargs)``, recomputed in backward instead of keeping its
+    intermediate tensors."""
+    use_reentrant = _resolve_reentrant(use_reentrant, (
+        "torch.utils.checkpoint: the use_reentrant parameter should be passed "
+        "explicitly. Starting in PyTorch 2.9, calling checkpoint without "
+        "use_reentrant will raise an exception. use_reentrant=False is "
+        "recommended, but if you need to preserve the current default behavior, "
+        "you can pass use_reentrant=True. Refer to docs for more details on the "
+        "differences between the two variants."))
     preserve = kwargs.pop("preserve_rng_state", True)
-    if kwargs and use_reentrant:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-    if use_reentrant:
-        if context_fn is not noop_context_fn or debug is not False:
-            raise ValueError("Passing `context_fn` or `debug` is only supported when "
-                             "use_reentrant=False.")
-        return CheckpointFunction.apply(function, preserve, *args)
-    return _checkpoint_without_reentrant(function, preserve, context_fn, determinism_check,
-                                         args, kwargs)
+    if not use_reentrant:
+        return _checkpoint_without_reentrant(function, preserve, context_fn,
+                                             determinism_check, args, kwargs)
+    if kwargs:
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if context_fn is not noop_context_fn or debug is not False:
+        raise ValueError("Passing `context_fn` or `debug` is only supported when "
+                         "use_reentrant=False.")
+    return CheckpointFunction.apply(function, preserve, *args)
 
 
 def checkpoint_sequential(functions, segments, input, use_reentrant=None, **kwargs):
-    """Run a sequence of functions (or a Sequential module) in ``segments`` checkpointed
-    chunks; the last chunk runs normally."""
-    if use_reentrant is None:
-        warnings.warn("torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
-                      "parameter should be passed explicitly. In version 2.9 we will raise an "
-                      "exception if use_reentrant is not passed. use_reentrant=False is "
-                      "recommended, but if you need to preserve the current default behavior, "
-                      "you can pass use_reentrant=True. Refer to docs for more details on the "
-                      "differences between the two variants.", stacklevel=2)
-        use_reentrant = True
+    """Apply ``functions`` (a list or a Sequential) in order; all but the last of the
+    ``segments`` chunks are checkpointed."""
+    use_reentrant = _resolve_reentrant(use_reentrant, (
+        "torch.utils.checkpoint.checkpoint_sequential: the use_reentrant "
+        "parameter should be passed explicitly. In version 2.9 we will raise an "
+        "exception if use_reentrant is not passed. use_reentrant=False is "
+        "recommended, but if you need to preserve the current default behavior, "
+        "you can pass use_reentrant=True. Refer to docs for more details on the "
+        "differences between the two variants."))
     preserve = kwargs.pop("preserve_rng_state", True)
     if kwargs:
-        raise ValueError("Unexpected keyword arguments: " + ",".join(arg for arg in kwargs))
-
-    def run_function(start, end, functions):
-        def forward(input):
-            for j in range(start, end + 1):
-                input = functions[j](input)
-            return input
-        return forward
-
-    if hasattr(functions, "children") and callable(functions.children):
+        raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
+    if callable(getattr(functions, "children", None)):
         functions = list(functions.children())
-    segment_size = len(functions) // segments
-    end = -1
-    for start in range(0, segment_size * (segments - 1), segment_size):
-        end = start + segment_size - 1
-        input = checkpoint(run_function(start, end, functions), input,
-                           use_reentrant=use_reentrant, preserve_rng_state=preserve)
-    return run_function(end + 1, len(functions) - 1, functions)(input)
+
+    def chain(lo, hi):
+        def run(x):
+            for fn in functions[lo:hi]:
+                x = fn(x)
+            return x
+        return run
+
+    size = len(functions) // segments
+    end = 0
+    for start in range(0, size * (segments - 1), size):
+        end = start + size
+        input = checkpoint(chain(start, end), input, use_reentrant=use_reentrant,
+                           preserve_rng_state=preserve)
+    return chain(end, len(functions))(input)

@@ -67,4 +67,11 @@ OPS = [
            supports_grad=False, op_records=("_max_pool_with_indices",)),
     OpInfo("_adaptive_max_pool", None, _none, function=False, method=False,
            supports_grad=False, op_records=("_adaptive_max_pool",)),
+    # max pooling's scatter backward (its own backward, a gather, runs in the max_pool
+    # gradgradchecks) and batch norm's fused backward (runs in every batch_norm gradcheck
+    # without create_graph; tests/nn/test_norm.py)
+    OpInfo("_max_pool_backward", None, _none, function=False, method=False,
+           supports_grad=False, op_records=("_max_pool_backward",)),
+    OpInfo("_batch_norm_backward", None, _none, function=False, method=False,
+           supports_grad=False, op_records=("_batch_norm_backward",)),
 ]

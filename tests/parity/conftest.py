@@ -45,11 +45,11 @@ def pytest_terminal_summary(terminalreporter):
     tr = terminalreporter
     tr.write_sep("=", "parity with torch's op database")
     tr.write_line(f"{'namespace':15s} {'ops':>5s} {'pass':>5s} {'xfail':>6s} {'fail':>5s} "
-                  f"{'xpass':>6s} {'fwd pass':>9s} {'grad pass':>10s}")
+                  f"{'xpass':>6s} {'skip':>5s} {'fwd pass':>9s} {'grad pass':>10s}")
     order = ["torch", "nn.functional", "linalg", "fft", "special", "other", "?", "total"]
     for ns in sorted(rows, key=lambda n: order.index(n) if n in order else 99):
         r = rows[ns]
         fwd = f"{100 * r['fwd_pass'] / r['fwd_run']:.0f}%" if r["fwd_run"] else "-"
         grad = f"{100 * r['grad_pass'] / r['grad_run']:.0f}%" if r["grad_run"] else "-"
         tr.write_line(f"{ns:15s} {r['ops']:5d} {r['pass']:5d} {r['xfail']:6d} {r['fail']:5d} "
-                      f"{r['xpass']:6d} {fwd:>9s} {grad:>10s}")
+                      f"{r['xpass']:6d} {r['skip']:5d} {fwd:>9s} {grad:>10s}")

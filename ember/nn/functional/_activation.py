@@ -45,6 +45,13 @@ def relu_(input):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if not (input.is_floating_point() or input.is_complex()):
+        # torch keeps integer dtypes: the limits are converted to the input's type
+        if input.dtype == input.new_zeros(()).bool().dtype:
+            raise RuntimeError("Bool inputs not supported for hardtanh")
+        if input.dtype.name == "uint8" and min_val < 0:
+            raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
+        min_val, max_val = int(min_val), int(max_val)
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 

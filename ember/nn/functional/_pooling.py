@@ -26,10 +26,7 @@ def _tuple(v, n):
 
 def _check_input(input, n, name):
     if input.dim() not in (n + 1, n + 2):
-        fmt = {1: "2D or 3D", 2: "3D or 4D", 3: "4D or 5D"}[n]
-        raise RuntimeError(f"{name}: Expected {fmt} (batch mode) tensor for input, but got: "
-                           f"{list(input.shape)}" if False else
-                           f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
+        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
                            f"input")
 
 

@@ -28,8 +28,10 @@ def _pad_index(L, lo, hi, mode):
         i = np.where(i >= L, period - i, i)
     elif mode == "replicate":
         i = np.clip(i, 0, L - 1)
-    else:  # circular
-        i = i % L
+    else:  # circular: negative pads crop first; positive ones wrap from the cropped part
+        start, end = max(-lo, 0), L - max(-hi, 0)
+        n = end - start
+        i = start + np.arange(-max(lo, 0), n + max(hi, 0)) % n if n > 0 else i % max(L, 1)
     return i
 
 
@@ -333,5 +335,5 @@ def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     d = max(x1.dim(), x2.dim())
     diff = x1 - x2 + eps
     if d == 0:
-        return E.linalg_vector_norm(diff, p) if False else diff.abs()
+        return diff.abs()          # the p-norm of a single number
     return diff.norm(p, dim=-1, keepdim=keepdim)

@@ -1,415 +1,346 @@
-"""ember.nn.modules.activation (torch.nn.modules.activation), ported onto ember."""
+"""Elementwise activations and softmax-style layers: each applies the matching
+``ember.nn.functional`` op with options fixed at construction. Shape ``(*)`` -> ``(*)``
+unless noted. (``MultiheadAttention`` lives in ``activation_attention``.)"""
 import warnings
-import ember as torch
-import ember.nn.functional as F
-from ember import Tensor
+
+import ember
+from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter
 from ember.nn.modules.module import Module
 
-__all__ = ['Threshold', 'ReLU', 'RReLU', 'Hardtanh', 'ReLU6', 'Sigmoid', 'Hardsigmoid', 'Tanh', 'SiLU', 'Mish', 'Hardswish', 'ELU', 'CELU', 'SELU', 'GLU', 'GELU', 'Hardshrink', 'LeakyReLU', 'LogSigmoid', 'Softplus', 'Softshrink', 'PReLU', 'Softsign', 'Tanhshrink', 'Softmin', 'Softmax', 'Softmax2d', 'LogSoftmax']
+__all__ = ["Threshold", "ReLU", "RReLU", "Hardtanh", "ReLU6", "Sigmoid", "Hardsigmoid",
+           "Tanh", "SiLU", "Mish", "Hardswish", "ELU", "CELU", "SELU", "GLU", "GELU",
+           "Hardshrink", "LeakyReLU", "LogSigmoid", "Softplus", "Softshrink", "PReLU",
+           "Softsign", "Tanhshrink", "Softmin", "Softmax", "Softmax2d", "LogSoftmax"]
+
+
+def _with_inplace(text, inplace):
+    """Append torch's ``inplace=True`` marker (comma-joined) when set."""
+    if not inplace:
+        return text
+    return f"{text}, inplace=True" if text else "inplace=True"
+
+
+class _InplaceOnly(Module):
+    """An activation whose only option is ``inplace``; subclasses define ``forward``."""
+    __constants__ = ["inplace"]
+
+    def __init__(self, inplace=False):
+        super().__init__()
+        self.inplace = inplace
+
+    def extra_repr(self):
+        return _with_inplace("", self.inplace)
+
 
 class Threshold(Module):
-    __constants__ = ['threshold', 'value', 'inplace']
-    threshold: float
-    value: float
-    inplace: bool
+    """``value`` where ``x <= threshold``, else ``x``."""
+    __constants__ = ["threshold", "value", "inplace"]
 
-    def __init__(self, threshold: float, value: float, inplace: bool=False) -> None:
+    def __init__(self, threshold, value, inplace=False):
         super().__init__()
-        self.threshold = threshold
-        self.value = value
-        self.inplace = inplace
+        self.threshold, self.value, self.inplace = threshold, value, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.threshold(input, self.threshold, self.value, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'threshold={self.threshold}, value={self.value}{inplace_str}'
+    def extra_repr(self):
+        return _with_inplace(f"threshold={self.threshold}, value={self.value}", self.inplace)
 
-class ReLU(Module):
-    __constants__ = ['inplace']
-    inplace: bool
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
+class ReLU(_InplaceOnly):
+    """``max(0, x)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.relu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = 'inplace=True' if self.inplace else ''
-        return inplace_str
 
 class RReLU(Module):
-    __constants__ = ['lower', 'upper', 'inplace']
-    lower: float
-    upper: float
-    inplace: bool
+    """Leaky ReLU whose negative slope is drawn from U(lower, upper) while training and
+    is their mean in eval mode."""
+    __constants__ = ["lower", "upper", "inplace"]
 
-    def __init__(self, lower: float=1.0 / 8, upper: float=1.0 / 3, inplace: bool=False) -> None:
+    def __init__(self, lower=1.0 / 8, upper=1.0 / 3, inplace=False):
         super().__init__()
-        self.lower = lower
-        self.upper = upper
-        self.inplace = inplace
+        self.lower, self.upper, self.inplace = lower, upper, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'lower={self.lower}, upper={self.upper}{inplace_str}'
+    def extra_repr(self):
+        return _with_inplace(f"lower={self.lower}, upper={self.upper}", self.inplace)
+
 
 class Hardtanh(Module):
-    __constants__ = ['min_val', 'max_val', 'inplace']
-    min_val: float
-    max_val: float
-    inplace: bool
+    """Clamp to ``[min_val, max_val]`` (``min_value``/``max_value`` are deprecated names)."""
+    __constants__ = ["min_val", "max_val", "inplace"]
 
-    def __init__(self, min_val: float=-1.0, max_val: float=1.0, inplace: bool=False, min_value: float | None=None, max_value: float | None=None) -> None:
+    def __init__(self, min_val=-1.0, max_val=1.0, inplace=False, min_value=None,
+                 max_value=None):
         super().__init__()
         if min_value is not None:
-            warnings.warn('keyword argument `min_value` is deprecated and renamed to `min_val`', FutureWarning, stacklevel=2)
+            warnings.warn("keyword argument `min_value` is deprecated and renamed to "
+                          "`min_val`", FutureWarning, stacklevel=2)
             min_val = min_value
         if max_value is not None:
-            warnings.warn('keyword argument `max_value` is deprecated and renamed to `max_val`', FutureWarning, stacklevel=2)
+            warnings.warn("keyword argument `max_value` is deprecated and renamed to "
+                          "`max_val`", FutureWarning, stacklevel=2)
             max_val = max_value
-        self.min_val = min_val
-        self.max_val = max_val
-        self.inplace = inplace
-        if self.max_val <= self.min_val:
-            raise AssertionError(f'max_val ({self.max_val}) must be greater than min_val ({self.min_val})')
+        self.min_val, self.max_val, self.inplace = min_val, max_val, inplace
+        if max_val <= min_val:
+            raise AssertionError(f"max_val ({max_val}) must be greater than min_val "
+                                 f"({min_val})")
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'min_val={self.min_val}, max_val={self.max_val}{inplace_str}'
+    def extra_repr(self):
+        return _with_inplace(f"min_val={self.min_val}, max_val={self.max_val}", self.inplace)
+
 
 class ReLU6(Hardtanh):
+    """``min(max(0, x), 6)``."""
 
-    def __init__(self, inplace: bool=False) -> None:
+    def __init__(self, inplace=False):
         super().__init__(0.0, 6.0, inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = 'inplace=True' if self.inplace else ''
-        return inplace_str
+    def extra_repr(self):
+        return _with_inplace("", self.inplace)
+
 
 class Sigmoid(Module):
+    """``1 / (1 + exp(-x))``."""
 
-    def forward(self, input: Tensor) -> Tensor:
-        return torch.sigmoid(input)
+    def forward(self, input):
+        return ember.sigmoid(input)
 
-class Hardsigmoid(Module):
-    __constants__ = ['inplace']
-    inplace: bool
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
+class Hardsigmoid(_InplaceOnly):
+    """Piecewise-linear sigmoid ``clamp(x/6 + 1/2, 0, 1)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.hardsigmoid(input, self.inplace)
 
+    def extra_repr(self):
+        return ""
+
+
 class Tanh(Module):
+    def forward(self, input):
+        return ember.tanh(input)
 
-    def forward(self, input: Tensor) -> Tensor:
-        return torch.tanh(input)
 
-class SiLU(Module):
-    __constants__ = ['inplace']
-    inplace: bool
+class SiLU(_InplaceOnly):
+    """``x * sigmoid(x)``."""
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.silu(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = 'inplace=True' if self.inplace else ''
-        return inplace_str
 
-class Mish(Module):
-    __constants__ = ['inplace']
-    inplace: bool
+class Mish(_InplaceOnly):
+    """``x * tanh(softplus(x))``."""
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.mish(input, inplace=self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = 'inplace=True' if self.inplace else ''
-        return inplace_str
 
-class Hardswish(Module):
-    __constants__ = ['inplace']
-    inplace: bool
+class Hardswish(_InplaceOnly):
+    """``x * hardsigmoid(x)``."""
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.hardswish(input, self.inplace)
 
-class ELU(Module):
-    __constants__ = ['alpha', 'inplace']
-    alpha: float
-    inplace: bool
+    def extra_repr(self):
+        return ""
 
-    def __init__(self, alpha: float=1.0, inplace: bool=False) -> None:
+
+class _AlphaUnit(Module):
+    """ELU/CELU: an ``alpha`` and an ``inplace`` flag."""
+    __constants__ = ["alpha", "inplace"]
+
+    def __init__(self, alpha=1.0, inplace=False):
         super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
+        self.alpha, self.inplace = alpha, inplace
 
-    def forward(self, input: Tensor) -> Tensor:
+    def extra_repr(self):
+        return _with_inplace(f"alpha={self.alpha}", self.inplace)
+
+
+class ELU(_AlphaUnit):
+    """``x`` for x > 0, else ``alpha * (exp(x) - 1)``."""
+
+    def forward(self, input):
         return F.elu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'alpha={self.alpha}{inplace_str}'
 
-class CELU(Module):
-    __constants__ = ['alpha', 'inplace']
-    alpha: float
-    inplace: bool
+class CELU(_AlphaUnit):
+    """``max(0, x) + min(0, alpha * (exp(x / alpha) - 1))``."""
 
-    def __init__(self, alpha: float=1.0, inplace: bool=False) -> None:
-        super().__init__()
-        self.alpha = alpha
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.celu(input, self.alpha, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'alpha={self.alpha}{inplace_str}'
 
-class SELU(Module):
-    __constants__ = ['inplace']
-    inplace: bool
+class SELU(_InplaceOnly):
+    """Scaled ELU with the self-normalizing constants."""
 
-    def __init__(self, inplace: bool=False) -> None:
-        super().__init__()
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.selu(input, self.inplace)
 
-    def extra_repr(self) -> str:
-        inplace_str = 'inplace=True' if self.inplace else ''
-        return inplace_str
 
 class GLU(Module):
-    __constants__ = ['dim']
-    dim: int
+    """Halve ``dim``: ``a * sigmoid(b)``; ``(*, 2n, *)`` -> ``(*, n, *)``."""
+    __constants__ = ["dim"]
 
-    def __init__(self, dim: int=-1) -> None:
+    def __init__(self, dim=-1):
         super().__init__()
         self.dim = dim
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.glu(input, self.dim)
 
-    def extra_repr(self) -> str:
-        return f'dim={self.dim}'
+    def extra_repr(self):
+        return f"dim={self.dim}"
+
 
 class GELU(Module):
-    __constants__ = ['approximate']
-    approximate: str
+    """``x * Phi(x)``; ``approximate='tanh'`` uses the tanh formula."""
+    __constants__ = ["approximate"]
 
-    def __init__(self, approximate: str='none') -> None:
+    def __init__(self, approximate="none"):
         super().__init__()
         self.approximate = approximate
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.gelu(input, approximate=self.approximate)
 
-    def extra_repr(self) -> str:
-        return f'approximate={repr(self.approximate)}'
+    def extra_repr(self):
+        return f"approximate={self.approximate!r}"
 
-class Hardshrink(Module):
-    __constants__ = ['lambd']
-    lambd: float
 
-    def __init__(self, lambd: float=0.5) -> None:
+class _Shrink(Module):
+    """Hard/soft shrinkage around zero by ``lambd``."""
+    __constants__ = ["lambd"]
+
+    def __init__(self, lambd=0.5):
         super().__init__()
         self.lambd = lambd
 
-    def forward(self, input: Tensor) -> Tensor:
+    def extra_repr(self):
+        return f"{self.lambd}"
+
+
+class Hardshrink(_Shrink):
+    def forward(self, input):
         return F.hardshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return f'{self.lambd}'
 
-class LeakyReLU(Module):
-    __constants__ = ['inplace', 'negative_slope']
-    inplace: bool
-    negative_slope: float
-
-    def __init__(self, negative_slope: float=0.01, inplace: bool=False) -> None:
-        super().__init__()
-        self.negative_slope = negative_slope
-        self.inplace = inplace
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.leaky_relu(input, self.negative_slope, self.inplace)
-
-    def extra_repr(self) -> str:
-        inplace_str = ', inplace=True' if self.inplace else ''
-        return f'negative_slope={self.negative_slope}{inplace_str}'
-
-class LogSigmoid(Module):
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.logsigmoid(input)
-
-class Softplus(Module):
-    __constants__ = ['beta', 'threshold']
-    beta: float
-    threshold: float
-
-    def __init__(self, beta: float=1.0, threshold: float=20.0) -> None:
-        super().__init__()
-        self.beta = beta
-        self.threshold = threshold
-
-    def forward(self, input: Tensor) -> Tensor:
-        return F.softplus(input, self.beta, self.threshold)
-
-    def extra_repr(self) -> str:
-        return f'beta={self.beta}, threshold={self.threshold}'
-
-class Softshrink(Module):
-    __constants__ = ['lambd']
-    lambd: float
-
-    def __init__(self, lambd: float=0.5) -> None:
-        super().__init__()
-        self.lambd = lambd
-
-    def forward(self, input: Tensor) -> Tensor:
+class Softshrink(_Shrink):
+    def forward(self, input):
         return F.softshrink(input, self.lambd)
 
-    def extra_repr(self) -> str:
-        return str(self.lambd)
 
-def _check_arg_device(x: torch.Tensor | None) -> bool:
-    if x is not None:
-        return x.device.type in ['cpu', 'cuda']
-    return True
+class LeakyReLU(Module):
+    """``x`` for x >= 0, else ``negative_slope * x``."""
+    __constants__ = ["inplace", "negative_slope"]
 
-def _arg_requires_grad(x: torch.Tensor | None) -> bool:
-    if x is not None:
-        return x.requires_grad
-    return False
+    def __init__(self, negative_slope=0.01, inplace=False):
+        super().__init__()
+        self.negative_slope, self.inplace = negative_slope, inplace
 
-def _is_make_fx_tracing():
-    if not torch.jit.is_scripting():
-        torch_dispatch_mode_stack = torch.utils._python_dispatch._get_current_dispatch_mode_stack()
-        return any((type(x) is torch.fx.experimental.proxy_tensor.ProxyTorchDispatchMode for x in torch_dispatch_mode_stack)) or torch.compiler.is_exporting()
-    else:
-        return False
+    def forward(self, input):
+        return F.leaky_relu(input, self.negative_slope, self.inplace)
+
+    def extra_repr(self):
+        return _with_inplace(f"negative_slope={self.negative_slope}", self.inplace)
+
+
+class LogSigmoid(Module):
+    def forward(self, input):
+        return F.logsigmoid(input)
+
+
+class Softplus(Module):
+    """``log(1 + exp(beta * x)) / beta``, linear where ``beta * x > threshold``."""
+    __constants__ = ["beta", "threshold"]
+
+    def __init__(self, beta=1.0, threshold=20.0):
+        super().__init__()
+        self.beta, self.threshold = beta, threshold
+
+    def forward(self, input):
+        return F.softplus(input, self.beta, self.threshold)
+
+    def extra_repr(self):
+        return f"beta={self.beta}, threshold={self.threshold}"
+
 
 class PReLU(Module):
-    __constants__ = ['num_parameters']
-    num_parameters: int
+    """Leaky ReLU with a learnt slope: ``weight`` of shape ``(num_parameters,)`` (1, or
+    one per channel of dim 1), filled with ``init``."""
+    __constants__ = ["num_parameters"]
 
-    def __init__(self, num_parameters: int=1, init: float=0.25, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        self.num_parameters = num_parameters
+    def __init__(self, num_parameters=1, init=0.25, device=None, dtype=None):
         super().__init__()
-        self.init = init
-        self.weight = Parameter(torch.empty(num_parameters, **factory_kwargs))
+        self.num_parameters, self.init = num_parameters, init
+        self.weight = Parameter(ember.empty(num_parameters, device=device, dtype=dtype))
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        torch.nn.init.constant_(self.weight, self.init)
+    def reset_parameters(self):
+        init.constant_(self.weight, self.init)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.prelu(input, self.weight)
 
-    def extra_repr(self) -> str:
-        return f'num_parameters={self.num_parameters}'
+    def extra_repr(self):
+        return f"num_parameters={self.num_parameters}"
+
 
 class Softsign(Module):
+    """``x / (1 + |x|)``."""
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.softsign(input)
 
-class Tanhshrink(Module):
 
-    def forward(self, input: Tensor) -> Tensor:
+class Tanhshrink(Module):
+    """``x - tanh(x)``."""
+
+    def forward(self, input):
         return F.tanhshrink(input)
 
-class Softmin(Module):
-    __constants__ = ['dim']
-    dim: int | None
 
-    def __init__(self, dim: int | None=None) -> None:
+class _SoftmaxBase(Module):
+    """Softmax-style normalization along ``dim`` (``None``: torch's legacy choice)."""
+    __constants__ = ["dim"]
+
+    def __init__(self, dim=None):
         super().__init__()
         self.dim = dim
 
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, 'dim'):
-            self.dim = None
+    def extra_repr(self):
+        return f"dim={self.dim}"
 
-    def forward(self, input: Tensor) -> Tensor:
+
+class Softmin(_SoftmaxBase):
+    def forward(self, input):
         return F.softmin(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f'dim={self.dim}'
 
-class Softmax(Module):
-    __constants__ = ['dim']
-    dim: int | None
-
-    def __init__(self, dim: int | None=None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, 'dim'):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
+class Softmax(_SoftmaxBase):
+    def forward(self, input):
         return F.softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f'dim={self.dim}'
 
-class Softmax2d(Module):
-
-    def forward(self, input: Tensor) -> Tensor:
-        if input.dim() not in (3, 4):
-            raise ValueError(f'Softmax2d: expected input to be 3D or 4D, got {input.dim()}D instead')
-        return F.softmax(input, -3, _stacklevel=5)
-
-class LogSoftmax(Module):
-    __constants__ = ['dim']
-    dim: int | None
-
-    def __init__(self, dim: int | None=None) -> None:
-        super().__init__()
-        self.dim = dim
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        if not hasattr(self, 'dim'):
-            self.dim = None
-
-    def forward(self, input: Tensor) -> Tensor:
+class LogSoftmax(_SoftmaxBase):
+    def forward(self, input):
         return F.log_softmax(input, self.dim, _stacklevel=5)
 
-    def extra_repr(self) -> str:
-        return f'dim={self.dim}'
+
+class Softmax2d(Module):
+    """Softmax over the channels of ``(N, C, H, W)`` or ``(C, H, W)``."""
+
+    def forward(self, input):
+        if input.dim() not in (3, 4):
+            raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
+                             "instead")
+        return F.softmax(input, -3, _stacklevel=5)

@@ -1,64 +1,51 @@
-"""ember.nn.modules.batchnorm (torch.nn.modules.batchnorm), ported onto ember."""
-from typing import Any
-import ember as torch
-from ember import Tensor
+"""Batch normalization: normalize each channel (dim 1) of ``(N, C, *)`` with the batch's
+mean and biased variance while training (updating ``running_mean`` / unbiased
+``running_var``), and with the running estimates in eval mode."""
+import ember
 from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter, UninitializedBuffer, UninitializedParameter
 from ember.nn.modules.module import Module
-try:
-    from ember.nn.modules.lazy import LazyModuleMixin
-except ImportError:
-    class LazyModuleMixin:
-        pass
+from ember.nn.modules.lazy import LazyModuleMixin
 
-__all__ = ['BatchNorm1d', 'LazyBatchNorm1d', 'BatchNorm2d', 'LazyBatchNorm2d', 'BatchNorm3d', 'LazyBatchNorm3d', 'SyncBatchNorm']
+__all__ = ["BatchNorm1d", "LazyBatchNorm1d", "BatchNorm2d", "LazyBatchNorm2d",
+           "BatchNorm3d", "LazyBatchNorm3d", "SyncBatchNorm"]
+
 
 class _NormBase(Module):
+    """Per-channel affine ``weight``/``bias`` (ones/zeros) and the running-stat buffers
+    ``running_mean``, ``running_var``, ``num_batches_tracked``. ``_input_dims`` lists
+    the accepted input ranks."""
     _version = 2
-    __constants__ = ['track_running_stats', 'momentum', 'eps', 'num_features', 'affine']
-    num_features: int
-    eps: float
-    momentum: float | None
-    affine: bool
-    track_running_stats: bool
+    __constants__ = ["track_running_stats", "momentum", "eps", "num_features", "affine"]
+    _input_dims = ()
 
-    def __init__(self, num_features: int, eps: float=1e-05, momentum: float | None=0.1, affine: bool=True, track_running_stats: bool=True, device=None, dtype=None, *, bias: bool=True) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
+                 track_running_stats=True, device=None, dtype=None, *, bias=True):
         super().__init__()
-        self.num_features = num_features
-        self.eps = eps
-        self.momentum = momentum
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = Parameter(torch.empty(num_features, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torch.empty(num_features, **factory_kwargs))
-            else:
-                self.register_parameter('bias', None)
+        self.num_features, self.eps, self.momentum = num_features, eps, momentum
+        self.affine, self.track_running_stats = affine, track_running_stats
+        make = lambda: Parameter(ember.empty(num_features, device=device, dtype=dtype))
+        self.register_parameter("weight", make() if affine else None)
+        self.register_parameter("bias", make() if affine and bias else None)
+        if track_running_stats:
+            self.register_buffer("running_mean",
+                                 ember.zeros(num_features, device=device, dtype=dtype))
+            self.register_buffer("running_var",
+                                 ember.ones(num_features, device=device, dtype=dtype))
+            self.register_buffer("num_batches_tracked",
+                                 ember.tensor(0, dtype=ember.long, device=device))
         else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
-        if self.track_running_stats:
-            self.register_buffer('running_mean', torch.zeros(num_features, **factory_kwargs))
-            self.register_buffer('running_var', torch.ones(num_features, **factory_kwargs))
-            self.running_mean: Tensor | None
-            self.running_var: Tensor | None
-            self.register_buffer('num_batches_tracked', torch.tensor(0, dtype=torch.long, **{k: v for k, v in factory_kwargs.items() if k != 'dtype'}))
-            self.num_batches_tracked: Tensor | None
-        else:
-            self.register_buffer('running_mean', None)
-            self.register_buffer('running_var', None)
-            self.register_buffer('num_batches_tracked', None)
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                self.register_buffer(name, None)
         self.reset_parameters()
 
-    def reset_running_stats(self) -> None:
+    def reset_running_stats(self):
         if self.track_running_stats:
             self.running_mean.zero_()
             self.running_var.fill_(1)
             self.num_batches_tracked.zero_()
 
-    def reset_parameters(self) -> None:
+    def reset_parameters(self):
         self.reset_running_stats()
         if self.affine:
             init.ones_(self.weight)
@@ -66,187 +53,145 @@ class _NormBase(Module):
                 init.zeros_(self.bias)
 
     def _check_input_dim(self, input):
-        raise NotImplementedError
+        if input.dim() not in self._input_dims:
+            ranks = " or ".join(f"{d}D" for d in self._input_dims)
+            raise ValueError(f"expected {ranks} input (got {input.dim()}D input)")
 
     def extra_repr(self):
-        return '{num_features}, eps={eps}, momentum={momentum}, affine={affine}, bias={use_bias}, track_running_stats={track_running_stats}'.format(**self.__dict__, use_bias=self.bias is not None)
+        return (f"{self.num_features}, eps={self.eps}, momentum={self.momentum}, "
+                f"affine={self.affine}, bias={self.bias is not None}, "
+                f"track_running_stats={self.track_running_stats}")
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs) -> None:
-        version = local_metadata.get('version', None)
-        if (version is None or version < 2) and self.track_running_stats:
-            num_batches_tracked_key = prefix + 'num_batches_tracked'
-            if num_batches_tracked_key not in state_dict:
-                state_dict[num_batches_tracked_key] = self.num_batches_tracked if self.num_batches_tracked is not None and self.num_batches_tracked.device != torch.device('meta') else torch.tensor(0, dtype=torch.long)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys, unexpected_keys, error_msgs)
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
+                              missing_keys, unexpected_keys, error_msgs):
+        # state dicts older than version 2 have no num_batches_tracked: start it at 0
+        version = local_metadata.get("version")
+        key = prefix + "num_batches_tracked"
+        if (version is None or version < 2) and self.track_running_stats \
+                and key not in state_dict:
+            count = self.num_batches_tracked
+            state_dict[key] = count if count is not None else ember.tensor(0, dtype=ember.long)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                                      missing_keys, unexpected_keys, error_msgs)
+
 
 class _BatchNorm(_NormBase):
+    """Shared forward; ``momentum=None`` uses a cumulative average of the batches."""
 
-    def __init__(self, num_features: int, eps: float=1e-05, momentum: float | None=0.1, affine: bool=True, track_running_stats: bool=True, device=None, dtype=None, *, bias: bool=True) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, **factory_kwargs, bias=bias)
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         self._check_input_dim(input)
-        if self.momentum is None:
-            exponential_average_factor = 0.0
-        else:
-            exponential_average_factor = self.momentum
-        if self.training and self.track_running_stats:
-            if self.num_batches_tracked is not None:
-                self.num_batches_tracked.add_(1)
-                if self.momentum is None:
-                    exponential_average_factor = 1.0 / float(self.num_batches_tracked)
-                else:
-                    exponential_average_factor = self.momentum
-        '\n        Decide whether the mini-batch stats should be used for normalization rather than the buffers.\n        Mini-batch stats are used in training mode, and in eval mode when buffers are None.\n        '
-        if self.training:
-            bn_training = True
-        else:
-            bn_training = self.running_mean is None and self.running_var is None
-        '\n        Buffers are only updated if they are to be tracked and we are in training mode. Thus they only need to be\n        passed when the update should occur (i.e. in training mode when they are tracked), or when buffer stats are\n        used for normalization (i.e. in eval mode when buffers are not None).\n        '
-        return F.batch_norm(input, self.running_mean if not self.training or self.track_running_stats else None, self.running_var if not self.training or self.track_running_stats else None, self.weight, self.bias, bn_training, exponential_average_factor, self.eps)
+        factor = 0.0 if self.momentum is None else self.momentum
+        if self.training and self.track_running_stats and self.num_batches_tracked is not None:
+            self.num_batches_tracked.add_(1)
+            if self.momentum is None:
+                factor = 1.0 / float(self.num_batches_tracked)
+        # batch statistics while training, or in eval when there are no running buffers;
+        # the buffers are passed only when they are read or should be updated
+        use_batch = self.training or (self.running_mean is None and self.running_var is None)
+        pass_buffers = not self.training or self.track_running_stats
+        return F.batch_norm(input, self.running_mean if pass_buffers else None,
+                            self.running_var if pass_buffers else None, self.weight,
+                            self.bias, use_batch, factor, self.eps)
+
 
 class _LazyNormBase(LazyModuleMixin, _NormBase):
-    weight: UninitializedParameter
-    bias: UninitializedParameter
+    """``num_features`` is read from ``input.shape[1]`` on the first call."""
 
-    def __init__(self, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True, device=None, dtype=None, *, bias=True) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(0, eps, momentum, False, False, **factory_kwargs, bias=False)
-        self.affine = affine
-        self.track_running_stats = track_running_stats
-        if self.affine:
-            self.weight = UninitializedParameter(**factory_kwargs)
+    def __init__(self, eps=1e-05, momentum=0.1, affine=True, track_running_stats=True,
+                 device=None, dtype=None, *, bias=True):
+        super().__init__(0, eps, momentum, False, False, device, dtype, bias=False)
+        self.affine, self.track_running_stats = affine, track_running_stats
+        if affine:
+            self.weight = UninitializedParameter(device=device, dtype=dtype)
             if bias:
-                self.bias = UninitializedParameter(**factory_kwargs)
-        if self.track_running_stats:
-            self.running_mean = UninitializedBuffer(**factory_kwargs)
-            self.running_var = UninitializedBuffer(**factory_kwargs)
-            self.num_batches_tracked = torch.tensor(0, dtype=torch.long, **{k: v for k, v in factory_kwargs.items() if k != 'dtype'})
+                self.bias = UninitializedParameter(device=device, dtype=dtype)
+        if track_running_stats:
+            self.running_mean = UninitializedBuffer(device=device, dtype=dtype)
+            self.running_var = UninitializedBuffer(device=device, dtype=dtype)
+            self.num_batches_tracked = ember.tensor(0, dtype=ember.long, device=device)
 
-    def reset_parameters(self) -> None:
+    def reset_parameters(self):
         if not self.has_uninitialized_params() and self.num_features != 0:
             super().reset_parameters()
 
-    def initialize_parameters(self, input) -> None:
-        if self.has_uninitialized_params():
-            self.num_features = input.shape[1]
-            if self.affine:
-                if not isinstance(self.weight, UninitializedParameter):
-                    raise AssertionError('self.weight must be an UninitializedParameter')
-                self.weight.materialize((self.num_features,))
-                if self.bias is not None:
-                    if not isinstance(self.bias, UninitializedParameter):
-                        raise AssertionError('self.bias must be an UninitializedParameter')
-                    self.bias.materialize((self.num_features,))
-            if self.track_running_stats:
-                self.running_mean.materialize((self.num_features,))
-                self.running_var.materialize((self.num_features,))
-            self.reset_parameters()
+    def initialize_parameters(self, input):
+        if not self.has_uninitialized_params():
+            return
+        self.num_features = input.shape[1]
+        for name in ("weight", "bias", "running_mean", "running_var"):
+            t = getattr(self, name)
+            if t is not None and hasattr(t, "materialize"):
+                t.materialize((self.num_features,))
+        self.reset_parameters()
+
 
 class BatchNorm1d(_BatchNorm):
+    """Input ``(N, C)`` or ``(N, C, L)``."""
+    _input_dims = (2, 3)
 
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f'expected 2D or 3D input (got {input.dim()}D input)')
+
+class BatchNorm2d(_BatchNorm):
+    """Input ``(N, C, H, W)``."""
+    _input_dims = (4,)
+
+
+class BatchNorm3d(_BatchNorm):
+    """Input ``(N, C, D, H, W)``."""
+    _input_dims = (5,)
+
 
 class LazyBatchNorm1d(_LazyNormBase, _BatchNorm):
     cls_to_become = BatchNorm1d
+    _input_dims = (2, 3)
 
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f'expected 2D or 3D input (got {input.dim()}D input)')
-
-class BatchNorm2d(_BatchNorm):
-
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 4:
-            raise ValueError(f'expected 4D input (got {input.dim()}D input)')
 
 class LazyBatchNorm2d(_LazyNormBase, _BatchNorm):
     cls_to_become = BatchNorm2d
+    _input_dims = (4,)
 
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 4:
-            raise ValueError(f'expected 4D input (got {input.dim()}D input)')
-
-class BatchNorm3d(_BatchNorm):
-
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 5:
-            raise ValueError(f'expected 5D input (got {input.dim()}D input)')
 
 class LazyBatchNorm3d(_LazyNormBase, _BatchNorm):
     cls_to_become = BatchNorm3d
+    _input_dims = (5,)
 
-    def _check_input_dim(self, input) -> None:
-        if input.dim() != 5:
-            raise ValueError(f'expected 5D input (got {input.dim()}D input)')
 
 class SyncBatchNorm(_BatchNorm):
+    """Batch norm over a process group; ember runs one process, so this is a plain
+    ``_BatchNorm`` over inputs ``(N, C, *)``."""
 
-    def __init__(self, num_features: int, eps: float=1e-05, momentum: float | None=0.1, affine: bool=True, track_running_stats: bool=True, process_group: Any | None=None, device=None, dtype=None, *, bias: bool=True) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(num_features, eps, momentum, affine, track_running_stats, **factory_kwargs, bias=bias)
+    def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=True,
+                 track_running_stats=True, process_group=None, device=None, dtype=None, *,
+                 bias=True):
+        super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
+                         dtype, bias=bias)
         self.process_group = process_group
 
-    def _check_input_dim(self, input) -> None:
+    def _check_input_dim(self, input):
         if input.dim() < 2:
-            raise ValueError(f'expected at least 2D input (got {input.dim()}D input)')
+            raise ValueError(f"expected at least 2D input (got {input.dim()}D input)")
 
-    def _check_non_zero_input_channels(self, input) -> None:
-        if input.size(1) == 0:
-            raise ValueError('SyncBatchNorm number of input channels should be non-zero')
-
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         self._check_input_dim(input)
-        self._check_non_zero_input_channels(input)
-        if self.momentum is None:
-            exponential_average_factor = 0.0
-        else:
-            exponential_average_factor = self.momentum
-        if self.training and self.track_running_stats:
-            if self.num_batches_tracked is None:
-                raise AssertionError('num_batches_tracked must not be None')
-            self.num_batches_tracked.add_(1)
-            if self.momentum is None:
-                exponential_average_factor = 1.0 / self.num_batches_tracked.item()
-            else:
-                exponential_average_factor = self.momentum
-        '\n        Decide whether the mini-batch stats should be used for normalization rather than the buffers.\n        Mini-batch stats are used in training mode, and in eval mode when buffers are None.\n        '
-        if self.training:
-            bn_training = True
-        else:
-            bn_training = self.running_mean is None and self.running_var is None
-        '\n        Buffers are only updated if they are to be tracked and we are in training mode. Thus they only need to be\n        passed when the update should occur (i.e. in training mode when they are tracked), or when buffer stats are\n        used for normalization (i.e. in eval mode when buffers are not None).\n        '
-        running_mean = self.running_mean if not self.training or self.track_running_stats else None
-        running_var = self.running_var if not self.training or self.track_running_stats else None
-        need_sync = False
-        if need_sync:
-            pass
-        if not need_sync:
-            return F.batch_norm(input, running_mean, running_var, self.weight, self.bias, bn_training, exponential_average_factor, self.eps)
-        else:
-            if not bn_training:
-                raise AssertionError('bn_training must be True')
-            raise RuntimeError('SyncBatchNorm: distributed training is not supported by ember')
+        if input.size(1) == 0:
+            raise ValueError("SyncBatchNorm number of input channels should be non-zero")
+        return super().forward(input)
 
     @classmethod
     def convert_sync_batchnorm(cls, module, process_group=None):
-        module_output = module
-        if isinstance(module, torch.nn.modules.batchnorm._BatchNorm):
-            module_output = torch.nn.SyncBatchNorm(module.num_features, module.eps, module.momentum, module.affine, module.track_running_stats, process_group, bias=module.bias is not None)
+        """Replace every ``_BatchNorm`` in ``module`` (recursively) by a ``SyncBatchNorm``
+        sharing its parameters and buffers."""
+        result = module
+        if isinstance(module, _BatchNorm):
+            result = cls(module.num_features, module.eps, module.momentum, module.affine,
+                         module.track_running_stats, process_group,
+                         bias=module.bias is not None)
             if module.affine:
-                with torch.no_grad():
-                    module_output.weight = module.weight
-                    module_output.bias = module.bias
-            module_output.running_mean = module.running_mean
-            module_output.running_var = module.running_var
-            module_output.num_batches_tracked = module.num_batches_tracked
-            module_output.training = module.training
-            if hasattr(module, 'qconfig'):
-                module_output.qconfig = module.qconfig
+                result.weight, result.bias = module.weight, module.bias
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                setattr(result, name, getattr(module, name))
+            result.training = module.training
+            if hasattr(module, "qconfig"):
+                result.qconfig = module.qconfig
         for name, child in module.named_children():
-            module_output.add_module(name, cls.convert_sync_batchnorm(child, process_group))
-        del module
-        return module_output
+            result.add_module(name, cls.convert_sync_batchnorm(child, process_group))
+        return result

@@ -1,157 +1,141 @@
-"""ember.nn.modules.normalization (torch.nn.modules.normalization), ported onto ember."""
+"""Normalization over features rather than the batch: ``LayerNorm`` / ``RMSNorm`` over
+the trailing ``normalized_shape`` dims, ``GroupNorm`` over channel groups of
+``(N, C, *)``, and local response normalization across neighbouring channels."""
 import numbers
-import ember as torch
-from ember import Size, Tensor
+
+import ember
 from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter
 from ember.nn.modules.module import Module
 
-__all__ = ['LocalResponseNorm', 'CrossMapLRN2d', 'LayerNorm', 'GroupNorm', 'RMSNorm']
+__all__ = ["LocalResponseNorm", "CrossMapLRN2d", "LayerNorm", "GroupNorm", "RMSNorm"]
 
-class LocalResponseNorm(Module):
-    __constants__ = ['size', 'alpha', 'beta', 'k']
-    size: int
-    alpha: float
-    beta: float
-    k: float
 
-    def __init__(self, size: int, alpha: float=0.0001, beta: float=0.75, k: float=1.0) -> None:
+def _affine(module, shape, weight, bias, device, dtype):
+    """Register ``weight`` (ones) and ``bias`` (zeros) of ``shape``, or None for each."""
+    make = lambda: Parameter(ember.empty(shape, device=device, dtype=dtype))
+    module.register_parameter("weight", make() if weight else None)
+    module.register_parameter("bias", make() if weight and bias else None)
+
+
+def _reset_affine(module):
+    if module.weight is not None:
+        init.ones_(module.weight)
+    if module.bias is not None:
+        init.zeros_(module.bias)
+
+
+def _as_shape(normalized_shape):
+    if isinstance(normalized_shape, numbers.Integral):
+        return (normalized_shape,)
+    return tuple(normalized_shape)
+
+
+class _LocalResponseNormBase(Module):
+    """Divide each channel of ``(N, C, *)`` by ``(k + alpha/size * sum of squares over
+    `size` neighbouring channels) ** beta``."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1.0):
         super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+        self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
 
     def extra_repr(self):
-        return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
+        return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
 
-class CrossMapLRN2d(Module):
-    size: int
-    alpha: float
-    beta: float
-    k: float
 
-    def __init__(self, size: int, alpha: float=0.0001, beta: float=0.75, k: float=1) -> None:
-        super().__init__()
-        self.size = size
-        self.alpha = alpha
-        self.beta = beta
-        self.k = k
+class LocalResponseNorm(_LocalResponseNormBase):
+    __constants__ = ["size", "alpha", "beta", "k"]
 
-    def forward(self, input: Tensor) -> Tensor:
+
+class CrossMapLRN2d(_LocalResponseNormBase):
+    """Local response norm for 4-D input ``(N, C, H, W)`` only."""
+
+    def __init__(self, size, alpha=0.0001, beta=0.75, k=1):
+        super().__init__(size, alpha, beta, k)
+
+    def forward(self, input):
         if input.dim() != 4:
-            raise ValueError(f'CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D instead.')
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+            raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
+                             "instead.")
+        return super().forward(input)
 
-    def extra_repr(self) -> str:
-        return '{size}, alpha={alpha}, beta={beta}, k={k}'.format(**self.__dict__)
-_shape_t = int | list[int] | Size
 
 class LayerNorm(Module):
-    __constants__ = ['normalized_shape', 'eps', 'elementwise_affine']
-    normalized_shape: tuple[int, ...]
-    eps: float
-    elementwise_affine: bool
+    """Normalize over the last ``len(normalized_shape)`` dims; ``weight``/``bias`` have
+    ``normalized_shape``."""
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
-    def __init__(self, normalized_shape: _shape_t, eps: float=1e-05, elementwise_affine: bool=True, bias: bool=True, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, normalized_shape, eps=1e-05, elementwise_affine=True, bias=True,
+                 device=None, dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(torch.empty(self.normalized_shape, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torch.empty(self.normalized_shape, **factory_kwargs))
-            else:
-                self.register_parameter('bias', None)
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        _affine(self, self.normalized_shape, elementwise_affine, bias, device, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        if self.elementwise_affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+    def reset_parameters(self):
+        _reset_affine(self)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
 
-    def extra_repr(self) -> str:
-        return '{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}, bias={use_bias}'.format(**self.__dict__, use_bias=self.bias is not None)
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}, bias={self.bias is not None}")
+
 
 class GroupNorm(Module):
-    __constants__ = ['num_groups', 'num_channels', 'eps', 'affine']
-    num_groups: int
-    num_channels: int
-    eps: float
-    affine: bool
+    """Split the ``num_channels`` channels of ``(N, C, *)`` into ``num_groups`` groups and
+    normalize each; per-channel ``weight``/``bias``."""
+    __constants__ = ["num_groups", "num_channels", "eps", "affine"]
 
-    def __init__(self, num_groups: int, num_channels: int, eps: float=1e-05, affine: bool=True, device=None, dtype=None, *, bias: bool=True) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, num_groups, num_channels, eps=1e-05, affine=True, device=None,
+                 dtype=None, *, bias=True):
         super().__init__()
-        if num_channels % num_groups != 0:
-            raise ValueError(f'num_channels ({num_channels}) must be divisible by num_groups ({num_groups})')
-        self.num_groups = num_groups
-        self.num_channels = num_channels
-        self.eps = eps
-        self.affine = affine
-        if self.affine:
-            self.weight = Parameter(torch.empty(num_channels, **factory_kwargs))
-            if bias:
-                self.bias = Parameter(torch.empty(num_channels, **factory_kwargs))
-            else:
-                self.register_parameter('bias', None)
-        else:
-            self.register_parameter('weight', None)
-            self.register_parameter('bias', None)
+        if num_channels % num_groups:
+            raise ValueError(f"num_channels ({num_channels}) must be divisible by "
+                             f"num_groups ({num_groups})")
+        self.num_groups, self.num_channels = num_groups, num_channels
+        self.eps, self.affine = eps, affine
+        _affine(self, num_channels, affine, bias, device, dtype)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+    def reset_parameters(self):
+        _reset_affine(self)
 
-    def forward(self, input: Tensor) -> Tensor:
+    def forward(self, input):
         return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
 
-    def extra_repr(self) -> str:
-        return '{num_groups}, {num_channels}, eps={eps}, affine={affine}, bias={use_bias}'.format(**self.__dict__, use_bias=self.bias is not None)
+    def extra_repr(self):
+        return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
+                f"affine={self.affine}, bias={self.bias is not None}")
+
 
 class RMSNorm(Module):
-    __constants__ = ['normalized_shape', 'eps', 'elementwise_affine']
-    normalized_shape: tuple[int, ...]
-    eps: float | None
-    elementwise_affine: bool
+    """Divide by the root mean square over the last ``len(normalized_shape)`` dims
+    (``eps=None``: the dtype's machine epsilon); ``weight`` only, no bias."""
+    __constants__ = ["normalized_shape", "eps", "elementwise_affine"]
 
-    def __init__(self, normalized_shape: _shape_t, eps: float | None=None, elementwise_affine: bool=True, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, normalized_shape, eps=None, elementwise_affine=True, device=None,
+                 dtype=None):
         super().__init__()
-        if isinstance(normalized_shape, numbers.Integral):
-            normalized_shape = (normalized_shape,)
-        self.normalized_shape = tuple(normalized_shape)
-        self.eps = eps
-        self.elementwise_affine = elementwise_affine
-        if self.elementwise_affine:
-            self.weight = Parameter(torch.empty(self.normalized_shape, **factory_kwargs))
-        else:
-            self.register_parameter('weight', None)
+        self.normalized_shape = _as_shape(normalized_shape)
+        self.eps, self.elementwise_affine = eps, elementwise_affine
+        weight = (Parameter(ember.empty(self.normalized_shape, device=device, dtype=dtype))
+                  if elementwise_affine else None)
+        self.register_parameter("weight", weight)
         self.reset_parameters()
 
-    def reset_parameters(self) -> None:
-        if self.elementwise_affine:
+    def reset_parameters(self):
+        if self.weight is not None:
             init.ones_(self.weight)
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
+    def forward(self, x):
         return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
 
-    def extra_repr(self) -> str:
-        return '{normalized_shape}, eps={eps}, elementwise_affine={elementwise_affine}'.format(**self.__dict__)
+    def extra_repr(self):
+        return (f"{self.normalized_shape}, eps={self.eps}, "
+                f"elementwise_affine={self.elementwise_affine}")

@@ -1,188 +1,130 @@
-"""ember.nn.modules.padding (torch.nn.modules.padding), ported onto ember."""
-import math
-import collections
-from itertools import repeat
-from collections.abc import Sequence
-import ember as torch
-from ember import Tensor
-from ember.nn import functional as F, init
+"""Padding layers over the last 1, 2 or 3 dims. ``padding`` is an int (all sides) or a
+``2 * dim`` tuple ordered like ``F.pad``: (last-dim before, last-dim after, ...)."""
+from ember.nn import functional as F
 from ember.nn.modules.module import Module
-try:
-    from ember.nn.parameter import Parameter, UninitializedParameter
-except ImportError:  # pragma: no cover
-    pass
+from ember.nn.modules.utils import _ntuple
+
+__all__ = ["CircularPad1d", "CircularPad2d", "CircularPad3d", "ConstantPad1d",
+           "ConstantPad2d", "ConstantPad3d", "ReflectionPad1d", "ReflectionPad2d",
+           "ReflectionPad3d", "ReplicationPad1d", "ReplicationPad2d", "ReplicationPad3d",
+           "ZeroPad1d", "ZeroPad2d", "ZeroPad3d"]
 
 
-def _ntuple(n, name="parse"):
-    def parse(x):
-        if isinstance(x, collections.abc.Iterable):
-            return tuple(x)
-        return tuple(repeat(x, n))
-    parse.__name__ = name
-    return parse
+class _PadNd(Module):
+    """``F.pad(input, padding, _mode)``; subclasses set ``_dim`` and ``_mode``."""
+    __constants__ = ["padding"]
+    _check_dims = False
 
-
-_single = _ntuple(1, "_single")
-_pair = _ntuple(2, "_pair")
-_triple = _ntuple(3, "_triple")
-_quadruple = _ntuple(4, "_quadruple")
-
-
-def _reverse_repeat_tuple(t, n):
-    return tuple(x for x in reversed(t) for _ in range(n))
-
-
-__all__ = ['CircularPad1d', 'CircularPad2d', 'CircularPad3d', 'ConstantPad1d', 'ConstantPad2d', 'ConstantPad3d', 'ReflectionPad1d', 'ReflectionPad2d', 'ReflectionPad3d', 'ReplicationPad1d', 'ReplicationPad2d', 'ReplicationPad3d', 'ZeroPad1d', 'ZeroPad2d', 'ZeroPad3d']
-
-class _CircularPadNd(Module):
-    __constants__ = ['padding']
-
-    def _check_input_dim(self, input):
-        raise NotImplementedError
+    def __init__(self, padding):
+        super().__init__()
+        self.padding = _ntuple(2 * self._dim)(padding)
 
     def forward(self, input):
-        self._check_input_dim(input)
-        return F.pad(input, self.padding, 'circular')
+        if self._check_dims and input.dim() not in (self._dim + 1, self._dim + 2):
+            raise ValueError(f"expected {self._dim + 1}D or {self._dim + 2}D input "
+                             f"(got {input.dim()}D input)")
+        return F.pad(input, self.padding, self._mode)
 
     def extra_repr(self):
-        return f'{self.padding}'
+        return f"{self.padding}"
+
+
+class _CircularPadNd(_PadNd):
+    """Wrap around: the input is treated as periodic."""
+    _mode, _check_dims = "circular", True
+
 
 class CircularPad1d(_CircularPadNd):
+    _dim = 1
 
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
-
-    def _check_input_dim(self, input):
-        if input.dim() != 2 and input.dim() != 3:
-            raise ValueError(f'expected 2D or 3D input (got {input.dim()}D input)')
 
 class CircularPad2d(_CircularPadNd):
+    _dim = 2
 
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
-
-    def _check_input_dim(self, input):
-        if input.dim() != 3 and input.dim() != 4:
-            raise ValueError(f'expected 3D or 4D input (got {input.dim()}D input)')
 
 class CircularPad3d(_CircularPadNd):
+    _dim = 3
 
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _ntuple(6)(padding)
 
-    def _check_input_dim(self, input):
-        if input.dim() != 4 and input.dim() != 5:
-            raise ValueError(f'expected 4D or 5D input (got {input.dim()}D input)')
+class _ReflectionPadNd(_PadNd):
+    """Mirror the input about its edge (the edge itself is not repeated)."""
+    _mode = "reflect"
 
-class _ConstantPadNd(Module):
-    __constants__ = ['padding', 'value']
 
-    def __init__(self, value):
-        super().__init__()
+class ReflectionPad1d(_ReflectionPadNd):
+    _dim = 1
+
+
+class ReflectionPad2d(_ReflectionPadNd):
+    _dim = 2
+
+
+class ReflectionPad3d(_ReflectionPadNd):
+    _dim = 3
+
+
+class _ReplicationPadNd(_PadNd):
+    """Repeat the edge values."""
+    _mode = "replicate"
+
+
+class ReplicationPad1d(_ReplicationPadNd):
+    _dim = 1
+
+
+class ReplicationPad2d(_ReplicationPadNd):
+    _dim = 2
+
+
+class ReplicationPad3d(_ReplicationPadNd):
+    _dim = 3
+
+
+class _ConstantPadNd(_PadNd):
+    """Fill with ``value``."""
+    __constants__ = ["padding", "value"]
+    _mode = "constant"
+
+    def __init__(self, padding, value):
+        super().__init__(padding)
         self.value = value
 
     def forward(self, input):
-        return F.pad(input, self.padding, 'constant', self.value)
+        return F.pad(input, self.padding, "constant", self.value)
 
     def extra_repr(self):
-        return f'padding={self.padding}, value={self.value}'
+        return f"padding={self.padding}, value={self.value}"
+
 
 class ConstantPad1d(_ConstantPadNd):
+    _dim = 1
 
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _pair(padding)
 
 class ConstantPad2d(_ConstantPadNd):
-    __constants__ = ['padding', 'value']
+    _dim = 2
 
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _quadruple(padding)
 
 class ConstantPad3d(_ConstantPadNd):
+    _dim = 3
 
-    def __init__(self, padding, value):
-        super().__init__(value)
-        self.padding = _ntuple(6)(padding)
 
-class _ReflectionPadNd(Module):
-    __constants__ = ['padding']
-
-    def forward(self, input):
-        return F.pad(input, self.padding, 'reflect')
-
-    def extra_repr(self):
-        return f'{self.padding}'
-
-class ReflectionPad1d(_ReflectionPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
-
-class ReflectionPad2d(_ReflectionPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
-
-class ReflectionPad3d(_ReflectionPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _ntuple(6)(padding)
-
-class _ReplicationPadNd(Module):
-    __constants__ = ['padding']
-
-    def forward(self, input):
-        return F.pad(input, self.padding, 'replicate')
-
-    def extra_repr(self):
-        return f'{self.padding}'
-
-class ReplicationPad1d(_ReplicationPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _pair(padding)
-
-class ReplicationPad2d(_ReplicationPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _quadruple(padding)
-
-class ReplicationPad3d(_ReplicationPadNd):
-
-    def __init__(self, padding):
-        super().__init__()
-        self.padding = _ntuple(6)(padding)
-
-class ZeroPad1d(ConstantPad1d):
+class _ZeroPad:
+    """Constant padding with 0.0 (mixed in before a ``ConstantPad{d}d``)."""
 
     def __init__(self, padding):
         super().__init__(padding, 0.0)
 
     def extra_repr(self):
-        return f'{self.padding}'
+        return f"{self.padding}"
 
-class ZeroPad2d(ConstantPad2d):
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
+class ZeroPad1d(_ZeroPad, ConstantPad1d):
+    pass
 
-    def extra_repr(self):
-        return f'{self.padding}'
 
-class ZeroPad3d(ConstantPad3d):
+class ZeroPad2d(_ZeroPad, ConstantPad2d):
+    pass
 
-    def __init__(self, padding):
-        super().__init__(padding, 0.0)
 
-    def extra_repr(self):
-        return f'{self.padding}'
+class ZeroPad3d(_ZeroPad, ConstantPad3d):
+    pass

@@ -1,20 +1,17 @@
-"""ember.nn.modules.rnn (torch.nn.modules.rnn): RNN, LSTM, GRU and their cells.
+"""Recurrent layers (torch.nn.RNN, LSTM, GRU) and their single-step cells.
 
-Ported from torch's module code; the fused ``_VF`` kernels are replaced by ``_rnn_impl``,
-written in ember ops so autograd comes from its parts: per layer and direction the input
-projections of the whole sequence are one ``addmm``, then a Python loop runs over time
-steps only (one ``addmm`` of the hidden state plus a few elementwise ops per step).
-Packed sequences run the same loop with the batch shrinking (forward direction) or
-growing (reverse direction) at each step, as cuDNN/ATen do."""
+The maths is written in ember ops, so autograd comes from the parts. Per layer and
+direction the whole sequence's input projection is one ``addmm``; a Python loop then runs
+over time steps only, each step one ``addmm`` of the hidden state and a few elementwise
+ops (``_step``, shared with the cells). Sequences are handled as time-major rows: a padded
+(T, B, *) input is flattened to (T*B, *) rows with ``B`` rows per step, a PackedSequence
+already is such rows with ``batch_sizes[t]`` rows per step; in the packed case the live
+batch shrinks (forward direction) or grows (reverse direction) as sequences end."""
 import math
 import numbers
 import warnings
-import weakref
 
-from typing_extensions import deprecated
-
-import ember as torch
-from ember import Tensor
+import ember
 from ember.nn import init
 from ember.nn import functional as F
 from ember.nn.parameter import Parameter
@@ -23,147 +20,93 @@ from ember.nn.modules.module import Module
 
 __all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']
 
+_GATES = {'RNN_TANH': 1, 'RNN_RELU': 1, 'LSTM': 4, 'GRU': 3}
 
-def _apply_permutation(tensor, permutation, dim=1):
+
+def apply_permutation(tensor, permutation, dim=1):
+    """Deprecated alias of ``tensor.index_select(dim, permutation)``."""
+    warnings.warn('`apply_permutation` is deprecated, please use '
+                  '`tensor.index_select(dim, permutation)` instead', FutureWarning, stacklevel=2)
     return tensor.index_select(dim, permutation)
 
 
-@deprecated('`apply_permutation` is deprecated, please use `tensor.index_select(dim, permutation)` instead', category=FutureWarning)
-def apply_permutation(tensor, permutation, dim=1):
-    return _apply_permutation(tensor, permutation, dim)
+def _each(hidden, fn):
+    """Apply ``fn`` to a hidden state: one tensor, or LSTM's (h, c) pair."""
+    if isinstance(hidden, (tuple, list)):
+        return tuple(fn(h) for h in hidden)
+    return fn(hidden)
 
 
-# ----------------------------------------------------------------------------- step math
-def _lstm_step(gates, c, w_hr_t):
-    i, f, g, o = gates.chunk(4, 1)
-    i = torch.sigmoid(i)
-    f = torch.sigmoid(f)
-    g = torch.tanh(g)
-    o = torch.sigmoid(o)
-    c = f * c + i * g
-    h = o * torch.tanh(c)
-    if w_hr_t is not None:
-        h = torch.mm(h, w_hr_t)
-    return h, c
+# ------------------------------------------------------------------------------ maths
+def _input_proj(mode, x, w_ih, b_ih, b_hh):
+    """(N, in) -> (N, G*H): x W_ih^T plus every bias that sits outside the recurrence
+    (both of them, except for GRU, whose b_hh is gated by r)."""
+    if b_ih is None:
+        return ember.mm(x, w_ih.t())
+    bias = b_ih if mode == 'GRU' else b_ih + b_hh
+    return ember.addmm(bias, x, w_ih.t())
 
 
-def _gru_step(gi, gh, h):
-    i_r, i_z, i_n = gi.chunk(3, 1)
-    h_r, h_z, h_n = gh.chunk(3, 1)
-    r = torch.sigmoid(i_r + h_r)
-    z = torch.sigmoid(i_z + h_z)
-    n = torch.tanh(i_n + r * h_n)
-    return n + z * (h - n)
+def _step(mode, xw, h, c, w_hh_t, b_hh, w_hr_t):
+    """One time step. xw: (B, G*H) from ``_input_proj``; h: (B, H_out); c: (B, H) for
+    LSTM, else None; w_hh_t, w_hr_t: transposed weights. Returns the new (h, c)."""
+    if mode == 'GRU':
+        hw = ember.mm(h, w_hh_t) if b_hh is None else ember.addmm(b_hh, h, w_hh_t)
+        x_r, x_z, x_n = xw.chunk(3, 1)
+        h_r, h_z, h_n = hw.chunk(3, 1)
+        reset = ember.sigmoid(x_r + h_r)
+        update = ember.sigmoid(x_z + h_z)
+        cand = ember.tanh(x_n + reset * h_n)
+        return cand + update * (h - cand), None
+    pre = ember.addmm(xw, h, w_hh_t)
+    if mode == 'LSTM':
+        i, f, g, o = pre.chunk(4, 1)
+        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+        h = ember.sigmoid(o) * ember.tanh(c)
+        return (h if w_hr_t is None else ember.mm(h, w_hr_t)), c
+    return (ember.relu(pre) if mode == 'RNN_RELU' else ember.tanh(pre)), None
 
 
-def _run_direction(mode, x, bs, h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr, reverse):
-    """One layer, one direction over time. ``x``: (N, in) time-major rows, ``bs``: batch size
-    of each time step (non-increasing). Returns (output (N, out), h_n, c_n)."""
-    gru = mode == 'GRU'
-    lstm = mode == 'LSTM'
-    if b_ih is not None:
-        bias_in = b_ih if gru else b_ih + b_hh
-        xw = torch.addmm(bias_in, x, w_ih.t())
-    else:
-        xw = torch.mm(x, w_ih.t())
-    T = len(bs)
-    xs = xw.split(bs, 0) if T > 1 else (xw,)
-    whh_t = w_hh.t()
-    w_hr_t = w_hr.t() if w_hr is not None else None
-    act = torch.relu if mode == 'RNN_RELU' else torch.tanh
-    varying = bs[0] != bs[-1]
-    outs = [None] * T
-    finished = []
-    if reverse:
-        order = range(T - 1, -1, -1)
-        h = h0.narrow(0, 0, bs[-1]) if varying else h0
-        c = (c0.narrow(0, 0, bs[-1]) if varying else c0) if lstm else None
-    else:
-        order = range(T)
-        h, c = h0, c0
+def _scan(mode, xw, steps, h0, c0, w_hh, b_hh, w_hr, reverse):
+    """One layer, one direction. xw: (N, G*H) projections as time-major rows, ``steps``:
+    rows per time step (non-increasing); h0, c0: (B, *) with B = steps[0].
+    Returns the outputs (N, H_out) and the final h, c (B, *)."""
+    w_hh_t = w_hh.t()
+    w_hr_t = None if w_hr is None else w_hr.t()
+    order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
+    xs = xw.split(steps, 0)
+    h, c = h0, c0
+    first = steps[order[0]]
+    if first < h0.shape[0]:    # reverse over packed rows: start with the longest sequences
+        h = h0.narrow(0, 0, first)
+        c = None if c0 is None else c0.narrow(0, 0, first)
+    ended = []                 # final states of sequences that stop early (forward only)
+    outs = [None] * len(steps)
     for t in order:
-        cur = bs[t]
-        if varying:
-            prev = h.shape[0]
-            if cur < prev:                      # forward: sequences end here
-                h, h_done = h.split([cur, prev - cur], 0)
-                if lstm:
-                    c, c_done = c.split([cur, prev - cur], 0)
-                else:
-                    c_done = None
-                finished.append((h_done, c_done))
-            elif cur > prev:                    # reverse: sequences start here
-                h = torch.cat([h, h0.narrow(0, prev, cur - prev)], 0)
-                if lstm:
-                    c = torch.cat([c, c0.narrow(0, prev, cur - prev)], 0)
-        if lstm:
-            h, c = _lstm_step(torch.addmm(xs[t], h, whh_t), c, w_hr_t)
-        elif gru:
-            gh = torch.addmm(b_hh, h, whh_t) if b_hh is not None else torch.mm(h, whh_t)
-            h = _gru_step(xs[t], gh, h)
-        else:
-            h = act(torch.addmm(xs[t], h, whh_t))
+        live, want = h.shape[0], steps[t]
+        if want < live:        # the last live - want sequences have ended
+            ended.append((h.narrow(0, want, live - want),
+                          None if c is None else c.narrow(0, want, live - want)))
+            h = h.narrow(0, 0, want)
+            c = None if c is None else c.narrow(0, 0, want)
+        elif want > live:      # reverse: more sequences start here
+            h = ember.cat([h, h0.narrow(0, live, want - live)], 0)
+            if c is not None:
+                c = ember.cat([c, c0.narrow(0, live, want - live)], 0)
+        h, c = _step(mode, xs[t], h, c, w_hh_t, b_hh, w_hr_t)
         outs[t] = h
-    out = torch.cat(outs, 0) if T > 1 else outs[0]
-    if finished:
-        h = torch.cat([h] + [p[0] for p in reversed(finished)], 0)
-        if lstm:
-            c = torch.cat([c] + [p[1] for p in reversed(finished)], 0)
-    return out, h, c
+    if ended:                  # later endings hold lower batch indices
+        h = ember.cat([h] + [e[0] for e in reversed(ended)], 0)
+        if c is not None:
+            c = ember.cat([c] + [e[1] for e in reversed(ended)], 0)
+    return ember.cat(outs, 0), h, c
 
 
-def _rnn_impl(mode, input, batch_sizes, hx, weights, has_biases, num_layers, dropout, train,
-              bidirectional, batch_first):
-    """torch._VF.{rnn_tanh,rnn_relu,lstm,gru} (padded when ``batch_sizes`` is None, packed
-    otherwise). Returns (output, h_n) or, for LSTM, (output, h_n, c_n)."""
-    D = 2 if bidirectional else 1
-    lstm = mode == 'LSTM'
-    h0, c0 = hx if lstm else (hx, None)
-    if batch_sizes is None:
-        if batch_first:
-            input = input.transpose(0, 1)
-        T, B = input.shape[0], input.shape[1]
-        bs = [B] * T
-        x = input.reshape(T * B, input.shape[2])
-    else:
-        bs = [int(v) for v in batch_sizes.tolist()]
-        x = input
-    per = len(weights) // (num_layers * D)
-    has_proj = per in (3, 5)
-    hn, cn = [], []
-    if not bs:
-        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-    for layer in range(num_layers):
-        outs = []
-        for d in range(D):
-            k = layer * D + d
-            w = weights[k * per:(k + 1) * per]
-            b_ih, b_hh = (w[2], w[3]) if has_biases else (None, None)
-            w_hr = w[-1] if has_proj else None
-            out, h, c = _run_direction(mode, x, bs, h0[k], c0[k] if lstm else None, w[0], w[1],
-                                       b_ih, b_hh, w_hr, d == 1)
-            outs.append(out)
-            hn.append(h)
-            cn.append(c)
-        x = outs[0] if D == 1 else torch.cat(outs, 1)
-        if dropout and train and layer < num_layers - 1:
-            x = F.dropout(x, dropout, True)
-    if batch_sizes is None:
-        x = x.reshape(T, B, x.shape[-1])
-        if batch_first:
-            x = x.transpose(0, 1)
-    h_n = torch.stack(hn, 0)
-    if lstm:
-        return x, h_n, torch.stack(cn, 0)
-    return x, h_n
-
-
-def _check_cell(input, hx, w_ih, w_hh, name="hidden"):
+def _check_cell(input, hx, w_ih, w_hh):
     if input.shape[1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
                            f"{w_ih.shape[1]}")
-    hs = [hx] if isinstance(hx, Tensor) else list(hx)
-    for i, h in enumerate(hs):
+    for i, h in enumerate(hx if isinstance(hx, (tuple, list)) else [hx]):
         if input.shape[0] != h.shape[0]:
             raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} "
                                f"batch size {h.shape[0]}")
@@ -172,71 +115,27 @@ def _check_cell(input, hx, w_ih, w_hh, name="hidden"):
                                f"expected {w_hh.shape[1]}")
 
 
-def _cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh):
-    gi = F.linear(input, w_ih, b_ih)
-    return torch.addmm(gi, hx, w_hh.t()) if b_hh is None else \
-        gi + torch.addmm(b_hh, hx, w_hh.t())
-
-
-def _rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    _check_cell(input, hx, w_ih, w_hh)
-    return torch.tanh(_cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh))
-
-
-def _rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    _check_cell(input, hx, w_ih, w_hh)
-    return torch.relu(_cell_gates(input, hx, w_ih, w_hh, b_ih, b_hh))
-
-
-def _lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    _check_cell(input, hx, w_ih, w_hh)
-    return _lstm_step(_cell_gates(input, hx[0], w_ih, w_hh, b_ih, b_hh), hx[1], None)
-
-
-def _gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
-    _check_cell(input, hx, w_ih, w_hh)
-    gi = F.linear(input, w_ih, b_ih)
-    gh = F.linear(hx, w_hh, b_hh)
-    return _gru_step(gi, gh, hx)
-
-
+# ----------------------------------------------------------------------------- layers
 class RNNBase(Module):
-    __constants__ = ['mode', 'input_size', 'hidden_size', 'num_layers', 'bias', 'batch_first', 'dropout', 'bidirectional', 'proj_size']
-    __jit_unused_properties__ = ['all_weights']
-    mode: str
-    input_size: int
-    hidden_size: int
-    num_layers: int
-    bias: bool
-    batch_first: bool
-    dropout: float
-    bidirectional: bool
-    proj_size: int
+    """Shared machinery of RNN, LSTM and GRU: parameters, checks and the forward pass."""
 
-    def __init__(self, mode: str, input_size: int, hidden_size: int, num_layers: int=1, bias: bool=True, batch_first: bool=False, dropout: float=0.0, bidirectional: bool=False, proj_size: int=0, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
+                 batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
+                 device=None, dtype=None):
         super().__init__()
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
-        self.proj_size = proj_size
-        self._flat_weight_refs: list[weakref.ReferenceType[Parameter] | None] = []
-        num_directions = 2 if bidirectional else 1
-        if not isinstance(dropout, numbers.Number) or not 0 <= dropout <= 1 or isinstance(dropout, bool):
-            raise ValueError('dropout should be a number in range [0, 1] representing the probability of an element being zeroed')
+        if (isinstance(dropout, bool) or not isinstance(dropout, numbers.Number)
+                or not 0 <= dropout <= 1):
+            raise ValueError('dropout should be a number in range [0, 1] representing the '
+                             'probability of an element being zeroed')
         if dropout > 0 and num_layers == 1:
-            warnings.warn(f'dropout option adds dropout after all but last recurrent layer, so non-zero dropout expects num_layers greater than 1, but got dropout={dropout} and num_layers={num_layers}', stacklevel=2)
-        if not isinstance(bias, bool):
-            raise TypeError(f'bias should be of type bool, got: {type(bias).__name__}')
-        if not isinstance(batch_first, bool):
-            raise TypeError(f'batch_first should be of type bool, got: {type(batch_first).__name__}')
-        if not isinstance(input_size, int):
-            raise TypeError(f'input_size should be of type int, got: {type(input_size).__name__}')
+            warnings.warn('dropout option adds dropout after all but last recurrent layer, so '
+                          'non-zero dropout expects num_layers greater than 1, but got '
+                          f'dropout={dropout} and num_layers={num_layers}', stacklevel=2)
+        for name, value, kind in (('bias', bias, bool), ('batch_first', batch_first, bool),
+                                  ('input_size', input_size, int)):
+            if not isinstance(value, kind):
+                raise TypeError(f'{name} should be of type {kind.__name__}, got: '
+                                f'{type(value).__name__}')
         if input_size <= 0:
             raise ValueError('input_size must be greater than zero')
         if not isinstance(hidden_size, int):
@@ -246,361 +145,212 @@ class RNNBase(Module):
         if num_layers <= 0:
             raise ValueError('num_layers must be greater than zero')
         if proj_size < 0:
-            raise ValueError('proj_size should be a positive integer or zero to disable projections')
+            raise ValueError('proj_size should be a positive integer or zero to disable '
+                             'projections')
         if proj_size >= hidden_size:
             raise ValueError('proj_size has to be smaller than hidden_size')
-        if mode == 'LSTM':
-            gate_size = 4 * hidden_size
-        elif mode == 'GRU':
-            gate_size = 3 * hidden_size
-        elif mode == 'RNN_TANH':
-            gate_size = hidden_size
-        elif mode == 'RNN_RELU':
-            gate_size = hidden_size
-        else:
+        if mode not in _GATES:
             raise ValueError('Unrecognized RNN mode: ' + mode)
+        self.mode = mode
+        self.input_size = input_size
+        self.hidden_size = hidden_size
+        self.num_layers = num_layers
+        self.bias = bias
+        self.batch_first = batch_first
+        self.dropout = float(dropout)
+        self.bidirectional = bidirectional
+        self.proj_size = proj_size
+
+        gates, out_size = _GATES[mode] * hidden_size, proj_size or hidden_size
+        shapes = {'weight_ih': None, 'weight_hh': (gates, out_size)}
+        if bias:
+            shapes.update(bias_ih=(gates,), bias_hh=(gates,))
+        if proj_size:
+            shapes['weight_hr'] = (proj_size, hidden_size)
         self._flat_weights_names = []
         self._all_weights = []
         for layer in range(num_layers):
-            for direction in range(num_directions):
-                real_hidden_size = proj_size if proj_size > 0 else hidden_size
-                layer_input_size = input_size if layer == 0 else real_hidden_size * num_directions
-                w_ih = Parameter(torch.empty((gate_size, layer_input_size), **factory_kwargs))
-                w_hh = Parameter(torch.empty((gate_size, real_hidden_size), **factory_kwargs))
-                b_ih = Parameter(torch.empty(gate_size, **factory_kwargs))
-                b_hh = Parameter(torch.empty(gate_size, **factory_kwargs))
-                layer_params: tuple[Tensor, ...] = ()
-                if self.proj_size == 0:
-                    if bias:
-                        layer_params = (w_ih, w_hh, b_ih, b_hh)
-                    else:
-                        layer_params = (w_ih, w_hh)
-                else:
-                    w_hr = Parameter(torch.empty((proj_size, hidden_size), **factory_kwargs))
-                    if bias:
-                        layer_params = (w_ih, w_hh, b_ih, b_hh, w_hr)
-                    else:
-                        layer_params = (w_ih, w_hh, w_hr)
-                suffix = '_reverse' if direction == 1 else ''
-                param_names = ['weight_ih_l{}{}', 'weight_hh_l{}{}']
-                if bias:
-                    param_names += ['bias_ih_l{}{}', 'bias_hh_l{}{}']
-                if self.proj_size > 0:
-                    param_names += ['weight_hr_l{}{}']
-                param_names = [x.format(layer, suffix) for x in param_names]
-                for name, param in zip(param_names, layer_params, strict=True):
-                    setattr(self, name, param)
-                self._flat_weights_names.extend(param_names)
-                self._all_weights.append(param_names)
-        self._init_flat_weights()
+            shapes['weight_ih'] = (gates, input_size if layer == 0 else out_size * self._dirs)
+            for d in range(self._dirs):
+                names = []
+                for kind, shape in shapes.items():
+                    name = f"{kind}_l{layer}{'_reverse' if d else ''}"
+                    setattr(self, name, Parameter(ember.empty(shape, device=device, dtype=dtype)))
+                    names.append(name)
+                self._flat_weights_names += names
+                self._all_weights.append(names)
         self.reset_parameters()
 
-    def _init_flat_weights(self) -> None:
-        self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None for wn in self._flat_weights_names]
-        self._flat_weight_refs = [weakref.ref(w) if w is not None else None for w in self._flat_weights]
-        self.flatten_parameters()
+    @property
+    def _dirs(self):
+        return 2 if self.bidirectional else 1
 
-    def __setattr__(self, attr, value) -> None:
-        if hasattr(self, '_flat_weights_names') and attr in self._flat_weights_names:
-            idx = self._flat_weights_names.index(attr)
-            self._flat_weights[idx] = value
-        super().__setattr__(attr, value)
+    @property
+    def _flat_weights(self):
+        return [getattr(self, n, None) for n in self._flat_weights_names]
 
-    def flatten_parameters(self) -> None:
+    @property
+    def all_weights(self):
+        return [[getattr(self, n) for n in names] for names in self._all_weights]
+
+    def flatten_parameters(self):
         """No-op: there is no cuDNN weight buffer to compact on NumPy."""
-        return
 
-    def _apply(self, fn, recurse=True):
-        self._flat_weight_refs = []
-        ret = super()._apply(fn, recurse)
-        self._init_flat_weights()
-        return ret
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -bound, bound)
 
-    def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        for name, default in (('proj_size', 0), ('num_layers', 1), ('bias', True),
+                              ('batch_first', False), ('dropout', 0), ('bidirectional', False)):
+            value = getattr(self, name)
+            if value != default or (isinstance(default, bool) and value is not default):
+                s += f', {name}={value}'
+        return s
 
-    def check_input(self, input: Tensor, batch_sizes: Tensor | None) -> None:
-        if True:
-            if input.dtype != self._flat_weights[0].dtype:
-                raise ValueError(f'RNN input dtype ({input.dtype}) does not match weight dtype ({self._flat_weights[0].dtype}). Convert input: input.to({self._flat_weights[0].dtype}), or convert model: model.to({input.dtype})')
-        expected_input_dim = 2 if batch_sizes is not None else 3
-        if input.dim() != expected_input_dim:
-            raise RuntimeError(f'input must have {expected_input_dim} dimensions, got {input.dim()}')
+    # ---- checks (public in torch; messages kept)
+    def check_input(self, input, batch_sizes):
+        w_dtype = self._flat_weights[0].dtype
+        if input.dtype != w_dtype:
+            raise ValueError(f'RNN input dtype ({input.dtype}) does not match weight dtype '
+                             f'({w_dtype}). Convert input: input.to({w_dtype}), or convert '
+                             f'model: model.to({input.dtype})')
+        ndim = 2 if batch_sizes is not None else 3
+        if input.dim() != ndim:
+            raise RuntimeError(f'input must have {ndim} dimensions, got {input.dim()}')
         if self.input_size != input.size(-1):
-            raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected {self.input_size}, got {input.size(-1)}')
+            raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected '
+                               f'{self.input_size}, got {input.size(-1)}')
 
-    def get_expected_hidden_size(self, input: Tensor, batch_sizes: Tensor | None) :
+    def _batch_size(self, input, batch_sizes):
         if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        if self.proj_size > 0:
-            expected_hidden_size = (self.num_layers * num_directions, mini_batch, self.proj_size)
-        else:
-            expected_hidden_size = (self.num_layers * num_directions, mini_batch, self.hidden_size)
-        return expected_hidden_size
+            return int(batch_sizes[0])
+        return input.size(0) if self.batch_first else input.size(1)
 
-    def check_hidden_size(self, hx: Tensor, expected_hidden_size: tuple[int, int, int], msg: str='Expected hidden size {}, got {}') -> None:
+    def get_expected_hidden_size(self, input, batch_sizes):
+        return (self.num_layers * self._dirs, self._batch_size(input, batch_sizes),
+                self.proj_size or self.hidden_size)
+
+    def check_hidden_size(self, hx, expected_hidden_size, msg='Expected hidden size {}, got {}'):
         if hx.size() != expected_hidden_size:
             raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
-    def _weights_have_changed(self):
-        weights_changed = False
-        for ref, name in zip(self._flat_weight_refs, self._flat_weights_names, strict=True):
-            weight = getattr(self, name) if hasattr(self, name) else None
-            if weight is not None and ref is not None and (ref() is not weight):
-                weights_changed = True
-                break
-        return weights_changed
-
-    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Tensor | None) -> None:
+    def check_forward_args(self, input, hidden, batch_sizes):
         self.check_input(input, batch_sizes)
-        expected_hidden_size = self.get_expected_hidden_size(input, batch_sizes)
-        self.check_hidden_size(hidden, expected_hidden_size)
+        self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def permute_hidden(self, hx: Tensor, permutation: Tensor | None):
+    def permute_hidden(self, hx, permutation):
         if permutation is None:
             return hx
-        return _apply_permutation(hx, permutation)
+        return _each(hx, lambda h: h.index_select(1, permutation))
 
-    def extra_repr(self) -> str:
-        s = '{input_size}, {hidden_size}'
-        if self.proj_size != 0:
-            s += ', proj_size={proj_size}'
-        if self.num_layers != 1:
-            s += ', num_layers={num_layers}'
-        if self.bias is not True:
-            s += ', bias={bias}'
-        if self.batch_first is not False:
-            s += ', batch_first={batch_first}'
-        if self.dropout != 0:
-            s += ', dropout={dropout}'
-        if self.bidirectional is not False:
-            s += ', bidirectional={bidirectional}'
-        return s.format(**self.__dict__)
+    # ---- forward
+    def _check_dims(self, input, hx):
+        """Dimension checks of an unpacked input and its optional hx (RNN and GRU wording)."""
+        if input.dim() not in (2, 3):
+            tail = ' tensor' if self.mode.startswith('RNN') else ''
+            raise ValueError(f'{self._name}: Expected input to be 2D or 3D, got '
+                             f'{input.dim()}D{tail} instead')
+        if hx is not None and hx.dim() != input.dim():
+            kind = 'batched 3-D' if input.dim() == 3 else 'unbatched 2-D'
+            raise RuntimeError(f'For {kind} input, hx should also be {input.dim()}-D but got '
+                               f'{hx.dim()}-D tensor')
 
-    def _update_flat_weights(self) -> None:
-        if True:
-            if self._weights_have_changed():
-                self._init_flat_weights()
+    def _zero_hidden(self, input, batch):
+        shape = (self.num_layers * self._dirs, batch, self.proj_size or self.hidden_size)
+        return ember.zeros(shape, dtype=input.dtype, device=input.device)
 
-    def __getstate__(self):
-        self._update_flat_weights()
-        state = self.__dict__.copy()
-        del state['_flat_weight_refs']
-        return state
+    def forward(self, input, hx=None):
+        """input: (T, B, in) / (B, T, in) with batch_first / (T, in) / PackedSequence;
+        hx: (L*D, B, H_out) (LSTM: a pair, c being (L*D, B, H)); zeros when omitted.
+        Returns (output, h_n): output (T, B, D*H_out) or a PackedSequence."""
+        packed = isinstance(input, PackedSequence)
+        batched = True
+        if packed:
+            input, batch_sizes, sorted_idx, unsorted_idx = input
+            hx = self.permute_hidden(hx, sorted_idx) if hx is not None else None
+        else:
+            batch_sizes = sorted_idx = unsorted_idx = None
+            self._check_dims(input, hx)
+            batched = input.dim() == 3
+            if not batched:
+                input = input.unsqueeze(1 - int(self.batch_first))
+                hx = None if hx is None else _each(hx, lambda h: h.unsqueeze(1))
+        if hx is None:
+            hx = self._zero_hidden(input, self._batch_size(input, batch_sizes))
+        self.check_forward_args(input, hx, batch_sizes)
+        output, hidden = self._run(input, batch_sizes, hx)
+        if packed:
+            output = PackedSequence(output, batch_sizes, sorted_idx, unsorted_idx)
+            return output, self.permute_hidden(hidden, unsorted_idx)
+        if not batched:
+            output = output.squeeze(1 - int(self.batch_first))
+            hidden = _each(hidden, lambda h: h.squeeze(1))
+        return output, hidden
 
-    def __setstate__(self, d):
-        super().__setstate__(d)
-        if 'all_weights' in d:
-            self._all_weights = d['all_weights']
-        if 'proj_size' not in d:
-            self.proj_size = 0
-        if not isinstance(self._all_weights[0][0], str):
-            num_layers = self.num_layers
-            num_directions = 2 if self.bidirectional else 1
-            self._flat_weights_names = []
-            self._all_weights = []
-            for layer in range(num_layers):
-                for direction in range(num_directions):
-                    suffix = '_reverse' if direction == 1 else ''
-                    weights = ['weight_ih_l{}{}', 'weight_hh_l{}{}', 'bias_ih_l{}{}', 'bias_hh_l{}{}', 'weight_hr_l{}{}']
-                    weights = [x.format(layer, suffix) for x in weights]
-                    if self.bias:
-                        if self.proj_size > 0:
-                            self._all_weights += [weights]
-                            self._flat_weights_names.extend(weights)
-                        else:
-                            self._all_weights += [weights[:4]]
-                            self._flat_weights_names.extend(weights[:4])
-                    elif self.proj_size > 0:
-                        self._all_weights += [weights[:2]] + [weights[-1:]]
-                        self._flat_weights_names.extend(weights[:2] + [weights[-1:]])
-                    else:
-                        self._all_weights += [weights[:2]]
-                        self._flat_weights_names.extend(weights[:2])
-            self._flat_weights = [getattr(self, wn) if hasattr(self, wn) else None for wn in self._flat_weights_names]
-        self._flat_weight_refs = [weakref.ref(w) if w is not None else None for w in self._flat_weights]
+    def _run(self, input, batch_sizes, hx):
+        """The stacked layers over time-major rows; the torch._VF.{rnn_*,lstm,gru} part."""
+        lstm = self.mode == 'LSTM'
+        h0, c0 = hx if lstm else (hx, None)
+        if batch_sizes is None:
+            if self.batch_first:
+                input = input.transpose(0, 1)
+            T, B = input.shape[0], input.shape[1]
+            steps = [B] * T
+            x = input.reshape(T * B, input.shape[2])
+        else:
+            steps = [int(n) for n in batch_sizes.tolist()]
+            x = input
+        if not steps:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(self._dirs):
+                sfx = f"l{layer}{'_reverse' if d else ''}"
+                w = {k: getattr(self, f'{k}_{sfx}', None)
+                     for k in ('weight_ih', 'weight_hh', 'bias_ih', 'bias_hh', 'weight_hr')}
+                k = layer * self._dirs + d
+                xw = _input_proj(self.mode, x, w['weight_ih'], w['bias_ih'], w['bias_hh'])
+                out, h, c = _scan(self.mode, xw, steps, h0[k], c0[k] if lstm else None,
+                                  w['weight_hh'], w['bias_hh'], w['weight_hr'], d == 1)
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if len(outs) == 1 else ember.cat(outs, 1)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        if batch_sizes is None:
+            x = x.reshape(T, B, x.shape[-1])
+            if self.batch_first:
+                x = x.transpose(0, 1)
+        h_n = ember.stack(hs, 0)
+        return x, ((h_n, ember.stack(cs, 0)) if lstm else h_n)
 
-    @property
-    def all_weights(self) -> list[list[Parameter]]:
-        return [[getattr(self, weight) for weight in weights] for weights in self._all_weights]
-
-    def _replicate_for_data_parallel(self):
-        replica = super()._replicate_for_data_parallel()
-        replica._flat_weights = replica._flat_weights[:]
-        replica._flat_weights_names = replica._flat_weights_names[:]
-        return replica
 
 class RNN(RNNBase):
-
-
+    """Elman RNN: h_t = act(x_t W_ih^T + b_ih + h_{t-1} W_hh^T + b_hh), act tanh or relu."""
+    _name = 'RNN'
 
     def __init__(self, *args, **kwargs):
         if 'proj_size' in kwargs:
             raise ValueError('proj_size argument is only supported for LSTM, not RNN or GRU')
-        if len(args) > 3:
-            self.nonlinearity = args[3]
-            args = args[:3] + args[4:]
+        if len(args) > 3:          # RNN(input_size, hidden_size, num_layers, nonlinearity, ...)
+            nonlinearity, args = args[3], args[:3] + args[4:]
         else:
-            self.nonlinearity = kwargs.pop('nonlinearity', 'tanh')
-        if self.nonlinearity == 'tanh':
-            mode = 'RNN_TANH'
-        elif self.nonlinearity == 'relu':
-            mode = 'RNN_RELU'
-        else:
-            raise ValueError(f"Unknown nonlinearity '{self.nonlinearity}'. Select from 'tanh' or 'relu'.")
-        super().__init__(mode, *args, **kwargs)
+            nonlinearity = kwargs.pop('nonlinearity', 'tanh')
+        if nonlinearity not in ('tanh', 'relu'):
+            raise ValueError(f"Unknown nonlinearity '{nonlinearity}'. Select from 'tanh' or "
+                             f"'relu'.")
+        super().__init__('RNN_' + nonlinearity.upper(), *args, **kwargs)
+        self.nonlinearity = nonlinearity
 
-
-
-    def forward(self, input, hx=None):
-        self._update_flat_weights()
-        num_directions = 2 if self.bidirectional else 1
-        orig_input = input
-        if isinstance(orig_input, PackedSequence):
-            input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
-            if hx is None:
-                hx = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        else:
-            batch_sizes = None
-            if input.dim() not in (2, 3):
-                raise ValueError(f'RNN: Expected input to be 2D or 3D, got {input.dim()}D tensor instead')
-            is_batched = input.dim() == 3
-            batch_dim = 0 if self.batch_first else 1
-            if not is_batched:
-                input = input.unsqueeze(batch_dim)
-                if hx is not None:
-                    if hx.dim() != 2:
-                        raise RuntimeError(f'For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor')
-                    hx = hx.unsqueeze(1)
-            elif hx is not None and hx.dim() != 3:
-                raise RuntimeError(f'For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor')
-            max_batch_size = input.size(0) if self.batch_first else input.size(1)
-            sorted_indices = None
-            unsorted_indices = None
-            if hx is None:
-                hx = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        if hx is None:
-            raise AssertionError('hx must not be None')
-        self.check_forward_args(input, hx, batch_sizes)
-        if self.mode != 'RNN_TANH' and self.mode != 'RNN_RELU':
-            raise AssertionError(f'mode must be RNN_TANH or RNN_RELU, got {self.mode}')
-        if batch_sizes is None:
-            if self.mode == 'RNN_TANH':
-                result = _rnn_impl('RNN_TANH', input, None, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
-            else:
-                result = _rnn_impl('RNN_RELU', input, None, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
-        elif self.mode == 'RNN_TANH':
-            result = _rnn_impl('RNN_TANH', input, batch_sizes, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, False)
-        else:
-            result = _rnn_impl('RNN_RELU', input, batch_sizes, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, False)
-        output = result[0]
-        hidden = result[1]
-        if isinstance(orig_input, PackedSequence):
-            output_packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
-            return (output_packed, self.permute_hidden(hidden, unsorted_indices))
-        if not is_batched:
-            output = output.squeeze(batch_dim)
-            hidden = hidden.squeeze(1)
-        return (output, self.permute_hidden(hidden, unsorted_indices))
-
-class LSTM(RNNBase):
-
-
-
-    def __init__(self, *args, **kwargs):
-        super().__init__('LSTM', *args, **kwargs)
-
-    def get_expected_cell_size(self, input: Tensor, batch_sizes: Tensor | None) :
-        if batch_sizes is not None:
-            mini_batch = int(batch_sizes[0])
-        else:
-            mini_batch = input.size(0) if self.batch_first else input.size(1)
-        num_directions = 2 if self.bidirectional else 1
-        expected_hidden_size = (self.num_layers * num_directions, mini_batch, self.hidden_size)
-        return expected_hidden_size
-
-    def check_forward_args(self, input: Tensor, hidden: tuple[Tensor, Tensor], batch_sizes: Tensor | None) -> None:
-        self.check_input(input, batch_sizes)
-        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes), 'Expected hidden[0] size {}, got {}')
-        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes), 'Expected hidden[1] size {}, got {}')
-
-    def permute_hidden(self, hx: tuple[Tensor, Tensor], permutation: Tensor | None) -> tuple[Tensor, Tensor]:
-        if permutation is None:
-            return hx
-        return (_apply_permutation(hx[0], permutation), _apply_permutation(hx[1], permutation))
-
-
-
-    def forward(self, input, hx=None):
-        self._update_flat_weights()
-        orig_input = input
-        batch_sizes = None
-        num_directions = 2 if self.bidirectional else 1
-        real_hidden_size = self.proj_size if self.proj_size > 0 else self.hidden_size
-        if isinstance(orig_input, PackedSequence):
-            input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
-            if hx is None:
-                h_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, real_hidden_size, dtype=input.dtype, device=input.device)
-                c_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-                hx = (h_zeros, c_zeros)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        else:
-            if input.dim() not in (2, 3):
-                raise ValueError(f'LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead')
-            is_batched = input.dim() == 3
-            batch_dim = 0 if self.batch_first else 1
-            if not is_batched:
-                input = input.unsqueeze(batch_dim)
-            max_batch_size = input.size(0) if self.batch_first else input.size(1)
-            sorted_indices = None
-            unsorted_indices = None
-            if hx is None:
-                h_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, real_hidden_size, dtype=input.dtype, device=input.device)
-                c_zeros = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-                hx = (h_zeros, c_zeros)
-                self.check_forward_args(input, hx, batch_sizes)
-            else:
-                if is_batched:
-                    if hx[0].dim() != 3 or hx[1].dim() != 3:
-                        msg = f'For batched 3-D input, hx and cx should also be 3-D but got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors'
-                        raise RuntimeError(msg)
-                else:
-                    if hx[0].dim() != 2 or hx[1].dim() != 2:
-                        msg = f'For unbatched 2-D input, hx and cx should also be 2-D but got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors'
-                        raise RuntimeError(msg)
-                    hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
-                self.check_forward_args(input, hx, batch_sizes)
-                hx = self.permute_hidden(hx, sorted_indices)
-        if batch_sizes is None:
-            result = _rnn_impl('LSTM', input, None, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
-        else:
-            result = _rnn_impl('LSTM', input, batch_sizes, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, False)
-        output = result[0]
-        hidden = result[1:]
-        if isinstance(orig_input, PackedSequence):
-            output_packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
-            return (output_packed, self.permute_hidden(hidden, unsorted_indices))
-        else:
-            if not is_batched:
-                output = output.squeeze(batch_dim)
-                hidden = (hidden[0].squeeze(1), hidden[1].squeeze(1))
-            return (output, self.permute_hidden(hidden, unsorted_indices))
 
 class GRU(RNNBase):
-
-
+    """Gated recurrent unit; gates r, z and candidate n in that order in the weights."""
+    _name = 'GRU'
 
     def __init__(self, *args, **kwargs):
         if 'proj_size' in kwargs:
@@ -608,170 +358,137 @@ class GRU(RNNBase):
         super().__init__('GRU', *args, **kwargs)
 
 
+class LSTM(RNNBase):
+    """Long short-term memory; gates i, f, g, o in that order; optional projection of h."""
+    _name = 'LSTM'
 
-    def forward(self, input, hx=None):
-        self._update_flat_weights()
-        orig_input = input
-        if isinstance(orig_input, PackedSequence):
-            input, batch_sizes, sorted_indices, unsorted_indices = input
-            max_batch_size = int(batch_sizes[0])
-            if hx is None:
-                num_directions = 2 if self.bidirectional else 1
-                hx = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        else:
-            batch_sizes = None
-            if input.dim() not in (2, 3):
-                raise ValueError(f'GRU: Expected input to be 2D or 3D, got {input.dim()}D instead')
-            is_batched = input.dim() == 3
-            batch_dim = 0 if self.batch_first else 1
-            if not is_batched:
-                input = input.unsqueeze(batch_dim)
-                if hx is not None:
-                    if hx.dim() != 2:
-                        raise RuntimeError(f'For unbatched 2-D input, hx should also be 2-D but got {hx.dim()}-D tensor')
-                    hx = hx.unsqueeze(1)
-            elif hx is not None and hx.dim() != 3:
-                raise RuntimeError(f'For batched 3-D input, hx should also be 3-D but got {hx.dim()}-D tensor')
-            max_batch_size = input.size(0) if self.batch_first else input.size(1)
-            sorted_indices = None
-            unsorted_indices = None
-            if hx is None:
-                num_directions = 2 if self.bidirectional else 1
-                hx = torch.zeros(self.num_layers * num_directions, max_batch_size, self.hidden_size, dtype=input.dtype, device=input.device)
-            else:
-                hx = self.permute_hidden(hx, sorted_indices)
-        self.check_forward_args(input, hx, batch_sizes)
-        if batch_sizes is None:
-            result = _rnn_impl('GRU', input, None, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, self.batch_first)
-        else:
-            result = _rnn_impl('GRU', input, batch_sizes, hx, self._flat_weights, self.bias, self.num_layers, self.dropout, self.training, self.bidirectional, False)
-        output = result[0]
-        hidden = result[1]
-        if isinstance(orig_input, PackedSequence):
-            output_packed = PackedSequence(output, batch_sizes, sorted_indices, unsorted_indices)
-            return (output_packed, self.permute_hidden(hidden, unsorted_indices))
-        else:
-            if not is_batched:
-                output = output.squeeze(batch_dim)
-                hidden = hidden.squeeze(1)
-            return (output, self.permute_hidden(hidden, unsorted_indices))
+    def __init__(self, *args, **kwargs):
+        super().__init__('LSTM', *args, **kwargs)
 
+    def get_expected_cell_size(self, input, batch_sizes):
+        return (self.num_layers * self._dirs, self._batch_size(input, batch_sizes),
+                self.hidden_size)
+
+    def check_forward_args(self, input, hidden, batch_sizes):
+        self.check_input(input, batch_sizes)
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               'Expected hidden[0] size {}, got {}')
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               'Expected hidden[1] size {}, got {}')
+
+    def _check_dims(self, input, hx):
+        if input.dim() not in (2, 3):
+            raise ValueError(f'LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead')
+        if hx is not None and (hx[0].dim() != input.dim() or hx[1].dim() != input.dim()):
+            kind = 'batched 3-D' if input.dim() == 3 else 'unbatched 2-D'
+            raise RuntimeError(f'For {kind} input, hx and cx should also be {input.dim()}-D but '
+                               f'got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors')
+
+    def _zero_hidden(self, input, batch):
+        h = super()._zero_hidden(input, batch)
+        c = ember.zeros((h.shape[0], batch, self.hidden_size), dtype=input.dtype,
+                        device=input.device)
+        return h, c
+
+
+# ------------------------------------------------------------------------------ cells
 class RNNCellBase(Module):
-    __constants__ = ['input_size', 'hidden_size', 'bias']
-    input_size: int
-    hidden_size: int
-    bias: bool
-    weight_ih: Tensor
-    weight_hh: Tensor
+    """One time step of an RNN, LSTM or GRU layer (no sequence dimension)."""
+    _lstm = False
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool, num_chunks: int, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
+    def __init__(self, input_size, hidden_size, bias, num_chunks, device=None, dtype=None):
         super().__init__()
         self.input_size = input_size
         self.hidden_size = hidden_size
         self.bias = bias
-        self.weight_ih = Parameter(torch.empty((num_chunks * hidden_size, input_size), **factory_kwargs))
-        self.weight_hh = Parameter(torch.empty((num_chunks * hidden_size, hidden_size), **factory_kwargs))
+        rows = num_chunks * hidden_size
+        kw = dict(device=device, dtype=dtype)
+        self.weight_ih = Parameter(ember.empty((rows, input_size), **kw))
+        self.weight_hh = Parameter(ember.empty((rows, hidden_size), **kw))
         if bias:
-            self.bias_ih = Parameter(torch.empty(num_chunks * hidden_size, **factory_kwargs))
-            self.bias_hh = Parameter(torch.empty(num_chunks * hidden_size, **factory_kwargs))
+            self.bias_ih = Parameter(ember.empty(rows, **kw))
+            self.bias_hh = Parameter(ember.empty(rows, **kw))
         else:
             self.register_parameter('bias_ih', None)
             self.register_parameter('bias_hh', None)
         self.reset_parameters()
 
-    def extra_repr(self) -> str:
-        s = '{input_size}, {hidden_size}'
-        if 'bias' in self.__dict__ and self.bias is not True:
-            s += ', bias={bias}'
-        if 'nonlinearity' in self.__dict__ and self.nonlinearity != 'tanh':
-            s += ', nonlinearity={nonlinearity}'
-        return s.format(**self.__dict__)
+    def extra_repr(self):
+        s = f'{self.input_size}, {self.hidden_size}'
+        if self.__dict__.get('bias', True) is not True:
+            s += f', bias={self.bias}'
+        if self.__dict__.get('nonlinearity', 'tanh') != 'tanh':
+            s += f', nonlinearity={self.nonlinearity}'
+        return s
 
-    def reset_parameters(self) -> None:
-        stdv = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
-        for weight in self.parameters():
-            init.uniform_(weight, -stdv, stdv)
+    def reset_parameters(self):
+        bound = 1.0 / math.sqrt(self.hidden_size) if self.hidden_size > 0 else 0
+        for w in self.parameters():
+            init.uniform_(w, -bound, bound)
+
+    def forward(self, input, hx=None):
+        """input: (B, in) or (in,); hx: (B, H) or (H,) (LSTMCell: a pair); zeros when omitted.
+        Returns the next hidden state (LSTMCell: (h', c'))."""
+        lstm = self._lstm
+        if input.dim() not in (1, 2):
+            raise ValueError(f'{self._name}: Expected input to be 1D or 2D, got '
+                             f'{input.dim()}D instead')
+        for i, h in enumerate(() if hx is None else hx if lstm else (hx,)):
+            if h.dim() not in (1, 2):
+                what = f'hx[{i}]' if lstm else 'hidden'
+                raise ValueError(f'{self._name}: Expected {what} to be 1D or 2D, got '
+                                 f'{h.dim()}D instead')
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zero = ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
+                               device=input.device)
+            hx = (zero, zero) if lstm else zero
+        elif not batched:
+            hx = _each(hx, lambda h: h.unsqueeze(0))
+        out = self._cell(input, hx)
+        return out if batched else _each(out, lambda h: h.squeeze(0))
+
+    def _cell(self, input, hx):
+        mode = self._mode()
+        _check_cell(input, hx, self.weight_ih, self.weight_hh)
+        h, c = (hx[0], hx[1]) if mode == 'LSTM' else (hx, None)
+        xw = _input_proj(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
+        h, c = _step(mode, xw, h, c, self.weight_hh.t(), self.bias_hh, None)
+        return (h, c) if mode == 'LSTM' else h
+
 
 class RNNCell(RNNCellBase):
-    __constants__ = ['input_size', 'hidden_size', 'bias', 'nonlinearity']
-    nonlinearity: str
+    _name = 'RNNCell'
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool=True, nonlinearity: str='tanh', device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(input_size, hidden_size, bias, num_chunks=1, **factory_kwargs)
+    def __init__(self, input_size, hidden_size, bias=True, nonlinearity='tanh', device=None,
+                 dtype=None):
+        super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def forward(self, input: Tensor, hx: Tensor | None=None) -> Tensor:
-        if input.dim() not in (1, 2):
-            raise ValueError(f'RNNCell: Expected input to be 1D or 2D, got {input.dim()}D instead')
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f'RNNCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead')
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
-        else:
-            hx = hx.unsqueeze(0) if not is_batched else hx
-        if self.nonlinearity == 'tanh':
-            ret = _rnn_tanh_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        elif self.nonlinearity == 'relu':
-            ret = _rnn_relu_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        else:
-            ret = input
+    def _mode(self):
+        if self.nonlinearity not in ('tanh', 'relu'):
             raise RuntimeError(f'Unknown nonlinearity: {self.nonlinearity}')
-        if not is_batched:
-            ret = ret.squeeze(0)
-        return ret
+        return 'RNN_' + self.nonlinearity.upper()
+
 
 class LSTMCell(RNNCellBase):
+    _name = 'LSTMCell'
+    _lstm = True
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool=True, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(input_size, hidden_size, bias, num_chunks=4, **factory_kwargs)
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
-    def forward(self, input: Tensor, hx: tuple[Tensor, Tensor] | None=None) -> tuple[Tensor, Tensor]:
-        if input.dim() not in (1, 2):
-            raise ValueError(f'LSTMCell: Expected input to be 1D or 2D, got {input.dim()}D instead')
-        if hx is not None:
-            for idx, value in enumerate(hx):
-                if value.dim() not in (1, 2):
-                    raise ValueError(f'LSTMCell: Expected hx[{idx}] to be 1D or 2D, got {value.dim()}D instead')
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            zeros = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
-            hx = (zeros, zeros)
-        else:
-            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0)) if not is_batched else hx
-        ret = _lstm_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        if not is_batched:
-            ret = (ret[0].squeeze(0), ret[1].squeeze(0))
-        return ret
+    def _mode(self):
+        return 'LSTM'
+
 
 class GRUCell(RNNCellBase):
+    _name = 'GRUCell'
 
-    def __init__(self, input_size: int, hidden_size: int, bias: bool=True, device=None, dtype=None) -> None:
-        factory_kwargs = {'device': device, 'dtype': dtype}
-        super().__init__(input_size, hidden_size, bias, num_chunks=3, **factory_kwargs)
+    def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
+        super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
-    def forward(self, input: Tensor, hx: Tensor | None=None) -> Tensor:
-        if input.dim() not in (1, 2):
-            raise ValueError(f'GRUCell: Expected input to be 1D or 2D, got {input.dim()}D instead')
-        if hx is not None and hx.dim() not in (1, 2):
-            raise ValueError(f'GRUCell: Expected hidden to be 1D or 2D, got {hx.dim()}D instead')
-        is_batched = input.dim() == 2
-        if not is_batched:
-            input = input.unsqueeze(0)
-        if hx is None:
-            hx = torch.zeros(input.size(0), self.hidden_size, dtype=input.dtype, device=input.device)
-        else:
-            hx = hx.unsqueeze(0) if not is_batched else hx
-        ret = _gru_cell(input, hx, self.weight_ih, self.weight_hh, self.bias_ih, self.bias_hh)
-        if not is_batched:
-            ret = ret.squeeze(0)
-        return ret
+    def _mode(self):
+        return 'GRU'

@@ -1,109 +1,119 @@
-"""Pruning methods."""
+"""Pruning (torch.nn.utils.prune). Pruning ``module.<name>`` moves the parameter to
+``<name>_orig``, adds a buffer ``<name>_mask`` and a forward pre-hook (the method object)
+that recomputes ``module.<name> = <name>_orig * <name>_mask``. Pruning the same tensor again
+combines the methods in a ``PruningContainer`` whose new mask only touches entries (or
+channels) the previous masks kept."""
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
-import ember as torch
-import ember.nn.utils.convert_parameters as _cp
+
+import ember
+from ember.nn.utils.convert_parameters import parameters_to_vector
+
 
 class BasePruningMethod(ABC):
+    """A pruning method: ``compute_mask(t, default_mask)`` returns the new mask."""
 
     def __call__(self, module, inputs):
         setattr(module, self._tensor_name, self.apply_mask(module))
 
     @abstractmethod
     def compute_mask(self, t, default_mask):
-        pass
+        """The mask for ``t`` given the mask from earlier prunings."""
 
     def apply_mask(self, module):
+        """``<name>_orig * <name>_mask`` (the mask cast to the parameter's dtype)."""
         if self._tensor_name is None:
-            raise AssertionError(f'Module {module} has to be pruned')
-        mask = getattr(module, self._tensor_name + '_mask')
-        orig = getattr(module, self._tensor_name + '_orig')
-        pruned_tensor = mask.to(dtype=orig.dtype) * orig
-        return pruned_tensor
+            raise AssertionError(f"Module {module} has to be pruned")
+        orig = getattr(module, self._tensor_name + "_orig")
+        return getattr(module, self._tensor_name + "_mask").to(dtype=orig.dtype) * orig
+
+    @classmethod
+    def _combined_with_existing(cls, module, name, *args, **kwargs):
+        """A new method instance, merged into a container with any existing hook on
+        ``name`` (which is taken off the module)."""
+        hooks = module._forward_pre_hooks
+        found = [k for k, h in hooks.items()
+                 if isinstance(h, BasePruningMethod) and h._tensor_name == name]
+        if len(found) > 1:
+            raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} "
+                                 f"of module {module}. Use a PruningContainer.")
+        old = hooks[found[0]] if found else None
+        for k in found:
+            del hooks[k]
+        method = cls(*args, **kwargs)
+        method._tensor_name = name
+        if old is None:
+            return method
+        if not isinstance(old, PruningContainer):
+            old = PruningContainer(old)
+        old.add_pruning_method(method)
+        return old
 
     @classmethod
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
-
-        def _get_composite_method(cls, module, name, *args, **kwargs):
-            old_method = None
-            found = 0
-            hooks_to_remove = []
-            for k, hook in module._forward_pre_hooks.items():
-                if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-                    old_method = hook
-                    hooks_to_remove.append(k)
-                    found += 1
-            if found > 1:
-                raise AssertionError(f'Avoid adding multiple pruning hooks to the same tensor {name} of module {module}. Use a PruningContainer.')
-            for k in hooks_to_remove:
-                del module._forward_pre_hooks[k]
-            method = cls(*args, **kwargs)
-            method._tensor_name = name
-            if old_method is not None:
-                if isinstance(old_method, PruningContainer):
-                    old_method.add_pruning_method(method)
-                    method = old_method
-                elif isinstance(old_method, BasePruningMethod):
-                    container = PruningContainer(old_method)
-                    container.add_pruning_method(method)
-                    method = container
-            return method
-        method = _get_composite_method(cls, module, name, *args, **kwargs)
+        """Prune ``module.<name>`` in place (see the module docstring); returns the hook."""
+        method = cls._combined_with_existing(module, name, *args, **kwargs)
         orig = getattr(module, name)
-        if importance_scores is not None:
-            if importance_scores.shape != orig.shape:
-                raise AssertionError(f'importance_scores should have the same shape as parameter {name} of {module}, got {importance_scores.shape} vs {orig.shape}')
-        else:
+        if importance_scores is None:
             importance_scores = orig
-        if not isinstance(method, PruningContainer):
-            module.register_parameter(name + '_orig', orig)
+        elif importance_scores.shape != orig.shape:
+            raise AssertionError(f"importance_scores should have the same shape as parameter "
+                                 f"{name} of {module}, got {importance_scores.shape} vs "
+                                 f"{orig.shape}")
+        first_time = not isinstance(method, PruningContainer)
+        if first_time:
+            module.register_parameter(name + "_orig", orig)
             del module._parameters[name]
-            default_mask = torch.ones_like(orig)
+            default_mask = ember.ones_like(orig)
         else:
-            default_mask = getattr(module, name + '_mask').detach().clone()
+            default_mask = getattr(module, name + "_mask").detach().clone()
         try:
-            mask = method.compute_mask(importance_scores, default_mask=default_mask)
-            module.register_buffer(name + '_mask', mask)
+            module.register_buffer(name + "_mask",
+                                   method.compute_mask(importance_scores, default_mask=default_mask))
             setattr(module, name, method.apply_mask(module))
             module.register_forward_pre_hook(method)
-        except Exception as e:
-            if not isinstance(method, PruningContainer):
-                orig = getattr(module, name + '_orig')
-                module.register_parameter(name, orig)
-                del module._parameters[name + '_orig']
-            raise e
+        except Exception:
+            if first_time:               # put the parameter back
+                module.register_parameter(name, getattr(module, name + "_orig"))
+                del module._parameters[name + "_orig"]
+            raise
         return method
 
     def prune(self, t, default_mask=None, importance_scores=None):
-        if importance_scores is not None:
-            if importance_scores.shape != t.shape:
-                raise AssertionError(f'importance_scores should have the same shape as tensor t, got {importance_scores.shape} vs {t.shape}')
-        else:
+        """``t`` times its mask (no module involved)."""
+        if importance_scores is None:
             importance_scores = t
-        default_mask = default_mask if default_mask is not None else torch.ones_like(t)
+        elif importance_scores.shape != t.shape:
+            raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
+                                 f"{importance_scores.shape} vs {t.shape}")
+        if default_mask is None:
+            default_mask = ember.ones_like(t)
         return t * self.compute_mask(importance_scores, default_mask=default_mask)
 
     def remove(self, module):
+        """Make the pruning permanent: ``<name>`` becomes a parameter holding the masked
+        values; ``<name>_orig`` and ``<name>_mask`` go away."""
         if self._tensor_name is None:
-            raise AssertionError(f'Module {module} has to be pruned before pruning can be removed')
+            raise AssertionError(f"Module {module} has to be pruned before pruning can be "
+                                 "removed")
+        name = self._tensor_name
         weight = self.apply_mask(module)
-        if hasattr(module, self._tensor_name):
-            delattr(module, self._tensor_name)
-        orig = module._parameters[self._tensor_name + '_orig']
+        if hasattr(module, name):
+            delattr(module, name)
+        orig = module._parameters.pop(name + "_orig")
         orig.data = weight.data
-        del module._parameters[self._tensor_name + '_orig']
-        del module._buffers[self._tensor_name + '_mask']
-        setattr(module, self._tensor_name, orig)
+        del module._buffers[name + "_mask"]
+        setattr(module, name, orig)
+
 
 class PruningContainer(BasePruningMethod):
+    """Successive pruning methods on one tensor; only the newest computes a mask, over what
+    the earlier masks kept."""
 
     def __init__(self, *args):
         self._pruning_methods = ()
-        if not isinstance(args, Iterable):
-            self._tensor_name = args._tensor_name
-            self.add_pruning_method(args)
-        elif len(args) == 1:
+        if len(args) == 1:
             self._tensor_name = args[0]._tensor_name
             self.add_pruning_method(args[0])
         else:
@@ -111,10 +121,12 @@ class PruningContainer(BasePruningMethod):
                 self.add_pruning_method(method)
 
     def add_pruning_method(self, method):
-        if not isinstance(method, BasePruningMethod) and method is not None:
-            raise TypeError(f'{type(method)} is not a BasePruningMethod subclass')
-        elif method is not None and self._tensor_name != method._tensor_name:
-            raise ValueError(f"Can only add pruning methods acting on the parameter named '{self._tensor_name}' to PruningContainer {self}." + f" Found '{method._tensor_name}'")
+        if method is not None and not isinstance(method, BasePruningMethod):
+            raise TypeError(f"{type(method)} is not a BasePruningMethod subclass")
+        if method is not None and self._tensor_name != method._tensor_name:
+            raise ValueError("Can only add pruning methods acting on the parameter named "
+                             f"'{self._tensor_name}' to PruningContainer {self}. Found "
+                             f"'{method._tensor_name}'")
         self._pruning_methods += (method,)
 
     def __len__(self):
@@ -127,273 +139,286 @@ class PruningContainer(BasePruningMethod):
         return self._pruning_methods[idx]
 
     def compute_mask(self, t, default_mask):
-
-        def _combine_masks(method, t, mask):
-            new_mask = mask
-            new_mask = new_mask.to(dtype=t.dtype)
-            if method.PRUNING_TYPE == 'unstructured':
-                slc = mask == 1
-            elif method.PRUNING_TYPE == 'structured':
-                if not hasattr(method, 'dim'):
-                    raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have the attribute `dim` defined.')
-                n_dims = t.dim()
-                dim = method.dim
-                if dim < 0:
-                    dim = n_dims + dim
-                if dim < 0:
-                    raise IndexError(f'Index is out of bounds for tensor with dimensions {n_dims}')
-                keep_channel = mask.sum(dim=[d for d in range(n_dims) if d != dim]) != 0
-                slc = [slice(None)] * n_dims
-                slc[dim] = keep_channel
-            elif method.PRUNING_TYPE == 'global':
-                n_dims = len(t.shape)
-                slc = [slice(None)] * n_dims
-            else:
-                raise ValueError(f'Unrecognized PRUNING_TYPE {method.PRUNING_TYPE}')
-            if isinstance(slc, list):
-                slc = tuple(slc)
-            partial_mask = method.compute_mask(t[slc], default_mask=mask[slc])
-            new_mask[slc] = partial_mask.to(dtype=new_mask.dtype)
-            return new_mask
+        """Run the newest method on the part of ``t`` still unpruned: the kept entries
+        (unstructured), the kept channels along ``dim`` (structured) or everything (global)."""
         method = self._pruning_methods[-1]
-        mask = _combine_masks(method, t, default_mask)
+        mask = default_mask.to(dtype=t.dtype)
+        kind = method.PRUNING_TYPE
+        if kind == "unstructured":
+            region = default_mask == 1
+        elif kind == "structured":
+            if not hasattr(method, "dim"):
+                raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have '
+                                     "the attribute `dim` defined.")
+            ndim = t.dim()
+            dim = method.dim + ndim if method.dim < 0 else method.dim
+            if dim < 0:
+                raise IndexError(f"Index is out of bounds for tensor with dimensions {ndim}")
+            kept = default_mask.sum(dim=[d for d in range(ndim) if d != dim]) != 0
+            region = tuple(kept if d == dim else slice(None) for d in range(ndim))
+        elif kind == "global":
+            region = (slice(None),) * len(t.shape)
+        else:
+            raise ValueError(f"Unrecognized PRUNING_TYPE {kind}")
+        partial = method.compute_mask(t[region], default_mask=default_mask[region])
+        mask[region] = partial.to(dtype=mask.dtype)
         return mask
+
 
 class Identity(BasePruningMethod):
-    PRUNING_TYPE = 'unstructured'
+    """Prunes nothing (mask of ones)."""
+    PRUNING_TYPE = "unstructured"
 
     def compute_mask(self, t, default_mask):
-        mask = default_mask
-        return mask
+        return default_mask
 
     @classmethod
     def apply(cls, module, name):
         return super().apply(module, name)
 
+
+def _zero_flat(default_mask, indices):
+    mask = default_mask.clone()
+    mask.view(-1)[indices] = 0
+    return mask
+
+
 class RandomUnstructured(BasePruningMethod):
-    PRUNING_TYPE = 'unstructured'
+    """Prunes ``amount`` (a count or a fraction) entries chosen at random."""
+    PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
         _validate_pruning_amount_init(amount)
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            prob = torch.rand_like(t)
-            topk = torch.topk(prob.view(-1), k=nparams_toprune)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        n = _checked_count(self.amount, t.nelement())
+        if n == 0:
+            return default_mask.clone()
+        return _zero_flat(default_mask, ember.topk(ember.rand_like(t).view(-1), k=n).indices)
 
     @classmethod
     def apply(cls, module, name, amount):
         return super().apply(module, name, amount=amount)
 
+
 class L1Unstructured(BasePruningMethod):
-    PRUNING_TYPE = 'unstructured'
+    """Prunes the ``amount`` entries of smallest absolute value."""
+    PRUNING_TYPE = "unstructured"
 
     def __init__(self, amount):
         _validate_pruning_amount_init(amount)
         self.amount = amount
 
     def compute_mask(self, t, default_mask):
-        tensor_size = t.nelement()
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        mask = default_mask.clone()
-        if nparams_toprune != 0:
-            topk = torch.topk(torch.abs(t).view(-1), k=nparams_toprune, largest=False)
-            mask.view(-1)[topk.indices] = 0
-        return mask
+        n = _checked_count(self.amount, t.nelement())
+        if n == 0:
+            return default_mask.clone()
+        smallest = ember.topk(ember.abs(t).view(-1), k=n, largest=False).indices
+        return _zero_flat(default_mask, smallest)
 
     @classmethod
     def apply(cls, module, name, amount, importance_scores=None):
         return super().apply(module, name, amount=amount, importance_scores=importance_scores)
 
+
+def _channels_mask(t, dim, keep):
+    """Ones on the channels ``keep`` (a bool mask or indices) along ``dim``, zeros elsewhere."""
+    mask = ember.zeros_like(t)
+    mask[tuple(keep if d == dim or d == dim + t.dim() else slice(None)
+               for d in range(t.dim()))] = 1
+    return mask
+
+
 class RandomStructured(BasePruningMethod):
-    PRUNING_TYPE = 'structured'
+    """Prunes ``amount`` random channels along ``dim``."""
+    PRUNING_TYPE = "structured"
 
     def __init__(self, amount, dim=-1):
         _validate_pruning_amount_init(amount)
-        self.amount = amount
-        self.dim = dim
+        self.amount, self.dim = amount, dim
 
     def compute_mask(self, t, default_mask):
         _validate_structured_pruning(t)
         _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-
-        def make_mask(t, dim, nchannels, nchannels_toprune):
-            prob = torch.rand(nchannels)
-            threshold = torch.kthvalue(prob, k=nchannels_toprune).values
-            channel_mask = prob > threshold
-            mask = torch.zeros_like(t)
-            slc = [slice(None)] * len(t.shape)
-            slc[dim] = channel_mask
-            slc = tuple(slc)
-            mask[slc] = 1
-            return mask
-        if nparams_toprune == 0:
-            mask = default_mask
-        else:
-            mask = make_mask(t, self.dim, tensor_size, nparams_toprune)
-            mask *= default_mask.to(dtype=mask.dtype)
+        nch = t.shape[self.dim]
+        n = _checked_count(self.amount, nch)
+        if n == 0:
+            return default_mask
+        scores = ember.rand(nch)
+        threshold = ember.kthvalue(scores, k=n).values
+        mask = _channels_mask(t, self.dim, scores > threshold)
+        mask *= default_mask.to(dtype=mask.dtype)
         return mask
 
     @classmethod
     def apply(cls, module, name, amount, dim=-1):
         return super().apply(module, name, amount=amount, dim=dim)
 
+
 class LnStructured(BasePruningMethod):
-    PRUNING_TYPE = 'structured'
+    """Prunes the ``amount`` channels along ``dim`` with the smallest L-``n`` norm."""
+    PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
         _validate_pruning_amount_init(amount)
-        self.amount = amount
-        self.n = n
-        self.dim = dim
+        self.amount, self.n, self.dim = amount, n, dim
 
     def compute_mask(self, t, default_mask):
         _validate_structured_pruning(t)
         _validate_pruning_dim(t, self.dim)
-        tensor_size = t.shape[self.dim]
-        nparams_toprune = _compute_nparams_toprune(self.amount, tensor_size)
-        nparams_tokeep = tensor_size - nparams_toprune
-        _validate_pruning_amount(nparams_toprune, tensor_size)
-        norm = _compute_norm(t, self.n, self.dim)
-        topk = torch.topk(norm, k=nparams_tokeep, largest=True)
-
-        def make_mask(t, dim, indices):
-            mask = torch.zeros_like(t)
-            slc = [slice(None)] * len(t.shape)
-            slc[dim] = indices
-            slc = tuple(slc)
-            mask[slc] = 1
-            return mask
-        if nparams_toprune == 0:
-            mask = default_mask
-        else:
-            mask = make_mask(t, self.dim, topk.indices)
-            mask *= default_mask.to(dtype=mask.dtype)
+        nch = t.shape[self.dim]
+        n_prune = _compute_nparams_toprune(self.amount, nch)
+        _validate_pruning_amount(n_prune, nch)
+        keep = ember.topk(_compute_norm(t, self.n, self.dim), k=nch - n_prune,
+                          largest=True).indices
+        if n_prune == 0:
+            return default_mask
+        mask = _channels_mask(t, self.dim, keep)
+        mask *= default_mask.to(dtype=mask.dtype)
         return mask
 
     @classmethod
     def apply(cls, module, name, amount, n, dim, importance_scores=None):
-        return super().apply(module, name, amount=amount, n=n, dim=dim, importance_scores=importance_scores)
+        return super().apply(module, name, amount=amount, n=n, dim=dim,
+                             importance_scores=importance_scores)
+
 
 class CustomFromMask(BasePruningMethod):
-    PRUNING_TYPE = 'global'
+    """Prunes with a given mask."""
+    PRUNING_TYPE = "global"
 
     def __init__(self, mask):
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
         if default_mask.shape != self.mask.shape:
-            raise AssertionError(f'default_mask shape {default_mask.shape} must match self.mask shape {self.mask.shape}')
-        mask = default_mask * self.mask.to(dtype=default_mask.dtype)
-        return mask
+            raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask "
+                                 f"shape {self.mask.shape}")
+        return default_mask * self.mask.to(dtype=default_mask.dtype)
 
     @classmethod
     def apply(cls, module, name, mask):
         return super().apply(module, name, mask=mask)
 
+
 def identity(module, name):
     Identity.apply(module, name)
     return module
+
 
 def random_unstructured(module, name, amount):
     RandomUnstructured.apply(module, name, amount)
     return module
 
+
 def l1_unstructured(module, name, amount, importance_scores=None):
     L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
     return module
+
 
 def random_structured(module, name, amount, dim):
     RandomStructured.apply(module, name, amount, dim)
     return module
 
+
 def ln_structured(module, name, amount, n, dim, importance_scores=None):
     LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
     return module
 
-def global_unstructured(parameters, pruning_method, importance_scores=None, **kwargs):
-    if not isinstance(parameters, Iterable):
-        raise TypeError('global_unstructured(): parameters is not an Iterable')
-    importance_scores = importance_scores if importance_scores is not None else {}
-    if not isinstance(importance_scores, dict):
-        raise TypeError('global_unstructured(): importance_scores must be of type dict')
-    relevant_importance_scores = _cp.parameters_to_vector([importance_scores.get((module, name), getattr(module, name)) for module, name in parameters])
-    default_mask = _cp.parameters_to_vector([getattr(module, name + '_mask', torch.ones_like(getattr(module, name))) for module, name in parameters])
-    container = PruningContainer()
-    container._tensor_name = 'temp'
-    method = pruning_method(**kwargs)
-    method._tensor_name = 'temp'
-    if method.PRUNING_TYPE != 'unstructured':
-        raise TypeError(f'Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. Found method {pruning_method} of type {method.PRUNING_TYPE}')
-    container.add_pruning_method(method)
-    final_mask = container.compute_mask(relevant_importance_scores, default_mask)
-    pointer = 0
-    for module, name in parameters:
-        param = getattr(module, name)
-        num_param = param.numel()
-        param_mask = final_mask[pointer:pointer + num_param].view_as(param)
-        custom_from_mask(module, name, mask=param_mask)
-        pointer += num_param
 
 def custom_from_mask(module, name, mask):
     CustomFromMask.apply(module, name, mask)
     return module
 
+
+def global_unstructured(parameters, pruning_method, importance_scores=None, **kwargs):
+    """Prune ``(module, name)`` pairs together: the unstructured ``pruning_method`` sees all
+    of them as one flat vector; each gets its slice of the mask via ``custom_from_mask``."""
+    if not isinstance(parameters, Iterable):
+        raise TypeError("global_unstructured(): parameters is not an Iterable")
+    importance_scores = {} if importance_scores is None else importance_scores
+    if not isinstance(importance_scores, dict):
+        raise TypeError("global_unstructured(): importance_scores must be of type dict")
+    scores = parameters_to_vector([importance_scores.get((m, n), getattr(m, n))
+                                   for m, n in parameters])
+    masks = parameters_to_vector([getattr(m, n + "_mask", ember.ones_like(getattr(m, n)))
+                                  for m, n in parameters])
+    container = PruningContainer()
+    container._tensor_name = "temp"
+    method = pruning_method(**kwargs)
+    method._tensor_name = "temp"
+    if method.PRUNING_TYPE != "unstructured":
+        raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
+                        f"Found method {pruning_method} of type {method.PRUNING_TYPE}")
+    container.add_pruning_method(method)
+    flat = container.compute_mask(scores, masks)
+    start = 0
+    for module, name in parameters:
+        param = getattr(module, name)
+        count = param.numel()
+        custom_from_mask(module, name, mask=flat[start:start + count].view_as(param))
+        start += count
+
+
 def remove(module, name):
+    """Make the pruning of ``module.<name>`` permanent."""
     for k, hook in module._forward_pre_hooks.items():
         if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
             hook.remove(module)
             del module._forward_pre_hooks[k]
             return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can be removed")
+    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can "
+                     "be removed")
+
 
 def is_pruned(module):
-    for _, submodule in module.named_modules():
-        for hook in submodule._forward_pre_hooks.values():
-            if isinstance(hook, BasePruningMethod):
-                return True
-    return False
+    """Whether any submodule carries a pruning hook."""
+    return any(isinstance(h, BasePruningMethod)
+               for m in module.modules() for h in m._forward_pre_hooks.values())
+
 
 def _validate_pruning_amount_init(amount):
     if not isinstance(amount, numbers.Real):
-        raise TypeError(f'Invalid type for amount: {amount}. Must be int or float.')
-    if isinstance(amount, numbers.Integral) and amount < 0 or (not isinstance(amount, numbers.Integral) and (float(amount) > 1.0 or float(amount) < 0.0)):
-        raise ValueError(f'amount={amount} should either be a float in the range [0, 1] or a non-negative integer')
+        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+    if isinstance(amount, numbers.Integral):
+        bad = amount < 0
+    else:
+        bad = float(amount) > 1.0 or float(amount) < 0.0
+    if bad:
+        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a "
+                         "non-negative integer")
+
 
 def _validate_pruning_amount(amount, tensor_size):
     if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(f'amount={amount} should be smaller than the number of parameters to prune={tensor_size}')
+        raise ValueError(f"amount={amount} should be smaller than the number of parameters to "
+                         f"prune={tensor_size}")
+
 
 def _validate_structured_pruning(t):
-    shape = t.shape
-    if len(shape) <= 1:
-        raise ValueError(f'Structured pruning can only be applied to multidimensional tensors. Found tensor of shape {shape} with {len(shape)} dims')
+    if len(t.shape) <= 1:
+        raise ValueError("Structured pruning can only be applied to multidimensional tensors. "
+                         f"Found tensor of shape {t.shape} with {len(t.shape)} dims")
+
 
 def _compute_nparams_toprune(amount, tensor_size):
-    if isinstance(amount, numbers.Integral):
-        return amount
-    else:
-        return round(amount * tensor_size)
+    """A count stays a count; a fraction becomes round(fraction * size)."""
+    return amount if isinstance(amount, numbers.Integral) else round(amount * tensor_size)
+
+
+def _checked_count(amount, size):
+    n = _compute_nparams_toprune(amount, size)
+    _validate_pruning_amount(n, size)
+    return n
+
 
 def _validate_pruning_dim(t, dim):
     if dim >= t.dim():
-        raise IndexError(f'Invalid index {dim} for tensor of size {t.shape}')
+        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
+
 
 def _compute_norm(t, n, dim):
-    dims = list(range(t.dim()))
-    if dim < 0:
-        dim = dims[dim]
-    dims.remove(dim)
-    norm = torch.norm(t, p=n, dim=dims)
-    return norm
+    """L-``n`` norm of each slice along ``dim`` (over all other dims)."""
+    dim = dim % t.dim() if dim < 0 else dim
+    return ember.norm(t, p=n, dim=[d for d in range(t.dim()) if d != dim])

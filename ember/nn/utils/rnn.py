@@ -2,9 +2,8 @@
 
 Packing and padding are single differentiable gathers (``index_select`` over a flattened
 view, plus one padding row where needed), so their backward is one ``index_add``."""
-import warnings
+from collections import namedtuple
 from collections.abc import Iterable
-from typing import NamedTuple, Optional
 
 import numpy as np
 
@@ -16,100 +15,59 @@ __all__ = ['PackedSequence', 'invert_permutation', 'pack_padded_sequence',
            'unpack_sequence']
 
 
-class PackedSequence_(NamedTuple):
-    data: Tensor
-    batch_sizes: Tensor
-    sorted_indices: Optional[Tensor]
-    unsorted_indices: Optional[Tensor]
-
-
-def bind(optional, fn):
-    if optional is None:
+def invert_permutation(permutation):
+    """The inverse of an index permutation (None stays None)."""
+    if permutation is None:
         return None
-    return fn(optional)
+    p = np.asarray(permutation.detach().numpy())
+    inv = np.empty_like(p)
+    inv[p] = np.arange(p.size, dtype=p.dtype)
+    return torch.from_numpy(inv)
 
 
-class PackedSequence(PackedSequence_):
-    """Holds the data and list of ``batch_sizes`` of a packed sequence."""
+class PackedSequence(namedtuple('PackedSequence',
+                                'data batch_sizes sorted_indices unsorted_indices')):
+    """Packed rows of variable-length sequences: ``data`` (N, *) time-major, ``batch_sizes``
+    (T,) rows per step, and the batch permutation (and its inverse) used to sort by length.
+    Built by pack_padded_sequence / pack_sequence rather than by hand."""
+    __slots__ = ()
 
     def __new__(cls, data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-        return super().__new__(cls, *_packed_sequence_init_args(data, batch_sizes,
-                                                                  sorted_indices,
-                                                                  unsorted_indices))
+        if batch_sizes is None:            # PackedSequence((data, batch_sizes))
+            if not (isinstance(data, (list, tuple)) and len(data) == 2):
+                raise AssertionError('Expected data to be a list or tuple of length 2')
+            data, batch_sizes = data
+        if unsorted_indices is None:
+            unsorted_indices = invert_permutation(sorted_indices)
+        return super().__new__(cls, data, batch_sizes, sorted_indices, unsorted_indices)
+
+    def to(self, *args, **kwargs):
+        """Moves/casts ``data`` only; the index tensors stay as they are."""
+        data = self.data.to(*args, **kwargs)
+        return self if data is self.data else self._replace(data=data)
+
+    def cuda(self, *args, **kwargs):
+        return self.to(*args, device='cuda', **kwargs)
+
+    def cpu(self, *args, **kwargs):
+        return self.to(*args, device='cpu', **kwargs)
 
     def pin_memory(self):
         return self
 
-    def to(self, *args, **kwargs):
-        data = self.data.to(*args, **kwargs)
-        if data is self.data:
-            return self
-        return type(self)(data, self.batch_sizes, self.sorted_indices, self.unsorted_indices)
-
-    def cuda(self, *args, **kwargs):
-        kwargs['device'] = 'cuda'
-        return self.to(*args, **kwargs)
-
-    def cpu(self, *args, **kwargs):
-        kwargs['device'] = 'cpu'
-        return self.to(*args, **kwargs)
-
-    def double(self):
-        return self.to(dtype=torch.double)
-
-    def float(self):
-        return self.to(dtype=torch.float)
-
-    def half(self):
-        return self.to(dtype=torch.half)
-
-    def long(self):
-        return self.to(dtype=torch.long)
-
-    def int(self):
-        return self.to(dtype=torch.int)
-
-    def short(self):
-        return self.to(dtype=torch.short)
-
-    def char(self):
-        return self.to(dtype=torch.int8)
-
-    def byte(self):
-        return self.to(dtype=torch.uint8)
+    def is_pinned(self):
+        return False
 
     @property
     def is_cuda(self):
         return False
 
-    def is_pinned(self):
-        return False
 
-
-def _packed_sequence_init_args(data, batch_sizes=None, sorted_indices=None,
-                               unsorted_indices=None):
-    if unsorted_indices is None:
-        unsorted_indices = invert_permutation(sorted_indices)
-    if batch_sizes is not None:
-        return data, batch_sizes, sorted_indices, unsorted_indices
-    if not (isinstance(data, (list, tuple)) and len(data) == 2):
-        raise AssertionError('Expected data to be a list or tuple of length 2')
-    return data[0], data[1], sorted_indices, unsorted_indices
-
-
-def _packed_sequence_init(data, batch_sizes=None, sorted_indices=None, unsorted_indices=None):
-    data, batch_sizes, sorted_indices, unsorted_indices = _packed_sequence_init_args(
-        data, batch_sizes, sorted_indices, unsorted_indices)
-    return PackedSequence(data, batch_sizes, sorted_indices, unsorted_indices)
-
-
-def invert_permutation(permutation):
-    if permutation is None:
-        return None
-    p = np.asarray(permutation.detach().numpy())
-    out = np.empty_like(p)
-    out[p] = np.arange(p.size, dtype=p.dtype)
-    return torch.from_numpy(out)
+for _name, _dt in (('double', 'float64'), ('float', 'float32'), ('half', 'float16'),
+                   ('long', 'int64'), ('int', 'int32'), ('short', 'int16'), ('char', 'int8'),
+                   ('byte', 'uint8')):
+    setattr(PackedSequence, _name,
+            (lambda dt: lambda self: self.to(dtype=getattr(torch, dt)))(_dt))
 
 
 def _idx(a):
@@ -162,7 +120,7 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
         batch_dim = 0 if batch_first else 1
         input = input.index_select(batch_dim, sorted_indices)
     data, batch_sizes = _pack_padded(input, lengths_np, batch_first)
-    return _packed_sequence_init(data, batch_sizes, sorted_indices, None)
+    return PackedSequence(data, batch_sizes, sorted_indices)
 
 
 def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_length=None):
@@ -236,20 +194,18 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='
 
 
 def unpad_sequence(padded_sequences, lengths, batch_first=False):
-    """Unpad padded Tensor into a list of variable length Tensors."""
-    if not batch_first:
-        padded_sequences = padded_sequences.transpose(0, 1)
-    lens = lengths.tolist() if isinstance(lengths, Tensor) else list(lengths)
-    return [seq[:int(n)] for seq, n in zip(padded_sequences.unbind(0), lens)]
+    """Padded (T, B, *) (or (B, T, *)) -> a list of the B sequences, each cut to its length."""
+    rows = padded_sequences.unbind(0 if batch_first else 1)
+    return [row[:int(n)] for row, n in zip(rows, lengths)]
 
 
 def pack_sequence(sequences, enforce_sorted=True):
-    """Packs a list of variable length Tensors."""
-    lengths = torch.as_tensor([v.size(0) for v in sequences])
+    """A list of (L_i, *) tensors -> PackedSequence."""
+    lengths = torch.as_tensor([len(seq) for seq in sequences])
     return pack_padded_sequence(pad_sequence(sequences), lengths, enforce_sorted=enforce_sorted)
 
 
 def unpack_sequence(packed_sequences):
-    """Unpack PackedSequence into a list of variable length Tensors."""
-    padded_sequences, lengths = pad_packed_sequence(packed_sequences, batch_first=True)
-    return unpad_sequence(padded_sequences, lengths, batch_first=True)
+    """PackedSequence -> the list of (L_i, *) tensors it holds, in the original order."""
+    return unpad_sequence(*pad_packed_sequence(packed_sequences, batch_first=True),
+                          batch_first=True)

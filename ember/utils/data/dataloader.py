@@ -1,71 +1,104 @@
-"""DataLoader (torch.utils.data.dataloader): single-process and worker-process iterators.
+"""DataLoader: batches from a dataset, in this process or in worker processes.
 
-Workers are real processes (a ``multiprocessing`` context: the platform default, or
-``multiprocessing_context``). Like torch: one index queue per worker, one shared result queue,
-batches handed out round-robin and delivered in order (out-of-order results wait in
-``_task_info``), at most ``prefetch_factor * num_workers`` batches outstanding. Exceptions in
-a worker come back as ``ExceptionWrapper`` and re-raise here with the worker's traceback.
-Workers stop on exhaustion, on error, and when the iterator is deleted.
+With ``num_workers > 0`` (see ``_MultiProcessingDataLoaderIter``) each worker has its own
+index queue and all of them answer on one result queue. Batch ``k`` goes to the workers
+round-robin; answers that arrive early wait in a reorder buffer keyed by ``k``, so batches
+come out in sampler order. A worker stops when it reads the ``None`` sentinel.
 """
-from __future__ import annotations
-
 import itertools
+import math
 import multiprocessing
 import queue
 import warnings
 
-from ember.utils.data import _utils
-from ember.utils.data._utils import ExceptionWrapper, MP_STATUS_CHECK_INTERVAL
+import ember
+from ember.utils.data._utils import MP_STATUS_CHECK_INTERVAL, ExceptionWrapper
 from ember.utils.data._utils.collate import default_collate, default_convert
 from ember.utils.data._utils.fetch import _DatasetKind
 from ember.utils.data._utils.worker import (_IterableDatasetStopIteration, _ResumeIteration,
                                             _worker_loop, get_worker_info)
 from ember.utils.data.dataset import IterableDataset
-from ember.utils.data.sampler import (BatchSampler, RandomSampler, Sampler,
-                                      SequentialSampler)
+from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
 
+# attributes fixed once the DataLoader is built
+_FROZEN = ("batch_size", "batch_sampler", "sampler", "drop_last", "dataset",
+           "persistent_workers")
+
 
 class _InfiniteConstantSampler(Sampler):
+    """The 'sampler' of an iterable dataset: ``None`` forever."""
+
     def __iter__(self):
-        while True:
-            yield None
+        return itertools.repeat(None)
 
 
-def _share_dist_seed(generator, pg=None):
-    import ember
-    return int(ember.empty((), dtype=ember.int64).random_(generator=generator).item())
+def _check_args(dataset, num_workers, timeout, prefetch_factor, persistent_workers, shuffle,
+                sampler, batch_sampler, batch_size, drop_last):
+    if num_workers < 0:
+        raise ValueError("num_workers option should be non-negative; "
+                         "use num_workers=0 to disable multiprocessing.")
+    if timeout < 0:
+        raise ValueError("timeout option should be non-negative")
+    if num_workers == 0 and prefetch_factor is not None:
+        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
+                         "let num_workers > 0 to enable multiprocessing, otherwise set "
+                         "prefetch_factor to None.")
+    if num_workers > 0 and prefetch_factor is not None and prefetch_factor < 0:
+        raise ValueError("prefetch_factor option should be non-negative")
+    if persistent_workers and num_workers == 0:
+        raise ValueError("persistent_workers option needs num_workers > 0")
+    if isinstance(dataset, IterableDataset):
+        for name, value in (("shuffle", shuffle), ("sampler", sampler),
+                            ("batch_sampler", batch_sampler)):
+            given = value is True if name == "shuffle" else value is not None
+            if given:
+                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
+                                 f"{name} option, but got {name}={value}")
+    if sampler is not None and shuffle:
+        raise ValueError("sampler option is mutually exclusive with shuffle")
+    if batch_sampler is not None:
+        if batch_size != 1 or shuffle or sampler is not None or drop_last:
+            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
+                             "shuffle, sampler, and drop_last")
+    elif batch_size is None and drop_last:
+        raise ValueError("batch_size=None option disables auto-batching and is mutually "
+                         "exclusive with drop_last")
 
 
 class DataLoader:
-    """Iterates over a dataset in (optionally shuffled) batches, optionally in worker
-    processes."""
+    """Iterate over ``dataset`` in batches: optionally shuffled, optionally loaded by
+    ``num_workers`` worker processes."""
 
-    __initialized = False
+    _initialized = False
 
     def __init__(self, dataset, batch_size=1, shuffle=None, sampler=None, batch_sampler=None,
                  num_workers=0, collate_fn=None, pin_memory=False, drop_last=False,
                  timeout=0, worker_init_fn=None, multiprocessing_context=None, generator=None,
                  *, prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
-        if num_workers < 0:
-            raise ValueError("num_workers option should be non-negative; "
-                             "use num_workers=0 to disable multiprocessing.")
-        if timeout < 0:
-            raise ValueError("timeout option should be non-negative")
-        if num_workers == 0 and prefetch_factor is not None:
-            raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                             "let num_workers > 0 to enable multiprocessing, otherwise set "
-                             "prefetch_factor to None.")
-        elif num_workers > 0 and prefetch_factor is None:
+        iterable = isinstance(dataset, IterableDataset)
+        if not iterable:
+            shuffle = bool(shuffle)
+        _check_args(dataset, num_workers, timeout, prefetch_factor, persistent_workers,
+                    shuffle, sampler, batch_sampler, batch_size, drop_last)
+        if num_workers > 0 and prefetch_factor is None:
             prefetch_factor = 2
-        elif prefetch_factor is not None and prefetch_factor < 0:
-            raise ValueError("prefetch_factor option should be non-negative")
-        if persistent_workers and num_workers == 0:
-            raise ValueError("persistent_workers option needs num_workers > 0")
+        if batch_sampler is not None:       # the batch sampler decides everything
+            batch_size, drop_last = None, False
+        if sampler is None:
+            if iterable:
+                sampler = _InfiniteConstantSampler()
+            elif shuffle:
+                sampler = RandomSampler(dataset, generator=generator)
+            else:
+                sampler = SequentialSampler(dataset)
+        if batch_size is not None and batch_sampler is None:
+            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
 
         self.dataset = dataset
+        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
         self.num_workers = num_workers
         self.prefetch_factor = prefetch_factor
         self.pin_memory = pin_memory
@@ -73,117 +106,52 @@ class DataLoader:
         self.timeout = timeout
         self.worker_init_fn = worker_init_fn
         self.multiprocessing_context = multiprocessing_context
-        self.in_order = in_order
-
-        if isinstance(dataset, IterableDataset):
-            self._dataset_kind = _DatasetKind.Iterable
-            if isinstance(shuffle, bool) and shuffle:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified shuffle "
-                                 f"option, but got shuffle={shuffle}")
-            elif sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified sampler "
-                                 f"option, but got sampler={sampler}")
-            elif batch_sampler is not None:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                 f"batch_sampler option, but got batch_sampler={batch_sampler}")
-        else:
-            shuffle = bool(shuffle)
-            self._dataset_kind = _DatasetKind.Map
-
-        if sampler is not None and shuffle:
-            raise ValueError("sampler option is mutually exclusive with shuffle")
-
-        if batch_sampler is not None:
-            if batch_size != 1 or shuffle or sampler is not None or drop_last:
-                raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                                 "shuffle, sampler, and drop_last")
-            batch_size = None
-            drop_last = False
-        elif batch_size is None:
-            if drop_last:
-                raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                                 "exclusive with drop_last")
-
-        if sampler is None:
-            if self._dataset_kind == _DatasetKind.Iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-
-        if batch_size is not None and batch_sampler is None:
-            batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-
+        self.in_order = in_order        # batches always arrive in order here
         self.batch_size = batch_size
         self.drop_last = drop_last
         self.sampler = sampler
         self.batch_sampler = batch_sampler
         self.generator = generator
-
         if collate_fn is None:
-            collate_fn = default_collate if self._auto_collation else default_convert
+            collate_fn = default_collate if batch_sampler is not None else default_convert
         self.collate_fn = collate_fn
         self.persistent_workers = persistent_workers
-
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.")
-
-        self.__initialized = True
         self._IterableDataset_len_called = None
         self._iterator = None
-        self.check_worker_number_rationality()
+        self._initialized = True
 
-    def _get_iterator(self):
-        if self.num_workers == 0:
-            return _SingleProcessDataLoaderIter(self)
-        self.check_worker_number_rationality()
-        return _MultiProcessingDataLoaderIter(self)
+    def __setattr__(self, name, value):
+        if self._initialized and name in _FROZEN:
+            raise ValueError(f"{name} attribute should not be set after "
+                             f"{type(self).__name__} is initialized")
+        super().__setattr__(name, value)
 
     @property
     def multiprocessing_context(self):
-        return self.__multiprocessing_context
+        return self._mp_context
 
     @multiprocessing_context.setter
-    def multiprocessing_context(self, multiprocessing_context):
-        if multiprocessing_context is not None:
-            if self.num_workers > 0:
-                if isinstance(multiprocessing_context, str):
-                    valid_start_methods = multiprocessing.get_all_start_methods()
-                    if multiprocessing_context not in valid_start_methods:
-                        raise ValueError(
-                            "multiprocessing_context option should specify a valid start "
-                            f"method in {valid_start_methods!r}, but got "
-                            f"multiprocessing_context={multiprocessing_context!r}")
-                    multiprocessing_context = multiprocessing.get_context(
-                        multiprocessing_context)
-                if not isinstance(multiprocessing_context,
-                                  multiprocessing.context.BaseContext):
-                    raise TypeError("multiprocessing_context option should be a valid context "
-                                    "object or a string specifying the start method, but got "
-                                    f"multiprocessing_context={multiprocessing_context}")
-            else:
+    def multiprocessing_context(self, ctx):
+        if ctx is not None:
+            if self.num_workers == 0:
                 raise ValueError("multiprocessing_context can only be used with multi-process "
                                  "loading (num_workers > 0), but got "
                                  f"num_workers={self.num_workers}")
-        self.__multiprocessing_context = multiprocessing_context
-
-    def __setattr__(self, attr, val):
-        if self.__initialized and attr in ("batch_size", "batch_sampler", "sampler", "drop_last",
-                                           "dataset", "persistent_workers"):
-            raise ValueError(f"{attr} attribute should not be set after "
-                             f"{self.__class__.__name__} is initialized")
-        super().__setattr__(attr, val)
-
-    def __iter__(self):
-        if self.persistent_workers and self.num_workers > 0:
-            if self._iterator is None:
-                self._iterator = self._get_iterator()
-            else:
-                self._iterator._reset(self)
-            return self._iterator
-        return self._get_iterator()
+            if isinstance(ctx, str):
+                methods = multiprocessing.get_all_start_methods()
+                if ctx not in methods:
+                    raise ValueError(
+                        "multiprocessing_context option should specify a valid start "
+                        f"method in {methods!r}, but got multiprocessing_context={ctx!r}")
+                ctx = multiprocessing.get_context(ctx)
+            if not isinstance(ctx, multiprocessing.context.BaseContext):
+                raise TypeError("multiprocessing_context option should be a valid context "
+                                "object or a string specifying the start method, but got "
+                                f"multiprocessing_context={ctx}")
+        self._mp_context = ctx
 
     @property
     def _auto_collation(self):
@@ -191,34 +159,40 @@ class DataLoader:
 
     @property
     def _index_sampler(self):
-        if self._auto_collation:
-            return self.batch_sampler
-        return self.sampler
+        return self.batch_sampler if self._auto_collation else self.sampler
+
+    def _get_iterator(self):
+        if self.num_workers == 0:
+            return _SingleProcessDataLoaderIter(self)
+        return _MultiProcessingDataLoaderIter(self)
+
+    def __iter__(self):
+        if not (self.persistent_workers and self.num_workers > 0):
+            return self._get_iterator()
+        if self._iterator is None:
+            self._iterator = self._get_iterator()
+        else:
+            self._iterator._reset(self)
+        return self._iterator
 
     def __len__(self):
-        if self._dataset_kind == _DatasetKind.Iterable:
-            length = self._IterableDataset_len_called = len(self.dataset)
-            if self.batch_size is not None:
-                from math import ceil
-                if self.drop_last:
-                    length = length // self.batch_size
-                else:
-                    length = ceil(length / self.batch_size)
-            return length
-        return len(self._index_sampler)
+        if self._dataset_kind == _DatasetKind.Map:
+            return len(self._index_sampler)
+        n = self._IterableDataset_len_called = len(self.dataset)
+        if self.batch_size is None:
+            return n
+        return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     def check_worker_number_rationality(self):
-        return None
+        """Kept for API compatibility; ember does not warn about the worker count."""
 
 
 class _BaseDataLoaderIter:
+    """What both iterators share: the index sampler, the base seed, the length check."""
+
     def __init__(self, loader):
-        import ember
         self._dataset = loader.dataset
-        self._shared_seed = None
-        self._pg = None
         self._dataset_kind = loader._dataset_kind
-        self._IterableDataset_len_called = loader._IterableDataset_len_called
         self._auto_collation = loader._auto_collation
         self._drop_last = loader.drop_last
         self._index_sampler = loader._index_sampler
@@ -227,15 +201,19 @@ class _BaseDataLoaderIter:
         self._pin_memory = False
         self._timeout = loader.timeout
         self._collate_fn = loader.collate_fn
+        self._persistent_workers = loader.persistent_workers
         self._sampler_iter = iter(self._index_sampler)
+        # drawn before the sampler draws anything (it only draws on first next())
         self._base_seed = int(ember.empty((), dtype=ember.int64)
                               .random_(generator=loader.generator).item())
-        self._persistent_workers = loader.persistent_workers
         self._num_yielded = 0
-        self._profile_name = f"enumerate(DataLoader)#{self.__class__.__name__}.__next__"
+        self._IterableDataset_len_called = loader._IterableDataset_len_called
 
     def __iter__(self):
         return self
+
+    def __len__(self):
+        return len(self._index_sampler)
 
     def _reset(self, loader, first_iter=False):
         self._sampler_iter = iter(self._index_sampler)
@@ -245,222 +223,185 @@ class _BaseDataLoaderIter:
     def _next_index(self):
         return next(self._sampler_iter)
 
-    def _next_data(self):
-        raise NotImplementedError
-
     def __next__(self):
-        if self._sampler_iter is None:
-            self._reset()  # type: ignore[call-arg]
         data = self._next_data()
         self._num_yielded += 1
-        if self._dataset_kind == _DatasetKind.Iterable and \
-                self._IterableDataset_len_called is not None and \
-                self._num_yielded > self._IterableDataset_len_called:
-            warn_msg = (f"Length of IterableDataset {self._dataset} was reported to be "
-                        f"{self._IterableDataset_len_called} (when accessing len(dataloader)), "
-                        f"but {self._num_yielded} samples have been fetched. ")
+        promised = self._IterableDataset_len_called
+        if self._dataset_kind == _DatasetKind.Iterable and promised is not None \
+                and self._num_yielded > promised:
+            msg = (f"Length of IterableDataset {self._dataset} was reported to be "
+                   f"{promised} (when accessing len(dataloader)), "
+                   f"but {self._num_yielded} samples have been fetched. ")
             if self._num_workers > 0:
-                warn_msg += ("For multiprocessing data-loading, this could be caused by not "
-                             "properly configuring the IterableDataset replica at each worker. "
-                             "Please see https://pytorch.org/docs/stable/data.html"
-                             "#torch.utils.data.IterableDataset for examples.")
-            warnings.warn(warn_msg)
+                msg += ("For multiprocessing data-loading, this could be caused by not "
+                        "properly configuring the IterableDataset replica at each worker. "
+                        "Please see https://pytorch.org/docs/stable/data.html"
+                        "#torch.utils.data.IterableDataset for examples.")
+            warnings.warn(msg)
         return data
 
-    def __len__(self):
-        return len(self._index_sampler)
-
     def __getstate__(self):
-        raise NotImplementedError("{} cannot be pickled", self.__class__.__name__)
+        raise NotImplementedError("{} cannot be pickled", type(self).__name__)
 
 
 class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
+    """Fetches each batch in this process, when it is asked for."""
+
     def __init__(self, loader):
         super().__init__(loader)
-        assert self._timeout == 0
-        assert self._num_workers == 0
-        self._dataset_fetcher = _DatasetKind.create_fetcher(
+        self._fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
 
     def _next_data(self):
-        index = self._next_index()
-        return self._dataset_fetcher.fetch(index)
+        return self._fetcher.fetch(self._next_index())
 
 
 class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
-    """Worker processes: index queue per worker, one result queue, in-order delivery."""
+    """Loads batches in worker processes.
+
+    Per epoch: ``_sent`` batches handed out, ``_next`` the next one to deliver,
+    ``_owner[k]`` the worker that has batch ``k``, ``_buffer[k]`` batch ``k`` if it arrived
+    early, ``_active[w]`` whether worker ``w`` still takes work. At most
+    ``prefetch_factor * num_workers`` batches are requested ahead.
+    """
+
+    _shutdown = True        # until workers exist, there is nothing to shut down
 
     def __init__(self, loader):
         super().__init__(loader)
-        self._prefetch_factor = loader.prefetch_factor
-        self._in_order = loader.in_order
-        assert self._num_workers > 0
-        assert self._prefetch_factor > 0 or self._prefetch_factor == 0
         ctx = loader.multiprocessing_context or multiprocessing
-        self._worker_init_fn = loader.worker_init_fn
-        self._worker_result_queue = ctx.Queue()
-        self._worker_pids_set = False
+        self._result_queue = ctx.Queue()
+        self._done_event = ctx.Event()
+        self._index_queues, self._workers = [], []
+        self._stopped = set()           # workers already sent the sentinel
+        self._active = [True] * self._num_workers
         self._shutdown = False
-        self._workers_done_event = ctx.Event()
-        self._index_queues = []
-        self._workers = []
         try:
-            for i in range(self._num_workers):
+            for wid in range(self._num_workers):
                 index_queue = ctx.Queue()
                 index_queue.cancel_join_thread()
-                w = ctx.Process(
-                    target=_worker_loop,
-                    args=(self._dataset_kind, self._dataset, index_queue,
-                          self._worker_result_queue, self._workers_done_event,
-                          self._auto_collation, self._collate_fn, self._drop_last,
-                          self._base_seed, self._worker_init_fn, i, self._num_workers,
-                          self._persistent_workers, self._shared_seed))
-                w.daemon = True
-                w.start()
+                proc = ctx.Process(target=_worker_loop, daemon=True, args=(
+                    self._dataset_kind, self._dataset, index_queue, self._result_queue,
+                    self._done_event, self._auto_collation, self._collate_fn,
+                    self._drop_last, self._base_seed, loader.worker_init_fn, wid,
+                    self._num_workers))
+                proc.start()
                 self._index_queues.append(index_queue)
-                self._workers.append(w)
+                self._workers.append(proc)
         except BaseException:
             self._shutdown_workers()
             raise
-        self._data_queue = self._worker_result_queue
-        self._worker_pids_set = True
         self._reset(loader, first_iter=True)
 
     def _reset(self, loader, first_iter=False):
         super()._reset(loader, first_iter)
-        self._send_idx = 0
-        self._rcvd_idx = 0
-        self._task_info = {}
-        self._tasks_outstanding = 0
-        self._workers_status = [True for _ in range(self._num_workers)]
-        self._worker_queue_idx_cycle = itertools.cycle(range(self._num_workers))
+        self._sent = self._next = 0
+        self._owner, self._buffer = {}, {}
+        self._active = [True] * self._num_workers
+        self._turns = itertools.cycle(range(self._num_workers))
         if not first_iter:
-            for idx in range(self._num_workers):
-                self._index_queues[idx].put(_ResumeIteration(self._shared_seed))
-            resume_iteration_cnt = self._num_workers
-            while resume_iteration_cnt > 0:
-                return_idx, return_data = self._get_data()
-                if isinstance(return_idx, _ResumeIteration):
-                    assert return_data is None
-                    resume_iteration_cnt -= 1
+            # new epoch for persistent workers: wait until each has restarted its
+            # fetcher, dropping answers left over from an abandoned epoch
+            for q in self._index_queues:
+                q.put(_ResumeIteration())
+            waiting = self._num_workers
+            while waiting:
+                key, _ = self._get()
+                waiting -= isinstance(key, _ResumeIteration)
         for _ in range(self._prefetch_factor * self._num_workers):
-            self._try_put_index()
+            self._request()
 
-    def _try_get_data(self, timeout=MP_STATUS_CHECK_INTERVAL):
-        try:
-            data = self._data_queue.get(timeout=timeout)
-            return (True, data)
-        except Exception as e:
-            failed_workers = []
-            for worker_id, w in enumerate(self._workers):
-                if self._workers_status[worker_id] and not w.is_alive():
-                    failed_workers.append(w)
-                    self._mark_worker_as_unavailable(worker_id)
-            if len(failed_workers) > 0:
-                pids_str = ", ".join(str(w.pid) for w in failed_workers)
-                raise RuntimeError(f"DataLoader worker (pid(s) {pids_str}) exited "
-                                   f"unexpectedly") from e
-            if isinstance(e, queue.Empty):
-                return (False, None)
-            raise
-
-    def _get_data(self):
-        if self._timeout > 0:
-            success, data = self._try_get_data(self._timeout)
-            if success:
-                return data
-            raise RuntimeError(f"DataLoader timed out after {self._timeout} seconds")
-        while True:
-            success, data = self._try_get_data()
-            if success:
-                return data
-
-    def _next_data(self):
-        while True:
-            while self._rcvd_idx < self._send_idx:
-                info = self._task_info.get(self._rcvd_idx, None)
-                if info:
-                    worker_id = info[0]
-                    if len(info) == 2 or self._workers_status[worker_id]:
-                        break
-                    del self._task_info[self._rcvd_idx]
-                self._rcvd_idx += 1
-            else:
-                if not self._persistent_workers:
-                    self._shutdown_workers()
-                raise StopIteration
-
-            if len(self._task_info[self._rcvd_idx]) == 2:
-                worker_id, data = self._task_info.pop(self._rcvd_idx)
-                return self._process_data(data, worker_id)
-
-            assert not self._shutdown and self._tasks_outstanding > 0
-            idx, data = self._get_data()
-            self._tasks_outstanding -= 1
-            if self._dataset_kind == _DatasetKind.Iterable:
-                if isinstance(data, _IterableDatasetStopIteration):
-                    if self._persistent_workers:
-                        self._workers_status[data.worker_id] = False
-                    else:
-                        self._mark_worker_as_unavailable(data.worker_id)
-                    self._try_put_index()
-                    continue
-            if idx != self._rcvd_idx:
-                self._task_info[idx] += (data,)
-            else:
-                worker_id = self._task_info.pop(idx)[0]
-                return self._process_data(data, worker_id)
-
-    def _try_put_index(self):
-        max_tasks = self._prefetch_factor * self._num_workers
-        assert self._tasks_outstanding < max_tasks or max_tasks == 0
+    def _request(self):
+        """Send the next index to the next active worker (if there is one)."""
         try:
             index = self._next_index()
         except StopIteration:
             return
-        for _ in range(self._num_workers):
-            worker_queue_idx = next(self._worker_queue_idx_cycle)
-            if self._workers_status[worker_queue_idx]:
-                break
-        else:
+        worker = next((w for w in itertools.islice(self._turns, self._num_workers)
+                       if self._active[w]), None)
+        if worker is None:
             return
-        self._index_queues[worker_queue_idx].put((self._send_idx, index))
-        self._task_info[self._send_idx] = (worker_queue_idx,)
-        self._tasks_outstanding += 1
-        self._send_idx += 1
+        self._index_queues[worker].put((self._sent, index))
+        self._owner[self._sent] = worker
+        self._sent += 1
 
-    def _process_data(self, data, worker_idx=None):
-        self._rcvd_idx += 1
-        self._try_put_index()
+    def _get(self):
+        """One answer from the result queue, watching for dead workers and the timeout."""
+        wait = self._timeout if self._timeout > 0 else MP_STATUS_CHECK_INTERVAL
+        while True:
+            try:
+                return self._result_queue.get(timeout=wait)
+            except Exception as err:
+                dead = [w for wid, w in enumerate(self._workers)
+                        if self._active[wid] and not w.is_alive()]
+                if dead:
+                    for w in dead:
+                        self._stop_worker(self._workers.index(w))
+                    pids = ", ".join(str(w.pid) for w in dead)
+                    raise RuntimeError(f"DataLoader worker (pid(s) {pids}) exited "
+                                       "unexpectedly") from err
+                if not isinstance(err, queue.Empty):
+                    raise
+                if self._timeout > 0:
+                    raise RuntimeError(
+                        f"DataLoader timed out after {self._timeout} seconds") from None
+
+    def _next_data(self):
+        while True:
+            # skip batches that will never come (their worker ran out of data)
+            while self._next < self._sent and self._next not in self._buffer \
+                    and not self._active[self._owner[self._next]]:
+                del self._owner[self._next]
+                self._next += 1
+            if self._next >= self._sent:
+                if not self._persistent_workers:
+                    self._shutdown_workers()
+                raise StopIteration
+            if self._next in self._buffer:
+                return self._deliver(self._buffer.pop(self._next))
+            key, data = self._get()
+            if isinstance(data, _IterableDatasetStopIteration):
+                if self._persistent_workers:
+                    self._active[data.worker_id] = False
+                else:
+                    self._stop_worker(data.worker_id)
+                self._request()
+            elif key == self._next:
+                return self._deliver(data)
+            elif key in self._owner:
+                self._buffer[key] = data
+
+    def _deliver(self, data):
+        del self._owner[self._next]
+        self._next += 1
+        self._request()
         if isinstance(data, ExceptionWrapper):
             self._shutdown_workers()
             data.reraise()
         return data
 
-    def _mark_worker_as_unavailable(self, worker_id, shutdown=False):
-        assert self._workers_status[worker_id] or (self._persistent_workers and shutdown)
-        q = self._index_queues[worker_id]
-        q.put(None)
-        self._workers_status[worker_id] = False
-        assert self._workers_done_event.is_set() == shutdown
+    def _stop_worker(self, wid):
+        """Send worker ``wid`` the sentinel; it takes no more work."""
+        self._active[wid] = False
+        if wid not in self._stopped:
+            self._stopped.add(wid)
+            self._index_queues[wid].put(None)
 
     def _shutdown_workers(self):
-        if getattr(self, "_shutdown", True):
+        """Stop every worker (sentinel, join, terminate stragglers); safe to call twice."""
+        if self._shutdown:
             return
         self._shutdown = True
         try:
-            self._workers_done_event.set()
-            for worker_id in range(len(self._workers)):
-                if self._persistent_workers or self._workers_status[worker_id]:
-                    self._mark_worker_as_unavailable(worker_id, shutdown=True)
+            self._done_event.set()
+            for wid in range(len(self._workers)):
+                self._stop_worker(wid)
             for w in self._workers:
                 w.join(timeout=MP_STATUS_CHECK_INTERVAL)
-            for q in self._index_queues:
+            for q in self._index_queues + [self._result_queue]:
                 q.cancel_join_thread()
                 q.close()
-            self._worker_result_queue.cancel_join_thread()
-            self._worker_result_queue.close()
         finally:
             for w in self._workers:
                 if w.is_alive():
@@ -469,5 +410,5 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
     def __del__(self):
         try:
             self._shutdown_workers()
-        except Exception:   # noqa: BLE001 - interpreter teardown
+        except Exception:   # noqa: BLE001 - may run during interpreter teardown
             pass

@@ -1,17 +1,17 @@
-"""Datasets (torch.utils.data.dataset)."""
-from __future__ import annotations
-
+"""Datasets: map-style (``__getitem__``) and iterable (``__iter__``), and combinators."""
 import bisect
 import itertools
 import math
 import warnings
+
+import ember
 
 __all__ = ["Dataset", "IterableDataset", "TensorDataset", "StackDataset", "ConcatDataset",
            "ChainDataset", "Subset", "random_split"]
 
 
 class Dataset:
-    """A map-style dataset: ``__getitem__(index)`` and, usually, ``__len__``."""
+    """A map-style dataset: ``dataset[index]`` is a sample; ``len`` is usually defined."""
 
     def __getitem__(self, index):
         raise NotImplementedError("Subclasses of Dataset should implement __getitem__.")
@@ -21,7 +21,7 @@ class Dataset:
 
 
 class IterableDataset(Dataset):
-    """A dataset that is an iterable of samples (``__iter__``)."""
+    """A dataset that is a stream of samples."""
 
     def __iter__(self):
         raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
@@ -31,91 +31,71 @@ class IterableDataset(Dataset):
 
 
 class TensorDataset(Dataset):
-    """Samples are the ``index``-th rows of each tensor."""
+    """Sample ``i`` is the tuple of row ``i`` of every tensor."""
 
     def __init__(self, *tensors):
-        assert all(tensors[0].size(0) == tensor.size(0) for tensor in tensors), \
+        assert all(t.size(0) == tensors[0].size(0) for t in tensors), \
             "Size mismatch between tensors"
         self.tensors = tensors
 
     def __getitem__(self, index):
-        return tuple(tensor[index] for tensor in self.tensors)
+        return tuple(t[index] for t in self.tensors)
 
     def __len__(self):
         return self.tensors[0].size(0)
 
 
+def _column(dataset, indices):
+    """``[dataset[i] for i in indices]``, through ``__getitems__`` when there is one."""
+    getitems = getattr(dataset, "__getitems__", None)
+    if not callable(getitems):
+        return [dataset[i] for i in indices]
+    items = getitems(indices)
+    if len(items) != len(indices):
+        raise ValueError("Nested dataset's output size mismatch. Expected "
+                         f"{len(indices)}, got {len(items)}")
+    return items
+
+
 class StackDataset(Dataset):
-    """Samples are tuples (``*args``) or dicts (``**kwargs``) of the datasets' samples."""
+    """Zips datasets of one length: samples are tuples (positional datasets) or dicts
+    (keyword datasets)."""
 
     def __init__(self, *args, **kwargs):
-        if args:
-            if kwargs:
-                raise ValueError("Supported either ``tuple``- (via ``args``) or"
-                                 "``dict``- (via ``kwargs``) like input/output, but both types "
-                                 "are given.")
-            self._length = len(args[0])
-            if any(self._length != len(dataset) for dataset in args):
-                raise ValueError("Size mismatch between datasets")
-            self.datasets = args
-        elif kwargs:
-            tmp = list(kwargs.values())
-            self._length = len(tmp[0])
-            if any(self._length != len(dataset) for dataset in tmp):
-                raise ValueError("Size mismatch between datasets")
-            self.datasets = kwargs
-        else:
+        if args and kwargs:
+            raise ValueError("Supported either ``tuple``- (via ``args``) or"
+                             "``dict``- (via ``kwargs``) like input/output, but both types "
+                             "are given.")
+        if not args and not kwargs:
             raise ValueError("At least one dataset should be passed")
+        parts = list(args) or list(kwargs.values())
+        self._length = len(parts[0])
+        if any(len(d) != self._length for d in parts):
+            raise ValueError("Size mismatch between datasets")
+        self.datasets = args or kwargs
 
     def __getitem__(self, index):
         if isinstance(self.datasets, dict):
-            return {k: dataset[index] for k, dataset in self.datasets.items()}
-        return tuple(dataset[index] for dataset in self.datasets)
+            return {k: d[index] for k, d in self.datasets.items()}
+        return tuple(d[index] for d in self.datasets)
 
     def __getitems__(self, indices):
         if isinstance(self.datasets, dict):
-            dict_batch = [{} for _ in indices]
-            for k, dataset in self.datasets.items():
-                if callable(getattr(dataset, "__getitems__", None)):
-                    items = dataset.__getitems__(indices)
-                    if len(items) != len(indices):
-                        raise ValueError("Nested dataset's output size mismatch. Expected "
-                                         f"{len(indices)}, got {len(items)}")
-                    for data, d_sample in zip(items, dict_batch):
-                        d_sample[k] = data
-                else:
-                    for idx, d_sample in zip(indices, dict_batch):
-                        d_sample[k] = dataset[idx]
-            return dict_batch
-        list_batch = [[] for _ in indices]
-        for dataset in self.datasets:
-            if callable(getattr(dataset, "__getitems__", None)):
-                items = dataset.__getitems__(indices)
-                if len(items) != len(indices):
-                    raise ValueError("Nested dataset's output size mismatch. Expected "
-                                     f"{len(indices)}, got {len(items)}")
-                for data, t_sample in zip(items, list_batch):
-                    t_sample.append(data)
-            else:
-                for idx, t_sample in zip(indices, list_batch):
-                    t_sample.append(dataset[idx])
-        return [tuple(sample) for sample in list_batch]
+            cols = {k: _column(d, indices) for k, d in self.datasets.items()}
+            return [{k: col[n] for k, col in cols.items()} for n in range(len(indices))]
+        cols = [_column(d, indices) for d in self.datasets]
+        return [tuple(col[n] for col in cols) for n in range(len(indices))]
 
     def __len__(self):
         return self._length
 
 
 class ConcatDataset(Dataset):
-    """The concatenation of map-style datasets."""
+    """Map-style datasets one after another."""
 
     @staticmethod
     def cumsum(sequence):
-        r, s = [], 0
-        for e in sequence:
-            l_ = len(e)
-            r.append(l_ + s)
-            s += l_
-        return r
+        return list(itertools.accumulate(len(d) for d in sequence))
 
     def __init__(self, datasets):
         self.datasets = list(datasets)
@@ -132,10 +112,10 @@ class ConcatDataset(Dataset):
         if idx < 0:
             if -idx > len(self):
                 raise ValueError("absolute value of index should not exceed dataset length")
-            idx = len(self) + idx
-        dataset_idx = bisect.bisect_right(self.cumulative_sizes, idx)
-        sample_idx = idx if dataset_idx == 0 else idx - self.cumulative_sizes[dataset_idx - 1]
-        return self.datasets[dataset_idx][sample_idx]
+            idx += len(self)
+        which = bisect.bisect_right(self.cumulative_sizes, idx)
+        start = self.cumulative_sizes[which - 1] if which else 0
+        return self.datasets[which][idx - start]
 
     @property
     def cummulative_sizes(self):
@@ -145,29 +125,27 @@ class ConcatDataset(Dataset):
 
 
 class ChainDataset(IterableDataset):
-    """The chaining of iterable datasets."""
+    """Iterable datasets one after another."""
 
     def __init__(self, datasets):
         super().__init__()
         self.datasets = datasets
 
-    def __iter__(self):
+    def _checked(self):
         for d in self.datasets:
-            assert isinstance(d, IterableDataset), \
-                "ChainDataset only supports IterableDataset"
+            assert isinstance(d, IterableDataset), "ChainDataset only supports IterableDataset"
+            yield d
+
+    def __iter__(self):
+        for d in self._checked():
             yield from d
 
     def __len__(self):
-        total = 0
-        for d in self.datasets:
-            assert isinstance(d, IterableDataset), \
-                "ChainDataset only supports IterableDataset"
-            total += len(d)
-        return total
+        return sum(len(d) for d in self._checked())
 
 
 class Subset(Dataset):
-    """The dataset at the given indices."""
+    """``dataset`` seen through a list of indices."""
 
     def __init__(self, dataset, indices):
         self.dataset = dataset
@@ -179,36 +157,39 @@ class Subset(Dataset):
         return self.dataset[self.indices[idx]]
 
     def __getitems__(self, indices):
-        if callable(getattr(self.dataset, "__getitems__", None)):
-            return self.dataset.__getitems__([self.indices[idx] for idx in indices])
-        return [self.dataset[self.indices[idx]] for idx in indices]
+        outer = [self.indices[i] for i in indices]
+        getitems = getattr(self.dataset, "__getitems__", None)
+        if callable(getitems):
+            return getitems(outer)
+        return [self.dataset[i] for i in outer]
 
     def __len__(self):
         return len(self.indices)
 
 
+def _lengths_from_fractions(n, fractions):
+    for i, frac in enumerate(fractions):
+        if frac < 0 or frac > 1:
+            raise ValueError(f"Fraction at index {i} is not between 0 and 1")
+    lengths = [int(math.floor(n * frac)) for frac in fractions]
+    for i in range(n - sum(lengths)):          # hand out the remainder round-robin
+        lengths[i % len(lengths)] += 1
+    for i, length in enumerate(lengths):
+        if length == 0:
+            warnings.warn(f"Length of split at index {i} is 0. "
+                          f"This might result in an empty dataset.")
+    return lengths
+
+
 def random_split(dataset, lengths, generator=None):
-    """Split ``dataset`` into non-overlapping random subsets of the given lengths (or
-    fractions summing to 1)."""
-    import ember
+    """Split ``dataset`` into disjoint random Subsets with the given lengths, or fractions
+    that sum to 1."""
     if generator is None:
         generator = ember.random.default_generator
     if math.isclose(sum(lengths), 1) and sum(lengths) <= 1:
-        subset_lengths = []
-        for i, frac in enumerate(lengths):
-            if frac < 0 or frac > 1:
-                raise ValueError(f"Fraction at index {i} is not between 0 and 1")
-            subset_lengths.append(int(math.floor(len(dataset) * frac)))
-        remainder = len(dataset) - sum(subset_lengths)
-        for i in range(remainder):
-            subset_lengths[i % len(subset_lengths)] += 1
-        lengths = subset_lengths
-        for i, length in enumerate(lengths):
-            if length == 0:
-                warnings.warn(f"Length of split at index {i} is 0. "
-                              f"This might result in an empty dataset.")
+        lengths = _lengths_from_fractions(len(dataset), lengths)
     if sum(lengths) != len(dataset):
         raise ValueError("Sum of input lengths does not equal the length of the input dataset!")
-    indices = ember.randperm(sum(lengths), generator=generator).tolist()
-    return [Subset(dataset, indices[offset - length:offset])
-            for offset, length in zip(itertools.accumulate(lengths), lengths)]
+    order = ember.randperm(sum(lengths), generator=generator).tolist()
+    ends = list(itertools.accumulate(lengths))
+    return [Subset(dataset, order[end - length:end]) for end, length in zip(ends, lengths)]

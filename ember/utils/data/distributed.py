@@ -1,16 +1,15 @@
-"""DistributedSampler (torch.utils.data.distributed)."""
-from __future__ import annotations
-
+"""DistributedSampler: each of ``num_replicas`` processes reads its own share of the data."""
 import math
 
+import ember
 from ember.utils.data.sampler import Sampler
 
 __all__ = ["DistributedSampler"]
 
 
-def _dist_default(what):
+def _from_process_group(what):
     try:
-        import ember.distributed as dist  # noqa: F401
+        import ember.distributed as dist
     except ImportError:
         raise RuntimeError("Requires distributed package to be available") from None
     if not dist.is_available() or not dist.is_initialized():
@@ -20,15 +19,16 @@ def _dist_default(what):
 
 
 class DistributedSampler(Sampler):
-    """The share of the dataset's indices that belongs to replica ``rank``."""
+    """Indices ``rank, rank + num_replicas, ...`` of a (shuffled, padded or trimmed)
+    index list, so every replica gets the same number of samples."""
 
     def __init__(self, dataset, num_replicas=None, rank=None, shuffle=True, seed=0,
                  drop_last=False):
         if num_replicas is None:
-            num_replicas = _dist_default("world")
+            num_replicas = _from_process_group("world")
         if rank is None:
-            rank = _dist_default("rank")
-        if rank >= num_replicas or rank < 0:
+            rank = _from_process_group("rank")
+        if not 0 <= rank < num_replicas:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")
         self.dataset = dataset
@@ -36,39 +36,36 @@ class DistributedSampler(Sampler):
         self.rank = rank
         self.epoch = 0
         self.drop_last = drop_last
-        if self.drop_last and len(self.dataset) % self.num_replicas != 0:
-            self.num_samples = math.ceil((len(self.dataset) - self.num_replicas)
-                                         / self.num_replicas)
-        else:
-            self.num_samples = math.ceil(len(self.dataset) / self.num_replicas)
-        self.total_size = self.num_samples * self.num_replicas
         self.shuffle = shuffle
         self.seed = seed
+        n = len(dataset)
+        if drop_last and n % num_replicas:
+            self.num_samples = math.ceil((n - num_replicas) / num_replicas)
+        else:
+            self.num_samples = math.ceil(n / num_replicas)
+        self.total_size = self.num_samples * num_replicas
 
     def __iter__(self):
-        import ember
+        n = len(self.dataset)
         if self.shuffle:
             g = ember.Generator()
             g.manual_seed(self.seed + self.epoch)
-            indices = ember.randperm(len(self.dataset), generator=g).tolist()
+            order = ember.randperm(n, generator=g).tolist()
         else:
-            indices = list(range(len(self.dataset)))
-        if not self.drop_last:
-            padding_size = self.total_size - len(indices)
-            if padding_size <= len(indices):
-                indices += indices[:padding_size]
-            else:
-                indices += (indices * math.ceil(padding_size / len(indices)))[:padding_size]
-        else:
-            indices = indices[:self.total_size]
-        assert len(indices) == self.total_size
-        indices = indices[self.rank:self.total_size:self.num_replicas]
-        assert len(indices) == self.num_samples
-        return iter(indices)
+            order = list(range(n))
+        if self.drop_last:
+            order = order[:self.total_size]
+        else:               # pad by repeating the list from its start
+            missing = self.total_size - len(order)
+            order += (order * math.ceil(missing / len(order)))[:missing] if missing else []
+        assert len(order) == self.total_size
+        mine = order[self.rank:self.total_size:self.num_replicas]
+        assert len(mine) == self.num_samples
+        return iter(mine)
 
     def __len__(self):
         return self.num_samples
 
     def set_epoch(self, epoch):
-        """Set the epoch (reshuffles differently each epoch when ``shuffle=True``)."""
+        """Use a different shuffle for each epoch (the seed is ``seed + epoch``)."""
         self.epoch = epoch

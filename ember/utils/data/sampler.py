@@ -1,31 +1,23 @@
-"""Samplers (torch.utils.data.sampler)."""
-from __future__ import annotations
+"""Samplers: iterables over dataset indices (or over batches of indices)."""
+import itertools
+import warnings
+
+import ember
 
 __all__ = ["BatchSampler", "RandomSampler", "Sampler", "SequentialSampler",
            "SubsetRandomSampler", "WeightedRandomSampler"]
 
 
-def _ember():
-    import ember
-    return ember
-
-
-def _seed_generator(generator):
-    """torch's pattern: a fresh generator seeded from ``generator`` (or the default one)."""
-    e = _ember()
-    if generator is None:
-        seed = int(e.empty((), dtype=e.int64).random_().item())
-        generator = e.Generator()
-        generator.manual_seed(seed)
-    return generator
+def _draw_seed(generator=None):
+    """One random int64 drawn from ``generator`` (the default generator if None)."""
+    return int(ember.empty((), dtype=ember.int64).random_(generator=generator).item())
 
 
 class Sampler:
-    """Base class: an iterable over indices (or batches of indices)."""
+    """Base class of samplers: subclasses define ``__iter__`` (and usually ``__len__``)."""
 
     def __init__(self, data_source=None):
         if data_source is not None:
-            import warnings
             warnings.warn("`data_source` argument is not used and will be removed in 2.2.0."
                           "You may still have custom implementation that utilizes it.")
 
@@ -34,7 +26,7 @@ class Sampler:
 
 
 class SequentialSampler(Sampler):
-    """Indices ``0 .. len(data_source) - 1`` in order."""
+    """``0, 1, ..., len(data_source) - 1``."""
 
     def __init__(self, data_source):
         self.data_source = data_source
@@ -47,97 +39,99 @@ class SequentialSampler(Sampler):
 
 
 class RandomSampler(Sampler):
-    """Random indices: a permutation, or draws with ``replacement``."""
+    """Shuffled indices (whole permutations, then a partial one), or indices drawn with
+    replacement."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
         self.data_source = data_source
         self.replacement = replacement
         self._num_samples = num_samples
         self.generator = generator
-        if not isinstance(self.replacement, bool):
+        if not isinstance(replacement, bool):
             raise TypeError(f"replacement should be a boolean value, but got "
-                            f"replacement={self.replacement}")
+                            f"replacement={replacement}")
         if not isinstance(self.num_samples, int) or self.num_samples <= 0:
             raise ValueError(f"num_samples should be a positive integer value, but got "
                              f"num_samples={self.num_samples}")
 
     @property
     def num_samples(self):
-        if self._num_samples is None:
-            return len(self.data_source)
-        return self._num_samples
+        return len(self.data_source) if self._num_samples is None else self._num_samples
 
     def __iter__(self):
-        e = _ember()
-        n = len(self.data_source)
-        generator = _seed_generator(self.generator)
+        n, total = len(self.data_source), self.num_samples
+        gen = self.generator
+        if gen is None:     # a private generator, seeded from the default one
+            gen = ember.Generator()
+            gen.manual_seed(_draw_seed())
         if self.replacement:
-            for _ in range(self.num_samples // 32):
-                yield from e.randint(high=n, size=(32,), dtype=e.int64,
-                                     generator=generator).tolist()
-            yield from e.randint(high=n, size=(self.num_samples % 32,), dtype=e.int64,
-                                 generator=generator).tolist()
+            # drawn 32 at a time, then the remainder
+            for size in [32] * (total // 32) + [total % 32]:
+                yield from ember.randint(high=n, size=(size,), dtype=ember.int64,
+                                         generator=gen).tolist()
         else:
-            for _ in range(self.num_samples // n):
-                yield from e.randperm(n, generator=generator).tolist()
-            yield from e.randperm(n, generator=generator).tolist()[:self.num_samples % n]
+            for _ in range(total // n):
+                yield from ember.randperm(n, generator=gen).tolist()
+            yield from ember.randperm(n, generator=gen).tolist()[:total % n]
 
     def __len__(self):
         return self.num_samples
 
 
 class SubsetRandomSampler(Sampler):
-    """The given indices in a random order."""
+    """The given indices, shuffled."""
 
     def __init__(self, indices, generator=None):
         self.indices = indices
         self.generator = generator
 
     def __iter__(self):
-        e = _ember()
-        for i in e.randperm(len(self.indices), generator=self.generator).tolist():
-            yield self.indices[i]
+        for k in ember.randperm(len(self.indices), generator=self.generator).tolist():
+            yield self.indices[k]
 
     def __len__(self):
         return len(self.indices)
 
 
+def _is_positive_int(x):
+    return isinstance(x, int) and not isinstance(x, bool) and x > 0
+
+
 class WeightedRandomSampler(Sampler):
-    """Indices ``0 .. len(weights) - 1`` drawn with the given probabilities."""
+    """``num_samples`` indices into ``weights``, drawn with probability proportional to
+    the weight."""
 
     def __init__(self, weights, num_samples, replacement=True, generator=None):
-        e = _ember()
-        if not isinstance(num_samples, int) or isinstance(num_samples, bool) or \
-                num_samples <= 0:
+        if not _is_positive_int(num_samples):
             raise ValueError(f"num_samples should be a positive integer value, but got "
                              f"num_samples={num_samples}")
         if not isinstance(replacement, bool):
             raise ValueError(f"replacement should be a boolean value, but got "
                              f"replacement={replacement}")
-        weights_tensor = e.as_tensor(weights, dtype=e.double)
-        if len(weights_tensor.shape) != 1:
+        w = ember.as_tensor(weights, dtype=ember.double)
+        if w.dim() != 1:
             raise ValueError("weights should be a 1d sequence but given weights have shape "
-                             f"{tuple(weights_tensor.shape)}")
-        self.weights = weights_tensor
+                             f"{tuple(w.shape)}")
+        self.weights = w
         self.num_samples = num_samples
         self.replacement = replacement
         self.generator = generator
 
     def __iter__(self):
-        e = _ember()
-        rand_tensor = e.multinomial(self.weights, self.num_samples, self.replacement,
-                                    generator=self.generator)
-        yield from iter(rand_tensor.tolist())
+        drawn = ember.multinomial(self.weights, self.num_samples, self.replacement,
+                                  generator=self.generator)
+        yield from drawn.tolist()
 
     def __len__(self):
         return self.num_samples
 
 
 class BatchSampler(Sampler):
-    """Groups the indices of ``sampler`` into lists of ``batch_size``."""
+    """Lists of ``batch_size`` consecutive indices from ``sampler``; a shorter last list
+    unless ``drop_last``."""
 
     def __init__(self, sampler, batch_size, drop_last):
-        if not isinstance(batch_size, int) or isinstance(batch_size, bool) or batch_size <= 0:
+        if not _is_positive_int(batch_size):
             raise ValueError(f"batch_size should be a positive integer value, but got "
                              f"batch_size={batch_size}")
         if not isinstance(drop_last, bool):
@@ -148,23 +142,14 @@ class BatchSampler(Sampler):
         self.drop_last = drop_last
 
     def __iter__(self):
-        sampler_iter = iter(self.sampler)
-        if self.drop_last:
-            args = [sampler_iter] * self.batch_size
-            for batch_droplast in zip(*args):
-                yield [*batch_droplast]
-        else:
-            batch = [*_islice(sampler_iter, self.batch_size)]
-            while batch:
-                yield batch
-                batch = [*_islice(sampler_iter, self.batch_size)]
+        it = iter(self.sampler)
+        while True:
+            batch = list(itertools.islice(it, self.batch_size))
+            if not batch or (self.drop_last and len(batch) < self.batch_size):
+                return
+            yield batch
 
     def __len__(self):
         if self.drop_last:
             return len(self.sampler) // self.batch_size
-        return (len(self.sampler) + self.batch_size - 1) // self.batch_size
-
-
-def _islice(it, n):
-    import itertools
-    return itertools.islice(it, n)
+        return -(-len(self.sampler) // self.batch_size)

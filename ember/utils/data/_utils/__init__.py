@@ -1,41 +1,40 @@
-"""DataLoader internals (torch.utils.data._utils): collate, fetch, worker, pin_memory."""
-from __future__ import annotations
-
+"""Helpers shared by the DataLoader and its worker processes."""
 import sys
 import traceback
 
 from ember.utils.data._utils import collate, fetch, pin_memory, worker  # noqa: F401
 
 IS_WINDOWS = sys.platform == "win32"
-MP_STATUS_CHECK_INTERVAL = 5.0
 HAS_NUMPY = True
+# how often (seconds) a blocked queue read wakes up to check that its peer is still alive
+MP_STATUS_CHECK_INTERVAL = 5.0
 
 
 class KeyErrorMessage(str):
-    """str subclass that returns itself in repr (KeyError repr-quotes its message)."""
+    """A message that KeyError will not wrap in quotes (its repr is itself)."""
 
     def __repr__(self):
         return self
 
 
 class ExceptionWrapper:
-    """An exception and its formatted traceback, to re-raise in another thread/process."""
+    """An exception caught in one process, re-raised (with its traceback text) in another."""
 
     def __init__(self, exc_info=None, where="in background"):
-        if exc_info is None:
-            exc_info = sys.exc_info()
-        self.exc_type = exc_info[0]
-        self.exc_msg = "".join(traceback.format_exception(*exc_info))
+        etype, value, tb = exc_info if exc_info is not None else sys.exc_info()
+        self.exc_type = etype
+        self.exc_msg = "".join(traceback.format_exception(etype, value, tb))
         self.where = where
 
     def reraise(self):
-        msg = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
+        text = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
         if self.exc_type is KeyError:
-            msg = KeyErrorMessage(msg)
+            text = KeyErrorMessage(text)
         elif getattr(self.exc_type, "message", None):
-            raise self.exc_type(message=msg)
+            raise self.exc_type(message=text)
         try:
-            exception = self.exc_type(msg)
+            err = self.exc_type(text)
         except Exception:
-            raise RuntimeError(msg) from None
-        raise exception
+            # the type cannot be built from a single message: fall back to RuntimeError
+            raise RuntimeError(text) from None
+        raise err

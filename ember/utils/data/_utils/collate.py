@@ -1,13 +1,13 @@
-"""default_collate / default_convert (torch.utils.data._utils.collate)."""
-from __future__ import annotations
-
-import collections
+"""default_collate (samples -> batch) and default_convert (NumPy -> tensors, no batching)."""
 import collections.abc
 import copy
 import re
 
 import numpy as np
 
+import ember
+
+# NumPy dtype codes that cannot become tensors: bytes, str, object
 np_str_obj_array_pattern = re.compile(r"[SaUO]")
 
 default_collate_err_msg_format = (
@@ -16,147 +16,122 @@ default_collate_err_msg_format = (
 )
 
 
-def _ember():
-    import ember
-    return ember
+def _rebuild_mapping(like, items):
+    """A mapping of ``like``'s type holding ``items`` (a plain dict if that type won't do)."""
+    try:
+        if isinstance(like, collections.abc.MutableMapping):
+            out = copy.copy(like)
+            out.update(items)
+            return out
+        return type(like)(items)
+    except TypeError:
+        return dict(items)
+
+
+def _rebuild_sequence(like, values):
+    """A sequence of ``like``'s type holding ``values`` (a list if that type won't do)."""
+    try:
+        if isinstance(like, collections.abc.MutableSequence):
+            out = copy.copy(like)
+            for i, v in enumerate(values):
+                out[i] = v
+            return out
+        return type(like)(values)
+    except TypeError:
+        return list(values)
+
+
+def _is_namedtuple(x):
+    return isinstance(x, tuple) and hasattr(x, "_fields")
 
 
 def default_convert(data):
-    """Convert NumPy arrays in ``data`` to tensors (no batching)."""
-    e = _ember()
-    elem_type = type(data)
-    if isinstance(data, e.Tensor):
+    """Turn NumPy arrays and scalars inside ``data`` into tensors, keeping the structure."""
+    kind = type(data)
+    if isinstance(data, ember.Tensor):
         return data
-    if elem_type.__module__ == "numpy" and elem_type.__name__ not in ("str_", "string_",
-                                                                       "bytes_"):
-        if elem_type.__name__ in ("ndarray", "memmap") and \
-                np_str_obj_array_pattern.search(data.dtype.str) is not None:
+    if kind.__module__ == "numpy" and kind.__name__ not in ("str_", "string_", "bytes_"):
+        if kind.__name__ in ("ndarray", "memmap") and \
+                np_str_obj_array_pattern.search(data.dtype.str):
             return data
-        return e.as_tensor(data)
+        return ember.as_tensor(data)
     if isinstance(data, collections.abc.Mapping):
-        try:
-            if isinstance(data, collections.abc.MutableMapping):
-                clone = copy.copy(data)
-                clone.update({key: default_convert(data[key]) for key in data})
-                return clone
-            return elem_type({key: default_convert(data[key]) for key in data})
-        except TypeError:
-            return {key: default_convert(data[key]) for key in data}
-    if isinstance(data, tuple) and hasattr(data, "_fields"):
-        return elem_type(*(default_convert(d) for d in data))
+        return _rebuild_mapping(data, {k: default_convert(data[k]) for k in data})
+    if _is_namedtuple(data):
+        return kind(*(default_convert(v) for v in data))
     if isinstance(data, tuple):
-        return [default_convert(d) for d in data]
+        return [default_convert(v) for v in data]
     if isinstance(data, collections.abc.Sequence) and not isinstance(data, (str, bytes)):
-        try:
-            if isinstance(data, collections.abc.MutableSequence):
-                clone = copy.copy(data)
-                for i, d in enumerate(data):
-                    clone[i] = default_convert(d)
-                return clone
-            return elem_type([default_convert(d) for d in data])
-        except TypeError:
-            return [default_convert(d) for d in data]
+        return _rebuild_sequence(data, [default_convert(v) for v in data])
     return data
 
 
 def collate(batch, *, collate_fn_map=None):
-    """Collate a list of samples, using ``collate_fn_map`` (type -> function) for leaves."""
-    elem = batch[0]
-    elem_type = type(elem)
+    """Collate ``batch`` (a list of samples of one structure): leaves go to the function
+    that ``collate_fn_map`` gives for their type; containers are collated field by field."""
+    first = batch[0]
     if collate_fn_map is not None:
-        if elem_type in collate_fn_map:
-            return collate_fn_map[elem_type](batch, collate_fn_map=collate_fn_map)
-        for collate_type in collate_fn_map:
-            if isinstance(elem, collate_type):
-                return collate_fn_map[collate_type](batch, collate_fn_map=collate_fn_map)
-    if isinstance(elem, collections.abc.Mapping):
-        try:
-            if isinstance(elem, collections.abc.MutableMapping):
-                clone = copy.copy(elem)
-                clone.update({key: collate([d[key] for d in batch],
-                                           collate_fn_map=collate_fn_map) for key in elem})
-                return clone
-            return elem_type({key: collate([d[key] for d in batch],
-                                           collate_fn_map=collate_fn_map) for key in elem})
-        except TypeError:
-            return {key: collate([d[key] for d in batch], collate_fn_map=collate_fn_map)
-                    for key in elem}
-    if isinstance(elem, tuple) and hasattr(elem, "_fields"):
-        return elem_type(*(collate(samples, collate_fn_map=collate_fn_map)
-                           for samples in zip(*batch)))
-    if isinstance(elem, collections.abc.Sequence):
-        it = iter(batch)
-        elem_size = len(next(it))
-        if not all(len(el) == elem_size for el in it):
+        fn = collate_fn_map.get(type(first))
+        if fn is None:
+            fn = next((f for t, f in collate_fn_map.items() if isinstance(first, t)), None)
+        if fn is not None:
+            return fn(batch, collate_fn_map=collate_fn_map)
+
+    def sub(samples):
+        return collate(samples, collate_fn_map=collate_fn_map)
+
+    if isinstance(first, collections.abc.Mapping):
+        return _rebuild_mapping(first, {k: sub([s[k] for s in batch]) for k in first})
+    if _is_namedtuple(first):
+        return type(first)(*(sub(field) for field in zip(*batch)))
+    if isinstance(first, collections.abc.Sequence):
+        if any(len(s) != len(first) for s in batch):
             raise RuntimeError("each element in list of batch should be of equal size")
-        transposed = list(zip(*batch))
-        if isinstance(elem, tuple):
-            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-        try:
-            if isinstance(elem, collections.abc.MutableSequence):
-                clone = copy.copy(elem)
-                for i, samples in enumerate(transposed):
-                    clone[i] = collate(samples, collate_fn_map=collate_fn_map)
-                return clone
-            return elem_type([collate(samples, collate_fn_map=collate_fn_map)
-                              for samples in transposed])
-        except TypeError:
-            return [collate(samples, collate_fn_map=collate_fn_map) for samples in transposed]
-    raise TypeError(default_collate_err_msg_format.format(elem_type))
+        fields = [sub(field) for field in zip(*batch)]
+        return fields if isinstance(first, tuple) else _rebuild_sequence(first, fields)
+    raise TypeError(default_collate_err_msg_format.format(type(first)))
 
 
 def collate_tensor_fn(batch, *, collate_fn_map=None):
-    return _ember().stack(list(batch), 0)
+    return ember.stack(list(batch), 0)
 
 
 def collate_numpy_array_fn(batch, *, collate_fn_map=None):
-    elem = batch[0]
-    if np_str_obj_array_pattern.search(elem.dtype.str) is not None:
-        raise TypeError(default_collate_err_msg_format.format(elem.dtype))
-    e = _ember()
-    return collate([e.as_tensor(b) for b in batch], collate_fn_map=collate_fn_map)
+    if np_str_obj_array_pattern.search(batch[0].dtype.str):
+        raise TypeError(default_collate_err_msg_format.format(batch[0].dtype))
+    return collate([ember.as_tensor(a) for a in batch], collate_fn_map=collate_fn_map)
 
 
 def collate_numpy_scalar_fn(batch, *, collate_fn_map=None):
-    return _ember().as_tensor(np.array(batch))
+    return ember.as_tensor(np.array(batch))
 
 
 def collate_float_fn(batch, *, collate_fn_map=None):
-    e = _ember()
-    return e.tensor(batch, dtype=e.float64)
+    return ember.tensor(batch, dtype=ember.float64)
 
 
 def collate_int_fn(batch, *, collate_fn_map=None):
-    return _ember().tensor(batch)
+    return ember.tensor(batch)
 
 
 def collate_str_fn(batch, *, collate_fn_map=None):
     return batch
 
 
-class _LazyMap(dict):
-    """default_collate_fn_map, filled on first use (ember.Tensor is imported lazily)."""
-
-
-def _build_map():
-    e = _ember()
-    m = {e.Tensor: collate_tensor_fn, np.ndarray: collate_numpy_array_fn,
-         np.memmap: collate_numpy_array_fn, np.generic: collate_numpy_scalar_fn,
-         float: collate_float_fn, int: collate_int_fn, str: collate_str_fn,
-         bytes: collate_str_fn}
-    return m
-
-
-default_collate_fn_map = _LazyMap()
+# looked up by exact type first, then by isinstance in this order
+default_collate_fn_map = {
+    ember.Tensor: collate_tensor_fn,
+    np.ndarray: collate_numpy_array_fn,
+    np.memmap: collate_numpy_array_fn,
+    (np.bool_, np.number, np.object_): collate_numpy_scalar_fn,
+    float: collate_float_fn,
+    int: collate_int_fn,
+    str: collate_str_fn,
+    bytes: collate_str_fn,
+}
 
 
 def default_collate(batch):
-    """Stack a list of samples into a batch: tensors/arrays stacked, numbers to tensors,
-    strings kept, and dicts/sequences/namedtuples collated element-wise."""
-    if not default_collate_fn_map:
-        default_collate_fn_map.update(_build_map())
-    # np.generic covers str_/bytes_ too: keep those as strings
-    elem = batch[0]
-    if isinstance(elem, (np.str_, np.bytes_)):
-        return batch
+    """Stack tensors and arrays, turn numbers into tensors, keep strings, and collate
+    dicts, namedtuples and sequences field by field."""
     return collate(batch, collate_fn_map=default_collate_fn_map)

@@ -1,5 +1,4 @@
-"""Pinned memory: a no-op in ember (there is no accelerator to pin for)."""
-from __future__ import annotations
+"""Pinned memory. ember has no accelerator, so pinning returns the data unchanged."""
 
 
 def pin_memory(data, device=None):

@@ -1,0 +1,428 @@
+"""torch.autograd.profiler: an op-level CPU profiler as a dispatcher mode.
+
+While a profiler records, ``_ProfilerMode`` sits on the mode stack and wraps every op in an
+event (``aten::<name>``, start/end in microseconds, input shapes, bytes of the outputs).
+``record_function`` ranges are pushed straight into the recording profilers, so they work
+whichever modes are active; ops run inside a range become its children (self time = total
+minus children). With no profiler active nothing is on the stack: the dispatcher pays
+nothing. Ops run inside a composite op record are not seen (the mode is popped while it
+runs, as for every mode).
+"""
+from __future__ import annotations
+
+import functools
+import json
+import threading
+import time
+import traceback
+from collections import OrderedDict
+
+from ember._dispatch import Mode
+from ember._tensor import Tensor
+
+__all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
+
+
+class _Local(threading.local):
+    def __init__(self):
+        self.active = []          # recording profiles, outermost first
+
+
+_local = _Local()
+
+
+def _now_us():
+    return time.perf_counter_ns() / 1000.0
+
+
+class FunctionEvent:
+    def __init__(self, id, name, start_us, thread, input_shapes=None, stack=None,
+                 is_user_annotation=False):
+        self.id = id
+        self.name = self.key = name
+        self.start_us = start_us
+        self.end_us = start_us
+        self.thread = thread
+        self.input_shapes = input_shapes if input_shapes is not None else []
+        self.stack = stack or []
+        self.cpu_children = []
+        self.cpu_parent = None
+        self.cpu_memory_usage = 0
+        self.flops = 0
+        self.count = 1
+        self.is_user_annotation = is_user_annotation
+        self.device_type = "CPU"
+
+    @property
+    def cpu_time_total(self):
+        return self.end_us - self.start_us
+
+    @property
+    def self_cpu_time_total(self):
+        return self.cpu_time_total - sum(c.cpu_time_total for c in self.cpu_children)
+
+    @property
+    def self_cpu_memory_usage(self):
+        return self.cpu_memory_usage - sum(c.cpu_memory_usage for c in self.cpu_children)
+
+    @property
+    def cpu_time(self):
+        return self.cpu_time_total
+
+    def __repr__(self):
+        return (f"<FunctionEvent id={self.id} name={self.name} cpu_time="
+                f"{_format_time(self.cpu_time_total)} input_shapes={self.input_shapes}>")
+
+
+class FunctionEventAvg:
+    def __init__(self):
+        self.key = None
+        self.count = 0
+        self.cpu_time_total = 0.0
+        self.self_cpu_time_total = 0.0
+        self.cpu_memory_usage = 0
+        self.self_cpu_memory_usage = 0
+        self.input_shapes = None
+        self.stack = None
+        self.flops = 0
+        self.is_user_annotation = False
+
+    def add(self, ev):
+        if self.key is None:
+            self.key = ev.key
+            self.input_shapes = ev.input_shapes
+            self.stack = ev.stack
+            self.is_user_annotation = ev.is_user_annotation
+        self.count += ev.count
+        self.cpu_time_total += ev.cpu_time_total
+        self.self_cpu_time_total += ev.self_cpu_time_total
+        self.cpu_memory_usage += ev.cpu_memory_usage
+        self.self_cpu_memory_usage += ev.self_cpu_memory_usage
+        self.flops += ev.flops
+        return self
+
+    @property
+    def cpu_time(self):
+        return 0.0 if self.count == 0 else self.cpu_time_total / self.count
+
+    def __repr__(self):
+        return (f"<FunctionEventAvg key={self.key} self_cpu_time="
+                f"{_format_time(self.self_cpu_time_total)} cpu_time="
+                f"{_format_time(self.cpu_time)} input_shapes={self.input_shapes}>")
+
+
+def _format_time(us):
+    if abs(us) >= 1e6:
+        return f"{us / 1e6:.3f}s"
+    if abs(us) >= 1e3:
+        return f"{us / 1e3:.3f}ms"
+    return f"{us:.3f}us"
+
+
+def _format_memory(n):
+    KB, MB, GB = 1024, 1024 ** 2, 1024 ** 3
+    a = abs(n)
+    if a >= GB:
+        return f"{n / GB:.2f} GB"
+    if a >= MB:
+        return f"{n / MB:.2f} MB"
+    if a >= KB:
+        return f"{n / KB:.2f} KB"
+    return f"{n} B"
+
+
+_SORT_KEYS = ("cpu_time", "cpu_time_total", "self_cpu_time_total", "cpu_memory_usage",
+              "self_cpu_memory_usage", "count", "flops")
+
+
+class EventList(list):
+    def __init__(self, *args, profile_memory=False, with_flops=False, **kw):
+        super().__init__(*args)
+        self._profile_memory = profile_memory
+        self._with_flops = with_flops
+
+    @property
+    def self_cpu_time_total(self):
+        return sum(e.self_cpu_time_total for e in self)
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        groups = OrderedDict()
+        for ev in self:
+            key = (ev.key,)
+            if group_by_input_shape:
+                key += (str(ev.input_shapes),)
+            if group_by_stack_n > 0:
+                key += tuple(ev.stack[:group_by_stack_n])
+            groups.setdefault(key, FunctionEventAvg()).add(ev)
+        r = EventList(groups.values(), profile_memory=self._profile_memory,
+                      with_flops=self._with_flops)
+        r._grouped_by_shape = group_by_input_shape
+        return r
+
+    def total_average(self):
+        t = FunctionEventAvg()
+        for ev in self:
+            t.add(ev)
+        t.key = "Total"
+        return t
+
+    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
+              top_level_events_only=False):
+        evs = list(self)
+        if top_level_events_only:
+            evs = [e for e in evs if getattr(e, "cpu_parent", None) is None]
+        if sort_by is not None:
+            if sort_by not in _SORT_KEYS:
+                raise AttributeError(f"unknown sort_by key '{sort_by}'")
+            evs.sort(key=lambda e: getattr(e, sort_by), reverse=True)
+        if row_limit is not None and row_limit > 0:
+            evs = evs[:row_limit]
+        shapes = getattr(self, "_grouped_by_shape", False)
+        total_self = sum(e.self_cpu_time_total for e in self) or 1.0
+        name_w = min(max([len(e.key) for e in evs] + [4]) + 4, max_name_column_width)
+        heads = ["Name", "Self CPU %", "Self CPU", "CPU total %", "CPU total", "CPU time avg"]
+        if self._profile_memory:
+            heads += ["CPU Mem", "Self CPU Mem"]
+        heads.append("# of Calls")
+        if self._with_flops:
+            heads.append("Total MFLOPs")
+        if shapes:
+            heads.append("Input Shapes")
+        widths = [name_w] + [12] * (len(heads) - 1)
+        if shapes:
+            widths[-1] = 20
+        fmt = "".join("{:>" + str(w) + "}  " for w in widths)
+        sep = "".join("-" * w + "  " for w in widths)
+        lines = [sep]
+        if header:
+            lines = [header, sep]
+        lines += [fmt.format(*heads), sep]
+        for e in evs:
+            name = e.key if len(e.key) <= name_w - 3 else e.key[:name_w - 6] + "..."
+            row = [name, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
+                   _format_time(e.self_cpu_time_total),
+                   f"{100 * e.cpu_time_total / total_self:.2f}%",
+                   _format_time(e.cpu_time_total), _format_time(e.cpu_time)]
+            if self._profile_memory:
+                row += [_format_memory(e.cpu_memory_usage),
+                        _format_memory(e.self_cpu_memory_usage)]
+            row.append(str(e.count))
+            if self._with_flops:
+                row.append(f"{e.flops / 1e6:.3f}")
+            if shapes:
+                row.append(str(e.input_shapes)[:20])
+            lines.append(fmt.format(*row))
+        lines.append(sep)
+        lines.append(f"Self CPU time total: {_format_time(self.self_cpu_time_total)}")
+        return "\n".join(lines) + "\n"
+
+    def export_chrome_trace(self, path):
+        events = []
+        for e in self:
+            d = {"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
+                 "name": e.name, "pid": 0, "tid": e.thread, "ts": e.start_us,
+                 "dur": e.cpu_time_total, "args": {}}
+            if e.input_shapes:
+                d["args"]["Input Dims"] = e.input_shapes
+            if e.stack:
+                d["args"]["Call stack"] = ";".join(e.stack)
+            events.append(d)
+        with open(path, "w") as f:
+            json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+
+
+def _shape(a):
+    if isinstance(a, Tensor):
+        return list(a.shape)
+    if isinstance(a, (list, tuple)) and a and all(isinstance(x, Tensor) for x in a):
+        return [list(x.shape) for x in a]
+    return []
+
+
+def _out_bytes(r):
+    if isinstance(r, Tensor):
+        return r._data.nbytes
+    if isinstance(r, (list, tuple)):
+        return sum(_out_bytes(x) for x in r)
+    return 0
+
+
+_FLOP_OPS = {"mm", "addmm", "bmm", "baddbmm", "matmul"}
+
+
+def _flops(op, args):
+    n = op.public_name
+    if n not in _FLOP_OPS:
+        return 0
+    ts = [a for a in args if isinstance(a, Tensor)]
+    a, b = ts[-2], ts[-1]
+    if a.dim() < 2 or b.dim() < 2:
+        return 0
+    batch = 1
+    for s in a.shape[:-2]:
+        batch *= s
+    return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
+
+
+class _ProfilerMode(Mode):
+    def __init__(self, prof):
+        self.prof = prof
+
+    def __ember_dispatch__(self, op, args, kwargs):
+        p = self.prof
+        if not p._recording:
+            return op(*args, **kwargs)
+        ev = p._push("aten::" + op.public_name,
+                     [_shape(a) for a in args] if p.record_shapes else None)
+        try:
+            r = op(*args, **kwargs)
+        finally:
+            p._pop(ev)
+        if p.profile_memory:
+            ev.cpu_memory_usage = _out_bytes(r)
+        if p.with_flops:
+            ev.flops = _flops(op, args)
+        return r
+
+
+class profile:
+    """``profile(enabled=True, *, record_shapes=False, profile_memory=False,
+    with_stack=False, with_flops=False, use_cuda=False)``: records every op run inside."""
+
+    def __init__(self, enabled=True, *, use_cuda=False, use_device=None, record_shapes=False,
+                 with_flops=False, profile_memory=False, with_stack=False,
+                 with_modules=False, use_kineto=False, use_cpu=True, **kwargs):
+        self.enabled = enabled
+        self.record_shapes = record_shapes
+        self.profile_memory = profile_memory
+        self.with_stack = with_stack
+        self.with_flops = with_flops
+        self._recording = False
+        self._mode = _ProfilerMode(self)
+        self._events = []
+        self._stack = []
+        self._next_id = 0
+        self.function_events = None
+
+    # -------------------------------------------------------------- recording
+    def _start(self):
+        if self._recording:
+            return
+        self._events, self._stack = [], []
+        self._recording = True
+        self._mode.__enter__()
+        _local.active.append(self)
+
+    def _stop(self):
+        if not self._recording:
+            return
+        self._recording = False
+        self._mode.__exit__()
+        if self in _local.active:
+            _local.active.remove(self)
+        for ev in reversed(self._stack):     # ranges still open
+            self._pop(ev)
+        self.function_events = EventList(
+            sorted(self._events, key=lambda e: (e.start_us, -e.end_us)),
+            profile_memory=self.profile_memory, with_flops=self.with_flops)
+
+    def _push(self, name, shapes=None, user=False):
+        stack = None
+        if self.with_stack:
+            stack = [f"{f.filename}({f.lineno}): {f.name}"
+                     for f in reversed(traceback.extract_stack()[:-3])
+                     if "/ember/" not in f.filename]
+        ev = FunctionEvent(self._next_id, name, _now_us(), threading.get_ident(), shapes,
+                           stack, is_user_annotation=user)
+        self._next_id += 1
+        if self._stack:
+            ev.cpu_parent = self._stack[-1]
+            self._stack[-1].cpu_children.append(ev)
+        self._stack.append(ev)
+        self._events.append(ev)
+        return ev
+
+    def _pop(self, ev):
+        ev.end_us = _now_us()
+        if ev in self._stack:
+            while self._stack:
+                top = self._stack.pop()
+                if top is ev:
+                    break
+                top.end_us = ev.end_us
+        if ev.cpu_children and ev.is_user_annotation:
+            ev.cpu_memory_usage = sum(c.cpu_memory_usage for c in ev.cpu_children)
+
+    def __enter__(self):
+        if self.enabled:
+            self._start()
+        return self
+
+    def __exit__(self, *exc):
+        if self.enabled:
+            self._stop()
+        return False
+
+    # -------------------------------------------------------------- results
+    def _check(self):
+        if self.function_events is None:
+            raise RuntimeError("Profiler didn't finish running")
+
+    def events(self):
+        self._check()
+        return self.function_events
+
+    def key_averages(self, group_by_input_shape=False, group_by_stack_n=0):
+        self._check()
+        return self.function_events.key_averages(group_by_input_shape, group_by_stack_n)
+
+    def total_average(self):
+        self._check()
+        return self.function_events.total_average()
+
+    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
+              top_level_events_only=False):
+        self._check()
+        return self.function_events.table(sort_by, row_limit, max_name_column_width, header,
+                                          top_level_events_only)
+
+    def export_chrome_trace(self, path):
+        self._check()
+        self.function_events.export_chrome_trace(path)
+
+    @property
+    def self_cpu_time_total(self):
+        self._check()
+        return self.function_events.self_cpu_time_total
+
+    def __str__(self):
+        return self.table() if self.function_events is not None else "<unfinished profile>"
+
+
+class record_function:
+    """A labelled range: an event in every recording profiler, parent of the ops inside.
+    Context manager or decorator."""
+
+    def __init__(self, name, args=None):
+        self.name = name
+        self.args = args
+        self._evs = []
+
+    def __enter__(self):
+        self._evs = [(p, p._push(self.name, [] if p.record_shapes else None, user=True))
+                     for p in list(_local.active) if p._recording]
+        return self
+
+    def __exit__(self, *exc):
+        for p, ev in self._evs:
+            p._pop(ev)
+        self._evs = []
+        return False
+
+    def __call__(self, func):
+        @functools.wraps(func)
+        def wrapper(*a, **k):
+            with record_function(self.name, self.args):
+                return func(*a, **k)
+        return wrapper
+

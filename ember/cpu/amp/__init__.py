@@ -1,0 +1,14 @@
+"""torch.cpu.amp: ``autocast`` bound to device_type='cpu'."""
+from ember.amp import autocast as _autocast, GradScaler as _GradScaler
+
+
+class autocast(_autocast):
+    def __init__(self, enabled=True, dtype=None, cache_enabled=True):
+        super().__init__("cpu", dtype=dtype, enabled=enabled, cache_enabled=cache_enabled)
+
+
+class GradScaler(_GradScaler):
+    def __init__(self, init_scale=2.0 ** 16, growth_factor=2.0, backoff_factor=0.5,
+                 growth_interval=2000, enabled=True):
+        super().__init__("cpu", init_scale, growth_factor, backoff_factor, growth_interval,
+                         enabled)

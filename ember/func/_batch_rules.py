@@ -1,0 +1,399 @@
+"""Batching rules, registered onto op records with ``def_batch_rule`` at import.
+
+A rule is ``rule(op, vals, bdims, B) -> (result, out_bdim)`` or ``NotImplemented`` (the
+mode then decomposes or loops). ``vals`` are the schema-ordered arguments with this
+level's wrappers replaced by their values (tensors one level down); ``bdims`` gives the
+batch dim of each (None: unbatched; a list for ``Tensor[]`` arguments). Ops called here
+dispatch to the layers below the current vmap level.
+"""
+from __future__ import annotations
+
+from ember._ops.registry import OPS
+from ember._tensor import Tensor
+
+
+def _front(v, bd):
+    return v if bd is None or bd == 0 else v.movedim(bd, 0)
+
+
+def _ldim(v, bd):
+    """Logical rank."""
+    return v.dim() - (0 if bd is None else 1)
+
+
+def _pad_front(v, bd, rank):
+    """Batched value with the batch dim first and the logical rank padded to ``rank``."""
+    v = _front(v, bd)
+    r = v.dim() - 1
+    if r < rank:
+        v = v.reshape((v.shape[0],) + (1,) * (rank - r) + tuple(v.shape[1:]))
+    return v
+
+
+# ------------------------------------------------------------------ elementwise
+
+def _elementwise(op, vals, bdims, B):
+    tens = [i for i, v in enumerate(vals) if isinstance(v, Tensor)]
+    batched = [i for i in tens if bdims[i] is not None]
+    if len(batched) == 1 and len(tens) == 1:
+        i = batched[0]
+        return op(*vals), bdims[i]
+    ranks = [_ldim(vals[i], bdims[i]) for i in tens]
+    R = max(ranks)
+    # a batched logical 0-dim tensor would change torch's promotion: loop in mixed dtypes
+    dts = {vals[i].dtype for i in tens}
+    if len(dts) > 1 and any(_ldim(vals[i], bdims[i]) == 0 for i in batched) or \
+            len(dts) > 1 and any(_ldim(vals[i], None) == 0 for i in tens if bdims[i] is None):
+        return NotImplemented
+    new = list(vals)
+    for i in batched:
+        new[i] = _pad_front(vals[i], bdims[i], R)
+    return op(*new), 0
+
+
+ELEMENTWISE = """
+abs acos acosh add.Tensor addcdiv addcmul angle asin asinh atan atan2 atanh
+bitwise_and.Tensor bitwise_left_shift.Tensor bitwise_not bitwise_or.Tensor
+bitwise_right_shift.Tensor bitwise_xor.Tensor ceil clamp.Tensor clamp_max.Tensor
+clamp_min.Tensor conj_physical copysign.Tensor cos cosh deg2rad digamma div.Tensor
+div.Tensor_mode eq.Tensor erf erfc erfinv exp exp2 expm1 float_power.Tensor_Tensor floor
+floor_divide fmax fmin fmod.Tensor frac gcd ge.Tensor gelu gt.Tensor heaviside hypot i0
+igamma igammac imag isfinite isinf isnan isneginf isposinf isreal lcm ldexp.Tensor le.Tensor
+lerp.Tensor lgamma log log10 log1p log2 logaddexp logaddexp2 logical_and logical_not
+logical_or logical_xor logit lt.Tensor maximum minimum mul.Tensor mvlgamma nan_to_num
+ne.Tensor neg nextafter polygamma pow.Tensor_Tensor rad2deg real reciprocal relu
+remainder.Tensor round round.decimals rsqrt rsub.Tensor sgn sigmoid sign signbit silu sin
+sinc sinh sqrt square sub.Tensor tan tanh trunc where.self xlogy.Tensor _sgn
+masked_fill.Tensor complex polar special_entr special_erfcx special_i0e special_i1
+special_i1e special_log_ndtr special_ndtr special_ndtri special_xlog1py special_zeta
+special_bessel_j0 special_bessel_j1 special_bessel_y0 special_bessel_y1 _i1
+special_modified_bessel_i0 special_modified_bessel_i1 special_modified_bessel_k0
+special_modified_bessel_k1 special_scaled_modified_bessel_k0
+special_scaled_modified_bessel_k1 special_spherical_bessel_j0 special_airy_ai
+clone _to_copy alias_copy detach_copy zeros_like ones_like empty_like full_like rand_like
+randn_like randint_like.low_dtype bernoulli.p bernoulli poisson
+""".split()
+# (unary-with-layout ops: clone keeps the value's layout; factories *_like keep the bdim)
+
+
+# ------------------------------------------------------------------ reductions / dims
+
+def _dim_rule(argname, is_list_full=False, full_is_empty=False):
+    """Rule for ops reducing/operating over a ``dim`` argument (int or int list)."""
+    def rule(op, vals, bdims, B):
+        bd = bdims[0]
+        if bd is None or any(b is not None for b in bdims[1:]):
+            return NotImplemented
+        x = _front(vals[0], bd)
+        r = x.dim() - 1
+        i = op.argnames.index(argname)
+        d = vals[i]
+        new = list(vals)
+        new[0] = x
+        if d is None or (full_is_empty and isinstance(d, (list, tuple)) and len(d) == 0):
+            if not is_list_full:
+                return NotImplemented
+            if r == 0:
+                new[i] = None
+                return NotImplemented
+            new[i] = list(range(1, r + 1))
+        elif isinstance(d, (list, tuple)):
+            if r == 0 or len(d) == 0:
+                return NotImplemented
+            new[i] = [(k % r) + 1 for k in d]
+        else:
+            if r == 0:
+                return NotImplemented
+            new[i] = (d % r) + 1
+        return op(*new), 0
+    return rule
+
+
+REDUCTIONS = {
+    "sum": ("dim", True, True), "mean": ("dim", True, True), "nansum": ("dim", True, True),
+    "nanmean": ("dim", True, True), "amax": ("dim", True, True), "amin": ("dim", True, True),
+    "logsumexp": ("dim", False, False), "var.correction": ("dim", True, False),
+    "std.correction": ("dim", True, False), "prod.dim_int": ("dim", False, False),
+    "max.dim": ("dim", False, False), "min.dim": ("dim", False, False),
+    "softmax.int": ("dim", False, False), "log_softmax.int": ("dim", False, False),
+    "cumsum": ("dim", False, False), "cumprod": ("dim", False, False),
+    "logcumsumexp": ("dim", False, False), "all": ("dim", True, False),
+    "any": ("dim", True, False), "argmax": ("dim", False, False),
+    "argmin": ("dim", False, False), "norm": ("dim", False, False),
+    "count_nonzero": ("dim", True, False), "var_mean.correction": ("dim", True, False),
+    "std_mean.correction": ("dim", True, False), "cummax": ("dim", False, False),
+    "cummin": ("dim", False, False), "select.int": ("dim", False, False),
+    "narrow": ("dim", False, False), "unbind.int": ("dim", False, False),
+    "split.Tensor": ("dim", False, False), "split_with_sizes": ("dim", False, False),
+    "flip": ("dims", False, False), "roll": ("dims", False, False),
+    "sort": ("dim", False, False), "argsort": ("dim", False, False),
+    "topk": ("dim", False, False), "kthvalue": ("dim", False, False),
+    "chunk": ("dim", False, False), "index_select": ("dim", False, False),
+}
+
+
+def _full_reduce(dim_op):
+    def rule(op, vals, bdims, B):
+        x = _front(vals[0], bdims[0])
+        if x.dim() == 1:
+            return NotImplemented
+        return OPS[dim_op](x, list(range(1, x.dim()))), 0
+    return rule
+
+
+def _transpose(op, vals, bdims, B):
+    x, bd = vals[0], bdims[0]
+    r = x.dim() - 1
+    if r == 0:
+        return x, bd
+    x = _front(x, bd)
+    return op(x, vals[1] % r + 1, vals[2] % r + 1), 0
+
+
+def _t(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    if x.dim() - 1 < 2:
+        return x, 0
+    return x.transpose(1, 2), 0
+
+
+def _permute(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    r = x.dim() - 1
+    return op(x, [0] + [d % r + 1 for d in vals[1]]), 0
+
+
+def _movedim(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    r = x.dim() - 1
+    return op(x, [d % r + 1 for d in vals[1]], [d % r + 1 for d in vals[2]]), 0
+
+
+def _unsqueeze(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    r = x.dim() - 1
+    return op(x, vals[1] % (r + 1) + 1), 0
+
+
+def _squeeze(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    r = x.dim() - 1
+    d = vals[1]
+    if d is None:
+        dims = [i + 1 for i in range(r) if x.shape[i + 1] == 1]
+    elif isinstance(d, (list, tuple)):
+        dims = [k % r + 1 for k in d] if r else []
+    else:
+        dims = [d % r + 1] if r else []
+    if not dims:
+        return x, 0
+    return op(x, dims), 0
+
+
+def _view_like(op, vals, bdims, B):
+    x, bd = vals[0], bdims[0]
+    shape = tuple(vals[1])
+    if len(shape) == 1 and isinstance(shape[0], (list, tuple)):
+        shape = tuple(shape[0])
+    if bd == 0 and op.name == "view":
+        return op(x, (x.shape[0],) + shape), 0
+    x = _front(x, bd)
+    return x.reshape((x.shape[0],) + shape), 0
+
+
+def _expand(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    size = tuple(vals[1])
+    r = x.dim() - 1
+    if len(size) < r:
+        return NotImplemented
+    x = _pad_front(x, 0, len(size))
+    return op(x, (x.shape[0],) + size, *vals[2:]), 0
+
+
+def _basic_index(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    idx = vals[1]
+    idx = idx if isinstance(idx, tuple) else (idx,)
+    return op(x, (slice(None),) + idx), 0
+
+
+def _cat_like(stack):
+    def rule(op, vals, bdims, B):
+        ts, bds = vals[0], bdims[0]
+        moved = []
+        r = None
+        for t, b in zip(ts, bds):
+            if b is None:
+                t = t.unsqueeze(0).expand((B,) + tuple(t.shape))
+            else:
+                t = _front(t, b)
+            moved.append(t)
+        # cat skips legacy 1-D empty tensors; keep the loop for those
+        ranks = {m.dim() for m in moved}
+        if len(ranks) != 1:
+            return NotImplemented
+        r = moved[0].dim() - 1 + (1 if stack else 0)
+        if r == 0:
+            return NotImplemented
+        return op(moved, vals[1] % r + 1), 0
+    return rule
+
+
+def _matmul(op, vals, bdims, B):
+    a, b = vals[0], vals[1]
+    ba, bb = bdims[0], bdims[1]
+    ra, rb = _ldim(a, ba), _ldim(b, bb)
+    if op.name == "mm" and (ra != 2 or rb != 2) or op.name == "bmm" and (ra != 3 or rb != 3) \
+            or op.name == "mv" and (ra != 2 or rb != 1) or op.name == "dot" and \
+            (ra != 1 or rb != 1):
+        return NotImplemented
+    import ember
+    if ra == 0 or rb == 0:
+        return NotImplemented
+    if a.dtype != b.dtype:
+        return NotImplemented
+    if ra == 1 and rb == 1:
+        if ba is not None:
+            a = _front(a, ba)
+        if bb is not None:
+            b = _front(b, bb)
+        return (a * b).sum(-1), 0
+    if ba is not None:
+        a, ba = _front(a, ba), 0
+    if bb is not None:
+        b, bb = _front(b, bb), 0
+    sq = None
+    if ra == 1:
+        a = a.unsqueeze(-2)
+        ra = 2
+        sq = -2
+    if rb == 1:
+        b = b.unsqueeze(-1)
+        rb = 2
+        sq = -1
+    R = max(ra, rb)
+    if ba is not None:
+        a = _pad_front(a, ba, R)
+    if bb is not None:
+        b = _pad_front(b, bb, R)
+    out = ember.matmul(a, b)
+    if sq is not None:
+        out = out.squeeze(sq)
+    return out, 0
+
+
+def _addmm_like(op, vals, bdims, B):
+    # self + alpha * (m1 @ m2): beta/alpha keyword scalars
+    import ember
+    mm_op = {"addmm": OPS["mm"], "addmv": OPS["mv"], "baddbmm": OPS["bmm"]}[op.name]
+    r = _matmul(mm_op, [vals[1], vals[2]], [bdims[1], bdims[2]], B)
+    if r is NotImplemented:
+        return r
+    prod, _ = r
+    beta, alpha = vals[3], vals[4]
+    s, sb = vals[0], bdims[0]
+    R = prod.dim() - 1
+    if sb is not None:
+        s = _pad_front(s, sb, R)
+    if alpha != 1:
+        prod = prod * alpha
+    if beta == 0:
+        return prod + 0 * s, 0
+    return (prod + (s if beta == 1 else s * beta)), 0
+
+
+def _convolution(op, vals, bdims, B):
+    (x, w, bias, stride, padding, dilation, transposed, output_padding, groups) = vals
+    bx, bw, bb = bdims[0], bdims[1], bdims[2]
+    if transposed:
+        return NotImplemented
+    xr = _ldim(x, bx)
+    wr = _ldim(w, bw)
+    if xr != wr:
+        return NotImplemented
+    if bw is None and bb is None:
+        x = _front(x, bx)
+        N = x.shape[1]
+        flat = x.reshape((B * N,) + tuple(x.shape[2:]))
+        out = op(flat, w, bias, stride, padding, dilation, transposed, output_padding, groups)
+        return out.reshape((B, N) + tuple(out.shape[1:])), 0
+    # batched weight: fold the batch into groups
+    if bx is None:
+        x = x.unsqueeze(0).expand((B,) + tuple(x.shape))
+    else:
+        x = _front(x, bx)
+    N, C = x.shape[1], x.shape[2]
+    xg = x.movedim(0, 1).reshape((N, B * C) + tuple(x.shape[3:]))
+    if bw is None:
+        w = w.unsqueeze(0).expand((B,) + tuple(w.shape))
+    else:
+        w = _front(w, bw)
+    O = w.shape[1]
+    wg = w.reshape((B * O,) + tuple(w.shape[2:]))
+    bg = None
+    if bias is not None:
+        if bb is None:
+            bias = bias.unsqueeze(0).expand(B, O)
+        else:
+            bias = _front(bias, bb)
+        bg = bias.reshape(B * O)
+    out = op(xg, wg, bg, stride, padding, dilation, transposed, output_padding, groups * B)
+    out = out.reshape((N, B, O) + tuple(out.shape[2:]))
+    return out, 1
+
+
+def _nll_loss(op, vals, bdims, B):
+    x, t, weight, reduction, ignore_index = vals
+    bx, bt = bdims[0], bdims[1]
+    if weight is not None or bdims[2] is not None:
+        return NotImplemented
+    xr = _ldim(x, bx)
+    if xr not in (1, 2):
+        return NotImplemented
+    x = x.unsqueeze(0).expand((B,) + tuple(x.shape)) if bx is None else _front(x, bx)
+    t = t.unsqueeze(0).expand((B,) + tuple(t.shape)) if bt is None else _front(t, bt)
+    if xr == 1:
+        x = x.unsqueeze(1)
+        t = t.unsqueeze(1)
+    N = x.shape[1]
+    flat = op(x.reshape((B * N,) + tuple(x.shape[2:])), t.reshape(B * N), None, 0,
+              ignore_index).reshape(B, N)
+    if reduction == 0:
+        return (flat.squeeze(1) if xr == 1 else flat), 0
+    s = flat.sum(1)
+    if reduction == 2:
+        return s, 0
+    cnt = (t != ignore_index).sum(1).to(s.dtype)
+    return s / cnt, 0
+
+
+def register_all():
+    for n in ELEMENTWISE:
+        op = OPS.get(n)
+        if op is not None:
+            op.def_batch_rule(_elementwise)
+    for n, (arg, full, empty) in REDUCTIONS.items():
+        op = OPS.get(n)
+        if op is not None and arg in op.argnames:
+            op.def_batch_rule(_dim_rule(arg, full, empty))
+    for n, dim_op in (("max", "amax"), ("min", "amin")):
+        OPS[n].def_batch_rule(_full_reduce(dim_op))
+    OPS["transpose.int"].def_batch_rule(_transpose)
+    OPS["t"].def_batch_rule(_t)
+    OPS["permute"].def_batch_rule(_permute)
+    OPS["movedim.intlist"].def_batch_rule(_movedim)
+    OPS["unsqueeze"].def_batch_rule(_unsqueeze)
+    OPS["squeeze"].def_batch_rule(_squeeze)
+    OPS["view"].def_batch_rule(_view_like)
+    OPS["reshape"].def_batch_rule(_view_like)
+    OPS["expand"].def_batch_rule(_expand)
+    OPS["_basic_index"].def_batch_rule(_basic_index)
+    OPS["cat"].def_batch_rule(_cat_like(False))
+    OPS["stack"].def_batch_rule(_cat_like(True))
+    for n in ("matmul", "mm", "bmm", "mv", "dot"):
+        OPS[n].def_batch_rule(_matmul)
+    for n in ("addmm", "addmv", "baddbmm"):
+        OPS[n].def_batch_rule(_addmm_like)
+    OPS["convolution"].def_batch_rule(_convolution)
+    OPS["nll_loss_nd"].def_batch_rule(_nll_loss)

@@ -1,0 +1,538 @@
+"""grad, grad_and_value, vjp, jvp, linearize, jacrev, jacfwd, hessian.
+
+Each transform calls ``func`` on fresh aliases of its inputs that require grad and
+differentiates with ember's autograd engine. Inside vmap, the aliases are batched at every
+active vmap level (expanding inputs not batched there), so the autograd graph, recorded on
+the plain tensors below every level, computes per-sample results; gradients come back
+wrapped in the inputs' levels. Nesting works through ``create_graph``: a transform running
+inside another one (or on inputs that require grad) keeps its results differentiable.
+jvp uses the double-vjp identity: J t = d/du <J^T u, t>.
+"""
+from __future__ import annotations
+
+import functools
+
+from ember._tensor import Tensor
+from ember.func._vmap import (BatchedTensor, _no_modes, _wrap, active_levels, bottom,
+                              canonical, expand_to_levels, rewrap_like, tree_flatten,
+                              tree_unflatten, vmap)
+
+_DEPTH = [0]
+
+
+class _depth:
+    def __enter__(self):
+        _DEPTH[0] += 1
+
+    def __exit__(self, *exc):
+        _DEPTH[0] -= 1
+        return False
+
+
+def _enable_grad():
+    from ember.autograd.grad_mode import enable_grad
+    return enable_grad()
+
+
+def _check_tensor_leaves(leaves, what):
+    for x in leaves:
+        if not isinstance(x, Tensor):
+            raise RuntimeError(f"{what}: Expected f to be a function that has non-empty "
+                               f"inputs of Tensors, got {type(x)}")
+
+
+def _alias(x, levels):
+    """A fresh differentiable alias of ``x``, batched at every level in ``levels``."""
+    xe = expand_to_levels(x, levels)
+    b = bottom(xe)
+    with _no_modes():
+        if b.requires_grad:
+            nb = b.view_as(b)
+        else:
+            if not (b.is_floating_point() or b.is_complex()):
+                raise RuntimeError("only Tensors of floating point dtype can require "
+                                   "gradients")
+            nb = b.detach().requires_grad_()
+    return rewrap_like(nb, xe)
+
+
+def _wrap_canonical(c, levels):
+    for lv, _ in levels:
+        c = _wrap(c, 0, lv)
+    return c
+
+
+def _detach_tree(tree):
+    def d(x):
+        return x.detach() if isinstance(x, Tensor) else x
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([d(x) for x in leaves], spec)
+
+
+def _needs_graph(leaves):
+    if _DEPTH[0] > 0:
+        return True
+    return any(isinstance(x, Tensor) and bottom(x).requires_grad for x in leaves)
+
+
+def _zeros_bottom_like(a):
+    import ember
+    with _no_modes():
+        return ember.zeros_like(bottom(a))
+
+
+def _engine_vjp(outputs, aliases, levels, cotangents, create_graph):
+    """Gradients (wrapped like ``aliases``) of sum <outputs, cotangents>."""
+    import ember
+    from ember.autograd import grad as _agrad
+    extra = []
+    act = {lv for lv, _ in levels}
+    for c in cotangents:
+        t = c
+        while type(t) is BatchedTensor:
+            if t._level not in act and t._level not in extra:
+                extra.append(t._level)
+            t = t._value
+    if extra:
+        # cotangents batched at levels newer than the function's: loop over those entries
+        e = max(extra)
+        size = next(m.batch_size for m in _active_modes() if m.level == e)
+        per = []
+        for b in range(size):
+            cs = [_select_level(c, e, b) for c in cotangents]
+            per.append(_engine_vjp(outputs, aliases, levels, cs, create_graph))
+        res = []
+        for i in range(len(aliases)):
+            res.append(_wrap(ember.stack([p[i] for p in per]), 0, e))
+        return res
+    outs_c, seeds_c = [], []
+    for o, c in zip(outputs, cotangents):
+        if not bottom(o).requires_grad:
+            continue
+        outs_c.append(canonical(o, levels))
+        seeds_c.append(canonical(c, levels).to(outs_c[-1].dtype))
+    bots = [bottom(a) for a in aliases]
+    if not outs_c:
+        return [rewrap_like(_zeros_bottom_like(a), a) for a in aliases]
+    with _no_modes_all_but_vmap(), _enable_grad():
+        gs = _agrad(outs_c, bots, seeds_c, retain_graph=True, create_graph=create_graph,
+                    allow_unused=True)
+    out = []
+    for g, a in zip(gs, aliases):
+        if g is None:
+            g = _zeros_bottom_like(a)
+        out.append(rewrap_like(g, a))
+    return out
+
+
+class _no_modes_all_but_vmap:
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc):
+        return False
+
+
+def _active_modes():
+    from ember._state import state
+    from ember.func._vmap import VmapMode
+    return [m for m in state.modes if isinstance(m, VmapMode)]
+
+
+def _struct_select(t, d, b):
+    """Select entry ``b`` of logical dim ``d`` structurally (no mode dispatch)."""
+    if type(t) is BatchedTensor:
+        bd = t._bdim
+        dp = d if d < bd else d + 1
+        nbd = bd if dp > bd else bd - 1
+        return _wrap(_struct_select(t._value, dp, b), nbd, t._level)
+    with _no_modes():
+        return t.select(d, b)
+
+
+def _select_level(t, level, b):
+    if type(t) is not BatchedTensor:
+        return t
+    if t._level == level:
+        return _struct_select(t._value, t._bdim, b)
+    return _wrap(_select_level(t._value, level, b), t._bdim, t._level)
+
+
+def _ones_like_logical(o, levels):
+    import ember
+    with _no_modes():
+        c = ember.ones_like(canonical(o, levels))
+    return _wrap_canonical(c, levels)
+
+
+# ---------------------------------------------------------------------- vjp / grad
+
+def _argnums_select(args, argnums, name):
+    if isinstance(argnums, int):
+        nums = (argnums,)
+    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
+        nums = argnums
+    else:
+        raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: "
+                           f"{type(argnums)}")
+    n = len(args)
+    out = []
+    for a in nums:
+        if not -n <= a < n:
+            raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
+        out.append(a % n)
+    return out
+
+
+def _vjp_core(func, primals, has_aux, name):
+    """Run ``func`` on aliases; returns (output, aliases tree, alias leaves, levels, aux,
+    create_graph)."""
+    levels = active_levels()
+    leaves, spec = tree_flatten(primals)
+    _check_tensor_leaves(leaves, name)
+    create = _needs_graph(leaves)
+    with _enable_grad():
+        aliases = [_alias(x, levels) for x in leaves]
+        args = tree_unflatten(aliases, spec)
+        with _depth():
+            res = func(*args)
+    aux = None
+    if has_aux:
+        if not (isinstance(res, tuple) and len(res) == 2):
+            raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a "
+                               f"tuple: (output, aux) if has_aux is True")
+        res, aux = res
+    return res, aliases, spec, levels, aux, create
+
+
+def vjp(func, *primals, has_aux=False):
+    """(func(*primals), vjp_fn[, aux]): vjp_fn(cotangents) returns one gradient per primal."""
+    out, aliases, spec, levels, aux, create = _vjp_core(func, primals, has_aux, "vjp")
+    o_leaves, o_spec = tree_flatten(out)
+    for o in o_leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has only "
+                               f"Tensor outputs, got {type(o)}")
+
+    def vjp_fn(*cotangents, retain_graph=True, create_graph=None):
+        ct = cotangents[0] if len(cotangents) == 1 else cotangents
+        c_leaves, c_spec = tree_flatten(ct)
+        if len(c_leaves) != len(o_leaves):
+            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
+                               "pytree structure of outputs to the function.")
+        for c, o in zip(c_leaves, o_leaves):
+            if tuple(c.shape) != tuple(o.shape):
+                raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
+                                   f"{tuple(c.shape)} and output[0] has a shape of "
+                                   f"{tuple(o.shape)}.")
+        cg = create or _needs_graph(c_leaves) if create_graph is None else create_graph
+        gs = _engine_vjp(o_leaves, aliases, levels, c_leaves, cg)
+        if not cg:
+            gs = [g.detach() for g in gs]
+        return tree_unflatten(gs, spec)
+
+    out_r = out if create else _detach_tree(out)
+    if has_aux:
+        return out_r, vjp_fn, (aux if create else _detach_tree(aux))
+    return out_r, vjp_fn
+
+
+def grad_and_value(func, argnums=0, has_aux=False):
+    """A function returning (gradient of ``func`` w.r.t. ``argnums``, value[, aux])."""
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums_select(args, argnums, "grad_and_value")
+        sel = tuple(args[i] for i in nums)
+
+        def f(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return func(*full, **kwargs)
+
+        out, aliases, spec, levels, aux, create = _vjp_core(f, sel, has_aux, "grad")
+        if not isinstance(out, Tensor):
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"Tensor, got {type(out)}")
+        if out.dim() != 0:
+            raise RuntimeError(f"grad_and_value(f)(*args): Expected f(*args) to return a "
+                               f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
+                               f"wanted to use the vjp or jacrev APIs instead?")
+        gs = _engine_vjp([out], aliases, levels, [_ones_like_logical(out, levels)], create)
+        if not create:
+            gs = [g.detach() for g in gs]
+            out = out.detach()
+            if has_aux:
+                aux = _detach_tree(aux)
+        g_tree = tree_unflatten(gs, spec)
+        g = g_tree[0] if isinstance(argnums, int) else tuple(g_tree)
+        if has_aux:
+            return g, (out, aux)
+        return g, out
+    return wrapper
+
+
+def grad(func, argnums=0, has_aux=False):
+    """The gradient of scalar-valued ``func`` w.r.t. the arguments ``argnums``."""
+    gv = grad_and_value(func, argnums, has_aux)
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        g, v = gv(*args, **kwargs)
+        if has_aux:
+            return g, v[1]
+        return g
+    return wrapper
+
+
+# ---------------------------------------------------------------------- jvp
+
+def jvp(func, primals, tangents, *, strict=False, has_aux=False):
+    """(func(*primals), J·tangents[, aux]) by the double-vjp identity."""
+    import ember
+    from ember.autograd import grad as _agrad
+    if not isinstance(primals, (tuple, list)):
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. "
+                           f"E.g. it should be valid to call f(*primals).")
+    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
+                           "have the same python structure.")
+    p_leaves, _ = tree_flatten(tuple(primals))
+    t_leaves, _ = tree_flatten(tuple(tangents))
+    if len(p_leaves) != len(t_leaves):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
+                           "have the same python structure.")
+    for p, t in zip(p_leaves, t_leaves):
+        if tuple(p.shape) != tuple(t.shape):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents "
+                               f"to have the same shape, got {tuple(p.shape)} and "
+                               f"{tuple(t.shape)}")
+    out, aliases, spec, levels, aux, create = _vjp_core(func, tuple(primals), has_aux, "jvp")
+    create = create or _needs_graph(t_leaves)
+    o_leaves, o_spec = tree_flatten(out)
+    for o in o_leaves:
+        if not isinstance(o, Tensor):
+            raise RuntimeError(f"jvp(f, primals, tangents): Expected f to be a function that "
+                               f"has only Tensor outputs, got {type(o)}")
+    bots = [bottom(a) for a in aliases]
+    results = [None] * len(o_leaves)
+    outs_c, us, idx = [], [], []
+    with _enable_grad():
+        for k, o in enumerate(o_leaves):
+            if bottom(o).requires_grad:
+                oc = canonical(o, levels)
+                with _no_modes():
+                    u = ember.zeros_like(oc).requires_grad_()
+                outs_c.append(oc)
+                us.append(u)
+                idx.append(k)
+        if outs_c:
+            gs = _agrad(outs_c, bots, us, retain_graph=True, create_graph=True,
+                        allow_unused=True)
+            pairs = []
+            for g, a, t in zip(gs, aliases, t_leaves):
+                if g is None or not g.requires_grad:
+                    continue
+                # tangent in the alias's physical layout
+                tc = canonical(t, levels)
+                ta = _from_canonical_bottom(tc, a)
+                pairs.append((g, ta.to(g.dtype)))
+            if pairs:
+                jv = _agrad([p[0] for p in pairs], us, [p[1] for p in pairs],
+                            retain_graph=create, create_graph=create, allow_unused=True)
+            else:
+                jv = [None] * len(us)
+            for k, u, j in zip(idx, us, jv):
+                with _no_modes():
+                    jj = ember.zeros_like(u) if j is None else j
+                results[k] = jj
+    final = []
+    for k, o in enumerate(o_leaves):
+        if results[k] is None:
+            with _no_modes():
+                c = ember.zeros_like(canonical(o, levels))
+        else:
+            c = results[k]
+        r = _wrap_canonical(c, levels)
+        final.append(r if create else r.detach())
+    out_r = out if create else _detach_tree(out)
+    jout = tree_unflatten(final, o_spec)
+    if has_aux:
+        return out_r, jout, (aux if create else _detach_tree(aux))
+    return out_r, jout
+
+
+def _from_canonical_bottom(c, like):
+    from ember.func._vmap import _canon_perm
+    b, perm = _canon_perm(like)
+    inv = [0] * len(perm)
+    for i, p in enumerate(perm):
+        inv[p] = i
+    with _no_modes():
+        return c.permute(inv) if inv != list(range(len(inv))) else c
+
+
+def linearize(func, *primals):
+    """(func(*primals), jvp_fn): jvp_fn(*tangents) is the jvp at ``primals``."""
+    out = func(*primals)
+
+    def jvp_fn(*tangents):
+        return jvp(func, primals, tangents)[1]
+    return _detach_tree(out), jvp_fn
+
+
+# ---------------------------------------------------------------------- jacobians
+
+def _flat_numel(leaves):
+    return [int(x.numel()) for x in leaves]
+
+
+def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_copy=False):
+    """Jacobian of ``func`` w.r.t. ``argnums`` by reverse mode (vmap over vjp)."""
+    import ember
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums_select(args, argnums, "jacrev")
+
+        def f(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return func(*full, **kwargs)
+
+        sel = tuple(args[i] for i in nums)
+        res = vjp(f, *sel, has_aux=has_aux)
+        out = res[0]
+        aux = res[2] if has_aux else None
+        o_leaves, o_spec = tree_flatten(out)
+        sizes = _flat_numel(o_leaves)
+        N = sum(sizes)
+        in_leaves, in_spec = tree_flatten(sel)
+
+        def one_row(ct_flat):
+            _, vfn = vjp(f, *sel, has_aux=has_aux)[:2]
+            cts, off = [], 0
+            for o, n in zip(o_leaves, sizes):
+                cts.append(ct_flat[off:off + n].reshape(o.shape))
+                off += n
+            return tree_flatten(vfn(tree_unflatten(cts, o_spec)))[0]
+
+        dt = o_leaves[0].dtype if o_leaves else ember.get_default_dtype()
+        basis = ember.eye(N, dtype=dt)
+        rows = vmap(one_row, chunk_size=chunk_size)(basis)     # per input leaf: [N, *in]
+        # per output leaf: per input leaf jac [*out, *in]
+        per_out = []
+        off = 0
+        for o, n in zip(o_leaves, sizes):
+            js = [r[off:off + n].reshape(tuple(o.shape) + tuple(x.shape))
+                  for r, x in zip(rows, in_leaves)]
+            off += n
+            jt = tree_unflatten(js, in_spec)
+            per_out.append(jt[0] if isinstance(argnums, int) else tuple(jt))
+        jac = tree_unflatten(per_out, o_spec)
+        if has_aux:
+            return jac, aux
+        return jac
+    return wrapper
+
+
+def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
+    """Jacobian of ``func`` w.r.t. ``argnums`` by forward mode (vmap over jvp)."""
+    import ember
+
+    @functools.wraps(func)
+    def wrapper(*args, **kwargs):
+        nums = _argnums_select(args, argnums, "jacfwd")
+
+        def f(*diff):
+            full = list(args)
+            for i, d in zip(nums, diff):
+                full[i] = d
+            return func(*full, **kwargs)
+
+        sel = tuple(args[i] for i in nums)
+        in_leaves, in_spec = tree_flatten(sel)
+        _check_tensor_leaves(in_leaves, "jacfwd")
+        sizes = _flat_numel(in_leaves)
+        M = sum(sizes)
+        dt = in_leaves[0].dtype
+
+        def one_col(t_flat):
+            ts, off = [], 0
+            for x, n in zip(in_leaves, sizes):
+                ts.append(t_flat[off:off + n].reshape(x.shape))
+                off += n
+            r = jvp(f, sel, tuple(tree_unflatten(ts, in_spec)), has_aux=has_aux)
+            if has_aux:
+                return r[1], r[2]
+            return r[1]
+
+        basis = ember.eye(M, dtype=dt)
+        res = vmap(one_col, randomness=randomness)(basis)
+        if has_aux:
+            cols, aux = res
+            aux = tree_unflatten([a[0] if isinstance(a, Tensor) else a
+                                  for a in tree_flatten(aux)[0]], tree_flatten(aux)[1])
+        else:
+            cols = res
+        o_leaves, o_spec = tree_flatten(cols)
+        per_out = []
+        for c in o_leaves:                   # [M, *out]
+            out_shape = tuple(c.shape[1:])
+            no = len(out_shape)
+            js, off = [], 0
+            for x, n in zip(in_leaves, sizes):
+                piece = c[off:off + n].reshape(tuple(x.shape) + out_shape)
+                nx = x.dim()
+                perm = list(range(nx, nx + no)) + list(range(nx))
+                js.append(piece.permute(perm) if perm else piece)
+                off += n
+            jt = tree_unflatten(js, in_spec)
+            per_out.append(jt[0] if isinstance(argnums, int) else tuple(jt))
+        jac = tree_unflatten(per_out, o_spec)
+        if has_aux:
+            return jac, aux
+        return jac
+    return wrapper
+
+
+def hessian(func, argnums=0):
+    """Hessian of ``func`` (jacfwd of jacrev)."""
+    return jacfwd(jacrev(func, argnums), argnums)
+
+
+# ---------------------------------------------------------------------- modules
+
+def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                    tie_weights=True, strict=False):
+    """Call ``module`` with its parameters and buffers replaced (torch.func.functional_call)."""
+    from ember.nn.utils.stateless import functional_call as _fc
+    return _fc(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights,
+               strict=strict)
+
+
+def stack_module_state(models):
+    """(params, buffers): each model's parameters and buffers stacked along a new dim 0."""
+    import ember
+    models = list(models)
+    if not models:
+        raise RuntimeError("stack_module_state: Expected at least one model, got 0.")
+    if not (all(m.training for m in models) or all(not m.training for m in models)):
+        raise RuntimeError("stack_module_state: Expected all models to have the same "
+                           "training/eval mode.")
+    t0 = type(models[0])
+    if not all(type(m) is t0 for m in models):
+        raise RuntimeError("stack_module_state: Expected all models to be of the same "
+                           "class.")
+    all_p = [dict(m.named_parameters()) for m in models]
+    all_b = [dict(m.named_buffers()) for m in models]
+
+    def leaf(ts):
+        s = ember.stack(list(ts))
+        if all(t.requires_grad for t in ts):
+            return s.detach().requires_grad_()
+        return s.detach()
+    params = {k: leaf([p[k] for p in all_p]) for k in all_p[0]}
+    buffers = {k: ember.stack([b[k] for b in all_b]) for k in all_b[0]}
+    return params, buffers

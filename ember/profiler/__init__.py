@@ -1,0 +1,137 @@
+"""torch.profiler: ``profile`` with activities and a step schedule, over the op-level
+profiler of ``ember.autograd.profiler`` (CPU activity only)."""
+from __future__ import annotations
+
+import gzip
+import os
+import socket
+import time
+from enum import Enum
+
+from ember.autograd import profiler as _ap
+from ember.autograd.profiler import record_function, EventList  # noqa: F401
+
+__all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
+           "tensorboard_trace_handler", "supported_activities"]
+
+
+class ProfilerActivity(Enum):
+    CPU = 0
+    CUDA = 1
+    XPU = 2
+    MTIA = 3
+
+
+class ProfilerAction(Enum):
+    NONE = 0
+    WARMUP = 1
+    RECORD = 2
+    RECORD_AND_SAVE = 3
+
+
+def supported_activities():
+    return {ProfilerActivity.CPU}
+
+
+def schedule(*, wait, warmup, active, repeat=0, skip_first=0):
+    """Step number -> action: skip ``skip_first`` steps, then cycles of ``wait`` idle,
+    ``warmup`` and ``active`` steps (the last active one saves), ``repeat`` times (0:
+    forever)."""
+    if wait < 0 or warmup < 0 or active <= 0 or repeat < 0 or skip_first < 0:
+        raise AssertionError("Invalid profiler schedule arguments")
+    num = wait + warmup + active
+
+    def fn(step):
+        if step < 0:
+            raise AssertionError("step must be non-negative")
+        if step < skip_first:
+            return ProfilerAction.NONE
+        step -= skip_first
+        if repeat > 0 and step // num >= repeat:
+            return ProfilerAction.NONE
+        mod = step % num
+        if mod < wait:
+            return ProfilerAction.NONE
+        if mod < wait + warmup:
+            return ProfilerAction.WARMUP
+        return ProfilerAction.RECORD if mod < num - 1 else ProfilerAction.RECORD_AND_SAVE
+    return fn
+
+
+def _always_record(step):
+    return ProfilerAction.RECORD
+
+
+_RECORDING = (ProfilerAction.RECORD, ProfilerAction.RECORD_AND_SAVE)
+
+
+class profile(_ap.profile):
+    def __init__(self, *, activities=None, schedule=None, on_trace_ready=None,
+                 record_shapes=False, profile_memory=False, with_stack=False,
+                 with_flops=False, with_modules=False, experimental_config=None,
+                 execution_trace_observer=None, acc_events=False, **kwargs):
+        acts = set(activities) if activities else supported_activities()
+        bad = acts - supported_activities()
+        if bad:
+            import warnings
+            warnings.warn(f"Unsupported profiler activities {sorted(a.name for a in bad)}: "
+                          f"ember profiles the CPU only")
+        super().__init__(record_shapes=record_shapes, profile_memory=profile_memory,
+                         with_stack=with_stack, with_flops=with_flops)
+        self.activities = acts
+        self.schedule = schedule if schedule is not None else _always_record
+        self._user_schedule = schedule is not None
+        self.on_trace_ready = on_trace_ready
+        self.step_num = 0
+        self.current_action = self.schedule(0)
+
+    def start(self):
+        if self.current_action in _RECORDING:
+            self._start()
+
+    def stop(self):
+        if self._recording:
+            self._stop()
+            if self.on_trace_ready is not None:
+                self.on_trace_ready(self)
+
+    def __enter__(self):
+        self.start()
+        return self
+
+    def __exit__(self, *exc):
+        self.stop()
+        return False
+
+    def step(self):
+        prev = self.current_action
+        self.step_num += 1
+        self.current_action = self.schedule(self.step_num)
+        if prev in _RECORDING and (prev is ProfilerAction.RECORD_AND_SAVE or
+                                   self.current_action not in _RECORDING):
+            self.stop()
+        if self.current_action in _RECORDING and not self._recording:
+            self._start()
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        self._check()
+        with open(path, "w") as f:
+            for e in self.function_events:
+                if e.stack:
+                    f.write(";".join(reversed(e.stack)) + " " +
+                            str(int(getattr(e, metric))) + "\n")
+
+
+def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
+    """An ``on_trace_ready`` writing each trace to
+    ``dir_name/<worker_name>.<time_ns>.pt.trace.json[.gz]``."""
+    def handler(prof):
+        os.makedirs(dir_name, exist_ok=True)
+        name = worker_name or f"{socket.gethostname()}_{os.getpid()}"
+        path = os.path.join(dir_name, f"{name}.{time.time_ns()}.pt.trace.json")
+        prof.export_chrome_trace(path)
+        if use_gzip:
+            with open(path, "rb") as f, gzip.open(path + ".gz", "wb") as g:
+                g.write(f.read())
+            os.remove(path)
+    return handler
