@@ -103,7 +103,35 @@ def core():
         import_time("numpy"))
 
 
-GROUPS = {"core": core}
+def science():
+    header("scientific: fft, linalg")
+    rng = np.random.default_rng(3)
+    z = (rng.standard_normal(1 << 20) + 1j * rng.standard_normal(1 << 20)).astype(np.complex64)
+    ez = ember.from_numpy(z)
+    tz = torch.from_numpy(z) if torch else None
+    row("fft 2^20 complex64", bench(lambda: ember.fft.fft(ez), min_time=1, repeat=3),
+        bench(lambda: torch.fft.fft(tz), min_time=1, repeat=3) if torch else None,
+        bench(lambda: np.fft.fft(z), min_time=1, repeat=3))
+    a = rng.standard_normal((512, 512))
+    b = rng.standard_normal((512, 8))
+    ea, eb = ember.from_numpy(a), ember.from_numpy(b)
+    ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
+    row("linalg.solve 512x512 f64", bench(lambda: ember.linalg.solve(ea, eb), repeat=3),
+        bench(lambda: torch.linalg.solve(ta, tb), repeat=3) if torch else None,
+        bench(lambda: np.linalg.solve(a, b), repeat=3))
+    row("linalg.svd 512x512 f64", bench(lambda: ember.linalg.svd(ea), min_time=1, repeat=3),
+        bench(lambda: torch.linalg.svd(ta), min_time=1, repeat=3) if torch else None,
+        bench(lambda: np.linalg.svd(a), min_time=1, repeat=3))
+    s_ = rng.standard_normal((64, 32, 32))
+    s_ = s_ + np.swapaxes(s_, -1, -2)
+    es = ember.from_numpy(s_)
+    ts = torch.from_numpy(s_) if torch else None
+    row("linalg.eigh batched 64x32x32 f64", bench(lambda: ember.linalg.eigh(es), repeat=3),
+        bench(lambda: torch.linalg.eigh(ts), repeat=3) if torch else None,
+        bench(lambda: np.linalg.eigh(s_), repeat=3))
+
+
+GROUPS = {"core": core, "science": science}
 
 
 def main(argv):

@@ -565,3 +565,168 @@ def test_grad_vs_torch(case, dtype):
     wt = torch.from_numpy(we.numpy().copy())
     (rt * wt).sum().abs().backward() if rt.is_complex() else (rt * wt).sum().backward()
     close(xe.grad, xt.grad, dtype, name)
+
+
+# -------------------------------------------------------------------- parity regressions
+
+
+def _both(fn, *arrays, grad=False):
+    """fn(module, *tensors) on ember and torch; returns (ember_out, torch_out, e_args, t_args)."""
+    ea = [ember.from_numpy(a.copy()).requires_grad_(grad) for a in arrays]
+    ta = [torch.from_numpy(a.copy()).requires_grad_(grad) for a in arrays]
+    return fn(ember, *ea), fn(torch, *ta), ea, ta
+
+
+EMPTY_FWD = [
+    ("cholesky_inverse", lambda m, x: m.cholesky_inverse(x), [(0, 0)]),
+    ("cholesky_solve", lambda m, b, x: m.cholesky_solve(b, x), [(0, 0), (0, 0)]),
+    ("cholesky_solve_batched", lambda m, b, x: m.cholesky_solve(b, x), [(2, 0, 3), (2, 0, 0)]),
+    ("ldl_factor", lambda m, x: m.linalg.ldl_factor(x).LD, [(0, 0)]),
+    ("ldl_factor_pivots", lambda m, x: m.linalg.ldl_factor(x).pivots, [(0, 0)]),
+    ("ldl_factor_ex", lambda m, x: m.linalg.ldl_factor_ex(x).info, [(0, 0)]),
+    ("ldl_factor_batched", lambda m, x: m.linalg.ldl_factor_ex(x).LD, [(2, 0, 0)]),
+    ("lu_solve_empty_B", lambda m, a, b: m.linalg.lu_solve(*m.linalg.lu_factor(a), b),
+     [(3, 3), (3, 0)]),
+    ("lu_solve_empty_B_right", lambda m, a, b: m.linalg.lu_solve(
+        *m.linalg.lu_factor(a), b, left=False, adjoint=True), [(3, 3), (0, 3)]),
+]
+
+
+@pytest.mark.parametrize("case", EMPTY_FWD, ids=lambda c: c[0])
+def test_empty_matrices_forward(case):
+    name, fn, shapes = case
+    arrays = [wellcond(s, "float64") if s[-1] == s[-2] and s[-1] else rnd(s, "float64")
+              for s in shapes]
+    re, rt, _, _ = _both(fn, *arrays)
+    assert tuple(re.shape) == tuple(rt.shape)
+    assert_close(re, rt)
+
+
+EMPTY_GRAD = [
+    ("linalg.cholesky", lambda m, x: m.linalg.cholesky(x), (0, 0)),
+    ("linalg.cholesky_ex", lambda m, x: m.linalg.cholesky_ex(x).L, (0, 0)),
+    ("cholesky", lambda m, x: m.cholesky(x), (2, 0, 0)),
+    ("linalg.qr", lambda m, x: m.linalg.qr(x).R.sum() + m.linalg.qr(x).Q.sum(), (5, 0)),
+    ("qr", lambda m, x: m.qr(x).Q.sum() + m.qr(x).R.sum(), (5, 0)),
+    ("householder_product", lambda m, x: m.linalg.householder_product(x, x[..., 0, :0]),
+     (3, 0)),
+    ("householder_product_no_tau", lambda m, x: m.linalg.householder_product(
+        x, x.new_zeros(0)), (4, 2)),
+    ("matrix_power_0", lambda m, x: m.linalg.matrix_power(x, 0), (2, 3, 3)),
+    ("matrix_power_0_alias", lambda m, x: m.matrix_power(x, 0), (3, 3)),
+]
+
+
+@pytest.mark.parametrize("case", EMPTY_GRAD, ids=lambda c: c[0])
+def test_grad_of_degenerate_inputs(case):
+    name, fn, shape = case
+    a = rnd(shape, "float64")
+    re, rt, (xe,), (xt,) = _both(fn, a, grad=True)
+    assert re.requires_grad == rt.requires_grad
+    assert tuple(re.shape) == tuple(rt.shape)
+    assert_close(re.detach(), rt.detach())
+    re.sum().backward()
+    rt.sum().backward()
+    assert xe.grad is not None and tuple(xe.grad.shape) == shape
+    # torch leaves .grad None where its backward returns an undefined (zero) gradient
+    assert_close(xe.grad, np.zeros(shape) if xt.grad is None else xt.grad)
+
+
+def test_matrix_power_0_zero_grad_with_inf():
+    x = ember.tensor([[float("inf"), 1.0], [2.0, 3.0]], requires_grad=True)
+    r = ember.linalg.matrix_power(x, 0)
+    assert r.requires_grad
+    r.sum().backward()
+    assert_close(x.grad, np.zeros((2, 2)))
+    y = ember.ones(2, 2)
+    assert not ember.linalg.matrix_power(y, 0).requires_grad
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("left", [True, False])
+@pytest.mark.parametrize("adjoint", [True, False])
+def test_lu_solve_left_adjoint_vs_torch(dtype, left, adjoint):
+    a = rnd((2, 4, 4), dtype, 1)
+    b = rnd((2, 4, 3) if left else (2, 3, 4), dtype, 2)
+
+    def fn(m, a, b):
+        return m.linalg.lu_solve(*m.linalg.lu_factor(a), b, left=left, adjoint=adjoint)
+    re, rt, _, _ = _both(fn, a, b)
+    assert_close(re, rt.resolve_conj(), atol=1e-10, rtol=1e-8)
+    A = np.swapaxes(a, -1, -2).conj() if adjoint else a
+    X = re.numpy()
+    assert_close(A @ X if left else X @ A, b, atol=1e-10, rtol=1e-8)
+
+
+def test_vander_0d():
+    x = ember.tensor(2.0)
+    assert_close(ember.linalg.vander(x, N=2), torch.linalg.vander(torch.tensor(2.0), N=2))
+    for e, t in ((lambda: ember.linalg.vander(x), lambda: torch.linalg.vander(torch.tensor(2.0))),
+                 (lambda: ember.linalg.vander(x, N=1),
+                  lambda: torch.linalg.vander(torch.tensor([2.0]), N=1))):
+        with pytest.raises(RuntimeError) as et:
+            t()
+        with pytest.raises(RuntimeError, match=re.escape(str(et.value))):
+            e()
+    assert_close(ember.linalg.vander(x, N=2), np.array([[1.0, 2.0]]))
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("vec", [False, True])
+def test_lstsq_residuals_grad_vs_torch(dtype, vec):
+    a = rnd((2, 5, 3), dtype, 3)
+    b = rnd((2, 5) if vec else (2, 5, 2), dtype, 4)
+    w = rnd((2,) if vec else (2, 2), "float64", 5)
+
+    def fn(m, a, b):
+        r = m.linalg.lstsq(a, b, driver="gelsd")
+        return r.solution, r.residuals
+    (se, ree), (st, rtt), ea, ta = _both(fn, a, b, grad=True)
+    assert_close(ree.detach(), rtt.detach(), atol=1e-10, rtol=1e-8)
+    (ree * ember.from_numpy(w)).sum().backward()
+    (rtt * torch.from_numpy(w)).sum().backward()
+    for ge, gt in zip(ea, ta):
+        assert_close(ge.grad, gt.grad, atol=1e-10, rtol=1e-8)
+    # gradcheck through both outputs, twice differentiable
+    args = (ember.from_numpy(a).requires_grad_(), ember.from_numpy(b).requires_grad_())
+
+    def f(a, b):
+        r = ember.linalg.lstsq(a, b, driver="gelsd")
+        return r.solution, r.residuals
+    assert ember.autograd.gradcheck(f, args, atol=1e-5, rtol=1e-3)
+
+
+LU_NONSQUARE = [
+    ("lu_factor", lambda m, x: m.linalg.lu_factor(x).LU),
+    ("lu_factor_ex", lambda m, x: m.linalg.lu_factor_ex(x).LU),
+    ("lu_L", lambda m, x: m.linalg.lu(x).L),
+    ("lu_U", lambda m, x: m.linalg.lu(x).U),
+    ("lu_LU", lambda m, x: m.linalg.lu(x).L.sum() + m.linalg.lu(x).U.sum()),
+    ("torch_lu", lambda m, x: m.lu(x)[0]),
+]
+
+
+@pytest.mark.parametrize("dtype", ["float64", "complex128"])
+@pytest.mark.parametrize("shape", [(5, 3), (3, 5), (2, 4, 2), (2, 2, 4)])
+@pytest.mark.parametrize("case", LU_NONSQUARE, ids=lambda c: c[0])
+def test_lu_grad_nonsquare_vs_torch(case, shape, dtype):
+    name, fn = case
+    a = rnd(shape, dtype, 6)
+    re, rt, (xe,), (xt,) = _both(fn, a, grad=True)
+    w = np.asarray(rnd(tuple(re.shape), dtype, 8))
+    if re.is_complex():
+        (re * ember.from_numpy(w)).sum().abs().backward()
+        (rt * torch.from_numpy(w)).sum().abs().backward()
+    else:
+        (re * ember.from_numpy(w)).sum().backward()
+        (rt * torch.from_numpy(w)).sum().backward()
+    assert_close(xe.grad, xt.grad, atol=1e-9, rtol=1e-7)
+
+
+@pytest.mark.parametrize("shape", [(4, 3), (3, 4)])
+def test_lu_factor_grad_nonsquare_gradcheck(shape):
+    x = ember.from_numpy(rnd(shape, "float64", 9)).requires_grad_()
+    assert ember.autograd.gradcheck(lambda x: ember.linalg.lu_factor(x).LU, (x,),
+                                    atol=1e-5, rtol=1e-3)
+    assert ember.autograd.gradgradcheck(lambda x: ember.linalg.lu_factor(x).LU, (x,),
+                                        atol=1e-4, rtol=1e-3)

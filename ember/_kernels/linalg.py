@@ -77,7 +77,7 @@ def lu_factor_batched(a):
     getrf = _lapack("getrf", a.dtype)
     batch = a.shape[:-2]
     m, n = a.shape[-2:]
-    flat = a.reshape((-1, m, n))
+    flat = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n))
     lu = np.empty_like(flat)
     piv = np.empty((flat.shape[0], min(m, n)), np.int32)
     info = np.zeros(flat.shape[0], np.int32)
@@ -131,8 +131,9 @@ def inv_ex(a, check_errors=False, fname="linalg.inv_ex"):
 def _inv_from_lu(lu, piv, info):
     getri = _lapack("getri", lu.dtype)
     n = lu.shape[-1]
-    flat = lu.reshape((-1, n, n))
-    pf = piv.reshape((-1, n))
+    nb = int(np.prod(lu.shape[:-2], dtype=np.int64))
+    flat = lu.reshape((nb, n, n))
+    pf = piv.reshape((nb, n))
     out = np.empty_like(flat)
     for i in range(flat.shape[0]):
         if info.reshape(-1)[i] != 0:
@@ -218,9 +219,10 @@ def solve_triangular(a, b, upper, unitriangular=False):
                            f"({a.shape[-2]}x{a.shape[-1]} and {b.shape[-2]}x{b.shape[-1]})")
     from scipy.linalg import solve_triangular as st
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    A = np.broadcast_to(a, batch + a.shape[-2:]).reshape((-1,) + a.shape[-2:])
-    B = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
-    out = np.empty(B.shape, np.result_type(a.dtype, b.dtype))
+    nb = int(np.prod(batch, dtype=np.int64))
+    A = np.broadcast_to(a, batch + a.shape[-2:]).reshape((nb,) + a.shape[-2:])
+    B = np.broadcast_to(b, batch + b.shape[-2:]).reshape((nb,) + b.shape[-2:])
+    out = np.zeros(B.shape, np.result_type(a.dtype, b.dtype))
     n = a.shape[-1]
     with np.errstate(all="ignore"):
         if B.shape[0] == 1 or n > 64:
@@ -434,8 +436,9 @@ def lstsq(a, b, rcond=None, driver=None):
     if b.shape[-2] != m:
         raise RuntimeError(f"torch.linalg.lstsq: input.size(-2) should match other.size(-2)")
     batch = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
-    A = np.broadcast_to(a, batch + (m, n)).reshape((-1, m, n))
-    B = np.broadcast_to(b, batch + b.shape[-2:]).reshape((-1,) + b.shape[-2:])
+    nb = int(np.prod(batch, dtype=np.int64))
+    A = np.broadcast_to(a, batch + (m, n)).reshape((nb, m, n))
+    B = np.broadcast_to(b, batch + b.shape[-2:]).reshape((nb,) + b.shape[-2:])
     k = B.shape[-1]
     rdt = a.real.dtype
     if rcond is None:
@@ -453,9 +456,8 @@ def lstsq(a, b, rcond=None, driver=None):
         sol = sol[..., 0]
     full_rank = bool((ranks == min(m, n)).all()) if A.shape[0] else True
     if m > n and driver != "gelsy" and full_rank:
+        # torch keeps the trailing size-1 dim for a vector b
         res = np.sum(np.abs(B - A @ X) ** 2, axis=-2).reshape(batch + (k,)).astype(rdt)
-        if vec:
-            res = res[..., 0]
     else:
         res = np.zeros((0,), rdt)
     rank = ranks.reshape(batch) if driver != "gels" else np.zeros((0,), np.int64)
@@ -505,7 +507,7 @@ def ldl_factor_ex(a, hermitian=False, check_errors=False):
     n = a.shape[-1]
     name = "hetrf" if hermitian and a.dtype.kind == "c" else "sytrf"
     f = _lapack(name, a.dtype)
-    flat = a.reshape((-1, n, n))
+    flat = a.reshape((int(np.prod(a.shape[:-2], dtype=np.int64)), n, n))
     LD = np.zeros_like(flat)
     piv = np.zeros((flat.shape[0], n), np.int32)
     info = np.zeros(flat.shape[0], np.int32)
@@ -530,9 +532,10 @@ def ldl_solve(LD, pivots, B, hermitian=False):
     name = "hetrs" if hermitian and LD.dtype.kind == "c" else "sytrs"
     f = _lapack(name, LD.dtype)
     batch = np.broadcast_shapes(LD.shape[:-2], B.shape[:-2], pivots.shape[:-1])
-    L = np.broadcast_to(LD, batch + (n, n)).reshape((-1, n, n))
-    P = np.broadcast_to(pivots, batch + (n,)).reshape((-1, n))
-    Bf = np.broadcast_to(B, batch + B.shape[-2:]).reshape((-1,) + B.shape[-2:])
+    nb = int(np.prod(batch, dtype=np.int64))
+    L = np.broadcast_to(LD, batch + (n, n)).reshape((nb, n, n))
+    P = np.broadcast_to(pivots, batch + (n,)).reshape((nb, n))
+    Bf = np.broadcast_to(B, batch + B.shape[-2:]).reshape((nb,) + B.shape[-2:])
     X = np.zeros(Bf.shape, LD.dtype)
     for i in range(L.shape[0]):
         if n == 0 or Bf.shape[-1] == 0:

@@ -61,14 +61,16 @@ def _cols(x, ksize, stride, padding, dilation, groups, out_size):
 def _chan_first(a, groups):
     """(N, C, *S) -> (groups, C/groups, N*P) contiguous (one copy)."""
     N, C = a.shape[:2]
-    return np.ascontiguousarray(a.reshape(N, C, -1).transpose(1, 0, 2)).reshape(
-        groups, C // groups, -1)
+    P = int(np.prod(a.shape[2:]))
+    return np.ascontiguousarray(a.reshape(N, C, P).transpose(1, 0, 2)).reshape(
+        groups, C // groups, N * P)
 
 
 def _batch_first(a, N, size):
     """(C, N*P) -> (N, C, *size) contiguous (one copy)."""
     C = a.shape[0]
-    return np.ascontiguousarray(a.reshape(C, N, -1).transpose(1, 0, 2)).reshape(
+    P = int(np.prod(size))
+    return np.ascontiguousarray(a.reshape(C, N, P).transpose(1, 0, 2)).reshape(
         (N, C) + tuple(size))
 
 

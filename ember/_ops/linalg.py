@@ -376,13 +376,21 @@ lstsq_op = _rec("linalg_lstsq(Tensor self, Tensor b, float? rcond=None, *, str? 
 
 @lstsq_op.def_backward
 def _(ctx, g, A, B, rcond, driver):
-    gX = g[0]
+    gX, gres = g[0], g[1]
+    X = ctx.result[0]
     Ap = _d(pinv_op, A, None, None, False)
     vec = B.ndim == A.ndim - 1
     if vec:
-        B, gX = B.unsqueeze(-1), gX.unsqueeze(-1)
+        B, gX, X = B.unsqueeze(-1), gX.unsqueeze(-1), X.unsqueeze(-1)
     gB = Ap.mH @ gX
     gA = _pinv_backward(gX @ B.mH, A, Ap) if ctx.needs_input_grad[0] else None
+    if gres is not None and gres.numel() and not _is_zero(gres):
+        # residuals = sum_rows |B - A X|^2; A^H (B - A X) = 0 kills the X-dependence
+        R = B - A @ X
+        GR = 2 * R * gres.unsqueeze(-2)
+        gB = gB + GR
+        if gA is not None:
+            gA = gA - GR @ X.mH
     if vec:
         gB = gB.squeeze(-1)
     return gA, gB, None, None
@@ -444,18 +452,32 @@ def _lu_unpack_parts(LU):
 
 @lu_factor_ex_op.def_backward
 def _(ctx, g, A, pivot, check_errors):
+    E = _E()
     LU, piv, _ = ctx.result
     gLU = g[0]
     m, n = LU.shape[-2:]
-    if m != n:
-        raise NotImplementedError("ember: the derivative of linalg.lu_factor is implemented for "
-                                  "square matrices only")
+    k = min(m, n)
     P = _d(lu_perm_op, LU, piv)
     L, U = _lu_unpack_parts(LU)
-    gL, gU = gLU.tril(-1), gLU.triu()
-    M = (L.mH @ gL).tril(-1) + (gU @ U.mH).triu()
-    X = _solve_tri(L.mH, M, True, left=True, unitriangular=True)
-    X = _solve_tri(U.mH, X, False, left=False)
+    gL, gU = gLU[..., :, :k].tril(-1), gLU[..., :k, :].triu()
+    if m == n:
+        M = (L.mH @ gL).tril(-1) + (gU @ U.mH).triu()
+        X = _solve_tri(L.mH, M, True, left=True, unitriangular=True)
+        X = _solve_tri(U.mH, X, False, left=False)
+    elif m < n:
+        # wide: A = P L [U1 U2], L square (m x m)
+        U1 = U[..., :, :k]
+        X = (L.mH @ gL - gU @ U.mH).tril(-1)
+        X = _solve_tri(U1.mH, X, False, left=False)
+        X = E.cat([X + gU[..., :, :k], gU[..., :, k:]], -1)
+        X = _solve_tri(L.mH, X, True, left=True, unitriangular=True)
+    else:
+        # tall: A = P [L1; L2] U, U square (n x n)
+        L1 = L[..., :k, :]
+        X = (gU @ U.mH - L.mH @ gL).triu()
+        X = _solve_tri(L1.mH, X, True, left=True, unitriangular=True)
+        X = E.cat([X + gL[..., :k, :], gL[..., k:, :]], -2)
+        X = _solve_tri(U.mH, X, False, left=False)
     return P @ X, None, None
 
 
@@ -815,7 +837,9 @@ def matrix_power(A, n, *, out=None):
     if not isinstance(n, int):
         raise TypeError(f"linalg_matrix_power(): argument 'n' must be int, not {type(n).__name__}")
     if n == 0:
-        r = E.eye(A.shape[-1], dtype=A.dtype).expand(A.shape).clone()
+        I = E.eye(A.shape[-1], dtype=A.dtype).expand(A.shape)
+        # torch: A.clone().copy_(eye) -- the result requires grad (with a zero gradient)
+        r = E.where(E.ones((), dtype=E.bool), I, A) if A.requires_grad else I.clone()
         return _out(r, out, "linalg_matrix_power")
     if n < 0:
         A = inv(A)
@@ -888,6 +912,12 @@ def householder_product(A, tau, *, out=None):
                                            E.zeros((), dtype=A.dtype)))
         t = tau[..., i].unsqueeze(-1).unsqueeze(-1)
         Q = Q - t * (v @ (v.mH @ Q))
+    if k == 0 and (A.requires_grad or tau.requires_grad):
+        # no reflector: Q does not depend on the inputs, but torch's output still requires
+        # grad (zero gradient)
+        Q = E.where(E.ones((), dtype=E.bool), Q, A)
+        if tau.requires_grad:
+            Q = Q + tau.sum(-1).unsqueeze(-1).unsqueeze(-1)
     return _out(Q, out, "linalg_householder_product")
 
 
@@ -926,15 +956,11 @@ def tensorsolve(A, B, dims=None, *, out=None):
 def vander(x, *, N=None):
     E = _E()
     if x.ndim < 1:
-        raise RuntimeError("linalg.vander: x must have at least one dimension")
+        x = x.unsqueeze(0)  # torch treats a 0-d x as a 1-vector
     n = x.shape[-1] if N is None else N
-    if n < 0:
-        raise RuntimeError("N must be non-negative.")
-    if n == 0:
-        return E.empty(tuple(x.shape) + (0,), dtype=x.dtype)
+    if n <= 1:
+        raise RuntimeError("N must be greater than 1.")
     ones = E.ones(tuple(x.shape) + (1,), dtype=x.dtype)
-    if n == 1:
-        return ones
     rest = x.unsqueeze(-1).expand(tuple(x.shape) + (n - 1,)).cumprod(-1)
     return E.cat([ones, rest], -1)
 

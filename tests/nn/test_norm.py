@@ -184,3 +184,10 @@ def test_torch_toplevel_norms():
 def test_sync_batch_norm_is_batch_norm_on_cpu():
     em = nn.SyncBatchNorm(3)
     assert repr(em) == repr(torch.nn.SyncBatchNorm(3))
+
+
+def test_batch_norm_empty_1d():
+    e = F.batch_norm(ember.zeros(0), ember.zeros(0), ember.zeros(0), None, None, training=True)
+    t = TF.batch_norm(torch.zeros(0), torch.zeros(0), torch.zeros(0), None, None, training=True)
+    assert tuple(e.shape) == tuple(t.shape) == (0,)
+    assert e.dtype == ember.float32

@@ -115,3 +115,58 @@ def test_module_repr_and_forward(name, args, kw):
     ye = ye[0] if isinstance(ye, tuple) else ye
     yt = yt[0] if isinstance(yt, tuple) else yt
     np.testing.assert_allclose(ye.numpy(), yt.numpy(), atol=1e-12)
+
+
+@pytest.mark.parametrize("n,shape,kw", [
+    (1, (2, 3, 9), dict(kernel_size=3)),
+    (1, (2, 3, 9), dict(kernel_size=2, stride=1, padding=1)),
+    (2, (2, 2, 5, 6), dict(kernel_size=3, padding=1, count_include_pad=False, ceil_mode=True)),
+    (2, (2, 2, 5, 6), dict(kernel_size=2, divisor_override=3)),
+    (3, (1, 2, 4, 5, 5), dict(kernel_size=2, stride=1, padding=1)),
+    (3, (1, 2, 4, 5, 5), dict(kernel_size=3, padding=1, count_include_pad=False)),
+], ids=str)
+def test_avg_pool_int64_keeps_dtype(n, shape, kw):
+    # torch divides the integer window sum (truncating, also for negative sums)
+    a = np.arange(int(np.prod(shape))).reshape(shape) * 7 - 50
+    e = getattr(F, f"avg_pool{n}d")(ember.tensor(a), **kw)
+    t = getattr(TF, f"avg_pool{n}d")(torch.tensor(a), **kw)
+    assert e.dtype == ember.int64
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("n,shape", [(1, (0, 3, 9)), (2, (0, 3, 5, 5)), (3, (0, 2, 4, 4, 4))])
+def test_avg_pool_empty_batch_grad(n, shape):
+    x = ember.zeros(shape, requires_grad=True)
+    y = getattr(F, f"avg_pool{n}d")(x, 2)
+    ty = getattr(TF, f"avg_pool{n}d")(torch.zeros(shape), 2)
+    assert tuple(y.shape) == tuple(ty.shape)
+    y.sum().backward()
+    assert tuple(x.grad.shape) == shape
+
+
+@pytest.mark.parametrize("n,shape,kw", [
+    (2, (2, 3, 10, 11), dict(kernel_size=2, output_size=(5, 4))),
+    (2, (2, 3, 10, 11), dict(kernel_size=3, output_ratio=(0.5, 0.5))),
+    (2, (3, 9, 7), dict(kernel_size=(2, 3), output_size=4)),
+    (3, (2, 2, 7, 8, 9), dict(kernel_size=2, output_size=(3, 4, 5))),
+    (3, (2, 7, 8, 9), dict(kernel_size=(2, 3, 2), output_ratio=(0.5, 0.5, 0.6))),
+], ids=str)
+def test_fractional_max_pool(n, shape, kw):
+    a = rng.standard_normal(shape).astype(np.float32)
+    N = 1 if len(shape) == n + 1 else shape[0]
+    s = rng.random((N, shape[-n - 1], n)).astype(np.float32)
+    tx = torch.tensor(a, requires_grad=True)
+    ex = ember.tensor(a, requires_grad=True)
+    tv, ti = getattr(TF, f"fractional_max_pool{n}d")(
+        tx, return_indices=True, _random_samples=torch.tensor(s), **kw)
+    ev, ei = getattr(F, f"fractional_max_pool{n}d")(
+        ex, return_indices=True, _random_samples=ember.tensor(s), **kw)
+    np.testing.assert_array_equal(ev.detach().numpy(), tv.detach().numpy())
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+    assert ei.dtype == ember.int64
+    w = rng.standard_normal(tuple(tv.shape)).astype(np.float32)
+    (tv * torch.tensor(w)).sum().backward()
+    (ev * ember.tensor(w)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
+    v = getattr(F, f"fractional_max_pool{n}d")(ex, _random_samples=ember.tensor(s), **kw)
+    np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())

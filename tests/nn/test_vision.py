@@ -111,3 +111,9 @@ def test_module_repr_and_forward(name, args, kw):
     else:
         ye, yt = em(ember.tensor(x)), tm(torch.tensor(x))
     np.testing.assert_allclose(ye.numpy(), yt.numpy(), atol=1e-12)
+
+
+def test_unfold_empty_batch():
+    e = F.unfold(ember.zeros(0, 1, 5, 5), 2, 1, 0, 1)
+    t = TF.unfold(torch.zeros(0, 1, 5, 5), 2, 1, 0, 1)
+    assert tuple(e.shape) == tuple(t.shape) == (0, 4, 16)

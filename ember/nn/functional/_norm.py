@@ -32,6 +32,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     if training:
         _verify_batch_size(tuple(input.shape))
+    if input.dim() == 1 and input.numel() == 0:
+        # torch's empty 1-D fast path: empty result, running stats untouched
+        if weight is not None or bias is not None:
+            raise IndexError("select(): index 0 out of range for tensor of size [0] at "
+                             "dimension 0")
+        return input.clone()
     if input.dim() < 2:
         raise RuntimeError(f"running_mean should contain {input.shape[0] if input.dim() else 1}"
                            f" elements not {running_mean.numel() if running_mean is not None else 0}")

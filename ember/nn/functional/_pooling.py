@@ -133,13 +133,17 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
     w = ember.ones((1, 1) + tuple(k), dtype=input.dtype)
     y = convolution(x, w, None, s, [0] * n, [1] * n, False, [0] * n, 1)
     y = y.reshape(lead + tuple(out))
+    # integer inputs keep their dtype: torch divides the integer sum (C++ truncation)
+    integral = not (input.dtype.is_floating_point or input.dtype.is_complex)
     if divisor_override:
-        return y / divisor_override
-    div = np.ones(())
+        return y.div(divisor_override, rounding_mode="trunc") if integral \
+            else y / divisor_override
+    div = np.ones((), dtype=np.int64)
     for i in range(n):
         div = np.multiply.outer(div, _divisor(S[i], k[i], s[i], p[i], out[i],
                                               count_include_pad))
-    return y / ember.tensor(div, dtype=input.dtype)
+    div = ember.tensor(div, dtype=input.dtype)
+    return y.div(div, rounding_mode="trunc") if integral else y / div
 
 
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,

@@ -285,7 +285,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     C = x.shape[1]
     y = convolution(x, _onehot_weight(C, k, x.dtype), None, _pair(stride), _pair(padding),
                     _pair(dilation), False, [0, 0], C)
-    y = y.reshape(y.shape[0], y.shape[1], -1)
+    y = y.reshape(y.shape[0], y.shape[1], int(np.prod(y.shape[2:])))
     return y.squeeze(0) if unb else y
 
 
