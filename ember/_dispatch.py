@@ -413,13 +413,24 @@ def _call_inplace(op, args, vals, res_dt, req):
         raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "
                            f"can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(dst.dtype)}")
+    recording = (req or self._requires_grad) and grad_on and op.differentiable
+    kout = op.kernel_out
+    if kout is not None and res_dt == dst.dtype and dst.flags.writeable and \
+            _fits_out(vals, dst):
+        # write straight into the destination: the record (made first) snapshots self if
+        # its backward needs the old value; ufuncs handle inputs overlapping ``dst``
+        node = _graph.record(op, args, None, inplace=True) if recording else None
+        kout(dst, *vals)
+        _graph.bump_version(self)
+        if node is not None:
+            _graph.rebase_history(self, node)
+        return self
     res = op.kernel(*vals)
     if type(res) is not _ndarray:
         res = np.asarray(res)
     if res.shape != dst.shape:
         raise RuntimeError(f"output with shape {list(dst.shape)} doesn't match the broadcast "
                            f"shape {list(res.shape)}")
-    recording = (req or self._requires_grad) and grad_on and op.differentiable
     node = _graph.record(op, args, None, inplace=True) if recording else None
     if not dst.flags.writeable:
         raise RuntimeError(f"{op.public_name}: cannot write into a read-only or expanded tensor "
@@ -430,6 +441,25 @@ def _call_inplace(op, args, vals, res_dt, req):
     if node is not None:
         _graph.rebase_history(self, node)
     return self
+
+
+def _fits_out(vals, dst):
+    """Every array in ``vals`` has ``dst``'s dtype and broadcasts to ``dst``'s shape."""
+    dt = dst.dtype
+    shape = dst.shape
+    for v in vals:
+        if type(v) is _ndarray:
+            if v.dtype != dt:
+                return False
+            s = v.shape
+            if s != shape:
+                n = len(s)
+                if n > len(shape) or any(a != 1 and a != b for a, b in
+                                         zip(s, shape[len(shape) - n:])):
+                    return False
+        elif v is not None and not isinstance(v, (bool, int, float, complex, str)):
+            return False
+    return True
 
 
 def _write_out(op, result, out):

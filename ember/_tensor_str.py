@@ -1,15 +1,20 @@
-"""Tensor printing, as torch 2.13 prints (``torch/_tensor_str.py`` logic on NumPy arrays).
+"""How ember turns a tensor into text (``repr``/``str``), matching torch 2.13 output.
 
-``repr(t)``: ``tensor([1., 2., 3.])``; precision 4, fixed or scientific notation chosen from
-the range of the values, alignment across elements, summarisation with ``...`` above
-``threshold`` elements, line wrapping at ``linewidth``, and the suffixes torch adds
-(``size=``, ``dtype=``, ``requires_grad=True``, ``grad_fn=<...>``). Printing reads the
-array directly: it never dispatches ops, so it is invisible to modes (profiler, tracer).
+Layout of this module:
+
+* a module-level option table (``_OPTIONS``) with ``set_printoptions``,
+  ``get_printoptions`` and the ``printoptions`` context manager on top of it;
+* ``_Formatter``: looks once at the values that will be shown and settles on a
+  notation (integer-like, fixed point, scientific) and a column width;
+* ``_render``: a recursive writer for brackets, rows, wrapping and ``...`` gaps;
+* ``tensor_repr``: prefix, body and the trailing ``dtype=``/``grad_fn=`` notes.
+
+The array is read directly with NumPy, so printing never goes through ember's
+dispatch (profilers, tracers and modes do not see it).
 """
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import math
 from typing import Any
 
@@ -20,316 +25,238 @@ from ember import _dtype
 __all__ = ["set_printoptions", "get_printoptions", "printoptions"]
 
 
-@dataclasses.dataclass
-class __PrinterOptions:
-    precision: int = 4
-    threshold: float = 1000
-    edgeitems: int = 3
-    linewidth: int = 80
-    sci_mode: bool | None = None
+# ------------------------------------------------------------------------------ options
 
+_PRESETS = {
+    "default": {"precision": 4, "threshold": 1000, "edgeitems": 3, "linewidth": 80},
+    "short": {"precision": 2, "threshold": 1000, "edgeitems": 2, "linewidth": 80},
+    "full": {"precision": 4, "threshold": math.inf, "edgeitems": 3, "linewidth": 80},
+}
 
-PRINT_OPTS = __PrinterOptions()
+_OPTIONS: dict[str, Any] = dict(_PRESETS["default"], sci_mode=None)
 
 
 def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=None,
                      profile=None, sci_mode=None):
-    """Set options for printing (torch.set_printoptions).
+    """Change how tensors print (same knobs as ``torch.set_printoptions``).
 
     Args:
-        precision: digits of precision for floating point output (default 4).
-        threshold: total number of elements above which the repr is summarised (1000).
-        edgeitems: items shown at the start and end of each summarised dimension (3).
-        linewidth: characters per line before wrapping (80).
-        profile: ``"default"``, ``"short"`` or ``"full"`` presets (others override them).
-        sci_mode: force (True) or disable (False) scientific notation; ``None`` chooses.
+        precision: digits after the decimal point for floats (4 by default).
+        threshold: element count above which only the edges are shown (1000).
+        edgeitems: how many leading/trailing entries per dimension a summary keeps (3).
+        linewidth: target line length used for wrapping (80).
+        profile: ``"default"``, ``"short"`` or ``"full"``; applied first, then any of the
+            explicit arguments above.
+        sci_mode: ``True``/``False`` forces or forbids scientific notation; ``None``
+            lets the values decide. Always updated, even when left as ``None``.
     """
-    if profile is not None:
-        if profile == "default":
-            PRINT_OPTS.precision = 4
-            PRINT_OPTS.threshold = 1000
-            PRINT_OPTS.edgeitems = 3
-            PRINT_OPTS.linewidth = 80
-        elif profile == "short":
-            PRINT_OPTS.precision = 2
-            PRINT_OPTS.threshold = 1000
-            PRINT_OPTS.edgeitems = 2
-            PRINT_OPTS.linewidth = 80
-        elif profile == "full":
-            PRINT_OPTS.precision = 4
-            PRINT_OPTS.threshold = math.inf
-            PRINT_OPTS.edgeitems = 3
-            PRINT_OPTS.linewidth = 80
-    if precision is not None:
-        PRINT_OPTS.precision = precision
-    if threshold is not None:
-        PRINT_OPTS.threshold = threshold
-    if edgeitems is not None:
-        PRINT_OPTS.edgeitems = edgeitems
-    if linewidth is not None:
-        PRINT_OPTS.linewidth = linewidth
-    PRINT_OPTS.sci_mode = sci_mode
+    if profile in _PRESETS:
+        _OPTIONS.update(_PRESETS[profile])
+    explicit = {"precision": precision, "threshold": threshold,
+                "edgeitems": edgeitems, "linewidth": linewidth}
+    _OPTIONS.update({k: v for k, v in explicit.items() if v is not None})
+    _OPTIONS["sci_mode"] = sci_mode
 
 
 def get_printoptions() -> dict[str, Any]:
-    """The current options, as keyword arguments for ``set_printoptions``."""
-    return dataclasses.asdict(PRINT_OPTS)
+    """A copy of the current options, usable as ``set_printoptions(**opts)``."""
+    return dict(_OPTIONS)
 
 
 @contextlib.contextmanager
 def printoptions(**kwargs):
-    """Temporarily change the print options."""
-    old = get_printoptions()
+    """Apply ``set_printoptions(**kwargs)`` for the duration of a ``with`` block."""
+    saved = get_printoptions()
     set_printoptions(**kwargs)
     try:
         yield
     finally:
-        set_printoptions(**old)
+        set_printoptions(**saved)
 
 
-# ------------------------------------------------------------------------------ formatting
+# ------------------------------------------------------------------------------ values
 
-def _is_float_dtype(a):
-    return a.dtype.kind == "f" or a.dtype == _dtype.bfloat16.np
+def _floating(arr) -> bool:
+    return arr.dtype.kind == "f" or arr.dtype == _dtype.bfloat16.np
 
 
-def _as_py_floats(a):
-    """Values as float64 (exactly the Python floats torch's ``item()`` gives)."""
-    return a.astype(np.float64)
+def _py_values(arr) -> list:
+    """Flat list of Python scalars, widened the way ``Tensor.tolist`` widens them."""
+    flat = arr.reshape(-1)
+    if _floating(flat):
+        flat = flat.astype(np.float64)
+    elif flat.dtype.kind == "c":
+        flat = flat.astype(np.complex128)
+    return flat.tolist()
+
+
+def _kept_indices(n: int, summarize: bool):
+    """(head, shows_gap, tail) positions along one dimension of length ``n``."""
+    k = _OPTIONS["edgeitems"]
+    if summarize and n > 2 * k:
+        return range(k), True, range(n - k, n)
+    return range(n), False, range(0)
+
+
+def _visible_part(arr, summarize: bool):
+    """The sub-array of entries a (possibly summarised) print actually shows."""
+    if not summarize or arr.ndim == 0:
+        return arr
+    picks = []
+    for n in arr.shape:
+        head, _, tail = _kept_indices(n, True)
+        picks.append(list(head) + list(tail))
+    return arr[np.ix_(*picks)]
 
 
 class _Formatter:
-    def __init__(self, a):
-        self.floating_dtype = _is_float_dtype(a)
-        self.int_mode = True
-        self.sci_mode = False
-        self.max_width = 1
-        flat = a.reshape(-1)
-        if not self.floating_dtype:
-            if flat.size:
-                if flat.dtype == np.bool_:
-                    self.max_width = 5 if (~flat).any() else 4
-                else:
-                    self.max_width = max(1, max(len(str(v)) for v in
-                                                (flat.min().item(), flat.max().item())))
+    """Chooses a notation and a width for one real-valued array, then formats items."""
+
+    def __init__(self, arr):
+        self.precision = _OPTIONS["precision"]
+        self.is_float = _floating(arr)
+        self.style = "plain"        # plain | int | fixed | sci
+        self.width = 1
+        if not self.is_float:
+            if arr.size:
+                extremes = (arr.min().item(), arr.max().item())
+                self.width = max(1, *(len(str(x)) for x in extremes))
             return
-        vals = _as_py_floats(flat)
-        nz = vals[np.isfinite(vals) & (vals != 0)]
-        if nz.size == 0:
+        vals = arr.reshape(-1).astype(np.float64)
+        vals = vals[np.isfinite(vals) & (vals != 0)]
+        self.style = "int"
+        if vals.size == 0:
             return
-        absv = np.abs(nz)
-        vmin, vmax = float(absv.min()), float(absv.max())
-        self.int_mode = bool((nz == np.ceil(nz)).all())
-        if PRINT_OPTS.sci_mode is None:
-            self.sci_mode = vmax / vmin > 1000.0 or vmax > 1.0e8 or vmin < 1.0e-4
+        mags = np.abs(vals)
+        lo, hi = float(mags.min()), float(mags.max())
+        whole = bool((vals == np.ceil(vals)).all())
+        forced = _OPTIONS["sci_mode"]
+        sci = (hi / lo > 1000.0 or hi > 1.0e8 or lo < 1.0e-4) if forced is None else forced
+        self.style = "sci" if sci else ("int" if whole else "fixed")
+        extra = 1 if self.style == "int" else 0
+        self.width = max(1, max(len(self._text(x)) for x in vals.tolist()) + extra)
+
+    def _text(self, x) -> str:
+        if self.style == "sci":
+            return f"{x:.{self.precision}e}"
+        if self.style == "fixed":
+            return f"{x:.{self.precision}f}"
+        if self.style == "int":
+            return f"{x:.0f}"
+        return str(x)
+
+    def __call__(self, x) -> str:
+        s = self._text(x)
+        if self.style == "int" and math.isfinite(x):
+            s += "."
+        return s.rjust(self.width)
+
+
+class _Cells:
+    """Formats one element (real, or complex as real+imag) and knows its cell width."""
+
+    def __init__(self, real: _Formatter, imag: _Formatter | None = None):
+        self.real, self.imag = real, imag
+        self.cell = real.width + 2 + (imag.width + 1 if imag is not None else 0)
+
+    def __call__(self, x) -> str:
+        if self.imag is None:
+            return self.real(x)
+        im = (self.imag(x.imag) + "j").lstrip()
+        sep = "" if im[0] in "+-" else "+"
+        return self.real(x.real) + sep + im
+
+
+def _render(arr, indent: int, summarize: bool, cells: _Cells) -> str:
+    if arr.ndim == 0:
+        return cells(_py_values(arr)[0])
+    head, gap, tail = _kept_indices(arr.shape[0], summarize)
+    if arr.ndim == 1:
+        if summarize and not _OPTIONS["edgeitems"]:
+            items = ["..."]
         else:
-            self.sci_mode = PRINT_OPTS.sci_mode
-        p = PRINT_OPTS.precision
-        values = nz.tolist()
-        if self.int_mode:
-            if self.sci_mode:
-                fmt = f"{{:.{p}e}}"
-                self.max_width = max(self.max_width, max(len(fmt.format(v)) for v in values))
-            else:
-                self.max_width = max(self.max_width,
-                                     max(len(f"{v:.0f}") for v in values) + 1)
+            items = [cells(v) for v in _py_values(arr[list(head)])]
+            if gap:
+                items.append(" ...")
+                items += [cells(v) for v in _py_values(arr[list(tail)])]
+        per_line = max(1, math.floor((_OPTIONS["linewidth"] - indent) / cells.cell))
+        rows = [", ".join(items[i:i + per_line]) for i in range(0, len(items), per_line)]
+        return "[" + (",\n" + " " * (indent + 1)).join(rows) + "]"
+    parts = [_render(arr[i], indent + 1, summarize, cells) for i in head]
+    if gap:
+        parts.append("...")
+        parts += [_render(arr[i], indent + 1, summarize, cells) for i in tail]
+    joiner = "," + "\n" * (arr.ndim - 1) + " " * (indent + 1)
+    return "[" + joiner.join(parts) + "]"
+
+
+def _body(arr, indent: int) -> str:
+    summarize = arr.size > _OPTIONS["threshold"]
+    shown = _visible_part(arr, summarize)
+    if arr.dtype.kind == "c":
+        cells = _Cells(_Formatter(shown.real), _Formatter(shown.imag))
+    else:
+        cells = _Cells(_Formatter(shown))
+    return _render(arr, indent, summarize, cells)
+
+
+# ------------------------------------------------------------------------------ repr
+
+def _append_notes(text: str, notes: list, indent: int) -> str:
+    """Close the repr, putting each note after a comma or on a new indented line."""
+    out = [text]
+    used = len(text) - text.rfind("\n") + 1
+    for note in notes:
+        if used + len(note) + 2 > _OPTIONS["linewidth"]:
+            out.append(",\n" + " " * indent + note)
+            used = indent + len(note)
         else:
-            fmt = f"{{:.{p}e}}" if self.sci_mode else f"{{:.{p}f}}"
-            self.max_width = max(self.max_width, max(len(fmt.format(v)) for v in values))
-
-    def width(self):
-        return self.max_width
-
-    def format(self, value):
-        if self.floating_dtype:
-            p = PRINT_OPTS.precision
-            if self.sci_mode:
-                ret = f"{{:{self.max_width}.{p}e}}".format(value)
-            elif self.int_mode:
-                ret = f"{value:.0f}"
-                if not (math.isinf(value) or math.isnan(value)):
-                    ret += "."
-            else:
-                ret = f"{{:.{p}f}}".format(value)
-        else:
-            ret = f"{value}"
-        return (self.max_width - len(ret)) * " " + ret
+            out.append(", " + note)
+            used += len(note) + 2
+    return "".join(out) + ")"
 
 
-def _tolist(a):
-    """Python values of a 1-D array (floats as float64, like ``Tensor.tolist``)."""
-    if _is_float_dtype(a):
-        return _as_py_floats(a).tolist()
-    if a.dtype.kind == "c":
-        return a.astype(np.complex128).tolist()
-    return a.tolist()
-
-
-def _scalar_str(a, formatter1, formatter2=None):
-    if formatter2 is not None:
-        real_str = _scalar_str(a.real, formatter1)
-        imag_str = (_scalar_str(a.imag, formatter2) + "j").lstrip()
-        if imag_str[0] == "+" or imag_str[0] == "-":
-            return real_str + imag_str
-        return real_str + "+" + imag_str
-    v = a.reshape(())
-    v = float(v) if _is_float_dtype(a) else v.item()
-    return formatter1.format(v)
-
-
-def _vector_str(a, indent, summarize, formatter1, formatter2=None):
-    element_length = formatter1.width() + 2
-    if formatter2 is not None:
-        element_length += formatter2.width() + 1
-    elements_per_line = max(1, math.floor((PRINT_OPTS.linewidth - indent) / element_length))
-
-    def _val_formatter(val):
-        if formatter2 is not None:
-            real_str = formatter1.format(val.real)
-            imag_str = (formatter2.format(val.imag) + "j").lstrip()
-            if imag_str[0] == "+" or imag_str[0] == "-":
-                return real_str + imag_str
-            return real_str + "+" + imag_str
-        return formatter1.format(val)
-
-    e = PRINT_OPTS.edgeitems
-    if summarize and not e:
-        data = ["..."]
-    elif summarize and a.shape[0] > 2 * e:
-        data = [_val_formatter(v) for v in _tolist(a[:e])] + [" ..."] + \
-            [_val_formatter(v) for v in _tolist(a[-e:])]
-    else:
-        data = [_val_formatter(v) for v in _tolist(a)]
-    lines = [", ".join(data[i:i + elements_per_line])
-             for i in range(0, len(data), elements_per_line)]
-    return "[" + ("," + "\n" + " " * (indent + 1)).join(lines) + "]"
-
-
-def _tensor_str_with_formatter(a, indent, summarize, formatter1, formatter2=None):
-    dim = a.ndim
-    if dim == 0:
-        return _scalar_str(a, formatter1, formatter2)
-    if dim == 1:
-        return _vector_str(a, indent, summarize, formatter1, formatter2)
-    e = PRINT_OPTS.edgeitems
-    if summarize and a.shape[0] > 2 * e:
-        slices = [_tensor_str_with_formatter(a[i], indent + 1, summarize, formatter1, formatter2)
-                  for i in range(e)] + ["..."] + \
-                 [_tensor_str_with_formatter(a[i], indent + 1, summarize, formatter1, formatter2)
-                  for i in range(a.shape[0] - e, a.shape[0])]
-    else:
-        slices = [_tensor_str_with_formatter(a[i], indent + 1, summarize, formatter1, formatter2)
-                  for i in range(a.shape[0])]
-    tensor_str = ("," + "\n" * (dim - 1) + " " * (indent + 1)).join(slices)
-    return "[" + tensor_str + "]"
-
-
-def get_summarized_data(a):
-    """The elements a summarised print shows (edge items of every dimension)."""
-    dim = a.ndim
-    if dim == 0:
-        return a
-    e = PRINT_OPTS.edgeitems
-    if dim == 1:
-        if a.shape[0] > 2 * e:
-            return np.concatenate((a[:e], a[-e:]))
-        return a
-    if not e:
-        return a[tuple(slice(0, 0) for _ in range(dim))]
-    if a.shape[0] > 2 * e:
-        rows = list(range(e)) + list(range(a.shape[0] - e, a.shape[0]))
-    else:
-        rows = range(a.shape[0])
-    return np.stack([get_summarized_data(a[i]) for i in rows])
-
-
-def _tensor_str(a, indent):
-    if a.size == 0:
-        return "[]"
-    summarize = a.size > PRINT_OPTS.threshold
-    if a.dtype.kind == "c":
-        real, imag = a.real, a.imag
-        real_formatter = _Formatter(get_summarized_data(real) if summarize else real)
-        imag_formatter = _Formatter(get_summarized_data(imag) if summarize else imag)
-        return _tensor_str_with_formatter(a, indent, summarize, real_formatter, imag_formatter)
-    formatter = _Formatter(get_summarized_data(a) if summarize else a)
-    return _tensor_str_with_formatter(a, indent, summarize, formatter)
-
-
-def _add_suffixes(tensor_str, suffixes, indent, force_newline):
-    tensor_strs = [tensor_str]
-    last_line_len = len(tensor_str) - tensor_str.rfind("\n") + 1
-    for suffix in suffixes:
-        suffix_len = len(suffix)
-        if force_newline or last_line_len + suffix_len + 2 > PRINT_OPTS.linewidth:
-            tensor_strs.append(",\n" + " " * indent + suffix)
-            last_line_len = indent + suffix_len
-            force_newline = False
-        else:
-            tensor_strs.append(", " + suffix)
-            last_line_len += suffix_len + 2
-    tensor_strs.append(")")
-    return "".join(tensor_strs)
-
-
-def _is_parameter_class(cls):
-    return any(c.__name__ == "Parameter" and c.__module__.startswith("ember")
-               for c in cls.__mro__)
-
-
-def _str_intern(inp, *, tensor_contents=None):
-    from ember._tensor import Tensor
-    cls = type(inp)
-    is_plain_tensor = cls is Tensor or (cls.__name__ == "Parameter" and
-                                        cls.__module__.startswith("ember"))
-    prefix = "tensor(" if is_plain_tensor else f"{cls.__name__}("
-    indent = len(prefix)
-    suffixes = []
-    custom_contents_provided = tensor_contents is not None
-    if custom_contents_provided:
-        tensor_str = tensor_contents
-    a = inp._data
-    dt = inp.dtype
-    default = _dtype.get_default_dtype()
-    has_default_dtype = dt in (default, _dtype._default_complex(), _dtype.int64, _dtype.bool)
-    if a.size == 0:
-        if a.ndim != 1:
-            suffixes.append("size=" + str(tuple(a.shape)))
-        if dt is not default:
-            suffixes.append("dtype=" + str(dt))
-        if not custom_contents_provided:
-            tensor_str = "[]"
-    else:
-        if not PRINT_OPTS.edgeitems:
-            suffixes.append("size=" + str(tuple(a.shape)))
-        if not has_default_dtype:
-            suffixes.append("dtype=" + str(dt))
-        if not custom_contents_provided:
-            tensor_str = _tensor_str(a, indent)
-
-    grad_fn_name = None
-    try:
-        grad_fn = inp.grad_fn
-    except RuntimeError:
-        grad_fn_name = "Invalid"
-        grad_fn = None
-    if grad_fn_name is None and grad_fn is not None:
-        grad_fn_name = type(grad_fn).__name__
-    if grad_fn_name is not None:
-        suffixes.append(f"grad_fn=<{grad_fn_name}>")
-    elif inp.requires_grad:
-        suffixes.append("requires_grad=True")
-
-    string_repr = _add_suffixes(prefix + tensor_str, suffixes, indent, force_newline=False)
-    if not is_plain_tensor and _is_parameter_class(cls):
-        string_repr = f"Parameter({string_repr})"
-    return string_repr
-
-
-def _str(self, *, tensor_contents=None):
-    return _str_intern(self, tensor_contents=tensor_contents)
+def _is_ember_parameter(cls) -> bool:
+    return cls.__name__ == "Parameter" and cls.__module__.startswith("ember")
 
 
 def tensor_repr(t, *, tensor_contents=None):
-    """``repr(t)`` as torch prints it."""
-    return _str_intern(t, tensor_contents=tensor_contents)
+    """The text ``repr(t)`` produces, torch style; ``tensor_contents`` replaces the body."""
+    from ember._tensor import Tensor
+    cls = type(t)
+    plain = cls is Tensor or _is_ember_parameter(cls)
+    opener = "tensor(" if plain else cls.__name__ + "("
+    indent = len(opener)
+    arr, dt = t._data, t.dtype
+    default = _dtype.get_default_dtype()
+
+    notes = []
+    if arr.size == 0:
+        if arr.ndim != 1:
+            notes.append(f"size={tuple(arr.shape)}")
+        if dt is not default:
+            notes.append(f"dtype={dt}")
+        body = "[]"
+    else:
+        if not _OPTIONS["edgeitems"]:
+            notes.append(f"size={tuple(arr.shape)}")
+        if dt not in (default, _dtype._default_complex(), _dtype.int64, _dtype.bool):
+            notes.append(f"dtype={dt}")
+        body = None if tensor_contents is not None else _body(arr, indent)
+    if tensor_contents is not None:
+        body = tensor_contents
+
+    try:
+        fn = t.grad_fn
+        fn_name = None if fn is None else type(fn).__name__
+    except RuntimeError:
+        fn_name = "Invalid"
+    if fn_name is not None:
+        notes.append(f"grad_fn=<{fn_name}>")
+    elif t.requires_grad:
+        notes.append("requires_grad=True")
+
+    text = _append_notes(opener + body, notes, indent)
+    if not plain and any(_is_ember_parameter(c) for c in cls.__mro__):
+        text = f"Parameter({text})"
+    return text

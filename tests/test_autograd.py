@@ -1300,3 +1300,123 @@ def test_backward_create_graph_warns_once_like_torch():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         (x * x).sum().backward(create_graph=True)
+
+
+# ---- gradient stealing (Note [gradient stealing]): .grad never aliases anything else
+
+def _np(t):
+    return t.detach().numpy()
+
+
+def test_steal_no_alias_shared_grad_two_leaves():
+    import ember as E
+    a = E.randn(3, 4, requires_grad=True)
+    b = E.randn(3, 4, requires_grad=True)
+    (a + b).sum().backward()
+    assert not np.shares_memory(_np(a.grad), _np(b.grad))
+    a.grad.add_(1.0)
+    assert np.allclose(_np(b.grad), 1.0)
+
+
+def test_steal_no_alias_user_gradient():
+    import ember as E
+    a = E.randn(3, 4, requires_grad=True)
+    g = E.ones(3, 4)
+    a.backward(gradient=g)
+    assert not np.shares_memory(_np(a.grad), _np(g))
+    (a * 1.0).backward(gradient=g)
+    assert np.allclose(_np(g), 1.0)
+
+
+def test_steal_no_alias_hook_saves_grad():
+    import ember as E
+    saved = []
+    x = E.randn(5, 3, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: saved.append(g))
+    z = y + 1
+    z.register_hook(lambda g: saved.append(g))
+    x.register_hook(lambda g: saved.append(g))
+    z.sum().backward()
+    for s in saved:
+        assert not np.shares_memory(_np(x.grad), _np(s))
+    before = [_np(s).copy() for s in saved]
+    x.grad.mul_(10)
+    for s, b in zip(saved, before):
+        assert np.array_equal(_np(s), b)
+
+
+def test_steal_no_alias_retain_grad():
+    import ember as E
+    x = E.randn(4, 4, requires_grad=True)
+    y = x * 3
+    y.retain_grad()
+    (y + 0).sum().backward()
+    assert not np.shares_memory(_np(x.grad), _np(y.grad))
+
+
+def test_steal_two_backward_passes_accumulate():
+    import ember as E
+    w = E.randn(4, 3, requires_grad=True)
+    x = E.randn(5, 4)
+    (x @ w).sum().backward()
+    g1 = _np(w.grad).copy()
+    first = w.grad
+    (x @ w).sum().backward()
+    assert np.allclose(_np(w.grad), 2 * g1)
+    assert w.grad is first
+    lin = x.t() @ E.ones(5, 3)
+    assert np.allclose(_np(w.grad), 2 * _np(lin))
+
+
+def test_steal_matches_copy_values_and_is_owned():
+    import ember as E
+    w = E.randn(6, 4, requires_grad=True)
+    b = E.randn(4, requires_grad=True)
+    x = E.randn(8, 6)
+    ((x @ w + b).relu() ** 2).sum().backward()
+    gw = _np(w.grad).copy()
+    gb = _np(b.grad).copy()
+    w2 = w.detach().clone().requires_grad_()
+    b2 = b.detach().clone().requires_grad_()
+    ((x @ w2 + b2).relu() ** 2).sum().backward(retain_graph=True)
+    assert np.array_equal(gw, _np(w2.grad)) and np.array_equal(gb, _np(b2.grad))
+    assert not np.shares_memory(_np(w.grad), _np(w2.grad))
+
+
+def test_steal_custom_function_keeps_grad():
+    import ember as E
+
+    class Keep(E.autograd.Function):
+        kept = []
+
+        @staticmethod
+        def forward(ctx, x):
+            return x * 1
+
+        @staticmethod
+        def backward(ctx, g):
+            r = g * 2
+            Keep.kept.append(r)
+            return r
+
+    x = E.randn(3, requires_grad=True)
+    Keep.apply(x).sum().backward()
+    assert not np.shares_memory(_np(x.grad), _np(Keep.kept[0]))
+
+
+def test_inplace_out_path_aliasing_and_values():
+    import ember as E
+    a = E.arange(6.0)
+    a.add_(a.flip(0))
+    assert np.array_equal(_np(a), np.full(6, 5.0))
+    p = E.randn(3, 4, requires_grad=True)
+    q = p * 1
+    q.mul_(p * 2)        # backward needs the old value of q (snapshotted before the write)
+    q.sum().backward()
+    assert np.allclose(_np(p.grad), 4 * _np(p))
+    m = E.ones(2, 3)
+    m.addcmul_(E.full((2, 3), 2.0), E.full((3,), 3.0), value=0.5)
+    assert np.allclose(_np(m), 4.0)
+    m.lerp_(E.zeros(2, 3), 0.75)
+    assert np.allclose(_np(m), 1.0)

@@ -450,3 +450,31 @@ def test_vmap_every_op_against_loop(capsys):
         for f in failed:
             print("  FAIL", f)
     assert not failed
+
+
+@pytest.mark.parametrize("create_graph", [False, True])
+def test_autograd_grad_is_grads_batched_matches_torch(create_graph):
+    torch = pytest.importorskip("torch")
+    R = np.random.default_rng(5)
+    x, w = R.standard_normal((3, 4)), R.standard_normal((4, 5))
+    go = R.standard_normal((6, 3, 5))
+    unused = R.standard_normal(2)
+
+    def run(lib):
+        a = lib.tensor(x, requires_grad=True)
+        b = lib.tensor(w, requires_grad=True)
+        c = lib.tensor(unused, requires_grad=True)
+        y = (a @ b).tanh()
+        ga, gb, gc = lib.autograd.grad(y, (a, b, c), lib.tensor(go), is_grads_batched=True,
+                                       create_graph=create_graph, allow_unused=True)
+        assert gc is None
+        assert ga.requires_grad == create_graph
+        if create_graph:
+            (h,) = lib.autograd.grad(ga.sum() + gb.pow(2).sum(), a)
+            return ga, gb, h
+        return ga, gb
+
+    for e, t in zip(run(ember), run(torch)):
+        assert tuple(e.shape) == tuple(t.shape)
+        np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-10,
+                                   atol=1e-12)

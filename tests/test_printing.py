@@ -259,3 +259,27 @@ def test_printing_does_not_dispatch():
         repr(x)
         repr(ember.tensor([1 + 1j]))
     assert seen == []
+
+
+EXTRA_ARRAYS = [np.array([0.0, np.nan, np.inf], np.float32), np.array([0.0, -0.0], np.float32),
+                np.array([np.nan, 1.0, -np.inf]), np.array([1e-9, 1e12, -3.0]),
+                np.zeros((2, 0, 3), np.float32), np.arange(24.0).reshape(2, 3, 4) / 3,
+                np.array([[True, False], [True, True]]), np.array([-7, 30000], np.int16),
+                np.array([1e-3 + 1e5j, -2 - 0.5j], np.complex128), np.array(True),
+                np.array(-3, np.int8), np.array(1 - 1j, np.complex64)]
+
+
+@pytest.mark.parametrize("opts", [dict(), dict(sci_mode=True), dict(edgeitems=0, threshold=2),
+                                  dict(edgeitems=1, threshold=4, linewidth=20),
+                                  dict(precision=0), dict(threshold=0)], ids=str)
+def test_special_values_under_options(opts, restore_printoptions):
+    ember.set_printoptions(**opts)
+    torch.set_printoptions(**opts)
+    for arr in EXTRA_ARRAYS:
+        _check(arr)
+
+
+def test_custom_tensor_contents():
+    e = ember.tensor([1.0, 2.0], requires_grad=True)
+    t = torch.tensor([1.0, 2.0], requires_grad=True)
+    assert e.__repr__(tensor_contents="[X]") == t.__repr__(tensor_contents="[X]")

@@ -140,3 +140,123 @@ def test_record_function_without_profiler_and_flops():
     assert mm.flops == 2 * 3 * 3 * 3 and mm.cpu_parent.name == "deco"
     assert "Total MFLOPs" in p.key_averages().table()
     assert ProfilerAction.RECORD_AND_SAVE.value == 3
+
+
+# ------------------------------------------------------------------ memory, stacks, traces
+
+def test_memory_allocated_and_freed_known_workloads():
+    with profile(profile_memory=True) as p:
+        a = ember.ones(1000, 1000)
+        b = ember.ones(10, 20)
+        with record_function("free_a"):
+            c = ember.mm(b.t(), b)                  # 20x20 f32 = 1600 bytes
+            del a                                   # released inside the range
+        d = c.view(400)                             # a view: no new memory
+    ones = [e for e in p.events() if e.name == "aten::ones"]
+    assert ones[0].cpu_memory_usage == 4_000_000 == ones[0].self_cpu_memory_usage
+    assert ones[1].cpu_memory_usage == 800
+    mm = next(e for e in p.events() if e.name == "aten::mm")
+    assert mm.self_cpu_memory_usage == mm.cpu_memory_usage == 1600
+    rng = next(e for e in p.events() if e.name == "free_a")
+    assert rng.self_cpu_memory_usage == -4_000_000
+    assert rng.cpu_memory_usage == -4_000_000 + 1600 + sum(
+        c.cpu_memory_usage for c in rng.cpu_children if c.name != "aten::mm")
+    view = next(e for e in p.events() if e.name == "aten::view")
+    assert view.cpu_memory_usage == 0
+    ka = p.key_averages()
+    assert next(e for e in ka if e.key == "aten::ones").cpu_memory_usage == 4_000_800
+    del b, c, d
+
+
+def test_frees_outside_ops_and_after_stop():
+    a = None
+    with profile(profile_memory=True) as p:
+        a = ember.ones(100)
+        a = None                                    # freed outside any op: a [memory] row
+    mem = [e for e in p.events() if e.name == "[memory]"]
+    assert [e.self_cpu_memory_usage for e in mem] == [-400]
+    with profile(profile_memory=True) as p2:
+        keep = ember.ones(50)
+    del keep                                        # after stop: not charged
+    assert sum(e.self_cpu_memory_usage for e in p2.events()) == 200
+    assert state.modes == ()
+
+
+def test_memory_table_like_torch_release_example():
+    nn = ember.nn
+
+    class Block(nn.Module):
+        def __init__(self, c):
+            super().__init__()
+            self.c1 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b1 = nn.BatchNorm2d(c)
+            self.c2 = nn.Conv2d(c, c, 3, padding=1, bias=False)
+            self.b2 = nn.BatchNorm2d(c)
+
+        def forward(self, x):
+            return (self.b2(self.c2(self.b1(self.c1(x)).relu())) + x).relu()
+
+    model = nn.Sequential(nn.Conv2d(3, 8, 3, padding=1), nn.ReLU(), Block(8), Block(8),
+                          nn.AdaptiveAvgPool2d(1), nn.Flatten(), nn.Linear(8, 10))
+    inputs = ember.randn(2, 3, 16, 16)
+    with ember.autograd.profiler.profile(profile_memory=True, record_shapes=True) as prof:
+        model(inputs)
+    t = prof.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=10)
+    tm = torch.nn.Conv2d(3, 8, 3)
+    with torch.autograd.profiler.profile(profile_memory=True, record_shapes=True) as tp:
+        tm(torch.randn(1, 3, 8, 8))
+    tt = tp.key_averages().table(sort_by="self_cpu_memory_usage", row_limit=10)
+    assert t.splitlines()[1].split() == tt.splitlines()[1].split()
+    assert "CPU Mem" in t and "Self CPU Mem" in t
+    rows = t.strip().splitlines()[3:-2]
+    assert len(rows) == 10
+    ka = sorted(prof.key_averages(), key=lambda e: e.self_cpu_memory_usage, reverse=True)
+    assert rows[0].split()[0] == ka[0].key
+    conv = next(e for e in prof.key_averages() if e.key == "aten::convolution")
+    # 1 conv 2x8x16x16 + 4 block convs 2x8x16x16, float32
+    assert conv.cpu_memory_usage == 5 * 2 * 8 * 16 * 16 * 4
+
+
+def test_chrome_trace_nested_ranges_and_memory_counters(tmp_path):
+    with profile(profile_memory=True, with_stack=True) as p:
+        with record_function("outer"):
+            with record_function("inner"):
+                x = ember.ones(256, 256)
+            y = x + 1
+        del x, y
+    path = tmp_path / "t.json"
+    p.export_chrome_trace(str(path))
+    with open(path) as f:
+        data = json.load(f)
+    evs = data["traceEvents"]
+    spans = {e["name"]: e for e in evs if e["ph"] == "X"}
+    o, i, ones = spans["outer"], spans["inner"], spans["aten::ones"]
+    assert o["ts"] <= i["ts"] and i["ts"] + i["dur"] <= o["ts"] + o["dur"]
+    assert i["ts"] <= ones["ts"] and ones["ts"] + ones["dur"] <= i["ts"] + i["dur"]
+    counters = [e for e in evs if e["ph"] == "C"]
+    totals = [e["args"]["Total Allocated"] for e in counters]
+    assert totals[:2] == [262144, 524288] and totals[-1] == 0
+    assert ones["args"]["CPU Mem"] == 262144
+    assert ones["args"]["Source"].startswith(__file__ + ":")
+
+
+def test_with_stack_source_and_export_stacks(tmp_path):
+    def user_fn(x):
+        return ember.mm(x, x)                       # the line the mm event points at
+
+    import inspect
+    line = inspect.getsourcelines(user_fn)[1] + 1
+    with profile(with_stack=True) as p:
+        user_fn(ember.randn(64, 64))
+    mm = next(e for e in p.events() if e.name == "aten::mm")
+    assert mm.source == f"{__file__}:{line}"
+    assert all("ember" not in fr.split("/")[-1] for fr in mm.stack[:1])
+    path = tmp_path / "stacks.txt"
+    p.export_stacks(str(path), metric="self_cpu_time_total")
+    lines = path.read_text().splitlines()
+    assert lines
+    mm_lines = [ln for ln in lines if ln.rsplit(" ", 1)[0].endswith(";aten::mm")]
+    assert len(mm_lines) == 1
+    stack, value = mm_lines[0].rsplit(" ", 1)
+    assert int(value) > 0 and "user_fn" in stack.split(";")[-2]
+    assert all(len(ln.rsplit(" ", 1)) == 2 and ln.rsplit(" ", 1)[1].isdigit() for ln in lines)

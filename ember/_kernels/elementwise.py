@@ -634,6 +634,48 @@ def addcdiv(a, t1, t2, value=1):
     return np.add(a, np.multiply(q, value) if value != 1 else q)
 
 
+# ``*_out`` kernels: the in-place variants' writers (``out`` has the result's dtype and shape,
+# checked by the dispatcher); the arithmetic is the same as the kernels above, op for op.
+
+
+def addcmul_out(out, a, t1, t2, value=1):
+    dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
+    value = _value(value, dt)
+    np.add(a, np.multiply(np.multiply(t1, t2), value) if value != 1 else np.multiply(t1, t2),
+           out=out)
+
+
+def addcdiv_out(out, a, t1, t2, value=1):
+    dt = dtype_of(a, t1, t2)
+    if dt.kind in "biu":
+        raise RuntimeError(_ADDCDIV_INT)
+    value = _value(value, dt)
+    q = np.true_divide(t1, t2)
+    np.add(a, np.multiply(q, value) if value != 1 else q, out=out)
+
+
+def lerp_out(out, a, b, w):
+    if isinstance(w, np.ndarray) or type(w) not in (float, int):
+        np.copyto(out, lerp(a, b, w), casting="unsafe")
+        return
+    dt = _lerp_check(a, b, w)
+    a = np.asarray(a)
+    d = np.subtract(b, a)
+    # lerp's where(small, ...) with a scalar weight picks one branch for every element
+    if abs(w) < 0.5:
+        np.add(a, w * d, out=out, casting="unsafe")
+    else:
+        np.subtract(b, d * (1 - np.asarray(w)), out=out, casting="unsafe")
+
+
+def clamp_out(out, a, lo=None, hi=None):
+    dt = dtype_of(a)
+    if lo is None or hi is None or dt.kind in "cb":
+        np.copyto(out, clamp(a, lo, hi), casting="unsafe")
+    else:
+        np.clip(a, lo, hi, out=out)
+
+
 # ------------------------------------------------------------------ clamp
 
 

@@ -297,7 +297,7 @@ def _window_max(x, specs):
 
 
 def _low(dt):
-    if dt.kind == "f":
+    if dt.kind == "f" or dt.kind == "V":          # "V": ml_dtypes' bfloat16
         return -np.inf
     if dt.kind == "b":
         return False

@@ -55,6 +55,34 @@ div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _EK.true_divide,
 div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                  _EK.div_mode, function=False, method=False, inplace=True,
                  saves=("self", "other"))
+
+
+# in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
+@add.def_kernel_out
+def _(out, a, b, alpha=1):
+    np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
+
+
+@sub.def_kernel_out
+def _(out, a, b, alpha=1):
+    if out.dtype == np.bool_ or isinstance(b, bool) or isinstance(a, bool):
+        np.copyto(out, _sub(a, b, alpha))      # raises
+        return
+    np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
+
+
+@mul.def_kernel_out
+def _(out, a, b):
+    np.multiply(a, b, out=out)
+
+
+def _div_out(out, a, b):
+    np.true_divide(a, b, out=out)
+
+
+div.def_kernel_out(_EK.quiet(_div_out))
+
+
 def _neg(a):
     if isinstance(a, np.ndarray) and a.dtype == np.bool_:
         raise RuntimeError("Negation, the `-` operator, on a bool tensor is not supported. If you "

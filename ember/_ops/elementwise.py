@@ -659,6 +659,9 @@ addcmul = _op("addcmul(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar va
               K.addcmul, saves=("tensor1", "tensor2"))
 addcdiv = _op("addcdiv(Tensor self, Tensor tensor1, Tensor tensor2, *, Scalar value=1) -> Tensor",
               K.addcdiv, saves=("tensor1", "tensor2"))
+addcmul.def_kernel_out(K.addcmul_out)
+addcdiv.def_kernel_out(K.addcdiv_out)
+lerp.def_kernel_out(K.lerp_out)
 
 
 def _check_addcdiv(t1, t2):
@@ -709,6 +712,7 @@ def _(ctx, g, self, t1, t2, value):
 
 clamp = _op("clamp.Tensor(Tensor self, Tensor? min=None, Tensor? max=None) -> Tensor", K.clamp,
             saves=("self", "min", "max"))
+clamp.def_kernel_out(K.clamp_out)
 clamp_min = _op("clamp_min.Tensor(Tensor self, Tensor min) -> Tensor", K.clamp_min,
                 saves=("self", "min"))
 clamp_max = _op("clamp_max.Tensor(Tensor self, Tensor max) -> Tensor", K.clamp_max,

@@ -29,6 +29,9 @@ class OpDef:
         self.name = self.schema.full_name           # 'add.Tensor'
         self.public_name = self.schema.name         # 'add'
         self.kernel = kernel
+        # optional ``kernel_out(out, *vals)``: writes the result straight into ``out`` (used by
+        # the in-place variant when dtypes and shapes allow; see _dispatch._call_inplace)
+        self.kernel_out = None
         self.composite = composite
         self.backward = None
         self.jvp = None
@@ -94,6 +97,10 @@ class OpDef:
 
     def def_jvp(self, fn):
         self._set("jvp", fn)
+        return fn
+
+    def def_kernel_out(self, fn):
+        self._set("kernel_out", fn)
         return fn
 
     def def_batch_rule(self, fn):

@@ -91,14 +91,43 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         _warnings.warn("only_inputs argument is deprecated and is ignored now (defaults to "
                        "True). To accumulate gradient for other parts of the graph, please use "
                        "torch.autograd.backward.", FutureWarning, stacklevel=2)
-    if is_grads_batched:
-        raise NotImplementedError("autograd.grad(is_grads_batched=True) needs ember.func.vmap")
     grad_outputs = _as_tuple(grad_outputs)
     if grad_outputs is None:
         grad_outputs = (None,) * len(outputs)
+    if is_grads_batched:
+        return _grad_batched(outputs, inputs, inputs_t, grad_outputs, retain_graph,
+                             create_graph, allow_unused, materialize_grads)
     result = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs_t,
                           allow_unused=allow_unused, accumulate=False,
                           materialize_grads=materialize_grads)
+    if type(inputs) is dict:
+        return dict(zip(inputs.keys(), result))
+    return result
+
+
+def _grad_batched(outputs, inputs, inputs_t, grad_outputs, retain_graph, create_graph,
+                  allow_unused, materialize_grads):
+    """``grad(..., is_grads_batched=True)``: the vjp vmapped over dim 0 of each
+    grad_output (one backward pass with batched cotangents)."""
+    from ember.func import vmap
+    if any(g is not None and not isinstance(g, Tensor) for g in grad_outputs):
+        raise RuntimeError("grad_outputs must be Tensors when is_grads_batched=True")
+    keep = [i for i, g in enumerate(grad_outputs) if g is not None]
+    unused = []
+
+    def vjp(*gs):
+        go = list(grad_outputs)
+        for i, g in zip(keep, gs):
+            go[i] = g
+        res = run_backward(outputs, tuple(go), retain_graph, create_graph, inputs=inputs_t,
+                           allow_unused=allow_unused, accumulate=False,
+                           materialize_grads=materialize_grads)
+        unused[:] = [r is None for r in res]
+        # vmap outputs must be tensors: a placeholder for unused inputs
+        return tuple(gs[0].new_zeros(()) if r is None else r for r in res)
+
+    res = vmap(vjp)(*[grad_outputs[i] for i in keep])
+    result = tuple(None if u else r for r, u in zip(res, unused))
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))
     return result

@@ -12,6 +12,7 @@ Backward may be called reentrantly from inside backward: all engine state is per
 from __future__ import annotations
 
 import heapq
+import sys
 import threading
 
 import numpy as np
@@ -188,6 +189,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                         gs = list(r)
             if state.anomaly:
                 out = _apply_anomaly(node, gs)
+            elif is_acc and not create_graph and type(node) is AccumulateGrad:
+                out = g = r = None      # drop this loop's own references before counting
+                out = node.apply(gs, _sole_owner(gs))
             else:
                 out = node.apply(gs)
             if node._hooks:
@@ -278,6 +282,65 @@ def _topo_nodes(starts):
                 post.append(node)
     post.reverse()
     return post
+
+
+def _ref_counts(gs):
+    g = gs[0]
+    arr = g._data
+    b = arr.base
+    gb = g._base
+    return (sys.getrefcount(g), sys.getrefcount(arr),
+            sys.getrefcount(b) if b is not None else 0,
+            sys.getrefcount(gb) if gb is not None else 0)
+
+
+def _calibrate():
+    """The counts of fresh, sole-owned gradients: an owning one, and a view (``t()``)."""
+    plain = _ref_counts([_make(np.empty((2, 3))[::1])])
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        view = _ref_counts([_make(np.empty((2, 3))).t()])
+    finally:
+        state.grad_enabled = prev
+    return plain, view
+
+
+_SOLE = None
+
+
+def _sole_owner(gs):
+    """Note [gradient stealing]: may ``gs[0]`` become a leaf's ``.grad`` without a copy?
+    Only if nothing but the engine's list refers to the Tensor (not a root gradient, which
+    ``grads`` holds; not a tensor sent to another edge, which a buffer holds; not one a hook,
+    ``retain_grad``, ``autograd.grad`` capture or a custom backward kept), nothing but that
+    Tensor refers to its array, and, for a view, nothing but the view refers to its base
+    Tensor and nothing but the two refer to the base array. Reference counts are compared
+    exactly with those of fresh tensors, so any other holder means a copy."""
+    global _SOLE
+    g = gs[0] if gs else None
+    if type(g) is not Tensor or g._requires_grad:
+        return False
+    arr = g._data
+    if type(arr) is not np.ndarray or not arr.flags.writeable:
+        return False
+    b = arr.base
+    gb = g._base
+    if gb is not None:
+        if type(gb) is not Tensor or gb._base is not None or gb._data is not b or \
+                gb._requires_grad:
+            return False
+    if b is not None and (type(b) is not np.ndarray or b.base is not None):
+        return False
+    view = gb is not None
+    del g, arr, b, gb
+    if _SOLE is None:
+        _SOLE = _calibrate()
+    counts = _ref_counts(gs)
+    ref = _SOLE[1] if view else _SOLE[0]
+    if counts[0] != ref[0] or counts[1] != ref[1] or counts[3] != ref[3]:
+        return False
+    return (counts[2] == 0 and not view) or counts[2] == ref[2]
 
 
 def _accumulate(buffers, node, nr, g):

@@ -75,11 +75,14 @@ class _ForwardMode(Mode):
         import ember
         from ember.autograd import grad as _agrad
         from ember.autograd.grad_mode import enable_grad
+        outs = out if isinstance(out, (list, tuple)) else (out,)
+        if not op.differentiable or not any(
+                isinstance(o, Tensor) and (o.is_floating_point() or o.is_complex())
+                for o in outs):
+            return [None] * len(outs)
         if op.backward is None and op.composite is None:
             raise RuntimeError(f"Trying to use forward AD with {op.public_name} that does not "
                                f"support it because it has no derivative formula")
-        if not op.differentiable:
-            return [None] * (len(out) if isinstance(out, (list, tuple)) else 1)
         fresh = []
         new_args = list(args)
         with enable_grad():
@@ -200,3 +203,82 @@ def unpack_dual(tensor, *, level=None):
     finally:
         state.modes = modes
     return UnpackedDualTensor(primal, t)
+
+
+def _function_apply(cls, setup, args, kwargs, apply):
+    """``autograd.Function.apply`` under active forward AD levels (hook from function.py).
+
+    Like torch, ``forward`` runs on the primals with the levels carrying input tangents
+    disabled, then ``cls.jvp(ctx, *tangents)`` gives the output tangents at each such level:
+    one tangent per forward argument (zeros for a tensor without one, None for a
+    non-tensor), and ``ctx.saved_tensors`` reads the ``ctx.save_for_forward`` tensors."""
+    import ember
+    from ember._state import state
+    active = [m for m in _levels
+              if any(isinstance(a, Tensor) and m.get(a) is not None for a in args)]
+    ctx = cls._backward_cls()
+    if not active:
+        return apply(cls, setup, args, kwargs, ctx)
+    modes = state.modes
+    state.modes = tuple(x for x in modes if not any(x is m for m in active))
+    try:
+        out = apply(cls, setup, args, kwargs, ctx)
+    finally:
+        state.modes = modes
+    outs = out if isinstance(out, tuple) else (out,)
+    non_diff = {id(t) for t in (getattr(ctx, "non_differentiable", None) or ())}
+    for m in active:
+        tangents = []
+        for a in args:
+            if not isinstance(a, Tensor):
+                tangents.append(None)
+            else:
+                t = m.get(a)
+                if t is None:
+                    with _without(m):
+                        t = ember.zeros_like(a)
+                tangents.append(t)
+        saved, released = ctx._saved, ctx._released
+        sff = getattr(ctx, "saved_for_forward", None)
+        if sff is not None:
+            ctx._saved = [(None, 0, False) if t is None else (t, t._version, False)
+                          for t in sff]
+            ctx._released = False
+        try:
+            with _without(m):
+                res = cls.jvp(ctx, *tangents)
+        finally:
+            ctx._saved, ctx._released = saved, released
+        res = res if isinstance(res, tuple) else (res,)
+        if len(res) != len(outs):
+            raise RuntimeError(f"jvp() returned an incorrect number of tangents (got "
+                               f"{len(res)}, but expected {len(outs)})")
+        for o, t in zip(outs, res):
+            if t is None or not isinstance(o, Tensor) or id(o) in non_diff:
+                continue
+            if not (o.is_floating_point() or o.is_complex()):
+                continue
+            if tuple(t.shape) != tuple(o.shape):
+                raise RuntimeError(f"Trying to set a forward gradient that has a different "
+                                   f"size than that of the original Tensor, this is not "
+                                   f"supported. Tensor is of size {list(o.shape)} while the "
+                                   f"given forward gradient is of size {list(t.shape)}.")
+            m.set(o, t)
+    return out
+
+
+class _without:
+    """Runs a block with the forward AD mode ``m`` off the mode stack."""
+
+    def __init__(self, m):
+        self.m = m
+
+    def __enter__(self):
+        from ember._state import state
+        self.modes = state.modes
+        state.modes = tuple(x for x in self.modes if x is not self.m)
+
+    def __exit__(self, *exc):
+        from ember._state import state
+        state.modes = self.modes
+        return False

@@ -248,8 +248,12 @@ def _is_setup_context_defined(fn):
     return fn is not _SingleLevelFunction.setup_context
 
 
-def _apply(cls, setup, args, kwargs):
-    ctx = cls._backward_cls()
+def _apply(cls, setup, args, kwargs, ctx=None):
+    if ctx is None:
+        from ember.autograd import forward_ad
+        if forward_ad._levels:      # dual inputs: forward on primals, tangents by cls.jvp
+            return forward_ad._function_apply(cls, setup, args, kwargs, _apply)
+        ctx = cls._backward_cls()
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
     ctx.needs_input_grad = needs

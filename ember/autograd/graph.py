@@ -404,12 +404,12 @@ class AccumulateGrad(Node):
     def variable(self):
         return self._variable()
 
-    def apply(self, grads):
+    def apply(self, grads, steal=False):
         g = grads[0]
         t = self._variable()
         if t is None or g is None:
             return []
-        accumulate_into_grad(t, g)
+        accumulate_into_grad(t, g, steal)
         m = t._meta
         if m.post_acc_hooks:
             for _, h in list(m.post_acc_hooks):
@@ -417,9 +417,12 @@ class AccumulateGrad(Node):
         return []
 
 
-def accumulate_into_grad(t, g):
+def accumulate_into_grad(t, g, steal=False):
     """``t.grad += g`` with torch's rules: the first gradient is copied (kept differentiable
-    under create_graph), later ones are added in place unless a graph is being built."""
+    under create_graph), later ones are added in place unless a graph is being built.
+
+    ``steal``: the engine proved nothing else refers to ``g`` or its memory (Note [gradient
+    stealing] in engine.py); the first gradient then becomes ``.grad`` without a copy."""
     m = t._autograd_meta()
     old = m.grad
     if g._data.shape != t._data.shape:
@@ -431,8 +434,12 @@ def accumulate_into_grad(t, g):
         m.grad = g.clone() if old is None else old + g
     elif old is None:
         arr = g._data
-        m.grad = _make(np.array(arr, copy=True, order="C") if arr.dtype == t._data.dtype
-                       else arr.astype(t._data.dtype))
+        if arr.dtype != t._data.dtype:
+            m.grad = _make(arr.astype(t._data.dtype))
+        elif steal and arr.shape == t._data.shape and arr.flags.writeable:
+            m.grad = _make(arr)
+        else:
+            m.grad = _make(np.array(arr, copy=True, order="C"))
     elif old._requires_grad or not old._data.flags.writeable:
         m.grad = old.detach() + g
     else:

@@ -15,7 +15,10 @@ import json
 import threading
 import time
 import traceback
+import weakref
 from collections import OrderedDict
+
+import numpy as np
 
 from ember._dispatch import Mode
 from ember._tensor import Tensor
@@ -47,11 +50,14 @@ class FunctionEvent:
         self.stack = stack or []
         self.cpu_children = []
         self.cpu_parent = None
-        self.cpu_memory_usage = 0
+        self.cpu_memory_usage = 0     # bytes allocated minus freed, children included
+        self._self_mem = 0            # bytes allocated minus freed by this event itself
         self.flops = 0
         self.count = 1
         self.is_user_annotation = is_user_annotation
         self.device_type = "CPU"
+        # innermost user frame ("file:line") when recorded with_stack
+        self.source = _source_of(self.stack)
 
     @property
     def cpu_time_total(self):
@@ -111,6 +117,17 @@ class FunctionEventAvg:
                 f"{_format_time(self.cpu_time)} input_shapes={self.input_shapes}>")
 
 
+def _source_of(stack):
+    if not stack:
+        return None
+    fr = stack[0]                 # "file(line): name", innermost first
+    head = fr.split(": ", 1)[0]
+    if head.endswith(")") and "(" in head:
+        f, line = head[:-1].rsplit("(", 1)
+        return f"{f}:{line}"
+    return head
+
+
 def _format_time(us):
     if abs(us) >= 1e6:
         return f"{us / 1e6:.3f}s"
@@ -140,6 +157,7 @@ class EventList(list):
         super().__init__(*args)
         self._profile_memory = profile_memory
         self._with_flops = with_flops
+        self._memory_records = []     # (ts_us, delta_bytes, total_allocated, thread)
 
     @property
     def self_cpu_time_total(self):
@@ -226,9 +244,37 @@ class EventList(list):
                 d["args"]["Input Dims"] = e.input_shapes
             if e.stack:
                 d["args"]["Call stack"] = ";".join(e.stack)
+                if e.source:
+                    d["args"]["Source"] = e.source
+            if self._profile_memory:
+                d["args"]["CPU Mem"] = e.cpu_memory_usage
+                d["args"]["Self CPU Mem"] = e.self_cpu_memory_usage
             events.append(d)
+        for ts, delta, total, tid in self._memory_records:
+            events.append({"ph": "C", "cat": "cpu_instant_event", "name": "[memory]",
+                           "pid": 0, "tid": tid, "ts": ts,
+                           "args": {"Total Allocated": total}})
+            events.append({"ph": "i", "s": "t", "cat": "cpu_instant_event",
+                           "name": "[memory]", "pid": 0, "tid": tid, "ts": ts,
+                           "args": {"Device Type": 0, "Device Id": -1, "Addr": 0,
+                                    "Bytes": delta, "Total Allocated": total,
+                                    "Total Reserved": total}})
         with open(path, "w") as f:
             json.dump({"traceEvents": events, "displayTimeUnit": "ms"}, f)
+
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Flame-graph input: one ``frame;frame;...;op value`` line (outermost frame first)
+        per event recorded with a stack and a non-zero ``metric``."""
+        with open(path, "w") as f:
+            for e in self:
+                if not e.stack:
+                    continue
+                v = int(getattr(e, metric, 0) or 0)
+                if v <= 0:
+                    continue
+                frames = [fr.replace(";", ",").replace(" ", "_") for fr in reversed(e.stack)]
+                f.write(";".join(frames + [e.name.replace(" ", "_")]) + f" {v}\n")
 
 
 def _shape(a):
@@ -239,12 +285,29 @@ def _shape(a):
     return []
 
 
-def _out_bytes(r):
+def _root(a):
+    """The array owning ``a``'s memory (following views)."""
+    while isinstance(a.base, np.ndarray):
+        a = a.base
+    return a
+
+
+def _out_tensors(r, out):
     if isinstance(r, Tensor):
-        return r._data.nbytes
-    if isinstance(r, (list, tuple)):
-        return sum(_out_bytes(x) for x in r)
-    return 0
+        out.append(r)
+    elif isinstance(r, (list, tuple)):
+        for x in r:
+            _out_tensors(x, out)
+    return out
+
+
+def _in_roots(args, kwargs):
+    ids = set()
+    for a in _out_tensors(list(args) + list(kwargs.values()), []):
+        d = getattr(a, "_data", None)
+        if isinstance(d, np.ndarray):
+            ids.add(id(_root(d)))
+    return ids
 
 
 _FLOP_OPS = {"mm", "addmm", "bmm", "baddbmm", "matmul"}
@@ -276,10 +339,10 @@ class _ProfilerMode(Mode):
                      [_shape(a) for a in args] if p.record_shapes else None)
         try:
             r = op(*args, **kwargs)
+            if p.profile_memory:
+                p._track_outputs(r, args, kwargs)
         finally:
             p._pop(ev)
-        if p.profile_memory:
-            ev.cpu_memory_usage = _out_bytes(r)
         if p.with_flops:
             ev.flops = _flops(op, args)
         return r
@@ -303,12 +366,59 @@ class profile:
         self._stack = []
         self._next_id = 0
         self.function_events = None
+        self._mem_records = []
+        self._tracked = {}            # id(root array) -> weakref.finalize
+        self._mem_total = 0
+
+    # -------------------------------------------------------------- memory
+    def _track_outputs(self, r, args, kwargs):
+        """Charge the new memory of ``r``'s tensors to the innermost open event and watch
+        it (a finalizer on the owning NumPy array) to charge its release later."""
+        outs = _out_tensors(r, [])
+        if not outs:
+            return
+        ins = None
+        for t in outs:
+            d = getattr(t, "_data", None)
+            if not isinstance(d, np.ndarray):
+                continue
+            root = _root(d)
+            rid = id(root)
+            if rid in self._tracked:
+                continue
+            if ins is None:
+                ins = _in_roots(args, kwargs)
+            if rid in ins:                    # a view of (or the same as) an input
+                continue
+            n = root.nbytes
+            if n == 0:
+                continue
+            try:
+                fin = weakref.finalize(root, _freed, weakref.ref(self), rid, n)
+            except TypeError:
+                continue
+            fin.atexit = False
+            self._tracked[rid] = fin
+            self._mem_event(n)
+
+    def _mem_event(self, delta):
+        self._mem_total += delta
+        tid = threading.get_ident()
+        self._mem_records.append((_now_us(), delta, self._mem_total, tid))
+        if self._stack:
+            self._stack[-1]._self_mem += delta
+        else:                                  # outside every op/range: like torch
+            ev = FunctionEvent(self._next_id, "[memory]", _now_us(), tid)
+            self._next_id += 1
+            ev._self_mem = ev.cpu_memory_usage = delta
+            self._events.append(ev)
 
     # -------------------------------------------------------------- recording
     def _start(self):
         if self._recording:
             return
         self._events, self._stack = [], []
+        self._mem_records, self._mem_total = [], 0
         self._recording = True
         self._mode.__enter__()
         _local.active.append(self)
@@ -322,16 +432,20 @@ class profile:
             _local.active.remove(self)
         for ev in reversed(self._stack):     # ranges still open
             self._pop(ev)
+        for fin in self._tracked.values():   # stop watching: later frees aren't ours
+            fin.detach()
+        self._tracked = {}
         self.function_events = EventList(
             sorted(self._events, key=lambda e: (e.start_us, -e.end_us)),
             profile_memory=self.profile_memory, with_flops=self.with_flops)
+        self.function_events._memory_records = self._mem_records
 
     def _push(self, name, shapes=None, user=False):
         stack = None
         if self.with_stack:
             stack = [f"{f.filename}({f.lineno}): {f.name}"
                      for f in reversed(traceback.extract_stack()[:-3])
-                     if "/ember/" not in f.filename]
+                     if "/ember/" not in f.filename and not f.filename.startswith("<ember")]
         ev = FunctionEvent(self._next_id, name, _now_us(), threading.get_ident(), shapes,
                            stack, is_user_annotation=user)
         self._next_id += 1
@@ -350,8 +464,8 @@ class profile:
                 if top is ev:
                     break
                 top.end_us = ev.end_us
-        if ev.cpu_children and ev.is_user_annotation:
-            ev.cpu_memory_usage = sum(c.cpu_memory_usage for c in ev.cpu_children)
+                _close_mem(top)
+        _close_mem(ev)
 
     def __enter__(self):
         if self.enabled:
@@ -362,6 +476,11 @@ class profile:
         if self.enabled:
             self._stop()
         return False
+
+    def export_stacks(self, path, metric="self_cpu_time_total"):
+        """Write flame-graph stacks (needs ``with_stack=True``)."""
+        self._check()
+        self.function_events.export_stacks(path, metric)
 
     # -------------------------------------------------------------- results
     def _check(self):
@@ -397,6 +516,18 @@ class profile:
 
     def __str__(self):
         return self.table() if self.function_events is not None else "<unfinished profile>"
+
+
+def _close_mem(ev):
+    ev.cpu_memory_usage = ev._self_mem + sum(c.cpu_memory_usage for c in ev.cpu_children)
+
+
+def _freed(pref, rid, n):
+    p = pref()
+    if p is None or p._tracked.pop(rid, None) is None:
+        return
+    if p._recording:
+        p._mem_event(-n)
 
 
 class record_function:

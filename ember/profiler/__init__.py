@@ -113,14 +113,6 @@ class profile(_ap.profile):
         if self.current_action in _RECORDING and not self._recording:
             self._start()
 
-    def export_stacks(self, path, metric="self_cpu_time_total"):
-        self._check()
-        with open(path, "w") as f:
-            for e in self.function_events:
-                if e.stack:
-                    f.write(";".join(reversed(e.stack)) + " " +
-                            str(int(getattr(e, metric))) + "\n")
-
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
     """An ``on_trace_ready`` writing each trace to

@@ -165,3 +165,23 @@ def test_functional_call():
     np.testing.assert_allclose(_np(y2), np.ones((4, 2)))
     with pytest.raises(RuntimeError, match="Missing key"):
         U.stateless.functional_call(m, {"weight": w}, (x,), strict=True)
+
+
+@pytest.mark.parametrize("dim", [0, 1, None])
+def test_weight_norm_dims_match_torch(dim):
+    e, t = nn.Linear(4, 3), torch.nn.Linear(4, 3)
+    with torch.no_grad():
+        for pe, pt in zip(e.parameters(), t.parameters()):
+            pt.copy_(torch.from_numpy(_np(pe).copy()))
+    U.weight_norm(e, dim=dim)
+    with pytest.warns(FutureWarning):
+        torch.nn.utils.weight_norm(t, dim=dim)
+    assert e.weight_g.shape == tuple(t.weight_g.shape)
+    np.testing.assert_allclose(_np(e.weight_g), t.weight_g.detach().numpy(), rtol=1e-6)
+    np.testing.assert_allclose(_np(e.weight), t.weight.detach().numpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(RuntimeError, match="Cannot register two weight_norm hooks"):
+        U.weight_norm(e, dim=dim)
+    U.remove_weight_norm(e)
+    np.testing.assert_allclose(_np(e.weight), t.weight.detach().numpy(), rtol=1e-6, atol=1e-7)
+    with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
+        U.remove_weight_norm(e)

@@ -1,77 +1,95 @@
-"""weight_norm / remove_weight_norm (torch.nn.utils.weight_norm, the hook-based version)."""
-import warnings
+"""Hook-based weight normalisation (the ``torch.nn.utils.weight_norm`` API).
 
-import ember
+A parameter ``w`` is split into a magnitude ``w_g`` and a direction ``w_v`` with
+``w = w_g * w_v / ||w_v||`` (the norm taken over every dimension except ``dim``).
+A forward pre-hook rebuilds ``w`` from the two pieces before each call.
+"""
+import ember  # noqa: F401  (keeps ember's tensor methods loaded for the maths below)
 from ember.nn.parameter import Parameter, UninitializedParameter
 
 __all__ = ["WeightNorm", "weight_norm", "remove_weight_norm"]
 
 
 def norm_except_dim(v, pow=2, dim=0):
+    """p-norm of ``v`` over all dimensions but ``dim`` (kept as size-1 dims).
+
+    ``dim == -1`` means "no dimension is spared": a single norm over the whole tensor.
+    """
     if dim == -1:
-        return v.norm(pow) if hasattr(v, "norm") else (v.abs() ** pow).sum() ** (1.0 / pow)
-    dims = [d for d in range(v.dim()) if d != dim]
-    return ((v.abs() ** pow).sum(dims, keepdim=True)) ** (1.0 / pow)
+        if hasattr(v, "norm"):
+            return v.norm(pow)
+        return (v.abs() ** pow).sum() ** (1.0 / pow)
+    reduce_over = [d for d in range(v.dim()) if d != dim]
+    return (v.abs() ** pow).sum(reduce_over, keepdim=True) ** (1.0 / pow)
 
 
-def _weight_norm(v, g, dim=0):
-    return v * (g / norm_except_dim(v, 2, dim))
+def _rebuild(direction, magnitude, dim):
+    return direction * (magnitude / norm_except_dim(direction, 2, dim))
 
 
 class WeightNorm:
+    """The pre-hook object; ``name`` is the parameter it manages, ``dim`` the kept axis."""
+
     def __init__(self, name, dim):
-        if dim is None:
-            dim = -1
         self.name = name
-        self.dim = dim
+        self.dim = -1 if dim is None else dim
+
+    @property
+    def _g(self):
+        return self.name + "_g"
+
+    @property
+    def _v(self):
+        return self.name + "_v"
 
     def compute_weight(self, module):
-        g = getattr(module, self.name + "_g")
-        v = getattr(module, self.name + "_v")
-        return _weight_norm(v, g, self.dim)
+        return _rebuild(getattr(module, self._v), getattr(module, self._g), self.dim)
 
     @staticmethod
     def apply(module, name, dim):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, WeightNorm) and hook.name == name:
-                raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
-                                   f"parameter {name}")
-        if dim is None:
-            dim = -1
-        fn = WeightNorm(name, dim)
-        weight = getattr(module, name)
-        if isinstance(weight, UninitializedParameter):
+        if any(isinstance(h, WeightNorm) and h.name == name
+               for h in module._forward_pre_hooks.values()):
+            raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
+                               f"parameter {name}")
+        hook = WeightNorm(name, dim)
+        original = getattr(module, name)
+        if isinstance(original, UninitializedParameter):
             raise ValueError("The module passed to `WeightNorm` can't have uninitialized "
                              "parameters. Make sure to run the dummy forward before applying "
                              "weight normalization")
+        # swap the single parameter for its magnitude/direction pair
         del module._parameters[name]
-        module.register_parameter(name + "_g",
-                                  Parameter(norm_except_dim(weight, 2, dim).detach()))
-        module.register_parameter(name + "_v", Parameter(weight.detach()))
-        setattr(module, name, fn.compute_weight(module))
-        module.register_forward_pre_hook(fn)
-        return fn
+        magnitude = norm_except_dim(original, 2, hook.dim).detach()
+        module.register_parameter(hook._g, Parameter(magnitude))
+        module.register_parameter(hook._v, Parameter(original.detach()))
+        setattr(module, name, hook.compute_weight(module))
+        module.register_forward_pre_hook(hook)
+        return hook
 
     def remove(self, module):
-        weight = self.compute_weight(module)
+        merged = self.compute_weight(module)
         delattr(module, self.name)
-        del module._parameters[self.name + "_g"]
-        del module._parameters[self.name + "_v"]
-        setattr(module, self.name, Parameter(weight.detach()))
+        for piece in (self._g, self._v):
+            del module._parameters[piece]
+        setattr(module, self.name, Parameter(merged.detach()))
 
     def __call__(self, module, inputs):
         setattr(module, self.name, self.compute_weight(module))
 
 
 def weight_norm(module, name="weight", dim=0):
+    """Reparametrise ``module.<name>`` as magnitude ``<name>_g`` times direction ``<name>_v``."""
     WeightNorm.apply(module, name, dim)
     return module
 
 
 def remove_weight_norm(module, name="weight"):
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, WeightNorm) and hook.name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    """Undo ``weight_norm``: fold ``<name>_g``/``<name>_v`` back into one parameter."""
+    hooks = module._forward_pre_hooks
+    key = next((k for k, h in hooks.items()
+                if isinstance(h, WeightNorm) and h.name == name), None)
+    if key is None:
+        raise ValueError(f"weight_norm of '{name}' not found in {module}")
+    hooks[key].remove(module)
+    del hooks[key]
+    return module
