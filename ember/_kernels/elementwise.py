@@ -416,20 +416,19 @@ def pow(a, b):
     return np.power(a, b)
 
 
-@quiet
-def remainder(a, b):
-    dt = check_kinds("remainder_cpu", "iuf", a, b)
-    if dt.kind in "iu":
-        _check_int_zero(b)
-    return np.remainder(a, b)
+def _modulo(name, ufunc):
+    @quiet
+    def kernel(a, b):
+        dt = check_kinds(f"{name}_cpu", "iuf", a, b)
+        if dt.kind in "iu":
+            _check_int_zero(b)
+        return ufunc(a, b)
+    kernel.__name__ = name
+    return kernel
 
 
-@quiet
-def fmod(a, b):
-    dt = check_kinds("fmod_cpu", "iuf", a, b)
-    if dt.kind in "iu":
-        _check_int_zero(b)
-    return np.fmod(a, b)
+remainder = _modulo("remainder", np.remainder)   # sign of the divisor (Python's %)
+fmod = _modulo("fmod", np.fmod)                  # sign of the dividend (C's fmod)
 
 
 @quiet

@@ -229,8 +229,13 @@ def split_with_sizes(a, split_sizes, dim=0):
     if sum(sizes) != n:
         raise RuntimeError(f"split_with_sizes expects split_sizes to sum exactly to {n} (input "
                            f"tensor's size at dimension {d}), but got split_sizes={list(sizes)}")
+    return _pieces(a, d, _spans(sizes))
+
+
+def _spans(sizes):
+    """Consecutive (start, stop) pairs of pieces with the given sizes."""
     bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()
-    return _pieces(a, d, list(zip(bounds[:-1], bounds[1:])))
+    return list(zip(bounds[:-1], bounds[1:]))
 
 
 def tensor_split_sections(a, sections, dim=0):
@@ -244,8 +249,7 @@ def tensor_split_sections(a, sections, dim=0):
     n = a.shape[d]
     q, r = divmod(n, s)
     sizes = [q + 1] * r + [q] * (s - r)
-    bounds = np.concatenate([[0], np.cumsum(sizes, dtype=np.int64)]).tolist()
-    return _pieces(a, d, list(zip(bounds[:-1], bounds[1:])))
+    return _pieces(a, d, _spans(sizes))
 
 
 def tensor_split_indices(a, indices, dim=0):

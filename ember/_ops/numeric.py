@@ -472,37 +472,9 @@ equal = defop("equal(Tensor self, Tensor other) -> bool", composite=_equal, out=
 # -------------------------------------------------------------------- norms: dist, renorm
 
 def _vector_norm(x, p, dims=None, keepdim=False):
-    """The ``p``-norm of ``x`` over ``dims`` (all when None) in ember ops, with
-    linalg.vector_norm's values and gradients (ties of the inf-norms share the gradient;
-    a zero norm has a zero gradient)."""
-    a = x.abs()
-    axes = None if dims is None else tuple(dims)
-    if p in (_INF, -_INF):
-        arr = a.detach()._data
-        red = arr.shape if axes is None else [arr.shape[i] for i in axes]
-        if 0 in red:
-            raise RuntimeError(f"linalg.vector_norm cannot compute the {'-' if p < 0 else ''}inf "
-                               f"norm on an empty tensor because the operation does not have an "
-                               f"identity")
-        with np.errstate(invalid="ignore"):
-            m = (np.max if p > 0 else np.min)(arr, axis=axes, keepdims=True)
-            mask = (arr == m) | np.isnan(arr)
-            w = mask / mask.sum(axis=axes, keepdims=True)
-        return (a * _const(w.astype(arr.dtype))).sum(dims, keepdim)
-    if p == 0:        # the number of non-zeros; its gradient is zero
-        arr = a.detach()._data
-        nz = _const((arr != 0).astype(arr.dtype))
-        zero = ember.where(_const(np.isfinite(arr)), a * 0, 0.)
-        return (zero + nz).sum(dims, keepdim)
-    if p == 1:
-        return a.sum(dims, keepdim)
-    s = a.pow(p).sum(dims, keepdim)
-    if p > 0:
-        zero = s.detach()._data == 0
-        if zero.any():        # d(s^(1/p)) at s = 0 is infinite: a zero norm gets zero gradient
-            zero = _const(zero)
-            return ember.where(zero, 0., ember.where(zero, 1., s).pow(1. / p))
-    return s.pow(1. / p)
+    """The ``p``-norm of ``x`` over ``dims`` (all when None): ``linalg.vector_norm``."""
+    from ember import linalg
+    return linalg.vector_norm(x, p, None if dims is None else tuple(dims), keepdim)
 
 
 def _dist(self, other, p=2):
@@ -543,7 +515,7 @@ def _renorm(self, p, dim, maxnorm):
                            f"input. Got {_dtype.scalar_type_name(self.dtype)}")
     dims = [i for i in range(self.ndim) if i != d]
     norm = _vector_norm(self, float(p), dims, keepdim=True)
-    over = _const(norm.detach()._data > maxnorm)
+    over = (norm > maxnorm).detach()
     factor = ember.where(over, maxnorm / (norm + 1e-7), 1.)
     return self * factor
 

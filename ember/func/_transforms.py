@@ -237,6 +237,16 @@ def vjp(func, *primals, has_aux=False):
     return out_r, vjp_fn
 
 
+def _with_args_replaced(func, args, kwargs, nums):
+    """``func`` as a function of the arguments at positions ``nums`` only."""
+    def f(*diff):
+        full = list(args)
+        for i, d in zip(nums, diff):
+            full[i] = d
+        return func(*full, **kwargs)
+    return f
+
+
 def grad_and_value(func, argnums=0, has_aux=False):
     """A function returning (gradient of ``func`` w.r.t. ``argnums``, value[, aux])."""
     @functools.wraps(func)
@@ -244,11 +254,7 @@ def grad_and_value(func, argnums=0, has_aux=False):
         nums = _argnums_select(args, argnums, "grad_and_value")
         sel = tuple(args[i] for i in nums)
 
-        def f(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return func(*full, **kwargs)
+        f = _with_args_replaced(func, args, kwargs, nums)
 
         out, aliases, spec, levels, aux, create = _vjp_core(f, sel, has_aux, "grad")
         if not isinstance(out, Tensor):
@@ -395,11 +401,7 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
     def wrapper(*args, **kwargs):
         nums = _argnums_select(args, argnums, "jacrev")
 
-        def f(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return func(*full, **kwargs)
+        f = _with_args_replaced(func, args, kwargs, nums)
 
         sel = tuple(args[i] for i in nums)
         res = vjp(f, *sel, has_aux=has_aux)
@@ -445,11 +447,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
     def wrapper(*args, **kwargs):
         nums = _argnums_select(args, argnums, "jacfwd")
 
-        def f(*diff):
-            full = list(args)
-            for i, d in zip(nums, diff):
-                full[i] = d
-            return func(*full, **kwargs)
+        f = _with_args_replaced(func, args, kwargs, nums)
 
         sel = tuple(args[i] for i in nums)
         in_leaves, in_spec = tree_flatten(sel)
