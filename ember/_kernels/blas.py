@@ -692,3 +692,19 @@ def cdist_sign(x1, x2, p, r):
 
 def pow_scalar(a, exponent):
     return np.power(a, exponent)
+
+
+# -------------------------------------------------------------------- linear
+
+def linear(x, w, b=None):
+    """``x @ w.T + b``: x (..., in), w (out, in), b (out,) -> (..., out), one GEMM over the
+    folded leading dims (the caller guarantees one dtype and a 2-D weight)."""
+    k = x.shape[-1] if x.ndim else 1
+    if x.ndim == 0 or k != w.shape[1]:
+        rows = int(np.prod(x.shape[:-1])) if x.ndim else 1
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
+                           f"{w.shape[1]}x{w.shape[0]})")
+    out = _matmul(x.reshape(-1, k), w.T)
+    if b is not None:
+        np.add(out, b, out=out)
+    return out.reshape(x.shape[:-1] + (w.shape[0],))

@@ -71,6 +71,23 @@ def _need_tensor(x, op, name, pos):
 
 # -------------------------------------------------------------------- mm, bmm, mv
 
+def _transposed_layout(t):
+    """True when ``t``'s last two dims are stored transposed (column-major), like
+    ``weight.t()``: its gradient is then computed in that layout too, so that the gradient
+    of the underlying parameter comes out contiguous (torch does the same)."""
+    if t.dim() < 2:
+        return False
+    st = t.stride()
+    return st[-2] == 1 and st[-1] == t.shape[-2] and t.shape[-1] != 1 and t.shape[-2] != 1
+
+
+def _product_like(prod, a, b, like):
+    """``prod(a, b)`` laid out like ``like`` (see _transposed_layout)."""
+    if _transposed_layout(like):
+        return prod(b.mT, a.mT).mT
+    return prod(a, b)
+
+
 mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", K.mm, promote=None,
            saves=("self", "mat2"), autocast="lower")
 
@@ -78,8 +95,25 @@ mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", K.mm, promote=None,
 @mm.def_backward
 def _(ctx, g, self, mat2):
     n = ctx.needs_input_grad
-    return (mm(g, _c(mat2).mT) if n[0] else None,
-            mm(_c(self).mT, g) if n[1] else None)
+    return (_product_like(mm, g, _c(mat2).mT, self) if n[0] else None,
+            _product_like(mm, _c(self).mT, g, mat2) if n[1] else None)
+
+
+linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", K.linear,
+               promote=None, saves=("input", "weight"), autocast="lower", function=False,
+               method=False, grad_name="AddmmBackward0")
+
+
+@linear.def_backward
+def _(ctx, g, x, w, b):
+    """Rows folded: grad_input = g W, grad_weight = g^T x (contiguous like the weight),
+    grad_bias = the column sums of g."""
+    n = ctx.needs_input_grad
+    out_f, in_f = w.shape
+    g2 = g.reshape(-1, out_f)
+    return (mm(g2, _c(w)).reshape(x.shape) if n[0] else None,
+            mm(g2.mT, _c(x).reshape(-1, in_f)) if n[1] else None,
+            g2.sum(0) if n[2] else None)
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", K.bmm, promote=None,
@@ -89,8 +123,8 @@ bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", K.bmm, promote=None,
 @bmm.def_backward
 def _(ctx, g, self, mat2):
     n = ctx.needs_input_grad
-    return (bmm(g, _c(mat2).mT) if n[0] else None,
-            bmm(_c(self).mT, g) if n[1] else None)
+    return (_product_like(bmm, g, _c(mat2).mT, self) if n[0] else None,
+            _product_like(bmm, _c(self).mT, g, mat2) if n[1] else None)
 
 
 mv = defop("mv(Tensor self, Tensor vec) -> Tensor", K.mv, promote=None,
@@ -116,8 +150,8 @@ addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Sc
 def _(ctx, g, self, mat1, mat2, beta, alpha):
     n = ctx.needs_input_grad
     return (_scale(g, beta) if n[0] else None,
-            _scale(mm(g, _c(mat2).mT), alpha) if n[1] else None,
-            _scale(mm(_c(mat1).mT, g), alpha) if n[2] else None)
+            _scale(_product_like(mm, g, _c(mat2).mT, mat1), alpha) if n[1] else None,
+            _scale(_product_like(mm, _c(mat1).mT, g, mat2), alpha) if n[2] else None)
 
 
 addmv = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)"

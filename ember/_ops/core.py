@@ -60,6 +60,8 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
+    if alpha != 1 and a is out and _EK.axpy(out, b, alpha):
+        return
     np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 
 
@@ -455,10 +457,24 @@ def _(ctx, g, self, other):
         if a.ndim == 1:
             ga = ga.squeeze(-2)
     if n[1]:
-        gb = matmul(conj_if_complex(a2).mT, g2)
+        if b.ndim == 2 and a.ndim > 2:
+            # (..., m, k) @ (k, n): fold the batch into rows, one GEMM, no batch to sum
+            a_rows = conj_if_complex(a).reshape(-1, a.shape[-1])
+            gb = _matmul_like(a_rows.mT, g.reshape(-1, g.shape[-1]), b)
+        else:
+            gb = matmul(conj_if_complex(a2).mT, g2)
         if b.ndim == 1:
             gb = gb.squeeze(-1)
     return ga, gb
+
+
+def _matmul_like(x, y, like):
+    """``x @ y`` (2-D) computed so that the result is laid out like ``like``: for a
+    transposed (column-major) ``like`` such as ``weight.t()``, as ``(y^T x^T)^T``."""
+    st = like.stride()
+    if st[0] == 1 and st[1] == like.shape[0] and like.shape[0] != 1 and like.shape[1] != 1:
+        return matmul(y.mT, x.mT).mT
+    return matmul(x, y)
 
 
 from ember._tensor import Tensor as _Tensor  # noqa: E402  (used by the rules above)

@@ -313,7 +313,17 @@ relu = _op("relu(Tensor self) -> Tensor", K.relu, saves=("result",))
 
 @relu.def_backward
 def _(ctx, g, x):
-    return _where(ctx.result > 0, g, 0)
+    return threshold_backward(g, ctx.result, 0)
+
+
+threshold_backward = _op("threshold_backward(Tensor grad_output, Tensor self, Scalar threshold)"
+                         " -> Tensor", K.threshold_backward, inplace=False, function=False,
+                         method=False, saves=("self",))
+
+
+@threshold_backward.def_backward
+def _(ctx, g, grad_output, x, threshold):
+    return threshold_backward(g, x, threshold), None
 
 
 nan_to_num = _op("nan_to_num(Tensor self, float? nan=0.0, float? posinf=None, "

@@ -436,10 +436,12 @@ def accumulate_into_grad(t, g, steal=False):
         arr = g._data
         if arr.dtype != t._data.dtype:
             m.grad = _make(arr.astype(t._data.dtype))
-        elif steal and arr.shape == t._data.shape and arr.flags.writeable:
-            m.grad = _make(arr)
-        else:
-            m.grad = _make(np.array(arr, copy=True, order="C"))
+        elif steal and arr.strides == t._data.strides and arr.flags.writeable:
+            m.grad = _make(arr)     # same shape, dtype and layout as the parameter
+        else:                       # torch's layout contract: .grad strides like the param
+            p = t._data
+            order = "F" if p.flags.f_contiguous and not p.flags.c_contiguous else "C"
+            m.grad = _make(np.array(arr, copy=True, order=order))
     elif old._requires_grad or not old._data.flags.writeable:
         m.grad = old.detach() + g
     else:

@@ -283,6 +283,33 @@ def _matmul(op, vals, bdims, B):
     return out, 0
 
 
+def _linear(op, vals, bdims, B):
+    """x (..., in) @ w^T + b. Only x batched: the batch is one more leading dim. Batched
+    weights (ensembles): a batched matmul against w^T, then the bias."""
+    import ember
+    x, w, b = vals
+    bx, bw, bb = bdims
+    if bw is None and bb is None:
+        return op(_front(x, bx), w, b), 0
+    w = _front(w, bw) if bw is not None else w
+    rx = _ldim(x, bx)
+    if bx is not None:
+        x = _front(x, bx)
+        x = x.unsqueeze(1) if rx == 1 else x.reshape(x.shape[0], -1, x.shape[-1])
+    elif rx != 2 and rx != 1:
+        return NotImplemented
+    elif rx == 1:
+        x = x.unsqueeze(0)
+    out = ember.matmul(x, w.mT)                         # (B, rows, out)
+    if b is not None:
+        b = _front(b, bb) if bb is not None else b
+        out = out + (b.unsqueeze(1) if bb is not None else b)
+    if bx is not None:
+        lead = tuple(vals[0].movedim(bx, 0).shape[1:-1])
+        return out.reshape((out.shape[0],) + lead + (out.shape[-1],)), 0
+    return (out.squeeze(1) if rx == 1 else out), 0
+
+
 def _addmm_like(op, vals, bdims, B):
     # self + alpha * (m1 @ m2): beta/alpha keyword scalars
     import ember
@@ -395,5 +422,6 @@ def register_all():
         OPS[n].def_batch_rule(_matmul)
     for n in ("addmm", "addmv", "baddbmm"):
         OPS[n].def_batch_rule(_addmm_like)
+    OPS["linear"].def_batch_rule(_linear)
     OPS["convolution"].def_batch_rule(_convolution)
     OPS["nll_loss_nd"].def_batch_rule(_nll_loss)

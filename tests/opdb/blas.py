@@ -664,6 +664,10 @@ def _no_str(sample):
 
 
 OPS = [
+    # nn.functional.linear's record (internal): values, gradients, gradgradcheck, vmap and
+    # errors against torch in tests/test_training_kernels.py
+    OpInfo("linear", None, lambda dtype, rng: [], function=False, method=False,
+           supports_grad=False, op_records=("linear",)),
     OpInfo("mm", np.matmul, _mm_samples, dtypes=MM_DTYPES, supports_out=True,
            grad_dtypes=GRAD, error_inputs=_mm_errors, op_records=("mm",), **TOL),
     OpInfo("bmm", np.matmul, _bmm_samples, dtypes=MM_DTYPES, supports_out=True,

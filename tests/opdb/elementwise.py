@@ -384,6 +384,10 @@ UNARY_KEEP = [
            supports_out=True, op_records=("frac", "frac_"),
            error_inputs=_dtype_errors(_none, ("int64", "bool", "complex64"),
                                       NotImplementedError, "frac_cpu")),
+    # relu's gradient (internal record): values vs torch's aten op in
+    # tests/test_training_kernels.py, its own gradient in relu's gradgradcheck
+    OpInfo("threshold_backward", None, lambda dtype, rng: [], function=False, method=False,
+           supports_grad=False, op_records=("threshold_backward",)),
     OpInfo("relu", lambda x: np.maximum(x, 0).astype(x.dtype), _unary(), dtypes=FLOATS + INTS,
            inplace="relu_", supports_out=True, op_records=("relu", "relu_"),
            error_inputs=lambda rng: [

@@ -6,6 +6,7 @@ import warnings
 import numpy as np
 
 import ember
+from ember._ops.blas import linear as _linear_op
 from ember._tensor import Tensor
 
 __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
@@ -14,7 +15,13 @@ __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropo
 
 # ------------------------------------------------------------------------- linear
 def linear(input, weight, bias=None):
-    """y = x W^T + b (BLAS-bound: one matmul/addmm)."""
+    """y = x W^T + b: x (..., in), W (out, in), b (out,) -> (..., out)."""
+    if isinstance(input, Tensor) and isinstance(weight, Tensor) and weight.dim() == 2 and \
+            input.dim() >= 1 and input.dtype == weight.dtype and \
+            (bias is None or isinstance(bias, Tensor) and bias.dtype == weight.dtype and
+             tuple(bias.shape) == (weight.shape[0],)):
+        return _linear_op(input, weight, bias)          # one record: one GEMM per pass
+    # anything else (mixed dtypes, a 1-D weight, a broadcasting bias): torch's composite
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:
         return ember.addmm(bias, input, weight.t())
     out = ember.matmul(input, weight.t())

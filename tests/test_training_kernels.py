@@ -1,0 +1,142 @@
+"""Kernels the training benchmarks lean on, checked against torch: relu's gradient
+(threshold_backward), the optimizers' in-place axpy, gradient layouts of linear layers."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(5, 7), (64, 4096)])
+def test_threshold_backward_matches_torch(dtype, shape):
+    rng = np.random.default_rng(0)
+    g = rng.standard_normal(shape).astype(dtype)
+    x = rng.standard_normal(shape).astype(dtype)
+    x.flat[:4] = [0.0, np.nan, -1.0, 2.0]
+    g.flat[:4] = [1.0, 3.0, np.inf, np.nan]          # inf masked out, NaN passed through
+    g.flat[-1], x.flat[-1] = np.nan, -3.0            # NaN masked out
+    ops = ember._ops.elementwise
+    got = ops.threshold_backward(ember.from_numpy(g), ember.from_numpy(x), 0).numpy()
+    want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x),
+                                             0).numpy()
+    np.testing.assert_array_equal(got, want)
+
+
+def test_relu_grad_and_double_grad_match_torch():
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((6, 9))
+    e = ember.tensor(a, requires_grad=True)
+    t = torch.tensor(a, requires_grad=True)
+    (ge,) = ember.autograd.grad((ember.relu(e) ** 2).sum(), e, create_graph=True)
+    (gt,) = torch.autograd.grad((torch.relu(t) ** 2).sum(), t, create_graph=True)
+    np.testing.assert_allclose(ge.detach().numpy(), gt.detach().numpy())
+    (gge,) = ember.autograd.grad(ge.sum(), e)
+    (ggt,) = torch.autograd.grad(gt.sum(), t)
+    np.testing.assert_allclose(gge.numpy(), ggt.numpy())
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape", [(10,), (300, 200)])     # below and above the BLAS size
+def test_add_alpha_inplace_matches_torch(dtype, shape):
+    rng = np.random.default_rng(2)
+    w, g = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
+    ew, tw = ember.tensor(w), torch.tensor(w)
+    ew.add_(ember.tensor(g), alpha=-0.01)
+    tw.add_(torch.tensor(g), alpha=-0.01)
+    np.testing.assert_allclose(ew.numpy(), tw.numpy(), rtol=1e-6, atol=1e-7)
+    ew.add_(ew, alpha=0.5)                       # operand is the destination itself
+    tw.add_(tw, alpha=0.5)
+    np.testing.assert_allclose(ew.numpy(), tw.numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_add_alpha_inplace_overlapping_views():
+    base = ember.arange(70000, dtype=ember.float32)
+    want = base.numpy().copy()
+    want[1:] = want[1:] + 2 * want[:-1]
+    base[1:].add_(base[:-1], alpha=2)            # overlapping: not the BLAS path
+    np.testing.assert_array_equal(base.numpy(), want)
+
+
+@pytest.mark.parametrize("in_shape", [(32, 40), (4, 8, 40)])
+def test_linear_weight_grad_contiguous_and_equal(in_shape):
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal(in_shape).astype(np.float32)
+    em = ember.nn.Linear(40, 24)
+    tm = torch.nn.Linear(40, 24)
+    with torch.no_grad():
+        tm.weight.copy_(torch.from_numpy(em.weight.detach().numpy()))
+        tm.bias.copy_(torch.from_numpy(em.bias.detach().numpy()))
+    em(ember.from_numpy(x)).square().sum().backward()
+    tm(torch.from_numpy(x)).square().sum().backward()
+    assert em.weight.grad.is_contiguous()
+    assert em.weight.grad.stride() == tuple(tm.weight.grad.stride())
+    np.testing.assert_allclose(em.weight.grad.numpy(), tm.weight.grad.numpy(), rtol=1e-5,
+                               atol=1e-5)
+    np.testing.assert_allclose(em.bias.grad.numpy(), tm.bias.grad.numpy(), rtol=1e-5,
+                               atol=1e-5)
+
+
+@pytest.mark.parametrize("x_shape", [(7,), (5, 7), (2, 3, 7)])
+@pytest.mark.parametrize("with_bias", [True, False])
+def test_linear_record_matches_torch_and_gradchecks(x_shape, with_bias):
+    rng = np.random.default_rng(4)
+    x, w, b = (rng.standard_normal(s) for s in (x_shape, (4, 7), (4,)))
+    F, tF = ember.nn.functional, torch.nn.functional
+    ea = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ta = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ey = F.linear(ea[0], ea[1], ea[2] if with_bias else None)
+    ty = tF.linear(ta[0], ta[1], ta[2] if with_bias else None)
+    np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-12)
+    gy = rng.standard_normal(ty.shape)
+    ey.backward(ember.tensor(gy))
+    ty.backward(torch.tensor(gy))
+    for e, t in zip(ea[:3 if with_bias else 2], ta):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-12)
+    args = tuple(ea[:3] if with_bias else ea[:2])
+    assert ember.autograd.gradcheck(F.linear, args)
+    assert ember.autograd.gradgradcheck(F.linear, args)
+
+
+def test_linear_complex_grad_matches_torch():
+    rng = np.random.default_rng(5)
+    x, w, b = (rng.standard_normal(s) + 1j * rng.standard_normal(s)
+               for s in ((3, 5), (2, 5), (2,)))
+    ea = [ember.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ta = [torch.tensor(a, requires_grad=True) for a in (x, w, b)]
+    ember.nn.functional.linear(*ea).abs().sum().backward()
+    torch.nn.functional.linear(*ta).abs().sum().backward()
+    for e, t in zip(ea, ta):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-10)
+
+
+def test_linear_errors_and_fallbacks():
+    F = ember.nn.functional
+    with pytest.raises(RuntimeError, match=r"mat1 and mat2 shapes cannot be multiplied \(6x3 "
+                                           r"and 4x2\)"):
+        F.linear(ember.randn(2, 3, 3), ember.randn(2, 4))
+    # mixed dtypes and a broadcasting bias take torch's composite path: same errors/values
+    with pytest.raises(RuntimeError):
+        F.linear(ember.randn(2, 4), ember.randn(3, 4, dtype=ember.float64))
+    x, w, b = np.ones((2, 4)), np.ones((3, 4)), np.ones((1,))
+    np.testing.assert_allclose(F.linear(ember.tensor(x), ember.tensor(w), ember.tensor(b)),
+                               torch.nn.functional.linear(*map(torch.tensor, (x, w, b))))
+
+
+@pytest.mark.parametrize("batched", [(0, None, None), (None, 0, 0), (0, 0, None), (1, 0, 0)])
+def test_linear_vmap_matches_loop(batched):
+    rng = np.random.default_rng(6)
+    shapes = {0: [(3, 5, 4), (3, 2, 4), (3, 2)], 1: [(5, 3, 4), (3, 2, 4), (3, 2)]}
+    base = [(5, 4), (2, 4), (2,)]
+    args = []
+    for i, bd in enumerate(batched):
+        shape = base[i] if bd is None else shapes[bd][i]
+        args.append(ember.tensor(rng.standard_normal(shape)))
+    from ember.func import vmap
+    got = vmap(ember.nn.functional.linear, in_dims=batched)(*args)
+    loop = []
+    for k in range(3):
+        a = [t if bd is None else t.select(bd, k) for t, bd in zip(args, batched)]
+        loop.append(ember.nn.functional.linear(*a))
+    np.testing.assert_allclose(got.numpy(), ember.stack(loop).numpy(), rtol=1e-12)
