@@ -154,12 +154,6 @@ def test_hparams(tmp_path):
     assert acc.Scalars("hparam/loss")[0].value == 0.25
 
 
-def test_add_graph_not_implemented(tmp_path):
-    with SummaryWriter(tmp_path) as w:
-        with pytest.raises(NotImplementedError, match="ember.jit"):
-            w.add_graph(ember.nn.Linear(2, 2), ember.ones(1, 2))
-
-
 def test_default_logdir_comment_flush_close(tmp_path, monkeypatch):
     monkeypatch.chdir(tmp_path)
     w = SummaryWriter(comment="_exp", filename_suffix=".ember")

@@ -353,7 +353,21 @@ class SummaryWriter:
 
     # -- graph
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
-        raise NotImplementedError("add_graph needs ember.jit tracing, not built yet")
+        """Run ``model`` once on ``input_to_model`` (a tensor or a tuple of tensors), in
+        eval mode, recording every op, and write the graph (a ``GraphDef``) plus run
+        metadata (tag ``step1``) for TensorBoard's Graphs tab. ``verbose`` prints the
+        recorded nodes. ``use_strict_trace`` is accepted for torch compatibility; the
+        op-recording tracer has no strict mode."""
+        from ._graph import trace_model
+        trace = trace_model(model, input_to_model)
+        if verbose:
+            print(trace)
+        graph_def, run_metadata = trace.to_protos()
+        fw = self._get_file_writer()
+        event_pb2 = fw._event_pb2
+        fw.add_event(event_pb2.Event(graph_def=graph_def.SerializeToString()))
+        fw.add_event(event_pb2.Event(tagged_run_metadata=event_pb2.TaggedRunMetadata(
+            tag="step1", run_metadata=run_metadata.SerializeToString())))
 
     # -- lifecycle
     def flush(self):
