@@ -31,7 +31,15 @@ _deterministic = [False, False]   # (enabled, warn_only)
 class Mode:
     """Base class of dispatcher modes. Override ``__ember_dispatch__``; it runs with this
     mode popped, so calling ``op(*args, **kwargs)`` inside re-dispatches to the layers
-    below. Use as a context manager to push it."""
+    below. Use as a context manager to push it.
+
+    Note [composite parts]: a composite op record (one written in other ember ops) reaches
+    a mode as itself. With ``sees_composite_parts = True`` the mode also sees the ops the
+    composite runs, as torch's profiler and autocast do: the composite's body runs with the
+    modes that handled the call pushed back. Otherwise (tracers, torch-function modes) the
+    composite is one opaque call."""
+
+    sees_composite_parts = False
 
     def __ember_dispatch__(self, op, args, kwargs):
         return op(*args, **kwargs)
@@ -59,11 +67,32 @@ def dispatch(op, args, out=None):
 def _dispatch_mode(op, args, out):
     st = state
     modes = st.modes
+    mode = modes[-1]
+    handling = st.handling
     st.modes = modes[:-1]
+    if mode.sees_composite_parts:
+        st.handling = (mode,) + handling
     try:
-        return modes[-1].__ember_dispatch__(op, args, {} if out is None else {"out": out})
+        return mode.__ember_dispatch__(op, args, {} if out is None else {"out": out})
     finally:
         st.modes = modes
+        st.handling = handling
+
+
+def _run_composite(op, args):
+    """Note [composite parts]: the body runs with the modes handling this call pushed back."""
+    st = state
+    handling = st.handling
+    if not handling:
+        return op.composite(*args)
+    modes = st.modes
+    st.modes = modes + handling
+    st.handling = ()
+    try:
+        return op.composite(*args)
+    finally:
+        st.modes = modes
+        st.handling = handling
 
 
 _OPTED_OUT: dict = {}
@@ -158,7 +187,7 @@ def _call_general(op, args, out):
             not _tf_disabled() else None
         if types:
             return _handle_torch_function(op, args, out, types)
-        result = op.composite(*args)
+        result = _run_composite(op, args)
         if op.is_inplace:           # composite in-place variant: write the result back
             return args[0].copy_(result)
         return result if out is None else _write_out(op, result, out)

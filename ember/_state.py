@@ -11,6 +11,7 @@ class _State(threading.local):
         self.grad_enabled = True
         self.inference_mode = False
         self.modes = ()          # tuple of active modes, innermost last
+        self.handling = ()       # modes popped to run their handlers (Note [composite parts])
         self.anomaly = False
         self.anomaly_check_nan = True
 

@@ -215,3 +215,19 @@ def test_grad_scaler_scales_iterables_and_rejects_fp16_grads():
     sc.scale(p.sum()).backward()
     with pytest.raises(ValueError, match="FP16"):
         sc.unscale_(opt)
+
+
+@pytest.mark.parametrize("name,shapes", [("inner", [(4, 6), (5, 6)]),
+                                         ("chain_matmul", [(4, 6), (6, 5), (5, 3)]),
+                                         ("outer", [(4,), (5,)]), ("kron", [(2, 3), (3, 2)])])
+def test_autocast_reaches_ops_inside_composites(name, shapes):
+    """Note [composite parts]: a composite's matmul is autocast like torch's."""
+    import torch
+    rng = np.random.default_rng(0)
+    args = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        e = getattr(ember, name)(*map(ember.tensor, args))
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        t = getattr(torch, name)(*map(torch.tensor, args))
+    assert str(e.dtype) == str(t.dtype)
+    np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=2e-2, atol=2e-2)

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 
+import numpy as np
 import pytest
 
 import ember
@@ -260,3 +261,23 @@ def test_with_stack_source_and_export_stacks(tmp_path):
     stack, value = mm_lines[0].rsplit(" ", 1)
     assert int(value) > 0 and "user_fn" in stack.split(";")[-2]
     assert all(len(ln.rsplit(" ", 1)) == 2 and ln.rsplit(" ", 1)[1].isdigit() for ln in lines)
+
+
+def test_composite_op_parts_are_nested_events_like_torch():
+    """Note [composite parts]: inner -> tensordot -> permute/reshape/mm, as in torch."""
+    import torch
+    a, b = np.ones((4, 6), np.float32), np.ones((5, 6), np.float32)
+    with ember.profiler.profile() as p:
+        ember.inner(ember.tensor(a), ember.tensor(b))
+    with torch.profiler.profile() as tp:
+        ta, tb = torch.tensor(a), torch.tensor(b)
+        torch.inner(ta, tb)
+    keep = {"aten::inner", "aten::tensordot", "aten::permute", "aten::mm"}
+    names = [e.name for e in p.events() if e.name in keep]
+    tnames = [e.name for e in tp.events() if e.name in keep]
+    assert names == tnames == ["aten::inner", "aten::tensordot", "aten::permute",
+                               "aten::permute", "aten::mm"]
+    avg = {e.key: e for e in p.key_averages()}
+    # the composite's total time covers its parts; its self time excludes them
+    assert avg["aten::inner"].cpu_time_total >= avg["aten::mm"].cpu_time_total
+    assert avg["aten::inner"].self_cpu_time_total < avg["aten::inner"].cpu_time_total

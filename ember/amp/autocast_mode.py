@@ -76,6 +76,8 @@ def _eligible(t):
 
 
 class _AutocastMode(Mode):
+    sees_composite_parts = True     # Note [composite parts] in ember/_dispatch.py
+
     def __ember_dispatch__(self, op, args, kwargs):
         if kwargs or op.is_inplace or not _st.enabled["cpu"]:
             return op(*args, **kwargs)

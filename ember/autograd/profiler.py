@@ -5,8 +5,8 @@ event (``aten::<name>``, start/end in microseconds, input shapes, bytes of the o
 ``record_function`` ranges are pushed straight into the recording profilers, so they work
 whichever modes are active; ops run inside a range become its children (self time = total
 minus children). With no profiler active nothing is on the stack: the dispatcher pays
-nothing. Ops run inside a composite op record are not seen (the mode is popped while it
-runs, as for every mode).
+nothing. A composite op record is an event and so is each op it runs, nested inside it
+(Note [composite parts] in ember/_dispatch.py), as in torch's profiler.
 """
 from __future__ import annotations
 
@@ -328,6 +328,8 @@ def _flops(op, args):
 
 
 class _ProfilerMode(Mode):
+    sees_composite_parts = True     # Note [composite parts] in ember/_dispatch.py
+
     def __init__(self, prof):
         self.prof = prof
 
