@@ -305,9 +305,11 @@ def _low(dt):
 
 
 def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
-    """Max over windows by a running compare over the kernel positions (one strided view of
-    the (-inf padded) input per position); indices are flat into the spatial dims, ties
-    keep the first, NaN wins (like torch's CPU kernel)."""
+    """Max over windows: a running ``np.maximum`` over the kernel positions (one strided view
+    of the low-padded input per position), then each window's first position holding the
+    maximum, found by walking the positions backwards with SIMD compares (no ``where``).
+    Indices are flat into the spatial dims; ties keep the first, NaN wins, padding never
+    wins (like torch's CPU kernel)."""
     nd = len(kernel_size)
     lead = x.shape[:x.ndim - nd]
     S = x.shape[x.ndim - nd:]
@@ -320,38 +322,56 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     extra = [max(0, (O[i] - 1) * stride[i] + dilation[i] * (kernel_size[i] - 1) + 1
                  - (S[i] + 2 * padding[i])) for i in range(nd)]
     x3 = x.reshape((-1, 1) + tuple(S))
-    xp = _padded(x3, padding, extra, fill=_low(x.dtype)) if (any(padding) or any(extra)) \
-        else x3
+    padded = any(padding) or any(extra)
+    xp = _padded(x3, padding, extra, fill=_low(x.dtype)) if padded else x3
     xp = xp.reshape(lead + xp.shape[2:])
-    # index of each window's first valid element (torch's initial argmax)
-    first = 0
-    for i in range(nd):
-        start = np.arange(O[i]) * stride[i] - padding[i]
-        k0 = np.maximum(0, -(-(-start) // dilation[i]))          # ceil(-start / d), >= 0
-        shp = [1] * nd
-        shp[i] = O[i]
-        first = first + ((start + k0 * dilation[i]) * sp[i]).reshape(shp)
-    vals = np.full(lead + tuple(O), _low(x.dtype), dtype=x.dtype)
-    idx = np.empty(lead + tuple(O), dtype=np.int64)
-    idx[...] = first
-    has_nan = x.dtype.kind == "f" and bool(np.isnan(x).any())
-    upd = np.empty(vals.shape, dtype=bool)
     L = len(lead)
-    for kpos in np.ndindex(*kernel_size):
+    kpositions = list(np.ndindex(*kernel_size))
+    views, offsets, valid = [], [], []
+    starts = [np.arange(O[i]) * stride[i] - padding[i] for i in range(nd)]
+    for kpos in kpositions:
         sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
                          (O[i] - 1) * stride[i] + 1, stride[i]) for i in range(nd))
-        v = xp[(slice(None),) * L + sl]
-        np.greater(v, vals, out=upd)
+        views.append(xp[(slice(None),) * L + sl])
+        offsets.append(sum(kpos[i] * dilation[i] * sp[i] for i in range(nd)))
+        ok = None                       # outputs whose window has this position in padding
+        if padded:
+            for i in range(nd):
+                pos = starts[i] + kpos[i] * dilation[i]
+                inside = (pos >= 0) & (pos < S[i])
+                if not inside.all():
+                    shp = [1] * nd
+                    shp[i] = O[i]
+                    m = inside.reshape(shp)
+                    ok = m if ok is None else ok & m
+        valid.append(ok)
+    vals = views[0].copy()
+    for v in views[1:]:
+        np.maximum(vals, v, out=vals)
+    has_nan = x.dtype.kind == "f" and bool(np.isnan(vals).any())
+    K = len(views)
+    kdt = np.uint8 if K < 256 else np.int32
+    # kidx: the first position k with views[k] == vals (and inside the input), found going
+    # backwards: kidx -= eq * (kidx - k), all lanes in place
+    kidx = np.full(vals.shape, K, kdt)
+    step = np.empty(vals.shape, kdt)
+    for k in range(K - 1, -1, -1):
+        eq = np.equal(views[k], vals)
         if has_nan:
-            upd |= np.isnan(v)
-        np.copyto(vals, v, where=upd)
-        pos = 0
-        for i in range(nd):
-            shp = [1] * nd
-            shp[i] = O[i]
-            pos = pos + ((np.arange(O[i]) * stride[i] - padding[i] + kpos[i] * dilation[i])
-                         * sp[i]).reshape(shp)
-        np.copyto(idx, pos, where=upd)
+            eq |= np.isnan(views[k])
+        if valid[k] is not None:
+            eq &= valid[k]
+        np.subtract(kidx, kdt(k), out=step)
+        np.multiply(step, eq, out=step)
+        np.subtract(kidx, step, out=kidx)
+    # a window of padding only cannot occur (padding <= kernel/2), so kidx < K everywhere
+    base = 0
+    for i in range(nd):
+        shp = [1] * nd
+        shp[i] = O[i]
+        base = base + (starts[i] * sp[i]).reshape(shp)
+    idx = np.asarray(offsets, np.int64)[kidx]
+    idx += base
     return vals, idx
 
 
