@@ -34,21 +34,32 @@ class _Local(threading.local):
 _local = _Local()
 
 
+_now_ns = time.perf_counter_ns
+_get_ident = threading.get_ident
+
+
 def _now_us():
-    return time.perf_counter_ns() / 1000.0
+    return _now_ns() / 1000.0
 
 
 class FunctionEvent:
+    """One op call or range. Note [cheap events]: made once per op while profiling, so the
+    constructor only stores what it is given; ``input_shapes``, ``stack`` and
+    ``cpu_children`` are lists once the profiler stops (shared empty tuples until then)."""
+
+    __slots__ = ("id", "name", "key", "start_us", "end_us", "thread", "input_shapes",
+                 "stack", "cpu_children", "cpu_parent", "cpu_memory_usage", "_self_mem",
+                 "flops", "count", "is_user_annotation", "device_type")
+
     def __init__(self, id, name, start_us, thread, input_shapes=None, stack=None,
                  is_user_annotation=False):
         self.id = id
         self.name = self.key = name
-        self.start_us = start_us
-        self.end_us = start_us
+        self.start_us = self.end_us = start_us
         self.thread = thread
-        self.input_shapes = input_shapes if input_shapes is not None else []
-        self.stack = stack or []
-        self.cpu_children = []
+        self.input_shapes = input_shapes if input_shapes is not None else ()
+        self.stack = stack or ()
+        self.cpu_children = ()
         self.cpu_parent = None
         self.cpu_memory_usage = 0     # bytes allocated minus freed, children included
         self._self_mem = 0            # bytes allocated minus freed by this event itself
@@ -56,8 +67,20 @@ class FunctionEvent:
         self.count = 1
         self.is_user_annotation = is_user_annotation
         self.device_type = "CPU"
-        # innermost user frame ("file:line") when recorded with_stack
-        self.source = _source_of(self.stack)
+
+    def _finish(self):
+        """Plain lists for the public fields (Note [cheap events])."""
+        if type(self.cpu_children) is not list:
+            self.cpu_children = list(self.cpu_children)
+        if type(self.input_shapes) is not list:
+            self.input_shapes = list(self.input_shapes)
+        if type(self.stack) is not list:
+            self.stack = list(self.stack)
+
+    @property
+    def source(self):
+        """Innermost user frame ("file:line") when recorded with_stack."""
+        return _source_of(self.stack)
 
     @property
     def cpu_time_total(self):
@@ -279,9 +302,9 @@ class EventList(list):
 
 def _shape(a):
     if isinstance(a, Tensor):
-        return list(a.shape)
+        return list(a._data.shape)
     if isinstance(a, (list, tuple)) and a and all(isinstance(x, Tensor) for x in a):
-        return [list(x.shape) for x in a]
+        return [list(x._data.shape) for x in a]
     return []
 
 
@@ -327,6 +350,9 @@ def _flops(op, args):
     return 2 * batch * a.shape[-2] * a.shape[-1] * b.shape[-1]
 
 
+_EVENT_NAMES: dict = {}       # op record -> "aten::<name>"
+
+
 class _ProfilerMode(Mode):
     sees_composite_parts = True     # Note [composite parts] in ember/_dispatch.py
 
@@ -337,8 +363,10 @@ class _ProfilerMode(Mode):
         p = self.prof
         if not p._recording:
             return op(*args, **kwargs)
-        ev = p._push("aten::" + op.public_name,
-                     [_shape(a) for a in args] if p.record_shapes else None)
+        name = _EVENT_NAMES.get(op)
+        if name is None:
+            name = _EVENT_NAMES[op] = "aten::" + op.public_name
+        ev = p._push(name, [_shape(a) for a in args] if p.record_shapes else None)
         try:
             r = op(*args, **kwargs)
             if p.profile_memory:
@@ -437,6 +465,8 @@ class profile:
         for fin in self._tracked.values():   # stop watching: later frees aren't ours
             fin.detach()
         self._tracked = {}
+        for ev in self._events:
+            ev._finish()
         self.function_events = EventList(
             sorted(self._events, key=lambda e: (e.start_us, -e.end_us)),
             profile_memory=self.profile_memory, with_flops=self.with_flops)
@@ -448,26 +478,34 @@ class profile:
             stack = [f"{f.filename}({f.lineno}): {f.name}"
                      for f in reversed(traceback.extract_stack()[:-3])
                      if "/ember/" not in f.filename and not f.filename.startswith("<ember")]
-        ev = FunctionEvent(self._next_id, name, _now_us(), threading.get_ident(), shapes,
-                           stack, is_user_annotation=user)
+        ev = FunctionEvent(self._next_id, name, _now_ns() / 1000.0, _get_ident(), shapes,
+                           stack, user)
         self._next_id += 1
-        if self._stack:
-            ev.cpu_parent = self._stack[-1]
-            self._stack[-1].cpu_children.append(ev)
-        self._stack.append(ev)
+        st = self._stack
+        if st:
+            parent = ev.cpu_parent = st[-1]
+            if parent.cpu_children:
+                parent.cpu_children.append(ev)
+            else:
+                parent.cpu_children = [ev]
+        st.append(ev)
         self._events.append(ev)
         return ev
 
     def _pop(self, ev):
-        ev.end_us = _now_us()
-        if ev in self._stack:
-            while self._stack:
-                top = self._stack.pop()
+        ev.end_us = _now_ns() / 1000.0
+        st = self._stack
+        if st and st[-1] is ev:
+            st.pop()
+        elif any(e is ev for e in st):
+            while st:
+                top = st.pop()
                 if top is ev:
                     break
                 top.end_us = ev.end_us
                 _close_mem(top)
-        _close_mem(ev)
+        if ev._self_mem or ev.cpu_children:
+            _close_mem(ev)
 
     def __enter__(self):
         if self.enabled:
