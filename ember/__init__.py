@@ -89,10 +89,7 @@ from ember import signal  # noqa: E402,F401  (torch.signal.windows)
 from ember._determinism import (use_deterministic_algorithms,  # noqa: E402
                                 are_deterministic_algorithms_enabled,
                                 is_deterministic_algorithms_warn_only_enabled)
-from ember import _determinism as _det  # noqa: E402
 from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
-_det.install(globals(), Tensor)
-del _det
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=None,

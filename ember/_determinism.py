@@ -5,7 +5,8 @@ ops whose records say ``nondeterministic=True`` (they would be nondeterministic 
 raise torch's RuntimeError — or warn with ``warn_only=True`` — while it is on (the check
 lives in ``ember._dispatch``), and ``empty``-like factories fill their memory with NaN
 (floating/complex) or the dtype's maximum (integers) when
-``ember.utils.deterministic.fill_uninitialized_memory`` is True (the default). See
+``ember.utils.deterministic.fill_uninitialized_memory`` is True (the default; the fill is
+part of those op records' kernels, ``ember/_ops/factory.py``). See
 docs/DETERMINISM.md.
 """
 from __future__ import annotations
@@ -47,30 +48,10 @@ def _fill_value(dt):
     return np.iinfo(dt).max
 
 
-def _fill(t):
-    if _dispatch._deterministic[0] and _flags.fill_uninitialized_memory and t._data.size:
-        t._data[...] = _fill_value(t._data.dtype)
-    return t
-
-
-def _wrap_empty(fn):
-    import functools
-
-    @functools.wraps(fn)
-    def wrapper(*args, **kwargs):
-        r = fn(*args, **kwargs)
-        return _fill(r)
-    wrapper._ember_deterministic_fill = True
-    return wrapper
-
-
-def install(namespace, tensor_cls):
-    """Wrap the ``empty`` family so it fills memory under deterministic mode."""
-    for name in ("empty", "empty_like", "empty_strided"):
-        f = namespace.get(name)
-        if f is not None and not getattr(f, "_ember_deterministic_fill", False):
-            namespace[name] = _wrap_empty(f)
-    for name in ("new_empty", "new_empty_strided"):
-        f = getattr(tensor_cls, name, None)
-        if f is not None and not getattr(f, "_ember_deterministic_fill", False):
-            setattr(tensor_cls, name, _wrap_empty(f))
+def fill_uninitialized(arr):
+    """``empty``'s memory under deterministic mode (torch's ``fill_uninitialized_memory``):
+    NaN for floating/complex dtypes, the maximum for integers, True for bool. Called by the
+    ``empty`` family's op records, so every way of reaching them fills."""
+    if _dispatch._deterministic[0] and _flags.fill_uninitialized_memory and arr.size:
+        arr[...] = _fill_value(arr.dtype)
+    return arr

@@ -18,6 +18,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._determinism import fill_uninitialized
 from ember._device import to_device
 from ember._kernels import factory as K
 from ember._ops.registry import OpDef, defop, public
@@ -29,10 +30,20 @@ zeros_op = OpDef("zeros(SymInt[] size, *, ScalarType dtype) -> Tensor", K.zeros,
 ones_op = OpDef("ones(SymInt[] size, *, ScalarType dtype) -> Tensor", K.ones, promote=None)
 full_op = OpDef("full(SymInt[] size, Scalar fill_value, *, ScalarType dtype) -> Tensor", K.full,
                 promote=None)
+
+
+def _uninitialized(kernel):
+    """An ``empty``-family kernel whose memory is filled under deterministic mode."""
+    def run(*args, **kwargs):
+        return fill_uninitialized(kernel(*args, **kwargs))
+    run.__name__ = kernel.__name__
+    return run
+
+
 empty_op = OpDef("empty(SymInt[] size, *, ScalarType dtype, MemoryFormat? memory_format=None)"
-                 " -> Tensor", K.empty, promote=None)
+                 " -> Tensor", _uninitialized(K.empty), promote=None)
 empty_strided_op = OpDef("empty_strided(SymInt[] size, SymInt[] stride, *, ScalarType dtype)"
-                         " -> Tensor", K.empty_strided, promote=None)
+                         " -> Tensor", _uninitialized(K.empty_strided), promote=None)
 eye_op = OpDef("eye.m(SymInt n, SymInt m, *, ScalarType dtype) -> Tensor", K.eye, promote=None)
 arange_op = OpDef("arange.start_step(Scalar start, Scalar end, Scalar step=1, *, "
                   "ScalarType dtype) -> Tensor", K.arange, promote=None)
@@ -48,7 +59,8 @@ zeros_like_op = OpDef("zeros_like(Tensor self" + _LIKE, K.zeros_like, promote=No
                       differentiable=False)
 ones_like_op = OpDef("ones_like(Tensor self" + _LIKE, K.ones_like, promote=None,
                      differentiable=False)
-empty_like_op = OpDef("empty_like(Tensor self" + _LIKE, K.empty_like, promote=None,
+empty_like_op = OpDef("empty_like(Tensor self" + _LIKE, _uninitialized(K.empty_like),
+                      promote=None,
                       differentiable=False)
 full_like_op = OpDef("full_like(Tensor self, Scalar fill_value" + _LIKE, K.full_like,
                      promote=None, differentiable=False)
