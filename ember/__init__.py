@@ -86,6 +86,8 @@ from ember import linalg  # noqa: E402,F401
 # (ember/fft, ember/special, ember/_ops/complex.py, ember/_determinism.py)
 from ember import fft, special  # noqa: E402,F401
 from ember import signal  # noqa: E402,F401  (torch.signal.windows)
+from ember._threads import (get_num_threads, set_num_threads,  # noqa: E402,F401
+                            get_num_interop_threads, set_num_interop_threads)
 from ember._determinism import (use_deterministic_algorithms,  # noqa: E402
                                 are_deterministic_algorithms_enabled,
                                 is_deterministic_algorithms_warn_only_enabled)

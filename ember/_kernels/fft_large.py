@@ -20,7 +20,6 @@ precision and then rounded once, so the error stays at the level of a direct tra
 from __future__ import annotations
 
 import math
-import os
 import threading
 from functools import lru_cache
 
@@ -42,11 +41,9 @@ _TWIDDLE_BYTES = 96 << 20          # rough cap for the twiddle cache
 
 
 def num_workers():
-    """Threads to hand scipy: the CPUs this process may run on."""
-    try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except (AttributeError, OSError):            # pragma: no cover - non-Linux
-        return max(1, os.cpu_count() or 1)
+    """Threads to hand scipy: ``ember.get_num_threads()``."""
+    from ember._threads import get_num_threads
+    return get_num_threads()
 
 
 @lru_cache(maxsize=256)
