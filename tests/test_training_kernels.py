@@ -1,5 +1,6 @@
 """Kernels the training benchmarks lean on, checked against torch: relu's gradient
-(threshold_backward), the optimizers' in-place axpy, gradient layouts of linear layers."""
+(threshold_backward), the optimizers' in-place ``add_(g, alpha=)``, the linear record and
+gradient layouts of linear layers."""
 import numpy as np
 import pytest
 
@@ -38,7 +39,7 @@ def test_relu_grad_and_double_grad_match_torch():
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-@pytest.mark.parametrize("shape", [(10,), (300, 200)])     # below and above the BLAS size
+@pytest.mark.parametrize("shape", [(10,), (300, 200)])
 def test_add_alpha_inplace_matches_torch(dtype, shape):
     rng = np.random.default_rng(2)
     w, g = (rng.standard_normal(shape).astype(dtype) for _ in range(2))
@@ -55,7 +56,7 @@ def test_add_alpha_inplace_overlapping_views():
     base = ember.arange(70000, dtype=ember.float32)
     want = base.numpy().copy()
     want[1:] = want[1:] + 2 * want[:-1]
-    base[1:].add_(base[:-1], alpha=2)            # overlapping: not the BLAS path
+    base[1:].add_(base[:-1], alpha=2)            # overlapping operands
     np.testing.assert_array_equal(base.numpy(), want)
 
 

@@ -796,31 +796,6 @@ def silu(a):
     return np.multiply(a, sigmoid(a))
 
 
-# ------------------------------------------------------------------ axpy
-_AXPY_MIN_SIZE = 1 << 15
-_AXPY = {}
-
-
-def axpy(y, x, alpha):
-    """``y += alpha * x`` in one BLAS pass (the optimizers' ``p.add_(g, alpha=-lr)``).
-
-    Returns False, touching nothing, where BLAS does not apply: small, non-contiguous,
-    overlapping or mixed-dtype operands, non-float dtypes, non-real ``alpha``."""
-    if type(x) is not np.ndarray or y.size < _AXPY_MIN_SIZE or x.shape != y.shape or \
-            x.dtype != y.dtype or y.dtype.char not in "fd" or \
-            not (y.flags.c_contiguous and x.flags.c_contiguous) or \
-            type(alpha) not in (int, float) or np.may_share_memory(x, y):
-        return False
-    fn = _AXPY.get(y.dtype.char)
-    if fn is None:
-        from scipy.linalg import blas
-        fn = _AXPY[y.dtype.char] = blas.saxpy if y.dtype.char == "f" else blas.daxpy
-    r = fn(x.reshape(-1), y.reshape(-1), a=alpha)
-    if not np.shares_memory(r, y):         # f2py made a copy after all: write it back
-        np.copyto(y, r.reshape(y.shape))
-    return True
-
-
 @quiet
 def threshold_backward(g, x, threshold):
     """``0 if x <= threshold else g`` (relu's gradient; a NaN ``x`` passes ``g``).

@@ -60,8 +60,6 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
-    if alpha != 1 and a is out and _EK.axpy(out, b, alpha):
-        return
     np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 
 
