@@ -95,17 +95,67 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"[{', '.join(str(s) for s in x.shape)}]")
-    axes = tuple(range(x.ndim - k, x.ndim))
-    xa = x.astype(_acc(x), copy=False)
-    mean = xa.mean(axis=axes, keepdims=True) if xa.size else np.zeros_like(xa)
-    xc = xa - mean
-    var = np.mean(np.square(xc), axis=axes, keepdims=True) if xa.size else xc
-    y = xc / np.sqrt(var + eps)
+    if not x.size:
+        return np.zeros(x.shape, x.dtype)
+    y, _ = _ln_normalize(x, k, eps)               # y is a fresh (rows, N) buffer
     if weight is not None:
-        y = y * weight
+        y *= np.reshape(weight, -1)
     if bias is not None:
-        y = y + bias
-    return np.ascontiguousarray(y, dtype=x.dtype)
+        y += np.reshape(bias, -1)
+    return np.ascontiguousarray(y.reshape(x.shape), dtype=x.dtype)
+
+
+def _ln_normalize(x, k, eps):
+    """x as (rows, N) rows over the last ``k`` dims, normalised: (x - mean) * rstd as a fresh
+    array, and rstd = 1 / sqrt(var + eps) as (rows, 1)."""
+    n = int(np.prod(x.shape[x.ndim - k:]))
+    xa = x.astype(_acc(x), copy=False).reshape(-1, n)
+    y = np.subtract(xa, xa.mean(axis=1, keepdims=True))
+    rstd = np.einsum("ij,ij->i", y, y).reshape(-1, 1)
+    rstd /= n
+    rstd += eps
+    np.sqrt(rstd, out=rstd)
+    np.reciprocal(rstd, out=rstd)
+    y *= rstd
+    return y, rstd
+
+
+def layer_norm_backward(g, x, normalized_shape, weight, eps, need_input=True,
+                        need_weight=True, need_bias=True):
+    """Gradients of layer_norm w.r.t. (input, weight, bias), the statistics recomputed from
+    ``x``: gx = rstd (gy - mean(gy) - xhat mean(gy xhat)) with gy = g * weight."""
+    k = len(normalized_shape)
+    dt = x.dtype
+    wshape = tuple(normalized_shape)
+    if not x.size:
+        zw = np.zeros(wshape, dt)
+        return np.zeros(x.shape, dt), zw, zw.copy()
+    n = int(np.prod(wshape))
+    xhat, rstd = _ln_normalize(x, k, eps)
+    g2 = np.broadcast_to(g, x.shape).astype(xhat.dtype, copy=False).reshape(-1, n)
+    gw = gb = None
+    if need_weight and weight is not None:
+        gw = np.einsum("ij,ij->j", g2, xhat).reshape(wshape).astype(dt)
+    if need_bias:
+        gb = g2.sum(axis=0).reshape(wshape).astype(dt)
+    gx = None
+    if need_input:
+        gy = np.multiply(g2, np.reshape(weight, -1)) if weight is not None else \
+            np.array(g2, copy=True)
+        m2 = np.einsum("ij,ij->i", gy, xhat).reshape(-1, 1)
+        m2 /= n
+        gy -= gy.mean(axis=1, keepdims=True)
+        xhat *= m2                                  # xhat mean(gy xhat)
+        gy -= xhat
+        gy *= rstd
+        gx = np.ascontiguousarray(gy.reshape(x.shape), dtype=dt)
+    if gx is None:
+        gx = np.zeros(x.shape, dt)
+    if gw is None:
+        gw = np.zeros(wshape, dt)
+    if gb is None:
+        gb = np.zeros(wshape, dt)
+    return gx, gw, gb
 
 
 # -------------------------------------------------------------------- nll loss

@@ -578,8 +578,9 @@ def softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "softmax_kernel_impl")
     with _ignore():
         m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
-        e = np.exp(x - m)
-        r = e / np.sum(e, axis=d, keepdims=True)
+        r = np.subtract(x, m)          # the one full-size buffer: exp and scale in place
+        np.exp(r, out=r)
+        r /= np.sum(r, axis=d, keepdims=True)
     return _fresh(r.reshape(a.shape), a.dtype)
 
 
@@ -587,6 +588,35 @@ def log_softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "log_softmax_kernel_impl")
     with _ignore():
         m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
-        s = x - m
-        r = s - np.log(np.sum(np.exp(s), axis=d, keepdims=True))
+        r = np.subtract(x, m)          # the one full-size buffer: exp for the sum, then
+        np.exp(r, out=r)               # (x - max) - log(sum)
+        lse = np.log(np.sum(r, axis=d, keepdims=True))
+        np.subtract(x, m, out=r)
+        r -= lse
     return _fresh(r.reshape(a.shape), a.dtype)
+
+
+def softmax_backward_data(grad, output, dim):
+    """y (g - sum(g y)) with one full-size buffer (``output`` is the softmax y)."""
+    g, y = np.asarray(grad), np.asarray(output)
+    d = wrap_dim(dim, max(y.ndim, 1))
+    r = np.multiply(g, y)
+    if r.ndim == 0:
+        return _fresh(np.multiply(np.subtract(g, r), y), y.dtype)
+    s = np.sum(r, axis=d, keepdims=True)
+    np.subtract(g, s, out=r)
+    r *= y
+    return _fresh(r, y.dtype)
+
+
+def log_softmax_backward_data(grad, output, dim):
+    """g - exp(y) sum(g) with one full-size buffer (``output`` is the log-softmax y)."""
+    g, y = np.asarray(grad), np.asarray(output)
+    d = wrap_dim(dim, max(y.ndim, 1))
+    with _ignore():
+        r = np.exp(y)
+        if r.ndim == 0:
+            return _fresh(np.subtract(g, r * g), y.dtype)
+        r *= np.sum(g, axis=d, keepdims=True)
+        np.subtract(g, r, out=r)
+    return _fresh(r, y.dtype)

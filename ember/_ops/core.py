@@ -457,8 +457,11 @@ def _(ctx, g, self, other):
     if n[1]:
         if b.ndim == 2 and a.ndim > 2:
             # (..., m, k) @ (k, n): fold the batch into rows, one GEMM, no batch to sum
-            a_rows = conj_if_complex(a).reshape(-1, a.shape[-1])
-            gb = _matmul_like(a_rows.mT, g.reshape(-1, g.shape[-1]), b)
+            rows = 1
+            for s in a.shape[:-1]:
+                rows *= s
+            a_rows = conj_if_complex(a).reshape(rows, a.shape[-1])
+            gb = _matmul_like(a_rows.mT, g.reshape(rows, g.shape[-1]), b)
         else:
             gb = matmul(conj_if_complex(a2).mT, g2)
         if b.ndim == 1:

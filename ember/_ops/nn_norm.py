@@ -31,6 +31,12 @@ layer_norm_impl = OpDef(
     K.layer_norm, promote=None, autocast="fp32", saves=("input", "weight", "bias"),
     grad_name="NativeLayerNormBackward0")
 
+layer_norm_backward = OpDef(
+    "_layer_norm_backward(Tensor grad_out, Tensor input, int[] normalized_shape, "
+    "Tensor? weight, float eps, bool need_input=True, bool need_weight=True, "
+    "bool need_bias=True) -> (Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+    K.layer_norm_backward, promote=None, differentiable=False)
+
 
 def _cshape(ndim, C):
     return (1, C) + (1,) * (ndim - 2)
@@ -76,6 +82,14 @@ def _(ctx, grads, input, weight, bias, running_mean, running_var, training, mome
 def _(ctx, g, input, normalized_shape, weight, bias, eps):
     n = ctx.needs_input_grad
     x = input
+    if not is_grad_enabled():
+        # plain backward (no create_graph): one fused kernel (statistics recomputed)
+        gx, gwt, gb = layer_norm_backward(g, x, normalized_shape, weight, eps, bool(n[0]),
+                                          bool(n[2] and weight is not None),
+                                          bool(n[3] and bias is not None))
+        return (gx if n[0] else None, None,
+                gwt if n[2] and weight is not None else None,
+                gb if n[3] and bias is not None else None, None)
     k = len(normalized_shape)
     axes = list(range(x.dim() - k, x.dim()))
     lead = list(range(0, x.dim() - k))

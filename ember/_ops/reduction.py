@@ -544,12 +544,32 @@ log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=Non
                     K.log_softmax, promote=None, saves=("result",), autocast="fp32")
 
 
+# fused backward kernels for a plain backward (no create_graph): one full-size buffer each
+softmax_backward_data = OpDef(
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim) -> Tensor",
+    K.softmax_backward_data, promote=None, differentiable=False)
+log_softmax_backward_data = OpDef(
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim) -> Tensor",
+    K.log_softmax_backward_data, promote=None, differentiable=False)
+
+
+def _fused_softmax_grad(g, y):
+    """May the fused backward kernel run (plain backward, same float dtype, no subclass)?"""
+    from ember.autograd.grad_mode import is_grad_enabled
+    return (not is_grad_enabled() and type(g) is Tensor and type(y) is Tensor
+            and g.dtype == y.dtype and g.shape == y.shape and not g.is_complex())
+
+
 @softmax.def_backward
 def _(ctx, g, self, dim, dtype):
     y = ctx.result
+    if _fused_softmax_grad(g, y):
+        return softmax_backward_data(g, y, dim)
     return y * (g - sum_op(g * y, dim, True, None))
 
 
 @log_softmax.def_backward
 def _(ctx, g, self, dim, dtype):
+    if _fused_softmax_grad(g, ctx.result):
+        return log_softmax_backward_data(g, ctx.result, dim)
     return g - ctx.result.exp() * sum_op(g, dim, True, None)

@@ -221,7 +221,24 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         if in_proj_weight is None:
             raise AssertionError('use_separate_proj_weight is False but in_proj_weight is None')
         separate = None
-    q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias, separate)
+    # self-attention with packed weights and nothing appended to k, v: project in the
+    # input's own memory layout (batch-major when query is a transposed (B, L, E) tensor, as
+    # nn.MultiheadAttention(batch_first=True) passes it) and split heads as views
+    fused = (separate is None and query is key and key is value and bias_k is None
+             and bias_v is None and static_k is None and static_v is None
+             and not add_zero_attn)
+    batch_major = fused and query.transpose(0, 1).is_contiguous() and not query.is_contiguous()
+    if fused:
+        x_in = query.transpose(0, 1) if batch_major else query
+        qkv = linear(x_in, in_proj_weight, in_proj_bias)
+        if batch_major:           # (B, L, 3E) -> 3 x (B, H, L, head_dim)
+            q, k, v = qkv.reshape(bsz, tgt_len, 3, num_heads, head_dim).permute(
+                2, 0, 3, 1, 4).unbind(0)
+        else:                     # (L, B, 3E) -> 3 x (B, H, L, head_dim)
+            q, k, v = qkv.reshape(tgt_len, bsz, 3, num_heads, head_dim).permute(
+                2, 1, 3, 0, 4).unbind(0)
+    else:
+        q, k, v = _project(query, key, value, in_proj_weight, in_proj_bias, separate)
 
     if attn_mask is not None:      # -> (1 or B*H, L, S)
         want = (tgt_len, src_len) if attn_mask.dim() == 2 else (bsz * num_heads, tgt_len, src_len)
@@ -251,9 +268,10 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     elif bias_v is not None:
         raise AssertionError('bias_v is set but bias_k is None')
 
-    q = _heads(q, None, 'q', bsz, num_heads, head_dim)
-    k = _heads(k, static_k, 'static_k', bsz, num_heads, head_dim)
-    v = _heads(v, static_v, 'static_v', bsz, num_heads, head_dim)
+    if not fused:
+        q = _heads(q, None, 'q', bsz, num_heads, head_dim)
+        k = _heads(k, static_k, 'static_k', bsz, num_heads, head_dim)
+        v = _heads(v, static_v, 'static_v', bsz, num_heads, head_dim)
     if add_zero_attn:
         zeros = torch.zeros((bsz, num_heads, 1, head_dim), dtype=k.dtype, device=k.device)
         k = torch.cat([k, zeros], 2)
@@ -284,9 +302,14 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     else:
         weights = None
         out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
-    out = linear(out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim), out_proj_weight,
-                 out_proj_bias)
-    out = out.reshape(tgt_len, bsz, out.size(1))
+    if batch_major:                # (B, H, L, hd) -> (B, L, E) rows, handed back as (L, B, E)
+        out = linear(out.transpose(1, 2).reshape(bsz * tgt_len, embed_dim), out_proj_weight,
+                     out_proj_bias)
+        out = out.reshape(bsz, tgt_len, out.size(1)).transpose(0, 1)
+    else:
+        out = linear(out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim),
+                     out_proj_weight, out_proj_bias)
+        out = out.reshape(tgt_len, bsz, out.size(1))
     if weights is not None and average_attn_weights:
         weights = weights.mean(dim=1)
     if not batched:

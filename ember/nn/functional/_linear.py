@@ -7,6 +7,7 @@ import numpy as np
 
 import ember
 from ember._ops.blas import linear as _linear_op
+from ember._ops.nn_fused import embedding as _embedding_op
 from ember._tensor import Tensor
 
 __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
@@ -99,8 +100,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = input._data
     if idx.size and (idx.min() < -n or idx.max() >= n) or idx.size and idx.min() < 0:
         raise IndexError("index out of range in self")
-    flat = input.reshape(-1)
-    out = ember.index_select(weight, 0, flat).reshape(*input.shape, weight.shape[1])
+    out = _embedding_op(weight, input)
     if out.requires_grad and (padding_idx is not None or scale_grad_by_freq):
         scale = np.ones(idx.shape, dtype=weight._data.dtype)
         if scale_grad_by_freq:

@@ -7,6 +7,7 @@ import math
 import warnings
 
 import ember
+from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
 from ember._ops.nn_loss import nll_loss_op, ctc_loss_op
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
@@ -133,12 +134,32 @@ def _tname(dt):
             "bool": "Bool", "int64": "Long"}.get(str(dt).replace("ember.", ""), str(dt))
 
 
+def _fused_ce_ok(input, target, ignore_index):
+    """May cross_entropy take the fused record: plain tensors, float (N, C) logits with
+    N, C > 0 and valid int64 class indices (anything else keeps the composite and its
+    errors)?"""
+    if type(input) is not ember.Tensor or type(target) is not ember.Tensor:
+        return False
+    if input.dim() != 2 or target.dim() != 1 or target.dtype != ember.int64 or \
+            input.dtype not in (ember.float32, ember.float64):
+        return False
+    N, C = input.shape
+    if not N or not C or target.shape[0] != N:
+        return False
+    t = target._data
+    ok = (t >= 0) & (t < C) | (t == ignore_index)
+    return bool(ok.all())
+
+
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if not 0.0 <= label_smoothing <= 1.0:
         raise RuntimeError(f"label_smoothing must be between 0.0 and 1.0. Got: "
                            f"{label_smoothing}")
+    if (weight is None and label_smoothing == 0 and _fused_ce_ok(input, target, ignore_index)):
+        # logits (N, C) against class indices: one fused record, no log_softmax buffer
+        return _cross_entropy_op(input, target, _enum(reduction), ignore_index)[0]
     class_dim = 0 if input.dim() == 1 else 1
     C = input.shape[class_dim]
     logp = input.log_softmax(class_dim)

@@ -6,7 +6,11 @@ over time steps only, each step one ``addmm`` of the hidden state and a few elem
 ops (``_step``, shared with the cells). Sequences are handled as time-major rows: a padded
 (T, B, *) input is flattened to (T*B, *) rows with ``B`` rows per step, a PackedSequence
 already is such rows with ``batch_sizes[t]`` rows per step; in the packed case the live
-batch shrinks (forward direction) or grows (reverse direction) as sequences end."""
+batch shrinks (forward direction) or grows (reverse direction) as sequences end.
+
+An LSTM without projection over a padded batch skips the per-step ops: its recurrence is
+one fused record per layer and direction (``_lstm_layer`` in ember/_ops/nn_fused.py, with
+its own backward), run in the input's layout (batch-first needs no transposed copies)."""
 import math
 import numbers
 import warnings
@@ -17,6 +21,7 @@ from ember.nn import functional as F
 from ember.nn.parameter import Parameter
 from ember.nn.utils.rnn import PackedSequence
 from ember.nn.modules.module import Module
+from ember._ops.nn_fused import lstm_layer as _lstm_layer
 
 __all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']
 
@@ -294,6 +299,10 @@ class RNNBase(Module):
         """The stacked layers over time-major rows; the torch._VF.{rnn_*,lstm,gru} part."""
         lstm = self.mode == 'LSTM'
         h0, c0 = hx if lstm else (hx, None)
+        if lstm and batch_sizes is None and not self.proj_size and \
+                input.dtype in (ember.float32, ember.float64) and \
+                not ember.is_autocast_enabled('cpu'):
+            return self._run_lstm_fused(input, h0, c0)
         if batch_sizes is None:
             if self.batch_first:
                 input = input.transpose(0, 1)
@@ -328,6 +337,31 @@ class RNNBase(Module):
                 x = x.transpose(0, 1)
         h_n = ember.stack(hs, 0)
         return x, ((h_n, ember.stack(cs, 0)) if lstm else h_n)
+
+    def _run_lstm_fused(self, x, h0, c0):
+        """LSTM over a padded batch, in the input's own layout: per layer and direction one
+        input projection (one GEMM over all steps) and one fused recurrence record."""
+        if x.shape[1 if self.batch_first else 0] == 0:
+            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+        hs, cs = [], []
+        for layer in range(self.num_layers):
+            outs = []
+            for d in range(self._dirs):
+                sfx = f"l{layer}{'_reverse' if d else ''}"
+                w_ih = getattr(self, 'weight_ih_' + sfx)
+                b_ih = getattr(self, 'bias_ih_' + sfx, None)
+                b_hh = getattr(self, 'bias_hh_' + sfx, None)
+                k = layer * self._dirs + d
+                xw = F.linear(x, w_ih, None if b_ih is None else b_ih + b_hh)
+                out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], getattr(self, 'weight_hh_' + sfx),
+                                           d == 1, self.batch_first)
+                outs.append(out)
+                hs.append(h)
+                cs.append(c)
+            x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
+            if self.dropout and self.training and layer < self.num_layers - 1:
+                x = F.dropout(x, self.dropout, True)
+        return x, (ember.stack(hs, 0), ember.stack(cs, 0))
 
 
 class RNN(RNNBase):

@@ -1,0 +1,237 @@
+"""Fused kernels for recurrent layers and embeddings (records in ember/_ops/nn_fused.py).
+
+The LSTM layer kernel runs a whole sequence in one call: per time step one GEMM of the
+hidden state and the gate nonlinearities in place, no per-step dispatch. It keeps the
+activated gates and the cell states in a byte workspace (like a reserve buffer) so the
+backward kernel needs no recomputation; the backward folds the recurrent weight gradient
+into one GEMM over all time steps.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+def _sigmoid_(a):
+    """In place: 1 / (1 + exp(-a)) (exp overflow gives the exact limit 0)."""
+    np.negative(a, out=a)
+    np.exp(a, out=a)
+    a += 1
+    np.reciprocal(a, out=a)
+
+
+def _check_lstm(xw, h0, c0, w_hh, batch_first):
+    for name, a in (("input", xw), ("hx", h0), ("cx", c0), ("weight_hh", w_hh)):
+        if not isinstance(a, np.ndarray):
+            raise TypeError(f"_lstm_layer(): argument '{name}' must be a Tensor")
+    if xw.ndim != 3 or h0.ndim != 2 or c0.ndim != 2 or w_hh.ndim != 2:
+        raise RuntimeError("_lstm_layer(): expected input (T, B, 4H) or (B, T, 4H), hx and cx "
+                           "(B, H) and weight_hh (4H, H)")
+    B, T, G = xw.shape if batch_first else (xw.shape[1], xw.shape[0], xw.shape[2])
+    H = w_hh.shape[1]
+    if G != 4 * H or w_hh.shape[0] != G or h0.shape != (B, H) or c0.shape != (B, H):
+        raise RuntimeError(f"_lstm_layer(): inconsistent shapes: input {list(xw.shape)}, hx "
+                           f"{list(h0.shape)}, cx {list(c0.shape)}, weight_hh "
+                           f"{list(w_hh.shape)}")
+    dt = xw.dtype
+    if h0.dtype != dt or c0.dtype != dt or w_hh.dtype != dt or dt.kind != "f":
+        raise RuntimeError(f"_lstm_layer(): expected floating tensors of one dtype, got "
+                           f"{xw.dtype}, {h0.dtype}, {c0.dtype}, {w_hh.dtype}")
+    return T, B, H
+
+
+def _time_major(a, batch_first):
+    return a.swapaxes(0, 1) if batch_first else a
+
+
+def _split_ws(ws, T, B, H):
+    """The workspace's (T, B, 4H) activated gates and (T, B, H) cell states."""
+    n = T * B * 4 * H
+    return ws[:n].reshape(T, B, 4 * H), ws[n:].reshape(T, B, H)
+
+
+def lstm_layer(xw, h0, c0, w_hh, reverse=False, batch_first=False):
+    """xw: (T, B, 4H) input projections (biases included), gates i, f, g, o, or (B, T, 4H)
+    with ``batch_first``; h0, c0: (B, H); w_hh: (4H, H). Returns the output (T, B, H) or
+    (B, T, H), h_n, c_n (B, H) and the workspace: uint8 bytes of the activated gates
+    (T, B, 4H) then the cell states (T, B, H)."""
+    T, B, H = _check_lstm(xw, h0, c0, w_hh, batch_first)
+    dt = xw.dtype
+    out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
+    out_t, xw_t = _time_major(out, batch_first), _time_major(xw, batch_first)
+    ws = np.empty(T * B * 5 * H, dt)
+    gates, cells = _split_ws(ws, T, B, H)
+    h, c = h0, c0
+    tmp = np.empty((B, H), dt)
+    # the recurrent product as W_hh h^T (4H, B): a tall GEMM runs faster than h W_hh^T
+    hw = np.empty((4 * H, B), dt)
+    with np.errstate(over="ignore", under="ignore"):
+        for t in (range(T - 1, -1, -1) if reverse else range(T)):
+            pre = gates[t]
+            np.matmul(w_hh, h.T, out=hw)
+            np.add(hw.T, xw_t[t], out=pre)
+            _sigmoid_(pre[:, :2 * H])                    # i, f
+            np.tanh(pre[:, 2 * H:3 * H], out=pre[:, 2 * H:3 * H])  # g
+            _sigmoid_(pre[:, 3 * H:])                    # o
+            cn = cells[t]
+            np.multiply(pre[:, H:2 * H], c, out=cn)      # f * c
+            np.multiply(pre[:, :H], pre[:, 2 * H:3 * H], out=tmp)   # i * g
+            cn += tmp
+            ht = out_t[t]
+            np.tanh(cn, out=ht)
+            ht *= pre[:, 3 * H:]
+            h, c = ht, cn
+    return out, np.array(h, copy=True), np.array(c, copy=True), ws.view(np.uint8)
+
+
+def lstm_layer_backward(grad_output, grad_hn, grad_cn, h0, c0, w_hh, output, workspace,
+                        reverse=False, batch_first=False, need_weight=True):
+    """Gradients of ``lstm_layer`` w.r.t. (xw, h0, c0, w_hh) given those of (output, h_n,
+    c_n). ``grad_weight`` is one GEMM over all steps: sum_t dpre_t^T h_{t-1}."""
+    dt = output.dtype
+    out_t = _time_major(output, batch_first)
+    T, B, H = out_t.shape
+    gates, cells = _split_ws(workspace.view(dt), T, B, H)
+    dpre = np.empty((B, T, 4 * H) if batch_first else (T, B, 4 * H), dt)
+    dpre_t = _time_major(dpre, batch_first)
+    dh = np.array(np.broadcast_to(grad_hn, (B, H)), dtype=dt, copy=True)
+    dc = np.array(np.broadcast_to(grad_cn, (B, H)), dtype=dt, copy=True)
+    go = None if grad_output is None else \
+        _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
+    tc = np.empty((B, H), dt)
+    tmp = np.empty((B, H), dt)
+    fac = np.empty((B, 4 * H), dt)
+    for t in (range(T) if reverse else range(T - 1, -1, -1)):
+        tp = t + 1 if reverse else t - 1
+        c_prev = c0 if (tp < 0 or tp >= T) else cells[tp]
+        gt = gates[t]
+        if go is not None:
+            dh += go[t]
+        d = dpre_t[t]
+        np.tanh(cells[t], out=tc)
+        np.multiply(dh, tc, out=d[:, 3 * H:])            # d o
+        np.multiply(tc, tc, out=tc)                       # dc += dh o (1 - tanh(c)^2)
+        np.subtract(1, tc, out=tc)
+        tc *= gt[:, 3 * H:]
+        tc *= dh
+        dc += tc
+        np.multiply(dc, gt[:, 2 * H:3 * H], out=d[:, :H])    # d i
+        np.multiply(dc, c_prev, out=d[:, H:2 * H])        # d f
+        np.multiply(dc, gt[:, :H], out=d[:, 2 * H:3 * H])    # d g
+        dc *= gt[:, H:2 * H]
+        # through the nonlinearities: s (1 - s) for i, f, o; 1 - g^2 for g
+        np.subtract(1, gt, out=fac)
+        fac *= gt
+        fg = fac[:, 2 * H:3 * H]
+        np.multiply(gt[:, 2 * H:3 * H], gt[:, 2 * H:3 * H], out=fg)
+        np.subtract(1, fg, out=fg)
+        d *= fac
+        dh = np.matmul(d, w_hh)
+    if not need_weight or T == 0:
+        grad_w = np.zeros(w_hh.shape, dt)
+    else:
+        # h_{t-1} of every step, laid out like the output: one GEMM for the whole sequence
+        hprev = np.empty(output.shape, dt)
+        hp_t = _time_major(hprev, batch_first)
+        if reverse:
+            hp_t[:T - 1] = out_t[1:]
+            hp_t[T - 1] = h0
+        else:
+            hp_t[1:] = out_t[:-1]
+            hp_t[0] = h0
+        grad_w = np.matmul(dpre.reshape(T * B, 4 * H).T, hprev.reshape(T * B, H))
+    return dpre, dh, dc, grad_w
+
+
+# ------------------------------------------------------------------------- embedding
+
+def embedding(weight, indices):
+    """Rows of ``weight`` (V, D) at ``indices`` (any shape) -> (*indices.shape, D)."""
+    if weight.ndim != 2:
+        raise RuntimeError("'weight' must be 2-D")
+    if indices.dtype.kind not in "iu":
+        raise RuntimeError(f"Expected tensor for argument #1 'indices' to have one of the "
+                           f"following scalar types: Long, Int; but got {indices.dtype} instead")
+    return np.take(weight, indices, axis=0)
+
+
+def embedding_backward(grad, indices, num_weights):
+    """Sum of the gradient rows per index -> (num_weights, D): rows sorted by index (stable,
+    so each sum runs in the order of the rows) and reduced per run of equal indices."""
+    D = grad.shape[-1]
+    g = np.reshape(grad, (-1, D))
+    idx = np.reshape(indices, -1)
+    out = np.zeros((num_weights, D), g.dtype)
+    if not idx.size:
+        return out
+    order = np.argsort(idx, kind="stable")
+    si = idx[order]
+    starts = np.flatnonzero(np.concatenate(([True], si[1:] != si[:-1])))
+    out[si[starts]] = np.add.reduceat(g[order], starts, axis=0)
+    return out
+
+
+# ------------------------------------------------------------------------- cross entropy
+
+def _ce_rows(x, target, ignore_index):
+    n = x.shape[0]
+    t = np.asarray(target).reshape(-1)
+    valid = t != ignore_index
+    ts = np.where(valid, t, 0)
+    return np.arange(n), ts, valid
+
+
+def cross_entropy(x, target, reduction=1, ignore_index=-100):
+    """Cross-entropy of logits x (N, C) against class indices (N,): per row
+    logsumexp(x) - x[target], without materialising log_softmax. The exponentials for the
+    sum run over blocks of rows in one small reused buffer. Returns (loss, lse (N,))."""
+    if x.ndim != 2 or np.ndim(target) != 1 or x.shape[0] != np.shape(target)[0]:
+        raise RuntimeError("_cross_entropy(): expected input (N, C) and target (N,)")
+    N, C = x.shape
+    dt = x.dtype
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        m = x.max(axis=1) if C else np.full(N, -np.inf, dt)
+        m = np.where(np.isfinite(m), m, 0).astype(dt)
+        s = np.empty(N, dt)
+        rows = max(1, 65536 // max(C, 1))
+        buf = np.empty((min(rows, N), C), dt)
+        for i in range(0, N, rows):
+            b = buf[:min(rows, N - i)]
+            np.subtract(x[i:i + rows], m[i:i + rows, None], out=b)
+            np.exp(b, out=b)
+            b.sum(axis=1, out=s[i:i + rows])
+        logs = np.log(s)
+        r, ts, valid = _ce_rows(x, target, ignore_index)
+        picked = x[r, ts] if C else np.zeros(N, dt)
+        losses = (logs - (picked - m)) * valid          # -((x_t - max) - log sum)
+        lse = logs + m
+        if reduction == 0:
+            loss = losses.astype(dt)
+        elif reduction == 2:
+            loss = np.asarray(losses.sum(dtype=dt), dt)
+        else:
+            loss = np.asarray(losses.sum(dtype=dt) / dt.type(valid.sum()), dt)
+    return loss, lse.astype(dt)
+
+
+def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_index=-100):
+    """d/dx of ``cross_entropy``'s (loss, lse): softmax(x) (a + g_lse) - onehot(t) a, with
+    a the per-row weight of the loss gradient (zero on ignored rows); one full-size buffer."""
+    N, C = x.shape
+    dt = x.dtype
+    r, ts, valid = _ce_rows(x, target, ignore_index)
+    g = np.asarray(grad, dt)
+    if reduction == 0:
+        a = g.reshape(-1) * valid
+    elif reduction == 2:
+        a = np.broadcast_to(g, (N,)) * valid
+    else:
+        with np.errstate(divide="ignore", invalid="ignore"):
+            a = np.broadcast_to(g / dt.type(valid.sum()), (N,)) * valid
+    a = a.astype(dt)
+    coef = a + np.broadcast_to(np.asarray(grad_lse, dt), (N,))
+    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
+        out = np.subtract(x, np.reshape(lse, (N, 1)))
+        np.exp(out, out=out)
+        out *= coef[:, None]
+        if C:
+            out[r, ts] -= a
+    return out

@@ -1,0 +1,157 @@
+"""Fused records behind nn layers whose composite form costs many small ops per call.
+
+``_lstm_layer``: one LSTM layer, one direction, over a padded sequence (the recurrence of
+ember.nn.LSTM). Like torch's cuDNN path it returns a byte workspace (not differentiable)
+holding the activated gates and cell states for its backward. Its backward rule calls the
+fused ``_lstm_layer_backward`` for a plain backward; under create_graph (double backward,
+forward-mode AD) it recomputes the recurrence in ember ops and backpropagates through time
+in ember ops, so it is differentiable again.
+
+``embedding``: rows of the weight at the indices; its backward ``_embedding_backward`` sums
+the gradient rows per index (sorted runs, no scatter-add), and is linear in the gradient, so
+its own VJP is ``embedding`` again.
+
+``_cross_entropy``: logits (N, C) against class indices, without materialising log_softmax;
+returns the loss and each row's logsumexp (saved for the backward, differentiable too).
+"""
+from __future__ import annotations
+
+from ember._kernels import nn_fused as K
+from ember._ops.registry import OpDef
+from ember.autograd.grad_mode import is_grad_enabled
+
+lstm_layer = OpDef(
+    "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_hh, bool reverse=False, "
+    "bool batch_first=False) -> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
+    K.lstm_layer, promote=None, saves=("input", "hx", "cx", "weight_hh", "result"),
+    grad_name="LstmLayerBackward0")
+
+lstm_layer_backward = OpDef(
+    "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor hx, "
+    "Tensor cx, Tensor weight_hh, Tensor output, Tensor workspace, bool reverse=False, "
+    "bool batch_first=False, bool need_weight=True) -> (Tensor grad_input, Tensor grad_hx, "
+    "Tensor grad_cx, Tensor grad_weight_hh)",
+    K.lstm_layer_backward, promote=None, differentiable=False)
+
+
+def _lstm_recompute(x, h0, c0, w_hh, reverse):
+    """The recurrence in ember ops over time-major ``x``: per step (activated gates i, f, g,
+    o; c; h)."""
+    import ember
+    T = x.shape[0]
+    w_t = w_hh.t()
+    h, c = h0, c0
+    steps = [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        i, f, g, o = ember.addmm(x[t], h, w_t).chunk(4, 1)
+        i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
+        c = f * c + i * g
+        h = o * ember.tanh(c)
+        steps[t] = (i, f, g, o, c, h)
+    return steps
+
+
+def _lstm_bptt(grads, x, h0, c0, w_hh, reverse, batch_first, n):
+    """Backpropagation through time in ember ops (differentiable)."""
+    import ember
+    g_out, g_hn, g_cn = grads[0], grads[1], grads[2]
+    if batch_first:
+        x, g_out = x.transpose(0, 1), g_out.transpose(0, 1)
+    T = x.shape[0]
+    steps = _lstm_recompute(x, h0, c0, w_hh, reverse)
+    dh, dc = g_hn, g_cn
+    dpres = [None] * T
+    for t in (range(T) if reverse else range(T - 1, -1, -1)):
+        tp = t + 1 if reverse else t - 1
+        c_prev = c0 if (tp < 0 or tp >= T) else steps[tp][4]
+        i, f, g, o, c, _ = steps[t]
+        dh = dh + g_out[t]
+        tc = ember.tanh(c)
+        do = dh * tc
+        dc = dc + dh * o * (1 - tc * tc)
+        di, dg, df = dc * g, dc * i, dc * c_prev
+        dpre = ember.cat([di * i * (1 - i), df * f * (1 - f), dg * (1 - g * g),
+                          do * o * (1 - o)], 1)
+        dc = dc * f
+        dh = ember.mm(dpre, w_hh)
+        dpres[t] = dpre
+    gx = ember.stack(dpres, 1 if batch_first else 0) if n[0] else None
+    gw = None
+    if n[3]:
+        hs = [h0 if (t + (1 if reverse else -1)) in (-1, T) else
+              steps[t + (1 if reverse else -1)][5] for t in range(T)]
+        H = w_hh.shape[1]
+        gw = ember.mm(ember.stack(dpres, 0).reshape(-1, 4 * H).t(),
+                      ember.stack(hs, 0).reshape(-1, H))
+    return gx, dh if n[1] else None, dc if n[2] else None, gw, None
+
+
+@lstm_layer.def_backward
+def _(ctx, grads, input, hx, cx, weight_hh, reverse, batch_first):
+    n = ctx.needs_input_grad
+    if is_grad_enabled():
+        return _lstm_bptt(grads, input, hx, cx, weight_hh, reverse, batch_first, n) + (None,)
+    out, _, _, ws = ctx.result
+    gx, gh, gc, gw = lstm_layer_backward(grads[0], grads[1], grads[2], hx, cx, weight_hh,
+                                         out, ws, reverse, batch_first, bool(n[3]))
+    return (gx if n[0] else None, gh if n[1] else None, gc if n[2] else None,
+            gw if n[3] else None, None, None)
+
+
+embedding = OpDef("embedding(Tensor weight, Tensor indices) -> Tensor", K.embedding,
+                  promote=None, saves=("indices",), grad_name="EmbeddingBackward0")
+
+embedding_backward = OpDef(
+    "_embedding_backward(Tensor grad, Tensor indices, int num_weights) -> Tensor",
+    K.embedding_backward, promote=None, saves=("indices",))
+
+
+@embedding.def_backward
+def _(ctx, g, weight, indices):
+    if not ctx.needs_input_grad[0]:
+        return None, None
+    return embedding_backward(g, indices, ctx.shapes[0][0]), None
+
+
+@embedding_backward.def_backward
+def _(ctx, u, grad, indices, num_weights):
+    # linear in ``grad``: the VJP is the row gather again
+    return (embedding(u, indices) if ctx.needs_input_grad[0] else None), None, None
+
+
+cross_entropy = OpDef(
+    "_cross_entropy(Tensor input, Tensor target, int reduction=1, SymInt ignore_index=-100) "
+    "-> (Tensor loss, Tensor lse)",
+    K.cross_entropy, promote=None, autocast="fp32", saves=("input", "target", "result"),
+    grad_name="NllLossBackward0")
+
+cross_entropy_backward = OpDef(
+    "_cross_entropy_backward(Tensor grad, Tensor grad_lse, Tensor input, Tensor target, "
+    "Tensor lse, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+    K.cross_entropy_backward, promote=None, differentiable=False)
+
+
+@cross_entropy.def_backward
+def _(ctx, grads, input, target, reduction, ignore_index):
+    if not ctx.needs_input_grad[0]:
+        return None, None, None, None
+    g, g_lse = grads
+    _, lse = ctx.result
+    if not is_grad_enabled():
+        return (cross_entropy_backward(g, g_lse, input, target, lse, reduction, ignore_index),
+                None, None, None)
+    # differentiable form (create_graph, forward-mode AD): softmax (a + g_lse) - onehot a
+    import ember
+    N, C = input.shape
+    valid = target != ignore_index
+    safe = target.masked_fill(~valid, 0)
+    vf = valid.to(input.dtype)
+    if reduction == 0:
+        a = g * vf
+    elif reduction == 2:
+        a = g.expand(N) * vf
+    else:
+        a = g.expand(N) * vf / vf.sum()
+    onehot = ember.nn.functional.one_hot(safe, C).to(input.dtype)
+    p = ember.softmax(input, 1)
+    return (p * (a + g_lse).unsqueeze(1) - onehot * a.unsqueeze(1)), None, None, None
