@@ -129,11 +129,10 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         """Call through the dispatcher with schema-ordered arguments (used by modes)."""
-        from ember._dispatch import dispatch
-        out = kwargs.pop("out", None)
+        out = kwargs.pop("out", None) if kwargs else None
         if kwargs or len(args) < len(self.argnames):
             args = bind(self, args, kwargs)
-        return dispatch(self, args, out)
+        return _dispatcher.dispatch(self, args, out)
 
 
 def bind(op, args, kwargs):
@@ -263,3 +262,6 @@ def public(name=None, method=False, function=True):
             METHODS[n if method is True else method] = fn
         return fn
     return deco
+
+
+from ember import _dispatch as _dispatcher  # noqa: E402  (the dispatcher imports records lazily)

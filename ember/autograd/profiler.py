@@ -20,7 +20,7 @@ from collections import OrderedDict
 
 import numpy as np
 
-from ember._dispatch import Mode
+from ember._dispatch import Mode, dispatch
 from ember._tensor import Tensor
 
 __all__ = ["profile", "record_function", "FunctionEvent", "FunctionEventAvg", "EventList"]
@@ -44,12 +44,19 @@ def _now_us():
 
 class FunctionEvent:
     """One op call or range. Note [cheap events]: made once per op while profiling, so the
-    constructor only stores what it is given; ``input_shapes``, ``stack`` and
-    ``cpu_children`` are lists once the profiler stops (shared empty tuples until then)."""
+    constructor stores only what differs per event and the rest are class defaults;
+    ``input_shapes``, ``stack`` and ``cpu_children`` become lists when the profiler stops."""
 
-    __slots__ = ("id", "name", "key", "start_us", "end_us", "thread", "input_shapes",
-                 "stack", "cpu_children", "cpu_parent", "cpu_memory_usage", "_self_mem",
-                 "flops", "count", "is_user_annotation", "device_type")
+    cpu_parent = None
+    cpu_children = ()
+    input_shapes = ()
+    stack = ()
+    cpu_memory_usage = 0          # bytes allocated minus freed, children included
+    _self_mem = 0                 # bytes allocated minus freed by this event itself
+    flops = 0
+    count = 1
+    is_user_annotation = False
+    device_type = "CPU"
 
     def __init__(self, id, name, start_us, thread, input_shapes=None, stack=None,
                  is_user_annotation=False):
@@ -57,23 +64,20 @@ class FunctionEvent:
         self.name = self.key = name
         self.start_us = self.end_us = start_us
         self.thread = thread
-        self.input_shapes = input_shapes if input_shapes is not None else ()
-        self.stack = stack or ()
-        self.cpu_children = ()
-        self.cpu_parent = None
-        self.cpu_memory_usage = 0     # bytes allocated minus freed, children included
-        self._self_mem = 0            # bytes allocated minus freed by this event itself
-        self.flops = 0
-        self.count = 1
-        self.is_user_annotation = is_user_annotation
-        self.device_type = "CPU"
+        if input_shapes is not None:
+            self.input_shapes = input_shapes
+        if stack:
+            self.stack = stack
+        if is_user_annotation:
+            self.is_user_annotation = True
 
     def _finish(self):
         """Plain lists for the public fields (Note [cheap events])."""
         if type(self.cpu_children) is not list:
             self.cpu_children = list(self.cpu_children)
-        if type(self.input_shapes) is not list:
-            self.input_shapes = list(self.input_shapes)
+        if type(self.input_shapes) is not list:     # array shapes (tuples) -> lists
+            self.input_shapes = [list(x) if type(x) is tuple else x
+                                 for x in self.input_shapes]
         if type(self.stack) is not list:
             self.stack = list(self.stack)
 
@@ -366,9 +370,10 @@ class _ProfilerMode(Mode):
         name = _EVENT_NAMES.get(op)
         if name is None:
             name = _EVENT_NAMES[op] = "aten::" + op.public_name
-        ev = p._push(name, [_shape(a) for a in args] if p.record_shapes else None)
+        ev = p._push(name, tuple([a._data.shape if type(a) is Tensor else _shape(a)
+                                  for a in args]) if p.record_shapes else None)
         try:
-            r = op(*args, **kwargs)
+            r = dispatch(op, args, kwargs["out"] if kwargs else None)
             if p.profile_memory:
                 p._track_outputs(r, args, kwargs)
         finally:
@@ -448,6 +453,7 @@ class profile:
         if self._recording:
             return
         self._events, self._stack = [], []
+        self._thread = _get_ident()     # modes are per thread: every event comes from this one
         self._mem_records, self._mem_total = [], 0
         self._recording = True
         self._mode.__enter__()
@@ -478,7 +484,7 @@ class profile:
             stack = [f"{f.filename}({f.lineno}): {f.name}"
                      for f in reversed(traceback.extract_stack()[:-3])
                      if "/ember/" not in f.filename and not f.filename.startswith("<ember")]
-        ev = FunctionEvent(self._next_id, name, _now_ns() / 1000.0, _get_ident(), shapes,
+        ev = FunctionEvent(self._next_id, name, _now_ns() / 1000.0, self._thread, shapes,
                            stack, user)
         self._next_id += 1
         st = self._stack
