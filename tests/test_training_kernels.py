@@ -141,3 +141,18 @@ def test_linear_vmap_matches_loop(batched):
         a = [t if bd is None else t.select(bd, k) for t, bd in zip(args, batched)]
         loop.append(ember.nn.functional.linear(*a))
     np.testing.assert_allclose(got.numpy(), ember.stack(loop).numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("shapes", [((5, 1), (1, 4)), ((3, 5, 1), (3, 1, 4)),
+                                    ((2, 1, 5, 1), (3, 1, 4))])
+def test_outer_product_matmul_matches_torch(shapes):
+    """A contraction of length 1 is computed by a broadcast multiply: same values."""
+    rng = np.random.default_rng(7)
+    a, b = (rng.standard_normal(s).astype(np.float32) for s in shapes)
+    np.testing.assert_allclose(ember.matmul(ember.tensor(a), ember.tensor(b)).numpy(),
+                               torch.matmul(torch.tensor(a), torch.tensor(b)).numpy(),
+                               rtol=1e-6)
+    if len(shapes[0]) == 3 and len(shapes[1]) == 3:
+        np.testing.assert_allclose(ember.bmm(ember.tensor(a), ember.tensor(b)).numpy(),
+                                   torch.bmm(torch.tensor(a), torch.tensor(b)).numpy(),
+                                   rtol=1e-6)

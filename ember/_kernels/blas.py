@@ -107,8 +107,11 @@ def _accumulate(prod, inp, beta, alpha):
 
 
 def _matmul(a, b):
-    """``np.matmul`` keeping the operands' dtype (NumPy computes bfloat16 in float32)."""
-    r = np.matmul(a, b)
+    """``np.matmul`` keeping the operands' dtype (NumPy computes bfloat16 in float32). A
+    contraction of length 1 (outer products) is one broadcast multiply, several times faster
+    than a GEMM per batch entry."""
+    r = np.multiply(a, b) if a.shape[-1] == 1 and a.ndim > 1 and b.ndim > 1 else \
+        np.matmul(a, b)
     return r if r.dtype == a.dtype else r.astype(a.dtype)
 
 

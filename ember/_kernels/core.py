@@ -107,7 +107,10 @@ def matmul(a, b):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_NAMES.get(a.dtype.name, a.dtype.name)} != "
                            f"{_C_NAMES.get(b.dtype.name, b.dtype.name)}")
-    r = np.matmul(a, b)
+    if ka == 1 and a.ndim > 1 and b.ndim > 1:
+        r = np.multiply(a, b)   # outer products (per-sample gradients): one broadcast pass
+    else:
+        r = np.matmul(a, b)
     return r if r.dtype == a.dtype else r.astype(a.dtype)   # bfloat16 comes back as float32
 
 
