@@ -156,3 +156,21 @@ def test_outer_product_matmul_matches_torch(shapes):
         np.testing.assert_allclose(ember.bmm(ember.tensor(a), ember.tensor(b)).numpy(),
                                    torch.bmm(torch.tensor(a), torch.tensor(b)).numpy(),
                                    rtol=1e-6)
+
+
+def test_linear_jvp_matches_torch_func():
+    rng = np.random.default_rng(8)
+    x, w, b = (rng.standard_normal(s) for s in ((3, 5), (4, 5), (4,)))
+    tx, tw, tb = (rng.standard_normal(s) for s in ((3, 5), (4, 5), (4,)))
+    from ember.func import jvp
+    out, tan = jvp(ember.nn.functional.linear, tuple(map(ember.tensor, (x, w, b))),
+                   tuple(map(ember.tensor, (tx, tw, tb))))
+    tout, ttan = torch.func.jvp(torch.nn.functional.linear, tuple(map(torch.tensor, (x, w, b))),
+                                tuple(map(torch.tensor, (tx, tw, tb))))
+    np.testing.assert_allclose(out.numpy(), tout.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(tan.numpy(), ttan.numpy(), rtol=1e-12)
+    fwAD = ember.autograd.forward_ad
+    with fwAD.dual_level():
+        d = ember.nn.functional.linear(fwAD.make_dual(ember.tensor(x), ember.tensor(tx)),
+                                       ember.tensor(w), ember.tensor(b))
+        np.testing.assert_allclose(fwAD.unpack_dual(d).tangent.numpy(), tx @ w.T, rtol=1e-12)
