@@ -33,7 +33,7 @@ def _padded(x, padding, extra=None, fill=0):
     return buf
 
 
-def _cols(x, ksize, stride, padding, dilation, groups, out_size):
+def _cols(x, ksize, stride, padding, dilation, groups, out_size, hi=None):
     """im2col: (groups, Cg*K, N*P), C-contiguous, rows ordered (c, *k) like the weight.
 
     One copy of a strided window view whose innermost axis walks the output positions (the
@@ -47,7 +47,7 @@ def _cols(x, ksize, stride, padding, dilation, groups, out_size):
     Kp = 1
     for k in ksize:
         Kp *= k
-    xp = _padded(x, padding)
+    xp = _pad_lohi(x, padding, hi if hi is not None else padding)
     st = xp.strides
     shape = (C,) + tuple(ksize) + (N,) + tuple(out_size)
     strides = (st[1],) + tuple(st[2 + i] * dilation[i] for i in range(n)) + (st[0],) + \
@@ -119,22 +119,101 @@ def check_conv(x, w, stride, padding, dilation, groups, transposed):
                                f"{_fmt(w.shape)} instead")
 
 
-def conv_forward(x, w, stride, padding, dilation, groups):
+def _pad_lohi(x, lo, hi):
+    """Zero-padded copy of ``x`` (N, C, *S) with ``lo``/``hi`` rows before/after each
+    spatial dim (``x`` itself when nothing is added)."""
+    n = len(lo)
+    if not any(lo) and not any(hi):
+        return x
+    shape = tuple(x.shape[:2]) + tuple(x.shape[2 + i] + lo[i] + hi[i] for i in range(n))
+    buf = np.zeros(shape, dtype=x.dtype)
+    buf[(slice(None), slice(None)) + tuple(slice(lo[i], lo[i] + x.shape[2 + i])
+                                          for i in range(n))] = x
+    return buf
+
+
+def _cols_n(x, ksize, stride, padding, dilation, out_size, hi=None):
+    """im2col, batch first: (N, C*K, P) C-contiguous, rows ordered (c, *k) like the weight.
+    A 1x1 kernel without padding needs no window copy at all (strides by slicing)."""
+    n = len(ksize)
+    N, C = x.shape[:2]
+    P = 1
+    for o in out_size:
+        P *= o
+    Kp = 1
+    for k in ksize:
+        Kp *= k
+    if Kp == 1 and not any(padding) and not (hi and any(hi)):
+        if all(s == 1 for s in stride) and tuple(out_size) == tuple(x.shape[2:]):
+            return np.ascontiguousarray(x).reshape(N, C, P)
+        sl = tuple(slice(0, (out_size[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
+        return np.ascontiguousarray(x[(slice(None), slice(None)) + sl]).reshape(N, C, P)
+    xp = _pad_lohi(x, padding, hi if hi is not None else padding)
+    st = xp.strides
+    shape = (N, C) + tuple(ksize) + tuple(out_size)
+    strides = (st[0], st[1]) + tuple(st[2 + i] * dilation[i] for i in range(n)) + \
+        tuple(st[2 + i] * stride[i] for i in range(n))
+    cols = np.empty(shape, dtype=x.dtype)
+    np.copyto(cols, as_strided(xp, shape, strides, writeable=False))
+    return cols.reshape(N, C * Kp, P)
+
+
+def _gemm_n(wr, cols, N, groups, bias=None):
+    """(groups, Og, CgK) x (N, groups*CgK, P) -> (N, groups*Og, P) batched, no transposes;
+    ``bias`` (groups*Og,) added in place."""
+    g, Og, CgK = wr.shape
+    P = cols.shape[-1]
+    out = np.empty((N, g, Og, P), dtype=np.result_type(wr, cols))
+    np.matmul(wr, cols.reshape(N, g, CgK, P), out=out)
+    if bias is not None:
+        out += bias.reshape(g, Og, 1).astype(out.dtype, copy=False)
+    return out.reshape(N, g * Og, P)
+
+
+def _use_big_gemm(N, O, CK):
+    """One big (O, CK) x (CK, N*P) GEMM plus a transposing copy, or N batched GEMMs?
+    Batched (no transposes) wins for small weight matrices, where a threaded BLAS call
+    per image is cheap; large weights are faster as a single GEMM (measured)."""
+    return N > 1 and O * CK > _BIG_GEMM_MIN
+
+
+_BIG_GEMM_MIN = 16384
+
+
+def _conv_cols_gemm(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None):
+    """Convolution as im2col + GEMM: x (N, C, *S), wr (g, Og, Cg*K) -> (N, g*Og, *out),
+    ``lo``/``hi``: zero padding before/after; ``bias`` fused into the final copy/add."""
     N = x.shape[0]
+    g, Og, CgK = wr.shape
+    Cout = g * Og
+    P = int(np.prod(out_size))
+    if _use_big_gemm(N, Cout, CgK):
+        cols = _cols(x, ksize, stride, lo, dilation, g, out_size, hi)      # g, CgK, N*P
+        out = np.matmul(wr, cols).reshape(Cout, N, P).transpose(1, 0, 2)
+        res = np.empty((N, Cout, P), out.dtype)
+        if bias is not None:
+            np.add(out, np.reshape(bias, (1, Cout, 1)).astype(out.dtype, copy=False), out=res)
+        else:
+            np.copyto(res, out)
+        return res.reshape((N, Cout) + tuple(out_size))
+    cols = _cols_n(x, ksize, stride, lo, dilation, out_size, hi)
+    b = None if bias is None else np.asarray(bias)
+    return _gemm_n(wr, cols, N, g, b).reshape((N, Cout) + tuple(out_size))
+
+
+def conv_forward(x, w, stride, padding, dilation, groups, bias=None):
     Cout = w.shape[0]
-    ksize = w.shape[2:]
+    ksize = tuple(w.shape[2:])
     out_size = conv_out_size(x.shape[2:], ksize, stride, padding, dilation)
-    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, Cg*K, N*P
-    wr = w.reshape(groups, Cout // groups, -1)                          # g, Og, Cg*K
-    if wr.dtype != cols.dtype:
-        dt = np.result_type(wr, cols)
-        wr, cols = wr.astype(dt), cols.astype(dt)
-    out = np.matmul(wr, cols).reshape(Cout, -1)                         # Cout, N*P
-    return _batch_first(out, N, out_size)
+    dt = np.result_type(x, w)
+    x = x.astype(dt, copy=False)
+    wr = w.astype(dt, copy=False).reshape(groups, Cout // groups, -1)   # g, Og, Cg*K
+    return _conv_cols_gemm(x, wr, ksize, stride, padding, padding, dilation, out_size, bias)
 
 
-def _col2im(cols, N, C, ksize, in_size, stride, dilation, padding, out_size):
-    """Scatter-add (C, *K, N, *I) columns into the (N, C, *out) image (cropping padding)."""
+def _col2im(cols, N, C, ksize, in_size, stride, dilation, padding, out_size, nfirst=True):
+    """Scatter-add (N, C, *K, *I) (``nfirst``) or (C, *K, N, *I) columns into the
+    (N, C, *out) image (cropping padding)."""
     n = len(ksize)
     full = [max(out_size[i] + 2 * padding[i],
                 dilation[i] * (ksize[i] - 1) + (in_size[i] - 1) * stride[i] + 1)
@@ -143,8 +222,10 @@ def _col2im(cols, N, C, ksize, in_size, stride, dilation, padding, out_size):
     for kpos in np.ndindex(*ksize):
         sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
                          (in_size[i] - 1) * stride[i] + 1, stride[i]) for i in range(n))
-        buf[(slice(None), slice(None)) + sl] += \
-            cols[(slice(None),) + kpos].swapaxes(0, 1)
+        if nfirst:
+            buf[(slice(None), slice(None)) + sl] += cols[(slice(None), slice(None)) + kpos]
+        else:
+            buf[(slice(None), slice(None)) + sl] += cols[(slice(None),) + kpos].swapaxes(0, 1)
     crop = tuple(slice(padding[i], padding[i] + out_size[i]) for i in range(n))
     out = buf[(slice(None), slice(None)) + crop]
     return out if out.shape == buf.shape else np.ascontiguousarray(out)
@@ -154,7 +235,8 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     n = w.ndim - 2
     N, Cin = x.shape[:2]
     in_size = x.shape[2:]
-    ksize = w.shape[2:]
+    ksize = tuple(w.shape[2:])
+    Cg_in = Cin // groups
     Cg_out = w.shape[1]
     Cout = Cg_out * groups
     out_size = [(in_size[i] - 1) * stride[i] - 2 * padding[i] + dilation[i] * (ksize[i] - 1)
@@ -166,13 +248,31 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     P = int(np.prod(in_size))
     K = int(np.prod(ksize))
     dt = np.result_type(x, w)
-    xr = _chan_first(x.astype(dt, copy=False), groups)                  # g, Cg_in, N*P
-    wr = w.reshape(groups, Cin // groups, Cg_out * K).astype(dt, copy=False)
-    cols = np.matmul(wr.transpose(0, 2, 1), xr)                         # g, Cg_out*K, N*P
+    x = x.astype(dt, copy=False)
+    w = w.astype(dt, copy=False)
+    lo = [dilation[i] * (ksize[i] - 1) - padding[i] for i in range(n)]
+    if all(s == 1 for s in stride) and all(v >= 0 for v in lo) and Cg_in <= 2 * Cg_out:
+        # stride 1: a plain convolution of the zero-padded input with the flipped kernel,
+        # in/out channels swapped per group (no col2im scatter; im2col copies scale with
+        # the input channels, col2im adds with the output channels)
+        hi = [lo[i] + output_padding[i] for i in range(n)]
+        wf = w.reshape((groups, Cg_in, Cg_out) + ksize).swapaxes(1, 2)
+        wf = wf[(Ellipsis,) + (slice(None, None, -1),) * n]
+        wr = np.ascontiguousarray(wf).reshape(groups, Cg_out, Cg_in * K)
+        return _conv_cols_gemm(x, wr, ksize, [1] * n, lo, hi, dilation, out_size)
+    wr = w.reshape(groups, Cg_in, Cg_out * K).transpose(0, 2, 1)       # g, Cg_out*K, Cg_in
+    if _use_big_gemm(N, Cout * K, Cg_in):
+        xr = _chan_first(x, groups)                                     # g, Cg_in, N*P
+        cols = np.matmul(wr, xr)                                        # g, Cg_out*K, N*P
+        cols = cols.reshape((Cout,) + ksize + (N,) + tuple(in_size))
+        return _col2im(cols, N, Cout, ksize, in_size, stride, dilation, padding, out_size,
+                       nfirst=False)
+    xr = np.ascontiguousarray(x).reshape(N, groups, Cg_in, P)
+    cols = np.matmul(wr, xr)                                            # N, g, Cg_out*K, P
     if K == 1 and all(s == 1 for s in stride) and not any(padding) and \
             tuple(out_size) == tuple(in_size):
-        return _batch_first(cols.reshape(Cout, -1), N, out_size)
-    cols = cols.reshape((Cout,) + tuple(ksize) + (N,) + tuple(in_size))
+        return cols.reshape((N, Cout) + tuple(out_size))
+    cols = cols.reshape((N, Cout) + ksize + tuple(in_size))
     return _col2im(cols, N, Cout, ksize, in_size, stride, dilation, padding, out_size)
 
 
@@ -181,13 +281,14 @@ def convolution(x, w, bias, stride, padding, dilation, transposed, output_paddin
     stride, padding, dilation, output_padding = (_expand(v, n) for v in
                                                  (stride, padding, dilation, output_padding))
     check_conv(x, w, stride, padding, dilation, groups, transposed)
+    dt = np.result_type(x, w)
     if transposed:
         out = conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding)
+        if bias is not None:
+            out += np.reshape(bias, (1, -1) + (1,) * n).astype(out.dtype, copy=False)
     else:
-        out = conv_forward(x, w, stride, padding, dilation, groups)
-    if bias is not None:
-        out = out + np.reshape(bias, (1, -1) + (1,) * n)
-    return out.astype(np.result_type(x, w), copy=False)
+        out = conv_forward(x, w, stride, padding, dilation, groups, bias)
+    return out.astype(dt, copy=False)
 
 
 def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
@@ -200,12 +301,24 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
     out_size = gy.shape[2:]
     P = int(np.prod(out_size))
     dt = np.result_type(x, gy)
-    cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, Cg*K, N*P
-    gyr = _chan_first(gy, groups)                                       # g, Og, N*P
-    if cols.dtype != dt or gyr.dtype != dt:
-        cols, gyr = cols.astype(dt, copy=False), gyr.astype(dt, copy=False)
-    gw = np.matmul(gyr, cols.transpose(0, 2, 1))                        # g, Og, Cg*K
+    x = x.astype(dt, copy=False)
+    gy = gy.astype(dt, copy=False)
+    Og = Cout // groups
+    CgK = int(np.prod(weight_size[1:]))
+    if N * Cout * CgK <= _WG_BATCHED_MAX and not _use_big_gemm(N, Cout, CgK):
+        # batched per-image products (N, g, Og, CgK), then summed over the batch
+        cols = _cols_n(x, ksize, stride, padding, dilation, out_size)
+        gyr = np.ascontiguousarray(gy).reshape(N, groups, Og, P)
+        prod = np.matmul(gyr, cols.reshape(N, groups, CgK, P).transpose(0, 1, 3, 2))
+        gw = np.add.reduce(prod, axis=0)
+    else:
+        cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, CgK, N*P
+        gyr = _chan_first(gy, groups)                                       # g, Og, N*P
+        gw = np.matmul(gyr, cols.transpose(0, 2, 1))                        # g, Og, CgK
     return gw.reshape(tuple(weight_size)).astype(dt, copy=False)
+
+
+_WG_BATCHED_MAX = 1 << 21
 
 
 def _expand(v, n):

@@ -24,6 +24,17 @@ def _chan_sum(a):
     return np.add.reduce(a, axis=(0,) + tuple(range(2, a.ndim)))
 
 
+def _chan_dot(a, b):
+    """Per-channel sum of a * b over every dim but 1 (no temporary of the full size)."""
+    if a.ndim == 2:
+        return np.einsum("nc,nc->c", a, b)
+    if a.flags.c_contiguous and b.flags.c_contiguous:
+        a3 = a.reshape(a.shape[0], a.shape[1], -1)
+        b3 = b.reshape(a3.shape)
+        return np.add.reduce(np.einsum("ncp,ncp->nc", a3, b3), axis=0)
+    return _chan_sum(a * b)
+
+
 def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """Returns (output, batch mean, biased batch variance); in eval mode the statistics
     are the running ones. y = x * scale + shift with per-channel scale/shift."""
@@ -33,8 +44,8 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, e
     if training:
         M = x.size // x.shape[1] if x.shape[1] else 0
         mean = _chan_sum(xa) / max(M, 1) if M else np.full(x.shape[1], np.nan, acc)
-        xc = np.subtract(xa, mean.reshape(cs))
-        var = _chan_sum(np.square(xc)) / max(M, 1) if M else mean.copy()
+        xc = np.subtract(xa, mean.reshape(cs).astype(acc, copy=False))
+        var = _chan_dot(xc, xc) / max(M, 1) if M else mean.copy()
     else:
         mean = np.asarray(running_mean, dtype=acc)
         var = np.asarray(running_var, dtype=acc)
@@ -44,45 +55,51 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, e
     if xc is not None:
         y = xc
         y *= scale.reshape(cs).astype(acc, copy=False)
+        if bias is not None:
+            y += np.asarray(bias, dtype=acc).reshape(cs)
     else:
-        y = xa * scale.reshape(cs).astype(acc, copy=False)
-        y -= (mean * scale).reshape(cs).astype(acc, copy=False)
-    if bias is not None:
-        y += np.asarray(bias, dtype=acc).reshape(cs)
+        shift = -mean * scale
+        if bias is not None:
+            shift = shift + np.asarray(bias, dtype=acc)
+        y = np.multiply(xa, scale.reshape(cs).astype(acc, copy=False))
+        y += shift.reshape(cs).astype(acc, copy=False)
     return (np.ascontiguousarray(y, dtype=x.dtype), mean.astype(x.dtype),
             var.astype(x.dtype))
 
 
 def batch_norm_backward(g, x, weight, mean, var, training, eps):
     """(grad_input, grad_weight, grad_bias) of batch norm; ``mean``/``var``: the running
-    statistics (eval), or None to use the batch's (training)."""
+    statistics (eval), or None to use the batch's (training).
+
+    Training: gx = a (g - mean(g) - xc k) with a = weight * invstd and
+    k = invstd^2 mean(g xc), computed in place on the one fresh buffer xc = x - mean."""
     cs = _channel_shape(x)
     acc = _acc(x)
     xa = x.astype(acc, copy=False)
-    ga = np.asarray(g).astype(acc, copy=False)
+    ga = np.broadcast_to(np.asarray(g), x.shape).astype(acc, copy=False)
     M = x.size // x.shape[1] if x.shape[1] else 0
     if mean is None:                                      # training: batch statistics
         mean = _chan_sum(xa) / max(M, 1)
-        xc = np.subtract(xa, mean.reshape(cs))
-        tmp = np.square(xc)
-        var = _chan_sum(tmp) / max(M, 1)
-        np.multiply(ga, xc, out=tmp)
+        xc = np.subtract(xa, mean.reshape(cs).astype(acc, copy=False))
+        var = _chan_dot(xc, xc) / max(M, 1)
     else:
         mean = np.asarray(mean, dtype=acc)
         xc = np.subtract(xa, mean.reshape(cs))
-        tmp = np.multiply(ga, xc)
     invstd = (1.0 / np.sqrt(np.asarray(var, dtype=acc) + eps)).astype(acc)
     w = np.ones_like(invstd) if weight is None else np.asarray(weight, dtype=acc)
     sum_g = _chan_sum(ga)
-    dot = _chan_sum(tmp)                                  # sum(g * (x - mean))
+    dot = _chan_dot(ga, xc)                               # sum(g * (x - mean))
     gw = dot * invstd
     a = (w * invstd).astype(acc)
-    gx = np.multiply(ga, a.reshape(cs))
     if training and M:
-        b = (-a * invstd * invstd * dot / M).astype(acc)
-        np.multiply(xc, b.reshape(cs), out=tmp)
-        gx += tmp
-        gx -= (a * sum_g / M).astype(acc).reshape(cs)
+        k = (invstd * invstd * dot / M).astype(acc)
+        gx = xc
+        gx *= (-k).reshape(cs)
+        gx += ga
+        gx -= (sum_g / M).astype(acc).reshape(cs)
+        gx *= a.reshape(cs)
+    else:
+        gx = np.multiply(ga, a.reshape(cs))
     return (gx.astype(x.dtype, copy=False), gw.astype(x.dtype), sum_g.astype(x.dtype))
 
 
