@@ -1,6 +1,8 @@
 """NumPy kernels for convolution and pooling (im2col onto BLAS, vectorised window gathers)."""
 from __future__ import annotations
 
+import threading
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -53,7 +55,7 @@ def _cols(x, ksize, stride, padding, dilation, groups, out_size, hi=None):
     strides = (st[1],) + tuple(st[2 + i] * dilation[i] for i in range(n)) + (st[0],) + \
         tuple(st[2 + i] * stride[i] for i in range(n))
     win = as_strided(xp, shape, strides, writeable=False)
-    cols = np.empty(shape, dtype=x.dtype)
+    cols = _scratch("cols", shape, x.dtype)
     np.copyto(cols, win)
     return cols.reshape(groups, (C // groups) * Kp, N * P)
 
@@ -119,14 +121,46 @@ def check_conv(x, w, stride, padding, dilation, groups, transposed):
                                f"{_fmt(w.shape)} instead")
 
 
+# Note [conv scratch]: im2col columns and padded inputs are temporaries of one kernel call,
+# often tens of MB. A fresh array of that size costs its page faults on every call (the
+# allocator hands big blocks back to the OS), about as much as the copy itself; so each
+# thread keeps one buffer per use and reuses it. Only temporaries that the kernel drops
+# before returning live there.
+# Below ~16 MB the allocator reuses freed blocks by itself (measured: no gain there).
+_scratch_local = threading.local()
+_SCRATCH_MIN_BYTES = 1 << 24
+_SCRATCH_MAX_BYTES = 1 << 30
+
+
+def _scratch(slot, shape, dtype, zero=False):
+    """A ``shape``/``dtype`` array (uninitialised, or zeros) on this thread's buffer
+    ``slot`` when it is large, else a fresh one."""
+    dtype = np.dtype(dtype)
+    n = 1
+    for s in shape:
+        n *= s
+    nbytes = n * dtype.itemsize
+    if not _SCRATCH_MIN_BYTES <= nbytes <= _SCRATCH_MAX_BYTES:
+        return np.zeros(shape, dtype) if zero else np.empty(shape, dtype)
+    pool = _scratch_local.__dict__.setdefault("pool", {})
+    buf = pool.get(slot)
+    if buf is None or buf.nbytes < nbytes:
+        buf = pool[slot] = np.empty(max(nbytes, 64), np.uint8)
+    out = buf[:nbytes].view(dtype).reshape(shape)
+    if zero:
+        out.fill(0)
+    return out
+
+
 def _pad_lohi(x, lo, hi):
     """Zero-padded copy of ``x`` (N, C, *S) with ``lo``/``hi`` rows before/after each
-    spatial dim (``x`` itself when nothing is added)."""
+    spatial dim (``x`` itself when nothing is added); a scratch buffer (Note [conv
+    scratch]), valid until the next padding in this thread."""
     n = len(lo)
     if not any(lo) and not any(hi):
         return x
     shape = tuple(x.shape[:2]) + tuple(x.shape[2 + i] + lo[i] + hi[i] for i in range(n))
-    buf = np.zeros(shape, dtype=x.dtype)
+    buf = _scratch("pad", shape, x.dtype, zero=True)
     buf[(slice(None), slice(None)) + tuple(slice(lo[i], lo[i] + x.shape[2 + i])
                                           for i in range(n))] = x
     return buf
@@ -153,7 +187,7 @@ def _cols_n(x, ksize, stride, padding, dilation, out_size, hi=None):
     shape = (N, C) + tuple(ksize) + tuple(out_size)
     strides = (st[0], st[1]) + tuple(st[2 + i] * dilation[i] for i in range(n)) + \
         tuple(st[2 + i] * stride[i] for i in range(n))
-    cols = np.empty(shape, dtype=x.dtype)
+    cols = _scratch("cols", shape, x.dtype)
     np.copyto(cols, as_strided(xp, shape, strides, writeable=False))
     return cols.reshape(N, C * Kp, P)
 

@@ -161,3 +161,40 @@ def test_batch_norm_module_noncontiguous_grad(training):
     np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-4, atol=1e-4)
     np.testing.assert_allclose(me.weight.grad.numpy(), mt.weight.grad.numpy(), rtol=1e-4,
                                atol=1e-4)
+
+
+def test_large_convs_use_the_scratch_buffers_correctly():
+    """Note [conv scratch]: im2col columns and padded inputs above 16 MB live on reused
+    per-thread buffers; consecutive calls of different shapes must not see stale data."""
+    import threading
+    K = KC
+    rng = np.random.default_rng(11)
+    cases = [((2, 64, 96, 96), (16, 64, 3, 3), 1), ((2, 32, 80, 80), (8, 32, 5, 5), 2),
+             ((2, 64, 96, 96), (16, 64, 3, 3), 1)]
+    for xs, ws, pad in cases:
+        x = rng.standard_normal(xs).astype(np.float32)
+        w = rng.standard_normal(ws).astype(np.float32)
+        assert x.nbytes * ws[2] * ws[3] >= K._SCRATCH_MIN_BYTES    # really on the scratch
+        ex = ember.tensor(x, requires_grad=True)
+        ew = ember.tensor(w, requires_grad=True)
+        tx = torch.tensor(x, requires_grad=True)
+        tw = torch.tensor(w, requires_grad=True)
+        ey = ember.nn.functional.conv2d(ex, ew, padding=pad)
+        ty = torch.nn.functional.conv2d(tx, tw, padding=pad)
+        np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=1e-4,
+                                   atol=1e-3)
+        ey.square().sum().backward()
+        ty.square().sum().backward()
+        for e, t in ((ex, tx), (ew, tw)):
+            np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), rtol=1e-3,
+                                       atol=1e-1)
+    # another thread gets its own buffers
+    x = rng.standard_normal((2, 64, 96, 96)).astype(np.float32)
+    w = rng.standard_normal((16, 64, 3, 3)).astype(np.float32)
+    want = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1).numpy()
+    got = {}
+    th = threading.Thread(target=lambda: got.setdefault(
+        "y", ember.nn.functional.conv2d(ember.tensor(x), ember.tensor(w), padding=1).numpy()))
+    th.start()
+    th.join()
+    np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-3)
