@@ -53,7 +53,7 @@ def infer_size(shape, numel):
 def as_view(a, shape):
     """``a`` reshaped without copying, or None when its strides do not allow it."""
     try:
-        return np.reshape(a, shape, copy=False)
+        return a.reshape(shape, copy=False)
     except ValueError:
         return None
 

@@ -110,10 +110,16 @@ def _(ctx, g, x, w, b):
     grad_bias = the column sums of g."""
     n = ctx.needs_input_grad
     out_f, in_f = w.shape
-    g2 = g.reshape(-1, out_f)
-    return (mm(g2, _c(w)).reshape(x.shape) if n[0] else None,
-            mm(g2.mT, _c(x).reshape(-1, in_f)) if n[1] else None,
-            g2.sum(0) if n[2] else None)
+    flat = x.dim() == 2
+    g2 = g if flat else g.reshape(-1, out_f)
+    gx = gw = None
+    if n[0]:
+        gx = mm(g2, _c(w))
+        if not flat:
+            gx = gx.reshape(x.shape)
+    if n[1]:
+        gw = mm(g2.mT, _c(x) if flat else _c(x).reshape(-1, in_f))
+    return gx, gw, (g2.sum(0) if n[2] else None)
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", K.bmm, promote=None,

@@ -19,6 +19,7 @@ import numpy as np
 
 from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
+from ember._kernels.util import infer_size as _infer_size
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
 # -------------------------------------------------------------------- arithmetic
@@ -252,8 +253,7 @@ def _(ctx, g, self, size):
 
 
 def _reshape(self, shape):
-    from ember._kernels.util import infer_size
-    shape = infer_size(shape, self._data.size)
+    shape = _infer_size(shape, self._data.size)
     if K.as_view(self._data, shape) is not None:
         return view(self, shape)
     return view(clone(self, memory_format="contiguous_format"), shape)
