@@ -1,6 +1,7 @@
 """NumPy kernels for convolution and pooling (im2col onto BLAS, vectorised window gathers)."""
 from __future__ import annotations
 
+import math
 import threading
 
 import numpy as np
@@ -40,15 +41,10 @@ def _cols(x, ksize, stride, padding, dilation, groups, out_size, hi=None):
 
     One copy of a strided window view whose innermost axis walks the output positions (the
     copy streams rows of the input); one large GEMM per group then needs no further copy
-    (a single big GEMM beats N small ones by far on a loaded multi-threaded BLAS)."""
+    (the layout for large weight matrices, see ``_use_big_gemm``)."""
     n = len(ksize)
     N, C = x.shape[:2]
-    P = 1
-    for o in out_size:
-        P *= o
-    Kp = 1
-    for k in ksize:
-        Kp *= k
+    P, Kp = math.prod(out_size), math.prod(ksize)
     xp = _pad_lohi(x, padding, hi if hi is not None else padding)
     st = xp.strides
     shape = (C,) + tuple(ksize) + (N,) + tuple(out_size)
@@ -171,12 +167,7 @@ def _cols_n(x, ksize, stride, padding, dilation, out_size, hi=None):
     A 1x1 kernel without padding needs no window copy at all (strides by slicing)."""
     n = len(ksize)
     N, C = x.shape[:2]
-    P = 1
-    for o in out_size:
-        P *= o
-    Kp = 1
-    for k in ksize:
-        Kp *= k
+    P, Kp = math.prod(out_size), math.prod(ksize)
     if Kp == 1 and not any(padding) and not (hi and any(hi)):
         if all(s == 1 for s in stride) and tuple(out_size) == tuple(x.shape[2:]):
             return np.ascontiguousarray(x).reshape(N, C, P)

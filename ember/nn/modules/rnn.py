@@ -318,9 +318,7 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for d in range(self._dirs):
-                sfx = f"l{layer}{'_reverse' if d else ''}"
-                w = {k: getattr(self, f'{k}_{sfx}', None)
-                     for k in ('weight_ih', 'weight_hh', 'bias_ih', 'bias_hh', 'weight_hr')}
+                w = self._layer_weights(layer, d)
                 k = layer * self._dirs + d
                 xw = _input_proj(self.mode, x, w['weight_ih'], w['bias_ih'], w['bias_hh'])
                 out, h, c = _scan(self.mode, xw, steps, h0[k], c0[k] if lstm else None,
@@ -338,6 +336,12 @@ class RNNBase(Module):
         h_n = ember.stack(hs, 0)
         return x, ((h_n, ember.stack(cs, 0)) if lstm else h_n)
 
+    def _layer_weights(self, layer, direction):
+        """The parameters of one layer and direction by role (None where absent)."""
+        sfx = f"l{layer}{'_reverse' if direction else ''}"
+        return {k: getattr(self, f'{k}_{sfx}', None)
+                for k in ('weight_ih', 'weight_hh', 'bias_ih', 'bias_hh', 'weight_hr')}
+
     def _run_lstm_fused(self, x, h0, c0):
         """LSTM over a padded batch, in the input's own layout: per layer and direction one
         input projection (one GEMM over all steps) and one fused recurrence record."""
@@ -347,14 +351,12 @@ class RNNBase(Module):
         for layer in range(self.num_layers):
             outs = []
             for d in range(self._dirs):
-                sfx = f"l{layer}{'_reverse' if d else ''}"
-                w_ih = getattr(self, 'weight_ih_' + sfx)
-                b_ih = getattr(self, 'bias_ih_' + sfx, None)
-                b_hh = getattr(self, 'bias_hh_' + sfx, None)
+                w = self._layer_weights(layer, d)
+                b_ih, b_hh = w['bias_ih'], w['bias_hh']
                 k = layer * self._dirs + d
-                xw = F.linear(x, w_ih, None if b_ih is None else b_ih + b_hh)
-                out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], getattr(self, 'weight_hh_' + sfx),
-                                           d == 1, self.batch_first)
+                xw = F.linear(x, w['weight_ih'], None if b_ih is None else b_ih + b_hh)
+                out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], w['weight_hh'], d == 1,
+                                           self.batch_first)
                 outs.append(out)
                 hs.append(h)
                 cs.append(c)
