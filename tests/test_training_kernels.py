@@ -174,3 +174,16 @@ def test_linear_jvp_matches_torch_func():
         d = ember.nn.functional.linear(fwAD.make_dual(ember.tensor(x), ember.tensor(tx)),
                                        ember.tensor(w), ember.tensor(b))
         np.testing.assert_allclose(fwAD.unpack_dual(d).tangent.numpy(), tx @ w.T, rtol=1e-12)
+
+
+def test_threshold_backward_vmap_uses_its_rule():
+    from ember.func import vmap
+    from ember.func import _vmap as V
+    rng = np.random.default_rng(9)
+    g, x = (ember.tensor(rng.standard_normal((4, 6))) for _ in range(2))
+    ops = ember._ops.elementwise
+    V.FALLBACK_COUNTS.clear()
+    got = vmap(lambda a, b: ops.threshold_backward(a, b, 0.1), in_dims=(0, 1))(g, x.t())
+    want = ember.stack([ops.threshold_backward(g[i], x.t()[:, i], 0.1) for i in range(4)])
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    assert not V.FALLBACK_COUNTS

@@ -63,7 +63,7 @@ lerp.Tensor lgamma log log10 log1p log2 logaddexp logaddexp2 logical_and logical
 logical_or logical_xor logit lt.Tensor maximum minimum mul.Tensor mvlgamma nan_to_num
 ne.Tensor neg nextafter polygamma pow.Tensor_Tensor rad2deg real reciprocal relu
 remainder.Tensor round round.decimals rsqrt rsub.Tensor sgn sigmoid sign signbit silu sin
-sinc sinh sqrt square sub.Tensor tan tanh trunc where.self xlogy.Tensor _sgn
+sinc sinh sqrt square sub.Tensor tan tanh threshold_backward trunc where.self xlogy.Tensor _sgn
 masked_fill.Tensor complex polar special_entr special_erfcx special_i0e special_i1
 special_i1e special_log_ndtr special_ndtr special_ndtri special_xlog1py special_zeta
 special_bessel_j0 special_bessel_j1 special_bessel_y0 special_bessel_y1 _i1
