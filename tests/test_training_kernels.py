@@ -120,6 +120,8 @@ def test_linear_errors_and_fallbacks():
     # mixed dtypes and a broadcasting bias take torch's composite path: same errors/values
     with pytest.raises(RuntimeError):
         F.linear(ember.randn(2, 4), ember.randn(3, 4, dtype=ember.float64))
+    with pytest.raises(NotImplementedError, match="addmm_impl_cpu_"):
+        F.linear(ember.ones(2, 3, dtype=ember.bool), ember.ones(4, 3, dtype=ember.bool))
     x, w, b = np.ones((2, 4)), np.ones((3, 4)), np.ones((1,))
     np.testing.assert_allclose(F.linear(ember.tensor(x), ember.tensor(w), ember.tensor(b)),
                                torch.nn.functional.linear(*map(torch.tensor, (x, w, b))))

@@ -707,6 +707,7 @@ def linear(x, w, b=None):
         rows = int(np.prod(x.shape[:-1])) if x.ndim else 1
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                            f"{w.shape[1]}x{w.shape[0]})")
+    _no_bool(x, "addmm_impl_cpu_")
     out = _matmul(x.reshape(-1, k), w.T)
     if b is not None:
         np.add(out, b, out=out)
