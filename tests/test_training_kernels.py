@@ -189,3 +189,15 @@ def test_threshold_backward_vmap_uses_its_rule():
     want = ember.stack([ops.threshold_backward(g[i], x.t()[:, i], 0.1) for i in range(4)])
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     assert not V.FALLBACK_COUNTS
+
+
+def test_bool_matmul_raises_like_torch():
+    shapes = [((3,), (3,)), ((3, 3), (3,)), ((3,), (3, 3)), ((3, 3), (3, 3)),
+              ((2, 3, 3), (2, 3, 3)), ((3, 1), (1, 2))]
+    for sa, sb in shapes:
+        msgs = []
+        for lib in (ember, torch):
+            with pytest.raises(NotImplementedError) as e:
+                lib.matmul(lib.ones(sa, dtype=lib.bool), lib.ones(sb, dtype=lib.bool))
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1], (sa, sb, msgs)

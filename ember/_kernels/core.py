@@ -107,6 +107,11 @@ def matmul(a, b):
         raise RuntimeError(f"expected m1 and m2 to have the same dtype, but got: "
                            f"{_C_NAMES.get(a.dtype.name, a.dtype.name)} != "
                            f"{_C_NAMES.get(b.dtype.name, b.dtype.name)}")
+    if a.dtype == np.bool_:         # torch has no boolean matrix products
+        name = ("dot" if a.ndim == 1 and b.ndim == 1 else
+                "addmv_impl_cpu" if b.ndim == 1 else
+                "bmm" if a.ndim > 2 and b.ndim > 2 else "addmm_impl_cpu_")
+        raise NotImplementedError(f'"{name}" not implemented for \'Bool\'')
     if ka == 1 and a.ndim > 1 and b.ndim > 1:
         r = np.multiply(a, b)   # outer products (per-sample gradients): one broadcast pass
     else:
