@@ -532,6 +532,47 @@ def max_pool_backward(grad, indices, input_size, nd, overlap):
     return out.reshape(shape)
 
 
+def _window_slices(lead_ndim, kpos, stride, out):
+    """Index of the elements at kernel position ``kpos`` of every window (strided view)."""
+    return (slice(None),) * lead_ndim + tuple(
+        slice(kpos[i], kpos[i] + (out[i] - 1) * stride[i] + 1, stride[i])
+        for i in range(len(kpos)))
+
+
+def avg_pool_exact(x, kernel_size, stride):
+    """Mean over windows lying inside ``x`` (*lead, *S) -> (*lead, *O), no padding: the sum
+    of one strided view per kernel position, divided by the window size."""
+    nd = len(kernel_size)
+    S = x.shape[x.ndim - nd:]
+    out = [(S[i] - kernel_size[i]) // stride[i] + 1 for i in range(nd)]
+    L = x.ndim - nd
+    positions = list(np.ndindex(*kernel_size))
+    acc = np.array(x[_window_slices(L, positions[0], stride, out)], copy=True)
+    for kpos in positions[1:]:
+        acc += x[_window_slices(L, kpos, stride, out)]
+    acc /= acc.dtype.type(len(positions))
+    return acc
+
+
+def avg_pool_exact_backward(g, input_size, kernel_size, stride):
+    """Gradient of ``avg_pool_exact``: each window's gradient / window size, added back onto
+    the window's elements (assigned when windows do not overlap)."""
+    nd = len(kernel_size)
+    L = len(input_size) - nd
+    out = g.shape[L:]
+    positions = list(np.ndindex(*kernel_size))
+    share = g / g.dtype.type(len(positions))
+    overlap = any(kernel_size[i] > stride[i] for i in range(nd))
+    gx = np.zeros(tuple(input_size), g.dtype)
+    for kpos in positions:
+        sl = _window_slices(L, kpos, stride, out)
+        if overlap:
+            gx[sl] += share
+        else:
+            gx[sl] = share
+    return gx
+
+
 def adaptive_ranges(L, O):
     i = np.arange(O)
     start = (i * L) // O

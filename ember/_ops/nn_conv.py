@@ -150,6 +150,33 @@ def _(ctx, grads, self, output_size):
     return max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), len(output_size), True)
 
 
+# -------------------------------------------------------------------- average pooling
+# The common case (no padding, windows inside the input, no divisor override) as one record
+# pair; nn.functional's avg_pool keeps its convolution-based composite for the rest.
+
+avg_pool_exact = defop(
+    "_avg_pool(Tensor self, int[] kernel_size, int[] stride) -> Tensor",
+    K.avg_pool_exact, function=False, method=False, out=False, promote=None,
+    grad_name="AvgPool2DBackward0")
+
+avg_pool_exact_backward = defop(
+    "_avg_pool_backward(Tensor grad_output, int[] input_size, int[] kernel_size, "
+    "int[] stride) -> Tensor",
+    K.avg_pool_exact_backward, function=False, method=False, out=False, promote=None,
+    grad_name="AvgPoolBackwardBackward0")
+
+
+@avg_pool_exact.def_backward
+def _(ctx, g, self, kernel_size, stride):
+    return avg_pool_exact_backward(g, list(ctx.shapes[0]), kernel_size, stride), None, None
+
+
+@avg_pool_exact_backward.def_backward
+def _(ctx, gg, grad_output, input_size, kernel_size, stride):
+    # linear in grad_output: its VJP is the pooling itself
+    return avg_pool_exact(gg, kernel_size, stride), None, None, None
+
+
 # -------------------------------------------------------------------- torch.* aliases
 # torch exposes these nn.functional ops at top level too (torch.conv2d, torch.max_pool2d...).
 

@@ -310,6 +310,16 @@ def _linear(op, vals, bdims, B):
     return (out.squeeze(1) if rx == 1 else out), 0
 
 
+def _trailing_pool(op, vals, bdims, B):
+    """Ops over the trailing dims only (average pooling): the batch is one more lead dim."""
+    return op(_front(vals[0], bdims[0]), *vals[1:]), 0
+
+
+def _trailing_pool_backward(op, vals, bdims, B):
+    g, input_size = vals[0], vals[1]
+    return op(_front(g, bdims[0]), [B] + list(input_size), *vals[2:]), 0
+
+
 def _addmm_like(op, vals, bdims, B):
     # self + alpha * (m1 @ m2): beta/alpha keyword scalars
     import ember
@@ -423,5 +433,7 @@ def register_all():
     for n in ("addmm", "addmv", "baddbmm"):
         OPS[n].def_batch_rule(_addmm_like)
     OPS["linear"].def_batch_rule(_linear)
+    OPS["_avg_pool"].def_batch_rule(_trailing_pool)
+    OPS["_avg_pool_backward"].def_batch_rule(_trailing_pool_backward)
     OPS["convolution"].def_batch_rule(_convolution)
     OPS["nll_loss_nd"].def_batch_rule(_nll_loss)

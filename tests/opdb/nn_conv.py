@@ -74,4 +74,8 @@ OPS = [
            supports_grad=False, op_records=("_max_pool_backward",)),
     OpInfo("_batch_norm_backward", None, _none, function=False, method=False,
            supports_grad=False, op_records=("_batch_norm_backward",)),
+    # average pooling's fast records: values, gradients, gradgradcheck and vmap against
+    # torch in tests/nn/test_avg_pool_fastpath.py
+    OpInfo("_avg_pool", None, _none, function=False, method=False, supports_grad=False,
+           op_records=("_avg_pool", "_avg_pool_backward")),
 ]

@@ -4,8 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember._kernels import nn_conv as _K
-from ember._ops.nn_conv import (convolution, constant_pad_nd, max_pool_with_indices,
-                                adaptive_max_pool as _adaptive_max_pool)
+from ember._ops.nn_conv import (avg_pool_exact, convolution, constant_pad_nd,
+                                max_pool_with_indices, adaptive_max_pool as _adaptive_max_pool)
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "max_pool2d_with_indices", "max_pool3d_with_indices",
@@ -122,6 +122,9 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
     out = _check_out(input, n, k, s, p, [1] * n, ceil_mode, avg=True)
     S = list(input.shape[-n:])
+    if not any(p) and not divisor_override and input.dtype.is_floating_point and \
+            all((out[i] - 1) * s[i] + k[i] <= S[i] for i in range(n)):
+        return avg_pool_exact(input, k, s)        # windows inside the input: one record
     lead = tuple(input.shape[:-n])
     x = input.reshape((-1, 1) + tuple(S))
     pad = []
