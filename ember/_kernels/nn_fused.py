@@ -235,3 +235,117 @@ def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_i
         if C:
             out[r, ts] -= a
     return out
+
+
+# ------------------------------------------------------------- linear + cross entropy
+
+_LCE_CHUNK_BYTES = 4 << 20          # default: one chunk's logits take about 4 MB
+
+
+def _lce_acc_dtype(dt, acc_dtype):
+    if acc_dtype is not None:
+        return np.dtype(getattr(acc_dtype, "np", acc_dtype))
+    return np.dtype(np.float32) if dt.itemsize < 4 else dt
+
+
+def linear_cross_entropy_chunked(x, w, target, bias=None, class_weight=None, reduction=1,
+                                 ignore_index=-100, chunk_size=0, need_input=True,
+                                 need_weight=True, need_bias=True, acc_dtype=None):
+    """Cross entropy of the logits x w^T (+ bias) against class indices, reduced by sum
+    (reduction=2) or weighted mean (1), walking the batch ``chunk_size`` rows at a time
+    (0: a size keeping one chunk's logits near 4 MB). x: (N, D), w: (C, D), target: (N,),
+    bias, class_weight: (C,). The full (N, C) logits never exist: per chunk the kernel takes
+    the chunk's logits, their logsumexp, the loss rows and, in the same pass, the logits'
+    gradient (softmax minus one-hot, times the row weight), folded at once into the
+    gradients of x (rows of the chunk), w and bias. Returns the loss (a scalar) and a byte
+    workspace holding grad_x (N*D), grad_w (C*D), grad_bias (C) in x's dtype (each part
+    empty where its ``need_*`` flag is off), all for an upstream gradient of 1."""
+    if x.ndim != 2 or w.ndim != 2 or np.ndim(target) != 1 or x.shape[1] != w.shape[1] \
+            or np.shape(target)[0] != x.shape[0]:
+        raise RuntimeError("_linear_cross_entropy_chunked(): expected input (N, D), "
+                           "linear_weight (C, D) and target (N,)")
+    N, D = x.shape
+    C = w.shape[0]
+    dt = x.dtype
+    ad = _lce_acc_dtype(dt, acc_dtype)
+    t = np.asarray(target).reshape(-1).astype(np.int64, copy=False)
+    valid = t != ignore_index
+    bad = valid & ((t < 0) | (t >= C))
+    if bad.any():
+        v = int(t[np.argmax(bad)])
+        raise RuntimeError(f"index {v} is out of bounds for dimension 1 with size {C}")
+    ts = np.where(valid, t, 0)
+    if class_weight is None:
+        rw = valid.astype(ad)
+    else:
+        rw = np.asarray(class_weight, ad)[ts] * valid
+    if reduction == 1:                # weighted mean: fold 1 / sum(weights) into the rows
+        with np.errstate(divide="ignore", invalid="ignore"):
+            rw = rw / rw.sum(dtype=ad)
+    need_bias = need_bias and bias is not None
+    wa = w.astype(ad, copy=False)
+    ba = None if bias is None else np.asarray(bias).astype(ad, copy=False)
+    nx, nw, nb = (N * D if need_input else 0), (C * D if need_weight else 0), \
+        (C if need_bias else 0)
+    ws = np.zeros(nx + nw + nb, dt)
+    gx = ws[:nx].reshape(N, D) if need_input else None
+    gw = np.zeros((C, D), ad) if need_weight else None
+    gb = np.zeros(C, ad) if need_bias else None
+    grads = need_input or need_weight or need_bias
+    rows = int(chunk_size) if chunk_size and chunk_size > 0 else \
+        max(1, _LCE_CHUNK_BYTES // (max(C, 1) * ad.itemsize))
+    rows = min(rows, max(N, 1))
+    total = ad.type(0)
+    buf = np.empty((rows, C), ad)
+    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
+        for i in range(0, N, rows):
+            j = min(i + rows, N)
+            n = j - i
+            xc = x[i:j].astype(ad, copy=False)
+            z = buf[:n]
+            np.matmul(xc, wa.T, out=z)                       # the chunk's logits
+            if ba is not None:
+                z += ba
+            r = np.arange(n)
+            tc = ts[i:j]
+            picked = z[r, tc]
+            m = z.max(axis=1) if C else np.zeros(n, ad)
+            m = np.where(np.isfinite(m), m, 0).astype(ad, copy=False)
+            z -= m[:, None]
+            np.exp(z, out=z)
+            s = z.sum(axis=1)
+            lse = np.log(s) + m
+            rwc = rw[i:j]
+            total += ((lse - picked) * rwc).sum(dtype=ad)
+            if not grads or not C:
+                continue
+            z *= (rwc / s)[:, None]                          # softmax, weighted per row
+            z[r, tc] -= rwc                                  # minus the weighted one-hot
+            if need_input:
+                gx[i:j] = z @ wa
+            if need_weight:
+                gw += z.T @ xc
+            if need_bias:
+                gb += z.sum(axis=0)
+    if need_weight:
+        ws[nx:nx + nw] = gw.reshape(-1)
+    if need_bias:
+        ws[nx + nw:] = gb
+    return np.asarray(total, dt), ws.view(np.uint8)
+
+
+def linear_cross_entropy_chunked_backward(grad, workspace, input_size, weight_size,
+                                          bias_size=0, need_input=True, need_weight=True,
+                                          need_bias=True, dtype=None):
+    """The workspace's precomputed gradients scaled by the loss gradient ``grad``; the
+    parts not computed come back empty."""
+    dt = np.dtype(getattr(dtype, "np", dtype))
+    ws = workspace.view(dt)
+    nx = int(np.prod(input_size)) if need_input else 0
+    nw = int(np.prod(weight_size)) if need_weight else 0
+    nb = int(bias_size) if need_bias else 0
+    g = np.asarray(grad, dt)
+    gx = (ws[:nx] * g).reshape(input_size) if need_input else np.zeros(0, dt)
+    gw = (ws[nx:nx + nw] * g).reshape(weight_size) if need_weight else np.zeros(0, dt)
+    gb = ws[nx + nw:nx + nw + nb] * g if nb else np.zeros(0, dt)
+    return gx.astype(dt, copy=False), gw.astype(dt, copy=False), gb.astype(dt, copy=False)

@@ -155,3 +155,47 @@ def _(ctx, grads, input, target, reduction, ignore_index):
     onehot = ember.nn.functional.one_hot(safe, C).to(input.dtype)
     p = ember.softmax(input, 1)
     return (p * (a + g_lse).unsqueeze(1) - onehot * a.unsqueeze(1)), None, None, None
+
+
+# ``_linear_cross_entropy_chunked``: linear + cross entropy (class indices, reduction sum or
+# mean) over the batch in chunks, never holding the (N, C) logits. Like torch's chunked
+# path it computes the gradients of input, weight and bias in the forward pass (for an
+# upstream gradient of 1) and keeps them in a byte workspace; the backward only scales
+# them. There is no differentiable form: double backward / forward-mode AD raise.
+linear_cross_entropy_chunked = OpDef(
+    "_linear_cross_entropy_chunked(Tensor input, Tensor linear_weight, Tensor target, "
+    "Tensor? linear_bias=None, Tensor? weight=None, int reduction=1, "
+    "SymInt ignore_index=-100, int chunk_size=0, bool need_input=True, "
+    "bool need_weight=True, bool need_bias=True, ScalarType? acc_dtype=None) "
+    "-> (Tensor loss, Tensor workspace)",
+    K.linear_cross_entropy_chunked, promote=None, saves=("result",),
+    grad_name="LinearCrossEntropyChunkedBackward0")
+
+linear_cross_entropy_chunked_backward = OpDef(
+    "_linear_cross_entropy_chunked_backward(Tensor grad, Tensor workspace, int[] input_size, "
+    "int[] weight_size, int bias_size=0, bool need_input=True, bool need_weight=True, "
+    "bool need_bias=True, ScalarType? dtype=None) "
+    "-> (Tensor grad_input, Tensor grad_linear_weight, Tensor grad_linear_bias)",
+    K.linear_cross_entropy_chunked_backward, promote=None, differentiable=False)
+
+
+@linear_cross_entropy_chunked.def_backward
+def _(ctx, grads, input, linear_weight, target, linear_bias, weight, reduction,
+      ignore_index, chunk_size, need_input, need_weight, need_bias, acc_dtype):
+    n = ctx.needs_input_grad
+    nones = (None,) * 12
+    if is_grad_enabled():
+        raise RuntimeError(
+            "linear_cross_entropy: the chunked path (options=LinearCrossEntropyOptions(...)) "
+            "computes its gradients in the forward pass and has no differentiable backward; "
+            "double backward (create_graph=True) and forward-mode AD need options=None")
+    g = grads[0]
+    if g is None or not (n[0] or n[1] or n[3]):
+        return nones
+    ws = ctx.result[1]
+    bias_size = ctx.shapes[3][0] if (n[3] and ctx.shapes[3] is not None) else 0
+    gi, gw, gb = linear_cross_entropy_chunked_backward(
+        g, ws, list(ctx.shapes[0]), list(ctx.shapes[1]), bias_size, bool(n[0] and need_input),
+        bool(n[1] and need_weight), bool(n[3] and need_bias), ctx.dtypes[0])
+    return ((gi if n[0] and need_input else None), (gw if n[1] and need_weight else None),
+            None, (gb if n[3] and need_bias else None)) + (None,) * 8

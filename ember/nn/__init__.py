@@ -4,10 +4,12 @@ from ember.nn.modules import __all__ as _modules_all
 from ember.nn import functional  # noqa: F401
 from ember.nn import init  # noqa: F401
 from ember.nn import utils  # noqa: F401
+from ember.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 
 try:
     from ember.nn.parameter import Parameter, Buffer, UninitializedParameter  # noqa: F401
 except ImportError:      # being written
     pass
 
-__all__ = list(_modules_all) + ["functional", "init", "utils", "Parameter"]
+__all__ = list(_modules_all) + ["functional", "init", "utils", "Parameter",
+                                "LinearCrossEntropyOptions"]

@@ -16,4 +16,9 @@ OPS = [
            op_records=("_lstm_layer", "_lstm_layer_backward", "_softmax_backward_data",
                        "_log_softmax_backward_data", "_layer_norm_backward", "embedding",
                        "_embedding_backward", "_cross_entropy", "_cross_entropy_backward")),
+    # the chunked path of nn.functional.linear_cross_entropy (options=...): values and
+    # gradients vs torch, chunk sizes, fallbacks in tests/nn/test_linear_cross_entropy.py
+    OpInfo("linear_cross_entropy chunked records", None, _none, method=False,
+           supports_grad=False, op_records=("_linear_cross_entropy_chunked",
+                                            "_linear_cross_entropy_chunked_backward")),
 ]

@@ -434,6 +434,11 @@ class Converter:
             g = gen()
             g.manual_seed(x.initial_seed())
             return g
+        opts = getattr(torch.nn, "LinearCrossEntropyOptions", None)
+        if opts is not None and isinstance(x, opts):      # a frozen dataclass of settings
+            import dataclasses
+            return ember.nn.LinearCrossEntropyOptions(
+                **{f.name: self(getattr(x, f.name)) for f in dataclasses.fields(x)})
         if isinstance(x, types.FunctionType) and _is_test_defined(x):
             return transplant(x)
         if isinstance(x, torch.nn.Module):
