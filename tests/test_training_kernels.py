@@ -201,3 +201,36 @@ def test_bool_matmul_raises_like_torch():
                 lib.matmul(lib.ones(sa, dtype=lib.bool), lib.ones(sb, dtype=lib.bool))
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1], (sa, sb, msgs)
+
+
+@pytest.mark.parametrize("nd,k,s,p,d,ceil", [
+    (2, 3, 2, 1, 1, False), (2, 2, 2, 0, 1, False), (2, 3, 3, 1, 2, True),
+    (2, (3, 2), (2, 3), (1, 0), (2, 1), True), (1, 4, 3, 2, 1, False), (3, 3, 2, 1, 1, True)])
+def test_max_pool_stride_phases_match_torch(nd, k, s, p, d, ceil):
+    """Strided max pooling reads stride phases (contiguous blocks): values and indices
+    equal torch's, with ties, NaN and -inf in the input."""
+    rng = np.random.default_rng(10)
+    shape = (2, 3) + (11,) * nd
+    x = rng.integers(-3, 4, shape).astype(np.float32)      # many ties
+    flat = x.reshape(-1)
+    flat[::17] = np.nan
+    flat[5::23] = -np.inf
+    fn = f"max_pool{nd}d"
+    ev, ei = getattr(ember.nn.functional, fn)(ember.tensor(x), k, s, p, d, ceil_mode=ceil,
+                                              return_indices=True)
+    tv, ti = getattr(torch.nn.functional, fn)(torch.tensor(x), k, s, p, d, ceil_mode=ceil,
+                                              return_indices=True)
+    np.testing.assert_array_equal(ev.numpy(), tv.numpy())
+    np.testing.assert_array_equal(ei.numpy(), ti.numpy())
+
+
+def test_pooling_picks_the_last_nan_like_torch():
+    x = np.array([[[[np.nan, 1, np.nan, 2], [3, np.nan, 4, 5]]]], dtype=np.float32)
+    calls = [("max_pool2d", (2, 2)), ("adaptive_max_pool2d", ((1, 2),))]
+    for name, args in calls:
+        got = getattr(ember.nn.functional, name)(ember.tensor(x), *args, return_indices=True)
+        want = getattr(torch.nn.functional, name)(torch.tensor(x), *args, return_indices=True)
+        np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())
+    got = ember.nn.functional.adaptive_max_pool1d(ember.tensor(x[0]), 1, return_indices=True)
+    want = torch.nn.functional.adaptive_max_pool1d(torch.tensor(x[0]), 1, return_indices=True)
+    np.testing.assert_array_equal(got[1].numpy(), want[1].numpy())

@@ -428,7 +428,9 @@ def _window_max(x, specs):
     if x.dtype.kind == "f":
         nan = np.isnan(g)
         if nan.any():
-            am = np.where(nan.any(-1), np.argmax(nan, axis=-1), am)
+            # torch keeps updating on every NaN: a window's last NaN wins
+            last = nan.shape[-1] - 1 - np.argmax(nan[..., ::-1], axis=-1)
+            am = np.where(nan.any(-1), last, am)
     vals = np.take_along_axis(g, am[..., None], -1)[..., 0]
     ind = np.take_along_axis(np.broadcast_to(flat, g.shape), am[..., None], -1)[..., 0]
     return np.ascontiguousarray(vals), ind.astype(np.int64)
@@ -442,12 +444,34 @@ def _low(dt):
     return np.iinfo(dt).min
 
 
+def _pool_view(xp, L, kpos, stride, dilation, O, phases):
+    """The (*lead, *O) elements at kernel position ``kpos`` of every window of ``xp``.
+
+    With a stride above 1 the direct view steps over memory (every other float for stride
+    2) and each pass over it is several times slower than over contiguous rows; so ``xp``
+    is split once into its stride phases (``phases`` caches them: phase p of a dim holds
+    the elements p, p + s, p + 2s ...), and a kernel position becomes a plain sub-block of
+    one phase."""
+    nd = len(kpos)
+    if all(s == 1 for s in stride):
+        return xp[(slice(None),) * L + tuple(
+            slice(kpos[i] * dilation[i], kpos[i] * dilation[i] + O[i]) for i in range(nd))]
+    pos = [kpos[i] * dilation[i] for i in range(nd)]
+    key = tuple(pos[i] % stride[i] for i in range(nd))
+    arr = phases.get(key)
+    if arr is None:
+        arr = phases[key] = np.ascontiguousarray(
+            xp[(slice(None),) * L + tuple(slice(key[i], None, stride[i]) for i in range(nd))])
+    return arr[(slice(None),) * L + tuple(
+        slice(pos[i] // stride[i], pos[i] // stride[i] + O[i]) for i in range(nd))]
+
+
 def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
-    """Max over windows: a running ``np.maximum`` over the kernel positions (one strided view
-    of the low-padded input per position), then each window's first position holding the
-    maximum, found by walking the positions backwards with SIMD compares (no ``where``).
-    Indices are flat into the spatial dims; ties keep the first, NaN wins, padding never
-    wins (like torch's CPU kernel)."""
+    """Max over windows: a running ``np.maximum`` over the kernel positions (one view of the
+    low-padded input per position, see ``_pool_view``), then each window's first position
+    holding the maximum, found by walking the positions backwards with SIMD compares (no
+    ``where``). Indices are flat into the spatial dims; ties keep the first, NaN wins (the
+    last NaN of a window), padding never wins (like torch's CPU kernel)."""
     nd = len(kernel_size)
     lead = x.shape[:x.ndim - nd]
     S = x.shape[x.ndim - nd:]
@@ -467,10 +491,9 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     kpositions = list(np.ndindex(*kernel_size))
     views, offsets, valid = [], [], []
     starts = [np.arange(O[i]) * stride[i] - padding[i] for i in range(nd)]
+    phases = {}
     for kpos in kpositions:
-        sl = tuple(slice(kpos[i] * dilation[i], kpos[i] * dilation[i] +
-                         (O[i] - 1) * stride[i] + 1, stride[i]) for i in range(nd))
-        views.append(xp[(slice(None),) * L + sl])
+        views.append(_pool_view(xp, L, kpos, stride, dilation, O, phases))
         offsets.append(sum(kpos[i] * dilation[i] * sp[i] for i in range(nd)))
         ok = None                       # outputs whose window has this position in padding
         if padded:
@@ -495,20 +518,28 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     step = np.empty(vals.shape, kdt)
     for k in range(K - 1, -1, -1):
         eq = np.equal(views[k], vals)
-        if has_nan:
-            eq |= np.isnan(views[k])
         if valid[k] is not None:
             eq &= valid[k]
         np.subtract(kidx, kdt(k), out=step)
         np.multiply(step, eq, out=step)
         np.subtract(kidx, step, out=kidx)
+    if has_nan:
+        # a window holding NaN takes its last NaN (torch keeps updating on every NaN):
+        # kidx += isnan * (k - kidx), exact in modular integer arithmetic
+        for k in range(K):
+            nan = np.isnan(views[k])
+            if valid[k] is not None:
+                nan &= valid[k]
+            np.subtract(kdt(k), kidx, out=step)
+            np.multiply(step, nan, out=step)
+            np.add(kidx, step, out=kidx)
     # a window of padding only cannot occur (padding <= kernel/2), so kidx < K everywhere
     base = 0
     for i in range(nd):
         shp = [1] * nd
         shp[i] = O[i]
         base = base + (starts[i] * sp[i]).reshape(shp)
-    idx = np.asarray(offsets, np.int64)[kidx]
+    idx = np.take(np.asarray(offsets, np.int64), kidx)
     idx += base
     return vals, idx
 
