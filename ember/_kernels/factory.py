@@ -295,28 +295,39 @@ def _int_val(v, dtype):
     return int(math.trunc(v))
 
 
-def linspace(start, end, steps, dtype):
+def _space_endpoints(start, end, steps, dtype):
+    """linspace/logspace's shared checks and endpoint conversion (truncated for integer
+    dtypes, real parts for real dtypes)."""
     _check_steps(steps)
+    kind = dtype.np.kind
+    if kind in "iub":
+        return _int_val(start, dtype), _int_val(end, dtype)
+    if kind != "c":
+        return _real(start), _real(end)
+    return start, end
+
+
+def _int_ramp(start, end, steps):
+    """``steps`` evenly spaced float64 values for integer dtypes, stepped from both ends
+    towards the middle like torch's kernel (so both endpoints are exact)."""
+    s, e = float(start), float(end)
+    step = (e - s) / (steps - 1)
+    i = np.arange(steps, dtype=np.float64)
+    return np.where(i < steps // 2, s + step * i, e - step * (steps - i - 1))
+
+
+def linspace(start, end, steps, dtype):
+    start, end = _space_endpoints(start, end, steps, dtype)
     kind = dtype.np.kind
     if steps == 0:
         return np.empty((0,), dtype.np)
-    if kind in "iub":
-        start, end = _int_val(start, dtype), _int_val(end, dtype)
-    elif kind != "c":
-        start, end = _real(start), _real(end)
     if steps == 1:
         return np.full((1,), start, dtype.np)
-    ct = _space_type(dtype)
     with np.errstate(all="ignore"):
         if kind in "iub":
-            s, e = float(start), float(end)
-            step = (e - s) / (steps - 1)
-            i = np.arange(steps, dtype=np.float64)
-            half = steps // 2
-            vals = np.where(i < half, s + step * i, e - step * (steps - i - 1))
-            vals = np.trunc(vals)
+            vals = np.trunc(_int_ramp(start, end, steps))
         else:
-            vals = _symmetric(start, end, steps, ct)
+            vals = _symmetric(start, end, steps, _space_type(dtype))
         return vals.astype(dtype.np)
 
 
@@ -327,27 +338,17 @@ def _real(v):
 
 
 def logspace(start, end, steps, base, dtype):
-    _check_steps(steps)
+    start, end = _space_endpoints(start, end, steps, dtype)
     kind = dtype.np.kind
     if steps == 0:
         return np.empty((0,), dtype.np)
-    if kind in "iub":
-        start, end = _int_val(start, dtype), _int_val(end, dtype)
-    elif kind != "c":
-        start, end = _real(start), _real(end)
     with np.errstate(all="ignore"):
         if steps == 1:
             return np.asarray([np.power(float(base) if kind != "c" else complex(base),
                                         start)]).astype(dtype.np)
-        ct = _space_type(dtype)
         if kind in "iub":
-            s, e = float(start), float(end)
-            step = (e - s) / (steps - 1)
-            i = np.arange(steps, dtype=np.float64)
-            half = steps // 2
-            expo = np.where(i < half, s + step * i, e - step * (steps - i - 1))
-            return np.power(float(base), expo).astype(dtype.np)
-        expo = _symmetric(start, end, steps, ct)
+            return np.power(float(base), _int_ramp(start, end, steps)).astype(dtype.np)
+        expo = _symmetric(start, end, steps, _space_type(dtype))
         b = complex(base) if kind == "c" else float(base)
         return np.power(b, expo.astype(np.complex128 if kind == "c" else np.float64)) \
             .astype(dtype.np)
