@@ -9,6 +9,8 @@ import math
 
 import numpy as np
 
+from ember._kernels.fast_elementwise import maximum_scalar
+
 # torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
 _TNAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
           "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
@@ -317,6 +319,8 @@ def relu(a):
         raise RuntimeError("Boolean inputs not supported for relu")
     if dt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
+    if dt.kind == "f":
+        return maximum_scalar(a, 0)
     return np.maximum(a, np.zeros((), dt))
 
 

@@ -19,6 +19,7 @@ import numpy as np
 
 from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
+from ember._kernels import fast_elementwise as _FE
 from ember._kernels.util import infer_size as _infer_size
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
@@ -61,6 +62,8 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
+    if alpha != 1 and a is out and _FE.axpy_(out, b, alpha):    # p.add_(g, alpha=-lr)
+        return
     np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 
 
@@ -68,6 +71,8 @@ def _(out, a, b, alpha=1):
 def _(out, a, b, alpha=1):
     if out.dtype == np.bool_ or isinstance(b, bool) or isinstance(a, bool):
         np.copyto(out, _sub(a, b, alpha))      # raises
+        return
+    if alpha != 1 and a is out and not isinstance(alpha, bool) and _FE.axpy_(out, b, -alpha):
         return
     np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 

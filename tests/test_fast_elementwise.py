@@ -1,0 +1,83 @@
+"""The BLAS axpy route of in-place add_/sub_ with alpha, and relu's array-operand maximum
+(ember/_kernels/fast_elementwise.py): values against NumPy and torch, and the cases that
+must fall back to the plain NumPy route."""
+import glob
+import os
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember._kernels import fast_elementwise as FE
+
+
+def test_numpy_blas_axpy_is_found():
+    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+    if not glob.glob(os.path.join(libdir, "libscipy_openblas*")):
+        pytest.skip("this NumPy build ships no bundled OpenBLAS")
+    assert set(FE._find_numpy_axpy()) == {"f", "d"}
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("alpha", [-0.01, 2.5, 3])
+def test_axpy_values(dtype, alpha):
+    rng = np.random.default_rng(0)
+    y = rng.standard_normal((64, 130)).astype(dtype)
+    x = rng.standard_normal((64, 130)).astype(dtype)
+    ref = y.astype(np.float64) + alpha * x.astype(np.float64)
+    assert FE.axpy_(y, x, alpha)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(y, ref, rtol=tol, atol=tol)
+
+
+def test_axpy_declines_what_blas_cannot_do():
+    y = np.ones((100, 100), np.float32)
+    assert not FE.axpy_(y, np.ones((100, 100), np.float64), 2.0)         # dtype mismatch
+    assert not FE.axpy_(y, np.ones((100, 100), np.float32).T[::1, ::-1], 2.0)  # strided
+    assert not FE.axpy_(y, np.ones(16, np.float32).reshape(4, 4), 2.0)   # shape
+    assert not FE.axpy_(y, y, 2.0)                                       # overlap
+    assert not FE.axpy_(y, np.ones((100, 100), np.float32), 0.0)         # alpha 0
+    assert not FE.axpy_(y, np.ones((100, 100), np.float32), float("inf"))
+    assert not FE.axpy_(np.ones(10, np.float32), np.ones(10, np.float32), 2.0)   # small
+    assert (y == 1).all()
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+@pytest.mark.parametrize("alpha", [-0.37, 0.0, 4])
+def test_inplace_add_sub_alpha_match_torch(op, alpha):
+    rng = np.random.default_rng(1)
+    a = rng.standard_normal((80, 90)).astype(np.float32)
+    b = rng.standard_normal((80, 90)).astype(np.float32)
+    b[0, 0], b[0, 1] = np.inf, np.nan
+    ea, ta = ember.tensor(a.copy()), torch.tensor(a.copy())
+    getattr(ea, op)(ember.tensor(b), alpha=alpha)
+    getattr(ta, op)(torch.tensor(b), alpha=alpha)
+    np.testing.assert_allclose(ea.numpy(), ta.numpy(), rtol=1e-6, atol=1e-6, equal_nan=True)
+
+
+def test_optimizer_step_on_view_and_strided_params():
+    # a transposed (non-contiguous) parameter takes the NumPy route; values must agree
+    w = ember.randn(70, 80).t().detach().requires_grad_()
+    tw = torch.tensor(w.detach().numpy()).requires_grad_()
+    for p, lib in ((w, ember), (tw, torch)):
+        opt = lib.optim.SGD([p], lr=0.1)
+        (p * p).sum().backward()
+        opt.step()
+    np.testing.assert_allclose(w.detach().numpy(), tw.detach().numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("n", [7, 5000, FE._SCALAR_CHUNK + 123])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_relu_matches_torch(n, dtype):
+    x = np.random.default_rng(2).standard_normal(n).astype(dtype)
+    x[:4] = [np.nan, -np.inf, np.inf, -1.0]
+    np.testing.assert_array_equal(ember.relu(ember.tensor(x)).numpy(),
+                                  torch.relu(torch.tensor(x)).numpy())
+
+
+def test_relu_noncontiguous_and_integer():
+    x = ember.tensor(np.arange(-3000, 3000, dtype=np.float32).reshape(60, 100)).t()
+    np.testing.assert_array_equal(ember.relu(x).numpy(), np.maximum(x.numpy(), 0))
+    xi = ember.arange(-5, 5)
+    np.testing.assert_array_equal(ember.relu(xi).numpy(), np.maximum(np.arange(-5, 5), 0))
