@@ -16,7 +16,7 @@ batch_norm_impl = OpDef(
     "Tensor? running_var, bool training, float momentum, float eps) -> "
     "(Tensor output, Tensor mean, Tensor var)",
     K.batch_norm, promote=None, autocast="fp32",
-    saves=("input", "weight", "running_mean", "running_var"),
+    saves=("input", "weight", "running_mean", "running_var", "mean", "var"),
     grad_name="NativeBatchNormBackward0")
 
 batch_norm_backward = OpDef(
@@ -50,9 +50,15 @@ def _(ctx, grads, input, weight, bias, running_mean, running_var, training, mome
     n = ctx.needs_input_grad
     x = input
     if not is_grad_enabled():
-        # plain backward (no create_graph): one fused kernel (batch statistics recomputed)
-        gx, gwt, gb = batch_norm_backward(g, x, weight, None if training else running_mean,
-                                          None if training else running_var, training, eps)
+        # plain backward (no create_graph): one fused kernel; in training it reuses the
+        # forward's batch statistics (recomputed for half types, kept in float32 there)
+        if training:
+            _, mean, var = ctx.result
+            if x.dtype.itemsize < 4:
+                mean = var = None
+        else:
+            mean, var = running_mean, running_var
+        gx, gwt, gb = batch_norm_backward(g, x, weight, mean, var, training, eps)
         return (gx if n[0] else None, gwt if n[1] and weight is not None else None,
                 gb if n[2] else None, None, None, None, None, None)
     axes = [0] + list(range(2, x.dim()))

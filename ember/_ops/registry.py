@@ -54,9 +54,14 @@ class OpDef:
                              if promote_args is None else
                              tuple(self.argnames.index(n) for n in promote_args))
         idx = {n: i for i, n in enumerate(self.argnames)}
-        self.saved_args = tuple(idx[n] for n in saves if n != "result")
-        self.saves_result = "result" in saves
         rets = self.schema.returns
+        out_idx = {r[2]: k for k, r in enumerate(rets) if r[2]}
+        # saves: argument names, "result" (every output), or output names (only those:
+        # ``ctx.result`` then holds None in place of the outputs not kept alive)
+        self.saved_args = tuple(idx[n] for n in saves if n in idx)
+        picked = tuple(out_idx[n] for n in saves if n not in idx and n != "result")
+        self.saves_result = "result" in saves or bool(picked)
+        self.saved_outputs = picked if picked and "result" not in saves else None
         self.num_outputs = len(rets)
         self.schema_return_names = tuple(r[2] for r in rets) if all(r[2] for r in rets) \
             and len(rets) > 1 else None

@@ -725,14 +725,18 @@ def record(op, args, outputs, inplace=False):
 
 
 def _save_result(node, outputs):
+    keep = node.op.saved_outputs
+    if keep is not None:                   # only the outputs the backward names
+        outputs = tuple(o if k in keep else None for k, o in enumerate(outputs))
     if _hook_state.stack:
-        ps = tuple(_pack(o) for o in outputs)
+        ps = tuple(None if o is None else _pack(o) for o in outputs)
         node.result = ps[0] if len(ps) == 1 else ps
         node.packed = True
         return
     node.result = outputs[0] if len(outputs) == 1 else tuple(outputs)
     for o in outputs:
-        node.saved_versions.append((o, o._version))
+        if o is not None:
+            node.saved_versions.append((o, o._version))
 
 
 def _snapshot(t):

@@ -191,3 +191,25 @@ def test_batch_norm_empty_1d():
     t = TF.batch_norm(torch.zeros(0), torch.zeros(0), torch.zeros(0), None, None, training=True)
     assert tuple(e.shape) == tuple(t.shape) == (0,)
     assert e.dtype == ember.float32
+
+
+def test_batch_norm_backward_keeps_only_the_statistics_alive():
+    # the record saves its mean/var outputs for the backward, not the normalised output
+    import gc
+    import weakref
+    x = np.random.default_rng(5).standard_normal((6, 4, 3, 3)).astype(np.float32) * 2 + 5
+    bn = ember.nn.BatchNorm2d(4)
+    ex = ember.tensor(x, requires_grad=True)
+    y = bn(ex)
+    alive = weakref.ref(y)
+    z = ember.relu(y)
+    del y
+    gc.collect()
+    assert alive() is None
+    z.sum().backward()
+    tbn = torch.nn.BatchNorm2d(4)
+    tx = torch.tensor(x, requires_grad=True)
+    torch.relu(tbn(tx)).sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(bn.weight.grad.numpy(), tbn.weight.grad.numpy(), rtol=1e-4,
+                               atol=1e-5)
