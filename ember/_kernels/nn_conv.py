@@ -226,12 +226,27 @@ def _conv_cols_gemm(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None)
     return _gemm_n(wr, cols, N, g, b).reshape((N, Cout) + tuple(out_size))
 
 
+def _winograd_ok(x, ksize, stride, dilation, groups, C, O, op="forward"):
+    """A 3x3 stride-1 undilated dense 2-D float convolution on a shape where Winograd
+    (ember/_kernels/winograd.py) beats im2col + GEMM."""
+    if ksize != (3, 3) or groups != 1 or x.dtype.char not in "fd" or \
+            any(s != 1 for s in stride) or any(d != 1 for d in dilation):
+        return False
+    from ember._kernels.winograd import use_winograd
+    N, _, H, W = x.shape
+    return use_winograd(N, C, O, H, W, op)
+
+
 def conv_forward(x, w, stride, padding, dilation, groups, bias=None):
     Cout = w.shape[0]
     ksize = tuple(w.shape[2:])
     out_size = conv_out_size(x.shape[2:], ksize, stride, padding, dilation)
     dt = np.result_type(x, w)
     x = x.astype(dt, copy=False)
+    if _winograd_ok(x, ksize, stride, dilation, groups, x.shape[1], Cout):
+        from ember._kernels.winograd import conv2d_3x3
+        b = None if bias is None else np.asarray(bias)
+        return conv2d_3x3(x, w.astype(dt, copy=False), padding, padding, b)
     wr = w.astype(dt, copy=False).reshape(groups, Cout // groups, -1)   # g, Og, Cg*K
     return _conv_cols_gemm(x, wr, ksize, stride, padding, padding, dilation, out_size, bias)
 
@@ -283,6 +298,9 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
         hi = [lo[i] + output_padding[i] for i in range(n)]
         wf = w.reshape((groups, Cg_in, Cg_out) + ksize).swapaxes(1, 2)
         wf = wf[(Ellipsis,) + (slice(None, None, -1),) * n]
+        if _winograd_ok(x, ksize, stride, dilation, groups, Cin, Cout):
+            from ember._kernels.winograd import conv2d_3x3
+            return conv2d_3x3(x, np.ascontiguousarray(wf[0]), lo, hi)
         wr = np.ascontiguousarray(wf).reshape(groups, Cg_out, Cg_in * K)
         return _conv_cols_gemm(x, wr, ksize, [1] * n, lo, hi, dilation, out_size)
     wr = w.reshape(groups, Cg_in, Cg_out * K).transpose(0, 2, 1)       # g, Cg_out*K, Cg_in
@@ -330,6 +348,10 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
     gy = gy.astype(dt, copy=False)
     Og = Cout // groups
     CgK = int(np.prod(weight_size[1:]))
+    if len(ksize) == 2 and x.shape[2:] == out_size and \
+            _winograd_ok(x, ksize, stride, dilation, groups, x.shape[1], Cout, "weight_grad"):
+        from ember._kernels.winograd import conv2d_3x3_weight_grad
+        return conv2d_3x3_weight_grad(x, gy, padding, padding)
     if N * Cout * CgK <= _WG_BATCHED_MAX and not _use_big_gemm(N, Cout, CgK):
         # batched per-image products (N, g, Og, CgK), then summed over the batch
         cols = _cols_n(x, ksize, stride, padding, dilation, out_size)

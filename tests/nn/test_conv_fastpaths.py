@@ -198,3 +198,27 @@ def test_large_convs_use_the_scratch_buffers_correctly():
     th.start()
     th.join()
     np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-3)
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed", [False, True])
+def test_winograd_route_through_conv2d(dtype, transposed, monkeypatch):
+    """3x3 stride-1 convolutions the Winograd kernels take (forward, the flipped-kernel
+    input gradient, the weight gradient): values and gradients against torch, and the
+    route is really taken."""
+    import ember._kernels.winograd as W
+    calls = []
+    for name in ("conv2d_3x3", "conv2d_3x3_weight_grad"):
+        fn = getattr(W, name)
+        monkeypatch.setattr(W, name, lambda *a, _fn=fn, _n=name, **k: (calls.append(_n),
+                                                                        _fn(*a, **k))[1])
+    x = rng.standard_normal((6, 128, 14, 14))
+    w = rng.standard_normal((128, 128, 3, 3)) * 0.05
+    b = rng.standard_normal(128)
+    if transposed:
+        _run(lambda x, w, b: F.conv_transpose2d(x, w, b, padding=1),
+             lambda x, w, b: TF.conv_transpose2d(x, w, b, padding=1), [x, w, b], dtype)
+    else:
+        _run(lambda x, w, b: F.conv2d(x, w, b, padding=1),
+             lambda x, w, b: TF.conv2d(x, w, b, padding=1), [x, w, b], dtype)
+    assert calls.count("conv2d_3x3") == 2 and calls.count("conv2d_3x3_weight_grad") == 1
