@@ -12,11 +12,14 @@ import ember
 from ember._kernels import fast_elementwise as FE
 
 
-def test_numpy_blas_axpy_is_found():
+def test_numpy_blas_routines_are_found():
     libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
     if not glob.glob(os.path.join(libdir, "libscipy_openblas*")):
         pytest.skip("this NumPy build ships no bundled OpenBLAS")
-    assert set(FE._find_numpy_axpy()) == {"f", "d"}
+    from ember._kernels import numpy_blas
+    assert numpy_blas.axpy(np.float32) is not None and numpy_blas.axpy(np.float64) is not None
+    assert numpy_blas.axpy(np.int64) is None
+    assert numpy_blas._lapack("getrf", "d") is not None
 
 
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
@@ -81,3 +84,32 @@ def test_relu_noncontiguous_and_integer():
     np.testing.assert_array_equal(ember.relu(x).numpy(), np.maximum(x.numpy(), 0))
     xi = ember.arange(-5, 5)
     np.testing.assert_array_equal(ember.relu(xi).numpy(), np.maximum(np.arange(-5, 5), 0))
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64, np.complex64, np.complex128])
+def test_single_matrix_solve_through_numpy_lapack(dtype, monkeypatch):
+    from ember._kernels import numpy_blas
+    calls = []
+    real = numpy_blas.lu_solve_inplace
+    monkeypatch.setattr(numpy_blas, "lu_solve_inplace",
+                        lambda a, b: calls.append(1) or real(a, b))
+    rng = np.random.default_rng(4)
+    a = rng.standard_normal((40, 40)) + 5 * np.eye(40)
+    b = rng.standard_normal((40, 3))
+    if np.dtype(dtype).kind == "c":
+        a = a + 1j * rng.standard_normal((40, 40))
+        b = b + 1j * rng.standard_normal((40, 3))
+    a, b = a.astype(dtype), b.astype(dtype)
+    x = ember.linalg.solve(ember.tensor(a), ember.tensor(b)).numpy()
+    tol = 1e-4 if dtype in (np.float32, np.complex64) else 1e-10
+    np.testing.assert_allclose(x, np.linalg.solve(a.astype(np.complex128), b), rtol=tol,
+                               atol=tol)
+    assert calls and x.flags.c_contiguous
+    # singular: torch's error, and NaN + info from solve_ex
+    s = a.copy()
+    s[:, 7] = 0
+    with pytest.raises(RuntimeError, match="singular"):
+        ember.linalg.solve(ember.tensor(s), ember.tensor(b))
+    r, info = ember.linalg.solve_ex(ember.tensor(s), ember.tensor(b))
+    tr, tinfo = torch.linalg.solve_ex(torch.tensor(s), torch.tensor(b))
+    assert int(info) == int(tinfo) > 0 and np.isnan(r.numpy()).all()

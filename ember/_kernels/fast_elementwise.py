@@ -1,6 +1,7 @@
 """Faster routes for a few hot elementwise updates where NumPy's general loops are slow.
 
-- ``axpy_``: ``y += alpha * x`` in one pass through BLAS. NumPy needs a temporary and two
+- ``axpy_``: ``y += alpha * x`` in one pass through BLAS (NumPy's own OpenBLAS, Note
+  [NumPy's own BLAS] in ``numpy_blas``). NumPy needs a temporary and two
   passes (multiply, then add): 3.7x slower on a 512x784 float32 weight. The optimizers'
   update ``p.add_(g, alpha=-lr)`` is this operation.
 - ``maximum_scalar``: ``np.maximum(a, s)`` against a zero-stride scalar runs NumPy's
@@ -14,44 +15,9 @@ import threading
 
 import numpy as np
 
+from ember._kernels import numpy_blas
+
 _AXPY_MIN = 4096               # below this, BLAS's call overhead outweighs the saved pass
-
-
-# Note [NumPy's own BLAS]: the axpy must run on the OpenBLAS that NumPy's matmul uses, not
-# SciPy's copy (scipy.linalg.blas): each library keeps its own pool of threads that
-# spin-wait after a call, and on a small machine two spinning pools alternating calls
-# starve each other (a 0.5 ms GEMM followed by SciPy's saxpy took 47 ms here). NumPy ships
-# no axpy in Python, so the CBLAS symbol is looked up in NumPy's bundled library; when it
-# cannot be found (another NumPy build), the two-pass NumPy route is used.
-_axpy_fns = None
-
-
-def _find_numpy_axpy():
-    """{'f': saxpy, 'd': daxpy} ctypes functions of NumPy's bundled OpenBLAS, or {}."""
-    import ctypes
-    import glob
-    import os
-    libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
-    for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas*"))):
-        try:
-            lib = ctypes.CDLL(path)
-        except OSError:
-            continue
-        for prefix, suffix, int_t in (("scipy_cblas_", "64_", ctypes.c_int64),
-                                      ("cblas_", "64_", ctypes.c_int64),
-                                      ("scipy_cblas_", "", ctypes.c_int),
-                                      ("cblas_", "", ctypes.c_int)):
-            fns = {}
-            for ch, real_t in (("f", ctypes.c_float), ("d", ctypes.c_double)):
-                fn = getattr(lib, f"{prefix}{'s' if ch == 'f' else 'd'}axpy{suffix}", None)
-                if fn is None:
-                    break
-                fn.restype = None
-                fn.argtypes = (int_t, real_t, ctypes.c_void_p, int_t, ctypes.c_void_p, int_t)
-                fns[ch] = fn
-            if len(fns) == 2:
-                return fns
-    return {}
 
 
 def axpy_(y, x, alpha):
@@ -59,7 +25,6 @@ def axpy_(y, x, alpha):
     one shape and dtype, both C-contiguous and not overlapping, ``alpha`` finite and
     non-zero (BLAS skips ``alpha == 0``, where NumPy would turn an infinite ``x`` into
     NaN). Returns whether it did the update."""
-    global _axpy_fns
     if type(x) is not np.ndarray or x.dtype != y.dtype or y.dtype.char not in "fd" or \
             x.shape != y.shape or y.size < _AXPY_MIN or \
             not (x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable):
@@ -69,9 +34,7 @@ def axpy_(y, x, alpha):
     a = float(alpha)
     if a == 0.0 or not math.isfinite(a) or np.may_share_memory(x, y):
         return False
-    if _axpy_fns is None:
-        _axpy_fns = _find_numpy_axpy()
-    fn = _axpy_fns.get(y.dtype.char)
+    fn = numpy_blas.axpy(y.dtype)
     if fn is None:
         return False
     fn(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)

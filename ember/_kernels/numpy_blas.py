@@ -1,0 +1,108 @@
+"""BLAS/LAPACK routines of the OpenBLAS that NumPy ships, called through ctypes.
+
+Note [NumPy's own BLAS]: NumPy exposes GEMM (``matmul``) and a few LAPACK drivers but not
+the building blocks (axpy, getrf/getrs). SciPy does (``scipy.linalg.blas``/``lapack``), but
+over its own copy of OpenBLAS with its own pool of threads; each pool spin-waits after a
+call, and on a small machine two spinning pools alternating calls starve each other (a
+0.5 ms NumPy GEMM followed by SciPy's saxpy took 47 ms here). So the routines below are
+looked up in the library NumPy itself loaded. Where they cannot be found (a NumPy build
+without the bundled ``scipy_openblas``), every getter returns None and callers keep their
+plain NumPy route.
+"""
+from __future__ import annotations
+
+import ctypes
+import glob
+import os
+
+import numpy as np
+
+_lib = None          # (CDLL, name prefix, name suffix, BLAS integer type), or False
+
+
+def _library():
+    global _lib
+    if _lib is None:
+        _lib = False
+        libdir = os.path.join(os.path.dirname(os.path.dirname(np.__file__)), "numpy.libs")
+        for path in sorted(glob.glob(os.path.join(libdir, "libscipy_openblas*"))):
+            try:
+                lib = ctypes.CDLL(path)
+            except OSError:
+                continue
+            for prefix, suffix, int_t in (("scipy_", "64_", ctypes.c_int64),
+                                          ("", "64_", ctypes.c_int64),
+                                          ("scipy_", "", ctypes.c_int),
+                                          ("", "", ctypes.c_int)):
+                if hasattr(lib, f"{prefix}cblas_daxpy{suffix}"):
+                    _lib = (lib, prefix, suffix, int_t)
+                    break
+            if _lib:
+                break
+    return _lib or None
+
+
+_PREFIX = {"f": "s", "d": "d", "F": "c", "D": "z"}
+_fns = {}
+
+
+def _get(key, make):
+    fn = _fns.get(key)
+    if fn is None and key not in _fns:
+        found = _library()
+        fn = _fns[key] = make(*found) if found else None
+    return fn
+
+
+def axpy(dtype):
+    """``fn(n, alpha, x_ptr, incx, y_ptr, incy)``: y += alpha x (float32/float64), or None."""
+    ch = np.dtype(dtype).char
+    if ch not in "fd":
+        return None
+
+    def make(lib, prefix, suffix, int_t):
+        fn = getattr(lib, f"{prefix}cblas_{_PREFIX[ch]}axpy{suffix}", None)
+        if fn is not None:
+            real_t = ctypes.c_float if ch == "f" else ctypes.c_double
+            fn.restype = None
+            fn.argtypes = (int_t, real_t, ctypes.c_void_p, int_t, ctypes.c_void_p, int_t)
+        return fn
+    return _get(("axpy", ch), make)
+
+
+def _lapack(name, ch):
+    def make(lib, prefix, suffix, int_t):
+        fn = getattr(lib, f"{prefix}{_PREFIX[ch]}{name}_{suffix}", None)
+        if fn is not None:
+            fn.restype = None
+        return fn
+    return _get((name, ch), make)
+
+
+def lu_solve_inplace(a, b):
+    """Solve ``A X = B`` for one square matrix, overwriting both buffers.
+
+    ``a``: C-contiguous (n, n) copy of A (its memory is A^T in column-major order, which
+    LAPACK factors as is; the solve then uses the transposed system); ``b``: Fortran-
+    ordered (n, k) copy of B, overwritten by X. float32/64 and complex64/128. Returns
+    LAPACK's info (> 0: U[info-1, info-1] is exactly zero, the matrix is singular), or
+    None when the routines are unavailable (nothing was written)."""
+    ch = a.dtype.char
+    if ch not in _PREFIX:
+        return None
+    getrf, getrs = _lapack("getrf", ch), _lapack("getrs", ch)
+    if getrf is None or getrs is None:
+        return None
+    int_t = _library()[3]
+    n, k = a.shape[0], b.shape[1]
+    ref = ctypes.byref
+    N, K, info = int_t(n), int_t(k), int_t(0)
+    ipiv = np.empty(max(n, 1), np.int64 if int_t is ctypes.c_int64 else np.int32)
+    getrf(ref(N), ref(N), ctypes.c_void_p(a.ctypes.data), ref(N),
+          ctypes.c_void_p(ipiv.ctypes.data), ref(info))
+    if info.value != 0:
+        return info.value
+    getrs(ctypes.c_char_p(b"T"), ref(N), ref(K), ctypes.c_void_p(a.ctypes.data), ref(N),
+          ctypes.c_void_p(ipiv.ctypes.data), ctypes.c_void_p(b.ctypes.data), ref(N),
+          ref(info), ctypes.c_size_t(1))
+    return info.value
