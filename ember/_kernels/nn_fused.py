@@ -1,22 +1,15 @@
 """Fused kernels for recurrent layers and embeddings (records in ember/_ops/nn_fused.py).
 
 The LSTM layer kernel runs a whole sequence in one call: per time step one GEMM of the
-hidden state and the gate nonlinearities in place, no per-step dispatch. It keeps the
-activated gates and the cell states in a byte workspace (like a reserve buffer) so the
-backward kernel needs no recomputation; the backward folds the recurrent weight gradient
-into one GEMM over all time steps.
+hidden state and the gate nonlinearities in place, no per-step dispatch, all in a gate-major
+(4H, B) layout so each gate is one contiguous block. It keeps the activated gates, the cell
+states and their tanh in a byte workspace (like a reserve buffer) so the backward kernel
+needs no recomputation; the backward folds the recurrent weight gradient into one GEMM over
+all time steps.
 """
 from __future__ import annotations
 
 import numpy as np
-
-def _sigmoid_(a):
-    """In place: 1 / (1 + exp(-a)) (exp overflow gives the exact limit 0)."""
-    np.negative(a, out=a)
-    np.exp(a, out=a)
-    a += 1
-    np.reciprocal(a, out=a)
-
 
 def _check_lstm(xw, h0, c0, w_hh, batch_first):
     for name, a in (("input", xw), ("hx", h0), ("cx", c0), ("weight_hh", w_hh)):
@@ -43,88 +36,115 @@ def _time_major(a, batch_first):
 
 
 def _split_ws(ws, T, B, H):
-    """The workspace's (T, B, 4H) activated gates and (T, B, H) cell states."""
-    n = T * B * 4 * H
-    return ws[:n].reshape(T, B, 4 * H), ws[n:].reshape(T, B, H)
+    """The workspace's activated gates (T, 4H, B), cell states c_t (T, H, B) and their
+    tanh (T, H, B): gate-major, batch last, the layout of the GEMM W_hh h^T."""
+    n, m = T * 4 * H * B, T * H * B
+    return (ws[:n].reshape(T, 4 * H, B), ws[n:n + m].reshape(T, H, B),
+            ws[n + m:].reshape(T, H, B))
+
+
+def _gate_scale(H, dt):
+    """Row scale of the pre-activations: 1/2 for i, f, o (sigmoid(x) = tanh(x/2)/2 + 1/2,
+    and halving is exact in binary floating point), 1 for g."""
+    s = np.full(4 * H, 0.5, dt)
+    s[2 * H:3 * H] = 1
+    return s
 
 
 def lstm_layer(xw, h0, c0, w_hh, reverse=False, batch_first=False):
     """xw: (T, B, 4H) input projections (biases included), gates i, f, g, o, or (B, T, 4H)
     with ``batch_first``; h0, c0: (B, H); w_hh: (4H, H). Returns the output (T, B, H) or
     (B, T, H), h_n, c_n (B, H) and the workspace: uint8 bytes of the activated gates
-    (T, B, 4H) then the cell states (T, B, H)."""
+    (T, 4H, B), the cell states (T, H, B) and their tanh (T, H, B).
+
+    Each step works gate-major, (4H, B) with the batch last, which is the layout the GEMM
+    W_hh h^T produces: every gate is one contiguous (H, B) block, and the states h, c are
+    kept as (H, B) so the next GEMM takes h^T without a transpose. One tanh pass covers all
+    four gates: the rows of i, f, o (of W_hh and of xw) are halved, and sigmoid(x) =
+    tanh(x/2)/2 + 1/2."""
     T, B, H = _check_lstm(xw, h0, c0, w_hh, batch_first)
     dt = xw.dtype
     out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
     out_t, xw_t = _time_major(out, batch_first), _time_major(xw, batch_first)
-    ws = np.empty(T * B * 5 * H, dt)
-    gates, cells = _split_ws(ws, T, B, H)
-    h, c = h0, c0
-    tmp = np.empty((B, H), dt)
-    # the recurrent product as W_hh h^T (4H, B): a tall GEMM runs faster than h W_hh^T
+    ws = np.empty(T * B * 6 * H, dt)
+    gates, cells, tcells = _split_ws(ws, T, B, H)
+    scale = _gate_scale(H, dt)
+    w = w_hh * scale[:, None]
+    h = np.array(h0.T, dt, order="C")                    # (H, B)
+    c = np.array(c0.T, dt, order="C")
+    tmp = np.empty((H, B), dt)
     hw = np.empty((4 * H, B), dt)
     with np.errstate(over="ignore", under="ignore"):
         for t in (range(T - 1, -1, -1) if reverse else range(T)):
             pre = gates[t]
-            np.matmul(w_hh, h.T, out=hw)
-            np.add(hw.T, xw_t[t], out=pre)
-            _sigmoid_(pre[:, :2 * H])                    # i, f
-            np.tanh(pre[:, 2 * H:3 * H], out=pre[:, 2 * H:3 * H])  # g
-            _sigmoid_(pre[:, 3 * H:])                    # o
+            np.multiply(xw_t[t], scale, out=pre.T)       # xw_t^T, rows scaled
+            np.matmul(w, h, out=hw)
+            pre += hw
+            np.tanh(pre, out=pre)
+            sg = pre[:2 * H]                             # i, f
+            sg *= 0.5
+            sg += 0.5
+            sg = pre[3 * H:]                             # o
+            sg *= 0.5
+            sg += 0.5
             cn = cells[t]
-            np.multiply(pre[:, H:2 * H], c, out=cn)      # f * c
-            np.multiply(pre[:, :H], pre[:, 2 * H:3 * H], out=tmp)   # i * g
+            np.multiply(pre[H:2 * H], c, out=cn)         # f * c
+            np.multiply(pre[:H], pre[2 * H:3 * H], out=tmp)   # i * g
             cn += tmp
-            ht = out_t[t]
-            np.tanh(cn, out=ht)
-            ht *= pre[:, 3 * H:]
-            h, c = ht, cn
-    return out, np.array(h, copy=True), np.array(c, copy=True), ws.view(np.uint8)
+            tc = tcells[t]
+            np.tanh(cn, out=tc)
+            np.multiply(pre[3 * H:], tc, out=h)          # h = o * tanh(c)
+            np.copyto(out_t[t], h.T)
+            c = cn
+    return out, np.array(h.T, order="C"), np.array(c.T, order="C"), ws.view(np.uint8)
 
 
 def lstm_layer_backward(grad_output, grad_hn, grad_cn, h0, c0, w_hh, output, workspace,
                         reverse=False, batch_first=False, need_weight=True):
     """Gradients of ``lstm_layer`` w.r.t. (xw, h0, c0, w_hh) given those of (output, h_n,
-    c_n). ``grad_weight`` is one GEMM over all steps: sum_t dpre_t^T h_{t-1}."""
+    c_n). Steps run gate-major like the forward ((4H, B) blocks, dh and dc as (H, B), dh
+    propagated as W_hh^T d); each step's gradient is copied into ``dpre`` in the layout of
+    xw. ``grad_weight`` is one GEMM over all steps: sum_t dpre_t^T h_{t-1}."""
     dt = output.dtype
     out_t = _time_major(output, batch_first)
     T, B, H = out_t.shape
-    gates, cells = _split_ws(workspace.view(dt), T, B, H)
+    gates, cells, tcells = _split_ws(workspace.view(dt), T, B, H)
     dpre = np.empty((B, T, 4 * H) if batch_first else (T, B, 4 * H), dt)
     dpre_t = _time_major(dpre, batch_first)
-    dh = np.array(np.broadcast_to(grad_hn, (B, H)), dtype=dt, copy=True)
-    dc = np.array(np.broadcast_to(grad_cn, (B, H)), dtype=dt, copy=True)
+    dh = np.array(np.broadcast_to(grad_hn, (B, H)).T, dtype=dt, order="C")   # (H, B)
+    dc = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")
+    c0t = c0.T
     go = None if grad_output is None else \
         _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
-    tc = np.empty((B, H), dt)
-    tmp = np.empty((B, H), dt)
-    fac = np.empty((B, 4 * H), dt)
+    w_t = w_hh.T
+    tmp = np.empty((H, B), dt)
+    fac = np.empty((4 * H, B), dt)
+    d = np.empty((4 * H, B), dt)
     for t in (range(T) if reverse else range(T - 1, -1, -1)):
         tp = t + 1 if reverse else t - 1
-        c_prev = c0 if (tp < 0 or tp >= T) else cells[tp]
-        gt = gates[t]
+        c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
+        gt, tc = gates[t], tcells[t]
         if go is not None:
-            dh += go[t]
-        d = dpre_t[t]
-        np.tanh(cells[t], out=tc)
-        np.multiply(dh, tc, out=d[:, 3 * H:])            # d o
-        np.multiply(tc, tc, out=tc)                       # dc += dh o (1 - tanh(c)^2)
-        np.subtract(1, tc, out=tc)
-        tc *= gt[:, 3 * H:]
-        tc *= dh
-        dc += tc
-        np.multiply(dc, gt[:, 2 * H:3 * H], out=d[:, :H])    # d i
-        np.multiply(dc, c_prev, out=d[:, H:2 * H])        # d f
-        np.multiply(dc, gt[:, :H], out=d[:, 2 * H:3 * H])    # d g
-        dc *= gt[:, H:2 * H]
+            dh += go[t].T
+        np.multiply(dh, tc, out=d[3 * H:])               # d o
+        np.multiply(tc, tc, out=tmp)                      # dc += dh o (1 - tanh(c)^2)
+        np.subtract(1, tmp, out=tmp)
+        tmp *= gt[3 * H:]
+        tmp *= dh
+        dc += tmp
+        np.multiply(dc, gt[2 * H:3 * H], out=d[:H])      # d i
+        np.multiply(dc, c_prev, out=d[H:2 * H])           # d f
+        np.multiply(dc, gt[:H], out=d[2 * H:3 * H])      # d g
+        dc *= gt[H:2 * H]
         # through the nonlinearities: s (1 - s) for i, f, o; 1 - g^2 for g
         np.subtract(1, gt, out=fac)
         fac *= gt
-        fg = fac[:, 2 * H:3 * H]
-        np.multiply(gt[:, 2 * H:3 * H], gt[:, 2 * H:3 * H], out=fg)
+        fg = fac[2 * H:3 * H]
+        np.multiply(gt[2 * H:3 * H], gt[2 * H:3 * H], out=fg)
         np.subtract(1, fg, out=fg)
         d *= fac
-        dh = np.matmul(d, w_hh)
+        np.copyto(dpre_t[t], d.T)
+        np.matmul(w_t, d, out=dh)
     if not need_weight or T == 0:
         grad_w = np.zeros(w_hh.shape, dt)
     else:
@@ -138,7 +158,7 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, h0, c0, w_hh, output, wor
             hp_t[1:] = out_t[:-1]
             hp_t[0] = h0
         grad_w = np.matmul(dpre.reshape(T * B, 4 * H).T, hprev.reshape(T * B, H))
-    return dpre, dh, dc, grad_w
+    return dpre, np.array(dh.T, order="C"), np.array(dc.T, order="C"), grad_w
 
 
 # ------------------------------------------------------------------------- embedding

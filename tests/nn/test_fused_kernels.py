@@ -77,6 +77,57 @@ def test_lstm_fused_forward_ad_and_vmap():
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
 
 
+@pytest.mark.parametrize("T,B,H", [(1, 1, 1), (4, 1, 1), (3, 2, 1), (1, 3, 2), (5, 2, 3),
+                                   (0, 2, 3)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_lstm_kernels_edge_shapes_vs_torch(T, B, H, reverse, batch_first, dtype):
+    """The kernels directly: tiny shapes, both directions and layouts, saturating gate
+    pre-activations (exp overflow / tanh at +-1) without warnings, vs torch's LSTM cell."""
+    import warnings
+    from ember._kernels import nn_fused as K
+    rng = np.random.default_rng(T * 100 + B * 10 + H)
+    xw = rng.standard_normal((T, B, 4 * H)) * 3
+    if T:
+        xw.reshape(-1)[::3] = -200.0     # sigmoid -> 0, tanh -> -1
+        xw.reshape(-1)[1::5] = 150.0
+    h0, c0 = rng.standard_normal((2, B, H))
+    w = rng.standard_normal((4 * H, H)) * 0.5
+    g_out, g_h, g_c = rng.standard_normal((T, B, H)), *rng.standard_normal((2, B, H))
+    cast = (lambda a: np.ascontiguousarray(a.swapaxes(0, 1), dtype)) if batch_first else \
+        (lambda a: a.astype(dtype))
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, hn, cn, ws = K.lstm_layer(cast(xw), h0.astype(dtype), c0.astype(dtype),
+                                       w.astype(dtype), reverse, batch_first)
+        grads = K.lstm_layer_backward(cast(g_out), g_h.astype(dtype), g_c.astype(dtype),
+                                      h0.astype(dtype), c0.astype(dtype), w.astype(dtype),
+                                      out, ws, reverse, batch_first)
+    # reference: the LSTM equations in torch float64, autograd for the gradients
+    txw, th0, tc0, tw = (torch.tensor(a, requires_grad=True) for a in (xw, h0, c0, w))
+    h, c, outs = th0, tc0, [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        i, f, g, o = (txw[t] + h @ tw.T).chunk(4, 1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        outs[t] = h
+    tout = torch.stack(outs) if T else torch.zeros(0, B, H, dtype=torch.float64)
+    loss = (tout * torch.tensor(g_out)).sum() + (h * torch.tensor(g_h)).sum() + \
+        (c * torch.tensor(g_c)).sum()
+    ref = torch.autograd.grad(loss, (txw, th0, tc0, tw), allow_unused=True)
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    assert out.dtype == hn.dtype == cn.dtype == np.dtype(dtype)
+    unswap = (lambda a: a.swapaxes(0, 1)) if batch_first else (lambda a: a)
+    np.testing.assert_allclose(unswap(out), tout.detach().numpy(), **tol)
+    np.testing.assert_allclose(hn, h.detach().numpy(), **tol)
+    np.testing.assert_allclose(cn, c.detach().numpy(), **tol)
+    for got, want in zip((unswap(grads[0]),) + tuple(grads[1:]), ref):
+        want = np.zeros(got.shape) if want is None else want.numpy()
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, **tol)
+
+
 def test_lstm_fused_seen_by_profiler():
     m = ember.nn.LSTM(3, 4)
     x = ember.randn(5, 2, 3, requires_grad=True)
