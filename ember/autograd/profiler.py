@@ -163,6 +163,11 @@ def _format_time(us):
     return f"{us:.3f}us"
 
 
+def _format_time_in(us, unit):
+    scale = {"s": 1e6, "ms": 1e3, "us": 1.0}[unit]
+    return f"{us / scale:.3f}{unit}"
+
+
 def _format_memory(n):
     KB, MB, GB = 1024, 1024 ** 2, 1024 ** 3
     a = abs(n)
@@ -211,8 +216,14 @@ class EventList(list):
         t.key = "Total"
         return t
 
-    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
-              top_level_events_only=False):
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
+              top_level_events_only=False, time_unit=None):
+        if time_unit not in (None, "s", "ms", "us"):
+            raise ValueError(f"Invalid time_unit '{time_unit}'; expected one of 's', 'ms', "
+                             f"'us'")
+        fmt_time = _format_time if time_unit is None else \
+            (lambda us: _format_time_in(us, time_unit))
         evs = list(self)
         if top_level_events_only:
             evs = [e for e in evs if getattr(e, "cpu_parent", None) is None]
@@ -235,7 +246,8 @@ class EventList(list):
             heads.append("Input Shapes")
         widths = [name_w] + [12] * (len(heads) - 1)
         if shapes:
-            widths[-1] = 20
+            widths[-1] = min(max([len(str(e.input_shapes)) for e in evs] + [12]) + 2,
+                             max_shapes_column_width)
         fmt = "".join("{:>" + str(w) + "}  " for w in widths)
         sep = "".join("-" * w + "  " for w in widths)
         lines = [sep]
@@ -245,9 +257,9 @@ class EventList(list):
         for e in evs:
             name = e.key if len(e.key) <= name_w - 3 else e.key[:name_w - 6] + "..."
             row = [name, f"{100 * e.self_cpu_time_total / total_self:.2f}%",
-                   _format_time(e.self_cpu_time_total),
+                   fmt_time(e.self_cpu_time_total),
                    f"{100 * e.cpu_time_total / total_self:.2f}%",
-                   _format_time(e.cpu_time_total), _format_time(e.cpu_time)]
+                   fmt_time(e.cpu_time_total), fmt_time(e.cpu_time)]
             if self._profile_memory:
                 row += [_format_memory(e.cpu_memory_usage),
                         _format_memory(e.self_cpu_memory_usage)]
@@ -255,10 +267,12 @@ class EventList(list):
             if self._with_flops:
                 row.append(f"{e.flops / 1e6:.3f}")
             if shapes:
-                row.append(str(e.input_shapes)[:20])
+                text = str(e.input_shapes)
+                w = widths[-1]
+                row.append(text if len(text) <= w else text[:w - 3] + "...")
             lines.append(fmt.format(*row))
         lines.append(sep)
-        lines.append(f"Self CPU time total: {_format_time(self.self_cpu_time_total)}")
+        lines.append(f"Self CPU time total: {fmt_time(self.self_cpu_time_total)}")
         return "\n".join(lines) + "\n"
 
     def export_chrome_trace(self, path):
@@ -545,11 +559,13 @@ class profile:
         self._check()
         return self.function_events.total_average()
 
-    def table(self, sort_by=None, row_limit=100, max_name_column_width=55, header=None,
+    def table(self, sort_by=None, row_limit=100, max_src_column_width=75,
+              max_name_column_width=55, max_shapes_column_width=80, header=None,
               top_level_events_only=False):
         self._check()
-        return self.function_events.table(sort_by, row_limit, max_name_column_width, header,
-                                          top_level_events_only)
+        return self.function_events.table(sort_by, row_limit, max_src_column_width,
+                                          max_name_column_width, max_shapes_column_width,
+                                          header, top_level_events_only)
 
     def export_chrome_trace(self, path):
         self._check()
