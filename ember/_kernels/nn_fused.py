@@ -11,6 +11,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels.elementwise import quiet
+
 def _check_lstm(xw, h0, c0, w_hh, batch_first):
     for name, a in (("input", xw), ("hx", h0), ("cx", c0), ("weight_hh", w_hh)):
         if not isinstance(a, np.ndarray):
@@ -191,14 +193,20 @@ def embedding_backward(grad, indices, num_weights):
 
 # ------------------------------------------------------------------------- cross entropy
 
-def _ce_rows(x, target, ignore_index):
-    n = x.shape[0]
+def _ce_target(target, N, ignore_index):
+    """(class index per row with ignored rows sent to 0, mask of kept rows or None when
+    no row is ignored)."""
     t = np.asarray(target).reshape(-1)
+    if not (t == ignore_index).any():
+        return t, None
     valid = t != ignore_index
-    ts = np.where(valid, t, 0)
-    return np.arange(n), ts, valid
+    return np.where(valid, t, 0), valid
 
 
+_CE_BLOCK = 65536       # elements of the exponentials' buffer per block of rows
+
+
+@quiet
 def cross_entropy(x, target, reduction=1, ignore_index=-100):
     """Cross-entropy of logits x (N, C) against class indices (N,): per row
     logsumexp(x) - x[target], without materialising log_softmax. The exponentials for the
@@ -207,53 +215,69 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
         raise RuntimeError("_cross_entropy(): expected input (N, C) and target (N,)")
     N, C = x.shape
     dt = x.dtype
-    with np.errstate(over="ignore", under="ignore", invalid="ignore", divide="ignore"):
-        m = x.max(axis=1) if C else np.full(N, -np.inf, dt)
-        m = np.where(np.isfinite(m), m, 0).astype(dt)
-        s = np.empty(N, dt)
-        rows = max(1, 65536 // max(C, 1))
-        buf = np.empty((min(rows, N), C), dt)
-        for i in range(0, N, rows):
-            b = buf[:min(rows, N - i)]
-            np.subtract(x[i:i + rows], m[i:i + rows, None], out=b)
+    if not C:
+        m = np.zeros(N, dt)
+        logs = np.full(N, -np.inf, dt)
+    else:
+        m = np.maximum.reduce(x, axis=1)
+        if not np.isfinite(m).all():                  # rows of +-inf: shift by 0 instead
+            m = np.where(np.isfinite(m), m, 0).astype(dt)
+        if N * C <= _CE_BLOCK:
+            b = np.subtract(x, m[:, None])
             np.exp(b, out=b)
-            b.sum(axis=1, out=s[i:i + rows])
-        logs = np.log(s)
-        r, ts, valid = _ce_rows(x, target, ignore_index)
-        picked = x[r, ts] if C else np.zeros(N, dt)
-        losses = (logs - (picked - m)) * valid          # -((x_t - max) - log sum)
-        lse = logs + m
-        if reduction == 0:
-            loss = losses.astype(dt)
-        elif reduction == 2:
-            loss = np.asarray(losses.sum(dtype=dt), dt)
+            s = np.add.reduce(b, axis=1)
         else:
-            loss = np.asarray(losses.sum(dtype=dt) / dt.type(valid.sum()), dt)
-    return loss, lse.astype(dt)
+            s = np.empty(N, dt)
+            rows = max(1, _CE_BLOCK // C)
+            buf = np.empty((min(rows, N), C), dt)
+            for i in range(0, N, rows):
+                b = buf[:min(rows, N - i)]
+                np.subtract(x[i:i + rows], m[i:i + rows, None], out=b)
+                np.exp(b, out=b)
+                np.add.reduce(b, axis=1, out=s[i:i + rows])
+        logs = np.log(s)
+    ts, valid = _ce_target(target, N, ignore_index)
+    picked = x[np.arange(N), ts] if C else np.zeros(N, dt)
+    losses = logs - (picked - m)                     # -((x_t - max) - log sum)
+    if valid is not None:
+        losses = np.where(valid, losses, dt.type(0))   # ignored rows: 0, NaN logits too
+    lse = logs + m
+    if reduction == 0:
+        loss = losses.astype(dt, copy=False)
+    elif reduction == 2:
+        loss = np.asarray(np.add.reduce(losses, dtype=dt), dt)
+    else:
+        kept = N if valid is None else valid.sum()
+        loss = np.asarray(np.add.reduce(losses, dtype=dt) / dt.type(kept), dt)
+    return loss, lse.astype(dt, copy=False)
 
 
+@quiet
 def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_index=-100):
     """d/dx of ``cross_entropy``'s (loss, lse): softmax(x) (a + g_lse) - onehot(t) a, with
     a the per-row weight of the loss gradient (zero on ignored rows); one full-size buffer."""
     N, C = x.shape
     dt = x.dtype
-    r, ts, valid = _ce_rows(x, target, ignore_index)
+    ts, valid = _ce_target(target, N, ignore_index)
     g = np.asarray(grad, dt)
     if reduction == 0:
-        a = g.reshape(-1) * valid
+        a = g.reshape(-1).astype(dt)
     elif reduction == 2:
-        a = np.broadcast_to(g, (N,)) * valid
+        a = np.full(N, g, dt)
     else:
-        with np.errstate(divide="ignore", invalid="ignore"):
-            a = np.broadcast_to(g / dt.type(valid.sum()), (N,)) * valid
-    a = a.astype(dt)
-    coef = a + np.broadcast_to(np.asarray(grad_lse, dt), (N,))
-    with np.errstate(over="ignore", under="ignore", invalid="ignore"):
-        out = np.subtract(x, np.reshape(lse, (N, 1)))
-        np.exp(out, out=out)
-        out *= coef[:, None]
-        if C:
-            out[r, ts] -= a
+        kept = N if valid is None else valid.sum()
+        a = np.full(N, g / dt.type(kept), dt)
+    if valid is not None:
+        a *= valid
+    gl = np.asarray(grad_lse, dt)
+    coef = a + gl if gl.ndim or gl != 0 else a
+    out = np.subtract(x, np.reshape(lse, (N, 1)))
+    np.exp(out, out=out)
+    out *= coef[:, None]
+    if C:
+        out[np.arange(N), ts] -= a
+        if np.isposinf(lse).any():                  # a row holding +inf: log_softmax is NaN
+            out[np.isposinf(lse)] = np.nan
     return out
 
 

@@ -258,3 +258,21 @@ def test_embedding_fused_backward_vs_torch():
     w2 = ember.tensor(w, requires_grad=True)
     assert ember.autograd.gradcheck(f, (w2,))
     assert ember.autograd.gradgradcheck(f, (w2,))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_fused_cross_entropy_non_finite_and_ignored_rows_match_torch(reduction):
+    x = np.random.default_rng(7).standard_normal((7, 5)).astype(np.float32)
+    x[1, 2] = np.inf                 # a +inf logit: the row's log_softmax is NaN
+    x[2, :] = -np.inf                # a row of -inf
+    x[3, 0] = np.nan                 # NaN in an ignored row: its loss is still 0
+    t = np.array([0, 2, 1, -100, 4, 3, -100])
+    ex, tx = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    le = ember.nn.functional.cross_entropy(ex, ember.tensor(t), reduction=reduction)
+    lt = torch.nn.functional.cross_entropy(tx, torch.tensor(t), reduction=reduction)
+    np.testing.assert_allclose(le.detach().numpy(), lt.detach().numpy(), rtol=1e-6,
+                               equal_nan=True)
+    le.sum().backward()
+    lt.sum().backward()
+    np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7,
+                               equal_nan=True)

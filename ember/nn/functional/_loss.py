@@ -147,8 +147,9 @@ def _fused_ce_ok(input, target, ignore_index):
     if not N or not C or target.shape[0] != N:
         return False
     t = target._data
-    ok = (t >= 0) & (t < C) | (t == ignore_index)
-    return bool(ok.all())
+    if t.min() >= 0 and t.max() < C:
+        return True
+    return bool(((t >= 0) & (t < C) | (t == ignore_index)).all())
 
 
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
