@@ -14,7 +14,7 @@ import os
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import bench, fmt_time, machine  # noqa: E402
+from common import bench, bench_interleaved, fmt_time, machine  # noqa: E402
 
 import ember  # noqa: E402
 
@@ -103,32 +103,39 @@ def core():
         import_time("numpy"))
 
 
+def side_by_side(name, ember_fn, torch_fn, numpy_fn, **kw):
+    """One row timed in alternating blocks (``bench_interleaved``)."""
+    fns = {"ember": ember_fn, "numpy": numpy_fn}
+    if torch is not None:
+        fns["torch"] = torch_fn
+    t = bench_interleaved(fns, **kw)
+    row(name, t["ember"], t.get("torch"), t["numpy"])
+
+
 def science():
     header("scientific: fft, linalg")
     rng = np.random.default_rng(3)
     z = (rng.standard_normal(1 << 20) + 1j * rng.standard_normal(1 << 20)).astype(np.complex64)
     ez = ember.from_numpy(z)
     tz = torch.from_numpy(z) if torch else None
-    row("fft 2^20 complex64", bench(lambda: ember.fft.fft(ez), min_time=1, repeat=3),
-        bench(lambda: torch.fft.fft(tz), min_time=1, repeat=3) if torch else None,
-        bench(lambda: np.fft.fft(z), min_time=1, repeat=3))
+    side_by_side("fft 2^20 complex64", lambda: ember.fft.fft(ez), lambda: torch.fft.fft(tz),
+                 lambda: np.fft.fft(z), min_time=1, repeat=5)
     a = rng.standard_normal((512, 512))
     b = rng.standard_normal((512, 8))
     ea, eb = ember.from_numpy(a), ember.from_numpy(b)
     ta, tb = (torch.from_numpy(a), torch.from_numpy(b)) if torch else (None, None)
-    row("linalg.solve 512x512 f64", bench(lambda: ember.linalg.solve(ea, eb), repeat=3),
-        bench(lambda: torch.linalg.solve(ta, tb), repeat=3) if torch else None,
-        bench(lambda: np.linalg.solve(a, b), repeat=3))
-    row("linalg.svd 512x512 f64", bench(lambda: ember.linalg.svd(ea), min_time=1, repeat=3),
-        bench(lambda: torch.linalg.svd(ta), min_time=1, repeat=3) if torch else None,
-        bench(lambda: np.linalg.svd(a), min_time=1, repeat=3))
+    side_by_side("linalg.solve 512x512 f64", lambda: ember.linalg.solve(ea, eb),
+                 lambda: torch.linalg.solve(ta, tb), lambda: np.linalg.solve(a, b),
+                 min_time=0.5, repeat=7)
+    side_by_side("linalg.svd 512x512 f64", lambda: ember.linalg.svd(ea),
+                 lambda: torch.linalg.svd(ta), lambda: np.linalg.svd(a), min_time=1, repeat=5)
     s_ = rng.standard_normal((64, 32, 32))
     s_ = s_ + np.swapaxes(s_, -1, -2)
     es = ember.from_numpy(s_)
     ts = torch.from_numpy(s_) if torch else None
-    row("linalg.eigh batched 64x32x32 f64", bench(lambda: ember.linalg.eigh(es), repeat=3),
-        bench(lambda: torch.linalg.eigh(ts), repeat=3) if torch else None,
-        bench(lambda: np.linalg.eigh(s_), repeat=3))
+    side_by_side("linalg.eigh batched 64x32x32 f64", lambda: ember.linalg.eigh(es),
+                 lambda: torch.linalg.eigh(ts), lambda: np.linalg.eigh(s_), min_time=0.5,
+                 repeat=7)
 
 
 GROUPS = {"core": core, "science": science}

@@ -3,7 +3,8 @@
     python benchmarks/training.py [mlp cnn lstm transformer resnet]
 
 Each step is forward + cross-entropy + backward + SGD update. Prints per-step times and
-the ratio ember/torch (lower is better).
+the ratio ember/torch (lower is better); ember and torch are timed in alternating blocks
+(``bench_interleaved``), so drift of a noisy host hits both.
 """
 from __future__ import annotations
 
@@ -13,7 +14,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import bench, fmt_time, machine  # noqa: E402
+from common import bench_interleaved, fmt_time, machine  # noqa: E402
 
 import ember  # noqa: E402
 
@@ -148,8 +149,7 @@ def run_case(key):
         loss.backward()
         e_opt.step()
     slow = key in ("resnet", "transformer", "lstm")
-    te = bench(e_step, min_time=1.0 if slow else 0.5, repeat=3, warmup=1)
-    tt = None
+    fns = {"ember": e_step}
     if torch is not None:
         tm = build(torch)
         copy_weights(em, tm)
@@ -161,7 +161,9 @@ def run_case(key):
             loss = torch.nn.functional.cross_entropy(tm(tx), ty)
             loss.backward()
             t_opt.step()
-        tt = bench(t_step, min_time=1.0 if slow else 0.5, repeat=3, warmup=1)
+        fns["torch"] = t_step
+    times = bench_interleaved(fns, min_time=1.0 if slow else 0.5, repeat=5, warmup=1)
+    te, tt = times["ember"], times.get("torch")
     ratio = f"{te / tt:6.2f}x" if tt else "   -   "
     print(f"{title:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}", flush=True)
 
