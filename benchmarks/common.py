@@ -5,8 +5,9 @@ import gc
 import time
 
 
-def bench(fn, *, min_time=0.2, repeat=5, warmup=2):
-    """Best per-call time in seconds over ``repeat`` runs of an auto-sized loop."""
+def _sized_loop(fn, min_time, repeat, warmup):
+    """After ``warmup`` calls: the loop length n whose run takes ``min_time / repeat``, and
+    the per-call time of that first run."""
     for _ in range(warmup):
         fn()
     n = 1
@@ -16,9 +17,13 @@ def bench(fn, *, min_time=0.2, repeat=5, warmup=2):
             fn()
         dt = time.perf_counter() - t0
         if dt >= min_time / repeat or n >= 1 << 20:
-            break
+            return n, dt / n
         n *= 4
-    best = dt / n
+
+
+def bench(fn, *, min_time=0.2, repeat=5, warmup=2):
+    """Best per-call time in seconds over ``repeat`` runs of an auto-sized loop."""
+    n, best = _sized_loop(fn, min_time, repeat, warmup)
     gc_was = gc.isenabled()
     gc.disable()
     try:
@@ -42,20 +47,7 @@ def bench_interleaved(fns, *, min_time=0.2, repeat=5, warmup=2):
     host hits all of them instead of whichever happened to run then. Between blocks the
     process sleeps briefly, so the previous library's spinning worker threads (OpenBLAS,
     OpenMP) have gone idle and do not steal the cores from the next. Returns a dict."""
-    sizes = {}
-    for name, fn in fns.items():
-        for _ in range(warmup):
-            fn()
-        n = 1
-        while True:
-            t0 = time.perf_counter()
-            for _ in range(n):
-                fn()
-            dt = time.perf_counter() - t0
-            if dt >= min_time / repeat or n >= 1 << 20:
-                break
-            n *= 4
-        sizes[name] = (n, dt / n)
+    sizes = {name: _sized_loop(fn, min_time, repeat, warmup) for name, fn in fns.items()}
     best = {name: per for name, (n, per) in sizes.items()}
     gc_was = gc.isenabled()
     gc.disable()
