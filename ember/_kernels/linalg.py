@@ -558,3 +558,27 @@ def ldl_solve(LD, pivots, B, hermitian=False):
         x, _ = f(L[i], P[i], Bf[i], lower=1)
         X[i] = x
     return X.reshape(batch + B.shape[-2:])
+
+
+# -------------------------------------------------------------------- Householder QR
+
+def geqrf(a):
+    """LAPACK geqrf per matrix of ``a`` (*, m, n): (the compact QR: R on and above the
+    diagonal, the Householder vectors below it; tau (*, min(m, n)))."""
+    if a.ndim < 2:
+        raise RuntimeError("torch.geqrf: input must have at least 2 dimensions.")
+    if a.dtype.kind not in "fc" or a.dtype.itemsize < 4:
+        raise NotImplementedError(f"\"geqrf_cpu\" not implemented for '{tname(a.dtype)}'")
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    flat = a.reshape((int(np.prod(batch, dtype=np.int64)), m, n))
+    out = np.array(flat, copy=True)
+    tau = np.zeros((flat.shape[0], k), a.dtype)
+    if m and n:
+        lapack_geqrf = _lapack("geqrf", a.dtype)
+        for i in range(flat.shape[0]):
+            qr, t, _, _ = lapack_geqrf(flat[i])
+            out[i] = qr
+            tau[i] = t[:k]
+    return out.reshape(a.shape), tau.reshape(batch + (k,))

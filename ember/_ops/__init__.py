@@ -16,6 +16,7 @@ from ember._ops import nn_loss  # noqa: F401
 from ember._ops import nn_activation  # noqa: F401
 from ember._ops import fft  # noqa: F401
 from ember._ops import linalg  # noqa: F401
+from ember._ops import householder  # noqa: F401
 from ember._ops import special  # noqa: F401
 from ember._ops import complex  # noqa: F401
 from ember._ops import spectral  # noqa: F401

@@ -1,5 +1,6 @@
-"""ember.linalg records: covered by the dedicated tests in tests/test_linalg.py (the generic
-runner resolves ``getattr(ember, name)`` only, and the linalg fronts live in ``ember.linalg``)."""
+"""ember.linalg records (and geqrf): covered by the dedicated tests in tests/test_linalg.py and
+tests/test_householder_lowrank.py (the generic runner resolves ``getattr(ember, name)`` only,
+and the linalg fronts live in ``ember.linalg``)."""
 from opinfo import OpInfo
 
 
@@ -15,5 +16,5 @@ OPS = [
                        "linalg_cholesky_ex", "linalg_qr", "linalg_eigh", "linalg_eig",
                        "linalg_svd", "linalg_pinv", "linalg_lstsq", "linalg_matrix_exp",
                        "linalg_lu_factor_ex", "_linalg_lu_permutation", "linalg_ldl_factor_ex",
-                       "linalg_ldl_solve")),
+                       "linalg_ldl_solve", "geqrf")),
 ]
