@@ -196,3 +196,27 @@ for _n in ("conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "adaptive_max_pool1d", "pixel_shuffle", "pixel_unshuffle", "channel_shuffle",
            "native_channel_shuffle", "cosine_similarity", "pairwise_distance"):
     _alias(_n)
+
+
+# ATen's grid samplers take the modes as integers (nn.functional.grid_sample's enums)
+_GRID_MODES = ("bilinear", "nearest", "bicubic")
+_GRID_PADDING = ("zeros", "border", "reflection")
+
+
+def _grid_sampler(name, nd):
+    def front(input, grid, interpolation_mode, padding_mode, align_corners):
+        if nd is not None and input.dim() != nd + 2:
+            raise RuntimeError(f"{name}(): expected {nd + 2}D input, but got input with "
+                               f"sizes {list(input.shape)}")
+        if not 0 <= interpolation_mode < 3 or not 0 <= padding_mode < 3:
+            raise RuntimeError(f"{name}(): unknown interpolation_mode {interpolation_mode} "
+                               f"or padding_mode {padding_mode} (expected 0, 1 or 2)")
+        from ember.nn import functional as F
+        return F.grid_sample(input, grid, _GRID_MODES[interpolation_mode],
+                             _GRID_PADDING[padding_mode], bool(align_corners))
+    front.__name__ = front.__qualname__ = name
+    public(name)(front)
+
+
+for _n, _d in (("grid_sampler", None), ("grid_sampler_2d", 2), ("grid_sampler_3d", 3)):
+    _grid_sampler(_n, _d)

@@ -117,3 +117,28 @@ def test_unfold_empty_batch():
     e = F.unfold(ember.zeros(0, 1, 5, 5), 2, 1, 0, 1)
     t = TF.unfold(torch.zeros(0, 1, 5, 5), 2, 1, 0, 1)
     assert tuple(e.shape) == tuple(t.shape) == (0, 4, 16)
+
+
+@pytest.mark.parametrize("nd", [2, 3])
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("padding", [0, 1, 2])
+@pytest.mark.parametrize("align", [False, True])
+def test_aten_grid_samplers_match_torch(nd, mode, padding, align):
+    if nd == 3 and mode == 2:
+        pytest.skip("bicubic is 2-D only (in torch too)")
+    x = rng.standard_normal((2, 3) + (5,) * nd)
+    g = rng.uniform(-1.2, 1.2, (2,) + (4,) * nd + (nd,))
+    name = f"grid_sampler_{nd}d"
+    e = getattr(ember, name)(ember.tensor(x), ember.tensor(g), mode, padding, align)
+    t = getattr(torch, name)(torch.tensor(x), torch.tensor(g), mode, padding, align)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-10, atol=1e-10)
+    e2 = ember.grid_sampler(ember.tensor(x), ember.tensor(g), mode, padding, align)
+    np.testing.assert_allclose(e2.numpy(), t.numpy(), rtol=1e-10, atol=1e-10)
+
+
+def test_aten_grid_sampler_rejects_bad_modes_and_ranks():
+    x, g = ember.zeros(1, 1, 3, 3), ember.zeros(1, 2, 2, 2)
+    with pytest.raises(RuntimeError, match="interpolation_mode"):
+        ember.grid_sampler_2d(x, g, 3, 0, False)
+    with pytest.raises(RuntimeError, match="expected 5D input"):
+        ember.grid_sampler_3d(x, g, 0, 0, False)
