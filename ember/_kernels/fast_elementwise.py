@@ -26,7 +26,7 @@ def axpy_(y, x, alpha):
     non-zero (BLAS skips ``alpha == 0``, where NumPy would turn an infinite ``x`` into
     NaN). Returns whether it did the update."""
     if type(x) is not np.ndarray or x.dtype != y.dtype or y.dtype.char not in "fd" or \
-            x.shape != y.shape or y.size < _AXPY_MIN or \
+            x.shape != y.shape or not _AXPY_MIN <= y.size < 2 ** 31 or \
             not (x.flags.c_contiguous and y.flags.c_contiguous and y.flags.writeable):
         return False
     if isinstance(alpha, (complex, np.complexfloating)):
