@@ -82,6 +82,7 @@ from ember.serialization import save, load  # noqa: E402
 # torch.linalg (ember/_ops/linalg.py)
 from ember import linalg  # noqa: E402,F401
 from ember._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
+from ember import masked  # noqa: E402,F401
 
 # scientific computing: fft, special functions, complex views, determinism
 # (ember/fft, ember/special, ember/_ops/complex.py, ember/_determinism.py)
