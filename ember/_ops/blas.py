@@ -21,6 +21,7 @@ import warnings
 import numpy as np
 
 from ember._kernels import blas as K
+from ember._kernels.util import half_in_float32
 from ember._ops.core import (conj_if_complex, matmul, where_self,
                              clone, to_copy, real)
 from ember._ops.registry import METHODS, OpDef, defop, public, register
@@ -88,7 +89,7 @@ def _product_like(prod, a, b, like):
     return prod(a, b)
 
 
-mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", K.mm, promote=None,
+mm = defop("mm(Tensor self, Tensor mat2) -> Tensor", half_in_float32(K.mm), promote=None,
            saves=("self", "mat2"), autocast="lower")
 
 
@@ -99,9 +100,9 @@ def _(ctx, g, self, mat2):
             _product_like(mm, _c(self).mT, g, mat2) if n[1] else None)
 
 
-linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor", K.linear,
-               promote=None, saves=("input", "weight"), autocast="lower", function=False,
-               method=False, grad_name="AddmmBackward0")
+linear = defop("linear(Tensor input, Tensor weight, Tensor? bias=None) -> Tensor",
+               half_in_float32(K.linear), promote=None, saves=("input", "weight"),
+               autocast="lower", function=False, method=False, grad_name="AddmmBackward0")
 
 
 @linear.def_backward
@@ -122,7 +123,7 @@ def _(ctx, g, x, w, b):
     return gx, gw, (g2.sum(0) if n[2] else None)
 
 
-bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", K.bmm, promote=None,
+bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", half_in_float32(K.bmm), promote=None,
             saves=("self", "mat2"), autocast="lower")
 
 
@@ -133,7 +134,7 @@ def _(ctx, g, self, mat2):
             _product_like(bmm, _c(self).mT, g, mat2) if n[1] else None)
 
 
-mv = defop("mv(Tensor self, Tensor vec) -> Tensor", K.mv, promote=None,
+mv = defop("mv(Tensor self, Tensor vec) -> Tensor", half_in_float32(K.mv), promote=None,
            saves=("self", "vec"), autocast="lower")
 
 
@@ -149,7 +150,7 @@ def _(ctx, g, self, vec):
 _ADD_OPTS = dict(promote=None, inplace=True, autocast="lower")
 
 addmm = defop("addmm(Tensor self, Tensor mat1, Tensor mat2, *, Scalar beta=1, Scalar alpha=1)"
-              " -> Tensor", K.addmm, saves=("mat1", "mat2"), **_ADD_OPTS)
+              " -> Tensor", half_in_float32(K.addmm), saves=("mat1", "mat2"), **_ADD_OPTS)
 
 
 @addmm.def_backward
@@ -161,7 +162,7 @@ def _(ctx, g, self, mat1, mat2, beta, alpha):
 
 
 addmv = defop("addmv(Tensor self, Tensor mat, Tensor vec, *, Scalar beta=1, Scalar alpha=1)"
-              " -> Tensor", K.addmv, saves=("mat", "vec"), **_ADD_OPTS)
+              " -> Tensor", half_in_float32(K.addmv), saves=("mat", "vec"), **_ADD_OPTS)
 
 
 @addmv.def_backward
@@ -188,7 +189,8 @@ def _(ctx, g, self, vec1, vec2, beta, alpha):
 
 
 addbmm = defop("addbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
-               "Scalar alpha=1) -> Tensor", K.addbmm, saves=("batch1", "batch2"), **_ADD_OPTS)
+               "Scalar alpha=1) -> Tensor", half_in_float32(K.addbmm),
+               saves=("batch1", "batch2"), **_ADD_OPTS)
 
 
 @addbmm.def_backward
@@ -201,8 +203,8 @@ def _(ctx, g, self, batch1, batch2, beta, alpha):
 
 
 baddbmm = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
-                "Scalar alpha=1) -> Tensor", K.baddbmm, saves=("batch1", "batch2"),
-                **_ADD_OPTS)
+                "Scalar alpha=1) -> Tensor", half_in_float32(K.baddbmm),
+                saves=("batch1", "batch2"), **_ADD_OPTS)
 
 
 @baddbmm.def_backward
@@ -215,7 +217,7 @@ def _(ctx, g, self, batch1, batch2, beta, alpha):
 
 # -------------------------------------------------------------------- dot, vdot
 
-dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", K.dot, promote=None,
+dot = defop("dot(Tensor self, Tensor tensor) -> Tensor", half_in_float32(K.dot), promote=None,
             saves=("self", "tensor"), autocast="promote")
 
 
@@ -467,7 +469,7 @@ def chain_matmul(*matrices, out=None):
 # -------------------------------------------------------------------- einsum
 
 einsum_op = OpDef("einsum(str equation, Tensor[] tensors, *, int[]? path=None) -> Tensor",
-                  K.einsum, promote=None, autocast="lower")
+                  half_in_float32(K.einsum), promote=None, autocast="lower")
 register(einsum_op, function=False, method=False)
 
 

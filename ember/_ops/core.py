@@ -21,6 +21,7 @@ from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
 from ember._kernels.util import infer_size as _infer_size
+from ember._kernels.util import half_in_float32
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
 # -------------------------------------------------------------------- arithmetic
@@ -436,8 +437,8 @@ def zero_(self):
 
 # -------------------------------------------------------------------- matmul
 
-matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", K.matmul, promote=None,
-               saves=("self", "other"), autocast="lower", grad_name="MmBackward0")
+matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", half_in_float32(K.matmul),
+               promote=None, saves=("self", "other"), autocast="lower", grad_name="MmBackward0")
 
 
 @matmul.def_backward

@@ -7,6 +7,7 @@ Max pooling records return flat spatial indices; their backward scatters with em
 from __future__ import annotations
 
 from ember._kernels import nn_conv as K
+from ember._kernels.util import half_in_float32
 from ember._ops.registry import defop
 
 
@@ -18,13 +19,13 @@ def _ntuple(v, n):
 convolution = defop(
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-    K.convolution, method=False, out=False, saves=("input", "weight"),
+    half_in_float32(K.convolution), method=False, out=False, saves=("input", "weight"),
     grad_name="ConvolutionBackward0", autocast="lower")
 
 conv_weight_grad = defop(
     "_conv_weight_grad(Tensor input, Tensor grad_output, SymInt[] weight_size, SymInt[] stride, "
     "SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor",
-    K.conv_weight_grad, function=False, method=False, out=False,
+    half_in_float32(K.conv_weight_grad), function=False, method=False, out=False,
     saves=("input", "grad_output"), grad_name="ConvolutionBackwardBackward0")
 
 

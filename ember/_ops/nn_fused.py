@@ -17,13 +17,15 @@ returns the loss and each row's logsumexp (saved for the backward, differentiabl
 from __future__ import annotations
 
 from ember._kernels import nn_fused as K
+from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef
 from ember.autograd.grad_mode import is_grad_enabled
 
 lstm_layer = OpDef(
     "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_hh, bool reverse=False, "
     "bool batch_first=False) -> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
-    K.lstm_layer, promote=None, saves=("input", "hx", "cx", "weight_hh", "result"),
+    half_in_float32(K.lstm_layer), promote=None,
+    saves=("input", "hx", "cx", "weight_hh", "result"),
     grad_name="LstmLayerBackward0")
 
 lstm_layer_backward = OpDef(
@@ -31,7 +33,7 @@ lstm_layer_backward = OpDef(
     "Tensor cx, Tensor weight_hh, Tensor output, Tensor workspace, bool reverse=False, "
     "bool batch_first=False, bool need_weight=True) -> (Tensor grad_input, Tensor grad_hx, "
     "Tensor grad_cx, Tensor grad_weight_hh)",
-    K.lstm_layer_backward, promote=None, differentiable=False)
+    half_in_float32(K.lstm_layer_backward), promote=None, differentiable=False)
 
 
 def _lstm_recompute(x, h0, c0, w_hh, reverse):

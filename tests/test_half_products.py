@@ -1,0 +1,71 @@
+"""float16 products run in float32 and round once (Note [half GEMMs] in
+ember/_kernels/util.py): values equal the float32 product rounded to half, agree with torch
+to half precision, and mixed dtypes still raise torch's errors."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+import ember.nn.functional as F
+
+rng = np.random.default_rng(8)
+
+
+def _h(*shape):
+    return rng.standard_normal(shape).astype(np.float16)
+
+
+CASES = {
+    "mm": (lambda L, a, b: L.mm(a, b), ((6, 7), (7, 5))),
+    "matmul": (lambda L, a, b: L.matmul(a, b), ((3, 6, 7), (7, 5))),
+    "bmm": (lambda L, a, b: L.bmm(a, b), ((3, 6, 7), (3, 7, 5))),
+    "mv": (lambda L, a, b: L.mv(a, b), ((6, 7), (7,))),
+    "dot": (lambda L, a, b: L.dot(a, b), ((7,), (7,))),
+    "linear": (lambda L, a, b: L.nn.functional.linear(a, b), ((4, 7), (5, 7))),
+    "addmm": (lambda L, c, a, b: L.addmm(c, a, b), ((6, 5), (6, 7), (7, 5))),
+    "baddbmm": (lambda L, c, a, b: L.baddbmm(c, a, b, beta=0.5),
+                ((3, 6, 5), (3, 6, 7), (3, 7, 5))),
+    "einsum": (lambda L, a, b: L.einsum("ij,jk->ik", a, b), ((6, 7), (7, 5))),
+    "conv2d": (lambda L, a, b: L.nn.functional.conv2d(a, b, padding=1),
+               ((2, 3, 6, 6), (4, 3, 3, 3))),
+}
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_half_products_round_the_float32_product(name):
+    fn, shapes = CASES[name]
+    arrays = [_h(*s) for s in shapes]
+    e = fn(ember, *[ember.tensor(x) for x in arrays])
+    assert e.dtype == ember.float16
+    ref = fn(ember, *[ember.tensor(x.astype(np.float32)) for x in arrays])
+    np.testing.assert_array_equal(e.numpy(), ref.numpy().astype(np.float16))
+    t = fn(torch, *[torch.tensor(x) for x in arrays])
+    scale = max(1.0, float(np.abs(t.numpy()).max()))
+    np.testing.assert_allclose(e.numpy().astype(np.float32), t.numpy().astype(np.float32),
+                               atol=2e-3 * scale, rtol=0)
+
+
+def test_half_gradients_and_lstm():
+    x = ember.tensor(_h(4, 7), requires_grad=True)
+    w = ember.tensor(_h(5, 7), requires_grad=True)
+    F.linear(x, w).sum().backward()
+    assert x.grad.dtype == ember.float16 and w.grad.dtype == ember.float16
+    np.testing.assert_allclose(w.grad.numpy().astype(np.float32),
+                               np.broadcast_to(x.detach().numpy().astype(np.float32).sum(0),
+                                               (5, 7)), atol=1e-2)
+    lstm = ember.nn.LSTM(3, 4, batch_first=True).half()
+    inp = ember.tensor(_h(2, 5, 3), requires_grad=True)
+    out, _ = lstm(inp)
+    assert out.dtype == ember.float16
+    out.sum().backward()
+    assert inp.grad.dtype == ember.float16 and np.isfinite(inp.grad.numpy()).all()
+    ref = ember.nn.LSTM(3, 4, batch_first=True)
+    ref.load_state_dict({k: v.float() for k, v in lstm.state_dict().items()})
+    np.testing.assert_allclose(out.detach().numpy().astype(np.float32),
+                               ref(inp.detach().float())[0].detach().numpy(), atol=5e-3)
+
+
+def test_mixed_half_and_float_still_raise():
+    a = ember.tensor(_h(3, 4))
+    with pytest.raises(RuntimeError, match="same dtype"):
+        ember.mm(a, ember.ones(4, 2))
