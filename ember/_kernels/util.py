@@ -74,45 +74,53 @@ def broadcast_shape(a, b):
 
 
 # Note [half GEMMs]: NumPy has no float16 GEMM (its generic matmul loop is ~170x slower than
-# sgemm: 395 ms for 256x784x512), so kernels built on products run float16 operands in
-# float32 and round the float32 results back to float16 once — what torch does too, whose
-# half products accumulate in float. Only when every floating operand is float16: mixed
-# dtypes go to the kernel unchanged, which raises torch's error for them.
+# sgemm: 395 ms for 256x784x512), and bfloat16 products (ml_dtypes) take a slow path for
+# transposed operands (2x); so kernels built on products run float16 / bfloat16 operands in
+# float32 and round the float32 results back once — what torch does too, whose half
+# products accumulate in float. The elementwise records do the same (torch's "opmath":
+# NumPy's float16 and ml_dtypes' bfloat16 loops are scalar, 10-20x slower than float32).
+# Only when every floating operand has the same half dtype: mixed dtypes go to the kernel
+# unchanged, which raises torch's error for them.
 
-def _half_args(args):
-    half = False
+def _half_dtype(args):
+    """The common float16/bfloat16 dtype of the floating array arguments, else None."""
+    low = None
     for a in args:
-        arrs = a if type(a) is list else (a,)
-        for x in arrs:
+        for x in (a if type(a) is list else (a,)):
             if type(x) is np.ndarray and x.dtype.kind in "fcV":
-                if x.dtype != np.float16:
-                    return False
-                half = True
-    return half
+                d = x.dtype
+                if low is None:
+                    if d != np.float16 and d.name != "bfloat16":
+                        return None
+                    low = d
+                elif d != low:
+                    return None
+    return low
 
 
-def _up(a):
+def _up(a, low):
     if type(a) is list:
-        return [_up(x) for x in a]
-    if type(a) is np.ndarray and a.dtype == np.float16:
+        return [_up(x, low) for x in a]
+    if type(a) is np.ndarray and a.dtype == low:
         return a.astype(np.float32)
     return a
 
 
-def _down(r):
+def _down(r, low):
     if type(r) in (tuple, list):
-        return type(r)(_down(x) for x in r)
+        return type(r)(_down(x, low) for x in r)
     if type(r) is np.ndarray and r.dtype == np.float32:
-        return r.astype(np.float16)
+        return r.astype(low)
     return r
 
 
 def half_in_float32(kernel):
-    """``kernel`` with float16 operands computed in float32 (Note [half GEMMs])."""
+    """``kernel`` with float16/bfloat16 operands computed in float32 (Note [half GEMMs])."""
     def wrapped(*args):
-        if not _half_args(args):
+        low = _half_dtype(args)
+        if low is None:
             return kernel(*args)
-        return _down(kernel(*[_up(a) for a in args]))
+        return _down(kernel(*[_up(a, low) for a in args]), low)
     wrapped.__name__ = getattr(kernel, "__name__", "kernel")
     wrapped.__doc__ = kernel.__doc__
     wrapped.__wrapped__ = kernel

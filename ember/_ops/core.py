@@ -204,6 +204,10 @@ def _sum(a, dim=None, keepdim=False, dtype=None):
         npd = np.int64
     else:
         npd = None
+    if a.dtype.itemsize == 2 and a.dtype.kind in "fV" and (npd is None or npd == a.dtype):
+        # float16 / bfloat16 accumulate in float32, like torch (and ml_dtypes' own bfloat16
+        # reduction is scalar: 12 ms vs 0.5 ms on 2M elements)
+        return np.sum(a.astype(np.float32), axis=axes, keepdims=keepdim).astype(a.dtype)
     return np.sum(a, axis=axes, keepdims=keepdim, dtype=npd)
 
 
