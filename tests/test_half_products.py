@@ -11,6 +11,13 @@ import ember.nn.functional as F
 rng = np.random.default_rng(8)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same numbers whatever ran before it (xdist reorders tests)."""
+    global rng
+    rng = np.random.default_rng(8)
+
+
 def _h(*shape):
     return rng.standard_normal(shape).astype(np.float16)
 

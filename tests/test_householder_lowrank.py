@@ -9,6 +9,13 @@ import ember
 rng = np.random.default_rng(11)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same numbers whatever ran before it (xdist reorders tests)."""
+    global rng
+    rng = np.random.default_rng(11)
+
+
 def _mat(shape, dtype):
     a = rng.standard_normal(shape)
     if np.dtype(dtype).kind == "c":

@@ -8,6 +8,13 @@ import ember
 rng = np.random.default_rng(5)
 
 
+@pytest.fixture(autouse=True)
+def _fresh_rng():
+    """Each test draws the same numbers whatever ran before it (xdist reorders tests)."""
+    global rng
+    rng = np.random.default_rng(5)
+
+
 def _pair(a):
     return ember.tensor(a), torch.tensor(a)
 

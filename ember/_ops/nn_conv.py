@@ -101,12 +101,12 @@ def _(ctx, g, self, pad, value):
 max_pool_with_indices = defop(
     "_max_pool_with_indices(Tensor self, int[] kernel_size, int[] stride, int[] padding, "
     "int[] dilation, bool ceil_mode) -> (Tensor values, Tensor indices)",
-    K.max_pool, function=False, method=False, out=False, promote=None, saves=("result",),
-    grad_name="MaxPool2DWithIndicesBackward0")
+    half_in_float32(K.max_pool), function=False, method=False, out=False, promote=None,
+    saves=("result",), grad_name="MaxPool2DWithIndicesBackward0")
 
 adaptive_max_pool = defop(
     "_adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)",
-    K.adaptive_max_pool, function=False, method=False, out=False, promote=None,
+    half_in_float32(K.adaptive_max_pool), function=False, method=False, out=False, promote=None,
     saves=("result",), grad_name="AdaptiveMaxPool2DBackward0")
 
 
@@ -125,7 +125,7 @@ def _scatter_back(g, indices, in_shape, nd):
 max_pool_backward = defop(
     "_max_pool_backward(Tensor grad_output, Tensor indices, int[] input_size, int nd, "
     "bool overlap) -> Tensor",
-    K.max_pool_backward, function=False, method=False, out=False, promote=None,
+    half_in_float32(K.max_pool_backward), function=False, method=False, out=False, promote=None,
     saves=("indices",), grad_name="MaxPoolBackwardBackward0")
 
 
@@ -157,14 +157,14 @@ def _(ctx, grads, self, output_size):
 
 avg_pool_exact = defop(
     "_avg_pool(Tensor self, int[] kernel_size, int[] stride) -> Tensor",
-    K.avg_pool_exact, function=False, method=False, out=False, promote=None,
+    half_in_float32(K.avg_pool_exact), function=False, method=False, out=False, promote=None,
     grad_name="AvgPool2DBackward0")
 
 avg_pool_exact_backward = defop(
     "_avg_pool_backward(Tensor grad_output, int[] input_size, int[] kernel_size, "
     "int[] stride) -> Tensor",
-    K.avg_pool_exact_backward, function=False, method=False, out=False, promote=None,
-    grad_name="AvgPoolBackwardBackward0")
+    half_in_float32(K.avg_pool_exact_backward), function=False, method=False, out=False,
+    promote=None, grad_name="AvgPoolBackwardBackward0")
 
 
 @avg_pool_exact.def_backward
