@@ -76,3 +76,25 @@ def test_mixed_half_and_float_still_raise():
     a = ember.tensor(_h(3, 4))
     with pytest.raises(RuntimeError, match="same dtype"):
         ember.mm(a, ember.ones(4, 2))
+
+
+@pytest.mark.parametrize("name", ["add", "sub", "mul", "div", "neg", "exp", "relu", "sigmoid",
+                                  "tanh", "sqrt_abs", "sum"])
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_elementwise_round_once_like_torch(name, dtype):
+    x = rng.standard_normal(4000).astype(np.float32)
+    y = rng.uniform(0.5, 2.0, 4000).astype(np.float32)
+    fns = {"add": lambda L, a, b: a + b * 3, "sub": lambda L, a, b: a - 2.5 * b,
+           "mul": lambda L, a, b: a * b, "div": lambda L, a, b: a / b,
+           "neg": lambda L, a, b: -a, "exp": lambda L, a, b: a.exp(),
+           "relu": lambda L, a, b: L.relu(a), "sigmoid": lambda L, a, b: a.sigmoid(),
+           "tanh": lambda L, a, b: a.tanh(), "sqrt_abs": lambda L, a, b: a.abs().sqrt(),
+           "sum": lambda L, a, b: (a * b).reshape(40, 100).sum(1)}
+    e = fns[name](ember, *(ember.tensor(v).to(getattr(ember, dtype)) for v in (x, y)))
+    t = fns[name](torch, *(torch.tensor(v).to(getattr(torch, dtype)) for v in (x, y)))
+    assert str(e.dtype) == str(t.dtype)
+    ef, tf = e.float().numpy(), t.float().numpy()
+    if name == "sum":               # float32 accumulation in both; the order may differ
+        np.testing.assert_allclose(ef, tf, rtol=2 ** -7)
+    else:                           # one rounding of the float32 value: bit-identical
+        np.testing.assert_array_equal(ef, tf)

@@ -77,20 +77,22 @@ def broadcast_shape(a, b):
 # sgemm: 395 ms for 256x784x512), and bfloat16 products (ml_dtypes) take a slow path for
 # transposed operands (2x); so kernels built on products run float16 / bfloat16 operands in
 # float32 and round the float32 results back once — what torch does too, whose half
-# products accumulate in float. The elementwise records do the same (torch's "opmath":
-# NumPy's float16 and ml_dtypes' bfloat16 loops are scalar, 10-20x slower than float32).
+# products accumulate in float. The elementwise records do the same for bfloat16 (torch's
+# "opmath": ml_dtypes' bfloat16 loops are scalar, 10-20x slower than float32, while its
+# casts are cheap); NumPy's own float16 loops already compute in float and round once, and
+# its float32 -> float16 cast is slow (2.5 ns per element), so float16 stays native there.
 # Only when every floating operand has the same half dtype: mixed dtypes go to the kernel
 # unchanged, which raises torch's error for them.
 
-def _half_dtype(args):
-    """The common float16/bfloat16 dtype of the floating array arguments, else None."""
+def _half_dtype(args, names):
+    """The common half dtype (one of ``names``) of the floating array arguments, else None."""
     low = None
     for a in args:
         for x in (a if type(a) is list else (a,)):
             if type(x) is np.ndarray and x.dtype.kind in "fcV":
                 d = x.dtype
                 if low is None:
-                    if d != np.float16 and d.name != "bfloat16":
+                    if d.name not in names:
                         return None
                     low = d
                 elif d != low:
@@ -114,10 +116,11 @@ def _down(r, low):
     return r
 
 
-def half_in_float32(kernel):
-    """``kernel`` with float16/bfloat16 operands computed in float32 (Note [half GEMMs])."""
+def half_in_float32(kernel, names=("float16", "bfloat16")):
+    """``kernel`` with operands of the half dtypes ``names`` computed in float32 (Note [half
+    GEMMs])."""
     def wrapped(*args):
-        low = _half_dtype(args)
+        low = _half_dtype(args, names)
         if low is None:
             return kernel(*args)
         return _down(kernel(*[_up(a, low) for a in args]), low)

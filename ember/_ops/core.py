@@ -24,6 +24,12 @@ from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
+
+def _bf16(kernel):
+    """bfloat16 arithmetic in float32, rounded once (Note [half GEMMs])."""
+    return half_in_float32(kernel, ("bfloat16",))
+
+
 # -------------------------------------------------------------------- arithmetic
 
 
@@ -44,15 +50,15 @@ def _sub(a, b, alpha=1):
     return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
 
 
-add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _add,
-            inplace=True)
-sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", _sub,
-            inplace=True)
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", np.multiply, inplace=True,
-            saves=("self", "other"))
+add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+            _bf16(_add), inplace=True)
+sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+            _bf16(_sub), inplace=True)
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(np.multiply),
+            inplace=True, saves=("self", "other"))
 # div: true division (integers -> float) and rounding division (dtype kept, like torch), one
 # record each; the hand-written ``div`` front below picks the record from ``rounding_mode``.
-div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _EK.true_divide,
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_EK.true_divide),
             function=False, method=False, inplace=True, promote="int_to_float",
             saves=("self", "other"))
 div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
@@ -98,8 +104,8 @@ def _neg(a):
     return np.negative(a)
 
 
-neg = defop("neg(Tensor self) -> Tensor", _neg, inplace=True)
-exp = defop("exp(Tensor self) -> Tensor", np.exp, inplace=True, promote="int_to_float",
+neg = defop("neg(Tensor self) -> Tensor", _bf16(_neg), inplace=True)
+exp = defop("exp(Tensor self) -> Tensor", _bf16(np.exp), inplace=True, promote="int_to_float",
             saves=("result",))
 
 

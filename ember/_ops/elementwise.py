@@ -64,10 +64,10 @@ def _default_float():
 
 
 def _op(schema, kernel=None, *, inplace=True, **kw):
-    # float16/bfloat16 compute in float32 and round once, like torch's opmath (NumPy's half
-    # and ml_dtypes' bfloat16 loops are scalar: relu's gradient on bfloat16 was 20x slower)
+    # bfloat16 computes in float32 and rounds once, like torch's opmath (ml_dtypes' loops
+    # are scalar: relu's gradient on bfloat16 was 20x slower); Note [half GEMMs]
     if kernel is not None:
-        kernel = half_in_float32(kernel)
+        kernel = half_in_float32(kernel, ("bfloat16",))
     op = defop(schema, kernel, inplace=inplace, **kw)
     RECORDS.setdefault(op.public_name, op)
     return op
