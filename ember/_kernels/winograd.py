@@ -176,6 +176,17 @@ def _padded(x, lo, Hp, Wp, slot):
     return xp
 
 
+def _input_tiles(x, lo, step, th, tw, kmat, slot):
+    """B^T d B of every (step + 2)-wide tile (stride ``step``) of x (N, C, H, W) placed at
+    ``lo`` in zeros up to whole tiles -> (alpha^2, C, N, th, tw) on scratch ``slot``. The
+    padded input lives on slot "wino_a" and the gathered tiles on "wino_b"; ``slot`` may be
+    "wino_a" (the tiles are gathered before the transform writes)."""
+    N, C = x.shape[:2]
+    xp = _padded(x, lo, step * th + 2, step * tw + 2, "wino_a")
+    V = _buf(slot, (kmat.shape[0], C, N, th, tw), x.dtype)
+    return _transform(xp, kmat, step + 2, step, th, tw, V, "wino_b")
+
+
 def _tiles(n, m):
     return -(-n // m)
 
@@ -245,12 +256,9 @@ def conv2d_3x3(x, w, lo, hi, bias=None, m=None):
     a2 = (m + 2) ** 2
     th, tw = _tiles(Ho, m), _tiles(Wo, m)
     T = N * th * tw
-    # input: zero-pad to whole tiles, gather the overlapping (m+2)^2 tiles, B^T d B
     # Scratch slots: padded x a, tiles b, V a (written after the tiles were gathered from
     # the padded x), U b, M c, Yt a, uncropped Y b.
-    xp = _padded(x, lo, th * m + 2, tw * m + 2, "wino_a")
-    V = _buf("wino_a", (a2, C, N, th, tw), dt)
-    _transform(xp, _kron(m, 3, "b", dt), m + 2, m, th, tw, V, "wino_b")
+    V = _input_tiles(x, lo, m, th, tw, _kron(m, 3, "b", dt), "wino_a")
     # per-position GEMMs: (a2, O, C) @ (a2, C, T)
     M = _buf("wino_c", (a2, O, T), dt)
     np.matmul(_weight_transform(w, m, "wino_b"), V.reshape(a2, C, T), out=M)
@@ -293,9 +301,7 @@ def conv2d_3x3_weight_grad(x, gy, lo, hi, r=None):
     T = N * th * tw
     # Scratch slots: padded x a, tiles b, V c, padded gy a, tiles b, U a (written after the
     # tiles were gathered from the padded gy), M b.
-    xp = _padded(x, lo, r * th + 2, r * tw + 2, "wino_a")
-    V = _buf("wino_c", (a2, C, N, th, tw), dt)
-    _transform(xp, _kron(3, r, "b", dt), r + 2, r, th, tw, V, "wino_b")
+    V = _input_tiles(x, lo, r, th, tw, _kron(3, r, "b", dt), "wino_c")
     gyp = _padded(gy, (0, 0), r * th, r * tw, "wino_a")
     U = _buf("wino_a", (a2, O, N, th, tw), dt)
     _transform(gyp, _kron(3, r, "g", dt), r, r, th, tw, U, "wino_b")
