@@ -92,7 +92,7 @@ def _half_dtype(args, names):
             if type(x) is np.ndarray and x.dtype.kind in "fcV":
                 d = x.dtype
                 if low is None:
-                    if d.name not in names:
+                    if d.itemsize != 2 or d.name not in names:   # (dtype.name is slow)
                         return None
                     low = d
                 elif d != low:
