@@ -3,6 +3,9 @@ from __future__ import annotations
 
 __version__ = "0.1.0"
 
+from ember._allocator import tune_malloc as _tune_malloc
+_tune_malloc()        # Note [page faults]
+
 from ember import _dtype
 from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
                           float32, float64, complex64, complex128, half, float, double, cfloat,
