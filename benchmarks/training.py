@@ -1,10 +1,12 @@
 """Training steps, ember vs torch, same architecture, same weights, plain SGD.
 
-    python benchmarks/training.py [mlp cnn lstm transformer resnet]
+    python benchmarks/training.py [--ember-only] [mlp cnn lstm transformer resnet]
 
 Each step is forward + cross-entropy + backward + SGD update. Prints per-step times and
 the ratio ember/torch (lower is better); ember and torch are timed in alternating blocks
-(``bench_interleaved``), so drift of a noisy host hits both.
+(``bench_interleaved``), so drift of a noisy host hits both. ``--ember-only`` times ember as
+a user without torch runs it (torch's allocations change the C heap's state in a shared
+process; Note [page faults] in ember/_allocator.py).
 """
 from __future__ import annotations
 
@@ -169,6 +171,10 @@ def run_case(key):
 
 
 def main(argv):
+    global torch
+    if "--ember-only" in argv:
+        argv = [a for a in argv if a != "--ember-only"]
+        torch = None
     print(f"# training steps (SGD), ember vs torch\nmachine: {machine()}"
           + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
     print(f"{'model':<46} {'ember':>11} {'torch':>11}  {'ratio':>7}")
