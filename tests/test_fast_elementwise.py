@@ -113,3 +113,34 @@ def test_single_matrix_solve_through_numpy_lapack(dtype, monkeypatch):
     r, info = ember.linalg.solve_ex(ember.tensor(s), ember.tensor(b))
     tr, tinfo = torch.linalg.solve_ex(torch.tensor(s), torch.tensor(b))
     assert int(info) == int(tinfo) > 0 and np.isnan(r.numpy()).all()
+
+
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+@pytest.mark.parametrize("transposed_grad", [False, True])
+def test_relu_backward_bit_mask_matches_torch(dtype, transposed_grad):
+    """threshold_backward's bit-mask route: masked lanes are +0.0 even under inf/NaN
+    gradients, a NaN input passes its gradient, signs of zero as torch's."""
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((6, 5)).astype(dtype)
+    x[0, :4] = [np.nan, -0.0, np.inf, -np.inf]
+    g = rng.standard_normal((5, 6) if transposed_grad else (6, 5)).astype(dtype)
+    g = g.T if transposed_grad else g
+    g[0, :4] = [np.nan, np.inf, -0.0, np.nan]
+    g[1, :3] = [-0.0, np.inf, -np.inf]
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ember.relu(xe).backward(ember.from_numpy(g))
+    torch.relu(xt).backward(torch.from_numpy(np.ascontiguousarray(g)))
+    got, want = xe.grad.numpy(), xt.grad.numpy()
+    assert got.dtype == want.dtype
+    np.testing.assert_array_equal(got, want)
+    np.testing.assert_array_equal(np.signbit(got), np.signbit(want))
+
+
+def test_threshold_backward_with_threshold_and_int_input():
+    """The threshold itself is masked (x <= threshold), also for integer inputs."""
+    g = np.arange(1.0, 7.0, dtype=np.float32)
+    x = np.array([0, 1, 2, 3, 4, 5])
+    rec = ember._ops.elementwise.threshold_backward
+    got = rec(ember.from_numpy(g), ember.from_numpy(x), 2).numpy()
+    want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 2)
+    np.testing.assert_array_equal(got, want.numpy())

