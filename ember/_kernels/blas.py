@@ -708,7 +708,10 @@ def linear(x, w, b=None):
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({rows}x{k} and "
                            f"{w.shape[1]}x{w.shape[0]})")
     _no_bool(x, "addmm_impl_cpu_")
-    out = _matmul(x.reshape(-1, k), w.T)
+    rows = 1
+    for d in x.shape[:-1]:
+        rows *= d
+    out = _matmul(x.reshape(rows, k), w.T)        # (not -1: k may be 0)
     if b is not None:
         np.add(out, b, out=out)
     return out.reshape(x.shape[:-1] + (w.shape[0],))

@@ -16,6 +16,8 @@ so the result is unsqueezed and expanded along it.
 """
 from __future__ import annotations
 
+import math
+
 import warnings
 
 import numpy as np
@@ -112,14 +114,15 @@ def _(ctx, g, x, w, b):
     n = ctx.needs_input_grad
     out_f, in_f = w.shape
     flat = x.dim() == 2
-    g2 = g if flat else g.reshape(-1, out_f)
+    rows = math.prod(x.shape[:-1])              # (not -1: in_f or out_f may be 0)
+    g2 = g if flat else g.reshape(rows, out_f)
     gx = gw = None
     if n[0]:
         gx = mm(g2, _c(w))
         if not flat:
             gx = gx.reshape(x.shape)
     if n[1]:
-        gw = mm(g2.mT, _c(x) if flat else _c(x).reshape(-1, in_f))
+        gw = mm(g2.mT, _c(x) if flat else _c(x).reshape(rows, in_f))
     return gx, gw, (g2.sum(0) if n[2] else None)
 
 

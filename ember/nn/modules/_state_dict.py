@@ -5,6 +5,7 @@ from collections import OrderedDict, namedtuple
 from collections.abc import Mapping
 
 from ember import Tensor, no_grad
+from ember.nn.parameter import is_lazy
 
 EXTRA_STATE_SUFFIX = "_extra_state"
 
@@ -77,7 +78,11 @@ def load_own_state(module, state_dict, prefix, local_metadata, strict, missing_k
     for name, current in own.items():
         key = prefix + name
         if key in state_dict:
-            _load_one(module, name, current, state_dict[key], key, assign, error_msgs)
+            value = state_dict[key]
+            if is_lazy(current) and isinstance(value, Tensor) and not is_lazy(value):
+                with no_grad():      # a lazy module takes its shapes from the checkpoint
+                    current.materialize(value.shape)
+            _load_one(module, name, current, value, key, assign, error_msgs)
         elif strict:
             missing_keys.append(key)
 

@@ -771,7 +771,9 @@ class Module:
             g.zero_()
 
     def share_memory(self):
-        return self._apply(lambda t: t.share_memory_())
+        # NumPy-backed tensors have no shared-memory storage to move to: a no-op unless the
+        # tensor defines share_memory_ (an uninitialized parameter raises there)
+        return self._apply(lambda t: t.share_memory_() if hasattr(t, "share_memory_") else t)
 
     # ------------------------------------------------------------------ printing
     def _get_name(self):

@@ -169,6 +169,9 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='
     if padding_side not in ("left", "right"):
         raise RuntimeError(f"Expected padding_side to be one of left or right, but got "
                            f"{padding_side}.")
+    if any(s.dim() == 0 for s in sequences):
+        raise RuntimeError("pad_sequence: Expected every sequence to have at least 1 "
+                           "dimension, but got a 0-dim tensor")
     trailing = tuple(sequences[0].shape[1:])
     lens = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     B, L = len(sequences), int(lens.max())

@@ -30,7 +30,11 @@ def _swap(module, name, value):
         old = mod.__dict__[attr]
         object.__setattr__(mod, attr, value)
         return ("attr", old)
-    raise AttributeError(f"{mod._get_name()} has no attribute `{attr}`")
+    if hasattr(mod, attr):
+        raise TypeError(f"attribute `{attr}`: {getattr(mod, attr)} is not an instance of "
+                        f"torch.Tensor")
+    object.__setattr__(mod, attr, value)       # an unexpected key: set for the call only
+    return ("new", None)
 
 
 def _restore(module, name, kind, old):
@@ -41,6 +45,9 @@ def _restore(module, name, kind, old):
         mod._parameters[attr] = old
     elif kind == "buffer":
         mod._buffers[attr] = old
+    elif kind == "new":
+        if attr in mod.__dict__:
+            object.__delattr__(mod, attr)
     else:
         object.__setattr__(mod, attr, old)
 
@@ -70,6 +77,10 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
             seen.setdefault(id(t), []).append(n)
         for names in seen.values():
             given = [values[n] for n in names if n in values]
+            if len({id(v) for v in given}) > 1:
+                raise ValueError(f"functional_call got multiple values for keys "
+                                 f"{sorted(names)}, which are tied. Consider using "
+                                 f"tie_weights=False")
             if given:
                 for n in names:
                     values.setdefault(n, given[0])

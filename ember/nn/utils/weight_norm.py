@@ -4,6 +4,8 @@ A parameter ``w`` is split into a magnitude ``w_g`` and a direction ``w_v`` with
 ``w = w_g * w_v / ||w_v||`` (the norm taken over every dimension except ``dim``).
 A forward pre-hook rebuilds ``w`` from the two pieces before each call.
 """
+import warnings
+
 import ember  # noqa: F401  (keeps ember's tensor methods loaded for the maths below)
 from ember.nn.parameter import Parameter, UninitializedParameter
 
@@ -19,6 +21,11 @@ def norm_except_dim(v, pow=2, dim=0):
         if hasattr(v, "norm"):
             return v.norm(pow)
         return (v.abs() ** pow).sum() ** (1.0 / pow)
+    ndim = max(v.dim(), 1)
+    if not -ndim <= dim < ndim:
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
+                         f"{ndim - 1}], but got {dim})")
+    dim %= ndim
     reduce_over = [d for d in range(v.dim()) if d != dim]
     return (v.abs() ** pow).sum(reduce_over, keepdim=True) ** (1.0 / pow)
 
@@ -79,6 +86,8 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Reparametrise ``module.<name>`` as magnitude ``<name>_g`` times direction ``<name>_v``."""
+    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
     WeightNorm.apply(module, name, dim)
     return module
 
