@@ -37,7 +37,8 @@ class Adadelta(Optimizer):
                     g = g.add(p, alpha=wd)
                 p, g, v, u = map(_real, (p, g, st["square_avg"], st["acc_delta"]))
                 v.mul_(rho).addcmul_(g, g, value=1 - rho)
-                delta = u.add(eps).sqrt_().div_(v.add(eps).sqrt_()).mul_(g)
+                # out of place, so a differentiable step can backpropagate through it
+                delta = u.add(eps).sqrt().div(v.add(eps).sqrt()).mul(g)
                 u.mul_(rho).addcmul_(delta, delta, value=1 - rho)
                 p.add_(delta, alpha=-lr)
         return loss

@@ -30,9 +30,15 @@ class Adagrad(Optimizer):
         _no_fused(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
-                st = self.state[p]
-                st["step"] = _scalar()
-                st["sum"] = ember.full_like(p, group["initial_accumulator_value"])
+                self._init_state(p)
+
+    def _init_state(self, p):
+        """``step`` and ``sum``; like torch, every group starts its sum at the constructor's
+        ``initial_accumulator_value`` (``v + vj`` for complex parameters)."""
+        st = self.state[p]
+        st["step"] = _scalar()
+        st["sum"] = ember.zeros_like(p)
+        _real(st["sum"]).fill_(self.defaults["initial_accumulator_value"])
 
     def share_memory(self):
         """A no-op on ember's CPU tensors (kept for API compatibility)."""
@@ -42,10 +48,12 @@ class Adagrad(Optimizer):
         for group in self.param_groups:
             lr, decay, wd = _num(group["lr"]), group["lr_decay"], group["weight_decay"]
             for p, g, st in self._grads(group):
+                if not st:  # added with add_param_group
+                    self._init_state(p)
                 t = _num(st["step"].add_(1))
                 if wd != 0:
                     g = g.add(p, alpha=wd)
                 p, g, acc = map(_real, (p, g, st["sum"]))
                 acc.addcmul_(g, g, value=1)
-                p.addcdiv_(g, acc.sqrt().add_(group["eps"]), value=-lr / (1 + (t - 1) * decay))
+                p.addcdiv_(g, acc.sqrt().add(group["eps"]), value=-lr / (1 + (t - 1) * decay))
         return loss

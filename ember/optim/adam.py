@@ -65,7 +65,7 @@ class Adam(Optimizer):
             beta1, beta2 = group["betas"]
             adam(params, grads, ms, vs, vmaxes, steps, amsgrad=group["amsgrad"], beta1=beta1,
                  beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                 eps=group["eps"], maximize=False,
+                 eps=group["eps"], maximize=False, differentiable=group["differentiable"],
                  decoupled_weight_decay=group["decoupled_weight_decay"])
         return loss
 
@@ -91,7 +91,10 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
         if amsgrad:
             vmax = _real(max_exp_avg_sqs[i])
-            vmax.copy_(ember.maximum(vmax, v))
+            if differentiable:  # keep the tensors autograd saved out of later updates
+                vmax.copy_(ember.maximum(vmax.clone(), v.clone()))
+            else:
+                vmax.copy_(ember.maximum(vmax, v))
             v = vmax
         denom = (v.sqrt() / (1 - beta2 ** t) ** 0.5).add_(eps)
-        p.addcdiv_(m, denom, value=-lr / (1 - beta1 ** t))
+        p.addcdiv_(m.clone() if differentiable else m, denom, value=-lr / (1 - beta1 ** t))

@@ -27,7 +27,8 @@ class Adamax(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), wd = _num(group["lr"]), group["betas"], group["weight_decay"]
+            lr, wd = _num(group["lr"]), group["weight_decay"]
+            beta1, beta2 = map(_num, group["betas"])  # tensor betas are accepted too
             for p, g, st in self._grads(group):
                 if not st:
                     st["step"] = _scalar()

@@ -34,7 +34,8 @@ class NAdam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), wd = _num(group["lr"]), group["betas"], group["weight_decay"]
+            lr, wd = _num(group["lr"]), group["weight_decay"]
+            beta1, beta2 = map(_num, group["betas"])  # tensor betas are accepted too
             psi = group["momentum_decay"]
             for p, g, st in self._grads(group):
                 if not st:
@@ -54,7 +55,9 @@ class NAdam(Optimizer):
                 p, g, m, v = map(_real, (p, g, st["exp_avg"], st["exp_avg_sq"]))
                 m.lerp_(g, 1 - beta1)
                 v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-                denom = v.div(1 - beta2 ** t).sqrt().add_(group["eps"])
+                if group["differentiable"]:  # m and v are updated in place next step
+                    m, v = m.clone(), v.clone()
+                denom = v.div(1 - beta2 ** t).sqrt().add(group["eps"])
                 p.addcdiv_(g, denom, value=-lr * (1 - mu) / (1 - prod))
                 p.addcdiv_(m, denom, value=-lr * mu_next / (1 - prod * mu_next))
         return loss

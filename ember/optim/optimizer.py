@@ -89,8 +89,8 @@ def _require(ok, what, value):
 
 
 def _check_betas(betas):
-    for i, b in enumerate(betas):
-        _require(0.0 <= b < 1.0, f"beta parameter at index {i}", b)
+    for i in range(2):  # indexed like torch: a 1-tuple raises IndexError
+        _require(0.0 <= betas[i] < 1.0, f"beta parameter at index {i}", betas[i])
 
 
 def _no_fused(fused, differentiable=False, foreach=False):

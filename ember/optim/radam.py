@@ -34,7 +34,8 @@ class RAdam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
-            lr, (beta1, beta2), wd = _num(group["lr"]), group["betas"], group["weight_decay"]
+            lr, wd = _num(group["lr"]), group["weight_decay"]
+            beta1, beta2 = map(_num, group["betas"])  # tensor betas are accepted too
             rho_inf = 2 / (1 - beta2) - 1
             for p, g, st in self._grads(group):
                 if not st:
@@ -51,12 +52,12 @@ class RAdam(Optimizer):
                 m.lerp_(g, 1 - beta1)
                 v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
                 bc2 = 1 - beta2 ** t
-                m_hat = m / (1 - beta1 ** t)
+                m_hat = (m.clone() if group["differentiable"] else m) / (1 - beta1 ** t)
                 rho_t = rho_inf - 2 * t * beta2 ** t / bc2
                 if rho_t > 5.0:
                     rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
                                      / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
-                    adaptive = v.sqrt().add_(group["eps"]).reciprocal_().mul_(bc2 ** 0.5)
+                    adaptive = v.sqrt().add(group["eps"]).reciprocal().mul(bc2 ** 0.5)
                     p.add_(m_hat * adaptive, alpha=-lr * rect)
                 else:
                     p.add_(m_hat, alpha=-lr)

@@ -1,6 +1,6 @@
 """Stochastic gradient descent, with optional (Nesterov) momentum."""
 from ember._tensor import Tensor
-from .optimizer import Optimizer, _check_lr, _closure_loss, _no_fused, _num, _require
+from .optimizer import Optimizer, _closure_loss, _no_fused, _num, _require
 
 __all__ = ["SGD", "sgd"]
 
@@ -16,9 +16,12 @@ class SGD(Optimizer):
 
     def __init__(self, params, lr=1e-3, momentum=0, dampening=0, weight_decay=0, nesterov=False,
                  *, maximize=False, foreach=None, differentiable=False, fused=None):
-        _check_lr(lr)
-        _require(momentum >= 0.0, "momentum value", momentum)
-        _require(weight_decay >= 0.0, "weight_decay value", weight_decay)
+        # SGD rejects only values below zero (so NaN passes, as in torch)
+        if isinstance(lr, Tensor) and lr.numel() != 1:
+            raise ValueError("Tensor lr must be 1-element")
+        _require(not lr < 0.0, "learning rate", lr)
+        _require(not momentum < 0.0, "momentum value", momentum)
+        _require(not weight_decay < 0.0, "weight_decay value", weight_decay)
         if nesterov and (momentum <= 0 or dampening != 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
         super().__init__(params, dict(
