@@ -502,3 +502,25 @@ def test_distribution_checks_can_fail(gen):
     assert _z(x.mean(), 0.5, math.sqrt(1 / 12), N) > 5
     y = ember.randn(N, generator=gen).numpy() * 1.02
     assert abs(y.std() - 1.0) > 5 * math.sqrt(0.5 / N) + 1e-3
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16"])
+@pytest.mark.parametrize("weights", [[0.1, 0.2, 0.3, 0.4], [[1, 0, 3, 0.5], [0, 0, 2, 1]],
+                                     [5, 0, 0, 1e-3]])
+def test_multinomial_with_replacement_follows_torchs_stream(dtype, weights):
+    """Same seed, same draws as torch (cumulative sums in the input's precision, one double
+    uniform per sample), and the global stream stays in step afterwards."""
+    ember.manual_seed(3)
+    torch.manual_seed(3)
+    e = ember.multinomial(ember.tensor(weights, dtype=getattr(ember, dtype)), 50, True)
+    t = torch.multinomial(torch.tensor(weights, dtype=getattr(torch, dtype)), 50, True)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    np.testing.assert_array_equal(ember.rand(3).numpy(), torch.rand(3).numpy())
+
+
+def test_weighted_random_sampler_matches_torch_for_a_seeded_generator():
+    w = [0.1, 0.9, 0.4, 0.3, 0.0, 2.0]
+    g, gt = ember.Generator().manual_seed(7), torch.Generator().manual_seed(7)
+    e = list(ember.utils.data.WeightedRandomSampler(w, 40, generator=g))
+    t = list(torch.utils.data.WeightedRandomSampler(w, 40, generator=gt))
+    assert e == t

@@ -765,12 +765,15 @@ def multinomial(a, num_samples, replacement=False, generator=None):
             score = p / q
         idx = np.argsort(-score, axis=1, kind="stable")[:, :num_samples]
     else:
-        cdf = np.cumsum(p, axis=1)
+        # torch's stream: per row, the running sum in the input's precision (float32 for
+        # the half types) divided by the total, the last bucket set to 1, then one double
+        # uniform per sample and the first bucket >= it
+        ct = np.float64 if a.dtype == np.float64 else np.float32
+        cdf = np.cumsum(a.reshape(-1, n_cat).astype(ct), axis=1)
         cdf /= cdf[:, -1:]
-        u = eng.np.random((rows, num_samples))
-        offs = np.arange(rows, dtype=np.float64)[:, None] * 2.0
-        flat = np.searchsorted((cdf + offs).ravel(), (u + offs).ravel(), side="right")
-        idx = flat.reshape(rows, num_samples) - np.arange(rows)[:, None] * n_cat
-        idx = np.minimum(idx, n_cat - 1)
+        cdf[:, -1] = 1
+        u = eng.uniform01(rows * num_samples, np.float64).reshape(rows, num_samples)
+        idx = np.stack([np.searchsorted(cdf[r].astype(np.float64), u[r], side="left")
+                        for r in range(rows)])
     idx = idx.astype(np.int64)
     return idx.reshape(num_samples) if a.ndim == 1 else idx
