@@ -19,7 +19,7 @@ def _chan_sum(a):
     if a.ndim == 2:
         return np.add.reduce(a, axis=0)
     if a.flags.c_contiguous:
-        a = a.reshape(a.shape[0], a.shape[1], -1)
+        a = a.reshape(a.shape[:2] + (int(np.prod(a.shape[2:])),))
         return np.add.reduce(np.add.reduce(a, axis=2), axis=0)
     return np.add.reduce(a, axis=(0,) + tuple(range(2, a.ndim)))
 
@@ -29,7 +29,7 @@ def _chan_dot(a, b):
     if a.ndim == 2:
         return np.einsum("nc,nc->c", a, b)
     if a.flags.c_contiguous and b.flags.c_contiguous:
-        a3 = a.reshape(a.shape[0], a.shape[1], -1)
+        a3 = a.reshape(a.shape[:2] + (int(np.prod(a.shape[2:])),))
         b3 = b.reshape(a3.shape)
         return np.add.reduce(np.einsum("ncp,ncp->nc", a3, b3), axis=0)
     return _chan_sum(a * b)
@@ -78,6 +78,9 @@ def batch_norm_backward(g, x, weight, mean, var, training, eps):
     xa = x.astype(acc, copy=False)
     ga = np.broadcast_to(np.asarray(g), x.shape).astype(acc, copy=False)
     M = x.size // x.shape[1] if x.shape[1] else 0
+    if not M:                                             # empty batch: nothing flows back
+        z = np.zeros(x.shape[1], x.dtype)
+        return np.zeros(x.shape, x.dtype), z, z.copy()
     if mean is None:                                      # training: batch statistics
         mean = _chan_sum(xa) / max(M, 1)
         xc = np.subtract(xa, mean.reshape(cs).astype(acc, copy=False))

@@ -7,6 +7,7 @@ import math
 import warnings
 
 import ember
+from ember._dtype import scalar_type_name
 from ember._ops import elementwise as _ew
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -25,8 +26,26 @@ def _inplace(input, result, inplace):
     return input.copy_(result)
 
 
+def _tracked(input):
+    return input.requires_grad and ember.is_grad_enabled()
+
+
+def _src(input, inplace):
+    """The tensor to compute an activation from: a clone when the result is to be written
+    back into an autograd-tracked ``input`` (the graph must not save the overwritten
+    tensor itself)."""
+    return input.clone() if inplace and _tracked(input) else input
+
+
+def _check_floating(input, kernel):
+    if not (input.is_floating_point() or input.is_complex()):
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
+
+
 def threshold(input, threshold, value, inplace=False):
-    r = ember.where(input > threshold, input, ember.as_tensor(value, dtype=input.dtype))
+    x = _src(input, inplace)
+    r = ember.where(x > threshold, x, ember.as_tensor(value, dtype=input.dtype))
     return _inplace(input, r, inplace)
 
 
@@ -52,6 +71,13 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         if input.dtype.name == "uint8" and min_val < 0:
             raise RuntimeError("cannot do hardtanh on an unsigned type with negative limits")
         min_val, max_val = int(min_val), int(max_val)
+    elif _tracked(input):
+        # torch's gradient is 1 strictly inside (min_val, max_val) (and at NaN), 0 at and
+        # beyond the limits
+        x = _src(input, inplace)
+        inside = ((x <= min_val) | (x >= max_val)).logical_not()
+        r = ember.where(inside, x, x.detach().clamp(min_val, max_val))
+        return _inplace(input, r, inplace)
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
@@ -70,7 +96,9 @@ def _neg_part_exp(x, alpha, scale_in=1.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
-    r = ember.where(input > 0, input, _neg_part_exp(input, alpha))
+    _check_floating(input, "elu_cpu")
+    x = _src(input, inplace)
+    r = ember.where(x > 0, x, _neg_part_exp(x, alpha))
     return _inplace(input, r, inplace)
 
 
@@ -79,7 +107,9 @@ def elu_(input, alpha=1.0):
 
 
 def selu(input, inplace=False):
-    r = _SELU_SCALE * ember.where(input > 0, input, _neg_part_exp(input, _SELU_ALPHA))
+    _check_floating(input, "elu_cpu")
+    x = _src(input, inplace)
+    r = _SELU_SCALE * ember.where(x > 0, x, _neg_part_exp(x, _SELU_ALPHA))
     return _inplace(input, r, inplace)
 
 
@@ -90,7 +120,9 @@ def selu_(input):
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
-    r = ember.where(input > 0, input, _neg_part_exp(input, alpha, alpha))
+    _check_floating(input, "elu_cpu")
+    x = _src(input, inplace)
+    r = ember.where(x > 0, x, _neg_part_exp(x, alpha, alpha))
     return _inplace(input, r, inplace)
 
 
@@ -99,7 +131,9 @@ def celu_(input, alpha=1.0):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
-    r = ember.where(input > 0, input, input * negative_slope)
+    _check_floating(input, "leaky_relu_cpu")
+    x = _src(input, inplace)
+    r = ember.where(x > 0, x, x * negative_slope)
     return _inplace(input, r, inplace)
 
 
@@ -115,7 +149,7 @@ def prelu(input, weight):
     if n != 1:
         if input.dim() == 0:
             raise RuntimeError("Not allow zero-dim input tensor.")
-        C = input.shape[1] if input.dim() >= 2 else input.shape[0]
+        C = input.shape[1] if input.dim() >= 2 else 1
         if n != C:
             raise RuntimeError(f"Mismatch of parameter numbers and input channel size. Found "
                                f"parameter numbers = {n} and channel size = {C}.")
@@ -127,11 +161,15 @@ def prelu(input, weight):
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
+    if lower > upper:
+        raise RuntimeError("Lower bound should be less than or equal to the upper bound")
+    _check_floating(input, "leaky_relu_cpu")
+    x = _src(input, inplace)
     if training:
         a = ember.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
-        r = ember.where(input >= 0, input, input * a)
+        r = ember.where(x >= 0, x, x * a)
     else:
-        r = leaky_relu(input, (lower + upper) / 2)
+        r = leaky_relu(x, (lower + upper) / 2)
     return _inplace(input, r, inplace)
 
 
@@ -146,6 +184,7 @@ def glu(input, dim=-1):
     if input.shape[d] % 2:
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
+    _check_floating(input, "glu_cpu")
     a, b = input.chunk(2, dim)
     return a * b.sigmoid()
 
@@ -155,16 +194,22 @@ def gelu(input, approximate="none"):
 
 
 def logsigmoid(input):
-    return input.clamp_max(0) - (-input.abs()).exp().log1p()
+    _check_floating(input, "log_sigmoid_cpu")
+    # min(x, 0) - log1p(exp(-|x|)), one stable branch per sign (gradient 1/2 at 0)
+    neg, zero = input < 0, input.new_zeros(())
+    xn, xp = ember.where(neg, input, zero), ember.where(neg, zero, input)
+    return ember.where(neg, xn - xn.exp().log1p(), -(-xp).exp().log1p())
 
 
 def hardshrink(input, lambd=0.5):
+    _check_floating(input, "hardshrink_cpu")
     return ember.where((input > lambd) | (input < -lambd), input, input.new_zeros(()))
 
 
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+    _check_floating(input, "softshrink_check")
     zero = input.new_zeros(())
     return ember.where(input > lambd, input - lambd,
                        ember.where(input < -lambd, input + lambd, zero))
@@ -179,6 +224,7 @@ def softsign(input):
 
 
 def softplus(input, beta=1.0, threshold=20.0):
+    _check_floating(input, "softplus_cpu")
     bx = input * beta
     soft = bx.clamp_max(threshold).exp().log1p()
     if beta != 1:
@@ -229,7 +275,11 @@ def sigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
-    r = (input / 6 + 0.5).clamp(0, 1)
+    _check_floating(input, "hardsigmoid_cpu")
+    x = _src(input, inplace)
+    # gradient 1/6 strictly inside (-3, 3), 0 at and beyond the corners (and at NaN)
+    lin = x / 6 + 0.5
+    r = ember.where((x > -3) & (x < 3), lin, lin.detach().clamp(0, 1))
     return _inplace(input, r, inplace)
 
 
@@ -238,12 +288,19 @@ def silu(input, inplace=False):
 
 
 def mish(input, inplace=False):
-    r = input * softplus(input).tanh()
+    _check_floating(input, "mish_cpu")
+    x = _src(input, inplace)
+    r = x * softplus(x).tanh()
     return _inplace(input, r, inplace)
 
 
 def hardswish(input, inplace=False):
-    r = input * (input / 6 + 0.5).clamp(0, 1)
+    _check_floating(input, "hardswish_cpu")
+    x = _src(input, inplace)
+    # torch's gradient: 0 for x <= -3, x/3 + 1/2 for -3 < x < 3, 1 for x >= 3 (and NaN)
+    inside = (x > -3) & (x < 3)
+    xi = ember.where(inside, x, x.new_zeros(()))
+    r = ember.where(x <= -3, x * 0, ember.where(inside, xi * (xi / 6 + 0.5), x))
     return _inplace(input, r, inplace)
 
 

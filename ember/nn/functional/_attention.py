@@ -38,6 +38,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if key.size(-2) != value.size(-2):
         raise RuntimeError(f"Expected key and value to have the same sequence length, but got "
                            f"{key.size(-2)} and {value.size(-2)}")
+    if attn_mask is not None and is_causal:
+        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
+                           "when is_causal=True")
+    if attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.float32,
+                                                         query.dtype):
+        raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
+                           f"dtype, but got attn_mask.dtype: {_c_type(attn_mask.dtype)} and  "
+                           f"query.dtype: {_c_type(query.dtype)} instead.")
     scale_factor = 1.0 / math.sqrt(E) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
@@ -72,6 +80,14 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _c_type(dtype):
+    """The C type name torch prints for a dtype ('float', 'double', 'long int', ...)."""
+    return {'float32': 'float', 'float64': 'double', 'float16': 'c10::Half',
+            'bfloat16': 'c10::BFloat16', 'int64': 'long int', 'int32': 'int',
+            'int16': 'short int', 'int8': 'signed char', 'uint8': 'unsigned char'}.get(
+                str(dtype).split('.')[-1], str(dtype))
 
 
 # ------------------------------------------------------------------ multi-head attention

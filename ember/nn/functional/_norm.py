@@ -5,6 +5,7 @@ from __future__ import annotations
 import numpy as np
 
 import ember
+from ember._dtype import scalar_type_name
 from ember._ops.nn_norm import batch_norm_impl, layer_norm_impl
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
@@ -17,7 +18,20 @@ def _verify_batch_size(size):
         n *= s
     if n == 1:
         raise ValueError(f"Expected more than 1 value per channel when training, got input "
-                         f"size {ember.Size(size)}")
+                         f"size {size if isinstance(size, list) else ember.Size(size)}")
+
+
+def _numel(shape):
+    n = 1
+    for s in shape:
+        n *= s
+    return n
+
+
+def _check_floating(input, kernel):
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
 
 
 def _update_running(running, new, momentum, unbiased_factor=1.0):
@@ -32,6 +46,18 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                momentum=0.1, eps=1e-05):
     if training:
         _verify_batch_size(tuple(input.shape))
+    if training and eps <= 0.0:
+        raise ValueError(f"batch_norm eps must be positive during training, but got {eps}")
+    elif eps < 0.0:
+        raise ValueError(f"batch_norm eps must be non-negative, but got {eps}")
+    if training and (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither "
+                         "be None")
+    if not training:
+        for name, t in (("running_mean", running_mean), ("running_var", running_var)):
+            if t is None:
+                raise RuntimeError(f"{name} must be defined in evaluation mode")
+    _check_floating(input, "batch_norm")
     if input.dim() == 1 and input.numel() == 0:
         # torch's empty 1-D fast path: empty result, running stats untouched
         if weight is not None or bias is not None:
@@ -39,27 +65,21 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                              "dimension 0")
         return input.clone()
     if input.dim() < 2:
-        raise RuntimeError(f"running_mean should contain {input.shape[0] if input.dim() else 1}"
-                           f" elements not {running_mean.numel() if running_mean is not None else 0}")
+        if running_mean is None:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[-{max(input.dim(), 1)}, {max(input.dim(), 1) - 1}], but got 1)")
+        raise RuntimeError(f"running_mean should contain 0 elements not "
+                           f"{running_mean.numel()}")
     C = input.shape[1]
     for name, t in (("weight", weight), ("bias", bias), ("running_mean", running_mean),
                     ("running_var", running_var)):
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
-    if not training and (running_mean is None or running_var is None):
-        training_stats = True
-    else:
-        training_stats = training
-    if training_stats:
+    if training:
         out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
-        if training and running_mean is not None and running_var is not None:
+        if running_mean is not None:
             n = input.numel() // C
             _update_running(running_mean, mean, momentum)
-            _update_running(running_var, var, momentum, n / max(n - 1, 1))
-        elif training and running_mean is not None:
-            _update_running(running_mean, mean, momentum)
-        elif training and running_var is not None:
-            n = input.numel() // C
             _update_running(running_var, var, momentum, n / max(n - 1, 1))
         return out
     out, _, _ = batch_norm_impl(input, weight, bias, running_mean, running_var, False,
@@ -78,9 +98,16 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
             raise ValueError(f"Expected more than 1 spatial element when training, got input "
                              f"size {ember.Size(size)}")
     if not use_input_stats:
+        if running_mean is None or running_var is None:
+            raise RuntimeError("Expected running_mean and running_var to be defined when "
+                               "use_input_stats is false")
         return batch_norm(input, running_mean, running_var, weight, bias, False, momentum, eps)
+    if (running_mean is None) != (running_var is None):
+        raise ValueError("running_mean and running_var must either both be None or neither "
+                         "be None")
+    _check_floating(input, "batch_norm")
     N, C = input.shape[0], input.shape[1]
-    flat = input.reshape((N, C, -1))
+    flat = input.reshape((N, C, _numel(input.shape[2:])))
     y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
     cs = (1, C) + (1,) * (input.dim() - 2)
     if weight is not None:
@@ -101,6 +128,12 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     normalized_shape = [int(s) for s in normalized_shape]
+    if not normalized_shape:
+        raise RuntimeError("Expected normalized_shape to be at least 1-dimensional, i.e., "
+                           "containing at least one element, but got normalized_shape = []")
+    if weight is not None and not input.is_floating_point():
+        raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+    _check_floating(input, "LayerNormKernelImpl")
     return layer_norm_impl(input, normalized_shape, weight, bias, eps)
 
 
@@ -109,11 +142,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "
                            f"{input.dim()}")
     N, C = input.shape[0], input.shape[1]
+    _verify_batch_size([N * C // num_groups, num_groups] + list(input.shape[2:]))
     if C % num_groups:
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
-    flat = input.reshape((N, num_groups, -1))
+    _check_floating(input, "GroupNormKernelImpl")
+    flat = input.reshape((N, num_groups, _numel(input.shape[1:]) // num_groups))
     y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
     cs = (1, C) + (1,) * (input.dim() - 2)
     if weight is not None:
@@ -132,6 +167,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}".replace("size[", "size["))
+    _check_floating(input, "rms_norm")
     if eps is None:
         eps = ember.finfo(input.dtype).eps
     dims = list(range(input.dim() - k, input.dim()))
