@@ -268,7 +268,7 @@ def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_i
         kept = N if valid is None else valid.sum()
         a = np.full(N, g / dt.type(kept), dt)
     if valid is not None:
-        a *= valid
+        a = np.where(valid, a, dt.type(0))      # no 0 * inf when every row is ignored
     gl = np.asarray(grad_lse, dt)
     coef = a + gl if gl.ndim or gl != 0 else a
     out = np.subtract(x, np.reshape(lse, (N, 1)))

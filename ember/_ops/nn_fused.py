@@ -153,7 +153,7 @@ def _(ctx, grads, input, target, reduction, ignore_index):
     elif reduction == 2:
         a = g.expand(N) * vf
     else:
-        a = g.expand(N) * vf / vf.sum()
+        a = (g / vf.sum()).expand(N).masked_fill(~valid, 0.0)
     onehot = ember.nn.functional.one_hot(safe, C).to(input.dtype)
     p = ember.softmax(input, 1)
     return (p * (a + g_lse).unsqueeze(1) - onehot * a.unsqueeze(1)), None, None, None

@@ -55,26 +55,57 @@ def _check_same_size(input, target, fn=None):
                       f"same size.", stacklevel=3)
 
 
-def _pointwise(input, target, fn, reduction, weight=None):
+def _no_grad_arg(op, name, t):
+    """torch has no derivative for this argument: it refuses one requiring grad."""
+    if t is not None and getattr(t, "requires_grad", False) and ember.is_grad_enabled():
+        raise RuntimeError(f"The function '{op}' is not differentiable with respect to "
+                           f"argument '{name}'. This input cannot have requires_grad True.")
+
+
+def _no_int(op, input, target):
+    """torch's pointwise loss kernels have no integral (or bool) version."""
+    if not (input.is_floating_point() or target.is_floating_point()
+            or input.is_complex() or target.is_complex()):
+        raise NotImplementedError(f'"{op}_cpu" not implemented for '
+                                  f"'{_tname(ember.promote_types(input.dtype, target.dtype))}'")
+
+
+def _pointwise(input, target, fn, reduction, weight=None, weighted_mean=False):
+    """``fn(input - target)``, optionally times ``weight`` (input's size); with
+    ``weighted_mean`` the 'mean' is sum(w * loss) / sum(w)."""
     _check_same_size(input, target)
+    if weight is not None and tuple(weight.shape) != tuple(input.shape):
+        raise ValueError("Weights and input must have the same size.")
     a, b = ember.broadcast_tensors(input, target)
     loss = fn(a - b)
     if weight is not None:
         loss = loss * weight
+        if weighted_mean and _enum(reduction) == 1:
+            return loss.sum() / weight.sum()
     return _reduce(loss, reduction)
 
 
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _pointwise(input, target, lambda d: d.abs(), reduction, weight)
+    return _pointwise(input, target, lambda d: d.abs(), reduction, weight, True)
 
 
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    return _pointwise(input, target, lambda d: d * d, reduction, weight)
+    _no_int("mse", input, target)
+    return _pointwise(input, target, lambda d: d * d, reduction, weight, True)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
+    if delta <= 0:
+        raise RuntimeError("huber_loss does not support non-positive values for delta.")
+    _no_int("huber", input, target)
+    if not input.is_floating_point():
+        raise RuntimeError(f"result type {_tname(target.dtype)} can't be cast to the desired "
+                           f"output type {_tname(input.dtype)}")
+    if target.dtype != input.dtype:
+        target = target.to(input.dtype)           # torch computes in the input's dtype
+
     def fn(d):
         a = d.abs()
         return ember.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
@@ -85,6 +116,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
+    _no_int("smooth_l1", input, target)
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
 
@@ -100,14 +132,15 @@ def _check_nll_shapes(input, target):
     if input.dim() < 1:
         raise ValueError(f"Expected 1 or more dimensions (got {input.dim()})")
     if input.dim() == 1:
-        if target.dim() != 0:
-            raise RuntimeError(f"0D or 1D target tensor expected, multi-target not supported")
-        return
-    if input.shape[0] != target.shape[0] if target.dim() else True:
-        if target.dim() == 0:
+        if target.dim() > 1:
             raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+        if target.dim() == 1 and target.shape[0] != 1:
+            raise ValueError(f"For 1D input, 1D target must have size 1, but got target size: "
+                             f"{target.shape[0]}")
+        return
+    if input.shape[0] != (target.shape[0] if target.dim() else 0):
         raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
-                         f"batch_size ({target.shape[0]}).")
+                         f"batch_size ({target.shape[0] if target.dim() else 0}).")
     if input.dim() == 2 and target.dim() != 1:
         raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
     if input.dim() > 2 and tuple(target.shape[1:]) != tuple(input.shape[2:]):
@@ -119,19 +152,34 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
              reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _check_nll_shapes(input, target)
-    if target.dtype not in (ember.int64, ember.uint8, ember.int32, ember.int16, ember.int8):
-        raise RuntimeError(f"expected scalar type Long but found "
+    if target.dtype not in (ember.int64, ember.uint8):
+        raise RuntimeError(f"expected target dtype to be Long or Byte, but got "
                            f"{_tname(target.dtype)}")
+    if target.dtype == ember.uint8 and input.dim() > 2:
+        raise RuntimeError("expected scalar type Long but found Byte")
     C = input.shape[1] if input.dim() > 1 else input.shape[0]
-    if weight is not None and weight.numel() != C:
-        raise RuntimeError(f"weight tensor should be defined either for all {C} classes or "
-                           f"no classes but got weight tensor of shape: {list(weight.shape)}")
+    if C == 0 and bool((target != ignore_index).any()):
+        t = target[target != ignore_index].reshape((-1,))[0].item()
+        raise IndexError(f"Target {t} is out of bounds.")
+    if weight is not None:
+        if weight.numel() != C or (input.dim() <= 2 and weight.dim() != 1):
+            raise RuntimeError(f"weight tensor should be defined either for all {C} classes "
+                               f"or no classes but got weight tensor of shape: "
+                               f"{list(weight.shape)}")
+        if weight.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {_tname(input.dtype)} but found "
+                               f"{_tname(weight.dtype)}")
+        _no_grad_arg("nll_loss_forward", "weight", weight)
+        weight = weight.reshape((-1,))
+    if input.dim() == 1 and target.dim() == 1:
+        target = target.reshape(())                # one sample: a 0-d result like torch
     return nll_loss_op(input, target, weight, _enum(reduction), ignore_index)
 
 
 def _tname(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-            "bool": "Bool", "int64": "Long"}.get(str(dt).replace("ember.", ""), str(dt))
+            "bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
+            "uint8": "Byte"}.get(str(dt).split(".")[-1], str(dt))
 
 
 def _fused_ce_ok(input, target, ignore_index):
@@ -161,6 +209,11 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
     if (weight is None and label_smoothing == 0 and _fused_ce_ok(input, target, ignore_index)):
         # logits (N, C) against class indices: one fused record, no log_softmax buffer
         return _cross_entropy_op(input, target, _enum(reduction), ignore_index)[0]
+    if input.dim() == 0:
+        if target.dim() == 0 and not target.is_floating_point():
+            raise RuntimeError(f"Expected floating point type for target with class "
+                               f"probabilities, got {_tname(target.dtype)}")
+        raise IndexError("Dimension specified as 1 but tensor has no dimensions")
     class_dim = 0 if input.dim() == 1 else 1
     C = input.shape[class_dim]
     logp = input.log_softmax(class_dim)
@@ -170,6 +223,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         if not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class "
                                f"probabilities, got {_tname(target.dtype)}")
+        if ignore_index >= 0:
+            raise RuntimeError("ignore_index is not supported for floating point target")
         if label_smoothing > 0:
             target = target * (1 - label_smoothing) + label_smoothing / C
         prod = logp * target
@@ -214,11 +269,18 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise ValueError(f"Using a target size ({ember.Size(target.shape)}) that is different "
                          f"to the input size ({ember.Size(input.shape)}) is deprecated. Please "
                          f"ensure they have the same size.")
+    if target.dtype != input.dtype:
+        raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected "
+                           f"{_tname(input.dtype)}")
+    _no_grad_arg("binary_cross_entropy", "weight", weight)
     d = input.detach()
     if input.numel() and bool(((d < 0) | (d > 1)).any()):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
-        weight = weight.expand(input.shape) if weight.dim() <= input.dim() else weight
+        if weight.dim() > input.dim():
+            raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
+                               f"broadcast shape {list(ember.broadcast_shapes(input.shape, weight.shape))}")
+        weight = weight.expand(input.shape)
     loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
     if weight is not None:
         loss = loss * weight
@@ -231,6 +293,11 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({ember.Size(target.shape)}) must be the same as input "
                          f"size ({ember.Size(input.shape)})")
+    if not target.is_floating_point():
+        raise RuntimeError(f"binary_cross_entropy_with_logits: expected a floating point "
+                           f"target, got {_tname(target.dtype)}")
+    _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
+    _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
     sp = (-input).clamp_min(0) + (-input.abs()).exp().log1p()        # softplus(-x)
     if pos_weight is not None:
         lw = (pos_weight - 1) * target + 1
@@ -239,12 +306,17 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
         loss = (1 - target) * input + sp
     if weight is not None:
         loss = loss * weight
+    if loss.dtype != target.dtype:                # torch's loss takes the target's dtype
+        loss = loss.to(target.dtype)
     return _reduce(loss, reduction)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
            log_target=False):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if not (input.is_floating_point() or input.is_complex()) or \
+            not (target.is_floating_point() or target.is_complex()):
+        raise RuntimeError("kl_div: Integral inputs not supported.")
     if reduction == "mean":
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and aligns "
@@ -261,6 +333,10 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
 
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    _no_grad_arg("soft_margin_loss", "target", target)
+    if not input.is_floating_point():
+        raise RuntimeError(f"soft_margin_loss: expected a floating point input, got "
+                           f"{_tname(input.dtype)}")
     z = -target * input
     loss = z.clamp_min(0) + (-z.abs()).exp().log1p()
     return _reduce(loss, reduction)
@@ -273,6 +349,8 @@ def _logsigmoid(x):
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
                                 reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.dim() == 0:
+        raise IndexError("Dimension specified as -1 but tensor has no dimensions")
     loss = -(target * _logsigmoid(input) + (1 - target) * _logsigmoid(-input))
     if weight is not None:
         loss = loss * weight
@@ -283,8 +361,17 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
 
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or \
+            (input.dim() == 1 and input.shape[0] == 0):
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
     squeeze = input.dim() <= 1
     x = input.reshape((1, -1)) if squeeze else input
+    if squeeze and target.dim() > 1:
+        raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of "
+                           f"size: {list(input.shape)}")
     t = target.reshape((1, -1)) if squeeze else target
     if tuple(t.shape) != tuple(x.shape):
         raise RuntimeError(f"inconsistent target size: {list(target.shape)} for input of size: "
@@ -316,8 +403,22 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         raise ValueError("only p == 1 and p == 2 supported")
     if weight is not None and weight.dim() != 1:
         raise ValueError("weight must be one-dimensional")
+    if input.dim() > 2:
+        raise RuntimeError(f"Expected non-empty vector or matrix with optional 0-dim batch "
+                           f"size, but got: {list(input.shape)}")
+    if target.dtype != ember.int64:
+        raise RuntimeError(f"expected scalar type Long but found {_tname(target.dtype)}")
     squeeze = input.dim() <= 1
     x = input.reshape((1, -1)) if squeeze else input
+    if target.dim() > 1 or target.numel() != x.shape[0]:
+        raise RuntimeError(f"multi_margin_loss: target tensor should be 1-D with size equal "
+                           f"to the number of input samples (batch size). Expected target "
+                           f"size [{x.shape[0]}], but got {list(target.shape)}. ")
+    if weight is not None:
+        if weight.dtype != input.dtype:
+            raise RuntimeError(f"expected scalar type {_tname(input.dtype)} but found "
+                               f"{_tname(weight.dtype)}")
+        _no_grad_arg("multi_margin_loss", "weight", weight)
     t = target.reshape((-1,))
     C = x.shape[1]
     if bool(((t < 0) | (t >= C)).any()):
@@ -330,9 +431,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
         h = h * weight.gather(0, t).unsqueeze(1)
     h = ember.where(ember.arange(C) != t.unsqueeze(1), h, h.new_zeros(()))
     loss = h.sum(1) / C
-    if squeeze:
-        loss = loss.reshape(())
-    return _reduce(loss, reduction)
+    return _reduce(loss.reshape(target.shape), reduction)      # 'none': the target's shape
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
@@ -348,6 +447,12 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
                           reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
+    td = target.dim()
+    if td > 1:
+        raise RuntimeError("0D or 1D target tensor expected, multi-target not supported")
+    if input1.dim() != td + 1 or input2.dim() != td + 1:
+        raise RuntimeError(f"{td}D target tensor expects {td + 1}D input tensors, but found "
+                           f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
     if input1.dim() != input2.dim() or tuple(input1.shape) != tuple(input2.shape):
         raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {ember.Size(input1.shape)}, "
@@ -383,14 +488,20 @@ def _pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     return d.norm(p, dim, keepdim=keepdim)
 
 
-def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
-                        size_average=None, reduce=None, reduction="mean"):
-    reduction = _legacy_reduction(size_average, reduce, reduction)
+def _check_triplet_dims(anchor, positive, negative):
     a, pd, nd = anchor.dim(), positive.dim(), negative.dim()
     if not (a == pd == nd):
         raise RuntimeError(f"The anchor, positive, and negative tensors are expected to have "
                            f"the same number of dimensions, but got: anchor {a}D, positive "
                            f"{pd}D, and negative {nd}D inputs")
+
+
+def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
+                        size_average=None, reduce=None, reduction="mean"):
+    reduction = _legacy_reduction(size_average, reduce, reduction)
+    if margin <= 0:
+        raise ValueError(f"margin must be greater than 0, got {margin}")
+    _check_triplet_dims(anchor, positive, negative)
     d_ap = _pairwise_distance(anchor, positive, p, eps)
     d_an = _pairwise_distance(anchor, negative, p, eps)
     if swap:
@@ -405,6 +516,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     if margin <= 0:
         raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
                          f"0, got {margin} instead")
+    _check_triplet_dims(anchor, positive, negative)
     dist = distance_function if distance_function is not None else _pairwise_distance
     d_ap = dist(anchor, positive)
     d_an = dist(anchor, negative)
@@ -456,14 +568,44 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
 
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
-    def _lens(v):
+    def _lens(v, name):
         if isinstance(v, ember.Tensor):
-            return [int(a) for a in v.reshape((-1,)).tolist()]
-        return [int(a) for a in v]
-    il, tl = _lens(input_lengths), _lens(target_lengths)
+            if v.is_floating_point() or v.is_complex():
+                raise RuntimeError(f"{name} must be integral")
+            v = v.reshape((-1,)).tolist()
+        v = [int(a) for a in v]
+        if len(v) != N:
+            raise RuntimeError(f"{name} must be of size batch_size")
+        if v and min(v) < 0:
+            raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
+                               f"{min(v)} (while checking arguments for ctc_loss)")
+        return v
+    if not log_probs.is_floating_point():
+        raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
+                                  f"'{_tname(log_probs.dtype)}'")
+    if log_probs.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-"
+                           f"dimensional tensor for argument #1 'log_probs' (while checking "
+                           f"arguments for ctc_loss)")
+    if log_probs.numel() == 0:
+        raise RuntimeError("log_probs tensor must not be empty")
+    N = log_probs.shape[1] if log_probs.dim() == 3 else 1
+    il, tl = _lens(input_lengths, "input_lengths"), _lens(target_lengths, "target_lengths")
     C = log_probs.shape[-1]
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
+    if targets.dim() not in (1, 2):
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
+                           f"tensor for argument #2 'targets' (while checking arguments for "
+                           f"ctc_loss)")
+    if targets.dim() == 2:
+        if targets.shape[0] != N or targets.shape[1] < max(tl, default=0):
+            raise RuntimeError(f"ctc_loss: targets of shape {list(targets.shape)} do not hold "
+                               f"{N} sequences of target_lengths {tl}")
+    elif targets.numel() != sum(tl):
+        raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got "
+                           f"size {targets.numel()} for argument #2 'targets' (while checking "
+                           f"arguments for ctc_loss)")
     loss = ctc_loss_op(log_probs, targets, il, tl, blank, zero_infinity)
     r = _enum(reduction)
     if r == 1:
