@@ -227,10 +227,12 @@ def nll_loss_backward(grad, target, weight, shape, reduction, ignore_index):
     elif reduction == 2:
         g = np.broadcast_to(grad, tw.shape)
     else:
-        g = np.broadcast_to(grad / tw.sum(dtype=dt), tw.shape)
+        with np.errstate(divide="ignore", invalid="ignore"):
+            g = np.broadcast_to(grad / tw.sum(dtype=dt), tw.shape)
     out = np.zeros_like(x2)
     if out.shape[1]:
-        out[np.arange(out.shape[0]), ts] = -g * tw
+        with np.errstate(invalid="ignore"):     # every target ignored: 0, not 0 * inf
+            out[np.arange(out.shape[0]), ts] = np.where(tw != 0, -g * tw, 0)
     if len(shape) == 1:
         return out.reshape(shape)
     moved = out.reshape((shape[0],) + tuple(shape[2:]) + (shape[1],))
@@ -293,8 +295,8 @@ def _ctc_alpha(T, N, L, il, tl, valid, skip, lpe):
     alpha[0] = a0
     for t in range(1, T):
         prev = alpha[t - 1]
-        p1 = np.concatenate([np.full((N, 1), ninf), prev[:, :-1]], axis=1)
-        p2 = np.concatenate([np.full((N, 2), ninf), prev[:, :-2]], axis=1)
+        p1, p2 = np.full((N, L), ninf), np.full((N, L), ninf)    # (slices: L may be 1)
+        p1[:, 1:], p2[:, 2:] = prev[:, :-1], prev[:, :-2]
         p2 = np.where(skip, p2, ninf)
         cur = _lse(prev, p1, p2) + lpe[t]
         cur = np.where(valid, cur, ninf)
@@ -343,8 +345,8 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, b
         init[n[has], 2 * tl[has] - 1] = lpe[t, n[has], 2 * tl[has] - 1]
         if t + 1 < T:
             nxt = beta[t + 1]
-            n1 = np.concatenate([nxt[:, 1:], np.full((N, 1), ninf)], axis=1)
-            n2 = np.concatenate([nxt[:, 2:], np.full((N, 2), ninf)], axis=1)
+            n1, n2 = np.full((N, L), ninf), np.full((N, L), ninf)
+            n1[:, :-1], n2[:, :-2] = nxt[:, 1:], nxt[:, 2:]
             n2 = np.where(skip_next, n2, ninf)
             rec = _lse(nxt, n1, n2) + lpe[t]
         else:

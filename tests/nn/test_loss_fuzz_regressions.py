@@ -326,3 +326,32 @@ def test_ctc_unbatched_padded_targets_still_work():
     _same_value(lambda L: _ctc(L, lp=LP[:, 0], targets=(1, 2), il=(5,), tl=(2,)))
     _same_value(lambda L: _ctc(L, targets=(1, 2, 1, 1), il=[5, 4], tl=[2, 2],
                                reduction="sum"))
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_ctc_every_target_empty_matches_torch(reduction):
+    rng = np.random.default_rng(0)
+    T, N, C = 6, 3, 5
+    lp = np.log(rng.dirichlet(np.ones(C), (T, N)))
+    il = [6, 4, 5]
+    a, b = ember.tensor(lp, requires_grad=True), torch.tensor(lp, requires_grad=True)
+    le = ember.nn.functional.ctc_loss(a, ember.zeros((N, 0), dtype=ember.long),
+                                      ember.tensor(il), ember.tensor([0] * N), reduction=reduction)
+    lt = torch.nn.functional.ctc_loss(b, torch.zeros((N, 0), dtype=torch.long),
+                                      torch.tensor(il), torch.tensor([0] * N), reduction=reduction)
+    np.testing.assert_allclose(le.detach().numpy(), lt.detach().numpy(), rtol=1e-10)
+    le.sum().backward()
+    lt.sum().backward()
+    np.testing.assert_allclose(a.grad.numpy(), b.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("weighted", [False, True])
+def test_nll_every_target_ignored_mean_gradient_is_zero(weighted):
+    x = np.random.default_rng(1).standard_normal((2, 3))
+    w = np.array([0.5, 0.7, 0.9]) if weighted else None
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    ember.nn.functional.nll_loss(xe, ember.tensor([1, 1]), ignore_index=1,
+                                 weight=None if w is None else ember.tensor(w)).backward()
+    torch.nn.functional.nll_loss(xt, torch.tensor([1, 1]), ignore_index=1,
+                                 weight=None if w is None else torch.tensor(w)).backward()
+    np.testing.assert_array_equal(xe.grad.numpy(), xt.grad.numpy())
