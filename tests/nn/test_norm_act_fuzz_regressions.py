@@ -262,3 +262,13 @@ def test_sdpa_float32_mask_on_double_query_still_allowed():
     t = TF.scaled_dot_product_attention(*[torch.from_numpy(q)] * 3, attn_mask=torch.from_numpy(m))
     assert str(e.dtype) == str(t.dtype)
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+
+
+def test_embedding_bag_empty_bags_of_a_2d_input_raise_like_torch():
+    w = np.ones((4, 3), np.float32)
+    with pytest.raises(RuntimeError):
+        torch.nn.functional.embedding_bag(torch.zeros((2, 0), dtype=torch.long),
+                                          torch.from_numpy(w))
+    with pytest.raises(RuntimeError, match="step must be nonzero"):
+        ember.nn.functional.embedding_bag(ember.zeros((2, 0), dtype=ember.long),
+                                          ember.from_numpy(w))

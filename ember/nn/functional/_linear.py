@@ -136,12 +136,14 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             padding_idx = n + padding_idx
     if input.dim() == 2:
         if offsets is not None:
-            type_str = "<unknown>"
             type_str = str(type(offsets))
             raise ValueError("if input is 2D, then offsets has to be None, as input is treated "
                              "is a mini-batch of fixed length sequences. However, found offsets "
                              f"of type {type_str}")
         B, L = input.shape
+        if L == 0:                                 # torch's arange(0, B*L, L) refuses it too
+            raise RuntimeError("embedding_bag: a 2-D input needs bags of length >= 1 "
+                               f"(got shape {list(input.shape)}): step must be nonzero")
         offs = np.arange(0, B * L, L, dtype=np.int64)
         input = input.reshape(-1)
         if per_sample_weights is not None:
