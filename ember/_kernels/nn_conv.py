@@ -90,6 +90,10 @@ def check_conv(x, w, stride, padding, dilation, groups, transposed):
         raise RuntimeError("negative padding is not supported")
     if any(d <= 0 for d in dilation):
         raise RuntimeError("dilation should be greater than zero")
+    if w.shape[0] == 0 or (transposed and w.shape[1] == 0):
+        raise RuntimeError(f"Given groups={groups}, expected weight to be at least 1 at "
+                           f"dimension {0 if w.shape[0] == 0 else 1}, but got weight of size "
+                           f"{_fmt(w.shape)} instead")
     if not transposed:
         if w.shape[0] % groups:
             raise RuntimeError(f"Given groups={groups}, expected weight to be divisible by "
@@ -324,6 +328,11 @@ def convolution(x, w, bias, stride, padding, dilation, transposed, output_paddin
     stride, padding, dilation, output_padding = (_expand(v, n) for v in
                                                  (stride, padding, dilation, output_padding))
     check_conv(x, w, stride, padding, dilation, groups, transposed)
+    cout = w.shape[1] * groups if transposed else w.shape[0]
+    if bias is not None and np.shape(bias) != (cout,):
+        raise RuntimeError(f"Given {'transposed=1, ' if transposed else ''}weight of size "
+                           f"{_fmt(w.shape)}, expected bias to be 1-dimensional with {cout} "
+                           f"elements, but got bias of size {_fmt(np.shape(bias))} instead")
     dt = np.result_type(x, w)
     if transposed:
         out = conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding)
@@ -391,7 +400,7 @@ def constant_pad_nd(x, pad, value=0):
         d = x.ndim - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
         size = x.shape[d] + lo + hi
-        if size < 0:
+        if size < 0 or x.shape[d] + min(lo, 0) + min(hi, 0) < 0:
             raise RuntimeError(f"The input size {x.shape[d]}, plus negative padding {lo} and "
                                f"{hi} resulted in a negative output size, which is invalid. "
                                f"Check dimension {d} of your input.")
@@ -555,14 +564,27 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
             np.subtract(kdt(k), kidx, out=step)
             np.multiply(step, nan, out=step)
             np.add(kidx, step, out=kidx)
-    # a window of padding only cannot occur (padding <= kernel/2), so kidx < K everywhere
     base = 0
     for i in range(nd):
         shp = [1] * nd
         shp[i] = O[i]
         base = base + (starts[i] * sp[i]).reshape(shp)
-    idx = np.take(np.asarray(offsets, np.int64), kidx)
+    idx = np.take(np.asarray(offsets, np.int64), kidx, mode="clip")
     idx += base
+    if padded and any(dilation[i] > 1 for i in range(nd)):
+        # with dilation a window can lie in the padding only (kidx == K): torch gives -inf
+        # and the flat position of the window's first tap at or past 0 in every dim
+        empty = kidx == K
+        if empty.any():
+            first = 0
+            for i in range(nd):
+                shp = [1] * nd
+                shp[i] = O[i]
+                st = starts[i]
+                st = np.where(st < 0, st + (-st + dilation[i] - 1) // dilation[i] * dilation[i],
+                              st)
+                first = first + (st * sp[i]).reshape(shp)
+            idx = np.where(empty, np.broadcast_to(first, idx.shape), idx)
     return vals, idx
 
 
@@ -635,6 +657,9 @@ def adaptive_ranges(L, O):
 
 def adaptive_max_pool(x, output_size):
     nd = len(output_size)
+    if x.size == 0 or 0 in output_size:
+        shape = x.shape[:x.ndim - nd] + tuple(output_size)
+        return np.zeros(shape, x.dtype), np.zeros(shape, np.int64)
     specs = []
     for i in range(nd):
         L = x.shape[x.ndim - nd + i]

@@ -140,9 +140,19 @@ def _(ctx, gg, grad_output, indices, input_size, nd, overlap):
 @max_pool_with_indices.def_backward
 def _(ctx, grads, self, kernel_size, stride, padding, dilation, ceil_mode):
     g = grads[0] if isinstance(grads, tuple) else grads
-    overlap = any(dilation[i] * (kernel_size[i] - 1) + 1 > stride[i]
-                  for i in range(len(kernel_size)))
-    return max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), len(kernel_size), overlap)
+    nd = len(kernel_size)
+    overlap = any(dilation[i] * (kernel_size[i] - 1) + 1 > stride[i] for i in range(nd))
+    idx = ctx.result[1]
+    if any(dilation[i] > 1 and padding[i] for i in range(nd)):
+        # a dilated window can lie in the padding only: its index (torch's first tap) may be
+        # past the input; such outputs are -inf and pass no gradient
+        size = 1
+        for v in ctx.shapes[0][-nd:]:
+            size *= v
+        out = idx >= size
+        if bool(out.any()):
+            g, idx, overlap = g.masked_fill(out, 0), idx.masked_fill(out, 0), True
+    return max_pool_backward(g, idx, list(ctx.shapes[0]), nd, overlap)
 
 
 @adaptive_max_pool.def_backward

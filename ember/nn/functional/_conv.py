@@ -7,9 +7,16 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
 
 
+def _int(a, name):
+    if isinstance(a, float) or (hasattr(a, "is_floating_point") and a.is_floating_point()):
+        raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
+                        f"{type(a).__name__}")
+    return int(a)
+
+
 def _tuple(v, n, name="value"):
     if isinstance(v, (list, tuple)):
-        v = [int(a) for a in v]
+        v = [_int(a, name) for a in v]
         if len(v) == 1:
             return v * n
         if len(v) != n:
@@ -17,7 +24,20 @@ def _tuple(v, n, name="value"):
                                f"values to match the convolution dimensions, but got "
                                f"{name}={list(v)}")
         return v
-    return [int(v)] * n
+    return [_int(v, name)] * n
+
+
+def _check_dtypes(input, weight, bias):
+    # torch refuses mixed dtypes here (no type promotion) unless autocast casts them
+    if input.dtype == weight.dtype and (bias is None or bias.dtype == input.dtype):
+        return
+    from ember.amp.autocast_mode import is_autocast_enabled
+    if is_autocast_enabled("cpu"):
+        return
+    which, other = ("weight", weight.dtype) if input.dtype != weight.dtype else \
+        ("bias", bias.dtype)
+    raise RuntimeError(f"Input type ({input.dtype}) and {which} type ({other}) should be the "
+                       f"same")
 
 
 def _check_dim(input, n, name):
@@ -29,6 +49,7 @@ def _check_dim(input, n, name):
 
 def _conv(input, weight, bias, stride, padding, dilation, groups, n):
     unbatched = _check_dim(input, n, f"conv{n}d")
+    _check_dtypes(input, weight, bias)
     if unbatched:
         input = input.unsqueeze(0)
     stride = _tuple(stride, n, "stride")
@@ -60,14 +81,24 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n):
 
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, n):
     unbatched = _check_dim(input, n, f"conv_transpose{n}d")
+    if bias is not None and bias.dtype != input.dtype and n < 3:
+        bias = bias.to(input.dtype)     # torch's 1d/2d transposed kernels cast the bias
+    _check_dtypes(input, weight, bias)
     if unbatched:
         input = input.unsqueeze(0)
     if isinstance(padding, str):
         raise TypeError(f"conv_transpose{n}d(): argument 'padding' (position 5) must be tuple of "
                         f"ints, not str")
-    out = convolution(input, weight, bias, _tuple(stride, n, "stride"),
-                      _tuple(padding, n, "padding"), _tuple(dilation, n, "dilation"), True,
-                      _tuple(output_padding, n, "output_padding"), groups)
+    stride, dilation = _tuple(stride, n, "stride"), _tuple(dilation, n, "dilation")
+    output_padding = _tuple(output_padding, n, "output_padding")
+    if any(p < 0 for p in output_padding):
+        raise RuntimeError("negative output_padding is not supported")
+    if any(output_padding[i] >= max(stride[i], dilation[i]) for i in range(n)):
+        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
+                           f"got output_padding={output_padding}, stride={stride}, "
+                           f"dilation={dilation}")
+    out = convolution(input, weight, bias, stride, _tuple(padding, n, "padding"), dilation, True,
+                      output_padding, groups)
     return out.squeeze(0) if unbatched else out
 
 

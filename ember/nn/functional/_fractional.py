@@ -51,12 +51,19 @@ def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices
     O = [int(v) for v in _tuple(output_size, n)]
     dims = ["time", "height", "width"][-n:]
     for i in range(n):
-        if O[i] + k[i] - 1 > S[i]:
+        # torch: 2d needs O + k - 1 <= S, 3d strictly O + k - 1 < S
+        if O[i] + k[i] - 1 > S[i] or (n == 3 and O[i] + k[i] - 1 == S[i]):
             raise RuntimeError(f"{name}_out(): pool {dims[i]} {k[i]} too large relative to "
                                f"input {dims[i]} {S[i]} and output {dims[i]} {O[i]}")
     unb = input.dim() == n + 1
     x = input.unsqueeze(0) if unb else input
     N, C = x.shape[0], x.shape[1]
+    if 0 in O:                          # empty output: no windows to place
+        vals = x.flatten(2)[:, :, :0].reshape([N, C] + O)
+        ind = ember.zeros([N, C] + O, dtype=ember.int64)
+        if unb:
+            vals, ind = vals.squeeze(0), ind.squeeze(0)
+        return (vals, ind) if return_indices else vals
     if _random_samples is None:
         _random_samples = ember.rand(N, C, n, dtype=input.dtype)
     dt = np.dtype(input.dtype.np) if input.dtype.is_floating_point else np.dtype(np.float32)

@@ -47,12 +47,12 @@ def _pool_args(n, kernel_size, stride, padding, dilation=1):
 
 def _check_out(input, n, k, s, p, d, ceil_mode, avg=False):
     S = input.shape[-n:]
+    if any(v < 0 for v in p):
+        raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
     for i in range(n):
-        if p[i] > (d[i] * (k[i] - 1) + 1) // 2 if not avg else p[i] > k[i] // 2:
-            if avg:
-                raise RuntimeError(f"pad should be at most half of effective kernel size, but "
-                                   f"got pad={p[i]}, kernel_size={k[i]} and dilation=1")
-            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+        # torch bounds the padding by the kernel size, dilation or not
+        if p[i] > k[i] // 2:
+            raise RuntimeError(f"pad should be at most half of kernel size, but got "
                                f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
     out = [_K.pool_out_size(S[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
     if any(o <= 0 for o in out):
@@ -122,6 +122,10 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
     out = _check_out(input, n, k, s, p, [1] * n, ceil_mode, avg=True)
     S = list(input.shape[-n:])
+    if n == 3 and any(S[i] < k[i] for i in range(n)):
+        # avg_pool3d (unlike 1d/2d) wants the unpadded input at least as large as the kernel
+        raise RuntimeError(f"avg_pool3d(): input image (T: {S[0]} H: {S[1]} W: {S[2]}) "
+                           f"smaller than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
     if not any(p) and not divisor_override and input.dtype.is_floating_point and \
             all((out[i] - 1) * s[i] + k[i] <= S[i] for i in range(n)):
         return avg_pool_exact(input, k, s)        # windows inside the input: one record
@@ -174,7 +178,20 @@ def _out_size(input, n, output_size):
     if len(o) == 1 and n > 1:
         o = o * n
     S = input.shape[-n:]
-    return [S[i] if o[i] is None else int(o[i]) for i in range(n)]
+    out = [S[i] if o[i] is None else int(o[i]) for i in range(n)]
+    if any(v < 0 for v in out):
+        raise RuntimeError(f"adaptive_pool{n}d: elements of output_size must be greater than or "
+                           f"equal to 0 but received {out}")
+    return out
+
+
+def _check_nonempty(input, name, first):
+    # torch: the dims from ``first`` on must be non-empty (the batch dim may be 0)
+    for d in range(first, input.dim()):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"{name}(): Expected input to have non-zero size for non-batch "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
 
 
 def _adaptive_avg(input, n, output_size):
@@ -182,6 +199,7 @@ def _adaptive_avg(input, n, output_size):
     if input.dim() not in (n + 1, n + 2):
         raise RuntimeError(f"adaptive_avg_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
                            f"got {list(input.shape)}")
+    _check_nonempty(input, f"adaptive_avg_pool{n}d", input.dim() - n)
     out = _out_size(input, n, output_size)
     x = input
     for i in range(n):
@@ -214,6 +232,7 @@ def _adaptive_max(input, n, output_size, return_indices):
     if input.dim() not in (n + 1, n + 2):
         raise RuntimeError(f"adaptive_max_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
                            f"got {list(input.shape)}")
+    _check_nonempty(input, f"adaptive_max_pool{n}d", 1)
     vals, idx = _adaptive_max_pool(input, _out_size(input, n, output_size))
     return (vals, idx) if return_indices else vals
 
@@ -289,6 +308,8 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
                                  f'and {hi})')
     lead = tuple(input.shape[:-n])
     size = int(np.prod(out))
+    if size == 0:       # torch checks no index when the output is empty
+        return ember.zeros(lead + tuple(out), dtype=input.dtype)
     idx = indices.reshape(lead + (-1,))
     if idx.numel() and (int(idx.max()) >= size or int(idx.min()) < 0):
         bad = int(idx.max()) if int(idx.max()) >= size else int(idx.min())

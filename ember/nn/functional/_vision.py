@@ -51,6 +51,11 @@ def pad(input, pad, mode="constant", value=None):
     if nd > 3 or input.dim() < nd + 1 or input.dim() > nd + 2:
         raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
                                   f"supported for now")
+    outs = [input.shape[-1 - i] + pad[2 * i] + pad[2 * i + 1] for i in range(nd)]
+    # torch: reflect / replicate need some output dim >= 1, circular none below 0
+    if any(o < 0 for o in outs) or (mode != "circular" and all(o < 1 for o in outs)):
+        raise RuntimeError(f"input (spatial sizes {list(input.shape[-nd:])}) is too small for "
+                           f"{mode} padding {pad}. Calculated output sizes: {outs[::-1]}")
     x = input
     for i in range(nd):
         d = x.dim() - 1 - i
@@ -83,7 +88,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     """Resize with nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area."""
     E = _E()
     n = input.dim() - 2
-    modes = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area"}
+    modes = {"nearest", "nearest-exact", "linear", "bilinear", "bicubic", "trilinear", "area",
+             "lanczos"}
     if mode not in modes:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
@@ -94,13 +100,19 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
                              " linear | bilinear | bicubic | trilinear")
     elif align_corners is None:
         align_corners = False
-    if antialias:
-        raise NotImplementedError("antialias is not supported by ember")
+    if antialias and not (mode in ("bilinear", "bicubic", "lanczos") and input.dim() == 4):
+        raise ValueError("Anti-alias option is restricted to bilinear, bicubic, and lanczos "
+                         "modes and requires a 4-D tensor as input")
+    if mode == "lanczos" and n == 2:
+        if align_corners:
+            raise ValueError("Lanczos mode does not support align_corners=True")
+        if not antialias:
+            raise ValueError("Lanczos mode requires antialias=True")
     if n < 1 or n > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
                                   f"bicubic | trilinear | area | nearest-exact (got {mode})")
-    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+    need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3, "lanczos": 2}
     if mode in need and need[mode] != n:
         names = {1: "3D", 2: "4D", 3: "5D"}
         raise NotImplementedError(f"Got {names[n]} input, but {mode} mode needs "
@@ -131,17 +143,27 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [float(s) for s in sf]
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if mode != "area" and (any(v <= 0 for v in S) or any(v <= 0 for v in out)):
+        dims = "DHW"[3 - n:]
+        raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
+                           f"({', '.join(f'{a}: {v}' for a, v in zip(dims, S))}) output "
+                           f"({', '.join(f'{a}: {v}' for a, v in zip(dims, out))})")
     if mode == "area":
         from ember.nn.functional._pooling import _adaptive_avg
         return _adaptive_avg(input, n, out)
     x = input
+    if antialias:
+        return _interp_aa(x, S, out, scales, align_corners, mode)
     for i in range(n):
         d = 2 + i
         L, O = S[i], out[i]
         if mode in ("nearest", "nearest-exact"):
             sc = 1.0 / scales[i] if scales[i] else L / O
             dst = np.arange(O, dtype=np.float64)
-            if mode == "nearest":
+            if mode == "nearest" and n == 2 and O in (L, 2 * L):
+                # torch's 2-d nearest kernel maps these sizes directly, whatever the scale
+                src = dst if O == L else np.floor(dst / 2)
+            elif mode == "nearest":
                 src = np.floor(dst * np.float32(sc) if x.dtype == E.float32 else dst * sc)
             else:
                 src = np.floor((dst + 0.5) * sc)
@@ -183,6 +205,43 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         lam_t = E.tensor(lam.reshape(shape), dtype=x.dtype)
         x = x.index_select(d, E.tensor(i0, dtype=E.int64)) * (1 - lam_t) + \
             x.index_select(d, E.tensor(i1, dtype=E.int64)) * lam_t
+    return x
+
+
+def _aa_filter(x, mode):
+    x = np.abs(x)
+    if mode == "bilinear":
+        return np.maximum(1.0 - x, 0.0)
+    if mode == "lanczos":                 # Lanczos-3 windowed sinc
+        return np.where(x < 3, np.sinc(x) * np.sinc(x / 3), 0.0)
+    a = -0.5                              # Keys' cubic (PIL's antialiased bicubic)
+    return np.where(x < 1, ((a + 2) * x - (a + 3)) * x * x + 1,
+                    np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
+
+
+def _interp_aa(x, S, out, scales, align_corners, mode):
+    """Antialiased bilinear / bicubic resize: per spatial dim, each output is a normalized
+    filter-weighted sum over the input pixels within the (scale-widened) filter support."""
+    E = _E()
+    support0 = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
+    for i in range(len(S)):
+        d = 2 + i
+        L, O = S[i], out[i]
+        if align_corners:
+            scale = (L - 1) / (O - 1) if O > 1 else 0.0
+        else:
+            scale = 1.0 / scales[i] if scales[i] is not None and scales[i] > 0 else L / O
+        support = support0 * scale if scale >= 1.0 else support0
+        inv = 1.0 / scale if scale >= 1.0 else 1.0
+        A = np.zeros((L, O))
+        for j in range(O):
+            center = scale * (j + 0.5)
+            lo = max(int(center - support + 0.5), 0)
+            hi = min(int(center + support + 0.5), L)
+            w = _aa_filter((np.arange(lo, hi) - center + 0.5) * inv, mode)
+            tot = w.sum()
+            A[lo:hi, j] = w / tot if tot != 0 else w
+        x = E.matmul(x.movedim(d, -1), E.tensor(A, dtype=x.dtype)).movedim(-1, d)
     return x
 
 
@@ -294,6 +353,10 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if input.dim() not in (2, 3):
         raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
                                   f"Tensors are supported (got {input.dim()}D)")
+    if 0 in tuple(input.shape[-2:]):
+        raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
+                           f"batch size and non-zero dimensions for input, but got: "
+                           f"{list(input.shape)}")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
     k, o, d, p, s = (_pair(v) for v in (kernel_size, output_size, dilation, padding, stride))

@@ -7,7 +7,8 @@ from ember.nn.modules.utils import _ntuple, _single
 __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "MaxUnpool3d", "AvgPool1d", "AvgPool2d", "AvgPool3d", "LPPool1d", "LPPool2d",
            "LPPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
-           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d"]
+           "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
+           "FractionalMaxPool2d", "FractionalMaxPool3d"]
 
 
 def _fn(module, family):
@@ -210,4 +211,40 @@ class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
+    _dim = 3
+
+
+class _FractionalMaxPoolNd(Module):
+    """Max pooling over pseudo-randomly placed windows (Graham, 2014) to ``output_size`` or
+    ``output_ratio`` of the input; ``_random_samples`` (a buffer) fixes the placement."""
+    __constants__ = ["kernel_size", "return_indices", "output_size", "output_ratio"]
+
+    def __init__(self, kernel_size, output_size=None, output_ratio=None,
+                 return_indices=False, _random_samples=None):
+        super().__init__()
+        tup = _ntuple(self._dim)
+        self.kernel_size = tup(kernel_size)
+        self.return_indices = return_indices
+        self.register_buffer("_random_samples", _random_samples)
+        self.output_size = tup(output_size) if output_size is not None else None
+        self.output_ratio = tup(output_ratio) if output_ratio is not None else None
+        if output_size is None and output_ratio is None:
+            raise ValueError(f"{type(self).__name__} requires specifying either an output "
+                             f"size, or a pooling ratio")
+        if output_size is not None and output_ratio is not None:
+            raise ValueError("only one of output_size and output_ratio may be specified")
+        if self.output_ratio is not None and not all(0 < r < 1 for r in self.output_ratio):
+            raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
+
+    def forward(self, input):
+        return _fn(self, "fractional_max_pool")(
+            input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
+            _random_samples=self._random_samples)
+
+
+class FractionalMaxPool2d(_FractionalMaxPoolNd):
+    _dim = 2
+
+
+class FractionalMaxPool3d(_FractionalMaxPoolNd):
     _dim = 3
