@@ -327,3 +327,18 @@ def test_interpolate_nearest_2d_direct_size_mapping(shape, sf, dtype):
     x = rng.standard_normal(shape).astype(dtype)
     compare(lambda x: F.interpolate(x, scale_factor=sf, mode="nearest"),
             lambda x: TF.interpolate(x, scale_factor=sf, mode="nearest"), [x])
+
+
+def test_grid_sample_reflection_on_one_pixel_keeps_grid_gradient():
+    rng = np.random.default_rng(0)
+    x, g = rng.standard_normal((2, 3, 1, 1)), rng.uniform(-1.5, 1.5, (2, 4, 5, 2))
+    xe, ge = ember.tensor(x, requires_grad=True), ember.tensor(g, requires_grad=True)
+    xt, gt = torch.tensor(x, requires_grad=True), torch.tensor(g, requires_grad=True)
+    ye = ember.nn.functional.grid_sample(xe, ge, "bilinear", "reflection", align_corners=True)
+    yt = torch.nn.functional.grid_sample(xt, gt, "bilinear", "reflection", align_corners=True)
+    np.testing.assert_allclose(ye.detach().numpy(), yt.detach().numpy(), rtol=1e-12)
+    ye.sum().backward()
+    yt.sum().backward()
+    assert ge.grad is not None
+    np.testing.assert_allclose(ge.grad.numpy(), gt.grad.numpy(), atol=1e-12)
+    np.testing.assert_allclose(xe.grad.numpy(), xt.grad.numpy(), rtol=1e-12)

@@ -86,7 +86,7 @@ def _unnormalize(c, size, align_corners):
 def _reflect(c, twice_low, twice_high):
     E = _E()
     if twice_low == twice_high:
-        return E.zeros_like(c)
+        return c * 0                     # (keeps c in the graph: torch's gradient is 0, not None)
     mn = twice_low / 2
     span = (twice_high - twice_low) / 2
     c = (c - mn).abs()
