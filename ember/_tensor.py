@@ -527,7 +527,7 @@ _OPERATORS = [
     ("__ilshift__", "bitwise_left_shift_"), ("__irshift__", "bitwise_right_shift_"),
 ]
 _REFLECTED = [
-    ("__radd__", "add"), ("__rsub__", "sub"), ("__rmul__", "mul"), ("__rtruediv__", "div"),
+    ("__radd__", "add"), ("__rsub__", "sub"), ("__rmul__", "mul"),
     ("__rfloordiv__", "floor_divide"), ("__rmod__", "remainder"), ("__rpow__", "pow"),
     ("__rmatmul__", "matmul"), ("__rand__", "bitwise_and"), ("__ror__", "bitwise_or"),
     ("__rxor__", "bitwise_xor"), ("__rlshift__", "bitwise_left_shift"),
@@ -573,6 +573,14 @@ def install_methods(methods, functions):
         fn = functions.get(name)
         if fn is not None:
             setattr(Tensor, dunder, _reflected(fn))
+    if "reciprocal" in methods and "mul" in methods:
+        recip, mul = methods["reciprocal"], methods["mul"]
+
+        def __rtruediv__(self, other):
+            """``other / self`` as torch computes it: ``self.reciprocal() * other`` (in float32
+            ``255 / 250.`` is then 1.0200001, not the correctly rounded 1.0199999)."""
+            return mul(recip(self), other)
+        Tensor.__rtruediv__ = Tensor.__rdiv__ = __rtruediv__
     if "positive" in methods:
         Tensor.__pos__ = methods["positive"]
     if "bitwise_not" in methods:

@@ -141,3 +141,15 @@ def test_pad_circular_negative_padding():
     y = F.pad(x, (-1, 1, -2, 1), mode="circular")
     assert y.shape == (1, 1, 3, 4)
     assert y[0, 0, :, -1].tolist() == [9, 13, 9]
+
+
+def test_reflected_true_division_is_reciprocal_times_scalar_like_torch():
+    """torch computes ``s / t`` as ``t.reciprocal() * s``: float32 results differ from the
+    correctly rounded quotient in the last bit (255 / 250 -> 1.0200001)."""
+    import torch as real_torch
+    for vals, dtype in (([250.0, 3.0, 7.0, 0.0, -2.0], "float32"), ([4, 0, -3], "int64"),
+                        ([True, False], "bool")):
+        e = 255 / ember.tensor(vals, dtype=getattr(ember, dtype))
+        t = 255 / real_torch.tensor(vals, dtype=getattr(real_torch, dtype))
+        assert str(e.dtype) == str(t.dtype)
+        np.testing.assert_array_equal(e.numpy(), t.numpy())

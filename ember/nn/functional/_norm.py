@@ -28,8 +28,8 @@ def _numel(shape):
     return n
 
 
-def _check_floating(input, kernel):
-    if not input.is_floating_point():
+def _check_floating(input, kernel, complex_ok=False):
+    if not (input.is_floating_point() or complex_ok and input.is_complex()):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{scalar_type_name(input.dtype)}'")
 
@@ -167,7 +167,7 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}".replace("size[", "size["))
-    _check_floating(input, "rms_norm")
+    _check_floating(input, "rms_norm", complex_ok=True)
     if eps is None:
         eps = ember.finfo(input.dtype).eps
     dims = list(range(input.dim() - k, input.dim()))
