@@ -205,3 +205,17 @@ def test_functional_linear_bilinear():
         _np(F.linear(ember.from_numpy(x), ember.from_numpy(w), ember.from_numpy(b))),
         torch.nn.functional.linear(torch.from_numpy(x), torch.from_numpy(w),
                                    torch.from_numpy(b)).numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("fn,shape,p", [("dropout", (3, 4, 5), 0.3), ("dropout", (7,), 0.5),
+                                        ("dropout2d", (2, 3, 4, 4), 0.1),
+                                        ("dropout1d", (2, 3, 6), 0.4)])
+def test_seeded_dropout_drops_what_torch_drops(fn, shape, p):
+    """Same seed, same mask and scaling as torch (bernoulli_(1 - p) / (1 - p))."""
+    x = np.random.default_rng(0).standard_normal(shape).astype(np.float32)
+    ember.manual_seed(5)
+    torch.manual_seed(5)
+    e = getattr(ember.nn.functional, fn)(ember.tensor(x), p)
+    t = getattr(torch.nn.functional, fn)(torch.tensor(x), p)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    np.testing.assert_array_equal(ember.rand(4).numpy(), torch.rand(4).numpy())

@@ -219,11 +219,14 @@ def _check_p(p):
 
 
 def _keep_mask(shape, p, like):
-    """Bernoulli(1-p) mask, already scaled by 1/(1-p), in ``like``'s dtype."""
+    """Bernoulli(1-p) mask, already scaled by 1/(1-p), in ``like``'s dtype: torch's recipe
+    (``empty_like(x).bernoulli_(1 - p).div_(1 - p)``), so a seeded run drops the same
+    elements as torch's (its non-MKL CPU path; one double uniform per element)."""
     if p == 1.0:
         return ember.zeros(shape, dtype=like.dtype)
-    keep = ember.rand(shape, dtype=like.dtype if like.is_floating_point() else None) >= p
-    return keep.to(like.dtype) * (1.0 / (1.0 - p))
+    noise = ember.empty_like(like) if tuple(shape) == tuple(like.shape) else \
+        ember.empty(shape, dtype=like.dtype)           # (empty_like keeps vmap's batch)
+    return noise.bernoulli_(1.0 - p).div_(1.0 - p)
 
 
 def dropout(input, p=0.5, training=True, inplace=False):
