@@ -1,0 +1,52 @@
+"""torch.multiprocessing: Python's ``multiprocessing`` API plus ``spawn`` /
+``start_processes`` and the tensor sharing-strategy switches.
+
+ember tensors are NumPy arrays, so a tensor sent to another process is pickled by value
+(there is no shared-memory storage to hand over); the sharing strategy is recorded only.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import sys
+from multiprocessing import *  # noqa: F401,F403
+
+from ember.multiprocessing.spawn import (  # noqa: F401
+    ProcessContext, ProcessException, ProcessExitedException, ProcessRaisedException,
+    SpawnContext, spawn, start_processes)
+
+__all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_strategies",
+           "spawn", "start_processes", "ProcessContext", "SpawnContext",
+           "ProcessException", "ProcessRaisedException", "ProcessExitedException",
+           "init_reductions"]
+__all__ += multiprocessing.__all__  # type: ignore[attr-defined]
+
+if sys.platform == "darwin" or sys.platform == "win32":
+    _sharing_strategy = "file_system"
+    _all_sharing_strategies = {"file_system"}
+else:
+    _sharing_strategy = "file_descriptor"
+    _all_sharing_strategies = {"file_descriptor", "file_system"}
+
+
+def set_sharing_strategy(new_strategy):
+    """Set the strategy for sharing CPU tensors between processes (recorded only: ember
+    pickles tensors by value)."""
+    global _sharing_strategy
+    if new_strategy not in _all_sharing_strategies:
+        raise AssertionError(f"invalid sharing strategy {new_strategy!r}; choose from "
+                             f"{sorted(_all_sharing_strategies)}")
+    _sharing_strategy = new_strategy
+
+
+def get_sharing_strategy():
+    """The current strategy for sharing CPU tensors."""
+    return _sharing_strategy
+
+
+def get_all_sharing_strategies():
+    """The set of sharing strategies this platform supports."""
+    return set(_all_sharing_strategies)
+
+
+def init_reductions():
+    """torch registers tensor reducers for shared memory here; ember needs none."""
