@@ -1,0 +1,156 @@
+"""Image file I/O on uint8 tensors (C, H, W), backed by Pillow."""
+import io as _io
+import os
+from enum import Enum
+
+import numpy as np
+
+import ember
+from .._pil import pil as _pil, pil_module as _pil_module
+
+
+class ImageReadMode(Enum):
+    """How to convert decoded images: UNCHANGED keeps the file's channels."""
+    UNCHANGED = 0
+    GRAY = 1
+    GRAY_ALPHA = 2
+    RGB = 3
+    RGB_ALPHA = 4
+    RGBA = RGB_ALPHA
+
+
+_MODE_TO_PIL = {ImageReadMode.GRAY: "L", ImageReadMode.GRAY_ALPHA: "LA",
+                ImageReadMode.RGB: "RGB", ImageReadMode.RGB_ALPHA: "RGBA"}
+
+
+def _read_mode(mode):
+    if isinstance(mode, str):
+        mode = ImageReadMode[mode.upper()]
+    return mode
+
+
+def read_file(path):
+    """Bytes of a file as a 1-D uint8 tensor."""
+    with open(os.fspath(path), "rb") as f:
+        data = f.read()
+    return ember.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
+
+
+def write_file(filename, data):
+    """Write a 1-D uint8 tensor to a file."""
+    with open(os.fspath(filename), "wb") as f:
+        f.write(data.detach().numpy().astype(np.uint8).tobytes())
+
+
+def _as_bytes(input):
+    if isinstance(input, (str, os.PathLike)):
+        input = read_file(input)
+    if isinstance(input, (bytes, bytearray)):
+        return bytes(input)
+    if not isinstance(input, ember.Tensor) or input.dtype != ember.uint8 or input.dim() != 1:
+        raise RuntimeError("Expected a 1 dimensional uint8 tensor with the encoded image bytes")
+    return input.detach().numpy().tobytes()
+
+
+def _decode(data, mode, apply_exif_orientation, expect=None):
+    Image = _pil()
+    mode = _read_mode(mode)
+    try:
+        im = Image.open(_io.BytesIO(data))
+        im.load()
+    except Exception as e:
+        raise RuntimeError(f"Unsupported image file or corrupt data: {e}") from e
+    if expect is not None and im.format != expect:
+        raise RuntimeError(f"Expected a {expect} image, got {im.format}")
+    if apply_exif_orientation:
+        im = _pil_module("ImageOps").exif_transpose(im)
+    if mode != ImageReadMode.UNCHANGED:
+        im = im.convert(_MODE_TO_PIL[mode])
+    elif im.mode == "P":
+        im = im.convert("RGBA" if "transparency" in im.info else "RGB")
+    elif im.mode in ("1", "CMYK", "YCbCr"):
+        im = im.convert("L" if im.mode == "1" else "RGB")
+    elif im.mode == "PA":
+        im = im.convert("RGBA")
+    if im.mode.startswith("I;16"):
+        arr = np.array(im, dtype=np.uint16)
+        dtype = np.uint16 if hasattr(ember, "uint16") else np.int32
+        arr = arr.astype(dtype)
+    elif im.mode == "I":
+        arr = np.array(im).astype(np.uint16 if hasattr(ember, "uint16") else np.int32)
+    else:
+        arr = np.array(im, dtype=np.uint8)
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    return ember.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
+
+
+def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+    """Decode PNG/JPEG/GIF/WEBP/... bytes (1-D uint8 tensor) or a path into a (C, H, W) tensor."""
+    return _decode(_as_bytes(input), mode, apply_exif_orientation)
+
+
+def decode_png(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+    return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="PNG")
+
+
+def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_orientation=False):
+    if isinstance(input, list):
+        return [decode_jpeg(x, mode, device, apply_exif_orientation) for x in input]
+    return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="JPEG")
+
+
+def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+    return decode_image(read_file(path), mode, apply_exif_orientation)
+
+
+def _to_pil(input, allow_16bit=False):
+    Image = _pil()
+    if not isinstance(input, ember.Tensor) or input.dim() != 3:
+        raise RuntimeError("Input should be a 3 dimensional (C, H, W) tensor")
+    if input.dtype != ember.uint8 and not (allow_16bit and input.dtype == getattr(ember, "uint16", None)):
+        raise RuntimeError(f"Input tensor dtype should be uint8, got {input.dtype}")
+    c = input.shape[0]
+    arr = np.ascontiguousarray(input.detach().permute(1, 2, 0).numpy())
+    if arr.dtype == np.uint16:
+        if c != 1:
+            raise RuntimeError("16-bit images must have a single channel")
+        return Image.fromarray(arr[:, :, 0])
+    if c == 1:
+        return Image.fromarray(arr[:, :, 0])
+    if c == 2:
+        return Image.frombuffer(
+            "LA", (arr.shape[1], arr.shape[0]), arr.tobytes(), "raw", "LA", 0, 1)
+    if c in (3, 4):
+        return Image.fromarray(arr)
+    raise RuntimeError(f"The number of channels should be 1, 2, 3 or 4, got {c}")
+
+
+def encode_png(input, compression_level=6):
+    """(C, H, W) uint8 tensor -> 1-D uint8 tensor holding PNG bytes."""
+    if not 0 <= compression_level <= 9:
+        raise RuntimeError("Compression level should be between 0 and 9")
+    buf = _io.BytesIO()
+    _to_pil(input, allow_16bit=True).save(buf, format="PNG", compress_level=compression_level)
+    return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())
+
+
+def encode_jpeg(input, quality=75):
+    """(C, H, W) uint8 tensor (1 or 3 channels) -> 1-D uint8 tensor holding JPEG bytes."""
+    if isinstance(input, list):
+        return [encode_jpeg(x, quality) for x in input]
+    if not 1 <= quality <= 100:
+        raise ValueError("Image quality should be a positive number between 1 and 100")
+    if input.dim() == 3 and input.shape[0] not in (1, 3):
+        raise RuntimeError("The number of channels should be 1 or 3")
+    buf = _io.BytesIO()
+    _to_pil(input).save(buf, format="JPEG", quality=quality)
+    return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())
+
+
+def write_png(input, filename, compression_level=6):
+    write_file(filename, encode_png(input, compression_level))
+
+
+def write_jpeg(input, filename, quality=75):
+    write_file(filename, encode_jpeg(input, quality))

@@ -1,0 +1,114 @@
+"""Model registry, weights handling (ember downloads nothing) and get_model/list_models."""
+import enum
+import fnmatch
+
+BUILTIN_MODELS = {}
+
+
+def register_model(name=None):
+    def wrapper(fn):
+        key = name if name is not None else fn.__name__
+        if key in BUILTIN_MODELS:
+            raise ValueError(f"An entry is already registered under the name '{key}'.")
+        BUILTIN_MODELS[key] = fn
+        return fn
+    return wrapper
+
+
+def _no_pretrained(name, weights):
+    builder = f"{name}(weights=None)" if not name.endswith("_Weights") else "weights=None"
+    example = name if not name.endswith("_Weights") else "resnet18"
+    raise RuntimeError(
+        f"{name}: pretrained weights ({weights!r}) are not available in ember, which downloads "
+        f"nothing. Build the model with {builder} and load a local checkpoint "
+        f"instead, e.g. model = {example}(weights=None); "
+        f"model.load_state_dict(torch.load('path/to/{example}.pth', map_location='cpu')) "
+        f"(a torchvision state_dict saved with torch.save loads as is)."
+    )
+
+
+def _check_weights(name, weights, kwargs):
+    """Pop the legacy ``pretrained`` argument and refuse any pretrained weights."""
+    pretrained = kwargs.pop("pretrained", False)
+    kwargs.pop("progress", None)
+    if pretrained:
+        _no_pretrained(name, "pretrained=True")
+    if weights is not None and weights is not False:
+        _no_pretrained(name, weights)
+
+
+class WeightsEnum(enum.Enum):
+    """Stand-in for torchvision's weights enums: names exist so that scripts referring to
+    them import, but passing one to a builder raises (nothing is downloaded)."""
+
+    @classmethod
+    def verify(cls, obj):
+        if obj is None:
+            return None
+        if isinstance(obj, str):
+            obj = cls[obj.replace(cls.__name__ + ".", "")]
+        return obj
+
+    def get_state_dict(self, *args, **kwargs):
+        _no_pretrained(type(self).__name__, self)
+
+    def transforms(self, *args, **kwargs):
+        _no_pretrained(type(self).__name__, self)
+
+    @property
+    def meta(self):
+        _no_pretrained(type(self).__name__, self)
+
+    @property
+    def url(self):
+        _no_pretrained(type(self).__name__, self)
+
+    def __repr__(self):
+        return f"{type(self).__name__}.{self.name}"
+
+
+def _weights_enum(name):
+    cls = WeightsEnum(name, [(n, n) for n in ("IMAGENET1K_V1", "IMAGENET1K_V2", "IMAGENET1K_FEATURES")])
+    cls.DEFAULT = cls.IMAGENET1K_V1
+    return cls
+
+
+def get_model_builder(name):
+    name = name.lower()
+    try:
+        return BUILTIN_MODELS[name]
+    except KeyError:
+        raise ValueError(f"Unknown model {name}") from None
+
+
+def get_model(name, **config):
+    return get_model_builder(name)(**config)
+
+
+def list_models(module=None, include=None, exclude=None):
+    all_models = {
+        k for k, v in BUILTIN_MODELS.items()
+        if module is None or v.__module__.rsplit(".", 1)[0] == module.__name__
+    }
+    if include:
+        if isinstance(include, str):
+            include = [include]
+        models = set()
+        for f in include:
+            models |= set(fnmatch.filter(all_models, f))
+    else:
+        models = all_models
+    if exclude:
+        if isinstance(exclude, str):
+            exclude = [exclude]
+        for f in exclude:
+            models -= set(fnmatch.filter(all_models, f))
+    return sorted(models)
+
+
+def get_weight(name):
+    raise RuntimeError(f"get_weight({name!r}): ember has no pretrained weights (it downloads nothing).")
+
+
+def get_model_weights(name):
+    raise RuntimeError(f"get_model_weights({name!r}): ember has no pretrained weights (it downloads nothing).")

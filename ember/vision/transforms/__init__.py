@@ -1,0 +1,7 @@
+"""torchvision.transforms (v1 API) for ember: classes here, functions in ``functional``."""
+from . import functional
+from .functional import InterpolationMode
+from .transforms import *  # noqa: F401,F403
+from .transforms import __all__ as _t_all
+
+__all__ = list(_t_all) + ["functional"]
