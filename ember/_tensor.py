@@ -423,9 +423,9 @@ class Tensor:
         return tensor_repr(self, tensor_contents=tensor_contents)
 
     def __format__(self, spec):
-        if self._data.ndim == 0 and spec:
-            return format(self.item(), spec)
-        return repr(self)
+        if self._data.ndim == 0 and type(self) is Tensor:     # torch: a 0-d tensor formats
+            return format(self.item(), spec)                  # as its number
+        return object.__format__(self, spec) if spec else repr(self)
 
     __array_priority__ = 1000   # numpy defers binary operators to Tensor
 

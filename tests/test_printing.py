@@ -283,3 +283,13 @@ def test_custom_tensor_contents():
     e = ember.tensor([1.0, 2.0], requires_grad=True)
     t = torch.tensor([1.0, 2.0], requires_grad=True)
     assert e.__repr__(tensor_contents="[X]") == t.__repr__(tensor_contents="[X]")
+
+
+def test_format_of_a_zero_dim_tensor_is_its_number_like_torch():
+    import torch as real_torch
+    for v in (0.5, 3, True, -2.25):
+        assert f"{ember.tensor(v)}" == f"{real_torch.tensor(v)}"
+        assert f"{ember.tensor(v):>8}" == f"{real_torch.tensor(v):>8}"
+    assert f"{ember.tensor([1.0, 2.0])}" == f"{real_torch.tensor([1.0, 2.0])}"
+    p, pt = ember.nn.Parameter(ember.tensor(2.0)), real_torch.nn.Parameter(real_torch.tensor(2.0))
+    assert f"{p}" == f"{pt}"

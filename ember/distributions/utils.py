@@ -1,0 +1,190 @@
+"""Helpers shared by the distributions: broadcasting, probs/logits conversion, lazy properties,
+standard-normal and standard-gamma draws (the latter with an implicit-reparameterisation
+gradient)."""
+from __future__ import annotations
+
+from numbers import Number
+
+import numpy as np
+
+import ember
+
+__all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
+           "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
+
+
+def broadcast_all(*values):
+    """Broadcast numbers and tensors to one shape; numbers become tensors of the default dtype
+    (or of the first tensor's dtype)."""
+    if not all(ember.is_tensor(v) or isinstance(v, Number) for v in values):
+        raise ValueError("Input arguments must all be instances of numbers.Number, "
+                         "torch.Tensor or objects implementing __torch_function__.")
+    if not all(ember.is_tensor(v) for v in values):
+        dtype = ember.get_default_dtype()
+        for v in values:
+            if ember.is_tensor(v):
+                dtype = v.dtype
+                break
+        values = [v if ember.is_tensor(v) else ember.tensor(v, dtype=dtype) for v in values]
+    return ember.broadcast_tensors(*values)
+
+
+def _standard_normal(shape, dtype, device=None):
+    """A tensor of ``shape`` filled from N(0, 1) by ``normal_`` (torch's stream)."""
+    return ember.empty(shape, dtype=dtype).normal_()
+
+
+def _sum_rightmost(value, dim):
+    """Sum out the ``dim`` rightmost dimensions of ``value``."""
+    if dim == 0:
+        return value
+    required_shape = value.shape[:-dim] + (-1,)
+    return value.reshape(required_shape).sum(-1)
+
+
+def logits_to_probs(logits, is_binary=False):
+    """Logits to probabilities: sigmoid when ``is_binary``, else softmax over the last dim."""
+    if is_binary:
+        return ember.sigmoid(logits)
+    return ember.softmax(logits, dim=-1)
+
+
+def clamp_probs(probs):
+    """Clamp probabilities into the open interval ``(eps, 1 - eps)``."""
+    eps = ember.finfo(probs.dtype).eps
+    return probs.clamp(min=eps, max=1 - eps)
+
+
+def probs_to_logits(probs, is_binary=False):
+    """Probabilities to logits: ``log(p) - log1p(-p)`` when ``is_binary``, else ``log(p)``."""
+    ps_clamped = clamp_probs(probs)
+    if is_binary:
+        return ember.log(ps_clamped) - ember.log1p(-ps_clamped)
+    return ember.log(ps_clamped)
+
+
+class lazy_property:
+    """A property computed once per instance on first access (grad enabled), then cached in the
+    instance's ``__dict__``."""
+
+    def __init__(self, wrapped):
+        self.wrapped = wrapped
+        self.__doc__ = wrapped.__doc__
+
+    def __get__(self, instance, obj_type=None):
+        if instance is None:
+            return _lazy_property_and_property(self.wrapped)
+        with ember.enable_grad():
+            value = self.wrapped(instance)
+        setattr(instance, self.wrapped.__name__, value)
+        return value
+
+
+class _lazy_property_and_property(lazy_property, property):
+    """What ``Class.attr`` returns for a lazy_property (so Sphinx-like tools see a property)."""
+
+    def __init__(self, wrapped):
+        property.__init__(self, wrapped)
+
+
+def tril_matrix_to_vec(mat, diag=0):
+    """The lower triangle (offset ``diag``) of ``(..., n, n)`` as ``(..., m)``, row by row."""
+    n = mat.shape[-1]
+    if not (-n <= diag < n):
+        raise ValueError(f"diag ({diag}) provided is outside [{-n}, {n - 1}].")
+    rows, cols = np.tril_indices(n, k=diag)
+    return mat[..., ember.from_numpy(rows), ember.from_numpy(cols)]
+
+
+def vec_to_tril_matrix(vec, diag=0):
+    """Inverse of :func:`tril_matrix_to_vec`: ``(..., m)`` to ``(..., n, n)``."""
+    m = vec.shape[-1]
+    n = 1
+    while len(np.tril_indices(n, k=diag)[0]) < m:
+        n += 1
+    if len(np.tril_indices(n, k=diag)[0]) != m:
+        raise ValueError(f"The size of last dimension is {m} which cannot be expressed as "
+                         "the lower triangular part of a square D x D matrix.")
+    rows, cols = np.tril_indices(n, k=diag)
+    flat = vec.new_zeros(vec.shape[:-1] + (n * n,))
+    index = ember.from_numpy(rows * n + cols).expand(vec.shape)
+    return flat.scatter(-1, index, vec).reshape(vec.shape[:-1] + (n, n))
+
+
+def _batch_mv(bmat, bvec):
+    """Batched matrix-vector product ``(..., n, m) @ (..., m) -> (..., n)`` with broadcasting."""
+    return ember.matmul(bmat, bvec.unsqueeze(-1)).squeeze(-1)
+
+
+def _batch_mahalanobis(bL, bx):
+    """Squared Mahalanobis distance ``x^T (L L^T)^-1 x`` for lower-triangular ``L (..., n, n)``
+    and ``x (..., n)``, broadcasting the batch dims."""
+    n = bx.size(-1)
+    shape = ember.broadcast_shapes(bL.shape[:-2], bx.shape[:-1])
+    L = bL.expand(shape + (n, n))
+    x = bx.expand(shape + (n,))
+    M = ember.linalg.solve_triangular(L, x.unsqueeze(-1), upper=False).squeeze(-1)
+    return M.pow(2).sum(-1)
+
+
+# ---------------------------------------------------------------------------------------------
+# Standard gamma draws with implicit reparameterisation
+
+def _sample_standard_gamma(alpha):
+    """Gamma(alpha, 1) draws of alpha's shape (Marsaglia-Tsang, boosted for alpha < 1), from
+    ember's RNG; no gradient."""
+    with ember.no_grad():
+        a = alpha.detach()
+        small = a < 1
+        a_boost = ember.where(small, a + 1, a)
+        d = a_boost - 1.0 / 3.0
+        c = 1.0 / ember.sqrt(9.0 * d)
+        out = ember.zeros_like(a)
+        todo = ember.ones(a.shape, dtype=ember.bool)
+        for _ in range(1000):
+            if not bool(todo.any()):
+                break
+            x = ember.empty(a.shape, dtype=a.dtype).normal_()
+            u = ember.empty(a.shape, dtype=a.dtype).uniform_()
+            v = (1 + c * x) ** 3
+            safe_v = ember.where(v > 0, v, ember.ones_like(v))
+            accept = (v > 0) & (ember.log(u) < 0.5 * x * x + d - d * safe_v + d * ember.log(safe_v))
+            take = accept & todo
+            out = ember.where(take, d * safe_v, out)
+            todo = todo & ~take
+        u = ember.empty(a.shape, dtype=a.dtype).uniform_()
+        boost = ember.where(small, u.clamp(min=ember.finfo(a.dtype).tiny) ** (1.0 / a), ember.ones_like(a))
+        return (out * boost).clamp(min=ember.finfo(a.dtype).tiny)
+
+
+def _standard_gamma_grad(x, alpha):
+    """d x / d alpha for x ~ Gamma(alpha, 1) at fixed CDF value (implicit reparameterisation):
+    ``-(dP(alpha, x)/dalpha) / p(x; alpha)``, with the derivative of the regularised incomplete
+    gamma function taken by a float64 central difference."""
+    xd = x.detach().double()
+    ad = alpha.detach().double()
+    h = 1e-5 * ad  # relative step: alpha - h stays positive
+    dP = (ember.special.gammainc(ad + h, xd) - ember.special.gammainc(ad - h, xd)) / (2 * h)
+    log_pdf = (ad - 1) * ember.log(xd) - xd - ember.lgamma(ad)
+    grad = -dP / ember.exp(log_pdf)
+    return grad.to(x.dtype)
+
+
+class _StandardGamma(ember.autograd.Function):
+    @staticmethod
+    def forward(ctx, alpha):
+        x = _sample_standard_gamma(alpha)
+        ctx.save_for_backward(x, alpha)
+        return x
+
+    @staticmethod
+    def backward(ctx, grad_output):
+        x, alpha = ctx.saved_tensors
+        return grad_output * _standard_gamma_grad(x, alpha)
+
+
+def _standard_gamma(alpha):
+    """Reparameterised Gamma(alpha, 1) draws: differentiable w.r.t. ``alpha``."""
+    if alpha.requires_grad and ember.is_grad_enabled():
+        return _StandardGamma.apply(alpha)
+    return _sample_standard_gamma(alpha)
