@@ -68,3 +68,37 @@ def assert_close(actual, expected, atol=1e-5, rtol=1.3e-6, check_dtype=False, ms
     else:
         np.testing.assert_allclose(a.astype(np.complex128 if a.dtype.kind == "c" else np.float64),
                                    e, atol=atol, rtol=rtol, equal_nan=True, err_msg=msg)
+
+
+_TV_LIBS = []
+
+
+def import_torchvision():
+    """torchvision (the vision tests' oracle), or skip. The local index's torchvision wheels
+    are CUDA builds; beside a CPU-only torch their C++ ops cannot load and the import fails at
+    the nms fake registration: those schemas are defined here so the pure-Python parts
+    (transforms, models, box ops, the Python roi_align) import."""
+    import sys
+
+    import pytest
+    if torch is None:
+        pytest.skip("torch not installed")
+    try:
+        import torchvision
+        return torchvision
+    except ImportError:
+        pytest.skip("torchvision not installed")
+    except RuntimeError as e:
+        if "torchvision::" not in str(e):
+            raise
+    for k in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
+        del sys.modules[k]
+    lib = torch.library.Library("torchvision", "FRAGMENT")
+    for op in ("nms", "qnms"):
+        try:
+            lib.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
+        except RuntimeError:
+            pass
+    _TV_LIBS.append(lib)
+    import torchvision
+    return torchvision

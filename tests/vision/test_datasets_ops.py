@@ -11,6 +11,7 @@ import numpy as np
 import pytest
 
 import ember
+from helpers import import_torchvision
 import ember.vision.datasets as datasets
 import ember.vision.ops as ops
 
@@ -18,31 +19,8 @@ torch = pytest.importorskip("torch")
 PIL = pytest.importorskip("PIL")
 from PIL import Image  # noqa: E402
 
-_LIBS = []
 
 
-def _torchvision():
-    """Import torchvision; a CUDA build beside a CPU torch cannot load its C++ ops and fails
-    at the nms fake registration: define those schemas so the Python parts import."""
-    try:
-        import torchvision
-        return torchvision
-    except ImportError:
-        pytest.skip("torchvision not installed")
-    except RuntimeError as e:
-        if "torchvision::" not in str(e):
-            raise
-    for k in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-        del sys.modules[k]
-    lib = torch.library.Library("torchvision", "FRAGMENT")
-    for op in ("nms", "qnms"):
-        try:
-            lib.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        except RuntimeError:
-            pass
-    _LIBS.append(lib)
-    import torchvision
-    return torchvision
 
 
 def _e(a):
@@ -56,7 +34,7 @@ def _t(a):
 # ----------------------------------------------------------------------------- datasets
 
 def test_fakedata_matches_torchvision():
-    tv = _torchvision()
+    tv = import_torchvision()
     ours = datasets.FakeData(size=5, image_size=(3, 8, 6), num_classes=4, random_offset=3)
     ref = tv.datasets.FakeData(size=5, image_size=(3, 8, 6), num_classes=4, random_offset=3)
     assert len(ours) == 5
@@ -100,7 +78,7 @@ def _write_pngs(root):
 
 
 def test_imagefolder_matches_torchvision(tmp_path):
-    tv = _torchvision()
+    tv = import_torchvision()
     root = str(tmp_path)
     _write_pngs(root)
     with pytest.raises(FileNotFoundError, match="empty"):
@@ -160,7 +138,7 @@ def _write_mnist(root, name, gz=False):
 
 @pytest.mark.parametrize("cls_name", ["MNIST", "FashionMNIST"])
 def test_mnist_reader_matches_torchvision(tmp_path, cls_name):
-    tv = _torchvision()
+    tv = import_torchvision()
     arrays = _write_mnist(str(tmp_path), cls_name)
     for train in (True, False):
         ours = getattr(datasets, cls_name)(str(tmp_path), train=train)
@@ -251,7 +229,7 @@ def _boxes(n, rng, scale=20.0):
 
 
 def test_box_ops_match_torchvision():
-    tv = _torchvision()
+    tv = import_torchvision()
     rng = np.random.default_rng(0)
     a, b = _boxes(6, rng), _boxes(4, rng)
     for fn in ("box_iou", "generalized_box_iou", "distance_box_iou", "complete_box_iou"):
@@ -280,7 +258,7 @@ def test_box_iou_differentiable():
     b = ember.tensor([[2.0, 2.0, 6.0, 6.0]])
     ops.generalized_box_iou(a, b).sum().backward()
     ta = torch.tensor([[0.0, 0.0, 4.0, 4.0]], requires_grad=True)
-    tv = _torchvision()
+    tv = import_torchvision()
     tv.ops.generalized_box_iou(ta, torch.tensor([[2.0, 2.0, 6.0, 6.0]])).sum().backward()
     np.testing.assert_allclose(a.grad.numpy(), ta.grad.numpy(), rtol=1e-5)
 
@@ -322,7 +300,7 @@ def test_nms_and_batched_nms():
     assert ops.nms(ember.zeros((0, 4)), ember.zeros(0), 0.5).shape == (0,)
     assert ops.batched_nms(ember.zeros((0, 4)), ember.zeros(0), ember.zeros(0, dtype=ember.int64), 0.5).shape == (0,)
     # torchvision's own kernel, where it loads
-    tv = _torchvision()
+    tv = import_torchvision()
     try:
         want = tv.ops.nms(_t(boxes), _t(scores), 0.3).tolist()
     except (RuntimeError, NotImplementedError):
@@ -401,7 +379,7 @@ ROIS_OUTSIDE = np.array([[1, -2.0, 3.0, 4.0, 14.0], [1, 0.0, 0.0, 19.0, 23.0], [
 @pytest.mark.parametrize("aligned", [False, True])
 @pytest.mark.parametrize("sampling_ratio", [-1, 2])
 def test_roi_align(aligned, sampling_ratio):
-    tv = _torchvision()
+    tv = import_torchvision()
     rng = np.random.default_rng(4)
     x = rng.standard_normal((2, 3, 12, 10)).astype(np.float32)
     rois = np.concatenate([ROIS, ROIS_OUTSIDE])
@@ -470,7 +448,7 @@ def test_roi_pool():
     lst = [_e(rois[rois[:, 0] == 0, 1:]), _e(rois[rois[:, 0] == 1, 1:])]
     np.testing.assert_array_equal(ops.RoIPool(3, 1.0)(_e(x), lst).numpy()[[0, 2, 1, 3]].shape, (4, 2, 3, 3))
     assert repr(ops.RoIPool((3, 2), 0.5)) == "RoIPool(output_size=(3, 2), spatial_scale=0.5)"
-    tv = _torchvision()
+    tv = import_torchvision()
     try:
         want = tv.ops.roi_pool(_t(x), _t(rois), (3, 2), 1.0).numpy()
     except (RuntimeError, NotImplementedError):
@@ -482,7 +460,7 @@ def test_roi_pool():
 
 @pytest.mark.parametrize("reduction", ["none", "mean", "sum"])
 def test_sigmoid_focal_loss(reduction):
-    tv = _torchvision()
+    tv = import_torchvision()
     rng = np.random.default_rng(6)
     x = rng.standard_normal((5, 3)).astype(np.float32)
     y = (rng.random((5, 3)) > 0.5).astype(np.float32)
@@ -515,7 +493,7 @@ def test_stochastic_depth():
 
 
 def test_misc_blocks_match_torchvision_layout():
-    tv = _torchvision()
+    tv = import_torchvision()
     e = ops.Conv2dNormActivation(3, 8, kernel_size=3, stride=2)
     r = tv.ops.Conv2dNormActivation(3, 8, kernel_size=3, stride=2)
     assert list(e.state_dict()) == list(r.state_dict())

@@ -1,41 +1,17 @@
 """ember.vision.models against torchvision.models: state_dict keys/shapes, outputs with the
 same weights, initialisation statistics, a training step, and the no-download errors."""
-import sys
 
 import numpy as np
 import pytest
 
 import ember
+from helpers import import_torchvision
 import ember.vision.models as models
 
 torch = pytest.importorskip("torch")
 
-_LIBS = []
 
 
-def _torchvision():
-    """Import torchvision; a CUDA build next to a CPU torch cannot load its C++ ops, which
-    breaks its import at the nms fake registration: define those schemas so the pure-Python
-    parts (models, box ops, the Python roi_align) still import."""
-    try:
-        import torchvision
-        return torchvision
-    except ImportError:
-        pytest.skip("torchvision not installed")
-    except RuntimeError as e:
-        if "torchvision::" not in str(e):
-            raise
-    for k in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-        del sys.modules[k]
-    lib = torch.library.Library("torchvision", "FRAGMENT")
-    for op in ("nms", "qnms"):
-        try:
-            lib.define(f"{op}(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        except RuntimeError:
-            pass
-    _LIBS.append(lib)
-    import torchvision
-    return torchvision
 
 
 # name, input size. VGG's 100M-parameter classifier makes each VGG build take seconds, so
@@ -54,7 +30,7 @@ def _pair(name, num_classes=7):
     """(ember model, torchvision model), built once per module."""
     key = (name, num_classes)
     if key not in _CACHE:
-        tv = _torchvision()
+        tv = import_torchvision()
         torch.manual_seed(0)
         # VGG's own init (normal_ over its 100M classifier weights) costs seconds: skipped
         # here, as the weights are replaced by torchvision's anyway.
@@ -84,7 +60,7 @@ def test_state_dict_matches_torchvision(name):
 
 @pytest.mark.parametrize("name", STRUCTURE_ONLY)
 def test_state_dict_matches_torchvision_deep(name):
-    tv = _torchvision()
+    tv = import_torchvision()
     with torch.device("meta"):
         ref = tv.models.get_model(name, num_classes=10)
     _assert_same_state_layout(models.get_model(name, num_classes=10), ref)
@@ -93,7 +69,7 @@ def test_state_dict_matches_torchvision_deep(name):
 @pytest.mark.parametrize("cfg", ["A", "B", "D", "E"])
 @pytest.mark.parametrize("bn", [False, True])
 def test_vgg_configurations_match_torchvision(cfg, bn):
-    tv = _torchvision()
+    tv = import_torchvision()
     from torchvision.models import vgg as tv_vgg
     from ember.vision.models import vgg as e_vgg
     _assert_same_state_layout(e_vgg.make_layers(e_vgg.cfgs[cfg], bn), tv_vgg.make_layers(tv_vgg.cfgs[cfg], bn))
@@ -127,7 +103,7 @@ def test_outputs_match_torchvision_with_same_weights(name, size):
 
 
 def test_torchvision_module_loads_via_torch_save(tmp_path):
-    tv = _torchvision()
+    tv = import_torchvision()
     ref = tv.models.resnet18(num_classes=3)
     p = tmp_path / "r18.pth"
     torch.save(ref.state_dict(), p)
@@ -137,7 +113,7 @@ def test_torchvision_module_loads_via_torch_save(tmp_path):
 
 
 def test_initialisation_like_torchvision():
-    _torchvision()
+    import_torchvision()
     ember.manual_seed(0)
     m = models.resnet18()
     w = m.conv1.weight.detach().numpy()

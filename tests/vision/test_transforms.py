@@ -1,12 +1,12 @@
 """ember.vision.transforms vs torchvision.transforms (v1): same inputs, same outputs, and
 seeded random transforms pick the same parameters."""
 import random
-import sys
 
 import numpy as np
 import pytest
 
 import ember
+from helpers import import_torchvision
 import ember.vision.transforms as ET
 import ember.vision.transforms.functional as EF
 
@@ -14,27 +14,9 @@ torch = pytest.importorskip("torch")
 Image = pytest.importorskip("PIL.Image")
 
 
-def _import_torchvision():
-    try:
-        import torchvision
-        return torchvision
-    except ImportError:
-        pytest.skip("torchvision not installed")
-    except RuntimeError:
-        # A CUDA torchvision wheel beside a CPU-only torch: its C ops are missing, and the
-        # meta registrations of two of them fail. Define those two schemas and retry; the
-        # transforms we compare against are pure Python.
-        for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-            del sys.modules[name]
-        lib = torch.library.Library("torchvision", "DEF")
-        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        _import_torchvision.lib = lib
-        import torchvision
-        return torchvision
 
 
-tv = _import_torchvision()
+tv = import_torchvision()
 TT = tv.transforms
 TF = tv.transforms.functional
 

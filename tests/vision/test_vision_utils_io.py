@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember
+from helpers import import_torchvision
 import ember.vision as ev
 from ember.vision import io as eio, utils as eutils
 
@@ -18,21 +19,7 @@ RNG = np.random.default_rng(0)
 
 def _torchvision():
     torch = pytest.importorskip("torch")
-    try:
-        import torchvision
-        return torch, torchvision
-    except ImportError:
-        pytest.skip("torchvision not installed")
-    except RuntimeError:
-        # CUDA torchvision wheel beside a CPU-only torch (see test_transforms.py)
-        for name in [m for m in sys.modules if m == "torchvision" or m.startswith("torchvision.")]:
-            del sys.modules[name]
-        lib = torch.library.Library("torchvision", "DEF")
-        lib.define("nms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        lib.define("qnms(Tensor dets, Tensor scores, float iou_threshold) -> Tensor")
-        _torchvision.lib = lib
-        import torchvision
-        return torch, torchvision
+    return torch, import_torchvision()
 
 
 def pair(a):
