@@ -524,3 +524,25 @@ def test_weighted_random_sampler_matches_torch_for_a_seeded_generator():
     e = list(ember.utils.data.WeightedRandomSampler(w, 40, generator=g))
     t = list(torch.utils.data.WeightedRandomSampler(w, 40, generator=gt))
     assert e == t
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "bfloat16", "float16"])
+@pytest.mark.parametrize("lambd", [1.0, 2.5])
+def test_exponential_follows_torchs_stream(dtype, lambd):
+    ember.manual_seed(1)
+    torch.manual_seed(1)
+    e = ember.empty(4000, dtype=getattr(ember, dtype)).exponential_(lambd)
+    t = torch.empty(4000, dtype=getattr(torch, dtype)).exponential_(lambd)
+    np.testing.assert_array_equal(e.float().numpy(), t.float().numpy())
+    np.testing.assert_array_equal(ember.rand(3).numpy(), torch.rand(3).numpy())
+
+
+@pytest.mark.parametrize("seed", range(8))
+@pytest.mark.parametrize("weights,n", [([0.2, 0.3, 0.5], 2), ([[1.0, 2, 3, 4, 5], [5, 1, 1, 1, 1]], 3),
+                                       ([0.1] * 10, 1)])
+def test_multinomial_without_replacement_follows_torchs_stream(seed, weights, n):
+    ember.manual_seed(seed)
+    torch.manual_seed(seed)
+    e = ember.multinomial(ember.tensor(weights), n, False)
+    t = torch.multinomial(torch.tensor(weights), n, False)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())

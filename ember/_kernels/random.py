@@ -691,7 +691,20 @@ def exponential(a, lambd=1.0, generator=None):
     _check_continuous(a.dtype, "Exponential", _SCALAR[_name(a.dtype)])
     if not lambd > 0:
         raise RuntimeError(f"exponential_ expects lambda > 0.0, but found lambda={_g(lambd)}")
-    return _draw(a, lambda g, n: g.standard_exponential(n) / lambd, generator)
+    # torch's CPU stream: -1/lambda * log1p(-u), u a double uniform per element
+    out = _like_layout(a, a.dtype)
+    u = engine(generator).uniform01(out.size, np.float64)
+    return _fill(out, _exponential_values(u, lambd, a.dtype))
+
+
+def _exponential_values(u, lambd, dt):
+    """-1/lambda * log1p(-u) in double, cast to ``dt`` as torch casts (a half type through
+    float32)."""
+    with np.errstate(divide="ignore"):
+        v = (-1.0 / lambd) * np.log1p(-u)
+    if np.dtype(dt).itemsize == 2:
+        v = v.astype(np.float32)
+    return v.astype(dt)
 
 
 def geometric(a, p, generator=None):
@@ -759,10 +772,12 @@ def multinomial(a, num_samples, replacement=False, generator=None):
     eng._fresh_key = None
     rows = p.shape[0]
     if not replacement or num_samples == 1:
-        # Gumbel top-k, as torch: argmax/topk of p / q with q ~ Exp(1)
-        q = eng.np.standard_exponential(p.shape)
+        # Gumbel top-k, as torch: argmax/topk of p / q with q ~ Exp(1) drawn from torch's
+        # stream in the input's dtype
+        low = a.dtype if a.dtype.kind == "f" and a.dtype.itemsize >= 4 else np.float32
+        q = _exponential_values(eng.uniform01(p.size, np.float64), 1.0, a.dtype)
         with np.errstate(divide="ignore", invalid="ignore"):
-            score = p / q
+            score = np.divide(a.reshape(p.shape).astype(low), q.reshape(p.shape).astype(low))
         idx = np.argsort(-score, axis=1, kind="stable")[:, :num_samples]
     else:
         # torch's stream: per row, the running sum in the input's precision (float32 for
