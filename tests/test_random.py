@@ -546,3 +546,17 @@ def test_multinomial_without_replacement_follows_torchs_stream(seed, weights, n)
     e = ember.multinomial(ember.tensor(weights), n, False)
     t = torch.multinomial(torch.tensor(weights), n, False)
     np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("layout", ["expanded", "transposed"])
+def test_functional_bernoulli_draws_in_a_contiguous_result_like_torch(layout):
+    p = np.random.default_rng(0).random((4, 3))
+    def make(lib, arr):
+        t = lib.tensor(arr)
+        return t[0].expand(5, 3) if layout == "expanded" else t.t()
+    ember.manual_seed(2)
+    torch.manual_seed(2)
+    e = ember.bernoulli(make(ember, p))
+    t = torch.bernoulli(make(torch, p))
+    assert e.is_contiguous() and t.is_contiguous()
+    np.testing.assert_array_equal(e.numpy(), t.numpy())

@@ -623,7 +623,8 @@ def bernoulli(a, generator=None):
         raise RuntimeError("Expected p_in >= 0 && p_in <= 1 to be true, but got false.  (Could "
                            "this error message be improved?  If so, please report an enhancement "
                            "request to PyTorch.)")
-    return _bernoulli_tensor(_like_layout(a, a.dtype), a, engine(generator))
+    # torch's functional form allocates a contiguous result (draws in its C order)
+    return _bernoulli_tensor(np.empty(a.shape, a.dtype), a, engine(generator))
 
 
 def _bernoulli_tensor(out, p, eng):
