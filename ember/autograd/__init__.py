@@ -113,6 +113,17 @@ def _grad_batched(outputs, inputs, inputs_t, grad_outputs, retain_graph, create_
     if any(g is not None and not isinstance(g, Tensor) for g in grad_outputs):
         raise RuntimeError("grad_outputs must be Tensors when is_grads_batched=True")
     keep = [i for i, g in enumerate(grad_outputs) if g is not None]
+    for i in keep:
+        o, g = outputs[i], grad_outputs[i]
+        if isinstance(o, Tensor) and tuple(g.shape[1:]) != tuple(o.shape):
+            raise RuntimeError(f"If `is_grads_batched=True`, we interpret the first dimension "
+                               f"of each grad_output as the batch dimension. The sizes of the "
+                               f"remaining dimensions are expected to match the shape of "
+                               f"corresponding output, but a mismatch was detected: "
+                               f"grad_output[{i}] has a shape of {g.shape[1:]} and "
+                               f"output[{i}] has a shape of {o.shape}. If you only want some "
+                               f"tensors in `grad_output` to be considered batched, consider "
+                               f"using vmap.")
     unused = []
 
     def vjp(*gs):

@@ -106,9 +106,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     ``inputs``, only those inputs get their ``.grad`` accumulated (non-leaves included)."""
     if retain_graph is None:
         retain_graph = create_graph
+    grads = _make_grads(outputs, grad_outputs)     # like torch: types checked first
     if len(grad_outputs) != len(outputs):
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
-    grads = _make_grads(outputs, grad_outputs)
     roots = []
     for i, o in enumerate(outputs):
         edge = _edge_of(o)
@@ -186,7 +186,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 for _, h in list(node._pre_hooks):
                     r = h(tuple(gs))
                     if r is not None:
-                        gs = list(r)
+                        gs = _check_hook_values(h, gs, r)
             if state.anomaly:
                 out = _apply_anomaly(node, gs)
             elif is_acc and not create_graph and type(node) is AccumulateGrad:
@@ -198,7 +198,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 for _, h in list(node._hooks):
                     r = h(tuple(out), tuple(gs))
                     if r is not None:
-                        out = list(r)
+                        out = _check_hook_values(h, out, r)
             if not retain_graph:
                 rel = getattr(node, "release", None)
                 if rel is not None:
@@ -359,14 +359,14 @@ def _run_tensor_hooks(node, gs):
                 for _, h in list(hooks):
                     r = h(gs[nr])
                     if r is not None:
-                        gs[nr] = r
+                        gs[nr] = _check_hook_value(h, gs[nr], r)
     if isinstance(node, AccumulateGrad):
         t = node.variable
         if t is not None and t._meta is not None and t._meta.hooks:
             for _, h in list(t._meta.hooks):
                 r = h(gs[0])
                 if r is not None:
-                    gs[0] = r
+                    gs[0] = _check_hook_value(h, gs[0], r)
     rh = node._retain_hooks
     if rh:
         for nr, ref in rh.items():
@@ -379,3 +379,35 @@ def _run_tensor_hooks(node, gs):
                 else:
                     m.grad = m.grad + g
     return gs
+
+
+def _hook_name(h):
+    return getattr(h, "__name__", "<unknown>")
+
+
+def _check_hook_value(h, old, new):
+    """torch's checks of a gradient returned by a hook: a Tensor of the same dtype and size
+    as the one it replaces (``old``; None where no gradient flowed)."""
+    if new is None:
+        return None
+    if not isinstance(new, Tensor):
+        raise TypeError(f"expected Variable, but hook returned '{type(new).__name__}'")
+    if old is None:
+        raise RuntimeError("can't replace a None gradient with a non-None value")
+    if new._data.dtype != old._data.dtype:
+        from ember.autograd.graph import _type_str
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the type of value (was "
+                           f"{_type_str(old)} got {_type_str(new)})")
+    if new._data.shape != old._data.shape:
+        raise RuntimeError(f"hook '{_hook_name(h)}' has changed the size of value")
+    return new
+
+
+def _check_hook_values(h, old, new):
+    """The tuple returned by a Node pre- or post-hook: one value per gradient."""
+    if not isinstance(new, tuple):
+        raise TypeError(f"expected tuple, but hook returned '{type(new).__name__}'")
+    if len(new) != len(old):
+        raise RuntimeError(f"hook '{_hook_name(h)}' has returned an incorrect number of values "
+                           f"(got {len(new)}, but expected {len(old)})")
+    return [_check_hook_value(h, o, n) for o, n in zip(old, new)]

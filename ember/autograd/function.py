@@ -236,6 +236,13 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args, **kwargs):
+        if not cls.generate_vmap_rule and cls.vmap is Function.vmap and \
+                any(type(a).__name__ == "BatchedTensor" for a in args):
+            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have "
+                               f"vmap support. Please override and implement the vmap "
+                               f"staticmethod or set generate_vmap_rule=True. For more details, "
+                               f"please see https://pytorch.org/docs/main/notes/"
+                               f"extending.func.html")
         setup = _is_setup_context_defined(cls.setup_context)
         if setup:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)

@@ -113,8 +113,11 @@ class set_grad_enabled(_GradModeContext):
     """Set grad mode on or off; takes effect immediately, and as a context restores it."""
 
     def __init__(self, mode: bool):
+        if not isinstance(mode, bool):
+            raise TypeError(f"set_grad_enabled(): argument 'enabled' (position 1) must be bool, "
+                            f"not {type(mode).__name__}")
         self._prev = (state.grad_enabled, state.inference_mode)
-        self.mode = bool(mode)
+        self.mode = mode
         state.grad_enabled = self.mode
 
     def __enter__(self):

@@ -218,8 +218,17 @@ class OpNode(Node):
             arg = name[7:]
             op = self.op
             if arg == "result" and op.saves_result:
+                self._check_released()
                 return self.result if not isinstance(self.result, _Packed) else \
                     self.result.unpack()
+            if arg.endswith("_sym_sizes") and arg[:-10] in op.argnames:
+                # the shape of a tensor argument (torch saves it for e.g. sum, expand)
+                i = op.argnames.index(arg[:-10])
+                k = 0
+                for j, is_list, _ in op.tensor_args:
+                    if j == i and not is_list:
+                        return tuple(self.metas[k][0])
+                    k += self._list_lens.get(j, 0) if is_list else 1
             if arg in op.argnames:
                 i = op.argnames.index(arg)
                 if i in op.saved_args or not any(i == j for j, _, _ in op.tensor_args):
@@ -413,7 +422,8 @@ class AccumulateGrad(Node):
         m = t._meta
         if m.post_acc_hooks:
             for _, h in list(m.post_acc_hooks):
-                h(t)
+                if h(t) is not None:
+                    raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []
 
 
