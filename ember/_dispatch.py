@@ -414,6 +414,18 @@ def _cast_inputs(op, vals, cd):
             vals[i] = [x if x.dtype == cd else x.astype(cd) for x in v]
 
 
+def _raise_broadcast_error(vals, err):
+    """NumPy's "could not be broadcast" ValueError from a kernel as torch's RuntimeError
+    naming the mismatched sizes (returns when ``err`` is something else)."""
+    if "broadcast" not in str(err):
+        return
+    from ember._kernels.util import broadcast_shape
+    shape = None
+    for v in vals:
+        if type(v) is _ndarray:
+            shape = v.shape if shape is None else broadcast_shape(shape, v.shape)
+
+
 def _call_inplace(op, args, vals, res_dt, req):
     """In-place variant: compute out of place, check the cast, write into argument 0."""
     self = args[0]
@@ -454,7 +466,11 @@ def _call_inplace(op, args, vals, res_dt, req):
         if node is not None:
             _graph.rebase_history(self, node)
         return self
-    res = op.kernel(*vals)
+    try:
+        res = op.kernel(*vals)
+    except ValueError as e:
+        _raise_broadcast_error(vals, e)
+        raise
     if type(res) is not _ndarray:
         res = np.asarray(res)
     if res.shape != dst.shape:

@@ -153,3 +153,13 @@ def test_reflected_true_division_is_reciprocal_times_scalar_like_torch():
         t = 255 / real_torch.tensor(vals, dtype=getattr(real_torch, dtype))
         assert str(e.dtype) == str(t.dtype)
         np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_", "mul_", "div_", "pow_", "clamp_"])
+def test_inplace_broadcast_mismatch_raises_runtime_error_like_torch(op):
+    import torch as real_torch
+    for lib, kind in ((ember, "ember"), (real_torch, "torch")):
+        y = lib.ones(3, 4)
+        with pytest.raises(RuntimeError, match=r"size of tensor a \(3\) must match the size of "
+                                               r"tensor b \(4\)"):
+            getattr(y[:, 2], op)(y[0])
