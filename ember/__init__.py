@@ -125,6 +125,9 @@ _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multipr
 
 
 def __getattr__(name):
+    if name == "vmap":                    # torch.vmap is torch.func.vmap
+        from ember.func import vmap
+        return vmap
     if name in _LAZY_SUBMODULES:
         import importlib
         module = importlib.import_module(f"ember.{name}")

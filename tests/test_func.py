@@ -478,3 +478,9 @@ def test_autograd_grad_is_grads_batched_matches_torch(create_graph):
         assert tuple(e.shape) == tuple(t.shape)
         np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-10,
                                    atol=1e-12)
+
+
+def test_top_level_vmap_is_func_vmap():
+    assert ember.vmap is ember.func.vmap
+    np.testing.assert_array_equal(ember.vmap(lambda x: x.sum())(ember.ones(3, 4)).numpy(),
+                                  np.full(3, 4.0))
