@@ -338,6 +338,9 @@ def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
     z.write(".data/serialization_id", _serialization_id().encode())
     z.close()
     if _is_path(f):
+        parent = os.path.dirname(os.path.abspath(os.fspath(f)))
+        if not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {os.path.dirname(os.fspath(f))} does not exist.")
         with open(f, "wb") as fh:
             fh.write(buf.getvalue())
     else:
@@ -377,11 +380,10 @@ class _LoadedStorage:
     def _ember(self):
         from ember.storage import UntypedStorage, TypedStorage
         u = UntypedStorage._wrap(self.bytes, self.bytes)
-        if self.dtype is None:
-            return u
         s = object.__new__(TypedStorage)
         s._untyped_storage = u
-        s.dtype = self.dtype
+        # torch hands back a bare saved UntypedStorage as TypedStorage(dtype=torch.uint8)
+        s.dtype = self.dtype if self.dtype is not None else _dtype.uint8
         return s
 
 
@@ -518,7 +520,6 @@ def _allowed_globals():
         "_codecs.encode": __import__("codecs").encode,
         "builtins.bytearray": bytearray,
         "builtins.set": set,
-        "builtins.frozenset": frozenset,
         "builtins.complex": complex,
         "torch._utils._rebuild_tensor": _rebuild_tensor_v1,
         "torch._utils._rebuild_tensor_v2": _rebuild_tensor_v2,
@@ -675,6 +676,9 @@ def _apply_map_location(storage, location, map_location):
         target = map_location.get(location, location)
         _check_location(target)
         return storage
+    from ember._device import device
+    if not isinstance(map_location, (str, device)):
+        raise TypeError(f"'{type(map_location).__name__}' object is not callable")
     _check_location(map_location)
     return storage
 
@@ -694,25 +698,27 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if isinstance(map_location, str) or map_location is not None and \
             type(map_location).__name__ == "device":
         _check_location(map_location)
+    if mmap and not _is_path(f):
+        raise ValueError("f must be a file path in order to use the mmap argument")
     if _is_path(f):
         with open(f, "rb") as fh:
-            return _load_stream(fh, map_location, weights_only)
+            return _load_stream(fh, map_location, weights_only, mmap=mmap, name=f)
     if not hasattr(f, "read"):
         raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
                              "'read' attribute")
     return _load_stream(f, map_location, weights_only)
 
 
-def _load_stream(fh, map_location, weights_only):
+def _load_stream(fh, map_location, weights_only, mmap=False, name=None):
     start = fh.tell() if hasattr(fh, "tell") else 0
     magic = fh.read(4)
     fh.seek(start)
     if magic[:2] != b"PK":
-        if magic[:1] == b"\x80":
-            raise NotImplementedError("ember.load: the legacy (pre-1.6, non-zip) torch.save "
-                                      "format is not supported")
-        raise pickle.UnpicklingError("ember.load: not a torch checkpoint (expected a zip "
-                                     "archive)")
+        if mmap:
+            raise RuntimeError(f"mmap can only be used with files saved with `torch.save({name}, "
+                               "_use_new_zipfile_serialization=True), please torch.save your "
+                               "checkpoint with this option in order to use mmap.")
+        return _load_legacy(fh, map_location, weights_only)
     zf = zipfile.ZipFile(fh)
     names = zf.namelist()
     if not names or "/" not in names[0]:
@@ -759,6 +765,91 @@ def _load_stream(fh, map_location, weights_only):
     return _storages_to_ember(result)
 
 
+# ---------------------------------------------------------------- legacy (pre-1.6) format
+_LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
+_LEGACY_PROTOCOL = 1001
+
+
+def _no_persistent(pid):
+    raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+
+
+def _load_legacy(fh, map_location, weights_only):
+    """torch's non-zip format: pickles of the magic number, protocol version, sys info, the
+    object (storages as persistent ids ``('storage', type, key, location, numel, view)``) and
+    the sorted storage keys, then each storage as an int64 element count and its raw bytes."""
+    def small():
+        return _Unpickler(fh, _no_persistent, weights_only).load()
+
+    magic = small()
+    if magic != _LEGACY_MAGIC:
+        raise RuntimeError("Invalid magic number; corrupt file?")
+    protocol = small()
+    if protocol != _LEGACY_PROTOCOL:
+        raise RuntimeError(f"Invalid protocol version: {protocol}")
+    sys_info = small()
+    little = sys_info.get("little_endian", True) if isinstance(sys_info, dict) else True
+    swap = little != (sys.byteorder == "little")
+    loaded = {}     # key -> _LoadedStorage (data filled in after the object pickle)
+    views = {}
+
+    def persistent_load(pid):
+        if not isinstance(pid, tuple) or not pid or pid[0] not in ("storage", b"storage"):
+            raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
+        stype, key, location, numel = pid[1:5]
+        view_metadata = pid[5] if len(pid) > 5 else None
+        key = key.decode() if isinstance(key, bytes) else str(key)
+        location = location.decode() if isinstance(location, bytes) else location
+        dtype = stype.dtype if isinstance(stype, StorageType) else None
+        if key not in loaded:
+            item = dtype.itemsize if dtype is not None else 1
+            ls = _LoadedStorage(np.zeros(int(numel) * item, np.uint8), dtype)
+            ls = _apply_map_location(ls, location, map_location)
+            loaded[key] = ls
+        base = loaded[key]
+        if view_metadata is None:
+            return base
+        view_key, offset, view_size = view_metadata
+        view_key = view_key.decode() if isinstance(view_key, bytes) else str(view_key)
+        if view_key not in views:
+            item = dtype.itemsize if dtype is not None else 1
+            views[view_key] = _LoadedStorage(
+                base.bytes[int(offset) * item:(int(offset) + int(view_size)) * item], dtype)
+        return views[view_key]
+
+    result = _Unpickler(fh, persistent_load, weights_only).load()
+    keys = small()
+    for key in keys:
+        key = key.decode() if isinstance(key, bytes) else str(key)
+        head = fh.read(8)
+        if len(head) != 8:
+            raise RuntimeError("ember.load: truncated legacy checkpoint")
+        count = int.from_bytes(head, "little" if little else "big", signed=True)
+        ls = loaded.get(key)
+        if ls is None:
+            raise RuntimeError(f"ember.load: legacy checkpoint has data for unknown storage {key}")
+        item = ls.dtype.itemsize if ls.dtype is not None else 1
+        nbytes = count * item
+        arr = ls.bytes
+        if arr.shape[0] != nbytes:
+            raise RuntimeError(f"ember.load: storage {key} holds {arr.shape[0]} bytes but the "
+                               f"file has {nbytes}")
+        mv = memoryview(arr)
+        got = 0
+        while got < nbytes:
+            n = fh.readinto(mv[got:]) if hasattr(fh, "readinto") else None
+            if n is None:
+                chunk = fh.read(nbytes - got)
+                n = len(chunk)
+                arr[got:got + n] = np.frombuffer(chunk, np.uint8)
+            if not n:
+                raise RuntimeError("ember.load: truncated legacy checkpoint")
+            got += n
+        if swap and ls.dtype is not None and item > 1:
+            arr.view(ls.dtype.np).byteswap(inplace=True)
+    return _storages_to_ember(result)
+
+
 def _storages_to_ember(obj):
     """Bare storages in the result become ember storages (tensors already are tensors)."""
     if isinstance(obj, _LoadedStorage):
@@ -790,8 +881,15 @@ def _safetensors_numpy():
 def save_safetensors(tensors, filename, metadata=None):
     """Write a dict of name -> tensor to a .safetensors file."""
     stn = _safetensors_numpy()
-    arrays = {k: np.ascontiguousarray(v._data if hasattr(v, "_data") else np.asarray(v))
-              for k, v in tensors.items()}
+    from ember._tensor import Tensor
+    arrays = {}
+    for k, v in tensors.items():
+        if not isinstance(v, Tensor):
+            raise ValueError(f"Key `{k}` is invalid, expected torch.Tensor but received "
+                             f"{type(v)}")
+        a = np.asarray(v._data)
+        # np.ascontiguousarray turns a 0-d array into shape (1,): keep the shape
+        arrays[k] = np.ascontiguousarray(a).reshape(a.shape)
     stn.save_file(arrays, os.fspath(filename), metadata=metadata)
 
 
