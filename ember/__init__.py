@@ -25,6 +25,9 @@ from ember.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, in
 
 _install_methods(_METHODS, _FUNCTIONS)
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
+# torch's private samplers that distributions code calls by name (torch._standard_gamma ...)
+globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma_grad",
+                                              "_sample_dirichlet") if k in _FUNCTIONS})
 
 
 class layout:

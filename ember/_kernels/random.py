@@ -7,8 +7,16 @@ transformations for the common distributions, so with the same seed ember draws 
 numbers as torch for ``rand``/``uniform_``, ``randint``/``random_``, ``randperm``,
 ``bernoulli`` with tensor probabilities, and ``randn``/``normal`` (equal up to the last bit
 for float32 tensors of 16+ elements, where torch uses vectorised transcendental functions).
-Other distributions (exponential, geometric, log-normal, Cauchy, Poisson, multinomial) draw
-from the same stream through NumPy's algorithms: reproducible, but not torch's numbers.
+``exponential_``, ``geometric_``, ``log_normal_``, ``cauchy_``, ``multinomial``, ``poisson``,
+``binomial``, ``_standard_gamma`` and ``_sample_dirichlet`` follow torch's CPU kernels too:
+the same transformations of the same double uniforms / normals, in TensorIterator order. The
+rejection samplers (torch's ``sample_poisson``, ``sample_binomial``, ``sample_gamma``) draw
+element by element in a serial loop; ``_Uniforms`` feeds such loops from pre-drawn chunks and
+rewinds the engine to the last value used, and where every element shares its parameters
+and every attempt takes exactly two uniforms (Poisson with rate >= 10, BTRS) or one
+(binomial inversion) the loop is evaluated for all attempts at once (``_pair_attempts``,
+``_inversion_const``). Transcendentals come from the C library (``math``, ``ctypes`` for
+``lgamma``/``log1pf``), as torch's scalar kernels call them.
 The engine's state round-trips through torch's 5056-byte ``CPUGeneratorImplState`` layout.
 
 Every kernel takes the engine as its ``generator`` argument: an object with an ``_engine``
@@ -186,13 +194,26 @@ DEFAULT = Engine()
 _LIBM_MAX = 1 << 16
 
 
-def libm(fn, x):
+def _c_exp(v):
+    """C's exp (inf on overflow, where ``math.exp`` raises)."""
+    if v < 709.0:
+        return math.exp(v)
+    try:
+        return math.exp(v)
+    except OverflowError:
+        return math.inf
+
+
+def libm(fn, x, zero=None):
     """``fn`` (a ``math`` function: the C library's, as torch's scalar kernels call it)
     elementwise on a float64 array; NumPy's SIMD versions (which may differ in the last
     bit) for large arrays."""
     if x.size > _LIBM_MAX:
         return {math.sqrt: np.sqrt, math.log1p: np.log1p, math.log: np.log, math.cos: np.cos,
-                math.sin: np.sin}[fn](x)
+                math.sin: np.sin, math.exp: np.exp, math.tan: np.tan, _c_exp: np.exp}[fn](x)
+    if zero is not None:  # the value at 0 (math.log raises where C's log gives -inf)
+        f = fn
+        fn = lambda v: f(v) if v else zero  # noqa: E731
     return np.fromiter(map(fn, x.ravel().tolist()), np.float64, x.size).reshape(x.shape)
 
 
@@ -708,48 +729,64 @@ def _exponential_values(u, lambd, dt):
     return v.astype(dt)
 
 
+def _cast_double(v, dt):
+    """Cast float64 values to ``dt`` as torch's ``static_cast<scalar_t>(double)`` does (a half
+    type through float32, as c10::Half/BFloat16 are built from a float)."""
+    dt = np.dtype(dt)
+    with np.errstate(over="ignore"):
+        if dt.kind == "f" and dt.itemsize == 2 or dt.name == "bfloat16":
+            v = v.astype(np.float32)
+        return v.astype(dt)
+
+
 def geometric(a, p, generator=None):
     if a.dtype.kind == "c":
         raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
                                   f"'{_SCALAR[_name(a.dtype)]}'")
     if not 0 < p < 1:
         raise RuntimeError(f"geometric_ expects p to be in (0, 1), but got p={_g(p)}")
+    # torch's stream: ceil(log(u) / log1p(-p)), u a double uniform per element
     out = _like_layout(a, a.dtype)
-    eng = engine(generator)
-    eng._fresh_key = None
-    with np.errstate(all="ignore"):
-        return _fill(out, eng.np.geometric(p, out.size).astype(a.dtype))
+    u = engine(generator).uniform01(out.size, np.float64)
+    with np.errstate(divide="ignore", invalid="ignore", over="ignore"):
+        lu = libm(math.log, u, zero=-math.inf) if u.size <= _LIBM_MAX else np.log(u)
+        v = np.ceil(lu / math.log1p(-p))
+        if a.dtype.kind in "iub":
+            # static_cast<integer>(double): truncation (out-of-range values wrap like the
+            # C conversion does on x86: the integer indefinite value)
+            v = v.astype(np.int64).astype(a.dtype) if a.dtype != np.bool_ else v != 0
+            return _fill(out, v)
+        return _fill(out, _cast_double(v, a.dtype))
 
 
 def log_normal(a, mean=1.0, std=2.0, generator=None):
     _check_continuous(a.dtype, "log_normal", _SCALAR[_name(a.dtype)])
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
-    return _draw(a, lambda g, n: g.lognormal(mean, std, n), generator)
+    # torch's stream: exp(normal_distribution<double>(mean, std)) per element (scalar
+    # Box-Muller with the engine's cached second value)
+    out = _like_layout(a, a.dtype)
+    z = engine(generator).normal_double(out.size)
+    with np.errstate(over="ignore"):
+        # (torch's CPU-capability build contracts ``z * std + mean`` into an fma)
+        return _fill(out, _cast_double(libm(_c_exp, fma(z, std, mean, np.float64)), a.dtype))
 
 
 def cauchy(a, median=0.0, sigma=1.0, generator=None):
     _check_continuous(a.dtype, "Cauchy", _CT_LONG.get(_name(a.dtype), _name(a.dtype)))
     if not sigma > 0:
         raise RuntimeError(f"cauchy_ expects sigma > 0.0, but found sigma={_g(sigma)}")
-    return _draw(a, lambda g, n: median + sigma * g.standard_cauchy(n), generator)
+    # torch's stream: median + sigma * tan(pi * (u - 0.5)), u a double uniform per element
+    out = _like_layout(a, a.dtype)
+    u = engine(generator).uniform01(out.size, np.float64)
+    with np.errstate(over="ignore"):
+        t = libm(math.tan, math.pi * (u - 0.5))
+        # median + sigma * tan(...), contracted into an fma as torch's build does
+        return _fill(out, _cast_double(fma(t, sigma, median, np.float64), a.dtype))
 
 
 _CT_LONG = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
             "uint8": "unsigned char", "bool": "bool"}
-
-
-def poisson(a, generator=None):
-    if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
-        raise NotImplementedError(f"\"poisson_cpu\" not implemented for "
-                                  f"'{_SCALAR[_name(a.dtype)]}'")
-    if a.size and not (a >= 0).all():
-        raise RuntimeError("invalid Poisson rate, expected rate to be non-negative")
-    eng = engine(generator)
-    eng._fresh_key = None
-    out = _like_layout(a, a.dtype)
-    lam = _memory_order_like(out, a).astype(np.float64)
-    return _fill(out, np.asarray(eng.np.poisson(lam)).astype(a.dtype))
 
 
 def multinomial(a, num_samples, replacement=False, generator=None):
@@ -793,3 +830,8 @@ def multinomial(a, num_samples, replacement=False, generator=None):
                         for r in range(rows)])
     idx = idx.astype(np.int64)
     return idx.reshape(num_samples) if a.ndim == 1 else idx
+
+
+# torch's serial rejection samplers live beside this module (imported last: they use it)
+from ember._kernels.random_serial import (binomial, poisson, sample_dirichlet,  # noqa: E402,F401
+                                          standard_gamma, standard_gamma_grad)

@@ -1,5 +1,6 @@
 """Random op records and their fronts: ``rand``, ``randn``, ``randint``, ``randperm``,
-``normal`` (4 overloads), ``bernoulli``, ``multinomial``, ``poisson``, the ``*_like``
+``normal`` (4 overloads), ``bernoulli``, ``multinomial``, ``poisson``, ``binomial``,
+``_standard_gamma`` (+ ``_standard_gamma_grad``), ``_sample_dirichlet``, the ``*_like``
 variants and the in-place samplers (``uniform_``, ``normal_``, ``bernoulli_``, ``random_``,
 ``exponential_``, ``geometric_``, ``log_normal_``, ``cauchy_``).
 
@@ -63,6 +64,24 @@ multinomial = defop(f"multinomial(Tensor self, SymInt num_samples, bool replacem
                     f"{_GEN}) -> Tensor", K.multinomial, promote=None, differentiable=False)
 poisson = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", K.poisson,
                 promote=None, method=False)
+binomial = defop("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
+                 K.binomial, promote=None, method=False)
+standard_gamma = defop("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
+                       K.standard_gamma, promote=None, method=False, saves=("self", "result"))
+standard_gamma_grad = defop("_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
+                            K.standard_gamma_grad, promote=None, method=False,
+                            differentiable=False)
+
+
+@standard_gamma.def_backward
+def _standard_gamma_backward(ctx, g, alpha, generator=None):
+    # torch's derivative: grad * _standard_gamma_grad(self, result)
+    return (g * standard_gamma_grad(alpha, ctx.result),) + (None,) * (1 if generator else 0)
+
+
+sample_dirichlet = defop("_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",
+                         K.sample_dirichlet, promote=None, method=False, differentiable=False)
+
 
 # functional forms of the in-place samplers; the public fronts are the ``*_`` methods
 uniform = OpDef(f"uniform(Tensor self, float from=0, float to=1, *, {_GEN}) -> Tensor",
@@ -107,7 +126,7 @@ def _zero_grads(*tensor_positions):
 
 for _op, _pos in ((normal_tt, (0, 1)), (normal_tf, (0,)), (normal_ft, (1,)),
                   (bernoulli_op, (0,)), (bernoulli_p, (0,)), (bernoulli_t, (0, 1)),
-                  (poisson, (0,)), (uniform, (0,)), (normal_functional, (0,)),
+                  (poisson, (0,)), (binomial, (0, 1)), (uniform, (0,)), (normal_functional, (0,)),
                   (random_from, (0,)), (random_to, (0,)), (random_full, (0,)),
                   (exponential, (0,)), (geometric, (0,)), (log_normal, (0,)), (cauchy, (0,))):
     _op.def_backward(_zero_grads(*_pos))
