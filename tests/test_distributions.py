@@ -785,3 +785,17 @@ def test_sample_moments():
         s = d.sample((n,)).double()
         assert_close(s.mean(0), d.mean.double(), rtol=0.03, atol=0.03, msg=type(d).__name__)
         assert_close(s.var(0), d.variance.double(), rtol=0.08, atol=0.03, msg=type(d).__name__)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("Gamma", ([0.5, 2.0, 7.0], [1.0, 2.0, 0.5])), ("Beta", ([0.5, 2.0], [3.0, 0.7])),
+    ("Dirichlet", ([[0.5, 2.0, 1.0]],)), ("Binomial", ([5.0, 50.0, 500.0], [0.2, 0.5, 0.9])),
+    ("Poisson", ([0.5, 4.0, 40.0],)), ("Chi2", ([1.0, 3.0],)), ("StudentT", ([2.0, 5.0],))])
+def test_seeded_samples_equal_torchs(name, args):
+    """Gamma-based and counting families draw on torch's stream (ember._standard_gamma,
+    _sample_dirichlet, binomial, poisson)."""
+    torch.manual_seed(3)
+    ember.manual_seed(3)
+    e = getattr(ember.distributions, name)(*[ember.tensor(a, dtype=ember.float64) for a in args])
+    t = getattr(torch.distributions, name)(*[torch.tensor(a, dtype=torch.float64) for a in args])
+    np.testing.assert_array_equal(e.sample((4,)).numpy(), t.sample((4,)).numpy())

@@ -74,16 +74,10 @@ class Binomial(Distribution):
         return self._param.size()
 
     def sample(self, sample_shape=ember.Size()):
-        """Counts of successes, as sums of Bernoulli draws (ember has no ``binomial`` op)."""
+        """Counts of successes (``ember.binomial``: torch's sampler and stream)."""
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            n = self.total_count.expand(shape)
-            max_n = int(n.max()) if n.numel() else 0
-            if max_n == 0:
-                return ember.zeros(shape, dtype=self.probs.dtype)
-            trials = ember.bernoulli(self.probs.expand((max_n,) + tuple(shape)))
-            live = ember.arange(max_n, dtype=n.dtype).view((max_n,) + (1,) * len(shape)) < n
-            return (trials * live).sum(0)
+            return ember.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

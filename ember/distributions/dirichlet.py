@@ -31,7 +31,12 @@ class Dirichlet(ExponentialFamily):
 
     def rsample(self, sample_shape=()):
         shape = self._extended_shape(sample_shape)
-        gammas = _standard_gamma(self.concentration.expand(shape))
+        conc = self.concentration.expand(shape)
+        if not (conc.requires_grad and ember.is_grad_enabled()):
+            return ember._sample_dirichlet(conc)          # torch's draws
+        # (torch's own gradient path needs _dirichlet_grad, which ember lacks: normalised
+        # gammas give the same distribution and an exact reparameterised gradient)
+        gammas = _standard_gamma(conc)
         return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=ember.finfo(gammas.dtype).tiny)
 
     def log_prob(self, value):

@@ -128,63 +128,9 @@ def _batch_mahalanobis(bL, bx):
 
 
 # ---------------------------------------------------------------------------------------------
-# Standard gamma draws with implicit reparameterisation
-
-def _sample_standard_gamma(alpha):
-    """Gamma(alpha, 1) draws of alpha's shape (Marsaglia-Tsang, boosted for alpha < 1), from
-    ember's RNG; no gradient."""
-    with ember.no_grad():
-        a = alpha.detach()
-        small = a < 1
-        a_boost = ember.where(small, a + 1, a)
-        d = a_boost - 1.0 / 3.0
-        c = 1.0 / ember.sqrt(9.0 * d)
-        out = ember.zeros_like(a)
-        todo = ember.ones(a.shape, dtype=ember.bool)
-        for _ in range(1000):
-            if not bool(todo.any()):
-                break
-            x = ember.empty(a.shape, dtype=a.dtype).normal_()
-            u = ember.empty(a.shape, dtype=a.dtype).uniform_()
-            v = (1 + c * x) ** 3
-            safe_v = ember.where(v > 0, v, ember.ones_like(v))
-            accept = (v > 0) & (ember.log(u) < 0.5 * x * x + d - d * safe_v + d * ember.log(safe_v))
-            take = accept & todo
-            out = ember.where(take, d * safe_v, out)
-            todo = todo & ~take
-        u = ember.empty(a.shape, dtype=a.dtype).uniform_()
-        boost = ember.where(small, u.clamp(min=ember.finfo(a.dtype).tiny) ** (1.0 / a), ember.ones_like(a))
-        return (out * boost).clamp(min=ember.finfo(a.dtype).tiny)
-
-
-def _standard_gamma_grad(x, alpha):
-    """d x / d alpha for x ~ Gamma(alpha, 1) at fixed CDF value (implicit reparameterisation):
-    ``-(dP(alpha, x)/dalpha) / p(x; alpha)``, with the derivative of the regularised incomplete
-    gamma function taken by a float64 central difference."""
-    xd = x.detach().double()
-    ad = alpha.detach().double()
-    h = 1e-5 * ad  # relative step: alpha - h stays positive
-    dP = (ember.special.gammainc(ad + h, xd) - ember.special.gammainc(ad - h, xd)) / (2 * h)
-    log_pdf = (ad - 1) * ember.log(xd) - xd - ember.lgamma(ad)
-    grad = -dP / ember.exp(log_pdf)
-    return grad.to(x.dtype)
-
-
-class _StandardGamma(ember.autograd.Function):
-    @staticmethod
-    def forward(ctx, alpha):
-        x = _sample_standard_gamma(alpha)
-        ctx.save_for_backward(x, alpha)
-        return x
-
-    @staticmethod
-    def backward(ctx, grad_output):
-        x, alpha = ctx.saved_tensors
-        return grad_output * _standard_gamma_grad(x, alpha)
-
+# Standard gamma draws
 
 def _standard_gamma(alpha):
-    """Reparameterised Gamma(alpha, 1) draws: differentiable w.r.t. ``alpha``."""
-    if alpha.requires_grad and ember.is_grad_enabled():
-        return _StandardGamma.apply(alpha)
-    return _sample_standard_gamma(alpha)
+    """Gamma(alpha, 1) draws on torch's stream (``ember._standard_gamma``: torch's
+    Marsaglia-Tsang sampler), differentiable w.r.t. ``alpha`` (torch's implicit gradient)."""
+    return ember._standard_gamma(alpha)
