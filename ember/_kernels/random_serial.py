@@ -380,7 +380,10 @@ def _binomial_inversion(count, prob, single, u):
         num = num + 1  # float32 (single) or double: exact below 2**24
 
 
-def _btrs(count, prob, single, u):
+def _btrs_constants(count, prob, single):
+    """The per-(count, prob) constants of torch's BTRS sampler (float32 roundings where its
+    float kernel rounds): a, b, c, v_r, r, alpha, m, count + 1, the mode term and the two
+    Stirling tails."""
     R = _r32 if single else float
     stddev = math.sqrt(R(R(count * prob) * R(1 - prob)))
     if single:
@@ -393,9 +396,13 @@ def _btrs(count, prob, single, u):
     alpha = (2.83 + 5.1 / b) * stddev
     m = math.floor(R(R(count + 1) * prob))
     cp1 = R(count + 1)
-    t_m = (m + 0.5) * math.log((m + 1) / (r * (count - m + 1))) 
-    s_m = _stirling_tail(m) + 0.0
-    s_cm = _stirling_tail(count - m)
+    head = (m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
+    return a, b, c, v_r, r, alpha, m, cp1, head, _stirling_tail(m), _stirling_tail(count - m)
+
+
+def _btrs(count, prob, single, u):
+    R = _r32 if single else float
+    a, b, c, v_r, r, alpha, m, cp1, t_m, s_m, s_cm = _btrs_constants(count, prob, single)
     while True:
         U = u() - 0.5
         V = u()
@@ -429,21 +436,7 @@ def _stirling_tail_vec(k):
 def _btrs_pairs(count, prob, single):
     """``_btrs`` for one (count, prob), evaluated for arrays of uniform pairs (float32
     arithmetic through NumPy float32 arrays where torch's float kernel computes in float)."""
-    R = _r32 if single else float
-    stddev = math.sqrt(R(R(count * prob) * R(1 - prob)))
-    if single:
-        stddev = _r32(stddev)
-    b = 1.15 + 2.53 * stddev
-    a = -0.0873 + 0.0248 * b + 0.01 * prob
-    c = R(count * prob) + 0.5
-    v_r = 0.92 - 4.2 / b
-    r = R(prob / R(1 - prob))
-    alpha = (2.83 + 5.1 / b) * stddev
-    m = math.floor(R(R(count + 1) * prob))
-    cp1 = R(count + 1)
-    head = (m + 0.5) * math.log((m + 1) / (r * (count - m + 1)))
-    s_m = _stirling_tail(m)
-    s_cm = _stirling_tail(count - m)
+    a, b, c, v_r, r, alpha, m, cp1, head, s_m, s_cm = _btrs_constants(count, prob, single)
     cm1 = count - m + 1
     ft = np.float32 if single else np.float64
 
