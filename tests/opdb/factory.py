@@ -384,6 +384,27 @@ def _poisson_errors(rng):
                        "\"poisson_cpu\" not implemented for 'Long'")]
 
 
+def _gamma_samples(dtype, rng):
+    return [SampleInput(make_arg((3, 4), dtype, rng, low=0.1, high=5)),
+            SampleInput(make_arg((), dtype, rng, low=0.5, high=3))]
+
+
+def _gamma_errors(rng):
+    return [ErrorInput(SampleInput(np.ones(3, np.float16)), NotImplementedError,
+                       "\"gamma_cpu\" not implemented for 'Half'")]
+
+
+def _dirichlet_samples(dtype, rng):
+    return [SampleInput(make_arg((3, 4), dtype, rng, low=0.1, high=5)),
+            SampleInput(make_arg((5,), dtype, rng, low=0.5, high=2))]
+
+
+def _binomial_samples(dtype, rng):
+    count = np.round(make_arg((3, 4), dtype, rng, low=0, high=50))
+    return [SampleInput(count, (make_arg((3, 4), dtype, rng, low=0, high=1),)),
+            SampleInput(np.full((2, 5), 400.0, dtype), (make_arg((2, 5), dtype, rng, low=0, high=1),))]
+
+
 def _inplace_samples(*arg_sets):
     def gen(dtype, rng):
         x = make_arg((3, 4), dtype, rng)
@@ -494,6 +515,12 @@ OPS = [
            error_inputs=_multinomial_errors, op_records=("multinomial",), **RANDOM),
     OpInfo("poisson", sample_inputs=_poisson_samples, dtypes=FLOATS, method=False,
            error_inputs=_poisson_errors, op_records=("poisson",), **RANDOM),
+    OpInfo("_standard_gamma", sample_inputs=_gamma_samples, dtypes=FLOATS, method=False,
+           error_inputs=_gamma_errors, op_records=("_standard_gamma",), **RANDOM),
+    OpInfo("_sample_dirichlet", sample_inputs=_dirichlet_samples, dtypes=FLOATS, method=False,
+           op_records=("_sample_dirichlet",), **RANDOM),
+    OpInfo("binomial", sample_inputs=_binomial_samples, dtypes=FLOATS, method=False,
+           op_records=("binomial",), **RANDOM),
     # random: in-place samplers (methods); the functional records are their out-of-place forms
     OpInfo("uniform_", sample_inputs=_inplace_samples((), (-2.0, 3.0)), dtypes=FLOATS + COMPLEX,
            function=False, op_records=("uniform", "uniform_"),
