@@ -2,7 +2,7 @@
 import ember
 from . import constraints
 from .distribution import Distribution
-from .utils import lazy_property, logits_to_probs, probs_to_logits
+from .utils import expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
@@ -33,12 +33,7 @@ class Categorical(Distribution):
         new = self._get_checked_instance(Categorical, _instance)
         batch_shape = ember.Size(batch_shape)
         param_shape = batch_shape + ember.Size((self._num_events,))
-        if "probs" in self.__dict__:
-            new.probs = self.probs.expand(param_shape)
-            new._param = new.probs
-        if "logits" in self.__dict__:
-            new.logits = self.logits.expand(param_shape)
-            new._param = new.logits
+        expand_probs_or_logits(self, new, param_shape)
         new._num_events = self._num_events
         super(Categorical, new).__init__(batch_shape, validate_args=False)
         new._validate_args = self._validate_args
