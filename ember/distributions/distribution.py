@@ -167,6 +167,17 @@ class Distribution:
                 "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self)) if _instance is None else _instance
 
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """``expand`` for a family whose attributes ``names`` all have the batch shape: a new
+        ``cls`` instance holding them expanded (views), re-initialised without validation."""
+        new = self._get_checked_instance(cls, _instance)
+        batch_shape = ember.Size(batch_shape)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
     def __repr__(self):
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
 

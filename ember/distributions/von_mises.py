@@ -72,13 +72,7 @@ class VonMises(Distribution):
             return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(VonMises, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.loc = self.loc.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        super(VonMises, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        return self._expand_params(VonMises, batch_shape, _instance, "loc", "concentration")
 
     @property
     def mean(self):
