@@ -55,8 +55,7 @@ class Bernoulli(ExponentialFamily):
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            # contiguous: ember.bernoulli draws a stride-0 input in another order than torch
-            return ember.bernoulli(self.probs.expand(shape).contiguous())
+            return ember.bernoulli(self.probs.expand(shape))
 
     def log_prob(self, value):
         if self._validate_args:

@@ -181,10 +181,8 @@ class Distribution:
     def __repr__(self):
         param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
 
-        def show(value):  # torch formats a 0-dim tensor as its item
-            if value.numel() != 1:
-                return value.size()
-            return value.detach().item() if value.dim() == 0 else value
+        def show(value):  # (a 0-d tensor formats as its number)
+            return value if value.numel() == 1 else value.size()
 
         args_string = ", ".join(f"{p}: {show(self.__dict__[p])}" for p in param_names)
         return self.__class__.__name__ + "(" + args_string + ")"
