@@ -1033,9 +1033,7 @@ def autocontrast(img):
     minimum = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
     maximum = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
     flat = maximum == minimum
-    # torch evaluates ``scalar / tensor`` as ``tensor.reciprocal() * scalar``; do the same so
-    # uint8 results truncate identically
-    scale = ember.where(flat, ember.ones_like(maximum), maximum - minimum).reciprocal() * bound
+    scale = bound / ember.where(flat, ember.ones_like(maximum), maximum - minimum)
     minimum = ember.where(flat, ember.zeros_like(minimum), minimum)
     scale = ember.where(flat, ember.ones_like(scale), scale)
     return ((img - minimum) * scale).clamp(0, bound).to(img.dtype)
