@@ -1,31 +1,23 @@
-"""Bernoulli(probs | logits)."""
+"""Bernoulli(probs | logits): one trial, values 0 or 1."""
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits
+from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
+from ._discrete import BINARY, ProbsOrLogits, counts_support
 from .exp_family import ExponentialFamily
-from .utils import (broadcast_all, expand_probs_or_logits, init_probs_or_logits, lazy_property,
-                    logits_to_probs, probs_to_logits)
 
 __all__ = ["Bernoulli"]
 
 
-class Bernoulli(ExponentialFamily):
-    """Bernoulli distribution over {0, 1}, parameterised by ``probs`` or ``logits`` (not both)."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+class Bernoulli(ProbsOrLogits, ExponentialFamily):
+    """``P(1) = probs = sigmoid(logits)``; give exactly one of ``probs`` and ``logits``."""
+    arg_constraints = BINARY
     support = constraints.boolean
     has_enumerate_support = True
+    _batched = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        batch_shape = init_probs_or_logits(self, probs, logits)
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Bernoulli, _instance)
-        batch_shape = ember.Size(batch_shape)
-        expand_probs_or_logits(self, new, batch_shape)
-        super(Bernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._take_param(probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -33,42 +25,27 @@ class Bernoulli(ExponentialFamily):
 
     @property
     def mode(self):
-        mode = (self.probs >= 0.5).to(self.probs.dtype)
-        return ember.where(self.probs == 0.5, ember.full_like(mode, float("nan")), mode)
+        """1 above one half, 0 below, nan at a tie."""
+        p = self.probs
+        return ember.where(p == 0.5, float("nan"), (p > 0.5).to(p.dtype))
 
     @property
     def variance(self):
         return self.probs * (1 - self.probs)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
-
     def sample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(shape))
+            return ember.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
+        """``x log p + (1 - x) log(1 - p)``, computed stably from the logits."""
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none")
+        logits, value = ember.broadcast_tensors(self.logits, value)
+        return -_bce(logits, value, reduction="none")
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none")
+        return _bce(self.logits, self.probs, reduction="none")
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(2, dtype=self._param.dtype)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return counts_support(2, self._param.dtype, self.batch_shape, expand)

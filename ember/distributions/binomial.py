@@ -1,45 +1,21 @@
-"""Binomial(total_count, probs | logits)."""
+"""Binomial(total_count, probs | logits): successes in ``total_count`` independent trials."""
 import ember
 from . import constraints
+from ._discrete import BINARY, ProbsOrLogits, counts_support, homogeneous_count, log1p_exp, log_choose
 from .distribution import Distribution
-from .utils import (broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs,
-                    probs_to_logits)
 
 __all__ = ["Binomial"]
 
 
-def _clamp_by_zero(x):
-    # max(x, 0) with gradient 0.5 at x == 0
-    return (x.clamp(min=0) + x - x.clamp(max=0)) / 2
-
-
-class Binomial(Distribution):
-    """Number of successes in ``total_count`` Bernoulli trials of probability ``probs``."""
-    arg_constraints = {"total_count": constraints.nonnegative_integer,
-                       "probs": constraints.unit_interval, "logits": constraints.real}
+class Binomial(ProbsOrLogits, Distribution):
+    """``P(k) = C(n, k) p^k (1 - p)^(n - k)`` for ``n = total_count`` (a float tensor)."""
+    arg_constraints = dict(BINARY, total_count=constraints.nonnegative_integer)
     has_enumerate_support = True
+    _batched = ("total_count", "probs", "logits")
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = self._param.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Binomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        expand_probs_or_logits(self, new, batch_shape)
-        super(Binomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        (self.total_count,) = self._take_param(probs, logits, total_count)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
@@ -51,54 +27,33 @@ class Binomial(Distribution):
 
     @property
     def mode(self):
-        return ((self.total_count + 1) * self.probs).floor().clamp(max=self.total_count)
+        n = self.total_count
+        return ((n + 1) * self.probs).floor().clamp(max=n)
 
     @property
     def variance(self):
-        return self.total_count * self.probs * (1 - self.probs)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return self.mean * (1 - self.probs)
 
     def sample(self, sample_shape=ember.Size()):
-        """Counts of successes (``ember.binomial``: torch's sampler and stream)."""
+        """Counts drawn by ``ember.binomial`` (torch's sampler and stream)."""
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
             return ember.binomial(self.total_count.expand(shape), self.probs.expand(shape))
 
     def log_prob(self, value):
+        """``log C(n, k) + k l - n log(1 + e^l)`` with ``l`` the logits (as ``log p = l -
+        log(1 + e^l)`` and ``log(1 - p) = -log(1 + e^l)``)."""
         if self._validate_args:
             self._validate_sample(value)
-        log_factorial_n = ember.lgamma(self.total_count + 1)
-        log_factorial_k = ember.lgamma(value + 1)
-        log_factorial_nmk = ember.lgamma(self.total_count - value + 1)
-        normalize_term = (self.total_count * _clamp_by_zero(self.logits)
-                          + self.total_count * ember.log1p(ember.exp(-ember.abs(self.logits)))
-                          - log_factorial_n)
-        return value * self.logits - log_factorial_k - log_factorial_nmk - normalize_term
+        n, l = self.total_count, self.logits
+        return log_choose(n, value) + value * l - n * log1p_exp(l)
 
     def entropy(self):
-        total_count = int(self.total_count.max())
-        if not total_count == self.total_count.min():
-            raise NotImplementedError("Inhomogeneous total count not supported by `entropy`.")
-        log_prob = self.log_prob(self.enumerate_support(False))
-        return -(ember.exp(log_prob) * log_prob).sum(0)
+        homogeneous_count(self.total_count, "entropy")
+        ks = self.enumerate_support(False)
+        log_pmf = self.log_prob(ks)
+        return -(log_pmf.exp() * log_pmf).sum(0)
 
     def enumerate_support(self, expand=True):
-        total_count = int(self.total_count.max())
-        if not total_count == self.total_count.min():
-            raise NotImplementedError("Inhomogeneous total count not supported by `enumerate_support`.")
-        values = ember.arange(1 + total_count, dtype=self._param.dtype)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        count = homogeneous_count(self.total_count, "enumerate_support")
+        return counts_support(count + 1, self._param.dtype, self.batch_shape, expand)

@@ -1,54 +1,33 @@
-"""Geometric(probs | logits)."""
-from numbers import Number
-
+"""Geometric(probs | logits): failures before the first success."""
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits
+from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
+from ._discrete import BINARY, ProbsOrLogits
 from .distribution import Distribution
-from .utils import (broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs,
-                    probs_to_logits)
 
 __all__ = ["Geometric"]
 
 
-class Geometric(Distribution):
-    """Number of failures before the first success in Bernoulli(``probs``) trials."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+class Geometric(ProbsOrLogits, Distribution):
+    """``P(k) = (1 - p)^k p`` for ``k = 0, 1, ...``; ``p`` must be positive."""
+    arg_constraints = BINARY
     support = constraints.nonnegative_integer
+    _batched = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            (self.probs,) = broadcast_all(probs)
-        else:
-            (self.logits,) = broadcast_all(logits)
-        probs_or_logits = probs if probs is not None else logits
-        if isinstance(probs_or_logits, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = probs_or_logits.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and probs is not None:
-            value = self.probs
-            valid = value > 0
-            if not bool(valid.all()):
-                invalid_value = value.detach()[~valid]
+        self._take_param(probs, logits)
+        super().__init__(self._param.shape, validate_args=validate_args)
+        if self._validate_args and logits is None:
+            bad = ~(self.probs > 0)
+            if bool(bad.any()):
                 raise ValueError(
-                    f"Expected parameter probs ({type(value).__name__} of shape {tuple(value.shape)}) "
-                    f"of distribution {self!r} to be positive but found invalid values:\n{invalid_value}")
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Geometric, _instance)
-        batch_shape = ember.Size(batch_shape)
-        expand_probs_or_logits(self, new, batch_shape)
-        super(Geometric, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+                    f"Expected parameter probs ({type(self.probs).__name__} of shape "
+                    f"{tuple(self.probs.shape)}) of distribution {self!r} to be positive but found "
+                    f"invalid values:\n{self.probs.detach()[bad]}")
 
     @property
     def mean(self):
-        return 1.0 / self.probs - 1.0
+        return self.probs.reciprocal() - 1
 
     @property
     def mode(self):
@@ -56,29 +35,22 @@ class Geometric(Distribution):
 
     @property
     def variance(self):
-        return (1.0 / self.probs - 1.0) / self.probs
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
+        return self.mean / self.probs
 
     def sample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        tiny = ember.finfo(self.probs.dtype).tiny
+        """Inverse cdf: ``floor(log u / log(1 - p))`` for ``u`` uniform on ``(tiny, 1)``."""
+        p = self.probs
         with ember.no_grad():
-            u = ember.empty(shape, dtype=self.probs.dtype).uniform_(tiny, 1)
-            return (u.log() / (-self.probs).log1p()).floor()
+            u = ember.empty(self._extended_shape(sample_shape), dtype=p.dtype)
+            u.uniform_(ember.finfo(p.dtype).tiny, 1)
+            return (u.log() / ember.log1p(-p)).floor()
 
     def log_prob(self, value):
+        """``k log(1 - p) + log p`` (a zero ``k`` contributes zero even at ``p = 1``)."""
         if self._validate_args:
             self._validate_sample(value)
-        value, probs = broadcast_all(value, self.probs)
-        probs = ember.where((probs == 1) & (value == 0), ember.zeros_like(probs), probs)
-        return value * (-probs).log1p() + self.probs.log()
+        return ember.special.xlog1py(value, -self.probs) + self.probs.log()
 
     def entropy(self):
-        return binary_cross_entropy_with_logits(self.logits, self.probs, reduction="none") / self.probs
+        """The Bernoulli entropy divided by ``p`` (expected trials times entropy per trial)."""
+        return _bce(self.logits, self.probs, reduction="none") / self.probs

@@ -1,45 +1,30 @@
-"""NegativeBinomial(total_count, probs | logits)."""
+"""NegativeBinomial(total_count, probs | logits): successes before ``total_count`` failures."""
 import ember
-import ember.nn.functional as F
 from . import constraints
+from ._discrete import ProbsOrLogits, log1p_exp
 from .distribution import Distribution
 from .gamma import Gamma
-from .utils import (broadcast_all, expand_probs_or_logits, lazy_property, logits_to_probs,
-                    probs_to_logits)
+from .utils import lazy_property
 
 __all__ = ["NegativeBinomial"]
 
 
-class NegativeBinomial(Distribution):
-    """Number of successes before ``total_count`` failures in Bernoulli(``probs``) trials."""
+class NegativeBinomial(ProbsOrLogits, Distribution):
+    """``P(k) = C(n + k - 1, k) p^k (1 - p)^n`` for real ``n = total_count >= 0``; it is the
+    Poisson mixture with Gamma(n, (1 - p) / p) rates."""
     arg_constraints = {"total_count": constraints.greater_than_eq(0),
-                       "probs": constraints.half_open_interval(0.0, 1.0), "logits": constraints.real}
+                       "probs": constraints.half_open_interval(0.0, 1.0),
+                       "logits": constraints.real}
     support = constraints.nonnegative_integer
+    _batched = ("total_count", "probs", "logits")
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            self.total_count, self.probs = broadcast_all(total_count, probs)
-            self.total_count = self.total_count.type_as(self.probs)
-        else:
-            self.total_count, self.logits = broadcast_all(total_count, logits)
-            self.total_count = self.total_count.type_as(self.logits)
-        self._param = self.probs if probs is not None else self.logits
-        super().__init__(self._param.size(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(NegativeBinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count.expand(batch_shape)
-        expand_probs_or_logits(self, new, batch_shape)
-        super(NegativeBinomial, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        (self.total_count,) = self._take_param(probs, logits, total_count)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     @property
     def mean(self):
-        return self.total_count * ember.exp(self.logits)
+        return self.total_count * self.logits.exp()  # n p / (1 - p)
 
     @property
     def mode(self):
@@ -47,36 +32,23 @@ class NegativeBinomial(Distribution):
 
     @property
     def variance(self):
-        return self.mean / ember.sigmoid(-self.logits)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits, is_binary=True)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
+        return self.mean / ember.sigmoid(-self.logits)  # n p / (1 - p)^2
 
     @lazy_property
     def _gamma(self):
-        return Gamma(concentration=self.total_count, rate=ember.exp(-self.logits), validate_args=False)
+        """The mixing distribution of the Poisson rates."""
+        return Gamma(self.total_count, (-self.logits).exp(), validate_args=False)
 
     def sample(self, sample_shape=ember.Size()):
         with ember.no_grad():
-            rate = self._gamma.sample(sample_shape=sample_shape)
-            return ember.poisson(rate)
+            return ember.poisson(self._gamma.sample(sample_shape))
 
     def log_prob(self, value):
+        """``log C(n + k - 1, k) + k log p + n log(1 - p)``; the point mass ``n = k = 0`` has
+        log-probability 0."""
         if self._validate_args:
             self._validate_sample(value)
-        log_unnormalized_prob = (self.total_count * F.logsigmoid(-self.logits)
-                                 + value * F.logsigmoid(self.logits))
-        log_normalization = (-ember.lgamma(self.total_count + value) + ember.lgamma(1.0 + value)
-                             + ember.lgamma(self.total_count))
-        log_normalization = ember.where(self.total_count + value == 0.0,
-                                        ember.zeros_like(log_normalization), log_normalization)
-        return log_unnormalized_prob - log_normalization
+        n, l = self.total_count, self.logits
+        log_coef = (n + value).lgamma() - (value + 1).lgamma() - n.lgamma()
+        log_coef = ember.where(n + value == 0, 0.0, log_coef)
+        return log_coef - value * log1p_exp(-l) - n * log1p_exp(l)

@@ -1,18 +1,22 @@
-"""Poisson(rate)."""
-from numbers import Number
-
+"""Poisson(rate): counts of events at a given mean rate."""
 import ember
 from . import constraints
+from ._discrete import Batched
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(ExponentialFamily):
-    """Poisson distribution: ``P(k) = rate^k exp(-rate) / k!``."""
+class Poisson(Batched, ExponentialFamily):
+    """``P(k) = rate^k e^-rate / k!``."""
     arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
+    _batched = ("rate",)
+
+    def __init__(self, rate, validate_args=None):
+        (self.rate,) = broadcast_all(rate)
+        super().__init__(self.rate.shape, validate_args=validate_args)
 
     @property
     def mean(self):
@@ -26,21 +30,12 @@ class Poisson(ExponentialFamily):
     def variance(self):
         return self.rate
 
-    def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Poisson, batch_shape, _instance, "rate")
-
     def sample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            return ember.poisson(self.rate.expand(shape))
+            return ember.poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
     def log_prob(self, value):
+        """``k log(rate) - rate - log k!`` (``0 log 0 = 0``)."""
         if self._validate_args:
             self._validate_sample(value)
-        rate, value = broadcast_all(self.rate, value)
-        return value.xlogy(rate) - rate - (value + 1).lgamma()
+        return ember.xlogy(value, self.rate) - self.rate - ember.lgamma(value + 1)
