@@ -472,12 +472,21 @@ def _pad_index(n, before, after, mode):
     return np.where(m >= n, period - 1 - m, m)
 
 
-def pad(img, padding, fill=0, padding_mode="constant"):
-    _check_img(img)
-    if not isinstance(fill, (numbers.Number, str, tuple, list)) and fill is not None:
+def _check_pad_args(padding, fill, padding_mode):
+    if not isinstance(padding, (numbers.Number, tuple, list)):
+        raise TypeError("Got inappropriate padding arg")
+    if fill is not None and not isinstance(fill, (numbers.Number, str, tuple, list)):
         raise TypeError("Got inappropriate fill arg")
     if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
         raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    if isinstance(padding, (tuple, list)) and len(padding) not in (1, 2, 4):
+        raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple, not a "
+                         f"{len(padding)} element tuple")
+
+
+def pad(img, padding, fill=0, padding_mode="constant"):
+    _check_img(img)
+    _check_pad_args(padding, fill, padding_mode)
     left, top, right, bottom = _parse_padding(padding)
     if not _is_tensor(img):
         return _pil_pad(img, (left, top, right, bottom), fill, padding_mode)
