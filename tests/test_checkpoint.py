@@ -204,8 +204,6 @@ def test_non_reentrant_determinism_check():
 
 
 def test_rng_state_is_restored_when_recomputing():
-    if not hasattr(ember, "get_rng_state") or not hasattr(ember, "rand"):
-        pytest.skip("ember has no RNG yet")
     for use_reentrant in MODES:
         x = ember.tensor(V, requires_grad=True)
         noise = []

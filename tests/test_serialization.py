@@ -1,4 +1,5 @@
 """ember.save / ember.load: torch's zip checkpoint format, both directions."""
+import importlib
 import collections
 import io
 import os
@@ -98,7 +99,7 @@ def test_torch_to_ember(tmp_path):
 
 
 def test_parameter_roundtrip(tmp_path):
-    P = pytest.importorskip("ember.nn.parameter").Parameter
+    P = importlib.import_module("ember.nn.parameter").Parameter
     w = P(ember.ones(2, 3))
     f = tmp_path / "p.pt"
     ember.save({"w": w, "frozen": P(ember.zeros(1), requires_grad=False)}, f)
@@ -125,8 +126,7 @@ def test_bytesio_and_file_objects():
 def test_storage_dtype_conflict():
     a = ember.zeros(4)
     v = a.view(ember.int32)
-    if v._base is None:
-        pytest.skip("view(dtype) is not a view here")
+    assert v._base is a
     with pytest.raises(RuntimeError, match="view the same data as different types"):
         ember.save([a, v], io.BytesIO())
 
@@ -214,8 +214,6 @@ def test_requires_grad_and_noncontiguous():
 
 def test_state_dict_into_torch_model(tmp_path):
     nn = ember.nn
-    if not hasattr(nn, "Linear"):
-        pytest.skip("ember.nn.Linear not available yet")
     ember.manual_seed(0)
     m = nn.Sequential(nn.Linear(4, 3), nn.ReLU(), nn.Linear(3, 2))
     f = tmp_path / "sd.pt"

@@ -260,18 +260,12 @@ def test_disabled_inside_handler():
     assert depth == [ember.Tensor.mul] and type(r) is ember.Tensor and r.tolist() == [3, 3]
 
 
-@pytest.mark.xfail(raises=AttributeError, strict=False,
-                   reason="core: ember/_dispatch.py:165 reads __torch_function__.__func__, which "
-                          "plain functions lack")
 def test_opting_out_with_disabled_impl():
     class Opt(ember.Tensor):
         __torch_function__ = overrides._disabled_torch_function_impl
     assert (Opt(np.ones(2)) + 1).tolist() == [2, 2]
 
 
-@pytest.mark.xfail(raises=AttributeError, strict=False,
-                   reason="core: ember/_dispatch.py:165 reads __torch_function__.__func__, which "
-                          "plain methods lack")
 def test_subclass_with_plain_method_handler():
     class PM(ember.Tensor):
         def __torch_function__(self, func, types, args=(), kwargs=None):

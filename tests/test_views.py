@@ -574,8 +574,6 @@ def test_multi_output_views_inplace():
             y.unbind(0)[0].mul_(2)             # allowed without grad mode
 
 
-@pytest.mark.xfail(reason="core: _call_inplace does not reject in-place writes on outputs of "
-                          "multi-output view ops (see the family report)", strict=False)
 def test_multi_output_view_inplace_with_grad_errors():
     e, t = _pair((2, 3))
     with pytest.raises(RuntimeError, match="returns multiple views"):

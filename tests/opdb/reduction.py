@@ -192,8 +192,7 @@ def _extreme_samples(dtype, rng):
     if dtype in FLOATS:
         out.append(SampleInput(_with_nans(make_arg((3, 4), dtype, rng), rng, 0.2), (1,),
                                name="nan"))
-    if hasattr(ember, "maximum"):
-        out.append(SampleInput(x, (_distinct((3, 4), dtype, rng),), name="binary"))
+    out.append(SampleInput(x, (_distinct((3, 4), dtype, rng),), name="binary"))
     return out
 
 
