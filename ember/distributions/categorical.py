@@ -1,182 +1,131 @@
-"""Categorical(probs | logits) and OneHotCategorical."""
+"""Categorical(probs | logits) over ``{0, ..., K-1}``, and its one-hot forms."""
 import ember
+from ember.nn.functional import one_hot
 from . import constraints
+from ._discrete import SIMPLEX, Batched, ProbsOrLogits, counts_support
 from .distribution import Distribution
-from .utils import expand_probs_or_logits, lazy_property, logits_to_probs, probs_to_logits
 
 __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
 
 
-class Categorical(Distribution):
-    """Distribution over ``{0, ..., K-1}``; ``probs``/``logits`` have shape ``batch_shape + (K,)``
-    (probs are normalised over the last dim, logits are log-normalised)."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+class Categorical(ProbsOrLogits, Distribution):
+    """``P(k) = probs[..., k]``; ``probs`` (normalised here) or ``logits`` (log-normalised here)
+    have shape ``batch_shape + (K,)``."""
+    arg_constraints = SIMPLEX
     has_enumerate_support = True
+    _binary = False
+    _batched = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            if probs.dim() < 1:
-                raise ValueError("`probs` parameter must be at least one-dimensional.")
-            self.probs = probs / probs.sum(-1, keepdim=True)
+        self._take_param(probs, logits)
+        weights = self._param
+        if weights.dim() == 0:
+            raise ValueError(f"`{self._given}` parameter must be at least one-dimensional.")
+        if self._given == "probs":
+            self.probs = weights / weights.sum(-1, keepdim=True)
         else:
-            if logits.dim() < 1:
-                raise ValueError("`logits` parameter must be at least one-dimensional.")
-            self.logits = logits - logits.logsumexp(dim=-1, keepdim=True)
-        self._param = self.probs if probs is not None else self.logits
-        self._num_events = self._param.size()[-1]
-        batch_shape = self._param.size()[:-1] if self._param.dim() > 1 else ember.Size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Categorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        param_shape = batch_shape + ember.Size((self._num_events,))
-        expand_probs_or_logits(self, new, param_shape)
-        new._num_events = self._num_events
-        super(Categorical, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+            self.logits = weights - weights.logsumexp(-1, keepdim=True)
+        self._num_events = weights.shape[-1]
+        super().__init__(weights.shape[:-1], validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=0)
     def support(self):
         return constraints.integer_interval(0, self._num_events - 1)
 
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs)
-
-    @lazy_property
-    def probs(self):
-        return logits_to_probs(self.logits)
-
-    @property
-    def param_shape(self):
-        return self._param.size()
-
-    @property
-    def mean(self):
+    def _undefined(self):
         return ember.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+
+    mean = property(_undefined, doc="Undefined (nan): the labels are not quantities.")
+    variance = property(_undefined, doc="Undefined (nan).")
 
     @property
     def mode(self):
-        return self.probs.argmax(dim=-1)
-
-    @property
-    def variance(self):
-        return ember.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
+        return self.probs.argmax(-1)
 
     def sample(self, sample_shape=ember.Size()):
-        if not isinstance(sample_shape, ember.Size):
-            sample_shape = ember.Size(sample_shape)
+        """All draws of each row of ``probs`` by one ``ember.multinomial`` (torch's stream)."""
+        count = ember.Size(sample_shape).numel()
         with ember.no_grad():
-            probs_2d = self.probs.reshape(-1, self._num_events)
-            samples_2d = ember.multinomial(probs_2d, sample_shape.numel(), True).T
-            return samples_2d.reshape(self._extended_shape(sample_shape))
+            rows = self.probs.reshape(-1, self._num_events)
+            draws = ember.multinomial(rows, count, replacement=True)
+            return draws.mT.reshape(self._extended_shape(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        value = value.long().unsqueeze(-1)
-        value, log_pmf = ember.broadcast_tensors(value, self.logits)
-        value = value[..., :1]
-        return log_pmf.gather(-1, value).squeeze(-1)
+        shape = ember.broadcast_shapes(value.shape, self.batch_shape)
+        logits = self.logits.expand(shape + (self._num_events,))
+        return logits.gather(-1, value.long().expand(shape).unsqueeze(-1)).squeeze(-1)
 
     def entropy(self):
-        min_real = ember.finfo(self.logits.dtype).min
-        logits = ember.clamp(self.logits, min=min_real)
-        p_log_p = logits * self.probs
-        return -p_log_p.sum(-1)
+        """``-sum p log p``; a category of zero probability (logit ``-inf``) adds nothing."""
+        lowest = ember.finfo(self.logits.dtype).min
+        return -(self.probs * self.logits.clamp(min=lowest)).sum(-1)
 
     def enumerate_support(self, expand=True):
-        values = ember.arange(self._num_events, dtype=ember.long)
-        values = values.view((-1,) + (1,) * len(self._batch_shape))
-        if expand:
-            values = values.expand((-1,) + self._batch_shape)
-        return values
+        return counts_support(self._num_events, ember.long, self.batch_shape, expand)
 
 
-class OneHotCategorical(Distribution):
-    """Categorical whose draws are one-hot vectors of shape ``batch_shape + (K,)``."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+class OverCategories(Batched):
+    """Mixin for a family whose events are vectors over the ``K`` categories of a Categorical
+    ``_categorical``, whose parameters are its own."""
+
+    def _categories(self, probs, logits, validate_args):
+        self._categorical = Categorical(probs, logits)
+        Distribution.__init__(self, self._categorical.batch_shape,
+                              self._categorical.param_shape[-1:], validate_args=validate_args)
+
+    probs = property(lambda self: self._categorical.probs)
+    logits = property(lambda self: self._categorical.logits)
+    param_shape = property(lambda self: self._categorical.param_shape)
+    _param = property(lambda self: self._categorical._param)
+
+
+class OneHotCategorical(OverCategories, Distribution):
+    """Categorical draws written as one-hot vectors of shape ``batch_shape + (K,)``."""
+    arg_constraints = SIMPLEX
     support = constraints.one_hot
     has_enumerate_support = True
+    _batched = ()
 
     def __init__(self, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(OneHotCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new._categorical = self._categorical.expand(batch_shape)
-        super(OneHotCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def _param(self):
-        return self._categorical._param
-
-    @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+        self._categories(probs, logits, validate_args)
 
     @property
     def mean(self):
-        return self._categorical.probs
+        return self.probs
 
     @property
     def mode(self):
-        probs = self._categorical.probs
-        mode = probs.argmax(dim=-1)
-        return ember.nn.functional.one_hot(mode, num_classes=probs.shape[-1]).to(probs.dtype)
+        return one_hot(self.probs.argmax(-1), self.event_shape[0]).to(self.probs.dtype)
 
     @property
     def variance(self):
-        return self._categorical.probs * (1 - self._categorical.probs)
+        return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=ember.Size()):
-        sample_shape = ember.Size(sample_shape)
-        probs = self._categorical.probs
-        num_events = self._categorical._num_events
-        indices = self._categorical.sample(sample_shape)
-        return ember.nn.functional.one_hot(indices, num_events).to(probs.dtype)
+        labels = self._categorical.sample(sample_shape)
+        return one_hot(labels, self.event_shape[0]).to(self.probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        indices = value.max(-1)[1]
-        return self._categorical.log_prob(indices)
+        return self._categorical.log_prob(value.argmax(-1))
 
     def entropy(self):
         return self._categorical.entropy()
 
     def enumerate_support(self, expand=True):
-        n = self.event_shape[0]
-        values = ember.eye(n, dtype=self._param.dtype)
-        values = values.view((n,) + (1,) * len(self.batch_shape) + (n,))
-        if expand:
-            values = values.expand((n,) + self.batch_shape + (n,))
-        return values
+        k = self.event_shape[0]
+        rows = ember.eye(k, dtype=self._param.dtype).reshape((k,) + (1,) * len(self.batch_shape) + (k,))
+        return rows.expand((k,) + self.batch_shape + (k,)) if expand else rows
 
 
 class OneHotCategoricalStraightThrough(OneHotCategorical):
-    """OneHotCategorical with a straight-through gradient estimator on ``rsample``."""
+    """OneHotCategorical whose ``rsample`` passes gradients straight through: the value is the
+    one-hot draw, the gradient that of ``probs``."""
     has_rsample = True
 
     def rsample(self, sample_shape=ember.Size()):
-        samples = self.sample(sample_shape)
-        probs = self._categorical.probs
-        return samples + (probs - probs.detach())
+        probs = self.probs
+        return self.sample(sample_shape) + (probs - probs.detach())

@@ -1,91 +1,58 @@
-"""Multinomial(total_count, probs | logits)."""
+"""Multinomial(total_count, probs | logits): category counts of ``total_count`` draws."""
 import ember
+from ember.nn.functional import one_hot
 from . import constraints
+from ._discrete import SIMPLEX, counts_support
 from .binomial import Binomial
-from .categorical import Categorical
+from .categorical import OverCategories
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Multinomial"]
 
 
-class Multinomial(Distribution):
-    """Counts over ``K`` categories from ``total_count`` categorical draws; events have shape
-    ``(K,)``. ``total_count`` must be a Python int (homogeneous)."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+class Multinomial(OverCategories, Distribution):
+    """``P(x) = n! / prod(x_i!) prod(p_i^x_i)`` over count vectors ``x`` of shape ``(K,)`` that
+    sum to ``n = total_count`` (one Python int for the whole batch)."""
+    arg_constraints = SIMPLEX
     total_count: int
-
-    @property
-    def mean(self):
-        return self.probs * self.total_count
-
-    @property
-    def variance(self):
-        return self.total_count * self.probs * (1 - self.probs)
+    _batched = ()
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if not isinstance(total_count, int):
             raise NotImplementedError("inhomogeneous total_count is not supported")
         self.total_count = total_count
-        self._categorical = Categorical(probs=probs, logits=logits)
-        self._binomial = Binomial(total_count=total_count, probs=self.probs)
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Multinomial, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.total_count = self.total_count
-        new._categorical = self._categorical.expand(batch_shape)
-        new._binomial = Binomial(total_count=self.total_count, probs=new._categorical.probs,
-                                 validate_args=False)
-        super(Multinomial, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        self._categories(probs, logits, validate_args)
 
     @constraints.dependent_property(is_discrete=True, event_dim=1)
     def support(self):
         return constraints.multinomial(self.total_count)
 
     @property
-    def logits(self):
-        return self._categorical.logits
+    def mean(self):
+        return self.total_count * self.probs
 
     @property
-    def probs(self):
-        return self._categorical.probs
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
+    def variance(self):
+        return self.mean * (1 - self.probs)
 
     def sample(self, sample_shape=ember.Size()):
-        sample_shape = ember.Size(sample_shape)
-        samples = self._categorical.sample(ember.Size((self.total_count,)) + sample_shape)
-        # (total_count, sample_shape, batch_shape) -> (sample_shape, batch_shape, total_count)
-        order = list(range(1, samples.dim())) + [0]
-        samples = samples.permute(*order)
-        counts = ember.zeros(self._extended_shape(sample_shape), dtype=samples.dtype)
-        counts = counts.scatter_add(-1, samples, ember.ones_like(samples))
-        return counts.type_as(self.probs)
-
-    def entropy(self):
-        n = ember.tensor(self.total_count)
-        cat_entropy = self._categorical.entropy()
-        term1 = n * cat_entropy - ember.lgamma(n + 1)
-        support = self._binomial.enumerate_support(expand=False)[1:]
-        binomial_probs = ember.exp(self._binomial.log_prob(support))
-        weights = ember.lgamma(support + 1)
-        term2 = (binomial_probs * weights).sum([0, -1])
-        return term1 + term2
+        """``total_count`` categorical draws (torch's stream), counted per category."""
+        draws = self._categorical.sample((self.total_count,) + tuple(sample_shape))
+        counts = one_hot(draws, self.event_shape[0]).sum(0)
+        return counts.to(self.probs.dtype)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        log_factorial_n = ember.lgamma(value.sum(-1) + 1)
-        log_factorial_xs = ember.lgamma(value + 1).sum(-1)
-        logits = ember.where((value == 0) & (logits == float("-inf")), ember.zeros_like(logits), logits)
-        log_powers = (logits * value).sum(-1)
-        return log_factorial_n - log_factorial_xs + log_powers
+        n = value.sum(-1)
+        terms = ember.where(value == 0, 0.0, value * self.logits)  # 0 log 0 = 0
+        return (n + 1).lgamma() - (value + 1).lgamma().sum(-1) + terms.sum(-1)
+
+    def entropy(self):
+        """``n H(p) - log n! + sum_i E[log X_i!]`` with the marginals ``X_i ~ Binomial(n, p_i)``."""
+        n = self.total_count
+        ks = counts_support(n + 1, self.probs.dtype, self.probs.shape, False)[1:]
+        marginal = Binomial(n, self.probs, validate_args=False).log_prob(ks).exp()
+        expected_log_factorials = (marginal * (ks + 1).lgamma()).sum((0, -1))
+        log_n_factorial = ember.tensor(float(n + 1)).lgamma()  # in the default dtype, as torch
+        return n * self._categorical.entropy() - log_n_factorial + expected_log_factorials
