@@ -177,3 +177,70 @@ def test_torch_toplevel_losses():
                                torch.hinge_embedding_loss(t, tq).numpy(), atol=1e-12)
     np.testing.assert_allclose(ember.triplet_margin_loss(e, eq, e).numpy(),
                                torch.triplet_margin_loss(t, tq, t).numpy(), atol=1e-12)
+
+
+# every loss module, built from the same options in ember and torch, gives torch's value
+MODULE_CASES = [
+    ("L1Loss", [X, Y], {}), ("MSELoss", [X, Y], {"reduction": "sum"}),
+    ("NLLLoss", [X, np.abs(T) % 5], {"ignore_index": 1}), ("CrossEntropyLoss", [X, T], {}),
+    ("PoissonNLLLoss", [X, Q], {"full": True}), ("PoissonNLLLoss", [P, Q], {"log_input": False}),
+    ("GaussianNLLLoss", [X, Y, P], {"full": True}), ("KLDivLoss", [X, P], {"log_target": False}),
+    ("BCELoss", [P, Q], {}), ("BCEWithLogitsLoss", [X, Q], {}),
+    ("HingeEmbeddingLoss", [X, np.sign(Y)], {"margin": 0.5}),
+    ("MultiLabelMarginLoss", [X, MT], {}), ("SmoothL1Loss", [X, Y], {"beta": 0.3}),
+    ("HuberLoss", [X, Y], {"delta": 2}), ("SoftMarginLoss", [X, np.sign(Y)], {}),
+    ("MultiLabelSoftMarginLoss", [X, (Q > 0.5) * 1.0], {}),
+    ("CosineEmbeddingLoss", [X, Y, S], {"margin": 0.1}),
+    ("MarginRankingLoss", [X[:, 0], Y[:, 0], S], {"margin": 0.2}),
+    ("MultiMarginLoss", [X, np.abs(T) % 5], {"p": 2, "margin": 0.5}),
+    ("TripletMarginLoss", [X, Y, P], {"swap": True, "p": 1.0}),
+    ("TripletMarginWithDistanceLoss", [X, Y, P], {"margin": 0.3}),
+]
+
+
+@pytest.mark.parametrize("name,inputs,kwargs", MODULE_CASES)
+def test_loss_modules_match_torch(name, inputs, kwargs):
+    em, tm = getattr(nn, name)(**kwargs), getattr(torch.nn, name)(**kwargs)
+    assert getattr(em, "__constants__", None) == getattr(tm, "__constants__", None)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    for attr, value in vars(tm).items():
+        if not attr.startswith("_") and attr != "training":
+            assert getattr(em, attr) == value or attr == "distance_function", attr
+    ints = name in ("NLLLoss", "CrossEntropyLoss", "MultiLabelMarginLoss", "MultiMarginLoss")
+    conv = [(ember.tensor(a), torch.tensor(a)) for a in inputs]
+    got, want = em(*[e for e, _ in conv]), tm(*[t for _, t in conv])
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6, atol=1e-8)
+    assert ints or got.shape == tuple(want.shape)
+
+
+def test_loss_modules_options_by_keyword_and_legacy_flags():
+    em = nn.MSELoss(reduction="none")
+    x, y = ember.tensor(X), ember.tensor(Y)
+    np.testing.assert_allclose(em(input=x, target=y).numpy(), (X - Y) ** 2)
+    np.testing.assert_allclose(em(x, target=y).numpy(), (X - Y) ** 2)
+    with pytest.raises(TypeError):
+        em(x)
+    with pytest.raises(TypeError):
+        nn.L1Loss(bogus=1)
+    for sa, rd in [(None, False), (False, None), (True, True), (False, True), (None, True)]:
+        with warnings.catch_warnings(record=True) as got:
+            warnings.simplefilter("always")
+            em_red = nn.NLLLoss(None, sa, -100, rd).reduction
+        assert em_red == torch.nn.NLLLoss(None, sa, -100, rd).reduction
+        assert "deprecated" in str(got[0].message)
+    assert nn.CTCLoss(3, "sum", True).blank == 3
+    assert isinstance(nn.BCELoss(), nn.modules.loss._WeightedLoss)
+    assert not isinstance(nn.BCEWithLogitsLoss(), nn.modules.loss._WeightedLoss)
+    with pytest.warns(FutureWarning):
+        assert nn.NLLLoss2d(ignore_index=3).ignore_index == 3
+    for bad, err in [(lambda: nn.MultiMarginLoss(p=3), ValueError),
+                     (lambda: nn.HuberLoss(delta="a"), TypeError),
+                     (lambda: nn.TripletMarginLoss(margin=0), ValueError),
+                     (lambda: nn.TripletMarginWithDistanceLoss(margin=-1), ValueError)]:
+        with pytest.raises(err):
+            bad()
+
+    class Mine(nn.modules.loss._Loss):
+        def forward(self, a, b):
+            return (a - b).sum()
+    assert Mine(reduction="sum").reduction == "sum"

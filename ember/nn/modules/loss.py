@@ -1,6 +1,10 @@
 """Loss modules: each stores its options and calls the matching functional loss.
 ``reduction`` is ``'none'`` (per-element, the input's shape), ``'mean'`` or ``'sum'``
-(a scalar); the deprecated ``size_average``/``reduce`` flags map onto it."""
+(a scalar); the deprecated ``size_average``/``reduce`` flags map onto it.
+
+The concrete classes are made from one table (``_TABLE``): the functional they call, the
+names of their forward inputs, and their constructor's options in torch's order."""
+import inspect
 import warnings
 
 from ember.nn import functional as F
@@ -14,12 +18,18 @@ __all__ = ["L1Loss", "NLLLoss", "NLLLoss2d", "PoissonNLLLoss", "GaussianNLLLoss"
            "MarginRankingLoss", "MultiMarginLoss", "TripletMarginLoss",
            "TripletMarginWithDistanceLoss", "CTCLoss"]
 
+_LEGACY = ("size_average", "reduce")       # deprecated flags: folded into ``reduction``
+_BUFFERS = ("weight", "pos_weight")        # tensor options, kept as (possibly None) buffers
+
 
 def _legacy_get_string(size_average, reduce, emit_warning=True):
     """The ``reduction`` named by the old flags (each defaults to True), with a warning."""
-    reduce = True if reduce is None else reduce
-    size_average = True if size_average is None else size_average
-    reduction = ("mean" if size_average else "sum") if reduce else "none"
+    if reduce is not None and not reduce:
+        reduction = "none"
+    elif size_average is not None and not size_average:
+        reduction = "sum"
+    else:
+        reduction = "mean"
     if emit_warning:
         warnings.warn("size_average and reduce args will be deprecated, please use "
                       f"reduction='{reduction}' instead.", stacklevel=2)
@@ -27,11 +37,12 @@ def _legacy_get_string(size_average, reduce, emit_warning=True):
 
 
 class _Loss(Module):
+    """Base of the losses: holds ``reduction``."""
+
     def __init__(self, size_average=None, reduce=None, reduction="mean"):
         super().__init__()
-        if size_average is not None or reduce is not None:
-            reduction = _legacy_get_string(size_average, reduce)
-        self.reduction = reduction
+        legacy = size_average is not None or reduce is not None
+        self.reduction = _legacy_get_string(size_average, reduce) if legacy else reduction
 
 
 class _WeightedLoss(_Loss):
@@ -42,38 +53,183 @@ class _WeightedLoss(_Loss):
         self.register_buffer("weight", weight)
 
 
-class L1Loss(_Loss):
-    """``|input - target|``."""
-    __constants__ = ["reduction"]
+class _TableLoss(_Loss):
+    """A loss made from a ``_TABLE`` row: the constructor binds the options to the row's
+    signature; ``forward`` passes the inputs and every option to the functional."""
+    _functional = None
+    _forward_signature = None     # the forward inputs, by name
+    _options = ()                 # attribute names handed to the functional as keywords
+    _check = None                 # optional validation of the bound options
 
-    def forward(self, input, target):
-        return F.l1_loss(input, target, reduction=self.reduction)
+    def __init__(self, *args, **kwargs):
+        bound = self.__signature__.bind(*args, **kwargs)
+        bound.apply_defaults()
+        options = bound.arguments
+        if self._check is not None:
+            self._check(options)
+        Module.__init__(self)
+        flags = [options.pop(k, None) for k in _LEGACY]
+        self.reduction = (_legacy_get_string(*flags) if flags != [None, None]
+                          else options.pop("reduction"))
+        options.pop("reduction", None)
+        for name, value in options.items():
+            if name in _BUFFERS:
+                self.register_buffer(name, value)
+            else:
+                setattr(self, name, value)
+
+    def forward(self, *args, **kwargs):
+        inputs = self._forward_signature.bind(*args, **kwargs).arguments.values()
+        options = {name: getattr(self, name) for name in self._options}
+        return self._functional(*inputs, **options, reduction=self.reduction)
 
 
-class MSELoss(_Loss):
-    """``(input - target) ** 2``."""
-    __constants__ = ["reduction"]
-
-    def forward(self, input, target):
-        return F.mse_loss(input, target, reduction=self.reduction)
-
-
-class NLLLoss(_WeightedLoss):
-    """``-input[n, target[n]]`` for log-probabilities ``(N, C, *)`` and class indices
-    ``(N, *)``; ``ignore_index`` targets contribute nothing."""
-    __constants__ = ["ignore_index", "reduction"]
-
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean"):
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index = ignore_index
-
-    def forward(self, input, target):
-        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
-                          reduction=self.reduction)
+def _multi_margin_check(options):
+    if options["p"] not in (1, 2):
+        raise ValueError("only p == 1 and p == 2 supported")
+    weight = options["weight"]
+    if weight is not None and weight.dim() != 1:
+        raise ValueError("MultiMarginLoss: expected weight to be None or 1D tensor, got "
+                         f"{weight.dim()}D instead")
 
 
-class NLLLoss2d(NLLLoss):
+def _huber_check(options):
+    if not isinstance(options["delta"], (float, int)):
+        raise TypeError(f"delta must be a float or int, got: {type(options['delta'])}")
+
+
+def _margin_check(owner):
+    def check(options):
+        if options["margin"] <= 0:
+            raise ValueError(f"{owner}: expected margin to be greater than 0, got "
+                             f"{options['margin']} instead")
+    return check
+
+
+def _default_distance(options):
+    if options["distance_function"] is None:
+        options["distance_function"] = PairwiseDistance()
+    _margin_check("TripletMarginWithDistanceLoss")(options)
+
+
+_MEAN = ("reduction", "mean")
+_PAIR, _TRIPLE = ("input1", "input2", "target"), ("anchor", "positive", "negative")
+_W, _SA, _RD = ("weight", None), ("size_average", None), ("reduce", None)
+_IGNORE = ("ignore_index", -100)
+
+# name: (functional, forward inputs, constructor options in order ("*" starts the
+#        keyword-only ones), short description)
+_TABLE = {
+    "L1Loss": (F.l1_loss, None, (_SA, _RD, _MEAN), "``|input - target|``."),
+    "MSELoss": (F.mse_loss, None, (_SA, _RD, _MEAN), "``(input - target) ** 2``."),
+    "NLLLoss": (F.nll_loss, None, (_W, _SA, _IGNORE, _RD, _MEAN),
+                "``-input[n, target[n]]`` for log-probabilities ``(N, C, *)`` and class "
+                "indices ``(N, *)``; ``ignore_index`` targets contribute nothing."),
+    "CrossEntropyLoss": (F.cross_entropy, None,
+                         (_W, _SA, _IGNORE, _RD, _MEAN, ("label_smoothing", 0.0)),
+                         "``nll_loss(log_softmax(input, 1), target)`` for class indices, or "
+                         "the soft-label form for probabilities; optional smoothing."),
+    "PoissonNLLLoss": (F.poisson_nll_loss, ("log_input", "target"),
+                       (("log_input", True), ("full", False), _SA, ("eps", 1e-08), _RD, _MEAN),
+                       "Negative log-likelihood of ``target ~ Poisson(input)``."),
+    "GaussianNLLLoss": (F.gaussian_nll_loss, ("input", "target", "var"),
+                        ("*", ("full", False), ("eps", 1e-06), _MEAN),
+                        "Negative log-likelihood of ``target ~ N(input, var)``."),
+    "KLDivLoss": (F.kl_div, None, (_SA, _RD, _MEAN, ("log_target", False)),
+                  "``target * (log target - input)`` with log-probability input."),
+    "BCELoss": (F.binary_cross_entropy, None, (_W, _SA, _RD, _MEAN),
+                "Binary cross entropy of probabilities against targets in [0, 1]."),
+    "BCEWithLogitsLoss": (F.binary_cross_entropy_with_logits, None,
+                          (_W, _SA, _RD, _MEAN, ("pos_weight", None)),
+                          "``BCELoss(sigmoid(input))`` computed stably."),
+    "HingeEmbeddingLoss": (F.hinge_embedding_loss, None, (("margin", 1.0), _SA, _RD, _MEAN),
+                           "``x`` where target is 1, ``max(0, margin - x)`` where -1."),
+    "CosineEmbeddingLoss": (F.cosine_embedding_loss, _PAIR,
+                            (("margin", 0.0), _SA, _RD, _MEAN),
+                            "``1 - cos`` for target 1, ``max(0, cos - margin)`` for -1."),
+    "MarginRankingLoss": (F.margin_ranking_loss, _PAIR, (("margin", 0.0), _SA, _RD, _MEAN),
+                          "``max(0, -target * (x1 - x2) + margin)``."),
+    "MultiLabelMarginLoss": (F.multilabel_margin_loss, None, (_SA, _RD, _MEAN),
+                             "Multi-class hinge loss against -1-terminated indices."),
+    "MultiLabelSoftMarginLoss": (F.multilabel_soft_margin_loss, None, (_W, _SA, _RD, _MEAN),
+                                 "Mean over classes of the per-class logistic loss."),
+    "MultiMarginLoss": (F.multi_margin_loss, None,
+                        (("p", 1), ("margin", 1.0), _W, _SA, _RD, _MEAN),
+                        "Multi-class hinge loss ``max(0, margin - x[y] + x[i]) ** p``."),
+    "SmoothL1Loss": (F.smooth_l1_loss, None, (_SA, _RD, _MEAN, ("beta", 1.0)),
+                     "Quadratic below ``beta`` (scaled by 1/beta), linear beyond."),
+    "HuberLoss": (F.huber_loss, None, (_MEAN, ("delta", 1.0)),
+                  "Quadratic below ``delta``, linear (slope ``delta``) beyond."),
+    "SoftMarginLoss": (F.soft_margin_loss, None, (_SA, _RD, _MEAN),
+                       "Logistic loss ``log(1 + exp(-y * x))``."),
+    "TripletMarginLoss": (F.triplet_margin_loss, _TRIPLE,
+                          (("margin", 1.0), ("p", 2.0), ("eps", 1e-06), ("swap", False),
+                           _SA, _RD, _MEAN),
+                          "``max(d(a, p) - d(a, n) + margin, 0)`` with a p-norm distance."),
+    "TripletMarginWithDistanceLoss": (F.triplet_margin_with_distance_loss, _TRIPLE,
+                                      ("*", ("distance_function", None), ("margin", 1.0),
+                                       ("swap", False), _MEAN),
+                                      "``TripletMarginLoss`` with any distance function."),
+    "CTCLoss": (F.ctc_loss, ("log_probs", "targets", "input_lengths", "target_lengths"),
+                (("blank", 0), _MEAN, ("zero_infinity", False)),
+                "Connectionist temporal classification of unaligned target sequences."),
+}
+
+_WEIGHTED = {"NLLLoss", "CrossEntropyLoss", "BCELoss", "MultiLabelSoftMarginLoss",
+             "MultiMarginLoss"}    # subclasses of _WeightedLoss in torch
+_CHECKS = {"MultiMarginLoss": _multi_margin_check, "HuberLoss": _huber_check,
+           "TripletMarginLoss": _margin_check("TripletMarginLoss"),
+           "TripletMarginWithDistanceLoss": _default_distance}
+
+# torch's __constants__ lists, where a class declares one
+_CONSTANTS = {
+    "L1Loss": ["reduction"], "MSELoss": ["reduction"], "BCELoss": ["reduction"],
+    "NLLLoss": ["ignore_index", "reduction"],
+    "CrossEntropyLoss": ["ignore_index", "reduction", "label_smoothing"],
+    "PoissonNLLLoss": ["log_input", "full", "eps", "reduction"],
+    "GaussianNLLLoss": ["full", "eps", "reduction"], "KLDivLoss": ["reduction"],
+    "HingeEmbeddingLoss": ["margin", "reduction"], "CosineEmbeddingLoss": ["margin", "reduction"],
+    "MarginRankingLoss": ["margin", "reduction"], "MultiLabelMarginLoss": ["reduction"],
+    "MultiLabelSoftMarginLoss": ["reduction"], "MultiMarginLoss": ["p", "margin", "reduction"],
+    "SmoothL1Loss": ["reduction"], "HuberLoss": ["reduction", "delta"],
+    "SoftMarginLoss": ["reduction"], "TripletMarginLoss": ["margin", "p", "eps", "swap", "reduction"],
+    "TripletMarginWithDistanceLoss": ["margin", "swap", "reduction"],
+    "CTCLoss": ["blank", "reduction"],
+}
+
+
+def _signature(options):
+    """``inspect.Signature`` of ``(name, default)`` pairs, ``"*"`` marking keyword-only."""
+    kind, params = inspect.Parameter.POSITIONAL_OR_KEYWORD, []
+    for option in options:
+        if option == "*":
+            kind = inspect.Parameter.KEYWORD_ONLY
+        else:
+            params.append(inspect.Parameter(option[0], kind, default=option[1]))
+    return inspect.Signature(params)
+
+
+def _make(name, functional, inputs, options, doc):
+    names = [o[0] for o in options if o != "*"]
+    body = {
+        "__doc__": doc, "__module__": __name__, "_functional": staticmethod(functional),
+        "__signature__": _signature(options),
+        "_forward_signature": _signature([(i, inspect.Parameter.empty)
+                                          for i in inputs or ("input", "target")]),
+        "_options": tuple(n for n in names if n not in _LEGACY + ("reduction",)),
+        "_check": staticmethod(_CHECKS[name]) if name in _CHECKS else None,
+    }
+    if name in _CONSTANTS:
+        body["__constants__"] = _CONSTANTS[name]
+    base = (_TableLoss, _WeightedLoss) if name in _WEIGHTED else (_TableLoss,)
+    return type(name, base, body)
+
+
+for _name, _row in _TABLE.items():
+    globals()[_name] = _make(_name, *_row)
+
+
+class NLLLoss2d(NLLLoss):  # noqa: F821 (made from the table above)
     """Deprecated alias of ``NLLLoss``."""
 
     def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
@@ -82,250 +238,3 @@ class NLLLoss2d(NLLLoss):
                       "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
                       "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
-
-
-class CrossEntropyLoss(_WeightedLoss):
-    """``nll_loss(log_softmax(input, 1), target)`` for class indices, or the soft-label
-    form for class probabilities; optional ``label_smoothing``."""
-    __constants__ = ["ignore_index", "reduction", "label_smoothing"]
-
-    def __init__(self, weight=None, size_average=None, ignore_index=-100, reduce=None,
-                 reduction="mean", label_smoothing=0.0):
-        super().__init__(weight, size_average, reduce, reduction)
-        self.ignore_index, self.label_smoothing = ignore_index, label_smoothing
-
-    def forward(self, input, target):
-        return F.cross_entropy(input, target, weight=self.weight,
-                               ignore_index=self.ignore_index, reduction=self.reduction,
-                               label_smoothing=self.label_smoothing)
-
-
-class PoissonNLLLoss(_Loss):
-    """Negative log-likelihood of ``target ~ Poisson(input)`` (``log_input``: the input
-    is the log-rate); ``full`` adds the Stirling term."""
-    __constants__ = ["log_input", "full", "eps", "reduction"]
-
-    def __init__(self, log_input=True, full=False, size_average=None, eps=1e-08,
-                 reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.log_input, self.full, self.eps = log_input, full, eps
-
-    def forward(self, log_input, target):
-        return F.poisson_nll_loss(log_input, target, log_input=self.log_input,
-                                  full=self.full, eps=self.eps, reduction=self.reduction)
-
-
-class GaussianNLLLoss(_Loss):
-    """Negative log-likelihood of ``target ~ N(input, var)``; ``var`` is clamped to
-    ``eps``."""
-    __constants__ = ["full", "eps", "reduction"]
-
-    def __init__(self, *, full=False, eps=1e-06, reduction="mean"):
-        super().__init__(None, None, reduction)
-        self.full, self.eps = full, eps
-
-    def forward(self, input, target, var):
-        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
-                                   reduction=self.reduction)
-
-
-class KLDivLoss(_Loss):
-    """``target * (log target - input)`` with log-probability input (``log_target``:
-    the target is given as log-probabilities too)."""
-    __constants__ = ["reduction"]
-
-    def __init__(self, size_average=None, reduce=None, reduction="mean", log_target=False):
-        super().__init__(size_average, reduce, reduction)
-        self.log_target = log_target
-
-    def forward(self, input, target):
-        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
-
-
-class BCELoss(_WeightedLoss):
-    """Binary cross entropy of probabilities ``input`` against ``target`` in [0, 1]."""
-    __constants__ = ["reduction"]
-
-    def forward(self, input, target):
-        return F.binary_cross_entropy(input, target, weight=self.weight,
-                                      reduction=self.reduction)
-
-
-class BCEWithLogitsLoss(_Loss):
-    """``BCELoss(sigmoid(input))`` computed stably; ``pos_weight`` scales positives."""
-
-    def __init__(self, weight=None, size_average=None, reduce=None, reduction="mean",
-                 pos_weight=None):
-        super().__init__(size_average, reduce, reduction)
-        self.register_buffer("weight", weight)
-        self.register_buffer("pos_weight", pos_weight)
-
-    def forward(self, input, target):
-        return F.binary_cross_entropy_with_logits(input, target, self.weight,
-                                                  pos_weight=self.pos_weight,
-                                                  reduction=self.reduction)
-
-
-class HingeEmbeddingLoss(_Loss):
-    """``x`` where target is 1, ``max(0, margin - x)`` where it is -1."""
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin=1.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input, target):
-        return F.hinge_embedding_loss(input, target, margin=self.margin,
-                                      reduction=self.reduction)
-
-
-class CosineEmbeddingLoss(_Loss):
-    """``1 - cos(x1, x2)`` for target 1, ``max(0, cos(x1, x2) - margin)`` for -1."""
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1, input2, target):
-        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
-                                       reduction=self.reduction)
-
-
-class MarginRankingLoss(_Loss):
-    """``max(0, -target * (x1 - x2) + margin)``."""
-    __constants__ = ["margin", "reduction"]
-
-    def __init__(self, margin=0.0, size_average=None, reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        self.margin = margin
-
-    def forward(self, input1, input2, target):
-        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
-                                     reduction=self.reduction)
-
-
-class MultiLabelMarginLoss(_Loss):
-    """Multi-class hinge loss for ``(N, C)`` scores and ``(N, C)`` target indices
-    (terminated by -1)."""
-    __constants__ = ["reduction"]
-
-    def forward(self, input, target):
-        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
-
-
-class MultiLabelSoftMarginLoss(_WeightedLoss):
-    """Mean over classes of the per-class logistic loss; ``(N, C)`` input and target."""
-    __constants__ = ["reduction"]
-
-    def forward(self, input, target):
-        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
-                                             reduction=self.reduction)
-
-
-class MultiMarginLoss(_WeightedLoss):
-    """Multi-class hinge loss ``max(0, margin - x[y] + x[i]) ** p`` (p in {1, 2})."""
-    __constants__ = ["p", "margin", "reduction"]
-
-    def __init__(self, p=1, margin=1.0, weight=None, size_average=None, reduce=None,
-                 reduction="mean"):
-        super().__init__(weight, size_average, reduce, reduction)
-        if p not in (1, 2):
-            raise ValueError("only p == 1 and p == 2 supported")
-        if weight is not None and weight.dim() != 1:
-            raise ValueError("MultiMarginLoss: expected weight to be None or 1D tensor, got "
-                             f"{weight.dim()}D instead")
-        self.p, self.margin = p, margin
-
-    def forward(self, input, target):
-        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
-                                   weight=self.weight, reduction=self.reduction)
-
-
-class SmoothL1Loss(_Loss):
-    """Quadratic for ``|x - y| < beta`` (scaled by 1/beta), linear beyond."""
-    __constants__ = ["reduction"]
-
-    def __init__(self, size_average=None, reduce=None, reduction="mean", beta=1.0):
-        super().__init__(size_average, reduce, reduction)
-        self.beta = beta
-
-    def forward(self, input, target):
-        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
-
-
-class HuberLoss(_Loss):
-    """Quadratic for ``|x - y| < delta``, linear (slope ``delta``) beyond."""
-    __constants__ = ["reduction", "delta"]
-
-    def __init__(self, reduction="mean", delta=1.0):
-        if not isinstance(delta, (float, int)):
-            raise TypeError(f"delta must be a float or int, got: {type(delta)}")
-        super().__init__(reduction=reduction)
-        self.delta = delta
-
-    def forward(self, input, target):
-        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
-
-
-class SoftMarginLoss(_Loss):
-    """Logistic loss ``log(1 + exp(-y * x))`` for targets in {1, -1}."""
-    __constants__ = ["reduction"]
-
-    def forward(self, input, target):
-        return F.soft_margin_loss(input, target, reduction=self.reduction)
-
-
-def _check_positive_margin(owner, margin):
-    if margin <= 0:
-        raise ValueError(f"{owner}: expected margin to be greater than 0, got {margin} "
-                         "instead")
-
-
-class TripletMarginLoss(_Loss):
-    """``max(d(a, p) - d(a, n) + margin, 0)`` with the p-norm distance ``d``; ``swap``
-    uses the closer of ``d(a, n)`` and ``d(p, n)``."""
-    __constants__ = ["margin", "p", "eps", "swap", "reduction"]
-
-    def __init__(self, margin=1.0, p=2.0, eps=1e-06, swap=False, size_average=None,
-                 reduce=None, reduction="mean"):
-        super().__init__(size_average, reduce, reduction)
-        _check_positive_margin("TripletMarginLoss", margin)
-        self.margin, self.p, self.eps, self.swap = margin, p, eps, swap
-
-    def forward(self, anchor, positive, negative):
-        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin,
-                                     p=self.p, eps=self.eps, swap=self.swap,
-                                     reduction=self.reduction)
-
-
-class TripletMarginWithDistanceLoss(_Loss):
-    """``TripletMarginLoss`` with any ``distance_function`` (default
-    ``PairwiseDistance()``)."""
-    __constants__ = ["margin", "swap", "reduction"]
-
-    def __init__(self, *, distance_function=None, margin=1.0, swap=False, reduction="mean"):
-        super().__init__(reduction=reduction)
-        _check_positive_margin("TripletMarginWithDistanceLoss", margin)
-        self.distance_function = (PairwiseDistance() if distance_function is None
-                                  else distance_function)
-        self.margin, self.swap = margin, swap
-
-    def forward(self, anchor, positive, negative):
-        return F.triplet_margin_with_distance_loss(
-            anchor, positive, negative, distance_function=self.distance_function,
-            margin=self.margin, swap=self.swap, reduction=self.reduction)
-
-
-class CTCLoss(_Loss):
-    """Connectionist temporal classification: log-probabilities ``(T, N, C)`` against
-    unaligned target sequences; ``zero_infinity`` zeroes impossible alignments."""
-    __constants__ = ["blank", "reduction"]
-
-    def __init__(self, blank=0, reduction="mean", zero_infinity=False):
-        super().__init__(reduction=reduction)
-        self.blank, self.zero_infinity = blank, zero_infinity
-
-    def forward(self, log_probs, targets, input_lengths, target_lengths):
-        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
-                          self.reduction, self.zero_infinity)
