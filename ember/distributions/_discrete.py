@@ -177,3 +177,21 @@ def log1p_exp(x):
 def log_choose(n, k):
     """``log(n! / (k! (n - k)!))`` through lgamma."""
     return (n + 1).lgamma() - (k + 1).lgamma() - (n - k + 1).lgamma()
+
+
+class Relaxed:
+    """Mixin for a relaxed family that is a TransformedDistribution of its base ``base_dist``:
+    the parameters are the base's, and ``expand`` is the transformed one."""
+    temperature = property(lambda self: self.base_dist.temperature)
+    probs = property(lambda self: self.base_dist.probs)
+    logits = property(lambda self: self.base_dist.logits)
+
+    def expand(self, batch_shape, _instance=None):
+        owner = next(k for k in type(self).__mro__ if Relaxed in k.__bases__)
+        new = self._get_checked_instance(owner, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+def logit(p):
+    """``log(p / (1 - p))``."""
+    return p.log() - (-p).log1p()

@@ -1,89 +1,52 @@
-"""ExpRelaxedCategorical and RelaxedOneHotCategorical (Concrete / Gumbel-softmax)."""
+"""RelaxedOneHotCategorical (Concrete / Gumbel-softmax) and its log, ExpRelaxedCategorical."""
+import math
+
 import ember
 from . import constraints
-from .categorical import Categorical
+from ._discrete import SIMPLEX, Relaxed
+from .categorical import OverCategories
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
-from .utils import broadcast_all, clamp_probs
+from .utils import clamp_probs
 
 __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 
 
-class ExpRelaxedCategorical(Distribution):
-    """The log of a RelaxedOneHotCategorical draw; events have shape ``(K,)``."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+class ExpRelaxedCategorical(OverCategories, Distribution):
+    """``X = log_softmax((logits + G) / temperature)`` for standard Gumbel noise ``G``: the log
+    of a RelaxedOneHotCategorical draw; events have shape ``(K,)``."""
+    arg_constraints = SIMPLEX
     support = constraints.independent(constraints.real, 1)
     has_rsample = True
+    _batched = ()
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        self._categorical = Categorical(probs, logits)
         self.temperature = temperature
-        batch_shape = self._categorical.batch_shape
-        event_shape = self._categorical.param_shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ExpRelaxedCategorical, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.temperature = self.temperature
-        new._categorical = self._categorical.expand(batch_shape)
-        super(ExpRelaxedCategorical, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    @property
-    def param_shape(self):
-        return self._categorical.param_shape
-
-    @property
-    def logits(self):
-        return self._categorical.logits
-
-    @property
-    def probs(self):
-        return self._categorical.probs
+        self._categories(probs, logits, validate_args)
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        uniforms = clamp_probs(ember.rand(shape, dtype=self.logits.dtype))
-        gumbels = -((-(uniforms.log())).log())
-        scores = (self.logits + gumbels) / self.temperature
-        return scores - scores.logsumexp(dim=-1, keepdim=True)
+        u = clamp_probs(ember.rand(self._extended_shape(sample_shape), dtype=self.logits.dtype))
+        gumbel = -(-u.log()).log()
+        return ((self.logits + gumbel) / self.temperature).log_softmax(-1)
 
     def log_prob(self, value):
-        K = self._categorical._num_events
+        """With ``z = logits - t x``: ``log (K-1)! + (K-1) log t + sum z - K logsumexp z``."""
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        log_scale = ember.full_like(self.temperature, float(K)).lgamma() - self.temperature.log().mul(-(K - 1))
-        score = logits - value.mul(self.temperature)
-        score = (score - score.logsumexp(dim=-1, keepdim=True)).sum(-1)
-        return score + log_scale
+        k = self.event_shape[0]
+        t = self.temperature
+        z = self.logits - t * value
+        return math.lgamma(k) + (k - 1) * t.log() + z.sum(-1) - k * z.logsumexp(-1)
 
 
-class RelaxedOneHotCategorical(TransformedDistribution):
-    """A reparameterisable relaxation of OneHotCategorical on the simplex."""
-    arg_constraints = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+class RelaxedOneHotCategorical(Relaxed, TransformedDistribution):
+    """The exp of an ExpRelaxedCategorical: a reparameterisable relaxation of OneHotCategorical
+    on the simplex."""
+    arg_constraints = SIMPLEX
     support = constraints.simplex
     has_rsample = True
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
-        base_dist = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
-        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(RelaxedOneHotCategorical, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def temperature(self):
-        return self.base_dist.temperature
-
-    @property
-    def logits(self):
-        return self.base_dist.logits
-
-    @property
-    def probs(self):
-        return self.base_dist.probs
+        base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)
+        super().__init__(base, ExpTransform(), validate_args=validate_args)
