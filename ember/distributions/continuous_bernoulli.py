@@ -1,138 +1,105 @@
-"""ContinuousBernoulli(probs | logits)."""
+"""ContinuousBernoulli(probs | logits): the Bernoulli mass ``p^x (1 - p)^(1 - x)`` normalised as
+a density on ``[0, 1]``."""
 import math
-from numbers import Number
 
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits
+from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
+from ._discrete import BINARY, ProbsOrLogits
 from .exp_family import ExponentialFamily
-from .utils import (broadcast_all, clamp_probs, expand_probs_or_logits, lazy_property,
-                    logits_to_probs, probs_to_logits)
+from .utils import clamp_probs, lazy_property, logits_to_probs
 
 __all__ = ["ContinuousBernoulli"]
 
 
-class ContinuousBernoulli(ExponentialFamily):
-    """Density ``C(p) p^x (1 - p)^(1 - x)`` on [0, 1]. Near ``p = 0.5`` (inside ``lims``) the
-    normaliser, mean and variance use Taylor expansions; ``rsample`` inverts the cdf."""
-    arg_constraints = {"probs": constraints.unit_interval, "logits": constraints.real}
+class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
+    """Density ``C(p) p^x (1 - p)^(1 - x)`` on ``[0, 1]`` with ``C(p) = 2 artanh(1 - 2p) /
+    (1 - 2p)``. Every closed form divides by ``1 - 2p``; for ``p`` inside ``lims`` (around 1/2)
+    the second-order Taylor expansions in ``p - 1/2`` are used instead."""
+    arg_constraints = BINARY
     support = constraints.unit_interval
     has_rsample = True
+    _batched = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
-        if (probs is None) == (logits is None):
-            raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-        if probs is not None:
-            is_scalar = isinstance(probs, Number)
-            (self.probs,) = broadcast_all(probs)
-            if validate_args is not None:
-                if not bool(self.arg_constraints["probs"].check(self.probs).all()):
-                    raise ValueError("The parameter probs has invalid values")
+        self._take_param(probs, logits)
+        if logits is None:
+            if validate_args is not None and not bool(BINARY["probs"].check(self.probs).all()):
+                raise ValueError("The parameter probs has invalid values")
             self.probs = clamp_probs(self.probs)
-        else:
-            is_scalar = isinstance(logits, Number)
-            (self.logits,) = broadcast_all(logits)
-        self._param = self.probs if probs is not None else self.logits
-        batch_shape = ember.Size() if is_scalar else self._param.size()
         self._lims = lims
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(ContinuousBernoulli, _instance)
-        new._lims = self._lims
-        batch_shape = ember.Size(batch_shape)
-        expand_probs_or_logits(self, new, batch_shape)
-        super(ContinuousBernoulli, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _outside_unstable_region(self):
-        return ember.le(self.probs, self._lims[0]) | ember.gt(self.probs, self._lims[1])
-
-    def _cut_probs(self):
-        return ember.where(self._outside_unstable_region(), self.probs,
-                           self._lims[0] * ember.ones_like(self.probs))
-
-    def _cont_bern_log_norm(self):
-        """Log of the normalising constant ``C(p)``."""
-        cut_probs = self._cut_probs()
-        below = ember.where(ember.le(cut_probs, 0.5), cut_probs, ember.zeros_like(cut_probs))
-        above = ember.where(ember.ge(cut_probs, 0.5), cut_probs, ember.ones_like(cut_probs))
-        log_norm = ember.log(ember.abs(ember.log1p(-cut_probs) - ember.log(cut_probs))) - ember.where(
-            ember.le(cut_probs, 0.5), ember.log1p(-2.0 * below), ember.log(2.0 * above - 1.0))
-        x = ember.pow(self.probs - 0.5, 2)
-        taylor = math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * x) * x
-        return ember.where(self._outside_unstable_region(), log_norm, taylor)
-
-    @property
-    def mean(self):
-        cut_probs = self._cut_probs()
-        mus = cut_probs / (2.0 * cut_probs - 1.0) + 1.0 / (ember.log1p(-cut_probs) - ember.log(cut_probs))
-        x = self.probs - 0.5
-        taylor = 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * ember.pow(x, 2)) * x
-        return ember.where(self._outside_unstable_region(), mus, taylor)
-
-    @property
-    def stddev(self):
-        return ember.sqrt(self.variance)
-
-    @property
-    def variance(self):
-        cut_probs = self._cut_probs()
-        vars_ = (cut_probs * (cut_probs - 1.0) / ember.pow(1.0 - 2.0 * cut_probs, 2)
-                 + 1.0 / ember.pow(ember.log1p(-cut_probs) - ember.log(cut_probs), 2))
-        x = ember.pow(self.probs - 0.5, 2)
-        taylor = 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * x) * x
-        return ember.where(self._outside_unstable_region(), vars_, taylor)
-
-    @lazy_property
-    def logits(self):
-        return probs_to_logits(self.probs, is_binary=True)
+        super().__init__(self._param.shape, validate_args=validate_args)
 
     @lazy_property
     def probs(self):
         return clamp_probs(logits_to_probs(self.logits, is_binary=True))
 
-    @property
-    def param_shape(self):
-        return self._param.size()
+    def _closed_or_taylor(self, closed, taylor):
+        """``closed(p)`` where ``p`` is outside ``lims`` (evaluated at a safe ``p`` inside),
+        ``taylor(p - 1/2)`` within."""
+        p = self.probs
+        low, high = self._lims
+        outside = (p <= low) | (p > high)
+        return ember.where(outside, closed(ember.where(outside, p, low)), taylor(p - 0.5))
 
-    def sample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        u = ember.rand(shape, dtype=self.probs.dtype)
-        with ember.no_grad():
-            return self.icdf(u)
+    def _log_normalizer(self):
+        """``log C(p) = log|log(1 - p) - log p| - log|1 - 2p|``; ``log 2 + 4/3 d^2 + 104/45 d^4``
+        near 1/2."""
+        def closed(p):
+            return (ember.log1p(-p) - p.log()).abs().log() - (1 - 2 * p).abs().log()
+        return self._closed_or_taylor(
+            closed, lambda d: math.log(2.0) + (4.0 / 3.0 + 104.0 / 45.0 * d * d) * d * d)
+
+    @property
+    def mean(self):
+        def closed(p):
+            return p / (2 * p - 1) + 1 / (ember.log1p(-p) - p.log())
+        return self._closed_or_taylor(closed, lambda d: 0.5 + (1.0 / 3.0 + 16.0 / 45.0 * d * d) * d)
+
+    @property
+    def variance(self):
+        def closed(p):
+            return p * (p - 1) / (1 - 2 * p).square() + (ember.log1p(-p) - p.log()).square().reciprocal()
+        return self._closed_or_taylor(
+            closed, lambda d: 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * d * d) * d * d)
+
+    @property
+    def stddev(self):
+        return self.variance.sqrt()
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        u = ember.rand(shape, dtype=self.probs.dtype)
-        return self.icdf(u)
+        """Inverse-cdf draws (differentiable in ``probs``)."""
+        return self.icdf(ember.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype))
+
+    def sample(self, sample_shape=ember.Size()):
+        u = ember.rand(self._extended_shape(sample_shape), dtype=self.probs.dtype)
+        with ember.no_grad():
+            return self.icdf(u)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        logits, value = broadcast_all(self.logits, value)
-        return -binary_cross_entropy_with_logits(logits, value, reduction="none") + self._cont_bern_log_norm()
+        logits, value = ember.broadcast_tensors(self.logits, value)
+        return self._log_normalizer() - _bce(logits, value, reduction="none")
 
     def cdf(self, value):
+        """``(p^x (1 - p)^(1 - x) + p - 1) / (2p - 1)`` on ``[0, 1]`` (``x`` near ``p = 1/2``)."""
         if self._validate_args:
             self._validate_sample(value)
-        cut_probs = self._cut_probs()
-        cdfs = ((ember.pow(cut_probs, value) * ember.pow(1.0 - cut_probs, 1.0 - value) + cut_probs - 1.0)
-                / (2.0 * cut_probs - 1.0))
-        unbounded_cdfs = ember.where(self._outside_unstable_region(), cdfs, value)
-        return ember.where(ember.le(value, 0.0), ember.zeros_like(value),
-                           ember.where(ember.ge(value, 1.0), ember.ones_like(value), unbounded_cdfs))
+
+        def closed(p):
+            return (p.pow(value) * (1 - p).pow(1 - value) + p - 1) / (2 * p - 1)
+        inside = self._closed_or_taylor(closed, lambda d: value)
+        return ember.where(value <= 0, 0.0, ember.where(value >= 1, 1.0, inside))
 
     def icdf(self, value):
-        cut_probs = self._cut_probs()
-        return ember.where(
-            self._outside_unstable_region(),
-            (ember.log1p(-cut_probs + value * (2.0 * cut_probs - 1.0)) - ember.log1p(-cut_probs))
-            / (ember.log(cut_probs) - ember.log1p(-cut_probs)),
-            value)
+        """``log1p((2p - 1) u - p) - log1p(-p)`` over ``log p - log1p(-p)`` (``u`` near 1/2)."""
+        def closed(p):
+            return ((ember.log1p((2 * p - 1) * value - p) - ember.log1p(-p))
+                    / (p.log() - ember.log1p(-p)))
+        return self._closed_or_taylor(closed, lambda d: value)
 
     def entropy(self):
-        log_probs0 = ember.log1p(-self.probs)
-        log_probs1 = ember.log(self.probs)
-        return self.mean * (log_probs0 - log_probs1) - self._cont_bern_log_norm() - log_probs0
+        """``-E[log f] = E[x] log((1 - p) / p) - log C(p) - log(1 - p)``."""
+        log_q, log_p = ember.log1p(-self.probs), self.probs.log()
+        return self.mean * (log_q - log_p) - self._log_normalizer() - log_q
