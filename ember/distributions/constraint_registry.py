@@ -1,37 +1,41 @@
-"""``biject_to`` and ``transform_to``: from a constraint to a transform mapping unconstrained
-reals onto it (bijectively, for ``biject_to``)."""
+"""``biject_to(c)`` and ``transform_to(c)``: a transform from unconstrained reals onto the set
+of constraint ``c`` (a bijection for ``biject_to``; ``transform_to`` may fold, e.g. softmax).
+
+Each registry is a dict from constraint class to a factory ``constraint -> Transform``; the
+tables at the bottom fill both.
+"""
+from __future__ import annotations
+
 import numbers
 
-from . import constraints, transforms
+from . import constraints as C, transforms as T
 
 __all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
 
 
 class ConstraintRegistry:
-    """Registry from constraint types to factories ``constraint -> Transform``."""
+    """Constraint class -> factory ``constraint -> Transform``."""
 
     def __init__(self):
         self._registry = {}
         super().__init__()
 
     def register(self, constraint, factory=None):
-        """Register ``factory`` for ``constraint`` (a Constraint subclass or a singleton
-        instance); usable as a decorator."""
+        """Register ``factory`` for ``constraint`` (a Constraint subclass, or an instance standing
+        for its class); without ``factory``, a decorator."""
         if factory is None:
-            return lambda factory: self.register(constraint, factory)
-        if isinstance(constraint, constraints.Constraint):
-            constraint = type(constraint)
-        if not isinstance(constraint, type) or not issubclass(constraint, constraints.Constraint):
+            return lambda fn: self.register(constraint, fn)
+        kind = type(constraint) if isinstance(constraint, C.Constraint) else constraint
+        if not (isinstance(kind, type) and issubclass(kind, C.Constraint)):
             raise TypeError("Expected constraint to be either a Constraint subclass or instance, "
                             f"but got {constraint}")
-        self._registry[constraint] = factory
+        self._registry[kind] = factory
         return factory
 
     def __call__(self, constraint):
-        try:
-            factory = self._registry[type(constraint)]
-        except KeyError:
-            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} constraints") from None
+        factory = self._registry.get(type(constraint))
+        if factory is None:
+            raise NotImplementedError(f"Cannot transform {type(constraint).__name__} constraints")
         return factory(constraint)
 
 
@@ -39,104 +43,52 @@ biject_to = ConstraintRegistry()
 transform_to = ConstraintRegistry()
 
 
-@biject_to.register(constraints.real)
-@transform_to.register(constraints.real)
-def _transform_to_real(constraint):
-    return transforms.identity_transform
+def _is(value, number):
+    return isinstance(value, numbers.Number) and value == number
 
 
-@biject_to.register(constraints.independent)
-def _biject_to_independent(constraint):
-    base_transform = biject_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+def _onto_half_line(bound, direction):
+    """exp onto (0, inf), then mirrored (``direction`` -1) and shifted to start at ``bound``."""
+    return T.ComposeTransform([T.ExpTransform(), T.AffineTransform(bound, direction)])
 
 
-@transform_to.register(constraints.independent)
-def _transform_to_independent(constraint):
-    base_transform = transform_to(constraint.base_constraint)
-    return transforms.IndependentTransform(base_transform, constraint.reinterpreted_batch_ndims)
+def _onto_interval(c):
+    """Sigmoid onto (0, 1), then stretched and shifted onto ``[lower_bound, upper_bound]``."""
+    if _is(c.lower_bound, 0) and _is(c.upper_bound, 1):
+        return T.SigmoidTransform()
+    width = c.upper_bound - c.lower_bound
+    return T.ComposeTransform([T.SigmoidTransform(), T.AffineTransform(c.lower_bound, width)])
 
 
-@biject_to.register(constraints.positive)
-@biject_to.register(constraints.nonnegative)
-@transform_to.register(constraints.positive)
-@transform_to.register(constraints.nonnegative)
-def _transform_to_positive(constraint):
-    return transforms.ExpTransform()
+def _nested(registry):
+    """Factories for the constraints made of other constraints: they ask ``registry`` again."""
+    return {
+        C._IndependentConstraint: lambda c: T.IndependentTransform(
+            registry(c.base_constraint), c.reinterpreted_batch_ndims),
+        C._Cat: lambda c: T.CatTransform([registry(p) for p in c.cseq], c.dim, c.lengths),
+        C._Stack: lambda c: T.StackTransform([registry(p) for p in c.cseq], c.dim),
+    }
 
 
-@biject_to.register(constraints.greater_than)
-@biject_to.register(constraints.greater_than_eq)
-@transform_to.register(constraints.greater_than)
-@transform_to.register(constraints.greater_than_eq)
-def _transform_to_greater_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.lower_bound, 1)])
+_BOTH = {
+    C._Real: lambda c: T.identity_transform,
+    C._GreaterThan: lambda c: _onto_half_line(c.lower_bound, +1),
+    C._GreaterThanEq: lambda c: _onto_half_line(c.lower_bound, +1),
+    C._LessThan: lambda c: _onto_half_line(c.upper_bound, -1),
+    C._Interval: _onto_interval,
+    C._HalfOpenInterval: _onto_interval,
+    C._CorrCholesky: lambda c: T.CorrCholeskyTransform(),
+}
 
+_BIJECTIONS_ONLY = {C._Simplex: lambda c: T.StickBreakingTransform()}
 
-@biject_to.register(constraints.less_than)
-@transform_to.register(constraints.less_than)
-def _transform_to_less_than(constraint):
-    return transforms.ComposeTransform([transforms.ExpTransform(),
-                                        transforms.AffineTransform(constraint.upper_bound, -1)])
+_TRANSFORMS_ONLY = {
+    C._Simplex: lambda c: T.SoftmaxTransform(),
+    C._LowerCholesky: lambda c: T.LowerCholeskyTransform(),
+    C._PositiveDefinite: lambda c: T.PositiveDefiniteTransform(),
+    C._PositiveSemidefinite: lambda c: T.PositiveDefiniteTransform(),
+}
 
-
-@biject_to.register(constraints.interval)
-@biject_to.register(constraints.half_open_interval)
-@transform_to.register(constraints.interval)
-@transform_to.register(constraints.half_open_interval)
-def _transform_to_interval(constraint):
-    lower_is_0 = isinstance(constraint.lower_bound, numbers.Number) and constraint.lower_bound == 0
-    upper_is_1 = isinstance(constraint.upper_bound, numbers.Number) and constraint.upper_bound == 1
-    if lower_is_0 and upper_is_1:
-        return transforms.SigmoidTransform()
-    loc = constraint.lower_bound
-    scale = constraint.upper_bound - constraint.lower_bound
-    return transforms.ComposeTransform([transforms.SigmoidTransform(), transforms.AffineTransform(loc, scale)])
-
-
-@biject_to.register(constraints.simplex)
-def _biject_to_simplex(constraint):
-    return transforms.StickBreakingTransform()
-
-
-@transform_to.register(constraints.simplex)
-def _transform_to_simplex(constraint):
-    return transforms.SoftmaxTransform()
-
-
-@transform_to.register(constraints.lower_cholesky)
-def _transform_to_lower_cholesky(constraint):
-    return transforms.LowerCholeskyTransform()
-
-
-@transform_to.register(constraints.positive_definite)
-@transform_to.register(constraints.positive_semidefinite)
-def _transform_to_positive_definite(constraint):
-    return transforms.PositiveDefiniteTransform()
-
-
-@biject_to.register(constraints.corr_cholesky)
-@transform_to.register(constraints.corr_cholesky)
-def _transform_to_corr_cholesky(constraint):
-    return transforms.CorrCholeskyTransform()
-
-
-@biject_to.register(constraints.cat)
-def _biject_to_cat(constraint):
-    return transforms.CatTransform([biject_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
-
-
-@transform_to.register(constraints.cat)
-def _transform_to_cat(constraint):
-    return transforms.CatTransform([transform_to(c) for c in constraint.cseq], constraint.dim, constraint.lengths)
-
-
-@biject_to.register(constraints.stack)
-def _biject_to_stack(constraint):
-    return transforms.StackTransform([biject_to(c) for c in constraint.cseq], constraint.dim)
-
-
-@transform_to.register(constraints.stack)
-def _transform_to_stack(constraint):
-    return transforms.StackTransform([transform_to(c) for c in constraint.cseq], constraint.dim)
+for _registry, _own in ((biject_to, _BIJECTIONS_ONLY), (transform_to, _TRANSFORMS_ONLY)):
+    for _kind, _factory in {**_BOTH, **_own, **_nested(_registry)}.items():
+        _registry.register(_kind, _factory)

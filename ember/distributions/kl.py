@@ -1,23 +1,31 @@
-"""``kl_divergence(p, q)`` and ``register_kl``: KL(p || q) dispatched on the pair of types."""
+"""``kl_divergence(p, q)``: KL(p || q) = E_p[log p(x) - log q(x)], looked up by the pair of
+types; ``register_kl`` adds pairs.
+
+Lookup: among the registered pairs ``(P, Q)`` with ``type(p)`` a subclass of ``P`` and
+``type(q)`` of ``Q``, the one whose classes stand earliest in the two MROs wins (p's first,
+then q's). When ranking q's first picks another function the choice is ambiguous: a warning
+says so. The closed forms below are written from the densities.
+"""
+from __future__ import annotations
+
 import math
 import warnings
-from functools import total_ordering
 
 import ember
 from .bernoulli import Bernoulli
 from .beta import Beta
 from .binomial import Binomial
-from .continuous_bernoulli import ContinuousBernoulli
 from .categorical import Categorical, OneHotCategorical
 from .cauchy import Cauchy
+from .continuous_bernoulli import ContinuousBernoulli
 from .dirichlet import Dirichlet
 from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
 from .geometric import Geometric
+from .gumbel import Gumbel
 from .half_normal import HalfNormal
 from .independent import Independent
-from .gumbel import Gumbel
 from .laplace import Laplace
 from .lowrank_multivariate_normal import LowRankMultivariateNormal
 from .multivariate_normal import MultivariateNormal
@@ -30,116 +38,91 @@ from .utils import _batch_mahalanobis, _sum_rightmost
 
 __all__ = ["register_kl", "kl_divergence"]
 
-_KL_REGISTRY = {}  # (type_p, type_q) -> function
-_KL_MEMOIZE = {}
+_EULER = 0.57721566490153286060          # -digamma(1)
+
+_KL_REGISTRY = {}                        # (P, Q) -> fn(p, q)
+_KL_MEMOIZE = {}                         # (type(p), type(q)) -> fn, or None: nothing fits
 
 
 def register_kl(type_p, type_q):
-    """Decorator registering ``fn(p, q)`` as KL(p || q) for ``type_p``/``type_q`` (and their
-    subclasses, the most specific registration winning)."""
-    if not (isinstance(type_p, type) and issubclass(type_p, Distribution)):
-        raise TypeError(f"Expected type_p to be a Distribution subclass but got {type_p}")
-    if not (isinstance(type_q, type) and issubclass(type_q, Distribution)):
-        raise TypeError(f"Expected type_q to be a Distribution subclass but got {type_q}")
+    """Decorator: ``fn(p, q)`` computes KL(p || q) for ``p`` of ``type_p`` and ``q`` of
+    ``type_q`` (subclasses included, unless a more specific pair is registered)."""
+    for name, kind in (("type_p", type_p), ("type_q", type_q)):
+        if not (isinstance(kind, type) and issubclass(kind, Distribution)):
+            raise TypeError(f"Expected {name} to be a Distribution subclass but got {kind}")
 
-    def decorator(fun):
-        _KL_REGISTRY[type_p, type_q] = fun
+    def decorator(fn):
+        _KL_REGISTRY[type_p, type_q] = fn
         _KL_MEMOIZE.clear()
-        return fun
-
+        return fn
     return decorator
 
 
-@total_ordering
-class _Match:
-    __slots__ = ["types"]
-
-    def __init__(self, *types):
-        self.types = types
-
-    def __eq__(self, other):
-        return self.types == other.types
-
-    def __le__(self, other):
-        for x, y in zip(self.types, other.types):
-            if not issubclass(x, y):
-                return False
-            if x is not y:
-                break
-        return True
-
-
-def _dispatch_kl(type_p, type_q):
-    matches = [(super_p, super_q) for super_p, super_q in _KL_REGISTRY
-               if issubclass(type_p, super_p) and issubclass(type_q, super_q)]
-    if not matches:
-        return NotImplemented
-    left_p, left_q = min(_Match(*m) for m in matches).types
-    right_q, right_p = min(_Match(*reversed(m)) for m in matches).types
-    left_fun = _KL_REGISTRY[left_p, left_q]
-    right_fun = _KL_REGISTRY[right_p, right_q]
-    if left_fun is not right_fun:
+def _lookup(type_p, type_q):
+    mro_p, mro_q = type_p.__mro__, type_q.__mro__
+    ranked = [((mro_p.index(P), mro_q.index(Q)), (P, Q)) for P, Q in _KL_REGISTRY
+              if P in mro_p and Q in mro_q]
+    if not ranked:
+        return None
+    _, (left_p, left_q) = min(ranked)
+    _, (right_p, right_q) = min(ranked, key=lambda item: item[0][::-1])
+    fn = _KL_REGISTRY[left_p, left_q]
+    if fn is not _KL_REGISTRY[right_p, right_q]:
         warnings.warn(f"Ambiguous kl_divergence({type_p.__name__}, {type_q.__name__}). "
                       f"Please register_kl({left_p.__name__}, {right_q.__name__})", RuntimeWarning)
-    return left_fun
+    return fn
 
 
 def kl_divergence(p, q):
-    """KL(p || q) = E_p[log p(x) - log q(x)], of shape ``batch_shape``."""
-    try:
-        fun = _KL_MEMOIZE[type(p), type(q)]
-    except KeyError:
-        fun = _dispatch_kl(type(p), type(q))
-        _KL_MEMOIZE[type(p), type(q)] = fun
-    if fun is NotImplemented:
-        raise NotImplementedError(f"No KL(p || q) is implemented for p type {p.__class__.__name__} "
-                                  f"and q type {q.__class__.__name__}")
-    return fun(p, q)
+    """KL(p || q), of shape ``batch_shape``."""
+    key = (type(p), type(q))
+    if key not in _KL_MEMOIZE:
+        _KL_MEMOIZE[key] = _lookup(*key)
+    fn = _KL_MEMOIZE[key]
+    if fn is None:
+        raise NotImplementedError(f"No KL(p || q) is implemented for p type {type(p).__name__} "
+                                  f"and q type {type(q).__name__}")
+    return fn(p, q)
 
 
-def _where(cond, value, other):
+# ---------------------------------------------------------------------------------------------
+# Helpers
+
+def _fill(cond, value, other):
+    """``other`` with ``value`` where ``cond`` holds (broadcasting both)."""
     cond, other = ember.broadcast_tensors(cond, other)
     return ember.where(cond, ember.full_like(other, value), other)
 
 
+def _weighted_log_ratio(weight, log_p, log_q, p_is_zero, q_is_zero):
+    """``weight * (log_p - log_q)`` with the conventions 0 log 0 = 0 and w log(w / 0) = inf."""
+    term = _fill(q_is_zero, math.inf, weight * (log_p - log_q))
+    return _fill(p_is_zero, 0.0, term)
+
+
+def _entropy_minus(p, expected_log_q):
+    """KL as ``-H(p) - E_p[log q]``."""
+    return -p.entropy() - expected_log_q
+
+
+# ---------------------------------------------------------------------------------------------
+# Discrete families
+
 @register_kl(Bernoulli, Bernoulli)
 def _kl_bernoulli_bernoulli(p, q):
+    # log p = -softplus(-logit), log(1 - p) = -softplus(logit)
     softplus = ember.nn.functional.softplus
-    t1 = p.probs * (softplus(-q.logits) - softplus(-p.logits))
-    t1 = _where(q.probs == 0, math.inf, t1)
-    t1 = _where(p.probs == 0, 0.0, t1)
-    t2 = (1 - p.probs) * (softplus(q.logits) - softplus(p.logits))
-    t2 = _where(q.probs == 1, math.inf, t2)
-    t2 = _where(p.probs == 1, 0.0, t2)
-    return t1 + t2
-
-
-@register_kl(Beta, Beta)
-def _kl_beta_beta(p, q):
-    sum_params_p = p.concentration1 + p.concentration0
-    sum_params_q = q.concentration1 + q.concentration0
-    t1 = q.concentration1.lgamma() + q.concentration0.lgamma() + sum_params_p.lgamma()
-    t2 = p.concentration1.lgamma() + p.concentration0.lgamma() + sum_params_q.lgamma()
-    t3 = (p.concentration1 - q.concentration1) * ember.digamma(p.concentration1)
-    t4 = (p.concentration0 - q.concentration0) * ember.digamma(p.concentration0)
-    t5 = (sum_params_q - sum_params_p) * ember.digamma(sum_params_p)
-    return t1 - t2 + t3 + t4 + t5
-
-
-@register_kl(Binomial, Binomial)
-def _kl_binomial_binomial(p, q):
-    if bool((p.total_count < q.total_count).any()):
-        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is not implemented")
-    kl = p.total_count * (p.probs * (p.logits - q.logits) + (-p.probs).log1p() - (-q.probs).log1p())
-    return _where(p.total_count > q.total_count, math.inf, kl)
+    ones = _weighted_log_ratio(p.probs, -softplus(-p.logits), -softplus(-q.logits),
+                               p.probs == 0, q.probs == 0)
+    zeros = _weighted_log_ratio(1 - p.probs, -softplus(p.logits), -softplus(q.logits),
+                                p.probs == 1, q.probs == 1)
+    return ones + zeros
 
 
 @register_kl(Categorical, Categorical)
 def _kl_categorical_categorical(p, q):
-    t = p.probs * (p.logits - q.logits)
-    t = _where(q.probs == 0, math.inf, t)
-    t = _where(p.probs == 0, 0.0, t)
-    return t.sum(-1)
+    terms = _weighted_log_ratio(p.probs, p.logits, q.logits, p.probs == 0, q.probs == 0)
+    return terms.sum(-1)
 
 
 @register_kl(OneHotCategorical, OneHotCategorical)
@@ -147,131 +130,156 @@ def _kl_onehotcategorical_onehotcategorical(p, q):
     return _kl_categorical_categorical(p._categorical, q._categorical)
 
 
-@register_kl(Cauchy, Cauchy)
-def _kl_cauchy_cauchy(p, q):
-    t1 = ((p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)).log()
-    t2 = (4 * p.scale * q.scale).log()
-    return t1 - t2
-
-
-@register_kl(Dirichlet, Dirichlet)
-def _kl_dirichlet_dirichlet(p, q):
-    sum_p_concentration = p.concentration.sum(-1)
-    sum_q_concentration = q.concentration.sum(-1)
-    t1 = sum_p_concentration.lgamma() - sum_q_concentration.lgamma()
-    t2 = (p.concentration.lgamma() - q.concentration.lgamma()).sum(-1)
-    t3 = p.concentration - q.concentration
-    t4 = p.concentration.digamma() - sum_p_concentration.digamma().unsqueeze(-1)
-    return t1 - t2 + (t3 * t4).sum(-1)
-
-
-@register_kl(Exponential, Exponential)
-def _kl_exponential_exponential(p, q):
-    rate_ratio = q.rate / p.rate
-    t1 = -rate_ratio.log()
-    return t1 + rate_ratio - 1
-
-
-@register_kl(Gamma, Gamma)
-def _kl_gamma_gamma(p, q):
-    t1 = q.concentration * ember.log(p.rate / q.rate)
-    t2 = ember.lgamma(q.concentration) - ember.lgamma(p.concentration)
-    t3 = (p.concentration - q.concentration) * ember.digamma(p.concentration)
-    t4 = (q.rate - p.rate) * (p.concentration / p.rate)
-    return t1 + t2 + t3 + t4
-
-
-@register_kl(Exponential, Gamma)
-def _kl_exponential_gamma(p, q):
-    ratio = q.rate / p.rate
-    t1 = -q.concentration * ember.log(ratio)
-    return t1 + ratio + q.concentration.lgamma() + q.concentration * 0.5772156649015329 - (1 + 0.5772156649015329)
+@register_kl(Binomial, Binomial)
+def _kl_binomial_binomial(p, q):
+    # for equal counts n: n * KL(Bernoulli(p) || Bernoulli(q)); more trials in p: infinite
+    if bool((p.total_count < q.total_count).any()):
+        raise NotImplementedError("KL between Binomials where q.total_count > p.total_count is "
+                                  "not implemented")
+    per_trial = p.probs * (p.logits - q.logits) + ember.log1p(-p.probs) - ember.log1p(-q.probs)
+    return _fill(p.total_count > q.total_count, math.inf, p.total_count * per_trial)
 
 
 @register_kl(Geometric, Geometric)
 def _kl_geometric_geometric(p, q):
-    return -p.entropy() - ember.log1p(-q.probs) / p.probs - q.logits
-
-
-@register_kl(HalfNormal, HalfNormal)
-def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)
-
-
-@register_kl(Laplace, Laplace)
-def _kl_laplace_laplace(p, q):
-    scale_ratio = p.scale / q.scale
-    loc_abs_diff = (p.loc - q.loc).abs()
-    t1 = -scale_ratio.log()
-    t2 = loc_abs_diff / q.scale
-    t3 = scale_ratio * ember.exp(-loc_abs_diff / p.scale)
-    return t1 + t2 + t3 - 1
-
-
-@register_kl(MultivariateNormal, MultivariateNormal)
-def _kl_multivariatenormal_multivariatenormal(p, q):
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event "
-                         "shapes cannot be computed")
-    Lp, Lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
-    half_term1 = (Lq.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-                  - Lp.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-    combined_batch_shape = ember.broadcast_shapes(Lq.shape[:-2], Lp.shape[:-2])
-    n = p.event_shape[0]
-    q_scale_tril = Lq.expand(combined_batch_shape + (n, n))
-    p_scale_tril = Lp.expand(combined_batch_shape + (n, n))
-    term2 = ember.linalg.solve_triangular(q_scale_tril, p_scale_tril, upper=False).pow(2).sum((-2, -1))
-    term3 = _batch_mahalanobis(Lq, q.loc - p.loc)
-    return half_term1 + 0.5 * (term2 + term3 - n)
-
-
-@register_kl(Normal, Normal)
-def _kl_normal_normal(p, q):
-    var_ratio = (p.scale / q.scale).pow(2)
-    t1 = ((p.loc - q.loc) / q.scale).pow(2)
-    return 0.5 * (var_ratio + t1 - 1 - var_ratio.log())
+    # log q(k) = log q + k log(1 - q), and E_p[k] = (1 - p) / p
+    mean_failures = (1 - p.probs) / p.probs
+    return _entropy_minus(p, q.probs.log() + mean_failures * ember.log1p(-q.probs))
 
 
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
-    return p.rate * (p.rate.log() - q.rate.log()) - (p.rate - q.rate)
+    return p.rate * (p.rate.log() - q.rate.log()) + q.rate - p.rate
 
 
-@register_kl(TransformedDistribution, TransformedDistribution)
-def _kl_transformed_transformed(p, q):
-    if p.transforms != q.transforms:
-        raise NotImplementedError
-    if p.event_shape != q.event_shape:
-        raise NotImplementedError
-    return kl_divergence(p.base_dist, q.base_dist)
+@register_kl(Bernoulli, Poisson)
+def _kl_bernoulli_poisson(p, q):
+    # log q(x) = x log(rate) - rate (x in {0, 1}, so log x! = 0)
+    return _entropy_minus(p, p.probs * q.rate.log() - q.rate)
 
 
-@register_kl(Uniform, Uniform)
-def _kl_uniform_uniform(p, q):
-    result = ((q.high - q.low) / (p.high - p.low)).log()
-    return _where((q.low > p.low) | (q.high < p.high), math.inf, result)
+# ---------------------------------------------------------------------------------------------
+# Continuous families
+
+def _kl_dirichlet(a, b):
+    """KL(Dir(a) || Dir(b)) over the last dim of the concentrations ``a``, ``b``."""
+    a0, b0 = a.sum(-1), b.sum(-1)
+    log_norm = a0.lgamma() - b0.lgamma() - (a.lgamma() - b.lgamma()).sum(-1)
+    expected_log_x = a.digamma() - a0.digamma().unsqueeze(-1)
+    return log_norm + ((a - b) * expected_log_x).sum(-1)
 
 
-@register_kl(Independent, Independent)
-def _kl_independent_independent(p, q):
-    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
-        raise NotImplementedError
-    result = kl_divergence(p.base_dist, q.base_dist)
-    return _sum_rightmost(result, p.reinterpreted_batch_ndims)
+@register_kl(Dirichlet, Dirichlet)
+def _kl_dirichlet_dirichlet(p, q):
+    return _kl_dirichlet(p.concentration, q.concentration)
+
+
+@register_kl(Beta, Beta)
+def _kl_beta_beta(p, q):
+    # Beta(a, b) is the first coordinate of Dirichlet([a, b])
+    def stacked(d):
+        return ember.stack([d.concentration1, d.concentration0], -1)
+    return _kl_dirichlet(stacked(p), stacked(q))
+
+
+def _kl_gamma(a_p, b_p, a_q, b_q):
+    """KL(Gamma(a_p, rate b_p) || Gamma(a_q, rate b_q))."""
+    return ((a_p - a_q) * ember.digamma(a_p) - ember.lgamma(a_p) + ember.lgamma(a_q)
+            + a_q * (b_p.log() - b_q.log()) + a_p * (b_q - b_p) / b_p)
+
+
+@register_kl(Gamma, Gamma)
+def _kl_gamma_gamma(p, q):
+    return _kl_gamma(p.concentration, p.rate, q.concentration, q.rate)
+
+
+@register_kl(Exponential, Gamma)
+def _kl_exponential_gamma(p, q):
+    # Exponential(rate) is Gamma(1, rate); digamma(1) = -Euler's constant, lgamma(1) = 0
+    a, ratio = q.concentration, q.rate / p.rate
+    return (a - 1) * _EULER + ember.lgamma(a) - a * ratio.log() + ratio - 1
+
+
+@register_kl(Exponential, Exponential)
+def _kl_exponential_exponential(p, q):
+    ratio = q.rate / p.rate
+    return ratio - ratio.log() - 1
+
+
+@register_kl(Normal, Normal)
+def _kl_normal_normal(p, q):
+    scale_ratio = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return 0.5 * (scale_ratio.pow(2) + shift.pow(2) - 1) - scale_ratio.log()
+
+
+@register_kl(HalfNormal, HalfNormal)
+def _kl_halfnormal_halfnormal(p, q):
+    return _kl_normal_normal(p.base_dist, q.base_dist)   # the folding maps one onto the other
 
 
 @register_kl(Normal, Laplace)
 def _kl_normal_laplace(p, q):
-    loc_diff = p.loc - q.loc
+    # E|X - m| for X ~ N(mu, s): s sqrt(2/pi) exp(-d^2 / 2s^2) + d erf(d / (s sqrt 2)), d = mu - m
+    d = p.loc - q.loc
+    z = d / p.scale
+    mean_abs = (p.scale * math.sqrt(2 / math.pi) * ember.exp(-0.5 * z * z)
+                + d * ember.erf(z / math.sqrt(2)))
+    neg_entropy_p = -0.5 * (1 + math.log(2 * math.pi)) - p.scale.log()
+    return neg_entropy_p + ember.log(2 * q.scale) + mean_abs / q.scale
+
+
+@register_kl(Laplace, Laplace)
+def _kl_laplace_laplace(p, q):
+    gap = (p.loc - q.loc).abs()
     scale_ratio = p.scale / q.scale
-    loc_diff_scale_ratio = loc_diff / p.scale
-    t1 = ember.log(scale_ratio)
-    t2 = math.sqrt(2 / math.pi) * p.scale * ember.exp(-0.5 * loc_diff_scale_ratio.pow(2))
-    t3 = loc_diff * ember.erf(math.sqrt(0.5) * loc_diff_scale_ratio)
-    return -t1 + (t2 + t3) / q.scale - (0.5 * (1 + math.log(0.5 * math.pi)))
+    return gap / q.scale + scale_ratio * ember.exp(-gap / p.scale) - scale_ratio.log() - 1
 
 
-def _as_full_rank(d):
+@register_kl(Cauchy, Cauchy)
+def _kl_cauchy_cauchy(p, q):
+    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    return spread.log() - (4 * p.scale * q.scale).log()
+
+
+@register_kl(Gumbel, Gumbel)
+def _kl_gumbel_gumbel(p, q):
+    # with r = b_p / b_q: log(1/r) + (mu_p - mu_q)/b_q + gamma (r - 1)
+    #                    + Gamma(1 + r) exp((mu_q - mu_p)/b_q) - 1
+    r = p.scale / q.scale
+    shift = (p.loc - q.loc) / q.scale
+    return (shift - r.log() + _EULER * (r - 1)
+            + ember.exp(ember.lgamma(1 + r) - shift) - 1)
+
+
+@register_kl(Uniform, Uniform)
+def _kl_uniform_uniform(p, q):
+    log_ratio = ((q.high - q.low) / (p.high - p.low)).log()
+    outside = (p.low < q.low) | (p.high > q.high)
+    return _fill(outside, math.inf, log_ratio)
+
+
+@register_kl(MultivariateNormal, MultivariateNormal)
+def _kl_multivariatenormal_multivariatenormal(p, q):
+    # log det(S_q)/det(S_p) / 2 + (tr(S_q^-1 S_p) + |L_q^-1 (mu_q - mu_p)|^2 - n) / 2
+    if p.event_shape != q.event_shape:
+        raise ValueError("KL-divergence between two Multivariate Normals with different event "
+                         "shapes cannot be computed")
+    n = p.event_shape[0]
+    lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
+
+    def half_log_det(L):
+        return L.diagonal(dim1=-2, dim2=-1).log().sum(-1)
+
+    batch = ember.broadcast_shapes(lp.shape[:-2], lq.shape[:-2])
+    whitened = ember.linalg.solve_triangular(lq.expand(batch + (n, n)), lp.expand(batch + (n, n)),
+                                             upper=False)
+    trace = whitened.pow(2).sum((-2, -1))
+    return (half_log_det(lq) - half_log_det(lp)
+            + 0.5 * (trace + _batch_mahalanobis(lq, q.loc - p.loc) - n))
+
+
+def _dense(d):
     if isinstance(d, LowRankMultivariateNormal):
         return MultivariateNormal(d.loc, scale_tril=d.scale_tril, validate_args=False)
     return d
@@ -281,75 +289,69 @@ def _as_full_rank(d):
 @register_kl(LowRankMultivariateNormal, MultivariateNormal)
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_multivariatenormal(p, q):
-    # through the dense Cholesky factors (torch uses Woodbury; the values agree)
+    # through the dense Cholesky factors (the same value as the Woodbury form)
     if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with different "
-                         "event shapes cannot be computed")
-    return _kl_multivariatenormal_multivariatenormal(_as_full_rank(p), _as_full_rank(q))
+        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
+                         "different event shapes cannot be computed")
+    return _kl_multivariatenormal_multivariatenormal(_dense(p), _dense(q))
 
 
-@register_kl(Gumbel, Gumbel)
-def _kl_gumbel_gumbel(p, q):
-    ct1 = p.scale / q.scale
-    ct2 = q.loc / q.scale
-    ct3 = p.loc / q.scale
-    t1 = -ct1.log() - ct2 + ct3
-    t2 = ct1 * 0.57721566490153286060
-    t3 = ember.exp(ct2 + (1 + ct1).lgamma() - ct3)
-    return t1 + t2 + t3 - (1 + 0.57721566490153286060)
+# ---------------------------------------------------------------------------------------------
+# Wrappers
+
+@register_kl(TransformedDistribution, TransformedDistribution)
+def _kl_transformed_transformed(p, q):
+    # the same bijections on both sides leave KL unchanged
+    if p.transforms != q.transforms or p.event_shape != q.event_shape:
+        raise NotImplementedError
+    return kl_divergence(p.base_dist, q.base_dist)
 
 
-def _infinite_like(tensor):
-    return ember.full_like(tensor, math.inf)
+@register_kl(Independent, Independent)
+def _kl_independent_independent(p, q):
+    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+        raise NotImplementedError
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
 
 
-# pairs where p puts mass outside q's support: KL is +inf (torch's table)
-_INFINITE_PAIRS = {
-    Beta: ("concentration1", [Pareto]),
-    ContinuousBernoulli: ("probs", [Pareto]),
-    Exponential: ("rate", [Uniform, Pareto, ContinuousBernoulli, Beta]),
-    Gamma: ("concentration", [Uniform, Pareto, ContinuousBernoulli, Beta]),
-    Gumbel: ("loc", [Uniform, Pareto, Gamma, Exponential, ContinuousBernoulli, Beta]),
-    Laplace: ("loc", [Uniform, Pareto, Gamma, Exponential, ContinuousBernoulli, Beta]),
-    Normal: ("loc", [Uniform, Pareto, Gamma, Exponential, ContinuousBernoulli, Beta]),
-    Pareto: ("scale", [Uniform, ContinuousBernoulli, Beta]),
-    Poisson: ("rate", [Binomial, Bernoulli]),
-}
+# ---------------------------------------------------------------------------------------------
+# Pairs of different families
+
+# p reaches where q has no mass: KL is +inf (shaped like p's parameter named here)
+_INFINITE = [
+    (Beta, "concentration1", [Pareto]),
+    (ContinuousBernoulli, "probs", [Pareto]),
+    (Exponential, "rate", [Uniform, Pareto, ContinuousBernoulli, Beta]),
+    (Gamma, "concentration", [Uniform, Pareto, ContinuousBernoulli, Beta]),
+    (Pareto, "scale", [Uniform, ContinuousBernoulli, Beta]),
+    (Poisson, "rate", [Binomial, Bernoulli]),
+] + [(family, "loc", [Uniform, Pareto, Gamma, Exponential, ContinuousBernoulli, Beta])
+     for family in (Gumbel, Laplace, Normal)]
 
 
-def _make_infinite(attr):
-    def kl(p, q):
-        return _infinite_like(getattr(p, attr))
-    return kl
+def _always_infinite(attr):
+    return lambda p, q: ember.full_like(getattr(p, attr), math.inf)
 
 
-for _p_type, (_attr, _q_types) in _INFINITE_PAIRS.items():
+for _p_type, _attr, _q_types in _INFINITE:
     for _q_type in _q_types:
-        register_kl(_p_type, _q_type)(_make_infinite(_attr))
+        register_kl(_p_type, _q_type)(_always_infinite(_attr))
 
 
-@register_kl(Beta, Normal)
-@register_kl(ContinuousBernoulli, Normal)
-@register_kl(Exponential, Normal)
-@register_kl(Gamma, Normal)
-@register_kl(Gumbel, Normal)
-@register_kl(Laplace, Normal)
-@register_kl(Uniform, Normal)
 def _kl_to_normal(p, q):
-    """``-H(p) - E_p[log q]`` with ``E_p[(x - loc)^2] = Var_p + (E_p - loc)^2``."""
-    var_q = q.scale.pow(2)
-    second_moment = p.variance + (p.mean - q.loc).pow(2)
-    return -p.entropy() + 0.5 * ember.log(2 * math.pi * var_q) + second_moment / (2 * var_q)
+    """``-H(p) - E_p[log q]``, with ``E_p[(x - m)^2] = Var_p + (E_p - m)^2``."""
+    variance_q = q.scale.pow(2)
+    square_gap = p.variance + (p.mean - q.loc).pow(2)
+    return _entropy_minus(p, -0.5 * ember.log(2 * math.pi * variance_q)
+                          - square_gap / (2 * variance_q))
 
 
-@register_kl(Gamma, Exponential)
-@register_kl(ContinuousBernoulli, Exponential)
 def _kl_to_exponential(p, q):
-    """``-H(p) - log(rate) + rate * E_p[x]`` (p supported on [0, inf))."""
-    return -p.entropy() - q.rate.log() + q.rate * p.mean
+    """``-H(p) - E_p[log rate - rate x]`` for ``p`` on [0, inf)."""
+    return _entropy_minus(p, q.rate.log() - q.rate * p.mean)
 
 
-@register_kl(Bernoulli, Poisson)
-def _kl_bernoulli_poisson(p, q):
-    # log q(x) = x log(rate) - rate for x in {0, 1}
-    return -p.entropy() - (p.probs * q.rate.log() - q.rate)
+for _p_type in (Beta, ContinuousBernoulli, Exponential, Gamma, Gumbel, Laplace, Uniform):
+    register_kl(_p_type, Normal)(_kl_to_normal)
+for _p_type in (Gamma, ContinuousBernoulli):
+    register_kl(_p_type, Exponential)(_kl_to_exponential)
