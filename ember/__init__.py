@@ -14,6 +14,8 @@ from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16
 from ember._device import device
 from ember._tensor import Tensor, Size
 from ember._creation import tensor, as_tensor, asarray, from_numpy, from_dlpack
+from ember._legacy import TYPES as _LEGACY_TYPES
+globals().update(_LEGACY_TYPES)         # FloatTensor, LongTensor... (torch's typed types)
 from ember import _ops
 from ember._ops.registry import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS
 from ember._tensor import install_methods as _install_methods

@@ -11,6 +11,7 @@ a sequence is ``promote_types`` over its items.
 """
 from __future__ import annotations
 
+import ctypes
 import math
 import numbers
 import warnings
@@ -422,7 +423,20 @@ def from_numpy(ndarray):
     _check_strides(ndarray)
     if not ndarray.flags.writeable:
         _warn_readonly()
+        ndarray = _writable_alias(ndarray)
     return _make(ndarray)
+
+
+def _writable_alias(arr):
+    """A writable array on the memory of the read-only ``arr``: like torch, a tensor from a
+    non-writable array shares its memory and in-place ops write into it. An array with
+    overlapping elements (a zero stride) stays read-only, as ember's expanded tensors are."""
+    if arr.size == 0 or any(st == 0 and n > 1 for n, st in zip(arr.shape, arr.strides)):
+        return arr
+    span = arr.itemsize + sum((n - 1) * st for n, st in zip(arr.shape, arr.strides))
+    buf = (ctypes.c_char * span).from_address(arr.ctypes.data)
+    buf.owner = arr                       # the alias keeps the array (and its memory) alive
+    return np.ndarray(arr.shape, arr.dtype, buffer=buf, strides=arr.strides)
 
 
 _readonly_warned = [False]

@@ -15,6 +15,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._state import state
+from ember._kernels.util import allocation_error
 from ember._tensor import Tensor, _make, _TENSOR_TF
 from ember.autograd import graph as _graph
 
@@ -290,13 +291,14 @@ def _run_kernel(op, args, vals, res_dt, req, out):
     try:
         res = op.kernel(*vals)
     except ValueError as e:
-        if "broadcast" in str(e):
-            _raise_broadcast_error(vals)
+        _raise_broadcast_error(vals, e)
         raise
     except OverflowError as e:
         res = _retry_wrapped_ints(op, vals, res_dt, e)
     except FloatingPointError as e:
         raise RuntimeError(f"{op.public_name}: {e}") from None
+    except MemoryError as e:
+        raise allocation_error(e) from None
 
     # ---- wrap
     if op.num_outputs == 1 and not op.returns_list:
@@ -342,15 +344,6 @@ def _retry_wrapped_ints(op, vals, res_dt, err):
         raise RuntimeError(f"{op.public_name}: {err}") from None
     vals = [np.array(v, dtype=np.int64).astype(res_dt) if type(v) is int else v for v in vals]
     return op.kernel(*vals)
-
-
-def _raise_broadcast_error(vals):
-    """NumPy's broadcast ValueError, as torch's RuntimeError naming the sizes."""
-    from ember._kernels.util import broadcast_shape
-    shapes = [v.shape for v in vals if type(v) is _ndarray]
-    acc = shapes[0] if shapes else ()
-    for s in shapes[1:]:
-        acc = broadcast_shape(acc, s)
 
 
 def _needs_tf_check(op, args):

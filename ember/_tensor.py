@@ -46,22 +46,24 @@ class Tensor:
 
     # ------------------------------------------------------------------ construction
     def __new__(cls, *args, **kwargs):
+        """torch's legacy constructor (``ember/_legacy.py``): ``Tensor(2, 3)`` is
+        uninitialized of size (2, 3), ``Tensor([2, 3])`` holds 2 and 3."""
+        if not args and not kwargs:
+            t = _object_new(cls)
+            _init(t, np.empty((0,), _dtype.default_float().np))
+            return t
+        from ember._legacy import legacy_new
+        src = legacy_new(None, args, kwargs)
+        if cls is Tensor:
+            return src
+        if src._base is not None:                 # an alias of a tensor argument
+            return src.as_subclass(cls)
         t = _object_new(cls)
-        _init(t, np.empty((0,), _dtype.default_float().np))
+        _init(t, src._data)
         return t
 
     def __init__(self, *args, **kwargs):
-        if not args:
-            return
-        if len(args) == 1 and isinstance(args[0], (list, tuple, np.ndarray)) \
-                and not all(isinstance(a, int) for a in args[0]) or \
-                len(args) == 1 and isinstance(args[0], np.ndarray):
-            self._data = np.array(args[0], dtype=_dtype.default_float().np)
-        elif len(args) == 1 and isinstance(args[0], Tensor):
-            self._data = args[0]._data
-        else:
-            shape = args[0] if len(args) == 1 and isinstance(args[0], (tuple, list)) else args
-            self._data = np.empty(tuple(shape), _dtype.default_float().np)
+        pass
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
@@ -329,6 +331,9 @@ class Tensor:
 
     # ------------------------------------------------------------------ conversions
     def numpy(self, *, force=False):
+        if type(force) is not bool:
+            raise TypeError(f"numpy(): argument 'force' must be bool, not "
+                            f"{type(force).__name__}")
         if self._requires_grad and not force:
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
@@ -356,14 +361,28 @@ class Tensor:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous")
         return bool(self._data.reshape(()))
 
+    def _python_scalar(self, kind):
+        """The single element as a Python ``kind`` (float, int or complex), as torch
+        converts it: a complex number with an imaginary part does not fit a real type."""
+        if self._data.size != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        v = self._data.reshape(()).item()
+        if type(v) is complex and kind is not complex:
+            if v.imag != 0:
+                ctype = "double" if kind is float else "int64_t"
+                raise RuntimeError(f"value cannot be converted to type {ctype} without "
+                                   f"overflow")
+            v = v.real
+        return kind(v)
+
     def __float__(self):
-        return float(self.item().real if self.is_complex() else self.item())
+        return self._python_scalar(float)
 
     def __int__(self):
-        return int(self.item())
+        return self._python_scalar(int)
 
     def __complex__(self):
-        return complex(self.item())
+        return self._python_scalar(complex)
 
     def __index__(self):
         if self._data.dtype.kind not in "biu" or self._data.size != 1:

@@ -23,7 +23,10 @@ def permute(a, dims):
         raise RuntimeError(f"permute(sparse_coo): number of dimensions in the tensor input does "
                            f"not match the length of the desired ordering of dimensions i.e. "
                            f"input.dim() = {a.ndim} is not equal to len(dims) = {len(dims)}")
-    return np.transpose(a, [wrap_dim(d, a.ndim) for d in dims])
+    axes = [wrap_dim(d, a.ndim) for d in dims]
+    if len(set(axes)) != len(axes):
+        raise RuntimeError("permute(): duplicate dims are not allowed.")
+    return np.transpose(a, axes)
 
 
 def expand(a, size, implicit=False):

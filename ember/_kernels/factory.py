@@ -6,6 +6,8 @@ import math
 
 import numpy as np
 
+from ember._kernels.util import check_storage_size
+
 # C++ spellings torch uses in "value cannot be converted to type ... without overflow"
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "double",
             "bfloat16": "double", "int64": "int64_t", "int32": "int", "int16": "int16_t",
@@ -13,8 +15,9 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "double",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
-def shape_of(size, name=None):
-    """A tuple of ints; RuntimeError like torch for a negative dimension."""
+def shape_of(size, name=None, dtype=None):
+    """A tuple of ints; RuntimeError like torch for a negative dimension (and, given the
+    dtype, for a byte count that overflows int64)."""
     shape = tuple(int(s) for s in size)
     for s in shape:
         if s < 0:
@@ -22,6 +25,8 @@ def shape_of(size, name=None):
                 raise RuntimeError("zeros: Dimension size must be non-negative.")
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
+    if dtype is not None:
+        check_storage_size(shape, dtype.np.itemsize)
     return shape
 
 
@@ -67,21 +72,21 @@ _FMAX = {"float32": (3.4028234663852886e+38, "float"), "float16": (65504.0, "c10
 # --------------------------------------------------------------------------- fills
 
 def zeros(size, dtype):
-    return np.zeros(shape_of(size, "zeros"), dtype.np)
+    return np.zeros(shape_of(size, "zeros", dtype), dtype.np)
 
 
 def ones(size, dtype):
-    return np.ones(shape_of(size), dtype.np)
+    return np.ones(shape_of(size, dtype=dtype), dtype.np)
 
 
 def full(size, fill_value, dtype):
-    shape = shape_of(size)
+    shape = shape_of(size, dtype=dtype)
     return np.full(shape, check_fill(fill_value, dtype), dtype.np)
 
 
 def empty(size, dtype, memory_format=None):
     # ember fills "uninitialised" memory with zeros: cheap, and deterministic by design
-    shape = shape_of(size)
+    shape = shape_of(size, dtype=dtype)
     fmt = str(memory_format) if memory_format is not None else None
     if fmt == "channels_last":
         if len(shape) != 4:
@@ -153,6 +158,7 @@ def empty_strided(size, stride, dtype):
     if any(s < 0 for s in strides):
         raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)} and "
                            f"strides={list(strides)}")
+    check_storage_size(shape, dtype.np.itemsize, strides)
     if any(s == 0 for s in shape):
         storage = 0
     else:
@@ -168,6 +174,7 @@ def eye(n, m, dtype):
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
     if m < 0:
         raise RuntimeError(f"m must be greater or equal to 0, got {m}")
+    check_storage_size((n, m), dtype.np.itemsize)
     return np.eye(n, m, dtype=dtype.np)
 
 
@@ -231,6 +238,7 @@ def arange(start, end, step, dtype):
         name = "ComplexFloat" if dtype.name == "complex64" else "ComplexDouble"
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{name}'")
     xstart, xstep, n = range_size(start, end, step, dtype)
+    check_storage_size((n,), dtype.np.itemsize)
     acc = _acc(dtype)
     idx = np.arange(n, dtype=np.int64)
     if acc.kind == "i":

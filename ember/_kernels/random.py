@@ -28,6 +28,8 @@ import math
 
 import numpy as np
 
+from ember._kernels.util import check_storage_size
+
 DEFAULT_SEED = 67280421310721
 _N = 624
 STATE_SIZE = 5056
@@ -327,7 +329,7 @@ def _g(v):
 
 
 def rand(size, generator=None, dtype=None):
-    out = np.empty(_shape(size), dtype.np)
+    out = np.empty(_shape(size, dtype), dtype.np)
     _check_uniform(out.dtype, 0.0, 1.0)
     return _uniform_into(out, engine(generator), 0.0, 1.0)
 
@@ -350,12 +352,13 @@ def _layout_for(a, dt, memory_format):
     return _like_layout(a, dt)
 
 
-def _shape(size):
+def _shape(size, dtype):
     shape = tuple(int(s) for s in size)
     for s in shape:
         if s < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {s}: "
                                f"{list(shape)}")
+    check_storage_size(shape, dtype.np.itemsize)
     return shape
 
 
@@ -422,7 +425,7 @@ def _check_std(std):
 
 
 def randn(size, generator=None, dtype=None):
-    out = np.empty(_shape(size), dtype.np)
+    out = np.empty(_shape(size, dtype), dtype.np)
     _check_float(out.dtype, "normal_kernel_cpu")
     return _normal_into(out, engine(generator), 0.0, 1.0)
 
@@ -444,7 +447,7 @@ def normal_(a, mean=0.0, std=1.0, generator=None):
 
 def normal_float_float(mean, std, size, generator=None, dtype=None):
     _check_std(std)
-    out = np.empty(_shape(size), dtype.np)
+    out = np.empty(_shape(size, dtype), dtype.np)
     _check_float(out.dtype, "normal_kernel_cpu")
     return _normal_into(out, engine(generator), mean, std)
 
@@ -545,7 +548,7 @@ def _ints_into(out, values):
 
 
 def randint(low, high, size, generator=None, dtype=None):
-    out = np.empty(_shape(size), dtype.np)
+    out = np.empty(_shape(size, dtype), dtype.np)
     _check_from_to(out.dtype, low, high)
     return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
 

@@ -58,19 +58,47 @@ def as_view(a, shape):
         return None
 
 
+_INT64_MAX = 2 ** 63 - 1
+
+
+def check_storage_size(shape, itemsize, strides=None):
+    """torch's check before an allocation: the storage's byte count (and, for an empty
+    tensor, its contiguous strides) must fit in int64; RuntimeError with torch's message."""
+    if strides is None:
+        numel, stride = 1, 1
+        for n in reversed(shape):
+            if stride > _INT64_MAX:
+                raise RuntimeError("Stride calculation overflowed")
+            stride *= max(n, 1)
+            numel *= n
+        where = ""
+    else:
+        numel = 0 if 0 in shape else 1 + sum((n - 1) * st for n, st in zip(shape, strides))
+        where = f" and strides={list(strides)}"
+    if numel * itemsize > _INT64_MAX:
+        raise RuntimeError(f"Storage size calculation overflowed with sizes={list(shape)}{where}")
+
+
+def allocation_error(err):
+    """NumPy's MemoryError for an array the machine cannot hold, as torch's RuntimeError."""
+    nbytes = getattr(err, "_total_size", None)
+    asked = f"you tried to allocate {nbytes} bytes. " if nbytes is not None else ""
+    return RuntimeError(f"[enforce fail at alloc_cpu.cpp:127] err == 0. DefaultCPUAllocator: "
+                        f"can't allocate memory: {asked}Error code 12 (Cannot allocate memory)")
+
+
 def broadcast_shape(a, b):
-    """The broadcast of shapes ``a`` and ``b``; RuntimeError with torch's message."""
+    """The broadcast of shapes ``a`` and ``b``; RuntimeError with torch's message, which names
+    the last mismatched dimension."""
     a, b = tuple(a), tuple(b)
     n = max(len(a), len(b))
-    out = []
-    for i in range(n):
-        sa = a[len(a) - n + i] if i >= n - len(a) else 1
-        sb = b[len(b) - n + i] if i >= n - len(b) else 1
-        if sa != sb and sa != 1 and sb != 1:
-            raise RuntimeError(f"The size of tensor a ({sa}) must match the size of tensor b "
-                               f"({sb}) at non-singleton dimension {i}")
-        out.append(sa if sb == 1 else sb)
-    return tuple(out)
+    a = (1,) * (n - len(a)) + a
+    b = (1,) * (n - len(b)) + b
+    for i in reversed(range(n)):
+        if a[i] != b[i] and a[i] != 1 and b[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({a[i]}) must match the size of tensor b "
+                               f"({b[i]}) at non-singleton dimension {i}")
+    return tuple(sb if sa == 1 else sa for sa, sb in zip(a, b))
 
 
 # Note [half GEMMs]: NumPy has no float16 GEMM (its generic matmul loop is ~170x slower than

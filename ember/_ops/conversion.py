@@ -2,7 +2,9 @@
 matrix-transpose properties. They call op records (``_to_copy``, ``transpose``)."""
 from __future__ import annotations
 
-from ember import _dtype
+import builtins
+
+from ember import _dtype, _legacy
 from ember._device import device as _device_cls, to_device
 from ember._ops.core import to_copy, transpose, permute
 from ember._ops.registry import public
@@ -58,26 +60,39 @@ for _name, _d in [("float", _dtype.float32), ("double", _dtype.float64), ("half"
                   ("cdouble", _dtype.complex128)]:
     public(_name, method=True, function=False)(_caster(_d))
 
-_TYPE_NAMES = {"torch.FloatTensor": _dtype.float32, "torch.DoubleTensor": _dtype.float64,
-               "torch.HalfTensor": _dtype.float16, "torch.BFloat16Tensor": _dtype.bfloat16,
-               "torch.LongTensor": _dtype.int64, "torch.IntTensor": _dtype.int32,
-               "torch.ShortTensor": _dtype.int16, "torch.CharTensor": _dtype.int8,
-               "torch.ByteTensor": _dtype.uint8, "torch.BoolTensor": _dtype.bool,
-               "torch.ComplexFloatTensor": _dtype.complex64,
-               "torch.ComplexDoubleTensor": _dtype.complex128}
-_NAME_OF = {v: k for k, v in _TYPE_NAMES.items()}
+public("new", method=True, function=False)(_legacy.new)
+
+
+def _type_target(tp):
+    """The dtype ``Tensor.type(tp)`` casts to: a dtype, a type name ('torch.LongTensor'), a
+    typed tensor type (``LongTensor``) or ``Tensor`` (the default dtype)."""
+    if isinstance(tp, _dtype.dtype):
+        return tp
+    if isinstance(tp, str):
+        if tp.startswith("torch.cuda."):
+            to_device("cuda")
+        if tp in _legacy.TYPE_NAMES:
+            return _legacy.TYPE_NAMES[tp]
+        raise ValueError(f"invalid type: '{tp}'")
+    if tp is Tensor:
+        return _dtype.default_float()
+    if isinstance(tp, _legacy._TensorType):
+        return tp.dtype
+    name = _legacy.type_name(tp) if isinstance(tp, builtins.type) else repr(tp)
+    raise ValueError(f"invalid type: '{name}'")
 
 
 @public(method=True, function=False)
 def type(self, dtype=None, non_blocking=False, **kwargs):
-    """Without arguments the type name ('torch.FloatTensor'); with one, a cast."""
+    """Without arguments the type name ('torch.FloatTensor'); with one, a cast (``self``
+    when the dtype already matches)."""
     if dtype is None:
         return _NAME_OF[self.dtype]
-    if isinstance(dtype, str):
-        if dtype not in _TYPE_NAMES:
-            raise ValueError(f"invalid type: '{dtype}'")
-        dtype = _TYPE_NAMES[dtype]
-    return to(self, _dtype.to_dtype(dtype))
+    d = _type_target(dtype)
+    return self if d is self.dtype else to_copy(self, dtype=d)
+
+
+_NAME_OF = {d: name for name, d in _legacy.TYPE_NAMES.items()}
 
 
 @public(method=True, function=False)

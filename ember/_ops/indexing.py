@@ -39,7 +39,7 @@ def _seq_as_tuple(index):
 
 
 def _normalize(index):
-    """Index as a tuple; 0-dim integer tensors become ints."""
+    """Index as a tuple; 0-dim integer tensors become ints, ranges lists."""
     if not isinstance(index, tuple):
         index = tuple(index) if _seq_as_tuple(index) else (index,)
     out = []
@@ -54,6 +54,8 @@ def _normalize(index):
             it = int(it.item())
         elif isinstance(it, np.integer):
             it = int(it)
+        elif isinstance(it, range):         # a sequence of indices, as a list is
+            it = list(it)
         elif isinstance(it, slice):
             it = slice(*(_slice_bound(v) for v in (it.start, it.stop, it.step)))
             if it.step is not None and it.step <= 0:

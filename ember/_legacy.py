@@ -1,0 +1,205 @@
+"""torch's legacy constructors: ``Tensor(...)``, ``Tensor.new(...)`` and the typed tensor
+types (``FloatTensor``, ``LongTensor``...).
+
+They take one of five forms, tried in this order:
+
+    ()                                  an empty 1-d tensor
+    (storage)                           a tensor over a storage's memory
+    (other)                             an alias of a tensor (of the same dtype)
+    (*sizes) or (Size)                  an uninitialized tensor of that size
+    (data)                              a tensor from a sequence or an array
+
+A list or tuple is *data* (``Tensor([2, 3])`` holds 2 and 3), ints are sizes. The typed types
+are not Tensor subclasses: calling one builds a Tensor of its dtype, and
+``isinstance(t, LongTensor)`` checks ``t``'s dtype, as in torch.
+"""
+from __future__ import annotations
+
+import operator
+
+import numpy as np
+
+from ember import _dtype
+from ember._device import to_device
+from ember._tensor import Size, Tensor, _make
+
+_FORMS = ("(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor other)",
+          "(tuple of ints size, *, torch.device device = None)",
+          "(object data, *, torch.device device = None)")
+_KEYWORDS = ("size", "data", "other", "storage")
+# C++ names of the dtypes, as torch's TensorOptions print them
+_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
+              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
+              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
+              "bool": "bool", "complex64": "c10::complex<float>",
+              "complex128": "c10::complex<double>"}
+
+
+def type_name(cls):
+    """A class's name as CPython's ``tp_name`` spells it (and torch's messages print it):
+    ``numpy.float64`` for a built-in type of another module, the bare name otherwise."""
+    if cls is Size:
+        return "torch.Size"
+    if issubclass(cls, Tensor):
+        return "Tensor"
+    if cls is _dtype.dtype:
+        return "torch.dtype"
+    heap = cls.__flags__ & (1 << 9)
+    return cls.__name__ if heap or cls.__module__ == "builtins" else \
+        f"{cls.__module__}.{cls.__name__}"
+
+
+def _options(d):
+    return (f"TensorOptions(dtype={_CPP_NAMES[d.name]}, device=cpu, layout=Strided, "
+            f"requires_grad=false (default), pinned_memory=false (default), "
+            f"memory_format=(nullopt))")
+
+
+def _describe(x):
+    """An argument as torch's mismatch hints print it: ``list of [float, int]``."""
+    if isinstance(x, list):
+        return f"list of [{', '.join(dict.fromkeys(type_name(type(v)) for v in x))}]"
+    if isinstance(x, tuple):
+        return f"{type_name(type(x))} of ({', '.join(type_name(type(v)) for v in x)},)" \
+            if len(x) == 1 else f"{type_name(type(x))} of ({', '.join(type_name(type(v)) for v in x)})"
+    return type_name(type(x))
+
+
+def _bad_combination(args, kwargs):
+    """torch's "invalid combination of arguments" TypeError, listing the five forms with a
+    hint under those that failed only by their keywords or argument types."""
+    names = sorted(kwargs)
+    got = [type_name(type(a)) for a in args] + \
+        [f"{k}={type_name(type(kwargs[k]))}" for k in names]
+    got = ", ".join(got) + (", " if names and not args else "")
+    if names and set(names) - {"device"} - set(_KEYWORDS) or len(names) > 1 and not args:
+        hint = f"some of the keywords were incorrect: {', '.join(names)}"
+        hinted = (0,) if not args else (3, 4)
+    else:
+        hint = f"some of the arguments have invalid types: " \
+               f"({', '.join(f'!{_describe(a)}!' for a in args)})"
+        hinted = (0,)
+    lines = [f"new() received an invalid combination of arguments - got ({got}), but expected "
+             f"one of:"]
+    for k, form in enumerate(_FORMS):
+        lines.append(f" * {form}")
+        if k in hinted:
+            lines.append(f"      didn't match because {hint}")
+    return TypeError("\n".join(lines) + "\n")
+
+
+def _dim(x):
+    """``x`` as a size entry (an int, a NumPy integer, a 0-d integer tensor), else None."""
+    if isinstance(x, (bool, np.bool_, float, np.ndarray)):
+        return None
+    if isinstance(x, Tensor):
+        return int(x.item()) if x.ndim == 0 and x.dtype.is_integer else None
+    try:
+        return operator.index(x)
+    except TypeError:
+        return None
+
+
+def legacy_new(dtype, args, kwargs):
+    """The tensor ``Tensor(*args, **kwargs)`` makes; ``dtype`` None means the default dtype
+    (and then any tensor may be aliased)."""
+    given = [k for k in _KEYWORDS if k in kwargs]
+    if kwargs.keys() - {"device", *_KEYWORDS} or len(given) > 1 or given and args:
+        raise _bad_combination(args, kwargs)
+    to_device(kwargs.get("device"))
+    if given == ["size"]:
+        args = tuple(kwargs["size"]) if isinstance(kwargs["size"], (tuple, list)) else \
+            (kwargs["size"],)
+    elif given:
+        args = (kwargs[given[0]],)
+    d = _dtype.default_float() if dtype is None else dtype
+    if not args:
+        return _make(np.empty((0,), d.np))
+    first = args[0]
+    if _dim(first) is not None and not isinstance(first, Tensor) or \
+            isinstance(first, Size) and len(args) == 1:
+        return _uninitialized(args, d)
+    if len(args) > 1:
+        raise _bad_combination(args, kwargs)
+    if isinstance(first, Tensor):
+        return _alias(first, dtype)
+    from ember.storage import TypedStorage, UntypedStorage
+    if isinstance(first, (TypedStorage, UntypedStorage)):
+        return _over_storage(first, d)
+    return _from_data(first, d)
+
+
+def _uninitialized(args, d):
+    sizes = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
+    shape = []
+    for pos, s in enumerate(sizes):
+        n = _dim(s)
+        if n is None:
+            raise TypeError(f"new(): argument 'size' failed to unpack the object at pos "
+                            f"{pos + 1} with error \"type must be tuple of ints,but got "
+                            f"{type_name(type(s))}\"")
+        shape.append(n)
+    from ember._ops.factory import empty_op
+    return empty_op(tuple(shape), dtype=d)
+
+
+def _alias(other, dtype):
+    if dtype is not None and other.dtype is not dtype:
+        raise TypeError(f"expected {_options(dtype)} (got {_options(other.dtype)})")
+    return other.view_as(other)
+
+
+def _over_storage(storage, d):
+    from ember.storage import TypedStorage
+    if isinstance(storage, TypedStorage):
+        if storage.dtype is not d:
+            raise RuntimeError(f"Expected a Storage of type {_dtype.scalar_type_name(d)} or an "
+                               f"UntypedStorage, but got type "
+                               f"{_dtype.scalar_type_name(storage.dtype)} for argument 1 "
+                               f"'storage'")
+        storage = storage.untyped()
+    return _make(storage._array(d.np))
+
+
+def _from_data(data, d):
+    from ember._creation import _from_numpy_copy, _is_sequence, _to_array, from_numpy
+    if isinstance(data, np.ndarray):
+        if data.dtype == d.np and not any(s < 0 for s in data.strides):
+            return from_numpy(data)
+        return _make(_from_numpy_copy(data, d))
+    if isinstance(data, (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(data).__name__}'")
+    if not _is_sequence(data):
+        raise TypeError(f"new(): data must be a sequence (got {type_name(type(data))})")
+    return _make(_to_array(data, d))
+
+
+# ------------------------------------------------------------------------- typed types
+
+class _TensorType(type):
+    """The type of ``FloatTensor``, ``LongTensor``...: calling one makes a tensor of its
+    dtype from the legacy forms; ``isinstance`` checks a tensor's dtype."""
+
+    def __call__(cls, *args, **kwargs):
+        return legacy_new(cls.dtype, args, kwargs)
+
+    def __instancecheck__(cls, obj):
+        return isinstance(obj, Tensor) and obj.dtype is cls.dtype
+
+
+_TYPED = {"FloatTensor": _dtype.float32, "DoubleTensor": _dtype.float64,
+          "HalfTensor": _dtype.float16, "BFloat16Tensor": _dtype.bfloat16,
+          "LongTensor": _dtype.int64, "IntTensor": _dtype.int32, "ShortTensor": _dtype.int16,
+          "CharTensor": _dtype.int8, "ByteTensor": _dtype.uint8, "BoolTensor": _dtype.bool}
+TYPES = {name: _TensorType(name, (), {"dtype": d, "is_cuda": False, "is_sparse": False,
+                                      "__module__": "ember"})
+         for name, d in _TYPED.items()}
+# ``Tensor.type()`` names: the typed types' and the two complex ones torch prints
+TYPE_NAMES = {f"torch.{name}": d for name, d in _TYPED.items()}
+TYPE_NAMES.update({"torch.ComplexFloatTensor": _dtype.complex64,
+                   "torch.ComplexDoubleTensor": _dtype.complex128})
+
+
+def new(self, *args, **kwargs):
+    """``Tensor.new``: the legacy constructor with this tensor's dtype."""
+    return legacy_new(self.dtype, args, kwargs)
