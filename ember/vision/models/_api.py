@@ -73,6 +73,33 @@ def _weights_enum(name):
     return cls
 
 
+def define_builders(namespace, table, make):
+    """Define and register one builder per ``table`` row, ``name: (weights enum name, config)``:
+    ``name(*, weights=None, progress=True, **kwargs)`` returns ``make(config, kwargs)``. The
+    builders and the (download-refusing) weights enums land in ``namespace``."""
+    for name, (enum_name, config) in table.items():
+        namespace[enum_name] = _weights_enum(enum_name)
+        namespace[name] = register_model(name)(_builder(name, config, make, namespace["__name__"]))
+
+
+def _builder(name, config, make, module):
+    def build(*, weights=None, progress=True, **kwargs):
+        _check_weights(name, weights, kwargs)
+        return make(config, kwargs)
+    build.__name__ = build.__qualname__ = name
+    build.__module__ = module
+    build.__doc__ = f"Build ``{name}`` with fresh weights (ember downloads no pretrained ones)."
+    return build
+
+
+def fixed_params(kwargs, **values):
+    """Set the hyper-parameters an architecture fixes; a caller's differing value is an error."""
+    for key, value in values.items():
+        if kwargs.setdefault(key, value) != value:
+            raise ValueError(f"The parameter '{key}' expected value {value} but got {kwargs[key]} instead.")
+    return kwargs
+
+
 def get_model_builder(name):
     name = name.lower()
     try:

@@ -1,52 +1,32 @@
-"""AlexNet, as torchvision's."""
+"""AlexNet (Krizhevsky et al. 2012, the single-tower variant of "One weird trick")."""
 import ember
 import ember.nn as nn
 
-from ._api import register_model, _check_weights, _weights_enum
+from ._api import define_builders
+from ._utils import classifier_head
 
 __all__ = ["AlexNet", "alexnet"]
+
+# convolutions: (out channels, kernel, stride, padding, followed by a 3x3/2 max-pool)
+_CONVS = ((64, 11, 4, 2, True), (192, 5, 1, 2, True), (384, 3, 1, 1, False),
+          (256, 3, 1, 1, False), (256, 3, 1, 1, True))
 
 
 class AlexNet(nn.Module):
     def __init__(self, num_classes=1000, dropout=0.5):
         super().__init__()
-        self.features = nn.Sequential(
-            nn.Conv2d(3, 64, kernel_size=11, stride=4, padding=2),
-            nn.ReLU(inplace=True),
-            nn.MaxPool2d(kernel_size=3, stride=2),
-            nn.Conv2d(64, 192, kernel_size=5, padding=2),
-            nn.ReLU(inplace=True),
-            nn.MaxPool2d(kernel_size=3, stride=2),
-            nn.Conv2d(192, 384, kernel_size=3, padding=1),
-            nn.ReLU(inplace=True),
-            nn.Conv2d(384, 256, kernel_size=3, padding=1),
-            nn.ReLU(inplace=True),
-            nn.Conv2d(256, 256, kernel_size=3, padding=1),
-            nn.ReLU(inplace=True),
-            nn.MaxPool2d(kernel_size=3, stride=2),
-        )
+        layers, channels = [], 3
+        for out, kernel, stride, padding, pool in _CONVS:
+            layers += [nn.Conv2d(channels, out, kernel, stride, padding), nn.ReLU(inplace=True)]
+            if pool:
+                layers.append(nn.MaxPool2d(3, 2))
+            channels = out
+        self.features = nn.Sequential(*layers)
         self.avgpool = nn.AdaptiveAvgPool2d((6, 6))
-        self.classifier = nn.Sequential(
-            nn.Dropout(p=dropout),
-            nn.Linear(256 * 6 * 6, 4096),
-            nn.ReLU(inplace=True),
-            nn.Dropout(p=dropout),
-            nn.Linear(4096, 4096),
-            nn.ReLU(inplace=True),
-            nn.Linear(4096, num_classes),
-        )
+        self.classifier = classifier_head((channels * 6 * 6, 4096, 4096, num_classes), dropout, dropout_first=True)
 
     def forward(self, x):
-        x = self.features(x)
-        x = self.avgpool(x)
-        x = ember.flatten(x, 1)
-        return self.classifier(x)
+        return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))
 
 
-AlexNet_Weights = _weights_enum("AlexNet_Weights")
-
-
-@register_model()
-def alexnet(*, weights=None, progress=True, **kwargs):
-    _check_weights("alexnet", weights, kwargs)
-    return AlexNet(**kwargs)
+define_builders(globals(), {"alexnet": ("AlexNet_Weights", None)}, lambda _, kwargs: AlexNet(**kwargs))

@@ -1,8 +1,10 @@
-"""VGG 11/13/16/19 with and without batch norm, as torchvision's."""
+"""VGG 11/13/16/19, with and without batch norm (Simonyan & Zisserman 2014): a stack of 3x3
+convolutions and max-pools read from a configuration string, then a three-layer classifier."""
 import ember
 import ember.nn as nn
 
-from ._api import register_model, _check_weights, _weights_enum
+from ._api import define_builders
+from . import _utils
 
 __all__ = ["VGG", "vgg11", "vgg11_bn", "vgg13", "vgg13_bn", "vgg16", "vgg16_bn", "vgg19", "vgg19_bn"]
 
@@ -12,110 +14,54 @@ class VGG(nn.Module):
         super().__init__()
         self.features = features
         self.avgpool = nn.AdaptiveAvgPool2d((7, 7))
-        self.classifier = nn.Sequential(
-            nn.Linear(512 * 7 * 7, 4096),
-            nn.ReLU(True),
-            nn.Dropout(p=dropout),
-            nn.Linear(4096, 4096),
-            nn.ReLU(True),
-            nn.Dropout(p=dropout),
-            nn.Linear(4096, num_classes),
-        )
+        sizes = (512 * 7 * 7, 4096, 4096, num_classes)
+        self.classifier = _utils.classifier_head(sizes, dropout, dropout_first=False)
         if init_weights:
-            for m in self.modules():
-                if isinstance(m, nn.Conv2d):
-                    nn.init.kaiming_normal_(m.weight, mode="fan_out", nonlinearity="relu")
-                    if m.bias is not None:
-                        nn.init.constant_(m.bias, 0)
-                elif isinstance(m, nn.BatchNorm2d):
-                    nn.init.constant_(m.weight, 1)
-                    nn.init.constant_(m.bias, 0)
-                elif isinstance(m, nn.Linear):
-                    nn.init.normal_(m.weight, 0, 0.01)
-                    nn.init.constant_(m.bias, 0)
+            _utils.init_weights(self, _utils.fan_out_normal, _utils.small_normal)
 
     def forward(self, x):
-        x = self.features(x)
-        x = self.avgpool(x)
-        x = ember.flatten(x, 1)
-        return self.classifier(x)
+        return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))
+
 
 
 def make_layers(cfg, batch_norm=False):
-    layers = []
-    in_channels = 3
-    for v in cfg:
-        if v == "M":
-            layers += [nn.MaxPool2d(kernel_size=2, stride=2)]
-        else:
-            conv2d = nn.Conv2d(in_channels, v, kernel_size=3, padding=1)
-            if batch_norm:
-                layers += [conv2d, nn.BatchNorm2d(v), nn.ReLU(inplace=True)]
-            else:
-                layers += [conv2d, nn.ReLU(inplace=True)]
-            in_channels = v
+    """The feature extractor of a configuration: ``"M"`` is a 2x2 max-pool, a number a 3x3
+    convolution to that many channels (+ BatchNorm2d when ``batch_norm``) and a ReLU."""
+    layers, channels = [], 3
+    for item in cfg:
+        if item == "M":
+            layers.append(nn.MaxPool2d(2, 2))
+            continue
+        layers.append(nn.Conv2d(channels, item, 3, padding=1))
+        if batch_norm:
+            layers.append(nn.BatchNorm2d(item))
+        layers.append(nn.ReLU(inplace=True))
+        channels = item
     return nn.Sequential(*layers)
 
 
-cfgs = {
-    "A": [64, "M", 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
-    "B": [64, 64, "M", 128, 128, "M", 256, 256, "M", 512, 512, "M", 512, 512, "M"],
-    "D": [64, 64, "M", 128, 128, "M", 256, 256, 256, "M", 512, 512, 512, "M", 512, 512, 512, "M"],
-    "E": [64, 64, "M", 128, 128, "M", 256, 256, 256, 256, "M", 512, 512, 512, 512, "M",
-          512, 512, 512, 512, "M"],
-}
+def _parse(spec):
+    return [word if word == "M" else int(word) for word in spec.split()]
 
 
-def _vgg(name, cfg, batch_norm, weights, kwargs):
-    _check_weights(name, weights, kwargs)
-    return VGG(make_layers(cfgs[cfg], batch_norm=batch_norm), **kwargs)
+# the configurations of the paper's table 1 (A: 11 layers, B: 13, D: 16, E: 19)
+cfgs = {key: _parse(spec) for key, spec in {
+    "A": "64 M 128 M 256 256 M 512 512 M 512 512 M",
+    "B": "64 64 M 128 128 M 256 256 M 512 512 M 512 512 M",
+    "D": "64 64 M 128 128 M 256 256 256 M 512 512 512 M 512 512 512 M",
+    "E": "64 64 M 128 128 M 256 256 256 256 M 512 512 512 512 M 512 512 512 512 M",
+}.items()}
+
+_MODELS = {}
+for _depth, _cfg in ((11, "A"), (13, "B"), (16, "D"), (19, "E")):
+    _MODELS[f"vgg{_depth}"] = (f"VGG{_depth}_Weights", (_cfg, False))
+    _MODELS[f"vgg{_depth}_bn"] = (f"VGG{_depth}_BN_Weights", (_cfg, True))
 
 
-VGG11_Weights = _weights_enum("VGG11_Weights")
-VGG11_BN_Weights = _weights_enum("VGG11_BN_Weights")
-VGG13_Weights = _weights_enum("VGG13_Weights")
-VGG13_BN_Weights = _weights_enum("VGG13_BN_Weights")
-VGG16_Weights = _weights_enum("VGG16_Weights")
-VGG16_BN_Weights = _weights_enum("VGG16_BN_Weights")
-VGG19_Weights = _weights_enum("VGG19_Weights")
-VGG19_BN_Weights = _weights_enum("VGG19_BN_Weights")
+def _build(config, kwargs):
+    cfg, batch_norm = config
+    return VGG(make_layers(cfgs[cfg], batch_norm), **kwargs)
 
 
-@register_model()
-def vgg11(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg11", "A", False, weights, kwargs)
-
-
-@register_model()
-def vgg11_bn(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg11_bn", "A", True, weights, kwargs)
-
-
-@register_model()
-def vgg13(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg13", "B", False, weights, kwargs)
-
-
-@register_model()
-def vgg13_bn(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg13_bn", "B", True, weights, kwargs)
-
-
-@register_model()
-def vgg16(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg16", "D", False, weights, kwargs)
-
-
-@register_model()
-def vgg16_bn(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg16_bn", "D", True, weights, kwargs)
-
-
-@register_model()
-def vgg19(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg19", "E", False, weights, kwargs)
-
-
-@register_model()
-def vgg19_bn(*, weights=None, progress=True, **kwargs):
-    return _vgg("vgg19_bn", "E", True, weights, kwargs)
+define_builders(globals(), _MODELS, _build)
+del _depth, _cfg
