@@ -5,6 +5,7 @@ import math
 import numpy as np
 import pytest
 import torch
+import torch.nn.utils.prune  # noqa: F401 (torch does not import it by itself)
 
 import ember
 from ember import nn
@@ -185,3 +186,88 @@ def test_weight_norm_dims_match_torch(dim):
     np.testing.assert_allclose(_np(e.weight), t.weight.detach().numpy(), rtol=1e-6, atol=1e-7)
     with pytest.raises(ValueError, match="weight_norm of 'weight' not found"):
         U.remove_weight_norm(e)
+
+
+def _conv_pair():
+    e, t = nn.Conv2d(3, 6, 3), torch.nn.Conv2d(3, 6, 3)
+    with torch.no_grad():
+        for pe, pt in zip(e.parameters(), t.parameters()):
+            pt.copy_(torch.from_numpy(_np(pe).copy()))
+    return e, t
+
+
+# successive prunings of one conv weight, each with the same seed in ember and torch
+PRUNE_STEPS = [
+    [("random_unstructured", dict(amount=0.3))],
+    [("l1_unstructured", dict(amount=10)), ("random_structured", dict(amount=2, dim=0))],
+    [("ln_structured", dict(amount=0.5, n=2, dim=0)), ("l1_unstructured", dict(amount=0.2))],
+    [("random_structured", dict(amount=1, dim=1)), ("ln_structured", dict(amount=1, n=1, dim=-1)),
+     ("random_unstructured", dict(amount=5))],
+    [("identity", {}), ("ln_structured", dict(amount=0, n=float("inf"), dim=0))],
+]
+
+
+@pytest.mark.parametrize("steps", PRUNE_STEPS)
+def test_prune_sequences_match_torch(steps):
+    e, t = _conv_pair()
+    for i, (fn, kw) in enumerate(steps):
+        ember.manual_seed(i)
+        torch.manual_seed(i)
+        getattr(prune, fn)(e, "weight", **kw)
+        getattr(torch.nn.utils.prune, fn)(t, "weight", **kw)
+        np.testing.assert_array_equal(_np(e.weight_mask), t.weight_mask.numpy())
+        np.testing.assert_array_equal(_np(e.weight), t.weight.detach().numpy())
+    (ek,), (tk,) = e._forward_pre_hooks.values(), t._forward_pre_hooks.values()
+    assert type(ek).__name__ == type(tk).__name__
+    if len(steps) > 1:
+        assert [type(m).__name__ for m in ek] == [type(m).__name__ for m in tk] and len(ek) == len(tk)
+    assert list(e.state_dict()) == list(t.state_dict())
+    prune.remove(e, "weight")
+    torch.nn.utils.prune.remove(t, "weight")
+    assert list(e.state_dict()) == list(t.state_dict())
+    np.testing.assert_array_equal(_np(e.weight), t.weight.detach().numpy())
+
+
+def test_prune_global_custom_scores_and_errors():
+    (e1, t1), (e2, t2) = _conv_pair(), _pair_with_grads()
+    prune.l1_unstructured(e1, "weight", amount=20)
+    torch.nn.utils.prune.l1_unstructured(t1, "weight", amount=20)
+    scores = RS.rand(3, 4).astype(np.float32)
+    for mod, P, wrap in [((e1, e2), prune, ember.from_numpy), ((t1, t2), torch.nn.utils.prune,
+                                                                 torch.from_numpy)]:
+        P.global_unstructured([(mod[0], "weight"), (mod[1], "weight"), (mod[1], "bias")],
+                              P.L1Unstructured, importance_scores={(mod[1], "weight"): wrap(scores)},
+                              amount=0.4)
+    for a, b in [(e1, t1), (e2, t2)]:
+        np.testing.assert_array_equal(_np(a.weight_mask), b.weight_mask.numpy())
+    np.testing.assert_array_equal(_np(e2.bias_mask), t2.bias_mask.numpy())
+    mask = (RS.rand(3) > 0.5).astype(np.float32)
+    prune.custom_from_mask(e2, "bias", ember.from_numpy(mask))
+    torch.nn.utils.prune.custom_from_mask(t2, "bias", torch.from_numpy(mask))
+    np.testing.assert_array_equal(_np(e2.bias), t2.bias.detach().numpy())
+    # prune() without a module, with importance scores
+    w = RS.randn(4, 5).astype(np.float32)
+    s = RS.rand(4, 5).astype(np.float32)
+    got = prune.L1Unstructured(amount=7).prune(ember.from_numpy(w),
+                                               importance_scores=ember.from_numpy(s))
+    want = torch.nn.utils.prune.L1Unstructured(amount=7).prune(torch.from_numpy(w),
+                                                               importance_scores=torch.from_numpy(s))
+    np.testing.assert_array_equal(_np(got), want.numpy())
+    # errors: the same classes as torch's
+    orders = []
+    for P, mod in [(prune, nn.Linear(3, 2)), (torch.nn.utils.prune, torch.nn.Linear(3, 2))]:
+        for call, err in [(lambda: P.l1_unstructured(mod, "weight", amount=-1), ValueError),
+                          (lambda: P.l1_unstructured(mod, "weight", amount=1.5), ValueError),
+                          (lambda: P.l1_unstructured(mod, "weight", amount="a"), TypeError),
+                          (lambda: P.l1_unstructured(mod, "weight", amount=7), ValueError),
+                          (lambda: P.random_structured(mod, "bias", amount=1, dim=0), ValueError),
+                          (lambda: P.ln_structured(mod, "weight", 1, 2, dim=2), IndexError),
+                          (lambda: P.remove(mod, "weight"), ValueError),
+                          (lambda: P.global_unstructured([(mod, "weight")], P.RandomStructured,
+                                                         amount=1, dim=0), TypeError),
+                          (lambda: P.Identity().apply_mask(mod), AttributeError)]:
+            with pytest.raises(err):
+                call()
+        orders.append([n for n, _ in mod.named_parameters()])
+        assert not P.is_pruned(mod)
+    assert orders[0] == orders[1]

@@ -2,7 +2,10 @@
 ``<name>_orig``, adds a buffer ``<name>_mask`` and a forward pre-hook (the method object)
 that recomputes ``module.<name> = <name>_orig * <name>_mask``. Pruning the same tensor again
 combines the methods in a ``PruningContainer`` whose new mask only touches entries (or
-channels) the previous masks kept."""
+channels) the previous masks kept.
+
+A method is a class with a ``compute_mask(t, default_mask)``; everything else (the
+reparametrisation, the hook, undoing it) is shared by ``BasePruningMethod``."""
 import numbers
 from abc import ABC, abstractmethod
 from collections.abc import Iterable
@@ -11,100 +14,100 @@ import ember
 from ember.nn.utils.convert_parameters import parameters_to_vector
 
 
-class BasePruningMethod(ABC):
-    """A pruning method: ``compute_mask(t, default_mask)`` returns the new mask."""
+def _hooks_on(module, name):
+    """Keys of the pruning hooks of ``module`` that act on ``name``."""
+    return [key for key, hook in module._forward_pre_hooks.items()
+            if isinstance(hook, BasePruningMethod) and hook._tensor_name == name]
 
-    def __call__(self, module, inputs):
-        setattr(module, self._tensor_name, self.apply_mask(module))
+
+def _check_scores(scores, like, what):
+    if scores is None:
+        return like
+    if scores.shape != like.shape:
+        raise AssertionError(f"importance_scores should have the same shape as {what}, got "
+                             f"{scores.shape} vs {like.shape}")
+    return scores
+
+
+class BasePruningMethod(ABC):
+    """A pruning method: ``compute_mask(t, default_mask)`` returns the new mask. ``apply``
+    sets ``_tensor_name`` (as in torch, a method never applied has no such attribute)."""
 
     @abstractmethod
     def compute_mask(self, t, default_mask):
         """The mask for ``t`` given the mask from earlier prunings."""
 
+    def __call__(self, module, inputs):
+        # forward pre-hook: refresh the pruned tensor from its original and mask
+        setattr(module, self._tensor_name, self.apply_mask(module))
+
+    def _pruned_name(self, module, when=""):
+        if self._tensor_name is None:
+            raise AssertionError(f"Module {module} has to be pruned{when}")
+        return self._tensor_name
+
     def apply_mask(self, module):
         """``<name>_orig * <name>_mask`` (the mask cast to the parameter's dtype)."""
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned")
-        orig = getattr(module, self._tensor_name + "_orig")
-        return getattr(module, self._tensor_name + "_mask").to(dtype=orig.dtype) * orig
-
-    @classmethod
-    def _combined_with_existing(cls, module, name, *args, **kwargs):
-        """A new method instance, merged into a container with any existing hook on
-        ``name`` (which is taken off the module)."""
-        hooks = module._forward_pre_hooks
-        found = [k for k, h in hooks.items()
-                 if isinstance(h, BasePruningMethod) and h._tensor_name == name]
-        if len(found) > 1:
-            raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} "
-                                 f"of module {module}. Use a PruningContainer.")
-        old = hooks[found[0]] if found else None
-        for k in found:
-            del hooks[k]
-        method = cls(*args, **kwargs)
-        method._tensor_name = name
-        if old is None:
-            return method
-        if not isinstance(old, PruningContainer):
-            old = PruningContainer(old)
-        old.add_pruning_method(method)
-        return old
+        name = self._pruned_name(module)
+        weights = getattr(module, f"{name}_orig")
+        return weights * getattr(module, f"{name}_mask").to(dtype=weights.dtype)
 
     @classmethod
     def apply(cls, module, name, *args, importance_scores=None, **kwargs):
         """Prune ``module.<name>`` in place (see the module docstring); returns the hook."""
-        method = cls._combined_with_existing(module, name, *args, **kwargs)
-        orig = getattr(module, name)
-        if importance_scores is None:
-            importance_scores = orig
-        elif importance_scores.shape != orig.shape:
-            raise AssertionError(f"importance_scores should have the same shape as parameter "
-                                 f"{name} of {module}, got {importance_scores.shape} vs "
-                                 f"{orig.shape}")
-        first_time = not isinstance(method, PruningContainer)
-        if first_time:
-            module.register_parameter(name + "_orig", orig)
-            del module._parameters[name]
-            default_mask = ember.ones_like(orig)
+        found = _hooks_on(module, name)
+        if len(found) > 1:
+            raise AssertionError(f"Avoid adding multiple pruning hooks to the same tensor {name} "
+                                 f"of module {module}. Use a PruningContainer.")
+        earlier = [module._forward_pre_hooks.pop(key) for key in found]
+        method = cls(*args, **kwargs)
+        method._tensor_name = name
+        if earlier:
+            container = earlier[0]
+            if not isinstance(container, PruningContainer):
+                container = PruningContainer(container)
+            container.add_pruning_method(method)
+            method = container
+        current = getattr(module, name)
+        scores = _check_scores(importance_scores, current, f"parameter {name} of {module}")
+        if earlier:
+            previous_mask = getattr(module, f"{name}_mask").detach().clone()
         else:
-            default_mask = getattr(module, name + "_mask").detach().clone()
+            _move_parameter(module, name, f"{name}_orig")
+            previous_mask = ember.ones_like(current)
         try:
-            module.register_buffer(name + "_mask",
-                                   method.compute_mask(importance_scores, default_mask=default_mask))
+            module.register_buffer(f"{name}_mask",
+                                   method.compute_mask(scores, default_mask=previous_mask))
             setattr(module, name, method.apply_mask(module))
             module.register_forward_pre_hook(method)
         except Exception:
-            if first_time:               # put the parameter back
-                module.register_parameter(name, getattr(module, name + "_orig"))
-                del module._parameters[name + "_orig"]
+            if not earlier:
+                _move_parameter(module, f"{name}_orig", name)
             raise
         return method
 
     def prune(self, t, default_mask=None, importance_scores=None):
         """``t`` times its mask (no module involved)."""
-        if importance_scores is None:
-            importance_scores = t
-        elif importance_scores.shape != t.shape:
-            raise AssertionError(f"importance_scores should have the same shape as tensor t, got "
-                                 f"{importance_scores.shape} vs {t.shape}")
-        if default_mask is None:
-            default_mask = ember.ones_like(t)
-        return t * self.compute_mask(importance_scores, default_mask=default_mask)
+        scores = _check_scores(importance_scores, t, "tensor t")
+        start = ember.ones_like(t) if default_mask is None else default_mask
+        return self.compute_mask(scores, default_mask=start) * t
 
     def remove(self, module):
         """Make the pruning permanent: ``<name>`` becomes a parameter holding the masked
         values; ``<name>_orig`` and ``<name>_mask`` go away."""
-        if self._tensor_name is None:
-            raise AssertionError(f"Module {module} has to be pruned before pruning can be "
-                                 "removed")
-        name = self._tensor_name
-        weight = self.apply_mask(module)
+        name = self._pruned_name(module, " before pruning can be removed")
+        final = self.apply_mask(module)
         if hasattr(module, name):
             delattr(module, name)
-        orig = module._parameters.pop(name + "_orig")
-        orig.data = weight.data
-        del module._buffers[name + "_mask"]
-        setattr(module, name, orig)
+        del module._buffers[f"{name}_mask"]
+        param = module._parameters.pop(f"{name}_orig")
+        param.data = final.data
+        setattr(module, name, param)
+
+
+def _move_parameter(module, old, new):
+    module.register_parameter(new, getattr(module, old))
+    del module._parameters[old]
 
 
 class PruningContainer(BasePruningMethod):
@@ -113,12 +116,10 @@ class PruningContainer(BasePruningMethod):
 
     def __init__(self, *args):
         self._pruning_methods = ()
-        if len(args) == 1:
+        if len(args) == 1:             # the container acts on its single method's tensor
             self._tensor_name = args[0]._tensor_name
-            self.add_pruning_method(args[0])
-        else:
-            for method in args:
-                self.add_pruning_method(method)
+        for method in args:
+            self.add_pruning_method(method)
 
     def add_pruning_method(self, method):
         if method is not None and not isinstance(method, BasePruningMethod):
@@ -127,43 +128,47 @@ class PruningContainer(BasePruningMethod):
             raise ValueError("Can only add pruning methods acting on the parameter named "
                              f"'{self._tensor_name}' to PruningContainer {self}. Found "
                              f"'{method._tensor_name}'")
-        self._pruning_methods += (method,)
+        self._pruning_methods = (*self._pruning_methods, method)
+
+    def __getitem__(self, idx):        # also makes the container iterable
+        return self._pruning_methods[idx]
 
     def __len__(self):
         return len(self._pruning_methods)
 
-    def __iter__(self):
-        return iter(self._pruning_methods)
-
-    def __getitem__(self, idx):
-        return self._pruning_methods[idx]
-
     def compute_mask(self, t, default_mask):
         """Run the newest method on the part of ``t`` still unpruned: the kept entries
         (unstructured), the kept channels along ``dim`` (structured) or everything (global)."""
-        method = self._pruning_methods[-1]
-        mask = default_mask.to(dtype=t.dtype)
-        kind = method.PRUNING_TYPE
+        newest = self._pruning_methods[-1]
+        kind = newest.PRUNING_TYPE
         if kind == "unstructured":
             region = default_mask == 1
         elif kind == "structured":
-            if not hasattr(method, "dim"):
-                raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have '
-                                     "the attribute `dim` defined.")
-            ndim = t.dim()
-            dim = method.dim + ndim if method.dim < 0 else method.dim
-            if dim < 0:
-                raise IndexError(f"Index is out of bounds for tensor with dimensions {ndim}")
-            kept = default_mask.sum(dim=[d for d in range(ndim) if d != dim]) != 0
-            region = tuple(kept if d == dim else slice(None) for d in range(ndim))
+            region = _kept_channels(newest, t, default_mask)
         elif kind == "global":
-            region = (slice(None),) * len(t.shape)
+            region = (slice(None),) * t.dim()
         else:
             raise ValueError(f"Unrecognized PRUNING_TYPE {kind}")
-        partial = method.compute_mask(t[region], default_mask=default_mask[region])
-        mask[region] = partial.to(dtype=mask.dtype)
+        mask = default_mask.to(dtype=t.dtype)
+        mask[region] = newest.compute_mask(t[region], default_mask=default_mask[region]) \
+            .to(dtype=mask.dtype)
         return mask
 
+
+def _kept_channels(method, t, default_mask):
+    """Index of the channels along ``method.dim`` that some earlier mask entry kept."""
+    if not hasattr(method, "dim"):
+        raise AttributeError('Pruning methods of PRUNING_TYPE "structured" need to have '
+                             "the attribute `dim` defined.")
+    rank = t.dim()
+    axis = method.dim + rank if method.dim < 0 else method.dim
+    if axis < 0:
+        raise IndexError(f"Index is out of bounds for tensor with dimensions {rank}")
+    alive = default_mask.sum(dim=[d for d in range(rank) if d != axis]) != 0
+    return (slice(None),) * axis + (alive,)
+
+
+# ---- the methods ------------------------------------------------------------------------
 
 class Identity(BasePruningMethod):
     """Prunes nothing (mask of ones)."""
@@ -172,116 +177,108 @@ class Identity(BasePruningMethod):
     def compute_mask(self, t, default_mask):
         return default_mask
 
-    @classmethod
-    def apply(cls, module, name):
-        return super().apply(module, name)
+
+class _ByAmount(BasePruningMethod):
+    """A method that prunes ``amount`` entries or channels: a count, or a fraction of them."""
+
+    def __init__(self, amount):
+        if not isinstance(amount, numbers.Real):
+            raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
+        count = isinstance(amount, numbers.Integral)
+        if (amount < 0) if count else abs(float(amount) - 0.5) > 0.5:
+            raise ValueError(f"amount={amount} should either be a float in the range [0, 1] "
+                             "or a non-negative integer")
+        self.amount = amount
+
+    def _how_many(self, total):
+        """How many of ``total`` to prune (a fraction is rounded)."""
+        if not isinstance(self.amount, numbers.Integral):
+            return round(self.amount * total)
+        if self.amount > total:
+            raise ValueError(f"amount={self.amount} should be smaller than the number of "
+                             f"parameters to prune={total}")
+        return self.amount
+
+    def _channels(self, t):
+        """Channel count along ``dim`` (structured methods), after checking ``t``."""
+        if t.dim() <= 1:
+            raise ValueError("Structured pruning can only be applied to multidimensional "
+                             f"tensors. Found tensor of shape {t.shape} with {t.dim()} dims")
+        if self.dim >= t.dim():
+            raise IndexError(f"Invalid index {self.dim} for tensor of size {t.shape}")
+        return t.shape[self.dim]
 
 
-def _zero_flat(default_mask, indices):
+def _zero_entries(default_mask, flat_indices):
     mask = default_mask.clone()
-    mask.view(-1)[indices] = 0
+    mask.view(-1)[flat_indices] = 0
     return mask
 
 
-class RandomUnstructured(BasePruningMethod):
+def _only_channels(t, dim, keep, default_mask):
+    """``default_mask`` with every channel along ``dim`` outside ``keep`` zeroed."""
+    rank = t.dim()
+    keep_mask = ember.zeros_like(t)
+    keep_mask[(slice(None),) * (dim % rank) + (keep,)] = 1
+    return keep_mask * default_mask.to(dtype=keep_mask.dtype)
+
+
+class RandomUnstructured(_ByAmount):
     """Prunes ``amount`` (a count or a fraction) entries chosen at random."""
     PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
     def compute_mask(self, t, default_mask):
-        n = _checked_count(self.amount, t.nelement())
-        if n == 0:
+        k = self._how_many(t.nelement())
+        if k == 0:
             return default_mask.clone()
-        return _zero_flat(default_mask, ember.topk(ember.rand_like(t).view(-1), k=n).indices)
-
-    @classmethod
-    def apply(cls, module, name, amount):
-        return super().apply(module, name, amount=amount)
+        return _zero_entries(default_mask, ember.topk(ember.rand_like(t).view(-1), k=k).indices)
 
 
-class L1Unstructured(BasePruningMethod):
+class L1Unstructured(_ByAmount):
     """Prunes the ``amount`` entries of smallest absolute value."""
     PRUNING_TYPE = "unstructured"
 
-    def __init__(self, amount):
-        _validate_pruning_amount_init(amount)
-        self.amount = amount
-
     def compute_mask(self, t, default_mask):
-        n = _checked_count(self.amount, t.nelement())
-        if n == 0:
+        k = self._how_many(t.nelement())
+        if k == 0:
             return default_mask.clone()
-        smallest = ember.topk(ember.abs(t).view(-1), k=n, largest=False).indices
-        return _zero_flat(default_mask, smallest)
-
-    @classmethod
-    def apply(cls, module, name, amount, importance_scores=None):
-        return super().apply(module, name, amount=amount, importance_scores=importance_scores)
+        return _zero_entries(default_mask, ember.abs(t).view(-1).topk(k, largest=False).indices)
 
 
-def _channels_mask(t, dim, keep):
-    """Ones on the channels ``keep`` (a bool mask or indices) along ``dim``, zeros elsewhere."""
-    mask = ember.zeros_like(t)
-    mask[tuple(keep if d == dim or d == dim + t.dim() else slice(None)
-               for d in range(t.dim()))] = 1
-    return mask
-
-
-class RandomStructured(BasePruningMethod):
+class RandomStructured(_ByAmount):
     """Prunes ``amount`` random channels along ``dim``."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, dim=-1):
-        _validate_pruning_amount_init(amount)
-        self.amount, self.dim = amount, dim
+        super().__init__(amount)
+        self.dim = dim
 
     def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        nch = t.shape[self.dim]
-        n = _checked_count(self.amount, nch)
-        if n == 0:
+        channels = self._channels(t)
+        k = self._how_many(channels)
+        if k == 0:
             return default_mask
-        scores = ember.rand(nch)
-        threshold = ember.kthvalue(scores, k=n).values
-        mask = _channels_mask(t, self.dim, scores > threshold)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
-
-    @classmethod
-    def apply(cls, module, name, amount, dim=-1):
-        return super().apply(module, name, amount=amount, dim=dim)
+        draws = ember.rand(channels)           # keep the channels above the k-th smallest draw
+        return _only_channels(t, self.dim, draws > ember.kthvalue(draws, k=k).values,
+                              default_mask)
 
 
-class LnStructured(BasePruningMethod):
+class LnStructured(_ByAmount):
     """Prunes the ``amount`` channels along ``dim`` with the smallest L-``n`` norm."""
     PRUNING_TYPE = "structured"
 
     def __init__(self, amount, n, dim=-1):
-        _validate_pruning_amount_init(amount)
-        self.amount, self.n, self.dim = amount, n, dim
+        super().__init__(amount)
+        self.n, self.dim = n, dim
 
     def compute_mask(self, t, default_mask):
-        _validate_structured_pruning(t)
-        _validate_pruning_dim(t, self.dim)
-        nch = t.shape[self.dim]
-        n_prune = _compute_nparams_toprune(self.amount, nch)
-        _validate_pruning_amount(n_prune, nch)
-        keep = ember.topk(_compute_norm(t, self.n, self.dim), k=nch - n_prune,
-                          largest=True).indices
-        if n_prune == 0:
+        channels = self._channels(t)
+        k = self._how_many(channels)
+        if k == 0:
             return default_mask
-        mask = _channels_mask(t, self.dim, keep)
-        mask *= default_mask.to(dtype=mask.dtype)
-        return mask
-
-    @classmethod
-    def apply(cls, module, name, amount, n, dim, importance_scores=None):
-        return super().apply(module, name, amount=amount, n=n, dim=dim,
-                             importance_scores=importance_scores)
+        axis = self.dim % t.dim()
+        norms = ember.norm(t, p=self.n, dim=[d for d in range(t.dim()) if d != axis])
+        return _only_channels(t, self.dim, norms.topk(channels - k).indices, default_mask)
 
 
 class CustomFromMask(BasePruningMethod):
@@ -292,43 +289,41 @@ class CustomFromMask(BasePruningMethod):
         self.mask = mask
 
     def compute_mask(self, t, default_mask):
-        if default_mask.shape != self.mask.shape:
+        if self.mask.shape != default_mask.shape:
             raise AssertionError(f"default_mask shape {default_mask.shape} must match self.mask "
                                  f"shape {self.mask.shape}")
-        return default_mask * self.mask.to(dtype=default_mask.dtype)
+        return self.mask.to(dtype=default_mask.dtype) * default_mask
 
-    @classmethod
-    def apply(cls, module, name, mask):
-        return super().apply(module, name, mask=mask)
 
+# ---- functional forms: prune in place and return the module ------------------------------
 
 def identity(module, name):
-    Identity.apply(module, name)
-    return module
+    return _pruned(Identity, module, name)
 
 
 def random_unstructured(module, name, amount):
-    RandomUnstructured.apply(module, name, amount)
-    return module
+    return _pruned(RandomUnstructured, module, name, amount)
 
 
 def l1_unstructured(module, name, amount, importance_scores=None):
-    L1Unstructured.apply(module, name, amount=amount, importance_scores=importance_scores)
-    return module
+    return _pruned(L1Unstructured, module, name, amount, importance_scores=importance_scores)
 
 
 def random_structured(module, name, amount, dim):
-    RandomStructured.apply(module, name, amount, dim)
-    return module
+    return _pruned(RandomStructured, module, name, amount, dim)
 
 
 def ln_structured(module, name, amount, n, dim, importance_scores=None):
-    LnStructured.apply(module, name, amount, n, dim, importance_scores=importance_scores)
-    return module
+    return _pruned(LnStructured, module, name, amount, n, dim,
+                   importance_scores=importance_scores)
 
 
 def custom_from_mask(module, name, mask):
-    CustomFromMask.apply(module, name, mask)
+    return _pruned(CustomFromMask, module, name, mask)
+
+
+def _pruned(method, module, name, *args, **kwargs):
+    method.apply(module, name, *args, **kwargs)
     return module
 
 
@@ -340,85 +335,36 @@ def global_unstructured(parameters, pruning_method, importance_scores=None, **kw
     importance_scores = {} if importance_scores is None else importance_scores
     if not isinstance(importance_scores, dict):
         raise TypeError("global_unstructured(): importance_scores must be of type dict")
-    scores = parameters_to_vector([importance_scores.get((m, n), getattr(m, n))
-                                   for m, n in parameters])
-    masks = parameters_to_vector([getattr(m, n + "_mask", ember.ones_like(getattr(m, n)))
-                                  for m, n in parameters])
-    container = PruningContainer()
-    container._tensor_name = "temp"
+    pairs = list(parameters)
+    tensors = [getattr(m, n) for m, n in pairs]
+    scores = parameters_to_vector([importance_scores.get(pair, p)
+                                   for pair, p in zip(pairs, tensors)])
+    masks = parameters_to_vector([getattr(m, f"{n}_mask") if hasattr(m, f"{n}_mask")
+                                  else ember.ones_like(p) for (m, n), p in zip(pairs, tensors)])
     method = pruning_method(**kwargs)
-    method._tensor_name = "temp"
     if method.PRUNING_TYPE != "unstructured":
         raise TypeError('Only "unstructured" PRUNING_TYPE supported for the `pruning_method`. '
                         f"Found method {pruning_method} of type {method.PRUNING_TYPE}")
-    container.add_pruning_method(method)
-    flat = container.compute_mask(scores, masks)
-    start = 0
-    for module, name in parameters:
-        param = getattr(module, name)
-        count = param.numel()
-        custom_from_mask(module, name, mask=flat[start:start + count].view_as(param))
-        start += count
+    method._tensor_name = "temp"      # a container only over the entries still unpruned
+    flat = PruningContainer(method).compute_mask(scores, masks)
+    offset = 0
+    for (module, name), p in zip(pairs, tensors):
+        custom_from_mask(module, name, mask=flat[offset:offset + p.numel()].view_as(p))
+        offset += p.numel()
 
 
 def remove(module, name):
     """Make the pruning of ``module.<name>`` permanent."""
-    for k, hook in module._forward_pre_hooks.items():
-        if isinstance(hook, BasePruningMethod) and hook._tensor_name == name:
-            hook.remove(module)
-            del module._forward_pre_hooks[k]
-            return module
-    raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before pruning can "
-                     "be removed")
+    found = _hooks_on(module, name)
+    if not found:
+        raise ValueError(f"Parameter '{name}' of module {module} has to be pruned before "
+                         "pruning can be removed")
+    module._forward_pre_hooks[found[0]].remove(module)
+    del module._forward_pre_hooks[found[0]]
+    return module
 
 
 def is_pruned(module):
     """Whether any submodule carries a pruning hook."""
     return any(isinstance(h, BasePruningMethod)
                for m in module.modules() for h in m._forward_pre_hooks.values())
-
-
-def _validate_pruning_amount_init(amount):
-    if not isinstance(amount, numbers.Real):
-        raise TypeError(f"Invalid type for amount: {amount}. Must be int or float.")
-    if isinstance(amount, numbers.Integral):
-        bad = amount < 0
-    else:
-        bad = float(amount) > 1.0 or float(amount) < 0.0
-    if bad:
-        raise ValueError(f"amount={amount} should either be a float in the range [0, 1] or a "
-                         "non-negative integer")
-
-
-def _validate_pruning_amount(amount, tensor_size):
-    if isinstance(amount, numbers.Integral) and amount > tensor_size:
-        raise ValueError(f"amount={amount} should be smaller than the number of parameters to "
-                         f"prune={tensor_size}")
-
-
-def _validate_structured_pruning(t):
-    if len(t.shape) <= 1:
-        raise ValueError("Structured pruning can only be applied to multidimensional tensors. "
-                         f"Found tensor of shape {t.shape} with {len(t.shape)} dims")
-
-
-def _compute_nparams_toprune(amount, tensor_size):
-    """A count stays a count; a fraction becomes round(fraction * size)."""
-    return amount if isinstance(amount, numbers.Integral) else round(amount * tensor_size)
-
-
-def _checked_count(amount, size):
-    n = _compute_nparams_toprune(amount, size)
-    _validate_pruning_amount(n, size)
-    return n
-
-
-def _validate_pruning_dim(t, dim):
-    if dim >= t.dim():
-        raise IndexError(f"Invalid index {dim} for tensor of size {t.shape}")
-
-
-def _compute_norm(t, n, dim):
-    """L-``n`` norm of each slice along ``dim`` (over all other dims)."""
-    dim = dim % t.dim() if dim < 0 else dim
-    return ember.norm(t, p=n, dim=[d for d in range(t.dim()) if d != dim])
