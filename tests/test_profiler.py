@@ -281,3 +281,46 @@ def test_composite_op_parts_are_nested_events_like_torch():
     # the composite's total time covers its parts; its self time excludes them
     assert avg["aten::inner"].cpu_time_total >= avg["aten::mm"].cpu_time_total
     assert avg["aten::inner"].self_cpu_time_total < avg["aten::inner"].cpu_time_total
+
+
+_SOURCE_SCRIPT = """\
+import ember
+from ember.autograd.profiler import profile
+
+
+def user_fn(x):
+    return ember.mm(x, x)
+
+
+with profile(with_stack=True) as p:
+    user_fn(ember.zeros(4, 4))
+    y = ember.ones(2) + 1
+for e in p.events():
+    print(e.name, e.source)
+"""
+
+
+@pytest.mark.parametrize("how", ["file", "dash_c"])
+def test_with_stack_source_skips_ember_frames_in_any_layout(tmp_path, how):
+    """Source attribution must not depend on where the user's files lie (here under a folder
+    named ``ember``, as in a clone of this repository), on bytecode caches, or on running
+    code from a string: it skips ember's own frames and its generated op fronts only."""
+    import os
+    import subprocess
+    import sys
+    folder = tmp_path / "ember" / "project"
+    folder.mkdir(parents=True)
+    script = folder / "script.py"
+    script.write_text(_SOURCE_SCRIPT)
+    root = os.path.dirname(os.path.dirname(os.path.abspath(ember.__file__)))
+    env = dict(os.environ, PYTHONDONTWRITEBYTECODE="1", PYTHONPATH=root)
+    cmd = [sys.executable, str(script)] if how == "file" else \
+        [sys.executable, "-c", _SOURCE_SCRIPT]
+    out = subprocess.run(cmd, cwd=folder, env=env, capture_output=True, text=True, timeout=120)
+    assert out.returncode == 0, out.stderr
+    where = str(script) if how == "file" else "<string>"
+    got = dict(line.split(" ", 1) for line in out.stdout.splitlines())
+    assert got["aten::mm"] == f"{where}:6"
+    assert got["aten::zeros"] == f"{where}:10"
+    assert got["aten::ones"] == f"{where}:11"
+    assert got["aten::add"] == f"{where}:11"

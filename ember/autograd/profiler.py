@@ -12,9 +12,9 @@ from __future__ import annotations
 
 import functools
 import json
+import sys
 import threading
 import time
-import traceback
 import weakref
 from collections import OrderedDict
 
@@ -142,6 +142,29 @@ class FunctionEventAvg:
         return (f"<FunctionEventAvg key={self.key} self_cpu_time="
                 f"{_format_time(self.self_cpu_time_total)} cpu_time="
                 f"{_format_time(self.cpu_time)} input_shapes={self.input_shapes}>")
+
+
+def _in_ember(frame):
+    """Is this frame ember's own code (a module of the package, or a generated op front)?
+
+    Decided by the frame's module name, not by its file name: a path test misfires when the
+    user's own files lie under a folder called ``ember`` (a clone of this repository), and
+    generated code has no real file at all.
+    """
+    module = frame.f_globals.get("__name__") or ""
+    return module == "ember" or module.startswith("ember.") or \
+        frame.f_code.co_filename.startswith("<ember")
+
+
+def _user_stack():
+    """The calling frames outside ember as "file(line): function", innermost first."""
+    frames, frame = [], sys._getframe(1)
+    while frame is not None:
+        if not _in_ember(frame):
+            code = frame.f_code
+            frames.append(f"{code.co_filename}({frame.f_lineno}): {code.co_name}")
+        frame = frame.f_back
+    return frames
 
 
 def _source_of(stack):
@@ -493,11 +516,7 @@ class profile:
         self.function_events._memory_records = self._mem_records
 
     def _push(self, name, shapes=None, user=False):
-        stack = None
-        if self.with_stack:
-            stack = [f"{f.filename}({f.lineno}): {f.name}"
-                     for f in reversed(traceback.extract_stack()[:-3])
-                     if "/ember/" not in f.filename and not f.filename.startswith("<ember")]
+        stack = _user_stack() if self.with_stack else None
         ev = FunctionEvent(self._next_id, name, _now_ns() / 1000.0, self._thread, shapes,
                            stack, user)
         self._next_id += 1
