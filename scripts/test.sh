@@ -9,7 +9,7 @@ fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
 set +e
-.venv/bin/python -m pytest -n 2 -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -n 2 -p no:cacheprovider "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
