@@ -1,9 +1,12 @@
 """torchvision.transforms.functional on PIL images and ember tensors (..., C, H, W).
 
-Tensor paths are written in ember ops, so they work on autograd tensors; PIL paths use
-Pillow (imported lazily)."""
+Each op routes through ``_route``: PIL images go to Pillow (imported lazily), tensors to ember
+ops, so tensor results keep their autograd history. The geometric ops (affine, rotate,
+perspective) share one path: map each output pixel centre back into the input and
+``grid_sample`` there."""
 import math
 import numbers
+from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
@@ -23,73 +26,78 @@ class InterpolationMode(Enum):
     LANCZOS = "lanczos"
 
 
-_PIL_MODES = {
+# Pillow's resampling filter codes
+pil_modes_mapping = {
     InterpolationMode.NEAREST: 0, InterpolationMode.NEAREST_EXACT: 0,
     InterpolationMode.BILINEAR: 2, InterpolationMode.BICUBIC: 3, InterpolationMode.BOX: 4,
     InterpolationMode.HAMMING: 5, InterpolationMode.LANCZOS: 1,
 }
-pil_modes_mapping = _PIL_MODES
+_MODE_OF_PIL_CODE = {code: mode for mode, code in reversed(pil_modes_mapping.items())}
 
 
 def _interpolation_modes_from_int(i):
-    inverse = {0: InterpolationMode.NEAREST, 2: InterpolationMode.BILINEAR,
-               3: InterpolationMode.BICUBIC, 4: InterpolationMode.BOX,
-               5: InterpolationMode.HAMMING, 1: InterpolationMode.LANCZOS}
-    return inverse[i]
+    return _MODE_OF_PIL_CODE[i]
 
 
 def _as_mode(interpolation):
-    if isinstance(interpolation, int):
-        return _interpolation_modes_from_int(interpolation)
+    """An InterpolationMode from a mode, its value string or a Pillow filter code."""
+    if isinstance(interpolation, InterpolationMode):
+        return interpolation
     if isinstance(interpolation, str):
         return InterpolationMode(interpolation)
-    if not isinstance(interpolation, InterpolationMode):
-        raise TypeError("Argument interpolation should be a InterpolationMode or a corresponding "
-                        "Pillow integer constant")
-    return interpolation
+    if isinstance(interpolation, int):
+        return _MODE_OF_PIL_CODE[interpolation]
+    raise TypeError("Argument interpolation should be a InterpolationMode or a corresponding "
+                    "Pillow integer constant")
 
 
 def _is_tensor(x):
     return isinstance(x, ember.Tensor)
 
 
-def _check_img(img):
-    if not (_is_tensor(img) or _is_pil_image(img)):
-        raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
+def _route(img, on_pil, on_tensor):
+    """The one PIL-vs-tensor switch: ``on_pil(img)`` or ``on_tensor(img)``."""
+    if _is_tensor(img):
+        return on_tensor(img)
+    if _is_pil_image(img):
+        return on_pil(img)
+    raise TypeError(f"img should be PIL Image or Tensor. Got {type(img)}")
 
 
-def _assert_image_tensor(img):
-    if img.dim() < 2:
-        raise TypeError("Tensor is not a torch image.")
+def _pil_op(module, name, *args):
+    """A Pillow ``module.name(img).enhance(*args)`` (ImageEnhance) or ``module.name(img, *args)``."""
+    def run(img):
+        fn = getattr(_pil_module(module), name)
+        return fn(img).enhance(*args) if module == "ImageEnhance" else fn(img, *args)
+    return run
 
 
-_MAX = {ember.uint8: 255, ember.int8: 127, ember.int16: 32767, ember.int32: 2 ** 31 - 1,
-        ember.int64: 2 ** 63 - 1, ember.bool: 1}
+# Integer image dtypes hold values 0 .. 2**bits - 1; floating images hold 0 .. 1.
+_VALUE_BITS = {ember.uint8: 8, ember.int8: 7, ember.int16: 15, ember.int32: 31, ember.int64: 63,
+               ember.bool: 1}
 if hasattr(ember, "uint16"):
-    _MAX[ember.uint16] = 65535
+    _VALUE_BITS[ember.uint16] = 16
 
 
 def _max_value(dtype):
-    if dtype.is_floating_point:
-        return 1.0
-    return _MAX[dtype]
+    return 1.0 if dtype.is_floating_point else 2 ** _VALUE_BITS[dtype] - 1
 
 
 # --------------------------------------------------------------------------- dimensions
 def get_dimensions(img):
+    """[channels, height, width]."""
     if _is_tensor(img):
-        _assert_image_tensor(img)
-        c = 1 if img.dim() == 2 else img.shape[-3]
-        return [c, img.shape[-2], img.shape[-1]]
+        if img.dim() < 2:
+            raise TypeError("Tensor is not a torch image.")
+        return [img.shape[-3] if img.dim() > 2 else 1, *img.shape[-2:]]
     if _is_pil_image(img):
-        w, h = img.size
-        return [len(img.getbands()), h, w]
+        return [len(img.getbands()), img.height, img.width]
     raise TypeError(f"Unexpected type {type(img)}")
 
 
 def get_image_size(img):
-    _, h, w = get_dimensions(img)
-    return [w, h]
+    """[width, height]."""
+    return get_dimensions(img)[:0:-1]
 
 
 def get_image_num_channels(img):
@@ -97,172 +105,130 @@ def get_image_num_channels(img):
 
 
 # --------------------------------------------------------------------------- conversions
+def _hwc_to_tensor(arr):
+    if arr.ndim == 2:
+        arr = arr[:, :, None]
+    return ember.from_numpy(np.ascontiguousarray(np.moveaxis(arr, -1, 0)))
+
+
+# numpy dtypes for the PIL modes that are not 8-bit
+_PIL_WIDE_MODES = {"I": np.int32, "I;16": np.int16, "F": np.float32}
+
+
 def to_tensor(pic):
-    """PIL image or HWC ndarray -> CHW float tensor in [0, 1] (uint8 inputs are scaled)."""
-    if not (_is_pil_image(pic) or isinstance(pic, np.ndarray)):
-        raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
+    """PIL image or HWC ndarray -> CHW tensor; 8-bit data becomes floats in [0, 1]."""
     if isinstance(pic, np.ndarray):
         if pic.ndim not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
-        if pic.ndim == 2:
-            pic = pic[:, :, None]
-        img = ember.from_numpy(np.ascontiguousarray(pic.transpose(2, 0, 1)))
-        if img.dtype == ember.uint8:
-            return img.to(ember.get_default_dtype()).div(255)
-        return img
-    arr = _pil_to_array(pic)
-    img = ember.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
-    if img.dtype == ember.uint8:
-        return img.to(ember.get_default_dtype()).div(255)
-    return img
-
-
-def _pil_to_array(pic):
-    mode_to_dtype = {"I": np.int32, "I;16": np.int16, "F": np.float32}   # as torchvision
-    if pic.mode in mode_to_dtype:
-        arr = np.array(pic, mode_to_dtype[pic.mode], copy=True)
+        arr = pic
+    elif _is_pil_image(pic):
+        arr = np.array(pic, _PIL_WIDE_MODES.get(pic.mode, np.uint8))
+        if pic.mode == "1":
+            arr = arr * np.uint8(255)
+        arr = arr.reshape(pic.height, pic.width, -1)
     else:
-        arr = np.array(pic, np.uint8, copy=True)
-    if pic.mode == "1":
-        arr = arr * 255
-    arr = arr.reshape(pic.size[1], pic.size[0], len(pic.getbands()))
-    return arr
+        raise TypeError(f"pic should be PIL Image or ndarray. Got {type(pic)}")
+    img = _hwc_to_tensor(arr)
+    if img.dtype != ember.uint8:
+        return img
+    return img.to(ember.get_default_dtype()).div(255)
 
 
 def pil_to_tensor(pic):
-    """PIL image -> CHW tensor, values and dtype kept."""
+    """PIL image -> CHW tensor with the image's own values and dtype."""
     if not _is_pil_image(pic):
         raise TypeError(f"pic should be PIL Image. Got {type(pic)}")
-    arr = np.array(pic, copy=True)
+    arr = np.array(pic)
     if arr.dtype == np.uint16 and not hasattr(ember, "uint16"):
         arr = arr.astype(np.int32)          # ember has no uint16: widen (torchvision gives uint16)
-    if arr.ndim == 2:
-        arr = arr[:, :, None]
-    return ember.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
+    return _hwc_to_tensor(arr)
+
+
+# single-band PIL mode for each array dtype; permitted modes for 2-4 bands (first: the default)
+_ONE_BAND_MODE = {np.dtype(np.uint8): "L", np.dtype(np.int16): "I;16",
+                  np.dtype(np.uint16): "I;16", np.dtype(np.int32): "I",
+                  np.dtype(np.float32): "F"}
+_BAND_MODES = {2: ["LA"], 3: ["RGB", "YCbCr", "HSV"], 4: ["RGBA", "CMYK", "RGBX"]}
+
+
+def _pil_mode(arr, mode):
+    bands = arr.shape[2]
+    if bands == 1:
+        expected = _ONE_BAND_MODE.get(arr.dtype)
+        if mode not in (None, expected):
+            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {arr.dtype}. "
+                             f"Should be {expected}")
+        return expected
+    permitted = _BAND_MODES[bands]
+    if mode is None:
+        return permitted[0] if arr.dtype == np.uint8 else None
+    if mode not in permitted:
+        raise ValueError(f"Only modes {permitted} are supported for {bands}D inputs")
+    return mode
 
 
 def to_pil_image(pic, mode=None):
-    """CHW tensor or HWC ndarray -> PIL image."""
+    """CHW tensor or HWC ndarray -> PIL image (floats are scaled by 255 unless mode is 'F')."""
     Image = _pil()
-    if isinstance(pic, np.ndarray):
-        if pic.ndim not in (2, 3):
-            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
-        npimg = pic[:, :, None] if pic.ndim == 2 else pic
-        if npimg.shape[-1] > 4:
-            raise ValueError(f"pic should not have > 4 channels. Got {npimg.shape[-1]} channels.")
-        if np.issubdtype(npimg.dtype, np.floating) and mode != "F":
-            npimg = (npimg * 255).astype(np.uint8)
-    elif _is_tensor(pic):
+    if _is_tensor(pic):
         if pic.dim() not in (2, 3):
             raise ValueError(f"pic should be 2/3 dimensional. Got {pic.dim()} dimensions.")
-        t = pic.detach()
-        if t.dim() == 2:
-            t = t.unsqueeze(0)
-        if t.shape[-3] > 4:
-            raise ValueError(f"pic should not have > 4 channels. Got {t.shape[-3]} channels.")
-        if t.is_floating_point() and mode != "F":
-            t = t.mul(255).to(ember.uint8)
-        npimg = np.transpose(t.numpy(), (1, 2, 0))
+        arr = pic.detach().numpy()
+        arr = np.moveaxis(arr, 0, -1) if arr.ndim == 3 else arr
+    elif isinstance(pic, np.ndarray):
+        if pic.ndim not in (2, 3):
+            raise ValueError(f"pic should be 2/3 dimensional. Got {pic.ndim} dimensions.")
+        arr = pic
     else:
         raise TypeError(f"pic should be Tensor or ndarray. Got {type(pic)}.")
-
-    if npimg.shape[2] == 1:
-        expected = None
-        npimg = npimg[:, :, 0]
-        if npimg.dtype == np.uint8:
-            expected = "L"
-        elif npimg.dtype == np.int16 or npimg.dtype == np.uint16:
-            expected = "I;16"
-        elif npimg.dtype == np.int32:
-            expected = "I"
-        elif npimg.dtype == np.float32:
-            expected = "F"
-        if mode is not None and mode != expected:
-            raise ValueError(f"Incorrect mode ({mode}) supplied for input type {npimg.dtype}. "
-                             f"Should be {expected}")
-        mode = expected
-    elif npimg.shape[2] == 2:
-        permitted = ["LA"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 2D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "LA"
-    elif npimg.shape[2] == 4:
-        permitted = ["RGBA", "CMYK", "RGBX"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 4D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "RGBA"
-    else:
-        permitted = ["RGB", "YCbCr", "HSV"]
-        if mode is not None and mode not in permitted:
-            raise ValueError(f"Only modes {permitted} are supported for 3D inputs")
-        if mode is None and npimg.dtype == np.uint8:
-            mode = "RGB"
+    arr = arr.reshape(*arr.shape[:2], -1)
+    if arr.shape[2] > 4:
+        raise ValueError(f"pic should not have > 4 channels. Got {arr.shape[2]} channels.")
+    if arr.dtype.kind == "f" and mode != "F":
+        arr = (arr * 255).astype(np.uint8)
+    mode = _pil_mode(arr, mode)
     if mode is None:
-        raise TypeError(f"Input type {npimg.dtype} is not supported")
-    if mode == "I;16" and npimg.dtype == np.int16:
-        npimg = npimg.astype(np.uint16)
-    npimg = np.ascontiguousarray(npimg)
-    if mode in ("L", "I", "F", "RGB", "RGBA", "LA", "I;16"):
-        out = Image.fromarray(npimg)
-        return out if out.mode == mode else out.convert(mode)
-    return Image.frombuffer(mode, (npimg.shape[1], npimg.shape[0]), npimg.tobytes(), "raw", mode, 0, 1)
+        raise TypeError(f"Input type {arr.dtype} is not supported")
+    arr = np.ascontiguousarray(arr)
+    return Image.frombuffer(mode, (arr.shape[1], arr.shape[0]), arr.tobytes(), "raw", mode, 0, 1)
 
 
 def convert_image_dtype(image, dtype=ember.float32):
+    """Rescale values between dtypes: floats span [0, 1], integers 0 .. 2**bits - 1."""
     if not _is_tensor(image):
         raise TypeError("Input img should be Tensor Image")
-    if image.dtype == dtype:
+    source = image.dtype
+    if source == dtype:
         return image
-    if image.is_floating_point():
-        if dtype.is_floating_point:
-            return image.to(dtype)
-        if (image.dtype == ember.float32 and dtype in (ember.int32, ember.int64)) or \
-                (image.dtype == ember.float64 and dtype == ember.int64):
-            raise RuntimeError(f"The cast from {image.dtype} to {dtype} cannot be performed safely.")
-        eps = 1e-3
-        max_val = float(_max_value(dtype))
-        return image.mul(max_val + 1.0 - eps).to(dtype)
-    input_max = float(_max_value(image.dtype))
+    if source.is_floating_point and dtype.is_floating_point:
+        return image.to(dtype)
+    if source.is_floating_point:
+        if _VALUE_BITS[dtype] > (24 if source == ember.float32 else 53) - 1:
+            raise RuntimeError(f"The cast from {source} to {dtype} cannot be performed safely.")
+        return image.mul(_max_value(dtype) + 0.999).to(dtype)    # [0, 1] -> 0 .. max
     if dtype.is_floating_point:
-        return image.to(dtype) / input_max
-    output_max = float(_max_value(dtype))
-    if input_max > output_max:
-        factor = int((input_max + 1) // (output_max + 1))
-        return ember.div(image, factor, rounding_mode="floor").to(dtype)
-    factor = int((output_max + 1) // (input_max + 1))
-    return image.to(dtype) * factor
+        return image.to(dtype) / float(_max_value(source))
+    shift = _VALUE_BITS[dtype] - _VALUE_BITS[source]
+    if shift < 0:
+        return ember.div(image, 2 ** -shift, rounding_mode="floor").to(dtype)
+    return image.to(dtype) * 2 ** shift
 
 
-# --------------------------------------------------------------------------- helpers
-def _cast_squeeze_in(img, req_dtypes):
-    """Flatten leading dims to (N, C, H, W) and cast to a floating dtype the kernel accepts."""
-    lead = tuple(img.shape[:-3])
-    squeeze = None
-    if img.dim() < 4:
-        img = img.unsqueeze(0)
-        squeeze = "one"
-    elif img.dim() > 4:
-        img = img.reshape(-1, *img.shape[-3:])
-        squeeze = lead
-    out_dtype = img.dtype
-    need_cast = out_dtype not in req_dtypes
-    if need_cast:
-        img = img.to(req_dtypes[0])
-    return img, need_cast, squeeze, out_dtype
+# --------------------------------------------------------------------------- batching helpers
+def _float_batch(img, dtypes=(ember.float32, ember.float64)):
+    """``img`` as an (N, C, H, W) batch of a dtype in ``dtypes``, and the function that gives a
+    result back ``img``'s leading dims and dtype (rounding for integer images)."""
+    lead, dtype = tuple(img.shape[:-3]), img.dtype
+    batch = img.reshape(-1, *img.shape[-3:])
+    if dtype not in dtypes:
+        batch = batch.to(dtypes[0])
 
-
-def _cast_squeeze_out(img, need_cast, squeeze, out_dtype):
-    if squeeze == "one":
-        img = img.squeeze(0)
-    elif squeeze is not None:
-        img = img.reshape(*squeeze, *img.shape[-3:])
-    if need_cast:
-        if not out_dtype.is_floating_point:
-            img = ember.round(img)
-        img = img.to(out_dtype)
-    return img
+    def restore(out):
+        out = out.reshape(*lead, *out.shape[-3:])
+        if out.dtype == dtype:
+            return out
+        return (out if dtype.is_floating_point else ember.round(out)).to(dtype)
+    return batch, restore
 
 
 def _float_dtype(img):
@@ -271,6 +237,7 @@ def _float_dtype(img):
 
 # --------------------------------------------------------------------------- normalize
 def normalize(tensor, mean, std, inplace=False):
+    """(tensor - mean) / std per channel."""
     if not _is_tensor(tensor):
         raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
     if not tensor.is_floating_point():
@@ -279,181 +246,146 @@ def normalize(tensor, mean, std, inplace=False):
         raise ValueError("Expected tensor to be a tensor image of size (..., C, H, W). Got "
                          f"tensor.size() = {tuple(tensor.shape)}")
     dtype = tensor.dtype
-    mean = ember.as_tensor(mean, dtype=dtype)
-    std = ember.as_tensor(std, dtype=dtype)
+    mean, std = (ember.as_tensor(v, dtype=dtype) for v in (mean, std))
     if bool((std == 0).any()):
         raise ValueError(f"std evaluated to zero after conversion to {dtype}, leading to "
                          "division by zero.")
-    if mean.dim() == 1:
-        mean = mean.view(-1, 1, 1)
-    if std.dim() == 1:
-        std = std.view(-1, 1, 1)
-    if inplace:
-        return tensor.sub_(mean).div_(std)
-    return (tensor - mean) / std
+    mean, std = (v.view(-1, 1, 1) if v.dim() == 1 else v for v in (mean, std))
+    return tensor.sub_(mean).div_(std) if inplace else (tensor - mean) / std
 
 
 # --------------------------------------------------------------------------- resize
-def _compute_resized_output_size(image_size, size, max_size=None):
-    h, w = image_size
-    short, long = (w, h) if w <= h else (h, w)
-    if size is None or len(size) == 0:
-        if max_size is None:
-            raise ValueError("max_size must be an integer when size is None")
-        new_short, new_long = int(max_size * short / long), max_size
-        new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
-    elif len(size) == 1:
-        requested = size[0]
-        new_short, new_long = requested, int(requested * long / short)
-        if max_size is not None:
-            if max_size <= requested:
-                raise ValueError(f"max_size = {max_size} must be strictly greater than the "
-                                 f"requested size for the smaller edge size = {size}")
-            if new_long > max_size:
-                new_short, new_long = int(max_size * new_short / new_long), max_size
-        new_w, new_h = (new_short, new_long) if w <= h else (new_long, new_short)
-    else:
+def _resized_hw(height, width, size, max_size):
+    """Output [h, w]: ``size`` [h, w] exactly, or [s]: the short side s (long side scaled, capped
+    at ``max_size``), or nothing: the long side ``max_size``."""
+    if size and len(size) == 2:
         if max_size is not None:
             raise ValueError("max_size should only be passed if size specifies the length of "
                              "the smaller edge, i.e. size should be an int or a sequence of "
-                             f"length 1 in torchscript mode.")
-        new_h, new_w = size
-    return [new_h, new_w]
+                             "length 1 in torchscript mode.")
+        return list(size)
+    short, long = sorted((height, width))
+    if size:
+        if max_size is not None and max_size <= size[0]:
+            raise ValueError(f"max_size = {max_size} must be strictly greater than the "
+                             f"requested size for the smaller edge size = {size}")
+        out_short, out_long = size[0], int(size[0] * long / short)
+        if max_size is not None and out_long > max_size:
+            out_short, out_long = int(max_size * out_short / out_long), max_size
+    elif max_size is None:
+        raise ValueError("max_size must be an integer when size is None")
+    else:
+        out_short, out_long = int(max_size * short / long), max_size
+    return [out_long, out_short] if width <= height else [out_short, out_long]
 
 
 def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, antialias=True):
     interpolation = _as_mode(interpolation)
-    if isinstance(size, (list, tuple)):
-        if len(size) not in (0, 1, 2):
-            raise ValueError(f"Size must be an int or a 1 or 2 element tuple/list, not a "
+    if isinstance(size, numbers.Integral):
+        size = [int(size)]
+    elif isinstance(size, (list, tuple)):
+        if len(size) > 2:
+            raise ValueError("Size must be an int or a 1 or 2 element tuple/list, not a "
                              f"{len(size)} element tuple/list")
         size = list(size)
-    elif isinstance(size, numbers.Integral):
-        size = [int(size)]
     elif size is not None:
         raise TypeError(f"Size should be int or sequence. Got {type(size)}")
-    _check_img(img)
-    _, h, w = get_dimensions(img)
-    output_size = _compute_resized_output_size((h, w), size, max_size)
-    if [h, w] == output_size:
+    _, height, width = get_dimensions(img)
+    out_hw = _resized_hw(height, width, size, max_size)
+    if out_hw == [height, width]:
         return img
-    if not _is_tensor(img):
-        return img.resize(tuple(output_size[::-1]), _PIL_MODES[interpolation])
-    mode = interpolation.value
+    return _route(img, lambda im: im.resize(out_hw[::-1], pil_modes_mapping[interpolation]),
+                  lambda t: _resize_tensor(t, out_hw, interpolation.value, antialias))
+
+
+def _resize_tensor(img, out_hw, mode, antialias):
     if mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
         raise ValueError("Tensor inputs support only nearest, nearest-exact, bilinear and "
-                         f"bicubic interpolation, got {interpolation}")
-    if antialias is None:
-        antialias = False
-    if antialias and mode not in ("bilinear", "bicubic"):
-        antialias = False
-    x, need_cast, squeeze, out_dtype = _cast_squeeze_in(img, [ember.float32, ember.float64])
-    align = False if mode in ("bilinear", "bicubic") else None
-    x = _F.interpolate(x, size=output_size, mode=mode, align_corners=align, antialias=antialias)
-    if mode == "bicubic" and out_dtype == ember.uint8:
-        x = x.clamp(min=0, max=255)
-    return _cast_squeeze_out(x, need_cast, squeeze, out_dtype)
+                         f"bicubic interpolation, got {InterpolationMode(mode)}")
+    smooth = mode in ("bilinear", "bicubic")
+    batch, restore = _float_batch(img)
+    out = _F.interpolate(batch, size=out_hw, mode=mode, align_corners=False if smooth else None,
+                         antialias=bool(antialias) and smooth)
+    if mode == "bicubic" and img.dtype == ember.uint8:
+        out = out.clamp(min=0, max=255)           # cubic overshoot
+    return restore(out)
 
 
 # --------------------------------------------------------------------------- crops & flips
 def crop(img, top, left, height, width):
-    _check_img(img)
-    if not _is_tensor(img):
-        return img.crop((left, top, left + width, top + height))
-    _, h, w = get_dimensions(img)
-    right, bottom = left + width, top + height
-    if left < 0 or top < 0 or right > w or bottom > h:
-        padding_ltrb = [max(-left + min(0, right), 0), max(-top + min(0, bottom), 0),
-                        max(right - max(w, left), 0), max(bottom - max(h, top), 0)]
-        return pad(img[..., max(top, 0):bottom, max(left, 0):right], padding_ltrb, fill=0)
-    return img[..., top:bottom, left:right]
+    """The box at (top, left); parts outside a tensor image are zeros."""
+    def tensor_crop(t):
+        h, w = t.shape[-2:]
+        outside = [max(-left, 0), max(-top, 0), max(left + width - w, 0), max(top + height - h, 0)]
+        if any(outside):
+            t = pad(t, outside)
+        y, x = top + outside[1], left + outside[0]
+        return t[..., y:y + height, x:x + width]
+    return _route(img, lambda im: im.crop((left, top, left + width, top + height)), tensor_crop)
 
 
 def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."):
+    """(h, w) from a number or a 1- or 2-element sequence."""
     if isinstance(size, numbers.Number):
         return int(size), int(size)
-    if isinstance(size, (list, tuple)) and len(size) == 1:
-        return size[0], size[0]
+    if isinstance(size, Sequence) and len(size) == 1:
+        size = (size[0], size[0])
     if len(size) != 2:
         raise ValueError(error_msg)
     return size
 
 
 def center_crop(img, output_size):
-    if isinstance(output_size, numbers.Number):
-        output_size = (int(output_size), int(output_size))
-    elif isinstance(output_size, (tuple, list)) and len(output_size) == 1:
-        output_size = (output_size[0], output_size[0])
-    _, ih, iw = get_dimensions(img)
-    ch, cw = output_size
-    if cw > iw or ch > ih:
-        padding_ltrb = [(cw - iw) // 2 if cw > iw else 0, (ch - ih) // 2 if ch > ih else 0,
-                        (cw - iw + 1) // 2 if cw > iw else 0, (ch - ih + 1) // 2 if ch > ih else 0]
-        img = pad(img, padding_ltrb, fill=0)
-        _, ih, iw = get_dimensions(img)
-        if cw == iw and ch == ih:
-            return img
-    top = int(round((ih - ch) / 2.0))
-    left = int(round((iw - cw) / 2.0))
-    return crop(img, top, left, ch, cw)
+    out_h, out_w = _setup_size(output_size)
+    _, h, w = get_dimensions(img)
+    if out_h > h or out_w > w:                    # grow with zeros to at least the crop size
+        grow_h, grow_w = max(out_h - h, 0), max(out_w - w, 0)
+        img = pad(img, [grow_w // 2, grow_h // 2, (grow_w + 1) // 2, (grow_h + 1) // 2])
+        _, h, w = get_dimensions(img)
+    return crop(img, int(round((h - out_h) / 2)), int(round((w - out_w) / 2)), out_h, out_w)
 
 
 def resized_crop(img, top, left, height, width, size, interpolation=InterpolationMode.BILINEAR,
                  antialias=True):
-    img = crop(img, top, left, height, width)
-    return resize(img, size, interpolation, antialias=antialias)
+    return resize(crop(img, top, left, height, width), size, interpolation, antialias=antialias)
 
 
 def hflip(img):
-    _check_img(img)
-    if not _is_tensor(img):
-        return img.transpose(_pil().FLIP_LEFT_RIGHT)
-    return img.flip(-1)
+    return _route(img, lambda im: im.transpose(_pil().FLIP_LEFT_RIGHT), lambda t: t.flip(-1))
 
 
 def vflip(img):
-    _check_img(img)
-    if not _is_tensor(img):
-        return img.transpose(_pil().FLIP_TOP_BOTTOM)
-    return img.flip(-2)
+    return _route(img, lambda im: im.transpose(_pil().FLIP_TOP_BOTTOM), lambda t: t.flip(-2))
 
 
 def five_crop(img, size):
-    size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
-    _, ih, iw = get_dimensions(img)
-    ch, cw = size
-    if cw > iw or ch > ih:
-        raise ValueError(f"Requested crop size {size} is bigger than input size {(ih, iw)}")
-    tl = crop(img, 0, 0, ch, cw)
-    tr = crop(img, 0, iw - cw, ch, cw)
-    bl = crop(img, ih - ch, 0, ch, cw)
-    br = crop(img, ih - ch, iw - cw, ch, cw)
-    center = center_crop(img, [ch, cw])
-    return tl, tr, bl, br, center
+    """Top-left, top-right, bottom-left, bottom-right and centre crops."""
+    out_h, out_w = _setup_size(size)
+    _, h, w = get_dimensions(img)
+    if out_h > h or out_w > w:
+        raise ValueError(f"Requested crop size {(out_h, out_w)} is bigger than input size {(h, w)}")
+    corners = [(0, 0), (0, w - out_w), (h - out_h, 0), (h - out_h, w - out_w)]
+    return (*(crop(img, y, x, out_h, out_w) for y, x in corners),
+            center_crop(img, [out_h, out_w]))
 
 
 def ten_crop(img, size, vertical_flip=False):
-    size = _setup_size(size, "Please provide only two dimensions (h, w) for size.")
-    first = five_crop(img, size)
-    img = vflip(img) if vertical_flip else hflip(img)
-    return first + five_crop(img, size)
+    """five_crop of the image, then five_crop of its (horizontal or vertical) mirror."""
+    mirror = vflip(img) if vertical_flip else hflip(img)
+    return five_crop(img, size) + five_crop(mirror, size)
 
 
 # --------------------------------------------------------------------------- pad
-def _parse_padding(padding):
-    if isinstance(padding, numbers.Number):
-        padding = [int(padding)]
+def _check_pad_args(padding, fill, padding_mode):
     if not isinstance(padding, (numbers.Number, tuple, list)):
         raise TypeError("Got inappropriate padding arg")
-    padding = list(padding)
-    if len(padding) not in (1, 2, 4):
+    if fill is not None and not isinstance(fill, (numbers.Number, str, tuple, list)):
+        raise TypeError("Got inappropriate fill arg")
+    if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
+        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
+    if isinstance(padding, (tuple, list)) and len(padding) not in (1, 2, 4):
         raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple, not a "
                          f"{len(padding)} element tuple")
-    if len(padding) == 1:
-        return [padding[0]] * 4
-    if len(padding) == 2:
-        return [padding[0], padding[1], padding[0], padding[1]]
-    return padding  # left, top, right, bottom
 
 
 def _pad_index(n, before, after, mode):
@@ -472,38 +404,29 @@ def _pad_index(n, before, after, mode):
     return np.where(m >= n, period - 1 - m, m)
 
 
-def _check_pad_args(padding, fill, padding_mode):
-    if not isinstance(padding, (numbers.Number, tuple, list)):
-        raise TypeError("Got inappropriate padding arg")
-    if fill is not None and not isinstance(fill, (numbers.Number, str, tuple, list)):
-        raise TypeError("Got inappropriate fill arg")
-    if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
-        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
-    if isinstance(padding, (tuple, list)) and len(padding) not in (1, 2, 4):
-        raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple, not a "
-                         f"{len(padding)} element tuple")
-
-
 def pad(img, padding, fill=0, padding_mode="constant"):
-    _check_img(img)
+    """Pad by (left, top, right, bottom); negative amounts crop instead."""
     _check_pad_args(padding, fill, padding_mode)
-    left, top, right, bottom = _parse_padding(padding)
-    if not _is_tensor(img):
-        return _pil_pad(img, (left, top, right, bottom), fill, padding_mode)
-    if fill is None:
-        fill = 0
+    amounts = [int(padding)] if isinstance(padding, numbers.Number) else list(padding)
+    ltrb = (amounts * 4)[:4] if len(amounts) < 4 else amounts
     _, h, w = get_dimensions(img)
-    # negative padding crops
-    if min(left, top, right, bottom) < 0:
-        img = img[..., max(-top, 0):h - max(-bottom, 0), max(-left, 0):w - max(-right, 0)]
-        left, top, right, bottom = (max(v, 0) for v in (left, top, right, bottom))
-        _, h, w = get_dimensions(img)
-    if left == top == right == bottom == 0:
+    cut = [max(-v, 0) for v in ltrb]
+    if any(cut):
+        img = crop(img, cut[1], cut[0], h - cut[1] - cut[3], w - cut[0] - cut[2])
+    ltrb = [max(v, 0) for v in ltrb]
+    return _route(img, lambda im: _pad_pil(im, ltrb, fill, padding_mode),
+                  lambda t: _pad_tensor(t, ltrb, 0 if fill is None else fill, padding_mode))
+
+
+def _pad_tensor(img, ltrb, fill, padding_mode):
+    left, top, right, bottom = ltrb
+    if not any(ltrb):
         return img
     if padding_mode == "constant":
         if isinstance(fill, (tuple, list)):
             raise TypeError("Tensor inputs support only a number as padding fill")
         return _F.pad(img, [left, right, top, bottom], mode="constant", value=float(fill))
+    h, w = img.shape[-2:]
     if padding_mode == "reflect" and (max(top, bottom) >= h or max(left, right) >= w):
         raise RuntimeError("Padding size should be less than the corresponding input dimension")
     rows = ember.from_numpy(_pad_index(h, top, bottom, padding_mode).astype(np.int64))
@@ -511,167 +434,144 @@ def pad(img, padding, fill=0, padding_mode="constant"):
     return img.index_select(-2, rows).index_select(-1, cols)
 
 
-def _parse_fill(fill, img, name="fillcolor"):
-    num_channels = len(img.getbands())
-    if fill is None:
-        fill = 0
-    if isinstance(fill, (int, float)) and num_channels > 1:
-        fill = tuple([fill] * num_channels)
-    if isinstance(fill, (list, tuple)):
-        if len(fill) == 1:
-            fill = fill * num_channels
-        elif len(fill) != num_channels:
-            raise ValueError(f"The number of elements in 'fill' does not match the number of "
-                             f"channels of the image ({len(fill)} != {num_channels})")
-        fill = tuple(fill)
+def _pil_fill(fill, img):
+    """A Pillow colour for ``img`` from a number or a per-band sequence (ints unless mode 'F')."""
+    bands = len(img.getbands())
+    values = list(fill) if isinstance(fill, (list, tuple)) else [0 if fill is None else fill]
+    if len(values) == 1:
+        values = values * bands
+    elif len(values) != bands:
+        raise ValueError("The number of elements in 'fill' does not match the number of "
+                         f"channels of the image ({len(values)} != {bands})")
     if img.mode != "F":
-        fill = tuple(int(x) for x in fill) if isinstance(fill, tuple) else int(fill)
-    return {name: fill}
+        values = [int(v) for v in values]
+    return values[0] if bands == 1 else tuple(values)
 
 
-def _pil_pad(img, ltrb, fill, padding_mode):
+def _pad_pil(img, ltrb, fill, padding_mode):
     Image = _pil()
     left, top, right, bottom = ltrb
-    if min(ltrb) < 0:
-        w, h = img.size
-        img = img.crop((max(-left, 0), max(-top, 0), w - max(-right, 0), h - max(-bottom, 0)))
-        left, top, right, bottom = (max(v, 0) for v in ltrb)
     if padding_mode == "constant":
-        opts = _parse_fill(fill, img, name="fill")
-        if img.mode == "P":
-            palette = img.getpalette()
-            out = _pil_module("ImageOps").expand(img, border=(left, top, right, bottom), **opts)
-            out.putpalette(palette)
-            return out
-        return _pil_module("ImageOps").expand(img, border=(left, top, right, bottom), **opts)
-    arr = np.asarray(img)
-    pads = [(top, bottom), (left, right)] + ([(0, 0)] if arr.ndim == 3 else [])
-    out = np.pad(arr, pads, mode=padding_mode)
-    res = Image.fromarray(out)
-    if img.mode == "P":
-        res = res.convert("P") if res.mode != "P" else res
-        res.putpalette(img.getpalette())
-    return res
-
-
-# --------------------------------------------------------------------------- affine / rotate
-def _get_inverse_affine_matrix(center, angle, translate, scale, shear, inverted=True):
-    rot = math.radians(angle)
-    sx, sy = math.radians(shear[0]), math.radians(shear[1])
-    cx, cy = center
-    tx, ty = translate
-    a = math.cos(rot - sy) / math.cos(sy)
-    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
-    c = math.sin(rot - sy) / math.cos(sy)
-    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
-    if inverted:
-        m = [d, -b, 0.0, -c, a, 0.0]
-        m = [x / scale for x in m]
-        m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
-        m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
-        m[2] += cx
-        m[5] += cy
+        out = Image.new(img.mode, (img.width + left + right, img.height + top + bottom),
+                        _pil_fill(fill, img))
+        out.paste(img, (left, top))
     else:
-        m = [a, b, 0.0, c, d, 0.0]
-        m = [x * scale for x in m]
-        m[2] += m[0] * (-cx) + m[1] * (-cy)
-        m[5] += m[3] * (-cx) + m[4] * (-cy)
-        m[2] += cx + tx
-        m[5] += cy + ty
-    return m
+        arr = np.asarray(img)
+        widths = [(top, bottom), (left, right), (0, 0)][:arr.ndim]
+        out = Image.fromarray(np.pad(arr, widths, mode=padding_mode))
+    if img.mode == "P":                    # padded indices keep their palette
+        out.putpalette(img.getpalette())
+    return out
 
 
-def _compute_affine_output_size(matrix, w, h):
-    f = np.float32
-    pts = np.array([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0],
-                    [0.5 * w, 0.5 * h, 1.0], [0.5 * w, -0.5 * h, 1.0]], dtype=f)
-    theta = np.array(matrix, dtype=f).reshape(2, 3)
-    new_pts = pts @ theta.T
-    mn = new_pts.min(axis=0) + np.array([w * 0.5, h * 0.5], dtype=f)
-    mx = new_pts.max(axis=0) + np.array([w * 0.5, h * 0.5], dtype=f)
-    tol = f(1e-4)
-    cmax = np.ceil(np.trunc(mx / tol) * tol)
-    cmin = np.floor(np.trunc(mn / tol) * tol)
-    size = cmax - cmin
+# --------------------------------------------------------------------------- geometry
+def _inverse_affine(center, angle, translate, scale, shear):
+    """2x3 matrix taking output positions to input positions for the map
+    p -> center + translate + scale * R(angle) Sy(shear_y) Sx(shear_x) (p - center)."""
+    rot, shear_x, shear_y = (math.radians(a) for a in (angle, *shear))
+    rotation = np.array([[math.cos(rot), -math.sin(rot)], [math.sin(rot), math.cos(rot)]])
+    slant_y = np.array([[1.0, 0.0], [-math.tan(shear_y), 1.0]])
+    slant_x = np.array([[1.0, -math.tan(shear_x)], [0.0, 1.0]])
+    (a, b), (c, d) = rotation @ slant_y @ slant_x          # determinant 1
+    linear = np.array([[d, -b], [-c, a]]) / scale
+    center = np.asarray(center, dtype=np.float64)
+    offset = center - linear @ (center + np.asarray(translate, dtype=np.float64))
+    return np.column_stack([linear, offset])
+
+
+def _expanded_size(matrix, w, h):
+    """(w, h) of the box holding the image's corners under ``matrix`` (centred coordinates);
+    positions within 1e-4 of an integer count as that integer."""
+    half = np.array([w, h], dtype=np.float32) * 0.5
+    corners = np.array([[-1, -1], [-1, 1], [1, 1], [1, -1]], dtype=np.float32) * half
+    m = matrix.astype(np.float32)
+    ends = corners @ m[:, :2].T + m[:, 2] + half
+    snapped = np.trunc(ends / np.float32(1e-4)) * np.float32(1e-4)
+    size = np.ceil(snapped.max(axis=0)) - np.floor(snapped.min(axis=0))
     return int(size[0]), int(size[1])
 
 
-def _gen_affine_grid(matrix, w, h, ow, oh, dtype):
-    npd = np.float64 if dtype == ember.float64 else np.float32
-    theta = np.array(matrix, dtype=npd).reshape(1, 2, 3)
-    base = np.empty((1, oh, ow, 3), dtype=npd)
-    base[..., 0] = np.linspace(-ow * 0.5 + 0.5, ow * 0.5 + 0.5 - 1, ow, dtype=npd)
-    base[..., 1] = np.linspace(-oh * 0.5 + 0.5, oh * 0.5 + 0.5 - 1, oh, dtype=npd)[:, None]
-    base[..., 2] = 1
-    rescaled = theta.transpose(0, 2, 1) / np.array([0.5 * w, 0.5 * h], dtype=npd)
-    grid = base.reshape(1, oh * ow, 3) @ rescaled
-    return ember.from_numpy(np.ascontiguousarray(grid.reshape(1, oh, ow, 2).astype(npd)))
-
-
-def _apply_grid_transform(img, grid, mode, fill):
-    x, need_cast, squeeze, out_dtype = _cast_squeeze_in(img, [grid.dtype])
-    n = x.shape[0]
-    if n > 1:
-        grid = grid.expand(n, *grid.shape[1:])
-    if fill is not None:
-        mask = ember.ones((n, 1, x.shape[2], x.shape[3]), dtype=x.dtype)
-        x = ember.cat((x, mask), dim=1)
-    x = _F.grid_sample(x, grid, mode=mode, padding_mode="zeros", align_corners=False)
-    if fill is not None:
-        mask = x[:, -1:, :, :]
-        x = x[:, :-1, :, :]
-        mask = mask.expand_as(x)
-        fill_list = list(fill) if isinstance(fill, (tuple, list)) else [float(fill)]
-        fill_img = ember.tensor(fill_list, dtype=x.dtype).view(1, len(fill_list), 1, 1).expand_as(x)
-        if mode == "nearest":
-            x = ember.where(mask < 0.5, fill_img, x)
-        else:
-            x = x * mask + (1.0 - mask) * fill_img
-    return _cast_squeeze_out(x, need_cast, squeeze, out_dtype)
-
-
-def _check_fill(fill, img):
+def _check_fill(fill, channels):
     if fill is None or isinstance(fill, numbers.Number):
         return fill
-    fill = list(fill)
-    c = get_dimensions(img)[0]
-    if len(fill) not in (1, c):
+    fill = [float(v) for v in fill]
+    if len(fill) not in (1, channels):
         raise ValueError(f"The number of elements in 'fill' cannot broadcast to match the number "
-                         f"of channels of the image ({len(fill)} != {c})")
+                         f"of channels of the image ({len(fill)} != {channels})")
     return fill
+
+
+def _warp(img, out_w, out_h, to_source, interpolation, fill):
+    """Sample ``img`` at ``to_source`` of every output pixel centre (pixel units, origin at the
+    top-left corner); outside the image: zeros, or ``fill`` blended by coverage."""
+    mode = interpolation.value
+    if mode not in ("nearest", "bilinear"):
+        raise ValueError(f"Interpolation mode '{mode}' is unsupported with Tensor input")
+    fill = _check_fill(fill, img.shape[-3])
+    _, h, w = get_dimensions(img)
+    batch, restore = _float_batch(img, (_float_dtype(img),))
+    ys, xs = np.meshgrid(np.arange(out_h) + 0.5, np.arange(out_w) + 0.5, indexing="ij")
+    source = to_source(np.stack([xs.ravel(), ys.ravel()], axis=1))
+    grid = (source / (np.array([w, h]) * 0.5) - 1.0).reshape(1, out_h, out_w, 2)
+    grid = ember.from_numpy(grid.astype(np.float64 if batch.dtype == ember.float64 else np.float32))
+    n = batch.shape[0]
+    grid = grid.expand(n, out_h, out_w, 2)
+    if fill is None:
+        return restore(_F.grid_sample(batch, grid, mode=mode, padding_mode="zeros",
+                                      align_corners=False))
+    ones = ember.ones((n, 1, h, w), dtype=batch.dtype)
+    sampled = _F.grid_sample(ember.cat((batch, ones), dim=1), grid, mode=mode,
+                             padding_mode="zeros", align_corners=False)
+    values, coverage = sampled[:, :-1], sampled[:, -1:]
+    fill = ember.tensor(fill if isinstance(fill, list) else [float(fill)],
+                        dtype=batch.dtype).view(1, -1, 1, 1)
+    if mode == "nearest":
+        out = ember.where(coverage < 0.5, fill.expand_as(values), values)
+    else:
+        out = values * coverage + fill * (1.0 - coverage)
+    return restore(out)
+
+
+def _warp_affine(img, matrix, interpolation, fill, expand=False):
+    _, h, w = get_dimensions(img)
+    out_w, out_h = _expanded_size(matrix, w, h) if expand else (w, h)
+
+    def to_source(points):                 # both sides measured from their image's centre
+        centred = points - np.array([out_w, out_h]) * 0.5
+        return centred @ matrix[:, :2].T + matrix[:, 2] + np.array([w, h]) * 0.5
+    return _warp(img, out_w, out_h, to_source, interpolation, fill)
+
+
+def _centre_offset(center, img):
+    """``center`` in pixels measured from the image centre (default: the centre itself)."""
+    if center is None:
+        return [0.0, 0.0]
+    return [float(c) - s * 0.5 for c, s in zip(center, get_image_size(img))]
 
 
 def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
            fill=None):
+    """Counter-clockwise rotation by ``angle`` degrees about ``center``."""
     interpolation = _as_mode(interpolation)
     if not isinstance(angle, (int, float)):
         raise TypeError("Argument angle should be int or float")
     if center is not None and not isinstance(center, (list, tuple)):
         raise TypeError("Argument center should be a sequence")
-    _check_img(img)
-    if not _is_tensor(img):
-        opts = _parse_fill(fill, img)
-        return img.rotate(angle, _PIL_MODES[interpolation], expand, center, **opts)
-    _, h, w = get_dimensions(img)
-    center_f = [0.0, 0.0]
-    if center is not None:
-        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [w, h])]
-    matrix = _get_inverse_affine_matrix(center_f, -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
-    return _tensor_affine(img, matrix, interpolation, _check_fill(fill, img), expand)
 
+    def on_pil(im):
+        return im.rotate(angle, pil_modes_mapping[interpolation], expand, center,
+                         fillcolor=_pil_fill(fill, im))
 
-def _tensor_affine(img, matrix, interpolation, fill, expand=False):
-    mode = interpolation.value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"Interpolation mode '{mode}' is unsupported with Tensor input")
-    _, h, w = get_dimensions(img)
-    ow, oh = _compute_affine_output_size(matrix, w, h) if expand else (w, h)
-    grid = _gen_affine_grid(matrix, w, h, ow, oh, _float_dtype(img))
-    return _apply_grid_transform(img, grid, mode, fill)
+    def on_tensor(t):
+        matrix = _inverse_affine(_centre_offset(center, t), -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
+        return _warp_affine(t, matrix, interpolation, fill, expand)
+    return _route(img, on_pil, on_tensor)
 
 
 def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.NEAREST,
            fill=None, center=None):
+    """Rotate by ``angle``, scale, shear (degrees, along x then y) and translate, about
+    ``center`` (default: the image centre)."""
     interpolation = _as_mode(interpolation)
     if not isinstance(angle, (int, float)):
         raise TypeError("Argument angle should be int or float")
@@ -683,234 +583,243 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
         raise ValueError("Argument scale should be positive")
     if not isinstance(shear, (numbers.Number, list, tuple)):
         raise TypeError("Shear should be either a single value or a sequence of two values")
-    if isinstance(angle, int):
-        angle = float(angle)
-    if isinstance(translate, tuple):
-        translate = list(translate)
-    if isinstance(shear, numbers.Number):
-        shear = [shear, 0.0]
-    if isinstance(shear, tuple):
-        shear = list(shear)
-    if len(shear) == 1:
-        shear = [shear[0], shear[0]]
+    shear = [shear, 0.0] if isinstance(shear, numbers.Number) else list(shear)
+    shear = shear * 2 if len(shear) == 1 else shear
     if len(shear) != 2:
         raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
-    _check_img(img)
-    _, h, w = get_dimensions(img)
-    if not _is_tensor(img):
-        if center is None:
-            center = [w * 0.5, h * 0.5]
-        matrix = _get_inverse_affine_matrix(center, angle, translate, scale, shear)
-        opts = _parse_fill(fill, img)
-        return img.transform(img.size, _pil().AFFINE, matrix, _PIL_MODES[interpolation], **opts)
-    center_f = [0.0, 0.0]
-    if center is not None:
-        center_f = [1.0 * (c - s * 0.5) for c, s in zip(center, [w, h])]
-    translate_f = [1.0 * t for t in translate]
-    matrix = _get_inverse_affine_matrix(center_f, angle, translate_f, scale, shear)
-    return _tensor_affine(img, matrix, interpolation, _check_fill(fill, img))
+    angle, translate = float(angle), [float(t) for t in translate]
+
+    def on_pil(im):
+        pivot = [im.width * 0.5, im.height * 0.5] if center is None else center
+        matrix = _inverse_affine(pivot, angle, translate, scale, shear)
+        return im.transform(im.size, _pil().AFFINE, matrix.ravel().tolist(),
+                            pil_modes_mapping[interpolation], fillcolor=_pil_fill(fill, im))
+
+    def on_tensor(t):
+        matrix = _inverse_affine(_centre_offset(center, t), angle, translate, scale, shear)
+        return _warp_affine(t, matrix, interpolation, fill)
+    return _route(img, on_pil, on_tensor)
+
+
+def _get_perspective_coeffs(startpoints, endpoints):
+    """The 8 coefficients (a..h) with start = ((a x + b y + c), (d x + e y + f)) / (g x + h y + 1)
+    for every (x, y) in ``endpoints``: Pillow's PERSPECTIVE data."""
+    if len(startpoints) != 4 or len(endpoints) != 4:
+        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints "
+                         f"and {len(endpoints)} endpoints.")
+    x, y = np.asarray(endpoints, dtype=np.float64).T
+    u, v = np.asarray(startpoints, dtype=np.float64).T
+    one, zero = np.ones(4), np.zeros(4)
+    rows_u = np.stack([x, y, one, zero, zero, zero, -u * x, -u * y], axis=1)
+    rows_v = np.stack([zero, zero, zero, x, y, one, -v * x, -v * y], axis=1)
+    system = np.stack([rows_u, rows_v], axis=1).reshape(8, 8)
+    targets = np.stack([u, v], axis=1).reshape(8)
+    coeffs = np.linalg.lstsq(system, targets, rcond=None)[0].astype(np.float32)
+    return coeffs.tolist()
+
+
+def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Warp so that the four ``startpoints`` land on the four ``endpoints``."""
+    interpolation = _as_mode(interpolation)
+    coeffs = _get_perspective_coeffs(startpoints, endpoints)
+
+    def on_pil(im):
+        return im.transform(im.size, _pil().PERSPECTIVE, coeffs, pil_modes_mapping[interpolation],
+                            fillcolor=_pil_fill(fill, im))
+
+    def on_tensor(t):
+        m = np.asarray(coeffs, dtype=np.float64)
+
+        def to_source(points):
+            depth = points @ m[6:8] + 1.0
+            return (points @ m[[0, 1, 3, 4]].reshape(2, 2).T + m[[2, 5]]) / depth[:, None]
+        _, h, w = get_dimensions(t)
+        return _warp(t, w, h, to_source, interpolation, fill)
+    return _route(img, on_pil, on_tensor)
 
 
 # --------------------------------------------------------------------------- colour
-def _blend(img1, img2, ratio):
-    ratio = float(ratio)
-    bound = _max_value(img1.dtype)
-    return (ratio * img1 + (1.0 - ratio) * img2).clamp(0, bound).to(img1.dtype)
+_LUMA = (0.2989, 0.587, 0.114)      # ITU-R 601-2 weights of R, G, B
+
+
+def _mix(img, other, weight):
+    """weight * img + (1 - weight) * other, clamped to img's value range, in img's dtype."""
+    weight = float(weight)
+    out = img * weight + other * (1.0 - weight)
+    return out.clamp(0, _max_value(img.dtype)).to(img.dtype)
 
 
 def _channels(img):
-    return 1 if img.dim() == 2 else img.shape[-3]
+    return get_dimensions(img)[0]
 
 
 def rgb_to_grayscale(img, num_output_channels=1):
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
-    _check_img(img)
-    if not _is_tensor(img):
-        return to_grayscale(img, num_output_channels)
+    return _route(img, lambda im: to_grayscale(im, num_output_channels),
+                  lambda t: _gray_tensor(t, num_output_channels))
+
+
+def _gray_tensor(img, num_output_channels):
     if img.dim() < 3:
         raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {img.dim()}")
-    c = img.shape[-3]
-    if c not in (1, 3):
-        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {c}")
-    if c == 3:
-        r, g, b = img.unbind(dim=-3)
-        l_img = (0.2989 * r + 0.587 * g + 0.114 * b).to(img.dtype).unsqueeze(dim=-3)
+    channels = img.shape[-3]
+    if channels not in (1, 3):
+        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {channels}")
+    if channels == 1:
+        gray = img.clone()
     else:
-        l_img = img.clone()
-    if num_output_channels == 3:
-        return l_img.expand(img.shape)
-    return l_img
+        weights = ember.tensor(_LUMA, dtype=_float_dtype(img)).view(3, 1, 1)
+        gray = (img * weights).sum(dim=-3, keepdim=True).to(img.dtype)
+    return gray.expand(img.shape) if num_output_channels == 3 else gray
 
 
 def to_grayscale(img, num_output_channels=1):
     if _is_tensor(img):
         return rgb_to_grayscale(img, num_output_channels)
-    Image = _pil()
-    if num_output_channels == 1:
-        return img.convert("L")
-    if num_output_channels == 3:
-        g = np.asarray(img.convert("L"))
-        return Image.fromarray(np.dstack([g, g, g]), "RGB")
-    raise ValueError("num_output_channels should be either 1 or 3")
+    if num_output_channels not in (1, 3):
+        raise ValueError("num_output_channels should be either 1 or 3")
+    gray = img.convert("L")
+    return gray if num_output_channels == 1 else gray.convert("RGB")
 
 
-def _check_factor(f, name):
-    if f < 0:
-        raise ValueError(f"{name} ({f}) is not non-negative.")
+def _nonnegative(value, name):
+    if value < 0:
+        raise ValueError(f"{name} ({value}) is not non-negative.")
 
 
 def adjust_brightness(img, brightness_factor):
-    _check_img(img)
-    _check_factor(brightness_factor, "brightness_factor")
-    if not _is_tensor(img):
-        return _pil_module("ImageEnhance").Brightness(img).enhance(brightness_factor)
-    return _blend(img, ember.zeros_like(img), brightness_factor)
+    _nonnegative(brightness_factor, "brightness_factor")
+    return _route(img, _pil_op("ImageEnhance", "Brightness", brightness_factor),
+                  lambda t: _mix(t, ember.zeros_like(t), brightness_factor))
 
 
 def adjust_contrast(img, contrast_factor):
-    _check_img(img)
-    _check_factor(contrast_factor, "contrast_factor")
-    if not _is_tensor(img):
-        return _pil_module("ImageEnhance").Contrast(img).enhance(contrast_factor)
-    dtype = _float_dtype(img)
-    src = rgb_to_grayscale(img) if _channels(img) == 3 else img
-    mean = ember.mean(src.to(dtype), dim=(-3, -2, -1), keepdim=True)
-    return _blend(img, mean, contrast_factor)
+    """Blend with the mean grey level of the image."""
+    _nonnegative(contrast_factor, "contrast_factor")
+
+    def on_tensor(t):
+        gray = _gray_tensor(t, 1) if _channels(t) == 3 else t
+        mean = gray.to(_float_dtype(t)).mean(dim=(-3, -2, -1), keepdim=True)
+        return _mix(t, mean, contrast_factor)
+    return _route(img, _pil_op("ImageEnhance", "Contrast", contrast_factor), on_tensor)
 
 
 def adjust_saturation(img, saturation_factor):
-    _check_img(img)
-    _check_factor(saturation_factor, "saturation_factor")
-    if not _is_tensor(img):
-        return _pil_module("ImageEnhance").Color(img).enhance(saturation_factor)
-    if _channels(img) == 1:
-        return img
-    return _blend(img, rgb_to_grayscale(img), saturation_factor)
+    """Blend with the greyscale image."""
+    _nonnegative(saturation_factor, "saturation_factor")
+
+    def on_tensor(t):
+        return t if _channels(t) == 1 else _mix(t, _gray_tensor(t, 1), saturation_factor)
+    return _route(img, _pil_op("ImageEnhance", "Color", saturation_factor), on_tensor)
 
 
-def _rgb2hsv(img):
-    r, g, b = img.unbind(dim=-3)
-    maxc = ember.max(img, dim=-3).values
-    minc = ember.min(img, dim=-3).values
-    eqc = maxc == minc
-    cr = maxc - minc
-    ones = ember.ones_like(maxc)
-    s = cr / ember.where(eqc, ones, maxc)
-    cr_div = ember.where(eqc, ones, cr)
-    rc = (maxc - r) / cr_div
-    gc = (maxc - g) / cr_div
-    bc = (maxc - b) / cr_div
-    hr = (maxc == r).to(img.dtype) * (bc - gc)
-    hg = ((maxc == g) & (maxc != r)).to(img.dtype) * (2.0 + rc - bc)
-    hb = ((maxc != g) & (maxc != r)).to(img.dtype) * (4.0 + gc - rc)
-    h = ember.fmod(((hr + hg + hb) / 6.0 + 1.0), 1.0)
-    return ember.stack((h, s, maxc), dim=-3)
+def _rgb_to_hsv(rgb):
+    """Hue in [0, 1), saturation and value of float RGB in [0, 1] (channels on dim -3)."""
+    r, g, b = rgb.unbind(dim=-3)
+    value = rgb.max(dim=-3).values
+    chroma = value - rgb.min(dim=-3).values
+    grey = chroma == 0
+    safe_chroma = ember.where(grey, ember.ones_like(chroma), chroma)
+    saturation = chroma / ember.where(grey, ember.ones_like(value), value)
+    # hue sextant offset + signed position inside it, by which channel is the largest
+    from_r = (g - b) / safe_chroma
+    from_g = 2.0 + (b - r) / safe_chroma
+    from_b = 4.0 + (r - g) / safe_chroma
+    sextant = ember.where(value == r, from_r, ember.where(value == g, from_g, from_b))
+    return ember.remainder(sextant / 6.0, 1.0), saturation, value
 
 
-def _hsv2rgb(img):
-    h, s, v = img.unbind(dim=-3)
-    i = ember.floor(h * 6.0)
-    f = h * 6.0 - i
-    i = i.to(ember.int32) % 6
-    p = ember.clamp(v * (1.0 - s), 0.0, 1.0)
-    q = ember.clamp(v * (1.0 - s * f), 0.0, 1.0)
-    t = ember.clamp(v * (1.0 - s * (1.0 - f)), 0.0, 1.0)
-    table = ((v, q, p, p, t, v), (t, v, v, q, p, p), (p, p, t, v, v, q))
-    out = []
-    for row in table:
-        ch = ember.zeros_like(v)
-        for k in range(6):
-            ch = ember.where(i == k, row[k], ch)
-        out.append(ch)
-    return ember.stack(out, dim=-3)
+# for each sextant of the hue circle, which of (v, q, p, t) gives R, G and B
+_SEXTANT_PICKS = np.array([[0, 3, 2], [1, 0, 2], [2, 0, 3], [2, 1, 0], [3, 2, 0], [0, 2, 1]])
+
+
+def _hsv_to_rgb(hue, saturation, value):
+    scaled = hue * 6.0
+    sextant = ember.floor(scaled)
+    frac = scaled - sextant
+    falling = (value * (1.0 - saturation * frac)).clamp(0.0, 1.0)           # q
+    low = (value * (1.0 - saturation)).clamp(0.0, 1.0)                       # p
+    rising = (value * (1.0 - saturation * (1.0 - frac))).clamp(0.0, 1.0)     # t
+    levels = ember.stack((value, falling, low, rising), dim=-3)
+    sextant = sextant.to(ember.int64) % 6
+    picks = ember.from_numpy(_SEXTANT_PICKS)[sextant]                      # (..., H, W, 3)
+    return ember.gather(levels, -3, picks.movedim(-1, -3))
 
 
 def adjust_hue(img, hue_factor):
+    """Rotate the hue by ``hue_factor`` turns (in [-0.5, 0.5])."""
     if not -0.5 <= hue_factor <= 0.5:
         raise ValueError(f"hue_factor ({hue_factor}) is not in [-0.5, 0.5].")
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_adjust_hue(img, hue_factor)
-    if _channels(img) == 1:
-        return img
-    orig_dtype = img.dtype
-    x = convert_image_dtype(img, ember.float32) if not img.is_floating_point() else img
-    hsv = _rgb2hsv(x)
-    h, s, v = hsv.unbind(dim=-3)
-    h = ember.remainder(h + hue_factor, 1.0)
-    out = _hsv2rgb(ember.stack((h, s, v), dim=-3))
-    if orig_dtype == ember.uint8:
-        out = convert_image_dtype(out, orig_dtype)
-    return out
 
+    def on_pil(im):
+        if im.mode in ("L", "1", "I", "F"):
+            return im
+        Image = _pil()
+        h, s, v = im.convert("HSV").split()
+        shifted = (np.asarray(h, dtype=np.int64) + int(hue_factor * 255)) % 256
+        hue = Image.fromarray(shifted.astype(np.uint8), "L")
+        return Image.merge("HSV", (hue, s, v)).convert(im.mode)
 
-def _pil_adjust_hue(img, hue_factor):
-    Image = _pil()
-    input_mode = img.mode
-    if input_mode in {"L", "1", "I", "F"}:
-        return img
-    h, s, v = img.convert("HSV").split()
-    np_h = np.array(h, dtype=np.uint8)
-    with np.errstate(over="ignore"):
-        np_h += np.array(int(hue_factor * 255)).astype(np.uint8)
-    h = Image.fromarray(np_h, "L")
-    return Image.merge("HSV", (h, s, v)).convert(input_mode)
+    def on_tensor(t):
+        if _channels(t) == 1:
+            return t
+        rgb = t if t.is_floating_point() else convert_image_dtype(t, ember.float32)
+        hue, saturation, value = _rgb_to_hsv(rgb)
+        out = _hsv_to_rgb(ember.remainder(hue + hue_factor, 1.0), saturation, value)
+        return convert_image_dtype(out, t.dtype) if t.dtype == ember.uint8 else out
+    return _route(img, on_pil, on_tensor)
 
 
 def adjust_gamma(img, gamma, gain=1):
+    """gain * img ** gamma on [0, 1] intensities."""
     if gamma < 0:
         raise ValueError("Gamma should be a non-negative real number")
-    _check_img(img)
-    if not _is_tensor(img):
-        input_mode = img.mode
-        img = img.convert("RGB")
-        gamma_map = [int((255 + 1 - 1e-3) * gain * pow(ele / 255.0, gamma)) for ele in range(256)] * 3
-        return img.point(gamma_map).convert(input_mode)
-    result = img
-    dtype = img.dtype
-    if not img.is_floating_point():
-        result = convert_image_dtype(result, ember.float32)
-    result = (gain * result ** gamma).clamp(0, 1)
-    return convert_image_dtype(result, dtype)
+
+    def on_pil(im):
+        levels = np.arange(256) / 255.0
+        table = ((256 - 1e-3) * gain * levels ** gamma).astype(np.int64).tolist()
+        return im.convert("RGB").point(table * 3).convert(im.mode)
+
+    def on_tensor(t):
+        unit = t if t.is_floating_point() else convert_image_dtype(t, ember.float32)
+        return convert_image_dtype((gain * unit ** gamma).clamp(0, 1), t.dtype)
+    return _route(img, on_pil, on_tensor)
 
 
 def invert(img):
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_module("ImageOps").invert(img)
-    return _max_value(img.dtype) - img if img.dtype != ember.uint8 else (255 - img.to(ember.int16)).to(ember.uint8)
+    def on_tensor(t):
+        if t.dtype == ember.uint8:
+            return (255 - t.to(ember.int16)).to(ember.uint8)
+        return _max_value(t.dtype) - t
+    return _route(img, _pil_op("ImageOps", "invert"), on_tensor)
 
 
 def solarize(img, threshold):
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_module("ImageOps").solarize(img, threshold)
-    return ember.where(img >= threshold, invert(img), img)
+    """Invert the pixels at or above ``threshold``."""
+    return _route(img, _pil_op("ImageOps", "solarize", threshold),
+                  lambda t: ember.where(t >= threshold, invert(t), t))
 
 
 def adjust_sharpness(img, sharpness_factor):
-    _check_img(img)
-    _check_factor(sharpness_factor, "sharpness_factor")
-    if not _is_tensor(img):
-        return _pil_module("ImageEnhance").Sharpness(img).enhance(sharpness_factor)
-    if img.shape[-1] <= 2 or img.shape[-2] <= 2:
-        return img
-    return _blend(img, _blurred_degenerate(img), sharpness_factor)
+    """Blend with a smoothed copy (3x3 kernel, centre weight 5, borders kept)."""
+    _nonnegative(sharpness_factor, "sharpness_factor")
+
+    def on_tensor(t):
+        if min(t.shape[-2:]) <= 2:
+            return t
+        return _mix(t, _smoothed(t), sharpness_factor)
+    return _route(img, _pil_op("ImageEnhance", "Sharpness", sharpness_factor), on_tensor)
 
 
-def _blurred_degenerate(img):
-    dtype = _float_dtype(img)
-    kernel = ember.ones((3, 3), dtype=dtype)
+def _smoothed(img):
+    channels = img.shape[-3]
+    kernel = ember.ones((3, 3), dtype=_float_dtype(img))
     kernel[1, 1] = 5.0
-    kernel = kernel / kernel.sum()
-    c = img.shape[-3]
-    kernel = kernel.expand(c, 1, 3, 3)
-    x, need_cast, squeeze, out_dtype = _cast_squeeze_in(img, [dtype])
-    inner = _F.conv2d(x, kernel, groups=c)
-    inner = _cast_squeeze_out(inner, need_cast, squeeze, out_dtype)
+    kernel = (kernel / 13.0).expand(channels, 1, 3, 3)
+    batch, restore = _float_batch(img, (_float_dtype(img),))
     out = img.clone()
-    out[..., 1:-1, 1:-1] = inner
+    out[..., 1:-1, 1:-1] = restore(_F.conv2d(batch, kernel, groups=channels))
     return out
 
 
@@ -922,150 +831,93 @@ def _gaussian_kernel1d(ks, sigma, dtype):
     return pdf / pdf.sum()
 
 
-def _gaussian_kernel2d(kernel_size, sigma, dtype):
-    kx = _gaussian_kernel1d(kernel_size[0], sigma[0], dtype)
-    ky = _gaussian_kernel1d(kernel_size[1], sigma[1], dtype)
-    return ember.mm(ky[:, None], kx[None, :])
+def _pair(value):
+    return [value, value] if isinstance(value, (int, float)) else list(value)
 
 
 def gaussian_blur(img, kernel_size, sigma=None):
+    """Separable Gaussian blur with reflect padding; sigma defaults to 0.3 * ((k - 1) / 2 - 1) + 0.8."""
     if not isinstance(kernel_size, (int, list, tuple)):
         raise TypeError(f"kernel_size should be int or a sequence of integers. Got {type(kernel_size)}")
-    if isinstance(kernel_size, int):
-        kernel_size = [kernel_size, kernel_size]
-    kernel_size = list(kernel_size)
-    if len(kernel_size) != 2:
-        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(kernel_size)}")
-    for ks in kernel_size:
-        if ks % 2 == 0 or ks < 0:
-            raise ValueError(f"kernel_size should have odd and positive integers. Got {kernel_size}")
-    if sigma is None:
-        sigma = [ks * 0.15 + 0.35 for ks in kernel_size]
-    if isinstance(sigma, (int, float)):
-        sigma = [float(sigma), float(sigma)]
-    sigma = list(sigma)
-    if len(sigma) == 1:
-        sigma = [sigma[0], sigma[0]]
-    if len(sigma) != 2:
-        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigma)}")
-    for s in sigma:
-        if s <= 0.0:
-            raise ValueError(f"sigma should have positive values. Got {sigma}")
-    _check_img(img)
-    if not _is_tensor(img):
-        return to_pil_image(gaussian_blur(pil_to_tensor(img), kernel_size, sigma), mode=img.mode)
-    dtype = _float_dtype(img)
-    kernel = _gaussian_kernel2d(kernel_size, sigma, dtype)
-    c = img.shape[-3]
-    kernel = kernel.expand(c, 1, kernel.shape[0], kernel.shape[1])
-    x, need_cast, squeeze, out_dtype = _cast_squeeze_in(img, [dtype])
-    p = [kernel_size[0] // 2, kernel_size[0] // 2, kernel_size[1] // 2, kernel_size[1] // 2]
-    x = _F.pad(x, p, mode="reflect")
-    x = _F.conv2d(x, kernel, groups=c)
-    return _cast_squeeze_out(x, need_cast, squeeze, out_dtype)
+    sizes = _pair(kernel_size)
+    if len(sizes) != 2:
+        raise ValueError(f"If kernel_size is a sequence its length should be 2. Got {len(sizes)}")
+    if any(k % 2 == 0 or k < 0 for k in sizes):
+        raise ValueError(f"kernel_size should have odd and positive integers. Got {sizes}")
+    sigmas = [0.15 * k + 0.35 for k in sizes] if sigma is None else _pair(sigma)
+    sigmas = sigmas * 2 if len(sigmas) == 1 else [float(s) for s in sigmas]
+    if len(sigmas) != 2:
+        raise ValueError(f"If sigma is a sequence, its length should be 2. Got {len(sigmas)}")
+    if any(s <= 0.0 for s in sigmas):
+        raise ValueError(f"sigma should have positive values. Got {sigmas}")
+
+    def on_tensor(t):
+        dtype, channels = _float_dtype(t), t.shape[-3]
+        kx, ky = (_gaussian_kernel1d(k, s, dtype) for k, s in zip(sizes, sigmas))
+        kernel = (ky[:, None] * kx[None, :]).expand(channels, 1, sizes[1], sizes[0])
+        batch, restore = _float_batch(t, (dtype,))
+        rx, ry = sizes[0] // 2, sizes[1] // 2
+        batch = _F.pad(batch, [rx, rx, ry, ry], mode="reflect")
+        return restore(_F.conv2d(batch, kernel, groups=channels))
+    return _route(img, lambda im: to_pil_image(on_tensor(pil_to_tensor(im)), mode=im.mode),
+                  on_tensor)
 
 
 def erase(img, i, j, h, w, v, inplace=False):
+    """Set the (h, w) box at (i, j) to ``v``."""
     if not _is_tensor(img):
         raise TypeError(f"img should be Tensor Image. Got {type(img)}")
-    if not inplace:
-        img = img.clone()
-    img[..., i:i + h, j:j + w] = v
-    return img
-
-
-# --------------------------------------------------------------------------- perspective
-def _get_perspective_coeffs(startpoints, endpoints):
-    if len(startpoints) != 4 or len(endpoints) != 4:
-        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints "
-                         f"and {len(endpoints)} endpoints.")
-    a = np.zeros((8, 8), dtype=np.float64)
-    for i, (p1, p2) in enumerate(zip(endpoints, startpoints)):
-        a[2 * i] = [p1[0], p1[1], 1, 0, 0, 0, -p2[0] * p1[0], -p2[0] * p1[1]]
-        a[2 * i + 1] = [0, 0, 0, p1[0], p1[1], 1, -p2[1] * p1[0], -p2[1] * p1[1]]
-    b = np.asarray(startpoints, dtype=np.float64).reshape(8)
-    res = np.linalg.lstsq(a, b, rcond=None)[0].astype(np.float32)
-    return [float(v) for v in res]
-
-
-def _perspective_grid(coeffs, ow, oh, dtype):
-    npd = np.float64 if dtype == ember.float64 else np.float32
-    theta1 = np.array([[coeffs[0], coeffs[1], coeffs[2]], [coeffs[3], coeffs[4], coeffs[5]]], dtype=npd)
-    theta2 = np.array([[coeffs[6], coeffs[7], 1.0], [coeffs[6], coeffs[7], 1.0]], dtype=npd)
-    base = np.empty((oh, ow, 3), dtype=npd)
-    base[..., 0] = np.linspace(0.5, ow * 1.0 + 0.5 - 1.0, ow, dtype=np.float32)
-    base[..., 1] = np.linspace(0.5, oh * 1.0 + 0.5 - 1.0, oh, dtype=np.float32)[:, None]
-    base[..., 2] = 1
-    flat = base.reshape(oh * ow, 3)
-    g1 = flat @ (theta1.T / np.array([0.5 * ow, 0.5 * oh], dtype=npd))
-    g2 = flat @ theta2.T
-    grid = (g1 / g2 - 1.0).astype(npd)
-    return ember.from_numpy(np.ascontiguousarray(grid.reshape(1, oh, ow, 2)))
-
-
-def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
-    interpolation = _as_mode(interpolation)
-    _check_img(img)
-    coeffs = _get_perspective_coeffs(startpoints, endpoints)
-    if not _is_tensor(img):
-        opts = _parse_fill(fill, img)
-        return img.transform(img.size, _pil().PERSPECTIVE, coeffs, _PIL_MODES[interpolation], **opts)
-    mode = interpolation.value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"Interpolation mode '{mode}' is unsupported with Tensor input")
-    _, h, w = get_dimensions(img)
-    grid = _perspective_grid(coeffs, w, h, _float_dtype(img))
-    return _apply_grid_transform(img, grid, mode, _check_fill(fill, img))
+    out = img if inplace else img.clone()
+    out[..., i:i + h, j:j + w] = v
+    return out
 
 
 # --------------------------------------------------------------------------- posterize / autocontrast / equalize
-def posterize(img, bits):
-    if not 0 <= bits <= 8:
-        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_module("ImageOps").posterize(img, bits)
+def _require_uint8(img):
     if img.dtype != ember.uint8:
         raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-    mask = (0xFF << (8 - bits)) & 0xFF
-    return img & mask
+
+
+def posterize(img, bits):
+    """Keep the ``bits`` highest bits of each 8-bit value."""
+    if not 0 <= bits <= 8:
+        raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
+
+    def on_tensor(t):
+        _require_uint8(t)
+        return t & (256 - 2 ** (8 - bits))
+    return _route(img, _pil_op("ImageOps", "posterize", bits), on_tensor)
 
 
 def autocontrast(img):
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_module("ImageOps").autocontrast(img)
-    if img.dim() < 3:
-        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {img.dim()}")
-    bound = _max_value(img.dtype)
-    dtype = _float_dtype(img)
-    minimum = img.amin(dim=(-2, -1), keepdim=True).to(dtype)
-    maximum = img.amax(dim=(-2, -1), keepdim=True).to(dtype)
-    flat = maximum == minimum
-    scale = bound / ember.where(flat, ember.ones_like(maximum), maximum - minimum)
-    minimum = ember.where(flat, ember.zeros_like(minimum), minimum)
-    scale = ember.where(flat, ember.ones_like(scale), scale)
-    return ((img - minimum) * scale).clamp(0, bound).to(img.dtype)
+    """Stretch each channel linearly so its minimum maps to 0 and its maximum to the top."""
+    def on_tensor(t):
+        if t.dim() < 3:
+            raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {t.dim()}")
+        top, dtype = _max_value(t.dtype), _float_dtype(t)
+        low = t.amin(dim=(-2, -1), keepdim=True).to(dtype)
+        span = t.amax(dim=(-2, -1), keepdim=True).to(dtype) - low
+        flat = span == 0
+        stretched = (t - low) * (top / ember.where(flat, ember.ones_like(span), span))
+        return ember.where(flat, t.to(dtype), stretched).clamp(0, top).to(t.dtype)
+    return _route(img, _pil_op("ImageOps", "autocontrast"), on_tensor)
 
 
 def _equalize_channel(ch):
+    """Pillow's histogram equalisation of one uint8 channel."""
     hist = np.bincount(ch.reshape(-1), minlength=256).astype(np.int64)
-    nonzero = hist[hist != 0]
-    step = nonzero[:-1].sum() // 255
+    step = hist[hist != 0][:-1].sum() // 255
     if step == 0:
         return ch
-    lut = (np.cumsum(hist) + step // 2) // step
-    lut = np.concatenate([[0], lut[:-1]]).clip(0, 255)
+    lut = np.concatenate([[0], (np.cumsum(hist)[:-1] + step // 2) // step]).clip(0, 255)
     return lut[ch.astype(np.int64)].astype(np.uint8)
 
 
 def equalize(img):
-    _check_img(img)
-    if not _is_tensor(img):
-        return _pil_module("ImageOps").equalize(img)
-    if img.dtype != ember.uint8:
-        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-    a = img.detach().numpy()
-    flat = a.reshape(-1, a.shape[-2], a.shape[-1])
-    out = np.stack([_equalize_channel(c) for c in flat]).reshape(a.shape)
-    return ember.from_numpy(np.ascontiguousarray(out))
+    def on_tensor(t):
+        _require_uint8(t)
+        a = t.detach().numpy()
+        planes = a.reshape(-1, *a.shape[-2:])
+        out = np.stack([_equalize_channel(p) for p in planes]).reshape(a.shape)
+        return ember.from_numpy(np.ascontiguousarray(out))
+    return _route(img, _pil_op("ImageOps", "equalize"), on_tensor)
