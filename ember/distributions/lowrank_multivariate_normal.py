@@ -1,84 +1,49 @@
-"""LowRankMultivariateNormal(loc, cov_factor, cov_diag)."""
-import math
-
+"""LowRankMultivariateNormal(loc, cov_factor, cov_diag): a Gaussian whose covariance is low
+rank plus diagonal."""
 import ember
 from . import constraints
+from ._discrete import LOG_2PI, Batched, LowRankCovariance, matvec
 from .distribution import Distribution
-from .utils import _batch_mahalanobis, _batch_mv, _standard_normal, lazy_property
+from .utils import _standard_normal, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
 
-def _batch_capacitance_tril(W, D):
-    """Cholesky of the capacitance matrix ``I + W^T D^-1 W`` ``(..., m, m)``."""
-    m = W.size(-1)
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    K = ember.matmul(Wt_Dinv, W) + ember.eye(m, dtype=W.dtype)
-    return ember.linalg.cholesky(K)
-
-
-def _batch_lowrank_logdet(W, D, capacitance_tril):
-    """``log det(W W^T + D)`` by the matrix determinant lemma."""
-    return 2 * capacitance_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1) + D.log().sum(-1)
-
-
-def _batch_lowrank_mahalanobis(W, D, x, capacitance_tril):
-    """``x^T (W W^T + D)^-1 x`` by the Woodbury identity."""
-    Wt_Dinv = W.mT / D.unsqueeze(-2)
-    Wt_Dinv_x = _batch_mv(Wt_Dinv, x)
-    mahalanobis_term1 = (x.pow(2) / D).sum(-1)
-    mahalanobis_term2 = _batch_mahalanobis(capacitance_tril, Wt_Dinv_x)
-    return mahalanobis_term1 - mahalanobis_term2
-
-
-class LowRankMultivariateNormal(Distribution):
-    """Gaussian with covariance ``cov_factor @ cov_factor.mT + diag(cov_diag)``; ``loc (..., n)``,
-    ``cov_factor (..., n, m)``, ``cov_diag (..., n)``."""
+class LowRankMultivariateNormal(Batched, Distribution):
+    """``N(loc, W W^T + diag(d))`` with ``loc (..., n)``, ``W = cov_factor (..., n, m)`` and
+    ``d = cov_diag (..., n)``: densities cost ``O(n m^2)`` through the ``m x m`` capacitance
+    matrix (see :class:`LowRankCovariance`)."""
     arg_constraints = {"loc": constraints.real_vector,
                        "cov_factor": constraints.independent(constraints.real, 2),
                        "cov_diag": constraints.independent(constraints.positive, 1)}
     support = constraints.real_vector
     has_rsample = True
+    _batched = ("loc", "cov_factor", "cov_diag")
 
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        event_shape = loc.shape[-1:]
+        n = loc.shape[-1]
         if cov_factor.dim() < 2:
-            raise ValueError("cov_factor must be at least two-dimensional, "
-                             "with optional leading batch dimensions")
-        if cov_factor.shape[-2:-1] != event_shape:
-            raise ValueError(f"cov_factor must be a batch of matrices with shape {event_shape[0]} x m")
-        if cov_diag.shape[-1:] != event_shape:
-            raise ValueError(f"cov_diag must be a batch of vectors with shape {event_shape}")
-        loc_ = loc.unsqueeze(-1)
-        cov_diag_ = cov_diag.unsqueeze(-1)
-        try:
-            loc_, self.cov_factor, cov_diag_ = ember.broadcast_tensors(loc_, cov_factor, cov_diag_)
+            raise ValueError("cov_factor must be at least two-dimensional, with optional leading "
+                             "batch dimensions")
+        if cov_factor.shape[-2] != n:
+            raise ValueError(f"cov_factor must be a batch of matrices with shape {n} x m")
+        if cov_diag.shape[-1:] != loc.shape[-1:]:
+            raise ValueError(f"cov_diag must be a batch of vectors with shape {loc.shape[-1:]}")
+        try:  # the vectors as (..., n, 1) columns beside the (..., n, m) factor
+            columns = ember.broadcast_tensors(loc.unsqueeze(-1), cov_factor, cov_diag.unsqueeze(-1))
         except RuntimeError as e:
             raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
                              f"{cov_factor.shape}, cov_diag {cov_diag.shape}") from e
-        self.loc = loc_[..., 0]
-        self.cov_diag = cov_diag_[..., 0]
-        batch_shape = self.loc.shape[:-1]
-        self._unbroadcasted_cov_factor = cov_factor
-        self._unbroadcasted_cov_diag = cov_diag
-        self._capacitance_tril = _batch_capacitance_tril(cov_factor, cov_diag)
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        self.loc, self.cov_factor, self.cov_diag = columns[0][..., 0], columns[1], columns[2][..., 0]
+        self._covariance = LowRankCovariance(cov_factor, cov_diag)
+        super().__init__(self.loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LowRankMultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new.cov_diag = self.cov_diag.expand(loc_shape)
-        new.cov_factor = self.cov_factor.expand(loc_shape + self.cov_factor.shape[-1:])
-        new._unbroadcasted_cov_factor = self._unbroadcasted_cov_factor
-        new._unbroadcasted_cov_diag = self._unbroadcasted_cov_diag
-        new._capacitance_tril = self._capacitance_tril
-        super(LowRankMultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    # torch's names for the unbroadcast pieces
+    _unbroadcasted_cov_factor = property(lambda self: self._covariance.W)
+    _unbroadcasted_cov_diag = property(lambda self: self._covariance.d)
+    _capacitance_tril = property(lambda self: self._covariance.K)
 
     @property
     def mean(self):
@@ -90,53 +55,36 @@ class LowRankMultivariateNormal(Distribution):
 
     @lazy_property
     def variance(self):
-        return (self._unbroadcasted_cov_factor.pow(2).sum(-1)
-                + self._unbroadcasted_cov_diag).expand(self._batch_shape + self._event_shape)
+        cov = self._covariance
+        return (cov.W.square().sum(-1) + cov.d).expand(self.batch_shape + self.event_shape)
 
     @lazy_property
     def scale_tril(self):
-        n = self._event_shape[0]
-        cov_diag_sqrt_unsqueeze = self._unbroadcasted_cov_diag.sqrt().unsqueeze(-1)
-        Dinvsqrt_W = self._unbroadcasted_cov_factor / cov_diag_sqrt_unsqueeze
-        K = ember.matmul(Dinvsqrt_W, Dinvsqrt_W.mT) + ember.eye(n, dtype=Dinvsqrt_W.dtype)
-        scale_tril = cov_diag_sqrt_unsqueeze * ember.linalg.cholesky(K)
-        return scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+        return self._covariance.scale_tril().expand(self.batch_shape + self.event_shape * 2)
 
     @lazy_property
     def covariance_matrix(self):
-        W = self._unbroadcasted_cov_factor
-        covariance_matrix = ember.matmul(W, W.mT) + ember.diag_embed(self._unbroadcasted_cov_diag)
-        return covariance_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        return self._covariance.dense().expand(self.batch_shape + self.event_shape * 2)
 
     @lazy_property
     def precision_matrix(self):
-        Wt_Dinv = self._unbroadcasted_cov_factor.mT / self._unbroadcasted_cov_diag.unsqueeze(-2)
-        A = ember.linalg.solve_triangular(self._capacitance_tril, Wt_Dinv, upper=False)
-        precision_matrix = ember.diag_embed(self._unbroadcasted_cov_diag.reciprocal()) - A.mT @ A
-        return precision_matrix.expand(self._batch_shape + self._event_shape + self._event_shape)
+        return self._covariance.precision().expand(self.batch_shape + self.event_shape * 2)
 
     def rsample(self, sample_shape=ember.Size()):
+        """``loc + W eps_m + sqrt(d) * eps_n`` with independent standard normal ``eps``."""
         shape = self._extended_shape(sample_shape)
-        W_shape = shape[:-1] + self.cov_factor.shape[-1:]
-        eps_W = _standard_normal(W_shape, dtype=self.loc.dtype)
-        eps_D = _standard_normal(shape, dtype=self.loc.dtype)
-        return (self.loc + _batch_mv(self._unbroadcasted_cov_factor, eps_W)
-                + self._unbroadcasted_cov_diag.sqrt() * eps_D)
+        cov = self._covariance
+        eps_factor = _standard_normal(shape[:-1] + cov.W.shape[-1:], dtype=self.loc.dtype)
+        eps_diag = _standard_normal(shape, dtype=self.loc.dtype)
+        return self.loc + matvec(cov.W, eps_factor) + cov.d.sqrt() * eps_diag
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        M = _batch_lowrank_mahalanobis(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
-                                       diff, self._capacitance_tril)
-        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
-                                        self._capacitance_tril)
-        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + log_det + M)
+        cov = self._covariance
+        quadratic = cov.mahalanobis(value - self.loc)
+        return -0.5 * (self.event_shape[0] * LOG_2PI + cov.log_det() + quadratic)
 
     def entropy(self):
-        log_det = _batch_lowrank_logdet(self._unbroadcasted_cov_factor, self._unbroadcasted_cov_diag,
-                                        self._capacitance_tril)
-        H = 0.5 * (self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + log_det)
-        if len(self._batch_shape) == 0:
-            return H
-        return H.expand(self._batch_shape)
+        h = 0.5 * (self.event_shape[0] * (1 + LOG_2PI) + self._covariance.log_det())
+        return h.expand(self.batch_shape)

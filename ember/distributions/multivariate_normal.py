@@ -1,93 +1,69 @@
 """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril)."""
-import math
-
 import ember
 from . import constraints
+from ._discrete import LOG_2PI, Batched, factor_from, half_log_det, mahalanobis, matvec
 from .distribution import Distribution
-from .utils import _batch_mahalanobis, _batch_mv, _standard_normal, lazy_property
+from .utils import _standard_normal, lazy_property
 
 __all__ = ["MultivariateNormal"]
 
-
-def _precision_to_scale_tril(P):
-    """Lower Cholesky factor of ``P^-1`` for ``P (..., n, n)`` without inverting ``P``."""
-    Lf = ember.linalg.cholesky(ember.flip(P, (-2, -1)))
-    L_inv = ember.transpose(ember.flip(Lf, (-2, -1)), -2, -1)
-    Id = ember.eye(P.shape[-1], dtype=P.dtype)
-    return ember.linalg.solve_triangular(L_inv, Id, upper=False)
+_MATRICES = ("covariance_matrix", "precision_matrix", "scale_tril")
 
 
-class MultivariateNormal(Distribution):
-    """Gaussian over ``R^n`` with mean ``loc (..., n)`` and exactly one of
-    ``covariance_matrix``, ``precision_matrix`` or ``scale_tril`` ``(..., n, n)``."""
+def one_matrix(**matrices):
+    """The name and value of the one matrix given (ValueError unless exactly one, of at least
+    two dims)."""
+    given = [(name, m) for name, m in matrices.items() if m is not None]
+    if len(given) != 1:
+        raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
+                         "may be specified.")
+    name, matrix = given[0]
+    if matrix.dim() < 2:
+        label = "scale_tril matrix" if name == "scale_tril" else name
+        raise ValueError(f"{label} must be at least two-dimensional, with optional leading "
+                         "batch dimensions")
+    return name, matrix
+
+
+class MultivariateNormal(Batched, Distribution):
+    """``N(loc, Sigma)`` over ``R^n``: ``loc (..., n)`` and one of ``covariance_matrix``
+    (``Sigma``), ``precision_matrix`` (``Sigma^-1``) or ``scale_tril`` (lower ``L``, ``Sigma =
+    L L^T``) of shape ``(..., n, n)``. Everything is computed from ``L``."""
     arg_constraints = {"loc": constraints.real_vector,
                        "covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,
                        "scale_tril": constraints.lower_cholesky}
     support = constraints.real_vector
     has_rsample = True
+    _batched = ("loc",) + _MATRICES
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
         if loc.dim() < 1:
             raise ValueError("loc must be at least one-dimensional.")
-        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        if scale_tril is not None:
-            if scale_tril.dim() < 2:
-                raise ValueError("scale_tril matrix must be at least two-dimensional, "
-                                 "with optional leading batch dimensions")
-            batch_shape = ember.broadcast_shapes(scale_tril.shape[:-2], loc.shape[:-1])
-            self.scale_tril = scale_tril.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            if covariance_matrix.dim() < 2:
-                raise ValueError("covariance_matrix must be at least two-dimensional, "
-                                 "with optional leading batch dimensions")
-            batch_shape = ember.broadcast_shapes(covariance_matrix.shape[:-2], loc.shape[:-1])
-            self.covariance_matrix = covariance_matrix.expand(batch_shape + (-1, -1))
-        else:
-            if precision_matrix.dim() < 2:
-                raise ValueError("precision_matrix must be at least two-dimensional, "
-                                 "with optional leading batch dimensions")
-            batch_shape = ember.broadcast_shapes(precision_matrix.shape[:-2], loc.shape[:-1])
-            self.precision_matrix = precision_matrix.expand(batch_shape + (-1, -1))
-        self.loc = loc.expand(batch_shape + (-1,))
-        event_shape = self.loc.shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
+        name, matrix = one_matrix(covariance_matrix=covariance_matrix,
+                                  precision_matrix=precision_matrix, scale_tril=scale_tril)
+        batch_shape = ember.broadcast_shapes(loc.shape[:-1], matrix.shape[:-2])
+        setattr(self, name, matrix.expand(batch_shape + matrix.shape[-2:]))
+        self.loc = loc.expand(batch_shape + loc.shape[-1:])
+        super().__init__(batch_shape, loc.shape[-1:], validate_args=validate_args)
+        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix, scale_tril)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(MultivariateNormal, _instance)
-        batch_shape = ember.Size(batch_shape)
-        loc_shape = batch_shape + self.event_shape
-        cov_shape = batch_shape + self.event_shape + self.event_shape
-        new.loc = self.loc.expand(loc_shape)
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(cov_shape))
-        super(MultivariateNormal, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    def _full(self, matrix):
+        return matrix.expand(self.batch_shape + self.event_shape * 2)
 
     @lazy_property
     def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape + self._event_shape)
+        return self._full(self._unbroadcasted_scale_tril)
 
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return ember.matmul(L, L.mT).expand(self._batch_shape + self._event_shape + self._event_shape)
+        return self._full(L @ L.mT)
 
     @lazy_property
     def precision_matrix(self):
-        return ember.cholesky_inverse(self._unbroadcasted_scale_tril).expand(
-            self._batch_shape + self._event_shape + self._event_shape)
+        return self._full(ember.cholesky_inverse(self._unbroadcasted_scale_tril))
 
     @property
     def mean(self):
@@ -99,24 +75,23 @@ class MultivariateNormal(Distribution):
 
     @property
     def variance(self):
-        return self._unbroadcasted_scale_tril.pow(2).sum(-1).expand(self._batch_shape + self._event_shape)
+        """The diagonal of ``L L^T``: squared row norms of ``L``."""
+        row_norms = self._unbroadcasted_scale_tril.square().sum(-1)
+        return row_norms.expand(self.batch_shape + self.event_shape)
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype)
-        return self.loc + _batch_mv(self._unbroadcasted_scale_tril, eps)
+        """``loc + L eps`` with ``eps`` standard normal."""
+        eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + matvec(self._unbroadcasted_scale_tril, eps)
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        diff = value - self.loc
-        M = _batch_mahalanobis(self._unbroadcasted_scale_tril, diff)
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        return -0.5 * (self._event_shape[0] * math.log(2 * math.pi) + M) - half_log_det
+        L = self._unbroadcasted_scale_tril
+        n = self.event_shape[0]
+        return -0.5 * (n * LOG_2PI + mahalanobis(L, value - self.loc)) - half_log_det(L)
 
     def entropy(self):
-        half_log_det = self._unbroadcasted_scale_tril.diagonal(dim1=-2, dim2=-1).log().sum(-1)
-        H = 0.5 * self._event_shape[0] * (1.0 + math.log(2 * math.pi)) + half_log_det
-        if len(self._batch_shape) == 0:
-            return H
-        return H.expand(self._batch_shape)
+        n = self.event_shape[0]
+        h = 0.5 * n * (1 + LOG_2PI) + half_log_det(self._unbroadcasted_scale_tril)
+        return h.expand(self.batch_shape)

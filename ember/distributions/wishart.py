@@ -1,4 +1,5 @@
-"""Wishart(df, covariance_matrix | precision_matrix | scale_tril)."""
+"""Wishart(df, covariance_matrix | precision_matrix | scale_tril): sums of outer products of
+Gaussian vectors."""
 import math
 import warnings
 from numbers import Number
@@ -7,165 +8,158 @@ import numpy as np
 
 import ember
 from . import constraints
+from ._discrete import Batched, factor_from, half_log_det
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
-from .multivariate_normal import _precision_to_scale_tril
+from .multivariate_normal import _MATRICES
 from .utils import lazy_property
 
 __all__ = ["Wishart"]
 
-_log_2 = math.log(2)
-
 
 def _mvdigamma(x, p):
-    """Multivariate digamma ``sum_i digamma(x - i / 2)``, ``i < p``."""
-    return ember.digamma(x.unsqueeze(-1) - ember.arange(p, dtype=x.dtype).div(2).expand(x.shape + (-1,))).sum(-1)
+    """The multivariate digamma ``sum_{i < p} digamma(x - i / 2)``."""
+    halves = ember.arange(p, dtype=x.dtype) / 2
+    return ember.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
-class Wishart(ExponentialFamily):
-    """Wishart distribution over ``(p, p)`` positive-definite matrices with ``df > p - 1`` degrees of
-    freedom and scale given by exactly one of ``covariance_matrix``, ``precision_matrix`` or
-    ``scale_tril``. ``rsample`` uses the Bartlett decomposition."""
+class Wishart(Batched, ExponentialFamily):
+    """``X = sum_k z_k z_k^T`` over ``df`` draws ``z_k ~ N(0, Sigma)`` of shape ``(p,)``, for real
+    ``df > p - 1``; ``Sigma`` is given by exactly one of ``covariance_matrix``,
+    ``precision_matrix`` or ``scale_tril``. ``rsample`` uses the Bartlett decomposition
+    ``X = (L A)(L A)^T``: ``A`` lower triangular with ``A_ii^2 ~ Chi2(df - i)`` and standard
+    normal entries below the diagonal."""
     arg_constraints = {"covariance_matrix": constraints.positive_definite,
                        "precision_matrix": constraints.positive_definite,
                        "scale_tril": constraints.lower_cholesky,
                        "df": constraints.greater_than(0)}
     support = constraints.positive_definite
     has_rsample = True
+    _batched = ("df",) + _MATRICES
 
-    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None, validate_args=None):
-        if (covariance_matrix is not None) + (scale_tril is not None) + (precision_matrix is not None) != 1:
-            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril may be specified.")
-        param = next(p for p in (covariance_matrix, precision_matrix, scale_tril) if p is not None)
-        if param.dim() < 2:
-            raise ValueError("scale_tril must be at least two-dimensional, with optional leading batch dimensions")
+    def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
+                 validate_args=None):
+        given = {name: m for name, m in zip(_MATRICES, (covariance_matrix, precision_matrix, scale_tril))
+                 if m is not None}
+        if len(given) != 1:
+            raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
+                             "may be specified.")
+        (name, matrix), = given.items()
+        if matrix.dim() < 2:
+            raise ValueError("scale_tril must be at least two-dimensional, with optional leading "
+                             "batch dimensions")
+        p = matrix.shape[-1]
         if isinstance(df, Number):
-            batch_shape = ember.Size(param.shape[:-2])
-            self.df = ember.tensor(df, dtype=param.dtype)
+            batch_shape = matrix.shape[:-2]
+            self.df = ember.tensor(df, dtype=matrix.dtype).expand(batch_shape)
         else:
-            batch_shape = ember.broadcast_shapes(param.shape[:-2], df.shape)
+            batch_shape = ember.broadcast_shapes(matrix.shape[:-2], df.shape)
             self.df = df.expand(batch_shape)
-        event_shape = param.shape[-2:]
-        if bool(self.df.le(event_shape[-1] - 1).any()):
-            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {event_shape[-1] - 1}.")
-        if scale_tril is not None:
-            self.scale_tril = param.expand(batch_shape + (-1, -1))
-        elif covariance_matrix is not None:
-            self.covariance_matrix = param.expand(batch_shape + (-1, -1))
-        else:
-            self.precision_matrix = param.expand(batch_shape + (-1, -1))
-        # per instance (torch rewrites the class dict): df must exceed p - 1
-        self.arg_constraints = dict(type(self).arg_constraints, df=constraints.greater_than(event_shape[-1] - 1))
-        if bool(self.df.lt(event_shape[-1]).any()):
-            warnings.warn("Low df values detected. Singular samples are highly likely to occur for ndim - 1 < df < ndim.")
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-        self._batch_dims = [-(x + 1) for x in range(len(self._batch_shape))]
-        if scale_tril is not None:
-            self._unbroadcasted_scale_tril = scale_tril
-        elif covariance_matrix is not None:
-            self._unbroadcasted_scale_tril = ember.linalg.cholesky(covariance_matrix)
-        else:
-            self._unbroadcasted_scale_tril = _precision_to_scale_tril(precision_matrix)
-        self._dist_chi2 = Chi2(df=self.df.unsqueeze(-1) - ember.arange(
-            self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype).expand(batch_shape + (-1,)))
+        if bool((self.df <= p - 1).any()):
+            raise ValueError(f"Value of df={df} expected to be greater than ndim - 1 = {p - 1}.")
+        setattr(self, name, matrix.expand(batch_shape + (p, p)))
+        # df must exceed p - 1: a constraint of this instance
+        self.arg_constraints = dict(type(self).arg_constraints, df=constraints.greater_than(p - 1))
+        if bool((self.df < p).any()):
+            warnings.warn("Low df values detected. Singular samples are highly likely to occur "
+                          "for ndim - 1 < df < ndim.")
+        super().__init__(batch_shape, (p, p), validate_args=validate_args)
+        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix, scale_tril)
+        self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - ember.arange(p, dtype=matrix.dtype))
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Wishart, _instance)
-        batch_shape = ember.Size(batch_shape)
-        cov_shape = batch_shape + self.event_shape
-        new._unbroadcasted_scale_tril = self._unbroadcasted_scale_tril.expand(cov_shape)
-        new.df = self.df.expand(batch_shape)
-        new._batch_dims = [-(x + 1) for x in range(len(batch_shape))]
-        for name in ("covariance_matrix", "scale_tril", "precision_matrix"):
-            if name in self.__dict__:
-                setattr(new, name, getattr(self, name).expand(cov_shape))
-        new.arg_constraints = self.arg_constraints
-        new._dist_chi2 = Chi2(df=new.df.unsqueeze(-1) - ember.arange(
-            self.event_shape[-1], dtype=new._unbroadcasted_scale_tril.dtype).expand(batch_shape + (-1,)))
-        super(Wishart, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    def _full(self, matrix):
+        return matrix.expand(self.batch_shape + self.event_shape)
+
+    def _times_df(self, matrix):
+        return self.df.reshape(self.batch_shape + (1, 1)) * matrix
 
     @lazy_property
     def scale_tril(self):
-        return self._unbroadcasted_scale_tril.expand(self._batch_shape + self._event_shape)
+        return self._full(self._unbroadcasted_scale_tril)
 
     @lazy_property
     def covariance_matrix(self):
         L = self._unbroadcasted_scale_tril
-        return (L @ L.mT).expand(self._batch_shape + self._event_shape)
+        return self._full(L @ L.mT)
 
     @lazy_property
     def precision_matrix(self):
-        identity = ember.eye(self._event_shape[-1], dtype=self._unbroadcasted_scale_tril.dtype)
-        return ember.cholesky_solve(identity, self._unbroadcasted_scale_tril).expand(
-            self._batch_shape + self._event_shape)
+        return self._full(ember.cholesky_inverse(self._unbroadcasted_scale_tril))
 
     @property
     def mean(self):
-        return self.df.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+        return self._times_df(self.covariance_matrix)
 
     @property
     def mode(self):
-        factor = self.df - self.covariance_matrix.shape[-1] - 1
-        factor = ember.where(factor <= 0, ember.full_like(factor, math.nan), factor)
-        return factor.view(self._batch_shape + (1, 1)) * self.covariance_matrix
+        """``(df - p - 1) Sigma``, undefined (nan) unless ``df > p + 1``."""
+        excess = self.df - self.event_shape[-1] - 1
+        excess = ember.where(excess > 0, excess, math.nan)
+        return excess.reshape(self.batch_shape + (1, 1)) * self.covariance_matrix
 
     @property
     def variance(self):
+        """``Var X_ij = df (Sigma_ij^2 + Sigma_ii Sigma_jj)``."""
         V = self.covariance_matrix
-        diag_V = V.diagonal(dim1=-2, dim2=-1)
-        return self.df.view(self._batch_shape + (1, 1)) * (V.pow(2) + diag_V.unsqueeze(-1) * diag_V.unsqueeze(-2))
+        d = V.diagonal(dim1=-2, dim2=-1)
+        return self._times_df(V.square() + d.unsqueeze(-1) * d.unsqueeze(-2))
 
     def _bartlett_sampling(self, sample_shape=ember.Size()):
-        p = self._event_shape[-1]
-        eps = ember.finfo(self.df.dtype).eps
-        chi = self._dist_chi2.rsample(sample_shape).sqrt().clamp(min=eps)
-        shape = ember.Size(sample_shape) + self._batch_shape
+        p = self.event_shape[-1]
+        shape = ember.Size(sample_shape) + self.batch_shape
+        diagonal = self._dist_chi2.rsample(sample_shape).sqrt()
+        diagonal = diagonal.clamp(min=ember.finfo(self.df.dtype).eps)
         rows, cols = np.tril_indices(p, k=-1)
-        below = ember.randn(shape + (len(rows),), dtype=chi.dtype)
-        flat = ember.zeros(shape + (p * p,), dtype=chi.dtype)
-        index = ember.from_numpy(rows * p + cols).expand(below.shape)
-        noise = flat.scatter(-1, index, below).reshape(shape + (p, p)) + chi.diag_embed(dim1=-2, dim2=-1)
-        chol = self._unbroadcasted_scale_tril @ noise
-        return chol @ chol.mT
+        below = ember.randn(shape + (len(rows),), dtype=diagonal.dtype)
+        flat = ember.zeros(shape + (p * p,), dtype=diagonal.dtype)
+        flat = flat.scatter(-1, ember.from_numpy(rows * p + cols).expand(below.shape), below)
+        A = flat.reshape(shape + (p, p)) + ember.diag_embed(diagonal)
+        LA = self._unbroadcasted_scale_tril @ A
+        return LA @ LA.mT
+
+    def _singular(self, sample, sample_shape):
+        """Per draw of ``sample_shape``: is any matrix of its batch singular?"""
+        bad = ~self.support.check(sample)
+        return bad.reshape(tuple(sample_shape) + (-1,)).any(-1)
 
     def rsample(self, sample_shape=ember.Size(), max_try_correction=None):
-        """Bartlett-decomposition draws; singular draws are redrawn up to ``max_try_correction``
-        (default 10) times."""
-        if max_try_correction is None:
-            max_try_correction = 10
+        """Bartlett draws; a draw with a singular matrix is redrawn (whole batch), at most
+        ``max_try_correction`` (default 10) times."""
+        sample_shape = ember.Size(sample_shape)
         sample = self._bartlett_sampling(sample_shape)
-        is_singular = ~self.support.check(sample)
-        if self._batch_shape:
-            is_singular = is_singular.amax(self._batch_dims)
-        if bool(is_singular.any()):
+        bad = self._singular(sample, sample_shape)
+        if bool(bad.any()):
             warnings.warn("Singular sample detected.")
-            for _ in range(max_try_correction):
-                redraw = self._bartlett_sampling(sample_shape)
-                mask = is_singular.view(is_singular.shape + (1,) * (sample.dim() - is_singular.dim()))
-                sample = ember.where(mask, redraw, sample)
-                is_singular = ~self.support.check(sample)
-                if self._batch_shape:
-                    is_singular = is_singular.amax(self._batch_dims)
-                if not bool(is_singular.any()):
+            for _ in range(10 if max_try_correction is None else max_try_correction):
+                mask = bad.reshape(sample_shape + (1,) * (sample.dim() - len(sample_shape)))
+                sample = ember.where(mask, self._bartlett_sampling(sample_shape), sample)
+                bad = self._singular(sample, sample_shape)
+                if not bool(bad.any()):
                     break
         return sample
 
+    def _log_normalizer(self):
+        """``log(2^(df p / 2) |Sigma|^(df / 2) Gamma_p(df / 2))``."""
+        p = self.event_shape[-1]
+        half_df = self.df / 2
+        return (half_df * (p * math.log(2) + 2 * half_log_det(self._unbroadcasted_scale_tril))
+                + ember.mvlgamma(half_df, p=p))
+
     def log_prob(self, value):
+        """``(df - p - 1) / 2 log|X| - tr(Sigma^-1 X) / 2 - log normaliser``."""
         if self._validate_args:
             self._validate_sample(value)
-        nu = self.df
-        p = self._event_shape[-1]
-        L = self._unbroadcasted_scale_tril
-        return (-nu * (p * _log_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-                - ember.mvlgamma(nu / 2, p=p)
-                + (nu - p - 1) / 2 * ember.linalg.slogdet(value).logabsdet
-                - ember.cholesky_solve(value, L).diagonal(dim1=-2, dim2=-1).sum(dim=-1) / 2)
+        p = self.event_shape[-1]
+        precision = ember.cholesky_inverse(self._unbroadcasted_scale_tril)
+        trace = (precision * value).sum((-2, -1))
+        log_det = ember.linalg.slogdet(value).logabsdet
+        return (self.df - p - 1) / 2 * log_det - trace / 2 - self._log_normalizer()
 
     def entropy(self):
-        nu = self.df
-        p = self._event_shape[-1]
-        L = self._unbroadcasted_scale_tril
-        return ((p + 1) * (p * _log_2 / 2 + L.diagonal(dim1=-2, dim2=-1).log().sum(-1))
-                + ember.mvlgamma(nu / 2, p=p) - (nu - p - 1) / 2 * _mvdigamma(nu / 2, p=p) + nu * p / 2)
+        """``log normaliser - (df - p - 1) / 2 E[log|X|] + df p / 2``, with ``E[log|X|] =
+        psi_p(df / 2) + p log 2 + log|Sigma|``."""
+        p = self.event_shape[-1]
+        half_df = self.df / 2
+        expected_log_det = (_mvdigamma(half_df, p) + p * math.log(2)
+                            + 2 * half_log_det(self._unbroadcasted_scale_tril))
+        return self._log_normalizer() - (self.df - p - 1) / 2 * expected_log_det + p * half_df
