@@ -271,3 +271,93 @@ def test_prune_global_custom_scores_and_errors():
         orders.append([n for n, _ in mod.named_parameters()])
         assert not P.is_pruned(mod)
     assert orders[0] == orders[1]
+
+
+def _param_classes(lib):
+    class Scale(lib.nn.Module):
+        def forward(self, x):
+            return 2 * x
+
+        def right_inverse(self, x):
+            return x / 2
+
+    class Split(lib.nn.Module):         # the original is stored as two tensors
+        def forward(self, a, b):
+            return a + b
+
+        def right_inverse(self, x):
+            return [x * 0.25, x * 0.75]
+
+    class Shrink(lib.nn.Module):
+        def forward(self, x):
+            return x[:1]
+
+    class NoInverse(lib.nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    return Scale, Split, Shrink, NoInverse
+
+
+def _param_story(lib, P):
+    """A sequence of parametrize operations; returns what was observed at each step."""
+    Scale, Split, Shrink, NoInverse = _param_classes(lib)
+    seen = []
+    lib.manual_seed(0)
+    m = lib.nn.Linear(3, 3)
+    with lib.no_grad():
+        m.weight.copy_(lib.arange(9.0).reshape(3, 3))
+    P.register_parametrization(m, "weight", Split())
+    P.register_parametrization(m, "weight", Scale())
+    chain = m.parametrizations.weight
+    seen += [type(m).__name__, P.type_before_parametrizations(m).__name__, chain.is_tensor,
+             chain.ntensors, sorted(k for k, _ in m.named_parameters()),
+             m.weight.detach().numpy().tolist(), chain.original1.detach().numpy().tolist()]
+    m.weight = lib.ones(3, 3)
+    seen.append(chain.original0.detach().numpy().tolist())
+    with P.cached():
+        seen.append(m.weight is m.weight)
+    seen.append(m.weight is m.weight)
+    for bad in [lambda: P.register_parametrization(m, "weight", Shrink()),
+                lambda: P.register_parametrization(m, "bias", Shrink()),
+                lambda: P.register_parametrization(m, "nothing", Scale()),
+                lambda: P.remove_parametrizations(m, "weight", leave_parametrized=False),
+                lambda: P.remove_parametrizations(m, "bias"),
+                lambda: P.ParametrizationList([], m.bias)]:
+        try:
+            bad()
+        except Exception as e:  # noqa: BLE001 (the class and text are what is compared)
+            seen.append((type(e).__name__, str(e).replace("torch.", "").replace("ember.", "")))
+    other = lib.nn.Linear(3, 3)
+    P.transfer_parametrizations_and_params(m, other)
+    seen += [P.is_parametrized(other, "weight"), other.weight.detach().numpy().tolist()]
+    P.register_parametrization(m, "bias", NoInverse())
+    try:
+        m.bias = lib.zeros(3)
+    except RuntimeError as e:
+        seen.append(str(e))
+    P.remove_parametrizations(m, "weight")
+    seen += [type(m).__name__, m.weight.detach().numpy().tolist(),
+             sorted(k for k, _ in m.named_parameters())]
+    P.remove_parametrizations(m, "bias", leave_parametrized=False)
+    seen += [type(m).__name__, P.is_parametrized(m), m.bias.detach().numpy().tolist()]
+    return seen
+
+
+def test_parametrize_story_matches_torch():
+    import torch.nn.utils.parametrize as TP
+    assert _param_story(ember, parametrize) == _param_story(torch, TP)
+
+
+def test_parametrize_copy_and_pickle():
+    import copy
+    import pickle
+    Scale = _param_classes(ember)[0]
+    m = nn.Linear(2, 2)
+    parametrize.register_parametrization(m, "weight", Scale())
+    twin = copy.deepcopy(m)
+    assert type(twin).__name__ == "ParametrizedLinear" and twin is not m
+    np.testing.assert_array_equal(_np(twin.weight), _np(m.weight))
+    assert twin.parametrizations.weight.original is not m.parametrizations.weight.original
+    with pytest.raises(RuntimeError, match="state_dict"):
+        pickle.dumps(m)
