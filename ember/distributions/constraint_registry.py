@@ -6,11 +6,12 @@ tables at the bottom fill both.
 """
 from __future__ import annotations
 
+import functools
 import numbers
 
 from . import constraints as C, transforms as T
 
-__all__ = ["ConstraintRegistry", "biject_to", "transform_to"]
+__all__ = ["biject_to", "transform_to", "ConstraintRegistry"]
 
 
 class ConstraintRegistry:
@@ -18,13 +19,12 @@ class ConstraintRegistry:
 
     def __init__(self):
         self._registry = {}
-        super().__init__()
 
     def register(self, constraint, factory=None):
         """Register ``factory`` for ``constraint`` (a Constraint subclass, or an instance standing
         for its class); without ``factory``, a decorator."""
-        if factory is None:
-            return lambda fn: self.register(constraint, fn)
+        if factory is None:            # used as a decorator
+            return functools.partial(self.register, constraint)
         kind = type(constraint) if isinstance(constraint, C.Constraint) else constraint
         if not (isinstance(kind, type) and issubclass(kind, C.Constraint)):
             raise TypeError("Expected constraint to be either a Constraint subclass or instance, "

@@ -1,4 +1,11 @@
-"""``Distribution``: the abstract base of every probability distribution."""
+"""``Distribution``: the abstract base of every probability distribution.
+
+Shapes: ``batch_shape`` indexes independent distributions, ``event_shape`` is the shape of
+one draw, and ``sample(sample_shape)`` has shape ``sample_shape + batch_shape + event_shape``.
+With validation on (the default outside ``python -O``), the constructor checks every
+parameter against ``arg_constraints`` and ``log_prob`` checks its argument against
+``support``.
+"""
 from __future__ import annotations
 
 import warnings
@@ -10,10 +17,13 @@ from .utils import lazy_property
 __all__ = ["Distribution"]
 
 
+def _broadcastable(a, b):
+    return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+
+
 class Distribution:
-    """Base class. ``batch_shape`` indexes independent distributions, ``event_shape`` is the
-    shape of one draw; ``sample(sample_shape)`` has shape ``sample_shape + batch_shape +
-    event_shape``."""
+    """Base class; a family defines ``arg_constraints``, ``support`` and what it can compute
+    (``rsample`` or ``sample``, ``log_prob``, moments, ``entropy``, ``cdf``...)."""
 
     has_rsample = False
     has_enumerate_support = False
@@ -21,8 +31,8 @@ class Distribution:
 
     @staticmethod
     def set_default_validate_args(value):
-        """Turn argument / sample validation on or off for distributions made afterwards."""
-        if value not in [True, False]:
+        """Turn argument and sample validation on or off for distributions made afterwards."""
+        if value not in (False, True):
             raise ValueError
         Distribution._validate_args = value
 
@@ -32,32 +42,34 @@ class Distribution:
         if validate_args is not None:
             self._validate_args = validate_args
         if self._validate_args:
-            try:
-                arg_constraints = self.arg_constraints
-            except NotImplementedError:
-                arg_constraints = {}
-                warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
-                              "`arg_constraints = {}` or initialize the distribution with "
-                              "`validate_args=False` to turn off validation.")
-            for param, constraint in arg_constraints.items():
-                if constraints.is_dependent(constraint):
-                    continue
-                if param not in self.__dict__ and isinstance(getattr(type(self), param), lazy_property):
-                    continue  # lazily computed from another parameter
-                value = getattr(self, param)
-                valid = constraint.check(value)
-                if not bool(valid.all()):
-                    raise ValueError(
-                        f"Expected parameter {param} ({type(value).__name__} of shape "
-                        f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
-                        f"constraint {constraint!r}, but found invalid values:\n{value}")
+            self._check_parameters()
         super().__init__()
 
-    def expand(self, batch_shape, _instance=None):
-        """A new distribution with its batch dimensions expanded to ``batch_shape`` (no copy of
-        the parameters)."""
-        raise NotImplementedError
+    def _check_parameters(self):
+        try:
+            checks = self.arg_constraints
+        except NotImplementedError:
+            checks = {}
+            warnings.warn(f"{self.__class__} does not define `arg_constraints`. Please set "
+                          "`arg_constraints = {}` or initialize the distribution with "
+                          "`validate_args=False` to turn off validation.")
+        for name, constraint in checks.items():
+            if constraints.is_dependent(constraint) or self._not_computed_yet(name):
+                continue
+            value = getattr(self, name)
+            if not bool(constraint.check(value).all()):
+                raise ValueError(
+                    f"Expected parameter {name} ({type(value).__name__} of shape "
+                    f"{tuple(value.shape)}) of distribution {self!r} to satisfy the "
+                    f"constraint {constraint!r}, but found invalid values:\n{value}")
 
+    def _not_computed_yet(self, name):
+        """A lazily derived parameter (e.g. ``probs`` of a distribution given ``logits``) is
+        checked through the parameter it derives from."""
+        return name not in self.__dict__ and isinstance(getattr(type(self), name, None),
+                                                        lazy_property)
+
+    # -- shapes -------------------------------------------------------------------------------
     @property
     def batch_shape(self):
         return self._batch_shape
@@ -66,14 +78,57 @@ class Distribution:
     def event_shape(self):
         return self._event_shape
 
+    def _extended_shape(self, sample_shape=ember.Size()):
+        """``sample_shape + batch_shape + event_shape``."""
+        return ember.Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
+
+    def expand(self, batch_shape, _instance=None):
+        """A distribution with its batch dims expanded to ``batch_shape`` (parameters are
+        expanded views, not copies)."""
+        raise NotImplementedError
+
+    def _get_checked_instance(self, cls, _instance=None):
+        """The object ``cls.expand`` fills in: ``_instance`` when given, else a bare instance
+        of ``type(self)``; a subclass with its own ``__init__`` must define its own expand."""
+        if _instance is not None:
+            return _instance
+        if type(self).__init__ != cls.__init__:
+            raise NotImplementedError(
+                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
+                "__init__ method must also define a custom .expand() method.")
+        return self.__new__(type(self))
+
+    def _expanded_copy(self, cls, _instance, batch_shape, event_shape=None, **attributes):
+        """What ``cls.expand`` returns: the instance from ``_get_checked_instance`` given
+        ``attributes`` and the new shapes (``event_shape`` defaults to this one), initialised
+        as a ``Distribution`` without validation but keeping this one's validation flag."""
+        new = self._get_checked_instance(cls, _instance)
+        new.__dict__.update(attributes)
+        shown_event = self._event_shape if event_shape is None else event_shape
+        Distribution.__init__(new, batch_shape, shown_event, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    def _expand_params(self, cls, batch_shape, _instance, *names):
+        """``expand`` for a family whose attributes ``names`` all have the batch shape: a new
+        ``cls`` instance holding them expanded (views), re-initialised without validation."""
+        batch_shape = ember.Size(batch_shape)
+        new = self._get_checked_instance(cls, _instance)
+        for name in names:
+            setattr(new, name, getattr(self, name).expand(batch_shape))
+        super(cls, new).__init__(batch_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
+
+    # -- what a family defines ----------------------------------------------------------------
     @property
     def arg_constraints(self):
-        """A dict from parameter names to the constraints they must satisfy."""
+        """Parameter name -> the constraint it must satisfy."""
         raise NotImplementedError
 
     @property
     def support(self):
-        """The constraint describing the support of the distribution."""
+        """The constraint every sample satisfies."""
         raise NotImplementedError
 
     @property
@@ -92,21 +147,21 @@ class Distribution:
     def stddev(self):
         return self.variance.sqrt()
 
+    def rsample(self, sample_shape=ember.Size()):
+        """Reparameterised draws, differentiable w.r.t. the parameters."""
+        raise NotImplementedError
+
     def sample(self, sample_shape=ember.Size()):
-        """Draw ``sample_shape`` samples (no gradient)."""
+        """Draws of shape ``sample_shape + batch_shape + event_shape``, outside autograd."""
         with ember.no_grad():
             return self.rsample(sample_shape)
-
-    def rsample(self, sample_shape=ember.Size()):
-        """Reparameterised draws: differentiable w.r.t. the parameters."""
-        raise NotImplementedError
 
     def sample_n(self, n):
         warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
         return self.sample(ember.Size((n,)))
 
     def log_prob(self, value):
-        """Log density / mass at ``value`` (shape ``... + batch_shape + event_shape``)."""
+        """Log density (or mass) at ``value``."""
         raise NotImplementedError
 
     def cdf(self, value):
@@ -122,29 +177,22 @@ class Distribution:
         raise NotImplementedError
 
     def perplexity(self):
-        return ember.exp(self.entropy())
+        return self.entropy().exp()
 
-    def _extended_shape(self, sample_shape=ember.Size()):
-        """``sample_shape + batch_shape + event_shape``."""
-        if not isinstance(sample_shape, ember.Size):
-            sample_shape = ember.Size(sample_shape)
-        return ember.Size(sample_shape + self._batch_shape + self._event_shape)
-
+    # -- validation -----------------------------------------------------------------------------
     def _validate_sample(self, value):
-        """Raise ValueError unless ``value`` broadcasts with the distribution and lies in its
-        support."""
+        """Raise ValueError unless ``value`` is a tensor that broadcasts with
+        ``batch_shape + event_shape`` and lies in the support."""
         if not ember.is_tensor(value):
             raise ValueError("The value argument to log_prob must be a Tensor")
-        event_dim_start = len(value.size()) - len(self._event_shape)
-        if value.size()[event_dim_start:] != self._event_shape:
+        shape, n_event = value.size(), len(self._event_shape)
+        if shape[len(shape) - n_event:] != self._event_shape:
             raise ValueError(f"The right-most size of value must match event_shape: "
-                             f"{value.size()} vs {self._event_shape}.")
-        actual_shape = value.size()
-        expected_shape = self._batch_shape + self._event_shape
-        for i, j in zip(reversed(actual_shape), reversed(expected_shape)):
-            if i != 1 and j != 1 and i != j:
-                raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
-                                 f"{actual_shape} vs {expected_shape}.")
+                             f"{shape} vs {self._event_shape}.")
+        expected = self._batch_shape + self._event_shape
+        if not _broadcastable(shape, expected):
+            raise ValueError(f"Value is not broadcastable with batch_shape+event_shape: "
+                             f"{shape} vs {expected}.")
         try:
             support = self.support
         except NotImplementedError:
@@ -152,37 +200,16 @@ class Distribution:
                           "validation. Please initialize the distribution with "
                           "`validate_args=False` to turn off validation.")
             return
-        assert support is not None
-        valid = support.check(value)
-        if not bool(valid.all()):
+        if not bool(support.check(value).all()):
             raise ValueError(
                 f"Expected value argument ({type(value).__name__} of shape {tuple(value.shape)}) "
                 f"to be within the support ({support!r}) of the distribution {self!r}, but found "
                 f"invalid values:\n{value}")
 
-    def _get_checked_instance(self, cls, _instance=None):
-        if _instance is None and type(self).__init__ != cls.__init__:
-            raise NotImplementedError(
-                f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
-                "__init__ method must also define a custom .expand() method.")
-        return self.__new__(type(self)) if _instance is None else _instance
-
-    def _expand_params(self, cls, batch_shape, _instance, *names):
-        """``expand`` for a family whose attributes ``names`` all have the batch shape: a new
-        ``cls`` instance holding them expanded (views), re-initialised without validation."""
-        new = self._get_checked_instance(cls, _instance)
-        batch_shape = ember.Size(batch_shape)
-        for name in names:
-            setattr(new, name, getattr(self, name).expand(batch_shape))
-        super(cls, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
     def __repr__(self):
-        param_names = [k for k, _ in self.arg_constraints.items() if k in self.__dict__]
-
-        def show(value):  # (a 0-d tensor formats as its number)
+        def show(value):          # a one-element tensor shows its value, others their size
             return value if value.numel() == 1 else value.size()
 
-        args_string = ", ".join(f"{p}: {show(self.__dict__[p])}" for p in param_names)
-        return self.__class__.__name__ + "(" + args_string + ")"
+        given = [name for name in self.arg_constraints if name in self.__dict__]
+        inner = ", ".join(f"{name}: {show(self.__dict__[name])}" for name in given)
+        return f"{self.__class__.__name__}({inner})"

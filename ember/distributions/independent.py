@@ -1,4 +1,6 @@
-"""Independent: reinterpret batch dims of a distribution as event dims."""
+"""Independent: some batch dims of a distribution read as event dims."""
+from __future__ import annotations
+
 import ember
 from . import constraints
 from .distribution import Distribution
@@ -8,31 +10,28 @@ __all__ = ["Independent"]
 
 
 class Independent(Distribution):
-    """Treats the rightmost ``reinterpreted_batch_ndims`` batch dims of ``base_distribution``
-    as event dims (log_prob and entropy are summed over them)."""
+    """``base_distribution`` with its rightmost ``reinterpreted_batch_ndims`` batch dims moved
+    into the event: the same draws, with ``log_prob`` and ``entropy`` summed over those dims
+    (e.g. a diagonal multivariate normal from a batch of Normals)."""
     arg_constraints = {}
 
     def __init__(self, base_distribution, reinterpreted_batch_ndims, validate_args=None):
-        if reinterpreted_batch_ndims > len(base_distribution.batch_shape):
-            raise ValueError(
-                "Expected reinterpreted_batch_ndims <= len(base_distribution.batch_shape), "
-                f"actual {reinterpreted_batch_ndims} vs {len(base_distribution.batch_shape)}")
-        shape = base_distribution.batch_shape + base_distribution.event_shape
-        event_dim = reinterpreted_batch_ndims + len(base_distribution.event_shape)
-        batch_shape = shape[:len(shape) - event_dim]
-        event_shape = shape[len(shape) - event_dim:]
+        n_batch = len(base_distribution.batch_shape)
+        if reinterpreted_batch_ndims > n_batch:
+            raise ValueError("Expected reinterpreted_batch_ndims <= len(base_distribution."
+                             f"batch_shape), actual {reinterpreted_batch_ndims} vs {n_batch}")
         self.base_dist = base_distribution
         self.reinterpreted_batch_ndims = reinterpreted_batch_ndims
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        cut = n_batch - reinterpreted_batch_ndims
+        full = base_distribution.batch_shape + base_distribution.event_shape
+        super().__init__(full[:cut], full[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Independent, _instance)
         batch_shape = ember.Size(batch_shape)
-        new.base_dist = self.base_dist.expand(batch_shape + self.event_shape[:self.reinterpreted_batch_ndims])
-        new.reinterpreted_batch_ndims = self.reinterpreted_batch_ndims
-        super(Independent, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        moved = self.event_shape[:self.reinterpreted_batch_ndims]
+        return self._expanded_copy(Independent, _instance, batch_shape,
+                                   base_dist=self.base_dist.expand(batch_shape + moved),
+                                   reinterpreted_batch_ndims=self.reinterpreted_batch_ndims)
 
     @property
     def has_rsample(self):
@@ -40,28 +39,17 @@ class Independent(Distribution):
 
     @property
     def has_enumerate_support(self):
-        if self.reinterpreted_batch_ndims > 0:
-            return False
-        return self.base_dist.has_enumerate_support
+        return self.reinterpreted_batch_ndims == 0 and self.base_dist.has_enumerate_support
 
     @constraints.dependent_property
     def support(self):
-        result = self.base_dist.support
-        if self.reinterpreted_batch_ndims:
-            result = constraints.independent(result, self.reinterpreted_batch_ndims)
-        return result
+        inner = self.base_dist.support
+        n = self.reinterpreted_batch_ndims
+        return constraints.independent(inner, n) if n else inner
 
-    @property
-    def mean(self):
-        return self.base_dist.mean
-
-    @property
-    def mode(self):
-        return self.base_dist.mode
-
-    @property
-    def variance(self):
-        return self.base_dist.variance
+    mean = property(lambda self: self.base_dist.mean)
+    mode = property(lambda self: self.base_dist.mode)
+    variance = property(lambda self: self.base_dist.variance)
 
     def sample(self, sample_shape=ember.Size()):
         return self.base_dist.sample(sample_shape)
@@ -70,17 +58,15 @@ class Independent(Distribution):
         return self.base_dist.rsample(sample_shape)
 
     def log_prob(self, value):
-        log_prob = self.base_dist.log_prob(value)
-        return _sum_rightmost(log_prob, self.reinterpreted_batch_ndims)
+        return _sum_rightmost(self.base_dist.log_prob(value), self.reinterpreted_batch_ndims)
 
     def entropy(self):
-        entropy = self.base_dist.entropy()
-        return _sum_rightmost(entropy, self.reinterpreted_batch_ndims)
+        return _sum_rightmost(self.base_dist.entropy(), self.reinterpreted_batch_ndims)
 
     def enumerate_support(self, expand=True):
-        if self.reinterpreted_batch_ndims > 0:
+        if self.reinterpreted_batch_ndims:
             raise NotImplementedError("Enumeration over cartesian product is not implemented")
         return self.base_dist.enumerate_support(expand=expand)
 
     def __repr__(self):
-        return f"{self.__class__.__name__}({self.base_dist}, {self.reinterpreted_batch_ndims})"
+        return f"Independent({self.base_dist}, {self.reinterpreted_batch_ndims})"

@@ -12,29 +12,33 @@ import math
 import warnings
 
 import ember
+from .distribution import Distribution
+from .utils import _batch_mahalanobis, _sum_rightmost
+# discrete
 from .bernoulli import Bernoulli
-from .beta import Beta
 from .binomial import Binomial
 from .categorical import Categorical, OneHotCategorical
+from .geometric import Geometric
+from .poisson import Poisson
+# continuous, univariate
+from .beta import Beta
 from .cauchy import Cauchy
 from .continuous_bernoulli import ContinuousBernoulli
-from .dirichlet import Dirichlet
-from .distribution import Distribution
 from .exponential import Exponential
 from .gamma import Gamma
-from .geometric import Geometric
 from .gumbel import Gumbel
 from .half_normal import HalfNormal
-from .independent import Independent
 from .laplace import Laplace
-from .lowrank_multivariate_normal import LowRankMultivariateNormal
-from .multivariate_normal import MultivariateNormal
 from .normal import Normal
 from .pareto import Pareto
-from .poisson import Poisson
-from .transformed_distribution import TransformedDistribution
 from .uniform import Uniform
-from .utils import _batch_mahalanobis, _sum_rightmost
+# multivariate
+from .dirichlet import Dirichlet
+from .lowrank_multivariate_normal import LowRankMultivariateNormal
+from .multivariate_normal import MultivariateNormal
+# wrappers
+from .independent import Independent
+from .transformed_distribution import TransformedDistribution
 
 __all__ = ["register_kl", "kl_divergence"]
 
@@ -127,7 +131,7 @@ def _kl_categorical_categorical(p, q):
 
 @register_kl(OneHotCategorical, OneHotCategorical)
 def _kl_onehotcategorical_onehotcategorical(p, q):
-    return _kl_categorical_categorical(p._categorical, q._categorical)
+    return kl_divergence(p._categorical, q._categorical)
 
 
 @register_kl(Binomial, Binomial)
@@ -149,7 +153,7 @@ def _kl_geometric_geometric(p, q):
 
 @register_kl(Poisson, Poisson)
 def _kl_poisson_poisson(p, q):
-    return p.rate * (p.rate.log() - q.rate.log()) + q.rate - p.rate
+    return q.rate - p.rate + p.rate * (p.rate.log() - q.rate.log())
 
 
 @register_kl(Bernoulli, Poisson)
@@ -215,7 +219,7 @@ def _kl_normal_normal(p, q):
 
 @register_kl(HalfNormal, HalfNormal)
 def _kl_halfnormal_halfnormal(p, q):
-    return _kl_normal_normal(p.base_dist, q.base_dist)   # the folding maps one onto the other
+    return kl_divergence(p.base_dist, q.base_dist)   # the folding maps one onto the other
 
 
 @register_kl(Normal, Laplace)
@@ -238,7 +242,7 @@ def _kl_laplace_laplace(p, q):
 
 @register_kl(Cauchy, Cauchy)
 def _kl_cauchy_cauchy(p, q):
-    spread = (p.scale + q.scale).pow(2) + (p.loc - q.loc).pow(2)
+    spread = (p.loc - q.loc).pow(2) + (p.scale + q.scale).pow(2)
     return spread.log() - (4 * p.scale * q.scale).log()
 
 
@@ -254,7 +258,7 @@ def _kl_gumbel_gumbel(p, q):
 
 @register_kl(Uniform, Uniform)
 def _kl_uniform_uniform(p, q):
-    log_ratio = ((q.high - q.low) / (p.high - p.low)).log()
+    log_ratio = (q.high - q.low).log() - (p.high - p.low).log()
     outside = (p.low < q.low) | (p.high > q.high)
     return _fill(outside, math.inf, log_ratio)
 
@@ -262,9 +266,7 @@ def _kl_uniform_uniform(p, q):
 @register_kl(MultivariateNormal, MultivariateNormal)
 def _kl_multivariatenormal_multivariatenormal(p, q):
     # log det(S_q)/det(S_p) / 2 + (tr(S_q^-1 S_p) + |L_q^-1 (mu_q - mu_p)|^2 - n) / 2
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two Multivariate Normals with different event "
-                         "shapes cannot be computed")
+    _check_same_event(p, q, "Multivariate Normals")
     n = p.event_shape[0]
     lp, lq = p._unbroadcasted_scale_tril, q._unbroadcasted_scale_tril
 
@@ -279,6 +281,12 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
             + 0.5 * (trace + _batch_mahalanobis(lq, q.loc - p.loc) - n))
 
 
+def _check_same_event(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with different event shapes "
+                         "cannot be computed")
+
+
 def _dense(d):
     if isinstance(d, LowRankMultivariateNormal):
         return MultivariateNormal(d.loc, scale_tril=d.scale_tril, validate_args=False)
@@ -290,9 +298,7 @@ def _dense(d):
 @register_kl(MultivariateNormal, LowRankMultivariateNormal)
 def _kl_lowrank_multivariatenormal(p, q):
     # through the dense Cholesky factors (the same value as the Woodbury form)
-    if p.event_shape != q.event_shape:
-        raise ValueError("KL-divergence between two (Low Rank) Multivariate Normals with "
-                         "different event shapes cannot be computed")
+    _check_same_event(p, q, "(Low Rank) Multivariate Normals")
     return _kl_multivariatenormal_multivariatenormal(_dense(p), _dense(q))
 
 
@@ -309,9 +315,10 @@ def _kl_transformed_transformed(p, q):
 
 @register_kl(Independent, Independent)
 def _kl_independent_independent(p, q):
-    if p.reinterpreted_batch_ndims != q.reinterpreted_batch_ndims:
+    n = p.reinterpreted_batch_ndims
+    if q.reinterpreted_batch_ndims != n:
         raise NotImplementedError
-    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), p.reinterpreted_batch_ndims)
+    return _sum_rightmost(kl_divergence(p.base_dist, q.base_dist), n)
 
 
 # ---------------------------------------------------------------------------------------------

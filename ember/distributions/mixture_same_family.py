@@ -1,4 +1,6 @@
-"""MixtureSameFamily(mixture_distribution, component_distribution)."""
+"""MixtureSameFamily: a finite mixture whose components are one batched distribution."""
+from __future__ import annotations
+
 import ember
 from .categorical import Categorical
 from .distribution import Distribution
@@ -7,114 +9,100 @@ __all__ = ["MixtureSameFamily"]
 
 
 class MixtureSameFamily(Distribution):
-    """A mixture whose ``K`` components (the rightmost batch dim of ``component_distribution``)
-    are weighted by ``mixture_distribution`` (a Categorical over ``K``)."""
+    """``p(x) = sum_k w_k p_k(x)``: the components ``p_k`` run along the rightmost batch dim
+    of ``component_distribution`` (size ``K``), the weights ``w`` come from
+    ``mixture_distribution``, a Categorical over ``K`` whose batch shape broadcasts with the
+    components' other batch dims."""
     arg_constraints = {}
     has_rsample = False
 
     def __init__(self, mixture_distribution, component_distribution, validate_args=None):
-        self._mixture_distribution = mixture_distribution
-        self._component_distribution = component_distribution
-        if not isinstance(self._mixture_distribution, Categorical):
+        if not isinstance(mixture_distribution, Categorical):
             raise ValueError(" The Mixture distribution needs to be an  instance of "
                              "torch.distributions.Categorical")
-        if not isinstance(self._component_distribution, Distribution):
-            raise ValueError("The Component distribution need to be an instance of "
+        if not isinstance(component_distribution, Distribution):
+            raise ValueError("The Component distribution needs to be an instance of "
                              "torch.distributions.Distribution")
-        mdbs = self._mixture_distribution.batch_shape
-        cdbs = self._component_distribution.batch_shape[:-1]
-        for size1, size2 in zip(reversed(mdbs), reversed(cdbs)):
-            if size1 != 1 and size2 != 1 and size1 != size2:
-                raise ValueError(f"`mixture_distribution.batch_shape` ({mdbs}) is not compatible "
-                                 f"with `component_distribution.batch_shape`({cdbs})")
-        km = self._mixture_distribution.logits.shape[-1]
-        kc = self._component_distribution.batch_shape[-1]
-        if km != kc:
-            raise ValueError(f"`mixture_distribution component` ({km}) does not equal "
-                             f"`component_distribution.batch_shape[-1]` ({kc})")
-        self._num_component = km
-        event_shape = self._component_distribution.event_shape
-        self._event_ndims = len(event_shape)
-        super().__init__(batch_shape=cdbs, event_shape=event_shape, validate_args=validate_args)
+        mix_batch = mixture_distribution.batch_shape
+        comp_batch = component_distribution.batch_shape[:-1]
+        if any(a != b and 1 not in (a, b) for a, b in zip(mix_batch[::-1], comp_batch[::-1])):
+            raise ValueError(f"`mixture_distribution.batch_shape` ({mix_batch}) is not "
+                             f"compatible with `component_distribution.batch_shape`({comp_batch})")
+        k_mix = mixture_distribution.logits.shape[-1]
+        k_comp = component_distribution.batch_shape[-1]
+        if k_mix != k_comp:
+            raise ValueError(f"`mixture_distribution component` ({k_mix}) does not equal "
+                             f"`component_distribution.batch_shape[-1]` ({k_comp})")
+        self._mixture_distribution = mixture_distribution
+        self._component_distribution = component_distribution
+        self._num_component = k_mix
+        self._event_ndims = len(component_distribution.event_shape)
+        super().__init__(comp_batch, component_distribution.event_shape,
+                         validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
         batch_shape = ember.Size(batch_shape)
-        batch_shape_comp = batch_shape + (self._num_component,)
-        new = self._get_checked_instance(MixtureSameFamily, _instance)
-        new._component_distribution = self._component_distribution.expand(batch_shape_comp)
-        new._mixture_distribution = self._mixture_distribution.expand(batch_shape)
-        new._num_component = self._num_component
-        new._event_ndims = self._event_ndims
-        event_shape = new._component_distribution.event_shape
-        super(MixtureSameFamily, new).__init__(batch_shape=batch_shape, event_shape=event_shape,
-                                               validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        components = self._component_distribution.expand(batch_shape + (self._num_component,))
+        return self._expanded_copy(
+            MixtureSameFamily, _instance, batch_shape,
+            _mixture_distribution=self._mixture_distribution.expand(batch_shape),
+            _component_distribution=components, _num_component=self._num_component,
+            _event_ndims=self._event_ndims)
 
-    @property
-    def support(self):
-        return self._component_distribution.support
+    mixture_distribution = property(lambda self: self._mixture_distribution)
+    component_distribution = property(lambda self: self._component_distribution)
+    support = property(lambda self: self._component_distribution.support)
 
-    @property
-    def mixture_distribution(self):
-        return self._mixture_distribution
+    # The component axis sits just left of the event dims: -1 - event_ndims.
+    def _component_axis(self):
+        return -1 - self._event_ndims
 
-    @property
-    def component_distribution(self):
-        return self._component_distribution
+    def _weights(self):
+        """The mixture weights, shaped to broadcast against per-component quantities."""
+        probs = self._mixture_distribution.probs
+        return probs.reshape(probs.shape + (1,) * self._event_ndims)
+
+    def _per_component(self, x):
+        """``x`` (``... + batch + event``) with a size-1 component axis inserted."""
+        return x.unsqueeze(self._component_axis())
 
     @property
     def mean(self):
-        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        return ember.sum(probs * self.component_distribution.mean, dim=-1 - self._event_ndims)
+        means = self._component_distribution.mean
+        return (self._weights() * means).sum(self._component_axis())
 
     @property
     def variance(self):
-        probs = self._pad_mixture_dimensions(self.mixture_distribution.probs)
-        dim = -1 - self._event_ndims
-        mean_cond_var = ember.sum(probs * self.component_distribution.variance, dim=dim)
-        var_cond_mean = ember.sum(
-            probs * (self.component_distribution.mean - self._pad(self.mean)).pow(2.0), dim=dim)
-        return mean_cond_var + var_cond_mean
+        # total variance: mean of the variances plus variance of the means
+        comps, w, axis = self._component_distribution, self._weights(), self._component_axis()
+        spread = (comps.mean - self._per_component(self.mean)).pow(2)
+        return (w * comps.variance).sum(axis) + (w * spread).sum(axis)
 
     def cdf(self, x):
-        x = self._pad(x)
-        cdf_x = self.component_distribution.cdf(x)
-        mix_prob = self.mixture_distribution.probs
-        return ember.sum(cdf_x * mix_prob, dim=-1)
+        cdfs = self._component_distribution.cdf(self._per_component(x))
+        return (cdfs * self._mixture_distribution.probs).sum(-1)
+
+    def sample(self, sample_shape=ember.Size()):
+        """Pick a component per draw, draw from every component, keep the picked one."""
+        with ember.no_grad():
+            sample_shape = ember.Size(sample_shape)
+            picks = self._mixture_distribution.sample(sample_shape)          # S + mix batch
+            draws = self._component_distribution.sample(sample_shape)        # S + B + (K,) + E
+            axis = len(sample_shape) + len(self.batch_shape)
+            missing = len(self.batch_shape) - len(self._mixture_distribution.batch_shape)
+            picks = picks.reshape(sample_shape + (1,) * missing + picks.shape[len(sample_shape):])
+            index = picks.expand(sample_shape + self.batch_shape)
+            index = index.reshape(index.shape + (1,) * (1 + self._event_ndims))
+            index = index.expand(index.shape[:axis + 1] + self.event_shape)
+            return draws.gather(axis, index).squeeze(axis)
 
     def log_prob(self, x):
         if self._validate_args:
             self._validate_sample(x)
-        x = self._pad(x)
-        log_prob_x = self.component_distribution.log_prob(x)  # (S, B, k)
-        log_mix_prob = ember.log_softmax(self.mixture_distribution.logits, dim=-1)  # (B, k)
-        return ember.logsumexp(log_prob_x + log_mix_prob, dim=-1)
-
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
-            sample_len = len(sample_shape)
-            batch_len = len(self.batch_shape)
-            gather_dim = sample_len + batch_len
-            es = self.event_shape
-            mix_sample = self.mixture_distribution.sample(sample_shape)
-            mix_shape = mix_sample.shape
-            comp_samples = self.component_distribution.sample(sample_shape)  # (n, B, k, E)
-            mix_sample_r = mix_sample.reshape(mix_shape + ember.Size([1] * (len(es) + 1)))
-            mix_sample_r = mix_sample_r.repeat(ember.Size([1] * len(mix_shape)) + ember.Size([1]) + es)
-            samples = ember.gather(comp_samples, gather_dim, mix_sample_r)
-            return samples.squeeze(gather_dim)
-
-    def _pad(self, x):
-        return x.unsqueeze(-1 - self._event_ndims)
-
-    def _pad_mixture_dimensions(self, x):
-        dist_batch_ndims = len(self.batch_shape)
-        cat_batch_ndims = len(self.mixture_distribution.batch_shape)
-        pad_ndims = 0 if cat_batch_ndims == 1 else dist_batch_ndims - cat_batch_ndims
-        xs = x.shape
-        return x.reshape(xs[:-1] + ember.Size(pad_ndims * [1]) + xs[-1:] + ember.Size(self._event_ndims * [1]))
+        log_p = self._component_distribution.log_prob(self._per_component(x))
+        log_w = ember.log_softmax(self._mixture_distribution.logits, dim=-1)
+        return ember.logsumexp(log_p + log_w, dim=-1)
 
     def __repr__(self):
-        return (f"MixtureSameFamily(\n  {self.mixture_distribution},\n"
-                f"  {self.component_distribution})")
+        return (f"MixtureSameFamily(\n  {self._mixture_distribution},\n"
+                f"  {self._component_distribution})")

@@ -1,4 +1,6 @@
-"""TransformedDistribution: a base distribution pushed through a sequence of transforms."""
+"""TransformedDistribution: a base distribution pushed through a chain of transforms."""
+from __future__ import annotations
+
 import ember
 from . import constraints
 from .distribution import Distribution
@@ -9,118 +11,110 @@ from .utils import _sum_rightmost
 __all__ = ["TransformedDistribution"]
 
 
+def _transform_list(transforms):
+    """``transforms`` as a list (one Transform, or a list of them)."""
+    if isinstance(transforms, Transform):
+        return [transforms]
+    if not isinstance(transforms, list):
+        raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+    if any(not isinstance(t, Transform) for t in transforms):
+        raise ValueError("transforms must be a Transform or a list of Transforms")
+    return transforms
+
+
 class TransformedDistribution(Distribution):
-    """``X ~ base_distribution``, ``Y = f_n(...f_1(X))``; ``log_prob`` uses the change of
-    variables ``log p(y) = log p(x) - sum log|df_i/dx|``."""
+    """``Y = f_n(... f_1(X))`` with ``X ~ base_distribution``. By the change of variables,
+    ``log p(y) = log p_X(x) - sum_i log|det J_{f_i}|`` along the chain ``x -> y``."""
     arg_constraints = {}
 
     def __init__(self, base_distribution, transforms, validate_args=None):
-        if isinstance(transforms, Transform):
-            self.transforms = [transforms]
-        elif isinstance(transforms, list):
-            if not all(isinstance(t, Transform) for t in transforms):
-                raise ValueError("transforms must be a Transform or a list of Transforms")
-            self.transforms = transforms
-        else:
-            raise ValueError(f"transforms must be a Transform or list, but was {transforms}")
+        self.transforms = _transform_list(transforms)
+        chain = ComposeTransform(self.transforms)
 
         base_shape = base_distribution.batch_shape + base_distribution.event_shape
         base_event_dim = len(base_distribution.event_shape)
-        transform = ComposeTransform(self.transforms)
-        if len(base_shape) < transform.domain.event_dim:
+        if len(base_shape) < chain.domain.event_dim:
             raise ValueError(f"base_distribution needs to have shape with size at least "
-                             f"{transform.domain.event_dim}, but got {base_shape}.")
-        forward_shape = transform.forward_shape(base_shape)
-        expanded_base_shape = transform.inverse_shape(forward_shape)
-        if base_shape != expanded_base_shape:
-            base_batch_shape = expanded_base_shape[:len(expanded_base_shape) - base_event_dim]
-            base_distribution = base_distribution.expand(base_batch_shape)
-        reinterpreted_batch_ndims = transform.domain.event_dim - base_event_dim
-        if reinterpreted_batch_ndims > 0:
-            base_distribution = Independent(base_distribution, reinterpreted_batch_ndims)
+                             f"{chain.domain.event_dim}, but got {base_shape}.")
+        # parameters of the transforms may broadcast the base's batch shape up
+        shape = chain.forward_shape(base_shape)
+        needed_base_shape = chain.inverse_shape(shape)
+        if needed_base_shape != base_shape:
+            cut = len(needed_base_shape) - base_event_dim
+            base_distribution = base_distribution.expand(needed_base_shape[:cut])
+        # the chain reads more dims per element than the base's event: reinterpret batch dims
+        if chain.domain.event_dim > base_event_dim:
+            base_distribution = Independent(base_distribution,
+                                            chain.domain.event_dim - base_event_dim)
         self.base_dist = base_distribution
 
-        transform_change_in_event_dim = transform.codomain.event_dim - transform.domain.event_dim
-        event_dim = max(transform.codomain.event_dim, base_event_dim + transform_change_in_event_dim)
-        cut = len(forward_shape) - event_dim
-        batch_shape = forward_shape[:cut]
-        event_shape = forward_shape[cut:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
+        growth = chain.codomain.event_dim - chain.domain.event_dim
+        event_dim = max(chain.codomain.event_dim, base_event_dim + growth)
+        cut = len(shape) - event_dim
+        super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
     def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(TransformedDistribution, _instance)
         batch_shape = ember.Size(batch_shape)
-        shape = batch_shape + self.event_shape
-        for t in reversed(self.transforms):
-            shape = t.inverse_shape(shape)
-        base_batch_shape = shape[:len(shape) - len(self.base_dist.event_shape)]
-        new.base_dist = self.base_dist.expand(base_batch_shape)
-        new.transforms = self.transforms
-        super(TransformedDistribution, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+        base_shape = ComposeTransform(self.transforms).inverse_shape(batch_shape + self.event_shape)
+        cut = len(base_shape) - len(self.base_dist.event_shape)
+        return self._expanded_copy(TransformedDistribution, _instance, batch_shape,
+                                   base_dist=self.base_dist.expand(base_shape[:cut]),
+                                   transforms=self.transforms)
 
     @constraints.dependent_property(is_discrete=False)
     def support(self):
-        if not self.transforms:
-            return self.base_dist.support
-        support = self.transforms[-1].codomain
-        if len(self.event_shape) > support.event_dim:
-            support = constraints.independent(support, len(self.event_shape) - support.event_dim)
-        return support
+        """The last transform's codomain, with all of ``event_shape`` in each element."""
+        if self.transforms:
+            codomain = self.transforms[-1].codomain
+            missing = len(self.event_shape) - codomain.event_dim
+            return constraints.independent(codomain, missing) if missing > 0 else codomain
+        return self.base_dist.support
 
     @property
     def has_rsample(self):
         return self.base_dist.has_rsample
 
-    def sample(self, sample_shape=ember.Size()):
-        with ember.no_grad():
-            x = self.base_dist.sample(sample_shape)
-            for transform in self.transforms:
-                x = transform(x)
-            return x
+    def _push(self, x):
+        for t in self.transforms:
+            x = t(x)
+        return x
 
     def rsample(self, sample_shape=ember.Size()):
-        x = self.base_dist.rsample(sample_shape)
-        for transform in self.transforms:
-            x = transform(x)
-        return x
+        return self._push(self.base_dist.rsample(sample_shape))
+
+    def sample(self, sample_shape=ember.Size()):
+        with ember.no_grad():
+            return self._push(self.base_dist.sample(sample_shape))
 
     def log_prob(self, value):
         if self._validate_args:
             self._validate_sample(value)
-        event_dim = len(self.event_shape)
-        log_prob = 0.0
-        y = value
-        for transform in reversed(self.transforms):
-            x = transform.inv(y)
-            event_dim += transform.domain.event_dim - transform.codomain.event_dim
-            log_prob = log_prob - _sum_rightmost(transform.log_abs_det_jacobian(x, y),
-                                                 event_dim - transform.domain.event_dim)
+        # walk back from y; event_dim counts the dims of one element at the current point
+        event_dim, total, y = len(self.event_shape), 0.0, value
+        for t in self.transforms[::-1]:
+            x = t.inv(y)
+            event_dim += t.domain.event_dim - t.codomain.event_dim
+            total = total - _sum_rightmost(t.log_abs_det_jacobian(x, y),
+                                           event_dim - t.domain.event_dim)
             y = x
-        log_prob = log_prob + _sum_rightmost(self.base_dist.log_prob(y),
-                                             event_dim - len(self.base_dist.event_shape))
-        return log_prob
+        base_term = self.base_dist.log_prob(y)
+        return total + _sum_rightmost(base_term, event_dim - len(self.base_dist.event_shape))
 
     def _monotonize_cdf(self, value):
+        """``value`` for an increasing chain, ``1 - value`` for a decreasing one."""
         sign = 1
-        for transform in self.transforms:
-            sign = sign * transform.sign
+        for t in self.transforms:
+            sign = sign * t.sign
         if isinstance(sign, int) and sign == 1:
             return value
-        return sign * (value - 0.5) + 0.5
+        return 0.5 + sign * (value - 0.5)
 
     def cdf(self, value):
-        for transform in self.transforms[::-1]:
-            value = transform.inv(value)
+        for t in self.transforms[::-1]:
+            value = t.inv(value)
         if self._validate_args:
             self.base_dist._validate_sample(value)
-        value = self.base_dist.cdf(value)
-        return self._monotonize_cdf(value)
+        return self._monotonize_cdf(self.base_dist.cdf(value))
 
     def icdf(self, value):
-        value = self._monotonize_cdf(value)
-        value = self.base_dist.icdf(value)
-        for transform in self.transforms:
-            value = transform(value)
-        return value
+        return self._push(self.base_dist.icdf(self._monotonize_cdf(value)))
