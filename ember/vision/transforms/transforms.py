@@ -15,14 +15,6 @@ from ember import nn
 from . import functional as F
 from .functional import InterpolationMode, _setup_size
 
-__all__ = ["Compose", "ToTensor", "PILToTensor", "ConvertImageDtype", "ToPILImage", "Normalize",
-           "Resize", "CenterCrop", "Pad", "Lambda", "RandomApply", "RandomChoice", "RandomOrder",
-           "RandomCrop", "RandomHorizontalFlip", "RandomVerticalFlip", "RandomResizedCrop",
-           "FiveCrop", "TenCrop", "ColorJitter", "RandomRotation", "RandomAffine", "Grayscale",
-           "RandomGrayscale", "GaussianBlur", "RandomErasing", "InterpolationMode",
-           "RandomInvert", "RandomSolarize", "RandomAdjustSharpness", "RandomPerspective",
-           "RandomPosterize", "RandomAutocontrast", "RandomEqualize", "RandomTransforms"]
-
 
 # --------------------------------------------------------------------------- random draws
 def _uniform(lo, hi):
@@ -49,22 +41,24 @@ def _box_sides(area, scale, ratio):
 
 
 # --------------------------------------------------------------------------- argument checks
-def _symmetric_range(value, name, sizes=(2,)):
-    """A number ``x`` becomes ``[-x, x]``; a sequence must have one of ``sizes`` lengths."""
-    if isinstance(value, numbers.Number):
-        if value < 0:
-            raise ValueError(f"If {name} is a single number, it must be positive.")
-        return [-float(value), float(value)]
-    _check_length(value, name, sizes)
-    return [float(v) for v in value]
+def _require(ok, error, message):
+    if not ok:
+        raise error(message)
 
 
 def _check_length(value, name, sizes=(2,)):
-    wanted = " or ".join(str(n) for n in sizes)
-    if not isinstance(value, Sequence):
-        raise TypeError(f"{name} should be a sequence of length {wanted}.")
-    if len(value) not in sizes:
-        raise ValueError(f"{name} should be a sequence of length {wanted}.")
+    message = f"{name} should be a sequence of length {' or '.join(map(str, sizes))}."
+    _require(isinstance(value, Sequence), TypeError, message)
+    _require(len(value) in sizes, ValueError, message)
+
+
+def _symmetric_range(value, name, sizes=(2,)):
+    """A number ``x`` becomes ``[-x, x]``; a sequence must have one of ``sizes`` lengths."""
+    if isinstance(value, numbers.Number):
+        _require(value >= 0, ValueError, f"If {name} is a single number, it must be positive.")
+        return [-float(value), float(value)]
+    _check_length(value, name, sizes)
+    return [float(v) for v in value]
 
 
 def _fill_for(img, fill):
@@ -87,29 +81,40 @@ class _Shown:
     _shown = ()
 
     def extra_repr(self):
-        return ", ".join(f"{name}={getattr(self, name)}" for name in self._shown)
+        values = ((name, getattr(self, name)) for name in self._shown)
+        return ", ".join(f"{name}={getattr(v, 'value', v)}" for name, v in values)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.extra_repr()})"
 
 
-class _Module(_Shown, nn.Module):
+class _Op(_Shown, nn.Module):
+    """A module whose ``forward(img)`` is ``_fn(img, *attributes named in _args)``."""
     __repr__ = nn.Module.__repr__
+    _fn, _args = None, ()
+
+    def _keep(self, **attrs):
+        """Module set-up, then the constructor's arguments kept as attributes."""
+        nn.Module.__init__(self)
+        for name, value in attrs.items():
+            setattr(self, name, value)
+
+    def forward(self, img):
+        return type(self)._fn(img, *(getattr(self, name) for name in self._args))
 
 
-class _Coin(_Module):
-    """Applies ``_op`` with probability ``p`` (one ``rand`` draw per call)."""
+class _Coin(_Op):
+    """Applies ``_fn`` with probability ``p`` (one ``rand`` draw per call)."""
     _shown = ("p",)
 
     def __init__(self, p=0.5):
-        super().__init__()
-        self.p = p
+        self._keep(p=p)
 
     def forward(self, img):
-        return self._op(img) if _coin() < self.p else img
+        return super().forward(img) if _coin() < self.p else img
 
 
-# --------------------------------------------------------------------------- plain wrappers
+# --------------------------------------------------------------------------- deterministic
 class Compose:
     def __init__(self, transforms):
         self.transforms = transforms
@@ -146,140 +151,118 @@ class ToPILImage(_Shown):
 
 class Lambda(_Shown):
     def __init__(self, lambd):
-        if not callable(lambd):
-            raise TypeError(f"Argument lambd should be callable, got {type(lambd).__name__!r}")
+        _require(callable(lambd), TypeError,
+                 f"Argument lambd should be callable, got {type(lambd).__name__!r}")
         self.lambd = lambd
 
     def __call__(self, img):
         return self.lambd(img)
 
 
-class ConvertImageDtype(_Module):
+class ConvertImageDtype(_Op):
+    _fn, _args = F.convert_image_dtype, ("dtype",)
+
     def __init__(self, dtype):
-        super().__init__()
-        self.dtype = dtype
-
-    def forward(self, image):
-        return F.convert_image_dtype(image, self.dtype)
+        self._keep(dtype=dtype)
 
 
-class Normalize(_Module):
-    _shown = ("mean", "std")
+class Normalize(_Op):
+    _fn, _args, _shown = F.normalize, ("mean", "std", "inplace"), ("mean", "std")
 
     def __init__(self, mean, std, inplace=False):
-        super().__init__()
-        self.mean, self.std, self.inplace = mean, std, inplace
-
-    def forward(self, tensor):
-        return F.normalize(tensor, self.mean, self.std, self.inplace)
+        self._keep(mean=mean, std=std, inplace=inplace)
 
 
-class Resize(_Module):
-    _shown = ("size", "interpolation", "max_size", "antialias")
+class Resize(_Op):
+    _fn = F.resize
+    _args = _shown = ("size", "interpolation", "max_size", "antialias")
 
     def __init__(self, size, interpolation=InterpolationMode.BILINEAR, max_size=None,
                  antialias=True):
-        super().__init__()
-        if size is not None and not isinstance(size, (int, Sequence)):
-            raise TypeError(f"Size should be int or sequence. Got {type(size)}")
-        if isinstance(size, Sequence) and not 1 <= len(size) <= 2:
-            raise ValueError("If size is a sequence, it should have 1 or 2 values")
-        self.size, self.max_size, self.antialias = size, max_size, antialias
-        self.interpolation = F._as_mode(interpolation)
-
-    def forward(self, img):
-        return F.resize(img, self.size, self.interpolation, self.max_size, self.antialias)
+        _require(size is None or isinstance(size, (int, Sequence)), TypeError,
+                 f"Size should be int or sequence. Got {type(size)}")
+        _require(not isinstance(size, Sequence) or len(size) in (1, 2), ValueError,
+                 "If size is a sequence, it should have 1 or 2 values")
+        self._keep(size=size, interpolation=F._as_mode(interpolation), max_size=max_size,
+                   antialias=antialias)
 
 
-class CenterCrop(_Module):
-    _shown = ("size",)
+class CenterCrop(_Op):
+    _fn, _args = F.center_crop, ("size",)
+    _shown = _args
 
     def __init__(self, size):
-        super().__init__()
-        self.size = _setup_size(size)
-
-    def forward(self, img):
-        return F.center_crop(img, self.size)
+        self._keep(size=_setup_size(size))
 
 
 class FiveCrop(CenterCrop):
-    def forward(self, img):
-        return F.five_crop(img, self.size)
+    _fn = F.five_crop
 
 
-class TenCrop(CenterCrop):
-    _shown = ("size", "vertical_flip")
+class TenCrop(_Op):
+    _fn, _args = F.ten_crop, ("size", "vertical_flip")
+    _shown = _args
 
     def __init__(self, size, vertical_flip=False):
-        super().__init__(size)
-        self.vertical_flip = vertical_flip
-
-    def forward(self, img):
-        return F.ten_crop(img, self.size, self.vertical_flip)
+        self._keep(size=_setup_size(size), vertical_flip=vertical_flip)
 
 
-class Pad(_Module):
-    _shown = ("padding", "fill", "padding_mode")
+class Pad(_Op):
+    _fn, _args = F.pad, ("padding", "fill", "padding_mode")
+    _shown = _args
 
     def __init__(self, padding, fill=0, padding_mode="constant"):
-        super().__init__()
         F._check_pad_args(padding, fill, padding_mode)
-        self.padding, self.fill, self.padding_mode = padding, fill, padding_mode
-
-    def forward(self, img):
-        return F.pad(img, self.padding, self.fill, self.padding_mode)
+        self._keep(padding=padding, fill=fill, padding_mode=padding_mode)
 
 
-class Grayscale(_Module):
-    _shown = ("num_output_channels",)
+class Grayscale(_Op):
+    _fn, _args = F.rgb_to_grayscale, ("num_output_channels",)
+    _shown = _args
 
     def __init__(self, num_output_channels=1):
-        super().__init__()
-        self.num_output_channels = num_output_channels
-
-    def forward(self, img):
-        return F.rgb_to_grayscale(img, self.num_output_channels)
+        self._keep(num_output_channels=num_output_channels)
 
 
 # --------------------------------------------------------------------------- choosing transforms
 class RandomTransforms:
+    """Base of the transforms that pick among ``transforms`` with Python's ``random``."""
+
     def __init__(self, transforms):
-        if not isinstance(transforms, Sequence):
-            raise TypeError("Argument transforms should be a sequence")
+        _require(isinstance(transforms, Sequence), TypeError,
+                 "Argument transforms should be a sequence")
         self.transforms = transforms
 
     def __call__(self, *args, **kwargs):
         raise NotImplementedError()
 
-    def __repr__(self):
-        return Compose.__repr__(self)
+    __repr__ = Compose.__repr__
 
 
 class RandomOrder(RandomTransforms):
     def __call__(self, img):
-        order = list(range(len(self.transforms)))
-        random.shuffle(order)
-        return Compose([self.transforms[k] for k in order])(img)
+        shuffled = list(self.transforms)
+        random.shuffle(shuffled)
+        return Compose(shuffled)(img)
 
 
 class RandomChoice(RandomTransforms):
     def __init__(self, transforms, p=None):
+        _require(p is None or isinstance(p, Sequence), TypeError, "Argument p should be a sequence")
         super().__init__(transforms)
-        if p is not None and not isinstance(p, Sequence):
-            raise TypeError("Argument p should be a sequence")
         self.p = p
 
     def __call__(self, *args):
-        return random.choices(self.transforms, weights=self.p)[0](*args)
+        chosen, = random.choices(self.transforms, self.p)
+        return chosen(*args)
 
 
-class RandomApply(_Module):
+class RandomApply(_Op):
     """All of ``transforms`` with probability ``p`` (applied unless ``p < rand()``)."""
     _shown = ("p",)
 
     def __init__(self, transforms, p=0.5):
-        super().__init__()
-        self.transforms, self.p = transforms, p
+        self._keep(transforms=transforms, p=p)
 
     def forward(self, img):
         return img if self.p < _coin() else Compose(self.transforms)(img)
@@ -287,91 +270,73 @@ class RandomApply(_Module):
 
 # --------------------------------------------------------------------------- coin-flip transforms
 class RandomHorizontalFlip(_Coin):
-    def _op(self, img):
-        return F.hflip(img)
+    _fn = F.hflip
 
 
 class RandomVerticalFlip(_Coin):
-    def _op(self, img):
-        return F.vflip(img)
+    _fn = F.vflip
 
 
 class RandomInvert(_Coin):
-    def _op(self, img):
-        return F.invert(img)
+    _fn = F.invert
 
 
 class RandomAutocontrast(_Coin):
-    def _op(self, img):
-        return F.autocontrast(img)
+    _fn = F.autocontrast
 
 
 class RandomEqualize(_Coin):
-    def _op(self, img):
-        return F.equalize(img)
+    _fn = F.equalize
 
 
 class RandomSolarize(_Coin):
-    _shown = ("threshold", "p")
+    _fn, _args, _shown = F.solarize, ("threshold",), ("threshold", "p")
 
     def __init__(self, threshold, p=0.5):
-        super().__init__(p)
-        self.threshold = threshold
-
-    def _op(self, img):
-        return F.solarize(img, self.threshold)
+        self._keep(threshold=threshold, p=p)
 
 
 class RandomAdjustSharpness(_Coin):
-    _shown = ("sharpness_factor", "p")
+    _fn, _args, _shown = F.adjust_sharpness, ("sharpness_factor",), ("sharpness_factor", "p")
 
     def __init__(self, sharpness_factor, p=0.5):
-        super().__init__(p)
-        self.sharpness_factor = sharpness_factor
-
-    def _op(self, img):
-        return F.adjust_sharpness(img, self.sharpness_factor)
+        self._keep(sharpness_factor=sharpness_factor, p=p)
 
 
 class RandomPosterize(_Coin):
-    _shown = ("bits", "p")
+    _fn, _args, _shown = F.posterize, ("bits",), ("bits", "p")
 
     def __init__(self, bits, p=0.5):
-        super().__init__(p)
-        self.bits = bits
-
-    def _op(self, img):
-        return F.posterize(img, self.bits)
+        self._keep(bits=bits, p=p)
 
 
 class RandomGrayscale(_Coin):
     def __init__(self, p=0.1):
-        super().__init__(p)
+        self._keep(p=p)
 
-    def _op(self, img):
+    @staticmethod
+    def _fn(img):
         return F.rgb_to_grayscale(img, F.get_dimensions(img)[0])
 
 
 # --------------------------------------------------------------------------- crops
-class RandomCrop(_Module):
+class RandomCrop(_Op):
     _shown = ("size", "padding")
 
     @staticmethod
     def get_params(img, output_size):
         _, height, width = F.get_dimensions(img)
         out_h, out_w = output_size
-        if height < out_h or width < out_w:
-            raise ValueError(f"Required crop size {(out_h, out_w)} is larger than input image "
-                             f"size {(height, width)}")
+        _require(height >= out_h and width >= out_w, ValueError,
+                 f"Required crop size {(out_h, out_w)} is larger than input image size "
+                 f"{(height, width)}")
         if (height, width) == (out_h, out_w):
             return 0, 0, height, width
         return _randint(0, height - out_h + 1), _randint(0, width - out_w + 1), out_h, out_w
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
-        super().__init__()
-        self.size = tuple(_setup_size(size))
-        self.padding, self.pad_if_needed = padding, pad_if_needed
-        self.fill, self.padding_mode = fill, padding_mode
+        self._keep(size=tuple(_setup_size(size)), padding=padding, pad_if_needed=pad_if_needed,
+                   fill=fill, padding_mode=padding_mode)
 
     def _pad(self, img, padding):
         return F.pad(img, padding, self.fill, self.padding_mode)
@@ -389,20 +354,16 @@ class RandomCrop(_Module):
         return F.crop(img, *self.get_params(img, self.size))
 
 
-class RandomResizedCrop(_Module):
+class RandomResizedCrop(_Op):
     _shown = ("size", "scale", "ratio", "interpolation", "antialias")
 
     def __init__(self, size, scale=(0.08, 1.0), ratio=(3.0 / 4.0, 4.0 / 3.0),
                  interpolation=InterpolationMode.BILINEAR, antialias=True):
-        super().__init__()
-        self.size = _setup_size(size)
-        if not isinstance(scale, Sequence):
-            raise TypeError("Scale should be a sequence")
-        if not isinstance(ratio, Sequence):
-            raise TypeError("Ratio should be a sequence")
+        for value, name in ((scale, "Scale"), (ratio, "Ratio")):
+            _require(isinstance(value, Sequence), TypeError, f"{name} should be a sequence")
         _warn_if_reversed(scale, ratio)
-        self.interpolation = F._as_mode(interpolation)
-        self.antialias, self.scale, self.ratio = antialias, scale, ratio
+        self._keep(size=_setup_size(size), scale=scale, ratio=ratio,
+                   interpolation=F._as_mode(interpolation), antialias=antialias)
 
     @staticmethod
     def get_params(img, scale, ratio):
@@ -428,8 +389,7 @@ class RandomResizedCrop(_Module):
 def _jitter_range(value, name, center=1.0, bound=(0, float("inf")), clip_at_zero=True):
     """A factor range for ColorJitter: ``x`` means ``center -/+ x``; None when it is a no-op."""
     if isinstance(value, numbers.Number):
-        if value < 0:
-            raise ValueError(f"If {name} is a single number, it must be non negative.")
+        _require(value >= 0, ValueError, f"If {name} is a single number, it must be non negative.")
         lo, hi = center - float(value), center + float(value)
         if clip_at_zero:
             lo = max(lo, 0.0)
@@ -437,23 +397,22 @@ def _jitter_range(value, name, center=1.0, bound=(0, float("inf")), clip_at_zero
         lo, hi = float(value[0]), float(value[1])
     else:
         raise TypeError(f"{name} should be a single number or a list/tuple with length 2.")
-    if not bound[0] <= lo <= hi <= bound[1]:
-        raise ValueError(f"{name} values should be between {bound}, but got {[lo, hi]}.")
+    _require(bound[0] <= lo <= hi <= bound[1], ValueError,
+             f"{name} values should be between {bound}, but got {[lo, hi]}.")
     return None if lo == hi == center else (lo, hi)
 
 
 _JITTER_OPS = (F.adjust_brightness, F.adjust_contrast, F.adjust_saturation, F.adjust_hue)
 
 
-class ColorJitter(_Module):
+class ColorJitter(_Op):
     _shown = ("brightness", "contrast", "saturation", "hue")
 
     def __init__(self, brightness=0, contrast=0, saturation=0, hue=0):
-        super().__init__()
-        self.brightness = _jitter_range(brightness, "brightness")
-        self.contrast = _jitter_range(contrast, "contrast")
-        self.saturation = _jitter_range(saturation, "saturation")
-        self.hue = _jitter_range(hue, "hue", 0, (-0.5, 0.5), clip_at_zero=False)
+        self._keep(brightness=_jitter_range(brightness, "brightness"),
+                   contrast=_jitter_range(contrast, "contrast"),
+                   saturation=_jitter_range(saturation, "saturation"),
+                   hue=_jitter_range(hue, "hue", 0, (-0.5, 0.5), clip_at_zero=False))
 
     @staticmethod
     def get_params(brightness, contrast, saturation, hue):
@@ -472,18 +431,15 @@ class ColorJitter(_Module):
 
 
 # --------------------------------------------------------------------------- geometry
-class RandomRotation(_Module):
+class RandomRotation(_Op):
     _shown = ("degrees", "interpolation", "expand", "fill")
 
     def __init__(self, degrees, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
                  fill=0):
-        super().__init__()
-        self.interpolation = F._as_mode(interpolation)
-        self.degrees = _symmetric_range(degrees, "degrees")
         if center is not None:
             _check_length(center, "center")
-        self.center, self.expand = center, expand
-        self.fill = 0 if fill is None else fill
+        self._keep(degrees=_symmetric_range(degrees, "degrees"), center=center, expand=expand,
+                   interpolation=F._as_mode(interpolation), fill=0 if fill is None else fill)
 
     @staticmethod
     def get_params(degrees):
@@ -495,28 +451,26 @@ class RandomRotation(_Module):
                         self.center, fill)
 
 
-class RandomAffine(_Module):
+class RandomAffine(_Op):
     _shown = ("degrees",)
 
     def __init__(self, degrees, translate=None, scale=None, shear=None,
                  interpolation=InterpolationMode.NEAREST, fill=0, center=None):
-        super().__init__()
-        self.interpolation = F._as_mode(interpolation)
-        self.degrees = _symmetric_range(degrees, "degrees")
+        degrees = _symmetric_range(degrees, "degrees")
         if translate is not None:
             _check_length(translate, "translate")
-            if any(not 0.0 <= t <= 1.0 for t in translate):
-                raise ValueError("translation values should be between 0 and 1")
+            _require(all(0.0 <= t <= 1.0 for t in translate), ValueError,
+                     "translation values should be between 0 and 1")
         if scale is not None:
             _check_length(scale, "scale")
-            if any(s <= 0 for s in scale):
-                raise ValueError("scale values should be positive")
+            _require(all(s > 0 for s in scale), ValueError, "scale values should be positive")
         if shear is not None:
             shear = _symmetric_range(shear, "shear", sizes=(2, 4))
         if center is not None:
             _check_length(center, "center")
-        self.translate, self.scale, self.shear, self.center = translate, scale, shear, center
-        self.fill = 0 if fill is None else fill
+        self._keep(degrees=degrees, translate=translate, scale=scale, shear=shear,
+                   interpolation=F._as_mode(interpolation), fill=0 if fill is None else fill,
+                   center=center)
 
     @staticmethod
     def get_params(degrees, translate, scale_ranges, shears, img_size):
@@ -535,22 +489,19 @@ class RandomAffine(_Module):
 
     def forward(self, img):
         fill = _fill_for(img, self.fill)
-        size = F.get_image_size(img)
-        angle, shift, scale, shear = self.get_params(self.degrees, self.translate, self.scale,
-                                                     self.shear, size)
-        return F.affine(img, angle, shift, scale, shear, interpolation=self.interpolation,
-                        fill=fill, center=self.center)
+        drawn = self.get_params(self.degrees, self.translate, self.scale, self.shear,
+                                F.get_image_size(img))
+        return F.affine(img, *drawn, interpolation=self.interpolation, fill=fill,
+                        center=self.center)
 
 
-class RandomPerspective(_Module):
+class RandomPerspective(_Op):
     _shown = ("p",)
 
     def __init__(self, distortion_scale=0.5, p=0.5, interpolation=InterpolationMode.BILINEAR,
                  fill=0):
-        super().__init__()
-        self.p, self.distortion_scale = p, distortion_scale
-        self.interpolation = F._as_mode(interpolation)
-        self.fill = 0 if fill is None else fill
+        self._keep(p=p, distortion_scale=distortion_scale, fill=0 if fill is None else fill,
+                   interpolation=F._as_mode(interpolation))
 
     @staticmethod
     def get_params(width, height, distortion_scale):
@@ -562,37 +513,34 @@ class RandomPerspective(_Module):
         def move(edge, reach):
             return _randint(0, reach + 1) if edge == 0 else _randint(edge - reach, edge + 1)
 
-        corners = [[0, 0], [width - 1, 0], [width - 1, height - 1], [0, height - 1]]
-        moved = [[move(x, reach_x), move(y, reach_y)] for x, y in corners]
-        return corners, moved
+        right, bottom = width - 1, height - 1
+        corners = [[0, 0], [right, 0], [right, bottom], [0, bottom]]
+        return corners, [[move(x, reach_x), move(y, reach_y)] for x, y in corners]
 
     def forward(self, img):
         fill = _fill_for(img, self.fill)
         if _coin() >= self.p:
             return img
-        width, height = F.get_image_size(img)
-        corners, moved = self.get_params(width, height, self.distortion_scale)
+        corners, moved = self.get_params(*F.get_image_size(img), self.distortion_scale)
         return F.perspective(img, corners, moved, self.interpolation, fill)
 
 
 # --------------------------------------------------------------------------- blur / erase
-class GaussianBlur(_Module):
+class GaussianBlur(_Op):
     _shown = ("kernel_size", "sigma")
 
     def __init__(self, kernel_size, sigma=(0.1, 2.0)):
-        super().__init__()
-        self.kernel_size = _setup_size(kernel_size, "Kernel size should be a tuple/list of two integers")
-        if any(k <= 0 or k % 2 == 0 for k in self.kernel_size):
-            raise ValueError("Kernel size value should be an odd and positive number.")
+        sizes = _setup_size(kernel_size, "Kernel size should be a tuple/list of two integers")
+        _require(all(k > 0 and k % 2 == 1 for k in sizes), ValueError,
+                 "Kernel size value should be an odd and positive number.")
         if isinstance(sigma, numbers.Number):
-            if sigma <= 0:
-                raise ValueError("If sigma is a single number, it must be positive.")
+            _require(sigma > 0, ValueError, "If sigma is a single number, it must be positive.")
             sigma = (sigma, sigma)
-        elif not (isinstance(sigma, Sequence) and len(sigma) == 2):
-            raise ValueError("sigma should be a single number or a list/tuple with length 2.")
-        elif not 0.0 < sigma[0] <= sigma[1]:
-            raise ValueError("sigma values should be positive and of the form (min, max).")
-        self.sigma = sigma
+        _require(isinstance(sigma, Sequence) and len(sigma) == 2, ValueError,
+                 "sigma should be a single number or a list/tuple with length 2.")
+        _require(0.0 < sigma[0] <= sigma[1], ValueError,
+                 "sigma values should be positive and of the form (min, max).")
+        self._keep(kernel_size=sizes, sigma=sigma)
 
     @staticmethod
     def get_params(sigma_min, sigma_max):
@@ -603,21 +551,18 @@ class GaussianBlur(_Module):
         return F.gaussian_blur(img, self.kernel_size, [sigma, sigma])
 
 
-class RandomErasing(_Module):
+class RandomErasing(_Op):
     _shown = ("p", "scale", "ratio", "value", "inplace")
 
     def __init__(self, p=0.5, scale=(0.02, 0.33), ratio=(0.3, 3.3), value=0, inplace=False):
-        super().__init__()
-        if not isinstance(value, (numbers.Number, str, tuple, list)):
-            raise TypeError("Argument value should be either a number or str or a sequence")
-        if isinstance(value, str) and value != "random":
-            raise ValueError("If value is str, it should be 'random'")
+        _require(isinstance(value, (numbers.Number, str, tuple, list)), TypeError,
+                 "Argument value should be either a number or str or a sequence")
+        _require(value == "random" or not isinstance(value, str), ValueError,
+                 "If value is str, it should be 'random'")
         _warn_if_reversed(scale, ratio)
-        if scale[0] < 0 or scale[1] > 1:
-            raise ValueError("Scale should be between 0 and 1")
-        if not 0 <= p <= 1:
-            raise ValueError("Random erasing probability should be between 0 and 1")
-        self.p, self.scale, self.ratio, self.value, self.inplace = p, scale, ratio, value, inplace
+        _require(0 <= scale[0] and scale[1] <= 1, ValueError, "Scale should be between 0 and 1")
+        _require(0 <= p <= 1, ValueError, "Random erasing probability should be between 0 and 1")
+        self._keep(p=p, scale=scale, ratio=ratio, value=value, inplace=inplace)
 
     @staticmethod
     def get_params(img, scale, ratio, value=None):
@@ -635,14 +580,18 @@ class RandomErasing(_Module):
     def forward(self, img):
         if _coin() >= self.p:
             return img
-        value = self.value
-        if isinstance(value, str):
-            value = None
-        else:
-            value = [float(v) for v in (value if isinstance(value, (tuple, list)) else [value])]
+        value = None
+        if not isinstance(self.value, str):
+            given = self.value if isinstance(self.value, (tuple, list)) else [self.value]
+            value = [float(v) for v in given]
             channels = img.shape[-3]
-            if len(value) not in (1, channels):
-                raise ValueError("If value is a sequence, it should have either a single value "
-                                 f"or {channels} (number of input channels)")
-        box = self.get_params(img, scale=self.scale, ratio=self.ratio, value=value)
-        return F.erase(img, *box, self.inplace)
+            _require(len(value) in (1, channels), ValueError,
+                     "If value is a sequence, it should have either a single value or "
+                     f"{channels} (number of input channels)")
+        top, left, h, w, patch = self.get_params(img, self.scale, self.ratio, value)
+        return F.erase(img, top, left, h, w, patch, self.inplace)
+
+
+__all__ = [name for name, obj in list(globals().items())
+           if isinstance(obj, type) and obj.__module__ == __name__ and not name.startswith("_")]
+__all__.append("InterpolationMode")
