@@ -16,14 +16,11 @@ from ember.nn import functional as _F
 from .._pil import pil as _pil, pil_module as _pil_module, is_pil_image as _is_pil_image
 
 
-class InterpolationMode(Enum):
-    NEAREST = "nearest"
-    NEAREST_EXACT = "nearest-exact"
-    BILINEAR = "bilinear"
-    BICUBIC = "bicubic"
-    BOX = "box"
-    HAMMING = "hamming"
-    LANCZOS = "lanczos"
+# members named after their values: NEAREST = "nearest", NEAREST_EXACT = "nearest-exact", ...
+InterpolationMode = Enum("InterpolationMode", [
+    (value.upper().replace("-", "_"), value)
+    for value in ("nearest", "nearest-exact", "bilinear", "bicubic", "box", "hamming", "lanczos")
+], module=__name__)
 
 
 # Pillow's resampling filter codes
@@ -53,6 +50,11 @@ def _as_mode(interpolation):
 
 def _is_tensor(x):
     return isinstance(x, ember.Tensor)
+
+
+def _require(ok, error, message):
+    if not ok:
+        raise error(message)
 
 
 def _route(img, on_pil, on_tensor):
@@ -326,13 +328,10 @@ def crop(img, top, left, height, width):
 
 def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."):
     """(h, w) from a number or a 1- or 2-element sequence."""
-    if isinstance(size, numbers.Number):
-        return int(size), int(size)
-    if isinstance(size, Sequence) and len(size) == 1:
-        size = (size[0], size[0])
-    if len(size) != 2:
-        raise ValueError(error_msg)
-    return size
+    sides = (int(size),) if isinstance(size, numbers.Number) else tuple(size)
+    sides = sides * 2 if len(sides) == 1 else sides
+    _require(len(sides) == 2, ValueError, error_msg)
+    return sides
 
 
 def center_crop(img, output_size):
@@ -377,15 +376,16 @@ def ten_crop(img, size, vertical_flip=False):
 
 # --------------------------------------------------------------------------- pad
 def _check_pad_args(padding, fill, padding_mode):
-    if not isinstance(padding, (numbers.Number, tuple, list)):
-        raise TypeError("Got inappropriate padding arg")
-    if fill is not None and not isinstance(fill, (numbers.Number, str, tuple, list)):
-        raise TypeError("Got inappropriate fill arg")
-    if padding_mode not in ("constant", "edge", "reflect", "symmetric"):
-        raise ValueError("Padding mode should be either constant, edge, reflect or symmetric")
-    if isinstance(padding, (tuple, list)) and len(padding) not in (1, 2, 4):
-        raise ValueError("Padding must be an int or a 1, 2, or 4 element tuple, not a "
-                         f"{len(padding)} element tuple")
+    many = isinstance(padding, (tuple, list))
+    _require(many or isinstance(padding, numbers.Number), TypeError,
+             "Got inappropriate padding arg")
+    _require(fill is None or isinstance(fill, (numbers.Number, str, tuple, list)), TypeError,
+             "Got inappropriate fill arg")
+    _require(padding_mode in ("constant", "edge", "reflect", "symmetric"), ValueError,
+             "Padding mode should be either constant, edge, reflect or symmetric")
+    _require(not many or len(padding) in (1, 2, 4), ValueError,
+             "Padding must be an int or a 1, 2, or 4 element tuple, not a "
+             f"{len(padding) if many else 1} element tuple")
 
 
 def _pad_index(n, before, after, mode):
@@ -549,14 +549,17 @@ def _centre_offset(center, img):
     return [float(c) - s * 0.5 for c, s in zip(center, get_image_size(img))]
 
 
+def _check_angle_center(angle, center):
+    _require(isinstance(angle, (int, float)), TypeError, "Argument angle should be int or float")
+    _require(center is None or isinstance(center, (list, tuple)), TypeError,
+             "Argument center should be a sequence")
+
+
 def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, center=None,
            fill=None):
     """Counter-clockwise rotation by ``angle`` degrees about ``center``."""
+    _check_angle_center(angle, center)
     interpolation = _as_mode(interpolation)
-    if not isinstance(angle, (int, float)):
-        raise TypeError("Argument angle should be int or float")
-    if center is not None and not isinstance(center, (list, tuple)):
-        raise TypeError("Argument center should be a sequence")
 
     def on_pil(im):
         return im.rotate(angle, pil_modes_mapping[interpolation], expand, center,
@@ -572,21 +575,18 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
            fill=None, center=None):
     """Rotate by ``angle``, scale, shear (degrees, along x then y) and translate, about
     ``center`` (default: the image centre)."""
-    interpolation = _as_mode(interpolation)
-    if not isinstance(angle, (int, float)):
-        raise TypeError("Argument angle should be int or float")
-    if not isinstance(translate, (list, tuple)):
-        raise TypeError("Argument translate should be a sequence")
-    if len(translate) != 2:
-        raise ValueError("Argument translate should be a sequence of length 2")
-    if scale <= 0.0:
-        raise ValueError("Argument scale should be positive")
-    if not isinstance(shear, (numbers.Number, list, tuple)):
-        raise TypeError("Shear should be either a single value or a sequence of two values")
+    _check_angle_center(angle, center)
+    _require(isinstance(translate, (list, tuple)), TypeError,
+             "Argument translate should be a sequence")
+    _require(len(translate) == 2, ValueError, "Argument translate should be a sequence of length 2")
+    _require(scale > 0.0, ValueError, "Argument scale should be positive")
+    _require(isinstance(shear, (numbers.Number, list, tuple)), TypeError,
+             "Shear should be either a single value or a sequence of two values")
     shear = [shear, 0.0] if isinstance(shear, numbers.Number) else list(shear)
     shear = shear * 2 if len(shear) == 1 else shear
-    if len(shear) != 2:
-        raise ValueError(f"Shear should be a sequence containing two values. Got {shear}")
+    _require(len(shear) == 2, ValueError,
+             f"Shear should be a sequence containing two values. Got {shear}")
+    interpolation = _as_mode(interpolation)
     angle, translate = float(angle), [float(t) for t in translate]
 
     def on_pil(im):

@@ -13,7 +13,7 @@ from collections.abc import Sequence
 import ember
 from ember import nn
 from . import functional as F
-from .functional import InterpolationMode, _setup_size
+from .functional import InterpolationMode, _require, _setup_size
 
 
 # --------------------------------------------------------------------------- random draws
@@ -41,11 +41,6 @@ def _box_sides(area, scale, ratio):
 
 
 # --------------------------------------------------------------------------- argument checks
-def _require(ok, error, message):
-    if not ok:
-        raise error(message)
-
-
 def _check_length(value, name, sizes=(2,)):
     message = f"{name} should be a sequence of length {' or '.join(map(str, sizes))}."
     _require(isinstance(value, Sequence), TypeError, message)
@@ -335,7 +330,7 @@ class RandomCrop(_Op):
         return _randint(0, height - out_h + 1), _randint(0, width - out_w + 1), out_h, out_w
 
     def __init__(self, size, padding=None, pad_if_needed=False, fill=0, padding_mode="constant"):
-        self._keep(size=tuple(_setup_size(size)), padding=padding, pad_if_needed=pad_if_needed,
+        self._keep(size=_setup_size(size), padding=padding, pad_if_needed=pad_if_needed,
                    fill=fill, padding_mode=padding_mode)
 
     def _pad(self, img, padding):
