@@ -219,3 +219,17 @@ def test_seeded_dropout_drops_what_torch_drops(fn, shape, p):
     t = getattr(torch.nn.functional, fn)(torch.tensor(x), p)
     np.testing.assert_array_equal(e.numpy(), t.numpy())
     np.testing.assert_array_equal(ember.rand(4).numpy(), torch.rand(4).numpy())
+
+
+@pytest.mark.parametrize("cls", ["Dropout", "Dropout1d", "Dropout2d", "Dropout3d", "AlphaDropout",
+                                 "FeatureAlphaDropout"])
+def test_dropout_modules_validate_p_and_keep_eval_identity(cls):
+    for p in (-0.1, 1.5):
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            getattr(nn, cls)(p)
+        with pytest.raises(ValueError, match="between 0 and 1"):
+            getattr(torch.nn, cls)(p)
+    m = getattr(nn, cls)(0.4, inplace=True).eval()
+    assert m.__constants__ == getattr(torch.nn, cls).__constants__
+    x = ember.randn(2, 3, 4) if cls == "Dropout1d" else ember.randn(2, 3, 4, 4)
+    assert m(x) is x or np.array_equal(m(x).numpy(), x.numpy())

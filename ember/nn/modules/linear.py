@@ -11,6 +11,13 @@ from ember.nn.modules.module import Module
 __all__ = ["Bilinear", "Identity", "LazyLinear", "Linear"]
 
 
+def _uniform_by_fan_in(tensor, fan_in):
+    """Fill ``tensor`` (if any) from U(-1/sqrt(fan_in), 1/sqrt(fan_in)); zeros if fan_in is 0."""
+    if tensor is not None:
+        limit = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
+        init.uniform_(tensor, -limit, limit)
+
+
 def _weight_and_bias(module, weight_shape, out_features, bias, device, dtype):
     """Register uninitialized ``weight`` (and ``bias`` or a None placeholder)."""
     module.weight = Parameter(ember.empty(weight_shape, device=device, dtype=dtype))
@@ -42,15 +49,12 @@ class Linear(Module):
         self.reset_parameters()
 
     def reset_parameters(self):
-        # kaiming_uniform_ with a=sqrt(5) gives the bound 1/sqrt(fan_in)
+        # kaiming_uniform_ with a=sqrt(5) has the bound 1/sqrt(fan_in) too (drawn as torch does)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = init._calculate_fan_in_and_fan_out(self.weight)[0]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _uniform_by_fan_in(self.bias, self.weight.shape[1])
 
     def forward(self, input):
-        return F.linear(input, self.weight, self.bias)
+        return F.linear(input, self.weight, bias=self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "
@@ -79,13 +83,11 @@ class Bilinear(Module):
         if self.in1_features <= 0:
             raise ValueError(f"in1_features must be > 0, but got (in1_features="
                              f"{self.in1_features})")
-        bound = 1 / math.sqrt(self.weight.size(1))
-        init.uniform_(self.weight, -bound, bound)
-        if self.bias is not None:
-            init.uniform_(self.bias, -bound, bound)
+        for tensor in (self.weight, self.bias):
+            _uniform_by_fan_in(tensor, self.in1_features)
 
     def forward(self, input1, input2):
-        return F.bilinear(input1, input2, self.weight, self.bias)
+        return F.bilinear(input1, input2, self.weight, bias=self.bias)
 
     def extra_repr(self):
         return (f"in1_features={self.in1_features}, in2_features={self.in2_features}, "
@@ -105,14 +107,17 @@ class LazyLinear(LazyModuleMixin, Linear):
             self.bias = UninitializedParameter(device=device, dtype=dtype)
 
     def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.in_features != 0:
-            super().reset_parameters()
+        # nothing to draw until the first input fixed in_features
+        if self.in_features and not self.has_uninitialized_params():
+            Linear.reset_parameters(self)
 
     def initialize_parameters(self, input):
-        if self.has_uninitialized_params():
-            with ember.no_grad():
-                self.in_features = input.shape[-1]
-                self.weight.materialize((self.out_features, self.in_features))
-                if self.bias is not None:
-                    self.bias.materialize((self.out_features,))
-                self.reset_parameters()
+        if not self.has_uninitialized_params():
+            return
+        self.in_features = input.shape[-1]
+        shapes = {"weight": (self.out_features, self.in_features), "bias": (self.out_features,)}
+        with ember.no_grad():
+            for name, shape in shapes.items():
+                if getattr(self, name) is not None:
+                    getattr(self, name).materialize(shape)
+            self.reset_parameters()

@@ -33,14 +33,25 @@ class _Table(Module):
     """Shared parts: ``weight`` of shape ``(num_embeddings, embedding_dim)`` drawn from
     N(0, 1), with the ``padding_idx`` row zeroed."""
 
+    def _set_table(self, num_embeddings, embedding_dim, given, trainable, device, dtype):
+        """Store the sizes and ``weight``: ``given`` (shape-checked) or a fresh draw."""
+        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
+        table = given if given is not None else \
+            ember.empty((num_embeddings, embedding_dim), device=device, dtype=dtype)
+        self.weight = Parameter(_checked_weight(table, num_embeddings, embedding_dim),
+                                requires_grad=trainable)
+        if given is None:
+            self.reset_parameters()
+
     def reset_parameters(self):
         init.normal_(self.weight)
         self._fill_padding_idx_with_zero()
 
     def _fill_padding_idx_with_zero(self):
-        if self.padding_idx is not None:
-            with ember.no_grad():
-                self.weight[self.padding_idx].fill_(0)
+        if self.padding_idx is None:
+            return
+        with ember.no_grad():
+            self.weight[self.padding_idx] = 0
 
 
 class Embedding(_Table):
@@ -52,22 +63,15 @@ class Embedding(_Table):
                  norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
                  _freeze=False, device=None, dtype=None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
         self.padding_idx = _check_padding_idx(padding_idx, num_embeddings, "Padding_idx")
-        self.max_norm, self.norm_type = max_norm, norm_type
+        self.max_norm, self.norm_type, self.sparse = max_norm, norm_type, sparse
         self.scale_grad_by_freq = scale_grad_by_freq
-        if _weight is None:
-            self.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device,
-                                                dtype=dtype), requires_grad=not _freeze)
-            self.reset_parameters()
-        else:
-            self.weight = Parameter(_checked_weight(_weight, num_embeddings, embedding_dim),
-                                    requires_grad=not _freeze)
-        self.sparse = sparse
+        self._set_table(num_embeddings, embedding_dim, _weight, not _freeze, device, dtype)
 
     def forward(self, input):
-        return F.embedding(input, self.weight, self.padding_idx, self.max_norm, self.norm_type,
-                           self.scale_grad_by_freq, self.sparse)
+        return F.embedding(input, self.weight, padding_idx=self.padding_idx,
+                           max_norm=self.max_norm, norm_type=self.norm_type,
+                           scale_grad_by_freq=self.scale_grad_by_freq, sparse=self.sparse)
 
     def extra_repr(self):
         parts = [f"{self.num_embeddings}", f"{self.embedding_dim}"]
@@ -88,9 +92,8 @@ class Embedding(_Table):
                         norm_type=2.0, scale_grad_by_freq=False, sparse=False):
         """An Embedding using ``embeddings`` (2-D) as its weight; frozen by default."""
         rows, cols = _check_2d(embeddings)
-        return cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, _freeze=freeze,
-                   padding_idx=padding_idx, max_norm=max_norm, norm_type=norm_type,
-                   scale_grad_by_freq=scale_grad_by_freq, sparse=sparse)
+        return cls(rows, cols, padding_idx, max_norm, norm_type, scale_grad_by_freq, sparse,
+                   embeddings, freeze)
 
 
 class EmbeddingBag(_Table):
@@ -105,23 +108,17 @@ class EmbeddingBag(_Table):
                  scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
                  include_last_offset=False, padding_idx=None, device=None, dtype=None):
         super().__init__()
-        self.num_embeddings, self.embedding_dim = num_embeddings, embedding_dim
-        self.max_norm, self.norm_type = max_norm, norm_type
-        self.scale_grad_by_freq = scale_grad_by_freq
         self.padding_idx = _check_padding_idx(padding_idx, num_embeddings, "padding_idx")
-        if _weight is None:
-            self.weight = Parameter(ember.empty((num_embeddings, embedding_dim), device=device,
-                                                dtype=dtype))
-            self.reset_parameters()
-        else:
-            self.weight = Parameter(_checked_weight(_weight, num_embeddings, embedding_dim))
-        self.mode, self.sparse = mode, sparse
-        self.include_last_offset = include_last_offset
+        self.max_norm, self.norm_type, self.mode, self.sparse = max_norm, norm_type, mode, sparse
+        self.scale_grad_by_freq, self.include_last_offset = scale_grad_by_freq, include_last_offset
+        self._set_table(num_embeddings, embedding_dim, _weight, True, device, dtype)
 
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
-                               self.scale_grad_by_freq, self.mode, self.sparse,
-                               per_sample_weights, self.include_last_offset, self.padding_idx)
+        options = {k: getattr(self, k) for k in ("max_norm", "norm_type", "scale_grad_by_freq",
+                                                 "mode", "sparse", "include_last_offset",
+                                                 "padding_idx")}
+        return F.embedding_bag(input, self.weight, offsets=offsets,
+                               per_sample_weights=per_sample_weights, **options)
 
     def extra_repr(self):
         # torch formats these fields with repr() (so mode prints quoted)
@@ -143,9 +140,7 @@ class EmbeddingBag(_Table):
                         include_last_offset=False, padding_idx=None):
         """An EmbeddingBag using ``embeddings`` (2-D) as its weight; frozen by default."""
         rows, cols = _check_2d(embeddings)
-        bag = cls(num_embeddings=rows, embedding_dim=cols, _weight=embeddings, max_norm=max_norm,
-                  norm_type=norm_type, scale_grad_by_freq=scale_grad_by_freq, mode=mode,
-                  sparse=sparse, include_last_offset=include_last_offset,
-                  padding_idx=padding_idx)
-        bag.weight.requires_grad = not freeze
+        bag = cls(rows, cols, max_norm, norm_type, scale_grad_by_freq, mode, sparse, embeddings,
+                  include_last_offset, padding_idx)
+        bag.weight.requires_grad_(not freeze)
         return bag
