@@ -25,10 +25,10 @@ from ember._tensor import Tensor
 
 from .optimizer import Optimizer
 
-__all__ = ["LambdaLR", "MultiplicativeLR", "StepLR", "MultiStepLR", "ConstantLR", "LinearLR",
-           "ExponentialLR", "SequentialLR", "CosineAnnealingLR", "ChainedScheduler",
-           "ReduceLROnPlateau", "CyclicLR", "CosineAnnealingWarmRestarts", "OneCycleLR",
-           "PolynomialLR", "LRScheduler"]
+__all__ = ["ChainedScheduler", "ConstantLR", "CosineAnnealingLR", "CosineAnnealingWarmRestarts",
+           "CyclicLR", "ExponentialLR", "LRScheduler", "LambdaLR", "LinearLR", "MultiStepLR",
+           "MultiplicativeLR", "OneCycleLR", "PolynomialLR", "ReduceLROnPlateau", "SequentialLR",
+           "StepLR"]
 
 # Warning texts are part of the observable behaviour: they match torch word for word.
 EPOCH_DEPRECATION_WARNING = (
@@ -71,6 +71,17 @@ def _set_group_value(group: dict, key: str, value) -> None:
         group[key].fill_(value.item() if isinstance(value, Tensor) else value)
     else:
         group[key] = value
+
+
+def _state_without(obj, *skipped) -> dict:
+    """The instance dict minus the named entries: what a scheduler saves."""
+    return {name: value for name, value in vars(obj).items() if name not in skipped}
+
+
+def _configure(sched, optimizer, last_epoch, **settings) -> None:
+    """Store a scheduler's settings (in the order its state_dict lists them) and start it."""
+    vars(sched).update(settings)
+    LRScheduler.__init__(sched, optimizer, last_epoch)
 
 
 def _format_param(name: str, optimizer, value) -> list:
@@ -167,10 +178,11 @@ class LRScheduler:
             self._is_initial = False
 
     def state_dict(self) -> dict[str, Any]:
-        return {k: v for k, v in self.__dict__.items() if k != "optimizer"}
+        """Everything but the optimizer."""
+        return _state_without(self, "optimizer")
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
+        vars(self).update(state_dict)
 
     def get_last_lr(self) -> list:
         """The lrs written by the latest ``step``."""
@@ -221,6 +233,10 @@ class LRScheduler:
     def _current_lrs(self) -> list:
         return _group_values(self.optimizer, "lr")
 
+    def _scaled(self, factor) -> list:
+        """The chainable form: every group's current lr times ``factor``."""
+        return [lr * factor for lr in self._current_lrs()]
+
 
 class _LRScheduler(LRScheduler):
     """Old name of :class:`LRScheduler`."""
@@ -237,13 +253,13 @@ class _LambdaScheduler(LRScheduler):
         super().__init__(optimizer, last_epoch)
 
     def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "lr_lambdas")}
+        state = _state_without(self, "optimizer", "lr_lambdas")
         state["lr_lambdas"] = [_callable_state(fn) for fn in self.lr_lambdas]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         saved = state_dict.pop("lr_lambdas")
-        self.__dict__.update(state_dict)
+        vars(self).update(state_dict)
         state_dict["lr_lambdas"] = saved  # leave the caller's dict as it was
         _restore_callables(self.lr_lambdas, saved)
 
@@ -272,15 +288,12 @@ class StepLR(LRScheduler):
 
     def __init__(self, optimizer, step_size: int, gamma: float = 0.1,
                  last_epoch: int = -1) -> None:
-        self.step_size = step_size
-        self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, step_size=step_size, gamma=gamma)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        if self.last_epoch == 0 or self.last_epoch % self.step_size != 0:
-            return self._current_lrs()
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        at_boundary = self.last_epoch > 0 and self.last_epoch % self.step_size == 0
+        return self._scaled(self.gamma if at_boundary else 1)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** (self.last_epoch // self.step_size) for base in self.base_lrs]
@@ -290,16 +303,11 @@ class MultiStepLR(LRScheduler):
     """lr = base_lr * gamma ** (number of milestones <= epoch); repeats count twice."""
 
     def __init__(self, optimizer, milestones, gamma: float = 0.1, last_epoch: int = -1) -> None:
-        self.milestones = Counter(milestones)
-        self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, milestones=Counter(milestones), gamma=gamma)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        hits = self.milestones.get(self.last_epoch, 0)
-        if hits == 0:
-            return self._current_lrs()
-        return [group["lr"] * self.gamma ** hits for group in self.optimizer.param_groups]
+        return self._scaled(self.gamma ** self.milestones.get(self.last_epoch, 0))
 
     def _get_closed_form_lr(self) -> list:
         passed = bisect_right(sorted(self.milestones.elements()), self.last_epoch)
@@ -311,20 +319,15 @@ class ConstantLR(LRScheduler):
 
     def __init__(self, optimizer, factor: float = 1.0 / 3, total_iters: int = 5,
                  last_epoch: int = -1) -> None:
-        if factor > 1.0 or factor < 0:
+        if factor < 0 or factor > 1.0:
             raise ValueError("Constant multiplicative factor expected to be between 0 and 1.")
-        self.factor = factor
-        self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, factor=factor, total_iters=total_iters)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        groups = self.optimizer.param_groups
         if self.last_epoch == 0:
-            return [group["lr"] * self.factor for group in groups]
-        if self.last_epoch != self.total_iters:
-            return self._current_lrs()
-        return [group["lr"] * (1.0 / self.factor) for group in groups]
+            return self._scaled(self.factor)
+        return self._scaled(1.0 / self.factor if self.last_epoch == self.total_iters else 1)
 
     def _get_closed_form_lr(self) -> list:
         reached = self.last_epoch >= self.total_iters
@@ -336,27 +339,24 @@ class LinearLR(LRScheduler):
 
     def __init__(self, optimizer, start_factor: float = 1.0 / 3, end_factor: float = 1.0,
                  total_iters: int = 5, last_epoch: int = -1) -> None:
-        if start_factor > 1.0 or start_factor <= 0:
+        if start_factor <= 0 or start_factor > 1.0:
             raise ValueError("Starting multiplicative factor expected to be greater than 0 "
                              "and less or equal to 1.")
-        if end_factor > 1.0 or end_factor < 0:
+        if end_factor < 0 or end_factor > 1.0:
             raise ValueError("Ending multiplicative factor expected to be between 0 and 1.")
-        self.start_factor = start_factor
-        self.end_factor = end_factor
-        self.total_iters = total_iters
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, start_factor=start_factor,
+                   end_factor=end_factor, total_iters=total_iters)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        groups = self.optimizer.param_groups
         if self.last_epoch == 0:
-            return [group["lr"] * self.start_factor for group in groups]
+            return self._scaled(self.start_factor)
         if self._is_initial or self.last_epoch > self.total_iters:
             return self._current_lrs()
         # ratio of the factor at this epoch to the factor at the previous one
         span = self.end_factor - self.start_factor
-        ratio = 1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span)
-        return [group["lr"] * ratio for group in groups]
+        return self._scaled(
+            1.0 + span / (self.total_iters * self.start_factor + (self.last_epoch - 1) * span))
 
     def _get_closed_form_lr(self) -> list:
         done = min(self.total_iters, self.last_epoch) / self.total_iters
@@ -368,14 +368,12 @@ class ExponentialLR(LRScheduler):
     """lr = base_lr * gamma ** epoch."""
 
     def __init__(self, optimizer, gamma: float, last_epoch: int = -1) -> None:
-        self.gamma = gamma
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, gamma=gamma)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        if self._is_initial or self.last_epoch == 0:
-            return self._current_lrs()
-        return [group["lr"] * self.gamma for group in self.optimizer.param_groups]
+        first = self._is_initial or self.last_epoch == 0
+        return self._current_lrs() if first else self._scaled(self.gamma)
 
     def _get_closed_form_lr(self) -> list:
         return [base * self.gamma ** self.last_epoch for base in self.base_lrs]
@@ -386,17 +384,14 @@ class PolynomialLR(LRScheduler):
 
     def __init__(self, optimizer, total_iters: int = 5, power: float = 1.0,
                  last_epoch: int = -1) -> None:
-        self.total_iters = total_iters
-        self.power = power
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, total_iters=total_iters, power=power)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
         if self._is_initial or self.last_epoch == 0 or self.last_epoch > self.total_iters:
             return self._current_lrs()
         n, t = self.total_iters, self.last_epoch
-        decay = ((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power
-        return [group["lr"] * decay for group in self.optimizer.param_groups]
+        return self._scaled(((1.0 - t / n) / (1.0 - (t - 1) / n)) ** self.power)
 
     def _get_closed_form_lr(self) -> list:
         left = 1.0 - min(self.total_iters, self.last_epoch) / self.total_iters
@@ -412,9 +407,7 @@ class CosineAnnealingLR(LRScheduler):
 
     def __init__(self, optimizer, T_max: int, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        self.T_max = T_max
-        self.eta_min = eta_min
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, T_max=T_max, eta_min=eta_min)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
@@ -442,19 +435,15 @@ class CosineAnnealingWarmRestarts(LRScheduler):
 
     def __init__(self, optimizer, T_0: int, T_mult: int = 1, eta_min: float = 0.0,
                  last_epoch: int = -1) -> None:
-        if T_0 <= 0 or not isinstance(T_0, int):
+        if not (T_0 > 0 and isinstance(T_0, int)):
             raise ValueError(f"Expected positive integer T_0, but got {T_0}")
-        if T_mult < 1 or not isinstance(T_mult, int):
+        if not (T_mult >= 1 and isinstance(T_mult, int)):
             raise ValueError(f"Expected integer T_mult >= 1, but got {T_mult}")
         if not isinstance(eta_min, (float, int)):
             raise ValueError(f"Expected float or int eta_min, but got {eta_min} "
                              f"of type {type(eta_min)}")
-        self.T_0 = T_0
-        self.T_i = T_0
-        self.T_mult = T_mult
-        self.eta_min = eta_min
-        self.T_cur = last_epoch
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, T_0=T_0, T_i=T_0, T_mult=T_mult,
+                   eta_min=eta_min, T_cur=last_epoch)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
@@ -462,29 +451,30 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         return [self.eta_min + (base - self.eta_min) * (1 + cos) / 2 for base in self.base_lrs]
 
     def step(self, epoch=None) -> None:
-        if epoch is None and self.last_epoch < 0:
-            epoch = 0
-        if epoch is None:
+        if epoch is not None or self.last_epoch < 0:      # jump (the initial step jumps to 0)
+            epoch = 0 if epoch is None else epoch
+            self.T_cur, self.T_i = self._position(epoch)
+        else:
             epoch = self.last_epoch + 1
             self.T_cur += 1
             if self.T_cur >= self.T_i:  # restart (a resumed T_cur may span several periods)
                 self.T_cur %= self.T_i
                 self.T_i *= self.T_mult
-        elif epoch < 0:
-            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-        elif epoch < self.T_0:
-            self.T_i, self.T_cur = self.T_0, epoch
-        elif self.T_mult == 1:
-            self.T_cur = epoch % self.T_0
-        else:
-            # periods T_0 * T_mult**k; n complete periods end at T_0 * (T_mult**n - 1) / (T_mult - 1)
-            n = int(math.log(epoch / self.T_0 * (self.T_mult - 1) + 1, self.T_mult))
-            self.T_cur = epoch - self.T_0 * (self.T_mult ** n - 1) / (self.T_mult - 1)
-            self.T_i = self.T_0 * self.T_mult ** n
         self.last_epoch = math.floor(epoch)
         with self._in_step():
             lrs = self.get_lr()
         self._write_lrs(lrs)
+
+    def _position(self, epoch):
+        """(T_cur, T_i) at ``epoch``: walk the periods T_0, T_0 * T_mult, ... until one holds it."""
+        if epoch < 0:
+            raise ValueError(f"Expected non-negative epoch, but got {epoch}")
+        if self.T_mult == 1:
+            return epoch % self.T_0, self.T_0
+        start, period = 0, self.T_0
+        while epoch >= start + period:
+            start, period = start + period, period * self.T_mult
+        return epoch - start, period
 
 
 # ------------------------------------------------------------ schedulers of schedulers
@@ -538,10 +528,8 @@ class SequentialLR(_SchedulerGroup):
                 "Sequential Schedulers expects number of schedulers provided to be one more "
                 "than the number of milestone points, but got number of schedulers "
                 f"{len(schedulers)} and the number of milestones to be equal to {len(milestones)}")
-        self._schedulers = schedulers
-        self._milestones = milestones
-        self.last_epoch = last_epoch + 1
-        self.optimizer = optimizer
+        vars(self).update(_schedulers=schedulers, _milestones=milestones,
+                          last_epoch=last_epoch + 1, optimizer=optimizer)
         # the children already took their initial steps; start over from the first one
         for group in optimizer.param_groups:
             group["lr"] = group["initial_lr"]
@@ -603,50 +591,38 @@ class ReduceLROnPlateau(LRScheduler):
                  min_lr=0, eps: float = 1e-8) -> None:
         if factor >= 1.0:
             raise ValueError("Factor should be < 1.0.")
-        self.factor = factor
         _check_optimizer(optimizer)
-        self.optimizer = optimizer
-        n = len(optimizer.param_groups)
-        if isinstance(min_lr, (list, tuple)):
-            if len(min_lr) != n:
-                raise ValueError(f"expected {n} min_lrs, got {len(min_lr)}")
-            self.default_min_lr = None
-            self.min_lrs = list(min_lr)
-        else:
-            self.default_min_lr = min_lr
-            self.min_lrs = [min_lr] * n
-        self.patience = patience
-        self.cooldown = cooldown
-        self.eps = eps
-        self.last_epoch = 0
-        self._last_lr = _group_values(optimizer, "lr")
-        self._init_is_better(mode=mode, threshold=threshold, threshold_mode=threshold_mode)
+        groups = len(optimizer.param_groups)
+        per_group = isinstance(min_lr, (list, tuple))
+        if per_group and len(min_lr) != groups:
+            raise ValueError(f"expected {groups} min_lrs, got {len(min_lr)}")
+        vars(self).update(
+            factor=factor, optimizer=optimizer,
+            default_min_lr=None if per_group else min_lr,
+            min_lrs=list(min_lr) if per_group else [min_lr] * groups,
+            patience=patience, cooldown=cooldown, eps=eps, last_epoch=0,
+            _last_lr=_group_values(optimizer, "lr"))
+        self._init_is_better(mode, threshold, threshold_mode)
         self._reset()
 
     def _reset(self) -> None:
-        self.best = self.mode_worse
-        self.cooldown_counter = 0
-        self.num_bad_epochs = 0
+        """Forget the best value seen and any cooldown or bad-epoch count."""
+        vars(self).update(best=self.mode_worse, cooldown_counter=0, num_bad_epochs=0)
 
     def step(self, metrics, epoch=None) -> None:
-        current = float(metrics)
-        if epoch is None:
-            epoch = self.last_epoch + 1
-        else:
+        value = float(metrics)
+        if epoch is not None:
             warnings.warn(EPOCH_DEPRECATION_WARNING, UserWarning, stacklevel=2)
-        self.last_epoch = epoch
-        if self._is_better(current, self.best):
-            self.best = current
-            self.num_bad_epochs = 0
-        else:
-            self.num_bad_epochs += 1
-        if self.in_cooldown:
-            self.cooldown_counter -= 1
-            self.num_bad_epochs = 0
+        self.last_epoch = self.last_epoch + 1 if epoch is None else epoch
+        improved = self._is_better(value, self.best)
+        if improved:
+            self.best = value
+        self.num_bad_epochs = 0 if improved else self.num_bad_epochs + 1
+        if self.in_cooldown:                 # epochs inside a cooldown never count as bad
+            self.num_bad_epochs, self.cooldown_counter = 0, self.cooldown_counter - 1
         if self.num_bad_epochs > self.patience:
-            self._reduce_lr(epoch)
-            self.cooldown_counter = self.cooldown
-            self.num_bad_epochs = 0
+            self._reduce_lr(self.last_epoch)
+            self.cooldown_counter, self.num_bad_epochs = self.cooldown, 0
         self._last_lr = _group_values(self.optimizer, "lr")
 
     def _reduce_lr(self, epoch) -> None:
@@ -680,17 +656,17 @@ class ReduceLROnPlateau(LRScheduler):
         return a > bar
 
     def _init_is_better(self, mode: str, threshold: float, threshold_mode: str) -> None:
-        if mode not in {"min", "max"}:
-            raise ValueError("mode " + mode + " is unknown!")
-        if threshold_mode not in {"rel", "abs"}:
-            raise ValueError("threshold mode " + threshold_mode + " is unknown!")
-        self.mode_worse = math.inf if mode == "min" else -math.inf
-        self.mode = mode
-        self.threshold = threshold
-        self.threshold_mode = threshold_mode
+        """Check and store the comparison settings; the worst value is +inf for "min"."""
+        worst = {"min": math.inf, "max": -math.inf}
+        if mode not in worst:
+            raise ValueError(f"mode {mode} is unknown!")
+        if threshold_mode not in ("rel", "abs"):
+            raise ValueError(f"threshold mode {threshold_mode} is unknown!")
+        vars(self).update(mode_worse=worst[mode], mode=mode, threshold=threshold,
+                          threshold_mode=threshold_mode)
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
-        self.__dict__.update(state_dict)
+        vars(self).update(state_dict)
         self._init_is_better(self.mode, self.threshold, self.threshold_mode)
 
 
@@ -710,6 +686,22 @@ def _set_momentum(group: dict, value, use_beta1: bool) -> None:
         group["momentum"] = value
 
 
+def _start_momentum(sched, optimizer, low, high, last_epoch) -> tuple:
+    """Momentum cycling setup shared by CyclicLR and OneCycleLR: sets ``use_beta1`` and, on a
+    fresh start, puts every group at its high momentum and records both ends in the group."""
+    sched.use_beta1 = _momentum_key(optimizer) == "betas"
+    lows = _format_param("base_momentum", optimizer, low)
+    highs = _format_param("max_momentum", optimizer, high)
+    if last_epoch == -1:
+        for group, lo, hi in zip(optimizer.param_groups, lows, highs):
+            _set_momentum(group, hi, sched.use_beta1)
+            group.update(max_momentum=hi, base_momentum=lo)
+    return lows, highs
+
+
+_SCALE_MODE = {"triangular": "cycle", "triangular2": "cycle", "exp_range": "iterations"}
+
+
 class CyclicLR(LRScheduler):
     """Cycle lr between base_lr and max_lr (momentum in the opposite direction).
 
@@ -725,71 +717,56 @@ class CyclicLR(LRScheduler):
                  cycle_momentum: bool = True, base_momentum=0.8, max_momentum=0.9,
                  last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
-        base_lrs = _format_param("base_lr", optimizer, base_lr)
+        lows = _format_param("base_lr", optimizer, base_lr)
         if last_epoch == -1:
-            for lr, group in zip(base_lrs, optimizer.param_groups):
+            for group, lr in zip(optimizer.param_groups, lows):
                 _set_group_value(group, "lr", lr)
-        self.max_lrs = _format_param("max_lr", optimizer, max_lr)
         up = float(step_size_up)
-        down = float(step_size_down) if step_size_down is not None else up
-        self.total_size = up + down
-        self.step_ratio = up / self.total_size
-        if mode not in ("triangular", "triangular2", "exp_range") and scale_fn is None:
+        down = up if step_size_down is None else float(step_size_down)
+        if scale_fn is None and mode not in _SCALE_MODE:
             raise ValueError("mode is invalid and scale_fn is None")
-        self.mode = mode
-        self.gamma = gamma
-        self._scale_fn_ref = None
-        self._scale_fn_custom = scale_fn
-        self.scale_mode = scale_mode
+        vars(self).update(max_lrs=_format_param("max_lr", optimizer, max_lr),
+                          total_size=up + down, step_ratio=up / (up + down), mode=mode,
+                          gamma=gamma, _scale_fn_ref=None, _scale_fn_custom=scale_fn,
+                          scale_mode=scale_mode)
         self._init_scale_fn()
         self.cycle_momentum = cycle_momentum
         if cycle_momentum:
-            self.use_beta1 = _momentum_key(optimizer) == "betas"
-            self.base_momentums = _format_param("base_momentum", optimizer, base_momentum)
-            self.max_momentums = _format_param("max_momentum", optimizer, max_momentum)
-            if last_epoch == -1:
-                for hi, lo, group in zip(self.max_momentums, self.base_momentums,
-                                         optimizer.param_groups):
-                    _set_momentum(group, hi, self.use_beta1)
-                    group["max_momentum"] = hi
-                    group["base_momentum"] = lo
-        super().__init__(optimizer, last_epoch)
-        self.base_lrs = base_lrs
+            self.base_momentums, self.max_momentums = _start_momentum(
+                self, optimizer, base_momentum, max_momentum, last_epoch)
+        LRScheduler.__init__(self, optimizer, last_epoch)
+        self.base_lrs = lows
 
     def _init_scale_fn(self) -> None:
-        if self._scale_fn_custom is not None:
-            return
-        if self.mode == "triangular":
-            self._scale_fn_ref, self.scale_mode = _triangular_scale, "cycle"
-        elif self.mode == "triangular2":
-            self._scale_fn_ref, self.scale_mode = _triangular2_scale, "cycle"
-        elif self.mode == "exp_range":
-            self._scale_fn_ref = functools.partial(_exp_range_scale, self.gamma)
-            self.scale_mode = "iterations"
+        """The built-in scale function of ``mode`` (a custom ``scale_fn`` takes precedence)."""
+        if self._scale_fn_custom is None and self.mode in _SCALE_MODE:
+            self.scale_mode = _SCALE_MODE[self.mode]
+            self._scale_fn_ref = functools.partial(_exp_range_scale, self.gamma) \
+                if self.mode == "exp_range" else \
+                (_triangular_scale if self.mode == "triangular" else _triangular2_scale)
 
     def scale_fn(self, x) -> float:
-        fn = self._scale_fn_custom if self._scale_fn_custom is not None else self._scale_fn_ref
-        return fn(x)
+        custom = self._scale_fn_custom
+        return (self._scale_fn_ref if custom is None else custom)(x)
 
     def get_lr(self) -> list:
         self._warn_outside_step()
-        cycle = math.floor(1 + self.last_epoch / self.total_size)
-        x = 1.0 + self.last_epoch / self.total_size - cycle
-        height = x / self.step_ratio if x <= self.step_ratio \
-            else (x - 1) / (self.step_ratio - 1)
+        progress = self.last_epoch / self.total_size       # in cycles
+        cycle = math.floor(1 + progress)
+        x = 1.0 + progress - cycle                          # position within the cycle
+        rising = x <= self.step_ratio
+        height = x / self.step_ratio if rising else (x - 1) / (self.step_ratio - 1)
         scale = self.scale_fn(cycle if self.scale_mode == "cycle" else self.last_epoch)
-        lrs = [lo + (hi - lo) * height * scale for lo, hi in zip(self.base_lrs, self.max_lrs)]
         if self.cycle_momentum:
             for group, lo, hi in zip(self.optimizer.param_groups, self.base_momentums,
                                      self.max_momentums):
                 _set_momentum(group, hi - (hi - lo) * height * scale, self.use_beta1)
-        return lrs
+        return [lo + (hi - lo) * height * scale for lo, hi in zip(self.base_lrs, self.max_lrs)]
 
     def state_dict(self) -> dict[str, Any]:
-        state = super().state_dict()
-        state.pop("_scale_fn_ref", None)
-        fn = state.pop("_scale_fn_custom")
-        state["_scale_fn_custom"] = None if fn is None else _callable_state(fn)
+        state = _state_without(self, "optimizer", "_scale_fn_ref", "_scale_fn_custom")
+        custom = self._scale_fn_custom
+        state["_scale_fn_custom"] = None if custom is None else _callable_state(custom)
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
@@ -838,53 +815,30 @@ class OneCycleLR(LRScheduler):
                  three_phase: bool = False, last_epoch: int = -1) -> None:
         _check_optimizer(optimizer)
         self.optimizer = optimizer
-        if total_steps is not None:
-            _check_positive_int("total_steps", total_steps)
-            self.total_steps = total_steps
-        elif epochs is not None and steps_per_epoch is not None:
+        if total_steps is None and (epochs is None or steps_per_epoch is None):
+            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
+        if total_steps is None:
             _check_positive_int("epochs", epochs)
             _check_positive_int("steps_per_epoch", steps_per_epoch)
-            self.total_steps = epochs * steps_per_epoch
+            total_steps = epochs * steps_per_epoch
         else:
-            raise ValueError("You must define either total_steps OR (epochs AND steps_per_epoch)")
-        n = self.total_steps
-        if three_phase:
-            self._schedule_phases = [
-                _phase(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
-                       "base_momentum"),
-                _phase(float(2 * pct_start * n) - 2, "max_lr", "initial_lr", "base_momentum",
-                       "max_momentum"),
-                _phase(n - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum"),
-            ]
-        else:
-            self._schedule_phases = [
-                _phase(float(pct_start * n) - 1, "initial_lr", "max_lr", "max_momentum",
-                       "base_momentum"),
-                _phase(n - 1, "max_lr", "min_lr", "base_momentum", "max_momentum"),
-            ]
-        if pct_start < 0 or pct_start > 1 or not isinstance(pct_start, float):
+            _check_positive_int("total_steps", total_steps)
+        if not (isinstance(pct_start, float) and 0 <= pct_start <= 1):
             raise ValueError(f"Expected float between 0 and 1 pct_start, but got {pct_start}")
         if anneal_strategy not in ("cos", "linear"):
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', "
                              f"instead got {anneal_strategy}")
-        self._anneal_func_type = anneal_strategy
+        vars(self).update(total_steps=total_steps,
+                          _schedule_phases=_one_cycle_phases(total_steps, pct_start, three_phase),
+                          _anneal_func_type=anneal_strategy, cycle_momentum=cycle_momentum)
         if last_epoch == -1:
-            for peak, group in zip(_format_param("max_lr", optimizer, max_lr),
-                                   optimizer.param_groups):
-                group["initial_lr"] = peak / div_factor
-                group["max_lr"] = peak
-                group["min_lr"] = group["initial_lr"] / final_div_factor
-        self.cycle_momentum = cycle_momentum
+            for group, peak in zip(optimizer.param_groups,
+                                   _format_param("max_lr", optimizer, max_lr)):
+                start = peak / div_factor
+                group.update(initial_lr=start, max_lr=peak, min_lr=start / final_div_factor)
         if cycle_momentum:
-            self.use_beta1 = _momentum_key(optimizer) == "betas"
-            highs = _format_param("max_momentum", optimizer, max_momentum)
-            lows = _format_param("base_momentum", optimizer, base_momentum)
-            if last_epoch == -1:
-                for hi, lo, group in zip(highs, lows, optimizer.param_groups):
-                    _set_momentum(group, hi, self.use_beta1)
-                    group["max_momentum"] = hi
-                    group["base_momentum"] = lo
-        super().__init__(optimizer, last_epoch)
+            _start_momentum(self, optimizer, base_momentum, max_momentum, last_epoch)
+        LRScheduler.__init__(self, optimizer, last_epoch)
 
     def _anneal_func(self, start, end, pct):
         return (_cos_anneal if self._anneal_func_type == "cos" else _linear_anneal)(start, end, pct)
@@ -917,6 +871,19 @@ def _check_positive_int(name: str, value) -> None:
         raise ValueError(f"Expected positive integer {name}, but got {value}")
 
 
-def _phase(end_step, start_lr, end_lr, start_momentum, end_momentum) -> dict:
-    return {"end_step": end_step, "start_lr": start_lr, "end_lr": end_lr,
-            "start_momentum": start_momentum, "end_momentum": end_momentum}
+_PHASE_KEYS = ("end_step", "start_lr", "end_lr", "start_momentum", "end_momentum")
+
+
+def _one_cycle_phases(total: int, pct_start: float, three_phase: bool) -> list:
+    """The phases of the 1cycle policy as torch saves them: where each ends (a step index)
+    and which group entries its lr and momentum run between."""
+    warm_end = float(pct_start * total) - 1
+    if three_phase:
+        rows = [(warm_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (float(2 * pct_start * total) - 2, "max_lr", "initial_lr", "base_momentum",
+                 "max_momentum"),
+                (total - 1, "initial_lr", "min_lr", "max_momentum", "max_momentum")]
+    else:
+        rows = [(warm_end, "initial_lr", "max_lr", "max_momentum", "base_momentum"),
+                (total - 1, "max_lr", "min_lr", "base_momentum", "max_momentum")]
+    return [dict(zip(_PHASE_KEYS, row)) for row in rows]
