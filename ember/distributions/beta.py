@@ -1,62 +1,49 @@
 """Beta(concentration1, concentration0)."""
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import Family
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
-class Beta(ExponentialFamily):
-    """Beta distribution on [0, 1] (a two-component Dirichlet)."""
+class Beta(Family, ExponentialFamily):
+    """Beta on [0, 1]: the first coordinate of ``Dirichlet([concentration1, concentration0])``,
+    which draws its samples (torch's stream)."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    _param_names = ("concentration1", "concentration0")
     support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        if isinstance(concentration1, Number) and isinstance(concentration0, Number):
-            concentration1_concentration0 = ember.tensor([float(concentration1), float(concentration0)])
-        else:
-            concentration1, concentration0 = broadcast_all(concentration1, concentration0)
-            concentration1_concentration0 = ember.stack([concentration1, concentration0], -1)
-        self._dirichlet = Dirichlet(concentration1_concentration0, validate_args=validate_args)
-        super().__init__(self._dirichlet._batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Beta, batch_shape, _instance, "_dirichlet")
+        self._init_params(concentration1, concentration0, validate_args=validate_args)
 
     @property
-    def mean(self):
-        return self.concentration1 / (self.concentration1 + self.concentration0)
+    def _dirichlet(self):
+        pair = ember.stack([self.concentration1, self.concentration0], -1)
+        return Dirichlet(pair, validate_args=False)
 
     @property
-    def mode(self):
-        return self._dirichlet.mode[..., 0]
+    def _total(self):
+        return self.concentration1 + self.concentration0
+
+    mean = property(lambda self: self.concentration1 / self._total)
+    mode = property(lambda self: self._dirichlet.mode[..., 0])
 
     @property
     def variance(self):
-        total = self.concentration1 + self.concentration0
+        total = self._total
         return self.concentration1 * self.concentration0 / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
-        return self._dirichlet.rsample(sample_shape).select(-1, 0)
+        return self._dirichlet.rsample(sample_shape)[..., 0]
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        heads_tails = ember.stack([value, 1.0 - value], -1)
-        return self._dirichlet.log_prob(heads_tails)
+        x = self._checked(value)
+        a, b = self.concentration1, self.concentration0
+        return (ember.xlogy(a - 1, x) + ember.xlogy(b - 1, 1 - x)
+                + ember.lgamma(a + b) - ember.lgamma(a) - ember.lgamma(b))
 
     def entropy(self):
         return self._dirichlet.entropy()
-
-    @property
-    def concentration1(self):
-        return self._dirichlet.concentration[..., 0]
-
-    @property
-    def concentration0(self):
-        return self._dirichlet.concentration[..., 1]

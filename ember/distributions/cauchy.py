@@ -1,61 +1,45 @@
 """Cauchy(loc, scale)."""
 import math
-from numbers import Number
 
 import ember
 from . import constraints
+from ._continuous import Family
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Distribution):
-    """Cauchy (Lorentz) distribution; its mean is undefined (nan) and its variance infinite."""
+class Cauchy(Family, Distribution):
+    """Cauchy (Lorentz) distribution: mean undefined (nan), variance infinite."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(loc, scale, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Cauchy, batch_shape, _instance, "loc", "scale")
+    def _filled(self, number):
+        return ember.full(self._extended_shape(), number, dtype=self.loc.dtype)
 
-    @property
-    def mean(self):
-        return ember.full(self._extended_shape(), float("nan"), dtype=self.loc.dtype)
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
-    def variance(self):
-        return ember.full(self._extended_shape(), float("inf"), dtype=self.loc.dtype)
+    mean = property(lambda self: self._filled(math.nan))
+    variance = property(lambda self: self._filled(math.inf))
+    mode = property(lambda self: self.loc)
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        eps = ember.empty(shape, dtype=self.loc.dtype).cauchy_()
-        return self.loc + eps * self.scale
+        noise = ember.empty(self._extended_shape(sample_shape), dtype=self.loc.dtype).cauchy_()
+        return self.loc + noise * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return -math.log(math.pi) - self.scale.log() - (((value - self.loc) / self.scale) ** 2).log1p()
+        z = (self._checked(value) - self.loc) / self.scale
+        return -(z * z).log1p() - self.scale.log() - math.log(math.pi)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return ember.atan((value - self.loc) / self.scale) / math.pi + 0.5
+        z = (self._checked(value) - self.loc) / self.scale
+        return 0.5 + ember.atan(z) / math.pi
 
     def icdf(self, value):
-        return ember.tan(math.pi * (value - 0.5)) * self.scale + self.loc
+        return self.loc + self.scale * ember.tan(math.pi * (value - 0.5))
 
     def entropy(self):
-        return math.log(4 * math.pi) + self.scale.log()
+        return self.scale.log() + math.log(4 * math.pi)

@@ -1,72 +1,67 @@
 """Dirichlet(concentration)."""
 import ember
 from . import constraints
+from ._continuous import Family
 from .exp_family import ExponentialFamily
 from .utils import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(ExponentialFamily):
-    """Dirichlet distribution on the simplex; ``concentration`` has shape
-    ``batch_shape + (K,)``. ``rsample`` normalises reparameterised gamma draws."""
+class Dirichlet(Family, ExponentialFamily):
+    """Distribution on the ``K``-simplex; ``concentration`` has shape ``batch_shape + (K,)``.
+    ``rsample`` normalises gamma draws."""
     arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
+    _param_names = ("concentration",)
     support = constraints.simplex
     has_rsample = True
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:
             raise ValueError("`concentration` parameter must be at least one-dimensional.")
-        self.concentration = concentration
-        batch_shape, event_shape = concentration.shape[:-1], concentration.shape[-1:]
-        super().__init__(batch_shape, event_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Dirichlet, _instance)
-        batch_shape = ember.Size(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape + self.event_shape)
-        super(Dirichlet, new).__init__(batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def rsample(self, sample_shape=()):
-        shape = self._extended_shape(sample_shape)
-        conc = self.concentration.expand(shape)
-        if not (conc.requires_grad and ember.is_grad_enabled()):
-            return ember._sample_dirichlet(conc)          # torch's draws
-        # (torch's own gradient path needs _dirichlet_grad, which ember lacks: normalised
-        # gammas give the same distribution and an exact reparameterised gradient)
-        gammas = _standard_gamma(conc)
-        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=ember.finfo(gammas.dtype).tiny)
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        c = self.concentration
-        return ember.xlogy(c - 1.0, value).sum(-1) + ember.lgamma(c.sum(-1)) - ember.lgamma(c).sum(-1)
+        self._init_params(concentration, validate_args=validate_args, event_dim=1)
 
     @property
-    def mean(self):
-        return self.concentration / self.concentration.sum(-1, True)
+    def _total(self):
+        return self.concentration.sum(-1, keepdim=True)
+
+    mean = property(lambda self: self.concentration / self._total)
 
     @property
     def mode(self):
-        concentrationm1 = (self.concentration - 1).clamp(min=0.0)
-        mode = concentrationm1 / concentrationm1.sum(-1, True)
-        all_small = (self.concentration < 1).all(dim=-1, keepdim=True)
-        # when every concentration is < 1 the mode is a vertex; like torch, the first one
-        first = ember.nn.functional.one_hot(ember.zeros(mode.shape[:-1], dtype=ember.long),
-                                            concentrationm1.shape[-1])
-        return ember.where(all_small, first.to(mode.dtype), mode)
+        """``(a - 1)_+`` normalised; when every ``a < 1``, the first vertex (as torch)."""
+        excess = (self.concentration - 1).clamp(min=0.0)
+        interior = excess / excess.sum(-1, keepdim=True)
+        first_vertex = ember.zeros_like(interior)
+        first_vertex[..., 0] = 1
+        all_below_one = (self.concentration < 1).all(dim=-1, keepdim=True)
+        return ember.where(all_below_one, first_vertex, interior)
 
     @property
     def variance(self):
-        con0 = self.concentration.sum(-1, True)
-        return self.concentration * (con0 - self.concentration) / (con0.pow(2) * (con0 + 1))
+        a, total = self.concentration, self._total
+        return a * (total - a) / (total.pow(2) * (total + 1))
+
+    def rsample(self, sample_shape=()):
+        alpha = self.concentration.expand(self._extended_shape(sample_shape))
+        if not (alpha.requires_grad and ember.is_grad_enabled()):
+            return ember._sample_dirichlet(alpha)  # torch's draws
+        # torch differentiates _sample_dirichlet by its own rule; normalised gamma draws have the
+        # same distribution and an exact reparameterised gradient
+        gammas = _standard_gamma(alpha)
+        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=ember.finfo(gammas.dtype).tiny)
+
+    def _log_normaliser(self):
+        """``log B(a) = sum lgamma(a_i) - lgamma(sum a_i)``."""
+        a = self.concentration
+        return ember.lgamma(a).sum(-1) - ember.lgamma(a.sum(-1))
+
+    def log_prob(self, value):
+        value = self._checked(value)
+        return ember.xlogy(self.concentration - 1, value).sum(-1) - self._log_normaliser()
 
     def entropy(self):
-        c = self.concentration
-        k = c.size(-1)
-        a0 = c.sum(-1)
-        return (ember.lgamma(c).sum(-1) - ember.lgamma(a0) - (k - a0) * ember.digamma(a0)
-                - ((c - 1.0) * ember.digamma(c)).sum(-1))
+        a = self.concentration
+        total = a.sum(-1)
+        return (self._log_normaliser() + (total - a.size(-1)) * ember.digamma(total)
+                - ((a - 1) * ember.digamma(a)).sum(-1))

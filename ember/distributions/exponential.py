@@ -1,60 +1,38 @@
 """Exponential(rate)."""
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import Family
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Exponential"]
 
 
-class Exponential(ExponentialFamily):
-    """Exponential distribution with density ``rate * exp(-rate * x)`` on ``x >= 0``."""
+class Exponential(Family, ExponentialFamily):
+    """Density ``rate * exp(-rate * x)`` on ``x >= 0``."""
     arg_constraints = {"rate": constraints.positive}
+    _param_names = ("rate",)
     support = constraints.nonnegative
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.rate.reciprocal()
-
-    @property
-    def mode(self):
-        return ember.zeros_like(self.rate)
-
-    @property
-    def stddev(self):
-        return self.rate.reciprocal()
-
-    @property
-    def variance(self):
-        return self.rate.pow(-2)
-
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        batch_shape = ember.Size() if isinstance(rate, Number) else self.rate.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(rate, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Exponential, batch_shape, _instance, "rate")
+    mean = stddev = property(lambda self: self.rate.reciprocal())
+    mode = property(lambda self: ember.zeros_like(self.rate))
+    variance = property(lambda self: self.rate.pow(-2))
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        return ember.empty(shape, dtype=self.rate.dtype).exponential_() / self.rate
+        unit = ember.empty(self._extended_shape(sample_shape), dtype=self.rate.dtype).exponential_()
+        return unit / self.rate
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return self.rate.log() - self.rate * value
+        return self.rate.log() - self.rate * self._checked(value)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 1 - ember.exp(-self.rate * value)
+        return -ember.expm1(-self.rate * self._checked(value))
 
     def icdf(self, value):
-        return -ember.log1p(-value) / self.rate
+        return ember.log1p(-value) / -self.rate
 
     def entropy(self):
-        return 1.0 - ember.log(self.rate)
+        return 1 - self.rate.log()

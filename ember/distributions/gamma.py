@@ -1,77 +1,51 @@
 """Gamma(concentration, rate) and Chi2(df)."""
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import Family
 from .exp_family import ExponentialFamily
-from .utils import _standard_gamma, broadcast_all
+from .utils import _standard_gamma
 
 __all__ = ["Gamma", "Chi2"]
 
 
-class Gamma(ExponentialFamily):
-    """Gamma distribution with shape ``concentration`` and inverse scale ``rate``. ``rsample`` is
-    reparameterised (implicit gradient of the standard gamma draw)."""
+class Gamma(Family, ExponentialFamily):
+    """Shape ``concentration``, inverse scale ``rate``. ``rsample`` divides standard gamma draws
+    by ``rate`` (differentiable in ``concentration`` by implicit reparameterisation)."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
+    _param_names = ("concentration", "rate")
     support = constraints.nonnegative
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.concentration / self.rate
-
-    @property
-    def mode(self):
-        return ((self.concentration - 1) / self.rate).clamp(min=0)
-
-    @property
-    def variance(self):
-        return self.concentration / self.rate.pow(2)
-
     def __init__(self, concentration, rate, validate_args=None):
-        self.concentration, self.rate = broadcast_all(concentration, rate)
-        if isinstance(concentration, Number) and isinstance(rate, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.concentration.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(concentration, rate, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Gamma, batch_shape, _instance, "concentration", "rate")
+    mean = property(lambda self: self.concentration / self.rate)
+    mode = property(lambda self: ((self.concentration - 1) / self.rate).clamp(min=0))
+    variance = property(lambda self: self.concentration / self.rate.pow(2))
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
-        value = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
-        return value.clamp(min=ember.finfo(value.dtype).tiny)
+        draws = _standard_gamma(self.concentration.expand(shape)) / self.rate.expand(shape)
+        return draws.clamp(min=ember.finfo(draws.dtype).tiny)  # never exactly 0
 
     def log_prob(self, value):
-        value = ember.as_tensor(value, dtype=self.rate.dtype)
-        if self._validate_args:
-            self._validate_sample(value)
-        return (ember.xlogy(self.concentration, self.rate) + ember.xlogy(self.concentration - 1, value)
-                - self.rate * value - ember.lgamma(self.concentration))
-
-    def entropy(self):
-        return (self.concentration - ember.log(self.rate) + ember.lgamma(self.concentration)
-                + (1.0 - self.concentration) * ember.digamma(self.concentration))
+        x = self._checked(ember.as_tensor(value, dtype=self.rate.dtype))
+        a, b = self.concentration, self.rate
+        return ember.xlogy(a, b) + ember.xlogy(a - 1, x) - b * x - ember.lgamma(a)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return ember.special.gammainc(self.concentration, self.rate * value)
+        return ember.special.gammainc(self.concentration, self.rate * self._checked(value))
+
+    def entropy(self):
+        a = self.concentration
+        return a - self.rate.log() + ember.lgamma(a) + (1 - a) * ember.digamma(a)
 
 
 class Chi2(Gamma):
-    """Chi-squared distribution with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``."""
+    """Chi-squared with ``df`` degrees of freedom: ``Gamma(df / 2, 1 / 2)``."""
     arg_constraints = {"df": constraints.positive}
 
     def __init__(self, df, validate_args=None):
         super().__init__(0.5 * df, 0.5, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Chi2, _instance)
-        return super().expand(batch_shape, new)
-
-    @property
-    def df(self):
-        return self.concentration * 2
+    df = property(lambda self: 2 * self.concentration)

@@ -1,97 +1,86 @@
 """GeneralizedPareto(loc, scale, concentration)."""
 import math
-from numbers import Number, Real
 
 import ember
 from . import constraints
+from ._continuous import Family, fill_where
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["GeneralizedPareto"]
 
 
-class GeneralizedPareto(Distribution):
-    """Generalized Pareto: Exponential-like tail with shape ``concentration`` (0: exponential,
-    -1: uniform). ``rsample`` inverts the cdf."""
+class GeneralizedPareto(Family, Distribution):
+    """Survival function ``(1 + k z)^(-1/k)``, ``z = (x - loc) / scale``, ``k = concentration``
+    (``exp(-z)`` at ``k = 0``: the exponential; ``k = -1``: uniform). ``rsample`` inverts the cdf."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
+    _param_names = ("loc", "scale", "concentration")
     has_rsample = True
 
     def __init__(self, loc, scale, concentration, validate_args=None):
-        self.loc, self.scale, self.concentration = broadcast_all(loc, scale, concentration)
-        if isinstance(loc, Number) and isinstance(scale, Number) and isinstance(concentration, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(loc, scale, concentration, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(GeneralizedPareto, batch_shape, _instance, "loc", "scale", "concentration")
+    def _shape(self):
+        """``(k == 0, k)`` with the zeros of ``k`` (to isclose) replaced by 1: each formula
+        takes its ``k = 0`` limit there by a ``where``, and the other branch must stay finite."""
+        k = self.concentration
+        at_zero = ember.isclose(k, ember.zeros_like(k))
+        return at_zero, fill_where(at_zero, 1.0, k)
 
-    def _safe_concentration(self):
-        eq_zero = ember.isclose(self.concentration, ember.zeros_like(self.concentration))
-        return eq_zero, ember.where(eq_zero, ember.ones_like(self.concentration), self.concentration)
-
-    def _z(self, x):
-        return (x - self.loc) / self.scale
+    def _z(self, value):
+        return (value - self.loc) / self.scale
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        return self.icdf(ember.rand(shape, dtype=self.loc.dtype))
-
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        z = self._z(value)
-        eq_zero, k = self._safe_concentration()
-        y = 1 / k + ember.ones_like(z)
-        where_nonzero = ember.where(y == 0, y, y * ember.log1p(k * z))
-        log_scale = math.log(self.scale) if isinstance(self.scale, Real) else self.scale.log()
-        return -log_scale - ember.where(eq_zero, z, where_nonzero)
+        return self.icdf(ember.rand(self._extended_shape(sample_shape), dtype=self.loc.dtype))
 
     def log_survival_function(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        z = self._z(value)
-        eq_zero, k = self._safe_concentration()
-        return ember.where(eq_zero, -z, -ember.log1p(k * z) / k)
+        z = self._z(self._checked(value))
+        at_zero, k = self._shape()
+        return ember.where(at_zero, -z, -ember.log1p(k * z) / k)
 
-    def log_cdf(self, value):
-        return ember.log1p(-ember.exp(self.log_survival_function(value)))
+    def log_prob(self, value):
+        z = self._z(self._checked(value))
+        at_zero, k = self._shape()
+        exponent = 1 + 1 / k
+        # -(1 + 1/k) log(1 + k z); at k = -1 (uniform) the exponent is 0 even on the boundary
+        tail = fill_where(exponent == 0, 0.0, exponent * ember.log1p(k * z))
+        return -self.scale.log() - ember.where(at_zero, z, tail)
 
     def cdf(self, value):
-        return ember.exp(self.log_cdf(value))
+        return -ember.expm1(self.log_survival_function(value))
+
+    def log_cdf(self, value):
+        return ember.log(self.cdf(value))
 
     def icdf(self, value):
-        eq_zero, k = self._safe_concentration()
-        logu = ember.log1p(-value)
-        where_nonzero = self.loc + self.scale / k * ember.expm1(-k * logu)
-        where_zero = self.loc - self.scale * logu
-        return ember.where(eq_zero, where_zero, where_nonzero)
+        at_zero, k = self._shape()
+        log_survival = ember.log1p(-value)
+        general = self.loc + self.scale / k * ember.expm1(-k * log_survival)
+        return ember.where(at_zero, self.loc - self.scale * log_survival, general)
+
+    mode = property(lambda self: self.loc)
 
     @property
     def mean(self):
-        valid = self.concentration < 1
-        k = ember.where(valid, self.concentration, ember.full_like(self.concentration, 0.5))
-        result = self.loc + self.scale / (1 - k)
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        """``loc + scale / (1 - k)`` for k < 1, else nan."""
+        k = self.concentration
+        finite = k < 1
+        safe_k = fill_where(~finite, 0.5, k)
+        return fill_where(~finite, math.nan, self.loc + self.scale / (1 - safe_k))
 
     @property
     def variance(self):
-        valid = self.concentration < 0.5
-        k = ember.where(valid, self.concentration, ember.full_like(self.concentration, 0.25))
-        result = self.scale ** 2 / ((1 - k) ** 2 * (1 - 2 * k))
-        return ember.where(valid, result, ember.full_like(result, math.nan))
+        """``scale^2 / ((1 - k)^2 (1 - 2 k))`` for k < 1/2, else nan."""
+        k = self.concentration
+        finite = k < 0.5
+        safe_k = fill_where(~finite, 0.25, k)
+        return fill_where(~finite, math.nan, self.scale.pow(2) / ((1 - safe_k).pow(2) * (1 - 2 * safe_k)))
 
     def entropy(self):
-        return (ember.log(self.scale) + self.concentration + 1).expand(self._batch_shape)
-
-    @property
-    def mode(self):
-        return self.loc
+        return (self.scale.log() + self.concentration + 1).expand(self.batch_shape)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
-        lower = self.loc
-        upper = ember.where(self.concentration < 0, lower - self.scale / self.concentration,
-                            ember.full_like(lower, math.inf))
-        return constraints.interval(lower, upper)
+        """``[loc, inf)``, or ``[loc, loc - scale / k]`` for k < 0."""
+        k = self.concentration
+        upper = fill_where(k >= 0, math.inf, self.loc - self.scale / k)
+        return constraints.interval(self.loc, upper)

@@ -1,63 +1,39 @@
 """Gumbel(loc, scale)."""
 import math
-from numbers import Number
 
 import ember
 from . import constraints
+from ._continuous import EULER_GAMMA, Family
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
-from .utils import broadcast_all
 
 __all__ = ["Gumbel"]
 
-_EULER_GAMMA = 0.57721566490153286060
 
-
-class Gumbel(TransformedDistribution):
-    """Gumbel (type-I extreme value): ``loc - scale * log(-log(U))``, ``U ~ Uniform(0, 1)``."""
+class Gumbel(Family, TransformedDistribution):
+    """Type-I extreme value: ``loc - scale * log(-log U)``, ``U ~ Uniform(tiny, 1 - eps)``."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    _param_names = ("loc", "scale")
     support = constraints.real
 
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        finfo = ember.finfo(self.loc.dtype)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            base_dist = Uniform(finfo.tiny, 1 - finfo.eps, validate_args=validate_args)
-        else:
-            base_dist = Uniform(ember.full_like(self.loc, finfo.tiny),
-                                ember.full_like(self.loc, 1 - finfo.eps), validate_args=validate_args)
-        transforms = [ExpTransform().inv, AffineTransform(loc=0, scale=-ember.ones_like(self.scale)),
-                      ExpTransform().inv, AffineTransform(loc=self.loc, scale=-self.scale)]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
+        loc, scale = self._init_params(loc, scale)
+        finfo = ember.finfo(loc.dtype)
+        unit = Uniform(ember.full_like(loc, finfo.tiny), ember.full_like(loc, 1 - finfo.eps),
+                       validate_args=validate_args)
+        log = ExpTransform().inv
+        steps = [log, AffineTransform(0.0, -ember.ones_like(scale)), log, AffineTransform(loc, -scale)]
+        super().__init__(unit, steps, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Gumbel, _instance)
-        new.loc = self.loc.expand(batch_shape)
-        new.scale = self.scale.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+    mean = property(lambda self: self.loc + EULER_GAMMA * self.scale)
+    mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale * (math.pi / 6 ** 0.5))
+    variance = property(lambda self: self.stddev.pow(2))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        y = (self.loc - value) / self.scale
-        return (y - y.exp()) - self.scale.log()
-
-    @property
-    def mean(self):
-        return self.loc + self.scale * _EULER_GAMMA
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
-    def stddev(self):
-        return (math.pi / math.sqrt(6)) * self.scale
-
-    @property
-    def variance(self):
-        return self.stddev.pow(2)
+        z = (self._checked(value) - self.loc) / self.scale
+        return -(z + ember.exp(-z)) - self.scale.log()
 
     def entropy(self):
-        return self.scale.log() + (1 + _EULER_GAMMA)
+        return self.scale.log() + (1 + EULER_GAMMA)

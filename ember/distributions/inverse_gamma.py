@@ -1,6 +1,8 @@
 """InverseGamma(concentration, rate)."""
-import ember
+import math
+
 from . import constraints
+from ._continuous import Family, fill_where
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
@@ -8,43 +10,31 @@ from .transforms import PowerTransform
 __all__ = ["InverseGamma"]
 
 
-class InverseGamma(TransformedDistribution):
+class InverseGamma(Family, TransformedDistribution):
     """``1 / X`` for ``X ~ Gamma(concentration, rate)``."""
     arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive
     has_rsample = True
 
     def __init__(self, concentration, rate, validate_args=None):
-        base_dist = Gamma(concentration, rate, validate_args=validate_args)
-        neg_one = -base_dist.rate.new_ones(())
-        super().__init__(base_dist, PowerTransform(neg_one), validate_args=validate_args)
+        gamma = Gamma(concentration, rate, validate_args=validate_args)
+        reciprocal = PowerTransform(gamma.rate.new_tensor(-1.0))
+        super().__init__(gamma, reciprocal, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(InverseGamma, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def concentration(self):
-        return self.base_dist.concentration
-
-    @property
-    def rate(self):
-        return self.base_dist.rate
+    concentration = property(lambda self: self.base_dist.concentration)
+    rate = property(lambda self: self.base_dist.rate)
+    mode = property(lambda self: self.rate / (self.concentration + 1))
 
     @property
     def mean(self):
-        result = self.rate / (self.concentration - 1)
-        return ember.where(self.concentration > 1, result, ember.full_like(result, float("inf")))
-
-    @property
-    def mode(self):
-        return self.rate / (self.concentration + 1)
+        a = self.concentration
+        return fill_where(a <= 1, math.inf, self.rate / (a - 1))
 
     @property
     def variance(self):
-        result = self.rate.square() / ((self.concentration - 1).square() * (self.concentration - 2))
-        return ember.where(self.concentration > 2, result, ember.full_like(result, float("inf")))
+        a = self.concentration
+        return fill_where(a <= 2, math.inf, self.rate.square() / ((a - 1).square() * (a - 2)))
 
     def entropy(self):
-        return (self.concentration + self.rate.log() + self.concentration.lgamma()
-                - (1 + self.concentration) * self.concentration.digamma())
+        a = self.concentration
+        return a + self.rate.log() + a.lgamma() - (1 + a) * a.digamma()

@@ -3,60 +3,45 @@ import math
 
 import ember
 from . import constraints
-from .gumbel import _EULER_GAMMA
+from ._continuous import EULER_GAMMA, Family, fill_where
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
-from .utils import broadcast_all
 
 __all__ = ["Kumaraswamy"]
 
 
-def _moments(a, b, n):
-    """``E[X^n]`` of Kumaraswamy(a, b)."""
-    arg1 = 1 + n / a
-    log_value = ember.lgamma(arg1) + ember.lgamma(b) - ember.lgamma(arg1 + b)
-    return b * ember.exp(log_value)
-
-
-class Kumaraswamy(TransformedDistribution):
-    """Kumaraswamy on (0, 1): ``(1 - U ** (1 / c0)) ** (1 / c1)``, ``U ~ Uniform(0, 1)``."""
+class Kumaraswamy(Family, TransformedDistribution):
+    """On (0, 1) with cdf ``1 - (1 - x^a)^b`` (``a = concentration1``, ``b = concentration0``):
+    ``(1 - U^(1/b))^(1/a)``, ``U ~ Uniform(0, 1)``."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
+    _param_names = ("concentration1", "concentration0")
     support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self.concentration1, self.concentration0 = broadcast_all(concentration1, concentration0)
-        base_dist = Uniform(ember.full_like(self.concentration0, 0), ember.full_like(self.concentration0, 1),
-                            validate_args=validate_args)
-        transforms = [PowerTransform(exponent=self.concentration0.reciprocal()),
-                      AffineTransform(loc=1.0, scale=-1.0),
-                      PowerTransform(exponent=self.concentration1.reciprocal())]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
+        a, b = self._init_params(concentration1, concentration0)
+        unit = Uniform(ember.zeros_like(b), ember.ones_like(b), validate_args=validate_args)
+        steps = [PowerTransform(b.reciprocal()), AffineTransform(1.0, -1.0), PowerTransform(a.reciprocal())]
+        super().__init__(unit, steps, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Kumaraswamy, _instance)
-        new.concentration1 = self.concentration1.expand(batch_shape)
-        new.concentration0 = self.concentration0.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
+    def _raw_moment(self, n):
+        """``E[X^n] = b B(1 + n / a, b)``."""
+        a, b = self.concentration1, self.concentration0
+        shifted = 1 + n / a
+        return b * ember.exp(ember.lgamma(shifted) + ember.lgamma(b) - ember.lgamma(shifted + b))
 
-    @property
-    def mean(self):
-        return _moments(self.concentration1, self.concentration0, 1)
+    mean = property(lambda self: self._raw_moment(1))
+    variance = property(lambda self: self._raw_moment(2) - self.mean.pow(2))
 
     @property
     def mode(self):
-        c1, c0 = self.concentration1, self.concentration0
-        log_mode = c0.reciprocal() * (-c0).log1p() - (-c0 * c1).log1p()
-        log_mode = ember.where((c0 < 1) | (c1 < 1), ember.full_like(log_mode, math.nan), log_mode)
-        return log_mode.exp()
-
-    @property
-    def variance(self):
-        return _moments(self.concentration1, self.concentration0, 2) - ember.pow(self.mean, 2)
+        """torch 2.13's expression, ``exp(log1p(-b) / b - log1p(-a b))``, nan unless a, b >= 1."""
+        a, b = self.concentration1, self.concentration0
+        log_mode = ember.log1p(-b) / b - ember.log1p(-a * b)
+        return fill_where((a < 1) | (b < 1), math.nan, log_mode).exp()
 
     def entropy(self):
-        t1 = 1 - self.concentration1.reciprocal()
-        t0 = 1 - self.concentration0.reciprocal()
-        H0 = ember.digamma(self.concentration0 + 1) + _EULER_GAMMA
-        return t0 + t1 * H0 - ember.log(self.concentration1) - ember.log(self.concentration0)
+        a, b = self.concentration1, self.concentration0
+        harmonic_b = ember.digamma(b + 1) + EULER_GAMMA  # H_b
+        return (1 - 1 / b) + (1 - 1 / a) * harmonic_b - ember.log(a) - ember.log(b)

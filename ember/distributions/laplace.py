@@ -1,66 +1,45 @@
 """Laplace(loc, scale)."""
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import LOG_2, Family
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Distribution):
-    """Laplace distribution with density ``exp(-|x - loc| / scale) / (2 scale)``."""
+class Laplace(Family, Distribution):
+    """Double exponential: density ``exp(-|x - loc| / scale) / (2 scale)``."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
-    def variance(self):
-        return 2 * self.scale.pow(2)
-
-    @property
-    def stddev(self):
-        return (2 ** 0.5) * self.scale
-
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(loc, scale, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Laplace, batch_shape, _instance, "loc", "scale")
+    mean = mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale * 2 ** 0.5)
+    variance = property(lambda self: 2 * self.scale.pow(2))
+
+    def _quantile(self, t):
+        """The quantile at probability ``(1 + t) / 2``, ``t`` in (-1, 1)."""
+        return self.loc - self.scale * t.sign() * ember.log1p(-t.abs())
 
     def rsample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
-        eps = ember.finfo(self.loc.dtype).eps
-        u = ember.empty(shape, dtype=self.loc.dtype).uniform_(eps - 1, 1)
-        return self.loc - self.scale * u.sign() * ember.log1p(-u.abs())
+        low = ember.finfo(self.loc.dtype).eps - 1  # keeps log1p(-|t|) finite
+        return self._quantile(ember.empty(shape, dtype=self.loc.dtype).uniform_(low, 1))
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return -ember.log(2 * self.scale) - ember.abs(value - self.loc) / self.scale
+        distance = (self._checked(value) - self.loc).abs()
+        return -distance / self.scale - ember.log(2 * self.scale)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 0.5 - 0.5 * (value - self.loc).sign() * ember.expm1(-(value - self.loc).abs() / self.scale)
+        offset = self._checked(value) - self.loc
+        return 0.5 - 0.5 * offset.sign() * ember.expm1(-offset.abs() / self.scale)
 
     def icdf(self, value):
-        term = value - 0.5
-        return self.loc - self.scale * term.sign() * ember.log1p(-2 * term.abs())
+        return self._quantile(2 * value - 1)
 
     def entropy(self):
-        return 1 + ember.log(2 * self.scale)
+        return self.scale.log() + (1 + LOG_2)

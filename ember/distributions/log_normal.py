@@ -1,5 +1,6 @@
 """LogNormal(loc, scale)."""
 from . import constraints
+from ._continuous import Family
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -7,40 +8,26 @@ from .transforms import ExpTransform
 __all__ = ["LogNormal"]
 
 
-class LogNormal(TransformedDistribution):
+class LogNormal(Family, TransformedDistribution):
     """``exp(X)`` for ``X ~ Normal(loc, scale)``."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        base_dist = Normal(loc, scale, validate_args=validate_args)
-        super().__init__(base_dist, ExpTransform(), validate_args=validate_args)
+        super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),
+                         validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def loc(self):
-        return self.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.scale
-
-    @property
-    def mean(self):
-        return (self.loc + self.scale.pow(2) / 2).exp()
-
-    @property
-    def mode(self):
-        return (self.loc - self.scale.square()).exp()
+    loc = property(lambda self: self.base_dist.loc)
+    scale = property(lambda self: self.base_dist.scale)
+    mean = property(lambda self: (self.loc + 0.5 * self.scale.pow(2)).exp())
+    mode = property(lambda self: (self.loc - self.scale.pow(2)).exp())
 
     @property
     def variance(self):
-        scale_sq = self.scale.pow(2)
-        return scale_sq.expm1() * (2 * self.loc + scale_sq).exp()
+        """``(exp(s^2) - 1) exp(2 loc + s^2)``."""
+        s2 = self.scale.pow(2)
+        return s2.expm1() * (2 * self.loc + s2).exp()
 
     def entropy(self):
         return self.base_dist.entropy() + self.loc

@@ -1,6 +1,6 @@
 """LogisticNormal(loc, scale)."""
 from . import constraints
-from .independent import Independent
+from ._continuous import Family
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform
@@ -8,27 +8,19 @@ from .transforms import StickBreakingTransform
 __all__ = ["LogisticNormal"]
 
 
-class LogisticNormal(TransformedDistribution):
-    """Stick-breaking image of an independent Normal on ``R^(K-1)``: a distribution on the
-    ``K``-simplex; ``loc``/``scale`` have shape ``batch_shape + (K - 1,)``."""
+class LogisticNormal(Family, TransformedDistribution):
+    """The stick-breaking image of independent normals on ``R^(K-1)``: a distribution on the
+    ``K``-simplex; ``loc`` and ``scale`` have shape ``batch_shape + (K - 1,)``."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
     has_rsample = True
 
     def __init__(self, loc, scale, validate_args=None):
-        base_dist = Normal(loc, scale, validate_args=validate_args)
-        if not base_dist.batch_shape:
-            base_dist = base_dist.expand([1])
-        super().__init__(base_dist, StickBreakingTransform(), validate_args=validate_args)
+        normal = Normal(loc, scale, validate_args=validate_args)
+        if normal.batch_shape == ():  # one normal: a 2-simplex
+            normal = normal.expand([1])
+        super().__init__(normal, StickBreakingTransform(), validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(LogisticNormal, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def loc(self):
-        return self.base_dist.base_dist.loc
-
-    @property
-    def scale(self):
-        return self.base_dist.base_dist.scale
+    # base_dist is Independent(Normal): the stick-breaking acts on a vector
+    loc = property(lambda self: self.base_dist.base_dist.loc)
+    scale = property(lambda self: self.base_dist.base_dist.scale)

@@ -1,72 +1,51 @@
 """Normal(loc, scale)."""
-import math
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import HALF_LOG_2PI, Family
 from .exp_family import ExponentialFamily
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["Normal"]
 
+_SQRT_2 = 2 ** 0.5
 
-class Normal(ExponentialFamily):
-    """Normal (Gaussian) distribution; ``loc`` and ``scale`` broadcast to ``batch_shape``."""
+
+class Normal(Family, ExponentialFamily):
+    """Gaussian with mean ``loc`` and standard deviation ``scale`` (broadcast together)."""
     arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
+    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
 
-    @property
-    def mean(self):
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @property
-    def stddev(self):
-        return self.scale
-
-    @property
-    def variance(self):
-        return self.stddev.pow(2)
-
     def __init__(self, loc, scale, validate_args=None):
-        self.loc, self.scale = broadcast_all(loc, scale)
-        if isinstance(loc, Number) and isinstance(scale, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.loc.size()
-        super().__init__(batch_shape, validate_args=validate_args)
+        self._init_params(loc, scale, validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Normal, batch_shape, _instance, "loc", "scale")
+    mean = mode = property(lambda self: self.loc)
+    stddev = property(lambda self: self.scale)
+    variance = property(lambda self: self.scale.pow(2))
+
+    def _standardise(self, value):
+        return (value - self.loc) / self.scale
 
     def sample(self, sample_shape=ember.Size()):
         shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            return ember.normal(self.loc.expand(shape), self.scale.expand(shape))
+            mean, std = self.loc.expand(shape), self.scale.expand(shape)
+            return ember.normal(mean, std)  # (not rsample's stream: torch.normal's own)
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        eps = _standard_normal(shape, dtype=self.loc.dtype)
-        return self.loc + eps * self.scale
+        noise = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
+        return self.loc + noise * self.scale
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        var = self.scale ** 2
-        log_scale = math.log(self.scale) if isinstance(self.scale, Number) else self.scale.log()
-        return -((value - self.loc) ** 2) / (2 * var) - log_scale - math.log(math.sqrt(2 * math.pi))
+        z = self._standardise(self._checked(value))
+        return -0.5 * z * z - self.scale.log() - HALF_LOG_2PI
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return 0.5 * (1 + ember.erf((value - self.loc) * self.scale.reciprocal() / math.sqrt(2)))
+        return 0.5 * (1 + ember.erf(self._standardise(self._checked(value)) / _SQRT_2))
 
     def icdf(self, value):
-        return self.loc + self.scale * ember.erfinv(2 * value - 1) * math.sqrt(2)
+        return self.loc + self.scale * _SQRT_2 * ember.erfinv(2 * value - 1)
 
     def entropy(self):
-        return 0.5 + 0.5 * math.log(2 * math.pi) + ember.log(self.scale)
+        return self.scale.log() + (0.5 + HALF_LOG_2PI)

@@ -1,46 +1,40 @@
 """Pareto(scale, alpha)."""
 from . import constraints
+from ._continuous import Family
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
-from .utils import broadcast_all
 
 __all__ = ["Pareto"]
 
 
-class Pareto(TransformedDistribution):
-    """Pareto type-I: ``scale * exp(E)``, ``E ~ Exponential(alpha)``; support ``[scale, inf)``."""
+class Pareto(Family, TransformedDistribution):
+    """Pareto type I on ``[scale, inf)``: ``scale * exp(E)``, ``E ~ Exponential(alpha)``."""
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
+    _param_names = ("scale", "alpha")
 
     def __init__(self, scale, alpha, validate_args=None):
-        self.scale, self.alpha = broadcast_all(scale, alpha)
-        base_dist = Exponential(self.alpha, validate_args=validate_args)
-        transforms = [ExpTransform(), AffineTransform(loc=0, scale=self.scale)]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Pareto, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.alpha = self.alpha.expand(batch_shape)
-        return super().expand(batch_shape, _instance=new)
-
-    @property
-    def mean(self):
-        a = self.alpha.clamp(min=1)
-        return a * self.scale / (a - 1)
-
-    @property
-    def mode(self):
-        return self.scale
-
-    @property
-    def variance(self):
-        a = self.alpha.clamp(min=2)
-        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+        scale, alpha = self._init_params(scale, alpha)
+        steps = [ExpTransform(), AffineTransform(0.0, scale)]
+        super().__init__(Exponential(alpha, validate_args=validate_args), steps, validate_args=validate_args)
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.greater_than_eq(self.scale)
 
+    mode = property(lambda self: self.scale)
+
+    @property
+    def mean(self):
+        """``alpha scale / (alpha - 1)``; inf for alpha <= 1."""
+        a = self.alpha.clamp(min=1)
+        return self.scale * a / (a - 1)
+
+    @property
+    def variance(self):
+        """``scale^2 alpha / ((alpha - 1)^2 (alpha - 2))``; inf for alpha <= 2."""
+        a = self.alpha.clamp(min=2)
+        return self.scale.pow(2) * a / ((a - 1).pow(2) * (a - 2))
+
     def entropy(self):
-        return (self.scale / self.alpha).log() + (1 + self.alpha.reciprocal())
+        return (self.scale / self.alpha).log() + 1 + self.alpha.reciprocal()

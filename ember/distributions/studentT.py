@@ -3,60 +3,56 @@ import math
 
 import ember
 from . import constraints
+from ._continuous import Family, fill_where
 from .distribution import Distribution
 from .gamma import Chi2
-from .utils import _standard_normal, broadcast_all
+from .utils import _standard_normal
 
 __all__ = ["StudentT"]
 
+_HALF_LOG_PI = 0.5 * math.log(math.pi)
 
-class StudentT(Distribution):
-    """Student's t distribution with ``df`` degrees of freedom, location and scale."""
+
+class StudentT(Family, Distribution):
+    """Student's t with ``df`` degrees of freedom, shifted by ``loc`` and scaled by ``scale``:
+    ``loc + scale * N / sqrt(V / df)``, ``N ~ Normal(0, 1)``, ``V ~ Chi2(df)``."""
     arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
+    _param_names = ("df", "loc", "scale")
     support = constraints.real
     has_rsample = True
 
-    @property
-    def mean(self):
-        return ember.where(self.df <= 1, ember.full_like(self.loc, float("nan")), self.loc)
+    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
+        self._init_params(df, loc, scale, validate_args=validate_args)
+        Chi2(self.df)  # like torch, df is checked here even when validate_args is False
 
-    @property
-    def mode(self):
-        return self.loc
+    mode = property(lambda self: self.loc)
+    mean = property(lambda self: fill_where(self.df <= 1, math.nan, self.loc))
 
     @property
     def variance(self):
+        """``scale^2 df / (df - 2)`` for df > 2, inf for 1 < df <= 2, nan below."""
         df = self.df
-        finite = self.scale.pow(2) * df / ember.where(df > 2, df - 2, ember.ones_like(df))
-        m = ember.where(df > 2, finite, ember.full_like(df, float("inf")))
-        return ember.where(df <= 1, ember.full_like(df, float("nan")), m)
-
-    def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
-        self.df, self.loc, self.scale = broadcast_all(df, loc, scale)
-        self._chi2 = Chi2(self.df)
-        batch_shape = self.df.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(StudentT, batch_shape, _instance, "df", "loc", "scale", "_chi2")
+        safe_df = fill_where(df <= 2, 3.0, df)  # keeps the gradient finite
+        finite = self.scale.pow(2) * safe_df / (safe_df - 2)
+        return fill_where(df <= 1, math.nan, fill_where(df <= 2, math.inf, finite))
 
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        X = _standard_normal(shape, dtype=self.df.dtype)
-        Z = self._chi2.rsample(sample_shape)
-        Y = X * ember.rsqrt(Z / self.df)
-        return self.loc + self.scale * Y
+        normal = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype)
+        chi2 = Chi2(self.df, validate_args=False).rsample(sample_shape)
+        return self.loc + self.scale * normal * ember.rsqrt(chi2 / self.df)
+
+    def _log_beta_half(self):
+        """``log B(df / 2, 1 / 2)``."""
+        half_df = 0.5 * self.df
+        return ember.lgamma(half_df) + math.lgamma(0.5) - ember.lgamma(half_df + 0.5)
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        y = (value - self.loc) / self.scale
-        Z = (self.scale.log() + 0.5 * self.df.log() + 0.5 * math.log(math.pi)
-             + ember.lgamma(0.5 * self.df) - ember.lgamma(0.5 * (self.df + 1.0)))
-        return -0.5 * (self.df + 1.0) * ember.log1p(y ** 2.0 / self.df) - Z
+        z = (self._checked(value) - self.loc) / self.scale
+        df = self.df
+        log_norm = self.scale.log() + 0.5 * df.log() + self._log_beta_half()
+        return -0.5 * (df + 1) * ember.log1p(z * z / df) - log_norm
 
     def entropy(self):
-        lbeta = ember.lgamma(0.5 * self.df) + math.lgamma(0.5) - ember.lgamma(0.5 * (self.df + 1))
-        return (self.scale.log()
-                + 0.5 * (self.df + 1) * (ember.digamma(0.5 * (self.df + 1)) - ember.digamma(0.5 * self.df))
-                + 0.5 * self.df.log() + lbeta)
+        df = self.df
+        digamma_gap = ember.digamma(0.5 * (df + 1)) - ember.digamma(0.5 * df)
+        return self.scale.log() + 0.5 * df.log() + self._log_beta_half() + 0.5 * (df + 1) * digamma_gap

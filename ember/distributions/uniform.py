@@ -1,73 +1,48 @@
 """Uniform(low, high)."""
-from numbers import Number
-
 import ember
 from . import constraints
+from ._continuous import Family
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["Uniform"]
 
 
-class Uniform(Distribution):
+class Uniform(Family, Distribution):
     """Uniform on the half-open interval ``[low, high)``."""
     arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
                        "high": constraints.dependent(is_discrete=False, event_dim=0)}
+    _param_names = ("low", "high")
     has_rsample = True
 
-    @property
-    def mean(self):
-        return (self.high + self.low) / 2
-
-    @property
-    def mode(self):
-        return float("nan") * self.high
-
-    @property
-    def stddev(self):
-        return (self.high - self.low) / 12 ** 0.5
-
-    @property
-    def variance(self):
-        return (self.high - self.low).pow(2) / 12
-
     def __init__(self, low, high, validate_args=None):
-        self.low, self.high = broadcast_all(low, high)
-        if isinstance(low, Number) and isinstance(high, Number):
-            batch_shape = ember.Size()
-        else:
-            batch_shape = self.low.size()
-        super().__init__(batch_shape, validate_args=validate_args)
-        if self._validate_args and not bool(ember.lt(self.low, self.high).all()):
+        self._init_params(low, high, validate_args=validate_args)
+        if self._validate_args and not bool((self.low < self.high).all()):
             raise ValueError("Uniform is not defined when low>= high")
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(Uniform, batch_shape, _instance, "low", "high")
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
         return constraints.interval(self.low, self.high)
 
+    _width = property(lambda self: self.high - self.low)
+    mean = property(lambda self: (self.low + self.high) / 2)
+    mode = property(lambda self: self.high * float("nan"))
+    stddev = property(lambda self: self._width / 12 ** 0.5)
+    variance = property(lambda self: self._width.pow(2) / 12)
+
     def rsample(self, sample_shape=ember.Size()):
-        shape = self._extended_shape(sample_shape)
-        rand = ember.rand(shape, dtype=self.low.dtype)
-        return self.low + rand * (self.high - self.low)
+        u = ember.rand(self._extended_shape(sample_shape), dtype=self.low.dtype)
+        return self.low + u * self._width
 
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        lb = self.low.le(value).type_as(self.low)
-        ub = self.high.gt(value).type_as(self.low)
-        return ember.log(lb.mul(ub)) - ember.log(self.high - self.low)
+        value = self._checked(value)
+        inside = (self.low <= value) & (value < self.high)
+        return ember.log(inside.type_as(self.low)) - ember.log(self._width)
 
     def cdf(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        result = (value - self.low) / (self.high - self.low)
-        return result.clamp(min=0, max=1)
+        return ((self._checked(value) - self.low) / self._width).clamp(min=0, max=1)
 
     def icdf(self, value):
-        return value * (self.high - self.low) + self.low
+        return self.low + value * self._width
 
     def entropy(self):
-        return ember.log(self.high - self.low)
+        return ember.log(self._width)

@@ -3,49 +3,60 @@ import math
 
 import ember
 from . import constraints
+from ._continuous import Family
 from .distribution import Distribution
-from .utils import broadcast_all, lazy_property
+from .utils import lazy_property
 
 __all__ = ["VonMises"]
 
-
-def _log_i0(x):
-    return ember.log(ember.special.i0e(x)) + x
+_TWO_PI = 2 * math.pi
 
 
-def _rejection_sample(loc, concentration, proposal_r, x):
-    """Best & Fisher (1979) rejection sampler, vectorised; ``x`` gives the output shape."""
-    done = ember.zeros(x.shape, dtype=ember.bool)
-    while not bool(done.all()):
-        u = ember.rand((3,) + tuple(x.shape), dtype=loc.dtype)
-        u1, u2, u3 = u.unbind()
-        z = ember.cos(math.pi * u1)
-        f = (1 + proposal_r * z) / (proposal_r + z)
-        c = concentration * (proposal_r - f)
-        accept = ((c * (2 - c) - u2) > 0) | ((c / u2).log() + 1 - c >= 0)
-        if bool(accept.any()):
-            x = ember.where(accept, (u3 - 0.5).sign() * f.acos(), x)
-            done = done | accept
-    return (x + math.pi + loc) % (2 * math.pi) - math.pi
+def _wrapped_cauchy_r(kappa):
+    """Best and Fisher's envelope parameter ``r = (1 + rho^2) / (2 rho)`` with
+    ``rho = (tau - sqrt(2 tau)) / (2 kappa)``, ``tau = 1 + sqrt(1 + 4 kappa^2)``; for tiny
+    ``kappa`` (where that cancels badly) its limit ``1 / kappa + kappa``."""
+    tau = 1 + (1 + 4 * kappa.square()).sqrt()
+    rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
+    exact = (1 + rho.square()) / (2 * rho)
+    return ember.where(kappa < 1e-5, kappa.reciprocal() + kappa, exact)
 
 
-class VonMises(Distribution):
-    """Circular distribution with density ``exp(concentration * cos(x - loc)) / (2 pi I0(concentration))``.
-    Sampling is by rejection (no rsample)."""
+def _best_fisher(loc, kappa, r, shape):
+    """Best & Fisher (1979) rejection sampler, vectorised: every round draws three uniforms per
+    element (one ``rand`` of shape ``(3,) + shape``); an element takes the angle of each round
+    that accepts it (the last such wins), until every element has been accepted once."""
+    angle = ember.empty(shape, dtype=loc.dtype)
+    accepted = ember.zeros(shape, dtype=ember.bool)
+    while not bool(accepted.all()):
+        u_angle, u_test, u_sign = ember.rand((3,) + tuple(shape), dtype=loc.dtype).unbind()
+        w = ember.cos(math.pi * u_angle)
+        f = (1 + r * w) / (r + w)
+        c = kappa * (r - f)
+        ok = (c * (2 - c) - u_test > 0) | (ember.log(c / u_test) + 1 - c >= 0)
+        angle = ember.where(ok, (u_sign - 0.5).sign() * f.acos(), angle)
+        accepted = accepted | ok
+    return (angle + math.pi + loc) % _TWO_PI - math.pi  # centred on loc, wrapped into [-pi, pi)
+
+
+class VonMises(Family, Distribution):
+    """Circular density ``exp(k cos(x - loc)) / (2 pi I0(k))``, ``k = concentration``. Draws by
+    rejection (no ``rsample``), computed in float64."""
     arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
+    _param_names = ("loc", "concentration")
     support = constraints.real
     has_rsample = False
 
     def __init__(self, loc, concentration, validate_args=None):
-        self.loc, self.concentration = broadcast_all(loc, concentration)
-        batch_shape = self.loc.shape
-        super().__init__(batch_shape, ember.Size(), validate_args)
+        self._init_params(loc, concentration, validate_args=validate_args)
 
-    def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        log_prob = self.concentration * ember.cos(value - self.loc)
-        return log_prob - math.log(2 * math.pi) - _log_i0(self.concentration)
+    mean = mode = property(lambda self: self.loc, doc="The circular mean, ``loc``.")
+
+    @lazy_property
+    def variance(self):
+        """The circular variance ``1 - I1(k) / I0(k)``."""
+        k = self.concentration
+        return 1 - ember.special.i1e(k) / ember.special.i0e(k)
 
     @lazy_property
     def _loc(self):
@@ -57,34 +68,15 @@ class VonMises(Distribution):
 
     @lazy_property
     def _proposal_r(self):
-        kappa = self._concentration
-        tau = 1 + (1 + 4 * kappa ** 2).sqrt()
-        rho = (tau - (2 * tau).sqrt()) / (2 * kappa)
-        _proposal_r = (1 + rho ** 2) / (2 * rho)
-        _proposal_r_taylor = 1 / kappa + kappa  # small-kappa limit
-        return ember.where(kappa < 1e-5, _proposal_r_taylor, _proposal_r)
+        return _wrapped_cauchy_r(self._concentration)
+
+    def log_prob(self, value):
+        k = self.concentration
+        log_i0 = ember.log(ember.special.i0e(k)) + k  # i0e(k) = exp(-k) I0(k)
+        return k * ember.cos(self._checked(value) - self.loc) - log_i0 - math.log(_TWO_PI)
 
     def sample(self, sample_shape=ember.Size()):
-        """Draws in ``(-pi, pi]`` (computed in float64, returned in the parameters' dtype)."""
-        shape = self._extended_shape(sample_shape)
         with ember.no_grad():
-            x = ember.empty(shape, dtype=self._loc.dtype)
-            return _rejection_sample(self._loc, self._concentration, self._proposal_r, x).to(self.loc.dtype)
-
-    def expand(self, batch_shape, _instance=None):
-        return self._expand_params(VonMises, batch_shape, _instance, "loc", "concentration")
-
-    @property
-    def mean(self):
-        """The circular mean, ``loc``."""
-        return self.loc
-
-    @property
-    def mode(self):
-        return self.loc
-
-    @lazy_property
-    def variance(self):
-        """The circular variance ``1 - I1(k) / I0(k)``."""
-        k = self.concentration
-        return 1 - ember.special.i1e(k) / ember.special.i0e(k)
+            draws = _best_fisher(self._loc, self._concentration, self._proposal_r,
+                                 self._extended_shape(sample_shape))
+            return draws.to(self.loc.dtype)

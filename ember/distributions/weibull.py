@@ -1,53 +1,40 @@
 """Weibull(scale, concentration)."""
 import ember
 from . import constraints
+from ._continuous import EULER_GAMMA, Family
 from .exponential import Exponential
-from .gumbel import _EULER_GAMMA
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
-from .utils import broadcast_all
 
 __all__ = ["Weibull"]
 
 
-class Weibull(TransformedDistribution):
-    """Two-parameter Weibull: ``scale * E ** (1 / concentration)``, ``E ~ Exponential(1)``."""
+class Weibull(Family, TransformedDistribution):
+    """``scale * E ** (1 / concentration)`` for ``E ~ Exponential(1)``."""
     arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
+    _param_names = ("scale", "concentration")
     support = constraints.positive
 
     def __init__(self, scale, concentration, validate_args=None):
-        self.scale, self.concentration = broadcast_all(scale, concentration)
-        self.concentration_reciprocal = self.concentration.reciprocal()
-        base_dist = Exponential(ember.ones_like(self.scale), validate_args=validate_args)
-        transforms = [PowerTransform(exponent=self.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=self.scale)]
-        super().__init__(base_dist, transforms, validate_args=validate_args)
+        scale, concentration = self._init_params(scale, concentration)
+        steps = [PowerTransform(concentration.reciprocal()), AffineTransform(0.0, scale)]
+        super().__init__(Exponential(ember.ones_like(scale), validate_args=validate_args), steps,
+                         validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        new = self._get_checked_instance(Weibull, _instance)
-        new.scale = self.scale.expand(batch_shape)
-        new.concentration = self.concentration.expand(batch_shape)
-        new.concentration_reciprocal = new.concentration.reciprocal()
-        base_dist = self.base_dist.expand(batch_shape)
-        transforms = [PowerTransform(exponent=new.concentration_reciprocal),
-                      AffineTransform(loc=0, scale=new.scale)]
-        super(Weibull, new).__init__(base_dist, transforms, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
+    concentration_reciprocal = property(lambda self: self.concentration.reciprocal())
 
-    @property
-    def mean(self):
-        return self.scale * ember.exp(ember.lgamma(1 + self.concentration_reciprocal))
+    def _raw_moment(self, n):
+        """``E[X^n] / scale^n = Gamma(1 + n / concentration)``."""
+        return ember.exp(ember.lgamma(1 + n * self.concentration_reciprocal))
+
+    mean = property(lambda self: self.scale * self._raw_moment(1))
+    variance = property(lambda self: self.scale.pow(2) * (self._raw_moment(2) - self._raw_moment(1).pow(2)))
 
     @property
     def mode(self):
-        return self.scale * ((self.concentration - 1) / self.concentration) ** self.concentration.reciprocal()
-
-    @property
-    def variance(self):
-        return self.scale.pow(2) * (ember.exp(ember.lgamma(1 + 2 * self.concentration_reciprocal))
-                                    - ember.exp(2 * ember.lgamma(1 + self.concentration_reciprocal)))
+        k = self.concentration
+        return self.scale * ((k - 1) / k) ** k.reciprocal()
 
     def entropy(self):
-        return (_EULER_GAMMA * (1 - self.concentration_reciprocal)
-                + ember.log(self.scale * self.concentration_reciprocal) + 1)
+        inv_k = self.concentration_reciprocal
+        return EULER_GAMMA * (1 - inv_k) + ember.log(self.scale * inv_k) + 1
