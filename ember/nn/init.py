@@ -96,8 +96,9 @@ def trunc_normal_(tensor, mean=0.0, std=1.0, a=-2.0, b=2.0, generator=None):
         peak = max(a, min(mean, b))
         log_peak = -0.5 * ((peak - mean) / std) ** 2
 
-        def log_accept_ratio(x):          # log(density(x) / density(peak)), in place on x
-            return x.sub_(mean).div_(std).pow_(2).mul_(-0.5).sub_(log_peak)
+        def log_accept_ratio(x):          # log(density(x) / density(peak))
+            z = (x - mean) / std
+            return z ** 2 * -0.5 - log_peak
         draws = ember.empty_like(tensor)
         coins = ember.empty_like(tensor)
         tensor.uniform_(a, b, generator=generator)
@@ -147,21 +148,21 @@ def eye_(tensor):
 def dirac_(tensor, groups=1):
     """Identity convolution kernel for a ``(out, in, *k)`` weight with 1-3 spatial dims: each
     group's channel d maps to input channel d through the kernel centre."""
-    ndim = tensor.ndimension()
-    if ndim not in (3, 4, 5):
+    shape = tuple(tensor.shape)
+    if not 3 <= len(shape) <= 5:
         raise ValueError("Only tensors with 3, 4, or 5 dimensions are supported")
-    sizes = tensor.size()
-    if sizes[0] % groups != 0:
+    per_group, rest = divmod(shape[0], groups)
+    if rest:
         raise ValueError("dim 0 must be divisible by groups")
     if tensor.is_meta:
         return tensor
-    per_group = sizes[0] // groups
-    centre = tuple(s // 2 for s in sizes[2:])
+    channels = range(min(per_group, shape[1]))
+    ones_at = [(g * per_group + d, d) for g in range(groups) for d in channels]
+    middle = [s // 2 for s in shape[2:]]
     with ember.no_grad():
         tensor.zero_()
-        for g in range(groups):
-            for d in range(min(per_group, sizes[1])):
-                tensor[(g * per_group + d, d) + centre] = 1
+        for out_channel, in_channel in ones_at:
+            tensor[(out_channel, in_channel, *middle)] = 1
     return tensor
 
 
@@ -186,18 +187,24 @@ def _xavier_std(tensor, gain):
     return gain * math.sqrt(2.0 / float(fan_in + fan_out))
 
 
+def _centred(tensor, std, uniform, generator):
+    """Fill with zero-mean values of standard deviation ``std``: uniform on
+    [-sqrt(3) std, sqrt(3) std] or normal."""
+    with ember.no_grad():
+        if uniform:
+            half_width = math.sqrt(3.0) * std
+            return tensor.uniform_(-half_width, half_width, generator=generator)
+        return tensor.normal_(0, std, generator=generator)
+
+
 def xavier_uniform_(tensor, gain=1.0, generator=None):
     """U(-r, r) with r = gain * sqrt(6 / (fan_in + fan_out)) (Glorot)."""
-    bound = math.sqrt(3.0) * _xavier_std(tensor, gain)
-    with ember.no_grad():
-        return tensor.uniform_(-bound, bound, generator=generator)
+    return _centred(tensor, _xavier_std(tensor, gain), True, generator)
 
 
 def xavier_normal_(tensor, gain=1.0, generator=None):
     """N(0, std^2) with std = gain * sqrt(2 / (fan_in + fan_out)) (Glorot)."""
-    std = _xavier_std(tensor, gain)
-    with ember.no_grad():
-        return tensor.normal_(0.0, std, generator=generator)
+    return _centred(tensor, _xavier_std(tensor, gain), False, generator)
 
 
 def _kaiming_std(tensor, a, mode, nonlinearity):
@@ -215,20 +222,13 @@ def kaiming_uniform_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", gene
     if hit:
         return hit[0]
     std = _kaiming_std(tensor, a, mode, nonlinearity)
-    if std is None:
-        return tensor
-    bound = math.sqrt(3.0) * std
-    with ember.no_grad():
-        return tensor.uniform_(-bound, bound, generator=generator)
+    return tensor if std is None else _centred(tensor, std, True, generator)
 
 
 def kaiming_normal_(tensor, a=0, mode="fan_in", nonlinearity="leaky_relu", generator=None):
     """N(0, std^2) with std = gain / sqrt(fan) (He)."""
     std = _kaiming_std(tensor, a, mode, nonlinearity)
-    if std is None:
-        return tensor
-    with ember.no_grad():
-        return tensor.normal_(0, std, generator=generator)
+    return tensor if std is None else _centred(tensor, std, False, generator)
 
 
 def orthogonal_(tensor, gain=1, generator=None):
@@ -236,19 +236,16 @@ def orthogonal_(tensor, gain=1, generator=None):
     ``gain``: the sign-corrected Q of a Gaussian matrix's QR."""
     if tensor.ndimension() < 2:
         raise ValueError("Only tensors with 2 or more dimensions are supported")
-    if tensor.numel() == 0 or tensor.is_meta:
+    if tensor.is_meta or tensor.numel() == 0:
         return tensor
-    rows = tensor.size(0)
-    cols = tensor.numel() // rows
-    gauss = tensor.new_empty((rows, cols)).normal_(0, 1, generator=generator)
-    wide = rows < cols
-    mat = (gauss.t() if wide else gauss).numpy()
-    q, r = np.linalg.qr(mat)
-    q = q * np.sign(np.diagonal(r))
-    q = ember.from_numpy(np.ascontiguousarray(q.astype(tensor.numpy(force=True).dtype)))
-    q = q.t() if wide else q
+    flat = (len(tensor), tensor.numel() // len(tensor))
+    gauss = tensor.new_empty(flat).normal_(0, 1, generator=generator).numpy()
+    wide = flat[0] < flat[1]                 # factor the tall one of the matrix / transpose
+    q, r = np.linalg.qr(gauss.T if wide else gauss)
+    q = (q * np.sign(np.diagonal(r))).astype(gauss.dtype)
+    q = ember.from_numpy(np.ascontiguousarray(q.T if wide else q))
     with ember.no_grad():
-        tensor.view_as(q).copy_(q)
+        tensor.copy_(q.reshape(tensor.shape))
         tensor.mul_(gain)
     return tensor
 
@@ -259,12 +256,12 @@ def sparse_(tensor, sparsity, std=0.01, generator=None):
         raise ValueError("Only tensors with 2 dimensions are supported")
     if tensor.is_meta:
         return tensor
-    rows, cols = tensor.shape
-    n_zero = math.ceil(sparsity * rows)
+    zeros_per_column = math.ceil(sparsity * tensor.shape[0])
     with ember.no_grad():
         tensor.normal_(0, std, generator=generator)
-        for col in range(cols):
-            tensor[ember.randperm(rows)[:n_zero], col] = 0
+        for column in range(tensor.shape[1]):     # a fresh random choice of rows each time
+            dropped = ember.randperm(tensor.shape[0])[:zeros_per_column]
+            tensor[dropped, column] = 0
     return tensor
 
 

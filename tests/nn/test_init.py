@@ -156,3 +156,21 @@ def test_deprecated_aliases():
 def test_all_names_exist():
     for name in torch.nn.init.__all__:
         assert hasattr(init, name), name
+
+
+SEEDED = [("uniform_", (4, 6), {"a": -2, "b": 3}), ("normal_", (4, 6), {"std": 2.0}),
+          ("trunc_normal_", (50, 6), {"std": 1.0}), ("trunc_normal_", (50, 6), {"a": 2.5, "b": 4.0}),
+          ("xavier_uniform_", (4, 6, 3), {"gain": 2.0}), ("xavier_normal_", (4, 6), {}),
+          ("kaiming_uniform_", (5, 3, 2), {"a": 0.5}), ("kaiming_normal_", (5, 3), {"mode": "fan_out"}),
+          ("orthogonal_", (3, 7), {"gain": 1.5}), ("orthogonal_", (6, 2, 2), {}),
+          ("sparse_", (8, 5), {"sparsity": 0.4}), ("dirac_", (6, 4, 3, 3), {"groups": 2}),
+          ("dirac_", (2, 5, 3), {})]
+
+
+@pytest.mark.parametrize("name,shape,kw", SEEDED)
+def test_seeded_inits_equal_torch(name, shape, kw):
+    ember.manual_seed(5)
+    torch.manual_seed(5)
+    got = getattr(ember.nn.init, name)(ember.empty(*shape), **kw)
+    want = getattr(torch.nn.init, name)(torch.empty(*shape), **kw)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5, atol=1e-6)
