@@ -45,14 +45,12 @@ class GradScaler:
                 raise ValueError("The growth factor must be > 1.0.")
             if backoff_factor >= 1.0:
                 raise ValueError("The backoff factor must be < 1.0.")
-            self._init_scale = init_scale
-            self._scale = None
-            self._growth_factor = growth_factor
-            self._backoff_factor = backoff_factor
-            self._growth_interval = growth_interval
-            self._init_growth_tracker = 0
-            self._growth_tracker = None
-            self._per_optimizer_states = defaultdict(_refresh_per_optimizer_state)
+            # the live scale / tracker tensors appear on the first scale(); until then
+            # (and in pickles) the _init_ values stand in for them
+            vars(self).update(_init_scale=init_scale, _scale=None, _growth_factor=growth_factor,
+                              _backoff_factor=backoff_factor, _growth_interval=growth_interval,
+                              _init_growth_tracker=0, _growth_tracker=None,
+                              _per_optimizer_states=defaultdict(_refresh_per_optimizer_state))
 
     # ------------------------------------------------------------------ internals
     def _check_scale_growth_tracker(self, funcname):
@@ -121,11 +119,12 @@ class GradScaler:
         return None
 
     def step(self, optimizer, *args, **kwargs):
-        if not self._enabled:
-            return optimizer.step(*args, **kwargs)
-        if "closure" in kwargs:
+        """Unscale (unless done already) and step ``optimizer`` if no gradient is inf/NaN."""
+        if self._enabled and "closure" in kwargs:
             raise RuntimeError("Closure use is not currently supported if GradScaler is "
                                "enabled.")
+        if not self._enabled:
+            return optimizer.step(*args, **kwargs)
         self._check_scale_growth_tracker("step")
         st = self._per_optimizer_states[id(optimizer)]
         if st["stage"] is OptState.STEPPED:
@@ -206,39 +205,36 @@ class GradScaler:
         return self._enabled
 
     def state_dict(self):
-        if not self._enabled:
-            return {}
-        return {"scale": self.get_scale(), "growth_factor": self._growth_factor,
-                "backoff_factor": self._backoff_factor,
-                "growth_interval": self._growth_interval,
-                "_growth_tracker": self._get_growth_tracker()}
+        """Scale, factors, interval and tracker as plain numbers ({} when disabled)."""
+        return dict(scale=self.get_scale(), growth_factor=self._growth_factor,
+                    backoff_factor=self._backoff_factor, growth_interval=self._growth_interval,
+                    _growth_tracker=self._get_growth_tracker()) if self._enabled else {}
 
     def load_state_dict(self, state_dict):
-        if not self._enabled:
-            return
-        if len(state_dict) == 0:
+        if self._enabled and not state_dict:
             raise RuntimeError("The source state dict is empty, possibly because it was saved "
                                "from a disabled instance of GradScaler.")
-        self._init_scale = state_dict["scale"]
-        if self._scale is not None:
-            self._scale.fill_(state_dict["scale"])
-        self._growth_factor = state_dict["growth_factor"]
-        self._backoff_factor = state_dict["backoff_factor"]
-        self._growth_interval = state_dict["growth_interval"]
-        self._init_growth_tracker = state_dict["_growth_tracker"]
-        if self._growth_tracker is not None:
-            self._growth_tracker.fill_(state_dict["_growth_tracker"])
+        if not self._enabled:
+            return
+        self._growth_factor, self._backoff_factor, self._growth_interval = (
+            state_dict["growth_factor"], state_dict["backoff_factor"],
+            state_dict["growth_interval"])
+        self._init_scale, self._init_growth_tracker = \
+            state_dict["scale"], state_dict["_growth_tracker"]
+        for live, value in ((self._scale, self._init_scale),
+                            (self._growth_tracker, self._init_growth_tracker)):
+            if live is not None:
+                live.fill_(value)
 
     def __getstate__(self):
-        state = self.__dict__.copy()
+        """Pickles carry numbers, not the live tensors (only between iterations)."""
+        state = dict(vars(self))
         if self._enabled:
-            assert len(self._per_optimizer_states) == 0, (
+            assert not self._per_optimizer_states, (
                 "A GradScaler instance may only be pickled at the beginning of an iteration, "
                 "or at the end after scaler.update().")
-            state["_init_scale"] = self.get_scale()
-            state["_init_growth_tracker"] = self._get_growth_tracker()
-            state["_scale"] = None
-            state["_growth_tracker"] = None
+            state.update(_init_scale=self.get_scale(), _scale=None, _growth_tracker=None,
+                         _init_growth_tracker=self._get_growth_tracker())
         return state
 
     def __setstate__(self, state):
