@@ -1,27 +1,27 @@
-"""MobileNetV3 small / large, as torchvision's."""
+"""MobileNetV3 small and large (Howard et al. 2019): inverted residual blocks with optional
+squeeze-and-excitation and hard-swish, read from the paper's tables 1 and 2."""
 from functools import partial
 
 import ember
 import ember.nn as nn
 
 from ..ops.misc import Conv2dNormActivation, SqueezeExcitation as SElayer
-from ._api import register_model, _check_weights, _weights_enum
-from ._utils import _make_divisible
+from ._api import define_builders
+from ._utils import _make_divisible, init_weights, small_normal
 
 __all__ = ["MobileNetV3", "mobilenet_v3_large", "mobilenet_v3_small"]
 
 
 class InvertedResidualConfig:
+    """One table row, channel counts scaled by ``width_mult`` (rounded to multiples of 8)."""
+
     def __init__(self, input_channels, kernel, expanded_channels, out_channels, use_se, activation,
                  stride, dilation, width_mult):
-        self.input_channels = self.adjust_channels(input_channels, width_mult)
-        self.kernel = kernel
-        self.expanded_channels = self.adjust_channels(expanded_channels, width_mult)
-        self.out_channels = self.adjust_channels(out_channels, width_mult)
-        self.use_se = use_se
-        self.use_hs = activation == "HS"
-        self.stride = stride
-        self.dilation = dilation
+        scale = partial(self.adjust_channels, width_mult=width_mult)
+        self.input_channels, self.expanded_channels = scale(input_channels), scale(expanded_channels)
+        self.out_channels = scale(out_channels)
+        self.kernel, self.use_se, self.use_hs = kernel, use_se, activation == "HS"
+        self.stride, self.dilation = stride, dilation
 
     @staticmethod
     def adjust_channels(channels, width_mult):
@@ -29,150 +29,112 @@ class InvertedResidualConfig:
 
 
 class InvertedResidual(nn.Module):
+    """1x1 expansion (skipped when it would not widen), a depthwise convolution (dilated
+    instead of strided when asked), optional squeeze-and-excitation, a linear 1x1 projection;
+    the input is added back when the shapes allow."""
+
     def __init__(self, cnf, norm_layer, se_layer=partial(SElayer, scale_activation=nn.Hardsigmoid)):
         super().__init__()
-        if not (1 <= cnf.stride <= 2):
+        if cnf.stride not in (1, 2):
             raise ValueError("illegal stride value")
-        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
+        act = nn.Hardswish if cnf.use_hs else nn.ReLU
+        wide = cnf.expanded_channels
         layers = []
-        activation_layer = nn.Hardswish if cnf.use_hs else nn.ReLU
-        if cnf.expanded_channels != cnf.input_channels:
-            layers.append(Conv2dNormActivation(cnf.input_channels, cnf.expanded_channels, kernel_size=1,
-                                               norm_layer=norm_layer, activation_layer=activation_layer))
-        stride = 1 if cnf.dilation > 1 else cnf.stride
-        layers.append(Conv2dNormActivation(cnf.expanded_channels, cnf.expanded_channels, kernel_size=cnf.kernel,
-                                           stride=stride, dilation=cnf.dilation, groups=cnf.expanded_channels,
-                                           norm_layer=norm_layer, activation_layer=activation_layer))
+        if wide != cnf.input_channels:
+            layers.append(Conv2dNormActivation(cnf.input_channels, wide, kernel_size=1, norm_layer=norm_layer,
+                                               activation_layer=act))
+        layers.append(Conv2dNormActivation(wide, wide, kernel_size=cnf.kernel, groups=wide,
+                                           stride=1 if cnf.dilation > 1 else cnf.stride, dilation=cnf.dilation,
+                                           norm_layer=norm_layer, activation_layer=act))
         if cnf.use_se:
-            squeeze_channels = _make_divisible(cnf.expanded_channels // 4, 8)
-            layers.append(se_layer(cnf.expanded_channels, squeeze_channels))
-        layers.append(Conv2dNormActivation(cnf.expanded_channels, cnf.out_channels, kernel_size=1,
-                                           norm_layer=norm_layer, activation_layer=None))
+            layers.append(se_layer(wide, _make_divisible(wide // 4, 8)))
+        layers.append(Conv2dNormActivation(wide, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
+                                           activation_layer=None))
         self.block = nn.Sequential(*layers)
+        self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
         self.out_channels = cnf.out_channels
         self._is_cn = cnf.stride > 1
 
     def forward(self, input):
-        result = self.block(input)
-        if self.use_res_connect:
-            result = result + input
-        return result
+        out = self.block(input)
+        return out + input if self.use_res_connect else out
 
 
 class MobileNetV3(nn.Module):
+    """A hard-swish stem, the blocks, a 1x1 convolution to six times the last block's width,
+    and a two-layer classifier through ``last_channel``."""
+
     def __init__(self, inverted_residual_setting, last_channel, num_classes=1000, block=None,
                  norm_layer=None, dropout=0.2, **kwargs):
         super().__init__()
-        if not inverted_residual_setting:
+        rows = inverted_residual_setting
+        if not rows:
             raise ValueError("The inverted_residual_setting should not be empty")
-        if not all(isinstance(s, InvertedResidualConfig) for s in inverted_residual_setting):
+        if any(not isinstance(row, InvertedResidualConfig) for row in rows):
             raise TypeError("The inverted_residual_setting should be List[InvertedResidualConfig]")
-        if block is None:
-            block = InvertedResidual
-        if norm_layer is None:
-            norm_layer = partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
-        layers = []
-        firstconv_output_channels = inverted_residual_setting[0].input_channels
-        layers.append(Conv2dNormActivation(3, firstconv_output_channels, kernel_size=3, stride=2,
-                                           norm_layer=norm_layer, activation_layer=nn.Hardswish))
-        for cnf in inverted_residual_setting:
-            layers.append(block(cnf, norm_layer))
-        lastconv_input_channels = inverted_residual_setting[-1].out_channels
-        lastconv_output_channels = 6 * lastconv_input_channels
-        layers.append(Conv2dNormActivation(lastconv_input_channels, lastconv_output_channels, kernel_size=1,
-                                           norm_layer=norm_layer, activation_layer=nn.Hardswish))
-        self.features = nn.Sequential(*layers)
+        block = block or InvertedResidual
+        norm_layer = norm_layer or partial(nn.BatchNorm2d, eps=0.001, momentum=0.01)
+        top = 6 * rows[-1].out_channels
+        self.features = nn.Sequential(
+            Conv2dNormActivation(3, rows[0].input_channels, stride=2, norm_layer=norm_layer,
+                                 activation_layer=nn.Hardswish),
+            *(block(row, norm_layer) for row in rows),
+            Conv2dNormActivation(rows[-1].out_channels, top, kernel_size=1, norm_layer=norm_layer,
+                                 activation_layer=nn.Hardswish))
         self.avgpool = nn.AdaptiveAvgPool2d(1)
-        self.classifier = nn.Sequential(
-            nn.Linear(lastconv_output_channels, last_channel),
-            nn.Hardswish(inplace=True),
-            nn.Dropout(p=dropout, inplace=True),
-            nn.Linear(last_channel, num_classes),
-        )
-        for m in self.modules():
-            if isinstance(m, nn.Conv2d):
-                nn.init.kaiming_normal_(m.weight, mode="fan_out")
-                if m.bias is not None:
-                    nn.init.zeros_(m.bias)
-            elif isinstance(m, (nn.BatchNorm2d, nn.GroupNorm)):
-                nn.init.ones_(m.weight)
-                nn.init.zeros_(m.bias)
-            elif isinstance(m, nn.Linear):
-                nn.init.normal_(m.weight, 0, 0.01)
-                nn.init.zeros_(m.bias)
-
-    def _forward_impl(self, x):
-        x = self.features(x)
-        x = self.avgpool(x)
-        x = ember.flatten(x, 1)
-        return self.classifier(x)
+        self.classifier = nn.Sequential(nn.Linear(top, last_channel), nn.Hardswish(inplace=True),
+                                        nn.Dropout(p=dropout, inplace=True), nn.Linear(last_channel, num_classes))
+        init_weights(self, lambda w: nn.init.kaiming_normal_(w, mode="fan_out"), small_normal)
 
     def forward(self, x):
-        return self._forward_impl(x)
+        return self.classifier(ember.flatten(self.avgpool(self.features(x)), 1))
+
+
+# kernel, expanded, out, squeeze-excite, activation (RE: ReLU, HS: hard-swish), stride;
+# each row's input is the previous row's output (the first: the stem's 16 channels).
+# "/" marks the tail widths ``reduced_tail`` halves, "d" the rows ``dilated`` dilates by 2.
+_TABLES = {
+    "mobilenet_v3_large": ("""
+        3 16 16 - RE 1 | 3 64 24 - RE 2 | 3 72 24 - RE 1 | 5 72 40 SE RE 2 | 5 120 40 SE RE 1
+        5 120 40 SE RE 1 | 3 240 80 - HS 2 | 3 200 80 - HS 1 | 3 184 80 - HS 1 | 3 184 80 - HS 1
+        3 480 112 SE HS 1 | 3 672 112 SE HS 1 | 5 672 160/ SE HS 2d | 5 960/ 160/ SE HS 1d
+        5 960/ 160/ SE HS 1d""", 1280),
+    "mobilenet_v3_small": ("""
+        3 16 16 SE RE 2 | 3 72 24 - RE 2 | 3 88 24 - RE 1 | 5 96 40 SE HS 2 | 5 240 40 SE HS 1
+        5 240 40 SE HS 1 | 5 120 48 SE HS 1 | 5 144 48 SE HS 1 | 5 288 96/ SE HS 2d
+        5 576/ 96/ SE HS 1d | 5 576/ 96/ SE HS 1d""", 1024),
+}
 
 
 def _mobilenet_v3_conf(arch, width_mult=1.0, reduced_tail=False, dilated=False, **kwargs):
-    reduce_divider = 2 if reduced_tail else 1
-    dilation = 2 if dilated else 1
-    bneck_conf = partial(InvertedResidualConfig, width_mult=width_mult)
-    adjust_channels = partial(InvertedResidualConfig.adjust_channels, width_mult=width_mult)
-    r = reduce_divider
-    if arch == "mobilenet_v3_large":
-        setting = [
-            bneck_conf(16, 3, 16, 16, False, "RE", 1, 1),
-            bneck_conf(16, 3, 64, 24, False, "RE", 2, 1),
-            bneck_conf(24, 3, 72, 24, False, "RE", 1, 1),
-            bneck_conf(24, 5, 72, 40, True, "RE", 2, 1),
-            bneck_conf(40, 5, 120, 40, True, "RE", 1, 1),
-            bneck_conf(40, 5, 120, 40, True, "RE", 1, 1),
-            bneck_conf(40, 3, 240, 80, False, "HS", 2, 1),
-            bneck_conf(80, 3, 200, 80, False, "HS", 1, 1),
-            bneck_conf(80, 3, 184, 80, False, "HS", 1, 1),
-            bneck_conf(80, 3, 184, 80, False, "HS", 1, 1),
-            bneck_conf(80, 3, 480, 112, True, "HS", 1, 1),
-            bneck_conf(112, 3, 672, 112, True, "HS", 1, 1),
-            bneck_conf(112, 5, 672, 160 // r, True, "HS", 2, dilation),
-            bneck_conf(160 // r, 5, 960 // r, 160 // r, True, "HS", 1, dilation),
-            bneck_conf(160 // r, 5, 960 // r, 160 // r, True, "HS", 1, dilation),
-        ]
-        last_channel = adjust_channels(1280 // r)
-    elif arch == "mobilenet_v3_small":
-        setting = [
-            bneck_conf(16, 3, 16, 16, True, "RE", 2, 1),
-            bneck_conf(16, 3, 72, 24, False, "RE", 2, 1),
-            bneck_conf(24, 3, 88, 24, False, "RE", 1, 1),
-            bneck_conf(24, 5, 96, 40, True, "HS", 2, 1),
-            bneck_conf(40, 5, 240, 40, True, "HS", 1, 1),
-            bneck_conf(40, 5, 240, 40, True, "HS", 1, 1),
-            bneck_conf(40, 5, 120, 48, True, "HS", 1, 1),
-            bneck_conf(48, 5, 144, 48, True, "HS", 1, 1),
-            bneck_conf(48, 5, 288, 96 // r, True, "HS", 2, dilation),
-            bneck_conf(96 // r, 5, 576 // r, 96 // r, True, "HS", 1, dilation),
-            bneck_conf(96 // r, 5, 576 // r, 96 // r, True, "HS", 1, dilation),
-        ]
-        last_channel = adjust_channels(1024 // r)
-    else:
+    """The block configurations and classifier width of ``arch``."""
+    if arch not in _TABLES:
         raise ValueError(f"Unsupported model type {arch}")
-    return setting, last_channel
+    table, last = _TABLES[arch]
+    divider = 2 if reduced_tail else 1
+
+    def width(word):
+        return int(word.rstrip("/")) // (divider if word.endswith("/") else 1)
+
+    setting, channels = [], 16
+    for row in table.replace("\n", "|").split("|"):
+        if not row.strip():
+            continue
+        kernel, expanded, out, se, act, stride = row.split()
+        dilation = 2 if dilated and stride.endswith("d") else 1
+        setting.append(InvertedResidualConfig(channels, int(kernel), width(expanded), width(out), se == "SE",
+                                              act, int(stride.rstrip("d")), dilation, width_mult))
+        channels = width(out)
+    return setting, InvertedResidualConfig.adjust_channels(last // divider, width_mult)
 
 
-MobileNet_V3_Large_Weights = _weights_enum("MobileNet_V3_Large_Weights")
-MobileNet_V3_Small_Weights = _weights_enum("MobileNet_V3_Small_Weights")
-
-
-@register_model()
-def mobilenet_v3_large(*, weights=None, progress=True, **kwargs):
-    _check_weights("mobilenet_v3_large", weights, kwargs)
-    setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_large", **kwargs)
-    for k in ("width_mult", "reduced_tail", "dilated"):
-        kwargs.pop(k, None)
+def _build(arch, kwargs):
+    shape = {k: kwargs.pop(k) for k in ("width_mult", "reduced_tail", "dilated") if k in kwargs}
+    setting, last_channel = _mobilenet_v3_conf(arch, **shape)
     return MobileNetV3(setting, last_channel, **kwargs)
 
 
-@register_model()
-def mobilenet_v3_small(*, weights=None, progress=True, **kwargs):
-    _check_weights("mobilenet_v3_small", weights, kwargs)
-    setting, last_channel = _mobilenet_v3_conf("mobilenet_v3_small", **kwargs)
-    for k in ("width_mult", "reduced_tail", "dilated"):
-        kwargs.pop(k, None)
-    return MobileNetV3(setting, last_channel, **kwargs)
+define_builders(globals(), {
+    "mobilenet_v3_large": ("MobileNet_V3_Large_Weights", "mobilenet_v3_large"),
+    "mobilenet_v3_small": ("MobileNet_V3_Small_Weights", "mobilenet_v3_small"),
+}, _build)

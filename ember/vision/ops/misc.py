@@ -1,32 +1,42 @@
-"""Building blocks of torchvision.ops.misc used by the models."""
+"""Building blocks of torchvision.ops.misc: conv-norm-activation stacks, a frozen batch norm,
+squeeze-and-excitation, an MLP and a permutation module."""
 import ember
 import ember.nn as nn
 
 __all__ = ["Conv2dNormActivation", "FrozenBatchNorm2d", "SqueezeExcitation", "MLP", "Permute"]
 
 
+def _centered_padding(kernel_size, dilation):
+    """Padding that keeps the size at stride 1: (k - 1) // 2 * d, per dimension if needed."""
+    if isinstance(kernel_size, int) and isinstance(dilation, int):
+        return (kernel_size - 1) // 2 * dilation
+    dims = len(dilation) if isinstance(kernel_size, int) else len(kernel_size)
+    ks = [kernel_size] * dims if isinstance(kernel_size, int) else list(kernel_size)
+    ds = [dilation] * dims if isinstance(dilation, int) else list(dilation)
+    return tuple((k - 1) // 2 * d for k, d in zip(ks, ds))
+
+
+def _activation(layer, inplace):
+    return layer() if inplace is None else layer(inplace=inplace)
+
+
 class ConvNormActivation(nn.Sequential):
+    """Convolution, then ``norm_layer`` and ``activation_layer`` when not None. The padding
+    defaults to keeping the size, the bias to "only without a norm layer"."""
+
     def __init__(self, in_channels, out_channels, kernel_size=3, stride=1, padding=None, groups=1,
                  norm_layer=nn.BatchNorm2d, activation_layer=nn.ReLU, dilation=1, inplace=True,
                  bias=None, conv_layer=nn.Conv2d):
         if padding is None:
-            if isinstance(kernel_size, int) and isinstance(dilation, int):
-                padding = (kernel_size - 1) // 2 * dilation
-            else:
-                n = len(kernel_size) if not isinstance(kernel_size, int) else len(dilation)
-                ks = (kernel_size,) * n if isinstance(kernel_size, int) else tuple(kernel_size)
-                dl = (dilation,) * n if isinstance(dilation, int) else tuple(dilation)
-                padding = tuple((ks[i] - 1) // 2 * dl[i] for i in range(n))
-        if bias is None:
-            bias = norm_layer is None
-        layers = [conv_layer(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
-                             groups=groups, bias=bias)]
+            padding = _centered_padding(kernel_size, dilation)
+        conv = conv_layer(in_channels, out_channels, kernel_size, stride, padding, dilation=dilation,
+                          groups=groups, bias=norm_layer is None if bias is None else bias)
+        stack = [conv]
         if norm_layer is not None:
-            layers.append(norm_layer(out_channels))
+            stack.append(norm_layer(out_channels))
         if activation_layer is not None:
-            params = {} if inplace is None else {"inplace": inplace}
-            layers.append(activation_layer(**params))
-        super().__init__(*layers)
+            stack.append(_activation(activation_layer, inplace))
+        super().__init__(*stack)
         self.out_channels = out_channels
 
 
@@ -38,36 +48,32 @@ class Conv2dNormActivation(ConvNormActivation):
 
 
 class FrozenBatchNorm2d(nn.Module):
-    """BatchNorm2d with fixed statistics and affine parameters (buffers, not Parameters)."""
+    """Batch norm as a fixed per-channel affine map: statistics and affine parameters are
+    buffers, so nothing trains and ``num_batches_tracked`` is ignored when loading."""
 
     def __init__(self, num_features, eps=1e-5):
         super().__init__()
         self.eps = eps
-        self.register_buffer("weight", ember.ones(num_features))
-        self.register_buffer("bias", ember.zeros(num_features))
-        self.register_buffer("running_mean", ember.zeros(num_features))
-        self.register_buffer("running_var", ember.ones(num_features))
+        for name, fill in (("weight", 1), ("bias", 0), ("running_mean", 0), ("running_var", 1)):
+            self.register_buffer(name, ember.full((num_features,), float(fill)))
 
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
+    def _load_from_state_dict(self, state_dict, prefix, *args, **kwargs):
         state_dict.pop(prefix + "num_batches_tracked", None)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
+        super()._load_from_state_dict(state_dict, prefix, *args, **kwargs)
 
     def forward(self, x):
-        w = self.weight.reshape(1, -1, 1, 1)
-        b = self.bias.reshape(1, -1, 1, 1)
-        rv = self.running_var.reshape(1, -1, 1, 1)
-        rm = self.running_mean.reshape(1, -1, 1, 1)
-        scale = w * (rv + self.eps).rsqrt()
-        bias = b - rm * scale
-        return x * scale + bias
+        scale = self.weight * (self.running_var + self.eps).rsqrt()
+        shift = self.bias - self.running_mean * scale
+        return x * scale[:, None, None] + shift[:, None, None]
 
     def __repr__(self):
-        return f"{self.__class__.__name__}({self.weight.shape[0]}, eps={self.eps})"
+        return f"{type(self).__name__}({self.weight.shape[0]}, eps={self.eps})"
 
 
 class SqueezeExcitation(nn.Module):
+    """Squeeze-and-excitation (Hu et al. 2017): channels rescaled by a gate computed from
+    their global average through a two-layer 1x1-conv bottleneck."""
+
     def __init__(self, input_channels, squeeze_channels, activation=nn.ReLU, scale_activation=nn.Sigmoid):
         super().__init__()
         self.avgpool = nn.AdaptiveAvgPool2d(1)
@@ -77,30 +83,29 @@ class SqueezeExcitation(nn.Module):
         self.scale_activation = scale_activation()
 
     def _scale(self, input):
-        scale = self.avgpool(input)
-        scale = self.activation(self.fc1(scale))
-        return self.scale_activation(self.fc2(scale))
+        squeezed = self.activation(self.fc1(self.avgpool(input)))
+        return self.scale_activation(self.fc2(squeezed))
 
     def forward(self, input):
-        return self._scale(input) * input
+        return input * self._scale(input)
 
 
 class MLP(nn.Sequential):
+    """Linear layers to each width of ``hidden_channels``; all but the last are followed by
+    ``norm_layer`` (when given) and ``activation_layer``; each by a Dropout."""
+
     def __init__(self, in_channels, hidden_channels, norm_layer=None, activation_layer=nn.ReLU,
                  inplace=None, bias=True, dropout=0.0):
-        params = {} if inplace is None else {"inplace": inplace}
-        layers = []
-        in_dim = in_channels
-        for hidden_dim in hidden_channels[:-1]:
-            layers.append(nn.Linear(in_dim, hidden_dim, bias=bias))
-            if norm_layer is not None:
-                layers.append(norm_layer(hidden_dim))
-            layers.append(activation_layer(**params))
-            layers.append(nn.Dropout(dropout, **params))
-            in_dim = hidden_dim
-        layers.append(nn.Linear(in_dim, hidden_channels[-1], bias=bias))
-        layers.append(nn.Dropout(dropout, **params))
-        super().__init__(*layers)
+        stack, width = [], in_channels
+        for i, out in enumerate(hidden_channels):
+            stack.append(nn.Linear(width, out, bias=bias))
+            if i < len(hidden_channels) - 1:
+                if norm_layer is not None:
+                    stack.append(norm_layer(out))
+                stack.append(_activation(activation_layer, inplace))
+            stack.append(_activation(lambda **kw: nn.Dropout(dropout, **kw), inplace))
+            width = out
+        super().__init__(*stack)
 
 
 class Permute(nn.Module):
