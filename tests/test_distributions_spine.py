@@ -227,6 +227,9 @@ def _constraint_cases(C):
         "cat_default": (C.cat([C.positive, C.unit_interval], 0), np.array([[1.0, 0.5], [0.5, 2.0]])),
         "stack": (C.stack([C.positive, C.unit_interval], 1), np.array([[1.0, 0.5], [0.5, 2.0], [-1.0, 0.5]])),
         "stack_last": (C.stack([C.simplex, C.real_vector], -1), np.array([[[0.5, 1.0], [0.5, 2.0]]])),
+        "mixture": (C.MixtureSameFamilyConstraint(C.positive), _VALUES),
+        "mixture_scalar": (C.MixtureSameFamilyConstraint(C.unit_interval), np.array(0.5)),
+        "mixture_simplex": (C.MixtureSameFamilyConstraint(C.simplex), np.array([[0.5, 0.5], [0.2, 0.9]])),
     }
 
 
@@ -271,7 +274,7 @@ def test_dependent_constraints():
         Holder.bare.event_dim
     with pytest.raises(ValueError):
         C.independent(C.positive, 3).check(ember.ones(2))
-    assert set(C.__all__) == set(TC.__all__) - {"MixtureSameFamilyConstraint"}
+    assert set(C.__all__) == set(TC.__all__)
 
 
 # ---------------------------------------------------------------------------------------------
@@ -485,6 +488,9 @@ def test_mixture_broadcast_mixture_batch():
     _same(e.cdf(ember.tensor(v)), t.cdf(torch.tensor(v)), "float64", "mixture.cdf")
     assert tuple(e.sample((2, 5)).shape) == (2, 5, 4)
     assert repr(e).startswith("MixtureSameFamily(\n  Categorical(")
+    assert repr(e.support) == repr(t.support)
+    with pytest.raises(ValueError, match="support"):
+        e.log_prob(ember.tensor([float("nan")] * 4))
     with pytest.raises(ValueError, match="Categorical"):
         D.MixtureSameFamily(D.Normal(0.0, 1.0), D.Normal(ember.zeros(3), ember.ones(3)))
     with pytest.raises(ValueError, match="Component"):

@@ -20,6 +20,7 @@ __all__ = [
     # families: call with bounds or with other constraints
     "greater_than", "greater_than_eq", "less_than", "interval", "half_open_interval",
     "integer_interval", "multinomial", "independent", "cat", "stack",
+    "MixtureSameFamilyConstraint",
 ]
 
 
@@ -249,6 +250,26 @@ class _IndependentConstraint(Constraint):
 
     def __repr__(self):
         return f"IndependentConstraint({self.base_constraint!r}, {self.reinterpreted_batch_ndims})"
+
+
+class MixtureSameFamilyConstraint(Constraint):
+    """The support of a MixtureSameFamily: its components' support, checked on the value with
+    the component axis (just left of the event dims) put back."""
+
+    def __init__(self, base_constraint):
+        assert isinstance(base_constraint, Constraint), \
+            f"base_constraint must be a Constraint, got {type(base_constraint).__name__}"
+        self.base_constraint = base_constraint
+
+    is_discrete = property(lambda self: self.base_constraint.is_discrete)
+    event_dim = property(lambda self: self.base_constraint.event_dim)
+
+    def check(self, value):
+        with_axis = value.unsqueeze(value.dim() - self.event_dim)
+        return self.base_constraint.check(with_axis).all(-1)
+
+    def __repr__(self):
+        return f"MixtureSameFamilyConstraint({self.base_constraint!r})"
 
 
 class _Pieces(Constraint):

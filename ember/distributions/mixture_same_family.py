@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import ember
+from . import constraints
 from .categorical import Categorical
 from .distribution import Distribution
 
@@ -51,7 +52,8 @@ class MixtureSameFamily(Distribution):
 
     mixture_distribution = property(lambda self: self._mixture_distribution)
     component_distribution = property(lambda self: self._component_distribution)
-    support = property(lambda self: self._component_distribution.support)
+    support = constraints.dependent_property(
+        lambda self: constraints.MixtureSameFamilyConstraint(self._component_distribution.support))
 
     # The component axis sits just left of the event dims: -1 - event_ndims.
     def _component_axis(self):
