@@ -10,6 +10,10 @@ from ember.nn.functional._attention import _additive_mask
 
 __all__ = ['MultiheadAttention']
 
+# the module's tensors handed to F.multi_head_attention_forward under their own names
+_MODULE_TENSORS = ('in_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v', 'q_proj_weight',
+                   'k_proj_weight', 'v_proj_weight')
+
 
 class MultiheadAttention(Module):
     """Attention over ``num_heads`` heads of size embed_dim // num_heads. With kdim == vdim
@@ -24,47 +28,45 @@ class MultiheadAttention(Module):
                              f'embed_dim={embed_dim} and num_heads={num_heads} instead')
         super().__init__()
         kw = dict(device=device, dtype=dtype)
-        self.embed_dim = embed_dim
+
+        def fresh(*shape):
+            return Parameter(empty(shape, **kw))
+        self.embed_dim, self.num_heads, self.dropout = embed_dim, num_heads, dropout
         self.kdim = embed_dim if kdim is None else kdim
         self.vdim = embed_dim if vdim is None else vdim
-        self._qkv_same_embed_dim = self.kdim == embed_dim and self.vdim == embed_dim
-        self.num_heads = num_heads
-        self.dropout = dropout
+        self._qkv_same_embed_dim = self.kdim == self.vdim == embed_dim
         self.batch_first = batch_first
-        self.head_dim = embed_dim // num_heads
-        if self.head_dim * num_heads != embed_dim:
+        self.head_dim, leftover = divmod(embed_dim, num_heads)
+        if leftover:
             raise AssertionError('embed_dim must be divisible by num_heads')
-        separate = {'q_proj_weight': embed_dim, 'k_proj_weight': self.kdim,
-                    'v_proj_weight': self.vdim}
-        if self._qkv_same_embed_dim:
-            self.in_proj_weight = Parameter(empty((3 * embed_dim, embed_dim), **kw))
-            for name in separate:
-                self.register_parameter(name, None)
-        else:
-            for name, cols in separate.items():
-                setattr(self, name, Parameter(empty((embed_dim, cols), **kw)))
+        # parameters in torch's registration order (it fixes the state_dict order)
+        packed = self._qkv_same_embed_dim
+        if packed:
+            self.in_proj_weight = fresh(3 * embed_dim, embed_dim)
+        for name, cols in (('q_proj_weight', embed_dim), ('k_proj_weight', self.kdim),
+                           ('v_proj_weight', self.vdim)):
+            self.register_parameter(name, None if packed else fresh(embed_dim, cols))
+        if not packed:                     # registered after q, k, v when they are separate
             self.register_parameter('in_proj_weight', None)
-        if bias:
-            self.in_proj_bias = Parameter(empty(3 * embed_dim, **kw))
-        else:
-            self.register_parameter('in_proj_bias', None)
+        self.register_parameter('in_proj_bias', fresh(3 * embed_dim) if bias else None)
         self.out_proj = NonDynamicallyQuantizableLinear(embed_dim, embed_dim, bias=bias, **kw)
-        if add_bias_kv:
-            self.bias_k = Parameter(empty((1, 1, embed_dim), **kw))
-            self.bias_v = Parameter(empty((1, 1, embed_dim), **kw))
-        else:
-            self.bias_k = self.bias_v = None
+        self.bias_k = fresh(1, 1, embed_dim) if add_bias_kv else None
+        self.bias_v = fresh(1, 1, embed_dim) if add_bias_kv else None
         self.add_zero_attn = add_zero_attn
         self._reset_parameters()
 
+    def _projections(self):
+        """The input projection weights in use: the packed one or q, k, v."""
+        names = ('in_proj_weight',) if self._qkv_same_embed_dim else \
+            ('q_proj_weight', 'k_proj_weight', 'v_proj_weight')
+        return [getattr(self, name) for name in names]
+
     def _reset_parameters(self):
-        names = (['in_proj_weight'] if self._qkv_same_embed_dim else
-                 ['q_proj_weight', 'k_proj_weight', 'v_proj_weight'])
-        for name in names:
-            xavier_uniform_(getattr(self, name))
+        for weight in self._projections():
+            xavier_uniform_(weight)
         if self.in_proj_bias is not None:
-            constant_(self.in_proj_bias, 0.0)
-            constant_(self.out_proj.bias, 0.0)
+            for bias in (self.in_proj_bias, self.out_proj.bias):
+                constant_(bias, 0.0)
         for extra in (self.bias_k, self.bias_v):
             if extra is not None:
                 xavier_normal_(extra)
@@ -83,15 +85,14 @@ class MultiheadAttention(Module):
             query, key, value = (done[id(t)] if id(t) in done else
                                  done.setdefault(id(t), t.transpose(1, 0))
                                  for t in (query, key, value))
-        separate = not self._qkv_same_embed_dim
+        tensors = {name: getattr(self, name) for name in _MODULE_TENSORS}
+        tensors.update(out_proj_weight=self.out_proj.weight, out_proj_bias=self.out_proj.bias)
         out, weights = F.multi_head_attention_forward(
-            query, key, value, self.embed_dim, self.num_heads, self.in_proj_weight,
-            self.in_proj_bias, self.bias_k, self.bias_v, self.add_zero_attn, self.dropout,
-            self.out_proj.weight, self.out_proj.bias, training=self.training,
-            key_padding_mask=key_padding_mask, need_weights=need_weights, attn_mask=attn_mask,
-            use_separate_proj_weight=separate, q_proj_weight=self.q_proj_weight,
-            k_proj_weight=self.k_proj_weight, v_proj_weight=self.v_proj_weight,
-            average_attn_weights=average_attn_weights, is_causal=is_causal)
+            query, key, value, self.embed_dim, self.num_heads, dropout_p=self.dropout,
+            add_zero_attn=self.add_zero_attn, use_separate_proj_weight=not self._qkv_same_embed_dim,
+            attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
+            need_weights=need_weights, average_attn_weights=average_attn_weights,
+            training=self.training, **tensors)
         return (out.transpose(1, 0) if flip else out), weights
 
     def merge_masks(self, attn_mask, key_padding_mask, query):
