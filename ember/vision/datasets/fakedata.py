@@ -1,3 +1,4 @@
+"""FakeData: random images drawn reproducibly per index."""
 import ember
 
 from .vision import VisionDataset, _pil_image
@@ -6,18 +7,14 @@ __all__ = ["FakeData"]
 
 
 def _to_pil(img):
-    """torchvision's ToPILImage for a float CHW tensor: scale by 255, cast to uint8."""
+    """A float CHW tensor in [0, 1] as a PIL image, as ToPILImage makes it (x255, to uint8)."""
     try:
         from ..transforms import ToPILImage
-    except ImportError:
-        ToPILImage = None
-    if ToPILImage is not None:
-        return ToPILImage()(img)
-    Image = _pil_image()
-    arr = img.mul(255).byte().numpy().transpose(1, 2, 0)
-    if arr.shape[2] == 1:
-        return Image.fromarray(arr[:, :, 0], mode="L")
-    return Image.fromarray(arr, mode={3: "RGB", 4: "RGBA"}[arr.shape[2]])
+    except ImportError:  # transforms unavailable: the same conversion by hand
+        pixels = img.mul(255).byte().numpy().transpose(1, 2, 0)
+        mode = {1: "L", 3: "RGB", 4: "RGBA"}[pixels.shape[2]]
+        return _pil_image().fromarray(pixels[:, :, 0] if mode == "L" else pixels, mode=mode)
+    return ToPILImage()(img)
 
 
 class FakeData(VisionDataset):
@@ -32,20 +29,23 @@ class FakeData(VisionDataset):
         self.image_size = image_size
         self.random_offset = random_offset
 
+    def _draw(self, index):
+        """The image tensor and the label tensor of item ``index``, leaving the RNG as it was."""
+        saved = ember.get_rng_state()
+        try:
+            ember.manual_seed(index + self.random_offset)
+            pixels = ember.randn(*self.image_size)
+            label = ember.randint(0, self.num_classes, size=(1,), dtype=ember.long)[0]
+        finally:
+            ember.set_rng_state(saved)
+        return pixels, label
+
     def __getitem__(self, index):
         if index >= len(self):
-            raise IndexError(f"{self.__class__.__name__} index out of range")
-        rng_state = ember.get_rng_state()
-        ember.manual_seed(index + self.random_offset)
-        img = ember.randn(*self.image_size)
-        target = ember.randint(0, self.num_classes, size=(1,), dtype=ember.long)[0]
-        ember.set_rng_state(rng_state)
-        img = _to_pil(img)
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target.item()
+            raise IndexError(f"{type(self).__name__} index out of range")
+        pixels, label = self._draw(index)
+        img, label = self._transformed(_to_pil(pixels), label)
+        return img, label.item()
 
     def __len__(self):
         return self.size

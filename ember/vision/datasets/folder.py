@@ -1,4 +1,4 @@
-"""DatasetFolder / ImageFolder: ``root/class_x/xxx.ext`` layouts."""
+"""DatasetFolder / ImageFolder: samples laid out as ``root/<class>/.../<file>``."""
 import os
 
 from .vision import VisionDataset, _pil_image
@@ -10,7 +10,9 @@ IMG_EXTENSIONS = (".jpg", ".jpeg", ".png", ".ppm", ".bmp", ".pgm", ".tif", ".tif
 
 
 def has_file_allowed_extension(filename, extensions):
-    return filename.lower().endswith(extensions if isinstance(extensions, str) else tuple(extensions))
+    """Whether ``filename`` ends (case-insensitively) with one of ``extensions``."""
+    suffixes = (extensions,) if isinstance(extensions, str) else tuple(extensions)
+    return filename.lower().endswith(suffixes)
 
 
 def is_image_file(filename):
@@ -18,94 +20,82 @@ def is_image_file(filename):
 
 
 def find_classes(directory):
-    """Class folders of ``directory`` (sorted) and their indices."""
-    classes = sorted(entry.name for entry in os.scandir(directory) if entry.is_dir())
-    if not classes:
+    """The sub-folders of ``directory`` in sorted order, and each one's index."""
+    with os.scandir(directory) as entries:
+        names = sorted(e.name for e in entries if e.is_dir())
+    if not names:
         raise FileNotFoundError(f"Couldn't find any class folder in {directory}.")
-    class_to_idx = {cls_name: i for i, cls_name in enumerate(classes)}
-    return classes, class_to_idx
+    return names, dict(zip(names, range(len(names))))
+
+
+def _walk_sorted(folder):
+    """Paths of the files under ``folder`` (links followed), folders and names in sorted order."""
+    for where, _, files in sorted(os.walk(folder, followlinks=True)):
+        for name in sorted(files):
+            yield os.path.join(where, name)
 
 
 def make_dataset(directory, class_to_idx=None, extensions=None, is_valid_file=None, allow_empty=False):
-    """(path, class_index) samples, classes and files in sorted order."""
+    """``(path, class index)`` for every accepted file, classes and files in sorted order. A file
+    is accepted by ``is_valid_file(path)`` or by its extension: exactly one must be given."""
     directory = os.path.expanduser(directory)
     if class_to_idx is None:
-        _, class_to_idx = find_classes(directory)
+        class_to_idx = find_classes(directory)[1]
     elif not class_to_idx:
         raise ValueError("'class_to_index' must have at least one entry to collect any samples.")
-    both_none = extensions is None and is_valid_file is None
-    both_something = extensions is not None and is_valid_file is not None
-    if both_none or both_something:
+    if (extensions is None) == (is_valid_file is None):
         raise ValueError("Both extensions and is_valid_file cannot be None or not None at the same time")
-    if extensions is not None:
-        def is_valid_file(x):
-            return has_file_allowed_extension(x, extensions)
-
-    instances = []
-    available_classes = set()
-    for target_class in sorted(class_to_idx.keys()):
-        class_index = class_to_idx[target_class]
-        target_dir = os.path.join(directory, target_class)
-        if not os.path.isdir(target_dir):
-            continue
-        for root, _, fnames in sorted(os.walk(target_dir, followlinks=True)):
-            for fname in sorted(fnames):
-                path = os.path.join(root, fname)
-                if is_valid_file(path):
-                    instances.append((path, class_index))
-                    if target_class not in available_classes:
-                        available_classes.add(target_class)
-    empty_classes = set(class_to_idx.keys()) - available_classes
-    if empty_classes and not allow_empty:
-        msg = f"Found no valid file for the classes {', '.join(sorted(empty_classes))}. "
+    accept = is_valid_file or (lambda path: has_file_allowed_extension(path, extensions))
+    samples, empty = [], []
+    for name in sorted(class_to_idx):
+        folder = os.path.join(directory, name)
+        found = [(p, class_to_idx[name]) for p in _walk_sorted(folder) if accept(p)] if os.path.isdir(folder) else []
+        samples += found
+        if not found:
+            empty.append(name)
+    if empty and not allow_empty:
+        message = f"Found no valid file for the classes {', '.join(empty)}. "
         if extensions is not None:
-            msg += f"Supported extensions are: {extensions if isinstance(extensions, str) else ', '.join(extensions)}"
-        raise FileNotFoundError(msg)
-    return instances
+            listed = extensions if isinstance(extensions, str) else ", ".join(extensions)
+            message += f"Supported extensions are: {listed}"
+        raise FileNotFoundError(message)
+    return samples
 
 
 class DatasetFolder(VisionDataset):
+    """Samples ``loader(path)`` with the index of their class folder as target."""
+
     def __init__(self, root, loader, extensions=None, transform=None, target_transform=None,
                  is_valid_file=None, allow_empty=False):
         super().__init__(root, transform=transform, target_transform=target_transform)
-        classes, class_to_idx = self.find_classes(self.root)
-        samples = self.make_dataset(self.root, class_to_idx=class_to_idx, extensions=extensions,
-                                    is_valid_file=is_valid_file, allow_empty=allow_empty)
+        self.classes, self.class_to_idx = self.find_classes(self.root)
+        self.samples = self.make_dataset(self.root, self.class_to_idx, extensions, is_valid_file,
+                                         allow_empty=allow_empty)
+        self.targets = [target for _, target in self.samples]
         self.loader = loader
         self.extensions = extensions
-        self.classes = classes
-        self.class_to_idx = class_to_idx
-        self.samples = samples
-        self.targets = [s[1] for s in samples]
 
     @staticmethod
     def make_dataset(directory, class_to_idx, extensions=None, is_valid_file=None, allow_empty=False):
-        if class_to_idx is None:
+        if class_to_idx is None:  # the module-level function would look the classes up itself
             raise ValueError("The class_to_idx parameter cannot be None.")
-        return make_dataset(directory, class_to_idx, extensions=extensions, is_valid_file=is_valid_file,
-                            allow_empty=allow_empty)
+        return make_dataset(directory, class_to_idx, extensions, is_valid_file, allow_empty)
 
     def find_classes(self, directory):
         return find_classes(directory)
 
     def __getitem__(self, index):
         path, target = self.samples[index]
-        sample = self.loader(path)
-        if self.transform is not None:
-            sample = self.transform(sample)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return sample, target
+        return self._transformed(self.loader(path), target)
 
     def __len__(self):
         return len(self.samples)
 
 
 def pil_loader(path):
-    Image = _pil_image()
+    """The image at ``path`` as an RGB PIL image (read fully, the file closed)."""
     with open(path, "rb") as f:
-        img = Image.open(f)
-        return img.convert("RGB")
+        return _pil_image().open(f).convert("RGB")
 
 
 def default_loader(path):
@@ -117,7 +107,6 @@ class ImageFolder(DatasetFolder):
 
     def __init__(self, root, transform=None, target_transform=None, loader=default_loader,
                  is_valid_file=None, allow_empty=False):
-        super().__init__(root, loader, IMG_EXTENSIONS if is_valid_file is None else None,
-                         transform=transform, target_transform=target_transform,
-                         is_valid_file=is_valid_file, allow_empty=allow_empty)
+        extensions = None if is_valid_file is not None else IMG_EXTENSIONS
+        super().__init__(root, loader, extensions, transform, target_transform, is_valid_file, allow_empty)
         self.imgs = self.samples

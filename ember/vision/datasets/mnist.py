@@ -1,4 +1,4 @@
-"""MNIST and FashionMNIST from the standard idx files under ``root/<Name>/raw/``."""
+"""MNIST, FashionMNIST and KMNIST from their idx files under ``root/<Name>/raw/``."""
 import gzip
 import os
 
@@ -8,148 +8,125 @@ import ember
 
 from .vision import VisionDataset, _no_download, _pil_image
 
-__all__ = ["MNIST", "FashionMNIST", "read_image_file", "read_label_file"]
+__all__ = ["MNIST", "FashionMNIST", "KMNIST", "read_image_file", "read_label_file"]
 
-_TYPEMAP = {8: np.uint8, 9: np.int8, 11: np.dtype(">i2"), 12: np.dtype(">i4"),
-            13: np.dtype(">f4"), 14: np.dtype(">f8")}
+# idx element types by the magic number's third byte (multi-byte ones are big-endian)
+_IDX_TYPES = {0x08: ">u1", 0x09: ">i1", 0x0B: ">i2", 0x0C: ">i4", 0x0D: ">f4", 0x0E: ">f8"}
 
 
 def read_sn3_pascalvincent_tensor(path, strict=True):
-    """Read an idx ("SN3 Pascal Vincent") file, plain or .gz, into an ember tensor."""
-    opener = gzip.open if str(path).endswith(".gz") else open
-    with opener(path, "rb") as f:
-        data = f.read()
-    magic = int.from_bytes(data[0:4], "big")
-    nd = magic % 256
-    ty = magic // 256
-    if not (1 <= nd <= 3 and 8 <= ty <= 14 and ty in _TYPEMAP):
-        raise RuntimeError(f"{path} is not an idx file (magic number {magic})")
-    s = [int.from_bytes(data[4 * (i + 1): 4 * (i + 2)], "big") for i in range(nd)]
-    arr = np.frombuffer(data, dtype=_TYPEMAP[ty], offset=4 * (nd + 1))
-    arr = arr.astype(arr.dtype.newbyteorder("="))
-    if strict and arr.shape[0] != int(np.prod(s)):
-        raise RuntimeError(f"{path}: expected {int(np.prod(s))} values, found {arr.shape[0]}")
-    return ember.from_numpy(arr[: int(np.prod(s))].reshape(s).copy())
+    """An idx file (LeCun's format: zero bytes, a type byte, the number of dimensions, the
+    big-endian 32-bit sizes, then the values), plain or gzipped, as an ember tensor."""
+    with (gzip.open if str(path).endswith(".gz") else open)(path, "rb") as f:
+        raw = f.read()
+    code, ndim = raw[2], raw[3]
+    if raw[:2] != b"\0\0" or code not in _IDX_TYPES or not 1 <= ndim <= 3:
+        raise RuntimeError(f"{path} is not an idx file (magic number {int.from_bytes(raw[:4], 'big')})")
+    shape = tuple(int(d) for d in np.frombuffer(raw, ">u4", ndim, 4))
+    values = np.frombuffer(raw, _IDX_TYPES[code], offset=4 + 4 * ndim)
+    count = int(np.prod(shape))
+    if strict and values.size != count:
+        raise RuntimeError(f"{path}: expected {count} values, found {values.size}")
+    native = values[:count].astype(values.dtype.newbyteorder("="))
+    return ember.from_numpy(native.reshape(shape))
+
+
+def _read_checked(path, ndim):
+    data = read_sn3_pascalvincent_tensor(path, strict=False)
+    if data.dtype != ember.uint8:
+        raise TypeError(f"x should be of dtype torch.uint8 instead of {data.dtype}")
+    if data.dim() != ndim:
+        raise ValueError(f"x should have {ndim} dimension instead of {data.dim()}")
+    return data
 
 
 def read_label_file(path):
-    x = read_sn3_pascalvincent_tensor(path, strict=False)
-    if x.dtype != ember.uint8:
-        raise TypeError(f"x should be of dtype torch.uint8 instead of {x.dtype}")
-    if x.ndimension() != 1:
-        raise ValueError(f"x should have 1 dimension instead of {x.ndimension()}")
-    return x.long()
+    """Labels of an idx1 file as int64."""
+    return _read_checked(path, 1).long()
 
 
 def read_image_file(path):
-    x = read_sn3_pascalvincent_tensor(path, strict=False)
-    if x.dtype != ember.uint8:
-        raise TypeError(f"x should be of dtype torch.uint8 instead of {x.dtype}")
-    if x.ndimension() != 3:
-        raise ValueError(f"x should have 3 dimension instead of {x.ndimension()}")
-    return x
+    """Images of an idx3 file as uint8 [N, H, W]."""
+    return _read_checked(path, 3)
 
 
 class MNIST(VisionDataset):
-    """`root/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte` (or the same with .gz)."""
+    """``root/MNIST/raw/{train,t10k}-{images-idx3,labels-idx1}-ubyte`` (or the same with .gz):
+    ``data`` uint8 [N, 28, 28], ``targets`` int64; items are a PIL "L" image and an int."""
 
-    resources = [
-        ("train-images-idx3-ubyte.gz", None),
-        ("train-labels-idx1-ubyte.gz", None),
-        ("t10k-images-idx3-ubyte.gz", None),
-        ("t10k-labels-idx1-ubyte.gz", None),
-    ]
+    resources = [(f"{split}-{kind}-ubyte.gz", None) for split in ("train", "t10k")
+                 for kind in ("images-idx3", "labels-idx1")]
     training_file = "training.pt"
     test_file = "test.pt"
-    classes = ["0 - zero", "1 - one", "2 - two", "3 - three", "4 - four", "5 - five", "6 - six",
-               "7 - seven", "8 - eight", "9 - nine"]
-
-    @property
-    def train_labels(self):
-        return self.targets
-
-    @property
-    def test_labels(self):
-        return self.targets
-
-    @property
-    def train_data(self):
-        return self.data
-
-    @property
-    def test_data(self):
-        return self.data
+    classes = [f"{i} - {word}" for i, word in enumerate(
+        "zero one two three four five six seven eight nine".split())]
 
     def __init__(self, root, train=True, transform=None, target_transform=None, download=False):
         super().__init__(root, transform=transform, target_transform=target_transform)
         self.train = train
         if not self._check_exists():
             if download:
-                _no_download(self.__class__.__name__, self.raw_folder)
+                _no_download(type(self).__name__, self.raw_folder)
             raise RuntimeError(
                 f"Dataset not found. Place the idx files ({', '.join(self._split_files())}, "
                 f"optionally .gz) under {self.raw_folder} (ember downloads nothing).")
         self.data, self.targets = self._load_data()
 
+    # torchvision's old names for the same tensors
+    train_data = test_data = property(lambda self: self.data)
+    train_labels = test_labels = property(lambda self: self.targets)
+
     def _split_files(self):
-        prefix = "train" if self.train else "t10k"
-        return [f"{prefix}-images-idx3-ubyte", f"{prefix}-labels-idx1-ubyte"]
+        split = "train" if self.train else "t10k"
+        return [f"{split}-images-idx3-ubyte", f"{split}-labels-idx1-ubyte"]
 
     def _find(self, name):
-        for cand in (name, name + ".gz"):
-            p = os.path.join(self.raw_folder, cand)
-            if os.path.isfile(p):
-                return p
-        return None
+        """The path of ``name`` or ``name.gz`` in the raw folder, or None."""
+        paths = [os.path.join(self.raw_folder, name + ext) for ext in ("", ".gz")]
+        return next((p for p in paths if os.path.isfile(p)), None)
 
     def _check_exists(self):
-        return all(self._find(f) is not None for f in self._split_files())
+        return all(self._find(name) for name in self._split_files())
 
     def _load_data(self):
-        image_file, label_file = self._split_files()
-        data = read_image_file(self._find(image_file))
-        targets = read_label_file(self._find(label_file))
-        return data, targets
+        images, labels = (self._find(name) for name in self._split_files())
+        return read_image_file(images), read_label_file(labels)
 
     def __getitem__(self, index):
-        img, target = self.data[index], int(self.targets[index])
-        img = _pil_image().fromarray(img.numpy(), mode="L")
-        if self.transform is not None:
-            img = self.transform(img)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return img, target
+        image = _pil_image().fromarray(self.data[index].numpy(), mode="L")
+        return self._transformed(image, int(self.targets[index]))
 
     def __len__(self):
         return len(self.data)
 
     @property
     def raw_folder(self):
-        return os.path.join(self.root, self.__class__.__name__, "raw")
+        return os.path.join(self.root, type(self).__name__, "raw")
 
     @property
     def processed_folder(self):
-        return os.path.join(self.root, self.__class__.__name__, "processed")
+        return os.path.join(self.root, type(self).__name__, "processed")
 
     @property
     def class_to_idx(self):
-        return {_class: i for i, _class in enumerate(self.classes)}
+        return {name: i for i, name in enumerate(self.classes)}
 
     def download(self):
         if not self._check_exists():
-            _no_download(self.__class__.__name__, self.raw_folder)
+            _no_download(type(self).__name__, self.raw_folder)
 
     def extra_repr(self):
-        split = "Train" if self.train is True else "Test"
-        return f"Split: {split}"
+        return "Split: " + ("Train" if self.train is True else "Test")
 
 
 class FashionMNIST(MNIST):
-    """`root/FashionMNIST/raw/...`: the same idx files as MNIST."""
+    """Zalando's article images, in MNIST's files under ``root/FashionMNIST/raw/``."""
 
     classes = ["T-shirt/top", "Trouser", "Pullover", "Dress", "Coat", "Sandal", "Shirt", "Sneaker",
                "Bag", "Ankle boot"]
 
 
 class KMNIST(MNIST):
+    """Kuzushiji-MNIST (cursive Japanese), under ``root/KMNIST/raw/``."""
+
     classes = ["o", "ki", "su", "tsu", "na", "ha", "ma", "ya", "re", "wo"]

@@ -1,4 +1,4 @@
-"""VisionDataset base (torchvision's repr and transform plumbing)."""
+"""VisionDataset: the base of the vision datasets (transform plumbing and torchvision's repr)."""
 import os
 
 from ember.utils.data import Dataset
@@ -14,6 +14,32 @@ def _pil_image():
     return Image
 
 
+def _labelled(label, obj):
+    """``obj``'s repr with ``label`` before its first line and the rest indented under it."""
+    first, *rest = repr(obj).splitlines() or [""]
+    return [label + first] + [" " * len(label) + line for line in rest]
+
+
+class StandardTransform:
+    """``transform`` applied to the input and ``target_transform`` to the target (either may
+    be None)."""
+
+    def __init__(self, transform=None, target_transform=None):
+        self.transform = transform
+        self.target_transform = target_transform
+
+    def __call__(self, input, target):
+        return (input if self.transform is None else self.transform(input),
+                target if self.target_transform is None else self.target_transform(target))
+
+    def __repr__(self):
+        lines = [type(self).__name__]
+        for label, fn in (("Transform: ", self.transform), ("Target transform: ", self.target_transform)):
+            if fn is not None:
+                lines += _labelled(label, fn)
+        return "\n".join(lines)
+
+
 class VisionDataset(Dataset):
     """Base class of vision datasets: subclasses define ``__getitem__`` and ``__len__``.
 
@@ -23,18 +49,21 @@ class VisionDataset(Dataset):
     _repr_indent = 4
 
     def __init__(self, root=None, transforms=None, transform=None, target_transform=None):
-        if isinstance(root, str):
-            root = os.path.expanduser(root)
-        self.root = root
-        has_transforms = transforms is not None
-        has_separate_transform = transform is not None or target_transform is not None
-        if has_transforms and has_separate_transform:
+        self.root = os.path.expanduser(root) if isinstance(root, str) else root
+        separate = transform is not None or target_transform is not None
+        if separate and transforms is not None:
             raise ValueError("Only transforms or transform/target_transform can be passed as argument")
         self.transform = transform
         self.target_transform = target_transform
-        if has_separate_transform:
-            transforms = StandardTransform(transform, target_transform)
-        self.transforms = transforms
+        self.transforms = StandardTransform(transform, target_transform) if separate else transforms
+
+    def _transformed(self, sample, target):
+        """(sample, target) through ``transform`` and ``target_transform`` where set."""
+        if self.transform is not None:
+            sample = self.transform(sample)
+        if self.target_transform is not None:
+            target = self.target_transform(target)
+        return sample, target
 
     def __getitem__(self, index):
         raise NotImplementedError
@@ -43,47 +72,20 @@ class VisionDataset(Dataset):
         raise NotImplementedError
 
     def __repr__(self):
-        head = "Dataset " + self.__class__.__name__
-        body = [f"Number of datapoints: {self.__len__()}"]
+        lines = [f"Number of datapoints: {len(self)}"]
         if self.root is not None:
-            body.append(f"Root location: {self.root}")
-        body += self.extra_repr().splitlines()
-        if hasattr(self, "transforms") and self.transforms is not None:
-            body += [repr(self.transforms)]
-        lines = [head] + [" " * self._repr_indent + line for line in body]
-        return "\n".join(lines)
+            lines.append(f"Root location: {self.root}")
+        lines += self.extra_repr().splitlines()
+        if getattr(self, "transforms", None) is not None:
+            lines.append(repr(self.transforms))
+        pad = " " * self._repr_indent
+        return "\n".join([f"Dataset {type(self).__name__}"] + [pad + line for line in lines])
 
     def _format_transform_repr(self, transform, head):
-        lines = transform.__repr__().splitlines()
-        return [f"{head}{lines[0]}"] + ["{}{}".format(" " * len(head), line) for line in lines[1:]]
+        return _labelled(head, transform)
 
     def extra_repr(self):
         return ""
-
-
-class StandardTransform:
-    def __init__(self, transform=None, target_transform=None):
-        self.transform = transform
-        self.target_transform = target_transform
-
-    def __call__(self, input, target):
-        if self.transform is not None:
-            input = self.transform(input)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return input, target
-
-    def _format_transform_repr(self, transform, head):
-        lines = transform.__repr__().splitlines()
-        return [f"{head}{lines[0]}"] + ["{}{}".format(" " * len(head), line) for line in lines[1:]]
-
-    def __repr__(self):
-        body = [self.__class__.__name__]
-        if self.transform is not None:
-            body += self._format_transform_repr(self.transform, "Transform: ")
-        if self.target_transform is not None:
-            body += self._format_transform_repr(self.target_transform, "Target transform: ")
-        return "\n".join(body)
 
 
 def _no_download(name, where):
