@@ -52,6 +52,11 @@ def _norms(n, d_model, eps, bias, kw):
     return [LayerNorm(d_model, eps=eps, bias=bias, **kw) for _ in range(n)]
 
 
+def _clones(layer, n):
+    """``n`` independent deep copies of ``layer``."""
+    return ModuleList(copy.deepcopy(layer) for _ in range(n))
+
+
 def _residual(x, norm, block, norm_first):
     """Pre-norm: x + block(norm(x)); post-norm: norm(x + block(x))."""
     return x + block(norm(x)) if norm_first else norm(x + block(x))
@@ -76,29 +81,27 @@ class Transformer(Module):
             custom_decoder = TransformerDecoder(
                 TransformerDecoderLayer(*layer_args, **kw), num_decoder_layers,
                 _norms(1, d_model, layer_norm_eps, bias, kw)[0])
-        self.encoder = custom_encoder
-        self.decoder = custom_decoder
+        self.encoder, self.decoder = custom_encoder, custom_decoder
+        self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         self._reset_parameters()
-        self.d_model = d_model
-        self.nhead = nhead
-        self.batch_first = batch_first
 
     def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
                 src_key_padding_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
                 memory_is_causal=False):
         """src (S, B, E), tgt (T, B, E) -> (T, B, E)."""
-        b = 0 if self.batch_first else 1
-        if src.dim() == 3 and src.size(b) != tgt.size(b):
+        batch_dim = 0 if self.batch_first else 1
+        if src.dim() == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise RuntimeError('the batch number of src and tgt must be equal')
-        if src.size(-1) != self.d_model or tgt.size(-1) != self.d_model:
+        if {src.shape[-1], tgt.shape[-1]} != {self.d_model}:
             raise RuntimeError('the feature number of src and tgt must be equal to d_model')
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
-        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                            tgt_key_padding_mask=tgt_key_padding_mask,
-                            memory_key_padding_mask=memory_key_padding_mask,
-                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+        decoder_masks = dict(tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal,
+                             tgt_mask=tgt_mask, tgt_key_padding_mask=tgt_key_padding_mask,
+                             memory_mask=memory_mask,
+                             memory_key_padding_mask=memory_key_padding_mask)
+        return self.decoder(tgt, memory, **decoder_masks)
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -136,17 +139,14 @@ class TransformerEncoder(Module):
     def __init__(self, encoder_layer, num_layers, norm=None, enable_nested_tensor=True,
                  mask_check=True):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(encoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        self.layers = _clones(encoder_layer, num_layers)
+        self.num_layers, self.norm, self.mask_check = num_layers, norm, mask_check
         self.enable_nested_tensor = enable_nested_tensor
-        self.use_nested_tensor = enable_nested_tensor
-        self.mask_check = mask_check
         why = _fast_path_blocker(encoder_layer)
+        self.use_nested_tensor = False if why else enable_nested_tensor
         if enable_nested_tensor and why:
             warnings.warn(f'enable_nested_tensor is True, but self.use_nested_tensor is False '
                           f'because {why}', stacklevel=2)
-            self.use_nested_tensor = False
 
     def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
         src_key_padding_mask = _additive_mask(src_key_padding_mask, 'src_key_padding_mask',
@@ -166,20 +166,20 @@ class TransformerDecoder(Module):
 
     def __init__(self, decoder_layer, num_layers, norm=None):
         super().__init__()
-        self.layers = ModuleList([copy.deepcopy(decoder_layer) for _ in range(num_layers)])
-        self.num_layers = num_layers
-        self.norm = norm
+        self.layers = _clones(decoder_layer, num_layers)
+        self.num_layers, self.norm = num_layers, norm
 
     def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
                 memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
         seq_len = _seq_len(tgt, self.layers[0].self_attn.batch_first)
         tgt_is_causal = _is_causal(tgt_mask, tgt_is_causal, seq_len)
+        layer_masks = dict(tgt_mask=tgt_mask, tgt_is_causal=tgt_is_causal,
+                           tgt_key_padding_mask=tgt_key_padding_mask, memory_mask=memory_mask,
+                           memory_key_padding_mask=memory_key_padding_mask,
+                           memory_is_causal=memory_is_causal)
         x = tgt
         for layer in self.layers:
-            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
-                      tgt_key_padding_mask=tgt_key_padding_mask,
-                      memory_key_padding_mask=memory_key_padding_mask,
-                      tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
+            x = layer(x, memory, **layer_masks)
         return x if self.norm is None else self.norm(x)
 
 
@@ -187,8 +187,8 @@ class _FeedForwardLayer(Module):
     """What both layer kinds share: the feed-forward block linear2(dropout(act(linear1)))."""
 
     def _ff_block(self, x):
-        x = self.linear2(self.dropout(self.activation(self.linear1(x))))
-        return self._ff_dropout(x)
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        return self._ff_dropout(self.linear2(hidden))
 
     def _attend(self, attn, x, mem, mask, key_padding_mask, is_causal, dropout):
         y = attn(x, mem, mem, attn_mask=mask, key_padding_mask=key_padding_mask,
@@ -211,15 +211,13 @@ class TransformerEncoderLayer(_FeedForwardLayer):
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
         self.norm1, self.norm2 = _norms(2, d_model, layer_norm_eps, bias, kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
+        self.dropout1, self.dropout2 = (Dropout(dropout) for _ in range(2))
         activation = _activation(activation)
-        if activation is F.relu or isinstance(activation, ember.nn.ReLU):
-            self.activation_relu_or_gelu = 1
-        elif activation is F.gelu or isinstance(activation, ember.nn.GELU):
-            self.activation_relu_or_gelu = 2
-        else:
-            self.activation_relu_or_gelu = 0
+        # torch's fast-path code: 1 for relu, 2 for gelu (function or module), else 0
+        kinds = ((F.relu, ember.nn.ReLU), (F.gelu, ember.nn.GELU))
+        self.activation_relu_or_gelu = next(
+            (code for code, (fn, cls) in enumerate(kinds, 1)
+             if activation is fn or isinstance(activation, cls)), 0)
         self.activation = activation
 
     @property
@@ -257,9 +255,7 @@ class TransformerDecoderLayer(_FeedForwardLayer):
         self.linear2 = Linear(dim_feedforward, d_model, bias=bias, **kw)
         self.norm_first = norm_first
         self.norm1, self.norm2, self.norm3 = _norms(3, d_model, layer_norm_eps, bias, kw)
-        self.dropout1 = Dropout(dropout)
-        self.dropout2 = Dropout(dropout)
-        self.dropout3 = Dropout(dropout)
+        self.dropout1, self.dropout2, self.dropout3 = (Dropout(dropout) for _ in range(3))
         self.activation = _activation(activation)
 
     @property
