@@ -18,9 +18,9 @@ def fill_where(condition, number, value):
 
 class Family:
     """Mixin (listed before the distribution base) for a family whose parameters, the tensors
-    named in ``_param_names``, all have shape ``batch_shape + event_shape``. ``_init_params``
-    broadcasts and stores them; ``expand`` expands them (and then the base distribution of a
-    transformed family)."""
+    named in ``_param_names``, all have shape ``batch_shape + event_shape`` (a component
+    distribution named there has the batch shape). ``_init_params`` broadcasts and stores the
+    tensors; ``expand`` expands them (and then the base distribution of a transformed family)."""
 
     _param_names = ()
 

@@ -4,25 +4,26 @@ from . import constraints
 from ._continuous import Family
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
+from .utils import broadcast_all
 
 __all__ = ["Beta"]
 
 
 class Beta(Family, ExponentialFamily):
     """Beta on [0, 1]: the first coordinate of ``Dirichlet([concentration1, concentration0])``,
-    which draws its samples (torch's stream)."""
+    which holds the parameters (as in torch: its checks and ``repr``) and draws the samples."""
     arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    _param_names = ("concentration1", "concentration0")
+    _param_names = ("_dirichlet",)
     support = constraints.unit_interval
     has_rsample = True
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        self._init_params(concentration1, concentration0, validate_args=validate_args)
+        pair = ember.stack(broadcast_all(concentration1, concentration0), -1)
+        self._dirichlet = Dirichlet(pair, validate_args=validate_args)
+        super().__init__(self._dirichlet.batch_shape, validate_args=validate_args)
 
-    @property
-    def _dirichlet(self):
-        pair = ember.stack([self.concentration1, self.concentration0], -1)
-        return Dirichlet(pair, validate_args=False)
+    concentration1 = property(lambda self: self._dirichlet.concentration[..., 0])
+    concentration0 = property(lambda self: self._dirichlet.concentration[..., 1])
 
     @property
     def _total(self):

@@ -39,7 +39,7 @@ class StudentT(Family, Distribution):
     def rsample(self, sample_shape=ember.Size()):
         normal = _standard_normal(self._extended_shape(sample_shape), dtype=self.df.dtype)
         chi2 = Chi2(self.df, validate_args=False).rsample(sample_shape)
-        return self.loc + self.scale * normal * ember.rsqrt(chi2 / self.df)
+        return self.loc + self.scale * (normal * ember.rsqrt(chi2 / self.df))
 
     def _log_beta_half(self):
         """``log B(df / 2, 1 / 2)``."""
