@@ -275,6 +275,13 @@ def test_dependent_constraints():
     with pytest.raises(ValueError):
         C.independent(C.positive, 3).check(ember.ones(2))
     assert set(C.__all__) == set(TC.__all__)
+    by_name = C.interval(upper_bound=2.0, lower_bound=-1.0)
+    assert repr(by_name) == repr(TC.interval(upper_bound=2.0, lower_bound=-1.0))
+    assert repr(C.greater_than(lower_bound=1)) == repr(TC.greater_than(lower_bound=1))
+    with pytest.raises(TypeError):
+        C.interval(0.0)
+    with pytest.raises(TypeError):
+        C.less_than(1.0, upper_bound=2.0)
 
 
 # ---------------------------------------------------------------------------------------------

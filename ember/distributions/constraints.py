@@ -30,11 +30,11 @@ class Constraint:
     is_discrete = False
     _bounds = ()          # names of the constructor arguments, in order
 
-    def __init__(self, *bounds):
-        if len(bounds) != len(self._bounds):
-            raise TypeError(f"{type(self).__name__} takes {len(self._bounds)} argument(s)")
-        for name, bound in zip(self._bounds, bounds):
-            setattr(self, name, bound)
+    def __init__(self, *args, **kwargs):
+        given = dict(zip(self._bounds, args), **kwargs)
+        if len(args) + len(kwargs) != len(self._bounds) or set(given) != set(self._bounds):
+            raise TypeError(f"{type(self).__name__}() takes the arguments {self._bounds}")
+        self.__dict__.update(given)
 
     def check(self, value):
         raise NotImplementedError

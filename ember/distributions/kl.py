@@ -104,6 +104,12 @@ def _weighted_log_ratio(weight, log_p, log_q, p_is_zero, q_is_zero):
     return _fill(p_is_zero, 0.0, term)
 
 
+def _check_same_event(p, q, what):
+    if p.event_shape != q.event_shape:
+        raise ValueError(f"KL-divergence between two {what} with different event shapes "
+                         "cannot be computed")
+
+
 def _entropy_minus(p, expected_log_q):
     """KL as ``-H(p) - E_p[log q]``."""
     return -p.entropy() - expected_log_q
@@ -281,13 +287,8 @@ def _kl_multivariatenormal_multivariatenormal(p, q):
             + 0.5 * (trace + _batch_mahalanobis(lq, q.loc - p.loc) - n))
 
 
-def _check_same_event(p, q, what):
-    if p.event_shape != q.event_shape:
-        raise ValueError(f"KL-divergence between two {what} with different event shapes "
-                         "cannot be computed")
-
-
 def _dense(d):
+    """A LowRankMultivariateNormal as the MultivariateNormal it equals."""
     if isinstance(d, LowRankMultivariateNormal):
         return MultivariateNormal(d.loc, scale_tril=d.scale_tril, validate_args=False)
     return d
