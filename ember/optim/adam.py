@@ -63,10 +63,10 @@ class Adam(Optimizer):
                 vmaxes.append(st.get("max_exp_avg_sq"))
                 steps.append(st["step"])
             beta1, beta2 = group["betas"]
-            adam(params, grads, ms, vs, vmaxes, steps, amsgrad=group["amsgrad"], beta1=beta1,
-                 beta2=beta2, lr=group["lr"], weight_decay=group["weight_decay"],
-                 eps=group["eps"], maximize=False, differentiable=group["differentiable"],
-                 decoupled_weight_decay=group["decoupled_weight_decay"])
+            settings = {k: group[k] for k in ("lr", "eps", "weight_decay", "amsgrad",
+                                              "differentiable", "decoupled_weight_decay")}
+            adam(params, grads, ms, vs, vmaxes, steps, beta1=beta1, beta2=beta2,
+                 maximize=False, **settings)
         return loss
 
 

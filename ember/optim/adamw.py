@@ -10,12 +10,13 @@ class AdamW(Adam):
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=1e-2,
                  amsgrad=False, *, maximize=False, foreach=None, capturable=False,
                  differentiable=False, fused=None):
-        super().__init__(params, lr, betas, eps, weight_decay, amsgrad, foreach=foreach,
-                         maximize=maximize, capturable=capturable,
-                         differentiable=differentiable, fused=fused,
-                         decoupled_weight_decay=True)
+        flags = dict(maximize=maximize, foreach=foreach, capturable=capturable,
+                     differentiable=differentiable, fused=fused)
+        Adam.__init__(self, params, lr, betas, eps, weight_decay, amsgrad,
+                      decoupled_weight_decay=True, **flags)
 
     def __setstate__(self, state):
-        super().__setstate__(state)
+        """Groups saved by older versions lack the flag; AdamW always decouples."""
+        Adam.__setstate__(self, state)
         for group in self.param_groups:
-            group["decoupled_weight_decay"] = True
+            group.update(decoupled_weight_decay=True)

@@ -22,9 +22,9 @@ class SGD(Optimizer):
         _require(not lr < 0.0, "learning rate", lr)
         _require(not momentum < 0.0, "momentum value", momentum)
         _require(not weight_decay < 0.0, "weight_decay value", weight_decay)
-        if nesterov and (momentum <= 0 or dampening != 0):
+        if nesterov and (dampening != 0 or momentum <= 0):
             raise ValueError("Nesterov momentum requires a momentum and zero dampening")
-        super().__init__(params, dict(
+        Optimizer.__init__(self, params, dict(
             lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
             nesterov=nesterov, maximize=maximize, foreach=foreach,
             differentiable=differentiable, fused=fused))
@@ -40,13 +40,14 @@ class SGD(Optimizer):
                     params.append(p)
                     grads.append(p.grad)
                     buffers.append(self.state[p].get("momentum_buffer") if uses_buffer else None)
-            sgd(params, grads, buffers, weight_decay=group["weight_decay"],
-                momentum=group["momentum"], lr=group["lr"], dampening=group["dampening"],
-                nesterov=group["nesterov"], maximize=group["maximize"])
+            sgd(params, grads, buffers, **{k: group[k] for k in _UPDATE_KEYS})
             if uses_buffer:
                 for p, b in zip(params, buffers):
                     self.state[p]["momentum_buffer"] = b
         return loss
+
+
+_UPDATE_KEYS = ("lr", "momentum", "dampening", "weight_decay", "nesterov", "maximize")
 
 
 def sgd(params, d_p_list, momentum_buffer_list, has_sparse_grad=False, foreach=None, fused=None,

@@ -15,7 +15,7 @@ from copy import deepcopy
 import ember
 from ember.nn import Module
 
-from .lr_scheduler import LRScheduler, _format_param
+from .lr_scheduler import LRScheduler, _configure, _format_param, _state_without
 
 __all__ = ["AveragedModel", "update_bn", "SWALR", "get_ema_multi_avg_fn",
            "get_swa_multi_avg_fn", "get_ema_avg_fn", "get_swa_avg_fn"]
@@ -65,20 +65,17 @@ def get_ema_avg_fn(decay=0.999):
     """Returns decay * ema + (1 - decay) * current for one tensor."""
     _check_decay(decay)
 
-    @ember.no_grad()
     def ema_update(ema_param, current_param, num_averaged):
-        return decay * ema_param + (1 - decay) * current_param
-
+        with ember.no_grad():
+            return decay * ema_param + (1 - decay) * current_param
     return ema_update
 
 
 def get_swa_avg_fn():
     """Returns avg + (current - avg) / (n + 1) for one tensor."""
-
-    @ember.no_grad()
     def swa_update(averaged_param, current_param, num_averaged):
-        return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
-
+        with ember.no_grad():
+            return averaged_param + (current_param - averaged_param) / (num_averaged + 1)
     return swa_update
 
 
@@ -96,21 +93,19 @@ class AveragedModel(Module):
         super().__init__()
         assert avg_fn is None or multi_avg_fn is None, (
             "Only one of avg_fn and multi_avg_fn should be provided")
-        self.module = deepcopy(model)
-        if device is not None:
-            self.module = self.module.to(device)
-        self.register_buffer("n_averaged", ember.tensor(0, dtype=ember.long, device=device))
-        self.avg_fn = avg_fn
-        self.multi_avg_fn = multi_avg_fn
-        self.use_buffers = use_buffers
+        copy = deepcopy(model)
+        self.module = copy if device is None else copy.to(device)
+        self.register_buffer("n_averaged", ember.zeros((), dtype=ember.long, device=device))
+        self.avg_fn, self.multi_avg_fn, self.use_buffers = avg_fn, multi_avg_fn, use_buffers
 
     def forward(self, *args, **kwargs):
+        """Runs the averaged copy."""
         return self.module(*args, **kwargs)
 
     def _tensors(self, model: Module):
-        if self.use_buffers:
-            return itertools.chain(model.parameters(), model.buffers())
-        return model.parameters()
+        """What gets averaged: the parameters, plus the buffers with ``use_buffers``."""
+        params = model.parameters()
+        return itertools.chain(params, model.buffers()) if self.use_buffers else params
 
     def update_parameters(self, model: Module) -> None:
         """Fold ``model``'s current weights into the average."""
@@ -179,6 +174,9 @@ def _linear_anneal(t: float) -> float:
     return t
 
 
+_ANNEALS = {"cos": _cosine_anneal, "linear": _linear_anneal}
+
+
 class SWALR(LRScheduler):
     """Anneal every group's lr to ``swa_lr`` over ``anneal_epochs`` steps, then hold it.
 
@@ -189,27 +187,25 @@ class SWALR(LRScheduler):
 
     def __init__(self, optimizer, swa_lr, anneal_epochs: int = 10,
                  anneal_strategy: str = "cos", last_epoch: int = -1) -> None:
-        for lr, group in zip(_format_param("swa_lr", optimizer, swa_lr), optimizer.param_groups):
-            group["swa_lr"] = lr
-        if anneal_strategy not in ("cos", "linear"):
+        targets = _format_param("swa_lr", optimizer, swa_lr)
+        for group, target in zip(optimizer.param_groups, targets):
+            group["swa_lr"] = target
+        if anneal_strategy not in _ANNEALS:
             raise ValueError("anneal_strategy must be one of 'cos' or 'linear', "
                              f"instead got {anneal_strategy}")
         self._anneal_strategy = anneal_strategy
         self._set_anneal_func()
-        if not isinstance(anneal_epochs, int) or anneal_epochs < 0:
+        if not (isinstance(anneal_epochs, int) and anneal_epochs >= 0):
             raise ValueError(f"anneal_epochs must be equal or greater than 0, got {anneal_epochs}")
-        self.anneal_epochs = anneal_epochs
-        super().__init__(optimizer, last_epoch)
+        _configure(self, optimizer, last_epoch, anneal_epochs=anneal_epochs)
 
     def _set_anneal_func(self) -> None:
-        self.anneal_func = _cosine_anneal if self._anneal_strategy == "cos" else _linear_anneal
+        self.anneal_func = _ANNEALS[self._anneal_strategy]
 
     @staticmethod
     def _get_initial_lr(lr, swa_lr, alpha):
-        """Invert lr = alpha * swa_lr + (1 - alpha) * lr_0 for lr_0."""
-        if alpha == 1:
-            return swa_lr
-        return (lr - alpha * swa_lr) / (1 - alpha)
+        """Invert lr = alpha * swa_lr + (1 - alpha) * lr_0 for lr_0 (swa_lr once alpha is 1)."""
+        return swa_lr if alpha == 1 else (lr - alpha * swa_lr) / (1 - alpha)
 
     def _alpha(self, step) -> float:
         return self.anneal_func(max(0, min(1, step / max(1, self.anneal_epochs))))
@@ -225,7 +221,7 @@ class SWALR(LRScheduler):
         return [g["swa_lr"] * alpha + lr * (1 - alpha) for g, lr in zip(groups, start)]
 
     def state_dict(self) -> dict:
-        return {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "anneal_func")}
+        return _state_without(self, "optimizer", "anneal_func")
 
     def load_state_dict(self, state_dict: dict) -> None:
         super().load_state_dict(state_dict)
