@@ -40,17 +40,18 @@ class _NormBase(Module):
         self.reset_parameters()
 
     def reset_running_stats(self):
-        if self.track_running_stats:
-            self.running_mean.zero_()
-            self.running_var.fill_(1)
-            self.num_batches_tracked.zero_()
+        """Mean 0, variance 1, no batches seen (when running stats are tracked)."""
+        if not self.track_running_stats:
+            return
+        for name, start in (("running_mean", 0), ("running_var", 1), ("num_batches_tracked", 0)):
+            getattr(self, name).fill_(start)
 
     def reset_parameters(self):
+        """Running stats reset; the affine transform starts as the identity."""
         self.reset_running_stats()
-        if self.affine:
-            init.ones_(self.weight)
-            if self.bias is not None:
-                init.zeros_(self.bias)
+        for tensor, start in ((self.weight, 1.0), (self.bias, 0.0)):
+            if tensor is not None:
+                init.constant_(tensor, start)
 
     def _check_input_dim(self, input):
         if input.dim() not in self._input_dims:
@@ -111,8 +112,9 @@ class _LazyNormBase(LazyModuleMixin, _NormBase):
             self.num_batches_tracked = ember.tensor(0, dtype=ember.long, device=device)
 
     def reset_parameters(self):
-        if not self.has_uninitialized_params() and self.num_features != 0:
-            super().reset_parameters()
+        # nothing to reset before the first input fixed num_features
+        if self.num_features and not self.has_uninitialized_params():
+            _NormBase.reset_parameters(self)
 
     def initialize_parameters(self, input):
         if not self.has_uninitialized_params():
@@ -182,9 +184,10 @@ class SyncBatchNorm(_BatchNorm):
         sharing its parameters and buffers."""
         result = module
         if isinstance(module, _BatchNorm):
-            result = cls(module.num_features, module.eps, module.momentum, module.affine,
-                         module.track_running_stats, process_group,
-                         bias=module.bias is not None)
+            options = {k: getattr(module, k)
+                       for k in ("eps", "momentum", "affine", "track_running_stats")}
+            result = cls(module.num_features, process_group=process_group,
+                         bias=module.bias is not None, **options)
             if module.affine:
                 result.weight, result.bias = module.weight, module.bias
             for name in ("running_mean", "running_var", "num_batches_tracked"):
