@@ -615,6 +615,7 @@ def test_utils_against_torch():
     assert a.dtype == ember.get_default_dtype() and b.shape == ()
     with pytest.raises(ValueError):
         U.broadcast_all(ember.ones(2), "x")
+    assert U.euler_constant == TU.euler_constant
     x = ember.ones(2, 3, 4)
     assert U._sum_rightmost(x, 0) is x and U._sum_rightmost(x, 2).tolist() == [12.0, 12.0]
     assert float(U._sum_rightmost(ember.tensor(3.0), 1)) == 3.0

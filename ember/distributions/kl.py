@@ -13,7 +13,7 @@ import warnings
 
 import ember
 from .distribution import Distribution
-from .utils import _batch_mahalanobis, _sum_rightmost
+from .utils import _batch_mahalanobis, _sum_rightmost, euler_constant as _EULER
 # discrete
 from .bernoulli import Bernoulli
 from .binomial import Binomial
@@ -41,8 +41,6 @@ from .independent import Independent
 from .transformed_distribution import TransformedDistribution
 
 __all__ = ["register_kl", "kl_divergence"]
-
-_EULER = 0.57721566490153286060          # -digamma(1)
 
 _KL_REGISTRY = {}                        # (P, Q) -> fn(p, q)
 _KL_MEMOIZE = {}                         # (type(p), type(q)) -> fn, or None: nothing fits

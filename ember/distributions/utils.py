@@ -11,6 +11,8 @@ import ember
 __all__ = ["broadcast_all", "logits_to_probs", "probs_to_logits", "clamp_probs",
            "lazy_property", "tril_matrix_to_vec", "vec_to_tril_matrix"]
 
+euler_constant = 0.57721566490153286060        # Euler-Mascheroni constant, -digamma(1)
+
 
 def broadcast_all(*values):
     """Tensors of one common shape from tensors and Python numbers. Numbers take the dtype of
