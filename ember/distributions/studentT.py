@@ -10,8 +10,6 @@ from .utils import _standard_normal
 
 __all__ = ["StudentT"]
 
-_HALF_LOG_PI = 0.5 * math.log(math.pi)
-
 
 class StudentT(Family, Distribution):
     """Student's t with ``df`` degrees of freedom, shifted by ``loc`` and scaled by ``scale``:
