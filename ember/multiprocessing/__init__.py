@@ -20,32 +20,30 @@ __all__ = ["set_sharing_strategy", "get_sharing_strategy", "get_all_sharing_stra
            "init_reductions"]
 __all__ += multiprocessing.__all__  # type: ignore[attr-defined]
 
-if sys.platform == "darwin" or sys.platform == "win32":
-    _sharing_strategy = "file_system"
-    _all_sharing_strategies = {"file_system"}
-else:
-    _sharing_strategy = "file_descriptor"
-    _all_sharing_strategies = {"file_descriptor", "file_system"}
+# macOS and Windows offer only the file-system strategy; the first entry is the default
+_STRATEGIES = ("file_system",) if sys.platform in ("darwin", "win32") else \
+    ("file_descriptor", "file_system")
+_current = {"strategy": _STRATEGIES[0]}
 
 
 def set_sharing_strategy(new_strategy):
     """Set the strategy for sharing CPU tensors between processes (recorded only: ember
     pickles tensors by value)."""
-    global _sharing_strategy
-    if new_strategy not in _all_sharing_strategies:
-        raise AssertionError(f"invalid sharing strategy {new_strategy!r}; choose from "
-                             f"{sorted(_all_sharing_strategies)}")
-    _sharing_strategy = new_strategy
+    if new_strategy in _STRATEGIES:
+        _current["strategy"] = new_strategy
+        return
+    raise AssertionError(f"invalid sharing strategy {new_strategy!r}; choose from "
+                         f"{sorted(_STRATEGIES)}")
 
 
 def get_sharing_strategy():
     """The current strategy for sharing CPU tensors."""
-    return _sharing_strategy
+    return _current["strategy"]
 
 
 def get_all_sharing_strategies():
     """The set of sharing strategies this platform supports."""
-    return set(_all_sharing_strategies)
+    return set(_STRATEGIES)
 
 
 def init_reductions():

@@ -1,8 +1,14 @@
 """``spawn`` / ``start_processes``: run ``fn(i, *args)`` in ``nprocs`` processes; an exception
 in a child is re-raised in the parent as ``ProcessRaisedException`` carrying the child's
-traceback, a child that dies otherwise as ``ProcessExitedException``."""
+traceback, a child that dies otherwise as ``ProcessExitedException``.
+
+Each child gets a file path of its own; a child that raises pickles its formatted traceback
+there and exits with code 1, so the parent can tell "raised" (the file exists) from "died"
+(no file: an exit code or a signal).
+"""
 from __future__ import annotations
 
+import contextlib
 import multiprocessing
 import multiprocessing.connection
 import os
@@ -11,6 +17,7 @@ import signal
 import sys
 import tempfile
 import time
+import traceback
 import warnings
 
 __all__ = ["ProcessException", "ProcessRaisedException", "ProcessExitedException",
@@ -18,16 +25,17 @@ __all__ = ["ProcessException", "ProcessRaisedException", "ProcessExitedException
 
 
 class ProcessException(Exception):
-    __slots__ = ["error_index", "error_pid"]
+    """A child process failed: ``error_index`` is its index, ``pid`` its process id."""
 
     def __init__(self, msg, error_index, pid):
-        super().__init__(msg)
-        self.msg = msg
-        self.error_index = error_index
-        self.pid = pid
+        Exception.__init__(self, msg)
+        self.msg, self.error_index, self.pid = msg, error_index, pid
+
+    def _fields(self) -> tuple:
+        return self.msg, self.error_index, self.pid
 
     def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.pid)
+        return type(self), self._fields()
 
 
 class ProcessRaisedException(ProcessException):
@@ -36,124 +44,121 @@ class ProcessRaisedException(ProcessException):
 
 class ProcessExitedException(ProcessException):
     """A child process exited with a nonzero code or was killed by a signal."""
-    __slots__ = ["exit_code"]
 
     def __init__(self, msg, error_index, error_pid, exit_code, signal_name=None):
-        super().__init__(msg, error_index, error_pid)
-        self.exit_code = exit_code
-        self.signal_name = signal_name
+        ProcessException.__init__(self, msg, error_index, error_pid)
+        self.exit_code, self.signal_name = exit_code, signal_name
 
-    def __reduce__(self):
-        return type(self), (self.msg, self.error_index, self.pid, self.exit_code,
-                            self.signal_name)
+    def _fields(self) -> tuple:
+        return ProcessException._fields(self) + (self.exit_code, self.signal_name)
 
 
-def _wrap(fn, i, args, error_file):
+def _child_main(fn, index, args, error_path):
+    """Body of each child: run ``fn``; report an exception through ``error_path``."""
     try:
-        fn(i, *args)
+        fn(index, *args)
+        return
     except KeyboardInterrupt:
-        pass     # the parent is shutting the children down
-    except Exception:
-        import traceback
-        with open(error_file, "wb") as f:
-            pickle.dump(traceback.format_exc(), f)
-        sys.exit(1)
+        return                      # the parent is stopping the children
+    except Exception:  # noqa: BLE001 - every failure goes back to the parent
+        report = traceback.format_exc()
+    with open(error_path, "wb") as out:
+        pickle.dump(report, out)
+    sys.exit(1)
+
+
+def _unused_path() -> str:
+    """A fresh temporary file name; the file itself is created only by a failing child."""
+    fd, path = tempfile.mkstemp(prefix="ember-spawn-", suffix=".pkl")
+    os.close(fd)
+    os.unlink(path)
+    return path
 
 
 class ProcessContext:
     """The started processes; ``join`` waits for them and raises on the first failure."""
 
     def __init__(self, processes, error_files):
-        self.error_files = error_files
-        self.processes = processes
-        self.sentinels = {p.sentinel: i for i, p in enumerate(processes)}
+        self.processes, self.error_files = processes, error_files
+        self.sentinels = {proc.sentinel: index for index, proc in enumerate(processes)}
 
     def pids(self):
-        return [int(p.pid) for p in self.processes]
-
-    def _join_procs_with_timeout(self, timeout):
-        end = time.monotonic() + timeout
-        for p in self.processes:
-            p.join(max(end - time.monotonic(), 0))
+        return [int(proc.pid) for proc in self.processes]
 
     def join(self, timeout=None, grace_period=None):
         """Wait for the processes. Returns True once all exited cleanly, False if some are
         still running after ``timeout``; on a child's failure terminates the others and
         raises ``ProcessRaisedException`` / ``ProcessExitedException``."""
-        if len(self.sentinels) == 0:
+        if not self.sentinels:
             return True
-        ready = multiprocessing.connection.wait(self.sentinels.keys(), timeout=timeout)
-        error_index = None
-        for sentinel in ready:
+        for sentinel in multiprocessing.connection.wait(list(self.sentinels), timeout=timeout):
             index = self.sentinels.pop(sentinel)
-            p = self.processes[index]
-            p.join()
-            if p.exitcode != 0:
-                error_index = index
-                break
-        if error_index is None:
-            return len(self.sentinels) == 0
-        # a child failed: stop the rest (SIGTERM, then SIGKILL after the grace period)
-        for p in self.processes:
-            if p.is_alive():
-                p.terminate()
-        self._join_procs_with_timeout(30 if grace_period is None else grace_period)
-        for p in self.processes:
-            if p.is_alive():
-                p.kill()
-            p.join()
-        failed = self.processes[error_index]
-        if not os.path.exists(self.error_files[error_index]):
-            code = failed.exitcode
-            if code < 0:
-                name = signal.Signals(-code).name
-                raise ProcessExitedException(
-                    f"process {error_index} terminated with signal {name}",
-                    error_index=error_index, error_pid=failed.pid, exit_code=code,
-                    signal_name=name)
-            raise ProcessExitedException(
-                f"process {error_index} terminated with exit code {code}",
-                error_index=error_index, error_pid=failed.pid, exit_code=code)
-        with open(self.error_files[error_index], "rb") as f:
-            original_trace = pickle.load(f)
-        msg = f"\n\n-- Process {error_index} terminated with the following error:\n"
-        msg += original_trace
-        raise ProcessRaisedException(msg, error_index, failed.pid)
+            proc = self.processes[index]
+            proc.join()
+            if proc.exitcode != 0:
+                self._stop_all(30 if grace_period is None else grace_period)
+                raise self._failure(index)
+        return not self.sentinels
+
+    def _stop_all(self, grace: float) -> None:
+        """SIGTERM the children still running, SIGKILL any left after ``grace`` seconds."""
+        running = [proc for proc in self.processes if proc.is_alive()]
+        for proc in running:
+            proc.terminate()
+        deadline = time.monotonic() + grace
+        for proc in running:
+            proc.join(max(0.0, deadline - time.monotonic()))
+        for proc in self.processes:
+            if proc.is_alive():
+                proc.kill()
+            proc.join()
+
+    def _failure(self, index) -> ProcessException:
+        proc, path = self.processes[index], self.error_files[index]
+        if os.path.exists(path):
+            with open(path, "rb") as f:
+                trace = pickle.load(f)
+            return ProcessRaisedException(
+                f"\n\n-- Process {index} terminated with the following error:\n{trace}",
+                index, proc.pid)
+        code = proc.exitcode
+        name = signal.Signals(-code).name if code < 0 else None
+        how = f"signal {name}" if name else f"exit code {code}"
+        return ProcessExitedException(f"process {index} terminated with {how}",
+                                      error_index=index, error_pid=proc.pid, exit_code=code,
+                                      signal_name=name)
 
 
 class SpawnContext(ProcessContext):
+    """Old name of :class:`ProcessContext` (warns)."""
+
     def __init__(self, processes, error_files):
         warnings.warn("SpawnContext is renamed to ProcessContext since 1.4 release.")
-        super().__init__(processes, error_files)
+        ProcessContext.__init__(self, processes, error_files)
 
 
 def start_processes(fn, args=(), nprocs=1, join=True, daemon=False, start_method="spawn"):
     """Start ``nprocs`` processes running ``fn(i, *args)`` with the given start method.
     With ``join`` waits for all of them (re-raising a child's failure); otherwise returns
     the ``ProcessContext``."""
-    mp = multiprocessing.get_context(start_method)
-    error_files = []
+    context_of_method = multiprocessing.get_context(start_method)
+    error_files = [_unused_path() for _ in range(nprocs)]
     processes = []
-    for i in range(nprocs):
-        tf = tempfile.NamedTemporaryFile(prefix="ember-spawn-", suffix=".pkl", delete=False)
-        tf.close()
-        os.unlink(tf.name)     # the child creates it only when it raises
-        process = mp.Process(target=_wrap, args=(fn, i, args, tf.name), daemon=daemon)
-        process.start()
-        error_files.append(tf.name)
-        processes.append(process)
+    for index, path in enumerate(error_files):
+        proc = context_of_method.Process(target=_child_main, args=(fn, index, args, path),
+                                         daemon=daemon)
+        proc.start()
+        processes.append(proc)
     context = ProcessContext(processes, error_files)
     if not join:
         return context
     try:
         while not context.join():
-            pass
+            continue
     finally:
         for path in error_files:
-            try:
+            with contextlib.suppress(OSError):
                 os.unlink(path)
-            except OSError:
-                pass
     return None
 
 
