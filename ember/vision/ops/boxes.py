@@ -1,4 +1,8 @@
-"""Box utilities (torchvision.ops.boxes): NMS in NumPy, the rest in ember ops (differentiable)."""
+"""Box utilities (torchvision.ops.boxes). Boxes are rows (x1, y1, x2, y2) with x1 <= x2 and
+y1 <= y2 unless a format says otherwise. NMS runs in NumPy; the IoU family is written in
+ember ops, so it differentiates."""
+import math
+
 import numpy as np
 
 import ember
@@ -8,33 +12,23 @@ __all__ = ["nms", "batched_nms", "remove_small_boxes", "clip_boxes_to_image", "b
            "masks_to_boxes"]
 
 
-def _nms_numpy(boxes, scores, iou_threshold):
-    n = boxes.shape[0]
-    if n == 0:
-        return np.empty((0,), dtype=np.int64)
-    x1, y1, x2, y2 = boxes[:, 0], boxes[:, 1], boxes[:, 2], boxes[:, 3]
-    areas = (x2 - x1) * (y2 - y1)
-    order = np.argsort(-scores, kind="stable")
-    suppressed = np.zeros(n, dtype=bool)
-    keep = []
-    for pos, i in enumerate(order):
-        if suppressed[i]:
+def _greedy_nms(boxes, scores, threshold):
+    """Indices kept by greedy suppression: visit boxes by decreasing score (ties in index
+    order); each one kept drops the later boxes overlapping it with IoU above ``threshold``."""
+    x1, y1, x2, y2 = boxes.T
+    area = (x2 - x1) * (y2 - y1)
+    alive = np.ones(len(scores), dtype=bool)
+    kept = []
+    for i in np.argsort(-scores, kind="stable"):
+        if not alive[i]:
             continue
-        keep.append(i)
-        rest = order[pos + 1:]
-        rest = rest[~suppressed[rest]]
-        if rest.size == 0:
-            continue
-        xx1 = np.maximum(x1[i], x1[rest])
-        yy1 = np.maximum(y1[i], y1[rest])
-        xx2 = np.minimum(x2[i], x2[rest])
-        yy2 = np.minimum(y2[i], y2[rest])
-        w = np.maximum(0, xx2 - xx1)
-        h = np.maximum(0, yy2 - yy1)
-        inter = w * h
-        ovr = inter / (areas[i] + areas[rest] - inter)
-        suppressed[rest[ovr > iou_threshold]] = True
-    return np.asarray(keep, dtype=np.int64)
+        kept.append(i)
+        alive[i] = False
+        w = np.clip(np.minimum(x2[i], x2) - np.maximum(x1[i], x1), 0, None)
+        h = np.clip(np.minimum(y2[i], y2) - np.maximum(y1[i], y1), 0, None)
+        overlap = w * h
+        alive &= ~(overlap / (area[i] + area - overlap) > threshold)
+    return np.array(kept, dtype=np.int64)
 
 
 def nms(boxes, scores, iou_threshold):
@@ -43,99 +37,68 @@ def nms(boxes, scores, iou_threshold):
         raise RuntimeError(f"boxes should have shape [N, 4], got {tuple(boxes.shape)}")
     if scores.dim() != 1 or scores.shape[0] != boxes.shape[0]:
         raise RuntimeError("scores should be a 1-d tensor with as many elements as boxes")
-    b = boxes.detach().numpy()
-    s = scores.detach().numpy()
-    return ember.from_numpy(_nms_numpy(b, s, float(iou_threshold)))
+    kept = _greedy_nms(boxes.detach().numpy(), scores.detach().numpy(), float(iou_threshold))
+    return ember.from_numpy(kept)
 
 
 def batched_nms(boxes, scores, idxs, iou_threshold):
     """NMS done independently per category ``idxs``; kept indices sorted by decreasing score."""
-    if boxes.numel() == 0:
-        return ember.empty((0,), dtype=ember.int64)
-    b = boxes.detach().numpy()
-    s = scores.detach().numpy()
-    ids = idxs.detach().numpy()
-    keep_mask = np.zeros(s.shape[0], dtype=bool)
-    for c in np.unique(ids):
-        cur = np.nonzero(ids == c)[0]
-        keep_mask[cur[_nms_numpy(b[cur], s[cur], float(iou_threshold))]] = True
-    keep = np.nonzero(keep_mask)[0]
-    keep = keep[np.argsort(-s[keep], kind="stable")]
-    return ember.from_numpy(keep.astype(np.int64))
+    b, s, groups = (t.detach().numpy() for t in (boxes, scores, idxs))
+    kept = [np.empty(0, dtype=np.int64)]
+    for g in np.unique(groups):
+        members = np.flatnonzero(groups == g)
+        kept.append(members[_greedy_nms(b[members], s[members], float(iou_threshold))])
+    kept = np.sort(np.concatenate(kept))
+    return ember.from_numpy(kept[np.argsort(-s[kept], kind="stable")].astype(np.int64))
 
 
 def remove_small_boxes(boxes, min_size):
-    ws, hs = boxes[:, 2] - boxes[:, 0], boxes[:, 3] - boxes[:, 1]
-    keep = (ws >= min_size) & (hs >= min_size)
-    return ember.where(keep)[0]
+    """Indices of the boxes at least ``min_size`` wide and high."""
+    wide = boxes[:, 2] - boxes[:, 0] >= min_size
+    high = boxes[:, 3] - boxes[:, 1] >= min_size
+    return ember.nonzero(wide & high, as_tuple=True)[0]
 
 
 def clip_boxes_to_image(boxes, size):
-    dim = boxes.dim()
-    boxes_x = boxes[..., 0::2]
-    boxes_y = boxes[..., 1::2]
+    """Boxes (any leading shape) with x clamped to [0, width] and y to [0, height]."""
     height, width = size
-    boxes_x = boxes_x.clamp(min=0, max=width)
-    boxes_y = boxes_y.clamp(min=0, max=height)
-    return ember.stack((boxes_x, boxes_y), dim=dim).reshape(boxes.shape)
+    xs = boxes[..., 0::2].clamp(min=0, max=width)
+    ys = boxes[..., 1::2].clamp(min=0, max=height)
+    return ember.stack((xs, ys), dim=-1).reshape(boxes.shape)
 
 
-def _box_cxcywh_to_xyxy(boxes):
-    cx, cy, w, h = boxes.unbind(-1)
-    return ember.stack((cx - 0.5 * w, cy - 0.5 * h, cx + 0.5 * w, cy + 0.5 * h), dim=-1)
+def _to_corners(boxes, fmt):
+    a, b, c, d = boxes.unbind(-1)
+    if fmt == "xywh":
+        return a, b, a + c, b + d
+    if fmt == "cxcywh":
+        return a - 0.5 * c, b - 0.5 * d, a + 0.5 * c, b + 0.5 * d
+    return a, b, c, d
 
 
-def _box_xyxy_to_cxcywh(boxes):
-    x1, y1, x2, y2 = boxes.unbind(-1)
-    return ember.stack(((x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1), dim=-1)
-
-
-def _box_xywh_to_xyxy(boxes):
-    x, y, w, h = boxes.unbind(-1)
-    return ember.stack([x, y, x + w, y + h], dim=-1)
-
-
-def _box_xyxy_to_xywh(boxes):
-    x1, y1, x2, y2 = boxes.unbind(-1)
-    return ember.stack((x1, y1, x2 - x1, y2 - y1), dim=-1)
-
-
-def _box_xywh_to_cxcywh(boxes):
-    x, y, w, h = boxes.unbind(-1)
-    return ember.stack([x + w / 2, y + h / 2, w, h], dim=-1)
-
-
-def _box_cxcywh_to_xywh(boxes):
-    cx, cy, w, h = boxes.unbind(-1)
-    return ember.stack([cx - w / 2, cy - h / 2, w, h], dim=-1)
+def _from_corners(x1, y1, x2, y2, fmt):
+    if fmt == "xywh":
+        return x1, y1, x2 - x1, y2 - y1
+    if fmt == "cxcywh":
+        return (x1 + x2) / 2, (y1 + y2) / 2, x2 - x1, y2 - y1
+    return x1, y1, x2, y2
 
 
 def box_convert(boxes, in_fmt, out_fmt):
-    allowed = ("xyxy", "xywh", "cxcywh")
-    if in_fmt not in allowed or out_fmt not in allowed:
+    """Convert between "xyxy" (corners), "xywh" (corner and size), "cxcywh" (center and size)."""
+    formats = ("xyxy", "xywh", "cxcywh")
+    if in_fmt not in formats or out_fmt not in formats:
         raise ValueError(f"Unsupported Bounding Box Conversions for given in_fmt {in_fmt} and out_fmt {out_fmt}")
     if in_fmt == out_fmt:
         return boxes.clone()
-    e = (in_fmt, out_fmt)
-    if e == ("xywh", "cxcywh"):
-        return _box_xywh_to_cxcywh(boxes)
-    if e == ("cxcywh", "xywh"):
-        return _box_cxcywh_to_xywh(boxes)
-    if in_fmt == "xywh":
-        boxes = _box_xywh_to_xyxy(boxes)
-    elif in_fmt == "cxcywh":
-        boxes = _box_cxcywh_to_xyxy(boxes)
-    if out_fmt == "xywh":
-        boxes = _box_xyxy_to_xywh(boxes)
-    elif out_fmt == "cxcywh":
-        boxes = _box_xyxy_to_cxcywh(boxes)
-    return boxes
+    return ember.stack(_from_corners(*_to_corners(boxes, in_fmt), out_fmt), dim=-1)
 
 
 def _upcast(t):
-    if t.is_floating_point():
-        return t if t.dtype in (ember.float32, ember.float64) else t.float()
-    return t if t.dtype in (ember.int32, ember.int64) else t.int()
+    """float16/bfloat16 to float32, smaller integers to int32, so areas do not overflow."""
+    if t.element_size() >= 4:
+        return t
+    return t.float() if t.is_floating_point() else t.int()
 
 
 def box_area(boxes):
@@ -143,78 +106,73 @@ def box_area(boxes):
     return (boxes[:, 2] - boxes[:, 0]) * (boxes[:, 3] - boxes[:, 1])
 
 
-def _box_inter_union(boxes1, boxes2):
-    area1 = box_area(boxes1)
-    area2 = box_area(boxes2)
-    lt = ember.max(boxes1[:, None, :2], boxes2[:, :2])
-    rb = ember.min(boxes1[:, None, 2:], boxes2[:, 2:])
-    wh = _upcast(rb - lt).clamp(min=0)
-    inter = wh[:, :, 0] * wh[:, :, 1]
-    union = area1[:, None] + area2 - inter
-    return inter, union
+def _span(lo, hi):
+    """Non-negative extent ``hi - lo`` in a dtype wide enough for products."""
+    return _upcast(hi - lo).clamp(min=0)
+
+
+def _pairwise(boxes1, boxes2):
+    """[N, M] intersection and union areas, and the [N, M] width and height of the smallest
+    box enclosing each pair."""
+    a, b = boxes1[:, None, :], boxes2[None, :, :]
+    inside = _span(ember.maximum(a[..., :2], b[..., :2]), ember.minimum(a[..., 2:], b[..., 2:]))
+    inter = inside[..., 0] * inside[..., 1]
+    union = box_area(boxes1)[:, None] + box_area(boxes2)[None, :] - inter
+    hull = _span(ember.minimum(a[..., :2], b[..., :2]), ember.maximum(a[..., 2:], b[..., 2:]))
+    return inter, union, hull[..., 0], hull[..., 1]
 
 
 def box_iou(boxes1, boxes2):
     """Pairwise IoU (Jaccard index) of two sets of (x1, y1, x2, y2) boxes: [N, M]."""
-    inter, union = _box_inter_union(boxes1, boxes2)
+    inter, union, _, _ = _pairwise(boxes1, boxes2)
     return inter / union
 
 
 def generalized_box_iou(boxes1, boxes2):
-    inter, union = _box_inter_union(boxes1, boxes2)
+    """IoU minus the share of the enclosing box that neither box covers (Rezatofighi 2019)."""
+    inter, union, hull_w, hull_h = _pairwise(boxes1, boxes2)
+    hull = hull_w * hull_h
+    return inter / union - (hull - union) / hull
+
+
+def _diou_and_iou(boxes1, boxes2, eps):
+    """IoU minus the squared center distance over the enclosing box's squared diagonal
+    (Zheng et al. 2019), and the IoU."""
+    inter, union, hull_w, hull_h = _pairwise(boxes1, boxes2)
     iou = inter / union
-    lti = ember.min(boxes1[:, None, :2], boxes2[:, :2])
-    rbi = ember.max(boxes1[:, None, 2:], boxes2[:, 2:])
-    whi = _upcast(rbi - lti).clamp(min=0)
-    areai = whi[:, :, 0] * whi[:, :, 1]
-    return iou - (areai - union) / areai
-
-
-def _box_diou_iou(boxes1, boxes2, eps=1e-7):
-    iou = box_iou(boxes1, boxes2)
-    lti = ember.min(boxes1[:, None, :2], boxes2[:, :2])
-    rbi = ember.max(boxes1[:, None, 2:], boxes2[:, 2:])
-    whi = _upcast(rbi - lti).clamp(min=0)
-    diagonal_distance_squared = (whi[:, :, 0] ** 2) + (whi[:, :, 1] ** 2) + eps
-    x_p = (boxes1[:, 0] + boxes1[:, 2]) / 2
-    y_p = (boxes1[:, 1] + boxes1[:, 3]) / 2
-    x_g = (boxes2[:, 0] + boxes2[:, 2]) / 2
-    y_g = (boxes2[:, 1] + boxes2[:, 3]) / 2
-    centers_distance_squared = (_upcast(x_p[:, None] - x_g[None, :]) ** 2) + \
-        (_upcast(y_p[:, None] - y_g[None, :]) ** 2)
-    return iou - (centers_distance_squared / diagonal_distance_squared), iou
+    diagonal = hull_w ** 2 + hull_h ** 2 + eps
+    cx1, cy1 = (boxes1[:, 0] + boxes1[:, 2]) / 2, (boxes1[:, 1] + boxes1[:, 3]) / 2
+    cx2, cy2 = (boxes2[:, 0] + boxes2[:, 2]) / 2, (boxes2[:, 1] + boxes2[:, 3]) / 2
+    centers = _upcast(cx1[:, None] - cx2[None, :]) ** 2 + _upcast(cy1[:, None] - cy2[None, :]) ** 2
+    return iou - centers / diagonal, iou
 
 
 def distance_box_iou(boxes1, boxes2, eps=1e-7):
-    boxes1 = _upcast(boxes1)
-    boxes2 = _upcast(boxes2)
-    diou, _ = _box_diou_iou(boxes1, boxes2, eps=eps)
-    return diou
+    return _diou_and_iou(_upcast(boxes1), _upcast(boxes2), eps)[0]
 
 
 def complete_box_iou(boxes1, boxes2, eps=1e-7):
-    import math
-
-    boxes1 = _upcast(boxes1)
-    boxes2 = _upcast(boxes2)
-    diou, iou = _box_diou_iou(boxes1, boxes2, eps)
-    w_pred = boxes1[:, None, 2] - boxes1[:, None, 0]
-    h_pred = boxes1[:, None, 3] - boxes1[:, None, 1]
-    w_gt = boxes2[:, 2] - boxes2[:, 0]
-    h_gt = boxes2[:, 3] - boxes2[:, 1]
-    v = (4 / (math.pi ** 2)) * ember.pow(ember.atan(w_pred / h_pred) - ember.atan(w_gt / h_gt), 2)
+    """Distance IoU minus an aspect-ratio consistency term ``alpha * v`` (alpha held constant)."""
+    boxes1, boxes2 = _upcast(boxes1), _upcast(boxes2)
+    diou, iou = _diou_and_iou(boxes1, boxes2, eps)
+    w1, h1 = boxes1[:, 2] - boxes1[:, 0], boxes1[:, 3] - boxes1[:, 1]
+    w2, h2 = boxes2[:, 2] - boxes2[:, 0], boxes2[:, 3] - boxes2[:, 1]
+    v = (4 / math.pi ** 2) * (ember.atan(w1 / h1)[:, None] - ember.atan(w2 / h2)[None, :]) ** 2
     with ember.no_grad():
         alpha = v / (1 - iou + v + eps)
     return diou - alpha * v
 
 
 def masks_to_boxes(masks):
-    if masks.numel() == 0:
-        return ember.zeros((0, 4), dtype=ember.float)
-    m = masks.detach().numpy()
+    """The (x1, y1, x2, y2) float box around each [H, W] mask's nonzero pixels (zeros if none)."""
+    m = masks.detach().numpy().astype(bool)
     out = np.zeros((m.shape[0], 4), dtype=np.float32)
-    for i, mask in enumerate(m):
-        y, x = np.nonzero(mask)
-        if y.size:
-            out[i] = [x.min(), y.min(), x.max(), y.max()]
+    if m.size:
+        rows, cols = m.any(2), m.any(1)
+
+        def first_last(hit):
+            return hit.argmax(1), hit.shape[1] - 1 - hit[:, ::-1].argmax(1)
+        (y1, y2), (x1, x2) = first_last(rows), first_last(cols)
+        nonempty = rows.any(1)
+        out[nonempty] = np.stack([x1, y1, x2, y2], 1)[nonempty]
     return ember.from_numpy(out)
