@@ -6,6 +6,7 @@ import math
 import ember
 from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter
+from ember.nn.modules.linear import _uniform_by_fan_in
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _ntuple
 
@@ -79,12 +80,9 @@ class _ConvNd(Module):
         return tuple(p for p in reversed(self.padding) for _ in range(2))
 
     def reset_parameters(self):
-        # kaiming_uniform_ with a=sqrt(5) gives the bound 1/sqrt(fan_in)
+        # kaiming_uniform_ with a=sqrt(5) gives the bound 1/sqrt(fan_in) (drawn as torch does)
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
-        if self.bias is not None:
-            fan_in = init._calculate_fan_in_and_fan_out(self.weight)[0]
-            bound = 1 / math.sqrt(fan_in) if fan_in > 0 else 0
-            init.uniform_(self.bias, -bound, bound)
+        _uniform_by_fan_in(self.bias, self.weight[0].numel() if len(self.weight) else 0)
 
     def _conv_forward(self, input, weight, bias):
         conv = getattr(F, f"conv{self._dim}d")
@@ -168,8 +166,9 @@ class _ConvTransposeNd(_ConvNd):
         output_padding = self._output_padding(input, output_size, self.stride, self.padding,
                                               self.kernel_size, self._dim, self.dilation)
         conv_t = getattr(F, f"conv_transpose{self._dim}d")
-        return conv_t(input, self.weight, self.bias, self.stride, self.padding,
-                      output_padding, self.groups, self.dilation)
+        return conv_t(input, self.weight, bias=self.bias, stride=self.stride,
+                      padding=self.padding, output_padding=output_padding, groups=self.groups,
+                      dilation=self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):

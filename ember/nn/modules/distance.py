@@ -14,7 +14,7 @@ class PairwiseDistance(Module):
         self.norm, self.eps, self.keepdim = p, eps, keepdim
 
     def forward(self, x1, x2):
-        return F.pairwise_distance(x1, x2, self.norm, self.eps, self.keepdim)
+        return F.pairwise_distance(x1, x2, p=self.norm, eps=self.eps, keepdim=self.keepdim)
 
 
 class CosineSimilarity(Module):
@@ -26,4 +26,4 @@ class CosineSimilarity(Module):
         self.dim, self.eps = dim, eps
 
     def forward(self, x1, x2):
-        return F.cosine_similarity(x1, x2, self.dim, self.eps)
+        return F.cosine_similarity(x1, x2, dim=self.dim, eps=self.eps)

@@ -6,6 +6,11 @@ from ember.nn.modules.module import Module
 __all__ = ["Fold", "Unfold"]
 
 
+def _block_options(m):
+    """The sliding-block geometry shared by Fold and Unfold, as keyword arguments."""
+    return {k: getattr(m, k) for k in ("kernel_size", "dilation", "padding", "stride")}
+
+
 def _block_repr(m):
     return (f"kernel_size={m.kernel_size}, dilation={m.dilation}, padding={m.padding}, "
             f"stride={m.stride}")
@@ -20,8 +25,7 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation,
-                      self.padding, self.stride)
+        return F.fold(input, output_size=self.output_size, **_block_options(self))
 
     def extra_repr(self):
         return f"output_size={self.output_size}, " + _block_repr(self)
@@ -36,7 +40,7 @@ class Unfold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        return F.unfold(input, **_block_options(self))
 
     def extra_repr(self):
         return _block_repr(self)

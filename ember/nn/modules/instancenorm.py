@@ -26,9 +26,11 @@ class _InstanceNorm(_NormBase):
         return self._dim + 1
 
     def _apply_instance_norm(self, input):
-        return F.instance_norm(input, self.running_mean, self.running_var, self.weight,
-                               self.bias, self.training or not self.track_running_stats,
-                               0.0 if self.momentum is None else self.momentum, self.eps)
+        batch_stats = self.training or not self.track_running_stats
+        return F.instance_norm(input, running_mean=self.running_mean,
+                               running_var=self.running_var, weight=self.weight, bias=self.bias,
+                               use_input_stats=batch_stats, momentum=self.momentum or 0.0,
+                               eps=self.eps)
 
     def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                               missing_keys, unexpected_keys, error_msgs):
@@ -45,8 +47,8 @@ class _InstanceNorm(_NormBase):
                 f"running stats are actually needed, instead set track_running_stats=True "
                 f"in {klass} to enable them. See the documentation of {klass} for details.")
             for key in stale:
-                state_dict.pop(key)
-        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict,
+                del state_dict[key]
+        _NormBase._load_from_state_dict(self, state_dict, prefix, local_metadata, strict,
                                       missing_keys, unexpected_keys, error_msgs)
 
     def forward(self, input):

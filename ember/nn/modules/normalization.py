@@ -40,7 +40,8 @@ class _LocalResponseNormBase(Module):
         self.size, self.alpha, self.beta, self.k = size, alpha, beta, k
 
     def forward(self, input):
-        return F.local_response_norm(input, self.size, self.alpha, self.beta, self.k)
+        return F.local_response_norm(input, size=self.size, alpha=self.alpha, beta=self.beta,
+                                     k=self.k)
 
     def extra_repr(self):
         return f"{self.size}, alpha={self.alpha}, beta={self.beta}, k={self.k}"
@@ -80,7 +81,8 @@ class LayerNorm(Module):
         _reset_affine(self)
 
     def forward(self, input):
-        return F.layer_norm(input, self.normalized_shape, self.weight, self.bias, self.eps)
+        return F.layer_norm(input, self.normalized_shape, weight=self.weight, bias=self.bias,
+                            eps=self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "
@@ -107,7 +109,8 @@ class GroupNorm(Module):
         _reset_affine(self)
 
     def forward(self, input):
-        return F.group_norm(input, self.num_groups, self.weight, self.bias, self.eps)
+        return F.group_norm(input, self.num_groups, weight=self.weight, bias=self.bias,
+                            eps=self.eps)
 
     def extra_repr(self):
         return (f"{self.num_groups}, {self.num_channels}, eps={self.eps}, "
@@ -134,7 +137,7 @@ class RMSNorm(Module):
             init.ones_(self.weight)
 
     def forward(self, x):
-        return F.rms_norm(x, self.normalized_shape, self.weight, self.eps)
+        return F.rms_norm(x, self.normalized_shape, weight=self.weight, eps=self.eps)
 
     def extra_repr(self):
         return (f"{self.normalized_shape}, eps={self.eps}, "

@@ -156,14 +156,9 @@ class RNNBase(Module):
             raise ValueError('proj_size has to be smaller than hidden_size')
         if mode not in _GATES:
             raise ValueError('Unrecognized RNN mode: ' + mode)
-        self.mode = mode
-        self.input_size = input_size
-        self.hidden_size = hidden_size
-        self.num_layers = num_layers
-        self.bias = bias
-        self.batch_first = batch_first
-        self.dropout = float(dropout)
-        self.bidirectional = bidirectional
+        self.mode, self.input_size, self.hidden_size = mode, input_size, hidden_size
+        self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
+        self.dropout, self.bidirectional = float(dropout), bidirectional
         self.proj_size = proj_size
 
         gates, out_size = _GATES[mode] * hidden_size, proj_size or hidden_size
