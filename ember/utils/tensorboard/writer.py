@@ -135,16 +135,14 @@ def _image_summary(summary_pb2, tag, img, dataformats):
 
 
 def _text_summary(summary_pb2, tag, text):
-    from tensorboard.compat.proto.tensor_pb2 import TensorProto
-    from tensorboard.compat.proto.tensor_shape_pb2 import TensorShapeProto
-    from tensorboard.plugins.text import plugin_data_pb2 as text_pd
-    content = text_pd.TextPluginData(version=0).SerializeToString()
-    smd = summary_pb2.SummaryMetadata(
-        plugin_data=summary_pb2.SummaryMetadata.PluginData(plugin_name="text",
-                                                           content=content))
-    tensor = TensorProto(
-        dtype="DT_STRING", string_val=[str(text).encode("utf8")],
-        tensor_shape=TensorShapeProto(dim=[TensorShapeProto.Dim(size=1)]))
+    from tensorboard.compat.proto import tensor_pb2, tensor_shape_pb2
+    from tensorboard.plugins.text import plugin_data_pb2
+    plugin = summary_pb2.SummaryMetadata.PluginData(
+        plugin_name="text", content=plugin_data_pb2.TextPluginData(version=0).SerializeToString())
+    smd = summary_pb2.SummaryMetadata(plugin_data=plugin)
+    one = tensor_shape_pb2.TensorShapeProto(dim=[tensor_shape_pb2.TensorShapeProto.Dim(size=1)])
+    tensor = tensor_pb2.TensorProto(dtype="DT_STRING", tensor_shape=one,
+                                    string_val=[str(text).encode("utf8")])
     return summary_pb2.Summary(value=[summary_pb2.Summary.Value(
         tag=tag + "/text_summary", metadata=smd, tensor=tensor)])
 
@@ -158,8 +156,9 @@ def _hparams_summaries(summary_pb2, hparam_dict, metric_dict, hparam_domain_disc
         raise TypeError("hparam_dict and metric_dict should be dictionaries")
     hparam_domain_discrete = hparam_domain_discrete or {}
     for k, v in hparam_domain_discrete.items():
-        if k not in hparam_dict or not isinstance(v, list) or \
-                not all(isinstance(d, type(hparam_dict[k])) for d in v):
+        fits = k in hparam_dict and isinstance(v, list) and \
+            all(isinstance(d, type(hparam_dict[k])) for d in v)
+        if not fits:
             raise TypeError(f"parameter {k!r}: hparam_domain_discrete must list values "
                             "of the hparam's type")
 
@@ -216,21 +215,22 @@ class FileWriter:
     """One event file in one directory (torch's FileWriter)."""
 
     def __init__(self, log_dir, max_queue=10, flush_secs=120, filename_suffix=""):
-        self._event_pb2, self._summary_pb2, EventFileWriter = _tb()
-        log_dir = str(log_dir)
-        self.event_writer = EventFileWriter(log_dir, max_queue, flush_secs, filename_suffix)
-
-    def get_logdir(self):
-        return self.event_writer.get_logdir()
-
-    def add_event(self, event, step=None, walltime=None):
-        event.wall_time = time.time() if walltime is None else float(walltime)
-        if step is not None:
-            event.step = int(step)
-        self.event_writer.add_event(event)
+        self._event_pb2, self._summary_pb2, events_class = _tb()
+        self.event_writer = events_class(str(log_dir), max_queue, flush_secs, filename_suffix)
 
     def add_summary(self, summary, global_step=None, walltime=None):
+        """Wrap a ``Summary`` in an event."""
         self.add_event(self._event_pb2.Event(summary=summary), global_step, walltime)
+
+    def add_event(self, event, step=None, walltime=None):
+        """Stamp ``event`` with the wall time (now unless given) and step, then queue it."""
+        event.wall_time = float(walltime) if walltime is not None else time.time()
+        event.step = event.step if step is None else int(step)
+        self.event_writer.add_event(event)
+
+    # the event file's directory and lifecycle
+    def get_logdir(self):
+        return self.event_writer.get_logdir()
 
     def flush(self):
         self.event_writer.flush()
@@ -249,38 +249,40 @@ class SummaryWriter:
     def __init__(self, log_dir=None, comment="", purge_step=None, max_queue=10,
                  flush_secs=120, filename_suffix=""):
         _tb()  # fail early, naming the extra, when tensorboard is missing
-        if not log_dir:
-            current_time = datetime.now().strftime("%b%d_%H-%M-%S")
-            log_dir = os.path.join("runs", current_time + "_" + socket.gethostname() + comment)
-        self.log_dir = str(log_dir)
-        self.purge_step = purge_step
-        self.max_queue = max_queue
-        self.flush_secs = flush_secs
-        self.filename_suffix = filename_suffix
-        self.file_writer = None
-        self.all_writers = None
+        if not log_dir:    # runs/<month><day>_<hh>-<mm>-<ss>_<host><comment>
+            stamp = f"{datetime.now():%b%d_%H-%M-%S}"
+            log_dir = os.path.join("runs", f"{stamp}_{socket.gethostname()}{comment}")
+        vars(self).update(log_dir=str(log_dir), purge_step=purge_step, max_queue=max_queue,
+                          flush_secs=flush_secs, filename_suffix=filename_suffix,
+                          file_writer=None, all_writers=None)
         self._get_file_writer()
         self.default_bins = _tf_bucket_limits()
 
+    def _new_file_writer(self, log_dir):
+        return FileWriter(log_dir, self.max_queue, self.flush_secs, self.filename_suffix)
+
     def _get_file_writer(self):
-        if self.all_writers is None or self.file_writer is None:
-            self.file_writer = FileWriter(self.log_dir, self.max_queue, self.flush_secs,
-                                          self.filename_suffix)
-            self.all_writers = {self.file_writer.get_logdir(): self.file_writer}
-            if self.purge_step is not None:
-                event_pb2 = self.file_writer._event_pb2
-                most_recent_step = self.purge_step
-                self.file_writer.add_event(
-                    event_pb2.Event(step=most_recent_step, file_version="brain.Event:2"))
-                self.file_writer.add_event(
-                    event_pb2.Event(step=most_recent_step,
-                                    session_log=event_pb2.SessionLog(
-                                        status=event_pb2.SessionLog.START)))
-                self.purge_step = None
-        return self.file_writer
+        """The main event file, (re)opened on first use after ``close``. A pending
+        ``purge_step`` is written first: TensorBoard then drops the later events of
+        an earlier run in this directory."""
+        if self.file_writer is not None and self.all_writers is not None:
+            return self.file_writer
+        main = self.file_writer = self._new_file_writer(self.log_dir)
+        self.all_writers = {main.get_logdir(): main}
+        if self.purge_step is not None:
+            pb = main._event_pb2
+            restart = pb.SessionLog(status=pb.SessionLog.START)
+            for event in (pb.Event(step=self.purge_step, file_version="brain.Event:2"),
+                          pb.Event(step=self.purge_step, session_log=restart)):
+                main.add_event(event)
+            self.purge_step = None
+        return main
 
     def get_logdir(self):
         return self.log_dir
+
+    def _write(self, summary, step, walltime):
+        self._get_file_writer().add_summary(summary, step, walltime)
 
     @property
     def _summary_pb2(self):
@@ -290,24 +292,23 @@ class SummaryWriter:
     def add_scalar(self, tag, scalar_value, global_step=None, walltime=None,
                    new_style=False, double_precision=False):
         s = self._summary_pb2
-        summary = s.Summary(value=[s.Summary.Value(tag=tag,
-                                                   simple_value=_scalar(scalar_value))])
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        entry = s.Summary.Value(tag=tag, simple_value=_scalar(scalar_value))
+        summary = s.Summary(value=[entry])
+        self._write(summary, global_step, walltime)
 
     def add_scalars(self, main_tag, tag_scalar_dict, global_step=None, walltime=None):
+        """One event file per entry, in ``<log_dir>/<main_tag>_<tag>`` (slashes of the main
+        tag become underscores), each holding ``main_tag``: TensorBoard overlays them."""
         walltime = time.time() if walltime is None else walltime
-        fw_logdir = self._get_file_writer().get_logdir()
+        root = self._get_file_writer().get_logdir()
+        prefix = main_tag.replace("/", "_")
         s = self._summary_pb2
         for tag, value in tag_scalar_dict.items():
-            fw_tag = fw_logdir + "/" + main_tag.replace("/", "_") + "_" + tag
-            fw = self.all_writers.get(fw_tag)
-            if fw is None:
-                fw = FileWriter(fw_tag, self.max_queue, self.flush_secs,
-                                self.filename_suffix)
-                self.all_writers[fw_tag] = fw
-            summary = s.Summary(value=[s.Summary.Value(tag=main_tag,
-                                                       simple_value=_scalar(value))])
-            fw.add_summary(summary, global_step, walltime)
+            where = f"{root}/{prefix}_{tag}"
+            if where not in self.all_writers:
+                self.all_writers[where] = self._new_file_writer(where)
+            entry = s.Summary.Value(tag=main_tag, simple_value=_scalar(value))
+            self.all_writers[where].add_summary(s.Summary(value=[entry]), global_step, walltime)
 
     # -- histograms
     def add_histogram(self, tag, values, global_step=None, bins="tensorflow",
@@ -315,41 +316,37 @@ class SummaryWriter:
         if isinstance(bins, str) and bins == "tensorflow":
             bins = self.default_bins
         summary = _histogram_summary(self._summary_pb2, tag, values, bins, max_bins)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._write(summary, global_step, walltime)
 
     # -- images
     def add_image(self, tag, img_tensor, global_step=None, walltime=None,
                   dataformats="CHW"):
         summary = _image_summary(self._summary_pb2, tag, img_tensor, dataformats)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._write(summary, global_step, walltime)
 
     def add_images(self, tag, img_tensor, global_step=None, walltime=None,
                    dataformats="NCHW"):
         if "N" not in dataformats.upper():
             raise ValueError(f"add_images needs an 'N' in dataformats, got {dataformats!r}")
         summary = _image_summary(self._summary_pb2, tag, img_tensor, dataformats)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._write(summary, global_step, walltime)
 
     # -- text
     def add_text(self, tag, text_string, global_step=None, walltime=None):
         summary = _text_summary(self._summary_pb2, tag, text_string)
-        self._get_file_writer().add_summary(summary, global_step, walltime)
+        self._write(summary, global_step, walltime)
 
     # -- hparams
     def add_hparams(self, hparam_dict, metric_dict, hparam_domain_discrete=None,
                     run_name=None, global_step=None):
         exp, ssi, sei = _hparams_summaries(self._summary_pb2, hparam_dict, metric_dict,
                                            hparam_domain_discrete)
-        if not run_name:
-            run_name = str(time.time())
-        logdir = os.path.join(self._get_file_writer().get_logdir(), run_name)
-        with SummaryWriter(log_dir=logdir) as w_hp:
-            fw = w_hp._get_file_writer()
-            fw.add_summary(exp)
-            fw.add_summary(ssi)
-            fw.add_summary(sei)
-            for k, v in metric_dict.items():
-                w_hp.add_scalar(k, v, global_step)
+        run_dir = os.path.join(self._get_file_writer().get_logdir(), run_name or str(time.time()))
+        with SummaryWriter(log_dir=run_dir) as run:
+            for summary in (exp, ssi, sei):
+                run._get_file_writer().add_summary(summary)
+            for name, value in metric_dict.items():
+                run.add_scalar(name, value, global_step)
 
     # -- graph
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
@@ -371,21 +368,19 @@ class SummaryWriter:
 
     # -- lifecycle
     def flush(self):
-        if self.all_writers is None:
-            return
-        for w in self.all_writers.values():
-            w.flush()
+        for writer in (self.all_writers or {}).values():
+            writer.flush()
 
     def close(self):
-        if self.all_writers is None:
-            return
-        for w in self.all_writers.values():
-            w.flush()
-            w.close()
+        """Flush and close every event file; a later write opens a new main file."""
+        writers = self.all_writers or {}
         self.file_writer = self.all_writers = None
+        for writer in writers.values():
+            writer.flush()
+            writer.close()
 
     def __enter__(self):
         return self
 
-    def __exit__(self, exc_type, exc_val, exc_tb):
+    def __exit__(self, *exc_info):
         self.close()
