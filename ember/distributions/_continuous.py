@@ -1,12 +1,11 @@
 """What the continuous families share: parameters declared once (stored broadcast, validated and
-expanded by :class:`Family`), a reflected ("half") family, and a few constants."""
+expanded by :class:`Family`), a reflected ("half") family, a where-helper and two constants."""
 import math
 
 import ember
 from .transformed_distribution import TransformedDistribution
 from .utils import broadcast_all
 
-EULER_GAMMA = 0.57721566490153286060
 LOG_2 = math.log(2.0)
 HALF_LOG_2PI = 0.5 * math.log(2 * math.pi)
 

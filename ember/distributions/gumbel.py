@@ -3,10 +3,11 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import EULER_GAMMA, Family
+from ._continuous import Family
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
+from .utils import euler_constant
 
 __all__ = ["Gumbel"]
 
@@ -26,7 +27,7 @@ class Gumbel(Family, TransformedDistribution):
         steps = [log, AffineTransform(0.0, -ember.ones_like(scale)), log, AffineTransform(loc, -scale)]
         super().__init__(unit, steps, validate_args=validate_args)
 
-    mean = property(lambda self: self.loc + EULER_GAMMA * self.scale)
+    mean = property(lambda self: self.loc + euler_constant * self.scale)
     mode = property(lambda self: self.loc)
     stddev = property(lambda self: self.scale * (math.pi / 6 ** 0.5))
     variance = property(lambda self: self.stddev.pow(2))
@@ -36,4 +37,4 @@ class Gumbel(Family, TransformedDistribution):
         return -(z + ember.exp(-z)) - self.scale.log()
 
     def entropy(self):
-        return self.scale.log() + (1 + EULER_GAMMA)
+        return self.scale.log() + (1 + euler_constant)

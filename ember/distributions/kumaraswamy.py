@@ -3,10 +3,11 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import EULER_GAMMA, Family, fill_where
+from ._continuous import Family, fill_where
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
+from .utils import euler_constant
 
 __all__ = ["Kumaraswamy"]
 
@@ -43,5 +44,5 @@ class Kumaraswamy(Family, TransformedDistribution):
 
     def entropy(self):
         a, b = self.concentration1, self.concentration0
-        harmonic_b = ember.digamma(b + 1) + EULER_GAMMA  # H_b
+        harmonic_b = ember.digamma(b + 1) + euler_constant  # H_b
         return (1 - 1 / b) + (1 - 1 / a) * harmonic_b - ember.log(a) - ember.log(b)

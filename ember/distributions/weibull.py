@@ -1,10 +1,11 @@
 """Weibull(scale, concentration)."""
 import ember
 from . import constraints
-from ._continuous import EULER_GAMMA, Family
+from ._continuous import Family
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
+from .utils import euler_constant
 
 __all__ = ["Weibull"]
 
@@ -37,4 +38,4 @@ class Weibull(Family, TransformedDistribution):
 
     def entropy(self):
         inv_k = self.concentration_reciprocal
-        return EULER_GAMMA * (1 - inv_k) + ember.log(self.scale * inv_k) + 1
+        return euler_constant * (1 - inv_k) + ember.log(self.scale * inv_k) + 1
