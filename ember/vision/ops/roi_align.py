@@ -6,9 +6,8 @@ import math
 import numpy as np
 
 import ember
-import ember.nn as nn
 
-from ._utils import _pair, check_roi_boxes_shape, convert_boxes_to_roi_format
+from ._utils import OpModule, _pair, as_rois
 
 __all__ = ["roi_align", "RoIAlign"]
 
@@ -35,13 +34,9 @@ def _axis_weights(start, bin_size, grid, pooled, size, dtype):
 
 
 def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
-    check_roi_boxes_shape(boxes)
-    rois = boxes
-    output_size = _pair(output_size)
-    if not isinstance(rois, ember.Tensor):
-        rois = convert_boxes_to_roi_format(rois)
+    rois = as_rois(boxes)
     N, C, H, W = input.shape
-    PH, PW = output_size
+    PH, PW = _pair(output_size)
     K = rois.shape[0]
     if K == 0:
         return input.new_zeros((0, C, PH, PW))
@@ -91,17 +86,11 @@ def roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, a
     return result
 
 
-class RoIAlign(nn.Module):
+class RoIAlign(OpModule):
+    _fields = ("output_size", "spatial_scale", "sampling_ratio", "aligned")
+    op = staticmethod(roi_align)
+
     def __init__(self, output_size, spatial_scale, sampling_ratio, aligned=False):
         super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-        self.sampling_ratio = sampling_ratio
-        self.aligned = aligned
-
-    def forward(self, input, rois):
-        return roi_align(input, rois, self.output_size, self.spatial_scale, self.sampling_ratio, self.aligned)
-
-    def __repr__(self):
-        return (f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale}"
-                f", sampling_ratio={self.sampling_ratio}, aligned={self.aligned})")
+        self.output_size, self.spatial_scale = output_size, spatial_scale
+        self.sampling_ratio, self.aligned = sampling_ratio, aligned

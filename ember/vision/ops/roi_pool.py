@@ -5,9 +5,8 @@ import math
 import numpy as np
 
 import ember
-import ember.nn as nn
 
-from ._utils import _pair, check_roi_boxes_shape, convert_boxes_to_roi_format
+from ._utils import OpModule, _pair, as_rois
 
 __all__ = ["roi_pool", "RoIPool"]
 
@@ -18,13 +17,9 @@ def _round(v):
 
 
 def roi_pool(input, boxes, output_size, spatial_scale=1.0):
-    check_roi_boxes_shape(boxes)
-    rois = boxes
-    output_size = _pair(output_size)
-    if not isinstance(rois, ember.Tensor):
-        rois = convert_boxes_to_roi_format(rois)
+    rois = as_rois(boxes)
     N, C, H, W = input.shape
-    PH, PW = output_size
+    PH, PW = _pair(output_size)
     K = rois.shape[0]
     x = input.detach().numpy()
     r = rois.detach().numpy()
@@ -57,14 +52,10 @@ def roi_pool(input, boxes, output_size, spatial_scale=1.0):
     return out
 
 
-class RoIPool(nn.Module):
+class RoIPool(OpModule):
+    _fields = ("output_size", "spatial_scale")
+    op = staticmethod(roi_pool)
+
     def __init__(self, output_size, spatial_scale):
         super().__init__()
-        self.output_size = output_size
-        self.spatial_scale = spatial_scale
-
-    def forward(self, input, rois):
-        return roi_pool(input, rois, self.output_size, self.spatial_scale)
-
-    def __repr__(self):
-        return f"{self.__class__.__name__}(output_size={self.output_size}, spatial_scale={self.spatial_scale})"
+        self.output_size, self.spatial_scale = output_size, spatial_scale
