@@ -307,9 +307,7 @@ def _finish(t, requires_grad):
 
 
 def _dtype_arg(dtype, fname="tensor"):
-    if dtype is None:
-        return None
-    return _dtype.to_dtype(dtype)
+    return _dtype.dtype_argument(dtype, fname)
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -130,10 +130,33 @@ def _handle_torch_function(op, args, out, types):
     return call_torch_function(op, args, out, types)
 
 
+class ArgumentTypeError(TypeError):
+    """A value that is not a Tensor (a list, a NumPy array...) where ``op`` takes one, with
+    torch's argument parser's message. The generated fronts renumber it for methods (which
+    count from the argument after ``self``) and turn it into ``NotImplemented`` for Python
+    operators (Note [argument types] in ``ember/_ops/registry.py``)."""
+
+    def __init__(self, op, index, value, method=False):
+        name = op.argnames[index]
+        if index == 0 and name == "self":
+            name = "input"
+        from ember._legacy import type_name
+        super().__init__(f"{op.public_name}(): argument '{name}' (position "
+                         f"{index if method else index + 1}) must be Tensor, not "
+                         f"{type_name(type(value))}")
+        self.op, self.index, self.value = op, index, value
+
+
 def _bad_arg(op, i, a):
-    name = op.argnames[i]
-    raise TypeError(f"{op.public_name}(): argument '{name}' (position {i + 1}) must be Tensor, "
-                    f"not {type(a).__name__}")
+    raise ArgumentTypeError(op, i, a)
+
+
+def _check_tensor_args(op, args):
+    """Torch's argument check for a composite op, before its body runs."""
+    for i, is_list, _ in op.tensor_args:
+        a = args[i]
+        if isinstance(a, (np.ndarray, list, tuple, str)) and not is_list:
+            _bad_arg(op, i, a)
 
 
 def _call(op, args, out):
@@ -184,10 +207,11 @@ def _call(op, args, out):
 
 def _call_general(op, args, out):
     if op.composite is not None:
-        types = _torch_function_args(op, args) if _needs_tf_check(op, args) and \
-            not _tf_disabled() else None
-        if types:
-            return _handle_torch_function(op, args, out, types)
+        if _needs_tf_check(op, args):
+            types = _torch_function_args(op, args) if not _tf_disabled() else None
+            if types:
+                return _handle_torch_function(op, args, out, types)
+            _check_tensor_args(op, args)
         result = _run_composite(op, args)
         if op.is_inplace:           # composite in-place variant: write the result back
             return args[0].copy_(result)
@@ -214,13 +238,14 @@ def _call_general(op, args, out):
             arr = a._data
         elif is_list and isinstance(a, (list, tuple)):
             arrs = []
-            for x in a:
+            for k, x in enumerate(a):
                 if not isinstance(x, Tensor):
                     if hasattr(type(x), "__torch_function__"):
                         return _handle_torch_function(op, args, out,
                                                       _torch_function_args(op, args))
-                    raise TypeError(f"{op.public_name}(): expected a sequence of Tensors, but "
-                                    f"element of type {type(x).__name__} found")
+                    from ember._legacy import type_name
+                    raise TypeError(f"expected Tensor as element {k} in argument {i}, but "
+                                    f"got {type_name(type(x))}")
                 if x._requires_grad:
                     req = True
                 xa = x._data
@@ -243,15 +268,6 @@ def _call_general(op, args, out):
             continue
         elif hasattr(t, "__torch_function__") and not _tf_disabled():
             return _handle_torch_function(op, args, out, _torch_function_args(op, args))
-        elif isinstance(a, (np.ndarray, list, tuple)) and not is_list:
-            # array-likes in a Tensor position are constants: convert, then start again
-            from ember._creation import as_tensor
-            args = list(args)
-            try:
-                args[i] = as_tensor(a)
-            except TypeError:
-                _bad_arg(op, i, a)
-            return _call(op, tuple(args), out)
         else:
             _bad_arg(op, i, a)
         vals[i] = arr

@@ -133,6 +133,18 @@ def to_dtype(d) -> dtype:
         raise TypeError(f"expected a dtype, but got {d!r}") from None
 
 
+def dtype_argument(d, fname, argname="dtype"):
+    """A ``dtype=`` argument as torch's parser takes it: a dtype or a Python number type
+    (TypeError naming the function and the argument otherwise)."""
+    if type(d) is dtype or d is None:
+        return d
+    if d in (builtins.float, builtins.int, builtins.bool, builtins.complex):
+        return to_dtype(d)
+    tp = type(d)
+    name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
+    raise TypeError(f"{fname}(): argument '{argname}' must be torch.dtype, not {name}")
+
+
 # ---------------------------------------------------------------------------- promotion
 
 def _promote_pair(a: dtype, b: dtype) -> dtype:

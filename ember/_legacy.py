@@ -60,8 +60,8 @@ def _describe(x):
     if isinstance(x, list):
         return f"list of [{', '.join(dict.fromkeys(type_name(type(v)) for v in x))}]"
     if isinstance(x, tuple):
-        return f"{type_name(type(x))} of ({', '.join(type_name(type(v)) for v in x)},)" \
-            if len(x) == 1 else f"{type_name(type(x))} of ({', '.join(type_name(type(v)) for v in x)})"
+        items = ", ".join(type_name(type(v)) for v in x) + ("," if len(x) == 1 else "")
+        return f"{type_name(type(x))} of ({items})"
     return type_name(type(x))
 
 

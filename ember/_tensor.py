@@ -573,33 +573,46 @@ def _invert(fn):
     return __invert__
 
 
-def _reflected(fn):
+def _reflected(fn, arg_error):
+    """``other <op> self``: a list operand is NotImplemented, a NumPy one converted (Note
+    [argument types] in ``ember/_ops/registry.py``)."""
     def op(self, other):
-        return fn(other, self)
+        try:
+            return fn(other, self)
+        except arg_error as e:
+            if e.value is not other:
+                raise
+            if isinstance(other, np.ndarray):
+                from ember._creation import as_tensor
+                return fn(as_tensor(other), self)
+            return NotImplemented
     return op
 
 
 def install_methods(methods, functions):
     """Attach the generated op methods and the Python operators to Tensor."""
+    from ember._dispatch import ArgumentTypeError
+    from ember._ops.registry import operator_front
     for name, fn in methods.items():
         if name not in Tensor.__dict__ or name in ("__getitem__", "__setitem__"):
             setattr(Tensor, name, fn)
     for dunder, name in _OPERATORS:
         fn = methods.get(name)
         if fn is not None:
+            fn = operator_front(fn, inplace=name.endswith("_"))
             setattr(Tensor, dunder, _comparison(fn) if dunder in ("__eq__", "__ne__") else fn)
     for dunder, name in _REFLECTED:
         fn = functions.get(name)
         if fn is not None:
-            setattr(Tensor, dunder, _reflected(fn))
+            setattr(Tensor, dunder, _reflected(fn, ArgumentTypeError))
     if "reciprocal" in methods and "mul" in methods:
         recip, mul = methods["reciprocal"], methods["mul"]
 
-        def __rtruediv__(self, other):
+        def rtruediv(other, self):
             """``other / self`` as torch computes it: ``self.reciprocal() * other`` (in float32
             ``255 / 250.`` is then 1.0200001, not the correctly rounded 1.0199999)."""
             return mul(recip(self), other)
-        Tensor.__rtruediv__ = Tensor.__rdiv__ = __rtruediv__
+        Tensor.__rtruediv__ = Tensor.__rdiv__ = _reflected(rtruediv, ArgumentTypeError)
     if "positive" in methods:
         Tensor.__pos__ = methods["positive"]
     if "bitwise_not" in methods:

@@ -11,7 +11,26 @@ from ember._ops.registry import public
 from ember._tensor import Tensor
 
 
+_TO_FORMS = (
+    " * (torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+    "bool copy = False, *, torch.memory_format memory_format = None)\n"
+    " * (torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n"
+    " * (Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+    "torch.memory_format memory_format = None)\n")
+
+
+def _to_error(args, kwargs):
+    names = sorted(kwargs)
+    got = [_legacy.type_name(builtins.type(a)) for a in args] + \
+        [f"{k}={_legacy.type_name(builtins.type(kwargs[k]))}" for k in names]
+    got = ", ".join(got) + (", " if names and not args else "")
+    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
+                     f"expected one of:\n{_TO_FORMS}")
+
+
 def _parse_to(args, kwargs):
+    given = dict(kwargs)
     dtype = kwargs.pop("dtype", None)
     dev = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
@@ -19,19 +38,22 @@ def _parse_to(args, kwargs):
     kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
-    for a in args:
+    if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
+            not any(dtype is t for t in (float, int, bool, complex)):
+        raise _to_error(args, given)
+    for k, a in enumerate(args):
         if isinstance(a, Tensor):
             dtype = a.dtype
-        elif isinstance(a, _dtype.dtype):
-            dtype = a
-        elif isinstance(a, (str, _device_cls)):
+        elif isinstance(a, _dtype.dtype) or any(a is t for t in (float, int, complex)):
+            if "dtype" in given:
+                raise _to_error(args, given)
+            dtype = _dtype.to_dtype(a)
+        elif isinstance(a, (str, _device_cls)) and k == 0:
             dev = a
         elif isinstance(a, bool):
             copy = a if dtype is not None else copy
-        elif a is None:
-            continue
-        else:
-            dtype = _dtype.to_dtype(a)
+        elif a is not None:
+            raise _to_error(args, given)
     return dtype, dev, copy
 
 
@@ -46,10 +68,10 @@ def to(self, *args, **kwargs):
     return to_copy(self, dtype=_dtype.to_dtype(dtype))
 
 
-def _caster(d):
-    def cast(self, memory_format=None):
+def _caster(name, d):
+    def cast(self, *, memory_format=None):
         return self if self.dtype is d else to_copy(self, dtype=d)
-    cast.__name__ = d.name
+    cast.__name__ = cast.__qualname__ = name
     return cast
 
 
@@ -58,7 +80,7 @@ for _name, _d in [("float", _dtype.float32), ("double", _dtype.float64), ("half"
                   ("short", _dtype.int16), ("char", _dtype.int8), ("byte", _dtype.uint8),
                   ("bool", _dtype.bool), ("cfloat", _dtype.complex64),
                   ("cdouble", _dtype.complex128)]:
-    public(_name, method=True, function=False)(_caster(_d))
+    public(_name, method=True, function=False)(_caster(_name, _d))
 
 public("new", method=True, function=False)(_legacy.new)
 

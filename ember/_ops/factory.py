@@ -160,13 +160,13 @@ def size_args(size):
     return var_size(size, "size")
 
 
-def resolve_dtype(dtype, out=None, default=None):
+def resolve_dtype(dtype, out=None, default=None, fname="tensor"):
     """The dtype a factory makes: ``dtype=``, else ``out``'s, else ``default()``."""
     if dtype is None:
         if out is not None and isinstance(out, Tensor):
             return out.dtype
         return (default or _dtype.default_float)()
-    d = _dtype.to_dtype(dtype)
+    d = _dtype.dtype_argument(dtype, fname)
     if out is not None and isinstance(out, Tensor) and out.dtype is not d:
         raise RuntimeError(f"dtype {_dtype.scalar_type_name(d)} does not match dtype of out "
                            f"parameter ({_dtype.scalar_type_name(out.dtype)})")
@@ -237,7 +237,8 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, pin_memory=Fals
     """A tensor of zeros of the given size."""
     to_device(device)
     shape = var_size(size, "zeros", _size_kw(kw, "zeros"))
-    return _make(zeros_op, (shape,), {"dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+    d = resolve_dtype(dtype, out, fname="zeros")
+    return _make(zeros_op, (shape,), {"dtype": d}, out, requires_grad)
 
 
 @public()
@@ -246,7 +247,8 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, pin_memory=False
     """A tensor of ones of the given size."""
     to_device(device)
     shape = var_size(size, "ones", _size_kw(kw, "ones"))
-    return _make(ones_op, (shape,), {"dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+    d = resolve_dtype(dtype, out, fname="ones")
+    return _make(ones_op, (shape,), {"dtype": d}, out, requires_grad)
 
 
 @public()
@@ -255,7 +257,7 @@ def empty(*size, out=None, dtype=None, layout=None, device=None, pin_memory=Fals
     """An uninitialised tensor (ember fills it with zeros)."""
     to_device(device)
     shape = var_size(size, "empty", _size_kw(kw, "empty"))
-    return _make(empty_op, (shape,), {"dtype": resolve_dtype(dtype, out),
+    return _make(empty_op, (shape,), {"dtype": resolve_dtype(dtype, out, fname="empty"),
                                       "memory_format": memory_format}, out, requires_grad)
 
 
@@ -273,7 +275,7 @@ def full(size, fill_value, *, out=None, dtype=None, layout=None, device=None, pi
     to_device(device)
     shape = seq_size(size, "full")
     fill = _number(fill_value, "full", "fill_value", 2)
-    d = resolve_dtype(dtype, out, lambda: _fill_dtype(fill_value))
+    d = resolve_dtype(dtype, out, lambda: _fill_dtype(fill_value), fname="full")
     return _make(full_op, (shape, fill), {"dtype": d}, out, requires_grad)
 
 
@@ -284,7 +286,8 @@ def empty_strided(size, stride, *, dtype=None, layout=None, device=None, require
     to_device(device)
     shape = seq_size(size, "empty_strided")
     st = _int_seq(stride, "empty_strided", "stride", 2)
-    return finish(empty_strided_op(shape, st, dtype=resolve_dtype(dtype)), requires_grad)
+    d = resolve_dtype(dtype, fname="empty_strided")
+    return finish(empty_strided_op(shape, st, dtype=d), requires_grad)
 
 
 def _int_seq(seq, fname, argname, pos):
@@ -319,7 +322,8 @@ def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory
     m = n if m is None else _int_arg(m, "eye", "m", 2)
     if n < 0:
         raise RuntimeError(f"n must be greater or equal to 0, got {n}")
-    return _make(eye_op, (n, m), {"dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+    d = resolve_dtype(dtype, out, fname="eye")
+    return _make(eye_op, (n, m), {"dtype": d}, out, requires_grad)
 
 
 def _range_args(fname, start, end, step):
@@ -346,7 +350,8 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
     raw, (s, e, st) = _range_args("arange", start, end, step)
     cat = builtins.max(builtins.max(_number_kind(v) for v in raw), 1)
     d = resolve_dtype(dtype, out, lambda: _dtype.int64 if cat == 1 else
-                      _dtype.default_float() if cat == 2 else _dtype._default_complex())
+                      _dtype.default_float() if cat == 2 else _dtype._default_complex(),
+                      fname="arange")
     return _make(arange_op, (s, e, st), {"dtype": d}, out, requires_grad)
 
 
@@ -363,7 +368,7 @@ def range(start=0, end=None, step=1, *, out=None, dtype=None, layout=None, devic
         raise TypeError("range() missing required argument 'end' (pos 2)")
     s, e, st = (_number(v, "range", n, i + 1)
                 for i, (v, n) in enumerate(zip((start, end, step), ("start", "end", "step"))))
-    d = resolve_dtype(dtype, out)
+    d = resolve_dtype(dtype, out, fname="range")
     return _make(range_op, (s, e, st), {"dtype": d}, out, requires_grad)
 
 
@@ -388,7 +393,7 @@ def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, devic
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
     to_device(device)
     s, e, n, cplx = _space_args("linspace", start, end, steps)
-    d = resolve_dtype(dtype, out, _dtype._default_complex if cplx else None)
+    d = resolve_dtype(dtype, out, _dtype._default_complex if cplx else None, fname="linspace")
     return _make(linspace_op, (s, e, n), {"dtype": d}, out, requires_grad)
 
 
@@ -399,7 +404,7 @@ def logspace(start, end, steps=None, base=10.0, *, out=None, dtype=None, layout=
     to_device(device)
     s, e, n, cplx = _space_args("logspace", start, end, steps)
     b = _number(base, "logspace", "base", 4)
-    d = resolve_dtype(dtype, out, _dtype._default_complex if cplx else None)
+    d = resolve_dtype(dtype, out, _dtype._default_complex if cplx else None, fname="logspace")
     return _make(logspace_op, (s, e, n, float(b) if not isinstance(b, complex) else b),
                  {"dtype": d}, out, requires_grad)
 
@@ -420,14 +425,14 @@ def _like_front(op, name, extra_arg=None):
                   memory_format=None):
             check_input(input, name)
             to_device(device)
-            d = None if dtype is None else _dtype.to_dtype(dtype)
+            d = None if dtype is None else _dtype.dtype_argument(dtype, name)
             return finish(op(input, dtype=d, memory_format=memory_format), requires_grad)
     else:
         def front(input, fill_value, *, dtype=None, layout=None, device=None,
                   requires_grad=False, memory_format=None):
             check_input(input, name)
             to_device(device)
-            d = None if dtype is None else _dtype.to_dtype(dtype)
+            d = None if dtype is None else _dtype.dtype_argument(dtype, name)
             fill = _number(fill_value, name, "fill_value", 2)
             return finish(op(input, fill, dtype=d, memory_format=memory_format), requires_grad)
     front.__name__ = front.__qualname__ = name
@@ -446,7 +451,7 @@ full_like = _like_front(full_like_op, "full_like", "fill_value")
 
 def _new(op, self, shape, dtype, device, requires_grad, *extra):
     to_device(device)
-    d = self.dtype if dtype is None else _dtype.to_dtype(dtype)
+    d = self.dtype if dtype is None else _dtype.dtype_argument(dtype, f"new_{op.public_name}")
     return finish(op(shape, *extra, dtype=d), requires_grad)
 
 
@@ -468,7 +473,7 @@ def new_ones(self, *size, dtype=None, layout=None, device=None, pin_memory=False
 def new_empty(self, *size, dtype=None, layout=None, device=None, pin_memory=False,
               requires_grad=False, **kw):
     to_device(device)
-    d = self.dtype if dtype is None else _dtype.to_dtype(dtype)
+    d = self.dtype if dtype is None else _dtype.dtype_argument(dtype, "new_empty")
     shape = var_size(size, "new_empty", _size_kw(kw, "new_empty"))
     return finish(empty_op(shape, dtype=d), requires_grad)
 
@@ -484,7 +489,7 @@ def new_full(self, size, fill_value, *, dtype=None, layout=None, device=None, pi
 def new_empty_strided(self, size, stride, *, dtype=None, layout=None, device=None,
                       pin_memory=False, requires_grad=False):
     to_device(device)
-    d = self.dtype if dtype is None else _dtype.to_dtype(dtype)
+    d = self.dtype if dtype is None else _dtype.dtype_argument(dtype, "new_empty_strided")
     return finish(empty_strided_op(seq_size(size, "new_empty_strided"),
                                    _int_seq(stride, "new_empty_strided", "stride", 2), dtype=d),
                   requires_grad)

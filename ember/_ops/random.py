@@ -180,8 +180,9 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Uniform samples in [0, 1) (default float dtype)."""
     to_device(device)
     shape = var_size(size, "rand", _size_kw(kw, "rand"))
-    return _make(rand_op, (shape,), {"generator": _generator(generator, "rand"),
-                                     "dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+    d = resolve_dtype(dtype, out, fname="rand")
+    return _make(rand_op, (shape,), {"generator": _generator(generator, "rand"), "dtype": d},
+                 out, requires_grad)
 
 
 @public()
@@ -190,8 +191,9 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
     """Standard normal samples (default float dtype)."""
     to_device(device)
     shape = var_size(size, "randn", _size_kw(kw, "randn"))
-    return _make(randn_op, (shape,), {"generator": _generator(generator, "randn"),
-                                      "dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+    d = resolve_dtype(dtype, out, fname="randn")
+    return _make(randn_op, (shape,), {"generator": _generator(generator, "randn"), "dtype": d},
+                 out, requires_grad)
 
 
 @public()
@@ -220,7 +222,7 @@ def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None,
     except (TypeError, IndexError):
         _bad_combination("randint", args, _RANDINT_SIGS)
     shape = seq_size(size, "randint")
-    d = resolve_dtype(dtype, out, lambda: _dtype.int64)
+    d = resolve_dtype(dtype, out, lambda: _dtype.int64, fname="randint")
     if d.is_complex:
         raise RuntimeError("check_random_bounds handles only integral, floating-point and "
                            "boolean types")
@@ -238,7 +240,7 @@ def randperm(n, *, generator=None, out=None, dtype=None, layout=None, device=Non
     except TypeError:
         raise TypeError(f"randperm(): argument 'n' (position 1) must be int, not "
                         f"{_tname(n)}") from None
-    d = resolve_dtype(dtype, out, lambda: _dtype.int64)
+    d = resolve_dtype(dtype, out, lambda: _dtype.int64, fname="randperm")
     return _make(randperm_op, (n,), {"generator": _generator(generator, "randperm"), "dtype": d},
                  out, requires_grad)
 
@@ -270,7 +272,8 @@ def normal(mean=0.0, std=1.0, size=None, *, generator=None, out=None, dtype=None
     to_device(device)
     shape = seq_size(size, "normal", 3)
     return _make(normal_ff, (float(mean), float(std), shape),
-                 {"generator": g, "dtype": resolve_dtype(dtype, out)}, out, requires_grad)
+                 {"generator": g, "dtype": resolve_dtype(dtype, out, fname="normal")}, out,
+                 requires_grad)
 
 
 @public(method=True)
@@ -318,7 +321,7 @@ def _like_front(op, name, with_bounds=False):
                 _bad_combination(name, (input,) + args,
                                  " * (Tensor input, int high, *, ...)\n"
                                  " * (Tensor input, int low, int high, *, ...)\n")
-            d = None if dtype is None else _dtype.to_dtype(dtype)
+            d = None if dtype is None else _dtype.dtype_argument(dtype, name)
             return finish(op(input, lo, hi, generator=_generator(generator, name), dtype=d,
                              memory_format=memory_format), requires_grad)
     else:
@@ -326,7 +329,7 @@ def _like_front(op, name, with_bounds=False):
                   requires_grad=False, memory_format=None):
             check_input(input, name)
             to_device(device)
-            d = None if dtype is None else _dtype.to_dtype(dtype)
+            d = None if dtype is None else _dtype.dtype_argument(dtype, name)
             return finish(op(input, generator=_generator(generator, name), dtype=d,
                              memory_format=memory_format), requires_grad)
     front.__name__ = front.__qualname__ = name

@@ -10,6 +10,9 @@ from __future__ import annotations
 
 import keyword
 
+import numpy as np
+
+from ember import _dtype
 from ember._ops.schema import parse
 
 OPS: dict[str, "OpDef"] = {}          # full name -> record (in-place variants included)
@@ -206,26 +209,61 @@ def _varargs(v, kw=_NOARG, name=None):
     return v
 
 
+# Note [argument types]: torch's argument parser refuses a list or a NumPy array where a
+# Tensor goes ("sqrt(): argument 'input' (position 1) must be Tensor, not list") and a dtype
+# that is not a torch.dtype. The dispatcher's slow path raises ArgumentTypeError (the fast
+# path only ever sees Tensors and numbers, so it pays nothing); the fronts adapt it: a
+# method counts positions after ``self``, and a Python operator returns NotImplemented, so
+# that ``x + [1]`` raises Python's TypeError and ``x == [1]`` is False, as in torch (a NumPy
+# operand of an operator is converted instead: torch's result there comes back from NumPy
+# as a Tensor). Fronts with a ``ScalarType`` argument check it first.
 _CODE_CACHE: dict = {}
 
 
-def generate(op, *, method=False, with_out=False, varargs=None, name=None):
-    """Build the Python front (function or method) of an op record."""
-    from ember._dispatch import _call, _dispatch_mode
+def _bad_argument(err, op, args, out, kind):
+    """A front's answer to ArgumentTypeError (Note [argument types])."""
+    if err.op is not op:
+        raise err
+    if kind == "method":
+        raise _dispatcher.ArgumentTypeError(op, err.index, err.value, method=True) from None
+    if kind == "operator" and isinstance(err.value, np.ndarray):
+        from ember._creation import as_tensor
+        args = args[:err.index] + (as_tensor(err.value),) + args[err.index + 1:]
+        return _dispatcher.dispatch(op, args, out)
+    return NotImplemented
+
+
+def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=None):
+    """Build the Python front (function or method) of an op record. ``kind``: None (a
+    function), "method", "operator" or "inplace operator" (Note [argument types])."""
+    from ember._dispatch import _call, _dispatch_mode, ArgumentTypeError
     from ember._state import state
+    if method and kind is None:
+        kind = "method"
     params, call = _signature(op, method, with_out, varargs)
     fname = name or op.public_name
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
-    # the dispatcher's entry, inlined: modes first, else straight to _call
+    checks = "".join(f"    if {_pyname(a.name)} is not None and type({_pyname(a.name)}) is not "
+                     f"_DT:\n        {_pyname(a.name)} = _check_dtype({_pyname(a.name)}, "
+                     f"{op.public_name!r}, {a.name!r})\n"
+                     for a in op.schema.args if a.type == "ScalarType" and not a.is_list)
+    # the dispatcher's entry, inlined: modes first, else straight to _call (a method and
+    # its operators share one code object: the __torch_function__ layer finds the front
+    # the user called by its code on the stack)
     body = (f"    if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
             f"    return _call(_op, {args}, {out})")
-    src = f"def _front({', '.join(params)}):\n{body}\n"
+    if kind is not None:
+        body = ("    try:\n" + body.replace("\n", "\n    ").replace("    if", "        if", 1) +
+                f"\n    except _ArgumentTypeError as e:\n"
+                f"        return _bad_argument(e, _op, {args}, {out}, _kind)")
+    src = f"def _front({', '.join(params)}):\n{checks}{body}\n"
     code = _CODE_CACHE.get(src)
     if code is None:       # many ops share a signature: compile each shape once (import time)
         code = _CODE_CACHE[src] = compile(src, "<ember op front>", "exec")
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
-           "_varargs": _varargs, "_NOARG": _NOARG}
+           "_varargs": _varargs, "_NOARG": _NOARG, "_ArgumentTypeError": ArgumentTypeError,
+           "_bad_argument": _bad_argument, "_DT": _dtype.dtype, "_check_dtype": _dtype.dtype_argument, "_kind": kind}
     exec(code, env)
     fn = env["_front"]
     fn.__name__ = fname
@@ -234,6 +272,15 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None):
     fn.__qualname__ = fname
     fn._op = op
     return fn
+
+
+def operator_front(fn, inplace):
+    """The Python operator (``__add__``, ``__iadd__``) over a generated method front."""
+    op = getattr(fn, "_op", None)
+    if op is None:
+        return fn
+    return generate(op, method=True, name=fn.__name__,
+                    kind="inplace operator" if inplace else "operator")
 
 
 def register(op, *, function=True, method=True, inplace=False, out=True, varargs=None,
