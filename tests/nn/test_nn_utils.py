@@ -361,3 +361,27 @@ def test_parametrize_copy_and_pickle():
     assert twin.parametrizations.weight.original is not m.parametrizations.weight.original
     with pytest.raises(RuntimeError, match="state_dict"):
         pickle.dumps(m)
+
+
+@pytest.mark.parametrize("make", [lambda L: L.nn.Linear(5, 4), lambda L: L.nn.ConvTranspose2d(3, 4, 2),
+                                  lambda L: L.nn.Conv1d(2, 3, 3)])
+def test_spectral_norm_parametrization_seeded_like_torch(make):
+    import torch.nn.utils.parametrizations as TP
+    from ember.nn.utils import parametrizations as EP
+    e, t = make(ember), make(torch)
+    with torch.no_grad():
+        for pe, pt in zip(e.parameters(), t.parameters()):
+            pt.copy_(torch.from_numpy(_np(pe).copy()))
+    ember.manual_seed(4)
+    torch.manual_seed(4)
+    EP.spectral_norm(e)
+    TP.spectral_norm(t)
+    for _ in range(2):          # training-mode forwards advance the power iteration
+        np.testing.assert_allclose(_np(e.weight), t.weight.detach().numpy(), rtol=1e-5, atol=1e-6)
+    sn_e, sn_t = e.parametrizations.weight[0], t.parametrizations.weight[0]
+    assert sn_e.dim == sn_t.dim
+    np.testing.assert_allclose(_np(sn_e._v), sn_t._v.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(IndexError):
+        EP.spectral_norm(nn.Linear(2, 2), dim=2)
+    with pytest.raises(ValueError):
+        EP.spectral_norm(nn.Linear(2, 2), name="nothing")

@@ -48,25 +48,23 @@ class _SpectralNorm(Module):
 
     def __init__(self, weight, n_power_iterations=1, dim=0, eps=1e-12):
         super().__init__()
-        ndim = weight.ndim
-        if dim >= ndim or dim < -ndim:
+        rank = weight.ndim
+        if not -rank <= dim < rank:
             raise IndexError("Dimension out of range (expected to be in range of "
-                             f"[-{ndim}, {ndim - 1}] but got {dim})")
+                             f"[-{rank}, {rank - 1}] but got {dim})")
         if n_power_iterations <= 0:
             raise ValueError("Expected n_power_iterations to be positive, but got "
                              f"n_power_iterations={n_power_iterations}")
-        self.dim = dim if dim >= 0 else dim + ndim
-        self.eps = eps
-        if ndim > 1:
-            self.n_power_iterations = n_power_iterations
-            mat = self._reshape_weight_to_matrix(weight)
-            h, w = mat.shape
+        self.dim, self.eps = dim % rank, eps
+        if rank == 1:
+            return                      # a vector is only normalized: no power iteration
+        self.n_power_iterations = n_power_iterations
+        mat = self._reshape_weight_to_matrix(weight)
+        for name, size in (("_u", mat.shape[0]), ("_v", mat.shape[1])):   # u drawn first
             with ember.no_grad():
-                u = F.normalize(ember.empty(h, dtype=mat.dtype).normal_(0, 1), dim=0, eps=eps)
-                v = F.normalize(ember.empty(w, dtype=mat.dtype).normal_(0, 1), dim=0, eps=eps)
-            self.register_buffer("_u", u)
-            self.register_buffer("_v", v)
-            self._power_method(mat, 15)
+                start = ember.empty(size, dtype=mat.dtype).normal_(0, 1)
+            self.register_buffer(name, F.normalize(start, dim=0, eps=eps))
+        self._power_method(mat, 15)     # a good estimate before the first forward
 
     def _reshape_weight_to_matrix(self, weight):
         if self.dim != 0:
@@ -82,14 +80,13 @@ class _SpectralNorm(Module):
                                           eps=self.eps))
 
     def forward(self, weight):
-        if weight.ndim == 1:
+        if weight.ndim < 2:
             return F.normalize(weight, dim=0, eps=self.eps)
         mat = self._reshape_weight_to_matrix(weight)
         if self.training:
             self._power_method(mat, self.n_power_iterations)
-        u, v = self._u.clone(), self._v.clone()
-        sigma = ember.vdot(u, ember.mv(mat, v))
-        return weight / sigma
+        # sigma = u^H W v with copies of the buffers (the next step updates them in place)
+        return weight / ember.vdot(self._u.clone(), ember.mv(mat, self._v.clone()))
 
     def right_inverse(self, value):
         return value
@@ -98,13 +95,11 @@ class _SpectralNorm(Module):
 def spectral_norm(module, name="weight", n_power_iterations=1, eps=1e-12, dim=None):
     """Register a spectral-norm parametrization on ``module.<name>`` (``dim`` defaults to 1
     for transposed convolutions, else 0)."""
-    weight = getattr(module, name, None)
-    if not isinstance(weight, Tensor):
+    from ember.nn.modules.conv import _ConvTransposeNd
+    target = getattr(module, name, None)
+    if not isinstance(target, Tensor):
         raise ValueError(f"Module '{module}' has no parameter or buffer with name '{name}'")
-    if dim is None:
-        from ember.nn.modules.conv import ConvTranspose1d, ConvTranspose2d, ConvTranspose3d
-        transposed = (ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
-        dim = 1 if isinstance(module, transposed) else 0
-    parametrize.register_parametrization(
-        module, name, _SpectralNorm(weight, n_power_iterations, dim, eps))
-    return module
+    if dim is None:                 # the output channels: dim 1 of a transposed conv weight
+        dim = int(isinstance(module, _ConvTransposeNd))
+    norm = _SpectralNorm(target, n_power_iterations=n_power_iterations, dim=dim, eps=eps)
+    return parametrize.register_parametrization(module, name, norm)
