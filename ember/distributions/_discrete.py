@@ -4,6 +4,7 @@ solves, Mahalanobis distances, log-determinants; the low-rank forms by Woodbury 
 determinant lemma)."""
 from __future__ import annotations
 
+import functools
 import math
 
 import ember
@@ -13,9 +14,30 @@ from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logit
 
 ONE_OF_PROBS_LOGITS = "Either `probs` or `logits` must be specified, but not both."
 
-# the constraints of a binary (Bernoulli-like) and of a categorical probs/logits parameter
+# the constraints of a binary (Bernoulli-like) and of a categorical probs/logits parameter, and
+# of the three ways to give a Gaussian's scale
 BINARY = {"probs": constraints.unit_interval, "logits": constraints.real}
 SIMPLEX = {"probs": constraints.simplex, "logits": constraints.independent(constraints.real, 1)}
+SCALE_MATRICES = {"covariance_matrix": constraints.positive_definite,
+                  "precision_matrix": constraints.positive_definite,
+                  "scale_tril": constraints.lower_cholesky}
+
+
+def checks_value(method):
+    """Decorate ``log_prob`` / ``cdf``: validate ``value`` first when the family validates."""
+    @functools.wraps(method)
+    def checked(self, value):
+        if self._validate_args:
+            self._validate_sample(value)
+        return method(self, value)
+    return checked
+
+
+def integers_up_to(last):
+    """A ``support`` property: the integers ``0, ..., last(self)``."""
+    def support(self):
+        return constraints.integer_interval(0, last(self))
+    return constraints.dependent_property(support, is_discrete=True, event_dim=0)
 
 
 def _is_lazy(cls, name):

@@ -2,7 +2,7 @@
 import ember
 from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, counts_support
+from ._discrete import BINARY, ProbsOrLogits, checks_value, counts_support
 from .exp_family import ExponentialFamily
 
 __all__ = ["Bernoulli"]
@@ -34,13 +34,13 @@ class Bernoulli(ProbsOrLogits, ExponentialFamily):
         return self.probs * (1 - self.probs)
 
     def sample(self, sample_shape=ember.Size()):
+        p = self.probs.expand(self._extended_shape(sample_shape))
         with ember.no_grad():
-            return ember.bernoulli(self.probs.expand(self._extended_shape(sample_shape)))
+            return ember.bernoulli(p)
 
+    @checks_value
     def log_prob(self, value):
         """``x log p + (1 - x) log(1 - p)``, computed stably from the logits."""
-        if self._validate_args:
-            self._validate_sample(value)
         logits, value = ember.broadcast_tensors(self.logits, value)
         return -_bce(logits, value, reduction="none")
 

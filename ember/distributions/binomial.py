@@ -1,7 +1,8 @@
 """Binomial(total_count, probs | logits): successes in ``total_count`` independent trials."""
 import ember
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, counts_support, homogeneous_count, log1p_exp, log_choose
+from ._discrete import (BINARY, ProbsOrLogits, checks_value, counts_support,
+                        homogeneous_count, integers_up_to, log1p_exp, log_choose)
 from .distribution import Distribution
 
 __all__ = ["Binomial"]
@@ -17,13 +18,8 @@ class Binomial(ProbsOrLogits, Distribution):
         (self.total_count,) = self._take_param(probs, logits, total_count)
         super().__init__(self._param.shape, validate_args=validate_args)
 
-    @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self):
-        return constraints.integer_interval(0, self.total_count)
-
-    @property
-    def mean(self):
-        return self.total_count * self.probs
+    support = integers_up_to(lambda self: self.total_count)
+    mean = property(lambda self: self.probs * self.total_count)
 
     @property
     def mode(self):
@@ -37,14 +33,14 @@ class Binomial(ProbsOrLogits, Distribution):
     def sample(self, sample_shape=ember.Size()):
         """Counts drawn by ``ember.binomial`` (torch's sampler and stream)."""
         shape = self._extended_shape(sample_shape)
+        trials, p = self.total_count.expand(shape), self.probs.expand(shape)
         with ember.no_grad():
-            return ember.binomial(self.total_count.expand(shape), self.probs.expand(shape))
+            return ember.binomial(trials, p)
 
+    @checks_value
     def log_prob(self, value):
         """``log C(n, k) + k l - n log(1 + e^l)`` with ``l`` the logits (as ``log p = l -
         log(1 + e^l)`` and ``log(1 - p) = -log(1 + e^l)``)."""
-        if self._validate_args:
-            self._validate_sample(value)
         n, l = self.total_count, self.logits
         return log_choose(n, value) + value * l - n * log1p_exp(l)
 

@@ -2,7 +2,8 @@
 import ember
 from ember.nn.functional import one_hot
 from . import constraints
-from ._discrete import SIMPLEX, Batched, ProbsOrLogits, counts_support
+from ._discrete import (SIMPLEX, Batched, ProbsOrLogits, checks_value, counts_support,
+                        integers_up_to)
 from .distribution import Distribution
 
 __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough"]
@@ -28,9 +29,7 @@ class Categorical(ProbsOrLogits, Distribution):
         self._num_events = weights.shape[-1]
         super().__init__(weights.shape[:-1], validate_args=validate_args)
 
-    @constraints.dependent_property(is_discrete=True, event_dim=0)
-    def support(self):
-        return constraints.integer_interval(0, self._num_events - 1)
+    support = integers_up_to(lambda self: self._num_events - 1)
 
     def _undefined(self):
         return ember.full(self._extended_shape(), float("nan"), dtype=self.probs.dtype)
@@ -50,9 +49,8 @@ class Categorical(ProbsOrLogits, Distribution):
             draws = ember.multinomial(rows, count, replacement=True)
             return draws.mT.reshape(self._extended_shape(sample_shape))
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         shape = ember.broadcast_shapes(value.shape, self.batch_shape)
         logits = self.logits.expand(shape + (self._num_events,))
         return logits.gather(-1, value.long().expand(shape).unsqueeze(-1)).squeeze(-1)
@@ -103,21 +101,21 @@ class OneHotCategorical(OverCategories, Distribution):
     def variance(self):
         return self.probs * (1 - self.probs)
 
+    def entropy(self):
+        return self._categorical.entropy()
+
     def sample(self, sample_shape=ember.Size()):
         labels = self._categorical.sample(sample_shape)
         return one_hot(labels, self.event_shape[0]).to(self.probs.dtype)
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         return self._categorical.log_prob(value.argmax(-1))
-
-    def entropy(self):
-        return self._categorical.entropy()
 
     def enumerate_support(self, expand=True):
         k = self.event_shape[0]
-        rows = ember.eye(k, dtype=self._param.dtype).reshape((k,) + (1,) * len(self.batch_shape) + (k,))
+        rows = ember.eye(k, dtype=self._param.dtype)
+        rows = rows.reshape((k,) + (1,) * len(self.batch_shape) + (k,))
         return rows.expand((k,) + self.batch_shape + (k,)) if expand else rows
 
 

@@ -5,7 +5,7 @@ import math
 import ember
 from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits
+from ._discrete import BINARY, ProbsOrLogits, checks_value
 from .exp_family import ExponentialFamily
 from .utils import clamp_probs, lazy_property, logits_to_probs
 
@@ -59,7 +59,8 @@ class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
     @property
     def variance(self):
         def closed(p):
-            return p * (p - 1) / (1 - 2 * p).square() + (ember.log1p(-p) - p.log()).square().reciprocal()
+            log_odds = ember.log1p(-p) - p.log()
+            return p * (p - 1) / (1 - 2 * p).square() + log_odds.square().reciprocal()
         return self._closed_or_taylor(
             closed, lambda d: 1.0 / 12.0 - (1.0 / 15.0 - 128.0 / 945.0 * d * d) * d * d)
 
@@ -76,16 +77,14 @@ class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
         with ember.no_grad():
             return self.icdf(u)
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         logits, value = ember.broadcast_tensors(self.logits, value)
         return self._log_normalizer() - _bce(logits, value, reduction="none")
 
+    @checks_value
     def cdf(self, value):
         """``(p^x (1 - p)^(1 - x) + p - 1) / (2p - 1)`` on ``[0, 1]`` (``x`` near ``p = 1/2``)."""
-        if self._validate_args:
-            self._validate_sample(value)
 
         def closed(p):
             return (p.pow(value) * (1 - p).pow(1 - value) + p - 1) / (2 * p - 1)

@@ -2,7 +2,7 @@
 import ember
 from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits
+from ._discrete import BINARY, ProbsOrLogits, checks_value
 from .distribution import Distribution
 
 __all__ = ["Geometric"]
@@ -45,10 +45,9 @@ class Geometric(ProbsOrLogits, Distribution):
             u.uniform_(ember.finfo(p.dtype).tiny, 1)
             return (u.log() / ember.log1p(-p)).floor()
 
+    @checks_value
     def log_prob(self, value):
         """``k log(1 - p) + log p`` (a zero ``k`` contributes zero even at ``p = 1``)."""
-        if self._validate_args:
-            self._validate_sample(value)
         return ember.special.xlog1py(value, -self.probs) + self.probs.log()
 
     def entropy(self):

@@ -3,7 +3,7 @@ import math
 
 import ember
 from . import constraints
-from ._discrete import Batched
+from ._discrete import Batched, checks_value
 from .beta import Beta
 from .distribution import Distribution
 from .utils import broadcast_all
@@ -46,12 +46,11 @@ class LKJCholesky(Batched, Distribution):
             diagonal = (1 - off_diagonal.square().sum(-1)).clamp(min=tiny).sqrt()
             return off_diagonal + ember.diag_embed(diagonal)
 
+    @checks_value
     def log_prob(self, value):
         """``sum_{k >= 1} (2 (eta - 1) + dim - 1 - k) log L_kk`` (0-based ``k``) minus the log
         normaliser ``(dim - 1) / 2 log pi + log Gamma_{dim-1}(a - 1/2) - (dim - 1) log Gamma(a)``,
         ``a = eta + (dim - 1) / 2``."""
-        if self._validate_args:
-            self._validate_sample(value)
         d, eta = self.dim, self.concentration
         k = ember.arange(1, d, dtype=eta.dtype)
         powers = 2 * (eta.unsqueeze(-1) - 1) + (d - 1 - k)

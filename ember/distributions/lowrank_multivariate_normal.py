@@ -2,7 +2,7 @@
 rank plus diagonal."""
 import ember
 from . import constraints
-from ._discrete import LOG_2PI, Batched, LowRankCovariance, matvec
+from ._discrete import LOG_2PI, Batched, LowRankCovariance, checks_value, matvec
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -36,7 +36,8 @@ class LowRankMultivariateNormal(Batched, Distribution):
         except RuntimeError as e:
             raise ValueError(f"Incompatible batch shapes: loc {loc.shape}, cov_factor "
                              f"{cov_factor.shape}, cov_diag {cov_diag.shape}") from e
-        self.loc, self.cov_factor, self.cov_diag = columns[0][..., 0], columns[1], columns[2][..., 0]
+        self.loc, self.cov_factor, self.cov_diag = (columns[0][..., 0], columns[1],
+                                                   columns[2][..., 0])
         self._covariance = LowRankCovariance(cov_factor, cov_diag)
         super().__init__(self.loc.shape[:-1], loc.shape[-1:], validate_args=validate_args)
 
@@ -78,9 +79,8 @@ class LowRankMultivariateNormal(Batched, Distribution):
         eps_diag = _standard_normal(shape, dtype=self.loc.dtype)
         return self.loc + matvec(cov.W, eps_factor) + cov.d.sqrt() * eps_diag
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         cov = self._covariance
         quadratic = cov.mahalanobis(value - self.loc)
         return -0.5 * (self.event_shape[0] * LOG_2PI + cov.log_det() + quadratic)

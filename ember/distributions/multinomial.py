@@ -2,7 +2,7 @@
 import ember
 from ember.nn.functional import one_hot
 from . import constraints
-from ._discrete import SIMPLEX, counts_support
+from ._discrete import SIMPLEX, checks_value, counts_support
 from .binomial import Binomial
 from .categorical import OverCategories
 from .distribution import Distribution
@@ -23,17 +23,10 @@ class Multinomial(OverCategories, Distribution):
         self.total_count = total_count
         self._categories(probs, logits, validate_args)
 
-    @constraints.dependent_property(is_discrete=True, event_dim=1)
-    def support(self):
-        return constraints.multinomial(self.total_count)
-
-    @property
-    def mean(self):
-        return self.total_count * self.probs
-
-    @property
-    def variance(self):
-        return self.mean * (1 - self.probs)
+    support = constraints.dependent_property(lambda self: constraints.multinomial(self.total_count),
+                                             is_discrete=True, event_dim=1)
+    mean = property(lambda self: self.probs * self.total_count)
+    variance = property(lambda self: self.mean * (1 - self.probs))
 
     def sample(self, sample_shape=ember.Size()):
         """``total_count`` categorical draws (torch's stream), counted per category."""
@@ -41,9 +34,8 @@ class Multinomial(OverCategories, Distribution):
         counts = one_hot(draws, self.event_shape[0]).sum(0)
         return counts.to(self.probs.dtype)
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         n = value.sum(-1)
         terms = ember.where(value == 0, 0.0, value * self.logits)  # 0 log 0 = 0
         return (n + 1).lgamma() - (value + 1).lgamma().sum(-1) + terms.sum(-1)

@@ -1,7 +1,8 @@
 """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril)."""
 import ember
 from . import constraints
-from ._discrete import LOG_2PI, Batched, factor_from, half_log_det, mahalanobis, matvec
+from ._discrete import (LOG_2PI, SCALE_MATRICES, Batched, checks_value, factor_from, half_log_det,
+                        mahalanobis, matvec)
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
@@ -29,10 +30,7 @@ class MultivariateNormal(Batched, Distribution):
     """``N(loc, Sigma)`` over ``R^n``: ``loc (..., n)`` and one of ``covariance_matrix``
     (``Sigma``), ``precision_matrix`` (``Sigma^-1``) or ``scale_tril`` (lower ``L``, ``Sigma =
     L L^T``) of shape ``(..., n, n)``. Everything is computed from ``L``."""
-    arg_constraints = {"loc": constraints.real_vector,
-                       "covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky}
+    arg_constraints = {"loc": constraints.real_vector, **SCALE_MATRICES}
     support = constraints.real_vector
     has_rsample = True
     _batched = ("loc",) + _MATRICES
@@ -47,7 +45,8 @@ class MultivariateNormal(Batched, Distribution):
         setattr(self, name, matrix.expand(batch_shape + matrix.shape[-2:]))
         self.loc = loc.expand(batch_shape + loc.shape[-1:])
         super().__init__(batch_shape, loc.shape[-1:], validate_args=validate_args)
-        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix, scale_tril)
+        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix,
+                                                     scale_tril)
 
     def _full(self, matrix):
         return matrix.expand(self.batch_shape + self.event_shape * 2)
@@ -82,11 +81,10 @@ class MultivariateNormal(Batched, Distribution):
     def rsample(self, sample_shape=ember.Size()):
         """``loc + L eps`` with ``eps`` standard normal."""
         eps = _standard_normal(self._extended_shape(sample_shape), dtype=self.loc.dtype)
-        return self.loc + matvec(self._unbroadcasted_scale_tril, eps)
+        return matvec(self._unbroadcasted_scale_tril, eps) + self.loc
 
+    @checks_value
     def log_prob(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
         L = self._unbroadcasted_scale_tril
         n = self.event_shape[0]
         return -0.5 * (n * LOG_2PI + mahalanobis(L, value - self.loc)) - half_log_det(L)

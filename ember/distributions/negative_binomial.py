@@ -1,7 +1,7 @@
 """NegativeBinomial(total_count, probs | logits): successes before ``total_count`` failures."""
 import ember
 from . import constraints
-from ._discrete import ProbsOrLogits, log1p_exp
+from ._discrete import BINARY, ProbsOrLogits, checks_value, log1p_exp
 from .distribution import Distribution
 from .gamma import Gamma
 from .utils import lazy_property
@@ -12,9 +12,8 @@ __all__ = ["NegativeBinomial"]
 class NegativeBinomial(ProbsOrLogits, Distribution):
     """``P(k) = C(n + k - 1, k) p^k (1 - p)^n`` for real ``n = total_count >= 0``; it is the
     Poisson mixture with Gamma(n, (1 - p) / p) rates."""
-    arg_constraints = {"total_count": constraints.greater_than_eq(0),
-                       "probs": constraints.half_open_interval(0.0, 1.0),
-                       "logits": constraints.real}
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), **BINARY,
+                       "probs": constraints.half_open_interval(0.0, 1.0)}
     support = constraints.nonnegative_integer
     _batched = ("total_count", "probs", "logits")
 
@@ -28,7 +27,7 @@ class NegativeBinomial(ProbsOrLogits, Distribution):
 
     @property
     def mode(self):
-        return ((self.total_count - 1) * self.logits.exp()).floor().clamp(min=0.0)
+        return ember.floor(self.logits.exp() * (self.total_count - 1)).clamp(min=0)
 
     @property
     def variance(self):
@@ -43,11 +42,10 @@ class NegativeBinomial(ProbsOrLogits, Distribution):
         with ember.no_grad():
             return ember.poisson(self._gamma.sample(sample_shape))
 
+    @checks_value
     def log_prob(self, value):
         """``log C(n + k - 1, k) + k log p + n log(1 - p)``; the point mass ``n = k = 0`` has
         log-probability 0."""
-        if self._validate_args:
-            self._validate_sample(value)
         n, l = self.total_count, self.logits
         log_coef = (n + value).lgamma() - (value + 1).lgamma() - n.lgamma()
         log_coef = ember.where(n + value == 0, 0.0, log_coef)

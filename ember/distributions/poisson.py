@@ -1,7 +1,7 @@
 """Poisson(rate): counts of events at a given mean rate."""
 import ember
 from . import constraints
-from ._discrete import Batched
+from ._discrete import Batched, checks_value
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
 
@@ -34,8 +34,7 @@ class Poisson(Batched, ExponentialFamily):
         with ember.no_grad():
             return ember.poisson(self.rate.expand(self._extended_shape(sample_shape)))
 
+    @checks_value
     def log_prob(self, value):
         """``k log(rate) - rate - log k!`` (``0 log 0 = 0``)."""
-        if self._validate_args:
-            self._validate_sample(value)
         return ember.xlogy(value, self.rate) - self.rate - ember.lgamma(value + 1)

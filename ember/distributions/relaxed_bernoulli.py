@@ -1,7 +1,7 @@
 """RelaxedBernoulli (the binary Concrete / Gumbel-sigmoid) and its logit, LogitRelaxedBernoulli."""
 import ember
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, Relaxed, log1p_exp, logit
+from ._discrete import BINARY, ProbsOrLogits, Relaxed, checks_value, log1p_exp, logit
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
 from .transforms import SigmoidTransform
@@ -29,11 +29,10 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
         u = clamp_probs(ember.rand(shape, dtype=p.dtype))
         return (logit(u) + logit(p)) / self.temperature
 
+    @checks_value
     def log_prob(self, value):
         """Logistic density with location ``logits / t`` and scale ``1 / t``: with
         ``z = logits - t x``, ``log t + z - 2 log(1 + e^z)``."""
-        if self._validate_args:
-            self._validate_sample(value)
         z = self.logits - self.temperature * value
         return self.temperature.log() + z - 2 * log1p_exp(z)
 

@@ -3,7 +3,7 @@ import math
 
 import ember
 from . import constraints
-from ._discrete import SIMPLEX, Relaxed
+from ._discrete import SIMPLEX, Relaxed, checks_value
 from .categorical import OverCategories
 from .distribution import Distribution
 from .transformed_distribution import TransformedDistribution
@@ -30,10 +30,9 @@ class ExpRelaxedCategorical(OverCategories, Distribution):
         gumbel = -(-u.log()).log()
         return ((self.logits + gumbel) / self.temperature).log_softmax(-1)
 
+    @checks_value
     def log_prob(self, value):
         """With ``z = logits - t x``: ``log (K-1)! + (K-1) log t + sum z - K logsumexp z``."""
-        if self._validate_args:
-            self._validate_sample(value)
         k = self.event_shape[0]
         t = self.temperature
         z = self.logits - t * value

@@ -8,7 +8,7 @@ import numpy as np
 
 import ember
 from . import constraints
-from ._discrete import Batched, factor_from, half_log_det
+from ._discrete import SCALE_MATRICES, Batched, checks_value, factor_from, half_log_det
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _MATRICES
@@ -29,18 +29,15 @@ class Wishart(Batched, ExponentialFamily):
     ``precision_matrix`` or ``scale_tril``. ``rsample`` uses the Bartlett decomposition
     ``X = (L A)(L A)^T``: ``A`` lower triangular with ``A_ii^2 ~ Chi2(df - i)`` and standard
     normal entries below the diagonal."""
-    arg_constraints = {"covariance_matrix": constraints.positive_definite,
-                       "precision_matrix": constraints.positive_definite,
-                       "scale_tril": constraints.lower_cholesky,
-                       "df": constraints.greater_than(0)}
+    arg_constraints = {**SCALE_MATRICES, "df": constraints.greater_than(0)}
     support = constraints.positive_definite
     has_rsample = True
     _batched = ("df",) + _MATRICES
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
-        given = {name: m for name, m in zip(_MATRICES, (covariance_matrix, precision_matrix, scale_tril))
-                 if m is not None}
+        matrices = (covariance_matrix, precision_matrix, scale_tril)
+        given = {name: m for name, m in zip(_MATRICES, matrices) if m is not None}
         if len(given) != 1:
             raise ValueError("Exactly one of covariance_matrix or precision_matrix or scale_tril "
                              "may be specified.")
@@ -64,7 +61,8 @@ class Wishart(Batched, ExponentialFamily):
             warnings.warn("Low df values detected. Singular samples are highly likely to occur "
                           "for ndim - 1 < df < ndim.")
         super().__init__(batch_shape, (p, p), validate_args=validate_args)
-        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix, scale_tril)
+        self._unbroadcasted_scale_tril = factor_from(covariance_matrix, precision_matrix,
+                                                     scale_tril)
         self._dist_chi2 = Chi2(self.df.unsqueeze(-1) - ember.arange(p, dtype=matrix.dtype))
 
     def _full(self, matrix):
@@ -145,10 +143,9 @@ class Wishart(Batched, ExponentialFamily):
         return (half_df * (p * math.log(2) + 2 * half_log_det(self._unbroadcasted_scale_tril))
                 + ember.mvlgamma(half_df, p=p))
 
+    @checks_value
     def log_prob(self, value):
         """``(df - p - 1) / 2 log|X| - tr(Sigma^-1 X) / 2 - log normaliser``."""
-        if self._validate_args:
-            self._validate_sample(value)
         p = self.event_shape[-1]
         precision = ember.cholesky_inverse(self._unbroadcasted_scale_tril)
         trace = (precision * value).sum((-2, -1))
