@@ -330,3 +330,42 @@ def test_iterable_dataset_sharding_with_workers():
 def test_spawn_context():
     dl = ed.DataLoader(Rows(4), batch_size=2, num_workers=1, multiprocessing_context="spawn")
     assert [b["i"].tolist() for b in dl] == [[0, 1], [2, 3]]
+
+
+_LOADER_ARG_CASES = [
+    dict(num_workers=-1), dict(timeout=-1), dict(prefetch_factor=2),
+    dict(num_workers=1, prefetch_factor=-1), dict(persistent_workers=True),
+    dict(sampler=[0, 1], shuffle=True), dict(batch_sampler=[[0]], batch_size=2),
+    dict(batch_size=None, drop_last=True), dict(num_workers=1, multiprocessing_context="bogus"),
+    dict(multiprocessing_context="spawn"), dict(num_workers=-1, timeout=-1),
+]
+
+
+@pytest.mark.parametrize("iterable", [False, True])
+def test_dataloader_argument_errors_match_torch(iterable):
+    """Each invalid combination raises torch's error class and text (the first check wins)."""
+    import torch as T
+
+    def error(make):
+        try:
+            make()
+        except Exception as e:  # noqa: BLE001
+            return type(e).__name__, str(e)
+        return None
+
+    def dataset(lib):
+        if not iterable:
+            return list(range(5))
+
+        class Stream(lib.utils.data.IterableDataset):
+            def __iter__(self):
+                return iter(range(3))
+        return Stream()
+
+    cases = _LOADER_ARG_CASES if not iterable else \
+        [dict(shuffle=True), dict(sampler=[0]), dict(batch_sampler=[[0]]), dict(shuffle=False),
+         dict(sampler=[0], shuffle=True)]
+    for kw in cases:
+        want = error(lambda: T.utils.data.DataLoader(dataset(T), **kw))
+        got = error(lambda: ember.utils.data.DataLoader(dataset(ember), **kw))
+        assert got == want, kw

@@ -34,37 +34,46 @@ class _InfiniteConstantSampler(Sampler):
         return itertools.repeat(None)
 
 
+def _raise_first(checks) -> None:
+    """Raise ValueError with the message of the first (failed, message) pair that failed."""
+    for failed, message in checks:
+        if failed:
+            raise ValueError(message)
+
+
 def _check_args(dataset, num_workers, timeout, prefetch_factor, persistent_workers, shuffle,
                 sampler, batch_sampler, batch_size, drop_last):
-    if num_workers < 0:
-        raise ValueError("num_workers option should be non-negative; "
-                         "use num_workers=0 to disable multiprocessing.")
-    if timeout < 0:
-        raise ValueError("timeout option should be non-negative")
-    if num_workers == 0 and prefetch_factor is not None:
-        raise ValueError("prefetch_factor option could only be specified in multiprocessing."
-                         "let num_workers > 0 to enable multiprocessing, otherwise set "
-                         "prefetch_factor to None.")
-    if num_workers > 0 and prefetch_factor is not None and prefetch_factor < 0:
-        raise ValueError("prefetch_factor option should be non-negative")
-    if persistent_workers and num_workers == 0:
-        raise ValueError("persistent_workers option needs num_workers > 0")
-    if isinstance(dataset, IterableDataset):
-        for name, value in (("shuffle", shuffle), ("sampler", sampler),
-                            ("batch_sampler", batch_sampler)):
-            given = value is True if name == "shuffle" else value is not None
-            if given:
-                raise ValueError(f"DataLoader with IterableDataset: expected unspecified "
-                                 f"{name} option, but got {name}={value}")
-    if sampler is not None and shuffle:
-        raise ValueError("sampler option is mutually exclusive with shuffle")
-    if batch_sampler is not None:
-        if batch_size != 1 or shuffle or sampler is not None or drop_last:
-            raise ValueError("batch_sampler option is mutually exclusive with batch_size, "
-                             "shuffle, sampler, and drop_last")
-    elif batch_size is None and drop_last:
-        raise ValueError("batch_size=None option disables auto-batching and is mutually "
-                         "exclusive with drop_last")
+    """The DataLoader's argument checks, in torch's order (the first failure is reported)."""
+    workers = num_workers > 0
+    prefetch = prefetch_factor is not None
+    _raise_first([
+        (num_workers < 0, "num_workers option should be non-negative; "
+                          "use num_workers=0 to disable multiprocessing."),
+        (timeout < 0, "timeout option should be non-negative"),
+        (prefetch and not workers,
+         "prefetch_factor option could only be specified in multiprocessing."
+         "let num_workers > 0 to enable multiprocessing, otherwise set prefetch_factor to None."),
+        (prefetch and workers and prefetch_factor < 0,
+         "prefetch_factor option should be non-negative"),
+        (persistent_workers and not workers, "persistent_workers option needs num_workers > 0"),
+    ])
+    if isinstance(dataset, IterableDataset):     # its order comes from the dataset itself
+        _raise_first((given, f"DataLoader with IterableDataset: expected unspecified {name} "
+                             f"option, but got {name}={value}")
+                     for name, value, given in (("shuffle", shuffle, shuffle is True),
+                                                ("sampler", sampler, sampler is not None),
+                                                ("batch_sampler", batch_sampler,
+                                                 batch_sampler is not None)))
+    custom_batches = batch_sampler is not None
+    _raise_first([
+        (shuffle and sampler is not None, "sampler option is mutually exclusive with shuffle"),
+        (custom_batches and (batch_size != 1 or shuffle or sampler is not None or drop_last),
+         "batch_sampler option is mutually exclusive with batch_size, shuffle, sampler, "
+         "and drop_last"),
+        (not custom_batches and batch_size is None and drop_last,
+         "batch_size=None option disables auto-batching and is mutually exclusive with "
+         "drop_last"),
+    ])
 
 
 class DataLoader:
@@ -87,35 +96,23 @@ class DataLoader:
             prefetch_factor = 2
         if batch_sampler is not None:       # the batch sampler decides everything
             batch_size, drop_last = None, False
-        if sampler is None:
-            if iterable:
-                sampler = _InfiniteConstantSampler()
-            elif shuffle:
-                sampler = RandomSampler(dataset, generator=generator)
-            else:
-                sampler = SequentialSampler(dataset)
-        if batch_size is not None and batch_sampler is None:
+        if sampler is None:       # indices: none for an iterable dataset, else in order/shuffled
+            sampler = _InfiniteConstantSampler() if iterable else \
+                RandomSampler(dataset, generator=generator) if shuffle else \
+                SequentialSampler(dataset)
+        if batch_sampler is None and batch_size is not None:
             batch_sampler = BatchSampler(sampler, batch_size, drop_last)
-
-        self.dataset = dataset
-        self._dataset_kind = _DatasetKind.Iterable if iterable else _DatasetKind.Map
-        self.num_workers = num_workers
-        self.prefetch_factor = prefetch_factor
-        self.pin_memory = pin_memory
-        self.pin_memory_device = pin_memory_device
-        self.timeout = timeout
-        self.worker_init_fn = worker_init_fn
-        self.multiprocessing_context = multiprocessing_context
-        self.in_order = in_order        # batches always arrive in order here
-        self.batch_size = batch_size
-        self.drop_last = drop_last
-        self.sampler = sampler
-        self.batch_sampler = batch_sampler
-        self.generator = generator
-        if collate_fn is None:
-            collate_fn = default_collate if batch_sampler is not None else default_convert
-        self.collate_fn = collate_fn
-        self.persistent_workers = persistent_workers
+        if collate_fn is None:    # batches are collated; single samples only converted
+            collate_fn = default_convert if batch_sampler is None else default_collate
+        vars(self).update(
+            dataset=dataset, num_workers=num_workers, prefetch_factor=prefetch_factor,
+            _dataset_kind=_DatasetKind.Iterable if iterable else _DatasetKind.Map,
+            pin_memory=pin_memory, pin_memory_device=pin_memory_device, timeout=timeout,
+            worker_init_fn=worker_init_fn, in_order=in_order,  # batches arrive in order here
+            batch_size=batch_size, drop_last=drop_last, sampler=sampler,
+            batch_sampler=batch_sampler, generator=generator, collate_fn=collate_fn,
+            persistent_workers=persistent_workers)
+        self.multiprocessing_context = multiprocessing_context    # checked by its setter
         if pin_memory:
             warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
                           "then device pinned memory won't be used.")
@@ -167,13 +164,14 @@ class DataLoader:
         return _MultiProcessingDataLoaderIter(self)
 
     def __iter__(self):
-        if not (self.persistent_workers and self.num_workers > 0):
-            return self._get_iterator()
-        if self._iterator is None:
-            self._iterator = self._get_iterator()
-        else:
-            self._iterator._reset(self)
-        return self._iterator
+        """A new iterator per epoch, except that persistent workers are kept and reset."""
+        if self.persistent_workers and self.num_workers > 0:
+            if self._iterator is not None:
+                self._iterator._reset(self)
+            else:
+                self._iterator = self._get_iterator()
+            return self._iterator
+        return self._get_iterator()
 
     def __len__(self):
         if self._dataset_kind == _DatasetKind.Map:
@@ -187,25 +185,28 @@ class DataLoader:
         """Kept for API compatibility; ember does not warn about the worker count."""
 
 
+_COPIED_FROM_LOADER = ("dataset", "_dataset_kind", "_auto_collation", "drop_last",
+                       "_index_sampler", "num_workers", "prefetch_factor", "timeout",
+                       "collate_fn", "persistent_workers")
+
+
+def _draw_seed(generator) -> int:
+    """One int64 from ``generator`` (the global one when None), as torch draws a base seed."""
+    holder = ember.empty((), dtype=ember.int64)
+    holder.random_(generator=generator)
+    return int(holder.item())
+
+
 class _BaseDataLoaderIter:
     """What both iterators share: the index sampler, the base seed, the length check."""
 
     def __init__(self, loader):
-        self._dataset = loader.dataset
-        self._dataset_kind = loader._dataset_kind
-        self._auto_collation = loader._auto_collation
-        self._drop_last = loader.drop_last
-        self._index_sampler = loader._index_sampler
-        self._num_workers = loader.num_workers
-        self._prefetch_factor = loader.prefetch_factor
+        for name in _COPIED_FROM_LOADER:          # loader.x -> self._x
+            setattr(self, "_" + name.lstrip("_"), getattr(loader, name))
         self._pin_memory = False
-        self._timeout = loader.timeout
-        self._collate_fn = loader.collate_fn
-        self._persistent_workers = loader.persistent_workers
         self._sampler_iter = iter(self._index_sampler)
         # drawn before the sampler draws anything (it only draws on first next())
-        self._base_seed = int(ember.empty((), dtype=ember.int64)
-                              .random_(generator=loader.generator).item())
+        self._base_seed = _draw_seed(loader.generator)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
 
