@@ -385,3 +385,21 @@ def test_spectral_norm_parametrization_seeded_like_torch(make):
         EP.spectral_norm(nn.Linear(2, 2), dim=2)
     with pytest.raises(ValueError):
         EP.spectral_norm(nn.Linear(2, 2), name="nothing")
+
+
+def test_spectral_norm_hook_seeded_like_torch():
+    e, t = _conv_pair()
+    ember.manual_seed(7)
+    torch.manual_seed(7)
+    U.spectral_norm(e, n_power_iterations=2)
+    torch.nn.utils.spectral_norm(t, n_power_iterations=2)
+    x = RS.randn(2, 3, 5, 5).astype(np.float32)
+    for _ in range(2):
+        np.testing.assert_allclose(_np(e(ember.from_numpy(x))), t(torch.from_numpy(x)).detach().numpy(),
+                                   rtol=1e-4, atol=1e-5)
+    np.testing.assert_allclose(_np(e.weight_u), t.weight_u.numpy(), rtol=1e-5, atol=1e-6)
+    with pytest.raises(RuntimeError, match="two spectral_norm hooks"):
+        U.spectral_norm(e)
+    e2, t2 = nn.Linear(3, 3), torch.nn.Linear(3, 3)
+    e2.load_state_dict(U.spectral_norm(nn.Linear(3, 3)).state_dict(), strict=False)
+    assert list(U.spectral_norm(e2).state_dict()) == list(torch.nn.utils.spectral_norm(t2).state_dict())

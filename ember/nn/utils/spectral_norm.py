@@ -33,16 +33,20 @@ class SpectralNorm:
             weight = weight.permute(self.dim, *[d for d in range(weight.dim()) if d != self.dim])
         return weight.reshape(weight.size(0), -1)
 
+    def _power_iteration(self, mat, u, v):
+        """Advance the singular-vector estimates, writing into the buffers themselves."""
+        for _ in range(self.n_power_iterations):
+            v.copy_(_unit(ember.mv(mat.t(), u), self.eps))
+            u.copy_(_unit(ember.mv(mat, v), self.eps))
+
     def compute_weight(self, module, do_power_iteration):
-        weight = getattr(module, self.name + "_orig")
-        u, v = getattr(module, self.name + "_u"), getattr(module, self.name + "_v")
+        """``<name>_orig / sigma`` with sigma = u^T W v."""
+        weight, u, v = (getattr(module, f"{self.name}{s}") for s in ("_orig", "_u", "_v"))
         mat = self.reshape_weight_to_matrix(weight)
         if do_power_iteration:
             with ember.no_grad():
-                for _ in range(self.n_power_iterations):
-                    v.copy_(_unit(ember.mv(mat.t(), u), self.eps))    # update buffers in place
-                    u.copy_(_unit(ember.mv(mat, v), self.eps))
-                u, v = u.clone(), v.clone()     # keep autograd off the buffers changed later
+                self._power_iteration(mat, u, v)
+            u, v = u.clone(), v.clone()         # keep autograd off the buffers changed later
         return weight / ember.dot(u, ember.mv(mat, v))
 
     def remove(self, module):
@@ -60,15 +64,16 @@ class SpectralNorm:
         w = weight_mat.numpy(force=True)
         v = ember.from_numpy(np.linalg.pinv(w.T @ w) @ w.T @ u.numpy(force=True))
         v = v.to(weight_mat.dtype)
-        return v.mul_(target_sigma / ember.dot(u, ember.mv(weight_mat, v)))
+        scale = target_sigma / ember.dot(u, ember.mv(weight_mat, v))
+        return v * scale
 
     @staticmethod
     def apply(module, name, n_power_iterations, dim, eps):
-        for hook in module._forward_pre_hooks.values():
-            if isinstance(hook, SpectralNorm) and hook.name == name:
-                raise RuntimeError("Cannot register two spectral_norm hooks on the same "
-                                   f"parameter {name}")
-        fn = SpectralNorm(name, n_power_iterations, dim, eps)
+        if any(isinstance(hook, SpectralNorm) and hook.name == name
+               for hook in module._forward_pre_hooks.values()):
+            raise RuntimeError("Cannot register two spectral_norm hooks on the same "
+                               f"parameter {name}")
+        method = SpectralNorm(name, n_power_iterations, dim, eps)
         weight = module._parameters[name]
         if weight is None:
             raise ValueError(f"`SpectralNorm` cannot be applied as parameter `{name}` is None")
@@ -76,19 +81,18 @@ class SpectralNorm:
             raise ValueError("The module passed to `SpectralNorm` can't have uninitialized "
                              "parameters. Make sure to run the dummy forward before applying "
                              "spectral normalization")
-        with ember.no_grad():
-            h, w = fn.reshape_weight_to_matrix(weight).size()
-            u = _unit(weight.new_empty(h).normal_(0, 1), fn.eps)
-            v = _unit(weight.new_empty(w).normal_(0, 1), fn.eps)
-        delattr(module, name)
-        module.register_parameter(name + "_orig", weight)
+        sizes = method.reshape_weight_to_matrix(weight).shape
+        with ember.no_grad():           # random unit vectors, u (rows) drawn before v (columns)
+            u, v = [_unit(weight.new_empty(n).normal_(0, 1), eps) for n in sizes]
+        del module._parameters[name]
+        module.register_parameter(f"{name}_orig", weight)
         setattr(module, name, weight.data)     # plain attribute until the first forward
-        module.register_buffer(name + "_u", u)
-        module.register_buffer(name + "_v", v)
-        module.register_forward_pre_hook(fn)
-        module._register_state_dict_hook(SpectralNormStateDictHook(fn))
-        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(fn))
-        return fn
+        for suffix, vector in (("_u", u), ("_v", v)):
+            module.register_buffer(f"{name}{suffix}", vector)
+        module.register_forward_pre_hook(method)
+        module._register_state_dict_hook(SpectralNormStateDictHook(method))
+        module._register_load_state_dict_pre_hook(SpectralNormLoadStateDictPreHook(method))
+        return method
 
 
 class SpectralNormLoadStateDictPreHook:
@@ -100,7 +104,8 @@ class SpectralNormLoadStateDictPreHook:
     def __call__(self, state_dict, prefix, local_metadata, strict, missing_keys,
                  unexpected_keys, error_msgs):
         fn = self.fn
-        version = local_metadata.get("spectral_norm", {}).get(fn.name + ".version")
+        versions = local_metadata.get("spectral_norm", {})
+        version = versions.get(f"{fn.name}.version")
         if version is not None and version >= 1:
             return
         key = prefix + fn.name
