@@ -326,3 +326,39 @@ def test_state_dict_hooks():
 def test_missing_forward():
     with pytest.raises(NotImplementedError, match=r'Module \[Module\] is missing the required "forward" function'):
         nn.Module()(1)
+
+
+def _container_story(lib):
+    """Sequential / ModuleList / ParameterList edits; returns the layouts seen."""
+    nn_ = lib.nn
+    seen = []
+    seq = nn_.Sequential(nn_.ReLU(), nn_.Tanh())
+    seq.insert(1, nn_.Sigmoid()).insert(-1, nn_.ELU()).insert(0, nn_.GELU()).append(nn_.Identity())
+    seq.extend([nn_.Softsign()])
+    seen.append([type(m).__name__ for m in seq])
+    seen.append(type(seq.pop(2)).__name__)
+    seen.append(list(seq._modules))
+    for bad in (lambda: seq.insert(10, nn_.ReLU()), lambda: seq.insert(0, "x")):
+        try:
+            bad()
+        except Exception as e:  # noqa: BLE001 (the class is what is compared)
+            seen.append(type(e).__name__)
+    x = lib.tensor([[-1.0, 0.5]])
+    seen.append([round(v, 5) for v in seq(x).flatten().tolist()])
+    ml = nn_.ModuleList([nn_.ReLU(), nn_.Tanh()])
+    ml.insert(1, nn_.Sigmoid())
+    ml.insert(3, nn_.ELU())
+    ml.append(nn_.GELU())
+    seen.append([type(m).__name__ for m in ml] + [type(ml.pop(0)).__name__, list(ml._modules)])
+    pl = nn_.ParameterList([nn_.Parameter(lib.ones(2))])
+    pl.append(lib.zeros(3)).extend([lib.ones(1)])
+    seen.append([tuple(p.shape) for p in pl] + [type(pl[1]).__name__])
+    try:
+        pl.extend(lib.ones(2))
+    except TypeError as e:
+        seen.append(str(e))
+    return seen
+
+
+def test_container_edits_match_torch():
+    assert _container_story(ember) == _container_story(torch)

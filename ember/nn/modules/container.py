@@ -60,15 +60,35 @@ def _check_factor(seq, n):
         raise ValueError(f"Non-positive multiplication factor {n} for {type(seq)}")
 
 
+def _append_child(owner, module):
+    """Register ``module`` under the next number."""
+    owner.add_module(str(len(owner)), module)
+    return owner
+
+
+def _pop_child(self, key):
+    """Remove and return the child at ``key``."""
+    child = self[key]
+    del self[key]
+    return child
+
+
+def _insert_numbered(children, index, module):
+    """Insert into a dict keyed "0", "1", ...: later entries move up one number."""
+    ordered = list(children.values())
+    ordered.insert(index, module)
+    children.update((str(i), child) for i, child in enumerate(ordered))
+
+
 class Container(Module):
     """Deprecated: a Module whose keyword arguments become children."""
 
     def __init__(self, **kwargs):
+        super().__init__()
         warnings.warn("`nn.Container` is deprecated. All of its functionality is now implemented "
                       "in `nn.Module`. Subclass that instead.", FutureWarning, stacklevel=2)
-        super().__init__()
-        for key, value in kwargs.items():
-            self.add_module(key, value)
+        for name, child in kwargs.items():
+            self.add_module(name, child)
 
 
 class Sequential(Module):
@@ -140,30 +160,24 @@ class Sequential(Module):
             self.add_module(str(i), module)
         return self
 
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
+    pop = _pop_child
 
     def forward(self, input):
-        for module in self:
-            input = module(input)
-        return input
+        x = input
+        for layer in self:
+            x = layer(x)
+        return x
 
     def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+        return _append_child(self, module)
 
     def insert(self, index, module):
         if not isinstance(module, Module):
             raise AssertionError(f"module should be of type: {Module}")
-        n = len(self._modules)
-        if not -n <= index <= n:
+        size = len(self._modules)
+        if index < -size or index > size:
             raise IndexError(f"Index out of range: {index}")
-        index = index + n if index < 0 else index
-        for i in range(n, index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        _insert_numbered(self._modules, index, module)     # list.insert: negatives count back
         return self
 
     def extend(self, sequential):
@@ -235,18 +249,12 @@ class ModuleList(Module):
         return self._get_name() + "(\n  " + "\n  ".join(lines) + "\n)"
 
     def insert(self, index, module):
-        for i in range(len(self._modules), index, -1):
-            self._modules[str(i)] = self._modules[str(i - 1)]
-        self._modules[str(index)] = module
+        _insert_numbered(self._modules, index, module)
 
     def append(self, module):
-        self.add_module(str(len(self)), module)
-        return self
+        return _append_child(self, module)
 
-    def pop(self, key):
-        v = self[key]
-        del self[key]
-        return v
+    pop = _pop_child
 
     def extend(self, modules):
         if not isinstance(modules, Iterable):
@@ -363,24 +371,25 @@ class ParameterList(Module):
     def __dir__(self):
         return _no_digit_dir(self)
 
-    def append(self, value):
-        self._size += 1
-        self[self._size - 1] = value
-        return self
+    def __call__(self, *args, **kwargs):
+        raise RuntimeError("ParameterList should not be called.")
 
     def extend(self, values):
         if not isinstance(values, Iterable) or isinstance(values, Tensor):
             raise TypeError("ParameterList.extend should be called with an iterable, but got "
                             + type(values).__name__)
-        for value in values:
-            self.append(value)
+        for item in values:
+            self.append(item)
+        return self
+
+    def append(self, value):
+        position = self._size
+        self._size = position + 1
+        self[position] = value
         return self
 
     def extra_repr(self):
         return _param_lines(enumerate(self), lambda p: p.dtype)
-
-    def __call__(self, *args, **kwargs):
-        raise RuntimeError("ParameterList should not be called.")
 
 
 class ParameterDict(Module):
