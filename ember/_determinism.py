@@ -1,9 +1,9 @@
 """Deterministic-algorithms switch (torch.use_deterministic_algorithms).
 
-ember's CPU backend is bit-identical run to run; the switch exists for parity with torch:
-ops whose records say ``nondeterministic=True`` (they would be nondeterministic on a GPU)
-raise torch's RuntimeError — or warn with ``warn_only=True`` — while it is on (the check
-lives in ``ember._dispatch``), and ``empty``-like factories fill their memory with NaN
+ember's CPU backend is bit-identical run to run; the switch exists for parity with torch on
+the CPU: the few ops torch refuses there (``put_`` without ``accumulate``, ``max_unpool``;
+their records say ``nondeterministic=``, or they call ``alert_not_deterministic``) raise
+torch's RuntimeError — or warn with ``warn_only=True`` — while it is on, and ``empty``-like factories fill their memory with NaN
 (floating/complex) or the dtype's maximum (integers) when
 ``ember.utils.deterministic.fill_uninitialized_memory`` is True (the default; the fill is
 part of those op records' kernels, ``ember/_ops/factory.py``). See
@@ -18,6 +18,13 @@ from ember.utils import deterministic as _flags
 
 __all__ = ["use_deterministic_algorithms", "are_deterministic_algorithms_enabled",
            "is_deterministic_algorithms_warn_only_enabled"]
+
+_ALERT = ("{} does not have a deterministic implementation, but you set "
+          "'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
+          "this operation, or you can use the 'warn_only=True' option, if that's acceptable "
+          "for your application. You can also file an issue at "
+          "https://github.com/pytorch/pytorch/issues to help us prioritize adding "
+          "deterministic support for this operation.")
 
 
 def use_deterministic_algorithms(mode, *, warn_only=False):
@@ -40,6 +47,19 @@ def is_deterministic_algorithms_warn_only_enabled():
     return bool(_dispatch._deterministic[1])
 
 
+def alert_not_deterministic(name, stacklevel=3):
+    """While the switch is on: raise torch's RuntimeError for op ``name`` (a UserWarning with
+    ``warn_only``)."""
+    enabled, warn_only = _dispatch._deterministic
+    if not enabled:
+        return
+    if warn_only:
+        import warnings
+        warnings.warn(_ALERT.format(name), UserWarning, stacklevel=stacklevel)
+    else:
+        raise RuntimeError(_ALERT.format(name))
+
+
 def _fill_value(dt):
     if dt.kind in "fc":
         return np.nan
@@ -51,7 +71,8 @@ def _fill_value(dt):
 def fill_uninitialized(arr):
     """``empty``'s memory under deterministic mode (torch's ``fill_uninitialized_memory``):
     NaN for floating/complex dtypes, the maximum for integers, True for bool. Called by the
-    ``empty`` family's op records, so every way of reaching them fills."""
+    ``empty`` family's op records, so every way of reaching them fills, and by ``resize_``
+    on the elements it adds."""
     if _dispatch._deterministic[0] and _flags.fill_uninitialized_memory and arr.size:
         arr[...] = _fill_value(arr.dtype)
     return arr

@@ -115,7 +115,9 @@ def scalar_tensor(s, *, dtype=None, layout=None, device=None, pin_memory=None,
 
 @public("resize_", method=True, function=False)
 def resize_(self, *size, memory_format=None):
-    """Resize in place: keeps the first ``numel`` elements (row-major); new ones are 0."""
+    """Resize in place: keeps the first ``numel`` elements (row-major); new ones are 0 (NaN or
+    the maximum under deterministic algorithms, as ``empty``)."""
+    from ember._determinism import fill_uninitialized
     if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
         size = tuple(size[0])
     size = tuple(int(s) for s in size)
@@ -133,6 +135,7 @@ def resize_(self, *size, memory_format=None):
         flat = np.ascontiguousarray(old).reshape(-1)
         k = min(n, flat.size)
         new[:k] = flat[:k]
+        fill_uninitialized(new[k:])
         new = new.reshape(size)
         if self._base is not None:
             raise RuntimeError("ember: resize_ of a view to a different size is not supported")

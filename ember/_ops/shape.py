@@ -942,8 +942,7 @@ def scatter_(self, dim, index, src=None, value=None, *, reduce=None):
 
 
 scatter_add = defop("scatter_add(Tensor self, int dim, Tensor index, Tensor src) -> Tensor",
-                    K.scatter_add, promote=None, inplace=True, nondeterministic=True,
-                    saves=("index",))
+                    K.scatter_add, promote=None, inplace=True, saves=("index",))
 
 
 @scatter_add.def_backward
@@ -1017,7 +1016,7 @@ def _(ctx, g, self, dim, index):
 
 index_add = defop("index_add(Tensor self, int dim, Tensor index, Tensor source, *, "
                   "Scalar alpha=1) -> Tensor", K.index_add, promote=None, inplace=True,
-                  nondeterministic=True, saves=("index",))
+                  saves=("index",))
 
 
 @index_add.def_backward
@@ -1086,8 +1085,7 @@ def _(ctx, g, grad, shape, indices):
 
 
 index_put = defop("index_put(Tensor self, Any indices, Tensor values, bool accumulate=False) -> "
-                  "Tensor", K.index_put, promote=None, inplace=True,
-                  nondeterministic=lambda args: bool(args[3]))   # only when accumulating
+                  "Tensor", K.index_put, promote=None, inplace=True)
 
 
 @index_put.def_backward
@@ -1240,7 +1238,8 @@ take_along_dim = defop("take_along_dim(Tensor self, Tensor indices, int? dim=Non
                        composite=_take_along_dim, promote=None)
 
 put = defop("put(Tensor self, Tensor index, Tensor source, bool accumulate=False) -> Tensor",
-            K.put, promote=None, inplace=True, nondeterministic=lambda args: bool(args[3]),
+            K.put, promote=None, inplace=True,
+            nondeterministic=lambda args: not args[3] and "put_",   # duplicate targets race
             saves=("index",))
 
 

@@ -289,6 +289,7 @@ def lp_pool3d(input, norm_type, kernel_size, stride=None, ceil_mode=False):
 
 def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
     import ember
+    from ember._determinism import alert_not_deterministic
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
     S = input.shape[-n:]
     default = [(S[i] - 1) * s[i] - 2 * p[i] + k[i] for i in range(n)]
@@ -315,6 +316,7 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
         bad = int(idx.max()) if int(idx.max()) >= size else int(idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
                            f"{'x'.join(map(str, out))}")
+    alert_not_deterministic(f"max_unpooling{max(n, 2)}d_forward_out")   # torch's CPU alert
     z = ember.zeros(lead + (size,), dtype=input.dtype)
     return z.scatter(-1, idx, input.reshape(lead + (-1,))).reshape(lead + tuple(out))
 
