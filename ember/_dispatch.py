@@ -554,17 +554,10 @@ def _copy_out(op, r, o):
 
 
 def _nondeterministic_alert(op, args):
-    """``op.nondeterministic`` is True, or a predicate of the arguments (index_put is only
-    nondeterministic with accumulate=True)."""
+    """``op.nondeterministic`` is True, or a predicate of the arguments that returns whether
+    to alert, or the name torch alerts with (``put`` alerts as ``put_``)."""
     nd = op.nondeterministic
-    if nd is not True and not nd(args):
-        return
-    msg = (f"{op.public_name} does not have a deterministic implementation, but you set "
-           f"'torch.use_deterministic_algorithms(True)'. You can turn off determinism just for "
-           f"this operation, or you can use the 'warn_only=True' option, if that's acceptable "
-           f"for your application.")
-    if _deterministic[1]:
-        import warnings
-        warnings.warn(msg, UserWarning, stacklevel=4)
-    else:
-        raise RuntimeError(msg)
+    hit = True if nd is True else nd(args)
+    if hit:
+        from ember._determinism import alert_not_deterministic
+        alert_not_deterministic(hit if isinstance(hit, str) else op.public_name, stacklevel=5)
