@@ -39,6 +39,13 @@ def _typename(obj):
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 
+def _only_none(value, slot, expected):
+    """A registered parameter/child slot accepts ``None`` or its own kind (checked earlier)."""
+    if value is not None:
+        raise TypeError(f"cannot assign '{_typename(value)}' as {slot} "
+                        f"({expected} or None expected)")
+
+
 def _addindent(text, n, keep_blank=False):
     """Indent every line but the first by ``n`` spaces (blank lines stay empty unless
     ``keep_blank``)."""
@@ -117,10 +124,8 @@ class Module:
                             "(torch Tensor or None required)")
         self._buffers[name] = run_registration_hooks(GLOBAL.buffer_registration, self, name,
                                                      tensor)
-        if persistent:
-            self._non_persistent_buffers_set.discard(name)
-        else:
-            self._non_persistent_buffers_set.add(name)
+        left_out = self._non_persistent_buffers_set     # buffers state_dict skips
+        (left_out.discard if persistent else left_out.add)(name)
 
     def register_parameter(self, name, param):
         """Add a Parameter (or a None placeholder) under ``name``."""
@@ -221,30 +226,33 @@ class Module:
     def _apply(self, fn, recurse=True):
         """Replace every parameter's data (and grad's), and every buffer, by ``fn`` of it;
         Parameter objects keep their identity."""
-        if recurse:
-            for child in self.children():
-                child._apply(fn)
-        for key, param in self._parameters.items():
-            if param is None:
-                continue
-            with ember.no_grad():
-                new = fn(param)
-            grad = param.grad
-            if isinstance(new, Tensor):
-                param.data = new
-            else:
-                param = self._parameters[key] = Parameter(new, param.requires_grad)
-            if grad is not None:
-                with ember.no_grad():
-                    new_grad = fn(grad)
-                if isinstance(new_grad, Tensor):
-                    param.grad.data = new_grad
-                else:
-                    param.grad = new_grad.requires_grad_(grad.requires_grad)
-        for key, buf in self._buffers.items():
-            if buf is not None:
-                self._buffers[key] = fn(buf)
+        for child in self.children() if recurse else ():
+            child._apply(fn)
+        for key, param in list(self._parameters.items()):
+            if param is not None:
+                self._apply_to_parameter(key, param, fn)
+        self._buffers.update({key: fn(buf) for key, buf in self._buffers.items()
+                              if buf is not None})
         return self
+
+    def _apply_to_parameter(self, key, param, fn):
+        """``fn`` of a parameter's data, then of its grad; the Parameter object stays when
+        ``fn`` returns a tensor."""
+        grad = param.grad
+        with ember.no_grad():
+            converted = fn(param)
+        if not isinstance(converted, Tensor):
+            param = self._parameters[key] = Parameter(converted, param.requires_grad)
+        else:
+            param.data = converted
+        if grad is None:
+            return
+        with ember.no_grad():
+            converted = fn(grad)
+        if not isinstance(converted, Tensor):
+            param.grad = converted.requires_grad_(grad.requires_grad)
+        else:
+            param.grad.data = converted
 
     def apply(self, fn):
         """Call ``fn`` on every submodule (children first), then on self."""
@@ -415,9 +423,9 @@ class Module:
         return self.forward(*input, **kwargs)
 
     def _wrapped_call_impl(self, *args, **kwargs):
-        if self._compiled_call_impl is not None:
-            return self._compiled_call_impl(*args, **kwargs)
-        return self._call_impl(*args, **kwargs)
+        compiled = self._compiled_call_impl     # set by Module.compile
+        impl = self._call_impl if compiled is None else compiled
+        return impl(*args, **kwargs)
 
     def _call_impl(self, *args, **kwargs):
         forward = self.forward
@@ -509,9 +517,7 @@ class Module:
 
     # ------------------------------------------------------------------ attributes
     def __getstate__(self):
-        state = dict(self.__dict__)
-        state.pop("_compiled_call_impl", None)
-        return state
+        return {k: v for k, v in self.__dict__.items() if k != "_compiled_call_impl"}
 
     def __setstate__(self, state):
         self.__dict__.update(state)
@@ -541,19 +547,15 @@ class Module:
             self._forget(name, d, buffers, modules, self._non_persistent_buffers_set)
             self.register_parameter(name, value)
         elif params is not None and name in params:
-            if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as parameter '{name}' "
-                                "(torch.nn.Parameter or None expected)")
-            self.register_parameter(name, value)
+            _only_none(value, f"parameter '{name}'", "torch.nn.Parameter")
+            self.register_parameter(name, None)
         elif isinstance(value, Module):
             if modules is None:
                 raise AttributeError("cannot assign module before Module.__init__() call")
             self._forget(name, d, params, buffers, self._non_persistent_buffers_set)
             modules[name] = run_registration_hooks(GLOBAL.module_registration, self, name, value)
         elif modules is not None and name in modules:
-            if value is not None:
-                raise TypeError(f"cannot assign '{_typename(value)}' as child module '{name}' "
-                                "(torch.nn.Module or None expected)")
+            _only_none(value, f"child module '{name}'", "torch.nn.Module")
             modules[name] = run_registration_hooks(GLOBAL.module_registration, self, name, value)
         elif isinstance(value, Buffer) or (buffers is not None and name in buffers):
             self._assign_buffer(name, value)
@@ -578,15 +580,14 @@ class Module:
             register(name, value)
 
     def __delattr__(self, name):
-        if name in self._parameters:
-            del self._parameters[name]
-        elif name in self._buffers:
-            del self._buffers[name]
+        if name in self._buffers:
             self._non_persistent_buffers_set.discard(name)
-        elif name in self._modules:
-            del self._modules[name]
-        else:
+        owner = next((reg for reg in (self._parameters, self._buffers, self._modules)
+                      if name in reg), None)
+        if owner is None:
             object.__delattr__(self, name)
+        else:
+            del owner[name]
 
     # ------------------------------------------------------------------ state dict
     def _register_state_dict_hook(self, hook):
@@ -631,11 +632,12 @@ class Module:
         if destination is None:
             destination = OrderedDict()
             destination._metadata = OrderedDict()
-        local_metadata = {"version": self._version}
-        if hasattr(destination, "_metadata"):
-            destination._metadata[prefix[:-1]] = local_metadata
-        for hook in self._state_dict_pre_hooks.values():
-            hook(self, prefix, keep_vars)
+        local_metadata = dict(version=self._version)
+        metadata = getattr(destination, "_metadata", None)
+        if metadata is not None:
+            metadata[prefix[:-1]] = local_metadata
+        for pre_hook in self._state_dict_pre_hooks.values():
+            pre_hook(self, prefix, keep_vars)
         self._save_to_state_dict(destination, prefix, keep_vars)
         for name, child in self._modules.items():
             if child is not None:
@@ -657,7 +659,8 @@ class Module:
                         _WrappedHook(hook, self if with_module else None))
 
     def register_load_state_dict_pre_hook(self, hook):
-        return self._register_load_state_dict_pre_hook(hook, with_module=True)
+        """``hook(module, state_dict, prefix, ...)`` before each module's load."""
+        return self._register_load_state_dict_pre_hook(hook, True)
 
     def register_load_state_dict_post_hook(self, hook):
         """``hook(module, incompatible_keys) -> None`` after ``load_state_dict``."""
