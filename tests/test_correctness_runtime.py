@@ -170,3 +170,81 @@ def test_deterministic_alert_message_is_torchs():
         finally:
             T.use_deterministic_algorithms(False)
     assert msgs[0] == msgs[1]
+
+
+# ------------------------------------------------------------------ samplers
+
+def _stream(T, make, count=None, seed=7):
+    """The first ``count`` items of the sampler ``make(T, generator)`` builds, seeded."""
+    import itertools
+    T.manual_seed(seed)
+    g = T.Generator()
+    g.manual_seed(seed)
+    it = iter(make(T, g))
+    items = list(it) if count is None else list(itertools.islice(it, count))
+    return [list(b) if isinstance(b, list) else b for b in items]
+
+
+_SAMPLERS = {
+    "random": lambda T, g: T.utils.data.RandomSampler(range(10), generator=g),
+    "random default generator": lambda T, g: T.utils.data.RandomSampler(range(10)),
+    "random num_samples": lambda T, g: T.utils.data.RandomSampler(range(10), num_samples=23,
+                                                                  generator=g),
+    "replacement 70": lambda T, g: T.utils.data.RandomSampler(range(9), replacement=True,
+                                                              num_samples=70, generator=g),
+    "replacement 64": lambda T, g: T.utils.data.RandomSampler(range(9), replacement=True,
+                                                              num_samples=64, generator=g),
+    "replacement default generator": lambda T, g: T.utils.data.RandomSampler(
+        range(5), replacement=True, num_samples=40),
+    "subset random": lambda T, g: T.utils.data.SubsetRandomSampler([3, 9, 4, 1, 7], g),
+    "weighted": lambda T, g: T.utils.data.WeightedRandomSampler([0.1, 0.5, 2.0, 1.0], 30,
+                                                                generator=g),
+    "weighted no replacement": lambda T, g: T.utils.data.WeightedRandomSampler(
+        [0.1, 0.5, 2.0, 1.0], 3, replacement=False, generator=g),
+    "batch": lambda T, g: T.utils.data.BatchSampler(
+        T.utils.data.RandomSampler(range(11), generator=g), 4, False),
+    "batch drop_last": lambda T, g: T.utils.data.BatchSampler(
+        T.utils.data.RandomSampler(range(11), replacement=True, num_samples=50, generator=g),
+        4, True),
+    "distributed": lambda T, g: T.utils.data.DistributedSampler(range(11), num_replicas=3,
+                                                                rank=1, seed=5),
+    "distributed drop_last": lambda T, g: T.utils.data.DistributedSampler(
+        range(11), num_replicas=3, rank=2, seed=5, drop_last=True),
+    "dataloader shuffle": lambda T, g: T.utils.data.DataLoader(range(13), batch_size=5,
+                                                               shuffle=True, generator=g),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SAMPLERS))
+def test_seeded_index_streams_equal_torchs(name):
+    def plain(items):
+        return [b.tolist() if hasattr(b, "tolist") else b for b in items]
+    assert plain(_stream(ember, _SAMPLERS[name])) == plain(_stream(torch, _SAMPLERS[name]))
+
+
+def test_random_split_and_subset_equal_torchs():
+    out = []
+    for T in (ember, torch):
+        g = T.Generator()
+        g.manual_seed(11)
+        parts = T.utils.data.random_split(range(17), [0.5, 0.3, 0.2], generator=g)
+        out.append([list(p.indices) for p in parts] + [[p[i] for i in range(len(p))]
+                                                       for p in parts])
+    assert out[0] == out[1]
+
+
+def test_replacement_sampler_is_lazy():
+    """minGPT's trainer: num_samples=1e10 must not build the index list up front."""
+    import time
+    start = time.perf_counter()
+    make = lambda T, g: T.utils.data.RandomSampler(range(1000), replacement=True,  # noqa: E731
+                                                   num_samples=10 ** 10, generator=g)
+    first = _stream(ember, make, count=100)
+    assert time.perf_counter() - start < 2.0
+    assert first == _stream(torch, make, count=100)
+    assert len(make(ember, None)) == 10 ** 10
+    sampler = ember.utils.data.BatchSampler(make(ember, None), 64, drop_last=False)
+    assert len(next(iter(sampler))) == 64 and len(sampler) == -(-10 ** 10 // 64)
+    loader = ember.utils.data.DataLoader(range(1000), batch_size=8,
+                                         sampler=make(ember, None))
+    assert next(iter(loader)).shape == (8,) and len(loader) == 10 ** 10 // 8

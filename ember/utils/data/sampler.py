@@ -65,14 +65,18 @@ class RandomSampler(Sampler):
             gen = ember.Generator()
             gen.manual_seed(_draw_seed())
         if self.replacement:
-            # drawn 32 at a time, then the remainder
-            for size in [32] * (total // 32) + [total % 32]:
-                yield from ember.randint(high=n, size=(size,), dtype=ember.int64,
-                                         generator=gen).tolist()
+            # drawn lazily 32 at a time, then the remainder (torch's stream)
+            for _ in range(total // 32):
+                yield from self._draw(n, 32, gen)
+            yield from self._draw(n, total % 32, gen)
         else:
             for _ in range(total // n):
                 yield from ember.randperm(n, generator=gen).tolist()
             yield from ember.randperm(n, generator=gen).tolist()[:total % n]
+
+    @staticmethod
+    def _draw(n, size, gen):
+        return ember.randint(high=n, size=(size,), dtype=ember.int64, generator=gen).tolist()
 
     def __len__(self):
         return self.num_samples
