@@ -196,6 +196,18 @@ def log1p_exp(x):
     return ember.logaddexp(x, x.new_zeros(()))
 
 
+def bernoulli_log_mass(logits, value):
+    """``x log p + (1 - x) log(1 - p) = x l - log(1 + e^l)`` for ``p = sigmoid(l)``, in the
+    value's (floating) dtype, as torch."""
+    log_mass = value * logits - log1p_exp(logits)
+    return log_mass.to(value.dtype) if value.is_floating_point() else log_mass
+
+
+def bernoulli_entropy(logits, probs):
+    """``-p log p - (1 - p) log(1 - p) = log(1 + e^l) - p l``."""
+    return log1p_exp(logits) - probs * logits
+
+
 def log_choose(n, k):
     """``log(n! / (k! (n - k)!))`` through lgamma."""
     return (n + 1).lgamma() - (k + 1).lgamma() - (n - k + 1).lgamma()

@@ -1,8 +1,8 @@
 """Bernoulli(probs | logits): one trial, values 0 or 1."""
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, checks_value, counts_support
+from ._discrete import (BINARY, ProbsOrLogits, bernoulli_entropy, bernoulli_log_mass, checks_value,
+                        counts_support)
 from .exp_family import ExponentialFamily
 
 __all__ = ["Bernoulli"]
@@ -40,12 +40,10 @@ class Bernoulli(ProbsOrLogits, ExponentialFamily):
 
     @checks_value
     def log_prob(self, value):
-        """``x log p + (1 - x) log(1 - p)``, computed stably from the logits."""
-        logits, value = ember.broadcast_tensors(self.logits, value)
-        return -_bce(logits, value, reduction="none")
+        return bernoulli_log_mass(self.logits, value)
 
     def entropy(self):
-        return _bce(self.logits, self.probs, reduction="none")
+        return bernoulli_entropy(self.logits, self.probs)
 
     def enumerate_support(self, expand=True):
         return counts_support(2, self._param.dtype, self.batch_shape, expand)

@@ -10,7 +10,7 @@ __all__ = ["Binomial"]
 
 class Binomial(ProbsOrLogits, Distribution):
     """``P(k) = C(n, k) p^k (1 - p)^(n - k)`` for ``n = total_count`` (a float tensor)."""
-    arg_constraints = dict(BINARY, total_count=constraints.nonnegative_integer)
+    arg_constraints = {"total_count": constraints.nonnegative_integer, **BINARY}
     has_enumerate_support = True
     _batched = ("total_count", "probs", "logits")
 

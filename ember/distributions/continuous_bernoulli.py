@@ -3,9 +3,8 @@ a density on ``[0, 1]``."""
 import math
 
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, checks_value
+from ._discrete import BINARY, ProbsOrLogits, bernoulli_log_mass, checks_value
 from .exp_family import ExponentialFamily
 from .utils import clamp_probs, lazy_property, logits_to_probs
 
@@ -79,8 +78,7 @@ class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
 
     @checks_value
     def log_prob(self, value):
-        logits, value = ember.broadcast_tensors(self.logits, value)
-        return self._log_normalizer() - _bce(logits, value, reduction="none")
+        return bernoulli_log_mass(self.logits, value) + self._log_normalizer()
 
     @checks_value
     def cdf(self, value):

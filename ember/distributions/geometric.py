@@ -1,8 +1,7 @@
 """Geometric(probs | logits): failures before the first success."""
 import ember
-from ember.nn.functional import binary_cross_entropy_with_logits as _bce
 from . import constraints
-from ._discrete import BINARY, ProbsOrLogits, checks_value
+from ._discrete import BINARY, ProbsOrLogits, bernoulli_entropy, checks_value
 from .distribution import Distribution
 
 __all__ = ["Geometric"]
@@ -52,4 +51,4 @@ class Geometric(ProbsOrLogits, Distribution):
 
     def entropy(self):
         """The Bernoulli entropy divided by ``p`` (expected trials times entropy per trial)."""
-        return _bce(self.logits, self.probs, reduction="none") / self.probs
+        return bernoulli_entropy(self.logits, self.probs) / self.probs
