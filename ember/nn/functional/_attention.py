@@ -28,7 +28,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return handle_torch_function(scaled_dot_product_attention, tens, query, key, value,
                                      attn_mask=attn_mask, dropout_p=dropout_p,
                                      is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
-    if query.dim() < 2 or key.dim() < 2 or value.dim() < 2:
+    if min(t.dim() for t in (query, key, value)) < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dimensions")
     L, S, E = query.size(-2), key.size(-2), query.size(-1)
@@ -184,24 +184,16 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     key_padding_mask (B, S) and attn_mask (L, S) / (B*H, L, S): True or -inf = masked out.
     Returns (output (L, B, E), weights (B, L, S) averaged over heads / (B, H, L, S), or
     None when ``need_weights`` is False)."""
+    arguments = dict(locals())          # every argument, by name, for __torch_function__
     tensors = (query, key, value, in_proj_weight, in_proj_bias, bias_k, bias_v,
                out_proj_weight, out_proj_bias)
     if has_torch_function(tuple(t for t in tensors if t is not None)):
-        return handle_torch_function(
-            multi_head_attention_forward, tensors, query, key, value, embed_dim_to_check,
-            num_heads, in_proj_weight, in_proj_bias, bias_k, bias_v, add_zero_attn, dropout_p,
-            out_proj_weight, out_proj_bias, training=training, key_padding_mask=key_padding_mask,
-            need_weights=need_weights, attn_mask=attn_mask, is_causal=is_causal,
-            use_separate_proj_weight=use_separate_proj_weight, q_proj_weight=q_proj_weight,
-            k_proj_weight=k_proj_weight, v_proj_weight=v_proj_weight, static_k=static_k,
-            static_v=static_v, average_attn_weights=average_attn_weights)
+        return handle_torch_function(multi_head_attention_forward, tensors, **arguments)
     batched = _check_ranks(query, key, value, key_padding_mask, attn_mask, num_heads)
-    if not batched:
-        query, key, value = query.unsqueeze(1), key.unsqueeze(1), value.unsqueeze(1)
-        if key_padding_mask is not None:
-            key_padding_mask = key_padding_mask.unsqueeze(0)
-    tgt_len, bsz, embed_dim = query.shape
-    src_len = key.shape[0]
+    if not batched:                     # work on a batch of one
+        query, key, value = (t.unsqueeze(1) for t in (query, key, value))
+        key_padding_mask = None if key_padding_mask is None else key_padding_mask.unsqueeze(0)
+    (tgt_len, bsz, embed_dim), src_len = query.shape, key.shape[0]
 
     key_padding_mask = _additive_mask(key_padding_mask, 'key_padding_mask', query.dtype,
                                       attn_mask, 'attn_mask')
@@ -276,8 +268,8 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
             raise AssertionError('bias cannot be added to static key.')
         if static_v is not None:
             raise AssertionError('bias cannot be added to static value.')
-        k = torch.cat([k, bias_k.repeat(1, bsz, 1)])
-        v = torch.cat([v, bias_v.repeat(1, bsz, 1)])
+        k, v = (torch.cat([seq, extra.expand(1, bsz, -1)])      # one more key position
+                for seq, extra in ((k, bias_k), (v, bias_v)))
         extend_masks()
     elif bias_k is not None:
         raise AssertionError('bias_k is set but bias_v is None')

@@ -85,13 +85,11 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     _check_index(input, "embedding")
     if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -weight.size(0):
-                raise AssertionError("Padding_idx must be within num_embeddings")
-            padding_idx = weight.size(0) + padding_idx
+        rows = weight.shape[0]
+        if padding_idx < -rows or padding_idx >= max(rows, 1):
+            raise AssertionError("Padding_idx must be within num_embeddings")
+        if padding_idx < 0:             # counted from the end
+            padding_idx += rows
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
     if weight.dim() != 2:
@@ -150,10 +148,9 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             per_sample_weights = per_sample_weights.reshape(-1)
         fixed = L
     elif input.dim() == 1:
-        if offsets is None:
-            raise ValueError("offsets has to be a 1D Tensor but got None")
-        if offsets.dim() != 1:
-            raise ValueError("offsets has to be a 1D Tensor")
+        if offsets is None or offsets.dim() != 1:
+            raise ValueError("offsets has to be a 1D Tensor"
+                             + (" but got None" if offsets is None else ""))
         offs = np.asarray(offsets._data, dtype=np.int64)
         if include_last_offset:
             offs = offs[:-1]
@@ -324,8 +321,9 @@ def _alpha_dropout(input, p, training, inplace, feature):
         shape = tuple(input.shape)
     noise = (ember.rand(shape, dtype=input.dtype) >= p).to(input.dtype)
     alpha = _SELU_ALPHA_SCALE
-    a = 1.0 / math.sqrt((alpha * alpha * p + 1) * (1 - p))
-    b = (noise - 1) * (alpha * a) + alpha * a * p
+    # affine correction a * x + b restoring zero mean and unit variance (same float ops)
+    a = 1.0 / math.sqrt((1 - p) * (1 + alpha * alpha * p))
+    b = alpha * a * p + (noise - 1) * (alpha * a)
     noise = noise * a
     if inplace:
         return input.mul_(noise).add_(b)

@@ -470,10 +470,19 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     return _reduce(out, reduction)
 
 
+def _floored_keeping_grad(t, floor):
+    """``t`` clamped below at ``floor`` whose gradient is that of ``t`` itself (the clamp
+    happens in place, outside autograd)."""
+    out = t.clone()
+    with ember.no_grad():
+        out.clamp_(min=floor)
+    return out
+
+
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    if input1.dim() != input2.dim() or input1.dim() != target.dim():
+    if len({input1.dim(), input2.dim(), target.dim()}) > 1:
         raise RuntimeError(f"margin_ranking_loss : All input tensors should have same "
                            f"dimension but got sizes: input1: {ember.Size(input1.shape)}, "
                            f"input2: {ember.Size(input2.shape)}, target: "
@@ -557,10 +566,8 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
         raise ValueError(reduction + " is not valid")
     if bool((var.detach() < 0).any()):
         raise ValueError("var has negative entry/entries")
-    var = var.clone()
-    with ember.no_grad():
-        var.clamp_(min=eps)
-    loss = 0.5 * (var.log() + (input - target) ** 2 / var)
+    var = _floored_keeping_grad(var, eps)
+    loss = ((input - target) ** 2 / var + var.log()) * 0.5
     if full:
         loss = loss + 0.5 * math.log(2 * math.pi)
     return _reduce(loss, reduction)

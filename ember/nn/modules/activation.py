@@ -42,7 +42,7 @@ class Threshold(Module):
         self.threshold, self.value, self.inplace = threshold, value, inplace
 
     def forward(self, input):
-        return F.threshold(input, self.threshold, self.value, self.inplace)
+        return F.threshold(input, self.threshold, self.value, inplace=self.inplace)
 
     def extra_repr(self):
         return _with_inplace(f"threshold={self.threshold}, value={self.value}", self.inplace)
@@ -65,7 +65,8 @@ class RReLU(Module):
         self.lower, self.upper, self.inplace = lower, upper, inplace
 
     def forward(self, input):
-        return F.rrelu(input, self.lower, self.upper, self.training, self.inplace)
+        return F.rrelu(input, lower=self.lower, upper=self.upper, training=self.training,
+                       inplace=self.inplace)
 
     def extra_repr(self):
         return _with_inplace(f"lower={self.lower}, upper={self.upper}", self.inplace)
@@ -92,7 +93,8 @@ class Hardtanh(Module):
                                  f"({min_val})")
 
     def forward(self, input):
-        return F.hardtanh(input, self.min_val, self.max_val, self.inplace)
+        return F.hardtanh(input, min_val=self.min_val, max_val=self.max_val,
+                          inplace=self.inplace)
 
     def extra_repr(self):
         return _with_inplace(f"min_val={self.min_val}, max_val={self.max_val}", self.inplace)

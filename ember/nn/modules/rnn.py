@@ -234,8 +234,9 @@ class RNNBase(Module):
                 self.proj_size or self.hidden_size)
 
     def check_hidden_size(self, hx, expected_hidden_size, msg='Expected hidden size {}, got {}'):
-        if hx.size() != expected_hidden_size:
-            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
+        actual = list(hx.shape)
+        if actual != list(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, actual))
 
     def check_forward_args(self, input, hidden, batch_sizes):
         self.check_input(input, batch_sizes)
@@ -402,10 +403,10 @@ class LSTM(RNNBase):
 
     def check_forward_args(self, input, hidden, batch_sizes):
         self.check_input(input, batch_sizes)
-        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
-                               'Expected hidden[0] size {}, got {}')
-        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
-                               'Expected hidden[1] size {}, got {}')
+        expected = (self.get_expected_hidden_size(input, batch_sizes),
+                    self.get_expected_cell_size(input, batch_sizes))
+        for i, (state, shape) in enumerate(zip(hidden, expected)):    # (h, c)
+            self.check_hidden_size(state, shape, f'Expected hidden[{i}] size {{}}, got {{}}')
 
     def _check_dims(self, input, hx):
         if input.dim() not in (2, 3):
@@ -473,9 +474,8 @@ class RNNCellBase(Module):
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            zero = ember.zeros(input.size(0), self.hidden_size, dtype=input.dtype,
-                               device=input.device)
-            hx = (zero, zero) if lstm else zero
+            zeros = input.new_zeros((input.shape[0], self.hidden_size))
+            hx = (zeros, zeros) if lstm else zeros
         elif not batched:
             hx = _each(hx, lambda h: h.unsqueeze(0))
         out = self._cell(input, hx)
