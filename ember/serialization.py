@@ -719,19 +719,81 @@ def _load_stream(fh, map_location, weights_only, mmap=False, name=None):
                                "_use_new_zipfile_serialization=True), please torch.save your "
                                "checkpoint with this option in order to use mmap.")
         return _load_legacy(fh, map_location, weights_only)
-    zf = zipfile.ZipFile(fh)
+    try:
+        zf = zipfile.ZipFile(fh)
+    except (zipfile.BadZipFile, EOFError) as e:     # truncated, or the magic then garbage
+        size = fh.seek(0, io.SEEK_END) - start
+        raise _corrupt("failed reading zip archive: " + (
+            "not a ZIP archive" if size < _ZIP_END_RECORD else
+            "failed finding central directory")) from e
+    with zf:
+        return _load_zip(zf, map_location, weights_only)
+
+
+_ZIP_END_RECORD = 22            # bytes of the smallest possible zip file
+_MAX_FILE_VERSION = 10          # the newest format version torch 2.13 reads
+
+
+def _corrupt(problem):
+    return RuntimeError(f"PytorchStreamReader {problem}. The checkpoint is probably corrupted: "
+                        f"it was not saved completely, was cut short in transfer, or was "
+                        f"modified after saving.")
+
+
+def _read_record(zf, archive, name, into=None):
+    """The bytes of record ``name`` (read into the uint8 array ``into`` when given); a
+    missing or unreadable record raises torch's RuntimeError."""
+    try:
+        info = zf.getinfo(f"{archive}/{name}")
+    except KeyError:
+        raise _corrupt(f"failed locating file {name}: file not found") from None
+    try:
+        with zf.open(info) as src:
+            if into is None:
+                return src.read()
+            mv, got = memoryview(into), 0
+            while got < into.shape[0]:
+                n = src.readinto(mv[got:])
+                if not n:
+                    break
+                got += n
+            return into
+    except (zipfile.BadZipFile, EOFError, zipfile.LargeZipFile) as e:   # bad header or CRC
+        raise _corrupt(f"failed reading file {name}: {e}") from e
+
+
+def _check_version(zf, archive, names):
+    name = "version" if f"{archive}/version" in names else ".data/version"
+    if f"{archive}/{name}" not in names:
+        raise RuntimeError('Expected hasRecord("version") to be true, but got false.  (Could '
+                           'this error message be improved?  If so, please report an '
+                           'enhancement request to PyTorch.)')
+    text = _read_record(zf, archive, name).decode("latin-1")
+    try:
+        version = int(text.strip())
+    except ValueError:
+        raise RuntimeError(f"Couldn't parse the version {text} as Long Long.") from None
+    if version > _MAX_FILE_VERSION:
+        raise RuntimeError(f"Attempted to read a PyTorch file with version {version}, but the "
+                           f"maximum supported version for reading is {_MAX_FILE_VERSION}. The "
+                           f"version of your PyTorch installation may be too old, please "
+                           f"upgrade PyTorch to latest version to mitigate this issue.")
+
+
+def _load_zip(zf, map_location, weights_only):
     names = zf.namelist()
     if not names or "/" not in names[0]:
-        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+        raise _corrupt("failed locating file data.pkl: file not found")
     archive = names[0].split("/", 1)[0]
     if f"{archive}/data.pkl" not in names:
         if f"{archive}/constants.pkl" in names:
             raise RuntimeError("ember.load: this is a TorchScript archive (torch.jit.save); "
                                "ember cannot load TorchScript")
-        raise RuntimeError("PytorchStreamReader failed locating file data.pkl: file not found")
+        raise _corrupt("failed locating file data.pkl: file not found")
+    _check_version(zf, archive, names)
     byteorder = "little"
     if f"{archive}/byteorder" in names:
-        byteorder = zf.read(f"{archive}/byteorder").decode()
+        byteorder = _read_record(zf, archive, "byteorder").decode()
     loaded = {}
 
     def persistent_load(pid):
@@ -743,31 +805,32 @@ def _load_stream(fh, map_location, weights_only, mmap=False, name=None):
         dtype = stype.dtype if isinstance(stype, StorageType) else None
         if key in loaded:
             return loaded[key]
-        name = f"{archive}/data/{key}"
-        info = zf.getinfo(name)
-        arr = np.empty(info.file_size, np.uint8)
-        with zf.open(info) as src:
-            mv = memoryview(arr)
-            got = 0
-            while got < info.file_size:
-                n = src.readinto(mv[got:])
-                if not n:
-                    break
-                got += n
+        nbytes = int(numel) * (dtype.itemsize if dtype is not None else 1)
+        info = zf.NameToInfo.get(f"{archive}/data/{key}")
+        if info is not None and info.file_size != nbytes:
+            raise RuntimeError(f"record size ({info.file_size} bytes) does not match expected "
+                               f"size ({nbytes} bytes = {nbytes} elements * 1 bytes/element) "
+                               f"for dtype Byte")
+        arr = _read_record(zf, archive, f"data/{key}", np.empty(nbytes, np.uint8))
         if byteorder != sys.byteorder and dtype is not None and dtype.itemsize > 1:
             arr = arr.view(dtype.np).byteswap().view(np.uint8)
         ls = _apply_map_location(_LoadedStorage(arr, dtype), location, map_location)
         loaded[key] = ls
         return ls
 
-    up = _Unpickler(io.BytesIO(zf.read(f"{archive}/data.pkl")), persistent_load, weights_only)
-    result = up.load()
-    return _storages_to_ember(result)
+    up = _Unpickler(io.BytesIO(_read_record(zf, archive, "data.pkl")), persistent_load,
+                    weights_only)
+    return _storages_to_ember(up.load())
 
 
 # ---------------------------------------------------------------- legacy (pre-1.6) format
 _LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
 _LEGACY_PROTOCOL = 1001
+
+
+def _unexpected_eof(missing):
+    return RuntimeError(f"unexpected EOF, expected {missing} more bytes. The file might be "
+                        f"corrupted.")
 
 
 def _no_persistent(pid):
@@ -823,7 +886,7 @@ def _load_legacy(fh, map_location, weights_only):
         key = key.decode() if isinstance(key, bytes) else str(key)
         head = fh.read(8)
         if len(head) != 8:
-            raise RuntimeError("ember.load: truncated legacy checkpoint")
+            raise _unexpected_eof(8 - len(head))
         count = int.from_bytes(head, "little" if little else "big", signed=True)
         ls = loaded.get(key)
         if ls is None:
@@ -843,7 +906,7 @@ def _load_legacy(fh, map_location, weights_only):
                 n = len(chunk)
                 arr[got:got + n] = np.frombuffer(chunk, np.uint8)
             if not n:
-                raise RuntimeError("ember.load: truncated legacy checkpoint")
+                raise _unexpected_eof(nbytes - got)
             got += n
         if swap and ls.dtype is not None and item > 1:
             arr.view(ls.dtype.np).byteswap(inplace=True)

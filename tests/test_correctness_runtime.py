@@ -248,3 +248,112 @@ def test_replacement_sampler_is_lazy():
     loader = ember.utils.data.DataLoader(range(1000), batch_size=8,
                                          sampler=make(ember, None))
     assert next(iter(loader)).shape == (8,) and len(loader) == 10 ** 10 // 8
+
+
+# ------------------------------------------------------------------ corrupt checkpoints
+
+def _checkpoint():
+    import io
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6.0).reshape(2, 3), "b": torch.ones(3, dtype=torch.int64)},
+               buf)
+    return buf.getvalue()
+
+
+def _rezip(good, change):
+    """``good`` re-zipped with ``change(name, data)`` applied to each record (None drops it)."""
+    import io
+    import zipfile
+    src, out = zipfile.ZipFile(io.BytesIO(good)), io.BytesIO()
+    with zipfile.ZipFile(out, "w", zipfile.ZIP_STORED) as dst:
+        for name in src.namelist():
+            data = change(name, src.read(name))
+            if data is not None:
+                dst.writestr(name, data)
+    return out.getvalue()
+
+
+def _legacy_checkpoint():
+    import io
+    buf = io.BytesIO()
+    torch.save({"w": torch.arange(6.0)}, buf, _use_new_zipfile_serialization=False)
+    return buf.getvalue()
+
+
+def _when(suffix, value):
+    return lambda name, data: (value(data) if callable(value) else value) \
+        if name.endswith(suffix) else data
+
+
+_CORRUPTIONS = {
+    "empty file": lambda: b"",
+    "cut to 10 bytes": lambda: _checkpoint()[:10],
+    "cut in half": lambda: _checkpoint()[:len(_checkpoint()) // 2],
+    "last byte missing": lambda: _checkpoint()[:-1],
+    "zip magic then garbage": lambda: b"PK\x03\x04" + bytes(range(256)) * 2,
+    "plain garbage": lambda: b"hello world, not a checkpoint",
+    "missing storage record": lambda: _rezip(_checkpoint(), _when("/data/0", None)),
+    "short storage record": lambda: _rezip(_checkpoint(), _when("/data/0", lambda d: d[:8])),
+    "long storage record": lambda: _rezip(_checkpoint(), _when("/data/1", lambda d: d + d)),
+    "missing data.pkl": lambda: _rezip(_checkpoint(), _when("data.pkl", None)),
+    "garbage data.pkl": lambda: _rezip(_checkpoint(), _when("data.pkl", b"garbage!")),
+    "truncated data.pkl": lambda: _rezip(_checkpoint(), _when("data.pkl", lambda d: d[:40])),
+    "missing version": lambda: _rezip(_checkpoint(), _when("archive/version", None)),
+    "version too new": lambda: _rezip(_checkpoint(), _when("archive/version", b"99\n")),
+    "version not a number": lambda: _rezip(_checkpoint(), _when("archive/version", b"x\n")),
+    "legacy cut in half": lambda: _legacy_checkpoint()[:len(_legacy_checkpoint()) // 2],
+    "legacy storage cut": lambda: _legacy_checkpoint()[:-5],
+    "legacy count cut": lambda: _legacy_checkpoint()[:-30],
+}
+# torch's weights-only unpickler leaks its internals here (KeyError / IndexError from a
+# bad memo or opcode argument); ember's answers with pickle's UnpicklingError
+_TORCH_WEIGHTS_ONLY_QUIRKS = {"plain garbage", "truncated data.pkl"}
+
+
+def _load_error(T, data, weights_only):
+    import io
+    try:
+        T.load(io.BytesIO(data), weights_only=weights_only)
+    except Exception as e:  # noqa: BLE001 - the class and text are what is compared
+        return type(e), str(e)
+    return None, ""
+
+
+def _first_sentence(msg):
+    import re
+    return re.sub(r"^\[enforce fail at [^\]]*\] \. ", "", msg).split(". ")[0]
+
+
+@pytest.mark.parametrize("weights_only", [False, True])
+@pytest.mark.parametrize("name", sorted(_CORRUPTIONS))
+def test_corrupt_checkpoint_errors_match_torch(name, weights_only):
+    data = _CORRUPTIONS[name]()
+    e_cls, e_msg = _load_error(ember, data, weights_only)
+    t_cls, t_msg = _load_error(torch, data, weights_only)
+    assert t_cls is not None and e_cls is not None
+    if weights_only and name in _TORCH_WEIGHTS_ONLY_QUIRKS:
+        assert issubclass(e_cls, __import__("pickle").UnpicklingError)
+        return
+    assert e_cls is t_cls, (e_msg, t_msg)
+    if t_cls is RuntimeError:        # the problem is named as torch names it
+        assert _first_sentence(e_msg) == _first_sentence(t_msg)
+
+
+def test_corrupt_storage_bytes_named_not_silently_loaded():
+    """A flipped storage byte (zip CRC mismatch): torch loads the garbage; ember refuses with
+    a RuntimeError naming the record rather than zipfile's BadZipFile."""
+    import io
+    good = bytearray(_checkpoint())
+    at = bytes(good).index(np.float32(1.0).tobytes())
+    good[at:at + 4] = b"\x11\x22\x33\x44"
+    with pytest.raises(RuntimeError, match="failed reading file data/0"):
+        ember.load(io.BytesIO(bytes(good)))
+
+
+def test_good_checkpoint_still_loads(tmp_path):
+    import io
+    got = ember.load(io.BytesIO(_checkpoint()))
+    assert got["w"].tolist() == [[0, 1, 2], [3, 4, 5]] and got["b"].tolist() == [1, 1, 1]
+    ember.save({"x": ember.ones(2)}, tmp_path / "c.pt")
+    assert torch.load(tmp_path / "c.pt")["x"].tolist() == [1, 1]
+    assert ember.load(tmp_path / "c.pt")["x"].tolist() == [1, 1]
