@@ -21,6 +21,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import to_device
+from ember._state import state
 from ember._tensor import Tensor, _make
 
 _PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
@@ -298,6 +299,8 @@ def _convert_scalar(value, dtype):
 
 
 def _finish(t, requires_grad):
+    if state.inference_mode:           # Note [inference tensors] (ember/autograd/grad_mode.py)
+        t._autograd_meta().inference = True
     if requires_grad:
         if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -422,7 +425,10 @@ def from_numpy(ndarray):
     if not ndarray.flags.writeable:
         _warn_readonly()
         ndarray = _writable_alias(ndarray)
-    return _make(ndarray)
+    t = _make(ndarray)
+    if state.inference_mode:
+        t._autograd_meta().inference = True
+    return t
 
 
 def _writable_alias(arr):

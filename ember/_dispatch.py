@@ -441,23 +441,14 @@ def _call_inplace(op, args, vals, res_dt, req):
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.public_name}(): self must be a Tensor")
     grad_on = state.grad_enabled
-    if grad_on and self._requires_grad and self._grad_fn is None and self._base is None:
+    if grad_on and self._requires_grad and self._grad_fn is None and self._view_info is None:
         raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                            "operation.")
-    if grad_on and self._view_info is not None and self._base._requires_grad and \
-            self._base._grad_fn is None:
+    if self._meta is not None or self._base is not None:
+        _graph.check_inplace(self, req)     # views that can't be rebased, inference tensors
+    if grad_on and self._view_info is not None and _graph.is_view_of_leaf(self):
         raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
                            "in-place operation.")
-    if grad_on and self._view_info is not None and self._view_info[2] is not None and \
-            (self._requires_grad or req):
-        name = self._view_info[0].grad_name.replace("Backward0", "")
-        raise RuntimeError(f"Output {self._view_info[2]} of {name} is a view and is being "
-                           f"modified inplace. This view is the output of a function that "
-                           f"returns multiple views. Such functions do not allow the output "
-                           f"views to be modified inplace. You should replace the inplace "
-                           f"operation by an out-of-place one.")
-    if grad_on and self._meta is not None and self._meta.creation_meta is not None:
-        _graph.check_inplace(self)
     dst = self._data
     if res_dt is not None and _NP_CATEGORY[res_dt] > _NP_CATEGORY[dst.dtype]:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "

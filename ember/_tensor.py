@@ -204,7 +204,10 @@ class Tensor:
     @property
     def _version(self):
         b = self._base
-        return (self if b is None else b)._vc
+        root = self if b is None else b
+        if root._meta is not None and root._meta.inference:
+            raise RuntimeError("Inference tensors do not track version counter.")
+        return root._vc
 
     def _is_view(self):
         return self._base is not None
@@ -223,6 +226,9 @@ class Tensor:
         if value and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point and complex dtype can require "
                                "gradients")
+        if value and self.is_inference() and not state.inference_mode:
+            raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                               "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
     def requires_grad_(self, requires_grad=True):
@@ -232,7 +238,10 @@ class Tensor:
         return self
 
     def is_inference(self):
-        return False
+        """Made under ``inference_mode`` (or a view of such a tensor)."""
+        b = self._base
+        m = (self if b is None else b)._meta
+        return m is not None and m.inference
 
     @property
     def grad_fn(self):
@@ -323,7 +332,11 @@ class Tensor:
 
     @property
     def data(self):
-        return self.detach()
+        """Like ``detach()``, but with a version counter of its own (for a root tensor)."""
+        t = self.detach()
+        if self._base is None and not self.is_inference():
+            t._base = None
+        return t
 
     @data.setter
     def data(self, value):

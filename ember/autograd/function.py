@@ -21,7 +21,7 @@ import numpy as np
 
 from ember._state import state
 from ember._tensor import Tensor, _make
-from ember.autograd.graph import (Node, grad_edge, _fit, _Packed, _pack, _hook_state,
+from ember.autograd.graph import (Node, grad_edge, is_view_of_leaf, _fit, _Packed, _pack, _hook_state,
                                   _version_msg, _FREED_MSG, bump_version, rebase_history,
                                   DelayedError)
 
@@ -336,11 +336,11 @@ def _wrap_outputs(ctx, args, tensor_inputs, output, is_executable):
             elif o._base is None:
                 o.detach_()
         elif is_modified:
-            if o._grad_fn is None and o._requires_grad and o._base is None:
+            if o._grad_fn is None and o._requires_grad and o._view_info is None:
                 raise RuntimeError("a leaf Variable that requires grad has been used in an "
                                    "in-place operation.")
-            if o._base is not None and o._view_info is not None:
-                if o._base._requires_grad and o._base._grad_fn is None:
+            if o._view_info is not None:
+                if is_view_of_leaf(o):
                     raise RuntimeError("a view of a leaf Variable that requires grad is being "
                                        "used in an in-place operation.")
                 if num_outputs > 1:

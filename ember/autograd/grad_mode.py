@@ -153,9 +153,53 @@ class inference_mode(_GradModeContext):
         # like c10::InferenceMode: grad mode is the opposite of inference mode
         state.grad_enabled = not self.mode
         state.inference_mode = self.mode
+        if self.mode:
+            self._marker = _InferenceTensors().__enter__()
+
+    def __exit__(self, *exc):
+        if self.mode:
+            self._marker.__exit__()
+        return super().__exit__(*exc)
 
     def clone(self):
         return inference_mode(self.mode)
+
+
+_marker_class = []
+
+
+def _InferenceTensors():
+    """Note [inference tensors]: what ops create under ``inference_mode`` is an inference
+    tensor (``is_inference()``; no version counter; outside the mode it can't be modified
+    in place or saved for backward). The marking is a dispatcher mode, pushed only while
+    inference mode is on, so ops outside it pay nothing. A view shares its root's flag; a
+    result that is one of the op's own arguments (in-place, ``out=``) keeps its own."""
+    if not _marker_class:
+        _marker_class.append(_define_marker())
+    return _marker_class[0]()
+
+
+def _define_marker():
+    from ember._dispatch import Mode, dispatch      # (the dispatcher imports this package)
+    from ember._tensor import Tensor
+    from ember.autograd.graph import mark_inference
+
+    def mark(r, args):
+        if isinstance(r, Tensor):
+            if r._base is None and not any(r is a for a in args):
+                mark_inference(r)
+        elif isinstance(r, (tuple, list)):
+            for x in r:
+                mark(x, args)
+
+    class InferenceTensors(Mode):
+        def __ember_dispatch__(self, op, args, kwargs):
+            out = kwargs.get("out") if kwargs else None
+            r = dispatch(op, args, out)
+            if state.inference_mode and out is None and not op.is_inplace:
+                mark(r, args)
+            return r
+    return InferenceTensors
 
 
 class set_multithreading_enabled(_GradModeContext):

@@ -32,7 +32,7 @@ from ember._tensor import Tensor, _make
 class AutogradMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
     __slots__ = ("grad", "grad_acc", "retains_grad", "hooks", "detached", "view_gen", "name",
-                 "post_acc_hooks", "fw_grad", "creation_meta")
+                 "post_acc_hooks", "fw_grad", "creation_meta", "inference")
 
     def __init__(self):
         self.grad = None
@@ -45,6 +45,7 @@ class AutogradMeta:
         self.post_acc_hooks = None
         self.fw_grad = None
         self.creation_meta = None   # why in-place on this view is forbidden (check_inplace)
+        self.inference = False      # Note [inference tensors]
 
 
 class RemovableHandle:
@@ -626,38 +627,49 @@ def grad_edge(t):
     m = t._meta
     if m is None:
         m = t._meta = AutogradMeta()
+    elif m.creation_meta is not None and m.creation_meta[0] in _NO_HISTORY:
+        return (None, 0)      # a view made in no_grad mode: requires grad, leads nowhere
     acc = m.grad_acc
     if acc is None:
         acc = m.grad_acc = AccumulateGrad(t)
     return (acc, 0)
 
 
+def view_base(t):
+    """The tensor whose history view ``t`` replays: the start of its view chain. ``_base``
+    is the storage root (it owns the version counter), which may be a tensor the chain's
+    start only aliases without autograd (``detach()``, ``.data``)."""
+    src = t._view_info[1][0]
+    while src._view_info is not None:
+        src = src._view_info[1][0]
+    return src
+
+
+def is_view_of_leaf(t):
+    """Is view ``t``, or the tensor it views, a leaf that requires grad (so in-place on
+    ``t`` is forbidden with grad mode on)?"""
+    b = view_base(t)
+    return (t._requires_grad and t._grad_fn is None) or \
+        (b._requires_grad and b._grad_fn is None)
+
+
 def _refresh_view(t):
     """Note [view + in-place]: a view whose base's history changed since the view's
     grad_fn was made (an in-place op on the base or on another view) regenerates it."""
-    b = t._base
-    if b is None or b._grad_fn is None:
+    tm = t._meta
+    cm = tm.creation_meta if tm is not None else None
+    if cm is not None and cm[0] != "custom_function":
+        # no history to regenerate from: torch forbids using it once its memory changed
+        if _counter(t) != cm[1] and t._requires_grad:
+            raise _view_error(t, cm, _STALE)
         return
-    tm, bm = t._meta, b._meta
+    b = view_base(t)
+    if b._grad_fn is None:
+        return
+    bm = b._meta
     if (tm.view_gen if tm is not None else 0) != (bm.view_gen if bm is not None else 0):
-        cm = tm.creation_meta if tm is not None else None
-        if cm is _NO_GRAD_VIEW:
-            raise RuntimeError("A view was created in no_grad mode and its base or another view "
-                               "of its base has been modified inplace with grad mode enabled. "
-                               "Given that this use case is ambiguous and error-prone, it is "
-                               "forbidden. You can clarify your code by moving both the view "
-                               "and the inplace either both inside the no_grad block (if you "
-                               "don't want the inplace to be tracked) or both outside (if you "
-                               "want the inplace to be tracked).")
         if cm is not None:
-            raise RuntimeError(f"Output {cm[2]} of {_short_name(cm[1])} is a view and its base "
-                               f"or another view of its base has been modified inplace. This "
-                               f"view was created inside a custom Function (or because an input "
-                               f"was returned as-is) and the autograd logic to handle "
-                               f"view+inplace would override the custom backward associated "
-                               f"with the custom Function, leading to incorrect gradients. This "
-                               f"behavior is forbidden. You can fix this by cloning the output "
-                               f"of the custom Function.")
+            raise _view_error(t, cm, _STALE)
         _regenerate_view_grad_fn(t)
 
 
@@ -698,7 +710,7 @@ def record(op, args, outputs, inplace=False):
                     a = stored[0] = _snapshot(a)
                 p = _pack(a) if _hook_state.stack else None
                 if p is None:
-                    saved_versions.append((a, a._version))
+                    saved_versions.append((a, _saved_version(a)))
                 else:
                     stored[i] = p
                     packed = True
@@ -775,15 +787,14 @@ def rebase_history(t, node, output_nr=0):
     ``output_nr``. When ``t`` is a view, its base's history becomes a CopySlices node."""
     if isinstance(node, OpNode) and node.op.saves_result:
         _save_result(node, (t,))
-    b = t._base
-    if b is None or t._view_info is None:
+    if t._view_info is None:
         t._grad_fn = node
         t._output_nr = output_nr
         t._requires_grad = True
-        if b is None:
-            # views of ``t`` taken before this write must regenerate their grad_fn
-            t._autograd_meta().view_gen += 1
+        # views of ``t`` taken before this write must regenerate their grad_fn
+        t._autograd_meta().view_gen += 1
         return
+    b = view_base(t)
     # Note [view + in-place]
     cs = CopySlices()
     cs.next_functions = (grad_edge(b), (node, output_nr))
@@ -820,7 +831,7 @@ def replay_view(chain, base):
 
 
 def _regenerate_view_grad_fn(t):
-    b = t._base
+    b = view_base(t)
     chain = _view_chain(t)
     prev = state.grad_enabled
     state.grad_enabled = True
@@ -840,41 +851,112 @@ def set_view(out, src, op, args, k=None):
     if not isinstance(src, Tensor):
         return
     b = src._base
-    root = out._base = src if b is None else b
+    out._base = src if b is None else b
     out._view_info = (op, args, k)
-    bm = root._meta
+    base = view_base(out)
+    bm = base._meta
     if bm is not None and bm.view_gen:
         out._autograd_meta().view_gen = bm.view_gen
-    if not state.grad_enabled and (src._requires_grad or root._requires_grad):
-        out._autograd_meta().creation_meta = _NO_GRAD_VIEW
+    # Note [view + in-place]: views whose history cannot be replayed remember why, and the
+    # version they were made at; a view of such a view inherits the reason
+    sm = src._meta
+    inherited = sm.creation_meta if sm is not None and src._view_info is not None else None
+    if not state.grad_enabled and (src._requires_grad or base._requires_grad):
+        # as in torch: it requires grad (like its base) but has no history
+        kind = "inference_mode" if state.inference_mode else "no_grad"
+        out._autograd_meta().creation_meta = (kind, _counter(out))
+        out._requires_grad = True
+    elif k is not None or (inherited is not None and inherited[0] != "custom_function"):
+        kind = "multi_output" if inherited is None else inherited[0]
+        out._autograd_meta().creation_meta = (kind, _counter(out))
+        if kind in _NO_HISTORY:
+            out._requires_grad = True
 
 
-_NO_GRAD_VIEW = ("no_grad",)
+_NO_HISTORY = ("no_grad", "inference_mode")     # views made with grad mode off
+_NO_GRAD_MSG = ("A view was created in {0} mode and {1}. Given that this use case is "
+                "ambiguous and error-prone, it is forbidden. You can clarify your code by moving "
+                "both the view and the inplace either both inside the {2} block (if you "
+                "don't want the inplace to be tracked) or both outside (if you want the inplace "
+                "to be tracked).")
+_MULTI_OUTPUT_MSG = ("Output {} of {} is a view and {}. This view is the output of a function "
+                     "that returns multiple views. Such functions do not allow the output views "
+                     "to be modified inplace. You should replace the inplace operation by an "
+                     "out-of-place one.")
+_CUSTOM_FUNCTION_MSG = ("Output {} of {} is a view and {}. This view was created inside a custom "
+                        "Function (or because an input was returned as-is) and the autograd "
+                        "logic to handle view+inplace would override the custom backward "
+                        "associated with the custom Function, leading to incorrect gradients. "
+                        "This behavior is forbidden. You can fix this by cloning the output of "
+                        "the custom Function.")
 
 
-def check_inplace(t):
+def _counter(t):
+    """The version counter's value, read without ``_version``'s inference-tensor check."""
+    b = t._base
+    return (t if b is None else b)._vc
+
+
+def is_inference(t):
+    """Note [inference tensors]: made under ``inference_mode`` (or a view of one)."""
+    b = t._base
+    m = (t if b is None else b)._meta
+    return m is not None and m.inference
+
+
+def mark_inference(t):
+    t._autograd_meta().inference = True
+    return t
+
+
+def _saved_version(t):
+    if is_inference(t):
+        raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use "
+                           "Tensors created in inference mode in computation tracked by "
+                           "autograd. To work around this, you can make a clone to get a "
+                           "normal tensor and use it in autograd, or use `torch.no_grad()` "
+                           "instead of `torch.inference_mode()`.")
+    return _counter(t)
+
+
+def _view_error(t, cm, what):
+    """torch's error for an in-place op on (``what="is being modified inplace"``), or a
+    stale history of (``what="its base or another view..."``), a view it cannot rebase."""
+    if cm[0] in _NO_HISTORY:
+        where = "with grad mode enabled" if cm[0] == "no_grad" else "in normal mode"
+        mode = "no_grad" if cm[0] == "no_grad" else "inference"
+        return RuntimeError(_NO_GRAD_MSG.format(
+            mode, f"{what} {where}" if what is _WRITTEN else
+            f"its base or another view of its base has been modified inplace {where}", cm[0]))
+    if cm[0] == "multi_output":
+        name = t._grad_fn.name() if t._grad_fn is not None else t._view_info[0].grad_name
+        return RuntimeError(_MULTI_OUTPUT_MSG.format(t._output_nr,
+                                                     re.sub(r"Backward\d*$", "", name), what))
+    return RuntimeError(_CUSTOM_FUNCTION_MSG.format(cm[2], _short_name(cm[1]), what))
+
+
+_WRITTEN = "is being modified inplace"
+_STALE = "its base or another view of its base has been modified inplace"
+
+
+def check_inplace(t, req=False):
     """Raise torch's error for an in-place op (with grad mode on) on a view that autograd
-    cannot rebase: one created in no_grad mode from a tensor requiring grad, or an output of
-    a custom Function that is a view. The dispatcher calls this before in-place kernels."""
+    cannot rebase: one created in no_grad mode from a tensor requiring grad, an output of a
+    multi-output view op (``unbind``, ``split``...), or an output of a custom Function that is
+    a view. ``req``: another argument requires grad. The dispatcher calls this before
+    in-place kernels."""
+    if not state.inference_mode and is_inference(t):
+        raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
+                           "allowed.You can make a clone to get a normal tensor before doing "
+                           "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
+                           "details.")
     m = t._meta
     if m is None or m.creation_meta is None or not state.grad_enabled:
         return
     cm = m.creation_meta
-    if cm is _NO_GRAD_VIEW:
-        raise RuntimeError("A view was created in no_grad mode and is being modified inplace "
-                           "with grad mode enabled. Given that this use case is ambiguous and "
-                           "error-prone, it is forbidden. You can clarify your code by moving "
-                           "both the view and the inplace either both inside the no_grad block "
-                           "(if you don't want the inplace to be tracked) or both outside (if "
-                           "you want the inplace to be tracked).")
-    node, nr = cm[1], cm[2]
-    raise RuntimeError(f"Output {nr} of {_short_name(node)} is a view and is being modified "
-                       f"inplace. This view was created inside a custom Function (or because "
-                       f"an input was returned as-is) and the autograd logic to handle "
-                       f"view+inplace would override the custom backward associated with the "
-                       f"custom Function, leading to incorrect gradients. This behavior is "
-                       f"forbidden. You can fix this by cloning the output of the custom "
-                       f"Function.")
+    if cm[0] == "multi_output" and not (t._requires_grad or req):
+        return
+    raise _view_error(t, cm, _WRITTEN)
 
 
 # -------------------------------------------------------------------- hooks
