@@ -69,13 +69,17 @@ class _WrappedHook:
         if self.with_module:
             self.module = weakref.ref(module)
 
-    def __call__(self, *args, **kwargs):
-        if not self.with_module:
-            return self.hook(*args, **kwargs)
+    def _live_module(self, message):
         module = self.module()
         if module is None:
-            raise RuntimeError("You are trying to call the hook of a dead Module!")
-        return self.hook(module, *args, **kwargs)
+            raise RuntimeError(message)
+        return module
+
+    def __call__(self, *args, **kwargs):
+        if self.with_module:
+            args = (self._live_module("You are trying to call the hook of a dead Module!"),
+                    *args)
+        return self.hook(*args, **kwargs)
 
     def __getstate__(self):
         out = {"hook": self.hook, "with_module": self.with_module}
@@ -85,10 +89,11 @@ class _WrappedHook:
 
     def __setstate__(self, state):
         self.hook, self.with_module = state["hook"], state["with_module"]
-        if self.with_module:
-            if state["module"] is None:
-                raise RuntimeError("You are trying to revive the hook of a dead Module!")
-            self.module = weakref.ref(state["module"])
+        if not self.with_module:
+            return
+        if state["module"] is None:
+            raise RuntimeError("You are trying to revive the hook of a dead Module!")
+        self.module = weakref.ref(state["module"])
 
 
 # ------------------------------------------------------------------ process-wide hooks
@@ -250,8 +255,8 @@ class BackwardHook:
         if self.grad_outputs is None:
             return None
         grads = _spread(self.input_tensors_index, grad_input, self.n_inputs)
-        for hook in self.user_hooks:
-            out = hook(self.module, grads, self.grad_outputs)
+        for user_hook in self.user_hooks:
+            out = user_hook(self.module, grads, self.grad_outputs)
             if out is None:
                 continue
             if len(out) != len(grads):

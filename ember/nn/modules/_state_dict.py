@@ -15,9 +15,9 @@ class _IncompatibleKeys(namedtuple("IncompatibleKeys", ["missing_keys", "unexpec
     __slots__ = ()
 
     def __repr__(self):
-        if not self.missing_keys and not self.unexpected_keys:
-            return "<All keys matched successfully>"
-        return super().__repr__()
+        if self.missing_keys or self.unexpected_keys:
+            return super().__repr__()
+        return "<All keys matched successfully>"
 
     __str__ = __repr__
 
@@ -108,14 +108,14 @@ def load_tree(root, state_dict, strict, assign):
     """``Module.load_state_dict``: load every module of the tree, then report."""
     if not isinstance(state_dict, Mapping):
         raise TypeError(f"Expected state_dict to be dict-like, got {type(state_dict)}.")
-    missing, unexpected, errors = [], [], []
     metadata = getattr(state_dict, "_metadata", None)
-    state_dict = OrderedDict(state_dict)
+    state_dict = OrderedDict(state_dict)       # a copy the hooks may edit
     if metadata is not None:
         state_dict._metadata = metadata
+    missing, unexpected, errors = [], [], []
 
     def visit(module, local, prefix):
-        meta = {} if metadata is None else metadata.get(prefix[:-1], {})
+        meta = metadata.get(prefix[:-1], {}) if metadata is not None else {}
         if assign:
             meta["assign_to_params_buffers"] = assign
         module._load_from_state_dict(local, prefix, meta, True, missing, unexpected, errors)

@@ -12,7 +12,5 @@ def _ntuple(n, name="parse"):
     return expand
 
 
-_single = _ntuple(1, "_single")
-_pair = _ntuple(2, "_pair")
-_triple = _ntuple(3, "_triple")
-_quadruple = _ntuple(4, "_quadruple")
+_single, _pair, _triple, _quadruple = (
+    _ntuple(n, name) for n, name in enumerate(("_single", "_pair", "_triple", "_quadruple"), 1))
