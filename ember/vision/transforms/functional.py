@@ -286,9 +286,7 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
     if isinstance(size, numbers.Integral):
         size = [int(size)]
     elif isinstance(size, (list, tuple)):
-        if len(size) > 2:
-            raise ValueError("Size must be an int or a 1 or 2 element tuple/list, not a "
-                             f"{len(size)} element tuple/list")
+        _require(len(size) <= 2, ValueError, "If size is a sequence, it should have 1 or 2 values")
         size = list(size)
     elif size is not None:
         raise TypeError(f"Size should be int or sequence. Got {type(size)}")
@@ -420,11 +418,10 @@ def pad(img, padding, fill=0, padding_mode="constant"):
 
 def _pad_tensor(img, ltrb, fill, padding_mode):
     left, top, right, bottom = ltrb
+    _require(not isinstance(fill, (tuple, list)), TypeError, "Got inappropriate fill arg")
     if not any(ltrb):
         return img
     if padding_mode == "constant":
-        if isinstance(fill, (tuple, list)):
-            raise TypeError("Tensor inputs support only a number as padding fill")
         return _F.pad(img, [left, right, top, bottom], mode="constant", value=float(fill))
     h, w = img.shape[-2:]
     if padding_mode == "reflect" and (max(top, bottom) >= h or max(left, right) >= w):
@@ -501,21 +498,16 @@ def _check_fill(fill, channels):
     return fill
 
 
-def _warp(img, out_w, out_h, to_source, interpolation, fill):
-    """Sample ``img`` at ``to_source`` of every output pixel centre (pixel units, origin at the
-    top-left corner); outside the image: zeros, or ``fill`` blended by coverage."""
+def _warp(img, grid, interpolation, fill):
+    """Sample ``img`` at ``grid`` (out_h, out_w, 2) positions in [-1, 1] units (numpy, in the
+    image's float dtype); outside the image: zeros, or ``fill`` blended by coverage."""
     mode = interpolation.value
     if mode not in ("nearest", "bilinear"):
         raise ValueError(f"Interpolation mode '{mode}' is unsupported with Tensor input")
     fill = _check_fill(fill, img.shape[-3])
-    _, h, w = get_dimensions(img)
     batch, restore = _float_batch(img, (_float_dtype(img),))
-    ys, xs = np.meshgrid(np.arange(out_h) + 0.5, np.arange(out_w) + 0.5, indexing="ij")
-    source = to_source(np.stack([xs.ravel(), ys.ravel()], axis=1))
-    grid = (source / (np.array([w, h]) * 0.5) - 1.0).reshape(1, out_h, out_w, 2)
-    grid = ember.from_numpy(grid.astype(np.float64 if batch.dtype == ember.float64 else np.float32))
-    n = batch.shape[0]
-    grid = grid.expand(n, out_h, out_w, 2)
+    n, _, h, w = batch.shape
+    grid = ember.from_numpy(np.ascontiguousarray(grid)).expand(n, *grid.shape)
     if fill is None:
         return restore(_F.grid_sample(batch, grid, mode=mode, padding_mode="zeros",
                                       align_corners=False))
@@ -532,14 +524,30 @@ def _warp(img, out_w, out_h, to_source, interpolation, fill):
     return restore(out)
 
 
+def _grid_dtype(img):
+    return np.float64 if img.dtype == ember.float64 else np.float32
+
+
+def _pixel_centres(out_w, out_h, dtype, centred):
+    """(out_h, out_w, 3) homogeneous pixel-centre positions, from the image centre if
+    ``centred`` else from the top-left corner."""
+    shift = 0.5 - 0.5 * np.array([out_w, out_h]) if centred else np.array([0.5, 0.5])
+    xs = np.linspace(shift[0], shift[0] + out_w - 1, out_w, dtype=dtype)
+    ys = np.linspace(shift[1], shift[1] + out_h - 1, out_h, dtype=dtype)
+    ones = np.ones((out_h, out_w), dtype=dtype)
+    return np.stack([np.broadcast_to(xs, ones.shape), np.broadcast_to(ys[:, None], ones.shape),
+                     ones], axis=-1)
+
+
 def _warp_affine(img, matrix, interpolation, fill, expand=False):
+    """``matrix`` maps output positions to input positions, both measured from their image's
+    centre; it is scaled to [-1, 1] units and applied to every output pixel centre."""
     _, h, w = get_dimensions(img)
     out_w, out_h = _expanded_size(matrix, w, h) if expand else (w, h)
-
-    def to_source(points):                 # both sides measured from their image's centre
-        centred = points - np.array([out_w, out_h]) * 0.5
-        return centred @ matrix[:, :2].T + matrix[:, 2] + np.array([w, h]) * 0.5
-    return _warp(img, out_w, out_h, to_source, interpolation, fill)
+    dtype = _grid_dtype(img)
+    to_unit = (matrix.astype(dtype) / np.array([[w * 0.5], [h * 0.5]], dtype=dtype)).T
+    points = _pixel_centres(out_w, out_h, dtype, centred=True).reshape(-1, 3)
+    return _warp(img, (points @ to_unit).reshape(out_h, out_w, 2), interpolation, fill)
 
 
 def _centre_offset(center, img):
@@ -628,13 +636,15 @@ def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BIL
                             fillcolor=_pil_fill(fill, im))
 
     def on_tensor(t):
-        m = np.asarray(coeffs, dtype=np.float64)
-
-        def to_source(points):
-            depth = points @ m[6:8] + 1.0
-            return (points @ m[[0, 1, 3, 4]].reshape(2, 2).T + m[[2, 5]]) / depth[:, None]
         _, h, w = get_dimensions(t)
-        return _warp(t, w, h, to_source, interpolation, fill)
+        dtype = _grid_dtype(t)
+        a, b, c, d, e, f, g, k = coeffs
+        to_unit = np.array([[a, d], [b, e], [c, f]], dtype=dtype) / np.array([0.5 * w, 0.5 * h],
+                                                                             dtype=dtype)
+        depth = np.array([[g, g], [k, k], [1.0, 1.0]], dtype=dtype)
+        points = _pixel_centres(w, h, dtype, centred=False).reshape(-1, 3)
+        grid = (points @ to_unit) / (points @ depth) - 1.0
+        return _warp(t, grid.reshape(h, w, 2), interpolation, fill)
     return _route(img, on_pil, on_tensor)
 
 

@@ -176,8 +176,6 @@ class Resize(_Op):
                  antialias=True):
         _require(size is None or isinstance(size, (int, Sequence)), TypeError,
                  f"Size should be int or sequence. Got {type(size)}")
-        _require(not isinstance(size, Sequence) or len(size) in (1, 2), ValueError,
-                 "If size is a sequence, it should have 1 or 2 values")
         self._keep(size=size, interpolation=F._as_mode(interpolation), max_size=max_size,
                    antialias=antialias)
 
@@ -208,6 +206,8 @@ class Pad(_Op):
 
     def __init__(self, padding, fill=0, padding_mode="constant"):
         F._check_pad_args(padding, fill, padding_mode)
+        _require(isinstance(fill, (numbers.Number, tuple, list)), TypeError,     # no colour names
+                 "Got inappropriate fill arg")
         self._keep(padding=padding, fill=fill, padding_mode=padding_mode)
 
 
