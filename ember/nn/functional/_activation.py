@@ -257,13 +257,15 @@ def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
 
 
 def gumbel_softmax(logits, tau=1, hard=False, eps=1e-10, dim=-1):
-    gumbels = -ember.empty(logits.shape, dtype=logits.dtype).exponential_().log()
-    y_soft = ((logits + gumbels) / tau).softmax(dim)
-    if hard:
-        index = y_soft.max(dim, keepdim=True)[1]
-        y_hard = ember.zeros_like(logits).scatter_(dim, index, 1.0)
-        return y_hard - y_soft.detach() + y_soft
-    return y_soft
+    """softmax((logits + g) / tau) with g = -log(E), E ~ Exp(1); ``hard``: the one-hot of
+    its argmax in the forward pass, the soft gradient in the backward (straight through)."""
+    noise = -ember.empty(logits.shape, dtype=logits.dtype).exponential_().log()
+    soft = ((logits + noise) / tau).softmax(dim)
+    if not hard:
+        return soft
+    one_hot = ember.zeros_like(logits)
+    one_hot.scatter_(dim, soft.argmax(dim, keepdim=True), 1.0)
+    return one_hot - soft.detach() + soft
 
 
 def tanh(input):

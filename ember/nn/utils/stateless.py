@@ -107,11 +107,7 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
                     raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
                                      "functional call is ambiguous")
                 merged[k] = v
-    if kwargs is None:
-        kwargs = {}
-    if args is None:
-        args = ()
-    elif not isinstance(args, tuple):
-        args = (args,)
+    kwargs = {} if kwargs is None else kwargs
+    args = () if args is None else args if isinstance(args, tuple) else (args,)
     with _reparametrize_module(module, merged, tie_weights=tie_weights, strict=strict):
         return module(*args, **kwargs)
