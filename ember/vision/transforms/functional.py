@@ -6,7 +6,6 @@ perspective) share one path: map each output pixel centre back into the input an
 ``grid_sample`` there."""
 import math
 import numbers
-from collections.abc import Sequence
 from enum import Enum
 
 import numpy as np
@@ -882,7 +881,7 @@ def erase(img, i, j, h, w, v, inplace=False):
     return out
 
 
-# --------------------------------------------------------------------------- posterize / autocontrast / equalize
+# --------------------------------------------------------------------------- posterize / equalize
 def _require_uint8(img):
     if img.dtype != ember.uint8:
         raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
