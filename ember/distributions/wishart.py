@@ -115,26 +115,31 @@ class Wishart(Batched, ExponentialFamily):
         LA = self._unbroadcasted_scale_tril @ A
         return LA @ LA.mT
 
-    def _singular(self, sample, sample_shape):
-        """Per draw of ``sample_shape``: is any matrix of its batch singular?"""
-        bad = ~self.support.check(sample)
-        return bad.reshape(tuple(sample_shape) + (-1,)).any(-1)
+    def _all_regular(self, draws):
+        """Per draw (leading dim): are all the matrices of its batch non-singular?"""
+        return self.support.check(draws).reshape(draws.shape[0], -1).all(-1)
 
     def rsample(self, sample_shape=ember.Size(), max_try_correction=None):
-        """Bartlett draws; a draw with a singular matrix is redrawn (whole batch), at most
-        ``max_try_correction`` (default 10) times."""
+        """Bartlett draws, corrected as torch does, so that seeded streams agree: the first pass
+        redraws every draw that has a *non*-singular matrix in its batch (torch's check), then
+        each of at most ``max_try_correction`` (default 10) passes draws anew for the draws
+        still pending and keeps a redraw whose matrices are all non-singular."""
         sample_shape = ember.Size(sample_shape)
         sample = self._bartlett_sampling(sample_shape)
-        bad = self._singular(sample, sample_shape)
-        if bool(bad.any()):
-            warnings.warn("Singular sample detected.")
-            for _ in range(10 if max_try_correction is None else max_try_correction):
-                mask = bad.reshape(sample_shape + (1,) * (sample.dim() - len(sample_shape)))
-                sample = ember.where(mask, self._bartlett_sampling(sample_shape), sample)
-                bad = self._singular(sample, sample_shape)
-                if not bool(bad.any()):
-                    break
-        return sample
+        draws = sample.reshape((-1,) + self.batch_shape + self.event_shape)
+        flagged = self.support.check(draws).reshape(draws.shape[0], -1).any(-1)
+        pending = flagged.nonzero().squeeze(-1)
+        if pending.numel() == 0:
+            return sample
+        warnings.warn("Singular sample detected.")
+        for _ in range(10 if max_try_correction is None else max_try_correction):
+            redraws = self._bartlett_sampling((pending.numel(),))
+            kept = self._all_regular(redraws)
+            draws = draws.index_put((pending[kept],), redraws[kept])
+            pending = pending[~kept]
+            if pending.numel() == 0:
+                break
+        return draws.reshape(sample.shape)
 
     def _log_normalizer(self):
         """``log(2^(df p / 2) |Sigma|^(df / 2) Gamma_p(df / 2))``."""
