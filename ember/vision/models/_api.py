@@ -6,13 +6,14 @@ BUILTIN_MODELS = {}
 
 
 def register_model(name=None):
-    def wrapper(fn):
-        key = name if name is not None else fn.__name__
+    """Decorator: record a builder under ``name`` (default: its own name) for get_model."""
+    def record(builder):
+        key = builder.__name__ if name is None else name
         if key in BUILTIN_MODELS:
             raise ValueError(f"An entry is already registered under the name '{key}'.")
-        BUILTIN_MODELS[key] = fn
-        return fn
-    return wrapper
+        BUILTIN_MODELS[key] = builder
+        return builder
+    return record
 
 
 def _no_pretrained(name, weights):
@@ -112,25 +113,22 @@ def get_model(name, **config):
     return get_model_builder(name)(**config)
 
 
+def _patterns(spec):
+    return [spec] if isinstance(spec, str) else list(spec or ())
+
+
 def list_models(module=None, include=None, exclude=None):
-    all_models = {
-        k for k, v in BUILTIN_MODELS.items()
-        if module is None or v.__module__.rsplit(".", 1)[0] == module.__name__
-    }
-    if include:
-        if isinstance(include, str):
-            include = [include]
-        models = set()
-        for f in include:
-            models |= set(fnmatch.filter(all_models, f))
-    else:
-        models = all_models
-    if exclude:
-        if isinstance(exclude, str):
-            exclude = [exclude]
-        for f in exclude:
-            models -= set(fnmatch.filter(all_models, f))
-    return sorted(models)
+    """Sorted names of the registered models (only ``module``'s when given) that match some
+    ``include`` pattern (any, when there are none) and no ``exclude`` pattern (fnmatch's)."""
+    include, exclude = _patterns(include), _patterns(exclude)
+
+    def wanted(name, builder):
+        if module is not None and builder.__module__.rsplit(".", 1)[0] != module.__name__:
+            return False
+        if include and not any(fnmatch.fnmatch(name, p) for p in include):
+            return False
+        return not any(fnmatch.fnmatch(name, p) for p in exclude)
+    return sorted(name for name, builder in BUILTIN_MODELS.items() if wanted(name, builder))
 
 
 def get_weight(name):
