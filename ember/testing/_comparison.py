@@ -64,34 +64,28 @@ def _tolerances(dtypes, rtol, atol):
 
 def _mismatch_msg(*, default_identifier, identifier=None, extra=None, abs_diff, abs_diff_idx=None,
                   atol, rel_diff, rel_diff_idx=None, rtol):
-    equality = rtol == 0 and atol == 0
-
-    def diff_line(kind, diff, idx, tol):
-        if idx is None:
-            line = f"{kind.title()} difference: {diff}"
-        else:
-            line = f"Greatest {kind} difference: {diff} at index {idx}"
-        if not equality:
-            line += f" (up to {tol} allowed)"
-        return line + "\n"
-
-    if identifier is None:
-        identifier = default_identifier
-    elif callable(identifier):
-        identifier = identifier(default_identifier)
-    msg = f"{identifier} are not {'equal' if equality else 'close'}!\n\n"
+    """Header ("<what> are not equal/close!"), the optional extra line, then one line per
+    difference kind, with its index when there are several elements and its tolerance
+    unless exact equality was asked for."""
+    exact = rtol == 0 and atol == 0
+    what = default_identifier if identifier is None else \
+        identifier(default_identifier) if callable(identifier) else identifier
+    lines = [f"{what} are not {'equal' if exact else 'close'}!", ""]
     if extra:
-        msg += f"{extra.strip()}\n"
-    msg += diff_line("absolute", abs_diff, abs_diff_idx, atol)
-    msg += diff_line("relative", rel_diff, rel_diff_idx, rtol)
-    return msg.strip()
+        lines.append(extra.strip())
+    for kind, diff, where, allowed in (("absolute", abs_diff, abs_diff_idx, atol),
+                                       ("relative", rel_diff, rel_diff_idx, rtol)):
+        line = f"{kind.title()} difference: {diff}" if where is None else \
+            f"Greatest {kind} difference: {diff} at index {where}"
+        lines.append(line if exact else f"{line} (up to {allowed} allowed)")
+    return "\n".join(lines).strip()
 
 
 def _scalar_mismatch_msg(actual, expected, *, rtol, atol):
-    abs_diff = abs(actual - expected)
-    rel_diff = float("inf") if expected == 0 else abs_diff / abs(expected)
-    return _mismatch_msg(default_identifier="Scalars", extra=f"Expected {expected} but got {actual}.",
-                         abs_diff=abs_diff, atol=atol, rel_diff=rel_diff, rtol=rtol)
+    gap = abs(actual - expected)
+    return _mismatch_msg(default_identifier="Scalars", rtol=rtol, atol=atol, abs_diff=gap,
+                         rel_diff=gap / abs(expected) if expected != 0 else float("inf"),
+                         extra=f"Expected {expected} but got {actual}.")
 
 
 def _tensor_mismatch_msg(actual, expected, matches, *, rtol, atol):
@@ -299,9 +293,8 @@ def assert_close(actual, expected, *, allow_subclasses=True, rtol=None, atol=Non
     exact). Python scalars, sequences and mappings are compared item by item. ``msg`` (a
     string, or a callable taking the generated message) replaces the failure message."""
     __tracebackhide__ = True
-    opts = dict(allow_subclasses=allow_subclasses, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                check_device=check_device, check_dtype=check_dtype,
-                check_layout=check_layout, check_stride=check_stride)
+    opts = {name: value for name, value in locals().items()
+            if name not in ("actual", "expected", "msg", "__tracebackhide__")}
     try:
         _compare(actual, expected, opts)
     except _ErrorMeta as err:
@@ -324,5 +317,5 @@ def assert_allclose(actual, expected, rtol=None, atol=None, equal_nan=True, msg=
         table = {e.float16: (1e-3, 1e-3), e.float32: (1.3e-6, 1e-5),
                  e.float64: (1e-7, 1e-7)}
         rtol, atol = table.get(e.promote_types(actual.dtype, expected.dtype), (0.0, 0.0))
-    assert_close(actual, expected, rtol=rtol, atol=atol, equal_nan=equal_nan,
-                 check_device=True, check_dtype=False, check_stride=False, msg=msg or None)
+    assert_close(actual, expected, msg=msg or None, rtol=rtol, atol=atol, equal_nan=equal_nan,
+                 check_dtype=False, check_stride=False, check_device=True)

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import collections.abc
-import functools
 import math
 import warnings
 
@@ -41,15 +40,12 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
             raise ValueError(f"The value interval specified by `low` and `high` is "
                              f"[{low}, {high}), but {dtype} only supports "
                              f"[{lowest}, {highest})")
-        low = min(max(low, lowest), highest)
-        high = min(max(high, lowest), highest)
-        if dtype in integral + bool_t:
-            return math.ceil(low), math.ceil(high)
-        return low, high
+        low, high = (min(max(bound, lowest), highest) for bound in (low, high))
+        whole = dtype in integral + bool_t      # integer bounds round up
+        return (math.ceil(low), math.ceil(high)) if whole else (low, high)
 
-    if len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence):
-        shape = shape[0]
-    shape = tuple(int(s) for s in shape)
+    nested = len(shape) == 1 and isinstance(shape[0], collections.abc.Sequence)
+    shape = tuple(map(int, shape[0] if nested else shape))
 
     if noncontiguous and memory_format is not None:
         raise ValueError("The parameters `noncontiguous` and `memory_format` are mutually "
@@ -58,9 +54,10 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
         raise ValueError(f"`requires_grad=True` is not supported for boolean and integral "
                          f"dtypes, but got {dtype=}")
 
-    noncontiguous = noncontiguous and functools.reduce(lambda x, y: x * y, shape, 1) > 1
+    # a non-contiguous result: draw twice the last dimension and keep every other element
+    noncontiguous = noncontiguous and math.prod(shape) > 1
     if noncontiguous:
-        shape = shape[:-1] + (2 * shape[-1],)
+        shape = (*shape[:-1], shape[-1] * 2)
 
     if dtype is e.bool:
         low, high = modify(low, high, 0, 2, 0, 2)
@@ -80,10 +77,10 @@ def make_tensor(*shape, dtype, device, low=None, high=None, requires_grad=False,
                         f"torch.testing.make_tensor(). To request support, file an issue "
                         f"at: https://github.com/pytorch/pytorch/issues")
 
-    if noncontiguous:
-        result = result[..., 1::2]
-    elif memory_format is not None:
+    if memory_format is not None:
         result = result.clone(memory_format=memory_format)
+    elif noncontiguous:
+        result = result[..., 1::2]
 
     if exclude_zero:
         if dtype in integral + bool_t:
