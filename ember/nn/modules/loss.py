@@ -69,9 +69,8 @@ class _TableLoss(_Loss):
             self._check(options)
         Module.__init__(self)
         flags = [options.pop(k, None) for k in _LEGACY]
-        self.reduction = (_legacy_get_string(*flags) if flags != [None, None]
-                          else options.pop("reduction"))
-        options.pop("reduction", None)
+        reduction = options.pop("reduction")
+        self.reduction = reduction if flags == [None, None] else _legacy_get_string(*flags)
         for name, value in options.items():
             if name in _BUFFERS:
                 self.register_buffer(name, value)
