@@ -138,7 +138,7 @@ class ArgumentTypeError(TypeError):
 
     def __init__(self, op, index, value, method=False):
         name = op.argnames[index]
-        if index == 0 and name == "self":
+        if name == "self":
             name = "input"
         from ember._legacy import type_name
         super().__init__(f"{op.public_name}(): argument '{name}' (position "

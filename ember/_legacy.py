@@ -21,18 +21,13 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import to_device
+from ember._kernels.shape import _C_NAMES as _CPP_NAMES   # dtypes as TensorOptions print
 from ember._tensor import Size, Tensor, _make
 
 _FORMS = ("(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor other)",
           "(tuple of ints size, *, torch.device device = None)",
           "(object data, *, torch.device device = None)")
 _KEYWORDS = ("size", "data", "other", "storage")
-# C++ names of the dtypes, as torch's TensorOptions print them
-_CPP_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
-              "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
-              "int16": "short int", "int8": "signed char", "uint8": "unsigned char",
-              "bool": "bool", "complex64": "c10::complex<float>",
-              "complex128": "c10::complex<double>"}
 
 
 def type_name(cls):

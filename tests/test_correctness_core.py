@@ -295,7 +295,8 @@ def test_allocation_errors(fn):
 CONVERSIONS = [
     lambda m: m.ones(3, 3).permute(0, 0), lambda m: m.ones(3, 3).permute(0, -2),
     lambda m: m.permute(m.ones(3, 3), (1, 1)), lambda m: m.ones(3, 3).permute(0),
-    lambda m: m.ones(3, 3).permute(0, 2),
+    lambda m: m.ones(3, 3).permute(0, 2), lambda m: m.ones(3, 3).expand(2),
+    lambda m: m.ones(3, 3, dtype=m.int64).expand(4),
     lambda m: float(m.ones(2)), lambda m: int(m.ones(2)), lambda m: complex(m.ones(2)),
     lambda m: float(m.ones(0)), lambda m: int(m.ones(1, 1)),
     lambda m: float(m.ones(2, requires_grad=True)),

@@ -1,6 +1,7 @@
 """Kernels of the core ops (views, copies, reductions to a shape, matmul)."""
 import numpy as np
 
+from ember._kernels.shape import type_name
 from ember._kernels.util import infer_size, as_view, wrap_dim
 
 
@@ -32,8 +33,10 @@ def permute(a, dims):
 def expand(a, size, implicit=False):
     size = tuple(size)
     if len(size) < a.ndim:
-        raise RuntimeError(f"expand: the number of sizes provided ({len(size)}) must be greater "
-                           f"or equal to the number of dimensions in the tensor ({a.ndim})")
+        raise RuntimeError(f"expand(torch.{type_name(a.dtype)}Tensor{{{list(a.shape)}}}, "
+                           f"size={list(size)}): the number of sizes provided ({len(size)}) "
+                           f"must be greater or equal to the number of dimensions in the "
+                           f"tensor ({a.ndim})")
     lead = len(size) - a.ndim
     shape = []
     for i, s in enumerate(size):
