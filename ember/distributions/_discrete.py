@@ -1,7 +1,8 @@
-"""Pieces the discrete and matrix families share: one ``expand`` for every family whose state is
-its attributes, one probs-or-logits parameter, and the Gaussian linear algebra (triangular
-solves, Mahalanobis distances, log-determinants; the low-rank forms by Woodbury and the matrix
-determinant lemma)."""
+"""Pieces the discrete and matrix families share: value checking, one ``expand`` for every family
+whose state is its attributes, one probs-or-logits parameter with the Bernoulli log-mass and
+entropy, the relaxed (Concrete) families' view of their base, counting helpers, and the Gaussian
+linear algebra (triangular solves, Mahalanobis distances, log-determinants; the low-rank forms
+by the Woodbury identity and the matrix determinant lemma)."""
 from __future__ import annotations
 
 import functools
@@ -104,6 +105,44 @@ class ProbsOrLogits(Batched):
         return probs_to_logits(self.probs, is_binary=self._binary)
 
 
+def log1p_exp(x):
+    """``log(1 + e^x)`` without overflow (softplus with no threshold)."""
+    return ember.logaddexp(x, x.new_zeros(()))
+
+
+def logit(p):
+    """``log(p / (1 - p))``."""
+    return p.log() - (-p).log1p()
+
+
+def bernoulli_log_mass(logits, value):
+    """``x log p + (1 - x) log(1 - p) = x l - log(1 + e^l)`` for ``p = sigmoid(l)``, in the
+    value's (floating) dtype, as torch."""
+    log_mass = value * logits - log1p_exp(logits)
+    return log_mass.to(value.dtype) if value.is_floating_point() else log_mass
+
+
+def bernoulli_entropy(logits, probs):
+    """``-p log p - (1 - p) log(1 - p) = log(1 + e^l) - p l``."""
+    return log1p_exp(logits) - probs * logits
+
+
+class Relaxed:
+    """Mixin for a relaxed family that is a TransformedDistribution of its base ``base_dist``:
+    the parameters are the base's, and ``expand`` is the transformed one."""
+    temperature = property(lambda self: self.base_dist.temperature)
+    probs = property(lambda self: self.base_dist.probs)
+    logits = property(lambda self: self.base_dist.logits)
+
+    def expand(self, batch_shape, _instance=None):
+        owner = next(k for k in type(self).__mro__ if Relaxed in k.__bases__)
+        new = self._get_checked_instance(owner, _instance)
+        return super().expand(batch_shape, _instance=new)
+
+
+# ---------------------------------------------------------------------------------------------
+# Counts
+
 def counts_support(count, dtype, batch_shape, expand):
     """``0, 1, ..., count - 1`` along a new leading dim, then ones (or ``batch_shape``)."""
     values = ember.arange(count, dtype=dtype).reshape((count,) + (1,) * len(batch_shape))
@@ -116,6 +155,11 @@ def homogeneous_count(total_count, what):
     if count != total_count.min():
         raise NotImplementedError(f"Inhomogeneous total count not supported by `{what}`.")
     return count
+
+
+def log_choose(n, k):
+    """``log(n! / (k! (n - k)!))`` through lgamma."""
+    return (n + 1).lgamma() - (k + 1).lgamma() - (n - k + 1).lgamma()
 
 
 # ---------------------------------------------------------------------------------------------
@@ -189,43 +233,3 @@ class LowRankCovariance:
 
     def dense(self):
         return self.W @ self.W.mT + ember.diag_embed(self.d)
-
-
-def log1p_exp(x):
-    """``log(1 + e^x)`` without overflow (softplus with no threshold)."""
-    return ember.logaddexp(x, x.new_zeros(()))
-
-
-def bernoulli_log_mass(logits, value):
-    """``x log p + (1 - x) log(1 - p) = x l - log(1 + e^l)`` for ``p = sigmoid(l)``, in the
-    value's (floating) dtype, as torch."""
-    log_mass = value * logits - log1p_exp(logits)
-    return log_mass.to(value.dtype) if value.is_floating_point() else log_mass
-
-
-def bernoulli_entropy(logits, probs):
-    """``-p log p - (1 - p) log(1 - p) = log(1 + e^l) - p l``."""
-    return log1p_exp(logits) - probs * logits
-
-
-def log_choose(n, k):
-    """``log(n! / (k! (n - k)!))`` through lgamma."""
-    return (n + 1).lgamma() - (k + 1).lgamma() - (n - k + 1).lgamma()
-
-
-class Relaxed:
-    """Mixin for a relaxed family that is a TransformedDistribution of its base ``base_dist``:
-    the parameters are the base's, and ``expand`` is the transformed one."""
-    temperature = property(lambda self: self.base_dist.temperature)
-    probs = property(lambda self: self.base_dist.probs)
-    logits = property(lambda self: self.base_dist.logits)
-
-    def expand(self, batch_shape, _instance=None):
-        owner = next(k for k in type(self).__mro__ if Relaxed in k.__bases__)
-        new = self._get_checked_instance(owner, _instance)
-        return super().expand(batch_shape, _instance=new)
-
-
-def logit(p):
-    """``log(p / (1 - p))``."""
-    return p.log() - (-p).log1p()
