@@ -109,10 +109,11 @@ class ConcatDataset(Dataset):
         return self.cumulative_sizes[-1]
 
     def __getitem__(self, idx):
-        if idx < 0:
-            if -idx > len(self):
-                raise ValueError("absolute value of index should not exceed dataset length")
-            idx += len(self)
+        """Find the dataset holding ``idx`` by bisecting the running totals of lengths."""
+        total = len(self)
+        if idx < -total:
+            raise ValueError("absolute value of index should not exceed dataset length")
+        idx = idx + total if idx < 0 else idx
         which = bisect.bisect_right(self.cumulative_sizes, idx)
         start = self.cumulative_sizes[which - 1] if which else 0
         return self.datasets[which][idx - start]
@@ -148,13 +149,12 @@ class Subset(Dataset):
     """``dataset`` seen through a list of indices."""
 
     def __init__(self, dataset, indices):
-        self.dataset = dataset
-        self.indices = indices
+        self.dataset, self.indices = dataset, indices
 
     def __getitem__(self, idx):
-        if isinstance(idx, list):
-            return self.dataset[[self.indices[i] for i in idx]]
-        return self.dataset[self.indices[idx]]
+        """One index, or a list of them (passed on to the dataset as one list)."""
+        inner = [self.indices[i] for i in idx] if isinstance(idx, list) else self.indices[idx]
+        return self.dataset[inner]
 
     def __getitems__(self, indices):
         outer = [self.indices[i] for i in indices]

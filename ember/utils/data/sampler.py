@@ -43,10 +43,8 @@ class RandomSampler(Sampler):
     replacement."""
 
     def __init__(self, data_source, replacement=False, num_samples=None, generator=None):
-        self.data_source = data_source
-        self.replacement = replacement
-        self._num_samples = num_samples
-        self.generator = generator
+        vars(self).update(data_source=data_source, replacement=replacement,
+                          _num_samples=num_samples, generator=generator)
         if not isinstance(replacement, bool):
             raise TypeError(f"replacement should be a boolean value, but got "
                             f"replacement={replacement}")
@@ -86,12 +84,11 @@ class SubsetRandomSampler(Sampler):
     """The given indices, shuffled."""
 
     def __init__(self, indices, generator=None):
-        self.indices = indices
-        self.generator = generator
+        self.indices, self.generator = indices, generator
 
     def __iter__(self):
-        for k in ember.randperm(len(self.indices), generator=self.generator).tolist():
-            yield self.indices[k]
+        order = ember.randperm(len(self.indices), generator=self.generator)
+        yield from (self.indices[k] for k in order.tolist())   # drawn on the first next()
 
     def __len__(self):
         return len(self.indices)
@@ -116,15 +113,13 @@ class WeightedRandomSampler(Sampler):
         if w.dim() != 1:
             raise ValueError("weights should be a 1d sequence but given weights have shape "
                              f"{tuple(w.shape)}")
-        self.weights = w
-        self.num_samples = num_samples
-        self.replacement = replacement
-        self.generator = generator
+        vars(self).update(weights=w, num_samples=num_samples, replacement=replacement,
+                          generator=generator)
 
     def __iter__(self):
-        drawn = ember.multinomial(self.weights, self.num_samples, self.replacement,
+        picks = ember.multinomial(self.weights, self.num_samples, self.replacement,
                                   generator=self.generator)
-        yield from drawn.tolist()
+        yield from picks.tolist()
 
     def __len__(self):
         return self.num_samples
