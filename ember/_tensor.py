@@ -559,11 +559,15 @@ _OPERATORS = [
     ("__ilshift__", "bitwise_left_shift_"), ("__irshift__", "bitwise_right_shift_"),
 ]
 _REFLECTED = [
-    ("__radd__", "add"), ("__rsub__", "sub"), ("__rmul__", "mul"),
     ("__rfloordiv__", "floor_divide"), ("__rmod__", "remainder"), ("__rpow__", "pow"),
-    ("__rmatmul__", "matmul"), ("__rand__", "bitwise_and"), ("__ror__", "bitwise_or"),
-    ("__rxor__", "bitwise_xor"), ("__rlshift__", "bitwise_left_shift"),
+    ("__rmatmul__", "matmul"), ("__rlshift__", "bitwise_left_shift"),
     ("__rrshift__", "bitwise_right_shift"),
+]
+# ``other <op> self`` that torch computes as ``fn(self, other)`` (so ``2 * b`` records
+# ``b`` as the node's first input, and ``1 - b`` is ``rsub(b, 1)``)
+_REFLECTED_SELF_FIRST = [
+    ("__radd__", "add"), ("__rsub__", "rsub"), ("__rmul__", "mul"), ("__rand__", "bitwise_and"),
+    ("__ror__", "bitwise_or"), ("__rxor__", "bitwise_xor"),
 ]
 
 
@@ -586,18 +590,19 @@ def _invert(fn):
     return __invert__
 
 
-def _reflected(fn, arg_error):
+def _reflected(fn, arg_error, self_first=False):
     """``other <op> self``: a list operand is NotImplemented, a NumPy one converted (Note
     [argument types] in ``ember/_ops/registry.py``)."""
     def op(self, other):
         try:
-            return fn(other, self)
+            return fn(self, other) if self_first else fn(other, self)
         except arg_error as e:
             if e.value is not other:
                 raise
             if isinstance(other, np.ndarray):
                 from ember._creation import as_tensor
-                return fn(as_tensor(other), self)
+                other = as_tensor(other)
+                return fn(self, other) if self_first else fn(other, self)
             return NotImplemented
     return op
 
@@ -618,6 +623,10 @@ def install_methods(methods, functions):
         fn = functions.get(name)
         if fn is not None:
             setattr(Tensor, dunder, _reflected(fn, ArgumentTypeError))
+    for dunder, name in _REFLECTED_SELF_FIRST:
+        fn = functions.get(name)
+        if fn is not None:
+            setattr(Tensor, dunder, _reflected(fn, ArgumentTypeError, self_first=True))
     if "reciprocal" in methods and "mul" in methods:
         recip, mul = methods["reciprocal"], methods["mul"]
 

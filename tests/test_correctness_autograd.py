@@ -268,3 +268,120 @@ def test_inference_mode_costs_nothing_outside():
         with ember.inference_mode(False):
             pass
     assert not state.modes
+
+
+# ---------------------------------------------------------------- grad_fn graphs and names
+
+def _node_view(t):
+    fn = t.grad_fn
+    return (fn.name(), type(fn).__name__,
+            [None if n is None else type(n).__name__ for n, _ in fn.next_functions])
+
+
+@pytest.mark.parametrize("expr", ["2 * b", "b * 2", "2 + b", "2 / b", "b / 2", "b - 1"])
+def test_scalar_first_ops_keep_torch_edge_order(expr):
+    def run(lib):
+        b = lib.ones(3, requires_grad=True)
+        return _node_view(eval(expr, {"b": b}))
+    assert run(ember) == run(torch)
+
+
+def test_rsub_operator_is_rsub():
+    for lib in (ember, torch):
+        b = lib.ones(3, requires_grad=True)
+        assert (1 - b).grad_fn.name().startswith("RsubBackward")
+        assert (1 - b).grad_fn.next_functions[0][0].variable is b
+
+
+def test_accumulate_grad_holds_its_leaf():
+    def run(lib):
+        y = lib.ones(3, requires_grad=True) * 2          # the leaf has no other owner
+        leaf = y.grad_fn.next_functions[0][0].variable
+        return (type(leaf).__name__, leaf.requires_grad, leaf.is_leaf, leaf.tolist())
+    assert run(ember) == run(torch)
+
+
+LOSSES = {
+    "mse": lambda F, x, y, t: F.mse_loss(x, y),
+    "mse_none": lambda F, x, y, t: F.mse_loss(x, y, reduction="none"),
+    "mse_sum": lambda F, x, y, t: F.mse_loss(x, y, reduction="sum"),
+    "l1": lambda F, x, y, t: F.l1_loss(x, y),
+    "smooth_l1": lambda F, x, y, t: F.smooth_l1_loss(x, y),
+    "huber": lambda F, x, y, t: F.huber_loss(x, y),
+    "bce": lambda F, x, y, t: F.binary_cross_entropy(x.sigmoid(), y),
+    "bce_weight": lambda F, x, y, t: F.binary_cross_entropy(x.sigmoid(), y, weight=y),
+    "bce_logits": lambda F, x, y, t: F.binary_cross_entropy_with_logits(x, y),
+    "bce_logits_pos": lambda F, x, y, t: F.binary_cross_entropy_with_logits(
+        x, y, pos_weight=y[0]),
+    "nll": lambda F, x, y, t: F.nll_loss(x, t),
+    "cross_entropy": lambda F, x, y, t: F.cross_entropy(x, t),
+    "kl_div": lambda F, x, y, t: F.kl_div(x, y, reduction="batchmean"),
+    "soft_margin": lambda F, x, y, t: F.soft_margin_loss(x, y),
+    "multi_margin": lambda F, x, y, t: F.multi_margin_loss(x, t),
+    "multilabel_margin": lambda F, x, y, t: F.multilabel_margin_loss(
+        x, t.repeat(3).view(4, 3)),
+    "hinge": lambda F, x, y, t: F.hinge_embedding_loss(x, y),
+    "poisson_nll": lambda F, x, y, t: F.poisson_nll_loss(x, y),
+    "gaussian_nll": lambda F, x, y, t: F.gaussian_nll_loss(x, y, y + 1),
+    "margin_ranking": lambda F, x, y, t: F.margin_ranking_loss(x, y, y),
+    "triplet": lambda F, x, y, t: F.triplet_margin_loss(x, y, y.flip(0)),
+}
+
+
+def _loss_case(lib, name, target_grad=False):
+    gen = np.random.default_rng(0)
+    x = lib.tensor(gen.random((4, 3)), requires_grad=True)
+    y = lib.tensor(gen.random((4, 3)), requires_grad=target_grad)
+    t = lib.tensor([0, 2, 1, 0])
+    return LOSSES[name](lib.nn.functional, x, y, t), x, y
+
+
+@pytest.mark.parametrize("name", list(LOSSES))
+def test_loss_grad_fn_names_and_gradients(name):
+    """The loss's node name and type name, the node's inputs, and the gradients (first
+    and second order) are torch's."""
+    def run(lib):
+        loss, x, y = _loss_case(lib, name)
+        fn = loss.grad_fn
+        head = (fn.name(), type(fn).__name__)
+        g, = lib.autograd.grad(loss.sum(), x, create_graph=True)
+        try:       # (torch has no double backward for some fused losses)
+            gg = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] \
+                if g.requires_grad else None
+            gg = np.zeros(x.shape) if gg is None else gg.numpy(force=True)
+        except RuntimeError:
+            gg = None
+        return head, loss.detach().numpy(), g.detach().numpy(), gg
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    for a, b in zip(e[1:], t[1:]):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
+@pytest.mark.parametrize("name", ["mse", "smooth_l1", "huber", "bce_logits", "bce"])
+def test_named_loss_nodes_reach_both_inputs(name):
+    def run(lib):
+        loss, x, y = _loss_case(lib, name, target_grad=True)
+        edges = [None if n is None else type(n).__name__ for n, _ in loss.grad_fn.next_functions]
+        loss.backward()
+        return edges, x.grad.numpy(), y.grad.numpy()
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-6)
+    np.testing.assert_allclose(e[2], t[2], rtol=1e-6)
+
+
+def test_named_loss_node_frees_and_checks_versions():
+    for lib in (ember, torch):
+        x = lib.ones(3, requires_grad=True)
+        loss = lib.nn.functional.mse_loss(x * 2, lib.zeros(3))
+        loss.backward()
+        with pytest.raises(RuntimeError, match="backward through the graph a second time"):
+            loss.backward()
+        y = x * 2
+        loss = lib.nn.functional.mse_loss(y, lib.zeros(3))
+        with lib.no_grad():
+            y.add_(1)
+        with pytest.raises(RuntimeError, match="modified by an inplace operation"):
+            loss.backward()

@@ -399,24 +399,21 @@ def _dt(np_dtype):
 
 
 class AccumulateGrad(Node):
-    """Leaf node: adds the incoming gradient into ``variable.grad``."""
-    __slots__ = ("_variable",)
+    """Leaf node: adds the incoming gradient into ``variable.grad``. Like torch's, it holds
+    its leaf (``grad_fn.next_functions[0][0].variable`` is the leaf itself)."""
+    __slots__ = ("variable",)
 
     def __init__(self, variable):
         super().__init__(())
         self._seq = float("inf")    # like torch: runs as soon as it is ready
-        self._variable = weakref.ref(variable)
+        self.variable = variable
 
     def name(self):
         return "torch::autograd::AccumulateGrad"
 
-    @property
-    def variable(self):
-        return self._variable()
-
     def apply(self, grads, steal=False):
         g = grads[0]
-        t = self._variable()
+        t = self.variable
         if t is None or g is None:
             return []
         accumulate_into_grad(t, g, steal)

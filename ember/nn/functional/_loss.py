@@ -9,6 +9,7 @@ import warnings
 import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
 from ember._ops.nn_loss import nll_loss_op, ctc_loss_op
+from ember.autograd.composite import record_as     # Note [named composites]
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
@@ -93,7 +94,8 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_int("mse", input, target)
-    return _pointwise(input, target, lambda d: d * d, reduction, weight, True)
+    return record_as("MseLossBackward0", lambda i, t: _pointwise(
+        i, t, lambda d: d * d, reduction, weight, True), input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -109,7 +111,8 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     def fn(d):
         a = d.abs()
         return ember.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
-    return _pointwise(input, target, fn, reduction, weight)
+    return record_as("HuberLossBackward0",
+                     lambda i, t: _pointwise(i, t, fn, reduction, weight), input, target)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
@@ -123,7 +126,8 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     def fn(d):
         a = d.abs()
         return ember.where(a < beta, 0.5 * d * d / beta, a - 0.5 * beta)
-    return _pointwise(input, target, fn, reduction)
+    return record_as("SmoothL1LossBackward0",
+                     lambda i, t: _pointwise(i, t, fn, reduction), input, target)
 
 
 # -------------------------------------------------------------------- nll / cross entropy
@@ -281,10 +285,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
                                f"broadcast shape {list(ember.broadcast_shapes(input.shape, weight.shape))}")
         weight = weight.expand(input.shape)
-    loss = -(target * input.log().clamp_min(-100) + (1 - target) * (1 - input).log().clamp_min(-100))
-    if weight is not None:
-        loss = loss * weight
-    return _reduce(loss, reduction)
+
+    def bce(input, target):
+        loss = -(target * input.log().clamp_min(-100) +
+                 (1 - target) * (1 - input).log().clamp_min(-100))
+        return _reduce(loss if weight is None else loss * weight, reduction)
+    return record_as("BinaryCrossEntropyBackward0", bce, input, target)
 
 
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
@@ -298,17 +304,20 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
                            f"target, got {_tname(target.dtype)}")
     _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
     _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
-    sp = (-input).clamp_min(0) + (-input.abs()).exp().log1p()        # softplus(-x)
-    if pos_weight is not None:
-        lw = (pos_weight - 1) * target + 1
-        loss = (1 - target) * input + lw * sp
-    else:
-        loss = (1 - target) * input + sp
-    if weight is not None:
-        loss = loss * weight
-    if loss.dtype != target.dtype:                # torch's loss takes the target's dtype
-        loss = loss.to(target.dtype)
-    return _reduce(loss, reduction)
+
+    def bce_logits(input, target):
+        sp = (-input).clamp_min(0) + (-input.abs()).exp().log1p()        # softplus(-x)
+        if pos_weight is not None:
+            lw = (pos_weight - 1) * target + 1
+            loss = (1 - target) * input + lw * sp
+        else:
+            loss = (1 - target) * input + sp
+        if weight is not None:
+            loss = loss * weight
+        if loss.dtype != target.dtype:                # torch's loss takes the target's dtype
+            loss = loss.to(target.dtype)
+        return _reduce(loss, reduction)
+    return record_as("BinaryCrossEntropyWithLogitsBackward0", bce_logits, input, target)
 
 
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
@@ -337,9 +346,10 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if not input.is_floating_point():
         raise RuntimeError(f"soft_margin_loss: expected a floating point input, got "
                            f"{_tname(input.dtype)}")
-    z = -target * input
-    loss = z.clamp_min(0) + (-z.abs()).exp().log1p()
-    return _reduce(loss, reduction)
+    def soft_margin(input):
+        z = -target * input
+        return _reduce(z.clamp_min(0) + (-z.abs()).exp().log1p(), reduction)
+    return record_as("SoftMarginLossBackward0", soft_margin, input)
 
 
 def _logsigmoid(x):
@@ -387,13 +397,16 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     is_target = np.zeros(tn.shape, dtype=bool)
     rows = np.nonzero(valid)[0]
     is_target[rows, tsafe[valid]] = True
-    xj = x.gather(1, ember.from_numpy(tsafe.astype(np.int64)))        # (N, C) target scores
-    pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)         # (N, j, i)
-    mask = ember.from_numpy(valid[:, :, None] & ~is_target[:, None, :]).to(x.dtype)
-    loss = (pair * mask).sum((1, 2)) / C
-    if squeeze:
-        loss = loss.reshape(()) if input.dim() == 0 or input.dim() == 1 else loss
-    return _reduce(loss, reduction)
+    def multilabel_margin(input):
+        x = input.reshape((1, -1)) if squeeze else input
+        xj = x.gather(1, ember.from_numpy(tsafe.astype(np.int64)))    # (N, C) target scores
+        pair = (1 - xj.unsqueeze(2) + x.unsqueeze(1)).clamp_min(0)     # (N, j, i)
+        mask = ember.from_numpy(valid[:, :, None] & ~is_target[:, None, :]).to(x.dtype)
+        loss = (pair * mask).sum((1, 2)) / C
+        if squeeze:
+            loss = loss.reshape(()) if input.dim() == 0 or input.dim() == 1 else loss
+        return _reduce(loss, reduction)
+    return record_as("MultilabelMarginLossBackward0", multilabel_margin, input)
 
 
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
@@ -423,15 +436,18 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     C = x.shape[1]
     if bool(((t < 0) | (t >= C)).any()):
         raise RuntimeError("target out of range")
-    xy = x.gather(1, t.unsqueeze(1))
-    h = (margin - xy + x).clamp_min(0)
-    if p == 2:
-        h = h * h
-    if weight is not None:
-        h = h * weight.gather(0, t).unsqueeze(1)
-    h = ember.where(ember.arange(C) != t.unsqueeze(1), h, h.new_zeros(()))
-    loss = h.sum(1) / C
-    return _reduce(loss.reshape(target.shape), reduction)      # 'none': the target's shape
+    def multi_margin(input):
+        x = input.reshape((1, -1)) if squeeze else input
+        xy = x.gather(1, t.unsqueeze(1))
+        h = (margin - xy + x).clamp_min(0)
+        if p == 2:
+            h = h * h
+        if weight is not None:
+            h = h * weight.gather(0, t).unsqueeze(1)
+        h = ember.where(ember.arange(C) != t.unsqueeze(1), h, h.new_zeros(()))
+        loss = h.sum(1) / C
+        return _reduce(loss.reshape(target.shape), reduction)  # 'none': the target's shape
+    return record_as("MultiMarginLossBackward0", multi_margin, input)
 
 
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
