@@ -86,6 +86,13 @@ def test_zero_probability_categories_match_torch():
     assert_close(em.log_prob(ember.tensor(counts, dtype=ember.float64)),
                  tm.log_prob(torch.tensor(counts, dtype=torch.float64)), rtol=1e-12, atol=1e-12)
     assert_close(em.entropy(), tm.entropy(), rtol=1e-10, atol=1e-10)
+    logits = [[float("-inf"), 0.3, 1.0]]  # a category of probability exactly zero
+    ed, td = _pair("Categorical", logits=logits)
+    assert_close(ed.entropy(), td.entropy(), rtol=1e-12, atol=1e-12)
+    em, tm = _pair("Multinomial", total_count=3, logits=logits)
+    counts = [[0.0, 2.0, 1.0]]
+    assert_close(em.log_prob(ember.tensor(counts, dtype=ember.float64)),
+                 tm.log_prob(torch.tensor(counts, dtype=torch.float64)), rtol=1e-12, atol=1e-12)
 
 
 def test_geometric_at_probability_one_and_bernoulli_mode_tie():

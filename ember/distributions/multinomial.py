@@ -37,8 +37,8 @@ class Multinomial(OverCategories, Distribution):
     @checks_value
     def log_prob(self, value):
         n = value.sum(-1)
-        terms = ember.where(value == 0, 0.0, value * self.logits)  # 0 log 0 = 0
-        return (n + 1).lgamma() - (value + 1).lgamma().sum(-1) + terms.sum(-1)
+        logits = ember.where(value == 0, 0.0, self.logits)  # absent categories add 0, even at p = 0
+        return (n + 1).lgamma() - (value + 1).lgamma().sum(-1) + (value * logits).sum(-1)
 
     def entropy(self):
         """``n H(p) - log n! + sum_i E[log X_i!]`` with the marginals ``X_i ~ Binomial(n, p_i)``."""
