@@ -59,12 +59,11 @@ def svd_lowrank(A, q=6, niter=2, M=None):
 def pca_lowrank(A, q=None, center=True, niter=2):
     """(U, S, V) of the approximate SVD of A with its column means removed (``center``):
     V's columns are the principal directions, S**2 / (m - 1) the variances along them."""
-    m, n = A.shape[-2:]
-    if q is None:
-        q = min(6, m, n)
-    elif not (q >= 0 and q <= min(m, n)):
+    rows, cols = A.shape[-2:]
+    q = min(6, rows, cols) if q is None else q
+    if not 0 <= q <= min(rows, cols):
         raise ValueError(f"q(={q}) must be non-negative integer and not greater than "
-                         f"min(m, n)={min(m, n)}")
+                         f"min(m, n)={min(rows, cols)}")
     if not niter >= 0:
         raise ValueError(f"niter(={niter}) must be non-negative integer")
     if not center:

@@ -31,16 +31,17 @@ _NO_DOWNLOAD = ("ember downloads nothing: {what} is not available offline. Clone
 
 
 def _get_torch_home():
-    return os.path.expanduser(os.getenv(ENV_TORCH_HOME, os.path.join(
-        os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")))
+    """$TORCH_HOME, else $XDG_CACHE_HOME/torch (default ~/.cache/torch)."""
+    home = os.getenv(ENV_TORCH_HOME)
+    if home is None:
+        home = os.path.join(os.getenv(ENV_XDG_CACHE_HOME, DEFAULT_CACHE_DIR), "torch")
+    return os.path.expanduser(home)
 
 
 def get_dir():
     """The hub cache directory: ``set_dir``'s value, else ``$TORCH_HOME/hub`` (default
     ``~/.cache/torch/hub``), the same place PyTorch uses."""
-    if _hub_dir is not None:
-        return _hub_dir
-    return os.path.join(_get_torch_home(), "hub")
+    return os.path.join(_get_torch_home(), "hub") if _hub_dir is None else _hub_dir
 
 
 def set_dir(d):

@@ -220,16 +220,12 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     if unbiased is not None and correction is not None:
         raise RuntimeError("Only one of unbiased and correction may be given")
-    c = 1.0
-    if unbiased is not None:
-        c = 1.0 if unbiased else 0.0
-    if correction is not None:
-        c = float(correction)
-    if dtype is None:
-        dtype = input.dtype
-        if not (dtype.is_floating_point or dtype.is_complex):
-            dtype = ember.float32
-    compute = dtype if (dtype.is_floating_point or dtype.is_complex) else ember.float32
+    c = float(correction) if correction is not None else \
+        (0.0 if unbiased is not None and not unbiased else 1.0)
+    inexact = (lambda dt: dt.is_floating_point or dt.is_complex)
+    if dtype is None:    # integer and bool inputs are reduced in float32
+        dtype = input.dtype if inexact(input.dtype) else ember.float32
+    compute = dtype if inexact(dtype) else ember.float32
     count = _count(input, mask, dim, True)
     centred = input - sum(input, dim, keepdim=True, dtype=dtype, mask=mask) / count
     total = sum(centred * centred.conj(), dim, keepdim=keepdim, dtype=compute, mask=mask)

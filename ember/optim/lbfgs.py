@@ -141,9 +141,10 @@ class LBFGS(Optimizer):
             max_eval=max_iter * 5 // 4 if max_eval is None else max_eval,
             tolerance_grad=tolerance_grad, tolerance_change=tolerance_change,
             history_size=history_size, line_search_fn=line_search_fn))
-        if len(self.param_groups) != 1:
+        groups = self.param_groups
+        if len(groups) > 1:
             raise ValueError("LBFGS doesn't support per-parameter options (parameter groups)")
-        self._params = self.param_groups[0]["params"]
+        self._params = groups[0]["params"]
 
     # ---- the parameters as one flat real vector --------------------------------------------
     def _flat_grad(self):
@@ -196,9 +197,9 @@ class LBFGS(Optimizer):
             with ember.enable_grad():
                 return closure()
 
-        state = self.state[self._params[0]]
-        state.setdefault("func_evals", 0)
-        state.setdefault("n_iter", 0)
+        state = self.state[self._params[0]]   # LBFGS keeps all its state on the first param
+        for counter in ("func_evals", "n_iter"):
+            state.setdefault(counter, 0)
         first_loss = evaluate()
         loss = float(first_loss)
         evals = 1

@@ -105,10 +105,10 @@ def _replaying_rng(state, enabled):
 class CheckpointFunction(Function):
     @staticmethod
     def forward(ctx, run_function, preserve_rng_state, *args):
+        """Run without recording; keep what backward needs to run it again."""
         check_backward_validity(args)
-        ctx.run_function = run_function
-        ctx.preserve_rng_state = preserve_rng_state
         ctx.rng_state = ember.get_rng_state() if preserve_rng_state else None
+        ctx.run_function, ctx.preserve_rng_state = run_function, preserve_rng_state
         # tensors go through save_for_backward; everything else is kept as is
         ctx.tensor_slots = [i for i, a in enumerate(args) if isinstance(a, Tensor)]
         ctx.inputs = [None if isinstance(a, Tensor) else a for a in args]
@@ -264,7 +264,8 @@ def checkpoint(function, *args, use_reentrant=None, context_fn=noop_context_fn,
                                              determinism_check, args, kwargs)
     if kwargs:
         raise ValueError("Unexpected keyword arguments: " + ",".join(kwargs))
-    if context_fn is not noop_context_fn or debug is not False:
+    reentrant_only = context_fn is noop_context_fn and debug is False
+    if not reentrant_only:
         raise ValueError("Passing `context_fn` or `debug` is only supported when "
                          "use_reentrant=False.")
     return CheckpointFunction.apply(function, preserve, *args)

@@ -31,13 +31,8 @@ class DistributedSampler(Sampler):
         if not 0 <= rank < num_replicas:
             raise ValueError(f"Invalid rank {rank}, rank should be in the interval "
                              f"[0, {num_replicas - 1}]")
-        self.dataset = dataset
-        self.num_replicas = num_replicas
-        self.rank = rank
-        self.epoch = 0
-        self.drop_last = drop_last
-        self.shuffle = shuffle
-        self.seed = seed
+        vars(self).update(dataset=dataset, num_replicas=num_replicas, rank=rank, epoch=0,
+                          drop_last=drop_last, shuffle=shuffle, seed=seed)
         n = len(dataset)
         if drop_last and n % num_replicas:
             self.num_samples = math.ceil((n - num_replicas) / num_replicas)
