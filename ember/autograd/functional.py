@@ -162,11 +162,23 @@ def _second_phase(create_graph):
     return ember.set_grad_enabled(create_graph or ember.is_grad_enabled())
 
 
+def _recording():
+    """Grad mode for building the graph the products differentiate: always on."""
+    return ember.enable_grad()
+
+
+def _pair(outputs, outputs_were_tuple, grads, grads_as_tuple, create_graph):
+    """(function value, product), each detached unless ``create_graph`` and unpacked from a
+    tuple unless the matching argument was one."""
+    return (_untuplify(_finish(outputs, create_graph), outputs_were_tuple),
+            _untuplify(_finish(grads, create_graph), grads_as_tuple))
+
+
 # -------------------------------------------------------------------- products
 
 def vjp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(*inputs), v^T J)``."""
-    with ember.enable_grad():
+    with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "vjp")
         inputs = _fresh(inputs, create_graph, need_graph=True)
         out_tuple, outputs = _tuplify(func(*inputs), _OUT, "vjp")
@@ -177,13 +189,12 @@ def vjp(func, inputs, v=None, create_graph=False, strict=False):
     with _second_phase(create_graph):
         grads = _grad(outputs, inputs, v, create_graph=create_graph)
         grads = _zeros_for_missing(grads, inputs, strict, create_graph, "back")
-    return (_untuplify(_finish(outputs, create_graph), out_tuple),
-            _untuplify(_finish(grads, create_graph), in_tuple))
+    return _pair(outputs, out_tuple, grads, in_tuple, create_graph)
 
 
 def jvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(*inputs), J v)``, by the double-backward trick."""
-    with ember.enable_grad():
+    with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "jvp")
         inputs = _fresh(inputs, create_graph, need_graph=True)
         v = _prepare_v(v, inputs, in_tuple, "jvp", create_graph, _V_NONE_INPUT)
@@ -196,8 +207,7 @@ def jvp(func, inputs, v=None, create_graph=False, strict=False):
     with _second_phase(create_graph):
         grads = _grad(jt_u, u, v, create_graph=create_graph)
         grads = _zeros_for_missing(grads, outputs, strict, create_graph, "back_trick")
-    return (_untuplify(_finish(outputs, create_graph), out_tuple),
-            _untuplify(_finish(grads, create_graph), out_tuple))
+    return _pair(outputs, out_tuple, grads, out_tuple, create_graph)
 
 
 def _scalar_function_output(func, inputs, fn, strict):
@@ -214,7 +224,7 @@ def _scalar_function_output(func, inputs, fn, strict):
 
 def vhp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(*inputs), v^T H)`` for a function with one scalar output."""
-    with ember.enable_grad():
+    with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "vhp")
         inputs = _fresh(inputs, create_graph, need_graph=True)
         v = _prepare_v(v, inputs, in_tuple, "vhp", create_graph, _V_NONE_INPUT)
@@ -224,14 +234,13 @@ def vhp(func, inputs, v=None, create_graph=False, strict=False):
     with _second_phase(create_graph):
         grads = _grad(jac, inputs, v, create_graph=create_graph)
         grads = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back")
-    return (_untuplify(_finish(outputs, create_graph), out_tuple),
-            _untuplify(_finish(grads, create_graph), in_tuple))
+    return _pair(outputs, out_tuple, grads, in_tuple, create_graph)
 
 
 def hvp(func, inputs, v=None, create_graph=False, strict=False):
     """``(func(*inputs), H v)`` for a function with one scalar output (double-backward
     trick)."""
-    with ember.enable_grad():
+    with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "hvp")
         inputs = _fresh(inputs, create_graph, need_graph=True)
         v = _prepare_v(v, inputs, in_tuple, "hvp", create_graph, _V_NONE_INPUT)
@@ -244,8 +253,7 @@ def hvp(func, inputs, v=None, create_graph=False, strict=False):
     with _second_phase(create_graph):
         grads = _grad(h_u, u, v, create_graph=create_graph)
         grads = _zeros_for_missing(grads, inputs, strict, create_graph, "double_back_trick")
-    return (_untuplify(_finish(outputs, create_graph), out_tuple),
-            _untuplify(_finish(grads, create_graph), in_tuple))
+    return _pair(outputs, out_tuple, grads, in_tuple, create_graph)
 
 
 # -------------------------------------------------------------------- jacobian, hessian
@@ -276,7 +284,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
         raise NotImplementedError("jacobian(strategy=\"forward-mode\") needs forward-mode AD, "
                                   "which ember does not implement yet; use "
                                   "strategy=\"reverse-mode\"")
-    with ember.enable_grad():
+    with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "jacobian")
         inputs = _fresh(inputs, create_graph, need_graph=True)
         out_tuple, outputs = _tuplify(func(*inputs), _OUT, "jacobian")
