@@ -282,6 +282,11 @@ ALLOCATION = [
     lambda m: m.arange(2 ** 62), lambda m: m.eye(2 ** 31),
     lambda m: m.ones(2).expand(2 ** 40, 2).contiguous(), lambda m: m.ones(2).repeat(2 ** 40),
     lambda m: m.empty(-1), lambda m: m.ones(2, -3), lambda m: m.randn(-2),
+    lambda m: m.zeros(2, -1), lambda m: m.ones(2).new_zeros(-1),
+    lambda m: m.ones(2).new_ones(2, -1, -3), lambda m: m.ones(2).new_full((-1,), 1.0),
+    lambda m: m.ones(2).view(-2), lambda m: m.ones(2).reshape(3, -2),
+    lambda m: m.tensor([1]).repeat(2 ** 62), lambda m: m.ones(2).repeat(-1),
+    lambda m: m.eye(-1), lambda m: m.randperm(-1), lambda m: m.linspace(0, 1, -1),
 ]
 
 

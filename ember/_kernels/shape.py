@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ember._kernels.util import wrap_dim
+from ember._kernels.util import check_storage_size, wrap_dim
 
 SL = slice(None)
 
@@ -452,6 +452,7 @@ def repeat(a, repeats):
     for r, tg in zip(reps, target):
         if r < 0:
             raise RuntimeError(f"Trying to create tensor with negative dimension {tg}: {target}")
+    check_storage_size(target, a.itemsize)
     if not reps:
         return a.copy()
     return np.tile(a.reshape(shape), reps)

@@ -452,6 +452,9 @@ full_like = _like_front(full_like_op, "full_like", "fill_value")
 def _new(op, self, shape, dtype, device, requires_grad, *extra):
     to_device(device)
     d = self.dtype if dtype is None else _dtype.dtype_argument(dtype, f"new_{op.public_name}")
+    if any(s < 0 for s in shape):         # torch's message (zeros' own differs)
+        raise RuntimeError(f"Trying to create tensor with negative dimension "
+                           f"{next(s for s in shape if s < 0)}: {list(shape)}")
     return finish(op(shape, *extra, dtype=d), requires_grad)
 
 

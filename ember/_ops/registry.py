@@ -244,18 +244,22 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     fname = name or op.public_name
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
-    checks = "".join(f"    if {_pyname(a.name)} is not None and type({_pyname(a.name)}) is not "
-                     f"_DT:\n        {_pyname(a.name)} = _check_dtype({_pyname(a.name)}, "
-                     f"{op.public_name!r}, {a.name!r})\n"
-                     for a in op.schema.args if a.type == "ScalarType" and not a.is_list)
+    checks = ""
+    for a in op.schema.args:
+        if a.type == "ScalarType" and not a.is_list:
+            v = _pyname(a.name)
+            checks += (f"    if {v} is not None and type({v}) is not _DT:\n"
+                       f"        {v} = _check_dtype({v}, {op.public_name!r}, {a.name!r})\n")
     # the dispatcher's entry, inlined: modes first, else straight to _call (a method and
     # its operators share one code object: the __torch_function__ layer finds the front
     # the user called by its code on the stack)
-    body = (f"    if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
-            f"    return _call(_op, {args}, {out})")
-    if kind is not None:
-        body = ("    try:\n" + body.replace("\n", "\n    ").replace("    if", "        if", 1) +
-                f"\n    except _ArgumentTypeError as e:\n"
+    entry = (f"if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
+             f"    return _call(_op, {args}, {out})")
+    if kind is None:
+        body = f"    {entry}"
+    else:
+        body = (f"    try:\n        {entry.replace(chr(10), chr(10) + '    ')}\n"
+                f"    except _ArgumentTypeError as e:\n"
                 f"        return _bad_argument(e, _op, {args}, {out}, _kind)")
     src = f"def _front({', '.join(params)}):\n{checks}{body}\n"
     code = _CODE_CACHE.get(src)
@@ -263,7 +267,8 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
         code = _CODE_CACHE[src] = compile(src, "<ember op front>", "exec")
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
            "_varargs": _varargs, "_NOARG": _NOARG, "_ArgumentTypeError": ArgumentTypeError,
-           "_bad_argument": _bad_argument, "_DT": _dtype.dtype, "_check_dtype": _dtype.dtype_argument, "_kind": kind}
+           "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
+           "_check_dtype": _dtype.dtype_argument, "_kind": kind}
     exec(code, env)
     fn = env["_front"]
     fn.__name__ = fname
