@@ -385,3 +385,152 @@ def test_named_loss_node_frees_and_checks_versions():
             y.add_(1)
         with pytest.raises(RuntimeError, match="modified by an inplace operation"):
             loss.backward()
+
+
+# ---------------------------------------------------------------- custom Function double backward
+
+def _tutorial_functions(lib):
+    """The patterns of PyTorch's "Double Backward with Custom Functions" tutorial."""
+    Function = lib.autograd.Function
+    once = __import__(lib.__name__ + ".autograd.function",
+                      fromlist=["once_differentiable"]).once_differentiable
+
+    class Square(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, = ctx.saved_tensors
+            return grad_out * 2 * x
+
+    class Exp(Function):                       # saves its output
+        @staticmethod
+        def forward(ctx, x):
+            result = lib.exp(x)
+            ctx.save_for_backward(result)
+            return result
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            result, = ctx.saved_tensors
+            return result * grad_out
+
+    class Sinh(Function):                      # intermediates returned as outputs
+        @staticmethod
+        def forward(ctx, x):
+            expx, expnegx = lib.exp(x), lib.exp(-x)
+            ctx.save_for_backward(expx, expnegx)
+            return (expx - expnegx) / 2, expx, expnegx
+
+        @staticmethod
+        def backward(ctx, grad_out, grad_out_exp, grad_out_negexp):
+            expx, expnegx = ctx.saved_tensors
+            grad_input = grad_out * (expx + expnegx) / 2
+            grad_input += grad_out_exp * expx
+            grad_input -= grad_out_negexp * expnegx
+            return grad_input
+
+    class CubeBackward(Function):
+        @staticmethod
+        def forward(ctx, grad_out, x):
+            ctx.save_for_backward(x, grad_out)
+            return grad_out * 3 * x ** 2
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, saved_grad_out = ctx.saved_tensors
+            return grad_out * 3 * x ** 2, grad_out * saved_grad_out * 6 * x
+
+    class Cube(Function):                      # backward calls a custom Function
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 3
+
+        @staticmethod
+        def backward(ctx, grad_out):
+            x, = ctx.saved_tensors
+            return CubeBackward.apply(grad_out, x)
+
+    class SquareOnce(Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x ** 2
+
+        @staticmethod
+        @once
+        def backward(ctx, grad_out):
+            x, = ctx.saved_tensors
+            return grad_out * 2 * x
+
+    return {"square": Square.apply, "exp": Exp.apply, "sinh": lambda x: Sinh.apply(x)[0],
+            "cube": Cube.apply, "once": SquareOnce.apply}
+
+
+@pytest.mark.parametrize("name", ["square", "exp", "sinh", "cube"])
+@pytest.mark.parametrize("shape", [(), (3, 3)])
+def test_custom_function_double_backward_tutorial(name, shape):
+    for lib in (ember, torch):
+        f = _tutorial_functions(lib)[name]
+        x = lib.tensor(np.random.default_rng(1).random(shape) + 0.5, requires_grad=True)
+        assert lib.autograd.gradcheck(f, x)
+        assert lib.autograd.gradgradcheck(f, x)
+
+
+def _graph_walk(lib, root):
+    """What torchviz reads from a graph: leaves' sizes and saved tensors' sizes."""
+    seen, found = set(), []
+
+    def visit(fn):
+        if fn is None or fn in seen:
+            return
+        seen.add(fn)
+        if hasattr(fn, "variable"):
+            found.append(("variable", tuple(fn.variable.size())))
+        for attr in dir(fn):
+            if attr.startswith("_saved_"):
+                val = getattr(fn, attr)
+                if isinstance(val, lib.Tensor):
+                    found.append(("saved", tuple(val.size())))
+        for nxt, _ in fn.next_functions:
+            visit(nxt)
+    visit(root)
+    return found
+
+
+@pytest.mark.parametrize("name", ["square", "exp", "sinh", "cube"])
+def test_double_backward_graph_can_be_walked(name):
+    def run(lib):
+        f = _tutorial_functions(lib)[name]
+        x = lib.tensor(1.5, dtype=lib.float64, requires_grad=True)
+        out = f(x)
+        grad_x, = lib.autograd.grad(out, x, create_graph=True)
+        walked = _graph_walk(lib, grad_x.grad_fn) + _graph_walk(lib, out.grad_fn)
+        grad_xx, = lib.autograd.grad(grad_x, x)
+        return ("variable", ()) in walked, grad_x.item(), grad_xx.item()
+    e, t = run(ember), run(torch)
+    assert e[0] and t[0]
+    np.testing.assert_allclose(e[1:], t[1:], rtol=1e-12)
+
+
+def test_once_differentiable_matches_torch():
+    def run(lib):
+        f = _tutorial_functions(lib)["once"]
+        x = lib.tensor([0.5, 1.0, 2.0], dtype=lib.float64, requires_grad=True)
+        y = f(x)
+        g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+        res = [g.requires_grad, g.tolist()]
+        go = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(f(x), x, go, create_graph=True)
+        res += [g.requires_grad, type(g.grad_fn).__name__, g.grad_fn.name(),
+                lib.autograd.grad(g.sum(), x, allow_unused=True)]
+        try:
+            g.sum().backward()
+        except RuntimeError as e:
+            res.append(str(e))
+        return res
+    assert run(ember) == run(torch)

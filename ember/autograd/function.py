@@ -429,7 +429,8 @@ def once_differentiable(fn):
         single = not isinstance(outputs, tuple)
         outs = (outputs,) if single else outputs
         err = DelayedError("trying to differentiate twice a function that was marked with "
-                           "@once_differentiable", len(outs))
+                           "@once_differentiable", len(outs),
+                           tuple(grad_edge(a) for a in args if isinstance(a, Tensor)))
         res = []
         for k, o in enumerate(outs):
             if isinstance(o, Tensor):

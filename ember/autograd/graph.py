@@ -213,6 +213,16 @@ class OpNode(Node):
                 k += 1
         return out
 
+    def __dir__(self):
+        """Lists the ``_saved_<argname>`` attributes (graph printers walk them)."""
+        op = self.op
+        tensors = {i for i, _, _ in op.tensor_args}
+        saved = [f"_saved_{n}" for i, n in enumerate(op.argnames)
+                 if i in op.saved_args or i not in tensors]
+        if op.saves_result:
+            saved.append("_saved_result")
+        return sorted(set(super().__dir__()) | set(saved))
+
     def __getattr__(self, name):
         # torch exposes saved values as ``grad_fn._saved_<argname>``
         if name.startswith("_saved_"):
@@ -475,9 +485,12 @@ class CopySlices(Node):
         return [gb, gv]
 
 
-class DelayedError(Node):
+class Error(Node):
     """A node that raises when the engine reaches it (``once_differentiable``)."""
     __slots__ = ("msg", "n")
+
+    def name(self):
+        return "torch::autograd::Error"
 
     def __init__(self, msg, n, next_functions=()):
         super().__init__(next_functions)
@@ -490,6 +503,9 @@ class DelayedError(Node):
 
     def apply(self, grads):
         raise RuntimeError(self.msg)
+
+
+DelayedError = Error
 
 
 # -------------------------------------------------------------------- saved tensor hooks
