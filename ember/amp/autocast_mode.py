@@ -249,17 +249,16 @@ def clear_autocast_cache():
 def custom_fwd(fwd=None, *, device_type="cpu", cast_inputs=None):
     """Decorator for ``autograd.Function.forward``: with ``cast_inputs`` the forward runs
     with autocast disabled and floating inputs cast to that dtype (when autocast is on)."""
-    if fwd is None:
-        return functools.partial(custom_fwd, device_type=device_type, cast_inputs=cast_inputs)
+    if fwd is None:      # used as @custom_fwd(...): return the decorator
+        return lambda f: custom_fwd(f, device_type=device_type, cast_inputs=cast_inputs)
 
-    @functools.wraps(fwd)
-    def wrapper(*args, **kwargs):
-        if cast_inputs is None or not _st.enabled[device_type]:
-            return fwd(*args, **kwargs)
-        args = [_cast(a, cast_inputs) if isinstance(a, Tensor) else a for a in args]
-        with autocast(device_type, enabled=False):
-            return fwd(*args, **kwargs)
-    return wrapper
+    def forward_with_casts(*args, **kwargs):
+        if cast_inputs is not None and _st.enabled[device_type]:
+            cast = [_cast(a, cast_inputs) if isinstance(a, Tensor) else a for a in args]
+            with autocast(device_type, enabled=False):
+                return fwd(*cast, **kwargs)
+        return fwd(*args, **kwargs)
+    return functools.update_wrapper(forward_with_casts, fwd)
 
 
 def custom_bwd(bwd=None, *, device_type="cpu"):

@@ -21,10 +21,9 @@ class ExceptionWrapper:
     """An exception caught in one process, re-raised (with its traceback text) in another."""
 
     def __init__(self, exc_info=None, where="in background"):
-        etype, value, tb = exc_info if exc_info is not None else sys.exc_info()
-        self.exc_type = etype
-        self.exc_msg = "".join(traceback.format_exception(etype, value, tb))
-        self.where = where
+        kind, value, tb = sys.exc_info() if exc_info is None else exc_info
+        self.exc_type, self.where = kind, where
+        self.exc_msg = "".join(traceback.format_exception(kind, value, tb))
 
     def reraise(self):
         text = f"Caught {self.exc_type.__name__} {self.where}.\nOriginal {self.exc_msg}"
