@@ -25,6 +25,8 @@ from ember.autograd import is_anomaly_enabled, is_anomaly_check_nan_enabled
 from ember.autograd.grad_mode import (no_grad, enable_grad, set_grad_enabled, inference_mode,
                                       is_grad_enabled, is_inference_mode_enabled)
 
+from ember._meta_tensor import install as _install_meta_factories
+_install_meta_factories(globals(), _FUNCTIONS, _METHODS)
 _install_methods(_METHODS, _FUNCTIONS)
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
 # torch's private samplers that distributions code calls by name (torch._standard_gamma ...)

@@ -21,6 +21,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import to_device
+from ember._meta_tensor import to_meta
 from ember._state import state
 from ember._tensor import Tensor, _make
 
@@ -324,8 +325,9 @@ def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=Fal
 
 
 def _new_tensor(data, dtype, device, requires_grad):
-    to_device(device)
-    return _finish(_make(_to_array(data, _dtype_arg(dtype))), requires_grad)
+    on_meta = to_device(device).type == "meta"
+    t = _finish(_make(_to_array(data, _dtype_arg(dtype))), requires_grad)
+    return to_meta(t) if on_meta else t
 
 
 def as_tensor(data, dtype=None, device=None):

@@ -1,9 +1,12 @@
-"""Devices. ``cpu`` runs on NumPy; the other device types torch knows are recognised (they
-can be named, compared and printed) but have no backend: moving a tensor or creating one
-there raises a RuntimeError naming the missing backend."""
+"""Devices. ``cpu`` runs on NumPy and ``meta`` holds shapes without data
+(``ember/_meta_tensor.py``); the other device types torch knows are recognised (they can be
+named, compared and printed) but have no backend: moving a tensor or creating one there
+raises a RuntimeError naming the missing backend. ``with device(...)`` sets the device
+factories use when given none."""
 from __future__ import annotations
 
 import re
+import threading
 
 _TYPES = ("cpu", "cuda", "ipu", "xpu", "mkldnn", "opengl", "opencl", "ideep", "hip", "ve", "fpga",
           "maia", "xla", "lazy", "vulkan", "mps", "meta", "hpu", "mtia", "privateuseone")
@@ -76,10 +79,12 @@ class device:
         return (device, (self.type, self.index))
 
     def __enter__(self):
-        to_device(self)          # ember only has the CPU: entering it is a no-op
+        d = to_device(self)
+        _defaults.stack = getattr(_defaults, "stack", ()) + (d,)
         return self
 
     def __exit__(self, *exc):
+        _defaults.stack = _defaults.stack[:-1]
         return False
 
 
@@ -88,14 +93,26 @@ def _tname(x):
 
 
 CPU = device("cpu")
+META = device("meta")
+_defaults = threading.local()      # .stack: the devices of the enclosing ``with device(...)``
+
+
+def default_device() -> device:
+    """The device factories use when given none (``with device(...)`` sets it)."""
+    stack = getattr(_defaults, "stack", ())
+    return stack[-1] if stack else CPU
 
 
 def to_device(d) -> device:
     """Normalise a device argument and check a backend exists for it."""
     if d is None:
-        return CPU
+        return default_device()
     if not isinstance(d, device):
         d = device(d)
+    if d.type == "meta":
+        from ember import _meta_tensor
+        _meta_tensor.enable()
+        return META
     if d.type != "cpu":
         extra = " Torch not compiled with CUDA enabled." if d.type == "cuda" else ""
         raise RuntimeError(f"ember has no backend for device '{d}': only the 'cpu' (NumPy) "

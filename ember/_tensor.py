@@ -9,7 +9,8 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
-from ember._device import CPU, to_device
+from ember._device import CPU, META, to_device
+from ember._meta_tensor import Placeholder, no_data
 from ember._state import state
 
 _object_new = object.__new__
@@ -104,19 +105,15 @@ class Tensor:
 
     @property
     def device(self):
-        return CPU
-
-    @property
-    def is_cuda(self):
-        return False
+        return META if type(self._data) is Placeholder else CPU
 
     @property
     def is_cpu(self):
-        return True
+        return type(self._data) is not Placeholder
 
     @property
     def is_meta(self):
-        return False
+        return type(self._data) is Placeholder
 
     @property
     def is_sparse(self):
@@ -166,10 +163,13 @@ class Tensor:
         return self.dtype.is_signed
 
     def stride(self, dim=None):
-        """Strides in elements (torch's convention), not bytes."""
+        """Strides in elements (torch's convention), not bytes; a meta tensor reports
+        contiguous ones."""
         item = self._data.itemsize
         st = tuple(s // item for s in self._data.strides)
-        if self._data.size <= 1 or 0 in self._data.shape:
+        if type(self._data) is Placeholder:
+            st = _contiguous_strides(self._data.shape)
+        elif self._data.size <= 1 or 0 in self._data.shape:
             st = _contiguous_strides(self._data.shape) if not st or self._data.size == 0 else st
         if dim is None:
             return st
@@ -180,11 +180,13 @@ class Tensor:
         return self if b is None else b
 
     def storage_offset(self):
+        if type(self._data) is Placeholder:
+            return 0
         root = self._root()._data
         return (_address(self._data) - _storage_start(root)) // self._data.itemsize
 
     def data_ptr(self):
-        return _address(self._data)
+        return 0 if type(self._data) is Placeholder else _address(self._data)
 
     def is_contiguous(self, memory_format=None):
         a = self._data
@@ -352,6 +354,9 @@ class Tensor:
                                "tensor.detach().numpy() instead.")
         if self._data.dtype == _dtype.bfloat16.np and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if type(self._data) is Placeholder:
+            raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
+                            "to copy the tensor to host memory first.")
         return self._data
 
     def __array__(self, dtype=None, copy=None):
@@ -361,9 +366,13 @@ class Tensor:
         return a.copy() if copy else a
 
     def tolist(self):
+        if type(self._data) is Placeholder:
+            no_data()
         return self._data.tolist()
 
     def item(self):
+        if type(self._data) is Placeholder and self._data.size == 1:
+            raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
@@ -372,6 +381,8 @@ class Tensor:
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous")
+        if type(self._data) is Placeholder:
+            self.item()
         return bool(self._data.reshape(()))
 
     def _python_scalar(self, kind):
@@ -379,6 +390,8 @@ class Tensor:
         converts it: a complex number with an imaginary part does not fit a real type."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
+        if type(self._data) is Placeholder:
+            self.item()
         v = self._data.reshape(()).item()
         if type(v) is complex and kind is not complex:
             if v.imag != 0:
@@ -462,6 +475,8 @@ class Tensor:
     __array_priority__ = 1000   # numpy defers binary operators to Tensor
 
     def cpu(self, memory_format=None):
+        if type(self._data) is Placeholder:
+            no_data()
         return self
 
     def cuda(self, device=None, non_blocking=False):
@@ -502,6 +517,13 @@ def _init(t, arr):
     t._view_info = None
     t._vc = 0
     t._meta = None
+
+
+# Device-type and layout flags torch's tensors carry: ember's tensors live on the CPU (or on
+# meta, see is_meta), strided and dense, so all of these are False.
+for _flag in ("is_cuda", "is_xpu", "is_mps", "is_ipu", "is_hpu", "is_maia", "is_mtia", "is_xla",
+              "is_ort", "is_vulkan", "is_mkldnn", "is_nested", "is_sparse_csr"):
+    setattr(Tensor, _flag, property(lambda self: False))
 
 
 def _make(arr):

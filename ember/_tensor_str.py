@@ -231,7 +231,12 @@ def tensor_repr(t, *, tensor_contents=None):
     default = _dtype.get_default_dtype()
 
     notes = []
-    if arr.size == 0:
+    if t.is_meta:                   # no data: the shape stands in for the body
+        notes += ["device='meta'", f"size={tuple(arr.shape)}"]
+        if dt is not default:
+            notes.append(f"dtype={dt}")
+        body = "..."
+    elif arr.size == 0:
         if arr.ndim != 1:
             notes.append(f"size={tuple(arr.shape)}")
         if dt is not default:

@@ -5,6 +5,7 @@ from __future__ import annotations
 import builtins
 
 from ember import _dtype, _legacy
+from ember import _meta_tensor
 from ember._device import device as _device_cls, to_device
 from ember._ops.core import to_copy, transpose, permute
 from ember._ops.registry import public
@@ -62,7 +63,8 @@ def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns ``self``
     when nothing changes (unless ``copy=True``)."""
     dtype, dev, copy = _parse_to(args, kwargs)
-    to_device(dev)
+    if dev is not None and to_device(dev).type != self.device.type:
+        self, copy = _meta_tensor.move(self, to_device(dev)), False
     if dtype is None or dtype is self.dtype:
         return to_copy(self) if copy else self
     return to_copy(self, dtype=_dtype.to_dtype(dtype))
