@@ -55,7 +55,7 @@ class RAdam(Optimizer):
                 m_hat = (m.clone() if group["differentiable"] else m) / (1 - beta1 ** t)
                 rho_t = rho_inf - 2 * t * beta2 ** t / bc2
                 if rho_t > 5.0:
-                    rect = math.sqrt((rho_t - 4) * (rho_t - 2) * rho_inf
+                    rect = math.sqrt(((rho_t - 4) * (rho_t - 2) * rho_inf)
                                      / ((rho_inf - 4) * (rho_inf - 2) * rho_t))
                     adaptive = v.sqrt().add(group["eps"]).reciprocal().mul(bc2 ** 0.5)
                     p.add_(m_hat * adaptive, alpha=-lr * rect)

@@ -117,8 +117,8 @@ class WeightedRandomSampler(Sampler):
                           generator=generator)
 
     def __iter__(self):
-        picks = ember.multinomial(self.weights, self.num_samples, self.replacement,
-                                  generator=self.generator)
+        picks = ember.multinomial(self.weights, num_samples=self.num_samples,
+                                  replacement=self.replacement, generator=self.generator)
         yield from picks.tolist()
 
     def __len__(self):

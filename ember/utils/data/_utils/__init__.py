@@ -10,13 +10,6 @@ HAS_NUMPY = True
 MP_STATUS_CHECK_INTERVAL = 5.0
 
 
-class KeyErrorMessage(str):
-    """A message that KeyError will not wrap in quotes (its repr is itself)."""
-
-    def __repr__(self):
-        return self
-
-
 class ExceptionWrapper:
     """An exception caught in one process, re-raised (with its traceback text) in another."""
 
@@ -37,3 +30,10 @@ class ExceptionWrapper:
             # the type cannot be built from a single message: fall back to RuntimeError
             raise RuntimeError(text) from None
         raise err
+
+
+class KeyErrorMessage(str):
+    """A message that KeyError will not wrap in quotes (its repr is itself)."""
+
+    def __repr__(self):
+        return self
