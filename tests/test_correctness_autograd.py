@@ -534,3 +534,129 @@ def test_once_differentiable_matches_torch():
             res.append(str(e))
         return res
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- forward AD in gradcheck, jacobian
+
+_CHECKED = {
+    "sin": lambda lib, w: (lambda a: a.sin()),
+    "matmul": lambda lib, w: (lambda a: a @ w),
+    "softmax": lambda lib, w: (lambda a: a.softmax(-1)),
+    "two_outputs": lambda lib, w: (lambda a: (a.exp(), a.sum())),
+}
+_GRADCHECK_OPTIONS = [
+    dict(check_forward_ad=True), dict(check_forward_ad=True, check_backward_ad=False),
+    dict(check_batched_grad=True), dict(check_forward_ad=True, check_batched_forward_grad=True),
+]
+_GRADGRADCHECK_OPTIONS = [
+    dict(check_fwd_over_rev=True),
+    dict(check_fwd_over_rev=True, check_rev_over_rev=False, check_undefined_grad=False),
+    dict(check_batched_grad=True),
+]
+
+
+def _checked_inputs(lib):
+    x = lib.tensor(np.linspace(0.2, 1.5, 6).reshape(2, 3), requires_grad=True)
+    w = lib.tensor(np.linspace(-1, 1, 3), requires_grad=True)
+    return x, w
+
+
+@pytest.mark.parametrize("name", list(_CHECKED))
+def test_gradcheck_forward_and_batched_modes(name):
+    def run(lib):
+        x, w = _checked_inputs(lib)
+        f = _CHECKED[name](lib, w)
+        return [lib.autograd.gradcheck(f, (x,), **kw) for kw in _GRADCHECK_OPTIONS] + \
+            [lib.autograd.gradgradcheck(f, (x,), **kw) for kw in _GRADGRADCHECK_OPTIONS]
+    assert run(ember) == run(torch) == [True] * 7
+
+
+def test_gradcheck_option_errors_match_torch():
+    def run(lib):
+        x, _ = _checked_inputs(lib)
+        res = []
+        for kw in [dict(check_forward_ad=False, check_backward_ad=False),
+                   dict(check_batched_grad=True, check_backward_ad=False, check_forward_ad=True),
+                   dict(check_batched_forward_grad=True)]:
+            try:
+                lib.autograd.gradcheck(lambda a: a.sin(), (x,), **kw)
+            except Exception as e:
+                res.append((type(e).__name__, str(e)))
+        try:
+            lib.autograd.gradgradcheck(lambda a: a.sin(), (x,), check_rev_over_rev=False,
+                                       check_fwd_over_rev=False)
+        except Exception as e:
+            res.append((type(e).__name__, str(e)))
+        return res
+    assert run(ember) == run(torch)
+
+
+def test_gradcheck_catches_a_wrong_jvp():
+    def run(lib):
+        class Bad(lib.autograd.Function):
+            @staticmethod
+            def forward(a):
+                return a * 2
+
+            @staticmethod
+            def setup_context(ctx, inputs, output):
+                pass
+
+            @staticmethod
+            def backward(ctx, g):
+                return g * 2
+
+            @staticmethod
+            def jvp(ctx, t):
+                return t * 3
+        x, _ = _checked_inputs(lib)
+        return (lib.autograd.gradcheck(Bad.apply, (x,), raise_exception=False),
+                lib.autograd.gradcheck(Bad.apply, (x,), check_forward_ad=True,
+                                       raise_exception=False))
+    assert run(ember) == run(torch) == (True, False)
+
+
+def test_forward_mode_jacobian_and_hessian():
+    def run(lib):
+        F = lib.autograd.functional
+        x = lib.linspace(0.1, 1, 3, dtype=lib.float64)
+        y = lib.linspace(1, 2, 3, dtype=lib.float64)
+
+        def f(a, b):
+            return a.sin() * b, (a * b).sum()
+
+        def g(a):
+            return (a.sin() ** 2).sum() * a[0]
+        res = [t for row in F.jacobian(f, (x, y), strategy="forward-mode", vectorize=True)
+               for t in row]
+        res.append(F.jacobian(lambda a: a.exp(), x, strategy="forward-mode", vectorize=True))
+        res.append(F.jacobian(lambda a: a.exp(), x, vectorize=True))
+        res.append(F.hessian(g, x, outer_jacobian_strategy="forward-mode", vectorize=True))
+        res.append(F.hessian(g, x, vectorize=True))
+        return [t.detach().numpy() for t in res]
+    for a, b in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_forward_mode_jacobian_refusals_match_torch():
+    def run(lib):
+        F = lib.autograd.functional
+        x = lib.rand(3, dtype=lib.float64)
+        res = []
+        for kw in [dict(strategy="forward-mode"),
+                   dict(strategy="forward-mode", create_graph=True),
+                   dict(strategy="forward-mode", strict=True),
+                   dict(strategy="forward-mode", vectorize=True, create_graph=True, strict=True),
+                   dict(strategy="forward-mode", vectorize=True, strict=True),
+                   dict(vectorize=True, strict=True)]:
+            try:
+                F.jacobian(lambda a: a.sin(), x, **kw)
+                res.append("ok")
+            except Exception as e:
+                res.append((type(e).__name__, str(e)))
+        try:
+            F.hessian(lambda a: a.sin().sum(), x, outer_jacobian_strategy="forward-mode")
+        except Exception as e:
+            res.append((type(e).__name__, str(e)))
+        return res
+    assert run(ember) == run(torch)

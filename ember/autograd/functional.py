@@ -3,7 +3,8 @@
 Everything is built on ``autograd.grad``. Forward products (``jvp``, ``hvp``) use the
 double-backward trick: a vjp is linear in its vector ``u``, so differentiating
 ``u -> J^T u`` with respect to ``u`` in direction ``v`` gives ``J v``.
-``jacobian(strategy="forward-mode")`` needs forward-mode AD and is not implemented.
+``jacobian(strategy="forward-mode", vectorize=True)`` (and the forward-over-reverse
+``hessian``) push basis tangents through ``ember.func.jacfwd``.
 """
 import ember
 from ember._tensor import Tensor
@@ -276,14 +277,7 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
                              '"forward-mode" tends to be more performant. Otherwise, prefer to '
                              'use "reverse-mode".')
     if strategy == "forward-mode":
-        if create_graph:
-            raise NotImplementedError(
-                "torch.autograd.functional.jacobian: `create_graph=True` and "
-                "`strategy=\"forward-mode\"` are not supported together (yet). Please either "
-                "set `create_graph=False` or `strategy=\"reverse-mode\"`.")
-        raise NotImplementedError("jacobian(strategy=\"forward-mode\") needs forward-mode AD, "
-                                  "which ember does not implement yet; use "
-                                  "strategy=\"reverse-mode\"")
+        return _forward_jacobian(func, inputs, create_graph, strict, vectorize)
     with _recording():
         in_tuple, inputs = _tuplify(inputs, "inputs", "jacobian")
         inputs = _fresh(inputs, create_graph, need_graph=True)
@@ -316,6 +310,49 @@ def jacobian(func, inputs, create_graph=False, strict=False, vectorize=False,
             jac.append(tuple(_jacobian_block(r, out, inp) for r, inp in zip(rows, inputs)))
         jac = _finish(tuple(jac), create_graph)
         return _untuplify2(jac, out_tuple, in_tuple)
+
+
+def _forward_jacobian(func, inputs, create_graph, strict, vectorize):
+    """``jacobian(strategy="forward-mode")``: one jvp per input element, batched by vmap."""
+    if create_graph:
+        raise NotImplementedError(
+            "torch.autograd.functional.jacobian: `create_graph=True` and "
+            "`strategy=\"forward-mode\"` are not supported together (yet). Please either "
+            "set `create_graph=False` or `strategy=\"reverse-mode\"`.")
+    if strict:
+        raise RuntimeError("torch.autograd.functional.jacobian: `strict=True` and "
+                           "`strategy=\"forward-mode\"` are not supported together (yet). "
+                           "Please either set `strict=False` or `strategy=\"reverse-mode\"`.")
+    if not vectorize:
+        raise NotImplementedError("Computing Jacobian using forward-AD or forward-over-reverse "
+                                  "Hessian isonly implemented for `vectorize=True`.")
+    from ember.autograd import forward_ad as fwAD
+    in_tuple, inputs = _tuplify(inputs, "inputs", "jacobian")
+    inputs = tuple(t.detach() for t in inputs)
+    columns = None       # per output, per input: the jvp of each basis tangent
+    out_tuple = True
+    for j, inp in enumerate(inputs):
+        for k in range(inp.nelement()):
+            basis = ember.zeros(inp.nelement(), dtype=inp.dtype)
+            basis[k] = 1
+            with fwAD.dual_level():
+                duals = tuple(fwAD.make_dual(t, basis.reshape(t.shape)) if i == j else t
+                              for i, t in enumerate(inputs))
+                out_tuple, outs = _tuplify(func(*duals), _OUT, "jacobian")
+                tangents = [fwAD.unpack_dual(o).tangent for o in outs]
+                tangents = [ember.zeros_like(o) if t is None else t.detach()
+                            for o, t in zip(outs, tangents)]
+            if columns is None:
+                columns = [[[] for _ in inputs] for _ in outs]
+            for i, t in enumerate(tangents):
+                columns[i][j].append(t.detach())
+    if columns is None:                  # no input elements: an empty Jacobian
+        out_tuple, outs = _tuplify(func(*inputs), _OUT, "jacobian")
+        return _untuplify2(tuple(tuple(_jacobian_block([], o, inp) for inp in inputs)
+                                 for o in outs), out_tuple, in_tuple)
+    jac = tuple(tuple(ember.stack(cols, -1).reshape(tuple(cols[0].shape) + tuple(inp.shape))
+                      for cols, inp in zip(row, inputs)) for row in columns)
+    return _untuplify2(jac, out_tuple, in_tuple)
 
 
 def hessian(func, inputs, create_graph=False, strict=False, vectorize=False,

@@ -15,6 +15,10 @@ Inputs should be float64 (or complex128). As in torch:
   dtypes with ``check_grad_dtypes``), that backward is multiplied by grad_output (zero
   grad_outputs give zero gradients), and that functions with no differentiable output
   have a zero numerical Jacobian.
+- ``check_forward_ad``: each basis tangent's forward-mode jvp (``ember.autograd.forward_ad``)
+  equals the finite difference along it; ``check_batched_grad`` /
+  ``check_batched_forward_grad``: vjps and jvps vmapped over a batch equal one-at-a-time
+  ones. ``gradgradcheck(check_fwd_over_rev=True)`` is the forward check of the vjp.
 """
 from __future__ import annotations
 
@@ -354,6 +358,98 @@ def _test_undefined_backward_mode(func, outputs, inputs):
     return True
 
 
+# -------------------------------------------------------------------- forward AD, batched
+
+def _finite_difference(func, inputs, x, pos, step):
+    """(f(x + step e_pos) - f(x - step e_pos)) / 2|step| for each float output."""
+    arr = x._data
+    orig = arr[pos]
+    arr[pos] = orig - step
+    a = [o._data.astype(np.complex128) for o in _float_outputs(func(*inputs))]
+    arr[pos] = orig + step
+    b = [o._data.astype(np.complex128) for o in _float_outputs(func(*inputs))]
+    arr[pos] = orig
+    return [(bb - aa) / (2 * abs(step)) for aa, bb in zip(a, b)]
+
+
+def _check_forward_ad(func, inputs, eps, atol, rtol, batched):
+    """Every output's tangent for a basis tangent of every differentiable input (a real
+    and, for complex inputs, an imaginary direction) equals the finite difference along
+    it. ``batched``: the tangents computed for all directions at once by vmap agree."""
+    from ember.autograd import forward_ad as fwAD
+    tupled = _as_tuple(inputs)
+    _check_inputs(tupled)
+    for i, x in _diff_inputs(tupled):
+        steps = (1, 1j) if x.is_complex() else (1,)
+        for pos in np.ndindex(x._data.shape):
+            for unit in steps:
+                fd = _finite_difference(func, tupled, x, pos, eps * unit)
+                tangent = np.zeros(x._data.shape, x._data.dtype)
+                tangent[pos] = unit
+                with fwAD.dual_level():
+                    primal = x.detach().requires_grad_(x.requires_grad)
+                    duals = tuple(fwAD.make_dual(primal, _make(tangent)) if k == i else t
+                                  for k, t in enumerate(tupled))
+                    outs = _float_outputs(func(*duals))
+                    got = [fwAD.unpack_dual(o).tangent for o in outs]
+                for k, (g, n) in enumerate(zip(got, fd)):
+                    a = np.zeros(n.shape) if g is None else g._data.astype(np.complex128)
+                    if not _allclose(a, n, rtol, atol):
+                        raise GradcheckError(
+                            f"Jacobian computed with forward mode mismatch for output {k} with "
+                            f"respect to input {i},\nnumerical:{_make(n)}\nanalytical:"
+                            f"{_make(a)}\n")
+        if batched:
+            _check_batched_forward(func, tupled, i, x, atol, rtol)
+
+
+def _check_batched_forward(func, tupled, i, x, atol, rtol):
+    """vmap over a batch of tangents gives each tangent's jvp."""
+    from ember.func import jvp, vmap
+    rng = np.random.default_rng(0)
+    batch = _make(rng.standard_normal((2,) + x._data.shape).astype(x._data.dtype))
+
+    def one(t):
+        args = list(tupled)
+
+        def f(xx):
+            args[i] = xx
+            return tuple(_float_outputs(func(*args)))
+        return jvp(f, (x.detach(),), (t,))[1]
+    together = vmap(one)(batch)
+    for b in range(2):
+        alone = one(batch[b])
+        for k, (tb, ta) in enumerate(zip(together, alone)):
+            if not _allclose(tb[b]._data, ta._data, rtol, atol):
+                raise GradcheckError(f"While computing batched gradients, got: Batched forward "
+                                     f"gradient for output {k} with respect to input {i} "
+                                     f"differs from the unbatched one.")
+
+
+def _check_batched_grad(func, inputs, atol, rtol):
+    """``autograd.grad(..., is_grads_batched=True)`` (vmap over grad_outputs) gives the
+    same vjps as one call per grad_output."""
+    from ember import autograd
+    tupled = _as_tuple(inputs)
+    diff = [x for _, x in _diff_inputs(tupled)]
+    rng = np.random.default_rng(0)
+    for k, o in enumerate(_differentiable_outputs(func(*tupled))):
+        batch = _make(rng.standard_normal((2,) + o._data.shape).astype(o._data.dtype))
+        together = autograd.grad(o, diff, batch, retain_graph=True, allow_unused=True,
+                                 is_grads_batched=True)
+        for b in range(2):
+            alone = autograd.grad(o, diff, batch[b], retain_graph=True, allow_unused=True)
+            for j, (tb, ta) in enumerate(zip(together, alone)):
+                if ta is None and tb is None:
+                    continue
+                a = np.zeros(diff[j]._data.shape) if ta is None else ta._data
+                bb = np.zeros(diff[j]._data.shape) if tb is None else tb[b]._data
+                if not _allclose(bb, a, rtol, atol):
+                    raise GradcheckError(f"While computing batched gradients, got: Batched "
+                                         f"grad for output {k} with respect to input {j} "
+                                         f"differs from the unbatched one.")
+
+
 # -------------------------------------------------------------------- public API
 
 def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=True,
@@ -372,14 +468,15 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     if check_batched_forward_grad and not check_forward_ad:
         raise AssertionError("Setting check_batched_forward_grad=True requires "
                              "check_forward_ad to be True")
-    if check_forward_ad or check_batched_forward_grad:
-        raise NotImplementedError("gradcheck(check_forward_ad=True) needs forward-mode AD, "
-                                  "which ember does not implement yet")
-    if check_batched_grad:
-        raise NotImplementedError("gradcheck(check_batched_grad=True) needs ember.func.vmap")
     try:
-        return _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol,
-                                 check_undefined_grad, check_grad_dtypes, fast_mode)
+        if check_backward_ad:
+            _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol,
+                              check_undefined_grad, check_grad_dtypes, fast_mode)
+        if check_batched_grad:
+            _check_batched_grad(func, inputs, atol, rtol)
+        if check_forward_ad:
+            _check_forward_ad(func, inputs, eps, atol, rtol, check_batched_forward_grad)
+        return True
     except GradcheckError:
         if raise_exception:
             raise
@@ -427,9 +524,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     if check_batched_grad and not check_rev_over_rev:
         raise AssertionError("Setting check_batched_grad=True requires check_rev_over_rev to be "
                              "True")
-    if check_fwd_over_rev:
-        raise NotImplementedError("gradgradcheck(check_fwd_over_rev=True) needs forward-mode "
-                                  "AD, which ember does not implement yet")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
         rng = np.random.default_rng(0)
@@ -465,4 +559,6 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
     return gradcheck(new_func, tupled_inputs + tupled_grad_outputs, eps=eps, atol=atol,
                      rtol=rtol, raise_exception=raise_exception, nondet_tol=nondet_tol,
                      check_undefined_grad=check_undefined_grad,
-                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode)
+                     check_grad_dtypes=check_grad_dtypes, fast_mode=fast_mode,
+                     check_batched_grad=check_batched_grad, check_forward_ad=check_fwd_over_rev,
+                     check_backward_ad=check_rev_over_rev)
