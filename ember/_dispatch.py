@@ -426,7 +426,8 @@ def _cast_inputs(op, vals, cd):
 def _raise_broadcast_error(vals, err):
     """NumPy's "could not be broadcast" ValueError from a kernel as torch's RuntimeError
     naming the mismatched sizes (returns when ``err`` is something else)."""
-    if "broadcast" not in str(err):
+    text = str(err)
+    if "broadcast" not in text and "must match the size of tensor b" not in text:
         return
     from ember._kernels.util import broadcast_shape
     shape = None
@@ -468,9 +469,12 @@ def _call_inplace(op, args, vals, res_dt, req):
         return self
     try:
         res = op.kernel(*vals)
-    except ValueError as e:
+    except (ValueError, RuntimeError) as e:
+        # an in-place op names ``self`` first in a broadcast error, whatever its kernel does
         _raise_broadcast_error(vals, e)
         raise
+    except MemoryError as e:
+        raise allocation_error(e) from None
     if type(res) is not _ndarray:
         res = np.asarray(res)
     if res.shape != dst.shape:

@@ -20,6 +20,12 @@ class Size(tuple):
     """torch.Size: a tuple of ints with torch's repr."""
     __slots__ = ()
 
+    def __new__(cls, sizes=()):
+        items = tuple(sizes)
+        if any(type(s) is not int for s in items):
+            items = tuple(_size_item(k, s) for k, s in enumerate(items))
+        return _new_size(cls, items)
+
     def __repr__(self):
         return f"torch.Size({list(self)})"
 
@@ -31,13 +37,25 @@ class Size(tuple):
 
     def __getitem__(self, item):
         r = tuple.__getitem__(self, item)
-        return Size(r) if isinstance(item, slice) else r
+        return _new_size(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
         return Size(tuple(self) + tuple(other))
 
     def __radd__(self, other):
         return Size(tuple(other) + tuple(self))
+
+
+_new_size = tuple.__new__        # a Size from a tuple known to hold ints (no checks)
+
+
+def _size_item(k, s):
+    """Item ``k`` of a Size as an int (NumPy and 0-d tensor integers convert)."""
+    try:
+        return s.__index__()
+    except (AttributeError, TypeError):
+        raise TypeError(f"torch.Size() takes an iterable of 'int' (item {k} is "
+                        f"'{type(s).__name__}')") from None
 
 
 class Tensor:
@@ -92,11 +110,11 @@ class Tensor:
     # ------------------------------------------------------------------ metadata
     @property
     def shape(self):
-        return Size(self._data.shape)
+        return _new_size(Size, self._data.shape)
 
     def size(self, dim=None):
         if dim is None:
-            return Size(self._data.shape)
+            return _new_size(Size, self._data.shape)
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     @property
@@ -117,7 +135,11 @@ class Tensor:
 
     @property
     def is_sparse(self):
-        return False
+        return _layout_name(self) == "sparse_coo"
+
+    @property
+    def is_sparse_csr(self):
+        return _layout_name(self) == "sparse_csr"
 
     @property
     def is_quantized(self):
@@ -125,8 +147,8 @@ class Tensor:
 
     @property
     def layout(self):
-        from ember import strided
-        return strided
+        import ember
+        return getattr(ember, _layout_name(self))
 
     @property
     def ndim(self):
@@ -354,6 +376,9 @@ class Tensor:
                                "tensor.detach().numpy() instead.")
         if self._data.dtype == _dtype.bfloat16.np and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if _layout_name(self) != "strided":
+            raise TypeError("can't convert Sparse layout tensor to numpy. Use "
+                            "Tensor.to_dense() first.")
         if type(self._data) is Placeholder:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
@@ -522,8 +547,13 @@ def _init(t, arr):
 # Device-type and layout flags torch's tensors carry: ember's tensors live on the CPU (or on
 # meta, see is_meta), strided and dense, so all of these are False.
 for _flag in ("is_cuda", "is_xpu", "is_mps", "is_ipu", "is_hpu", "is_maia", "is_mtia", "is_xla",
-              "is_ort", "is_vulkan", "is_mkldnn", "is_nested", "is_sparse_csr"):
+              "is_ort", "is_vulkan", "is_mkldnn", "is_nested"):
     setattr(Tensor, _flag, property(lambda self: False))
+
+
+def _layout_name(t):
+    """'strided', or a sparse tensor's layout (``ember/_kernels/sparse.py``)."""
+    return getattr(t._data, "layout", "strided")
 
 
 def _make(arr):

@@ -257,6 +257,13 @@ BROADCAST = [
     "m.remainder(a, b)", "m.hypot(a, b)", "m.logical_and(a, b)", "m.isclose(a, b)",
     "m.clamp(a, min=b)", "m.copysign(a, b)", "a.masked_fill(b > 0, 1.0)", "a.copy_(b)",
     "m.ones(3, 1) + m.ones(1, 4) + m.ones(5, 1)", "a.sub_(b, alpha=2)",
+    "m.where(a > 0, a, b, out=m.empty(3, 3))", "m.addcmul(a, a, b, out=m.empty(3, 3))",
+    "a.addcmul_(a, b)", "a.addcdiv_(b, a)", "a.lerp_(b, 0.5)", "a.masked_fill_(b > 0, 1.0)",
+    "a.where(b > 0, a)", "m.eq(a, b, out=m.empty(3, 3, dtype=m.bool))", "i.bitwise_and_(j)",
+    "i.__iand__(j)", "a.__iadd__(b)", "a.ge_(b)", "a.pow_(b)", "a.div_(b)",
+    "m.div(a, b, rounding_mode='floor')", "m.bitwise_left_shift(i, j)", "m.fmax(a, b)",
+    "m.ldexp(a, j)", "m.heaviside(a, b)", "m.complex(a, b)", "m.clamp(a, b, a)",
+    "a.clamp_(min=b)",
 ]
 
 
@@ -319,6 +326,9 @@ CONVERSIONS = [
     lambda m: m.ones(2).to(m.float32, dtype=m.float64), lambda m: m.ones(2).to("cpu", "float32"),
     lambda m: m.ones(2).to(float), lambda m: m.ones(2).to(dtype=int),
     lambda m: m.ones(2).to(m.ones(1, dtype=m.int32)), lambda m: m.ones(2).to("cpu", m.float64),
+    lambda m: m.Size([2, "a"]), lambda m: m.Size([2.5]), lambda m: list(m.Size([True, 2])),
+    lambda m: list(m.Size([m.tensor(3)])), lambda m: m.Size([m.tensor(3.0)]),
+    lambda m: list(m.Size([np.int64(2)])), lambda m: m.Size(3),
 ]
 
 
