@@ -660,3 +660,61 @@ def test_forward_mode_jacobian_refusals_match_torch():
             res.append((type(e).__name__, str(e)))
         return res
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- functorch's legacy module API
+
+def _functorch_story(lib):
+    if lib is torch:
+        import warnings
+        warnings.simplefilter("ignore")
+        import functorch
+    else:
+        functorch = ember.func
+    nn = lib.nn
+    lib.manual_seed(0)
+    res = []
+    lin = nn.Linear(3, 2)
+    f, p = functorch.make_functional(lin)
+    res.append((type(f).__name__, isinstance(f, nn.Module), [type(x).__name__ for x in p],
+                [x.requires_grad for x in p], len(list(f.parameters())), p[0] is lin.weight))
+    x = lib.ones(4, 3)
+    res.append((f(p, x) - lin(x)).abs().max().item())
+    res.append([tuple(t.shape) for t in lib.func.grad(lambda ps: f(ps, x).sum())(p)])
+    _, p2 = functorch.make_functional(lin, disable_autograd_tracking=True)
+    res.append((p2[0].requires_grad, type(p2[0]).__name__))
+    m = nn.Sequential(nn.Linear(3, 2), nn.BatchNorm1d(2))
+    try:
+        functorch.make_functional(m)
+    except RuntimeError as e:
+        res.append(str(e))
+    fb, pb, bb = functorch.make_functional_with_buffers(m)
+    res.append((len(pb), len(bb), [tuple(t.shape) for t in bb],
+                tuple(fb(pb, bb, lib.ones(4, 3)).shape)))
+    models = [nn.Linear(3, 2) for _ in range(4)]
+    fe, pe, be = functorch.combine_state_for_ensemble(models)
+    res.append((type(fe).__name__, [tuple(t.shape) for t in pe],
+                [t.requires_grad for t in pe], be))
+    xs = lib.randn(4, 5, 3)
+    out = lib.vmap(fe)(pe, be, xs)
+    ref = lib.stack([mod(xs[i]) for i, mod in enumerate(models)])
+    res.append((tuple(out.shape), (out - ref).abs().max().item() < 1e-6))
+    res.append(tuple(lib.vmap(fe, in_dims=(0, 0, None))(pe, be, xs[0]).shape))
+    for bad in [[], [nn.Linear(3, 2), nn.Linear(3, 2).eval()],
+                [nn.Linear(3, 2), nn.Conv1d(1, 1, 1)]]:
+        try:
+            functorch.combine_state_for_ensemble(bad)
+        except RuntimeError as e:
+            res.append(str(e))
+    return res
+
+
+def test_functorch_make_functional_and_ensembles():
+    assert _functorch_story(ember) == _functorch_story(torch)
+
+
+def test_functorch_import_maps_to_ember_func():
+    from ember import run
+    assert ("functorch", "ember.func") in run._ALIASES
+    from ember.func import make_functional, make_functional_with_buffers  # noqa: F401
+    from ember.func import combine_state_for_ensemble  # noqa: F401

@@ -1,5 +1,7 @@
 """Composable function transforms (torch.func / functorch): vmap, grad, vjp, jvp,
-linearize, jacrev, jacfwd, hessian, functional_call, stack_module_state.
+linearize, jacrev, jacfwd, hessian, functional_call, stack_module_state; and functorch's
+legacy make_functional, make_functional_with_buffers, combine_state_for_ensemble
+(``_functorch.py``; ``python -m ember.run`` maps ``functorch`` here).
 
 vmap is a dispatcher mode (``_vmap.py``) using the op records' batching rules
 (``_batch_rules.py``, registered here at import); the differentiation transforms
@@ -10,6 +12,8 @@ from ember.func._vmap import vmap, BatchedTensor, FALLBACK_COUNTS, RULE_COUNTS, 
     DECOMPOSED_COUNTS
 from ember.func._transforms import (grad, grad_and_value, vjp, jvp, linearize, jacrev,
                                     jacfwd, hessian, functional_call, stack_module_state)
+from ember.func._functorch import (make_functional, make_functional_with_buffers,
+                                   combine_state_for_ensemble)
 
 _batch_rules.register_all()
 
