@@ -116,7 +116,7 @@ def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=
 
 # mixed precision, device namespaces, profiler (ember/amp, ember/cpu, ember/cuda,
 # ember/profiler)
-from ember import amp, cpu, cuda  # noqa: E402,F401
+from ember import accelerator, amp, cpu, cuda, mps, xpu  # noqa: E402,F401
 from ember.amp import autocast  # noqa: E402,F401
 from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled,  # noqa: E402
                                      get_autocast_dtype, set_autocast_dtype,

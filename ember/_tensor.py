@@ -551,6 +551,21 @@ for _flag in ("is_cuda", "is_xpu", "is_mps", "is_ipu", "is_hpu", "is_maia", "is_
     setattr(Tensor, _flag, property(lambda self: False))
 
 
+def _is_set_to(self, tensor):
+    """Same storage, offset, size and strides."""
+    return (self.untyped_storage().data_ptr() == tensor.untyped_storage().data_ptr()
+            and self.storage_offset() == tensor.storage_offset()
+            and self.shape == tensor.shape and self.stride() == tensor.stride())
+
+
+Tensor.is_set_to = _is_set_to
+Tensor.is_same_size = lambda self, other: self.shape == other.shape
+Tensor.is_nonzero = lambda self: bool(self)
+Tensor.is_distributed = lambda self: False
+Tensor.is_shared = lambda self: False        # no tensor lives in shared memory by itself
+Tensor.is_pinned = lambda self, device=None: False
+
+
 def _layout_name(t):
     """'strided', or a sparse tensor's layout (``ember/_kernels/sparse.py``)."""
     return getattr(t._data, "layout", "strided")

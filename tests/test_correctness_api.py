@@ -165,3 +165,86 @@ def test_model_ensembling_tutorial_pattern():
     for a, b in zip(t[2:], e[2:]):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
     np.testing.assert_allclose(e[2], e[4], rtol=1e-5, atol=1e-6)
+
+
+# ---------------------------------------------------------------- device-agnostic API
+
+def _answers(ns, calls):
+    import warnings
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        out = [(name, args, _outcome(lambda: getattr(ns, name)(*args))) for name, args in calls]
+    return out, sorted({(w.category.__name__, str(w.message)) for w in caught})
+
+
+def test_accelerator_answers_as_a_cpu_build():
+    calls = [("is_available", ()), ("current_accelerator", ()),
+             ("current_accelerator", (True,)), ("device_count", ()),
+             ("current_device_index", ()), ("current_device_idx", ()), ("synchronize", ()),
+             ("set_device_index", (0,)), ("set_device_idx", (0,)), ("current_stream", ()),
+             ("empty_cache", ()), ("empty_host_cache", ()), ("memory_allocated", ()),
+             ("max_memory_allocated", ()), ("memory_reserved", ()),
+             ("max_memory_reserved", ()), ("memory_stats", ()), ("get_memory_info", ()),
+             ("reset_peak_memory_stats", ()), ("reset_accumulated_memory_stats", ()),
+             ("get_device_capability", ())]
+    assert _answers(torch.accelerator, calls) == _answers(ember.accelerator, calls)
+
+    def ctx(lib):
+        with lib.accelerator.device_index(None):
+            pass
+        return _outcome(lambda: lib.accelerator.device_index(0).__enter__())
+    t, e = _both(ctx)
+    assert t == e
+
+
+def test_xpu_and_mps_say_not_available():
+    xpu = [("is_available", ()), ("is_initialized", ()), ("device_count", ()),
+           ("current_device", ()), ("synchronize", ()), ("empty_cache", ()),
+           ("manual_seed", (0,)), ("manual_seed_all", (0,)), ("seed", ()),
+           ("get_rng_state", ()), ("is_bf16_supported", ()), ("init", ()),
+           ("get_device_name", ()), ("get_device_properties", ()), ("memory_allocated", ()),
+           ("max_memory_allocated", ()), ("memory_reserved", ()), ("memory_stats", ()),
+           ("get_arch_list", ()), ("set_device", (0,)), ("initial_seed", ()),
+           ("mem_get_info", ())]
+    mps = [("is_available", ()), ("device_count", ()), ("synchronize", ()),
+           ("empty_cache", ()), ("manual_seed", (0,)), ("seed", ()), ("get_rng_state", ()),
+           ("current_allocated_memory", ()), ("driver_allocated_memory", ()),
+           ("recommended_max_memory", ())]
+    assert _answers(torch.xpu, xpu) == _answers(ember.xpu, xpu)
+    assert _answers(torch.mps, mps) == _answers(ember.mps, mps)
+
+
+def test_tensor_is_attributes_match_torch():
+    names = sorted(n for n in dir(torch.Tensor) if n.startswith("is_"))
+    missing = [n for n in names if not hasattr(ember.Tensor, n)]
+    assert not missing
+    flags = [n for n in names if not callable(getattr(torch.ones(2), n))]
+    assert {n: getattr(torch.ones(2), n) for n in flags} == \
+        {n: getattr(ember.ones(2), n) for n in flags}
+    assert {n: getattr(torch.ones(2, device="meta"), n) for n in flags} == \
+        {n: getattr(ember.ones(2, device="meta"), n) for n in flags}
+
+
+def test_data_parallel_is_transparent_on_cpu():
+    def run(lib):
+        lib.manual_seed(0)
+        inner = lib.nn.Linear(3, 2)
+        dp = lib.nn.DataParallel(inner)
+        x = lib.linspace(-1, 1, 12).reshape(4, 3)
+        same = dp(x)
+        return (repr(dp), list(dp.state_dict()), dp.module is inner, dp.device_ids,
+                lib.nn.parallel.DataParallel is lib.nn.DataParallel,
+                same.detach().numpy().copy(), inner(x).detach().numpy().copy(),
+                _outcome(lambda: lib.nn.parallel.data_parallel(inner, x)))
+    t, e = _both(run)
+    assert t[:5] == e[:5] and t[7] == e[7]
+    np.testing.assert_allclose(e[5], e[6])
+    np.testing.assert_allclose(t[5], e[5], rtol=1e-5, atol=1e-6)
+
+
+def test_distributed_data_parallel_import_path():
+    from ember.nn.parallel import DistributedDataParallel
+    assert DistributedDataParallel is ember.nn.parallel.DistributedDataParallel
+    assert DistributedDataParallel.__module__ == "ember.nn.parallel.distributed"
+    with pytest.raises(NotImplementedError, match="torch.distributed"):
+        DistributedDataParallel(ember.nn.Linear(2, 2))

@@ -4,6 +4,8 @@ from ember.nn.modules import __all__ as _modules_all
 from ember.nn import functional  # noqa: F401
 from ember.nn import init  # noqa: F401
 from ember.nn import utils  # noqa: F401
+from ember.nn import parallel  # noqa: F401
+from ember.nn.parallel import DataParallel  # noqa: F401
 from ember.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
 
 try:
@@ -11,5 +13,5 @@ try:
 except ImportError:      # being written
     pass
 
-__all__ = list(_modules_all) + ["functional", "init", "utils", "Parameter",
-                                "LinearCrossEntropyOptions"]
+__all__ = list(_modules_all) + ["functional", "init", "utils", "parallel", "Parameter",
+                                "LinearCrossEntropyOptions", "DataParallel"]
