@@ -466,15 +466,16 @@ class CosineAnnealingWarmRestarts(LRScheduler):
         self._write_lrs(lrs)
 
     def _position(self, epoch):
-        """(T_cur, T_i) at ``epoch``: walk the periods T_0, T_0 * T_mult, ... until one holds it."""
+        """(T_cur, T_i) at ``epoch``. The periods are T_0 * T_mult**k, so the first n of them
+        end at T_0 * (T_mult**n - 1) / (T_mult - 1); n is found with a logarithm, rounded
+        exactly as torch rounds it (so epochs on a boundary land where torch puts them)."""
         if epoch < 0:
             raise ValueError(f"Expected non-negative epoch, but got {epoch}")
-        if self.T_mult == 1:
-            return epoch % self.T_0, self.T_0
-        start, period = 0, self.T_0
-        while epoch >= start + period:
-            start, period = start + period, period * self.T_mult
-        return epoch - start, period
+        t0, mult = self.T_0, self.T_mult
+        if epoch < t0 or mult == 1:
+            return epoch % t0, t0
+        done = int(math.log(epoch / t0 * (mult - 1) + 1, mult))
+        return epoch - t0 * (mult ** done - 1) / (mult - 1), t0 * mult ** done
 
 
 # ------------------------------------------------------------ schedulers of schedulers

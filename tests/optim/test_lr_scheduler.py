@@ -180,6 +180,15 @@ def test_warm_restarts_fractional_epochs():
     trace(lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=3), epochs=epochs)
 
 
+@pytest.mark.parametrize("T_0,T_mult", [(1, 2), (2, 3), (3, 2), (4, 1), (1, 3)])
+def test_warm_restarts_explicit_epochs_across_restarts(T_0, T_mult):
+    """step(epoch) locates the period holding `epoch` (restart boundaries, far epochs,
+    jumps backwards) as torch does."""
+    epochs = [0, 1, 2, 3, 4, 7, 8, 9, 12, 13, 40, 39.5, 121, 363, 364, 5, 1093.25, 0]
+    trace(lambda m, o: m.CosineAnnealingWarmRestarts(o, T_0=T_0, T_mult=T_mult, eta_min=0.001),
+          steps=len(epochs), epochs=epochs)
+
+
 def test_epoch_argument_closed_form():
     epochs = [0, 2, 5, 5, 9, 12, 3, 20, 21, 22]
     for build in (lambda m, o: m.StepLR(o, 3, 0.5),
