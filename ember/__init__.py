@@ -44,6 +44,10 @@ class layout:
 
 strided = layout("strided")
 sparse_coo = layout("sparse_coo")
+sparse_csr = layout("sparse_csr")
+sparse_csc = layout("sparse_csc")
+sparse_bsr = layout("sparse_bsr")
+sparse_bsc = layout("sparse_bsc")
 
 
 class memory_format:
@@ -128,7 +132,7 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # Subpackages that register no ops load on first use (import time matters):
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
-                    "distributions")
+                    "distributions", "sparse")
 
 
 def __getattr__(name):

@@ -223,6 +223,9 @@ def _is_ember_parameter(cls) -> bool:
 def tensor_repr(t, *, tensor_contents=None):
     """The text ``repr(t)`` produces, torch style; ``tensor_contents`` replaces the body."""
     from ember._tensor import Tensor
+    if hasattr(t._data, "layout"):          # sparse: ember/_ops/sparse.py
+        from ember._ops.sparse import sparse_repr
+        return sparse_repr(t)
     cls = type(t)
     plain = cls is Tensor or _is_ember_parameter(cls)
     opener = "tensor(" if plain else cls.__name__ + "("

@@ -168,6 +168,8 @@ class _TorchPickler(pickle._Pickler):
         from ember.storage import UntypedStorage, TypedStorage
         self._Tensor, self._Size, self._device = Tensor, Size, device
         self._UStorage, self._TStorage = UntypedStorage, TypedStorage
+        from ember import layout
+        self._layout = layout
 
     # ---------------------------------------------------------------- globals
     def _write_global(self, module, name):
@@ -254,6 +256,8 @@ class _TorchPickler(pickle._Pickler):
                              state))
                 return (_g("torch._utils", "_rebuild_parameter"),
                         (_PlainTensor(obj), obj.requires_grad, collections.OrderedDict()))
+            if hasattr(obj._data, "layout"):
+                return _reduce_sparse(obj)
             args = self._tensor_args(obj)
             if t is self._Tensor and not state:
                 return (_g("torch._utils", "_rebuild_tensor_v2"), args)
@@ -264,7 +268,20 @@ class _TorchPickler(pickle._Pickler):
             return (_g("torch", "Size"), (tuple(obj),))
         if t is self._device:
             return (_g("torch", "device"), (str(obj),))
+        if t is self._layout:
+            return (_g("torch.serialization", "_get_layout"), (repr(obj),))
         return NotImplemented
+
+
+def _reduce_sparse(t):
+    """A sparse tensor as torch pickles it: ``_rebuild_sparse_tensor(layout, parts)``."""
+    from ember._ops.sparse import reduce_for_save
+    return (_g("torch._utils", "_rebuild_sparse_tensor"), reduce_for_save(t))
+
+
+def _rebuild_sparse_tensor(layout, data):
+    from ember._ops.sparse import rebuild_sparse_tensor
+    return rebuild_sparse_tensor(layout, data)
 
 
 def _save_dtype(self, obj):
@@ -527,6 +544,7 @@ def _allowed_globals():
         "torch._utils._rebuild_parameter": _rebuild_parameter,
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
+        "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
         "torch.UntypedStorage": _UNTYPED,
         "torch.storage.UntypedStorage": _UNTYPED,
     }

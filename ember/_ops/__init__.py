@@ -22,3 +22,4 @@ from ember._ops import complex  # noqa: F401
 from ember._ops import spectral  # noqa: F401
 from ember._ops import extra  # noqa: F401
 from ember._ops import nn_fused  # noqa: F401
+from ember._ops import sparse  # noqa: F401

@@ -348,7 +348,7 @@ def _accumulate(buffers, node, nr, g):
     if buf is None:
         buf = buffers[node] = [None] * max(node._num_outputs, nr + 1)
     old = buf[nr]
-    buf[nr] = g if old is None else old + g
+    buf[nr] = g if old is None else g + old if hasattr(old._data, "layout") else old + g
 
 
 def _run_tensor_hooks(node, gs):

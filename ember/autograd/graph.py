@@ -443,6 +443,9 @@ def accumulate_into_grad(t, g, steal=False):
     stealing] in engine.py); the first gradient then becomes ``.grad`` without a copy."""
     m = t._autograd_meta()
     old = m.grad
+    if hasattr(g._data, "layout") or hasattr(getattr(old, "_data", None), "layout"):
+        m.grad = _sparse_sum(old, g)        # a sparse gradient (ember/_ops/sparse.py)
+        return
     if g._data.shape != t._data.shape:
         from ember._ops.core import sum_to_size
         g = sum_to_size(g, t._data.shape)
@@ -465,6 +468,13 @@ def accumulate_into_grad(t, g, steal=False):
     else:
         np.add(old._data, g._data, out=old._data, casting="unsafe")
         bump_version(old)
+
+
+def _sparse_sum(old, g):
+    """``old + g`` where either is sparse: sparse + sparse stays sparse, else dense."""
+    if old is None:
+        return g.clone() if state.grad_enabled else g
+    return g + old if hasattr(old._data, "layout") else old + g
 
 
 class CopySlices(Node):

@@ -1,0 +1,691 @@
+"""Sparse tensors: COO and CSR layouts as op records.
+
+A sparse tensor is a Tensor whose ``_data`` is a ``SparseArray`` (``ember/_kernels/sparse.py``):
+shape and dtype plus the index and value arrays. A few primitive records move between the
+layouts and the payload (construct from indices and values, read the values, coalesce,
+densify, sparsify); each has a backward rule, so everything else is written in ember ops
+over them (``sparse.mm`` gathers rows of the dense operand and scatters them with
+``index_add``) and gets its autograd from its parts: gradients reach the dense operand and,
+through ``values``, the sparse one as a sparse tensor, as in torch.
+
+Note [sparse routing]: the first sparse tensor made turns on :func:`route` in the dispatcher
+chain (as the meta device does): a dense record given a sparse argument runs its sparse
+rule from ``SPARSE_RULES`` or raises torch's NotImplementedError naming the op and the
+backend. Until then the dense path pays nothing.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._kernels import sparse as K
+from ember._kernels.sparse import SparseArray
+from ember._ops.registry import OpDef, public
+from ember._state import state
+from ember._tensor import Tensor, Size, _make
+
+SPARSE_RULES: dict = {}        # dense record name -> rule(*args) for sparse arguments
+_BACKEND = {K.COO: "SparseCPU", K.CSR: "SparseCsrCPU"}
+
+
+def is_sparse_data(a) -> bool:
+    return type(a) is SparseArray
+
+
+def _layout(t):
+    return t._data.layout if type(t._data) is SparseArray else "strided"
+
+
+# ------------------------------------------------------------------ primitive records
+
+def _primitive(schema, kernel, grad_name=None):
+    """A record whose kernel may return a SparseArray: it runs as a composite body that
+    wraps the result itself (the dense wrapper would strip the payload) and records the
+    record's own backward."""
+    op = OpDef(schema, kernel, promote=None, grad_name=grad_name)
+    op.saved_args = tuple(i for i, _, _ in op.tensor_args)
+    op.composite = lambda *args: _run(op, args)
+    SPARSE_RULES[op.name] = None        # takes sparse arguments itself
+    return op
+
+
+def _run(op, args):
+    enable()
+    res = _make(op.kernel(*[a._data if isinstance(a, Tensor) else a for a in args]))
+    if state.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
+        from ember.autograd import graph
+        graph.record(op, args, (res,))
+    return res
+
+
+def _ints(t):
+    """An index array as a tensor (no gradient)."""
+    return _make(t)
+
+
+coo_from_parts = _primitive(
+    "_sparse_coo_tensor_with_dims_and_tensors(Tensor indices, Tensor values, int[] size, "
+    "bool is_coalesced) -> Tensor",
+    lambda i, v, size, c: K.coo(i, v, tuple(size), c))
+values_of = _primitive("_values(Tensor self) -> Tensor", lambda a: a.values, "ValuesBackward0")
+values_at = _primitive("_sparse_values_at(Tensor self, Tensor indices) -> Tensor", K.values_at)
+densify = _primitive("_sparse_to_dense(Tensor self) -> Tensor", K.to_dense, "ToDenseBackward0")
+sparsify = _primitive("_to_sparse(Tensor self, int sparse_dim) -> Tensor", K.from_dense,
+                      "ToSparseBackward1")
+coalesce_op = _primitive("coalesce(Tensor self) -> Tensor", K.coalesce)
+coo_to_csr = _primitive("_to_sparse_csr(Tensor self) -> Tensor", K.coo_to_csr,
+                        "ToSparseCsrBackward0")
+csr_to_coo = _primitive("_csr_to_coo(Tensor self) -> Tensor", K.csr_to_coo)
+csr_from_parts = _primitive(
+    "_sparse_csr_tensor_unsafe(Tensor crow_indices, Tensor col_indices, Tensor values, "
+    "int[] size) -> Tensor", lambda r, c, v, size: K.csr(r, c, v, tuple(size)))
+add_op = _primitive("_sparse_add(Tensor self, Tensor other, Scalar alpha) -> Tensor", K.add)
+mul_op = _primitive("_sparse_mul(Tensor self, Tensor other) -> Tensor", K.mul)
+spgemm = _primitive("_sparse_sparse_matmul(Tensor self, Tensor other) -> Tensor", K.coo_mm)
+
+
+def _coo_grad(g):
+    """A gradient arriving for a COO input, as COO."""
+    return csr_to_coo(g) if _layout(g) == K.CSR else g
+
+
+def _gather(g, indices):
+    """``g``'s entries at ``indices`` (sparse_dim, nnz): dense or sparse ``g``."""
+    if _layout(g) == "strided":
+        return g[tuple(_ints(r) for r in indices)]
+    return values_at(_coo_grad(g), _ints(indices))
+
+
+@coo_from_parts.def_backward
+def _(ctx, g, indices, values, size, is_coalesced):
+    return None, _gather(g, indices._data), None, None
+
+
+@values_of.def_backward
+def _(ctx, g, self):
+    a = self._data
+    if a.layout == K.CSR:
+        return csr_from_parts(_ints(a.crow), _ints(a.col), g, a.shape)
+    return coo_from_parts(_ints(a.indices), g, a.shape, False)
+
+
+@values_at.def_backward
+def _(ctx, g, self, indices):
+    return coo_from_parts(indices, g, self._data.shape, False), None
+
+
+@densify.def_backward
+def _(ctx, g, self):
+    a = self._data
+    sp = K.coalesce(a if a.layout == K.COO else K.csr_to_coo(a))
+    grad = coo_from_parts(_ints(sp.indices), _gather(g, sp.indices), a.shape, True)
+    return coo_to_csr(grad) if a.layout == K.CSR else grad
+
+
+@sparsify.def_backward
+def _(ctx, g, self, sparse_dim):
+    return densify(g) if _layout(g) != "strided" else g, None
+
+
+@coalesce_op.def_backward
+def _(ctx, g, self):
+    return g                # the same tensor, as a dense one: the gradient passes through
+
+
+@coo_to_csr.def_backward
+def _(ctx, g, self):
+    return _coo_grad(g)
+
+
+@csr_to_coo.def_backward
+def _(ctx, g, self):
+    return coo_to_csr(coalesce(g))
+
+
+@csr_from_parts.def_backward
+def _(ctx, g, crow, col, values, size):
+    rows = np.repeat(np.arange(len(crow._data) - 1), np.diff(crow._data))
+    return None, None, _gather(g, np.stack([rows, col._data])), None
+
+
+@add_op.def_backward
+def _(ctx, g, self, other, alpha):
+    return g, (g if alpha == 1 else g * alpha)
+
+
+@mul_op.def_backward
+def _(ctx, g, self, other):
+    return mul_op(g, other), mul_op(g, self)
+
+
+@spgemm.def_backward
+def _(ctx, g, self, other):
+    raise RuntimeError("derivative for aten::_sparse_sparse_matmul is not implemented")
+
+
+# ------------------------------------------------------------------ helpers in ember ops
+
+def coalesce(t):
+    return t if t._data.coalesced else coalesce_op(t)
+
+
+def _with_values(t, values, coalesced=None):
+    """A COO tensor with ``t``'s indices and new ``values`` (whose dense shape may differ)."""
+    a = t._data
+    shape = a.shape[:a.sparse_dim] + tuple(values.shape[1:])
+    return coo_from_parts(_ints(a.indices), values, shape,
+                          a.coalesced if coalesced is None else coalesced)
+
+
+def _as_coo(t):
+    return csr_to_coo(t) if _layout(t) == K.CSR else t
+
+
+def _like_layout(result, src):
+    """Return a COO result in the layout of ``src`` (CSR stays CSR)."""
+    if _layout(src) == K.CSR and _layout(result) == K.COO:
+        return coo_to_csr(result)
+    return result
+
+
+def sparse_mm(s, d):
+    """Sparse (COO/CSR, 2-D) @ dense (2-D), or sparse @ sparse (COO)."""
+    if _layout(d) != "strided":
+        return spgemm(coalesce(_as_coo(s)), coalesce(_as_coo(d)))
+    s = coalesce(_as_coo(s))
+    if s.ndim != 2 or d.ndim != 2 or s._data.sparse_dim != 2:
+        raise RuntimeError(f"mm: expected 2-D sparse and dense matrices, got {s.ndim}-D and "
+                           f"{d.ndim}-D")
+    if s.shape[1] != d.shape[0]:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
+                           f"{s.shape[1]} and {d.shape[0]}x{d.shape[1]})")
+    rows, cols = s._data.indices
+    terms = values_of(s).unsqueeze(1) * d.index_select(0, _ints(cols))
+    from ember import zeros
+    out = zeros(s.shape[0], d.shape[1], dtype=terms.dtype)
+    return out.index_add(0, _ints(rows), terms)
+
+
+def _mm_rule(self, other):
+    if _layout(self) == "strided":          # dense @ sparse = (sparse^T @ dense^T)^T
+        return sparse_mm(transpose(_as_coo(other), 0, 1), self.t()).t()
+    return sparse_mm(self, other)
+
+
+def _matmul_rule(self, other):
+    if other.ndim == 1 and _layout(other) == "strided":
+        return sparse_mm(self, other.unsqueeze(1)).squeeze(1)
+    return _mm_rule(self, other)
+
+
+def addmm(input, mat1, mat2, *, beta=1, alpha=1):
+    """beta * input + alpha * (mat1 @ mat2), mat1 sparse."""
+    prod = _mm_rule(mat1, mat2)
+    if _layout(input) != "strided":
+        input = densify(input)
+    return input * beta + prod * alpha if beta != 0 else prod * alpha
+
+
+def transpose(t, dim0, dim1):
+    if _layout(t) != K.COO:
+        _refuse("transpose.int", t)
+    a = t._data
+    d0, d1 = (d % a.ndim for d in (dim0, dim1))
+    if d0 >= a.sparse_dim or d1 >= a.sparse_dim:
+        if d0 == d1:
+            return t
+        raise RuntimeError("transpose: transposing dense dimensions of a sparse tensor is not "
+                           "supported by ember yet")
+    order = list(range(a.sparse_dim))
+    order[d0], order[d1] = order[d1], order[d0]
+    shape = list(a.shape)
+    shape[d0], shape[d1] = shape[d1], shape[d0]
+    return coo_from_parts(_ints(a.indices[order]), values_of(t), shape, False)
+
+
+def _t_rule(t):
+    if t.ndim > 2:
+        raise RuntimeError(f"t() expects a tensor with <= 2 sparse and 0 dense dimensions, but "
+                           f"got {t.ndim} sparse and 0 dense dimensions")
+    return transpose(t, 0, 1) if t.ndim == 2 else t
+
+
+def _dims(dim, ndim):
+    if dim is None:
+        return tuple(range(ndim))
+    dims = (dim,) if isinstance(dim, int) else tuple(dim)
+    return tuple(sorted({d % ndim for d in dims}))
+
+
+def sparse_sum(input, dim=None, dtype=None):
+    """torch.sparse.sum: summing every sparse dim gives a dense tensor, else a COO one."""
+    t = coalesce(_as_coo(input))
+    if dtype is not None:
+        t = _to_copy_rule(t, dtype)
+    a = t._data
+    dims = _dims(dim, a.ndim)
+    sd = a.sparse_dim
+    dense_dims = tuple(d - sd + 1 for d in dims if d >= sd)
+    values = values_of(t)
+    if dense_dims:
+        values = values.sum(dense_dims)
+    kept = [d for d in range(sd) if d not in dims]
+    if not kept:
+        return values.sum(0)
+    shape = [a.shape[d] for d in kept] + list(values.shape[1:])
+    return coalesce_op(coo_from_parts(_ints(a.indices[kept]), values, shape, False))
+
+
+def _sum_rule(self, dim=None, keepdim=False, dtype=None):
+    if keepdim:
+        raise RuntimeError("sum: keepdim=True is not supported for sparse tensors by ember")
+    return sparse_sum(self, dim, dtype)
+
+
+def _groups(t, dim):
+    """Entries of a coalesced COO tensor that share every index but ``dim``'s: a group id
+    per entry and the number of groups."""
+    a = t._data
+    rest = np.delete(a.indices, dim, axis=0)
+    keys = K.linear_index(rest, [s for i, s in enumerate(a.shape[:a.sparse_dim]) if i != dim])
+    uniq, gid = np.unique(keys, return_inverse=True)
+    return gid.reshape(-1), len(uniq)
+
+
+def sparse_softmax(input, dim, dtype=None, *, log=False):
+    """Softmax over ``dim`` among the specified entries (absent ones count as -inf)."""
+    t = coalesce(_as_coo(input))
+    if dtype is not None:
+        t = _to_copy_rule(t, dtype)
+    a = t._data
+    dim %= a.ndim
+    v = values_of(t)
+    if dim >= a.sparse_dim:             # a dense dim: an ordinary softmax of the values
+        f = v.log_softmax if log else v.softmax
+        return _with_values(t, f(dim - a.sparse_dim + 1))
+    gid, n = _groups(t, dim)
+    top = np.full((n,) + v.shape[1:], -np.inf, v._data.dtype)
+    np.maximum.at(top, gid, v._data)
+    index = _ints(gid)
+    shifted = v - _make(top).index_select(0, index)
+    e = shifted.exp()
+    from ember import zeros
+    total = zeros((n,) + tuple(v.shape[1:]), dtype=v.dtype).index_add(0, index, e)
+    out = shifted - total.log().index_select(0, index) if log else \
+        e / total.index_select(0, index)
+    return _like_layout(_with_values(t, out), input)
+
+
+# ------------------------------------------------------------------ elementwise rules
+
+_ZERO_PRESERVING = ("neg", "abs", "sqrt", "sin", "tan", "tanh", "sinh", "asin", "asinh",
+                    "atan", "atanh", "relu", "sgn", "sign", "trunc", "floor", "ceil", "round",
+                    "expm1", "log1p", "erf", "erfinv", "square", "deg2rad", "rad2deg",
+                    "nan_to_num", "frac", "signbit", "isnan", "isinf", "angle", "conj_physical")
+
+
+def _map_rule(fn, linear=False):
+    def rule(self, *rest):
+        t = _as_coo(self)
+        if not linear:
+            t = coalesce(t)
+        return _like_layout(_with_values(t, fn(values_of(t), *rest)), self)
+    return rule
+
+
+def _is_number(x):
+    return not isinstance(x, Tensor) or (x.ndim == 0 and _layout(x) == "strided")
+
+
+def _add_rule(self, other, alpha=1):
+    if _layout(self) == "strided":
+        return self + densify(_as_coo(other)) * alpha if alpha != 1 else \
+            self + densify(_as_coo(other))
+    if _is_number(other) or _layout(other) == "strided":
+        raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
+                           "instead.")
+    if self.shape != other.shape:
+        raise RuntimeError(f"add: expected 'self' and 'other' to have same size, but self has "
+                           f"size {list(self.shape)} while other has size {list(other.shape)} "
+                           f"(FYI: op2-sparse addition does not currently support "
+                           f"broadcasting)")
+    return _like_layout(add_op(_as_coo(self), _as_coo(other), alpha), self)
+
+
+def _sub_rule(self, other, alpha=1):
+    return _add_rule(self, other, -alpha)
+
+
+def _mul_rule(self, other):
+    if _layout(self) == "strided" and not _is_number(self):
+        self, other = other, self
+    if _is_number(other):
+        return _map_rule(lambda v, c: v * c, linear=True)(self, other)
+    s = _as_coo(self)
+    if _layout(other) == "strided":         # sparse * dense: only the sparse entries
+        return _like_layout(_with_values(s, values_of(s) * _gather(other, s._data.indices)),
+                            self)
+    return _like_layout(mul_op(s, _as_coo(other)), self)
+
+
+def _div_rule(self, other):
+    if not _is_number(other):
+        _refuse("div.Tensor", self)
+    return _map_rule(lambda v, c: v / c, linear=True)(self, other)
+
+
+def _pow_rule(self, exponent):
+    if not _is_number(exponent):
+        _refuse("pow.Tensor_Tensor", self)
+    return _map_rule(lambda v, c: v ** c)(self, exponent)
+
+
+def _to_copy_rule(self, dtype=None, *rest):
+    return _map_rule(lambda v: v.to(dtype) if dtype is not None else v.clone(),
+                     linear=True)(self)
+
+
+def _softmax_rule(self, dim, dtype=None):
+    return sparse_softmax(self, dim, dtype)
+
+
+def _log_softmax_rule(self, dim, dtype=None):
+    return sparse_softmax(self, dim, dtype, log=True)
+
+
+SPARSE_RULES.update({
+    "mm": _mm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
+    "addmm": lambda input, m1, m2, beta=1, alpha=1: addmm(input, m1, m2, beta=beta,
+                                                          alpha=alpha),
+    "add.Tensor": _add_rule, "sub.Tensor": _sub_rule, "mul.Tensor": _mul_rule,
+    "div.Tensor": _div_rule, "pow.Tensor_Tensor": _pow_rule, "sum": _sum_rule,
+    "clone": lambda self, memory_format=None: _to_copy_rule(self),
+    "_to_copy": _to_copy_rule, "softmax.int": _softmax_rule,
+    "log_softmax.int": _log_softmax_rule,
+})
+for _name in _ZERO_PRESERVING:
+    SPARSE_RULES[_name] = _map_rule(lambda v, *rest, _n=_name: getattr(v, _n)(*rest),
+                                    linear=_name == "neg")
+
+
+# ------------------------------------------------------------------ routing
+
+_next_call = None
+
+
+def enable():
+    """Note [sparse routing]: put :func:`route` in front of the dispatcher's call (once)."""
+    global _next_call
+    if _next_call is not None:
+        return
+    import gc
+    import types
+    from ember import _dispatch
+    _next_call = _dispatch._call
+    _dispatch._call = route
+    for fn in gc.get_objects():
+        if type(fn) is types.FunctionType and fn.__code__.co_filename == "<ember op front>" \
+                and fn.__globals__.get("_call") is _next_call:
+            fn.__globals__["_call"] = route
+
+
+def route(op, args, out):
+    """The dispatcher's call once sparse tensors exist: dense records given a sparse
+    argument run its sparse rule, or raise."""
+    for i, is_list, _ in op.tensor_args:
+        a = args[i]
+        if isinstance(a, Tensor):
+            if type(a._data) is SparseArray:
+                return _sparse_call(op, args, out, a)
+        elif is_list and isinstance(a, (list, tuple)):
+            for x in a:
+                if isinstance(x, Tensor) and type(x._data) is SparseArray:
+                    return _sparse_call(op, args, out, x)
+    return _next_call(op, args, out)
+
+
+def _sparse_call(op, args, out, s):
+    rule = SPARSE_RULES.get(op.name, _refuse)
+    if rule is None:                        # a sparse record
+        return _next_call(op, args, out)
+    if rule is _refuse or out is not None or op.is_inplace:
+        _refuse(op.name, s)
+    return rule(*args)
+
+
+def _refuse(name, t):
+    raise NotImplementedError(
+        f"Could not run 'aten::{name}' with arguments from the '{_BACKEND[_layout(t)]}' "
+        f"backend. ember does not implement {name} for layout torch.{_layout(t)} (sparse "
+        f"tensors support: mm, addmm, add, sub, mul, div, sum, softmax, transpose and the "
+        f"zero-preserving elementwise functions).")
+
+
+# ------------------------------------------------------------------ public fronts
+
+def _as_index(x):
+    from ember import as_tensor
+    t = x if isinstance(x, Tensor) else as_tensor(x, dtype=_dtype.int64)
+    return t._data.astype(np.int64, copy=False)
+
+
+def _as_values(x, dtype):
+    from ember import as_tensor
+    v = x if isinstance(x, Tensor) else as_tensor(x)
+    return v if dtype is None or v.dtype is dtype else v.to(dtype)
+
+
+def _finish(t, requires_grad):
+    if requires_grad:
+        t = t.detach().requires_grad_(True)
+    return t
+
+
+@public()
+def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+                      pin_memory=False, requires_grad=False, check_invariants=None,
+                      is_coalesced=None):
+    """A COO tensor from ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense)."""
+    idx = _as_index(indices)
+    v = _as_values(values, dtype)
+    if idx.ndim != 2:
+        raise RuntimeError(f"indices must be sparse_dim x nnz, but got: {list(idx.shape)}")
+    shape = K.inferred_shape(idx, v._data) if size is None else tuple(int(s) for s in size)
+    K.check_coo(idx, v._data, shape)
+    return _finish(coo_from_parts(_ints(idx), v, shape, bool(is_coalesced)), requires_grad)
+
+
+@public()
+def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=None,
+                      layout=None, device=None, pin_memory=False, requires_grad=False,
+                      check_invariants=None):
+    """A CSR matrix from compressed row pointers, column indices and values."""
+    crow, col = _as_index(crow_indices), _as_index(col_indices)
+    v = _as_values(values, dtype)
+    if size is None:
+        size = (len(crow) - 1, int(col.max()) + 1 if col.size else 0)
+    if len(crow) != size[0] + 1 or crow[0] != 0 or crow[-1] != len(col) or \
+            np.any(np.diff(crow) < 0) or len(col) != v.shape[0]:
+        raise RuntimeError(f"sparse_csr_tensor: crow_indices of length {len(crow)} and "
+                           f"col_indices of length {len(col)} do not describe a {size[0]}-row "
+                           f"matrix with {v.shape[0]} values")
+    if col.size and (col.min() < 0 or col.max() >= size[1]):
+        raise RuntimeError(f"`0 <= col_indices < ncols` is not satisfied.")
+    t = csr_from_parts(_ints(crow), _ints(col), v, tuple(int(s) for s in size))
+    return _finish(t, requires_grad)
+
+
+@public("spmm")
+def spmm(input, mat2):
+    return _mm_rule(input, mat2)
+
+
+def _need(t, layout, name):
+    if _layout(t) != layout:
+        kind = {"strided": "Strided", K.COO: "Sparse", K.CSR: "SparseCsr"}[_layout(t)]
+        want = "sparse coordinate" if layout == K.COO else "sparse row compressed"
+        raise RuntimeError(f"{name} expected {want} tensor layout but got {kind}")
+    return t._data
+
+
+@public(method=True, function=False)
+def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
+    if layout is not None and layout.name == K.CSR:
+        return to_sparse_csr(self)
+    if _layout(self) == K.COO:
+        return self
+    if _layout(self) == K.CSR:
+        return csr_to_coo(self)
+    sd = self.ndim if sparse_dim is None else sparse_dim
+    if not 0 < sd <= self.ndim and self.ndim:
+        raise RuntimeError(f"sparse_dim argument must be in [1,{self.ndim}] but got {sd}")
+    return sparsify(self, sd)
+
+
+@public(method=True, function=False)
+def to_sparse_coo(self):
+    return to_sparse(self)
+
+
+@public(method=True, function=False)
+def to_sparse_csr(self, dense_dim=None):
+    if _layout(self) == K.CSR:
+        return self
+    if self.ndim != 2:
+        raise RuntimeError(f"to_sparse_csr: ember supports 2-D tensors only, got {self.ndim}-D")
+    return coo_to_csr(to_sparse(self))
+
+
+@public(method=True, function=False)
+def to_dense(self, dtype=None, *, masked_grad=None):
+    out = self if _layout(self) == "strided" else densify(self)
+    return out if dtype is None else out.to(dtype)
+
+
+@public("coalesce", method=True, function=False)
+def _coalesce(self):
+    _need(self, K.COO, "coalesce")
+    return coalesce(self)
+
+
+@public(method=True, function=False)
+def is_coalesced(self):
+    return _need(self, K.COO, "is_coalesced").coalesced
+
+
+@public(method=True, function=False)
+def indices(self):
+    a = _need(self, K.COO, "indices")
+    if not a.coalesced:
+        raise RuntimeError("Cannot get indices on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _ints(a.indices)
+
+
+@public("_indices", method=True, function=False)
+def _indices(self):
+    return _ints(_need(self, K.COO, "_indices").indices)
+
+
+@public(method=True, function=False)
+def values(self):
+    if _layout(self) == K.COO and not self._data.coalesced:
+        raise RuntimeError("Cannot get values on an uncoalesced tensor, please call "
+                           ".coalesce() first")
+    return _values(self)
+
+
+@public("_values", method=True, function=False)
+def _values(self):
+    if _layout(self) == "strided":
+        raise RuntimeError("values expected sparse tensor layout but got Strided")
+    return values_of(self)
+
+
+@public(method=True, function=False)
+def crow_indices(self):
+    return _ints(_need(self, K.CSR, "crow_indices").crow)
+
+
+@public(method=True, function=False)
+def col_indices(self):
+    return _ints(_need(self, K.CSR, "col_indices").col)
+
+
+@public(method=True, function=False)
+def sparse_dim(self):
+    return self._data.sparse_dim if _layout(self) != "strided" else 0
+
+
+@public(method=True, function=False)
+def dense_dim(self):
+    return self.ndim - sparse_dim(self)
+
+
+@public("_nnz", method=True, function=False)
+def _nnz(self):
+    if _layout(self) == "strided":
+        raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
+    return self._data.nnz
+
+
+# ------------------------------------------------------------------ printing, saving
+
+def _inner(name, arr):
+    """``name=tensor(...)`` of an index or value array, wrapped at its own indentation;
+    torch leaves out its dtype and gives an empty one's size."""
+    from ember._tensor_str import _body
+    if arr.size == 0:
+        return f"{name}=tensor([], size={tuple(arr.shape)})"
+    return f"{name}=tensor({_body(arr, 2 * len('tensor(') + len(name) + 1)})"
+
+
+def sparse_repr(t):
+    """torch's repr of a sparse tensor: the index and value tensors, then size and nnz."""
+    a = t._data
+    if a.layout == K.COO:
+        parts = [_inner("indices", a.indices)]
+    else:
+        parts = [_inner("crow_indices", a.crow), _inner("col_indices", a.col)]
+    parts.append(_inner("values", a.values))
+    notes = [f"size={tuple(a.shape)}", f"nnz={a.nnz}"]
+    if t.dtype is not _dtype.get_default_dtype() and t.dtype not in (_dtype.int64, _dtype.bool):
+        notes.append(f"dtype={t.dtype}")
+    notes.append(f"layout=torch.{a.layout}")
+    if t.grad_fn is not None:
+        notes.append(f"grad_fn=<{type(t.grad_fn).__name__}>")
+    elif t.requires_grad:
+        notes.append("requires_grad=True")
+    pad = ",\n" + " " * len("tensor(")
+    text = "tensor(" + pad.join(parts)
+    if a.layout == K.COO:                 # torch starts the notes on a line of their own
+        text += pad + notes.pop(0)
+    for note in notes:
+        # the line with ", note" and its closing character; torch lets an autograd note
+        # reach the line width, the others stop one short of it
+        width = len(text) - text.rfind("\n") - 1 + len(note) + 3
+        limit = 80 if note.startswith(("grad_fn", "requires_grad")) else 79
+        text += (pad if width > limit else ", ") + note
+    return text + ")"
+
+
+def reduce_for_save(t):
+    """torch's pickled form: ``_rebuild_sparse_tensor(layout, data)``."""
+    from ember import sparse_coo, sparse_csr
+    a = t._data
+    if a.layout == K.COO:
+        return sparse_coo, (_ints(a.indices), _make(a.values), Size(a.shape), a.coalesced)
+    return sparse_csr, (_ints(a.crow), _ints(a.col), _make(a.values), Size(a.shape))
+
+
+def rebuild_sparse_tensor(layout, data):
+    """The loader's ``torch._utils._rebuild_sparse_tensor``."""
+    if layout.name == K.COO:
+        indices, values, size = data[:3]
+        coalesced = bool(data[3]) if len(data) > 3 else False
+        return coo_from_parts(indices, values, tuple(size), coalesced)
+    if layout.name == K.CSR:
+        crow, col, values, size = data
+        return csr_from_parts(crow, col, values, tuple(size))
+    raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not "
+                              f"supported by ember")
