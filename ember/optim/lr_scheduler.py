@@ -502,13 +502,13 @@ class _SchedulerGroup(LRScheduler):
     """State handling shared by SequentialLR and ChainedScheduler: children save their own."""
 
     def state_dict(self) -> dict[str, Any]:
-        state = {k: v for k, v in self.__dict__.items() if k not in ("optimizer", "_schedulers")}
+        state = _state_without(self, "optimizer", "_schedulers")
         state["_schedulers"] = [s.state_dict() for s in self._schedulers]
         return state
 
     def load_state_dict(self, state_dict: dict[str, Any]) -> None:
         saved = state_dict.pop("_schedulers")
-        self.__dict__.update(state_dict)
+        vars(self).update(state_dict)
         state_dict["_schedulers"] = saved
         for sched, state in zip(self._schedulers, saved):
             sched.load_state_dict(state)
