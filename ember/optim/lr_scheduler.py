@@ -234,8 +234,10 @@ class LRScheduler:
         return _group_values(self.optimizer, "lr")
 
     def _scaled(self, factor) -> list:
-        """The chainable form: every group's current lr times ``factor``."""
-        return [lr * factor for lr in self._current_lrs()]
+        """The chainable form: every group's current lr times ``factor`` (a factor of 1 leaves
+        each lr exactly as it is, its type included)."""
+        lrs = self._current_lrs()
+        return lrs if factor == 1 else [lr * factor for lr in lrs]
 
 
 class _LRScheduler(LRScheduler):
