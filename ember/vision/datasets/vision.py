@@ -59,11 +59,7 @@ class VisionDataset(Dataset):
 
     def _transformed(self, sample, target):
         """(sample, target) through ``transform`` and ``target_transform`` where set."""
-        if self.transform is not None:
-            sample = self.transform(sample)
-        if self.target_transform is not None:
-            target = self.target_transform(target)
-        return sample, target
+        return StandardTransform(self.transform, self.target_transform)(sample, target)
 
     def __getitem__(self, index):
         raise NotImplementedError

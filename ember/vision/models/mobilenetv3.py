@@ -37,23 +37,21 @@ class InvertedResidual(nn.Module):
         super().__init__()
         if cnf.stride not in (1, 2):
             raise ValueError("illegal stride value")
-        act = nn.Hardswish if cnf.use_hs else nn.ReLU
-        wide = cnf.expanded_channels
-        layers = []
-        if wide != cnf.input_channels:
-            layers.append(Conv2dNormActivation(cnf.input_channels, wide, kernel_size=1, norm_layer=norm_layer,
-                                               activation_layer=act))
-        layers.append(Conv2dNormActivation(wide, wide, kernel_size=cnf.kernel, groups=wide,
-                                           stride=1 if cnf.dilation > 1 else cnf.stride, dilation=cnf.dilation,
-                                           norm_layer=norm_layer, activation_layer=act))
-        if cnf.use_se:
-            layers.append(se_layer(wide, _make_divisible(wide // 4, 8)))
-        layers.append(Conv2dNormActivation(wide, cnf.out_channels, kernel_size=1, norm_layer=norm_layer,
-                                           activation_layer=None))
-        self.block = nn.Sequential(*layers)
         self.use_res_connect = cnf.stride == 1 and cnf.input_channels == cnf.out_channels
         self.out_channels = cnf.out_channels
         self._is_cn = cnf.stride > 1
+        act = nn.Hardswish if cnf.use_hs else nn.ReLU
+        wide = cnf.expanded_channels
+
+        def unit(cin, cout, activation, **conv):
+            return Conv2dNormActivation(cin, cout, norm_layer=norm_layer, activation_layer=activation, **conv)
+        layers = [unit(cnf.input_channels, wide, act, kernel_size=1)] if wide != cnf.input_channels else []
+        layers.append(unit(wide, wide, act, kernel_size=cnf.kernel, groups=wide, dilation=cnf.dilation,
+                           stride=1 if cnf.dilation > 1 else cnf.stride))
+        if cnf.use_se:
+            layers.append(se_layer(wide, _make_divisible(wide // 4, 8)))
+        layers.append(unit(wide, cnf.out_channels, None, kernel_size=1))
+        self.block = nn.Sequential(*layers)
 
     def forward(self, input):
         out = self.block(input)

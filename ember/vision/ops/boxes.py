@@ -158,9 +158,8 @@ def complete_box_iou(boxes1, boxes2, eps=1e-7):
     w1, h1 = boxes1[:, 2] - boxes1[:, 0], boxes1[:, 3] - boxes1[:, 1]
     w2, h2 = boxes2[:, 2] - boxes2[:, 0], boxes2[:, 3] - boxes2[:, 1]
     v = (4 / math.pi ** 2) * (ember.atan(w1 / h1)[:, None] - ember.atan(w2 / h2)[None, :]) ** 2
-    with ember.no_grad():
-        alpha = v / (1 - iou + v + eps)
-    return diou - alpha * v
+    weight = (v / (1 - iou + v + eps)).detach()
+    return diou - weight * v
 
 
 def masks_to_boxes(masks):
