@@ -328,23 +328,17 @@ def use_winograd(N, C, O, H, W, op="forward"):
     (``conv2d_3x3`` vs ``conv_forward``) or "weight_grad" (``conv2d_3x3_weight_grad`` vs
     ``conv_weight_grad``).
 
-    Measured crossover (float32, 2-core AVX2 + OpenBLAS with 2 threads, the tile size the
-    kernels pick by themselves; benchmarks/winograd_micro.py; repeated runs on a shared
-    machine vary by ~10-20%, so ties count as losses):
-    - channels: the transforms cost memory traffic ~ (C + O) per pixel, the GEMM saving is
-      ~ C * O. min(C, O) <= 32 loses (0.7-0.95x; C = 1: 0.1x); 64 ties on 14x14 (0.86-1.05x)
-      and wins modestly on >= 28x28 planes (0.93-1.6x, 1.0-1.3x typical); >= 128 wins
-      1.05-1.6x on 14x14 to 56x56 planes.
-    - plane: 7x7 loses everywhere measured (0.6-1.0x: padded 8x8 tiles waste 30% and few
-      outputs per weight leave the weight transform unamortised), so min(H, W) >= 14.
-    - weight gradient with few outputs per weight (N*H*W < 1024, e.g. 2x14x14 at 512
-      channels: 0.8-1.1x) loses: its (alpha^2, O, C) product and output transform cost per
-      weight, not per pixel.
-    Single-threaded BLAS (OPENBLAS_NUM_THREADS=1) moves the crossover down: there the GEMM
-    is a larger share and Winograd wins 1.4-1.7x from 64 channels on 14x14 planes up."""
+    Only kernels as accurate as torch's count (Note [Winograd accuracy]): F(2x2, 3x3) with
+    its blocked GEMMs and F(3x3, 2x2). Measured (float32, 2-core AVX2 + OpenBLAS, min of 11
+    interleaved runs on a shared machine, ResNet-18 stages at batch 8 and 32):
+    - forward: F(2x2, 3x3) runs 0.89-1.03x the speed of im2col + GEMM (F(4x4, 3x3) was
+      1.1-1.8x faster, at 5x torch's error), so the forward never uses Winograd.
+    - weight gradient: F(3x3, 2x2) 1.09-1.33x faster from 128 channels on 14x14 and 28x28
+      planes, 0.84-0.97x at 64 channels; 7x7 planes and few outputs per weight
+      (N*H*W < 1024) lose (its (alpha^2, O, C) product and output transform cost per
+      weight, not per pixel)."""
     if op not in ("forward", "weight_grad"):
         raise ValueError(f"use_winograd: unknown op {op!r}")
-    k, s = min(C, O), min(H, W)
-    if s < 14 or (op == "weight_grad" and N * H * W < 1024):
+    if op == "forward":
         return False
-    return k >= 128 or (k >= 64 and s >= 28)
+    return min(C, O) >= 128 and min(H, W) >= 14 and N * H * W >= 1024

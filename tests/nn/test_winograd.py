@@ -183,8 +183,8 @@ def test_small_resnet_gradients_within_torchs():
     shapes = [(64, 16, 3, 3), (64, 64, 3, 3), (256, 64, 3, 3), (256, 256, 3, 3), (256, 10)]
     params = [(g.standard_normal(s) * np.sqrt(2 / np.prod(s[1:]))).astype(np.float32)
               for s in shapes]
-    x = g.standard_normal((2, 16, 28, 28)).astype(np.float32)
-    assert WG.use_winograd(2, 64, 64, 28, 28) and WG.use_winograd(2, 256, 256, 14, 14)
+    x = g.standard_normal((8, 16, 28, 28)).astype(np.float32)
+    assert WG.use_winograd(8, 256, 256, 14, 14, op="weight_grad")
 
     def grads(lib, dtype):
         ps = [lib.tensor(p, dtype=dtype, requires_grad=True) for p in params]
@@ -197,16 +197,15 @@ def test_small_resnet_gradients_within_torchs():
 
 
 def test_use_winograd_rule():
-    assert WG.use_winograd(8, 128, 128, 28, 28)
+    """Only the weight gradient from 128 channels: the accurate forward kernel does not beat
+    im2col (Note [Winograd accuracy])."""
+    for shape in [(8, 128, 128, 28, 28), (8, 256, 256, 14, 14), (8, 64, 64, 56, 56)]:
+        assert not WG.use_winograd(*shape)
+    assert WG.use_winograd(8, 128, 128, 28, 28, op="weight_grad")
     assert WG.use_winograd(8, 256, 256, 14, 14, op="weight_grad")
-    assert WG.use_winograd(8, 64, 64, 56, 56, op="weight_grad")
-    assert not WG.use_winograd(64, 32, 64, 14, 14)
-    assert not WG.use_winograd(64, 64, 64, 14, 14)
+    assert not WG.use_winograd(8, 64, 64, 56, 56, op="weight_grad")
     assert not WG.use_winograd(2, 512, 512, 14, 14, op="weight_grad")
-    assert not WG.use_winograd(64, 1, 32, 28, 28)
     assert not WG.use_winograd(64, 1, 32, 28, 28, op="weight_grad")
-    assert not WG.use_winograd(8, 3, 64, 56, 56)
-    assert not WG.use_winograd(8, 512, 512, 7, 7)
     assert not WG.use_winograd(8, 512, 512, 7, 7, op="weight_grad")
     with pytest.raises(ValueError):
         WG.use_winograd(1, 64, 64, 14, 14, op="backward")
