@@ -208,6 +208,7 @@ class Tensor:
         return (_address(self._data) - _storage_start(root)) // self._data.itemsize
 
     def data_ptr(self):
+        _dense_only(self)
         return 0 if type(self._data) is Placeholder else _address(self._data)
 
     def is_contiguous(self, memory_format=None):
@@ -218,6 +219,8 @@ class Tensor:
         return a.flags.c_contiguous
 
     def untyped_storage(self):
+        if _layout_name(self) != "strided":
+            raise NotImplementedError("Cannot access storage of SparseTensorImpl")
         from ember.storage import UntypedStorage
         return UntypedStorage._of(self)
 
@@ -385,7 +388,7 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
-        a = self._data
+        a = self._data if _layout_name(self) == "strided" else self.numpy()
         if dtype is not None:
             return a.astype(dtype)
         return a.copy() if copy else a
@@ -393,9 +396,12 @@ class Tensor:
     def tolist(self):
         if type(self._data) is Placeholder:
             no_data()
+        _dense_only(self)
         return self._data.tolist()
 
     def item(self):
+        if _layout_name(self) != "strided" and self._data.size == 1:
+            return self.to_dense().item()
         if type(self._data) is Placeholder and self._data.size == 1:
             raise RuntimeError("Tensor.item() cannot be called on meta tensors")
         if self._data.size != 1:
@@ -569,6 +575,12 @@ Tensor.is_pinned = lambda self, device=None: False
 def _layout_name(t):
     """'strided', or a sparse tensor's layout (``ember/_kernels/sparse.py``)."""
     return getattr(t._data, "layout", "strided")
+
+
+def _dense_only(t):
+    """Refuse to read a sparse tensor's (absent) strided data, as torch does."""
+    if _layout_name(t) != "strided":
+        raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
 
 
 def _make(arr):

@@ -414,3 +414,98 @@ def test_save_in_torch_load_in_ember():
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         assert got["coo"].is_coalesced()
+
+
+# ------------------------------------------------------------------ in place, indexing, cat
+
+@pytest.mark.parametrize("expr", ["d.add_(s)", "d.sub_(s, alpha=2)", "s.clone().add_(s)",
+                                  "s.clone().mul_(2)", "s.clone().div_(2)", "s.clone().zero_()",
+                                  "torch.zeros_like(s)", "s[1]", "s[1, 2]", "s.select(1, 2)",
+                                  "torch.cat([s, s])", "torch.cat([s, s], 1)"])
+def test_inplace_index_cat(expr):
+    def run(lib):
+        s, d = _coo(lib).coalesce(), lib.ones(2, 3)
+        return eval(expr, {"s": s, "d": d, "torch": lib})
+    e, t = _both(run)
+    if t.layout is torch.strided:
+        np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-6)
+    else:
+        assert_same(e.coalesce(), t.coalesce())
+
+
+def test_no_strided_data():
+    for lib in (torch, ember):
+        s = _coo(lib)
+        with pytest.raises(RuntimeError, match="doesn't have storage"):
+            s.tolist()
+        with pytest.raises(RuntimeError, match="doesn't have storage"):
+            s.data_ptr()
+        with pytest.raises(NotImplementedError, match="Cannot access storage"):
+            s.untyped_storage()
+        assert lib.sparse_coo_tensor([[0]], [2.5], (1,)).item() == 2.5
+    with pytest.raises(TypeError, match="Sparse layout"):
+        np.asarray(_coo(ember))
+
+
+def test_sparse_self_inplace_with_grad_refused():
+    s = _coo(ember, requires_grad=True)
+    with pytest.raises(RuntimeError, match="in-place"):
+        s.mul_(2)
+    with pytest.raises(NotImplementedError, match="mul_"):
+        ember.ones(2, 3).mul_(_coo(ember))
+
+
+# ------------------------------------------------------------------ embeddings, optimizers
+
+def test_embedding_sparse_gradient():
+    def run(lib):
+        lib.manual_seed(0)
+        emb = lib.nn.Embedding(5, 3, sparse=True)
+        emb(lib.tensor([[0, 2], [2, 4]])).pow(2).sum().backward()
+        return emb.weight.grad
+    e, t = _both(run)
+    assert e.is_sparse
+    assert_same(e, t)
+
+
+def test_embedding_dense_gradient_unchanged():
+    emb = ember.nn.Embedding(5, 3)
+    emb(ember.tensor([0, 2])).sum().backward()
+    assert not emb.weight.grad.is_sparse
+
+
+@pytest.mark.parametrize("opt", ["SparseAdam", "SGD"])
+def test_optimizers_step_with_sparse_gradients(opt):
+    def run(lib):
+        lib.manual_seed(0)
+        emb = lib.nn.Embedding(5, 3, sparse=True)
+        kw = {"maximize": True} if opt == "SparseAdam" else {}
+        o = getattr(lib.optim, opt)(emb.parameters(), lr=0.1, **kw)
+        for _ in range(3):
+            o.zero_grad()
+            emb(lib.tensor([[0, 2], [2, 4]])).pow(2).sum().backward()
+            o.step()
+        return emb.weight
+    e, t = _both(run)
+    np.testing.assert_allclose(e.detach().numpy(), t.detach().numpy(), rtol=1e-6, atol=1e-7)
+
+
+def test_graph_convolution_training_step():
+    """A two-layer GCN step on a sparse normalized adjacency, as the examples write it."""
+    def run(lib):
+        lib.manual_seed(0)
+        n = 6
+        edges = lib.tensor([[0, 1, 1, 2, 3, 4, 5, 0, 2, 3], [1, 0, 2, 1, 4, 3, 0, 5, 3, 2]])
+        adj = lib.sparse_coo_tensor(edges, lib.ones(edges.shape[1]), (n, n))
+        adj = (adj + lib.eye(n).to_sparse()).coalesce()
+        deg = lib.sparse.sum(adj, 1).to_dense()
+        norm = adj * (deg.pow(-0.5)[:, None] * deg.pow(-0.5)[None, :])
+        x = lib.randn(n, 4)
+        w1, w2 = lib.nn.Linear(4, 8), lib.nn.Linear(8, 2)
+        h = lib.relu(lib.sparse.mm(norm, w1(x)))
+        out = lib.sparse.mm(norm, w2(h))
+        loss = lib.nn.functional.cross_entropy(out, lib.tensor([0, 1, 0, 1, 0, 1]))
+        loss.backward()
+        return loss.detach(), w1.weight.grad, w2.bias.grad
+    for a, b in zip(*_both(run)):
+        np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)

@@ -393,7 +393,107 @@ def _log_softmax_rule(self, dim, dtype=None):
     return sparse_softmax(self, dim, dtype, log=True)
 
 
+def _replace(self, result):
+    """An in-place op on a sparse ``self``: it takes ``result``'s payload."""
+    if self._requires_grad and state.grad_enabled:
+        raise RuntimeError("ember does not support in-place ops on sparse tensors that "
+                           "require grad")
+    self._data = result._data
+    self._vc += 1
+    return self
+
+
+def _add_inplace(self, other, alpha=1):
+    if _layout(self) == "strided":          # dense += sparse (an optimizer step)
+        return self.add_(densify(_as_coo(other)), alpha=alpha)
+    return _replace(self, _add_rule(self, other, alpha))
+
+
+def _sub_inplace(self, other, alpha=1):
+    return _add_inplace(self, other, -alpha)
+
+
+def _sparse_self_inplace(rule, name):
+    def run(self, *rest):
+        if _layout(self) == "strided":
+            _refuse(name, next(a for a in rest if isinstance(a, Tensor)))
+        return _replace(self, rule(self, *rest))
+    return run
+
+
+def _empty_like(t, dtype=None):
+    a = t._data
+    sd = a.sparse_dim
+    from ember import zeros
+    values = zeros((0,) + a.shape[sd:], dtype=dtype or t.dtype)
+    out = coo_from_parts(_ints(np.zeros((sd, 0), np.int64)), values, a.shape, True)
+    return _like_layout(out, t)
+
+
+def _fill_inplace(self, value):
+    if float(value) != 0:
+        _refuse("fill_.Tensor", self)
+    return _replace(self, _empty_like(self))
+
+
+def _cat_rule(tensors, dim=0):
+    """COO tensors joined along a sparse dim: indices shifted, values stacked."""
+    parts = [_as_coo(t) for t in tensors]
+    if any(_layout(t) != K.COO for t in parts):
+        _refuse("cat", tensors[0])
+    sd = parts[0]._data.sparse_dim
+    dim %= parts[0].ndim
+    if dim >= sd or any(t._data.sparse_dim != sd for t in parts):
+        raise RuntimeError("cat: ember joins sparse tensors along a sparse dim of tensors with "
+                           "equal sparse dims only")
+    shift, indices = 0, []
+    for t in parts:
+        idx = t._data.indices.copy()
+        idx[dim] += shift
+        indices.append(idx)
+        shift += t.shape[dim]
+    shape = list(parts[0].shape)
+    shape[dim] = shift
+    from ember import cat
+    values = cat([values_of(t) for t in parts])
+    return coo_from_parts(_ints(np.concatenate(indices, 1)), values, shape, False)
+
+
+def _select_rule(self, dim, index):
+    """The entries at ``index`` along a sparse ``dim``, that dim dropped."""
+    t = coalesce(_as_coo(self))
+    a = t._data
+    dim %= a.ndim
+    if dim >= a.sparse_dim:
+        return _with_values(t, values_of(t).select(dim - a.sparse_dim + 1, index))
+    index = index + a.shape[dim] if index < 0 else index
+    keep = np.nonzero(a.indices[dim] == index)[0]
+    values = values_of(t).index_select(0, _ints(keep))
+    if a.sparse_dim == 1:
+        return values.sum(0)
+    rest = np.delete(a.indices[:, keep], dim, axis=0)
+    shape = a.shape[:dim] + a.shape[dim + 1:]
+    return coo_from_parts(_ints(rest), values, shape, True)
+
+
+def _index_rule(self, index):
+    """``s[i]``, ``s[i, j]``: selections along the leading dims."""
+    ints = index[:-1] if index and index[-1] is Ellipsis else index
+    if not all(type(i) is int for i in ints):
+        _refuse("_basic_index", self)
+    out = self
+    for i in ints:
+        out = out.select(0, i)
+    return out
+
+
 SPARSE_RULES.update({
+    "_basic_index": _index_rule,
+    "add_.Tensor": _add_inplace, "sub_.Tensor": _sub_inplace,
+    "mul_.Tensor": _sparse_self_inplace(lambda s, o: _mul_rule(s, o), "mul_.Tensor"),
+    "div_.Tensor": _sparse_self_inplace(lambda s, o: _div_rule(s, o), "div_.Tensor"),
+    "fill_.Tensor": _fill_inplace, "cat": _cat_rule, "select.int": _select_rule,
+    "zeros_like": lambda self, dtype=None, memory_format=None: _empty_like(self, dtype),
     "mm": _mm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
     "addmm": lambda input, m1, m2, beta=1, alpha=1: addmm(input, m1, m2, beta=beta,
                                                           alpha=alpha),
@@ -406,6 +506,25 @@ SPARSE_RULES.update({
 for _name in _ZERO_PRESERVING:
     SPARSE_RULES[_name] = _map_rule(lambda v, *rest, _n=_name: getattr(v, _n)(*rest),
                                     linear=_name == "neg")
+
+
+# ------------------------------------------------------------------ embedding
+
+def _embedding_rows(weight, indices):
+    from ember._kernels.nn_fused import embedding
+    return embedding(weight, indices)
+
+
+embedding_sparse_grad = OpDef("_embedding_sparse_grad(Tensor weight, Tensor indices) -> Tensor",
+                              _embedding_rows, promote=None, saves=("indices",),
+                              grad_name="EmbeddingBackward0")
+
+
+@embedding_sparse_grad.def_backward
+def _(ctx, g, weight, indices):
+    """``nn.Embedding(sparse=True)``: one gradient row per looked-up index, uncoalesced."""
+    rows = indices._data.reshape(1, -1).astype(np.int64)
+    return coo_from_parts(_ints(rows), g.reshape(-1, g.shape[-1]), ctx.shapes[0], False), None
 
 
 # ------------------------------------------------------------------ routing
@@ -448,7 +567,7 @@ def _sparse_call(op, args, out, s):
     rule = SPARSE_RULES.get(op.name, _refuse)
     if rule is None:                        # a sparse record
         return _next_call(op, args, out)
-    if rule is _refuse or out is not None or op.is_inplace:
+    if rule is _refuse or out is not None:
         _refuse(op.name, s)
     return rule(*args)
 

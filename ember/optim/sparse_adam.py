@@ -1,5 +1,9 @@
-"""SparseAdam: lazy Adam for sparse gradients.  ember has no sparse tensors, so constructing
-one works (for torch-compatible code and state dicts) but stepping with a gradient raises."""
+"""SparseAdam: lazy Adam for sparse gradients (``nn.Embedding(sparse=True)``): only the rows a
+gradient names move, and only their moments are updated."""
+import math
+
+import ember
+
 from .optimizer import Optimizer, _check_betas, _check_lr, _closure_loss, _require
 
 __all__ = ["SparseAdam"]
@@ -32,4 +36,27 @@ class SparseAdam(Optimizer):
                 if p.grad is not None and not p.grad.is_sparse:
                     raise RuntimeError("SparseAdam does not support dense gradients, please "
                                        "consider Adam instead")
+        with ember.no_grad():
+            for group in self.param_groups:
+                for p in group["params"]:
+                    if p.grad is not None:
+                        self._update(p, group)
         return loss
+
+    def _update(self, p, group):
+        """Adam's moment and parameter updates at the gradient's entries only."""
+        state = self.state[p]
+        if not state:
+            state.update(step=0, exp_avg=ember.zeros_like(p), exp_avg_sq=ember.zeros_like(p))
+        grad = p.grad.coalesce()
+        at = tuple(grad._indices())
+        g = -grad._values() if group["maximize"] else grad._values()
+        beta1, beta2 = group["betas"]
+        state["step"] += 1
+        m, v = state["exp_avg"], state["exp_avg_sq"]
+        m_at = m[at] + (g - m[at]) * (1 - beta1)
+        v_at = v[at] + (g * g - v[at]) * (1 - beta2)
+        m[at], v[at] = m_at, v_at
+        step = state["step"]
+        step_size = group["lr"] * math.sqrt(1 - beta2 ** step) / (1 - beta1 ** step)
+        p[at] = p[at] - step_size * (m_at / (v_at.sqrt() + group["eps"]))

@@ -98,7 +98,10 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = input._data
     if idx.size and (idx.min() < -n or idx.max() >= n) or idx.size and idx.min() < 0:
         raise IndexError("index out of range in self")
-    out = _embedding_op(weight, input)
+    rows = _embedding_op
+    if sparse:                          # a sparse weight gradient (ember/_ops/sparse.py)
+        from ember._ops.sparse import embedding_sparse_grad as rows
+    out = rows(weight, input)
     if out.requires_grad and (padding_idx is not None or scale_grad_by_freq):
         scale = np.ones(idx.shape, dtype=weight._data.dtype)
         if scale_grad_by_freq:
