@@ -509,3 +509,29 @@ def test_graph_convolution_training_step():
         return loss.detach(), w1.weight.grad, w2.bias.grad
     for a, b in zip(*_both(run)):
         np.testing.assert_allclose(a.numpy(), b.numpy(), rtol=1e-5, atol=1e-6)
+
+
+def test_gradcheck_through_values():
+    def f(v):
+        s = ember.sparse_coo_tensor([[0, 1, 2, 0], [1, 2, 0, 1]], v, (3, 3))
+        w = ember.arange(6.0, dtype=ember.float64).reshape(3, 2)
+        return ember.sparse.mm(s, w) + ember.sparse.softmax(s, 1).to_dense()[:, :2]
+    v = ember.tensor([1., 2., 3., -1.], dtype=ember.float64, requires_grad=True)
+    assert ember.autograd.gradcheck(f, (v,))
+
+
+def test_namespace_and_copies():
+    import copy
+    assert set(ember.sparse.__all__) <= set(dir(ember.sparse))
+    with ember.sparse.check_sparse_tensor_invariants():
+        assert ember.sparse.check_sparse_tensor_invariants.is_enabled()
+    assert hasattr(torch.Tensor, "nnz") == hasattr(ember.Tensor, "nnz")
+    s = _coo(ember)
+    c = copy.deepcopy(s)
+    assert c.is_sparse and c is not s
+    assert_same(c, _coo(torch))
+    e, t = _both(lambda lib: lib.sparse.sum(_coo(lib), 1, dtype=lib.float64))
+    assert_same(e, t)
+    with ember.profiler.profile() as prof:
+        ember.sparse.mm(s, ember.ones(3, 2))
+    assert "aten::index_add" in {ev.name for ev in prof.events()}
