@@ -27,6 +27,15 @@ class SparseArray(np.ndarray):
     def nnz(self):
         return self.values.shape[0]
 
+    def copy(self, order="C"):
+        """A copy of the payload (the shell itself holds no data)."""
+        out = _shell(self.shape, self.dtype, self.layout)
+        for name in ("indices", "crow", "col", "values"):
+            part = getattr(self, name)
+            setattr(out, name, None if part is None else part.copy())
+        out.coalesced = self.coalesced
+        return out
+
 
 def _shell(shape, dtype, layout):
     a = np.broadcast_to(np.zeros((), dtype), tuple(shape)).view(SparseArray)
