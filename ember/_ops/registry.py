@@ -9,6 +9,7 @@ inputs the backward needs saved. In-place (``add_``) and ``out=`` variants are d
 from __future__ import annotations
 
 import keyword
+import re
 
 import numpy as np
 
@@ -75,6 +76,7 @@ class OpDef:
         self.functional = self                      # for an in-place variant: its functional op
         self.inplace_variant = None
         camel = "".join(p[:1].upper() + p[1:] for p in self.public_name.strip("_").split("_"))
+        camel = re.sub(r"(?<=\d)[a-z]", lambda m: m.group().upper(), camel)  # torch: Log1P, I0E
         self.grad_name = grad_name or f"{camel}Backward0"
         self.node_class = None                      # set by autograd.graph on first use
         self.tensor_idx = tuple(i for i, _, _ in self.tensor_args)

@@ -161,10 +161,10 @@ def _anomaly_stack():
 class OpNode(Node):
     """The ``grad_fn`` of an op record's output: calls the record's backward rule."""
     __slots__ = ("op", "args", "result", "saved_versions", "metas", "out_metas", "released",
-                 "_needs", "packed")
+                 "_needs", "packed", "all_edges")
 
     def name(self):
-        return self.op.grad_name
+        return type(self).__name__     # the op's grad_name, or its overload's (Note [node inputs])
 
     @property
     def _num_outputs(self):
@@ -175,14 +175,15 @@ class OpNode(Node):
         """Per positional argument: does it need a gradient (tuples for Tensor lists)."""
         if self._needs is None:
             needs = [False] * len(self.op.argnames)
+            edges = self.all_edges or self.next_functions
             k = 0
             for i, is_list, _ in self.op.tensor_args:
                 if is_list:
                     n = self._list_lens.get(i, 0)
-                    needs[i] = tuple(self.next_functions[k + j][0] is not None for j in range(n))
+                    needs[i] = tuple(edges[k + j][0] is not None for j in range(n))
                     k += n
                 else:
-                    needs[i] = self.next_functions[k][0] is not None
+                    needs[i] = edges[k][0] is not None
                     k += 1
             self._needs = tuple(needs)
         return self._needs
@@ -299,7 +300,7 @@ class OpNode(Node):
         out = []
         k = 0
         metas = self.metas
-        nf = self.next_functions
+        nf = self.all_edges or self.next_functions
         for i, is_list, _ in self.op.tensor_args:
             g = res[i] if i < len(res) else None
             if is_list:
@@ -312,6 +313,8 @@ class OpNode(Node):
             else:
                 out.append(_fit(g, metas[k], self, k) if nf[k][0] is not None else None)
                 k += 1
+        if self.all_edges is not None:            # Note [node inputs]
+            out = [g for g, e in zip(out, nf) if e is not _NOT_AN_INPUT]
         return out
 
     def release(self):
@@ -706,12 +709,20 @@ def record(op, args, outputs, inplace=False):
     """Create the node of ``op`` applied to ``args`` and attach it to ``outputs``.
 
     For an in-place op, ``outputs`` is None: the caller rebases argument 0 afterwards."""
-    cls = op.node_class
-    if cls is None:
-        cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
+    plan = _PLANS.get(op)
+    if plan is None:
+        plan = _PLANS[op] = _node_plan(op)
+    if plan is _PLAIN:
+        cls = op.node_class
+        if cls is None:
+            cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
+        drop = ()
+    else:
+        cls, drop = _overload(op, plan, args)
     node = cls.__new__(cls)
     Node.__init__(node)
     node.op = op
+    node.all_edges = None
     edges = []
     metas = []
     saved_versions = []
@@ -742,7 +753,10 @@ def record(op, args, outputs, inplace=False):
         else:
             edges.append((None, 0))
             metas.append(((), np.dtype(np.float64)))
-    node.next_functions = tuple(edges)
+    if drop:
+        _drop_edges(node, op, args, edges, drop)
+    else:
+        node.next_functions = tuple(edges)
     node.metas = metas
     node.args = tuple(stored)
     node.saved_versions = saved_versions
@@ -767,6 +781,86 @@ def record(op, args, outputs, inplace=False):
     if op.saves_result:
         _save_result(node, outputs)
     return node
+
+
+# Note [node inputs]: torch's node has an edge per differentiable input only. Integer or
+# bool index, mask and target arguments are none (known by their names), nor is a Python
+# number where torch's Python binding takes it through the op's Scalar overload, whose
+# node has a name of its own. ``_OVERLOADS``: per op, the node's name when every listed
+# argument is a tensor, and per argument position, the overload's name when that argument
+# is a number (any listed argument that is then a number or None is no input). Dropped
+# edges stay in ``all_edges`` (as ``_NOT_AN_INPUT``) for the node's own bookkeeping.
+_OVERLOADS = {
+    "pow.Tensor_Tensor": ("PowBackward1", {1: "PowBackward0", 0: "PowBackward2"}),
+    "rsub.Tensor": ("RsubBackward0", {1: "RsubBackward1"}),
+    "remainder.Tensor": ("RemainderBackward1", {1: "RemainderBackward0"}),
+    "fmod.Tensor": ("FmodBackward1", {1: "FmodBackward0"}),
+    "xlogy.Tensor": ("XlogyBackward0", {1: "XlogyBackward2", 0: "XlogyBackward1"}),
+    "clamp.Tensor": ("ClampBackward0", {1: "ClampBackward1", 2: "ClampBackward1"}),
+    "masked_fill.Tensor": ("MaskedFillBackward1", {2: "MaskedFillBackward0"}),
+    "lerp.Tensor": ("LerpBackward1", {2: "LerpBackward0"}),
+    "copysign.Tensor": ("CopysignBackward0", {1: "CopysignBackward1"}),
+    "div.Tensor_mode": ("DivBackward2", {}),
+    "index_fill.int_Tensor": ("IndexFillBackward1", {3: "IndexFillBackward0"}),
+    "square": ("PowBackward0", {}),            # torch computes it as pow(x, 2)
+}
+_INDEX_ARGS = ("index", "indices", "mask", "condition", "target", "targets")
+_NON_DIFFERENTIABLE = {"nll_loss_nd": ("weight",), "nll_loss": ("weight",)}
+_PLANS: dict = {}
+_PLAIN = ()
+_NOT_AN_INPUT = (None, -1)
+
+
+def _node_plan(op):
+    """What Note [node inputs] asks of ``op``'s nodes: (its overloads or None, positions of
+    index-like arguments, positions of non-differentiable ones); ``_PLAIN`` for nothing."""
+    f = op.functional
+    name = f.name.replace("_.", ".") if f is not None else op.name
+    overloads = _OVERLOADS.get(name)
+    tensor_pos = [i for i, is_list, _ in op.tensor_args if not is_list]
+    index_like = tuple(i for i in tensor_pos if op.argnames[i] in _INDEX_ARGS)
+    never = tuple(i for i in tensor_pos
+                  if op.argnames[i] in _NON_DIFFERENTIABLE.get(name.split(".")[0], ()))
+    if overloads is None and not index_like and not never:
+        return _PLAIN
+    return overloads, index_like, never
+
+
+def _overload(op, plan, args):
+    """The node class for this call and the argument positions that are no inputs."""
+    overloads, index_like, never = plan
+    drop = list(never)
+    for i in index_like:
+        a = args[i]
+        if a is None or isinstance(a, Tensor) and a._data.dtype.kind in "biu":
+            drop.append(i)
+    name = op.grad_name
+    if overloads is not None:
+        name = overloads[0]
+        numbers = [i for i in overloads[1] if isinstance(args[i], (int, float, complex))]
+        if numbers:
+            name = overloads[1][numbers[0]]
+            drop.extend(i for i in overloads[1] if not isinstance(args[i], Tensor))
+    key = (op, name)
+    cls = _OVERLOAD_CLASSES.get(key)
+    if cls is None:
+        cls = _OVERLOAD_CLASSES[key] = type(name, (OpNode,), {"__slots__": ()})
+    return cls, drop
+
+
+_OVERLOAD_CLASSES: dict = {}
+
+
+def _drop_edges(node, op, args, edges, drop):
+    """``next_functions`` without the edges of the positions in ``drop``."""
+    k = 0
+    for i, is_list, _ in op.tensor_args:
+        n = len(args[i]) if is_list else 1
+        if i in drop:
+            edges[k] = _NOT_AN_INPUT
+        k += n
+    node.all_edges = tuple(edges)
+    node.next_functions = tuple(e for e in edges if e is not _NOT_AN_INPUT)
 
 
 def _save_result(node, outputs):
@@ -933,13 +1027,17 @@ def mark_inference(t):
 
 
 def _saved_version(t):
-    if is_inference(t):
-        raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use "
-                           "Tensors created in inference mode in computation tracked by "
-                           "autograd. To work around this, you can make a clone to get a "
-                           "normal tensor and use it in autograd, or use `torch.no_grad()` "
-                           "instead of `torch.inference_mode()`.")
-    return _counter(t)
+    """``t._version`` for a tensor an op saves; inference tensors can't be saved."""
+    b = t._base
+    root = t if b is None else b
+    m = root._meta
+    if m is None or not m.inference:
+        return root._vc
+    raise RuntimeError("Inference tensors cannot be saved for backward. Please do not use "
+                       "Tensors created in inference mode in computation tracked by "
+                       "autograd. To work around this, you can make a clone to get a "
+                       "normal tensor and use it in autograd, or use `torch.no_grad()` "
+                       "instead of `torch.inference_mode()`.")
 
 
 def _view_error(t, cm, what):

@@ -81,9 +81,9 @@ def combine_state_for_ensemble(models):
     """``(func, params, buffers)`` for an ensemble of same-class models: each parameter and
     buffer stacked over the models along a new dim 0, for ``vmap(func)``."""
     models = list(models)
-    if len(models) == 0:
+    if not models:
         raise RuntimeError("combine_state_for_ensemble: Expected at least one model, got 0.")
-    if not (all(m.training for m in models) or all(not m.training for m in models)):
+    if len({m.training for m in models}) > 1:
         raise RuntimeError("combine_state_for_ensemble: Expected all models to have the same "
                            "training/eval mode.")
     if not all(type(m) is type(models[0]) for m in models):
