@@ -7,7 +7,11 @@ import numpy as np
 import pytest
 
 import ember
+import ember.utils.benchmark  # noqa: F401
 from helpers import torch
+
+if torch is not None:
+    import torch.utils.benchmark  # noqa: F401
 
 pytestmark = pytest.mark.skipif(torch is None, reason="needs torch as the oracle")
 
@@ -248,3 +252,179 @@ def test_distributed_data_parallel_import_path():
     assert DistributedDataParallel.__module__ == "ember.nn.parallel.distributed"
     with pytest.raises(NotImplementedError, match="torch.distributed"):
         DistributedDataParallel(ember.nn.Linear(2, 2))
+
+
+# ------------------------------------------------------------------- utils.benchmark
+
+def _no_address(text):
+    import re
+    return re.sub(r"<[\w.]+ object at 0x[0-9a-f]+>", "<Measurement>", text) \
+        .replace("ember.", "torch.")
+
+
+def _numbers_masked(text):
+    import re
+    return re.sub(r"\d+\.\d+", "N", text)
+
+
+def _measurement(lib, raw, number=10, **spec):
+    B = lib.utils.benchmark
+    return B.Measurement(number, raw, B.TaskSpec(spec.pop("stmt", "x"),
+                                                 spec.pop("setup", "pass"), **spec))
+
+
+@pytest.mark.parametrize("raw", [[1e-3], [1e-3, 2e-3], [3e-9, 4e-9, 3.5e-9],
+                                 [1e-3, 1.1e-3, 1.2e-3, 0.9e-3, 5e-3], [2e-6] * 7,
+                                 [1.0, 2, 3, 4, 5, 6, 7, 8, 9, 10], [123.456] * 4])
+@pytest.mark.parametrize("spec", [{}, {"label": "L", "sub_label": "S", "description": "D",
+                                       "num_threads": 2, "setup": "x=1"},
+                                  {"stmt": "a\nb", "sub_label": "S", "setup": "c\nd"},
+                                  {"stmt": "a\nb", "env": "E", "global_setup": "import a"}])
+def test_measurement_statistics_and_repr(raw, spec):
+    import importlib
+    importlib.import_module("ember.utils.benchmark")
+    t = _measurement(torch, raw, **dict(spec))
+    e = _measurement(ember, raw, **dict(spec))
+    assert _no_address(repr(t)) == _no_address(repr(e))
+    for name in ("median", "mean", "iqr"):
+        assert getattr(e, name) == pytest.approx(getattr(t, name), rel=1e-12, abs=1e-15)
+    assert e.times == pytest.approx(t.times)
+    assert (e.title, e.as_row_name, e.has_warnings, e.meets_confidence(),
+            e.meets_confidence(0.5), e.number_per_run, e.raw_times) == \
+        (t.title, t.as_row_name, t.has_warnings, t.meets_confidence(),
+         t.meets_confidence(0.5), t.number_per_run, t.raw_times)
+    if len(set(raw)) == 1:           # no spread: the figures come from the timer's resolution
+        assert e.significant_figures == t.significant_figures
+
+
+def test_benchmark_helpers_and_merge():
+    import ember.utils.benchmark as EB
+    import torch.utils.benchmark as TB
+    for x in (3e-10, 2e-9, 3e-5, 0.02, 5.0, 5000.0):
+        assert EB.select_unit(x) == TB.select_unit(x)
+    assert [EB.unit_to_english(u) for u in ("ns", "us", "ms", "s")] == \
+        [TB.unit_to_english(u) for u in ("ns", "us", "ms", "s")]
+    assert EB.trim_sigfig(123.456, 2) == TB.trim_sigfig(123.456, 2)
+    assert EB.trim_sigfig(0.0123456, 3) == pytest.approx(TB.trim_sigfig(0.0123456, 3), rel=1e-6)
+    assert [c.value for c in EB.Colorize] == [c.value for c in TB.Colorize]
+
+    def merged(lib):
+        ms = [_measurement(lib, [1e-3] * 3), _measurement(lib, [2e-3] * 2, number=5),
+              _measurement(lib, [4e-3], stmt="y")]
+        return [(m.times, m.number_per_run, m.task_spec.stmt)
+                for m in lib.utils.benchmark.Measurement.merge(ms)]
+    t, e = _both(merged)
+    assert t == e
+
+
+def _compare_inputs(lib, spread=True):
+    res = []
+    jitter = (1.0, 1.02, 0.99, 1.01, 1.5) if spread else (1.0,) * 5
+    for sub, f in (("small", 1.0), ("large", 30.0)):
+        for desc, g in (("1", 1.0), ("4", 0.31)):
+            res.append(_measurement(lib, [f * g * 1e-5 * x for x in jitter], number=1,
+                                    label="add", sub_label=sub, description=desc))
+            res.append(_measurement(lib, [f * g * 1.234e-5] * 4, number=1, label="add",
+                                    sub_label=sub, description=desc, num_threads=4))
+    res.append(_measurement(lib, [3e-3, 3.1e-3], number=1, label="mul", sub_label="small",
+                            description="1", env="E"))
+    return res
+
+
+def test_compare_tables_as_torch():
+    import importlib
+    importlib.import_module("ember.utils.benchmark")
+
+    def tables(lib):
+        B = lib.utils.benchmark
+        out = [str(B.Compare([]))]
+        c = B.Compare(_compare_inputs(lib))
+        out.append(str(c))
+        c.colorize()
+        out.append(str(c))
+        c2 = B.Compare(_compare_inputs(lib)[:4])
+        c2.colorize(rowwise=True)
+        c2.highlight_warnings()
+        out.append(str(c2))
+        c3 = B.Compare(_compare_inputs(lib, spread=False))
+        c3.trim_significant_figures()
+        c3.colorize()
+        out.append(str(c3))
+        for r in (1.0, 1.005, 1.05, 1.5, 2.5, 10):
+            c = B.Compare([_measurement(lib, [1e-5] * 3, label="L", sub_label="a",
+                                        description="d"),
+                           _measurement(lib, [1e-5 * r] * 3, label="L", sub_label="b",
+                                        description="d")])
+            c.colorize()
+            out.append(str(c))
+        noisy = [_measurement(lib, [1.234e-3] * 40, label="L", sub_label="a", description="d"),
+                 _measurement(lib, [5.67e-3] * 40, label="L", sub_label="b", description="d"),
+                 _measurement(lib, [2e-3, 2.5e-3, 3e-3, 3.5e-3, 4e-3], label="L",
+                              sub_label="c", description="d")]
+        c = B.Compare(noisy)
+        c.highlight_warnings()
+        out.append(str(c))
+        c = B.Compare([_measurement(lib, [1.23456e-5] * 3, label="L", sub_label="s",
+                                    description="d", env="E1"),
+                       _measurement(lib, [1.5e-5] * 3, label="L", sub_label="s",
+                                    description="d", env="E2"),
+                       _measurement(lib, [1.7e-5] * 3, label="L", sub_label="t",
+                                    description="d", env="E2")])
+        out.append(str(c))
+        c = B.Compare([_measurement(lib, [1e-5] * 3, label="L", sub_label="a_long_sub_label",
+                                    description="d"),
+                       _measurement(lib, [2e-5] * 3, label="L", sub_label="s",
+                                    description="a_long_description")])
+        out.append(str(c))
+        return out
+    t, e = _both(tables)
+    assert t == e
+
+
+def test_compare_trimmed_values_follow_each_measurement(capsys):
+    import ember.utils.benchmark as B
+    ms = _compare_inputs(ember)
+    c = B.Compare(ms)
+    c.trim_significant_figures()
+    c.print()
+    text = capsys.readouterr().out
+    assert text.startswith("[") and "Times are in microseconds (us)." in text
+    table = text.split("\n\n")[0].splitlines()          # the "add" table
+    rows = [line.split("|") for line in table if "|" in line and line.split("|")[0].strip()]
+    shown = [float(v) for row in rows for v in row[1:] if v.strip()]
+    merged = [m for m in B.Measurement.merge(ms) if m.label == "add"]
+    digits = [len(str(int(m.median * 1e6))) for m in merged]
+    decimals = max(0, min(m.significant_figures - d for m, d in zip(merged, digits)))
+    expected = sorted(round(B.trim_sigfig(m.median * 1e6, m.significant_figures), decimals)
+                      for m in merged)
+    assert sorted(shown) == pytest.approx(expected)
+
+
+def test_timer_measurements_have_the_requested_structure():
+    import ember.utils.benchmark as EB
+    import torch.utils.benchmark as TB
+
+    def timers(B, lib):
+        return B.Timer(stmt="x + y", setup="x = torch.ones(3)", globals={"y": lib.ones(3)},
+                       label="add", sub_label="ones(3)", description="eager", num_threads=2)
+    t, e = timers(TB, torch).timeit(50), timers(EB, ember).timeit(50)
+    assert _numbers_masked(_no_address(repr(t))) == _numbers_masked(_no_address(repr(e)))
+    assert (e.number_per_run, len(e.times), e.task_spec.num_threads) == (50, 1, 2)
+    assert e.median == e.raw_times[0] / 50
+
+    b = timers(EB, ember).blocked_autorange(min_run_time=0.02)
+    assert sum(b.raw_times) >= 0.02 and b.median == pytest.approx(np.median(b.times))
+    assert b.times == pytest.approx([r / b.number_per_run for r in b.raw_times])
+    seen = []
+    a = timers(EB, ember).adaptive_autorange(threshold=0.5, min_run_time=0.005,
+                                             max_run_time=0.2,
+                                             callback=lambda n, t: seen.append((n, t)))
+    assert len(seen) == len(a.times) and sum(a.raw_times) <= 0.2 + max(a.raw_times)
+    assert a.meets_confidence(0.5) or sum(a.raw_times) >= 0.2
+    assert a.iqr == pytest.approx(np.percentile(a.times, 75) - np.percentile(a.times, 25))
+    for lib in (TB, EB):
+        with pytest.raises(ValueError, match="only a `str` stmt"):
+            lib.Timer(lambda: 1)
+        with pytest.raises(NotImplementedError, match="blocked_autorange"):
+            lib.Timer("pass").autorange()
+    assert "Median" in repr(b) or len(b.times) == 1

@@ -1,0 +1,1 @@
+"""torch.utils.benchmark.utils: the task spec and measurement, the timer, the comparison."""
