@@ -31,16 +31,14 @@ class SparseAdam(Optimizer):
 
     def step(self, closure=None):
         loss = _closure_loss(closure)
-        for group in self.param_groups:
-            for p in group["params"]:
-                if p.grad is not None and not p.grad.is_sparse:
-                    raise RuntimeError("SparseAdam does not support dense gradients, please "
-                                       "consider Adam instead")
+        stepped = [(p, group) for group in self.param_groups for p in group["params"]
+                   if p.grad is not None]
+        if any(not p.grad.is_sparse for p, _ in stepped):
+            raise RuntimeError("SparseAdam does not support dense gradients, please consider "
+                               "Adam instead")
         with ember.no_grad():
-            for group in self.param_groups:
-                for p in group["params"]:
-                    if p.grad is not None:
-                        self._update(p, group)
+            for p, group in stepped:
+                self._update(p, group)
         return loss
 
     def _update(self, p, group):
