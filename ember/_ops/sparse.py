@@ -662,6 +662,13 @@ def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=N
 
 
 @public(method=True, function=False)
+def sparse_mask(self, mask):
+    """``self``'s entries at ``mask``'s indices, in ``mask``'s layout."""
+    m = coalesce(_as_coo(mask))
+    return _like_layout(_with_values(m, _gather(self, m._data.indices)), mask)
+
+
+@public(method=True, function=False)
 def to_sparse_coo(self):
     return to_sparse(self)
 
