@@ -428,3 +428,144 @@ def test_timer_measurements_have_the_requested_structure():
         with pytest.raises(NotImplementedError, match="blocked_autorange"):
             lib.Timer("pass").autorange()
     assert "Median" in repr(b) or len(b.times) == 1
+
+
+# ---------------------------------------------------------------------- module paths
+
+PATH_NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.modules", "nn.parallel", "nn.utils",
+                   "nn.utils.rnn", "nn.utils.parametrize", "nn.utils.parametrizations",
+                   "nn.utils.prune", "nn.utils.stateless", "nn.utils.spectral_norm",
+                   "nn.utils.weight_norm", "nn.utils.clip_grad", "optim", "optim.lr_scheduler",
+                   "optim.swa_utils", "optim.optimizer", "utils.data", "autograd",
+                   "autograd.functional", "autograd.graph", "autograd.forward_ad",
+                   "distributions", "fft", "linalg", "special", "func", "amp", "profiler",
+                   "testing")
+
+# Systems still to be built: nothing under these dotted paths is required yet.
+NOT_BUILT_SYSTEMS = (
+    "jit", "fx", "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
+    "ao", "nn.quantized", "nn.quantizable", "nn.qat", "nn.intrinsic",   # quantization
+    "distributed", "nn.parallel.scatter_gather", "nn.parallel.replicate",
+    "nn.parallel.parallel_apply", "nn.parallel.scatter", "nn.parallel.gather",  # multi-device
+    "nn.attention",                                            # SDPA backends, flex attention
+    "utils.data.datapipes",                                    # datapipes (deprecated in torch)
+)
+
+# Single objects ember lacks (features, not paths): (dotted path, name).
+NOT_YET_IN_EMBER = {
+    # modules and optimizers
+    *[(p, n) for p in ("nn", "nn.modules", "nn.modules.conv")
+      for n in ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+                "LazyConvTranspose2d", "LazyConvTranspose3d")],
+    *[(p, "AdaptiveLogSoftmaxWithLoss") for p in ("nn", "nn.modules", "nn.modules.adaptive")],
+    *[(p, "LinearCrossEntropyLoss") for p in ("nn", "nn.modules", "nn.modules.loss")],
+    ("nn", "UninitializedBuffer"), ("nn", "factory_kwargs"), ("nn", "common_types"),
+    ("nn", "grad"), ("nn.functional", "grad"),
+    ("optim", "Adafactor"), ("optim", "Muon"), ("optim", "swap_in_optimizer_params_and_state"),
+    # nn.functional: low-precision matmuls, conv_tbc, and its re-exported internals
+    *[("nn.functional", n) for n in (
+        "scaled_mm", "scaled_grouped_mm", "grouped_mm", "ScalingType", "SwizzleType",
+        "_ScalingType", "_SwizzleType", "conv_tbc", "_threshold", "assert_int_or_pair",
+        "boolean_dispatch", "Tensor", "handle_torch_function", "has_torch_function",
+        "has_torch_function_unary", "has_torch_function_variadic")],
+    ("fft", "Tensor"),
+    # the private names torch defines clip_grads_with_norm_ / get_total_norm under
+    ("nn.utils.clip_grad", "_clip_grads_with_norm_"), ("nn.utils.clip_grad", "_get_total_norm"),
+    # top-level torch.<op> spellings of functional ops
+    *[("", n) for n in (
+        "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle", "conv1d",
+        "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
+        "conv_transpose3d", "cosine_similarity", "hardshrink", "native_channel_shuffle",
+        "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
+        "rrelu_", "selu_", "threshold_")],
+    # nn.utils helpers
+    *[(p, n) for p in ("nn.utils", "nn.utils.fusion")
+      for n in ("fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
+                "fuse_linear_bn_weights")],
+    *[(p, n) for p in ("nn.utils", "nn.utils.memory_format")
+      for n in ("convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format")],
+    ("nn.utils", "skip_init"), ("nn.utils.init", "skip_init"),
+    ("nn.utils.parametrizations", "orthogonal"),
+    # autograd, func, profiler, testing
+    ("autograd", "variable"), ("autograd", "enforce_grad_layout_policy"),
+    ("autograd.grad_mode", "enforce_grad_layout_policy"),
+    ("autograd.graph", "region_activation_memory_budget"),
+    ("autograd.graph", "set_override_stale_capture_stream"),
+    ("autograd.graph", "set_warn_on_accumulate_grad_stream_mismatch"),
+    ("func", "functionalize"), ("func", "rearrange"), ("func", "debug_unwrap"),
+    ("func", "replace_all_batch_norm_modules_"),
+    ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
+    ("profiler", "DeviceType"), ("profiler", "kineto_available"),
+    ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
+    # utils.data's datapipe API
+    *[("utils.data", n) for n in (
+        "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation",
+        "functional_datapipe", "guaranteed_datapipes_determinism", "non_deterministic",
+        "runtime_validation", "runtime_validation_disabled")],
+}
+
+
+def _torch_public_paths():
+    """(dotted path, name) pairs a torch program may import: every public name of the
+    namespaces above, and each object again at its defining module (``__module__``)."""
+    import importlib
+    import inspect
+    import types
+    pairs = set()
+    for ns in PATH_NAMESPACES:
+        module = importlib.import_module(f"torch.{ns}")
+        names = getattr(module, "__all__", None) or \
+            [n for n in dir(module) if not n.startswith("_")]
+        for name in names:
+            obj = getattr(module, name, None)
+            if isinstance(obj, types.ModuleType):
+                if obj.__name__.startswith("torch."):
+                    pairs.add((ns, name))
+                continue
+            home = getattr(obj, "__module__", None)
+            if not (callable(obj) and isinstance(home, str) and
+                    (home == "torch" or home.startswith("torch."))):
+                continue                    # typing helpers, docs strings, stdlib imports
+            pairs.add((ns, name))
+            if any(part.startswith("_") for part in home.split(".")):
+                continue                    # defined in a private module
+            defining = importlib.import_module(home)
+            pairs.add((home[len("torch."):] if home != "torch" else "",
+                       name if hasattr(defining, name) else obj.__name__))
+    return pairs
+
+
+def _excluded(path, name):
+    return (path, name) in NOT_YET_IN_EMBER or any(
+        path == s or path.startswith(s + ".") or (path + "." + name).strip(".") == s
+        for s in NOT_BUILT_SYSTEMS)
+
+
+def test_torch_module_paths_resolve_in_ember():
+    import importlib
+    missing = []
+    pairs = _torch_public_paths()
+    assert len(pairs) > 1000
+    for path, name in sorted(pairs):
+        if _excluded(path, name):
+            continue
+        try:
+            module = importlib.import_module(f"ember.{path}" if path else "ember")
+            getattr(module, name)
+        except (ImportError, AttributeError) as e:
+            missing.append(f"torch.{path}.{name}: {type(e).__name__}: {e}")
+    assert not missing, "\n".join(missing)
+
+
+def test_alias_modules_hold_ember_objects():
+    from ember.nn.modules.activation import MultiheadAttention
+    from ember.nn.modules.linear import Linear
+    from ember.nn.modules.loss import _Loss
+    from ember.optim.optimizer import Optimizer
+    from ember.utils.data.dataloader import DataLoader
+    from ember.profiler.profiler import profile
+    from ember.distributions.chi2 import Chi2
+    assert MultiheadAttention is ember.nn.MultiheadAttention and Linear is ember.nn.Linear
+    assert issubclass(ember.nn.MSELoss, _Loss) and Optimizer is ember.optim.Optimizer
+    assert DataLoader is ember.utils.data.DataLoader and profile is ember.profiler.profile
+    assert Chi2 is ember.distributions.Chi2

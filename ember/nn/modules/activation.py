@@ -346,3 +346,6 @@ class Softmax2d(Module):
             raise ValueError(f"Softmax2d: expected input to be 3D or 4D, got {input.dim()}D "
                              "instead")
         return F.softmax(input, -3, _stacklevel=5)
+
+
+from ember.nn.modules.activation_attention import MultiheadAttention  # noqa: E402,F401  (torch's path)
