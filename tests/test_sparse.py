@@ -284,7 +284,8 @@ def test_softmax_hybrid_dense_dim():
                                   "s + s", "s - s.coalesce()", "s * s", "s.mul(d)",
                                   "d * s", "d + s", "s.add(s, alpha=3)", "torch.relu(s)",
                                   "s.double()", "s.clone()", "s.sqrt()", "s.t()",
-                                  "s.transpose(0, 1)", "c + c", "c * 2"])
+                                  "s.transpose(0, 1)", "c + c", "c * 2",
+                                  "torch.tensor(2.) * s", "d.sub(s, alpha=2)"])
 def test_elementwise(expr):
     def run(lib):
         s, c, d = _coo(lib).abs(), _csr(lib), lib.tensor([[1., 2., 3.], [4., 5., 6.]])

@@ -338,9 +338,8 @@ def _is_number(x):
 
 
 def _add_rule(self, other, alpha=1):
-    if _layout(self) == "strided":
-        return self + densify(_as_coo(other)) * alpha if alpha != 1 else \
-            self + densify(_as_coo(other))
+    if _layout(self) == "strided":          # dense + sparse: a dense sum
+        return self.add(densify(_as_coo(other)), alpha=alpha)
     if _is_number(other) or _layout(other) == "strided":
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
@@ -357,7 +356,7 @@ def _sub_rule(self, other, alpha=1):
 
 
 def _mul_rule(self, other):
-    if _layout(self) == "strided" and not _is_number(self):
+    if _layout(self) == "strided":          # the product is sparse whichever side it is
         self, other = other, self
     if _is_number(other):
         return _map_rule(lambda v, c: v * c, linear=True)(self, other)
