@@ -489,8 +489,8 @@ def _index_rule(self, index):
 SPARSE_RULES.update({
     "_basic_index": _index_rule,
     "add_.Tensor": _add_inplace, "sub_.Tensor": _sub_inplace,
-    "mul_.Tensor": _sparse_self_inplace(lambda s, o: _mul_rule(s, o), "mul_.Tensor"),
-    "div_.Tensor": _sparse_self_inplace(lambda s, o: _div_rule(s, o), "div_.Tensor"),
+    "mul_.Tensor": _sparse_self_inplace(_mul_rule, "mul_.Tensor"),
+    "div_.Tensor": _sparse_self_inplace(_div_rule, "div_.Tensor"),
     "fill_.Tensor": _fill_inplace, "cat": _cat_rule, "select.int": _select_rule,
     "zeros_like": lambda self, dtype=None, memory_format=None: _empty_like(self, dtype),
     "mm": _mm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
