@@ -536,3 +536,12 @@ def test_namespace_and_copies():
     with ember.profiler.profile() as prof:
         ember.sparse.mm(s, ember.ones(3, 2))
     assert "aten::index_add" in {ev.name for ev in prof.events()}
+
+
+def test_routing_composes_with_meta_device():
+    s = _coo(ember)
+    m = ember.ones(2, 3, device="meta")
+    assert (m + m).is_meta and (m + m).shape == (2, 3)
+    np.testing.assert_allclose(ember.sparse.mm(s, ember.ones(3, 1)).numpy(), [[2.], [9.]])
+    with pytest.raises(NotImplementedError, match="sparse_coo"):
+        s.exp()
