@@ -777,3 +777,17 @@ def test_node_names_and_inputs_match_torch(name):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-12)
+
+
+@pytest.mark.parametrize("name", ["mse_loss", "huber_loss", "l1_loss"])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+def test_weighted_pointwise_losses_stay_composites(name, reduction):
+    def run(lib):
+        x, y, w = (lib.tensor(np.linspace(0.1, 1, 3) * k, requires_grad=True) for k in (1, 2, 3))
+        out = getattr(lib.nn.functional, name)(x, y, weight=w, reduction=reduction)
+        grads = lib.autograd.grad(out.sum(), (x, y, w))
+        return out.grad_fn.name(), [g.numpy() for g in grads]
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    for a, b in zip(e[1], t[1]):
+        np.testing.assert_allclose(a, b, rtol=1e-12)

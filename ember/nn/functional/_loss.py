@@ -94,8 +94,12 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_int("mse", input, target)
-    return record_as("MseLossBackward0", lambda i, t: _pointwise(
-        i, t, lambda d: d * d, reduction, weight, True), input, target)
+
+    def mse(input, target):
+        return _pointwise(input, target, lambda d: d * d, reduction, weight, True)
+    if weight is not None:            # torch's weighted loss is a composite too
+        return mse(input, target)
+    return record_as("MseLossBackward0", mse, input, target)
 
 
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
@@ -111,8 +115,10 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     def fn(d):
         a = d.abs()
         return ember.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
+    if weight is not None:            # torch's weighted loss is a composite too
+        return _pointwise(input, target, fn, reduction, weight)
     return record_as("HuberLossBackward0",
-                     lambda i, t: _pointwise(i, t, fn, reduction, weight), input, target)
+                     lambda i, t: _pointwise(i, t, fn, reduction), input, target)
 
 
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
