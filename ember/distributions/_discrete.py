@@ -1,7 +1,6 @@
-"""Pieces the discrete and matrix families share: value checking, one ``expand`` for every family
-whose state is its attributes, one probs-or-logits parameter with the Bernoulli log-mass and
-entropy, the relaxed (Concrete) families' view of their base, counting helpers, and the Gaussian
-linear algebra (triangular solves, Mahalanobis distances, log-determinants; the low-rank forms
+"""Pieces the discrete and matrix families share: value checking, one probs-or-logits parameter
+with the Bernoulli log-mass and entropy, the relaxed (Concrete) families' view of their base,
+counting helpers, and the Gaussian linear algebra (triangular solves, Mahalanobis distances, log-determinants; the low-rank forms
 by the Woodbury identity and the matrix determinant lemma)."""
 from __future__ import annotations
 
@@ -10,7 +9,6 @@ import math
 
 import ember
 from . import constraints
-from .distribution import Distribution
 from .utils import broadcast_all, lazy_property, logits_to_probs, probs_to_logits
 
 ONE_OF_PROBS_LOGITS = "Either `probs` or `logits` must be specified, but not both."
@@ -28,9 +26,7 @@ def checks_value(method):
     """Decorate ``log_prob`` / ``cdf``: validate ``value`` first when the family validates."""
     @functools.wraps(method)
     def checked(self, value):
-        if self._validate_args:
-            self._validate_sample(value)
-        return method(self, value)
+        return method(self, self._checked(value))
     return checked
 
 
@@ -41,42 +37,11 @@ def integers_up_to(last):
     return constraints.dependent_property(support, is_discrete=True, event_dim=0)
 
 
-def _is_lazy(cls, name):
-    return any(isinstance(vars(k).get(name), lazy_property) for k in cls.__mro__)
-
-
-class Batched:
-    """Mixin giving ``expand`` to a family whose state is its attributes.
-
-    The tensors named in ``_batched`` have shape ``batch_shape + rest`` and are expanded; nested
-    distributions are expanded the same way; values a ``lazy_property`` cached are dropped (they
-    are recomputed on demand); everything else (unbroadcast factors, constants) is shared. Each
-    family names its own ``_batched``: a subclass with its own ``__init__`` must then write its
-    own ``expand``, as in torch."""
-    _batched = ()
-
-    def expand(self, batch_shape, _instance=None):
-        owner = next(k for k in type(self).__mro__ if "_batched" in vars(k))
-        new = self._get_checked_instance(owner, _instance)
-        batch_shape = ember.Size(batch_shape)
-        kept = len(self.batch_shape)
-        for name, value in vars(self).items():
-            if name in self._batched:
-                value = value.expand(batch_shape + value.shape[kept:])
-            elif isinstance(value, Distribution):
-                value = value.expand(batch_shape + value.batch_shape[kept:])
-            elif _is_lazy(type(self), name):
-                continue
-            setattr(new, name, value)
-        Distribution.__init__(new, batch_shape, self.event_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-
-class ProbsOrLogits(Batched):
+class ProbsOrLogits:
     """Mixin for a family given ``probs`` or ``logits`` (exactly one): the other is derived on
     first use, by sigmoid / logit when ``_binary``, by softmax / log otherwise."""
     _binary = True
+    _batched = ("probs", "logits")
 
     def _take_param(self, probs, logits, *others):
         """Store the given parameter broadcast with ``others`` (returned, in the parameter's
@@ -128,16 +93,11 @@ def bernoulli_entropy(logits, probs):
 
 
 class Relaxed:
-    """Mixin for a relaxed family that is a TransformedDistribution of its base ``base_dist``:
-    the parameters are the base's, and ``expand`` is the transformed one."""
+    """Mixin for a relaxed family that is a TransformedDistribution of its base ``base_dist``,
+    which holds the parameters."""
     temperature = property(lambda self: self.base_dist.temperature)
     probs = property(lambda self: self.base_dist.probs)
     logits = property(lambda self: self.base_dist.logits)
-
-    def expand(self, batch_shape, _instance=None):
-        owner = next(k for k in type(self).__mro__ if Relaxed in k.__bases__)
-        new = self._get_checked_instance(owner, _instance)
-        return super().expand(batch_shape, _instance=new)
 
 
 # ---------------------------------------------------------------------------------------------

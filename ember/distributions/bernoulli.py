@@ -10,10 +10,9 @@ __all__ = ["Bernoulli"]
 
 class Bernoulli(ProbsOrLogits, ExponentialFamily):
     """``P(1) = probs = sigmoid(logits)``; give exactly one of ``probs`` and ``logits``."""
-    arg_constraints = BINARY
     support = constraints.boolean
     has_enumerate_support = True
-    _batched = ("probs", "logits")
+    arg_constraints = BINARY
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._take_param(probs, logits)

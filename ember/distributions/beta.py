@@ -1,7 +1,6 @@
 """Beta(concentration1, concentration0)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .dirichlet import Dirichlet
 from .exp_family import ExponentialFamily
 from .utils import broadcast_all
@@ -9,13 +8,12 @@ from .utils import broadcast_all
 __all__ = ["Beta"]
 
 
-class Beta(Family, ExponentialFamily):
+class Beta(ExponentialFamily):
     """Beta on [0, 1]: the first coordinate of ``Dirichlet([concentration1, concentration0])``,
     which holds the parameters (as in torch: its checks and ``repr``) and draws the samples."""
-    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    _param_names = ("_dirichlet",)
     support = constraints.unit_interval
     has_rsample = True
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
 
     def __init__(self, concentration1, concentration0, validate_args=None):
         pair = ember.stack(broadcast_all(concentration1, concentration0), -1)

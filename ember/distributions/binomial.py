@@ -10,9 +10,9 @@ __all__ = ["Binomial"]
 
 class Binomial(ProbsOrLogits, Distribution):
     """``P(k) = C(n, k) p^k (1 - p)^(n - k)`` for ``n = total_count`` (a float tensor)."""
-    arg_constraints = {"total_count": constraints.nonnegative_integer, **BINARY}
     has_enumerate_support = True
     _batched = ("total_count", "probs", "logits")
+    arg_constraints = {"total_count": constraints.nonnegative_integer, **BINARY}
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         (self.total_count,) = self._take_param(probs, logits, total_count)

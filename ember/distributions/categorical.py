@@ -2,7 +2,7 @@
 import ember
 from ember.nn.functional import one_hot
 from . import constraints
-from ._discrete import (SIMPLEX, Batched, ProbsOrLogits, checks_value, counts_support,
+from ._discrete import (SIMPLEX, ProbsOrLogits, checks_value, counts_support,
                         integers_up_to)
 from .distribution import Distribution
 
@@ -12,10 +12,9 @@ __all__ = ["Categorical", "OneHotCategorical", "OneHotCategoricalStraightThrough
 class Categorical(ProbsOrLogits, Distribution):
     """``P(k) = probs[..., k]``; ``probs`` (normalised here) or ``logits`` (log-normalised here)
     have shape ``batch_shape + (K,)``."""
-    arg_constraints = SIMPLEX
     has_enumerate_support = True
+    arg_constraints = SIMPLEX
     _binary = False
-    _batched = ("probs", "logits")
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._take_param(probs, logits)
@@ -64,7 +63,7 @@ class Categorical(ProbsOrLogits, Distribution):
         return counts_support(self._num_events, ember.long, self.batch_shape, expand)
 
 
-class OverCategories(Batched):
+class OverCategories:
     """Mixin for a family whose events are vectors over the ``K`` categories of a Categorical
     ``_categorical``, whose parameters are its own."""
 
@@ -81,10 +80,9 @@ class OverCategories(Batched):
 
 class OneHotCategorical(OverCategories, Distribution):
     """Categorical draws written as one-hot vectors of shape ``batch_shape + (K,)``."""
-    arg_constraints = SIMPLEX
     support = constraints.one_hot
     has_enumerate_support = True
-    _batched = ()
+    arg_constraints = SIMPLEX
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._categories(probs, logits, validate_args)

@@ -3,18 +3,17 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family
 from .distribution import Distribution
 
 __all__ = ["Cauchy"]
 
 
-class Cauchy(Family, Distribution):
+class Cauchy(Distribution):
     """Cauchy (Lorentz) distribution: mean undefined (nan), variance infinite."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
+    _batched = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
         self._init_params(loc, scale, validate_args=validate_args)

@@ -15,10 +15,9 @@ class ContinuousBernoulli(ProbsOrLogits, ExponentialFamily):
     """Density ``C(p) p^x (1 - p)^(1 - x)`` on ``[0, 1]`` with ``C(p) = 2 artanh(1 - 2p) /
     (1 - 2p)``. Every closed form divides by ``1 - 2p``; for ``p`` inside ``lims`` (around 1/2)
     the second-order Taylor expansions in ``p - 1/2`` are used instead."""
-    arg_constraints = BINARY
     support = constraints.unit_interval
     has_rsample = True
-    _batched = ("probs", "logits")
+    arg_constraints = BINARY
 
     def __init__(self, probs=None, logits=None, lims=(0.499, 0.501), validate_args=None):
         self._take_param(probs, logits)

@@ -1,20 +1,19 @@
 """Dirichlet(concentration)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .exp_family import ExponentialFamily
 from .utils import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
 
-class Dirichlet(Family, ExponentialFamily):
+class Dirichlet(ExponentialFamily):
     """Distribution on the ``K``-simplex; ``concentration`` has shape ``batch_shape + (K,)``.
     ``rsample`` normalises gamma draws."""
-    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
-    _param_names = ("concentration",)
     support = constraints.simplex
     has_rsample = True
+    _batched = ("concentration",)
+    arg_constraints = {"concentration": constraints.independent(constraints.positive, 1)}
 
     def __init__(self, concentration, validate_args=None):
         if concentration.dim() < 1:

@@ -12,13 +12,18 @@ import warnings
 
 import ember
 from . import constraints
-from .utils import lazy_property
+from .utils import broadcast_all, lazy_property
 
 __all__ = ["Distribution"]
 
 
 def _broadcastable(a, b):
     return all(x == y or 1 in (x, y) for x, y in zip(reversed(a), reversed(b)))
+
+
+def _is_lazy(cls, name):
+    """Is ``name`` a ``lazy_property`` of ``cls``?"""
+    return any(isinstance(vars(k).get(name), lazy_property) for k in cls.__mro__)
 
 
 class Distribution:
@@ -82,10 +87,60 @@ class Distribution:
         """``sample_shape + batch_shape + event_shape``."""
         return ember.Size(tuple(sample_shape) + self._batch_shape + self._event_shape)
 
+    # -- parameters and expand ----------------------------------------------------------------
+    # ``_batched`` names the attributes holding batched parameters: tensors of shape
+    # ``batch_shape + rest``, the rest (event or other trailing dims) untouched by ``expand``.
+    _batched = ()
+    _expand_owner = None      # the ember family whose constructor ``expand`` stands in for
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        if cls.__module__.startswith(__package__ + ".") and "__init__" in vars(cls):
+            cls._expand_owner = cls
+
+    def _set_params(self, *values):
+        """Store ``values`` (numbers or tensors, broadcast together) under the names in
+        ``_batched``, in order, and return them."""
+        tensors = broadcast_all(*values)
+        self.__dict__.update(zip(self._batched, tensors))
+        return tensors
+
+    def _init_params(self, *values, event_dim=0, validate_args=None):
+        """``_set_params``, then initialise (and validate) with their shape, whose rightmost
+        ``event_dim`` dims form the event."""
+        tensors = self._set_params(*values)
+        shape = tensors[0].shape
+        cut = len(shape) - event_dim
+        Distribution.__init__(self, shape[:cut], shape[cut:], validate_args=validate_args)
+        return tensors
+
+    def _checked(self, value):
+        """``value``, after checking it lies in the support when validation is on."""
+        if self._validate_args:
+            self._validate_sample(value)
+        return value
+
     def expand(self, batch_shape, _instance=None):
-        """A distribution with its batch dims expanded to ``batch_shape`` (parameters are
-        expanded views, not copies)."""
-        raise NotImplementedError
+        """A distribution with its batch dims expanded to ``batch_shape``: the ``_batched``
+        parameters become expanded views and nested distributions are expanded alike (their
+        own dims right of ours kept); values a ``lazy_property`` cached are dropped (recomputed
+        on demand) and everything else is shared."""
+        if self._expand_owner is None:
+            raise NotImplementedError
+        new = self._get_checked_instance(self._expand_owner, _instance)
+        batch_shape = ember.Size(batch_shape)
+        kept = len(self._batch_shape)
+        for name, value in vars(self).items():
+            if name in self._batched:
+                value = value.expand(batch_shape + value.shape[kept:])
+            elif _is_lazy(type(self), name):
+                continue
+            elif isinstance(value, Distribution):
+                value = value.expand(batch_shape + value.batch_shape[kept:])
+            new.__dict__[name] = value
+        Distribution.__init__(new, batch_shape, self._event_shape, validate_args=False)
+        new._validate_args = self._validate_args
+        return new
 
     def _get_checked_instance(self, cls, _instance=None):
         """The object ``cls.expand`` fills in: ``_instance`` when given, else a bare instance
@@ -97,28 +152,6 @@ class Distribution:
                 f"Subclass {self.__class__.__name__} of {cls.__name__} that defines a custom "
                 "__init__ method must also define a custom .expand() method.")
         return self.__new__(type(self))
-
-    def _expanded_copy(self, cls, _instance, batch_shape, event_shape=None, **attributes):
-        """What ``cls.expand`` returns: the instance from ``_get_checked_instance`` given
-        ``attributes`` and the new shapes (``event_shape`` defaults to this one), initialised
-        as a ``Distribution`` without validation but keeping this one's validation flag."""
-        new = self._get_checked_instance(cls, _instance)
-        new.__dict__.update(attributes)
-        shown_event = self._event_shape if event_shape is None else event_shape
-        Distribution.__init__(new, batch_shape, shown_event, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
-
-    def _expand_params(self, cls, batch_shape, _instance, *names):
-        """``expand`` for a family whose attributes ``names`` all have the batch shape: a new
-        ``cls`` instance holding them expanded (views), re-initialised without validation."""
-        batch_shape = ember.Size(batch_shape)
-        new = self._get_checked_instance(cls, _instance)
-        for name in names:
-            setattr(new, name, getattr(self, name).expand(batch_shape))
-        super(cls, new).__init__(batch_shape, validate_args=False)
-        new._validate_args = self._validate_args
-        return new
 
     # -- what a family defines ----------------------------------------------------------------
     @property

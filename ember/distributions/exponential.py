@@ -1,18 +1,17 @@
 """Exponential(rate)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .exp_family import ExponentialFamily
 
 __all__ = ["Exponential"]
 
 
-class Exponential(Family, ExponentialFamily):
+class Exponential(ExponentialFamily):
     """Density ``rate * exp(-rate * x)`` on ``x >= 0``."""
-    arg_constraints = {"rate": constraints.positive}
-    _param_names = ("rate",)
     support = constraints.nonnegative
     has_rsample = True
+    _batched = ("rate",)
+    arg_constraints = {"rate": constraints.positive}
 
     def __init__(self, rate, validate_args=None):
         self._init_params(rate, validate_args=validate_args)

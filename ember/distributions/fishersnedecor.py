@@ -3,19 +3,19 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family, fill_where
+from ._continuous import fill_where
 from .distribution import Distribution
 from .gamma import Gamma
 
 __all__ = ["FisherSnedecor"]
 
 
-class FisherSnedecor(Family, Distribution):
+class FisherSnedecor(Distribution):
     """The F distribution: ``(V1 / df1) / (V2 / df2)`` for independent ``Vi ~ Chi2(dfi)``."""
-    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
-    _param_names = ("df1", "df2")
     support = constraints.positive
     has_rsample = True
+    _batched = ("df1", "df2")
+    arg_constraints = {"df1": constraints.positive, "df2": constraints.positive}
 
     def __init__(self, df1, df2, validate_args=None):
         self._init_params(df1, df2, validate_args=validate_args)

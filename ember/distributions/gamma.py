@@ -1,20 +1,19 @@
 """Gamma(concentration, rate) and Chi2(df)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .exp_family import ExponentialFamily
 from .utils import _standard_gamma
 
 __all__ = ["Gamma", "Chi2"]
 
 
-class Gamma(Family, ExponentialFamily):
+class Gamma(ExponentialFamily):
     """Shape ``concentration``, inverse scale ``rate``. ``rsample`` divides standard gamma draws
     by ``rate`` (differentiable in ``concentration`` by implicit reparameterisation)."""
-    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
-    _param_names = ("concentration", "rate")
     support = constraints.nonnegative
     has_rsample = True
+    _batched = ("concentration", "rate")
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
 
     def __init__(self, concentration, rate, validate_args=None):
         self._init_params(concentration, rate, validate_args=validate_args)

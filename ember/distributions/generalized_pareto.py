@@ -3,18 +3,18 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family, fill_where
+from ._continuous import fill_where
 from .distribution import Distribution
 
 __all__ = ["GeneralizedPareto"]
 
 
-class GeneralizedPareto(Family, Distribution):
+class GeneralizedPareto(Distribution):
     """Survival function ``(1 + k z)^(-1/k)``, ``z = (x - loc) / scale``, ``k = concentration``
     (``exp(-z)`` at ``k = 0``: the exponential; ``k = -1``: uniform). ``rsample`` inverts the cdf."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
-    _param_names = ("loc", "scale", "concentration")
     has_rsample = True
+    _batched = ("loc", "scale", "concentration")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive, "concentration": constraints.real}
 
     def __init__(self, loc, scale, concentration, validate_args=None):
         self._init_params(loc, scale, concentration, validate_args=validate_args)

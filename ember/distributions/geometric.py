@@ -9,9 +9,8 @@ __all__ = ["Geometric"]
 
 class Geometric(ProbsOrLogits, Distribution):
     """``P(k) = (1 - p)^k p`` for ``k = 0, 1, ...``; ``p`` must be positive."""
-    arg_constraints = BINARY
     support = constraints.nonnegative_integer
-    _batched = ("probs", "logits")
+    arg_constraints = BINARY
 
     def __init__(self, probs=None, logits=None, validate_args=None):
         self._take_param(probs, logits)

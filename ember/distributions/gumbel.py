@@ -3,7 +3,6 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
 from .uniform import Uniform
@@ -12,14 +11,14 @@ from .utils import euler_constant
 __all__ = ["Gumbel"]
 
 
-class Gumbel(Family, TransformedDistribution):
+class Gumbel(TransformedDistribution):
     """Type-I extreme value: ``loc - scale * log(-log U)``, ``U ~ Uniform(tiny, 1 - eps)``."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    _param_names = ("loc", "scale")
     support = constraints.real
+    _batched = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
-        loc, scale = self._init_params(loc, scale)
+        loc, scale = self._set_params(loc, scale)
         finfo = ember.finfo(loc.dtype)
         unit = Uniform(ember.full_like(loc, finfo.tiny), ember.full_like(loc, 1 - finfo.eps),
                        validate_args=validate_args)

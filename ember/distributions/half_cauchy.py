@@ -12,9 +12,9 @@ __all__ = ["HalfCauchy"]
 
 class HalfCauchy(Reflected):
     """``|X|`` for ``X ~ Cauchy(0, scale)``: infinite mean and variance."""
-    arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    arg_constraints = {"scale": constraints.positive}
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Cauchy(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)

@@ -11,9 +11,9 @@ __all__ = ["HalfNormal"]
 
 class HalfNormal(Reflected):
     """``|X|`` for ``X ~ Normal(0, scale)``."""
-    arg_constraints = {"scale": constraints.positive}
     support = constraints.nonnegative
     has_rsample = True
+    arg_constraints = {"scale": constraints.positive}
 
     def __init__(self, scale, validate_args=None):
         super().__init__(Normal(0, scale, validate_args=False), AbsTransform(), validate_args=validate_args)

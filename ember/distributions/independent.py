@@ -26,13 +26,6 @@ class Independent(Distribution):
         full = base_distribution.batch_shape + base_distribution.event_shape
         super().__init__(full[:cut], full[cut:], validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        batch_shape = ember.Size(batch_shape)
-        moved = self.event_shape[:self.reinterpreted_batch_ndims]
-        return self._expanded_copy(Independent, _instance, batch_shape,
-                                   base_dist=self.base_dist.expand(batch_shape + moved),
-                                   reinterpreted_batch_ndims=self.reinterpreted_batch_ndims)
-
     @property
     def has_rsample(self):
         return self.base_dist.has_rsample

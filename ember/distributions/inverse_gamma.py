@@ -2,7 +2,7 @@
 import math
 
 from . import constraints
-from ._continuous import Family, fill_where
+from ._continuous import fill_where
 from .gamma import Gamma
 from .transformed_distribution import TransformedDistribution
 from .transforms import PowerTransform
@@ -10,11 +10,11 @@ from .transforms import PowerTransform
 __all__ = ["InverseGamma"]
 
 
-class InverseGamma(Family, TransformedDistribution):
+class InverseGamma(TransformedDistribution):
     """``1 / X`` for ``X ~ Gamma(concentration, rate)``."""
-    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    arg_constraints = {"concentration": constraints.positive, "rate": constraints.positive}
 
     def __init__(self, concentration, rate, validate_args=None):
         gamma = Gamma(concentration, rate, validate_args=validate_args)

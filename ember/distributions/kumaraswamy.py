@@ -3,7 +3,7 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family, fill_where
+from ._continuous import fill_where
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
 from .uniform import Uniform
@@ -12,16 +12,16 @@ from .utils import euler_constant
 __all__ = ["Kumaraswamy"]
 
 
-class Kumaraswamy(Family, TransformedDistribution):
+class Kumaraswamy(TransformedDistribution):
     """On (0, 1) with cdf ``1 - (1 - x^a)^b`` (``a = concentration1``, ``b = concentration0``):
     ``(1 - U^(1/b))^(1/a)``, ``U ~ Uniform(0, 1)``."""
-    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
-    _param_names = ("concentration1", "concentration0")
     support = constraints.unit_interval
     has_rsample = True
+    _batched = ("concentration1", "concentration0")
+    arg_constraints = {"concentration1": constraints.positive, "concentration0": constraints.positive}
 
     def __init__(self, concentration1, concentration0, validate_args=None):
-        a, b = self._init_params(concentration1, concentration0)
+        a, b = self._set_params(concentration1, concentration0)
         unit = Uniform(ember.zeros_like(b), ember.ones_like(b), validate_args=validate_args)
         steps = [PowerTransform(b.reciprocal()), AffineTransform(1.0, -1.0), PowerTransform(a.reciprocal())]
         super().__init__(unit, steps, validate_args=validate_args)

@@ -1,18 +1,18 @@
 """Laplace(loc, scale)."""
 import ember
 from . import constraints
-from ._continuous import LOG_2, Family
+from ._continuous import LOG_2
 from .distribution import Distribution
 
 __all__ = ["Laplace"]
 
 
-class Laplace(Family, Distribution):
+class Laplace(Distribution):
     """Double exponential: density ``exp(-|x - loc| / scale) / (2 scale)``."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
+    _batched = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
         self._init_params(loc, scale, validate_args=validate_args)

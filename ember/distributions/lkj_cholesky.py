@@ -3,31 +3,30 @@ import math
 
 import ember
 from . import constraints
-from ._discrete import Batched, checks_value
+from ._discrete import checks_value
 from .beta import Beta
 from .distribution import Distribution
-from .utils import broadcast_all
 
 __all__ = ["LKJCholesky"]
 
 
-class LKJCholesky(Batched, Distribution):
+class LKJCholesky(Distribution):
     """Lower Cholesky factors ``L (..., dim, dim)`` of correlation matrices ``L L^T`` with density
     proportional to ``det(L L^T)^(concentration - 1)``.
 
     Drawn by the onion method: row ``k`` of ``L`` is ``(sqrt(y_k) u_k, sqrt(1 - y_k))`` with
     ``u_k`` uniform on the unit sphere of its ``k`` off-diagonal entries and ``y_k`` Beta
     distributed (``_beta``, one column per row)."""
-    arg_constraints = {"concentration": constraints.positive}
     support = constraints.corr_cholesky
     _batched = ("concentration",)
+    arg_constraints = {"concentration": constraints.positive}
 
     def __init__(self, dim, concentration=1.0, validate_args=None):
         if dim < 2:
             raise ValueError(f"Expected dim to be an integer greater than or equal to 2. "
                              f"Found dim={dim}.")
         self.dim = dim
-        (self.concentration,) = broadcast_all(concentration)
+        self._set_params(concentration)
         # row k >= 1 takes Beta(k - 1/2, eta + (dim - 1 - k) / 2); row 0 (no off-diagonal) is
         # given k = 1's second concentration and is unused
         prior_rows = (ember.arange(dim, dtype=self.concentration.dtype) - 1).clamp(min=0)

@@ -1,6 +1,5 @@
 """LogNormal(loc, scale)."""
 from . import constraints
-from ._continuous import Family
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import ExpTransform
@@ -8,11 +7,11 @@ from .transforms import ExpTransform
 __all__ = ["LogNormal"]
 
 
-class LogNormal(Family, TransformedDistribution):
+class LogNormal(TransformedDistribution):
     """``exp(X)`` for ``X ~ Normal(loc, scale)``."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.positive
     has_rsample = True
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
         super().__init__(Normal(loc, scale, validate_args=validate_args), ExpTransform(),

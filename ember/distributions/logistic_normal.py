@@ -1,6 +1,5 @@
 """LogisticNormal(loc, scale)."""
 from . import constraints
-from ._continuous import Family
 from .normal import Normal
 from .transformed_distribution import TransformedDistribution
 from .transforms import StickBreakingTransform
@@ -8,12 +7,12 @@ from .transforms import StickBreakingTransform
 __all__ = ["LogisticNormal"]
 
 
-class LogisticNormal(Family, TransformedDistribution):
+class LogisticNormal(TransformedDistribution):
     """The stick-breaking image of independent normals on ``R^(K-1)``: a distribution on the
     ``K``-simplex; ``loc`` and ``scale`` have shape ``batch_shape + (K - 1,)``."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
     support = constraints.simplex
     has_rsample = True
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
         normal = Normal(loc, scale, validate_args=validate_args)

@@ -2,23 +2,23 @@
 rank plus diagonal."""
 import ember
 from . import constraints
-from ._discrete import LOG_2PI, Batched, LowRankCovariance, checks_value, matvec
+from ._discrete import LOG_2PI, LowRankCovariance, checks_value, matvec
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
 
 __all__ = ["LowRankMultivariateNormal"]
 
 
-class LowRankMultivariateNormal(Batched, Distribution):
+class LowRankMultivariateNormal(Distribution):
     """``N(loc, W W^T + diag(d))`` with ``loc (..., n)``, ``W = cov_factor (..., n, m)`` and
     ``d = cov_diag (..., n)``: densities cost ``O(n m^2)`` through the ``m x m`` capacitance
     matrix (see :class:`LowRankCovariance`)."""
-    arg_constraints = {"loc": constraints.real_vector,
-                       "cov_factor": constraints.independent(constraints.real, 2),
-                       "cov_diag": constraints.independent(constraints.positive, 1)}
     support = constraints.real_vector
     has_rsample = True
     _batched = ("loc", "cov_factor", "cov_diag")
+    arg_constraints = {"loc": constraints.real_vector,
+                       "cov_factor": constraints.independent(constraints.real, 2),
+                       "cov_diag": constraints.independent(constraints.positive, 1)}
 
     def __init__(self, loc, cov_factor, cov_diag, validate_args=None):
         if loc.dim() < 1:

@@ -14,8 +14,8 @@ class MixtureSameFamily(Distribution):
     of ``component_distribution`` (size ``K``), the weights ``w`` come from
     ``mixture_distribution``, a Categorical over ``K`` whose batch shape broadcasts with the
     components' other batch dims."""
-    arg_constraints = {}
     has_rsample = False
+    arg_constraints = {}
 
     def __init__(self, mixture_distribution, component_distribution, validate_args=None):
         if not isinstance(mixture_distribution, Categorical):
@@ -40,15 +40,6 @@ class MixtureSameFamily(Distribution):
         self._event_ndims = len(component_distribution.event_shape)
         super().__init__(comp_batch, component_distribution.event_shape,
                          validate_args=validate_args)
-
-    def expand(self, batch_shape, _instance=None):
-        batch_shape = ember.Size(batch_shape)
-        components = self._component_distribution.expand(batch_shape + (self._num_component,))
-        return self._expanded_copy(
-            MixtureSameFamily, _instance, batch_shape,
-            _mixture_distribution=self._mixture_distribution.expand(batch_shape),
-            _component_distribution=components, _num_component=self._num_component,
-            _event_ndims=self._event_ndims)
 
     mixture_distribution = property(lambda self: self._mixture_distribution)
     component_distribution = property(lambda self: self._component_distribution)

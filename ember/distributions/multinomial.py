@@ -15,7 +15,6 @@ class Multinomial(OverCategories, Distribution):
     sum to ``n = total_count`` (one Python int for the whole batch)."""
     arg_constraints = SIMPLEX
     total_count: int
-    _batched = ()
 
     def __init__(self, total_count=1, probs=None, logits=None, validate_args=None):
         if not isinstance(total_count, int):

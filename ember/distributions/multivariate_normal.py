@@ -1,7 +1,7 @@
 """MultivariateNormal(loc, covariance_matrix | precision_matrix | scale_tril)."""
 import ember
 from . import constraints
-from ._discrete import (LOG_2PI, SCALE_MATRICES, Batched, checks_value, factor_from, half_log_det,
+from ._discrete import (LOG_2PI, SCALE_MATRICES, checks_value, factor_from, half_log_det,
                         mahalanobis, matvec)
 from .distribution import Distribution
 from .utils import _standard_normal, lazy_property
@@ -26,14 +26,14 @@ def one_matrix(**matrices):
     return name, matrix
 
 
-class MultivariateNormal(Batched, Distribution):
+class MultivariateNormal(Distribution):
     """``N(loc, Sigma)`` over ``R^n``: ``loc (..., n)`` and one of ``covariance_matrix``
     (``Sigma``), ``precision_matrix`` (``Sigma^-1``) or ``scale_tril`` (lower ``L``, ``Sigma =
     L L^T``) of shape ``(..., n, n)``. Everything is computed from ``L``."""
-    arg_constraints = {"loc": constraints.real_vector, **SCALE_MATRICES}
     support = constraints.real_vector
     has_rsample = True
     _batched = ("loc",) + _MATRICES
+    arg_constraints = {"loc": constraints.real_vector, **SCALE_MATRICES}
 
     def __init__(self, loc, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):

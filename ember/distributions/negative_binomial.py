@@ -12,10 +12,10 @@ __all__ = ["NegativeBinomial"]
 class NegativeBinomial(ProbsOrLogits, Distribution):
     """``P(k) = C(n + k - 1, k) p^k (1 - p)^n`` for real ``n = total_count >= 0``; it is the
     Poisson mixture with Gamma(n, (1 - p) / p) rates."""
-    arg_constraints = {"total_count": constraints.greater_than_eq(0), **BINARY,
-                       "probs": constraints.half_open_interval(0.0, 1.0)}
     support = constraints.nonnegative_integer
     _batched = ("total_count", "probs", "logits")
+    arg_constraints = {"total_count": constraints.greater_than_eq(0), **BINARY,
+                       "probs": constraints.half_open_interval(0.0, 1.0)}
 
     def __init__(self, total_count, probs=None, logits=None, validate_args=None):
         (self.total_count,) = self._take_param(probs, logits, total_count)

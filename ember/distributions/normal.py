@@ -1,7 +1,7 @@
 """Normal(loc, scale)."""
 import ember
 from . import constraints
-from ._continuous import HALF_LOG_2PI, Family
+from ._continuous import HALF_LOG_2PI
 from .exp_family import ExponentialFamily
 from .utils import _standard_normal
 
@@ -10,12 +10,12 @@ __all__ = ["Normal"]
 _SQRT_2 = 2 ** 0.5
 
 
-class Normal(Family, ExponentialFamily):
+class Normal(ExponentialFamily):
     """Gaussian with mean ``loc`` and standard deviation ``scale`` (broadcast together)."""
-    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
-    _param_names = ("loc", "scale")
     support = constraints.real
     has_rsample = True
+    _batched = ("loc", "scale")
+    arg_constraints = {"loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, loc, scale, validate_args=None):
         self._init_params(loc, scale, validate_args=validate_args)

@@ -1,6 +1,5 @@
 """Pareto(scale, alpha)."""
 from . import constraints
-from ._continuous import Family
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, ExpTransform
@@ -8,13 +7,13 @@ from .transforms import AffineTransform, ExpTransform
 __all__ = ["Pareto"]
 
 
-class Pareto(Family, TransformedDistribution):
+class Pareto(TransformedDistribution):
     """Pareto type I on ``[scale, inf)``: ``scale * exp(E)``, ``E ~ Exponential(alpha)``."""
+    _batched = ("scale", "alpha")
     arg_constraints = {"alpha": constraints.positive, "scale": constraints.positive}
-    _param_names = ("scale", "alpha")
 
     def __init__(self, scale, alpha, validate_args=None):
-        scale, alpha = self._init_params(scale, alpha)
+        scale, alpha = self._set_params(scale, alpha)
         steps = [ExpTransform(), AffineTransform(0.0, scale)]
         super().__init__(Exponential(alpha, validate_args=validate_args), steps, validate_args=validate_args)
 

@@ -1,22 +1,20 @@
 """Poisson(rate): counts of events at a given mean rate."""
 import ember
 from . import constraints
-from ._discrete import Batched, checks_value
+from ._discrete import checks_value
 from .exp_family import ExponentialFamily
-from .utils import broadcast_all
 
 __all__ = ["Poisson"]
 
 
-class Poisson(Batched, ExponentialFamily):
+class Poisson(ExponentialFamily):
     """``P(k) = rate^k e^-rate / k!``."""
-    arg_constraints = {"rate": constraints.nonnegative}
     support = constraints.nonnegative_integer
     _batched = ("rate",)
+    arg_constraints = {"rate": constraints.nonnegative}
 
     def __init__(self, rate, validate_args=None):
-        (self.rate,) = broadcast_all(rate)
-        super().__init__(self.rate.shape, validate_args=validate_args)
+        self._init_params(rate, validate_args=validate_args)
 
     @property
     def mean(self):

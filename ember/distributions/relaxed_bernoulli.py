@@ -14,9 +14,8 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
     """``X = (logit(u) + logits) / temperature`` for ``u`` uniform: a logistic variable whose
     sigmoid tends to Bernoulli(probs) as the temperature falls. (``has_rsample`` is False, as in
     torch, although ``rsample`` is reparameterised.)"""
-    arg_constraints = BINARY
     support = constraints.real
-    _batched = ("probs", "logits")
+    arg_constraints = BINARY
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
@@ -40,9 +39,9 @@ class LogitRelaxedBernoulli(ProbsOrLogits, Distribution):
 class RelaxedBernoulli(Relaxed, TransformedDistribution):
     """The sigmoid of a LogitRelaxedBernoulli: a reparameterisable relaxation of Bernoulli on
     ``(0, 1)``."""
-    arg_constraints = BINARY
     support = constraints.unit_interval
     has_rsample = True
+    arg_constraints = BINARY
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = LogitRelaxedBernoulli(temperature, probs, logits)

@@ -16,10 +16,9 @@ __all__ = ["ExpRelaxedCategorical", "RelaxedOneHotCategorical"]
 class ExpRelaxedCategorical(OverCategories, Distribution):
     """``X = log_softmax((logits + G) / temperature)`` for standard Gumbel noise ``G``: the log
     of a RelaxedOneHotCategorical draw; events have shape ``(K,)``."""
-    arg_constraints = SIMPLEX
     support = constraints.independent(constraints.real, 1)
     has_rsample = True
-    _batched = ()
+    arg_constraints = SIMPLEX
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         self.temperature = temperature
@@ -42,9 +41,9 @@ class ExpRelaxedCategorical(OverCategories, Distribution):
 class RelaxedOneHotCategorical(Relaxed, TransformedDistribution):
     """The exp of an ExpRelaxedCategorical: a reparameterisable relaxation of OneHotCategorical
     on the simplex."""
-    arg_constraints = SIMPLEX
     support = constraints.simplex
     has_rsample = True
+    arg_constraints = SIMPLEX
 
     def __init__(self, temperature, probs=None, logits=None, validate_args=None):
         base = ExpRelaxedCategorical(temperature, probs, logits, validate_args=validate_args)

@@ -3,7 +3,7 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family, fill_where
+from ._continuous import fill_where
 from .distribution import Distribution
 from .gamma import Chi2
 from .utils import _standard_normal
@@ -11,13 +11,13 @@ from .utils import _standard_normal
 __all__ = ["StudentT"]
 
 
-class StudentT(Family, Distribution):
+class StudentT(Distribution):
     """Student's t with ``df`` degrees of freedom, shifted by ``loc`` and scaled by ``scale``:
     ``loc + scale * N / sqrt(V / df)``, ``N ~ Normal(0, 1)``, ``V ~ Chi2(df)``."""
-    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
-    _param_names = ("df", "loc", "scale")
     support = constraints.real
     has_rsample = True
+    _batched = ("df", "loc", "scale")
+    arg_constraints = {"df": constraints.positive, "loc": constraints.real, "scale": constraints.positive}
 
     def __init__(self, df, loc=0.0, scale=1.0, validate_args=None):
         self._init_params(df, loc, scale, validate_args=validate_args)

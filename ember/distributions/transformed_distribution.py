@@ -53,14 +53,6 @@ class TransformedDistribution(Distribution):
         cut = len(shape) - event_dim
         super().__init__(shape[:cut], shape[cut:], validate_args=validate_args)
 
-    def expand(self, batch_shape, _instance=None):
-        batch_shape = ember.Size(batch_shape)
-        base_shape = ComposeTransform(self.transforms).inverse_shape(batch_shape + self.event_shape)
-        cut = len(base_shape) - len(self.base_dist.event_shape)
-        return self._expanded_copy(TransformedDistribution, _instance, batch_shape,
-                                   base_dist=self.base_dist.expand(base_shape[:cut]),
-                                   transforms=self.transforms)
-
     @constraints.dependent_property(is_discrete=False)
     def support(self):
         """The last transform's codomain, with all of ``event_shape`` in each element."""

@@ -1,18 +1,17 @@
 """Uniform(low, high)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .distribution import Distribution
 
 __all__ = ["Uniform"]
 
 
-class Uniform(Family, Distribution):
+class Uniform(Distribution):
     """Uniform on the half-open interval ``[low, high)``."""
+    has_rsample = True
+    _batched = ("low", "high")
     arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
                        "high": constraints.dependent(is_discrete=False, event_dim=0)}
-    _param_names = ("low", "high")
-    has_rsample = True
 
     def __init__(self, low, high, validate_args=None):
         self._init_params(low, high, validate_args=validate_args)

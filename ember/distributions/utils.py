@@ -133,27 +133,3 @@ def _batch_mahalanobis(bL, bx):
     solved = ember.linalg.solve_triangular(bL.expand(batch + (n, n)),
                                            bx.expand(batch + (n,)).unsqueeze(-1), upper=False)
     return solved.squeeze(-1).pow(2).sum(-1)
-
-
-# ---------------------------------------------------------------------------------------------
-# probs-or-logits parameters
-
-def expand_probs_or_logits(src, new, shape):
-    """Give ``new`` the probs and/or logits ``src`` holds (whichever exist), expanded to
-    ``shape``; ``new._param`` is the last of them (the one the constructor stored)."""
-    for name in ("probs", "logits"):
-        if name in src.__dict__:
-            setattr(new, name, getattr(src, name).expand(shape))
-            new._param = getattr(new, name)
-
-
-def init_probs_or_logits(dist, probs, logits):
-    """Store exactly one of ``probs``/``logits`` (broadcast to a tensor) on ``dist`` and
-    return the batch shape it gives (empty for a Python number)."""
-    if (probs is None) == (logits is None):
-        raise ValueError("Either `probs` or `logits` must be specified, but not both.")
-    name, value = ("probs", probs) if probs is not None else ("logits", logits)
-    (t,) = broadcast_all(value)
-    setattr(dist, name, t)
-    dist._param = t
-    return ember.Size() if isinstance(value, Number) else t.size()

@@ -3,7 +3,6 @@ import math
 
 import ember
 from . import constraints
-from ._continuous import Family
 from .distribution import Distribution
 from .utils import lazy_property
 
@@ -39,13 +38,13 @@ def _best_fisher(loc, kappa, r, shape):
     return (angle + math.pi + loc) % _TWO_PI - math.pi  # centred on loc, wrapped into [-pi, pi)
 
 
-class VonMises(Family, Distribution):
+class VonMises(Distribution):
     """Circular density ``exp(k cos(x - loc)) / (2 pi I0(k))``, ``k = concentration``. Draws by
     rejection (no ``rsample``), computed in float64."""
-    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
-    _param_names = ("loc", "concentration")
     support = constraints.real
     has_rsample = False
+    _batched = ("loc", "concentration")
+    arg_constraints = {"loc": constraints.real, "concentration": constraints.positive}
 
     def __init__(self, loc, concentration, validate_args=None):
         self._init_params(loc, concentration, validate_args=validate_args)

@@ -1,7 +1,6 @@
 """Weibull(scale, concentration)."""
 import ember
 from . import constraints
-from ._continuous import Family
 from .exponential import Exponential
 from .transformed_distribution import TransformedDistribution
 from .transforms import AffineTransform, PowerTransform
@@ -10,14 +9,14 @@ from .utils import euler_constant
 __all__ = ["Weibull"]
 
 
-class Weibull(Family, TransformedDistribution):
+class Weibull(TransformedDistribution):
     """``scale * E ** (1 / concentration)`` for ``E ~ Exponential(1)``."""
-    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
-    _param_names = ("scale", "concentration")
     support = constraints.positive
+    _batched = ("scale", "concentration")
+    arg_constraints = {"scale": constraints.positive, "concentration": constraints.positive}
 
     def __init__(self, scale, concentration, validate_args=None):
-        scale, concentration = self._init_params(scale, concentration)
+        scale, concentration = self._set_params(scale, concentration)
         steps = [PowerTransform(concentration.reciprocal()), AffineTransform(0.0, scale)]
         super().__init__(Exponential(ember.ones_like(scale), validate_args=validate_args), steps,
                          validate_args=validate_args)

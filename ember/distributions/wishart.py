@@ -8,7 +8,7 @@ import numpy as np
 
 import ember
 from . import constraints
-from ._discrete import SCALE_MATRICES, Batched, checks_value, factor_from, half_log_det
+from ._discrete import SCALE_MATRICES, checks_value, factor_from, half_log_det
 from .exp_family import ExponentialFamily
 from .gamma import Chi2
 from .multivariate_normal import _MATRICES
@@ -23,16 +23,16 @@ def _mvdigamma(x, p):
     return ember.digamma(x.unsqueeze(-1) - halves).sum(-1)
 
 
-class Wishart(Batched, ExponentialFamily):
+class Wishart(ExponentialFamily):
     """``X = sum_k z_k z_k^T`` over ``df`` draws ``z_k ~ N(0, Sigma)`` of shape ``(p,)``, for real
     ``df > p - 1``; ``Sigma`` is given by exactly one of ``covariance_matrix``,
     ``precision_matrix`` or ``scale_tril``. ``rsample`` uses the Bartlett decomposition
     ``X = (L A)(L A)^T``: ``A`` lower triangular with ``A_ii^2 ~ Chi2(df - i)`` and standard
     normal entries below the diagonal."""
-    arg_constraints = {**SCALE_MATRICES, "df": constraints.greater_than(0)}
     support = constraints.positive_definite
     has_rsample = True
     _batched = ("df",) + _MATRICES
+    arg_constraints = {**SCALE_MATRICES, "df": constraints.greater_than(0)}
 
     def __init__(self, df, covariance_matrix=None, precision_matrix=None, scale_tril=None,
                  validate_args=None):
