@@ -57,7 +57,7 @@ def set_torch_threads(n):
     return scope()
 
 
-@dataclasses.dataclass(init=True, repr=False, eq=True, frozen=True)
+@dataclasses.dataclass(frozen=True, repr=False)
 class TaskSpec:
     """What a Timer runs (everything but its globals)."""
     stmt: str

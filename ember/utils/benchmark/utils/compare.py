@@ -45,10 +45,10 @@ class Compare:
 
     def __init__(self, results):
         self._results = []
+        self._trim = False                 # round to each measurement's figures
+        self._colors = Colorize.NONE
+        self._flag_noisy = False           # append (! IQR%) to high-variance entries
         self.extend_results(results)
-        self._trim_significant_figures = False
-        self._colorize = Colorize.NONE
-        self._highlight_warnings = False
 
     def extend_results(self, results):
         for r in results:
@@ -58,13 +58,13 @@ class Compare:
         self._results.extend(results)
 
     def trim_significant_figures(self):
-        self._trim_significant_figures = True
+        self._trim = True
 
     def colorize(self, rowwise=False):
-        self._colorize = Colorize.ROWWISE if rowwise else Colorize.COLUMNWISE
+        self._colors = Colorize.ROWWISE if rowwise else Colorize.COLUMNWISE
 
     def highlight_warnings(self):
-        self._highlight_warnings = True
+        self._flag_noisy = True
 
     def __str__(self):
         return "\n".join(self._render())
@@ -92,16 +92,16 @@ class Compare:
         order = sorted(cells, key=lambda k: (threads.index(k[0]), envs.index(k[1])))
 
         decimals = 1
-        if self._trim_significant_figures:
+        if self._trim:
             decimals = max(0, min(m.significant_figures - _int_digits(m.median * per_unit)
                                   for m in results))
 
         def number(m):
             value = m.median * per_unit
-            if self._trim_significant_figures:
+            if self._trim:
                 value = _round_sig(value, m.significant_figures)
             return f"{value:.{decimals}f}"
-        flag = self._highlight_warnings and any(m.has_warnings for m in results)
+        flag = self._flag_noisy and any(m.has_warnings for m in results)
         # a column's numbers are right-aligned on the integer digits of its largest time
         # (so 9.99 -> '10.0' overflows by one, as in torch)
         widths = {c: max(_int_digits(m.median * per_unit) for m in results
@@ -153,13 +153,13 @@ class Compare:
     def _best(self, rows, columns):
         """The color code of every cell (all empty unless colorized)."""
         codes = [["" for _ in columns] for _ in rows]
-        if self._colorize is Colorize.NONE:
+        if self._colors is Colorize.NONE:
             return codes
         groups = {}                    # column (or row) -> the cells it holds
         for r, (n, _, row) in enumerate(rows):
             for c, m in enumerate(row):
                 if m is not None:
-                    key = (n, r) if self._colorize is Colorize.ROWWISE else (n, c)
+                    key = (n, r) if self._colors is Colorize.ROWWISE else (n, c)
                     groups.setdefault(key, []).append((r, c, m.median))
         for cells in groups.values():
             best = min(v for _, _, v in cells)

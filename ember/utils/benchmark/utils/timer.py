@@ -32,9 +32,8 @@ class Timer:
         import ember
         self._namespace = {"torch": ember, **(globals or {})}
         self._timer = timer
-        self._task_spec = TaskSpec(stmt=stmt, setup=setup, global_setup=global_setup,
-                                   label=label, sub_label=sub_label, description=description,
-                                   env=env, num_threads=num_threads)
+        self._task_spec = TaskSpec(stmt, setup, global_setup, label, sub_label, description,
+                                   env, num_threads)
         self._stmt = compile(stmt, "<timeit-stmt>", "exec")
         self._setup_done = False
         self._setup = compile(setup, "<timeit-setup>", "exec")
