@@ -590,6 +590,102 @@ def test_distribution_base_behaviour():
         Sub(ember.zeros(2)).expand((3, 2))
 
 
+def _expanded_pair(make, batch_shape):
+    """``make(dist module, tensor module).expand(batch_shape)`` for ember and torch, with two
+    seeded draws of each."""
+    out = []
+    for dist, P in ((D, ember), (TD, torch)):
+        expanded = make(dist, P).expand(batch_shape)
+        P.manual_seed(3)
+        out.append((expanded, expanded.sample((2,))))
+    return out
+
+
+@pytest.mark.parametrize("case", ["reshape", "stick", "affine_broadcast", "corr_cholesky",
+                                  "mixture", "independent", "user_expand"])
+def test_expand_of_wrappers_and_user_subclasses(case):
+    """The one expand: nested distributions keep their own dims right of the batch (a base
+    whose transforms change shapes, mixture components, moved dims), and a user subclass with
+    its own __init__ and expand (torch's pattern: ``_get_checked_instance``, then
+    ``super().expand(..., _instance=new)``) gets its own class back."""
+    def user_expand(dist, P):
+        class HalfSpread(dist.Normal):
+            def __init__(self, loc, validate_args=None):
+                super().__init__(loc, 0.5, validate_args=validate_args)
+
+            def expand(self, batch_shape, _instance=None):
+                new = self._get_checked_instance(HalfSpread, _instance)
+                return super().expand(batch_shape, _instance=new)
+        return HalfSpread(P.zeros(2))
+
+    T = lambda dist: dist.transforms  # noqa: E731
+    makers = {
+        "reshape": (lambda dist, P: dist.TransformedDistribution(
+            dist.Normal(P.zeros(5, 6), 1.0), T(dist).ReshapeTransform((6,), (2, 3))), (4, 5)),
+        "stick": (lambda dist, P: dist.TransformedDistribution(
+            dist.Normal(P.zeros(3, 4), 1.0), [T(dist).StickBreakingTransform()]), (2, 3)),
+        "affine_broadcast": (lambda dist, P: dist.TransformedDistribution(
+            dist.Normal(P.zeros(4), 1.0), [T(dist).AffineTransform(P.zeros(3, 1), 2.0)]), (2, 3, 4)),
+        "corr_cholesky": (lambda dist, P: dist.TransformedDistribution(
+            dist.Normal(P.zeros(5, 3), 1.0), [T(dist).CorrCholeskyTransform()]), (2, 5)),
+        "mixture": (lambda dist, P: dist.MixtureSameFamily(
+            dist.Categorical(P.ones(3)), dist.Normal(P.zeros(4, 3), 1.0)), (2, 4)),
+        "independent": (lambda dist, P: dist.Independent(dist.Normal(P.zeros(4, 3), 1.0), 1), (2, 4)),
+        "user_expand": (user_expand, (3, 2)),
+    }
+    make, batch_shape = makers[case]
+    (ee, e_draws), (te, t_draws) = _expanded_pair(make, batch_shape)
+    assert type(ee).__name__ == type(te).__name__
+    assert (ee.batch_shape, ee.event_shape) == (te.batch_shape, te.event_shape)
+    for attr in ("base_dist", "_component_distribution", "_mixture_distribution"):
+        if hasattr(te, attr):
+            assert getattr(ee, attr).batch_shape == getattr(te, attr).batch_shape, attr
+    _same(e_draws, t_draws, "float32", f"{case}.expand.sample")
+    _same(ee.log_prob(e_draws), te.log_prob(t_draws), "float32", f"{case}.expand.log_prob")
+
+
+def test_expand_needs_a_family():
+    """Distribution and ExponentialFamily themselves, and a user's subclass of them, have no
+    expand (NotImplementedError, as torch); an expanded copy keeps the validation flag."""
+    class Plain(D.Distribution):
+        arg_constraints = {}
+
+    class TorchPlain(TD.Distribution):
+        arg_constraints = {}
+
+    with pytest.raises(NotImplementedError):
+        TorchPlain(torch.Size([2]), validate_args=False).expand((3, 2))
+    with pytest.raises(NotImplementedError):
+        Plain(ember.Size([2]), validate_args=False).expand((3, 2))
+    with pytest.raises(NotImplementedError):
+        D.ExponentialFamily(ember.Size([2]), validate_args=False).expand((3, 2))
+    strict = D.Exponential(ember.ones(2), validate_args=True).expand((3, 2))
+    with pytest.raises(ValueError, match="support"):
+        strict.log_prob(-ember.ones(3, 2))
+    lenient = D.Exponential(ember.ones(2), validate_args=False).expand((3, 2))
+    t_lenient = TD.Exponential(torch.ones(2), validate_args=False).expand((3, 2))
+    _same(lenient.log_prob(-ember.ones(3, 2)), t_lenient.log_prob(-torch.ones(3, 2)), "float32",
+          "lenient.expand.log_prob")
+
+
+def test_expand_drops_cached_lazy_values():
+    """Values a lazy_property cached are not carried over (they are recomputed with the new
+    shape); a lazily derived parameter the instance holds (probs from logits) is expanded."""
+    vm = D.VonMises(ember.zeros(2), ember.tensor([0.5, 2.0]))
+    _ = vm.variance, vm._proposal_r  # cached
+    nb = D.NegativeBinomial(ember.tensor([2.0, 3.0]), logits=ember.tensor([0.1, -0.4]))
+    _ = nb.probs, nb._gamma
+    for d, dropped in ((vm, ("variance", "_proposal_r")), (nb, ("_gamma",))):
+        e = d.expand((3, 2))
+        assert not any(name in e.__dict__ for name in dropped)
+        for name in dropped:
+            value = getattr(e, name)
+            assert tuple(value.shape if ember.is_tensor(value) else value.batch_shape) == (3, 2)
+    assert tuple(nb.expand((3, 2)).__dict__["probs"].shape) == (3, 2)
+    tv = TD.VonMises(torch.zeros(2), torch.tensor([0.5, 2.0])).expand((3, 2))
+    _same(vm.expand((3, 2)).variance, tv.variance, "float32", "von_mises.expand.variance")
+
+
 def test_utils_against_torch():
     from ember.distributions import utils as U
     from torch.distributions import utils as TU

@@ -27,8 +27,9 @@ def _is_lazy(cls, name):
 
 
 class Distribution:
-    """Base class; a family defines ``arg_constraints``, ``support`` and what it can compute
-    (``rsample`` or ``sample``, ``log_prob``, moments, ``entropy``, ``cdf``...)."""
+    """Base class; a family defines ``arg_constraints``, ``support``, its batched parameters
+    (``_batched``, which ``expand`` needs) and what it can compute (``rsample`` or ``sample``,
+    ``log_prob``, moments, ``entropy``, ``cdf``...)."""
 
     has_rsample = False
     has_enumerate_support = False
@@ -90,6 +91,7 @@ class Distribution:
     # -- parameters and expand ----------------------------------------------------------------
     # ``_batched`` names the attributes holding batched parameters: tensors of shape
     # ``batch_shape + rest``, the rest (event or other trailing dims) untouched by ``expand``.
+    # Nested distributions need no declaration: ``expand`` finds them by type.
     _batched = ()
     _expand_owner = None      # the ember family whose constructor ``expand`` stands in for
 
