@@ -31,7 +31,8 @@ _install_methods(_METHODS, _FUNCTIONS)
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
 # torch's private samplers that distributions code calls by name (torch._standard_gamma ...)
 globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma_grad",
-                                              "_sample_dirichlet") if k in _FUNCTIONS})
+                                              "_sample_dirichlet") + _ops.aten.TORCH_PRIVATE
+                  if k in _FUNCTIONS})
 
 
 class layout:
@@ -132,7 +133,7 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # Subpackages that register no ops load on first use (import time matters):
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
-                    "distributions", "sparse")
+                    "distributions", "sparse", "ops")
 
 
 def __getattr__(name):

@@ -129,14 +129,20 @@ def count_lines(rows, md=False):
     return lines
 
 
-def load_known():
+def load_known(strict_too=False):
+    """KNOWN_FAILURES (and, with ``strict_too``, KNOWN_STRICT_FAILURES after them)."""
+    both = load_known_both()
+    return {**both[0], **both[1]} if strict_too else both[0]
+
+
+def load_known_both():
     try:
         ns = {}
         with open(KNOWN) as f:
             exec(compile(f.read(), KNOWN, "exec"), ns)
-        return dict(ns.get("KNOWN_FAILURES", {}))
+        return dict(ns.get("KNOWN_FAILURES", {})), dict(ns.get("KNOWN_STRICT_FAILURES", {}))
     except FileNotFoundError:
-        return {}
+        return {}, {}
 
 
 def write_doc(results, rows, known, meta):
@@ -164,9 +170,14 @@ def write_doc(results, rows, known, meta):
         "`linalg.x` / `fft.x` / `special.x` likewise, method-only ops -> `ember.Tensor.x`; "
         "OpInfos whose `op` is a lambda from torch's test suite run that lambda with `torch` "
         "bound to ember; variants are `name.variant_test_name`;",
-        f"- samples: the first {H.MAX_SAMPLES} `sample_inputs` per dtype, for float32, "
-        "float64, int64, bool, complex64, complex128 where `op.dtypes` has them; tensors are "
-        "copied keeping their strides (and aliasing), dtypes / `Size` / devices mapped;",
+        (f"- samples: every `sample_inputs` of every dtype `op.dtypes` lists ({meta['run']} "
+         f"run: {', '.join(H.ALL_DTYPES)}; ember has no complex32, so those samples are "
+         f"skipped), up to {H.STRICT_OP_TIME_BUDGET:.0f}s per op; "
+         if meta["run"] == "strict" else
+         f"- samples: the first {H.MAX_SAMPLES} `sample_inputs` per dtype, for float32, "
+         "float64, int64, bool, complex64, complex128 where `op.dtypes` has them; ") +
+        "tensors are copied keeping their strides (and aliasing), dtypes / `Size` / devices "
+        "mapped;",
         "- forward: ember's result must have torch's structure, dtype and shape, and values "
         "within torch.testing's tolerances for the dtype (widened by the op's own "
         "`toleranceOverride`s); a float32/complex64 result that misses torch's but matches "
@@ -182,10 +193,12 @@ def write_doc(results, rows, known, meta):
         "- an op **passes** when all its samples do; ember raising anything is a failure "
         "(`NotImplementedError` reads \"not implemented: ...\").",
         "",
-        "Run: `.venv/bin/python scripts/parity_report.py` (regenerates this file; "
-        "`--update-known-failures` refreshes `tests/parity/known_failures.py`) and "
+        "Run: `.venv/bin/python scripts/parity_report.py --strict` (regenerates this file; "
+        "`--update-known-failures` refreshes `tests/parity/known_failures.py`; without "
+        "`--strict`, the quick run: the first 8 samples of six dtypes) and "
         "`.venv/bin/python -m pytest -q tests/parity -p no:cacheprovider` (one test per "
-        "implemented op; the ops listed in `tests/parity/known_failures.py` are strict xfails).",
+        "implemented op, the quick run; `EMBER_PARITY_STRICT=1` makes it the strict one; "
+        "the ops listed in `tests/parity/known_failures.py` are strict xfails).",
         "",
         "## Counts",
         "",
@@ -228,28 +241,42 @@ def write_doc(results, rows, known, meta):
         f.write("\n".join(out).rstrip() + "\n")
 
 
-def update_known(results, known):
+def update_known(results, strict):
     """Rewrite known_failures.py: keep hand-written reasons of ops still failing, add new
-    failures with a generated reason, drop ops that pass (or are no longer implemented)."""
-    new = {}
-    for r in results:
-        if r["status"] == "fail":
-            new[r["id"]] = known.get(r["id"]) or short_reason(r["reason"])
+    failures with a generated reason, drop ops that pass (or are no longer implemented).
+    A quick run rewrites KNOWN_FAILURES and keeps KNOWN_STRICT_FAILURES (less what moved);
+    a strict run keeps the KNOWN_FAILURES entries still failing and puts every other
+    failure in KNOWN_STRICT_FAILURES."""
+    quick_known, strict_known = load_known_both()
+    failing = {r["id"]: r for r in results if r["status"] == "fail"}
+
+    def reason(oid, *tables):
+        return next((t[oid] for t in tables if oid in t), None) or \
+            short_reason(failing[oid]["reason"])
+    if strict:
+        quick = {k: v for k, v in quick_known.items() if k in failing}
+        extra = {k: reason(k, strict_known) for k in failing if k not in quick}
+    else:
+        quick = {k: reason(k, quick_known, strict_known) for k in failing}
+        extra = {k: v for k, v in strict_known.items() if k not in quick}
     body = ["\"\"\"Ops of torch's op database that ember implements but that do not yet match "
             "torch.", "",
             "op id (``name`` or ``name.variant_test_name``) -> one-line reason. Listed ops run as",
             "``xfail(strict=True)``: once one passes, the test fails (XPASS) until it is removed "
             "here.",
-            "Refresh with ``.venv/bin/python scripts/parity_report.py --update-known-failures`` "
-            "(keeps",
-            "existing reasons of ops that still fail; drops ops that pass).",
+            "KNOWN_FAILURES fail the quick run (and the strict one); KNOWN_STRICT_FAILURES only",
+            "the strict run (every sample and dtype: ``EMBER_PARITY_STRICT=1``).",
+            "Refresh with ``.venv/bin/python scripts/parity_report.py [--strict] "
+            "--update-known-failures``",
+            "(keeps existing reasons of ops that still fail; drops ops that pass).",
             "\"\"\"", "", "KNOWN_FAILURES: dict[str, str] = {"]
-    for k, v in new.items():
-        body.append(f"    {k!r}: {v!r},")
+    body += [f"    {k!r}: {v!r}," for k, v in quick.items()]
+    body += ["}", "", "KNOWN_STRICT_FAILURES: dict[str, str] = {"]
+    body += [f"    {k!r}: {v!r}," for k, v in extra.items()]
     body.append("}")
     with open(KNOWN, "w") as f:
         f.write("\n".join(body) + "\n")
-    return new
+    return {**quick, **extra} if strict else quick
 
 
 def main(argv=None):
@@ -262,7 +289,11 @@ def main(argv=None):
     p.add_argument("--json", help="also dump the per-op results as JSON here")
     p.add_argument("--full-reasons", action="store_true", help="don't shorten reasons")
     p.add_argument("--show-missing", action="store_true", help="list missing ops too")
+    p.add_argument("--strict", action="store_true",
+                   help="every sample of every dtype the OpInfos list (see torch_opdb.STRICT)")
     a = p.parse_args(argv)
+    if a.strict:
+        H.STRICT = True                 # the forked workers inherit it
 
     import torch
     import ember
@@ -288,7 +319,7 @@ def main(argv=None):
             op = _BY_ID[i]
             results.append(H.OpResult(i, op.name, H.namespace(op.name), status="missing",
                                       reason="not in ember").as_dict())
-    known = load_known()
+    known = load_known(strict_too=H.STRICT)
 
     # ---- table
     w = max([len(r["id"]) for r in results if r["status"] != "missing"] + [10])
@@ -314,11 +345,12 @@ def main(argv=None):
         print(f"\nin known_failures.py but not failing now ({len(fixed)}): {', '.join(fixed)}")
 
     if a.update_known_failures and not a.ops:
-        known = update_known(results, known)
+        known = update_known(results, H.STRICT)
         print(f"\nwrote {os.path.relpath(KNOWN, ROOT)} ({len(known)} entries)")
     if not a.no_write and not a.ops:
         meta = dict(date=datetime.date.today().isoformat(), torch=torch.__version__,
-                    ember=getattr(ember, "__version__", "?"), seconds=secs, jobs=a.jobs)
+                    ember=getattr(ember, "__version__", "?"), seconds=secs, jobs=a.jobs,
+                    run="strict" if H.STRICT else "quick")
         write_doc(results, rows, known, meta)
         print(f"wrote {os.path.relpath(DOC, ROOT)}")
     if a.json:

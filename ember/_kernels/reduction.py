@@ -596,27 +596,31 @@ def log_softmax(a, dim, dtype=None):
     return _fresh(r.reshape(a.shape), a.dtype)
 
 
-def softmax_backward_data(grad, output, dim):
-    """y (g - sum(g y)) with one full-size buffer (``output`` is the softmax y)."""
+def softmax_backward_data(grad, output, dim, input_dtype=None):
+    """y (g - sum(g y)) with one full-size buffer (``output`` is the softmax y), in
+    ``input_dtype`` (the softmax input's dtype; default y's)."""
     g, y = np.asarray(grad), np.asarray(output)
+    dtype = y.dtype if input_dtype is None else input_dtype.np
     d = wrap_dim(dim, max(y.ndim, 1))
     r = np.multiply(g, y)
     if r.ndim == 0:
-        return _fresh(np.multiply(np.subtract(g, r), y), y.dtype)
+        return _fresh(np.multiply(np.subtract(g, r), y), dtype)
     s = np.sum(r, axis=d, keepdims=True)
     np.subtract(g, s, out=r)
     r *= y
-    return _fresh(r, y.dtype)
+    return _fresh(r, dtype)
 
 
-def log_softmax_backward_data(grad, output, dim):
-    """g - exp(y) sum(g) with one full-size buffer (``output`` is the log-softmax y)."""
+def log_softmax_backward_data(grad, output, dim, input_dtype=None):
+    """g - exp(y) sum(g) with one full-size buffer (``output`` is the log-softmax y), in
+    ``input_dtype`` (default y's)."""
     g, y = np.asarray(grad), np.asarray(output)
+    dtype = y.dtype if input_dtype is None else input_dtype.np
     d = wrap_dim(dim, max(y.ndim, 1))
     with _ignore():
         r = np.exp(y)
         if r.ndim == 0:
-            return _fresh(np.subtract(g, r * g), y.dtype)
+            return _fresh(np.subtract(g, r * g), dtype)
         r *= np.sum(g, axis=d, keepdims=True)
         np.subtract(g, r, out=r)
-    return _fresh(r, y.dtype)
+    return _fresh(r, dtype)

@@ -22,4 +22,5 @@ from ember._ops import complex  # noqa: F401
 from ember._ops import spectral  # noqa: F401
 from ember._ops import extra  # noqa: F401
 from ember._ops import nn_fused  # noqa: F401
+from ember._ops import aten  # noqa: F401
 from ember._ops import sparse  # noqa: F401

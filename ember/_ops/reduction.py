@@ -544,13 +544,36 @@ log_softmax = defop("log_softmax.int(Tensor self, int dim, ScalarType? dtype=Non
                     K.log_softmax, promote=None, saves=("result",), autocast="fp32")
 
 
-# fused backward kernels for a plain backward (no create_graph): one full-size buffer each
-softmax_backward_data = OpDef(
-    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim) -> Tensor",
-    K.softmax_backward_data, promote=None, differentiable=False)
-log_softmax_backward_data = OpDef(
-    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim) -> Tensor",
-    K.log_softmax_backward_data, promote=None, differentiable=False)
+# torch's backward ops (also its fused kernels for a plain backward: one full-size buffer
+# each); their own backward rules are in ember ops (double backward)
+softmax_backward_data = defop(
+    "_softmax_backward_data(Tensor grad_output, Tensor output, int dim, ScalarType input_dtype)"
+    " -> Tensor", K.softmax_backward_data, promote=None, method=False,
+    saves=("grad_output", "output"))
+log_softmax_backward_data = defop(
+    "_log_softmax_backward_data(Tensor grad_output, Tensor output, int dim, "
+    "ScalarType input_dtype) -> Tensor", K.log_softmax_backward_data, promote=None,
+    method=False, saves=("grad_output", "output"))
+
+
+@softmax_backward_data.def_backward
+def _(ctx, v, g, y, dim, input_dtype):
+    """r = y (g - s), s = sum(g y): the map g -> r is symmetric, and
+    dr/dy applied to v is v (g - s) - g sum(v y)."""
+    vy = sum_op(v * y, dim, True, None)
+    gs = sum_op(g * y, dim, True, None)
+    grad_g = y * (v - vy) if ctx.needs_input_grad[0] else None
+    grad_y = v * (g - gs) - g * vy if ctx.needs_input_grad[1] else None
+    return grad_g, grad_y, None, None
+
+
+@log_softmax_backward_data.def_backward
+def _(ctx, v, g, y, dim, input_dtype):
+    """r = g - exp(y) sum(g): dr/dg^T v = v - sum(v exp(y)), dr/dy^T v = -v exp(y) sum(g)."""
+    e = y.exp()
+    grad_g = v - sum_op(v * e, dim, True, None) if ctx.needs_input_grad[0] else None
+    grad_y = -v * e * sum_op(g, dim, True, None) if ctx.needs_input_grad[1] else None
+    return grad_g, grad_y, None, None
 
 
 def _fused_softmax_grad(g, y):
@@ -564,12 +587,12 @@ def _fused_softmax_grad(g, y):
 def _(ctx, g, self, dim, dtype):
     y = ctx.result
     if _fused_softmax_grad(g, y):
-        return softmax_backward_data(g, y, dim)
+        return softmax_backward_data(g, y, dim, y.dtype)
     return y * (g - sum_op(g * y, dim, True, None))
 
 
 @log_softmax.def_backward
 def _(ctx, g, self, dim, dtype):
     if _fused_softmax_grad(g, ctx.result):
-        return log_softmax_backward_data(g, ctx.result, dim)
+        return log_softmax_backward_data(g, ctx.result, dim, ctx.result.dtype)
     return g - ctx.result.exp() * sum_op(g, dim, True, None)

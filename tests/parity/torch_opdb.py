@@ -37,6 +37,7 @@ torch is the oracle only; ember never sees a torch object.
 from __future__ import annotations
 
 import importlib
+import os
 import random
 import sys
 import time
@@ -52,6 +53,19 @@ import ember
 MAX_SAMPLES = 8                         # per op per dtype
 OP_TIME_BUDGET = 30.0                   # seconds per op; later samples are dropped after it
 DTYPES = ("float32", "float64", "int64", "bool", "complex64", "complex128")
+
+# The strict run (EMBER_PARITY_STRICT=1, or scripts/parity_report.py --strict): every sample
+# of every dtype the OpInfo lists (ember has no complex32: those samples are skipped), with
+# a larger time budget per op.
+STRICT = os.environ.get("EMBER_PARITY_STRICT", "") not in ("", "0")
+STRICT_MAX_SAMPLES = 10**9
+STRICT_OP_TIME_BUDGET = 240.0
+ALL_DTYPES = DTYPES + ("float16", "bfloat16", "int8", "int16", "int32", "uint8", "complex32")
+
+
+def strict_settings():
+    """(max_samples, dtypes, time budget) of the strict run."""
+    return STRICT_MAX_SAMPLES, ALL_DTYPES, STRICT_OP_TIME_BUDGET
 GRAD_DTYPE = "float64"
 
 # torch.testing.assert_close defaults: dtype -> (rtol, atol)
@@ -266,10 +280,15 @@ def _aliases(op):
 def _resolve(op):
     _import_submodules()
     name = op.name
-    if name.startswith("torch.ops.") or name.startswith("jiterator_"):
+    if name.startswith("jiterator_"):
         return None
+    if name.startswith("torch.ops."):                   # torch.ops.aten.x.overload
+        fn_obj = resolve_ember(name[len("torch."):])
+        return Target("function", fn_obj) if callable(fn_obj) else None
     has_method = _tensor_has(name)
     fn_obj = resolve_ember(name)
+    if fn_obj is None:                                  # an ATen op torch has no front for
+        fn_obj = resolve_ember(_aten_path(op))
     has_function = fn_obj is not None and callable(fn_obj) and not isinstance(fn_obj, ember.dtype) \
         and not isinstance(fn_obj, type)
     iv = getattr(op, "inplace_variant", None)
@@ -290,6 +309,14 @@ def _resolve(op):
     if mname and _tensor_has(mname):
         return Target("method", _method_caller(mname), mname, inplace)
     return None
+
+
+def _aten_path(op):
+    """``ops.aten.<name>[.<overload>]`` for an OpInfo of an ATen op (its ``op`` an
+    OpOverload, a packet or a test function around one)."""
+    overload = getattr(op.op, "_overloadname", None)
+    path = "ops.aten." + op.name
+    return path + "." + overload if overload else path
 
 
 def _tensor_has(name):
@@ -1223,9 +1250,15 @@ def _samples(op, dtype, requires_grad, n):
     return out
 
 
-def check_op(op, max_samples=MAX_SAMPLES, dtypes=DTYPES):
-    """Run one OpInfo against ember; returns an OpResult."""
+def check_op(op, max_samples=None, dtypes=None, time_budget=None, strict=None):
+    """Run one OpInfo against ember; returns an OpResult. Unset limits are the default
+    run's, or the strict run's when ``strict`` (default: ``STRICT``)."""
     import torch
+    strict = STRICT if strict is None else strict
+    limits = strict_settings() if strict else (MAX_SAMPLES, DTYPES, OP_TIME_BUDGET)
+    max_samples = limits[0] if max_samples is None else max_samples
+    dtypes = limits[1] if dtypes is None else dtypes
+    time_budget = limits[2] if time_budget is None else time_budget
     res = OpResult(op_id(op), op.name, namespace(op.name))
     target = resolve(op)
     if target is None:
@@ -1246,7 +1279,7 @@ def check_op(op, max_samples=MAX_SAMPLES, dtypes=DTYPES):
     grad_checked = False
     t0 = time.monotonic()
     for dt in dtypes:
-        if time.monotonic() - t0 > OP_TIME_BUDGET:
+        if time.monotonic() - t0 > time_budget:
             res.truncated = True
             break
         if dt not in supported:
@@ -1258,7 +1291,7 @@ def check_op(op, max_samples=MAX_SAMPLES, dtypes=DTYPES):
         except Exception:
             continue
         for sample in samples:
-            if time.monotonic() - t0 > OP_TIME_BUDGET:
+            if time.monotonic() - t0 > time_budget:
                 res.truncated = True
                 break
             before = res.grad_samples
