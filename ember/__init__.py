@@ -133,13 +133,16 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # Subpackages that register no ops load on first use (import time matters):
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
-                    "distributions", "sparse", "ops")
+                    "distributions", "sparse", "ops", "fx")
 
 
 def __getattr__(name):
     if name == "vmap":                    # torch.vmap is torch.func.vmap
         from ember.func import vmap
         return vmap
+    if name == "_assert":                 # torch._assert (defined beside ember.fx's tracer)
+        from ember.fx._symbolic_trace import _assert
+        return _assert
     if name in _LAZY_SUBMODULES:
         import importlib
         module = importlib.import_module(f"ember.{name}")
