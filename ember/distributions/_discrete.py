@@ -1,7 +1,8 @@
 """Pieces the discrete and matrix families share: value checking, one probs-or-logits parameter
 with the Bernoulli log-mass and entropy, the relaxed (Concrete) families' view of their base,
-counting helpers, and the Gaussian linear algebra (triangular solves, Mahalanobis distances, log-determinants; the low-rank forms
-by the Woodbury identity and the matrix determinant lemma)."""
+counting helpers, and the Gaussian linear algebra (triangular solves, Mahalanobis distances,
+log-determinants; the low-rank forms by the Woodbury identity and the matrix determinant
+lemma)."""
 from __future__ import annotations
 
 import functools
