@@ -21,9 +21,9 @@ import numpy as np
 
 from ember._state import state
 from ember._tensor import Tensor, _make
-from ember.autograd.graph import (Node, grad_edge, is_view_of_leaf, _fit, _Packed, _pack, _hook_state,
-                                  _version_msg, _FREED_MSG, bump_version, rebase_history,
-                                  DelayedError)
+from ember.autograd.graph import (Node, grad_edge, is_view_of_leaf, _fit, _Packed, _pack,
+                                  _hook_state, _version_msg, _FREED_MSG, bump_version,
+                                  rebase_history, DelayedError)
 
 __all__ = ["FunctionCtx", "BackwardCFunction", "FunctionMeta", "Function",
            "once_differentiable", "InplaceFunction", "NestedIOFunction"]

@@ -154,7 +154,7 @@ class inference_mode(_GradModeContext):
         state.grad_enabled = not self.mode
         state.inference_mode = self.mode
         if self.mode:
-            self._marker = _InferenceTensors().__enter__()
+            self._marker = _inference_marker().__enter__()
 
     def __exit__(self, *exc):
         if self.mode:
@@ -168,7 +168,7 @@ class inference_mode(_GradModeContext):
 _marker_class = []
 
 
-def _InferenceTensors():
+def _inference_marker():
     """Note [inference tensors]: what ops create under ``inference_mode`` is an inference
     tensor (``is_inference()``; no version counter; outside the mode it can't be modified
     in place or saved for backward). The marking is a dispatcher mode, pushed only while

@@ -1014,14 +1014,8 @@ def _counter(t):
     return (t if b is None else b)._vc
 
 
-def is_inference(t):
-    """Note [inference tensors]: made under ``inference_mode`` (or a view of one)."""
-    b = t._base
-    m = (t if b is None else b)._meta
-    return m is not None and m.inference
-
-
 def mark_inference(t):
+    """Note [inference tensors] (ember/autograd/grad_mode.py)."""
     t._autograd_meta().inference = True
     return t
 
@@ -1066,7 +1060,9 @@ def check_inplace(t, req=False):
     multi-output view op (``unbind``, ``split``...), or an output of a custom Function that is
     a view. ``req``: another argument requires grad. The dispatcher calls this before
     in-place kernels."""
-    if not state.inference_mode and is_inference(t):
+    b = t._base
+    rm = (t if b is None else b)._meta
+    if rm is not None and rm.inference and not state.inference_mode:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "
                            "allowed.You can make a clone to get a normal tensor before doing "
                            "inplace update.See https://github.com/pytorch/rfcs/pull/17 for more "
