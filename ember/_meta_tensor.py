@@ -86,13 +86,24 @@ def _tensors(op, args):
                 yield x
 
 
+# Ops whose output shape depends on the values: a meta tensor cannot say.
+DATA_DEPENDENT = frozenset({"nonzero", "argwhere", "masked_select", "_unique2", "unique_dim",
+                            "unique_consecutive", "bincount", "histc", "histogram",
+                            "repeat_interleave"})
+
+
 def call(op, args, out):
     """The dispatcher's call when meta tensors exist: plain ops run as before."""
     if op.composite is not None:
         return _plain_call(op, args, out)
     tensors = list(_tensors(op, args))
     metas = [t for t in tensors if is_meta(t)]
+    if op.public_name == "copy_" and metas:       # into meta: nothing to write
+        return args[0] if is_meta(args[0]) else no_data()
     if metas:
+        if op.public_name in DATA_DEPENDENT:
+            raise NotImplementedError(f"{op.public_name}: the output shape depends on the "
+                                      f"values, which a meta tensor does not have")
         for t in tensors:
             if not is_meta(t) and t._data.ndim:
                 raise RuntimeError("Tensor on device cpu is not on the expected device meta!")

@@ -213,6 +213,8 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         a = self._data
+        if type(a) is Placeholder:          # meta tensors are laid out contiguously
+            return True
         if memory_format is not None and str(memory_format).endswith("channels_last") \
                 and a.ndim == 4:
             return a.transpose(0, 2, 3, 1).flags.c_contiguous

@@ -97,6 +97,22 @@ def test_meta_in_place_is_a_no_op_and_draws_nothing():
     np.testing.assert_allclose(t[2], e[2], rtol=1e-6)
 
 
+def test_meta_copies_contiguity_and_data_dependent_shapes():
+    def run(lib):
+        x = lib.empty(3, 4, device="meta", requires_grad=True)
+        d = copy.deepcopy(x)
+        return [(repr(d), d.is_meta, d.is_leaf), x.contiguous() is x, x.is_contiguous(),
+                repr(lib.zeros(3, device="meta").copy_(lib.ones(3))),
+                _outcome(lambda: lib.zeros(3).copy_(lib.ones(3, device="meta"))),
+                type(_outcome(lambda: x.nonzero())[0]) is str and
+                _outcome(lambda: x.nonzero())[0],
+                _outcome(lambda: x.unique())[0], repr(x.topk(2).values),
+                repr(lib.nn.Embedding(10, 3).to("meta")(lib.zeros(2, dtype=lib.long,
+                                                                  device="meta")))]
+    t, e = _both(run)
+    assert t == e
+
+
 def test_device_context_manager_builds_on_meta():
     def run(lib):
         with lib.device("meta"):
