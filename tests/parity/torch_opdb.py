@@ -287,7 +287,7 @@ def _resolve(op):
         return Target("function", fn_obj) if callable(fn_obj) else None
     has_method = _tensor_has(name)
     fn_obj = resolve_ember(name)
-    if fn_obj is None:                                  # an ATen op torch has no front for
+    if fn_obj is None and not has_method:               # an ATen op torch has no front for
         fn_obj = resolve_ember(_aten_path(op))
     has_function = fn_obj is not None and callable(fn_obj) and not isinstance(fn_obj, ember.dtype) \
         and not isinstance(fn_obj, type)
