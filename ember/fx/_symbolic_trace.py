@@ -25,7 +25,7 @@ from ember.fx.node import map_aggregate
 from ember.fx.proxy import Proxy, ParameterProxy, TracerBase, TraceError
 from ember.fx._names import namespace_functions
 
-__all__ = ["Tracer", "symbolic_trace", "wrap", "PH"]
+__all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
 
 _WRAPPED = []                  # (globals dict, name) registered by wrap()
 WRAPPED_FUNCTIONS = {}         # id(original function) -> it, for codegen's wrap() lines
@@ -109,6 +109,7 @@ def _single_varargs(fn):
 
 def _recording(fn, name=None, split=None):
     """``fn``, recording a call_function node when a Proxy is among its arguments."""
+    fn = getattr(fn, "__fx_original__", fn)
     @functools.wraps(fn)
     def recorder(*args, **kwargs):
         proxy = _has_proxy((args, kwargs))
@@ -152,8 +153,35 @@ class _Patcher:
 _MISSING = object()
 
 
-class PH:
-    """Placeholder marker for ``concrete_args`` entries that stay symbolic."""
+def patch_namespaces(patcher):
+    """Make ember's public functions record a node when called with a Proxy."""
+    for path in _NAMESPACES:
+        ns, fns = namespace_functions(path)
+        for name, fn in fns:
+            split = _functional_call(fn, name) if path == "nn.functional" else None
+            patcher.setattr(ns, name, _recording(fn, name, split))
+
+
+@contextlib.contextmanager
+def recording_calls():
+    """While inside, ember functions called with Proxies record nodes (used when a
+    GraphModule is called with Proxies outside of a trace)."""
+    patcher = _Patcher()
+    try:
+        patch_namespaces(patcher)
+        yield
+    finally:
+        patcher.restore()
+
+
+class PHBase:
+    """Marker for ``concrete_args`` entries that stay symbolic (pass ``PH``)."""
+
+    def __repr__(self):
+        return "PH"
+
+
+PH = PHBase()
 
 
 class Tracer(TracerBase):
@@ -264,7 +292,7 @@ class Tracer(TracerBase):
         """Record ``root`` (a Module or a function) as a Graph."""
         if isinstance(root, nn.Module):
             self.root = root
-            fn = _single_varargs(type(root).forward)
+            fn = _single_varargs(inspect.unwrap(type(root).forward))
             fn_globals = fn.__globals__
         else:
             self.root = nn.Module()
@@ -305,7 +333,7 @@ class Tracer(TracerBase):
             if p.name in concrete_args:
                 value = concrete_args[p.name]
                 proxy = self.create_proxy("placeholder", p.name + "_1", default, {})
-                if isinstance(value, PH):
+                if isinstance(value, PHBase):
                     args.append(proxy)
                     continue
                 message = f"{p.name} has been specialized to have value {value} but got " \
@@ -336,11 +364,7 @@ class Tracer(TracerBase):
 
         patcher.setattr(nn.Module, "__call__", module_call)
         patcher.setattr(nn.Module, "__getattr__", module_getattr)
-        for path in _NAMESPACES:
-            ns, fns = namespace_functions(path)
-            for name, fn in fns:
-                split = _functional_call(fn, name) if path == "nn.functional" else None
-                patcher.setattr(ns, name, _recording(fn, name, split))
+        patch_namespaces(patcher)
         for globs, name in _WRAPPED:
             original = globs.get(name, getattr(builtins, name, None))
             if original is not None:

@@ -305,6 +305,7 @@ class _CodeGen:
                         "inf": float("inf"), "nan": float("nan"), "NoneType": type(None)}
         self.global_names = {}
         self.wrapped = {}        # global names to re-register with wrap() in the source
+        self.node_names = {n.name for n in graph.nodes}
 
     def add_global(self, hint, obj):
         if obj is getattr(builtins, getattr(obj, "__name__", ""), None):
@@ -313,7 +314,7 @@ class _CodeGen:
             return self.global_names[id(obj)]
         name = re.sub(r"[^0-9a-zA-Z_]", "_", hint) or "g"
         base, i = name, 0
-        while name in self.globals or name in _RESERVED and name not in ("torch",):
+        while name in self.globals or name in _RESERVED or name in self.node_names:
             i += 1
             name = f"{base}_{i}"
         self.globals[name] = obj
@@ -326,18 +327,12 @@ class _CodeGen:
         name = public_name(fn)
         if name is not None:
             return name
-        if id(fn) in WRAPPED_FUNCTIONS and fn is WRAPPED_FUNCTIONS[id(fn)]:
-            module = getattr(fn, "__module__", None)
-            hint = fn.__name__ if module in (None, "builtins", "__main__") or \
-                fn.__name__ in self.wrapped else f"{module}_{fn.__name__}"
-            if getattr(fn, "__module__", None) == "math":
-                hint = f"math_{fn.__name__}"
-            global_name = self.add_global(hint, fn)
-            self.wrapped.setdefault(global_name, None)
-            return global_name
         if fn is getattr(operator, getattr(fn, "__name__", ""), None):
             return f"operator.{fn.__name__}"
-        return self.add_global(getattr(fn, "__name__", "fn"), fn)
+        global_name = self.add_global(_qualified_name(fn), fn)
+        if id(fn) in WRAPPED_FUNCTIONS and fn is WRAPPED_FUNCTIONS[id(fn)]:
+            self.wrapped.setdefault(global_name, None)
+        return global_name
 
     def value(self, arg):
         """Python source for an argument value."""

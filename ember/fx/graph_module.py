@@ -2,12 +2,14 @@
 from __future__ import annotations
 
 import copy
+import functools
 import linecache
 import os
 
 import ember
 from ember import nn
 from ember.fx.graph import Graph
+from ember.fx._symbolic_trace import _has_proxy, recording_calls
 
 __all__ = ["GraphModule"]
 
@@ -15,13 +17,23 @@ _source_count = [0]
 
 
 def _compile(src, globals_):
-    """Compile generated source under a unique file name that tracebacks can show."""
+    """Compile generated source under a unique file name that tracebacks can show.
+    Called with Proxies (inlining this graph into another being built), the ember
+    functions it calls record nodes, as the ``__torch_function__`` protocol does."""
     _source_count[0] += 1
     filename = f"<eval_with_key>.{_source_count[0]}"
     linecache.cache[filename] = (len(src), None, src.splitlines(True), filename)
     scope = dict(globals_)
     exec(compile(src, filename, "exec"), scope)
-    return scope["forward"]
+    compiled = scope["forward"]
+
+    @functools.wraps(compiled)
+    def forward(self, *args, **kwargs):
+        if _has_proxy((args, kwargs)) is not None:
+            with recording_calls():
+                return compiled(self, *args, **kwargs)
+        return compiled(self, *args, **kwargs)
+    return forward
 
 
 def _get_path(obj, target):
@@ -30,13 +42,19 @@ def _get_path(obj, target):
     return obj
 
 
-def _set_path(root, target, value):
+def _set_path(root, target, value, source=None):
+    """Install ``value`` at dotted ``target``; a buffer of ``source`` stays a buffer."""
     *prefix, last = target.split(".")
     for atom in prefix:
+        if source is not None:
+            source = getattr(source, atom, None)
         if not hasattr(root, atom):
             setattr(root, atom, nn.Module())
         root = getattr(root, atom)
-    setattr(root, last, value)
+    if isinstance(source, nn.Module) and last in getattr(source, "_buffers", {}):
+        root.register_buffer(last, value)
+    else:
+        setattr(root, last, value)
 
 
 class GraphModule(nn.Module):
@@ -60,7 +78,7 @@ class GraphModule(nn.Module):
                 self.training = root.training
             for node in graph.nodes:
                 if node.op in ("get_attr", "call_module"):
-                    _set_path(self, node.target, _get_path(root, node.target))
+                    _set_path(self, node.target, _get_path(root, node.target), root)
         elif isinstance(root, dict):
             for node in graph.nodes:
                 if node.op in ("get_attr", "call_module"):

@@ -10,7 +10,7 @@ __all__ = ["Match", "replace_pattern"]
 
 
 class Match(NamedTuple):
-    anchor: Node            # the node matched to the pattern's output
+    anchor: Node            # the pattern's output node (the match's root)
     nodes_map: dict         # pattern node -> graph node
 
 
@@ -65,14 +65,17 @@ def replace_pattern(gm, pattern, replacement):
         # the matched nodes other than the anchor must not be used outside the match
         if any(u not in inner for n in inner if n is not gnode for u in n.users):
             continue
-        matches.append(Match(anchor=gnode, nodes_map=binding))
+        matches.append(Match(anchor=panchor, nodes_map=binding))
         claimed.update(inner)
     for m in matches:
         rinputs = [n for n in rgraph.nodes if n.op == "placeholder"]
         val_map = {r: m.nodes_map[p] for r, p in zip(rinputs, pinputs)}
-        with graph.inserting_before(m.anchor):
+        root = m.nodes_map[panchor]
+        # the replacement goes just before the first use of the matched value
+        first_user = next((n for n in graph.nodes if n in root.users), root.next)
+        with graph.inserting_before(first_user):
             new_out = graph.graph_copy(rgraph, val_map)
-        m.anchor.replace_all_uses_with(new_out)
+        root.replace_all_uses_with(new_out)
         for n in reversed(list(graph.nodes)):
             if n in m.nodes_map.values() and n.op != "placeholder" and \
                     any(n is m.nodes_map[p] for p in m.nodes_map if p.op != "placeholder"):
