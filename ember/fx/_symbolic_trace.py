@@ -311,7 +311,9 @@ class Tracer(TracerBase):
             result = fn(*args)
         finally:
             patcher.restore()
-        self.create_node("output", "output", (self.create_arg(result),), {})
+        returns = inspect.signature(fn).return_annotation
+        self.create_node("output", "output", (self.create_arg(result),), {},
+                         type_expr=None if returns is inspect.Signature.empty else returns)
         self.submodule_paths = None
         return self.graph
 
@@ -348,7 +350,9 @@ class Tracer(TracerBase):
             elif p.kind == p.VAR_KEYWORD:
                 raise NotImplementedError("**kwargs are not supported by symbolic tracing")
             else:
-                args.append(self.create_proxy("placeholder", p.name, default, {}))
+                annotation = None if p.annotation is inspect.Parameter.empty else p.annotation
+                args.append(self.create_proxy("placeholder", p.name, default, {},
+                                              type_expr=annotation))
         return args
 
     def _patch(self, patcher, fn_globals):

@@ -267,7 +267,7 @@ class Graph:
         ret = [""]
         lines = [n.format_node(maybe_return_typename=ret) for n in self.nodes]
         body = "".join(f"\n    {line}" for line in lines if line)
-        return f"graph(){ret[0]}:{body}"
+        return f"graph():{body}"
 
     def print_tabular(self):
         """Print the nodes as a table (uses ``tabulate`` when installed)."""
@@ -361,6 +361,13 @@ class _CodeGen:
                 self.add_global(arg.__name__, arg)
         return self.add_global(type(arg).__name__.lower(), arg)
 
+    def type_name(self, t):
+        """An annotation as source: ``torch.Tensor``, ``int``, else a global."""
+        text = _type_repr(t)
+        if text == "torch.Tensor" or (isinstance(t, type) and t.__module__ == "builtins"):
+            return text
+        return self.add_global(text, t)
+
     def call_args(self, args, kwargs):
         parts = [self.value(a) for a in args]
         parts += [f"{k} = {self.value(v)}" for k, v in kwargs.items()]
@@ -408,18 +415,19 @@ class _CodeGen:
         for node in nodes:
             if node.op == "placeholder":
                 name = node.target
+                annotation = "" if node.type is None else f" : {self.type_name(node.type)}"
                 if name.startswith("*"):
-                    params.append(name)
+                    params.append(name + annotation)
                 elif node.args:
-                    params.append(f"{name} = {self.value(node.args[0])}")
+                    params.append(f"{name}{annotation} = {self.value(node.args[0])}")
                 else:
-                    params.append(name)
+                    params.append(name + annotation)
                 if name.lstrip("*") != node.name:
                     body.append(f"{node.name} = {name.lstrip('*')}")
                 continue
             if node.op == "output":
                 if node.type is not None:
-                    ret = f" -> {self.add_global(_type_repr(node.type), node.type)}"
+                    ret = f" -> {self.type_name(node.type)}"
                 body.append(f"return {self.value(node.args[0])}")
                 continue
             line = f"{node.name} = {self.expression(node)}"

@@ -130,7 +130,8 @@ class GraphModule(nn.Module):
         return text
 
     def __str__(self):
-        return f"{super().__str__()}\n\n\n\n{self._code}"
+        return f"{super().__str__()}\n{self._code}\n# To see more debug info, please use " \
+               f"`graph_module.print_readable()`"
 
     # -------------------------------------------------------------- submodules
     def add_submodule(self, target, m):

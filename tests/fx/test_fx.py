@@ -562,3 +562,19 @@ def test_run_maps_torch_fx():
     r = subprocess.run([sys.executable, "-m", "ember.run", src], capture_output=True,
                        text=True, cwd=str(__import__("pathlib").Path(__file__).parents[2]))
     assert r.stdout.strip() == "ok", r.stderr
+
+
+def _annotated(x: torch.Tensor, n: int) -> torch.Tensor:
+    return x.add(1) + n, torch.nn.functional.elu(x), x.new_zeros(2), torch.ones_like(x)
+
+
+def test_annotations_and_str_match_torch():
+    scope = dict(_annotated.__globals__, torch=ember)
+    fn = type(_annotated)(_annotated.__code__, scope, "_annotated")
+    fn.__annotations__ = {"x": ember.Tensor, "n": int, "return": ember.Tensor}
+    tg, eg = torch.fx.symbolic_trace(_annotated), efx.symbolic_trace(fn)
+    assert eg.code == tg.code
+    assert str(eg.graph) == str(tg.graph)
+    assert str(eg) == str(tg)
+    x = ember.ones(2)
+    assert eg(x, 2)[0].tolist() == [4.0, 4.0]
