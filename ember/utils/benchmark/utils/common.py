@@ -2,7 +2,7 @@
 unit and significant-figure helpers the reports use."""
 from __future__ import annotations
 
-import dataclasses
+import collections
 import math
 import textwrap
 
@@ -57,17 +57,15 @@ def set_torch_threads(n):
     return scope()
 
 
-@dataclasses.dataclass(frozen=True, repr=False)
-class TaskSpec:
-    """What a Timer runs (everything but its globals)."""
-    stmt: str
-    setup: str
-    global_setup: str = ""
-    label: str | None = None
-    sub_label: str | None = None
-    description: str | None = None
-    env: str | None = None
-    num_threads: int = 1
+_SpecFields = collections.namedtuple(
+    "_SpecFields", "stmt setup global_setup label sub_label description env num_threads",
+    defaults=("", None, None, None, None, 1))
+
+
+class TaskSpec(_SpecFields):
+    """What a Timer runs (everything but its globals): an immutable, hashable record."""
+    __slots__ = ()
+    __repr__ = object.__repr__
 
     @property
     def title(self) -> str:
@@ -108,7 +106,7 @@ class Measurement:
 
     def __getattr__(self, name):            # label, stmt, env... come from the task spec
         spec = self.__dict__.get("task_spec")
-        if spec is not None and name in TaskSpec.__dataclass_fields__:
+        if spec is not None and name in TaskSpec._fields:
             return getattr(spec, name)
         raise AttributeError(f"'Measurement' object has no attribute '{name}'")
 
