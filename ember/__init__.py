@@ -11,7 +11,7 @@ from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16
                           float32, float64, complex64, complex128, half, float, double, cfloat,
                           cdouble, short, int, long, promote_types, result_type, can_cast,
                           get_default_dtype, set_default_dtype, finfo, iinfo)
-from ember._device import device
+from ember._device import device, get_default_device, set_default_device
 from ember._tensor import Tensor, Size
 from ember._creation import tensor, as_tensor, asarray, from_numpy, from_dlpack
 from ember._legacy import TYPES as _LEGACY_TYPES

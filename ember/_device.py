@@ -97,10 +97,23 @@ META = device("meta")
 _defaults = threading.local()      # .stack: the devices of the enclosing ``with device(...)``
 
 
+_base_default = [CPU]                # set_default_device's device, under any ``with``
+
+
 def default_device() -> device:
-    """The device factories use when given none (``with device(...)`` sets it)."""
+    """The device factories use when given none (``with device(...)``, else
+    ``set_default_device``, else cpu)."""
     stack = getattr(_defaults, "stack", ())
-    return stack[-1] if stack else CPU
+    return stack[-1] if stack else _base_default[0]
+
+
+def set_default_device(device) -> None:
+    """torch.set_default_device: where factories create tensors (None: back to cpu)."""
+    _base_default[0] = CPU if device is None else to_device(device)
+
+
+def get_default_device() -> device:
+    return default_device()
 
 
 def to_device(d) -> device:

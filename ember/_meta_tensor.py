@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ember._device import _defaults, default_device, to_device
+from ember._device import default_device, to_device
 
 
 class Placeholder(np.ndarray):
@@ -147,8 +147,6 @@ def factory(front):
         dev = kwargs.get("device")
         meta_input = bool(args) and type(getattr(args[0], "_data", None)) is Placeholder
         if dev is None:
-            if not meta_input and not getattr(_defaults, "stack", None):
-                return front(*args, **kwargs)
             if not meta_input and default_device().type != "meta":
                 return front(*args, **kwargs)
         elif to_device(dev).type != "meta":

@@ -128,6 +128,22 @@ def test_device_context_manager_builds_on_meta():
     assert t == e
 
 
+def test_set_default_device_meta():
+    def run(lib):
+        seen = [str(lib.get_default_device())]
+        lib.set_default_device("meta")
+        try:
+            seen += [str(lib.zeros(2).device), str(lib.get_default_device()),
+                     repr(lib.nn.Linear(2, 2).weight)]
+            with lib.device("cpu"):
+                seen += [str(lib.zeros(1).device), str(lib.get_default_device())]
+        finally:
+            lib.set_default_device(None)
+        return seen + [str(lib.zeros(2).device), str(lib.get_default_device())]
+    t, e = _both(run)
+    assert t == e
+
+
 def test_module_to_meta_to_empty_and_assign():
     def run(lib):
         lib.manual_seed(0)
