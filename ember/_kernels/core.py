@@ -68,7 +68,8 @@ def sum_to_size(a, size):
         raise RuntimeError(f"size {list(size)} is not expandable to size {list(a.shape)}")
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(size) if s == 1 and a.shape[lead + i] != 1)
-    r = np.sum(a, axis=axes, keepdims=True) if axes else a.copy()
+    wide = np.int64 if a.dtype.kind in "biu" else None      # integer sums are int64, as torch's
+    r = np.sum(a, axis=axes, keepdims=True, dtype=wide) if axes else a.copy()
     return np.reshape(r, size) if r.ndim != len(size) or r.shape != size else r
 
 

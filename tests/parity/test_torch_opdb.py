@@ -3,6 +3,8 @@
 (decided at collection time) must match torch on forward values, result dtype and shape,
 and float64 gradients (see ``tests/parity/torch_opdb.py``). Ops listed in
 ``known_failures.py`` are strict xfails. ``scripts/parity_report.py`` gives the full table.
+With ``EMBER_PARITY_STRICT=1`` the run is the strict one (every sample of every dtype the
+OpInfos list; KNOWN_STRICT_FAILURES are expected too).
 """
 from __future__ import annotations
 
