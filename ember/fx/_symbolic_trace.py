@@ -271,12 +271,8 @@ class Tracer(TracerBase):
                                        f"contain a Node. Got key: {k}")
                 out[k] = self.create_arg(v)
             return out
-        if isinstance(a, slice):
-            return slice(self.create_arg(a.start), self.create_arg(a.stop),
-                         self.create_arg(a.step))
-        if isinstance(a, range):
-            return range(self.create_arg(a.start), self.create_arg(a.stop),
-                         self.create_arg(a.step))
+        if isinstance(a, (slice, range)):
+            return type(a)(*map(self.create_arg, (a.start, a.stop, a.step)))
         if a is None or a is Ellipsis or isinstance(
                 a, (str, int, float, bool, complex, ember.dtype, ember.device,
                     ember.layout, ember.memory_format, type(builtins.print))):

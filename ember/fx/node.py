@@ -24,8 +24,7 @@ def map_aggregate(a, fn):
     if isinstance(a, dict):
         return {k: map_aggregate(v, fn) for k, v in a.items()}
     if isinstance(a, slice):
-        return slice(map_aggregate(a.start, fn), map_aggregate(a.stop, fn),
-                     map_aggregate(a.step, fn))
+        return slice(*(map_aggregate(part, fn) for part in (a.start, a.stop, a.step)))
     return fn(a)
 
 

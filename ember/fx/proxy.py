@@ -83,17 +83,19 @@ class Proxy:
     def __deepcopy__(self, memo):
         raise RuntimeError("Proxy objects cannot be deep-copied during symbolic tracing")
 
+    def _record(self, kind, target, *args, **kwargs):
+        return self.tracer.create_proxy(kind, target, args, kwargs)
+
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy("call_method", "__call__", (self,) + args, kwargs)
+        return self._record("call_method", "__call__", self, *args, **kwargs)
 
     def __iter__(self):
         # ``a, b = proxy`` unpacks into getitem nodes; any other iteration is untraceable
-        frame = sys._getframe(1)
-        for inst in dis.get_instructions(frame.f_code):
-            if inst.offset == frame.f_lasti + 2 or inst.offset == frame.f_lasti:
-                if inst.opname == "UNPACK_SEQUENCE":
-                    return (self[i] for i in range(inst.argval))
-        return self.tracer.iter(self)
+        caller = sys._getframe(1)
+        count = _unpack_count(caller.f_code, caller.f_lasti)
+        if count is None:
+            return self.tracer.iter(self)
+        return iter([self[k] for k in range(count)])
 
     def __bool__(self):
         return self.tracer.to_bool(self)
@@ -115,6 +117,13 @@ class Proxy:
             return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
         return tracer.create_proxy("call_function", orig_method, args, kwargs,
                                    name=tracer.graph._target_to_name(orig_method))
+
+
+def _unpack_count(code, offset):
+    """How many values the instruction at ``offset`` unpacks (None if it does not)."""
+    by_offset = {inst.offset: inst for inst in dis.get_instructions(code)}
+    inst = by_offset.get(offset)
+    return inst.argval if inst is not None and inst.opname == "UNPACK_SEQUENCE" else None
 
 
 def _find_tracer(tree):
@@ -140,17 +149,16 @@ class Attribute(Proxy):
 
     def __init__(self, root, attr):
         self.root, self.attr, self.tracer = root, attr, root.tracer
-        self._node = None
+        self._value = None
 
     @property
     def node(self):
-        if self._node is None:
-            self._node = self.tracer.create_proxy("call_function", getattr,
-                                                  (self.root, self.attr), {}).node
-        return self._node
+        if self._value is None:      # the getattr node exists only once the value is used
+            self._value = self.root._record("call_function", getattr, self.root, self.attr)
+        return self._value.node
 
     def __call__(self, *args, **kwargs):
-        return self.tracer.create_proxy("call_method", self.attr, (self.root,) + args, kwargs)
+        return self.root._record("call_method", self.attr, self.root, *args, **kwargs)
 
 
 class ParameterProxy(Proxy):
