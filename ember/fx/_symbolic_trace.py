@@ -59,9 +59,22 @@ def _leading(name):
 
 
 def _has_proxy(tree):
-    found = []
-    map_aggregate(tree, lambda x: found.append(x) if isinstance(x, Proxy) else None)
-    return found[0] if found else None
+    """The first Proxy inside nested tuples/lists/dicts ``tree`` (None if there is none)."""
+    if isinstance(tree, Proxy):
+        return tree
+    if isinstance(tree, (tuple, list)):
+        items = tree
+    elif isinstance(tree, dict):
+        items = tree.values()
+    elif isinstance(tree, slice):
+        items = (tree.start, tree.stop, tree.step)
+    else:
+        return None
+    for item in items:
+        found = _has_proxy(item)
+        if found is not None:
+            return found
+    return None
 
 
 def _functional_call(fn, name):
