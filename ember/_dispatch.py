@@ -147,16 +147,82 @@ class ArgumentTypeError(TypeError):
         self.op, self.index, self.value = op, index, value
 
 
+# Note [argument types], for the arguments that are not Tensors: the generated fronts send
+# a value here only when its type is not the plain one (``type(dim) is not int``), so a
+# well-typed call pays one ``type`` test per argument.
+_NUMBER = (int, float, complex, bool, np.number, np.bool_)
+
+
+def _int_like(v):
+    return not isinstance(v, (bool, np.bool_)) and hasattr(type(v), "__index__")
+
+
+def _fits(v, kind):
+    if kind == "int":
+        return _int_like(v)
+    if kind == "float":
+        return isinstance(v, (int, float, np.integer, np.floating, np.bool_, Tensor))
+    if kind == "bool":
+        return isinstance(v, (bool, np.bool_))
+    if kind == "str":
+        return isinstance(v, str)
+    if kind == "Scalar":
+        return isinstance(v, _NUMBER + (Tensor,))
+    return isinstance(v, Tensor)
+
+
+_EXPECTED = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Scalar": "Number",
+             "Tensor": "Tensor"}
+
+
+def check_argument(op, name, kind, is_list, optional, v):
+    """Torch's argument parser's TypeError for a non-Tensor argument of the wrong type;
+    returns ``v`` unchanged when it is acceptable."""
+    if v is None and optional:
+        return v
+    from ember._legacy import type_name
+    head = f"{op.public_name}(): argument '{name}'"
+    if is_list:
+        if isinstance(v, (tuple, list)):
+            for k, e in enumerate(v):
+                if not _fits(e, kind):
+                    raise TypeError(f"{head} must be tuple of {_EXPECTED[kind]}s, but found "
+                                    f"element of type {type_name(type(e))} at pos {k}")
+            return v
+        if isinstance(v, Tensor) or _fits(v, kind):
+            return v
+        raise TypeError(f"{head} must be tuple of {_EXPECTED[kind]}s, not "
+                        f"{type_name(type(v))}")
+    if _fits(v, kind):
+        return v
+    raise TypeError(f"{head} must be {_EXPECTED[kind]}, not {type_name(type(v))}")
+
+
 def _bad_arg(op, i, a):
     raise ArgumentTypeError(op, i, a)
 
 
 def _check_tensor_args(op, args):
     """Torch's argument check for a composite op, before its body runs."""
-    for i, is_list, _ in op.tensor_args:
+    for i, is_list, optional in op.tensor_args:
         a = args[i]
-        if isinstance(a, (np.ndarray, list, tuple, str)) and not is_list:
+        if is_list:
+            _check_tensor_list(op, i, a)
+        elif isinstance(a, (np.ndarray, list, tuple, str)) or a is None and not optional:
             _bad_arg(op, i, a)
+
+
+def _check_tensor_list(op, i, a):
+    from ember._legacy import type_name
+    if not isinstance(a, (list, tuple)):
+        if isinstance(a, Tensor):
+            return
+        raise TypeError(f"{op.public_name}(): argument '{op.argnames[i]}' (position {i + 1}) "
+                        f"must be tuple of Tensors, not {type_name(type(a))}")
+    for k, x in enumerate(a):
+        if not isinstance(x, Tensor) and x is not None:
+            raise TypeError(f"expected Tensor as element {k} in argument {i}, but got "
+                            f"{type_name(type(x))}")
 
 
 def _call(op, args, out):
@@ -363,9 +429,10 @@ def _retry_wrapped_ints(op, vals, res_dt, err):
 
 
 def _needs_tf_check(op, args):
-    for i, is_list, _ in op.tensor_args:
+    for i, is_list, optional in op.tensor_args:
         a = args[i]
-        if type(a) is not Tensor and not isinstance(a, (int, float, bool, complex)) and a is not None:
+        if type(a) is not Tensor and not isinstance(a, (int, float, bool, complex)) and (
+                a is not None or not optional):
             return True
     return False
 

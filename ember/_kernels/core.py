@@ -16,7 +16,8 @@ def view(a, size):
 
 
 def transpose(a, dim0, dim1):
-    return np.swapaxes(a, wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)) if a.ndim else a.view()
+    d0, d1 = wrap_dim(dim0, a.ndim), wrap_dim(dim1, a.ndim)   # a 0-d tensor takes 0 or -1
+    return np.swapaxes(a, d0, d1) if a.ndim else a.view()
 
 
 def permute(a, dims):

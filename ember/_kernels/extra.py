@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels.shape import check_window
+
 
 def as_strided_scatter(self, src, size, stride, storage_offset=None):
     """A contiguous copy of ``self`` whose ``as_strided(size, stride, storage_offset)``
@@ -10,7 +12,7 @@ def as_strided_scatter(self, src, size, stride, storage_offset=None):
     out = np.array(self, order="C", copy=True)
     flat = out.reshape(-1)
     item = flat.itemsize
-    off = 0 if storage_offset is None else int(storage_offset)
+    size, stride, off, _ = check_window(size, stride, storage_offset or 0, item, out.nbytes)
     win = np.lib.stride_tricks.as_strided(flat[off:], shape=tuple(size),
                                           strides=tuple(s * item for s in stride))
     win[...] = np.broadcast_to(np.asarray(src, dtype=out.dtype), tuple(size))

@@ -336,11 +336,12 @@ def view_dtype(a, dtype):
     return a.view(nd)
 
 
-def as_strided(a, size, stride, storage_offset=None, geom=None):
-    """View of the storage of ``a``: ``geom`` = (byte offset of ``a`` in its storage, storage
-    bytes, byte strides ``a`` had when the view was made); None when ``a`` is a root."""
+def check_window(size, stride, offset, itemsize, storage_bytes):
+    """Torch's checks of an ``as_strided`` window (sizes, strides, element offset) over a
+    storage of ``storage_bytes``; returns them as ints, and the bytes the window needs."""
     size = [_int(s) for s in size]
     stride = [_int(s) for s in stride]
+    offset = _int(offset)
     if len(size) != len(stride):
         raise RuntimeError("mismatch in length of strides and shape")
     if any(s < 0 for s in size):
@@ -349,20 +350,27 @@ def as_strided(a, size, stride, storage_offset=None, geom=None):
     if any(s < 0 for s in stride):
         raise RuntimeError(f"as_strided: Negative strides are not supported at the moment, got "
                            f"strides: {stride}")
+    if offset < 0:
+        raise RuntimeError(f"Tensor: invalid storage offset {offset}")
+    need = 0 if 0 in size else itemsize * (offset + 1 + sum(st * (sz - 1) for st, sz in
+                                                            zip(stride, size)))
+    if need > storage_bytes:
+        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset "
+                           f"{offset}, and itemsize {itemsize} requiring a storage size of "
+                           f"{need} are out of bounds for storage of size {storage_bytes}")
+    return size, stride, offset, need
+
+
+def as_strided(a, size, stride, storage_offset=None, geom=None):
+    """View of the storage of ``a``: ``geom`` = (byte offset of ``a`` in its storage, storage
+    bytes, byte strides ``a`` had when the view was made); None when ``a`` is a root."""
     item = a.itemsize
     if geom is None:
         self_off_b, storage_nb, exp_strides = 0, extent_bytes(a), a.strides
     else:
         self_off_b, storage_nb, exp_strides = geom
-    off = self_off_b // item if storage_offset is None else _int(storage_offset)
-    if off < 0:
-        raise RuntimeError(f"Tensor: invalid storage offset {off}")
-    need = 0 if 0 in size else item * (off + 1 + sum(st * (sz - 1) for st, sz in
-                                                     zip(stride, size)))
-    if need > storage_nb:
-        raise RuntimeError(f"setStorage: sizes {size}, strides {stride}, storage offset {off}, "
-                           f"and itemsize {item} requiring a storage size of {need} are out of "
-                           f"bounds for storage of size {storage_nb}")
+    off = self_off_b // item if storage_offset is None else storage_offset
+    size, stride, off, need = check_window(size, stride, off, item, storage_nb)
     bstrides = [s * item for s in stride]
     start = address(a) - self_off_b
     lo, hi = _memory_span(a)

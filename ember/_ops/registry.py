@@ -182,7 +182,10 @@ def _signature(op, method, with_out, varargs):
             # (x.flip(0, 1), x.flip((0, 1)), x.flip(dims=(0, 1)))
             params.append(f"*_va_{name}")
             params.append(f"{name}=_NOARG")
-            call.append(f"_varargs(_va_{name}, {name}, {a.name!r})")
+            got = f"_varargs(_va_{name}, {name}, {a.name!r})"
+            if a.type in ("int", "SymInt"):     # Note [argument types]
+                got = f"_check_arg(_op, {a.name!r}, 'int', True, False, {got})"
+            call.append(got)
             kw_started = True
             continue
         if a.kwarg_only and not kw_started:
@@ -198,6 +201,10 @@ def _signature(op, method, with_out, varargs):
 
 
 _NOARG = object()
+# schema types whose values the fronts check (Note [argument types])
+_PLAIN_KINDS = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str",
+                "Scalar": "Scalar"}
+_SCALARS = frozenset((int, float, bool, complex))
 
 
 def _varargs(v, kw=_NOARG, name=None):
@@ -247,11 +254,24 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
     checks = ""
-    for a in op.schema.args:
+    for k, a in enumerate(op.schema.args):
+        v = _pyname(a.name)
         if a.type == "ScalarType" and not a.is_list:
-            v = _pyname(a.name)
             checks += (f"    if {v} is not None and type({v}) is not _DT:\n"
                        f"        {v} = _check_dtype({v}, {op.public_name!r}, {a.name!r})\n")
+        plain = _PLAIN_KINDS.get(a.type)
+        if plain is None or a.name == varargs or (method and k == 0):
+            continue
+        # Note [argument types] (in _dispatch): one type test, the checker only when it fails
+        test = ("type({v}) is not tuple" if a.is_list else
+                "type({v}) not in _SCALARS" if plain == "Scalar" else f"type({v}) is not {plain}")
+        optional = a.optional or a.is_list and a.has_default     # torch: None -> default
+        test = test.format(v=v) + (f" and {v} is not None" if optional else "")
+        checks += (f"    if {test}:\n        _check_arg(_op, {a.name!r}, {plain!r}, "
+                   f"{a.is_list}, {optional}, {v})\n")
+    if with_out and op.num_outputs == 1 and not op.returns_list:
+        checks += ("    if out is not None and not isinstance(out, _Tensor):\n"
+                   "        _check_arg(_op, 'out', 'Tensor', False, True, out)\n")
     # the dispatcher's entry, inlined: modes first, else straight to _call (a method and
     # its operators share one code object: the __torch_function__ layer finds the front
     # the user called by its code on the stack)
@@ -270,7 +290,9 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
            "_varargs": _varargs, "_NOARG": _NOARG, "_ArgumentTypeError": ArgumentTypeError,
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
-           "_check_dtype": _dtype.dtype_argument, "_kind": kind}
+           "_check_dtype": _dtype.dtype_argument, "_kind": kind,
+           "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
+           "_Tensor": _dispatcher.Tensor}
     exec(code, env)
     fn = env["_front"]
     fn.__name__ = fname
