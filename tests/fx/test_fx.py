@@ -578,3 +578,39 @@ def test_annotations_and_str_match_torch():
     assert str(eg) == str(tg)
     x = ember.ones(2)
     assert eg(x, 2)[0].tolist() == [4.0, 4.0]
+
+
+def test_names_bound_before_tracing_reach_the_torch_function_protocol():
+    """``from torch import sigmoid`` bypasses the tracer's patches; the op still sees the
+    Proxy through ``__torch_function__`` and records the public function."""
+    graphs = []
+    for lib, fx in ((torch, torch.fx), (ember, efx)):
+        sigmoid, cat = lib.sigmoid, lib.cat
+
+        def f(x):
+            # (a trailing argument equal to its default, cat(..., 0), would be dropped:
+            # the protocol in ember/overrides.py passes defaults as omitted)
+            return cat([sigmoid(x), x], 1)
+        graphs.append(fx.symbolic_trace(f))
+    tg, eg = graphs
+    assert _describe(eg.graph) == _describe(tg.graph)
+
+
+@pytest.mark.parametrize("nested", [False, True])
+def test_graph_modules_trace_again(nested):
+    results = []
+    for lib, fx in ((torch, torch.fx), (ember, efx)):
+        gm = fx.symbolic_trace(lib.nn.Sequential(lib.nn.Linear(3, 3), lib.nn.ReLU()))
+        if nested:
+            class W(lib.nn.Module):
+                def __init__(self):
+                    super().__init__()
+                    self.inner = gm
+
+                def forward(self, x):
+                    return self.inner(x) * 2
+            results.append(fx.symbolic_trace(W()))
+        else:
+            results.append(fx.symbolic_trace(gm))
+    assert results[1].code == results[0].code
+    assert str(results[1].graph) == str(results[0].graph)
