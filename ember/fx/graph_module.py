@@ -123,7 +123,9 @@ class GraphModule(nn.Module):
             if isinstance(child, GraphModule):
                 inner = child.print_readable(print_output=False)
                 lines += ["    " + ln if ln else ln for ln in inner.splitlines()]
-        lines += ["    " + ln if ln else ln for ln in body.splitlines()]
+        code = body.splitlines()
+        code.insert(1, "    # No stacktrace found for following nodes")
+        lines += ["    " + ln if ln else ln for ln in code]
         text = "\n".join(lines) + "\n"
         if print_output:
             print(text)

@@ -614,3 +614,24 @@ def test_graph_modules_trace_again(nested):
             results.append(fx.symbolic_trace(gm))
     assert results[1].code == results[0].code
     assert str(results[1].graph) == str(results[0].graph)
+
+
+def test_transformer_with_modules_matches_torch():
+    outs = []
+    for lib, fx in ((torch, torch.fx), (ember, efx)):
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = lib.nn.Conv2d(1, 2, 3)
+                self.seq = lib.nn.Sequential(lib.nn.ReLU())
+
+            def forward(self, x):
+                return self.seq(self.conv(x)).relu() + self.conv.weight.sum()
+
+        class T(fx.Transformer):
+            def call_method(self, target, args, kwargs):
+                return super().call_method("sigmoid" if target == "relu" else target,
+                                           args, kwargs)
+        new = T(fx.symbolic_trace(M())).transform()
+        outs.append((new.code, str(new.graph), new.print_readable(print_output=False)))
+    assert outs[1] == outs[0]
