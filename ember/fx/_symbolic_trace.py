@@ -46,7 +46,12 @@ _AS_WRITTEN = {
 _LEADING = {"max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "batch_norm": 3,
             "instance_norm": 1, "layer_norm": 2, "group_norm": 2, "pad": 2,
             "embedding": 2, "adaptive_max_pool1d": 2, "adaptive_max_pool2d": 2,
-            "adaptive_max_pool3d": 2}
+            "adaptive_max_pool3d": 2, "unfold": 2, "fold": 3, "grid_sample": 2,
+            "affine_grid": 2, "local_response_norm": 2, "embedding_bag": 2,
+            "triplet_margin_loss": 3, "margin_ranking_loss": 3, "gaussian_nll_loss": 3,
+            "cosine_embedding_loss": 3, "ctc_loss": 4, "lp_pool1d": 3, "lp_pool2d": 3,
+            "lp_pool3d": 3, "max_unpool1d": 3, "max_unpool2d": 3, "max_unpool3d": 3}
+_AS_METHOD = {"sigmoid", "tanh"}     # torch's F.sigmoid(x) is x.sigmoid()
 _LOSSES_LEADING = 2            # input, target
 
 
@@ -120,9 +125,11 @@ def _single_varargs(fn):
     return patched
 
 
-def _recording(fn, name=None, split=None):
-    """``fn``, recording a call_function node when a Proxy is among its arguments."""
+def _recording(fn, name=None, split=None, kind="call_function"):
+    """``fn``, recording a call_function node when a Proxy is among its arguments
+    (a call_method node named ``name`` for ``kind="call_method"``)."""
     fn = getattr(fn, "__fx_original__", fn)
+    target = name if kind == "call_method" else fn
     @functools.wraps(fn)
     def recorder(*args, **kwargs):
         proxy = _has_proxy((args, kwargs))
@@ -130,7 +137,7 @@ def _recording(fn, name=None, split=None):
             return fn(*args, **kwargs)
         if split is not None:
             args, kwargs = split(args, kwargs)
-        return proxy.tracer.create_proxy("call_function", fn, args, kwargs)
+        return proxy.tracer.create_proxy(kind, target, args, kwargs)
     recorder.__fx_original__ = fn
     return recorder
 
@@ -171,6 +178,9 @@ def patch_namespaces(patcher):
     for path in _NAMESPACES:
         ns, fns = namespace_functions(path)
         for name, fn in fns:
+            if path == "nn.functional" and name in _AS_METHOD:
+                patcher.setattr(ns, name, _recording(fn, name, kind="call_method"))
+                continue
             split = _functional_call(fn, name) if path == "nn.functional" else None
             patcher.setattr(ns, name, _recording(fn, name, split))
 

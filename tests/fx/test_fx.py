@@ -635,3 +635,33 @@ def test_transformer_with_modules_matches_torch():
         new = T(fx.symbolic_trace(M())).transform()
         outs.append((new.code, str(new.graph), new.print_readable(print_output=False)))
     assert outs[1] == outs[0]
+
+
+FUNCTIONAL_CALLS = [
+    "F.relu(x)", "F.relu6(x)", "F.elu(x)", "F.leaky_relu(x, 0.2)", "F.hardtanh(x)", "F.silu(x)",
+    "F.mish(x)", "F.hardswish(x)", "F.hardsigmoid(x)", "F.sigmoid(x)", "F.tanh(x)",
+    "F.softmax(x, 1)", "F.log_softmax(x, dim=1)", "F.softmin(x, 1)", "F.glu(x)", "F.normalize(x)",
+    "F.dropout(x)", "F.dropout2d(x)", "F.alpha_dropout(x)", "F.max_pool1d(x, 2)",
+    "F.max_pool2d(x, 2, 1)", "F.avg_pool2d(x, 2)", "F.adaptive_max_pool2d(x, 1)",
+    "F.adaptive_avg_pool2d(x, 1)", "F.interpolate(x, scale_factor=2)", "F.pad(x, (1, 1))",
+    "F.batch_norm(x, w, w)", "F.instance_norm(x)", "F.layer_norm(x, (3,))", "F.group_norm(x, 1)",
+    "F.embedding(x, w)", "F.mse_loss(x, w)", "F.cross_entropy(x, w)", "F.nll_loss(x, w)",
+    "F.binary_cross_entropy(x, w)", "F.binary_cross_entropy_with_logits(x, w)", "F.kl_div(x, w)",
+    "F.smooth_l1_loss(x, w)", "F.huber_loss(x, w)", "F.celu(x)", "F.selu(x)", "F.softsign(x)",
+    "F.tanhshrink(x)", "F.gumbel_softmax(x)", "F.linear(x, w)", "F.conv2d(x, w)",
+    "F.unfold(x, 2)", "F.fold(x, 4, 2)", "F.grid_sample(x, w)", "F.affine_grid(x, (1, 1, 2, 2))",
+    "F.pixel_shuffle(x, 2)", "F.cosine_similarity(x, w)", "F.triplet_margin_loss(x, w, w)",
+    "F.margin_ranking_loss(x, w, w)", "F.hinge_embedding_loss(x, w)", "F.soft_margin_loss(x, w)",
+    "F.multilabel_soft_margin_loss(x, w)", "F.poisson_nll_loss(x, w)",
+    "F.gaussian_nll_loss(x, w, w)", "F.multi_margin_loss(x, w)", "F.local_response_norm(x, 2)",
+    "F.embedding_bag(x, w)", "F.one_hot(x)", "F.rrelu(x)", "F.softplus(x)", "F.hardshrink(x)",
+    "F.lp_pool2d(x, 2, 2)", "F.max_unpool2d(x, w, 2)", "F.ctc_loss(x, w, w, w)"]
+
+
+@pytest.mark.parametrize("call", FUNCTIONAL_CALLS)
+def test_functional_calls_record_as_torch(call):
+    """nn.functional calls record torch's node: its argument split (leading tensors
+    positional, the rest by keyword with defaults) or the user's arguments for torch's
+    C functions, and call_method for F.sigmoid/F.tanh."""
+    tg, eg = _both(f"def f(x, w):\n    return {call}")
+    assert _describe(eg.graph) == _describe(tg.graph)
