@@ -334,11 +334,13 @@ def use_winograd(N, C, O, H, W, op="forward"):
     - forward: F(2x2, 3x3) runs 0.89-1.03x the speed of im2col + GEMM (F(4x4, 3x3) was
       1.1-1.8x faster, at 5x torch's error), so the forward never uses Winograd.
     - weight gradient: F(3x3, 2x2) 1.09-1.33x faster from 128 channels on 14x14 and 28x28
-      planes, 0.84-0.97x at 64 channels; 7x7 planes and few outputs per weight
-      (N*H*W < 1024) lose (its (alpha^2, O, C) product and output transform cost per
-      weight, not per pixel)."""
+      planes, 0.84-1.03x at 64 channels on 28x28 and 56x56 (kept there: the im2col weight
+      gradient's one deep GEMM swung 2-6x between runs on the loaded machine); 7x7 planes
+      and few outputs per weight (N*H*W < 1024) lose (its (alpha^2, O, C) product and
+      output transform cost per weight, not per pixel)."""
     if op not in ("forward", "weight_grad"):
         raise ValueError(f"use_winograd: unknown op {op!r}")
     if op == "forward":
         return False
-    return min(C, O) >= 128 and min(H, W) >= 14 and N * H * W >= 1024
+    k, s = min(C, O), min(H, W)
+    return (k >= 128 or (k >= 64 and s >= 28)) and s >= 14 and N * H * W >= 1024

@@ -197,13 +197,14 @@ def test_small_resnet_gradients_within_torchs():
 
 
 def test_use_winograd_rule():
-    """Only the weight gradient from 128 channels: the accurate forward kernel does not beat
-    im2col (Note [Winograd accuracy])."""
+    """Only the weight gradient (64 channels on 28x28+, 128 from 14x14): the accurate
+    forward kernel does not beat im2col (Note [Winograd accuracy])."""
     for shape in [(8, 128, 128, 28, 28), (8, 256, 256, 14, 14), (8, 64, 64, 56, 56)]:
         assert not WG.use_winograd(*shape)
     assert WG.use_winograd(8, 128, 128, 28, 28, op="weight_grad")
     assert WG.use_winograd(8, 256, 256, 14, 14, op="weight_grad")
-    assert not WG.use_winograd(8, 64, 64, 56, 56, op="weight_grad")
+    assert WG.use_winograd(8, 64, 64, 56, 56, op="weight_grad")
+    assert not WG.use_winograd(64, 64, 64, 14, 14, op="weight_grad")
     assert not WG.use_winograd(2, 512, 512, 14, 14, op="weight_grad")
     assert not WG.use_winograd(64, 1, 32, 28, 28, op="weight_grad")
     assert not WG.use_winograd(8, 512, 512, 7, 7, op="weight_grad")
