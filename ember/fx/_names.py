@@ -11,6 +11,17 @@ _NAMESPACES = (("", "torch"), ("nn.functional", "torch.nn.functional"),
                ("linalg", "torch.linalg"), ("fft", "torch.fft"), ("special", "torch.special"))
 
 
+# nn.functional functions torch implements in C; those torch also exports at top level
+# are the same object there and print as torch.X
+FUNCTIONAL_BUILTINS = {
+    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+    "conv_transpose3d", "conv_tbc", "avg_pool1d", "avg_pool2d", "avg_pool3d",
+    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "threshold_",
+    "relu_", "hardtanh_", "elu_", "selu_", "celu_", "leaky_relu_", "prelu", "rrelu_",
+    "logsigmoid", "gelu", "hardshrink", "softplus", "softshrink", "linear", "bilinear",
+    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
+    "pairwise_distance", "pdist", "cosine_similarity", "one_hot",
+    "scaled_dot_product_attention"}
 _EXTRA = {}      # id -> (object, name) for ember.fx's own helpers
 
 
@@ -27,6 +38,9 @@ def _table():
                 continue
             value = getattr(value, "__fx_original__", value)    # patched while tracing
             if callable(value):
+                if prefix == "torch.nn.functional" and key in FUNCTIONAL_BUILTINS and \
+                        hasattr(ember, key):
+                    names.setdefault(id(value), (value, f"torch.{key}"))
                 names.setdefault(id(value), (value, f"{prefix}.{key}"))
     names.update(_EXTRA)
     return names

@@ -23,7 +23,7 @@ from ember import nn
 from ember.fx.graph import Graph
 from ember.fx.node import map_aggregate
 from ember.fx.proxy import Proxy, ParameterProxy, TracerBase, TraceError
-from ember.fx._names import namespace_functions
+from ember.fx._names import namespace_functions, FUNCTIONAL_BUILTINS
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]
 
@@ -31,18 +31,10 @@ _WRAPPED = []                  # (globals dict, name) registered by wrap()
 WRAPPED_FUNCTIONS = {}         # id(original function) -> it, for codegen's wrap() lines
 _NAMESPACES = ("", "nn.functional", "linalg", "fft", "special")
 
-# nn.functional functions that torch records with the user's arguments unchanged (its
-# builtins); the others record the first `n` parameters positionally and the rest by
-# keyword, defaults filled in, as torch's Python functional wrappers do.
-_AS_WRITTEN = {
-    "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "conv_tbc", "avg_pool1d", "avg_pool2d", "avg_pool3d",
-    "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d", "threshold_",
-    "relu_", "hardtanh_", "elu_", "selu_", "celu_", "leaky_relu_", "prelu", "rrelu_",
-    "logsigmoid", "gelu", "hardshrink", "softplus", "softshrink", "linear", "bilinear",
-    "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
-    "pairwise_distance", "pdist", "cosine_similarity", "one_hot",
-    "scaled_dot_product_attention"}
+# nn.functional functions that torch implements in C (_names.FUNCTIONAL_BUILTINS) are
+# recorded with the user's arguments unchanged; the others record their first `n`
+# parameters positionally and the rest by keyword, defaults filled in, as torch's Python
+# functional wrappers pass them on.
 _LEADING = {"max_pool1d": 2, "max_pool2d": 2, "max_pool3d": 2, "batch_norm": 3,
             "instance_norm": 1, "layer_norm": 2, "group_norm": 2, "pad": 2,
             "embedding": 2, "adaptive_max_pool1d": 2, "adaptive_max_pool2d": 2,
@@ -84,7 +76,7 @@ def _has_proxy(tree):
 
 def _functional_call(fn, name):
     """Arguments of an nn.functional call as torch's wrapper passes them on."""
-    if name in _AS_WRITTEN:
+    if name in FUNCTIONAL_BUILTINS:
         return None
     try:
         sig = inspect.signature(fn)
