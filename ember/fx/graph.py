@@ -270,20 +270,24 @@ class Graph:
         return f"graph():{body}"
 
     def print_tabular(self):
-        """Print the nodes as a table (uses ``tabulate`` when installed)."""
-        rows = [[n.op, n.name, _qualified_name(n.target) if n.op == "call_function"
-                 else n.target, n.args, n.kwargs] for n in self.nodes]
+        """Print the nodes as a table: through ``tabulate`` when it is installed (rows as
+        torch passes them), else as plain aligned columns."""
         headers = ["opcode", "name", "target", "args", "kwargs"]
+        rows = [[n.op, n.name, n.target, n.args, n.kwargs] for n in self.nodes]
         try:
             from tabulate import tabulate
         except ImportError:
-            cells = [headers] + [[str(c) for c in r] for r in rows]
-            widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
-            line = lambda r: "  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip()  # noqa
-            print("\n".join([line(cells[0]), "  ".join("-" * w for w in widths)] +
-                            [line(r) for r in cells[1:]]))
+            pass
+        else:
+            print(tabulate(rows, headers=headers))
             return
-        print(tabulate(rows, headers=headers))
+        cells = [headers] + [[n.op, n.name, _qualified_name(n.target) if n.op ==
+                              "call_function" else str(n.target), str(n.args), str(n.kwargs)]
+                             for n in self.nodes]
+        widths = [max(len(r[i]) for r in cells) for i in range(len(headers))]
+        lines = ["  ".join(c.ljust(w) for c, w in zip(r, widths)).rstrip() for r in cells]
+        lines.insert(1, "  ".join("-" * w for w in widths))
+        print("\n".join(lines))
 
     # ------------------------------------------------------------------ codegen
     def python_code(self, root_module, *, verbose=False):
