@@ -125,8 +125,10 @@ class Graph:
         return str(target).replace(".", "_")
 
     def placeholder(self, name, type_expr=None, default_value=inspect.Signature.empty):
-        args = () if default_value is inspect.Signature.empty else (default_value,)
-        return self.create_node("placeholder", name, args=args, type_expr=type_expr)
+        """An input of the graph; a default value is kept as the node's one argument."""
+        has_default = default_value is not inspect.Signature.empty
+        return self.create_node("placeholder", name, (default_value,) if has_default else (),
+                                type_expr=type_expr)
 
     def get_attr(self, qualified_name, type_expr=None):
         return self.create_node("get_attr", qualified_name, type_expr=type_expr)
@@ -146,22 +148,21 @@ class Graph:
 
     def node_copy(self, node, arg_transform=lambda x: x):
         """Copy ``node`` (from any graph) here, its input nodes mapped by ``arg_transform``."""
-        args = map_arg(node.args, arg_transform)
-        kwargs = map_arg(node.kwargs, arg_transform)
-        new = self.create_node(node.op, node.target, args, kwargs, node.name, node.type)
-        new.meta = dict(node.meta)
-        return new
+        copied = self.create_node(node.op, node.target, map_arg(node.args, arg_transform),
+                                  map_arg(node.kwargs, arg_transform), node.name, node.type)
+        copied.meta = dict(node.meta)
+        return copied
 
     def graph_copy(self, g, val_map, return_output_node=False):
         """Copy all nodes of ``g`` but its output here (``val_map`` maps old nodes to new
         ones and is filled in); returns the copied output value."""
+        lookup = val_map.__getitem__
         for node in g.nodes:
-            if node in val_map:
-                continue
             if node.op == "output":
-                value = map_arg(node.args[0], lambda n: val_map[n])
+                value = map_arg(node.args[0], lookup)
                 return (value, node) if return_output_node else value
-            val_map[node] = self.node_copy(node, lambda n: val_map[n])
+            if node not in val_map:
+                val_map[node] = self.node_copy(node, lookup)
         return None
 
     def __deepcopy__(self, memo=None):
