@@ -21,8 +21,7 @@ import sys
 import ember
 from ember import nn
 from ember.fx.graph import Graph
-from ember.fx.node import map_aggregate
-from ember.fx.proxy import Proxy, ParameterProxy, TracerBase, TraceError
+from ember.fx.proxy import Proxy, ParameterProxy, TracerBase
 from ember.fx._names import namespace_functions, FUNCTIONAL_BUILTINS
 
 __all__ = ["Tracer", "symbolic_trace", "wrap", "PH", "PHBase"]

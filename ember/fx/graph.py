@@ -9,7 +9,7 @@ import keyword
 import operator
 import re
 
-from ember.fx.node import Node, map_arg, _format_arg, _qualified_name, _type_repr
+from ember.fx.node import Node, map_arg, _qualified_name, _type_repr
 
 __all__ = ["Graph", "PythonCode"]
 

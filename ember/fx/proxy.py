@@ -5,11 +5,8 @@ new Proxy for its result."""
 from __future__ import annotations
 
 import dis
-import inspect
 import operator
 import sys
-
-from ember.fx.node import Node
 
 __all__ = ["Proxy", "Attribute", "ParameterProxy", "TraceError", "TracerBase"]
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import NamedTuple
 
-from ember.fx.node import Node, map_arg
+from ember.fx.node import Node
 
 __all__ = ["Match", "replace_pattern"]
 
