@@ -256,18 +256,22 @@ def update_known(results, strict):
     failures with a generated reason, drop ops that pass (or are no longer implemented).
     A quick run rewrites KNOWN_FAILURES and keeps KNOWN_STRICT_FAILURES (less what moved);
     a strict run keeps the KNOWN_FAILURES entries still failing and puts every other
-    failure in KNOWN_STRICT_FAILURES."""
+    failure in KNOWN_STRICT_FAILURES. Entries of ops that did not run (``--results`` from a
+    partial run) are kept."""
     quick_known, strict_known = load_known_both()
     failing = {r["id"]: r for r in results if r["status"] == "fail"}
 
     def reason(oid, *tables):
         return next((t[oid] for t in tables if oid in t), None) or \
             short_reason(failing[oid]["reason"])
+    ran = {r["id"] for r in results if r["status"] != "missing"}
     if strict:
-        quick = {k: v for k, v in quick_known.items() if k in failing}
+        quick = {k: v for k, v in quick_known.items() if k in failing or k not in ran}
         extra = {k: reason(k, strict_known) for k in failing if k not in quick}
+        extra.update({k: v for k, v in strict_known.items() if k not in ran and k not in quick})
     else:
         quick = {k: reason(k, quick_known, strict_known) for k in failing}
+        quick.update({k: v for k, v in quick_known.items() if k not in ran})
         extra = {k: v for k, v in strict_known.items() if k not in quick}
     body = ["\"\"\"Ops of torch's op database that ember implements but that do not yet match "
             "torch.", "",

@@ -762,7 +762,10 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     elif ord in (1, -1, math.inf, -math.inf):
         sum_dim, red_dim = (d0, d1) if ord in (1, -1) else (d1, d0)
         s = A.abs().sum(sum_dim, keepdim=True)
-        r = s.amax(red_dim, keepdim=True) if ord > 0 else s.amin(red_dim, keepdim=True)
+        if ord > 0:     # the max of no column sums is 0 (they are >= 0), as torch's
+            r = s.amax(red_dim, keepdim=True) if s.shape[red_dim] else s.sum(red_dim, True)
+        else:
+            r = s.amin(red_dim, keepdim=True)
         if not keepdim:
             r = r.squeeze((d0, d1)) if hasattr(r, "squeeze") else r
     else:

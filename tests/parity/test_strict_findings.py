@@ -17,3 +17,20 @@ def test_sum_to_size_of_small_ints_is_int64(dtype, size):
     e = ember.tensor(data).to(getattr(ember, dtype)).sum_to_size(size)
     assert str(e.dtype) == str(t.dtype)
     assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 4)])
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), -float("inf")])
+def test_matrix_norm_of_empty_matrices(shape, ord):
+    """Positive orders reduce no column sums to 0; negative ones raise amin's error where
+    the reduced dimension is empty (both as torch)."""
+    try:
+        t = torch.linalg.matrix_norm(torch.empty(shape), ord)
+    except (RuntimeError, IndexError) as err:
+        assert "amin" in str(err)
+        with pytest.raises(type(err), match="amin"):
+            ember.linalg.matrix_norm(ember.empty(shape), ord)
+        return
+    e = ember.linalg.matrix_norm(ember.empty(shape), ord)
+    assert tuple(e.shape) == tuple(t.shape) and e.tolist() == t.tolist()
+    assert ember.linalg.norm(ember.empty(shape[-2:]), ord).item() == 0.0 or ord < 0
