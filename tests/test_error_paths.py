@@ -52,6 +52,12 @@ CASES = {
     "stack_not_tensors": (lambda L: L.stack("ab"), "expected Tensor as element 0"),
     "scatter_src_and_value": (lambda L: L.ones(3).scatter(0, L.zeros(1, dtype=L.int64),
                                                           src=L.ones(1), value=1.0), None),
+    # numeric fronts: torch's "invalid combination of arguments"
+    "gradient_tensor_spacing": (lambda L: L.gradient(L.ones(3), spacing=L.ones(3)),
+                                "invalid combination of arguments"),
+    "view_copy_float_size": (lambda L: L.view_copy(L.ones(4), 2.5),
+                             "invalid combination of arguments"),
+    "slice_0d": (lambda L: L.ones(())[0:1], None),
     # Tensor
     "H_on_3d": (lambda L: L.ones(2, 2, 2).H, "2-D"),
     "size_dim_out_of_range": (lambda L: L.ones(2).size(3), "Dimension out of range"),
