@@ -471,11 +471,11 @@ PATH_NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.modules", "nn.parallel"
                    "optim.swa_utils", "optim.optimizer", "utils.data", "autograd",
                    "autograd.functional", "autograd.graph", "autograd.forward_ad",
                    "distributions", "fft", "linalg", "special", "func", "amp", "profiler",
-                   "testing")
+                   "testing", "fx")
 
 # Systems still to be built: nothing under these dotted paths is required yet.
 NOT_BUILT_SYSTEMS = (
-    "jit", "fx", "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
+    "jit", "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
     "ao", "nn.quantized", "nn.quantizable", "nn.qat", "nn.intrinsic",   # quantization
     "distributed", "nn.parallel.scatter_gather", "nn.parallel.replicate",
     "nn.parallel.parallel_apply", "nn.parallel.scatter", "nn.parallel.gather",  # multi-device

@@ -5,12 +5,19 @@ import builtins
 import operator
 import types
 
-__all__ = ["Node", "map_arg", "map_aggregate", "Argument", "Target"]
+__all__ = ["Node", "map_arg", "map_aggregate", "has_side_effect", "Argument", "Target"]
 
 Argument = object
 Target = object
 
 _IMPURE_FUNCTIONS = set()     # call_function targets dead-code elimination must keep
+
+
+def has_side_effect(fn):
+    """Mark ``fn`` (a ``call_function`` target) as impure: dead-code elimination keeps its
+    nodes even when nothing uses their result. Usable as a decorator."""
+    _IMPURE_FUNCTIONS.add(fn)
+    return fn
 
 
 def map_aggregate(a, fn):

@@ -665,3 +665,20 @@ def test_functional_calls_record_as_torch(call):
     C functions, and call_method for F.sigmoid/F.tanh."""
     tg, eg = _both(f"def f(x, w):\n    return {call}")
     assert _describe(eg.graph) == _describe(tg.graph)
+
+
+def test_has_side_effect_keeps_nodes_through_dead_code_elimination():
+    def build(fx, lib):
+        def log(x):
+            return x
+        fx.node.has_side_effect(log)
+        g = fx.Graph()
+        x = g.placeholder("x")
+        g.call_function(log, (x,))          # result unused, kept
+        g.call_function(lib.relu, (x,))     # result unused, removed
+        g.output(x)
+        g.eliminate_dead_code()
+        return [n.op for n in g.nodes]
+    import ember.fx
+    assert build(ember.fx, ember) == build(torch.fx, torch) == \
+        ["placeholder", "call_function", "output"]
