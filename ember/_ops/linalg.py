@@ -752,7 +752,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     elif ord == "nuc" or ord in (2, -2, 2.0, -2.0):
         Am = E.movedim(A, (d0, d1), (-2, -1))
         s = svdvals(Am)
-        if ord == "nuc":
+        if ord == "nuc" or ord > 0 and not s.shape[-1]:    # no singular values: 0
             r = s.sum(-1)
         else:
             r = s.amax(-1) if ord > 0 else s.amin(-1)

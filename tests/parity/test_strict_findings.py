@@ -20,7 +20,7 @@ def test_sum_to_size_of_small_ints_is_int64(dtype, size):
 
 
 @pytest.mark.parametrize("shape", [(0, 0), (0, 3), (3, 0), (2, 0, 4)])
-@pytest.mark.parametrize("ord", [1, -1, float("inf"), -float("inf")])
+@pytest.mark.parametrize("ord", [1, -1, float("inf"), -float("inf"), 2, -2])
 def test_matrix_norm_of_empty_matrices(shape, ord):
     """Positive orders reduce no column sums to 0; negative ones raise amin's error where
     the reduced dimension is empty (both as torch)."""
