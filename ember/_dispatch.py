@@ -225,6 +225,21 @@ def _check_tensor_list(op, i, a):
                             f"{type_name(type(x))}")
 
 
+def add_call_layer(make_layer):
+    """Put a layer in front of the dispatcher's call: ``make_layer(next_call)`` returns the new
+    ``call(op, args, out)``, which handles what it is for and passes the rest to ``next_call``.
+    Features that matter only once used (meta tensors, sparse tensors) add theirs on first
+    use, so until then the fast path pays nothing for them. The generated op fronts inline
+    ``_call``; their namespaces are rebound too."""
+    global _call
+    from ember._ops.registry import FRONT_NAMESPACES
+    previous = _call
+    _call = make_layer(previous)
+    for namespace in FRONT_NAMESPACES:
+        if namespace["_call"] is previous:
+            namespace["_call"] = _call
+
+
 def _call(op, args, out):
     # Note [fast path]: exact Tensors of one dtype, no lists, no scalars -> no promotion work
     if op.fast:

@@ -60,21 +60,17 @@ _local = threading.local()      # .factories: factory records build meta tensors
 
 
 def enable():
-    """Route the dispatcher through :func:`call` (done once, when meta is first used):
-    ``dispatch`` and the generated op fronts (which inline the dispatcher's entry, see
-    ``registry.generate``) call :func:`call` from then on; until then meta costs nothing."""
-    global _plain_call
-    if _plain_call is not None:
-        return
-    import gc
-    import types
+    """Route the dispatcher through :func:`call` (done once, when meta is first used; until
+    then meta costs nothing)."""
     from ember import _dispatch
-    _plain_call = _dispatch._call
-    _dispatch._call = call
-    for fn in gc.get_objects():
-        if type(fn) is types.FunctionType and fn.__code__.co_filename == "<ember op front>" \
-                and fn.__globals__.get("_call") is _plain_call:
-            fn.__globals__["_call"] = call
+    if _plain_call is None:
+        _dispatch.add_call_layer(_install)
+
+
+def _install(next_call):
+    global _plain_call
+    _plain_call = next_call
+    return call
 
 
 def _tensors(op, args):

@@ -201,6 +201,8 @@ def _signature(op, method, with_out, varargs):
 
 
 _NOARG = object()
+# every generated front's globals: _dispatch.add_call_layer rebinds their inlined `_call`
+FRONT_NAMESPACES = []
 # schema types whose values the fronts check (Note [argument types])
 _PLAIN_KINDS = {"int": "int", "SymInt": "int", "float": "float", "bool": "bool", "str": "str",
                 "Scalar": "Scalar"}
@@ -294,6 +296,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
            "_Tensor": _dispatcher.Tensor}
     exec(code, env)
+    FRONT_NAMESPACES.append(env)
     fn = env["_front"]
     fn.__name__ = fname
     fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \

@@ -533,18 +533,15 @@ _next_call = None
 
 def enable():
     """Note [sparse routing]: put :func:`route` in front of the dispatcher's call (once)."""
-    global _next_call
-    if _next_call is not None:
-        return
-    import gc
-    import types
     from ember import _dispatch
-    _next_call = _dispatch._call
-    _dispatch._call = route
-    for fn in gc.get_objects():
-        if type(fn) is types.FunctionType and fn.__code__.co_filename == "<ember op front>" \
-                and fn.__globals__.get("_call") is _next_call:
-            fn.__globals__["_call"] = route
+    if _next_call is None:
+        _dispatch.add_call_layer(_install)
+
+
+def _install(next_call):
+    global _next_call
+    _next_call = next_call
+    return route
 
 
 def route(op, args, out):
