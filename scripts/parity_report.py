@@ -247,8 +247,27 @@ def write_doc(results, rows, known, meta):
             out.append(f"**{ns}** ({len(missing[ns])}): " +
                        ", ".join(f"`{i}`" for i in missing[ns]))
             out.append("")
+    kept = _hand_written_sections()
     with open(DOC, "w") as f:
-        f.write("\n".join(out).rstrip() + "\n")
+        f.write("\n".join(out).rstrip() + "\n" + ("\n" + kept if kept else ""))
+
+
+GENERATED = ("Counts", "Failing ops", "Passing ops", "Implemented, no sample ran",
+             "Missing from ember")
+
+
+def _hand_written_sections():
+    """The sections of the current docs/PARITY.md the generator does not write (from the
+    first ``## `` heading that is not one of ``GENERATED`` to the end): kept as they are."""
+    try:
+        with open(DOC) as f:
+            lines = f.read().splitlines()
+    except FileNotFoundError:
+        return ""
+    for i, line in enumerate(lines):
+        if line.startswith("## ") and not line[3:].startswith(GENERATED):
+            return "\n".join(lines[i:]).rstrip() + "\n"
+    return ""
 
 
 def update_known(results, strict):
