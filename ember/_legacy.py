@@ -15,7 +15,6 @@ are not Tensor subclasses: calling one builds a Tensor of its dtype, and
 """
 from __future__ import annotations
 
-import operator
 
 import numpy as np
 
@@ -83,18 +82,6 @@ def _bad_combination(args, kwargs):
     return TypeError("\n".join(lines) + "\n")
 
 
-def _dim(x):
-    """``x`` as a size entry (an int, a NumPy integer, a 0-d integer tensor), else None."""
-    if isinstance(x, (bool, np.bool_, float, np.ndarray)):
-        return None
-    if isinstance(x, Tensor):
-        return int(x.item()) if x.ndim == 0 and x.dtype.is_integer else None
-    try:
-        return operator.index(x)
-    except TypeError:
-        return None
-
-
 def legacy_new(dtype, args, kwargs):
     """The tensor ``Tensor(*args, **kwargs)`` makes; ``dtype`` None means the default dtype
     (and then any tensor may be aliased)."""
@@ -111,7 +98,8 @@ def legacy_new(dtype, args, kwargs):
     if not args:
         return _make(np.empty((0,), d.np))
     first = args[0]
-    if _dim(first) is not None and not isinstance(first, Tensor) or \
+    from ember._ops.factory import _as_dim
+    if not isinstance(first, Tensor) and _as_dim(first) is not None or \
             isinstance(first, Size) and len(args) == 1:
         return _uninitialized(args, d)
     if len(args) > 1:
@@ -126,16 +114,8 @@ def legacy_new(dtype, args, kwargs):
 
 def _uninitialized(args, d):
     sizes = args[0] if len(args) == 1 and isinstance(args[0], Size) else args
-    shape = []
-    for pos, s in enumerate(sizes):
-        n = _dim(s)
-        if n is None:
-            raise TypeError(f"new(): argument 'size' failed to unpack the object at pos "
-                            f"{pos + 1} with error \"type must be tuple of ints,but got "
-                            f"{type_name(type(s))}\"")
-        shape.append(n)
-    from ember._ops.factory import empty_op
-    return empty_op(tuple(shape), dtype=d)
+    from ember._ops.factory import empty_op, seq_size
+    return empty_op(seq_size(tuple(sizes), "new"), dtype=d)
 
 
 def _alias(other, dtype):

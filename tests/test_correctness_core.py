@@ -417,3 +417,10 @@ def test_inplace_operator_with_array_rebinds_like_torch():
         with pytest.raises(TypeError, match="unsupported operand"):
             x += [1, 2]
     assert results[0] == results[1]
+
+
+def test_legacy_constructor_takes_a_0d_integer_array_as_a_size():
+    import numpy as np
+    for arg in (np.array(3), np.int64(3)):
+        e, t = ember.Tensor(arg), torch.Tensor(arg)
+        assert tuple(e.shape) == tuple(t.shape) == (3,)
