@@ -265,7 +265,10 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
         if plain is None or a.name == varargs or (method and k == 0):
             continue
         # Note [argument types] (in _dispatch): one type test, the checker only when it fails
-        test = ("type({v}) is not tuple" if a.is_list else
+        # a list argument given one plain value (``sum(x, 1)``) is well-typed too
+        test = ("type({v}) is not tuple and type({v}) is not " + plain
+                if a.is_list and plain != "Scalar" else
+                "type({v}) is not tuple" if a.is_list else
                 "type({v}) not in _SCALARS" if plain == "Scalar" else f"type({v}) is not {plain}")
         optional = a.optional or a.is_list and a.has_default     # torch: None -> default
         test = test.format(v=v) + (f" and {v} is not None" if optional else "")
