@@ -78,7 +78,9 @@ class _TableLoss(_Loss):
                 setattr(self, name, value)
 
     def forward(self, *args, **kwargs):
-        inputs = self._forward_signature.bind(*args, **kwargs).arguments.values()
+        inputs = args                 # the usual call: every input by position
+        if kwargs or len(args) != len(self._forward_signature.parameters):
+            inputs = self._forward_signature.bind(*args, **kwargs).arguments.values()
         options = {name: getattr(self, name) for name in self._options}
         return self._functional(*inputs, **options, reduction=self.reduction)
 
