@@ -4,12 +4,16 @@
 Records are looked up in the op registry (ember/_ops/registry.py) by their schema names
 (``add.Tensor``); calling a packet calls the op's public front where ember has one, else
 the first overload whose schema binds the arguments.
+
+``ember.ops.profiler`` holds the two profiler ops FX's profiling tracer calls:
+``_record_function_enter(name, args=None)`` opens a ``record_function`` range and returns
+an opaque uint8 handle tensor, ``_record_function_exit(handle)`` closes it.
 """
 from __future__ import annotations
 
 from ember._ops.registry import OPS, FUNCTIONS, bind
 
-__all__ = ["aten"]
+__all__ = ["aten", "profiler"]
 
 
 class OpOverloadPacket:
@@ -70,3 +74,63 @@ class _Namespace:
 
 
 aten = _Namespace("aten")
+
+
+# ------------------------------------------------------------------ profiler ops
+
+_open_ranges = {}          # handle number -> entered record_function
+_next_handle = [0]
+
+
+def _record_function_enter(name, args=None):
+    """Enter a ``record_function(name, args)`` range; returns its handle tensor."""
+    from ember.autograd.profiler import record_function
+    import ember
+    _next_handle[0] += 1
+    number = _next_handle[0]
+    _open_ranges[number] = record_function(name, args).__enter__()
+    return ember.tensor(list(number.to_bytes(8, "little")), dtype=ember.uint8)
+
+
+def _record_function_exit(handle):
+    """Close the range ``handle`` (from ``_record_function_enter``) opened."""
+    number = int.from_bytes(bytes(handle.tolist()), "little")
+    opened = _open_ranges.pop(number, None)
+    if opened is None:
+        raise RuntimeError("_record_function_exit: handle of no open record_function")
+    opened.__exit__(None, None, None)
+
+
+class _PlainOp:
+    """A Python-level op with torch's packet face (``op(...)`` and ``op.default(...)``)."""
+
+    def __init__(self, namespace, function):
+        self.__name__ = function.__name__
+        self._qualified = f"{namespace}.{function.__name__}"
+        self.default = function
+
+    def __call__(self, *args, **kwargs):
+        from ember.overrides import has_torch_function, handle_torch_function
+        relevant = args + tuple(kwargs.values())
+        if has_torch_function(relevant):          # an FX Proxy records the call
+            return handle_torch_function(self, relevant, *args, **kwargs)
+        return self.default(*args, **kwargs)
+
+    def overloads(self):
+        return ["default"]
+
+    def __repr__(self):
+        return self._qualified
+
+
+class _PlainNamespace:
+    def __init__(self, name, functions):
+        self._name = name
+        for function in functions:
+            setattr(self, function.__name__, _PlainOp(name, function))
+
+    def __repr__(self):
+        return f"<ember.ops.{self._name}>"
+
+
+profiler = _PlainNamespace("profiler", (_record_function_enter, _record_function_exit))
