@@ -1,6 +1,7 @@
 """Activation functions (torch.nn.functional): composites of ember ops, autograd from their
 parts. Branches that could overflow are evaluated on clamped inputs so that the unused side
-of a ``where`` never puts inf/nan into the gradient."""
+of a ``where`` never puts inf/nan into the gradient. Where torch has one kernel, the
+composite is recorded under torch's node name (``record_as``, Note [named composites])."""
 from __future__ import annotations
 
 import math
@@ -9,6 +10,7 @@ import warnings
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops import elementwise as _ew
+from ember.autograd.composite import record_as
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
@@ -45,7 +47,8 @@ def _check_floating(input, kernel):
 
 def threshold(input, threshold, value, inplace=False):
     x = _src(input, inplace)
-    r = ember.where(x > threshold, x, ember.as_tensor(value, dtype=input.dtype))
+    fill = ember.as_tensor(value, dtype=input.dtype)
+    r = record_as("ThresholdBackward0", lambda t: ember.where(t > threshold, t, fill), x)
     return _inplace(input, r, inplace)
 
 
@@ -75,8 +78,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
         # torch's gradient is 1 strictly inside (min_val, max_val) (and at NaN), 0 at and
         # beyond the limits
         x = _src(input, inplace)
-        inside = ((x <= min_val) | (x >= max_val)).logical_not()
-        r = ember.where(inside, x, x.detach().clamp(min_val, max_val))
+        r = record_as("HardtanhBackward0", lambda t: ember.where(
+            ((t <= min_val) | (t >= max_val)).logical_not(), t,
+            t.detach().clamp(min_val, max_val)), x)
         return _inplace(input, r, inplace)
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
@@ -98,7 +102,7 @@ def _neg_part_exp(x, alpha, scale_in=1.0):
 def elu(input, alpha=1.0, inplace=False):
     _check_floating(input, "elu_cpu")
     x = _src(input, inplace)
-    r = ember.where(x > 0, x, _neg_part_exp(x, alpha))
+    r = record_as("EluBackward0", lambda t: ember.where(t > 0, t, _neg_part_exp(t, alpha)), x)
     return _inplace(input, r, inplace)
 
 
@@ -109,7 +113,8 @@ def elu_(input, alpha=1.0):
 def selu(input, inplace=False):
     _check_floating(input, "elu_cpu")
     x = _src(input, inplace)
-    r = _SELU_SCALE * ember.where(x > 0, x, _neg_part_exp(x, _SELU_ALPHA))
+    r = record_as("EluBackward0", lambda t: _SELU_SCALE * ember.where(
+        t > 0, t, _neg_part_exp(t, _SELU_ALPHA)), x)
     return _inplace(input, r, inplace)
 
 
@@ -122,7 +127,8 @@ def celu(input, alpha=1.0, inplace=False):
         raise RuntimeError("ZeroDivisionError")
     _check_floating(input, "elu_cpu")
     x = _src(input, inplace)
-    r = ember.where(x > 0, x, _neg_part_exp(x, alpha, alpha))
+    r = record_as("CeluBackward0", lambda t: ember.where(
+        t > 0, t, _neg_part_exp(t, alpha, alpha)), x)
     return _inplace(input, r, inplace)
 
 
@@ -133,7 +139,8 @@ def celu_(input, alpha=1.0):
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check_floating(input, "leaky_relu_cpu")
     x = _src(input, inplace)
-    r = ember.where(x > 0, x, x * negative_slope)
+    r = record_as("LeakyReluBackward0",
+                  lambda t: ember.where(t > 0, t, t * negative_slope), x)
     return _inplace(input, r, inplace)
 
 
@@ -157,7 +164,8 @@ def prelu(input, weight):
             weight = weight.reshape((1, C) + (1,) * (input.dim() - 2))
     elif weight.dim() > 0:
         weight = weight.reshape(())
-    return ember.where(input > 0, input, weight * input)
+    return record_as("PreluKernelBackward0",
+                     lambda t, w: ember.where(t > 0, t, w * t), input, weight)
 
 
 def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
@@ -169,7 +177,9 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
         a = ember.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
         r = ember.where(x >= 0, x, x * a)
     else:
-        r = leaky_relu(x, (lower + upper) / 2)
+        slope = (lower + upper) / 2
+        r = record_as("RreluWithNoiseBackward0",
+                      lambda t: ember.where(t > 0, t, t * slope), x)
     return _inplace(input, r, inplace)
 
 
@@ -185,8 +195,11 @@ def glu(input, dim=-1):
         raise RuntimeError(f"Halving dimension must be even, but dimension {d} is size "
                            f"{input.shape[d]}")
     _check_floating(input, "glu_cpu")
-    a, b = input.chunk(2, dim)
-    return a * b.sigmoid()
+
+    def halves(t):
+        a, b = t.chunk(2, dim)
+        return a * b.sigmoid()
+    return record_as("GluBackward0", halves, input)
 
 
 def gelu(input, approximate="none"):
@@ -195,24 +208,28 @@ def gelu(input, approximate="none"):
 
 def logsigmoid(input):
     _check_floating(input, "log_sigmoid_cpu")
+    return record_as("LogSigmoidBackward0", _logsigmoid, input)
+
+
+def _logsigmoid(x):
     # min(x, 0) - log1p(exp(-|x|)), one stable branch per sign (gradient 1/2 at 0)
-    neg, zero = input < 0, input.new_zeros(())
-    xn, xp = ember.where(neg, input, zero), ember.where(neg, zero, input)
+    neg, zero = x < 0, x.new_zeros(())
+    xn, xp = ember.where(neg, x, zero), ember.where(neg, zero, x)
     return ember.where(neg, xn - xn.exp().log1p(), -(-xp).exp().log1p())
 
 
 def hardshrink(input, lambd=0.5):
     _check_floating(input, "hardshrink_cpu")
-    return ember.where((input > lambd) | (input < -lambd), input, input.new_zeros(()))
+    return record_as("HardshrinkBackward0", lambda t: ember.where(
+        (t > lambd) | (t < -lambd), t, t.new_zeros(())), input)
 
 
 def softshrink(input, lambd=0.5):
     if lambd < 0:
         raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
     _check_floating(input, "softshrink_check")
-    zero = input.new_zeros(())
-    return ember.where(input > lambd, input - lambd,
-                       ember.where(input < -lambd, input + lambd, zero))
+    return record_as("SoftshrinkBackward0", lambda t: ember.where(
+        t > lambd, t - lambd, ember.where(t < -lambd, t + lambd, t.new_zeros(()))), input)
 
 
 def tanhshrink(input):
@@ -225,11 +242,15 @@ def softsign(input):
 
 def softplus(input, beta=1.0, threshold=20.0):
     _check_floating(input, "softplus_cpu")
-    bx = input * beta
+    return record_as("SoftplusBackward0", lambda t: _softplus(t, beta, threshold), input)
+
+
+def _softplus(x, beta=1.0, threshold=20.0):
+    bx = x * beta
     soft = bx.clamp_max(threshold).exp().log1p()
     if beta != 1:
         soft = soft / beta
-    return ember.where(bx > threshold, input, soft)
+    return ember.where(bx > threshold, x, soft)
 
 
 def _get_softmax_dim(name, ndim, stacklevel):
@@ -279,10 +300,14 @@ def sigmoid(input):
 def hardsigmoid(input, inplace=False):
     _check_floating(input, "hardsigmoid_cpu")
     x = _src(input, inplace)
+    r = record_as("HardsigmoidBackward0", _hardsigmoid, x)
+    return _inplace(input, r, inplace)
+
+
+def _hardsigmoid(x):
     # gradient 1/6 strictly inside (-3, 3), 0 at and beyond the corners (and at NaN)
     lin = x / 6 + 0.5
-    r = ember.where((x > -3) & (x < 3), lin, lin.detach().clamp(0, 1))
-    return _inplace(input, r, inplace)
+    return ember.where((x > -3) & (x < 3), lin, lin.detach().clamp(0, 1))
 
 
 def silu(input, inplace=False):
@@ -292,18 +317,22 @@ def silu(input, inplace=False):
 def mish(input, inplace=False):
     _check_floating(input, "mish_cpu")
     x = _src(input, inplace)
-    r = x * softplus(x).tanh()
+    r = record_as("MishBackward0", lambda t: t * _softplus(t).tanh(), x)
     return _inplace(input, r, inplace)
 
 
 def hardswish(input, inplace=False):
     _check_floating(input, "hardswish_cpu")
     x = _src(input, inplace)
+    r = record_as("HardswishBackward0", _hardswish, x)
+    return _inplace(input, r, inplace)
+
+
+def _hardswish(x):
     # torch's gradient: 0 for x <= -3, x/3 + 1/2 for -3 < x < 3, 1 for x >= 3 (and NaN)
     inside = (x > -3) & (x < 3)
     xi = ember.where(inside, x, x.new_zeros(()))
-    r = ember.where(x <= -3, x * 0, ember.where(inside, xi * (xi / 6 + 0.5), x))
-    return _inplace(input, r, inplace)
+    return ember.where(x <= -3, x * 0, ember.where(inside, xi * (xi / 6 + 0.5), x))
 
 
 del math
