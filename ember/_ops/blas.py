@@ -429,6 +429,20 @@ def _chain(ms, split, i, j):
     return mm(_chain(ms, split, i, k), _chain(ms, split, k + 1, j))
 
 
+def _check_chain(matrices):
+    """multi_dot's checks: one dtype, and each inner size equal to the next one's outer."""
+    for i, m in enumerate(matrices[1:], 1):
+        if m.dtype != matrices[0].dtype:
+            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
+                               f"0 is {K.cname(matrices[0]._data)} and tensor {i} "
+                               f"{K.cname(m._data)}")
+    for i in range(len(matrices) - 1):
+        a, b = matrices[i], matrices[i + 1]
+        if a.shape[-1] != b.shape[0]:
+            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
+                               f"{list(a.shape)} and {list(b.shape)} cannot be multiplied")
+
+
 def _chain_matmul(matrices):
     if not _chain_warned[0]:
         _chain_warned[0] = True
@@ -443,16 +457,7 @@ def _chain_matmul(matrices):
         raise RuntimeError("chain_matmul(): Expected one or more matrices")
     if len(matrices) == 1:
         return clone(matrices[0], None)
-    for i, m in enumerate(matrices[1:], 1):
-        if m.dtype != matrices[0].dtype:
-            raise RuntimeError(f"multi_dot(): all tensors must have be the same dtype but tensor "
-                               f"0 is {K.cname(matrices[0]._data)} and tensor {i} "
-                               f"{K.cname(m._data)}")
-    for i in range(len(matrices) - 1):
-        a, b = matrices[i], matrices[i + 1]
-        if a.shape[1] != b.shape[0]:
-            raise RuntimeError(f"multi_dot(): tensors {i} and {i + 1} with shapes "
-                               f"{list(a.shape)} and {list(b.shape)} cannot be multiplied")
+    _check_chain(matrices)
     split = _multi_dot_order([tuple(m.shape) for m in matrices])
     return _chain(list(matrices), split, 0, len(matrices) - 1)
 

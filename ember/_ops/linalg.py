@@ -884,7 +884,8 @@ def multi_dot(tensors, *, out=None):
                 raise RuntimeError(f"multi_dot(): the {'first' if i == 0 else 'last'} tensor "
                                    f"must be 1D or 2D but got {t.ndim}D")
             raise RuntimeError(f"multi_dot(): tensor {i} must be 2D but got {t.ndim}D")
-    from ember._ops.blas import _multi_dot_order, _chain
+    from ember._ops.blas import _multi_dot_order, _chain, _check_chain
+    _check_chain(list(tensors))
     r = _chain(ts, _multi_dot_order([tuple(t.shape) for t in ts]), 0, len(ts) - 1)
     if first_1d and last_1d:
         r = r.reshape(())
