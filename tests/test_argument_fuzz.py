@@ -40,16 +40,12 @@ KNOWN_DIFFERENCES = {
     # index_put's indices (Tensor?[]) given by keyword in the fuzzer's call
     "*:index_put*/*": "Tensor?[] argument built differently",
     # dtype checks torch's kernels make and ember's (NumPy) kernels do not: subtraction of
-    # bool tensors (sub, dist), a bool self of square_/mvlgamma/kthvalue/topk/cross, complex
-    # igamma and searchsorted, binomial's dtype text (ValueError in torch)
+    # bool tensors (sub, dist), a bool self of square_/mvlgamma, complex searchsorted,
+    # binomial's dtype text (ValueError in torch)
     "*:sub*/*/bool_tensor": "kernel dtype check missing",
     "*:dist/*/bool_tensor": "kernel dtype check missing",
     "*:square_/self/bool_tensor": "kernel dtype check missing",
     "*:mvlgamma/self/bool_tensor": "kernel dtype check missing",
-    "*:kthvalue/self/bool_tensor": "kernel dtype check missing",
-    "*:topk/self/bool_tensor": "kernel dtype check missing",
-    "*:cross/self/bool_tensor": "kernel dtype check missing",
-    "*:igamma*/*/complex_tensor": "kernel dtype check missing",
     "*:binomial/*": "kernel dtype check missing",
     # searchsorted: a 2-D sorted_sequence of mixed dtypes and sorter checks
     "*:searchsorted/*": "searchsorted's dtype promotion and sorter checks",

@@ -360,9 +360,9 @@ def cross(a, b, dim=None):
         if x != y and x != 1 and y != 1:
             raise RuntimeError(f"The size of tensor a ({x}) must match the size of tensor b "
                                f"({y}) at non-singleton dimension {i}")
+    _no_bool(a, "cross")
     if a.dtype != b.dtype:
         raise RuntimeError(f"expected scalar type {sname(a)} but found {sname(b)}")
-    _no_bool(a, "linalg_cross")
     a0, a1, a2 = (np.take(a, i, axis=d) for i in range(3))
     b0, b1, b2 = (np.take(b, i, axis=d) for i in range(3))
     return np.stack([a1 * b2 - a2 * b1, a2 * b0 - a0 * b2, a0 * b1 - a1 * b0], axis=d)

@@ -76,11 +76,13 @@ def argsort(a, dim=-1, descending=False, stable=False):
 
 
 def topk(a, k, dim=-1, largest=True, sorted=True):
-    _no_complex(a, " topk does not support complex dtypes on CPU")
     d = wrap_dim(dim, a.ndim)
     n = a.shape[d] if a.ndim else 1
     if not 0 <= k <= n:
         raise RuntimeError("selected index k out of range")
+    _no_complex(a, " topk does not support complex dtypes on CPU")
+    if a.dtype == np.bool_:
+        raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
     if 0 < k < n and a.dtype != np.bool_:
@@ -127,7 +129,6 @@ def _pos_shape(a, d):
 
 
 def kthvalue(a, k, dim=-1, keepdim=False):
-    _no_complex(a, kname="kthvalue_cpu")
     d = wrap_dim(dim, a.ndim)
     if a.ndim and a.shape[d] == 0:
         raise IndexError(f"kthvalue(): Expected reduction dim {d} to have non-zero size.")
@@ -136,6 +137,8 @@ def kthvalue(a, k, dim=-1, keepdim=False):
         raise RuntimeError(f"kthvalue(): selected number k out of range for dimension {d}")
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
+    if a.dtype.kind in "bc":            # torch's CPU kernel has no bool or complex instance
+        raise not_implemented("kthvalue_cpu", a.dtype)
     return _select_at(a, d, np.full(_pos_shape(a, d), k - 1, np.int64), keepdim)
 
 

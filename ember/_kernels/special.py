@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels.reduction import not_implemented
+
 
 def _sp():
     import scipy.special as sp
@@ -76,13 +78,20 @@ def zeta(a, b):
     return np.asarray(_sp().zeta(a, b), dtype=dt)
 
 
+def _real_only(name, dt):
+    if dt.kind == "c":
+        raise not_implemented(name, dt)
+
+
 def gammainc(a, b):
     dt = np.result_type(a, b)
+    _real_only("igamma_cpu", dt)
     return np.asarray(_sp().gammainc(a, b), dtype=dt)
 
 
 def gammaincc(a, b):
     dt = np.result_type(a, b)
+    _real_only("igammac_cpu", dt)
     return np.asarray(_sp().gammaincc(a, b), dtype=dt)
 
 
