@@ -432,6 +432,48 @@ def test_activation_grad_fn_names_and_gradients(name):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
 
 
+SHAPED_NODES = {
+    "linear_2d": lambda lib, x, w, b: lib.nn.functional.linear(x, w),
+    "linear_2d_bias": lambda lib, x, w, b: lib.nn.functional.linear(x, w, b),
+    "linear_1d": lambda lib, x, w, b: lib.nn.functional.linear(x[0], w),
+    "linear_1d_bias": lambda lib, x, w, b: lib.nn.functional.linear(x[0], w, b),
+    "linear_3d": lambda lib, x, w, b: lib.nn.functional.linear(x.reshape(1, 2, 4), w),
+    "linear_3d_bias": lambda lib, x, w, b: lib.nn.functional.linear(x.reshape(1, 2, 4), w, b),
+    "sum": lambda lib, x, w, b: x.sum(),
+    "sum_dim": lambda lib, x, w, b: x.sum(1),
+    "sum_dims_keepdim": lambda lib, x, w, b: lib.sum(x, (0, 1), keepdim=True),
+    "mean": lambda lib, x, w, b: x.mean(),
+    "mean_dim": lambda lib, x, w, b: x.mean(-1),
+    "max": lambda lib, x, w, b: x.max(),
+    "max_dim": lambda lib, x, w, b: x.max(1)[0],
+    "std": lambda lib, x, w, b: x.std(),
+    "std_dim": lambda lib, x, w, b: x.std(0),
+    "norm": lambda lib, x, w, b: x.norm(),
+    "norm_dim": lambda lib, x, w, b: x.norm(p=1, dim=1),
+}
+
+
+@pytest.mark.parametrize("name", list(SHAPED_NODES))
+def test_linear_and_reduction_grad_fn_names(name):
+    """linear's last node depends on the input's rank and the bias (mm, addmm, a view);
+    sum/mean with a dim are torch's dim overloads (...Backward1)."""
+    def run(lib):
+        gen = np.random.default_rng(2)
+        x = lib.tensor(gen.random((2, 4)), requires_grad=True)
+        w = lib.tensor(gen.random((3, 4)), requires_grad=True)
+        b = lib.tensor(gen.random(3), requires_grad=True)
+        y = SHAPED_NODES[name](lib, x, w, b)
+        head = (type(y.grad_fn).__name__, y.grad_fn.name())
+        y.sum().backward()
+        return head, y.detach().numpy(), x.grad.numpy(), \
+            None if w.grad is None else w.grad.numpy()
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    for a, b in zip(e[1:], t[1:]):
+        if b is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
+
+
 # ---------------------------------------------------------------- custom Function double backward
 
 def _tutorial_functions(lib):

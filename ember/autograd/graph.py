@@ -804,6 +804,26 @@ _OVERLOADS = {
     "index_fill.int_Tensor": ("IndexFillBackward1", {3: "IndexFillBackward0"}),
     "square": ("PowBackward0", {}),            # torch computes it as pow(x, 2)
 }
+
+
+def _linear_name(args):
+    """torch's last node of linear: addmm/mm on 2-D input, reshaped around it otherwise."""
+    ndim, no_bias = args[0]._data.ndim, args[2] is None
+    if ndim == 2:
+        return "MmBackward0" if no_bias else "AddmmBackward0"
+    if no_bias:
+        return "SqueezeBackward4" if ndim == 1 else "UnsafeViewBackward0"
+    return "ViewBackward0"
+
+
+# ops whose node torch names by their arguments' values (None for the record's own name);
+# for sum/mean, a given ``dim`` is torch's dim overload (ember's fronts do not tell an
+# explicit ``dim=None`` from none: that stays ...0)
+_NAMED_BY_ARGS = {
+    "sum": lambda args: None if args[1] is None else "SumBackward1",
+    "mean": lambda args: None if args[1] is None else "MeanBackward1",
+    "linear": _linear_name,
+}
 _INDEX_ARGS = ("index", "indices", "mask", "condition", "target", "targets")
 _NON_DIFFERENTIABLE = {"nll_loss_nd": ("weight",), "nll_loss": ("weight",)}
 _PLANS: dict = {}
@@ -821,14 +841,15 @@ def _node_plan(op):
     index_like = tuple(i for i in tensor_pos if op.argnames[i] in _INDEX_ARGS)
     never = tuple(i for i in tensor_pos
                   if op.argnames[i] in _NON_DIFFERENTIABLE.get(name.split(".")[0], ()))
-    if overloads is None and not index_like and not never:
+    by_args = _NAMED_BY_ARGS.get(name)
+    if overloads is None and not index_like and not never and by_args is None:
         return _PLAIN
-    return overloads, index_like, never
+    return overloads, index_like, never, by_args
 
 
 def _overload(op, plan, args):
     """The node class for this call and the argument positions that are no inputs."""
-    overloads, index_like, never = plan
+    overloads, index_like, never, by_args = plan
     drop = list(never)
     for i in index_like:
         a = args[i]
@@ -841,6 +862,8 @@ def _overload(op, plan, args):
         if numbers:
             name = overloads[1][numbers[0]]
             drop.extend(i for i in overloads[1] if not isinstance(args[i], Tensor))
+    if by_args is not None:
+        name = by_args(args) or name
     key = (op, name)
     cls = _OVERLOAD_CLASSES.get(key)
     if cls is None:
