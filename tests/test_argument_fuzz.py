@@ -35,18 +35,14 @@ KNOWN_DIFFERENCES = {
     "*addbmm*/*": "which of two faults is reported first",
     "*:index_add*/*": "which of two faults is reported first",
     "*:index_copy*/*": "which of two faults is reported first",
-    # fill with a value tensor of more than 0 dims: ember broadcasts it, torch refuses
-    "*:fill*//baseline": "fill_ accepts a non-0-d value tensor",
     # index_put's indices (Tensor?[]) given by keyword in the fuzzer's call
     "*:index_put*/*": "Tensor?[] argument built differently",
     # dtype checks torch's kernels make and ember's (NumPy) kernels do not: subtraction of
-    # bool tensors (sub, dist), a bool self of square_/mvlgamma, complex searchsorted,
-    # binomial's dtype text (ValueError in torch)
+    # bool tensors (sub, dist), a bool self of square_/mvlgamma, complex searchsorted
     "*:sub*/*/bool_tensor": "kernel dtype check missing",
     "*:dist/*/bool_tensor": "kernel dtype check missing",
     "*:square_/self/bool_tensor": "kernel dtype check missing",
     "*:mvlgamma/self/bool_tensor": "kernel dtype check missing",
-    "*:binomial/*": "kernel dtype check missing",
     # searchsorted: a 2-D sorted_sequence of mixed dtypes and sorter checks
     "*:searchsorted/*": "searchsorted's dtype promotion and sorter checks",
     # an empty tensor along dim 1 of a 1-D input: torch answers for cummax/cummin, refuses

@@ -9,6 +9,7 @@ CPU kernels, element by element; Note [torch-compatible streams] in ``random.py`
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -528,14 +529,22 @@ def binomial(count, prob, generator=None):
     """``torch.binomial``: torch's sample_binomial (BTRS for count * p >= 10, inversion
     otherwise) per element, in TensorIterator order."""
     dt = count.dtype
+    for name, arg in (("count", count), ("prob", prob)):
+        if arg.dtype.kind != "f" and _name(arg.dtype) != "bfloat16":
+            raise ValueError(f"binomial only supports floating-point dtypes for {name}, "
+                             f"got: {_SCALAR[_name(arg.dtype)]}")
     if prob.dtype != dt:
-        raise RuntimeError(f"binomial(): expected prob to have dtype {_SCALAR[_name(dt)]}, "
-                           f"but got {_SCALAR[_name(prob.dtype)]}")
+        raise RuntimeError(f"Found dtype {_SCALAR[_name(prob.dtype)]} but expected "
+                           f"{_SCALAR[_name(dt)]}")
     _check_gamma_dtype(dt, "binomial_cpu")
     shape = np.broadcast_shapes(count.shape, prob.shape)
-    if shape != count.shape:
-        raise RuntimeError(f"output with shape {list(count.shape)} doesn't match the broadcast "
-                           f"shape {list(shape)}")
+    if shape != count.shape and count.size:     # the output (count's shape) is resized
+        warnings.warn(f"An output with one or more elements was resized since it had shape "
+                      f"{list(count.shape)}, which does not match the required output shape "
+                      f"{list(shape)}. This behavior is deprecated, and in a future PyTorch "
+                      f"release outputs will not be resized unless they have zero elements. "
+                      f"You can explicitly reuse an out tensor t by resizing it, inplace, to "
+                      f"zero elements with t.resize_(0).", UserWarning, stacklevel=2)
     out = np.zeros(shape, dt)
     n = _serial_input(out, np.broadcast_to(count, shape)).astype(np.float64).tolist()
     p = _serial_input(out, np.broadcast_to(prob, shape)).astype(np.float64).tolist()

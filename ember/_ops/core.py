@@ -428,6 +428,9 @@ def _(ctx, g, self, src, non_blocking):
 
 
 def _fill(a, value):
+    if np.ndim(value):
+        raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
+                           f"{np.ndim(value)} dimensions.")
     return np.full(a.shape, value, a.dtype)
 
 

@@ -65,7 +65,7 @@ multinomial = defop(f"multinomial(Tensor self, SymInt num_samples, bool replacem
 poisson = defop("poisson(Tensor self, Generator? generator=None) -> Tensor", K.poisson,
                 promote=None, method=False)
 binomial = defop("binomial(Tensor count, Tensor prob, Generator? generator=None) -> Tensor",
-                 K.binomial, promote=None, method=False)
+                 K.binomial, promote=None, method=False, out=False)
 standard_gamma = defop("_standard_gamma(Tensor self, Generator? generator=None) -> Tensor",
                        K.standard_gamma, promote=None, method=False, saves=("self", "result"))
 standard_gamma_grad = defop("_standard_gamma_grad(Tensor self, Tensor output) -> Tensor",
