@@ -310,6 +310,18 @@ CASES = {
     "frombuffer_not_buffer": (lambda L: L.frombuffer([1, 2], dtype=L.float32),
         "object does not implement Python buffer protocol."),
     "asarray_unsupported_no_copy": (lambda L: L.asarray(np.array(["a"]), copy=False), None),
+    # histogramdd: torch's messages
+    "histogramdd_bins_count": (lambda L: L.histogramdd(L.ones(4, 2), bins=[2, 2, 2]),
+        "histogramdd: The size of bins must be equal to the innermost dimension of the input."),
+    "histogramdd_edges_count": (lambda L: L.histogramdd(
+        L.ones(4, 2), bins=[L.tensor([0.0, 1.0])] * 3),
+        "expected 2 sequences of bin edges for a 2-dimensional histogram but got 3"),
+    "histogramdd_range_length": (lambda L: L.histogramdd(L.ones(4, 2), bins=3, range=[0.0, 1.0]),
+        "for a 2-dimensional histogram range should have 4 elements, but got 2"),
+    "histogramdd_zero_bins": (lambda L: L.histogramdd(L.ones(4, 2), bins=[0, 2]),
+        "torch.histogram(): bins must be > 0, but got 0 for dimension 0"),
+    "histogramdd_bad_range": (lambda L: L.histogramdd(L.ones(4, 1), bins=[2], range=[1.5, 0.25]),
+        "torch.histogramdd: min should not exceed max, but got min 1.5 max 0.25 for dimension 0"),
 }
 
 

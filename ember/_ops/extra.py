@@ -243,17 +243,23 @@ def _histogramdd_edges(x, bins, range_):
     if isinstance(bins, numbers.Integral):
         bins = [int(bins)] * D
     bins = list(bins)
-    if len(bins) != D:
-        raise RuntimeError(f"torch.histogramdd: expected {D} sequences of bin edges for each "
-                           f"of the {D} input dimensions, but got {len(bins)} bin sequences")
     if all(isinstance(b, Tensor) for b in bins):
+        if len(bins) != D:
+            raise RuntimeError(f"torch.histogramdd: expected {D} sequences of bin edges for a "
+                               f"{D}-dimensional histogram but got {len(bins)}")
         return [b.detach() for b in bins]
+    if len(bins) != D:
+        raise RuntimeError("histogramdd: The size of bins must be equal to the innermost "
+                           "dimension of the input.")
+    if range_ is not None and len(range_) != 2 * D:
+        raise RuntimeError(f"torch.histogramdd: for a {D}-dimensional histogram range should "
+                           f"have {2 * D} elements, but got {len(range_)}")
     data = x.detach()._data
     edges = []
     for d, b in enumerate(bins):
         b = int(b)
         if b <= 0:
-            raise RuntimeError(f"torch.histogramdd(): bins must be > 0, but got {b} for "
+            raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {b} for "
                                f"dimension {d}")
         if range_ is not None:
             lo, hi = float(range_[2 * d]), float(range_[2 * d + 1])
@@ -262,8 +268,8 @@ def _histogramdd_edges(x, bins, range_):
         else:
             lo, hi = 0.0, 0.0
         if lo > hi:
-            raise RuntimeError(f"torch.histogramdd(): max must be larger than min, but got "
-                               f"min {lo} max {hi}")
+            raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
+                               f"{lo:g} max {hi:g} for dimension {d}")
         if lo == hi:
             lo, hi = lo - 0.5, hi + 0.5
         edges.append(ember.linspace(lo, hi, b + 1, dtype=x.dtype))
