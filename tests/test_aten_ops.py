@@ -137,7 +137,7 @@ def test_segment_reduce_values_gradients_and_offsets():
     data = np.array([[1., 3., 3.5, 2., 0., 5.], [4., 4.5, 1., 2., 2.5, 7.]])
     lengths = np.array([[2, 0, 4], [3, 3, 0]])
     rng = np.random.default_rng(6)
-    for reduce in ("max", "min", "sum", "prod", "mean"):
+    for reduce in ("max", "min", "sum", "prod", "mean", "amax", "amin"):
         for kw in ({}, {"initial": 2.0}):
             (t, e), (tl, el) = _pair(data, True), _pair(lengths)
             r = torch.segment_reduce(t, reduce, lengths=tl, axis=1, **kw)

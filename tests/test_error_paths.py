@@ -322,6 +322,12 @@ CASES = {
         "torch.histogram(): bins must be > 0, but got 0 for dimension 0"),
     "histogramdd_bad_range": (lambda L: L.histogramdd(L.ones(4, 1), bins=[2], range=[1.5, 0.25]),
         "torch.histogramdd: min should not exceed max, but got min 1.5 max 0.25 for dimension 0"),
+    # segment_reduce: torch's messages
+    "segment_reduce_bad_reduce": (lambda L: L.segment_reduce(
+        L.ones(4), "foo", lengths=L.tensor([4])),
+        "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
+    "segment_reduce_no_lengths": (lambda L: L.segment_reduce(L.ones(4), "sum"),
+        "segment_reduce(): Either lengths or offsets must be defined."),
 }
 
 

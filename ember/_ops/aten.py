@@ -211,13 +211,14 @@ def _segment_reduce_composite(data, reduce, lengths=None, indices=None, offsets=
     """Reduces consecutive segments of ``data`` along ``axis``: segment ``j`` has
     ``lengths[..., j]`` elements (or runs from ``offsets[..., j]`` to ``offsets[..., j+1]``).
     ``initial`` takes part in every segment (and is an empty one's value)."""
+    reduce = {"amax": "max", "amin": "min"}.get(reduce, reduce)
     if reduce not in _SEGMENT:
-        raise RuntimeError(f"reduce argument must be either sum, prod, max, min or mean, "
+        raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, "
                            f"got {reduce}")
     if indices is not None:
         raise RuntimeError("segment_reduce(): indices based reduction is not supported yet.")
     if lengths is None and offsets is None:
-        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined")
+        raise RuntimeError("segment_reduce(): Either lengths or offsets must be defined.")
     axis = axis + data.ndim if axis < 0 else axis
     size = data.shape[axis]
     if offsets is not None:
