@@ -474,6 +474,42 @@ def test_linear_and_reduction_grad_fn_names(name):
             np.testing.assert_allclose(a, b, rtol=1e-6, atol=1e-8)
 
 
+_S = slice(None)
+BASIC_INDICES = [0, -1, (0, 1), slice(0, 1), _S, Ellipsis, (), (_S, 0), (0, slice(0, 2)),
+                 (_S, _S), (slice(0, 2), _S), (_S,), (_S, ...), (..., 0), (0, ...),
+                 (slice(0, 1), ...), (slice(None, None, 2), _S), (_S, slice(0, 5)),
+                 (slice(-5, None), _S), (1, _S)]
+
+
+@pytest.mark.parametrize("index", BASIC_INDICES, ids=repr)
+def test_basic_index_node_names(index):
+    """An int index is a select, a slice a slice; in a tuple, a slice keeping its whole
+    dim adds no node (all such: an alias)."""
+    def run(lib):
+        x = lib.tensor(np.arange(6.0).reshape(2, 3), requires_grad=True)
+        y = (x * 1)[index]
+        name = (type(y.grad_fn).__name__, y.grad_fn.name())
+        (y * y).sum().backward()
+        return name, y.detach().numpy(), x.grad.numpy()
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    np.testing.assert_array_equal(e[1], t[1])
+    np.testing.assert_array_equal(e[2], t[2])
+
+
+@pytest.mark.parametrize("view", ["unbind", "split"])
+def test_int_setitem_on_multi_output_view_names_select(view):
+    """``v[0] = x`` writes through a select view: torch's error names "Select"."""
+    msgs = []
+    for lib in (ember, torch):
+        b = lib.ones(2, 3, requires_grad=True) * 1
+        v = lib.unbind(b)[1] if view == "unbind" else lib.split(b, 1)[1]
+        with pytest.raises(RuntimeError) as info:
+            v[0] = 5.0
+        msgs.append(str(info.value))
+    assert msgs[0] == msgs[1] and msgs[0].startswith("Output 0 of Select is a view")
+
+
 # ---------------------------------------------------------------- custom Function double backward
 
 def _tutorial_functions(lib):

@@ -105,10 +105,13 @@ def _with_ellipsis(index):
     return index + (Ellipsis,)
 
 
-def basic_view(self, idx):
+def basic_view(self, idx, bare=False):
     """The view ``self[idx]`` for a basic index. ``None`` entries become ``unsqueeze`` so the
-    new dims get torch's strides (NumPy gives them stride 0)."""
+    new dims get torch's strides (NumPy gives them stride 0). ``bare``: the index was one
+    slice, not a tuple (its node is a slice even when it keeps the whole dim)."""
     _check_bounds(self, idx)
+    if bare:
+        return basic_index(self, idx)
     if not any(i is None for i in idx):
         return basic_index(self, _with_ellipsis(idx))
     nd = self.ndim
@@ -134,7 +137,7 @@ def basic_view(self, idx):
 def getitem(self, index):
     idx = _normalize(index)
     if all(_is_basic(i) for i in idx):
-        return basic_view(self, idx)
+        return basic_view(self, idx, type(index) is slice)
     from ember._ops import advanced_indexing
     return advanced_indexing.getitem(self, idx)
 
@@ -170,7 +173,7 @@ def setitem(self, index, value):
     idx = _normalize(index)
     value = _check_value(self, value)
     if all(_is_basic(i) for i in idx):
-        _assign(basic_view(self, idx), value)
+        _assign(basic_view(self, idx, type(index) is slice), value)
         return
     from ember._ops import advanced_indexing
     advanced_indexing.setitem(self, idx, value)

@@ -816,6 +816,29 @@ def _linear_name(args):
     return "ViewBackward0"
 
 
+def _index_name(args):
+    """torch's last node of a basic index: an int selects, a slice slices; in a tuple
+    index, a slice that keeps its whole dim is skipped (nothing left: an alias). ember's
+    fronts mark a bare index (``x[1:]``, never skipped) by leaving out the ``...``."""
+    shape, index = args[0]._data.shape, args[1]
+    bare = not any(i is Ellipsis for i in index)
+    n_real = sum(1 for i in index if i is not Ellipsis)
+    name, dim = "AliasBackward0", 0
+    for item in index:
+        if item is Ellipsis:
+            dim += len(shape) - n_real
+            continue
+        if isinstance(item, slice):
+            whole = item.start in (None, 0) and item.step in (None, 1) and \
+                (item.stop is None or item.stop >= shape[dim])
+            if bare or not whole:
+                name = "SliceBackward0"
+        else:
+            name = "SelectBackward0"
+        dim += 1
+    return name
+
+
 # ops whose node torch names by their arguments' values (None for the record's own name);
 # for sum/mean, a given ``dim`` is torch's dim overload (ember's fronts do not tell an
 # explicit ``dim=None`` from none: that stays ...0)
@@ -823,6 +846,7 @@ _NAMED_BY_ARGS = {
     "sum": lambda args: None if args[1] is None else "SumBackward1",
     "mean": lambda args: None if args[1] is None else "MeanBackward1",
     "linear": _linear_name,
+    "_basic_index": _index_name,
 }
 _INDEX_ARGS = ("index", "indices", "mask", "condition", "target", "targets")
 _NON_DIFFERENTIABLE = {"nll_loss_nd": ("weight",), "nll_loss": ("weight",)}
