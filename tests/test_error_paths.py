@@ -328,6 +328,13 @@ CASES = {
         "reduce argument must be either sum, prod, mean, amax or amin, got foo"),
     "segment_reduce_no_lengths": (lambda L: L.segment_reduce(L.ones(4), "sum"),
         "segment_reduce(): Either lengths or offsets must be defined."),
+    # linalg.lu_factor of a singular matrix
+    "lu_factor_singular": (lambda L: L.linalg.lu_factor(L.tensor([[1.0, 2.0], [2.0, 4.0]])),
+        "torch.linalg.lu_factor: U[2,2] is zero and using it on lu_solve"),
+    "lu_factor_batch_singular": (lambda L: L.linalg.lu_factor(L.stack([L.eye(2), L.zeros(2, 2)])),
+        "torch.linalg.lu_factor: (Batch element 1): U[1,1] is zero"),
+    "lu_factor_ex_check_errors": (lambda L: L.linalg.lu_factor_ex(
+        L.zeros(2, 2), check_errors=True), "torch.linalg.lu_factor_ex: U[1,1] is zero"),
 }
 
 

@@ -425,14 +425,22 @@ def _lu_factor_ex_kernel(a, pivot=True, check_errors=False, fname="linalg.lu_fac
     if not pivot:
         raise RuntimeError("linalg.lu_factor: LU without pivoting is not implemented on the CPU")
     lu, piv, info = K.lu_factor_batched(np.ascontiguousarray(a))
-    if check_errors and info.any():
-        i = np.nonzero(info.reshape(-1))[0][0]
-        base = fname.replace("_ex", "")
-        pre = f"{base}: (Batch element {i}): " if info.ndim else f"{base}: "
-        raise K.LinAlgError(f"{pre}The factorization could not be completed because the input "
-                            f"is not invertible (U[{info.reshape(-1)[i]}, "
-                           f"{info.reshape(-1)[i]}] is zero).")
+    if check_errors:
+        _check_lu_info(info, fname)
     return lu, piv, info
+
+
+def _check_lu_info(info, fname):
+    """torch's error for the first matrix whose factor has a zero pivot (``info`` > 0)."""
+    if not info.any():
+        return
+    flat = info.reshape(-1)
+    i = int(np.flatnonzero(flat)[0])
+    batch = f"(Batch element {i}): " if info.ndim else ""
+    raise K.LinAlgError(f"torch.{fname}: {batch}U[{flat[i]},{flat[i]}] is zero and using it on "
+                        f"lu_solve would result in a division by zero. If you still want to "
+                        f"perform the factorization, consider calling linalg.lu(A, pivot) or "
+                        f"linalg.lu_factor_ex(A, pivot)")
 
 
 lu_factor_ex_op.kernel = _lu_factor_ex_kernel
@@ -663,6 +671,7 @@ def lu_factor_ex(A, *, pivot=True, check_errors=False, out=None):
 def lu_factor(A, *, pivot=True, out=None):
     K.check_matrix(A._data, "linalg.lu_factor")
     LU, piv, info = _d(lu_factor_ex_op, A, pivot, False)
+    _check_lu_info(info._data, "linalg.lu_factor")
     return _out(_named("linalg_lu_factor", ("LU", "pivots"), (LU, piv)), out,
                 "linalg_lu_factor", ("LU", "pivots"))
 
