@@ -66,12 +66,26 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
                  saves=("self", "other"))
 
 
+def _scaled_into(out, b, alpha):
+    """``b * alpha`` for an update of ``out``; in an integer ``out`` both wrap to its dtype
+    first, as torch's integer arithmetic does (uint8 ``alpha=-3`` is 253)."""
+    if out.dtype.kind in "iu" and type(alpha) is int:
+        info = np.iinfo(out.dtype)
+        if not (-info.max if info.min == 0 else info.min) <= alpha <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {out.dtype.name}_t "
+                               f"without overflow")
+        alpha = np.array(alpha).astype(out.dtype)
+        if type(b) is int:
+            b = np.array(b).astype(out.dtype)
+    return np.multiply(b, alpha)
+
+
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
     if alpha != 1 and a is out and _FE.axpy_(out, b, alpha):    # p.add_(g, alpha=-lr)
         return
-    np.add(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
+    np.add(a, b if alpha == 1 else _scaled_into(out, b, alpha), out=out)
 
 
 @sub.def_kernel_out
@@ -80,6 +94,9 @@ def _(out, a, b, alpha=1):
         np.copyto(out, _sub(a, b, alpha))      # raises
         return
     if alpha != 1 and a is out and not isinstance(alpha, bool) and _FE.axpy_(out, b, -alpha):
+        return
+    if alpha != 1 and type(alpha) is int and out.dtype.kind in "iu":
+        np.add(a, _scaled_into(out, b, -alpha), out=out)     # torch checks -alpha's range
         return
     np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 

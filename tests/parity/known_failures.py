@@ -14,8 +14,6 @@ KNOWN_FAILURES: dict[str, str] = {
 }
 
 KNOWN_STRICT_FAILURES: dict[str, str] = {
-    'add': 'in-place variant: ember raised OverflowError: Python integer -3 out of bounds for uint8 (uint8)',
-    'sub': 'in-place variant: ember raised OverflowError: Python integer -3 out of bounds for uint8 (uint8)',
     'addbmm': "in-place variant: ember raised RuntimeError: output with shape [1] doesn't match the broadcast shape [5, 10] (float16)",
     'addcmul': 'output: 1/1 values differ (max abs diff 0.00195, rtol=0.001, atol=1e-05); at () expected -0.841796875 got -0.83984375 (float16)',
     'view_as_complex': 'ember raised RuntimeError: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: Half (float16)',
