@@ -369,6 +369,8 @@ def _call_general(op, args, out):
             cd = first
         else:
             cd = _promote(op, args, vals)
+            if op.check_operands is not None:
+                op.check_operands(args)
             _cast_inputs(op, vals, cd)
         if promote == "int_to_float" and cd.kind in _INT_KINDS:
             cd = _dtype._default[0].np

@@ -335,6 +335,15 @@ CASES = {
         "torch.linalg.lu_factor: (Batch element 1): U[1,1] is zero"),
     "lu_factor_ex_check_errors": (lambda L: L.linalg.lu_factor_ex(
         L.zeros(2, 2), check_errors=True), "torch.linalg.lu_factor_ex: U[1,1] is zero"),
+    # subtraction with one bool operand of another dtype (promotion used to hide it)
+    "bool_minus_float": (lambda L: L.ones(2, dtype=L.bool) - L.ones(2),
+        "with a bool tensor is not supported"),
+    "bool_minus_scalar": (lambda L: L.ones(
+        2, dtype=L.bool) - 1.0, "with a bool tensor is not supported"),
+    "sub_bool_other": (lambda L: L.sub(L.ones(2), L.ones(2, dtype=L.bool)),
+        "with a bool tensor is not supported"),
+    "sub_inplace_bool_other": (lambda L: L.ones(2).sub_(L.ones(2, dtype=L.bool)),
+        "with a bool tensor is not supported"),
 }
 
 

@@ -16,6 +16,7 @@ from ember._dispatch import dispatch
 from ember._kernels import elementwise as K
 from ember._kernels.util import half_in_float32
 from ember._ops.core import conj_if_complex as cj, where_self, real as _real, mul as _mul
+from ember._ops.core import sub as _sub_op
 from ember._ops.factory import zeros_like
 from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, generate, public
 from ember._tensor import Tensor
@@ -467,10 +468,9 @@ def _is_bool(x):
     return x.dtype is _dtype.bool if isinstance(x, Tensor) else isinstance(x, bool)
 
 
-@public("rsub")
-def rsub(input, other, *, alpha=1, out=None):
-    """``other - alpha * input``."""
-    a, b = _is_bool(input), _is_bool(other)
+def _refuse_bool_sub(args):
+    """torch refuses a bool operand of ``-``, checked before promotion casts it away."""
+    a, b = _is_bool(args[0]), _is_bool(args[1])
     if a and b:
         raise RuntimeError("Subtraction, the `-` operator, with two bool tensors is not "
                            "supported. Use the `^` or `logical_xor()` operator instead.")
@@ -478,6 +478,15 @@ def rsub(input, other, *, alpha=1, out=None):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
+
+
+_sub_op.check_operands = _sub_op.inplace_variant.check_operands = _refuse_bool_sub
+
+
+@public("rsub")
+def rsub(input, other, *, alpha=1, out=None):
+    """``other - alpha * input``."""
+    _refuse_bool_sub((input, other))
     return dispatch(rsub_op, (input, other, alpha), out)
 
 

@@ -48,6 +48,7 @@ class OpDef:
         self.nondeterministic = nondeterministic
         self.differentiable = differentiable
         self.out_dtype = out_dtype                  # fixed result dtype (e.g. int64 for argmax)
+        self.check_operands = None                  # fn(args): checks before promotion casts
         self.out_np = None if out_dtype is None else out_dtype.np
         args = self.schema.args
         self.argnames = tuple(a.name for a in args)
