@@ -9,6 +9,216 @@ import pytest
 torch = pytest.importorskip("torch")
 import ember  # noqa: E402
 
+
+# calls too long for a lambda: each makes one bad call
+def _set_grad(L, g):
+    x = L.ones(2)
+    x.grad = g
+
+
+def _set_rg(L, v, leaf=True, dtype=None):
+    x = L.ones(2, dtype=dtype or L.float32, requires_grad=not leaf)
+    y = x * 1 if not leaf else x
+    y.requires_grad = v
+
+
+def _deepcopy(L):
+    import copy
+    copy.deepcopy(L.ones(2, requires_grad=True) * 2)
+
+
+def _detach_view(L):
+    x = L.ones(4)
+    x[1:].detach_()
+
+
+def _backward_bad_inputs(L):
+    x = L.ones(2, requires_grad=True)
+    (x * 2).sum().backward(inputs=[])
+
+
+def _grad_empty_inputs(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad((x * 2).sum(), [])
+
+
+def _grad_shape(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(x * 2, x, grad_outputs=L.ones(3))
+
+
+def _grad_bad_type(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(x * 2, x, grad_outputs=[1.0])
+
+
+def _grad_no_grad_output(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(L.ones(2), x, grad_outputs=L.ones(2))
+
+
+def _grad_input_no_rg(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad((x * 2).sum(), L.ones(2))
+
+
+def _grad_complex_implicit(L):
+    x = L.ones(2, dtype=L.complex64, requires_grad=True)
+    (x * 2).sum().backward()
+
+
+def _grad_complex_mismatch(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(x * 2, x, grad_outputs=L.ones(2, dtype=L.complex64))
+
+
+def _hook_bad_type(L):
+    x = L.ones(2, requires_grad=True)
+    x.register_hook(lambda g: 1.0)
+    (x * 2).sum().backward()
+
+
+def _hook_bad_shape(L):
+    x = L.ones(2, requires_grad=True)
+    x.register_hook(lambda g: L.ones(3))
+    (x * 2).sum().backward()
+
+
+def _hook_bad_dtype(L):
+    x = L.ones(2, requires_grad=True)
+    x.register_hook(lambda g: g.double())
+    (x * 2).sum().backward()
+
+
+def _materialize(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad((x * 2).sum(), x, materialize_grads=True, allow_unused=False)
+
+
+def _saved_freed(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    x = L.ones(2, requires_grad=True)
+    y = F.apply(x)
+    y.sum().backward()
+    y.grad_fn.saved_tensors
+
+
+def _fn_wrong_count(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+    F.apply(L.ones(2, requires_grad=True)).sum().backward()
+
+
+def _fn_bad_grad_type(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return 1.0
+    F.apply(L.ones(2, requires_grad=True)).sum().backward()
+
+
+def _fn_no_forward(L):
+    class F(L.autograd.Function):
+        pass
+    F.apply(L.ones(2))
+
+
+def _fn_no_backward(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+    F.apply(L.ones(2, requires_grad=True)).sum().backward()
+
+
+def _fn_save_non_tensor(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(1.0)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    F.apply(L.ones(2, requires_grad=True))
+
+
+def _fn_legacy(L):
+    class F(L.autograd.Function):
+        def forward(self, x):
+            return x
+    F()(L.ones(2))
+
+
+def _fn_dirty_not_returned(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    F.apply(L.ones(2) * 1)
+
+
+def _fn_grad_for_non_tensor(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x, k):
+            return x * k
+        @staticmethod
+        def backward(ctx, g):
+            return g, g
+    F.apply(L.ones(2, requires_grad=True), 2).sum().backward()
+
+
+def _fn_inplace_leaf(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.mark_dirty(x)
+            return x
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    F.apply(L.ones(2, requires_grad=True))
+
+
+def _hook_none_grad(L):
+    x = L.ones(2, requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: 1.0)
+    y.sum().backward()
+
+
+def _nan_anomaly(L):
+    x = L.zeros(1, requires_grad=True)
+    with L.autograd.detect_anomaly():
+        (x.sqrt() * 0).sum().backward()
+
+
+def _inference_version(L):
+    with L.inference_mode():
+        x = L.ones(2)
+    x._version
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -344,6 +554,144 @@ CASES = {
         "with a bool tensor is not supported"),
     "sub_inplace_bool_other": (lambda L: L.ones(2).sub_(L.ones(2, dtype=L.bool)),
         "with a bool tensor is not supported"),
+    # Tensor attributes, random, quantile, stft/istft/windows, factories, reductions, autograd
+    "sparse_untyped_storage": (lambda L: L.ones(2, 2).to_sparse().untyped_storage(),
+        "Cannot access storage of SparseTensorImpl"),
+    "requires_grad_false_non_leaf": (lambda L: _set_rg(L, False, leaf=False),
+        "you can only change requires_grad flags of leaf variables"),
+    "requires_grad_int": (lambda L: _set_rg(L, True, dtype=L.int64),
+        "only Tensors of floating point and complex dtype can require gradients"),
+    "requires_grad_method_int": (lambda L: L.ones(2, dtype=L.int64).requires_grad_(),
+        "only Tensors of floating point dtype can require gradients"),
+    "grad_set_float": (lambda L: _set_grad(L, 1.0),
+        "assigned grad expected to be a Tensor or None"),
+    "grad_set_shape": (lambda L: _set_grad(L, L.ones(3)),
+        "assigned grad has data of a different size"),
+    "grad_set_dtype": (lambda L: _set_grad(L, L.ones(2, dtype=L.float64)),
+        "assigned grad has data of a different type"),
+    "detach_view_inplace": (_detach_view, "Can't detach views in-place. Use detach() instead."),
+    "numpy_requires_grad": (lambda L: L.ones(2, requires_grad=True).numpy(),
+        "Can't call numpy() on Tensor that requires grad"),
+    "numpy_meta": (lambda L: L.ones(2, device="meta").numpy(),
+        "can't convert meta device type tensor to numpy"),
+    "item_meta": (lambda L: L.ones(1, device="meta").item(),
+        "Tensor.item() cannot be called on meta tensors"),
+    "iter_0d": (lambda L: iter(L.ones(())), "iteration over a 0-d tensor"),
+    "deepcopy_non_leaf": (_deepcopy,
+        "Only Tensors created explicitly by the user (graph leaves) support the deepcopy"),
+    "sparse_data_ptr": (lambda L: L.ones(2, 2).to_sparse().data_ptr(),
+        "Cannot access data pointer of Tensor that doesn't have storage"),
+    "invert_float": (lambda L: ~L.ones(2),
+        "~ (operator.invert) is only implemented on integer and Boolean-type tensors"),
+    "inference_version": (lambda L: _inference_version(L),
+        "Inference tensors do not track version counter."),
+    "randint_bad_generator": (lambda L: L.randint(0, 3, (2,), generator=1),
+        "argument 'generator' must be torch.Generator"),
+    "randint_no_size": (lambda L: L.randint(3), None),
+    "randint_size_not_tuple": (lambda L: L.randint(0, 3, 2), None),
+    "randint_too_many": (lambda L: L.randint(0, 3, 4, (2,)), None),
+    "randint_complex": (lambda L: L.randint(0, 3, (2,), dtype=L.complex64),
+        "check_random_bounds handles only integral, floating-point and boolean types"),
+    "randint_bool_high": (lambda L: L.randint(True, (2,)), None),
+    "randperm_float": (lambda L: L.randperm(2.5),
+        "randperm(): argument 'n' (position 1) must be int, not float"),
+    "rand_bad_keyword": (lambda L: L.rand(2, nonsense=1), None),
+    "normal_bad_keyword": (lambda L: L.normal(0.0, 1.0, (2,), nonsense=1), None),
+    "quantile_q_out_of_range": (lambda L: L.ones(3).quantile(1.5),
+        "quantile() q must be in the range [0, 1] but got 1.5"),
+    "quantile_empty": (lambda L: L.ones(0).quantile(0.5),
+        "quantile() input tensor must be non-empty"),
+    "quantile_q_2d": (lambda L: L.ones(3).quantile(L.ones(1, 1) / 2),
+        "quantile() q must be a scalar or 1D tensor"),
+    "quantile_int_input": (lambda L: L.ones(3, dtype=L.int64).quantile(0.5),
+        "quantile() input tensor must be either float or double dtype"),
+    "quantile_q_dtype": (lambda L: L.ones(3).quantile(L.ones(1, dtype=L.float64) / 2),
+        "quantile() q tensor must be same dtype as the input tensor"),
+    "quantile_bad_interpolation": (lambda L: L.ones(3).quantile(0.5, interpolation="cubic"),
+        "interpolation must be one of linear, lower, higher, midpoint or nearest"),
+    "quantile_q_tensor_out_of_range": (lambda L: L.ones(3).quantile(L.tensor([1.5])),
+        "quantile() q values must be in the range [0, 1]"),
+    "hann_window_int": (lambda L: L.hann_window(4, dtype=L.int64),
+        "hann_window expects floating point dtypes"),
+    "hann_window_negative": (lambda L: L.hann_window(-1),
+        "requires non-negative window_length, got window_length=-1"),
+    "stft_bad_window": (lambda L: L.stft(L.ones(16), 8, window=L.ones(4), return_complex=True),
+        "stft: expected a 1D window tensor of size equal to win_length="),
+    "stft_no_return_complex": (lambda L: L.stft(L.ones(16), 8),
+        "stft requires the return_complex parameter be given for real inputs"),
+    "stft_3d": (lambda L: L.stft(L.ones(2, 2, 16), 8, return_complex=True),
+        "stft: expected a 1D or 2D tensor, but got 3D tensor"),
+    "stft_n_fft_too_big": (lambda L: L.stft(L.ones(4), 8, center=False, return_complex=True),
+        "stft: expected 0 < n_fft <= 4, but got n_fft=8"),
+    "stft_hop_zero": (lambda L: L.stft(L.ones(16), 8, hop_length=0, return_complex=True),
+        "stft: expected hop_length > 0, but got hop_length=0"),
+    "stft_win_too_long": (lambda L: L.stft(L.ones(16), 8, win_length=9, return_complex=True),
+        "stft: expected 0 < win_length <= n_fft, but got win_length=9"),
+    "stft_onesided_complex": (lambda L: L.stft(
+        L.ones(16, dtype=L.complex64), 8, onesided=True, return_complex=True),
+        "Cannot have onesided output if window or input is complex"),
+    "istft_real": (lambda L: L.istft(L.ones(5, 3), 8),
+        "istft requires a complex-valued input tensor."),
+    "istft_bad_window": (lambda L: L.istft(L.ones(5, 3, dtype=L.complex64), 8, window=L.ones(4)),
+        "Invalid window shape. window has to be 1D and length of"),
+    "istft_onesided_return_complex": (lambda L: L.istft(
+        L.ones(5, 3, dtype=L.complex64), 8, window=L.ones(8), return_complex=True),
+        "cannot have onesided output if window or input is complex"),
+    "istft_zero_window": (lambda L: L.istft(L.ones(5, 3, dtype=L.complex64), 8, window=L.zeros(8)),
+        "window overlap add min"),
+    "empty_no_size": (lambda L: L.empty(), None),
+    "zeros_size_list_of_str": (lambda L: L.zeros(["a"]), None),
+    "full_float_size": (lambda L: L.full((2.5,), 1.0), None),
+    "arange_no_args": (lambda L: L.arange(), None),
+    "linspace_no_steps": (lambda L: L.linspace(0, 1), None),
+    "zeros_size_str": (lambda L: L.zeros("ab", 2), None),
+    "prod_float_dim": (lambda L: L.ones(2).prod(0.5), "invalid combination of arguments"),
+    "var_unbiased_and_correction": (lambda L: L.ones(3).var(0, True, correction=1),
+        "invalid combination of arguments"),
+    "norm_nuc_three_dims": (lambda L: L.norm(L.ones(2, 2, 2), "nuc", dim=(0, 1, 2)),
+        "dim must be a 2-tuple"),
+    "norm_bad_str_p": (lambda L: L.norm(L.ones(2, 2), "foo", dim=(0, 1)), None),
+    "backward_empty_inputs": (_backward_bad_inputs,
+        "`inputs` argument to `backward()` cannot be empty."),
+    "grad_empty_inputs": (_grad_empty_inputs, "`inputs` argument to `grad()` cannot be empty."),
+    "grad_output_shape": (_grad_shape, "Mismatch in shape: grad_output[0] has a shape of"),
+    "grad_output_type": (_grad_bad_type, "gradients can be either Tensors or None, but got float"),
+    "grad_output_not_requiring_grad": (_grad_no_grad_output,
+        "element 0 of tensors does not require grad and does not have a grad_fn"),
+    "grad_input_not_requiring_grad": (_grad_input_no_rg,
+        "One of the differentiated Tensors does not require grad"),
+    "grad_implicit_complex": (_grad_complex_implicit,
+        "grad can be implicitly created only for real scalar outputs"),
+    "grad_output_complex_mismatch": (_grad_complex_mismatch,
+        "For complex Tensors, both grad_output and output are required to have the same dtype"),
+    "grad_materialize_and_not_unused": (_materialize,
+        "Expected allow_unused to be True or not passed when"),
+    "hook_returns_float": (_hook_bad_type, "expected Variable, but hook returned 'float'"),
+    "hook_changes_shape": (_hook_bad_shape, "has changed the size of value"),
+    "hook_changes_dtype": (_hook_bad_dtype, "has changed the type of value"),
+    "node_hook_returns_float": (_hook_none_grad, "expected tuple, but hook returned 'float'"),
+    "saved_tensors_after_backward": (_saved_freed,
+        "Trying to backward through the graph a second time"),
+    "function_wrong_grad_count": (_fn_wrong_count,
+        "returned an incorrect number of gradients (expected 1, got 2)"),
+    "function_grad_not_tensor": (_fn_bad_grad_type, "expected Variable or None (got float)"),
+    "function_no_forward": (_fn_no_forward,
+        "You must implement the forward function for custom autograd.Function."),
+    "function_no_backward": (_fn_no_backward,
+        "You must implement either the backward or vjp method for your custom autograd.Function"),
+    "function_save_non_tensor": (_fn_save_non_tensor,
+        "save_for_backward can only save variables, but argument 0 is of type float"),
+    "function_legacy_call": (_fn_legacy,
+        "Legacy autograd function with non-static forward method is deprecated"),
+    "function_dirty_not_returned": (_fn_dirty_not_returned,
+        "Some elements marked as dirty during the forward method were not returned as output."),
+    "function_grad_for_non_tensor": (_fn_grad_for_non_tensor,
+        "returned a gradient different than None at position 2, but the corresponding forward"),
+    "function_dirty_leaf": (_fn_inplace_leaf,
+        "a leaf Variable that requires grad has been used in an in-place operation."),
+    "anomaly_nan": (_nan_anomaly, "returned nan values in its 0th output."),
+    "set_grad_enabled_int": (lambda L: L.set_grad_enabled(1),
+        "set_grad_enabled(): argument 'enabled' (position 1) must be bool"),
 }
 
 
