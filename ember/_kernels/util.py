@@ -141,6 +141,8 @@ def _down(r, low):
         return type(r)(_down(x, low) for x in r)
     if type(r) is np.ndarray and r.dtype == np.float32:
         return r.astype(low)
+    if type(r) is np.float32:          # a ufunc's result on 0-d operands
+        return np.asarray(r).astype(low)
     return r
 
 

@@ -1,0 +1,31 @@
+"""Half-precision ops computed in float32 (``half_in_float32``) keep their dtype on 0-d
+operands, where NumPy's ufuncs answer a float32 scalar (strict parity: square, softsign,
+l1_loss, frexp, matmul of 1-d halves...)."""
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+CASES = {
+    "square": lambda lib, x, y: lib.square(x),
+    "softsign": lambda lib, x, y: lib.nn.functional.softsign(x),
+    "l1_loss": lambda lib, x, y: lib.nn.functional.l1_loss(x, y),
+    "smooth_l1_loss": lambda lib, x, y: lib.nn.functional.smooth_l1_loss(x, y),
+    "soft_margin_loss": lambda lib, x, y: lib.nn.functional.soft_margin_loss(x, y),
+    "frexp": lambda lib, x, y: lib.frexp(x)[0],
+    "matmul_1d": lambda lib, x, y: lib.matmul(x.reshape(1), y.reshape(1)),
+    "mul": lambda lib, x, y: x * y,
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", sorted(CASES))
+def test_zero_dim_half_keeps_dtype(case, dtype):
+    got = CASES[case](ember, ember.tensor(-8.5, dtype=getattr(ember, dtype)),
+                      ember.tensor(-1.7656, dtype=getattr(ember, dtype)))
+    want = CASES[case](torch, torch.tensor(-8.5, dtype=getattr(torch, dtype)),
+                       torch.tensor(-1.7656, dtype=getattr(torch, dtype)))
+    assert str(got.dtype) == str(want.dtype)
+    assert got.shape == tuple(want.shape)
+    assert got.float().item() == pytest.approx(want.float().item(), rel=1e-2)
