@@ -219,6 +219,11 @@ def _inference_version(L):
     x._version
 
 
+def _grad_too_few(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad([x * 2, x * 3], x, grad_outputs=[L.ones(2)])
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -658,6 +663,7 @@ CASES = {
     "grad_output_type": (_grad_bad_type, "gradients can be either Tensors or None, but got float"),
     "grad_output_not_requiring_grad": (_grad_no_grad_output,
         "element 0 of tensors does not require grad and does not have a grad_fn"),
+    "grad_outputs_too_few": (_grad_too_few, "got 2 tensors and 1 gradients"),
     "grad_input_not_requiring_grad": (_grad_input_no_rg,
         "One of the differentiated Tensors does not require grad"),
     "grad_implicit_complex": (_grad_complex_implicit,
@@ -722,3 +728,13 @@ def test_error_path_matches_torch(name):
     assert issubclass(e_cls, base), (e_cls, e_msg, t_cls)
     if fragment is not None:
         assert fragment in e_msg, e_msg
+
+
+def test_extra_grad_outputs_are_ignored():
+    """torch zips outputs with grad_outputs: a surplus gradient is no error."""
+    got = []
+    for lib in (torch, ember):
+        x = lib.ones(2, requires_grad=True)
+        (g,) = lib.autograd.grad([x * 2], x, grad_outputs=[lib.ones(2), lib.ones(2)])
+        got.append(g.tolist())
+    assert got[0] == got[1] == [2.0, 2.0]

@@ -107,7 +107,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     if retain_graph is None:
         retain_graph = create_graph
     grads = _make_grads(outputs, grad_outputs)     # like torch: types checked first
-    if len(grad_outputs) != len(outputs):
+    if len(grad_outputs) < len(outputs):      # extra gradients are ignored, as in torch
         raise RuntimeError(f"got {len(outputs)} tensors and {len(grad_outputs)} gradients")
     roots = []
     for i, o in enumerate(outputs):
