@@ -392,8 +392,8 @@ def histogram_bin_ct(a, bins=100, range=None, weight=None, density=False):
                                f"{lo:g} max {hi:g} for dimension 0")
     elif x.size:
         lo, hi = float(x.min()), float(x.max())
-    else:
-        lo = hi = 0.0
+    else:                               # torch's default range of an empty input
+        lo, hi = 0.0, 1.0
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
     edges = np.linspace(lo, hi, bins + 1).astype(a.dtype)

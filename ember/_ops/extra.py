@@ -265,8 +265,8 @@ def _histogramdd_edges(x, bins, range_):
             lo, hi = float(range_[2 * d]), float(range_[2 * d + 1])
         elif data.shape[0]:
             lo, hi = float(data[:, d].min()), float(data[:, d].max())
-        else:
-            lo, hi = 0.0, 0.0
+        else:                           # torch's default range of an empty input
+            lo, hi = 0.0, 1.0
         if lo > hi:
             raise RuntimeError(f"torch.histogramdd: min should not exceed max, but got min "
                                f"{lo:g} max {hi:g} for dimension {d}")

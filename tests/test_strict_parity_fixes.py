@@ -1,6 +1,7 @@
-"""Half-precision ops computed in float32 (``half_in_float32``) keep their dtype on 0-d
-operands, where NumPy's ufuncs answer a float32 scalar (strict parity: square, softsign,
-l1_loss, frexp, matmul of 1-d halves...)."""
+"""Small torch-parity fixes of the strict run: half-precision ops computed in float32
+(``half_in_float32``) keep their dtype on 0-d operands, where NumPy's ufuncs answer a
+float32 scalar (square, softsign, l1_loss, frexp, matmul of 1-d halves...); histograms of
+an empty input."""
 import pytest
 
 import ember
@@ -29,3 +30,13 @@ def test_zero_dim_half_keeps_dtype(case, dtype):
     assert str(got.dtype) == str(want.dtype)
     assert got.shape == tuple(want.shape)
     assert got.float().item() == pytest.approx(want.float().item(), rel=1e-2)
+
+
+@pytest.mark.parametrize("bins", [1, 3])
+def test_histogram_of_empty_input_spans_zero_to_one(bins):
+    got = ember.histogram(ember.empty(5, 0, 5), bins)
+    want = torch.histogram(torch.empty(5, 0, 5), bins)
+    assert got.bin_edges.tolist() == pytest.approx(want.bin_edges.tolist())
+    edges = ember.histogramdd(ember.empty(5, 0, 2), [bins, 1]).bin_edges
+    want = torch.histogramdd(torch.empty(5, 0, 2), [bins, 1]).bin_edges
+    assert [e.tolist() for e in edges] == [pytest.approx(w.tolist()) for w in want]
