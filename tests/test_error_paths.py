@@ -224,6 +224,110 @@ def _grad_too_few(L):
     L.autograd.grad([x * 2, x * 3], x, grad_outputs=[L.ones(2)])
 
 
+def _hook_no_rg(L):
+    L.ones(2).register_hook(lambda g: g)
+
+
+def _retain_no_rg(L):
+    L.ones(2).retain_grad()
+
+
+def _post_acc_no_rg(L):
+    L.ones(2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def _post_acc_non_leaf(L):
+    (L.ones(2, requires_grad=True) * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+def _post_acc_returns(L):
+    x = L.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: 1)
+    (x * 2).sum().backward()
+
+
+def _edge_no_rg(L):
+    L.autograd.graph.get_gradient_edge(L.ones(2))
+
+
+def _multi_grad_mode(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.graph.register_multi_grad_hook((x,), lambda g: None, mode="some")
+
+
+def _unpack_hook_bad(L):
+    x = L.ones(2, requires_grad=True)
+    with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda o: 1.0):
+        y = x.exp()
+    y.sum().backward()
+
+
+def _disabled_hooks(L):
+    with L.autograd.graph.disable_saved_tensors_hooks("no hooks here"):
+        with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda o: o):
+            pass
+
+
+def _bad_grad_shape(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return L.ones(3)
+    F.apply(L.ones(2, requires_grad=True)).sum().backward()
+
+
+def _inference_inplace(L):
+    with L.inference_mode():
+        x = L.ones(2)
+    x.add_(1)
+
+
+def _inference_saved(L):
+    with L.inference_mode():
+        x = L.ones(2)
+    w = L.ones(2, requires_grad=True)
+    w * x
+
+
+def _make_dual_outside(L):
+    L.autograd.forward_ad.make_dual(L.ones(2), L.ones(2))
+
+
+def _make_dual_int(L):
+    with L.autograd.forward_ad.dual_level():
+        L.autograd.forward_ad.make_dual(L.ones(2, dtype=L.int64), L.ones(2))
+
+
+def _make_dual_int_tangent(L):
+    with L.autograd.forward_ad.dual_level():
+        L.autograd.forward_ad.make_dual(L.ones(2), L.ones(2, dtype=L.int64))
+
+
+def _make_dual_shape(L):
+    with L.autograd.forward_ad.dual_level():
+        L.autograd.forward_ad.make_dual(L.ones(2), L.ones(3))
+
+
+def _exit_no_level(L):
+    L.autograd.forward_ad.exit_dual_level()
+
+
+def _freed_composite(L):
+    x = L.ones(3, requires_grad=True)
+    y = L.nn.functional.softmin(x, 0).sum()
+    y.backward()
+    y.backward()
+
+
+def _post_acc_returns_tensor(L):
+    x = L.ones(2, requires_grad=True)
+    x.register_post_accumulate_grad_hook(lambda t: L.ones(2))
+    (x * 2).sum().backward()
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -698,6 +802,91 @@ CASES = {
     "anomaly_nan": (_nan_anomaly, "returned nan values in its 0th output."),
     "set_grad_enabled_int": (lambda L: L.set_grad_enabled(1),
         "set_grad_enabled(): argument 'enabled' (position 1) must be bool"),
+    # autograd graph hooks, inference tensors, forward AD, ormqr, sparse layouts
+    "hook_on_no_grad_tensor": (_hook_no_rg,
+        "cannot register a hook on a tensor that doesn't require gradient"),
+    "retain_grad_no_grad": (_retain_no_rg,
+        "can't retain_grad on Tensor that has requires_grad=False"),
+    "post_acc_hook_no_grad": (_post_acc_no_rg,
+        "cannot register a hook on a tensor that doesn't require gradient"),
+    "post_acc_hook_non_leaf": (_post_acc_non_leaf,
+        "post accumulate grad hooks cannot be registered on non-leaf tensors"),
+    "post_acc_hook_returns_int": (_post_acc_returns, "expected Variable, but hook returned 'int'"),
+    "post_acc_hook_returns_tensor": (_post_acc_returns_tensor,
+        "Tensor post accumulate grad hooks should return None."),
+    "gradient_edge_no_grad": (_edge_no_rg,
+        "It is not possible to get the gradient edge for a Tensor that does not require"),
+    "multi_grad_hook_mode": (_multi_grad_mode,
+        "Expects mode to be one of ('all', 'any') but got some"),
+    "unpack_hook_not_tensor": (_unpack_hook_bad,
+        "Output of saved tensor unpack_hook expected to be a Tensor but got result of type float"),
+    "saved_hooks_disabled": (_disabled_hooks, "no hooks here"),
+    "function_grad_bad_shape": (_bad_grad_shape,
+        "returned an invalid gradient at index 0 - got [3] but expected shape compatible"),
+    "inference_inplace_outside": (_inference_inplace,
+        "Inplace update to inference tensor outside InferenceMode is not allowed"),
+    "inference_saved_for_backward": (_inference_saved,
+        "Inference tensors cannot be saved for backward."),
+    "make_dual_outside_level": (_make_dual_outside,
+        "make_dual() must be called within a dual_level() context"),
+    "make_dual_int_primal": (_make_dual_int,
+        "Expected primal to be floating point or complex, but got: torch.int64"),
+    "make_dual_int_tangent": (_make_dual_int_tangent,
+        "Expected tangent to be floating point or complex, but got: torch.int64"),
+    "make_dual_shape": (_make_dual_shape,
+        "Trying to set a forward gradient that has a different size than that of the original"),
+    "exit_dual_level_none": (_exit_no_level,
+        "Trying to exit a forward AD level that was not the last one"),
+    "composite_backward_twice": (_freed_composite,
+        "Trying to backward through the graph a second time"),
+    "ormqr_1d_input": (lambda L: L.ormqr(L.ones(2), L.ones(1), L.ones(2, 2)),
+        "torch.ormqr: input must have at least 2 dimensions."),
+    "ormqr_1d_other": (lambda L: L.ormqr(L.ones(2, 2), L.ones(1), L.ones(2)),
+        "torch.ormqr: other must have at least 2 dimensions."),
+    "ormqr_other_rows": (lambda L: L.ormqr(L.ones(2, 2), L.ones(2), L.ones(3, 2)),
+        "torch.ormqr: other.shape[-2] must be equal to input.shape[-2]"),
+    "ormqr_tau_length": (lambda L: L.ormqr(L.ones(3, 2), L.ones(3), L.ones(3, 2)),
+        "torch.ormqr: tau.shape[-1] must be equal to min(other.shape[-2], input.shape[-1])"),
+    "ormqr_tau_batch": (lambda L: L.ormqr(L.ones(2, 2), L.ones(3, 2), L.ones(2, 2)),
+        "Expected batch dimensions of tau to be equal to input.shape[:-2]"),
+    "ormqr_other_batch": (lambda L: L.ormqr(L.ones(2, 2), L.ones(2), L.ones(3, 2, 2)),
+        "Expected batch dimensions of other to be equal to input.shape[:-2]"),
+    "ormqr_dtype": (lambda L: L.ormqr(L.ones(2, 2), L.ones(2), L.ones(2, 2, dtype=L.float64)),
+        "torch.ormqr: Expected input and other to have the same dtype"),
+    "ormqr_int": (lambda L: L.ormqr(
+        L.ones(2, 2, dtype=L.int64), L.ones(2, dtype=L.int64), L.ones(2, 2, dtype=L.int64)),
+        "\"ormqr_cpu\" not implemented for 'Long'"),
+    "geqrf_backward": (lambda L: L.geqrf(L.ones(2, 2, requires_grad=True))[0].sum().backward(),
+        "the derivative for 'geqrf' is not implemented."),
+    "sparse_mm_3d": (lambda L: L.sparse.mm(L.ones(2, 2, 2).to_sparse(), L.ones(2, 2)), None),
+    "sparse_mm_shapes": (lambda L: L.sparse.mm(L.ones(2, 3).to_sparse(), L.ones(2, 2)),
+        "cannot be multiplied"),
+    "sparse_t_3d": (lambda L: L.ones(2, 2, 2).to_sparse().t(),
+        "t() expects a tensor with <= 2 sparse and 0 dense dimensions"),
+    "sparse_add_dense": (lambda L: L.ones(2).to_sparse().add(L.ones(2)),
+        "add(sparse, dense) is not supported. Use add(dense, sparse) instead."),
+    "sparse_add_shapes": (lambda L: L.ones(2).to_sparse().add(L.ones(3).to_sparse()),
+        "add: expected 'self' and 'other' to have same size"),
+    "sparse_coo_bad_indices": (lambda L: L.sparse_coo_tensor(L.tensor([0, 1]), L.ones(2), (2,)),
+        "indices must be sparse_dim x nnz, but got: [2]"),
+    "to_sparse_bad_dim": (lambda L: L.ones(2, 2).to_sparse(3),
+        "sparse_dim argument must be in [1,2] but got 3"),
+    "indices_uncoalesced": (lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 0]]), L.ones(2), (2,)).indices(),
+        "Cannot get indices on an uncoalesced tensor"),
+    "values_uncoalesced": (lambda L: L.sparse_coo_tensor(
+        L.tensor([[0, 0]]), L.ones(2), (2,)).values(),
+        "Cannot get values on an uncoalesced tensor"),
+    "values_dense": (lambda L: L.ones(2)._values(), "Could not run 'aten::_values'"),
+    "nnz_dense": (lambda L: L.ones(2)._nnz(), "Could not run 'aten::_nnz'"),
+    "crow_indices_of_coo": (lambda L: L.ones(2, 2).to_sparse().crow_indices(),
+        "expected sparse row compressed tensor layout but got Sparse"),
+    "indices_dense": (lambda L: L.ones(2, 2).indices(),
+        "expected sparse coordinate tensor layout but got Strided"),
+    "grid_sampler_2d_3d_input": (lambda L: L.grid_sampler_2d(
+        L.ones(1, 2, 2), L.ones(1, 2, 2, 2), 0, 0, False), "expected 4D input"),
+    "inplace_method_on_leaf": (lambda L: L.ones(2, requires_grad=True).zero_(),
+        "a leaf Variable that requires grad is being used in an in-place operation."),
 }
 
 

@@ -717,10 +717,16 @@ def values(self):
     return _values(self)
 
 
+def _no_dense_kernel(op):
+    """torch's error for a sparse-only aten op given a strided tensor."""
+    return NotImplementedError(f"Could not run 'aten::{op}' with arguments from the 'CPU' "
+                               f"backend.")
+
+
 @public("_values", method=True, function=False)
 def _values(self):
     if _layout(self) == "strided":
-        raise RuntimeError("values expected sparse tensor layout but got Strided")
+        raise _no_dense_kernel("_values")
     return values_of(self)
 
 
@@ -747,7 +753,7 @@ def dense_dim(self):
 @public("_nnz", method=True, function=False)
 def _nnz(self):
     if _layout(self) == "strided":
-        raise RuntimeError("_nnz expected sparse tensor layout but got Strided")
+        raise _no_dense_kernel("_nnz")
     return self._data.nnz
 
 

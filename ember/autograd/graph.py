@@ -433,7 +433,11 @@ class AccumulateGrad(Node):
         m = t._meta
         if m.post_acc_hooks:
             for _, h in list(m.post_acc_hooks):
-                if h(t) is not None:
+                r = h(t)
+                if r is not None and not isinstance(r, Tensor):
+                    raise TypeError(f"expected Variable, but hook returned "
+                                    f"'{type(r).__name__}'")
+                if r is not None:
                     raise RuntimeError("Tensor post accumulate grad hooks should return None.")
         return []
 
