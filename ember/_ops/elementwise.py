@@ -850,18 +850,14 @@ silu_ = generate(silu_op.inplace_variant)
 def where(condition, input=None, other=None, *, out=None):
     """``input`` where ``condition`` else ``other``; ``where(condition)`` is
     ``nonzero(condition, as_tuple=True)``."""
-    if input is None and other is None:
-        nz = FUNCTIONS.get("nonzero")
-        if nz is None:
-            raise NotImplementedError("where(condition) needs nonzero, which ember does not "
-                                      "implement yet")
-        return nz(condition, as_tuple=True)
-    if input is None or other is None:
+    if (input is None) != (other is None):
         raise TypeError("where() received an invalid combination of arguments: expected "
                         "(Tensor condition) or (Tensor condition, Tensor input, Tensor other)")
     if not isinstance(condition, Tensor):
         raise TypeError(f"where(): argument 'condition' (position 1) must be Tensor, not "
                         f"{type(condition).__name__}")
+    if input is None:
+        return FUNCTIONS["nonzero"](condition, as_tuple=True)
     if condition.dtype is not _dtype.bool and condition.dtype is not _dtype.uint8:
         raise RuntimeError(f"where expected condition to be a boolean tensor, but got a tensor "
                            f"with dtype {_dtype.scalar_type_name(condition.dtype)}")
