@@ -985,8 +985,6 @@ CASES = {
     "full_complex_into_float": (lambda L: L.full((2,), 1j, dtype=L.float32), None),
     "from_numpy_unsupported_dtype": (lambda L: L.from_numpy(np.array([b"a"])),
         "can't convert np.ndarray of type numpy.bytes_"),
-    "fill_1d_value": (lambda L: L.ones(2).fill_(L.ones(2)),
-        "fill_ only supports 0-dimension value tensor but got tensor with 1 dimensions."),
     "where_condition_only_not_tensor": (lambda L: L.where([True]),
         "argument 'condition' (position 1) must be Tensor, not list"),
 }
