@@ -40,3 +40,28 @@ def test_histogram_of_empty_input_spans_zero_to_one(bins):
     edges = ember.histogramdd(ember.empty(5, 0, 2), [bins, 1]).bin_edges
     want = torch.histogramdd(torch.empty(5, 0, 2), [bins, 1]).bin_edges
     assert [e.tolist() for e in edges] == [pytest.approx(w.tolist()) for w in want]
+
+
+SCALAR_CASES = {
+    "scatter_value": lambda lib, x, v: lib.scatter(x, 0, lib.tensor([0]), v),
+    "scatter_add_value": lambda lib, x, v: lib.scatter(x, 0, lib.tensor([0]), v, reduce="add"),
+    "scatter_mul_value": lambda lib, x, v: lib.scatter(x, 0, lib.tensor([0]), v,
+                                                       reduce="multiply"),
+    "index_add_alpha": lambda lib, x, v: lib.index_add(x, 0, lib.tensor([0]), x[:1], alpha=v),
+}
+
+
+@pytest.mark.parametrize("value", [-1, -255, -256, 300, 2.7, -2.5, 1e10])
+@pytest.mark.parametrize("dtype", ["uint8", "int8", "int64"])
+@pytest.mark.parametrize("case", sorted(SCALAR_CASES))
+def test_scalar_argument_converts_to_integer_dtype(case, dtype, value):
+    """A Scalar value/alpha into an integer tensor truncates and wraps as in torch, and
+    out of torch's bounds raises its overflow error."""
+    results = []
+    for lib in (ember, torch):
+        x = lib.tensor([5, 7], dtype=getattr(lib, dtype))
+        try:
+            results.append(SCALAR_CASES[case](lib, x, value).tolist())
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

@@ -8,7 +8,7 @@ import operator
 
 import numpy as np
 
-from ember._kernels.util import check_storage_size, wrap_dim
+from ember._kernels.util import check_storage_size, scalar_to, wrap_dim
 
 SL = slice(None)
 
@@ -632,7 +632,7 @@ def _scatter_prep(a, dim, index, src, name="scatter"):
         if i1.min() < 0 or i1.max() >= n:
             raise RuntimeError(f"index {_first_bad(i1, 0, n)} is out of bounds for dimension {d} "
                                f"with size {n}")
-    vals = _head(s1, i1.shape) if s1 is not None else src
+    vals = _head(s1, i1.shape) if s1 is not None else scalar_to(src, a.dtype)
     return a1, i1, vals, d
 
 
@@ -753,6 +753,8 @@ def index_add(a, dim, index, source, alpha=1):
         raise RuntimeError(f"index {_first_bad(idx, 0, n)} is out of bounds for dimension {d} "
                            f"with size {n}")
     out = a1.copy()
+    if alpha != 1:
+        alpha = scalar_to(alpha, a.dtype) if a.dtype.kind in "iu" else alpha
     vals = s1 if alpha == 1 else (s1 * alpha).astype(a.dtype)
     np.add.at(np.moveaxis(out, d, 0), idx, np.moveaxis(vals, d, 0))
     return out.reshape(a.shape)

@@ -112,6 +112,20 @@ def broadcast_shape(a, b):
 # Only when every floating operand has the same half dtype: mixed dtypes go to the kernel
 # unchanged, which raises torch's error for them.
 
+def scalar_to(value, dt):
+    """A Python Scalar argument converted to ``dt`` as torch converts it: into an integer
+    dtype a float truncates toward zero and an int wraps, within torch's overflow bounds
+    (an int may go down to -max of an unsigned dtype: uint8 takes -3 as 253)."""
+    if dt.kind in "iu" and not isinstance(value, (bool, np.bool_, complex)):
+        info = np.iinfo(dt)
+        lo = -info.max if info.min == 0 and isinstance(value, (int, np.integer)) else info.min
+        if not lo <= value <= info.max:
+            raise RuntimeError(f"value cannot be converted to type {dt.name}_t without "
+                               f"overflow")
+        return np.array(int(value)).astype(dt)
+    return np.array(value).astype(dt)
+
+
 def _half_dtype(args, names):
     """The common half dtype (one of ``names``) of the floating array arguments, else None."""
     low = None

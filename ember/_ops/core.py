@@ -21,7 +21,7 @@ from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
 from ember._kernels.util import infer_size as _infer_size
-from ember._kernels.util import half_in_float32
+from ember._kernels.util import half_in_float32, scalar_to
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
 
 
@@ -67,14 +67,10 @@ div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mo
 
 
 def _scaled_into(out, b, alpha):
-    """``b * alpha`` for an update of ``out``; in an integer ``out`` both wrap to its dtype
-    first, as torch's integer arithmetic does (uint8 ``alpha=-3`` is 253)."""
+    """``b * alpha`` for an update of ``out``; in an integer ``out`` both convert to its
+    dtype first, as torch's integer arithmetic does (uint8 ``alpha=-3`` is 253)."""
     if out.dtype.kind in "iu" and type(alpha) is int:
-        info = np.iinfo(out.dtype)
-        if not (-info.max if info.min == 0 else info.min) <= alpha <= info.max:
-            raise RuntimeError(f"value cannot be converted to type {out.dtype.name}_t "
-                               f"without overflow")
-        alpha = np.array(alpha).astype(out.dtype)
+        alpha = scalar_to(alpha, out.dtype)
         if type(b) is int:
             b = np.array(b).astype(out.dtype)
     return np.multiply(b, alpha)
