@@ -65,3 +65,17 @@ def test_scalar_argument_converts_to_integer_dtype(case, dtype, value):
         except RuntimeError as e:
             results.append(str(e))
     assert results[0] == results[1]
+
+
+@pytest.mark.parametrize("fn", ["unique_consecutive", "unique"])
+@pytest.mark.parametrize("dim", [0, 1, 2])
+def test_unique_along_a_dim_of_an_empty_tensor(fn, dim):
+    results = []
+    for lib in (ember, torch):
+        try:
+            out = getattr(lib, fn)(lib.empty(5, 0, 5), dim=dim, return_inverse=True,
+                                   return_counts=True)
+            results.append([tuple(t.shape) for t in out])
+        except RuntimeError as e:
+            results.append(str(e))
+    assert results[0] == results[1]

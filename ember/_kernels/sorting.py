@@ -244,17 +244,25 @@ def unique2(a, sorted=True, return_inverse=False, return_counts=False):
             cnt.astype(np.int64) if return_counts else _empty_long())
 
 
+def _empty_along(a, d):
+    """unique along ``d`` of an empty ``a``: the answer when ``d`` is the empty dimension,
+    torch's error when another is; None for a non-empty ``a``."""
+    if a.shape[d] == 0:
+        return a.copy(), _empty_long(), _empty_long()
+    if a.size == 0:
+        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
+                           "cannot be applied")
+    return None
+
+
 def unique_dim(a, dim, sorted=True, return_inverse=False, return_counts=False):
     _no_complex(a, kname="unique")
     d = wrap_dim(dim, a.ndim)
     if a.ndim == 0:
         a = a.reshape(1)
-    n = a.shape[d]
-    if n == 0:
-        return a.copy(), _empty_long(), _empty_long()
-    if a.size == 0:
-        raise RuntimeError("There are 0 sized dimensions, and they aren't selected, so unique "
-                           "cannot be applied")
+    empty = _empty_along(a, d)
+    if empty is not None:
+        return empty
     u, inv, cnt = np.unique(a, axis=d, return_inverse=True, return_counts=True)
     return (np.ascontiguousarray(u),
             inv.reshape(-1).astype(np.int64) if return_inverse else _empty_long(),
@@ -273,6 +281,9 @@ def unique_consecutive(a, return_inverse=False, return_counts=False, dim=None):
         d = wrap_dim(dim, a.ndim)
         if a.ndim == 0:
             a = a.reshape(1)
+        empty = _empty_along(a, d)
+        if empty is not None:
+            return empty
         n = a.shape[d]
         m = np.moveaxis(a, d, 0).reshape(n, -1)
         new = np.ones(n, np.bool_)
