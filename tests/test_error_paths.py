@@ -353,6 +353,11 @@ def _gc_stride0(L):
     L.autograd.gradcheck(lambda t: t * 2, (x,))
 
 
+def _view_of_leaf(L):
+    x = L.ones(4, requires_grad=True)
+    x[1:].add_(1)
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -987,6 +992,32 @@ CASES = {
         "can't convert np.ndarray of type numpy.bytes_"),
     "where_condition_only_not_tensor": (lambda L: L.where([True]),
         "argument 'condition' (position 1) must be Tensor, not list"),
+    # dispatcher argument checks, in-place casts, reduction and random fronts
+    "out_not_tensor": (lambda L: L.add(L.ones(2), L.ones(2), out=[1]), None),
+    "view_of_leaf_inplace": (_view_of_leaf,
+        "a view of a leaf Variable that requires grad is being used in an in-place operation."),
+    "int_overflow_scalar": (lambda L: L.ones(2, dtype=L.int8).add(2 ** 70), None),
+    "list_arg_not_tensor": (lambda L: L.cat([L.ones(2), 1]),
+        "expected Tensor as element 1 in argument 0, but got int"),
+    "int_list_with_float": (lambda L: L.ones(2, 2).permute(0, 1.5), None),
+    "int_arg_str": (lambda L: L.ones(2).unsqueeze("a"), None),
+    "bool_float_true_divide_int": (lambda L: L.ones(2, dtype=L.int64).true_divide_(2), None),
+    "mul_inplace_int_by_float": (lambda L: L.ones(2, dtype=L.int64).mul_(1.5),
+        "result type Float can't be cast to the desired output type Long"),
+    "prod_dim_bool": (lambda L: L.ones(2).prod(True), None),
+    "std_unbiased_and_correction": (lambda L: L.ones(3).std(0, True, correction=1),
+        "invalid combination of arguments"),
+    "randint_dtype_bad_keyword": (lambda L: L.randint(0, 2, (2,), nonsense=1), None),
+    "randn_too_many_positional": (lambda L: L.normal(0.0, 1.0, (2,), None, 5), None),
+    "empty_like_bad_keyword": (lambda L: L.empty_like(L.ones(2), nonsense=1), None),
+    "full_missing_fill": (lambda L: L.full((2,)), None),
+    # max/min with a dim that is not an int
+    "max_float_dim": (lambda L: L.max(L.ones(2), 1.5),
+        "max() received an invalid combination of arguments - got (Tensor, float)"),
+    "min_bool_dim": (lambda L: L.min(L.ones(2), True),
+        "min() received an invalid combination of arguments - got (Tensor, bool)"),
+    "max_list_dim": (lambda L: L.max(L.ones(2), [0]),
+        "max() received an invalid combination of arguments - got (Tensor, list)"),
 }
 
 
@@ -1013,7 +1044,7 @@ def test_error_path_matches_torch(name):
     assert t_cls is not None, "torch accepts this call"
     assert e_cls is not None, f"ember accepts what torch refuses with {t_cls.__name__}"
     base = next(c for c in (IndexError, ValueError, TypeError, NotImplementedError,
-                            RuntimeError, AssertionError) if issubclass(t_cls, c))
+                            RuntimeError, AssertionError, OverflowError) if issubclass(t_cls, c))
     assert issubclass(e_cls, base), (e_cls, e_msg, t_cls)
     if fragment is not None:
         assert fragment in e_msg, e_msg

@@ -256,6 +256,13 @@ def _extreme_front(full, by_dim, binary, fname):
             return _binary(binary, fname, input, dim if other is None else other, out)
         if dim is None:
             return full(input, out=out)
+        if isinstance(dim, builtins.bool) or not hasattr(dim, "__index__"):
+            raise TypeError(f"{fname}() received an invalid combination of arguments - got "
+                            f"(Tensor, {type(dim).__name__}), but expected one of:\n"
+                            f" * (Tensor input, *, Tensor out = None)\n"
+                            f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
+                            f" * (Tensor input, int dim, bool keepdim = False, *, tuple of "
+                            f"Tensors out = None)")
         return by_dim(input, dim, keepdim, out=out)
     front.__name__ = front.__qualname__ = fname
     front.__doc__ = (f"``{fname}(input)``: the {fname}imum of all elements; "
