@@ -79,3 +79,10 @@ def test_unique_along_a_dim_of_an_empty_tensor(fn, dim):
         except RuntimeError as e:
             results.append(str(e))
     assert results[0] == results[1]
+
+
+def test_native_group_norm_of_an_empty_batch():
+    args = lambda lib: (lib.empty(0, 2), lib.ones(2), lib.zeros(2), 0, 2, 1, 1, 1e-5)
+    got = ember.native_group_norm(*args(ember))
+    want = torch.native_group_norm(*args(torch))
+    assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]

@@ -208,7 +208,7 @@ def native_group_norm(input, weight, bias, N, C, HxW, group, eps):
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={group}")
-    x = input.reshape(N, group, -1)
+    x = input.reshape(N, group, C // group * HxW)      # (sizes given: N may be 0)
     mean, rstd = _norm_stats(x, (2,), eps)
     out = ((x - mean) * rstd).reshape(input.shape)
     aff = (1, C) + (1,) * (input.ndim - 2)
