@@ -2,6 +2,7 @@
 (``half_in_float32``) keep their dtype on 0-d operands, where NumPy's ufuncs answer a
 float32 scalar (square, softsign, l1_loss, frexp, matmul of 1-d halves...); histograms of
 an empty input."""
+import numpy as np
 import pytest
 
 import ember
@@ -86,3 +87,12 @@ def test_native_group_norm_of_an_empty_batch():
     got = ember.native_group_norm(*args(ember))
     want = torch.native_group_norm(*args(torch))
     assert [tuple(t.shape) for t in got] == [tuple(t.shape) for t in want]
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_corrcoef_of_halves_keeps_dtype(dtype):
+    x = np.random.default_rng(0).standard_normal((3, 4)).tolist()
+    got = ember.corrcoef(ember.tensor(x, dtype=getattr(ember, dtype)))
+    want = torch.corrcoef(torch.tensor(x, dtype=getattr(torch, dtype)))
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), atol=2e-2)

@@ -554,7 +554,8 @@ def einsum(*args):
 
 # -------------------------------------------------------------------- cdist
 
-_blas_pow = OpDef("_blas_pow(Tensor self, float exponent) -> Tensor", K.pow_scalar,
+_blas_pow = OpDef("_blas_pow(Tensor self, float exponent) -> Tensor",
+                  half_in_float32(K.pow_scalar),
                   promote=None, saves=("self",), grad_name="PowBackward0")
 
 

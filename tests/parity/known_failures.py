@@ -18,7 +18,6 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     'addcmul': 'output: 1/1 values differ (max abs diff 0.00195, rtol=0.001, atol=1e-05); at () expected -0.841796875 got -0.83984375 (float16)',
     'view_as_complex': 'ember raised RuntimeError: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: Half (float16)',
     'complex': 'output: dtype complex64 != expected complex32 (float16)',
-    'corrcoef': 'output: dtype float32 != expected bfloat16 (bfloat16)',
     'logspace': 'output: 2/4 values differ (max abs diff 40, rtol=0.001, atol=1e-05); at (1) expected 15864.0 got 15824.0 (float16)',
     'logspace.tensor_overload': 'output: 2/4 values differ (max abs diff 40, rtol=0.001, atol=1e-05); at (1) expected 15864.0 got 15824.0 (float16)',
     'matrix_exp': 'output: 125/125 values differ (max abs diff nan, rtol=0.001, atol=1e-05); at (0, 0, 0) expected nan got 2454.0 (float16)',
