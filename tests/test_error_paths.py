@@ -358,6 +358,39 @@ def _view_of_leaf(L):
     x[1:].add_(1)
 
 
+def _rg_inference(L):
+    with L.inference_mode():
+        x = L.ones(2)
+    x.requires_grad = True
+
+
+def _both_grad_args(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.backward([(x * 2).sum()], grad_tensors=[L.ones(())], grad_variables=[L.ones(())])
+
+
+def _batched_not_tensor(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(x * 2, x, grad_outputs=[1.0], is_grads_batched=True)
+
+
+def _batched_shape(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad(x * 2, x, grad_outputs=L.ones(3, 3), is_grads_batched=True)
+
+
+def _grad_bad_input(L):
+    x = L.ones(2, requires_grad=True)
+    L.autograd.grad((x * 2).sum(), [1.0])
+
+
+def _node_hook_count(L):
+    x = L.ones(2, requires_grad=True)
+    y = x * 2
+    y.grad_fn.register_hook(lambda gi, go: (gi[0], gi[0], gi[0]))
+    y.sum().backward()
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -1018,6 +1051,43 @@ CASES = {
         "min() received an invalid combination of arguments - got (Tensor, bool)"),
     "max_list_dim": (lambda L: L.max(L.ones(2), [0]),
         "max() received an invalid combination of arguments - got (Tensor, list)"),
+    # renorm/dist/isin/slice_copy, histogramdd dtype, inference tensors, autograd argument types
+    "renorm_complex_p": (lambda L: L.ones(2, 2).renorm(1j, 0, 1.0),
+        "renorm: p must be real-valued"),
+    "renorm_zero_p": (lambda L: L.ones(2, 2).renorm(0, 0, 1.0),
+        "renorm: non-positive-norm not supported"),
+    "renorm_complex_maxnorm": (lambda L: L.ones(2, 2).renorm(2, 0, 1j),
+        "renorm: maxnorm must be real-valued"),
+    "renorm_negative_maxnorm": (lambda L: L.ones(2, 2).renorm(2, 0, -1.0),
+        "renorm: expected maxnorm to be >= 0 but got"),
+    "renorm_1d": (lambda L: L.ones(2).renorm(2, 0, 1.0),
+        "renorm: input needs at least 2 dimensions"),
+    "renorm_int": (lambda L: L.ones(2, 2, dtype=L.int64).renorm(2, 0, 1.0),
+        "Expected a floating point or complex tensor as input"),
+    "dist_int": (lambda L: L.dist(L.ones(2, dtype=L.int64), L.ones(2, dtype=L.int64)),
+        "input dtype should be either floating point or complex"),
+    "dist_complex_p": (lambda L: L.dist(L.ones(2), L.ones(2), 1j), None),
+    "isin_bool": (lambda L: L.isin(L.ones(2, dtype=L.bool), L.ones(2, dtype=L.bool)),
+        "Unsupported input type encountered for isin()"),
+    "slice_copy_0d": (lambda L: L.slice_copy(L.ones(()), 0),
+        "slice() cannot be applied to a 0-dim tensor."),
+    "slice_copy_zero_step": (lambda L: L.slice_copy(L.ones(3), 0, 0, 2, 0),
+        "slice step must be positive"),
+    "trapz_complex_dx": (lambda L: L.trapz(L.ones(3), dx=1j), None),
+    "histogramdd_int_input": (lambda L: L.histogramdd(L.ones(4, 2, dtype=L.int64), bins=[2, 2]),
+        "\"histogramdd\" not implemented for 'Long'"),
+    "empty_permuted_bad_layout": (lambda L: L.empty_permuted((2, 3), (0, 0)), None),
+    "requires_grad_inference": (_rg_inference,
+        "Setting requires_grad=True on inference tensor outside InferenceMode is not allowed."),
+    "backward_grad_tensors_and_variables": (_both_grad_args,
+        "`grad_tensors` and `grad_variables` (deprecated) arguments both passed"),
+    "grad_batched_not_tensor": (_batched_not_tensor,
+        "gradients can be either Tensors or None, but got float"),
+    "grad_batched_shape": (_batched_shape,
+        "If `is_grads_batched=True`, we interpret the first dimension of each grad_output"),
+    "grad_input_not_tensor": (_grad_bad_input,
+        "all inputs have to be Tensors or GradientEdges, but got float"),
+    "node_hook_wrong_count": (_node_hook_count, "has returned an incorrect number of values"),
 }
 
 

@@ -281,8 +281,8 @@ def histogramdd(input, bins, *, range=None, weight=None, density=False):
     """(hist, bin_edges) of the points in ``input`` (..., D)."""
     from ember.return_types import _named
     if not input.is_floating_point():
-        raise RuntimeError(f"torch.histogramdd: input tensor and bins tensors should have "
-                           f"the same dtype, but got input {input.dtype}")
+        raise NotImplementedError(f"\"histogramdd\" not implemented for "
+                                  f"'{_dtype.scalar_type_name(input.dtype)}'")
     D = input.shape[-1]
     x = input.reshape(-1, D)
     edges = _histogramdd_edges(x, bins, range)

@@ -110,8 +110,10 @@ def _grad_batched(outputs, inputs, inputs_t, grad_outputs, retain_graph, create_
     """``grad(..., is_grads_batched=True)``: the vjp vmapped over dim 0 of each
     grad_output (one backward pass with batched cotangents)."""
     from ember.func import vmap
-    if any(g is not None and not isinstance(g, Tensor) for g in grad_outputs):
-        raise RuntimeError("grad_outputs must be Tensors when is_grads_batched=True")
+    for g in grad_outputs:
+        if g is not None and not isinstance(g, Tensor):
+            raise TypeError(f"gradients can be either Tensors or None, but got "
+                            f"{type(g).__name__}")
     keep = [i for i, g in enumerate(grad_outputs) if g is not None]
     for i in keep:
         o, g = outputs[i], grad_outputs[i]

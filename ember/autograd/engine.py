@@ -124,8 +124,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if not t._requires_grad:
                     raise RuntimeError("One of the differentiated Tensors does not require grad")
             elif not (isinstance(t, tuple) and len(t) == 2):
-                raise TypeError(f"inputs to autograd.grad/backward must be Tensors or "
-                                f"GradientEdges, got {type(t).__name__}")
+                raise RuntimeError(f"all inputs have to be Tensors or GradientEdges, but got "
+                                   f"{type(t).__name__}")
             e = _edge_of(t)
             capture.setdefault(e[0], []).append((k, e[1]))
 
