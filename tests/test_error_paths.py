@@ -391,6 +391,60 @@ def _node_hook_count(L):
     y.sum().backward()
 
 
+def _qr_r_backward(L):
+    A = L.eye(3, requires_grad=True)
+    L.linalg.qr(A, mode="r")[1].sum().backward()
+
+
+def _qr_complete_backward(L):
+    A = L.ones(3, 2, requires_grad=True)
+    L.linalg.qr(A, mode="complete")[0].sum().backward()
+
+
+def _fn_both(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g
+        @staticmethod
+        def vjp(ctx, g):
+            return g
+    F.apply(L.ones(2, requires_grad=True)).sum().backward()
+
+
+def _fn_no_jvp(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            return g
+    with L.autograd.forward_ad.dual_level():
+        x = L.autograd.forward_ad.make_dual(L.ones(2), L.ones(2))
+        F.apply(x)
+
+
+def _fn_saved_modified(L):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            ctx.save_for_backward(x)
+            return x * 2
+        @staticmethod
+        def backward(ctx, g):
+            x, = ctx.saved_tensors
+            return g * x
+    a = L.ones(2, requires_grad=True)
+    b = a * 1
+    y = F.apply(b)
+    b.add_(1)
+    y.sum().backward()
+
+
 CASES = {
     # creation
     "tensor_ragged": (lambda L: L.tensor([[1, 2], [3]]), "expected sequence of length"),
@@ -1088,6 +1142,26 @@ CASES = {
     "grad_input_not_tensor": (_grad_bad_input,
         "all inputs have to be Tensors or GradientEdges, but got float"),
     "node_hook_wrong_count": (_node_hook_count, "has returned an incorrect number of values"),
+    # cov/corrcoef, tensordot/empty_strided/randint parsing, qr backward, custom Function contracts
+    "cov_weights_sum_zero": (lambda L: L.cov(L.ones(2, 3), aweights=L.zeros(3)),
+        "cov(): weights sum to zero, can't be normalized"),
+    "corrcoef_3d": (lambda L: L.corrcoef(L.ones(2, 2, 2)),
+        "corrcoef(): expected input to have two or fewer dimensions"),
+    "tensordot_dims_self_int": (lambda L: L.tensordot(L.ones(2), L.ones(2), dims=(0, [0])), None),
+    "empty_strided_bad_size": (lambda L: L.empty_strided(2, (1,)), None),
+    "empty_strided_float_stride": (lambda L: L.empty_strided((2,), (1.5,)), None),
+    "randint_tensor_high_float": (lambda L: L.randint(L.tensor(2.5), (2,)), None),
+    "randint_only_size": (lambda L: L.randint(size=(2,)), None),
+    "qr_r_backward": (_qr_r_backward,
+        "The derivative of linalg.qr depends on Q, which is not computed"),
+    "qr_complete_backward": (_qr_complete_backward,
+        "The QR decomposition is not differentiable when mode='complete'"),
+    "function_backward_and_vjp": (_fn_both,
+        "Implementing both 'backward' and 'vjp' for a custom Function is not allowed."),
+    "function_no_jvp": (_fn_no_jvp,
+        "You must implement the jvp function for custom autograd.Function"),
+    "function_saved_modified": (_fn_saved_modified,
+        "needed for gradient computation has been modified by an inplace"),
 }
 
 
