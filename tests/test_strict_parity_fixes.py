@@ -96,3 +96,30 @@ def test_corrcoef_of_halves_keeps_dtype(dtype):
     want = torch.corrcoef(torch.tensor(x, dtype=getattr(torch, dtype)))
     assert str(got.dtype) == str(want.dtype)
     np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), atol=2e-2)
+
+
+EINSUMS = [("...ik, ...j -> ij", [(1, 2, 3), (3,)]), ("ijk,ijl->", [(2, 2, 3), (2, 2, 3)]),
+           ("ijk,l->ijl", [(2, 2, 3), (3,)]), ("ijk,ijk->", [(2, 2, 3), (2, 2, 3)]),
+           ("ijk,j->ik", [(2, 2, 3), (2,)]), ("ijk->ik", [(2, 2, 3)]), ("ij,jk->ik", [(2, 3), (3, 2)])]
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int32", "float32"])
+@pytest.mark.parametrize("equation,shapes", EINSUMS)
+def test_einsum_integer_result_dtype(equation, shapes, dtype):
+    """torch sums a subscript found in one operand only with ``sum``: integers come out
+    int64; contractions between operands keep the dtype."""
+    arrays = [np.arange(np.prod(s)).reshape(s) % 5 - 2 for s in shapes]
+    got = ember.einsum(equation, *[ember.tensor(a.tolist(), dtype=getattr(ember, dtype))
+                                   for a in arrays])
+    want = torch.einsum(equation, *[torch.tensor(a.tolist(), dtype=getattr(torch, dtype))
+                                    for a in arrays])
+    assert str(got.dtype) == str(want.dtype)
+    assert got.tolist() == want.tolist()
+
+
+def test_bilinear_of_integers_keeps_dtype():
+    make = lambda lib: (lib.ones(3, dtype=lib.int8), lib.ones(4, dtype=lib.int8),
+                        lib.ones(5, 3, 4, dtype=lib.int8), lib.ones(5, dtype=lib.int8))
+    got = ember.nn.functional.bilinear(*make(ember))
+    want = torch.nn.functional.bilinear(*make(torch))
+    assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist()

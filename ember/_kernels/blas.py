@@ -553,6 +553,11 @@ def _einsum_parse(equation, shapes):
 _einsum_parse_cached = functools.lru_cache(maxsize=1024)(_einsum_parse)
 
 
+def _sums_alone(terms, out):
+    """Does some subscript occur in one operand only and not in the output?"""
+    return any(sum(c in t for t in terms) == 1 and c not in out for t in terms for c in t)
+
+
 def einsum_compute(terms, out, arrays):
     """``np.einsum`` on parsed subscripts; a fresh array, BLAS for two or more operands."""
     eq = ",".join(terms) + "->" + out
@@ -572,6 +577,11 @@ def einsum_compute(terms, out, arrays):
         work = 1
         for n in sizes.values():
             work *= n
+        dt = arrays[0].dtype
+        if len(arrays) == 2 and dt.kind in "iu" and _sums_alone(terms, out):
+            # torch sums that operand first with ``sum``: the result is int64
+            dt = np.dtype(np.int64)
+            arrays = [a.astype(dt) for a in arrays]
         r = np.einsum(eq, *arrays, optimize=work > 65536)
     r = np.asarray(r)
     if r.dtype != arrays[0].dtype:

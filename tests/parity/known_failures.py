@@ -37,8 +37,6 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     'nn.functional.multilabel_soft_margin_loss': 'output: 1/1 values differ (max abs diff 0.00781, rtol=0.001, atol=1e-05); at () expected 4.00390625 got 4.01171875 (float16)',
     'nn.functional.fractional_max_pool2d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
     'nn.functional.fractional_max_pool3d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
-    'nn.functional.bilinear': 'output: dtype int64 != expected int8 (int8)',
-    'einsum': 'output: dtype int8 != expected int64 (int8)',
     'polygamma.polygamma_n_0': 'output: 9/25 values differ (max abs diff nan, rtol=1.3e-06, atol=1e-05); at (0, 0) expected 20177651499008.0 got inf (int8)',
     'polygamma.polygamma_n_1': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',
     'polygamma.polygamma_n_2': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',

@@ -47,7 +47,7 @@ def bilinear(input1, input2, weight, bias=None):
                            f"{input2.shape[-1]} but expected {in2}")
     w = weight.permute(1, 0, 2).reshape(in1, out_f * in2)
     tmp = ember.matmul(input1, w).reshape(*input1.shape[:-1], out_f, in2)
-    out = (tmp * input2.unsqueeze(-2)).sum(-1)
+    out = (tmp * input2.unsqueeze(-2)).sum(-1, dtype=tmp.dtype)      # integers stay, as in torch
     if bias is not None:
         out = out + bias
     return out
