@@ -123,3 +123,11 @@ def test_bilinear_of_integers_keeps_dtype():
     got = ember.nn.functional.bilinear(*make(ember))
     want = torch.nn.functional.bilinear(*make(torch))
     assert str(got.dtype) == str(want.dtype) and got.tolist() == want.tolist()
+
+
+def test_softmin_with_dtype_negates_before_the_cast():
+    x = [[0, 5, 200], [3, 0, 1]]
+    got = ember.nn.functional.softmin(ember.tensor(x, dtype=ember.uint8), 1, dtype=ember.float64)
+    want = torch.nn.functional.softmin(torch.tensor(x, dtype=torch.uint8), 1,
+                                       dtype=torch.float64)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

@@ -22,7 +22,6 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     'logspace.tensor_overload': 'output: 2/4 values differ (max abs diff 40, rtol=0.001, atol=1e-05); at (1) expected 15864.0 got 15824.0 (float16)',
     'matrix_exp': 'output: 125/125 values differ (max abs diff nan, rtol=0.001, atol=1e-05); at (0, 0, 0) expected nan got 2454.0 (float16)',
     '_softmax_backward_data': 'output: 7/25 values differ (max abs diff 0.00342, rtol=0.001, atol=1e-05); at (1, 0) expected 0.0731201171875 got 0.07275390625 (float16)',
-    'nn.functional.softmin.with_dtype': 'output: 5/25 values differ (max abs diff 0.973, rtol=1e-07, atol=1e-07); at (0, 2) expected 0.0889468172974043 got 0.002411547647466562 (uint8)',
     'nn.functional.linear_cross_entropy.chunked_none': 'output: 1/1 values differ (max abs diff 0.00537, rtol=0.016, atol=1e-05); at () expected 0.1298828125 got 0.12451171875 (bfloat16)',
     'native_batch_norm': 'input tensor 3 after the call: 1/1 values differ (max abs diff 0.000488, rtol=0.001, atol=1e-05); at (0) expected 0.08447265625 got 0.0849609375 (float16)',
     '_native_batch_norm_legit': 'input tensor 3 after the call: 1/1 values differ (max abs diff 0.000488, rtol=0.001, atol=1e-05); at (0) expected 0.08447265625 got 0.0849609375 (float16)',

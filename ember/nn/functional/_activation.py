@@ -268,7 +268,7 @@ def softmax(input, dim=None, _stacklevel=3, dtype=None):
 def softmin(input, dim=None, _stacklevel=3, dtype=None):
     if dim is None:
         dim = _get_softmax_dim("softmin", input.dim(), _stacklevel)
-    return ember.softmax(-input if dtype is None else -input.to(dtype), dim)
+    return ember.softmax(-input, dim, dtype=dtype)         # negated first, then cast (torch)
 
 
 def log_softmax(input, dim=None, _stacklevel=3, dtype=None):
