@@ -4,7 +4,7 @@ largest value, like torch)."""
 import numpy as np
 
 from ember._kernels.util import wrap_dim
-from ember._kernels.reduction import is_float, not_implemented
+from ember._kernels.reduction import is_float, not_implemented, tname
 
 
 def _no_complex(a, msg=None, kname=None):
@@ -320,6 +320,7 @@ def _searchsorted_nd(seq, v, right):
 def searchsorted(seq, v, out_int32=False, right=False, side=None, sorter=None):
     _no_complex(seq, kname="searchsorted_out_cpu")
     v = np.asarray(v)
+    _no_complex(v, kname="searchsorted_out_cpu")
     if seq.ndim == 0:
         raise RuntimeError("torch.searchsorted(): boundaries tensor should have positive "
                            "dimension, but got 0 dimension")
@@ -332,11 +333,16 @@ def searchsorted(seq, v, out_int32=False, right=False, side=None, sorter=None):
                                "got side of left while right was True")
         right = side == "right"
     if sorter is not None:
+        if sorter.dtype != np.int64:
+            raise RuntimeError(f"torch.searchsorted(): sorter must be a tensor of long dtype but "
+                               f"got dtype {tname(sorter.dtype)}")
         if sorter.shape != seq.shape:
             raise RuntimeError(f"torch.searchsorted(): boundary and sorter must have the same "
                                f"size, but got boundary tensor {list(seq.shape)}and got sorter "
                                f"tensor {list(sorter.shape)}")
-        seq = np.take_along_axis(seq, sorter.astype(np.int64), -1)
+        if sorter.size and (sorter.min() < 0 or sorter.max() >= seq.shape[-1]):
+            raise RuntimeError("torch.searchsorted(): sorter index out of range")
+        seq = np.take_along_axis(seq, sorter, -1)
     if seq.ndim > 1 and (v.ndim != seq.ndim or v.shape[:-1] != seq.shape[:-1]):
         raise RuntimeError(f"torch.searchsorted(): boundaries tensor should be 1 dimension or "
                            f"the first N-1 dimensions of boundaries tensor and input value "
