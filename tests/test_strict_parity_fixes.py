@@ -1,7 +1,8 @@
-"""Small torch-parity fixes of the strict run: half-precision ops computed in float32
-(``half_in_float32``) keep their dtype on 0-d operands, where NumPy's ufuncs answer a
-float32 scalar (square, softsign, l1_loss, frexp, matmul of 1-d halves...); histograms of
-an empty input."""
+"""Small torch-parity fixes of the strict run (tests/parity/known_failures.py): half
+dtypes kept on 0-d operands of ``half_in_float32`` kernels (where NumPy's ufuncs answer a
+float32 scalar) and in corrcoef; empty histograms, unique along an empty dimension and an
+empty group_norm batch; Scalar arguments into integer tensors (scatter's value, index_add's
+alpha); einsum's and bilinear's integer result dtypes; softmin's cast."""
 import numpy as np
 import pytest
 
