@@ -225,19 +225,25 @@ def _check_tensor_list(op, i, a):
                             f"{type_name(type(x))}")
 
 
-def add_call_layer(make_layer):
-    """Put a layer in front of the dispatcher's call: ``make_layer(next_call)`` returns the new
-    ``call(op, args, out)``, which handles what it is for and passes the rest to ``next_call``.
-    Features that matter only once used (meta tensors, sparse tensors) add theirs on first
-    use, so until then the fast path pays nothing for them. The generated op fronts inline
-    ``_call``; their namespaces are rebound too."""
+_LAYERS = {}     # call layer -> the call it passes the rest to
+
+
+def add_call_layer(layer):
+    """Put ``layer(op, args, out)`` in front of the dispatcher's call and return the call it
+    passes the rest to (adding a layer again changes nothing). Features that matter only once
+    used (meta tensors, sparse tensors) add theirs on first use, so until then the fast path
+    pays nothing for them. The generated op fronts inline ``_call``; their namespaces are
+    rebound too."""
     global _call
+    if layer in _LAYERS:
+        return _LAYERS[layer]
     from ember._ops.registry import FRONT_NAMESPACES
-    previous = _call
-    _call = make_layer(previous)
+    previous = _LAYERS[layer] = _call
+    _call = layer
     for namespace in FRONT_NAMESPACES:
         if namespace["_call"] is previous:
-            namespace["_call"] = _call
+            namespace["_call"] = layer
+    return previous
 
 
 def _call(op, args, out):

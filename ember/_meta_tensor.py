@@ -62,15 +62,9 @@ _local = threading.local()      # .factories: factory records build meta tensors
 def enable():
     """Route the dispatcher through :func:`call` (done once, when meta is first used; until
     then meta costs nothing)."""
-    from ember import _dispatch
-    if _plain_call is None:
-        _dispatch.add_call_layer(_install)
-
-
-def _install(next_call):
     global _plain_call
-    _plain_call = next_call
-    return call
+    from ember import _dispatch
+    _plain_call = _dispatch.add_call_layer(call)
 
 
 def _tensors(op, args):

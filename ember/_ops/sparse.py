@@ -533,15 +533,9 @@ _next_call = None
 
 def enable():
     """Note [sparse routing]: put :func:`route` in front of the dispatcher's call (once)."""
-    from ember import _dispatch
-    if _next_call is None:
-        _dispatch.add_call_layer(_install)
-
-
-def _install(next_call):
     global _next_call
-    _next_call = next_call
-    return route
+    from ember import _dispatch
+    _next_call = _dispatch.add_call_layer(route)
 
 
 def route(op, args, out):
