@@ -31,10 +31,12 @@ def unit_to_english(unit: str) -> str:
 
 
 def trim_sigfig(x: float, n: int) -> float:
-    """``x`` rounded to ``n`` significant figures."""
+    """``x`` rounded (half to even) to ``n`` significant figures, as torch writes it:
+    ``round(x / 10**p) * 10**p`` with ``p = ceil(log10|x|) - n``."""
     if x == 0:
         return 0.0
-    return round(x, n - 1 - int(math.floor(math.log10(abs(x)))))
+    scale = 10.0 ** (int(math.ceil(math.log10(abs(x)))) - n)
+    return float(round(x / scale) * scale)
 
 
 def ordered_unique(items):
@@ -143,13 +145,16 @@ class Measurement:
 
     @property
     def significant_figures(self) -> int:
-        """How many figures of the median the spread supports: the median's standard
-        error (sqrt(pi/2) sigma / sqrt(n)), at least the timer's resolution, relative to
-        the median, as a power of ten (1 to 4)."""
-        n = len(self.times)
-        spread = float(np.std(self.times, ddof=1)) if n > 1 else 0.0
-        error = max(MIN_CONFIDENCE_INTERVAL, math.sqrt(math.pi / 2) * spread / math.sqrt(n))
-        figures = int(math.floor(-math.log10(error / self.median)))
+        """How many figures of the median the spread supports (1 to 4), as torch counts
+        them: over the middle half of the sorted times (``n // 4`` dropped from each
+        end), a z = 1.645 confidence interval of the mean (population std / sqrt(n)),
+        at least the timer's resolution; ``floor(log10(median / interval))``."""
+        times = np.sort(np.asarray(self.times, dtype=np.float64))
+        n = len(times)
+        middle = times[n // 4:n - n // 4]
+        std = float(np.std(middle)) if len(middle) else 0.0
+        interval = max(1.645 * std / math.sqrt(max(len(middle), 1)), MIN_CONFIDENCE_INTERVAL)
+        figures = int(math.floor(math.log10(self.median / interval)))
         return min(max(figures, 1), MAX_SIGNIFICANT_FIGURES)
 
     def __repr__(self):
