@@ -526,20 +526,27 @@ def _raise_broadcast_error(vals, err):
             shape = v.shape if shape is None else broadcast_shape(shape, v.shape)
 
 
+def check_inplace_target(self, req, grad_on):
+    """torch's refusals of an in-place write into ``self`` (``req``: another argument
+    requires grad): leaves that require grad and their views, views autograd cannot
+    rebase, inference tensors."""
+    if grad_on and self._requires_grad and self._grad_fn is None and self._view_info is None:
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    if self._meta is not None or self._storage_base is not None:
+        _graph.check_inplace(self, req)     # views that can't be rebased, inference tensors
+    if grad_on and self._view_info is not None and _graph.is_view_of_leaf(self):
+        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
+                           "in-place operation.")
+
+
 def _call_inplace(op, args, vals, res_dt, req):
     """In-place variant: compute out of place, check the cast, write into argument 0."""
     self = args[0]
     if not isinstance(self, Tensor):
         raise TypeError(f"{op.public_name}(): self must be a Tensor")
     grad_on = state.grad_enabled
-    if grad_on and self._requires_grad and self._grad_fn is None and self._view_info is None:
-        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
-                           "operation.")
-    if self._meta is not None or self._base is not None:
-        _graph.check_inplace(self, req)     # views that can't be rebased, inference tensors
-    if grad_on and self._view_info is not None and _graph.is_view_of_leaf(self):
-        raise RuntimeError("a view of a leaf Variable that requires grad is being used in an "
-                           "in-place operation.")
+    check_inplace_target(self, req, grad_on)
     dst = self._data
     if res_dt is not None and _NP_CATEGORY[res_dt] > _NP_CATEGORY[dst.dtype]:
         raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "
@@ -630,7 +637,7 @@ def _copy_out(op, r, o):
                            f"can't be cast to the desired output type "
                            f"{_dtype.scalar_type_name(o._data.dtype)}")
     if o._data.shape != src.shape:
-        if o._base is not None:
+        if o._storage_base is not None:
             raise RuntimeError(f"{op.public_name}(): out= tensor is a view with shape "
                                f"{list(o._data.shape)}; cannot resize it to {list(src.shape)}")
         o._data = np.empty(src.shape, o._data.dtype)

@@ -60,8 +60,8 @@ def _size_item(k, s):
 
 class Tensor:
     """A multi-dimensional array with autograd (torch.Tensor)."""
-    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_base", "_view_info",
-                 "_vc", "_meta", "__weakref__", "__dict__")
+    __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_storage_base",
+                 "_view_info", "_vc", "_meta", "__weakref__", "__dict__")
 
     # ------------------------------------------------------------------ construction
     def __new__(cls, *args, **kwargs):
@@ -75,7 +75,7 @@ class Tensor:
         src = legacy_new(None, args, kwargs)
         if cls is Tensor:
             return src
-        if src._base is not None:                 # an alias of a tensor argument
+        if src._storage_base is not None:         # an alias of a tensor argument
             return src.as_subclass(cls)
         t = _object_new(cls)
         _init(t, src._data)
@@ -97,14 +97,15 @@ class Tensor:
         return _convert(ret, cls) if cls is not Tensor else ret
 
     def as_subclass(self, cls):
-        """An alias of this tensor (same data, same autograd history) of type ``cls``."""
+        """An alias of this tensor of type ``cls``: a view of it (``AliasBackward0``)."""
+        from ember._ops.core import alias
+        from ember.overrides import _disabled_torch_function
+        with _disabled_torch_function():
+            a = alias(self)
         t = _object_new(cls)
-        for slot in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_view_info", "_vc",
-                     "_meta"):
-            object.__setattr__(t, slot, getattr(self, slot))
-        b = self._base
-        t._base = self if b is None else b
-        t._view_info = self._view_info
+        for slot in ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_storage_base",
+                     "_view_info", "_vc", "_meta"):
+            object.__setattr__(t, slot, getattr(a, slot))
         return t
 
     # ------------------------------------------------------------------ metadata
@@ -198,7 +199,7 @@ class Tensor:
         return st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def _root(self):
-        b = self._base
+        b = self._storage_base
         return self if b is None else b
 
     def storage_offset(self):
@@ -232,14 +233,24 @@ class Tensor:
 
     @property
     def _version(self):
-        b = self._base
+        b = self._storage_base
         root = self if b is None else b
         if root._meta is not None and root._meta.inference:
             raise RuntimeError("Inference tensors do not track version counter.")
         return root._vc
 
+    @property
+    def _base(self):
+        """torch's ``_base``: the tensor at the start of this view's chain of autograd views,
+        or None (not a view, or only sharing memory: ``detach()``, ``.data``, ``view(dtype)``).
+        The storage root, which owns the memory and version counter, is ``_storage_base``."""
+        if self._view_info is None:
+            return None
+        from ember.autograd.graph import view_base
+        return view_base(self)
+
     def _is_view(self):
-        return self._base is not None
+        return self._view_info is not None
 
     # ------------------------------------------------------------------ autograd
     @property
@@ -268,7 +279,7 @@ class Tensor:
 
     def is_inference(self):
         """Made under ``inference_mode`` (or a view of such a tensor)."""
-        b = self._base
+        b = self._storage_base
         m = (self if b is None else b)._meta
         return m is not None and m.inference
 
@@ -343,8 +354,8 @@ class Tensor:
     def detach(self):
         """A tensor sharing data (and version counter) with no autograd history."""
         t = _make(self._data)
-        b = self._base
-        t._base = self if b is None else b
+        b = self._storage_base
+        t._storage_base = self if b is None else b
         t._view_info = None
         if t._meta is None:
             from ember.autograd.graph import AutogradMeta
@@ -353,7 +364,7 @@ class Tensor:
         return t
 
     def detach_(self):
-        if self._base is not None and self._view_info is not None:
+        if self._storage_base is not None and self._view_info is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead.")
         self._grad_fn = None
         self._requires_grad = False
@@ -363,8 +374,8 @@ class Tensor:
     def data(self):
         """Like ``detach()``, but with a version counter of its own (for a root tensor)."""
         t = self.detach()
-        if self._base is None and not self.is_inference():
-            t._base = None
+        if self._storage_base is None and not self.is_inference():
+            t._storage_base = None
         return t
 
     @data.setter
@@ -546,7 +557,7 @@ def _init(t, arr):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
-    t._base = None
+    t._storage_base = None
     t._view_info = None
     t._vc = 0
     t._meta = None
@@ -592,7 +603,7 @@ def _make(arr):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
-    t._base = None
+    t._storage_base = None
     t._view_info = None
     t._vc = 0
     t._meta = None

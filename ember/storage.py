@@ -1,6 +1,6 @@
 """Storages: ``Tensor.untyped_storage()`` (bytes) and ``Tensor.storage()`` (typed elements).
 
-A tensor's storage is the memory of its root (``_base``, or itself): views share their
+A tensor's storage is the memory of its root (``_storage_base``, or itself): views share their
 base's storage, so ``x[1:].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()``
 and writing through a storage writes the tensors over it. The storage of a root spans the
 bytes its elements occupy (torch's ``from_numpy`` convention for strided arrays).
@@ -19,7 +19,7 @@ _CACHE: "weakref.WeakValueDictionary[int, UntypedStorage]" = weakref.WeakValueDi
 
 
 def _root(tensor):
-    b = tensor._base
+    b = tensor._storage_base
     return tensor if b is None else b
 
 

@@ -22,7 +22,7 @@ from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
 from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32, scalar_to
-from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS
+from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS, METHODS
 
 
 def _bf16(kernel):
@@ -281,11 +281,31 @@ def _(ctx, g, self, size):
     return g.reshape(ctx.shapes[0])
 
 
+# the whole tensor as a view of itself (``as_subclass`` returns one, as torch does)
+alias = defop("alias(Tensor(a) self) -> Tensor(a)", lambda a: a.view(), function=False,
+              method=False, out=False, promote=None)
+
+
+@alias.def_backward
+def _(ctx, g, self):
+    return g
+
+
+# the view of a fresh copy that ``reshape`` returns when it must copy: not an autograd view
+_unsafe_view = defop("_unsafe_view(Tensor self, SymInt[] size) -> Tensor", K.view,
+                     function=False, method=False, out=False, promote=None)
+
+
+@_unsafe_view.def_backward
+def _(ctx, g, self, size):
+    return g.reshape(ctx.shapes[0])
+
+
 def _reshape(self, shape):
     shape = _infer_size(shape, self._data.size)
     if K.as_view(self._data, shape) is not None:
         return view(self, shape)
-    return view(clone(self, memory_format="contiguous_format"), shape)
+    return _unsafe_view(clone(self, memory_format="contiguous_format"), shape)
 
 
 reshape = defop("reshape(Tensor(a) self, SymInt[] shape) -> Tensor(a)", composite=_reshape,
@@ -313,8 +333,14 @@ def _(ctx, g, self, dims):
 
 
 def _unsqueeze(a, dim):
+    """torch's strides: the new dim's is size * stride of the dim it goes before (1 at the
+    end); NumPy's ``expand_dims`` may also restride other size-1 dims."""
     from ember._kernels.util import wrap_dim
-    return np.expand_dims(a, wrap_dim(dim, a.ndim + 1))
+    d = wrap_dim(dim, a.ndim + 1)
+    st = a.strides
+    new = a.itemsize if d == a.ndim else a.shape[d] * st[d]
+    return np.lib.stride_tricks.as_strided(a, a.shape[:d] + (1,) + a.shape[d:],
+                                           st[:d] + (new,) + st[d:], subok=True)
 
 
 def _squeeze(a, dim=None):
@@ -431,7 +457,7 @@ def _copy(a, src, non_blocking=False):
 
 
 copy = OpDef("copy(Tensor self, Tensor src, bool non_blocking=False) -> Tensor", _copy,
-             promote=None)
+             promote=None, grad_name="CopyBackwards")
 register(copy, function=False, method=False, inplace=True)
 
 
@@ -456,9 +482,14 @@ def _(ctx, g, self, value):
     return g * 0, g.sum()
 
 
-@public("zero_", method=True)
-def zero_(self):
-    return self.fill_(0)
+zero = OpDef("zero(Tensor self) -> Tensor", np.zeros_like, promote=None)
+register(zero, function=False, method=False, inplace=True)      # zero_ (torch's ZeroBackward0)
+FUNCTIONS["zero_"] = METHODS["zero_"]
+
+
+@zero.def_backward
+def _(ctx, g, self):
+    return g * 0
 
 
 # -------------------------------------------------------------------- matmul

@@ -128,7 +128,7 @@ def resize_(self, *size, memory_format=None):
         raise RuntimeError("cannot resize variables that require grad")
     n = int(np.prod(size, dtype=np.int64))
     old = self._data
-    if self._base is None and old.flags.c_contiguous and n <= old.size:
+    if self._storage_base is None and old.flags.c_contiguous and n <= old.size:
         new = old.reshape(-1)[:n].reshape(size)       # same storage, like torch
     else:
         new = np.zeros(n, old.dtype)
@@ -137,7 +137,7 @@ def resize_(self, *size, memory_format=None):
         new[:k] = flat[:k]
         fill_uninitialized(new[k:])
         new = new.reshape(size)
-        if self._base is not None:
+        if self._storage_base is not None:
             raise RuntimeError("ember: resize_ of a view to a different size is not supported")
     self._data = new
     self._vc += 1
@@ -324,3 +324,10 @@ nonzero_static = defop("nonzero_static(Tensor self, *, SymInt size, int fill_val
 @public("chalf", method=True, function=False)
 def chalf(self, memory_format=None):
     raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype")
+
+
+# -------------------------------------------------------------------- hash_tensor
+
+hash_tensor = defop("hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, "
+                    "int mode=0) -> Tensor", K.hash_tensor, promote=None,
+                    out_dtype=_dtype.uint64, differentiable=False)

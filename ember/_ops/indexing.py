@@ -114,23 +114,33 @@ def basic_view(self, idx, bare=False):
         return basic_index(self, idx)
     if not any(i is None for i in idx):
         return basic_index(self, _with_ellipsis(idx))
-    nd = self.ndim
+    # torch's order: each entry in turn (so ``x[None, 0]`` is a select of an unsqueeze)
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    rest, new_dims, pos = [], [], 0
+    v, pending, start = self, [], 0
+
+    def flush(v, pending, start):
+        if any(not _keeps_dim(it, v.shape[start + k]) for k, it in enumerate(pending)):
+            v = basic_index(v, (slice(None),) * start + tuple(pending) + (Ellipsis,))
+        return v
+
     for it in idx:
         if it is None:
-            new_dims.append(pos)
-            pos += 1
-            continue
-        rest.append(it)
-        if it is Ellipsis:
-            pos += nd - n_real
-        elif isinstance(it, slice):
-            pos += 1
-    v = basic_index(self, _with_ellipsis(tuple(rest)))
-    for d in new_dims:
-        v = unsqueeze(v, d)
-    return v
+            v = flush(v, pending, start)
+            start += sum(1 for p in pending if isinstance(p, slice))
+            pending = []
+            v = unsqueeze(v, start)
+            start += 1
+        elif it is Ellipsis:
+            pending.extend([slice(None)] * (self.ndim - n_real))
+        else:
+            pending.append(it)
+    return flush(v, pending, start)
+
+
+def _keeps_dim(item, size):
+    """Is ``item`` a slice over the whole of a dim of ``size`` (torch skips it)?"""
+    return isinstance(item, slice) and item.start in (None, 0) and item.step in (None, 1) \
+        and (item.stop is None or item.stop >= size)
 
 
 @public("__getitem__", method=True, function=False)

@@ -73,6 +73,9 @@ class OpDef:
         self.returns_list = len(rets) == 1 and rets[0][0] == "Tensor[]"
         self.is_view = bool(rets) and rets[0][1] is not None and not rets[0][1].endswith("!") \
             and args and args[0].alias == rets[0][1]
+        # False: a view op whose result shares storage and version counter but is no autograd
+        # view (torch's non-differentiable views: ``_base`` None, e.g. ``view(dtype)``)
+        self.autograd_view = True
         self.is_inplace = False
         self.functional = self                      # for an in-place variant: its functional op
         self.inplace_variant = None

@@ -242,6 +242,7 @@ def _(ctx, g, self):
 
 view_dtype = OpDef("view.dtype(Tensor(a) self, ScalarType dtype) -> Tensor(a)", K.view_dtype,
                    promote=None, differentiable=False)
+view_dtype.autograd_view = False           # torch: x.view(dtype)._base is None
 
 
 @public("view", method=True, function=False)
@@ -265,7 +266,7 @@ as_strided_op = OpDef("as_strided(Tensor(a) self, SymInt[] size, SymInt[] stride
 
 def _geom(t):
     """(byte offset of ``t`` in its storage, storage bytes, byte strides of ``t``)."""
-    b = t._base
+    b = t._storage_base
     root = t if b is None else b
     return (K.address(t._data) - K.address(root._data), K.extent_bytes(root._data),
             tuple(t._data.strides))

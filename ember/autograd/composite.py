@@ -17,7 +17,7 @@ from ember._state import state
 from ember._tensor import Tensor, _make
 from ember.autograd.graph import Node, grad_edge, _FREED_MSG, _saved_version, _version_msg
 
-__all__ = ["record_as"]
+__all__ = ["record_as", "record_inplace_as"]
 
 
 def record_as(name, fn, *tensors):
@@ -41,6 +41,34 @@ def record_as(name, fn, *tensors):
     result._requires_grad = True
     result._grad_fn = node
     return result
+
+
+def record_inplace_as(name, fn, self, saves_result=False):
+    """``self`` overwritten with ``fn(self)``, recorded as torch's in-place node ``name``
+    (``EluBackward1``...): one node whose edge leads to ``self``'s history before the write
+    (a view's base gets the usual CopySlices). ``fn``'s graph hangs off a copy of the old
+    value. ``saves_result``: the node keeps ``self``, so a later write into it is an error
+    at backward, as in torch."""
+    if not state.grad_enabled or state.modes or not self._requires_grad:
+        return self.copy_(fn(self))
+    from ember._dispatch import check_inplace_target
+    from ember.autograd.graph import rebase_history
+    check_inplace_target(self, False, True)
+    edge = grad_edge(self)
+    src = self.clone()
+    out = fn(src)
+    state.grad_enabled = False
+    try:
+        self.copy_(out)
+    finally:
+        state.grad_enabled = True
+    node = _node_class(name)()
+    node.next_functions = (edge,)
+    node.inner = out
+    node.aliases = (src,)
+    node.versions = ((self, self._version),) if saves_result else ()
+    rebase_history(self, node)
+    return self
 
 
 class CompositeNode(Node):

@@ -288,7 +288,7 @@ def _ref_counts(gs):
     g = gs[0]
     arr = g._data
     b = arr.base
-    gb = g._base
+    gb = g._storage_base
     return (sys.getrefcount(g), sys.getrefcount(arr),
             sys.getrefcount(b) if b is not None else 0,
             sys.getrefcount(gb) if gb is not None else 0)
@@ -325,9 +325,9 @@ def _sole_owner(gs):
     if type(arr) is not np.ndarray or not arr.flags.writeable:
         return False
     b = arr.base
-    gb = g._base
+    gb = g._storage_base
     if gb is not None:
-        if type(gb) is not Tensor or gb._base is not None or gb._data is not b or \
+        if type(gb) is not Tensor or gb._storage_base is not None or gb._data is not b or \
                 gb._requires_grad:
             return False
     if b is not None and (type(b) is not np.ndarray or b.base is not None):

@@ -333,7 +333,7 @@ def _wrap_outputs(ctx, args, tensor_inputs, output, is_executable):
                     r = _alias(o)
             elif is_input:
                 r = o.detach()
-            elif o._base is None:
+            elif o._storage_base is None:
                 o.detach_()
         elif is_modified:
             if o._grad_fn is None and o._requires_grad and o._view_info is None:

@@ -186,7 +186,7 @@ def _define_marker():
 
     def mark(r, args):
         if isinstance(r, Tensor):
-            if r._base is None and not any(r is a for a in args):
+            if r._storage_base is None and not any(r is a for a in args):
                 mark_inference(r)
         elif isinstance(r, (tuple, list)):
             for x in r:

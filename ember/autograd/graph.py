@@ -164,7 +164,8 @@ class OpNode(Node):
                  "_needs", "packed", "all_edges")
 
     def name(self):
-        return type(self).__name__     # the op's grad_name, or its overload's (Note [node inputs])
+        n = type(self).__name__        # the op's grad_name, or its overload's (Note [node inputs])
+        return "torch::autograd::" + n if n == "CopyBackwards" else n    # torch's C++ node
 
     @property
     def _num_outputs(self):
@@ -666,9 +667,9 @@ def grad_edge(t):
 
 
 def view_base(t):
-    """The tensor whose history view ``t`` replays: the start of its view chain. ``_base``
-    is the storage root (it owns the version counter), which may be a tensor the chain's
-    start only aliases without autograd (``detach()``, ``.data``)."""
+    """The tensor whose history view ``t`` replays: the start of its view chain (torch's
+    ``t._base``). ``_storage_base`` is the storage root (it owns the version counter), which
+    may be a tensor the chain's start only aliases without autograd (``detach()``, ``.data``)."""
     src = t._view_info[1][0]
     while src._view_info is not None:
         src = src._view_info[1][0]
@@ -807,6 +808,9 @@ _OVERLOADS = {
     "div.Tensor_mode": ("DivBackward2", {}),
     "index_fill.int_Tensor": ("IndexFillBackward1", {3: "IndexFillBackward0"}),
     "square": ("PowBackward0", {}),            # torch computes it as pow(x, 2)
+    "clamp_min.Tensor": ("ClampMinBackward1", {1: "ClampMinBackward0"}),
+    "clamp_max.Tensor": ("ClampMaxBackward1", {1: "ClampMaxBackward0"}),
+    "fill.Tensor": ("FillBackward3", {1: "FillBackward2"}),
 }
 
 
@@ -943,7 +947,7 @@ def _snapshot(t):
 
 
 def bump_version(t):
-    b = t._base
+    b = t._storage_base
     if b is None:
         t._vc += 1
     else:
@@ -1018,8 +1022,10 @@ def set_view(out, src, op, args, k=None):
     of ``src`` sharing its storage and version counter."""
     if not isinstance(src, Tensor):
         return
-    b = src._base
-    out._base = src if b is None else b
+    b = src._storage_base
+    out._storage_base = src if b is None else b
+    if not op.autograd_view:
+        return
     out._view_info = (op, args, k)
     base = view_base(out)
     bm = base._meta
@@ -1061,7 +1067,7 @@ _CUSTOM_FUNCTION_MSG = ("Output {} of {} is a view and {}. This view was created
 
 def _counter(t):
     """The version counter's value, read without ``_version``'s inference-tensor check."""
-    b = t._base
+    b = t._storage_base
     return (t if b is None else b)._vc
 
 
@@ -1073,7 +1079,7 @@ def mark_inference(t):
 
 def _saved_version(t):
     """``t._version`` for a tensor an op saves; inference tensors can't be saved."""
-    b = t._base
+    b = t._storage_base
     root = t if b is None else b
     m = root._meta
     if m is None or not m.inference:
@@ -1111,7 +1117,7 @@ def check_inplace(t, req=False):
     multi-output view op (``unbind``, ``split``...), or an output of a custom Function that is
     a view. ``req``: another argument requires grad. The dispatcher calls this before
     in-place kernels."""
-    b = t._base
+    b = t._storage_base
     rm = (t if b is None else b)._meta
     if rm is not None and rm.inference and not state.inference_mode:
         raise RuntimeError("Inplace update to inference tensor outside InferenceMode is not "

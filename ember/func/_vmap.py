@@ -118,7 +118,7 @@ def _wrap(value, bdim, level):
     t._requires_grad = False
     t._grad_fn = None
     t._output_nr = 0
-    t._base = None
+    t._storage_base = None
     t._view_info = None
     t._vc = 0
     t._meta = None

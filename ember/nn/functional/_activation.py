@@ -10,7 +10,7 @@ import warnings
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops import elementwise as _ew
-from ember.autograd.composite import record_as
+from ember.autograd.composite import record_as, record_inplace_as
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
@@ -22,21 +22,17 @@ _SELU_ALPHA = 1.6732632423543772848170429916717
 _SELU_SCALE = 1.0507009873554804934193349852946
 
 
-def _inplace(input, result, inplace):
+def _act(name, fn, input, inplace, inplace_name=None, saves_result=False):
+    """``fn(input)`` recorded as torch's node ``name``; with ``inplace``, written into
+    ``input`` and recorded as torch's in-place node (``inplace_name``, default ``name``;
+    ``saves_result``: it keeps the result, so writing into it later fails at backward)."""
     if not inplace:
-        return result
-    return input.copy_(result)
+        return record_as(name, fn, input)
+    return record_inplace_as(inplace_name or name, fn, input, saves_result)
 
 
 def _tracked(input):
     return input.requires_grad and ember.is_grad_enabled()
-
-
-def _src(input, inplace):
-    """The tensor to compute an activation from: a clone when the result is to be written
-    back into an autograd-tracked ``input`` (the graph must not save the overwritten
-    tensor itself)."""
-    return input.clone() if inplace and _tracked(input) else input
 
 
 def _check_floating(input, kernel):
@@ -46,10 +42,9 @@ def _check_floating(input, kernel):
 
 
 def threshold(input, threshold, value, inplace=False):
-    x = _src(input, inplace)
     fill = ember.as_tensor(value, dtype=input.dtype)
-    r = record_as("ThresholdBackward0", lambda t: ember.where(t > threshold, t, fill), x)
-    return _inplace(input, r, inplace)
+    return _act("ThresholdBackward0", lambda t: ember.where(t > threshold, t, fill), input,
+                inplace, "ThresholdBackward1")
 
 
 def threshold_(input, threshold, value):
@@ -77,11 +72,9 @@ def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     elif _tracked(input):
         # torch's gradient is 1 strictly inside (min_val, max_val) (and at NaN), 0 at and
         # beyond the limits
-        x = _src(input, inplace)
-        r = record_as("HardtanhBackward0", lambda t: ember.where(
+        return _act("HardtanhBackward0", lambda t: ember.where(
             ((t <= min_val) | (t >= max_val)).logical_not(), t,
-            t.detach().clamp(min_val, max_val)), x)
-        return _inplace(input, r, inplace)
+            t.detach().clamp(min_val, max_val)), input, inplace)
     return input.clamp_(min_val, max_val) if inplace else input.clamp(min_val, max_val)
 
 
@@ -101,9 +94,8 @@ def _neg_part_exp(x, alpha, scale_in=1.0):
 
 def elu(input, alpha=1.0, inplace=False):
     _check_floating(input, "elu_cpu")
-    x = _src(input, inplace)
-    r = record_as("EluBackward0", lambda t: ember.where(t > 0, t, _neg_part_exp(t, alpha)), x)
-    return _inplace(input, r, inplace)
+    return _act("EluBackward0", lambda t: ember.where(t > 0, t, _neg_part_exp(t, alpha)),
+                input, inplace, "EluBackward1", saves_result=True)
 
 
 def elu_(input, alpha=1.0):
@@ -112,10 +104,8 @@ def elu_(input, alpha=1.0):
 
 def selu(input, inplace=False):
     _check_floating(input, "elu_cpu")
-    x = _src(input, inplace)
-    r = record_as("EluBackward0", lambda t: _SELU_SCALE * ember.where(
-        t > 0, t, _neg_part_exp(t, _SELU_ALPHA)), x)
-    return _inplace(input, r, inplace)
+    return _act("EluBackward0", lambda t: _SELU_SCALE * ember.where(
+        t > 0, t, _neg_part_exp(t, _SELU_ALPHA)), input, inplace, "EluBackward1", True)
 
 
 def selu_(input):
@@ -126,10 +116,8 @@ def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
     _check_floating(input, "elu_cpu")
-    x = _src(input, inplace)
-    r = record_as("CeluBackward0", lambda t: ember.where(
-        t > 0, t, _neg_part_exp(t, alpha, alpha)), x)
-    return _inplace(input, r, inplace)
+    return _act("CeluBackward0", lambda t: ember.where(
+        t > 0, t, _neg_part_exp(t, alpha, alpha)), input, inplace, "CeluBackward1", True)
 
 
 def celu_(input, alpha=1.0):
@@ -138,10 +126,8 @@ def celu_(input, alpha=1.0):
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
     _check_floating(input, "leaky_relu_cpu")
-    x = _src(input, inplace)
-    r = record_as("LeakyReluBackward0",
-                  lambda t: ember.where(t > 0, t, t * negative_slope), x)
-    return _inplace(input, r, inplace)
+    return _act("LeakyReluBackward0", lambda t: ember.where(t > 0, t, t * negative_slope),
+                input, inplace, "LeakyReluBackward1", True)
 
 
 def leaky_relu_(input, negative_slope=0.01):
@@ -172,15 +158,13 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     _check_floating(input, "leaky_relu_cpu")
-    x = _src(input, inplace)
     if training:
         a = ember.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
-        r = ember.where(x >= 0, x, x * a)
+        fn = lambda t: ember.where(t >= 0, t, t * a)        # noqa: E731
     else:
         slope = (lower + upper) / 2
-        r = record_as("RreluWithNoiseBackward0",
-                      lambda t: ember.where(t > 0, t, t * slope), x)
-    return _inplace(input, r, inplace)
+        fn = lambda t: ember.where(t > 0, t, t * slope)     # noqa: E731
+    return _act("RreluWithNoiseBackward0", fn, input, inplace, "RreluWithNoiseBackward1", True)
 
 
 def rrelu_(input, lower=1.0 / 8, upper=1.0 / 3, training=False):
@@ -299,9 +283,7 @@ def sigmoid(input):
 
 def hardsigmoid(input, inplace=False):
     _check_floating(input, "hardsigmoid_cpu")
-    x = _src(input, inplace)
-    r = record_as("HardsigmoidBackward0", _hardsigmoid, x)
-    return _inplace(input, r, inplace)
+    return _act("HardsigmoidBackward0", _hardsigmoid, input, inplace)
 
 
 def _hardsigmoid(x):
@@ -316,16 +298,12 @@ def silu(input, inplace=False):
 
 def mish(input, inplace=False):
     _check_floating(input, "mish_cpu")
-    x = _src(input, inplace)
-    r = record_as("MishBackward0", lambda t: t * _softplus(t).tanh(), x)
-    return _inplace(input, r, inplace)
+    return _act("MishBackward0", lambda t: t * _softplus(t).tanh(), input, inplace)
 
 
 def hardswish(input, inplace=False):
     _check_floating(input, "hardswish_cpu")
-    x = _src(input, inplace)
-    r = record_as("HardswishBackward0", _hardswish, x)
-    return _inplace(input, r, inplace)
+    return _act("HardswishBackward0", _hardswish, input, inplace)
 
 
 def _hardswish(x):

@@ -1,0 +1,301 @@
+"""Tensor and autograd semantics as torch has them (issue 14, remainders): ``_base`` and
+``_is_view()`` of every view kind, grad_fn names of in-place ops and indexing, int-list
+argument checks, bool operands of elementwise ops, meta tensor strides and sizes. Every
+case runs on ember and on torch and compares the outcomes."""
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+import ember
+from helpers import torch
+
+pytestmark = pytest.mark.skipif(torch is None, reason="torch is the oracle")
+
+
+def _outcome(fn, *args):
+    """The value of ``fn(*args)``, or the class of the exception it raised."""
+    try:
+        return fn(*args)
+    except Exception as e:          # noqa: BLE001  (the class is the outcome)
+        return type(e).__name__
+
+
+# ---------------------------------------------------------------- _base and _is_view
+
+def _x(lib):
+    return lib.arange(12.).reshape(3, 4).clone()
+
+
+def _z(lib):
+    return lib.zeros(3, dtype=lib.complex64)
+
+
+class _Sub:
+    pass
+
+
+# name -> (source maker, view maker); the view's _base must be the source, another tensor
+# or None exactly as in torch
+VIEW_KINDS = {
+    "slice": (_x, lambda lib, x: x[1:]),
+    "int": (_x, lambda lib, x: x[0]),
+    "view": (_x, lambda lib, x: x.view(12)),
+    "reshape_view": (_x, lambda lib, x: x.reshape(2, 6)),
+    "reshape_copy": (_x, lambda lib, x: x.t().reshape(12)),
+    "flatten_copy": (_x, lambda lib, x: x.t().flatten()),
+    "t": (_x, lambda lib, x: x.t()),
+    "transpose": (_x, lambda lib, x: x.transpose(0, 1)),
+    "permute": (_x, lambda lib, x: x.permute(1, 0)),
+    "detach": (_x, lambda lib, x: x.detach()),
+    "data": (_x, lambda lib, x: x.data),
+    "unbind": (_x, lambda lib, x: x.unbind()[1]),
+    "split": (_x, lambda lib, x: x.split(2)[1]),
+    "chunk": (_x, lambda lib, x: x.chunk(2)[0]),
+    "expand": (_x, lambda lib, x: x[:1].expand(3, 4)),
+    "diagonal": (_x, lambda lib, x: x.diagonal()),
+    "as_strided": (_x, lambda lib, x: x.as_strided((2,), (1,))),
+    "real": (_z, lambda lib, z: z.real),
+    "imag": (_z, lambda lib, z: z.imag),
+    "view_as_real": (_z, lambda lib, z: lib.view_as_real(z)),
+    "view_of_view": (_x, lambda lib, x: x[1:][0]),
+    "detach_of_view": (_x, lambda lib, x: x[1:].detach()),
+    "data_of_view": (_x, lambda lib, x: x[1:].data),
+    "view_of_detach": (_x, lambda lib, x: x.detach()[0]),
+    "view_dtype": (_x, lambda lib, x: x.view(lib.int32)),
+    "view_of_view_dtype": (_x, lambda lib, x: x.view(lib.int32)[1:]),
+    "unsqueeze": (_x, lambda lib, x: x.unsqueeze(0)),
+    "none_index": (_x, lambda lib, x: x[None]),
+    "ellipsis": (_x, lambda lib, x: x[...]),
+    "advanced": (_x, lambda lib, x: x[[0, 1]]),
+    "mask": (_x, lambda lib, x: x[x > 3]),
+    "contiguous": (_x, lambda lib, x: x.contiguous()),
+    "from_numpy": (_x, lambda lib, x: lib.from_numpy(x.numpy())),
+    "as_subclass": (_x, lambda lib, x: x.as_subclass(lib.Tensor)),
+    "mT": (_x, lambda lib, x: x.mT),
+    "unfold": (_x, lambda lib, x: x.unfold(1, 2, 1)),
+}
+
+
+def _base_outcome(lib, kind):
+    make_src, make_view = VIEW_KINDS[kind]
+    src = make_src(lib)
+    v = make_view(lib, src)
+    b = v._base
+    who = None if b is None else "source" if b is src else "other"
+    return v._is_view(), who
+
+
+@pytest.mark.parametrize("kind", sorted(VIEW_KINDS))
+def test_base_and_is_view_match_torch(kind):
+    assert _base_outcome(ember, kind) == _base_outcome(torch, kind)
+
+
+@pytest.mark.parametrize("lib", ["ember", "torch"])
+def test_detach_shares_memory_and_version_but_is_no_view(lib):
+    L = ember if lib == "ember" else torch
+    x = L.zeros(3)
+    d = x.detach()
+    d[1] = 5.0
+    assert x[1].item() == 5.0 and x._version == d._version == 1
+    assert d._base is None and not d._is_view()
+
+
+def test_detach_of_grad_leaf_is_writable():
+    for L in (ember, torch):
+        q = L.zeros(3, requires_grad=True)
+        dq = q.detach()
+        dq[1] = 42.0
+        assert q[1].item() == 42.0 and dq._base is None
+
+
+def test_reshape_copy_is_unsafe_view():
+    out = []
+    for L in (ember, torch):
+        x = L.arange(12., requires_grad=True)
+        y = x.view(3, 4).t().reshape(12)
+        y.pow(2).sum().backward()
+        nf = [type(n).__name__ for n, _ in y.grad_fn.next_functions]
+        out.append((y.grad_fn.name(), nf, y._is_view(), x.grad.tolist()))
+    assert out[0] == out[1]
+
+
+def test_as_subclass_is_an_alias_view():
+    res = []
+    for L in (ember, torch):
+        class Sub(L.Tensor):
+            pass
+        x = L.randn(3, requires_grad=True)
+        c = x.clone()
+        s = c.as_subclass(Sub)
+        r = [type(s.grad_fn).__name__, s._base is c, s.is_leaf]
+        s.mul_(2)
+        r.append(c.grad_fn.name())
+        r.append(type((x.as_subclass(Sub) * 2).grad_fn).__name__)
+        res.append(r)
+    assert res[0] == res[1]
+
+
+# ---------------------------------------------------------------- grad_fn names
+
+
+def _setitem(lib, b, value):
+    c = b.clone()
+    c[0] = value(lib)
+    return c
+
+
+def _act(name, **kw):
+    return lambda lib, b: getattr(lib.nn.functional, name)(b.clone(), **kw)
+
+
+GRAD_FN_CASES = {
+    "elu_inplace": _act("elu", inplace=True),
+    "elu_": _act("elu_"),
+    "relu_inplace": _act("relu", inplace=True),
+    "relu_": lambda lib, b: b.clone().relu_(),
+    "torch.relu_": lambda lib, b: lib.relu_(b.clone()),
+    "leaky_relu_inplace": _act("leaky_relu", inplace=True),
+    "leaky_relu_": _act("leaky_relu_"),
+    "hardtanh_inplace": _act("hardtanh", inplace=True),
+    "hardtanh_": _act("hardtanh_"),
+    "relu6_inplace": _act("relu6", inplace=True),
+    "threshold_inplace": lambda lib, b: lib.nn.functional.threshold(b.clone(), 0.1, 0.,
+                                                                    inplace=True),
+    "threshold_": lambda lib, b: lib.nn.functional.threshold_(b.clone(), 0.1, 0.),
+    "celu_inplace": _act("celu", inplace=True),
+    "celu_": _act("celu_"),
+    "selu_inplace": _act("selu", inplace=True),
+    "selu_": _act("selu_"),
+    "rrelu_inplace": _act("rrelu", inplace=True),
+    "rrelu_": _act("rrelu_"),
+    "rrelu_train_inplace": _act("rrelu", training=True, inplace=True),
+    "rrelu_train": _act("rrelu", training=True),
+    "silu_inplace": _act("silu", inplace=True),
+    "hardsigmoid_inplace": _act("hardsigmoid", inplace=True),
+    "hardswish_inplace": _act("hardswish", inplace=True),
+    "mish_inplace": _act("mish", inplace=True),
+    "add_": lambda lib, b: b.clone().add_(1),
+    "add_tensor": lambda lib, b: b.clone().add_(b),
+    "mul_": lambda lib, b: b.clone().mul_(2),
+    "mul_tensor": lambda lib, b: b.clone().mul_(b),
+    "sub_": lambda lib, b: b.clone().sub_(1),
+    "div_": lambda lib, b: b.clone().div_(2),
+    "clamp_": lambda lib, b: b.clone().clamp_(0, 1),
+    "clamp_min_": lambda lib, b: b.clone().clamp_min_(0),
+    "clamp_max_": lambda lib, b: b.clone().clamp_max_(0),
+    "clamp_min_tensor": lambda lib, b: b.clone().clamp_min_(lib.tensor(0.)),
+    "clamp_min": lambda lib, b: b.clamp_min(0),
+    "clamp_max": lambda lib, b: b.clamp_max(0),
+    "pow_": lambda lib, b: b.clone().pow_(2),
+    "exp_": lambda lib, b: b.clone().exp_(),
+    "zero_": lambda lib, b: b.clone().zero_(),
+    "torch.zero_": lambda lib, b: lib.zero_(b.clone()),
+    "fill_": lambda lib, b: b.clone().fill_(1.),
+    "fill_tensor": lambda lib, b: b.clone().fill_(lib.tensor(1.)),
+    "copy_": lambda lib, b: b.clone().copy_(b),
+    "masked_fill_": lambda lib, b: b.clone().masked_fill_(b > 0, 0.),
+    "lerp_": lambda lib, b: b.clone().lerp_(b, 0.5),
+    "b[None, 0]": lambda lib, b: b[None, 0],
+    "b[0, None]": lambda lib, b: b[0, None],
+    "b[..., 0]": lambda lib, b: b[..., 0],
+    "b[None]": lambda lib, b: b[None],
+    "b[...]": lambda lib, b: b[...],
+    "b[:, None, 1:]": lambda lib, b: b[:, None, 1:],
+    "b[1, None, 1:, None, 2]": lambda lib, b: b.view(4, 3, 1)[1, None, 1:, None, 0],
+    "b[[0, 1]]": lambda lib, b: b[[0, 1]],
+    "b[mask]": lambda lib, b: b[b > 0],
+    "b[0]": lambda lib, b: b[0],
+    "b[1:]": lambda lib, b: b[1:],
+    "b[::2]": lambda lib, b: b[::2],
+    "b[0, 1]": lambda lib, b: b[0, 1],
+    "b[0, 1:]": lambda lib, b: b[0, 1:],
+    "b[tensor]": lambda lib, b: b[lib.tensor([0, 2])],
+    "b[0] = v": lambda lib, b: _setitem(lib, b, lambda L: L.ones(3)),
+    "b[0] = 0.": lambda lib, b: _setitem(lib, b, lambda L: 0.),
+    "reshape_copy": lambda lib, b: b.t().reshape(12),
+}
+
+
+def _grad_fn(lib, case):
+    b = lib.randn(4, 3, requires_grad=True) * 1
+    y = GRAD_FN_CASES[case](lib, b)
+    return type(y.grad_fn).__name__, y.grad_fn.name()
+
+
+@pytest.mark.parametrize("case", list(GRAD_FN_CASES))
+def test_grad_fn_name_matches_torch(case):
+    assert _grad_fn(ember, case) == _grad_fn(torch, case)
+
+
+INPLACE_ACTS = {
+    "elu": _act("elu", inplace=True), "leaky_relu": _act("leaky_relu", inplace=True),
+    "hardtanh": _act("hardtanh", inplace=True),
+    "threshold": lambda lib, t: lib.nn.functional.threshold(t, 0.1, 0., inplace=True),
+    "celu": _act("celu", inplace=True), "selu": _act("selu", inplace=True),
+    "silu": _act("silu", inplace=True), "hardswish": _act("hardswish", inplace=True),
+    "mish": _act("mish", inplace=True), "relu": _act("relu", inplace=True),
+}
+
+
+def _inplace_act(lib, name):
+    """Gradient and second gradient through an in-place activation, whether a later write
+    into its result breaks backward, and the base's node after one on a view."""
+    f = INPLACE_ACTS[name]
+    x = lib.tensor([-1.5, -0.5, 0.05, 0.5, 2.], dtype=lib.float64, requires_grad=True)
+    y = f(lib, x * 1)
+    g, = lib.autograd.grad(y.sum(), x, create_graph=True)
+    gg = lib.autograd.grad(g.sum(), x, allow_unused=True)[0] if g.requires_grad else None
+    y = f(lib, x * 1)
+    y.mul_(2)
+    later = _outcome(lambda: y.sum().backward())
+    v = x * 1
+    f(lib, v[1:])
+    return np.round(g.tolist(), 9).tolist(), \
+        None if gg is None else np.round(gg.tolist(), 9).tolist(), later, v.grad_fn.name()
+
+
+@pytest.mark.parametrize("name", ["elu", "celu", "selu", "silu", "hardswish", "mish"])
+def test_inplace_activation_graph_matches_torch(name):
+    assert _inplace_act(ember, name) == _inplace_act(torch, name)
+
+
+@pytest.mark.parametrize("name", ["leaky_relu", "hardtanh", "threshold", "relu"])
+def test_inplace_activation_first_grad_and_saved_result(name):
+    e, t = _inplace_act(ember, name), _inplace_act(torch, name)
+    assert (e[0], e[2], e[3]) == (t[0], t[2], t[3])
+
+
+def test_inplace_activation_on_leaf_refused():
+    for L in (ember, torch):
+        x = L.randn(3, requires_grad=True)
+        with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+            L.nn.functional.elu(x, inplace=True)
+        with pytest.raises(RuntimeError, match="view of a leaf Variable"):
+            L.nn.functional.elu(x[1:], inplace=True)
+
+
+# ---------------------------------------------------------------- unsqueeze / None strides
+
+@pytest.mark.parametrize("index", [(None, 0), (0, None), (None,), (None, None, 1),
+                                   (Ellipsis, None), (None, Ellipsis, None),
+                                   (1, None, slice(1, None), None, 2),
+                                   (slice(None), None, -1), (None, slice(None, None, 2)),
+                                   (None, 1, Ellipsis), (Ellipsis, None, 0),
+                                   (0, Ellipsis, None, 1)])
+def test_none_index_shapes_strides_values(index):
+    xt = torch.arange(24.).reshape(2, 3, 4)
+    xe = ember.arange(24.).reshape(2, 3, 4)
+    a, b = xt[index], xe[index]
+    assert tuple(a.shape) == tuple(b.shape) and a.stride() == b.stride()
+    np.testing.assert_array_equal(a.numpy(), b.numpy())
+    b.fill_(-1.)
+    assert (xe == -1).sum().item() == b.numel()
+
+
+def test_unsqueeze_strides_match_torch():
+    xt, xe = torch.arange(24.).reshape(2, 3, 4), ember.arange(24.).reshape(2, 3, 4)
+    for d in range(-4, 4):
+        for f in (lambda x: x, lambda x: x[1:], lambda x: x[:, ::2], lambda x: x.mT,
+                  lambda x: x[:, :1]):
+            assert f(xt).unsqueeze(d).stride() == f(xe).unsqueeze(d).stride(), d
