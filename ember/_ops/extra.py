@@ -324,10 +324,3 @@ nonzero_static = defop("nonzero_static(Tensor self, *, SymInt size, int fill_val
 @public("chalf", method=True, function=False)
 def chalf(self, memory_format=None):
     raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype")
-
-
-# -------------------------------------------------------------------- hash_tensor
-
-hash_tensor = defop("hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, "
-                    "int mode=0) -> Tensor", K.hash_tensor, promote=None,
-                    out_dtype=_dtype.uint64, differentiable=False)
