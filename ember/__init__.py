@@ -7,7 +7,8 @@ from ember._allocator import tune_malloc as _tune_malloc
 _tune_malloc()        # Note [page faults]
 
 from ember import _dtype
-from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, float16, bfloat16,
+from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64,
+                          float16, bfloat16,
                           float32, float64, complex64, complex128, half, float, double, cfloat,
                           cdouble, short, int, long, promote_types, result_type, can_cast,
                           get_default_dtype, set_default_dtype, finfo, iinfo)

@@ -38,7 +38,7 @@ def _np_dtype_of(np_dtype):
     """The ember dtype of an array's NumPy dtype (TypeError with torch's message if none)."""
     d = _dtype._BY_NP.get(np_dtype)
     if d is not None:
-        return d
+        return _dtype._used(d)
     if np_dtype in _UNSIGNED_WIDE:
         return _dtype._BY_NP[_UNSIGNED_WIDE[np_dtype]]
     if np_dtype.isnative is False and np_dtype.newbyteorder("=") in _dtype._BY_NP:
@@ -198,6 +198,12 @@ def _convert(data, target, has_complex, types):
     kind = target.np.kind
     if has_complex and kind != "c":
         raise TypeError("must be real number, not complex")
+    if target is _dtype.uint64 and int in types and float not in types:  # unsigned 64-bit
+        if _has_huge_int(data, 0, 2 ** 64):
+            neg = _has_huge_int(data, 0, 2 ** 200)
+            raise OverflowError("can't convert negative int to unsigned" if neg else
+                                "int too big to convert")
+        return np.array(data, dtype=object).astype(np.uint64)
     try:
         arr = np.array(data)
     except OverflowError:
@@ -221,11 +227,11 @@ def _convert(data, target, has_complex, types):
         return arr.astype(target.np)
 
 
-def _has_huge_int(obj):
+def _has_huge_int(obj, lo=-2 ** 63, hi=2 ** 63):
     if isinstance(obj, int) and not isinstance(obj, bool):
-        return not -2 ** 63 <= obj < 2 ** 63
+        return not lo <= obj < hi
     if isinstance(obj, (list, tuple)):
-        return any(_has_huge_int(x) for x in obj)
+        return any(_has_huge_int(x, lo, hi) for x in obj)
     return False
 
 
@@ -424,6 +430,7 @@ def from_numpy(ndarray):
                              "order. Conversion between byte orders is currently not supported.")
         raise TypeError(_NP_UNSUPPORTED.format(f"numpy.{ndarray.dtype.type.__name__}"))
     _check_strides(ndarray)
+    _dtype._used(_dtype._BY_NP[ndarray.dtype])
     if not ndarray.flags.writeable:
         _warn_readonly()
         ndarray = _writable_alias(ndarray)

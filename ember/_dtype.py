@@ -12,8 +12,8 @@ import numpy as np
 import ml_dtypes
 
 __all__ = [
-    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "float16", "bfloat16",
-    "float32", "float64", "complex64", "complex128", "promote_types", "result_type",
+    "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
+    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "promote_types", "result_type",
     "can_cast", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
 ]
 
@@ -66,23 +66,36 @@ int8 = dtype("int8", np.int8, 2, 1, True)
 int16 = dtype("int16", np.int16, 3, 1, True)
 int32 = dtype("int32", np.int32, 4, 1, True)
 int64 = dtype("int64", np.int64, 5, 1, True)
-float16 = dtype("float16", np.float16, 6, 2, True)
-bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 7, 2, True)
-float32 = dtype("float32", np.float32, 8, 2, True)
-float64 = dtype("float64", np.float64, 9, 2, True)
-complex64 = dtype("complex64", np.complex64, 10, 3, True)
-complex128 = dtype("complex128", np.complex128, 11, 3, True)
+# the "barebones" unsigned types: torch promotes them only with themselves and floats, and
+# most of its CPU kernels refuse them (ember/_ops/unsigned.py)
+uint16 = dtype("uint16", np.uint16, 6, 1, False)
+uint32 = dtype("uint32", np.uint32, 7, 1, False)
+uint64 = dtype("uint64", np.uint64, 8, 1, False)
+float16 = dtype("float16", np.float16, 9, 2, True)
+bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 10, 2, True)
+float32 = dtype("float32", np.float32, 11, 2, True)
+float64 = dtype("float64", np.float64, 12, 2, True)
+complex64 = dtype("complex64", np.complex64, 14, 3, True)
+complex128 = dtype("complex128", np.complex128, 15, 3, True)
 
-ALL = (bool, uint8, int8, int16, int32, int64, float16, bfloat16, float32, float64,
-       complex64, complex128)
+ALL = (bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16, bfloat16,
+       float32, float64, complex64, complex128)
+WIDE_UNSIGNED = frozenset((uint16, uint32, uint64))
 half, float, double, cfloat, cdouble = float16, float32, float64, complex64, complex128
 short, int, long = int16, int32, int64
 _ALIASES = {"half": float16, "float": float32, "double": float64, "cfloat": complex64,
             "cdouble": complex128, "short": int16, "int": int32, "long": int64}
 
 _ABBR = {"bool": "b8", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
-         "int64": "i64", "float16": "f16", "bfloat16": "bf16", "float32": "f32", "float64": "f64",
-         "complex64": "c64", "complex128": "c128"}
+         "int64": "i64", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
+         "bfloat16": "bf16", "float32": "f32", "float64": "f64", "complex64": "c64",
+         "complex128": "c128"}
+_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
+                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
+                      "int8": "Char", "uint8": "Byte", "bool": "Bool",
+                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                      "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
+TYPE_NAMES = _SCALAR_TYPE_NAMES     # keyed by NumPy dtype name too (kernels' messages)
 _BY_NAME = {d.name: d for d in ALL}
 _BY_NP = {d.np: d for d in ALL}
 
@@ -91,18 +104,24 @@ def _dtype_by_name(name):
     return _BY_NAME[name]
 
 
+def _used(d):
+    """``d`` once a tensor of it may be made: uint16/32/64 turn on the dispatcher layer that
+    refuses what torch's kernels refuse for them (ember/_ops/unsigned.py)."""
+    if d in WIDE_UNSIGNED:
+        from ember._ops.unsigned import enable
+        enable()
+    return d
+
+
 def from_numpy_dtype(np_dtype) -> dtype:
     """The ember dtype of a NumPy dtype; TypeError for ones torch lacks."""
     try:
-        return _BY_NP[np_dtype]
+        return _used(_BY_NP[np_dtype])
     except KeyError:
         pass
     np_dtype = np.dtype(np_dtype)
     if np_dtype in _BY_NP:
-        return _BY_NP[np_dtype]
-    # platform aliases (e.g. longlong), uint16/32/64 map to nearest torch types
-    if np_dtype.kind == "u" and np_dtype.itemsize > 1:
-        return {2: int32, 4: int64, 8: int64}[np_dtype.itemsize]
+        return _used(_BY_NP[np_dtype])
     raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                     "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
                     "uint8, and bool.")
@@ -112,7 +131,7 @@ def to_dtype(d) -> dtype:
     """Accept an ember dtype, a Python type (``float`` is float64, ``int`` int64, ``complex``
     complex128, as in torch) or, more leniently than torch, a NumPy dtype or a name."""
     if type(d) is dtype:
-        return d
+        return _used(d)
     if d is builtins.float:
         return float64
     if d is builtins.int:
@@ -124,7 +143,7 @@ def to_dtype(d) -> dtype:
     if isinstance(d, str):
         d = d.replace("torch.", "")
         if d in _BY_NAME:
-            return _BY_NAME[d]
+            return _used(_BY_NAME[d])
         if d in _ALIASES:
             return _ALIASES[d]
     try:
@@ -137,7 +156,7 @@ def dtype_argument(d, fname, argname="dtype"):
     """A ``dtype=`` argument as torch's parser takes it: a dtype or a Python number type
     (TypeError naming the function and the argument otherwise)."""
     if type(d) is dtype or d is None:
-        return d
+        return _used(d)
     if d in (builtins.float, builtins.int, builtins.bool, builtins.complex):
         return to_dtype(d)
     tp = type(d)
@@ -151,6 +170,12 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     if a is b:
         return a
     ca, cb = a._category, b._category
+    if a in WIDE_UNSIGNED or b in WIDE_UNSIGNED:   # only with themselves and floats
+        if ca == 2 or cb == 2:
+            return a if ca == 2 else b
+        raise RuntimeError(f"Promotion for uint16, uint32, uint64 types is not supported, "
+                           f"attempted to promote {_SCALAR_TYPE_NAMES[a.name]} and "
+                           f"{_SCALAR_TYPE_NAMES[b.name]}")
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)
         if hi._category == 3 and lo._category == 2:  # complex(float16) vs float64
@@ -169,7 +194,25 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     return a if a._rank > b._rank else b
 
 
-_PROMOTE = {(a, b): _promote_pair(a, b) for a in ALL for b in ALL}
+class _PromotionTable(dict):
+    """(dtype, dtype) -> promoted dtype; the pairs torch refuses raise its RuntimeError."""
+
+    def __missing__(self, key):
+        return _promote_pair(*key)
+
+
+def _table():
+    table = _PromotionTable()
+    for a in ALL:
+        for b in ALL:
+            try:
+                table[a, b] = _promote_pair(a, b)
+            except RuntimeError:
+                pass
+    return table
+
+
+_PROMOTE = _table()
 
 
 def promote_types(type1, type2) -> dtype:
@@ -193,6 +236,8 @@ def _combine(higher, lower):
         if lower._category == 3:
             return higher.to_complex() if higher is not float64 else complex128
         return higher
+    if higher in WIDE_UNSIGNED and lower._category == 3:
+        return lower
     if higher is bool or lower._category >= 2:
         return _PROMOTE[higher, lower]
     return higher
@@ -265,11 +310,6 @@ def can_cast(from_, to) -> builtins.bool:
     from_, to = to_dtype(from_), to_dtype(to)
     return from_._category <= to._category
 
-
-_SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                      "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                      "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                      "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
 
 
 def scalar_type_name(d) -> str:

@@ -123,7 +123,9 @@ class _StorageRef:
         self.key = key
         self.bytes = byts
         self.dtype = dtype
-        self.untyped = untyped
+        # dtypes with no legacy storage class (uint16/32/64) are saved untyped and rebuilt by
+        # _rebuild_tensor_v3, which names the dtype, as torch does
+        self.untyped = untyped = untyped or dtype.name not in _STORAGE_NAMES
         if untyped:
             stype = _g("torch.storage", "UntypedStorage")
             numel = byts.shape[0]
@@ -205,7 +207,7 @@ class _TorchPickler(pickle._Pickler):
             ref = _StorageRef(str(len(self.storages)), byts, dtype)
             self.storages[id(root)] = ref
             self._keep.append(root)
-        elif (_dtype.uint8 if ref.untyped else ref.dtype) is not dtype:
+        elif (ref.dtype or _dtype.uint8) is not dtype:
             raise RuntimeError("Cannot save multiple tensors or storages that view the same data "
                                "as different types")
         return ref
@@ -244,8 +246,10 @@ class _TorchPickler(pickle._Pickler):
         t = type(obj)
         if t is _PlainTensor:
             obj = obj.t
-            args = self._tensor_args(obj)
-            return (_g("torch._utils", "_rebuild_tensor_v2"), args[:4] + (False, args[5]))
+            args = self._tensor_args(obj)[:4] + (False, collections.OrderedDict())
+            if obj.dtype.name not in _STORAGE_NAMES:
+                return (_g("torch._utils", "_rebuild_tensor_v3"), args + (obj.dtype,))
+            return (_g("torch._utils", "_rebuild_tensor_v2"), args)
         if isinstance(obj, self._Tensor):
             state = obj.__dict__ if obj.__dict__ else None
             if self._param_cls is not None and isinstance(obj, self._param_cls):
@@ -259,11 +263,14 @@ class _TorchPickler(pickle._Pickler):
             if hasattr(obj._data, "layout"):
                 return _reduce_sparse(obj)
             args = self._tensor_args(obj)
+            if obj.dtype.name not in _STORAGE_NAMES:
+                args, rebuild = args + (obj.dtype,), _g("torch._utils", "_rebuild_tensor_v3")
+            else:
+                rebuild = _g("torch._utils", "_rebuild_tensor_v2")
             if t is self._Tensor and not state:
-                return (_g("torch._utils", "_rebuild_tensor_v2"), args)
+                return (rebuild, args)
             new_type = _g("torch", "Tensor") if t is self._Tensor else t
-            return (_g("torch._tensor", "_rebuild_from_type_v2"),
-                    (_g("torch._utils", "_rebuild_tensor_v2"), new_type, args, state))
+            return (_g("torch._tensor", "_rebuild_from_type_v2"), (rebuild, new_type, args, state))
         if t is self._Size:
             return (_g("torch", "Size"), (tuple(obj),))
         if t is self._device:
@@ -428,7 +435,7 @@ def _contig(size):
 def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
     from ember._tensor import _make
     ls = _storage_parts(storage)
-    dtype = dtype or ls.dtype or _dtype.uint8
+    dtype = _dtype._used(dtype or ls.dtype or _dtype.uint8)
     size, stride = tuple(int(s) for s in size), tuple(int(s) for s in stride)
     item = dtype.itemsize
     n = ls.bytes.shape[0] // item

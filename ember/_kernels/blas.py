@@ -12,13 +12,12 @@ import warnings
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import wrap_dim
 
 # torch's ScalarType names (``expected scalar type Float``) and C++ type names
 # (``expected m1 and m2 to have the same dtype, but got: float != double``)
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SCALAR = _dtype.TYPE_NAMES
 _CTYPE = {"float32": "float", "float64": "double", "float16": "c10::Half",
           "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int", "int16": "short int",
           "int8": "signed char", "uint8": "unsigned char", "bool": "bool",

@@ -1,6 +1,7 @@
 """Kernels of the core ops (views, copies, reductions to a shape, matmul)."""
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.shape import type_name
 from ember._kernels.util import infer_size, as_view, wrap_dim
 
@@ -127,10 +128,7 @@ def matmul(a, b):
     return r if r.dtype == a.dtype else r.astype(a.dtype)   # bfloat16 comes back as float32
 
 
-_SCALAR_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                 "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                 "int8": "Char", "uint8": "Byte", "bool": "Bool", "complex64": "ComplexFloat",
-                 "complex128": "ComplexDouble"}
+_SCALAR_NAMES = _dtype.TYPE_NAMES
 _C_NAMES = {"float32": "float", "float64": "double", "float16": "c10::Half",
             "bfloat16": "c10::BFloat16", "int64": "long int", "int32": "int",
             "int16": "short int", "int8": "signed char", "uint8": "unsigned char",

@@ -9,12 +9,11 @@ import math
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.fast_elementwise import maximum_scalar
 
 # torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
-_TNAME = {"bool": "Bool", "uint8": "Byte", "int8": "Char", "int16": "Short", "int32": "Int",
-          "int64": "Long", "float16": "Half", "bfloat16": "BFloat16", "float32": "Float",
-          "float64": "Double", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TNAME = _dtype.TYPE_NAMES
 
 # ------------------------------------------------------------------ helpers
 

@@ -68,3 +68,28 @@ def histogramdd(sample, edges, weight=None, density=False):
             vol = vol * np.diff(e.astype(np.float64)).reshape(shp)
         hist = hist / (s * vol)
     return hist.astype(x.dtype)
+
+
+def hash_tensor(a, dim=(), keepdim=False, mode=0):
+    """uint64 xor of the 64-bit patterns of ``a``'s values, each widened first (floats to
+    float64, integers and bools to int64), over ``dim`` (every dim when empty)."""
+    from ember._kernels.reduction import reduce_axes, squeeze_axes, tname
+    if mode != 0:
+        raise RuntimeError(f"Unknown hash_tensor mode: {mode}")
+    axes = reduce_axes(dim, a.ndim)
+    if axes is None and a.size == 0:
+        raise RuntimeError("hash_tensor: Expected reduction dim to be specified for "
+                           "input.numel() == 0. Specify the reduction dim with the 'dim' "
+                           "argument.")
+    for d in axes or ():
+        if a.shape[d] == 0:
+            raise IndexError(f"hash_tensor: Expected reduction dim {d} to have non-zero size.")
+    kind = "f" if a.dtype.name == "bfloat16" else a.dtype.kind
+    if kind == "c" or kind == "u" and a.dtype.itemsize > 1:
+        if a.size:                  # an empty result never reaches torch's kernel
+            raise NotImplementedError(f"\"xor_sum_cpu\" not implemented for '{tname(a.dtype)}'")
+        a = a.real.astype(np.int64)
+        kind = "i"
+    bits = a.astype(np.float64 if kind == "f" else np.int64).view(np.uint64)
+    r = np.bitwise_xor.reduce(bits, axis=axes, keepdims=True)
+    return squeeze_axes(r, axes, keepdim, a.ndim)

@@ -6,6 +6,7 @@ import math
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import check_storage_size
 
 # C++ spellings torch uses in "value cannot be converted to type ... without overflow"
@@ -376,9 +377,7 @@ def _check_complex_args(a, b, fname):
     return np.complex128 if da == np.float64 else np.complex64
 
 
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SCALAR = _dtype.TYPE_NAMES
 
 
 def complex_(real, imag):

@@ -3,12 +3,10 @@ error message. NumPy only; the differentiable numerical ops (``diff``, ``gradien
 ``trapezoid``, ``dist``, ``renorm`` ...) are composites in ``ember/_ops/numeric.py``."""
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import broadcast_shape  # noqa: F401  (re-exported)
 
-_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-               "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-               "int8": "Char", "uint8": "Byte", "bool": "Bool",
-               "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TYPE_NAMES = _dtype.TYPE_NAMES
 
 
 def type_name(dt):

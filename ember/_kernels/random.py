@@ -28,6 +28,7 @@ import math
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import check_storage_size
 
 DEFAULT_SEED = 67280421310721
@@ -35,9 +36,7 @@ _N = 624
 STATE_SIZE = 5056
 LEGACY_STATE_SIZE = 5048
 
-_SCALAR = {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-           "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-           "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_SCALAR = _dtype.TYPE_NAMES
 
 
 def _init_genrand(seed32):

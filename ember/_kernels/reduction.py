@@ -9,12 +9,10 @@ import warnings
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import wrap_dim, wrap_dims
 
-_TORCH_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
-                "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
-                "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                "complex64": "ComplexFloat", "complex128": "ComplexDouble"}
+_TORCH_NAMES = _dtype.TYPE_NAMES
 
 
 def tname(dt):

@@ -8,16 +8,13 @@ import operator
 
 import numpy as np
 
+from ember import _dtype
 from ember._kernels.util import check_storage_size, scalar_to, wrap_dim
 
 SL = slice(None)
 
 # torch's scalar type names (as in "Float", "Long") and C++ type names (masked_fill's message)
-_TYPE_NAMES = {
-    "float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
-    "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char", "uint8": "Byte",
-    "bool": "Bool", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
-}
+_TYPE_NAMES = _dtype.TYPE_NAMES
 _C_NAMES = {
     "float32": "float", "float64": "double", "float16": "c10::Half", "bfloat16": "c10::BFloat16",
     "int64": "long int", "int32": "int", "int16": "short int", "int8": "signed char",
@@ -800,7 +797,7 @@ def index_fill(a, dim, index, value):
     if index.dtype.kind not in "iu" or index.dtype == np.uint8:
         raise RuntimeError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
-        raise IndexError("Index has to be a vector/scalar")
+        raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, np.ndarray):
         if value.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "

@@ -1,8 +1,8 @@
 """Extra torch ops: ``unsafe_chunk``/``unsafe_split``, ``hsplit``/``vsplit``/``dsplit``,
 ``Tensor.__rdiv__``, ``unravel_index``, ``scalar_tensor``, ``Tensor.resize_`` /
 ``resize_as_``, ``as_strided_scatter``, ``native_layer_norm`` / ``native_group_norm`` /
-``native_batch_norm``, ``histogramdd``, ``empty_permuted``, ``nonzero_static`` and
-``Tensor.chalf``.
+``native_batch_norm``, ``histogramdd``, ``empty_permuted``, ``nonzero_static``,
+``hash_tensor`` and ``Tensor.chalf``.
 
 Most are composites of ember ops (autograd from their parts). ``as_strided_scatter``
 and ``nonzero_static`` are records with NumPy kernels; ``as_strided_scatter``'s backward
@@ -324,3 +324,10 @@ nonzero_static = defop("nonzero_static(Tensor self, *, SymInt size, int fill_val
 @public("chalf", method=True, function=False)
 def chalf(self, memory_format=None):
     raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype")
+
+
+# -------------------------------------------------------------------- hash_tensor
+
+hash_tensor = defop("hash_tensor(Tensor self, int[1] dim=[], *, bool keepdim=False, "
+                    "int mode=0) -> Tensor", K.hash_tensor, promote=None,
+                    out_dtype=_dtype.uint64, differentiable=False)
