@@ -470,6 +470,10 @@ def _fill(a, value):
     if np.ndim(value):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{np.ndim(value)} dimensions.")
+    if isinstance(value, (int, float)) and not isinstance(value, bool):
+        from ember._creation import _convert_scalar      # a Python Scalar: torch's range check
+        from ember._dtype import from_numpy_dtype
+        value = _convert_scalar(value, from_numpy_dtype(a.dtype))
     return np.full(a.shape, value, a.dtype)
 
 

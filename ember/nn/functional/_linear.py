@@ -128,12 +128,10 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                          f"({input.shape})")
     n = weight.shape[0]
     if padding_idx is not None:
-        if padding_idx > 0:
-            if padding_idx >= n:
-                raise AssertionError("padding_idx must be within num_embeddings")
-        elif padding_idx < 0:
-            if padding_idx < -n:
-                raise AssertionError("padding_idx must be within num_embeddings")
+        if not -n <= padding_idx < n:
+            raise RuntimeError(f"padding_idx must be within the number of embeddings, {-n} "
+                               f"through {n - 1}, but got {padding_idx}")
+        if padding_idx < 0:
             padding_idx = n + padding_idx
     if input.dim() == 2:
         if offsets is not None:
@@ -171,7 +169,12 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                                   f"mode='{mode}'). Please open a feature request on GitHub.")
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
-        raise IndexError("index out of range in self")
+        at = int(np.flatnonzero((idx < 0) | (idx >= n))[0])
+        if mode == "max":
+            raise RuntimeError(f"embedding_bag: Expected idx >= 0 && idx < num_embeddings but "
+                               f"found idx to be {idx[at]}")
+        raise RuntimeError(f"Index {at} of input takes value {idx[at]} which is not in the "
+                           f"valid range [0, {n})")
     B = len(offs)
     D = weight.shape[1]
     emb = ember.index_select(weight, 0, input)

@@ -396,7 +396,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     tn = t.detach().numpy()
     import numpy as np
     if ((tn < -1) | (tn >= C)).any():
-        raise RuntimeError("multilabel-margin-loss target value out of range")
+        raise RuntimeError("argument #2 'target' is out of range")
     stop = np.cumsum(tn < 0, axis=1) > 0                    # entries after the first -1
     valid = ~stop
     tsafe = np.where(valid, tn, 0)
@@ -545,8 +545,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
                                       margin=1.0, swap=False, reduction="mean"):
     _enum(reduction)
     if margin <= 0:
-        raise ValueError(f"TripletMarginWithDistanceLoss: expected margin to be greater than "
-                         f"0, got {margin} instead")
+        raise ValueError(f"margin must be greater than 0, got {margin}")
     _check_triplet_dims(anchor, positive, negative)
     dist = distance_function if distance_function is not None else _pairwise_distance
     d_ap = dist(anchor, positive)

@@ -30,18 +30,29 @@ def _check_input(input, n, name):
                            f"input")
 
 
-def _pool_args(n, kernel_size, stride, padding, dilation=1):
+def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None):
+    """(kernel, stride, padding, dilation) tuples, checked in torch's order; ``name``
+    (max_pool1d) selects its own messages, other 1-d pools read as 2-d with a height 1."""
     k = _tuple(kernel_size, n)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
         else _tuple(stride, n)
     p = _tuple(padding, n)
     d = _tuple(dilation, n)
-    if any(v <= 0 for v in k):
-        raise RuntimeError("kernel_size must be greater than zero, but got " +
-                           ", ".join(f"k{'HWD'[i] if n > 1 else 'W'}: {v}" for i, v in
-                                     enumerate(k)))
-    if any(v <= 0 for v in s):
-        raise RuntimeError("stride should be greater than zero")
+    if name == "max_pool1d":
+        if k[0] <= 0:
+            raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
+                               f"{k[0]}")
+        if s[0] <= 0:
+            raise RuntimeError(f"max_pool1d() stride must be greater than zero, but got {s[0]}")
+    letters, kk, ss = ("THW"[3 - n:], k, s) if n > 1 else ("HW", (1, *k), (1, *s))
+    if any(v == 0 for v in ss):
+        raise RuntimeError("stride should not be zero")
+    if any(v <= 0 for v in kk):
+        raise RuntimeError("kernel size should be greater than zero, but got " +
+                           " ".join(f"k{c}: {v}" for c, v in zip(letters, kk)))
+    if any(v < 0 for v in ss):
+        raise RuntimeError("stride should be greater than zero, but got " +
+                           " ".join(f"d{c}: {v}" for c, v in zip(letters, ss)))
     return k, s, p, d
 
 
@@ -65,7 +76,7 @@ def _check_out(input, n, k, s, p, d, ceil_mode, avg=False):
 
 def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     _check_input(input, n, f"max_pool{n}d")
-    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation)
+    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation, f"max_pool{n}d")
     if any(v <= 0 for v in d):
         raise RuntimeError("dilation should be greater than zero")
     _check_out(input, n, k, s, p, d, ceil_mode)

@@ -304,8 +304,8 @@ def channel_shuffle(input, groups):
         raise RuntimeError(f"Number of groups to divide channels in must be positive. Value of "
                            f"groups:{g}")
     if input.dim() < 3:
-        raise RuntimeError(f"channel_shuffle expects input to have at least 3 dimensions, but "
-                           f"got input with {input.dim()} dimension(s)")
+        raise RuntimeError(f"channel_shuffle expects input with > 2 dims, but got input with "
+                           f"sizes {list(input.shape)}")
     n, c = input.shape[:2]
     if c % g:
         raise RuntimeError(f"Number of channels must be divisible by groups. Got {c} channels "
@@ -335,9 +335,13 @@ def _onehot_weight(C, k, dtype):
 
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: (N, C, H, W) -> (N, C*kh*kw, L)."""
-    if input.dim() not in (3, 4):
-        raise NotImplementedError(f"Input Error: Only 3D or 4D input Tensors are supported (got "
-                                  f"{input.dim()}D)")
+    if input.dim() < 3:       # torch reads the size of dim 2 first
+        n = input.dim()
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-n}, {n - 1}], "
+                         f"but got 2)")
+    if input.dim() > 4:
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size and "
+                           f"other non-zero dimensions for input, but got: {list(input.shape)}")
     unb = input.dim() == 3
     x = input.unsqueeze(0) if unb else input
     k = _pair(kernel_size)
