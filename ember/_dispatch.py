@@ -175,6 +175,37 @@ _EXPECTED = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Scal
              "Tensor": "Tensor"}
 
 
+def all_ints(v):
+    """Are all elements of tuple ``v`` Python ints (the generated fronts' fast test of an
+    int[] argument; anything else goes to :func:`check_argument`)?"""
+    for e in v:
+        if type(e) is not int:
+            return False
+    return True
+
+
+def _int_element(e, kind="int"):
+    """An element torch's parser takes in an int list: an int or bool (Python or NumPy) or
+    an integer tensor of one element."""
+    if isinstance(e, Tensor):
+        return e._data.size == 1 and e._data.dtype.kind in "biu"
+    return hasattr(type(e), "__index__")
+
+
+def check_int_list(fname, name, v):
+    """A hand-written front's check of int-list argument ``name`` (sequence ``v``): torch's
+    TypeError for an element that is no int; returns ``v``."""
+    if type(v) is tuple and all_ints(v):
+        return v
+    for k, e in enumerate(v):
+        if not _int_element(e):
+            from ember._legacy import type_name
+            raise TypeError(f"{fname}(): argument '{name}' failed to unpack the object at pos "
+                            f"{k + 1} with error \"type must be tuple of ints,but got "
+                            f"{type_name(type(e))}\"")
+    return v
+
+
 def check_argument(op, name, kind, is_list, optional, v):
     """Torch's argument parser's TypeError for a non-Tensor argument of the wrong type;
     returns ``v`` unchanged when it is acceptable."""
@@ -184,10 +215,12 @@ def check_argument(op, name, kind, is_list, optional, v):
     head = f"{op.public_name}(): argument '{name}'"
     if is_list:
         if isinstance(v, (tuple, list)):
+            fits = _int_element if kind == "int" else _fits
             for k, e in enumerate(v):
-                if not _fits(e, kind):
-                    raise TypeError(f"{head} must be tuple of {_EXPECTED[kind]}s, but found "
-                                    f"element of type {type_name(type(e))} at pos {k}")
+                if not fits(e, kind):
+                    raise TypeError(f"{head} failed to unpack the object at pos {k + 1} with "
+                                    f"error \"type must be tuple of {_EXPECTED[kind]}s,but got "
+                                    f"{type_name(type(e))}\"")
             return v
         if isinstance(v, Tensor) or _fits(v, kind):
             return v

@@ -299,3 +299,50 @@ def test_unsqueeze_strides_match_torch():
         for f in (lambda x: x, lambda x: x[1:], lambda x: x[:, ::2], lambda x: x.mT,
                   lambda x: x[:, :1]):
             assert f(xt).unsqueeze(d).stride() == f(xe).unsqueeze(d).stride(), d
+
+
+# ---------------------------------------------------------------- int-list arguments
+
+# every element of an int[] argument is checked, in generated and hand-written fronts
+INT_LIST_CASES = [
+    "x.sum((0, 1.5))", "x.sum([0, 'a'])", "x.mean((0, None))", "x.mean([0, 1.5])",
+    "x.permute(0, 1.0)", "x.permute((0, 1.0))", "x.permute([0, 'a'])", "x.view(2, 1.5)",
+    "x.view((2, 1.5))", "x.view(-1, 1.0)", "x.reshape((2, '3'))", "x.reshape(2, '3')",
+    "x.flip((0, 1.5))", "x.flip(0, 1.5)", "x.amax((0, 1.5))", "x.amax((0, 1.5), True)",
+    "x.amin([0, 1.5])", "x.std((0, 1.5))", "x.var([0, 'a'])", "L.sum(x, (0, 1.5))",
+    "x.sum(dim=(0, 1.5))", "x.sum((0, 1.5), dtype=L.float64)", "x.sum((0, 1.5, 2))",
+    "x.sum((0, L.tensor(1.)))", "x.sum((0, np.float64(1)))", "x.sum((0, 1 + 0j))",
+    "x.expand(2, 3.0)", "x.repeat(1, 1.5)", "x.tile((1, 1.5))", "L.zeros((2, 1.5))",
+    "L.ones(2, 1.5)", "x.new_zeros((2, 1.5))", "x.roll((1, 1.5), (0, 1))",
+    "x.roll(1, (0, 1.5))", "x.logsumexp((0, 1.5))", "x.norm(dim=(0, 1.5))",
+    "x.movedim((0, 1.5), (1, 0))", "x.squeeze((0, 1.5))", "x.nansum((0, 1.5))",
+    "x.count_nonzero((0, 1.5))", "L.nn.functional.pad(x, (1, 1.5))",
+    "x.unflatten(1, (3, 1.5))", "x.as_strided((2, 1.5), (1, 1))",
+    "x.as_strided((2, 3), (1, 1.5))", "x.split((1, 0.5))", "x.split(1.5)",
+    "L.empty((2, 1.5))", "L.randn(2, 1.5)", "L.full((2, 1.5), 1.)", "x.std_mean((0, 1.5))",
+    "x[::0]", "x[::-1]",
+]
+# ...and the elements torch accepts
+INT_LIST_OK = ["x.sum((0, True))", "x.view(2, True, 3)", "x.permute(0, L.tensor(1))",
+               "x.sum((0, L.tensor(1)))", "x.sum((0, L.tensor([1])))",
+               "x.sum((0, np.int64(1)))", "x.view(2, L.tensor(3))", "x.sum([0, 1])",
+               "x.permute(L.Size([1, 0]))", "x.view(L.Size([3, 2]))"]
+
+
+def _eval_outcome(lib, code):
+    x = lib.randn(2, 3)
+    try:
+        r = eval(code, {"x": x, "L": lib, "np": np})
+        return "ok", tuple(r.shape)
+    except Exception as e:          # noqa: BLE001
+        return type(e).__name__, str(e).split("\n")[0]
+
+
+@pytest.mark.parametrize("code", INT_LIST_CASES)
+def test_int_list_elements_refused_as_torch(code):
+    assert _eval_outcome(ember, code) == _eval_outcome(torch, code)
+
+
+@pytest.mark.parametrize("code", INT_LIST_OK)
+def test_int_list_elements_accepted_as_torch(code):
+    assert _eval_outcome(ember, code) == _eval_outcome(torch, code)

@@ -59,7 +59,8 @@ def _normalize(index):
         elif isinstance(it, slice):
             it = slice(*(_slice_bound(v) for v in (it.start, it.stop, it.step)))
             if it.step is not None and it.step <= 0:
-                raise ValueError("step must be greater than zero")
+                raise ValueError("slice step cannot be zero" if it.step == 0 else
+                                 "step must be greater than zero")
         out.append(it)
     return tuple(out)
 

@@ -25,6 +25,7 @@ from ember._kernels.util import wrap_dim
 from ember._ops.core import _expand_reduced, where_self, conj_if_complex
 from ember._ops.core import sum as sum_op
 from ember._ops.registry import defop, OpDef, public, FUNCTIONS
+from ember._dispatch import check_int_list
 from ember._tensor import Tensor
 
 # -------------------------------------------------------------------- private helpers
@@ -366,6 +367,8 @@ def _var_front(op, name, method):
                 raise TypeError(f"{name}() received an invalid combination of arguments - got "
                                 f"both 'unbiased' and 'correction'")
             correction = 1 if unbiased else 0
+        if isinstance(dim, (tuple, list)):
+            check_int_list(name, "dim", dim)
         return op(input, dim, correction=correction, keepdim=keepdim, out=out)
     front.__name__ = front.__qualname__ = name
     front.__doc__ = (f"{name}(input, dim=None, *, correction=1, keepdim=False); also the legacy "
@@ -442,7 +445,8 @@ def _matrix_norm(input, p, dim, keepdim, dtype, out):
 def norm(input, p="fro", dim=None, keepdim=False, out=None, dtype=None):
     """torch.norm: a vector norm (``p`` a number, 'fro') over ``dim`` (all dims by default);
     'nuc' and other matrix orders go to ``linalg.matrix_norm``."""
-    _dim = None if dim is None else (dim,) if isinstance(dim, int) else tuple(dim)
+    _dim = None if dim is None else (dim,) if isinstance(dim, int) else \
+        check_int_list("linalg_vector_norm", "dim", tuple(dim))
     if isinstance(p, str):
         if p == "fro" and (dim is None or isinstance(dim, int) or len(dim) <= 2):
             return norm_op(input, 2, _dim, keepdim, dtype=dtype, out=out)

@@ -270,7 +270,9 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
             continue
         # Note [argument types] (in _dispatch): one type test, the checker only when it fails
         # a list argument given one plain value (``sum(x, 1)``) is well-typed too
-        test = ("type({v}) is not tuple and type({v}) is not " + plain
+        test = ("(type({v}) is not tuple or not _ints({v})) and type({v}) is not int"
+                if a.is_list and plain == "int" else
+                "type({v}) is not tuple and type({v}) is not " + plain
                 if a.is_list and plain != "Scalar" else
                 "type({v}) is not tuple" if a.is_list else
                 "type({v}) not in _SCALARS" if plain == "Scalar" else f"type({v}) is not {plain}")
@@ -301,6 +303,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
+           "_ints": _dispatcher.all_ints,
            "_Tensor": _dispatcher.Tensor}
     exec(code, env)
     FRONT_NAMESPACES.append(env)

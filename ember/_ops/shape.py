@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
-from ember._dispatch import dispatch
+from ember._dispatch import dispatch, check_int_list
 from ember._kernels import shape as K
 from ember._kernels.util import wrap_dim
 from ember._ops import core as C
@@ -159,12 +159,18 @@ def _(ctx, g, self, indices, dim):
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of ``split_size`` (int) or of the given sizes (list)."""
     if isinstance(split_size_or_sections, (list, tuple, Size)):
-        return tuple(_call(split_with_sizes, tensor, tuple(split_size_or_sections), dim))
+        sizes = check_int_list("split_with_sizes", "split_sizes", tuple(split_size_or_sections))
+        return tuple(_call(split_with_sizes, tensor, sizes, dim))
+    if not hasattr(type(split_size_or_sections), "__index__"):
+        from ember._legacy import type_name
+        raise TypeError(f"split_with_sizes(): argument 'split_sizes' (position 2) must be tuple "
+                        f"of ints, not {type_name(type(split_size_or_sections))}")
     return tuple(_call(split_op, tensor, split_size_or_sections, dim))
 
 
 def _split_with_sizes_front(self, split_sizes, dim=0):
-    return tuple(_call(split_with_sizes, self, tuple(split_sizes), dim))
+    sizes = check_int_list("split_with_sizes", "split_sizes", tuple(split_sizes))
+    return tuple(_call(split_with_sizes, self, sizes, dim))
 
 
 public("split_with_sizes", method=True)(_split_with_sizes_front)
@@ -207,19 +213,21 @@ def _(ctx, g, self, source, destination):
     return _call(movedim_op, g, destination, source)
 
 
-def _as_dims(v):
-    return (v,) if isinstance(v, int) else tuple(v)
+def _as_dims(v, fname, name):
+    return (v,) if isinstance(v, int) else check_int_list(fname, name, tuple(v))
 
 
 @public("movedim", method=True)
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (ints or sequences)."""
-    return _call(movedim_op, input, _as_dims(source), _as_dims(destination))
+    return _call(movedim_op, input, _as_dims(source, "movedim", "source"),
+                 _as_dims(destination, "movedim", "destination"))
 
 
 @public("moveaxis", method=True)
 def moveaxis(input, source, destination):
-    return _call(movedim_op, input, _as_dims(source), _as_dims(destination))
+    return _call(movedim_op, input, _as_dims(source, "moveaxis", "source"),
+                 _as_dims(destination, "moveaxis", "destination"))
 
 
 @public("swapaxes", method=True)
@@ -254,7 +262,7 @@ def view(self, *shape, dtype=None, size=None):
         return _call(view_dtype, self, _dtype.to_dtype(dtype))
     if size is not None:
         shape = (size,)
-    return _call(C.view, self, _varargs(shape))
+    return _call(C.view, self, check_int_list("view", "size", _varargs(shape)))
 
 
 # ---------------------------------------------------------------- as_strided
@@ -276,7 +284,8 @@ def _geom(t):
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given sizes, strides (in elements) and storage
     offset (from the start of the storage; default: ``input``'s own)."""
-    return _call(as_strided_op, input, tuple(size), tuple(stride), storage_offset,
+    return _call(as_strided_op, input, check_int_list("as_strided", "size", tuple(size)),
+                 check_int_list("as_strided", "stride", tuple(stride)), storage_offset,
                  _geom(input))
 
 

@@ -38,7 +38,8 @@ def _pad_index(L, lo, hi, mode):
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     E = _E()
-    pad = [int(p) for p in pad]
+    from ember._dispatch import check_int_list
+    pad = [int(p) for p in check_int_list("pad", "pad", pad)]
     if len(pad) % 2:
         raise RuntimeError(f"Padding length must be divisible by 2")
     if mode == "constant":
