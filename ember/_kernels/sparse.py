@@ -2,15 +2,21 @@
 
 A sparse tensor's ``_data`` is a :class:`SparseArray`: a read-only, zero-stride array of the
 tensor's shape and dtype (no memory, like a meta placeholder) that carries the payload.
-COO: ``indices`` (sparse_dim, nnz) int64 and ``values`` (nnz, *dense_shape); CSR (2-D):
-``crow`` (rows + 1), ``col`` (nnz) and ``values`` (nnz,). The dispatcher never hands a
-SparseArray to a dense kernel (``ember/_ops/sparse.py`` routes or refuses first).
+COO: ``indices`` (sparse_dim, nnz) int64 and ``values`` (nnz, *dense_shape). The compressed
+layouts (2-D) keep their compressed index in ``crow`` and their plain index in ``col``:
+CSR ``crow_indices`` (rows + 1) / ``col_indices`` (nnz), CSC ``ccol_indices`` (cols + 1) /
+``row_indices``; values (nnz,). BSR and BSC do the same over blocks: values
+(nnz, block_rows, block_cols). The dispatcher never hands a SparseArray to a dense kernel
+(``ember/_ops/sparse.py`` routes or refuses first).
 """
 from __future__ import annotations
 
 import numpy as np
 
-COO, CSR = "sparse_coo", "sparse_csr"
+COO, CSR, CSC, BSR, BSC = "sparse_coo", "sparse_csr", "sparse_csc", "sparse_bsr", "sparse_bsc"
+COMPRESSED = (CSR, CSC, BSR, BSC)
+ROW_MAJOR = (CSR, BSR)              # compressed over rows (the others over columns)
+BLOCKED = (BSR, BSC)
 
 
 class SparseArray(np.ndarray):
@@ -21,7 +27,7 @@ class SparseArray(np.ndarray):
 
     @property
     def sparse_dim(self):
-        return 2 if self.layout == CSR else self.indices.shape[0]
+        return 2 if self.layout != COO else self.indices.shape[0]
 
     @property
     def nnz(self):
@@ -52,9 +58,66 @@ def coo(indices, values, shape, coalesced=False):
 
 
 def csr(crow, col, values, shape):
-    a = _shell(shape, values.dtype, CSR)
-    a.crow, a.col, a.values = np.asarray(crow, np.int64), np.asarray(col, np.int64), values
+    return compressed(crow, col, values, shape, CSR)
+
+
+def compressed(cidx, pidx, values, shape, layout):
+    """A compressed layout's payload: compressed and plain indices, values."""
+    a = _shell(shape, values.dtype, layout)
+    a.crow, a.col, a.values = np.asarray(cidx, np.int64), np.asarray(pidx, np.int64), values
     return a
+
+
+def blocksize(a):
+    return tuple(a.values.shape[1:3]) if a.layout in BLOCKED else (1, 1)
+
+
+def compressed_to_coo(a):
+    """COO of a compressed payload, entries in torch's order: CSR row-major (coalesced),
+    CSC column-major, BSR/BSC block by block with every entry of each block (row-major
+    within a block)."""
+    if a.layout == CSR:
+        return csr_to_coo(a)
+    major = np.repeat(np.arange(len(a.crow) - 1, dtype=np.int64), np.diff(a.crow))
+    rows, cols = (major, a.col) if a.layout in ROW_MAJOR else (a.col, major)
+    if a.layout not in BLOCKED:
+        return coo(np.stack([rows, cols]), a.values, a.shape, False)
+    br, bc = blocksize(a)
+    r = (rows[:, None, None] * br + np.arange(br)[None, :, None]) + 0 * np.arange(bc)
+    c = (cols[:, None, None] * bc + np.arange(bc)[None, None, :]) + 0 * r
+    return coo(np.stack([r.reshape(-1), c.reshape(-1)]), a.values.reshape(-1), a.shape,
+               a.layout == BSR and br == 1)     # one-row blocks come out row-major
+
+
+def coo_to_compressed(a, layout, block=(1, 1)):
+    """A 2-D COO payload in a compressed layout; blocked layouts keep every block holding a
+    specified entry (its other entries zero)."""
+    if layout == CSR:
+        return coo_to_csr(a)
+    a = coalesce(a)
+    br, bc = block if layout in BLOCKED else (1, 1)
+    nr, nc = a.shape
+    if nr % br or nc % bc:
+        raise RuntimeError(f"Tensor size({'-2' if nr % br else '-1'}) "
+                           f"{nr if nr % br else nc} needs to be divisible by blocksize"
+                           f"[{0 if nr % br else 1}] {br if nr % br else bc}")
+    rows, cols = a.indices
+    brow, bcol = rows // br, cols // bc
+    major, minor, nmajor = (brow, bcol, nr // br) if layout in ROW_MAJOR else \
+        (bcol, brow, nc // bc)
+    key = major * (max(nr // br, nc // bc) + 1) + minor
+    uniq, slot = np.unique(key, return_inverse=True)
+    slot = slot.reshape(-1)
+    umajor, uminor = np.divmod(uniq, max(nr // br, nc // bc) + 1)
+    cidx = np.zeros(nmajor + 1, np.int64)
+    np.cumsum(np.bincount(umajor, minlength=nmajor), out=cidx[1:])
+    if layout not in BLOCKED:
+        values = np.zeros((len(uniq),) + a.values.shape[1:], a.values.dtype)
+        values[slot] = a.values
+    else:
+        values = np.zeros((len(uniq), br, bc), a.values.dtype)
+        values[slot, rows % br, cols % bc] = a.values
+    return compressed(cidx, uminor.astype(np.int64), values, a.shape, layout)
 
 
 # ------------------------------------------------------------------ construction checks
@@ -108,8 +171,8 @@ def coalesce(a):
 
 
 def to_dense(a):
-    if a.layout == CSR:
-        a = csr_to_coo(a)
+    if a.layout != COO:
+        a = compressed_to_coo(a)
     out = np.zeros(a.shape, a.dtype)
     np.add.at(out, tuple(a.indices), a.values)
     return out

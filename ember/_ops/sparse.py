@@ -1,9 +1,9 @@
-"""Sparse tensors: COO and CSR layouts as op records.
+"""Sparse tensors: COO and the compressed layouts (CSR, CSC, BSR, BSC) as op records.
 
 A sparse tensor is a Tensor whose ``_data`` is a ``SparseArray`` (``ember/_kernels/sparse.py``):
 shape and dtype plus the index and value arrays. A few primitive records move between the
 layouts and the payload (construct from indices and values, read the values, coalesce,
-densify, sparsify); each has a backward rule, so everything else is written in ember ops
+densify, sparsify; a compressed layout goes through COO); each has a backward rule, so everything else is written in ember ops
 over them (``sparse.mm`` gathers rows of the dense operand and scatters them with
 ``index_add``) and gets its autograd from its parts: gradients reach the dense operand and,
 through ``values``, the sparse one as a sparse tensor, as in torch.
@@ -25,7 +25,10 @@ from ember._state import state
 from ember._tensor import Tensor, Size, _make
 
 SPARSE_RULES: dict = {}        # dense record name -> rule(*args) for sparse arguments
-_BACKEND = {K.COO: "SparseCPU", K.CSR: "SparseCsrCPU"}
+_BACKEND = {K.COO: "SparseCPU", K.CSR: "SparseCsrCPU", K.CSC: "SparseCsrCPU",
+            K.BSR: "SparseCsrCPU", K.BSC: "SparseCsrCPU"}
+_KIND = {"strided": "Strided", K.COO: "Sparse", K.CSR: "SparseCsr", K.CSC: "SparseCsc",
+         K.BSR: "SparseBsr", K.BSC: "SparseBsc"}
 
 
 def is_sparse_data(a) -> bool:
@@ -82,11 +85,20 @@ csr_from_parts = _primitive(
 add_op = _primitive("_sparse_add(Tensor self, Tensor other, Scalar alpha) -> Tensor", K.add)
 mul_op = _primitive("_sparse_mul(Tensor self, Tensor other) -> Tensor", K.mul)
 spgemm = _primitive("_sparse_sparse_matmul(Tensor self, Tensor other) -> Tensor", K.coo_mm)
+compressed_to_coo = _primitive("_sparse_compressed_to_coo(Tensor self) -> Tensor",
+                               K.compressed_to_coo)
+coo_to_compressed = _primitive(
+    "_sparse_coo_to_compressed(Tensor self, str layout, int[] blocksize) -> Tensor",
+    lambda a, layout, bs: K.coo_to_compressed(a, layout, tuple(bs)))
+compressed_from_parts = _primitive(
+    "_sparse_compressed_from_parts(Tensor compressed_indices, Tensor plain_indices, "
+    "Tensor values, int[] size, str layout) -> Tensor",
+    lambda c, p, v, size, layout: K.compressed(c, p, v, tuple(size), layout))
 
 
 def _coo_grad(g):
     """A gradient arriving for a COO input, as COO."""
-    return csr_to_coo(g) if _layout(g) == K.CSR else g
+    return _as_coo(g)
 
 
 def _gather(g, indices):
@@ -106,6 +118,8 @@ def _(ctx, g, self):
     a = self._data
     if a.layout == K.CSR:
         return csr_from_parts(_ints(a.crow), _ints(a.col), g, a.shape)
+    if a.layout in K.COMPRESSED:
+        return compressed_from_parts(_ints(a.crow), _ints(a.col), g, a.shape, a.layout)
     return coo_from_parts(_ints(a.indices), g, a.shape, False)
 
 
@@ -117,9 +131,9 @@ def _(ctx, g, self, indices):
 @densify.def_backward
 def _(ctx, g, self):
     a = self._data
-    sp = K.coalesce(a if a.layout == K.COO else K.csr_to_coo(a))
+    sp = K.coalesce(a if a.layout == K.COO else K.compressed_to_coo(a))
     grad = coo_from_parts(_ints(sp.indices), _gather(g, sp.indices), a.shape, True)
-    return coo_to_csr(grad) if a.layout == K.CSR else grad
+    return _to_layout(grad, a)
 
 
 @sparsify.def_backward
@@ -146,6 +160,27 @@ def _(ctx, g, self):
 def _(ctx, g, crow, col, values, size):
     rows = np.repeat(np.arange(len(crow._data) - 1), np.diff(crow._data))
     return None, None, _gather(g, np.stack([rows, col._data])), None
+
+
+@compressed_to_coo.def_backward
+def _(ctx, g, self):
+    a = self._data
+    if _layout(g) == "strided":
+        sp = K.compressed_to_coo(a)
+        g = coo_from_parts(_ints(sp.indices), _gather(g, sp.indices), a.shape, False)
+    return _to_layout(coalesce(_as_coo(g)), a)
+
+
+@coo_to_compressed.def_backward
+def _(ctx, g, self, layout, blocksize):
+    return _as_coo(g), None, None
+
+
+@compressed_from_parts.def_backward
+def _(ctx, g, cidx, pidx, values, size, layout):
+    a = K.compressed(cidx._data, pidx._data, values._data, tuple(size), layout)
+    sp = K.compressed_to_coo(a)
+    return None, None, _gather(g, sp.indices).reshape(values.shape), None, None
 
 
 @add_op.def_backward
@@ -178,18 +213,31 @@ def _with_values(t, values, coalesced=None):
 
 
 def _as_coo(t):
-    return csr_to_coo(t) if _layout(t) == K.CSR else t
+    layout = _layout(t)
+    if layout == K.CSR:
+        return csr_to_coo(t)
+    return compressed_to_coo(t) if layout in K.COMPRESSED else t
+
+
+def _to_layout(coo, a):
+    """COO tensor ``coo`` in the layout (and blocksize) of payload ``a``."""
+    if a.layout == K.CSR:
+        return coo_to_csr(coo)
+    if a.layout in K.COMPRESSED:
+        return coo_to_compressed(coo, a.layout, K.blocksize(a))
+    return coo
 
 
 def _like_layout(result, src):
-    """Return a COO result in the layout of ``src`` (CSR stays CSR)."""
-    if _layout(src) == K.CSR and _layout(result) == K.COO:
-        return coo_to_csr(result)
+    """Return a COO result in the layout of ``src`` (CSR stays CSR, BSR keeps its blocks)."""
+    if _layout(src) in K.COMPRESSED and _layout(result) == K.COO:
+        return _to_layout(result, src._data)
     return result
 
 
 def sparse_mm(s, d):
-    """Sparse (COO/CSR, 2-D) @ dense (2-D), or sparse @ sparse (COO)."""
+    """Sparse (COO/compressed, 2-D) @ dense (2-D), or sparse @ sparse (COO)."""
+    _no_cpu_addmm(s, d)
     if _layout(d) != "strided":
         return spgemm(coalesce(_as_coo(s)), coalesce(_as_coo(d)))
     s = coalesce(_as_coo(s))
@@ -206,7 +254,19 @@ def sparse_mm(s, d):
     return out.index_add(0, _ints(rows), terms)
 
 
+def _no_cpu_addmm(self, other):
+    """torch has no CPU kernel for BSC @ dense nor dense @ BSR, and its BSR kernel (MKL)
+    takes square blocks only."""
+    if _layout(self) == K.BSC or _layout(self) == "strided" and _layout(other) == K.BSR:
+        raise RuntimeError(f"addmm: computation on CPU is not implemented for Strided + "
+                           f"{_KIND[_layout(self)]} @ {_KIND[_layout(other)]}")
+    for t in (self, other):
+        if _layout(t) in K.BLOCKED and len(set(K.blocksize(t._data))) > 1:
+            raise RuntimeError("MKL Sparse doesn't support matrices with non-square blocks.")
+
+
 def _mm_rule(self, other):
+    _no_cpu_addmm(self, other)
     if _layout(self) == "strided":          # dense @ sparse = (sparse^T @ dense^T)^T
         return sparse_mm(transpose(_as_coo(other), 0, 1), self.t()).t()
     return sparse_mm(self, other)
@@ -214,6 +274,9 @@ def _mm_rule(self, other):
 
 def _matmul_rule(self, other):
     if other.ndim == 1 and _layout(other) == "strided":
+        if _layout(self) == K.BSC:
+            raise RuntimeError("torch.addmv: operation not supported for mat with SparseBsc "
+                               "layout")
         return sparse_mm(self, other.unsqueeze(1)).squeeze(1)
     return _mm_rule(self, other)
 
@@ -226,7 +289,24 @@ def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     return input * beta + prod * alpha if beta != 0 else prod * alpha
 
 
+_TRANSPOSED = {K.CSR: K.CSC, K.CSC: K.CSR, K.BSR: K.BSC, K.BSC: K.BSR}
+
+
+def _transpose_compressed(t):
+    """A compressed matrix transposed: the same indices read in the other layout."""
+    a = t._data
+    v = values_of(t)
+    if a.layout in K.BLOCKED:
+        v = v.transpose(1, 2)
+    layout = _TRANSPOSED[a.layout]
+    if layout == K.CSR:
+        return csr_from_parts(_ints(a.crow), _ints(a.col), v, a.shape[::-1])
+    return compressed_from_parts(_ints(a.crow), _ints(a.col), v, a.shape[::-1], layout)
+
+
 def transpose(t, dim0, dim1):
+    if _layout(t) in K.COMPRESSED and t.ndim == 2:
+        return t if (dim0 - dim1) % 2 == 0 else _transpose_compressed(t)
     if _layout(t) != K.COO:
         _refuse("transpose.int", t)
     a = t._data
@@ -624,27 +704,100 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
     return _finish(t, requires_grad)
 
 
+def _compressed_tensor(cidx, pidx, values, size, dtype, layout, requires_grad, name):
+    """A compressed-layout tensor from its parts (2-D; blocked layouts take values
+    (nnz, block_rows, block_cols))."""
+    cidx, pidx = _as_index(cidx), _as_index(pidx)
+    v = _as_values(values, dtype)
+    blocked = layout in K.BLOCKED
+    if cidx.ndim != 1 or pidx.ndim != 1:
+        raise NotImplementedError(f"{name}: ember supports compressed tensors without batch "
+                                  f"dimensions only")
+    if v.ndim != (3 if blocked else 1):
+        if blocked and v.ndim < 3:
+            raise RuntimeError(f"values must have dimensionality > sum of batch and block "
+                               f"dimensionalities (=0 + 2) but got {v.ndim}")
+        raise NotImplementedError(f"{name}: ember supports values without dense dimensions "
+                                  f"only")
+    br, bc = tuple(v.shape[1:3]) if blocked else (1, 1)
+    major = len(cidx) - 1
+    minor = int(pidx.max()) + 1 if pidx.size else 0
+    if size is None:
+        size = (major * br, minor * bc) if layout in K.ROW_MAJOR else (minor * br, major * bc)
+    size = tuple(int(n) for n in size)
+    if len(size) != 2:
+        raise NotImplementedError(f"{name}: ember supports 2-D compressed tensors only")
+    nmajor, nminor = (size[0] // br, size[1] // bc) if layout in K.ROW_MAJOR else \
+        (size[1] // bc, size[0] // br)
+    if len(cidx) != nmajor + 1 or cidx[0] != 0 or cidx[-1] != len(pidx) or \
+            np.any(np.diff(cidx) < 0) or len(pidx) != v.shape[0] or \
+            pidx.size and (pidx.min() < 0 or pidx.max() >= nminor):
+        raise RuntimeError(f"{name}: compressed indices of length {len(cidx)} and plain "
+                           f"indices of length {len(pidx)} do not describe a "
+                           f"{_KIND[layout]} tensor of size {size} with {v.shape[0]} values")
+    if layout == K.CSR:
+        t = csr_from_parts(_ints(cidx), _ints(pidx), v, size)
+    else:
+        t = compressed_from_parts(_ints(cidx), _ints(pidx), v, size, layout)
+    return _finish(t, requires_grad)
+
+
+@public()
+def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=None, *,
+                             dtype=None, layout=None, device=None, pin_memory=False,
+                             requires_grad=False, check_invariants=None):
+    """A tensor of the compressed ``layout`` (sparse_csr, _csc, _bsr, _bsc) from its parts."""
+    if layout is None or layout.name not in K.COMPRESSED:
+        got = "none" if layout is None else _KIND.get(layout.name, layout.name)
+        raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor "
+                           f"layout but got {got}")
+    return _compressed_tensor(compressed_indices, plain_indices, values, size, dtype,
+                              layout.name, requires_grad, "sparse_compressed_tensor")
+
+
+def _compressed_front(layout, names):
+    def front(compressed_indices, plain_indices, values, size=None, *, dtype=None,
+              device=None, pin_memory=False, requires_grad=False, check_invariants=None):
+        return _compressed_tensor(compressed_indices, plain_indices, values, size, dtype,
+                                  layout, requires_grad, f"{layout}_tensor")
+    front.__name__ = f"{layout}_tensor"
+    front.__doc__ = f"A {layout[7:].upper()} matrix from {names[0]}, {names[1]} and values."
+    return public(front.__name__)(front)
+
+
+sparse_csc_tensor = _compressed_front(K.CSC, ("ccol_indices", "row_indices"))
+sparse_bsr_tensor = _compressed_front(K.BSR, ("crow_indices", "col_indices"))
+sparse_bsc_tensor = _compressed_front(K.BSC, ("ccol_indices", "row_indices"))
+
+
 @public("spmm")
 def spmm(input, mat2):
     return _mm_rule(input, mat2)
 
 
+_WANT = {K.COO: "sparse coordinate", K.ROW_MAJOR: "sparse row compressed",
+         (K.CSC, K.BSC): "sparse column compressed"}
+
+
 def _need(t, layout, name):
-    if _layout(t) != layout:
-        kind = {"strided": "Strided", K.COO: "Sparse", K.CSR: "SparseCsr"}[_layout(t)]
-        want = "sparse coordinate" if layout == K.COO else "sparse row compressed"
-        raise RuntimeError(f"{name} expected {want} tensor layout but got {kind}")
+    if _layout(t) not in (layout if isinstance(layout, tuple) else (layout,)):
+        raise RuntimeError(f"{name} expected {_WANT[layout]} tensor layout but got "
+                           f"{_KIND[_layout(t)]}")
     return t._data
 
 
 @public(method=True, function=False)
 def to_sparse(self, sparse_dim=None, *, layout=None, blocksize=None, dense_dim=None):
-    if layout is not None and layout.name == K.CSR:
-        return to_sparse_csr(self)
+    if layout is not None and layout.name in K.COMPRESSED:
+        if layout.name in K.BLOCKED and blocksize is None and _layout(self) == "strided":
+            raise RuntimeError(f"dense_to_sparse: conversion from Strided to "
+                               f"{_KIND[layout.name]} without blocksize argument given is "
+                               f"not supported")
+        return _to_compressed(self, layout.name, blocksize)
     if _layout(self) == K.COO:
         return self
-    if _layout(self) == K.CSR:
-        return csr_to_coo(self)
+    if _layout(self) in K.COMPRESSED:
+        return _as_coo(self)
     sd = self.ndim if sparse_dim is None else sparse_dim
     if not 0 < sd <= self.ndim and self.ndim:
         raise RuntimeError(f"sparse_dim argument must be in [1,{self.ndim}] but got {sd}")
@@ -663,13 +816,53 @@ def to_sparse_coo(self):
     return to_sparse(self)
 
 
+def _to_compressed(self, layout, blocksize=None):
+    """``self`` (dense, COO or compressed) in a compressed layout."""
+    src = _layout(self)
+    block = (1, 1) if layout not in K.BLOCKED else \
+        (tuple(int(b) for b in blocksize) if isinstance(blocksize, (tuple, list, Size))
+         else (int(blocksize),) * 2)
+    if src in K.BLOCKED and layout in K.BLOCKED:
+        if K.blocksize(self._data) != block:
+            raise RuntimeError(f"to_{layout}: conversion from {_KIND[src]} to {_KIND[layout]} "
+                               f"with blocksize changed from {list(K.blocksize(self._data))} "
+                               f"to {list(block)} is not supported")
+    if src == layout:
+        return self
+    if src in K.BLOCKED and layout not in K.BLOCKED:
+        raise RuntimeError(f"sparse_compressed_to_{layout}: expected SparseCsr or SparseCsc "
+                           f"layout but got ")
+    if self.ndim != 2:
+        raise NotImplementedError(f"to_{layout}: ember supports 2-D tensors only, got "
+                                  f"{self.ndim}-D")
+    if src == "strided" and (self.shape[0] % block[0] or self.shape[1] % block[1]):
+        raise RuntimeError(f"dense_to_{layout}: tensor sparse size ({self.shape[0]},"
+                           f"{self.shape[1]}) must be divisible by given blocksize "
+                           f"({block[0]},{block[1]})")
+    coo = coalesce(to_sparse(self))
+    if layout == K.CSR:
+        return coo_to_csr(coo)
+    return coo_to_compressed(coo, layout, block)
+
+
 @public(method=True, function=False)
 def to_sparse_csr(self, dense_dim=None):
-    if _layout(self) == K.CSR:
-        return self
-    if self.ndim != 2:
-        raise RuntimeError(f"to_sparse_csr: ember supports 2-D tensors only, got {self.ndim}-D")
-    return coo_to_csr(to_sparse(self))
+    return _to_compressed(self, K.CSR)
+
+
+@public(method=True, function=False)
+def to_sparse_csc(self, dense_dim=None):
+    return _to_compressed(self, K.CSC)
+
+
+@public(method=True, function=False)
+def to_sparse_bsr(self, blocksize, dense_dim=None):
+    return _to_compressed(self, K.BSR, blocksize)
+
+
+@public(method=True, function=False)
+def to_sparse_bsc(self, blocksize, dense_dim=None):
+    return _to_compressed(self, K.BSC, blocksize)
 
 
 @public(method=True, function=False)
@@ -726,12 +919,22 @@ def _values(self):
 
 @public(method=True, function=False)
 def crow_indices(self):
-    return _ints(_need(self, K.CSR, "crow_indices").crow)
+    return _ints(_need(self, K.ROW_MAJOR, "crow_indices").crow)
 
 
 @public(method=True, function=False)
 def col_indices(self):
-    return _ints(_need(self, K.CSR, "col_indices").col)
+    return _ints(_need(self, K.ROW_MAJOR, "col_indices").col)
+
+
+@public(method=True, function=False)
+def ccol_indices(self):
+    return _ints(_need(self, (K.CSC, K.BSC), "ccol_indices").crow)
+
+
+@public(method=True, function=False)
+def row_indices(self):
+    return _ints(_need(self, (K.CSC, K.BSC), "row_indices").col)
 
 
 @public(method=True, function=False)
@@ -767,8 +970,10 @@ def sparse_repr(t):
     a = t._data
     if a.layout == K.COO:
         parts = [_inner("indices", a.indices)]
-    else:
+    elif a.layout in K.ROW_MAJOR:
         parts = [_inner("crow_indices", a.crow), _inner("col_indices", a.col)]
+    else:
+        parts = [_inner("ccol_indices", a.crow), _inner("row_indices", a.col)]
     parts.append(_inner("values", a.values))
     notes = [f"size={tuple(a.shape)}", f"nnz={a.nnz}"]
     if t.dtype is not _dtype.get_default_dtype() and t.dtype not in (_dtype.int64, _dtype.bool):
@@ -793,11 +998,12 @@ def sparse_repr(t):
 
 def reduce_for_save(t):
     """torch's pickled form: ``_rebuild_sparse_tensor(layout, data)``."""
-    from ember import sparse_coo, sparse_csr
+    import ember
     a = t._data
     if a.layout == K.COO:
-        return sparse_coo, (_ints(a.indices), _make(a.values), Size(a.shape), a.coalesced)
-    return sparse_csr, (_ints(a.crow), _ints(a.col), _make(a.values), Size(a.shape))
+        return ember.sparse_coo, (_ints(a.indices), _make(a.values), Size(a.shape), a.coalesced)
+    return getattr(ember, a.layout), (_ints(a.crow), _ints(a.col), _make(a.values),
+                                      Size(a.shape))
 
 
 def rebuild_sparse_tensor(layout, data):
@@ -809,5 +1015,8 @@ def rebuild_sparse_tensor(layout, data):
     if layout.name == K.CSR:
         crow, col, values, size = data
         return csr_from_parts(crow, col, values, tuple(size))
+    if layout.name in K.COMPRESSED:
+        cidx, pidx, values, size = data
+        return compressed_from_parts(cidx, pidx, values, tuple(size), layout.name)
     raise NotImplementedError(f"rebuilding a sparse tensor of layout {layout} is not "
                               f"supported by ember")
