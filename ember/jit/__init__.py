@@ -1,0 +1,152 @@
+"""ember.jit: TorchScript. A compiler from Python source (``script``) or from one run
+(``trace``) to a typed SSA graph, passes over it, and generated Python that calls every op
+through the dispatcher; ``save``/``load`` in torch's archive format. See
+docs/ARCHITECTURE.md ("The compiler")."""
+from __future__ import annotations
+
+import typing
+import warnings
+
+from ember.jit import _script_api
+from ember.jit._errors import Error
+from ember.jit._futures import Future, eager_fork as fork, wait
+from ember.jit._modules import RecursiveScriptModule, ScriptModule, script_module
+from ember.jit._script import ScriptFunction, script_function, script_class
+from ember.jit import frontend
+
+Final = typing.Final
+CompilationUnit = None
+
+
+class Attribute(typing.NamedTuple):
+    """``self.x = jit.Attribute(value, type)`` in ``__init__`` declares an attribute's type;
+    outside scripting it is the value."""
+    value: object
+    type: object
+
+
+def _attribute(value, type):      # noqa: A002 - torch's name
+    return value
+
+
+def annotate(the_type, the_value):
+    """In eager code returns ``the_value``; in scripted code gives it ``the_type``."""
+    return the_value
+
+
+def isinstance(obj, target_type):     # noqa: A001 - torch's name
+    """``jit.isinstance`` with container types (``List[int]``, ``Dict[str, Tensor]``...)."""
+    import builtins
+    origin = typing.get_origin(target_type)
+    args = typing.get_args(target_type)
+    if origin is None:
+        if target_type is typing.Any:
+            return True
+        return builtins.isinstance(obj, target_type)
+    if origin is typing.Union:
+        return any(isinstance(obj, a) for a in args)
+    if origin in (list, typing.List):
+        return builtins.isinstance(obj, list) and all(isinstance(x, args[0]) for x in obj)
+    if origin in (tuple, typing.Tuple):
+        return builtins.isinstance(obj, tuple) and len(obj) == len(args) and all(
+            isinstance(x, a) for x, a in zip(obj, args))
+    if origin in (dict, typing.Dict):
+        return builtins.isinstance(obj, dict) and all(
+            isinstance(k, args[0]) and isinstance(v, args[1]) for k, v in obj.items())
+    return builtins.isinstance(obj, origin)
+
+
+def is_scripting():
+    """True inside scripted code (a compile-time constant there), False in eager code."""
+    return False
+
+
+def is_tracing():
+    from ember.jit import _trace
+    return _trace.is_tracing() if hasattr(_trace, "is_tracing") else False
+
+
+def ignore(drop=False, **kwargs):
+    """``@jit.ignore``: leave a function as a Python call from scripted code."""
+    if callable(drop):
+        drop._ember_jit_ignore = True
+        return drop
+
+    def deco(fn):
+        fn._ember_jit_ignore = True
+        if drop:
+            fn._ember_jit_unused = True
+        return fn
+    return deco
+
+
+def unused(fn):
+    """``@jit.unused``: the scripted version raises if it is ever called."""
+    if isinstance(fn, property):
+        return fn
+    fn._ember_jit_ignore = True
+    fn._ember_jit_unused = True
+    return fn
+
+
+def export(fn):
+    """``@jit.export``: compile this method too (and what it calls)."""
+    fn._ember_jit_export = True
+    return fn
+
+
+def _overload(fn):
+    return fn
+
+
+def _overload_method(fn):
+    return fn
+
+
+def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
+    """Compile a function, an ``nn.Module`` (recursively) or a class to TorchScript."""
+    import inspect
+    from ember import nn
+    if optimize is not None:
+        warnings.warn("`optimize` is deprecated and has no effect. Use `with "
+                      "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
+    if builtins_isinstance(obj, (ScriptModule, ScriptFunction)):
+        return obj
+    if builtins_isinstance(obj, nn.Module):
+        return script_module(obj)
+    if inspect.isclass(obj):
+        if issubclass(obj, nn.Module):
+            raise RuntimeError(f"Type '{obj.__name__}' cannot be compiled since it inherits "
+                               f"from nn.Module, pass an instance instead")
+        script_class(obj)
+        return obj
+    if inspect.isfunction(obj) or inspect.ismethod(obj):
+        return script_function(obj)
+    if builtins_isinstance(obj, (dict, list)):
+        raise RuntimeError("ember.jit.script of a dict or list is not supported; script the "
+                           "function or module that uses it")
+    raise RuntimeError(f"Type '{type(obj)}' cannot be compiled")
+
+
+def script_if_tracing(fn):
+    """Compile ``fn`` only when it is first called while tracing; eager otherwise."""
+    import functools
+    compiled = []
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        if not is_tracing():
+            return fn(*args, **kwargs)
+        if not compiled:
+            compiled.append(script(fn))
+        return compiled[0](*args, **kwargs)
+    wrapper.__original_fn = fn
+    return wrapper
+
+
+import builtins as _py_builtins  # noqa: E402
+builtins_isinstance = _py_builtins.isinstance
+
+_script_api.JIT_BUILTINS.update({annotate: "annotate", isinstance: "isinstance",
+                                 is_scripting: "is_scripting", is_tracing: "is_tracing",
+                                 fork: "fork", wait: "wait"})

@@ -1,0 +1,130 @@
+"""``jit.fork`` / ``jit.wait`` and ``Future``.
+
+Eager ``fork`` runs the call at once and returns a completed Future, as torch does. Scripted
+code's ``fork`` (``prim::fork``) submits the task to the inter-op thread pool
+(``get_num_interop_threads`` workers); the task runs with the forking thread's grad mode,
+inference mode and mode stack (Note [per-thread state] in ``ember/_state.py``).
+"""
+from __future__ import annotations
+
+import threading
+from concurrent.futures import ThreadPoolExecutor
+from typing import Generic, TypeVar
+
+from ember._state import state
+
+_T = TypeVar("_T")
+_pool = None
+_pool_lock = threading.Lock()
+
+
+class Future(Generic[_T]):
+    """The result of an asynchronous task: ``wait()`` blocks for it (re-raising its error),
+    ``then(cb)`` chains a callback taking this future."""
+
+    def __init__(self, *, devices=None):
+        self._done = threading.Event()
+        self._value = None
+        self._error = None
+        self._callbacks = []
+        self._lock = threading.Lock()
+
+    def done(self):
+        return self._done.is_set()
+
+    def wait(self):
+        self._done.wait()
+        if self._error is not None:
+            raise self._error
+        return self._value
+
+    def value(self):
+        if not self.done():
+            raise RuntimeError("Future.value() called on a future that is not completed")
+        return self.wait()
+
+    def set_result(self, result):
+        self._finish(result, None)
+
+    def set_exception(self, error):
+        self._finish(None, error)
+
+    def _finish(self, value, error):
+        with self._lock:
+            if self._done.is_set():
+                raise RuntimeError("Future can only be marked completed once")
+            self._value, self._error = value, error
+            self._done.set()
+            callbacks, self._callbacks = self._callbacks, []
+        for cb in callbacks:
+            cb(self)
+
+    def then(self, callback):
+        out = Future()
+
+        def run(fut):
+            try:
+                out.set_result(callback(fut))
+            except Exception as e:      # noqa: BLE001 - carried to the waiter
+                out.set_exception(e)
+        self.add_done_callback(run)
+        return out
+
+    def add_done_callback(self, callback):
+        with self._lock:
+            if not self._done.is_set():
+                self._callbacks.append(callback)
+                return
+        callback(self)
+
+    def __repr__(self):
+        return f"<ember.jit.Future {'done' if self.done() else 'pending'}>"
+
+
+def _executor():
+    global _pool
+    if _pool is None:
+        with _pool_lock:
+            if _pool is None:
+                from ember import _threads
+                n = _threads.get_num_interop_threads()
+                _threads._settings["interop"] = n        # fixed once parallel work started
+                _pool = ThreadPoolExecutor(max_workers=n, thread_name_prefix="ember-interop")
+    return _pool
+
+
+def fork(fn, *args, **kwargs):
+    """Scripted ``fork``: run ``fn`` on the inter-op pool with this thread's modes."""
+    fut = Future()
+    grad, inference, modes = state.grad_enabled, state.inference_mode, state.modes
+
+    def task():
+        st = state
+        saved = st.grad_enabled, st.inference_mode, st.modes
+        st.grad_enabled, st.inference_mode, st.modes = grad, inference, modes
+        try:
+            fut.set_result(fn(*args, **kwargs))
+        except BaseException as e:      # noqa: BLE001 - delivered by wait()
+            fut.set_exception(e)
+        finally:
+            st.grad_enabled, st.inference_mode, st.modes = saved
+    _executor().submit(task)
+    return fut
+
+
+def eager_fork(fn, *args, **kwargs):
+    """``jit.fork`` outside scripted code: runs now, returns a completed Future. A scripted
+    function or module given here runs its compiled code asynchronously instead."""
+    from ember.jit._script import ScriptFunction
+    if isinstance(fn, ScriptFunction):
+        return fork(fn, *args, **kwargs)
+    fut = Future()
+    try:
+        fut.set_result(fn(*args, **kwargs))
+    except Exception as e:      # noqa: BLE001 - delivered by wait()
+        fut.set_exception(e)
+    return fut
+
+
+def wait(fut):
+    return fut.wait()

@@ -1,0 +1,388 @@
+"""Scripting ``nn.Module``s: each instance becomes a ``RecursiveScriptModule`` with a
+``ClassType`` (its parameters, buffers, submodules, typed attributes and constants) and
+methods compiled on first reference. Containers (``ModuleList``, ``Sequential``,
+``ModuleDict``) are indexed with constants and iterated by unrolling.
+"""
+from __future__ import annotations
+
+import inspect
+
+from ember import nn
+from ember.jit import _sugar as S
+from ember.jit import _types as T
+from ember.jit._script import (Function, Resolver, _globals_of, _make_compiler, get_def,
+                               qualified_class_name)
+from ember.jit.frontend import CompileError, NotSupportedError
+
+_CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict)
+_SKIP_ATTRS = {"training", "dump_patches", "call_super_init"}
+
+
+def is_container(m):
+    return isinstance(m.original_class if isinstance(m, RecursiveScriptModule) else m,
+                      type) and issubclass(m.original_class, _CONTAINERS) \
+        if isinstance(m, RecursiveScriptModule) else isinstance(m, _CONTAINERS)
+
+
+def _constant_names(cls):
+    names = set()
+    for klass in reversed(cls.__mro__):
+        names.update(getattr(klass, "__constants__", ()) or ())
+        for name, ann in (klass.__dict__.get("__annotations__", {}) or {}).items():
+            if "Final" in str(ann):
+                names.add(name)
+    return names
+
+
+def _attribute_annotations(cls):
+    out = {}
+    for klass in reversed(cls.__mro__):
+        if klass in (nn.Module, object):
+            continue
+        for name, ann in (klass.__dict__.get("__annotations__", {}) or {}).items():
+            if "Final" in str(ann):
+                continue
+            out[name] = (ann, getattr(inspect.getmodule(klass), "__dict__", {}))
+    return out
+
+
+def script_module(module, memo=None):
+    """The RecursiveScriptModule of ``module`` (submodules scripted first)."""
+    memo = {} if memo is None else memo
+    if id(module) in memo:
+        return memo[id(module)]
+    if isinstance(module, RecursiveScriptModule):
+        return module
+    cls = type(module)
+    children = {name: (script_module(m, memo) if m is not None else None)
+                for name, m in module._modules.items()}
+    slots, attrs, constants = {}, {"training": T.BoolType}, {}
+    for name, p in module._parameters.items():
+        attrs[name] = T.TensorType if p is not None else T.NoneType
+        slots[name] = "_parameters"
+    for name, b in module._buffers.items():
+        attrs[name] = T.TensorType if b is not None else T.NoneType
+        slots[name] = "_buffers"
+    for name, ch in children.items():
+        attrs[name] = ch._ct if ch is not None else T.NoneType
+        slots[name] = "_modules"
+    const_names = _constant_names(cls)
+    annotated = _attribute_annotations(cls)
+    plain = {}
+    for name, v in module.__dict__.items():
+        if name.startswith("_") and name not in annotated or name in _SKIP_ATTRS:
+            continue
+        if name in const_names:
+            constants[name] = v if not isinstance(v, list) else tuple(v)
+            continue
+        try:
+            if name in annotated:
+                ann, env = annotated[name]
+                t = T.from_annotation(ann, None, env) if not isinstance(ann, str) else \
+                    T.from_annotation(ann, None, env)
+            else:
+                t = T.type_of_value(v)
+        except (T.AnnotationError, Exception):
+            continue             # torch: an attribute of unsupported type fails only if used
+        attrs[name] = t
+        plain[name] = v
+    for name in const_names:
+        if name not in constants and hasattr(module, name) and name not in attrs:
+            v = getattr(module, name)
+            if not isinstance(v, nn.Module):
+                constants[name] = v if not isinstance(v, list) else tuple(v)
+    constants["$slots"] = slots
+    ct = T.ClassType(qualified_class_name(cls), cls, True, attrs, {}, constants)
+    rsm = RecursiveScriptModule._construct(module, ct, children, plain)
+    memo[id(module)] = rsm
+    # compile forward and the exported methods now (errors surface at script time)
+    if _has_forward(cls):
+        module_function(rsm, "forward")
+    for name in _exported(cls):
+        module_function(rsm, name)
+    return rsm
+
+
+def _has_forward(cls):
+    for klass in cls.__mro__:
+        if "forward" in klass.__dict__:
+            return klass is not nn.Module
+    return False
+
+
+def _exported(cls):
+    out = []
+    for klass in cls.__mro__:
+        for name, f in klass.__dict__.items():
+            if getattr(f, "_ember_jit_export", False) and name not in out:
+                out.append(name)
+    return out
+
+
+def _find_method(cls, name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def module_function(rsm, name):
+    """The compiled Function of method ``name`` of a scripted module (compiled once)."""
+    ct = rsm._ct
+    fn = ct.methods.get(name)
+    if fn == "compiling":
+        raise CompileError(f"Recursive method calls are not supported: {name}")
+    if fn is not None:
+        return fn
+    pyfn = _find_method(rsm.original_class, name)
+    if pyfn is None or not callable(pyfn):
+        return None
+    if getattr(pyfn, "_ember_jit_unused", False):
+        pyfn = getattr(pyfn, "_ember_jit_unused_replacement", pyfn)
+    fd, src = get_def(pyfn)
+    resolver = ModuleResolver(_globals_of(pyfn), ct, rsm)
+    comp = _make_compiler(fd, src, resolver, pyfn, self_type=ct, self_module=rsm)
+    comp.name = name
+    ct.methods[name] = "compiling"
+    try:
+        graph = comp.compile()
+    except BaseException:
+        ct.methods.pop(name, None)
+        raise
+    self_name = fd.args.args[0].arg if fd.args.args else "self"
+    fn = Function(name, f"{ct.qualname}.{name}", graph, comp.arg_schema, comp.return_type, ct,
+                  self_name)
+    fn.source_text = "\n".join(src.lines)
+    ct.methods[name] = fn
+    fn.finish()
+    return fn
+
+
+def module_forward_function(modsugar):
+    return module_function(modsugar.module, "forward")
+
+
+class ModuleResolver(Resolver):
+    def __init__(self, globals_, ct, rsm):
+        super().__init__(globals_)
+        self.ct, self.rsm = ct, rsm
+
+    def submodule(self, mod, attr):
+        rsm = mod.module
+        ch = rsm._modules.get(attr, _MISSING) if isinstance(rsm, RecursiveScriptModule) else _MISSING
+        if ch is _MISSING or ch is None:
+            return None
+        return S.ModuleValue(None, ch, ch._ct)
+
+    def module_method(self, mod, attr):
+        rsm = mod.module
+        f = _find_method(rsm.original_class, attr)
+        if f is None:
+            return None
+        if getattr(f, "_ember_jit_ignore", False):
+            return S.IgnoredFunction(_bound_original(rsm, f))
+        if isinstance(f, property):
+            raise CompileError(f"Module properties aren't supported in scripted code ({attr})")
+        if isinstance(f, staticmethod):
+            return self.wrap(f.__func__, attr)
+        if inspect.isfunction(f):
+            return S.Method(mod, attr)
+        if f is None or isinstance(f, (bool, int, float, str, tuple)):
+            return S.PythonConstant(f)         # a class-level constant
+        return None
+
+    def call_module(self, c, mod, name, args, kwargs, e):
+        from ember.jit._calls import bind_script_args
+        rsm = mod.module
+        if is_container(rsm) and name in ("items", "keys", "values"):
+            c.error(f"{name}() of a module container must be iterated in a for loop", e)
+        try:
+            fn = module_function(rsm, name)
+        except CompileError as err:
+            if "Recursive" in str(err):
+                c.error(str(err), e)
+            raise
+        if fn is None:
+            c.error(f"Module '{rsm.original_name}' has no method '{name}'", e)
+        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e)
+        n = c.emit("prim::CallMethod", [mod.value] + vals, [fn.return_type], e, {"name": name})
+        n.fn = fn
+        return n.output
+
+    def container_items(self, c, mod, e, kind="values"):
+        """The children of a container module, as ModuleValues (unrolled iteration)."""
+        rsm = mod.module
+        out = []
+        for key, ch in rsm._modules.items():
+            v = c.emit("prim::GetAttr", [mod.value], [ch._ct], e, {"name": key}, names=[key]).output
+            mv = S.ModuleValue(v, ch, ch._ct)
+            if kind == "items":
+                out.append(S.TupleSugar([S.PythonConstant(key), mv]))
+            elif kind == "keys":
+                out.append(S.PythonConstant(key))
+            else:
+                out.append(mv)
+        return out
+
+
+def _bound_original(rsm, f):
+    def call(*args, **kwargs):
+        return f(rsm, *args, **kwargs)
+    call.__qualname__ = getattr(f, "__qualname__", "ignored")
+    call.__annotations__ = getattr(f, "__annotations__", {})
+    call.__wrapped__ = f
+    return call
+
+
+_MISSING = object()
+
+
+# --------------------------------------------------------------------------- the module
+
+class ScriptModule(nn.Module):
+    """Base of scripted modules (``isinstance(m, jit.ScriptModule)``)."""
+
+
+class RecursiveScriptModule(ScriptModule):
+    """A scripted module: shares the original's parameters and buffers; its compiled
+    methods run in place of the Python ones."""
+
+    def __init__(self, *a, **k):
+        raise RuntimeError("RecursiveScriptModule is created by ember.jit.script")
+
+    @classmethod
+    def _construct(cls, original, ct, children, plain):
+        self = nn.Module.__new__(cls)
+        nn.Module.__init__(self)
+        d = self.__dict__
+        d["_ct"] = ct
+        d["original_class"] = type(original)
+        d["original_name"] = type(original).__name__
+        d["training"] = original.training
+        for name, p in original._parameters.items():
+            self._parameters[name] = p
+        for name, b in original._buffers.items():
+            self._buffers[name] = b
+        self._non_persistent_buffers_set = set(getattr(original, "_non_persistent_buffers_set", ()))
+        for name, ch in children.items():
+            self._modules[name] = ch
+        for name, v in plain.items():
+            d[name] = v
+        for name, v in ct.constants.items():
+            if not name.startswith("$"):
+                d[name] = v
+        return self
+
+    # calls ---------------------------------------------------------------------------
+    def forward(self, *args, **kwargs):
+        fn = self._ct.methods.get("forward")
+        if fn is None or fn == "compiling":
+            raise RuntimeError(f"Method 'forward' is not defined on the scripted module "
+                               f"{self.original_name}")
+        return fn.call_method(self, args, kwargs)
+
+    def _method(self, name):
+        fn = self._ct.methods.get(name)
+        if fn is None or fn == "compiling":
+            fn = module_function(self, name) if _find_method(self.original_class, name) is not None else None
+        return fn
+
+    def __getattr__(self, name):
+        try:
+            return nn.Module.__getattr__(self, name)
+        except AttributeError:
+            pass
+        ct = self.__dict__.get("_ct")
+        if ct is not None and not name.startswith("__"):
+            fn = ct.methods.get(name)
+            if isinstance(fn, Function):
+                return _BoundMethod(self, fn)
+        raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
+
+    # introspection --------------------------------------------------------------------
+    @property
+    def graph(self):
+        return self._forward_fn().graph
+
+    @property
+    def inlined_graph(self):
+        from ember.jit._passes import inlined
+        return inlined(self._forward_fn().graph)
+
+    @property
+    def code(self):
+        from ember.jit._printer import function_code
+        return function_code(self._forward_fn())
+
+    @property
+    def code_with_constants(self):
+        return self.code, {}
+
+    def _forward_fn(self):
+        fn = self._ct.methods.get("forward")
+        if not isinstance(fn, Function):
+            raise RuntimeError(f"Method 'forward' is not defined on {self.original_name}")
+        return fn
+
+    @property
+    def _c(self):
+        return self
+
+    def _type(self):
+        return self._ct
+
+    def extra_repr(self):
+        return f"original_name={self.original_name}"
+
+    def __repr__(self):
+        lines = [f"{k}: {repr(m)}" for k, m in self._modules.items()]
+        head = "RecursiveScriptModule(original_name=" + self.original_name
+        if not lines:
+            return head + ")"
+        body = "\n".join("  (" + k + "): " + repr(m).replace("\n", "\n  ")
+                         for k, m in self._modules.items())
+        return f"RecursiveScriptModule(\n  original_name={self.original_name}\n{body}\n)"
+
+    def save(self, f, _extra_files=None):
+        from ember.jit._serialization import save
+        save(self, f, _extra_files=_extra_files)
+
+    def __copy__(self):
+        raise NotImplementedError("copying a scripted module is not supported; use "
+                                  "copy.deepcopy")
+
+    def __deepcopy__(self, memo):
+        import copy
+        new = nn.Module.__new__(type(self))
+        memo[id(self)] = new
+        for k, v in self.__dict__.items():
+            new.__dict__[k] = v if k in ("_ct", "original_class", "original_name") else \
+                copy.deepcopy(v, memo)
+        return new
+
+
+class _BoundMethod:
+    """``scripted.some_exported_method``: a compiled method bound to its module."""
+
+    def __init__(self, module, fn):
+        self.module, self.fn = module, fn
+
+    def __call__(self, *args, **kwargs):
+        return self.fn.call_method(self.module, args, kwargs)
+
+    @property
+    def graph(self):
+        return self.fn.graph
+
+    @property
+    def code(self):
+        from ember.jit._printer import function_code
+        return function_code(self.fn)
+
+    @property
+    def schema(self):
+        return self.fn.schema_str()
+
+    @property
+    def name(self):
+        return self.fn.name

@@ -1,0 +1,553 @@
+"""``jit.script``: functions, modules (recursively) and classes -> compiled ``Function``s.
+
+    source (inspect) -> ast -> Compiler (typed Graph) -> passes -> codegen (Python)
+
+A module becomes a ``RecursiveScriptModule`` sharing the original's parameters and
+buffers, with a ``ClassType`` describing its attributes; its methods compile on first
+reference (``forward``, ``@jit.export``ed methods and what they call).
+"""
+from __future__ import annotations
+
+import ast
+import builtins
+import inspect
+import math
+import sys
+import textwrap
+import types as pytypes
+import typing
+
+from ember.jit import _sugar as S
+from ember.jit import _types as T
+from ember.jit._compiler import Compiler
+from ember.jit.frontend import CompileError, NotSupportedError
+
+
+# --------------------------------------------------------------------------- source
+
+class SourceInfo:
+    def __init__(self, filename, lines, first_line):
+        self.filename, self.lines, self.first_line = filename, lines, first_line
+        self.line_offset = first_line - 1
+
+
+def get_def(fn):
+    """(FunctionDef ast, SourceInfo) of a Python function or method."""
+    fn = inspect.unwrap(fn)
+    try:
+        lines, first = inspect.getsourcelines(fn)
+    except (OSError, TypeError) as e:
+        raise OSError(f"Can't get source for {fn}. TorchScript requires source access in order "
+                      f"to carry out compilation, make sure original .py files are available.") from e
+    src = textwrap.dedent("".join(lines))
+    tree = ast.parse(src)
+    fd = tree.body[0]
+    if not isinstance(fd, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        raise NotSupportedError(f"expected a function definition, got {type(fd).__name__}")
+    filename = inspect.getsourcefile(fn) or "<unknown>"
+    return fd, SourceInfo(filename, src.split("\n"), first)
+
+
+def def_from_source(src, name, filename="<string>"):
+    tree = ast.parse(src)
+    for node in tree.body:
+        if isinstance(node, ast.FunctionDef) and node.name == name:
+            return node, SourceInfo(filename, src.split("\n"), 1)
+    raise KeyError(name)
+
+
+def qualified_class_name(cls):
+    mod = cls.__module__ or ""
+    if mod.startswith("ember"):
+        mod = "torch" + mod[len("ember"):]
+    if mod in ("__main__", "builtins") or not mod:
+        return f"__torch__.{cls.__qualname__}"
+    return f"__torch__.{mod}.{cls.__qualname__}"
+
+
+# --------------------------------------------------------------------------- functions
+
+class Function:
+    """One compiled function or method: its graph, schema and generated Python code."""
+
+    def __init__(self, name, qualified_name, graph, arg_schema, return_type, owner=None,
+                 self_name=None):
+        self.name, self.qualified_name = name, qualified_name
+        self.graph = graph
+        self.arg_schema = arg_schema            # (name, type, has_default, default, kw_only)
+        self.return_type = return_type
+        self.owner = owner                      # ClassType of a method
+        self.self_name = self_name
+        self.py = None
+        self.source = None
+
+    def finish(self, optimize=True):
+        from ember.jit import _codegen, _passes
+        if optimize:
+            _passes.optimize(self.graph)
+        names = ([self.self_name] if self.owner is not None else []) + [a[0] for a in self.arg_schema]
+        self.py, self.source = _codegen.generate(self.graph, self.name, names)
+        return self
+
+    def bind(self, args, kwargs, skip_self=False):
+        schema = self.arg_schema
+        if not kwargs and len(args) == len(schema):
+            out = list(args)
+        else:
+            out = list(args)
+            if len(out) > len(schema):
+                raise RuntimeError(f"{self.name}() expected at most {len(schema)} argument(s) "
+                                   f"but received {len(out)} argument(s). Declaration: "
+                                   f"{self.schema_str()}")
+            for name, t, has_def, default, _ in schema[len(out):]:
+                if name in kwargs:
+                    out.append(kwargs.pop(name))
+                elif has_def:
+                    out.append(default)
+                else:
+                    raise RuntimeError(f"{self.name}() is missing value for argument '{name}'. "
+                                       f"Declaration: {self.schema_str()}")
+            if kwargs:
+                raise RuntimeError(f"{self.name}() got an unexpected keyword argument "
+                                   f"'{next(iter(kwargs))}'")
+        for k, ((name, t, _, _, _), v) in enumerate(zip(schema, out)):
+            if not _value_fits(v, t):
+                raise RuntimeError(f"{self.name}() Expected a value of type '{t.annotation}' for "
+                                   f"argument '{name}' but instead found type "
+                                   f"'{type(v).__name__}'.\nPosition: {k + (1 if self.owner else 0)}"
+                                   f"\nValue: {v!r}\nDeclaration: {self.schema_str()}\n"
+                                   f"Cast error details: Unable to cast {v!r} to {t.annotation}")
+            if t is T.FloatType and type(v) is int:
+                out[k] = float(v)
+        return out
+
+    def schema_str(self):
+        parts = ([f"{self.owner} {self.self_name}"] if self.owner is not None else []) + [
+            f"{t} {n}" + (f"={d!r}" if hd else "") for n, t, hd, d, _ in self.arg_schema]
+        return f"{self.name}({', '.join(parts)}) -> {self.return_type}"
+
+    @property
+    def schema(self):
+        return self.schema_str()
+
+    def __call__(self, *args, **kwargs):
+        from ember.jit._errors import run
+        return run(self.py, self.bind(args, kwargs))
+
+    def call_method(self, obj, args, kwargs):
+        from ember.jit._errors import run
+        return run(self.py, [obj] + self.bind(args, kwargs))
+
+
+def _value_fits(v, t):
+    import ember
+    if t is T.TensorType:
+        return isinstance(v, ember.Tensor)
+    if t is T.IntType:
+        return isinstance(v, int) and not isinstance(v, bool) or isinstance(v, bool)
+    if t is T.FloatType:
+        return isinstance(v, (int, float)) and not isinstance(v, bool)
+    if t is T.BoolType:
+        return isinstance(v, bool)
+    if t is T.StrType:
+        return isinstance(v, str)
+    if isinstance(t, T.OptionalType):
+        return v is None or _value_fits(v, t.elem)
+    if isinstance(t, T.ListType):
+        return isinstance(v, (list, ember.Size)) and all(_value_fits(x, t.elem) for x in v[:8])
+    if isinstance(t, T.TupleType):
+        return isinstance(v, tuple) and len(v) == len(t.elems) and all(
+            _value_fits(x, u) for x, u in zip(v, t.elems))
+    if isinstance(t, T.DictType):
+        return isinstance(v, dict)
+    if t is T.NoneType:
+        return v is None
+    return True
+
+
+_FUNCTIONS: dict = {}      # python function -> Function (scripted free functions)
+_IN_PROGRESS: set = set()
+
+
+def compile_function(pyfn):
+    """The Function of a free Python function (compiled once, cached)."""
+    fn = _FUNCTIONS.get(pyfn)
+    if fn is not None:
+        return fn
+    if pyfn in _IN_PROGRESS:
+        raise CompileError(f"Recursive calls are not supported in TorchScript: "
+                           f"{pyfn.__qualname__} calls itself")
+    _IN_PROGRESS.add(pyfn)
+    try:
+        fd, src = get_def(pyfn)
+        resolver = Resolver(_globals_of(pyfn))
+        comp = _make_compiler(fd, src, resolver, pyfn)
+        graph = comp.compile()
+        qual = qualified_class_name(pyfn) if hasattr(pyfn, "__qualname__") else pyfn.__name__
+        fn = Function(fd.name, qual, graph, comp.arg_schema, comp.return_type)
+        fn.source_text = "\n".join(src.lines)
+        fn.finish()
+        _FUNCTIONS[pyfn] = fn
+        return fn
+    finally:
+        _IN_PROGRESS.discard(pyfn)
+
+
+def _globals_of(pyfn):
+    env = dict(getattr(pyfn, "__globals__", {}))
+    code = getattr(pyfn, "__code__", None)
+    if code is not None and pyfn.__closure__:
+        for name, cell in zip(code.co_freevars, pyfn.__closure__):
+            try:
+                env[name] = cell.cell_contents
+            except ValueError:
+                pass
+    return env
+
+
+def _make_compiler(fd, src, resolver, pyfn, self_type=None, self_module=None):
+    """A Compiler with the argument types, defaults and return type read from the def."""
+    args = fd.args
+    params = args.posonlyargs + args.args + args.kwonlyargs
+    arg_types, defaults = {}, {}
+    # defaults from the live function (already evaluated)
+    try:
+        sig = inspect.signature(pyfn)
+        for p in sig.parameters.values():
+            if p.default is not inspect.Parameter.empty:
+                defaults[p.name] = p.default
+    except (TypeError, ValueError):
+        pass
+    for k, p in enumerate(params):
+        if k == 0 and self_type is not None:
+            continue
+        if p.annotation is not None:
+            try:
+                arg_types[p.arg] = T.from_annotation_ast(p.annotation, resolver.globals,
+                                                         resolver.class_type)
+            except T.AnnotationError as err:
+                raise CompileError(str(err), _where(src, p.annotation, fd.name)) from None
+        elif p.arg in defaults and defaults[p.arg] is not None and not isinstance(
+                defaults[p.arg], _tensor_cls()):
+            try:
+                arg_types[p.arg] = T.type_of_value(defaults[p.arg])
+            except T.AnnotationError:
+                pass
+    ret = None
+    if fd.returns is not None:
+        try:
+            ret = T.from_annotation_ast(fd.returns, resolver.globals, resolver.class_type)
+        except T.AnnotationError as err:
+            raise CompileError(str(err), _where(src, fd.returns, fd.name)) from None
+    return Compiler(fd, resolver, src, self_type=self_type, self_module=self_module,
+                    arg_types=arg_types, return_type=ret, defaults=defaults)
+
+
+def _where(src, node, name):
+    from ember.jit._ir import SourceRange
+    return SourceRange(src.filename, node.lineno + src.line_offset, node.col_offset,
+                       getattr(node, "end_col_offset", None), src.lines, src.first_line, name)
+
+
+def _tensor_cls():
+    import ember
+    return ember.Tensor
+
+
+# --------------------------------------------------------------------------- resolution
+
+_PY_BUILTINS = {"len", "range", "int", "float", "bool", "str", "print", "min", "max", "abs",
+                "isinstance", "enumerate", "zip", "list", "tuple", "dict", "sum", "round",
+                "any", "all", "divmod", "getattr", "hasattr", "ord", "chr", "hash", "reversed",
+                "sorted", "hex", "oct", "bin", "complex"}
+_JIT_NAMES = {"annotate", "isinstance", "is_scripting", "is_tracing", "fork", "wait",
+              "unchecked_cast", "_unwrap_optional"}
+
+
+class Resolver:
+    """Answers the names a compiled function uses that are not its locals."""
+
+    def __init__(self, globals_):
+        self.globals = globals_
+
+    def __call__(self, name):
+        if name in self.globals:
+            return self.wrap(self.globals[name], name)
+        if name in _PY_BUILTINS:
+            return S.Builtin(getattr(builtins, name), name, "python")
+        obj = getattr(builtins, name, None)
+        if isinstance(obj, type) and issubclass(obj, BaseException):
+            return S.Builtin(obj, name, "exception")
+        if name == "__name__":
+            return S.PythonConstant(self.globals.get("__name__", "__main__"))
+        return None
+
+    def wrap(self, obj, name):
+        import ember
+        from ember.jit import _script_api
+        if isinstance(obj, pytypes.ModuleType):
+            if obj.__name__ == "math" or obj.__name__.startswith("ember") or obj.__name__ in (
+                    "typing", "torch") or obj.__name__.startswith("torch"):
+                return S.PyModule(obj)
+            return S.PythonConstant(obj)
+        if obj is None or isinstance(obj, (bool, int, float, str, complex, ember.dtype,
+                                           ember.device)):
+            return S.PythonConstant(obj)
+        if isinstance(obj, tuple) and not hasattr(type(obj), "_fields"):
+            return S.PythonConstant(obj)
+        if isinstance(obj, ScriptFunction):
+            return S.ScriptFunctionRef(obj._function)
+        jit_name = _script_api.JIT_BUILTINS.get(obj) if _hashable(obj) else None
+        if jit_name is not None:
+            return S.Builtin(obj, jit_name, "jit")
+        if isinstance(obj, pytypes.BuiltinFunctionType) and getattr(obj, "__module__", "") == "math":
+            return S.Builtin(obj, obj.__name__, "math")
+        if _hashable(obj) and obj in _BUILTIN_FN_NAMES:
+            return S.Builtin(obj, _BUILTIN_FN_NAMES[obj], "python")
+        if isinstance(obj, type):
+            if issubclass(obj, BaseException):
+                return S.Builtin(obj, obj.__name__, "exception")
+            if issubclass(obj, tuple) and hasattr(obj, "_fields"):
+                return S.ClassRef(obj, T.namedtuple_type(obj, self.class_type))
+            if (obj.__module__ or "").startswith("ember"):
+                return S.PythonConstant(obj)
+            ct = self.class_type(obj)
+            if ct is not None:
+                return S.ClassRef(obj, ct)
+            return S.PythonConstant(obj)
+        if callable(obj):
+            if getattr(obj, "_ember_jit_ignore", False):
+                return S.IgnoredFunction(obj)
+            mod = getattr(obj, "__module__", None) or ""
+            if mod.startswith("ember") or getattr(obj, "_op", None) is not None:
+                fname = getattr(obj, "__name__", name)
+                if mod.startswith("ember.jit"):
+                    return S.PythonConstant(obj)
+                return S.Builtin(obj, fname, "ember")
+            if isinstance(obj, (pytypes.FunctionType,)):
+                return S.ScriptFunctionRef(compile_function(obj))
+            if isinstance(obj, pytypes.MethodType):
+                return S.PythonConstant(obj)
+        return S.PythonConstant(obj)
+
+    def class_type(self, cls_or_name):
+        if isinstance(cls_or_name, str):
+            obj = T._lookup(cls_or_name, self.globals)
+            if obj is T._MISSING or not isinstance(obj, type):
+                return None
+            cls_or_name = obj
+        cls = cls_or_name
+        if not isinstance(cls, type):
+            return None
+        if issubclass(cls, tuple) and hasattr(cls, "_fields"):
+            return T.namedtuple_type(cls, self.class_type)
+        from ember import nn
+        if issubclass(cls, nn.Module):
+            return None
+        if (cls.__module__ or "").startswith("ember"):
+            return None
+        return script_class(cls)
+
+    # modules -------------------------------------------------------------------------
+    def submodule(self, mod, attr):
+        return None
+
+    def module_method(self, mod, attr):
+        return None
+
+
+_BUILTIN_FN_NAMES = {getattr(builtins, n): n for n in _PY_BUILTINS}
+
+
+def _hashable(o):
+    try:
+        hash(o)
+        return True
+    except TypeError:
+        return False
+
+
+# --------------------------------------------------------------------------- classes
+
+_CLASSES: dict = {}
+
+
+def script_class(cls):
+    """The ClassType of a user class (its methods compile on first use)."""
+    ct = _CLASSES.get(cls)
+    if ct is not None:
+        return ct
+    ct = T.ClassType(qualified_class_name(cls), cls, False, {}, {}, {})
+    _CLASSES[cls] = ct
+    init = cls.__dict__.get("__init__")
+    if init is not None:
+        class_method(ct, "__init__")
+    return ct
+
+
+def class_method(ct, name):
+    """The compiled Function of method ``name`` of a scripted class."""
+    fn = ct.methods.get(name)
+    if fn is not None:
+        return fn
+    cls = ct.py_class
+    pyfn = None
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            pyfn = klass.__dict__[name]
+            break
+    if pyfn is None:
+        return None
+    if isinstance(pyfn, (staticmethod, classmethod)):
+        raise NotSupportedError(f"static and class methods of scripted classes aren't supported "
+                                f"({cls.__name__}.{name})")
+    fd, src = get_def(pyfn)
+    resolver = ClassResolver(_globals_of(pyfn), ct)
+    comp = _make_compiler(fd, src, resolver, pyfn, self_type=ct)
+    comp.name = name
+    ct.methods[name] = "compiling"
+    try:
+        graph = comp.compile()
+    except BaseException:
+        ct.methods.pop(name, None)
+        raise
+    self_name = fd.args.args[0].arg if fd.args.args else "self"
+    fn = Function(name, f"{ct.qualname}.{name}", graph, comp.arg_schema, comp.return_type, ct,
+                  self_name)
+    ct.methods[name] = fn
+    fn.finish()
+    return fn
+
+
+class ClassResolver(Resolver):
+    def __init__(self, globals_, ct):
+        super().__init__(globals_)
+        self.ct = ct
+
+    def call_method(self, c, v, name, args, kwargs, e):
+        from ember.jit._calls import bind_script_args
+        ct = v.type
+        fn = class_method(ct, name) if isinstance(ct, T.ClassType) and ct.py_class is not None \
+            else None
+        if fn == "compiling" or (isinstance(ct, T.ClassType) and ct.methods.get(name) == "compiling"):
+            c.error("Recursive method calls are not supported in TorchScript", e)
+        if fn is None:
+            c.error(f"Tried to access nonexistent attribute or method '{name}' of type "
+                    f"'{ct}'.", e)
+        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e)
+        n = c.emit("prim::CallMethod", [v] + vals, [fn.return_type], e, {"name": name})
+        n.fn = fn
+        return n.output
+
+    def construct(self, c, ref, args, kwargs, e):
+        ct = ref.class_type
+        if isinstance(ct, T.TupleType):       # NamedTuple
+            from ember.jit._calls import bind_script_args
+            schema = [(n, t, False, None, False) for n, t in zip(ct.names, ct.elems)]
+            vals = bind_script_args(c, ref.cls.__name__, schema, args, kwargs, e)
+            return c.emit("prim::TupleConstruct", vals, [ct], e).output
+        obj = c.emit("prim::CreateObject", [], [ct], e, fn=_creator(ref.cls)).output
+        init = class_method(ct, "__init__")
+        if init is not None:
+            self.call_method(c, obj, "__init__", args, kwargs, e)
+        return obj
+
+    def fork(self, c, target, args, kwargs, e):
+        return _emit_fork(c, target, args, kwargs, e)
+
+
+def _creator(cls):
+    def create():
+        return object.__new__(cls)
+    create.__qualname__ = f"create_{cls.__name__}"
+    return create
+
+
+# Resolver methods shared by all: classes and forks
+Resolver.call_method = ClassResolver.call_method
+Resolver.construct = ClassResolver.construct
+Resolver.fork = ClassResolver.fork
+
+
+def _emit_fork(c, target, args, kwargs, e):
+    from ember.jit._calls import bind_script_args
+    if isinstance(target, S.ScriptFunctionRef):
+        fn = target.function
+        vals = bind_script_args(c, fn.name, fn.arg_schema, args, kwargs, e)
+        n = c.emit("prim::fork", vals, [T.FutureType(fn.return_type)], e, {"name": fn.name})
+        n.fn = fn
+        return n.output
+    if isinstance(target, S.ModuleValue):
+        fn = target.module_function("forward") if hasattr(target, "module_function") else None
+        from ember.jit._modules import module_forward_function
+        fn = module_forward_function(target)
+        vals = bind_script_args(c, "forward", fn.arg_schema, args, kwargs, e)
+        n = c.emit("prim::fork", [target.value] + vals, [T.FutureType(fn.return_type)], e,
+                   {"name": "forward"})
+        n.fn = fn
+        return n.output
+    c.error("fork() expects a scripted function or module as its first argument", e)
+
+
+# --------------------------------------------------------------------------- ScriptFunction
+
+class ScriptFunction:
+    """A scripted free function: call it, print ``graph``/``code``, save it."""
+
+    def __init__(self, function, pyfn=None):
+        self._function = function
+        self._pyfn = pyfn
+        self.__name__ = function.name
+        self.__qualname__ = getattr(pyfn, "__qualname__", function.name)
+        self.__doc__ = getattr(pyfn, "__doc__", None)
+        self.__module__ = getattr(pyfn, "__module__", None)
+
+    def __call__(self, *args, **kwargs):
+        return self._function(*args, **kwargs)
+
+    @property
+    def py(self):
+        return self._function.py
+
+    @property
+    def graph(self):
+        return self._function.graph
+
+    @property
+    def inlined_graph(self):
+        from ember.jit._passes import inlined
+        return inlined(self._function.graph)
+
+    @property
+    def code(self):
+        from ember.jit._printer import function_code
+        return function_code(self._function)
+
+    @property
+    def name(self):
+        return self._function.name
+
+    @property
+    def qualified_name(self):
+        return self._function.qualified_name
+
+    @property
+    def schema(self):
+        return self._function.schema_str()
+
+    def graph_for(self, *args, **kwargs):
+        return self.graph
+
+    def save(self, f, _extra_files=None):
+        from ember.jit._serialization import save
+        save(self, f, _extra_files=_extra_files)
+
+    def __repr__(self):
+        return f"<ember.jit.ScriptFunction object {self.__name__}>"
+
+    def __reduce__(self):
+        raise TypeError("ScriptFunction cannot be pickled; use ember.jit.save")
+
+
+def script_function(pyfn):
+    return ScriptFunction(compile_function(pyfn), pyfn)
