@@ -132,3 +132,43 @@ def test_softmin_with_dtype_negates_before_the_cast():
     want = torch.nn.functional.softmin(torch.tensor(x, dtype=torch.uint8), 1,
                                        dtype=torch.float64)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+# half-dtype kernels torch computes in float32 and rounds once: the same values, bit for bit
+# (rtol 0), or within torch's tolerances where float32 sums are ordered differently (rms_norm);
+# cosine_similarity normalises each operand first (its n1 * n2 overflowed float16)
+def _softmax(a, dim):
+    e = np.exp(a - a.max(dim, keepdims=True))
+    return e / e.sum(dim, keepdims=True)
+
+
+HALF_FLOAT32 = {
+    "addcmul": (lambda lib, a, b, c: lib.addcmul(a, b, c, value=0.3), 0),
+    "addcmul_0d": (lambda lib, a, b, c: lib.addcmul(a[0, 0], b[0, 0], c[0, 0]), 0),
+    "addcmul_": (lambda lib, a, b, c: a.clone().addcmul_(b, c), 0),
+    "addcdiv": (lambda lib, a, b, c: lib.addcdiv(a, b, c, value=3), 0),
+    "softmax_backward_data": (lambda lib, a, b, c: lib.ops.aten._softmax_backward_data(
+        a, b, 0, a.dtype), 0),
+    "log_softmax_backward_data": (lambda lib, a, b, c: lib.ops.aten._log_softmax_backward_data(
+        a, b.log(), 1, a.dtype), 1e-3),
+    "logsigmoid": (lambda lib, a, b, c: lib.nn.functional.logsigmoid(a), 0),
+    "multilabel_soft_margin_loss": (lambda lib, a, b, c:
+                                    lib.nn.functional.multilabel_soft_margin_loss(a, c, b), 0),
+    "rms_norm": (lambda lib, a, b, c: lib.nn.functional.rms_norm(a, (10,), c[0]), 1e-3),
+    "cosine_similarity": (lambda lib, a, b, c: lib.nn.functional.cosine_similarity(a, c), 0),
+}
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("case", sorted(HALF_FLOAT32))
+def test_half_ops_compute_in_float32(case, dtype):
+    fn, rtol = HALF_FLOAT32[case]
+    rtol *= 16 if dtype == "bfloat16" else 1          # torch's 1.6e-2 for bfloat16
+    rng = np.random.default_rng(0)
+    a, c = (rng.uniform(-9, 9, (10, 10)).astype(np.float32) for _ in range(2))
+    arrays = [a, _softmax(rng.uniform(-3, 3, (10, 10)), 0).astype(np.float32), c]
+    got = fn(ember, *[ember.tensor(x).to(getattr(ember, dtype)) for x in arrays])
+    want = fn(torch, *[torch.tensor(x).to(getattr(torch, dtype)) for x in arrays])
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=rtol,
+                               atol=1e-5 if rtol else 0)

@@ -11,6 +11,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels.fast_elementwise import maximum_scalar
+from ember._kernels.util import half_in_float32
 
 # torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
 _TNAME = _dtype.TYPE_NAMES
@@ -611,6 +612,7 @@ def _value(value, dt):
     return value
 
 
+@half_in_float32                # torch: float32 math for half operands, one rounding
 def addcmul(a, t1, t2, value=1):
     dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
     value = _value(value, dt)
@@ -626,6 +628,7 @@ _ADDCDIV_INT = ("Integer division with addcdiv is no longer supported, and in a 
                 "implementation: (input + value * tensor1 / tensor2), for all dtypes.")
 
 
+@half_in_float32
 @quiet
 def addcdiv(a, t1, t2, value=1):
     dt = dtype_of(a, t1, t2)
@@ -641,6 +644,9 @@ def addcdiv(a, t1, t2, value=1):
 
 
 def addcmul_out(out, a, t1, t2, value=1):
+    if out.dtype.itemsize == 2 and out.dtype.kind in "fV":
+        out[...] = addcmul(a, t1, t2, value)
+        return
     dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
     value = _value(value, dt)
     np.add(a, np.multiply(np.multiply(t1, t2), value) if value != 1 else np.multiply(t1, t2),
@@ -648,6 +654,9 @@ def addcmul_out(out, a, t1, t2, value=1):
 
 
 def addcdiv_out(out, a, t1, t2, value=1):
+    if out.dtype.itemsize == 2 and out.dtype.kind in "fV":
+        out[...] = addcdiv(a, t1, t2, value)
+        return
     dt = dtype_of(a, t1, t2)
     if dt.kind in "biu":
         raise RuntimeError(_ADDCDIV_INT)

@@ -10,7 +10,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
-from ember._kernels.util import wrap_dim, wrap_dims
+from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
 
 _TORCH_NAMES = _dtype.TYPE_NAMES
 
@@ -594,6 +594,7 @@ def log_softmax(a, dim, dtype=None):
     return _fresh(r.reshape(a.shape), a.dtype)
 
 
+@half_in_float32          # torch: float32 math for half operands, one rounding
 def softmax_backward_data(grad, output, dim, input_dtype=None):
     """y (g - sum(g y)) with one full-size buffer (``output`` is the softmax y), in
     ``input_dtype`` (the softmax input's dtype; default y's)."""
@@ -609,6 +610,7 @@ def softmax_backward_data(grad, output, dim, input_dtype=None):
     return _fresh(r, dtype)
 
 
+@half_in_float32          # torch: float32 math for half operands, one rounding
 def log_softmax_backward_data(grad, output, dim, input_dtype=None):
     """g - exp(y) sum(g) with one full-size buffer (``output`` is the log-softmax y), in
     ``input_dtype`` (default y's)."""

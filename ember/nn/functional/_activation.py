@@ -196,7 +196,10 @@ def logsigmoid(input):
 
 
 def _logsigmoid(x):
-    # min(x, 0) - log1p(exp(-|x|)), one stable branch per sign (gradient 1/2 at 0)
+    # min(x, 0) - log1p(exp(-|x|)), one stable branch per sign (gradient 1/2 at 0); half
+    # dtypes in float32, rounded once (torch's kernel)
+    if x.dtype in (ember.float16, ember.bfloat16):
+        return _logsigmoid(x.float()).to(x.dtype)
     neg, zero = x < 0, x.new_zeros(())
     xn, xp = ember.where(neg, x, zero), ember.where(neg, zero, x)
     return ember.where(neg, xn - xn.exp().log1p(), -(-xp).exp().log1p())

@@ -359,6 +359,8 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
 
 def _logsigmoid(x):
+    if x.dtype in (ember.float16, ember.bfloat16):     # float32 math, one rounding (torch)
+        return _logsigmoid(x.float()).to(x.dtype)
     return x.clamp_max(0) - (-x.abs()).exp().log1p()
 
 

@@ -170,11 +170,16 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     _check_floating(input, "rms_norm", complex_ok=True)
     if eps is None:
         eps = ember.finfo(input.dtype).eps
+    out_dtype = None
+    if input.dtype in (ember.float16, ember.bfloat16):     # torch: float32 math, one rounding
+        out_dtype = input.dtype if weight is None else ember.result_type(input, weight)
+        input = input.float()
+        weight = None if weight is None else weight.float()
     dims = list(range(input.dim() - k, input.dim()))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         y = y * weight
-    return y
+    return y if out_dtype is None else y.to(out_dtype)
 
 
 def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):

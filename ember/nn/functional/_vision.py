@@ -388,13 +388,13 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
 
 
 def cosine_similarity(x1, x2, dim=1, eps=1e-8):
-    """sum(x1*x2) / max(||x1|| * ||x2||, eps) along ``dim`` (torch's formula)."""
+    """sum(x1 / max(||x1||, eps) * x2 / max(||x2||, eps)) along ``dim``: torch's formula,
+    op for op (each normalised first, so half dtypes do not overflow)."""
     E = _E()
     x1, x2 = E.broadcast_tensors(x1, x2)
-    n1 = (x1 * x1).sum(dim)
-    n2 = (x2 * x2).sum(dim)
-    denom = (n1 * n2).clamp_min(eps * eps).sqrt()
-    return (x1 * x2).sum(dim) / denom
+    u1 = x1 / E.linalg.vector_norm(x1, dim=dim, keepdim=True).clamp_min(eps)
+    u2 = x2 / E.linalg.vector_norm(x2, dim=dim, keepdim=True).clamp_min(eps)
+    return (u1 * u2).sum(dim)
 
 
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
