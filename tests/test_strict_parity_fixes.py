@@ -172,3 +172,21 @@ def test_half_ops_compute_in_float32(case, dtype):
     assert str(got.dtype) == str(want.dtype)
     np.testing.assert_allclose(got.float().numpy(), want.float().numpy(), rtol=rtol,
                                atol=1e-5 if rtol else 0)
+
+
+@pytest.mark.parametrize("momentum", [0.1, -1.2])
+@pytest.mark.parametrize("shape", [(2, 1), (3, 2, 4), (5, 3)])
+def test_float16_running_stats_update_in_float32(shape, momentum):
+    """batch_norm's running statistics of float16: (1 - m) running + m batch-stat in float32
+    from the float32 batch statistics, rounded once: torch's values bit for bit."""
+    rng = np.random.default_rng(0)
+    x = rng.uniform(-9, 9, shape).astype(np.float32)
+    stats = [rng.uniform(-9, 9, shape[1]).astype(np.float32),
+             rng.uniform(0, 9, shape[1]).astype(np.float32)]
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        rm, rv = (lib.tensor(s).half() for s in stats)
+        lib.nn.functional.batch_norm(lib.tensor(x).half(), rm, rv, training=True,
+                                     momentum=momentum)
+        out += [rm.float().tolist(), rv.float().tolist()]
+    assert got == want

@@ -35,7 +35,15 @@ def _check_floating(input, kernel, complex_ok=False):
 
 
 def _update_running(running, new, momentum, unbiased_factor=1.0):
+    """running = (1 - momentum) running + momentum new; a float16 ``running`` is updated in
+    float32 and rounded once (torch's kernels), from a float32 ``new``."""
     with ember.no_grad():
+        if running.dtype == ember.float16:
+            new = new.detach().float()
+            if unbiased_factor != 1.0:
+                new = new * unbiased_factor
+            running.copy_(running.float() * (1 - momentum) + new * momentum)
+            return
         new = new.detach().to(running.dtype)
         if unbiased_factor != 1.0:
             new = new * unbiased_factor
@@ -79,6 +87,11 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
         out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
         if running_mean is not None:
             n = input.numel() // C
+            if input.dtype == ember.float16:                      # the float32 statistics
+                with ember.no_grad():
+                    x32 = input.detach().float()
+                    dims = [0] + list(range(2, input.dim()))
+                    mean, var = x32.mean(dims), x32.var(dims, correction=0)
             _update_running(running_mean, mean, momentum)
             _update_running(running_var, var, momentum, n / max(n - 1, 1))
         return out
@@ -117,6 +130,8 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     if running_mean is not None or running_var is not None:
         with ember.no_grad():
             d = flat.detach()
+            if d.dtype == ember.float16:
+                d = d.float()
             if running_mean is not None:
                 _update_running(running_mean, d.mean(2).mean(0), momentum)
             if running_var is not None:
