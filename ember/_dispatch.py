@@ -336,6 +336,8 @@ def _call_general(op, args, out):
         if op.is_inplace:           # composite in-place variant: write the result back
             return args[0].copy_(result)
         return result if out is None else _write_out(op, result, out)
+    if op.check_inputs is not None:
+        op.check_inputs(args)
     vals = list(args)
     req = False
     first = None          # dtype of the first promoting tensor

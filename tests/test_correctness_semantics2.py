@@ -346,3 +346,82 @@ def test_int_list_elements_refused_as_torch(code):
 @pytest.mark.parametrize("code", INT_LIST_OK)
 def test_int_list_elements_accepted_as_torch(code):
     assert _eval_outcome(ember, code) == _eval_outcome(torch, code)
+
+
+# ---------------------------------------------------------------- bool operands
+
+def _bool_cases():
+    """(name, arity, kind of the second operand) of every op record whose required
+    arguments are (Tensor), (Tensor, Tensor) or (Tensor, Scalar)."""
+    from ember._ops.registry import OPS
+    cases = set()
+    for op in list(OPS.values()):
+        if op.is_inplace or op.public_name.startswith("_"):
+            continue
+        types = [a.type for a in op.schema.args if not a.has_default and not a.optional]
+        if types in (["Tensor"], ["Tensor", "Tensor"], ["Tensor", "Scalar"]):
+            cases.add((op.public_name, len(types), types[-1]))
+    return sorted(cases)
+
+
+def _bool_outcome(lib, name, n, kind, inplace):
+    b = lib.tensor([True, False, True])
+    o = lib.tensor([True, True, False]) if kind == "Tensor" else True
+    f = getattr(b, name + "_", None) if inplace else getattr(lib, name, None)
+    if f is None:
+        f = getattr(b, name, None)
+        if f is None:
+            return "absent"
+        args = () if n == 1 else (o,)
+    else:
+        args = () if inplace and n == 1 else (o,) if inplace else (b,) if n == 1 else (b, o)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        try:
+            r = f(*args)
+        except Exception as e:      # noqa: BLE001
+            return type(e).__name__
+    return str(r.dtype).split(".")[-1] if isinstance(r, lib.Tensor) else type(r).__name__
+
+
+@pytest.mark.parametrize("inplace", [False, True], ids=["out_of_place", "inplace"])
+def test_every_elementwise_op_on_bool_matches_torch(inplace):
+    diffs = []
+    for name, n, kind in _bool_cases():
+        if inplace and not hasattr(torch.Tensor, name + "_"):
+            continue
+        t = _bool_outcome(torch, name, n, kind, inplace)
+        if t in ("absent", "TypeError"):        # no such call in torch (argument parsing)
+            continue
+        e = _bool_outcome(ember, name, n, kind, inplace)
+        if e != t and e != "absent":            # (a missing front is no bool question)
+            diffs.append((name, n, kind, t, e))
+    assert diffs == []
+
+
+BOOL_CASES = ["L.sub(b, b)", "b - b", "b.clone().sub_(b)", "L.sub(b, 1)", "1 - b", "b - 1",
+              "L.rsub(b, b)", "L.rsub(b, 1)", "L.sub(b.int(), b)", "L.dist(b, b)",
+              "L.dist(b.float(), b)", "L.mvlgamma(b, 1)", "b.clone().mvlgamma_(1)",
+              "L.special.multigammaln(b, 1)", "L.mvlgamma(L.tensor([2, 3]), 1)",
+              "b.clone().square_()", "L.square(b)", "L.tensor([2, 3]).square_()", "L.neg(b)",
+              "-b", "b.clone().neg_()", "L.igamma(b, b)", "L.igamma(b, b.float())",
+              "L.igamma(L.tensor([1, 2]), L.tensor([1, 2]))", "b.clone().igamma_(b)",
+              "b.clone().igamma_(b.float())", "L.igammac(b, b)", "L.median(b)",
+              "L.nanmedian(b)", "L.median(b, 0)", "L.searchsorted(b, b)",
+              "L.searchsorted(b, b.float())", "L.bucketize(b, b)", "L.bucketize(b.int(), b)",
+              "b.clone().log_normal_()", "L.zeros(2, dtype=L.int32).log_normal_()",
+              "b.clone().geometric_(0.5)", "L.zeros(2, dtype=L.int32).geometric_(0.5)",
+              "L.softmax(b, 0)", "L.softmax(b.view(1, 3), 0)", "L.log_softmax(b, -1)",
+              "L.trace(b)", "L.trace(b.view(1, 3))", "L.pow(b, 2)", "b / b", "b // b"]
+
+
+@pytest.mark.parametrize("code", BOOL_CASES)
+def test_bool_operand_outcome_matches_torch(code):
+    def run(L):
+        try:
+            r = eval(code, {"L": L, "b": L.tensor([True, False, True])})
+            return "ok", str(r.dtype)
+        except Exception as e:      # noqa: BLE001
+            return type(e).__name__, str(e)
+    assert run(ember) == run(torch)

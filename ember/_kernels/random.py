@@ -742,7 +742,7 @@ def _cast_double(v, dt):
 
 
 def geometric(a, p, generator=None):
-    if a.dtype.kind == "c":
+    if a.dtype.kind in "cb":
         raise NotImplementedError(f"\"geometric_cpu\" not implemented for "
                                   f"'{_SCALAR[_name(a.dtype)]}'")
     if not 0 < p < 1:
@@ -762,7 +762,9 @@ def geometric(a, p, generator=None):
 
 
 def log_normal(a, mean=1.0, std=2.0, generator=None):
-    _check_continuous(a.dtype, "log_normal", _SCALAR[_name(a.dtype)])
+    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":      # torch: no such kernel
+        raise NotImplementedError(f"\"log_normal_cpu\" not implemented for "
+                                  f"'{_SCALAR[_name(a.dtype)]}'")
     if not std > 0:
         raise RuntimeError(f"log_normal_ expects std > 0.0, but found std={_g(std)}")
     # torch's stream: exp(normal_distribution<double>(mean, std)) per element (scalar

@@ -560,11 +560,13 @@ def logcumsumexp_grad(g, x, r, dim, reverse):
 # -------------------------------------------------------------------- softmax
 
 def _softmax_prep(a, dim, dtype, kname):
+    d = wrap_dim(dim, a.ndim)
     if dtype is not None:
         a = a.astype(dtype.np)
-    elif not is_float(a.dtype):
-        raise not_implemented(kname, a.dtype)
-    d = wrap_dim(dim, a.ndim)
+    elif not is_float(a.dtype):     # torch's kernel over the last dim has a name of its own
+        last = d == a.ndim - 1 or a.ndim == 0
+        raise not_implemented(kname.replace("_kernel", "_lastdim_kernel") if last else kname,
+                              a.dtype)
     x = acc(a)
     if x.ndim == 0:
         x = x.reshape(1)

@@ -83,15 +83,20 @@ def _real_only(name, dt):
         raise not_implemented(name, dt)
 
 
+def _floating_only(name, dt):
+    if dt.kind in "biuc":
+        raise not_implemented(name, dt)
+
+
 def gammainc(a, b):
     dt = np.result_type(a, b)
-    _real_only("igamma_cpu", dt)
+    _floating_only("igamma_cpu", dt)
     return np.asarray(_sp().gammainc(a, b), dtype=dt)
 
 
 def gammaincc(a, b):
     dt = np.result_type(a, b)
-    _real_only("igammac_cpu", dt)
+    _floating_only("igammac_cpu", dt)
     return np.asarray(_sp().gammaincc(a, b), dtype=dt)
 
 

@@ -26,7 +26,7 @@ from ember._kernels import blas as K
 from ember._kernels.util import half_in_float32
 from ember._ops.core import (conj_if_complex, matmul, where_self,
                              clone, to_copy, real)
-from ember._ops.registry import METHODS, OpDef, defop, public, register
+from ember._ops.registry import METHODS, OpDef, defop, public, refuse_bool, register
 from ember._tensor import Tensor, _make
 
 
@@ -391,6 +391,7 @@ def _(ctx, g, self, other, dim):
 
 
 trace = defop("trace(Tensor self) -> Tensor", K.trace, promote=None, out=False)
+refuse_bool(trace, "\"trace\" not implemented for 'Bool'")     # before the shape check
 
 
 @trace.def_backward

@@ -18,7 +18,7 @@ from ember._kernels.util import half_in_float32
 from ember._ops.core import conj_if_complex as cj, where_self, real as _real, mul as _mul
 from ember._ops.core import sub as _sub_op
 from ember._ops.factory import zeros_like
-from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, generate, public
+from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, generate, public, refuse_bool
 from ember._tensor import Tensor
 
 _LN2 = math.log(2.0)
@@ -192,6 +192,7 @@ def _polygamma_inplace(self, n):
 
 mvlgamma = _op("mvlgamma(Tensor self, int p) -> Tensor", K.mvlgamma, promote="int_to_float",
                saves=("self",))
+refuse_bool(mvlgamma, "The input tensor may not be a boolean tensor.", RuntimeError)
 
 
 @mvlgamma.def_backward
@@ -260,6 +261,9 @@ def _(ctx, g, x):
 
 
 square = _op("square(Tensor self) -> Tensor", K.square, promote=None, saves=("self",))
+# torch's square is pow(x, 2): a bool tensor squares to int64, which square_ cannot write back
+refuse_bool(square, "result type Long can't be cast to the desired output type Bool",
+            RuntimeError, inplace_only=True)
 
 
 @square.def_backward

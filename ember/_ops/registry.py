@@ -49,6 +49,8 @@ class OpDef:
         self.differentiable = differentiable
         self.out_dtype = out_dtype                  # fixed result dtype (e.g. int64 for argmax)
         self.check_operands = None                  # fn(args): checks before promotion casts
+        # fn(args): checks every call runs first (an op with one leaves the fast path)
+        self.check_inputs = None
         self.out_np = None if out_dtype is None else out_dtype.np
         args = self.schema.args
         self.argnames = tuple(a.name for a in args)
@@ -94,11 +96,11 @@ class OpDef:
 
     def _update_fast(self):
         """May the dispatcher's fast path run this op (Note [fast path])?"""
-        self.fast = self.composite is None and not self.is_inplace
+        self.fast = self.composite is None and not self.is_inplace and self.check_inputs is None
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
-        if name in ("composite", "is_inplace") and "tensor_idx" in self.__dict__:
+        if name in ("composite", "is_inplace", "check_inputs") and "tensor_idx" in self.__dict__:
             self._update_fast()
         elif name == "out_dtype":
             object.__setattr__(self, "out_np", None if value is None else value.np)
@@ -336,6 +338,19 @@ def register(op, *, function=True, method=True, inplace=False, out=True, varargs
     if inplace:
         v = op.inplace_variant or op.make_inplace()
         METHODS[v.public_name] = generate(v, method=True, varargs=varargs)
+    return op
+
+
+def refuse_bool(op, message, exc=NotImplementedError, inplace_only=False):
+    """torch has no Bool kernel for ``op`` (or its in-place variant): ``exc(message)`` when
+    ``self`` is a bool tensor, before any promotion or cast check."""
+    def check(args):
+        a = getattr(args[0], "_data", None)
+        if a is not None and a.dtype == np.bool_:
+            raise exc(message)
+    for o in ((op.inplace_variant,) if inplace_only else (op, op.inplace_variant)):
+        if o is not None:
+            o.check_inputs = check
     return op
 
 

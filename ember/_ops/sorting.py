@@ -12,11 +12,13 @@ from __future__ import annotations
 
 import builtins
 
+import numpy as np
+
 from ember import _dtype
 from ember._kernels import sorting as K
 from ember._kernels.util import wrap_dim
 from ember._ops.core import where_self
-from ember._ops.registry import defop, OpDef, public
+from ember._ops.registry import defop, OpDef, public, refuse_bool
 from ember._ops.reduction import (take_along, take_along_backward, compare_mask, _evenly,
                                   _select_backward, amin, amax)
 from ember._tensor import Tensor
@@ -90,6 +92,9 @@ for _op in (median_op, nanmedian_op):
     _op.def_backward(_full_backward)
 for _op in (median_dim, nanmedian_dim):
     _op.def_backward(_dim_backward)
+for _op, _kernel in ((median_op, "median_cpu"), (nanmedian_op, "median_cpu"),
+                     (median_dim, "median_out"), (nanmedian_dim, "median_out")):
+    refuse_bool(_op, f"\"{_kernel}\" not implemented for 'Bool'")
 
 
 def _median_front(full, by_dim, name):
@@ -244,6 +249,16 @@ searchsorted = defop("searchsorted.Tensor(Tensor sorted_sequence, Tensor input, 
 bucketize = defop("bucketize.Tensor(Tensor self, Tensor boundaries, *, bool out_int32=False, "
                   "bool right=False) -> Tensor", K.bucketize, promote=None,
                   differentiable=False, method=False)
+
+
+def _refuse_two_bools(args):
+    """torch searches in the common dtype of the two tensors: none for two bools."""
+    a, b = (getattr(x, "_data", None) for x in args[:2])
+    if a is not None and b is not None and a.dtype == np.bool_ and b.dtype == np.bool_:
+        raise NotImplementedError("\"searchsorted_out_cpu\" not implemented for 'Bool'")
+
+
+searchsorted.check_inputs = bucketize.check_inputs = _refuse_two_bools
 
 # -------------------------------------------------------------------- histograms
 

@@ -109,11 +109,12 @@ def _igamma_grad(sign, name):
     return rule
 
 
+# torch computes them in the promoted dtype, which must be floating (igamma(int, int) fails)
 igamma = defop("igamma(Tensor self, Tensor other) -> Tensor", K.gammainc,
-               promote="int_to_float", inplace=True, saves=("self", "other"))
+               inplace=True, saves=("self", "other"))
 igamma.def_backward(_igamma_grad(1, "igamma"))
 igammac = defop("igammac(Tensor self, Tensor other) -> Tensor", K.gammaincc,
-                promote="int_to_float", inplace=True, saves=("self", "other"))
+                inplace=True, saves=("self", "other"))
 igammac.def_backward(_igamma_grad(-1, "igammac"))
 
 # ------------------------------------------------------------- not differentiable in torch
