@@ -190,3 +190,16 @@ def test_float16_running_stats_update_in_float32(shape, momentum):
                                      momentum=momentum)
         out += [rm.float().tolist(), rv.float().tolist()]
     assert got == want
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+@pytest.mark.parametrize("start,end,base", [(4.3, 4, 10.0), (0.1, 3.3, 2.0), (-2.7, 2.5, 2.5)])
+def test_logspace_of_halves_rounds_the_endpoints_first(start, end, base, dtype):
+    """torch converts start/end to the half dtype, then computes in float32: 10**4.2
+    comes out 15864, not the 15824 of half-precision exponents."""
+    got = ember.logspace(start, end, 7, base=base, dtype=getattr(ember, dtype))
+    want = torch.logspace(start, end, 7, base=base, dtype=getattr(torch, dtype))
+    np.testing.assert_allclose(got.float().numpy(), want.float().numpy(),
+                               rtol=2e-3 if dtype == "float16" else 2e-2)
+    if (start, end, dtype) == (4.3, 4, "float16"):
+        assert got.tolist() == want.tolist()

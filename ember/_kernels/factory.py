@@ -357,6 +357,12 @@ def logspace(start, end, steps, base, dtype):
                                         start)]).astype(dtype.np)
         if kind in "iub":
             return np.power(float(base), _int_ramp(start, end, steps)).astype(dtype.np)
+        if dtype.np.itemsize == 2 and kind in "fV":
+            # half types: endpoints rounded to the dtype, then float32 math, one rounding
+            f32 = np.dtype(np.float32)
+            s, e = (np.asarray(v, dtype.np).astype(f32) for v in (start, end))
+            expo = _symmetric(s, e, steps, f32)
+            return np.power(np.float32(base), expo).astype(dtype.np)
         expo = _symmetric(start, end, steps, _space_type(dtype))
         b = complex(base) if kind == "c" else float(base)
         return np.power(b, expo.astype(np.complex128 if kind == "c" else np.float64)) \
