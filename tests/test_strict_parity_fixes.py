@@ -203,3 +203,14 @@ def test_logspace_of_halves_rounds_the_endpoints_first(start, end, base, dtype):
                                rtol=2e-3 if dtype == "float16" else 2e-2)
     if (start, end, dtype) == (4.3, 4, "float16"):
         assert got.tolist() == want.tolist()
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int64", "float32", "float64"])
+def test_trigamma_at_the_poles_uses_the_reflection(dtype):
+    """polygamma(1, x) below 1/2 is pi^2 / sin^2(pi x) - trigamma(1 - x) in the input's
+    precision: the negative integers give torch's huge finite values, 0 gives inf."""
+    values = list(range(-20, 6)) + ([-2.5, -0.25, 0.3] if dtype.startswith("float") else [])
+    got = ember.polygamma(1, ember.tensor(values, dtype=getattr(ember, dtype)))
+    want = torch.polygamma(1, torch.tensor(values, dtype=getattr(torch, dtype)))
+    assert str(got.dtype) == str(want.dtype)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)

@@ -25,12 +25,6 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     '_upsample_bilinear2d_aa': 'output: 162/162 values differ; at (0, 0, 0, 0) expected 4 got 0 (uint8)',
     'nn.functional.fractional_max_pool2d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
     'nn.functional.fractional_max_pool3d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
-    'polygamma.polygamma_n_0': 'output: 9/25 values differ (max abs diff nan, rtol=1.3e-06, atol=1e-05); at (0, 0) expected 20177651499008.0 got inf (int8)',
-    'polygamma.polygamma_n_1': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',
-    'polygamma.polygamma_n_2': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',
-    'polygamma.polygamma_n_3': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',
-    'polygamma.polygamma_n_4': 'output: 9/25 values differ (max abs diff nan, rtol=0.01, atol=0.0001); at (0, 0) expected 20177651499008.0 got inf (int8)',
     'nn.functional.multi_head_attention_forward': 'output[0]: 2/12 values differ (max abs diff 9.38, rtol=0.001, atol=1e-05); at (1, 1, 0) expected 257.0 got 247.625 (float16)',
-    'special.polygamma.special_polygamma_n_0': 'output: 9/25 values differ (max abs diff nan, rtol=1.3e-06, atol=1e-05); at (0, 0) expected 20177651499008.0 got inf (int8)',
     'masked.median': 'output: 1/1 values differ (max abs diff 0.641, rtol=0.016, atol=1e-05); at () expected -2.40625 got -1.765625 (bfloat16)',
 }
