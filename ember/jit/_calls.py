@@ -28,6 +28,10 @@ def _args(c, arg_nodes, kw_nodes, hints=None):
 
 
 def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
+    call_values = getattr(fn, "call_values", None)
+    if call_values is not None:     # a resolver's own callable (jit.load: torch.<op>)
+        args, kwargs = _args(c, arg_nodes, kw_nodes)
+        return S.SimpleValue(call_values(c, args, kwargs, e))
     if isinstance(fn, S.Builtin):
         if fn.family == "python":
             return python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint)
