@@ -210,3 +210,49 @@ MATH_CONSTANTS = {"pi": math.pi, "e": math.e, "inf": math.inf, "nan": math.nan, 
 
 def math_result(name):
     return MATH_RESULTS.get(name, T.FloatType)
+
+
+# ------------------------------------------------------------------- str() in scripted code
+
+def script_str(v):
+    """``str(v)`` as TorchScript writes it: floats with 17 significant digits and a trailing
+    ``.`` when integral (``2.``, ``0.10000000000000001``), inside lists too."""
+    if isinstance(v, float):
+        if v != v or v in (math.inf, -math.inf):
+            return str(v)
+        s = "%.17g" % v
+        if v == int(v) and "e" not in s:
+            return f"{int(v)}."
+        return s
+    if isinstance(v, list):
+        return "[" + ", ".join(script_str(x) for x in v) + "]"
+    if isinstance(v, tuple):
+        return "(" + ", ".join(script_str(x) for x in v) + ("," if len(v) == 1 else "") + ")"
+    if isinstance(v, dict):
+        return "{" + ", ".join(f"{script_str(k)}: {script_str(x)}" for k, x in v.items()) + "}"
+    if isinstance(v, str) and False:
+        return v
+    return str(v)
+
+
+class _Fmt:
+    """An argument of ``str.format`` in scripted code: written by ``script_str`` unless a
+    format spec is given."""
+    __slots__ = ("v",)
+
+    def __init__(self, v):
+        self.v = v
+
+    def __format__(self, spec):
+        return format(self.v, spec) if spec else script_str(self.v)
+
+    def __str__(self):
+        return script_str(self.v)
+
+    def __repr__(self):
+        return repr(self.v)
+
+
+def script_format(fmt, *args):
+    """``fmt.format(*args)`` (f-strings too) with TorchScript's way of writing values."""
+    return fmt.format(*[_Fmt(a) for a in args])

@@ -68,6 +68,13 @@ def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
         ret = fn.fn.__annotations__.get("return", None) if hasattr(fn.fn, "__annotations__") else None
         rt = T.from_annotation(ret, c.resolver.class_type, getattr(fn.fn, "__globals__", {})) \
             if ret is not None else T.NoneType if _returns_nothing(fn.fn) else T.TensorType
+        if getattr(inspect_unwrap(fn.fn), "_ember_jit_unused", False):
+            # @jit.unused: calling it from scripted code raises (torch's text)
+            c.emit("prim::RaiseException", [c.const("This Python function is annotated to be "
+                                                    "ignored and cannot be run"),
+                                            # run() prints this class as RuntimeError
+                                            c.const("builtins.AssertionError")], (), e)
+            return S.SimpleValue(c.emit("prim::Uninitialized", [], [rt], e).output)
         return S.SimpleValue(c.emit("prim::PythonOp", args + list(kwargs.values()), [rt], e,
                                     {"name": getattr(fn.fn, "__qualname__", "fn")}, fn=fn.fn,
                                     kwnames=list(kwargs)).output)
@@ -75,6 +82,12 @@ def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
         c.error(f"Python builtin {fn.value!r} is currently not supported in Torchscript", e)
     desc = fn.describe() if isinstance(fn, S.Sugar) else repr(fn)
     c.error(f"{desc} is not callable", e)
+
+
+def inspect_unwrap(f):
+    while hasattr(f, "__wrapped__"):
+        f = f.__wrapped__
+    return f
 
 
 def _starred(c, node):
@@ -264,7 +277,7 @@ def method_call(c, v, name, args, kwargs, e):
             c.error(f"Unknown str method '{name}'", e)
         rt = _STR_RESULTS.get(name, T.StrType)
         if name == "format":
-            return c.emit("aten::format", [v] + args, [T.StrType], e, fn=str.format).output
+            return c.emit("aten::format", [v] + args, [T.StrType], e, fn=B.script_format).output
         return c.emit(f"aten::{name}", [v] + args + list(kwargs.values()), [rt], e, fn=fn,
                       kwnames=list(kwargs)).output
     if isinstance(t, T.ClassType):
@@ -338,8 +351,11 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
         args, _ = _args(c, arg_nodes, kw_nodes)
         return S.Builtin(tuple(args), "range", "range-value")
     if name in ("enumerate", "zip", "reversed"):
-        return S.Builtin([c.expr(a) for a in arg_nodes], name, "iter-value",
-                         self_value={k: c.value(c.expr(v), v) for k, v in kw_nodes.items()})
+        kw = {k: c.value(c.expr(v), v) for k, v in kw_nodes.items()}
+        if name == "enumerate" and len(arg_nodes) == 2:      # enumerate(xs, start)
+            kw["start"] = c.value(c.expr(arg_nodes[1]), arg_nodes[1])
+            arg_nodes = arg_nodes[:1]
+        return S.Builtin([c.expr(a) for a in arg_nodes], name, "iter-value", self_value=kw)
     if name in ("getattr", "hasattr"):
         obj = c.expr(arg_nodes[0])
         attr = arg_nodes[1].value if isinstance(arg_nodes[1], ast.Constant) else None
@@ -364,12 +380,13 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
         cst = args[0].constant()
         if isinstance(cst, (int, float, bool, str)) and len(args) == 1:
             try:
-                return S.SimpleValue(c.const(fn.fn(cst)))
+                return S.SimpleValue(c.const(B.script_str(cst) if name == "str" else fn.fn(cst)))
             except (ValueError, TypeError):
                 pass
         kind = {"int": "aten::Int", "float": "aten::Float", "bool": "aten::Bool",
                 "str": "aten::str", "complex": "aten::Complex"}[name]
-        return S.SimpleValue(c.emit(kind, args, [rt], e, fn=fn.fn).output)
+        return S.SimpleValue(c.emit(kind, args, [rt], e, fn=B.script_str if name == "str"
+                                    else fn.fn).output)
     if name == "print":
         c.emit("prim::Print", args, (), e, fn=print, kwnames=list(kwargs))
         return S.SimpleValue(c.const(None))

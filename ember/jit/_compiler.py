@@ -22,7 +22,7 @@ from ember.jit import _types as T
 from ember.jit._ir import Graph, Node, SourceRange
 from ember.jit.frontend import CompileError, NotSupportedError, UnsupportedNodeError
 
-_RET, _COND = "$ret", "$cond"
+_RET, _COND, _HAS_RET = "$ret", "$cond", "$has_ret"
 
 
 # --------------------------------------------------------------------------- environment
@@ -95,6 +95,18 @@ def _normalize(stmts, cont):
         if isinstance(s, (ast.Return, ast.Raise, ast.Break, ast.Continue)):
             out.append(s)
             return out
+        if isinstance(s, (ast.For, ast.While)) and _returns_in(s.body):
+            # `return` inside the loop: it sets $has_ret and breaks (see s_Return); what
+            # follows the loop runs only when the loop did not return
+            rest = stmts[i + 1:]
+            flag = ast.Name(id=_HAS_RET, ctx=ast.Load())
+            ret = ast.Return(value=ast.Name(id=_RET, ctx=ast.Load()))
+            new = ast.If(test=flag, body=[ret], orelse=_normalize(rest, []) or [ast.Pass()])
+            for n in (flag, ret, ret.value, new):
+                ast.copy_location(n, s)
+                n.end_lineno, n.end_col_offset = s.lineno, None
+            out += [s, new]
+            return out
         if isinstance(s, ast.If) and (_exits(s.body) or _exits(s.orelse)):
             rest = stmts[i + 1:]
             body = _normalize(s.body, rest)
@@ -107,6 +119,15 @@ def _normalize(stmts, cont):
             return out
         out.append(s)
     return out
+
+
+def _returns_in(stmts):
+    """Does a loop body hold a ``return`` (nested loops included, nested defs not)?"""
+    for s in stmts:
+        for n in _walk_no_nested(s, False):
+            if isinstance(n, ast.Return):
+                return True
+    return False
 
 
 def _assigned_names(stmts):
@@ -290,6 +311,16 @@ class Compiler:
 
     def s_Return(self, s):
         v = self.const(None) if s.value is None else self.value(self.expr(s.value), s.value)
+        if getattr(self, "loop_depth", 0):
+            # inside a loop: remember the value, flag it and break (see _normalize)
+            if self.declared_return is not None:
+                v = self.coerce(v, self.declared_return, s, "Return value was annotated as "
+                                f"having type {self.declared_return.annotation} but is "
+                                f"actually of type")
+            self.env.vars[_RET] = S.SimpleValue(v)
+            self.env.vars[_HAS_RET] = S.SimpleValue(self.const(True))
+            self.env.vars[_COND] = S.SimpleValue(self.const(False))
+            return "break"
         self.env.vars[_RET] = S.SimpleValue(v)
         return "return"
 
@@ -478,8 +509,15 @@ class Compiler:
         return None
 
     def emit_loop(self, trip, cond, body, node, bind_target, body_cond):
+        returns = _returns_in(body)
+        if returns and self.env.lookup(_HAS_RET) is None:
+            self.env.vars[_HAS_RET] = S.SimpleValue(self.const(False))
+            rt = self.declared_return or T.PendingType
+            self.env.vars[_RET] = S.SimpleValue(self.emit("prim::Uninitialized", [], [rt]).output)
         carried = [n for n in _assigned_names(body) if self.env.lookup(n) is not None
                    and isinstance(self.env.lookup(n), S.SimpleValue)]
+        if returns:
+            carried += [_RET, _HAS_RET]
         if trip is None:
             trip = self.const(9223372036854775807)
         init = [self.env.lookup(n).value for n in carried]
@@ -492,18 +530,18 @@ class Compiler:
         params = []
         for name, v in zip(carried, init):
             t = outer_env.declared_type(name) or v.type
-            p = b.add_param(t, name)
+            p = b.add_param(t, None if name[0] == "$" else name)
             params.append(p)
             self.env.vars[name] = S.SimpleValue(p)
         self.env.vars[_COND] = S.SimpleValue(self.const(True))
         bind_target(self.env)
         for name in _assigned_names(body):      # the target's names are local to the body
             pass
-        ex = self.stmts(_normalize(list(body), []))
-        if ex == "return" or self.env.lookup(_RET) is not None and outer_env.lookup(_RET) is None \
-                and _RET in self.env.vars:
-            raise NotSupportedError("return statements inside loops aren't supported",
-                                    self.where(node))
+        self.loop_depth = getattr(self, "loop_depth", 0) + 1
+        try:
+            self.stmts(_normalize(list(body), []))
+        finally:
+            self.loop_depth -= 1
         brk = self.env.vars[_COND].value
         if body_cond is not None:
             c = brk.constant()
@@ -520,6 +558,8 @@ class Compiler:
         outs = []
         for name, p in zip(carried, params):
             v = self.value(self.env.lookup(name), node)
+            if p.type is T.PendingType and v.type is not T.PendingType:
+                _resolve_pending(loop, v.type)
             if not T.is_subtype(v.type, p.type):
                 self.error(f"Variable '{name}' previously had type {p.type.annotation} but is "
                            f"now being assigned to a value of type {v.type.annotation}", node)
@@ -528,7 +568,7 @@ class Compiler:
         self.block, self.env = outer_block, outer_env
         self.loop_index = saved_index
         for name, p in zip(carried, params):
-            o = loop.add_output(p.type, name)
+            o = loop.add_output(p.type, None if name[0] == "$" else name)
             outer_env.vars[name] = S.SimpleValue(o)
 
     def _bind_tmp(self, res, v):
@@ -554,7 +594,7 @@ class Compiler:
         if msg is None:
             msg = self.const("")
         elif msg.type is not T.StrType:
-            msg = self.emit("aten::str", [msg], [T.StrType], fn=str).output
+            msg = self.emit("aten::str", [msg], [T.StrType], fn=B.script_str).output
         self.emit("prim::RaiseException", [msg, self.const(f"builtins.{name}")], (), s)
         return "raise"
 
@@ -567,7 +607,7 @@ class Compiler:
             text = self.const("AssertionError: ") if msg is not None else self.const("AssertionError: ")
             if msg is not None:
                 if msg.type is not T.StrType:
-                    msg = self.emit("aten::str", [msg], [T.StrType], fn=str).output
+                    msg = self.emit("aten::str", [msg], [T.StrType], fn=B.script_str).output
                 text = self.emit("aten::add", [text, msg], [T.StrType], fn=operator.add).output
             self.emit("prim::RaiseException", [text, self.const("builtins.AssertionError")], (), s)
             return "raise"
@@ -981,7 +1021,7 @@ class Compiler:
                 fmt.append("{" + conv + spec + "}")
                 args.append(self.value(self.expr(part.value), part.value))
         return S.SimpleValue(self.emit("aten::format", [self.const("".join(fmt))] + args,
-                                       [T.StrType], e, fn=_format).output)
+                                       [T.StrType], e, fn=B.script_format).output)
 
     def e_IfExp(self, e):
         cond = self.value(self.expr(e.test), e.test)
@@ -1385,6 +1425,28 @@ class Compiler:
             v.set_type(tt)
             return v
         self.error(f"{msg} {v.type.annotation}", node)
+
+
+def _resolve_pending(loop, t):
+    """The type of a value returned from inside a loop is known once its body is compiled:
+    give it to the placeholder values (the initial value, the body's parameter, the If
+    outputs in between)."""
+    init = loop.inputs[-2]
+    if init.type is T.PendingType:
+        init.set_type(t)
+
+    def walk(block):
+        for v in block.params:
+            if v.type is T.PendingType:
+                v.set_type(t)
+        for n in block.nodes:
+            for o in n.outputs:
+                if o.type is T.PendingType:
+                    o.set_type(t)
+            for b in n.blocks:
+                walk(b)
+    for b in loop.blocks:
+        walk(b)
 
 
 def _as_load(node):

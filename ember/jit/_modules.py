@@ -75,6 +75,14 @@ def script_module(module, memo=None):
         if name in const_names:
             constants[name] = v if not isinstance(v, list) else tuple(v)
             continue
+        if _is_jit_attribute(v):         # self.x = jit.Attribute(value, type)
+            try:
+                t = T.from_annotation(v.type, None, getattr(inspect.getmodule(cls), "__dict__", {}))
+            except T.AnnotationError:
+                continue
+            attrs[name] = t
+            plain[name] = v.value
+            continue
         try:
             if name in annotated:
                 ann, env = annotated[name]
@@ -101,6 +109,11 @@ def script_module(module, memo=None):
     for name in _exported(cls):
         module_function(rsm, name)
     return rsm
+
+
+def _is_jit_attribute(v):
+    from ember.jit import Attribute
+    return isinstance(v, Attribute)
 
 
 def _has_forward(cls):

@@ -47,6 +47,7 @@ DtypeType = _Simple("int", "int")              # torch stores a dtype as its Sca
 LayoutType = _Simple("Layout", "int")
 AnyType = _Simple("Any")
 GeneratorType = _Simple("Generator")
+PendingType = _Simple("$pending")   # a value returned inside a loop, typed once compiled
 
 
 @dataclass(frozen=True)
@@ -148,7 +149,7 @@ class FunctionType(JitType):
 
 
 def is_subtype(a, b):
-    if a == b or b is AnyType:
+    if a == b or b is AnyType or a is PendingType or b is PendingType:
         return True
     if isinstance(b, OptionalType):
         return a is NoneType or is_subtype(a.elem if isinstance(a, OptionalType) else a, b.elem)
@@ -166,6 +167,8 @@ def is_subtype(a, b):
 
 def unify(a, b):
     """The type of a value that is ``a`` on one path and ``b`` on another, or None."""
+    if a is PendingType or b is PendingType:
+        return b if a is PendingType else a
     if is_subtype(a, b):
         return b
     if is_subtype(b, a):

@@ -1,0 +1,413 @@
+# Source of the functions and modules tests/jit/test_language.py scripts. The file is
+# imported twice: with `torch` bound to ember and to real torch (the same source text is
+# compiled by both), so it must run under either. Its HEADER lines are rewritten by the test.
+import math
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+
+import torch  # HEADER
+import torch.nn as nn  # HEADER
+import torch.nn.functional as F  # HEADER
+from torch import Tensor  # HEADER
+
+
+def unannotated_is_tensor(x, y):
+    return x * 2 + y
+
+
+def scalars(a: int, b: float, c: bool, s: str) -> Tuple[int, float, bool, str]:
+    return a * 2 + 1, b / 2.0 + a, c and a > 1, s + "!" + str(a)
+
+
+def none_value(x):
+    y = None
+    if y is None:
+        return x
+    return x + 1
+
+
+def optional_is_not_none(x, y: Optional[Tensor]):
+    if y is not None:
+        return x + y
+    return x
+
+
+def optional_is_none(x, k: Optional[int] = None):
+    if k is None:
+        k = 3
+    return x * k
+
+
+def optional_assert(x, k: Optional[int]):
+    assert k is not None
+    return x + k
+
+
+def optional_and(x, a: Optional[int], b: Optional[int]) -> int:
+    if a is not None and b is not None:
+        return a + b
+    return -1
+
+
+def containers(x):
+    xs: List[Tensor] = [x, x * 2]
+    d: Dict[str, int] = {"a": 1, "b": 2}
+    t: Tuple[int, str] = (1, "z")
+    xs.append(x + d["b"])
+    return torch.stack(xs).sum(0) + len(t[1]) + t[0]
+
+
+class Point(NamedTuple):
+    x: float
+    y: float
+
+
+def make_point(a: float) -> float:
+    p = Point(a, 2.0 * a)
+    return p.x + p.y + p[1]
+
+
+class Acc:
+    def __init__(self, start: int):
+        self.total = start
+        self.items: List[int] = []
+
+    def add(self, v: int) -> int:
+        self.total += v
+        self.items.append(v)
+        return self.total
+
+    def count(self) -> int:
+        return len(self.items)
+
+
+def use_class(n: int) -> int:
+    a = Acc(10)
+    for i in range(n):
+        a.add(i)
+    return a.total * 100 + a.count()
+
+
+def any_type(x: Any, n: int) -> int:
+    if n > 0:
+        return n
+    return -n
+
+
+def annotate_empty(n: int) -> List[int]:
+    out = torch.jit.annotate(List[int], [])
+    for i in range(n):
+        out.append(i * i)
+    return out
+
+
+def jit_isinstance(x: Any) -> int:
+    if torch.jit.isinstance(x, List[int]):
+        return 1
+    if torch.jit.isinstance(x, Dict[str, int]):
+        return 2
+    return 0
+
+
+def local_inference(x):
+    a = 1
+    b = 2.5
+    c = [1, 2, 3]
+    d = {"k": x}
+    e = (a, b)
+    return d["k"] * (a + b + len(c) + e[0])
+
+
+def refine_branches(x, flag: bool):
+    if flag:
+        y = x + 1
+    else:
+        y = None
+    if y is None:
+        return x
+    return y * 2
+
+
+def if_elif(x, n: int):
+    if n == 0:
+        r = x
+    elif n == 1:
+        r = x * 2
+    elif n == 2:
+        r = x * 3
+    else:
+        r = -x
+    return r
+
+
+def for_range(n: int) -> int:
+    tot = 0
+    for i in range(n):
+        tot += i
+    for i in range(2, n):
+        tot += i
+    for i in range(n, 0, -2):
+        tot += i * 100
+    return tot
+
+
+def for_list_tuple(xs: List[float]) -> float:
+    tot = 0.0
+    for v in xs:
+        tot += v
+    for w in (1.0, 2.0, 3.0):
+        tot *= w
+    return tot
+
+
+def for_dict_items(d: Dict[str, int]) -> int:
+    tot = 0
+    for k, v in d.items():
+        tot += len(k) * v
+    for k in d:
+        tot += d[k]
+    for v in d.values():
+        tot -= v
+    return tot
+
+
+def for_zip_enumerate(a: List[int], b: List[int]) -> int:
+    tot = 0
+    for x, y in zip(a, b):
+        tot += x * y
+    for i, x in enumerate(a):
+        tot += i * x
+    for i, x in enumerate(b, 1):
+        tot += i
+    return tot
+
+
+def while_loop(n: int) -> int:
+    i, tot = 0, 0
+    while i < n:
+        tot += i
+        i += 1
+    return tot
+
+
+def break_continue(n: int) -> int:
+    tot = 0
+    for i in range(n):
+        if i % 2 == 0:
+            continue
+        if i > 7:
+            break
+        tot += i
+    return tot
+
+
+def early_return(x, n: int):
+    if n < 0:
+        return -x
+    y = x * n
+    if n > 5:
+        return y + 1
+    return y
+
+
+def return_in_loop(xs: List[int], target: int) -> int:
+    for i, v in enumerate(xs):
+        if v == target:
+            return i
+    return -1
+
+
+def return_in_while(x, limit: float):
+    k = 0
+    while True:
+        x = x * 2
+        k += 1
+        if float(x.sum()) > limit:
+            return x, k
+
+
+def return_in_nested_loops(n: int) -> Tuple[int, int]:
+    for i in range(n):
+        for j in range(n):
+            if i * j == 6:
+                return i, j
+    return -1, -1
+
+
+def comprehensions(x, n: int):
+    sq = [i * i for i in range(n)]
+    odd = [i for i in range(n)]
+    d = {str(i): i * 2 for i in range(n)}
+    ts = [x * v for v in sq]
+    return torch.stack(ts).sum() + sum(odd) + d["2"]
+
+
+def aug_assign(x, n: int):
+    y = x.clone()
+    y += 1
+    y *= 2
+    y -= x
+    y /= 4
+    k = n
+    k -= 2
+    k **= 2
+    k %= 7
+    ls = [1]
+    ls += [2, 3]
+    return y + k + len(ls)
+
+
+def raise_error(x, n: int):
+    if n > 3:
+        raise ValueError(f"n too big: {n}")
+    return x * n
+
+
+def assert_msg(x, n: int):
+    assert n >= 0, "n must be non-negative"
+    return x + n
+
+
+def fstrings(a: int, b: float, s: str) -> str:
+    return f"{s}:{a}:{b}:{a * 2}" + "{}-{}".format(a, s) + "x{}y".format(b)
+
+
+def math_fns(a: float, n: int) -> float:
+    return (math.sqrt(a) + math.exp(-a) + math.log(a + 1.0) + math.sin(a) + math.cos(a)
+            + math.floor(a) + math.ceil(a) + math.pi + math.e + math.fabs(-a)
+            + math.pow(a, 2.0) + math.atan2(a, 1.0) + float(math.gcd(n, 6)) + math.tanh(a)
+            + float(math.isnan(a)) + math.log10(a))
+
+
+def helper_fn(x, k: int):
+    return x * k + 1
+
+
+def calls_script_fn(x):
+    return helper_fn(x, 3) + helper_fn(x, k=2)
+
+
+def torch_functions(x):
+    a = torch.cat([x, x], dim=0)
+    b = torch.zeros(3, 4, dtype=torch.float32) + torch.ones_like(x)
+    c = torch.matmul(x, x.t())
+    d = torch.where(x > 0, x, torch.zeros_like(x))
+    e = torch.arange(4, dtype=torch.float32)
+    f = torch.clamp(x, min=-0.5, max=0.5)
+    m, i = torch.max(x, dim=1)
+    return a.sum() + b.sum() + c.sum() + d.sum() + e.sum() + f.sum() + m.sum() + i.sum()
+
+
+def functional(x):
+    y = F.relu(x) + F.gelu(x) + F.softmax(x, dim=-1) + F.dropout(x, p=0.5, training=False)
+    z = F.linear(x, torch.ones(2, 4))
+    return y.sum() + z.sum() + F.mse_loss(x, torch.zeros_like(x)) + F.pad(x, [1, 1]).sum()
+
+
+def tensor_methods(x):
+    y = x.view(-1).reshape(2, 6).transpose(0, 1).contiguous()
+    z = x.sum(dim=1, keepdim=True).mean() + x.abs().max() + x.exp().log().sum()
+    n = x.size(0) + x.dim() + x.numel() + x.shape[1]
+    w = x.unsqueeze(0).squeeze(0).permute(1, 0).flatten()
+    return y.sum() + z + n + w[0] + x.clamp(0.0, 1.0).float().sum()
+
+
+def no_grad_block(x):
+    with torch.no_grad():
+        y = x * 2
+    return y + x, y.requires_grad
+
+
+@torch.jit.ignore
+def ignored_python(x):
+    import numpy as np      # something TorchScript could not compile
+    return x * float(np.float64(2.0))
+
+
+def calls_ignored(x):
+    return ignored_python(x) + 1
+
+
+def uses_is_scripting(x):
+    if torch.jit.is_scripting():
+        return x + 1
+    return x - 1
+
+
+class ModConstants(nn.Module):
+    __constants__ = ["scale"]
+
+    def __init__(self):
+        super().__init__()
+        self.scale = 3
+        self.lin = nn.Linear(4, 3)
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+class ModFinal(nn.Module):
+    offset: torch.jit.Final[float]
+
+    def __init__(self):
+        super().__init__()
+        self.offset = 0.5
+
+    def forward(self, x):
+        return x + self.offset
+
+
+class ModAttribute(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.names = torch.jit.Attribute([], List[str])
+        self.table = torch.jit.Attribute({}, Dict[str, int])
+
+    def forward(self, x, name: str):
+        self.names.append(name)
+        self.table[name] = len(self.names)
+        return x * len(self.names) + self.table[name]
+
+
+class ModContainers(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList([nn.Linear(4, 4), nn.Tanh(), nn.Linear(4, 2)])
+        self.acts = nn.ModuleDict({"relu": nn.ReLU(), "sig": nn.Sigmoid()})
+
+    def forward(self, x):
+        for layer in self.layers:
+            x = layer(x)
+        y = x
+        for name, act in self.acts.items():
+            y = y + act(x)
+        for i, layer in enumerate(self.layers):
+            if i == 0:
+                y = y + layer(torch.ones(1, 4)).sum()
+        return y
+
+
+class ModMethods(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def helper(self, x, k: int):
+        return self.lin(x) * k
+
+    @torch.jit.export
+    def exported(self, x):
+        return self.helper(x, 5)
+
+    @torch.jit.unused
+    def unused_method(self, x):
+        import numpy as np
+        return np.zeros(3)
+
+    @torch.jit.ignore
+    def ignored_method(self, x):
+        return x + 100
+
+    def forward(self, x, use: bool = False):
+        if use:
+            return self.unused_method(x)
+        return self.helper(x, 2) + self.ignored_method(x)

@@ -1,0 +1,223 @@
+"""The TorchScript language, construct by construct: each function or module of
+``_lang_src.py`` is scripted by ember and compared with eager ember and with real torch's
+``torch.jit.script`` of the same source text (when torch is installed)."""
+from __future__ import annotations
+
+import importlib.util
+import pathlib
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+
+_SRC = pathlib.Path(__file__).with_name("_lang_src.py").read_text()
+
+
+def _load(tmp_dir, flavour):
+    lines = []
+    for line in _SRC.split("\n"):
+        if flavour == "ember" and line.endswith("# HEADER"):
+            line = (line.replace("import torch  ", "import ember as torch  ")
+                    .replace("import torch.", "import ember.").replace("from torch ", "from ember "))
+        lines.append(line)
+    path = tmp_dir / f"lang_{flavour}.py"
+    path.write_text("\n".join(lines))
+    spec = importlib.util.spec_from_file_location(f"lang_{flavour}", path)
+    mod = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = mod            # torch finds a class's source through it
+    spec.loader.exec_module(mod)
+    return mod
+
+
+@pytest.fixture(scope="module")
+def em(tmp_path_factory):
+    return _load(tmp_path_factory.mktemp("lang"), "ember")
+
+
+@pytest.fixture(scope="module")
+def tm(tmp_path_factory):
+    torch = pytest.importorskip("torch")
+    mod = _load(tmp_path_factory.mktemp("lang"), "torch")
+    mod._torch = torch
+    return mod
+
+
+def _to_torch(v):
+    import torch
+    if isinstance(v, ember.Tensor):
+        return torch.from_numpy(v.detach().numpy().copy())
+    if isinstance(v, list):
+        return [_to_torch(x) for x in v]
+    if isinstance(v, tuple):
+        return tuple(_to_torch(x) for x in v)
+    if isinstance(v, dict):
+        return {k: _to_torch(x) for k, x in v.items()}
+    return v
+
+
+def _same(a, b):
+    """Values equal up to float tolerance; ember and torch tensors compare by value."""
+    if hasattr(a, "detach") and hasattr(b, "detach"):
+        x, y = np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy())
+        return x.shape == y.shape and x.dtype == y.dtype and np.allclose(x, y, atol=1e-5)
+    if isinstance(a, (list, tuple)):
+        return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(a[k], b[k]) for k in a)
+    if isinstance(a, float):
+        return isinstance(b, float) and (a == b or abs(a - b) < 1e-6 * max(1, abs(a)))
+    return type(a) is type(b) and a == b
+
+
+def _x(*shape):
+    return lambda: ember.randn(*shape, generator=None)
+
+
+# name -> list of argument makers (each returns the ember arguments)
+FUNCTIONS = {
+    "unannotated_is_tensor": [lambda: (ember.randn(3), ember.randn(3))],
+    "scalars": [lambda: (3, 1.5, True, "ab"), lambda: (1, -2.0, False, "")],
+    "none_value": [lambda: (ember.randn(2),)],
+    "optional_is_not_none": [lambda: (ember.randn(2), ember.randn(2)),
+                             lambda: (ember.randn(2), None)],
+    "optional_is_none": [lambda: (ember.randn(2),), lambda: (ember.randn(2), 5)],
+    "optional_assert": [lambda: (ember.randn(2), 4)],
+    "optional_and": [lambda: (ember.randn(1), 2, 3), lambda: (ember.randn(1), None, 3)],
+    "containers": [lambda: (ember.randn(3),)],
+    "make_point": [lambda: (1.5,)],
+    "use_class": [lambda: (5,)],
+    "any_type": [lambda: ("anything", 3), lambda: (ember.randn(1), -2)],
+    "annotate_empty": [lambda: (4,), lambda: (0,)],
+    "jit_isinstance": [lambda: ([1, 2],), lambda: ({"a": 1},), lambda: ("s",)],
+    "local_inference": [lambda: (ember.randn(2),)],
+    "refine_branches": [lambda: (ember.randn(2), True), lambda: (ember.randn(2), False)],
+    "if_elif": [lambda n=n: (ember.randn(2), n) for n in range(4)],
+    "for_range": [lambda: (7,), lambda: (0,)],
+    "for_list_tuple": [lambda: ([1.5, 2.0, -1.0],)],
+    "for_dict_items": [lambda: ({"ab": 2, "c": 5},)],
+    "for_zip_enumerate": [lambda: ([1, 2, 3], [4, 5])],
+    "while_loop": [lambda: (6,)],
+    "break_continue": [lambda: (20,), lambda: (4,)],
+    "early_return": [lambda n=n: (ember.randn(2), n) for n in (-1, 3, 7)],
+    "return_in_loop": [lambda: ([3, 1, 4, 1], 4), lambda: ([3, 1], 9), lambda: ([], 1)],
+    "return_in_while": [lambda: (ember.ones(2), 20.0)],
+    "return_in_nested_loops": [lambda: (5,), lambda: (2,)],
+    "comprehensions": [lambda: (ember.randn(2), 5)],
+    "aug_assign": [lambda: (ember.randn(3), 9)],
+    "raise_error": [lambda: (ember.randn(2), 2)],
+    "assert_msg": [lambda: (ember.randn(2), 1)],
+    "fstrings": [lambda: (7, 3.14159, "s")],
+    "math_fns": [lambda: (2.5, 4)],
+    "calls_script_fn": [lambda: (ember.randn(3),)],
+    "torch_functions": [lambda: (ember.randn(3, 4),)],
+    "functional": [lambda: (ember.randn(3, 4),)],
+    "tensor_methods": [lambda: (ember.randn(3, 4),)],
+    "no_grad_block": [lambda: (ember.randn(2, requires_grad=True),)],
+    "calls_ignored": [lambda: (ember.randn(2),)],
+}
+CASES = [(name, k) for name, makers in FUNCTIONS.items() for k in range(len(makers))]
+# scripted code writes floats as TorchScript does (17 significant digits), unlike Python
+EAGER_DIFFERS = {"fstrings": "s:7:3.1415899999999999:14" + "7-sx3.1415899999999999y"}
+
+
+@pytest.mark.parametrize("name,k", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_function_matches_eager(em, name, k):
+    fn = getattr(em, name)
+    ember.manual_seed(k)
+    args = FUNCTIONS[name][k]()
+    expected = EAGER_DIFFERS.get(name) or fn(*args)
+    got = ember.jit.script(fn)(*args)
+    assert _same(expected, got), (expected, got)
+
+
+@pytest.mark.parametrize("name,k", CASES, ids=[f"{n}-{k}" for n, k in CASES])
+def test_function_matches_torch_script(em, tm, name, k):
+    ember.manual_seed(k)
+    args = FUNCTIONS[name][k]()
+    got = ember.jit.script(getattr(em, name))(*args)
+    want = tm._torch.jit.script(getattr(tm, name))(*_to_torch(args))
+    assert _same(got, want), (got, want)
+
+
+def test_is_scripting_differs_from_eager(em):
+    x = ember.ones(2)
+    assert _same(em.uses_is_scripting(x), x - 1)
+    assert _same(ember.jit.script(em.uses_is_scripting)(x), x + 1)
+
+
+@pytest.mark.parametrize("n", [4, 5])
+def test_raise_and_assert_at_run_time(em, tm, n):
+    s = ember.jit.script(em.raise_error)
+    t = tm._torch.jit.script(tm.raise_error)
+    import torch
+    with pytest.raises(torch.jit.Error) as want:
+        t(torch.ones(1), n)
+    with pytest.raises(ember.jit.Error) as got:
+        s(ember.ones(1), n)
+    assert str(want.value).strip().split("\n")[-1] == str(got.value).strip().split("\n")[-1]
+    a = ember.jit.script(em.assert_msg)
+    with pytest.raises(ember.jit.Error, match="n must be non-negative"):
+        a(ember.ones(1), -1)
+
+
+def test_script_on_class(em):
+    ct = ember.jit.script(em.Acc)
+    assert ct is em.Acc
+    assert ember.jit.script(em.use_class)(3) == 10 + 0 + 1 + 2 + 3 * 100 - 300 + 3 * 100 \
+        or ember.jit.script(em.use_class)(3) == em.use_class(3)
+
+
+MODULES = {
+    "ModConstants": lambda: (ember.randn(2, 4),),
+    "ModFinal": lambda: (ember.randn(2, 4),),
+    "ModContainers": lambda: (ember.randn(3, 4),),
+    "ModMethods": lambda: (ember.randn(3, 4),),
+}
+
+
+def _pair(em, tm, name):
+    ember.manual_seed(0)
+    m = getattr(em, name)().eval()
+    t = getattr(tm, name)().eval() if tm is not None else None
+    if t is not None:
+        t.load_state_dict({k: _to_torch(v) for k, v in m.state_dict().items()})
+    return m, t
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_matches_eager(em, name):
+    m, _ = _pair(em, None, name)
+    args = MODULES[name]()
+    assert _same(m(*args), ember.jit.script(m)(*args))
+
+
+@pytest.mark.parametrize("name", list(MODULES))
+def test_module_matches_torch_script(em, tm, name):
+    m, t = _pair(em, tm, name)
+    args = MODULES[name]()
+    assert _same(ember.jit.script(m)(*args), tm._torch.jit.script(t)(*_to_torch(args)))
+
+
+def test_export_unused_ignore(em, tm):
+    m, t = _pair(em, tm, "ModMethods")
+    s, ts = ember.jit.script(m), tm._torch.jit.script(t)
+    x = ember.randn(2, 4)
+    assert _same(s.exported(x), ts.exported(_to_torch(x)))
+    assert _same(s.exported(x), m.exported(x))
+    import torch
+    with pytest.raises(torch.jit.Error):
+        ts(_to_torch(x), True)
+    with pytest.raises(ember.jit.Error):
+        s(x, True)
+
+
+def test_jit_attribute_types(em, tm):
+    m, t = _pair(em, tm, "ModAttribute")
+    s, ts = ember.jit.script(m), tm._torch.jit.script(t)
+    x = ember.randn(2)
+    for name in ("a", "b", "a"):
+        assert _same(s(x, name), ts(_to_torch(x), name))
+    assert s.names == ts.names == ["a", "b", "a"]
+    assert s.table == ts.table
