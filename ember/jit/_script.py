@@ -132,11 +132,17 @@ class Function:
 
     def __call__(self, *args, **kwargs):
         from ember.jit._errors import run
-        return run(self.py, self.bind(args, kwargs))
+        from ember.jit._fastpath import try_run
+        args = self.bind(args, kwargs)
+        done, result = try_run(self, args)          # Note in ember/jit/_fastpath.py
+        return result if done else run(self.py, args)
 
     def call_method(self, obj, args, kwargs):
         from ember.jit._errors import run
-        return run(self.py, [obj] + self.bind(args, kwargs))
+        from ember.jit._fastpath import try_run
+        args = self.bind(args, kwargs)
+        done, result = try_run(self, args, obj)
+        return result if done else run(self.py, [obj] + args)
 
 
 def _value_fits(v, t):
