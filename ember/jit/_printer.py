@@ -1,23 +1,770 @@
-"""``.code``: a compiled function printed as TorchScript source (torch's printing style:
-two-space indents, ``torch.<op>(...)`` calls, ``ops.prim.*`` for primitives)."""
+"""``.code`` and archive source: compiled functions and classes printed as TorchScript in
+torch's style (two-space indents, ``torch.<aten op>(...)`` calls with schema-ordered
+arguments and trailing defaults dropped, ``ops.prim.*`` primitives, ``annotate(T, [])``,
+single-use values inlined where evaluation order allows, as torch's printer does).
+
+    function_code(fn)            -> the ``def`` torch shows as ``scripted.code``
+    class_code(ct, ctx)          -> ``class M(Module): ...`` as in an archive's ``code/``
+    PrintContext                 -> archive-wide state: class names, tensor constants,
+                                    free functions referenced, the file-format version
+
+Nodes that call Python callables with no op record (``node.fn``: ``F.linear``, list
+methods, ``len``...) are mapped to the aten call torch would write (``_functional.py``
+tables below); anything with no TorchScript spelling raises NotImplementedError.
+"""
 from __future__ import annotations
 
+import keyword
+import math
+
 from ember.jit import _types as T
+from ember.jit._ir import NOT_CONSTANT
+
+_MAX_TRIP = 9223372036854775807
+
+# aten ops whose archive needs a newer file-format version (torch's operator upgraders)
+_OP_VERSIONS = {"div": 4, "div_": 4, "full": 5, "full_like": 5, "linspace": 8,
+                "logspace": 9, "gelu": 10, "gelu_": 10}
+
+_RESERVED = set(keyword.kwlist) | {
+    "torch", "ops", "CONSTANTS", "annotate", "uninitialized", "unchecked_cast", "getattr",
+    "range", "int", "float", "bool", "str", "complex", "print", "len", "fork", "wait",
+    "isinstance", "math", "Tensor", "List", "Dict", "Optional", "Tuple", "Final", "NoneType",
+    "Module", "NamedTuple", "Future", "Any", "inf", "nan", "list", "tuple", "dict", "Device",
+    "number", "min", "max", "abs", "builtins", "__torch__", "self", "infj", "nanj", "super"}
 
 
-def function_code(fn):
-    """TorchScript source of a compiled Function (a readable rendering of its graph)."""
-    from ember.jit._codegen import _Gen
-    g = fn.graph
-    params = []
-    names = ([fn.self_name] if fn.owner is not None else []) + [a[0] for a in fn.arg_schema]
-    for k, (v, name) in enumerate(zip(g.inputs(), names)):
-        if fn.owner is not None and k == 0:
-            params.append(name)
+class PrintContext:
+    """State shared by everything printed into one archive (or one ``.code``)."""
+
+    def __init__(self):
+        self.constants = []            # tensors referenced as CONSTANTS.c<k>
+        self._constant_ids = {}
+        self.functions = {}            # qualified name -> Function (free functions called)
+        self.named_tuples = {}         # qualified name -> TupleType
+        self.classes = {}              # qualified name -> ClassType (non-module classes)
+        self.version = 3
+
+    def qualname(self, t):
+        """The archive name of a ClassType / NamedTuple type."""
+        return t.qualname
+
+    def function_name(self, fn):
+        name = _sanitize_qualname(fn.qualified_name)
+        self.functions.setdefault(name, fn)
+        return name
+
+    def tensor_constant(self, t):
+        k = self._constant_ids.get(id(t))
+        if k is None:
+            k = self._constant_ids[id(t)] = len(self.constants)
+            self.constants.append(t)
+        return f"CONSTANTS.c{k}"
+
+    def note_op(self, name):
+        v = _OP_VERSIONS.get(name)
+        if v is not None and v > self.version:
+            self.version = v
+
+
+def _sanitize_qualname(q):
+    parts = [p for p in q.replace(".<locals>.", ".").split(".") if p]
+    out = []
+    for p in parts:
+        p = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in p)
+        if p[:1].isdigit():
+            p = "_" + p
+        out.append(p)
+    if out and out[0] != "__torch__":
+        out.insert(0, "__torch__")
+    return ".".join(out)
+
+
+# ----------------------------------------------------------------------------- types
+
+def type_str(t, ctx):
+    """A type as TorchScript source writes it (``Optional[List[int]]``)."""
+    if t is T.NoneType:
+        return "NoneType"
+    if isinstance(t, T.OptionalType):
+        return f"Optional[{type_str(t.elem, ctx)}]"
+    if isinstance(t, T.ListType):
+        return f"List[{type_str(t.elem, ctx)}]"
+    if isinstance(t, T.DictType):
+        return f"Dict[{type_str(t.key, ctx)}, {type_str(t.value, ctx)}]"
+    if isinstance(t, T.TupleType):
+        if t.qualname:
+            ctx.named_tuples.setdefault(ctx.qualname(t), t)
+            return ctx.qualname(t)
+        if not t.elems:
+            return "Tuple[()]"
+        return "Tuple[" + ", ".join(type_str(e, ctx) for e in t.elems) + "]"
+    if isinstance(t, T.FutureType):
+        return f"Future[{type_str(t.elem, ctx)}]"
+    if isinstance(t, T.ClassType):
+        if not t.is_module:
+            ctx.classes.setdefault(ctx.qualname(t), t)
+        return ctx.qualname(t)
+    if isinstance(t, T.FunctionType):
+        raise NotImplementedError("ember.jit.save: a function value has no TorchScript type")
+    return t.annotation
+
+
+# ----------------------------------------------------------------------------- constants
+
+def _float_literal(v):
+    if math.isnan(v):
+        return "nan"
+    if math.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    r = repr(v)
+    if "e" in r or "." not in r:
+        return r if ("e" in r or "." in r) else r + "."
+    return r[:-1] if r.endswith(".0") else r
+
+
+def _str_literal(s):
+    out = ['"']
+    for ch in s:
+        if ch == "\\":
+            out.append("\\\\")
+        elif ch == '"':
+            out.append('\\"')
+        elif ch == "\n":
+            out.append("\\n")
+        elif ch == "\t":
+            out.append("\\t")
+        elif ch == "\r":
+            out.append("\\r")
+        elif ord(ch) < 32:
+            out.append(f"\\x{ord(ch):02x}")
         else:
-            params.append(f"{name}: {v.type.annotation}")
-    head = f"def {fn.name}(" + ",\n    ".join(params) + f") -> {fn.return_type.annotation}:\n"
-    body = getattr(fn, "source", "") or ""
-    lines = body.split("\n")[1:]
-    return head + "\n".join("  " + line.strip() if line.strip() else "" for line in lines
-                            if line.strip()) + "\n"
+            out.append(ch)
+    out.append('"')
+    return "".join(out)
+
+
+def constant_str(v, ctx, t=None, as_list=False):
+    """A Python constant as a TorchScript literal (``t``: its static type, for empties)."""
+    import ember
+    if v is None:
+        return "None"
+    if isinstance(v, bool):
+        return "True" if v else "False"
+    if isinstance(v, int):
+        return str(v)
+    if isinstance(v, float):
+        return _float_literal(v)
+    if isinstance(v, complex):
+        return f"complex({_float_literal(v.real)}, {_float_literal(v.imag)})"
+    if isinstance(v, str):
+        return _str_literal(v)
+    if isinstance(v, ember.dtype):
+        from ember.jit._builtins import SCALAR_TYPE_CODE
+        return str(SCALAR_TYPE_CODE[v])
+    if isinstance(v, ember.device):
+        return f"torch.device({_str_literal(str(v))})"
+    if isinstance(v, ember.Tensor):
+        return ctx.tensor_constant(v)
+    if isinstance(v, (list, tuple)):
+        elem_t = None
+        if isinstance(t, T.ListType):
+            elem_t = t.elem
+        if not v:
+            if isinstance(v, tuple) and not as_list:
+                return "()"
+            lt = t if isinstance(t, T.ListType) else T.ListType(T.IntType)
+            return f"annotate({type_str(lt, ctx)}, [])"
+        items = [constant_str(x, ctx, elem_t) for x in v]
+        if isinstance(v, list) or as_list:
+            return "[" + ", ".join(items) + "]"
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+    layout = getattr(ember, "layout", None)
+    if layout is not None and isinstance(v, layout):
+        return "0"
+    raise NotImplementedError(f"ember.jit.save: no TorchScript literal for the constant {v!r} "
+                              f"({type(v).__name__})")
+
+
+# ----------------------------------------------------------------------------- functions
+
+def function_code(fn, ctx=None):
+    """TorchScript source of a compiled Function, as torch's ``.code`` shows it."""
+    ctx = ctx or PrintContext()
+    return _FunctionPrinter(fn, ctx, in_class=False).text(0)
+
+
+def method_code(fn, ctx, indent=1):
+    """A method inside a class body (``self`` annotated with the class)."""
+    return _FunctionPrinter(fn, ctx, in_class=True).text(indent)
+
+
+def free_function_code(fn, ctx):
+    return _FunctionPrinter(fn, ctx, in_class=False).text(0)
+
+
+class _Expr:
+    """A printed argument: its text and, for constants, the Python value."""
+    __slots__ = ("text", "const", "type")
+
+    def __init__(self, text, const=NOT_CONSTANT, type_=None):
+        self.text, self.const, self.type = text, const, type_
+
+
+_NODEF = object()
+
+
+class _FunctionPrinter:
+    def __init__(self, fn, ctx, in_class):
+        self.fn, self.ctx, self.in_class = fn, ctx, in_class
+        self.names = {}                 # value id -> name
+        self.used = set(_RESERVED)
+        self.tmp = 0
+        self.inline = set()             # ids of nodes printed inside their single use
+        self.lines = []
+
+    # -- names -------------------------------------------------------------------------
+    def fresh(self, hint=None):
+        base = None
+        if hint and not hint.isdigit():
+            base = hint.split(".")[0] if "." in hint and hint.split(".")[-1].isdigit() else hint
+            base = "".join(ch if ch.isalnum() or ch == "_" else "_" for ch in base)
+            if not base or base[0].isdigit():
+                base = None
+        if base is None:
+            while f"_{self.tmp}" in self.used:
+                self.tmp += 1
+            n = f"_{self.tmp}"
+            self.tmp += 1
+        elif base not in self.used:
+            n = base
+        else:
+            k = 0
+            while f"{base}{k}" in self.used:
+                k += 1
+            n = f"{base}{k}"
+        self.used.add(n)
+        return n
+
+    def var(self, v):
+        n = self.names.get(v.id)
+        if n is None:
+            n = self.names[v.id] = self.fresh(v.debug_name)
+        return n
+
+    # -- header --------------------------------------------------------------------------
+    def text(self, indent):
+        fn = self.fn
+        g = fn.graph
+        inputs = list(g.inputs())
+        params = []
+        if fn.owner is not None:
+            if len(inputs) > len(fn.arg_schema):      # a free function saved as a method
+                self.names[inputs.pop(0).id] = fn.self_name
+            self.used.add(fn.self_name)
+            params.append(f"{fn.self_name}: {type_str(fn.owner, self.ctx)}" if self.in_class
+                          else fn.self_name)
+        for v, (name, t, has_def, default, _kw) in zip(inputs, fn.arg_schema):
+            self.names[v.id] = name
+            self.used.add(name)
+            p = f"{name}: {type_str(t, self.ctx)}"
+            if has_def:
+                p += "=" + constant_str(default, self.ctx, t)
+            params.append(p)
+        ind = "  " * indent
+        head = f"{ind}def {fn.name}(" + ",\n    ".join(params) + \
+            f") -> {type_str(fn.return_type, self.ctx)}:\n"
+        self.scan_block(g.block)
+        self.block(g.block, indent + 1)
+        rets = g.outputs()
+        self.emit(indent + 1, "return " + self.tuple_text([self.expr(v) for v in rets])
+                  if len(rets) != 1 else "return " + self.expr(rets[0]))
+        return head + "".join(self.lines)
+
+    def tuple_text(self, items):
+        return "(" + ", ".join(items) + ("," if len(items) == 1 else "") + ")"
+
+    def emit(self, depth, text):
+        self.lines.append("  " * depth + text + "\n")
+
+    # -- inlining (torch's reverse scan: a single-use value is written inside its use when
+    #    nothing with an effect runs between the two) ---------------------------------------
+    def can_inline(self, v):
+        n = v.node
+        if n is None or n.kind in ("prim::Param",) or not hasattr(n, "outputs"):
+            return False
+        if len(n.outputs) != 1 or len(v.uses) != 1 or n.blocks:
+            return False
+        user, offset = v.uses[0]
+        if v.debug_name and not v.debug_name.isdigit() and user.kind != "prim::Return":
+            return False
+        if user.kind == "prim::Loop" and offset >= 2:
+            return False
+        if user.kind == "prim::Return" and user.block.owner_node is not None and \
+                user.block.owner_node.kind == "prim::Loop":
+            return False
+        if n.kind in ("prim::isinstance", "prim::Uninitialized", "prim::fork"):
+            return False
+        if user.kind in ("prim::fork",):
+            return False
+        return True
+
+    @staticmethod
+    def _constant_like(n):
+        return n is not None and getattr(n, "kind", None) == "prim::Constant"
+
+    def _previous(self, block, idx):
+        idx -= 1
+        while idx >= 0 and self._constant_like(block.nodes[idx]):
+            idx -= 1
+        return idx
+
+    def scan_block(self, block):
+        pos = {id(n): k for k, n in enumerate(block.nodes)}
+        point = self._previous(block, len(block.nodes))
+        for v in reversed(block.returns):
+            point = self.scan_value(block, pos, point, v)
+        for k in range(len(block.nodes) - 1, -1, -1):
+            n = block.nodes[k]
+            if id(n) in self.inline:
+                continue
+            for b in n.blocks:
+                self.scan_block(b)
+            self.scan_inputs(block, pos, n, k)
+
+    def scan_inputs(self, block, pos, n, k):
+        point = self._previous(block, k)
+        for v in reversed(n.inputs):
+            point = self.scan_value(block, pos, point, v)
+        return point
+
+    def scan_value(self, block, pos, point, v):
+        n = v.node
+        k = pos.get(id(n))
+        if k is not None and k == point and self.can_inline(v):
+            self.inline.add(id(n))
+            for b in n.blocks:
+                self.scan_block(b)
+            return self.scan_inputs(block, pos, n, k)
+        return point
+
+    # -- statements ------------------------------------------------------------------------
+    def block(self, block, depth):
+        start = len(self.lines)
+        for n in block.nodes:
+            if id(n) in self.inline or n.kind == "prim::Constant":
+                continue
+            self.node(n, depth)
+        return len(self.lines) - start
+
+    def node(self, n, depth):
+        k = n.kind
+        special = _STATEMENTS.get(k)
+        if special is not None:
+            special(self, n, depth)
+            return
+        text = self.node_expr(n)
+        outs = n.outputs
+        if not outs:
+            self.emit(depth, text)
+        elif len(outs) == 1:
+            self.emit(depth, f"{self.var(outs[0])} = {text}")
+        else:
+            self.emit(depth, ", ".join(self.var(o) for o in outs) + f", = {text}")
+
+    def assign(self, depth, targets, values, target_types):
+        """``a = x`` (or a tuple assignment, so swaps stay right); annotated when the types
+        differ."""
+        pairs = []
+        for t, v, tt in zip(targets, values, target_types):
+            e = self.expr(v)
+            if e == t:
+                continue
+            if v.type != tt:
+                e = f"annotate({type_str(tt, self.ctx)}, {e})"
+            pairs.append((t, e))
+        if not pairs:
+            return 0
+        if len(pairs) == 1:
+            self.emit(depth, f"{pairs[0][0]} = {pairs[0][1]}")
+        else:
+            self.emit(depth, ", ".join(t for t, _ in pairs) + " = " +
+                      ", ".join(e for _, e in pairs))
+        return 1
+
+    def s_if(self, n, depth):
+        outs = [self.var(o) for o in n.outputs]
+        types = [o.type for o in n.outputs]
+        self.emit(depth, f"if {self.expr(n.inputs[0])}:")
+        for k, b in enumerate(n.blocks):
+            if k == 1:
+                self.emit(depth, "else:")
+            wrote = self.block(b, depth + 1)
+            wrote += self.assign(depth + 1, outs, b.returns, types)
+            if not wrote:
+                self.emit(depth + 1, "pass")
+
+    def s_loop(self, n, depth):
+        trip, cond, init = n.inputs[0], n.inputs[1], n.inputs[2:]
+        body = n.blocks[0]
+        idx, params = body.params[0], body.params[1:]
+        names = []
+        for o, p in zip(n.outputs, params):
+            name = self.var(o)
+            self.names[p.id] = name
+            names.append(name)
+        types = [p.type for p in params]
+        self.assign(depth, names, init, types)
+        body_cond = body.returns[0]
+        if trip.constant() == _MAX_TRIP:
+            c = self.fresh()
+            self.emit(depth, f"{c} = {self.expr(cond)}")
+            counter = None
+            if idx.uses:
+                counter = self.var(idx)
+                self.emit(depth, f"{counter} = 0")
+            self.emit(depth, f"while {c}:")
+            self.block(body, depth + 1)
+            cname = self.expr(body_cond)
+            self.emit(depth + 1, f"{c} = {cname}")
+            self.assign(depth + 1, names, body.returns[1:], types)
+            if counter is not None:
+                self.emit(depth + 1, f"{counter} = torch.add({counter}, 1)")
+            return
+        d = depth
+        if cond.constant() is not True:
+            self.emit(depth, f"if {self.expr(cond)}:")
+            d += 1
+        i = self.var(idx)
+        self.emit(d, f"for {i} in range({self.expr(trip)}):")
+        wrote = self.block(body, d + 1)
+        if body_cond.constant() is not True:
+            c = self.fresh()
+            self.emit(d + 1, f"{c} = {self.expr(body_cond)}")
+            wrote += 1
+            wrote += self.assign(d + 1, names, body.returns[1:], types)
+            self.emit(d + 1, f"if torch.__not__({c}):")
+            self.emit(d + 2, "break")
+        else:
+            wrote += self.assign(d + 1, names, body.returns[1:], types)
+        if not wrote:
+            self.emit(d + 1, "pass")
+
+    def s_with(self, n, depth):
+        import ember
+        fn = n.fn
+        if fn in (ember.no_grad, getattr(ember, "enable_grad", None)) and not n.inputs:
+            self.emit(depth, f"with torch.{fn.__name__}():")
+        else:
+            raise NotImplementedError(f"ember.jit.save: 'with {getattr(fn, '__name__', fn)}' "
+                                      f"has no TorchScript form")
+        wrote = self.block(n.blocks[0], depth + 1)
+        if n.outputs:
+            raise NotImplementedError("ember.jit.save: a with-block producing values")
+        if not wrote:
+            self.emit(depth + 1, "pass")
+
+    def s_setattr(self, n, depth):
+        obj, v = n.inputs
+        self.emit(depth, f"{self.expr(obj)}.{n.attrs['name']} = {self.expr(v)}")
+
+    def s_index_put(self, n, depth):
+        target, value, *rest = n.inputs
+        self.emit(depth, f"{self.expr(target)}[{self.index_text(n.attrs['_index'], rest)}] = "
+                         f"{self.expr(value)}")
+
+    def s_set_item(self, n, depth):
+        c, k, v = n.inputs
+        self.emit(depth, f"{self.expr(c)}[{self.expr(k)}] = {self.expr(v)}")
+
+    def s_unpack(self, n, depth):
+        outs = [self.var(o) for o in n.outputs]
+        self.emit(depth, ", ".join(outs) + f", = {self.expr(n.inputs[0])}")
+
+    def s_raise(self, n, depth):
+        args = ", ".join(self.expr(v) for v in n.inputs)
+        self.emit(depth, f"ops.prim.RaiseException({args})")
+
+    def s_print(self, n, depth):
+        self.emit(depth, "print(" + ", ".join(self.expr(v) for v in n.inputs) + ")")
+
+    # -- expressions -----------------------------------------------------------------------
+    def expr(self, v):
+        n = v.node
+        if self._constant_like(n):
+            return self.constant_value(v)
+        if id(n) in self.inline:
+            return self.node_expr(n)
+        return self.var(v)
+
+    def constant_value(self, v):
+        n = v.node
+        if isinstance(v.type, T.FunctionType):
+            return self.ctx.function_name(v.type.fn)
+        val = n.attrs.get("value")
+        if "value" not in n.attrs:
+            val = None
+        return constant_str(val, self.ctx, v.type)
+
+    def arg(self, v):
+        """An input as an _Expr (text + constant value)."""
+        c = v.constant()
+        return _Expr(self.expr(v), c, v.type)
+
+    def node_expr(self, n):
+        k = n.kind
+        special = _EXPRESSIONS.get(k)
+        if special is not None:
+            return special(self, n)
+        if "_index" in n.attrs:
+            base, *rest = n.inputs
+            return f"{self.expr(base)}[{self.index_text(n.attrs['_index'], rest)}]"
+        if n.op is not None:
+            return self.op_call(n)
+        if n.fn is not None:
+            from ember.jit import _printer_ops
+            return _printer_ops.fn_call(self, n)
+        raise NotImplementedError(f"ember.jit.save: no TorchScript form for the node {k}")
+
+    def call(self, name, args, kwargs=()):
+        """``torch.name(args..., k=v)`` (args: texts)."""
+        self.ctx.note_op(name)
+        parts = list(args) + [f"{k}={v}" for k, v in kwargs]
+        return f"torch.{name}(" + ", ".join(parts) + ")"
+
+    def op_call(self, n):
+        schema = n.op.schema
+        args = [self.arg(v) for v in n.inputs]
+        return self.schema_call(schema.name, schema.args, args)
+
+    def schema_call(self, name, sargs, args):
+        """A call with schema-ordered arguments: trailing defaults dropped, kwarg-only ones
+        written ``name=value`` when not their default."""
+        pos, kws = [], []
+        for a, e in zip(sargs, args):
+            if a.kwarg_only:
+                if not _is_default(e, a):
+                    kws.append((a.name, self.list_text(e, a)))
+            else:
+                pos.append((a, e))
+        while pos and _is_default(pos[-1][1], pos[-1][0]):
+            pos.pop()
+        return self.call(name, [self.list_text(e, a) for a, e in pos], kws)
+
+    def list_text(self, e, a):
+        """Constant tuples passed where a list is expected are written as lists."""
+        if getattr(a, "is_list", False) and isinstance(e.const, tuple):
+            return constant_str(list(e.const), self.ctx, T.ListType(T.IntType))
+        return e.text
+
+    def index_text(self, tmpl, rest):
+        def one(t):
+            if t is None:
+                return "None"
+            if t is Ellipsis:
+                return "..."
+            if t[0] == "slice":
+                parts = ["" if p is None else self.expr(rest[p - 1]) for p in t[1:]]
+                s = f"{parts[0]}:{parts[1]}"
+                return s + (f":{parts[2]}" if parts[2] else "")
+            if t[0] == "splat":
+                raise NotImplementedError("ember.jit.save: indexing with a starred tuple")
+            return self.expr(rest[t[1] - 1])
+
+        if isinstance(tmpl, tuple) and tmpl and isinstance(tmpl[0], str):
+            return one(tmpl)
+        if isinstance(tmpl, tuple):
+            parts = [one(t) for t in tmpl]
+            return ", ".join(parts) + ("," if len(parts) == 1 else "") if parts else "()"
+        return one(tmpl)
+
+    # prim expressions
+    def e_getattr(self, n):
+        obj = self.expr(n.inputs[0])
+        name = n.attrs["name"]
+        if name.isidentifier() and not keyword.iskeyword(name):
+            return f"{obj}.{name}"
+        return f"getattr({obj}, {_str_literal(name)})"
+
+    def e_call_method(self, n):
+        obj, *args = n.inputs
+        return f"({self.expr(obj)}).{n.attrs['name']}(" + "".join(
+            self.expr(a) + ", " for a in args) + ")"
+
+    def e_call_function(self, n):
+        name = self.ctx.function_name(n.fn)
+        return f"{name}(" + "".join(self.expr(a) + ", " for a in n.inputs) + ")"
+
+    def e_tuple(self, n):
+        t = n.outputs[0].type
+        items = [self.expr(v) for v in n.inputs]
+        if isinstance(t, T.TupleType) and t.qualname:
+            return f"{type_str(t, self.ctx)}(" + ", ".join(items) + ")"
+        return self.tuple_text(items)
+
+    def e_list(self, n):
+        if not n.inputs:
+            return f"annotate({type_str(n.outputs[0].type, self.ctx)}, [])"
+        return "[" + ", ".join(self.expr(v) for v in n.inputs) + "]"
+
+    def e_dict(self, n):
+        if not n.inputs:
+            return f"annotate({type_str(n.outputs[0].type, self.ctx)}, {{}})"
+        ins = [self.expr(v) for v in n.inputs]
+        return "{" + ", ".join(f"{ins[k]}: {ins[k + 1]}" for k in range(0, len(ins), 2)) + "}"
+
+    def e_tuple_index(self, n):
+        return f"{self.expr(n.inputs[0])}[{self.expr(n.inputs[1])}]"
+
+    def e_unchecked_cast(self, n):
+        return f"unchecked_cast({type_str(n.outputs[0].type, self.ctx)}, {self.expr(n.inputs[0])})"
+
+    def e_uninitialized(self, n):
+        return f"uninitialized({type_str(n.outputs[0].type, self.ctx)})"
+
+    def e_tensor_attr(self, n):
+        x = self.expr(n.inputs[0])
+        name = n.attrs.get("name") or n.kind.split("::")[1]
+        if name == "shape":
+            return f"torch.size({x})"
+        if name == "ndim":
+            return f"torch.dim({x})"
+        if name == "T":
+            return f"torch.numpy_T({x})"
+        if name == "mT":
+            return f"torch.mT({x})"
+        if name in ("real", "imag"):
+            return f"torch.{name}({x})"
+        return f"ops.prim.{name}({x})"
+
+    def e_create_object(self, n):
+        q = type_str(n.outputs[0].type, self.ctx)
+        return f"{q}.__new__({q})"
+
+    def e_prim_fn(self, n):
+        return f"ops.prim.{n.kind.split('::')[1]}(" + ", ".join(
+            self.expr(v) for v in n.inputs) + ")"
+
+    def e_unsupported(self, n):
+        what = n.attrs.get("name", n.kind)
+        raise NotImplementedError(f"ember.jit.save: {n.kind} ({what}) has no TorchScript "
+                                  f"form that torch can load")
+
+
+def _is_default(e, a):
+    if not getattr(a, "has_default", False):
+        return False
+    c, d = e.const, a.default
+    if c is NOT_CONSTANT:
+        return False
+    if isinstance(d, (list, tuple)) and isinstance(c, (list, tuple)):
+        return list(c) == list(d)
+    if isinstance(d, (list, tuple)) and isinstance(c, int) and not isinstance(c, bool):
+        return all(x == c for x in d)
+    if c is None or d is None:
+        return c is None and d is None
+    if isinstance(c, bool) != isinstance(d, bool):
+        return False
+    try:
+        return type(c) in (int, float, bool, str) and c == d
+    except Exception:
+        return False
+
+
+_STATEMENTS = {
+    "prim::If": _FunctionPrinter.s_if,
+    "prim::Loop": _FunctionPrinter.s_loop,
+    "prim::With": _FunctionPrinter.s_with,
+    "prim::SetAttr": _FunctionPrinter.s_setattr,
+    "aten::index_put_": _FunctionPrinter.s_index_put,
+    "aten::_set_item": _FunctionPrinter.s_set_item,
+    "prim::TupleUnpack": _FunctionPrinter.s_unpack,
+    "prim::ListUnpack": _FunctionPrinter.s_unpack,
+    "prim::RaiseException": _FunctionPrinter.s_raise,
+    "prim::Print": _FunctionPrinter.s_print,
+}
+
+_EXPRESSIONS = {
+    "prim::GetAttr": _FunctionPrinter.e_getattr,
+    "prim::CallMethod": _FunctionPrinter.e_call_method,
+    "prim::CallFunction": _FunctionPrinter.e_call_function,
+    "prim::TupleConstruct": _FunctionPrinter.e_tuple,
+    "prim::ListConstruct": _FunctionPrinter.e_list,
+    "prim::DictConstruct": _FunctionPrinter.e_dict,
+    "prim::TupleIndex": _FunctionPrinter.e_tuple_index,
+    "prim::unchecked_cast": _FunctionPrinter.e_unchecked_cast,
+    "prim::Uninitialized": _FunctionPrinter.e_uninitialized,
+    "prim::TensorAttr": _FunctionPrinter.e_tensor_attr,
+    "prim::NumAttr": _FunctionPrinter.e_tensor_attr,
+    "prim::dtype": _FunctionPrinter.e_tensor_attr,
+    "prim::device": _FunctionPrinter.e_tensor_attr,
+    "prim::shape": _FunctionPrinter.e_tensor_attr,
+    "prim::CreateObject": _FunctionPrinter.e_create_object,
+    "prim::min": _FunctionPrinter.e_prim_fn,
+    "prim::abs": _FunctionPrinter.e_prim_fn,
+    "prim::PythonOp": _FunctionPrinter.e_unsupported,
+    "prim::CallAny": _FunctionPrinter.e_unsupported,
+    "prim::fork": _FunctionPrinter.e_unsupported,
+    "aten::wait": _FunctionPrinter.e_unsupported,
+    "prim::isinstance": _FunctionPrinter.e_unsupported,
+}
+
+
+# ----------------------------------------------------------------------------- classes
+
+def _attr_value_type(v):
+    return T.type_of_value(v)
+
+
+def class_code(ct, ctx, name, module=None):
+    """The body torch writes for a scripted module's class in an archive's ``code/``:
+    ``__parameters__``/``__buffers__``, attribute declarations, ``Final`` constants, then
+    the compiled methods. ``name`` is the class's last name component."""
+    from ember.jit._script import Function
+    lines = [f"class {name}(Module):\n"]
+    slots = (ct.constants or {}).get("$slots", {})
+    params = [a for a, s in slots.items() if s == "_parameters"]
+    buffers = [a for a, s in slots.items() if s == "_buffers"]
+    lines.append("  __parameters__ = [" + "".join(f'"{p}", ' for p in params) + "]\n")
+    lines.append("  __buffers__ = [" + "".join(f'"{b}", ' for b in buffers) + "]\n")
+    for attr, t in ct.attributes.items():
+        ts = type_str(t, ctx)
+        if attr.isidentifier() and not keyword.iskeyword(attr):
+            lines.append(f"  {attr} : {ts}\n")
+        else:
+            lines.append(f"  __annotations__[{_str_literal(attr)}] = {ts}\n")
+    for cname, v in (ct.constants or {}).items():
+        if cname.startswith("$"):
+            continue
+        try:
+            t = T.type_of_value(v)
+        except T.AnnotationError:
+            raise NotImplementedError(f"ember.jit.save: the constant {cname} = {v!r} has no "
+                                      f"TorchScript type") from None
+        lines.append(f"  {cname} : Final[{type_str(t, ctx)}] = {constant_str(v, ctx, t)}\n")
+    for mname, fn in (ct.methods or {}).items():
+        if isinstance(fn, Function):
+            lines.append(method_code(fn, ctx, 1))
+    return "".join(lines)
+
+
+def plain_class_code(ct, ctx, name):
+    """A scripted (non-module) class: attribute declarations and methods."""
+    from ember.jit._script import Function
+    lines = [f"class {name}:\n"]
+    for attr, t in (ct.attributes or {}).items():
+        lines.append(f"  {attr} : {type_str(t, ctx)}\n")
+    for mname, fn in (ct.methods or {}).items():
+        if isinstance(fn, Function):
+            lines.append(method_code(fn, ctx, 1))
+    if len(lines) == 1:
+        lines.append("  pass\n")
+    return "".join(lines)
+
+
+def named_tuple_code(t, ctx, name):
+    lines = [f"class {name}(NamedTuple):\n"]
+    for f, e in zip(t.names, t.elems):
+        lines.append(f"  {f} : {type_str(e, ctx)}\n")
+    return "".join(lines)
+

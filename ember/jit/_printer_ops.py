@@ -1,0 +1,415 @@
+"""Nodes that call a Python callable (``node.fn``) written as the aten call torch prints:
+Python operators and builtins on numbers and containers (``torch.add(i, 1)``,
+``torch.len(xs)``, ``xs[0]``), list/dict/str methods (``torch.append(xs, v)``), ``math``,
+ember's ``nn.functional`` (``F.linear`` -> ``torch.linear``, ``F.batch_norm`` ->
+``torch.batch_norm`` in ATen's argument order) and Tensor methods without an op record.
+"""
+from __future__ import annotations
+
+import inspect
+import math
+import operator
+
+from ember.jit import _types as T
+from ember.jit._ir import NOT_CONSTANT
+from ember.jit._printer import _Expr, constant_str
+
+_CASTS = {"Bool": "bool", "Int": "int", "Float": "float", "str": "str", "Complex": "complex"}
+# scalar-on-the-left Tensor operators: name -> (torch op, swap operands)
+_REFLECTED = {"add": ("add", True), "mul": ("mul", True), "sub": ("rsub", True),
+              "__and__": ("bitwise_and", True), "__or__": ("bitwise_or", True),
+              "__xor__": ("bitwise_xor", True), "pow": ("pow", False),
+              "eq": ("eq", True), "ne": ("ne", True), "lt": ("gt", True), "gt": ("lt", True),
+              "le": ("ge", True), "ge": ("le", True)}
+_DTYPE_METHODS = {"float": 6, "double": 7, "half": 5, "long": 4, "int": 3, "short": 2,
+                  "bool": 11, "byte": 0, "char": 1, "bfloat16": 15}
+
+
+def fn_call(p, n):
+    name = n.kind.split("::", 1)[1]
+    fn = n.fn
+    args = [p.arg(v) for v in n.inputs]
+    nkw = len(n.kwnames)
+    pos, kw = (args[:len(args) - nkw], list(zip(n.kwnames, args[len(args) - nkw:]))) if nkw \
+        else (args, [])
+    if name in _CASTS and not kw:
+        return f"{_CASTS[name]}({', '.join(a.text for a in pos)})"
+    if "_py" in n.attrs:
+        return _operator(p, n, name, pos)
+    if name == "__getitem__":
+        return f"{pos[0].text}[{pos[1].text}]"
+    if name == "slice" and len(pos) == 4:
+        lo, hi, st = pos[1:]
+        parts = [pos[0].text, lo.text, hi.text] + ([st.text] if st.const not in (None, 1) else [])
+        return p.call("slice", parts)
+    module = getattr(fn, "__module__", None) or ""
+    if module.startswith("ember.nn.functional") or module.startswith("ember.nn.modules"):
+        entry = FUNCTIONAL.get(getattr(fn, "__name__", name))
+        if entry is None:
+            raise NotImplementedError(f"ember.jit.save: nn.functional.{name} has no aten "
+                                      f"mapping (torch would need its scripted source)")
+        return entry(p, _bind(fn, pos, kw, name))
+    if module.startswith("ember.jit"):
+        return p.call(name, [a.text for a in pos], [(k, a.text) for k, a in kw])
+    if module.startswith("ember") or _is_tensor_method(fn):
+        return _ember_call(p, fn, name, pos, kw)
+    if isinstance(fn, type) and issubclass(fn, BaseException):
+        raise NotImplementedError(f"ember.jit.save: constructing {fn.__name__}")
+    if module == "math" or getattr(fn, "__objclass__", None) in (list, dict, str, float) \
+            or fn in (len, operator.contains, abs, min, max, round, divmod, sum, any, all,
+                      sorted, reversed, list, tuple, ord, chr, hash, hex, oct, bin) \
+            or name in ("format", "warn", "__range_length", "__derive_index", "Delete"):
+        return p.call(name, [a.text for a in pos], [(k, a.text) for k, a in kw])
+    raise NotImplementedError(f"ember.jit.save: {name} (a call to "
+                              f"{getattr(fn, '__qualname__', fn)!s}) has no TorchScript form")
+
+
+def _is_tensor_method(fn):
+    import ember
+    return getattr(ember.Tensor, getattr(fn, "__name__", ""), None) is fn
+
+
+def _operator(p, n, name, pos):
+    if len(pos) == 2 and n.outputs[0].type is T.TensorType and pos[0].type is not T.TensorType:
+        op, swap = _REFLECTED.get(name, (None, None))
+        if op is None:
+            if name == "div":
+                return p.call("mul", [p.call("reciprocal", [pos[1].text]), pos[0].text])
+            raise NotImplementedError(f"ember.jit.save: scalar {name} tensor")
+        a, b = (pos[1], pos[0]) if swap else (pos[0], pos[1])
+        return p.call(op, [a.text, b.text])
+    if name == "pos":
+        return pos[0].text
+    if name == "__invert__":
+        name = "__not__" if pos[0].type is T.BoolType else "__invert__"
+    return p.call(name, [a.text for a in pos])
+
+
+class _Bound(dict):
+    """Argument name -> _Expr (defaults filled as constants)."""
+
+    def text(self, name):
+        return self[name].text
+
+    def const(self, name):
+        return self[name].const
+
+
+def _const_expr(p, v):
+    return _Expr(constant_str(v, p.ctx), v, None)
+
+
+def _bind(fn, pos, kw, name):
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        raise NotImplementedError(f"ember.jit.save: cannot read the signature of {name}") from None
+    ba = sig.bind(*pos, **dict(kw))
+    out = _Bound()
+    for pname, prm in sig.parameters.items():
+        if prm.kind in (prm.VAR_POSITIONAL, prm.VAR_KEYWORD):
+            out[pname] = ba.arguments.get(pname, ())
+            continue
+        if pname in ba.arguments:
+            out[pname] = ba.arguments[pname]
+        elif prm.default is not inspect.Parameter.empty:
+            out[pname] = _Expr(None, prm.default, None)
+    return out
+
+
+def _fill(p, b):
+    for k, v in b.items():
+        if isinstance(v, _Expr) and v.text is None:
+            b[k] = _Expr(constant_str(v.const, p.ctx) if not isinstance(v.const, tuple)
+                         else constant_str(list(v.const), p.ctx), v.const, None)
+    return b
+
+
+def _ember_call(p, fn, name, pos, kw):
+    """A Tensor method / ember function without an op record: ordered by the op record of
+    the same name when ember has one, else written as called."""
+    if name in _DTYPE_METHODS and _is_tensor_method(fn) and len(pos) == 1 and not kw:
+        return p.call("to", [pos[0].text, str(_DTYPE_METHODS[name])])
+    if name in _TENSOR_SPECIAL:
+        return _TENSOR_SPECIAL[name](p, pos, kw)
+    try:
+        sig = inspect.signature(fn)
+        varargs = [k for k, prm in sig.parameters.items() if prm.kind == prm.VAR_POSITIONAL]
+    except (TypeError, ValueError):
+        sig, varargs = None, []
+    if varargs and sig is not None:
+        fixed = [k for k, prm in sig.parameters.items()
+                 if prm.kind in (prm.POSITIONAL_ONLY, prm.POSITIONAL_OR_KEYWORD)]
+        head, rest = pos[:len(fixed)], pos[len(fixed):]
+        if len(rest) == 1 and isinstance(rest[0].type, (T.ListType, T.TupleType)):
+            packed = [rest[0].text]
+        elif rest:
+            packed = ["[" + ", ".join(a.text for a in rest) + "]"]
+        else:
+            packed = []
+        kws = [(k, a.text) for k, a in kw if k not in _EMBER_ONLY_KW]
+        return p.call(name, [a.text for a in head] + packed, kws)
+    from ember._ops.registry import OPS
+    op = OPS.get(name)
+    if op is not None and sig is not None:
+        try:
+            b = _fill(p, _bind(fn, pos, kw, name))
+        except TypeError:
+            b = None
+        if b is not None:
+            sargs = op.schema.args
+            vals = []
+            ok = True
+            for k, a in enumerate(sargs):
+                key = a.name if a.name in b else ("input" if a.name == "self" and "input" in b
+                                                  else "self" if a.name == "self" else None)
+                if key is None or key not in b:
+                    if k == 0 and sargs[0].type == "Tensor" and pos:
+                        vals.append(pos[0])
+                        continue
+                    if a.has_default:
+                        vals.append(_const_expr(p, a.default))
+                        continue
+                    ok = False
+                    break
+                vals.append(b[key])
+            extra = [k for k, v in b.items() if isinstance(v, _Expr) and v.const is NOT_CONSTANT
+                     and k not in [a.name for a in sargs] and k not in ("input", "self")]
+            if ok and not extra:
+                return p.schema_call(name, sargs, vals)
+    kws = [(k, a.text) for k, a in kw if k not in _EMBER_ONLY_KW]
+    return p.call(name, [a.text for a in pos], kws)
+
+
+_EMBER_ONLY_KW = {"out"}
+
+
+def _size(p, pos, kw):
+    return p.call("size", [a.text for a in pos] + [a.text for _, a in kw])
+
+
+def _to(p, pos, kw):
+    return p.call("to", [a.text for a in pos], [(k, a.text) for k, a in kw])
+
+
+_TENSOR_SPECIAL = {"size": _size, "to": _to}
+
+
+# ----------------------------------------------------------------------------- functional
+
+def _inplace(p, b, name, args):
+    """``torch.relu(x)`` / ``torch.relu_(x)`` by the ``inplace`` argument."""
+    ip = b.const("inplace") if "inplace" in b else False
+    if ip is NOT_CONSTANT:
+        a = p.call(name + "_", args)
+        c = p.call(name, args)
+        return f"({a} if {b.text('inplace')} else {c})"
+    return p.call(name + "_" if ip else name, args)
+
+
+def _act(name, *extra):
+    def write(p, b):
+        _fill(p, b)
+        return _inplace(p, b, name, [b.text("input")] + [b.text(e) for e in extra])
+    return write
+
+
+def _plain(name, *names):
+    def write(p, b):
+        _fill(p, b)
+        return p.call(name, [b.text(k) for k in names])
+    return write
+
+
+def _kw(name, pos_names, kw_names):
+    def write(p, b):
+        _fill(p, b)
+        kws = [(k, b.text(k)) for k in kw_names if b.const(k) is not None]
+        return p.call(name, [b.text(k) for k in pos_names], kws)
+    return write
+
+
+def _list(p, b, name):
+    v = b[name].const
+    if isinstance(v, int) and not isinstance(v, bool):
+        return None
+    return b.text(name)
+
+
+def _softmax(name):
+    def write(p, b):
+        _fill(p, b)
+        if b.const("dim") is None:
+            raise NotImplementedError(f"ember.jit.save: {name} without dim")
+        args = [b.text("input"), b.text("dim")]
+        if b.const("dtype") is not None:
+            args.append(b.text("dtype"))
+        return p.call(name, args)
+    return write
+
+
+def _dropout(name):
+    def write(p, b):
+        _fill(p, b)
+        return _inplace(p, b, name, [b.text("input"), b.text("p"), b.text("training")])
+    return write
+
+
+def _conv(name, *names):
+    def write(p, b):
+        _fill(p, b)
+        return p.call(name, [_as_list_text(p, b, k) for k in names])
+    return write
+
+
+def _as_list_text(p, b, k):
+    e = b[k]
+    if isinstance(e.const, tuple):
+        return constant_str(list(e.const), p.ctx)
+    return e.text
+
+
+def _pool(name, names, with_indices=None):
+    def write(p, b):
+        _fill(p, b)
+        if b.const("stride") is None:
+            b["stride"] = _Expr("annotate(List[int], [])", [], None)
+        args = [_as_list_text(p, b, k) for k in names]
+        if with_indices is not None and b.const("return_indices") is not False:
+            if b.const("return_indices") is True:
+                return p.call(with_indices, args)
+            raise NotImplementedError(f"ember.jit.save: {name} with a non-constant "
+                                      f"return_indices")
+        return p.call(name, args)
+    return write
+
+
+def _batch_norm(p, b):
+    _fill(p, b)
+    return p.call("batch_norm", [b.text(k) for k in (
+        "input", "weight", "bias", "running_mean", "running_var", "training", "momentum",
+        "eps")] + ["True"])
+
+
+def _instance_norm(p, b):
+    _fill(p, b)
+    return p.call("instance_norm", [b.text(k) for k in (
+        "input", "weight", "bias", "running_mean", "running_var", "use_input_stats",
+        "momentum", "eps")] + ["True"])
+
+
+def _embedding(p, b):
+    _fill(p, b)
+    if b.const("max_norm") is not None:
+        raise NotImplementedError("ember.jit.save: F.embedding with max_norm")
+    pad = b.const("padding_idx")
+    pad_text = "-1" if pad is None else b.text("padding_idx")
+    return p.call("embedding", [b.text("weight"), b.text("input"), pad_text,
+                                b.text("scale_grad_by_freq"), b.text("sparse")])
+
+
+def _adaptive_max(name):
+    def write(p, b):
+        _fill(p, b)
+        call = p.call(name, [b.text("input"), _as_list_text(p, b, "output_size")])
+        ri = b.const("return_indices")
+        if ri is True:
+            return call
+        if ri is False:
+            return f"{call}[0]"
+        raise NotImplementedError(f"ember.jit.save: {name} with a non-constant return_indices")
+    return write
+
+
+def _pad(p, b):
+    _fill(p, b)
+    args = [b.text("input"), _as_list_text(p, b, "pad"), b.text("mode")]
+    if b.const("value") is not None:
+        args.append(b.text("value"))
+    return p.call("pad", args)
+
+
+def _normalize(p, b):
+    _fill(p, b)
+    if b.const("out") is not None:
+        raise NotImplementedError("ember.jit.save: F.normalize with out=")
+    x = b.text("input")
+    norm = p.call("norm", [x, b.text("p"), f"[{b.text('dim')}]", "True"])
+    denom = p.call("expand_as", [p.call("clamp_min", [norm, b.text("eps")]), x])
+    return p.call("div", [x, denom])
+
+
+def _relu6(p, b):
+    _fill(p, b)
+    return _inplace(p, b, "hardtanh", [b.text("input"), "0.", "6."])
+
+
+def _gelu(p, b):
+    _fill(p, b)
+    kws = [("approximate", b.text("approximate"))] if b.const("approximate") != "none" else []
+    return p.call("gelu", [b.text("input")], kws)
+
+
+FUNCTIONAL = {
+    "linear": _plain("linear", "input", "weight", "bias"),
+    "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
+    "relu": _act("relu"), "relu6": _relu6, "silu": _act("silu"), "mish": _act("mish"),
+    "hardswish": _act("hardswish"), "hardsigmoid": _act("hardsigmoid"),
+    "selu": _act("selu"), "celu": _act("celu", "alpha"), "elu": _act("elu", "alpha"),
+    "leaky_relu": _act("leaky_relu", "negative_slope"),
+    "hardtanh": _act("hardtanh", "min_val", "max_val"),
+    "threshold": _act("threshold", "threshold", "value"),
+    "rrelu": _act("rrelu", "lower", "upper", "training"),
+    "gelu": _gelu, "sigmoid": _plain("sigmoid", "input"), "tanh": _plain("tanh", "input"),
+    "logsigmoid": _plain("log_sigmoid", "input"), "softsign": _plain("softsign", "input"),
+    "tanhshrink": _plain("tanhshrink", "input"),
+    "softplus": _plain("softplus", "input", "beta", "threshold"),
+    "softshrink": _plain("softshrink", "input", "lambd"),
+    "hardshrink": _plain("hardshrink", "input", "lambd"),
+    "glu": _plain("glu", "input", "dim"), "prelu": _plain("prelu", "input", "weight"),
+    "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
+    "softmin": None,
+    "dropout": _dropout("dropout"), "alpha_dropout": _dropout("alpha_dropout"),
+    "feature_alpha_dropout": _dropout("feature_alpha_dropout"),
+    "dropout1d": _dropout("feature_dropout"), "dropout2d": _dropout("feature_dropout"),
+    "dropout3d": _dropout("feature_dropout"),
+    "conv1d": _conv("conv1d", "input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "conv2d": _conv("conv2d", "input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "conv3d": _conv("conv3d", "input", "weight", "bias", "stride", "padding", "dilation", "groups"),
+    "conv_transpose1d": _conv("conv_transpose1d", "input", "weight", "bias", "stride", "padding",
+                              "output_padding", "groups", "dilation"),
+    "conv_transpose2d": _conv("conv_transpose2d", "input", "weight", "bias", "stride", "padding",
+                              "output_padding", "groups", "dilation"),
+    "conv_transpose3d": _conv("conv_transpose3d", "input", "weight", "bias", "stride", "padding",
+                              "output_padding", "groups", "dilation"),
+    "max_pool1d": _pool("max_pool1d", ("input", "kernel_size", "stride", "padding", "dilation",
+                                       "ceil_mode"), "max_pool1d_with_indices"),
+    "max_pool2d": _pool("max_pool2d", ("input", "kernel_size", "stride", "padding", "dilation",
+                                       "ceil_mode"), "max_pool2d_with_indices"),
+    "max_pool3d": _pool("max_pool3d", ("input", "kernel_size", "stride", "padding", "dilation",
+                                       "ceil_mode"), "max_pool3d_with_indices"),
+    "avg_pool1d": _pool("avg_pool1d", ("input", "kernel_size", "stride", "padding", "ceil_mode",
+                                       "count_include_pad")),
+    "avg_pool2d": _pool("avg_pool2d", ("input", "kernel_size", "stride", "padding", "ceil_mode",
+                                       "count_include_pad", "divisor_override")),
+    "avg_pool3d": _pool("avg_pool3d", ("input", "kernel_size", "stride", "padding", "ceil_mode",
+                                       "count_include_pad", "divisor_override")),
+    "adaptive_avg_pool1d": _conv("adaptive_avg_pool1d", "input", "output_size"),
+    "adaptive_avg_pool2d": _conv("adaptive_avg_pool2d", "input", "output_size"),
+    "adaptive_avg_pool3d": _conv("adaptive_avg_pool3d", "input", "output_size"),
+    "adaptive_max_pool1d": _adaptive_max("adaptive_max_pool1d"),
+    "adaptive_max_pool2d": _adaptive_max("adaptive_max_pool2d"),
+    "adaptive_max_pool3d": _adaptive_max("adaptive_max_pool3d"),
+    "batch_norm": _batch_norm, "instance_norm": _instance_norm,
+    "layer_norm": _conv("layer_norm", "input", "normalized_shape", "weight", "bias", "eps"),
+    "group_norm": _plain("group_norm", "input", "num_groups", "weight", "bias", "eps"),
+    "embedding": _embedding, "pad": _pad, "normalize": _normalize,
+    "pixel_shuffle": _plain("pixel_shuffle", "input", "upscale_factor"),
+    "pixel_unshuffle": _plain("pixel_unshuffle", "input", "downscale_factor"),
+    "channel_shuffle": _plain("channel_shuffle", "input", "groups"),
+    "cosine_similarity": _plain("cosine_similarity", "x1", "x2", "dim", "eps"),
+    "pairwise_distance": _plain("pairwise_distance", "x1", "x2", "p", "eps", "keepdim"),
+}
+FUNCTIONAL = {k: v for k, v in FUNCTIONAL.items() if v is not None}
+
+_ = math

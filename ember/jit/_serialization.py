@@ -1,0 +1,10 @@
+"""``jit.save`` / ``jit.load`` in torch's TorchScript archive format (each half may be
+absent while the other works)."""
+try:
+    from ._serialization_save import save
+except ImportError:  # pragma: no cover - the half being written elsewhere
+    pass
+try:
+    from ._serialization_load import load
+except ImportError:  # pragma: no cover
+    pass
