@@ -1,0 +1,596 @@
+"""The names code in a TorchScript archive may call, for ``jit.load``.
+
+torch prints a scripted program as TorchScript source: ATen ops as ``torch.<op>(...)`` with
+ATen's argument order (``torch.batch_norm(input, weight, bias, running_mean, ...)``), the
+same ops on numbers, lists and strings (``torch.add(i, 2)``, ``torch.len(l)``,
+``torch.format(s, x)``, ``torch.append(l, x)``), primitives as ``ops.prim.<name>``.
+
+``call_torch`` and ``call_prim`` turn such a call into IR: Python operators on numbers and
+containers, then the adapters below (ATen signatures that differ from ember's Python
+fronts), then ember's own fronts and op records (``ember._ops.registry``), then Tensor
+methods. Only ATen op names get here: nothing else in ember (``torch.save``, ``torch.hub``,
+modules) is reachable, so archive code can only compute.
+"""
+from __future__ import annotations
+
+import math
+import operator
+
+from ember.jit import _builtins as B
+from ember.jit import _sugar as S
+from ember.jit import _types as T
+
+_TT, _IT, _FT, _BT = T.TensorType, T.IntType, T.FloatType, T.BoolType
+
+
+# --------------------------------------------------------------------------- sugar
+
+class OpName:
+    """``torch.<name>`` / ``ops.<ns>.<name>`` as the namespaces hand it to the resolver."""
+    __slots__ = ("ns", "name")
+
+    def __init__(self, ns, name):
+        self.ns, self.name = ns, name
+
+
+class Namespace:
+    """``torch`` or ``ops.<ns>``: every attribute is an ``OpName`` (checked when called)."""
+
+    def __init__(self, name, children=None):
+        self.__name__ = name
+        self._children = children or {}
+
+    def __getattr__(self, name):
+        if name.startswith("__") and name.endswith("__") and name not in _DUNDER_OPS:
+            raise AttributeError(name)
+        kids = self.__dict__.get("_children", {})
+        if name in kids:
+            return kids[name]
+        return OpName(self.__dict__["__name__"], name)
+
+
+class ArchiveCall(S.Sugar):
+    """A call the resolver lowers itself, given the typed argument Values."""
+
+    def __init__(self, ns, name):
+        self.ns, self.name = ns, name
+
+    def describe(self):
+        return f"builtin '{self.ns}.{self.name}'"
+
+    def call_values(self, c, args, kwargs, e):
+        if self.ns == "prim":
+            return call_prim(c, self.name, args, kwargs, e)
+        return call_torch(c, self.name, args, kwargs, e)
+
+
+_DUNDER_OPS = {"__is__", "__isnot__", "__not__", "__contains__", "__and__", "__or__",
+               "__xor__", "__lshift__", "__rshift__", "__getitem__", "__range_length",
+               "__derive_index", "__round_to_zero_floordiv", "__interpolate",
+               "__upsample", "__upsample_nearest", "__upsample_bilinear"}
+
+TORCH = Namespace("torch")
+OPS = Namespace("ops", {"prim": Namespace("prim"), "aten": Namespace("aten")})
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _ember():
+    import ember
+    return ember
+
+
+def _F():
+    import ember.nn.functional as F
+    return F
+
+
+def _dtype(v):
+    """A dtype argument: archives write ScalarType codes (``6`` is float32)."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        return B.dtype_from_code(v)
+    return v
+
+
+def _emit(c, name, args, rt, e, fn, kwargs=None):
+    kwargs = kwargs or {}
+    return c.emit(f"aten::{name}", list(args) + list(kwargs.values()), [rt], e, fn=fn,
+                  kwnames=list(kwargs)).output
+
+
+def _is_num(t):
+    return B.is_number(t)
+
+
+def _fix_kwargs(c, kwargs, e):
+    """``dtype=6`` -> an ember dtype; ``layout=None``/``pin_memory=None`` dropped."""
+    out = {}
+    for k, v in kwargs.items():
+        if k in ("layout", "pin_memory") and v.type in (T.NoneType,):
+            continue
+        if k == "dtype" and v.type is not T.NoneType:
+            v = c.emit("prim::dtype_of", [v], [T.DtypeType], e, fn=_dtype).output
+        out[k] = v
+    return out
+
+
+# --------------------------------------------------------------------------- adapters
+
+def _empty_to_none(x):
+    return None if isinstance(x, (list, tuple)) and len(x) == 0 else x
+
+
+def _max_pool(nd):
+    def pool(input, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        f = getattr(_F(), f"max_pool{nd}d")
+        return f(input, kernel_size, _empty_to_none(stride), padding, dilation, ceil_mode)
+    return pool
+
+
+def _avg_pool(nd):
+    def pool(input, kernel_size, stride=(), padding=0, ceil_mode=False, count_include_pad=True,
+             divisor_override=None):
+        f = getattr(_F(), f"avg_pool{nd}d")
+        if nd == 1:
+            return f(input, kernel_size, _empty_to_none(stride), padding, ceil_mode,
+                     count_include_pad)
+        return f(input, kernel_size, _empty_to_none(stride), padding, ceil_mode,
+                 count_include_pad, divisor_override)
+    return pool
+
+
+def _dropout(input, p, train):
+    return _F().dropout(input, p, train)
+
+
+def _feature_dropout(input, p, train):
+    return _F().dropout2d(input, p, train) if input.dim() >= 3 else _F().dropout(input, p, train)
+
+
+def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse=False):
+    return _F().embedding(indices, weight, None if padding_idx == -1 else padding_idx,
+                          None, 2.0, scale_grad_by_freq, sparse)
+
+
+def _to(x, *args, **kwargs):
+    """``aten::to`` overloads: (dtype, ...), (device, dtype, ...), (other, ...)."""
+    ember = _ember()
+    args = list(args)
+    if "dtype" in kwargs:
+        kwargs["dtype"] = _dtype(kwargs["dtype"])
+    kwargs.pop("memory_format", None)
+    kwargs.pop("layout", None)
+    kwargs.pop("pin_memory", None)
+    if args and isinstance(args[0], ember.Tensor):
+        return x.to(args[0], *[a for a in args[1:3] if isinstance(a, bool)])
+    if args and isinstance(args[0], (str, ember.device)) or args and args[0] is None and len(args) > 1:
+        dev, dt = args[0], _dtype(args[1]) if len(args) > 1 else None
+        nb = args[2] if len(args) > 2 else False
+        cp = args[3] if len(args) > 3 else False
+        out = x
+        if dev is not None:
+            out = out.to(dev)
+        if dt is not None:
+            out = out.to(dt)
+        return out.clone() if cp and out is x else out
+    if args:
+        dt = _dtype(args[0])
+        cp = args[2] if len(args) > 2 else False
+        out = x.to(dt) if dt is not None else x
+        return out.clone() if cp and out is x else out
+    return x.to(**{k: v for k, v in kwargs.items() if v is not None})
+
+
+def _rnn_params(params, has_biases, num_layers, bidirectional, proj=False):
+    per = (2 if has_biases else 0) + 2 + (1 if proj else 0)
+    dirs = 2 if bidirectional else 1
+    out = []
+    k = 0
+    for _ in range(num_layers * dirs):
+        chunk = params[k:k + per]
+        k += per
+        w_ih, w_hh = chunk[0], chunk[1]
+        b_ih, b_hh = (chunk[2], chunk[3]) if has_biases else (None, None)
+        w_hr = chunk[-1] if proj else None
+        out.append((w_ih, w_hh, b_ih, b_hh, w_hr))
+    return out
+
+
+def _cell(mode, x, h, c, w):
+    """One step of an RNN cell; x (B, in), h (B, H) -> (h, c)."""
+    ember, F = _ember(), _F()
+    w_ih, w_hh, b_ih, b_hh, w_hr = w
+    gi = F.linear(x, w_ih, b_ih)
+    gh = F.linear(h, w_hh, b_hh)
+    if mode == "lstm":
+        i, f, g, o = (gi + gh).chunk(4, 1)
+        c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
+        h = ember.sigmoid(o) * ember.tanh(c)
+        if w_hr is not None:
+            h = F.linear(h, w_hr)
+        return h, c
+    if mode == "gru":
+        ir, iz, inn = gi.chunk(3, 1)
+        hr, hz, hn = gh.chunk(3, 1)
+        r = ember.sigmoid(ir + hr)
+        z = ember.sigmoid(iz + hz)
+        n = ember.tanh(inn + r * hn)
+        return (1 - z) * n + z * h, None
+    act = ember.tanh if mode == "rnn_tanh" else ember.relu
+    return act(gi + gh), None
+
+
+def _rnn_run(mode, input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
+             batch_first, batch_sizes=None):
+    """ATen's rnn ops over a padded (T, B, *) or packed (sum(B_t), *) input."""
+    ember, F = _ember(), _F()
+    lstm = mode == "lstm"
+    h0 = hx[0]
+    c0 = hx[1] if lstm else None
+    proj = lstm and len(params) % (num_layers * (2 if bidirectional else 1)) == 0 and \
+        len(params) // (num_layers * (2 if bidirectional else 1)) == (5 if has_biases else 3)
+    ws = _rnn_params(params, has_biases, num_layers, bidirectional, proj)
+    dirs = 2 if bidirectional else 1
+    if batch_sizes is None:
+        x = input.transpose(0, 1) if batch_first else input
+        steps = [x.shape[1]] * x.shape[0]
+        seq = [x[t] for t in range(x.shape[0])]
+    else:
+        steps = [int(n) for n in batch_sizes.tolist()]
+        seq, k = [], 0
+        for n in steps:
+            seq.append(input[k:k + n])
+            k += n
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            idx = layer * dirs + d
+            h, cc = h0[idx], (c0[idx] if lstm else None)
+            res = [None] * len(seq)
+            # rows past a step's batch size are sequences already ended (or, backwards, not
+            # yet begun): they keep their state
+            for t in (range(len(seq)) if d == 0 else range(len(seq) - 1, -1, -1)):
+                n = steps[t]
+                nh, nc = _cell(mode, seq[t], h[:n], cc[:n] if lstm else None, ws[idx])
+                res[t] = nh
+                h = nh if n == h.shape[0] else ember.cat([nh, h[n:]], 0)
+                if lstm:
+                    cc = nc if n == cc.shape[0] else ember.cat([nc, cc[n:]], 0)
+            outs.append(res)
+            hs.append(h)
+            cs.append(cc)
+        seq = [o[0] if dirs == 1 else ember.cat([o[0], o[1]], 1) for o in zip(*outs)]
+        if dropout and train and layer < num_layers - 1:
+            seq = [F.dropout(s, dropout, True) for s in seq]
+    if batch_sizes is None:
+        out = ember.stack(seq, 0)
+        out = out.transpose(0, 1) if batch_first else out
+    else:
+        out = ember.cat(seq, 0)
+    h_n = ember.stack(hs, 0)
+    if lstm:
+        return out, h_n, ember.stack(cs, 0)
+    return out, h_n
+
+
+def _rnn_adapter(mode):
+    def run(input, *args):
+        ember = _ember()
+        if isinstance(args[0], ember.Tensor) and (mode == "lstm" or
+                                                  isinstance(args[1], ember.Tensor)):
+            # data overload: (data, batch_sizes, hx, params, has_biases, num_layers, dropout,
+            # train, bidirectional)
+            batch_sizes, hx, params, hb, nl, dp, tr, bi = args
+            hx = hx if mode == "lstm" else [hx]
+            return _rnn_run(mode, input, hx, params, hb, nl, dp, tr, bi, False, batch_sizes)
+        hx, params, hb, nl, dp, tr, bi, bf = args
+        hx = hx if mode == "lstm" else [hx]
+        return _rnn_run(mode, input, hx, params, hb, nl, dp, tr, bi, bf)
+    run.__qualname__ = f"aten_{mode}"
+    return run
+
+
+_TT3 = T.TupleType((_TT, _TT, _TT))
+_TT2 = T.TupleType((_TT, _TT))
+
+# name -> (callable, result type)
+ADAPTERS = {
+    "max_pool1d": (_max_pool(1), _TT), "max_pool2d": (_max_pool(2), _TT),
+    "max_pool3d": (_max_pool(3), _TT),
+    "avg_pool1d": (_avg_pool(1), _TT), "avg_pool2d": (_avg_pool(2), _TT),
+    "avg_pool3d": (_avg_pool(3), _TT),
+    "dropout": (_dropout, _TT), "feature_dropout": (_feature_dropout, _TT),
+    "alpha_dropout": (lambda x, p, train: _F().alpha_dropout(x, p, train), _TT),
+    "embedding": (_embedding, _TT),
+    "to": (_to, _TT),
+    "lstm": (_rnn_adapter("lstm"), _TT3), "gru": (_rnn_adapter("gru"), _TT2),
+    "rnn_tanh": (_rnn_adapter("rnn_tanh"), _TT2), "rnn_relu": (_rnn_adapter("rnn_relu"), _TT2),
+}
+
+# ATen ops whose ATen signature is the torch.nn.functional one
+_FUNCTIONAL = {"linear", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
+               "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "glu",
+               "pixel_shuffle", "pixel_unshuffle", "hardtanh", "leaky_relu", "relu6",
+               "logsigmoid", "one_hot", "pdist", "cosine_similarity", "pairwise_distance"}
+
+# hand-written ember fronts reachable as torch.<name> (besides op records)
+_EMBER_FRONTS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+                 "conv_transpose3d", "batch_norm", "layer_norm", "group_norm", "instance_norm",
+                 "zeros", "ones", "full", "empty", "arange", "tensor", "zeros_like",
+                 "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
+                 "rand_like", "randn_like", "linspace", "eye", "cat", "stack", "concat",
+                 "einsum", "max", "min", "split", "chunk", "unbind", "meshgrid",
+                 "constant_pad_nd", "scalar_tensor", "as_tensor", "from_numpy"} - {"from_numpy"}
+
+# Tensor methods that are not op records
+_METHODS = {"size", "dim", "contiguous", "item", "numel", "type_as", "view_as", "expand_as",
+            "reshape_as", "new_zeros", "new_ones", "new_full", "new_empty", "new_tensor",
+            "expand", "repeat", "is_contiguous", "is_floating_point", "element_size",
+            "stride", "storage_offset", "clone", "detach", "detach_", "requires_grad_",
+            "masked_fill", "masked_fill_", "fill_", "zero_", "copy_", "index_put_",
+            "tolist", "float", "double", "int", "long", "half", "bool", "cpu",
+            "narrow", "unfold", "nelement", "ndimension", "get_device", "t", "t_"}
+
+
+def _allowed_front(name):
+    from ember._ops.registry import FUNCTIONS
+    return name in FUNCTIONS or name in _EMBER_FRONTS
+
+
+def _op_records(name):
+    from ember._ops.registry import OPS
+    return [op for key, op in OPS.items() if key.partition(".")[0] == name]
+
+
+# --------------------------------------------------------------------------- torch.<name>
+
+_BIN = {"add": "Add", "sub": "Sub", "mul": "Mult", "div": "Div", "floordiv": "FloorDiv",
+        "remainder": "Mod", "pow": "Pow", "__and__": "BitAnd", "__or__": "BitOr",
+        "__xor__": "BitXor", "__lshift__": "LShift", "__rshift__": "RShift", "matmul": "MatMult"}
+_CMP = {"eq": "Eq", "ne": "NotEq", "lt": "Lt", "le": "LtE", "gt": "Gt", "ge": "GtE",
+        "__is__": "Is", "__isnot__": "IsNot"}
+_MATH1 = {"floor", "ceil", "sqrt", "exp", "log", "log10", "log1p", "sin", "cos", "tan",
+          "asin", "acos", "atan", "sinh", "cosh", "tanh", "fabs", "trunc", "isnan", "isinf",
+          "isfinite", "gamma", "lgamma", "erf", "erfc", "expm1", "degrees", "radians",
+          "factorial", "atan2", "copysign", "gcd", "fmod", "hypot", "log2"}
+
+
+def call_torch(c, name, args, kwargs, e):
+    """IR for ``torch.<name>(*args, **kwargs)`` in archive code."""
+    types = [a.type for a in args]
+    first = types[0] if types else None
+    special = _SPECIAL.get(name)
+    if special is not None:
+        v = special(c, args, kwargs, e)
+        if v is not None:
+            return v
+    tensor_in = _TT in types or any(v.type is _TT for v in kwargs.values())
+    if name in _BIN and len(args) == 2 and not kwargs:
+        return c.binary(_BIN[name], args[0], args[1], e)
+    if name in _CMP and len(args) == 2 and not kwargs:
+        return c.compare(_CMP[name], args[0], args[1], e)
+    if not tensor_in and args and all(_is_num(t) for t in types) and name in _MATH1:
+        fn = getattr(math, name)
+        return _emit(c, name, args, B.math_result(name), e, fn)
+    if not tensor_in and name == "neg" and len(args) == 1:
+        return _emit(c, "neg", args, first if first is not T.BoolType else _IT, e, operator.neg)
+    if _container_method(first, name):
+        from ember.jit._calls import method_call
+        return method_call(c, args[0], name, list(args[1:]), kwargs, e)
+    kwargs = _fix_kwargs(c, kwargs, e)
+    ad = ADAPTERS.get(name)
+    if ad is not None:
+        fn, rt = ad
+        return _emit(c, name, args, rt, e, fn, kwargs)
+    from ember.jit._calls import ember_call, tensor_method, bind_schema
+    ember = _ember()
+    if _allowed_front(name) and callable(getattr(ember, name, None)):
+        return ember_call(c, getattr(ember, name), name, list(args), kwargs, e)
+    if name in _FUNCTIONAL and callable(getattr(_F(), name, None)):
+        return ember_call(c, getattr(_F(), name), name, list(args), kwargs, e)
+    for op in _op_records(name):
+        if op.composite is not None and op.kernel is None and False:
+            continue
+        vals = bind_schema(c, op, list(args), kwargs, e)
+        if vals is not None:
+            return c.emit(f"aten::{name}", vals, [B.schema_returns(op)], e, op=op).output
+    if first is _TT and (name in _METHODS or _op_records(name)) and callable(
+            getattr(ember.Tensor, name, None)):
+        return tensor_method(c, args[0], name, list(args[1:]), kwargs, e)
+    c.error(f"Unknown builtin op: aten::{name}.\nember.jit.load cannot run this archive: "
+            f"'torch.{name}' with arguments ({', '.join(t.annotation for t in types)}) is not "
+            f"an ATen op ember knows", e)
+
+
+def _container_method(t, name):
+    from ember.jit import _calls
+    if isinstance(t, T.ListType):
+        return name in _calls._LIST_METHODS
+    if isinstance(t, T.DictType):
+        return name in _calls._DICT_METHODS
+    return t is T.StrType and not name.startswith("_") and callable(getattr(str, name, None))
+
+
+def _sp_len(c, args, kwargs, e):
+    return _emit(c, "len", args, _IT, e, len)
+
+
+def _sp_dim(c, args, kwargs, e):
+    if args and args[0].type is _TT:
+        return _emit(c, "dim", args, _IT, e, lambda t: t.dim())
+
+
+def _shape_list(t, dim=None):
+    return list(t.shape) if dim is None else t.shape[dim]
+
+
+def _sp_size(c, args, kwargs, e):
+    if args and args[0].type is _TT:
+        return _emit(c, "size", args, _IT if len(args) > 1 else T.ListType(_IT), e, _shape_list)
+
+
+def _sp_format(c, args, kwargs, e):
+    return _emit(c, "format", args, T.StrType, e, lambda fmt, *a: fmt.format(*a))
+
+
+def _sp_not(c, args, kwargs, e):
+    v = c.to_bool(args[0], e)
+    return c.emit("aten::__not__", [v], [_BT], e, fn=operator.not_, attrs={"_py": "not "}).output
+
+
+def _contains(container, x):
+    return x in container
+
+
+def _sp_contains(c, args, kwargs, e):
+    if args[0].type is _TT:
+        return None
+    return _emit(c, "__contains__", args, _BT, e, _contains)
+
+
+def _sp_list(c, args, kwargs, e):
+    if not args:
+        return c.emit("prim::ListConstruct", [], [T.ListType(_TT)], e).output
+    t = args[0].type
+    if t is _TT:
+        return None
+    return _emit(c, "list", args, t if isinstance(t, T.ListType) else T.ListType(T.AnyType), e,
+                 list)
+
+
+def _slice_list(seq, start=None, end=None, step=1):
+    return seq[start:end:step]
+
+
+def _sp_slice(c, args, kwargs, e):
+    t = args[0].type
+    if isinstance(t, T.ListType) or t is T.StrType:
+        return _emit(c, "slice", args, t, e, _slice_list)
+
+
+def _sp_select(c, args, kwargs, e):
+    t = args[0].type
+    if isinstance(t, T.ListType):
+        return _emit(c, "__getitem__", args, t.elem, e, operator.getitem)
+
+
+def _sp_device(c, args, kwargs, e):
+    ember = _ember()
+    return _emit(c, "device", args, T.DeviceType, e, ember.device, kwargs)
+
+
+def _sp_warn(c, args, kwargs, e):
+    import warnings
+
+    def warn(msg, stacklevel=2):
+        warnings.warn(msg, stacklevel=2)
+    c.emit("aten::warn", list(args), (), e, fn=warn)
+    return c.const(None)
+
+
+def _set_item(container, key, value):
+    container[key] = value
+
+
+def _sp_setitem(c, args, kwargs, e):
+    c.emit("aten::_set_item", list(args), (), e, fn=_set_item)
+    return c.const(None)
+
+
+def _sp_range_length(c, args, kwargs, e):
+    from ember.jit._calls import _range_length
+    return _emit(c, "__range_length", args, _IT, e, _range_length)
+
+
+def _sp_derive_index(c, args, kwargs, e):
+    from ember.jit._calls import _derive_index
+    return _emit(c, "__derive_index", args, _IT, e, _derive_index)
+
+
+def _sp_round_floordiv(c, args, kwargs, e):
+    return _emit(c, "__round_to_zero_floordiv", args, _IT, e,
+                 lambda a, b: int(a / b))
+
+
+def _sp_int_cast(c, args, kwargs, e):
+    return None
+
+
+def _sp_number_fn(pyfn, rt):
+    def handler(c, args, kwargs, e):
+        if args and all(_is_num(a.type) for a in args):
+            return _emit(c, pyfn.__name__, args, rt(args) if callable(rt) else rt, e, pyfn)
+    return handler
+
+
+def _sp_getitem(c, args, kwargs, e):
+    t = args[0].type
+    et = t.elem if isinstance(t, T.ListType) else t.value if isinstance(t, T.DictType) else \
+        T.StrType if t is T.StrType else None
+    if et is not None:
+        return _emit(c, "__getitem__", args, et, e, operator.getitem)
+
+
+_SPECIAL = {
+    "len": _sp_len, "dim": _sp_dim, "size": _sp_size, "format": _sp_format,
+    "__not__": _sp_not, "__contains__": _sp_contains, "list": _sp_list, "slice": _sp_slice,
+    "select": _sp_select, "device": _sp_device, "warn": _sp_warn, "_set_item": _sp_setitem,
+    "__range_length": _sp_range_length, "__derive_index": _sp_derive_index,
+    "__round_to_zero_floordiv": _sp_round_floordiv, "__getitem__": _sp_getitem,
+    "abs": _sp_number_fn(abs, lambda a: a[0].type),
+}
+
+
+# --------------------------------------------------------------------------- ops.prim
+
+def _num_to_tensor(x):
+    ember = _ember()
+    if isinstance(x, bool):
+        return ember.tensor(x)
+    if isinstance(x, int):
+        return ember.tensor(x, dtype=ember.int64)
+    if isinstance(x, float):
+        return ember.tensor(x, dtype=ember.float64)
+    return ember.tensor(x)
+
+
+def call_prim(c, name, args, kwargs, e):
+    """IR for ``ops.prim.<name>(...)`` (and ``ops.aten.<name>``, as ``torch.<name>``)."""
+    if name == "RaiseException":
+        msg = args[0]
+        cls = args[1] if len(args) > 1 else c.const("builtins.RuntimeError")
+        c.emit("prim::RaiseException", [msg, cls], (), e)
+        return c.const(None)
+    if name == "NumToTensor":
+        return _emit(c, "NumToTensor", args, _TT, e, _num_to_tensor)
+    if name in ("dtype", "device", "shape"):
+        return c.emit(f"prim::{name}", list(args), [B.TENSOR_ATTRIBUTES[name]], e).output
+    if name in ("requires_grad", "is_cuda", "data", "layout", "is_sparse", "is_quantized",
+                "is_meta", "grad"):
+        return c.emit("prim::TensorAttr", list(args), [B.TENSOR_ATTRIBUTES[name]], e,
+                      {"name": name}).output
+    if name == "unchecked_unwrap_optional":
+        return c.cast(args[0], T.unwrap_optional(args[0].type))
+    if name in ("min", "max"):
+        fn = min if name == "min" else max
+        if len(args) == 1:
+            t = args[0].type
+            rt = t.elem if isinstance(t, T.ListType) else T.AnyType
+        else:
+            rt = args[0].type
+            for a in args[1:]:
+                rt = B.number_result("add", rt, a.type) or T.unify(rt, a.type) or T.AnyType
+        return c.emit(f"prim::{name}", list(args), [rt], e, fn=fn).output
+    if name == "abs":
+        return _emit(c, "abs", args, args[0].type, e, abs)
+    c.error(f"Unknown builtin op: prim::{name}; ember.jit.load cannot run this archive", e)
+
+
+def ops_call(ns, name):
+    """The Sugar of ``ops.<ns>.<name>``."""
+    if ns == "aten":
+        return ArchiveCall("torch", name)
+    if ns == "prim":
+        return ArchiveCall("prim", name)
+    return None
