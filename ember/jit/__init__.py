@@ -13,6 +13,8 @@ from ember.jit._futures import Future, eager_fork as fork, wait
 from ember.jit._modules import RecursiveScriptModule, ScriptModule, script_module
 from ember.jit._script import ScriptFunction, script_function, script_class
 from ember.jit import frontend
+from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,  # noqa: F401
+                              TracingCheckError, trace, trace_module)
 
 Final = typing.Final
 CompilationUnit = None
