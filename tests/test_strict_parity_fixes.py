@@ -214,3 +214,25 @@ def test_trigamma_at_the_poles_uses_the_reflection(dtype):
     want = torch.polygamma(1, torch.tensor(values, dtype=getattr(torch, dtype)))
     assert str(got.dtype) == str(want.dtype)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-6)
+
+
+BF16_ORDER = {
+    "sort": lambda lib, t: lib.sort(t, 1)[0],
+    "sort_indices_descending": lambda lib, t: lib.sort(t, 1, descending=True)[1],
+    "median": lambda lib, t: lib.median(t, 1)[0],
+    "nanmedian": lambda lib, t: lib.nanmedian(t),
+    "masked_median": lambda lib, t: lib.masked.median(t[0], 0, mask=t[1] > 0),
+    "kthvalue": lambda lib, t: lib.kthvalue(t, 2, 1)[0],
+    "unique": lambda lib, t: lib.unique(t[0]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(BF16_ORDER))
+def test_bfloat16_with_nan_sorts_nan_last(case):
+    """ml_dtypes' bfloat16 comparison sort leaves NaNs where they are: the sorting kernels
+    order bfloat16 through float32 (exact), NaN last as in torch."""
+    x = np.random.default_rng(0).uniform(-9, 9, (4, 7)).astype(np.float32)
+    x[np.random.default_rng(1).random((4, 7)) < 0.3] = np.nan
+    got = BF16_ORDER[case](ember, ember.tensor(x).bfloat16())
+    want = BF16_ORDER[case](torch, torch.tensor(x).bfloat16())
+    np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

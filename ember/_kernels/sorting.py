@@ -14,8 +14,17 @@ def _no_complex(a, msg=None, kname=None):
         raise RuntimeError(msg)
 
 
+def _orderable(a):
+    """``a`` with the same order in a dtype NumPy sorts NaN-last: bfloat16 (ml_dtypes,
+    whose comparison sort leaves NaNs in place) as float32, exactly."""
+    if a.dtype.kind == "V" and a.dtype.itemsize == 2:
+        return a.astype(np.float32)
+    return a
+
+
 def argsort_along(a, d, descending=False):
     """Stable argsort along axis ``d`` (descending keeps ties in input order)."""
+    a = _orderable(a)
     if not descending:
         return np.argsort(a, axis=d, kind="stable").astype(np.int64)
     n = a.shape[d]
@@ -97,6 +106,7 @@ def _topk_select(a, k, d, largest):
     finds the k-th value, ties with it are taken in index order, and only the ``k``
     selected are sorted."""
     n = a.shape[d]
+    a = _orderable(a)
     t = np.take(np.partition(a, n - k if largest else k - 1, axis=d), [n - k if largest
                                                                        else k - 1], axis=d)
     if is_float(a.dtype):
@@ -202,7 +212,7 @@ def mode(a, dim=-1, keepdim=False):
             raise IndexError(f"mode(): Expected reduction dim {d} to have non-zero size.")
         return np.zeros(out_shape, a.dtype), np.zeros(out_shape, np.int64)
     x = np.moveaxis(a, d, -1)
-    order = np.argsort(x, axis=-1, kind="stable")
+    order = np.argsort(_orderable(x), axis=-1, kind="stable")
     s = np.take_along_axis(x, order, -1)
     new = np.ones(s.shape, np.bool_)
     new[..., 1:] = s[..., 1:] != s[..., :-1]
@@ -239,8 +249,9 @@ def _empty_long():
 def unique2(a, sorted=True, return_inverse=False, return_counts=False):
     _no_complex(a, kname="unique")
     flat = a.reshape(-1)
-    u, inv, cnt = np.unique(flat, return_inverse=True, return_counts=True, equal_nan=False)
-    return (u, inv.reshape(a.shape).astype(np.int64) if return_inverse else _empty_long(),
+    u, inv, cnt = np.unique(_orderable(flat), return_inverse=True, return_counts=True,
+                            equal_nan=False)
+    return (u.astype(a.dtype, copy=False), inv.reshape(a.shape).astype(np.int64) if return_inverse else _empty_long(),
             cnt.astype(np.int64) if return_counts else _empty_long())
 
 

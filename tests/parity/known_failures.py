@@ -9,7 +9,6 @@ Refresh with ``.venv/bin/python scripts/parity_report.py [--strict] --update-kno
 """
 
 KNOWN_FAILURES: dict[str, str] = {
-    'chalf': 'not implemented: ember has no complex32 (ComplexHalf) dtype (float32)',
     'sparse.mm.reduce': 'harness cannot convert sample: torch.sparse_csr tensors (float32)',
 }
 
@@ -26,5 +25,4 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     'nn.functional.fractional_max_pool2d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
     'nn.functional.fractional_max_pool3d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
     'nn.functional.multi_head_attention_forward': 'output[0]: 2/12 values differ (max abs diff 9.38, rtol=0.001, atol=1e-05); at (1, 1, 0) expected 257.0 got 247.625 (float16)',
-    'masked.median': 'output: 1/1 values differ (max abs diff 0.641, rtol=0.016, atol=1e-05); at () expected -2.40625 got -1.765625 (bfloat16)',
 }
