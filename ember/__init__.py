@@ -8,10 +8,10 @@ _tune_malloc()        # Note [page faults]
 
 from ember import _dtype
 from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64,
-                          float16, bfloat16,
-                          float32, float64, complex64, complex128, half, float, double, cfloat,
-                          cdouble, short, int, long, promote_types, result_type, can_cast,
-                          get_default_dtype, set_default_dtype, finfo, iinfo)
+                          float16, bfloat16, float32, float64, complex32, complex64, complex128,
+                          half, float, double, chalf, cfloat, cdouble, short, int, long,
+                          promote_types, result_type, can_cast, get_default_dtype,
+                          set_default_dtype, finfo, iinfo)
 from ember._device import device, get_default_device, set_default_device
 from ember._tensor import Tensor, Size
 from ember._creation import tensor, as_tensor, asarray, from_numpy, from_dlpack

@@ -195,6 +195,11 @@ def _firsts(data):
 
 
 def _convert(data, target, has_complex, types):
+    if target is _dtype.complex32:      # (real, imag) float16 pairs, made from complex64
+        from ember._kernels.complex32 import from_complex
+        from ember._ops.complex32 import warn_experimental
+        warn_experimental()
+        return from_complex(_convert(data, _dtype.complex64, has_complex, types))
     kind = target.np.kind
     if has_complex and kind != "c":
         raise TypeError("must be real number, not complex")

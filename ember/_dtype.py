@@ -13,7 +13,7 @@ import ml_dtypes
 
 __all__ = [
     "dtype", "bool", "uint8", "int8", "int16", "int32", "int64", "uint16", "uint32", "uint64",
-    "float16", "bfloat16", "float32", "float64", "complex64", "complex128", "promote_types", "result_type",
+    "float16", "bfloat16", "float32", "float64", "complex32", "complex64", "complex128", "promote_types", "result_type",
     "can_cast", "get_default_dtype", "set_default_dtype", "finfo", "iinfo",
 ]
 
@@ -40,11 +40,11 @@ class dtype:
         return (_dtype_by_name, (self.name,))
 
     def to_real(self):
-        return {complex64: float32, complex128: float64}.get(self, self)
+        return {complex32: float16, complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        """The complex dtype of matching precision (complex64 for the half types: ember has
-        no complex32)."""
+        """The complex dtype of matching precision (complex64 for the half types: torch gives
+        complex32 for float16, ember keeps its half-precision complex results complex64)."""
         if self._category == 3:
             return self
         if self._category != 2:
@@ -75,25 +75,30 @@ float16 = dtype("float16", np.float16, 9, 2, True)
 bfloat16 = dtype("bfloat16", ml_dtypes.bfloat16, 10, 2, True)
 float32 = dtype("float32", np.float32, 11, 2, True)
 float64 = dtype("float64", np.float64, 12, 2, True)
+# NumPy has no complex-half: (real, imag) float16 pairs (ember/_kernels/complex32.py)
+complex32 = dtype("complex32", [("real", np.float16), ("imag", np.float16)], 13, 3, True)
 complex64 = dtype("complex64", np.complex64, 14, 3, True)
 complex128 = dtype("complex128", np.complex128, 15, 3, True)
 
 ALL = (bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64, float16, bfloat16,
-       float32, float64, complex64, complex128)
+       float32, float64, complex32, complex64, complex128)
 WIDE_UNSIGNED = frozenset((uint16, uint32, uint64))
 half, float, double, cfloat, cdouble = float16, float32, float64, complex64, complex128
+chalf = complex32
 short, int, long = int16, int32, int64
 _ALIASES = {"half": float16, "float": float32, "double": float64, "cfloat": complex64,
+            "chalf": complex32,
             "cdouble": complex128, "short": int16, "int": int32, "long": int64}
 
 _ABBR = {"bool": "b8", "uint8": "u8", "int8": "i8", "int16": "i16", "int32": "i32",
          "int64": "i64", "uint16": "u16", "uint32": "u32", "uint64": "u64", "float16": "f16",
-         "bfloat16": "bf16", "float32": "f32", "float64": "f64", "complex64": "c64",
+         "bfloat16": "bf16", "float32": "f32", "float64": "f64", "complex32": "c32", "complex64": "c64",
          "complex128": "c128"}
 _SCALAR_TYPE_NAMES = {"float32": "Float", "float64": "Double", "float16": "Half",
                       "bfloat16": "BFloat16", "int64": "Long", "int32": "Int", "int16": "Short",
                       "int8": "Char", "uint8": "Byte", "bool": "Bool",
-                      "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+                      "complex32": "ComplexHalf", "complex64": "ComplexFloat",
+                      "complex128": "ComplexDouble",
                       "uint16": "UInt16", "uint32": "UInt32", "uint64": "UInt64"}
 TYPE_NAMES = _SCALAR_TYPE_NAMES     # keyed by NumPy dtype name too (kernels' messages)
 _BY_NAME = {d.name: d for d in ALL}
@@ -105,10 +110,13 @@ def _dtype_by_name(name):
 
 
 def _used(d):
-    """``d`` once a tensor of it may be made: uint16/32/64 turn on the dispatcher layer that
-    refuses what torch's kernels refuse for them (ember/_ops/unsigned.py)."""
+    """``d`` once a tensor of it may be made: uint16/32/64 and complex32 turn on their
+    dispatcher layers (ember/_ops/unsigned.py, ember/_ops/complex32.py)."""
     if d in WIDE_UNSIGNED:
         from ember._ops.unsigned import enable
+        enable()
+    elif d is complex32:
+        from ember._ops.complex32 import enable
         enable()
     return d
 
@@ -179,6 +187,8 @@ def _promote_pair(a: dtype, b: dtype) -> dtype:
     if ca != cb:
         hi, lo = (a, b) if ca > cb else (b, a)
         if hi._category == 3 and lo._category == 2:  # complex(float16) vs float64
+            if hi is complex32 and lo in (bfloat16, float32):
+                return complex64
             return complex128 if lo is float64 or hi is complex128 else hi
         return hi
     if ca == 1:

@@ -180,7 +180,8 @@ class Tensor:
         return self._data.dtype.kind == "f" or self._data.dtype == _dtype.bfloat16.np
 
     def is_complex(self):
-        return self._data.dtype.kind == "c"
+        k = self._data.dtype.kind
+        return k == "c" or k == "V" and self.dtype.is_complex
 
     def is_signed(self):
         return self.dtype.is_signed
@@ -392,6 +393,8 @@ class Tensor:
                                "tensor.detach().numpy() instead.")
         if self._data.dtype == _dtype.bfloat16.np and not force:
             raise TypeError("Got unsupported ScalarType BFloat16")
+        if self._data.dtype == _dtype.complex32.np:
+            raise TypeError("Got unsupported ScalarType ComplexHalf")
         if _layout_name(self) != "strided":
             raise TypeError("can't convert Sparse layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
@@ -410,7 +413,7 @@ class Tensor:
         if type(self._data) is Placeholder:
             no_data()
         _dense_only(self)
-        return self._data.tolist()
+        return _host(self._data).tolist()
 
     def item(self):
         if _layout_name(self) != "strided" and self._data.size == 1:
@@ -420,14 +423,14 @@ class Tensor:
         if self._data.size != 1:
             raise RuntimeError(f"a Tensor with {self._data.size} elements cannot be converted "
                                f"to Scalar")
-        return self._data.reshape(()).item()
+        return _host(self._data).reshape(()).item()
 
     def __bool__(self):
         if self._data.size != 1:
             raise RuntimeError(f"Boolean value of Tensor with {'no values' if self._data.size == 0 else 'more than one value'} is ambiguous")
         if type(self._data) is Placeholder:
             self.item()
-        return bool(self._data.reshape(()))
+        return bool(_host(self._data).reshape(()))
 
     def _python_scalar(self, kind):
         """The single element as a Python ``kind`` (float, int or complex), as torch
@@ -436,7 +439,7 @@ class Tensor:
             raise ValueError("only one element tensors can be converted to Python scalars")
         if type(self._data) is Placeholder:
             self.item()
-        v = self._data.reshape(()).item()
+        v = _host(self._data).reshape(()).item()
         if type(v) is complex and kind is not complex:
             if v.imag != 0:
                 ctype = "double" if kind is float else "int64_t"
@@ -594,6 +597,14 @@ def _dense_only(t):
     """Refuse to read a sparse tensor's (absent) strided data, as torch does."""
     if _layout_name(t) != "strided":
         raise RuntimeError("Cannot access data pointer of Tensor that doesn't have storage")
+
+
+def _host(arr):
+    """The array Python reads values from: complex32 pairs as complex64."""
+    if arr.dtype.kind == "V" and arr.dtype.names:
+        from ember._kernels.complex32 import to_c64
+        return to_c64(arr)
+    return arr
 
 
 def _make(arr):

@@ -250,6 +250,9 @@ def tensor_repr(t, *, tensor_contents=None):
             notes.append(f"size={tuple(arr.shape)}")
         if dt not in (default, _dtype._default_complex(), _dtype.int64, _dtype.bool):
             notes.append(f"dtype={dt}")
+        if dt is _dtype.complex32:          # pairs of float16: print them as complex
+            from ember._kernels.complex32 import to_c64
+            arr = to_c64(arr)
         body = None if tensor_contents is not None else _body(arr, indent)
     if tensor_contents is not None:
         body = tensor_contents

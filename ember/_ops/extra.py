@@ -323,7 +323,8 @@ nonzero_static = defop("nonzero_static(Tensor self, *, SymInt size, int fill_val
 
 @public("chalf", method=True, function=False)
 def chalf(self, memory_format=None):
-    raise NotImplementedError("ember has no complex32 (ComplexHalf) dtype")
+    """``self`` as complex32 (torch.complex32: float16 real and imaginary parts)."""
+    return self.to(_dtype.complex32)
 
 
 # -------------------------------------------------------------------- hash_tensor
