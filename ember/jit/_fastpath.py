@@ -164,10 +164,19 @@ class ArrayGen(_Gen):
             return self.sd[v.id]
         c = v.constant()
         if c is not _NOT:
+            if isinstance(c, _Tensor()):
+                return c._data.dtype
+            if v.type is T.TensorType:
+                raise Unsupported("a constant of Tensor type that is not a tensor")
             return None
         if v.type is T.TensorType:
             raise Unsupported(f"unknown dtype of {v}")
         return None
+
+    def const_expr(self, c):
+        if isinstance(c, _Tensor()):
+            return self.stash(c._data, "a")        # a folded tensor: its array
+        return super().const_expr(c)
 
     def node(self, n, depth):
         k = n.kind
@@ -258,8 +267,8 @@ class ArrayGen(_Gen):
                 pass
             else:
                 raise Unsupported(f"argument of type {v.type} to {op.name}")
-        if len(set(tensor_dts)) != 1:
-            raise Unsupported(f"{op.name}: mixed dtypes")
+        if len(set(tensor_dts)) != 1 or any(d is None for d in tensor_dts):
+            raise Unsupported(f"{op.name}: mixed dtypes {tensor_dts}")
         first = tensor_dts[0]
         if scalar_cat and _CATEGORY[first] < scalar_cat:
             raise Unsupported(f"{op.name}: promotion by a scalar")

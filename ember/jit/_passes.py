@@ -1,14 +1,25 @@
-"""Graph passes. Each takes a Graph and rewrites it in place (``inlined`` returns a copy).
+"""Graph passes. Each rewrites a Graph in place and returns it (``inlined`` returns a copy).
 
-    clone_graph     a deep copy (values remapped)
-    inline_calls    prim::CallFunction / prim::CallMethod replaced by the callee's body
-    dce             nodes whose outputs are unused and that have no side effects removed
-    optimize        what every compiled function gets before code generation
+    clone_graph            a deep copy (values remapped)
+    inline_calls           prim::CallFunction / prim::CallMethod -> the callee's body
+    dce                    nodes with unused outputs and no side effects removed
+    constant_propagation   pure nodes over constants evaluated now; an If on a constant
+                           condition replaced by the branch taken (tensors folded only when
+                           ``fold_tensors``, as freezing does)
+    cse                    a pure node equal to an earlier one (kind, callee, inputs,
+                           attributes) reuses its outputs
+    peephole               small rewrites: ``x ** 2`` -> ``x * x``, ``not not b`` -> ``b``
+    optimize               what every compiled function gets before code generation
 """
 from __future__ import annotations
 
-from ember.jit._ir import Graph, Node
+import operator
 
+from ember.jit import _types as T
+from ember.jit._ir import NOT_CONSTANT, Graph, Node
+
+
+# --------------------------------------------------------------------------- copying
 
 def _copy_node(n, vmap, block):
     new = Node(n.kind, [vmap.get(i.id, i) for i in n.inputs], n.attrs, n.source)
@@ -37,7 +48,20 @@ def clone_graph(g):
     return new
 
 
-def inline_calls(g):
+def _splice(node, block_src, vmap):
+    """Copy ``block_src``'s nodes in front of ``node``; returns the copied returns."""
+    owner = node.owner
+    tmp = Graph().block
+    for cn in block_src.nodes:
+        _copy_node(cn, vmap, tmp)
+    idx = owner.nodes.index(node)
+    for k, cn in enumerate(tmp.nodes):
+        cn.owner = owner
+        owner.nodes.insert(idx + k, cn)
+    return [vmap.get(r.id, r) for r in block_src.returns]
+
+
+def inline_calls(g, only_methods=False):
     """Replace every call of a compiled function or method by its body (recursively)."""
     changed = True
     while changed:
@@ -45,20 +69,15 @@ def inline_calls(g):
         for n in list(g.all_nodes()):
             if n.kind not in ("prim::CallFunction", "prim::CallMethod") or n.fn is None:
                 continue
+            if only_methods and n.kind != "prim::CallMethod":
+                continue
             callee = getattr(n.fn, "graph", None)
             if callee is None:
                 continue
-            block = n.owner
             vmap = {p.id: a for p, a in zip(callee.inputs(), n.inputs)}
-            tmp = Graph().block
-            for cn in callee.nodes():
-                _copy_node(cn, vmap, tmp)
-            idx = block.nodes.index(n)
-            for k, cn in enumerate(tmp.nodes):
-                cn.owner = block
-                block.nodes.insert(idx + k, cn)
-            for o, r in zip(n.outputs, callee.outputs()):
-                o.replace_all_uses_with(vmap.get(r.id, r))
+            rets = _splice(n, callee.block, vmap)
+            for o, r in zip(n.outputs, rets):
+                o.replace_all_uses_with(r)
             n.destroy()
             changed = True
     return g
@@ -67,6 +86,8 @@ def inline_calls(g):
 def inlined(g):
     return dce(inline_calls(clone_graph(g)))
 
+
+# --------------------------------------------------------------------------- DCE
 
 def dce(g):
     """Remove nodes with no used outputs and no side effects (innermost first)."""
@@ -80,22 +101,19 @@ def _dce_block(block):
             _trim_outputs(n)
         for b in n.blocks:
             _dce_block(b)
-        if n.has_side_effects() and n.kind not in ("prim::If", "prim::Loop"):
+        if n.kind in ("prim::Loop", "prim::With"):
+            continue            # loops may not terminate or may raise: kept
+        if n.kind == "prim::If":
+            if any(x.has_side_effects() for b in n.blocks for x in b.all_nodes()):
+                continue
+        elif n.has_side_effects():
             continue
-        if n.kind in ("prim::If", "prim::Loop", "prim::With") and (
-                any(x.has_side_effects() for b in n.blocks for x in b.all_nodes())
-                or n.kind == "prim::With"):
-            continue
-        if n.kind == "prim::Loop":
-            continue            # loops may not terminate / may raise: keep
         if all(not o.uses for o in n.outputs):
             n.destroy()
 
 
 def _trim_outputs(n):
     """Drop If outputs nobody uses (and the block returns feeding them)."""
-    if n.kind != "prim::If":
-        return
     keep = [k for k, o in enumerate(n.outputs) if o.uses]
     if len(keep) == len(n.outputs):
         return
@@ -106,6 +124,171 @@ def _trim_outputs(n):
         o.offset = k
 
 
-def optimize(g):
-    dce(g)
+# --------------------------------------------------------------------------- constants
+
+_RANDOM_WORDS = ("rand", "normal", "bernoulli", "multinomial", "dropout", "poisson",
+                 "uniform", "exponential", "geometric", "cauchy", "log_normal", "randperm")
+_PURE_PY = {operator.add, operator.sub, operator.mul, operator.truediv, operator.floordiv,
+            operator.mod, operator.pow, operator.eq, operator.ne, operator.lt, operator.le,
+            operator.gt, operator.ge, operator.neg, operator.not_, operator.and_,
+            operator.or_, operator.xor, operator.is_, operator.is_not, len, int, float, bool,
+            str, abs, min, max}
+
+
+def _is_pure(n, fold_tensors):
+    if n.blocks or n.has_side_effects():
+        return False
+    if n.op is not None:
+        op = n.op
+        if op.is_inplace or op.nondeterministic or any(w in op.public_name for w in _RANDOM_WORDS):
+            return False
+        if any(a.type == "Generator" for a in op.schema.args):
+            return False
+        return fold_tensors or all(o.type is not T.TensorType for o in n.outputs)
+    if n.kind in ("prim::TupleConstruct", "prim::TupleIndex", "prim::TupleUnpack"):
+        return True
+    if n.kind == "prim::ListConstruct" or n.kind == "prim::DictConstruct":
+        return False            # mutable containers: one constant must not be shared
+    if n.fn in _PURE_PY and "_index" not in n.attrs:
+        return fold_tensors or all(o.type is not T.TensorType for o in n.outputs) and all(
+            i.type is not T.TensorType for i in n.inputs)
+    if fold_tensors and n.fn is not None and getattr(n.fn, "_ember_fold", False):
+        return True
+    return False
+
+
+def constant_propagation(g, fold_tensors=False):
+    """Evaluate pure nodes whose inputs are all constants; resolve constant Ifs."""
+    _const_block(g.block, fold_tensors)
+    return dce(g)
+
+
+def _const_block(block, fold_tensors):
+    for n in list(block.nodes):
+        if n.owner is not block:
+            continue
+        if n.kind == "prim::If":
+            c = n.inputs[0].constant()
+            if type(c) is bool:
+                taken = n.blocks[0 if c else 1]
+                _const_block(taken, fold_tensors)
+                rets = _splice(n, taken, {})
+                for o, r in zip(n.outputs, rets):
+                    o.replace_all_uses_with(r)
+                n.destroy()
+                continue
+        for b in n.blocks:
+            _const_block(b, fold_tensors)
+        if not n.inputs and n.kind != "prim::TupleConstruct" or not _is_pure(n, fold_tensors):
+            continue
+        vals = [i.constant() for i in n.inputs]
+        if any(v is NOT_CONSTANT for v in vals):
+            continue
+        try:
+            result = _evaluate(n, vals)
+        except Exception:           # noqa: BLE001 - left to fail at run time, as torch does
+            continue
+        outs = result if len(n.outputs) > 1 else (result,)
+        if len(outs) != len(n.outputs):
+            continue
+        anchor = n
+        for o, v in zip(n.outputs, outs):
+            c = Node("prim::Constant", (), {} if v is None else {"value": v})
+            c.add_output(o.type)
+            block.insert_before(anchor, c)
+            o.replace_all_uses_with(c.output)
+
+
+def _evaluate(n, vals):
+    if n.op is not None:
+        from ember import _dispatch
+        return _dispatch.dispatch(n.op, tuple(vals))
+    if n.kind == "prim::TupleConstruct":
+        return tuple(vals)
+    if n.kind == "prim::TupleIndex":
+        return vals[0][vals[1]]
+    if n.kind == "prim::TupleUnpack":
+        return tuple(vals[0])
+    nkw = len(n.kwnames)
+    if nkw:
+        return n.fn(*vals[:-nkw], **dict(zip(n.kwnames, vals[-nkw:])))
+    return n.fn(*vals)
+
+
+# --------------------------------------------------------------------------- CSE
+
+def cse(g):
+    _cse_block(g.block, {})
     return g
+
+
+def _key(n):
+    try:
+        attrs = tuple(sorted((k, v if not isinstance(v, list) else tuple(v))
+                             for k, v in n.attrs.items()))
+        hash(attrs)
+    except TypeError:
+        return None
+    consts = []
+    for i in n.inputs:
+        c = i.constant()
+        if c is not NOT_CONSTANT:
+            try:
+                hash(c)
+                consts.append(("c", type(c), c))
+                continue
+            except TypeError:
+                return None
+        consts.append(("v", i.id))
+    return (n.kind, id(n.op), id(n.fn), n.kwnames, attrs, tuple(consts))
+
+
+def _cse_block(block, seen):
+    seen = dict(seen)
+    for n in list(block.nodes):
+        for b in n.blocks:
+            _cse_block(b, seen)
+        if n.kind == "prim::Constant" or not _is_pure(n, True) or n.kind.startswith("prim::Tuple"):
+            continue
+        k = _key(n)
+        if k is None:
+            continue
+        prev = seen.get(k)
+        if prev is not None and len(prev.outputs) == len(n.outputs):
+            for o, p in zip(n.outputs, prev.outputs):
+                o.replace_all_uses_with(p)
+            n.destroy()
+        else:
+            seen[k] = n
+
+
+# --------------------------------------------------------------------------- peephole
+
+def peephole(g):
+    from ember._ops.registry import OPS
+    mul = OPS.get("mul.Tensor")
+    for n in list(g.all_nodes()):
+        if n.owner is None:
+            continue
+        if n.op is not None and n.op.public_name == "pow" and len(n.inputs) == 2 \
+                and n.inputs[0].type is T.TensorType and n.inputs[1].constant() == 2 \
+                and type(n.inputs[1].constant()) is int and mul is not None:
+            x = n.inputs[0]
+            new = Node("aten::mul", [x, x], None, n.source)
+            new.op = mul
+            new.add_output(T.TensorType, n.outputs[0].debug_name)
+            n.owner.insert_before(n, new)
+            n.outputs[0].replace_all_uses_with(new.output)
+            n.destroy()
+        elif n.kind == "aten::__not__" and n.inputs[0].node is not None and \
+                getattr(n.inputs[0].node, "kind", "") == "aten::__not__":
+            n.outputs[0].replace_all_uses_with(n.inputs[0].node.inputs[0])
+            n.destroy()
+    return dce(g)
+
+
+def optimize(g):
+    constant_propagation(g)
+    cse(g)
+    peephole(g)
+    return dce(g)
