@@ -113,14 +113,15 @@ def type_str(t, ctx):
 # ----------------------------------------------------------------------------- constants
 
 def _float_literal(v):
+    """torch's spelling: 17 significant digits, a trailing dot on integral values."""
     if math.isnan(v):
         return "nan"
     if math.isinf(v):
         return "inf" if v > 0 else "-inf"
-    r = repr(v)
-    if "e" in r or "." not in r:
-        return r if ("e" in r or "." in r) else r + "."
-    return r[:-1] if r.endswith(".0") else r
+    r = "%.17g" % v
+    if "e" not in r and "." not in r and "n" not in r:
+        r += "."
+    return r
 
 
 def _str_literal(s):
@@ -533,9 +534,13 @@ class _FunctionPrinter:
         return f"torch.{name}(" + ", ".join(parts) + ")"
 
     def op_call(self, n):
+        from ember.jit._printer_ops import public_name
         schema = n.op.schema
         args = [self.arg(v) for v in n.inputs]
-        return self.schema_call(schema.name, schema.args, args)
+        name = n.kind.split("::", 1)[1]
+        if not public_name(None, name, check=True):
+            name = n.op.name.split(".")[0]
+        return self.schema_call(name, schema.args, args)
 
     def schema_call(self, name, sargs, args):
         """A call with schema-ordered arguments: trailing defaults dropped, kwarg-only ones

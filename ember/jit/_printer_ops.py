@@ -25,9 +25,34 @@ _DTYPE_METHODS = {"float": 6, "double": 7, "half": 5, "long": 4, "int": 3, "shor
                   "bool": 11, "byte": 0, "char": 1, "bfloat16": 15}
 
 
+_ALIASES = {}
+
+
+def public_name(fn, name, check=False):
+    """The public ember / Tensor name of a callable whose ``__name__`` is internal
+    (``_cat_front`` -> ``cat``); with ``check``, whether ``name`` is public."""
+    import ember
+    if not _ALIASES:
+        for owner in (ember, ember.Tensor):
+            for k in dir(owner):
+                if k.startswith("__"):
+                    continue
+                v = getattr(owner, k, None)
+                inner = getattr(v, "__name__", None)
+                if callable(v) and isinstance(inner, str) and inner != k and not (
+                        hasattr(ember, inner) or hasattr(ember.Tensor, inner)):
+                    _ALIASES.setdefault(id(v), k)
+        _ALIASES[None] = None
+    if check:
+        return hasattr(ember, name) or hasattr(ember.Tensor, name)
+    return _ALIASES.get(id(fn), name)
+
+
 def fn_call(p, n):
     name = n.kind.split("::", 1)[1]
     fn = n.fn
+    if not public_name(None, name, check=True):
+        name = public_name(fn, name)
     args = [p.arg(v) for v in n.inputs]
     nkw = len(n.kwnames)
     pos, kw = (args[:len(args) - nkw], list(zip(n.kwnames, args[len(args) - nkw:]))) if nkw \
