@@ -815,6 +815,5 @@ def _load_zip(zf, map_location, extra_files):
     if extra_files is not None:
         for name in list(extra_files):
             key = f"{archive}/extra/{name}"
-            if key in names:
-                extra_files[name] = zf.read(key)
+            extra_files[name] = zf.read(key) if key in names else b""     # torch: b"" if absent
     return root

@@ -1,0 +1,351 @@
+"""jit.load of archives written by real torch (torch.jit.script(...).save): the loaded
+modules give torch's outputs, gradients and state; archive code that is not TorchScript
+(os.system, __import__, foreign pickle globals) is refused."""
+
+import io
+import os
+import zipfile
+from typing import Dict, List, Optional
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+nn = torch.nn
+F = torch.nn.functional
+
+import ember  # noqa: E402
+from ember.jit._serialization_load import load  # noqa: E402
+
+
+# --------------------------------------------------------------------------- models (torch)
+
+class MLP(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l1, self.l2 = nn.Linear(4, 8), nn.Linear(8, 3)
+
+    def forward(self, x):
+        return self.l2(F.relu(self.l1(x)))
+
+
+class CNN(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.relu = nn.ReLU()
+        self.pool = nn.MaxPool2d(2)
+        self.fc = nn.Linear(64, 5)
+
+    def forward(self, x):
+        x = self.pool(self.relu(self.bn(self.conv(x))))
+        return self.fc(torch.flatten(x, 1))
+
+
+class BasicBlock(nn.Module):
+    def __init__(self, inp, out, stride=1):
+        super().__init__()
+        self.conv1 = nn.Conv2d(inp, out, 3, stride, 1, bias=False)
+        self.bn1 = nn.BatchNorm2d(out)
+        self.relu = nn.ReLU(inplace=True)
+        self.conv2 = nn.Conv2d(out, out, 3, 1, 1, bias=False)
+        self.bn2 = nn.BatchNorm2d(out)
+        self.downsample = None
+        if stride != 1 or inp != out:
+            self.downsample = nn.Sequential(nn.Conv2d(inp, out, 1, stride, bias=False),
+                                            nn.BatchNorm2d(out))
+
+    def forward(self, x):
+        identity = x
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        if self.downsample is not None:
+            identity = self.downsample(x)
+        out += identity
+        return self.relu(out)
+
+
+class ResNet18(nn.Module):
+    """torchvision's resnet18 layout (2, 2, 2, 2 basic blocks), narrow to stay fast."""
+
+    def __init__(self, width=4, num_classes=10):
+        super().__init__()
+        self.conv1 = nn.Conv2d(3, width, 7, 2, 3, bias=False)
+        self.bn1 = nn.BatchNorm2d(width)
+        self.relu = nn.ReLU(inplace=True)
+        self.maxpool = nn.MaxPool2d(3, 2, 1)
+        chans = [width, width * 2, width * 4, width * 8]
+        layers, inp = [], width
+        for k, c in enumerate(chans):
+            stride = 1 if k == 0 else 2
+            layers.append(nn.Sequential(BasicBlock(inp, c, stride), BasicBlock(c, c)))
+            inp = c
+        self.layer1, self.layer2, self.layer3, self.layer4 = layers
+        self.avgpool = nn.AdaptiveAvgPool2d((1, 1))
+        self.fc = nn.Linear(chans[-1], num_classes)
+
+    def forward(self, x):
+        x = self.maxpool(self.relu(self.bn1(self.conv1(x))))
+        x = self.layer4(self.layer3(self.layer2(self.layer1(x))))
+        return self.fc(torch.flatten(self.avgpool(x), 1))
+
+
+class LSTMModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(4, 6, num_layers=2, batch_first=True)
+        self.fc = nn.Linear(6, 2)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return self.fc(out[:, -1]) + h.sum(0).mean() + c.mean()
+
+
+class GRUModel(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.gru = nn.GRU(3, 5, bidirectional=True)
+
+    def forward(self, x):
+        out, h = self.gru(x)
+        return out.sum(0) + h.mean()
+
+
+class Control(nn.Module):
+    scale: Optional[torch.Tensor]
+
+    def __init__(self, with_scale):
+        super().__init__()
+        self.sizes: List[int] = [1, 2, 3]
+        self.table: Dict[str, int] = {"a": 2, "b": 3}
+        self.scale = torch.full((3,), 0.5) if with_scale else None
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, n: int = 2):
+        out: List[torch.Tensor] = []
+        for i in range(n):
+            if bool(x.sum() > 0):
+                x = self.lin(x) * self.table["a"]
+            else:
+                x = x - float(i) + len(self.sizes)
+            out.append(x)
+        s = self.scale
+        if s is not None:
+            x = x * s
+        while n > 0:
+            n -= 1
+            x = x + 1
+        d: Dict[str, torch.Tensor] = {"x": x}
+        return torch.stack(out, 0).sum(0) + d["x"] + x.to(torch.float64).sum(dtype=torch.float32)
+
+
+def scripted_fn(x: torch.Tensor, k: int) -> torch.Tensor:
+    y = x.clone()
+    for i in range(k):
+        y = torch.sigmoid(y) + i
+    return y.view(-1)
+
+
+# --------------------------------------------------------------------------- helpers
+
+def _save(tmp_path, module, name="m.pt", **kw):
+    path = tmp_path / name
+    torch.jit.script(module).save(str(path), **kw)
+    return path
+
+
+def _e(t):
+    return ember.tensor(t.detach().numpy()) if isinstance(t, torch.Tensor) else t
+
+
+def _check(out, ref, tol=1e-5):
+    np.testing.assert_allclose(np.asarray(out.detach()._data), ref.detach().numpy(),
+                               rtol=tol, atol=tol)
+
+
+def _run_both(path, *args):
+    ref = torch.jit.load(str(path))(*args)
+    out = load(str(path))(*[_e(a) for a in args])
+    return out, ref
+
+
+# --------------------------------------------------------------------------- models
+
+def test_mlp(tmp_path):
+    torch.manual_seed(0)
+    _check(*_run_both(_save(tmp_path, MLP()), torch.randn(5, 4)))
+
+
+def test_cnn_eval(tmp_path):
+    torch.manual_seed(0)
+    m = CNN()
+    m.bn.running_mean.uniform_(-1, 1)
+    m.bn.running_var.uniform_(0.5, 2)
+    _check(*_run_both(_save(tmp_path, m.eval()), torch.randn(2, 3, 8, 8)))
+
+
+def test_cnn_train_updates_running_stats(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, CNN())
+    x = torch.randn(4, 3, 8, 8)
+    tm, em = torch.jit.load(str(path)), load(str(path))
+    assert em.training
+    _check(em(_e(x)), tm(x))
+    _check(em.bn.running_mean, tm.bn.running_mean)
+    _check(em.bn.running_var, tm.bn.running_var)
+    assert int(em.bn.num_batches_tracked.item()) == 1
+
+
+def test_resnet18(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, ResNet18().eval())
+    out, ref = _run_both(path, torch.randn(2, 3, 32, 32))
+    _check(out, ref, 1e-4)
+    em = load(str(path))
+    assert em.original_name == "ResNet18"
+    assert em.layer2[0].downsample.original_name == "Sequential" if hasattr(em.layer2, "__getitem__") \
+        else em.layer2._modules["0"].downsample.original_name == "Sequential"
+
+
+def test_lstm(tmp_path):
+    torch.manual_seed(0)
+    _check(*_run_both(_save(tmp_path, LSTMModel()), torch.randn(3, 5, 4)))
+
+
+def test_bidirectional_gru(tmp_path):
+    torch.manual_seed(0)
+    _check(*_run_both(_save(tmp_path, GRUModel()), torch.randn(4, 2, 3)))
+
+
+@pytest.mark.parametrize("with_scale", [True, False])
+def test_control_flow_lists_dicts_optional(tmp_path, with_scale):
+    torch.manual_seed(0)
+    path = _save(tmp_path, Control(with_scale))
+    for x, n in ((torch.randn(2, 3), 3), (-torch.rand(2, 3), 1), (torch.randn(2, 3), 4)):
+        _check(*_run_both(path, x, n))
+    em = load(str(path))
+    with pytest.raises(RuntimeError, match="stack"):       # torch: an empty TensorList
+        em(_e(torch.randn(2, 3)), 0)
+    _check(em(_e(torch.ones(2, 3))), torch.jit.load(str(path))(torch.ones(2, 3)))  # default n
+    assert em.sizes == [1, 2, 3] and em.table == {"a": 2, "b": 3}
+
+
+def test_scripted_function(tmp_path):
+    path = tmp_path / "fn.pt"
+    torch.jit.script(scripted_fn).save(str(path))
+    x = torch.randn(3, 2)
+    out, ref = _run_both(path, x, 3)
+    _check(out, ref)
+    assert load(str(path)).original_name == torch.jit.load(str(path)).original_name
+
+
+def test_state_dict_parameters_and_gradients(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, MLP())
+    tm, em = torch.jit.load(str(path)), load(str(path))
+    tsd, esd = tm.state_dict(), em.state_dict()
+    assert list(tsd) == list(esd)
+    for k in tsd:
+        _check(esd[k], tsd[k], 0)
+    assert [n for n, _ in em.named_parameters()] == [n for n, _ in tm.named_parameters()]
+    x = torch.randn(5, 4)
+    tm(x).square().sum().backward()
+    em(_e(x)).square().sum().backward()
+    for (n, tp), (_, ep) in zip(tm.named_parameters(), em.named_parameters()):
+        _check(ep.grad, tp.grad)
+    em.eval()
+    assert not em.training and not em.l1.training
+
+
+def test_file_object_extra_files_map_location(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, MLP(), _extra_files={"meta.txt": "hello", "cfg.json": "{}"})
+    extra = {"meta.txt": "", "missing.txt": "x"}
+    with open(path, "rb") as fh:
+        em = load(fh, map_location="cpu", _extra_files=extra)
+    torch_extra = {"meta.txt": "", "missing.txt": "x"}
+    torch.jit.load(str(path), _extra_files=torch_extra)
+    assert extra == torch_extra
+    em2 = load(io.BytesIO(path.read_bytes()), map_location=ember.device("cpu"))
+    x = torch.randn(2, 4)
+    _check(em(_e(x)), em2(_e(x)), 0)
+    assert em.l1.weight.device.type == "cpu"
+
+
+def test_bad_paths(tmp_path):
+    with pytest.raises(ValueError, match="does not exist"):
+        load(str(tmp_path / "nope.pt"))
+    (tmp_path / "junk.pt").write_bytes(b"not a zip")
+    with pytest.raises(RuntimeError):
+        load(str(tmp_path / "junk.pt"))
+    torch.save({"a": torch.ones(1)}, str(tmp_path / "plain.pt"))
+    with pytest.raises(RuntimeError, match="constants.pkl"):
+        load(str(tmp_path / "plain.pt"))
+
+
+# --------------------------------------------------------------------------- safety
+
+def _rewrite(path, out, fn):
+    """Copy the archive at ``path`` to ``out`` with each member's bytes passed through
+    ``fn(name, data)``."""
+    with zipfile.ZipFile(path) as zin, zipfile.ZipFile(out, "w") as zout:
+        for info in zin.infolist():
+            zout.writestr(info.filename, fn(info.filename, zin.read(info.filename)))
+    return out
+
+
+_EVIL = [
+    ('os.system("touch {marker}")', "'os'"),
+    ('__import__("os").system("touch {marker}")', "'__import__'"),
+    ('torch.save(x, "{marker}")', "aten::save"),
+    ('x.__class__.__init__.__globals__["os"].system("touch {marker}")', "attribute '__"),
+    ('getattr(torch, "load")("{marker}")', "aten::load"),
+    ('eval("1")', "'eval'"),
+]
+
+
+@pytest.mark.parametrize("evil,what", _EVIL)
+def test_archive_code_cannot_run_python(tmp_path, evil, what):
+    path = _save(tmp_path, MLP())
+    marker = tmp_path / "pwned"
+    line = "    _e = " + evil.format(marker=marker) + "\n"
+
+    def inject(name, data):
+        if name.endswith(".py") and b"    l2 = self.l2\n" in data:
+            text = data.decode()
+            head, sep, tail = text.partition("    l2 = self.l2\n")
+            return (head + line + sep + tail).encode()
+        return data
+    bad = _rewrite(path, tmp_path / "bad.pt", inject)
+    with pytest.raises(RuntimeError) as info:
+        load(str(bad))
+    assert what in str(info.value)
+    assert not marker.exists()
+
+
+def test_pickle_globals_are_restricted(tmp_path):
+    path = _save(tmp_path, MLP())
+    marker = tmp_path / "pwned"
+
+    def inject(name, data):
+        if name.endswith("/data.pkl"):
+            # a pickle whose root is os.system("touch marker")
+            return (b"\x80\x02cos\nsystem\nq\x00X" + len(f"touch {marker}").to_bytes(4, "little")
+                    + f"touch {marker}".encode() + b"\x85R.")
+        return data
+    bad = _rewrite(path, tmp_path / "bad.pt", inject)
+    with pytest.raises(RuntimeError, match="os.system"):
+        load(str(bad))
+    assert not marker.exists()
+
+
+def test_top_level_statements_refused(tmp_path):
+    path = _save(tmp_path, MLP())
+
+    def inject(name, data):
+        if name.endswith(".py") and b"    l2 = self.l2\n" in data:
+            return b"import os\n" + data
+        return data
+    with pytest.raises(RuntimeError, match="Import"):
+        load(str(_rewrite(path, tmp_path / "bad.pt", inject)))
