@@ -26,12 +26,9 @@ from ember._state import state
 from ember._tensor import Tensor, _make
 
 _PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
-# NumPy dtypes torch lacks, converted (copying) to the nearest ember dtype by tensor()
-_UNSIGNED_WIDE = {np.dtype(np.uint16): np.dtype(np.int32), np.dtype(np.uint32): np.dtype(np.int64),
-                  np.dtype(np.uint64): np.dtype(np.int64)}
 _NP_UNSUPPORTED = ("can't convert np.ndarray of type {}. The only supported types are: float64, "
-                   "float32, float16, complex64, complex128, int64, int32, int16, int8, uint8, "
-                   "and bool.")
+                   "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
+                   "uint32, uint16, uint8, and bool.")
 
 
 def _np_dtype_of(np_dtype):
@@ -39,8 +36,6 @@ def _np_dtype_of(np_dtype):
     d = _dtype._BY_NP.get(np_dtype)
     if d is not None:
         return _dtype._used(d)
-    if np_dtype in _UNSIGNED_WIDE:
-        return _dtype._BY_NP[_UNSIGNED_WIDE[np_dtype]]
     if np_dtype.isnative is False and np_dtype.newbyteorder("=") in _dtype._BY_NP:
         return _dtype._BY_NP[np_dtype.newbyteorder("=")]
     raise TypeError(_NP_UNSUPPORTED.format(f"numpy.{np_dtype.type.__name__}"))
@@ -242,8 +237,7 @@ def _has_huge_int(obj, lo=-2 ** 63, hi=2 ** 63):
 
 def _from_numpy_copy(arr, dtype):
     if arr.dtype.kind in "OSUVMm" or arr.dtype not in _dtype._BY_NP and \
-            arr.dtype not in _UNSIGNED_WIDE and not (not arr.dtype.isnative and
-                                                     arr.dtype.newbyteorder("=") in _dtype._BY_NP):
+            not (not arr.dtype.isnative and arr.dtype.newbyteorder("=") in _dtype._BY_NP):
         raise TypeError(_NP_UNSUPPORTED.format(f"numpy.{arr.dtype.type.__name__}"))
     _check_strides(arr)
     d = _np_dtype_of(arr.dtype) if dtype is None else dtype

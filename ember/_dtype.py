@@ -132,7 +132,7 @@ def from_numpy_dtype(np_dtype) -> dtype:
         return _used(_BY_NP[np_dtype])
     raise TypeError(f"can't convert np.ndarray of type {np_dtype}. The only supported types are: "
                     "float64, float32, float16, complex64, complex128, int64, int32, int16, int8, "
-                    "uint8, and bool.")
+                    "uint64, uint32, uint16, uint8, and bool.")
 
 
 def to_dtype(d) -> dtype:
