@@ -1,9 +1,12 @@
 """``jit.fork`` / ``jit.wait`` and ``Future``.
 
-Eager ``fork`` runs the call at once and returns a completed Future, as torch does. Scripted
-code's ``fork`` (``prim::fork``) submits the task to the inter-op thread pool
-(``get_num_interop_threads`` workers); the task runs with the forking thread's grad mode,
-inference mode and mode stack (Note [per-thread state] in ``ember/_state.py``).
+Eager ``fork`` runs the call at once and returns a completed Future, as torch does (an
+error is raised by ``fork`` itself). Scripted code's ``fork`` (``prim::fork``) submits the
+task to the inter-op thread pool (``get_num_interop_threads`` workers, fixed when the pool
+starts); the task runs with the forking thread's grad mode, inference mode and mode stack
+(Note [per-thread state] in ``ember/_state.py``), so ``no_grad``, the profiler and autocast
+reach forked code. A pool worker that waits on a task nobody has started yet runs it
+itself, so nested forks cannot exhaust the pool.
 """
 from __future__ import annotations
 
@@ -28,11 +31,15 @@ class Future(Generic[_T]):
         self._error = None
         self._callbacks = []
         self._lock = threading.Lock()
+        self._task = None            # a forked task not started yet (see ``_claim``)
+        self._claimed = False
 
     def done(self):
         return self._done.is_set()
 
     def wait(self):
+        if not self._done.is_set() and self._task is not None and _in_worker():
+            self._task()             # runs here unless a worker has claimed it
         self._done.wait()
         if self._error is not None:
             raise self._error
@@ -52,7 +59,8 @@ class Future(Generic[_T]):
     def _finish(self, value, error):
         with self._lock:
             if self._done.is_set():
-                raise RuntimeError("Future can only be marked completed once")
+                raise RuntimeError("Attempting to mark a completed Future as complete again. "
+                                   "Note that a Future can only be marked completed once.")
             self._value, self._error = value, error
             self._done.set()
             callbacks, self._callbacks = self._callbacks, []
@@ -66,7 +74,8 @@ class Future(Generic[_T]):
             try:
                 out.set_result(callback(fut))
             except Exception as e:      # noqa: BLE001 - carried to the waiter
-                out.set_exception(e)
+                out.set_exception(RuntimeError(f"Got the following error when running the "
+                                               f"callback: {type(e).__name__}: {e}"))
         self.add_done_callback(run)
         return out
 
@@ -93,12 +102,27 @@ def _executor():
     return _pool
 
 
+def _in_worker():
+    return threading.current_thread().name.startswith("ember-interop")
+
+
+def _claim(fut):
+    """True for the one thread that gets to run ``fut``'s task."""
+    with fut._lock:
+        if fut._claimed:
+            return False
+        fut._claimed = True
+        return True
+
+
 def fork(fn, *args, **kwargs):
     """Scripted ``fork``: run ``fn`` on the inter-op pool with this thread's modes."""
     fut = Future()
     grad, inference, modes = state.grad_enabled, state.inference_mode, state.modes
 
     def task():
+        if not _claim(fut):
+            return
         st = state
         saved = st.grad_enabled, st.inference_mode, st.modes
         st.grad_enabled, st.inference_mode, st.modes = grad, inference, modes
@@ -108,23 +132,19 @@ def fork(fn, *args, **kwargs):
             fut.set_exception(e)
         finally:
             st.grad_enabled, st.inference_mode, st.modes = saved
+    fut._task = task
     _executor().submit(task)
     return fut
 
 
 def eager_fork(fn, *args, **kwargs):
-    """``jit.fork`` outside scripted code: runs now, returns a completed Future. A scripted
-    function or module given here runs its compiled code asynchronously instead."""
-    from ember.jit._script import ScriptFunction
-    if isinstance(fn, ScriptFunction):
-        return fork(fn, *args, **kwargs)
+    """``jit.fork`` outside scripted code: runs ``fn`` now (scripted or not, as torch does;
+    its error is raised here) and returns a completed Future."""
     fut = Future()
-    try:
-        fut.set_result(fn(*args, **kwargs))
-    except Exception as e:      # noqa: BLE001 - delivered by wait()
-        fut.set_exception(e)
+    fut.set_result(fn(*args, **kwargs))
     return fut
 
 
 def wait(fut):
+    """``jit.wait``: the task's result (its error re-raised)."""
     return fut.wait()
