@@ -219,7 +219,8 @@ def tensor_method(c, v, name, args, kwargs, e):
     import ember
     fn = getattr(ember.Tensor, name, None)
     if fn is None or not callable(fn):
-        c.error(f"'Tensor' object has no attribute or method '{name}'.", e)
+        c.error(f"'{c.type_name(v)}' object has no attribute or method '{name}'.",
+                e.func if isinstance(e, ast.Call) else e)
     return ember_call(c, fn, name, [v] + list(args), kwargs, e, method=True)
 
 
@@ -294,14 +295,18 @@ def method_call(c, v, name, args, kwargs, e):
 
 def call_function(c, function, args, kwargs, e):
     """``prim::CallFunction`` of a scripted function, arguments checked against its schema."""
-    vals = bind_script_args(c, function.name, function.arg_schema, args, kwargs, e)
+    vals = bind_script_args(c, function.name, function.arg_schema, args, kwargs, e,
+                            decl=function.schema_str())
     n = c.emit("prim::CallFunction", vals, [function.return_type], e,
                {"name": function.qualified_name})
     n.fn = function
     return n.output
 
 
-def bind_script_args(c, fname, schema, args, kwargs, e):
+def bind_script_args(c, fname, schema, args, kwargs, e, decl=None):
+    """The inputs of a call to a scripted function or method: positional and keyword
+    arguments matched to ``schema``, defaults filled in, types checked (``decl`` is the
+    declaration torch prints above a mismatch)."""
     vals = []
     args = list(args)
     for name, t, has_def, default, kw_only in schema:
@@ -314,7 +319,8 @@ def bind_script_args(c, fname, schema, args, kwargs, e):
         else:
             c.error(f"{fname}() is missing value for argument '{name}'.", e)
         if not T.is_subtype(v.type, t):
-            v = _coerce_arg(c, v, t, name, e)
+            v = _coerce_arg(c, v, t, name, e, decl or "{}({})".format(
+                fname, ", ".join(f"{a[1]} {a[0]}" for a in schema)))
         vals.append(v)
     if args:
         c.error(f"{fname}() expected at most {len(schema)} argument(s) but received "
@@ -324,7 +330,7 @@ def bind_script_args(c, fname, schema, args, kwargs, e):
     return vals
 
 
-def _coerce_arg(c, v, t, name, e):
+def _coerce_arg(c, v, t, name, e, decl):
     tt = T.unwrap_optional(t)
     if v.node is not None and getattr(v.node, "kind", None) in ("prim::ListConstruct",
                                                                 "prim::DictConstruct") \
@@ -335,10 +341,12 @@ def _coerce_arg(c, v, t, name, e):
         return v
     if tt is T.FloatType and v.type is T.IntType:
         return c.emit("aten::Float", [v], [T.FloatType], e, fn=float).output
+    if v.type is T.TensorType and tt in (T.IntType, T.FloatType):
+        return c.implicit_scalar(v, tt, e)
     if v.type is T.AnyType:
         return c.cast(v, t)
-    raise CompileError(f"Expected a value of type '{t.annotation}' for argument '{name}' but "
-                       f"instead found type '{v.type.annotation}'", c.where(e))
+    c.error(f"{decl}:\nExpected a value of type '{t.annotation}' for argument '{name}' but "
+            f"instead found type '{c.type_name(v)}'.\n", e.func if isinstance(e, ast.Call) else e)
 
 
 # ------------------------------------------------------------------------ Python builtins

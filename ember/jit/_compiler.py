@@ -20,7 +20,7 @@ from ember.jit import _builtins as B
 from ember.jit import _sugar as S
 from ember.jit import _types as T
 from ember.jit._ir import Graph, Node, SourceRange
-from ember.jit.frontend import CompileError, NotSupportedError, UnsupportedNodeError
+from ember.jit.frontend import CompileError, NotSupportedError, Span, UnsupportedNodeError
 
 _RET, _COND, _HAS_RET = "$ret", "$cond", "$has_ret"
 
@@ -173,8 +173,15 @@ _UNSUPPORTED = {
     ast.ImportFrom: "import statements aren't supported", ast.FunctionDef: "function definitions aren't supported",
     ast.Starred: "Starred expressions aren't supported",
 }
+_UNSUPPORTED[ast.Yield] = "Yield aren't supported"
+# torch underlines an unsupported statement's keyword (an expression's first character)
+_KEYWORD_WIDTH = {ast.Try: 3, ast.Global: 6, ast.Nonlocal: 8, ast.FunctionDef: 3,
+                  ast.AsyncFunctionDef: 5, ast.ClassDef: 5, ast.Import: 6, ast.ImportFrom: 4,
+                  ast.For: 3, ast.While: 5, ast.With: 4, ast.Delete: 3, ast.AsyncFor: 5,
+                  ast.AsyncWith: 5}
 if hasattr(ast, "Match"):
-    _UNSUPPORTED[ast.Match] = "match statements aren't supported"
+    _UNSUPPORTED[ast.Match] = "Match aren't supported"
+    _KEYWORD_WIDTH[ast.Match] = 1
 if hasattr(ast, "TryStar"):
     _UNSUPPORTED[ast.TryStar] = "try blocks aren't supported"
 
@@ -213,13 +220,34 @@ class Compiler:
         return SourceRange(s.filename, node.lineno + s.line_offset, node.col_offset, end,
                            s.lines, s.first_line, self.name)
 
-    def error(self, msg, node):
-        raise CompileError(msg, self.where(node))
+    def span(self, node, width=None):
+        """The source range of an ast node for error messages (several lines if it has)."""
+        if node is None or not hasattr(node, "lineno"):
+            return None
+        s = self.src
+        line = node.lineno + s.line_offset
+        end_line = (getattr(node, "end_lineno", None) or node.lineno) + s.line_offset
+        end_col = getattr(node, "end_col_offset", None)
+        if width is not None:
+            end_line, end_col = line, node.col_offset + width
+        return Span(s.filename, line, node.col_offset, end_line, end_col, s.lines,
+                    s.first_line, self.name)
+
+    def error(self, msg, node, also=None):
+        raise CompileError(msg, self.span(node), self.span(also) if also is not None else None)
 
     def unsupported(self, node, msg=None):
+        width = _KEYWORD_WIDTH.get(type(node), 1 if isinstance(node, ast.expr) else None)
         raise UnsupportedNodeError(msg or _UNSUPPORTED.get(type(node),
                                                            f"{type(node).__name__} aren't supported"),
-                                   self.where(node))
+                                   self.span(node, width))
+
+    def type_name(self, v):
+        """A value's type as torch names it in messages (``Tensor (inferred)`` for an
+        unannotated argument)."""
+        if v.type is T.TensorType and v in getattr(self, "_inferred", ()):
+            return "Tensor (inferred)"
+        return v.type.annotation
 
     # -- emitting nodes ---------------------------------------------------------------
     def emit(self, kind, inputs, out_types=(), node=None, attrs=None, *, op=None, fn=None,
@@ -248,9 +276,11 @@ class Compiler:
         fd = self.fn_def
         a = fd.args
         if a.vararg or a.kwarg:
+            star = a.vararg or a.kwarg
+            sp = self.span(star, len(star.arg))
+            sp.col -= 1                     # torch: one character before the name
             raise NotSupportedError("Compiled functions can't take variable number of "
-                                    "arguments or use keyword-only arguments with defaults",
-                                    self.where(a.vararg or a.kwarg))
+                                    "arguments or use keyword-only arguments with defaults", sp)
         self.block = self.graph.block
         env = self.env = Env(self.block)
         params = a.posonlyargs + a.args + a.kwonlyargs
@@ -262,6 +292,8 @@ class Compiler:
                 continue
             t = self.arg_types.get(p.arg, T.TensorType)
             v = self.graph.add_input(t, p.arg)
+            if p.arg not in self.arg_types:
+                self.__dict__.setdefault("_inferred", set()).add(v)
             env.vars[p.arg] = S.SimpleValue(v)
             self.arg_names.append(p.arg)
             has_def = p.arg in self.defaults
@@ -279,7 +311,8 @@ class Compiler:
         else:
             rv = self.value(ret, fd)
         if self.declared_return is not None:
-            rv = self.coerce(rv, self.declared_return, fd, "Return value was annotated as having type "
+            rv = self.coerce(rv, self.declared_return, getattr(self, "_last_return", fd),
+                             "Return value was annotated as having type "
                              f"{self.declared_return.annotation} but is actually of type")
         self.graph.block.add_return(rv)
         self.return_type = rv.type
@@ -311,12 +344,15 @@ class Compiler:
 
     def s_Return(self, s):
         v = self.const(None) if s.value is None else self.value(self.expr(s.value), s.value)
+        if getattr(s, "end_col_offset", None) is not None:
+            self._last_return = s
+            self.__dict__.setdefault("_returns", []).append((s, v.type))
+        if self.declared_return is not None:
+            v = self.coerce(v, self.declared_return, s, "Return value was annotated as "
+                            f"having type {self.declared_return.annotation} but is "
+                            f"actually of type")
         if getattr(self, "loop_depth", 0):
             # inside a loop: remember the value, flag it and break (see _normalize)
-            if self.declared_return is not None:
-                v = self.coerce(v, self.declared_return, s, "Return value was annotated as "
-                                f"having type {self.declared_return.annotation} but is "
-                                f"actually of type")
             self.env.vars[_RET] = S.SimpleValue(v)
             self.env.vars[_HAS_RET] = S.SimpleValue(self.const(True))
             self.env.vars[_COND] = S.SimpleValue(self.const(False))
@@ -335,7 +371,7 @@ class Compiler:
         if s.value is None:
             self.unsupported(s, "Annotated declarations without a value aren't supported")
         rhs = self.expr(s.value, type_hint=t)
-        v = self.coerce(self.value(rhs, s.value), t, s.value,
+        v = self.coerce(self.value(rhs, s.value), t, s.target,
                         f"Variable '{ast.unparse(s.target)}' is annotated with type "
                         f"{t.annotation} but is being assigned to a value of type")
         if isinstance(s.target, ast.Name):
@@ -375,6 +411,15 @@ class Compiler:
             return self.stmts_refined(branch, refine_then if cst else refine_else)
         cv = self.to_bool(cv, test)
         return self.emit_if(cv, s.body, s.orelse, s, refine_then, refine_else)
+
+    def return_mismatch(self, node):
+        rets = getattr(self, "_returns", [])
+        for k, (s, t) in enumerate(rets[1:], 1):
+            if T.unify(rets[0][1], t) is None:
+                self.error(f"Previous return statement returned a value of type "
+                           f"{rets[0][1].annotation} but this return statement returns a value "
+                           f"of type {t.annotation}", s)
+        self.error("Return statements return values of different types", node)
 
     def _drop_if_const(self, v):
         n = v.node
@@ -431,7 +476,8 @@ class Compiler:
             outer = outer_env.lookup(name)
             if not ((in_t or ex_t == "raise") and (in_f or ex_f == "raise")) and outer is None:
                 # defined on one path only: usable only if the other raised
-                self._one_sided[name] = (node, "true" if not in_t else "false")
+                self._one_sided[name] = (node, f"{name} is not defined in the "
+                                               f"{'true' if not in_t else 'false'} branch")
                 continue
             if name in (_RET,) and not (in_t or ex_t in ("raise",)) and outer is None:
                 continue
@@ -455,9 +501,15 @@ class Compiler:
                 t = tt
             else:
                 t = T.unify(tt, tf)
+                if t is None and name == _RET:
+                    self.return_mismatch(node)
                 if t is None:
-                    self.error(f"Type mismatch: {name} is set to type {tt.annotation} in the "
-                               f"true branch and type {tf.annotation} in the false branch", node)
+                    # an error only if the name is used after the if (torch)
+                    self._one_sided[name] = (node, f"Type mismatch: {name} is set to type "
+                                                   f"{tt.annotation} in the true branch and type "
+                                                   f"{tf.annotation} in the false branch")
+                    outer_env.vars[name] = _POISONED
+                    continue
             merged.append((name, t))
             for (b, v) in ((b_t, vt), (b_f, vf)):
                 if v is None:
@@ -480,7 +532,8 @@ class Compiler:
 
     def s_While(self, s):
         if s.orelse:
-            self.unsupported(s, "else branches of while loops aren't supported")
+            raise NotSupportedError("else branches of while loops aren't supported",
+                                    self.span(s, 5))
         cond = self.to_bool(self.value(self.expr(s.test), s.test), s.test)
 
         def body_cond(env):
@@ -492,7 +545,8 @@ class Compiler:
 
     def s_For(self, s):
         if s.orelse:
-            self.unsupported(s, "else branches of for loops aren't supported")
+            raise NotSupportedError("else branches of for loops aren't supported",
+                                    self.span(s, 3))
         it = self.expr(s.iter)
         items = self.unrolled_items(it, s.iter)
         if items is not None:                     # ModuleList, tuples: unroll
@@ -562,7 +616,8 @@ class Compiler:
                 _resolve_pending(loop, v.type)
             if not T.is_subtype(v.type, p.type):
                 self.error(f"Variable '{name}' previously had type {p.type.annotation} but is "
-                           f"now being assigned to a value of type {v.type.annotation}", node)
+                           f"now being assigned to a value of type {v.type.annotation}\n",
+                           _last_store(body, name) or node)
             outs.append(v)
         b.set_returns([nc] + outs)
         self.block, self.env = outer_block, outer_env
@@ -617,8 +672,14 @@ class Compiler:
         return None
 
     def s_With(self, s):
-        if len(s.items) != 1 or s.items[0].optional_vars is not None:
-            self.unsupported(s, "with statements with several items or 'as' aren't supported")
+        if len(s.items) > 1:          # with a, b: -> with a: with b:
+            inner = ast.With(items=s.items[1:], body=s.body)
+            ast.copy_location(inner, s)
+            outer = ast.With(items=s.items[:1], body=[inner])
+            ast.copy_location(outer, s)
+            return self.s_With(outer)
+        if s.items[0].optional_vars is not None:
+            self.assign(s.items[0].optional_vars, S.SimpleValue(self.const(None)), s)
         ctx = s.items[0].context_expr
         if not isinstance(ctx, ast.Call):
             self.unsupported(s, "with statements need a call to a context manager")
@@ -681,7 +742,8 @@ class Compiler:
             return
         if isinstance(target, (ast.Tuple, ast.List)):
             if any(isinstance(e, ast.Starred) for e in target.elts):
-                self.unsupported(target, "Starred expressions aren't supported")
+                self.error("cannot statically infer the expected size of a list in this "
+                           "context", getattr(node, "value", target))
             items = self.unpack(rhs, len(target.elts), node)
             for t, item in zip(target.elts, items):
                 self.assign(t, item, node)
@@ -820,12 +882,12 @@ class Compiler:
 
     def e_Name(self, e):
         v = self.env.lookup(e.id)
-        if v is not None:
+        if v is not None and v is not _POISONED:
             return v
-        if e.id in self._one_sided:
-            node, branch = self._one_sided[e.id]
-            raise CompileError(f"\n{e.id} is not defined in the {branch} branch",
-                               self.where(e))
+        if e.id in self._one_sided and (v is None or v is _POISONED):
+            node, msg = self._one_sided[e.id]
+            raise CompileError(("\n" if "defined" in msg else "") + msg, self.span(node),
+                               self.span(e))
         r = self.resolver(e.id)
         if r is None:
             self.error(f"undefined value {e.id}", e)
@@ -937,7 +999,8 @@ class Compiler:
 
     def e_Dict(self, e, type_hint=None):
         if any(k is None for k in e.keys):
-            self.unsupported(e, "Dict unpacking aren't supported")
+            raise NotSupportedError("Dict expansion (e.g. `{**dict}`) is not supported",
+                                    self.span(e, 1))
         keys = [self.value(self.expr(k), k) for k in e.keys]
         vals = [self.value(self.expr(v), v) for v in e.values]
         if type_hint is not None and isinstance(T.unwrap_optional(type_hint), T.DictType):
@@ -955,6 +1018,9 @@ class Compiler:
 
     def e_ListComp(self, e, type_hint=None):
         return self.comprehension(e, type_hint, is_dict=False)
+
+    def e_GeneratorExp(self, e, type_hint=None):
+        return self.comprehension(e, type_hint, is_dict=False)      # torch: a list
 
     def e_DictComp(self, e, type_hint=None):
         return self.comprehension(e, type_hint, is_dict=True)
@@ -1110,8 +1176,6 @@ class Compiler:
         rt = B.number_result(name, ta, tb)
         if rt is None:
             if ta == tb and ta is T.StrType and name in ("add", "mul"):
-                rt = T.StrType
-            elif ta is T.StrType and tb is T.IntType and name == "mul":
                 rt = T.StrType
             elif isinstance(ta, T.ListType) and ta == tb and name == "add":
                 rt = ta
@@ -1359,7 +1423,8 @@ class Compiler:
     def e_Call(self, e, type_hint=None):
         for kw in e.keywords:
             if kw.arg is None:
-                self.unsupported(e, "keyword-argument expansion (**kwargs) isn't supported")
+                raise NotSupportedError("keyword-arg expansion is not supported",
+                                        self.span(kw.value))
         fn = self.expr(e.func)
         return self.call(fn, e.args, {k.arg: k.value for k in e.keywords}, e, type_hint)
 
@@ -1417,6 +1482,8 @@ class Compiler:
             return v
         if t is T.FloatType and v.type is T.IntType:
             return self.emit("aten::Float", [v], [T.FloatType], node, fn=float).output
+        if v.type is T.TensorType and tt in (T.IntType, T.FloatType):
+            return self.implicit_scalar(v, tt, node)
         if v.type is T.AnyType:
             return self.cast(v, t)
         if isinstance(tt, T.ListType) and isinstance(v.type, T.ListType) and \
@@ -1424,7 +1491,38 @@ class Compiler:
                     T.is_subtype(i.type, tt.elem) for i in v.node.inputs):
             v.set_type(tt)
             return v
-        self.error(f"{msg} {v.type.annotation}", node)
+        self.error(f"{msg} {self.type_name(v)}", node)
+
+    def implicit_scalar(self, v, t, node):
+        """torch converts a one-element Tensor to an int/float where one is expected."""
+        kind, fn = ("aten::IntImplicit", _int_implicit) if t is T.IntType else \
+            ("aten::FloatImplicit", _float_implicit)
+        return self.emit(kind, [v], [t], node, fn=fn).output
+
+
+def _int_implicit(x):
+    if x.dim() != 0:
+        raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar "
+                           "argument")
+    if x.is_floating_point():
+        raise RuntimeError("Cannot input a tensor of type Float as an integral argument")
+    return int(x)
+
+
+def _float_implicit(x):
+    if x.dim() != 0:
+        raise RuntimeError("Cannot input a tensor of dimension other than 0 as a scalar "
+                           "argument")
+    return float(x)
+
+
+def _last_store(stmts, name):
+    found = None
+    for st in stmts:
+        for n in ast.walk(st):
+            if isinstance(n, ast.Name) and n.id == name and isinstance(n.ctx, ast.Store):
+                found = n
+    return found
 
 
 def _resolve_pending(loop, t):
@@ -1476,4 +1574,5 @@ def _index_kind(tmpl):
 
 
 _MISSING = object()
+_POISONED = S.Sugar()      # a name whose branches gave it types that do not unify
 _NOT = __import__("ember.jit._ir", fromlist=["NOT_CONSTANT"]).NOT_CONSTANT

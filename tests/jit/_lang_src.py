@@ -411,3 +411,20 @@ class ModMethods(nn.Module):
         if use:
             return self.unused_method(x)
         return self.helper(x, 2) + self.ignored_method(x)
+
+
+def generators_and_with(x, n: int):
+    total = sum([v * 2 for v in range(n)]) + len(list(v for v in range(n)))
+    with torch.no_grad() as g:
+        y = x * total
+    with torch.no_grad(), torch.no_grad():
+        z = y + 1
+    return z
+
+
+def int_arg(k: int) -> int:
+    return k * 2
+
+
+def tensor_as_int(x) -> int:
+    return int_arg(x.sum().long()) + x.long().sum()

@@ -116,6 +116,7 @@ FUNCTIONS = {
     "tensor_methods": [lambda: (ember.randn(3, 4),)],
     "no_grad_block": [lambda: (ember.randn(2, requires_grad=True),)],
     "calls_ignored": [lambda: (ember.randn(2),)],
+    "generators_and_with": [lambda: (ember.randn(2), 4)],
 }
 CASES = [(name, k) for name, makers in FUNCTIONS.items() for k in range(len(makers))]
 # scripted code writes floats as TorchScript does (17 significant digits), unlike Python
@@ -221,3 +222,11 @@ def test_jit_attribute_types(em, tm):
         assert _same(s(x, name), ts(_to_torch(x), name))
     assert s.names == ts.names == ["a", "b", "a"]
     assert s.table == ts.table
+
+
+def test_tensor_converts_implicitly_to_int(em, tm):
+    # an int argument or return annotation takes a 0-dim integer tensor (aten::IntImplicit)
+    x = ember.tensor([1, 2, 3])
+    s, t = ember.jit.script(em.tensor_as_int), tm._torch.jit.script(tm.tensor_as_int)
+    assert s(x) == t(_to_torch(x)) == 18
+    assert "aten::IntImplicit" in str(s.graph)
