@@ -152,3 +152,5 @@ builtins_isinstance = _py_builtins.isinstance
 _script_api.JIT_BUILTINS.update({annotate: "annotate", isinstance: "isinstance",
                                  is_scripting: "is_scripting", is_tracing: "is_tracing",
                                  fork: "fork", wait: "wait"})
+
+from ember.jit._freeze import freeze, optimize_for_inference  # noqa: E402
