@@ -43,6 +43,7 @@ class PrintContext:
         self.functions = {}            # qualified name -> Function (free functions called)
         self.named_tuples = {}         # qualified name -> TupleType
         self.classes = {}              # qualified name -> ClassType (non-module classes)
+        self.sources = {}              # qualified name -> fixed class source (no_grad)
         self.version = 3
 
     def qualname(self, t):
@@ -278,6 +279,7 @@ class _FunctionPrinter:
         self.scan_block(g.block)
         self.block(g.block, indent + 1)
         rets = g.outputs()
+        self.split_long(rets, indent + 1)
         self.emit(indent + 1, "return " + self.tuple_text([self.expr(v) for v in rets])
                   if len(rets) != 1 else "return " + self.expr(rets[0]))
         return head + "".join(self.lines)
@@ -358,8 +360,22 @@ class _FunctionPrinter:
             self.node(n, depth)
         return len(self.lines) - start
 
+    def split_long(self, values, depth):
+        """torch's rule: an inlined input whose text is long (its length plus the indent
+        reaches 40) gets a statement of its own, and so do the inlined inputs left of it
+        (they must still run first)."""
+        last = -1
+        for k, v in enumerate(values):
+            if id(v.node) in self.inline and len(self.node_expr(v.node)) + 2 * depth >= 40:
+                last = k
+        for v in values[:last + 1]:
+            if id(v.node) in self.inline:
+                self.inline.discard(id(v.node))
+                self.node(v.node, depth)
+
     def node(self, n, depth):
         k = n.kind
+        self.split_long(n.inputs if k != "prim::Loop" else n.inputs[:2], depth)
         special = _STATEMENTS.get(k)
         if special is not None:
             special(self, n, depth)
@@ -376,6 +392,7 @@ class _FunctionPrinter:
     def assign(self, depth, targets, values, target_types):
         """``a = x`` (or a tuple assignment, so swaps stay right); annotated when the types
         differ."""
+        self.split_long(values, depth)
         pairs = []
         for t, v, tt in zip(targets, values, target_types):
             e = self.expr(v)
@@ -455,13 +472,18 @@ class _FunctionPrinter:
         import ember
         fn = n.fn
         if fn in (ember.no_grad, getattr(ember, "enable_grad", None)) and not n.inputs:
-            self.emit(depth, f"with torch.{fn.__name__}():")
+            q = f"__torch__.torch.autograd.grad_mode.{fn.__name__}"
+            self.ctx.sources.setdefault(q, _grad_mode_class(fn.__name__))
+            obj = self.fresh()
+            self.emit(depth, f"{obj} = {q}.__new__({q})")
+            self.emit(depth, f"{self.fresh()} = ({obj}).__init__()")
+            self.emit(depth, f"with {obj}:")
         else:
             raise NotImplementedError(f"ember.jit.save: 'with {getattr(fn, '__name__', fn)}' "
                                       f"has no TorchScript form")
         wrote = self.block(n.blocks[0], depth + 1)
-        if n.outputs:
-            raise NotImplementedError("ember.jit.save: a with-block producing values")
+        wrote += self.assign(depth + 1, [self.var(o) for o in n.outputs], n.blocks[0].returns,
+                             [o.type for o in n.outputs])
         if not wrote:
             self.emit(depth + 1, "pass")
 
@@ -483,7 +505,10 @@ class _FunctionPrinter:
         self.emit(depth, ", ".join(outs) + f", = {self.expr(n.inputs[0])}")
 
     def s_raise(self, n, depth):
-        args = ", ".join(self.expr(v) for v in n.inputs)
+        ins = list(n.inputs)
+        if len(ins) == 2 and ins[1].constant() == "builtins.AssertionError":
+            ins = ins[:1]          # torch writes asserts without the class
+        args = ", ".join(self.expr(v) for v in ins)
         self.emit(depth, f"ops.prim.RaiseException({args})")
 
     def s_print(self, n, depth):
@@ -519,7 +544,7 @@ class _FunctionPrinter:
             return special(self, n)
         if "_index" in n.attrs:
             base, *rest = n.inputs
-            return f"{self.expr(base)}[{self.index_text(n.attrs['_index'], rest)}]"
+            return f"{subscript_base(self.expr(base))}[{self.index_text(n.attrs['_index'], rest)}]"
         if n.op is not None:
             return self.op_call(n)
         if n.fn is not None:
@@ -560,6 +585,9 @@ class _FunctionPrinter:
         """Constant tuples passed where a list is expected are written as lists."""
         if getattr(a, "is_list", False) and isinstance(e.const, tuple):
             return constant_str(list(e.const), self.ctx, T.ListType(T.IntType))
+        if getattr(a, "is_list", False) and a.type in ("int", "SymInt") and \
+                e.type in (T.IntType,):
+            return f"[{e.text}]"
         return e.text
 
     def index_text(self, tmpl, rest):
@@ -619,7 +647,7 @@ class _FunctionPrinter:
         return "{" + ", ".join(f"{ins[k]}: {ins[k + 1]}" for k in range(0, len(ins), 2)) + "}"
 
     def e_tuple_index(self, n):
-        return f"{self.expr(n.inputs[0])}[{self.expr(n.inputs[1])}]"
+        return f"{subscript_base(self.expr(n.inputs[0]))}[{self.expr(n.inputs[1])}]"
 
     def e_unchecked_cast(self, n):
         return f"unchecked_cast({type_str(n.outputs[0].type, self.ctx)}, {self.expr(n.inputs[0])})"
@@ -654,6 +682,25 @@ class _FunctionPrinter:
         what = n.attrs.get("name", n.kind)
         raise NotImplementedError(f"ember.jit.save: {n.kind} ({what}) has no TorchScript "
                                   f"form that torch can load")
+
+
+def subscript_base(text):
+    """``x[0]`` but ``(torch.size(x))[0]``, as torch writes a subscripted expression."""
+    return text if text.replace(".", "").replace("_", "a").isalnum() else f"({text})"
+
+
+def _grad_mode_class(name):
+    """torch's scripted ``no_grad`` / ``enable_grad`` context-manager classes."""
+    q = f"__torch__.torch.autograd.grad_mode.{name}"
+    on = "True" if name == "enable_grad" else "False"
+    return (f"class {name}:\n  prev : bool\n"
+            f"  def __enter__(self: {q}) -> NoneType:\n"
+            f"    self.prev = torch.is_grad_enabled()\n"
+            f"    torch.set_grad_enabled({on})\n    return None\n"
+            f"  def __exit__(self: {q},\n    exc_type: Any,\n    exc_value: Any,\n"
+            f"    traceback: Any) -> NoneType:\n    prev = self.prev\n"
+            f"    torch.set_grad_enabled(prev)\n    return None\n"
+            f"  def __init__(self: {q}) -> NoneType:\n    self.prev = False\n    return None\n")
 
 
 def _is_default(e, a):
@@ -732,7 +779,10 @@ def class_code(ct, ctx, name, module=None):
     buffers = [a for a, s in slots.items() if s == "_buffers"]
     lines.append("  __parameters__ = [" + "".join(f'"{p}", ' for p in params) + "]\n")
     lines.append("  __buffers__ = [" + "".join(f'"{b}", ' for b in buffers) + "]\n")
-    for attr, t in ct.attributes.items():
+    rank = {"_parameters": 0, "_buffers": 1, None: 3, "_modules": 4}
+    order = sorted(ct.attributes.items(), key=lambda kv: 2 if kv[0] == "training" else
+                   rank.get(slots.get(kv[0]), 3))
+    for attr, t in order:
         ts = type_str(t, ctx)
         if attr.isidentifier() and not keyword.iskeyword(attr):
             lines.append(f"  {attr} : {ts}\n")

@@ -62,7 +62,8 @@ def fn_call(p, n):
     if "_py" in n.attrs:
         return _operator(p, n, name, pos)
     if name == "__getitem__":
-        return f"{pos[0].text}[{pos[1].text}]"
+        from ember.jit._printer import subscript_base
+        return f"{subscript_base(pos[0].text)}[{pos[1].text}]"
     if name == "slice" and len(pos) == 4:
         lo, hi, st = pos[1:]
         parts = [pos[0].text, lo.text, hi.text] + ([st.text] if st.const not in (None, 1) else [])
@@ -198,8 +199,9 @@ def _ember_call(p, fn, name, pos, kw):
                     ok = False
                     break
                 vals.append(b[key])
-            extra = [k for k, v in b.items() if isinstance(v, _Expr) and v.const is NOT_CONSTANT
-                     and k not in [a.name for a in sargs] and k not in ("input", "self")]
+            snames = [a.name for a in sargs]
+            extra = [k for k, v in b.items() if isinstance(v, _Expr) and k not in snames
+                     and k not in ("input", "self") and not _is_sig_default(sig, k, v)]
             if ok and not extra:
                 return p.schema_call(name, sargs, vals)
     kws = [(k, a.text) for k, a in kw if k not in _EMBER_ONLY_KW]
@@ -207,6 +209,14 @@ def _ember_call(p, fn, name, pos, kw):
 
 
 _EMBER_ONLY_KW = {"out"}
+
+
+def _is_sig_default(sig, k, e):
+    prm = sig.parameters.get(k)
+    if prm is None or prm.default is inspect.Parameter.empty or e.const is NOT_CONSTANT:
+        return False
+    d = prm.default
+    return e.const is d or (type(e.const) is type(d) and e.const == d)
 
 
 def _size(p, pos, kw):

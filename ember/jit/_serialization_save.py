@@ -251,6 +251,7 @@ def _code_files(ctx, class_bodies, root_body=None):
         pending = [(q, "fn", f) for q, f in ctx.functions.items() if ("fn", q) not in done]
         pending += [(q, "nt", t) for q, t in ctx.named_tuples.items() if ("nt", q) not in done]
         pending += [(q, "cls", t) for q, t in ctx.classes.items() if ("cls", q) not in done]
+        pending += [(q, "src", t) for q, t in ctx.sources.items() if ("src", q) not in done]
         if not pending:
             break
         for q, kind, obj in pending:
@@ -258,6 +259,8 @@ def _code_files(ctx, class_bodies, root_body=None):
             last = q.rpartition(".")[2]
             if kind == "fn":
                 text = P.free_function_code(obj, ctx).replace(f"def {obj.name}(", f"def {last}(", 1)
+            elif kind == "src":
+                text = obj
             elif kind == "nt":
                 text = P.named_tuple_code(obj, ctx, last)
             else:
