@@ -210,6 +210,87 @@ def _signature(options):
     return inspect.Signature(params)
 
 
+# forward of each loss written out (TorchScript compiles these; the table's generic
+# ``_TableLoss.forward`` serves the rest)
+class _Forwards:
+    """Namespace of the written-out forwards (one per loss, torch's argument names)."""
+
+    def L1Loss(self, input, target):
+        return F.l1_loss(input, target, reduction=self.reduction)
+
+    def MSELoss(self, input, target):
+        return F.mse_loss(input, target, reduction=self.reduction)
+
+    def NLLLoss(self, input, target):
+        return F.nll_loss(input, target, weight=self.weight, ignore_index=self.ignore_index,
+                          reduction=self.reduction)
+
+    def CrossEntropyLoss(self, input, target):
+        return F.cross_entropy(input, target, weight=self.weight,
+                               ignore_index=self.ignore_index, reduction=self.reduction,
+                               label_smoothing=self.label_smoothing)
+
+    def PoissonNLLLoss(self, log_input, target):
+        return F.poisson_nll_loss(log_input, target, log_input=self.log_input, full=self.full,
+                                  eps=self.eps, reduction=self.reduction)
+
+    def GaussianNLLLoss(self, input, target, var):
+        return F.gaussian_nll_loss(input, target, var, full=self.full, eps=self.eps,
+                                   reduction=self.reduction)
+
+    def KLDivLoss(self, input, target):
+        return F.kl_div(input, target, reduction=self.reduction, log_target=self.log_target)
+
+    def BCELoss(self, input, target):
+        return F.binary_cross_entropy(input, target, weight=self.weight,
+                                      reduction=self.reduction)
+
+    def BCEWithLogitsLoss(self, input, target):
+        return F.binary_cross_entropy_with_logits(input, target, self.weight,
+                                                  pos_weight=self.pos_weight,
+                                                  reduction=self.reduction)
+
+    def HingeEmbeddingLoss(self, input, target):
+        return F.hinge_embedding_loss(input, target, margin=self.margin,
+                                      reduction=self.reduction)
+
+    def CosineEmbeddingLoss(self, input1, input2, target):
+        return F.cosine_embedding_loss(input1, input2, target, margin=self.margin,
+                                       reduction=self.reduction)
+
+    def MarginRankingLoss(self, input1, input2, target):
+        return F.margin_ranking_loss(input1, input2, target, margin=self.margin,
+                                     reduction=self.reduction)
+
+    def MultiLabelMarginLoss(self, input, target):
+        return F.multilabel_margin_loss(input, target, reduction=self.reduction)
+
+    def MultiLabelSoftMarginLoss(self, input, target):
+        return F.multilabel_soft_margin_loss(input, target, weight=self.weight,
+                                             reduction=self.reduction)
+
+    def MultiMarginLoss(self, input, target):
+        return F.multi_margin_loss(input, target, p=self.p, margin=self.margin,
+                                   weight=self.weight, reduction=self.reduction)
+
+    def SmoothL1Loss(self, input, target):
+        return F.smooth_l1_loss(input, target, reduction=self.reduction, beta=self.beta)
+
+    def HuberLoss(self, input, target):
+        return F.huber_loss(input, target, reduction=self.reduction, delta=self.delta)
+
+    def SoftMarginLoss(self, input, target):
+        return F.soft_margin_loss(input, target, reduction=self.reduction)
+
+    def TripletMarginLoss(self, anchor, positive, negative):
+        return F.triplet_margin_loss(anchor, positive, negative, margin=self.margin, p=self.p,
+                                     eps=self.eps, swap=self.swap, reduction=self.reduction)
+
+    def CTCLoss(self, log_probs, targets, input_lengths, target_lengths):
+        return F.ctc_loss(log_probs, targets, input_lengths, target_lengths, self.blank,
+                          self.reduction, self.zero_infinity)
+
+
 def _make(name, functional, inputs, options, doc):
     names = [o[0] for o in options if o != "*"]
     body = {
@@ -222,6 +303,8 @@ def _make(name, functional, inputs, options, doc):
     }
     if name in _CONSTANTS:
         body["__constants__"] = _CONSTANTS[name]
+    if name in vars(_Forwards):
+        body["forward"] = vars(_Forwards)[name]
     base = (_TableLoss, _WeightedLoss) if name in _WEIGHTED else (_TableLoss,)
     return type(name, base, body)
 
