@@ -377,11 +377,41 @@ class _Tracer:
                            "can be output from traced functions")
 
     # submodule calls ------------------------------------------------------------------
+    def call_compiled(self, kind, fn, head, args, kwargs, run):
+        """A call of already compiled code (a ScriptFunction, a scripted or traced module):
+        one ``prim::CallFunction`` / ``prim::CallMethod`` node; the callee runs unrecorded,
+        so its control flow stays in its own graph, as torch keeps it."""
+        frame = self.frame
+        values = fn.bind(list(args), dict(kwargs))
+        ins = list(head) + [self.structure_value(v) if isinstance(v, (tuple, list)) and
+                            _traceable(v) else self.arg_value(v, None) for v in values]
+        n, (res,) = frame.emit(kind, ins, [fn.return_type],
+                               {"name": fn.name if kind == "prim::CallMethod" else
+                                fn.qualified_name}, source=_source())
+        n.fn = fn
+        st = state
+        saved = st.modes
+        st.modes = tuple(m for m in saved if not (isinstance(m, _TraceMode) and m.tracer is self))
+        try:
+            out = run()
+        finally:
+            st.modes = saved
+        self.unpack_result(frame, res, out)
+        return out
+
     def call_module(self, sub, orig_forward, args, kwargs):
         parent = self.frame
         path = parent.module_paths.get(id(sub)) if parent.module is not None else None
         if not path:                      # not below the current module: inline its ops
             return orig_forward(*args, **kwargs)
+        if isinstance(sub, RecursiveScriptModule):
+            fn = sub._ct.methods.get("forward")
+            sub_v = parent.call_attr.get(path)
+            if sub_v is None:
+                sub_v = self.attr_chain(parent, path, parent.call_groups, cache=None)
+                parent.call_attr[path] = sub_v
+            return self.call_compiled("prim::CallMethod", fn, [sub_v], args, kwargs,
+                                      lambda: orig_forward(*args, **kwargs))
         names, values, baked = _bind_call(orig_forward, args, kwargs)
         # the callee's graph
         count = self.method_counts.get(id(sub), 0)
@@ -572,24 +602,58 @@ def _conversion_hook(name, what, orig):
     return converted
 
 
-def _install_hooks():
+def _script_call_hook(orig):
+    def __call__(self, *args, **kwargs):
+        tracer = _active()
+        if tracer is None or not tracer.frames:
+            return orig(self, *args, **kwargs)
+        return tracer.call_compiled("prim::CallFunction", self._function, [], args, kwargs,
+                                    lambda: orig(self, *args, **kwargs))
+    __call__.__wrapped__ = orig
+    return __call__
+
+
+def _tensor_hook(orig):
+    def tensor(*args, **kwargs):
+        if _active() is not None:
+            warnings.warn("torch.tensor results are registered as constants in the trace. You "
+                          "can safely ignore this warning if you use this function to create "
+                          "tensors out of constant variables that would be the same every time "
+                          "you call this function. In any other case, this might cause the "
+                          "trace to be incorrect.", TracerWarning, stacklevel=_user_stacklevel())
+        return orig(*args, **kwargs)
+    tensor.__wrapped__ = orig
+    tensor.__doc__ = orig.__doc__
+    return tensor
+
+
+def _hook_targets():
+    """(owner, attribute, make_replacement) of everything patched while tracing."""
     import ember
+    from ember.jit._script import ScriptFunction
+    out = [(ember.Tensor, name, lambda orig, n=name, w=what: _conversion_hook(n, w, orig))
+           for name, what in _CONVERSIONS.items()]
+    out.append((ScriptFunction, "__call__", _script_call_hook))
+    out.append((ember, "tensor", _tensor_hook))
+    return out
+
+
+def _install_hooks():
     with _hooks_lock:
         if _hooks["count"] == 0:
-            for name, what in _CONVERSIONS.items():
-                orig = ember.Tensor.__dict__[name]
-                _hooks["saved"][name] = orig
-                setattr(ember.Tensor, name, _conversion_hook(name, what, orig))
+            for owner, name, make in _hook_targets():
+                orig = owner.__dict__[name]
+                _hooks["saved"][(owner, name)] = orig
+                setattr(owner, name, make(orig))
         _hooks["count"] += 1
 
 
 def _remove_hooks():
-    import ember
     with _hooks_lock:
         _hooks["count"] -= 1
         if _hooks["count"] == 0:
-            for name, orig in _hooks["saved"].items():
-                setattr(ember.Tensor, name, orig)
+            for (owner, name), orig in _hooks["saved"].items():
+                setattr(owner, name, orig)
             _hooks["saved"].clear()
 
 
@@ -612,6 +676,12 @@ def _class_types(module):
     def make(m):
         if id(m) in cts:
             return cts[id(m)]
+        if isinstance(m, RecursiveScriptModule):      # compiled already: its own types
+            cts[id(m)] = m._ct
+            for ch in m._modules.values():
+                if ch is not None:
+                    make(ch)
+            return m._ct
         attrs, slots = {"training": T.BoolType}, {}
         for name, p in m._parameters.items():
             attrs[name] = T.TensorType if p is not None else T.NoneType
@@ -749,8 +819,11 @@ def _shadow_forwards(mod, tracer):
     ``prim::CallMethod``; returns what to restore."""
     patched = []
     seen = set()
+    inside_script = set()
     for path, m in _walk(mod):
-        if not path or id(m) in seen:
+        if path and path[:-1] in inside_script or isinstance(m, RecursiveScriptModule):
+            inside_script.add(path)       # compiled code calls these without __call__
+        if not path or id(m) in seen or path[:-1] in inside_script:
             continue
         seen.add(id(m))
         had = "forward" in m.__dict__
@@ -778,6 +851,8 @@ def _build_module(mod, cts, top, memo=None):
     memo = {} if memo is None else memo
     if id(mod) in memo:
         return memo[id(mod)]
+    if not top and isinstance(mod, RecursiveScriptModule):
+        return mod                         # a scripted or traced child stays itself
     children = {name: _build_module(ch, cts, False, memo) if ch is not None else None
                 for name, ch in mod._modules.items()}
     cls = TopLevelTracedModule if top else TracedModule

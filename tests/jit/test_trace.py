@@ -260,7 +260,8 @@ def test_no_warning_for_untraced_tensors_and_none_outside_tracing():
         warnings.simplefilter("error")
         assert ember.ones(1).item() == 1.0
         assert bool(ember.ones(1))
-        ember.jit.trace(lambda x: x * ember.tensor(3.0).item(), ember.ones(2))
+        c = ember.tensor(3.0)                      # made before tracing: not traced
+        ember.jit.trace(lambda x: x * c.item(), ember.ones(2))
 
 
 def test_nondeterministic_trace_warns_like_torch():
@@ -403,3 +404,79 @@ def test_traced_code_runs_under_no_grad_and_profiler():
         et(ember.ones(2, 5))
     names = {e.name for e in prof.function_events}
     assert "aten::linear" in names and "aten::tanh" in names
+
+
+# --------------------------------------------------------------------------- compiled code
+
+def scripted_branch(lib):
+    @lib.jit.script
+    def sfn(x):
+        if bool(x.sum() > 0):
+            return x + 1
+        return x - 1
+    return sfn
+
+
+def gated(lib):
+    nn = lib.nn
+
+    class Gate(nn.Module):
+        def forward(self, x):
+            if bool(x.sum() > 0):
+                return x.relu()
+            return -x
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lin = nn.Linear(2, 2)
+            self.gate = lib.jit.script(Gate())
+
+        def forward(self, x):
+            return self.gate(self.lin(x))
+    return Net()
+
+
+def test_scripted_function_called_while_tracing_keeps_its_control_flow():
+    graphs = []
+    for lib in (torch, ember):
+        sfn = scripted_branch(lib)
+        traced = quiet_trace(lib, lambda x: sfn(x) * 2, lib.ones(2))
+        graphs.append(op_kinds(traced.graph))
+        # traced with a positive input; a negative one still takes the other branch
+        assert traced(-lib.ones(2)).tolist() == [-4.0, -4.0]
+    assert graphs[0] == graphs[1] == ["prim::CallFunction", "aten::mul"]
+
+
+def test_scripted_submodule_is_called_not_traced():
+    tm, em = gated(torch), gated(ember)
+    copy_weights(tm, em)
+    tt = quiet_trace(torch, tm, torch.ones(1, 2))
+    et = ember.jit.trace(em, ember.ones(1, 2))
+    assert kinds(et.graph) == kinds(tt.graph)
+    assert et.gate is em.gate                   # the scripted child is kept as it is
+    x = np.full((1, 2), -100.0, dtype="float32")
+    np.testing.assert_allclose(et(ember.tensor(x)).detach().numpy(),
+                               tm(torch.tensor(x)).detach().numpy(), rtol=1e-5)
+
+
+def test_script_if_tracing_keeps_control_flow():
+    for lib in (torch, ember):
+        @lib.jit.script_if_tracing
+        def helper(x):
+            if bool(x.sum() > 0):
+                return x * 10
+            return x
+        traced = quiet_trace(lib, lambda x: helper(x) + 1, lib.ones(2))
+        assert "prim::CallFunction" in op_kinds(traced.graph)
+        assert traced(-lib.ones(2)).tolist() == [0.0, 0.0]
+
+
+def test_tensor_constructor_warns_like_torch():
+    got = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.jit.trace(lambda x: x + lib.tensor([1.0, 2.0]), lib.ones(2), check_trace=False)
+        got.append([str(m.message) for m in w if m.category.__name__ == "TracerWarning"])
+    assert got[0] == got[1] and len(got[0]) == 1
