@@ -1,5 +1,6 @@
 """Pooling over 1, 2 or 3 spatial dims: input ``(N, C, *S)`` or unbatched ``(C, *S)``.
-Each family has one base holding the options; the per-dimension classes set ``_dim``."""
+Each family has one base holding the options; the per-dimension classes set ``_dim`` and
+``_pool``, their functional (a static method, so ``jit.script`` resolves it)."""
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _ntuple, _single
@@ -9,11 +10,6 @@ __all__ = ["MaxPool1d", "MaxPool2d", "MaxPool3d", "MaxUnpool1d", "MaxUnpool2d",
            "LPPool3d", "AdaptiveMaxPool1d", "AdaptiveMaxPool2d", "AdaptiveMaxPool3d",
            "AdaptiveAvgPool1d", "AdaptiveAvgPool2d", "AdaptiveAvgPool3d",
            "FractionalMaxPool2d", "FractionalMaxPool3d"]
-
-
-def _fn(module, family):
-    """The functional op for ``module``'s dimension, e.g. ``F.max_pool2d``."""
-    return getattr(F, f"{family}{module._dim}d")
 
 
 class _MaxPoolNd(Module):
@@ -31,7 +27,7 @@ class _MaxPoolNd(Module):
         self.return_indices, self.ceil_mode = return_indices, ceil_mode
 
     def forward(self, input):
-        return _fn(self, "max_pool")(input, self.kernel_size, self.stride, self.padding,
+        return self._pool(input, self.kernel_size, self.stride, self.padding,
                                      self.dilation, ceil_mode=self.ceil_mode,
                                      return_indices=self.return_indices)
 
@@ -43,14 +39,17 @@ class _MaxPoolNd(Module):
 
 class MaxPool1d(_MaxPoolNd):
     _dim = 1
+    _pool = staticmethod(F.max_pool1d)
 
 
 class MaxPool2d(_MaxPoolNd):
     _dim = 2
+    _pool = staticmethod(F.max_pool2d)
 
 
 class MaxPool3d(_MaxPoolNd):
     _dim = 3
+    _pool = staticmethod(F.max_pool3d)
 
 
 class _MaxUnpoolNd(Module):
@@ -65,7 +64,7 @@ class _MaxUnpoolNd(Module):
         self.padding = tup(padding)
 
     def forward(self, input, indices, output_size=None):
-        return _fn(self, "max_unpool")(input, indices, self.kernel_size, self.stride,
+        return self._pool(input, indices, self.kernel_size, self.stride,
                                        self.padding, output_size)
 
     def extra_repr(self):
@@ -74,14 +73,17 @@ class _MaxUnpoolNd(Module):
 
 class MaxUnpool1d(_MaxUnpoolNd):
     _dim = 1
+    _pool = staticmethod(F.max_unpool1d)
 
 
 class MaxUnpool2d(_MaxUnpoolNd):
     _dim = 2
+    _pool = staticmethod(F.max_unpool2d)
 
 
 class MaxUnpool3d(_MaxUnpoolNd):
     _dim = 3
+    _pool = staticmethod(F.max_unpool3d)
 
 
 class _AvgPoolNd(Module):
@@ -104,7 +106,7 @@ class _AvgPoolNd(Module):
                 self.count_include_pad)
         if self._dim > 1:
             args += (self.divisor_override,)
-        return _fn(self, "avg_pool")(input, *args)
+        return self._pool(input, *args)
 
     def extra_repr(self):
         return f"kernel_size={self.kernel_size}, stride={self.stride}, padding={self.padding}"
@@ -114,6 +116,7 @@ class AvgPool1d(_AvgPoolNd):
     """Stores its sizes as 1-tuples; takes no ``divisor_override``."""
     __constants__ = ["kernel_size", "stride", "padding", "ceil_mode", "count_include_pad"]
     _dim = 1
+    _pool = staticmethod(F.avg_pool1d)
 
     def __init__(self, kernel_size, stride=None, padding=0, ceil_mode=False,
                  count_include_pad=True):
@@ -124,10 +127,12 @@ class AvgPool1d(_AvgPoolNd):
 
 class AvgPool2d(_AvgPoolNd):
     _dim = 2
+    _pool = staticmethod(F.avg_pool2d)
 
 
 class AvgPool3d(_AvgPoolNd):
     _dim = 3
+    _pool = staticmethod(F.avg_pool3d)
 
 
 class _LPPoolNd(Module):
@@ -140,7 +145,7 @@ class _LPPoolNd(Module):
         self.stride, self.ceil_mode = stride, ceil_mode
 
     def forward(self, input):
-        return _fn(self, "lp_pool")(input, float(self.norm_type), self.kernel_size,
+        return self._pool(input, float(self.norm_type), self.kernel_size,
                                     self.stride, self.ceil_mode)
 
     def extra_repr(self):
@@ -150,14 +155,17 @@ class _LPPoolNd(Module):
 
 class LPPool1d(_LPPoolNd):
     _dim = 1
+    _pool = staticmethod(F.lp_pool1d)
 
 
 class LPPool2d(_LPPoolNd):
     _dim = 2
+    _pool = staticmethod(F.lp_pool2d)
 
 
 class LPPool3d(_LPPoolNd):
     _dim = 3
+    _pool = staticmethod(F.lp_pool3d)
 
 
 class _AdaptiveMaxPoolNd(Module):
@@ -169,7 +177,7 @@ class _AdaptiveMaxPoolNd(Module):
         self.output_size, self.return_indices = output_size, return_indices
 
     def forward(self, input):
-        return _fn(self, "adaptive_max_pool")(input, self.output_size, self.return_indices)
+        return self._pool(input, self.output_size, self.return_indices)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -177,14 +185,17 @@ class _AdaptiveMaxPoolNd(Module):
 
 class AdaptiveMaxPool1d(_AdaptiveMaxPoolNd):
     _dim = 1
+    _pool = staticmethod(F.adaptive_max_pool1d)
 
 
 class AdaptiveMaxPool2d(_AdaptiveMaxPoolNd):
     _dim = 2
+    _pool = staticmethod(F.adaptive_max_pool2d)
 
 
 class AdaptiveMaxPool3d(_AdaptiveMaxPoolNd):
     _dim = 3
+    _pool = staticmethod(F.adaptive_max_pool3d)
 
 
 class _AdaptiveAvgPoolNd(Module):
@@ -196,7 +207,7 @@ class _AdaptiveAvgPoolNd(Module):
         self.output_size = output_size
 
     def forward(self, input):
-        return _fn(self, "adaptive_avg_pool")(input, self.output_size)
+        return self._pool(input, self.output_size)
 
     def extra_repr(self):
         return f"output_size={self.output_size}"
@@ -204,14 +215,17 @@ class _AdaptiveAvgPoolNd(Module):
 
 class AdaptiveAvgPool1d(_AdaptiveAvgPoolNd):
     _dim = 1
+    _pool = staticmethod(F.adaptive_avg_pool1d)
 
 
 class AdaptiveAvgPool2d(_AdaptiveAvgPoolNd):
     _dim = 2
+    _pool = staticmethod(F.adaptive_avg_pool2d)
 
 
 class AdaptiveAvgPool3d(_AdaptiveAvgPoolNd):
     _dim = 3
+    _pool = staticmethod(F.adaptive_avg_pool3d)
 
 
 class _FractionalMaxPoolNd(Module):
@@ -237,14 +251,16 @@ class _FractionalMaxPoolNd(Module):
             raise ValueError(f"output_ratio must be between 0 and 1 (got {output_ratio})")
 
     def forward(self, input):
-        return _fn(self, "fractional_max_pool")(
+        return self._pool(
             input, self.kernel_size, self.output_size, self.output_ratio, self.return_indices,
             _random_samples=self._random_samples)
 
 
 class FractionalMaxPool2d(_FractionalMaxPoolNd):
     _dim = 2
+    _pool = staticmethod(F.fractional_max_pool2d)
 
 
 class FractionalMaxPool3d(_FractionalMaxPoolNd):
     _dim = 3
+    _pool = staticmethod(F.fractional_max_pool3d)
