@@ -205,3 +205,30 @@ def test_hash_tensor_out_and_no_grad():
 @pytest.mark.parametrize("dim", [None, 0, 1])
 def test_hash_tensor_empty_complex(dim):
     same(lambda m: m.hash_tensor(m.empty(0, 2, dtype=m.complex64), dim))
+
+
+# every public function of the op records, called on a uint32 matrix: torch's outcome class.
+# Left out: torch checks arguments first (clamp with no bound, repeat_interleave's repeats),
+# takes no tensor here (the *stack family), or runs a kernel ember shares with one it
+# refuses (flipud runs where flip does not).
+_ARGS_FIRST = {"clamp", "repeat_interleave", "column_stack", "dstack", "hstack", "vstack",
+               "flipud"}
+
+
+def _record_functions():
+    from ember._ops.registry import OPS
+    names = {op.public_name for op in OPS.values() if op.tensor_args}
+    return sorted(n for n in names if not n.startswith("_") and not n.endswith("_")
+                  and hasattr(ember, n) and hasattr(torch, n) and n not in _ARGS_FIRST)
+
+
+@pytest.mark.parametrize("name", _record_functions())
+def test_unary_support_as_torch(name):
+    def call(m):
+        return getattr(m, name)(m.tensor([[3, 1], [2, 5]], dtype=m.uint32))
+    e, t = outcome(call, ember), outcome(call, torch)
+    if "TypeError" in (e[1], t[1]):         # needs more arguments
+        return
+    assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)
+    if e[0] == "ok" and hasattr(t[1], "dtype"):
+        assert str(e[1].dtype) == str(t[1].dtype)

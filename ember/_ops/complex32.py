@@ -5,7 +5,9 @@ A complex32 array is a NumPy structured array of float16 (real, imag) pairs
 dispatcher chain; until then the dense path pays nothing. For an op with a complex32
 operand (or ``dtype=torch.complex32``) it:
 
-- refuses what torch's CPU kernels refuse for ComplexHalf, with torch's class and text;
+- runs only the ops torch's CPU kernels run for ComplexHalf (``ALLOWED``, found by running
+  torch) and refuses the others, with torch's class and text where ``REFUSED`` has it
+  (NotImplementedError otherwise);
 - runs views (``view``, ``select``, ``t``, slicing...) as they are: NumPy moves the pairs;
   ``real``/``imag``/``view_as_real`` are float16 views of the pairs;
 - runs everything else in complex64 and rounds what comes out back to complex32 (and a
@@ -81,7 +83,36 @@ REFUSED = {
     "take": _ni("take_cpu"), "histc": _ni("aminmax_cpu"), "hash_tensor": _ni("xor_sum_cpu"),
     "randint": (RuntimeError, "check_random_bounds handles only integral, floating-point and "
                               "boolean types"),
+    "exponential": (RuntimeError, "Exponential distribution is a continuous probability "
+                                  "distribution. dtype must be a floating point but you "
+                                  "specified ComplexHalf"),
+    "abs_": (RuntimeError, "In-place abs is not supported for complex tensors."),
+    "argsort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "msort": (RuntimeError, " Sort does not support complex dtypes on CPU"),
+    "nanmean": (RuntimeError, "nansum on CPU does not support complex inputs"),
+    "deg2rad": (RuntimeError, "deg2rad is not supported for complex tensors."),
+    "rad2deg": (RuntimeError, "rad2deg is not supported for complex tensors."),
+    "isneginf": (RuntimeError, "isneginf does not support complex inputs."),
+    "isposinf": (RuntimeError, "isposinf does not support complex inputs."),
+    "frexp": (RuntimeError, "torch.frexp() only supports floating-point dtypes"),
 }
+# record names (public, in-place ``_`` dropped) torch's CPU kernels run on ComplexHalf
+ALLOWED = frozenset((
+    "add", "sub", "rsub", "mul", "neg", "abs", "sgn", "eq", "ne", "isclose", "allclose",
+    "where", "cat", "concat", "concatenate", "stack", "clone", "contiguous", "index",
+    "index_put", "_index_put_impl", "index_add", "index_fill", "index_copy", "index_select",
+    "masked_fill", "masked_select", "nonzero", "argwhere", "count_nonzero", "any", "all",
+    "isnan", "isinf", "isfinite", "isreal", "roll", "repeat", "tile", "narrow_copy",
+    "select_scatter", "slice_scatter", "diagonal_scatter", "addcmul", "dist", "kron", "outer",
+    "norm", "linalg_vector_norm", "var", "std", "var_mean", "std_mean", "diff", "diag",
+    "diag_embed", "diagflat", "tril", "triu", "block_diag", "conj_physical", "resolve_conj",
+    "resolve_neg", "_to_copy", "copy", "fill", "zero", "constant_pad_nd", "pad", "full",
+    "full_like", "zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like",
+    "empty_strided", "rand", "rand_like", "randn", "randn_like", "normal", "uniform",
+    "chain_matmul", "broadcast_tensors", "unbind", "alias_copy", "detach_copy",
+    "diagonal_copy", "slice_copy", "squeeze_copy", "t_copy", "unbind_copy", "flatten",
+    "ravel", "flipud", "squeeze", "t", "diagonal", "detach", "_conj", "conj", "alias",
+))
 _VIEWS_OF_PARTS = {"real": lambda a: a["real"], "imag": lambda a: a["imag"],
                    "view_as_real": view_as_real}
 _next_call = None
@@ -143,13 +174,17 @@ def route(op, args, out):
     if op in _CASTS or not _involved(op, args):
         return _next_call(op, args, out)
     f = op.functional
-    refused = REFUSED.get(f.name) or REFUSED.get(f.public_name)
+    name = f.public_name.rstrip("_") if f.public_name.endswith("_") and \
+        not f.public_name.startswith("__") else f.public_name
+    refused = REFUSED.get(op.public_name) or REFUSED.get(f.name) or REFUSED.get(name)
     if refused is not None:
         raise refused[0](refused[1])
     if f.name in _VIEWS_OF_PARTS:
         return _view_of_parts(op, args)
     if op.is_view:                      # NumPy moves the (real, imag) pairs as they are
         return _next_call(op, args, out)
+    if name not in ALLOWED:
+        raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
     return _in_complex64(op, args, out)
 
 
