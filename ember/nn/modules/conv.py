@@ -2,6 +2,7 @@
 or unbatched ``(C_in, *S)``; output ``(N, C_out, *S')``. Weight ``(C_out, C_in/groups, *k)``
 (transposed: ``(C_in, C_out/groups, *k)``), drawn like ``Linear``'s."""
 import math
+from typing import List, Optional
 
 import ember
 from ember.nn import functional as F, init
@@ -17,7 +18,8 @@ _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
 
 class _ConvNd(Module):
-    """Convolution over ``_dim`` spatial dims; subclasses only set ``_dim``."""
+    """Convolution over ``_dim`` spatial dims; subclasses set ``_dim`` and ``_conv`` (their
+    functional, a static method so that ``jit.script`` resolves it)."""
     __constants__ = ["stride", "padding", "dilation", "groups", "padding_mode",
                      "output_padding", "in_channels", "out_channels", "kernel_size"]
     _dim = None
@@ -85,12 +87,12 @@ class _ConvNd(Module):
         _uniform_by_fan_in(self.bias, self.weight[0].numel() if len(self.weight) else 0)
 
     def _conv_forward(self, input, weight, bias):
-        conv = getattr(F, f"conv{self._dim}d")
-        padding = self.padding
         if self.padding_mode != "zeros":
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
-            padding = (0,) * self._dim
-        return conv(input, weight, bias, self.stride, padding, self.dilation, self.groups)
+            return self._conv(input, weight, bias, self.stride, [0] * self._dim, self.dilation,
+                              self.groups)
+        return self._conv(input, weight, bias, self.stride, self.padding, self.dilation,
+                          self.groups)
 
     def forward(self, input):
         return self._conv_forward(input, self.weight, self.bias)
@@ -113,16 +115,19 @@ class _ConvNd(Module):
 class Conv1d(_ConvNd):
     """Input ``(N, C_in, L)`` or ``(C_in, L)``."""
     _dim = 1
+    _conv = staticmethod(F.conv1d)
 
 
 class Conv2d(_ConvNd):
     """Input ``(N, C_in, H, W)`` or ``(C_in, H, W)``."""
     _dim = 2
+    _conv = staticmethod(F.conv2d)
 
 
 class Conv3d(_ConvNd):
     """Input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``."""
     _dim = 3
+    _conv = staticmethod(F.conv3d)
 
 
 class _ConvTransposeNd(_ConvNd):
@@ -140,11 +145,12 @@ class _ConvTransposeNd(_ConvNd):
                     _ntuple(self._dim)(padding), dilation, output_padding, groups, bias,
                     padding_mode, device, dtype)
 
-    def _output_padding(self, input, output_size, stride, padding, kernel_size,
-                        num_spatial_dims, dilation=None):
+    def _output_padding(self, input, output_size: Optional[List[int]], stride: List[int],
+                        padding: List[int], kernel_size: List[int], num_spatial_dims: int,
+                        dilation: Optional[List[int]] = None) -> List[int]:
         """The extra size per spatial dim that makes the output ``output_size``."""
         if output_size is None:
-            return tuple(self.output_padding)
+            return list(self.output_padding)
         n = num_spatial_dims
         lead = 2 if input.dim() == n + 2 else 1
         if len(output_size) == n + lead:
@@ -152,7 +158,8 @@ class _ConvTransposeNd(_ConvNd):
         if len(output_size) != n:
             raise ValueError(f"ConvTranspose{n}D: for {input.dim()}D input, output_size must "
                              f"have {n} or {n + lead} elements (got {len(output_size)})")
-        dilation = dilation or (1,) * n
+        if dilation is None:
+            dilation = [1] * n
         smallest = [(input.size(lead + d) - 1) * stride[d] - 2 * padding[d]
                     + dilation[d] * (kernel_size[d] - 1) + 1 for d in range(n)]
         largest = [lo + s - 1 for lo, s in zip(smallest, stride)]
@@ -162,25 +169,27 @@ class _ConvTransposeNd(_ConvNd):
                              f"{input.size()[2:]})")
         return [size - lo for size, lo in zip(output_size, smallest)]
 
-    def forward(self, input, output_size=None):
+    def forward(self, input, output_size: Optional[List[int]] = None):
         output_padding = self._output_padding(input, output_size, self.stride, self.padding,
                                               self.kernel_size, self._dim, self.dilation)
-        conv_t = getattr(F, f"conv_transpose{self._dim}d")
-        return conv_t(input, self.weight, bias=self.bias, stride=self.stride,
-                      padding=self.padding, output_padding=output_padding, groups=self.groups,
-                      dilation=self.dilation)
+        return self._conv(input, self.weight, bias=self.bias, stride=self.stride,
+                          padding=self.padding, output_padding=output_padding,
+                          groups=self.groups, dilation=self.dilation)
 
 
 class ConvTranspose1d(_ConvTransposeNd):
     """Input ``(N, C_in, L)`` or ``(C_in, L)``."""
     _dim = 1
+    _conv = staticmethod(F.conv_transpose1d)
 
 
 class ConvTranspose2d(_ConvTransposeNd):
     """Input ``(N, C_in, H, W)`` or ``(C_in, H, W)``."""
     _dim = 2
+    _conv = staticmethod(F.conv_transpose2d)
 
 
 class ConvTranspose3d(_ConvTransposeNd):
     """Input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``."""
     _dim = 3
+    _conv = staticmethod(F.conv_transpose3d)
