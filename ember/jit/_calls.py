@@ -343,6 +343,9 @@ def _coerce_arg(c, v, t, name, e, decl):
         return c.emit("aten::Float", [v], [T.FloatType], e, fn=float).output
     if v.type is T.TensorType and tt in (T.IntType, T.FloatType):
         return c.implicit_scalar(v, tt, e)
+    if isinstance(tt, T.ListType) and isinstance(v.type, T.TupleType) and all(
+            T.is_subtype(x, tt.elem) for x in v.type.elems):
+        return c.tuple_to_list(v, tt, e)
     if v.type is T.AnyType:
         return c.cast(v, t)
     c.error(f"{decl}:\nExpected a value of type '{t.annotation}' for argument '{name}' but "
@@ -432,6 +435,12 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
             t = T.unwrap_optional(type_hint) if type_hint is not None else T.ListType(T.TensorType)
             return S.SimpleValue(c.emit("prim::ListConstruct", [], [t], e).output)
         t = types[0]
+        if name == "list" and isinstance(t, T.TupleType) and t.elems:
+            et = t.elems[0]
+            for x in t.elems[1:]:
+                et = et and T.unify(et, x)
+            if et is not None:
+                return S.SimpleValue(c.tuple_to_list(args[0], T.ListType(et), e))
         if name == "list":
             rt = t if isinstance(t, T.ListType) else T.ListType(t.elem if isinstance(
                 t, T.ListType) else T.StrType if t is T.StrType else T.AnyType)

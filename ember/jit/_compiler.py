@@ -1486,12 +1486,24 @@ class Compiler:
             return self.implicit_scalar(v, tt, node)
         if v.type is T.AnyType:
             return self.cast(v, t)
+        if isinstance(tt, T.ListType) and isinstance(v.type, T.TupleType) and all(
+                T.is_subtype(x, tt.elem) for x in v.type.elems):
+            return self.tuple_to_list(v, tt, node)
         if isinstance(tt, T.ListType) and isinstance(v.type, T.ListType) and \
                 v.node is not None and v.node.kind == "prim::ListConstruct" and all(
                     T.is_subtype(i.type, tt.elem) for i in v.node.inputs):
             v.set_type(tt)
             return v
         self.error(f"{msg} {self.type_name(v)}", node)
+
+    def tuple_to_list(self, v, t, node):
+        """torch turns a tuple into a list where a list is expected (``self.stride``)."""
+        c = v.constant()
+        if isinstance(c, tuple):
+            return self.const(list(c)).set_type(t)
+        items = [self.emit("prim::TupleIndex", [v, self.const(k)], [et], node).output
+                 for k, et in enumerate(v.type.elems)]
+        return self.emit("prim::ListConstruct", items, [t], node).output
 
     def implicit_scalar(self, v, t, node):
         """torch converts a one-element Tensor to an int/float where one is expected."""
