@@ -74,14 +74,28 @@ def _op(schema, kernel=None, *, inplace=True, **kw):
     return op
 
 
+def _renamed(fn, name):
+    """A copy of front ``fn`` named ``name`` (same code: torch's aliases are functions of
+    their own name, as FX graphs and printed code show)."""
+    import types
+    new = types.FunctionType(fn.__code__, fn.__globals__, name, fn.__defaults__, fn.__closure__)
+    new.__kwdefaults__ = fn.__kwdefaults__
+    new.__dict__.update(fn.__dict__)
+    new.__qualname__ = name
+    new.__doc__ = fn.__doc__
+    new.__module__ = fn.__module__
+    return new
+
+
 def _alias(new, old, inplace=True):
-    """``new`` shares ``old``'s fronts (torch aliases dispatch to the same op)."""
+    """``new`` runs ``old``'s op record under its own name (torch's aliases dispatch to the
+    same op)."""
     if old in FUNCTIONS:
-        FUNCTIONS[new] = FUNCTIONS[old]
+        FUNCTIONS[new] = _renamed(FUNCTIONS[old], new)
     if old in METHODS:
-        METHODS[new] = METHODS[old]
+        METHODS[new] = _renamed(METHODS[old], new)
     if inplace and old + "_" in METHODS:
-        METHODS[new + "_"] = METHODS[old + "_"]
+        METHODS[new + "_"] = _renamed(METHODS[old + "_"], new + "_")
     if old in RECORDS:
         RECORDS[new] = RECORDS[old]
 

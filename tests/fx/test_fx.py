@@ -682,3 +682,19 @@ def test_has_side_effect_keeps_nodes_through_dead_code_elimination():
     import ember.fx
     assert build(ember.fx, ember) == build(torch.fx, torch) == \
         ["placeholder", "call_function", "output"]
+
+
+def test_aliases_are_functions_of_their_own_name():
+    """torch.arctan is not torch.atan: FX names nodes (and jit builtins) by the alias."""
+    torch = pytest.importorskip("torch")
+    for name in ("arctan", "arcsin", "absolute", "clip", "negative", "greater", "divide"):
+        assert getattr(ember, name).__name__ == getattr(torch, name).__name__ == name
+        assert getattr(ember, name) is not getattr(ember, {"arctan": "atan", "arcsin": "asin",
+                                                           "absolute": "abs", "clip": "clamp",
+                                                           "negative": "neg", "greater": "gt",
+                                                           "divide": "div"}[name])
+
+    def f(x):
+        return ember.arctan(ember.log(x))
+    gm = ember.fx.symbolic_trace(f)
+    assert "torch.arctan(log)" in gm.code
