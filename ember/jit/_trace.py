@@ -271,7 +271,7 @@ class _Tracer:
             else:
                 t = T.TensorType
             n = Node("prim::GetAttr", [v], {"name": name})
-            v = n.add_output(t, name)
+            v = n.add_output(t, "_" + name if name[:1].isdigit() else name)
             group.append(n)
             if cache is not None:
                 cache[path[:k + 1]] = v
@@ -281,7 +281,16 @@ class _Tracer:
     def arg_value(self, a, arg):
         """The Value of one schema argument."""
         if _is_tensor(a):
-            return self.tensor_value(a)
+            v = self.tensor_value(a)
+            if arg is not None and arg.type in _INT_TYPES:
+                return self.to_int(v)
+            return v
+        if isinstance(a, (list, tuple)) and arg is not None and arg.type in _INT_TYPES \
+                and any(_is_tensor(e) for e in a):
+            elems = [self.to_int(self.tensor_value(e)) if _is_tensor(e) else self.constant(e)
+                     for e in a]
+            _, (v,) = self.frame.emit("prim::ListConstruct", elems, [T.ListType(T.IntType)])
+            return v
         if isinstance(a, (list, tuple)) and arg is not None and arg.type == "Tensor" \
                 and arg.is_list:
             elems = [self.tensor_value(e) if e is not None else self.constant(None) for e in a]
@@ -294,6 +303,35 @@ class _Tracer:
             _, (v,) = self.frame.emit("prim::ListConstruct", elems, [T.ListType(T.TensorType)])
             return v
         return self.constant(a, source=None)
+
+    def to_int(self, v):
+        """``aten::Int``: a traced size (a 0-d integer tensor) passed where an int goes."""
+        n, (out,) = self.frame.emit("aten::Int", [v], [T.IntType])
+        n.fn = int
+        return out
+
+    def traced_sizes(self, t, sizes, dim):
+        """``t.size(dim)`` / ``t.shape`` while tracing: 0-d long tensors recorded as
+        ``aten::size`` + ``prim::NumToTensor``, so that shapes computed from them stay
+        dynamic in the trace (as torch's tracer does)."""
+        import ember
+        from ember._tensor import Size
+        frame = self.frame
+        x = frame.values[id(t)]
+        dims = [dim] if dim is not None else range(len(sizes))
+        out = []
+        for d in dims:
+            n, (size_v,) = frame.emit("aten::size", [x, self.constant(d)], [T.IntType],
+                                      source=_source())
+            n.fn = _size_of
+            value = sizes if dim is not None else sizes[d]
+            n, (tensor_v,) = frame.emit("prim::NumToTensor", [size_v],
+                                        [CompleteTensorType("Long(device=cpu)")])
+            n.fn = _num_to_tensor
+            st = ember.as_tensor(value)
+            frame.bind(st, tensor_v)
+            out.append(st)
+        return out[0] if dim is not None else tuple.__new__(Size, out)
 
     # ops ---------------------------------------------------------------------------
     def record(self, op, args, result):
@@ -471,6 +509,18 @@ def _getitem(d, k):
     return d[k]
 
 
+def _size_of(x, d):
+    return x.size(d)
+
+
+def _num_to_tensor(n):
+    import ember
+    return ember.as_tensor(n)
+
+
+_INT_TYPES = ("int", "SymInt")
+
+
 _CONTAINER_MSG = ("Encountering a {} at the output of the tracer might cause the trace to be "
                   "incorrect, this is only valid if the container structure does not change "
                   "based on the module's inputs. Consider using a constant container instead "
@@ -615,7 +665,7 @@ def _script_call_hook(orig):
 
 def _tensor_hook(orig):
     def tensor(*args, **kwargs):
-        if _active() is not None:
+        if _active() is not None and not _internal(sys._getframe(1).f_code.co_filename):
             warnings.warn("torch.tensor results are registered as constants in the trace. You "
                           "can safely ignore this warning if you use this function to create "
                           "tensors out of constant variables that would be the same every time "
@@ -627,12 +677,37 @@ def _tensor_hook(orig):
     return tensor
 
 
+def _size_hook(orig):
+    def size(self, dim=None):
+        sizes = orig(self, dim)
+        tracer = _active()
+        if tracer is None or not tracer.frames or id(self) not in tracer.frame.values \
+                or _internal(sys._getframe(1).f_code.co_filename):
+            return sizes
+        return tracer.traced_sizes(self, sizes, dim)
+    size.__wrapped__ = orig
+    return size
+
+
+def _shape_hook(orig):
+    def shape(self):
+        sizes = orig.fget(self)
+        tracer = _active()
+        if tracer is None or not tracer.frames or id(self) not in tracer.frame.values \
+                or _internal(sys._getframe(1).f_code.co_filename):
+            return sizes
+        return tracer.traced_sizes(self, sizes, None)
+    return property(shape, doc=orig.__doc__)
+
+
 def _hook_targets():
     """(owner, attribute, make_replacement) of everything patched while tracing."""
     import ember
     from ember.jit._script import ScriptFunction
     out = [(ember.Tensor, name, lambda orig, n=name, w=what: _conversion_hook(n, w, orig))
            for name, what in _CONVERSIONS.items()]
+    out.append((ember.Tensor, "size", _size_hook))
+    out.append((ember.Tensor, "shape", _shape_hook))
     out.append((ScriptFunction, "__call__", _script_call_hook))
     out.append((ember, "tensor", _tensor_hook))
     return out

@@ -480,3 +480,55 @@ def test_tensor_constructor_warns_like_torch():
             lib.jit.trace(lambda x: x + lib.tensor([1.0, 2.0]), lib.ones(2), check_trace=False)
         got.append([str(m.message) for m in w if m.category.__name__ == "TracerWarning"])
     assert got[0] == got[1] and len(got[0]) == 1
+
+
+def residual(lib):
+    nn = lib.nn
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv1 = nn.Conv2d(2, 4, 3, stride=2, padding=1, bias=False)
+            self.bn1 = nn.BatchNorm2d(4)
+            self.relu = nn.ReLU(inplace=True)
+            self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+            self.downsample = nn.Sequential(nn.Conv2d(2, 4, 1, stride=2, bias=False),
+                                            nn.BatchNorm2d(4))
+
+        def forward(self, x):
+            identity = x
+            out = self.relu(self.bn1(self.conv1(x)))
+            out = self.conv2(out)
+            out += self.downsample(identity)
+            return self.relu(out)
+    return nn.Sequential(Block(), nn.Identity()).eval()
+
+
+def test_residual_block_in_place_add_like_torch():
+    tm, em = residual(torch), residual(ember)
+    copy_weights(tm, em)
+    x = np.random.randn(2, 2, 6, 6).astype("float32")
+    tt = quiet_trace(torch, tm, torch.tensor(x))
+    et = ember.jit.trace(em, ember.tensor(x))
+    tb, eb = getattr(tt, "0"), getattr(et, "0")
+    assert kinds(eb.graph) == kinds(tb.graph)
+    assert "aten::add_" in kinds(eb.graph)
+    assert kinds(et.graph) == kinds(tt.graph)
+    assert kinds(eb.downsample.graph) == kinds(tb.downsample.graph)
+    x2 = np.random.randn(1, 2, 6, 6).astype("float32")
+    np.testing.assert_allclose(et(ember.tensor(x2)).detach().numpy(),
+                               tm(torch.tensor(x2)).detach().numpy(), rtol=1e-4, atol=1e-5)
+
+
+def test_sizes_stay_dynamic_like_torch():
+    def f(lib):
+        def fn(x):
+            return x.view(x.size(0), -1) * x.shape[1]
+        return fn
+    tt = quiet_trace(torch, f(torch), torch.ones(2, 3, 4))
+    et = ember.jit.trace(f(ember), ember.ones(2, 3, 4))
+    assert kinds(et.graph) == kinds(tt.graph)        # aten::size, prim::NumToTensor, aten::Int
+    x = np.random.randn(5, 3, 4).astype("float32")
+    got = et(ember.tensor(x))
+    assert tuple(got.shape) == (5, 12)
+    np.testing.assert_allclose(got.numpy(), tt(torch.tensor(x)).numpy(), rtol=1e-6)
