@@ -223,6 +223,7 @@ class _FunctionPrinter:
         self.used = set(_RESERVED)
         self.tmp = 0
         self.inline = set()             # ids of nodes printed inside their single use
+        self.hoisted = set()            # inlined nodes split out, not yet written
         self.lines = []
 
     # -- names -------------------------------------------------------------------------
@@ -361,17 +362,41 @@ class _FunctionPrinter:
         return len(self.lines) - start
 
     def split_long(self, values, depth):
-        """torch's rule: an inlined input whose text is long (its length plus the indent
-        reaches 40) gets a statement of its own, and so do the inlined inputs left of it
-        (they must still run first)."""
-        last = -1
+        """torch's rule for long inlines: an inlined input whose text (its own long parts
+        already split out) is long -- its length plus the indent reaches 40 -- gets a
+        statement of its own; so does everything inlined that runs before it."""
+        if self._mark_long(values, depth):
+            self._emit_hoisted(values, depth)
+
+    def _mark_long(self, values, depth):
+        flags, texts = [], []
+        for v in values:
+            if id(v.node) in self.inline:
+                flags.append(self._mark_long(v.node.inputs, depth))
+                texts.append(self.node_expr(v.node))
+            else:
+                flags.append(False)
+                texts.append(None)
+        cut = -1
         for k, v in enumerate(values):
-            if id(v.node) in self.inline and len(self.node_expr(v.node)) + 2 * depth >= 40:
-                last = k
-        for v in values[:last + 1]:
+            if texts[k] is not None and len(texts[k]) + 2 * depth >= 40:
+                cut = max(cut, k)
+            elif flags[k]:
+                cut = max(cut, k - 1)
+        for v in values[:cut + 1]:
             if id(v.node) in self.inline:
                 self.inline.discard(id(v.node))
-                self.node(v.node, depth)
+                self.hoisted.add(id(v.node))
+        return cut >= 0 or any(flags)
+
+    def _emit_hoisted(self, values, depth):
+        for v in values:
+            n = v.node
+            if id(n) in self.inline or id(n) in self.hoisted:
+                self._emit_hoisted(n.inputs, depth)
+                if id(n) in self.hoisted:
+                    self.hoisted.discard(id(n))
+                    self.emit(depth, f"{self.var(n.outputs[0])} = {self.node_expr(n)}")
 
     def node(self, n, depth):
         k = n.kind
