@@ -3,8 +3,8 @@
 ember's parallelism is its BLAS (NumPy's and SciPy's OpenBLAS) and scipy.fft's ``workers``.
 ``set_num_threads(n)`` limits both: the BLAS pools through ``threadpoolctl`` (the optional
 extra ``ember[threads]``; without it the BLAS keeps its own setting and a warning says so),
-the FFT workers directly. The inter-op setting is recorded for parity: ember runs no
-inter-op thread pool.
+the FFT workers directly. The inter-op setting sizes the pool that runs TorchScript's
+``fork`` tasks (``ember/jit/_futures.py``); it is fixed once that pool starts.
 """
 from __future__ import annotations
 
@@ -60,7 +60,8 @@ def get_num_interop_threads():
 
 
 def set_num_interop_threads(n):
-    """Recorded for parity with torch; like torch, it can be set once."""
+    """Size of the inter-op pool (scripted ``jit.fork`` tasks); like torch, it can be set
+    once, and not after parallel work has started."""
     _positive(n, "set_num_interop_threads")
     if _settings["interop"] is not None:
         raise RuntimeError("Error: cannot set number of interop threads after parallel work "
