@@ -90,3 +90,19 @@ def test_integer_inputs_are_not_specialized():
     with ember.no_grad():
         r = s(a, a)
     assert r.dtype == ember.int64 and r.tolist() == [0, 3, 6, 9]
+
+
+def _mlp_fn(x, w):
+    return (x @ w).relu().sum()
+
+
+def test_vmap_grad_and_autocast_run_through_scripted_code():
+    s = ember.jit.script(_mlp_fn)
+    x, w = ember.randn(5, 3, 4), ember.randn(4, 2)
+    assert ember.allclose(ember.func.vmap(s, in_dims=(0, None))(x, w),
+                          ember.func.vmap(_mlp_fn, in_dims=(0, None))(x, w))
+    assert ember.allclose(ember.func.grad(s)(x[0], w), ember.func.grad(_mlp_fn)(x[0], w))
+    with ember.autocast("cpu", dtype=ember.bfloat16):
+        y, y_eager = s(x[0], w), _mlp_fn(x[0], w)
+    assert y.dtype == y_eager.dtype == ember.bfloat16
+    assert ember.equal(y, y_eager)
