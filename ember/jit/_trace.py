@@ -166,6 +166,7 @@ class _Frame:
         self.self_value = None
         self.call_attr = {}            # submodule path -> Value (for CallMethod)
         self.param_paths = {}          # id(param or buffer) -> attribute path
+        self.named = set()             # Values already looked up in the caller's locals
         self.module_paths = {}         # id(submodule) -> attribute path
         if module is not None:
             self.self_value = self.graph.add_input(ct, "self")
@@ -304,6 +305,24 @@ class _Tracer:
             return v
         return self.constant(a, source=None)
 
+    def name_from_locals(self, args):
+        """Name op results after the caller's variables holding them, when first used (as
+        torch's tracer names ``%z`` for ``z = x * 2 + y``)."""
+        frame = self.frame
+        pending = [(a, frame.values.get(id(a))) for a in args if _is_tensor(a)]
+        pending = [(a, v) for a, v in pending if v is not None and v.debug_name is None
+                   and v.id not in frame.named]
+        if not pending:
+            return
+        f = _user_frame()
+        scope = f.f_locals if f is not None else {}
+        for a, v in pending:
+            frame.named.add(v.id)
+            for name, obj in scope.items():
+                if obj is a and not name.startswith("_") and name != "self":
+                    v.debug_name = name
+                    break
+
     def to_int(self, v):
         """``aten::Int``: a traced size (a 0-d integer tensor) passed where an int goes."""
         n, (out,) = self.frame.emit("aten::Int", [v], [T.IntType])
@@ -341,6 +360,7 @@ class _Tracer:
                   for i, a in enumerate(args)]
         kind = "aten::" + op.public_name
         src = _source()
+        self.name_from_locals(args)
         if op.returns_list:
             n, (lst,) = frame.emit(kind, inputs, [T.ListType(T.TensorType)], source=src)
             n.op = op
