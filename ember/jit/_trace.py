@@ -810,7 +810,7 @@ def _retrace(trace_fn, *args):
         return trace_fn(*args)
 
 
-def _run_traced(tracer, frame, call, strict, name):
+def _run_traced(tracer, frame, call, strict):
     """Run ``call()`` recording into ``frame``; returns (graph, output value, result)."""
     tracer.frames.append(frame)
     _install_hooks()
@@ -849,7 +849,7 @@ def _trace_function(func, args, kwargs, strict):
         names = _param_names(func, len(args))
         types = tracer.add_inputs(frame, names, args)
         call = lambda: func(*args)      # noqa: E731
-    graph, ret, _ = _run_traced(tracer, frame, call, strict, _fn_name(func))
+    graph, ret, _ = _run_traced(tracer, frame, call, strict)
     name = _fn_name(func)
     from ember.jit._script import qualified_class_name
     qual = qualified_class_name(func) if hasattr(func, "__qualname__") else name
@@ -862,18 +862,7 @@ def _param_names(fn, n):
                   if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
         params = []
-    names = [params[i].name if i < len(params) else f"input.{i}" for i in range(n)]
-    if len(params) < n and not any(p.kind is p.VAR_POSITIONAL for p in
-                                   _safe_params(fn)) and params is not None:
-        pass
-    return names
-
-
-def _safe_params(fn):
-    try:
-        return list(inspect.signature(fn).parameters.values())
-    except (TypeError, ValueError):
-        return []
+    return [params[i].name if i < len(params) else f"input.{i}" for i in range(n)]
 
 
 def _trace_methods(mod, inputs, strict, kwarg_inputs=None):
@@ -901,7 +890,7 @@ def _trace_methods(mod, inputs, strict, kwarg_inputs=None):
                 else:
                     call = lambda m=method, a=args: m(*a)      # noqa: E731
             tracer.method_counts[id(mod)] = tracer.method_counts.get(id(mod), 0) + 1
-            graph, ret, _ = _run_traced(tracer, frame, call, strict, method_name)
+            graph, ret, _ = _run_traced(tracer, frame, call, strict)
             ct.methods[method_name] = _function(method_name, f"{ct.qualname}.{method_name}",
                                                 graph, names, types, _plain(ret.type), ct)
     finally:
@@ -1156,8 +1145,6 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
         return trace_module(func.__self__, {name: example_inputs}, None, check_trace,
                             [{name: c} for c in check_inputs] if check_inputs else None,
                             check_tolerance, strict)
-    if isinstance(func, ScriptFunction):
-        pass            # traced like any callable: its ops are recorded
     if not callable(func):
         raise RuntimeError(f"Type '{type(func).__name__}' cannot be traced")
     kwargs_mode = example_kwarg_inputs is not None
