@@ -6,11 +6,6 @@ from ember.nn.modules.module import Module
 __all__ = ["Fold", "Unfold"]
 
 
-def _block_options(m):
-    """The sliding-block geometry shared by Fold and Unfold, as keyword arguments."""
-    return {k: getattr(m, k) for k in ("kernel_size", "dilation", "padding", "stride")}
-
-
 def _block_repr(m):
     return (f"kernel_size={m.kernel_size}, dilation={m.dilation}, padding={m.padding}, "
             f"stride={m.stride}")
@@ -25,7 +20,8 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.fold(input, output_size=self.output_size, **_block_options(self))
+        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
+                      self.stride)
 
     def extra_repr(self):
         return f"output_size={self.output_size}, " + _block_repr(self)
@@ -40,7 +36,7 @@ class Unfold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.unfold(input, **_block_options(self))
+        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
 
     def extra_repr(self):
         return _block_repr(self)

@@ -11,16 +11,13 @@ __all__ = ["InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d", "LazyInstanceNo
 
 
 class _InstanceNorm(_NormBase):
-    """Subclasses set ``_dim``, the number of spatial dims."""
+    """Subclasses set ``_dim``, the number of spatial dims, and ``_input_dims``, the
+    accepted input ranks (unbatched and batched)."""
 
     def __init__(self, num_features, eps=1e-05, momentum=0.1, affine=False,
                  track_running_stats=False, device=None, dtype=None, *, bias=True):
         super().__init__(num_features, eps, momentum, affine, track_running_stats, device,
                          dtype, bias=bias)
-
-    @property
-    def _input_dims(self):
-        return (self._dim + 1, self._dim + 2)
 
     def _get_no_batch_dim(self):
         return self._dim + 1
@@ -70,29 +67,29 @@ class _InstanceNorm(_NormBase):
 
 class InstanceNorm1d(_InstanceNorm):
     """Input ``(N, C, L)`` or ``(C, L)``."""
-    _dim = 1
+    _dim, _input_dims = 1, (2, 3)
 
 
 class InstanceNorm2d(_InstanceNorm):
     """Input ``(N, C, H, W)`` or ``(C, H, W)``."""
-    _dim = 2
+    _dim, _input_dims = 2, (3, 4)
 
 
 class InstanceNorm3d(_InstanceNorm):
     """Input ``(N, C, D, H, W)`` or ``(C, D, H, W)``."""
-    _dim = 3
+    _dim, _input_dims = 3, (4, 5)
 
 
 class LazyInstanceNorm1d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm1d
-    _dim = 1
+    _dim, _input_dims = 1, (2, 3)
 
 
 class LazyInstanceNorm2d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm2d
-    _dim = 2
+    _dim, _input_dims = 2, (3, 4)
 
 
 class LazyInstanceNorm3d(_LazyNormBase, _InstanceNorm):
     cls_to_become = InstanceNorm3d
-    _dim = 3
+    _dim, _input_dims = 3, (4, 5)

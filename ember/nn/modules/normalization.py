@@ -61,7 +61,8 @@ class CrossMapLRN2d(_LocalResponseNormBase):
         if input.dim() != 4:
             raise ValueError(f"CrossMapLRN2d: Expected input to be 4D, got {input.dim()}D "
                              "instead.")
-        return super().forward(input)
+        return F.local_response_norm(input, size=self.size, alpha=self.alpha, beta=self.beta,
+                                     k=self.k)
 
 
 class LayerNorm(Module):
