@@ -45,6 +45,9 @@ def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
             return S.SimpleValue(ember_call(c, fn.fn, fn.name, args, kwargs, e))
         if fn.family == "exception":
             c.error("Exceptions must be raised", e)
+        if fn.family == "warn":          # warnings.warn(msg[, category][, stacklevel=])
+            c.emit("aten::warn", args, (), e, fn=_warn)
+            return S.SimpleValue(c.const(None))
     if isinstance(fn, S.Method) and isinstance(fn.self_value, S.ModuleValue):
         mod = fn.self_value
         if fn.name in ("items", "keys", "values") and c._is_container(mod):
@@ -82,6 +85,11 @@ def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
         c.error(f"Python builtin {fn.value!r} is currently not supported in Torchscript", e)
     desc = fn.describe() if isinstance(fn, S.Sugar) else repr(fn)
     c.error(f"{desc} is not callable", e)
+
+
+def _warn(msg, *args):
+    import warnings
+    warnings.warn(msg, stacklevel=3)
 
 
 def inspect_unwrap(f):
@@ -561,6 +569,13 @@ def iteration(c, it, node):
         return _iter_combinator(c, it, node)
     v = c.value(it, node)
     t = v.type
+    if isinstance(t, T.TupleType) and t.elems:        # a tuple of one type: as a list
+        et = t.elems[0]
+        for x in t.elems[1:]:
+            et = et and T.unify(et, x)
+        if et is not None:
+            v = c.tuple_to_list(v, T.ListType(et), node)
+            t = v.type
     if isinstance(t, T.ListType) or t is T.StrType:
         trip = c.emit("aten::len", [v], [T.IntType], node, fn=len).output
         et = t.elem if isinstance(t, T.ListType) else T.StrType

@@ -16,6 +16,7 @@ import sys
 import textwrap
 import types as pytypes
 import typing
+import warnings
 
 from ember.jit import _sugar as S
 from ember.jit import _types as T
@@ -291,8 +292,10 @@ class Resolver:
     def wrap(self, obj, name):
         import ember
         from ember.jit import _script_api
+        if obj is warnings.warn:
+            return S.Builtin(obj, "warn", "warn")
         if isinstance(obj, pytypes.ModuleType):
-            if obj.__name__ == "math" or obj.__name__.startswith("ember") or obj.__name__ in (
+            if obj.__name__ in ("math", "warnings") or obj.__name__.startswith("ember") or obj.__name__ in (
                     "typing", "torch") or obj.__name__.startswith("torch"):
                 return S.PyModule(obj)
             return S.PythonConstant(obj)
