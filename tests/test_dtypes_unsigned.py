@@ -232,3 +232,22 @@ def test_unary_support_as_torch(name):
     assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)
     if e[0] == "ok" and hasattr(t[1], "dtype"):
         assert str(e[1].dtype) == str(t[1].dtype)
+
+
+def _binary_functions():
+    from ember._ops.registry import OPS
+    names = {op.public_name for op in OPS.values() if len(op.tensor_args) >= 2}
+    return sorted(n for n in names if not n.startswith("_") and not n.endswith("_")
+                  and hasattr(ember, n) and hasattr(torch, n)
+                  and n not in ("histogram", "take"))   # torch checks bins / index dtype first
+
+
+@pytest.mark.parametrize("name", _binary_functions())
+def test_binary_support_as_torch(name):
+    def call(m):
+        x = m.tensor([[3, 1], [2, 5]], dtype=m.uint32)
+        return getattr(m, name)(x, x)
+    e, t = outcome(call, ember), outcome(call, torch)
+    if "TypeError" in (e[1], t[1]):
+        return
+    assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)

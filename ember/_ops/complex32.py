@@ -109,7 +109,7 @@ ALLOWED = frozenset((
     "resolve_neg", "_to_copy", "copy", "fill", "zero", "constant_pad_nd", "pad", "full",
     "full_like", "zeros", "zeros_like", "ones", "ones_like", "empty", "empty_like",
     "empty_strided", "rand", "rand_like", "randn", "randn_like", "normal", "uniform",
-    "chain_matmul", "broadcast_tensors", "unbind", "alias_copy", "detach_copy",
+    "float_power", "chain_matmul", "broadcast_tensors", "unbind", "alias_copy", "detach_copy",
     "diagonal_copy", "slice_copy", "squeeze_copy", "t_copy", "unbind_copy", "flatten",
     "ravel", "flipud", "squeeze", "t", "diagonal", "detach", "_conj", "conj", "alias",
 ))
@@ -178,14 +178,33 @@ def route(op, args, out):
         not f.public_name.startswith("__") else f.public_name
     refused = REFUSED.get(op.public_name) or REFUSED.get(f.name) or REFUSED.get(name)
     if refused is not None:
+        _check_arguments(op, args)
         raise refused[0](refused[1])
     if f.name in _VIEWS_OF_PARTS:
         return _view_of_parts(op, args)
     if op.is_view:                      # NumPy moves the (real, imag) pairs as they are
         return _next_call(op, args, out)
     if name not in ALLOWED:
+        _check_arguments(op, args)
         raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
     return _in_complex64(op, args, out)
+
+
+def _check_arguments(op, args):
+    """torch checks an op's arguments (shapes, index dtypes) before its kernel refuses
+    ComplexHalf: run the op on complex64 copies first, so that its own error comes first."""
+    from ember._ops.unsigned import DTYPE_FIRST
+    if op.functional.public_name in DTYPE_FIRST:
+        return
+    wide = [_widen(a) for a in args]
+    if "dtype" in op.argnames and wide[op.argnames.index("dtype")] is _dtype.complex32:
+        wide[op.argnames.index("dtype")] = _dtype.complex64
+    from ember.autograd.grad_mode import no_grad
+    with no_grad():
+        try:
+            _next_call(op, tuple(wide), None)
+        except NotImplementedError:     # complex64's own refusal: ours comes instead
+            pass
 
 
 def _view_of_parts(op, args):

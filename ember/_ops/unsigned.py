@@ -99,6 +99,30 @@ def _wide_operand(op, args):
     return None
 
 
+def _as_int64(a):
+    if isinstance(a, Tensor) and a._data.dtype in _WIDE:
+        from ember._tensor import _make
+        return _make(a._data.astype(np.int64))
+    if isinstance(a, (list, tuple)):
+        return type(a)(_as_int64(x) for x in a)
+    return _dtype.int64 if a in _dtype.WIDE_UNSIGNED else a
+
+
+# ops whose kernels refuse the dtype before looking at the arguments
+DTYPE_FIRST = frozenset(("bincount", "repeat_interleave", "bernoulli"))
+
+
+def _check_arguments(op, args):
+    """torch checks an op's arguments (shapes, index dtypes) before its kernel refuses the
+    dtype: run the op on int64 copies first, so that its own error comes first."""
+    if op.functional.public_name in DTYPE_FIRST:
+        return
+    try:
+        _next_call(op, tuple(_as_int64(a) for a in args), None)
+    except NotImplementedError:     # the stand-in dtype's own refusal: ours comes instead
+        pass
+
+
 def route(op, args, out):
     """The dispatcher's call once a uint16/32/64 tensor exists."""
     name = op.public_name.rstrip("_") if op.is_inplace else op.public_name
@@ -115,5 +139,6 @@ def route(op, args, out):
                 from ember._dispatch import _promote
                 dt = _promote(op, args, None)
             if dt in _WIDE:
+                _check_arguments(op, args)
                 raise NotImplementedError(f'"{kernel}" not implemented for \'{_NAMES[dt]}\'')
     return _next_call(op, args, out)
