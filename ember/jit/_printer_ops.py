@@ -81,7 +81,7 @@ def fn_call(p, n):
         return _ember_call(p, fn, name, pos, kw)
     if isinstance(fn, type) and issubclass(fn, BaseException):
         raise NotImplementedError(f"ember.jit.save: constructing {fn.__name__}")
-    if module == "math" or getattr(fn, "__objclass__", None) in (list, dict, str, float) \
+    if module in ("math", "_operator", "operator") or getattr(fn, "__objclass__", None) in (list, dict, str, float) \
             or fn in (len, operator.contains, abs, min, max, round, divmod, sum, any, all,
                       sorted, reversed, list, tuple, ord, chr, hash, hex, oct, bin) \
             or name in ("format", "warn", "__range_length", "__derive_index", "Delete"):
@@ -385,6 +385,83 @@ def _gelu(p, b):
     return p.call("gelu", [b.text("input")], kws)
 
 
+def _softmin(p, b):
+    _fill(p, b)
+    if b.const("dim") is None:
+        raise NotImplementedError("ember.jit.save: softmin without dim")
+    args = [p.call("neg", [b.text("input")]), b.text("dim")]
+    if b.const("dtype") is not None:
+        args.append(b.text("dtype"))
+    return p.call("softmax", args)
+
+
+def _softsign(p, b):
+    _fill(p, b)
+    x = b.text("input")
+    return p.call("div", [x, p.call("add", [p.call("abs", [x]), "1"])])
+
+
+def _tanhshrink(p, b):
+    _fill(p, b)
+    x = b.text("input")
+    return p.call("sub", [x, p.call("tanh", [x])])
+
+
+_INTERP_RANK = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3}
+
+
+def _interpolate(p, b):
+    """F.interpolate as torch's upsample ops (``upsample_nearest2d(x, size, scales)``...)."""
+    _fill(p, b)
+    names = ("mode", "size", "scale_factor", "align_corners", "recompute_scale_factor",
+             "antialias")
+    c = {k: b.const(k) for k in names}
+    if any(v is NOT_CONSTANT for v in c.values()):
+        raise NotImplementedError("ember.jit.save: F.interpolate with non-constant options")
+    if c["antialias"] or c["recompute_scale_factor"]:
+        raise NotImplementedError("ember.jit.save: F.interpolate with antialias or "
+                                  "recompute_scale_factor")
+    mode, size, sf = c["mode"], c["size"], c["scale_factor"]
+    x = b.text("input")
+
+    def spec(rank):
+        out_size = "None" if size is None else constant_str(
+            list(size) if isinstance(size, (tuple, list)) else [size] * rank, p.ctx)
+        scales = "None" if sf is None else constant_str(
+            [float(v) for v in sf] if isinstance(sf, (tuple, list)) else [float(sf)] * rank,
+            p.ctx)
+        return out_size, scales
+
+    def one(rank):
+        out_size, scales = spec(rank)
+        if mode in ("nearest", "nearest-exact"):
+            op = ("upsample_nearest" if mode == "nearest" else "_upsample_nearest_exact")
+            return p.call(f"{op}{rank}d", [x, out_size, scales])
+        if mode == "area":
+            if size is None:
+                raise NotImplementedError("ember.jit.save: F.interpolate(mode='area') with "
+                                          "scale_factor")
+            return p.call(f"adaptive_avg_pool{rank}d", [x, out_size])
+        ac = "False" if c["align_corners"] is None else constant_str(c["align_corners"], p.ctx)
+        kind = {"linear": "linear1d", "bilinear": "bilinear2d", "bicubic": "bicubic2d",
+                "trilinear": "trilinear3d"}.get(mode)
+        if kind is None:
+            raise NotImplementedError(f"ember.jit.save: F.interpolate(mode={mode!r})")
+        return p.call(f"upsample_{kind}", [x, out_size, ac, scales])
+
+    if mode in _INTERP_RANK:
+        return one(_INTERP_RANK[mode])
+    for seq in (size, sf):
+        if isinstance(seq, (tuple, list)):
+            return one(len(seq))
+    if not x.isidentifier():
+        raise NotImplementedError("ember.jit.save: F.interpolate of an expression with a "
+                                  "rank known only at run time")
+    dim = p.call("dim", [x])
+    return (f"({one(1)} if torch.eq({dim}, 3) else ({one(2)} if torch.eq({dim}, 4) "
+            f"else {one(3)}))")
+
+
 FUNCTIONAL = {
     "linear": _plain("linear", "input", "weight", "bias"),
     "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
@@ -396,14 +473,14 @@ FUNCTIONAL = {
     "threshold": _act("threshold", "threshold", "value"),
     "rrelu": _act("rrelu", "lower", "upper", "training"),
     "gelu": _gelu, "sigmoid": _plain("sigmoid", "input"), "tanh": _plain("tanh", "input"),
-    "logsigmoid": _plain("log_sigmoid", "input"), "softsign": _plain("softsign", "input"),
-    "tanhshrink": _plain("tanhshrink", "input"),
+    "logsigmoid": _plain("log_sigmoid", "input"), "softsign": _softsign,
+    "tanhshrink": _tanhshrink,
     "softplus": _plain("softplus", "input", "beta", "threshold"),
     "softshrink": _plain("softshrink", "input", "lambd"),
     "hardshrink": _plain("hardshrink", "input", "lambd"),
     "glu": _plain("glu", "input", "dim"), "prelu": _plain("prelu", "input", "weight"),
     "softmax": _softmax("softmax"), "log_softmax": _softmax("log_softmax"),
-    "softmin": None,
+    "softmin": _softmin, "interpolate": _interpolate, "upsample": _interpolate,
     "dropout": _dropout("dropout"), "alpha_dropout": _dropout("alpha_dropout"),
     "feature_alpha_dropout": _dropout("feature_alpha_dropout"),
     "dropout1d": _dropout("feature_dropout"), "dropout2d": _dropout("feature_dropout"),

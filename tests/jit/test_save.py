@@ -269,3 +269,56 @@ def test_resnet18():
     except Exception as e:  # noqa: BLE001 - vision models become scriptable elsewhere (j4)
         pytest.skip(f"resnet18 does not script yet: {type(e).__name__}")
     _check(m, s, _rand(1, 3, 32, 32), atol=1e-4)
+
+
+_R = (2, 5)
+NN_CASES = {
+    "ReLU": (lambda: nn.ReLU(), _R), "ReLU6": (lambda: nn.ReLU6(), _R),
+    "LeakyReLU": (lambda: nn.LeakyReLU(0.2), _R), "ELU": (lambda: nn.ELU(), _R),
+    "SELU": (lambda: nn.SELU(), _R), "CELU": (lambda: nn.CELU(), _R),
+    "GELU": (lambda: nn.GELU(), _R), "GELU_tanh": (lambda: nn.GELU("tanh"), _R),
+    "SiLU": (lambda: nn.SiLU(), _R), "Mish": (lambda: nn.Mish(), _R),
+    "Hardswish": (lambda: nn.Hardswish(), _R), "Hardsigmoid": (lambda: nn.Hardsigmoid(), _R),
+    "Hardtanh": (lambda: nn.Hardtanh(-0.5, 0.5), _R), "Sigmoid": (lambda: nn.Sigmoid(), _R),
+    "Softplus": (lambda: nn.Softplus(), _R), "Softsign": (lambda: nn.Softsign(), _R),
+    "Tanhshrink": (lambda: nn.Tanhshrink(), _R), "Softshrink": (lambda: nn.Softshrink(), _R),
+    "LogSigmoid": (lambda: nn.LogSigmoid(), _R), "Softmax": (lambda: nn.Softmax(dim=1), _R),
+    "LogSoftmax": (lambda: nn.LogSoftmax(dim=1), _R), "Softmin": (lambda: nn.Softmin(dim=1), _R),
+    "GLU": (lambda: nn.GLU(), (2, 6)), "PReLU": (lambda: nn.PReLU(), _R),
+    "Threshold": (lambda: nn.Threshold(0.1, 20.0), _R), "Identity": (lambda: nn.Identity(), _R),
+    "Flatten": (lambda: nn.Flatten(), (2, 3, 4)), "Unflatten": (lambda: nn.Unflatten(1, (2, 2)), (2, 4)),
+    "LayerNorm": (lambda: nn.LayerNorm(5), _R), "GroupNorm": (lambda: nn.GroupNorm(2, 4), (2, 4, 3)),
+    "Embedding": (lambda: nn.Embedding(10, 3), "idx"),
+    "Conv1d": (lambda: nn.Conv1d(3, 4, 3, stride=2), (2, 3, 9)),
+    "Conv2d": (lambda: nn.Conv2d(3, 4, 3, padding=1, groups=1), (2, 3, 6, 6)),
+    "ConvTranspose2d": (lambda: nn.ConvTranspose2d(3, 4, 3, stride=2), (2, 3, 4, 4)),
+    "BatchNorm1d": (lambda: nn.BatchNorm1d(5), (3, 5)),
+    "BatchNorm2d": (lambda: nn.BatchNorm2d(3), (2, 3, 4, 4)),
+    "InstanceNorm2d": (lambda: nn.InstanceNorm2d(3), (2, 3, 4, 4)),
+    "MaxPool1d": (lambda: nn.MaxPool1d(2), (2, 3, 8)),
+    "MaxPool2d": (lambda: nn.MaxPool2d(3, stride=2, padding=1), (2, 3, 8, 8)),
+    "AvgPool2d": (lambda: nn.AvgPool2d(2), (2, 3, 8, 8)),
+    "AdaptiveAvgPool2d": (lambda: nn.AdaptiveAvgPool2d(2), (2, 3, 8, 8)),
+    "AdaptiveMaxPool2d": (lambda: nn.AdaptiveMaxPool2d(2), (2, 3, 8, 8)),
+    "PixelShuffle": (lambda: nn.PixelShuffle(2), (1, 8, 3, 3)),
+    "ZeroPad2d": (lambda: nn.ZeroPad2d(1), (1, 2, 3, 3)),
+    "ReflectionPad2d": (lambda: nn.ReflectionPad2d(1), (1, 2, 3, 3)),
+    "Upsample_nearest": (lambda: nn.Upsample(scale_factor=2), (1, 2, 3, 3)),
+    "Upsample_bilinear": (lambda: nn.Upsample(size=(4, 5), mode="bilinear"), (1, 2, 3, 3)),
+    "Upsample_bilinear_ac": (lambda: nn.Upsample(scale_factor=1.5, mode="bilinear",
+                                                 align_corners=True), (1, 2, 3, 3)),
+    "LSTM": (lambda: nn.LSTM(3, 4), (5, 2, 3)), "GRU": (lambda: nn.GRU(3, 4), (5, 2, 3)),
+    "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(4, 2, 8), (3, 2, 4)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(NN_CASES))
+def test_nn_module_loads_in_torch(name):
+    make, shape = NN_CASES[name]
+    m = make().eval()
+    x = np.array([[1, 2], [3, 9]], dtype=np.int64) if shape == "idx" else _rand(*shape)
+    try:
+        s = ember.jit.script(m)
+    except Exception as e:  # noqa: BLE001 - scripting of this module is another helper's
+        pytest.skip(f"{name} does not script in ember yet: {type(e).__name__}")
+    _check(m, s, x, atol=1e-5)
