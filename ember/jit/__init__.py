@@ -12,7 +12,7 @@ from ember.jit._errors import Error
 from ember.jit._futures import Future, eager_fork as fork, wait
 from ember.jit._modules import RecursiveScriptModule, ScriptModule, script_module
 from ember.jit._script import ScriptFunction, script_function, script_class
-from ember.jit import frontend
+from ember.jit import _trace, frontend
 from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,  # noqa: F401
                               TracingCheckError, trace, trace_module)
 
@@ -64,8 +64,8 @@ def is_scripting():
 
 
 def is_tracing():
-    from ember.jit import _trace
-    return _trace.is_tracing() if hasattr(_trace, "is_tracing") else False
+    """True while ``jit.trace`` runs the traced code (this thread, or a task it forked)."""
+    return _trace.is_tracing()
 
 
 def ignore(drop=False, **kwargs):

@@ -1067,13 +1067,13 @@ def _check_outputs(traced_out, python_out, tol, graph):
         warnings.warn(f"Trace had nondeterministic nodes. Did you forget call .eval() on your "
                       f"model? Nodes:\n{listing}\nThis may cause errors in trace checking. To "
                       f"disable trace checking, pass check_trace=False to torch.jit.trace()",
-                      TracerWarning, stacklevel=4)
+                      TracerWarning, stacklevel=_user_stacklevel())
     a, b = _flat_tensors(traced_out), _flat_tensors(python_out)
     for k, (x, y) in enumerate(zip(a, b)):
         if x.shape != y.shape or not _close(y, x, tol):
             warnings.warn(f"Output nr {k + 1}. of the traced function does not match the "
                           f"corresponding output of the Python function. Detailed error:\n"
-                          f"Tensor-likes are not close!", TracerWarning, stacklevel=4)
+                          f"Tensor-likes are not close!", TracerWarning, stacklevel=_user_stacklevel())
 
 
 def _check_function(fn, func, check_inputs, tol, strict, kwargs_mode):
