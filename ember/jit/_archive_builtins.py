@@ -59,6 +59,8 @@ class ArchiveCall(S.Sugar):
         return f"builtin '{self.ns}.{self.name}'"
 
     def call_values(self, c, args, kwargs, e):
+        if self.ns == "torch.backends.mha" and self.name == "get_fastpath_enabled":
+            return c.const(False)       # ember has no fused attention fast path
         if self.ns == "prim":
             return call_prim(c, self.name, args, kwargs, e)
         return call_torch(c, self.name, args, kwargs, e)
@@ -69,7 +71,8 @@ _DUNDER_OPS = {"__is__", "__isnot__", "__not__", "__contains__", "__and__", "__o
                "__derive_index", "__round_to_zero_floordiv", "__interpolate",
                "__upsample", "__upsample_nearest", "__upsample_bilinear"}
 
-TORCH = Namespace("torch")
+TORCH = Namespace("torch", {"backends": Namespace("torch.backends", {
+    "mha": Namespace("torch.backends.mha")})})
 OPS = Namespace("ops", {"prim": Namespace("prim"), "aten": Namespace("aten")})
 
 
@@ -92,6 +95,34 @@ def _dtype(v):
     return v
 
 
+def _memory_format(v):
+    """Archives write MemoryFormat codes: 0 contiguous, 1 preserve, 2 channels_last..."""
+    if isinstance(v, int) and not isinstance(v, bool):
+        ember = _ember()
+        return (ember.contiguous_format, ember.preserve_format, ember.channels_last,
+                ember.channels_last_3d)[v]
+    return v
+
+
+def _dtype_code(t):
+    return B.SCALAR_TYPE_CODE[t.dtype]
+
+
+def _dtype_args(c, name, args, e):
+    """Positional ScalarType arguments (``torch.softmax(x, 1, 6)``) as ember dtypes: a
+    position converts when every record of ``name`` that long takes a ScalarType there."""
+    recs = _op_records(name)
+    out = list(args)
+    for k, v in enumerate(args):
+        if v.type is not _IT and v.type is not T.OptionalType(_IT):
+            continue
+        kinds = [op.schema.args[k].type for op in recs if len(op.schema.args) > k
+                 and not op.schema.args[k].kwarg_only]
+        if kinds and all(x == "ScalarType" for x in kinds):
+            out[k] = c.emit("prim::dtype_of", [v], [T.DtypeType], e, fn=_dtype).output
+    return out
+
+
 def _emit(c, name, args, rt, e, fn, kwargs=None):
     kwargs = kwargs or {}
     return c.emit(f"aten::{name}", list(args) + list(kwargs.values()), [rt], e, fn=fn,
@@ -110,6 +141,8 @@ def _fix_kwargs(c, kwargs, e):
             continue
         if k == "dtype" and v.type is not T.NoneType:
             v = c.emit("prim::dtype_of", [v], [T.DtypeType], e, fn=_dtype).output
+        if k == "memory_format" and v.type is not T.NoneType:
+            v = c.emit("prim::memory_format_of", [v], [_IT], e, fn=_memory_format).output
         out[k] = v
     return out
 
@@ -291,6 +324,57 @@ def _rnn_adapter(mode):
     return run
 
 
+def _upsample(mode, nd):
+    """``upsample_<mode><nd>d(input, output_size, [align_corners,] scale_factors)``."""
+    aa = mode.endswith("_aa")
+    mode = mode[:-3] if aa else mode
+
+    def run(input, output_size, *rest):
+        F = _F()
+        align = rest[0] if len(rest) == 2 else None
+        scales = rest[-1]
+        if output_size is not None:
+            return F.interpolate(input, size=list(output_size), mode=mode,
+                                 align_corners=align, antialias=aa)
+        return F.interpolate(input, scale_factor=list(scales), mode=mode, align_corners=align,
+                             antialias=aa)
+    run.__qualname__ = f"upsample_{mode}{nd}d"
+    return run
+
+
+def _pack_padded_sequence(input, lengths, batch_first):
+    """(data, batch_sizes) of a padded (T, B, *) batch whose lengths decrease."""
+    ember = _ember()
+    x = input.transpose(0, 1) if batch_first else input
+    lens = [int(n) for n in lengths.tolist()]
+    if not lens or lens[-1] <= 0:
+        raise RuntimeError("Length of all samples has to be greater than 0, but found an "
+                           "element in 'lengths' that is <= 0")
+    sizes = [sum(1 for n in lens if n > t) for t in range(lens[0])]
+    data = ember.cat([x[t, :n] for t, n in enumerate(sizes)], 0)
+    return data, ember.tensor(sizes, dtype=ember.int64)
+
+
+def _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_length):
+    """(padded (T, B, *), lengths) of packed data."""
+    ember = _ember()
+    sizes = [int(n) for n in batch_sizes.tolist()]
+    b = sizes[0]
+    steps, k = [], 0
+    for n in sizes:
+        chunk = data[k:k + n]
+        k += n
+        if n < b:
+            pad = ember.full((b - n,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
+            chunk = ember.cat([chunk, pad], 0)
+        steps.append(chunk)
+    for _ in range(len(sizes), total_length):
+        steps.append(ember.full((b,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype))
+    out = ember.stack(steps, 0)
+    lengths = ember.tensor([sum(1 for n in sizes if n > i) for i in range(b)], dtype=ember.int64)
+    return (out.transpose(0, 1) if batch_first else out), lengths
+
+
 _TT3 = T.TupleType((_TT, _TT, _TT))
 _TT2 = T.TupleType((_TT, _TT))
 
@@ -301,9 +385,24 @@ ADAPTERS = {
     "avg_pool1d": (_avg_pool(1), _TT), "avg_pool2d": (_avg_pool(2), _TT),
     "avg_pool3d": (_avg_pool(3), _TT),
     "dropout": (_dropout, _TT), "feature_dropout": (_feature_dropout, _TT),
+    "dropout_": (lambda x, p, train: _F().dropout(x, p, train, True), _TT),
     "alpha_dropout": (lambda x, p, train: _F().alpha_dropout(x, p, train), _TT),
     "embedding": (_embedding, _TT),
+    "_pack_padded_sequence": (_pack_padded_sequence, T.TupleType((_TT, _TT))),
+    "_pad_packed_sequence": (_pad_packed_sequence, T.TupleType((_TT, _TT))),
     "to": (_to, _TT),
+    "upsample_nearest1d": (_upsample("nearest", 1), _TT),
+    "upsample_nearest2d": (_upsample("nearest", 2), _TT),
+    "upsample_nearest3d": (_upsample("nearest", 3), _TT),
+    "_upsample_nearest_exact1d": (_upsample("nearest-exact", 1), _TT),
+    "_upsample_nearest_exact2d": (_upsample("nearest-exact", 2), _TT),
+    "_upsample_nearest_exact3d": (_upsample("nearest-exact", 3), _TT),
+    "upsample_linear1d": (_upsample("linear", 1), _TT),
+    "upsample_bilinear2d": (_upsample("bilinear", 2), _TT),
+    "upsample_bicubic2d": (_upsample("bicubic", 2), _TT),
+    "upsample_trilinear3d": (_upsample("trilinear", 3), _TT),
+    "_upsample_bilinear2d_aa": (_upsample("bilinear_aa", 2), _TT),
+    "_upsample_bicubic2d_aa": (_upsample("bicubic_aa", 2), _TT),
     "lstm": (_rnn_adapter("lstm"), _TT3), "gru": (_rnn_adapter("gru"), _TT2),
     "rnn_tanh": (_rnn_adapter("rnn_tanh"), _TT2), "rnn_relu": (_rnn_adapter("rnn_relu"), _TT2),
 }
@@ -312,7 +411,8 @@ ADAPTERS = {
 _FUNCTIONAL = {"linear", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
                "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "glu",
                "pixel_shuffle", "pixel_unshuffle", "hardtanh", "leaky_relu", "relu6",
-               "logsigmoid", "one_hot", "pdist", "cosine_similarity", "pairwise_distance"}
+               "logsigmoid", "one_hot", "pdist", "cosine_similarity", "pairwise_distance",
+               "pad", "scaled_dot_product_attention"}
 
 # hand-written ember fronts reachable as torch.<name> (besides op records)
 _EMBER_FRONTS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
@@ -321,7 +421,8 @@ _EMBER_FRONTS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpo
                  "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
                  "rand_like", "randn_like", "linspace", "eye", "cat", "stack", "concat",
                  "einsum", "max", "min", "split", "chunk", "unbind", "meshgrid",
-                 "constant_pad_nd", "scalar_tensor", "as_tensor", "from_numpy"} - {"from_numpy"}
+                 "constant_pad_nd", "scalar_tensor", "as_tensor", "is_autocast_enabled",
+                 "is_grad_enabled", "native_layer_norm", "_native_batch_norm_legit"}
 
 # Tensor methods that are not op records
 _METHODS = {"size", "dim", "contiguous", "item", "numel", "type_as", "view_as", "expand_as",
@@ -379,6 +480,7 @@ def call_torch(c, name, args, kwargs, e):
         from ember.jit._calls import method_call
         return method_call(c, args[0], name, list(args[1:]), kwargs, e)
     kwargs = _fix_kwargs(c, kwargs, e)
+    args = _dtype_args(c, name, args, e)
     ad = ADAPTERS.get(name)
     if ad is not None:
         fn, rt = ad
@@ -398,9 +500,34 @@ def call_torch(c, name, args, kwargs, e):
     if first is _TT and (name in _METHODS or _op_records(name)) and callable(
             getattr(ember.Tensor, name, None)):
         return tensor_method(c, args[0], name, list(args[1:]), kwargs, e)
-    c.error(f"Unknown builtin op: aten::{name}.\nember.jit.load cannot run this archive: "
-            f"'torch.{name}' with arguments ({', '.join(t.annotation for t in types)}) is not "
-            f"an ATen op ember knows", e)
+    return _missing(c, f"aten::{name}", args, e)
+
+
+# ATen ops ember lacks that torch's own code calls on paths a model may never take (fused
+# fast paths): these compile to a call raising NotImplementedError when reached. Any other
+# unknown name is a compile error at load.
+DEFERRED = {"_transformer_encoder_layer_fwd", "_native_multi_head_attention",
+            "_transformer_decoder_only_layer_fwd", "_nested_tensor_from_mask",
+            "_nested_tensor_from_mask_left_aligned", "_fused_sdp_choice", "to_padded_tensor",
+            "_upsample_lanczos2d_aa", "fbgemm_linear_fp16_weight",
+            "quantized_lstm", "quantized_gru", "_pack_sequence", "mkldnn_convolution",
+            "_convolution_mode", "cudnn_is_acceptable", "miopen_rnn", "_cudnn_rnn"}
+
+
+def _missing(c, kind, args, e):
+    """An op ember lacks: in ``DEFERRED`` it raises NotImplementedError when run; anything
+    else is not TorchScript ember knows, and loading fails."""
+    if kind.split("::")[1] not in DEFERRED:
+        c.error(f"Unknown builtin op: {kind}.\nember.jit.load cannot compile this archive: "
+                f"{kind} with arguments ({', '.join(a.type.annotation for a in args)}) is not "
+                f"an op ember knows", e)
+    msg = (f"ember.jit.load: the archive calls {kind} with arguments "
+           f"({', '.join(a.type.annotation for a in args)}), which ember does not implement")
+
+    def missing(*a, **k):
+        raise NotImplementedError(msg)
+    missing.__qualname__ = kind.replace("::", "_")
+    return c.emit(kind, list(args), [_TT], e, fn=missing).output
 
 
 def _container_method(t, name):
@@ -524,6 +651,13 @@ def _sp_number_fn(pyfn, rt):
     return handler
 
 
+def _list_reduction(pyfn, rt):
+    def handler(c, args, kwargs, e):
+        if len(args) == 1 and isinstance(args[0].type, T.ListType):
+            return _emit(c, pyfn.__name__, args, rt(args[0].type.elem), e, pyfn)
+    return handler
+
+
 def _sp_getitem(c, args, kwargs, e):
     t = args[0].type
     et = t.elem if isinstance(t, T.ListType) else t.value if isinstance(t, T.DictType) else \
@@ -539,6 +673,9 @@ _SPECIAL = {
     "__range_length": _sp_range_length, "__derive_index": _sp_derive_index,
     "__round_to_zero_floordiv": _sp_round_floordiv, "__getitem__": _sp_getitem,
     "abs": _sp_number_fn(abs, lambda a: a[0].type),
+    "any": _list_reduction(any, lambda t: _BT), "all": _list_reduction(all, lambda t: _BT),
+    "sum": _list_reduction(sum, lambda t: t), "max": _list_reduction(max, lambda t: t),
+    "min": _list_reduction(min, lambda t: t),
 }
 
 
@@ -562,12 +699,15 @@ def call_prim(c, name, args, kwargs, e):
         cls = args[1] if len(args) > 1 else c.const("builtins.RuntimeError")
         c.emit("prim::RaiseException", [msg, cls], (), e)
         return c.const(None)
+    if name == "CreateObject":     # X.__new__(X) in the archive, rewritten
+        return c.resolver.create_object(c, args[0].constant(), e)
     if name == "NumToTensor":
         return _emit(c, "NumToTensor", args, _TT, e, _num_to_tensor)
-    if name in ("dtype", "device", "shape"):
+    if name == "dtype":     # archives hold dtypes as ScalarType codes (ints)
+        return _emit(c, "prim_dtype", args, _IT, e, _dtype_code)
+    if name in ("device", "shape"):
         return c.emit(f"prim::{name}", list(args), [B.TENSOR_ATTRIBUTES[name]], e).output
-    if name in ("requires_grad", "is_cuda", "data", "layout", "is_sparse", "is_quantized",
-                "is_meta", "grad"):
+    if name in B.TENSOR_ATTRIBUTES and name not in ("T", "mT", "H", "mH", "real", "imag"):
         return c.emit("prim::TensorAttr", list(args), [B.TENSOR_ATTRIBUTES[name]], e,
                       {"name": name}).output
     if name == "unchecked_unwrap_optional":
@@ -584,7 +724,11 @@ def call_prim(c, name, args, kwargs, e):
         return c.emit(f"prim::{name}", list(args), [rt], e, fn=fn).output
     if name == "abs":
         return _emit(c, "abs", args, args[0].type, e, abs)
-    c.error(f"Unknown builtin op: prim::{name}; ember.jit.load cannot run this archive", e)
+    if name == "type" and args and args[0].type is T.DeviceType:
+        return _emit(c, "device_type", args, T.StrType, e, lambda d: d.type)
+    if name == "index" and args and args[0].type is T.DeviceType:
+        return _emit(c, "device_index", args, T.OptionalType(_IT), e, lambda d: d.index)
+    return _missing(c, f"prim::{name}", args, e)
 
 
 def ops_call(ns, name):

@@ -54,14 +54,15 @@ def _unsafe(msg, path, node=None):
                         f"refusing to load it")
 
 
-def check_code(tree, path):
+def check_code(tree, path, methods):
     """Only class and function definitions, and only TorchScript's names: anything else
-    (imports, ``os.system``, ``__import__``, dunder attributes) is refused."""
+    (imports, ``os.system``, ``__import__``, dunder attributes, method calls other than the
+    archive's own methods) is refused."""
     for top in tree.body:
         if isinstance(top, ast.ClassDef):
             for st in top.body:
                 if isinstance(st, ast.FunctionDef):
-                    _check_function(st, path)
+                    _check_function(st, path, methods)
                 elif isinstance(st, (ast.AnnAssign, ast.Assign, ast.Pass)):
                     _check_expr_names(st, {"__annotations__", "__parameters__",
                                            "__buffers__"}, path)
@@ -70,12 +71,15 @@ def check_code(tree, path):
                 else:
                     raise _unsafe(f"a class body holds a {type(st).__name__}", path, st)
         elif isinstance(top, ast.FunctionDef):
-            _check_function(top, path)
+            _check_function(top, path, methods)
         else:
             raise _unsafe(f"a top-level {type(top).__name__} statement", path, top)
 
 
-def _check_function(fd, path):
+_NAMESPACES = ("torch", "ops", "__torch__", "CONSTANTS", "math")
+
+
+def _check_function(fd, path, methods):
     if fd.decorator_list:
         raise _unsafe("decorators", path, fd)
     local = set()
@@ -89,6 +93,16 @@ def _check_function(fd, path):
         elif isinstance(n, ast.arg):
             local.add(n.arg)
     _check_expr_names(fd, local, path)
+    for n in ast.walk(fd):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Attribute) and \
+                ast.unparse(n.func.value).split(".")[0] not in _NAMESPACES:
+            # obj.name(...): only the archive's own methods (Tensor/list ops are torch.<op>)
+            attr = n.func.attr
+            if attr == "__new__" and n.args and ast.unparse(n.args[0]) == ast.unparse(
+                    n.func.value) and ast.unparse(n.func.value).startswith("__torch__."):
+                continue
+            if attr not in methods:
+                raise _unsafe(f"method call '.{attr}(...)' on a value", path, n)
 
 
 def _check_expr_names(node, local, path):
@@ -97,7 +111,8 @@ def _check_expr_names(node, local, path):
                 and n.id not in _ALLOWED and n.id not in _EXCEPTIONS:
             raise _unsafe(f"name '{n.id}' is not a TorchScript builtin", path, n)
         if isinstance(n, ast.Attribute) and n.attr.startswith("__") and \
-                n.attr.endswith("__") and n.attr not in AB._DUNDER_OPS:
+                n.attr.endswith("__") and n.attr not in AB._DUNDER_OPS and \
+                n.attr not in ("__init__", "__new__"):
             raise _unsafe(f"attribute '{n.attr}'", path, n)
         if isinstance(n, ast.Constant) and isinstance(n.value, bytes):
             raise _unsafe("bytes literals", path, n)
@@ -110,6 +125,12 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Call(self, node):
         self.generic_visit(node)
+        f = node.func
+        if isinstance(f, ast.Attribute) and f.attr == "__new__" and len(node.args) == 1:
+            # X.__new__(X): an object of archive class X, before __init__
+            new = ast.Call(func=ast.parse("ops.prim.CreateObject", mode="eval").body,
+                           args=[ast.Constant(ast.unparse(f.value))], keywords=[])
+            return ast.copy_location(new, node)
         if isinstance(node.func, ast.Name) and node.func.id == "uninitialized" and \
                 len(node.args) == 1:
             new = ast.Call(func=ast.Name("unchecked_cast", ast.Load()),
@@ -123,6 +144,9 @@ class _Rewrite(ast.NodeTransformer):
                             keywords=[])
             node.args[1] = ast.copy_location(conv, node.args[1])
         return node
+
+    def visit_Attribute(self, node):
+        return self.generic_visit(node)
 
     def visit_Expr(self, node):
         self.generic_visit(node)
@@ -214,17 +238,23 @@ class Unit:
         self.root = _Tree("__torch__")
         self.constants = _Constants(constants)
         self.failed = {}
+        trees = {path: ast.parse(text, filename=path) for path, text in sources.items()}
+        methods = {"__init__"}
+        for tree in trees.values():
+            for top in tree.body:
+                if isinstance(top, ast.ClassDef):
+                    methods.update(st.name for st in top.body if isinstance(st, ast.FunctionDef))
         for path, text in sources.items():
-            self._read(path, text)
+            check_code(trees[path], path, methods)
+        for path, text in sources.items():
+            self._read(path, text, trees[path])
         for acls in self.classes.values():
             self._make_type(acls)
         for acls in self.classes.values():
             self._fill_type(acls)
 
     # reading ---------------------------------------------------------------------------
-    def _read(self, path, text):
-        tree = ast.parse(text, filename=path)
-        check_code(tree, path)
+    def _read(self, path, text, tree):
         tree = _Rewrite().visit(tree)
         _fix_locations(tree)
         src = SourceInfo(path, text.split("\n"), 1)
@@ -307,6 +337,7 @@ class Unit:
             acls.py_class = type(acls.cdef.name, (_ScriptObject,), {"__qualname__": acls.qualname})
 
     def _annotation(self, node, resolver, acls):
+        node = _UnionAsAny().visit(_copy(node))
         try:
             return T.from_annotation_ast(node, {}, resolver.class_type)
         except T.AnnotationError as err:
@@ -379,6 +410,24 @@ class Unit:
         fn.source_text = "\n".join(src.lines)
         fn.finish()
         return fn
+
+
+def _copy(node):
+    import copy
+    return copy.deepcopy(node)
+
+
+class _UnionAsAny(ast.NodeTransformer):
+    """``Union[A, B]`` (not an Optional) has no ember type: it is read as ``Any`` (the
+    code refines it with ``isinstance``)."""
+
+    def visit_Subscript(self, node):
+        self.generic_visit(node)
+        if ast.unparse(node.value) == "Union":
+            items = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+            if not (len(items) == 2 and "None" in (ast.unparse(items[0]), ast.unparse(items[1]))):
+                return ast.copy_location(ast.Name("Any", ast.Load()), node)
+        return node
 
 
 class _Named:
@@ -460,7 +509,7 @@ class ArchiveResolver(Resolver):
     def wrap(self, obj, name):
         import types as pytypes
         if isinstance(obj, AB.OpName):
-            sugar = AB.ArchiveCall("torch", obj.name) if obj.ns == "torch" else \
+            sugar = AB.ArchiveCall(obj.ns, obj.name) if obj.ns.startswith("torch") else \
                 AB.ops_call(obj.ns, obj.name)
             if sugar is not None:
                 return sugar
@@ -546,6 +595,16 @@ class ArchiveResolver(Resolver):
         if "__init__" in self.unit.by_ct[ct].defs:
             self.call_method(c, obj, "__init__", args, kwargs, e)
         return obj
+
+    def create_object(self, c, qualname, e):
+        acls = self.unit.classes.get(qualname)
+        if acls is None or acls.kind != "class":
+            c.error(f"cannot create an object of {qualname}", e)
+        cls = acls.py_class
+
+        def create():
+            return object.__new__(cls)
+        return c.emit("prim::CreateObject", [], [acls.ct], e, fn=create).output
 
     def fork(self, c, target, args, kwargs, e):
         c.error("fork is not supported in loaded archives", e)
