@@ -225,3 +225,15 @@ def test_save_load_in_torch_format(layout):
     torch.save({"s": LAYOUTS[layout](torch.tensor(X))}, buf)
     buf.seek(0)
     assert_same(ember.load(buf, weights_only=False)["s"], LAYOUTS[layout](torch.tensor(X)))
+
+
+@pytest.mark.filterwarnings("default::UserWarning")
+def test_first_compressed_tensor_warns_beta_once():
+    import ember._ops.sparse as S
+    import warnings
+    S._beta_warned[0] = False
+    with pytest.warns(UserWarning, match="Sparse BSC tensor support is in beta state"):
+        ember.eye(2).to_sparse_bsc(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.eye(2).to_sparse_csr()

@@ -52,9 +52,29 @@ def _primitive(schema, kernel, grad_name=None):
     return op
 
 
+_beta_warned = [False]
+
+
+def _warn_beta(layout):
+    """torch's warning on the first compressed sparse tensor (once a process)."""
+    import sys
+    import warnings
+    _beta_warned[0] = True
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ember"):
+        level, frame = level + 1, frame.f_back        # point at the user's line
+    warnings.warn(f"Sparse {layout[7:].upper()} tensor support is in beta state. If you miss a "
+                  f"functionality in the sparse tensor support, please submit a feature "
+                  f"request to https://github.com/pytorch/pytorch/issues.", UserWarning,
+                  stacklevel=level)
+
+
 def _run(op, args):
     enable()
     res = _make(op.kernel(*[a._data if isinstance(a, Tensor) else a for a in args]))
+    a = res._data
+    if not _beta_warned[0] and type(a) is SparseArray and a.layout in K.COMPRESSED:
+        _warn_beta(a.layout)
     if state.grad_enabled and any(isinstance(a, Tensor) and a._requires_grad for a in args):
         from ember.autograd import graph
         graph.record(op, args, (res,))
