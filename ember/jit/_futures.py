@@ -33,6 +33,7 @@ class Future(Generic[_T]):
         self._lock = threading.Lock()
         self._task = None            # a forked task not started yet (see ``_claim``)
         self._claimed = False
+        self._on_wait = None         # set by jit.trace: records aten::wait
 
     def done(self):
         return self._done.is_set()
@@ -43,6 +44,8 @@ class Future(Generic[_T]):
         self._done.wait()
         if self._error is not None:
             raise self._error
+        if self._on_wait is not None:
+            self._on_wait(self, self._value)
         return self._value
 
     def value(self):
@@ -139,7 +142,12 @@ def fork(fn, *args, **kwargs):
 
 def eager_fork(fn, *args, **kwargs):
     """``jit.fork`` outside scripted code: runs ``fn`` now (scripted or not, as torch does;
-    its error is raised here) and returns a completed Future."""
+    its error is raised here) and returns a completed Future. While tracing, the call is
+    recorded as ``prim::fork`` (see ``_trace._Tracer.fork``)."""
+    from ember.jit import _trace
+    tracer = _trace._active()
+    if tracer is not None and tracer.frames:
+        return tracer.fork(fn, args, kwargs)
     fut = Future()
     fut.set_result(fn(*args, **kwargs))
     return fut

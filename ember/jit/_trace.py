@@ -20,6 +20,7 @@ Converting a traced tensor to a Python value (``item``, ``bool``, ``int``, ``flo
 from __future__ import annotations
 
 import difflib
+import functools
 import inspect
 import os
 import sys
@@ -167,6 +168,7 @@ class _Frame:
         self.call_attr = {}            # submodule path -> Value (for CallMethod)
         self.param_paths = {}          # id(param or buffer) -> attribute path
         self.named = set()             # Values already looked up in the caller's locals
+        self.futures = {}              # id(Future of a traced fork) -> (Value, result type)
         self.module_paths = {}         # id(submodule) -> attribute path
         if module is not None:
             self.self_value = self.graph.add_input(ct, "self")
@@ -499,6 +501,52 @@ class _Tracer:
         n.fn = fn
         self.unpack_result(parent, res, out)
         return out
+
+    # forks ----------------------------------------------------------------------------
+    def fork(self, fn, args, kwargs):
+        """Eager ``jit.fork`` while tracing: the task's ops go into a graph of their own
+        and the caller gets ``prim::fork`` (run on the inter-op pool by the traced code);
+        ``wait`` on the returned (already completed) Future records ``aten::wait``."""
+        from ember import nn
+        from ember.jit._futures import Future
+        parent = self.frame
+        child = _Frame()
+        if parent.module is not None:           # the task sees the caller's module
+            child.module, child.ct = parent.module, parent.ct
+            child.self_value = child.graph.add_input(parent.ct, "self")
+            child.param_paths, child.module_paths = parent.param_paths, parent.module_paths
+        target = functools.partial(type(fn).forward, fn) if isinstance(fn, nn.Module) else fn
+        names, values, _ = _bind_call(target, args, kwargs)
+        arg_types = self.add_inputs(child, names, values)
+        self.frames.append(child)
+        try:
+            out = fn(*args, **kwargs)
+            ret = self.output_value(out, strict=False)
+        finally:
+            self.frames.pop()
+        graph = child.finish([ret])
+        name = f"fork_{len(parent.futures)}"
+        owner = parent.ct if parent.module is not None else None
+        task = _function(name, name, graph, names, arg_types, _plain(ret.type), owner)
+        ins = ([parent.self_value] if owner is not None else []) + [
+            self.structure_value(v) for v in values]
+        n, (fut_v,) = parent.emit("prim::fork", ins, [T.FutureType(task.return_type)],
+                                  {"name": name})
+        n.fn = task
+        fut = Future()
+        fut.set_result(out)
+        parent.futures[id(fut)] = (fut_v, task.return_type)
+        parent.keep.append(fut)
+        fut._on_wait = self.waited
+        return fut
+
+    def waited(self, fut, value):
+        if _active() is not self or not self.frames:
+            return
+        entry = self.frame.futures.get(id(fut))
+        if entry is not None:
+            n, (v,) = self.frame.emit("aten::wait", [entry[0]], [entry[1]])
+            self.unpack_result(self.frame, v, value)
 
     def structure_value(self, val):
         if _is_tensor(val):

@@ -14,6 +14,8 @@ import ember
 from ember import Tensor
 
 torch = pytest.importorskip("torch")
+# torch 2.13 marks jit as deprecated on every call
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def add_n(a, n: int):
@@ -317,3 +319,70 @@ def test_one_interop_thread_runs_tasks_one_after_another(tmp_path):
     assert out[0] == "0.0 1.0 1"
     assert out[1] == ("Error: cannot set number of interop threads after parallel work has "
                       "started or set_num_interop_threads called")
+
+
+# --------------------------------------------------------------------------- traced forks
+
+def traced_kinds(graph):
+    out = []
+    for n in graph.nodes():
+        k = n.kind() if callable(n.kind) else n.kind
+        if k != "prim::Constant":
+            out.append("prim::fork" if k.startswith("prim::fork") else k)
+    return out
+
+
+def tanh2(x):
+    return x.tanh() * 2
+
+
+def test_fork_while_tracing_records_prim_fork_like_torch():
+    def make(lib):
+        def f(x):
+            fut = lib.jit.fork(tanh2, x)
+            y = x + 1
+            return lib.jit.wait(fut) + y
+        return f
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tt = torch.jit.trace(make(torch), torch.ones(2))
+    et = ember.jit.trace(make(ember), ember.ones(2))
+    assert traced_kinds(et.graph) == traced_kinds(tt.graph)
+    x = np.random.randn(3).astype("float32")
+    np.testing.assert_allclose(et(ember.tensor(x)).numpy(), tt(torch.tensor(x)).numpy(),
+                               rtol=1e-6)
+
+
+def traced_ensemble(lib):
+    nn = lib.nn
+
+    class Ens(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ms = nn.ModuleList([nn.Linear(2, 2) for _ in range(3)])
+
+        def forward(self, x):
+            futs = [lib.jit.fork(m, x) for m in self.ms]
+            return sum(lib.jit.wait(f) for f in futs)
+    return Ens()
+
+
+def test_traced_ensemble_forks_module_calls_like_torch():
+    import warnings
+    tm, em = traced_ensemble(torch), traced_ensemble(ember)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in tm.state_dict().items()})
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tt = torch.jit.trace(tm, torch.ones(1, 2))
+    et = ember.jit.trace(em, ember.ones(1, 2))
+    assert traced_kinds(et.graph) == traced_kinds(tt.graph)
+    fork = next(n for n in et.graph.nodes() if n.kind == "prim::fork")
+    assert [n.kind for n in fork.fn.graph.nodes()] == \
+        ["prim::GetAttr", "prim::GetAttr", "prim::CallMethod"]
+    x = np.random.randn(4, 2).astype("float32")
+    out = et(ember.tensor(x))
+    np.testing.assert_allclose(out.detach().numpy(), tm(torch.tensor(x)).detach().numpy(),
+                               rtol=1e-5, atol=1e-6)
+    out.sum().backward()
+    assert em.ms[2].weight.grad is not None
