@@ -5,7 +5,7 @@ modules give torch's outputs, gradients and state; archive code that is not Torc
 import io
 import os
 import zipfile
-from typing import Dict, List, Optional
+from typing import Dict, List, NamedTuple, Optional
 
 import numpy as np
 import pytest
@@ -140,6 +140,79 @@ class Control(nn.Module):
         return torch.stack(out, 0).sum(0) + d["x"] + x.to(torch.float64).sum(dtype=torch.float32)
 
 
+class Pair(NamedTuple):
+    value: torch.Tensor
+    count: int
+
+
+@torch.jit.script
+class Accumulator:
+    def __init__(self, x: torch.Tensor):
+        self.total = x
+        self.n = 0
+
+    def add(self, y: torch.Tensor) -> int:
+        self.total = self.total + y
+        self.n += 1
+        return self.n
+
+
+class Mixed(nn.Module):
+    """A scripted class, a NamedTuple result, interpolate, group norm, conv1d, dict items,
+    string building, functional activations."""
+
+    def __init__(self):
+        super().__init__()
+        self.gn = nn.GroupNorm(2, 4)
+        self.conv = nn.Conv1d(4, 4, 3)
+
+    def forward(self, x) -> Pair:
+        y = F.gelu(self.gn(x)) + F.silu(x) * F.softmax(x, -1) + F.log_softmax(x, 1)
+        y = F.interpolate(F.avg_pool1d(self.conv(y), 2), scale_factor=2.0, mode="linear")
+        z = F.adaptive_avg_pool1d(y, 3)
+        acc = Accumulator(z)
+        k = acc.add(z)
+        label = ""
+        for part in torch.chunk(z, 2, 1):
+            label += str(part.shape[1])
+        weights: Dict[str, int] = {"x": 1, "yy": 2}
+        total = 0
+        for key, w in weights.items():
+            total += w * len(key)
+        if label == "21":
+            total += 100
+        return Pair(acc.total * total + F.dropout(z, 0.5, False).mean(), k + 4)
+
+
+class Packed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(3, 4, bidirectional=True)
+
+    def forward(self, x, lengths):
+        packed = nn.utils.rnn.pack_padded_sequence(x, lengths, enforce_sorted=False)
+        out, (h, c) = self.lstm(packed)
+        padded, lens = nn.utils.rnn.pad_packed_sequence(out)
+        return padded.sum(2) + h.sum() + c.mean() + lens.sum()
+
+
+class Encoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.emb = nn.Embedding(10, 8)
+        self.enc = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0, batch_first=True)
+
+    def forward(self, idx):
+        return self.enc(self.emb(idx))
+
+
+class Raises(nn.Module):
+    def forward(self, x):
+        if x.sum() > 100:
+            raise ValueError("too big")
+        return x.relu()
+
+
 def scripted_fn(x: torch.Tensor, k: int) -> torch.Tensor:
     y = x.clone()
     for i in range(k):
@@ -240,6 +313,45 @@ def test_scripted_function(tmp_path):
     assert load(str(path)).original_name == torch.jit.load(str(path)).original_name
 
 
+def test_class_namedtuple_interpolate_dict_str(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, Mixed())
+    x = torch.randn(2, 4, 9)
+    ref = torch.jit.load(str(path))(x)
+    out = load(str(path))(_e(x))
+    assert type(out).__name__ == "Pair" and out.count == ref.count == 5
+    _check(out.value, ref.value, 1e-4)
+
+
+def test_packed_bidirectional_lstm(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, Packed())
+    _check(*_run_both(path, torch.randn(5, 3, 3), torch.tensor([5, 2, 3])))
+
+
+def test_transformer_encoder_layer(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, Encoder().eval())
+    _check(*_run_both(path, torch.randint(0, 10, (2, 5))), 1e-5)
+
+
+def test_frozen_module_constants(tmp_path):
+    torch.manual_seed(0)
+    path = tmp_path / "frozen.pt"
+    torch.jit.freeze(torch.jit.script(CNN().eval())).save(str(path))
+    with zipfile.ZipFile(path) as z:
+        assert any("/constants/" in n for n in z.namelist())     # weights are CONSTANTS
+    _check(*_run_both(path, torch.randn(2, 3, 8, 8)))
+
+
+def test_scripted_raise(tmp_path):
+    path = _save(tmp_path, Raises())
+    em = load(str(path))
+    _check(em(_e(torch.ones(3))), torch.ones(3), 0)
+    with pytest.raises(Exception, match="too big"):
+        em(ember.full((3,), 50.0))
+
+
 def test_state_dict_parameters_and_gradients(tmp_path):
     torch.manual_seed(0)
     path = _save(tmp_path, MLP())
@@ -302,6 +414,7 @@ _EVIL = [
     ('x.__class__.__init__.__globals__["os"].system("touch {marker}")', "attribute '__"),
     ('getattr(torch, "load")("{marker}")', "aten::load"),
     ('eval("1")', "'eval'"),
+    ('x.numpy().tofile("{marker}")', "method call"),
 ]
 
 
