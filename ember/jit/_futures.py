@@ -135,6 +135,7 @@ def fork(fn, *args, **kwargs):
             fut.set_exception(e)
         finally:
             st.grad_enabled, st.inference_mode, st.modes = saved
+            fut._task = None         # drop the arguments
     fut._task = task
     _executor().submit(task)
     return fut
