@@ -39,8 +39,9 @@ class Future(Generic[_T]):
         return self._done.is_set()
 
     def wait(self):
-        if not self._done.is_set() and self._task is not None and _in_worker():
-            self._task()             # runs here unless a worker has claimed it
+        task = self._task
+        if task is not None and not self._done.is_set() and _in_worker():
+            task()                   # runs here unless a worker has claimed it
         self._done.wait()
         if self._error is not None:
             raise self._error
