@@ -1,6 +1,8 @@
 """MultiheadAttention (torch.nn.MultiheadAttention, which torch keeps in activation.py).
 There is no fused fast path: every call goes through F.multi_head_attention_forward."""
-from ember import empty
+from typing import Optional, Tuple
+
+from ember import Tensor, empty
 from ember.nn.init import constant_, xavier_normal_, xavier_uniform_
 from ember.nn.parameter import Parameter
 from ember.nn.modules.linear import NonDynamicallyQuantizableLinear
@@ -9,10 +11,6 @@ from ember.nn import functional as F
 from ember.nn.functional._attention import _additive_mask
 
 __all__ = ['MultiheadAttention']
-
-# the module's tensors handed to F.multi_head_attention_forward under their own names
-_MODULE_TENSORS = ('in_proj_weight', 'in_proj_bias', 'bias_k', 'bias_v', 'q_proj_weight',
-                   'k_proj_weight', 'v_proj_weight')
 
 
 class MultiheadAttention(Module):
@@ -71,8 +69,10 @@ class MultiheadAttention(Module):
             if extra is not None:
                 xavier_normal_(extra)
 
-    def forward(self, query, key, value, key_padding_mask=None, need_weights=True,
-                attn_mask=None, average_attn_weights=True, is_causal=False):
+    def forward(self, query: Tensor, key: Tensor, value: Tensor,
+                key_padding_mask: Optional[Tensor] = None, need_weights: bool = True,
+                attn_mask: Optional[Tensor] = None, average_attn_weights: bool = True,
+                is_causal: bool = False) -> Tuple[Tensor, Optional[Tensor]]:
         """query (L, B, E), key (S, B, kdim), value (S, B, vdim) ((B, L, E) ... with
         batch_first; no B when unbatched). Returns (output like query, weights (B, L, S)
         averaged over heads or (B, H, L, S); None unless ``need_weights``)."""
@@ -81,18 +81,24 @@ class MultiheadAttention(Module):
         attn_mask = _additive_mask(attn_mask, 'attn_mask', query.dtype)
         flip = self.batch_first and query.dim() == 3
         if flip:                   # to sequence-first, keeping `query is key is value`
-            done = {}
-            query, key, value = (done[id(t)] if id(t) in done else
-                                 done.setdefault(id(t), t.transpose(1, 0))
-                                 for t in (query, key, value))
-        tensors = {name: getattr(self, name) for name in _MODULE_TENSORS}
-        tensors.update(out_proj_weight=self.out_proj.weight, out_proj_bias=self.out_proj.bias)
+            if key is value:
+                if query is key:
+                    query = key = value = query.transpose(1, 0)
+                else:
+                    query, key = [t.transpose(1, 0) for t in (query, key)]
+                    value = key
+            else:
+                query, key, value = [t.transpose(1, 0) for t in (query, key, value)]
         out, weights = F.multi_head_attention_forward(
             query, key, value, self.embed_dim, self.num_heads, dropout_p=self.dropout,
             add_zero_attn=self.add_zero_attn, use_separate_proj_weight=not self._qkv_same_embed_dim,
             attn_mask=attn_mask, key_padding_mask=key_padding_mask, is_causal=is_causal,
             need_weights=need_weights, average_attn_weights=average_attn_weights,
-            training=self.training, **tensors)
+            training=self.training, in_proj_weight=self.in_proj_weight,
+            in_proj_bias=self.in_proj_bias, bias_k=self.bias_k, bias_v=self.bias_v,
+            q_proj_weight=self.q_proj_weight, k_proj_weight=self.k_proj_weight,
+            v_proj_weight=self.v_proj_weight, out_proj_weight=self.out_proj.weight,
+            out_proj_bias=self.out_proj.bias)
         return (out.transpose(1, 0) if flip else out), weights
 
     def merge_masks(self, attn_mask, key_padding_mask, query):

@@ -1,6 +1,9 @@
 """Lookup tables: ``Embedding`` (index -> row) and ``EmbeddingBag`` (sum/mean/max of the
 rows of each bag)."""
+from typing import Optional
+
 import ember
+from ember import Tensor
 from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter
 from ember.nn.modules.module import Module
@@ -113,12 +116,11 @@ class EmbeddingBag(_Table):
         self.scale_grad_by_freq, self.include_last_offset = scale_grad_by_freq, include_last_offset
         self._set_table(num_embeddings, embedding_dim, _weight, True, device, dtype)
 
-    def forward(self, input, offsets=None, per_sample_weights=None):
-        options = {k: getattr(self, k) for k in ("max_norm", "norm_type", "scale_grad_by_freq",
-                                                 "mode", "sparse", "include_last_offset",
-                                                 "padding_idx")}
-        return F.embedding_bag(input, self.weight, offsets=offsets,
-                               per_sample_weights=per_sample_weights, **options)
+    def forward(self, input, offsets: Optional[Tensor] = None,
+                per_sample_weights: Optional[Tensor] = None):
+        return F.embedding_bag(input, self.weight, offsets, self.max_norm, self.norm_type,
+                               self.scale_grad_by_freq, self.mode, self.sparse,
+                               per_sample_weights, self.include_last_offset, self.padding_idx)
 
     def extra_repr(self):
         # torch formats these fields with repr() (so mode prints quoted)

@@ -5,8 +5,10 @@ composes MultiheadAttention, Linear, Dropout and LayerNorm. Shapes are (S, B, E)
 (B, S, E) with ``batch_first``, or (S, E) unbatched."""
 import copy
 import warnings
+from typing import Optional
 
 import ember
+from ember import Tensor
 import ember.nn.functional as F
 from ember.nn.init import xavier_uniform_
 from ember.nn.functional._attention import _additive_mask
@@ -27,16 +29,18 @@ def _causal_mask(sz, device=None, dtype=None):
     return ember.triu(full, diagonal=1)
 
 
-def _is_causal(mask, is_causal, seq_len):
+def _is_causal(mask: Optional[Tensor], is_causal: Optional[bool],
+               seq_len: Optional[int]) -> bool:
     """An explicit ``is_causal`` wins; None means: is ``mask`` exactly the causal mask?"""
     if is_causal is not None or mask is None:
         return is_causal is True
-    causal = _causal_mask(seq_len if seq_len is not None else mask.size(-2),
-                          device=mask.device, dtype=mask.dtype)
+    size = seq_len if seq_len is not None else mask.size(-2)
+    causal = ember.triu(ember.full((size, size), float('-inf'), dtype=mask.dtype,
+                                   device=mask.device), diagonal=1)
     return mask.size() == causal.size() and bool((mask == causal).all())
 
 
-def _seq_len(x, batch_first):
+def _seq_len(x: Tensor, batch_first: bool) -> int:
     return x.size(0) if x.dim() == 2 else x.size(1 if batch_first else 0)
 
 
@@ -55,11 +59,6 @@ def _norms(n, d_model, eps, bias, kw):
 def _clones(layer, n):
     """``n`` independent deep copies of ``layer``."""
     return ModuleList(copy.deepcopy(layer) for _ in range(n))
-
-
-def _residual(x, norm, block, norm_first):
-    """Pre-norm: x + block(norm(x)); post-norm: norm(x + block(x))."""
-    return x + block(norm(x)) if norm_first else norm(x + block(x))
 
 
 class Transformer(Module):
@@ -85,23 +84,25 @@ class Transformer(Module):
         self.d_model, self.nhead, self.batch_first = d_model, nhead, batch_first
         self._reset_parameters()
 
-    def forward(self, src, tgt, src_mask=None, tgt_mask=None, memory_mask=None,
-                src_key_padding_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, src_is_causal=None, tgt_is_causal=None,
-                memory_is_causal=False):
+    def forward(self, src: Tensor, tgt: Tensor, src_mask: Optional[Tensor] = None,
+                tgt_mask: Optional[Tensor] = None, memory_mask: Optional[Tensor] = None,
+                src_key_padding_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None,
+                memory_key_padding_mask: Optional[Tensor] = None,
+                src_is_causal: Optional[bool] = None, tgt_is_causal: Optional[bool] = None,
+                memory_is_causal: bool = False) -> Tensor:
         """src (S, B, E), tgt (T, B, E) -> (T, B, E)."""
         batch_dim = 0 if self.batch_first else 1
         if src.dim() == 3 and src.shape[batch_dim] != tgt.shape[batch_dim]:
             raise RuntimeError('the batch number of src and tgt must be equal')
-        if {src.shape[-1], tgt.shape[-1]} != {self.d_model}:
+        if src.shape[-1] != self.d_model or tgt.shape[-1] != self.d_model:
             raise RuntimeError('the feature number of src and tgt must be equal to d_model')
         memory = self.encoder(src, mask=src_mask, src_key_padding_mask=src_key_padding_mask,
                               is_causal=src_is_causal)
-        decoder_masks = dict(tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal,
-                             tgt_mask=tgt_mask, tgt_key_padding_mask=tgt_key_padding_mask,
-                             memory_mask=memory_mask,
-                             memory_key_padding_mask=memory_key_padding_mask)
-        return self.decoder(tgt, memory, **decoder_masks)
+        return self.decoder(tgt, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                            tgt_key_padding_mask=tgt_key_padding_mask,
+                            memory_key_padding_mask=memory_key_padding_mask,
+                            tgt_is_causal=tgt_is_causal, memory_is_causal=memory_is_causal)
 
     @staticmethod
     def generate_square_subsequent_mask(sz, device=None, dtype=None):
@@ -148,15 +149,17 @@ class TransformerEncoder(Module):
             warnings.warn(f'enable_nested_tensor is True, but self.use_nested_tensor is False '
                           f'because {why}', stacklevel=2)
 
-    def forward(self, src, mask=None, src_key_padding_mask=None, is_causal=None):
+    def forward(self, src: Tensor, mask: Optional[Tensor] = None,
+                src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: Optional[bool] = None) -> Tensor:
         src_key_padding_mask = _additive_mask(src_key_padding_mask, 'src_key_padding_mask',
                                               src.dtype, mask, 'mask')
         mask = _additive_mask(mask, 'mask', src.dtype)
         seq_len = _seq_len(src, self.layers[0].self_attn.batch_first)
-        is_causal = _is_causal(mask, is_causal, seq_len)
+        causal = _is_causal(mask, is_causal, seq_len)
         x = src
         for layer in self.layers:
-            x = layer(x, src_mask=mask, is_causal=is_causal,
+            x = layer(x, src_mask=mask, is_causal=causal,
                       src_key_padding_mask=src_key_padding_mask)
         return x if self.norm is None else self.norm(x)
 
@@ -169,34 +172,23 @@ class TransformerDecoder(Module):
         self.layers = _clones(decoder_layer, num_layers)
         self.num_layers, self.norm = num_layers, norm
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=None, memory_is_causal=False):
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None,
+                memory_key_padding_mask: Optional[Tensor] = None,
+                tgt_is_causal: Optional[bool] = None, memory_is_causal: bool = False) -> Tensor:
         seq_len = _seq_len(tgt, self.layers[0].self_attn.batch_first)
-        tgt_is_causal = _is_causal(tgt_mask, tgt_is_causal, seq_len)
-        layer_masks = dict(tgt_mask=tgt_mask, tgt_is_causal=tgt_is_causal,
-                           tgt_key_padding_mask=tgt_key_padding_mask, memory_mask=memory_mask,
-                           memory_key_padding_mask=memory_key_padding_mask,
-                           memory_is_causal=memory_is_causal)
+        causal = _is_causal(tgt_mask, tgt_is_causal, seq_len)
         x = tgt
         for layer in self.layers:
-            x = layer(x, memory, **layer_masks)
+            x = layer(x, memory, tgt_mask=tgt_mask, memory_mask=memory_mask,
+                      tgt_key_padding_mask=tgt_key_padding_mask,
+                      memory_key_padding_mask=memory_key_padding_mask, tgt_is_causal=causal,
+                      memory_is_causal=memory_is_causal)
         return x if self.norm is None else self.norm(x)
 
 
-class _FeedForwardLayer(Module):
-    """What both layer kinds share: the feed-forward block linear2(dropout(act(linear1)))."""
-
-    def _ff_block(self, x):
-        hidden = self.dropout(self.activation(self.linear1(x)))
-        return self._ff_dropout(self.linear2(hidden))
-
-    def _attend(self, attn, x, mem, mask, key_padding_mask, is_causal, dropout):
-        y = attn(x, mem, mem, attn_mask=mask, key_padding_mask=key_padding_mask,
-                 need_weights=False, is_causal=is_causal)[0]
-        return dropout(y)
-
-
-class TransformerEncoderLayer(_FeedForwardLayer):
+class TransformerEncoderLayer(Module):
     """Self-attention then feed-forward, each with a residual and a LayerNorm."""
 
     def __init__(self, d_model, nhead, dim_feedforward=2048, dropout=0.1, activation=F.relu,
@@ -220,24 +212,31 @@ class TransformerEncoderLayer(_FeedForwardLayer):
              if activation is fn or isinstance(activation, cls)), 0)
         self.activation = activation
 
-    @property
-    def _ff_dropout(self):
-        return self.dropout2
+    def _ff_block(self, x: Tensor) -> Tensor:
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        return self.dropout2(self.linear2(hidden))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        return self._attend(self.self_attn, x, x, attn_mask, key_padding_mask, is_causal,
-                            self.dropout1)
+    def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor],
+                  key_padding_mask: Optional[Tensor], is_causal: bool = False) -> Tensor:
+        y = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(y)
 
-    def forward(self, src, src_mask=None, src_key_padding_mask=None, is_causal=False):
+    def forward(self, src: Tensor, src_mask: Optional[Tensor] = None,
+                src_key_padding_mask: Optional[Tensor] = None,
+                is_causal: bool = False) -> Tensor:
         src_key_padding_mask = _additive_mask(src_key_padding_mask, 'src_key_padding_mask',
                                               src.dtype, src_mask, 'src_mask')
         src_mask = _additive_mask(src_mask, 'src_mask', src.dtype)
-        sa = lambda x: self._sa_block(x, src_mask, src_key_padding_mask, is_causal)
-        x = _residual(src, self.norm1, sa, self.norm_first)
-        return _residual(x, self.norm2, self._ff_block, self.norm_first)
+        x = src
+        if self.norm_first:        # pre-norm: x + block(norm(x))
+            x = x + self._sa_block(self.norm1(x), src_mask, src_key_padding_mask, is_causal)
+            return x + self._ff_block(self.norm2(x))
+        x = self.norm1(x + self._sa_block(x, src_mask, src_key_padding_mask, is_causal))
+        return self.norm2(x + self._ff_block(x))
 
 
-class TransformerDecoderLayer(_FeedForwardLayer):
+class TransformerDecoderLayer(Module):
     """Self-attention, attention over ``memory``, then feed-forward; each with a residual
     and a LayerNorm."""
 
@@ -258,23 +257,35 @@ class TransformerDecoderLayer(_FeedForwardLayer):
         self.dropout1, self.dropout2, self.dropout3 = (Dropout(dropout) for _ in range(3))
         self.activation = _activation(activation)
 
-    @property
-    def _ff_dropout(self):
-        return self.dropout3
+    def _ff_block(self, x: Tensor) -> Tensor:
+        hidden = self.dropout(self.activation(self.linear1(x)))
+        return self.dropout3(self.linear2(hidden))
 
-    def _sa_block(self, x, attn_mask, key_padding_mask, is_causal=False):
-        return self._attend(self.self_attn, x, x, attn_mask, key_padding_mask, is_causal,
-                            self.dropout1)
+    def _sa_block(self, x: Tensor, attn_mask: Optional[Tensor],
+                  key_padding_mask: Optional[Tensor], is_causal: bool = False) -> Tensor:
+        y = self.self_attn(x, x, x, attn_mask=attn_mask, key_padding_mask=key_padding_mask,
+                           need_weights=False, is_causal=is_causal)[0]
+        return self.dropout1(y)
 
-    def _mha_block(self, x, mem, attn_mask, key_padding_mask, is_causal=False):
-        return self._attend(self.multihead_attn, x, mem, attn_mask, key_padding_mask,
-                            is_causal, self.dropout2)
+    def _mha_block(self, x: Tensor, mem: Tensor, attn_mask: Optional[Tensor],
+                   key_padding_mask: Optional[Tensor], is_causal: bool = False) -> Tensor:
+        y = self.multihead_attn(x, mem, mem, attn_mask=attn_mask,
+                                key_padding_mask=key_padding_mask, need_weights=False,
+                                is_causal=is_causal)[0]
+        return self.dropout2(y)
 
-    def forward(self, tgt, memory, tgt_mask=None, memory_mask=None, tgt_key_padding_mask=None,
-                memory_key_padding_mask=None, tgt_is_causal=False, memory_is_causal=False):
-        sa = lambda x: self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal)
-        ca = lambda x: self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
-                                       memory_is_causal)
-        x = _residual(tgt, self.norm1, sa, self.norm_first)
-        x = _residual(x, self.norm2, ca, self.norm_first)
-        return _residual(x, self.norm3, self._ff_block, self.norm_first)
+    def forward(self, tgt: Tensor, memory: Tensor, tgt_mask: Optional[Tensor] = None,
+                memory_mask: Optional[Tensor] = None,
+                tgt_key_padding_mask: Optional[Tensor] = None,
+                memory_key_padding_mask: Optional[Tensor] = None, tgt_is_causal: bool = False,
+                memory_is_causal: bool = False) -> Tensor:
+        x = tgt
+        if self.norm_first:        # pre-norm: x + block(norm(x))
+            x = x + self._sa_block(self.norm1(x), tgt_mask, tgt_key_padding_mask, tgt_is_causal)
+            x = x + self._mha_block(self.norm2(x), memory, memory_mask,
+                                    memory_key_padding_mask, memory_is_causal)
+            return x + self._ff_block(self.norm3(x))
+        x = self.norm1(x + self._sa_block(x, tgt_mask, tgt_key_padding_mask, tgt_is_causal))
+        x = self.norm2(x + self._mha_block(x, memory, memory_mask, memory_key_padding_mask,
+                                           memory_is_causal))
+        return self.norm3(x + self._ff_block(x))
