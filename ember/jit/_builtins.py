@@ -110,6 +110,7 @@ FUNCTION_RESULTS = {
     "multi_head_attention_forward": T.TupleType((_TT, T.OptionalType(_TT))),
     "max_pool1d_with_indices": _PAIR, "max_pool2d_with_indices": _PAIR,
     "max_pool3d_with_indices": _PAIR, "adaptive_max_pool2d_with_indices": _PAIR,
+    "_additive_mask": T.OptionalType(_TT),
 }
 
 

@@ -205,11 +205,23 @@ def ember_call(c, fn, name, args, kwargs, e, method=False):
             rt = B.function_result(name, op, [v.type for v in args], len(args), kwargs, method)
             return c.emit(kind, vals, [rt], e, op=op).output
     _check_plain_args(c, name, args, kwargs, e)
-    rt = B.function_result(name, op, [v.type for v in args], len(args), kwargs, method)
+    rt = _annotated_result(fn) or B.function_result(name, op, [v.type for v in args],
+                                                    len(args), kwargs, method)
     return c.emit(kind, args + list(kwargs.values()), [rt], e, fn=fn, kwnames=list(kwargs)).output
 
 
 _TAKES_STR = set()
+
+
+def _annotated_result(fn):
+    """The return annotation of an ember helper called from scripted code, if it has one."""
+    ann = getattr(fn, "__annotations__", None) or {}
+    if "return" not in ann:
+        return None
+    try:
+        return T.from_annotation(ann["return"], None, getattr(fn, "__globals__", {}))
+    except T.AnnotationError:
+        return None
 
 
 def _has_varargs(fn, method):

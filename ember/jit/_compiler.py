@@ -963,6 +963,9 @@ class Compiler:
         if ct.attributes and attr in ct.attributes:
             return S.SimpleValue(self.emit("prim::GetAttr", [mod.value], [ct.attributes[attr]],
                                            e, {"name": attr}, names=[attr]).output)
+        fns = (ct.constants or {}).get("$functions") or {}
+        if attr in fns:                     # a function stored on the module
+            return self.resolver.wrap(fns[attr], attr)
         meth = self.resolver.module_method(mod, attr)
         if meth is not None:
             return meth

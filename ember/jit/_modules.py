@@ -68,9 +68,10 @@ def script_module(module, memo=None):
         slots[name] = "_modules"
     const_names = _constant_names(cls)
     annotated = _attribute_annotations(cls)
-    plain = {}
+    plain, functions = {}, {}
     for name, v in module.__dict__.items():
-        if name.startswith("_") and name not in annotated or name in _SKIP_ATTRS:
+        if name in _module_internals() and name not in annotated or name in _SKIP_ATTRS \
+                or name.startswith("__"):
             continue
         if name in const_names:
             constants[name] = v if not isinstance(v, list) else tuple(v)
@@ -82,6 +83,9 @@ def script_module(module, memo=None):
                 continue
             attrs[name] = t
             plain[name] = v.value
+            continue
+        if callable(v) and not isinstance(v, (nn.Module, type)) and name not in annotated:
+            functions[name] = v             # e.g. self.activation = F.relu
             continue
         try:
             if name in annotated:
@@ -100,6 +104,7 @@ def script_module(module, memo=None):
             if not isinstance(v, nn.Module):
                 constants[name] = v if not isinstance(v, list) else tuple(v)
     constants["$slots"] = slots
+    constants["$functions"] = functions
     ct = T.ClassType(qualified_class_name(cls), cls, True, attrs, {}, constants)
     rsm = RecursiveScriptModule._construct(module, ct, children, plain)
     memo[id(module)] = rsm
@@ -109,6 +114,18 @@ def script_module(module, memo=None):
     for name in _exported(cls):
         module_function(rsm, name)
     return rsm
+
+
+def _module_internals():
+    """The ``__dict__`` entries every ``nn.Module`` has (hooks, parameter dicts...): not
+    attributes of the scripted class."""
+    global _INTERNALS
+    if _INTERNALS is None:
+        _INTERNALS = frozenset(nn.Module().__dict__)
+    return _INTERNALS
+
+
+_INTERNALS = None
 
 
 def _is_jit_attribute(v):
