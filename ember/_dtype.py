@@ -244,6 +244,8 @@ def _combine(higher, lower):
         return higher
     if higher._category == 2:
         if lower._category == 3:
+            if higher is float16 and lower is complex32:    # (ember stays complex64 else)
+                return complex32
             return higher.to_complex() if higher is not float64 else complex128
         return higher
     if higher in WIDE_UNSIGNED and lower._category == 3:
