@@ -412,11 +412,11 @@ _FUNCTIONAL = {"linear", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive
                "gelu", "silu", "mish", "hardswish", "hardsigmoid", "softplus", "glu",
                "pixel_shuffle", "pixel_unshuffle", "hardtanh", "leaky_relu", "relu6",
                "logsigmoid", "one_hot", "pdist", "cosine_similarity", "pairwise_distance",
-               "pad", "scaled_dot_product_attention"}
+               "pad", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d",
+               "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
 
 # hand-written ember fronts reachable as torch.<name> (besides op records)
-_EMBER_FRONTS = {"conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-                 "conv_transpose3d", "batch_norm", "layer_norm", "group_norm", "instance_norm",
+_EMBER_FRONTS = {"batch_norm", "layer_norm", "group_norm", "instance_norm",
                  "zeros", "ones", "full", "empty", "arange", "tensor", "zeros_like",
                  "ones_like", "full_like", "empty_like", "rand", "randn", "randint",
                  "rand_like", "randn_like", "linspace", "eye", "cat", "stack", "concat",
@@ -487,10 +487,10 @@ def call_torch(c, name, args, kwargs, e):
         return _emit(c, name, args, rt, e, fn, kwargs)
     from ember.jit._calls import ember_call, tensor_method, bind_schema
     ember = _ember()
-    if _allowed_front(name) and callable(getattr(ember, name, None)):
-        return ember_call(c, getattr(ember, name), name, list(args), kwargs, e)
     if name in _FUNCTIONAL and callable(getattr(_F(), name, None)):
         return ember_call(c, getattr(_F(), name), name, list(args), kwargs, e)
+    if _allowed_front(name) and callable(getattr(ember, name, None)):
+        return ember_call(c, getattr(ember, name), name, list(args), kwargs, e)
     for op in _op_records(name):
         if op.composite is not None and op.kernel is None and False:
             continue
