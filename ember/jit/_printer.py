@@ -596,6 +596,11 @@ class _FunctionPrinter:
         """A call with schema-ordered arguments: trailing defaults dropped, kwarg-only ones
         written ``name=value`` when not their default."""
         pos, kws = [], []
+        if name == "norm":            # Frobenius norm: the 2-norm over the same dims
+            args = [_Expr("2", 2) if a.name == "p" and e.const == "fro" else e
+                    for a, e in zip(sargs, args)]
+            if any(a.name == "p" and e.const == "nuc" for a, e in zip(sargs, args)):
+                raise NotImplementedError("ember.jit.save: the nuclear norm")
         for a, e in zip(sargs, args):
             if a.kwarg_only:
                 if not _is_default(e, a):
@@ -737,7 +742,7 @@ def _is_default(e, a):
     if isinstance(d, (list, tuple)) and isinstance(c, (list, tuple)):
         return list(c) == list(d)
     if isinstance(d, (list, tuple)) and isinstance(c, int) and not isinstance(c, bool):
-        return all(x == c for x in d)
+        return bool(d) and all(x == c for x in d)
     if c is None or d is None:
         return c is None and d is None
     if isinstance(c, bool) != isinstance(d, bool):

@@ -61,6 +61,8 @@ def fn_call(p, n):
         return f"{_CASTS[name]}({', '.join(a.text for a in pos)})"
     if "_py" in n.attrs:
         return _operator(p, n, name, pos)
+    if fn in (max, min) and not kw:
+        return f"ops.prim.{fn.__name__}(" + ", ".join(a.text for a in pos) + ")"
     if name == "__getitem__":
         from ember.jit._printer import subscript_base
         return f"{subscript_base(pos[0].text)}[{pos[1].text}]"
@@ -72,8 +74,7 @@ def fn_call(p, n):
     if module.startswith("ember.nn.functional") or module.startswith("ember.nn.modules"):
         entry = FUNCTIONAL.get(getattr(fn, "__name__", name))
         if entry is None:
-            raise NotImplementedError(f"ember.jit.save: nn.functional.{name} has no aten "
-                                      f"mapping (torch would need its scripted source)")
+            return _scripted_call(p, fn, name, pos, kw)
         return entry(p, _bind(fn, pos, kw, name))
     if module.startswith("ember.jit"):
         return p.call(name, [a.text for a in pos], [(k, a.text) for k, a in kw])
@@ -88,6 +89,27 @@ def fn_call(p, n):
         return p.call(name, [a.text for a in pos], [(k, a.text) for k, a in kw])
     raise NotImplementedError(f"ember.jit.save: {name} (a call to "
                               f"{getattr(fn, '__qualname__', fn)!s}) has no TorchScript form")
+
+
+def _scripted_call(p, fn, name, pos, kw):
+    """A functional with no aten spelling, as torch does it: the function itself scripted
+    (``__torch__.torch.nn.functional.<name>``) and called."""
+    from ember.jit._script import compile_function
+    try:
+        function = compile_function(fn)
+    except Exception as e:  # noqa: BLE001 - any failure means: no TorchScript form
+        raise NotImplementedError(f"ember.jit.save: nn.functional.{name} has no aten mapping "
+                                  f"and does not script ({type(e).__name__}: "
+                                  f"{str(e).strip().splitlines()[0] if str(e).strip() else ''})"
+                                  ) from None
+    b = _fill(p, _bind(fn, pos, kw, name))
+    args = []
+    for arg_name, _t, _has_def, _d, _kw in function.arg_schema:
+        if arg_name not in b:
+            raise NotImplementedError(f"ember.jit.save: cannot bind {name}'s argument "
+                                      f"{arg_name}")
+        args.append(b.text(arg_name))
+    return f"{p.ctx.function_name(function)}(" + "".join(a + ", " for a in args) + ")"
 
 
 def _is_tensor_method(fn):
@@ -166,6 +188,8 @@ def _ember_call(p, fn, name, pos, kw):
     if varargs and sig is not None:
         fixed = [k for k, prm in sig.parameters.items()
                  if prm.kind in (prm.POSITIONAL_ONLY, prm.POSITIONAL_OR_KEYWORD)]
+        if not fixed and name == "einsum":
+            fixed = ["equation"]
         head, rest = pos[:len(fixed)], pos[len(fixed):]
         if len(rest) == 1 and isinstance(rest[0].type, (T.ListType, T.TupleType)):
             packed = [rest[0].text]

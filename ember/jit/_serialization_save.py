@@ -279,7 +279,7 @@ def _archive_name(f):
             base.encode("ascii")
         except UnicodeEncodeError:
             base = "archive"
-        return base if base and base.isidentifier() else "archive"
+        return base or "archive"
     return "archive"
 
 
@@ -315,7 +315,7 @@ def save(m, f, _extra_files=None):
                              f"save takes a scripted module or function)")
     code = _code_files(ctx, bodies)
     data, storages = _pickle(root)
-    consts, const_storages = _pickle(tuple(ctx.constants))
+    consts, const_storages = _pickle(tuple(c.detach() for c in ctx.constants))
 
     archive = _archive_name(f)
     buf = io.BytesIO()
