@@ -645,6 +645,9 @@ def _fits_out(vals, dst):
 
 def _write_out(op, result, out):
     """``out=``: resize (as torch does) and copy the result into the given tensor(s)."""
+    check = getattr(op, "check_out", None)          # torch's per-op contract (out_contracts)
+    if check is not None:
+        check(op, result, out)
     if state.grad_enabled:
         res_list = result if isinstance(result, (tuple, list)) else (result,)
         if any(r._requires_grad for r in res_list):

@@ -24,3 +24,6 @@ from ember._ops import extra  # noqa: F401
 from ember._ops import nn_fused  # noqa: F401
 from ember._ops import aten  # noqa: F401
 from ember._ops import sparse  # noqa: F401
+from ember._ops import out_contracts  # noqa: E402
+
+out_contracts.install()

@@ -389,7 +389,7 @@ UNARY_KEEP = [
     OpInfo("threshold_backward", None, lambda dtype, rng: [], function=False, method=False,
            supports_grad=False, op_records=("threshold_backward",)),
     OpInfo("relu", lambda x: np.maximum(x, 0).astype(x.dtype), _unary(), dtypes=FLOATS + INTS,
-           inplace="relu_", supports_out=True, op_records=("relu", "relu_"),
+           inplace="relu_", supports_out=False, op_records=("relu", "relu_"),
            error_inputs=lambda rng: [
                _err(make_arg((3,), "bool", rng), regex="Boolean inputs not supported for relu"),
                _err(make_arg((3,), "complex64", rng), exc=NotImplementedError,
@@ -426,7 +426,9 @@ def _pred_samples(dtype, rng):
 
 
 def _pred(name, ref, dtypes=ALL_REAL + COMPLEX, errors=None):
-    return OpInfo(name, ref, _pred_samples, dtypes=dtypes, supports_out=True,
+    # torch's isnan/isinf/isfinite/isreal take no out= (ember/_ops/out_contracts.py)
+    out = name in ("isposinf", "isneginf", "signbit")
+    return OpInfo(name, ref, _pred_samples, dtypes=dtypes, supports_out=out,
                   supports_grad=False, op_records=(name,), error_inputs=errors)
 
 

@@ -1403,7 +1403,7 @@ OPS = [
     OpInfo("atleast_3d", _atleast_ref(np.atleast_3d), _atleast_samples, dtypes=SOME,
            method=False),
     OpInfo("flip", lambda x, dims: np.flip(x, dims) if dims else x, _flip_samples, dtypes=ALL,
-           supports_out=True, error_inputs=_flip_errors, op_records=("flip",)),
+           supports_out=False, error_inputs=_flip_errors, op_records=("flip",)),
     OpInfo("fliplr", np.fliplr, _lrud_samples, dtypes=ALL,
            error_inputs=lambda rng: [E(SampleInput(_arr(3)), RuntimeError,
                                        "Input must be >= 2-d.")], op_records=("fliplr",)),
