@@ -33,6 +33,8 @@ def unravel_index(indices, shape):
 
 def nonzero_static(self, size, fill_value=-1):
     a = np.asarray(self)
+    if int(size) < 0:
+        raise RuntimeError("nonzero_static: 'size' must be an non-negative integer")
     nz = np.argwhere(a).astype(np.int64)
     out = np.full((int(size), a.ndim), fill_value, np.int64)
     n = min(int(size), nz.shape[0])

@@ -454,9 +454,14 @@ def nth_zero_mask(a, dim, n):
 def _cum_extreme(a, dim, ufunc, kname):
     if a.dtype.kind == "c":
         raise not_implemented(kname, a.dtype)
-    d = wrap_dim(dim, a.ndim)
+    if a.size == 0:                 # torch answers an empty input before checking ``dim``
+        return a.copy(), np.zeros(a.shape, np.int64)
     if a.ndim == 0:
+        if dim not in (0, -1):
+            raise IndexError(f"{kname[:6]}(): Expected reduction dim -1 or 0 for scalar but "
+                             f"got {dim}")
         return a.copy(), np.zeros((), np.int64)
+    d = wrap_dim(dim, a.ndim)
     v = ufunc.accumulate(a, axis=d)
     mark = a == v
     if is_float(a.dtype):

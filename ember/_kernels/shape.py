@@ -126,6 +126,9 @@ def narrow(a, dim, start, length):
 
 
 def narrow_copy(a, dim, start, length):
+    if dim >= max(a.ndim, 1):           # torch's narrow_copy checks a too-large dim itself
+        raise RuntimeError("Expected dim < static_cast<int64_t>(self_sizes.size()) to be true, "
+                           "but got false.")
     return np.array(narrow(a, dim, start, length), copy=True)
 
 
@@ -143,6 +146,7 @@ def select(a, dim, index):
 
 def unfold(a, dimension, size, step):
     if a.ndim == 0:
+        wrap_dim(dimension, 1)          # a 0-d tensor unfolds along dim 0 or -1 only
         d, n = 0, 1
     else:
         d = wrap_dim(dimension, a.ndim)
@@ -368,6 +372,9 @@ def as_strided(a, size, stride, storage_offset=None, geom=None):
         self_off_b, storage_nb, exp_strides = geom
     off = self_off_b // item if storage_offset is None else storage_offset
     size, stride, off, need = check_window(size, stride, off, item, storage_nb)
+    from ember._meta_tensor import Placeholder, placeholder
+    if type(a) is Placeholder:          # no data: the meta layer gives it its strides
+        return placeholder(size, a.dtype)
     bstrides = [s * item for s in stride]
     start = address(a) - self_off_b
     lo, hi = _memory_span(a)

@@ -384,6 +384,8 @@ def histc(a, bins=100, min=0, max=0):
     if bins <= 0:
         raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
+    if isinstance(min, complex) or isinstance(max, complex):
+        raise RuntimeError("value cannot be converted to type double without overflow")
     lo, hi = float(min), float(max)
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")

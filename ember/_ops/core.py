@@ -22,6 +22,7 @@ from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
 from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32, scalar_to
+from ember._meta_tensor import Placeholder, probe as meta_probe
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS, METHODS
 
 
@@ -33,8 +34,22 @@ def _bf16(kernel):
 # -------------------------------------------------------------------- arithmetic
 
 
+def _check_alpha(a, b, alpha):
+    """torch's alpha checks against the operands' common dtype (alpha != 1 only)."""
+    kinds = {np.asarray(x).dtype.kind for x in (a, b)}
+    if isinstance(alpha, complex) and "c" not in kinds:
+        raise RuntimeError("For non-complex input tensors, argument alpha must not be a complex "
+                           "number.")
+    if isinstance(alpha, float) and kinds <= {"b", "i", "u"}:
+        raise RuntimeError("For integral input tensors, argument alpha must not be a floating "
+                           "point number.")
+
+
 def _add(a, b, alpha=1):
-    return np.add(a, b) if alpha == 1 else np.add(a, np.multiply(b, alpha))
+    if alpha == 1:
+        return np.add(a, b)
+    _check_alpha(a, b, alpha)
+    return np.add(a, np.multiply(b, alpha))
 
 
 def _sub(a, b, alpha=1):
@@ -47,7 +62,10 @@ def _sub(a, b, alpha=1):
         raise RuntimeError("Subtraction, the `-` operator, with a bool tensor is not supported. "
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
-    return np.subtract(a, b) if alpha == 1 else np.subtract(a, np.multiply(b, alpha))
+    if alpha == 1:
+        return np.subtract(a, b)
+    _check_alpha(a, b, alpha)
+    return np.subtract(a, np.multiply(b, alpha))
 
 
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -79,6 +97,8 @@ def _scaled_into(out, b, alpha):
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
+    if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
+        _check_alpha(a, b, alpha)
     if alpha != 1 and a is out and _FE.axpy_(out, b, alpha):    # p.add_(g, alpha=-lr)
         return
     np.add(a, b if alpha == 1 else _scaled_into(out, b, alpha), out=out)
@@ -89,6 +109,8 @@ def _(out, a, b, alpha=1):
     if out.dtype == np.bool_ or isinstance(b, bool) or isinstance(a, bool):
         np.copyto(out, _sub(a, b, alpha))      # raises
         return
+    if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
+        _check_alpha(a, b, alpha)
     if alpha != 1 and a is out and not isinstance(alpha, bool) and _FE.axpy_(out, b, -alpha):
         return
     if alpha != 1 and type(alpha) is int and out.dtype.kind in "iu":
@@ -303,7 +325,10 @@ def _(ctx, g, self, size):
 
 def _reshape(self, shape):
     shape = _infer_size(shape, self._data.size)
-    if K.as_view(self._data, shape) is not None:
+    a = self._data
+    if type(a) is Placeholder:          # meta: its strides decide (Note [meta strides])
+        a = meta_probe(self)
+    if K.as_view(a, shape) is not None:
         return view(self, shape)
     return _unsafe_view(clone(self, memory_format="contiguous_format"), shape)
 
