@@ -471,11 +471,11 @@ PATH_NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.modules", "nn.parallel"
                    "optim.swa_utils", "optim.optimizer", "utils.data", "autograd",
                    "autograd.functional", "autograd.graph", "autograd.forward_ad",
                    "distributions", "fft", "linalg", "special", "func", "amp", "profiler",
-                   "testing", "fx")
+                   "testing", "fx", "jit", "futures")
 
 # Systems still to be built: nothing under these dotted paths is required yet.
 NOT_BUILT_SYSTEMS = (
-    "jit", "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
+    "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
     "ao", "nn.quantized", "nn.quantizable", "nn.qat", "nn.intrinsic",   # quantization
     "distributed", "nn.parallel.scatter_gather", "nn.parallel.replicate",
     "nn.parallel.parallel_apply", "nn.parallel.scatter", "nn.parallel.gather",  # multi-device
@@ -529,6 +529,7 @@ NOT_YET_IN_EMBER = {
     ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
     ("profiler", "DeviceType"), ("profiler", "kineto_available"),
     ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
+    ("jit", "export_opnames"),                              # the mobile toolchain (issue 16)
     # utils.data's datapipe API
     *[("utils.data", n) for n in (
         "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation",

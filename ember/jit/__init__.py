@@ -154,3 +154,6 @@ _script_api.JIT_BUILTINS.update({annotate: "annotate", isinstance: "isinstance",
                                  fork: "fork", wait: "wait"})
 
 from ember.jit._freeze import freeze, optimize_for_inference  # noqa: E402
+from ember.jit._fuser import (enable_onednn_fusion, fuser, interface,  # noqa: E402
+                              onednn_fusion_enabled, set_fusion_strategy, strict_fusion)
+from ember.jit._serialization import load, save  # noqa: E402
