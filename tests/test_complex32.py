@@ -223,3 +223,33 @@ def test_binary_support_as_torch(name):
     assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)
     if e[0] == "ok" and hasattr(t[1], "dtype") and t[1].layout is torch.strided:
         assert _value(e[1])[:2] == _value(t[1])[:2]
+
+
+HALF_TO_COMPLEX = {
+    "view_as_complex": lambda m: m.view_as_complex(m.tensor([[1., 2.], [3., 4.]]).half()),
+    "view_as_complex_strided": lambda m:
+        m.view_as_complex(m.arange(12.).half().reshape(3, 4)[:, :2]),
+    "complex": lambda m: m.complex(m.tensor([1., 2.]).half(), m.tensor([0.5, -1.]).half()),
+    "polar": lambda m: m.polar(m.tensor([1., 2.]).half(), m.tensor([0.5, -1.]).half()),
+    "half_times_c32_scalar_tensor": lambda m: m.ones(2).half() * m.tensor(1 + 1j).chalf(),
+}
+
+
+@pytest.mark.parametrize("name", list(HALF_TO_COMPLEX))
+def test_float16_makes_complex32(name):
+    same(HALF_TO_COMPLEX[name])
+
+
+def test_view_as_complex_shares_memory_and_gradients_pass():
+    def run(m):
+        w = m.tensor([[1., 2.], [3., -4.]]).half().requires_grad_(True)
+        c = m.view_as_complex(w)
+        assert c._base is w
+        r = m.view_as_real(c * c.conj())
+        (r * m.tensor([1., 3.]).half()).sum().backward()
+        x = m.tensor([1.5, 2.], requires_grad=True)
+        (x.chalf() * 3).real.sum().backward()
+        return r, w.grad, x.grad
+    for a, b in zip(run(ember), run(torch)):
+        assert str(a.dtype) == str(b.dtype)
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())

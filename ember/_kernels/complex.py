@@ -4,7 +4,8 @@ from __future__ import annotations
 import numpy as np
 
 _REAL = {np.dtype(np.complex64): np.float32, np.dtype(np.complex128): np.float64}
-_CPLX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128}
+_CPLX = {np.dtype(np.float32): np.complex64, np.dtype(np.float64): np.complex128,
+         np.dtype(np.float16): None}    # complex32 (ember/_kernels/complex32.py), on use
 _TORCH_NAME = {"int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
                "uint8": "Byte", "bool": "Bool", "float16": "Half", "complex64": "ComplexFloat",
                "complex128": "ComplexDouble"}
@@ -27,6 +28,12 @@ def _real_base(a, rd):
     return first.view(rd)
 
 
+def _complex32():
+    """complex32's array dtype; turns on its dispatcher layer (ember/_ops/complex32.py)."""
+    from ember import _dtype
+    return _dtype._used(_dtype.complex32).np
+
+
 def view_as_complex(a):
     if a.dtype not in _CPLX:
         name = _TORCH_NAME.get(a.dtype.name, a.dtype.name)
@@ -44,7 +51,7 @@ def view_as_complex(a):
         root = root.base
     if a.size and ((a.ctypes.data - root.ctypes.data) // isz) % 2:
         raise RuntimeError("Tensor must have a storage_offset divisible by 2")
-    cd = _CPLX[a.dtype]
+    cd = _CPLX[a.dtype] or _complex32()
     if a.size == 0:
         return np.zeros(a.shape[:-1], cd)
     base = a.reshape(-1)[:2] if a.flags.c_contiguous else \

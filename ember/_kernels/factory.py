@@ -380,7 +380,9 @@ def _check_complex_args(a, b, fname):
     if da != db:
         raise RuntimeError(f"Expected object of scalar type {_SCALAR[da.name]} but got scalar "
                            f"type {_SCALAR[db.name]} for second argument")
-    return np.complex128 if da == np.float64 else np.complex64
+    if da == np.float16:            # complex32 pairs (ember/_kernels/complex32.py)
+        return _dtype._used(_dtype.complex32).np
+    return np.dtype(np.complex128 if da == np.float64 else np.complex64)
 
 
 _SCALAR = _dtype.TYPE_NAMES
@@ -390,6 +392,9 @@ def complex_(real, imag):
     ct = _check_complex_args(real, imag, "complex")
     real, imag = np.broadcast_arrays(real, imag)
     out = np.empty(real.shape, ct)
+    if ct.names:                    # complex32: (real, imag) float16 pairs
+        out["real"], out["imag"] = real, imag
+        return out
     out.real = real
     out.imag = imag
     return out
@@ -397,6 +402,8 @@ def complex_(real, imag):
 
 def polar(abs, angle):
     ct = _check_complex_args(abs, angle, "polar")
+    if ct.names:
+        raise NotImplementedError("\"polar_cpu\" not implemented for 'Half'")
     abs, angle = np.broadcast_arrays(abs, angle)
     out = np.empty(abs.shape, ct)
     out.real = abs * np.cos(angle)

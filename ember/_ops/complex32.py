@@ -209,8 +209,11 @@ def _check_arguments(op, args):
 
 def _view_of_parts(op, args):
     from ember.autograd import graph
+    from ember._state import state
     res = _make(_VIEWS_OF_PARTS[op.name](args[0]._data))
     graph.set_view(res, args[0], op, args)
+    if args[0]._requires_grad and state.grad_enabled:
+        graph.record(op, args, (res,))
     return res
 
 

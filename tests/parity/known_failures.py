@@ -14,8 +14,6 @@ KNOWN_FAILURES: dict[str, str] = {
 
 KNOWN_STRICT_FAILURES: dict[str, str] = {
     'addbmm': "in-place variant: ember raised RuntimeError: output with shape [1] doesn't match the broadcast shape [5, 10] (float16)",
-    'view_as_complex': 'ember raised RuntimeError: view_as_complex is only supported for half, float and double tensors, but got a tensor of scalar type: Half (float16)',
-    'complex': 'output: dtype complex64 != expected complex32 (float16)',
     'matrix_exp': 'output: 125/125 values differ (max abs diff nan, rtol=0.001, atol=1e-05); at (0, 0, 0) expected nan got 2454.0 (float16)',
     'nn.functional.linear_cross_entropy.chunked_none': 'output: 1/1 values differ (max abs diff 0.00537, rtol=0.016, atol=1e-05); at () expected 0.1298828125 got 0.12451171875 (bfloat16)',
     'nn.functional.interpolate.bilinear': 'output: 100075/101400 values differ; at (0, 0, 0, 0) expected 150 got 47 (uint8)',
