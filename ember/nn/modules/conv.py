@@ -5,6 +5,7 @@ import math
 from typing import List, Optional
 
 import ember
+from ember import Tensor
 from ember.nn import functional as F, init
 from ember.nn.parameter import Parameter
 from ember.nn.modules.linear import _uniform_by_fan_in
@@ -86,7 +87,7 @@ class _ConvNd(Module):
         init.kaiming_uniform_(self.weight, a=math.sqrt(5))
         _uniform_by_fan_in(self.bias, self.weight[0].numel() if len(self.weight) else 0)
 
-    def _conv_forward(self, input, weight, bias):
+    def _conv_forward(self, input: Tensor, weight: Tensor, bias: Optional[Tensor]):
         if self.padding_mode != "zeros":
             input = F.pad(input, self._reversed_padding_repeated_twice, mode=self.padding_mode)
             return self._conv(input, weight, bias, self.stride, [0] * self._dim, self.dilation,
