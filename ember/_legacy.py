@@ -172,7 +172,10 @@ TYPES = {name: _TensorType(name, (), {"dtype": d, "is_cuda": False, "is_sparse":
 # ``Tensor.type()`` names: the typed types' and the two complex ones torch prints
 TYPE_NAMES = {f"torch.{name}": d for name, d in _TYPED.items()}
 TYPE_NAMES.update({"torch.ComplexFloatTensor": _dtype.complex64,
-                   "torch.ComplexDoubleTensor": _dtype.complex128})
+                   "torch.ComplexDoubleTensor": _dtype.complex128,
+                   "torch.ComplexHalfTensor": _dtype.complex32,
+                   "torch.UInt16Tensor": _dtype.uint16, "torch.UInt32Tensor": _dtype.uint32,
+                   "torch.UInt64Tensor": _dtype.uint64})
 
 
 def new(self, *args, **kwargs):

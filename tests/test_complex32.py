@@ -119,7 +119,8 @@ OPS = {
     "setitem": lambda m: _setitem(_a(m)), "fill": lambda m: _a(m).fill_(2),
     "zero": lambda m: _a(m).zero_(), "copy": lambda m: _a(m).copy_(m.tensor([1.5 + 1j, 2, 3])),
     "add_": lambda m: _a(m).add_(1), "mul_": lambda m: _a(m).mul_(_a(m)),
-    "rounding": lambda m: _a(m) * 1.0001,
+    "rounding": lambda m: _a(m) * 1.0001, "type_name": lambda m: _a(m).type(),
+    "type_to": lambda m: m.ones(2).type("torch.ComplexHalfTensor"),
 }
 
 

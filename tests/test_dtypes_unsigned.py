@@ -108,6 +108,7 @@ OPS = {
     "uint64_too_big": lambda m: m.tensor([2 ** 64], dtype=m.uint64),
     "uint64_negative": lambda m: m.tensor([-1], dtype=m.uint64),
     "uint16_overflow": lambda m: m.tensor([70000], dtype=m.uint16),
+    "type_name": lambda m: _a(m).type(), "type_to": lambda m: m.ones(2).type("torch.UInt64Tensor"),
 }
 
 
