@@ -457,6 +457,225 @@ CASES.update({
 })
 
 
+# ------------------------------------------------------------------ modules, optim, data
+def _opt(L, *groups, **kw):
+    return L.optim.SGD(list(groups) if groups else [L.nn.Parameter(L.ones(2))], lr=0.1, **kw)
+
+
+def _scheduler(L, name, *args, **kw):
+    return getattr(L.optim.lr_scheduler, name)(_opt(L), *args, **kw)
+
+
+def _module_call(L, build, *inputs):
+    return build(L)(*inputs)
+
+
+def _register(L, how, *args):
+    m = L.nn.Linear(2, 2)
+    return getattr(m, how)(*args)
+
+
+def _setattr(L, name, value):
+    m = L.nn.Linear(2, 2)
+    setattr(m, name, value(L) if callable(value) else value)
+
+
+def _optimizer_load(L, change):
+    p = L.nn.Parameter(L.ones(2))
+    o = L.optim.SGD([p], lr=0.1)
+    sd = o.state_dict()
+    change(sd)
+    o.load_state_dict(sd)
+
+
+CASES.update({
+    "module_register_buffer_dot": (lambda L: _register(L, "register_buffer", "a.b", L.ones(1)),
+                                   'buffer name can'),
+    "module_register_buffer_empty": (lambda L: _register(L, "register_buffer", "", L.ones(1)),
+                                     "t be empty string"),
+    "module_register_buffer_exists": (lambda L: _register(L, "register_buffer", "weight",
+                                                          L.ones(1)), "already exists"),
+    "module_register_buffer_not_tensor": (lambda L: _register(L, "register_buffer", "b", 3),
+                                          "cannot assign 'int' object to buffer 'b'"),
+    "module_register_buffer_name_type": (lambda L: _register(L, "register_buffer", 3,
+                                                             L.ones(1)),
+                                         "buffer name should be a string"),
+    "module_register_parameter_tensor": (lambda L: _register(L, "register_parameter", "p",
+                                                             L.ones(1)),
+                                         "cannot assign 'torch.FloatTensor' object to parameter"),
+    "module_register_parameter_non_leaf": (lambda L: _register(
+        L, "register_parameter", "p", L.nn.Parameter(L.ones(1)) * 2), None),
+    "module_add_module_not_module": (lambda L: _register(L, "add_module", "m", 3),
+                                     "is not a Module subclass"),
+    "module_add_module_name_type": (lambda L: _register(L, "add_module", 3, L.nn.ReLU()),
+                                    "module name should be a string"),
+    "module_add_module_dot": (lambda L: _register(L, "add_module", "a.b", L.nn.ReLU()),
+                              "t contain \".\", got: a.b"),
+    "module_add_module_empty": (lambda L: _register(L, "add_module", "", L.nn.ReLU()),
+                                "t be empty string"),
+    "module_add_module_exists": (lambda L: _register(L, "add_module", "weight", L.nn.ReLU()),
+                                 "already exists"),
+    "module_get_submodule_missing": (lambda L: L.nn.Sequential(L.nn.ReLU()).get_submodule("x"),
+                                     "has no attribute `x`"),
+    "module_get_submodule_not_module": (lambda L: L.nn.Linear(2, 2).get_submodule("weight"),
+                                        "is not an nn.Module"),
+    "module_get_parameter_missing": (lambda L: L.nn.Linear(2, 2).get_parameter("nope"),
+                                     "has no attribute `nope`"),
+    "module_get_parameter_not_param": (lambda L: L.nn.BatchNorm1d(2).get_parameter(
+        "running_mean"), "is not an nn.Parameter"),
+    "module_get_buffer_not_buffer": (lambda L: L.nn.Linear(2, 2).get_buffer("weight"),
+                                     "is not a buffer"),
+    "module_set_submodule_empty": (lambda L: L.nn.Sequential(L.nn.ReLU()).set_submodule(
+        "", L.nn.ReLU()), "Cannot set the submodule without a target name"),
+    "module_set_submodule_not_module": (lambda L: L.nn.Sequential(L.nn.ReLU()).set_submodule(
+        "0", 3), "is not an nn.Module"),
+    "module_to_int_dtype": (lambda L: L.nn.Linear(2, 2).to(L.int64),
+                            "nn.Module.to only accepts floating point or complex dtypes"),
+    "module_train_not_bool": (lambda L: L.nn.Linear(2, 2).train(3),
+                              "training mode is expected to be boolean"),
+    "module_set_param_tensor": (lambda L: _setattr(L, "weight", lambda L: L.ones(2, 2)),
+                                "cannot assign 'torch.FloatTensor' as parameter 'weight'"),
+    "module_set_submodule_attr": (lambda L: _setattr(L, "weight", lambda L: L.nn.ReLU()), None),
+    "module_extra_state": (lambda L: L.nn.Linear(2, 2).get_extra_state(), None),
+    "module_init_kwargs": (lambda L: L.nn.Module(foo=1),
+                           "got an unexpected keyword argument 'foo'"),
+    "module_init_args": (lambda L: L.nn.Module(1), "takes 1 positional argument"),
+    # containers
+    "sequential_index": (lambda L: L.nn.Sequential(L.nn.ReLU())[3], "index 3 is out of range"),
+    "sequential_mul_zero": (lambda L: L.nn.Sequential(L.nn.ReLU()) * 0,
+                            "Non-positive multiplication factor"),
+    "sequential_mul_type": (lambda L: L.nn.Sequential(L.nn.ReLU()) * 1.5,
+                            "unsupported operand type(s) for *"),
+    "sequential_add_type": (lambda L: L.nn.Sequential(L.nn.ReLU()) + 3,
+                            "add operator supports only objects of Sequential class"),
+    "sequential_insert_type": (lambda L: L.nn.Sequential(L.nn.ReLU()).insert(0, 3),
+                               "module should be of type"),
+    "sequential_insert_index": (lambda L: L.nn.Sequential(L.nn.ReLU()).insert(5, L.nn.ReLU()),
+                                "Index out of range: 5"),
+    "module_list_extend": (lambda L: L.nn.ModuleList().extend(3),
+                           "ModuleList.extend should be called with an iterable"),
+    "module_dict_update": (lambda L: L.nn.ModuleDict().update(3),
+                           "should be called with an iterable of key/value pairs"),
+    "module_dict_update_element": (lambda L: L.nn.ModuleDict().update([3]),
+                                   "update sequence element #0 should be Iterable"),
+    "module_dict_update_length": (lambda L: L.nn.ModuleDict().update([("a",)]),
+                                  "update sequence element #0 has length 1; 2 is required"),
+    "parameter_list_call": (lambda L: L.nn.ParameterList()(), "ParameterList should not be called"),
+    "parameter_list_extend": (lambda L: L.nn.ParameterList().extend(3),
+                              "ParameterList.extend should be called with an iterable"),
+    "parameter_dict_call": (lambda L: L.nn.ParameterDict()(1), "ParameterDict should not be called"),
+    "parameter_dict_bad_key": (lambda L: L.nn.ParameterDict()[3], None),
+    # RNNs
+    "rnn_dropout_range": (lambda L: L.nn.RNN(2, 3, dropout=2.0),
+                          "dropout should be a number in range [0, 1]"),
+    "rnn_input_size_zero": (lambda L: L.nn.RNN(0, 3), "input_size must be greater than zero"),
+    "rnn_hidden_size_type": (lambda L: L.nn.RNN(2, 3.0), "hidden_size should be of type int"),
+    "rnn_hidden_size_zero": (lambda L: L.nn.RNN(2, 0), "hidden_size must be greater than zero"),
+    "rnn_num_layers_zero": (lambda L: L.nn.RNN(2, 3, num_layers=0),
+                            "num_layers must be greater than zero"),
+    "lstm_proj_negative": (lambda L: L.nn.LSTM(2, 3, proj_size=-1),
+                           "proj_size should be a positive integer or zero"),
+    "lstm_proj_too_big": (lambda L: L.nn.LSTM(2, 3, proj_size=3),
+                          "proj_size has to be smaller than hidden_size"),
+    "gru_proj": (lambda L: L.nn.GRU(2, 3, proj_size=1), "proj_size argument is only supported for LSTM"),
+    "rnn_nonlinearity": (lambda L: L.nn.RNN(2, 3, nonlinearity="relu6"), "Unknown nonlinearity"),
+    "rnn_input_dims": (lambda L: L.nn.RNN(2, 3)(t(L, 1, 1, 1, 2)),
+                       "Expected input to be 2D or 3D"),
+    "rnn_input_size": (lambda L: L.nn.RNN(2, 3)(t(L, 4, 1, 5)),
+                       "input.size(-1) must be equal to input_size"),
+    "rnn_hidden_shape": (lambda L: L.nn.RNN(2, 3)(t(L, 4, 1, 2), t(L, 1, 1, 4)),
+                         "Expected hidden size"),
+    "rnn_hidden_dims": (lambda L: L.nn.RNN(2, 3)(t(L, 4, 1, 2), t(L, 1, 3)),
+                        "hx should also be 3-D"),
+    "lstm_input_dims": (lambda L: L.nn.LSTM(2, 3)(t(L, 2)), "LSTM: Expected input to be 2D or 3D"),
+    "lstm_hidden_dims": (lambda L: L.nn.LSTM(2, 3)(t(L, 4, 1, 2), (t(L, 1, 3), t(L, 1, 3))),
+                         "hx and cx should also be 3-D"),
+    "rnn_cell_input_dims": (lambda L: L.nn.RNNCell(2, 3)(t(L, 1, 1, 2)),
+                            "Expected input to be 1D or 2D"),
+    "gru_cell_hidden_dims": (lambda L: L.nn.GRUCell(2, 3)(t(L, 1, 2), t(L, 1, 1, 3)), None),
+    "rnn_cell_input_size": (lambda L: L.nn.RNNCell(2, 3)(t(L, 1, 5)),
+                            "input has inconsistent input_size"),
+    "rnn_cell_batch": (lambda L: L.nn.RNNCell(2, 3)(t(L, 2, 2), t(L, 3, 3)),
+                       "Input batch size 2 doesn't match hidden0 batch size 3"),
+    "rnn_cell_hidden_size": (lambda L: L.nn.RNNCell(2, 3)(t(L, 2, 2), t(L, 2, 4)),
+                             "hidden0 has inconsistent hidden_size"),
+    "rnn_empty_sequence": (lambda L: L.nn.RNN(2, 3)(t(L, 0, 1, 2)),
+                           "Expected sequence length to be larger than 0 in RNN"),
+    "rnn_dtype": (lambda L: L.nn.RNN(2, 3)(t(L, 4, 1, 2, dtype="float64")), None),
+    # optimizers
+    "optimizer_tensor_params": (lambda L: L.optim.SGD(L.ones(2), lr=0.1),
+                                "params argument given to the optimizer should be an iterable"),
+    "optimizer_empty": (lambda L: L.optim.SGD([], lr=0.1), "optimizer got an empty parameter list"),
+    "optimizer_group_type": (lambda L: _opt(L).add_param_group(3), "param_group must be a dict"),
+    "optimizer_group_set": (lambda L: _opt(L).add_param_group(
+        {"params": {L.nn.Parameter(L.ones(1))}}), "ordered collections"),
+    "optimizer_non_tensor": (lambda L: L.optim.SGD([3], lr=0.1), "optimizer can only optimize Tensors"),
+    "optimizer_non_leaf": (lambda L: L.optim.SGD([L.ones(2, requires_grad=True) * 2], lr=0.1),
+                           "can't optimize a non-leaf Tensor"),
+    "optimizer_duplicate_group": (lambda L: (lambda p: L.optim.SGD([{"params": [p]},
+                                                                    {"params": [p]}], lr=0.1))(
+        L.nn.Parameter(L.ones(1))), "some parameters appear in more than one parameter group"),
+    "optimizer_bad_lr": (lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], lr=-1.0),
+                         "Invalid learning rate"),
+    "optimizer_tensor_lr": (lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], lr=L.ones(2)),
+                            "Tensor lr must be 1-element"),
+    "optimizer_fused_foreach": (lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))], fused=True,
+                                                       foreach=True),
+                                "`fused` and `foreach` cannot be `True` together"),
+    "optimizer_fused_differentiable": (lambda L: L.optim.Adam([L.nn.Parameter(L.ones(1))],
+                                                              fused=True, differentiable=True),
+                                       "`fused` does not support `differentiable`"),
+    "optimizer_load_groups": (lambda L: _optimizer_load(L, lambda sd: sd["param_groups"].append(
+        dict(sd["param_groups"][0]))), "different number of parameter groups"),
+    "optimizer_load_sizes": (lambda L: _optimizer_load(L, lambda sd: sd["param_groups"][0].update(
+        params=[0, 1])), "doesn't match the size of optimizer's group"),
+    # lr schedulers
+    "scheduler_not_optimizer": (lambda L: L.optim.lr_scheduler.StepLR(3, 1), "is not an Optimizer"),
+    "lambda_lr_count": (lambda L: _scheduler(L, "LambdaLR", [lambda e: 1, lambda e: 1]),
+                        "Expected 1 lr_lambdas, but got 2"),
+    "scheduler_last_epoch_no_initial_lr": (lambda L: _scheduler(L, "StepLR", 1, last_epoch=3),
+                                           "param 'initial_lr' is not specified"),
+    "constant_lr_factor": (lambda L: _scheduler(L, "ConstantLR", factor=2.0),
+                           "Constant multiplicative factor expected to be between 0 and 1"),
+    "linear_lr_start": (lambda L: _scheduler(L, "LinearLR", start_factor=0.0),
+                        "Starting multiplicative factor expected to be greater than 0"),
+    "linear_lr_end": (lambda L: _scheduler(L, "LinearLR", end_factor=2.0),
+                      "Ending multiplicative factor expected to be between 0 and 1"),
+    "cosine_warm_restarts_t0": (lambda L: _scheduler(L, "CosineAnnealingWarmRestarts", 0),
+                                "Expected positive integer T_0"),
+    "cosine_warm_restarts_tmult": (lambda L: _scheduler(L, "CosineAnnealingWarmRestarts", 2,
+                                                        T_mult=0),
+                                   "Expected integer T_mult >= 1"),
+    "cosine_warm_restarts_eta": (lambda L: _scheduler(L, "CosineAnnealingWarmRestarts", 2,
+                                                      eta_min="x"),
+                                 "Expected float or int eta_min"),
+    "cosine_warm_restarts_epoch": (lambda L: _scheduler(L, "CosineAnnealingWarmRestarts", 2)
+                                   .step(-1), "Expected non-negative epoch"),
+    "sequential_lr_empty": (lambda L: L.optim.lr_scheduler.SequentialLR(_opt(L), [], []), None),
+    "chained_scheduler_empty": (lambda L: L.optim.lr_scheduler.ChainedScheduler([]), None),
+    "plateau_factor": (lambda L: _scheduler(L, "ReduceLROnPlateau", factor=2.0),
+                       "Factor should be < 1.0"),
+    "plateau_min_lrs": (lambda L: _scheduler(L, "ReduceLROnPlateau", min_lr=[0.1, 0.2]),
+                        "expected 1 min_lrs, got 2"),
+    "plateau_mode": (lambda L: _scheduler(L, "ReduceLROnPlateau", mode="x"), "mode x is unknown"),
+    "plateau_threshold_mode": (lambda L: _scheduler(L, "ReduceLROnPlateau", threshold_mode="x"),
+                               "threshold mode x is unknown"),
+    "cyclic_lr_no_momentum": (lambda L: L.optim.lr_scheduler.CyclicLR(
+        L.optim.Adagrad([L.nn.Parameter(L.ones(1))]), 0.1, 1.0), None),
+    "cyclic_lr_mode": (lambda L: _scheduler(L, "CyclicLR", 0.1, 1.0, mode="x"),
+                       "mode is invalid and scale_fn is None"),
+    "one_cycle_no_steps": (lambda L: _scheduler(L, "OneCycleLR", 1.0),
+                           "You must define either total_steps OR"),
+    "one_cycle_pct": (lambda L: _scheduler(L, "OneCycleLR", 1.0, total_steps=10, pct_start=2.0),
+                      "Expected float between 0 and 1 pct_start"),
+    "one_cycle_anneal": (lambda L: _scheduler(L, "OneCycleLR", 1.0, total_steps=10,
+                                              anneal_strategy="x"),
+                         "anneal_strategy must be one of 'cos' or 'linear'"),
+    "one_cycle_epochs": (lambda L: _scheduler(L, "OneCycleLR", 1.0, epochs=0, steps_per_epoch=2),
+                         "Expected positive integer epochs"),
+})
+
+
 def _outcome(call, lib):
     try:
         call(lib)
