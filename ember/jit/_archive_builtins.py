@@ -172,6 +172,51 @@ def _avg_pool(nd):
     return pool
 
 
+def _pool_with_indices(fname, adaptive):
+    def pool(input, *args):
+        f = getattr(_F(), fname)
+        if adaptive:
+            return f(input, args[0], return_indices=True)
+        k, stride, padding, dilation, ceil = (list(args) + [(), 0, 1, False][len(args) - 1:])[:5]
+        return f(input, k, _empty_to_none(stride), padding, dilation, ceil, return_indices=True)
+    pool.__qualname__ = fname + "_with_indices"
+    return pool
+
+
+def _elu(x, alpha=1.0, scale=1.0, input_scale=1.0):
+    if scale == 1.0 and input_scale == 1.0:
+        return _F().elu(x, alpha)
+    ember = _ember()
+    return scale * ember.where(x > 0, x, alpha * ember.expm1(x * input_scale))
+
+
+def ts_str(v):
+    """``str(v)`` as TorchScript writes it: floats with 17 significant digits and a
+    trailing ``.`` when integral (``1.``, ``0.10000000000000001``), lists of those."""
+    if isinstance(v, float):
+        text = "%.17g" % v
+        return text + "." if text.lstrip("-").isdigit() else text
+    if isinstance(v, (list, tuple)):
+        inner = ", ".join(ts_str(x) for x in v)
+        return f"[{inner}]" if isinstance(v, list) else f"({inner}{',' if len(v) == 1 else ''})"
+    return str(v)
+
+
+def ts_format(fmt, *args):
+    """TorchScript's ``str.format``: each ``{}`` in turn takes the next argument (no format
+    specs or escapes, as torch)."""
+    parts = fmt.split("{}")
+    out = [parts[0]]
+    for k, rest in enumerate(parts[1:]):
+        out.append(ts_str(args[k]) if k < len(args) else "{}")
+        out.append(rest)
+    return "".join(out)
+
+
+def _set_grad_enabled(mode):
+    _ember().set_grad_enabled(bool(mode))
+
+
 def _dropout(input, p, train):
     return _F().dropout(input, p, train)
 
@@ -307,6 +352,17 @@ def _rnn_run(mode, input, hx, params, has_biases, num_layers, dropout, train, bi
     return out, h_n
 
 
+def _cell_adapter(mode):
+    """``lstm_cell(input, hx[], w_ih, w_hh, b_ih, b_hh)`` -> (h, c); the others -> h."""
+    def run(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+        w = (w_ih, w_hh, b_ih, b_hh, None)
+        if mode == "lstm":
+            return _cell(mode, input, hx[0], hx[1], w)
+        return _cell(mode, input, hx, None, w)[0]
+    run.__qualname__ = f"{mode}_cell"
+    return run
+
+
 def _rnn_adapter(mode):
     def run(input, *args):
         ember = _ember()
@@ -342,6 +398,10 @@ def _upsample(mode, nd):
     return run
 
 
+_TT3 = T.TupleType((_TT, _TT, _TT))
+_TT2 = T.TupleType((_TT, _TT))
+
+
 def _pack_padded_sequence(input, lengths, batch_first):
     """(data, batch_sizes) of a padded (T, B, *) batch whose lengths decrease."""
     ember = _ember()
@@ -375,8 +435,6 @@ def _pad_packed_sequence(data, batch_sizes, batch_first, padding_value, total_le
     return (out.transpose(0, 1) if batch_first else out), lengths
 
 
-_TT3 = T.TupleType((_TT, _TT, _TT))
-_TT2 = T.TupleType((_TT, _TT))
 
 # name -> (callable, result type)
 ADAPTERS = {
@@ -388,6 +446,13 @@ ADAPTERS = {
     "dropout_": (lambda x, p, train: _F().dropout(x, p, train, True), _TT),
     "alpha_dropout": (lambda x, p, train: _F().alpha_dropout(x, p, train), _TT),
     "embedding": (_embedding, _TT),
+    "elu": (_elu, _TT),
+    "adaptive_max_pool1d": (_pool_with_indices("adaptive_max_pool1d", True), _TT2),
+    "adaptive_max_pool2d": (_pool_with_indices("adaptive_max_pool2d", True), _TT2),
+    "adaptive_max_pool3d": (_pool_with_indices("adaptive_max_pool3d", True), _TT2),
+    "max_pool1d_with_indices": (_pool_with_indices("max_pool1d", False), _TT2),
+    "max_pool2d_with_indices": (_pool_with_indices("max_pool2d", False), _TT2),
+    "max_pool3d_with_indices": (_pool_with_indices("max_pool3d", False), _TT2),
     "_pack_padded_sequence": (_pack_padded_sequence, T.TupleType((_TT, _TT))),
     "_pad_packed_sequence": (_pad_packed_sequence, T.TupleType((_TT, _TT))),
     "to": (_to, _TT),
@@ -403,6 +468,9 @@ ADAPTERS = {
     "upsample_trilinear3d": (_upsample("trilinear", 3), _TT),
     "_upsample_bilinear2d_aa": (_upsample("bilinear_aa", 2), _TT),
     "_upsample_bicubic2d_aa": (_upsample("bicubic_aa", 2), _TT),
+    "lstm_cell": (_cell_adapter("lstm"), _TT2), "gru_cell": (_cell_adapter("gru"), _TT),
+    "rnn_tanh_cell": (_cell_adapter("rnn_tanh"), _TT),
+    "rnn_relu_cell": (_cell_adapter("rnn_relu"), _TT),
     "lstm": (_rnn_adapter("lstm"), _TT3), "gru": (_rnn_adapter("gru"), _TT2),
     "rnn_tanh": (_rnn_adapter("rnn_tanh"), _TT2), "rnn_relu": (_rnn_adapter("rnn_relu"), _TT2),
 }
@@ -413,7 +481,10 @@ _FUNCTIONAL = {"linear", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive
                "pixel_shuffle", "pixel_unshuffle", "hardtanh", "leaky_relu", "relu6",
                "logsigmoid", "one_hot", "pdist", "cosine_similarity", "pairwise_distance",
                "pad", "scaled_dot_product_attention", "conv1d", "conv2d", "conv3d",
-               "conv_transpose1d", "conv_transpose2d", "conv_transpose3d"}
+               "conv_transpose1d", "conv_transpose2d", "conv_transpose3d", "softshrink",
+               "hardshrink", "rrelu", "softplus", "threshold", "celu", "selu", "prelu",
+               "log_sigmoid"}
+_F_NAMES = {"log_sigmoid": "logsigmoid"}      # ATen name -> nn.functional name
 
 # hand-written ember fronts reachable as torch.<name> (besides op records)
 _EMBER_FRONTS = {"batch_norm", "layer_norm", "group_norm", "instance_norm",
@@ -487,8 +558,9 @@ def call_torch(c, name, args, kwargs, e):
         return _emit(c, name, args, rt, e, fn, kwargs)
     from ember.jit._calls import ember_call, tensor_method, bind_schema
     ember = _ember()
-    if name in _FUNCTIONAL and callable(getattr(_F(), name, None)):
-        return ember_call(c, getattr(_F(), name), name, list(args), kwargs, e)
+    fname = _F_NAMES.get(name, name)
+    if name in _FUNCTIONAL and callable(getattr(_F(), fname, None)):
+        return ember_call(c, getattr(_F(), fname), fname, list(args), kwargs, e)
     if _allowed_front(name) and callable(getattr(ember, name, None)):
         return ember_call(c, getattr(ember, name), name, list(args), kwargs, e)
     for op in _op_records(name):
@@ -500,6 +572,15 @@ def call_torch(c, name, args, kwargs, e):
     if first is _TT and (name in _METHODS or _op_records(name)) and callable(
             getattr(ember.Tensor, name, None)):
         return tensor_method(c, args[0], name, list(args[1:]), kwargs, e)
+    if name.endswith("_") and not name.startswith("_") and first is _TT and \
+            name[:-1] not in _SPECIAL:
+        # an in-place variant ember lacks (elu_, leaky_relu_...): out of place, copied back
+        try:
+            r = call_torch(c, name[:-1], args, kwargs, e)
+        except Exception:
+            r = None
+        if r is not None and r.type is _TT:
+            return tensor_method(c, args[0], "copy_", [r], {}, e)
     return _missing(c, f"aten::{name}", args, e)
 
 
@@ -558,7 +639,7 @@ def _sp_size(c, args, kwargs, e):
 
 
 def _sp_format(c, args, kwargs, e):
-    return _emit(c, "format", args, T.StrType, e, lambda fmt, *a: fmt.format(*a))
+    return _emit(c, "format", args, T.StrType, e, ts_format)
 
 
 def _sp_not(c, args, kwargs, e):
@@ -605,6 +686,11 @@ def _sp_select(c, args, kwargs, e):
 def _sp_device(c, args, kwargs, e):
     ember = _ember()
     return _emit(c, "device", args, T.DeviceType, e, ember.device, kwargs)
+
+
+def _sp_set_grad_enabled(c, args, kwargs, e):
+    c.emit("aten::set_grad_enabled", list(args), (), e, fn=_set_grad_enabled)
+    return c.const(None)
 
 
 def _sp_warn(c, args, kwargs, e):
@@ -670,6 +756,7 @@ _SPECIAL = {
     "len": _sp_len, "dim": _sp_dim, "size": _sp_size, "format": _sp_format,
     "__not__": _sp_not, "__contains__": _sp_contains, "list": _sp_list, "slice": _sp_slice,
     "select": _sp_select, "device": _sp_device, "warn": _sp_warn, "_set_item": _sp_setitem,
+    "set_grad_enabled": _sp_set_grad_enabled,
     "__range_length": _sp_range_length, "__derive_index": _sp_derive_index,
     "__round_to_zero_floordiv": _sp_round_floordiv, "__getitem__": _sp_getitem,
     "abs": _sp_number_fn(abs, lambda a: a[0].type),

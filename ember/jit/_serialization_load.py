@@ -112,7 +112,7 @@ def _check_expr_names(node, local, path):
             raise _unsafe(f"name '{n.id}' is not a TorchScript builtin", path, n)
         if isinstance(n, ast.Attribute) and n.attr.startswith("__") and \
                 n.attr.endswith("__") and n.attr not in AB._DUNDER_OPS and \
-                n.attr not in ("__init__", "__new__"):
+                n.attr not in ("__init__", "__new__", "__enter__", "__exit__"):
             raise _unsafe(f"attribute '{n.attr}'", path, n)
         if isinstance(n, ast.Constant) and isinstance(n.value, bytes):
             raise _unsafe("bytes literals", path, n)
@@ -147,6 +147,24 @@ class _Rewrite(ast.NodeTransformer):
 
     def visit_Attribute(self, node):
         return self.generic_visit(node)
+
+    def visit_With(self, node):
+        """``with obj:`` (an archive class with __enter__/__exit__, e.g. no_grad) ->
+        ``obj.__enter__()``, the body, ``obj.__exit__(None, None, None)``."""
+        self.generic_visit(node)
+        if len(node.items) != 1 or node.items[0].optional_vars is not None or \
+                not isinstance(node.items[0].context_expr, ast.Name):
+            return node
+        obj = node.items[0].context_expr.id
+
+        def call(name, nargs):
+            c = ast.parse(f"{obj}.{name}({', '.join(['None'] * nargs)})").body[0]
+            for n in ast.walk(c):
+                ast.copy_location(n, node)
+            return c
+        body = list(node.body)
+        tail = [body.pop()] if body and isinstance(body[-1], ast.Return) else []
+        return [call("__enter__", 0)] + body + [call("__exit__", 3)] + tail
 
     def visit_Expr(self, node):
         self.generic_visit(node)
