@@ -557,7 +557,7 @@ def _raise_broadcast_error(vals, err):
     from ember._kernels.util import broadcast_shape
     shape = None
     for v in vals:
-        if type(v) is _ndarray:
+        if isinstance(v, _ndarray):          # (a meta tensor's Placeholder too)
             shape = v.shape if shape is None else broadcast_shape(shape, v.shape)
 
 

@@ -10,7 +10,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._device import CPU, META, to_device
-from ember._meta_tensor import Placeholder, no_data
+from ember._meta_tensor import Placeholder, no_data, strides_of as _meta_strides
+from ember._meta_tensor import is_contiguous as _meta_contiguous
 from ember._state import state
 
 _object_new = object.__new__
@@ -188,11 +189,11 @@ class Tensor:
 
     def stride(self, dim=None):
         """Strides in elements (torch's convention), not bytes; a meta tensor reports
-        contiguous ones."""
+        the ones torch would give it (Note [meta strides])."""
         item = self._data.itemsize
         st = tuple(s // item for s in self._data.strides)
         if type(self._data) is Placeholder:
-            st = _contiguous_strides(self._data.shape)
+            st = _meta_strides(self._data)
         elif self._data.size <= 1 or 0 in self._data.shape:
             st = _contiguous_strides(self._data.shape) if not st or self._data.size == 0 else st
         if dim is None:
@@ -205,7 +206,7 @@ class Tensor:
 
     def storage_offset(self):
         if type(self._data) is Placeholder:
-            return 0
+            return self._data.meta_offset
         root = self._root()._data
         return (_address(self._data) - _storage_start(root)) // self._data.itemsize
 
@@ -215,8 +216,9 @@ class Tensor:
 
     def is_contiguous(self, memory_format=None):
         a = self._data
-        if type(a) is Placeholder:          # meta tensors are laid out contiguously
-            return True
+        if type(a) is Placeholder:
+            return _meta_contiguous(a.shape, _meta_strides(a), memory_format is not None and
+                                    "channels_last" in str(memory_format))
         if memory_format is not None and str(memory_format).endswith("channels_last") \
                 and a.ndim == 4:
             return a.transpose(0, 2, 3, 1).flags.c_contiguous

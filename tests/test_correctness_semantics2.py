@@ -425,3 +425,119 @@ def test_bool_operand_outcome_matches_torch(code):
         except Exception as e:      # noqa: BLE001
             return type(e).__name__, str(e)
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- meta tensors
+
+def _m(L, *shape):
+    return L.empty(*shape, device="meta")
+
+
+META_LAYOUTS = {
+    "t": lambda L: _m(L, 2, 3).t(),
+    "transpose": lambda L: _m(L, 2, 3, 4).transpose(0, 2),
+    "permute": lambda L: _m(L, 2, 3, 4).permute(2, 0, 1),
+    "expand": lambda L: _m(L, 3, 1).expand(3, 4),
+    "expand_new_dim": lambda L: _m(L, 3).expand(2, 3),
+    "as_strided": lambda L: _m(L, 10).as_strided((2, 3), (1, 2)),
+    "as_strided_offset": lambda L: _m(L, 10).as_strided((2, 2), (2, 1), 3),
+    "contiguous": lambda L: _m(L, 2, 3).t().contiguous(),
+    "slice": lambda L: _m(L, 4, 5)[1:, ::2],
+    "select": lambda L: _m(L, 4, 5)[:, 1],
+    "select_int": lambda L: _m(L, 4, 5)[2],
+    "none_index": lambda L: _m(L, 4, 5)[None, :, 1],
+    "view": lambda L: _m(L, 2, 3).view(3, 2),
+    "unsqueeze": lambda L: _m(L, 2, 3).t().unsqueeze(0),
+    "diagonal": lambda L: _m(L, 3, 3).diagonal(),
+    "mT": lambda L: _m(L, 2, 3, 4).mT,
+    "unfold": lambda L: _m(L, 10).unfold(0, 3, 2),
+    "narrow": lambda L: _m(L, 4, 5).narrow(1, 1, 2),
+    "movedim": lambda L: _m(L, 2, 3, 4).movedim(0, 2),
+    "unbind": lambda L: _m(L, 2, 3).unbind(1)[0],
+    "split": lambda L: _m(L, 4, 3).split(2)[1],
+    "reshape_of_t": lambda L: _m(L, 2, 3).t().reshape(6),
+    "flatten": lambda L: _m(L, 2, 3, 4).flatten(1),
+    "add": lambda L: _m(L, 2, 3) + 1,
+    "add_t": lambda L: _m(L, 2, 3).t() + 1,
+    "add_t_first": lambda L: _m(L, 3, 2).t() + _m(L, 2, 3),
+    "add_t_second": lambda L: _m(L, 2, 3) + _m(L, 3, 2).t(),
+    "add_broadcast_first": lambda L: _m(L, 1, 3) + _m(L, 3, 2).t(),
+    "exp_sliced": lambda L: _m(L, 3, 2)[::2].exp(),
+    "exp_t_sliced": lambda L: _m(L, 4, 3).t()[:, ::2].exp(),
+    "exp_permuted": lambda L: _m(L, 3, 1, 4).permute(2, 1, 0) * 2,
+    "exp_expanded": lambda L: _m(L, 3, 1).expand(3, 4).exp(),
+    "where": lambda L: L.where(_m(L, 3, 2).t() > 0, _m(L, 2, 3), 0.),
+    "mm": lambda L: _m(L, 3, 3).t() @ _m(L, 3, 3),
+    "sum": lambda L: _m(L, 2, 3).t().sum(0),
+    "clone_t": lambda L: _m(L, 2, 3).t().clone(),
+    "clone_contiguous": lambda L: _m(L, 2, 3).t().clone(memory_format=L.contiguous_format),
+    "channels_last": lambda L: _m(L, 2, 3, 4, 5).contiguous(memory_format=L.channels_last),
+    "channels_last_exp": lambda L: _m(L, 2, 3, 4, 5).contiguous(
+        memory_format=L.channels_last).exp(),
+    "empty_like_t": lambda L: L.empty_like(_m(L, 2, 3).t()),
+    "zeros_like_sliced": lambda L: L.zeros_like(_m(L, 4, 3).t()[:, ::2]),
+    "to_double": lambda L: _m(L, 2, 3).t().double(),
+    "cpu_to_meta": lambda L: L.empty(2, 3).t().to("meta"),
+    "empty_strided": lambda L: L.empty_strided((2, 3), (1, 2), device="meta"),
+    "cat": lambda L: L.cat([_m(L, 2, 3), _m(L, 2, 3)]),
+}
+
+
+def _meta_layout(L, name):
+    t = META_LAYOUTS[name](L)
+    cl = t.dim() == 4 and t.is_contiguous(memory_format=L.channels_last)
+    return tuple(t.shape), t.stride(), t.storage_offset(), t.is_contiguous(), cl, t.device.type
+
+
+@pytest.mark.parametrize("name", list(META_LAYOUTS))
+def test_meta_layout_matches_torch(name):
+    assert _meta_layout(ember, name) == _meta_layout(torch, name)
+
+
+def test_channels_last_contiguous_on_cpu():
+    x = ember.empty(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+    assert x.stride() == (60, 1, 15, 3)
+
+
+HUGE_META = {
+    "add": lambda L: _m(L, 2 ** 40) + 1,
+    "exp": lambda L: _m(L, 2 ** 40).exp(),
+    "sum": lambda L: _m(L, 2 ** 40).sum(),
+    "sum_dim": lambda L: _m(L, 2 ** 20, 2 ** 20).sum(0),
+    "mean_keepdim": lambda L: _m(L, 2 ** 20, 2 ** 20).mean(1, keepdim=True),
+    "argmax": lambda L: _m(L, 2 ** 40).argmax(),
+    "matmul": lambda L: _m(L, 2 ** 20, 2 ** 20) @ _m(L, 2 ** 20, 2 ** 20),
+    "mv": lambda L: _m(L, 2 ** 20, 2 ** 20) @ _m(L, 2 ** 20),
+    "softmax": lambda L: _m(L, 2 ** 20, 2 ** 20).softmax(-1),
+    "where": lambda L: L.where(_m(L, 2 ** 40) > 0, _m(L, 2 ** 40), 0.),
+    "cumsum_t": lambda L: _m(L, 2 ** 20, 2 ** 20).t().cumsum(0),
+    "clone_t": lambda L: _m(L, 2 ** 20, 2 ** 20).t().clone(),
+    "linear": lambda L: L.nn.Linear(100000, 100000, device="meta")(_m(L, 8, 100000)),
+    "linear_3d": lambda L: L.nn.Linear(100000, 50000, device="meta")(_m(L, 2, 7, 100000)),
+}
+
+
+@pytest.mark.parametrize("name", list(HUGE_META))
+def test_huge_meta_ops_allocate_nothing(name):
+    import resource
+    before = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    e, t = HUGE_META[name](ember), HUGE_META[name](torch)
+    grown_mb = (resource.getrusage(resource.RUSAGE_SELF).ru_maxrss - before) / 1024
+    assert (tuple(e.shape), str(e.dtype), e.stride(), e.device.type) == \
+        (tuple(t.shape), str(t.dtype), t.stride(), t.device.type)
+    assert grown_mb < 256
+
+
+def test_huge_meta_backward_keeps_grads_on_meta():
+    out = []
+    for L in (ember, torch):
+        lin = L.nn.Linear(100000, 100000, device="meta")
+        lin(_m(L, 8, 100000)).sum().backward()
+        out.append((tuple(lin.weight.grad.shape), lin.weight.grad.device.type,
+                    tuple(lin.bias.grad.shape)))
+    assert out[0] == out[1]
+
+
+def test_huge_meta_error_names_real_sizes():
+    with pytest.raises(RuntimeError, match="1099511627776"):
+        _m(ember, 2 ** 40) + _m(ember, 2 ** 40 + 1)

@@ -18,6 +18,7 @@ from ember import _dtype
 from ember._dispatch import dispatch, check_int_list
 from ember._kernels import shape as K
 from ember._kernels.util import wrap_dim
+from ember._meta_tensor import Placeholder
 from ember._ops import core as C
 from ember._ops.registry import defop, OpDef, register, public, _varargs
 from ember._tensor import Tensor, Size, _make
@@ -276,8 +277,13 @@ def _geom(t):
     """(byte offset of ``t`` in its storage, storage bytes, byte strides of ``t``)."""
     b = t._storage_base
     root = t if b is None else b
-    return (K.address(t._data) - K.address(root._data), K.extent_bytes(root._data),
-            tuple(t._data.strides))
+    a, r = t._data, root._data
+    if type(a) is Placeholder:          # meta: the storage its strides describe
+        from ember._meta_tensor import strides_of
+        span = sum((n - 1) * s for n, s in zip(r.shape, strides_of(r)))
+        nb = 0 if r.size == 0 else (r.meta_offset + 1 + span) * r.itemsize
+        return (a.meta_offset * a.itemsize, nb, tuple(a.strides))
+    return (K.address(a) - K.address(r), K.extent_bytes(r), tuple(a.strides))
 
 
 @public("as_strided", method=True)
@@ -329,7 +335,7 @@ def contiguous(self, memory_format=None):
     if memory_format is not None and self.is_contiguous(memory_format) or \
             memory_format is None and self.is_contiguous():
         return self
-    return _call(C.clone, self, "contiguous_format")
+    return _call(C.clone, self, "contiguous_format" if memory_format is None else memory_format)
 
 
 @public("view_as", method=True, function=False)

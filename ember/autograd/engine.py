@@ -18,6 +18,7 @@ import threading
 import numpy as np
 
 from ember._state import state
+from ember._meta_tensor import Placeholder, placeholder
 from ember._tensor import Tensor, _make
 from ember.autograd.graph import AccumulateGrad, grad_edge, accumulate_into_grad
 
@@ -80,7 +81,10 @@ def _make_grads(outputs, grad_outputs):
                 if o._data.dtype.kind == "c":
                     raise RuntimeError(f"grad can be implicitly created only for real scalar "
                                        f"outputs but got {o.dtype}")
-            g = _make(np.ones(o._data.shape, o._data.dtype))
+            if type(o._data) is Placeholder:        # a meta output gets a meta seed
+                g = _make(placeholder(o._data.shape, o._data.dtype))
+            else:
+                g = _make(np.ones(o._data.shape, o._data.dtype))
         elif isinstance(g, Tensor):
             if g._data.shape != o._data.shape:
                 raise RuntimeError(f"Mismatch in shape: grad_output[{i}] has a shape of "

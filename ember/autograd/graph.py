@@ -26,6 +26,7 @@ from typing import NamedTuple
 import numpy as np
 
 from ember._state import state
+from ember._meta_tensor import Placeholder, placeholder
 from ember._tensor import Tensor, _make
 
 
@@ -463,7 +464,9 @@ def accumulate_into_grad(t, g, steal=False):
         m.grad = g.clone() if old is None else old + g
     elif old is None:
         arr = g._data
-        if arr.dtype != t._data.dtype:
+        if type(arr) is Placeholder or type(t._data) is Placeholder:    # meta: no data
+            m.grad = _make(placeholder(t._data.shape, t._data.dtype))
+        elif arr.dtype != t._data.dtype:
             m.grad = _make(arr.astype(t._data.dtype))
         elif steal and arr.strides == t._data.strides and arr.flags.writeable:
             m.grad = _make(arr)     # same shape, dtype and layout as the parameter
