@@ -108,6 +108,9 @@ OPS = {
     "uint64_too_big": lambda m: m.tensor([2 ** 64], dtype=m.uint64),
     "uint64_negative": lambda m: m.tensor([-1], dtype=m.uint64),
     "uint16_overflow": lambda m: m.tensor([70000], dtype=m.uint16),
+    "randint_seeded": lambda m: (m.manual_seed(0), m.randint(0, 10, (4,), dtype=m.uint64))[1],
+    "randint_bounds": lambda m: m.randint(0, 2 ** 17, (2,), dtype=m.uint16),
+    "make_tensor": lambda m: m.testing.make_tensor((3,), dtype=m.uint32, device="cpu").dtype,
     "type_name": lambda m: _a(m).type(), "type_to": lambda m: m.ones(2).type("torch.UInt64Tensor"),
 }
 

@@ -503,7 +503,8 @@ def normal_float_tensor(mean, std, generator=None):
 
 _C_TYPES = {"uint8": "unsigned char", "int8": "signed char", "int16": "short", "int32": "int",
             "int64": "long", "float32": "float", "float64": "double", "float16": "c10::Half",
-            "bfloat16": "c10::BFloat16", "bool": "bool"}
+            "bfloat16": "c10::BFloat16", "bool": "bool", "uint16": "short unsigned int",
+            "uint32": "unsigned int", "uint64": "unsigned long"}
 _DIGITS = {"float16": 11, "bfloat16": 8, "float32": 24, "float64": 53}
 
 
