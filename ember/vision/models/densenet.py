@@ -2,6 +2,7 @@
 concatenation of all earlier feature maps, joined by halving transitions.
 ``memory_efficient`` recomputes each layer's concatenation in backward (ember's checkpoint)."""
 from collections import OrderedDict
+from typing import List
 
 import ember
 import ember.nn as nn
@@ -31,15 +32,26 @@ class _DenseLayer(nn.Module):
         self.drop_rate = float(drop_rate)
         self.memory_efficient = memory_efficient
 
-    def bn_function(self, inputs):
+    def bn_function(self, inputs: List[ember.Tensor]) -> ember.Tensor:
         """The bottleneck over the concatenated earlier features."""
         return self.conv1(self.relu1(self.norm1(ember.cat(list(inputs), 1))))
 
-    def forward(self, input):
+    def _any_requires_grad(self, features: List[ember.Tensor]) -> bool:
+        for f in features:
+            if f.requires_grad:
+                return True
+        return False
+
+    @ember.jit.unused
+    def _checkpointed(self, features: List[ember.Tensor]) -> ember.Tensor:
+        from ember.utils.checkpoint import checkpoint
+        return checkpoint(lambda *fs: self.bn_function(fs), *features, use_reentrant=False)
+
+    def forward(self, input: List[ember.Tensor]) -> ember.Tensor:
+        """``input``: the earlier feature maps (a list), or one tensor."""
         features = [input] if isinstance(input, ember.Tensor) else list(input)
-        if self.memory_efficient and any(f.requires_grad for f in features):
-            from ember.utils.checkpoint import checkpoint
-            squeezed = checkpoint(lambda *fs: self.bn_function(fs), *features, use_reentrant=False)
+        if self.memory_efficient and self._any_requires_grad(features):
+            squeezed = self._checkpointed(features)     # not in scripted code (torch too)
         else:
             squeezed = self.bn_function(features)
         new = self.conv2(self.relu2(self.norm2(squeezed)))

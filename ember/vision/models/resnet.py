@@ -64,6 +64,12 @@ class BasicBlock(_Residual):
         convs = [conv3x3(inplanes, planes, stride), conv3x3(planes, planes)]
         self._build(convs, norm_layer or nn.BatchNorm2d, 1, downsample, stride)
 
+    def forward(self, x):         # written out (scriptable): the loop of _Residual.forward
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.bn2(self.conv2(out))
+        shortcut = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + shortcut)
+
 
 class Bottleneck(_Residual):
     """1x1 reduce, 3x3 (grouped, strided, dilated), 1x1 expand by 4 (ResNet-50 and up)."""
@@ -76,6 +82,13 @@ class Bottleneck(_Residual):
         convs = [conv1x1(inplanes, inner), conv3x3(inner, inner, stride, groups, dilation),
                  conv1x1(inner, planes * self.expansion)]
         self._build(convs, norm_layer or nn.BatchNorm2d, 3, downsample, stride)
+
+    def forward(self, x):         # written out (scriptable): the loop of _Residual.forward
+        out = self.relu(self.bn1(self.conv1(x)))
+        out = self.relu(self.bn2(self.conv2(out)))
+        out = self.bn3(self.conv3(out))
+        shortcut = x if self.downsample is None else self.downsample(x)
+        return self.relu(out + shortcut)
 
 
 class ResNet(nn.Module):
