@@ -254,3 +254,21 @@ def test_view_as_complex_shares_memory_and_gradients_pass():
     for a, b in zip(run(ember), run(torch)):
         assert str(a.dtype) == str(b.dtype)
         np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+
+
+def _inplace_methods():
+    from ember._ops.registry import METHODS
+    return sorted(n for n in METHODS if n.endswith("_") and not n.startswith("_")
+                  and hasattr(torch.Tensor, n))
+
+
+@pytest.mark.parametrize("name", _inplace_methods())
+def test_inplace_method_support_as_torch(name):
+    def call(m):
+        x = m.tensor([[3 + 1j, 1], [2, 5j]]).chalf()
+        getattr(x, name)()
+        return x
+    e, t = outcome(call, ember), outcome(call, torch)
+    if "TypeError" in (e[1], t[1]):
+        return
+    assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)

@@ -255,3 +255,31 @@ def test_binary_support_as_torch(name):
     if "TypeError" in (e[1], t[1]):
         return
     assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)
+
+
+def _inplace_methods():
+    from ember._ops.registry import METHODS
+    return sorted(n for n in METHODS if n.endswith("_") and not n.startswith("_")
+                  and hasattr(torch.Tensor, n))
+
+
+@pytest.mark.parametrize("name", _inplace_methods())
+def test_inplace_method_support_as_torch(name):
+    def call(m):
+        m.manual_seed(0)
+        x = m.tensor([[3, 1], [2, 5]], dtype=m.uint32)
+        getattr(x, name)()
+        return x
+    e, t = outcome(call, ember), outcome(call, torch)
+    if "TypeError" in (e[1], t[1]):
+        return
+    assert e[0] == t[0] and (e[0] == "ok" or e[1] == t[1]), (e, t)
+
+
+@pytest.mark.parametrize("call", [lambda x: x.random_(0, 10), lambda x: x.random_(7),
+                                  lambda x: x.bernoulli_(0.5), lambda x: x.geometric_(0.5)])
+def test_random_fills_as_torch(call):
+    def run(m):
+        m.manual_seed(0)
+        return call(m.zeros(5, dtype=m.uint64))
+    same(run)

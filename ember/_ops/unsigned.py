@@ -58,6 +58,9 @@ REFUSED = {
     "log_softmax": "log_softmax_lastdim_kernel_impl",
     # overloads (full record names) whose kernels torch names apart
     "max.dim": "max_cpu", "min.dim": "min_cpu", "div.Tensor_mode": "div_floor_cpu",
+    "random": "random_kernel_cpu", "random.from": "", "random.to": "",    # "": runs
+    "bernoulli": "bernoulli_tensor_cpu_self_", "geometric": "geometric_cpu",
+    "bernoulli.p": "bernoulli_scalar_cpu_", "bernoulli.Tensor": "bernoulli_tensor_cpu_self_",
     # factories given the dtype
     "arange": "arange_cpu", "linspace": "linspace_cpu", "logspace": "logspace_cpu",
     "eye": "eye", "randperm": "randperm", "randn": "normal_kernel_cpu",
@@ -126,13 +129,14 @@ def _check_arguments(op, args):
 def route(op, args, out):
     """The dispatcher's call once a uint16/32/64 tensor exists."""
     name = op.public_name.rstrip("_") if op.is_inplace else op.public_name
-    kernel = REFUSED.get(op.functional.name) or REFUSED.get(name)
-    if kernel is not None:
+    full = op.functional.name
+    kernel = REFUSED[full] if full in REFUSED else REFUSED.get(name)
+    if kernel:
         if op.functional.name == "div.Tensor_mode":
             mode = args[op.argnames.index("rounding_mode")]
             kernel = None if mode is None else f"div_{mode}_cpu"
             name = "floor_divide"
-    if kernel is not None:
+    if kernel:
         dt = _wide_operand(op, args)
         if dt is not None:
             if name in _PROMOTING and op.promote is not None:
