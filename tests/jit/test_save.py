@@ -261,14 +261,23 @@ def test_not_scripted_raises():
         save(nn.Linear(2, 2), io.BytesIO())
 
 
-def test_resnet18():
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small", "squeezenet1_0"])
+def test_vision_model(name):
     from ember.vision import models
-    m = models.resnet18(num_classes=5).eval()
+    m = getattr(models, name)(num_classes=5).eval()
     try:
         s = ember.jit.script(m)
     except Exception as e:  # noqa: BLE001 - vision models become scriptable elsewhere (j4)
-        pytest.skip(f"resnet18 does not script yet: {type(e).__name__}")
-    _check(m, s, _rand(1, 3, 32, 32), atol=1e-4)
+        pytest.skip(f"{name} does not script yet: {type(e).__name__}")
+    _check(m, s, _rand(1, 3, 64, 64), atol=1e-4)
+
+
+def test_roundtrip_in_ember():
+    load_mod = pytest.importorskip("ember.jit._serialization_load")
+    m = TinyResNet().eval()
+    loaded = load_mod.load(_archive(ember.jit.script(m)))
+    x = ember.from_numpy(_rand(2, 3, 16, 16))
+    np.testing.assert_allclose(loaded(x).detach().numpy(), m(x).detach().numpy(), atol=1e-5)
 
 
 _R = (2, 5)
