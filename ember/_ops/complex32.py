@@ -162,17 +162,38 @@ def _is_c32(a):
     return isinstance(a, Tensor) and a._data.dtype == C32
 
 
+_ARG_INFO: dict = {}         # op -> (Tensor argument indices, Tensor[] indices, dtype index)
+
+
+def _arg_info(op):
+    info = (tuple(i for i, is_list, _ in op.tensor_args if not is_list),
+            tuple(i for i, is_list, _ in op.tensor_args if is_list),
+            op.argnames.index("dtype") if "dtype" in op.argnames else None)
+    if op in _CASTS:
+        info = ((), (), None)
+    _ARG_INFO[op] = info
+    return info
+
+
 def _involved(op, args):
-    for i, is_list, _ in op.tensor_args:
+    info = _ARG_INFO.get(op) or _arg_info(op)
+    for i in info[0]:
         a = args[i]
-        if _is_c32(a) or is_list and isinstance(a, (list, tuple)) and any(map(_is_c32, a)):
+        if type(a) is Tensor or isinstance(a, Tensor):
+            d = a._data.dtype
+            if d.kind == "V" and d == C32:
+                return True
+    for i in info[1]:
+        a = args[i]
+        if isinstance(a, (list, tuple)) and any(map(_is_c32, a)):
             return True
-    return "dtype" in op.argnames and args[op.argnames.index("dtype")] is _dtype.complex32
+    k = info[2]
+    return k is not None and args[k] is _dtype.complex32
 
 
 def route(op, args, out):
     """The dispatcher's call once complex32 tensors exist."""
-    if op in _CASTS or not _involved(op, args):
+    if not _involved(op, args):
         return _next_call(op, args, out)
     f = op.functional
     name = f.public_name.rstrip("_") if f.public_name.endswith("_") and \

@@ -126,11 +126,19 @@ def _check_arguments(op, args):
         pass
 
 
-def route(op, args, out):
-    """The dispatcher's call once a uint16/32/64 tensor exists."""
+_KERNEL: dict = {}          # op -> (refusal kernel name or "", name)
+
+
+def _refusal(op):
     name = op.public_name.rstrip("_") if op.is_inplace else op.public_name
     full = op.functional.name
-    kernel = REFUSED[full] if full in REFUSED else REFUSED.get(name)
+    found = _KERNEL[op] = (REFUSED[full] if full in REFUSED else REFUSED.get(name, ""), name)
+    return found
+
+
+def route(op, args, out):
+    """The dispatcher's call once a uint16/32/64 tensor exists."""
+    kernel, name = _KERNEL.get(op) or _refusal(op)
     if kernel:
         if op.functional.name == "div.Tensor_mode":
             mode = args[op.argnames.index("rounding_mode")]
