@@ -214,7 +214,51 @@ GRAD_FN_CASES = {
     "b[0] = v": lambda lib, b: _setitem(lib, b, lambda L: L.ones(3)),
     "b[0] = 0.": lambda lib, b: _setitem(lib, b, lambda L: 0.),
     "reshape_copy": lambda lib, b: b.t().reshape(12),
+    "x[mask] = v": lambda lib, b: _write(b, lambda c: c.__setitem__(c > 0, 1.)),
+    "x[idx] = v": lambda lib, b: _write(b, lambda c: c.__setitem__(lib.tensor([0, 2]), 1.)),
+    "x[0, 1] = v": lambda lib, b: _write(b, lambda c: c.__setitem__((0, 1), 1.)),
+    "x[:, 0] = t": lambda lib, b: _write(b, lambda c: c.__setitem__((slice(None), 0), b[:, 1])),
+    "index_add_": lambda lib, b: b.clone().index_add_(0, lib.tensor([0, 2]), b[:2]),
+    "index_put_acc": lambda lib, b: b.clone().index_put_((lib.tensor([0, 2]),), b[:2],
+                                                         accumulate=True),
+    "masked_scatter_": lambda lib, b: b.clone().masked_scatter_(b > 0, b),
+    "addmm_": lambda lib, b: b.clone().addmm_(b, b.t()[:, :3]),
+    "t_": lambda lib, b: b.clone().t_(),
+    "transpose_": lambda lib, b: b.clone().transpose_(0, 1),
+    "swapaxes_": lambda lib, b: b.clone().swapaxes_(0, 1),
+    "unsqueeze_": lambda lib, b: b.clone().unsqueeze_(0),
+    "squeeze_()": lambda lib, b: b[None].clone().squeeze_(),
+    "squeeze_(0)": lambda lib, b: b[None].clone().squeeze_(0),
+    "squeeze_((0,))": lambda lib, b: b[None].clone().squeeze_((0,)),
+    "squeeze()": lambda lib, b: b[None].squeeze(),
+    "squeeze(0)": lambda lib, b: b[None].squeeze(0),
+    "squeeze((0,))": lambda lib, b: b[None].squeeze((0,)),
+    "as_strided_": lambda lib, b: b.clone().as_strided_((2,), (1,)),
+    "renorm": lambda lib, b: b.renorm(2, 0, 1.),
+    "renorm_": lambda lib, b: b.clone().renorm_(2, 0, 1.),
+    "fill_diagonal_": lambda lib, b: b.clone().fill_diagonal_(1.),
+    "copy_broadcast": lambda lib, b: b.clone().copy_(b[0]),
+    "div_floor_": lambda lib, b: b.clone().div_(2, rounding_mode="floor"),
 }
+
+
+def _write(b, f):
+    c = b.clone()
+    f(c)
+    return c
+
+
+@pytest.mark.parametrize("shape,wrap", [((7, 3), True), ((7, 3), False), ((3, 7), True),
+                                        ((2, 2, 2), False), ((3,), False), ((2, 3, 2), False)])
+def test_fill_diagonal_matches_torch(shape, wrap):
+    def run(L):
+        x = L.zeros(*shape)
+        try:
+            x.fill_diagonal_(5., wrap=wrap)
+        except RuntimeError as e:
+            return str(e)
+        return x.tolist()
+    assert run(ember) == run(torch)
 
 
 def _grad_fn(lib, case):

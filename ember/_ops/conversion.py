@@ -174,12 +174,24 @@ def _inplace_view(name):
         v = getattr(self, name)(*args, **kwargs)
         self._data = v._data
         if v._grad_fn is not None:
+            from ember.autograd.graph import rename_node
             self._grad_fn, self._output_nr = v._grad_fn, v._output_nr
+            rename_node(v._grad_fn, _inplace_view_name(name, args, kwargs))
         from ember.autograd.graph import bump_version
         bump_version(self)
         return self
     method.__name__ = name + "_"
     return method
+
+
+def _inplace_view_name(name, args, kwargs):
+    """torch's node of an in-place view op (``t_`` -> TBackward1, ``squeeze_(0)`` ->
+    SqueezeBackward4...)."""
+    if name == "squeeze":
+        dim = args[0] if args else kwargs.get("dim")
+        return "SqueezeBackward" + ("3" if dim is None else "4" if isinstance(dim, int) else "5")
+    base = {"t": "T", "unsqueeze": "Unsqueeze", "as_strided": "AsStrided"}.get(name, "Transpose")
+    return base + "Backward1"
 
 
 for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims", "as_strided"):

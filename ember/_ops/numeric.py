@@ -495,7 +495,7 @@ def _dist(self, other, p=2):
 dist = defop("dist(Tensor self, Tensor other, Scalar p=2) -> Tensor", composite=_dist, out=False)
 
 
-def _renorm(self, p, dim, maxnorm):
+def _renorm(self, p, dim, maxnorm, inplace=False):
     _check_tensor("renorm", "input", 1, self)
     p, maxnorm = _scalar(p), _scalar(maxnorm)
     if isinstance(p, complex):
@@ -514,10 +514,15 @@ def _renorm(self, p, dim, maxnorm):
         raise RuntimeError(f"linalg.vector_norm: Expected a floating point or complex tensor as "
                            f"input. Got {_dtype.scalar_type_name(self.dtype)}")
     dims = [i for i in range(self.ndim) if i != d]
-    norm = _vector_norm(self, float(p), dims, keepdim=True)
-    over = (norm > maxnorm).detach()
-    factor = ember.where(over, maxnorm / (norm + 1e-7), 1.)
-    return self * factor
+
+    def scaled(x):
+        norm = _vector_norm(x, float(p), dims, keepdim=True)
+        over = (norm > maxnorm).detach()
+        return x * ember.where(over, maxnorm / (norm + 1e-7), 1.)
+    from ember.autograd.composite import record_as, record_inplace_as
+    if inplace:
+        return record_inplace_as("RenormBackward0", scaled, self)
+    return record_as("RenormBackward0", scaled, self)
 
 
 renorm = defop("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor",
@@ -527,7 +532,7 @@ renorm = defop("renorm(Tensor self, Scalar p, int dim, Scalar maxnorm) -> Tensor
 @public("renorm_", method=True, function=False)
 def renorm_(self, p, dim, maxnorm):
     """In-place ``renorm``."""
-    return self.copy_(renorm(self, p, dim, maxnorm))
+    return _renorm(self, p, dim, maxnorm, inplace=True)
 
 
 # -------------------------------------------------------------------- *_copy of the view ops

@@ -1325,3 +1325,23 @@ def _(ctx, g, self, src, offset, dim1, dim2):
             _call(diagonal, g, offset, dim1, dim2) if n[1] else None)
 
 
+
+
+@public("fill_diagonal_", method=True, function=False)
+def fill_diagonal_(self, fill_value, wrap=False):
+    """Write ``fill_value`` on the main diagonal (over all dims, which must then be equal);
+    ``wrap``: a tall matrix's diagonal starts again every ``ncols + 1`` rows, as torch's."""
+    shape = tuple(self.shape)
+    if len(shape) < 2:
+        raise RuntimeError("dimensions must larger than 1")
+    if len(shape) > 2:
+        if len(set(shape)) != 1:
+            raise RuntimeError("all dimensions of input must be of equal length")
+        self.as_strided((shape[0],), (sum(self.stride()),), self.storage_offset()).fill_(
+            fill_value)
+        return self
+    rows, cols = shape
+    starts = range(0, rows, cols + 1) if wrap and rows > cols else (0,)
+    for s in starts:
+        self[s:s + cols].diagonal().fill_(fill_value)
+    return self

@@ -858,6 +858,8 @@ _NAMED_BY_ARGS = {
     "mean": lambda args: None if args[1] is None else "MeanBackward1",
     "linear": _linear_name,
     "_basic_index": _index_name,
+    "squeeze": lambda args: None if args[1] is None else
+    "SqueezeBackward1" if isinstance(args[1], int) else "SqueezeBackward2",
 }
 _INDEX_ARGS = ("index", "indices", "mask", "condition", "target", "targets")
 _NON_DIFFERENTIABLE = {"nll_loss_nd": ("weight",), "nll_loss": ("weight",)}
@@ -907,6 +909,18 @@ def _overload(op, plan, args):
 
 
 _OVERLOAD_CLASSES: dict = {}
+
+
+def rename_node(node, name):
+    """Make ``node`` an instance of a same-layout node class named ``name`` (torch names
+    the node of ``t_`` TBackward1 where ember records ``t``)."""
+    if type(node).__name__ == name or not isinstance(node, OpNode):
+        return
+    key = (node.op, name)
+    cls = _OVERLOAD_CLASSES.get(key)
+    if cls is None:
+        cls = _OVERLOAD_CLASSES[key] = type(name, (OpNode,), {"__slots__": ()})
+    node.__class__ = cls
 
 
 def _drop_edges(node, op, args, edges, drop):
