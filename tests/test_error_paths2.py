@@ -676,6 +676,183 @@ CASES.update({
 })
 
 
+# ------------------------------------------------------------------ device, dtype, func, utils
+def _prune_module(L):
+    import importlib
+    return importlib.import_module(L.__name__ + ".nn.utils.prune")
+
+
+def _prune(L, method, **kw):
+    _prune_module(L)
+    m = L.nn.Linear(3, 2)
+    return getattr(L.nn.utils.prune, method)(m, "weight", **kw)
+
+
+def _parametrize(L, param, name="weight"):
+    m = L.nn.Linear(2, 2)
+    L.nn.utils.parametrize.register_parametrization(m, name, param(L))
+
+
+class _Identity:
+    """A parametrization built per library (a module of that library)."""
+    def __call__(self, L):
+        class P(L.nn.Module):
+            def forward(self, x):
+                return x
+        return P()
+
+
+def _scaler_twice(L):
+    s = L.amp.GradScaler("cpu")
+    p = L.nn.Parameter(L.ones(2))
+    s.scale((p * 2).sum()).backward()
+    o = L.optim.SGD([p], lr=0.1)
+    s.unscale_(o)
+    s.unscale_(o)
+
+
+CASES.update({
+    "device_bad_string": (lambda L: L.device("gpu"), None),
+    "device_index_in_string_and_arg": (lambda L: L.device("cpu:0", 1),
+                                       "must not include an index because index was passed"),
+    "device_negative_index": (lambda L: L.device("cpu", -1), "Device index must not be negative"),
+    "device_bad_type": (lambda L: L.device(1.5), "received an invalid combination of arguments"),
+    "device_bad_suffix": (lambda L: L.device("cpu:x"), "Invalid device string"),
+    "set_default_dtype_int": (lambda L: L.set_default_dtype(L.int64),
+                              "only floating-point types are supported as the default type"),
+    "finfo_int": (lambda L: L.finfo(L.int64), "torch.finfo() requires a floating point input type"),
+    "iinfo_bool": (lambda L: L.iinfo(L.bool), "torch.bool is not supported by torch.iinfo"),
+    "iinfo_float": (lambda L: L.iinfo(L.float32), "torch.iinfo() requires an integer input type"),
+    "result_type_kwarg": (lambda L: L.result_type(t(L, 2), other=1, foo=2), None),
+    "to_complex_of_int": (lambda L: L.int64.to_complex(), None),
+    # func transforms
+    "vmap_not_callable": (lambda L: L.func.vmap(3)(t(L, 2)), "'int' object is not callable"),
+    "vmap_randomness": (lambda L: L.func.vmap(lambda x: x, randomness="x")(t(L, 2)),
+                        "Only allowed values for randomness are"),
+    "vmap_chunk_size": (lambda L: L.func.vmap(lambda x: x, chunk_size=0)(t(L, 2)),
+                        "chunk_size should be None or greater than 0"),
+    "vmap_in_dims_len": (lambda L: L.func.vmap(lambda x, y: x, in_dims=(0,))(t(L, 2), t(L, 2)),
+                         "in_dims is not compatible with the structure of `inputs`"),
+    "vmap_in_dim_range": (lambda L: L.func.vmap(lambda x: x, in_dims=2)(t(L, 2)), None),
+    "vmap_in_dim_type": (lambda L: L.func.vmap(lambda x: x, in_dims=1.5)(t(L, 2)), None),
+    "vmap_sizes_differ": (lambda L: L.func.vmap(lambda x, y: x + y)(t(L, 2), t(L, 3)),
+                          "Expected all tensors to have the same size in the mapped dimension"),
+    "vmap_no_tensor_inputs": (lambda L: L.func.vmap(lambda x: x)(3), None),
+    "vmap_returns_non_tensor": (lambda L: L.func.vmap(lambda x: 3)(t(L, 2)),
+                                "must only return Tensors"),
+    "vmap_item": (lambda L: L.func.vmap(lambda x: x.item())(t(L, 2)),
+                  "It looks like you're calling .item() on a Tensor"),
+    "vmap_tolist": (lambda L: L.func.vmap(lambda x: x.tolist())(t(L, 2)), None),
+    "vmap_data_dependent": (lambda L: L.func.vmap(lambda x: x if x > 0 else -x)(t(L, 2)),
+                            "data-dependent control flow"),
+    "vmap_out_dims": (lambda L: L.func.vmap(lambda x: x, out_dims=(0, 1))(t(L, 2)), None),
+    "vmap_random_error": (lambda L: L.func.vmap(lambda x: L.rand(2) + x)(t(L, 2)),
+                          "called random operation while in randomness error mode"),
+    "grad_non_scalar": (lambda L: L.func.grad(lambda x: x)(t(L, 2)), None),
+    "grad_argnums_type": (lambda L: L.func.grad(lambda x: x.sum(), argnums=1.5)(t(L, 2)),
+                          "argnums must be int or Tuple"),
+    "grad_argnums_range": (lambda L: L.func.grad(lambda x: x.sum(), argnums=2)(t(L, 2)),
+                           "Got argnum=2, but only 1 positional inputs"),
+    "grad_int_input": (lambda L: L.func.grad(lambda x: x.sum())(idx(L, 1, 2)),
+                       "only Tensors of floating point dtype can require gradients"),
+    "grad_and_value_aux": (lambda L: L.func.grad_and_value(lambda x: x.sum(), has_aux=True)(
+        t(L, 2)), None),
+    "vjp_non_tensor_output": (lambda L: L.func.vjp(lambda x: 3, t(L, 2)), None),
+    "vjp_cotangent_shape": (lambda L: L.func.vjp(lambda x: x * 2, t(L, 2))[1](t(L, 3)),
+                            "Mismatch in shape"),
+    "jvp_primals_not_tuple": (lambda L: L.func.jvp(lambda x: x, t(L, 2), (t(L, 2),)),
+                              "Expected primals to be a tuple"),
+    "jvp_length": (lambda L: L.func.jvp(lambda x: x, (t(L, 2),), (t(L, 2), t(L, 2))),
+                   "Expected primals and tangents to have the same"),
+    "jvp_shapes": (lambda L: L.func.jvp(lambda x: x, (t(L, 2),), (t(L, 3),)), None),
+    "stack_module_state_empty": (lambda L: L.func.stack_module_state([]),
+                                 "Expected at least one model, got 0"),
+    "stack_module_state_modes": (lambda L: L.func.stack_module_state(
+        [L.nn.Linear(2, 2), L.nn.Linear(2, 2).eval()]), "same training/eval mode"),
+    # init
+    "init_gain_nonlinearity": (lambda L: L.nn.init.calculate_gain("x"), "Unsupported nonlinearity"),
+    "init_gain_slope": (lambda L: L.nn.init.calculate_gain("leaky_relu", "x"),
+                        "negative_slope x not a valid number"),
+    "init_eye_3d": (lambda L: L.nn.init.eye_(t(L, 2, 2, 2)), "Only tensors with 2 dimensions"),
+    "init_dirac_2d": (lambda L: L.nn.init.dirac_(t(L, 2, 2)), "Only tensors with 3, 4, or 5"),
+    "init_dirac_groups": (lambda L: L.nn.init.dirac_(t(L, 3, 2, 2), groups=2),
+                          "dim 0 must be divisible by groups"),
+    "init_xavier_1d": (lambda L: L.nn.init.xavier_uniform_(t(L, 3)),
+                       "Fan in and fan out can not be computed"),
+    "init_kaiming_mode": (lambda L: L.nn.init.kaiming_uniform_(t(L, 3, 3), mode="x"),
+                          "Mode x not supported"),
+    "init_orthogonal_1d": (lambda L: L.nn.init.orthogonal_(t(L, 3)),
+                           "Only tensors with 2 or more dimensions are supported"),
+    "init_sparse_3d": (lambda L: L.nn.init.sparse_(t(L, 2, 2, 2), 0.5),
+                       "Only tensors with 2 dimensions are supported"),
+    # prune
+    "prune_amount_type": (lambda L: _prune(L, "random_unstructured", amount="x"),
+                          "Invalid type for amount"),
+    "prune_amount_range": (lambda L: _prune(L, "random_unstructured", amount=1.5),
+                           "should either be a float in the range [0, 1]"),
+    "prune_amount_too_many": (lambda L: _prune(L, "random_unstructured", amount=10),
+                              "should be smaller than the number of parameters to prune"),
+    "prune_structured_dim": (lambda L: _prune(L, "ln_structured", amount=1, n=2, dim=5), None),
+    "prune_importance_shape": (lambda L: _prune(L, "l1_unstructured", amount=1,
+                                                importance_scores=t(L, 5)),
+                               "importance_scores should have the same shape"),
+    "prune_remove_unpruned": (lambda L: _prune_module(L).remove(L.nn.Linear(2, 2), "weight"),
+                              "has to be pruned before pruning can be removed"),
+    "prune_global_not_iterable": (lambda L: _prune_module(L).global_unstructured(
+        3, _prune_module(L).L1Unstructured, amount=1), "parameters is not an Iterable"),
+    "prune_global_scores_type": (lambda L: _prune_module(L).global_unstructured(
+        [(L.nn.Linear(2, 2), "weight")], _prune_module(L).L1Unstructured,
+        importance_scores=3, amount=1), "importance_scores must be of type dict"),
+    "prune_global_structured": (lambda L: _prune_module(L).global_unstructured(
+        [(L.nn.Linear(2, 2), "weight")], _prune_module(L).LnStructured, amount=1, n=2, dim=0),
+        'Only "unstructured" PRUNING_TYPE supported'),
+    # parametrize
+    "parametrize_missing_tensor": (lambda L: _parametrize(L, _Identity(), "nope"),
+                                   "does not have a parameter, a buffer, or a parametrized element"),
+    "parametrize_remove_missing": (lambda L: L.nn.utils.parametrize.remove_parametrizations(
+        L.nn.Linear(2, 2), "weight"), "does not have a parametrization on weight"),
+    "parametrize_not_module": (lambda L: _parametrize(L, lambda L: (lambda x: x)), None),
+    # rnn utils
+    "pack_lengths_2d": (lambda L: L.nn.utils.rnn.pack_padded_sequence(
+        t(L, 3, 2, 1), idx(L, 3, 2).reshape(1, 2)), "'lengths' argument should be a 1D CPU int64"),
+    "pack_lengths_count": (lambda L: L.nn.utils.rnn.pack_padded_sequence(
+        t(L, 3, 2, 1), idx(L, 3, 2, 1)), "Expected `len(lengths)` to be equal to batch_size"),
+    "pack_zero_length": (lambda L: L.nn.utils.rnn.pack_padded_sequence(t(L, 3, 2, 1),
+                                                                       idx(L, 3, 0)),
+                         "Length of all samples has to be greater than 0"),
+    "pack_unsorted": (lambda L: L.nn.utils.rnn.pack_padded_sequence(t(L, 3, 2, 1), idx(L, 2, 3)),
+                      "`lengths` array must be sorted in decreasing order"),
+    "pad_packed_total_length": (lambda L: L.nn.utils.rnn.pad_packed_sequence(
+        L.nn.utils.rnn.pack_padded_sequence(t(L, 3, 2, 1), idx(L, 3, 2)), total_length=2),
+        "Expected total_length to be at least the length of the longest sequence"),
+    "pad_sequence_not_iterable": (lambda L: L.nn.utils.rnn.pad_sequence(3), None),
+    "pad_sequence_empty": (lambda L: L.nn.utils.rnn.pad_sequence([]),
+                           "received an empty list of sequences"),
+    "pad_sequence_side": (lambda L: L.nn.utils.rnn.pad_sequence([t(L, 2)], padding_side="x"),
+                          "Expected padding_side to be one of left or right"),
+    "pad_sequence_0d": (lambda L: L.nn.utils.rnn.pad_sequence([t(L)]), None),
+    # amp
+    "grad_scaler_growth": (lambda L: L.amp.GradScaler("cpu", growth_factor=0.5),
+                           "The growth factor must be > 1.0"),
+    "grad_scaler_backoff": (lambda L: L.amp.GradScaler("cpu", backoff_factor=2.0),
+                            "The backoff factor must be < 1.0"),
+    "grad_scaler_scale_type": (lambda L: L.amp.GradScaler("cpu").scale(3),
+                               "outputs must be a Tensor or an iterable of Tensors"),
+    "grad_scaler_unscale_twice": (_scaler_twice, "unscale_() has already been called"),
+    # masked
+    "masked_repeated_dims": (lambda L: L.masked.sum(t(L, 2, 3), (0, 0), mask=L.ones(2, 3) > 0),
+                             "appears multiple times in the list of dims"),
+    "masked_dim_range": (lambda L: L.masked.sum(t(L, 2, 3), 5, mask=L.ones(2, 3) > 0),
+                         "Dimension out of range"),
+    "masked_mask_shape": (lambda L: L.masked.sum(t(L, 2, 3), 0, mask=L.ones(4, 1) > 0), None),
+    "masked_var_correction": (lambda L: L.masked.var(t(L, 2, 3), 0, unbiased=True, correction=1,
+                                                     mask=L.ones(2, 3) > 0),
+                              "Only one of unbiased and correction may be given"),
+    "masked_mean_int": (lambda L: L.masked.mean(idx(L, 1, 2), 0, mask=L.ones(2) > 0),
+                        "Could not infer output dtype"),
+})
+
+
 def _outcome(call, lib):
     try:
         call(lib)

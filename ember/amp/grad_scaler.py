@@ -42,9 +42,9 @@ class GradScaler:
             self._enabled = False
         if self._enabled:
             if growth_factor <= 1.0:
-                raise ValueError("The growth factor must be > 1.0.")
+                raise AssertionError("The growth factor must be > 1.0.")      # torch asserts
             if backoff_factor >= 1.0:
-                raise ValueError("The backoff factor must be < 1.0.")
+                raise AssertionError("The backoff factor must be < 1.0.")
             # the live scale / tracker tensors appear on the first scale(); until then
             # (and in pickles) the _init_ values stand in for them
             vars(self).update(_init_scale=init_scale, _scale=None, _growth_factor=growth_factor,

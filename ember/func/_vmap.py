@@ -530,8 +530,8 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
     if chunk_size is not None and (not isinstance(chunk_size, int) or chunk_size <= 0):
         raise ValueError(f"vmap: chunk_size should be None or greater than 0. "
                          f"(got {chunk_size})")
-    if not callable(func):
-        raise RuntimeError(f"vmap: Expected func to be a callable but got {func!r}")
+    if not callable(func):          # torch 2.13 fails when it calls it
+        raise TypeError(f"'{type(func).__name__}' object is not callable")
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):

@@ -219,7 +219,7 @@ def norm(input, ord=2.0, dim=None, *, keepdim=False, dtype=None, mask=None):
 
 def _std_var(input, dim, unbiased, correction, keepdim, dtype, mask, take_sqrt):
     if unbiased is not None and correction is not None:
-        raise RuntimeError("Only one of unbiased and correction may be given")
+        raise AssertionError("Only one of unbiased and correction may be given")  # as torch
     c = float(correction) if correction is not None else \
         (0.0 if unbiased is not None and not unbiased else 1.0)
     inexact = (lambda dt: dt.is_floating_point or dt.is_complex)
