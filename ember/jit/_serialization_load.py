@@ -426,7 +426,9 @@ class Unit:
         fn = Function(fd.name, qualname, graph, comp.arg_schema, comp.return_type,
                       acls.ct if is_method else None, self_name)
         fn.source_text = "\n".join(src.lines)
-        fn.finish()
+        # torch optimized the archive's code already; ember's CSE would also merge
+        # torch.clone(x) calls whose results are then mutated in place
+        fn.finish(optimize=False)
         return fn
 
 

@@ -5,7 +5,8 @@ modules give torch's outputs, gradients and state; archive code that is not Torc
 import io
 import os
 import zipfile
-from typing import Dict, List, NamedTuple, Optional
+import math
+from typing import Dict, List, NamedTuple, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -213,6 +214,170 @@ class Raises(nn.Module):
         return x.relu()
 
 
+class Activations(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.acts = nn.ModuleList([
+            nn.ELU(), nn.ELU(inplace=True), nn.LeakyReLU(0.2), nn.Hardtanh(-0.5, 0.5),
+            nn.Softplus(2.0), nn.PReLU(), nn.GELU("tanh"), nn.SiLU(), nn.Mish(), nn.Hardswish(),
+            nn.Sigmoid(), nn.Tanh(), nn.LogSoftmax(1), nn.Softmax(1), nn.ReLU6(),
+            nn.Hardsigmoid(), nn.Softsign(), nn.Tanhshrink(), nn.CELU(), nn.SELU(),
+            nn.Threshold(0.1, 2.0), nn.LogSigmoid(), nn.Softshrink(), nn.Hardshrink()])
+
+    def forward(self, x):
+        out = x
+        for a in self.acts:
+            out = out + a(x.clone())
+        return out
+
+
+class NormsPools(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.ln = nn.LayerNorm([4, 5])
+        self.inorm = nn.InstanceNorm2d(3, affine=True)
+        self.gn = nn.GroupNorm(3, 3)
+        self.bn1 = nn.BatchNorm1d(3)
+        self.convs = nn.ModuleDict({
+            "reflect": nn.Conv2d(3, 3, 3, padding=1, padding_mode="reflect"),
+            "circular": nn.Conv2d(3, 3, 3, padding=1, padding_mode="circular")})
+        self.up = nn.Upsample(scale_factor=2, mode="bilinear", align_corners=True)
+        self.shuffle = nn.PixelShuffle(2)
+        self.unflat = nn.Unflatten(1, (3, 20))
+
+    def forward(self, x):
+        y = self.ln(x) + self.inorm(x) + self.gn(x) + self.convs["reflect"](x) \
+            + self.convs["circular"](x)
+        z = self.shuffle(torch.cat([self.up(y)] * 4, 1))
+        w = self.unflat(torch.flatten(x, 1))
+        pooled, idx = F.adaptive_max_pool2d(x, 2, return_indices=True)
+        return z.sum((1, 2)) + w.mean() + F.avg_pool2d(x, 2).sum() + pooled.sum() \
+            + idx.sum() + self.bn1(x.flatten(2)).sum()
+
+
+class TensorOps(nn.Module):
+    def forward(self, x, idx, mask):
+        a = torch.where(x > 0, x, x * 0.1).clamp(-1.0, 1.0)
+        v, i = torch.topk(x, 2, dim=1)
+        s, j = torch.sort(x, 1, descending=True)
+        m = x.masked_fill(mask, 0.5)
+        n = x.norm(2, 1) + x.cumsum(1).mean(1) + x.std(1) + x.var(1, unbiased=False)
+        y = x[:, 1:3] + x[..., None][:, :2, 0] + x[idx[:, 0]][:, 1:3]
+        x2 = x.clone()
+        x2[0] = 1.0
+        x2[:, 0] += 2.0
+        ar = torch.arange(x.size(1)).float() + torch.zeros_like(x) + x.new_zeros(x.shape) \
+            + torch.full([x.size(0), x.size(1)], 2.0)
+        rows = [r.sum() for r in x]
+        return (a.sum() + v.sum() + i.sum() + s.sum() + j.sum() + torch.gather(x, 1, idx).sum()
+                + torch.einsum("ij,kj->ik", x, x).sum() + m.sum() + n.sum() + y.sum()
+                + x2.sum() + x.size(0) // 2 + float(x.shape[1]) ** 0.5 + ar.sum()
+                + torch.stack(rows).sum() + x.argmax() + x.long().sum()
+                + torch.bmm(x[None], x.t()[None]).sum())
+
+
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.rnn = nn.RNN(3, 4, num_layers=2)
+        self.gru_cell, self.lstm_cell = nn.GRUCell(3, 4), nn.LSTMCell(3, 4)
+        self.rnn_cell = nn.RNNCell(3, 4, nonlinearity="relu")
+        self.mha = nn.MultiheadAttention(4, 2)
+
+    def forward(self, x):
+        out, h = self.rnn(x)
+        hl, cl = self.lstm_cell(x[0])
+        a, w = self.mha(out, out, out)
+        assert w is not None
+        return out.sum() + h.sum() + self.gru_cell(x[0]).sum() + hl.sum() + cl.sum() \
+            + self.rnn_cell(x[0]).sum() + a.sum() + w.sum()
+
+
+class Decoder(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.dec = nn.TransformerDecoderLayer(8, 2, 16, dropout=0.0)
+        self.emb = nn.Embedding(10, 8, padding_idx=0)
+
+    def forward(self, tgt, mem):
+        n = tgt.size(0)
+        mask = torch.triu(torch.full((n, n), float("-inf")), 1)
+        return self.dec(self.emb(tgt), mem, tgt_mask=mask)
+
+
+class NoGradFormat(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    def forward(self, x, scale: Optional[float] = None) -> Tuple[torch.Tensor, str]:
+        with torch.no_grad():
+            y = self.lin(x)
+        s = 1.0 if scale is None else scale
+        return y * s, "n={} s={} {}".format(x.size(0), s, [s, 2.0])
+
+
+def _double(xs: List[int], k: int = 2) -> List[int]:
+    return [x * k for x in xs]
+
+
+class PythonLevel(nn.Module):
+    names: List[str]
+    history: List[float]
+
+    def __init__(self):
+        super().__init__()
+        self.names = ["alpha", "beta", "gamma"]
+        self.cfg: Dict[str, float] = {"lr": 0.1}
+        self.maybe: Optional[int] = None
+        self.pair: Tuple[int, float] = (3, 0.5)
+        self.calls = 0
+        self.history = []
+        self.register_buffer("acc", torch.zeros(3))
+
+    def forward(self, x, n: int, tag: str = "z") -> Tuple[torch.Tensor, List[int], str,
+                                                          Dict[str, int]]:
+        self.calls += 1
+        self.acc.add_(x)
+        ys = _double(list(range(n)))
+        total = 0
+        for i, y in enumerate(ys):
+            total += i * y
+        for a, b in zip(ys, self.names):
+            total += a + len(b)
+        words = [w.upper() for w in self.names]
+        counts: Dict[str, int] = {}
+        for w in self.names:
+            counts[w[0]] = counts.get(w[0], 0) + len(w)
+        if "a" in counts and not ("q" in counts):
+            total += counts["a"]
+        m = self.maybe
+        if m is not None:
+            total += m
+        k, f = self.pair
+        z = x * self.cfg["lr"] * f + total + k
+        z = z + math.sqrt(float(n)) + math.floor(2.7) + abs(-3) + max(2, n) + min([4, 1, 3]) \
+            + int(3.9) + (n // 3) + (n % 3) + (-n) ** 2 + (2 ** n) / 4
+        if n > 2 and (n < 10 or tag == "y"):
+            z = z * 2
+        s = "-".join(words)[1:3] + str(n) + tag
+        ys.append(len(s))
+        ys.extend([7, 8])
+        ys.insert(0, -1)
+        ys.pop()
+        ys.sort()
+        ys.reverse()
+        self.history.append(float(z.sum()))
+        return z * self.calls, ys, s, counts
+
+    @torch.jit.export
+    def reset(self, v: float) -> int:
+        self.acc.fill_(v)
+        old = self.calls
+        self.calls = 0
+        return old
+
+
 def scripted_fn(x: torch.Tensor, k: int) -> torch.Tensor:
     y = x.clone()
     for i in range(k):
@@ -350,6 +515,52 @@ def test_scripted_raise(tmp_path):
     _check(em(_e(torch.ones(3))), torch.ones(3), 0)
     with pytest.raises(Exception, match="too big"):
         em(ember.full((3,), 50.0))
+
+
+_ZOO = {
+    "activations": (Activations, lambda: (torch.randn(2, 5),)),
+    "norms_pools": (NormsPools, lambda: (torch.randn(2, 3, 4, 5),)),
+    "tensor_ops": (TensorOps, lambda: (torch.randn(3, 4), torch.tensor([[0, 1], [2, 0], [1, 1]]),
+                                       torch.randn(3, 4) > 0.5)),
+    "recurrent": (Recurrent, lambda: (torch.randn(5, 2, 3),)),
+    "decoder": (Decoder, lambda: (torch.randint(0, 10, (4, 2)), torch.randn(3, 2, 8))),
+}
+
+
+@pytest.mark.parametrize("name", list(_ZOO))
+def test_layer_zoo(tmp_path, name):
+    torch.manual_seed(0)
+    cls, make = _ZOO[name]
+    path = _save(tmp_path, cls().eval())
+    _check(*_run_both(path, *make()), 1e-4)
+
+
+def test_no_grad_block_and_format(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, NoGradFormat())
+    x = torch.randn(2, 3)
+    for args in ((x,), (x, 2.5)):
+        ref = torch.jit.load(str(path))(*args)
+        out = load(str(path))(_e(x), *args[1:])
+        _check(out[0], ref[0])
+        assert out[1] == ref[1]
+        assert not out[0].requires_grad and ember.is_grad_enabled()
+
+
+def test_python_level_code_and_exported_method(tmp_path):
+    path = _save(tmp_path, PythonLevel())
+    tm, em = torch.jit.load(str(path)), load(str(path))
+    for n, tag in ((5, "z"), (2, "y"), (0, "q")):
+        x = torch.randn(3)
+        ref, out = tm(x, n, tag), em(_e(x), n, tag)
+        _check(out[0], ref[0])
+        assert out[1:] == ref[1:]
+    assert em.calls == tm.calls == 3
+    _check(em.acc, tm.acc)
+    np.testing.assert_allclose(em.history, tm.history, rtol=1e-5)
+    assert em.reset(1.5) == tm.reset(1.5) == 3
+    assert em.calls == 0
+    _check(em.acc, tm.acc, 0)
 
 
 def test_state_dict_parameters_and_gradients(tmp_path):
