@@ -237,3 +237,13 @@ def test_first_compressed_tensor_warns_beta_once():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.eye(2).to_sparse_csr()
+
+
+@pytest.mark.parametrize("layout", list(LAYOUTS))
+@pytest.mark.parametrize("side", ["sparse_first", "dense_first", "alpha"])
+def test_add_with_dense(layout, side):
+    def run(m):
+        s, d = LAYOUTS[layout](m.tensor(X)), m.arange(16.).reshape(4, 4)
+        return {"sparse_first": lambda: s + d, "dense_first": lambda: d + s,
+                "alpha": lambda: s.add(d, alpha=2)}[side]()
+    same_outcome(run)

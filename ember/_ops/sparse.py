@@ -438,8 +438,15 @@ def _is_number(x):
 
 
 def _add_rule(self, other, alpha=1):
-    if _layout(self) == "strided":          # dense + sparse: a dense sum
+    layouts = (_layout(self), _layout(other) if isinstance(other, Tensor) else "strided")
+    if "strided" in layouts and (layouts[0] in K.BLOCKED or layouts[1] in K.BLOCKED):
+        raise RuntimeError("src.layout() == kSparseCsr || src.layout() == kSparseCsc INTERNAL "
+                           "ASSERT FAILED: torch adds a dense tensor to CSR or CSC only")
+    if layouts[0] == "strided":             # dense + sparse: a dense sum
         return self.add(densify(_as_coo(other)), alpha=alpha)
+    if layouts[0] in (K.CSR, K.CSC) and layouts[1] == "strided" and not _is_number(other):
+        # CSR/CSC + dense is dense; torch 2.13 scales the sparse operand by alpha here
+        return other.add(densify(self), alpha=alpha)
     if _is_number(other) or _layout(other) == "strided":
         raise RuntimeError("add(sparse, dense) is not supported. Use add(dense, sparse) "
                            "instead.")
