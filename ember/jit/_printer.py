@@ -536,6 +536,25 @@ class _FunctionPrinter:
         args = ", ".join(self.expr(v) for v in ins)
         self.emit(depth, f"ops.prim.RaiseException({args})")
 
+    def s_fork(self, n, depth):
+        """torch's form: a nested ``__forked_function`` closure handed to ``fork``."""
+        from ember.jit._script import Function
+        fn = n.fn
+        if not isinstance(fn, Function):
+            raise NotImplementedError("ember.jit.save: fork of a non-scripted callable")
+        args = [self.expr(v) for v in n.inputs]
+        if fn.owner is not None:
+            call = f"({args[0]}).{fn.name}(" + "".join(a + ", " for a in args[1:]) + ")"
+        else:
+            call = f"{self.ctx.function_name(fn)}(" + "".join(a + ", " for a in args) + ")"
+        self.emit(depth, "def __forked_function():")
+        if len(call) + 2 * (depth + 1) >= 40:          # torch's long-inline rule
+            tmp = self.fresh()
+            self.emit(depth + 1, f"{tmp} = {call}")
+            call = tmp
+        self.emit(depth + 1, f"return {call}")
+        self.emit(depth, f"{self.var(n.outputs[0])} = fork(__forked_function)")
+
     def s_print(self, n, depth):
         self.emit(depth, "print(" + ", ".join(self.expr(v) for v in n.inputs) + ")")
 
@@ -708,10 +727,29 @@ class _FunctionPrinter:
         return f"ops.prim.{n.kind.split('::')[1]}(" + ", ".join(
             self.expr(v) for v in n.inputs) + ")"
 
+    def e_wait(self, n):
+        return f"torch.wait({self.expr(n.inputs[0])})"
+
+    def e_isinstance(self, n):
+        types = [_graph_type_annotation(t) for t in n.attrs.get("types", ())]
+        target = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
+        return f"isinstance({self.expr(n.inputs[0])}, {target})"
+
     def e_unsupported(self, n):
         what = n.attrs.get("name", n.kind)
         raise NotImplementedError(f"ember.jit.save: {n.kind} ({what}) has no TorchScript "
                                   f"form that torch can load")
+
+
+def _graph_type_annotation(s):
+    """A type's graph spelling (``int[]``, ``Tensor?``) as an annotation (``List[int]``)."""
+    if s.endswith("[]"):
+        return f"List[{_graph_type_annotation(s[:-2])}]"
+    if s.endswith("?"):
+        return f"Optional[{_graph_type_annotation(s[:-1])}]"
+    if s in ("Tensor", "int", "float", "bool", "str", "complex", "NoneType", "Device"):
+        return s
+    raise NotImplementedError(f"ember.jit.save: isinstance against {s}")
 
 
 def subscript_base(text):
@@ -764,6 +802,7 @@ _STATEMENTS = {
     "prim::ListUnpack": _FunctionPrinter.s_unpack,
     "prim::RaiseException": _FunctionPrinter.s_raise,
     "prim::Print": _FunctionPrinter.s_print,
+    "prim::fork": _FunctionPrinter.s_fork,
 }
 
 _EXPRESSIONS = {
@@ -786,9 +825,9 @@ _EXPRESSIONS = {
     "prim::abs": _FunctionPrinter.e_prim_fn,
     "prim::PythonOp": _FunctionPrinter.e_unsupported,
     "prim::CallAny": _FunctionPrinter.e_unsupported,
-    "prim::fork": _FunctionPrinter.e_unsupported,
-    "aten::wait": _FunctionPrinter.e_unsupported,
-    "prim::isinstance": _FunctionPrinter.e_unsupported,
+    "aten::wait": _FunctionPrinter.e_wait,
+    "prim::isinstance": _FunctionPrinter.e_isinstance,
+    "prim::max": _FunctionPrinter.e_prim_fn,
 }
 
 

@@ -11,7 +11,7 @@ import ember
 from ember import nn
 
 SRC = '''
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional
 
 
 def helper(x, k: int = 2):
@@ -66,10 +66,21 @@ def raises(x, n: int):
 
 def floats(x, eps: float = 1e-5):
     return x * 0.1 + eps, float("inf")
+
+
+def dynamic(x: Any, n: int):
+    if isinstance(x, int):
+        return 1 + n
+    return 3
+
+
+def forked(x):
+    fut = torch.jit.fork(helper, x, 2)
+    return torch.jit.wait(fut)
 '''
 
 SAME = ["helper", "calls", "strings", "nograd", "branches", "lists", "refine", "raises",
-        "floats"]
+        "floats", "dynamic", "forked"]
 
 
 def _load(root, header):

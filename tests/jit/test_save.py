@@ -465,3 +465,28 @@ def test_resnet_like():
     except Exception as e:  # noqa: BLE001 - nn layers become scriptable elsewhere (j4)
         pytest.skip(f"conv/bn layers do not script yet: {type(e).__name__}")
     _check(m, s, _rand(2, 3, 32, 32), atol=1e-4)
+
+
+def _doubled(x, k: int):
+    return x * k
+
+
+def forking(x):
+    fut = ember.jit.fork(_doubled, x, 2)
+    return ember.jit.wait(fut) + 1
+
+
+class ForkModule(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(2, 2)
+
+    def forward(self, x):
+        fut = ember.jit.fork(self.l, x)
+        return ember.jit.wait(fut) * 2
+
+
+def test_fork_wait():
+    _check(forking, ember.jit.script(forking), _rand(2, 2))
+    m = ForkModule()
+    _check(m, ember.jit.script(m), _rand(2, 2))
