@@ -490,3 +490,39 @@ def test_fork_wait():
     _check(forking, ember.jit.script(forking), _rand(2, 2))
     m = ForkModule()
     _check(m, ember.jit.script(m), _rand(2, 2))
+
+
+class Attrs(nn.Module):
+    """Attribute kinds in data.pkl: tensor lists and dicts, tuples, str/float/bool, tied
+    weights, a non-contiguous buffer, integer and float64 tensors."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Linear(3, 3)
+        self.b = nn.Linear(3, 3)
+        self.b.weight = self.a.weight                      # tied
+        self.register_buffer("t_view", ember.arange(6.0).reshape(2, 3).t())
+        self.register_buffer("counts", ember.tensor([1, 2, 3]))
+        self.d64 = nn.Parameter(ember.randn(3, dtype=ember.float64))
+        self.tensors = [ember.ones(3), ember.full((3,), 2.0)]
+        self.named: Dict[str, ember.Tensor] = {"x": ember.ones(3) * 3}
+        self.pair = (2, "two")
+        self.label = "hi"
+        self.ratio = 0.25
+        self.flag = True
+
+    def forward(self, x):
+        y = self.b(self.a(x)) + self.tensors[1] + self.named["x"] * self.ratio
+        y = y + self.t_view.sum() + self.counts.float() + self.d64.float()
+        if self.flag and self.label == "hi":
+            y = y * self.pair[0]
+        return y
+
+
+def test_attribute_kinds():
+    m = Attrs()
+    loaded = _check(m, ember.jit.script(m), _rand(2, 3))
+    assert loaded.a.weight.data_ptr() == loaded.b.weight.data_ptr()
+    assert loaded.counts.dtype == torch.int64 and loaded.d64.dtype == torch.float64
+    np.testing.assert_array_equal(loaded.t_view.numpy(), m.t_view.numpy())
+    assert loaded.tensors[1].tolist() == [2.0, 2.0, 2.0] and loaded.pair == (2, "two")
