@@ -18,8 +18,10 @@ Note [huge meta tensors]: running a kernel on placeholders of 2**40 elements wou
 hours (and allocate the result). Above ``_FULL_RUN`` input elements, an op runs twice on
 small stand-ins instead, every size above ``_KEEP`` replaced by a distinct small prime (two
 different sets), and each output size that is the stand-in of the same size in both runs
-maps back to it (one that is equal in both runs is a constant). A shape that does not map
-back, or an error at the small sizes, falls back to the full run when that is affordable.
+maps back to it (one that is equal in both runs is a constant); otherwise a size that is
+an integer combination of the input sizes (``cat``, unstrided convolutions) is solved for
+from one more run per size and checked against the second run. A shape found neither way,
+or an error at the small sizes, falls back to the full run when that is affordable.
 """
 from __future__ import annotations
 
@@ -313,23 +315,12 @@ def _shrunk_call(op, args, tensors, metas):
         if affordable:
             return _metaize(_plain_call(op, args, None))
         raise _with_sizes(e, subs[0]) from None
-    back = [{v: k for k, v in sub.items()} for sub in subs]
     outs = [_outputs(r) for r in runs]
-    shapes = []
-    for o1, o2 in zip(*outs):
-        s1, s2 = o1._data.shape, o2._data.shape
-        shape = None
-        if len(s1) == len(s2):
-            shape = []
-            for a, b in zip(s1, s2):
-                n = a if a == b else back[0].get(a) if back[0].get(a) == back[1].get(b) else None
-                if n is None:
-                    shape = None
-                    break
-                shape.append(n)
-        if shape is None:
-            return _full_or_refuse(op, args, metas, affordable)
-        shapes.append(tuple(shape))
+    shapes = _map_back(subs, [[o._data.shape for o in out] for out in outs])
+    if shapes is None:
+        shapes = _solve_linear(op, args, metas, sizes, subs, outs)
+    if shapes is None:
+        return _full_or_refuse(op, args, metas, affordable)
     res = runs[0]
     for o, shape in zip(outs[0], shapes):
         o._data = placeholder(shape, o._data.dtype)
@@ -338,6 +329,58 @@ def _shrunk_call(op, args, tensors, metas):
         from ember.autograd import graph
         graph.record(op, args, tuple(outs[0]))
     return res
+
+
+def _map_back(subs, shapes):
+    """Each output size: a constant (equal in both runs) or the stand-in of one size."""
+    back = [{v: k for k, v in sub.items()} for sub in subs]
+    result = []
+    for s1, s2 in zip(*shapes):
+        if len(s1) != len(s2):
+            return None
+        shape = []
+        for a, b in zip(s1, s2):
+            n = a if a == b else back[0].get(a) if back[0].get(a) == back[1].get(b) else None
+            if n is None:
+                return None
+            shape.append(n)
+        result.append(tuple(shape))
+    return result
+
+
+def _solve_linear(op, args, metas, sizes, subs, outs):
+    """Output sizes that are c0 + sum(c_n * n) over the input sizes (``cat``, an unstrided
+    convolution...): each c_n from a run with n's stand-in moved by one, checked against
+    the second run; None when that does not hold."""
+    base = [o._data.shape for o in outs[0]]
+    other = [o._data.shape for o in outs[1]]
+    coeffs = []
+    for n in sizes:
+        moved = dict(subs[0])
+        moved[n] += 1
+        try:
+            shifted = [o._data.shape for o in _outputs(_small_run(op, args, metas, moved))]
+        except Exception:           # noqa: BLE001
+            return None
+        if [len(s) for s in shifted] != [len(s) for s in base]:
+            return None
+        coeffs.append([[b - a for a, b in zip(s0, s1)] for s0, s1 in zip(base, shifted)])
+    result = []
+    for k, (s0, s1) in enumerate(zip(base, other)):
+        if len(s0) != len(s1):
+            return None
+        shape = []
+        for d, (a, b) in enumerate(zip(s0, s1)):
+            c = [coeffs[j][k][d] for j in range(len(sizes))]
+            c0 = a - sum(cj * subs[0][n] for cj, n in zip(c, sizes))
+            if c0 + sum(cj * subs[1][n] for cj, n in zip(c, sizes)) != b:
+                return None
+            value = c0 + sum(cj * n for cj, n in zip(c, sizes))
+            if value < 0:
+                return None
+            shape.append(value)
+        result.append(tuple(shape))
+    return result
 
 
 def _full_or_refuse(op, args, metas, affordable):

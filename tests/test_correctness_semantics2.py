@@ -558,6 +558,11 @@ HUGE_META = {
     "clone_t": lambda L: _m(L, 2 ** 20, 2 ** 20).t().clone(),
     "linear": lambda L: L.nn.Linear(100000, 100000, device="meta")(_m(L, 8, 100000)),
     "linear_3d": lambda L: L.nn.Linear(100000, 50000, device="meta")(_m(L, 2, 7, 100000)),
+    "cat": lambda L: L.cat([_m(L, 2 ** 40), _m(L, 3), _m(L, 2 ** 40)]),
+    "stack": lambda L: L.stack([_m(L, 2 ** 30, 5)] * 3, 1),
+    "pad": lambda L: L.nn.functional.pad(_m(L, 2 ** 30, 2 ** 20), (1, 2)),
+    "conv2d": lambda L: L.nn.functional.conv2d(_m(L, 8, 64, 2 ** 12, 2 ** 12),
+                                               _m(L, 32, 64, 3, 3), padding=1),
 }
 
 
@@ -585,3 +590,9 @@ def test_huge_meta_backward_keeps_grads_on_meta():
 def test_huge_meta_error_names_real_sizes():
     with pytest.raises(RuntimeError, match="1099511627776"):
         _m(ember, 2 ** 40) + _m(ember, 2 ** 40 + 1)
+
+
+def test_huge_meta_shape_it_cannot_infer_is_refused():
+    with pytest.raises(NotImplementedError, match="cannot infer the output shape"):
+        ember.nn.functional.conv2d(_m(ember, 8, 64, 2 ** 12, 2 ** 12), _m(ember, 32, 64, 3, 3),
+                                   stride=2)
