@@ -111,6 +111,11 @@ OPS = {
     "randint_seeded": lambda m: (m.manual_seed(0), m.randint(0, 10, (4,), dtype=m.uint64))[1],
     "randint_bounds": lambda m: m.randint(0, 2 ** 17, (2,), dtype=m.uint16),
     "make_tensor": lambda m: m.testing.make_tensor((3,), dtype=m.uint32, device="cpu").dtype,
+    "wrap_negative_scalar": lambda m: _a(m, "uint64") * -1,
+    "wrap_uint16": lambda m: _a(m, "uint16") * 70000, "scalar_too_big": lambda m:
+        _a(m, "uint64") * 2 ** 64, "eq_negative": lambda m: _a(m, "uint64") == -1,
+    "sum_wraps_to_int64": lambda m: m.tensor([2 ** 63 + 5], dtype=m.uint64).sum(),
+    "to_double": lambda m: m.tensor([2 ** 64 - 1], dtype=m.uint64).double(),
     "type_name": lambda m: _a(m).type(), "type_to": lambda m: m.ones(2).type("torch.UInt64Tensor"),
 }
 
