@@ -315,7 +315,15 @@ class Unit:
                     vals = [x.value for x in st.value.elts]
                     (acls.params if tgt.id == "__parameters__" else acls.buffers).extend(vals)
                 elif isinstance(tgt, ast.Subscript) and ast.unparse(tgt.value) == "__annotations__":
-                    attrs[tgt.slice.value] = self._annotation(st.value, resolver, acls)
+                    key = tgt.slice.value if isinstance(tgt.slice, ast.Constant) else None
+                    t = self._annotation(st.value, resolver, acls)
+                    if not isinstance(key, str) or not key.isidentifier() and not (
+                            acls.kind == "module" and (isinstance(t, T.ClassType) and t.is_module
+                                                       or key in acls.params + acls.buffers)):
+                        # only submodules, parameters and buffers of modules ("0", "1"...)
+                        raise _unsafe(f"attribute name {key!r} of {acls.qualname}",
+                                      acls.src.filename, st)
+                    attrs[key] = t
                 elif isinstance(tgt, ast.Name) and tgt.id == "__annotations__":
                     pass
                 else:
@@ -422,6 +430,7 @@ class Unit:
                         self_module=self_module, arg_types=arg_types, return_type=ret,
                         defaults=defaults, name=fd.name)
         graph = comp.compile()
+        _check_graph(graph.block, qualname)
         self_name = params[0].arg if is_method and params else None
         fn = Function(fd.name, qualname, graph, comp.arg_schema, comp.return_type,
                       acls.ct if is_method else None, self_name)
@@ -448,6 +457,34 @@ class _UnionAsAny(ast.NodeTransformer):
             if not (len(items) == 2 and "None" in (ast.unparse(items[0]), ast.unparse(items[1]))):
                 return ast.copy_location(ast.Name("Any", ast.Load()), node)
         return node
+
+
+_FORBIDDEN_NODES = {"prim::CallAny", "prim::PythonOp", "prim::With"}
+
+
+def _safe_fn(fn):
+    """Callables a compiled archive may run: ember's, Python's operators and builtins,
+    ``math``, and methods of str/list/dict/float."""
+    if fn is None:
+        return True
+    owner = getattr(fn, "__objclass__", None)
+    if owner in (str, list, dict, float, int):
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module == "ember" or module.startswith("ember.") or module in (
+        "builtins", "_operator", "operator", "math")
+
+
+def _check_graph(block, qualname):
+    """No node of compiled archive code calls Python outside ember and the builtins
+    (prim::CallAny, prim::PythonOp, a context manager): a last line of defence."""
+    for n in block.nodes:
+        if n.kind in _FORBIDDEN_NODES or not _safe_fn(n.fn):
+            raise RuntimeError(f"ember.jit.load: {qualname} compiles to {n.kind} "
+                               f"({getattr(n.fn, '__qualname__', n.fn)!s}), which archive code "
+                               f"may not run; refusing to load it")
+        for b in n.blocks:
+            _check_graph(b, qualname)
 
 
 class _Named:
@@ -656,6 +693,10 @@ _PICKLE_GLOBALS = {
 }
 
 
+_REBUILDS = {"torch._utils._rebuild_tensor", "torch._utils._rebuild_tensor_v2",
+             "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_sparse_tensor"}
+
+
 class _ArchiveUnpickler(pickle.Unpickler):
     """Only the archive's classes, tensor rebuilds, storages, dtypes and OrderedDict."""
 
@@ -675,11 +716,12 @@ class _ArchiveUnpickler(pickle.Unpickler):
         obj = _PICKLE_GLOBALS.get((module, name))
         if obj is not None:
             return obj
-        allowed = {k: v for k, v in ser._allowed_globals().items()
-                   if k.startswith(("torch._utils._rebuild", "torch.") ) and (
-                       "Storage" in k or "_rebuild" in k or isinstance(v, ser._dtype.dtype)
-                       or k in ("torch.device", "torch.Size"))}
-        obj = allowed.get(f"{module}.{name}")
+        full = f"{module}.{name}"
+        table = ser._allowed_globals()
+        ok = full in _REBUILDS or full in ("torch.device", "torch.Size") or \
+            module == "torch" and (name.endswith("Storage") or isinstance(
+                table.get(full), ser._dtype.dtype))
+        obj = table.get(full) if ok else None
         if obj is not None:
             return obj
         raise RuntimeError(f"ember.jit.load: the archive's pickle names the global "

@@ -638,6 +638,7 @@ _EVIL = [
     ('getattr(torch, "load")("{marker}")', "aten::load"),
     ('eval("1")', "'eval'"),
     ('x.numpy().tofile("{marker}")', "method call"),
+    ('unchecked_cast(Any, x).forward(x)', "prim::CallAny"),
 ]
 
 
@@ -674,6 +675,18 @@ def test_pickle_globals_are_restricted(tmp_path):
     with pytest.raises(RuntimeError, match="os.system"):
         load(str(bad))
     assert not marker.exists()
+
+
+def test_attribute_names_must_be_identifiers(tmp_path):
+    path = _save(tmp_path, MLP())
+
+    def inject(name, data):
+        if name.endswith(".py") and b"    l2 = self.l2\n" in data:
+            return data.replace(b"  training : bool\n", b"  training : bool\n"
+                                b"  __annotations__[\"x if 1 else y\"] = int\n", 1)
+        return data
+    with pytest.raises(RuntimeError, match="attribute name"):
+        load(str(_rewrite(path, tmp_path / "bad.pt", inject)))
 
 
 def test_top_level_statements_refused(tmp_path):
