@@ -471,6 +471,11 @@ def _safe_fn(fn):
     if owner in (str, list, dict, float, int):
         return True
     module = getattr(fn, "__module__", None) or ""
+    qual = getattr(fn, "__qualname__", "") or ""
+    if qual.startswith("Tensor."):       # a Tensor method: ops and the plain ones only
+        from ember._ops.registry import METHODS
+        name = qual.split(".")[1]
+        return name in METHODS or name in AB._METHODS
     return module == "ember" or module.startswith("ember.") or module in (
         "builtins", "_operator", "operator", "math")
 

@@ -639,6 +639,7 @@ _EVIL = [
     ('eval("1")', "'eval'"),
     ('x.numpy().tofile("{marker}")', "method call"),
     ('unchecked_cast(Any, x).forward(x)', "prim::CallAny"),
+    ('(x).numpy()', "Tensor.numpy"),       # an archive method named numpy (below) admits the name
 ]
 
 
@@ -652,7 +653,8 @@ def test_archive_code_cannot_run_python(tmp_path, evil, what):
         if name.endswith(".py") and b"    l2 = self.l2\n" in data:
             text = data.decode()
             head, sep, tail = text.partition("    l2 = self.l2\n")
-            return (head + line + sep + tail).encode()
+            text = head + line + sep + tail
+            return (text + "  def numpy(self: int) -> int:\n    return 1\n").encode()
         return data
     bad = _rewrite(path, tmp_path / "bad.pt", inject)
     with pytest.raises(RuntimeError) as info:
