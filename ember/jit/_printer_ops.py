@@ -486,6 +486,26 @@ def _interpolate(p, b):
             f"else {one(3)}))")
 
 
+_REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
+
+
+def _loss(name, before, after=()):
+    """A loss as its aten op: ``reduction`` as torch's enum (none 0, mean 1, sum 2)."""
+    def write(p, b):
+        _fill(p, b)
+        for legacy in ("size_average", "reduce"):
+            if legacy in b and b.const(legacy) is not None:
+                raise NotImplementedError(f"ember.jit.save: {name} with {legacy}=")
+        if "weight" in b and "weight" not in before + after and b.const("weight") is not None:
+            raise NotImplementedError(f"ember.jit.save: {name} with weight=")
+        red = b.const("reduction")
+        if red not in _REDUCTIONS:
+            raise NotImplementedError(f"ember.jit.save: {name}(reduction={red!r})")
+        return p.call(name, [b.text(k) for k in before] + [str(_REDUCTIONS[red])] +
+                      [b.text(k) for k in after])
+    return write
+
+
 FUNCTIONAL = {
     "linear": _plain("linear", "input", "weight", "bias"),
     "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
@@ -540,6 +560,19 @@ FUNCTIONAL = {
     "layer_norm": _conv("layer_norm", "input", "normalized_shape", "weight", "bias", "eps"),
     "group_norm": _plain("group_norm", "input", "num_groups", "weight", "bias", "eps"),
     "embedding": _embedding, "pad": _pad, "normalize": _normalize,
+    "one_hot": _plain("one_hot", "tensor", "num_classes"),
+    "mse_loss": _loss("mse_loss", ("input", "target")),
+    "l1_loss": _loss("l1_loss", ("input", "target")),
+    "smooth_l1_loss": _loss("smooth_l1_loss", ("input", "target"), ("beta",)),
+    "huber_loss": _loss("huber_loss", ("input", "target"), ("delta",)),
+    "soft_margin_loss": _loss("soft_margin_loss", ("input", "target")),
+    "binary_cross_entropy": _loss("binary_cross_entropy", ("input", "target", "weight")),
+    "binary_cross_entropy_with_logits": _loss("binary_cross_entropy_with_logits",
+                                              ("input", "target", "weight", "pos_weight")),
+    "cross_entropy": _loss("cross_entropy_loss", ("input", "target", "weight"),
+                           ("ignore_index", "label_smoothing")),
+    "nll_loss": _loss("nll_loss_nd", ("input", "target", "weight"), ("ignore_index",)),
+    "kl_div": _loss("kl_div", ("input", "target"), ("log_target",)),
     "pixel_shuffle": _plain("pixel_shuffle", "input", "upscale_factor"),
     "pixel_unshuffle": _plain("pixel_unshuffle", "input", "downscale_factor"),
     "channel_shuffle": _plain("channel_shuffle", "input", "groups"),

@@ -526,3 +526,37 @@ def test_attribute_kinds():
     assert loaded.counts.dtype == torch.int64 and loaded.d64.dtype == torch.float64
     np.testing.assert_array_equal(loaded.t_view.numpy(), m.t_view.numpy())
     assert loaded.tensors[1].tolist() == [2.0, 2.0, 2.0] and loaded.pair == (2, "two")
+
+
+def functional_misc(x):
+    a = F.normalize(x, dim=1) + F.cosine_similarity(x, x * 2).unsqueeze(1)
+    b = F.elu(x, 0.5) + F.glu(ember.cat([x, x], 1), dim=1) + F.threshold(x, 0.1, 2.0)
+    c = F.leaky_relu(x.clone(), 0.1, inplace=True) + F.hardtanh(x, -0.3, 0.3)
+    return a + b + c + F.softplus(x, beta=2.0) + F.pairwise_distance(x, x + 1).unsqueeze(1)
+
+
+def functional_pools(x):
+    p, i = F.max_pool2d(x, 2, return_indices=True)
+    q, j = F.adaptive_max_pool2d(x, 1, return_indices=True)
+    r = F.avg_pool1d(x.flatten(2), 2)
+    s = F.interpolate(x * 2, scale_factor=2.0, mode="nearest")
+    t = F.pixel_shuffle(x.repeat(1, 4, 1, 1), 2)
+    return p.sum() + i.sum() + q.sum() + j.sum() + r.sum() + s.sum() + t.sum()
+
+
+def functional_losses(x, target, labels):
+    a = F.mse_loss(x, target) + F.l1_loss(x, target, reduction="sum")
+    b = F.smooth_l1_loss(x, target, beta=0.5) + F.binary_cross_entropy_with_logits(
+        x, target.sigmoid())
+    c = F.cross_entropy(x, labels, label_smoothing=0.1) + F.nll_loss(F.log_softmax(x, 1),
+                                                                     labels)
+    return a + b + c, F.one_hot(labels, 4), F.mse_loss(x, target, reduction="none")
+
+
+@pytest.mark.parametrize("fn, args", [
+    (functional_misc, (_rand(2, 4),)),
+    (functional_pools, (_rand(1, 2, 4, 4),)),
+    (functional_losses, (_rand(2, 4), _rand(2, 4, seed=3), np.array([0, 3]))),
+], ids=["misc", "pools", "losses"])
+def test_functional_mappings(fn, args):
+    _check(fn, ember.jit.script(fn), *args, atol=1e-5)
