@@ -596,3 +596,33 @@ def test_huge_meta_shape_it_cannot_infer_is_refused():
     with pytest.raises(NotImplementedError, match="cannot infer the output shape"):
         ember.nn.functional.conv2d(_m(ember, 8, 64, 2 ** 12, 2 ** 12), _m(ember, 32, 64, 3, 3),
                                    stride=2)
+
+
+# ---------------------------------------------------------------- CopySlices wraps the op
+
+def _copy_slices(L, kind):
+    x = L.tensor([[0.5, -1.0, 2.0], [1.5, 0.3, -0.7]], dtype=L.float64, requires_grad=True)
+    w = L.tensor([0.2, -0.4, 1.1], dtype=L.float64, requires_grad=True)
+    y = x * 1
+    if kind == "setitem_tensor":
+        y[0] = w * 2
+    elif kind == "setitem_const":
+        y[0] = L.ones(3, dtype=L.float64)
+    elif kind == "mul_view":
+        y[1].mul_(w)
+    elif kind == "addcmul_view":
+        y[:, 1:].addcmul_(x[:, :2], x[:, :2])
+    elif kind == "elu_view":
+        L.nn.functional.elu(y[1], inplace=True)
+    nf = [type(n).__name__ for n, _ in y.grad_fn.next_functions]
+    loss = (y * y).sum()
+    gx, gw = L.autograd.grad(loss, (x, w), create_graph=True, allow_unused=True)
+    ggx = L.autograd.grad((gx * gx).sum(), x, allow_unused=True)[0]
+    fmt = (lambda t: None if t is None else np.round(t.tolist(), 10).tolist())
+    return y.grad_fn.name(), nf, fmt(gx), fmt(gw), fmt(ggx)
+
+
+@pytest.mark.parametrize("kind", ["setitem_tensor", "setitem_const", "mul_view",
+                                  "addcmul_view", "elu_view"])
+def test_copy_slices_edges_and_gradients_match_torch(kind):
+    assert _copy_slices(ember, kind) == _copy_slices(torch, kind)

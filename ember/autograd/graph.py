@@ -489,8 +489,10 @@ def _sparse_sum(old, g):
 
 
 class CopySlices(Node):
-    """The base's history after an in-place op wrote into one of its views."""
-    __slots__ = ("view_info", "base_meta", "mask")
+    """The base's history after an in-place op (node ``fn``, its output ``fn_nr``) wrote
+    into one of its views. As in torch it wraps ``fn``: its edges are the base's old history
+    and ``fn``'s edges other than the view's."""
+    __slots__ = ("view_info", "base_meta", "mask", "fn", "fn_nr")
 
     def name(self):
         return "torch::autograd::CopySlices"
@@ -498,12 +500,24 @@ class CopySlices(Node):
     def apply(self, grads):
         g = grads[0]
         if g is None:
-            return [None, None]
+            return [None] * len(self.next_functions)
         from ember._ops.core import where_self
-        # the written region gets its gradient from the op; the rest flows to the old base
-        gv = replay_view(self.view_info, g)
+        # the written region's gradient goes through fn (its part for the view's old value
+        # back into that region); the rest flows to the base's old history unchanged
+        fn_grads = [None] * self.fn._num_outputs
+        fn_grads[self.fn_nr] = replay_view(self.view_info, g)
+        out = list(self.fn.apply(fn_grads))
         gb = where_self(self.mask, _make(np.zeros((), g._data.dtype)), g)
-        return [gb, gv]
+        if out[0] is not None:
+            z = _make(np.zeros(g._data.shape, g._data.dtype))
+            replay_view(self.view_info, z).copy_(out[0])
+            gb = gb + z
+        return [gb] + out[1:]
+
+    def release(self):
+        rel = getattr(self.fn, "release", None)
+        if rel is not None:
+            rel()
 
 
 class Error(Node):
@@ -986,7 +1000,8 @@ def rebase_history(t, node, output_nr=0):
     b = view_base(t)
     # Note [view + in-place]
     cs = CopySlices()
-    cs.next_functions = (grad_edge(b), (node, output_nr))
+    cs.fn, cs.fn_nr = node, output_nr
+    cs.next_functions = (grad_edge(b),) + tuple(node.next_functions[1:])
     cs.view_info = _view_chain(t)
     mask = np.zeros(b._data.shape, np.bool_)
     replay_view(cs.view_info, _make(mask))._data[...] = True
