@@ -213,6 +213,17 @@ def ts_format(fmt, *args):
     return "".join(out)
 
 
+def _convolution(input, weight, bias, stride, padding, dilation, transposed,
+                 output_padding, groups, *flags):
+    """``aten::_convolution`` / ``aten::convolution`` (traced archives)."""
+    F = _F()
+    nd = weight.dim() - 2
+    if transposed:
+        f = getattr(F, f"conv_transpose{nd}d")
+        return f(input, weight, bias, stride, padding, output_padding, groups, dilation)
+    return getattr(F, f"conv{nd}d")(input, weight, bias, stride, padding, dilation, groups)
+
+
 def _set_grad_enabled(mode):
     _ember().set_grad_enabled(bool(mode))
 
@@ -447,6 +458,7 @@ ADAPTERS = {
     "alpha_dropout": (lambda x, p, train: _F().alpha_dropout(x, p, train), _TT),
     "embedding": (_embedding, _TT),
     "elu": (_elu, _TT),
+    "_convolution": (_convolution, _TT), "convolution": (_convolution, _TT),
     "adaptive_max_pool1d": (_pool_with_indices("adaptive_max_pool1d", True), _TT2),
     "adaptive_max_pool2d": (_pool_with_indices("adaptive_max_pool2d", True), _TT2),
     "adaptive_max_pool3d": (_pool_with_indices("adaptive_max_pool3d", True), _TT2),

@@ -446,6 +446,27 @@ def test_resnet18(tmp_path):
         else em.layer2._modules["0"].downsample.original_name == "Sequential"
 
 
+class Reshapes(nn.Module):
+    def forward(self, x):
+        n = x.size(0)
+        y = x.view(n, -1)
+        z = y[:, : y.size(1) // 2]
+        up = F.interpolate(x, scale_factor=2, mode="bilinear", align_corners=False)
+        return up.sum() + z.reshape(n, 2, -1).mean(1).sum() + torch.zeros(x.shape[0]).sum()
+
+
+@pytest.mark.parametrize("make", [lambda: (ResNet18().eval(), torch.randn(2, 3, 32, 32)),
+                                  lambda: (LSTMModel(), torch.randn(3, 5, 4)),
+                                  lambda: (Reshapes(), torch.randn(2, 3, 4, 4))])
+def test_traced_archives(tmp_path, make):
+    """torch.jit.trace writes other forms (aten::_convolution, prim::NumToTensor...)."""
+    torch.manual_seed(0)
+    module, x = make()
+    path = tmp_path / "traced.pt"
+    torch.jit.trace(module, (x,), check_trace=False).save(str(path))
+    _check(*_run_both(path, x), 1e-5)
+
+
 def test_lstm(tmp_path):
     torch.manual_seed(0)
     _check(*_run_both(_save(tmp_path, LSTMModel()), torch.randn(3, 5, 4)))
