@@ -1,6 +1,8 @@
 """Pooling over 1, 2 or 3 spatial dims: input ``(N, C, *S)`` or unbatched ``(C, *S)``.
 Each family has one base holding the options; the per-dimension classes set ``_dim`` and
 ``_pool``, their functional (a static method, so ``jit.script`` resolves it)."""
+from typing import List, Optional
+
 from ember.nn import functional as F
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _ntuple, _single
@@ -63,7 +65,7 @@ class _MaxUnpoolNd(Module):
         self.stride = tup(kernel_size if stride is None else stride)
         self.padding = tup(padding)
 
-    def forward(self, input, indices, output_size=None):
+    def forward(self, input, indices, output_size: Optional[List[int]] = None):
         return self._pool(input, indices, self.kernel_size, self.stride,
                                        self.padding, output_size)
 
