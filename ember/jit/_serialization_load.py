@@ -225,7 +225,7 @@ class _Constants:
         self._values = values
 
     def __getattr__(self, name):
-        vals = self.__dict__["_values"]
+        vals = self.__dict__.get("_values", ())
         if name.startswith("c") and name[1:].isdigit() and int(name[1:]) < len(vals):
             return vals[int(name[1:])]
         raise AttributeError(name)
@@ -248,7 +248,11 @@ class ArchiveClass:
 
 
 class Unit:
-    """The archive's classes, functions and constants, compiled on demand."""
+    """The archive's classes, functions and constants, compiled on demand (shared by
+    copies of the loaded module)."""
+
+    def __deepcopy__(self, memo):
+        return self
 
     def __init__(self, sources, constants):
         self.classes, self.fdefs, self.functions = {}, {}, {}

@@ -600,6 +600,11 @@ def test_state_dict_parameters_and_gradients(tmp_path):
         _check(ep.grad, tp.grad)
     em.eval()
     assert not em.training and not em.l1.training
+    import copy
+    twin = copy.deepcopy(em)
+    assert twin.l1.weight is not em.l1.weight
+    _check(twin(_e(x)), em(_e(x)), 0)
+    assert repr(em) == repr(tm)
 
 
 def test_file_object_extra_files_map_location(tmp_path):
