@@ -611,6 +611,10 @@ class _FunctionPrinter:
         name = n.kind.split("::", 1)[1]
         if not public_name(None, name, check=True):
             name = n.op.name.split(".")[0]
+        from ember.jit._printer_ops import INTERNAL_OPS
+        internal = INTERNAL_OPS.get(name)
+        if internal is not None:
+            return internal(self, args)
         return self.schema_call(name, schema.args, args)
 
     def schema_call(self, name, sargs, args):

@@ -582,3 +582,75 @@ FUNCTIONAL = {
 FUNCTIONAL = {k: v for k, v in FUNCTIONAL.items() if v is not None}
 
 _ = math
+
+
+# ----------------------------------------------------------------------------- op records
+# ember's own op records (what a trace records) with no aten op of the same name
+
+def _rank_of(e, what):
+    if isinstance(e.const, (list, tuple)):
+        return len(e.const)
+    raise NotImplementedError(f"ember.jit.save: {what} with a non-constant size list")
+
+
+def _list_arg(p, e):
+    return constant_str(list(e.const), p.ctx) if isinstance(e.const, tuple) else e.text
+
+
+def _i_batch_norm(p, a):
+    return p.call("native_batch_norm", [e.text for e in a])
+
+
+def _i_layer_norm(p, a):
+    return p.call("layer_norm", [a[0].text, _list_arg(p, a[1])] + [e.text for e in a[2:]])
+
+
+def _i_max_pool(p, a):
+    n = _rank_of(a[1], "max pooling")
+    return p.call(f"max_pool{n}d_with_indices", [a[0].text] + [_list_arg(p, e) for e in a[1:5]]
+                  + [a[5].text])
+
+
+def _i_avg_pool(p, a):
+    n = _rank_of(a[1], "average pooling")
+    return p.call(f"avg_pool{n}d", [a[0].text, _list_arg(p, a[1]), _list_arg(p, a[2])])
+
+
+def _i_adaptive_max_pool(p, a):
+    n = _rank_of(a[1], "adaptive max pooling")
+    return p.call(f"adaptive_max_pool{n}d", [a[0].text, _list_arg(p, a[1])])
+
+
+def _i_cross_entropy(p, a):
+    x = a[0].text
+    if not x.isidentifier():
+        raise NotImplementedError("ember.jit.save: _cross_entropy of an expression")
+    loss = p.call("cross_entropy_loss", [x, a[1].text, "None", a[2].text, a[3].text])
+    return f"({loss}, {p.call('logsumexp', [x, '[1]'])})"
+
+
+def _i_reverse_cumsum(p, a):
+    x, d = a[0].text, a[1].text
+    return p.call("flip", [p.call("cumsum", [p.call("flip", [x, f"[{d}]"]), d]), f"[{d}]"])
+
+
+def _i_compare(p, a):
+    if a[2].const not in ("eq", "ne", "lt", "le", "gt", "ge"):
+        raise NotImplementedError(f"ember.jit.save: _compare_mask({a[2].const!r})")
+    return p.call(a[2].const, [a[0].text, a[1].text])
+
+
+def _rename(name):
+    return lambda p, a: p.call(name, [e.text for e in a])
+
+
+INTERNAL_OPS = {
+    "_batch_norm_impl": _i_batch_norm, "_layer_norm_impl": _i_layer_norm,
+    "_max_pool_with_indices": _i_max_pool, "_avg_pool": _i_avg_pool,
+    "_adaptive_max_pool": _i_adaptive_max_pool, "_cross_entropy": _i_cross_entropy,
+    "_sgn": _rename("sgn"), "_i1": _rename("special_i1"),
+    "_abs_pow": lambda p, a: p.call("pow", [p.call("abs", [a[0].text]), a[1].text]),
+    "_blas_pow": _rename("pow"), "_take_along_dim": _rename("take_along_dim"),
+    "_reverse_cumsum": _i_reverse_cumsum, "_compare_mask": _i_compare,
+    "polygamma": lambda p, a: p.call("polygamma", [a[1].text, a[0].text]),
+}

@@ -560,3 +560,28 @@ def functional_losses(x, target, labels):
 ], ids=["misc", "pools", "losses"])
 def test_functional_mappings(fn, args):
     _check(fn, ember.jit.script(fn), *args, atol=1e-5)
+
+
+class TraceMix(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = nn.Conv2d(2, 4, 3, padding=1)
+        self.bn = nn.BatchNorm2d(4)
+        self.pool = nn.MaxPool2d(2)
+        self.amp = nn.AdaptiveMaxPool2d(1)
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x):
+        y = self.amp(self.pool(F.relu(self.bn(self.conv(x)))))
+        return self.norm(y.flatten(1)).softmax(-1)
+
+
+@pytest.mark.parametrize("make, shape", [(TinyResNet, (1, 3, 32, 32)), (TraceMix, (2, 2, 8, 8))],
+                         ids=["resnet_like", "norm_pool_mix"])
+def test_traced_module(make, shape):
+    if not hasattr(ember.jit, "trace"):
+        pytest.skip("ember.jit.trace is not there yet")
+    m = make().eval()
+    x = _rand(*shape)
+    traced = ember.jit.trace(m, (ember.from_numpy(x),))
+    _check(m, traced, x, atol=1e-5)
