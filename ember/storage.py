@@ -34,7 +34,12 @@ class UntypedStorage:
             data = np.zeros(0, np.uint8)
         elif len(args) == 1 and isinstance(args[0], (int, np.integer)):
             data = np.zeros(int(args[0]), np.uint8)
-        elif len(args) == 1 and isinstance(args[0], (list, tuple, bytes, bytearray)):
+        elif len(args) == 1 and isinstance(args[0], (list, tuple, bytes, bytearray, str)):
+            bad = next((v for v in args[0] if not isinstance(v, (int, np.integer))), None)
+            if bad is not None:
+                raise RuntimeError(f"torch.UntypedStorage(): tried to construct a storage from a "
+                                   f"sequence ({type(args[0]).__name__}), but one of the items "
+                                   f"was of type {type(bad).__name__} instead of int")
             data = np.array(list(args[0]), np.uint8)
         else:
             raise TypeError(f"UntypedStorage(): invalid arguments {args!r}")

@@ -413,9 +413,9 @@ def constant_pad_nd(x, pad, value=0):
         raise RuntimeError("Length of pad must be even but instead it equals " + str(len(pad)))
     nd = len(pad) // 2
     if nd > x.ndim:
-        raise RuntimeError(f"Length of pad should be no more than twice the number of dimensions "
-                           f"of the input. Pad length is {len(pad)} while the input has "
-                           f"{x.ndim} dimensions.")
+        raise RuntimeError(f"Padding length should be less than or equal to two times the input "
+                           f"dimension but got padding length {len(pad)} and input of dimension "
+                           f"{x.ndim}")
     widths = [(0, 0)] * x.ndim
     crop = [slice(None)] * x.ndim
     for i in range(nd):

@@ -620,8 +620,9 @@ def randperm(n, generator=None, dtype=None):
     if dt.kind == "b":
         raise NotImplementedError("\"randperm\" not implemented for 'Bool'")
     if _name(dt) in _DIGITS and n > (1 << _DIGITS[_name(dt)]) + 1:
-        raise RuntimeError(f"n cannot be greater than {(1 << _DIGITS[_name(dt)]) + 1} for "
-                           f"{_name(dt)}")
+        d = _DIGITS[_name(dt)]
+        bound = (1 << d) + 1 if dt.itemsize == 2 else f"2^{d}+1"
+        raise RuntimeError(f"n cannot be greater than {bound} for {_SCALAR[_name(dt)]} type.")
     eng = engine(generator)
     if n <= _SMALL_PERM:
         # torch's Fisher-Yates: swap r[i] with r[i + random() % (n - i)]

@@ -34,9 +34,13 @@ def _check_dtypes(input, weight, bias):
     from ember.amp.autocast_mode import is_autocast_enabled
     if is_autocast_enabled("cpu"):
         return
-    which, other = ("weight", weight.dtype) if input.dtype != weight.dtype else \
-        ("bias", bias.dtype)
-    raise RuntimeError(f"Input type ({input.dtype}) and {which} type ({other}) should be the "
+    from ember._dtype import scalar_type_name
+    if input.dtype != weight.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(weight.dtype)}")
+    c = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
+    i, b = (scalar_type_name(d) for d in (input.dtype, bias.dtype))
+    raise RuntimeError(f"Input type ({c.get(i, i)}) and bias type ({c.get(b, b)}) should be the "
                        f"same")
 
 
