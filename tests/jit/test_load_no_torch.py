@@ -36,6 +36,8 @@ class Seq(nn.Module):
         return self.head(out[:, -1])
 
 
+from .test_load import ResNet18  # noqa: E402  (torchvision's resnet18 layout, narrow)
+
 _CHILD = textwrap.dedent("""
     import importlib.abc, sys
 
@@ -72,7 +74,8 @@ _CHILD = textwrap.dedent("""
 def test_torch_archives_run_without_torch(tmp_path):
     torch.manual_seed(0)
     cases = {"net": (Net().eval(), torch.randn(2, 3, 8, 8)),
-             "seq": (Seq().eval(), torch.randn(3, 6, 4))}
+             "seq": (Seq().eval(), torch.randn(3, 6, 4)),
+             "resnet18": (ResNet18().eval(), torch.randn(1, 3, 32, 32))}
     refs = {}
     for name, (module, x) in cases.items():
         scripted = torch.jit.script(module)
@@ -89,4 +92,4 @@ def test_torch_archives_run_without_torch(tmp_path):
     assert proc.stdout.strip().endswith("ok")
     for name, ref in refs.items():
         out = np.load(tmp_path / f"{name}_out.npy")
-        np.testing.assert_allclose(out, ref, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(out, ref, rtol=1e-4, atol=1e-5)
