@@ -47,8 +47,9 @@ class PrintContext:
         self.version = 3
 
     def qualname(self, t):
-        """The archive name of a ClassType / NamedTuple type."""
-        return t.qualname
+        """The archive name of a ClassType / NamedTuple type (a NamedTuple is named by its
+        module, as torch names it)."""
+        return _named_tuple_qualname(t) or t.qualname
 
     def function_name(self, fn):
         name = _sanitize_qualname(fn.qualified_name)
@@ -66,6 +67,13 @@ class PrintContext:
         v = _OP_VERSIONS.get(name)
         if v is not None and v > self.version:
             self.version = v
+
+
+def _named_tuple_qualname(t):
+    if isinstance(t, T.TupleType) and t.py_class is not None:
+        from ember.jit._script import qualified_class_name
+        return _sanitize_qualname(qualified_class_name(t.py_class))
+    return None
 
 
 def _sanitize_qualname(q):
@@ -252,7 +260,7 @@ class _FunctionPrinter:
     def var(self, v):
         n = self.names.get(v.id)
         if n is None:
-            n = self.names[v.id] = self.fresh(v.debug_name)
+            n = self.names[v.id] = self.fresh(_debug_name(v))
         return n
 
     # -- header --------------------------------------------------------------------------
@@ -300,7 +308,8 @@ class _FunctionPrinter:
         if len(n.outputs) != 1 or len(v.uses) != 1 or n.blocks:
             return False
         user, offset = v.uses[0]
-        if v.debug_name and not v.debug_name.isdigit() and user.kind != "prim::Return":
+        dn = _debug_name(v)
+        if dn and not dn.isdigit() and user.kind != "prim::Return":
             return False
         if user.kind == "prim::Loop" and offset >= 2:
             return False
@@ -745,6 +754,14 @@ class _FunctionPrinter:
         what = n.attrs.get("name", n.kind)
         raise NotImplementedError(f"ember.jit.save: {n.kind} ({what}) has no TorchScript "
                                   f"form that torch can load")
+
+
+def _debug_name(v):
+    """A value's variable name; a refinement (``unchecked_cast``) is named after what it
+    refines, as torch names it."""
+    if v.debug_name is None and getattr(v.node, "kind", None) == "prim::unchecked_cast":
+        return v.node.inputs[0].debug_name
+    return v.debug_name
 
 
 def _graph_type_annotation(s):

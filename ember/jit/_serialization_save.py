@@ -40,7 +40,7 @@ class _ArchiveContext(P.PrintContext):
             q = self.names.get(id(t))
             if q is not None:
                 return q
-        return P._sanitize_qualname(t.qualname)
+        return P._named_tuple_qualname(t) or P._sanitize_qualname(t.qualname)
 
 
 class _ModuleRecord:

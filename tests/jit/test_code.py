@@ -11,7 +11,16 @@ import ember
 from ember import nn
 
 SRC = '''
-from typing import Any, Dict, List, Optional
+from typing import Any, Dict, List, NamedTuple, Optional
+
+
+class Pair(NamedTuple):
+    first: torch.Tensor
+    second: int
+
+
+def named(x, n: int) -> Pair:
+    return Pair(x + n, n * 2)
 
 
 def helper(x, k: int = 2):
@@ -80,7 +89,7 @@ def forked(x):
 '''
 
 SAME = ["helper", "calls", "strings", "nograd", "branches", "lists", "refine", "raises",
-        "floats", "dynamic", "forked"]
+        "floats", "dynamic", "forked", "named"]
 
 
 def _load(root, header):
