@@ -295,6 +295,8 @@ def save(m, f, _extra_files=None):
     TorchScript archive torch's ``jit.load`` reads."""
     from ember.jit._modules import RecursiveScriptModule
     from ember.jit._script import ScriptFunction
+    if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
+        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'write'")
     ctx = _ArchiveContext()
     if isinstance(m, ScriptFunction):
         method, ct = _placeholder(m)
@@ -336,10 +338,12 @@ def save(m, f, _extra_files=None):
     z.write(".data/serialization_id", _ser._serialization_id().encode())
     z.close()
     if isinstance(f, (str, os.PathLike)):
+        parent = os.path.dirname(os.fspath(f))
+        if parent and not os.path.isdir(parent):
+            raise RuntimeError(f"Parent directory {parent} does not exist.")
+        if os.path.isdir(f):
+            raise RuntimeError(f"open file failed with strerror: Is a directory ({os.fspath(f)})")
         with open(f, "wb") as fh:
             fh.write(buf.getvalue())
-    elif hasattr(f, "write"):
-        f.write(buf.getvalue())
     else:
-        raise AttributeError("ember.jit.save: expected a path or a file-like object with a "
-                             "'write' attribute")
+        f.write(buf.getvalue())

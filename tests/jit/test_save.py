@@ -585,3 +585,13 @@ def test_traced_module(make, shape):
     x = _rand(*shape)
     traced = ember.jit.trace(m, (ember.from_numpy(x),))
     _check(m, traced, x, atol=1e-5)
+
+
+def test_bad_destinations(tmp_path):
+    s = ember.jit.script(nn.ReLU())
+    with pytest.raises(RuntimeError, match="Parent directory .* does not exist"):
+        save(s, str(tmp_path / "missing" / "m.pt"))
+    with pytest.raises(AttributeError, match="'int' object has no attribute 'write'"):
+        save(s, 123)
+    with pytest.raises(RuntimeError, match="Is a directory"):
+        save(s, str(tmp_path))
