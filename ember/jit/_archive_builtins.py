@@ -63,6 +63,8 @@ class ArchiveCall(S.Sugar):
             return c.const(False)       # ember has no fused attention fast path
         if self.ns == "prim":
             return call_prim(c, self.name, args, kwargs, e)
+        if self.ns != "torch":
+            c.error(f"Unknown builtin: {self.ns}.{self.name}", e)
         return call_torch(c, self.name, args, kwargs, e)
 
 
@@ -576,8 +578,6 @@ def call_torch(c, name, args, kwargs, e):
     if _allowed_front(name) and callable(getattr(ember, name, None)):
         return ember_call(c, getattr(ember, name), name, list(args), kwargs, e)
     for op in _op_records(name):
-        if op.composite is not None and op.kernel is None and False:
-            continue
         vals = bind_schema(c, op, list(args), kwargs, e)
         if vals is not None:
             return c.emit(f"aten::{name}", vals, [B.schema_returns(op)], e, op=op).output
@@ -736,10 +736,6 @@ def _sp_derive_index(c, args, kwargs, e):
 def _sp_round_floordiv(c, args, kwargs, e):
     return _emit(c, "__round_to_zero_floordiv", args, _IT, e,
                  lambda a, b: int(a / b))
-
-
-def _sp_int_cast(c, args, kwargs, e):
-    return None
 
 
 def _sp_number_fn(pyfn, rt):
