@@ -364,7 +364,11 @@ INT_LIST_CASES = [
     "x.unflatten(1, (3, 1.5))", "x.as_strided((2, 1.5), (1, 1))",
     "x.as_strided((2, 3), (1, 1.5))", "x.split((1, 0.5))", "x.split(1.5)",
     "L.empty((2, 1.5))", "L.randn(2, 1.5)", "L.full((2, 1.5), 1.)", "x.std_mean((0, 1.5))",
-    "x[::0]", "x[::-1]",
+    "x[::0]", "x[::-1]", "L.tensordot(x, x, dims=([0, 1.5], [0, 1]))",
+    "x.clone().resize_((2, 1.5))", "L.fft.fftn(x, s=(2, 1.5))", "L.fft.fftn(x, dim=(0, 1.5))",
+    "L.fft.rfft2(x, s=(2, 1.5))", "L.linalg.norm(x, dim=(0, 1.5))",
+    "L.linalg.vector_norm(x, dim=(0, 1.5))", "L.linalg.matrix_norm(x, dim=(0, 1.5))",
+    "x.tensor_split((1, 1.5))", "L.hsplit(x, (1, 1.5))",
 ]
 # ...and the elements torch accepts
 INT_LIST_OK = ["x.sum((0, True))", "x.view(2, True, 3)", "x.permute(0, L.tensor(1))",

@@ -26,6 +26,7 @@ from ember._kernels import blas as K
 from ember._kernels.util import half_in_float32
 from ember._ops.core import (conj_if_complex, matmul, where_self,
                              clone, to_copy, real)
+from ember._dispatch import check_int_list
 from ember._ops.registry import METHODS, OpDef, defop, public, refuse_bool, register
 from ember._tensor import Tensor, _make
 
@@ -373,6 +374,7 @@ def tensordot(a, b, dims=2, out=None):
         if isinstance(ds, int) or not isinstance(ds, (tuple, list)):
             raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
                             f"ints, not {type(ds).__name__}")
+        check_int_list("tensordot", name, ds)
     return tensordot_op(a, b, tuple(dims_a), tuple(dims_b), out=out)
 
 

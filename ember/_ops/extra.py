@@ -48,6 +48,9 @@ def _dir_split(name, min_dim, dim_of):
         ios = indices_or_sections
         if isinstance(ios, Tensor):
             ios = ios.tolist()
+        if isinstance(ios, (list, tuple)):
+            from ember._dispatch import check_int_list
+            check_int_list(name, "indices", ios)
         if isinstance(ios, numbers.Integral) and not isinstance(ios, bool):
             size = input.shape[d]
             if ios == 0 or size % ios != 0:
@@ -120,7 +123,8 @@ def resize_(self, *size, memory_format=None):
     from ember._determinism import fill_uninitialized
     if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
         size = tuple(size[0])
-    size = tuple(int(s) for s in size)
+    from ember._dispatch import check_int_list
+    size = tuple(int(s) for s in check_int_list("resize_", "size", size))
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(size)}: {list(size)}")

@@ -16,6 +16,7 @@ import types
 import numpy as np
 
 from ember._kernels import linalg as K
+from ember._dispatch import check_int_list
 from ember._ops.registry import OpDef, public
 from ember._ops.core import conj_if_complex
 
@@ -734,6 +735,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     from ember._ops.reduction import norm_op
     if isinstance(dim, int):
         dim = (dim,)
+    elif dim is not None:
+        dim = check_int_list("linalg_vector_norm", "dim", tuple(dim))
     return _out(_d(norm_op, x, ord, dim, keepdim, dtype), out, "linalg_vector_norm")
 
 
@@ -748,7 +751,7 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
     if dtype is not None:
         A = A.to(dtype)
     K.check_fc(A._data, "linalg.matrix_norm", "input")
-    dim = tuple(dim)
+    dim = check_int_list("linalg_matrix_norm", "dim", tuple(dim))
     if len(dim) != 2:
         raise RuntimeError("linalg.matrix_norm: dim must be a 2-tuple. Got " +
                            " ".join(str(d) for d in dim))
@@ -786,6 +789,8 @@ def matrix_norm(A, ord="fro", dim=(-2, -1), keepdim=False, *, dtype=None, out=No
 def norm(A, ord=None, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(dim, int):
         dim = (dim,)
+    elif dim is not None:
+        dim = check_int_list("linalg_norm", "dim", tuple(dim))
     if dim is not None:
         if len(dim) == 1:
             return vector_norm(A, 2 if ord is None else ord, dim, keepdim, dtype=dtype, out=out)

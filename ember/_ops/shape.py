@@ -191,7 +191,8 @@ def tensor_split(input, indices_or_sections, dim=0):
                                f"with {ios.ndim} dims")
         ios = int(ios.item()) if ios.ndim == 0 else tuple(ios.tolist())
     if isinstance(ios, (list, tuple, Size)):
-        return tuple(_call(tensor_split_indices, input, tuple(ios), dim))
+        ios = check_int_list("tensor_split", "indices", tuple(ios))
+        return tuple(_call(tensor_split_indices, input, ios, dim))
     return tuple(_call(tensor_split_sections, input, ios, dim))
 
 

@@ -64,6 +64,12 @@ def _out(r, out):
 def _resolve(x, s, dim, default_dim=None, last_half=None):
     """torch's canonicalisation of (s, dim): returns (sizes, dims) lists."""
     nd = x.ndim
+    import sys
+    from ember._dispatch import check_int_list
+    front = "fft_" + sys._getframe(2).f_code.co_name          # the public function's name
+    for name, v in (("s", s), ("dim", dim)):
+        if isinstance(v, (list, tuple)):
+            check_int_list(front, name, v)
     if s is not None:
         s = [int(v) for v in (s if isinstance(s, (list, tuple)) else [s])]
     if dim is not None:
