@@ -856,10 +856,6 @@ _EXPRESSIONS = {
 
 # ----------------------------------------------------------------------------- classes
 
-def _attr_value_type(v):
-    return T.type_of_value(v)
-
-
 def class_code(ct, ctx, name, module=None):
     """The body torch writes for a scripted module's class in an archive's ``code/``:
     ``__parameters__``/``__buffers__``, attribute declarations, ``Final`` constants, then

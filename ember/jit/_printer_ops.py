@@ -7,7 +7,6 @@ ember's ``nn.functional`` (``F.linear`` -> ``torch.linear``, ``F.batch_norm`` ->
 from __future__ import annotations
 
 import inspect
-import math
 import operator
 
 from ember.jit import _types as T
@@ -581,7 +580,6 @@ FUNCTIONAL = {
 }
 FUNCTIONAL = {k: v for k, v in FUNCTIONAL.items() if v is not None}
 
-_ = math
 
 
 # ----------------------------------------------------------------------------- op records

@@ -43,14 +43,6 @@ class _ArchiveContext(P.PrintContext):
         return P._named_tuple_qualname(t) or P._sanitize_qualname(t.qualname)
 
 
-class _ModuleRecord:
-    """One scripted module instance: its archive class name and attribute values."""
-    __slots__ = ("module", "ct", "qualname")
-
-    def __init__(self, module, ct, qualname):
-        self.module, self.ct, self.qualname = module, ct, qualname
-
-
 # ----------------------------------------------------------------------------- pickling
 
 class _Object:
