@@ -47,10 +47,14 @@ _EXCEPTIONS = {n for n in dir(builtins) if isinstance(getattr(builtins, n), type
                and issubclass(getattr(builtins, n), BaseException)}
 
 
+class RefusedArchive(RuntimeError):
+    """The archive holds something TorchScript code never does; nothing of it is run."""
+
+
 def _unsafe(msg, path, node=None):
     where = f" ({path}, line {node.lineno})" if node is not None and hasattr(node, "lineno") \
         else f" ({path})"
-    return RuntimeError(f"ember.jit.load: the archive's code is not TorchScript: {msg}{where}; "
+    return RefusedArchive(f"ember.jit.load: the archive's code is not TorchScript: {msg}{where}; "
                         f"refusing to load it")
 
 
@@ -489,7 +493,7 @@ def _check_graph(block, qualname):
     (prim::CallAny, prim::PythonOp, a context manager): a last line of defence."""
     for n in block.nodes:
         if n.kind in _FORBIDDEN_NODES or not _safe_fn(n.fn):
-            raise RuntimeError(f"ember.jit.load: {qualname} compiles to {n.kind} "
+            raise RefusedArchive(f"ember.jit.load: {qualname} compiles to {n.kind} "
                                f"({getattr(n.fn, '__qualname__', n.fn)!s}), which archive code "
                                f"may not run; refusing to load it")
         for b in n.blocks:
@@ -873,6 +877,8 @@ def _compile_all(unit, root):
                 continue
             try:
                 unit.method(acls, name)
+            except RefusedArchive:
+                raise
             except (CompileError, NotImplementedError, RuntimeError) as err:
                 unit.failed[f"{acls.qualname}.{name}"] = err
 

@@ -705,6 +705,18 @@ def test_pickle_globals_are_restricted(tmp_path):
     assert not marker.exists()
 
 
+def test_unused_method_is_checked_too(tmp_path):
+    path = _save(tmp_path, MLP())
+
+    def inject(name, data):
+        if name.endswith(".py") and b"    l2 = self.l2\n" in data:
+            return data + (b"  def unused(self: __torch__.MLP, x: Tensor) -> Any:\n"
+                           b"    return unchecked_cast(Any, x).forward(x)\n")
+        return data
+    with pytest.raises(RuntimeError, match="prim::CallAny"):
+        load(str(_rewrite(path, tmp_path / "bad.pt", inject)))
+
+
 def test_attribute_names_must_be_identifiers(tmp_path):
     path = _save(tmp_path, MLP())
 
