@@ -1046,6 +1046,122 @@ CASES.update({
 })
 
 
+# ------------------------------------------------------------------ activations, utils, misc
+def _twice_hook(L, register):
+    m = L.nn.Linear(3, 2)
+    register(L, m)
+    register(L, m)
+
+
+def _spectral(L, m):
+    L.nn.utils.spectral_norm(m)
+
+
+def _weight_norm(L, m):
+    L.nn.utils.weight_norm(m)
+
+
+def _save_to_missing_dir(L):
+    L.save(L.ones(2), "/nonexistent_dir_ember_test/x.pt")
+
+
+CASES.update({
+    "hardtanh_bounds": (lambda L: fn(L).hardtanh(t(L, 3), min_val=1.0, max_val=0.0),
+                        "min_val cannot be greater than max_val"),
+    "glu_odd": (lambda L: fn(L).glu(t(L, 3)), "Halving dimension must be even"),
+    "softshrink_negative": (lambda L: fn(L).softshrink(t(L, 3), -1.0),
+                            "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -1"),
+    "gelu_int": (lambda L: fn(L).gelu(idx(L, 1, 2)), "not implemented for 'Long'"),
+    "multi_margin_module_p": (lambda L: L.nn.MultiMarginLoss(p=3),
+                              "only p == 1 and p == 2 supported"),
+    "multi_margin_module_weight": (lambda L: L.nn.MultiMarginLoss(weight=t(L, 2, 2)), None),
+    "huber_module_delta": (lambda L: L.nn.HuberLoss(delta="x")(t(L, 2), t(L, 2)), None),
+    "triplet_module_margin": (lambda L: L.nn.TripletMarginWithDistanceLoss(margin=-1.0)(
+        t(L, 2, 3), t(L, 2, 3), t(L, 2, 3)), None),
+    "parameter_int_grad": (lambda L: L.nn.Parameter(idx(L, 1, 2)),
+                           "Only Tensors of floating point and complex dtype can require gradients"),
+    "uninitialized_parameter_shape": (lambda L: L.nn.parameter.UninitializedParameter().shape,
+                                      "Can't access the shape of an uninitialized parameter"),
+    "spectral_norm_twice": (lambda L: _twice_hook(L, _spectral),
+                            "Cannot register two spectral_norm hooks on the same parameter"),
+    "spectral_norm_iterations": (lambda L: L.nn.utils.spectral_norm(L.nn.Linear(2, 2),
+                                                                    n_power_iterations=0),
+                                 "Expected n_power_iterations to be positive"),
+    "spectral_norm_remove_missing": (lambda L: L.nn.utils.remove_spectral_norm(L.nn.Linear(2, 2)),
+                                     "spectral_norm of 'weight' not found in"),
+    "weight_norm_twice": (lambda L: _twice_hook(L, _weight_norm),
+                          "Cannot register two weight_norm hooks on the same parameter"),
+    "weight_norm_remove_missing": (lambda L: L.nn.utils.remove_weight_norm(L.nn.Linear(2, 2)),
+                                   "weight_norm of 'weight' not found in"),
+    "weight_norm_dim": (lambda L: L.nn.utils.weight_norm(L.nn.Linear(2, 2), dim=5),
+                        "Dimension out of range"),
+    "functional_call_tied_keys": (lambda L: L.func.functional_call(
+        L.nn.Linear(2, 2), ({"weight": t(L, 2, 2)}, {"weight": t(L, 2, 2)}), (t(L, 2),)),
+        "appeared in multiple dictionaries"),
+    "functional_call_bad_key": (lambda L: L.func.functional_call(
+        L.nn.Linear(2, 2), {"nope.x": t(L, 2, 2)}, (t(L, 2),)), None),
+    "linear_cross_entropy_dims": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 2, 3), t(L, 4, 3), idx(L, 0, 1)), "expected input with dimensionality 1 or 2"),
+    "linear_cross_entropy_weight_1d": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 3), idx(L, 0, 1)), "expected linear_weight with dimensionality at least 2"),
+    "linear_cross_entropy_last_dim": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 5), idx(L, 0, 1)), "expected equal input and linear_weight last"),
+    "linear_cross_entropy_bias": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), idx(L, 0, 1), linear_bias=t(L, 5)), "expected linear_bias shape"),
+    "linear_cross_entropy_smoothing": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), idx(L, 0, 1), label_smoothing=2.0),
+        "label_smoothing must be between 0.0 and 1.0"),
+    "linear_cross_entropy_weight": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), idx(L, 0, 1), weight=t(L, 5)),
+        "weight tensor should be defined either for all 4 classes or no classes"),
+    "linear_cross_entropy_reduction": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), idx(L, 0, 1), reduction="x"), "is not a valid value for reduction"),
+    "linear_cross_entropy_target_dtype": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), t(L, 2)), None),
+    "linear_cross_entropy_batch": (lambda L: fn(L).linear_cross_entropy(
+        t(L, 2, 3), t(L, 4, 3), idx(L, 0, 1, 2)), None),
+    # serialization, ops namespace
+    "save_missing_parent": (_save_to_missing_dir, "Parent directory"),
+    "save_bad_file": (lambda L: L.save(L.ones(2), 3), None),
+    "load_bad_map_location": (lambda L: L.load(__import__("io").BytesIO(_saved(L)),
+                                               map_location=3), None),
+    "aten_missing_op": (lambda L: L.ops.aten.no_such_op_xyz, None),
+    "ops_missing_namespace_attr": (lambda L: L.ops.no_such_namespace_xyz.op, None),
+    # linalg / blas kernels
+    "dot_dtypes": (lambda L: L.dot(t(L, 2), t(L, 2, dtype="float64")),
+                   "dot : expected both vectors to have same dtype"),
+    "dot_sizes": (lambda L: L.dot(t(L, 2), t(L, 3)), "inconsistent tensor size"),
+    "mm_dtypes": (lambda L: L.mm(t(L, 2, 2), t(L, 2, 2, dtype="float64")),
+                  "expected m1 and m2 to have the same dtype"),
+    "expand_bad": (lambda L: t(L, 3).expand(2, 4), None),
+    "view_as_complex_stride": (lambda L: L.view_as_complex(t(L, 2, 4)[:, :2].t()), None),
+    "view_as_complex_last_dim": (lambda L: L.view_as_complex(t(L, 2, 3)), None),
+    "view_as_complex_int": (lambda L: L.view_as_complex(idx(L, 1, 2)), None),
+    "take_along_dim_dims": (lambda L: L.take_along_dim(t(L, 2, 3), idx(L, 0), dim=1),
+                            "input and indices should have the same number of dimensions"),
+    "histogramdd_bins": (lambda L: L.histogramdd(t(L, 4, 2), bins=[0, 2]),
+                         "bins must be > 0"),
+    "bincount_minlength": (lambda L: L.bincount(idx(L, 1, 2), minlength=1.5), None),
+    "arange_bool": (lambda L: L.arange(3, dtype=L.bool), None),
+    "arange_bad_range": (lambda L: L.arange(0, 5, -1), "upper bound and lower bound inconsistent with step sign"),
+    "empty_channels_last_3d": (lambda L: L.empty(2, 3, memory_format=L.channels_last), None),
+    "eye_negative": (lambda L: L.eye(-1), "n must be greater or equal to 0, got -1"),
+    "unique_zero_dim_other": (lambda L: L.unique(L.empty(0, 3), dim=1), None),
+    # backends, hooks
+    "backends_preferred_linalg": (lambda L: L.backends.cuda.preferred_linalg_library("x"),
+                                  "Unknown input value. Choose from: default, cusolver, magma"),
+    "backends_preferred_blas": (lambda L: L.backends.cuda.preferred_blas_library("x"), None),
+    "backends_matmul_attr": (lambda L: L.backends.cuda.matmul.no_such_attr, "Unknown attribute"),
+})
+
+
+def _saved(L):
+    import io
+    buf = io.BytesIO()
+    L.save(L.ones(2), buf)
+    return buf.getvalue()
+
+
 def _outcome(call, lib):
     try:
         call(lib)

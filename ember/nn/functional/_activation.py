@@ -213,7 +213,9 @@ def hardshrink(input, lambd=0.5):
 
 def softshrink(input, lambd=0.5):
     if lambd < 0:
-        raise RuntimeError(f"lambda must be greater or equal to 0, but found to be {lambd}.")
+        hi = float(ember.finfo(input.dtype).max) if input.is_floating_point() else float("inf")
+        raise RuntimeError(f"lambda must be in range [0, {hi:g}] for input dtype "
+                           f"{scalar_type_name(input.dtype)}, but found {lambd:g}")
     _check_floating(input, "softshrink_check")
     return record_as("SoftshrinkBackward0", lambda t: ember.where(
         t > lambd, t - lambd, ember.where(t < -lambd, t + lambd, t.new_zeros(()))), input)
