@@ -634,6 +634,15 @@ def test_loaded_module_saves_back_for_torch(tmp_path):
                                torch.jit.load(str(path))(x).detach().numpy(), rtol=1e-6)
 
 
+def test_public_name(tmp_path):
+    if getattr(ember.jit, "load", None) is None:
+        pytest.skip("ember.jit.load not wired yet")
+    torch.manual_seed(0)
+    path = _save(tmp_path, MLP())
+    x = torch.randn(2, 4)
+    _check(ember.jit.load(str(path))(_e(x)), torch.jit.load(str(path))(x))
+
+
 def test_bad_paths(tmp_path):
     with pytest.raises(ValueError, match="does not exist"):
         load(str(tmp_path / "nope.pt"))
