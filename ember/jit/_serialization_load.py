@@ -586,6 +586,9 @@ class ArchiveResolver(Resolver):
         elif isinstance(obj, (AB.Namespace, _Tree)):
             return S.PyModule(obj)
         elif isinstance(obj, _FunctionRef):
+            if obj.qualname == "__torch__.torch.backends.mha.get_fastpath_enabled":
+                # torch's fused attention kernels: ember has none, the plain path is taken
+                return AB.ArchiveCall("torch.backends.mha", "get_fastpath_enabled")
             return S.ScriptFunctionRef(self.unit.function(obj.qualname))
         elif isinstance(obj, ArchiveClass):
             if obj.ct is None:

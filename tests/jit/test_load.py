@@ -403,8 +403,15 @@ def _check(out, ref, tol=1e-5):
 
 
 def _run_both(path, *args):
+    """torch's and ember's outputs; ember's also under no_grad (the array fast path, and
+    torch's fused-kernel branches that inference takes) must agree."""
     ref = torch.jit.load(str(path))(*args)
-    out = load(str(path))(*[_e(a) for a in args])
+    em = load(str(path))
+    out = em(*[_e(a) for a in args])
+    with ember.no_grad():
+        again = em(*[_e(a) for a in args])
+    np.testing.assert_allclose(np.asarray(again._data), np.asarray(out.detach()._data),
+                               rtol=1e-6, atol=1e-6)
     return out, ref
 
 
