@@ -106,8 +106,8 @@ def _memory_format(v):
     return v
 
 
-def _dtype_code(t):
-    return B.SCALAR_TYPE_CODE[t.dtype]
+def _dtype_code(d):
+    return B.SCALAR_TYPE_CODE[d]
 
 
 def _dtype_args(c, name, args, e):
@@ -121,7 +121,7 @@ def _dtype_args(c, name, args, e):
         kinds = [op.schema.args[k].type for op in recs if len(op.schema.args) > k
                  and not op.schema.args[k].kwarg_only]
         if kinds and all(x == "ScalarType" for x in kinds):
-            out[k] = c.emit("prim::dtype_of", [v], [T.DtypeType], e, fn=_dtype).output
+            out[k] = c.emit("aten::Int", [v], [T.DtypeType], e, fn=_dtype).output
     return out
 
 
@@ -142,9 +142,9 @@ def _fix_kwargs(c, kwargs, e):
         if k in ("layout", "pin_memory") and v.type in (T.NoneType,):
             continue
         if k == "dtype" and v.type is not T.NoneType:
-            v = c.emit("prim::dtype_of", [v], [T.DtypeType], e, fn=_dtype).output
+            v = c.emit("aten::Int", [v], [T.DtypeType], e, fn=_dtype).output
         if k == "memory_format" and v.type is not T.NoneType:
-            v = c.emit("prim::memory_format_of", [v], [_IT], e, fn=_memory_format).output
+            v = c.emit("aten::Int", [v], [_IT], e, fn=_memory_format).output
         out[k] = v
     return out
 
@@ -799,7 +799,8 @@ def call_prim(c, name, args, kwargs, e):
     if name == "NumToTensor":
         return _emit(c, "NumToTensor", args, _TT, e, _num_to_tensor)
     if name == "dtype":     # archives hold dtypes as ScalarType codes (ints)
-        return _emit(c, "prim_dtype", args, _IT, e, _dtype_code)
+        d = c.emit("prim::dtype", list(args), [T.DtypeType], e).output
+        return c.emit("aten::Int", [d], [_IT], e, fn=_dtype_code).output
     if name in ("device", "shape"):
         return c.emit(f"prim::{name}", list(args), [B.TENSOR_ATTRIBUTES[name]], e).output
     if name in B.TENSOR_ATTRIBUTES and name not in ("T", "mT", "H", "mH", "real", "imag"):

@@ -629,14 +629,16 @@ def test_file_object_extra_files_map_location(tmp_path):
     assert em.l1.weight.device.type == "cpu"
 
 
-def test_loaded_module_saves_back_for_torch(tmp_path):
+@pytest.mark.parametrize("make", [lambda: (CNN().eval(), torch.randn(2, 3, 8, 8)),
+                                  lambda: (LSTMModel(), torch.randn(3, 5, 4))])
+def test_loaded_module_saves_back_for_torch(tmp_path, make):
     """torch archive -> ember load -> ember jit.save -> torch.jit.load: same outputs."""
     save_mod = pytest.importorskip("ember.jit._serialization_save")
     torch.manual_seed(0)
-    path = _save(tmp_path, CNN().eval())
+    module, x = make()
+    path = _save(tmp_path, module)
     again = tmp_path / "again.pt"
     save_mod.save(load(str(path)), str(again))
-    x = torch.randn(2, 3, 8, 8)
     np.testing.assert_allclose(torch.jit.load(str(again))(x).detach().numpy(),
                                torch.jit.load(str(path))(x).detach().numpy(), rtol=1e-6)
 
