@@ -1143,7 +1143,8 @@ CASES.update({
                          "bins must be > 0"),
     "bincount_minlength": (lambda L: L.bincount(idx(L, 1, 2), minlength=1.5), None),
     "arange_bool": (lambda L: L.arange(3, dtype=L.bool), None),
-    "arange_bad_range": (lambda L: L.arange(0, 5, -1), "upper bound and lower bound inconsistent with step sign"),
+    "arange_bad_range": (lambda L: L.arange(0, 5, -1),
+                         "upper bound and lower bound inconsistent with step sign"),
     "empty_channels_last_3d": (lambda L: L.empty(2, 3, memory_format=L.channels_last), None),
     "eye_negative": (lambda L: L.eye(-1), "n must be greater or equal to 0, got -1"),
     "unique_zero_dim_other": (lambda L: L.unique(L.empty(0, 3), dim=1), None),
@@ -1160,6 +1161,76 @@ def _saved(L):
     buf = io.BytesIO()
     L.save(L.ones(2), buf)
     return buf.getvalue()
+
+
+# ------------------------------------------------------------------ autograd, gradcheck, creation
+def _function(L, backward):
+    class F(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x * 2
+
+        @staticmethod
+        def backward(ctx, g):
+            return backward(L, g)
+    return F
+
+
+def _gradcheck(L, backward, **kw):
+    x = L.ones(3, dtype=L.float64, requires_grad=True)
+    return L.autograd.gradcheck(_function(L, backward).apply, (x,), **kw)
+
+
+def _hook_returns(L, value):
+    x = L.ones(2, requires_grad=True)
+    y = x * 2
+    y.register_hook(lambda g: value(L))
+    y.sum().backward()
+
+
+def _unpack_hook_returns(L):
+    x = L.ones(2, requires_grad=True)
+    with L.autograd.graph.saved_tensors_hooks(lambda t: t, lambda t: 3):
+        y = x * x
+    y.sum().backward()
+
+
+def _post_accumulate_non_leaf(L):
+    x = L.ones(2, requires_grad=True)
+    (x * 2).register_post_accumulate_grad_hook(lambda t: None)
+
+
+CASES.update({
+    "gradcheck_wrong_backward": (lambda L: _gradcheck(L, lambda L, g: g * 3),
+                                 "Jacobian mismatch for output 0 with respect to input 0"),
+    "gradcheck_wrong_size": (lambda L: _gradcheck(L, lambda L, g: L.ones(4, dtype=L.float64)),
+                             None),
+    "gradcheck_not_multiplied": (lambda L: _gradcheck(L, lambda L, g: L.full_like(g, 2.0)),
+                                 None),
+    "gradcheck_float32": (lambda L: L.autograd.gradcheck(lambda x: x * 2,
+                                                         (L.ones(2, requires_grad=True),)),
+                          None),
+    "hook_returns_non_tensor": (lambda L: _hook_returns(L, lambda L: 3), None),
+    "hook_returns_wrong_shape": (lambda L: _hook_returns(L, lambda L: L.ones(3)),
+                                 "hook '<lambda>' has changed the size of value"),
+    "unpack_hook_non_tensor": (_unpack_hook_returns,
+                               "Output of saved tensor unpack_hook expected to be a Tensor"),
+    "post_accumulate_non_leaf": (_post_accumulate_non_leaf,
+                                 "post accumulate grad hooks cannot be registered on non-leaf"),
+    "gradient_edge_no_grad": (lambda L: L.autograd.graph.get_gradient_edge(L.ones(2)),
+                              "It is not possible to get the gradient edge for a Tensor"),
+    "function_backward_too_many": (lambda L: _function(L, lambda L, g: (g, g)).apply(
+        L.ones(2, requires_grad=True)).sum().backward(),
+        "function FBackward returned an incorrect number of gradients (expected 1, got 2)"),
+    "function_backward_wrong_type": (lambda L: _function(L, lambda L, g: 3).apply(
+        L.ones(2, requires_grad=True)).sum().backward(), None),
+    "tensor_from_numpy_object": (lambda L: L.from_numpy(np.array([object()])),
+                                 "can't convert np.ndarray of type numpy.object_"),
+    "tensor_overflow_long": (lambda L: L.tensor([2 ** 64]), None),
+    "tensor_complex_into_float": (lambda L: L.tensor(1 + 2j, dtype=L.float32), None),
+    "full_int8_float_overflow": (lambda L: L.full((1,), 1e10, dtype=L.int8), None),
+    "tensor_bad_object": (lambda L: L.tensor([object()]), None),
+})
 
 
 def _outcome(call, lib):
