@@ -44,6 +44,7 @@ class PrintContext:
         self.named_tuples = {}         # qualified name -> TupleType
         self.classes = {}              # qualified name -> ClassType (non-module classes)
         self.sources = {}              # qualified name -> fixed class source (no_grad)
+        self.archive = False           # printing for jit.save (Python calls refused)
         self.version = 3
 
     def qualname(self, t):
@@ -750,6 +751,16 @@ class _FunctionPrinter:
         target = types[0] if len(types) == 1 else "(" + ", ".join(types) + ")"
         return f"isinstance({self.expr(n.inputs[0])}, {target})"
 
+    def e_python_op(self, n):
+        name = n.attrs.get("name", "python_function").split(".")[-1]
+        if not self.ctx.archive:                      # .code shows it, as torch does
+            return f"^{name}()(" + ", ".join(self.expr(v) for v in n.inputs) + ")"
+        where = f":\n{n.source.traceback_compile()}" if n.source is not None else ""
+        raise RuntimeError(f"\nCould not export Python function call '{name}'. Remove calls to "
+                           f"Python functions before export. Did you forget to add @script or "
+                           f"@script_method annotation? If this is a nn.ModuleList, add it to "
+                           f"__constants__{where}")
+
     def e_unsupported(self, n):
         what = n.attrs.get("name", n.kind)
         raise NotImplementedError(f"ember.jit.save: {n.kind} ({what}) has no TorchScript "
@@ -846,7 +857,7 @@ _EXPRESSIONS = {
     "prim::CreateObject": _FunctionPrinter.e_create_object,
     "prim::min": _FunctionPrinter.e_prim_fn,
     "prim::abs": _FunctionPrinter.e_prim_fn,
-    "prim::PythonOp": _FunctionPrinter.e_unsupported,
+    "prim::PythonOp": _FunctionPrinter.e_python_op,
     "prim::CallAny": _FunctionPrinter.e_unsupported,
     "aten::wait": _FunctionPrinter.e_wait,
     "prim::isinstance": _FunctionPrinter.e_isinstance,

@@ -485,6 +485,113 @@ def _interpolate(p, b):
             f"else {one(3)}))")
 
 
+# ---------------------------------------------------------------- recurrent layers
+# ember's nn.RNN/LSTM/GRU run their own recurrences; archives call torch's fused ops
+
+_RNN_Q = "__torch__.torch.nn.modules.rnn"
+_RNN_ARGS = ("input, hx, weights, has_biases, num_layers, dropout, training, bidirectional, "
+             "batch_first")
+_RNN_SOURCE = f"""def _ember_rnn(mode: str,
+    input: Tensor,
+    batch_sizes: Optional[Tensor],
+    h0: Tensor,
+    c0: Optional[Tensor],
+    weights: List[Tensor],
+    names: List[str],
+    num_layers: int,
+    bidirectional: bool,
+    dropout: float,
+    training: bool,
+    batch_first: bool,
+    proj_size: int) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+  if torch.__isnot__(batch_sizes, None):
+    ops.prim.RaiseException("packed sequences are not supported by this archive")
+  else:
+    pass
+  has_biases = torch.__contains__(names, "bias_ih_l0")
+  c_n = annotate(Optional[Tensor], None)
+  if torch.eq(mode, "LSTM"):
+    if torch.__isnot__(c0, None):
+      hx = [h0, unchecked_cast(Tensor, c0)]
+    else:
+      ops.prim.RaiseException("an LSTM needs a cell state")
+      hx = uninitialized(List[Tensor])
+    output, h_n, c = torch.lstm({_RNN_ARGS})
+    c_n = c
+  else:
+    hx = h0
+    if torch.eq(mode, "GRU"):
+      output, h_n = torch.gru({_RNN_ARGS})
+    else:
+      if torch.eq(mode, "RNN_TANH"):
+        output, h_n = torch.rnn_tanh({_RNN_ARGS})
+      else:
+        output, h_n = torch.rnn_relu({_RNN_ARGS})
+  return (output, h_n, c_n)
+"""
+_CELL_SOURCE = """def _ember_cell(mode: str,
+    input: Tensor,
+    h: Tensor,
+    c: Optional[Tensor],
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Optional[Tensor],
+    b_hh: Optional[Tensor]) -> Tuple[Tensor, Optional[Tensor]]:
+  c_n = annotate(Optional[Tensor], None)
+  if torch.eq(mode, "LSTM"):
+    if torch.__isnot__(c, None):
+      hx = [h, unchecked_cast(Tensor, c)]
+    else:
+      ops.prim.RaiseException("an LSTM cell needs a cell state")
+      hx = uninitialized(List[Tensor])
+    h_n, c1 = torch.lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+    c_n = c1
+  else:
+    if torch.eq(mode, "GRU"):
+      h_n = torch.gru_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+    else:
+      if torch.eq(mode, "RNN_TANH"):
+        h_n = torch.rnn_tanh_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+      else:
+        h_n = torch.rnn_relu_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+  return (h_n, c_n)
+"""
+
+
+def _source_call(p, name, source, b, names):
+    """A call to a helper written into the archive (``__torch__...rnn.<name>``)."""
+    _fill(p, b)
+    q = f"{_RNN_Q}.{name}"
+    p.ctx.sources.setdefault(q, source)
+    return f"{q}(" + "".join(b.text(k) + ", " for k in names) + ")"
+
+
+def _recurrent(p, b):
+    return _source_call(p, "_ember_rnn", _RNN_SOURCE, b, (
+        "mode", "input", "batch_sizes", "h0", "c0", "weights", "names", "num_layers",
+        "bidirectional", "dropout", "training", "batch_first", "proj_size"))
+
+
+def _cell(p, b):
+    return _source_call(p, "_ember_cell", _CELL_SOURCE, b, (
+        "mode", "input", "h", "c", "w_ih", "w_hh", "b_ih", "b_hh"))
+
+
+def _lstm_recurrent(p, b):
+    _fill(p, b)
+    has_biases = p.call("__contains__", [b.text("names"), '"bias_ih_l0"'])
+    return p.call("lstm", [b.text("input"), f"[{b.text('h0')}, {b.text('c0')}]",
+                           b.text("weights"), has_biases] + [b.text(k) for k in (
+                               "num_layers", "dropout", "training", "bidirectional",
+                               "batch_first")])
+
+
+def _lstm_cell(p, b):
+    _fill(p, b)
+    return p.call("lstm_cell", [b.text("input"), f"[{b.text('h')}, {b.text('c')}]"] +
+                  [b.text(k) for k in ("w_ih", "w_hh", "b_ih", "b_hh")])
+
+
 _REDUCTIONS = {"none": 0, "mean": 1, "sum": 2}
 
 
@@ -559,6 +666,8 @@ FUNCTIONAL = {
     "layer_norm": _conv("layer_norm", "input", "normalized_shape", "weight", "bias", "eps"),
     "group_norm": _plain("group_norm", "input", "num_groups", "weight", "bias", "eps"),
     "embedding": _embedding, "pad": _pad, "normalize": _normalize,
+    "_recurrent": _recurrent, "_lstm_recurrent": _lstm_recurrent, "_cell": _cell,
+    "_lstm_cell": _lstm_cell,
     "one_hot": _plain("one_hot", "tensor", "num_classes"),
     "mse_loss": _loss("mse_loss", ("input", "target")),
     "l1_loss": _loss("l1_loss", ("input", "target")),

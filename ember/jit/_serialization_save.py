@@ -34,6 +34,7 @@ class _ArchiveContext(P.PrintContext):
     def __init__(self):
         super().__init__()
         self.names = {}          # id(ClassType) -> archive qualname
+        self.archive = True
 
     def qualname(self, t):
         if isinstance(t, T.ClassType):

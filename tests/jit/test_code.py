@@ -168,15 +168,28 @@ def test_class_body_like_torch_archive(sources):
     assert body[8:] == want[8:]              # the method
 
 
-def test_unprintable_raises():
+def test_python_call_shown_as_torch_does():
     class M(nn.Module):
         @ember.jit.ignore
         def py(self, x: ember.Tensor) -> ember.Tensor:
             return x
 
         def forward(self, x):
-            return self.py(x)
+            return self.py(x) + 1
+    assert ember.jit.script(M()).code.endswith("  return torch.add(^py()(x), 1)\n")
+
+
+def test_unprintable_raises():
+    def f(x, n: int):
+        return x.roll([n], [0]) if False else x
     from ember.jit import _printer
-    fn = ember.jit.script(M())._ct.methods["forward"]
-    with pytest.raises(NotImplementedError, match="PythonOp"):
+    from ember.jit._ir import Graph, Node
+    from ember.jit._script import Function
+    from ember.jit import _types as T
+    g = Graph()
+    x = g.add_input(T.TensorType, "x")
+    node = g.block.append(Node("prim::CallAny", [x], {"name": "mystery"}))
+    g.block.set_returns([node.add_output(T.AnyType)])
+    fn = Function("f", "__torch__.f", g, [("x", T.TensorType, False, None, False)], T.AnyType)
+    with pytest.raises(NotImplementedError, match="CallAny"):
         _printer.function_code(fn)

@@ -252,8 +252,9 @@ def test_unmappable_call_raises():
         def forward(self, x):
             return self.helper(x)
     s = ember.jit.script(Ignored())
-    with pytest.raises(NotImplementedError, match="PythonOp"):
+    with pytest.raises(RuntimeError, match="Could not export Python function call 'helper'"):
         save(s, io.BytesIO())
+    assert "^helper()(x)" in s.code          # .code shows it as torch does
 
 
 def test_not_scripted_raises():
@@ -317,6 +318,15 @@ NN_CASES = {
     "Upsample_bilinear_ac": (lambda: nn.Upsample(scale_factor=1.5, mode="bilinear",
                                                  align_corners=True), (1, 2, 3, 3)),
     "LSTM": (lambda: nn.LSTM(3, 4), (5, 2, 3)), "GRU": (lambda: nn.GRU(3, 4), (5, 2, 3)),
+    "LSTM_bi_2layer_batch_first": (lambda: nn.LSTM(3, 4, 2, batch_first=True,
+                                                   bidirectional=True), (2, 5, 3)),
+    "LSTM_proj": (lambda: nn.LSTM(3, 4, proj_size=2), (5, 2, 3)),
+    "LSTM_unbatched": (lambda: nn.LSTM(3, 4), (5, 3)),
+    "GRU_bi_nobias": (lambda: nn.GRU(3, 4, bidirectional=True, bias=False), (5, 2, 3)),
+    "RNN_tanh": (lambda: nn.RNN(3, 4, 2), (5, 2, 3)),
+    "RNN_relu": (lambda: nn.RNN(3, 4, nonlinearity="relu"), (5, 2, 3)),
+    "LSTMCell": (lambda: nn.LSTMCell(3, 4), (2, 3)), "GRUCell": (lambda: nn.GRUCell(3, 4), (2, 3)),
+    "RNNCell": (lambda: nn.RNNCell(3, 4), (2, 3)),
     "TransformerEncoderLayer": (lambda: nn.TransformerEncoderLayer(4, 2, 8), (3, 2, 4)),
 }
 
