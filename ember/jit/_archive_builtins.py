@@ -244,32 +244,23 @@ def _embedding(weight, indices, padding_idx=-1, scale_grad_by_freq=False, sparse
 
 
 def _to(x, *args, **kwargs):
-    """``aten::to`` overloads: (dtype, ...), (device, dtype, ...), (other, ...)."""
+    """``aten::to`` overloads: (dtype, non_blocking, copy, memory_format),
+    (device, dtype, non_blocking, copy, memory_format), (other, non_blocking, copy, ...)."""
     ember = _ember()
-    args = list(args)
-    if "dtype" in kwargs:
-        kwargs["dtype"] = _dtype(kwargs["dtype"])
-    kwargs.pop("memory_format", None)
-    kwargs.pop("layout", None)
-    kwargs.pop("pin_memory", None)
     if args and isinstance(args[0], ember.Tensor):
-        return x.to(args[0], *[a for a in args[1:3] if isinstance(a, bool)])
-    if args and isinstance(args[0], (str, ember.device)) or args and args[0] is None and len(args) > 1:
-        dev, dt = args[0], _dtype(args[1]) if len(args) > 1 else None
-        nb = args[2] if len(args) > 2 else False
-        cp = args[3] if len(args) > 3 else False
-        out = x
-        if dev is not None:
-            out = out.to(dev)
-        if dt is not None:
-            out = out.to(dt)
-        return out.clone() if cp and out is x else out
-    if args:
-        dt = _dtype(args[0])
-        cp = args[2] if len(args) > 2 else False
-        out = x.to(dt) if dt is not None else x
-        return out.clone() if cp and out is x else out
-    return x.to(**{k: v for k, v in kwargs.items() if v is not None})
+        out = x.to(args[0])
+        copy = args[2] if len(args) > 2 else kwargs.get("copy", False)
+        return out.clone() if copy and out is x else out
+    if args and (isinstance(args[0], (str, ember.device)) or args[0] is None and len(args) > 1):
+        dev, dt = args[0], _dtype(args[1] if len(args) > 1 else kwargs.get("dtype"))
+        copy = args[3] if len(args) > 3 else kwargs.get("copy", False)
+    else:
+        dev = kwargs.get("device")
+        dt = _dtype(args[0] if args else kwargs.get("dtype"))
+        copy = args[2] if len(args) > 2 else kwargs.get("copy", False)
+    out = x if dev is None else x.to(dev)
+    out = out if dt is None else out.to(dt)
+    return out.clone() if copy and out is x else out
 
 
 def _rnn_params(params, has_biases, num_layers, bidirectional, proj=False):

@@ -335,7 +335,8 @@ class Unit:
                 elif isinstance(tgt, ast.Name) and tgt.id == "__annotations__":
                     pass
                 else:
-                    raise _unsafe(f"an assignment in class body {acls.qualname}", acls.src.filename, st)
+                    raise _unsafe(f"an assignment in class body {acls.qualname}",
+                                  acls.src.filename, st)
             elif isinstance(st, ast.AnnAssign):
                 name = st.target.id
                 ann = st.annotation
@@ -424,7 +425,8 @@ class Unit:
             if k == 0 and is_method:
                 continue
             if p.annotation is not None:
-                arg_types[p.arg] = self._annotation(p.annotation, resolver, acls or _Named(qualname))
+                arg_types[p.arg] = self._annotation(p.annotation, resolver,
+                                                    acls or _Named(qualname))
         pos_defaults = a.defaults
         for p, d in zip(a.args[len(a.args) - len(pos_defaults):], pos_defaults):
             defaults[p.arg] = _literal(d, self)
@@ -595,7 +597,8 @@ class ArchiveResolver(Resolver):
                 raise NotImplementedError(f"ember.jit.load: {obj.kind} classes "
                                           f"({obj.qualname}) are not supported")
             return S.ClassRef(obj.py_class, obj.ct)
-        elif isinstance(obj, pytypes.BuiltinFunctionType) and getattr(obj, "__module__", "") == "math":
+        elif isinstance(obj, pytypes.BuiltinFunctionType) and \
+                getattr(obj, "__module__", "") == "math":
             return S.Builtin(obj, obj.__name__, "math")
         elif _safe_constant(obj):
             return S.PythonConstant(obj)

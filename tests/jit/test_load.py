@@ -3,7 +3,6 @@ modules give torch's outputs, gradients and state; archive code that is not Torc
 (os.system, __import__, foreign pickle globals) is refused."""
 
 import io
-import os
 import zipfile
 import math
 from typing import Dict, List, NamedTuple, Optional, Tuple
@@ -449,8 +448,7 @@ def test_resnet18(tmp_path):
     _check(out, ref, 1e-4)
     em = load(str(path))
     assert em.original_name == "ResNet18"
-    assert em.layer2[0].downsample.original_name == "Sequential" if hasattr(em.layer2, "__getitem__") \
-        else em.layer2._modules["0"].downsample.original_name == "Sequential"
+    assert em.layer2._modules["0"].downsample.original_name == "Sequential"
 
 
 class Reshapes(nn.Module):
