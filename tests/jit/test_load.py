@@ -316,6 +316,19 @@ class NoGradFormat(nn.Module):
         return y * s, "n={} s={} {}".format(x.size(0), s, [s, 2.0])
 
 
+class ToVariants(nn.Module):
+    """aten::to's overloads and dtypes as ScalarType codes (compared, passed as dtype=)."""
+
+    def forward(self, x, y):
+        a = x.to(torch.float64)
+        b = x.to(device="cpu")
+        d = x.to("cpu", torch.float16)
+        e = x.to(torch.device("cpu"), torch.int32, False, True)
+        return a.sum() + b.sum() + x.to(y).sum() + d.float().sum() + e.sum() \
+            + x.to(dtype=torch.int64).sum() + (a.dtype == torch.float64) \
+            + (torch.float32 == x.dtype) + x.sum(dtype=torch.float64)
+
+
 def _double(xs: List[int], k: int = 2) -> List[int]:
     return [x * k for x in xs]
 
@@ -550,6 +563,7 @@ _ZOO = {
                                        torch.randn(3, 4) > 0.5)),
     "recurrent": (Recurrent, lambda: (torch.randn(5, 2, 3),)),
     "decoder": (Decoder, lambda: (torch.randint(0, 10, (4, 2)), torch.randn(3, 2, 8))),
+    "to_variants": (ToVariants, lambda: (torch.randn(3) * 5, torch.zeros(2, dtype=torch.float64))),
 }
 
 
