@@ -14,8 +14,10 @@ its own backward), run in the input's layout (batch-first needs no transposed co
 import math
 import numbers
 import warnings
+from typing import List, Optional, Tuple
 
 import ember
+from ember import Tensor
 from ember.nn import init
 from ember.nn import functional as F
 from ember.nn.parameter import Parameter
@@ -107,6 +109,107 @@ def _scan(mode, xw, steps, h0, c0, w_hh, b_hh, w_hr, reverse):
     return ember.cat(outs, 0), h, c
 
 
+def _layer_weights(named, layer, direction):
+    """The parameters of one layer and direction by role (None where absent)."""
+    sfx = f"l{layer}{'_reverse' if direction else ''}"
+    return {k: named.get(f'{k}_{sfx}')
+            for k in ('weight_ih', 'weight_hh', 'bias_ih', 'bias_hh', 'weight_hr')}
+
+
+def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tensor,
+               c0: Optional[Tensor], weights: List[Tensor], names: List[str], num_layers: int,
+               bidirectional: bool, dropout: float, training: bool, batch_first: bool,
+               proj_size: int) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+    """The stacked layers over a padded (``batch_sizes`` None) or packed input, torch's
+    _VF.{rnn_tanh,rnn_relu,lstm,gru}: (output, h_n, c_n (LSTM, else None)). ``weights`` are
+    the module's flat weights, ``names`` their attribute names. Called by the modules'
+    forward, scripted or not."""
+    named = dict(zip(names, weights))
+    dirs = 2 if bidirectional else 1
+    lstm = mode == 'LSTM'
+    if lstm and batch_sizes is None and not proj_size and \
+            input.dtype in (ember.float32, ember.float64) and \
+            not ember.is_autocast_enabled('cpu'):
+        return _run_lstm_fused(input, h0, c0, named, num_layers, dirs, dropout, training,
+                               batch_first)
+    if batch_sizes is None:
+        if batch_first:
+            input = input.transpose(0, 1)
+        T, B = input.shape[0], input.shape[1]
+        steps = [B] * T
+        x = input.reshape(T * B, input.shape[2])
+    else:
+        steps = [int(n) for n in batch_sizes.tolist()]
+        x = input
+    if not steps:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            w = _layer_weights(named, layer, d)
+            k = layer * dirs + d
+            xw = _input_proj(mode, x, w['weight_ih'], w['bias_ih'], w['bias_hh'])
+            out, h, c = _scan(mode, xw, steps, h0[k], c0[k] if lstm else None,
+                              w['weight_hh'], w['bias_hh'], w['weight_hr'], d == 1)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        x = outs[0] if len(outs) == 1 else ember.cat(outs, 1)
+        if dropout and training and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    if batch_sizes is None:
+        x = x.reshape(T, B, x.shape[-1])
+        if batch_first:
+            x = x.transpose(0, 1)
+    return x, ember.stack(hs, 0), (ember.stack(cs, 0) if lstm else None)
+
+
+def _lstm_recurrent(input: Tensor, h0: Tensor, c0: Tensor, weights: List[Tensor],
+                    names: List[str], num_layers: int, bidirectional: bool, dropout: float,
+                    training: bool, batch_first: bool,
+                    proj_size: int) -> Tuple[Tensor, Tensor, Tensor]:
+    """``_recurrent`` of an LSTM over a padded input: (output, h_n, c_n)."""
+    return _recurrent('LSTM', input, None, h0, c0, weights, names, num_layers, bidirectional,
+                      dropout, training, batch_first, proj_size)
+
+
+def _run_lstm_fused(x, h0, c0, named, num_layers, dirs, dropout, training, batch_first):
+    """LSTM over a padded batch, in the input's own layout: per layer and direction one
+    input projection (one GEMM over all steps) and one fused recurrence record."""
+    if x.shape[1 if batch_first else 0] == 0:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    hs, cs = [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            w = _layer_weights(named, layer, d)
+            b_ih, b_hh = w['bias_ih'], w['bias_hh']
+            k = layer * dirs + d
+            xw = F.linear(x, w['weight_ih'], None if b_ih is None else b_ih + b_hh)
+            out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], w['weight_hh'], d == 1, batch_first)
+            outs.append(out)
+            hs.append(h)
+            cs.append(c)
+        x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
+        if dropout and training and layer < num_layers - 1:
+            x = F.dropout(x, dropout, True)
+    return x, ember.stack(hs, 0), ember.stack(cs, 0)
+
+
+def _cell(mode: str, input: Tensor, h: Tensor, c: Optional[Tensor], w_ih: Tensor, w_hh: Tensor,
+          b_ih: Optional[Tensor], b_hh: Optional[Tensor]) -> Tuple[Tensor, Optional[Tensor]]:
+    """One step of a cell: the next (h, c) (c None except for LSTM)."""
+    _check_cell(input, h if c is None else (h, c), w_ih, w_hh)
+    xw = _input_proj(mode, input, w_ih, b_ih, b_hh)
+    return _step(mode, xw, h, c, w_hh.t(), b_hh, None)
+
+
+def _lstm_cell(input: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
+               b_ih: Optional[Tensor], b_hh: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+    return _cell('LSTM', input, h, c, w_ih, w_hh, b_ih, b_hh)
+
+
 def _check_cell(input, hx, w_ih, w_hh):
     if input.shape[1] != w_ih.shape[1]:
         raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
@@ -122,7 +225,12 @@ def _check_cell(input, hx, w_ih, w_hh):
 
 # ----------------------------------------------------------------------------- layers
 class RNNBase(Module):
-    """Shared machinery of RNN, LSTM and GRU: parameters, checks and the forward pass."""
+    """Shared machinery of RNN, LSTM and GRU: parameters, checks and the forward pass.
+    The forward passes are written for TorchScript too (``jit.script`` compiles them; the
+    recurrence itself is one call, ``_recurrent``, as torch's is one ``_VF`` op)."""
+    __constants__ = ['mode', 'input_size', 'hidden_size', 'num_layers', 'bias',
+                     'batch_first', 'dropout', 'bidirectional', 'proj_size',
+                     '_flat_weights_names']
 
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, proj_size=0,
@@ -160,6 +268,7 @@ class RNNBase(Module):
         self.num_layers, self.bias, self.batch_first = num_layers, bias, batch_first
         self.dropout, self.bidirectional = float(dropout), bidirectional
         self.proj_size = proj_size
+        self._dirs = 2 if bidirectional else 1
 
         gates, out_size = _GATES[mode] * hidden_size, proj_size or hidden_size
         shapes = {'weight_ih': None, 'weight_hh': (gates, out_size)}
@@ -182,12 +291,13 @@ class RNNBase(Module):
         self.reset_parameters()
 
     @property
-    def _dirs(self):
-        return 2 if self.bidirectional else 1
-
-    @property
     def _flat_weights(self):
         return [getattr(self, n, None) for n in self._flat_weights_names]
+
+    def _weights(self) -> List[Tensor]:
+        """The flat weights (``_flat_weights``; unrolled over the constant names when
+        scripted)."""
+        return [getattr(self, n) for n in self._flat_weights_names]
 
     @property
     def all_weights(self):
@@ -211,8 +321,8 @@ class RNNBase(Module):
         return s
 
     # ---- checks (public in torch; messages kept)
-    def check_input(self, input, batch_sizes):
-        w_dtype = self._flat_weights[0].dtype
+    def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]):
+        w_dtype = self.weight_ih_l0.dtype
         if input.dtype != w_dtype:
             raise ValueError(f'RNN input dtype ({input.dtype}) does not match weight dtype '
                              f'({w_dtype}). Convert input: input.to({w_dtype}), or convert '
@@ -224,21 +334,26 @@ class RNNBase(Module):
             raise RuntimeError(f'input.size(-1) must be equal to input_size. Expected '
                                f'{self.input_size}, got {input.size(-1)}')
 
-    def _batch_size(self, input, batch_sizes):
+    def _batch_size(self, input: Tensor, batch_sizes: Optional[Tensor]) -> int:
         if batch_sizes is not None:
             return int(batch_sizes[0])
         return input.size(0) if self.batch_first else input.size(1)
 
-    def get_expected_hidden_size(self, input, batch_sizes):
-        return (self.num_layers * self._dirs, self._batch_size(input, batch_sizes),
-                self.proj_size or self.hidden_size)
+    def _out_size(self) -> int:
+        return self.proj_size if self.proj_size > 0 else self.hidden_size
 
-    def check_hidden_size(self, hx, expected_hidden_size, msg='Expected hidden size {}, got {}'):
+    def get_expected_hidden_size(self, input: Tensor,
+                                 batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
+        return (self.num_layers * self._dirs, self._batch_size(input, batch_sizes),
+                self._out_size())
+
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
+                          msg: str = 'Expected hidden size {}, got {}'):
         actual = list(hx.shape)
         if actual != list(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, actual))
 
-    def check_forward_args(self, input, hidden, batch_sizes):
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
@@ -248,7 +363,7 @@ class RNNBase(Module):
         return _each(hx, lambda h: h.index_select(1, permutation))
 
     # ---- forward
-    def _check_dims(self, input, hx):
+    def _check_dims(self, input: Tensor, hx: Optional[Tensor]):
         """Dimension checks of an unpacked input and its optional hx (RNN and GRU wording)."""
         if input.dim() not in (2, 3):
             tail = ' tensor' if self.mode.startswith('RNN') else ''
@@ -259,107 +374,54 @@ class RNNBase(Module):
             raise RuntimeError(f'For {kind} input, hx should also be {input.dim()}-D but got '
                                f'{hx.dim()}-D tensor')
 
-    def _zero_hidden(self, input, batch):
-        shape = (self.num_layers * self._dirs, batch, self.proj_size or self.hidden_size)
+    def _zero_hidden(self, input: Tensor, batch: int) -> Tensor:
+        shape = (self.num_layers * self._dirs, batch, self._out_size())
         return ember.zeros(shape, dtype=input.dtype, device=input.device)
 
-    def forward(self, input, hx=None):
+    def forward(self, input, hx: Optional[Tensor] = None):
         """input: (T, B, in) / (B, T, in) with batch_first / (T, in) / PackedSequence;
-        hx: (L*D, B, H_out) (LSTM: a pair, c being (L*D, B, H)); zeros when omitted.
-        Returns (output, h_n): output (T, B, D*H_out) or a PackedSequence."""
-        packed = isinstance(input, PackedSequence)
-        batched = True
-        if packed:
-            input, batch_sizes, sorted_idx, unsorted_idx = input
-            hx = self.permute_hidden(hx, sorted_idx) if hx is not None else None
-        else:
-            batch_sizes = sorted_idx = unsorted_idx = None
-            self._check_dims(input, hx)
-            batched = input.dim() == 3
-            if not batched:
-                input = input.unsqueeze(1 - int(self.batch_first))
-                hx = None if hx is None else _each(hx, lambda h: h.unsqueeze(1))
+        hx: (L*D, B, H_out); zeros when omitted. Returns (output, h_n): output
+        (T, B, D*H_out) or a PackedSequence."""
+        if isinstance(input, PackedSequence):          # never in scripted code
+            return self._forward_packed(input, hx)
+        self._check_dims(input, hx)
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(1 - int(self.batch_first))
+            if hx is not None:
+                hx = hx.unsqueeze(1)
+        if hx is None:
+            hx = self._zero_hidden(input, self._batch_size(input, None))
+        self.check_forward_args(input, hx, None)
+        output, hidden, _ = _recurrent(self.mode, input, None, hx, None, self._weights(),
+                                       self._flat_weights_names, self.num_layers,
+                                       self.bidirectional, self.dropout, self.training,
+                                       self.batch_first, self.proj_size)
+        if not batched:
+            output = output.squeeze(1 - int(self.batch_first))
+            hidden = hidden.squeeze(1)
+        return output, hidden
+
+    def _forward_packed(self, input, hx):
+        """forward of a PackedSequence (hx, like the result's h_n, in the caller's order)."""
+        input, batch_sizes, sorted_idx, unsorted_idx = input
+        hx = self.permute_hidden(hx, sorted_idx) if hx is not None else None
         if hx is None:
             hx = self._zero_hidden(input, self._batch_size(input, batch_sizes))
         self.check_forward_args(input, hx, batch_sizes)
         output, hidden = self._run(input, batch_sizes, hx)
-        if packed:
-            output = PackedSequence(output, batch_sizes, sorted_idx, unsorted_idx)
-            return output, self.permute_hidden(hidden, unsorted_idx)
-        if not batched:
-            output = output.squeeze(1 - int(self.batch_first))
-            hidden = _each(hidden, lambda h: h.squeeze(1))
-        return output, hidden
+        output = PackedSequence(output, batch_sizes, sorted_idx, unsorted_idx)
+        return output, self.permute_hidden(hidden, unsorted_idx)
 
     def _run(self, input, batch_sizes, hx):
-        """The stacked layers over time-major rows; the torch._VF.{rnn_*,lstm,gru} part."""
+        """The stacked layers (``_recurrent``) with this module's weights and options;
+        hx and the returned hidden state are LSTM's (h, c) pair or one tensor."""
         lstm = self.mode == 'LSTM'
         h0, c0 = hx if lstm else (hx, None)
-        if lstm and batch_sizes is None and not self.proj_size and \
-                input.dtype in (ember.float32, ember.float64) and \
-                not ember.is_autocast_enabled('cpu'):
-            return self._run_lstm_fused(input, h0, c0)
-        if batch_sizes is None:
-            if self.batch_first:
-                input = input.transpose(0, 1)
-            T, B = input.shape[0], input.shape[1]
-            steps = [B] * T
-            x = input.reshape(T * B, input.shape[2])
-        else:
-            steps = [int(n) for n in batch_sizes.tolist()]
-            x = input
-        if not steps:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(self._dirs):
-                w = self._layer_weights(layer, d)
-                k = layer * self._dirs + d
-                xw = _input_proj(self.mode, x, w['weight_ih'], w['bias_ih'], w['bias_hh'])
-                out, h, c = _scan(self.mode, xw, steps, h0[k], c0[k] if lstm else None,
-                                  w['weight_hh'], w['bias_hh'], w['weight_hr'], d == 1)
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if len(outs) == 1 else ember.cat(outs, 1)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        if batch_sizes is None:
-            x = x.reshape(T, B, x.shape[-1])
-            if self.batch_first:
-                x = x.transpose(0, 1)
-        h_n = ember.stack(hs, 0)
-        return x, ((h_n, ember.stack(cs, 0)) if lstm else h_n)
-
-    def _layer_weights(self, layer, direction):
-        """The parameters of one layer and direction by role (None where absent)."""
-        sfx = f"l{layer}{'_reverse' if direction else ''}"
-        return {k: getattr(self, f'{k}_{sfx}', None)
-                for k in ('weight_ih', 'weight_hh', 'bias_ih', 'bias_hh', 'weight_hr')}
-
-    def _run_lstm_fused(self, x, h0, c0):
-        """LSTM over a padded batch, in the input's own layout: per layer and direction one
-        input projection (one GEMM over all steps) and one fused recurrence record."""
-        if x.shape[1 if self.batch_first else 0] == 0:
-            raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
-        hs, cs = [], []
-        for layer in range(self.num_layers):
-            outs = []
-            for d in range(self._dirs):
-                w = self._layer_weights(layer, d)
-                b_ih, b_hh = w['bias_ih'], w['bias_hh']
-                k = layer * self._dirs + d
-                xw = F.linear(x, w['weight_ih'], None if b_ih is None else b_ih + b_hh)
-                out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], w['weight_hh'], d == 1,
-                                           self.batch_first)
-                outs.append(out)
-                hs.append(h)
-                cs.append(c)
-            x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
-            if self.dropout and self.training and layer < self.num_layers - 1:
-                x = F.dropout(x, self.dropout, True)
-        return x, (ember.stack(hs, 0), ember.stack(cs, 0))
+        x, h, c = _recurrent(self.mode, input, batch_sizes, h0, c0, self._flat_weights,
+                             self._flat_weights_names, self.num_layers, self.bidirectional,
+                             self.dropout, self.training, self.batch_first, self.proj_size)
+        return x, ((h, c) if lstm else h)
 
 
 class RNN(RNNBase):
@@ -397,18 +459,20 @@ class LSTM(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__('LSTM', *args, **kwargs)
 
-    def get_expected_cell_size(self, input, batch_sizes):
+    def get_expected_cell_size(self, input: Tensor,
+                               batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
         return (self.num_layers * self._dirs, self._batch_size(input, batch_sizes),
                 self.hidden_size)
 
-    def check_forward_args(self, input, hidden, batch_sizes):
+    def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],
+                           batch_sizes: Optional[Tensor]):
         self.check_input(input, batch_sizes)
-        expected = (self.get_expected_hidden_size(input, batch_sizes),
-                    self.get_expected_cell_size(input, batch_sizes))
-        for i, (state, shape) in enumerate(zip(hidden, expected)):    # (h, c)
-            self.check_hidden_size(state, shape, f'Expected hidden[{i}] size {{}}, got {{}}')
+        self.check_hidden_size(hidden[0], self.get_expected_hidden_size(input, batch_sizes),
+                               'Expected hidden[0] size {}, got {}')
+        self.check_hidden_size(hidden[1], self.get_expected_cell_size(input, batch_sizes),
+                               'Expected hidden[1] size {}, got {}')
 
-    def _check_dims(self, input, hx):
+    def _check_dims(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]]):
         if input.dim() not in (2, 3):
             raise ValueError(f'LSTM: Expected input to be 2D or 3D, got {input.dim()}D instead')
         if hx is not None and (hx[0].dim() != input.dim() or hx[1].dim() != input.dim()):
@@ -416,11 +480,36 @@ class LSTM(RNNBase):
             raise RuntimeError(f'For {kind} input, hx and cx should also be {input.dim()}-D but '
                                f'got ({hx[0].dim()}-D, {hx[1].dim()}-D) tensors')
 
-    def _zero_hidden(self, input, batch):
-        h = super()._zero_hidden(input, batch)
-        c = ember.zeros((h.shape[0], batch, self.hidden_size), dtype=input.dtype,
+    def _zero_hidden(self, input: Tensor, batch: int) -> Tuple[Tensor, Tensor]:
+        layers = self.num_layers * self._dirs
+        h = ember.zeros((layers, batch, self._out_size()), dtype=input.dtype,
+                        device=input.device)
+        c = ember.zeros((layers, batch, self.hidden_size), dtype=input.dtype,
                         device=input.device)
         return h, c
+
+    def forward(self, input, hx: Optional[Tuple[Tensor, Tensor]] = None):
+        """input as RNN's; hx: (h_0 (L*D, B, H_out), c_0 (L*D, B, H)), zeros when omitted.
+        Returns (output, (h_n, c_n))."""
+        if isinstance(input, PackedSequence):          # never in scripted code
+            return self._forward_packed(input, hx)
+        self._check_dims(input, hx)
+        batched = input.dim() == 3
+        if not batched:
+            input = input.unsqueeze(1 - int(self.batch_first))
+            if hx is not None:
+                hx = (hx[0].unsqueeze(1), hx[1].unsqueeze(1))
+        if hx is None:
+            hx = self._zero_hidden(input, self._batch_size(input, None))
+        self.check_forward_args(input, hx, None)
+        output, h, c = _lstm_recurrent(input, hx[0], hx[1], self._weights(),
+                                       self._flat_weights_names, self.num_layers,
+                                       self.bidirectional, self.dropout, self.training,
+                                       self.batch_first, self.proj_size)
+        if not batched:
+            output = output.squeeze(1 - int(self.batch_first))
+            h, c = h.squeeze(1), c.squeeze(1)
+        return output, (h, c)
 
 
 # ------------------------------------------------------------------------------ cells
@@ -458,36 +547,27 @@ class RNNCellBase(Module):
         for w in self.parameters():
             init.uniform_(w, -bound, bound)
 
-    def forward(self, input, hx=None):
-        """input: (B, in) or (in,); hx: (B, H) or (H,) (LSTMCell: a pair); zeros when omitted.
-        Returns the next hidden state (LSTMCell: (h', c'))."""
-        lstm = self._lstm
-        if input.dim() not in (1, 2):
-            raise ValueError(f'{self._name}: Expected input to be 1D or 2D, got '
-                             f'{input.dim()}D instead')
-        for i, h in enumerate(() if hx is None else hx if lstm else (hx,)):
-            if h.dim() not in (1, 2):
-                what = f'hx[{i}]' if lstm else 'hidden'
-                raise ValueError(f'{self._name}: Expected {what} to be 1D or 2D, got '
-                                 f'{h.dim()}D instead')
+    def _check_rank(self, t: Tensor, what: str):
+        if t.dim() not in (1, 2):
+            raise ValueError(f'{self._name}: Expected {what} to be 1D or 2D, got '
+                             f'{t.dim()}D instead')
+
+    def forward(self, input, hx: Optional[Tensor] = None):
+        """input: (B, in) or (in,); hx: (B, H) or (H,); zeros when omitted. Returns the next
+        hidden state (LSTMCell: see its forward)."""
+        self._check_rank(input, 'input')
+        if hx is not None:
+            self._check_rank(hx, 'hidden')
         batched = input.dim() == 2
         if not batched:
             input = input.unsqueeze(0)
         if hx is None:
-            zeros = input.new_zeros((input.shape[0], self.hidden_size))
-            hx = (zeros, zeros) if lstm else zeros
+            hx = input.new_zeros((input.shape[0], self.hidden_size))
         elif not batched:
-            hx = _each(hx, lambda h: h.unsqueeze(0))
-        out = self._cell(input, hx)
-        return out if batched else _each(out, lambda h: h.squeeze(0))
-
-    def _cell(self, input, hx):
-        mode = self._mode()
-        _check_cell(input, hx, self.weight_ih, self.weight_hh)
-        h, c = (hx[0], hx[1]) if mode == 'LSTM' else (hx, None)
-        xw = _input_proj(mode, input, self.weight_ih, self.bias_ih, self.bias_hh)
-        h, c = _step(mode, xw, h, c, self.weight_hh.t(), self.bias_hh, None)
-        return (h, c) if mode == 'LSTM' else h
+            hx = hx.unsqueeze(0)
+        out, _ = _cell(self._mode(), input, hx, None, self.weight_ih, self.weight_hh,
+                       self.bias_ih, self.bias_hh)
+        return out if batched else out.squeeze(0)
 
 
 class RNNCell(RNNCellBase):
@@ -498,7 +578,7 @@ class RNNCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, 1, device, dtype)
         self.nonlinearity = nonlinearity
 
-    def _mode(self):
+    def _mode(self) -> str:
         if self.nonlinearity not in ('tanh', 'relu'):
             raise RuntimeError(f'Unknown nonlinearity: {self.nonlinearity}')
         return 'RNN_' + self.nonlinearity.upper()
@@ -511,8 +591,29 @@ class LSTMCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 4, device, dtype)
 
-    def _mode(self):
+    def _mode(self) -> str:
         return 'LSTM'
+
+    def forward(self, input, hx: Optional[Tuple[Tensor, Tensor]] = None):
+        """input: (B, in) or (in,); hx: (h, c), each (B, H) or (H,); zeros when omitted.
+        Returns (h', c')."""
+        self._check_rank(input, 'input')
+        if hx is not None:
+            self._check_rank(hx[0], 'hx[0]')
+            self._check_rank(hx[1], 'hx[1]')
+        batched = input.dim() == 2
+        if not batched:
+            input = input.unsqueeze(0)
+        if hx is None:
+            zeros = input.new_zeros((input.shape[0], self.hidden_size))
+            hx = (zeros, zeros)
+        elif not batched:
+            hx = (hx[0].unsqueeze(0), hx[1].unsqueeze(0))
+        h, c = _lstm_cell(input, hx[0], hx[1], self.weight_ih, self.weight_hh, self.bias_ih,
+                          self.bias_hh)
+        if batched:
+            return h, c
+        return h.squeeze(0), c.squeeze(0)
 
 
 class GRUCell(RNNCellBase):
@@ -521,5 +622,5 @@ class GRUCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, device=None, dtype=None):
         super().__init__(input_size, hidden_size, bias, 3, device, dtype)
 
-    def _mode(self):
+    def _mode(self) -> str:
         return 'GRU'
