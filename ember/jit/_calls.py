@@ -389,15 +389,17 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
         return S.Builtin([c.expr(a) for a in arg_nodes], name, "iter-value", self_value=kw)
     if name in ("getattr", "hasattr"):
         obj = c.expr(arg_nodes[0])
-        attr = arg_nodes[1].value if isinstance(arg_nodes[1], ast.Constant) else None
+        attr = _constant_str(c, arg_nodes[1])
         if attr is None:
             c.error(f"{name}'s attribute name must be a string literal", e)
-        if name == "hasattr":
+        if name == "hasattr" or len(arg_nodes) > 2:     # getattr(obj, name, default)
             try:
-                c.attribute(obj, attr, e)
-                return S.SimpleValue(c.const(True))
+                got = c.attribute(obj, attr, e)
             except CompileError:
-                return S.SimpleValue(c.const(False))
+                if name == "hasattr":
+                    return S.SimpleValue(c.const(False))
+                return c.expr(arg_nodes[2])
+            return S.SimpleValue(c.const(True)) if name == "hasattr" else got
         return c.attribute(obj, attr, e)
     args, kwargs = _args(c, arg_nodes, kw_nodes)
     types = [a.type for a in args]
@@ -476,6 +478,19 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
                                     kwnames=list(kwargs)).output)
     c.error(f"Python builtin <built-in function {name}> is currently not supported in "
             f"Torchscript", e)
+
+
+def _constant_str(c, node):
+    """A string known while compiling: a literal, or a name bound to a constant (the
+    variable of a loop unrolled over a constant tuple of names)."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    v = c.expr(node)
+    if isinstance(v, S.PythonConstant) and isinstance(v.value, str):
+        return v.value
+    if isinstance(v, S.SimpleValue) and isinstance(v.value.constant(), str):
+        return v.value.constant()
+    return None
 
 
 def _ember():

@@ -907,7 +907,8 @@ class Compiler:
             return self.resolve_module_attr(base.module, attr, e)
         if isinstance(base, S.ModuleValue):
             return self.module_attr(base, attr, e)
-        if isinstance(base, S.PythonConstant):
+        if isinstance(base, S.PythonConstant) and not isinstance(
+                base.value, (str, int, float, bool, list, tuple)):
             try:
                 return self.resolver.wrap(getattr(base.value, attr), attr)
             except AttributeError:
@@ -1035,8 +1036,12 @@ class Compiler:
         hint = T.unwrap_optional(type_hint) if type_hint is not None else None
         t = hint or (T.DictType(T.StrType, T.TensorType) if is_dict else T.ListType(T.TensorType))
         kind = "prim::DictConstruct" if is_dict else "prim::ListConstruct"
-        result = self.emit(kind, [], [t], e).output
         it = self.expr(gen.iter)
+        if not gen.ifs and not isinstance(it, S.SimpleValue):
+            items = self.unrolled_items(it, gen.iter)     # module containers, constant tuples
+            if items is not None:
+                return self.unrolled_comprehension(e, gen, items, is_dict, hint)
+        result = self.emit(kind, [], [t], e).output
         trip, bind = self.iteration(it, gen.iter)
         outer_env = self.env
         loop = self.emit("prim::Loop", [trip, self.const(True)], (), e)
@@ -1075,6 +1080,37 @@ class Compiler:
         if hint is None and "t" in seen:
             result.set_type(seen["t"])
         return S.SimpleValue(result)
+
+    def unrolled_comprehension(self, e, gen, items, is_dict, hint):
+        """A comprehension over a compile-time sequence: one element per item."""
+        outer_env = self.env
+        self.env = Env(self.block, outer_env)
+        keys, vals = [], []
+        try:
+            for item in items:
+                self.assign(gen.target, item, e)
+                if is_dict:
+                    keys.append(self.value(self.expr(e.key), e.key))
+                vals.append(self.value(self.expr(e.value if is_dict else e.elt),
+                                       e.value if is_dict else e.elt))
+        finally:
+            self.env = outer_env
+        if hint is not None:
+            t = hint
+        elif is_dict:
+            t = T.DictType(keys[0].type, vals[0].type) if keys else \
+                T.DictType(T.StrType, T.TensorType)
+        else:
+            et = vals[0].type if vals else T.TensorType
+            for v in vals[1:]:
+                et = T.unify(et, v.type) or self.error(
+                    "Lists must contain only a single type", e)
+            t = T.ListType(et)
+        if is_dict:
+            return S.SimpleValue(self.emit("prim::DictConstruct",
+                                           [x for kv in zip(keys, vals) for x in kv], [t],
+                                           e).output)
+        return S.SimpleValue(self.emit("prim::ListConstruct", vals, [t], e).output)
 
     def e_JoinedStr(self, e):
         fmt, args = [], []

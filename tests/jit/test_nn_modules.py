@@ -174,8 +174,7 @@ TABLE = [
     ("ZeroPad3d", (1,), {}, _r(1, 2, 3, 3, 3)),
 ]
 
-# torch scripts these too, but ember's versions are not scriptable yet (see the report)
-NOT_YET = {"RNN", "LSTM", "GRU", "RNNCell", "LSTMCell", "GRUCell"}
+NOT_YET = set()        # torch scripts these too, ember's versions not yet
 # random in eval mode as well (compared by shape only)
 RANDOM = {"FractionalMaxPool2d", "FractionalMaxPool3d", "RReLU"}
 
