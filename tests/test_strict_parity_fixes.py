@@ -236,3 +236,17 @@ def test_bfloat16_with_nan_sorts_nan_last(case):
     got = BF16_ORDER[case](ember, ember.tensor(x).bfloat16())
     want = BF16_ORDER[case](torch, torch.tensor(x).bfloat16())
     np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+
+
+@pytest.mark.parametrize("n", [2, 3])
+def test_fractional_max_pool_of_bfloat16(n):
+    """bfloat16 input (Tensor.numpy() refuses it, as torch's does): same values and indices
+    as torch for the same random samples."""
+    x = np.random.default_rng(0).standard_normal((1, 2) + (9,) * n).astype(np.float32)
+    samples = np.random.default_rng(1).random((1, 2, n)).astype(np.float32)
+    got, want = (getattr(lib.nn.functional, f"fractional_max_pool{n}d")(
+        lib.tensor(x).bfloat16(), 3, output_size=2, return_indices=True,
+        _random_samples=lib.tensor(samples).bfloat16()) for lib in (ember, torch))
+    assert str(got[0].dtype) == str(want[0].dtype)
+    assert got[0].float().tolist() == want[0].float().tolist()
+    assert got[1].tolist() == want[1].tolist()

@@ -20,7 +20,5 @@ KNOWN_STRICT_FAILURES: dict[str, str] = {
     'nn.functional.interpolate.bicubic': 'output: 99897/101400 values differ; at (0, 0, 0, 0) expected 168 got 0 (uint8)',
     'nn.functional.upsample_bilinear': 'output: 26/54 values differ; at (0, 0, 0, 1) expected 4 got 1 (uint8)',
     '_upsample_bilinear2d_aa': 'output: 162/162 values differ; at (0, 0, 0, 0) expected 4 got 0 (uint8)',
-    'nn.functional.fractional_max_pool2d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
-    'nn.functional.fractional_max_pool3d': 'ember raised TypeError: Got unsupported ScalarType BFloat16 (bfloat16)',
     'nn.functional.multi_head_attention_forward': 'output[0]: 2/12 values differ (max abs diff 9.38, rtol=0.001, atol=1e-05); at (1, 1, 0) expected 257.0 got 247.625 (float16)',
 }

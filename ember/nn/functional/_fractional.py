@@ -67,10 +67,10 @@ def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices
     if _random_samples is None:
         _random_samples = ember.rand(N, C, n, dtype=input.dtype)
     dt = np.dtype(input.dtype.np) if input.dtype.is_floating_point else np.dtype(np.float32)
-    smp = np.asarray(_random_samples.detach().numpy(), dtype=dt).reshape(N * C, n)
+    smp = np.asarray(_random_samples.detach()._data, dtype=dt).reshape(N * C, n)
     # torch's sample order: 2d (W, H); 3d (T, H, W)
     col = [1, 0] if n == 2 else [0, 1, 2]
-    xs = np.asarray(x.detach().numpy()).reshape((N * C,) + tuple(S))
+    xs = np.asarray(x.detach()._data).reshape((N * C,) + tuple(S))
     P = N * C
     idx = []
     flat = 0
