@@ -218,8 +218,30 @@ def _evaluate(n, vals):
 # --------------------------------------------------------------------------- CSE
 
 def cse(g):
-    _cse_block(g.block, {})
+    """Note [CSE and mutation]: two equal tensor ops give equal values only if nothing
+    writes a tensor in between. Without alias analysis, tensor-valued nodes are shared only
+    in graphs with no node that may write a tensor (in-place ops, index assignment, calls
+    that could do either); other values (ints, shapes, strings) always are."""
+    _cse_block(g.block, {}, not any(_may_mutate(n) for n in g.all_nodes()))
     return g
+
+
+def _may_mutate(n):
+    if n.kind in ("prim::CallMethod", "prim::CallFunction", "prim::PythonOp", "prim::CallAny",
+                  "aten::index_put_", "prim::fork"):
+        return True
+    if n.op is not None:
+        return n.op.is_inplace or any((a.alias or "").endswith("!") for a in n.op.schema.args)
+    if n.fn is not None:
+        name = getattr(n.fn, "__name__", "")
+        return "inplace" in n.kwnames or name.endswith("_") and not name.endswith("__") or \
+            any(i.type is T.TensorType for i in n.inputs) and _takes_inplace(n.fn)
+    return n.kind.endswith("_") and not n.kind.endswith("__")
+
+
+def _takes_inplace(fn):
+    code = getattr(fn, "__code__", None)
+    return code is not None and "inplace" in code.co_varnames[:code.co_argcount]
 
 
 def _key(n):
@@ -243,12 +265,14 @@ def _key(n):
     return (n.kind, id(n.op), id(n.fn), n.kwnames, attrs, tuple(consts))
 
 
-def _cse_block(block, seen):
+def _cse_block(block, seen, tensors_ok):
     seen = dict(seen)
     for n in list(block.nodes):
         for b in n.blocks:
-            _cse_block(b, seen)
+            _cse_block(b, seen, tensors_ok)
         if n.kind == "prim::Constant" or not _is_pure(n, True) or n.kind.startswith("prim::Tuple"):
+            continue
+        if not tensors_ok and any(_holds_tensor(o.type) for o in n.outputs):
             continue
         k = _key(n)
         if k is None:
@@ -260,6 +284,18 @@ def _cse_block(block, seen):
             n.destroy()
         else:
             seen[k] = n
+
+
+def _holds_tensor(t):
+    if t is T.TensorType or t is T.AnyType:
+        return True
+    if isinstance(t, (T.ListType, T.OptionalType)):
+        return _holds_tensor(t.elem)
+    if isinstance(t, T.TupleType):
+        return any(_holds_tensor(e) for e in t.elems)
+    if isinstance(t, T.DictType):
+        return _holds_tensor(t.value)
+    return False
 
 
 # --------------------------------------------------------------------------- peephole
