@@ -103,10 +103,15 @@ def _scripted_call(p, fn, name, pos, kw):
                                   ) from None
     b = _fill(p, _bind(fn, pos, kw, name))
     args = []
-    for arg_name, _t, _has_def, _d, _kw in function.arg_schema:
+    for arg_name, t, _has_def, _d, _kw in function.arg_schema:
         if arg_name not in b:
             raise NotImplementedError(f"ember.jit.save: cannot bind {name}'s argument "
                                       f"{arg_name}")
+        e = b[arg_name]
+        if e.type is not None and not T.is_subtype(e.type, t):
+            raise NotImplementedError(f"ember.jit.save: nn.functional.{name} scripts with "
+                                      f"{arg_name}: {t.annotation}, but is called with "
+                                      f"{e.type.annotation}")
         args.append(b.text(arg_name))
     return f"{p.ctx.function_name(function)}(" + "".join(a + ", " for a in args) + ")"
 
@@ -586,6 +591,20 @@ def _lstm_recurrent(p, b):
                                "batch_first")])
 
 
+def _mha(p, b):
+    from ember.jit import _archive_mha as M
+    _fill(p, b)
+    p.ctx.sources.setdefault(M.QUALNAME, M.SOURCE)
+    return f"{M.QUALNAME}(" + "".join(b.text(k) + ", " for k in M.ARGS) + ")"
+
+
+def _additive_mask(p, b):
+    from ember.jit import _archive_mha as M
+    _fill(p, b)
+    p.ctx.sources.setdefault(M.MASK_QUALNAME, M.MASK_SOURCE)
+    return f"{M.MASK_QUALNAME}(" + "".join(b.text(k) + ", " for k in M.MASK_ARGS) + ")"
+
+
 def _lstm_cell(p, b):
     _fill(p, b)
     return p.call("lstm_cell", [b.text("input"), f"[{b.text('h')}, {b.text('c')}]"] +
@@ -667,7 +686,8 @@ FUNCTIONAL = {
     "group_norm": _plain("group_norm", "input", "num_groups", "weight", "bias", "eps"),
     "embedding": _embedding, "pad": _pad, "normalize": _normalize,
     "_recurrent": _recurrent, "_lstm_recurrent": _lstm_recurrent, "_cell": _cell,
-    "_lstm_cell": _lstm_cell,
+    "_lstm_cell": _lstm_cell, "multi_head_attention_forward": _mha,
+    "_additive_mask": _additive_mask,
     "one_hot": _plain("one_hot", "tensor", "num_classes"),
     "mse_loss": _loss("mse_loss", ("input", "target")),
     "l1_loss": _loss("l1_loss", ("input", "target")),

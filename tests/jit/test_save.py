@@ -348,7 +348,7 @@ def test_nn_module_loads_in_torch(name):
 
 
 # functionals with no aten spelling whose ember implementation does not script
-UNSAVABLE = {"TransformerEncoderLayer": "multi_head_attention_forward"}
+UNSAVABLE = {}
 
 
 def zoo_math(x, y):
@@ -605,3 +605,34 @@ def test_bad_destinations(tmp_path):
         save(s, 123)
     with pytest.raises(RuntimeError, match="Is a directory"):
         save(s, str(tmp_path))
+
+
+class Attention(nn.Module):
+    """nn.MultiheadAttention with masks; returns the output and the attention weights."""
+
+    def __init__(self, **kw):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(4, 2, **kw)
+
+    def forward(self, q, k, v, kpm, am):
+        out, w = self.mha(q, k, v, key_padding_mask=kpm, attn_mask=am,
+                          average_attn_weights=False)
+        assert w is not None
+        return out, w
+
+
+@pytest.mark.parametrize("kw, batch_first", [
+    ({}, False), ({"batch_first": True}, True), ({"kdim": 3, "vdim": 5}, False),
+    ({"add_bias_kv": True}, False), ({"add_zero_attn": True}, False)],
+    ids=["plain", "batch_first", "kdim_vdim", "bias_kv", "zero_attn"])
+def test_multihead_attention(kw, batch_first):
+    m = Attention(**kw).eval()
+    L, S, B = 3, 4, 2
+    shape = (lambda n, e: (B, n, e)) if batch_first else (lambda n, e: (n, B, e))
+    q = _rand(*shape(L, 4))
+    k = _rand(*shape(S, kw.get("kdim", 4)), seed=1)
+    v = _rand(*shape(S, kw.get("vdim", 4)), seed=2)
+    kpm = np.zeros((B, S), dtype=bool)
+    kpm[1, -1] = True
+    am = np.triu(np.ones((L, S), dtype=bool), k=2)
+    _check(m, ember.jit.script(m), q, k, v, kpm, am, atol=1e-5)

@@ -1,0 +1,153 @@
+"""TorchScript source of ``F.multi_head_attention_forward`` (and the mask helper ember's
+attention modules call) for archives.
+
+ember's own implementation does not script (it forwards ``__torch_function__`` and keeps
+fused paths), so ``jit.save`` writes this one, in torch's signature, next to the code that
+calls it: in-projection, optional ``bias_k``/``bias_v``/``static_k``/``static_v``/
+``add_zero_attn``, boolean or additive masks, scaled dot-product attention per head, the
+output projection and the (head-averaged) weights.
+"""
+
+QUALNAME = "__torch__.torch.nn.functional.multi_head_attention_forward"
+
+SOURCE = '''def multi_head_attention_forward(query: Tensor,
+    key: Tensor,
+    value: Tensor,
+    embed_dim_to_check: int,
+    num_heads: int,
+    in_proj_weight: Optional[Tensor],
+    in_proj_bias: Optional[Tensor],
+    bias_k: Optional[Tensor],
+    bias_v: Optional[Tensor],
+    add_zero_attn: bool,
+    dropout_p: float,
+    out_proj_weight: Tensor,
+    out_proj_bias: Optional[Tensor],
+    training: bool=True,
+    key_padding_mask: Optional[Tensor]=None,
+    need_weights: bool=True,
+    attn_mask: Optional[Tensor]=None,
+    use_separate_proj_weight: bool=False,
+    q_proj_weight: Optional[Tensor]=None,
+    k_proj_weight: Optional[Tensor]=None,
+    v_proj_weight: Optional[Tensor]=None,
+    static_k: Optional[Tensor]=None,
+    static_v: Optional[Tensor]=None,
+    average_attn_weights: bool=True,
+    is_causal: bool=False) -> Tuple[Tensor, Optional[Tensor]]:
+  batched = query.dim() == 3
+  if not batched:
+    query = query.unsqueeze(1)
+    key = key.unsqueeze(1)
+    value = value.unsqueeze(1)
+    if key_padding_mask is not None:
+      key_padding_mask = key_padding_mask.unsqueeze(0)
+  if is_causal and attn_mask is None:
+    ops.prim.RaiseException("Need attn_mask if specifying the is_causal hint.", "builtins.RuntimeError")
+  tgt_len, bsz, embed_dim = query.size(0), query.size(1), query.size(2)
+  assert embed_dim == embed_dim_to_check, "embedding dimension mismatch"
+  head_dim = embed_dim // num_heads
+  assert head_dim * num_heads == embed_dim, "embed_dim not divisible by num_heads"
+  b_q = annotate(Optional[Tensor], None)
+  b_k = annotate(Optional[Tensor], None)
+  b_v = annotate(Optional[Tensor], None)
+  if in_proj_bias is not None:
+    biases = in_proj_bias.chunk(3)
+    b_q = biases[0]
+    b_k = biases[1]
+    b_v = biases[2]
+  if use_separate_proj_weight:
+    assert q_proj_weight is not None and k_proj_weight is not None, "q/k_proj_weight is None"
+    assert v_proj_weight is not None, "v_proj_weight is None"
+    w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+  else:
+    assert in_proj_weight is not None, "in_proj_weight is None"
+    weights3 = in_proj_weight.chunk(3)
+    w_q, w_k, w_v = weights3[0], weights3[1], weights3[2]
+  q = torch.linear(query, w_q, b_q)
+  k = torch.linear(key, w_k, b_k)
+  v = torch.linear(value, w_v, b_v)
+  if attn_mask is not None:
+    am = attn_mask
+    if am.dtype == 11:
+      am = torch.zeros_like(am, dtype=q.dtype).masked_fill(am, float("-inf"))
+    if am.dim() == 2:
+      am = am.unsqueeze(0)
+    attn_mask = am
+  if key_padding_mask is not None:
+    kpm = key_padding_mask
+    if kpm.dtype == 11:
+      kpm = torch.zeros_like(kpm, dtype=q.dtype).masked_fill(kpm, float("-inf"))
+    key_padding_mask = kpm
+  if bias_k is not None and bias_v is not None:
+    assert static_k is None and static_v is None, "bias cannot be added to static key/value"
+    k = torch.cat([k, bias_k.repeat(1, bsz, 1)])
+    v = torch.cat([v, bias_v.repeat(1, bsz, 1)])
+    if attn_mask is not None:
+      attn_mask = torch.constant_pad_nd(attn_mask, [0, 1])
+    if key_padding_mask is not None:
+      key_padding_mask = torch.constant_pad_nd(key_padding_mask, [0, 1])
+  q = q.contiguous().view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
+  if static_k is None:
+    k = k.contiguous().view(k.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+  else:
+    k = static_k
+  if static_v is None:
+    v = v.contiguous().view(v.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+  else:
+    v = static_v
+  if add_zero_attn:
+    zeros = torch.zeros([bsz * num_heads, 1, head_dim], dtype=k.dtype, device=k.device)
+    k = torch.cat([k, zeros], 1)
+    v = torch.cat([v, zeros], 1)
+    if attn_mask is not None:
+      attn_mask = torch.constant_pad_nd(attn_mask, [0, 1])
+    if key_padding_mask is not None:
+      key_padding_mask = torch.constant_pad_nd(key_padding_mask, [0, 1])
+  src_len = k.size(1)
+  scores = torch.bmm(q * (1.0 / (float(head_dim) ** 0.5)), k.transpose(1, 2))
+  if attn_mask is not None:
+    scores = scores + attn_mask
+  if key_padding_mask is not None:
+    kpm2 = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
+    scores = scores + kpm2.reshape(bsz * num_heads, 1, src_len)
+  attn = torch.softmax(scores, -1)
+  if dropout_p > 0.0:
+    attn = torch.dropout(attn, dropout_p, training)
+  out = torch.bmm(attn, v).transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
+  out = torch.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
+  weights = annotate(Optional[Tensor], None)
+  if need_weights:
+    w = attn.view(bsz, num_heads, tgt_len, src_len)
+    if average_attn_weights:
+      w = w.mean(1)
+    if not batched:
+      w = w.squeeze(0)
+    weights = w
+  if not batched:
+    out = out.squeeze(1)
+  return (out, weights)
+'''
+
+MASK_QUALNAME = "__torch__.torch.nn.functional._additive_mask"
+
+MASK_SOURCE = '''def _additive_mask(mask: Optional[Tensor],
+    name: str,
+    dtype: int,
+    other: Optional[Tensor]=None,
+    other_name: str="") -> Optional[Tensor]:
+  if mask is None:
+    return None
+  if torch.is_floating_point(mask):
+    return mask
+  assert mask.dtype == 11, "only bool and floating types of masks are supported"
+  return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
+'''
+
+MASK_ARGS = ("mask", "name", "dtype", "other", "other_name")
+
+ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",
+        "in_proj_bias", "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight",
+        "out_proj_bias", "training", "key_padding_mask", "need_weights", "attn_mask",
+        "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
+        "static_k", "static_v", "average_attn_weights", "is_causal")
