@@ -19,8 +19,8 @@ import inspect
 import ember
 from ember.jit import _types as T
 from ember.jit._ir import Node
-from ember.jit._passes import (clone_graph, constant_propagation, cse, dce, inline_calls,
-                               peephole)
+from ember.jit._passes import (_may_mutate, clone_graph, constant_propagation, cse, dce,
+                               inline_calls, peephole)
 
 
 def _functional():
@@ -124,6 +124,8 @@ def _constant_attributes(g, mod, mutated, preserved):
             continue
         if (id(obj), name) in mutated or obj is mod and name in preserved:
             continue
+        if any(_may_mutate(u) for u, _ in o.uses if isinstance(u, Node)):
+            continue            # written in place (a buffer updated by an in-place op)
         value = getattr(obj, name)
         if isinstance(value, ember.Tensor):
             value = value.detach().clone()
