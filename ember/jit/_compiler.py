@@ -211,8 +211,12 @@ class Compiler:
 
     # -- source ranges and errors -------------------------------------------------
     def where(self, node):
+        """The SourceRange an IR node keeps (run-time tracebacks): a call points at its
+        callee, as torch's do."""
         if node is None or not hasattr(node, "lineno"):
             return None
+        if isinstance(node, ast.Call) and hasattr(node.func, "lineno"):
+            node = node.func
         s = self.src
         end = getattr(node, "end_col_offset", None)
         if getattr(node, "end_lineno", node.lineno) != node.lineno:

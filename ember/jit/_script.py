@@ -46,7 +46,7 @@ def get_def(fn):
     if not isinstance(fd, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise NotSupportedError(f"expected a function definition, got {type(fd).__name__}")
     filename = inspect.getsourcefile(fn) or "<unknown>"
-    return fd, SourceInfo(filename, src.split("\n"), first)
+    return fd, SourceInfo(filename, src.rstrip("\n").split("\n"), first)
 
 
 def def_from_source(src, name, filename="<string>"):

@@ -187,3 +187,17 @@ def with_two_items(x):
     with torch.no_grad(), torch.no_grad():
         y = x
     return y
+
+
+def rt_helper(a, b):
+    return torch.mm(a, b)
+
+
+def rt_outer(a, b):
+    c = a + 1
+    return rt_helper(c, b) * 2
+
+
+def rt_index(x, i: int):
+    y = x * 2
+    return y[i]

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import importlib.util
 import pathlib
+import re
 import sys
 
 import pytest
@@ -143,3 +144,27 @@ def test_argument_type_checked_at_call(em, tm):
 def test_errors_are_frontend_classes():
     assert issubclass(ember.jit.frontend.UnsupportedNodeError, ember.jit.frontend.NotSupportedError)
     assert issubclass(ember.jit.frontend.NotSupportedError, RuntimeError)
+
+
+@pytest.mark.parametrize("name,args", [
+    ("rt_outer", lambda m: (m.ones(2, 3), m.ones(4, 5))),
+    ("rt_index", lambda m: (m.ones(3), 7)),
+])
+def test_run_time_error_names_the_scripted_lines(em, tm, name, args):
+    """An op failing inside scripted code: torch's class, and its "Traceback of TorchScript"
+    naming each scripted frame's line with the callee underlined."""
+    import torch
+    with pytest.raises(Exception) as want:
+        torch.jit.script(getattr(tm, name))(*args(torch))
+    with pytest.raises(Exception) as got:
+        ember.jit.script(getattr(em, name))(*args(ember))
+    if name == "rt_outer":
+        assert type(got.value).__name__ == type(want.value).__name__ == "RuntimeError"
+    # (an op's IndexError stays IndexError in ember; torch's interpreter makes it RuntimeError)
+    w = re.sub(r'File ".*?errs_torch.py"', 'File "X"', str(want.value))
+    g = re.sub(r'File ".*?errs_ember.py"', 'File "X"', str(got.value))
+    assert "Traceback of TorchScript" in g
+    if name == "rt_outer":      # the op's own message is the same too
+        assert g.strip() == w.strip()
+    else:
+        assert g.split("\n")[:-2] == w.split("\n")[:-2]
