@@ -124,7 +124,7 @@ def _constant_attributes(g, mod, mutated, preserved):
             continue
         if (id(obj), name) in mutated or obj is mod and name in preserved:
             continue
-        if any(_may_mutate(u) for u, _ in o.uses if isinstance(u, Node)):
+        if o.type is T.TensorType and any(_may_mutate(u) for u, _ in o.uses if isinstance(u, Node)):
             continue            # written in place (a buffer updated by an in-place op)
         value = getattr(obj, name)
         if isinstance(value, ember.Tensor):
