@@ -428,3 +428,11 @@ def int_arg(k: int) -> int:
 
 def tensor_as_int(x) -> int:
     return int_arg(x.sum().long()) + x.long().sum()
+
+
+def del_statement(x):
+    d: Dict[str, int] = {"a": 1, "b": 2}
+    del d["a"]
+    y = x + 1
+    del y
+    return x * len(d)

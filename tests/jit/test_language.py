@@ -117,6 +117,7 @@ FUNCTIONS = {
     "no_grad_block": [lambda: (ember.randn(2, requires_grad=True),)],
     "calls_ignored": [lambda: (ember.randn(2),)],
     "generators_and_with": [lambda: (ember.randn(2), 4)],
+    "del_statement": [lambda: (ember.randn(2),)],
 }
 CASES = [(name, k) for name, makers in FUNCTIONS.items() for k in range(len(makers))]
 # scripted code writes floats as TorchScript does (17 significant digits), unlike Python
@@ -163,11 +164,15 @@ def test_raise_and_assert_at_run_time(em, tm, n):
         a(ember.ones(1), -1)
 
 
-def test_script_on_class(em):
-    ct = ember.jit.script(em.Acc)
-    assert ct is em.Acc
-    assert ember.jit.script(em.use_class)(3) == 10 + 0 + 1 + 2 + 3 * 100 - 300 + 3 * 100 \
-        or ember.jit.script(em.use_class)(3) == em.use_class(3)
+def test_script_on_class(em, tm):
+    """``jit.script`` on a class returns it, compiled: its attributes are typed from
+    ``__init__`` and its methods run from scripted code (as in torch)."""
+    from ember.jit import _types as T
+    assert ember.jit.script(em.Acc) is em.Acc
+    assert tm._torch.jit.script(tm.Acc) is tm.Acc
+    ct = ember.jit._script.script_class(em.Acc)
+    assert ct.attributes == {"total": T.IntType, "items": T.ListType(T.IntType)}
+    assert ember.jit.script(em.use_class)(4) == tm._torch.jit.script(tm.use_class)(4) == 1604
 
 
 MODULES = {
