@@ -10,7 +10,8 @@ module built on ``meta`` draws no random numbers, as in torch.
 
 Note [meta strides]: a placeholder carries the strides and storage offset torch would give
 the tensor (``meta_strides``, ``meta_offset``). A view op computes them by running its
-kernel on a probe: an array with those strides at a fake address, which views never read.
+kernel on a probe: an array with those strides at a fake address, which views never read
+(so the kernel's own stride checks hold too).
 Other results are laid out as torch lays them out: contiguously, in a requested memory
 format, or (pointwise ops, copies, ``*_like``) like their first same-shaped input.
 
@@ -182,8 +183,8 @@ def call(op, args, out):
             return args[0] if op.is_inplace else out
         if op.meta is not None:
             return _metaize(op.meta(*args))
-        if op.is_view:
-            return _view_layout(op, args, _plain_call(op, args, None))
+        if op.is_view and is_meta(args[0]):
+            return _view_call(op, args)
         if sum(t._data.size for t in metas) > _FULL_RUN:
             res = _shrunk_call(op, args, tensors, metas)
         else:
@@ -222,27 +223,27 @@ def probe(t):
     return np.asarray(_Interface(iface)).view(a.dtype)
 
 
-def _view_layout(op, args, res):
-    """Give a view op's outputs the strides and offsets torch gives them."""
-    from ember._tensor import Tensor
-    outs = _outputs(res)
+def _view_call(op, args):
+    """A view op on a meta tensor: its kernel runs on the probe (so its checks see the real
+    strides), and each output gets the strides and offset it came out with."""
     src = args[0]
-    if op.public_name == "as_strided":
-        off = args[3]
-        if off is None:
-            off = src._data.meta_offset if type(src._data) is Placeholder else 0
-        geo = [(tuple(args[1]), tuple(args[2]), off)]
-    else:
-        vals = [probe(src)] + [a._data if isinstance(a, Tensor) else a for a in args[1:]]
-        r = op.kernel(*vals)
-        arrs = [r] if isinstance(r, np.ndarray) else list(r)
-        geo = []
-        for a in arrs:
-            it = a.itemsize
-            start = a.__array_interface__["data"][0] - _FAKE_ADDRESS
-            geo.append((a.shape, tuple(s // it for s in a.strides), start // it))
-    for o, (shape, st, off) in zip(outs, geo):
-        o._data = placeholder(shape, o._data.dtype, st, off)
+    if op.public_name == "as_strided":      # (its kernel returns a placeholder for meta)
+        res = _plain_call(op, args, None)
+        off = args[3] if args[3] is not None else src._data.meta_offset
+        o = _outputs(res)[0]
+        o._data = placeholder(tuple(args[1]), o._data.dtype, tuple(args[2]), off)
+        return res
+    a = src._data
+    src._data = probe(src)
+    try:
+        res = _plain_call(op, args, None)
+    finally:
+        src._data = a
+    for o in _outputs(res):
+        v = o._data
+        it = v.itemsize
+        start = v.__array_interface__["data"][0] - _FAKE_ADDRESS
+        o._data = placeholder(v.shape, v.dtype, tuple(s // it for s in v.strides), start // it)
     return res
 
 

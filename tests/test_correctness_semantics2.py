@@ -528,6 +528,16 @@ META_LAYOUTS = {
     "cpu_to_meta": lambda L: L.empty(2, 3).t().to("meta"),
     "empty_strided": lambda L: L.empty_strided((2, 3), (1, 2), device="meta"),
     "cat": lambda L: L.cat([_m(L, 2, 3), _m(L, 2, 3)]),
+    "view_as_complex": lambda L: L.view_as_complex(_m(L, 3, 4, 2)[1:]),
+    "view_as_real_t": lambda L: L.view_as_real(
+        L.empty(4, 3, dtype=L.complex64, device="meta").t()[1:]),
+    "view_dtype_narrower": lambda L: _m(L, 4, 6)[:, :2].view(L.int16),
+    "diagonal_3d": lambda L: _m(L, 3, 4, 5).permute(2, 0, 1).diagonal(0, 1, 2),
+    "unfold_t": lambda L: _m(L, 6, 8).t().unfold(1, 3, 2),
+    "as_strided_of_t": lambda L: _m(L, 6, 8).t().as_strided((3, 3), (2, 1), 5),
+    "index_mixed": lambda L: _m(L, 4, 5, 6).permute(2, 0, 1)[1:, None, ::2, 3],
+    "nested_slices": lambda L: _m(L, 10, 10)[2:][::3, 1:][1],
+    "reshape_copy": lambda L: _m(L, 4, 6)[:, ::2].reshape(12),
 }
 
 
