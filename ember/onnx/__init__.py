@@ -1,0 +1,150 @@
+"""``ember.onnx``: export models to ONNX through the ``onnx`` package (``pip install
+ember[onnx]``; onnxruntime runs the files).
+
+    export(model, args, "model.onnx", input_names=["x"], output_names=["y"],
+           dynamic_axes={"x": {0: "batch"}, "y": {0: "batch"}})
+
+An eager module or function is traced (``ember.jit.trace``) with its parameters frozen into
+initializers; a scripted module exports its graph, ``prim::If``/``prim::Loop`` as ONNX
+``If``/``Loop``. Each IR node maps to ONNX nodes through a symbolic table
+(``_symbolic_*``); ``register_custom_op_symbolic`` adds or overrides entries.
+"""
+from __future__ import annotations
+
+import contextlib
+import enum
+import io
+import os
+import warnings
+
+from ember.onnx._registry import register_custom_op_symbolic, unregister_custom_op_symbolic
+from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError  # noqa: F401
+from ember.onnx import errors  # noqa: F401
+
+__all__ = ["export", "is_in_onnx_export", "register_custom_op_symbolic",
+           "unregister_custom_op_symbolic", "TrainingMode", "OperatorExportTypes",
+           "OnnxExporterError", "errors", "producer_name", "producer_version",
+           "select_model_mode_for_export"]
+
+producer_name = "ember"
+producer_version = "0.1.0"
+DEFAULT_OPSET = 17
+
+
+class TrainingMode(enum.IntEnum):
+    EVAL = 0
+    PRESERVE = 1
+    TRAINING = 2
+
+
+class OperatorExportTypes(enum.IntEnum):
+    ONNX = 0
+    ONNX_ATEN = 1
+    ONNX_ATEN_FALLBACK = 2
+    ONNX_FALLTHROUGH = 3
+
+
+_exporting = [False]
+
+
+def is_in_onnx_export():
+    """True while ``export`` runs (inside the traced model too)."""
+    return _exporting[0]
+
+
+def _onnx():
+    try:
+        import onnx
+    except ImportError as e:
+        raise ImportError("ember.onnx.export needs the 'onnx' package: "
+                          "pip install ember[onnx] (or pip install onnx onnxruntime)") from e
+    return onnx
+
+
+@contextlib.contextmanager
+def select_model_mode_for_export(model, mode):
+    """Put ``model`` in eval (EVAL) or train (TRAINING) mode for the export; restore after."""
+    from ember import nn
+    if not isinstance(model, nn.Module) or mode == TrainingMode.PRESERVE:
+        yield
+        return
+    was = model.training
+    model.train(mode == TrainingMode.TRAINING)
+    try:
+        yield
+    finally:
+        model.train(was)
+
+
+def export(model, args=(), f=None, export_params=True, verbose=False,
+           training=TrainingMode.EVAL, input_names=None, output_names=None,
+           operator_export_type=OperatorExportTypes.ONNX, opset_version=None,
+           do_constant_folding=True, dynamic_axes=None, keep_initializers_as_inputs=False,
+           custom_opsets=None, export_modules_as_functions=False, autograd_inlining=True,
+           *, kwargs=None, dynamo=False, external_data=True, dynamic_shapes=None,
+           custom_translation_table=None, report=False, optimize=True, verify=False,
+           profile=False, dump_exported_program=False, artifacts_dir="."):
+    """Export ``model`` run on ``args`` to the ONNX file ``f`` (a path or a binary file
+    object); returns the ``onnx.ModelProto`` when ``f`` is None.
+
+    dynamic_axes: {name: [axis, ...]} or {name: {axis: "dim_name"}} for inputs/outputs.
+    opset_version: default 17. training: TrainingMode (EVAL runs ``model.eval()`` for the
+    export). keep_initializers_as_inputs lists the weights as graph inputs too."""
+    if dynamo:
+        raise NotImplementedError("ember.onnx.export(dynamo=True): ember has no torch.export/"
+                                  "dynamo; use the TorchScript-based exporter (dynamo=False)")
+    if operator_export_type != OperatorExportTypes.ONNX:
+        raise NotImplementedError(f"ember.onnx.export: operator_export_type="
+                                  f"{OperatorExportTypes(operator_export_type).name}")
+    if export_modules_as_functions:
+        raise NotImplementedError("ember.onnx.export: export_modules_as_functions")
+    if dynamic_shapes is not None or custom_translation_table is not None:
+        raise NotImplementedError("ember.onnx.export: dynamic_shapes and "
+                                  "custom_translation_table belong to the dynamo exporter")
+    onnx = _onnx()
+    from ember.onnx._convert import build_model
+    args, kw = _split_args(args, kwargs)
+    if kw:
+        raise NotImplementedError("ember.onnx.export: keyword arguments to the model")
+    opset = DEFAULT_OPSET if opset_version is None else int(opset_version)
+    _exporting[0] = True
+    try:
+        with select_model_mode_for_export(model, training):
+            proto = build_model(model, args, opset=opset, input_names=input_names,
+                                output_names=output_names, dynamic_axes=dynamic_axes or {},
+                                fold=do_constant_folding, export_params=export_params,
+                                keep_initializers_as_inputs=keep_initializers_as_inputs,
+                                custom_opsets=custom_opsets or {},
+                                training=training == TrainingMode.TRAINING)
+    finally:
+        _exporting[0] = False
+    onnx.checker.check_model(proto)
+    if verbose:
+        print(onnx.helper.printable_graph(proto.graph))
+    if f is None:
+        return proto
+    data = proto.SerializeToString()
+    if isinstance(f, (str, os.PathLike)):
+        with open(f, "wb") as fh:
+            fh.write(data)
+    elif isinstance(f, io.IOBase) or hasattr(f, "write"):
+        f.write(data)
+    else:
+        raise TypeError(f"ember.onnx.export: f must be a path or a file object, got "
+                        f"{type(f).__name__}")
+    return None
+
+
+def _split_args(args, kwargs):
+    import ember
+    if isinstance(args, ember.Tensor):
+        args = (args,)
+    args = tuple(args) if isinstance(args, (tuple, list)) else (args,)
+    kw = dict(kwargs or {})
+    if args and isinstance(args[-1], dict):
+        kw.update(args[-1])
+        args = args[:-1]
+    return args, kw
+
+
+_ = warnings

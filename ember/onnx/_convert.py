@@ -1,0 +1,153 @@
+"""From a model and example arguments to an ``onnx.ModelProto``: get the IR graph (trace an
+eager model, take a scripted one's), inline calls, convert it (``_export.Exporter``), then
+name inputs/outputs, mark dynamic axes and collect initializers."""
+from __future__ import annotations
+
+import contextlib
+import warnings
+
+import ember
+from ember.onnx._export import Exporter, _value_info
+from ember.onnx._graph import GraphContext, V
+from ember.onnx.errors import OnnxExporterError
+
+
+def _graph_of(model, args):
+    """(graph, leading static inputs) for ``model``."""
+    from ember import jit, nn
+    from ember.jit._passes import clone_graph, inline_calls
+    from ember.jit._modules import RecursiveScriptModule
+    from ember.onnx._patches import patched
+    if isinstance(model, RecursiveScriptModule):
+        fn = model._c._get_method("forward") if hasattr(model, "_c") else None
+        graph = clone_graph(fn.graph if fn is not None else model.graph)
+        lead = [model]
+    elif isinstance(model, jit.ScriptFunction):
+        graph, lead = clone_graph(model.graph), []
+    else:
+        with _frozen(model), patched(model), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            call = model if not isinstance(model, nn.Module) else (lambda *a: model(*a))
+            traced = jit.trace(call, args, check_trace=False)
+        graph, lead = clone_graph(traced.graph), []
+    inline_calls(graph)
+    return graph, lead
+
+
+@contextlib.contextmanager
+def _frozen(model):
+    """Parameters stop requiring grad for the trace (they become constants: initializers)."""
+    from ember import nn
+    params = [p for p in model.parameters() if p.requires_grad] \
+        if isinstance(model, nn.Module) else []
+    for p in params:
+        p.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for p in params:
+            p.requires_grad_(True)
+
+
+def _param_names(model):
+    from ember import nn
+    if not isinstance(model, nn.Module):
+        return {}
+    names = {}
+    for name, t in model.state_dict(keep_vars=True).items():
+        names.setdefault(id(t), name)
+    return names
+
+
+def _flat(v):
+    if v.items is not None:
+        return [x for i in v.items for x in _flat(i)]
+    if v.static and isinstance(v.value, (list, tuple)):
+        return [x for e in v.value for x in _flat(V(value=e))]
+    return [v]
+
+
+def _axes_spec(dynamic_axes, name):
+    spec = dynamic_axes.get(name)
+    if spec is None:
+        return {}
+    if isinstance(spec, dict):
+        return {int(k): str(v) for k, v in spec.items()}
+    return {int(k): f"{name}_dynamic_axes_{i + 1}" for i, k in enumerate(spec)}
+
+
+def _dims(example, axes, unknown):
+    dims = [None if unknown else int(s) for s in example.shape]
+    for k, n in axes.items():
+        dims[k] = n
+    return dims
+
+
+def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, fold,
+                export_params, keep_initializers_as_inputs, custom_opsets, training):
+    from onnx import helper, numpy_helper
+    from ember.onnx._patches import release
+    if opset < 9 or opset > 21:
+        raise ValueError(f"ember.onnx.export: opset_version {opset} (supported: 9 to 21)")
+    graph, lead = _graph_of(model, args)
+    params = graph.inputs()
+    if len(params) != len(lead) + len(args):
+        raise OnnxExporterError(f"the model's graph takes {len(params) - len(lead)} inputs, "
+                                f"export got {len(args)} args")
+    input_names = list(input_names or [])
+    dynamic = any(n in dynamic_axes for n in input_names)
+    ex = Exporter(opset, fold=fold, dynamic=dynamic, param_names=_param_names(model),
+                  training=training)
+    g = GraphContext(ex)
+    env, inputs = {}, []
+    for p, obj in zip(params, lead):
+        env[p.id] = V(value=obj)
+    for k, (p, a) in enumerate(zip(params[len(lead):], args)):
+        default = (p.debug_name or f"input_{k}").replace(".", "_")
+        name = ex.reserve(input_names[k] if k < len(input_names) else default)
+        env[p.id] = V(name=name, example=a)
+        if isinstance(a, ember.Tensor):
+            inputs.append(_value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
+                                                          False)))
+        elif isinstance(a, (bool, int, float)):
+            inputs.append(_value_info(name, a))
+        else:
+            raise OnnxExporterError(f"ember.onnx.export: input {k} is a "
+                                    f"{type(a).__name__} (tensors and numbers only)")
+    try:
+        rets = ex.convert_block(g, graph.block, env)
+    finally:
+        release()
+    flat = [x for r in rets for x in _flat(r)]
+    output_names = list(output_names or [])
+    outputs, seen = [], set()
+    for k, v in enumerate(flat):
+        src = g.input(v)
+        name = output_names[k] if k < len(output_names) else f"output_{k}"
+        if name != src:
+            name = ex.reserve(name) if name not in seen else ex.fresh(name)
+            g.nodes.append(helper.make_node("Identity", [src], [name], name=ex.fresh("Identity_n")))
+        seen.add(name)
+        e = v.example
+        if isinstance(e, ember.Tensor):
+            outputs.append(_value_info(name, e, dims=_dims(e, _axes_spec(dynamic_axes, name),
+                                                           dynamic)))
+        else:
+            outputs.append(_value_info(name, e))
+    known = {i.name for i in inputs} | {o.name for o in outputs}
+    for n in dynamic_axes:
+        if n not in known:
+            warnings.warn(f"Provided key {n} for dynamic axes is not a valid input/output name")
+    inits = [numpy_helper.from_array(arr, name) for name, arr in ex.initializers.items()]
+    if keep_initializers_as_inputs or not export_params:
+        inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))
+                   for t in inits]
+    if not export_params:
+        inits = []
+    gp = helper.make_graph(g.nodes, "main_graph", inputs, outputs, initializer=inits)
+    opsets = [helper.make_opsetid("", opset)] + [helper.make_opsetid(d, v)
+                                                 for d, v in custom_opsets.items()]
+    proto = helper.make_model(gp, opset_imports=opsets, producer_name="ember",
+                              producer_version="0.1.0")
+    proto.ir_version = max(7, helper.find_min_ir_version_for(opsets[:1]))
+    return proto

@@ -1,0 +1,343 @@
+"""The converter: an ``ember.jit`` Graph -> an ONNX ModelProto.
+
+Every IR node is converted in order. Its example outputs are computed from its inputs'
+example values (the run that the trace recorded), so symbolic functions know dtypes and
+shapes. A node whose inputs are all known at export time (constants, parameters) is
+folded into a constant; any other goes through its symbolic function (``_symbolic``).
+``prim::If`` / ``prim::Loop`` on values only known at run time become ONNX ``If`` /
+``Loop`` with their blocks as subgraphs.
+"""
+from __future__ import annotations
+
+import itertools
+
+import ember
+from ember.onnx._graph import GraphContext, Unavailable, V, dtype_of, onnx_type, to_numpy
+from ember.onnx.errors import OnnxExporterError, SymbolicValueError, UnsupportedOperatorError
+
+_SMALL = 64     # constants with at most this many elements become Constant nodes
+
+
+class Exporter:
+    def __init__(self, opset, *, fold=True, dynamic=False, param_names=None,
+                 training=False, custom=None):
+        self.opset = opset
+        self.fold = fold
+        self.dynamic = dynamic            # some input has a dynamic axis
+        self.param_names = param_names or {}     # id(tensor) -> state_dict name
+        self.training = training
+        self.custom = custom or {}
+        self.initializers = {}            # name -> numpy array
+        self._const_cache = {}            # (id, dtype) -> name
+        self._keep = []                   # tensors whose ids are cached
+        self._counter = itertools.count()
+        self._used = set()
+
+    # ---------------------------------------------------------------- names and constants
+    def fresh(self, hint="v"):
+        while True:
+            name = f"{hint}_{next(self._counter)}"
+            if name not in self._used:
+                self._used.add(name)
+                return name
+
+    def reserve(self, name):
+        if name in self._used:
+            raise OnnxExporterError(f"the name {name!r} is used twice")
+        self._used.add(name)
+        return name
+
+    def constant(self, g, value, dtype=None):
+        key = None
+        if isinstance(value, ember.Tensor):
+            key = (id(value), dtype)
+            hit = self._const_cache.get(key)
+            if hit is not None:
+                return hit
+        arr = to_numpy(value, dtype)
+        pname = self.param_names.get(id(value)) if isinstance(value, ember.Tensor) else None
+        if pname is not None and (dtype is None or dtype == value.dtype):
+            name = pname
+            self.initializers[name] = arr
+        elif arr.size > _SMALL:
+            name = self.fresh("onnx::Const")
+            self.initializers[name] = arr
+        else:
+            from onnx import numpy_helper
+            name = g.fresh("Constant")
+            g.nodes.append(_make_constant(name, numpy_helper.from_array(arr)))
+            key = None              # Constant nodes live in one (sub)graph: no reuse
+        if key is not None:
+            self._const_cache[key] = name
+            self._keep.append(value)
+        return name
+
+    # ---------------------------------------------------------------- blocks and nodes
+    def convert_block(self, g, block, env):
+        for n in block.nodes:
+            self.convert_node(g, n, env)
+        return [env[v.id] for v in block.returns]
+
+    def convert_node(self, g, n, env):
+        k = n.kind
+        handler = _PRIM.get(k)
+        if handler is not None:
+            handler(self, g, n, env)
+            return
+        self.convert_op(g, n, env)
+
+    def convert_op(self, g, n, env):
+        ins = [env[v.id] for v in n.inputs]
+        outs = _as_outputs(_evaluate(n, [i.example for i in ins]), len(n.outputs))
+        if all(i.static for i in ins) and not _random(n) and \
+                (self.fold or not any(isinstance(o, ember.Tensor) for o in outs)):
+            results = [V(value=o) for o in outs]
+        else:
+            fn = self.symbolic_for(n)
+            g.node, g.outs = n, outs
+            try:
+                ret = fn(g, *ins)
+            finally:
+                g.node, g.outs = None, ()
+            results = _wrap(ret, outs, n)
+        for o, r in zip(n.outputs, results):
+            env[o.id] = r
+        if _inplace(n) and n.inputs:
+            env[n.inputs[0].id] = results[0]
+
+    def symbolic_for(self, n):
+        from ember.onnx import _registry
+        k = n.kind
+        fn = _registry.lookup(k, self.opset)
+        if fn is None and n.fn is not None:
+            fn = _registry.lookup_python(n.fn)
+        if fn is None and k.endswith("_") and not k.endswith("__"):
+            fn = _registry.lookup(k[:-1], self.opset)
+        if fn is None:
+            name = k if k.startswith(("aten::", "prim::")) or "::" in k else "aten::" + k
+            raise UnsupportedOperatorError(name, self.opset, _registry.first_opset(k))
+        return fn
+
+    # ---------------------------------------------------------------- subgraphs
+    def subgraph(self, g, block, params, name):
+        """``block`` as an ONNX graph whose inputs are ``params`` (list of (name, example))."""
+        from onnx import helper
+        sub = GraphContext(self, parent=g)
+        env = {}
+        inputs = []
+        for p, (pname, example) in zip(block.params, params):
+            env[p.id] = V(name=pname, example=example)
+            inputs.append(_value_info(pname, example, unknown=True))
+        rets = self.convert_block(sub, block, env)
+        outputs, examples = [], []
+        for r in rets:
+            name = sub.op("Identity", sub.input(r, _scalar_dtype(r.example)))
+            outputs.append(_value_info(name, r.example, unknown=True))
+            examples.append(r.example)
+        return helper.make_graph(sub.nodes, self.fresh(name), inputs, outputs), rets
+
+
+def _make_constant(name, tensor):
+    from onnx import helper
+    return helper.make_node("Constant", [], [name], value=tensor)
+
+
+def _scalar_dtype(example):
+    return None if isinstance(example, ember.Tensor) else dtype_of(example)
+
+
+def _value_info(name, example, unknown=False, dims=None):
+    from onnx import helper
+    if isinstance(example, ember.Tensor):
+        shape = dims if dims is not None else (
+            [None] * example.dim() if unknown else list(example.shape))
+        return helper.make_tensor_value_info(name, onnx_type(example.dtype), shape)
+    return helper.make_tensor_value_info(name, onnx_type(dtype_of(example)), [])
+
+
+def _random(n):
+    return n.op is not None and getattr(n.op, "nondeterministic", False) and \
+        n.kind in ("aten::rand", "aten::randn", "aten::dropout", "aten::bernoulli")
+
+
+def _inplace(n):
+    if n.op is not None:
+        return n.op.is_inplace
+    k = n.kind
+    return k.startswith("aten::") and k.endswith("_") and not k.endswith("__")
+
+
+def _evaluate(n, vals):
+    with ember.no_grad():
+        if n.op is not None:
+            from ember import _dispatch
+            return _dispatch.dispatch(n.op, tuple(vals))
+        nkw = len(n.kwnames)
+        if n.fn is None:
+            raise UnsupportedOperatorError(n.kind, 0, None)
+        if nkw:
+            return n.fn(*vals[:-nkw], **dict(zip(n.kwnames, vals[-nkw:])))
+        return n.fn(*vals)
+
+
+def _as_outputs(result, count):
+    if count == 1:
+        return [result]
+    return list(result)
+
+
+def _wrap(ret, examples, n):
+    """A symbolic's return value -> one ``V`` per IR output."""
+    if len(n.outputs) == 1 or not isinstance(ret, (list, tuple)):
+        ret = [ret]
+    if len(ret) < len(examples):
+        ret = list(ret) + [None] * (len(examples) - len(ret))
+    out = []
+    for r, e in zip(ret, examples):
+        out.append(_to_v(r, e, n))
+    return out
+
+
+def _to_v(r, e, n):
+    if isinstance(r, V):
+        if r.items is not None and isinstance(e, (list, tuple)):
+            r.items = [_to_v(i, ei, n) for i, ei in zip(r.items, e)]
+        r.example = e
+        return r
+    if isinstance(r, str):
+        return V(name=r, example=e)
+    if isinstance(r, (list, tuple)):
+        return V(items=[_to_v(i, ei, n) for i, ei in zip(r, e)], example=e)
+    if r is None:
+        return V(value=Unavailable(f"output of {n.kind} is not available in the ONNX export"),
+                 example=e)
+    return V(value=r, example=e)
+
+
+# ---------------------------------------------------------------------- prim nodes
+
+def _constant(ex, g, n, env):
+    v = n.attrs.get("value") if "value" in n.attrs else None
+    env[n.output.id] = V(value=v)
+
+
+def _getattr(ex, g, n, env):
+    obj = env[n.inputs[0].id]
+    if not obj.static:
+        raise SymbolicValueError(f"prim::GetAttr on a run-time value ({n.attrs['name']})")
+    env[n.output.id] = V(value=getattr(obj.value, n.attrs["name"]))
+
+
+def _construct(ex, g, n, env):
+    ins = [env[v.id] for v in n.inputs]
+    tup = n.kind == "prim::TupleConstruct"
+    if all(i.static for i in ins):
+        vals = [i.value for i in ins]
+        env[n.output.id] = V(value=tuple(vals) if tup else vals)
+    else:
+        ex_ = [i.example for i in ins]
+        env[n.output.id] = V(items=ins, example=tuple(ex_) if tup else ex_)
+
+
+def _elements(v):
+    if v.items is not None:
+        return list(v.items)
+    if v.static:
+        return [V(value=e) for e in v.value]
+    raise SymbolicValueError("unpacking a list computed at run time is not supported")
+
+
+def _unpack(ex, g, n, env):
+    for o, e in zip(n.outputs, _elements(env[n.inputs[0].id])):
+        env[o.id] = e
+
+
+def _index(ex, g, n, env):
+    seq, idx = env[n.inputs[0].id], env[n.inputs[1].id]
+    if not idx.static:
+        raise SymbolicValueError(f"{n.kind} with an index known only at run time")
+    if seq.items is None and not seq.static:
+        ex.convert_op(g, n, env)
+        return
+    env[n.output.id] = _elements(seq)[idx.value]
+
+
+def _getitem(ex, g, n, env):
+    seq = env[n.inputs[0].id]
+    if seq.items is not None or (seq.static and isinstance(seq.value, (list, tuple))):
+        _index(ex, g, n, env)
+        return
+    ex.convert_op(g, n, env)
+
+
+def _if(ex, g, n, env):
+    cond = env[n.inputs[0].id]
+    if cond.static:
+        rets = ex.convert_block(g, n.blocks[0 if cond.value else 1], env)
+        for o, r in zip(n.outputs, rets):
+            env[o.id] = r
+        return
+    then_g, then_r = ex.subgraph(g, n.blocks[0], [], "then")
+    else_g, else_r = ex.subgraph(g, n.blocks[1], [], "else")
+    taken = then_r if bool(cond.example) else else_r
+    names = g.op("If", g.input(cond, ember.bool), outputs=len(n.outputs),
+                 then_branch=then_g, else_branch=else_g)
+    names = [names] if len(n.outputs) == 1 else names
+    for o, name, r in zip(n.outputs, names, taken):
+        env[o.id] = V(name=name, example=r.example)
+
+
+def _loop(ex, g, n, env):
+    trip, cond, *carried = [env[v.id] for v in n.inputs]
+    body = n.blocks[0]
+    params = [(g.fresh("iter"), 0), (g.fresh("cond"), True)] + \
+             [(g.fresh("carried"), c.example) for c in carried]
+    graph = _loop_body(ex, g, body, params)
+    trip_name = "" if trip.static and trip.value >= 2 ** 63 - 1 else g.input(trip, ember.int64)
+    names = g.op("Loop", trip_name, g.input(cond, ember.bool),
+                 *[g.input(c, _scalar_dtype(c.example)) for c in carried],
+                 outputs=len(n.outputs), body=graph)
+    names = [names] if len(n.outputs) == 1 else names
+    for o, name, c in zip(n.outputs, names, carried):
+        env[o.id] = V(name=name, example=c.example)
+
+
+def _loop_body(ex, g, body, params):
+    """ONNX's body takes (iter, cond, *carried); ember's block takes (i, *carried)."""
+    from onnx import helper
+    sub = GraphContext(ex, parent=g)
+    env = {}
+    inputs = [_value_info(params[0][0], 0, unknown=True),
+              _value_info(params[1][0], True, unknown=True)]
+    env[body.params[0].id] = V(name=params[0][0], example=0)
+    for p, (pname, example) in zip(body.params[1:], params[2:]):
+        env[p.id] = V(name=pname, example=example)
+        inputs.append(_value_info(pname, example, unknown=True))
+    rets = ex.convert_block(sub, body, env)
+    outputs = []
+    for k, r in enumerate(rets):
+        dtype = ember.bool if k == 0 else _scalar_dtype(params[k + 1][1])
+        name = sub.op("Identity", sub.input(r, dtype))
+        outputs.append(_value_info(name, True if k == 0 else params[k + 1][1], unknown=True))
+    return helper.make_graph(sub.nodes, ex.fresh("loop_body"), inputs, outputs)
+
+
+def _call(ex, g, n, env):
+    raise SymbolicValueError(f"{n.kind} left after inlining (a call of {n.fn!r})")
+
+
+
+_PRIM = {
+    "prim::Constant": _constant,
+    "prim::GetAttr": _getattr,
+    "prim::ListConstruct": _construct,
+    "prim::TupleConstruct": _construct,
+    "prim::ListUnpack": _unpack,
+    "prim::TupleUnpack": _unpack,
+    "prim::TupleIndex": _index,
+    "aten::__getitem__": _getitem,
+    "prim::If": _if,
+    "prim::Loop": _loop,
+    "prim::CallMethod": _call,
+    "prim::CallFunction": _call,
+}

@@ -1,0 +1,119 @@
+"""What the export changes while it traces, so some calls reach the graph as one node each.
+
+ember's recurrent layers, ``vision.ops.nms`` and ``vision.ops.roi_align`` compute in NumPy
+or in many small ops; during an export they call op records of their own
+(``aten::_onnx_rnn``, ``aten::_onnx_nms``, ``aten::_onnx_roi_align``) whose bodies are the
+original code, so the trace records one node that maps to ONNX's LSTM/GRU/RNN,
+NonMaxSuppression and RoiAlign. Everything is restored when the export ends.
+"""
+from __future__ import annotations
+
+import contextlib
+
+import ember
+
+_MODULES: dict = {}         # id -> recurrent module being exported
+_OPS: dict = {}
+
+
+def module_for(mid):
+    return _MODULES[mid]
+
+
+def _ops():
+    if _OPS:
+        return _OPS
+    from ember._ops.registry import OpDef
+
+    def rnn_body(x, hx, cx, mid):
+        m = _MODULES[mid]
+        state = None if hx is None else ((hx, cx) if m.mode == "LSTM" else hx)
+        out, h = _ORIGINAL_FORWARD[mid](x, state)
+        if m.mode == "LSTM":
+            return out, h[0], h[1]
+        return out, h, h
+
+    def nms_body(boxes, scores, iou):
+        return _ORIGINALS["nms"](boxes, scores, iou)
+
+    def roi_body(x, rois, ph, pw, scale, ratio, aligned):
+        return _ORIGINALS["roi_align"](x, rois, (ph, pw), scale, ratio, aligned)
+
+    _OPS["rnn"] = OpDef("_onnx_rnn(Tensor input, Tensor? hx, Tensor? cx, int module) -> "
+                        "(Tensor output, Tensor h_n, Tensor c_n)", composite=rnn_body,
+                        promote=None, differentiable=False)
+    _OPS["nms"] = OpDef("_onnx_nms(Tensor boxes, Tensor scores, float iou_threshold) -> Tensor",
+                        composite=nms_body, promote=None, differentiable=False)
+    _OPS["roi_align"] = OpDef(
+        "_onnx_roi_align(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
+        "float spatial_scale, int sampling_ratio, bool aligned) -> Tensor",
+        composite=roi_body, promote=None, differentiable=False)
+    return _OPS
+
+
+_ORIGINAL_FORWARD: dict = {}
+_ORIGINALS: dict = {}
+
+
+def _rnn_forward(m):
+    mid = id(m)
+    op = _ops()["rnn"]
+
+    def forward(input, hx=None):
+        from ember.nn.utils.rnn import PackedSequence
+        if isinstance(input, PackedSequence):
+            raise NotImplementedError("ONNX export of a recurrent layer on a PackedSequence")
+        h, c = (hx if hx is not None else (None, None)) if m.mode == "LSTM" else (hx, None)
+        out, h_n, c_n = op(input, h, c, mid)
+        return (out, (h_n, c_n)) if m.mode == "LSTM" else (out, h_n)
+    return forward
+
+
+def _nms(boxes, scores, iou_threshold):
+    return _ops()["nms"](boxes, scores, float(iou_threshold))
+
+
+def _roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
+    from ember.vision.ops._utils import _pair, as_rois
+    ph, pw = _pair(output_size)
+    return _ops()["roi_align"](input, as_rois(boxes), int(ph), int(pw), float(spatial_scale),
+                               int(sampling_ratio), bool(aligned))
+
+
+@contextlib.contextmanager
+def patched(model):
+    """Recurrent layers of ``model`` and the vision ops call the export's op records."""
+    from ember import nn
+    import ember.vision.ops as vops
+    import ember.vision.ops.boxes as vboxes
+    roi_mod = __import__("ember.vision.ops.roi_align", fromlist=["roi_align"])
+    mods = [m for m in model.modules()] if isinstance(model, nn.Module) else []
+    rnns = [m for m in mods if isinstance(m, nn.RNNBase) and "forward" not in vars(m)]
+    _ops()
+    _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align)
+    saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
+             (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
+             (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"])]
+    try:
+        vops.nms = vboxes.nms = _nms
+        vops.roi_align = roi_mod.roi_align = _roi_align
+        roi_mod.RoIAlign.op = staticmethod(_roi_align)
+        for m in rnns:
+            _MODULES[id(m)] = m
+            _ORIGINAL_FORWARD[id(m)] = m.forward
+            m.forward = _rnn_forward(m)
+        yield
+    finally:
+        for obj, name, val in saved:
+            setattr(obj, name, val)
+        for m in rnns:
+            vars(m).pop("forward", None)
+
+
+def release():
+    """Forget the modules of the last export (after its graph is converted)."""
+    _MODULES.clear()
+    _ORIGINAL_FORWARD.clear()
+
+
+_ = ember
