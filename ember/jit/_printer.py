@@ -321,8 +321,10 @@ class _FunctionPrinter:
             return False
         if user.kind in ("prim::fork",):
             return False
-        if offset == 0 and getattr(getattr(user, "fn", None), "__name__", "") == "interpolate":
-            return False       # its rank may be tested at run time: the input is named
+        from ember.jit._printer_ops import NAMED_INPUTS
+        if getattr(getattr(user, "fn", None), "__name__", "") in NAMED_INPUTS or \
+                getattr(getattr(user, "op", None), "name", "").split(".")[0] in NAMED_INPUTS:
+            return False       # written with an input twice (or a rank test): inputs named
         return True
 
     @staticmethod

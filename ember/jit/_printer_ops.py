@@ -47,6 +47,12 @@ def public_name(fn, name, check=False):
     return _ALIASES.get(id(fn), name)
 
 
+# callables whose aten spelling uses an input twice: their inputs are never inlined
+NAMED_INPUTS = {"interpolate", "upsample", "lp_pool1d", "lp_pool2d", "lp_pool3d", "kl_div",
+                "softsign", "tanhshrink", "normalize", "_cross_entropy",
+                "multilabel_soft_margin_loss"}
+
+
 def fn_call(p, n):
     name = n.kind.split("::", 1)[1]
     fn = n.fn
@@ -144,7 +150,10 @@ class _Bound(dict):
         return self[name].text
 
     def const(self, name):
-        return self[name].const
+        e = self[name]
+        if e.const is NOT_CONSTANT and e.type is T.NoneType:
+            return None              # a NoneType value (an attribute holding None) is None
+        return e.const
 
 
 def _const_expr(p, v):
@@ -623,12 +632,152 @@ def _loss(name, before, after=()):
                 raise NotImplementedError(f"ember.jit.save: {name} with {legacy}=")
         if "weight" in b and "weight" not in before + after and b.const("weight") is not None:
             raise NotImplementedError(f"ember.jit.save: {name} with weight=")
-        red = b.const("reduction")
-        if red not in _REDUCTIONS:
-            raise NotImplementedError(f"ember.jit.save: {name}(reduction={red!r})")
-        return p.call(name, [b.text(k) for k in before] + [str(_REDUCTIONS[red])] +
+        return p.call(name, [b.text(k) for k in before] + [_reduction(p, b, name)] +
                       [b.text(k) for k in after])
     return write
+
+
+_REDUCTION_Q = "__torch__.torch.nn.functional._reduction_enum"
+_REDUCTION_SOURCE = """def _reduction_enum(reduction: str) -> int:
+  if torch.eq(reduction, "none"):
+    r = 0
+  else:
+    if torch.eq(reduction, "mean"):
+      r = 1
+    else:
+      if torch.eq(reduction, "sum"):
+        r = 2
+      else:
+        ops.prim.RaiseException(torch.add(reduction, " is not a valid value for reduction"), "builtins.ValueError")
+        r = uninitialized(int)
+  return r
+"""
+
+
+def _reduction(p, b, name):
+    """torch's reduction enum of a loss's ``reduction`` (converted at run time when it is
+    an attribute)."""
+    for legacy in ("size_average", "reduce"):
+        if legacy in b and b.const(legacy) is not None:
+            raise NotImplementedError(f"ember.jit.save: {name} with {legacy}=")
+    red = b.const("reduction")
+    if red is NOT_CONSTANT:
+        p.ctx.sources.setdefault(_REDUCTION_Q, _REDUCTION_SOURCE)
+        return f"{_REDUCTION_Q}({b.text('reduction')}, )"
+    if red not in _REDUCTIONS:
+        raise NotImplementedError(f"ember.jit.save: {name}(reduction={red!r})")
+    return str(_REDUCTIONS[red])
+
+
+def _kl_div(p, b):
+    _fill(p, b)
+    if b.const("reduction") == "batchmean":
+        x = b.text("input")
+        total = p.call("kl_div", [x, b.text("target"), "2"], [("log_target", b.text("log_target"))])
+        return p.call("div", [total, p.call("size", [x, "0"])])
+    return p.call("kl_div", [b.text("input"), b.text("target"), _reduction(p, b, "kl_div")],
+                  [("log_target", b.text("log_target"))])
+
+
+def _multilabel_soft_margin(p, b):
+    _fill(p, b)
+    x, y = b.text("input"), b.text("target")
+    red = b.const("reduction")
+    if red not in _REDUCTIONS:
+        raise NotImplementedError(f"ember.jit.save: multilabel_soft_margin_loss(reduction="
+                                  f"{red!r})")
+    for legacy in ("size_average", "reduce"):
+        if b.const(legacy) is not None:
+            raise NotImplementedError(f"ember.jit.save: multilabel_soft_margin_loss with "
+                                      f"{legacy}=")
+    pos = p.call("mul", [y, p.call("log_sigmoid", [x])])
+    neg = p.call("mul", [p.call("rsub", [y, "1"]), p.call("log_sigmoid", [p.call("neg", [x])])])
+    loss = p.call("neg", [p.call("add", [pos, neg])])
+    if b.const("weight") is not None:
+        loss = p.call("mul", [loss, b.text("weight")])
+    loss = p.call("div", [p.call("sum", [loss, "[1]"]), p.call("size", [x, "1"])])
+    return {"none": loss, "mean": p.call("mean", [loss]), "sum": p.call("sum", [loss])}[red]
+
+
+_BAG_Q = "__torch__.torch.nn.functional._ember_embedding_bag"
+_BAG_SOURCE = """def _ember_embedding_bag(weight: Tensor,
+    input: Tensor,
+    offsets: Optional[Tensor],
+    scale_grad_by_freq: bool,
+    mode: int,
+    sparse: bool,
+    per_sample_weights: Optional[Tensor],
+    include_last_offset: bool,
+    padding_idx: Optional[int]) -> Tensor:
+  if torch.__is__(offsets, None):
+    n = torch.size(input, 1)
+    offsets0 = torch.arange(0, torch.numel(input), n, dtype=4, device=ops.prim.device(input))
+    input0 = torch.reshape(input, [-1])
+    if torch.__isnot__(per_sample_weights, None):
+      per_sample_weights0 = annotate(Optional[Tensor], torch.reshape(unchecked_cast(Tensor, per_sample_weights), [-1]))
+    else:
+      per_sample_weights0 = per_sample_weights
+  else:
+    offsets0 = unchecked_cast(Tensor, offsets)
+    input0 = input
+    per_sample_weights0 = per_sample_weights
+  _0, _1, _2, _3 = torch.embedding_bag(weight, input0, offsets0, scale_grad_by_freq, mode, sparse, per_sample_weights0, include_last_offset, padding_idx)
+  return _0
+"""
+
+
+def _lp_pool(n):
+    """torch's formula: (sign(a) * relu(|a|) * area) ** (1 / p), a = avg_pool(x ** p)."""
+    def write(p, b):
+        _fill(p, b)
+        x, nt = b.text("input"), b.text("norm_type")
+        k = b.const("kernel_size")
+        if k is NOT_CONSTANT:
+            raise NotImplementedError(f"ember.jit.save: lp_pool{n}d with a non-constant kernel")
+        ks = list(k) if isinstance(k, (tuple, list)) else [k] * n
+        area = 1
+        for v in ks:
+            area *= v
+        stride = "annotate(List[int], [])" if b.const("stride") is None else \
+            _as_list_text(p, b, "stride")
+        a = p.call(f"avg_pool{n}d", [p.call("pow", [x, nt]), constant_str(ks, p.ctx), stride,
+                                     "0", b.text("ceil_mode")])
+        signed = p.call("mul", [p.call("sign", [a]), p.call("relu", [p.call("abs", [a])])])
+        return p.call("pow", [p.call("mul", [signed, str(area)]), f"torch.div(1., {nt})"])
+    return write
+
+
+def _embedding_bag(p, b):
+    _fill(p, b)
+    if b.const("max_norm") is not None:
+        raise NotImplementedError("ember.jit.save: F.embedding_bag with max_norm")
+    mode = {"sum": 0, "mean": 1, "max": 2}.get(b.const("mode"))
+    if mode is None:
+        raise NotImplementedError(f"ember.jit.save: embedding_bag(mode={b.const('mode')!r})")
+    p.ctx.sources.setdefault(_BAG_Q, _BAG_SOURCE)
+    args = [b.text("weight"), b.text("input"), b.text("offsets"), b.text("scale_grad_by_freq"),
+            str(mode), b.text("sparse"), b.text("per_sample_weights"),
+            b.text("include_last_offset"), b.text("padding_idx")]
+    return f"{_BAG_Q}(" + "".join(a + ", " for a in args) + ")"
+
+
+def _fold(p, b):
+    _fill(p, b)
+    return p.call("col2im", [b.text("input")] + [_pair_list(p, b, k, 2) for k in (
+        "output_size", "kernel_size", "dilation", "padding", "stride")])
+
+
+def _unfold(p, b):
+    _fill(p, b)
+    return p.call("im2col", [b.text("input")] + [_pair_list(p, b, k, 2) for k in (
+        "kernel_size", "dilation", "padding", "stride")])
+
+
+def _pair_list(p, b, k, n):
+    v = b.const(k)
+    if isinstance(v, int) and not isinstance(v, bool):
+        return constant_str([v] * n, p.ctx)
+    return _as_list_text(p, b, k)
 
 
 FUNCTIONAL = {
@@ -700,7 +849,22 @@ FUNCTIONAL = {
     "cross_entropy": _loss("cross_entropy_loss", ("input", "target", "weight"),
                            ("ignore_index", "label_smoothing")),
     "nll_loss": _loss("nll_loss_nd", ("input", "target", "weight"), ("ignore_index",)),
-    "kl_div": _loss("kl_div", ("input", "target"), ("log_target",)),
+    "kl_div": _kl_div, "lp_pool1d": _lp_pool(1), "lp_pool2d": _lp_pool(2),
+    "lp_pool3d": _lp_pool(3), "multilabel_soft_margin_loss": _multilabel_soft_margin,
+    "embedding_bag": _embedding_bag, "fold": _fold, "unfold": _unfold,
+    "rms_norm": _conv("rms_norm", "input", "normalized_shape", "weight", "eps"),
+    "margin_ranking_loss": _loss("margin_ranking_loss", ("input1", "input2", "target",
+                                                          "margin")),
+    "hinge_embedding_loss": _loss("hinge_embedding_loss", ("input", "target", "margin")),
+    "cosine_embedding_loss": _loss("cosine_embedding_loss", ("input1", "input2", "target",
+                                                              "margin")),
+    "multi_margin_loss": _loss("multi_margin_loss", ("input", "target", "p", "margin",
+                                                      "weight")),
+    "multilabel_margin_loss": _loss("multilabel_margin_loss", ("input", "target")),
+    "poisson_nll_loss": _loss("poisson_nll_loss", ("input", "target", "log_input", "full",
+                                                    "eps")),
+    "triplet_margin_loss": _loss("triplet_margin_loss", ("anchor", "positive", "negative",
+                                                          "margin", "p", "eps", "swap")),
     "pixel_shuffle": _plain("pixel_shuffle", "input", "upscale_factor"),
     "pixel_unshuffle": _plain("pixel_unshuffle", "input", "downscale_factor"),
     "channel_shuffle": _plain("channel_shuffle", "input", "groups"),
@@ -750,8 +914,6 @@ def _i_adaptive_max_pool(p, a):
 
 def _i_cross_entropy(p, a):
     x = a[0].text
-    if not x.isidentifier():
-        raise NotImplementedError("ember.jit.save: _cross_entropy of an expression")
     loss = p.call("cross_entropy_loss", [x, a[1].text, "None", a[2].text, a[3].text])
     return f"({loss}, {p.call('logsumexp', [x, '[1]'])})"
 
