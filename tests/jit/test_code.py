@@ -180,8 +180,6 @@ def test_python_call_shown_as_torch_does():
 
 
 def test_unprintable_raises():
-    def f(x, n: int):
-        return x.roll([n], [0]) if False else x
     from ember.jit import _printer
     from ember.jit._ir import Graph, Node
     from ember.jit._script import Function
