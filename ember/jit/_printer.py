@@ -9,8 +9,8 @@ single-use values inlined where evaluation order allows, as torch's printer does
                                     free functions referenced, the file-format version
 
 Nodes that call Python callables with no op record (``node.fn``: ``F.linear``, list
-methods, ``len``...) are mapped to the aten call torch would write (``_functional.py``
-tables below); anything with no TorchScript spelling raises NotImplementedError.
+methods, ``len``...) are mapped to the aten call torch would write (``_printer_ops.py``);
+anything with no TorchScript spelling raises NotImplementedError naming it.
 """
 from __future__ import annotations
 

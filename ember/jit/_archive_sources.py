@@ -1,16 +1,23 @@
-"""TorchScript source of ``F.multi_head_attention_forward`` (and the mask helper ember's
-attention modules call) for archives.
+"""TorchScript sources ``jit.save`` writes into archives next to the code that calls them,
+for ember functions with no aten spelling whose own implementation does not script:
 
-ember's own implementation does not script (it forwards ``__torch_function__`` and keeps
-fused paths), so ``jit.save`` writes this one, in torch's signature, next to the code that
-calls it: in-projection, optional ``bias_k``/``bias_v``/``static_k``/``static_v``/
-``add_zero_attn``, boolean or additive masks, scaled dot-product attention per head, the
-output projection and the (head-averaged) weights.
+    multi_head_attention_forward   torch's signature: in-projection, bias_k/bias_v,
+                                   static_k/v, add_zero_attn, boolean or additive masks,
+                                   per-head scaled dot-product attention, output projection
+    _additive_mask                 the attention modules' mask normalization
+    _ember_rnn / _ember_cell       nn.RNN/LSTM/GRU (and cells) over torch's fused ops, the
+                                   mode chosen at run time
+    _ember_embedding_bag           embedding_bag of a 1-D (with offsets) or 2-D input
+    _reduction_enum                a loss's reduction string as torch's enum at run time
+
+Written in the forms torch's own printer uses (``torch.eq``, ``ops.prim.RaiseException``,
+``unchecked_cast``), and with ScalarType codes for dtypes, so both torch and ember's loader
+compile them.
 """
 
-QUALNAME = "__torch__.torch.nn.functional.multi_head_attention_forward"
+MHA_QUALNAME = "__torch__.torch.nn.functional.multi_head_attention_forward"
 
-SOURCE = '''def multi_head_attention_forward(query: Tensor,
+MHA_SOURCE = '''def multi_head_attention_forward(query: Tensor,
     key: Tensor,
     value: Tensor,
     embed_dim_to_check: int,
@@ -146,8 +153,121 @@ MASK_SOURCE = '''def _additive_mask(mask: Optional[Tensor],
 
 MASK_ARGS = ("mask", "name", "dtype", "other", "other_name")
 
-ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",
+MHA_ARGS = ("query", "key", "value", "embed_dim_to_check", "num_heads", "in_proj_weight",
         "in_proj_bias", "bias_k", "bias_v", "add_zero_attn", "dropout_p", "out_proj_weight",
         "out_proj_bias", "training", "key_padding_mask", "need_weights", "attn_mask",
         "use_separate_proj_weight", "q_proj_weight", "k_proj_weight", "v_proj_weight",
         "static_k", "static_v", "average_attn_weights", "is_causal")
+
+RNN_Q = "__torch__.torch.nn.modules.rnn"
+RNN_ARGS = ("input, hx, weights, has_biases, num_layers, dropout, training, bidirectional, "
+             "batch_first")
+RNN_SOURCE = f"""def _ember_rnn(mode: str,
+    input: Tensor,
+    batch_sizes: Optional[Tensor],
+    h0: Tensor,
+    c0: Optional[Tensor],
+    weights: List[Tensor],
+    names: List[str],
+    num_layers: int,
+    bidirectional: bool,
+    dropout: float,
+    training: bool,
+    batch_first: bool,
+    proj_size: int) -> Tuple[Tensor, Tensor, Optional[Tensor]]:
+  if torch.__isnot__(batch_sizes, None):
+    ops.prim.RaiseException("packed sequences are not supported by this archive")
+  else:
+    pass
+  has_biases = torch.__contains__(names, "bias_ih_l0")
+  c_n = annotate(Optional[Tensor], None)
+  if torch.eq(mode, "LSTM"):
+    if torch.__isnot__(c0, None):
+      hx = [h0, unchecked_cast(Tensor, c0)]
+    else:
+      ops.prim.RaiseException("an LSTM needs a cell state")
+      hx = uninitialized(List[Tensor])
+    output, h_n, c = torch.lstm({RNN_ARGS})
+    c_n = c
+  else:
+    hx = h0
+    if torch.eq(mode, "GRU"):
+      output, h_n = torch.gru({RNN_ARGS})
+    else:
+      if torch.eq(mode, "RNN_TANH"):
+        output, h_n = torch.rnn_tanh({RNN_ARGS})
+      else:
+        output, h_n = torch.rnn_relu({RNN_ARGS})
+  return (output, h_n, c_n)
+"""
+CELL_SOURCE = """def _ember_cell(mode: str,
+    input: Tensor,
+    h: Tensor,
+    c: Optional[Tensor],
+    w_ih: Tensor,
+    w_hh: Tensor,
+    b_ih: Optional[Tensor],
+    b_hh: Optional[Tensor]) -> Tuple[Tensor, Optional[Tensor]]:
+  c_n = annotate(Optional[Tensor], None)
+  if torch.eq(mode, "LSTM"):
+    if torch.__isnot__(c, None):
+      hx = [h, unchecked_cast(Tensor, c)]
+    else:
+      ops.prim.RaiseException("an LSTM cell needs a cell state")
+      hx = uninitialized(List[Tensor])
+    h_n, c1 = torch.lstm_cell(input, hx, w_ih, w_hh, b_ih, b_hh)
+    c_n = c1
+  else:
+    if torch.eq(mode, "GRU"):
+      h_n = torch.gru_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+    else:
+      if torch.eq(mode, "RNN_TANH"):
+        h_n = torch.rnn_tanh_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+      else:
+        h_n = torch.rnn_relu_cell(input, h, w_ih, w_hh, b_ih, b_hh)
+  return (h_n, c_n)
+"""
+
+
+REDUCTION_Q = "__torch__.torch.nn.functional._reduction_enum"
+REDUCTION_SOURCE = """def _reduction_enum(reduction: str) -> int:
+  if torch.eq(reduction, "none"):
+    r = 0
+  else:
+    if torch.eq(reduction, "mean"):
+      r = 1
+    else:
+      if torch.eq(reduction, "sum"):
+        r = 2
+      else:
+        ops.prim.RaiseException(torch.add(reduction, " is not a valid value for reduction"), "builtins.ValueError")
+        r = uninitialized(int)
+  return r
+"""
+
+
+BAG_Q = "__torch__.torch.nn.functional._ember_embedding_bag"
+BAG_SOURCE = """def _ember_embedding_bag(weight: Tensor,
+    input: Tensor,
+    offsets: Optional[Tensor],
+    scale_grad_by_freq: bool,
+    mode: int,
+    sparse: bool,
+    per_sample_weights: Optional[Tensor],
+    include_last_offset: bool,
+    padding_idx: Optional[int]) -> Tensor:
+  if torch.__is__(offsets, None):
+    n = torch.size(input, 1)
+    offsets0 = torch.arange(0, torch.numel(input), n, dtype=4, device=ops.prim.device(input))
+    input0 = torch.reshape(input, [-1])
+    if torch.__isnot__(per_sample_weights, None):
+      per_sample_weights0 = annotate(Optional[Tensor], torch.reshape(unchecked_cast(Tensor, per_sample_weights), [-1]))
+    else:
+      per_sample_weights0 = per_sample_weights
+  else:
+    offsets0 = unchecked_cast(Tensor, offsets)
+    input0 = input
+    per_sample_weights0 = per_sample_weights
+  _0, _1, _2, _3 = torch.embedding_bag(weight, input0, offsets0, scale_grad_by_freq, mode, sparse, per_sample_weights0, include_last_offset, padding_idx)
+  return _0
+"""
