@@ -19,9 +19,7 @@ def _graph_of(model, args):
     from ember.jit._modules import RecursiveScriptModule
     from ember.onnx._patches import patched
     if isinstance(model, RecursiveScriptModule):
-        fn = model._c._get_method("forward") if hasattr(model, "_c") else None
-        graph = clone_graph(fn.graph if fn is not None else model.graph)
-        lead = [model]
+        graph, lead = clone_graph(model.graph), [model]
     elif isinstance(model, jit.ScriptFunction):
         graph, lead = clone_graph(model.graph), []
     else:

@@ -119,11 +119,11 @@ class Exporter:
         return fn
 
     # ---------------------------------------------------------------- subgraphs
-    def subgraph(self, g, block, params, name):
+    def subgraph(self, g, block, params, name, outer):
         """``block`` as an ONNX graph whose inputs are ``params`` (list of (name, example))."""
         from onnx import helper
         sub = GraphContext(self, parent=g)
-        env = {}
+        env = dict(outer)           # outer-scope values are visible in ONNX subgraphs
         inputs = []
         for p, (pname, example) in zip(block.params, params):
             env[p.id] = V(name=pname, example=example)
@@ -277,8 +277,8 @@ def _if(ex, g, n, env):
         for o, r in zip(n.outputs, rets):
             env[o.id] = r
         return
-    then_g, then_r = ex.subgraph(g, n.blocks[0], [], "then")
-    else_g, else_r = ex.subgraph(g, n.blocks[1], [], "else")
+    then_g, then_r = ex.subgraph(g, n.blocks[0], [], "then", env)
+    else_g, else_r = ex.subgraph(g, n.blocks[1], [], "else", env)
     taken = then_r if bool(cond.example) else else_r
     names = g.op("If", g.input(cond, ember.bool), outputs=len(n.outputs),
                  then_branch=then_g, else_branch=else_g)
@@ -292,7 +292,7 @@ def _loop(ex, g, n, env):
     body = n.blocks[0]
     params = [(g.fresh("iter"), 0), (g.fresh("cond"), True)] + \
              [(g.fresh("carried"), c.example) for c in carried]
-    graph = _loop_body(ex, g, body, params)
+    graph = _loop_body(ex, g, body, params, env)
     trip_name = "" if trip.static and trip.value >= 2 ** 63 - 1 else g.input(trip, ember.int64)
     names = g.op("Loop", trip_name, g.input(cond, ember.bool),
                  *[g.input(c, _scalar_dtype(c.example)) for c in carried],
@@ -302,11 +302,11 @@ def _loop(ex, g, n, env):
         env[o.id] = V(name=name, example=c.example)
 
 
-def _loop_body(ex, g, body, params):
+def _loop_body(ex, g, body, params, outer):
     """ONNX's body takes (iter, cond, *carried); ember's block takes (i, *carried)."""
     from onnx import helper
     sub = GraphContext(ex, parent=g)
-    env = {}
+    env = dict(outer)
     inputs = [_value_info(params[0][0], 0, unknown=True),
               _value_info(params[1][0], True, unknown=True)]
     env[body.params[0].id] = V(name=params[0][0], example=0)

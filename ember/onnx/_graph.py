@@ -89,7 +89,7 @@ def to_numpy(value, dtype=None):
                              (value[0] if value else 0))
     if dtype is not None:
         arr = arr.astype(ember.empty(0, dtype=dtype).numpy().dtype)
-    return np.ascontiguousarray(arr)
+    return np.array(arr, order="C", copy=True)
 
 
 class GraphContext:

@@ -1,5 +1,8 @@
 """What the export changes while it traces, so some calls reach the graph as one node each.
 
+``Tensor.detach`` is recorded as ``aten::alias`` (the tracer would bake its result in as a
+constant: hardsigmoid's ``lin.detach().clamp(0, 1)``).
+
 ember's recurrent layers, ``vision.ops.nms`` and ``vision.ops.roi_align`` compute in NumPy
 or in many small ops; during an export they call op records of their own
 (``aten::_onnx_rnn``, ``aten::_onnx_nms``, ``aten::_onnx_roi_align``) whose bodies are the
@@ -80,6 +83,19 @@ def _roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, 
                                int(sampling_ratio), bool(aligned))
 
 
+def _traced_detach(orig):
+    from ember._ops.registry import OPS
+    alias = OPS["alias"]
+
+    def detach(self):
+        from ember.jit import is_tracing
+        if not is_tracing():
+            return orig(self)
+        with ember.no_grad():       # recorded (aten::alias), so the value is not baked in
+            return alias(self)
+    return detach
+
+
 @contextlib.contextmanager
 def patched(model):
     """Recurrent layers of ``model`` and the vision ops call the export's op records."""
@@ -93,8 +109,10 @@ def patched(model):
     _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
              (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
-             (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"])]
+             (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
+             (ember.Tensor, "detach", ember.Tensor.detach)]
     try:
+        ember.Tensor.detach = _traced_detach(ember.Tensor.detach)
         vops.nms = vboxes.nms = _nms
         vops.roi_align = roi_mod.roi_align = _roi_align
         roi_mod.RoIAlign.op = staticmethod(_roi_align)

@@ -1,0 +1,261 @@
+"""ember.onnx.export: layers, activations, recurrent layers, transformers, scripted control
+flow, options and errors, each run in onnxruntime against ember eager."""
+from __future__ import annotations
+
+import io
+import sys
+
+import numpy as np
+import pytest
+
+import ember
+import ember.onnx
+from ember import nn
+
+from _onnx_run import check, export_bytes, onnx, op_types, session
+
+BATCH = {"in0": [0], "out0": [0]}
+
+
+def _eval(m):
+    ember.manual_seed(0)
+    return m.eval()
+
+
+def test_mlp_matches_torch_structure_and_values(tmp_path):
+    torch = pytest.importorskip("torch")
+    ember.manual_seed(0)
+    m = _eval(nn.Sequential(nn.Linear(3, 8), nn.ReLU(), nn.Linear(8, 2), nn.Softmax(-1)))
+    proto = check(m, ember.randn(2, 3), ember.randn(5, 3), dynamic=BATCH)
+    tm = torch.nn.Sequential(torch.nn.Linear(3, 8), torch.nn.ReLU(), torch.nn.Linear(8, 2),
+                             torch.nn.Softmax(-1))
+    f = io.BytesIO()
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(tm, (torch.randn(2, 3),), f, dynamo=False, opset_version=17)
+    theirs = onnx.load_from_string(f.getvalue())
+    assert op_types(proto) == op_types(theirs) == ["Gemm", "Relu", "Gemm", "Softmax"]
+    assert [i.name for i in proto.graph.initializer] == [i.name for i in theirs.graph.initializer]
+    assert proto.opset_import[0].version == 17
+    dims = proto.graph.input[0].type.tensor_type.shape.dim
+    assert dims[0].dim_param == "in0_dynamic_axes_1" and dims[1].dim_value == 3
+
+
+def test_cnn_conv_bn_relu_pools():
+    m = _eval(nn.Sequential(nn.Conv2d(3, 6, 3, padding=1), nn.BatchNorm2d(6), nn.ReLU(),
+                            nn.MaxPool2d(2), nn.Conv2d(6, 4, 3, stride=2, groups=2),
+                            nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                            nn.Linear(4, 3)))
+    check(m, ember.randn(2, 3, 16, 16), ember.randn(3, 3, 16, 16), dynamic=BATCH)
+
+
+LAYERS = {
+    "leaky_relu": nn.LeakyReLU(0.1), "elu": nn.ELU(), "gelu": nn.GELU(),
+    "gelu_tanh": nn.GELU("tanh"), "hardsigmoid": nn.Hardsigmoid(), "hardswish": nn.Hardswish(),
+    "silu": nn.SiLU(), "softplus": nn.Softplus(), "mish": nn.Mish(), "selu": nn.SELU(),
+    "celu": nn.CELU(), "prelu": nn.PReLU(), "log_softmax": nn.LogSoftmax(1),
+    "softmax": nn.Softmax(1), "softsign": nn.Softsign(), "logsigmoid": nn.LogSigmoid(),
+    "hardtanh": nn.Hardtanh(), "relu6": nn.ReLU6(), "tanh": nn.Tanh(), "sigmoid": nn.Sigmoid(),
+    "avg_pool_padded": nn.AvgPool2d(3, 2, 1), "adaptive_avg": nn.AdaptiveAvgPool2d((3, 2)),
+    "adaptive_max": nn.AdaptiveMaxPool2d(1), "group_norm": nn.GroupNorm(2, 4),
+    "instance_norm": nn.InstanceNorm2d(4), "conv_transpose": nn.ConvTranspose2d(4, 3, 3, 2, 1),
+    "layer_norm": nn.LayerNorm([6]), "upsample": nn.Upsample(scale_factor=2),
+    "upsample_bilinear": nn.Upsample(scale_factor=2, mode="bilinear"),
+    "dropout": nn.Dropout(0.3), "max_pool_ceil": nn.MaxPool2d(3, 2, 1, ceil_mode=True),
+    "pad": nn.ZeroPad2d((1, 2, 0, 1)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(LAYERS))
+def test_layers_and_activations(name):
+    m = _eval(LAYERS[name])
+    check(m, ember.randn(2, 4, 6, 6) * 4, ember.randn(3, 4, 6, 6) * 4, dynamic=BATCH)
+
+
+class _TensorOps(nn.Module):
+    def forward(self, x):
+        y = x.view(x.size(0), -1)[:, 1:5].mean(1, keepdim=True) * 2
+        z = x.transpose(1, 2).contiguous().flatten(1).amax(1, keepdim=True)
+        a, b = x.chunk(2, dim=2)
+        c = ember.cat([a, b.exp() - 1], 1).permute(0, 2, 1).sum(-1)
+        w = ember.where(x[:, 0] > 0, x[:, 1], x[:, 2].abs().sqrt()) ** 2 / (1 + x[:, 0] ** 2)
+        s = ember.stack([w, w.clamp(-0.5, 0.5)], 1).reshape(x.size(0), -1)
+        return y + z, c, s.to(ember.float64), x.argmax(1)
+
+
+def test_tensor_ops_with_dynamic_batch():
+    dyn = {"in0": [0], "out0": [0], "out1": [0], "out2": [0], "out3": [0]}
+    check(_TensorOps(), ember.randn(2, 3, 4), ember.randn(5, 3, 4), dynamic=dyn)
+
+
+@pytest.mark.parametrize("kind,kw", [("LSTM", dict(num_layers=2, batch_first=True)),
+                                     ("LSTM", dict(bidirectional=True)),
+                                     ("GRU", dict(num_layers=2, bidirectional=True)),
+                                     ("GRU", dict(batch_first=True)),
+                                     ("RNN", dict()),
+                                     ("RNN", dict(nonlinearity="relu", batch_first=True))])
+def test_recurrent(kind, kw):
+    ember.manual_seed(0)
+    m = getattr(nn, kind)(4, 5, **kw)
+    bf = kw.get("batch_first", False)
+    shape = (lambda b, t: (b, t, 4)) if bf else (lambda b, t: (t, b, 4))
+    b_ax = 0 if bf else 1
+    dyn = {"in0": [0, 1], "out0": [0, 1], "out1": [1]}
+    if kind == "LSTM":
+        dyn["out2"] = [1]
+    check(m, ember.randn(*shape(2, 3)), ember.randn(*shape(4, 6)), dynamic=dyn)
+    # with an initial state as a second input
+    h = ember.randn(m.num_layers * (2 if m.bidirectional else 1), 2, 5)
+    state = (h, ember.randn(*h.shape)) if kind == "LSTM" else h
+
+    class WithState(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.rnn = m
+
+        def forward(self, x, h0, c0=None):
+            return self.rnn(x, (h0, c0) if kind == "LSTM" else h0)
+    args = (ember.randn(*shape(2, 3)),) + (state if kind == "LSTM" else (state,))
+    check(WithState(), args)
+    assert b_ax in (0, 1)
+
+
+def test_transformer_encoder_dynamic_batch():
+    ember.manual_seed(0)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
+    m = _eval(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
+    # the sequence length is fixed: ember's attention computes its reshapes from sizes the
+    # trace records as constants; the batch is dynamic
+    proto = check(m, ember.randn(2, 5, 8), ember.randn(3, 5, 8), dynamic=BATCH)
+    assert "LayerNormalization" in op_types(proto)
+    layer = nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True)
+    check(_eval(nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)),
+          ember.randn(5, 2, 8))
+
+
+def test_embedding():
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Embedding(10, 4), nn.Flatten(), nn.Linear(8, 3))
+    proto = check(m, ember.tensor([[1, 2], [3, 4]]), ember.tensor([[1, 2], [3, 4], [9, 0]]),
+                  dynamic=BATCH)
+    assert "Gather" in op_types(proto)
+
+
+class _Control(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 4)
+
+    def forward(self, x, n: int):
+        if x.sum() > 0:
+            y = self.lin(x)
+        else:
+            y = x * 2
+        for i in range(n):
+            y = y + i
+        return y
+
+
+def test_scripted_if_and_loop():
+    m = ember.jit.script(_Control())
+    x = ember.randn(2, 4).abs()
+    proto = check(m, (x, 3), (-x, 5), (ember.randn(6, 4).abs(), 0), names=["x", "n"],
+                  dynamic={"x": [0], "out0": [0]})
+    assert {"If", "Loop"} <= set(op_types(proto))
+
+
+def test_options(tmp_path, capsys):
+    m = _eval(nn.Sequential(nn.Linear(3, 4), nn.Tanh()))
+    x = ember.randn(2, 3)
+    path = tmp_path / "m.onnx"
+    ember.onnx.export(m, (x,), str(path), input_names=["x"], output_names=["y"], verbose=True)
+    assert "Gemm" in capsys.readouterr().out
+    proto = onnx.load(str(path))
+    assert [i.name for i in proto.graph.input] == ["x"]
+    ref = m(x).detach().numpy()
+    np.testing.assert_allclose(session(str(path)).run(None, {"x": x.numpy()})[0], ref,
+                               rtol=1e-5, atol=1e-6)
+    kept = onnx.load_from_string(export_bytes(m, x, input_names=["x"],
+                                              keep_initializers_as_inputs=True))
+    assert [i.name for i in kept.graph.input] == ["x", "0.weight", "0.bias"]
+    assert len(kept.graph.initializer) == 2
+    bare = onnx.load_from_string(export_bytes(m, x, input_names=["x"], export_params=False))
+    assert len(bare.graph.initializer) == 0 and len(bare.graph.input) == 3
+    p13 = onnx.load_from_string(export_bytes(m, x, opset_version=13))
+    assert p13.opset_import[0].version == 13
+    assert ember.onnx.export(m, x) is not None      # f=None returns the ModelProto
+    with pytest.raises(NotImplementedError, match="dynamo"):
+        ember.onnx.export(m, (x,), io.BytesIO(), dynamo=True)
+    assert m.training is False
+
+
+def test_training_mode_eval_restores_train():
+    m = nn.Sequential(nn.Linear(3, 4), nn.Dropout(0.5))
+    x = ember.randn(4, 3)
+    data = export_bytes(m, (x,), input_names=["x"])
+    assert m.training
+    np.testing.assert_allclose(session(data).run(None, {"x": x.numpy()})[0],
+                               m.eval()(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Det(nn.Module):
+    def forward(self, x):
+        return ember.linalg.det(x) + 1
+
+
+def test_unsupported_op_names_op_and_opset():
+    with pytest.raises(ember.onnx.errors.UnsupportedOperatorError,
+                       match="'aten::linalg_det' to ONNX opset version 17 is not supported"):
+        export_bytes(_Det(), ember.randn(2, 3, 3))
+    assert issubclass(ember.onnx.errors.UnsupportedOperatorError, ember.onnx.OnnxExporterError)
+    assert issubclass(ember.onnx.OnnxExporterError, RuntimeError)
+
+
+def test_register_custom_op_symbolic():
+    def det(g, x):      # a 3x3 determinant by the rule of Sarrus
+        def e(i, j):
+            return g.op("Gather", g.op("Gather", x, g.const(i), axis=-2), g.const(j), axis=-1)
+        terms = []
+        for s, perm in ((1, (0, 1, 2)), (1, (1, 2, 0)), (1, (2, 0, 1)),
+                        (-1, (2, 1, 0)), (-1, (0, 2, 1)), (-1, (1, 0, 2))):
+            t = g.op("Mul", g.op("Mul", e(0, perm[0]), e(1, perm[1])), e(2, perm[2]))
+            terms.append(t if s > 0 else g.op("Neg", t))
+        out = terms[0]
+        for t in terms[1:]:
+            out = g.op("Add", out, t)
+        return out
+    ember.onnx.register_custom_op_symbolic("aten::linalg_det", det, 9)
+    try:
+        check(_Det(), ember.randn(2, 3, 3), ember.randn(4, 3, 3), dynamic=BATCH, atol=1e-4)
+    finally:
+        ember.onnx.unregister_custom_op_symbolic("aten::linalg_det", 9)
+    with pytest.raises(ember.onnx.errors.UnsupportedOperatorError):
+        export_bytes(_Det(), ember.randn(2, 3, 3))
+    with pytest.raises(ValueError, match="domain::name"):
+        ember.onnx.register_custom_op_symbolic("det", det, 9)
+
+
+class _Flagged(nn.Module):
+    def forward(self, x):
+        return x * 2 if ember.onnx.is_in_onnx_export() else x * 3
+
+
+def test_is_in_onnx_export():
+    assert not ember.onnx.is_in_onnx_export()
+    x = ember.randn(2, 2)
+    out = session(export_bytes(_Flagged(), x, input_names=["x"])).run(None, {"x": x.numpy()})
+    np.testing.assert_allclose(out[0], x.numpy() * 2, rtol=1e-6)
+    assert not ember.onnx.is_in_onnx_export()
+
+
+def test_missing_onnx_names_the_extra(monkeypatch):
+    monkeypatch.setitem(sys.modules, "onnx", None)
+    with pytest.raises(ImportError, match=r"pip install ember\[onnx\]"):
+        ember.onnx.export(nn.Linear(2, 2), ember.randn(1, 2), io.BytesIO())
+
+
+def test_names_of_torch_enums():
+    assert [m.name for m in ember.onnx.TrainingMode] == ["EVAL", "PRESERVE", "TRAINING"]
+    assert [m.name for m in ember.onnx.OperatorExportTypes] == [
+        "ONNX", "ONNX_ATEN", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH"]
