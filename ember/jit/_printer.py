@@ -778,14 +778,39 @@ def _debug_name(v):
 
 
 def _graph_type_annotation(s):
-    """A type's graph spelling (``int[]``, ``Tensor?``) as an annotation (``List[int]``)."""
+    """A type's graph spelling (``int[]``, ``Tensor?``, ``Dict(str, int)``, ``(int, str)``)
+    as an annotation (``List[int]``...)."""
+    s = s.strip()
     if s.endswith("[]"):
         return f"List[{_graph_type_annotation(s[:-2])}]"
     if s.endswith("?"):
         return f"Optional[{_graph_type_annotation(s[:-1])}]"
-    if s in ("Tensor", "int", "float", "bool", "str", "complex", "NoneType", "Device"):
+    if s.startswith("Dict(") and s.endswith(")"):
+        k, v = _split_top(s[5:-1])
+        return f"Dict[{_graph_type_annotation(k)}, {_graph_type_annotation(v)}]"
+    if s.startswith("(") and s.endswith(")"):
+        parts = _split_top(s[1:-1])
+        return "Tuple[" + ", ".join(_graph_type_annotation(x) for x in parts) + "]"
+    if s in ("Tensor", "int", "float", "bool", "str", "complex", "NoneType", "Device", "Any"):
         return s
     raise NotImplementedError(f"ember.jit.save: isinstance against {s}")
+
+
+def _split_top(s):
+    """Split ``a, (b, c), d`` at its top-level commas."""
+    out, depth, cur = [], 0, []
+    for ch in s:
+        if ch in "([":
+            depth += 1
+        elif ch in ")]":
+            depth -= 1
+        if ch == "," and depth == 0:
+            out.append("".join(cur))
+            cur = []
+        else:
+            cur.append(ch)
+    out.append("".join(cur))
+    return [x.strip() for x in out if x.strip()]
 
 
 def subscript_base(text):

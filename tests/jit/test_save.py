@@ -2,7 +2,7 @@
 ``torch.jit.load`` and give ember eager's outputs on the same inputs."""
 import io
 import zipfile
-from typing import Dict, List, Optional
+from typing import Any, Dict, List, Optional, Tuple
 
 import numpy as np
 import pytest
@@ -692,3 +692,20 @@ def test_unmappable_functional_names_itself():
     m = ember.jit.script(nn.LocalResponseNorm(2))
     with pytest.raises(NotImplementedError, match="local_response_norm"):
         save(m, io.BytesIO())
+
+
+def refine_any(x: Any, t):
+    if ember.jit.isinstance(x, Dict[str, int]):
+        return t + x["a"]
+    if ember.jit.isinstance(x, List[Tuple[int, str]]):
+        return t * len(x)
+    return t
+
+
+def test_isinstance_refinement():
+    f = ember.jit.script(refine_any)
+    loaded = torch.jit.load(_archive(f))
+    t = _rand(2)
+    for x in ({"a": 3}, [(1, "a"), (2, "b")], 5.0):
+        np.testing.assert_allclose(loaded(x, torch.from_numpy(t)).numpy(),
+                                   f(x, ember.from_numpy(t)).numpy())
