@@ -221,8 +221,10 @@ class Compiler:
         end = getattr(node, "end_col_offset", None)
         if getattr(node, "end_lineno", node.lineno) != node.lineno:
             end = None
-        return SourceRange(s.filename, node.lineno + s.line_offset, node.col_offset, end,
-                           s.lines, s.first_line, self.name)
+        ind = getattr(s, "indent", 0)
+        return SourceRange(s.filename, node.lineno + s.line_offset, node.col_offset + ind,
+                           None if end is None else end + ind, s.lines, s.first_line,
+                           self.name)
 
     def span(self, node, width=None):
         """The source range of an ast node for error messages (several lines if it has)."""
@@ -234,8 +236,10 @@ class Compiler:
         end_col = getattr(node, "end_col_offset", None)
         if width is not None:
             end_line, end_col = line, node.col_offset + width
-        return Span(s.filename, line, node.col_offset, end_line, end_col, s.lines,
-                    s.first_line, self.name)
+        ind = getattr(s, "indent", 0)
+        return Span(s.filename, line, node.col_offset + ind, end_line,
+                    None if end_col is None else end_col + ind, s.lines, s.first_line,
+                    self.name)
 
     def error(self, msg, node, also=None):
         raise CompileError(msg, self.span(node), self.span(also) if also is not None else None)
@@ -554,17 +558,65 @@ class Compiler:
         it = self.expr(s.iter)
         items = self.unrolled_items(it, s.iter)
         if items is not None:                     # ModuleList, tuples: unroll
-            for item in items:
-                self.assign(s.target, item, s)
-                ex = self.stmts(_normalize(list(s.body), []))
-                if ex in ("break", "continue", "return"):
-                    self.unsupported(s, "break/continue/return in a loop over a tuple or "
-                                        "module container aren't supported")
+            self.unrolled_loop(s, items)
             return None
         trip, bind = self.iteration(it, s.iter)
         true = self.const(True)
         self.emit_loop(trip, true, s.body, s, lambda env: self.assign(s.target, bind(), s), None)
         return None
+
+    def unrolled_loop(self, s, items):
+        """``for`` over a module container or a tuple: the body once per item. After a
+        ``return`` (which sets ``$cond``, see s_Return) the remaining items run under
+        ``if $cond``. break/continue are refused there, as torch does."""
+        for st in s.body:
+            for n in _walk_no_nested(st, True):
+                if isinstance(n, (ast.Break, ast.Continue)):
+                    self.error("Because we emit iteration over modulelists or tuples as "
+                               "unrolled loops, we do not support break or continue inside "
+                               "the body of these loops", n)
+        body = _normalize(list(s.body), [])
+        if not _exits(s.body):
+            for item in items:
+                self.assign(s.target, item, s)
+                self.stmts(body)
+            return
+        init = None
+        if _returns_in(s.body) and self.env.lookup(_HAS_RET) is None:
+            self.env.vars[_HAS_RET] = S.SimpleValue(self.const(False))
+            rt = self.declared_return or T.PendingType
+            init = self.emit("prim::Uninitialized", [], [rt]).output
+            self.env.vars[_RET] = S.SimpleValue(init)
+        outer_cond = self.env.lookup(_COND)
+
+        def run(k):
+            if k == len(items):
+                return None
+            self.assign(s.target, items[k], s)
+            self.env.vars[_COND] = S.SimpleValue(self.const(True))
+            self.loop_depth = getattr(self, "loop_depth", 0) + 1
+            try:
+                self.stmts(body)
+            finally:
+                self.loop_depth -= 1
+            go = self.env.lookup(_COND).value
+            if go.constant() is True:
+                return run(k + 1)
+            self.emit_if(go, None, None, s, then_fn=lambda: run(k + 1), else_fn=lambda: None)
+            return None
+
+        run(0)
+        if init is not None and init.type is T.PendingType:
+            t = self.env.lookup(_RET).value.type
+            if t is T.PendingType:
+                t = ([r for _, r in getattr(self, "_returns", [])] or [T.NoneType])[-1]
+            init.set_type(t)
+            if self.env.lookup(_RET).value.type is T.PendingType:
+                self.env.lookup(_RET).value.set_type(t)
+        if outer_cond is None:
+            self.env.vars.pop(_COND, None)
+        else:
+            self.env.vars[_COND] = outer_cond
 
     def emit_loop(self, trip, cond, body, node, bind_target, body_cond):
         returns = _returns_in(body)

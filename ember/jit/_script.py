@@ -27,9 +27,13 @@ from ember.jit.frontend import CompileError, NotSupportedError
 # --------------------------------------------------------------------------- source
 
 class SourceInfo:
-    def __init__(self, filename, lines, first_line):
+    """Where a compiled function's source lives: ``lines`` as in the file (a method keeps
+    its class's indentation, as torch prints it), ``indent`` the columns removed before
+    parsing (ast columns + indent = file columns)."""
+    def __init__(self, filename, lines, first_line, indent=0):
         self.filename, self.lines, self.first_line = filename, lines, first_line
         self.line_offset = first_line - 1
+        self.indent = indent
 
 
 def get_def(fn):
@@ -41,12 +45,14 @@ def get_def(fn):
         raise OSError(f"Can't get source for {fn}. TorchScript requires source access in order "
                       f"to carry out compilation, make sure original .py files are available.") from e
     src = textwrap.dedent("".join(lines))
+    indent = len(lines[0].rstrip("\n")) - len(src.split("\n", 1)[0]) if lines else 0
     tree = ast.parse(src)
     fd = tree.body[0]
     if not isinstance(fd, (ast.FunctionDef, ast.AsyncFunctionDef)):
         raise NotSupportedError(f"expected a function definition, got {type(fd).__name__}")
     filename = inspect.getsourcefile(fn) or "<unknown>"
-    return fd, SourceInfo(filename, src.rstrip("\n").split("\n"), first)
+    original = "".join(lines).rstrip("\n").split("\n")
+    return fd, SourceInfo(filename, original, first, indent)
 
 
 def def_from_source(src, name, filename="<string>"):
@@ -252,8 +258,10 @@ def _make_compiler(fd, src, resolver, pyfn, self_type=None, self_module=None):
 
 def _where(src, node, name):
     from ember.jit._ir import SourceRange
-    return SourceRange(src.filename, node.lineno + src.line_offset, node.col_offset,
-                       getattr(node, "end_col_offset", None), src.lines, src.first_line, name)
+    ind = getattr(src, "indent", 0)
+    end = getattr(node, "end_col_offset", None)
+    return SourceRange(src.filename, node.lineno + src.line_offset, node.col_offset + ind,
+                       None if end is None else end + ind, src.lines, src.first_line, name)
 
 
 def _tensor_cls():

@@ -201,3 +201,16 @@ def rt_outer(a, b):
 def rt_index(x, i: int):
     y = x * 2
     return y[i]
+
+
+class UnrolledBreak(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = torch.nn.ModuleList([torch.nn.ReLU(), torch.nn.Tanh()])
+
+    def forward(self, x):
+        for layer in self.layers:
+            if x.sum() > 0:
+                break
+            x = layer(x)
+        return x

@@ -168,3 +168,14 @@ def test_run_time_error_names_the_scripted_lines(em, tm, name, args):
         assert g.strip() == w.strip()
     else:
         assert g.split("\n")[:-2] == w.split("\n")[:-2]
+
+
+def test_break_in_unrolled_loop(em, tm):
+    import torch
+    with pytest.raises(RuntimeError) as want:
+        torch.jit.script(tm.UnrolledBreak())
+    with pytest.raises(RuntimeError) as got:
+        ember.jit.script(em.UnrolledBreak())
+    head = "Because we emit iteration over modulelists or tuples as unrolled loops"
+    assert str(got.value).lstrip().startswith(head) and str(want.value).lstrip().startswith(head)
+    assert _caret(str(got.value)) == _caret(str(want.value))

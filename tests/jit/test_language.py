@@ -180,6 +180,7 @@ MODULES = {
     "ModFinal": lambda: (ember.randn(2, 4),),
     "ModContainers": lambda: (ember.randn(3, 4),),
     "ModMethods": lambda: (ember.randn(3, 4),),
+    "ModUnrolledExits": lambda: (ember.randn(2, 3), 2, 1),
 }
 
 
@@ -235,3 +236,12 @@ def test_tensor_converts_implicitly_to_int(em, tm):
     s, t = ember.jit.script(em.tensor_as_int), tm._torch.jit.script(tm.tensor_as_int)
     assert s(x) == t(_to_torch(x)) == 18
     assert "aten::IntImplicit" in str(s.graph)
+
+
+@pytest.mark.parametrize("stop,skip", [(0, 5), (2, 1), (3, 3), (9, 0)])
+def test_exits_in_unrolled_loops(em, tm, stop, skip):
+    m, t = _pair(em, tm, "ModUnrolledExits")
+    x = ember.randn(2, 3)
+    s, ts = ember.jit.script(m), tm._torch.jit.script(t)
+    assert _same(s(x, stop, skip), m(x, stop, skip))
+    assert _same(s(x, stop, skip), ts(_to_torch(x), stop, skip))
