@@ -1233,6 +1233,105 @@ CASES.update({
 })
 
 
+# ------------------------------------------------------------------ losses, norms, attention (2)
+def _mha(L, *args, **kw):
+    """multi_head_attention_forward with (L=2, N=1, E=4, 2 heads) defaults."""
+    q = t(L, 2, 1, 4)
+    base = dict(query=q, key=q, value=q, embed_dim_to_check=4, num_heads=2,
+                in_proj_weight=t(L, 12, 4), in_proj_bias=t(L, 12), bias_k=None, bias_v=None,
+                add_zero_attn=False, dropout_p=0.0, out_proj_weight=t(L, 4, 4),
+                out_proj_bias=t(L, 4))
+    base.update(kw)
+    return fn(L).multi_head_attention_forward(**base)
+
+
+CASES.update({
+    "nll_1d_target_size": (lambda L: fn(L).nll_loss(t(L, 3), idx(L, 0, 1)),
+                           "For 1D input, 1D target must have size 1"),
+    "nll_weight_dtype": (lambda L: fn(L).nll_loss(t(L, 2, 3), idx(L, 0, 1),
+                                                  weight=t(L, 3, dtype="float64")), None),
+    "nll_0d_target_out_of_bounds": (lambda L: fn(L).nll_loss(t(L, 3), idx(L, 5)[0]),
+                                    "out of bounds"),
+    "cross_entropy_0d_input": (lambda L: fn(L).cross_entropy(t(L), idx(L, 0)[0]), None),
+    "bce_target_dtype": (lambda L: fn(L).binary_cross_entropy(t(L, 3), t(L, 3, dtype="float64")),
+                         "Found dtype Double but expected Float"),
+    "bce_weight_shape": (lambda L: fn(L).binary_cross_entropy(t(L, 3), t(L, 3), weight=t(L, 2)),
+                         None),
+    "bce_logits_int": (lambda L: fn(L).binary_cross_entropy_with_logits(idx(L, 1, 2),
+                                                                        idx(L, 1, 2)),
+                       "\"log_sigmoid_cpu\" not implemented for 'Long'"),
+    "bce_logits_int_target": (lambda L: fn(L).binary_cross_entropy_with_logits(t(L, 2),
+                                                                               idx(L, 1, 2)),
+                              "result type Float can't be cast to the desired output type Long"),
+    "l1_loss_int": (lambda L: fn(L).l1_loss(idx(L, 1, 2), idx(L, 1, 2)), None),
+    "multilabel_soft_margin_0d": (lambda L: fn(L).multilabel_soft_margin_loss(t(L), t(L)),
+                                  "Dimension specified as -1 but tensor has no dimensions"),
+    "multi_margin_weight_dtype": (lambda L: fn(L).multi_margin_loss(
+        t(L, 2, 3), idx(L, 0, 1), weight=t(L, 3, dtype="float64")), None),
+    "cosine_embedding_dims3": (lambda L: fn(L).cosine_embedding_loss(
+        t(L, 2, 3), t(L, 2, 3, 1), t(L, 2)), None),
+    "gaussian_nll_var_negative_scalar": (lambda L: fn(L).gaussian_nll_loss(
+        t(L, 3), t(L, 3), -t(L, 1)), "var has negative entry"),
+    "ctc_negative_length": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4).log_softmax(2),
+                                                     idx(L, 1, 2, 1, 2).reshape(2, 2),
+                                                     idx(L, 5, 5), idx(L, -1, 2)),
+                            "to have value at least 0"),
+    "ctc_targets_too_short": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4).log_softmax(2),
+                                                       idx(L, 1, 2, 1, 2).reshape(2, 2),
+                                                       idx(L, 5, 5), idx(L, 3, 2)), None),
+    "ctc_concatenated_size": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4).log_softmax(2),
+                                                       idx(L, 1, 2, 1), idx(L, 5, 5),
+                                                       idx(L, 2, 2)),
+                              "Expected tensor to have size 4 at dimension 0"),
+    "ctc_int_log_probs": (lambda L: fn(L).ctc_loss(idx(L, *range(40)).reshape(5, 2, 4),
+                                                   idx(L, 1, 2, 1, 2).reshape(2, 2),
+                                                   idx(L, 5, 5), idx(L, 2, 2)), None),
+    "batch_norm_eps_negative": (lambda L: fn(L).batch_norm(t(L, 2, 3), t(L, 3), t(L, 3),
+                                                           eps=-1.0), None),
+    "batch_norm_one_stat": (lambda L: fn(L).batch_norm(t(L, 2, 3), t(L, 3), None), None),
+    "batch_norm_int": (lambda L: fn(L).batch_norm(idx(L, 1, 2, 3, 4).reshape(2, 2), t(L, 2),
+                                                  t(L, 2)), None),
+    "instance_norm_no_stats_eval": (lambda L: fn(L).instance_norm(t(L, 2, 3, 4),
+                                                                  use_input_stats=False),
+                                    "Expected running_mean and running_var to be defined"),
+    "layer_norm_empty_shape": (lambda L: fn(L).layer_norm(t(L, 2, 3), ()),
+                               "Expected normalized_shape to be at least 1-dimensional"),
+    "layer_norm_mixed_dtype": (lambda L: fn(L).layer_norm(t(L, 2, 3), (3,),
+                                                          weight=t(L, 3, dtype="float64")),
+                               "mixed dtype (CPU): expect parameter to have scalar type of Float"),
+    "layer_norm_double_float": (lambda L: fn(L).layer_norm(t(L, 2, 3, dtype="float64"), (3,),
+                                                           bias=t(L, 3)),
+                                "mixed dtype (CPU): all inputs must share same datatype."),
+    "group_norm_weight_size": (lambda L: fn(L).group_norm(t(L, 2, 4), 2, weight=t(L, 3)), None),
+    "mha_embed_not_divisible": (lambda L: _mha(L, num_heads=3), None),
+    "mha_in_proj_none": (lambda L: _mha(L, in_proj_weight=None),
+                         "use_separate_proj_weight is False but in_proj_weight is None"),
+    "mha_separate_none": (lambda L: _mha(L, use_separate_proj_weight=True, q_proj_weight=None,
+                                         k_proj_weight=t(L, 4, 4), v_proj_weight=t(L, 4, 4)),
+                          "use_separate_proj_weight is True but q_proj_weight is None"),
+    "mha_bias_k_only": (lambda L: _mha(L, bias_k=t(L, 1, 1, 4)),
+                        "bias_k is set but bias_v is None"),
+    "mha_bias_v_only": (lambda L: _mha(L, bias_v=t(L, 1, 1, 4)),
+                        "bias_v is set but bias_k is None"),
+    "mha_mask_3d_shape": (lambda L: _mha(L, attn_mask=t(L, 3, 2, 2)),
+                          "The shape of the 3D attn_mask is"),
+    "mha_mask_1d": (lambda L: _mha(L, attn_mask=t(L, 2)), None),
+    "mha_static_k_batch": (lambda L: _mha(L, static_k=t(L, 3, 2, 2)),
+                           "expecting static_k.size(0) of 2"),
+    "mha_static_k_head_dim": (lambda L: _mha(L, static_k=t(L, 2, 2, 3)),
+                              "expecting static_k.size(2) of 2"),
+    "mha_padding_mask_dims": (lambda L: _mha(L, key_padding_mask=L.zeros(1, 2, 2,
+                                                                        dtype=L.bool)), None),
+    "mha_unbatched_mask": (lambda L: _mha(L, query=t(L, 2, 4), key=t(L, 2, 4), value=t(L, 2, 4),
+                                          attn_mask=t(L, 1, 1, 2, 2)), None),
+    "mha_in_proj_bias_shape": (lambda L: _mha(L, in_proj_bias=t(L, 5)), None),
+    "mha_separate_weight_shape": (lambda L: _mha(L, use_separate_proj_weight=True,
+                                                 q_proj_weight=t(L, 4, 3),
+                                                 k_proj_weight=t(L, 4, 4),
+                                                 v_proj_weight=t(L, 4, 4)), None),
+})
+
+
 def _outcome(call, lib):
     try:
         call(lib)

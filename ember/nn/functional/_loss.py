@@ -305,9 +305,12 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     if tuple(target.shape) != tuple(input.shape):
         raise ValueError(f"Target size ({ember.Size(target.shape)}) must be the same as input "
                          f"size ({ember.Size(input.shape)})")
+    if not input.is_floating_point():
+        raise NotImplementedError(f'"log_sigmoid_cpu" not implemented for '
+                                  f"'{_tname(input.dtype)}'")
     if not target.is_floating_point():
-        raise RuntimeError(f"binary_cross_entropy_with_logits: expected a floating point "
-                           f"target, got {_tname(target.dtype)}")
+        raise RuntimeError(f"result type {_tname(input.dtype)} can't be cast to the desired "
+                           f"output type {_tname(target.dtype)}")
     _no_grad_arg("binary_cross_entropy_with_logits", "weight", weight)
     _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
 

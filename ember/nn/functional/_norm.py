@@ -149,6 +149,13 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if weight is not None and not input.is_floating_point():
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     _check_floating(input, "LayerNormKernelImpl")
+    for p in (weight, bias):            # torch's CPU mixed-dtype rule: half input, float params
+        if p is None or p.dtype == input.dtype or \
+                p.dtype == ember.float32 and input.dtype in (ember.float16, ember.bfloat16):
+            continue
+        if p.dtype == ember.float32:
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
     return layer_norm_impl(input, normalized_shape, weight, bias, eps)
 
 
