@@ -54,6 +54,7 @@ def script_module(module, memo=None):
     if isinstance(module, RecursiveScriptModule):
         return module
     cls = type(module)
+    _check_initialized(module)
     children = {name: (script_module(m, memo) if m is not None else None)
                 for name, m in module._modules.items()}
     slots, attrs, constants = {}, {"training": T.BoolType}, {}
@@ -114,6 +115,16 @@ def script_module(module, memo=None):
     for name in _exported(cls):
         module_function(rsm, name)
     return rsm
+
+
+def _check_initialized(module):
+    from ember.nn.parameter import UninitializedTensorMixin
+    lazy = [n for n, p in module._parameters.items() if isinstance(p, UninitializedTensorMixin)]
+    if lazy:
+        cls = type(module)
+        name = qualified_class_name(cls)[len("__torch__."):]
+        raise RuntimeError(f"'{name}' has uninitialized parameters {lazy[0]}. Did you "
+                           f"forget to run a forward pass?")
 
 
 def _module_internals():

@@ -172,11 +172,64 @@ TABLE = [
     ("ZeroPad1d", (1,), {}, _r(1, 2, 4)),
     ("ZeroPad2d", (1,), {}, _r(1, 2, 4, 4)),
     ("ZeroPad3d", (1,), {}, _r(1, 2, 3, 3, 3)),
+    ("CTCLoss", (), {}, lambda: (torch.randn(6, 2, 5).log_softmax(2), torch.tensor([[1, 2], [3, 3]]),
+                                 torch.tensor([6, 5]), torch.tensor([2, 1]))),
+    ("NLLLoss2d", (), {}, lambda: (torch.randn(2, 3, 2, 2).log_softmax(1),
+                                   torch.randint(0, 3, (2, 2, 2)))),
 ]
 
 NOT_YET = set()        # torch scripts these too, ember's versions not yet
 # random in eval mode as well (compared by shape only)
 RANDOM = {"FractionalMaxPool2d", "FractionalMaxPool3d", "RReLU"}
+
+
+def _layer(kind):
+    return getattr(nn, kind)(8, 2, 16, dropout=0.0)
+
+
+# containers and stacks built from other modules: (name, builder, input maker)
+BUILT = [
+    ("Sequential", lambda: nn.Sequential(nn.Linear(4, 4), nn.ReLU(), nn.Linear(4, 2)),
+     _r(3, 4)),
+    ("TransformerEncoder", lambda: nn.TransformerEncoder(_layer("TransformerEncoderLayer"), 2,
+                                                         enable_nested_tensor=False),
+     _r(3, 2, 8)),
+    ("TransformerDecoder", lambda: nn.TransformerDecoder(_layer("TransformerDecoderLayer"), 2),
+     lambda: (torch.randn(3, 2, 8), torch.randn(4, 2, 8))),
+    ("LazyLinear", lambda: _run_once(nn.LazyLinear(3), torch.ones(1, 4)), _r(2, 4)),
+]
+
+
+def _run_once(module, x):
+    module(x)
+    return module
+
+
+@pytest.mark.parametrize("name,build,make", BUILT, ids=[row[0] for row in BUILT])
+def test_built_modules_match_eager(name, build, make):
+    torch.manual_seed(0)
+    module = build().eval()
+    scripted = torch.jit.script(module)
+    inputs = make()
+    for x, y in zip(_values(module(*inputs)), _values(scripted(*inputs))):
+        np.testing.assert_allclose(y, x, rtol=1e-5, atol=1e-6)
+
+
+def test_uninitialized_lazy_module_is_refused():
+    with pytest.raises(RuntimeError, match="'torch.nn.modules.linear.LazyLinear' has "
+                                           "uninitialized parameters weight. Did you forget "
+                                           "to run a forward pass?"):
+        torch.jit.script(nn.LazyLinear(3))
+
+
+def test_conv_transpose_output_size():
+    torch.manual_seed(0)
+    module = nn.ConvTranspose2d(3, 4, 3, stride=2)
+    scripted = torch.jit.script(module)
+    x = torch.randn(1, 3, 4, 4)
+    for size in ([9, 9], [10, 10], [1, 4, 10, 9]):
+        np.testing.assert_allclose(scripted(x, size).detach().numpy(),
+                                   module(x, size).detach().numpy(), rtol=1e-6)
 
 
 def _values(x):
