@@ -72,7 +72,8 @@ CASES = {
     "multilabel_margin_target_size": (lambda L: fn(L).multilabel_margin_loss(
         t(L, 2, 3), idx(L, 0, 1)), "inconsistent target size"),
     "multilabel_margin_range": (lambda L: fn(L).multilabel_margin_loss(
-        t(L, 2, 3), idx(L, 0, 9, 0, 1, 2, -1).reshape(2, 3)), "argument #2 'target' is out of range"),
+        t(L, 2, 3), idx(L, 0, 9, 0, 1, 2, -1).reshape(2, 3)),
+            "argument #2 'target' is out of range"),
     "multi_margin_p3": (lambda L: fn(L).multi_margin_loss(t(L, 2, 3), idx(L, 0, 1), p=3),
                         "only p == 1 and p == 2 supported"),
     "multi_margin_weight_2d": (lambda L: fn(L).multi_margin_loss(t(L, 2, 3), idx(L, 0, 1),
@@ -97,7 +98,8 @@ CASES = {
     "triplet_dims": (lambda L: fn(L).triplet_margin_loss(t(L, 3), t(L, 2, 3), t(L, 2, 3)),
                      "expected to have the same number of dimensions"),
     "triplet_distance_margin": (lambda L: fn(L).triplet_margin_with_distance_loss(
-        t(L, 2, 3), t(L, 2, 3), t(L, 2, 3), margin=-1.0), "margin must be greater than 0, got -1.0"),
+        t(L, 2, 3), t(L, 2, 3), t(L, 2, 3), margin=-1.0),
+            "margin must be greater than 0, got -1.0"),
     "gaussian_nll_negative_var": (lambda L: fn(L).gaussian_nll_loss(t(L, 3), t(L, 3),
                                                                     -t(L, 3)),
                                   "var has negative entry"),
@@ -117,10 +119,12 @@ CASES = {
                                                   idx(L, 1, 2, 1, 2).reshape(2, 2),
                                                   idx(L, 5, 5, 5), idx(L, 2, 2)),
                          "must be of size batch_size"),
-    "ctc_4d_log_probs": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4, 1), idx(L, 1, 2, 1, 2).reshape(2, 2),
+    "ctc_4d_log_probs": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4, 1),
+                                                  idx(L, 1, 2, 1, 2).reshape(2, 2),
                                                   idx(L, 5, 5), idx(L, 2, 2)),
                          "Expected 3-dimensional tensor"),
-    "ctc_empty_log_probs": (lambda L: fn(L).ctc_loss(t(L, 0, 2, 4), idx(L, 1, 2, 1, 2).reshape(2, 2),
+    "ctc_empty_log_probs": (lambda L: fn(L).ctc_loss(t(L, 0, 2, 4),
+                                                     idx(L, 1, 2, 1, 2).reshape(2, 2),
                                                      idx(L, 5, 5), idx(L, 2, 2)),
                             "log_probs tensor must not be empty"),
     "ctc_blank_range": (lambda L: fn(L).ctc_loss(t(L, 5, 2, 4).log_softmax(2),
@@ -182,7 +186,8 @@ CASES = {
                                  None),
     "one_hot_float": (lambda L: fn(L).one_hot(t(L, 3)), "LongTensor"),
     "one_hot_empty": (lambda L: fn(L).one_hot(idx(L)), "Can not infer total number of classes"),
-    "one_hot_negative": (lambda L: fn(L).one_hot(idx(L, -1, 0)), "Class values must be non-negative"),
+    "one_hot_negative": (lambda L: fn(L).one_hot(idx(L, -1, 0)),
+        "Class values must be non-negative"),
     "one_hot_too_big": (lambda L: fn(L).one_hot(idx(L, 5), 3), "Class values must be smaller"),
 }
 CASES.update({
@@ -208,7 +213,7 @@ CASES.update({
     "max_pool2d_kernel_zero": (lambda L: fn(L).max_pool2d(t(L, 1, 4, 4), 0),
                                "stride should not be zero"),
     "max_pool2d_kernel_zero_stride": (lambda L: fn(L).max_pool2d(t(L, 1, 4, 4), 0, stride=1),
-                                      "kernel size should be greater than zero, but got kH: 0 kW: 0"),
+        "kernel size should be greater than zero, but got kH: 0 kW: 0"),
     "max_pool1d_kernel_zero": (lambda L: fn(L).max_pool1d(t(L, 1, 4), 0),
                                "max_pool1d() kernel_size must be greater than zero"),
     "avg_pool1d_negative_stride": (lambda L: fn(L).avg_pool1d(t(L, 1, 4), 2, stride=-1),
@@ -386,7 +391,8 @@ CASES.update({
     "scatter_src_and_value": (lambda L: L.zeros(3).scatter(0, idx(L, 0), src=t(L, 1),
                                                            value=1.0), None),
     # ------------------------------------------------------------------ blas / einsum
-    "einsum_no_operands": (lambda L: L.einsum("i"), "must specify the equation string and at least one operand"),
+    "einsum_no_operands": (lambda L: L.einsum("i"),
+        "must specify the equation string and at least one operand"),
     "einsum_bad_dot": (lambda L: L.einsum("i.j", t(L, 2, 2)), None),
     "einsum_output_dot": (lambda L: L.einsum("ij->.", t(L, 2, 2)), None),
     "einsum_bad_subscript": (lambda L: L.einsum("ij->i1", t(L, 2, 2)), None),
@@ -424,7 +430,8 @@ CASES.update({
     "lstsq_rows": (lambda L: L.linalg.lstsq(t(L, 2, 2), t(L, 3, 1)),
                    "input.size(-2) should match other.size(-2)"),
     "geqrf_1d": (lambda L: L.geqrf(t(L, 3)), "input must have at least 2 dimensions"),
-    "geqrf_int": (lambda L: L.geqrf(idx(L, 1, 2, 3, 4).reshape(2, 2)), "not implemented for 'Long'"),
+    "geqrf_int": (lambda L: L.geqrf(idx(L, 1, 2, 3, 4).reshape(2, 2)),
+        "not implemented for 'Long'"),
     # ------------------------------------------------------------------ fft
     "fft_norm": (lambda L: L.fft.fft(t(L, 4), norm="x"), "Invalid normalization mode"),
     "fft_list": (lambda L: L.fft.fft([1.0, 2.0]), "must be Tensor"),
@@ -563,7 +570,8 @@ CASES.update({
     "parameter_list_call": (lambda L: L.nn.ParameterList()(), "ParameterList should not be called"),
     "parameter_list_extend": (lambda L: L.nn.ParameterList().extend(3),
                               "ParameterList.extend should be called with an iterable"),
-    "parameter_dict_call": (lambda L: L.nn.ParameterDict()(1), "ParameterDict should not be called"),
+    "parameter_dict_call": (lambda L: L.nn.ParameterDict()(1),
+        "ParameterDict should not be called"),
     "parameter_dict_bad_key": (lambda L: L.nn.ParameterDict()[3], None),
     # RNNs
     "rnn_dropout_range": (lambda L: L.nn.RNN(2, 3, dropout=2.0),
@@ -577,7 +585,8 @@ CASES.update({
                            "proj_size should be a positive integer or zero"),
     "lstm_proj_too_big": (lambda L: L.nn.LSTM(2, 3, proj_size=3),
                           "proj_size has to be smaller than hidden_size"),
-    "gru_proj": (lambda L: L.nn.GRU(2, 3, proj_size=1), "proj_size argument is only supported for LSTM"),
+    "gru_proj": (lambda L: L.nn.GRU(2, 3, proj_size=1),
+        "proj_size argument is only supported for LSTM"),
     "rnn_nonlinearity": (lambda L: L.nn.RNN(2, 3, nonlinearity="relu6"), "Unknown nonlinearity"),
     "rnn_input_dims": (lambda L: L.nn.RNN(2, 3)(t(L, 1, 1, 1, 2)),
                        "Expected input to be 2D or 3D"),
@@ -609,7 +618,8 @@ CASES.update({
     "optimizer_group_type": (lambda L: _opt(L).add_param_group(3), "param_group must be a dict"),
     "optimizer_group_set": (lambda L: _opt(L).add_param_group(
         {"params": {L.nn.Parameter(L.ones(1))}}), "ordered collections"),
-    "optimizer_non_tensor": (lambda L: L.optim.SGD([3], lr=0.1), "optimizer can only optimize Tensors"),
+    "optimizer_non_tensor": (lambda L: L.optim.SGD([3], lr=0.1),
+        "optimizer can only optimize Tensors"),
     "optimizer_non_leaf": (lambda L: L.optim.SGD([L.ones(2, requires_grad=True) * 2], lr=0.1),
                            "can't optimize a non-leaf Tensor"),
     "optimizer_duplicate_group": (lambda L: (lambda p: L.optim.SGD([{"params": [p]},
@@ -808,7 +818,7 @@ CASES.update({
         'Only "unstructured" PRUNING_TYPE supported'),
     # parametrize
     "parametrize_missing_tensor": (lambda L: _parametrize(L, _Identity(), "nope"),
-                                   "does not have a parameter, a buffer, or a parametrized element"),
+        "does not have a parameter, a buffer, or a parametrized element"),
     "parametrize_remove_missing": (lambda L: L.nn.utils.parametrize.remove_parametrizations(
         L.nn.Linear(2, 2), "weight"), "does not have a parametrization on weight"),
     "parametrize_not_module": (lambda L: _parametrize(L, lambda L: (lambda x: x)), None),
@@ -920,7 +930,7 @@ CASES.update({
     "conv_transpose_output_size_range": (lambda L: L.nn.ConvTranspose2d(2, 2, 3)(
         t(L, 1, 2, 4, 4), output_size=(20, 20)), "requested an output size of"),
     "constant_pad_too_long": (lambda L: fn(L).pad(t(L, 2), (1, 1, 1, 1)),
-                              "Padding length should be less than or equal to two times the input dimension"),
+        "Padding length should be less than or equal to two times the input dimension"),
     "constant_pad_negative": (lambda L: fn(L).pad(t(L, 2), (-2, -1)), None),
     "grid_sample_mode": (lambda L: fn(L).grid_sample(t(L, 1, 1, 2, 2), t(L, 1, 2, 2, 2),
                                                      mode="x"), "expected mode to be 'bilinear'"),
@@ -958,7 +968,8 @@ CASES.update({
     "set_rng_state_size": (lambda L: L.set_rng_state(L.zeros(3, dtype=L.uint8)), None),
     "random_from_out_of_bounds": (lambda L: L.zeros(2, dtype=L.uint8).random_(-1, 5),
                                   "from is out of bounds for unsigned char"),
-    "randperm_bool": (lambda L: L.randperm(3, dtype=L.bool), "\"randperm\" not implemented for 'Bool'"),
+    "randperm_bool": (lambda L: L.randperm(3, dtype=L.bool),
+        "\"randperm\" not implemented for 'Bool'"),
     "randperm_too_big": (lambda L: L.randperm(5000, dtype=L.float16),
                          "n cannot be greater than 2049 for Half type."),
     "bernoulli_int": (lambda L: L.zeros(2, dtype=L.int64).bernoulli_(idx(L, 1, 0)), None),
@@ -968,7 +979,8 @@ CASES.update({
     # data
     "tensor_dataset_sizes": (lambda L: _data(L).TensorDataset(t(L, 2), t(L, 3)),
                              "Size mismatch between tensors"),
-    "concat_dataset_empty": (lambda L: _data(L).ConcatDataset([]), "datasets should not be an empty"),
+    "concat_dataset_empty": (lambda L: _data(L).ConcatDataset([]),
+        "datasets should not be an empty"),
     "concat_dataset_index": (lambda L: _data(L).ConcatDataset([[1, 2]])[-5],
                              "absolute value of index should not exceed dataset length"),
     "random_split_fractions": (lambda L: _data(L).random_split(range(4), [1.5, -0.5]), None),
@@ -1070,7 +1082,7 @@ CASES.update({
                         "min_val cannot be greater than max_val"),
     "glu_odd": (lambda L: fn(L).glu(t(L, 3)), "Halving dimension must be even"),
     "softshrink_negative": (lambda L: fn(L).softshrink(t(L, 3), -1.0),
-                            "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -1"),
+        "lambda must be in range [0, 3.40282e+38] for input dtype Float, but found -1"),
     "gelu_int": (lambda L: fn(L).gelu(idx(L, 1, 2)), "not implemented for 'Long'"),
     "multi_margin_module_p": (lambda L: L.nn.MultiMarginLoss(p=3),
                               "only p == 1 and p == 2 supported"),
@@ -1079,7 +1091,7 @@ CASES.update({
     "triplet_module_margin": (lambda L: L.nn.TripletMarginWithDistanceLoss(margin=-1.0)(
         t(L, 2, 3), t(L, 2, 3), t(L, 2, 3)), None),
     "parameter_int_grad": (lambda L: L.nn.Parameter(idx(L, 1, 2)),
-                           "Only Tensors of floating point and complex dtype can require gradients"),
+        "Only Tensors of floating point and complex dtype can require gradients"),
     "uninitialized_parameter_shape": (lambda L: L.nn.parameter.UninitializedParameter().shape,
                                       "Can't access the shape of an uninitialized parameter"),
     "spectral_norm_twice": (lambda L: _twice_hook(L, _spectral),
@@ -1103,7 +1115,8 @@ CASES.update({
     "linear_cross_entropy_dims": (lambda L: fn(L).linear_cross_entropy(
         t(L, 2, 2, 3), t(L, 4, 3), idx(L, 0, 1)), "expected input with dimensionality 1 or 2"),
     "linear_cross_entropy_weight_1d": (lambda L: fn(L).linear_cross_entropy(
-        t(L, 2, 3), t(L, 3), idx(L, 0, 1)), "expected linear_weight with dimensionality at least 2"),
+        t(L, 2, 3), t(L, 3), idx(L, 0, 1)),
+            "expected linear_weight with dimensionality at least 2"),
     "linear_cross_entropy_last_dim": (lambda L: fn(L).linear_cross_entropy(
         t(L, 2, 3), t(L, 4, 5), idx(L, 0, 1)), "expected equal input and linear_weight last"),
     "linear_cross_entropy_bias": (lambda L: fn(L).linear_cross_entropy(
