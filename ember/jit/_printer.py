@@ -233,6 +233,7 @@ class _FunctionPrinter:
         self.tmp = 0
         self.inline = set()             # ids of nodes printed inside their single use
         self.hoisted = set()            # inlined nodes split out, not yet written
+        self.declared = set()           # names assigned by assign() (typed on first use)
         self.lines = []
 
     # -- names -------------------------------------------------------------------------
@@ -313,9 +314,6 @@ class _FunctionPrinter:
         if dn and not dn.isdigit() and user.kind != "prim::Return":
             return False
         if user.kind == "prim::Loop" and offset >= 2:
-            return False
-        if user.kind == "prim::Return" and user.block.owner_node is not None and \
-                user.block.owner_node.kind == "prim::Loop":
             return False
         if n.kind in ("prim::isinstance", "prim::Uninitialized", "prim::fork"):
             return False
@@ -428,26 +426,27 @@ class _FunctionPrinter:
         else:
             self.emit(depth, ", ".join(self.var(o) for o in outs) + f", = {text}")
 
-    def assign(self, depth, targets, values, target_types):
-        """``a = x`` (or a tuple assignment, so swaps stay right); annotated when the types
-        differ."""
+    def assign(self, depth, targets, values, target_types, sequential=False):
+        """``a = x``, or one tuple assignment so swaps stay right (``sequential``: one line
+        each); a first assignment of another type declares it (``y : Optional[T] = x``)."""
         self.split_long(values, depth)
         pairs = []
         for t, v, tt in zip(targets, values, target_types):
             e = self.expr(v)
             if e == t:
                 continue
-            if v.type != tt:
-                e = f"annotate({type_str(tt, self.ctx)}, {e})"
-            pairs.append((t, e))
-        if not pairs:
-            return 0
-        if len(pairs) == 1:
-            self.emit(depth, f"{pairs[0][0]} = {pairs[0][1]}")
-        else:
-            self.emit(depth, ", ".join(t for t, _ in pairs) + " = " +
-                      ", ".join(e for _, e in pairs))
-        return 1
+            pairs.append((t, e, v.type != tt and tt))
+        if len(pairs) == 1 or sequential:
+            for t, e, tt in pairs:
+                if tt and t not in self.declared:
+                    self.emit(depth, f"{t} : {type_str(tt, self.ctx)} = {e}")
+                else:
+                    self.emit(depth, f"{t} = {e}")
+        elif pairs:
+            self.emit(depth, ", ".join(t for t, _, _ in pairs) + " = " + ", ".join(
+                f"annotate({type_str(tt, self.ctx)}, {e})" if tt else e for _, e, tt in pairs))
+        self.declared.update(targets)
+        return len(pairs)
 
     def s_if(self, n, depth):
         outs = [self.var(o) for o in n.outputs]
@@ -471,8 +470,8 @@ class _FunctionPrinter:
             self.names[p.id] = name
             names.append(name)
         types = [p.type for p in params]
-        self.assign(depth, names, init, types)
-        body_cond = body.returns[0]
+        self.assign(depth, names, init, types, sequential=True)
+        body_cond, carried = body.returns[0], list(body.returns[1:])
         if trip.constant() == _MAX_TRIP:
             c = self.fresh()
             self.emit(depth, f"{c} = {self.expr(cond)}")
@@ -482,9 +481,8 @@ class _FunctionPrinter:
                 self.emit(depth, f"{counter} = 0")
             self.emit(depth, f"while {c}:")
             self.block(body, depth + 1)
-            cname = self.expr(body_cond)
-            self.emit(depth + 1, f"{c} = {cname}")
-            self.assign(depth + 1, names, body.returns[1:], types)
+            self.assign(depth + 1, [c] + names, [body_cond] + carried,
+                        [T.BoolType] + types)
             if counter is not None:
                 self.emit(depth + 1, f"{counter} = torch.add({counter}, 1)")
             return
@@ -497,13 +495,12 @@ class _FunctionPrinter:
         wrote = self.block(body, d + 1)
         if body_cond.constant() is not True:
             c = self.fresh()
-            self.emit(d + 1, f"{c} = {self.expr(body_cond)}")
-            wrote += 1
-            wrote += self.assign(d + 1, names, body.returns[1:], types)
+            wrote += self.assign(d + 1, [c] + names, [body_cond] + carried,
+                                 [T.BoolType] + types)
             self.emit(d + 1, f"if torch.__not__({c}):")
             self.emit(d + 2, "break")
         else:
-            wrote += self.assign(d + 1, names, body.returns[1:], types)
+            wrote += self.assign(d + 1, names, carried, types)
         if not wrote:
             self.emit(d + 1, "pass")
 
@@ -772,8 +769,11 @@ class _FunctionPrinter:
 def _debug_name(v):
     """A value's variable name; a refinement (``unchecked_cast``) is named after what it
     refines, as torch names it."""
-    if v.debug_name is None and getattr(v.node, "kind", None) == "prim::unchecked_cast":
+    kind = getattr(v.node, "kind", None)
+    if v.debug_name is None and kind == "prim::unchecked_cast":
         return v.node.inputs[0].debug_name
+    if v.debug_name is None and kind == "prim::GetAttr":
+        return v.node.attrs["name"]              # torch names an attribute read after it
     return v.debug_name
 
 
