@@ -120,7 +120,7 @@ def export(model, args=(), f=None, export_params=True, verbose=False,
         _exporting[0] = False
     onnx.checker.check_model(proto)
     if verbose:
-        print(onnx.helper.printable_graph(proto.graph))
+        print(onnx.printer.to_text(proto.graph))
     if f is None:
         return proto
     data = proto.SerializeToString()
