@@ -41,6 +41,7 @@ class PrintContext:
         self.constants = []            # tensors referenced as CONSTANTS.c<k>
         self._constant_ids = {}
         self.functions = {}            # qualified name -> Function (free functions called)
+        self._function_ids = {}
         self.named_tuples = {}         # qualified name -> TupleType
         self.classes = {}              # qualified name -> ClassType (non-module classes)
         self.sources = {}              # qualified name -> fixed class source (no_grad)
@@ -53,8 +54,19 @@ class PrintContext:
         return _named_tuple_qualname(t) or t.qualname
 
     def function_name(self, fn):
-        name = _sanitize_qualname(fn.qualified_name)
-        self.functions.setdefault(name, fn)
+        """The archive name of a free function (distinct functions sharing a qualified
+        name, e.g. made by one factory, get ``___torch_mangle_<k>``)."""
+        key = self._function_ids.get(id(fn))
+        if key is not None:
+            return key
+        name = base = _sanitize_qualname(fn.qualified_name)
+        k = 0
+        while name in self.functions:
+            prefix, _, last = base.rpartition(".")
+            name = f"{prefix}.___torch_mangle_f{k}.{last}"
+            k += 1
+        self.functions[name] = fn
+        self._function_ids[id(fn)] = name
         return name
 
     def tensor_constant(self, t):

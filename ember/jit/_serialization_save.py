@@ -226,7 +226,7 @@ def _placeholder(sf):
     return method, ct
 
 
-def _code_files(ctx, class_bodies, root_body=None):
+def _code_files(ctx, class_bodies):
     """{path under code/: source} for module classes, other classes, named tuples and the
     free functions the code calls (printing them can reference more)."""
     files = collections.defaultdict(list)
@@ -237,8 +237,6 @@ def _code_files(ctx, class_bodies, root_body=None):
 
     for q, text in class_bodies.items():
         add(q, text)
-    if root_body is not None:
-        add(*root_body)
     done = set()
     while True:
         pending = [(q, "fn", f) for q, f in ctx.functions.items() if ("fn", q) not in done]

@@ -709,3 +709,19 @@ def test_isinstance_refinement():
     for x in ({"a": 3}, [(1, "a"), (2, "b")], 5.0):
         np.testing.assert_allclose(loaded(x, torch.from_numpy(t)).numpy(),
                                    f(x, ember.from_numpy(t)).numpy())
+
+
+def _make_scaler(k):
+    def scale(x):
+        return x * k
+    return scale
+
+
+def test_same_named_functions_mangled():
+    double, triple = _make_scaler(2), _make_scaler(3)
+
+    def both(x):
+        return double(x) + triple(x)
+    s = ember.jit.script(both)
+    assert any("___torch_mangle_f0" in n for n in zipfile.ZipFile(_archive(s)).namelist())
+    _check(both, s, _rand(3))
