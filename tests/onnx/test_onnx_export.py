@@ -259,3 +259,37 @@ def test_names_of_torch_enums():
     assert [m.name for m in ember.onnx.TrainingMode] == ["EVAL", "PRESERVE", "TRAINING"]
     assert [m.name for m in ember.onnx.OperatorExportTypes] == [
         "ONNX", "ONNX_ATEN", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH"]
+
+
+def test_traced_module_and_script_function():
+    ember.manual_seed(0)
+    m = _eval(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.Flatten(1),
+                            nn.Linear(4 * 6 * 6, 2)))
+    x = ember.randn(2, 3, 8, 8)
+    proto = check(ember.jit.trace(m, x), x, ember.randn(4, 3, 8, 8), dynamic=BATCH)
+    assert {i.name for i in proto.graph.initializer} >= {"0.weight", "1.running_mean", "4.bias"}
+    fn = ember.jit.script(_scripted_fn)
+    y = ember.randn(3, 4)
+    check(fn, (y, y), (-y.abs(), y), names=["x", "y"])
+
+
+def _scripted_fn(x, y):
+    z = x
+    for i in range(3):
+        z = z * y + i
+    if bool(z.mean() > 0):
+        return z.relu()
+    return -z
+
+
+def test_opset_too_old_names_the_version():
+    with pytest.raises(ember.onnx.errors.UnsupportedOperatorError,
+                       match="aten::_layer_norm_impl' to ONNX opset version 13 .* added in "
+                             "version 17"):
+        export_bytes(nn.LayerNorm(4), ember.randn(2, 4), opset_version=13)
+
+
+def test_dynamic_axes_unknown_name_warns():
+    with pytest.warns(UserWarning, match="dynamic axes is not a valid input/output name"):
+        export_bytes(nn.Linear(2, 2), ember.randn(1, 2), input_names=["x"],
+                     dynamic_axes={"z": [0]})
