@@ -1345,6 +1345,64 @@ CASES.update({
 })
 
 
+# ------------------------------------------------------------------ parametrize, module hooks
+def _param_with(L, right_inverse=None, forward=None, unsafe=False):
+    """register_parametrization of a module whose forward/right_inverse are given."""
+    class P(L.nn.Module):
+        def forward(self, x):
+            return x if forward is None else forward(L, x)
+    if right_inverse is not None:
+        P.right_inverse = lambda self, x: right_inverse(L, x)
+    m = L.nn.Linear(2, 2)
+    L.nn.utils.parametrize.register_parametrization(m, "weight", P(), unsafe=unsafe)
+    return m.weight
+
+
+def _pre_hook_returns(L, value):
+    m = L.nn.Linear(2, 2)
+    m.register_forward_pre_hook(lambda mod, args: value)
+    m(t(L, 1, 2))
+
+
+def _no_init_assign(L, value):
+    class M(L.nn.Module):
+        def __init__(self):
+            self.p = value(L)
+    M()
+
+
+CASES.update({
+    "parametrize_right_inverse_type": (lambda L: _param_with(L, right_inverse=lambda L, x: 3),
+                                       "'right_inverse' must return a Tensor or a Sequence"),
+    "parametrize_right_inverse_shape": (lambda L: _param_with(
+        L, right_inverse=lambda L, x: x[:1]),
+        "Registering a parametrization may not change the shape"),
+    "parametrize_right_inverse_dtype": (lambda L: _param_with(
+        L, right_inverse=lambda L, x: x.double()), None),
+    "parametrize_forward_shape": (lambda L: _param_with(L, forward=lambda L, x: x[:1]),
+                                  "Registering a parametrization may not change the shape"),
+    "parametrize_forward_dtype": (lambda L: _param_with(L, forward=lambda L, x: x.double()),
+                                  "Registering a parametrization may not change the dtype"),
+    "parametrize_forward_non_tensor": (lambda L: _param_with(L, forward=lambda L, x: 3), None),
+    "parametrize_right_inverse_list": (lambda L: _param_with(
+        L, right_inverse=lambda L, x: [x, 3]), None),
+    "module_pre_hook_bad_return": (lambda L: _pre_hook_returns(L, 3),
+                                   "linear(): argument 'input' (position 1) must be Tensor"),
+    "module_assign_param_before_init": (lambda L: _no_init_assign(
+        L, lambda L: L.nn.Parameter(L.ones(1))),
+        "cannot assign parameters before Module.__init__() call"),
+    "module_assign_module_before_init": (lambda L: _no_init_assign(L, lambda L: L.nn.ReLU()),
+                                         "cannot assign module before Module.__init__() call"),
+    "module_assign_buffer_type": (lambda L: setattr(
+        (lambda m: (m.register_buffer("b", L.ones(1)), m)[1])(L.nn.Linear(2, 2)), "b", 3),
+        "cannot assign 'int' as buffer 'b'"),
+    "module_to_bad_args": (lambda L: L.nn.Linear(2, 2).to("cpu", "x"), None),
+    "module_to_bad_kwarg": (lambda L: L.nn.Linear(2, 2).to(foo=1), None),
+    "module_set_submodule_missing_parent": (lambda L: L.nn.Sequential(L.nn.ReLU()).set_submodule(
+        "x.y", L.nn.ReLU()), "has no attribute `x`"),
+})
+
+
 def _outcome(call, lib):
     try:
         call(lib)

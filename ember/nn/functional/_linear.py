@@ -22,6 +22,10 @@ def linear(input, weight, bias=None):
             (bias is None or isinstance(bias, Tensor) and bias.dtype == weight.dtype and
              tuple(bias.shape) == (weight.shape[0],)):
         return _linear_op(input, weight, bias)          # one record: one GEMM per pass
+    for pos, (name, v) in enumerate((("input", input), ("weight", weight)), 1):
+        if not isinstance(v, Tensor):
+            raise TypeError(f"linear(): argument '{name}' (position {pos}) must be Tensor, not "
+                            f"{type(v).__name__}")
     # anything else (mixed dtypes, a 1-D weight, a broadcasting bias): torch's composite
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:
         return ember.addmm(bias, input, weight.t())
