@@ -725,3 +725,28 @@ def test_same_named_functions_mangled():
     s = ember.jit.script(both)
     assert any("___torch_mangle_f0" in n for n in zipfile.ZipFile(_archive(s)).namelist())
     _check(both, s, _rand(3))
+
+
+def test_training_mode_batch_norm_updates_running_stats():
+    m = nn.Sequential(nn.Conv2d(2, 3, 3), nn.BatchNorm2d(3), nn.ReLU())      # train mode
+    s = ember.jit.script(m)
+    loaded = torch.jit.load(_archive(s))
+    x = _rand(2, 2, 5, 5)
+    got = loaded(torch.from_numpy(x)).detach().numpy()
+    want = s(ember.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+    bn_t, bn_e = getattr(loaded, "1"), m[1]
+    np.testing.assert_allclose(bn_t.running_mean.numpy(), bn_e.running_mean.numpy(), atol=1e-6)
+    np.testing.assert_allclose(bn_t.running_var.numpy(), bn_e.running_var.numpy(), atol=1e-6)
+    assert int(bn_t.num_batches_tracked) == int(bn_e.num_batches_tracked) == 1
+
+
+def test_traced_function():
+    if not hasattr(ember.jit, "trace"):
+        pytest.skip("ember.jit.trace is not there yet")
+
+    def f(a, b):
+        return (a * 2 + b).relu().sum(1)
+    a, b = _rand(2, 3), _rand(2, 3, seed=1)
+    traced = ember.jit.trace(f, (ember.from_numpy(a), ember.from_numpy(b)))
+    _check(f, traced, a, b)
