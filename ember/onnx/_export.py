@@ -155,9 +155,15 @@ def _value_info(name, example, unknown=False, dims=None):
     return helper.make_tensor_value_info(name, onnx_type(dtype_of(example)), [])
 
 
+_RANDOM = {"aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
+           "aten::bernoulli", "aten::bernoulli_", "aten::uniform_", "aten::normal_",
+           "aten::normal", "aten::randint", "aten::randint_like", "aten::randperm",
+           "aten::multinomial", "aten::dropout", "aten::native_dropout"}
+
+
 def _random(n):
-    return n.op is not None and getattr(n.op, "nondeterministic", False) and \
-        n.kind in ("aten::rand", "aten::randn", "aten::dropout", "aten::bernoulli")
+    """Random ops are never folded into constants."""
+    return n.kind in _RANDOM
 
 
 def _inplace(n):

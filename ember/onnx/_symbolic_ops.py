@@ -626,6 +626,49 @@ def constant_pad_nd(g, x, pad, value=0):
                 mode="constant")
 
 
+# ---------------------------------------------------------------------- factories, random
+
+def _like(fill):
+    def fn(g, x, *_):
+        dt = out_dtype(g)
+        from onnx import helper
+        value = helper.make_tensor("value", onnx_type(dt), [1], [fill])
+        return g.op("ConstantOfShape", g.op("Shape", g.input(x)), value=value)
+    return fn
+
+
+symbolic("aten::zeros_like", "aten::empty_like")(_like(0))
+symbolic("aten::ones_like")(_like(1))
+
+
+@symbolic("aten::full_like")
+def full_like(g, x, fill, *_):
+    dt = out_dtype(g)
+    return g.op("Expand", g.const(sv(fill), dt), g.op("Shape", g.input(x)))
+
+
+@symbolic("aten::randn", "aten::rand")
+def rand(g, size, *_):
+    op_type = "RandomNormal" if g.node.kind == "aten::randn" else "RandomUniform"
+    return g.op(op_type, shape=ints(size), dtype=onnx_type(out_dtype(g)))
+
+
+@symbolic("aten::randn_like", "aten::rand_like")
+def rand_like(g, x, *_):
+    op_type = "RandomNormalLike" if g.node.kind == "aten::randn_like" else "RandomUniformLike"
+    return g.op(op_type, g.input(x), dtype=onnx_type(out_dtype(g)))
+
+
+@symbolic("aten::bernoulli_", "aten::bernoulli", opset=15)
+def bernoulli(g, x, p=None, *_):
+    dt = out_dtype(g)
+    if p is None or (p.static and p.value is None):
+        probs = g.input(x)                              # bernoulli(probabilities)
+    else:
+        probs = g.op("Expand", g.const(float(sv(p)), dt), g.op("Shape", g.input(x)))
+    return g.op("Bernoulli", probs, dtype=onnx_type(dt))
+
+
 # ---------------------------------------------------------------------- Python numbers
 
 def _py(op_type, result=None):

@@ -293,3 +293,25 @@ def test_dynamic_axes_unknown_name_warns():
     with pytest.warns(UserWarning, match="dynamic axes is not a valid input/output name"):
         export_bytes(nn.Linear(2, 2), ember.randn(1, 2), input_names=["x"],
                      dynamic_axes={"z": [0]})
+
+
+def test_training_mode_dropout_and_random_ops_stay_random():
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Linear(200, 200), nn.Dropout(0.5))
+    x = ember.randn(4, 200)
+    data = export_bytes(m, (x,), input_names=["x"], training=ember.onnx.TrainingMode.TRAINING)
+    assert m.training
+    out = session(data).run(None, {"x": x.numpy()})[0]
+    with ember.no_grad():
+        lin = m[0](x).numpy()
+    dropped = out == 0
+    assert 0.4 < dropped.mean() < 0.6
+    np.testing.assert_allclose(out[~dropped], 2 * lin[~dropped], rtol=1e-5, atol=1e-5)
+    sess = session(export_bytes(_Noisy(), ember.randn(3), input_names=["x"]))
+    a, b = (sess.run(None, {"x": np.zeros(3, np.float32)})[0] for _ in range(2))
+    assert not np.array_equal(a, b)                     # a new sample per run
+
+
+class _Noisy(nn.Module):
+    def forward(self, x):
+        return x + ember.randn(3)
