@@ -87,6 +87,14 @@ def call(c, fn, arg_nodes, kw_nodes, e, type_hint=None):
     c.error(f"{desc} is not callable", e)
 
 
+def _size_list(t):
+    return list(t.size())
+
+
+def _stride_list(t):
+    return list(t.stride())
+
+
 def _warn(msg, *args):
     import warnings
     warnings.warn(msg, stacklevel=3)
@@ -241,6 +249,9 @@ def tensor_method(c, v, name, args, kwargs, e):
     if fn is None or not callable(fn):
         c.error(f"'{c.type_name(v)}' object has no attribute or method '{name}'.",
                 e.func if isinstance(e, ast.Call) else e)
+    if name in ("size", "stride") and not args and not kwargs:     # int[] in TorchScript
+        return c.emit(f"aten::{name}", [v], [T.ListType(T.IntType)], e,
+                      fn=_size_list if name == "size" else _stride_list).output
     return ember_call(c, fn, name, [v] + list(args), kwargs, e, method=True)
 
 
@@ -404,6 +415,8 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
     args, kwargs = _args(c, arg_nodes, kw_nodes)
     types = [a.type for a in args]
     if name == "len":
+        if args and isinstance(types[0], T.ClassType) and not types[0].is_module:
+            return S.SimpleValue(c.resolver.call_method(c, args[0], "__len__", [], {}, e))
         return S.SimpleValue(c.emit("aten::len", args, [T.IntType], e, fn=len).output)
     if name in ("int", "float", "bool", "str", "complex"):
         rt = {"int": T.IntType, "float": T.FloatType, "bool": T.BoolType, "str": T.StrType,
@@ -469,6 +482,8 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
             return S.SimpleValue(c.emit("aten::list", args, [rt], e, fn=list).output)
         return S.SimpleValue(c.emit("aten::tuple", args, [T.AnyType], e, fn=tuple).output)
     if name == "dict":
+        if args and isinstance(types[0], T.DictType):          # dict(d): a copy
+            return S.SimpleValue(c.emit("aten::dict", args, [types[0]], e, fn=dict).output)
         t = T.unwrap_optional(type_hint) if type_hint is not None else T.DictType(T.StrType, T.TensorType)
         return S.SimpleValue(c.emit("prim::DictConstruct", [], [t], e).output)
     if name in ("ord", "chr", "hex", "oct", "bin", "hash", "sorted"):

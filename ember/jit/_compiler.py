@@ -1320,7 +1320,11 @@ class Compiler:
             return self.emit(f"aten::{name}", [a, b], [T.BoolType], e, fn=fn,
                              attrs={"_py": sym}).output
         if opname in ("In", "NotIn"):
-            r = self.emit("aten::__contains__", [b, a], [T.BoolType], e, fn=operator.contains).output
+            if isinstance(tb, T.ClassType) and not tb.is_module:
+                r = self.resolver.call_method(self, b, "__contains__", [a], {}, e)
+            else:
+                r = self.emit("aten::__contains__", [b, a], [T.BoolType], e,
+                              fn=operator.contains).output
             if opname == "NotIn":
                 r = self.emit("aten::__not__", [r], [T.BoolType], e, fn=operator.not_,
                               attrs={"_py": "not "}).output
@@ -1388,6 +1392,9 @@ class Compiler:
                            f"is {k}", e)
             return S.SimpleValue(self.emit("prim::TupleIndex", [v, self.const(k)],
                                            [t.elems[k]], e).output)
+        if isinstance(t, T.ClassType) and not t.is_module:      # obj[k] -> __getitem__
+            key = self.value(self.expr(e.slice), e.slice)
+            return S.SimpleValue(self.resolver.call_method(self, v, "__getitem__", [key], {}, e))
         if isinstance(e.slice, ast.Slice):
             parts = [self.value(self.expr(x), x) if x is not None else self.const(None)
                      for x in (e.slice.lower, e.slice.upper, e.slice.step)]

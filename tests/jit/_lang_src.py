@@ -450,3 +450,110 @@ class ModUnrolledExits(nn.Module):
             if i != skip:
                 x = layer(x)
         return x
+
+
+@torch.jit.script
+class Vec:
+    def __init__(self, x: float, y: float):
+        self.x = x
+        self.y = y
+        self.tag: Optional[str] = None
+
+    def norm(self) -> float:
+        return math.sqrt(self.dot(self))
+
+    def dot(self, other: "Vec") -> float:
+        return self.x * other.x + self.y * other.y
+
+    def scaled(self, k: float) -> "Vec":
+        return Vec(self.x * k, self.y * k)
+
+    def __len__(self) -> int:
+        return 2
+
+    def __getitem__(self, i: int) -> float:
+        return self.x if i == 0 else self.y
+
+    @staticmethod
+    def unit() -> "Vec":
+        return Vec(1.0, 0.0)
+
+
+def use_vec(a: float) -> float:
+    v = Vec(a, 2.0)
+    w = v.scaled(2.0)
+    return w.norm() + len(v) + v[1] + Vec.unit().x
+
+
+def takes_vec(v: Vec) -> float:
+    return v.x + v.y
+
+
+def dict_ops(d: Dict[str, int]) -> List[str]:
+    keys = sorted(d.keys())
+    d2 = dict(d)
+    d2["z"] = d.get("a", 5) + d.pop("b", 0)
+    out = [k for k in keys]
+    out.append(str(len(d2)))
+    return out
+
+
+def list_ops(xs: List[int]) -> Tuple[List[int], int, bool]:
+    ys = xs.copy()
+    ys.insert(0, 9)
+    ys.reverse()
+    ys.sort()
+    zs = ys[1:-1] + [len(ys)]
+    return zs, zs.index(max(zs)), 3 in zs
+
+
+def str_ops(s: str) -> List[str]:
+    parts = s.split(",")
+    return [p.strip().upper() for p in parts] + [s.replace("a", "b"), s[::-1], str(s.startswith("x"))]
+
+
+def tuple_ret(x) -> Tuple[Tensor, Tuple[int, int]]:
+    a, (b, c) = x, (1, 2)
+    return a * b, (b, c)
+
+
+def optional_ret(x, flag: bool) -> Optional[Tensor]:
+    if flag:
+        return x
+    return None
+
+
+def chained(x, a: int) -> bool:
+    return 0 < a < 10 and not a == 5 or a is None
+
+
+def nested_fn_defaults(x, k: int = 3, s: str = "a", f: float = 1.5, t: Optional[Tensor] = None):
+    if t is not None:
+        x = x + t
+    return x * k * f + len(s)
+
+
+def tensor_index_ops(x):
+    y = x.clone()
+    y[y > 0] = 0.0
+    y[:, 0] = 1.0
+    idx = torch.tensor([0, 2])
+    return y[idx], y[..., 1:], y[None, :, 0], y[-1]
+
+
+def int_float_ops(a: int, b: float) -> Tuple[int, float, float, int, bool]:
+    return a // 3, b ** 2, a / 2, a % 3, float(a) == b
+
+
+def while_cond(x):
+    i = 0
+    while i < 3 and bool(x.sum() < 100):
+        x = x * 2
+        i += 1
+    return x, i
+
+
+def device_dtype(x):
+    y = x.to(torch.float64)
+    z = torch.zeros(2, dtype=x.dtype, device=x.device)
+    return y.dtype == torch.float64, z, x.shape, x.size(), x.is_floating_point()
