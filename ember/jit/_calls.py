@@ -398,6 +398,12 @@ def python_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
             kw["start"] = c.value(c.expr(arg_nodes[1]), arg_nodes[1])
             arg_nodes = arg_nodes[:1]
         return S.Builtin([c.expr(a) for a in arg_nodes], name, "iter-value", self_value=kw)
+    if name == "len" and len(arg_nodes) == 1:      # len of a module container: a constant
+        obj = c.expr(arg_nodes[0])
+        if isinstance(obj, (S.ModuleList, S.TupleSugar)) or isinstance(
+                obj, S.ModuleValue) and c._is_container(obj):
+            n = len(obj.items) if not isinstance(obj, S.ModuleValue) else len(obj.module._modules)
+            return S.SimpleValue(c.const(n))
     if name in ("getattr", "hasattr"):
         obj = c.expr(arg_nodes[0])
         attr = _constant_str(c, arg_nodes[1])

@@ -113,7 +113,9 @@ def script_module(module, memo=None):
     if _has_forward(cls):
         module_function(rsm, "forward")
     for name in _exported(cls):
-        module_function(rsm, name)
+        fn = module_function(rsm, name)
+        if name != "forward":       # before nn.Module's own methods of that name (half...)
+            rsm.__dict__[name] = _BoundMethod(rsm, fn)
     return rsm
 
 
@@ -397,6 +399,9 @@ class RecursiveScriptModule(ScriptModule):
         new = nn.Module.__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
+            if isinstance(v, _BoundMethod):
+                new.__dict__[k] = _BoundMethod(new, v.fn)
+                continue
             new.__dict__[k] = v if k in ("_ct", "original_class", "original_name") else \
                 copy.deepcopy(v, memo)
         return new

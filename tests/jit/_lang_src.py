@@ -557,3 +557,53 @@ def device_dtype(x):
     y = x.to(torch.float64)
     z = torch.zeros(2, dtype=x.dtype, device=x.device)
     return y.dtype == torch.float64, z, x.shape, x.size(), x.is_floating_point()
+
+
+class ModSub(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(3, 3)
+
+    @torch.jit.export
+    def half(self, x):
+        return self.lin(x) / 2
+
+    def forward(self, x):
+        return self.lin(x)
+
+
+class ModFeatures(nn.Module):
+    cache: Optional[Tensor]
+    __constants__ = ["sizes"]
+
+    def __init__(self):
+        super().__init__()
+        self.sub = ModSub()
+        self.layers = nn.ModuleList([nn.Linear(3, 3) for _ in range(3)])
+        self.heads = nn.ModuleDict({"a": nn.Linear(3, 1), "b": nn.Linear(3, 2)})
+        self.register_buffer("running", torch.zeros(3))
+        self.cache = None
+        self.sizes = [1, 2]
+        self.names: List[str] = ["x"]
+        self.scale = 0.5
+        self.counter = 0
+
+    def forward(self, x, which: str = "a"):
+        y = self.sub(x) + self.sub.half(x)
+        y = self.layers[-1](y) + self.layers[0](y) * len(self.layers)
+        if self.training:
+            self.running.mul_(0.9).add_(y.mean(0) * 0.1)
+        cache = self.cache
+        if cache is None:
+            self.cache = y.detach()
+        else:
+            y = y + cache
+        self.counter += len(self.sizes)
+        out = self.heads["a"](y).sum() + self.heads["b"](y).sum()
+        for name, head in self.heads.items():
+            if name == which:
+                out = out + head(y).mean()
+        assert isinstance(self.scale, float)
+        if not torch.jit.is_tracing():
+            out = out * self.scale
+        return out, self.counter, self.names

@@ -264,3 +264,20 @@ def test_exits_in_unrolled_loops(em, tm, stop, skip):
     s, ts = ember.jit.script(m), tm._torch.jit.script(t)
     assert _same(s(x, stop, skip), m(x, stop, skip))
     assert _same(s(x, stop, skip), ts(_to_torch(x), stop, skip))
+
+
+def test_module_state_and_containers_in_training(em, tm):
+    """A module mutating a buffer, an Optional attribute and a counter, indexing and
+    iterating ModuleList/ModuleDict, calling a submodule's exported method: the same
+    results and state as torch's scripted module, call after call."""
+    ember.manual_seed(0)
+    m = em.ModFeatures()
+    t = tm.ModFeatures()
+    t.load_state_dict({k: _to_torch(v) for k, v in m.state_dict().items()})
+    s, ts = ember.jit.script(m), tm._torch.jit.script(t)
+    x = ember.randn(2, 3)
+    for which in ("a", "b", "a"):
+        assert _same(s(x, which), ts(_to_torch(x), which))
+    assert _same(s.running, ts.running) and _same(s.cache, ts.cache)
+    assert s.counter == ts.counter == 6
+    assert _same(s.sub.half(x), ts.sub.half(_to_torch(x)))
