@@ -59,7 +59,7 @@ class PrintContext:
         key = self._function_ids.get(id(fn))
         if key is not None:
             return key
-        name = base = _sanitize_qualname(fn.qualified_name)
+        name = base = _sanitize_qualname(_function_qualname(fn))
         k = 0
         while name in self.functions:
             prefix, _, last = base.rpartition(".")
@@ -80,6 +80,20 @@ class PrintContext:
         v = _OP_VERSIONS.get(name)
         if v is not None and v > self.version:
             self.version = v
+
+
+def _function_qualname(fn):
+    """A free function's name as torch gives it: a static method of a class is a function
+    of the class's module (``__torch__.<module>.<name>``)."""
+    from ember.jit import _script
+    for pyfn, f in list(_script._FUNCTIONS.items()):
+        if f is fn:
+            qual = getattr(pyfn, "__qualname__", "")
+            if "." in qual.replace(".<locals>.", "") and "<locals>" not in qual.split(".")[-2]:
+                mod = _script.qualified_class_name(pyfn).rsplit(".", qual.count(".") + 1)[0]
+                return f"{mod}.{pyfn.__name__}"
+            break
+    return fn.qualified_name
 
 
 def _named_tuple_qualname(t):

@@ -90,7 +90,7 @@ def fn_call(p, n):
         raise NotImplementedError(f"ember.jit.save: constructing {fn.__name__}")
     if module in ("math", "_operator", "operator") or getattr(fn, "__objclass__", None) in (list, dict, str, float) \
             or fn in (len, operator.contains, abs, min, max, round, divmod, sum, any, all,
-                      sorted, reversed, list, tuple, ord, chr, hash, hex, oct, bin) \
+                      sorted, reversed, list, tuple, dict, ord, chr, hash, hex, oct, bin) \
             or name in ("format", "warn", "__range_length", "__derive_index", "Delete"):
         return p.call(name, [a.text for a in pos], [(k, a.text) for k, a in kw])
     raise NotImplementedError(f"ember.jit.save: {name} (a call to "

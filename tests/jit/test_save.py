@@ -750,3 +750,33 @@ def test_traced_function():
     a, b = _rand(2, 3), _rand(2, 3, seed=1)
     traced = ember.jit.trace(f, (ember.from_numpy(a), ember.from_numpy(b)))
     _check(f, traced, a, b)
+
+
+@ember.jit.script
+class Vec2:
+    def __init__(self, x: float, y: float):
+        self.x = x
+        self.y = y
+
+    def dot(self, other: "Vec2") -> float:
+        return self.x * other.x + self.y * other.y
+
+    def __len__(self) -> int:
+        return 2
+
+    @staticmethod
+    def unit() -> "Vec2":
+        return Vec2(1.0, 0.0)
+
+
+def use_vec2(a: float, d: Dict[str, int]) -> Tuple[float, int]:
+    v = Vec2(a, 2.0)
+    d2 = dict(d)
+    d2["z"] = len(v)
+    return v.dot(v) + Vec2.unit().x, len(d2)
+
+
+def test_script_class_static_method_and_dict():
+    f = ember.jit.script(use_vec2)
+    loaded = torch.jit.load(_archive(f))
+    assert loaded(3.0, {"a": 1}) == f(3.0, {"a": 1}) == (14.0, 2)
