@@ -15,10 +15,9 @@ import contextlib
 import enum
 import io
 import os
-import warnings
 
 from ember.onnx._registry import register_custom_op_symbolic, unregister_custom_op_symbolic
-from ember.onnx.errors import OnnxExporterError, UnsupportedOperatorError  # noqa: F401
+from ember.onnx.errors import OnnxExporterError
 from ember.onnx import errors  # noqa: F401
 
 __all__ = ["export", "is_in_onnx_export", "register_custom_op_symbolic",
@@ -146,5 +145,3 @@ def _split_args(args, kwargs):
         args = args[:-1]
     return args, kw
 
-
-_ = warnings

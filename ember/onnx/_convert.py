@@ -136,6 +136,9 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
     for n in dynamic_axes:
         if n not in known:
             warnings.warn(f"Provided key {n} for dynamic axes is not a valid input/output name")
+    if sum(a.nbytes for a in ex.initializers.values()) >= 2 ** 31:
+        raise NotImplementedError("ember.onnx.export: models over 2 GB (ONNX's external data "
+                                  "files) are not supported")
     inits = [numpy_helper.from_array(arr, name) for name, arr in ex.initializers.items()]
     if keep_initializers_as_inputs or not export_params:
         inputs += [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims))

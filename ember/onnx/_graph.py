@@ -11,8 +11,6 @@ Python values/tensors (made constants).
 """
 from __future__ import annotations
 
-import itertools
-
 import numpy as np
 
 import ember
@@ -155,5 +153,3 @@ class GraphContext:
             parts.append(self.op("Reshape", name, self.const([1])))
         return parts[0] if len(parts) == 1 else self.op("Concat", *parts, axis=0)
 
-
-_ids = itertools.count()

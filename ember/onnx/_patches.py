@@ -3,7 +3,8 @@
 ``Tensor.detach`` is recorded as ``aten::alias`` (the tracer would bake its result in as a
 constant: hardsigmoid's ``lin.detach().clamp(0, 1)``).
 
-ember's recurrent layers, ``vision.ops.nms`` and ``vision.ops.roi_align`` compute in NumPy
+ember's recurrent layers, ``vision.ops.nms`` (and ``batched_nms``, as one nms over boxes
+offset per category) and ``vision.ops.roi_align`` compute in NumPy
 or in many small ops; during an export they call op records of their own
 (``aten::_onnx_rnn``, ``aten::_onnx_nms``, ``aten::_onnx_roi_align``) whose bodies are the
 original code, so the trace records one node that maps to ONNX's LSTM/GRU/RNN,
@@ -76,6 +77,14 @@ def _nms(boxes, scores, iou_threshold):
     return _ops()["nms"](boxes, scores, float(iou_threshold))
 
 
+def _batched_nms(boxes, scores, idxs, iou_threshold):
+    """One nms over boxes moved apart per category (no two categories overlap)."""
+    if boxes.numel() == 0:
+        return ember.empty((0,), dtype=ember.int64)
+    offsets = idxs.to(boxes) * (boxes.max() + 1)
+    return _nms(boxes + offsets[:, None], scores, iou_threshold)
+
+
 def _roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     from ember.vision.ops._utils import _pair, as_rois
     ph, pw = _pair(output_size)
@@ -108,12 +117,15 @@ def patched(model):
     _ops()
     _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
+             (vops, "batched_nms", vops.batched_nms),
+             (vboxes, "batched_nms", vboxes.batched_nms),
              (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
              (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
              (ember.Tensor, "detach", ember.Tensor.detach)]
     try:
         ember.Tensor.detach = _traced_detach(ember.Tensor.detach)
         vops.nms = vboxes.nms = _nms
+        vops.batched_nms = vboxes.batched_nms = _batched_nms
         vops.roi_align = roi_mod.roi_align = _roi_align
         roi_mod.RoIAlign.op = staticmethod(_roi_align)
         for m in rnns:
@@ -133,5 +145,3 @@ def release():
     _MODULES.clear()
     _ORIGINAL_FORWARD.clear()
 
-
-_ = ember

@@ -34,7 +34,9 @@ def _load():
     global _loaded
     if not _loaded:
         _loaded = True
-        from ember.onnx import _symbolic_ops, _symbolic_nn, _symbolic_vision  # noqa: F401
+        import importlib
+        for name in ("_symbolic_ops", "_symbolic_nn", "_symbolic_vision"):
+            importlib.import_module("ember.onnx." + name)      # they fill the table
 
 
 def _pick(entries, opset):

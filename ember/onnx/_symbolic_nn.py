@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import ember
-from ember.onnx._graph import V
 from ember.onnx._registry import symbolic
 from ember.onnx._symbolic_ops import cast_to, ints, out_dtype, rank, sv
 from ember.onnx.errors import SymbolicValueError
@@ -182,5 +181,3 @@ def rnn(g, x, hx, cx, module_id):
         y = g.op("Transpose", y, perm=[1, 0, 2])
     return [y, h_n, c_n]
 
-
-_ = V

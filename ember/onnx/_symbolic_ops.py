@@ -173,13 +173,11 @@ def floor_divide(g, a, b):
 
 @symbolic("aten::remainder")
 def remainder(g, a, b):
+    """Python's modulo (the result takes the divisor's sign)."""
     dt = out_dtype(g)
-    return g.op("Mod", cast_to(g, a, dt), cast_to(g, b, dt), fmod=0 if not dt.is_floating_point
-                else 1) if not dt.is_floating_point else _float_remainder(g, a, b, dt)
-
-
-def _float_remainder(g, a, b, dt):
-    a, b = cast_to(g, a, dt), cast_to(g, b, dt)
+    a, b = ew(g, a, dt), ew(g, b, dt)
+    if not dt.is_floating_point:
+        return g.op("Mod", a, b, fmod=0)
     return g.op("Sub", a, g.op("Mul", b, g.op("Floor", g.op("Div", a, b))))
 
 
@@ -319,15 +317,14 @@ symbolic("aten::argmax")(_arg("ArgMax"))
 symbolic("aten::argmin")(_arg("ArgMin"))
 
 
-def _max_min(reduce, arg):
+def _max_min(reduce, arg, pairwise):
+    """max(x) (all elements), max(x, other) (elementwise), max(x, dim) (values, indices)."""
     def fn(g, x, dim=None, keepdim=False):
-        if len(g.outs) == 1 and not isinstance(g.outs[0], tuple):
-            if dim is not None and not dim.static:
-                raise SymbolicValueError(f"{reduce} of two tensors")
-            if dim is not None and isinstance(dim.example, ember.Tensor):
-                return g.op("Max" if reduce == "ReduceMax" else "Min", g.input(x),
-                            cast_to(g, dim, out_dtype(g)))
-            return g.op(reduce, g.input(x), keepdims=0)
+        if len(g.outs) == 1:
+            if dim is None or (dim.static and dim.value is None):
+                return g.op(reduce, g.input(x), keepdims=0)
+            dt = out_dtype(g)
+            return g.op(pairwise, ew(g, x, dt), ew(g, dim, dt))
         d = axis(int(sv(dim)), rank(x))
         keep = int(bool(sv(keepdim)))
         return [g.op(reduce, g.input(x), axes=[d], keepdims=keep),
@@ -335,8 +332,8 @@ def _max_min(reduce, arg):
     return fn
 
 
-symbolic("aten::max")(_max_min("ReduceMax", "ArgMax"))
-symbolic("aten::min")(_max_min("ReduceMin", "ArgMin"))
+symbolic("aten::max")(_max_min("ReduceMax", "ArgMax", "Max"))
+symbolic("aten::min")(_max_min("ReduceMin", "ArgMin", "Min"))
 
 
 # ---------------------------------------------------------------------- shapes and views
@@ -374,9 +371,8 @@ def flatten(g, x, start=0, end=-1):
     if r == 0:
         return g.op("Reshape", g.input(x), g.const([1]))
     s, e = axis(int(sv(start)), r), axis(int(sv(end)), r)
-    if e == r - 1 and s > 0:
-        if s == 1:
-            return g.op("Flatten", g.input(x), axis=1)
+    if s == 1 and e == r - 1:
+        return g.op("Flatten", g.input(x), axis=1)
     tail = list(x.example.shape[e + 1:])
     return g.op("Reshape", g.input(x), g.const([0] * s + [-1] + tail))
 

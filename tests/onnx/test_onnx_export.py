@@ -315,3 +315,13 @@ def test_training_mode_dropout_and_random_ops_stay_random():
 class _Noisy(nn.Module):
     def forward(self, x):
         return x + ember.randn(3)
+
+
+class _Reductions(nn.Module):
+    def forward(self, x, y):
+        return (x.max(), ember.max(x, y), x.max(1), x.min(0, keepdim=True)[1], x % 0.7,
+                (x * 10).long() % 3, ember.remainder(x, -0.6), x.sum(), x.mean(-1), x.argmin())
+
+
+def test_reductions_and_remainder():
+    check(_Reductions(), (ember.randn(3, 4), ember.randn(3, 4)))

@@ -105,3 +105,15 @@ def test_roi_align_module_in_a_model():
     rois = ember.tensor([[0, 1, 1, 8, 9.], [0, 2, 0, 11, 5]])
     check(Head().eval(), (x, rois))
     assert ops.roi_align is not None and np is not None
+
+
+def test_batched_nms():
+    def fn(boxes, scores, idxs):
+        return ops.batched_nms(boxes, scores, idxs, 0.3)
+    b, s = _boxes(30, 2)
+    idxs = (ember.arange(30) % 3)
+    b2, s2 = _boxes(40, 3)
+    ref = fn(b, s, idxs)
+    assert 0 < ref.numel() < 30
+    check(fn, (b, s, idxs), (b2, s2, ember.arange(40) % 4),
+          dynamic={"in0": [0], "in1": [0], "in2": [0], "out0": [0]})
