@@ -394,7 +394,8 @@ def test_print_tabular(capsys):
     g, *_ = _manual(efx)
     g.print_tabular()
     text = capsys.readouterr().out
-    assert "opcode" in text and "call_method" in text and "operator.add" in text
+    assert "opcode" in text and "call_method" in text
+    assert "operator.add" in text or "<built-in function add>" in text   # tabulate or not
 
 
 # ----------------------------------------------------------------------------- GraphModule
