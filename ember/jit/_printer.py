@@ -26,6 +26,10 @@ _MAX_TRIP = 9223372036854775807
 _OP_VERSIONS = {"div": 4, "div_": 4, "full": 5, "full_like": 5, "linspace": 8,
                 "logspace": 9, "gelu": 10, "gelu_": 10}
 
+# ops whose int argument picks an overload of its own in torch (``squeeze.dim``): an int
+# stays an int there instead of becoming ``[int]``
+_INT_OVERLOADS = {"squeeze"}
+
 _RESERVED = set(keyword.kwlist) | {
     "torch", "ops", "CONSTANTS", "annotate", "uninitialized", "unchecked_cast", "getattr",
     "range", "int", "float", "bool", "str", "complex", "print", "len", "fork", "wait",
@@ -260,6 +264,9 @@ class _FunctionPrinter:
         self.inline = set()             # ids of nodes printed inside their single use
         self.hoisted = set()            # inlined nodes split out, not yet written
         self.declared = set()           # names assigned by assign() (typed on first use)
+        self._int_overload = False
+        self._dry = False
+        self.const_names = {}           # id(constant node) -> name of a hoisted long string
         self.lines = []
 
     # -- names -------------------------------------------------------------------------
@@ -288,6 +295,8 @@ class _FunctionPrinter:
     def var(self, v):
         n = self.names.get(v.id)
         if n is None:
+            if self._dry:                 # measuring only: do not hand out the name yet
+                return _debug_name(v) or f"_{self.tmp}"
             n = self.names[v.id] = self.fresh(_debug_name(v))
         return n
 
@@ -314,6 +323,7 @@ class _FunctionPrinter:
         head = f"{ind}def {fn.name}(" + ",\n    ".join(params) + \
             f") -> {type_str(fn.return_type, self.ctx)}:\n"
         self.scan_block(g.block)
+        self.hoist_long_strings(g.block, indent + 1)
         self.block(g.block, indent + 1)
         rets = g.outputs()
         self.split_long(rets, indent + 1)
@@ -403,7 +413,12 @@ class _FunctionPrinter:
         """torch's rule for long inlines: an inlined input whose text (its own long parts
         already split out) is long -- its length plus the indent reaches 40 -- gets a
         statement of its own; so does everything inlined that runs before it."""
-        if self._mark_long(values, depth):
+        self._dry = True
+        try:
+            hoist = self._mark_long(values, depth)
+        finally:
+            self._dry = False
+        if hoist:
             self._emit_hoisted(values, depth)
 
     def _mark_long(self, values, depth):
@@ -445,12 +460,15 @@ class _FunctionPrinter:
             return
         text = self.node_expr(n)
         outs = n.outputs
-        if not outs:
+        if k == "aten::append" and not outs:           # torch's append returns the list
+            self.emit(depth, f"{self.fresh()} = {text}")
+        elif not outs or (len(outs) == 1 and outs[0].type is T.NoneType and not outs[0].uses
+                          and k != "aten::append" and n.kind.startswith("aten::")):
             self.emit(depth, text)
         elif len(outs) == 1:
             self.emit(depth, f"{self.var(outs[0])} = {text}")
         else:
-            self.emit(depth, ", ".join(self.var(o) for o in outs) + f", = {text}")
+            self.emit(depth, ", ".join(self.var(o) for o in outs) + f" = {text}")
 
     def assign(self, depth, targets, values, target_types, sequential=False):
         """``a = x``, or one tuple assignment so swaps stay right (``sequential``: one line
@@ -559,8 +577,7 @@ class _FunctionPrinter:
                          f"{self.expr(value)}")
 
     def s_set_item(self, n, depth):
-        c, k, v = n.inputs
-        self.emit(depth, f"{self.expr(c)}[{self.expr(k)}] = {self.expr(v)}")
+        self.emit(depth, "torch._set_item(" + ", ".join(self.expr(v) for v in n.inputs) + ")")
 
     def s_unpack(self, n, depth):
         outs = [self.var(o) for o in n.outputs]
@@ -596,10 +613,27 @@ class _FunctionPrinter:
         self.emit(depth, "print(" + ", ".join(self.expr(v) for v in n.inputs) + ")")
 
     # -- expressions -----------------------------------------------------------------------
+    def hoist_long_strings(self, block, depth):
+        """torch's long-line rule on string constants: one used where its literal reaches
+        40 columns is assigned at the top of the function (``_0 = "..."``)."""
+        def walk(b, d):
+            for n in b.nodes:
+                for v in n.inputs:
+                    c = v.constant()
+                    if isinstance(c, str) and id(v.node) not in self.const_names and \
+                            len(_str_literal(c)) + 2 * d >= 40 and n.kind != "prim::Constant":
+                        name = self.fresh()
+                        self.const_names[id(v.node)] = name
+                        self.emit(depth, f"{name} = {_str_literal(c)}")
+                for sub in n.blocks:
+                    walk(sub, d + 1)
+        walk(block, depth)
+
     def expr(self, v):
         n = v.node
         if self._constant_like(n):
-            return self.constant_value(v)
+            hoisted = self.const_names.get(id(n))
+            return hoisted if hoisted is not None else self.constant_value(v)
         if id(n) in self.inline:
             return self.node_expr(n)
         return self.var(v)
@@ -625,6 +659,9 @@ class _FunctionPrinter:
             return special(self, n)
         if "_index" in n.attrs:
             base, *rest = n.inputs
+            calls = self.index_calls(n.attrs["_index"], base, rest)
+            if calls is not None:
+                return calls
             return f"{subscript_base(self.expr(base))}[{self.index_text(n.attrs['_index'], rest)}]"
         if n.op is not None:
             return self.op_call(n)
@@ -656,6 +693,7 @@ class _FunctionPrinter:
         """A call with schema-ordered arguments: trailing defaults dropped, kwarg-only ones
         written ``name=value`` when not their default."""
         pos, kws = [], []
+        self._int_overload = name in _INT_OVERLOADS
         if name == "norm":            # Frobenius norm: the 2-norm over the same dims
             args = [_Expr("2", 2) if a.name == "p" and e.const == "fro" else e
                     for a, e in zip(sargs, args)]
@@ -676,9 +714,42 @@ class _FunctionPrinter:
         if getattr(a, "is_list", False) and isinstance(e.const, tuple):
             return constant_str(list(e.const), self.ctx, T.ListType(T.IntType))
         if getattr(a, "is_list", False) and a.type in ("int", "SymInt") and \
-                e.type in (T.IntType,):
+                e.type in (T.IntType,) and not self._int_overload:
             return f"[{e.text}]"
         return e.text
+
+    def index_calls(self, tmpl, base, rest):
+        """``x[0, 1:]`` as torch writes it, ``torch.slice(torch.select(x, 0, 0), 0, 1)``:
+        integers select, slices slice, None unsqueezes, left to right (None when the index
+        holds an Ellipsis, a tensor or a starred tuple: then it is written as a subscript)."""
+        items = [tmpl] if isinstance(tmpl, tuple) and tmpl and isinstance(tmpl[0], str) else \
+            list(tmpl) if isinstance(tmpl, tuple) else [tmpl]
+        for t in items:
+            if t is Ellipsis or (isinstance(t, tuple) and t[0] == "splat"):
+                return None
+            if isinstance(t, tuple) and t[0] == "value" and \
+                    rest[t[1] - 1].type not in (T.IntType, T.BoolType):
+                return None
+        text, dim = self.expr(base), 0
+        for t in items:
+            if t is None:
+                text = self.call("unsqueeze", [text, str(dim)])
+                dim += 1
+            elif t[0] == "value":
+                text = self.call("select", [text, str(dim), self.expr(rest[t[1] - 1])])
+            else:
+                parts = [None if p is None else rest[p - 1] for p in t[1:]]
+                args = [text, str(dim)] + ["None" if p is None else self.expr(p)
+                                           for p in parts[:2]]
+                if parts[2] is not None and parts[2].constant() != 1:
+                    args.append(self.expr(parts[2]))
+                while len(args) > 1 and args[-1] == "None" and len(args) > 2:
+                    args.pop()
+                if len(args) == 2 and dim == 0:
+                    args.pop()
+                text = self.call("slice", args)
+                dim += 1
+        return text
 
     def index_text(self, tmpl, rest):
         def one(t):

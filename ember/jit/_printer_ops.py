@@ -66,6 +66,8 @@ def fn_call(p, n):
         return f"{_CASTS[name]}({', '.join(a.text for a in pos)})"
     if "_py" in n.attrs:
         return _operator(p, n, name, pos)
+    if fn is sorted and not kw:
+        return f"sorted({', '.join(a.text for a in pos)})"
     if fn in (max, min) and not kw:
         return f"ops.prim.{fn.__name__}(" + ", ".join(a.text for a in pos) + ")"
     if name == "__getitem__":
