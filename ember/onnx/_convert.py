@@ -74,9 +74,11 @@ def _axes_spec(dynamic_axes, name):
     return {int(k): f"{name}_dynamic_axes_{i + 1}" for i, k in enumerate(spec)}
 
 
-def _dims(example, axes, unknown):
+def _dims(example, axes, unknown, name=""):
     dims = [None if unknown else int(s) for s in example.shape]
     for k, n in axes.items():
+        if not -len(dims) <= k < len(dims):
+            raise ValueError(f"dynamic_axes: {name!r} has {len(dims)} dimensions, no axis {k}")
         dims[k] = n
     return dims
 
@@ -106,7 +108,7 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
         env[p.id] = V(name=name, example=a)
         if isinstance(a, ember.Tensor):
             inputs.append(_value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
-                                                          False)))
+                                                          False, name)))
         elif isinstance(a, (bool, int, float)):
             inputs.append(_value_info(name, a))
         else:
@@ -129,7 +131,7 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
         e = v.example
         if isinstance(e, ember.Tensor):
             outputs.append(_value_info(name, e, dims=_dims(e, _axes_spec(dynamic_axes, name),
-                                                           dynamic)))
+                                                           dynamic, name)))
         else:
             outputs.append(_value_info(name, e))
     known = {i.name for i in inputs} | {o.name for o in outputs}

@@ -94,11 +94,11 @@ class Exporter:
             results = [V(value=o) for o in outs]
         else:
             fn = self.symbolic_for(n)
-            g.node, g.outs = n, outs
+            g.node, g.outs, g.ins = n, outs, ins
             try:
                 ret = fn(g, *ins)
             finally:
-                g.node, g.outs = None, ()
+                g.node, g.outs, g.ins = None, (), ()
             results = _wrap(ret, outs, n)
         for o, r in zip(n.outputs, results):
             env[o.id] = r

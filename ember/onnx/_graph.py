@@ -100,6 +100,7 @@ class GraphContext:
         self.opset = exporter.opset
         self.node = None            # the IR node being converted
         self.outs = ()              # the example outputs of that node
+        self.ins = ()               # its inputs
 
     # names are unique across the whole model (subgraphs included)
     def fresh(self, hint="v"):

@@ -44,14 +44,22 @@ def cast_to(g, v, dtype):
 
 
 def ew(g, v, dtype):
-    """An elementwise operand: a constant tensor of one repeated value (a ``full_like``
-    the trace recorded with the example's shape) becomes a scalar when axes are dynamic."""
+    """An elementwise operand. With dynamic axes, a constant tensor that repeats along a
+    dimension which another (run-time) operand has at full size keeps one slice there: a
+    ``zeros(batch, n)`` or ``full_like(x, c)`` the trace recorded with the example's sizes
+    then broadcasts to the sizes of the run."""
     val = v.value if isinstance(v, V) and v.static else None
-    if g.exporter.dynamic and isinstance(val, ember.Tensor) and val.numel() > 1:
-        flat = val.reshape(-1)
-        if bool((flat == flat[0]).all()):
-            return g.const(flat[0].item(), dtype)
-    return g.input(v, dtype)
+    if not (g.exporter.dynamic and isinstance(val, ember.Tensor) and val.dim()):
+        return g.input(v, dtype)
+    others = [i.example for i in g.ins if i is not v and not i.static
+              and isinstance(i.example, ember.Tensor)]
+    r = val.dim()
+    for d in range(r):
+        n = val.shape[d]
+        full = any(o.dim() >= r - d and o.shape[o.dim() - r + d] == n for o in others)
+        if n > 1 and full and bool((val.narrow(d, 0, 1) == val).all()):
+            val = val.narrow(d, 0, 1)
+    return g.const(val, dtype)
 
 
 def ints(v):
@@ -75,6 +83,36 @@ for _kind, _op in {"relu": "Relu", "sigmoid": "Sigmoid", "tanh": "Tanh", "exp": 
                    "cosh": "Cosh", "logical_not": "Not", "bitwise_not": "Not",
                    "isnan": "IsNaN"}.items():
     symbolic("aten::" + _kind)(_unary(_op))
+
+
+@symbolic("aten::square")
+def square(g, x):
+    x = cast_to(g, x, out_dtype(g))
+    return g.op("Mul", x, x)
+
+
+def _log_base(base):
+    def fn(g, x):
+        dt = out_dtype(g)
+        return g.op("Div", g.op("Log", cast_to(g, x, dt)), g.const(math.log(base), dt))
+    return fn
+
+
+symbolic("aten::log2")(_log_base(2))
+symbolic("aten::log10")(_log_base(10))
+
+
+@symbolic("aten::exp2")
+def exp2(g, x):
+    dt = out_dtype(g)
+    return g.op("Pow", g.const(2.0, dt), cast_to(g, x, dt))
+
+
+@symbolic("aten::trunc")
+def trunc(g, x):
+    dt = out_dtype(g)
+    x = cast_to(g, x, dt)
+    return g.op("Mul", g.op("Sign", x), g.op("Floor", g.op("Abs", x)))
 
 
 @symbolic("aten::expm1")
@@ -254,8 +292,17 @@ def matmul(g, a, b):
 @symbolic("aten::addmm")
 def addmm(g, c, a, b, beta=1, alpha=1):
     dt = out_dtype(g)
-    return g.op("Gemm", cast_to(g, a, dt), cast_to(g, b, dt), cast_to(g, c, dt),
-                alpha=float(sv(alpha)), beta=float(sv(beta)))
+    alpha, beta = float(sv(alpha)), float(sv(beta))
+    if not (a.static and g.exporter.dynamic):
+        return g.op("Gemm", cast_to(g, a, dt), cast_to(g, b, dt), ew(g, c, dt),
+                    alpha=alpha, beta=beta)
+    # a constant left factor (an initial state of zeros recorded with the example's batch):
+    # one row of it, broadcast by Add (Gemm's bias may not broadcast the other way)
+    prod = g.op("MatMul", ew(g, a, dt), cast_to(g, b, dt))
+    prod = prod if alpha == 1 else g.op("Mul", prod, g.const(alpha, dt))
+    bias = ew(g, c, dt)
+    bias = bias if beta == 1 else g.op("Mul", bias, g.const(beta, dt))
+    return g.op("Add", bias, prod)
 
 
 @symbolic("aten::linear")
@@ -498,8 +545,28 @@ def cat(g, tensors, dim=0):
     dt = out_dtype(g)
     items = [t for t in _tensors(tensors) if not (t.example.dim() == 1 and t.example.numel() == 0)]
     d = axis(int(sv(dim)), g.outs[0].dim())
-    names = [cast_to(g, t, dt) for t in items]
+    ref = next((t for t in items if not t.static), None)
+    names = [_cat_part(g, t, ref, d, dt) for t in items]
     return names[0] if len(names) == 1 else g.op("Concat", *names, axis=d)
+
+
+def _cat_part(g, t, ref, d, dt):
+    """A constant piece (a zero padding the trace recorded with the example's batch) is
+    expanded to the run-time sizes of ``ref`` off the concatenation axis."""
+    val = t.value if t.static else None
+    if ref is None or not g.exporter.dynamic or not isinstance(val, ember.Tensor):
+        return cast_to(g, t, dt)
+    r = val.dim()
+    shrunk = val
+    for k in range(r):
+        if k != d and val.shape[k] > 1 and bool((val.narrow(k, 0, 1) == val).all()):
+            shrunk = shrunk.narrow(k, 0, 1)
+    if shrunk.shape == val.shape:
+        return cast_to(g, t, dt)
+    keep = [0 if k == d else 1 for k in range(r)]
+    fixed = [val.shape[d] if k == d else 0 for k in range(r)]
+    shape = g.op("Add", g.op("Mul", g.op("Shape", g.input(ref)), g.const(keep)), g.const(fixed))
+    return g.op("Expand", g.const(shrunk, dt), shape)
 
 
 @symbolic("aten::stack")
@@ -620,6 +687,180 @@ def constant_pad_nd(g, x, pad, value=0):
     dt = dtype_of(x.example)
     return g.op("Pad", g.input(x), g.const(begins + ends), g.const(sv(value) or 0, dt),
                 mode="constant")
+
+
+@symbolic("aten::unflatten")
+def unflatten(g, x, dim, sizes):
+    r = rank(x)
+    d = axis(int(sv(dim)), r)
+    shape = [0] * d + ints(sizes) + list(x.example.shape[d + 1:])
+    return g.op("Reshape", g.input(x), g.const(shape))
+
+
+@symbolic("aten::broadcast_tensors")
+def broadcast_tensors(g, tensors):
+    items = _tensors(tensors)
+    dts = [dtype_of(t.example) for t in items]
+    shape = None
+    for t in items:         # Shape(a + b + ...) broadcasts like the inputs do
+        z = g.op("Mul", g.input(t), g.const(0, dtype_of(t.example)))
+        z = g.op("Cast", z, to=onnx_type(ember.float32)) if dtype_of(t.example) != \
+            ember.float32 else z
+        shape = z if shape is None else g.op("Add", shape, z)
+    full = g.op("Shape", shape)
+    return V(items=[g.op("Expand", g.input(t), full) for t, _ in zip(items, dts)])
+
+
+@symbolic("aten::masked_fill")
+def masked_fill(g, x, mask, value):
+    dt = out_dtype(g)
+    return g.op("Where", cast_to(g, mask, ember.bool), cast_to(g, value, dt), g.input(x))
+
+
+@symbolic("aten::cumsum")
+def cumsum(g, x, dim, dtype=None):
+    dt = out_dtype(g)
+    return g.op("CumSum", cast_to(g, x, dt), g.const(axis(int(sv(dim)), rank(x))))
+
+
+@symbolic("aten::topk")
+def topk(g, x, k, dim=-1, largest=True, sorted_=True):
+    d = axis(int(sv(dim)), rank(x))
+    return list(g.op("TopK", g.input(x), g.list_tensor([k]), axis=d,
+                     largest=int(bool(sv(largest))), sorted=1, outputs=2))
+
+
+@symbolic("aten::sort")
+def sort(g, x, dim=-1, descending=False, stable=False):
+    d = axis(int(sv(dim)), rank(x))
+    n = x.example.shape[d]
+    return list(g.op("TopK", g.input(x), g.const([n]), axis=d,
+                     largest=int(bool(sv(descending))), sorted=1, outputs=2))
+
+
+@symbolic("aten::argsort")
+def argsort(g, x, dim=-1, descending=False, stable=False):
+    return sort(g, x, dim, descending)[1]
+
+
+def _tri(upper):
+    def fn(g, x, diagonal=0):
+        return g.op("Trilu", g.input(x), g.const(int(sv(diagonal))), upper=int(upper))
+    return fn
+
+
+symbolic("aten::tril", opset=14)(_tri(False))
+symbolic("aten::triu", opset=14)(_tri(True))
+
+
+@symbolic("aten::einsum", opset=12)
+def einsum(g, equation, tensors, path=None):
+    dt = out_dtype(g)
+    return g.op("Einsum", *[cast_to(g, t, dt) for t in _tensors(tensors)],
+                equation=str(sv(equation)).replace(" ", ""))
+
+
+@symbolic("aten::logsumexp")
+def logsumexp(g, x, dim, keepdim=False):
+    axes = _dims(dim, rank(x))
+    return g.op("ReduceLogSumExp", cast_to(g, x, out_dtype(g)), axes=axes,
+                keepdims=int(bool(sv(keepdim))))
+
+
+def _moments(g, x, dim, correction, keepdim):
+    """(variance, mean) over ``dim`` with ``correction`` (Bessel's by default)."""
+    dt = dtype_of(x.example)
+    axes = _dims(dim, rank(x))
+    keep = int(bool(sv(keepdim)))
+    xin = g.input(x)
+    mean = g.op("ReduceMean", xin, axes=axes, keepdims=1)
+    sq = g.op("Mul", g.op("Sub", xin, mean), g.op("Sub", xin, mean))
+    n = 1
+    for a in axes:
+        n *= x.example.shape[a]
+    corr = 1 if correction is None or (correction.static and correction.value is None) \
+        else sv(correction)
+    var = g.op("Div", g.op("ReduceSum", sq, g.const(axes), keepdims=keep),
+               g.const(float(max(n - corr, 0)), dt))
+    return var, (mean if keep else g.op("ReduceMean", xin, axes=axes, keepdims=0))
+
+
+@symbolic("aten::var")
+def var(g, x, dim=None, correction=None, keepdim=False):
+    return _moments(g, x, dim, correction, keepdim)[0]
+
+
+@symbolic("aten::std")
+def std(g, x, dim=None, correction=None, keepdim=False):
+    return g.op("Sqrt", _moments(g, x, dim, correction, keepdim)[0])
+
+
+@symbolic("aten::var_mean")
+def var_mean(g, x, dim=None, correction=None, keepdim=False):
+    return list(_moments(g, x, dim, correction, keepdim))
+
+
+@symbolic("aten::std_mean")
+def std_mean(g, x, dim=None, correction=None, keepdim=False):
+    v, m = _moments(g, x, dim, correction, keepdim)
+    return [g.op("Sqrt", v), m]
+
+
+@symbolic("aten::norm", "aten::linalg_vector_norm")
+def norm(g, x, p=2, dim=None, keepdim=False, dtype=None):
+    dt = out_dtype(g)
+    xin = cast_to(g, x, dt)
+    axes = _dims(dim, rank(x))
+    keep = int(bool(sv(keepdim)))
+    order = 2 if p is None or (p.static and p.value is None) else sv(p)
+    if order == 2:
+        return g.op("ReduceL2", xin, axes=axes, keepdims=keep)
+    if order == 1:
+        return g.op("ReduceL1", xin, axes=axes, keepdims=keep)
+    if order == float("inf"):
+        return g.op("ReduceMax", g.op("Abs", xin), axes=axes, keepdims=keep)
+    powed = g.op("Pow", g.op("Abs", xin), g.const(float(order), dt))
+    return g.op("Pow", g.op("ReduceSum", powed, g.const(axes), keepdims=keep),
+                g.const(1.0 / order, dt))
+
+
+@symbolic("aten::flip")
+def flip(g, x, dims):
+    ds = [axis(d, rank(x)) for d in ints(dims)]
+    big = 2 ** 63 - 1
+    return g.op("Slice", g.input(x), g.const([-1] * len(ds)), g.const([-big] * len(ds)),
+                g.const(ds), g.const([-1] * len(ds)))
+
+
+@symbolic("aten::gather")
+def gather(g, x, dim, index, *_):
+    return g.op("GatherElements", g.input(x), g.input(index, ember.int64),
+                axis=axis(int(sv(dim)), rank(x)))
+
+
+@symbolic("aten::repeat", "aten::tile")
+def repeat(g, x, repeats):
+    reps = ints(repeats)
+    name = g.input(x)
+    extra = len(reps) - rank(x)
+    if extra > 0:
+        name = g.op("Reshape", name, g.const([1] * extra + list(x.example.shape)))
+    elif extra < 0:
+        reps = [1] * -extra + reps
+    return g.op("Tile", name, g.const(reps))
+
+
+def _all_any(op_type):
+    def fn(g, x, dim=None, keepdim=False):
+        axes = _dims(dim, rank(x))
+        as_int = g.op("Cast", cast_to(g, x, ember.bool), to=onnx_type(ember.int64))
+        r = g.op(op_type, as_int, axes=axes, keepdims=int(bool(sv(keepdim))))
+        return g.op("Cast", r, to=onnx_type(ember.bool))
+    return fn
+
+
+symbolic("aten::all")(_all_any("ReduceMin"))
+symbolic("aten::any")(_all_any("ReduceMax"))
 
 
 # ---------------------------------------------------------------------- factories, random

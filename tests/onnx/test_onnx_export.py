@@ -325,3 +325,105 @@ class _Reductions(nn.Module):
 
 def test_reductions_and_remainder():
     check(_Reductions(), (ember.randn(3, 4), ember.randn(3, 4)))
+
+
+class _Fn(nn.Module):
+    def __init__(self, fn):
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *args):
+        return self.fn(*args)
+
+
+def _x1():
+    return ember.randn(2, 4, 10)
+
+
+def _x2():
+    return ember.randn(2, 4, 8, 8)
+
+
+def _x3():
+    return ember.randn(2, 4, 4, 4, 4)
+
+
+MORE = {
+    "conv1d": (lambda: nn.Conv1d(4, 3, 3, padding=2, dilation=2), _x1),
+    "conv3d": (lambda: nn.Conv3d(4, 3, 3, padding=1), _x3),
+    "conv_transpose1d": (lambda: nn.ConvTranspose1d(4, 2, 3, stride=2, output_padding=1), _x1),
+    "batch_norm1d": (lambda: nn.BatchNorm1d(4), _x1),
+    "batch_norm3d": (lambda: nn.BatchNorm3d(4), _x3),
+    "max_pool1d": (lambda: nn.MaxPool1d(2), _x1),
+    "avg_pool1d": (lambda: nn.AvgPool1d(3, 2, 1), _x1),
+    "max_pool3d": (lambda: nn.MaxPool3d(2), _x3),
+    "adaptive_avg1d": (lambda: nn.AdaptiveAvgPool1d(5), _x1),
+    "pixel_shuffle": (lambda: nn.PixelShuffle(2), _x2),
+    "pixel_unshuffle": (lambda: nn.PixelUnshuffle(2), _x2),
+    "unflatten": (lambda: nn.Unflatten(1, (2, 2)), _x2),
+    "threshold": (lambda: nn.Threshold(0.1, 20.0), _x2),
+    "shrinks": (lambda: nn.Sequential(nn.Hardshrink(), nn.Softshrink(0.2), nn.Tanhshrink()), _x2),
+    "glu": (lambda: nn.GLU(1), _x2),
+    "softmin": (lambda: nn.Softmin(1), _x2),
+    "local_response_norm": (lambda: nn.LocalResponseNorm(2), _x2),
+    "reflection_pad": (lambda: nn.ReflectionPad2d(2), _x2),
+    "replication_pad": (lambda: nn.ReplicationPad2d(1), _x2),
+    "upsample_bicubic": (lambda: nn.Upsample(size=(12, 12), mode="bicubic"), _x2),
+    "upsample_align_corners": (lambda: nn.Upsample(scale_factor=2, mode="bilinear",
+                                                   align_corners=True), _x2),
+    "channel_shuffle": (lambda: nn.ChannelShuffle(2), _x2),
+    "embedding_bag": (lambda: nn.EmbeddingBag(10, 3, mode="mean"),
+                      lambda: ember.tensor([[1, 2, 4], [4, 3, 2]])),
+    "unfold": (lambda: nn.Unfold(2), _x2),
+    "fold": (lambda: nn.Fold((4, 4), 2), lambda: ember.randn(2, 8, 9)),
+    "lp_pool": (lambda: nn.LPPool2d(2, 2), _x2),
+    "rms_norm": (lambda: nn.RMSNorm(8), _x2),
+    "lstm_cell": (lambda: nn.LSTMCell(4, 5), lambda: ember.randn(3, 4)),
+    "gru_cell": (lambda: nn.GRUCell(4, 5), lambda: ember.randn(3, 4)),
+    "inplace_acts": (lambda: nn.Sequential(nn.Conv2d(4, 4, 1), nn.Hardswish(inplace=True),
+                                           nn.ReLU(inplace=True)), _x2),
+    "sdpa_causal": (lambda: _Fn(lambda q: nn.functional.scaled_dot_product_attention(
+        q, q, q, is_causal=True)), lambda: ember.randn(2, 2, 5, 4)),
+    "normalize": (lambda: _Fn(lambda q: nn.functional.normalize(q, dim=1)), _x2),
+    "cumsum_flip": (lambda: _Fn(lambda q: q.cumsum(1).flip(1, 2)), _x2),
+    "topk_sort": (lambda: _Fn(lambda q: (q.topk(3, 1), q.sort(1, descending=True))), _x1),
+    "gather_argsort": (lambda: _Fn(lambda q: q.gather(1, q.argsort(1))), _x1),
+    "masked_fill_tril": (lambda: _Fn(lambda q: q.masked_fill(q > 0, 0.5).tril(1)), _x2),
+    "einsum": (lambda: _Fn(lambda q: ember.einsum("bij,bjk->bik", q, q)),
+               lambda: ember.randn(2, 3, 3)),
+    "moments": (lambda: _Fn(lambda q: (q.std(1), q.var(1, unbiased=False),
+                                       ember.var_mean(q, (1, 2), keepdim=True))), _x2),
+    "norms": (lambda: _Fn(lambda q: (q.norm(p=3, dim=1), q.norm(p=1, dim=1),
+                                     q.norm(float("inf"), dim=1), q.norm(), q.logsumexp(1))),
+              _x2),
+    "repeat_all_any": (lambda: _Fn(lambda q: (q.repeat(1, 2, 1, 1), (q > 0).all(1),
+                                              (q > 2).any(1))), _x2),
+    "unary_math": (lambda: _Fn(lambda q: q.square() + q.abs().log2() + q.exp2() + q.trunc()
+                               + q.abs().log10()), _x2),
+}
+
+
+@pytest.mark.parametrize("name", sorted(MORE))
+def test_more_layers_and_tensor_functions(name):
+    ember.manual_seed(0)
+    make, inp = MORE[name]
+    x, x2 = inp(), inp()
+    x2 = ember.cat([x2, x2[:1]]) if x2.dim() > 1 else x2
+    outs = _flat_outputs(make().eval()(x))
+    dyn = {"in0": [0], **{f"out{k}": [0] for k, o in enumerate(outs) if o.dim()}}
+    check(_eval(make()), x, x2, dynamic=dyn, atol=2e-4)
+
+
+def _flat_outputs(o):
+    return [e for i in o for e in _flat_outputs(i)] if isinstance(o, (tuple, list)) else [o]
+
+
+def test_two_input_layers():
+    ember.manual_seed(0)
+    a, b = ember.randn(3, 5), ember.randn(3, 5)
+    check(_eval(nn.CosineSimilarity()), (a, b))
+    check(_eval(nn.PairwiseDistance()), (a, b))
+    check(_eval(nn.Bilinear(5, 5, 2)), (a, b))
+    q = ember.randn(2, 5, 8)
+    check(_eval(nn.MultiheadAttention(8, 2, batch_first=True)), (q, q, q))
+    check(_eval(nn.Transformer(8, 2, 1, 1, 16, batch_first=True)), (q, ember.randn(2, 6, 8)))
