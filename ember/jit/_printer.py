@@ -728,7 +728,7 @@ class _FunctionPrinter:
             if t is Ellipsis or (isinstance(t, tuple) and t[0] == "splat"):
                 return None
             if isinstance(t, tuple) and t[0] == "value" and \
-                    rest[t[1] - 1].type not in (T.IntType, T.BoolType):
+                    rest[t[1] - 1].type is not T.IntType:
                 return None
         text, dim = self.expr(base), 0
         for t in items:
