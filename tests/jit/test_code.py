@@ -83,13 +83,32 @@ def dynamic(x: Any, n: int):
     return 3
 
 
+def indexing(x, i: int):
+    y = x[0, 1:] + x[:, None].sum() + x[::2].sum() + x[i]
+    return y, x[1:3, :2]
+
+
+def list_calls(xs: List[int], d: Dict[str, int]):
+    ys = sorted(xs)
+    ys.insert(0, 9)
+    ys.append(len(d))
+    d["k"] = ys[0]
+    return ys, d
+
+
+def long_message(x, n: int):
+    if n < 0:
+        raise ValueError("a message long enough to be assigned first: {}".format(n))
+    return x
+
+
 def forked(x):
     fut = torch.jit.fork(helper, x, 2)
     return torch.jit.wait(fut)
 '''
 
 SAME = ["helper", "calls", "strings", "nograd", "branches", "lists", "refine", "raises",
-        "floats", "dynamic", "forked", "named"]
+        "floats", "dynamic", "forked", "named", "indexing", "list_calls", "long_message"]
 
 
 def _load(root, header):
