@@ -292,9 +292,11 @@ def method_call(c, v, name, args, kwargs, e):
             c.error(f"Unknown list method '{name}'", e)
         fn, rt = entry
         if name == "append" and args and not T.is_subtype(args[0].type, t.elem):
-            c.error(f"Arguments for call are not valid.\nExpected a value of type "
-                    f"'{t.elem.annotation}' for argument 'el' but instead found type "
-                    f"'{args[0].type.annotation}'", e)
+            got = c.type_name(args[0])
+            c.error(f"aten::append.t(t[](a!) self, t(c -> *) el) -> t[](a!):\nCould not "
+                    f"match type {got} to t in argument 'el': Type variable 't' previously "
+                    f"matched to type {t.elem.annotation} is matched to type {got}.\n",
+                    e.func if isinstance(e, ast.Call) else e)
         return c.emit(f"aten::{name}", [v] + args + list(kwargs.values()), [rt(t, [v] + args)], e,
                       fn=fn, kwnames=list(kwargs)).output
     if isinstance(t, T.DictType):
@@ -321,7 +323,8 @@ def method_call(c, v, name, args, kwargs, e):
                       {"name": name}, kwnames=list(kwargs)).output
     if t is T.FloatType and name == "is_integer":
         return c.emit("aten::is_integer", [v], [T.BoolType], e, fn=float.is_integer).output
-    c.error(f"'{t.annotation}' object has no attribute or method '{name}'", e)
+    c.error(f"'{'NoneType' if t is T.NoneType else t.annotation}' object has no attribute "
+            f"or method '{name}'.", e.func if isinstance(e, ast.Call) else e)
 
 
 def call_function(c, function, args, kwargs, e):
@@ -334,12 +337,20 @@ def call_function(c, function, args, kwargs, e):
     return n.output
 
 
-def bind_script_args(c, fname, schema, args, kwargs, e, decl=None):
+def bind_script_args(c, fname, schema, args, kwargs, e, decl=None, has_self=False):
     """The inputs of a call to a scripted function or method: positional and keyword
-    arguments matched to ``schema``, defaults filled in, types checked (``decl`` is the
-    declaration torch prints above a mismatch)."""
+    arguments matched to ``schema``, defaults filled in, types checked. Mismatches raise
+    torch's texts under ``decl``, the callee's declaration (``has_self``: a method's, whose
+    ``self`` torch counts among the arguments)."""
+    decl = decl or "{}({})".format(fname, ", ".join(f"{a[1]} {a[0]}" for a in schema))
+    where = e.func if isinstance(e, ast.Call) else e
     vals = []
-    args = list(args)
+    args, kwargs = list(args), dict(kwargs)
+    n_pos = len(args)
+    positional = [a for a in schema if not a[4]]
+    if n_pos > len(positional):
+        c.error(f"{decl}:\nExpected at most {len(schema) + has_self} arguments but found "
+                f"{n_pos + has_self} positional arguments.\n", where)
     for name, t, has_def, default, kw_only in schema:
         if args and not kw_only:
             v = args.pop(0)
@@ -348,16 +359,12 @@ def bind_script_args(c, fname, schema, args, kwargs, e, decl=None):
         elif has_def:
             v = c.const_value(default, e)
         else:
-            c.error(f"{fname}() is missing value for argument '{name}'.", e)
+            c.error(f"{decl}:\nArgument {name} not provided.\n", where)
         if not T.is_subtype(v.type, t):
-            v = _coerce_arg(c, v, t, name, e, decl or "{}({})".format(
-                fname, ", ".join(f"{a[1]} {a[0]}" for a in schema)))
+            v = _coerce_arg(c, v, t, name, e, decl)
         vals.append(v)
-    if args:
-        c.error(f"{fname}() expected at most {len(schema)} argument(s) but received "
-                f"{len(schema) + len(args)} argument(s)", e)
     if kwargs:
-        c.error(f"{fname}() got an unexpected keyword argument '{next(iter(kwargs))}'", e)
+        c.error(f"{decl}:\nKeyword argument {next(iter(kwargs))} unknown.\n", where)
     return vals
 
 

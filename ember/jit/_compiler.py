@@ -844,9 +844,7 @@ class Compiler:
     def set_module_attr(self, mod, name, v, node):
         ct = mod.class_type
         attrs = ct.attributes
-        if name in (ct.constants or {}):
-            self.error(f"Cannot assign to a constant attribute '{name}'", node)
-        if name not in attrs:
+        if name not in attrs or name in (ct.constants or {}):
             self.error(f"Tried to set nonexistent attribute: {name}. Did you forget to "
                        f"initialize it in __init__()?", node)
         if not T.is_subtype(v.type, attrs[name]):
@@ -944,7 +942,11 @@ class Compiler:
             node, msg = self._one_sided[e.id]
             raise CompileError(("\n" if "defined" in msg else "") + msg, self.span(node),
                                self.span(e))
-        r = self.resolver(e.id)
+        from ember.jit._script import RecursiveCall
+        try:
+            r = self.resolver(e.id)
+        except RecursiveCall as err:
+            self.error(err.msg, e)
         if r is None:
             self.error(f"undefined value {e.id}", e)
         return r
@@ -1026,7 +1028,15 @@ class Compiler:
         meth = self.resolver.module_method(mod, attr)
         if meth is not None:
             return meth
-        self.error(f"Module '{type(mod.module).__name__}' has no attribute '{attr}' ", e)
+        name = getattr(mod.module, "original_name", type(mod.module).__name__)
+        failed = (ct.constants or {}).get("$failed", {}).get(attr)
+        hint = "" if failed is None else (
+            f"(This attribute exists on the Python module, but we failed to convert Python "
+            f"type: '{failed}' to a TorchScript type. Only tensors and (possibly nested) "
+            f"tuples of tensors, lists, or dicts are supported as inputs or outputs of traced "
+            f"functions, but instead got value of type {failed}.. Its type was inferred; try "
+            f"adding a type annotation for the attribute.)")
+        self.error(f"Module '{name}' has no attribute '{attr}' {hint}", e)
 
     def e_Tuple(self, e):
         items = [self.expr(x) for x in e.elts]

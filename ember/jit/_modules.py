@@ -69,7 +69,7 @@ def script_module(module, memo=None):
         slots[name] = "_modules"
     const_names = _constant_names(cls)
     annotated = _attribute_annotations(cls)
-    plain, functions = {}, {}
+    plain, functions, failed = {}, {}, {}
     for name, v in module.__dict__.items():
         if name in _module_internals() and name not in annotated or name in _SKIP_ATTRS \
                 or name.startswith("__"):
@@ -96,6 +96,7 @@ def script_module(module, memo=None):
             else:
                 t = T.type_of_value(v)
         except (T.AnnotationError, Exception):
+            failed[name] = type(v).__name__
             continue             # torch: an attribute of unsupported type fails only if used
         attrs[name] = t
         plain[name] = v
@@ -106,6 +107,7 @@ def script_module(module, memo=None):
                 constants[name] = v if not isinstance(v, list) else tuple(v)
     constants["$slots"] = slots
     constants["$functions"] = functions
+    constants["$failed"] = failed
     ct = T.ClassType(qualified_class_name(cls), cls, True, attrs, {}, constants)
     rsm = RecursiveScriptModule._construct(module, ct, children, plain)
     memo[id(module)] = rsm
@@ -247,7 +249,8 @@ class ModuleResolver(Resolver):
             raise
         if fn is None:
             c.error(f"Module '{rsm.original_name}' has no method '{name}'", e)
-        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e)
+        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e,
+                                decl=fn.schema_str(), has_self=True)
         n = c.emit("prim::CallMethod", [mod.value] + vals, [fn.return_type], e, {"name": name})
         n.fn = fn
         return n.output

@@ -178,6 +178,10 @@ def _value_fits(v, t):
     return True
 
 
+class RecursiveCall(CompileError):
+    """A function reached again while it compiles (the caller adds the call's range)."""
+
+
 _FUNCTIONS: dict = {}      # python function -> Function (scripted free functions)
 _IN_PROGRESS: set = set()
 
@@ -188,8 +192,8 @@ def compile_function(pyfn):
     if fn is not None:
         return fn
     if pyfn in _IN_PROGRESS:
-        raise CompileError(f"Recursive calls are not supported in TorchScript: "
-                           f"{pyfn.__qualname__} calls itself")
+        raise RecursiveCall(f"function '{pyfn.__name__}' is called recursively. Recursive "
+                            f"calls are not supported")
     _IN_PROGRESS.add(pyfn)
     try:
         fd, src = get_def(pyfn)
@@ -451,7 +455,8 @@ class ClassResolver(Resolver):
         if fn is None:
             c.error(f"Tried to access nonexistent attribute or method '{name}' of type "
                     f"'{ct}'.", e)
-        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e)
+        vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e,
+                                decl=fn.schema_str(), has_self=True)
         n = c.emit("prim::CallMethod", [v] + vals, [fn.return_type], e, {"name": name})
         n.fn = fn
         return n.output

@@ -214,3 +214,86 @@ class UnrolledBreak(torch.nn.Module):
                 break
             x = layer(x)
         return x
+
+
+class NoAttr(torch.nn.Module):
+    def forward(self, x):
+        return x + self.missing
+
+
+class BadType(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.obj = object()
+
+    def forward(self, x):
+        return x if self.obj is None else x
+
+
+class SetNew(torch.nn.Module):
+    def forward(self, x):
+        self.fresh = 1
+        return x
+
+
+class SetConst(torch.nn.Module):
+    __constants__ = ["k"]
+
+    def __init__(self):
+        super().__init__()
+        self.k = 2
+
+    def forward(self, x):
+        self.k = 3
+        return x
+
+
+class WrongArgs(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(2, 2)
+
+    def forward(self, x):
+        return self.lin(x, x)
+
+
+class AttrTypeChange(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.n = 1
+
+    def forward(self, x):
+        self.n = 2.5
+        return x
+
+
+def recursive(x, n: int):
+    if n == 0:
+        return x
+    return recursive(x, n - 1)
+
+
+def missing_arg(x):
+    return helper2(x)
+
+
+def helper2(x, y):
+    return x + y
+
+
+def unknown_kwarg(x):
+    return helper2(x, y=x, z=x)
+
+
+
+
+
+def none_method(x):
+    y = None
+    return y.foo()
+
+
+def list_append_type(x):
+    xs: List[int] = []
+    xs.append(x)
+    return xs

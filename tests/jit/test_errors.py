@@ -81,6 +81,27 @@ CASES = {
     "tuple_index_range": ("RuntimeError", "Tuple index out of range. Tuple is length 2 and "
                                           "index is 5"),
     "str_times_int": ("RuntimeError", "Arguments for call are not valid."),
+    "NoAttr": ("RuntimeError", "Module 'NoAttr' has no attribute 'missing'"),
+    "BadType": ("RuntimeError", "Module 'BadType' has no attribute 'obj' (This attribute "
+                                "exists on the Python module, but we failed to convert Python "
+                                "type: 'object' to a TorchScript type."),
+    "SetNew": ("RuntimeError", "Tried to set nonexistent attribute: fresh. Did you forget to "
+                               "initialize it in __init__()?"),
+    "SetConst": ("RuntimeError", "Tried to set nonexistent attribute: k."),
+    # (torch mangles the class name once Linear was scripted with other attribute types)
+    "WrongArgs": ("RuntimeError", "forward(__torch__.torch.nn.modules.linear."),
+    "AttrTypeChange": ("RuntimeError", "Wrong type for attribute assignment. Expected int but "
+                                       "got float"),
+    "recursive": ("RuntimeError", "function 'recursive' is called recursively. Recursive calls "
+                                  "are not supported"),
+    "missing_arg": ("RuntimeError", "helper2(Tensor x, Tensor y) -> Tensor:\nArgument y not "
+                                    "provided."),
+    "unknown_kwarg": ("RuntimeError", "helper2(Tensor x, Tensor y) -> Tensor:\nKeyword "
+                                      "argument z unknown."),
+    "none_method": ("RuntimeError", "'NoneType' object has no attribute or method 'foo'."),
+    "list_append_type": ("RuntimeError", "aten::append.t(t[](a!) self, t(c -> *) el) -> "
+                                         "t[](a!):\nCould not match type Tensor (inferred) to "
+                                         "t in argument 'el'"),
 }
 
 
@@ -103,16 +124,22 @@ def _caret(text):
 def test_error_matches_torch(em, tm, name):
     import torch
     cls_name, start = CASES[name]
+    t, m = getattr(tm, name), getattr(em, name)
+    if isinstance(t, type):           # a module class: script an instance
+        t, m = t(), m()
     with pytest.raises(_classes(cls_name, torch)) as want:
-        torch.jit.script(getattr(tm, name))
+        torch.jit.script(t)
     with pytest.raises(_classes(cls_name, ember)) as got:
-        ember.jit.script(getattr(em, name))
+        ember.jit.script(m)
     if cls_name != "RuntimeError":
         assert type(got.value).__name__ == type(want.value).__name__ == cls_name
-    w, g = str(want.value).lstrip("\n"), str(got.value).lstrip("\n")
+    w, g = str(want.value).lstrip(), str(got.value).lstrip()
     assert w.startswith(start) and g.startswith(start), g
     assert _caret(g) == _caret(w)
     assert ("and was used here:" in g) == ("and was used here:" in w)
+    if name == "WrongArgs":
+        tail = "Expected at most 2 arguments but found 3 positional arguments."
+        assert tail in g and tail in w
 
 
 def test_while_else_is_refused(em):
