@@ -8,6 +8,7 @@ import warnings
 
 import ember
 from ember.onnx._export import Exporter, _value_info
+from ember.onnx._fuse import fuse_conv_bn, unused
 from ember.onnx._graph import GraphContext, V
 from ember.onnx.errors import OnnxExporterError
 
@@ -134,7 +135,11 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
                                                            dynamic, name)))
         else:
             outputs.append(_value_info(name, e))
-    known = {i.name for i in inputs} | {o.name for o in outputs}
+    out_names = [o.name for o in outputs]
+    if fold and not training:
+        g.nodes = fuse_conv_bn(ex, g.nodes, out_names)
+    g.nodes = unused(ex, g.nodes, out_names)
+    known = {i.name for i in inputs} | set(out_names)
     for n in dynamic_axes:
         if n not in known:
             warnings.warn(f"Provided key {n} for dynamic axes is not a valid input/output name")

@@ -47,7 +47,34 @@ def test_cnn_conv_bn_relu_pools():
                             nn.MaxPool2d(2), nn.Conv2d(6, 4, 3, stride=2, groups=2),
                             nn.AvgPool2d(2), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
                             nn.Linear(4, 3)))
+    m[1].running_mean.uniform_(-1, 1)
+    m[1].running_var.uniform_(0.5, 2)
     check(m, ember.randn(2, 3, 16, 16), ember.randn(3, 3, 16, 16), dynamic=BATCH)
+    kept = check(m, ember.randn(2, 3, 16, 16), do_constant_folding=False)
+    assert "BatchNormalization" in op_types(kept)
+
+
+def test_cnn_structure_matches_torch():
+    """Eval-mode Conv+BatchNorm fold into one Conv, as torch's exporter does."""
+    torch = pytest.importorskip("torch")
+    import warnings
+    tm = torch.nn.Sequential(torch.nn.Conv2d(3, 4, 3), torch.nn.BatchNorm2d(4), torch.nn.ReLU(),
+                             torch.nn.MaxPool2d(2), torch.nn.Flatten(),
+                             torch.nn.Linear(36, 5)).eval()
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        torch.onnx.export(tm, (torch.randn(2, 3, 8, 8),), f, dynamo=False, opset_version=17)
+    m = _eval(nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU(), nn.MaxPool2d(2),
+                            nn.Flatten(), nn.Linear(36, 5)))
+    m.load_state_dict({k: ember.tensor(v.numpy()) for k, v in tm.state_dict().items()})
+    x = ember.randn(2, 3, 8, 8)
+    proto = check(m, x)
+    theirs = onnx.load_from_string(f.getvalue())
+    assert op_types(proto) == op_types(theirs) == ["Conv", "Relu", "MaxPool", "Flatten", "Gemm"]
+    got = session(proto.SerializeToString()).run(None, {"in0": x.numpy()})[0]
+    ref = session(f.getvalue()).run(None, {theirs.graph.input[0].name: x.numpy()})[0]
+    np.testing.assert_allclose(got, ref, rtol=1e-5, atol=1e-5)
 
 
 LAYERS = {
@@ -267,7 +294,9 @@ def test_traced_module_and_script_function():
                             nn.Linear(4 * 6 * 6, 2)))
     x = ember.randn(2, 3, 8, 8)
     proto = check(ember.jit.trace(m, x), x, ember.randn(4, 3, 8, 8), dynamic=BATCH)
-    assert {i.name for i in proto.graph.initializer} >= {"0.weight", "1.running_mean", "4.bias"}
+    assert {i.name for i in proto.graph.initializer} >= {"4.weight", "4.bias"}
+    unfused = check(ember.jit.trace(m, x), x, do_constant_folding=False)
+    assert {i.name for i in unfused.graph.initializer} >= {"0.weight", "1.running_mean"}
     fn = ember.jit.script(_scripted_fn)
     y = ember.randn(3, 4)
     check(fn, (y, y), (-y.abs(), y), names=["x", "y"])
