@@ -8,6 +8,8 @@ for ember functions with no aten spelling whose own implementation does not scri
     _ember_rnn / _ember_cell       nn.RNN/LSTM/GRU (and cells) over torch's fused ops, the
                                    mode chosen at run time
     _ember_embedding_bag           embedding_bag of a 1-D (with offsets) or 2-D input
+    _ember_local_response_norm     F.local_response_norm (torch's formula)
+    _ember_max_unpool              F.max_unpool1d/2d/3d with the default output size
     _reduction_enum                a loss's reduction string as torch's enum at run time
 
 Written in the forms torch's own printer uses (``torch.eq``, ``ops.prim.RaiseException``,
@@ -270,4 +272,54 @@ BAG_SOURCE = """def _ember_embedding_bag(weight: Tensor,
     per_sample_weights0 = per_sample_weights
   _0, _1, _2, _3 = torch.embedding_bag(weight, input0, offsets0, scale_grad_by_freq, mode, sparse, per_sample_weights0, include_last_offset, padding_idx)
   return _0
+"""
+
+LRN_QUALNAME = "__torch__.torch.nn.functional._ember_local_response_norm"
+LRN_SOURCE = """def _ember_local_response_norm(input: Tensor,
+    size: int,
+    alpha: float,
+    beta: float,
+    k: float) -> Tensor:
+  dim = torch.dim(input)
+  div = torch.mul(input, input)
+  if torch.eq(dim, 3):
+    div0 = torch.unsqueeze(div, 1)
+    div1 = torch.constant_pad_nd(div0, [0, 0, torch.floordiv(size, 2), torch.floordiv(torch.sub(size, 1), 2)])
+    div2 = torch.squeeze(torch.avg_pool2d(div1, [size, 1], [1, 1]), 1)
+  else:
+    sizes = torch.size(input)
+    div3 = torch.view(div, [sizes[0], 1, sizes[1], sizes[2], -1])
+    div4 = torch.constant_pad_nd(div3, [0, 0, 0, 0, torch.floordiv(size, 2), torch.floordiv(torch.sub(size, 1), 2)])
+    div5 = torch.squeeze(torch.avg_pool3d(div4, [size, 1, 1], [1, 1, 1]), 1)
+    div2 = torch.view(div5, sizes)
+  return torch.div(input, torch.pow(torch.add(torch.mul(div2, alpha), k), beta))
+"""
+
+UNPOOL_QUALNAME = "__torch__.torch.nn.functional._ember_max_unpool"
+UNPOOL_SOURCE = """def _ember_max_unpool(input: Tensor,
+    indices: Tensor,
+    kernel_size: List[int],
+    stride: List[int],
+    padding: List[int],
+    output_size: Optional[List[int]]) -> Tensor:
+  n = torch.len(kernel_size)
+  out = annotate(List[int], [])
+  if torch.__is__(output_size, None):
+    for d in range(n):
+      size = torch.size(input, torch.add(torch.sub(torch.dim(input), n), d))
+      _0 = torch.mul(torch.sub(size, 1), stride[d])
+      _1 = torch.append(out, torch.add(torch.sub(_0, torch.mul(2, padding[d])), kernel_size[d]))
+  else:
+    given = unchecked_cast(List[int], output_size)
+    for d0 in range(n):
+      _2 = torch.append(out, given[torch.add(torch.sub(torch.len(given), n), d0)])
+  if torch.eq(n, 1):
+    _3 = torch.max_unpool2d(torch.unsqueeze(input, -1), torch.unsqueeze(indices, -1), torch.add(out, [1]))
+    result = torch.squeeze(_3, -1)
+  else:
+    if torch.eq(n, 2):
+      result = torch.max_unpool2d(input, indices, out)
+    else:
+      result = torch.max_unpool3d(input, indices, out, stride, padding)
+  return result
 """

@@ -7,6 +7,7 @@ attention through the sources in ``_archive_sources.py``. Add a functional: a ro
 from __future__ import annotations
 
 from ember.jit import _archive_sources as S
+from ember.jit import _types as T
 from ember.jit._ir import NOT_CONSTANT
 from ember.jit._printer import _Expr, constant_str
 from ember.jit._printer_ops import _fill
@@ -391,6 +392,58 @@ def _pair_list(p, b, k, n):
     return _as_list_text(p, b, k)
 
 
+def _local_response_norm(p, b):
+    _fill(p, b)
+    p.ctx.sources.setdefault(S.LRN_QUALNAME, S.LRN_SOURCE)
+    floats = [_float_text(b[k]) for k in ("alpha", "beta", "k")]
+    return f"{S.LRN_QUALNAME}(" + "".join(a + ", " for a in [
+        b.text("input"), b.text("size")] + floats) + ")"
+
+
+def _float_text(e):
+    """A number argument for a ``float`` parameter (an int is converted)."""
+    if e.type is T.IntType or (isinstance(e.const, int) and not isinstance(e.const, bool)):
+        return f"float({e.text})"
+    return e.text
+
+
+def _int_list_text(p, e, n):
+    """An int / tuple / list argument as an ``int[n]`` list expression."""
+    c = e.const
+    if isinstance(c, (tuple, list)):
+        return constant_str(list(c), p.ctx)
+    if isinstance(c, int) and not isinstance(c, bool):
+        return constant_str([c] * n, p.ctx)
+    if e.type is T.IntType:
+        return f"torch.mul([{e.text}], {n})"
+    if isinstance(e.type, T.TupleType):
+        return "[" + ", ".join(f"{e.text}[{i}]" for i in range(len(e.type.elems))) + "]"
+    if isinstance(e.type, T.ListType):
+        return e.text
+    raise NotImplementedError(f"ember.jit.save: an int list from {e.type}")
+
+
+def _max_unpool(n):
+    def write(p, b):
+        _fill(p, b)
+        kernel = _int_list_text(p, b["kernel_size"], n)
+        stride = kernel if b.const("stride") is None else _int_list_text(p, b["stride"], n)
+        out = b["output_size"]
+        if b.const("output_size") is None:
+            out_text = "None"
+        elif isinstance(out.const, (tuple, list)):
+            out_text = constant_str(list(out.const), p.ctx)
+        elif isinstance(T.unwrap_optional(out.type), T.ListType):
+            out_text = out.text
+        else:
+            out_text = _int_list_text(p, out, n)
+        p.ctx.sources.setdefault(S.UNPOOL_QUALNAME, S.UNPOOL_SOURCE)
+        args = [b.text("input"), b.text("indices"), kernel, stride,
+                _int_list_text(p, b["padding"], n), out_text]
+        return f"{S.UNPOOL_QUALNAME}(" + "".join(a + ", " for a in args) + ")"
+    return write
+
+
 FUNCTIONAL = {
     "linear": _plain("linear", "input", "weight", "bias"),
     "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
@@ -445,6 +498,8 @@ FUNCTIONAL = {
     "layer_norm": _conv("layer_norm", "input", "normalized_shape", "weight", "bias", "eps"),
     "group_norm": _plain("group_norm", "input", "num_groups", "weight", "bias", "eps"),
     "embedding": _embedding, "pad": _pad, "normalize": _normalize,
+    "local_response_norm": _local_response_norm, "max_unpool1d": _max_unpool(1),
+    "max_unpool2d": _max_unpool(2), "max_unpool3d": _max_unpool(3),
     "_recurrent": _recurrent, "_lstm_recurrent": _lstm_recurrent, "_cell": _cell,
     "_lstm_cell": _lstm_cell, "multi_head_attention_forward": _mha,
     "_additive_mask": _additive_mask,
@@ -460,6 +515,8 @@ FUNCTIONAL = {
     "cross_entropy": _loss("cross_entropy_loss", ("input", "target", "weight"),
                            ("ignore_index", "label_smoothing")),
     "nll_loss": _loss("nll_loss_nd", ("input", "target", "weight"), ("ignore_index",)),
+    "ctc_loss": _loss("ctc_loss", ("log_probs", "targets", "input_lengths", "target_lengths",
+                                   "blank"), ("zero_infinity",)),
     "kl_div": _kl_div, "lp_pool1d": _lp_pool(1), "lp_pool2d": _lp_pool(2),
     "lp_pool3d": _lp_pool(3), "multilabel_soft_margin_loss": _multilabel_soft_margin,
     "embedding_bag": _embedding_bag, "fold": _fold, "unfold": _unfold,

@@ -642,6 +642,18 @@ def _pr(*shape, seed=0):
     return (np.random.default_rng(seed).random(shape) * 0.8 + 0.1).astype(np.float32)
 
 
+def _pooled(n, shape):
+    """(pooled values, indices) of a max pool, as numpy, for the unpooling modules."""
+    pool = F.max_pool1d if n == 1 else F.max_pool2d
+    out, idx = pool(ember.from_numpy(_rand(*shape)), 2, return_indices=True)
+    return out.numpy(), idx.numpy()
+
+
+def _softmaxed(*shape):
+    e = np.exp(_rand(*shape))
+    return (e / e.sum(-1, keepdims=True)).astype(np.float32)
+
+
 MORE_CASES = {   # module, inputs (numpy)
     "BCEWithLogitsLoss": (lambda: nn.BCEWithLogitsLoss(), lambda: (_rand(3, 4), _pr(3, 4))),
     "KLDivLoss_batchmean": (lambda: nn.KLDivLoss(reduction="batchmean"),
@@ -672,6 +684,14 @@ MORE_CASES = {   # module, inputs (numpy)
     "Fold": (lambda: nn.Fold((4, 4), 2), lambda: (_rand(1, 8, 9),)),
     "Unfold": (lambda: nn.Unfold(2, padding=1), lambda: (_rand(1, 2, 3, 3),)),
     "RMSNorm": (lambda: nn.RMSNorm(4), lambda: (_rand(2, 4),)),
+    "LocalResponseNorm": (lambda: nn.LocalResponseNorm(3), lambda: (_rand(1, 4, 3, 3),)),
+    "LocalResponseNorm_3d": (lambda: nn.LocalResponseNorm(2), lambda: (_rand(2, 4, 5),)),
+    "CrossMapLRN2d": (lambda: nn.CrossMapLRN2d(3), lambda: (_rand(1, 4, 3, 3),)),
+    "MaxUnpool2d": (lambda: nn.MaxUnpool2d(2), lambda: _pooled(2, (1, 2, 4, 4))),
+    "MaxUnpool1d": (lambda: nn.MaxUnpool1d(2), lambda: _pooled(1, (1, 2, 6))),
+    "CTCLoss": (lambda: nn.CTCLoss(), lambda: (
+        np.log(_softmaxed(6, 2, 4)), np.array([[1, 2], [3, 3]]), np.array([6, 5]),
+        np.array([2, 2]))),
     "TransformerDecoderLayer": (lambda: nn.TransformerDecoderLayer(4, 2, 8),
                                 lambda: (_rand(3, 2, 4), _rand(5, 2, 4, seed=1))),
 }
@@ -689,8 +709,8 @@ def test_more_modules_load_in_torch(name):
 
 
 def test_unmappable_functional_names_itself():
-    m = ember.jit.script(nn.LocalResponseNorm(2))
-    with pytest.raises(NotImplementedError, match="local_response_norm"):
+    m = ember.jit.script(nn.FractionalMaxPool2d(2, output_size=2))
+    with pytest.raises(NotImplementedError, match="fractional_max_pool2d"):
         save(m, io.BytesIO())
 
 
