@@ -88,7 +88,10 @@ class Exporter:
 
     def convert_op(self, g, n, env):
         ins = [env[v.id] for v in n.inputs]
-        outs = _as_outputs(_evaluate(n, [i.example for i in ins]), len(n.outputs))
+        examples = [i.example for i in ins]
+        if _mutates(n):     # the model's parameters and buffers stay as they are
+            examples = [e.clone() if isinstance(e, ember.Tensor) else e for e in examples]
+        outs = _as_outputs(_evaluate(n, examples), len(n.outputs))
         if all(i.static for i in ins) and not _random(n) and \
                 (self.fold or not any(isinstance(o, ember.Tensor) for o in outs)):
             results = [V(value=o) for o in outs]
@@ -164,6 +167,10 @@ _RANDOM = {"aten::rand", "aten::randn", "aten::rand_like", "aten::randn_like",
 def _random(n):
     """Random ops are never folded into constants."""
     return n.kind in _RANDOM
+
+
+def _mutates(n):
+    return _inplace(n) or n.kind in ("aten::_batch_norm_impl", "aten::batch_norm")
 
 
 def _inplace(n):
