@@ -832,9 +832,16 @@ class Compiler:
                 self.emit("aten::index_put_", [obj, v] + inputs, (), node, {"_index": tmpl})
                 return
             key = self.value(self.expr(target.slice), target.slice)
-            if isinstance(obj.type, T.ListType):
-                self.emit("aten::_set_item", [obj, key, v], (), node, fn=operator.setitem)
-            elif isinstance(obj.type, T.DictType):
+            if isinstance(obj.type, (T.ListType, T.DictType)):
+                et = obj.type.elem if isinstance(obj.type, T.ListType) else obj.type.value
+                if not T.is_subtype(v.type, et):
+                    if et is T.FloatType and v.type is T.IntType:
+                        v = self.coerce(v, et, node, "")
+                    else:
+                        self.error(f"Arguments for call are not valid.\nThe following variants "
+                                   f"are available:\n  aten::_set_item(...)\n  Expected a value "
+                                   f"of type '{et.annotation}' for the item but instead found "
+                                   f"type '{self.type_name(v)}'.\n", node)
                 self.emit("aten::_set_item", [obj, key, v], (), node, fn=operator.setitem)
             else:
                 self.error(f"'{obj.type}' object does not support item assignment", node)

@@ -94,6 +94,10 @@ class Function:
             _passes.optimize(self.graph)
         names = ([self.self_name] if self.owner is not None else []) + [a[0] for a in self.arg_schema]
         self.py, self.source = _codegen.generate(self.graph, self.name, names)
+        if any(t is T.AnyType for _, t, *_ in self.arg_schema) or _looks_at_types(self.graph.block):
+            # the array fast path hands NumPy arrays where Tensors were: not for code that
+            # asks what its values are (isinstance on Any)
+            self.__dict__["_no_array_path"] = True
         return self
 
     def bind(self, args, kwargs, skip_self=False):
@@ -150,6 +154,13 @@ class Function:
         args = self.bind(args, kwargs)
         done, result = try_run(self, args, obj)
         return result if done else run(self.py, [obj] + args)
+
+
+def _looks_at_types(block):
+    for n in block.nodes:
+        if n.kind == "prim::isinstance" or any(_looks_at_types(b) for b in n.blocks):
+            return True
+    return False
 
 
 def _value_fits(v, t):

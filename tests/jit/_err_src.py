@@ -297,3 +297,14 @@ def list_append_type(x):
     xs: List[int] = []
     xs.append(x)
     return xs
+
+
+
+def nested_containers(n: int) -> Dict[str, List[int]]:
+    d = torch.jit.annotate(Dict[str, List[int]], {})
+    for i in range(n):
+        key = "even" if i % 2 == 0 else "odd"
+        if key not in d:
+            d[key] = []
+        d[key].append(i)
+    return d

@@ -607,3 +607,96 @@ class ModFeatures(nn.Module):
         if not torch.jit.is_tracing():
             out = out * self.scale
         return out, self.counter, self.names
+
+
+class Out(NamedTuple):
+    value: Tensor
+    count: int
+    name: str
+
+
+
+def optional_list(xs: Optional[List[int]] = None) -> int:
+    if xs is None:
+        return -1
+    total = 0
+    for v in xs:
+        total += v
+    return total
+
+
+def namedtuple_out(x) -> Out:
+    o = Out(x * 2, 3, "n")
+    return Out(o.value + 1, o.count + 1, o.name + "!")
+
+
+def isinstance_any(x: Any) -> str:
+    if isinstance(x, int):
+        return "int"
+    elif isinstance(x, str):
+        return "str:" + x
+    elif isinstance(x, Tensor):
+        return "tensor"
+    return "other"
+
+
+def optional_tensor_isinstance(x: Optional[Tensor]) -> Tensor:
+    if isinstance(x, Tensor):
+        return x + 1
+    return torch.zeros(1)
+
+
+def tuple_of_lists(x) -> Tuple[List[Tensor], List[float]]:
+    ts = [x, x + 1]
+    fs = [float(t.sum()) for t in ts]
+    return ts, fs
+
+
+def min_max_sum(xs: List[float]) -> Tuple[float, float, float, int]:
+    return min(xs), max(xs), sum(xs), len(xs)
+
+
+def ternary_chain(a: int) -> str:
+    return "neg" if a < 0 else "zero" if a == 0 else "pos"
+
+
+def bool_ops(a: bool, b: bool) -> Tuple[bool, bool, bool, int]:
+    return a and b, a or b, not a, int(a) + int(b)
+
+
+def float_special(x: float) -> Tuple[bool, bool, float, int]:
+    return math.isnan(x), math.isinf(x), math.fabs(x), int(x)
+
+
+def list_of_tuples(n: int) -> List[Tuple[int, str]]:
+    out: List[Tuple[int, str]] = []
+    for i in range(n):
+        out.append((i, str(i)))
+    return out
+
+
+def string_format_methods(a: int, s: str) -> str:
+    return "{} and {}".format(a, s) + s.join(["x", "y"]) + s.lower() + str(s.find("b"))
+
+
+def while_break_else(n: int) -> int:
+    i = 0
+    while True:
+        i += 1
+        if i >= n:
+            break
+    return i
+
+
+def tensor_list_ops(x):
+    parts = x.split(2)
+    joined = torch.cat(parts, 0)
+    first, rest = parts[0], parts[1:]
+    return joined.sum() + first.sum() + len(rest)
+
+
+def grad_mode(x):
+    with torch.no_grad():
+        y = x * 2
+    z = x * 3
+    return y.requires_grad, z.requires_grad, torch.is_grad_enabled()

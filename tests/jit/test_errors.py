@@ -98,6 +98,8 @@ CASES = {
                                     "provided."),
     "unknown_kwarg": ("RuntimeError", "helper2(Tensor x, Tensor y) -> Tensor:\nKeyword "
                                       "argument z unknown."),
+    "nested_containers": ("RuntimeError", "Arguments for call are not valid.\nThe following "
+                                          "variants are available:"),
     "none_method": ("RuntimeError", "'NoneType' object has no attribute or method 'foo'."),
     "list_append_type": ("RuntimeError", "aten::append.t(t[](a!) self, t(c -> *) el) -> "
                                          "t[](a!):\nCould not match type Tensor (inferred) to "

@@ -47,7 +47,7 @@ def tm(tmp_path_factory):
 def _to_torch(v):
     import torch
     if isinstance(v, ember.Tensor):
-        return torch.from_numpy(v.detach().numpy().copy())
+        return torch.from_numpy(v.detach().numpy().copy()).requires_grad_(v.requires_grad)
     if isinstance(v, list):
         return [_to_torch(x) for x in v]
     if isinstance(v, tuple):
@@ -62,6 +62,8 @@ def _same(a, b):
     if hasattr(a, "detach") and hasattr(b, "detach"):
         x, y = np.asarray(a.detach().numpy()), np.asarray(b.detach().numpy())
         return x.shape == y.shape and x.dtype == y.dtype and np.allclose(x, y, atol=1e-5)
+    if hasattr(a, "_fields"):            # NamedTuples of the two flavours' classes
+        return a._fields == getattr(b, "_fields", None) and all(map(_same, a, b))
     if isinstance(a, (list, tuple)):
         return type(a) is type(b) and len(a) == len(b) and all(map(_same, a, b))
     if isinstance(a, dict):
@@ -131,6 +133,20 @@ FUNCTIONS = {
     "int_float_ops": [lambda: (7, 2.5), lambda: (-7, -1.0)],
     "while_cond": [lambda: (ember.ones(2),)],
     "device_dtype": [lambda: (ember.ones(2),)],
+    "optional_list": [lambda: ([1, 2],), lambda: ()],
+    "namedtuple_out": [lambda: (ember.ones(1),)],
+    "isinstance_any": [lambda: ("q",), lambda: (3,), lambda: (ember.ones(1),), lambda: (2.5,)],
+    "optional_tensor_isinstance": [lambda: (None,), lambda: (ember.ones(2),)],
+    "tuple_of_lists": [lambda: (ember.ones(2),)],
+    "min_max_sum": [lambda: ([1.5, -2.0, 3.0],)],
+    "ternary_chain": [lambda a=a: (a,) for a in (-3, 0, 3)],
+    "bool_ops": [lambda: (True, False), lambda: (True, True)],
+    "float_special": [lambda: (-2.5,), lambda: (1e10,)],
+    "list_of_tuples": [lambda: (3,)],
+    "string_format_methods": [lambda: (4, "ab")],
+    "while_break_else": [lambda: (4,)],
+    "tensor_list_ops": [lambda: (ember.arange(6.),)],
+    "grad_mode": [lambda: (ember.ones(2, requires_grad=True),)],
 }
 CASES = [(name, k) for name, makers in FUNCTIONS.items() for k in range(len(makers))]
 # scripted code writes floats as TorchScript does (17 significant digits), unlike Python
