@@ -44,97 +44,169 @@ MHA_SOURCE = '''def multi_head_attention_forward(query: Tensor,
     static_v: Optional[Tensor]=None,
     average_attn_weights: bool=True,
     is_causal: bool=False) -> Tuple[Tensor, Optional[Tensor]]:
-  batched = query.dim() == 3
-  if not batched:
-    query = query.unsqueeze(1)
-    key = key.unsqueeze(1)
-    value = value.unsqueeze(1)
-    if key_padding_mask is not None:
-      key_padding_mask = key_padding_mask.unsqueeze(0)
-  if is_causal and attn_mask is None:
-    ops.prim.RaiseException("Need attn_mask if specifying the is_causal hint.", "builtins.RuntimeError")
-  tgt_len, bsz, embed_dim = query.size(0), query.size(1), query.size(2)
-  assert embed_dim == embed_dim_to_check, "embedding dimension mismatch"
-  head_dim = embed_dim // num_heads
-  assert head_dim * num_heads == embed_dim, "embed_dim not divisible by num_heads"
+  batched = torch.eq(torch.dim(query), 3)
+  if torch.__not__(batched):
+    query0 = torch.unsqueeze(query, 1)
+    key0 = torch.unsqueeze(key, 1)
+    value0 = torch.unsqueeze(value, 1)
+    if torch.__isnot__(key_padding_mask, None):
+      kpm0 = annotate(Optional[Tensor], torch.unsqueeze(unchecked_cast(Tensor, key_padding_mask), 0))
+    else:
+      kpm0 = key_padding_mask
+  else:
+    query0, key0, value0, kpm0 = query, key, value, key_padding_mask
+  if is_causal:
+    if torch.__is__(attn_mask, None):
+      ops.prim.RaiseException("Need attn_mask if specifying the is_causal hint.", "builtins.RuntimeError")
+    else:
+      pass
+  else:
+    pass
+  tgt_len = torch.size(query0, 0)
+  bsz = torch.size(query0, 1)
+  embed_dim = torch.size(query0, 2)
+  if torch.ne(embed_dim, embed_dim_to_check):
+    ops.prim.RaiseException("AssertionError: embedding dimension mismatch")
+  else:
+    pass
+  head_dim = torch.floordiv(embed_dim, num_heads)
   b_q = annotate(Optional[Tensor], None)
   b_k = annotate(Optional[Tensor], None)
   b_v = annotate(Optional[Tensor], None)
-  if in_proj_bias is not None:
-    biases = in_proj_bias.chunk(3)
-    b_q = biases[0]
-    b_k = biases[1]
-    b_v = biases[2]
+  if torch.__isnot__(in_proj_bias, None):
+    biases = torch.chunk(unchecked_cast(Tensor, in_proj_bias), 3)
+    b_q, b_k, b_v = annotate(Optional[Tensor], biases[0]), annotate(Optional[Tensor], biases[1]), annotate(Optional[Tensor], biases[2])
+  else:
+    pass
   if use_separate_proj_weight:
-    assert q_proj_weight is not None and k_proj_weight is not None, "q/k_proj_weight is None"
-    assert v_proj_weight is not None, "v_proj_weight is None"
-    w_q, w_k, w_v = q_proj_weight, k_proj_weight, v_proj_weight
+    if torch.__isnot__(q_proj_weight, None):
+      w_q = unchecked_cast(Tensor, q_proj_weight)
+    else:
+      ops.prim.RaiseException("AssertionError: q_proj_weight is None")
+      w_q = uninitialized(Tensor)
+    if torch.__isnot__(k_proj_weight, None):
+      w_k = unchecked_cast(Tensor, k_proj_weight)
+    else:
+      ops.prim.RaiseException("AssertionError: k_proj_weight is None")
+      w_k = uninitialized(Tensor)
+    if torch.__isnot__(v_proj_weight, None):
+      w_v = unchecked_cast(Tensor, v_proj_weight)
+    else:
+      ops.prim.RaiseException("AssertionError: v_proj_weight is None")
+      w_v = uninitialized(Tensor)
   else:
-    assert in_proj_weight is not None, "in_proj_weight is None"
-    weights3 = in_proj_weight.chunk(3)
+    if torch.__isnot__(in_proj_weight, None):
+      weights3 = torch.chunk(unchecked_cast(Tensor, in_proj_weight), 3)
+    else:
+      ops.prim.RaiseException("AssertionError: in_proj_weight is None")
+      weights3 = uninitialized(List[Tensor])
     w_q, w_k, w_v = weights3[0], weights3[1], weights3[2]
-  q = torch.linear(query, w_q, b_q)
-  k = torch.linear(key, w_k, b_k)
-  v = torch.linear(value, w_v, b_v)
-  if attn_mask is not None:
-    am = attn_mask
-    if am.dtype == 11:
-      am = torch.zeros_like(am, dtype=q.dtype).masked_fill(am, float("-inf"))
-    if am.dim() == 2:
-      am = am.unsqueeze(0)
-    attn_mask = am
-  if key_padding_mask is not None:
-    kpm = key_padding_mask
-    if kpm.dtype == 11:
-      kpm = torch.zeros_like(kpm, dtype=q.dtype).masked_fill(kpm, float("-inf"))
-    key_padding_mask = kpm
-  if bias_k is not None and bias_v is not None:
-    assert static_k is None and static_v is None, "bias cannot be added to static key/value"
-    k = torch.cat([k, bias_k.repeat(1, bsz, 1)])
-    v = torch.cat([v, bias_v.repeat(1, bsz, 1)])
-    if attn_mask is not None:
-      attn_mask = torch.constant_pad_nd(attn_mask, [0, 1])
-    if key_padding_mask is not None:
-      key_padding_mask = torch.constant_pad_nd(key_padding_mask, [0, 1])
-  q = q.contiguous().view(tgt_len, bsz * num_heads, head_dim).transpose(0, 1)
-  if static_k is None:
-    k = k.contiguous().view(k.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+  q = torch.linear(query0, w_q, b_q)
+  k = torch.linear(key0, w_k, b_k)
+  v = torch.linear(value0, w_v, b_v)
+  am = attn_mask
+  if torch.__isnot__(am, None):
+    am0 = unchecked_cast(Tensor, am)
+    if torch.eq(ops.prim.dtype(am0), 11):
+      am1 = torch.masked_fill(torch.zeros_like(am0, dtype=ops.prim.dtype(q)), am0, -inf)
+    else:
+      am1 = am0
+    if torch.eq(torch.dim(am1), 2):
+      am2 = torch.unsqueeze(am1, 0)
+    else:
+      am2 = am1
+    am = annotate(Optional[Tensor], am2)
   else:
-    k = static_k
-  if static_v is None:
-    v = v.contiguous().view(v.size(0), bsz * num_heads, head_dim).transpose(0, 1)
+    pass
+  kpm = kpm0
+  if torch.__isnot__(kpm, None):
+    kpm1 = unchecked_cast(Tensor, kpm)
+    if torch.eq(ops.prim.dtype(kpm1), 11):
+      kpm2 = torch.masked_fill(torch.zeros_like(kpm1, dtype=ops.prim.dtype(q)), kpm1, -inf)
+    else:
+      kpm2 = kpm1
+    kpm = annotate(Optional[Tensor], kpm2)
   else:
-    v = static_v
+    pass
+  if torch.__isnot__(bias_k, None):
+    bk = unchecked_cast(Tensor, bias_k)
+    k = torch.cat([k, torch.repeat(bk, [1, bsz, 1])])
+    if torch.__isnot__(bias_v, None):
+      bv = unchecked_cast(Tensor, bias_v)
+      v = torch.cat([v, torch.repeat(bv, [1, bsz, 1])])
+    else:
+      ops.prim.RaiseException("AssertionError: bias_k is set but bias_v is None")
+    if torch.__isnot__(am, None):
+      am = annotate(Optional[Tensor], torch.constant_pad_nd(unchecked_cast(Tensor, am), [0, 1]))
+    else:
+      pass
+    if torch.__isnot__(kpm, None):
+      kpm = annotate(Optional[Tensor], torch.constant_pad_nd(unchecked_cast(Tensor, kpm), [0, 1]))
+    else:
+      pass
+  else:
+    pass
+  bh = torch.mul(bsz, num_heads)
+  q = torch.transpose(torch.view(torch.contiguous(q), [tgt_len, bh, head_dim]), 0, 1)
+  if torch.__is__(static_k, None):
+    k = torch.transpose(torch.view(torch.contiguous(k), [torch.size(k, 0), bh, head_dim]), 0, 1)
+  else:
+    k = unchecked_cast(Tensor, static_k)
+  if torch.__is__(static_v, None):
+    v = torch.transpose(torch.view(torch.contiguous(v), [torch.size(v, 0), bh, head_dim]), 0, 1)
+  else:
+    v = unchecked_cast(Tensor, static_v)
   if add_zero_attn:
-    zeros = torch.zeros([bsz * num_heads, 1, head_dim], dtype=k.dtype, device=k.device)
+    zeros = torch.zeros([bh, 1, head_dim], dtype=ops.prim.dtype(k), device=ops.prim.device(k))
     k = torch.cat([k, zeros], 1)
     v = torch.cat([v, zeros], 1)
-    if attn_mask is not None:
-      attn_mask = torch.constant_pad_nd(attn_mask, [0, 1])
-    if key_padding_mask is not None:
-      key_padding_mask = torch.constant_pad_nd(key_padding_mask, [0, 1])
-  src_len = k.size(1)
-  scores = torch.bmm(q * (1.0 / (float(head_dim) ** 0.5)), k.transpose(1, 2))
-  if attn_mask is not None:
-    scores = scores + attn_mask
-  if key_padding_mask is not None:
-    kpm2 = key_padding_mask.view(bsz, 1, 1, src_len).expand(-1, num_heads, -1, -1)
-    scores = scores + kpm2.reshape(bsz * num_heads, 1, src_len)
+    if torch.__isnot__(am, None):
+      am = annotate(Optional[Tensor], torch.constant_pad_nd(unchecked_cast(Tensor, am), [0, 1]))
+    else:
+      pass
+    if torch.__isnot__(kpm, None):
+      kpm = annotate(Optional[Tensor], torch.constant_pad_nd(unchecked_cast(Tensor, kpm), [0, 1]))
+    else:
+      pass
+  else:
+    pass
+  src_len = torch.size(k, 1)
+  scale = torch.div(1., torch.sqrt(float(head_dim)))
+  scores = torch.bmm(torch.mul(q, scale), torch.transpose(k, 1, 2))
+  if torch.__isnot__(am, None):
+    scores = torch.add(scores, unchecked_cast(Tensor, am))
+  else:
+    pass
+  if torch.__isnot__(kpm, None):
+    kpm3 = torch.expand(torch.view(unchecked_cast(Tensor, kpm), [bsz, 1, 1, src_len]), [-1, num_heads, -1, -1])
+    scores = torch.add(scores, torch.reshape(kpm3, [bh, 1, src_len]))
+  else:
+    pass
   attn = torch.softmax(scores, -1)
-  if dropout_p > 0.0:
+  if torch.gt(dropout_p, 0.):
     attn = torch.dropout(attn, dropout_p, training)
-  out = torch.bmm(attn, v).transpose(0, 1).contiguous().view(tgt_len * bsz, embed_dim)
-  out = torch.linear(out, out_proj_weight, out_proj_bias).view(tgt_len, bsz, embed_dim)
+  else:
+    pass
+  out = torch.view(torch.contiguous(torch.transpose(torch.bmm(attn, v), 0, 1)), [torch.mul(tgt_len, bsz), embed_dim])
+  out = torch.view(torch.linear(out, out_proj_weight, out_proj_bias), [tgt_len, bsz, embed_dim])
   weights = annotate(Optional[Tensor], None)
   if need_weights:
-    w = attn.view(bsz, num_heads, tgt_len, src_len)
+    w = torch.view(attn, [bsz, num_heads, tgt_len, src_len])
     if average_attn_weights:
-      w = w.mean(1)
-    if not batched:
-      w = w.squeeze(0)
-    weights = w
-  if not batched:
-    out = out.squeeze(1)
+      w = torch.mean(w, [1])
+    else:
+      pass
+    if torch.__not__(batched):
+      w = torch.squeeze(w, 0)
+    else:
+      pass
+    weights = annotate(Optional[Tensor], w)
+  else:
+    pass
+  if torch.__not__(batched):
+    out = torch.squeeze(out, 1)
+  else:
+    pass
   return (out, weights)
 '''
 
@@ -145,12 +217,19 @@ MASK_SOURCE = '''def _additive_mask(mask: Optional[Tensor],
     dtype: int,
     other: Optional[Tensor]=None,
     other_name: str="") -> Optional[Tensor]:
-  if mask is None:
-    return None
-  if torch.is_floating_point(mask):
-    return mask
-  assert mask.dtype == 11, "only bool and floating types of masks are supported"
-  return torch.zeros_like(mask, dtype=dtype).masked_fill_(mask, float("-inf"))
+  if torch.__is__(mask, None):
+    out = annotate(Optional[Tensor], None)
+  else:
+    mask0 = unchecked_cast(Tensor, mask)
+    if torch.is_floating_point(mask0):
+      out = annotate(Optional[Tensor], mask0)
+    else:
+      if torch.ne(ops.prim.dtype(mask0), 11):
+        ops.prim.RaiseException("AssertionError: only bool and floating types of masks are supported")
+      else:
+        pass
+      out = annotate(Optional[Tensor], torch.masked_fill(torch.zeros_like(mask0, dtype=dtype), mask0, -inf))
+  return out
 '''
 
 MASK_ARGS = ("mask", "name", "dtype", "other", "other_name")
