@@ -290,6 +290,10 @@ class RNNBase(Module):
                 self._all_weights.append(names)
         self.reset_parameters()
 
+    def __setstate__(self, state):
+        super().__setstate__(state)
+        self.__dict__.setdefault('_dirs', 2 if self.bidirectional else 1)   # older pickles
+
     @property
     def _flat_weights(self):
         return [getattr(self, n, None) for n in self._flat_weights_names]
