@@ -121,7 +121,9 @@ class Function:
             if kwargs:
                 raise RuntimeError(f"{self.name}() got an unexpected keyword argument "
                                    f"'{next(iter(kwargs))}'")
-        for k, ((name, t, _, _, _), v) in enumerate(zip(schema, out)):
+        for k, ((name, t, has_def, default, _), v) in enumerate(zip(schema, out)):
+            if v is None and t is T.TensorType and has_def and default is None:
+                continue        # torch: an undefined Tensor (`x is None` is still False)
             if not _value_fits(v, t):
                 raise RuntimeError(f"{self.name}() Expected a value of type '{t.annotation}' for "
                                    f"argument '{name}' but instead found type "
