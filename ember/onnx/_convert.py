@@ -20,9 +20,12 @@ def _graph_of(model, args):
     from ember.jit._modules import RecursiveScriptModule
     from ember.onnx._patches import patched
     if isinstance(model, RecursiveScriptModule):
-        graph, lead = clone_graph(model.graph), [model]
+        fn = model._forward_fn()
+        graph, lead = clone_graph(fn.graph), [model]
+        args = _with_defaults(fn.arg_schema, args)
     elif isinstance(model, jit.ScriptFunction):
         graph, lead = clone_graph(model.graph), []
+        args = _with_defaults(model._function.arg_schema, args)
     else:
         with _frozen(model), patched(model), warnings.catch_warnings():
             warnings.simplefilter("ignore")
@@ -30,7 +33,26 @@ def _graph_of(model, args):
             traced = jit.trace(call, args, check_trace=False)
         graph, lead = clone_graph(traced.graph), []
     inline_calls(graph)
-    return graph, lead
+    return graph, lead, args
+
+
+def _with_defaults(schema, args):
+    """``args`` completed with the defaults of the parameters they leave out (constants of
+    the export, not inputs of the ONNX graph)."""
+    out = list(args)
+    for name, _, has_default, default, _ in schema[len(args):]:
+        if not has_default:
+            raise OnnxExporterError(f"ember.onnx.export: no value for the model's argument "
+                                    f"{name!r}")
+        out.append(_Default(default))
+    return tuple(out)
+
+
+class _Default:
+    """An argument left at its default: a constant in the exported graph."""
+
+    def __init__(self, value):
+        self.value = value
 
 
 @contextlib.contextmanager
@@ -90,7 +112,7 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
     from ember.onnx._patches import release
     if opset < 9 or opset > 21:
         raise ValueError(f"ember.onnx.export: opset_version {opset} (supported: 9 to 21)")
-    graph, lead = _graph_of(model, args)
+    graph, lead, args = _graph_of(model, args)
     params = graph.inputs()
     if len(params) != len(lead) + len(args):
         raise OnnxExporterError(f"the model's graph takes {len(params) - len(lead)} inputs, "
@@ -104,6 +126,9 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
     for p, obj in zip(params, lead):
         env[p.id] = V(value=obj)
     for k, (p, a) in enumerate(zip(params[len(lead):], args)):
+        if isinstance(a, _Default):
+            env[p.id] = V(value=a.value)
+            continue
         default = (p.debug_name or f"input_{k}").replace(".", "_")
         name = ex.reserve(input_names[k] if k < len(input_names) else default)
         env[p.id] = V(name=name, example=a)

@@ -96,10 +96,18 @@ class Exporter:
                 (self.fold or not any(isinstance(o, ember.Tensor) for o in outs)):
             results = [V(value=o) for o in outs]
         else:
-            fn = self.symbolic_for(n)
+            fn, by_callable = self.symbolic_for(n)
+            if fn is _TRACE_THROUGH:
+                for o, r in zip(n.outputs, self.trace_through(g, n, ins, outs)):
+                    env[o.id] = r
+                return
             g.node, g.outs, g.ins = n, outs, ins
+            nkw = len(n.kwnames) if by_callable else 0
             try:
-                ret = fn(g, *ins)
+                if nkw:
+                    ret = fn(g, *ins[:-nkw], **dict(zip(n.kwnames, ins[-nkw:])))
+                else:
+                    ret = fn(g, *ins)
             finally:
                 g.node, g.outs, g.ins = None, (), ()
             results = _wrap(ret, outs, n)
@@ -109,17 +117,62 @@ class Exporter:
             env[n.inputs[0].id] = results[0]
 
     def symbolic_for(self, n):
+        """(symbolic, whether it is keyed by the node's Python callable)."""
         from ember.onnx import _registry
         k = n.kind
-        fn = _registry.lookup(k, self.opset)
-        if fn is None and n.fn is not None:
+        custom = _registry.lookup_custom(k, self.opset)
+        if custom is not None:
+            return custom, False
+        if n.fn is not None:
             fn = _registry.lookup_python(n.fn)
+            if fn is not None:
+                return fn, True
+            if getattr(n.fn, "__module__", "").startswith("ember."):
+                # its parameters need not follow the op's schema: trace the call instead
+                return _TRACE_THROUGH, True
+        fn = _registry.lookup(k, self.opset)
         if fn is None and k.endswith("_") and not k.endswith("__"):
             fn = _registry.lookup(k[:-1], self.opset)
         if fn is None:
             name = k if k.startswith(("aten::", "prim::")) or "::" in k else "aten::" + k
             raise UnsupportedOperatorError(name, self.opset, _registry.first_opset(k))
-        return fn
+        return fn, False
+
+    def trace_through(self, g, n, ins, outs):
+        """A Python function of ember's that no symbolic covers (a scripted graph's
+        ``F.multi_head_attention_forward``): traced on the example values, its graph
+        converted in place of the call."""
+        import warnings
+        from ember import jit
+        from ember.jit._passes import clone_graph, inline_calls
+        nkw = len(n.kwnames)
+        dyn = [k for k, v in enumerate(ins) if not v.static]
+        if any(not isinstance(ins[k].example, ember.Tensor) or ins[k].items is not None
+               for k in dyn):
+            raise UnsupportedOperatorError(n.kind, self.opset, None)
+        statics = [v.value.detach() if isinstance(v.value, ember.Tensor) else v.value
+                   for v in ins]
+        leaves, shape = _leaves(outs[0] if len(outs) == 1 else tuple(outs))
+
+        def call(*tensors):
+            vals = list(statics)
+            for k, t in zip(dyn, tensors):
+                vals[k] = t
+            pos, kw = vals[:len(vals) - nkw], dict(zip(n.kwnames, vals[len(vals) - nkw:]))
+            out = n.fn(*pos, **kw)
+            return tuple(x for x in _leaves(out)[0] if isinstance(x, ember.Tensor))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            traced = jit.trace(call, tuple(ins[k].example for k in dyn), check_trace=False)
+        graph = clone_graph(traced.graph)
+        inline_calls(graph)
+        env = {p.id: ins[k] for p, k in zip(graph.inputs(), dyn)}
+        (ret,) = self.convert_block(g, graph.block, env)
+        tensors = iter(_elements(ret) if ret.items is not None or isinstance(ret.value, tuple)
+                       else [ret])
+        filled = [next(tensors) if isinstance(x, ember.Tensor) else V(value=x) for x in leaves]
+        result = _rebuild(shape, iter(filled))
+        return [result] if len(outs) == 1 else _elements(result)
 
     # ---------------------------------------------------------------- subgraphs
     def subgraph(self, g, block, params, name, outer):
@@ -138,6 +191,25 @@ class Exporter:
             outputs.append(_value_info(name, r.example, unknown=True))
             examples.append(r.example)
         return helper.make_graph(sub.nodes, self.fresh(name), inputs, outputs), rets
+
+
+_TRACE_THROUGH = object()
+
+
+def _leaves(x):
+    """(leaves, structure) of nested tuples/lists."""
+    if isinstance(x, (tuple, list)):
+        parts = [_leaves(e) for e in x]
+        return [leaf for p in parts for leaf in p[0]], (type(x), [p[1] for p in parts])
+    return [x], None
+
+
+def _rebuild(shape, leaves):
+    if shape is None:
+        return next(leaves)
+    kind, parts = shape
+    items = [_rebuild(p, leaves) for p in parts]
+    return V(items=items, example=kind(i.example for i in items))
 
 
 def _make_constant(name, tensor):
@@ -300,9 +372,15 @@ def _if(ex, g, n, env):
         env[o.id] = V(name=name, example=r.example)
 
 
+_UNROLL = 4096      # loops with a trip count known at export time run at most this often
+
+
 def _loop(ex, g, n, env):
     trip, cond, *carried = [env[v.id] for v in n.inputs]
     body = n.blocks[0]
+    if trip.static and cond.static and trip.value <= _UNROLL:
+        _unroll(ex, g, n, env, trip.value, cond.value, carried)
+        return
     params = [(g.fresh("iter"), 0), (g.fresh("cond"), True)] + \
              [(g.fresh("carried"), c.example) for c in carried]
     graph = _loop_body(ex, g, body, params, env)
@@ -313,6 +391,55 @@ def _loop(ex, g, n, env):
     names = [names] if len(n.outputs) == 1 else names
     for o, name, c in zip(n.outputs, names, carried):
         env[o.id] = V(name=name, example=c.example)
+
+
+def _unroll(ex, g, n, env, trip, cond, carried):
+    """A loop over a fixed range (a module list, ``range(3)``) converted once per step."""
+    body = n.blocks[0]
+    for i in range(trip):
+        if not cond:
+            break
+        env[body.params[0].id] = V(value=i)
+        for p, c in zip(body.params[1:], carried):
+            env[p.id] = c
+        rets = ex.convert_block(g, body, env)
+        if not rets[0].static:
+            raise SymbolicValueError("a loop over a fixed range that breaks on a value known "
+                                     "only at run time")
+        cond, carried = rets[0].value, rets[1:]
+    for o, c in zip(n.outputs, carried):
+        env[o.id] = c
+
+
+def _uninitialized(ex, g, n, env):
+    env[n.output.id] = V(value=None)
+
+
+def _append(ex, g, n, env):
+    lst, item = env[n.inputs[0].id], env[n.inputs[1].id]
+    if lst.items is not None:
+        lst.items.append(item)
+        lst.example.append(item.example)
+    elif item.static:
+        lst.value.append(item.value)
+    else:                   # a constant list gets a run-time element: it becomes items
+        lst.items = [V(value=e) for e in lst.value] + [item]
+        lst.example = list(lst.value) + [item.example]
+        lst.value = None
+    if n.outputs:
+        env[n.output.id] = lst
+
+
+def _tensor_attr(ex, g, n, env):
+    x = env[n.inputs[0].id]
+    name = n.attrs.get("name") or n.kind.split("::")[1]
+    if name == "shape" and ex.dynamic and not x.static:
+        shape = g.op("Shape", g.input(x))
+        dims = [V(name=g.op("Gather", shape, g.const(k), axis=0), example=s)
+                for k, s in enumerate(x.example.shape)]
+        env[n.output.id] = V(items=dims, example=list(x.example.shape))
+        return
+    env[n.output.id] = V(value=getattr(x.example, name))
 
 
 def _loop_body(ex, g, body, params, outer):
@@ -351,6 +478,12 @@ _PRIM = {
     "aten::__getitem__": _getitem,
     "prim::If": _if,
     "prim::Loop": _loop,
+    "prim::Uninitialized": _uninitialized,
+    "aten::append": _append,
+    "prim::TensorAttr": _tensor_attr,
+    "prim::dtype": _tensor_attr,
+    "prim::device": _tensor_attr,
+    "prim::shape": _tensor_attr,
     "prim::CallMethod": _call,
     "prim::CallFunction": _call,
 }

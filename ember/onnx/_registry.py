@@ -35,7 +35,8 @@ def _load():
     if not _loaded:
         _loaded = True
         import importlib
-        for name in ("_symbolic_ops", "_symbolic_nn", "_symbolic_vision"):
+        for name in ("_symbolic_ops", "_symbolic_nn", "_symbolic_vision",
+                     "_symbolic_functional"):
             importlib.import_module("ember.onnx." + name)      # they fill the table
 
 
@@ -47,14 +48,15 @@ def _pick(entries, opset):
     return best
 
 
+def lookup_custom(kind, opset):
+    """A ``register_custom_op_symbolic`` entry (these win over everything built in)."""
+    custom = _CUSTOM.get(kind)
+    return _pick(sorted(custom.items()), opset) if custom else None
+
+
 def lookup(kind, opset):
     _load()
-    custom = _CUSTOM.get(kind)
-    if custom:
-        fn = _pick(sorted(custom.items()), opset)
-        if fn is not None:
-            return fn
-    return _pick(_TABLE.get(kind, ()), opset)
+    return lookup_custom(kind, opset) or _pick(_TABLE.get(kind, ()), opset)
 
 
 def lookup_python(fn):

@@ -123,34 +123,48 @@ def _reorder(t, mode):
 def rnn(g, x, hx, cx, module_id):
     from ember.onnx._patches import module_for
     m = module_for(sv(module_id))
-    mode = m.mode
     if getattr(m, "proj_size", 0):
         raise SymbolicValueError("LSTM with proj_size has no ONNX LSTM equivalent")
-    dt = out_dtype(g)
-    dirs = 2 if m.bidirectional else 1
-    H = m.hidden_size
+    named = {n: getattr(m, n) for n in m._flat_weights_names}
+    return recurrent(g, m.mode, x, hx, cx, named, m.num_layers, m.bidirectional,
+                     m.batch_first)
+
+
+def _zeros(v):
+    """A constant all-zero initial state is ONNX's default (so any batch size works)."""
+    if _none(v):
+        return True
+    return v.static and isinstance(v.value, ember.Tensor) and not bool(v.value.any())
+
+
+def recurrent(g, mode, x, hx, cx, named, num_layers, bidirectional, batch_first):
+    """Stacked ONNX LSTM/GRU/RNN nodes for torch's layout: x (T, B, in) (or (B, T, in),
+    or unbatched (T, in)), hx/cx (L*D, B, H); returns [output, h_n, c_n]."""
+    dt = x.example.dtype
+    dirs = 2 if bidirectional else 1
+    H = named["weight_hh_l0"].shape[1]
     op_type = {"LSTM": "LSTM", "GRU": "GRU"}.get(mode, "RNN")
     y = cast_to(g, x, dt)
     batched = rank(x) == 3
     if not batched:
         y = g.op("Unsqueeze", y, g.const([1]))
-    elif m.batch_first:
+    elif batch_first:
         y = g.op("Transpose", y, perm=[1, 0, 2])
-    h_all = None if _none(hx) else cast_to(g, hx, dt)
-    c_all = None if _none(cx) else cast_to(g, cx, dt)
-    if h_all is not None and not batched:
-        h_all = g.op("Unsqueeze", h_all, g.const([1]))
+    h_all = None if _zeros(hx) else cast_to(g, hx, dt)
+    c_all = None if _zeros(cx) else cast_to(g, cx, dt)
+    if not batched:
+        h_all = h_all if h_all is None else g.op("Unsqueeze", h_all, g.const([1]))
         c_all = c_all if c_all is None else g.op("Unsqueeze", c_all, g.const([1]))
     hs, cs = [], []
-    for layer in range(m.num_layers):
+    for layer in range(num_layers):
         W, R, B = [], [], []
         for d in range(dirs):
             sfx = f"_l{layer}" + ("_reverse" if d else "")
-            W.append(_reorder(getattr(m, "weight_ih" + sfx).detach(), mode))
-            R.append(_reorder(getattr(m, "weight_hh" + sfx).detach(), mode))
-            if m.bias:
-                B.append(ember.cat([_reorder(getattr(m, "bias_ih" + sfx).detach(), mode),
-                                    _reorder(getattr(m, "bias_hh" + sfx).detach(), mode)]))
+            W.append(_reorder(named["weight_ih" + sfx].detach(), mode))
+            R.append(_reorder(named["weight_hh" + sfx].detach(), mode))
+            if "bias_ih" + sfx in named:
+                B.append(ember.cat([_reorder(named["bias_ih" + sfx].detach(), mode),
+                                    _reorder(named["bias_hh" + sfx].detach(), mode)]))
         lo, hi = layer * dirs, (layer + 1) * dirs
         h0 = None if h_all is None else g.op("Slice", h_all, g.const([lo]), g.const([hi]),
                                              g.const([0]))
@@ -177,7 +191,6 @@ def rnn(g, x, hx, cx, module_id):
         y = g.op("Squeeze", y, g.const([1]))
         h_n = g.op("Squeeze", h_n, g.const([1]))
         c_n = g.op("Squeeze", c_n, g.const([1])) if cs else h_n
-    elif m.batch_first:
+    elif batch_first:
         y = g.op("Transpose", y, perm=[1, 0, 2])
     return [y, h_n, c_n]
-
