@@ -456,3 +456,27 @@ def test_two_input_layers():
     q = ember.randn(2, 5, 8)
     check(_eval(nn.MultiheadAttention(8, 2, batch_first=True)), (q, q, q))
     check(_eval(nn.Transformer(8, 2, 1, 1, 16, batch_first=True)), (q, ember.randn(2, 6, 8)))
+
+
+SCRIPTED = {
+    "mlp": (lambda: nn.Sequential(nn.Linear(3, 4), nn.GELU(), nn.Dropout(0.2), nn.LayerNorm(4),
+                                  nn.Softmax(-1)), lambda b: ember.randn(b, 3)),
+    "lstm": (lambda: nn.LSTM(3, 4, 2, batch_first=True), lambda b: ember.randn(b, 5, 3)),
+    "gru": (lambda: nn.GRU(3, 4, bidirectional=True), lambda b: ember.randn(5, b, 3)),
+    "embedding": (lambda: nn.Embedding(5, 3), lambda b: ember.arange(b) % 5),
+    "encoder_layer": (lambda: nn.TransformerEncoderLayer(8, 2, 16, batch_first=True),
+                      lambda b: ember.randn(b, 5, 8)),
+    "conv1d_same": (lambda: nn.Sequential(nn.Conv1d(3, 4, 4, padding="same"), nn.BatchNorm1d(4),
+                                          nn.ReLU6(), nn.AvgPool1d(2), nn.AdaptiveMaxPool1d(1)),
+                    lambda b: ember.randn(b, 3, 8)),
+}
+
+
+@pytest.mark.parametrize("name", sorted(SCRIPTED))
+def test_scripted_layers(name):
+    ember.manual_seed(0)
+    make, inp = SCRIPTED[name]
+    m = _eval(make())
+    axis = 1 if name == "gru" else 0
+    dyn = {"in0": [axis], "out0": [axis]}
+    check(ember.jit.script(m), inp(2), inp(3), dynamic=dyn)

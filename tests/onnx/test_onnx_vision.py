@@ -117,3 +117,14 @@ def test_batched_nms():
     assert 0 < ref.numel() < 30
     check(fn, (b, s, idxs), (b2, s2, ember.arange(40) % 4),
           dynamic={"in0": [0], "in1": [0], "in2": [0], "out0": [0]})
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small", "densenet121", "alexnet",
+                                  "squeezenet1_1"])
+def test_scripted_vision_model(name):
+    """The scripted graph (functional calls, shape checks, loops over blocks) exports too."""
+    ember.manual_seed(0)
+    m = _build(name).eval()
+    proto = check(ember.jit.script(m), ember.randn(1, 3, 64, 64), ember.randn(2, 3, 64, 64),
+                  dynamic={"in0": [0], "out0": [0]})
+    assert "Conv" in op_types(proto) and "If" not in op_types(proto)
