@@ -213,12 +213,41 @@ def ember_call(c, fn, name, args, kwargs, e, method=False):
             rt = B.function_result(name, op, [v.type for v in args], len(args), kwargs, method)
             return c.emit(kind, vals, [rt], e, op=op).output
     _check_plain_args(c, name, args, kwargs, e)
+    _check_signature(c, fn, name, args, kwargs, e)
     rt = _annotated_result(fn) or B.function_result(name, op, [v.type for v in args],
                                                     len(args), kwargs, method)
     return c.emit(kind, args + list(kwargs.values()), [rt], e, fn=fn, kwnames=list(kwargs)).output
 
 
 _TAKES_STR = set()
+
+
+def _check_signature(c, fn, name, args, kwargs, e):
+    """A call that does not fit the op's schema runs the Python front; one that does not
+    fit the front's signature either (too many arguments, an unknown keyword) is refused
+    now, as torch refuses it."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return
+    try:
+        sig.bind(*range(len(args)), **dict.fromkeys(kwargs))
+    except TypeError as err:
+        import re
+        text = str(err)
+        positional = [p for p in sig.parameters.values() if p.kind in (
+            p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        unknown = re.search(r"unexpected keyword argument '(\w+)'", text)
+        missing = re.search(r"missing a required argument: '(\w+)'", text)
+        reason = (f"Keyword argument {unknown.group(1)} unknown." if unknown else
+                  f"Argument {missing.group(1)} not provided." if missing else
+                  f"Expected at most {len(positional)} arguments but found {len(args)} "
+                  f"positional arguments." if "too many" in text else text)
+        raise CompileError(f"Arguments for call are not valid.\nThe following variants are "
+                           f"available:\n  \n  aten::{name}{sig}:\n  {reason}\n\nThe "
+                           f"original call is", c.span(e.func if isinstance(e, ast.Call) else e)
+                           ) from None
 
 
 def _annotated_result(fn):

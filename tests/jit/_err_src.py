@@ -308,3 +308,11 @@ def nested_containers(n: int) -> Dict[str, List[int]]:
             d[key] = []
         d[key].append(i)
     return d
+
+
+def tensor_bad_kwarg(x):
+    return x.sum(dimension=0)
+
+
+def torch_fn_bad(x):
+    return torch.relu(x, 3)

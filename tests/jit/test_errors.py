@@ -100,6 +100,10 @@ CASES = {
                                       "argument z unknown."),
     "nested_containers": ("RuntimeError", "Arguments for call are not valid.\nThe following "
                                           "variants are available:"),
+    "tensor_bad_kwarg": ("RuntimeError", "Arguments for call are not valid.\nThe following "
+                                         "variants are available:"),
+    "torch_fn_bad": ("RuntimeError", "Arguments for call are not valid.\nThe following "
+                                     "variants are available:"),
     "none_method": ("RuntimeError", "'NoneType' object has no attribute or method 'foo'."),
     "list_append_type": ("RuntimeError", "aten::append.t(t[](a!) self, t(c -> *) el) -> "
                                          "t[](a!):\nCould not match type Tensor (inferred) to "
@@ -142,6 +146,9 @@ def test_error_matches_torch(em, tm, name):
     if name == "WrongArgs":
         tail = "Expected at most 2 arguments but found 3 positional arguments."
         assert tail in g and tail in w
+    if name in ("tensor_bad_kwarg", "torch_fn_bad"):     # the reason torch gives too
+        reason = g.split("\n")[4].strip()
+        assert reason in w and "The original call is:" in g
 
 
 def test_while_else_is_refused(em):
