@@ -35,7 +35,7 @@ def _load():
     if not _loaded:
         _loaded = True
         import importlib
-        for name in ("_symbolic_ops", "_symbolic_nn", "_symbolic_vision",
+        for name in ("_symbolic_ops", "_symbolic_shape", "_symbolic_nn", "_symbolic_vision",
                      "_symbolic_functional"):
             importlib.import_module("ember.onnx." + name)      # they fill the table
 

@@ -10,8 +10,8 @@ import ember.nn.functional as F
 from ember.onnx._registry import python_symbolic
 from ember.onnx._symbolic_nn import _n, _pool_attrs, batch_norm as _bn, convolution, \
     layer_norm as _ln
-from ember.onnx._symbolic_ops import cast_to, gelu as _gelu, linear as _linear, out_dtype, \
-    rank, sv, _tensors
+from ember.onnx._helpers import cast_to, out_dtype, rank, sv, tensors_of
+from ember.onnx._symbolic_ops import gelu as _gelu, linear as _linear
 from ember.onnx._graph import V
 from ember.onnx.errors import SymbolicValueError
 
@@ -202,7 +202,7 @@ for _f in (F.dropout, F.dropout1d, F.dropout2d, F.dropout3d, F.alpha_dropout):
 
 
 def _cat(g, tensors, dim=0, out=None):
-    from ember.onnx._symbolic_ops import cat
+    from ember.onnx._symbolic_shape import cat
     return cat(g, tensors, dim if dim is not None else _c(0))
 
 
@@ -226,7 +226,7 @@ def _recurrent(g, mode, input, batch_sizes, h0, c0, weights, names, num_layers,
         raise SymbolicValueError("a recurrent layer over a PackedSequence")
     if sv(proj_size):
         raise SymbolicValueError("LSTM with proj_size has no ONNX LSTM equivalent")
-    named = dict(zip(sv(names), [sv(w, "recurrent weight") for w in _tensors(weights)]))
+    named = dict(zip(sv(names), [sv(w, "recurrent weight") for w in tensors_of(weights)]))
     out = recurrent(g, sv(mode), input, h0, c0, named, int(sv(num_layers)),
                     bool(sv(bidirectional)), bool(sv(batch_first)))
     return out if sv(mode) == "LSTM" else [out[0], out[1], None]
@@ -239,7 +239,7 @@ def _lstm_recurrent(g, input, h0, c0, weights, names, num_layers, bidirectional,
 
 
 def _list(g, x):
-    return V(items=list(_tensors(x)))
+    return V(items=list(tensors_of(x)))
 
 
 def _register_misc():
@@ -251,7 +251,7 @@ def _register_misc():
     python_symbolic(list)(_list)
     python_symbolic(ember.Tensor.dim, ember.Tensor.ndimension, operator.is_,
                     operator.is_not)(_static_attr)
-    python_symbolic(len)(lambda g, x: len(_tensors(x)) if x.items is not None
+    python_symbolic(len)(lambda g, x: len(tensors_of(x)) if x.items is not None
                          else _static_attr(g))
 
 

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import ember
 from ember.onnx._registry import symbolic
-from ember.onnx._symbolic_ops import cast_to, ints, out_dtype, rank, sv
+from ember.onnx._helpers import cast_to, ints, out_dtype, rank, sv
 from ember.onnx.errors import SymbolicValueError
 
 

@@ -1,5 +1,5 @@
-"""Symbolics for tensor ops: elementwise math, comparisons, reductions, shapes and views,
-joining/splitting, indexing, dtype conversion, and Python numbers known only at run time.
+"""Symbolics for tensor math: elementwise ops, comparisons, matmul/linear, reductions,
+sorting, factories and random ops, and Python numbers known only at run time.
 
 Each takes ``(g, *inputs)`` in the op's schema order (``V``s) and returns ONNX names.
 ``g.outs`` holds the node's example outputs: arithmetic casts its operands to the result's
@@ -11,60 +11,11 @@ import math
 import operator
 
 import ember
-from ember.onnx._graph import V, dtype_of, onnx_type
+from ember.onnx._graph import dtype_of, onnx_type
+from ember.onnx._helpers import axis, cast_to, ew, ints, out_dtype, rank, reduce_dims, sv, \
+    tensors_of
 from ember.onnx._registry import python_symbolic, symbolic
 from ember.onnx.errors import SymbolicValueError
-
-
-# ---------------------------------------------------------------------- helpers
-
-def sv(v, what="argument"):
-    """The export-time value of ``v`` (an error when it is only known at run time)."""
-    if isinstance(v, V):
-        if not v.static:
-            raise SymbolicValueError(f"the {what} must be known at export time")
-        return v.value
-    return v
-
-
-def out_dtype(g, k=0):
-    return dtype_of(g.outs[k])
-
-
-def rank(v):
-    return v.example.dim()
-
-
-def axis(d, r):
-    return d + r if d < 0 else d
-
-
-def cast_to(g, v, dtype):
-    return g.input(v, dtype)
-
-
-def ew(g, v, dtype):
-    """An elementwise operand. With dynamic axes, a constant tensor that repeats along a
-    dimension which another (run-time) operand has at full size keeps one slice there: a
-    ``zeros(batch, n)`` or ``full_like(x, c)`` the trace recorded with the example's sizes
-    then broadcasts to the sizes of the run."""
-    val = v.value if isinstance(v, V) and v.static else None
-    if not (g.exporter.dynamic and isinstance(val, ember.Tensor) and val.dim()):
-        return g.input(v, dtype)
-    others = [i.example for i in g.ins if i is not v and not i.static
-              and isinstance(i.example, ember.Tensor)]
-    r = val.dim()
-    for d in range(r):
-        n = val.shape[d]
-        full = any(o.dim() >= r - d and o.shape[o.dim() - r + d] == n for o in others)
-        if n > 1 and full and bool((val.narrow(d, 0, 1) == val).all()):
-            val = val.narrow(d, 0, 1)
-    return g.const(val, dtype)
-
-
-def ints(v):
-    val = sv(v, "size list")
-    return [int(val)] if isinstance(val, int) else [int(e) for e in val]
 
 
 # ---------------------------------------------------------------------- elementwise
@@ -320,18 +271,10 @@ def linear(g, x, w, b=None):
 
 # ---------------------------------------------------------------------- reductions
 
-def _dims(dim, r):
-    if dim is None or (isinstance(dim, V) and dim.static and dim.value is None):
-        return list(range(r))
-    d = sv(dim)
-    d = [d] if isinstance(d, int) else list(d)
-    return [axis(int(e), r) for e in d] or list(range(r))
-
-
 def _reduce(op_type, axes_input):
     def fn(g, x, dim=None, keepdim=False, dtype=None, *_):
         dt = out_dtype(g)
-        axes = _dims(dim, rank(x))
+        axes = reduce_dims(dim, rank(x))
         keep = int(bool(sv(keepdim)))
         xin = cast_to(g, x, dt)
         if axes_input:
@@ -383,334 +326,6 @@ symbolic("aten::max")(_max_min("ReduceMax", "ArgMax", "Max"))
 symbolic("aten::min")(_max_min("ReduceMin", "ArgMin", "Min"))
 
 
-# ---------------------------------------------------------------------- shapes and views
-
-def _shape_items(g, shape, x=None):
-    """A target shape: static ints (leading sizes equal to ``x``'s copied with 0 when the
-    export has dynamic axes, so a dynamic batch passes through) or run-time items."""
-    if isinstance(shape, V) and shape.items is not None:
-        return g.list_tensor(shape.items)
-    dims = ints(shape)
-    if x is not None and g.exporter.dynamic and dims:
-        src = list(x.example.shape)
-        k = 0
-        while k < min(len(src), len(dims)) and dims[k] == src[k] and dims[k] != 0:
-            dims[k] = 0
-            k += 1
-        if k == 0 and -1 not in dims:
-            dims[0] = -1        # a leading size made from the batch (N*C -> N, C)
-    return g.const(dims)
-
-
-@symbolic("aten::reshape", "aten::view", "aten::_reshape_alias", "aten::_unsafe_view")
-def reshape(g, x, shape, *_):
-    return g.op("Reshape", g.input(x), _shape_items(g, shape, x))
-
-
-@symbolic("aten::view_as", "aten::reshape_as")
-def reshape_as(g, x, other):
-    return g.op("Reshape", g.input(x), g.op("Shape", g.input(other)))
-
-
-@symbolic("aten::flatten")
-def flatten(g, x, start=0, end=-1):
-    r = rank(x)
-    if r == 0:
-        return g.op("Reshape", g.input(x), g.const([1]))
-    s, e = axis(int(sv(start)), r), axis(int(sv(end)), r)
-    if s == 1 and e == r - 1:
-        return g.op("Flatten", g.input(x), axis=1)
-    tail = list(x.example.shape[e + 1:])
-    return g.op("Reshape", g.input(x), g.const([0] * s + [-1] + tail))
-
-
-@symbolic("aten::unsqueeze")
-def unsqueeze(g, x, dim):
-    return g.op("Unsqueeze", g.input(x), g.const([axis(int(sv(dim)), rank(x) + 1)]))
-
-
-@symbolic("aten::squeeze")
-def squeeze(g, x, dim=None):
-    if dim is None or (dim.static and dim.value is None):
-        return g.op("Squeeze", g.input(x))
-    dims = [axis(d, rank(x)) for d in ints(dim)]
-    dims = [d for d in dims if x.example.shape[d] == 1]
-    return g.op("Squeeze", g.input(x), g.const(dims)) if dims else g.input(x)
-
-
-@symbolic("aten::permute")
-def permute(g, x, dims):
-    return g.op("Transpose", g.input(x), perm=[axis(d, rank(x)) for d in ints(dims)])
-
-
-@symbolic("aten::transpose", "aten::swapaxes", "aten::swapdims")
-def transpose(g, x, d0, d1):
-    r = rank(x)
-    perm = list(range(r))
-    a, b = axis(int(sv(d0)), r), axis(int(sv(d1)), r)
-    perm[a], perm[b] = perm[b], perm[a]
-    return g.op("Transpose", g.input(x), perm=perm)
-
-
-@symbolic("aten::t", "aten::numpy_T")
-def t(g, x):
-    return g.input(x) if rank(x) < 2 else g.op("Transpose", g.input(x), perm=[1, 0])
-
-
-@symbolic("aten::movedim", "aten::moveaxis")
-def movedim(g, x, src, dst):
-    r = rank(x)
-    src = [axis(d, r) for d in ints(src)]
-    dst = [axis(d, r) for d in ints(dst)]
-    perm = [-1] * r
-    for s, d in zip(src, dst):
-        perm[d] = s
-    rest = iter(d for d in range(r) if d not in src)
-    perm = [p if p >= 0 else next(rest) for p in perm]
-    return g.op("Transpose", g.input(x), perm=perm)
-
-
-@symbolic("aten::expand")
-def expand(g, x, size, *_):
-    if size.items is not None:
-        return g.op("Expand", g.input(x), g.list_tensor(size.items))
-    dims = ints(size)
-    dims = [1 if d == -1 else d for d in dims]
-    if g.exporter.dynamic:
-        # leading sizes equal to x's: 1 (Expand broadcasts them from x at run time)
-        src = list(x.example.shape)
-        off = len(dims) - len(src)
-        dims = [1 if i >= off and src[i - off] == d else d for i, d in enumerate(dims)]
-    return g.op("Expand", g.input(x), g.const(dims))
-
-
-@symbolic("aten::expand_as")
-def expand_as(g, x, other):
-    return g.op("Expand", g.input(x), g.op("Shape", g.input(other)))
-
-
-def _identity(g, x, *_):
-    return x
-
-
-for _kind in ("contiguous", "clone", "detach", "alias", "dropout", "feature_dropout",
-              "alpha_dropout", "feature_alpha_dropout", "lift_fresh", "resolve_conj",
-              "resolve_neg", "_conj"):
-    symbolic("aten::" + _kind)(_identity)
-
-
-@symbolic("aten::copy_")
-def copy_(g, dst, src, *_):
-    y = cast_to(g, src, dtype_of(dst.example))
-    if tuple(src.example.shape) != tuple(dst.example.shape):
-        y = g.op("Expand", y, g.op("Shape", g.input(dst)))
-    return y
-
-
-@symbolic("aten::_to_copy", "aten::to", "aten::type_as", "aten::float", "aten::double",
-          "aten::int", "aten::long", "aten::bool", "aten::half")
-def to(g, x, *_):
-    dt = out_dtype(g)
-    if dtype_of(x.example) == dt:
-        return x
-    return g.op("Cast", g.input(x), to=onnx_type(dt))
-
-
-@symbolic("aten::size")
-def size(g, x, dim=None):
-    if not g.exporter.dynamic:
-        return g.outs[0]
-    shape = g.op("Shape", g.input(x))
-    if dim is None or (dim.static and dim.value is None):
-        return shape
-    return g.op("Gather", shape, g.const(axis(int(sv(dim)), rank(x))), axis=0)
-
-
-@symbolic("prim::NumToTensor", "aten::Int", "aten::Float", "aten::Bool", "aten::ScalarImplicit")
-def scalar(g, x):
-    dt = out_dtype(g) if not isinstance(g.outs[0], ember.Tensor) else dtype_of(x.example)
-    return cast_to(g, x, dt)
-
-
-# ---------------------------------------------------------------------- join / split
-
-def _tensors(v):
-    if v.items is not None:
-        return v.items
-    return [V(value=e) for e in sv(v)]
-
-
-@symbolic("aten::cat", "aten::concat", "aten::concatenate")
-def cat(g, tensors, dim=0):
-    dt = out_dtype(g)
-    items = [t for t in _tensors(tensors) if not (t.example.dim() == 1 and t.example.numel() == 0)]
-    d = axis(int(sv(dim)), g.outs[0].dim())
-    ref = next((t for t in items if not t.static), None)
-    names = [_cat_part(g, t, ref, d, dt) for t in items]
-    return names[0] if len(names) == 1 else g.op("Concat", *names, axis=d)
-
-
-def _cat_part(g, t, ref, d, dt):
-    """A constant piece (a zero padding the trace recorded with the example's batch) is
-    expanded to the run-time sizes of ``ref`` off the concatenation axis."""
-    val = t.value if t.static else None
-    if ref is None or not g.exporter.dynamic or not isinstance(val, ember.Tensor):
-        return cast_to(g, t, dt)
-    r = val.dim()
-    shrunk = val
-    for k in range(r):
-        if k != d and val.shape[k] > 1 and bool((val.narrow(k, 0, 1) == val).all()):
-            shrunk = shrunk.narrow(k, 0, 1)
-    if shrunk.shape == val.shape:
-        return cast_to(g, t, dt)
-    keep = [0 if k == d else 1 for k in range(r)]
-    fixed = [val.shape[d] if k == d else 0 for k in range(r)]
-    shape = g.op("Add", g.op("Mul", g.op("Shape", g.input(ref)), g.const(keep)), g.const(fixed))
-    return g.op("Expand", g.const(shrunk, dt), shape)
-
-
-@symbolic("aten::stack")
-def stack(g, tensors, dim=0):
-    dt = out_dtype(g)
-    d = axis(int(sv(dim)), g.outs[0].dim())
-    names = [g.op("Unsqueeze", cast_to(g, t, dt), g.const([d])) for t in _tensors(tensors)]
-    return names[0] if len(names) == 1 else g.op("Concat", *names, axis=d)
-
-
-def _split(g, x, sizes, d):
-    if len(sizes) == 1:
-        return [g.op("Identity", g.input(x))]
-    return list(g.op("Split", g.input(x), g.const(sizes), axis=d, outputs=len(sizes)))
-
-
-def _split_outs(g, x, dim, squeezed=False):
-    d = axis(int(sv(dim)), rank(x))
-    outs = g.outs[0]
-    sizes = [1] * len(outs) if squeezed else [o.shape[d] for o in outs]
-    return V(items=_split(g, x, sizes, d)), d
-
-
-@symbolic("aten::chunk", "aten::split", "aten::split_with_sizes", "aten::tensor_split")
-def split(g, x, sizes, dim=0):
-    return _split_outs(g, x, dim)[0]
-
-
-@symbolic("aten::unbind")
-def unbind(g, x, dim=0):
-    parts, d = _split_outs(g, x, dim, squeezed=True)
-    parts.items = [g.op("Squeeze", p, g.const([d])) for p in parts.items]
-    return parts
-
-
-@symbolic("aten::select")
-def select(g, x, dim, index):
-    d = axis(int(sv(dim)), rank(x))
-    return g.op("Gather", g.input(x), g.input(index, ember.int64), axis=d)
-
-
-@symbolic("aten::slice")
-def slice_(g, x, dim=0, start=None, end=None, step=1):
-    d = axis(int(sv(dim)), rank(x))
-    s = 0 if start is None or (start.static and start.value is None) else start
-    e = 2 ** 63 - 1 if end is None or (end.static and end.value is None) else end
-    return g.op("Slice", g.input(x), g.list_tensor([s]), g.list_tensor([e]), g.const([d]),
-                g.const([int(sv(step))]))
-
-
-@symbolic("aten::narrow")
-def narrow(g, x, dim, start, length):
-    d = axis(int(sv(dim)), rank(x))
-    s = int(sv(start))
-    return g.op("Slice", g.input(x), g.const([s]), g.const([s + int(sv(length))]), g.const([d]))
-
-
-@symbolic("aten::_basic_index")
-def basic_index(g, x, index):
-    """``x[...]`` with ints, slices, None and Ellipsis (known at export time)."""
-    idx = sv(index, "index")
-    idx = list(idx) if isinstance(idx, (list, tuple)) else [idx]
-    r = rank(x)
-    consumed = sum(1 for i in idx if i is not None and i is not Ellipsis)
-    if Ellipsis in idx:
-        k = idx.index(Ellipsis)
-        idx = idx[:k] + [slice(None)] * (r - consumed) + idx[k + 1:]
-    name = g.input(x)
-    dim, squeeze_dims, out_dim, unsq = 0, [], 0, []
-    starts, ends, axes, steps = [], [], [], []
-    for i in idx:
-        if i is None:
-            unsq.append(out_dim)
-            out_dim += 1
-            continue
-        if isinstance(i, bool) or not isinstance(i, (int, slice)):
-            raise SymbolicValueError(f"aten::_basic_index with index {i!r}")
-        if isinstance(i, int):
-            n = x.example.shape[dim]
-            i = i + n if i < 0 else i
-            starts.append(i), ends.append(i + 1), axes.append(dim), steps.append(1)
-            squeeze_dims.append(dim)
-        else:
-            n = x.example.shape[dim]
-            a, b, c = i.indices(n)
-            if (a, b, c) != (0, n, 1):
-                if c < 0:
-                    b = -2 ** 63 if b < 0 else b
-                starts.append(a), ends.append(b), axes.append(dim), steps.append(c)
-            out_dim += 1
-        dim += 1
-    if axes:
-        name = g.op("Slice", name, g.const(starts), g.const(ends), g.const(axes), g.const(steps))
-    if squeeze_dims:
-        name = g.op("Squeeze", name, g.const(squeeze_dims))
-    if unsq:
-        name = g.op("Unsqueeze", name, g.const(unsq))
-    return name
-
-
-@symbolic("aten::index_select")
-def index_select(g, x, dim, index):
-    return g.op("Gather", g.input(x), g.input(index, ember.int64), axis=axis(int(sv(dim)), rank(x)))
-
-
-@symbolic("aten::embedding")
-def embedding(g, weight, indices, *_):
-    return g.op("Gather", g.input(weight), g.input(indices, ember.int64), axis=0)
-
-
-@symbolic("aten::constant_pad_nd")
-def constant_pad_nd(g, x, pad, value=0):
-    p = ints(pad)
-    r = rank(x)
-    begins, ends = [0] * r, [0] * r
-    for k in range(len(p) // 2):
-        begins[r - 1 - k], ends[r - 1 - k] = p[2 * k], p[2 * k + 1]
-    dt = dtype_of(x.example)
-    return g.op("Pad", g.input(x), g.const(begins + ends), g.const(sv(value) or 0, dt),
-                mode="constant")
-
-
-@symbolic("aten::unflatten")
-def unflatten(g, x, dim, sizes):
-    r = rank(x)
-    d = axis(int(sv(dim)), r)
-    shape = [0] * d + ints(sizes) + list(x.example.shape[d + 1:])
-    return g.op("Reshape", g.input(x), g.const(shape))
-
-
-@symbolic("aten::broadcast_tensors")
-def broadcast_tensors(g, tensors):
-    items = _tensors(tensors)
-    dts = [dtype_of(t.example) for t in items]
-    shape = None
-    for t in items:         # Shape(a + b + ...) broadcasts like the inputs do
-        z = g.op("Mul", g.input(t), g.const(0, dtype_of(t.example)))
-        z = g.op("Cast", z, to=onnx_type(ember.float32)) if dtype_of(t.example) != \
-            ember.float32 else z
-        shape = z if shape is None else g.op("Add", shape, z)
-    full = g.op("Shape", shape)
-    return V(items=[g.op("Expand", g.input(t), full) for t, _ in zip(items, dts)])
-
-
 @symbolic("aten::masked_fill")
 def masked_fill(g, x, mask, value):
     dt = out_dtype(g)
@@ -756,13 +371,13 @@ symbolic("aten::triu", opset=14)(_tri(True))
 @symbolic("aten::einsum", opset=12)
 def einsum(g, equation, tensors, path=None):
     dt = out_dtype(g)
-    return g.op("Einsum", *[cast_to(g, t, dt) for t in _tensors(tensors)],
+    return g.op("Einsum", *[cast_to(g, t, dt) for t in tensors_of(tensors)],
                 equation=str(sv(equation)).replace(" ", ""))
 
 
 @symbolic("aten::logsumexp")
 def logsumexp(g, x, dim, keepdim=False):
-    axes = _dims(dim, rank(x))
+    axes = reduce_dims(dim, rank(x))
     return g.op("ReduceLogSumExp", cast_to(g, x, out_dtype(g)), axes=axes,
                 keepdims=int(bool(sv(keepdim))))
 
@@ -770,7 +385,7 @@ def logsumexp(g, x, dim, keepdim=False):
 def _moments(g, x, dim, correction, keepdim):
     """(variance, mean) over ``dim`` with ``correction`` (Bessel's by default)."""
     dt = dtype_of(x.example)
-    axes = _dims(dim, rank(x))
+    axes = reduce_dims(dim, rank(x))
     keep = int(bool(sv(keepdim)))
     xin = g.input(x)
     mean = g.op("ReduceMean", xin, axes=axes, keepdims=1)
@@ -810,7 +425,7 @@ def std_mean(g, x, dim=None, correction=None, keepdim=False):
 def norm(g, x, p=2, dim=None, keepdim=False, dtype=None):
     dt = out_dtype(g)
     xin = cast_to(g, x, dt)
-    axes = _dims(dim, rank(x))
+    axes = reduce_dims(dim, rank(x))
     keep = int(bool(sv(keepdim)))
     order = 2 if p is None or (p.static and p.value is None) else sv(p)
     if order == 2:
@@ -824,35 +439,9 @@ def norm(g, x, p=2, dim=None, keepdim=False, dtype=None):
                 g.const(1.0 / order, dt))
 
 
-@symbolic("aten::flip")
-def flip(g, x, dims):
-    ds = [axis(d, rank(x)) for d in ints(dims)]
-    big = 2 ** 63 - 1
-    return g.op("Slice", g.input(x), g.const([-1] * len(ds)), g.const([-big] * len(ds)),
-                g.const(ds), g.const([-1] * len(ds)))
-
-
-@symbolic("aten::gather")
-def gather(g, x, dim, index, *_):
-    return g.op("GatherElements", g.input(x), g.input(index, ember.int64),
-                axis=axis(int(sv(dim)), rank(x)))
-
-
-@symbolic("aten::repeat", "aten::tile")
-def repeat(g, x, repeats):
-    reps = ints(repeats)
-    name = g.input(x)
-    extra = len(reps) - rank(x)
-    if extra > 0:
-        name = g.op("Reshape", name, g.const([1] * extra + list(x.example.shape)))
-    elif extra < 0:
-        reps = [1] * -extra + reps
-    return g.op("Tile", name, g.const(reps))
-
-
 def _all_any(op_type):
     def fn(g, x, dim=None, keepdim=False):
-        axes = _dims(dim, rank(x))
+        axes = reduce_dims(dim, rank(x))
         as_int = g.op("Cast", cast_to(g, x, ember.bool), to=onnx_type(ember.int64))
         r = g.op(op_type, as_int, axes=axes, keepdims=int(bool(sv(keepdim))))
         return g.op("Cast", r, to=onnx_type(ember.bool))

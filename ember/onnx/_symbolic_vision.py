@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import ember
 from ember.onnx._registry import symbolic
-from ember.onnx._symbolic_ops import cast_to, out_dtype, sv
+from ember.onnx._helpers import cast_to, out_dtype, sv
 
 
 @symbolic("aten::_onnx_nms", opset=11)
