@@ -572,7 +572,7 @@ def _isinstance(c, arg_nodes, e):
     except T.AnnotationError as err:
         c.error(str(err), arg_nodes[1])
     t = v.type
-    if t is T.AnyType or isinstance(t, T.OptionalType):
+    if t is T.AnyType or isinstance(t, (T.OptionalType, T.UnionType)):
         for tt in targets:
             if isinstance(t, T.OptionalType) and T.is_subtype(t.elem, tt) and not tt is T.NoneType:
                 return c.emit("aten::__isnot__", [v, c.const(None)], [T.BoolType], e,

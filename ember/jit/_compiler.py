@@ -1328,8 +1328,10 @@ class Compiler:
         if opname in ("Is", "IsNot"):
             # statically known: `x is None` where x cannot be None
             none_a, none_b = ta is T.NoneType, tb is T.NoneType
-            may_a = none_a or isinstance(ta, T.OptionalType) or ta is T.AnyType
-            may_b = none_b or isinstance(tb, T.OptionalType) or tb is T.AnyType
+            may_a = none_a or isinstance(ta, T.OptionalType) or ta is T.AnyType or \
+                isinstance(ta, T.UnionType) and T.NoneType in ta.elems
+            may_b = none_b or isinstance(tb, T.OptionalType) or tb is T.AnyType or \
+                isinstance(tb, T.UnionType) and T.NoneType in tb.elems
             if (none_a and not may_b) or (none_b and not may_a):
                 return self.const(opname == "IsNot")
             if none_a and none_b:
@@ -1515,6 +1517,12 @@ class Compiler:
                         target[name_node.id] = cur.value.type.elem
                         other = rf if isinstance(op, ast.IsNot) else rt
                         other[name_node.id] = T.NoneType
+                    elif isinstance(cur, S.SimpleValue) and isinstance(cur.value.type, T.UnionType) \
+                            and T.NoneType in cur.value.type.elems:
+                        target = rt if isinstance(op, ast.IsNot) else rf
+                        target[name_node.id] = cur.value.type.without(T.NoneType)
+                        other = rf if isinstance(op, ast.IsNot) else rt
+                        other[name_node.id] = T.NoneType
         elif isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             for v in test.values:
                 rt.update(self.refinements(v)[0])
@@ -1533,9 +1541,17 @@ class Compiler:
                     t = self.isinstance_types(test.args[1])
                 except Exception:
                     t = None
-                if t is not None and len(t) == 1 and (cur.value.type is T.AnyType or isinstance(
-                        cur.value.type, T.OptionalType)):
+                ct = cur.value.type
+                if t is not None and len(t) == 1 and (ct is T.AnyType or isinstance(
+                        ct, T.OptionalType)):
                     rt[test.args[0].id] = t[0]
+                elif t is not None and isinstance(ct, T.UnionType):
+                    hit = T.make_union([x for x in ct.elems if any(T.is_subtype(x, u) for u in t)])
+                    rt[test.args[0].id] = hit
+                    rest = ct
+                    for u in t:
+                        rest = rest.without(u) if isinstance(rest, T.UnionType) else rest
+                    rf[test.args[0].id] = rest
         return rt, rf
 
     # -- calls ---------------------------------------------------------------------------

@@ -179,6 +179,8 @@ def _value_fits(v, t):
         return isinstance(v, str)
     if isinstance(t, T.OptionalType):
         return v is None or _value_fits(v, t.elem)
+    if isinstance(t, T.UnionType):
+        return any(_value_fits(v, e) for e in t.elems)
     if isinstance(t, T.ListType):
         return isinstance(v, (list, ember.Size)) and all(_value_fits(x, t.elem) for x in v[:8])
     if isinstance(t, T.TupleType):

@@ -109,6 +109,42 @@ class TupleType(JitType):
 
 
 @dataclass(frozen=True)
+class UnionType(JitType):
+    """``Union[int, str]``: a value of one of ``elems``; ``isinstance`` narrows it."""
+    elems: tuple
+
+    def __str__(self):
+        return "Union(" + ", ".join(map(str, self.elems)) + ")"
+
+    @property
+    def annotation(self):
+        return "Union[" + ", ".join(e.annotation for e in self.elems) + "]"
+
+    def without(self, t):
+        """The union less the members that are ``t`` (one member left: that type)."""
+        rest = tuple(e for e in self.elems if not is_subtype(e, t))
+        return make_union(rest)
+
+
+def make_union(elems):
+    """Union of ``elems`` (flattened, duplicates dropped; one: itself; with None: Optional
+    where that is all)."""
+    flat = []
+    for e in elems:
+        for x in (e.elems if isinstance(e, UnionType) else
+                  (e.elem, NoneType) if isinstance(e, OptionalType) else (e,)):
+            if x not in flat:
+                flat.append(x)
+    if not flat:
+        return NoneType
+    if len(flat) == 1:
+        return flat[0]
+    if len(flat) == 2 and NoneType in flat:
+        return OptionalType(flat[0] if flat[1] is NoneType else flat[1])
+    return UnionType(tuple(sorted(flat, key=lambda t: t.annotation)))     # torch's order
+
+
+@dataclass(frozen=True)
 class FutureType(JitType):
     elem: JitType
 
@@ -151,6 +187,12 @@ class FunctionType(JitType):
 def is_subtype(a, b):
     if a == b or b is AnyType or a is PendingType or b is PendingType:
         return True
+    if isinstance(a, UnionType):
+        return all(is_subtype(x, b) for x in a.elems)
+    if isinstance(b, UnionType):
+        if isinstance(a, OptionalType):
+            return NoneType in b.elems and is_subtype(a.elem, b)
+        return any(is_subtype(a, x) for x in b.elems)
     if isinstance(b, OptionalType):
         return a is NoneType or is_subtype(a.elem if isinstance(a, OptionalType) else a, b.elem)
     if b is NumberType:
@@ -227,10 +269,7 @@ def from_annotation(ann, resolve_class=None, globals_=None):
     if origin in (dict, typing.Dict):
         return DictType(*(from_annotation(a, resolve_class, globals_) for a in args))
     if origin is typing.Union or type(ann).__name__ == "UnionType":
-        non_none = [a for a in args if a is not type(None)]
-        if len(non_none) == 1 and len(args) == 2:
-            return OptionalType(from_annotation(non_none[0], resolve_class, globals_))
-        raise AnnotationError(f"Union types other than Optional are not supported: {ann}")
+        return make_union([from_annotation(a, resolve_class, globals_) for a in args])
     if getattr(ann, "__origin__", None) is not None and str(ann).startswith("typing.Final"):
         return from_annotation(args[0], resolve_class, globals_)
     from ember.jit import _futures
@@ -300,9 +339,7 @@ def from_annotation_ast(node, env, resolve_class=None):
         if head == "Future":
             return FutureType(sub[0])
         if head == "Union":
-            non_none = [s for s in sub if s is not NoneType]
-            if len(non_none) == 1 and len(sub) == 2:
-                return OptionalType(non_none[0])
+            return make_union(sub)
         raise AnnotationError(f"Unknown type constructor {head}")
     if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
         a = from_annotation_ast(node.left, env, resolve_class)

@@ -2,7 +2,7 @@
 # imported twice: with `torch` bound to ember and to real torch (the same source text is
 # compiled by both), so it must run under either. Its HEADER lines are rewritten by the test.
 import math
-from typing import Any, Dict, List, NamedTuple, Optional, Tuple
+from typing import Any, Dict, List, NamedTuple, Optional, Tuple, Union
 
 import torch  # HEADER
 import torch.nn as nn  # HEADER
@@ -700,3 +700,19 @@ def grad_mode(x):
         y = x * 2
     z = x * 3
     return y.requires_grad, z.requires_grad, torch.is_grad_enabled()
+
+
+def union_narrowing(x: Union[int, str, List[int]]) -> str:
+    if isinstance(x, int):
+        return str(x + 1)
+    elif isinstance(x, str):
+        return x + "!"
+    return str(len(x))
+
+
+def union_with_none(x: Union[int, None, str]) -> int:
+    if x is None:
+        return -1
+    if isinstance(x, int):
+        return x
+    return len(x)

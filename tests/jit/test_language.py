@@ -147,6 +147,8 @@ FUNCTIONS = {
     "while_break_else": [lambda: (4,)],
     "tensor_list_ops": [lambda: (ember.arange(6.),)],
     "grad_mode": [lambda: (ember.ones(2, requires_grad=True),)],
+    "union_narrowing": [lambda: (3,), lambda: ("a",), lambda: ([1, 2],)],
+    "union_with_none": [lambda: (None,), lambda: (5,), lambda: ("abc",)],
 }
 CASES = [(name, k) for name, makers in FUNCTIONS.items() for k in range(len(makers))]
 # scripted code writes floats as TorchScript does (17 significant digits), unlike Python
@@ -297,3 +299,13 @@ def test_module_state_and_containers_in_training(em, tm):
     assert _same(s.running, ts.running) and _same(s.cache, ts.cache)
     assert s.counter == ts.counter == 6
     assert _same(s.sub.half(x), ts.sub.half(_to_torch(x)))
+
+
+def test_union_argument_checked_at_call(em, tm):
+    s, t = ember.jit.script(em.union_narrowing), tm._torch.jit.script(tm.union_narrowing)
+    with pytest.raises(RuntimeError) as got:
+        s(2.5)
+    with pytest.raises(RuntimeError) as want:
+        t(2.5)
+    assert str(got.value).split("\n")[0] == str(want.value).split("\n")[0]
+    assert str(s.graph).split("\n")[0] == "graph(%x : Union(int[], int, str)):"
