@@ -640,3 +640,32 @@ def _copy_slices(L, kind):
                                   "addcmul_view", "elu_view"])
 def test_copy_slices_edges_and_gradients_match_torch(kind):
     assert _copy_slices(ember, kind) == _copy_slices(torch, kind)
+
+
+# ---------------------------------------------------------------- int-list arguments of nn.functional
+
+_NN_INT_LISTS = [
+    ("max_pool2d", lambda L, x: L.nn.functional.max_pool2d(x, (2, 1.5))),
+    ("avg_pool2d", lambda L, x: L.nn.functional.avg_pool2d(x, 2, 1.5)),
+    ("max_pool2d_scalar", lambda L, x: L.nn.functional.max_pool2d(x, 2.0)),
+    ("conv2d", lambda L, x: L.nn.functional.conv2d(x, L.ones(1, 1, 2, 2), None, (1, 1.5))),
+    ("conv2d_scalar", lambda L, x: L.nn.functional.conv2d(x, L.ones(1, 1, 2, 2), None, 1.5)),
+    ("adaptive_avg_pool2d", lambda L, x: L.nn.functional.adaptive_avg_pool2d(x, (2, 1.5))),
+    ("adaptive_max_pool2d_none", lambda L, x: L.nn.functional.adaptive_max_pool2d(x, (None, 2))),
+]
+
+
+@pytest.mark.parametrize("name,call", _NN_INT_LISTS, ids=[c[0] for c in _NN_INT_LISTS])
+def test_nn_functional_int_list_arguments_as_torch(name, call):
+    outcome = {}
+    for lib_name, lib in (("torch", torch), ("ember", ember)):
+        try:
+            r = call(lib, lib.ones(1, 1, 4, 4))
+            outcome[lib_name] = ("ok", tuple(r.shape))
+        except Exception as e:      # noqa: BLE001 - compared below
+            outcome[lib_name] = (type(e).__name__, str(e).split(" - ")[0][:40])
+    assert outcome["ember"][0] == outcome["torch"][0]
+    if outcome["torch"][0] == "ok":
+        assert outcome["ember"] == outcome["torch"]
+    elif "received an invalid combination" not in outcome["torch"][1]:
+        assert outcome["ember"][1] == outcome["torch"][1]

@@ -7,16 +7,24 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
 
 
-def _int(a, name):
+from ember._dispatch import check_int_list  # noqa: E402
+
+_POSITION = {"stride": 4, "padding": 5, "dilation": 6, "output_padding": 6}
+
+
+def _int(a, name, fname=None):
     if isinstance(a, float) or (hasattr(a, "is_floating_point") and a.is_floating_point()):
-        raise TypeError(f"argument '{name}' must be tuple of ints, but found element of type "
-                        f"{type(a).__name__}")
+        from ember._legacy import type_name
+        raise TypeError(f"{fname or 'conv'}(): argument '{name}' (position "
+                        f"{_POSITION.get(name, 4)}) must be tuple of ints, not "
+                        f"{type_name(type(a))}")
     return int(a)
 
 
-def _tuple(v, n, name="value"):
+def _tuple(v, n, name="value", fname=None):
     if isinstance(v, (list, tuple)):
-        v = [_int(a, name) for a in v]
+        check_int_list(fname or f"conv{n}d", name, v)
+        v = [_int(a, name, fname) for a in v]
         if len(v) == 1:
             return v * n
         if len(v) != n:
@@ -24,7 +32,7 @@ def _tuple(v, n, name="value"):
                                f"values to match the convolution dimensions, but got "
                                f"{name}={list(v)}")
         return v
-    return [_int(v, name)] * n
+    return [_int(v, name, fname or f"conv{n}d")] * n
 
 
 def _check_dtypes(input, weight, bias):

@@ -17,10 +17,22 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
            "lp_pool1d", "lp_pool2d", "lp_pool3d", "max_unpool1d", "max_unpool2d", "max_unpool3d"]
 
 
-def _tuple(v, n):
+from ember._dispatch import check_int_list  # noqa: E402
+
+
+def _tuple(v, n, fname=None, name=None, position=None):
+    """An int or int sequence as a list of ``n``; with ``fname`` the elements are checked as
+    torch's argument parser does (TypeError for a float)."""
     if isinstance(v, (list, tuple)):
+        if fname is not None:
+            check_int_list(fname, name, v)
         v = [int(a) for a in v]
         return v * n if len(v) == 1 else v
+    if fname is not None and not hasattr(type(v), "__index__") and not (
+            hasattr(v, "dim") and v.dim() == 0 and not v.is_floating_point()):
+        from ember._legacy import type_name
+        raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be tuple of "
+                        f"ints, not {type_name(type(v))}")
     return [int(v)] * n
 
 
@@ -30,14 +42,15 @@ def _check_input(input, n, name):
                            f"input")
 
 
-def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None):
+def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None, fname=None):
     """(kernel, stride, padding, dilation) tuples, checked in torch's order; ``name``
-    (max_pool1d) selects its own messages, other 1-d pools read as 2-d with a height 1."""
-    k = _tuple(kernel_size, n)
+    (max_pool1d) selects its own messages, other 1-d pools read as 2-d with a height 1;
+    ``fname`` names the function in argument-type errors."""
+    k = _tuple(kernel_size, n, fname, "kernel_size", 2)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
-        else _tuple(stride, n)
-    p = _tuple(padding, n)
-    d = _tuple(dilation, n)
+        else _tuple(stride, n, fname, "stride", 3)
+    p = _tuple(padding, n, fname, "padding", 4)
+    d = _tuple(dilation, n, fname, "dilation", 5)
     if name == "max_pool1d":
         if k[0] <= 0:
             raise RuntimeError(f"max_pool1d() kernel_size must be greater than zero, but got "
@@ -76,7 +89,8 @@ def _check_out(input, n, k, s, p, d, ceil_mode, avg=False):
 
 def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     _check_input(input, n, f"max_pool{n}d")
-    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation, f"max_pool{n}d")
+    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation, f"max_pool{n}d",
+                            f"max_pool{n}d")
     if any(v <= 0 for v in d):
         raise RuntimeError("dilation should be greater than zero")
     _check_out(input, n, k, s, p, d, ceil_mode)
@@ -130,7 +144,7 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
               divisor_override=None):
     import ember
     _check_input(input, n, f"avg_pool{n}d")
-    k, s, p, _ = _pool_args(n, kernel_size, stride, padding)
+    k, s, p, _ = _pool_args(n, kernel_size, stride, padding, fname=f"avg_pool{n}d")
     out = _check_out(input, n, k, s, p, [1] * n, ceil_mode, avg=True)
     S = list(input.shape[-n:])
     if n == 3 and any(S[i] < k[i] for i in range(n)):
@@ -184,7 +198,9 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override)
 
 
-def _out_size(input, n, output_size):
+def _out_size(input, n, output_size, fname=None):
+    if fname is not None and isinstance(output_size, (list, tuple)):
+        check_int_list(fname, "output_size", [1 if v is None else v for v in output_size])
     o = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * n
     if len(o) == 1 and n > 1:
         o = o * n
@@ -211,7 +227,7 @@ def _adaptive_avg(input, n, output_size):
         raise RuntimeError(f"adaptive_avg_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
                            f"got {list(input.shape)}")
     _check_nonempty(input, f"adaptive_avg_pool{n}d", input.dim() - n)
-    out = _out_size(input, n, output_size)
+    out = _out_size(input, n, output_size, f"adaptive_avg_pool{n}d")
     x = input
     for i in range(n):
         d = x.dim() - n + i
@@ -244,7 +260,8 @@ def _adaptive_max(input, n, output_size, return_indices):
         raise RuntimeError(f"adaptive_max_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
                            f"got {list(input.shape)}")
     _check_nonempty(input, f"adaptive_max_pool{n}d", 1)
-    vals, idx = _adaptive_max_pool(input, _out_size(input, n, output_size))
+    vals, idx = _adaptive_max_pool(input, _out_size(input, n, output_size,
+                                                    f"adaptive_max_pool{n}d"))
     return (vals, idx) if return_indices else vals
 
 
