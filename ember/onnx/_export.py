@@ -21,7 +21,7 @@ _SMALL = 64     # constants with at most this many elements become Constant node
 class Exporter:
     def __init__(self, opset, *, fold=True, dynamic=False, param_names=None,
                  training=False, custom=None):
-        self.opset = opset
+        self.opset = _opset[0] = opset
         self.fold = fold
         self.dynamic = dynamic            # some input has a dynamic axis
         self.param_names = param_names or {}     # id(tensor) -> state_dict name
@@ -81,6 +81,8 @@ class Exporter:
     def convert_node(self, g, n, env):
         k = n.kind
         handler = _PRIM.get(k)
+        if handler is None and "_index" in n.attrs and n.op is None and n.fn is None:
+            handler = _indexing
         if handler is not None:
             handler(self, g, n, env)
             return
@@ -161,7 +163,8 @@ class Exporter:
             pos, kw = vals[:len(vals) - nkw], dict(zip(n.kwnames, vals[len(vals) - nkw:]))
             out = n.fn(*pos, **kw)
             return tuple(x for x in _leaves(out)[0] if isinstance(x, ember.Tensor))
-        with warnings.catch_warnings():
+        from ember.onnx._patches import patched
+        with patched(None), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             traced = jit.trace(call, tuple(ins[k].example for k in dyn), check_trace=False)
         graph = clone_graph(traced.graph)
@@ -252,6 +255,9 @@ def _inplace(n):
     return k.startswith("aten::") and k.endswith("_") and not k.endswith("__")
 
 
+_opset = [17]      # the opset of the export running (named by errors raised here)
+
+
 def _evaluate(n, vals):
     with ember.no_grad():
         if n.op is not None:
@@ -259,7 +265,7 @@ def _evaluate(n, vals):
             return _dispatch.dispatch(n.op, tuple(vals))
         nkw = len(n.kwnames)
         if n.fn is None:
-            raise UnsupportedOperatorError(n.kind, 0, None)
+            raise UnsupportedOperatorError(n.kind, _opset[0], None)
         if nkw:
             return n.fn(*vals[:-nkw], **dict(zip(n.kwnames, vals[-nkw:])))
         return n.fn(*vals)
@@ -409,6 +415,59 @@ def _unroll(ex, g, n, env, trip, cond, carried):
         cond, carried = rets[0].value, rets[1:]
     for o, c in zip(n.outputs, carried):
         env[o.id] = c
+
+
+def _index_of(tmpl, rest):
+    """A scripted indexing node's Python index from its template and the values of its
+    inputs after the target (``Compiler.index_template``)."""
+    def one(t):
+        if t is None or t is Ellipsis:
+            return [t]
+        if t[0] == "slice":
+            return [slice(*(None if p is None else rest[p - 1] for p in t[1:]))]
+        if t[0] == "splat":
+            return list(rest[t[1] - 1])
+        return [rest[t[1] - 1]]
+    if isinstance(tmpl, tuple) and tmpl and isinstance(tmpl[0], str):
+        parts = one(tmpl)
+        return parts[0] if tmpl[0] != "splat" else tuple(parts)
+    if isinstance(tmpl, tuple):
+        return tuple(p for t in tmpl for p in one(t))
+    return one(tmpl)[0]
+
+
+def _indexing(ex, g, n, env):
+    """``x[...]`` in a scripted graph: basic indexing, or one tensor of indices (Gather) or
+    a 1-d mask (Compress) along one dimension."""
+    if n.kind == "aten::index_put_":
+        raise UnsupportedOperatorError("aten::index_put_", ex.opset, None)
+    x, *rest = [env[v.id] for v in n.inputs]
+    tmpl = n.attrs["_index"]
+    example = x.example[_index_of(tmpl, [r.example for r in rest])]
+    if all(r.static for r in rest) and x.static:
+        env[n.output.id] = V(value=example)
+        return
+    idx = _index_of(tmpl, [r if not r.static else r.value for r in rest])
+    idx = list(idx) if isinstance(idx, tuple) else [idx]
+    dyn = [k for k, i in enumerate(idx) if isinstance(i, V) or isinstance(i, ember.Tensor)]
+    if not dyn:
+        from ember.onnx._symbolic_shape import basic_index
+        g.node, g.outs, g.ins = n, [example], [x]
+        env[n.output.id] = V(name=basic_index(g, x, V(value=tuple(idx))), example=example)
+        return
+    k = dyn[0]
+    plain = all(isinstance(i, slice) and i == slice(None) for j, i in enumerate(idx) if j != k)
+    if len(dyn) > 1 or not plain or Ellipsis in idx or None in idx:
+        raise SymbolicValueError("indexing with a tensor of indices is exported along one "
+                                 "dimension, other dimensions taken whole")
+    i = idx[k] if isinstance(idx[k], V) else V(value=idx[k])
+    if i.example.dtype == ember.bool:
+        if i.example.dim() != 1:
+            raise SymbolicValueError("indexing by a mask of more than one dimension")
+        name = g.op("Compress", g.input(x), g.input(i), axis=k)
+    else:
+        name = g.op("Gather", g.input(x), g.input(i, ember.int64), axis=k)
+    env[n.output.id] = V(name=name, example=example)
 
 
 def _uninitialized(ex, g, n, env):

@@ -128,3 +128,19 @@ def test_scripted_vision_model(name):
     proto = check(ember.jit.script(m), ember.randn(1, 3, 64, 64), ember.randn(2, 3, 64, 64),
                   dynamic={"in0": [0], "out0": [0]})
     assert "Conv" in op_types(proto) and "If" not in op_types(proto)
+
+
+class _Detect(nn.Module):
+    def forward(self, boxes, scores, x):
+        keep = ops.nms(boxes, scores, 0.3)
+        i = 1
+        return boxes[keep], x[:, i:3, ::2], x[0, ..., None], scores[scores > 0.5], x[i]
+
+
+def test_scripted_nms_and_indexing():
+    b, s = _boxes(20, 4)
+    b2, s2 = _boxes(25, 5)
+    x = ember.randn(3, 4, 5)
+    proto = check(ember.jit.script(_Detect()), (b, s, x), (b2, s2, x),
+                  dynamic={"in0": [0], "in1": [0], "out0": [0], "out3": [0]})
+    assert {"NonMaxSuppression", "Compress", "Gather"} <= set(op_types(proto))
