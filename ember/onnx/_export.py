@@ -155,15 +155,16 @@ class Exporter:
         statics = [v.value.detach() if isinstance(v.value, ember.Tensor) else v.value
                    for v in ins]
         leaves, shape = _leaves(outs[0] if len(outs) == 1 else tuple(outs))
+        from ember.onnx._patches import patched, replacement
+        target = replacement(n.fn)
 
         def call(*tensors):
             vals = list(statics)
             for k, t in zip(dyn, tensors):
                 vals[k] = t
             pos, kw = vals[:len(vals) - nkw], dict(zip(n.kwnames, vals[len(vals) - nkw:]))
-            out = n.fn(*pos, **kw)
+            out = target(*pos, **kw)
             return tuple(x for x in _leaves(out)[0] if isinstance(x, ember.Tensor))
-        from ember.onnx._patches import patched
         with patched(None), warnings.catch_warnings():
             warnings.simplefilter("ignore")
             traced = jit.trace(call, tuple(ins[k].example for k in dyn), check_trace=False)

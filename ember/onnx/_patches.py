@@ -105,6 +105,14 @@ def _traced_detach(orig):
     return detach
 
 
+def replacement(fn):
+    """The export's stand-in for a function a scripted graph calls directly."""
+    import ember.vision.ops.boxes as vboxes
+    roi_mod = __import__("ember.vision.ops.roi_align", fromlist=["roi_align"])
+    table = {vboxes.nms: _nms, vboxes.batched_nms: _batched_nms, roi_mod.roi_align: _roi_align}
+    return table.get(fn, fn)
+
+
 @contextlib.contextmanager
 def patched(model):
     """Recurrent layers of ``model`` and the vision ops call the export's op records."""
