@@ -1033,6 +1033,9 @@ class Compiler:
         if attr in fns:                     # a function stored on the module
             return self.resolver.wrap(fns[attr], attr)
         meth = self.resolver.module_method(mod, attr)
+        if isinstance(meth, S.PropertyGet):
+            return S.SimpleValue(self.resolver.call_module(self, mod, f"__{attr}_getter", [], {},
+                                                           e))
         if meth is not None:
             return meth
         name = getattr(mod.module, "original_name", type(mod.module).__name__)

@@ -180,6 +180,9 @@ def module_function(rsm, name):
     if fn is not None:
         return fn
     pyfn = _find_method(rsm.original_class, name)
+    if pyfn is None and name.startswith("__") and name.endswith("_getter"):
+        prop = _find_method(rsm.original_class, name[2:-len("_getter")])
+        pyfn = prop.fget if isinstance(prop, property) else None
     if pyfn is None or not callable(pyfn):
         return None
     if getattr(pyfn, "_ember_jit_unused", False):
@@ -227,7 +230,9 @@ class ModuleResolver(Resolver):
         if getattr(f, "_ember_jit_ignore", False):
             return S.IgnoredFunction(_bound_original(rsm, f))
         if isinstance(f, property):
-            raise CompileError(f"Module properties aren't supported in scripted code ({attr})")
+            if attr in (getattr(rsm.original_class, "__jit_unused_properties__", ()) or ()):
+                return None
+            return S.PropertyGet(attr)
         if isinstance(f, staticmethod):
             return self.wrap(f.__func__, attr)
         if inspect.isfunction(f):
@@ -343,6 +348,9 @@ class RecursiveScriptModule(ScriptModule):
             fn = ct.methods.get(name)
             if isinstance(fn, Function):
                 return _BoundMethod(self, fn)
+            getter = ct.methods.get(f"__{name}_getter")
+            if isinstance(getter, Function):          # a property used by scripted code
+                return getter.call_method(self, (), {})
         raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
 
     # introspection --------------------------------------------------------------------

@@ -83,6 +83,13 @@ class IgnoredFunction(Sugar):
         self.fn = fn
 
 
+class PropertyGet(Sugar):
+    """``self.<property>`` of a scripted module: its getter compiles as the method
+    ``__<name>_getter`` (torch's name) and is called where it is read."""
+    def __init__(self, name):
+        self.name = name
+
+
 class TupleSugar(Sugar):
     """A tuple of sugared things (e.g. the items of a constant tuple of modules)."""
     def __init__(self, items):

@@ -716,3 +716,24 @@ def union_with_none(x: Union[int, None, str]) -> int:
     if isinstance(x, int):
         return x
     return len(x)
+
+
+class ModProperty(nn.Module):
+    __jit_unused_properties__ = ["not_scriptable"]
+
+    def __init__(self):
+        super().__init__()
+        self.lin = nn.Linear(4, 2)
+        self.k = 3
+
+    @property
+    def scale(self) -> int:
+        return self.k * 2
+
+    @property
+    def not_scriptable(self):
+        import numpy
+        return numpy.zeros(1)
+
+    def forward(self, x):
+        return self.lin(x) * self.scale

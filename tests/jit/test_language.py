@@ -218,6 +218,7 @@ MODULES = {
     "ModContainers": lambda: (ember.randn(3, 4),),
     "ModMethods": lambda: (ember.randn(3, 4),),
     "ModUnrolledExits": lambda: (ember.randn(2, 3), 2, 1),
+    "ModProperty": lambda: (ember.randn(3, 4),),
 }
 
 
