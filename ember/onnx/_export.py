@@ -456,19 +456,9 @@ def _indexing(ex, g, n, env):
         g.node, g.outs, g.ins = n, [example], [x]
         env[n.output.id] = V(name=basic_index(g, x, V(value=tuple(idx))), example=example)
         return
-    k = dyn[0]
-    plain = all(isinstance(i, slice) and i == slice(None) for j, i in enumerate(idx) if j != k)
-    if len(dyn) > 1 or not plain or Ellipsis in idx or None in idx:
-        raise SymbolicValueError("indexing with a tensor of indices is exported along one "
-                                 "dimension, other dimensions taken whole")
-    i = idx[k] if isinstance(idx[k], V) else V(value=idx[k])
-    if i.example.dtype == ember.bool:
-        if i.example.dim() != 1:
-            raise SymbolicValueError("indexing by a mask of more than one dimension")
-        name = g.op("Compress", g.input(x), g.input(i), axis=k)
-    else:
-        name = g.op("Gather", g.input(x), g.input(i, ember.int64), axis=k)
-    env[n.output.id] = V(name=name, example=example)
+    from ember.onnx._symbolic_shape import tensor_index
+    idx = [i if not isinstance(i, ember.Tensor) else V(value=i) for i in idx]
+    env[n.output.id] = V(name=tensor_index(g, x, idx, example), example=example)
 
 
 def _uninitialized(ex, g, n, env):

@@ -1,7 +1,8 @@
 """What the export changes while it traces, so some calls reach the graph as one node each.
 
-``Tensor.detach`` is recorded as ``aten::alias`` (the tracer would bake its result in as a
-constant: hardsigmoid's ``lin.detach().clamp(0, 1)``).
+``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
+``aten::_onnx_index`` (the tracer would bake their results / index tensors in as constants:
+hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
 
 ember's recurrent layers, ``vision.ops.nms`` (and ``batched_nms``, as one nms over boxes
 offset per category) and ``vision.ops.roi_align`` compute in NumPy
@@ -48,6 +49,13 @@ def _ops():
                         promote=None, differentiable=False)
     _OPS["nms"] = OpDef("_onnx_nms(Tensor boxes, Tensor scores, float iou_threshold) -> Tensor",
                         composite=nms_body, promote=None, differentiable=False)
+    def index_body(x, tensors, key):
+        parts = iter(tensors)
+        idx = tuple(next(parts) if p is HOLE else p for p in _TEMPLATES[key])
+        return _ORIGINALS["getitem"](x, idx)
+
+    _OPS["index"] = OpDef("_onnx_index(Tensor self, Tensor[] tensors, int key) -> Tensor",
+                          composite=index_body, promote=None, differentiable=False)
     _OPS["roi_align"] = OpDef(
         "_onnx_roi_align(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
         "float spatial_scale, int sampling_ratio, bool aligned) -> Tensor",
@@ -75,6 +83,32 @@ def _rnn_forward(m):
 
 def _nms(boxes, scores, iou_threshold):
     return _ops()["nms"](boxes, scores, float(iou_threshold))
+
+
+class _Hole:
+    """Where a tensor sits in an index template."""
+
+    def __repr__(self):
+        return "<tensor>"
+
+
+HOLE = _Hole()
+_TEMPLATES: list = []
+
+
+def index_template(key):
+    return _TEMPLATES[key]
+
+
+def _getitem(orig):
+    def getitem(self, idx):
+        from ember.jit import is_tracing
+        tensors = [i for i in idx if isinstance(i, ember.Tensor)]
+        if not is_tracing() or not tensors or len(idx) > 8:
+            return orig(self, idx)
+        _TEMPLATES.append([HOLE if isinstance(i, ember.Tensor) else i for i in idx])
+        return _ops()["index"](self, tensors, len(_TEMPLATES) - 1)
+    return getitem
 
 
 def _batched_nms(boxes, scores, idxs, iou_threshold):
@@ -123,14 +157,18 @@ def patched(model):
     mods = [m for m in model.modules()] if isinstance(model, nn.Module) else []
     rnns = [m for m in mods if isinstance(m, nn.RNNBase) and "forward" not in vars(m)]
     _ops()
-    _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align)
+    from ember._ops import advanced_indexing as adv
+    from ember.onnx import _symbolic_shape
+    _symbolic_shape._HOLE = HOLE
+    _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
              (vops, "batched_nms", vops.batched_nms),
              (vboxes, "batched_nms", vboxes.batched_nms),
              (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
              (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
-             (ember.Tensor, "detach", ember.Tensor.detach)]
+             (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem)]
     try:
+        adv.getitem = _getitem(adv.getitem)
         ember.Tensor.detach = _traced_detach(ember.Tensor.detach)
         vops.nms = vboxes.nms = _nms
         vops.batched_nms = vboxes.batched_nms = _batched_nms
@@ -149,7 +187,9 @@ def patched(model):
 
 
 def release():
-    """Forget the modules of the last export (after its graph is converted)."""
+    """Forget the modules and index templates of the last export (after its graph is
+    converted)."""
     _MODULES.clear()
+    _TEMPLATES.clear()
     _ORIGINAL_FORWARD.clear()
 

@@ -12,6 +12,8 @@ from ember.onnx._helpers import axis, cast_to, ints, out_dtype, rank, sv, tensor
 from ember.onnx._registry import symbolic
 from ember.onnx.errors import SymbolicValueError
 
+_HOLE = None        # set from _patches (the placeholder of a tensor in an index template)
+
 
 # ---------------------------------------------------------------------- shapes and views
 
@@ -291,6 +293,61 @@ def basic_index(g, x, index):
     if unsq:
         name = g.op("Unsqueeze", name, g.const(unsq))
     return name
+
+
+def tensor_index(g, x, idx, example):
+    """``x[idx]`` where one entry of ``idx`` is a tensor (``V``): indices (Gather) or a mask
+    over the leading dimensions (GatherND of its NonZero). The other entries (ints, slices,
+    None, Ellipsis) are applied first as basic indexing."""
+    r = rank(x)
+    if Ellipsis in idx:
+        k = idx.index(Ellipsis)
+        used = sum(1 for i in idx if i is not None and i is not Ellipsis)
+        idx = idx[:k] + [slice(None)] * (r - used) + idx[k + 1:]
+    dyn = [k for k, i in enumerate(idx) if isinstance(i, V)]
+    if len(dyn) != 1:
+        raise SymbolicValueError("indexing with more than one tensor")
+    k = dyn[0]
+    rest = [slice(None) if j == k else i for j, i in enumerate(idx)]
+    if any(not (isinstance(i, slice) and i == slice(None)) for i in rest):
+        ex = x.example[tuple(rest)]
+        x = V(name=basic_index(g, x, V(value=rest)), example=ex)
+        k = k - sum(1 for i in idx[:k] if isinstance(i, int)) + \
+            sum(1 for i in idx[:k] if i is None)
+    i = idx[dyn[0]]
+    if dtype_of(i.example) == ember.bool:
+        if k != 0 and i.example.dim() != 1:
+            raise SymbolicValueError("indexing by a mask of more than one dimension after "
+                                     "other dimensions")
+        if i.example.dim() == 1:
+            return g.op("Compress", g.input(x), g.input(i), axis=k)
+        where = g.op("Transpose", g.op("NonZero", g.input(i)), perm=[1, 0])
+        return g.op("GatherND", g.input(x), where)
+    return g.op("Gather", g.input(x), g.input(i, ember.int64), axis=k)
+
+
+@symbolic("aten::index")
+def index(g, x, indices):
+    """Advanced indexing with constant indices (a list in the source: ``x[:, [2, 0]]``)."""
+    import numpy as np
+    idx = [V(value=ember.from_numpy(np.asarray(i))) if isinstance(i, (np.ndarray, list))
+           else (V(value=i) if isinstance(i, ember.Tensor) else i) for i in sv(indices)]
+    return tensor_index(g, x, idx, g.outs[0])
+
+
+@symbolic("aten::_onnx_index")
+def onnx_index(g, x, tensors, key):
+    """Advanced indexing recorded during export (``_patches``): the index's tensors are
+    inputs of the node, the rest of the index is its template."""
+    from ember.onnx._patches import index_template
+    parts = iter(tensors_of(tensors))
+    idx = [next(parts) if p is _HOLE else p for p in index_template(sv(key))]
+    return tensor_index(g, x, idx, g.outs[0])
+
+
+@symbolic("aten::nonzero")
+def nonzero(g, x):
+    return g.op("Transpose", g.op("NonZero", g.input(x)), perm=[1, 0])
 
 
 @symbolic("aten::index_select")

@@ -480,3 +480,19 @@ def test_scripted_layers(name):
     axis = 1 if name == "gru" else 0
     dyn = {"in0": [axis], "out0": [axis]}
     check(ember.jit.script(m), inp(2), inp(3), dynamic=dyn)
+
+
+class _TensorIndexing(nn.Module):
+    def forward(self, x, i):
+        return x[i], x[:, ember.tensor([2, 0])], x[x > 0], x[1:, i.clamp(max=2)], \
+            ember.nonzero(x > 0.5), x[..., 1][x[:, 0] > 0]
+
+
+def test_indexing_with_tensors_is_not_baked_in():
+    """The index tensors are inputs of the exported graph (a second run with other indices
+    and other signs gives other results)."""
+    x, i = ember.randn(5, 3), ember.tensor([4, 0, 2])
+    x2, i2 = ember.randn(5, 3), ember.tensor([1, 1, 3])
+    dyn = {"in1": [0], "out0": [0], "out2": [0], "out3": [1], "out4": [0], "out5": [0]}
+    proto = check(_TensorIndexing(), (x, i), (x2, i2), dynamic=dyn)
+    assert {"Gather", "GatherND", "Compress", "NonZero"} <= set(op_types(proto))

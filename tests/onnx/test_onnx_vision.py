@@ -144,3 +144,12 @@ def test_scripted_nms_and_indexing():
     proto = check(ember.jit.script(_Detect()), (b, s, x), (b2, s2, x),
                   dynamic={"in0": [0], "in1": [0], "out0": [0], "out3": [0]})
     assert {"NonMaxSuppression", "Compress", "Gather"} <= set(op_types(proto))
+
+
+def test_nms_keep_and_small_boxes():
+    def fn(boxes, scores):
+        keep = ops.nms(boxes, scores, 0.3)
+        return boxes[keep], ops.remove_small_boxes(boxes, 8.0)
+    b, s = _boxes(30, 6)
+    b2, s2 = _boxes(35, 7)
+    check(fn, (b, s), (b2, s2), dynamic={"in0": [0], "in1": [0], "out0": [0], "out1": [0]})
