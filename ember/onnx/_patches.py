@@ -1,6 +1,7 @@
 """What the export changes while it traces, so some calls reach the graph as one node each.
 
-``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
+Global average pooling and ``interpolate`` become GlobalAveragePool and Resize (so the
+spatial size may vary). ``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
 ``aten::_onnx_index`` (the tracer would bake their results / index tensors in as constants:
 hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
 
@@ -56,6 +57,16 @@ def _ops():
 
     _OPS["index"] = OpDef("_onnx_index(Tensor self, Tensor[] tensors, int key) -> Tensor",
                           composite=index_body, promote=None, differentiable=False)
+    _OPS["global_avg"] = OpDef("_onnx_global_avg_pool(Tensor self) -> Tensor",
+                               composite=lambda x: _ORIGINALS["adaptive_avg"](
+                                   x, x.dim() - 2, [1] * (x.dim() - 2)),
+                               promote=None, differentiable=False)
+    _OPS["resize"] = OpDef(
+        "_onnx_resize(Tensor input, int[]? size, float[]? scale_factor, str mode, "
+        "bool? align_corners) -> Tensor",
+        composite=lambda x, size, scale, mode, ac: _ORIGINALS["interpolate"](
+            x, size=size, scale_factor=scale, mode=mode, align_corners=ac),
+        promote=None, differentiable=False)
     _OPS["roi_align"] = OpDef(
         "_onnx_roi_align(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
         "float spatial_scale, int sampling_ratio, bool aligned) -> Tensor",
@@ -111,6 +122,36 @@ def _getitem(orig):
     return getitem
 
 
+def _adaptive_avg(input, n, output_size):
+    """Global average pooling as one node (GlobalAveragePool: any spatial size)."""
+    sizes = [output_size] * n if isinstance(output_size, int) else list(output_size)
+    if input.dim() == n + 2 and all(o == 1 for o in sizes):
+        return _ops()["global_avg"](input)
+    return _ORIGINALS["adaptive_avg"](input, n, output_size)
+
+
+_RESIZE_MODES = {"nearest", "linear", "bilinear", "bicubic", "trilinear"}
+
+
+def _interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
+                 recompute_scale_factor=None, antialias=False):
+    """``interpolate`` as one node (ONNX Resize) when Resize computes what torch does."""
+    orig = _ORIGINALS["interpolate"]
+    n = input.dim() - 2
+    plain = mode in _RESIZE_MODES and not antialias and not recompute_scale_factor and \
+        1 <= n <= 3 and (size is None) != (scale_factor is None)
+    if not plain:
+        return orig(input, size, scale_factor, mode, align_corners, recompute_scale_factor,
+                    antialias)
+    orig(input, size, scale_factor, mode, align_corners)        # torch's argument checks
+    size = None if size is None else ([int(size)] * n if isinstance(size, int)
+                                      else [int(v) for v in size])
+    scale = None if scale_factor is None else (
+        [float(scale_factor)] * n if isinstance(scale_factor, (int, float))
+        else [float(v) for v in scale_factor])
+    return _ops()["resize"](input, size, scale, mode, align_corners)
+
+
 def _batched_nms(boxes, scores, idxs, iou_threshold):
     """One nms over boxes moved apart per category (no two categories overlap)."""
     if boxes.numel() == 0:
@@ -158,16 +199,23 @@ def patched(model):
     rnns = [m for m in mods if isinstance(m, nn.RNNBase) and "forward" not in vars(m)]
     _ops()
     from ember._ops import advanced_indexing as adv
+    import ember.nn.functional as F
+    from ember.nn.functional import _pooling, _vision
     from ember.onnx import _symbolic_shape
     _symbolic_shape._HOLE = HOLE
-    _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem)
+    _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem,
+                      adaptive_avg=_pooling._adaptive_avg, interpolate=_vision.interpolate)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
              (vops, "batched_nms", vops.batched_nms),
              (vboxes, "batched_nms", vboxes.batched_nms),
              (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
              (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
-             (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem)]
+             (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem),
+             (_pooling, "_adaptive_avg", _pooling._adaptive_avg),
+             (_vision, "interpolate", _vision.interpolate), (F, "interpolate", F.interpolate)]
     try:
+        _pooling._adaptive_avg = _adaptive_avg
+        _vision.interpolate = F.interpolate = _interpolate
         adv.getitem = _getitem(adv.getitem)
         ember.Tensor.detach = _traced_detach(ember.Tensor.detach)
         vops.nms = vboxes.nms = _nms

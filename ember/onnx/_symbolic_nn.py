@@ -106,6 +106,36 @@ def _fixed_windows(x, sizes, what):
                                  f"{in_sizes} (windows of unequal sizes have no ONNX op)")
 
 
+@symbolic("aten::_onnx_global_avg_pool")
+def global_avg_pool(g, x):
+    return g.op("GlobalAveragePool", cast_to(g, x, out_dtype(g)))
+
+
+@symbolic("aten::_onnx_resize", opset=13)
+def resize(g, x, size, scale, mode, align_corners):
+    """torch's interpolate as ONNX Resize: nearest (floor of asymmetric coordinates),
+    linear/bilinear/trilinear and bicubic (a = -0.75) over half-pixel or corner-aligned
+    coordinates."""
+    mode, ac = sv(mode), bool(sv(align_corners)) if not _none(align_corners) else False
+    attrs = {}
+    if mode == "nearest":
+        attrs = dict(mode="nearest", coordinate_transformation_mode="asymmetric",
+                     nearest_mode="floor")
+    else:
+        attrs = dict(mode="cubic" if mode == "bicubic" else "linear",
+                     coordinate_transformation_mode="align_corners" if ac
+                     else "pytorch_half_pixel")
+        if mode == "bicubic":
+            attrs["cubic_coeff_a"] = -0.75
+    xin = cast_to(g, x, out_dtype(g))
+    if _none(size):
+        scales = g.const([1.0, 1.0] + [float(v) for v in sv(scale)], ember.float32)
+        return g.op("Resize", xin, None, scales, **attrs)
+    lead = g.op("Slice", g.op("Shape", xin), g.const([0]), g.const([2]))
+    sizes = g.op("Concat", lead, g.const(ints(size)), axis=0)
+    return g.op("Resize", xin, None, None, sizes, **attrs)
+
+
 # ---------------------------------------------------------------------- recurrent layers
 
 _GATES = {"LSTM": [0, 3, 1, 2], "GRU": [1, 0, 2]}      # torch's gate order -> ONNX's

@@ -496,3 +496,14 @@ def test_indexing_with_tensors_is_not_baked_in():
     dyn = {"in1": [0], "out0": [0], "out2": [0], "out3": [1], "out4": [0], "out5": [0]}
     proto = check(_TensorIndexing(), (x, i), (x2, i2), dynamic=dyn)
     assert {"Gather", "GatherND", "Compress", "NonZero"} <= set(op_types(proto))
+
+
+@pytest.mark.parametrize("kw", [dict(scale_factor=2), dict(size=(9, 4)),
+                                dict(scale_factor=2, mode="bilinear"),
+                                dict(size=(9, 4), mode="bilinear", align_corners=True),
+                                dict(scale_factor=1.5, mode="bicubic"),
+                                dict(size=(3, 8), mode="bicubic", align_corners=True)])
+def test_interpolate_is_resize_with_dynamic_spatial_size(kw):
+    proto = check(nn.Upsample(**kw), ember.randn(1, 2, 5, 6), ember.randn(2, 2, 7, 3),
+                  dynamic={"in0": [0, 2, 3], "out0": [0, 2, 3]})
+    assert "Resize" in op_types(proto)

@@ -54,6 +54,16 @@ def test_vision_model(name):
     assert "Conv" in op_types(proto)
 
 
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small"])
+def test_dynamic_spatial_size(name):
+    """Global average pooling exports as GlobalAveragePool: other image sizes run too."""
+    ember.manual_seed(0)
+    m = _build(name).eval()
+    proto = check(m, ember.randn(1, 3, 64, 64), ember.randn(2, 3, 96, 80),
+                  dynamic={"in0": [0, 2, 3], "out0": [0]})
+    assert "GlobalAveragePool" in op_types(proto)
+
+
 def test_every_builder_has_a_tested_family():
     for name in M.list_models():
         if name in TESTED:
