@@ -157,7 +157,9 @@ class ArrayGen(_Gen):
         super().__init__(filename)
         self.dt = dt
         self.sd = {}                    # Value id -> static dtype / ("list", dt) / ("tuple", [...])
-        self.env.update(_np=np, _expit=_expit(), _unwrap=_unwrap, _DT=dt, _Bail=Bail)
+        _Tensor()
+        self.env.update(_np=np, _expit=_expit(), _unwrap=_unwrap, _DT=dt, _Bail=Bail,
+                        _PLAIN=frozenset(_PLAIN), _state=state)
 
     def static(self, v):
         if v.id in self.sd:
@@ -181,7 +183,9 @@ class ArrayGen(_Gen):
     def node(self, n, depth):
         k = n.kind
         if k in ("prim::SetAttr", "prim::Print", "aten::index_put_", "prim::PythonOp",
-                 "prim::fork", "aten::wait", "prim::With", "prim::CallAny", "prim::CreateObject"):
+                 "prim::fork", "aten::wait", "prim::With", "prim::CallAny", "prim::CreateObject",
+                 "prim::isinstance") or any(i.type is T.AnyType for i in n.inputs):
+            # arrays stand in for tensors here: nothing may ask a value what it is
             raise Unsupported(k)
         if n.op is not None:
             return self.op_node(n, depth)
@@ -303,6 +307,8 @@ class ArrayGen(_Gen):
     def fn_node(self, n, depth):
         if not _TEMPLATES:
             _TEMPLATES.append(_fn_templates())
+        if self.inline_fn(n, depth):
+            return
         entry = _TEMPLATES[0].get(n.fn)
         if entry is None:
             raise Unsupported(f"function {getattr(n.fn, '__qualname__', n.fn)}")
@@ -323,6 +329,39 @@ class ArrayGen(_Gen):
             self.sd[o.id] = ("list", dt) if isinstance(o.type, T.ListType) else \
                 ("tuple", [dt] * len(o.type.elems)) if isinstance(o.type, T.TupleType) else dt
         # "py": a Python value
+
+    def inline_fn(self, n, depth):
+        """F.linear and F.relu written out as NumPy expressions (the MLP hot path)."""
+        from ember.nn import functional as F
+        if (n.fn is not F.linear and n.fn is not F.relu) or len(n.outputs) != 1:
+            return False
+        args = dict(zip(("input", "weight", "bias") if n.fn is F.linear else ("input", "inplace"),
+                        n.inputs[:len(n.inputs) - len(n.kwnames)]))
+        args.update(zip(n.kwnames, n.inputs[len(n.inputs) - len(n.kwnames):]))
+        out = n.outputs[0]
+        if n.fn is F.linear and set(args) <= {"input", "weight", "bias"}:
+            x, w = args["input"], args["weight"]
+            if self.static(x) is not self.dt or self.static(w) is not self.dt:
+                return False
+            b = args.get("bias")
+            o = self.name(out)
+            self.emit(depth, f"{o} = _np.matmul({self.name(x)}, {self.name(w)}.T)", n)
+            if b is not None and b.type is not T.NoneType:
+                if self.static(b) is not self.dt:
+                    raise Unsupported("linear bias of another dtype")
+                self.emit(depth, f"{o} += {self.name(b)}")
+            self.sd[out.id] = self.dt
+            return True
+        if n.fn is F.relu and set(args) <= {"input", "inplace"} and \
+                args.get("inplace", None) is None or n.fn is F.relu and \
+                args["inplace"].constant() is False:
+            x = args["input"]
+            if self.static(x) not in _FLOATS:
+                return False
+            self.emit(depth, f"{self.name(out)} = _np.maximum({self.name(x)}, 0)", n)
+            self.sd[out.id] = self.static(x)
+            return True
+        return False
 
     def call_node(self, n, depth):
         callee = n.fn
@@ -377,7 +416,15 @@ class ArrayGen(_Gen):
     def n_prim_GetAttr(self, n, depth):
         super().n_prim_GetAttr(n, depth)
         o = n.outputs[0]
-        if o.type is T.TensorType or o.type == T.OptionalType(T.TensorType):
+        if o.type is T.TensorType:
+            # the checks of _unwrap, written out (attribute reads cost less than a call)
+            out = self.name(o)
+            self.emit(depth, f"if type({out}) not in _PLAIN or {out}._requires_grad and _ge: "
+                             f"raise _Bail")
+            self.emit(depth, f"{out} = {out}._data")
+            self.emit(depth, f"if {out}.dtype is not _DT: raise _Bail")
+            self.sd[o.id] = self.dt
+        elif o.type == T.OptionalType(T.TensorType):
             out = self.name(o)
             self.emit(depth, f"{out} = _unwrap({out}, _DT)")
             self.sd[o.id] = self.dt
@@ -403,7 +450,9 @@ def array_variant(fn, dt):
 
 
 def _generate(fn, dt):
-    g = fn.graph
+    from ember.jit._passes import clone_graph, dce, inline_calls
+    # submodule methods inlined: one flat function per module call (calls are costly here)
+    g = dce(inline_calls(clone_graph(fn.graph), only_methods=True))
     filename = f"<torchscript-array:{fn.name}:{next(_file_ids)}>"
     gen = ArrayGen(filename, dt)
     names = ([fn.self_name] if fn.owner is not None else []) + [a[0] for a in fn.arg_schema]
@@ -416,6 +465,7 @@ def _generate(fn, dt):
                 and _holds_tensors(v.type):
             raise Unsupported("container or optional tensor argument")
     gen.emit(0, f"def {gen.new_name(fn.name)}({', '.join(params)}):")
+    gen.emit(1, "_ge = _state.grad_enabled")
     gen.block(g.block, 1)
     rets = [gen.name(v) for v in g.outputs()]
     gen.emit(1, f"return {rets[0]}")
@@ -457,15 +507,23 @@ def _wrap(x, t):
     return x
 
 
-def try_run(fn, args, self_obj=None):
-    """Run ``fn`` on the array path if eligible; returns (True, result) or (False, None)."""
-    if state.modes or fn.__dict__.get("_no_array_path"):
-        return False, None
-    tensor_cls = _Tensor()
+_NOT_RUN = (False, None)
+
+
+def try_run(fn, args, self_obj=None, tensors_only=False):
+    """Run ``fn`` on the array path if eligible; returns (True, result) or (False, None).
+    ``tensors_only``: every argument must be a plain Tensor (the caller skipped binding)."""
+    st = state
+    fd = fn.__dict__
+    if st.modes or fd.get("_no_array_path"):
+        return _NOT_RUN
+    tensor_cls = _TENSOR[0] if _TENSOR else _Tensor()
     dt = None
-    grad = state.grad_enabled
+    grad = st.grad_enabled
     arrays = []
     for a in args:
+        if tensors_only and type(a) is not tensor_cls:
+            return _NOT_RUN
         if type(a) is tensor_cls:
             d = a._data
             if dt is None:
@@ -485,12 +543,15 @@ def try_run(fn, args, self_obj=None):
         dt = _dtype._default[0].np
         if dt not in _FLOATS:
             return False, None
-    variant = array_variant(fn, dt)
+    variants = fd.get("_array_variants")
+    variant = variants.get(dt, _MISSING) if variants is not None else _MISSING
+    if variant is _MISSING:
+        variant = array_variant(fn, dt)
     if variant is None:
-        fn.__dict__["_no_array_path"] = True
-        return False, None
-    if grad and fn.__dict__.get("_grad_bailed"):
-        return False, None
+        fd["_no_array_path"] = True
+        return _NOT_RUN
+    if grad and fd.get("_grad_bailed"):
+        return _NOT_RUN
     try:
         if self_obj is not None:
             res = variant(self_obj, *arrays)
@@ -498,8 +559,22 @@ def try_run(fn, args, self_obj=None):
             res = variant(*arrays)
     except Bail:
         if grad:
-            fn.__dict__["_grad_bailed"] = True
-        return False, None
+            fd["_grad_bailed"] = True
+        return _NOT_RUN
     except Exception:          # noqa: BLE001 - the normal path raises torch's error
-        return False, None
-    return True, _wrap(res, fn.return_type)
+        return _NOT_RUN
+    rt = fn.return_type
+    if rt is T.TensorType and type(res) is np.ndarray:
+        return True, _make()(res)
+    return True, _wrap(res, rt)
+
+
+_MISSING = object()
+_MAKE = []
+
+
+def _make():
+    if not _MAKE:
+        from ember._tensor import _make as make
+        _MAKE.append(make)
+    return _MAKE[0]

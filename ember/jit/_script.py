@@ -144,18 +144,31 @@ class Function:
         return self.schema_str()
 
     def __call__(self, *args, **kwargs):
-        from ember.jit._errors import run
-        from ember.jit._fastpath import try_run
+        run, try_run = _runners()
+        if not kwargs and len(args) == len(self.arg_schema) and self._tensors_only():
+            done, result = try_run(self, args, None, True)   # Note in ember/jit/_fastpath.py
+            if done:
+                return result
         args = self.bind(args, kwargs)
-        done, result = try_run(self, args)          # Note in ember/jit/_fastpath.py
+        done, result = try_run(self, args)
         return result if done else run(self.py, args)
 
     def call_method(self, obj, args, kwargs):
-        from ember.jit._errors import run
-        from ember.jit._fastpath import try_run
+        run, try_run = _runners()
+        if not kwargs and len(args) == len(self.arg_schema) and self._tensors_only():
+            done, result = try_run(self, args, obj, True)
+            if done:
+                return result
         args = self.bind(args, kwargs)
         done, result = try_run(self, args, obj)
         return result if done else run(self.py, [obj] + args)
+
+    def _tensors_only(self):
+        """Are all arguments Tensors (then the array path checks them itself, unbound)?"""
+        r = self.__dict__.get("_all_tensors")
+        if r is None:
+            r = self.__dict__["_all_tensors"] = all(a[1] is T.TensorType for a in self.arg_schema)
+        return r
 
 
 def _looks_at_types(block):
@@ -163,6 +176,18 @@ def _looks_at_types(block):
         if n.kind == "prim::isinstance" or any(_looks_at_types(b) for b in n.blocks):
             return True
     return False
+
+
+_RUNNERS = []
+
+
+def _runners():
+    """(``_errors.run``, ``_fastpath.try_run``), imported once (calls are hot)."""
+    if not _RUNNERS:
+        from ember.jit._errors import run
+        from ember.jit._fastpath import try_run
+        _RUNNERS.extend((run, try_run))
+    return _RUNNERS
 
 
 def _value_fits(v, t):
