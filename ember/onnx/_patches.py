@@ -1,7 +1,7 @@
 """What the export changes while it traces, so some calls reach the graph as one node each.
 
 Global average pooling and ``interpolate`` become GlobalAveragePool and Resize (so the
-spatial size may vary). ``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
+spatial size may vary); multi-head attention runs a version without sizes (``_attention``). ``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
 ``aten::_onnx_index`` (the tracer would bake their results / index tensors in as constants:
 hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
 
@@ -152,6 +152,20 @@ def _interpolate(input, size=None, scale_factor=None, mode="nearest", align_corn
     return _ops()["resize"](input, size, scale, mode, align_corners)
 
 
+def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_proj_bias,
+         bias_k, bias_v, add_zero_attn, dropout_p, out_proj_weight, out_proj_bias,
+         training=True, key_padding_mask=None, need_weights=True, attn_mask=None,
+         use_separate_proj_weight=False, q_proj_weight=None, k_proj_weight=None,
+         v_proj_weight=None, static_k=None, static_v=None, average_attn_weights=True,
+         is_causal=False):
+    """Multi-head attention without sizes in the graph (``_attention``) where it applies."""
+    from ember.onnx import _attention
+    args = dict(locals())
+    if not _attention.covered(**args):
+        return _ORIGINALS["mha"](**args)
+    return _attention.multi_head_attention(**args)
+
+
 def _batched_nms(boxes, scores, idxs, iou_threshold):
     """One nms over boxes moved apart per category (no two categories overlap)."""
     if boxes.numel() == 0:
@@ -200,11 +214,12 @@ def patched(model):
     _ops()
     from ember._ops import advanced_indexing as adv
     import ember.nn.functional as F
-    from ember.nn.functional import _pooling, _vision
+    from ember.nn.functional import _attention as attn_mod, _pooling, _vision
     from ember.onnx import _symbolic_shape
     _symbolic_shape._HOLE = HOLE
     _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem,
-                      adaptive_avg=_pooling._adaptive_avg, interpolate=_vision.interpolate)
+                      adaptive_avg=_pooling._adaptive_avg, interpolate=_vision.interpolate,
+                      mha=attn_mod.multi_head_attention_forward)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
              (vops, "batched_nms", vops.batched_nms),
              (vboxes, "batched_nms", vboxes.batched_nms),
@@ -212,8 +227,11 @@ def patched(model):
              (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
              (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem),
              (_pooling, "_adaptive_avg", _pooling._adaptive_avg),
-             (_vision, "interpolate", _vision.interpolate), (F, "interpolate", F.interpolate)]
+             (_vision, "interpolate", _vision.interpolate), (F, "interpolate", F.interpolate),
+             (attn_mod, "multi_head_attention_forward", attn_mod.multi_head_attention_forward),
+             (F, "multi_head_attention_forward", F.multi_head_attention_forward)]
     try:
+        attn_mod.multi_head_attention_forward = F.multi_head_attention_forward = _mha
         _pooling._adaptive_avg = _adaptive_avg
         _vision.interpolate = F.interpolate = _interpolate
         adv.getitem = _getitem(adv.getitem)

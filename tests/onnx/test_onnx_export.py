@@ -148,14 +148,35 @@ def test_recurrent(kind, kw):
     assert b_ax in (0, 1)
 
 
-def test_transformer_encoder_dynamic_batch():
+def test_transformer_encoder_dynamic_batch_and_length():
     ember.manual_seed(0)
     layer = nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
     m = _eval(nn.TransformerEncoder(layer, 2, enable_nested_tensor=False))
-    # the sequence length is fixed: ember's attention computes its reshapes from sizes the
-    # trace records as constants; the batch is dynamic
-    proto = check(m, ember.randn(2, 5, 8), ember.randn(3, 5, 8), dynamic=BATCH)
+    proto = check(m, ember.randn(2, 5, 8), ember.randn(3, 7, 8),
+                  dynamic={"in0": [0, 1], "out0": [0, 1]})
     assert "LayerNormalization" in op_types(proto)
+
+
+class _Attend(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.mha = nn.MultiheadAttention(8, 2, batch_first=True)
+
+    def forward(self, q, kv, pad):
+        return self.mha(q, kv, kv, key_padding_mask=pad)
+
+
+def test_attention_with_padding_mask_and_transformer():
+    ember.manual_seed(0)
+    pad = ember.tensor([[False] * 5 + [True], [False] * 6])
+    pad2 = ember.tensor([[False, True, True], [False] * 3, [False, False, True]])
+    dyn = {n: [0, 1] for n in ("in0", "in1", "in2", "out0")}
+    check(_eval(_Attend()), (ember.randn(2, 5, 8), ember.randn(2, 6, 8), pad),
+          (ember.randn(3, 4, 8), ember.randn(3, 3, 8), pad2), dynamic={**dyn, "out1": [0, 1, 2]})
+    tr = _eval(nn.Transformer(8, 2, 1, 1, 16, batch_first=True))
+    check(tr, (ember.randn(2, 5, 8), ember.randn(2, 6, 8)),
+          (ember.randn(3, 4, 8), ember.randn(3, 9, 8)),
+          dynamic={"in0": [0, 1], "in1": [0, 1], "out0": [0, 1]})
     layer = nn.TransformerEncoderLayer(8, 2, 16, activation="gelu", norm_first=True)
     check(_eval(nn.TransformerEncoder(layer, 1, enable_nested_tensor=False)),
           ember.randn(5, 2, 8))
@@ -455,7 +476,6 @@ def test_two_input_layers():
     check(_eval(nn.Bilinear(5, 5, 2)), (a, b))
     q = ember.randn(2, 5, 8)
     check(_eval(nn.MultiheadAttention(8, 2, batch_first=True)), (q, q, q))
-    check(_eval(nn.Transformer(8, 2, 1, 1, 16, batch_first=True)), (q, ember.randn(2, 6, 8)))
 
 
 SCRIPTED = {
