@@ -19,6 +19,7 @@ import operator
 from ember.jit import _builtins as B
 from ember.jit import _sugar as S
 from ember.jit import _types as T
+from ember.jit._archive_nn import NN_ADAPTERS
 
 _TT, _IT, _FT, _BT = T.TensorType, T.IntType, T.FloatType, T.BoolType
 
@@ -479,6 +480,7 @@ ADAPTERS = {
     "lstm": (_rnn_adapter("lstm"), _TT3), "gru": (_rnn_adapter("gru"), _TT2),
     "rnn_tanh": (_rnn_adapter("rnn_tanh"), _TT2), "rnn_relu": (_rnn_adapter("rnn_relu"), _TT2),
 }
+ADAPTERS.update(NN_ADAPTERS)
 
 # ATen ops whose ATen signature is the torch.nn.functional one
 _FUNCTIONAL = {"linear", "adaptive_avg_pool1d", "adaptive_avg_pool2d", "adaptive_avg_pool3d",
@@ -543,6 +545,9 @@ def call_torch(c, name, args, kwargs, e):
         if v is not None:
             return v
     tensor_in = _TT in types or any(v.type is _TT for v in kwargs.values())
+    if any(_number_union(t) for t in types):
+        args = [_as_number(c, a) for a in args]
+        types = [a.type for a in args]
     if name in _BIN and len(args) == 2 and not kwargs:
         return c.binary(_BIN[name], args[0], args[1], e)
     if name in _CMP and len(args) == 2 and not kwargs:
@@ -596,6 +601,17 @@ DEFERRED = {"_transformer_encoder_layer_fwd", "_native_multi_head_attention",
             "_upsample_lanczos2d_aa", "fbgemm_linear_fp16_weight",
             "quantized_lstm", "quantized_gru", "_pack_sequence", "mkldnn_convolution",
             "_convolution_mode", "cudnn_is_acceptable", "miopen_rnn", "_cudnn_rnn"}
+
+
+def _number_union(t):
+    return isinstance(t, T.UnionType) and all(x in (_IT, _FT) for x in t.elems)
+
+
+def _as_number(c, v):
+    """A ``Union[float, int]`` value (``lp_pool``'s ``norm_type``) typed as float for
+    arithmetic: at run time it stays the Python number it is, which Python's operators
+    take either way."""
+    return c.cast(v, _FT) if _number_union(v.type) else v
 
 
 def _missing(c, kind, args, e):
