@@ -7,9 +7,9 @@ import contextlib
 import warnings
 
 import ember
-from ember.onnx._export import Exporter, _value_info
+from ember.onnx._export import Exporter
 from ember.onnx._fuse import fuse_conv_bn, unused
-from ember.onnx._graph import GraphContext, V
+from ember.onnx._graph import GraphContext, V, value_info
 from ember.onnx.errors import OnnxExporterError
 
 
@@ -133,10 +133,10 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
         name = ex.reserve(input_names[k] if k < len(input_names) else default)
         env[p.id] = V(name=name, example=a)
         if isinstance(a, ember.Tensor):
-            inputs.append(_value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
+            inputs.append(value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
                                                           False, name)))
         elif isinstance(a, (bool, int, float)):
-            inputs.append(_value_info(name, a))
+            inputs.append(value_info(name, a))
         else:
             raise OnnxExporterError(f"ember.onnx.export: input {k} is a "
                                     f"{type(a).__name__} (tensors and numbers only)")
@@ -156,10 +156,10 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
         seen.add(name)
         e = v.example
         if isinstance(e, ember.Tensor):
-            outputs.append(_value_info(name, e, dims=_dims(e, _axes_spec(dynamic_axes, name),
+            outputs.append(value_info(name, e, dims=_dims(e, _axes_spec(dynamic_axes, name),
                                                            dynamic, name)))
         else:
-            outputs.append(_value_info(name, e))
+            outputs.append(value_info(name, e))
     out_names = [o.name for o in outputs]
     if fold and not training:
         g.nodes = fuse_conv_bn(ex, g.nodes, out_names)

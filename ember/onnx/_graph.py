@@ -154,3 +154,18 @@ class GraphContext:
             parts.append(self.op("Reshape", name, self.const([1])))
         return parts[0] if len(parts) == 1 else self.op("Concat", *parts, axis=0)
 
+
+def scalar_dtype(example):
+    """The dtype a Python value takes as an ONNX scalar (None for a tensor: its own)."""
+    return None if isinstance(example, ember.Tensor) else dtype_of(example)
+
+
+def value_info(name, example, unknown=False, dims=None):
+    """An ONNX ValueInfo for a graph input/output like ``example`` (``dims``: the shape with
+    names for dynamic axes; ``unknown``: rank only)."""
+    from onnx import helper
+    if isinstance(example, ember.Tensor):
+        shape = dims if dims is not None else (
+            [None] * example.dim() if unknown else list(example.shape))
+        return helper.make_tensor_value_info(name, onnx_type(example.dtype), shape)
+    return helper.make_tensor_value_info(name, onnx_type(dtype_of(example)), [])
