@@ -187,13 +187,19 @@ def is_number(t):
     return t in _NUM_RANK or t is T.NumberType
 
 
+def float_pow(a, b):
+    """``a ** b`` of numbers as TorchScript computes it: a float unless complex."""
+    r = a ** b
+    return r if isinstance(r, complex) else float(r)
+
+
 def number_result(opname, a, b):
     """Result type of a Python operator on two numbers (None: not defined)."""
     if not (is_number(a) and is_number(b)):
         return None
     if a is T.NumberType or b is T.NumberType:
         return T.NumberType
-    if opname == "div":
+    if opname in ("div", "pow"):      # TorchScript: int ** int is a float (aten::pow.int)
         return T.ComplexType if T.ComplexType in (a, b) else T.FloatType
     if opname in ("__and__", "__or__", "__xor__") and a is T.BoolType and b is T.BoolType:
         return T.BoolType

@@ -138,9 +138,10 @@ def bind_schema(c, op, args, kwargs, e, method=False):
             break
         if a.kwarg_only:
             return None
-        if a.is_list and a.type in ("int", "SymInt") and pos and pos[0].type in (
-                T.IntType,) and len(pos) > 1 and k == len(sargs) - 1 - sum(
-                    1 for x in sargs[k + 1:]):
+        # torch's varargs int list (x.view(2, 3), x.permute(0, 2, 1)): only for the one
+        # positional argument after self, every later one keyword-only (not roll(1, 1))
+        if a.is_list and a.type in ("int", "SymInt") and pos[0].type is T.IntType \
+                and len(pos) > 1 and k == 1 and all(x.kwarg_only for x in sargs[k + 1:]):
             vals[k] = c.emit("prim::ListConstruct", pos, [T.ListType(T.IntType)], e).output
             pos = []
             break

@@ -1305,6 +1305,9 @@ class Compiler:
                            f"available:\n  aten::{name}(...)\n  Expected a value of type "
                            f"'{ta.annotation}' for argument 'b' but instead found type "
                            f"'{tb.annotation}'", e)
+        attrs = {"_py": sym}
+        if name == "pow" and rt is T.FloatType:
+            fn, attrs = B.float_pow, {}
         ca, cb = a.constant(), b.constant()
         if ca is not _NOT and cb is not _NOT and isinstance(ca, (int, float, str)) \
                 and isinstance(cb, (int, float, str)):
@@ -1312,7 +1315,7 @@ class Compiler:
                 return self.const(fn(ca, cb))
             except Exception:
                 pass
-        return self.emit(f"aten::{name}", [a, b], [rt], e, fn=fn, attrs={"_py": sym}).output
+        return self.emit(f"aten::{name}", [a, b], [rt], e, fn=fn, attrs=attrs).output
 
     def e_Compare(self, e):
         left = self.value(self.expr(e.left), e.left)

@@ -46,10 +46,9 @@ def run(py, args):
         frames = _script_frames(e.__traceback__)
         if not frames:
             raise
-        text = _message(frames, f"{type(e).__name__}: {e}")
-        try:
-            new = type(e)(text)
-        except Exception:          # noqa: BLE001 - an exception class with another signature
-            new = RuntimeError(text)
+        # torch's interpreter reports every failing op as a RuntimeError (an eager
+        # IndexError or TypeError too), the message ending "RuntimeError: <text>"
+        text = _message(frames, f"RuntimeError: {e}")
+        new = RuntimeError(text)
         new._ember_script_traced = True
         raise new.with_traceback(e.__traceback__) from None

@@ -202,3 +202,23 @@ def test_unsupported_construct_points_at_source():
             return x
     with pytest.raises(torch.jit.frontend.NotSupportedError, match="try blocks aren't supported"):
         torch.jit.script(f)
+
+
+def int_lists(x):
+    return x.roll(1, 1) + x.view(3, 2).t() + x.permute(1, 0).t() + x.flip(0, 1)
+
+
+def int_power(n: int):
+    return n ** 2, 2 ** 3, n ** -1
+
+
+def test_varargs_int_lists_only_where_torch_packs_them():
+    x = torch.arange(6.).reshape(2, 3)
+    assert torch.equal(torch.jit.script(int_lists)(x), int_lists(x))
+
+
+def test_int_power_is_a_float_as_in_torchscript():
+    real = pytest.importorskip("torch")
+    ours = torch.jit.script(int_power)(3)
+    theirs = real.jit.script(int_power)(3)
+    assert ours == theirs and [type(v) for v in ours] == [type(v) for v in theirs] == [float] * 3
