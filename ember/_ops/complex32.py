@@ -113,7 +113,14 @@ ALLOWED = frozenset((
     "float_power", "chain_matmul", "broadcast_tensors", "unbind", "alias_copy", "detach_copy",
     "diagonal_copy", "slice_copy", "squeeze_copy", "t_copy", "unbind_copy", "flatten",
     "ravel", "flipud", "squeeze", "t", "diagonal", "detach", "_conj", "conj", "alias",
+    "as_strided_copy", "as_strided_scatter", "expand_copy", "permute_copy", "select_copy",
+    "split_copy", "split_with_sizes_copy", "transpose_copy", "unfold_copy", "unsqueeze_copy",
+    "view_copy", "hstack", "vstack", "row_stack", "dstack", "column_stack", "_chunk_cat",
+    "nonzero_static", "repeat_interleave",
 ))
+# ops that cast their input to ``dtype=`` first: they run on ComplexHalf when it is given
+# (and real: torch's kernels refuse complex softmax)
+CAST_TO_DTYPE = frozenset(("softmax", "log_softmax", "_softmax", "_log_softmax"))
 _VIEWS_OF_PARTS = {"real": lambda a: a["real"], "imag": lambda a: a["imag"],
                    "view_as_real": view_as_real}
 _next_call = None
@@ -206,10 +213,17 @@ def route(op, args, out):
         return _view_of_parts(op, args)
     if op.is_view:                      # NumPy moves the (real, imag) pairs as they are
         return _next_call(op, args, out)
-    if name not in ALLOWED:
+    if name not in ALLOWED and not _casts_to_real(name, op, args):
         _check_arguments(op, args)
         raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
     return _in_complex64(op, args, out)
+
+
+def _casts_to_real(name, op, args):
+    if name not in CAST_TO_DTYPE or "dtype" not in op.argnames:
+        return False
+    d = args[op.argnames.index("dtype")]
+    return d is not None and not d.is_complex
 
 
 def _check_arguments(op, args):

@@ -34,3 +34,55 @@ def test_matrix_norm_of_empty_matrices(shape, ord):
     e = ember.linalg.matrix_norm(ember.empty(shape), ord)
     assert tuple(e.shape) == tuple(t.shape) and e.tolist() == t.tolist()
     assert ember.linalg.norm(ember.empty(shape[-2:]), ord).item() == 0.0 or ord < 0
+
+
+def _c32(T, values):
+    return T.tensor(values, dtype=T.complex64).to(T.complex32)
+
+
+_C32_OPS = {
+    "as_strided_copy": lambda T, x: T.as_strided_copy(x, (2, 2), (1, 2)),
+    "as_strided_scatter": lambda T, x: T.as_strided_scatter(x, x[0, :2], (2,), (1,)),
+    "permute_copy": lambda T, x: T.permute_copy(x, (1, 0)),
+    "transpose_copy": lambda T, x: T.transpose_copy(x, 0, 1),
+    "unsqueeze_copy": lambda T, x: T.unsqueeze_copy(x, 1),
+    "unfold_copy": lambda T, x: T.unfold_copy(x, 1, 2, 1),
+    "split_with_sizes_copy": lambda T, x: T.split_with_sizes_copy(x, [1, 2], 1),
+    "hstack": lambda T, x: T.hstack([x, x]),
+    "vstack": lambda T, x: T.vstack([x, x]),
+    "dstack": lambda T, x: T.dstack([x, x]),
+    "column_stack": lambda T, x: T.column_stack([x, x]),
+    "_chunk_cat": lambda T, x: T._chunk_cat([x, x], 0, 2),
+    "nonzero_static": lambda T, x: T.nonzero_static(x, size=5),
+    "repeat_interleave": lambda T, x: T.repeat_interleave(x, T.tensor([2, 0]), dim=0),
+    "log_softmax(dtype=float64)": lambda T, x: T.log_softmax(x, 1, dtype=T.float64),
+    "softmax(dtype=float64)": lambda T, x: T.softmax(x, 0, dtype=T.float64),
+}
+
+
+@pytest.mark.parametrize("name", list(_C32_OPS))
+def test_complex32_copies_stacks_and_casting_softmax(name):
+    """Ops torch's OpInfos list for complex32 that ember refused: view copies, the stack
+    family, nonzero_static, repeat_interleave, and (log_)softmax with a real ``dtype=``."""
+    import warnings
+    values = [[1 + 2j, 0, -3.5j], [0.25, 2 - 1j, 0]]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        t = _C32_OPS[name](torch, _c32(torch, values))
+        e = _C32_OPS[name](ember, _c32(ember, values))
+    t, e = (t, e) if isinstance(t, (list, tuple)) else ([t], [e])
+    assert len(e) == len(t)
+    for a, b in zip(e, t):
+        assert str(a.dtype) == str(b.dtype) and tuple(a.shape) == tuple(b.shape)
+        if b.is_complex():
+            a, b = a.to(ember.complex64), b.to(torch.complex64)
+        assert a.tolist() == b.tolist()
+
+
+@pytest.mark.parametrize("fn", ["softmax", "log_softmax"])
+def test_complex32_softmax_without_real_dtype_is_refused(fn):
+    x = ember.tensor([1 + 1j, 2j]).to(ember.complex32)
+    with pytest.raises(NotImplementedError):
+        getattr(torch, fn)(torch.tensor([1 + 1j, 2j]).to(torch.complex32), 0)
+    with pytest.raises(NotImplementedError):
+        getattr(ember, fn)(x, 0)

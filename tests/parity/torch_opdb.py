@@ -58,12 +58,13 @@ OP_TIME_BUDGET = 30.0                   # seconds per op; later samples are drop
 DTYPES = ("float32", "float64", "int64", "bool", "complex64", "complex128")
 
 # The strict run (EMBER_PARITY_STRICT=1, or scripts/parity_report.py --strict): every sample
-# of every dtype the OpInfo lists but complex32 (ember has no such dtype; ``chalf`` is a
-# known failure), with a larger time budget per op.
+# of every dtype the OpInfo lists (complex32 and uint16/32/64 included: ember has them all),
+# with a larger time budget per op.
 STRICT = os.environ.get("EMBER_PARITY_STRICT", "") not in ("", "0")
 STRICT_MAX_SAMPLES = 10**9
 STRICT_OP_TIME_BUDGET = 240.0
-ALL_DTYPES = DTYPES + ("float16", "bfloat16", "int8", "int16", "int32", "uint8")
+ALL_DTYPES = DTYPES + ("float16", "bfloat16", "int8", "int16", "int32", "uint8",
+                       "complex32", "uint16", "uint32", "uint64")
 
 
 def strict_settings():
@@ -75,7 +76,7 @@ GRAD_DTYPE = "float64"
 DEFAULT_TOL = {
     "float16": (1e-3, 1e-5), "bfloat16": (1.6e-2, 1e-5),
     "float32": (1.3e-6, 1e-5), "float64": (1e-7, 1e-7),
-    "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
+    "complex32": (1e-3, 1e-5), "complex64": (1.3e-6, 1e-5), "complex128": (1e-7, 1e-7),
 }
 ACCURACY_FACTOR = 4.0                   # float32: ember's error may be this x torch's own
 GRAD_TOL_SCALE = 10.0                   # gradients go through more ops than forward values
@@ -542,6 +543,8 @@ def _dtype_name(d):
 
 def ember_to_numpy(e):
     d = e.detach() if e.requires_grad else e
+    if _dtype_name(d.dtype) == "complex32":        # NumPy has no complex32: via complex64
+        d = d.to(getattr(ember, "complex64"))
     try:
         return np.asarray(d.numpy())
     except Exception:
@@ -1181,7 +1184,8 @@ def _as_accurate(got, exp, ref, tol):
 def _has_low_float(x):
     torch = sys.modules["torch"]
     if isinstance(x, torch.Tensor):
-        return x.dtype in (torch.float32, torch.complex64, torch.float16, torch.bfloat16)
+        return x.dtype in (torch.float32, torch.complex64, torch.float16, torch.bfloat16,
+                           torch.complex32)
     if isinstance(x, (tuple, list)):
         return any(_has_low_float(v) for v in x)
     return False
@@ -1192,7 +1196,8 @@ def _upcast(x, ints=None):
     torch = sys.modules["torch"]
     if isinstance(x, torch.Tensor):
         up = {torch.float32: torch.float64, torch.complex64: torch.complex128,
-              torch.float16: torch.float64, torch.bfloat16: torch.float64}.get(x.dtype)
+              torch.float16: torch.float64, torch.bfloat16: torch.float64,
+              torch.complex32: torch.complex128}.get(x.dtype)
         if up is None and ints is not None and x.dtype == ints:
             up = torch.float64
         return x.detach().to(up) if up is not None else x.detach()
