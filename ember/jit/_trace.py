@@ -47,18 +47,21 @@ class TracingCheckError(Exception):
     """``check_trace`` found that re-tracing gives another graph."""
 
     def __init__(self, graph_diff_error, tensor_compare_error, extra_msg=None):
-        self.message = "Tracing failed sanity checks!\n"
-        if extra_msg is not None:
-            self.message += extra_msg + "\n"
-        if graph_diff_error is not None:
-            self.message += "ERROR: Graphs differed across invocations!\n"
-            self.message += _indent(graph_diff_error) + "\n"
-        if tensor_compare_error is not None:
-            self.message += ("ERROR: Tensor-valued Constant nodes differed in value across "
-                             "invocations. This often indicates that the tracer has "
-                             "encountered untraceable code.\n")
-            self.message += _indent(tensor_compare_error) + "\n"
+        parts = ["Tracing failed sanity checks!"]
+        for text, detail in ((extra_msg, None),
+                             (graph_diff_error and "ERROR: Graphs differed across invocations!",
+                              graph_diff_error),
+                             (tensor_compare_error and _CONSTANTS_DIFFER, tensor_compare_error)):
+            if text:
+                parts.append(text)
+            if detail:
+                parts.append(_indent(detail))
+        self.message = "\n".join(parts) + "\n"
         super().__init__(self.message)
+
+
+_CONSTANTS_DIFFER = ("ERROR: Tensor-valued Constant nodes differed in value across invocations. "
+                     "This often indicates that the tracer has encountered untraceable code.")
 
 
 def _indent(s):
