@@ -20,14 +20,15 @@ _SMALL = 64     # constants with at most this many elements become Constant node
 
 
 class Exporter:
+    """One export: the opset, the options, the initializers and the names given out."""
+
     def __init__(self, opset, *, fold=True, dynamic=False, param_names=None,
-                 training=False, custom=None):
+                 training=False):
         self.opset = _opset[0] = opset
         self.fold = fold
         self.dynamic = dynamic            # some input has a dynamic axis
         self.param_names = param_names or {}     # id(tensor) -> state_dict name
-        self.training = training
-        self.custom = custom or {}
+        self.training = training          # TrainingMode.TRAINING (symbolics may look)
         self.initializers = {}            # name -> numpy array
         self._const_cache = {}            # (id, dtype) -> name
         self._keep = []                   # tensors whose ids are cached

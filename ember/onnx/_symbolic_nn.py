@@ -33,10 +33,21 @@ def _n(v, k):
 
 @symbolic("aten::_batch_norm_impl", "aten::batch_norm", "aten::native_batch_norm")
 def batch_norm(g, x, w, b, mean, var, training, momentum, eps, *_):
-    if sv(training):
-        raise SymbolicValueError("aten::batch_norm in training mode (export with "
-                                 "training=TrainingMode.EVAL or call model.eval())")
     dt = out_dtype(g)
+    if sv(training):            # batch statistics (biased variance), as torch's training
+        r = rank(x)
+        axes = [0] + list(range(2, r))
+        shape = [1, -1] + [1] * (r - 2)
+        xin = cast_to(g, x, dt)
+        mu = g.op("ReduceMean", xin, axes=axes, keepdims=1)
+        centered = g.op("Sub", xin, mu)
+        var_b = g.op("ReduceMean", g.op("Mul", centered, centered), axes=axes, keepdims=1)
+        y = g.op("Div", centered, g.op("Sqrt", g.op("Add", var_b, g.const(float(sv(eps)), dt))))
+        if not _none(w):
+            y = g.op("Mul", y, g.op("Reshape", cast_to(g, w, dt), g.const(shape)))
+        if not _none(b):
+            y = g.op("Add", y, g.op("Reshape", cast_to(g, b, dt), g.const(shape)))
+        return [y, None, None]
     c = x.example.shape[1]
     w = g.const(ember.ones(c), dt) if _none(w) else cast_to(g, w, dt)
     b = g.const(ember.zeros(c), dt) if _none(b) else cast_to(g, b, dt)

@@ -527,3 +527,14 @@ def test_interpolate_is_resize_with_dynamic_spatial_size(kw):
     proto = check(nn.Upsample(**kw), ember.randn(1, 2, 5, 6), ember.randn(2, 2, 7, 3),
                   dynamic={"in0": [0, 2, 3], "out0": [0, 2, 3]})
     assert "Resize" in op_types(proto)
+
+
+def test_training_mode_batch_norm_uses_batch_statistics():
+    ember.manual_seed(0)
+    m = nn.Sequential(nn.Conv2d(3, 4, 3), nn.BatchNorm2d(4), nn.ReLU())
+    x = ember.randn(4, 3, 8, 8)
+    data = export_bytes(m, (x,), input_names=["x"], training=ember.onnx.TrainingMode.TRAINING)
+    with ember.no_grad():
+        ref = m(x).numpy()          # train mode: batch statistics
+    np.testing.assert_allclose(session(data).run(None, {"x": x.numpy()})[0], ref,
+                               rtol=1e-4, atol=1e-5)
