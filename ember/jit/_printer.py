@@ -811,9 +811,19 @@ class _FunctionPrinter:
         return f"{subscript_base(self.expr(n.inputs[0]))}[{self.expr(n.inputs[1])}]"
 
     def e_unchecked_cast(self, n):
+        if self.expr(n.inputs[0]) == "None":
+            # torch's loader fails on a refinement of the None constant ("required keyword
+            # attribute 'value' is undefined"): annotate it instead, or, cast to a type None is
+            # not (a branch after a raise), an uninitialized value
+            t = n.outputs[0].type
+            if isinstance(t, T.OptionalType) or t is T.NoneType:
+                return f"annotate({type_str(t, self.ctx)}, None)"
+            return f"uninitialized({type_str(t, self.ctx)})"
         return f"unchecked_cast({type_str(n.outputs[0].type, self.ctx)}, {self.expr(n.inputs[0])})"
 
     def e_uninitialized(self, n):
+        if n.outputs[0].type is T.NoneType:
+            return "None"          # torch has no uninitialized None (no value to leave out)
         return f"uninitialized({type_str(n.outputs[0].type, self.ctx)})"
 
     def e_tensor_attr(self, n):

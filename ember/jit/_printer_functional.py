@@ -36,6 +36,17 @@ def _plain(name, *names):
     return write
 
 
+def _sdpa(p, b):
+    """``torch.scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal, *, scale,
+    enable_gqa)`` (keyword-only arguments written when not their defaults)."""
+    _fill(p, b)
+    kws = [(k, b.text(k)) for k, d in (("scale", None), ("enable_gqa", False))
+           if b.const(k) is NOT_CONSTANT or b.const(k) != d]
+    return p.call("scaled_dot_product_attention",
+                  [b.text(k) for k in ("query", "key", "value", "attn_mask", "dropout_p",
+                                       "is_causal")], kws)
+
+
 def _softmax(name):
     def write(p, b):
         _fill(p, b)
@@ -445,6 +456,7 @@ def _max_unpool(n):
 
 
 FUNCTIONAL = {
+    "scaled_dot_product_attention": _sdpa,
     "linear": _plain("linear", "input", "weight", "bias"),
     "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
     "relu": _act("relu"), "relu6": _relu6, "silu": _act("silu"), "mish": _act("mish"),

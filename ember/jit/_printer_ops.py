@@ -53,6 +53,13 @@ NAMED_INPUTS = {"interpolate", "upsample", "lp_pool1d", "lp_pool2d", "lp_pool3d"
                 "multilabel_soft_margin_loss"}
 
 
+def _is_archive_code_conversion(fn):
+    """The loader's ScalarType / MemoryFormat code <-> ember object conversions: no call in
+    TorchScript, which keeps the codes (``ops.prim.dtype(x)`` is an int there)."""
+    from ember.jit import _archive_builtins as A
+    return fn in (A._dtype, A._memory_format, A._dtype_code)
+
+
 def fn_call(p, n):
     name = n.kind.split("::", 1)[1]
     fn = n.fn
@@ -62,6 +69,8 @@ def fn_call(p, n):
     nkw = len(n.kwnames)
     pos, kw = (args[:len(args) - nkw], list(zip(n.kwnames, args[len(args) - nkw:]))) if nkw \
         else (args, [])
+    if _is_archive_code_conversion(fn):
+        return pos[0].text      # archives write dtypes/memory formats as codes already
     if name in _CASTS and not kw:
         return f"{_CASTS[name]}({', '.join(a.text for a in pos)})"
     if "_py" in n.attrs:
@@ -70,6 +79,12 @@ def fn_call(p, n):
         return f"sorted({', '.join(a.text for a in pos)})"
     if fn in (max, min) and not kw:
         return f"ops.prim.{fn.__name__}(" + ", ".join(a.text for a in pos) + ")"
+    if name in ("device_type", "device_index") and len(pos) == 1:
+        # a loaded archive's ``ops.prim.type(device)`` / ``ops.prim.index(device)``
+        return f"ops.prim.{name[7:]}({pos[0].text})"
+    if name == "broadcast_shapes" and len(pos) > 1 and not kw:
+        # torch's TorchScript form takes the shapes as separate arguments, not a list
+        return p.call(name, [a.text for a in pos])
     if name == "__getitem__":
         from ember.jit._printer import subscript_base
         return f"{subscript_base(pos[0].text)}[{pos[1].text}]"

@@ -1,6 +1,7 @@
 """``.code`` prints TorchScript in torch's style: the same source scripted by ember and by
 torch prints the same text; the printed code of other constructs uses torch's forms
 (``annotate``, ``unchecked_cast``, ``ops.prim.RaiseException``, ``(l).forward(x, )``)."""
+import re
 import importlib
 import sys
 from typing import List, Optional
@@ -180,7 +181,9 @@ def test_class_body_like_torch_archive(sources):
     buf = io.BytesIO()
     torch.jit.save(torch.jit.script(torch.nn.Linear(3, 2)), buf)
     z = zipfile.ZipFile(buf)
-    want = z.read("archive/code/__torch__/torch/nn/modules/linear.py").decode().splitlines()
+    # torch mangles the path and names when a Linear of another shape scripted before
+    name = next(n for n in z.namelist() if "nn/modules/linear" in n and n.endswith(".py"))
+    want = re.sub(r"___torch_mangle_\d+\.", "", z.read(name).decode()).splitlines()
     want = [line for line in want if "_is_full_backward_hook" not in line]
     assert body[:6] == want[:6]              # class line, __parameters__, __buffers__, attrs
     assert sorted(body[6:8]) == sorted(want[6:8])     # Final constants (torch: set order)
