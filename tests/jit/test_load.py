@@ -642,7 +642,10 @@ def test_file_object_extra_files_map_location(tmp_path):
 
 
 @pytest.mark.parametrize("make", [lambda: (CNN().eval(), torch.randn(2, 3, 8, 8)),
-                                  lambda: (LSTMModel(), torch.randn(3, 5, 4))])
+                                  lambda: (LSTMModel(), torch.randn(3, 5, 4)),
+                                  lambda: (NormsPools().eval(), torch.randn(2, 3, 4, 5)),
+                                  lambda: (Encoder().eval(), torch.randint(0, 10, (2, 5)))],
+                         ids=["CNN", "LSTMModel", "NormsPools", "Encoder"])
 def test_loaded_module_saves_back_for_torch(tmp_path, make):
     """torch archive -> ember load -> ember jit.save -> torch.jit.load: same outputs."""
     save_mod = pytest.importorskip("ember.jit._serialization_save")
