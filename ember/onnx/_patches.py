@@ -6,7 +6,7 @@ spatial size may vary); multi-head attention runs a version without sizes (``_at
 hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
 
 ember's recurrent layers, ``vision.ops.nms`` (and ``batched_nms``, as one nms over boxes
-offset per category) and ``vision.ops.roi_align`` compute in NumPy
+offset per category) and ``vision.ops.roi_align``/``roi_pool`` compute in NumPy
 or in many small ops; during an export they call op records of their own
 (``aten::_onnx_rnn``, ``aten::_onnx_nms``, ``aten::_onnx_roi_align``) whose bodies are the
 original code, so the trace records one node that maps to ONNX's LSTM/GRU/RNN,
@@ -66,6 +66,12 @@ def _ops():
         "bool? align_corners) -> Tensor",
         composite=lambda x, size, scale, mode, ac: _ORIGINALS["interpolate"](
             x, size=size, scale_factor=scale, mode=mode, align_corners=ac),
+        promote=None, differentiable=False)
+    _OPS["roi_pool"] = OpDef(
+        "_onnx_roi_pool(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
+        "float spatial_scale) -> Tensor",
+        composite=lambda x, rois, ph, pw, scale: _ORIGINALS["roi_pool"](x, rois, (ph, pw),
+                                                                        scale),
         promote=None, differentiable=False)
     _OPS["roi_align"] = OpDef(
         "_onnx_roi_align(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
@@ -174,6 +180,12 @@ def _batched_nms(boxes, scores, idxs, iou_threshold):
     return _nms(boxes + offsets[:, None], scores, iou_threshold)
 
 
+def _roi_pool(input, boxes, output_size, spatial_scale=1.0):
+    from ember.vision.ops._utils import _pair, as_rois
+    ph, pw = _pair(output_size)
+    return _ops()["roi_pool"](input, as_rois(boxes), int(ph), int(pw), float(spatial_scale))
+
+
 def _roi_align(input, boxes, output_size, spatial_scale=1.0, sampling_ratio=-1, aligned=False):
     from ember.vision.ops._utils import _pair, as_rois
     ph, pw = _pair(output_size)
@@ -198,7 +210,9 @@ def replacement(fn):
     """The export's stand-in for a function a scripted graph calls directly."""
     import ember.vision.ops.boxes as vboxes
     roi_mod = __import__("ember.vision.ops.roi_align", fromlist=["roi_align"])
-    table = {vboxes.nms: _nms, vboxes.batched_nms: _batched_nms, roi_mod.roi_align: _roi_align}
+    pool_mod = __import__("ember.vision.ops.roi_pool", fromlist=["roi_pool"])
+    table = {vboxes.nms: _nms, vboxes.batched_nms: _batched_nms, roi_mod.roi_align: _roi_align,
+             pool_mod.roi_pool: _roi_pool}
     return table.get(fn, fn)
 
 
@@ -209,6 +223,7 @@ def patched(model):
     import ember.vision.ops as vops
     import ember.vision.ops.boxes as vboxes
     roi_mod = __import__("ember.vision.ops.roi_align", fromlist=["roi_align"])
+    pool_mod = __import__("ember.vision.ops.roi_pool", fromlist=["roi_pool"])
     mods = [m for m in model.modules()] if isinstance(model, nn.Module) else []
     rnns = [m for m in mods if isinstance(m, nn.RNNBase) and "forward" not in vars(m)]
     _ops()
@@ -219,12 +234,14 @@ def patched(model):
     _symbolic_shape._HOLE = HOLE
     _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem,
                       adaptive_avg=_pooling._adaptive_avg, interpolate=_vision.interpolate,
-                      mha=attn_mod.multi_head_attention_forward)
+                      mha=attn_mod.multi_head_attention_forward, roi_pool=pool_mod.roi_pool)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
              (vops, "batched_nms", vops.batched_nms),
              (vboxes, "batched_nms", vboxes.batched_nms),
              (vops, "roi_align", vops.roi_align), (roi_mod, "roi_align", roi_mod.roi_align),
              (roi_mod.RoIAlign, "op", vars(roi_mod.RoIAlign)["op"]),
+             (vops, "roi_pool", vops.roi_pool), (pool_mod, "roi_pool", pool_mod.roi_pool),
+             (pool_mod.RoIPool, "op", vars(pool_mod.RoIPool)["op"]),
              (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem),
              (_pooling, "_adaptive_avg", _pooling._adaptive_avg),
              (_vision, "interpolate", _vision.interpolate), (F, "interpolate", F.interpolate),
@@ -240,6 +257,8 @@ def patched(model):
         vops.batched_nms = vboxes.batched_nms = _batched_nms
         vops.roi_align = roi_mod.roi_align = _roi_align
         roi_mod.RoIAlign.op = staticmethod(_roi_align)
+        vops.roi_pool = pool_mod.roi_pool = _roi_pool
+        pool_mod.RoIPool.op = staticmethod(_roi_pool)
         for m in rnns:
             _MODULES[id(m)] = m
             _ORIGINAL_FORWARD[id(m)] = m.forward

@@ -1,5 +1,6 @@
 """Symbolics for ``ember.vision.ops``: ``nms`` -> NonMaxSuppression, ``roi_align`` ->
-RoiAlign (recorded as single nodes during export, see ``_patches``)."""
+RoiAlign, ``roi_pool`` -> MaxRoiPool (recorded as single nodes during export, see
+``_patches``)."""
 from __future__ import annotations
 
 import ember
@@ -31,3 +32,10 @@ def roi_align(g, x, rois, ph, pw, scale, ratio, aligned):
                 sampling_ratio=max(ratio, 0), spatial_scale=float(sv(scale)),
                 coordinate_transformation_mode="half_pixel" if sv(aligned)
                 else "output_half_pixel")
+
+
+@symbolic("aten::_onnx_roi_pool")
+def roi_pool(g, x, rois, ph, pw, scale):
+    dt = out_dtype(g)
+    return g.op("MaxRoiPool", cast_to(g, x, dt), cast_to(g, rois, dt),
+                pooled_shape=[int(sv(ph)), int(sv(pw))], spatial_scale=float(sv(scale)))

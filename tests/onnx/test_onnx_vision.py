@@ -173,3 +173,13 @@ def test_nms_keep_and_small_boxes():
     b, s = _boxes(30, 6)
     b2, s2 = _boxes(35, 7)
     check(fn, (b, s), (b2, s2), dynamic={"in0": [0], "in1": [0], "out0": [0], "out1": [0]})
+
+
+def test_roi_pool():
+    def fn(x, rois):
+        return ops.roi_pool(x, rois, (3, 2), 0.5)
+    x = ember.randn(2, 3, 16, 16)
+    rois = ember.tensor([[0, 1, 1, 10, 12.], [1, 0.5, 2, 20, 25], [0, 3, 3, 3.5, 4],
+                         [1, 7.3, 2.2, 30, 9.9]])
+    proto = check(fn, (x, rois), (x, rois[1:]), dynamic={"in1": [0], "out0": [0]})
+    assert "MaxRoiPool" in op_types(proto)
