@@ -767,7 +767,14 @@ def _sp_getitem(c, args, kwargs, e):
         return _emit(c, "__getitem__", args, et, e, operator.getitem)
 
 
+def _sp_wait(c, args, kwargs, e):
+    t = args[0].type if len(args) == 1 else None
+    if isinstance(t, T.FutureType):
+        return c.emit("aten::wait", list(args), [t.elem], e).output
+
+
 _SPECIAL = {
+    "wait": _sp_wait,
     "len": _sp_len, "dim": _sp_dim, "size": _sp_size, "format": _sp_format,
     "__not__": _sp_not, "__contains__": _sp_contains, "list": _sp_list, "slice": _sp_slice,
     "select": _sp_select, "device": _sp_device, "warn": _sp_warn, "_set_item": _sp_setitem,

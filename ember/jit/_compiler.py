@@ -194,8 +194,10 @@ class Compiler:
     ``src`` holds the source lines for error messages."""
 
     def __init__(self, fn_def, resolver, src, *, self_type=None, self_module=None,
-                 arg_types=None, return_type=None, defaults=None, name=None, owner=None):
+                 arg_types=None, return_type=None, defaults=None, name=None, owner=None,
+                 captures=None):
         self.fn_def = fn_def
+        self.captures = captures or {}      # a closure's enclosing names (see Closure)
         self.resolver = resolver
         self.src = src
         self.graph = Graph()
@@ -307,6 +309,8 @@ class Compiler:
             has_def = p.arg in self.defaults
             self.arg_schema.append((p.arg, t, has_def, self.defaults.get(p.arg),
                                     p in a.kwonlyargs))
+        for name, sugar in self.captures.items():
+            env.vars[name] = _capture_input(self, name, sugar)
         body = list(fd.body)
         if body and isinstance(body[0], ast.Expr) and isinstance(body[0].value, ast.Constant) \
                 and isinstance(body[0].value.value, str):
@@ -342,6 +346,28 @@ class Compiler:
         return m(s)
 
     def s_Pass(self, s):
+        return None
+
+    def s_FunctionDef(self, s):
+        """A nested ``def`` without parameters whose body reads enclosing variables, used as
+        ``fork(name)`` (torch's archives write ``def __forked_function(): ...`` so; only
+        archive code, whose resolver sets ``allows_closures``). Any other nested def is
+        unsupported, as in torch."""
+        a = s.args
+        if not getattr(self.resolver, "allows_closures", False) or a.posonlyargs or a.args \
+                or a.kwonlyargs or a.vararg or a.kwarg or s.decorator_list:
+            self.unsupported(s)     # torch's scripted source has no nested defs either
+        stored = set(_assigned_names(s.body))
+        captured = {}
+        names = sorted((n for n in ast.walk(s) if isinstance(n, ast.Name)),
+                       key=lambda n: (n.lineno, n.col_offset))
+        for n in names:
+            if isinstance(n.ctx, ast.Load) and \
+                    n.id not in stored and n.id not in captured:
+                v = self.env.lookup(n.id)
+                if v is not None and v is not _POISONED:
+                    captured[n.id] = v
+        self.env.vars[s.name] = Closure(s, captured)
         return None
 
     def s_Expr(self, s):
@@ -1727,5 +1753,48 @@ def _index_kind(tmpl):
 
 
 _MISSING = object()
-_POISONED = S.Sugar()      # a name whose branches gave it types that do not unify
+_POISONED = S.Sugar()
+
+
+class Closure(S.Sugar):
+    """A nested parameterless ``def`` (see ``Compiler.s_FunctionDef``): usable only as
+    ``fork(name)``, which compiles its body as a function of the enclosing values it reads
+    (``captured``: name -> Sugar at the def) and forks that with those values as inputs."""
+
+    def __init__(self, fd, captured):
+        self.fd, self.captured = fd, captured
+
+    def describe(self):
+        return f"function '{self.fd.name}'"
+
+    def fork(self, c, e):
+        from ember.jit._script import Function
+        sub = Compiler(self.fd, c.resolver, c.src, name=self.fd.name, captures=self.captured)
+        graph = sub.compile()
+        fn = Function(self.fd.name, f"{c.name}.{self.fd.name}", graph, sub.arg_schema,
+                      sub.return_type).finish()
+        fn.closure = True
+        inputs = [s.value for s in self.captured.values() if _runtime_value(s)]
+        n = c.emit("prim::fork", inputs, [T.FutureType(fn.return_type)], e,
+                   {"name": self.fd.name})
+        n.fn = fn
+        return n.output
+
+
+def _runtime_value(sugar):
+    return isinstance(sugar, (S.SimpleValue, S.ModuleValue))
+
+
+def _capture_input(c, name, sugar):
+    """A closure's view of an enclosing name: run-time values become inputs of its graph
+    (modules stay modules), compile-time ones are shared as they are."""
+    if not _runtime_value(sugar):
+        return sugar
+    t = sugar.value.type
+    v = c.graph.add_input(t, name)
+    c.arg_names.append(name)
+    c.arg_schema.append((name, t, False, None, False))
+    if isinstance(sugar, S.ModuleValue):
+        return S.ModuleValue(v, sugar.module, sugar.class_type)
+    return S.SimpleValue(v)      # a name whose branches gave it types that do not unify
 _NOT = __import__("ember.jit._ir", fromlist=["NOT_CONSTANT"]).NOT_CONSTANT

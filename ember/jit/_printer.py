@@ -596,6 +596,8 @@ class _FunctionPrinter:
         fn = n.fn
         if not isinstance(fn, Function):
             raise NotImplementedError("ember.jit.save: fork of a non-scripted callable")
+        if getattr(fn, "closure", False):
+            return self.fork_closure(n, fn, depth)
         args = [self.expr(v) for v in n.inputs]
         if fn.owner is not None:
             call = f"({args[0]}).{fn.name}(" + "".join(a + ", " for a in args[1:]) + ")"
@@ -607,6 +609,29 @@ class _FunctionPrinter:
             self.emit(depth + 1, f"{tmp} = {call}")
             call = tmp
         self.emit(depth + 1, f"return {call}")
+        self.emit(depth, f"{self.var(n.outputs[0])} = fork(__forked_function)")
+
+    def fork_closure(self, n, fn, depth):
+        """A forked nested def (a loaded archive's ``__forked_function``): its body written
+        inside this function, its inputs named by the enclosing values they capture."""
+        sub = _FunctionPrinter(fn, self.ctx, self.in_class)
+        sub.used = self.used                # inner names must not shadow the outer ones
+        for inner, outer in zip(fn.graph.inputs(), n.inputs):
+            text = self.expr(outer)
+            if not text.isidentifier():
+                name = self.fresh()
+                self.emit(depth, f"{name} = {text}")
+                text = name
+            sub.names[inner.id] = text
+        self.emit(depth, "def __forked_function():")
+        g = fn.graph
+        sub.scan_block(g.block)
+        sub.hoist_long_strings(g.block, depth + 1)
+        sub.block(g.block, depth + 1)
+        rets = g.outputs()
+        sub.split_long(rets, depth + 1)
+        sub.emit(depth + 1, "return " + sub.expr(rets[0]))
+        self.lines.extend(sub.lines)
         self.emit(depth, f"{self.var(n.outputs[0])} = fork(__forked_function)")
 
     def s_print(self, n, depth):

@@ -533,6 +533,9 @@ Resolver.fork = ClassResolver.fork
 
 def _emit_fork(c, target, args, kwargs, e):
     from ember.jit._calls import bind_script_args
+    from ember.jit._compiler import Closure
+    if isinstance(target, Closure) and not args and not kwargs:
+        return target.fork(c, e)
     if isinstance(target, S.ScriptFunctionRef):
         fn = target.function
         vals = bind_script_args(c, fn.name, fn.arg_schema, args, kwargs, e)

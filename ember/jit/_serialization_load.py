@@ -36,7 +36,7 @@ _PY_BUILTINS = {"range", "len", "int", "float", "bool", "str", "isinstance", "ge
                 "hasattr", "print", "min", "max", "abs", "round", "enumerate", "zip", "list",
                 "tuple", "dict", "divmod", "sorted", "chr", "ord", "any", "all", "sum",
                 "reversed", "complex", "hex", "oct", "bin"}
-_JIT = {"annotate", "unchecked_cast", "isinstance"}
+_JIT = {"annotate", "unchecked_cast", "isinstance", "fork"}
 _TYPE_NAMES = {"Tensor", "List", "Dict", "Tuple", "Optional", "Final", "NoneType", "Any",
                "Device", "number", "Future", "Union", "Module", "NamedTuple", "object",
                "Enum", "int", "float", "bool", "str", "complex"}
@@ -83,15 +83,39 @@ def check_code(tree, path, methods):
 _NAMESPACES = ("torch", "ops", "__torch__", "CONSTANTS", "math")
 
 
+def _fork_closures(fd):
+    """The nested defs torch writes for forks: ``def __forked_function<k>():`` with no
+    parameters or decorators, directly in ``fd``'s statements (not nested further)."""
+    out = set()
+
+    def visit(stmts):
+        for st in stmts:
+            if isinstance(st, ast.FunctionDef):
+                a = st.args
+                if st.name.startswith("__forked_function") and not (
+                        a.posonlyargs or a.args or a.kwonlyargs or a.vararg or a.kwarg
+                        or st.decorator_list):
+                    out.add(st)
+                continue
+            for field in ("body", "orelse"):
+                visit(getattr(st, field, None) or [])
+    visit(fd.body)
+    return out
+
+
 def _check_function(fd, path, methods):
     if fd.decorator_list:
         raise _unsafe("decorators", path, fd)
     local = set()
+    closures = _fork_closures(fd)
     for n in ast.walk(fd):
         if isinstance(n, (ast.Import, ast.ImportFrom, ast.Global, ast.Nonlocal, ast.Lambda,
                           ast.ClassDef, ast.AsyncFunctionDef, ast.Await, ast.Yield,
-                          ast.YieldFrom)) or isinstance(n, ast.FunctionDef) and n is not fd:
+                          ast.YieldFrom)) or isinstance(n, ast.FunctionDef) and n is not fd \
+                and n not in closures:
             raise _unsafe(f"{type(n).__name__} statements", path, n)
+        if n in closures:
+            local.add(n.name)
         if isinstance(n, ast.Name) and isinstance(n.ctx, (ast.Store, ast.Del)):
             local.add(n.id)
         elif isinstance(n, ast.arg):
@@ -552,6 +576,7 @@ class ArchiveResolver(Resolver):
     """Names in archive code: TorchScript builtins (``torch``, ``ops``, ``annotate``...),
     the archive's own ``__torch__`` classes and functions and its ``CONSTANTS``. Nothing
     else resolves."""
+    allows_closures = True      # torch writes forks as nested __forked_function defs
 
     def __init__(self, unit):
         super().__init__({})
@@ -568,7 +593,7 @@ class ArchiveResolver(Resolver):
             return S.PyModule(self.unit.constants)
         if name == "math":
             return S.PyModule(math)
-        if name in ("annotate", "unchecked_cast", "isinstance"):
+        if name in _JIT:
             return S.Builtin(None, name, "jit")
         if name in _PY_BUILTINS:
             return S.Builtin(getattr(builtins, name), name, "python")
@@ -683,7 +708,12 @@ class ArchiveResolver(Resolver):
         return c.emit("prim::CreateObject", [], [acls.ct], e, fn=create).output
 
     def fork(self, c, target, args, kwargs, e):
-        c.error("fork is not supported in loaded archives", e)
+        """``fork(__forked_function)``: torch writes every fork as a nested closure."""
+        from ember.jit._compiler import Closure
+        if not isinstance(target, Closure) or args or kwargs:
+            c.error("fork() in an archive takes one nested function (torch's "
+                    "__forked_function)", e)
+        return target.fork(c, e)
 
 
 # --------------------------------------------------------------------------- pickles

@@ -771,3 +771,57 @@ def test_top_level_statements_refused(tmp_path):
         return data
     with pytest.raises(RuntimeError, match="Import"):
         load(str(_rewrite(path, tmp_path / "bad.pt", inject)))
+
+
+# --------------------------------------------------------------------------- fork closures
+
+def _fork_helper(x: torch.Tensor, k: int) -> torch.Tensor:
+    return x * k
+
+
+class Forks(nn.Module):
+    """torch writes each fork as ``def __forked_function(): return (a).forward(x, )`` then
+    ``fork(__forked_function)`` inside the method."""
+
+    def __init__(self):
+        super().__init__()
+        self.a, self.b = MLP(), MLP()
+
+    def forward(self, x):
+        fa = torch.jit.fork(self.a, x)
+        fb = torch.jit.fork(self.b, x + 1)
+        fc = torch.jit.fork(_fork_helper, x, 3)
+        return torch.jit.wait(fa) + torch.jit.wait(fb) + torch.jit.wait(fc).sum(1, keepdim=True)
+
+
+def test_fork_closures_load_run_and_save_back(tmp_path):
+    torch.manual_seed(0)
+    path = _save(tmp_path, Forks())
+    z = zipfile.ZipFile(str(path))
+    code = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".py"))
+    assert "def __forked_function():" in code and "fork(__forked_function)" in code
+    x = torch.randn(2, 4)
+    out, ref = _run_both(path, x)
+    _check(out, ref)
+    em = load(str(path))
+    assert [n.kind for n in em.graph.nodes()].count("prim::fork") == 3
+    again = tmp_path / "again.pt"
+    ember.jit.save(em, str(again))
+    assert "def __forked_function():" in em.code and "fork(__forked_function)" in em.code
+    _check(_e(torch.jit.load(str(again))(x)), ref)
+
+
+def _nested_fork(x):
+    def task():
+        return x + 1
+    return torch.jit.wait(torch.jit.fork(task))
+
+
+def test_nested_def_outside_archives_is_refused_like_torch():
+    """Only archive code has closures: scripted Python source with a nested def is refused
+    by torch's frontend, and by ember's."""
+    from ember.jit.frontend import UnsupportedNodeError
+    with pytest.raises(Exception, match="function definitions aren't supported"):
+        torch.jit.script(_nested_fork)
+    with pytest.raises(UnsupportedNodeError, match="function definitions aren't supported"):
+        ember.jit.script(_nested_fork)
