@@ -2,7 +2,7 @@
 
 Global average pooling and ``interpolate`` become GlobalAveragePool and Resize (so the
 spatial size may vary); multi-head attention runs a version without sizes (``_attention``). ``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
-``aten::_onnx_index`` (the tracer would bake their results / index tensors in as constants:
+``aten::_onnx_index`` / ``aten::_onnx_index_put`` (the tracer would bake their results / index tensors in as constants:
 hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
 
 ember's recurrent layers, ``vision.ops.nms`` (and ``batched_nms``, as one nms over boxes
@@ -67,6 +67,16 @@ def _ops():
         composite=lambda x, size, scale, mode, ac: _ORIGINALS["interpolate"](
             x, size=size, scale_factor=scale, mode=mode, align_corners=ac),
         promote=None, differentiable=False)
+    def index_put_body(x, tensors, value, key):
+        parts = iter(tensors)
+        idx = tuple(next(parts) if p is HOLE else p for p in _TEMPLATES[key])
+        y = x.clone()
+        _ORIGINALS["setitem"](y, idx, value)
+        return y
+
+    _OPS["index_put"] = OpDef("_onnx_index_put(Tensor self, Tensor[] tensors, Tensor value, "
+                              "int key) -> Tensor", composite=index_put_body, promote=None,
+                              differentiable=False)
     _OPS["roi_pool"] = OpDef(
         "_onnx_roi_pool(Tensor input, Tensor rois, int pooled_height, int pooled_width, "
         "float spatial_scale) -> Tensor",
@@ -172,6 +182,20 @@ def _mha(query, key, value, embed_dim_to_check, num_heads, in_proj_weight, in_pr
     return _attention.multi_head_attention(**args)
 
 
+def _setitem(orig):
+    def setitem(self, idx, value):
+        from ember.jit import is_tracing
+        tensors = [i for i in idx if isinstance(i, ember.Tensor)]
+        if not is_tracing() or not tensors or len(idx) > 8:
+            return orig(self, idx, value)
+        _TEMPLATES.append([HOLE if isinstance(i, ember.Tensor) else i for i in idx])
+        if not isinstance(value, ember.Tensor):
+            value = ember.tensor(value, dtype=self.dtype)
+        out = _ops()["index_put"](self, tensors, value, len(_TEMPLATES) - 1)
+        self.copy_(out)
+    return setitem
+
+
 def _batched_nms(boxes, scores, idxs, iou_threshold):
     """One nms over boxes moved apart per category (no two categories overlap)."""
     if boxes.numel() == 0:
@@ -233,6 +257,7 @@ def patched(model):
     from ember.onnx import _symbolic_shape
     _symbolic_shape._HOLE = HOLE
     _ORIGINALS.update(nms=vboxes.nms, roi_align=roi_mod.roi_align, getitem=adv.getitem,
+                      setitem=adv.setitem,
                       adaptive_avg=_pooling._adaptive_avg, interpolate=_vision.interpolate,
                       mha=attn_mod.multi_head_attention_forward, roi_pool=pool_mod.roi_pool)
     saved = [(vops, "nms", vops.nms), (vboxes, "nms", vboxes.nms),
@@ -243,6 +268,7 @@ def patched(model):
              (vops, "roi_pool", vops.roi_pool), (pool_mod, "roi_pool", pool_mod.roi_pool),
              (pool_mod.RoIPool, "op", vars(pool_mod.RoIPool)["op"]),
              (ember.Tensor, "detach", ember.Tensor.detach), (adv, "getitem", adv.getitem),
+             (adv, "setitem", adv.setitem),
              (_pooling, "_adaptive_avg", _pooling._adaptive_avg),
              (_vision, "interpolate", _vision.interpolate), (F, "interpolate", F.interpolate),
              (attn_mod, "multi_head_attention_forward", attn_mod.multi_head_attention_forward),
@@ -252,6 +278,7 @@ def patched(model):
         _pooling._adaptive_avg = _adaptive_avg
         _vision.interpolate = F.interpolate = _interpolate
         adv.getitem = _getitem(adv.getitem)
+        adv.setitem = _setitem(adv.setitem)
         ember.Tensor.detach = _traced_detach(ember.Tensor.detach)
         vops.nms = vboxes.nms = _nms
         vops.batched_nms = vboxes.batched_nms = _batched_nms

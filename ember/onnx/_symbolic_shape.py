@@ -345,6 +345,29 @@ def onnx_index(g, x, tensors, key):
     return tensor_index(g, x, idx, g.outs[0])
 
 
+@symbolic("aten::_onnx_index_put")
+def onnx_index_put(g, x, tensors, value, key):
+    """``x[idx] = value`` with one tensor in ``idx``: a mask over the leading dimensions or
+    indices along the first (ScatterND at those places, ``value`` broadcast)."""
+    from ember.onnx._patches import index_template
+    idx = index_template(sv(key))
+    k = idx.index(_HOLE)
+    (i,) = tensors_of(tensors)
+    if any(not (isinstance(p, slice) and p == slice(None)) for j, p in enumerate(idx) if j != k) \
+            or k != 0:
+        raise SymbolicValueError("assignment through a tensor index is exported for a mask or "
+                                 "indices along the first dimension only")
+    dt = dtype_of(x.example)
+    xin = g.input(x)
+    if dtype_of(i.example) == ember.bool:
+        where = g.op("Transpose", g.op("NonZero", g.input(i)), perm=[1, 0])
+    else:
+        where = g.op("Unsqueeze", g.input(i, ember.int64), g.const([-1]))
+    picked = g.op("GatherND", xin, where)
+    updates = g.op("Expand", cast_to(g, value, dt), g.op("Shape", picked))
+    return g.op("ScatterND", xin, where, updates)
+
+
 @symbolic("aten::nonzero")
 def nonzero(g, x):
     return g.op("Transpose", g.op("NonZero", g.input(x)), perm=[1, 0])

@@ -538,3 +538,21 @@ def test_training_mode_batch_norm_uses_batch_statistics():
         ref = m(x).numpy()          # train mode: batch statistics
     np.testing.assert_allclose(session(data).run(None, {"x": x.numpy()})[0], ref,
                                rtol=1e-4, atol=1e-5)
+
+
+class _Assign(nn.Module):
+    def forward(self, x, i, y):
+        x = x.clone()
+        x[x > 0.5] = 0.0
+        x[i] = -1.0
+        z = y.clone()
+        z[y < 0] = 7.0
+        z[i[:1]] = y[:1] * 2
+        return x, z
+
+
+def test_assignment_through_tensor_indices():
+    args = (ember.randn(5, 3), ember.tensor([4, 1]), ember.randn(5, 3))
+    args2 = (ember.randn(5, 3), ember.tensor([0, 2, 3]), ember.randn(5, 3))
+    proto = check(_Assign(), args, args2, dynamic={"in1": [0]})
+    assert "ScatterND" in op_types(proto)
