@@ -529,7 +529,6 @@ NOT_YET_IN_EMBER = {
     ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
     ("profiler", "DeviceType"), ("profiler", "kineto_available"),
     ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
-    ("jit", "export_opnames"),                              # the mobile toolchain (issue 16)
     # utils.data's datapipe API
     *[("utils.data", n) for n in (
         "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation",

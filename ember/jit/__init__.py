@@ -157,3 +157,9 @@ from ember.jit._freeze import freeze, optimize_for_inference  # noqa: E402
 from ember.jit._fuser import (enable_onednn_fusion, fuser, interface,  # noqa: E402
                               onednn_fusion_enabled, set_fusion_strategy, strict_fusion)
 from ember.jit._serialization import load, save  # noqa: E402
+
+
+def export_opnames(m):
+    """The operator names (``aten::add.Tensor``) of ``m``'s lite-interpreter bytecode."""
+    from ember.jit.mobile import export_opnames as _export
+    return _export(m)

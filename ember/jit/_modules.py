@@ -401,6 +401,10 @@ class RecursiveScriptModule(ScriptModule):
         from ember.jit._serialization import save
         save(self, f, _extra_files=_extra_files)
 
+    def _save_for_lite_interpreter(self, f, _extra_files=None):
+        from ember.jit.mobile import _save_for_lite_interpreter
+        _save_for_lite_interpreter(self, f, _extra_files=_extra_files)
+
     def __copy__(self):
         raise NotImplementedError("copying a scripted module is not supported; use "
                                   "copy.deepcopy")

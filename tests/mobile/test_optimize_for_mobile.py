@@ -12,6 +12,7 @@ from ember.vision.models import mobilenet_v2
 from ._models import CNN, MLP, Control, seeded
 
 torch = pytest.importorskip("torch")
+pytestmark = pytest.mark.filterwarnings("ignore::DeprecationWarning")
 
 
 def _kinds(m):

@@ -1,0 +1,165 @@
+"""ember IR nodes -> torch's operators: ``(name, overload, argument list)``.
+
+An argument is a graph Value or a ``Literal`` (a default the node left out). Nodes calling
+``ember.nn.functional`` functions are bound by parameter name and reordered to torch's
+ATen schema; op-record nodes use their schema with torch's overload names (``.Scalar`` when
+the other operand is a number).
+"""
+from __future__ import annotations
+
+import inspect
+
+from ember.jit import _types as T
+
+
+class Literal:
+    __slots__ = ("value",)
+
+    def __init__(self, value):
+        self.value = value
+
+
+# kind -> (torch overload, [(ember parameter, torch default, int-list length or 0)...],
+#          inplace name when ``inplace`` is True)
+_FUNCTIONAL = {
+    "aten::conv2d": ("", [("input", None, 0), ("weight", None, 0), ("bias", None, 0),
+                          ("stride", 1, 2), ("padding", 0, 2), ("dilation", 1, 2),
+                          ("groups", 1, 0)], None),
+    "aten::linear": ("", [("input", None, 0), ("weight", None, 0), ("bias", None, 0)], None),
+    "aten::batch_norm": ("", [("input", None, 0), ("weight", None, 0), ("bias", None, 0),
+                              ("running_mean", None, 0), ("running_var", None, 0),
+                              ("training", False, 0), ("momentum", 0.1, 0), ("eps", 1e-5, 0),
+                              ("cudnn_enabled", True, 0)], None),
+    "aten::relu": ("", [("input", None, 0)], "aten::relu_"),
+    "aten::relu6": ("", [("input", None, 0)], "aten::relu6_"),
+    "aten::hardtanh": ("", [("input", None, 0), ("min_val", -1.0, 0), ("max_val", 1.0, 0)],
+                       "aten::hardtanh_"),
+    "aten::hardswish": ("", [("input", None, 0)], "aten::hardswish_"),
+    "aten::hardsigmoid": ("", [("input", None, 0)], "aten::hardsigmoid_"),
+    "aten::max_pool2d": ("", [("input", None, 0), ("kernel_size", None, 2), ("stride", [], 2),
+                              ("padding", 0, 2), ("dilation", 1, 2), ("ceil_mode", False, 0)],
+                         None),
+    "aten::avg_pool2d": ("", [("input", None, 0), ("kernel_size", None, 2), ("stride", [], 2),
+                              ("padding", 0, 2), ("ceil_mode", False, 0),
+                              ("count_include_pad", True, 0), ("divisor_override", None, 0)],
+                         None),
+    "aten::adaptive_avg_pool2d": ("", [("input", None, 0), ("output_size", None, 2)], None),
+    "aten::dropout": ("", [("input", None, 0), ("p", 0.5, 0), ("training", True, 0)], None),
+    "aten::softmax": ("int", [("input", None, 0), ("dim", None, 0), ("dtype", None, 0)], None),
+    "aten::flatten": ("using_ints", [("input", None, 0), ("start_dim", 0, 0),
+                                     ("end_dim", -1, 0)], None),
+    "aten::cat": ("", [("tensors", None, 0), ("dim", 0, 0)], None),
+}
+
+_SCALAR_OVERLOAD = {"add", "sub", "mul", "div", "gt", "lt", "ge", "le", "eq", "ne", "add_",
+                    "sub_", "mul_", "div_", "remainder", "pow", "rsub"}
+
+_SCALAR_KINDS = {"int": T.IntType, "float": T.FloatType, "bool": T.BoolType}
+
+
+def _scalar_name(t):
+    for name, st in _SCALAR_KINDS.items():
+        if t is st:
+            return name
+    return None
+
+
+def _int_list(v, n):
+    if isinstance(v, int) and not isinstance(v, bool):
+        return [v] * n
+    if isinstance(v, tuple):
+        return list(v)
+    return v
+
+
+def _bind(node):
+    sig = inspect.signature(node.fn)
+    nkw = len(node.kwnames)
+    pos = node.inputs[:len(node.inputs) - nkw] if nkw else node.inputs
+    return dict(sig.bind_partial(*pos, **dict(zip(node.kwnames, node.inputs[len(node.inputs) - nkw:]))).arguments), sig
+
+
+def _functional(node, kind):
+    overload, params, inplace_kind = _FUNCTIONAL[kind]
+    bound, sig = _bind(node)
+    args = []
+    for name, default, n in params:
+        v = bound.get(name)
+        if v is None:
+            p = sig.parameters.get(name)
+            value = p.default if p is not None and p.default is not inspect.Parameter.empty \
+                else default
+            if n and value is None:
+                value = default
+            args.append(Literal(_int_list(value, n) if n else value))
+            continue
+        if n and _is_const(v) and v.constant() is not None:
+            args.append(Literal(_int_list(v.constant(), n)))
+        else:
+            args.append(v)
+    name = kind
+    ip = bound.get("inplace")
+    if inplace_kind and ip is not None and _is_const(ip) and ip.constant():
+        name = inplace_kind
+    return name, overload, args
+
+
+def _is_const(v):
+    n = v.node
+    return getattr(n, "kind", None) == "prim::Constant"
+
+
+def _op_record(node):
+    """A node calling an ember op record: torch's name, overload and arguments."""
+    base = node.kind
+    short = base.split("::", 1)[1]
+    overload = node.op.name.partition(".")[2]
+    args = list(node.inputs)
+    if short in ("mean", "sum") and overload == "":
+        dim = args[1] if len(args) > 1 else None
+        if dim is None or (_is_const(dim) and dim.constant() is None):
+            return base, "", [args[0], args[3] if len(args) > 3 else Literal(None)]
+        return base, ("dim" if short == "mean" else "dim_IntList"), args
+    if short in _SCALAR_OVERLOAD and overload == "Tensor" and len(args) > 1 \
+            and args[1].type is not T.TensorType and _scalar_name(args[1].type):
+        overload = "Scalar"
+    if short == "rsub":
+        overload = "Scalar" if args[1].type is not T.TensorType else "Tensor"
+    return base, overload, args
+
+
+def _scalar_op(node):
+    """aten::add / eq / lt ... over numbers: torch's ``.int`` / ``.float`` / mixed names."""
+    kinds = [_scalar_name(v.type) for v in node.inputs]
+    if None in kinds:
+        return None
+    if len(set(kinds)) == 1:
+        overload = kinds[0]
+    else:
+        overload = "_".join(kinds)
+    return node.kind, overload, list(node.inputs)
+
+
+def torch_op(node):
+    """(name, overload, args) of ``node`` in torch's operator set, or raise."""
+    kind = node.kind
+    if kind in _FUNCTIONAL and node.fn is not None:
+        return _functional(node, kind)
+    if node.op is not None:
+        return _op_record(node)
+    if kind == "aten::__contains__":
+        lst = node.inputs[0].type
+        elem = getattr(lst, "elem", None) or (lst.elems[0] if getattr(lst, "elems", None) else None)
+        return kind, ("str_list" if elem is T.StrType else "int_list"), list(node.inputs)
+    if kind == "aten::join":
+        return kind, "", list(node.inputs)
+    if kind in ("aten::Bool", "aten::Int", "aten::Float"):
+        t = node.inputs[0].type
+        return kind, "Tensor" if t is T.TensorType else (_scalar_name(t) or "Scalar"), list(node.inputs)
+    if kind in ("aten::len", "aten::__getitem__", "aten::append"):
+        return kind, "t", list(node.inputs)
+    op = _scalar_op(node) if kind.startswith("aten::") and node.inputs else None
+    if op is not None:
+        return op
+    raise NotImplementedError(f"ember.jit.mobile: no lite-interpreter operator for {kind} "
+                              f"(inputs {[str(v.type) for v in node.inputs]})")

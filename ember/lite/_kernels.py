@@ -1,0 +1,463 @@
+"""Operator kernels of the lite runtime over NumPy arrays, in torch's ATen argument order
+(a model's trailing default arguments may be left out: the Python defaults fill them).
+
+Each kernel is registered under torch's operator names (``aten::add.Tensor``) by
+``@kernel``; ``ember.lite.build`` keeps only the selected ones (one decorated function per
+definition, helpers undecorated). Tensors are ``np.ndarray`` (0-d arrays for scalars).
+"""
+from __future__ import annotations
+
+import math
+
+import numpy as np
+
+KERNELS = {}
+
+
+def kernel(*names, outputs=1):
+    def deco(fn):
+        fn.outputs = outputs
+        fn.nargs = fn.__code__.co_argcount
+        for name in names:
+            KERNELS[name] = fn
+        return fn
+    return deco
+
+
+def _arr(x):
+    return x if isinstance(x, np.ndarray) else np.asarray(x)
+
+
+def _pair(v, n=2):
+    v = list(v) if isinstance(v, (list, tuple)) else [v]
+    return v * n if len(v) == 1 else v
+
+
+def _scalar_to(x, like):
+    """A Python number as an array in ``like``'s dtype family (torch's type promotion of
+    a Tensor with a Scalar keeps the tensor's dtype unless a float meets integers)."""
+    if isinstance(x, np.ndarray):
+        return x
+    if isinstance(x, float) and like.dtype.kind in "biu":
+        return np.asarray(x, np.float32)
+    return np.asarray(x, like.dtype if like.dtype != np.bool_ else None)
+
+
+def _binary(a, b):
+    a = _arr(a)
+    return a, _scalar_to(b, a)
+
+
+# ------------------------------------------------------------------ convolution, linear
+
+def _pad2d(x, ph, pw, value=0.0):
+    if ph == 0 and pw == 0:
+        return x
+    return np.pad(x, ((0, 0), (0, 0), (ph, ph), (pw, pw)), constant_values=value)
+
+
+@kernel("aten::conv2d", "aten::conv2d.padding")
+def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1, 1), groups=1):
+    """(N, C, H, W) * (O, C/groups, kh, kw) -> (N, O, H', W')."""
+    unbatched = input.ndim == 3
+    x = input[None] if unbatched else input
+    sh, sw = _pair(stride)
+    dh, dw = _pair(dilation)
+    o, cg, kh, kw = weight.shape
+    if isinstance(padding, str):
+        if padding == "valid":
+            padding = (0, 0)
+        else:
+            padding = (dh * (kh - 1) // 2, dw * (kw - 1) // 2)
+    ph, pw = _pair(padding)
+    x = _pad2d(x, ph, pw)
+    n, c, h, w = x.shape
+    oh = (h - dh * (kh - 1) - 1) // sh + 1
+    ow = (w - dw * (kw - 1) - 1) // sw + 1
+    if c != cg * groups:
+        raise RuntimeError(f"conv2d: expected input with {cg * groups} channels, got {c}")
+    if groups == c and cg == 1 and o == c:          # depthwise
+        out = np.zeros((n, c, oh, ow), dtype=np.result_type(x, weight))
+        for i in range(kh):
+            for j in range(kw):
+                patch = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+                out += patch * weight[:, 0, i, j][None, :, None, None]
+    else:
+        win = np.lib.stride_tricks.sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
+        win = win[:, :, ::sh, ::sw, ::dh, ::dw]          # (N, C, OH, OW, kh, kw)
+        og = o // groups
+        outs = []
+        for g in range(groups):
+            xs = win[:, g * cg:(g + 1) * cg]
+            ws = weight[g * og:(g + 1) * og]
+            outs.append(np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True))
+        out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
+    if bias is not None:
+        out = out + bias[None, :, None, None]
+    out = np.ascontiguousarray(out, dtype=input.dtype)
+    return out[0] if unbatched else out
+
+
+@kernel("aten::linear")
+def linear(input, weight, bias=None):
+    """(*, in) @ (out, in).T + (out,) -> (*, out)."""
+    out = input @ weight.T
+    return out + bias if bias is not None else out
+
+
+@kernel("aten::addmm")
+def addmm(self, mat1, mat2, beta=1, alpha=1):
+    prod = mat1 @ mat2
+    return _arr(beta * self + alpha * prod if (beta != 1 or alpha != 1) else self + prod)
+
+
+@kernel("aten::matmul", "aten::mm")
+def matmul(self, other):
+    return _arr(self @ other)
+
+
+@kernel("aten::batch_norm")
+def batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps,
+               cudnn_enabled=True):
+    """(N, C, *) normalized per channel."""
+    shape = (1, -1) + (1,) * (input.ndim - 2)
+    if training or running_mean is None:
+        axes = (0,) + tuple(range(2, input.ndim))
+        mean, var = input.mean(axes), input.var(axes)
+        if running_mean is not None:
+            count = input.size // input.shape[1]
+            running_mean *= 1 - momentum
+            running_mean += momentum * mean
+            running_var *= 1 - momentum
+            running_var += momentum * var * count / max(count - 1, 1)
+    else:
+        mean, var = running_mean, running_var
+    scale = 1.0 / np.sqrt(var + eps)
+    if weight is not None:
+        scale = scale * weight
+    shift = -mean * scale
+    if bias is not None:
+        shift = shift + bias
+    return (input * scale.reshape(shape) + shift.reshape(shape)).astype(input.dtype, copy=False)
+
+
+# ------------------------------------------------------------------ activations
+
+@kernel("aten::relu")
+def relu(self):
+    return np.maximum(self, 0).astype(self.dtype, copy=False)
+
+
+@kernel("aten::relu_")
+def relu_(self):
+    np.maximum(self, 0, out=self)
+    return self
+
+
+@kernel("aten::hardtanh")
+def hardtanh(self, min_val=-1.0, max_val=1.0):
+    return np.clip(self, min_val, max_val).astype(self.dtype, copy=False)
+
+
+@kernel("aten::hardtanh_")
+def hardtanh_(self, min_val=-1.0, max_val=1.0):
+    np.clip(self, min_val, max_val, out=self)
+    return self
+
+
+@kernel("aten::relu6")
+def relu6(self):
+    return hardtanh(self, 0.0, 6.0)
+
+
+@kernel("aten::clamp")
+def clamp(self, min=None, max=None):
+    return np.clip(self, min, max).astype(self.dtype, copy=False)
+
+
+@kernel("aten::hardswish", "aten::hardswish_")
+def hardswish(self):
+    return (self * np.clip(self + 3.0, 0.0, 6.0) / 6.0).astype(self.dtype, copy=False)
+
+
+@kernel("aten::hardsigmoid", "aten::hardsigmoid_")
+def hardsigmoid(self):
+    return (np.clip(self + 3.0, 0.0, 6.0) / 6.0).astype(self.dtype, copy=False)
+
+
+@kernel("aten::sigmoid")
+def sigmoid(self):
+    return (1.0 / (1.0 + np.exp(-self))).astype(self.dtype, copy=False)
+
+
+@kernel("aten::tanh")
+def tanh(self):
+    return np.tanh(self)
+
+
+@kernel("aten::softmax.int")
+def softmax(self, dim, dtype=None):
+    e = np.exp(self - self.max(axis=dim, keepdims=True))
+    return e / e.sum(axis=dim, keepdims=True)
+
+
+@kernel("aten::dropout", "aten::dropout_", "aten::feature_dropout")
+def dropout(input, p, train):
+    if train and p > 0:
+        raise NotImplementedError("ember.lite: dropout in training mode")
+    return input
+
+
+# ------------------------------------------------------------------ pooling
+
+def _pool_out(size, k, s, p, d, ceil):
+    num = size + 2 * p - d * (k - 1) - 1
+    out = (-(-num // s) if ceil else num // s) + 1
+    if ceil and (out - 1) * s >= size + p:
+        out -= 1
+    return out
+
+
+def _windows(x, k, s, p, d, ceil, fill):
+    kh, kw = _pair(k)
+    sh, sw = _pair(s) if s else (kh, kw)
+    ph, pw = _pair(p)
+    dh, dw = _pair(d)
+    h, w = x.shape[-2:]
+    oh, ow = _pool_out(h, kh, sh, ph, dh, ceil), _pool_out(w, kw, sw, pw, dw, ceil)
+    need_h = (oh - 1) * sh + dh * (kh - 1) + 1
+    need_w = (ow - 1) * sw + dw * (kw - 1) + 1
+    pad = [(0, 0)] * (x.ndim - 2) + [(ph, max(need_h - h - ph, 0)), (pw, max(need_w - w - pw, 0))]
+    xp = np.pad(x, pad, constant_values=fill)
+    win = np.lib.stride_tricks.sliding_window_view(xp, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(-2, -1))
+    return win[..., :oh * sh:sh, :ow * sw:sw, ::dh, ::dw], (kh, kw, ph, pw)
+
+
+@kernel("aten::max_pool2d")
+def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
+    win, _ = _windows(self, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
+    return np.ascontiguousarray(win.max(axis=(-2, -1)))
+
+
+@kernel("aten::avg_pool2d")
+def avg_pool2d(self, kernel_size, stride=(), padding=(0, 0), ceil_mode=False,
+               count_include_pad=True, divisor_override=None):
+    win, (kh, kw, ph, pw) = _windows(self, kernel_size, stride, padding, (1, 1), ceil_mode, 0.0)
+    total = win.sum(axis=(-2, -1))
+    if divisor_override:
+        return (total / divisor_override).astype(self.dtype)
+    if count_include_pad and not ceil_mode:
+        return (total / (kh * kw)).astype(self.dtype)
+    ones = np.ones(self.shape[-2:], self.dtype)
+    cnt, _ = _windows(ones, kernel_size, stride, padding, (1, 1), ceil_mode, 1.0 if count_include_pad else 0.0)
+    return (total / cnt.sum(axis=(-2, -1))).astype(self.dtype)
+
+
+@kernel("aten::adaptive_avg_pool2d")
+def adaptive_avg_pool2d(self, output_size):
+    """(*, H, W) -> (*, oh, ow): bin i spans [floor(i*H/oh), ceil((i+1)*H/oh))."""
+    h, w = self.shape[-2:]
+    oh, ow = [s if s is not None else d for s, d in zip(_pair(output_size), (h, w))]
+    if oh == 1 and ow == 1:
+        return self.mean(axis=(-2, -1), keepdims=True).astype(self.dtype)
+    out = np.empty(self.shape[:-2] + (oh, ow), self.dtype)
+    for i in range(oh):
+        h0, h1 = (i * h) // oh, -(-((i + 1) * h) // oh)
+        for j in range(ow):
+            w0, w1 = (j * w) // ow, -(-((j + 1) * w) // ow)
+            out[..., i, j] = self[..., h0:h1, w0:w1].mean(axis=(-2, -1))
+    return out
+
+
+# ------------------------------------------------------------------ arithmetic
+
+@kernel("aten::add.Tensor", "aten::add.Scalar")
+def add(self, other, alpha=1):
+    a, b = _binary(self, other)
+    return _arr(a + b * alpha if alpha != 1 else a + b)
+
+
+@kernel("aten::add_.Tensor", "aten::add_.Scalar")
+def add_(self, other, alpha=1):
+    self += np.asarray(other * alpha if alpha != 1 else other).astype(self.dtype)
+    return self
+
+
+@kernel("aten::sub.Tensor", "aten::sub.Scalar", "aten::rsub.Scalar")
+def sub(self, other, alpha=1):
+    a, b = _binary(self, other)
+    return _arr(a - b * alpha if alpha != 1 else a - b)
+
+
+@kernel("aten::mul.Tensor", "aten::mul.Scalar")
+def mul(self, other):
+    a, b = _binary(self, other)
+    return _arr(a * b)
+
+
+@kernel("aten::div.Tensor", "aten::div.Scalar")
+def div(self, other):
+    a, b = _binary(self, other)
+    out = a / b
+    return _arr(out.astype(np.float32) if out.dtype == np.float64 and a.dtype != np.float64
+                and b.dtype != np.float64 else out)
+
+
+def _compare(fn):
+    return lambda self, other: _arr(fn(*_binary(self, other)))
+
+
+for _name, _fn in (("gt", np.greater), ("lt", np.less), ("ge", np.greater_equal),
+                   ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)):
+    kernel(f"aten::{_name}.Tensor", f"aten::{_name}.Scalar")(_compare(_fn))
+
+
+@kernel("aten::neg")
+def neg(self):
+    return -self
+
+
+@kernel("aten::Bool.Tensor")
+def bool_tensor(a):
+    return bool(a)
+
+
+@kernel("aten::Int.Tensor")
+def int_tensor(a):
+    return int(a)
+
+
+@kernel("aten::Float.Tensor")
+def float_tensor(a):
+    return float(a)
+
+
+# ------------------------------------------------------------------ reductions, shapes
+
+@kernel("aten::mean")
+def mean_all(self, dtype=None):
+    return _arr(self.mean(dtype=self.dtype))
+
+
+@kernel("aten::mean.dim")
+def mean(self, dim, keepdim=False, dtype=None):
+    return _arr(self.mean(axis=tuple(dim) if dim is not None else None, keepdims=keepdim,
+                          dtype=self.dtype))
+
+
+@kernel("aten::sum")
+def sum_all(self, dtype=None):
+    return _arr(self.sum(dtype=self.dtype if self.dtype.kind == "f" else np.int64))
+
+
+@kernel("aten::sum.dim_IntList")
+def sum_dim(self, dim, keepdim=False, dtype=None):
+    return _arr(self.sum(axis=tuple(dim) if dim is not None else None, keepdims=keepdim))
+
+
+@kernel("aten::flatten.using_ints")
+def flatten(self, start_dim=0, end_dim=-1):
+    if self.ndim == 0:
+        return self.reshape(1)
+    nd = self.ndim
+    s, e = start_dim % nd, end_dim % nd
+    return self.reshape(self.shape[:s] + (-1,) + self.shape[e + 1:])
+
+
+@kernel("aten::view", "aten::reshape")
+def view(self, size):
+    return self.reshape(tuple(size))
+
+
+@kernel("aten::cat")
+def cat(tensors, dim=0):
+    return np.concatenate(tensors, axis=dim)
+
+
+@kernel("aten::t")
+def t(self):
+    return self.T
+
+
+@kernel("aten::transpose.int")
+def transpose(self, dim0, dim1):
+    return np.swapaxes(self, dim0, dim1)
+
+
+@kernel("aten::permute")
+def permute(self, dims):
+    return np.transpose(self, dims)
+
+
+@kernel("aten::contiguous")
+def contiguous(self, memory_format=0):
+    return np.ascontiguousarray(self)
+
+
+@kernel("aten::size.int")
+def size_int(self, dim):
+    return self.shape[dim]
+
+
+@kernel("aten::size")
+def size(self):
+    return list(self.shape)
+
+
+@kernel("aten::dim")
+def dim(self):
+    return self.ndim
+
+
+# ------------------------------------------------------------------ lists, strings
+
+@kernel("aten::__contains__.int_list", "aten::__contains__.str_list")
+def contains(l, item):
+    return item in l
+
+
+@kernel("aten::join")
+def join(self, values):
+    return self.join(values)
+
+
+@kernel("aten::len.t")
+def len_t(a):
+    return len(a)
+
+
+@kernel("aten::__getitem__.t")
+def getitem(l, idx):
+    return l[idx]
+
+
+@kernel("aten::append.t", outputs=1)
+def append(l, el):
+    l.append(el)
+    return l
+
+
+@kernel("aten::format")
+def format_(*args):
+    from ._interp import format_string
+    return format_string(args[0], args[1:])
+
+
+@kernel("prim::NumToTensor.Scalar")
+def num_to_tensor(a):
+    return np.asarray(a)
+
+
+@kernel("aten::ScalarImplicit")
+def scalar_implicit(a):
+    return a.item()
+
+
+@kernel("aten::floordiv.int")
+def floordiv_int(a, b):
+    return a // b
+
+
+@kernel("aten::sqrt.float", "aten::sqrt.int")
+def sqrt_scalar(a):
+    return math.sqrt(a)
