@@ -11,6 +11,10 @@ for ember functions with no aten spelling whose own implementation does not scri
     _ember_local_response_norm     F.local_response_norm (torch's formula)
     _ember_max_unpool              F.max_unpool1d/2d/3d with the default output size
     _reduction_enum                a loss's reduction string as torch's enum at run time
+    _ember_fractional_max_pool     F.fractional_max_pool2d/3d: output size from the ratio,
+                                   random samples drawn when none are given (torch's)
+    _ember_gaussian_nll_loss       F.gaussian_nll_loss (torch's own does not script): var
+                                   floored at eps keeping its gradient
 
 Written in the forms torch's own printer uses (``torch.eq``, ``ops.prim.RaiseException``,
 ``unchecked_cast``), and with ScalarType codes for dtypes, so both torch and ember's loader
@@ -401,4 +405,84 @@ UNPOOL_SOURCE = """def _ember_max_unpool(input: Tensor,
     else:
       result = torch.max_unpool3d(input, indices, out, stride, padding)
   return result
+"""
+
+FRACTIONAL_QUALNAME = "__torch__.torch.nn.functional._ember_fractional_max_pool"
+FRACTIONAL_SOURCE = """def _ember_fractional_max_pool(input: Tensor,
+    kernel_size: List[int],
+    output_size: Optional[List[int]],
+    output_ratio: Optional[List[float]],
+    _random_samples: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+  n = torch.len(kernel_size)
+  if torch.__is__(output_size, None):
+    if torch.__is__(output_ratio, None):
+      ops.prim.RaiseException("fractional_max_pool requires specifying either an output_size or an output_ratio", "builtins.ValueError")
+    else:
+      pass
+    ratio = unchecked_cast(List[float], output_ratio)
+    out = annotate(List[int], [])
+    for d in range(n):
+      size = torch.size(input, torch.add(torch.sub(torch.dim(input), n), d))
+      _0 = torch.append(out, int(torch.mul(size, ratio[d])))
+  else:
+    out = unchecked_cast(List[int], output_size)
+  if torch.__is__(_random_samples, None):
+    if torch.eq(torch.dim(input), torch.add(n, 1)):
+      n_batch = 1
+    else:
+      n_batch = torch.size(input, 0)
+    channels = torch.size(input, torch.sub(-1, n))
+    samples = torch.rand([n_batch, channels, n], dtype=ops.prim.dtype(input), layout=None, device=ops.prim.device(input))
+  else:
+    samples = unchecked_cast(Tensor, _random_samples)
+  if torch.eq(n, 2):
+    result, indices = torch.fractional_max_pool2d(input, kernel_size, out, samples)
+  else:
+    result, indices = torch.fractional_max_pool3d(input, kernel_size, out, samples)
+  return (result, indices)
+"""
+
+GAUSSIAN_NLL_QUALNAME = "__torch__.torch.nn.functional._ember_gaussian_nll_loss"
+GAUSSIAN_NLL_SOURCE = """def _ember_gaussian_nll_loss(input: Tensor,
+    target: Tensor,
+    var: Tensor,
+    full: bool,
+    eps: float,
+    reduction: int) -> Tensor:
+  if torch.ne(torch.size(var), torch.size(input)):
+    if torch.eq(torch.slice(torch.size(input), 0, -1), torch.size(var)):
+      var1 = torch.unsqueeze(var, -1)
+    else:
+      if torch.eq(torch.slice(torch.size(input), 0, -1), torch.slice(torch.size(var), 0, -1)):
+        _0 = torch.eq(torch.size(var, -1), 1)
+      else:
+        _0 = False
+      if torch.__not__(_0):
+        ops.prim.RaiseException("var is of incorrect size", "builtins.ValueError")
+      else:
+        pass
+      var1 = var
+    var0 = var1
+  else:
+    var0 = var
+  if bool(torch.any(torch.lt(torch.detach(var0), 0))):
+    ops.prim.RaiseException("var has negative entry/entries", "builtins.ValueError")
+  else:
+    pass
+  floor = torch.sub(torch.detach(torch.clamp(var0, eps)), torch.detach(var0))
+  var2 = torch.add(var0, floor)
+  _1 = torch.div(torch.pow(torch.sub(input, target), 2), var2)
+  loss = torch.mul(torch.add(_1, torch.log(var2)), 0.5)
+  if full:
+    loss0 = torch.add(loss, 0.91893853320467278)
+  else:
+    loss0 = loss
+  if torch.eq(reduction, 1):
+    out = torch.mean(loss0)
+  else:
+    if torch.eq(reduction, 2):
+      out = torch.sum(loss0)
+    else:
+      out = loss0
+  return out
 """

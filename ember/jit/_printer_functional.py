@@ -455,7 +455,50 @@ def _max_unpool(n):
     return write
 
 
+def _fractional(n, with_indices=False):
+    """F.fractional_max_pool<n>d (and ``_with_indices``) through the archive helper, which
+    returns (output, indices)."""
+    def write(p, b):
+        _fill(p, b)
+        ri = True if with_indices else b.const("return_indices")
+        if ri is NOT_CONSTANT:
+            raise NotImplementedError("ember.jit.save: fractional_max_pool with a return_indices "
+                                      "known only at run time")
+        out = "None" if b.const("output_size") is None else _int_list_text(p, b["output_size"], n)
+        ratio = b.const("output_ratio")
+        if ratio is None:
+            ratio_text = "None"
+        elif isinstance(ratio, (int, float)) and not isinstance(ratio, bool):
+            ratio_text = constant_str([float(ratio)] * n, p.ctx)
+        elif isinstance(ratio, (tuple, list)):
+            ratio_text = constant_str([float(r) for r in ratio], p.ctx)
+        else:
+            raise NotImplementedError("ember.jit.save: fractional_max_pool with an output_ratio "
+                                      "known only at run time")
+        p.ctx.sources.setdefault(S.FRACTIONAL_QUALNAME, S.FRACTIONAL_SOURCE)
+        args = [b.text("input"), _int_list_text(p, b["kernel_size"], n), out, ratio_text,
+                b.text("_random_samples")]
+        call = f"{S.FRACTIONAL_QUALNAME}(" + "".join(a + ", " for a in args) + ")"
+        return call if ri else f"({call})[0]"
+    return write
+
+
+def _gaussian_nll(p, b):
+    _fill(p, b)
+    if b["var"].type is not T.TensorType:
+        raise NotImplementedError("ember.jit.save: gaussian_nll_loss with a number var")
+    red = _reduction(p, b, "gaussian_nll_loss")
+    p.ctx.sources.setdefault(S.GAUSSIAN_NLL_QUALNAME, S.GAUSSIAN_NLL_SOURCE)
+    args = [b.text("input"), b.text("target"), b.text("var"), b.text("full"),
+            _float_text(b["eps"]), red]
+    return f"{S.GAUSSIAN_NLL_QUALNAME}(" + "".join(a + ", " for a in args) + ")"
+
+
 FUNCTIONAL = {
+    "gaussian_nll_loss": _gaussian_nll,
+    "fractional_max_pool2d": _fractional(2), "fractional_max_pool3d": _fractional(3),
+    "fractional_max_pool2d_with_indices": _fractional(2, True),
+    "fractional_max_pool3d_with_indices": _fractional(3, True),
     "scaled_dot_product_attention": _sdpa,
     "linear": _plain("linear", "input", "weight", "bias"),
     "bilinear": _plain("bilinear", "input1", "input2", "weight", "bias"),
