@@ -462,8 +462,8 @@ def _fractional(n, with_indices=False):
         _fill(p, b)
         ri = True if with_indices else b.const("return_indices")
         if ri is NOT_CONSTANT:
-            raise NotImplementedError("ember.jit.save: fractional_max_pool with a return_indices "
-                                      "known only at run time")
+            raise NotImplementedError(f"ember.jit.save: fractional_max_pool{n}d with a "
+                                      f"return_indices known only at run time")
         out = "None" if b.const("output_size") is None else _int_list_text(p, b["output_size"], n)
         ratio = b.const("output_ratio")
         if ratio is None:
@@ -473,8 +473,8 @@ def _fractional(n, with_indices=False):
         elif isinstance(ratio, (tuple, list)):
             ratio_text = constant_str([float(r) for r in ratio], p.ctx)
         else:
-            raise NotImplementedError("ember.jit.save: fractional_max_pool with an output_ratio "
-                                      "known only at run time")
+            raise NotImplementedError(f"ember.jit.save: fractional_max_pool{n}d with an "
+                                      f"output_ratio known only at run time")
         p.ctx.sources.setdefault(S.FRACTIONAL_QUALNAME, S.FRACTIONAL_SOURCE)
         args = [b.text("input"), _int_list_text(p, b["kernel_size"], n), out, ratio_text,
                 b.text("_random_samples")]
