@@ -303,13 +303,34 @@ def div(self, other):
                 and b.dtype != np.float64 else out)
 
 
-def _compare(fn):
-    return lambda self, other: _arr(fn(*_binary(self, other)))
+@kernel("aten::gt.Tensor", "aten::gt.Scalar")
+def gt(self, other):
+    return _arr(np.greater(*_binary(self, other)))
 
 
-for _name, _fn in (("gt", np.greater), ("lt", np.less), ("ge", np.greater_equal),
-                   ("le", np.less_equal), ("eq", np.equal), ("ne", np.not_equal)):
-    kernel(f"aten::{_name}.Tensor", f"aten::{_name}.Scalar")(_compare(_fn))
+@kernel("aten::lt.Tensor", "aten::lt.Scalar")
+def lt(self, other):
+    return _arr(np.less(*_binary(self, other)))
+
+
+@kernel("aten::ge.Tensor", "aten::ge.Scalar")
+def ge(self, other):
+    return _arr(np.greater_equal(*_binary(self, other)))
+
+
+@kernel("aten::le.Tensor", "aten::le.Scalar")
+def le(self, other):
+    return _arr(np.less_equal(*_binary(self, other)))
+
+
+@kernel("aten::eq.Tensor", "aten::eq.Scalar")
+def eq(self, other):
+    return _arr(np.equal(*_binary(self, other)))
+
+
+@kernel("aten::ne.Tensor", "aten::ne.Scalar")
+def ne(self, other):
+    return _arr(np.not_equal(*_binary(self, other)))
 
 
 @kernel("aten::neg")
@@ -451,6 +472,52 @@ def num_to_tensor(a):
 @kernel("aten::ScalarImplicit")
 def scalar_implicit(a):
     return a.item()
+
+
+@kernel("prim::TupleUnpack", "prim::ListUnpack", outputs="*")
+def unpack(t):
+    return t
+
+
+# numbers (ints and floats as Python values)
+@kernel("aten::add.int", "aten::add.float", "aten::add.int_float", "aten::add.float_int")
+def add_number(a, b):
+    return a + b
+
+
+@kernel("aten::sub.int", "aten::sub.float", "aten::sub.int_float", "aten::sub.float_int")
+def sub_number(a, b):
+    return a - b
+
+
+@kernel("aten::mul.int", "aten::mul.float", "aten::mul.int_float", "aten::mul.float_int")
+def mul_number(a, b):
+    return a * b
+
+
+@kernel("aten::div.int", "aten::div.float")
+def div_number(a, b):
+    return a / b
+
+
+@kernel("aten::lt.int", "aten::lt.float")
+def lt_number(a, b):
+    return a < b
+
+
+@kernel("aten::gt.int", "aten::gt.float")
+def gt_number(a, b):
+    return a > b
+
+
+@kernel("aten::eq.int", "aten::eq.float", "aten::eq.str", "aten::eq.bool")
+def eq_number(a, b):
+    return a == b
+
+
+@kernel("aten::ne.int", "aten::ne.float", "aten::ne.str", "aten::ne.bool")
+def ne_number(a, b):
+    return a != b
 
 
 @kernel("aten::floordiv.int")
