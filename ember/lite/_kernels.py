@@ -82,15 +82,17 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1,
             for j in range(kw):
                 patch = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
                 out += patch * weight[:, 0, i, j][None, :, None, None]
-    else:
+    elif groups == 1 and kh == kw == 1 and sh == sw == 1:          # pointwise
+        out = np.matmul(weight.reshape(o, c), x.reshape(n, c, h * w)).reshape(n, o, oh, ow)
+    else:                                                          # im2col + matmul
         win = np.lib.stride_tricks.sliding_window_view(x, (dh * (kh - 1) + 1, dw * (kw - 1) + 1), axis=(2, 3))
         win = win[:, :, ::sh, ::sw, ::dh, ::dw]          # (N, C, OH, OW, kh, kw)
         og = o // groups
         outs = []
         for g in range(groups):
-            xs = win[:, g * cg:(g + 1) * cg]
-            ws = weight[g * og:(g + 1) * og]
-            outs.append(np.einsum("nchwij,ocij->nohw", xs, ws, optimize=True))
+            cols = win[:, g * cg:(g + 1) * cg].transpose(0, 2, 3, 1, 4, 5).reshape(n * oh * ow, cg * kh * kw)
+            ws = weight[g * og:(g + 1) * og].reshape(og, cg * kh * kw)
+            outs.append((cols @ ws.T).reshape(n, oh, ow, og).transpose(0, 3, 1, 2))
         out = outs[0] if groups == 1 else np.concatenate(outs, axis=1)
     if bias is not None:
         out = out + bias[None, :, None, None]
