@@ -127,16 +127,19 @@ class Exporter:
         custom = _registry.lookup_custom(k, self.opset)
         if custom is not None:
             return custom, False
+        module = getattr(n.fn, "__module__", None) or ""
         if n.fn is not None:
             fn = _registry.lookup_python(n.fn)
             if fn is not None:
                 return fn, True
-            if getattr(n.fn, "__module__", "").startswith("ember."):
-                # its parameters need not follow the op's schema: trace the call instead
-                return _TRACE_THROUGH, True
-        fn = _registry.lookup(k, self.opset)
-        if fn is None and k.endswith("_") and not k.endswith("__"):
-            fn = _registry.lookup(k[:-1], self.opset)
+        fn = None
+        if not module.startswith("ember.nn.functional"):
+            # (an nn.functional function's parameters need not follow the op's schema)
+            fn = _registry.lookup(k, self.opset)
+            if fn is None and k.endswith("_") and not k.endswith("__"):
+                fn = _registry.lookup(k[:-1], self.opset)
+        if fn is None and n.fn is not None and module.startswith("ember."):
+            return _TRACE_THROUGH, True         # trace the call instead
         if fn is None:
             name = k if k.startswith(("aten::", "prim::")) or "::" in k else "aten::" + k
             raise UnsupportedOperatorError(name, self.opset, _registry.first_opset(k))

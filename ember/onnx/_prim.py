@@ -64,10 +64,22 @@ def _getitem(ex, g, n, env):
     ex.convert_op(g, n, env)
 
 
+def _raises(block):
+    return any(m.kind == "prim::RaiseException" for m in block.nodes)
+
+
 def _if(ex, g, n, env):
+    """A check that raises in one branch (``if x.size(1) != n: raise ...``) held for the
+    example: the other branch is taken (ONNX has no exceptions), as for a constant
+    condition."""
     cond = env[n.inputs[0].id]
+    taken = None
     if cond.static:
-        rets = ex.convert_block(g, n.blocks[0 if cond.value else 1], env)
+        taken = 0 if cond.value else 1
+    elif _raises(n.blocks[0]) != _raises(n.blocks[1]):
+        taken = 1 if _raises(n.blocks[0]) else 0
+    if taken is not None:
+        rets = ex.convert_block(g, n.blocks[taken], env)
         for o, r in zip(n.outputs, rets):
             env[o.id] = r
         return

@@ -177,8 +177,23 @@ def _common(a, b):
     return ember.result_type(ea, eb)
 
 
+def _sequence_equal(g, a, b, negate):
+    """``==`` / ``!=`` of two lists of sizes (some known only at run time)."""
+    xs, ys = tensors_of(a), tensors_of(b)
+    if len(xs) != len(ys):
+        return g.const(bool(negate))
+    eqs = [g.op("Equal", g.input(x, ember.int64), g.input(y, ember.int64))
+           for x, y in zip(xs, ys)]
+    r = eqs[0]
+    for e in eqs[1:]:
+        r = g.op("And", r, e)
+    return g.op("Not", r) if negate else r
+
+
 def _compare(op_type, negate=False, swap=False):
     def fn(g, a, b):
+        if isinstance(a.example, (list, tuple)) and op_type == "Equal":
+            return _sequence_equal(g, a, b, negate)
         dt = _common(a, b)
         x, y = ew(g, a, dt), ew(g, b, dt)
         if swap:
@@ -461,6 +476,26 @@ def _like(fill):
         value = helper.make_tensor("value", onnx_type(dt), [1], [fill])
         return g.op("ConstantOfShape", g.op("Shape", g.input(x)), value=value)
     return fn
+
+
+def _filled(fill):
+    def fn(g, size, *_):
+        from onnx import helper
+        dt = out_dtype(g)
+        shape = g.list_tensor(size.items) if size.items is not None else g.const(ints(size))
+        value = helper.make_tensor("value", onnx_type(dt), [1], [fill])
+        return g.op("ConstantOfShape", shape, value=value)
+    return fn
+
+
+symbolic("aten::zeros", "aten::empty")(_filled(0))
+symbolic("aten::ones")(_filled(1))
+
+
+@symbolic("aten::full")
+def full(g, size, fill, *_):
+    shape = g.list_tensor(size.items) if size.items is not None else g.const(ints(size))
+    return g.op("Expand", g.const(sv(fill), out_dtype(g)), shape)
 
 
 symbolic("aten::zeros_like", "aten::empty_like")(_like(0))

@@ -252,6 +252,9 @@ def narrow(g, x, dim, start, length):
     return g.op("Slice", g.input(x), g.const([s]), g.const([s + int(sv(length))]), g.const([d]))
 
 
+_BIG = 2 ** 63 - 1
+
+
 @symbolic("aten::_basic_index")
 def basic_index(g, x, index):
     """``x[...]`` with ints, slices, None and Ellipsis (known at export time)."""
@@ -272,18 +275,19 @@ def basic_index(g, x, index):
             continue
         if isinstance(i, bool) or not isinstance(i, (int, slice)):
             raise SymbolicValueError(f"aten::_basic_index with index {i!r}")
+        # the index's own values (negative ones count from the end at run time too), so a
+        # dynamic size is sliced as the source says, not as the example's size would
         if isinstance(i, int):
-            n = x.example.shape[dim]
-            i = i + n if i < 0 else i
-            starts.append(i), ends.append(i + 1), axes.append(dim), steps.append(1)
+            end = _BIG if i == -1 else i + 1
+            starts.append(i), ends.append(end), axes.append(dim), steps.append(1)
             squeeze_dims.append(dim)
         else:
-            n = x.example.shape[dim]
-            a, b, c = i.indices(n)
-            if (a, b, c) != (0, n, 1):
-                if c < 0:
-                    b = -2 ** 63 if b < 0 else b
-                starts.append(a), ends.append(b), axes.append(dim), steps.append(c)
+            step = 1 if i.step is None else int(i.step)
+            whole = i.start in (None, 0) and i.stop is None and step == 1
+            if not whole:
+                start = (0 if step > 0 else -1) if i.start is None else int(i.start)
+                stop = (_BIG if step > 0 else -_BIG - 1) if i.stop is None else int(i.stop)
+                starts.append(start), ends.append(stop), axes.append(dim), steps.append(step)
             out_dim += 1
         dim += 1
     if axes:
@@ -366,6 +370,57 @@ def onnx_index_put(g, x, tensors, value, key):
     picked = g.op("GatherND", xin, where)
     updates = g.op("Expand", cast_to(g, value, dt), g.op("Shape", picked))
     return g.op("ScatterND", xin, where, updates)
+
+
+def _scatter(g, x, dim, index, src, reduction=None):
+    dt = dtype_of(x.example)
+    d = axis(int(sv(dim)), rank(x))
+    ix = g.input(index, ember.int64)
+    if not isinstance(src.example, ember.Tensor) or src.example.dim() == 0:
+        src = g.op("Expand", cast_to(g, src, dt), g.op("Shape", ix))
+    else:
+        src = cast_to(g, src, dt)
+    return g.op("ScatterElements", g.input(x), ix, src, axis=d, reduction=reduction)
+
+
+@symbolic("aten::scatter", opset=16)
+def scatter(g, x, dim, index, src, reduce=None):
+    mode = None if reduce is None or sv(reduce) is None else sv(reduce)
+    names = {None: None, "add": "add", "multiply": "mul", "sum": "add", "prod": "mul"}
+    if mode not in names:
+        raise SymbolicValueError(f"aten::scatter with reduce={mode!r}")
+    return _scatter(g, x, dim, index, src, names[mode])
+
+
+@symbolic("aten::scatter_add", opset=16)
+def scatter_add(g, x, dim, index, src):
+    return _scatter(g, x, dim, index, src, "add")
+
+
+def _along(g, x, dim, index, source):
+    """``index`` (n,) along ``dim`` as ScatterElements indices shaped like ``source``."""
+    d = axis(int(sv(dim)), rank(x))
+    shape = [1] * rank(source)
+    shape[d] = -1
+    ix = g.op("Reshape", g.input(index, ember.int64), g.const(shape))
+    return d, g.op("Expand", ix, g.op("Shape", g.input(source)))
+
+
+@symbolic("aten::index_add", opset=16)
+def index_add(g, x, dim, index, source, alpha=1):
+    dt = dtype_of(x.example)
+    d, ix = _along(g, x, dim, index, source)
+    src = cast_to(g, source, dt)
+    if alpha is not None and sv(alpha) != 1:
+        src = g.op("Mul", src, g.const(sv(alpha), dt))
+    return g.op("ScatterElements", g.input(x), ix, src, axis=d, reduction="add")
+
+
+@symbolic("aten::index_copy")
+def index_copy(g, x, dim, index, source):
+    d, ix = _along(g, x, dim, index, source)
+    return g.op("ScatterElements", g.input(x), ix, cast_to(g, source, dtype_of(x.example)),
+                axis=d)
 
 
 @symbolic("aten::nonzero")

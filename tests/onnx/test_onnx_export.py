@@ -390,6 +390,10 @@ def _x1():
     return ember.randn(2, 4, 10)
 
 
+def _x1s():
+    return ember.randn(2, 10)
+
+
 def _x2():
     return ember.randn(2, 4, 8, 8)
 
@@ -448,6 +452,10 @@ MORE = {
               _x2),
     "repeat_all_any": (lambda: _Fn(lambda q: (q.repeat(1, 2, 1, 1), (q > 0).all(1),
                                               (q > 2).any(1))), _x2),
+    "scatter": (lambda: _Fn(lambda q: (
+        ember.zeros(3, 10).index_add(0, ember.tensor([2, 0]), q[:2], alpha=2),
+        q.scatter(1, q.argsort(1), q * 2), q.scatter_add(1, ember.tensor([[1, 1, 0]]).expand(
+            q.shape[0], 3), q[:, :3]), q.index_copy(1, ember.tensor([3, 0]), q[:, :2]))), _x1s),
     "unary_math": (lambda: _Fn(lambda q: q.square() + q.abs().log2() + q.exp2() + q.trunc()
                                + q.abs().log10()), _x2),
 }
