@@ -1,16 +1,19 @@
 """What the export changes while it traces, so some calls reach the graph as one node each.
 
-Global average pooling and ``interpolate`` become GlobalAveragePool and Resize (so the
-spatial size may vary); multi-head attention runs a version without sizes (``_attention``). ``Tensor.detach`` is recorded as ``aten::alias`` and indexing with tensors as
-``aten::_onnx_index`` / ``aten::_onnx_index_put`` (the tracer would bake their results / index tensors in as constants:
-hardsigmoid's ``lin.detach().clamp(0, 1)``, ``boxes[keep]``).
+- ember's recurrent layers, ``vision.ops.nms`` (``batched_nms`` as one nms over boxes
+  offset per category), ``roi_align`` and ``roi_pool`` compute in NumPy or in many small
+  ops; here they call op records of their own (``aten::_onnx_rnn``, ``_onnx_nms`` ...)
+  whose bodies are the original code: one node, mapped to LSTM/GRU/RNN,
+  NonMaxSuppression, RoiAlign, MaxRoiPool.
+- global average pooling and ``interpolate`` become GlobalAveragePool and Resize (the
+  spatial size may vary); multi-head attention runs a version without sizes
+  (``_attention``), so batch and sequence length may vary.
+- ``Tensor.detach`` is recorded (``aten::alias``), and so is indexing with tensors
+  (``aten::_onnx_index`` / ``_onnx_index_put``): the tracer would bake their results / the
+  index tensors in as constants (hardsigmoid's ``lin.detach().clamp(0, 1)``,
+  ``boxes[keep]``).
 
-ember's recurrent layers, ``vision.ops.nms`` (and ``batched_nms``, as one nms over boxes
-offset per category) and ``vision.ops.roi_align``/``roi_pool`` compute in NumPy
-or in many small ops; during an export they call op records of their own
-(``aten::_onnx_rnn``, ``aten::_onnx_nms``, ``aten::_onnx_roi_align``) whose bodies are the
-original code, so the trace records one node that maps to ONNX's LSTM/GRU/RNN,
-NonMaxSuppression and RoiAlign. Everything is restored when the export ends.
+Everything is restored when the trace ends (the patches are process-wide meanwhile).
 """
 from __future__ import annotations
 
