@@ -86,3 +86,42 @@ def test_complex32_softmax_without_real_dtype_is_refused(fn):
         getattr(torch, fn)(torch.tensor([1 + 1j, 2j]).to(torch.complex32), 0)
     with pytest.raises(NotImplementedError):
         getattr(ember, fn)(x, 0)
+
+
+@pytest.mark.parametrize("antialias", [False, True])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("mode", ["bilinear", "bicubic"])
+@pytest.mark.parametrize("resize", [dict(size=(3, 3)), dict(size=(15, 11)),
+                                    dict(size=(2, 7)), dict(scale_factor=1.7),
+                                    dict(scale_factor=0.3)])
+def test_uint8_bilinear_bicubic_resize_is_torchs_exactly(mode, align_corners, antialias, resize):
+    """uint8 resizing computed in uint8 wrapped around (values off by up to 255); torch's
+    kernel uses fixed-point weights, width pass first, rounding in between: equal bytes."""
+    g = torch.Generator().manual_seed(0)
+    x = torch.randint(0, 256, (2, 3, 7, 9), dtype=torch.uint8, generator=g)
+    kw = dict(mode=mode, align_corners=align_corners, antialias=antialias, **resize)
+    t = torch.nn.functional.interpolate(x, **kw)
+    e = ember.nn.functional.interpolate(ember.tensor(x.tolist(), dtype=ember.uint8), **kw)
+    assert e.dtype == ember.uint8 and e.tolist() == t.tolist()
+
+
+def test_uint8_upsample_bilinear2d_aa_op():
+    x = torch.randint(0, 256, (1, 2, 10, 20), dtype=torch.uint8,
+                      generator=torch.Generator().manual_seed(1))
+    t = torch.ops.aten._upsample_bilinear2d_aa(x, (3, 4), False)
+    e = ember.ops.aten._upsample_bilinear2d_aa(ember.tensor(x.tolist(), dtype=ember.uint8),
+                                               (3, 4), False)
+    assert e.tolist() == t.tolist()
+
+
+@pytest.mark.parametrize("dtype,mode,antialias,shape", [
+    ("int8", "bilinear", False, (1, 1, 4, 4)), ("int16", "bicubic", False, (1, 1, 4, 4)),
+    ("bool", "bilinear", True, (1, 1, 4, 4)), ("int64", "bicubic", True, (1, 1, 4, 4)),
+    ("uint8", "linear", False, (1, 1, 4)), ("int32", "trilinear", False, (1, 1, 4, 4, 4))])
+def test_integer_resize_torch_refuses(dtype, mode, antialias, shape):
+    kw = dict(scale_factor=0.75, mode=mode, antialias=antialias)
+    with pytest.raises(NotImplementedError) as t_err:
+        torch.nn.functional.interpolate(torch.ones(shape, dtype=getattr(torch, dtype)), **kw)
+    with pytest.raises(NotImplementedError) as e_err:
+        ember.nn.functional.interpolate(ember.ones(shape, dtype=getattr(ember, dtype)), **kw)
+    assert str(e_err.value) == str(t_err.value)

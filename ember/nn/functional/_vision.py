@@ -155,6 +155,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     x = input
     if antialias:
         return _interp_aa(x, S, out, scales, align_corners, mode)
+    if mode in need and not (x.is_floating_point() or x.is_complex()):
+        return _interp_integer(x, S, out, scales, align_corners, mode)
     for i in range(n):
         d = 2 + i
         L, O = S[i], out[i]
@@ -220,30 +222,62 @@ def _aa_filter(x, mode):
                     np.where(x < 2, (((x - 5) * x + 8) * x - 4) * a, 0.0))
 
 
-def _interp_aa(x, S, out, scales, align_corners, mode):
-    """Antialiased bilinear / bicubic resize: per spatial dim, each output is a normalized
-    filter-weighted sum over the input pixels within the (scale-widened) filter support."""
-    E = _E()
+def _aa_matrix(L, O, scale_factor, align_corners, mode):
+    """(L, O) weights of the antialiased resize from L to O samples: each output is a
+    normalized filter-weighted sum over the input samples within the (scale-widened)
+    filter support."""
     support0 = {"bilinear": 1.0, "bicubic": 2.0, "lanczos": 3.0}[mode]
-    for i in range(len(S)):
-        d = 2 + i
-        L, O = S[i], out[i]
-        if align_corners:
-            scale = (L - 1) / (O - 1) if O > 1 else 0.0
-        else:
-            scale = 1.0 / scales[i] if scales[i] is not None and scales[i] > 0 else L / O
-        support = support0 * scale if scale >= 1.0 else support0
-        inv = 1.0 / scale if scale >= 1.0 else 1.0
-        A = np.zeros((L, O))
-        for j in range(O):
-            center = scale * (j + 0.5)
-            lo = max(int(center - support + 0.5), 0)
-            hi = min(int(center + support + 0.5), L)
-            w = _aa_filter((np.arange(lo, hi) - center + 0.5) * inv, mode)
-            tot = w.sum()
-            A[lo:hi, j] = w / tot if tot != 0 else w
-        x = E.matmul(x.movedim(d, -1), E.tensor(A, dtype=x.dtype)).movedim(-1, d)
+    if align_corners:
+        scale = (L - 1) / (O - 1) if O > 1 else 0.0
+    else:
+        scale = 1.0 / scale_factor if scale_factor is not None and scale_factor > 0 else L / O
+    support = support0 * scale if scale >= 1.0 else support0
+    inv = 1.0 / scale if scale >= 1.0 else 1.0
+    A = np.zeros((L, O))
+    for j in range(O):
+        center = scale * (j + 0.5)
+        lo = max(int(center - support + 0.5), 0)
+        hi = min(int(center + support + 0.5), L)
+        w = _aa_filter((np.arange(lo, hi) - center + 0.5) * inv, mode)
+        tot = w.sum()
+        A[lo:hi, j] = w / tot if tot != 0 else w
+    return A
+
+
+def _interp_aa(x, S, out, scales, align_corners, mode):
+    """Antialiased bilinear / bicubic resize (uint8 in torch's fixed-point arithmetic)."""
+    E = _E()
+    mats = [_aa_matrix(S[i], out[i], scales[i], align_corners, mode) for i in range(len(S))]
+    if not (x.is_floating_point() or x.is_complex()):
+        if x.dtype != E.uint8:
+            raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
+                                      f"'{_scalar_type_name(x.dtype)}'")
+        from ember.nn.functional._resize_uint8 import resize_uint8
+        return E.from_numpy(resize_uint8(x.numpy(), mats))
+    for i, A in enumerate(mats):
+        x = E.matmul(x.movedim(2 + i, -1), E.tensor(A, dtype=x.dtype)).movedim(-1, 2 + i)
     return x
+
+
+def _scalar_type_name(dtype):
+    from ember._dtype import TYPE_NAMES
+    return TYPE_NAMES[str(dtype).split(".")[-1]]
+
+
+def _interp_integer(x, S, out, scales, align_corners, mode):
+    """Integer input to an interpolating mode: uint8 bilinear / bicubic as torch's kernel
+    (fixed-point weights, ember/nn/functional/_resize_uint8.py); torch refuses the rest."""
+    E = _E()
+    if x.dtype != E.uint8 or mode in ("linear", "trilinear"):
+        kernel = {"bilinear": "upsample_bilinear2d_channels_last",
+                  "bicubic": "compute_indices_weights_cubic"}.get(
+                      mode, "compute_indices_weights_linear")
+        raise NotImplementedError(f"\"{kernel}\" not implemented for "
+                                  f"'{_scalar_type_name(x.dtype)}'")
+    from ember.nn.functional._resize_uint8 import interp_matrix, resize_uint8
+    mats = [interp_matrix(S[i], out[i], _src_scale(S[i], out[i], align_corners, scales[i]),
+                          align_corners, mode) for i in range(2)]
+    return E.from_numpy(resize_uint8(x.numpy(), mats))
 
 
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
