@@ -383,6 +383,59 @@ class _Tracer:
             if _is_tensor(r):
                 frame.bind(r, v)
 
+    def unrecorded(self, run):
+        """``run()`` with this trace's mode off (its ops are recorded as one node instead)."""
+        st = state
+        saved = st.modes
+        st.modes = tuple(m for m in saved if not (isinstance(m, _TraceMode) and m.tracer is self))
+        try:
+            return run()
+        finally:
+            st.modes = saved
+
+    def record_detach(self, t, result):
+        """``aten::detach``: the value flows on (not baked in as a constant)."""
+        n, (v,) = self.frame.emit("aten::detach", [self.tensor_value(t)],
+                                  [_complete_type(result)], source=_source())
+        n.fn = _detach
+        self.frame.bind(result, v)
+
+    def index_template(self, idx):
+        """The compiler's index template (``_compiler.index_template``) of a Python index,
+        with the Values it refers to: tensors stay inputs of the node."""
+        inputs = []
+
+        def value(e):
+            if _is_tensor(e):
+                inputs.append(self.tensor_value(e))
+            else:
+                inputs.append(self.constant(e))
+            return len(inputs)
+
+        def one(e):
+            if e is None:
+                return None
+            if e is Ellipsis:
+                return Ellipsis
+            if isinstance(e, slice):
+                return ("slice",) + tuple(None if p is None else value(p)
+                                          for p in (e.start, e.stop, e.step))
+            return ("value", value(e))
+        tmpl = tuple(one(e) for e in idx) if isinstance(idx, tuple) else one(idx)
+        return tmpl, inputs
+
+    def record_getitem(self, t, idx, result):
+        tmpl, inputs = self.index_template(idx)
+        n, (v,) = self.frame.emit("aten::index", [self.tensor_value(t)] + inputs,
+                                  [_complete_type(result)], {"_index": tmpl}, source=_source())
+        self.frame.bind(result, v)
+
+    def record_setitem(self, t, idx, value):
+        tmpl, inputs = self.index_template(idx)
+        v = self.tensor_value(value) if _is_tensor(value) else self.constant(value)
+        self.frame.emit("aten::index_put_", [self.tensor_value(t), v] + inputs, [],
+                        {"_index": tmpl}, source=_source())
+
     # inputs and outputs --------------------------------------------------------------
     def add_inputs(self, frame, names, values):
         """Graph inputs for ``values`` (tensors, nested tuples/lists/dicts of tensors)."""
@@ -748,6 +801,58 @@ def _tensor_hook(orig):
     return tensor
 
 
+def _detach(x):
+    return x.detach()
+
+
+def _detach_hook(orig):
+    def detach(self):
+        result = orig(self)
+        tracer = _active()
+        if tracer is not None and tracer.frames and id(self) in tracer.frame.values \
+                and not _onnx_export_records():
+            tracer.record_detach(self, result)
+        return result
+    detach.__wrapped__ = orig
+    detach.__doc__ = orig.__doc__
+    return detach
+
+
+def _onnx_export_records():
+    """The ONNX export records detach and tensor indexing with op records of its own."""
+    onnx = sys.modules.get("ember.onnx")
+    return onnx is not None and onnx.is_in_onnx_export()
+
+
+def _holds_tensor_index(idx):
+    return any(_is_tensor(e) for e in (idx if isinstance(idx, tuple) else (idx,)))
+
+
+def _getitem_hook(orig):
+    def __getitem__(self, idx):
+        tracer = _active()
+        if tracer is None or not tracer.frames or not _holds_tensor_index(idx) \
+                or _onnx_export_records():
+            return orig(self, idx)
+        result = tracer.unrecorded(lambda: orig(self, idx))
+        tracer.record_getitem(self, idx, result)
+        return result
+    __getitem__.__wrapped__ = orig
+    return __getitem__
+
+
+def _setitem_hook(orig):
+    def __setitem__(self, idx, value):
+        tracer = _active()
+        if tracer is None or not tracer.frames or not _holds_tensor_index(idx) \
+                or _onnx_export_records():
+            return orig(self, idx, value)
+        tracer.unrecorded(lambda: orig(self, idx, value))
+        tracer.record_setitem(self, idx, value)
+    __setitem__.__wrapped__ = orig
+    return __setitem__
+
+
 def _size_hook(orig):
     def size(self, dim=None):
         sizes = orig(self, dim)
@@ -778,6 +883,9 @@ def _hook_targets():
     out = [(ember.Tensor, name, lambda orig, n=name, w=what: _conversion_hook(n, w, orig))
            for name, what in _CONVERSIONS.items()]
     out.append((ember.Tensor, "size", _size_hook))
+    out.append((ember.Tensor, "detach", _detach_hook))
+    out.append((ember.Tensor, "__getitem__", _getitem_hook))
+    out.append((ember.Tensor, "__setitem__", _setitem_hook))
     out.append((ember.Tensor, "shape", _shape_hook))
     out.append((ScriptFunction, "__call__", _script_call_hook))
     out.append((ember, "tensor", _tensor_hook))

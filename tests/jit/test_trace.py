@@ -535,3 +535,19 @@ def test_sizes_stay_dynamic_like_torch():
     got = et(ember.tensor(x))
     assert tuple(got.shape) == (5, 12)
     np.testing.assert_allclose(got.numpy(), tt(torch.tensor(x)).numpy(), rtol=1e-6)
+
+
+def _index_both(x, i):
+    y = x.clone()
+    y[i] = 0.0
+    return x[i].sum() + x[x > 0].sum() + y
+
+
+def test_detach_and_tensor_indices_stay_dynamic():
+    """detach() results and index tensors are values of the trace, not constants."""
+    t = ember.jit.trace(ember.nn.Hardsigmoid(), ember.tensor([-5., 0., 5.]))
+    assert t(ember.tensor([5., 0., -5.])).tolist() == [1.0, 0.5, 0.0]
+    assert "aten::detach" in str(t.graph)
+    tf = ember.jit.trace(_index_both, (ember.arange(5.), ember.tensor([0, 1])))
+    x, i = ember.arange(5.), ember.tensor([3, 4])
+    assert ember.equal(tf(x, i), _index_both(x, i))
