@@ -462,12 +462,16 @@ class _Tracer:
                 n.fn = _getitem
                 self.unpack(frame, o, e)
 
-    def output_value(self, out, strict):
+    def output_value(self, out, strict, nested=False):
+        """The Value of a traced result; ``nested`` (a submodule's): None and numbers may
+        be part of it (torch's tracer allows them there, not as the trace's outputs)."""
         frame = self.frame
         if _is_tensor(out):
             return self.tensor_value(out)
+        if nested and (out is None or isinstance(out, (bool, int, float))):
+            return self.constant(out)
         if isinstance(out, tuple):
-            vals = [self.output_value(e, strict) for e in out]
+            vals = [self.output_value(e, strict, nested) for e in out]
             _, (v,) = frame.emit("prim::TupleConstruct", vals,
                                  [T.TupleType(tuple(x.type for x in vals))])
             return v
@@ -539,7 +543,7 @@ class _Tracer:
         self.frames.append(child)
         try:
             out = orig_forward(*args, **kwargs)
-            ret = self.output_value(out, strict=False)
+            ret = self.output_value(out, strict=False, nested=True)
         finally:
             self.frames.pop()
         graph = child.finish([ret])
@@ -577,7 +581,7 @@ class _Tracer:
         self.frames.append(child)
         try:
             out = fn(*args, **kwargs)
-            ret = self.output_value(out, strict=False)
+            ret = self.output_value(out, strict=False, nested=True)
         finally:
             self.frames.pop()
         graph = child.finish([ret])
@@ -618,7 +622,7 @@ class _Tracer:
             frame.bind(out, v)
         elif isinstance(out, (tuple, list)):
             kind = "prim::TupleUnpack" if isinstance(out, tuple) else "prim::ListUnpack"
-            _, outs = frame.emit(kind, [v], [_plain(_input_type(e)) for e in out])
+            _, outs = frame.emit(kind, [v], [_plain(_result_type(e)) for e in out])
             for o, e in zip(outs, out):
                 self.unpack_result(frame, o, e)
         elif isinstance(out, dict):
@@ -658,6 +662,15 @@ def _plain_type_of(v):
         return T.type_of_value(v)
     except Exception:      # noqa: BLE001
         return T.AnyType
+
+
+def _result_type(val):
+    """The type of part of a submodule's result (None and numbers allowed there)."""
+    if val is None or isinstance(val, (bool, int, float)):
+        return T.type_of_value(val)
+    if isinstance(val, tuple):
+        return T.TupleType(tuple(_result_type(e) for e in val))
+    return _input_type(val)
 
 
 def _input_type(val):

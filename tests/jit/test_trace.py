@@ -551,3 +551,29 @@ def test_detach_and_tensor_indices_stay_dynamic():
     tf = ember.jit.trace(_index_both, (ember.arange(5.), ember.tensor([0, 1])))
     x, i = ember.arange(5.), ember.tensor([3, 4])
     assert ember.equal(tf(x, i), _index_both(x, i))
+
+
+class _PairWithNone(ember.nn.Module):
+    def forward(self, x):
+        return x * 2, None
+
+
+class _UsesPair(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = _PairWithNone()
+
+    def forward(self, x):
+        a, _ = self.s(x)
+        return a + 1
+
+
+def test_submodule_results_may_hold_none():
+    t = ember.jit.trace(_UsesPair(), ember.ones(2))
+    assert t(ember.full((2,), 3.0)).tolist() == [7.0, 7.0]
+    enc = ember.nn.TransformerEncoder(
+        ember.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.0), 1, enable_nested_tensor=False).eval()
+    x = ember.randn(3, 2, 8)
+    assert ember.allclose(ember.jit.trace(enc, x)(x), enc(x), atol=1e-6)
+    with pytest.raises(RuntimeError, match="Only tensors, lists, tuples of tensors"):
+        ember.jit.trace(_PairWithNone(), ember.ones(2))
