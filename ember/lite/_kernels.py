@@ -33,19 +33,14 @@ def _pair(v, n=2):
     return v * n if len(v) == 1 else v
 
 
-def _scalar_to(x, like):
-    """A Python number as an array in ``like``'s dtype family (torch's type promotion of
-    a Tensor with a Scalar keeps the tensor's dtype unless a float meets integers)."""
-    if isinstance(x, np.ndarray):
-        return x
-    if isinstance(x, float) and like.dtype.kind in "biu":
-        return np.asarray(x, np.float32)
-    return np.asarray(x, like.dtype if like.dtype != np.bool_ else None)
-
-
 def _binary(a, b):
+    """Operands with torch's promotion of a Tensor with a Python number: the number stays a
+    weak Python scalar (the tensor's dtype wins), except a float meeting an integer tensor,
+    which makes the result float32 (torch's default dtype)."""
     a = _arr(a)
-    return a, _scalar_to(b, a)
+    if isinstance(b, float) and a.dtype.kind in "biu":
+        a = a.astype(np.float32)
+    return a, b
 
 
 # ------------------------------------------------------------------ convolution, linear
@@ -248,11 +243,24 @@ def avg_pool2d(self, kernel_size, stride=(), padding=(0, 0), ceil_mode=False,
     total = win.sum(axis=(-2, -1))
     if divisor_override:
         return (total / divisor_override).astype(self.dtype)
-    if count_include_pad and not ceil_mode:
-        return (total / (kh * kw)).astype(self.dtype)
-    ones = np.ones(self.shape[-2:], self.dtype)
-    cnt, _ = _windows(ones, kernel_size, stride, padding, (1, 1), ceil_mode, 1.0 if count_include_pad else 0.0)
-    return (total / cnt.sum(axis=(-2, -1))).astype(self.dtype)
+    sh, sw = _pair(stride) if stride else (kh, kw)
+    oh, ow = total.shape[-2:]
+    h, w = self.shape[-2:]
+    div = np.outer(_counts(h, kh, sh, ph, oh, count_include_pad),
+                   _counts(w, kw, sw, pw, ow, count_include_pad))
+    return (total / div).astype(self.dtype)
+
+
+def _counts(size, k, s, p, out, include_pad):
+    """Elements each pooling window covers along one axis (padding counted or not)."""
+    counts = []
+    for i in range(out):
+        start = i * s - p
+        end = min(start + k, size + p)
+        if not include_pad:
+            start, end = max(start, 0), min(end, size)
+        counts.append(end - start)
+    return np.asarray(counts, np.float64)
 
 
 @kernel("aten::adaptive_avg_pool2d")
@@ -454,6 +462,18 @@ def getitem(l, idx):
     return l[idx]
 
 
+@kernel("prim::requires_grad", "prim::is_cuda", "prim::is_quantized", "prim::is_sparse",
+        "prim::is_mkldnn")
+def tensor_flag(a):
+    """Tensor attributes that are always False in this runtime (no autograd, CPU only)."""
+    return False
+
+
+@kernel("aten::list.t")
+def list_copy(l):
+    return list(l)
+
+
 @kernel("aten::append.t", outputs=1)
 def append(l, el):
     l.append(el)
@@ -502,24 +522,46 @@ def div_number(a, b):
     return a / b
 
 
-@kernel("aten::lt.int", "aten::lt.float")
+@kernel("aten::lt.int", "aten::lt.float", "aten::lt.int_float", "aten::lt.float_int")
 def lt_number(a, b):
     return a < b
 
 
-@kernel("aten::gt.int", "aten::gt.float")
+@kernel("aten::gt.int", "aten::gt.float", "aten::gt.int_float", "aten::gt.float_int")
 def gt_number(a, b):
     return a > b
 
 
-@kernel("aten::eq.int", "aten::eq.float", "aten::eq.str", "aten::eq.bool")
+@kernel("aten::le.int", "aten::le.float", "aten::le.int_float", "aten::le.float_int")
+def le_number(a, b):
+    return a <= b
+
+
+@kernel("aten::ge.int", "aten::ge.float", "aten::ge.int_float", "aten::ge.float_int")
+def ge_number(a, b):
+    return a >= b
+
+
+@kernel("aten::eq.int", "aten::eq.float", "aten::eq.str", "aten::eq.bool", "aten::eq.int_float",
+        "aten::eq.float_int")
 def eq_number(a, b):
     return a == b
 
 
-@kernel("aten::ne.int", "aten::ne.float", "aten::ne.str", "aten::ne.bool")
+@kernel("aten::ne.int", "aten::ne.float", "aten::ne.str", "aten::ne.bool", "aten::ne.int_float",
+        "aten::ne.float_int")
 def ne_number(a, b):
     return a != b
+
+
+@kernel("aten::__and__.bool")
+def and_bool(a, b):
+    return a and b
+
+
+@kernel("aten::__or__.bool")
+def or_bool(a, b):
+    return a or b
 
 
 @kernel("aten::floordiv.int")

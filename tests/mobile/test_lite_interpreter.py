@@ -155,3 +155,18 @@ def test_errors():
     with pytest.raises(TypeError):
         from ember.jit.mobile import _save_for_lite_interpreter
         _save_for_lite_interpreter(seeded(MLP), io.BytesIO())
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v3_small", "squeezenet1_1"])
+def test_more_vision_models_both_ways(name, tmp_path):
+    import ember.vision.models as models
+    ember.manual_seed(0)
+    m = getattr(models, name)(num_classes=10).eval()
+    s = ember.jit.script(m)
+    x = _input((1, 3, 64, 64))
+    want = m(ember.from_numpy(x)).detach().numpy()
+    scale = float(np.abs(want).max())
+    data = _ptl(optimize_for_mobile(s))
+    _close(torch_lite_load(io.BytesIO(data))(torch.from_numpy(x)).detach().numpy(), want, scale)
+    _close(lite.load(io.BytesIO(data))(x), want, scale)
+    _close(lite.load(io.BytesIO(_torch_ptl(_torch_module(s), tmp_path)))(x), want, scale)

@@ -227,6 +227,17 @@ class Generator:
     def n_prim_TupleUnpack(self, c, n):
         self.call(c, "prim::TupleUnpack", "", [n.inputs[0]], n.outputs)
 
+    def n_prim_TensorAttr(self, c, n):
+        self.call(c, "prim::" + n.attrs["name"], "", list(n.inputs), n.outputs)
+
+    def n_prim_Uninitialized(self, c, n):
+        c.emit("UN_INITIALIZED")
+        c.store(n.outputs)
+
+    def n_prim_unchecked_cast(self, c, n):
+        c.push(n.inputs[0])
+        c.store(n.outputs)
+
     def n_prim_RaiseException(self, c, n):
         for v in n.inputs:
             c.push(v)

@@ -50,6 +50,7 @@ _FUNCTIONAL = {
                                      ("end_dim", -1, 0)], None),
     "aten::cat": ("", [("tensors", None, 0), ("dim", 0, 0)], None),
 }
+_ALIASES = {"aten::_cat_front": "aten::cat"}
 
 _SCALAR_OVERLOAD = {"add", "sub", "mul", "div", "gt", "lt", "ge", "le", "eq", "ne", "add_",
                     "sub_", "mul_", "div_", "remainder", "pow", "rsub"}
@@ -142,7 +143,7 @@ def _scalar_op(node):
 
 def torch_op(node):
     """(name, overload, args) of ``node`` in torch's operator set, or raise."""
-    kind = node.kind
+    kind = _ALIASES.get(node.kind, node.kind)
     if kind in _FUNCTIONAL and node.fn is not None:
         return _functional(node, kind)
     if node.op is not None:
@@ -156,7 +157,7 @@ def torch_op(node):
     if kind in ("aten::Bool", "aten::Int", "aten::Float"):
         t = node.inputs[0].type
         return kind, "Tensor" if t is T.TensorType else (_scalar_name(t) or "Scalar"), list(node.inputs)
-    if kind in ("aten::len", "aten::__getitem__", "aten::append"):
+    if kind in ("aten::len", "aten::__getitem__", "aten::append", "aten::list"):
         return kind, "t", list(node.inputs)
     op = _scalar_op(node) if kind.startswith("aten::") and node.inputs else None
     if op is not None:
