@@ -210,6 +210,12 @@ class Compiler:
         self.defaults = defaults or {}
         self.arg_names = []
         self.arg_schema = []    # (name, type, has_default, default)
+        self._one_sided = {}    # name -> (node, message): assigned on one path of an if only
+        self._inferred = set()  # argument Values typed Tensor by default (not annotated)
+        self._returns = []      # (return statement, type) in source order
+        self._last_return = None
+        self.loop_depth = 0     # loops (not unrolled) around the statement being compiled
+        self.loop_index = None  # the innermost loop's index Value
 
     # -- source ranges and errors -------------------------------------------------
     def where(self, node):
@@ -255,7 +261,7 @@ class Compiler:
     def type_name(self, v):
         """A value's type as torch names it in messages (``Tensor (inferred)`` for an
         unannotated argument)."""
-        if v.type is T.TensorType and v in getattr(self, "_inferred", ()):
+        if v.type is T.TensorType and v in self._inferred:
             return "Tensor (inferred)"
         return v.type.annotation
 
@@ -303,7 +309,7 @@ class Compiler:
             t = self.arg_types.get(p.arg, T.TensorType)
             v = self.graph.add_input(t, p.arg)
             if p.arg not in self.arg_types:
-                self.__dict__.setdefault("_inferred", set()).add(v)
+                self._inferred.add(v)
             env.vars[p.arg] = S.SimpleValue(v)
             self.arg_names.append(p.arg)
             has_def = p.arg in self.defaults
@@ -323,7 +329,7 @@ class Compiler:
         else:
             rv = self.value(ret, fd)
         if self.declared_return is not None:
-            rv = self.coerce(rv, self.declared_return, getattr(self, "_last_return", fd),
+            rv = self.coerce(rv, self.declared_return, self._last_return or fd,
                              "Return value was annotated as having type "
                              f"{self.declared_return.annotation} but is actually of type")
         self.graph.block.add_return(rv)
@@ -380,12 +386,12 @@ class Compiler:
         v = self.const(None) if s.value is None else self.value(self.expr(s.value), s.value)
         if getattr(s, "end_col_offset", None) is not None:
             self._last_return = s
-            self.__dict__.setdefault("_returns", []).append((s, v.type))
+            self._returns.append((s, v.type))
         if self.declared_return is not None:
             v = self.coerce(v, self.declared_return, s, "Return value was annotated as "
                             f"having type {self.declared_return.annotation} but is "
                             f"actually of type")
-        if getattr(self, "loop_depth", 0):
+        if self.loop_depth:
             # inside a loop: remember the value, flag it and break (see _normalize)
             self.env.vars[_RET] = S.SimpleValue(v)
             self.env.vars[_HAS_RET] = S.SimpleValue(self.const(True))
@@ -447,7 +453,7 @@ class Compiler:
         return self.emit_if(cv, s.body, s.orelse, s, refine_then, refine_else)
 
     def return_mismatch(self, node):
-        rets = getattr(self, "_returns", [])
+        rets = self._returns
         for k, (s, t) in enumerate(rets[1:], 1):
             if T.unify(rets[0][1], t) is None:
                 self.error(f"Previous return statement returned a value of type "
@@ -620,7 +626,7 @@ class Compiler:
                 return None
             self.assign(s.target, items[k], s)
             self.env.vars[_COND] = S.SimpleValue(self.const(True))
-            self.loop_depth = getattr(self, "loop_depth", 0) + 1
+            self.loop_depth += 1
             try:
                 self.stmts(body)
             finally:
@@ -635,7 +641,7 @@ class Compiler:
         if init is not None and init.type is T.PendingType:
             t = self.env.lookup(_RET).value.type
             if t is T.PendingType:
-                t = ([r for _, r in getattr(self, "_returns", [])] or [T.NoneType])[-1]
+                t = ([r for _, r in self._returns] or [T.NoneType])[-1]
             init.set_type(t)
             if self.env.lookup(_RET).value.type is T.PendingType:
                 self.env.lookup(_RET).value.set_type(t)
@@ -661,7 +667,7 @@ class Compiler:
         b = loop.add_block()
         outer_env, outer_block = self.env, self.block
         self.block, self.env = b, Env(b, outer_env)
-        saved_index = getattr(self, "loop_index", None)
+        saved_index = self.loop_index
         self.loop_index = b.add_param(T.IntType, "i")
         params = []
         for name, v in zip(carried, init):
@@ -671,9 +677,7 @@ class Compiler:
             self.env.vars[name] = S.SimpleValue(p)
         self.env.vars[_COND] = S.SimpleValue(self.const(True))
         bind_target(self.env)
-        for name in _assigned_names(body):      # the target's names are local to the body
-            pass
-        self.loop_depth = getattr(self, "loop_depth", 0) + 1
+        self.loop_depth += 1
         try:
             self.stmts(_normalize(list(body), []))
         finally:
@@ -799,12 +803,6 @@ class Compiler:
             else:
                 self.unsupported(s)
         return None
-
-    def __getattr__(self, name):
-        if name == "_one_sided":
-            d = self.__dict__["_one_sided"] = {}
-            return d
-        raise AttributeError(name)
 
     # -- assignment -------------------------------------------------------------------------
     def assign(self, target, rhs, node):
@@ -1150,7 +1148,7 @@ class Compiler:
         b = loop.add_block()
         outer_block = self.block
         self.block, self.env = b, Env(b, outer_env)
-        saved_index = getattr(self, "loop_index", None)
+        saved_index = self.loop_index
         self.loop_index = b.add_param(T.IntType, "i")
         self.assign(gen.target, bind(), e)
         seen = {}
