@@ -68,9 +68,9 @@ for _n in ("intlist", "doublelist", "boollist", "tensorlist", "list"):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, data, archive):
+    def __init__(self, data, archive, folders):
         super().__init__(io.BytesIO(data))
-        self.archive = archive
+        self.archive, self.folders = archive, folders
 
     def find_class(self, module, name):
         if module == "torch" and name in _STORAGE_DTYPES:
@@ -86,7 +86,7 @@ class _Unpickler(pickle.Unpickler):
         kind, dtype, key, _location, numel = pid
         if kind != "storage":
             raise pickle.UnpicklingError(f"ember.lite: unknown persistent id {pid!r}")
-        return self.archive.storage(key, dtype, numel)
+        return self.archive.storage(key, dtype, numel, self.folders)
 
 
 class Archive:
@@ -105,21 +105,24 @@ class Archive:
     def has(self, name):
         return self.prefix + name in self.names
 
-    def storage(self, key, dtype, numel):
-        arr = self.storages.get(key)
+    def storage(self, key, dtype, numel, folders):
+        arr = self.storages.get((folders, key))
         if arr is None:
-            for folder in ("constants/", "data/"):
+            for folder in folders:
                 if self.has(folder + key):
                     raw = self.read(folder + key)
                     break
             else:
                 raise RuntimeError(f"ember.lite: storage {key} missing from the archive")
             arr = np.frombuffer(raw, dtype=np.dtype(dtype).newbyteorder("<"), count=numel)
-            self.storages[key] = arr
+            self.storages[(folders, key)] = arr
         return arr
 
     def unpickle(self, name):
-        return _Unpickler(self.read(name), self).load()
+        """data.pkl's storages live in data/; bytecode.pkl's (and constants.pkl's) in
+        constants/ (the other folder is tried next)."""
+        folders = ("data/", "constants/") if name == "data.pkl" else ("constants/", "data/")
+        return _Unpickler(self.read(name), self, folders).load()
 
 
 def read(f):

@@ -198,6 +198,31 @@ def softmax(self, dim, dtype=None):
     return e / e.sum(axis=dim, keepdims=True)
 
 
+@kernel("aten::detach")
+def detach(self):
+    return self
+
+
+@kernel("aten::where.self")
+def where(condition, self, other):
+    return _arr(np.where(condition, self, other))
+
+
+@kernel("aten::logical_not")
+def logical_not(self):
+    return np.logical_not(self)
+
+
+@kernel("aten::bitwise_or.Tensor", "aten::__or__.Tensor")
+def bitwise_or(self, other):
+    return _arr(np.bitwise_or(self, other))
+
+
+@kernel("aten::movedim.intlist", "aten::movedim.int")
+def movedim(self, source, destination):
+    return np.moveaxis(self, source, destination)
+
+
 @kernel("aten::dropout", "aten::dropout_", "aten::feature_dropout")
 def dropout(input, p, train):
     if train and p > 0:

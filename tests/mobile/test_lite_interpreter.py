@@ -170,3 +170,30 @@ def test_more_vision_models_both_ways(name, tmp_path):
     _close(torch_lite_load(io.BytesIO(data))(torch.from_numpy(x)).detach().numpy(), want, scale)
     _close(lite.load(io.BytesIO(data))(x), want, scale)
     _close(lite.load(io.BytesIO(_torch_ptl(_torch_module(s), tmp_path)))(x), want, scale)
+
+
+class _Twice(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = ember.nn.Linear(3, 3)
+        self.scale = 2.0
+
+    def forward(self, x):
+        return ember.relu(self.lin(x))
+
+    @ember.jit.export
+    def twice(self, x):
+        return self.forward(x) * self.scale
+
+
+def test_preserved_method_both_ways(tmp_path):
+    m = seeded(_Twice)
+    o = optimize_for_mobile(ember.jit.script(m), preserved_methods=["twice"])
+    x = _input((2, 3))
+    want = m.twice(ember.from_numpy(x)).detach().numpy()
+    _close(o.twice(ember.from_numpy(x)).detach().numpy(), want)
+    data = _ptl(o)
+    _close(lite.load(io.BytesIO(data)).run_method("twice", x), want)
+    _close(torch_lite_load(io.BytesIO(data)).run_method("twice", torch.from_numpy(x)).detach().numpy(), want)
+    assert export_opnames(o) == ["aten::linear", "aten::mul.Scalar", "aten::relu"]
+

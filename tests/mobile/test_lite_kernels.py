@@ -119,3 +119,14 @@ def test_arithmetic_overloads():
     assert KERNELS["aten::Bool.Tensor"](np.asarray(True)) is True
     assert KERNELS["aten::__contains__.int_list"]([4, 5], 5) is True
     assert KERNELS["aten::join"](" or ", ["a", "b"]) == "a or b"
+
+
+def test_selection_and_layout_ops():
+    a, b = _x(2, 3, 4), _x(2, 3, 4)
+    m = a > 0
+    _check("aten::where.self", m, a, b)
+    _check("aten::logical_not", m)
+    _check("aten::bitwise_or.Tensor", m, b > 0)
+    _check("aten::movedim.intlist", a, [0, 2], [2, 0])
+    _check("aten::clamp", a, -0.5, 0.5)
+    _check("aten::matmul", a, _x(4, 5))

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ember.jit import _types as T
 from ember.jit._ir import Node
-from ember.jit.mobile._ops import Literal, torch_op
+from ember.jit.mobile._ops import Literal, is_tensor, torch_op
 
 BYTECODE_VERSION = 8
 
@@ -23,6 +23,8 @@ def type_str(t, names=None):
               T.StrType: "str", T.NoneType: "NoneType"}
     if t in simple:
         return simple[t]
+    if is_tensor(t):
+        return "Tensor"
     if isinstance(t, T.OptionalType):
         return f"Optional[{type_str(t.elem, names)}]"
     if isinstance(t, T.ListType):
@@ -258,7 +260,7 @@ class Generator:
         c.store(n.outputs)
 
     def n_aten_dim(self, c, n):
-        if n.inputs[0].type is not T.TensorType:
+        if not is_tensor(n.inputs[0].type):
             return self.call(c, "aten::dim", "", list(n.inputs), n.outputs)
         self._unary_instruction(c, n, "DIM")
 

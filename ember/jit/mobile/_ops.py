@@ -58,6 +58,11 @@ _SCALAR_OVERLOAD = {"add", "sub", "mul", "div", "gt", "lt", "ge", "le", "eq", "n
 _SCALAR_KINDS = {"int": T.IntType, "float": T.FloatType, "bool": T.BoolType}
 
 
+def is_tensor(t):
+    """Tensor types, refined ones (traced graphs' ``Float(1, 3, ...)``) included."""
+    return t is T.TensorType or type(t).__name__.endswith("TensorType")
+
+
 def _scalar_name(t):
     for name, st in _SCALAR_KINDS.items():
         if t is st:
@@ -122,10 +127,13 @@ def _op_record(node):
             return base, "", [args[0], args[3] if len(args) > 3 else Literal(None)]
         return base, ("dim" if short == "mean" else "dim_IntList"), args
     if short in _SCALAR_OVERLOAD and overload == "Tensor" and len(args) > 1 \
-            and args[1].type is not T.TensorType and _scalar_name(args[1].type):
+            and not is_tensor(args[1].type) and _scalar_name(args[1].type):
         overload = "Scalar"
     if short == "rsub":
-        overload = "Scalar" if args[1].type is not T.TensorType else "Tensor"
+        overload = "Scalar" if not is_tensor(args[1].type) else "Tensor"
+    if short in ("clamp", "clamp_") and overload == "Tensor" and not any(
+            is_tensor(a.type) for a in args[1:]):
+        overload = ""
     return base, overload, args
 
 
@@ -154,9 +162,11 @@ def torch_op(node):
         return kind, ("str_list" if elem is T.StrType else "int_list"), list(node.inputs)
     if kind == "aten::join":
         return kind, "", list(node.inputs)
+    if kind == "aten::detach":
+        return kind, "", list(node.inputs[:1])
     if kind in ("aten::Bool", "aten::Int", "aten::Float"):
         t = node.inputs[0].type
-        return kind, "Tensor" if t is T.TensorType else (_scalar_name(t) or "Scalar"), list(node.inputs)
+        return kind, "Tensor" if is_tensor(t) else (_scalar_name(t) or "Scalar"), list(node.inputs)
     if kind in ("aten::len", "aten::__getitem__", "aten::append", "aten::list"):
         return kind, "t", list(node.inputs)
     op = _scalar_op(node) if kind.startswith("aten::") and node.inputs else None
