@@ -84,14 +84,19 @@ def main():
         xe = ember.from_numpy(x)
         lm = lite.load(ptl)
         optimized = optimize_for_mobile(scripted)
+        opt_ptl = os.path.join(tmp, "mnv2_opt.ptl")
+        optimized._save_for_lite_interpreter(opt_ptl)
+        lo = lite.load(opt_ptl)
         fns = {"ember.lite (.ptl)": lambda: lm(x),
+               "ember.lite (optimize_for_mobile .ptl)": lambda: lo(x),
                "ember eager": lambda: model(xe),
                "ember optimize_for_mobile": lambda: optimized(xe)}
         if torch is not None:
-            tm = torch_lite_load(ptl)
+            tm, to = torch_lite_load(ptl), torch_lite_load(opt_ptl)
             xt = torch.from_numpy(x)
             torch.set_num_threads(1)
-            fns["torch lite interpreter (1 thread)"] = lambda: tm(xt)
+            fns["torch lite interpreter (.ptl, 1 thread)"] = lambda: tm(xt)
+            fns["torch lite interpreter (optimized .ptl, 1 thread)"] = lambda: to(xt)
         with ember.no_grad():
             times = bench_interleaved(fns, min_time=0.3, repeat=5)
         print("\n| MobileNetV2 1x3x64x64 | time per inference |")

@@ -71,12 +71,14 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1,
     ow = (w - dw * (kw - 1) - 1) // sw + 1
     if c != cg * groups:
         raise RuntimeError(f"conv2d: expected input with {cg * groups} channels, got {c}")
-    if groups == c and cg == 1 and o == c:          # depthwise
-        out = np.zeros((n, c, oh, ow), dtype=np.result_type(x, weight))
-        for i in range(kh):
-            for j in range(kw):
-                patch = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
-                out += patch * weight[:, 0, i, j][None, :, None, None]
+    if groups == c and cg == 1 and o == c:          # depthwise: a multiply-add per tap
+        out = np.empty((n, c, oh, ow), dtype=np.result_type(x, weight))
+        tmp = np.empty_like(out)
+        for k, (i, j) in enumerate((i, j) for i in range(kh) for j in range(kw)):
+            patch = x[:, :, i * dh:i * dh + sh * (oh - 1) + 1:sh, j * dw:j * dw + sw * (ow - 1) + 1:sw]
+            np.multiply(patch, weight[:, 0, i, j][None, :, None, None], out=out if k == 0 else tmp)
+            if k:
+                out += tmp
     elif groups == 1 and kh == kw == 1 and sh == sw == 1:          # pointwise
         out = np.matmul(weight.reshape(o, c), x.reshape(n, c, h * w)).reshape(n, o, oh, ow)
     else:                                                          # im2col + matmul
