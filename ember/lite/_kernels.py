@@ -97,6 +97,18 @@ def conv2d(input, weight, bias=None, stride=(1, 1), padding=(0, 0), dilation=(1,
     return out[0] if unbatched else out
 
 
+@kernel("aten::convolution", "aten::_convolution")
+def convolution(input, weight, bias, stride, padding, dilation, transposed, output_padding,
+                groups, *_):
+    """conv1d/conv2d through ``conv2d`` (transposed convolutions are not in this runtime)."""
+    if transposed:
+        raise NotImplementedError("ember.lite: transposed convolution")
+    if weight.ndim == 3:
+        return conv2d(input[..., None, :], weight[:, :, None, :], bias, [1] + list(stride),
+                      [0] + list(padding), [1] + list(dilation), groups)[..., 0, :]
+    return conv2d(input, weight, bias, stride, padding, dilation, groups)
+
+
 @kernel("aten::linear")
 def linear(input, weight, bias=None):
     """(*, in) @ (out, in).T + (out,) -> (*, out)."""
@@ -138,6 +150,14 @@ def batch_norm(input, weight, bias, running_mean, running_var, training, momentu
     if bias is not None:
         shift = shift + bias
     return (input * scale.reshape(shape) + shift.reshape(shape)).astype(input.dtype, copy=False)
+
+
+@kernel("aten::native_batch_norm", outputs="*")
+def native_batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps):
+    """(output, saved mean, saved inverse std); the saved ones are empty in eval mode."""
+    out = batch_norm(input, weight, bias, running_mean, running_var, training, momentum, eps)
+    empty = np.empty((0,), input.dtype)
+    return out, empty, empty
 
 
 # ------------------------------------------------------------------ activations
@@ -261,6 +281,28 @@ def _windows(x, k, s, p, d, ceil, fill):
 def max_pool2d(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1), ceil_mode=False):
     win, _ = _windows(self, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
     return np.ascontiguousarray(win.max(axis=(-2, -1)))
+
+
+@kernel("aten::max_pool2d_with_indices", outputs="*")
+def max_pool2d_with_indices(self, kernel_size, stride=(), padding=(0, 0), dilation=(1, 1),
+                            ceil_mode=False):
+    """(values, indices into each input plane, flattened H*W), as torch."""
+    win, (kh, kw, ph, pw) = _windows(self, kernel_size, stride, padding, dilation, ceil_mode, -np.inf)
+    flat = win.reshape(win.shape[:-2] + (-1,))
+    arg = flat.argmax(axis=-1)
+    sh, sw = _pair(stride) if stride else (kh, kw)
+    dh, dw = _pair(dilation)
+    oh, ow = arg.shape[-2:]
+    rows = np.arange(oh)[:, None] * sh - ph + (arg // kw) * dh
+    cols = np.arange(ow)[None, :] * sw - pw + (arg % kw) * dw
+    values = np.take_along_axis(flat, arg[..., None], axis=-1)[..., 0]
+    return np.ascontiguousarray(values), (rows * self.shape[-1] + cols).astype(np.int64)
+
+
+@kernel("aten::copy_")
+def copy_(self, src, non_blocking=False):
+    self[...] = src
+    return self
 
 
 @kernel("aten::avg_pool2d")

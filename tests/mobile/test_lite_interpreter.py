@@ -197,3 +197,18 @@ def test_preserved_method_both_ways(tmp_path):
     _close(torch_lite_load(io.BytesIO(data)).run_method("twice", torch.from_numpy(x)).detach().numpy(), want)
     assert export_opnames(o) == ["aten::linear", "aten::mul.Scalar", "aten::relu"]
 
+
+
+@pytest.mark.parametrize("make,shape", [(lambda: seeded(CNN), (1, 3, 10, 10)),
+                                        (_mobilenet, (1, 3, 64, 64))])
+def test_traced_modules_both_ways(make, shape):
+    m = make()
+    x = _input(shape)
+    traced = ember.jit.trace(m, ember.from_numpy(x))
+    data = _ptl(traced)
+    want = m(ember.from_numpy(x)).detach().numpy()
+    x2 = _input(shape) * 2                      # another input of the traced shape
+    want2 = m(ember.from_numpy(x2)).detach().numpy()
+    _close(lite.load(io.BytesIO(data))(x), want)
+    _close(lite.load(io.BytesIO(data))(x2), want2)
+    _close(torch_lite_load(io.BytesIO(data))(torch.from_numpy(x2)).detach().numpy(), want2)

@@ -130,3 +130,18 @@ def test_selection_and_layout_ops():
     _check("aten::movedim.intlist", a, [0, 2], [2, 0])
     _check("aten::clamp", a, -0.5, 0.5)
     _check("aten::matmul", a, _x(4, 5))
+
+
+def test_traced_graph_ops():
+    x, w, b = _x(2, 4, 9, 9), _x(6, 2, 3, 3), _x(6)
+    _check("aten::convolution", x, w, b, [2, 1], [1, 0], [1, 2], False, [0, 0], 2)
+    _check("aten::convolution", _x(2, 4, 9), _x(5, 4, 3), None, [2], [1], [1], False, [0], 1)
+    for ceil in (False, True):
+        got = KERNELS["aten::max_pool2d_with_indices"](x, [3, 3], [2, 2], [1, 1], [1, 1], ceil)
+        want = torch.ops.aten.max_pool2d_with_indices(_t(x), [3, 3], [2, 2], [1, 1], [1, 1], ceil)
+        np.testing.assert_array_equal(got[0], want[0].numpy())
+        np.testing.assert_array_equal(got[1], want[1].numpy())
+    rm, rv = _x(4), np.abs(_x(4)) + 0.5
+    got = KERNELS["aten::native_batch_norm"](x, None, None, rm, rv, False, 0.1, 1e-5)
+    want = torch.ops.aten.native_batch_norm(_t(x), None, None, _t(rm), _t(rv), False, 0.1, 1e-5)
+    np.testing.assert_allclose(got[0], want[0].numpy(), rtol=1e-5, atol=1e-5)

@@ -51,6 +51,9 @@ _FUNCTIONAL = {
     "aten::cat": ("", [("tensors", None, 0), ("dim", 0, 0)], None),
 }
 _ALIASES = {"aten::_cat_front": "aten::cat"}
+# ember's internal ops (traced graphs record them) -> torch's ops of the same schema
+_INTERNAL = {"aten::_batch_norm_impl": "aten::native_batch_norm",
+             "aten::_max_pool_with_indices": "aten::max_pool2d_with_indices"}
 
 _SCALAR_OVERLOAD = {"add", "sub", "mul", "div", "gt", "lt", "ge", "le", "eq", "ne", "add_",
                     "sub_", "mul_", "div_", "remainder", "pow", "rsub"}
@@ -117,7 +120,7 @@ def _is_const(v):
 
 def _op_record(node):
     """A node calling an ember op record: torch's name, overload and arguments."""
-    base = node.kind
+    base = _INTERNAL.get(node.kind, node.kind)
     short = base.split("::", 1)[1]
     overload = node.op.name.partition(".")[2]
     args = list(node.inputs)
