@@ -16,6 +16,14 @@ from ember.jit import _trace, frontend
 from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,  # noqa: F401
                               TracingCheckError, trace, trace_module)
 
+__all__ = ["script", "trace", "trace_module", "freeze", "optimize_for_inference", "save",
+           "load", "fork", "wait", "Future", "annotate", "isinstance", "ignore", "unused",
+           "export", "Final", "Attribute", "is_scripting", "is_tracing", "script_if_tracing",
+           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "TopLevelTracedModule",
+           "TracedModule", "TracerWarning", "TracingCheckError", "Error", "frontend",
+           "interface", "set_fusion_strategy", "strict_fusion", "fuser",
+           "enable_onednn_fusion", "onednn_fusion_enabled"]
+
 Final = typing.Final
 CompilationUnit = None
 

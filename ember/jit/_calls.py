@@ -4,8 +4,6 @@ functions, methods and classes, submodules; and what ``for`` can iterate over.""
 from __future__ import annotations
 
 import ast
-import builtins
-import math
 import operator
 
 from ember.jit import _builtins as B

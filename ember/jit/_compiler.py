@@ -11,10 +11,7 @@ the hidden name ``$ret`` and ``break`` binds ``$cond`` to False.
 from __future__ import annotations
 
 import ast
-import builtins
-import math
 import operator
-import types as pytypes
 
 from ember.jit import _builtins as B
 from ember.jit import _sugar as S
@@ -1235,7 +1232,6 @@ class Compiler:
         if type(c) is bool:
             return self.expr(e.body if c else e.orelse)
         cond = self.to_bool(cond, e.test)
-        res = []
 
         def branch(x, refine):
             def run():

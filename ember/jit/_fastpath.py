@@ -19,7 +19,7 @@ import numpy as np
 from ember import _dtype
 from ember._state import state
 from ember.jit import _types as T
-from ember.jit._codegen import _Gen, _MAX_TRIP, LINE_MAP, _file_ids
+from ember.jit._codegen import _Gen, LINE_MAP, _file_ids
 
 _FLOATS = (np.dtype(np.float32), np.dtype(np.float64))
 _BOOL = np.dtype(np.bool_)

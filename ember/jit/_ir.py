@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import itertools
 
-from ember.jit import _types as T
 
 _ids = itertools.count()
 

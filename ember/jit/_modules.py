@@ -10,9 +10,9 @@ import inspect
 from ember import nn
 from ember.jit import _sugar as S
 from ember.jit import _types as T
-from ember.jit._script import (Function, Resolver, _globals_of, _make_compiler, get_def,
+from ember.jit._script import (Function, Resolver, _globals_of, compile_method,
                                qualified_class_name)
-from ember.jit.frontend import CompileError, NotSupportedError
+from ember.jit.frontend import CompileError
 
 _CONTAINERS = (nn.ModuleList, nn.Sequential, nn.ModuleDict)
 _SKIP_ATTRS = {"training", "dump_patches", "call_super_init"}
@@ -187,23 +187,7 @@ def module_function(rsm, name):
         return None
     if getattr(pyfn, "_ember_jit_unused", False):
         pyfn = getattr(pyfn, "_ember_jit_unused_replacement", pyfn)
-    fd, src = get_def(pyfn)
-    resolver = ModuleResolver(_globals_of(pyfn), ct, rsm)
-    comp = _make_compiler(fd, src, resolver, pyfn, self_type=ct, self_module=rsm)
-    comp.name = name
-    ct.methods[name] = "compiling"
-    try:
-        graph = comp.compile()
-    except BaseException:
-        ct.methods.pop(name, None)
-        raise
-    self_name = fd.args.args[0].arg if fd.args.args else "self"
-    fn = Function(name, f"{ct.qualname}.{name}", graph, comp.arg_schema, comp.return_type, ct,
-                  self_name)
-    fn.source_text = "\n".join(src.lines)
-    ct.methods[name] = fn
-    fn.finish()
-    return fn
+    return compile_method(ct, name, pyfn, ModuleResolver(_globals_of(pyfn), ct, rsm), rsm)
 
 
 def module_forward_function(modsugar):

@@ -11,11 +11,8 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-import math
-import sys
 import textwrap
 import types as pytypes
-import typing
 import warnings
 
 from ember.jit import _sugar as S
@@ -462,9 +459,14 @@ def class_method(ct, name):
     if isinstance(pyfn, (staticmethod, classmethod)):
         raise NotSupportedError(f"static and class methods of scripted classes aren't supported "
                                 f"({cls.__name__}.{name})")
+    return compile_method(ct, name, pyfn, ClassResolver(_globals_of(pyfn), ct))
+
+
+def compile_method(ct, name, pyfn, resolver, self_module=None):
+    """Compile method ``name`` of class/module type ``ct`` from Python function ``pyfn``
+    (``ct.methods[name]`` reads "compiling" meanwhile: recursion is an error)."""
     fd, src = get_def(pyfn)
-    resolver = ClassResolver(_globals_of(pyfn), ct)
-    comp = _make_compiler(fd, src, resolver, pyfn, self_type=ct)
+    comp = _make_compiler(fd, src, resolver, pyfn, self_type=ct, self_module=self_module)
     comp.name = name
     ct.methods[name] = "compiling"
     try:
@@ -475,6 +477,7 @@ def class_method(ct, name):
     self_name = fd.args.args[0].arg if fd.args.args else "self"
     fn = Function(name, f"{ct.qualname}.{name}", graph, comp.arg_schema, comp.return_type, ct,
                   self_name)
+    fn.source_text = "\n".join(src.lines)
     ct.methods[name] = fn
     fn.finish()
     return fn

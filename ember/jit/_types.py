@@ -181,7 +181,7 @@ class FunctionType(JitType):
     fn: object
 
     def __str__(self):
-        return f"Function"
+        return "Function"
 
 
 def is_subtype(a, b):
