@@ -105,6 +105,13 @@ def _max_unpool(nd):
     return run
 
 
+def _embedding_renorm_(weight, input, max_norm, norm_type):
+    """Rows of ``weight`` that ``input`` looks up rescaled in place to norm <= max_norm."""
+    from ember.nn.functional._linear import _renorm_rows
+    _renorm_rows(weight, input, max_norm, norm_type)
+    return weight
+
+
 def _channel_shuffle(input, groups):
     return _F().channel_shuffle(input, groups)
 
@@ -132,4 +139,5 @@ NN_ADAPTERS = {
     "max_unpool2d": (_max_unpool(2), _TT), "max_unpool3d": (_max_unpool(3), _TT),
     "channel_shuffle": (_channel_shuffle, _TT), "native_channel_shuffle": (_channel_shuffle, _TT),
     "bilinear": (_bilinear, _TT),
+    "embedding_renorm_": (_embedding_renorm_, _TT),
 }

@@ -13,6 +13,8 @@ for ember functions with no aten spelling whose own implementation does not scri
     _reduction_enum                a loss's reduction string as torch's enum at run time
     _ember_fractional_max_pool     F.fractional_max_pool2d/3d: output size from the ratio,
                                    random samples drawn when none are given (torch's)
+    _ember_embedding_renorm        F.embedding's max_norm: looked-up rows renormalized in place
+    _ember_softmax_dim             the implicit dim of softmax/log_softmax (torch's rule)
     _ember_gaussian_nll_loss       F.gaussian_nll_loss (torch's own does not script): var
                                    floored at eps keeping its gradient
 
@@ -485,4 +487,25 @@ GAUSSIAN_NLL_SOURCE = """def _ember_gaussian_nll_loss(input: Tensor,
     else:
       out = loss0
   return out
+"""
+
+SOFTMAX_DIM_QUALNAME = "__torch__.torch.nn.functional._ember_softmax_dim"
+SOFTMAX_DIM_SOURCE = """def _ember_softmax_dim(ndim: int) -> int:
+  if torch.__contains__([0, 1, 3], ndim):
+    ret = 0
+  else:
+    ret = 1
+  return ret
+"""
+
+RENORM_QUALNAME = "__torch__.torch.nn.functional._ember_embedding_renorm"
+RENORM_SOURCE = """def _ember_embedding_renorm(weight: Tensor,
+    input: Tensor,
+    max_norm: float,
+    norm_type: float) -> Tensor:
+  prev = torch.is_grad_enabled()
+  torch.set_grad_enabled(False)
+  _0 = torch.embedding_renorm_(weight, torch.contiguous(input), max_norm, norm_type)
+  torch.set_grad_enabled(prev)
+  return weight
 """

@@ -50,9 +50,13 @@ def _sdpa(p, b):
 def _softmax(name):
     def write(p, b):
         _fill(p, b)
-        if b.const("dim") is None:
-            raise NotImplementedError(f"ember.jit.save: {name} without dim")
-        args = [b.text("input"), b.text("dim")]
+        dim = b.text("dim")
+        if b.const("dim") is None:          # torch's implicit dim, chosen at run time
+            p.ctx.sources.setdefault(S.SOFTMAX_DIM_QUALNAME, S.SOFTMAX_DIM_SOURCE)
+            dim = f"{S.SOFTMAX_DIM_QUALNAME}(torch.dim({b.text('input')}), )"
+        elif b.const("dim") is NOT_CONSTANT and isinstance(b["dim"].type, T.OptionalType):
+            raise NotImplementedError(f"ember.jit.save: {name} with an Optional dim")
+        args = [b.text("input"), dim]
         if b.const("dtype") is not None:
             args.append(b.text("dtype"))
         return p.call(name, args)
@@ -111,11 +115,18 @@ def _instance_norm(p, b):
 
 def _embedding(p, b):
     _fill(p, b)
+    weight = b.text("weight")
     if b.const("max_norm") is not None:
-        raise NotImplementedError("ember.jit.save: F.embedding with max_norm")
+        # the looked-up rows renormalized in place first, as eager does (torch's own scripted
+        # embedding leaves this out)
+        if b.const("max_norm") is NOT_CONSTANT:
+            raise NotImplementedError("ember.jit.save: F.embedding with a run-time max_norm")
+        p.ctx.sources.setdefault(S.RENORM_QUALNAME, S.RENORM_SOURCE)
+        weight = f"{S.RENORM_QUALNAME}({weight}, {b.text('input')}, " \
+                 f"{_float_text(b['max_norm'])}, {_float_text(b['norm_type'])}, )"
     pad = b.const("padding_idx")
     pad_text = "-1" if pad is None else b.text("padding_idx")
-    return p.call("embedding", [b.text("weight"), b.text("input"), pad_text,
+    return p.call("embedding", [weight, b.text("input"), pad_text,
                                 b.text("scale_grad_by_freq"), b.text("sparse")])
 
 

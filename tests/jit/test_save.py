@@ -804,3 +804,26 @@ def test_script_class_static_method_and_dict():
     f = ember.jit.script(use_vec2)
     loaded = torch.jit.load(_archive(f))
     assert loaded(3.0, {"a": 1}) == f(3.0, {"a": 1}) == (14.0, 2)
+
+
+def test_embedding_max_norm_renormalizes_in_torch():
+    """Eager renormalizes the looked-up rows in place; the archive does it too (torch's own
+    scripted F.embedding leaves max_norm out)."""
+    import copy
+    ember.manual_seed(0)
+    m = nn.Embedding(10, 3, max_norm=1.0)
+    with ember.no_grad():
+        m.weight.mul_(5.0)
+    data = _archive(ember.jit.script(copy.deepcopy(m)))       # weights not yet renormed
+    idx = np.array([[1, 2], [4, 9]])
+    want = m(ember.from_numpy(idx)).detach().numpy()
+    loaded = torch.jit.load(data)
+    got = loaded(torch.from_numpy(idx)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+    assert np.linalg.norm(got, axis=-1).max() <= 1.0 + 1e-5
+
+
+def test_softmax_without_dim_takes_torchs_implicit_dim():
+    for shape in [(4,), (2, 4), (2, 3, 4), (2, 3, 4, 5)]:
+        m = nn.Softmax()
+        _check(m, ember.jit.script(m), _rand(*shape))
