@@ -49,9 +49,73 @@ EXTRA = [
 _SAMPLE_SHAPES = {"2d": (2, 3, 2), "3d": (2, 3, 3)}
 
 
+def _r(*shape):
+    return lambda: (ember.randn(*shape),)
+
+
+def _two(*shape):
+    return lambda: (ember.randn(*shape), ember.randn(*shape))
+
+
+# options other than the constructors' defaults ("w<n>": a weight of n values)
+EXTRA += [
+    ("CrossEntropyLoss", (), {"label_smoothing": 0.1, "weight": "w5"},
+     lambda: (ember.randn(4, 5), ember.randint(0, 5, (4,)))),
+    ("CrossEntropyLoss", (), {"reduction": "sum", "ignore_index": 1},
+     lambda: (ember.randn(4, 5), ember.randint(0, 5, (4,)))),
+    ("CrossEntropyLoss", (), {}, lambda: (ember.randn(4, 5), ember.rand(4, 5).softmax(1))),
+    ("EmbeddingBag", (10, 3), {"mode": "max"},
+     lambda: (ember.tensor([1, 2, 4, 5, 4, 3]), ember.tensor([0, 2]))),
+    ("EmbeddingBag", (10, 3), {"mode": "sum", "padding_idx": 2},
+     lambda: (ember.tensor([1, 2, 4, 5, 4, 3]), ember.tensor([0, 2]))),
+    ("Upsample", (), {"scale_factor": 2.0, "mode": "bilinear", "align_corners": True},
+     _r(1, 2, 3, 3)),
+    ("Upsample", (), {"size": (5, 7), "mode": "bicubic"}, _r(1, 2, 3, 3)),
+    ("Upsample", (), {"scale_factor": 2.0, "mode": "nearest-exact"}, _r(1, 2, 3, 3)),
+    ("Upsample", (), {"scale_factor": 2.0, "mode": "trilinear"}, _r(1, 2, 2, 3, 3)),
+    ("Conv2d", (3, 4, 3), {"padding": "same", "padding_mode": "circular"}, _r(1, 3, 5, 5)),
+    ("Conv1d", (4, 4, 3), {"padding": "same", "groups": 2, "dilation": 2}, _r(1, 4, 9)),
+    ("MaxPool2d", (3,), {"stride": 2, "ceil_mode": True, "padding": 1}, _r(1, 2, 7, 7)),
+    ("AvgPool2d", (3,), {"stride": 2, "count_include_pad": False, "padding": 1,
+                         "divisor_override": 2}, _r(1, 2, 7, 7)),
+    ("LPPool2d", (1.5, 2), {}, lambda: (ember.rand(1, 2, 4, 4) + 0.1,)),
+    ("InstanceNorm2d", (3,), {"track_running_stats": True}, _r(2, 3, 4, 4)),
+    ("MultiheadAttention", (8, 2), {"kdim": 6, "vdim": 5, "batch_first": True},
+     lambda: (ember.randn(2, 3, 8), ember.randn(2, 4, 6), ember.randn(2, 4, 5))),
+    ("TransformerEncoderLayer", (8, 2, 16), {"dropout": 0.0, "norm_first": True,
+                                             "activation": "gelu", "batch_first": True},
+     _r(2, 3, 8)),
+    ("LSTM", (3, 4), {"num_layers": 2, "bidirectional": True, "batch_first": True,
+                      "proj_size": 2}, _r(2, 5, 3)),
+    ("GRU", (3, 4), {"num_layers": 2, "bias": False}, _r(5, 2, 3)),
+    ("RNN", (3, 4), {"nonlinearity": "relu"}, _r(5, 2, 3)),
+    ("Softmax", (), {}, _r(2, 3, 4)),
+    ("NLLLoss", (), {"weight": "w5", "ignore_index": 2},
+     lambda: (ember.randn(4, 5).log_softmax(1), ember.tensor([0, 4, 2, 1]))),
+    ("KLDivLoss", (), {"log_target": True, "reduction": "sum"}, _two(3, 4)),
+    ("BCEWithLogitsLoss", (), {"pos_weight": "w4"}, lambda: (ember.randn(3, 4), ember.rand(3, 4))),
+    ("MultiMarginLoss", (), {"p": 2, "margin": 0.5, "weight": "w5"},
+     lambda: (ember.randn(4, 5), ember.randint(0, 5, (4,)))),
+    ("TripletMarginLoss", (), {"p": 1.0, "swap": True}, lambda: (ember.randn(3, 4),) * 3),
+    ("HuberLoss", (), {"delta": 0.5, "reduction": "none"}, _two(3, 4)),
+    ("CTCLoss", (), {"zero_infinity": True, "reduction": "sum"},
+     lambda: (ember.randn(6, 2, 5).log_softmax(2), ember.tensor([[1, 2], [3, 3]]),
+              ember.tensor([6, 5]), ember.tensor([2, 1]))),
+    ("ReflectionPad2d", ((1, 0, 2, 1),), {}, _r(1, 2, 4, 4)),
+    ("ConvTranspose2d", (3, 4, 3), {"stride": 2, "output_padding": 1, "dilation": 2},
+     _r(1, 3, 4, 4)),
+    ("LayerNorm", (4,), {"bias": False}, _r(2, 3, 4)),
+    ("LocalResponseNorm", (3,), {"alpha": 1e-3, "beta": 0.5, "k": 2.0}, _r(1, 4, 3, 3)),
+    ("Bilinear", (3, 4, 5), {"bias": False}, lambda: (ember.randn(2, 3), ember.randn(2, 4))),
+]
+
+
 def _kwargs(kwargs, lib):
     """The constructor's kwargs for ``lib`` (ember or torch): fixed samples made there."""
     out = dict(kwargs)
+    for k, v in kwargs.items():
+        if isinstance(v, str) and v[:1] == "w" and v[1:].isdigit():
+            out[k] = lib.from_numpy(np.linspace(0.5, 1.5, int(v[1:])).astype(np.float32))
     key = out.get("_random_samples")
     if key is not None:
         data = np.random.default_rng(1).random(_SAMPLE_SHAPES[key]).astype(np.float32)
