@@ -36,7 +36,7 @@ class Seq(nn.Module):
         return self.head(out[:, -1])
 
 
-from .test_load import ResNet18  # noqa: E402  (torchvision's resnet18 layout, narrow)
+from .test_load import Forks, ResNet18  # noqa: E402  (resnet18's layout, narrow; forks)
 
 _CHILD = textwrap.dedent("""
     import importlib.abc, sys
@@ -75,7 +75,8 @@ def test_torch_archives_run_without_torch(tmp_path):
     torch.manual_seed(0)
     cases = {"net": (Net().eval(), torch.randn(2, 3, 8, 8)),
              "seq": (Seq().eval(), torch.randn(3, 6, 4)),
-             "resnet18": (ResNet18().eval(), torch.randn(1, 3, 32, 32))}
+             "resnet18": (ResNet18().eval(), torch.randn(1, 3, 32, 32)),
+             "forks": (Forks().eval(), torch.randn(2, 4))}
     refs = {}
     for name, (module, x) in cases.items():
         scripted = torch.jit.script(module)
