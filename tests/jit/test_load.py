@@ -794,17 +794,50 @@ class Forks(nn.Module):
         return torch.jit.wait(fa) + torch.jit.wait(fb) + torch.jit.wait(fc).sum(1, keepdim=True)
 
 
-def test_fork_closures_load_run_and_save_back(tmp_path):
+class ForkPair(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l = nn.Linear(4, 4)
+
+    def forward(self, x):
+        return torch.relu(self.l(x))
+
+    @torch.jit.export
+    def pair(self, x: torch.Tensor, k: int) -> Tuple[torch.Tensor, int]:
+        return x * k, k + 1
+
+
+class ForksInBlocks(nn.Module):
+    """Closures inside a loop and a branch, a fork of an exported method returning a tuple."""
+
+    def __init__(self):
+        super().__init__()
+        self.a = ForkPair()
+
+    def forward(self, x):
+        futs = [torch.jit.fork(self.a, x + i) for i in range(3)]
+        out = x
+        for f in futs:
+            out = out + torch.jit.wait(f)
+        if bool(x.sum() > 0):
+            y, k = torch.jit.wait(torch.jit.fork(self.a.pair, x, 2))
+            out = out + y * k
+        return out
+
+
+@pytest.mark.parametrize("make,forks", [(Forks, 3), (ForksInBlocks, 2)], ids=["Forks", "InBlocks"])
+def test_fork_closures_load_run_and_save_back(tmp_path, make, forks):
     torch.manual_seed(0)
-    path = _save(tmp_path, Forks())
+    path = _save(tmp_path, make())
     z = zipfile.ZipFile(str(path))
     code = "".join(z.read(n).decode() for n in z.namelist() if n.endswith(".py"))
     assert "def __forked_function():" in code and "fork(__forked_function)" in code
-    x = torch.randn(2, 4)
+    x = torch.rand(2, 4)
     out, ref = _run_both(path, x)
     _check(out, ref)
+    _check(*_run_both(path, -x))
     em = load(str(path))
-    assert [n.kind for n in em.graph.nodes()].count("prim::fork") == 3
+    assert str(em.graph).count("prim::fork") == forks
     again = tmp_path / "again.pt"
     ember.jit.save(em, str(again))
     assert "def __forked_function():" in em.code and "fork(__forked_function)" in em.code
