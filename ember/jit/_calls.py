@@ -191,14 +191,6 @@ def _fits_schema(t, a):
 
 def ember_call(c, fn, name, args, kwargs, e, method=False):
     """A call to an ember function (or Tensor method with ``args[0]`` the tensor)."""
-    for k, v in list(enumerate(args)) + list(kwargs.items()):
-        if v.type is T.StrType and name not in _TAKES_STR and k not in ("reduction", "mode",
-                                                                         "padding_mode", "rounding_mode",
-                                                                         "approximate", "indexing",
-                                                                         "nonlinearity", "equation",
-                                                                         "side", "interpolation", "p",
-                                                                         "norm", "ord", "UPLO", "driver"):
-            pass
     op = getattr(fn, "_op", None)
     kind = f"aten::{name}"
     if op is not None and op.composite is None and not _has_varargs(fn, method):
@@ -213,12 +205,30 @@ def ember_call(c, fn, name, args, kwargs, e, method=False):
             return c.emit(kind, vals, [rt], e, op=op).output
     _check_plain_args(c, name, args, kwargs, e)
     _check_signature(c, fn, name, args, kwargs, e)
-    rt = _annotated_result(fn) or B.function_result(name, op, [v.type for v in args],
-                                                    len(args), kwargs, method)
+    rt = _annotated_result(fn) or _with_indices(fn, args, kwargs) or B.function_result(
+        name, op, [v.type for v in args], len(args), kwargs, method)
     return c.emit(kind, args + list(kwargs.values()), [rt], e, fn=fn, kwnames=list(kwargs)).output
 
 
-_TAKES_STR = set()
+_PAIR = T.TupleType((T.TensorType, T.TensorType))
+
+
+def _with_indices(fn, args, kwargs):
+    """``(values, indices)`` of a pooling function called with ``return_indices=True``."""
+    import inspect
+    try:
+        sig = inspect.signature(fn)
+    except (TypeError, ValueError):
+        return None
+    if "return_indices" not in sig.parameters:
+        return None
+    try:
+        bound = sig.bind_partial(*args, **kwargs).arguments
+    except TypeError:
+        return None
+    flag = bound.get("return_indices")
+    return _PAIR if flag is not None and flag.constant() is True else None
+
 
 
 def _check_signature(c, fn, name, args, kwargs, e):

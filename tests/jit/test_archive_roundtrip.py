@@ -190,18 +190,8 @@ EMBER_ROWS = [(name, args, kwargs, make, None) for name, args, kwargs, make in T
     + [(name, (), {}, make, build) for name, build, make in BUILT]
 
 
-# ember's compiler types a pool called with return_indices=True as Tensor (the value is a
-# tuple): the archive's forward is annotated '-> Tensor' and torch refuses it
-RETURN_INDICES_TYPED_TENSOR = {"FractionalMaxPool2d-2", "MaxPool2d-1"}
-
-
 def _ember_params():
-    out = []
-    for row, rid in zip(EMBER_ROWS, _ids(EMBER_ROWS)):
-        marks = [pytest.mark.xfail(strict=True, reason="return_indices=True typed as Tensor")] \
-            if rid in RETURN_INDICES_TYPED_TENSOR else []
-        out.append(pytest.param(*row, id=rid, marks=marks))
-    return out
+    return [pytest.param(*row, id=rid) for row, rid in zip(EMBER_ROWS, _ids(EMBER_ROWS))]
 
 
 @pytest.mark.parametrize("name,args,kwargs,make,build", _ember_params())
