@@ -6,6 +6,7 @@
     conv/linear + clamp     ``relu``/``relu6``/``hardtanh`` after a conv2d or linear become one
                             fused node (``ember::conv2d_clamp`` / ``ember::linear_clamp``)
                             running the op and clamping its fresh output in place
+    add + relu              ``relu(a + b)`` of tensors -> ``ember::add_relu`` (in place on the sum)
     constant hoisting       every non-tensor constant moved to the graph's top and shared
 
 The lite-interpreter writer (``ember.jit.mobile``) expands fused nodes back to torch's ops.
@@ -56,6 +57,8 @@ def optimize_for_mobile(script_module, optimization_blocklist=None, preserved_me
             fold_conv_bn(g)
         if MobileOptimizerType.INSERT_FOLD_PREPACK_OPS not in blocked:
             fuse_clamp(g)
+        if MobileOptimizerType.FUSE_ADD_RELU not in blocked:
+            fuse_add_relu(g)
         if MobileOptimizerType.HOIST_CONV_PACKED_PARAMS not in blocked:
             hoist_constants(g)
         fn.finish(optimize=False)
@@ -155,7 +158,34 @@ def _linear_clamp(input, weight, bias, min_val, max_val):
     return F.linear(input, weight, bias).clamp_(min_val, max_val)
 
 
-FUSED_KINDS = {"ember::conv2d_clamp": ("aten::conv2d", 7), "ember::linear_clamp": ("aten::linear", 3)}
+def _add_relu(input, other, alpha):
+    """relu(input + alpha * other), the sum clamped in place (tensors broadcast)."""
+    return ember.add(input, other, alpha=alpha).relu_()
+
+
+FUSED_KINDS = {"ember::conv2d_clamp": ("aten::conv2d", 7), "ember::linear_clamp": ("aten::linear", 3),
+               "ember::add_relu": ("aten::add", 3)}
+
+
+def fuse_add_relu(g):
+    """``relu(add(a, b, alpha))`` of two tensors (the sum read only by the relu) -> one node."""
+    for act in list(g.all_nodes()):
+        if act.owner is None or act.kind not in ("aten::relu", "aten::relu_") or not act.inputs:
+            continue
+        x = act.inputs[0]
+        add = x.node
+        if not isinstance(add, Node) or add.kind != "aten::add" or add.op is None \
+                or add.owner is not act.owner or len(x.uses) != 1 or len(add.inputs) != 3 \
+                or any(v.type is not T.TensorType for v in add.inputs[:2]):
+            continue
+        new = Node("ember::add_relu", list(add.inputs), {}, add.source)
+        new.fn = _add_relu
+        out = new.add_output(T.TensorType, act.outputs[0].debug_name)
+        act.owner.insert_before(act, new)
+        act.outputs[0].replace_all_uses_with(out)
+        act.destroy()
+        add.destroy()
+    return g
 
 
 def _clamp_bounds(n):

@@ -92,3 +92,29 @@ def test_control_flow_and_errors():
         optimize_for_mobile(m)
     with pytest.raises(NotImplementedError, match="Vulkan"):
         optimize_for_mobile(ember.jit.script(m), backend="Vulkan")
+
+
+class _Residual(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = ember.nn.Conv2d(4, 4, 3, padding=1)
+        self.bn = ember.nn.BatchNorm2d(4)
+
+    def forward(self, x):
+        return ember.relu(x + self.bn(self.conv(x)))
+
+
+def test_add_relu_fusion_and_lite_round_trip():
+    m = seeded(_Residual)
+    s = ember.jit.script(m)
+    x = ember.randn(2, 4, 6, 6)
+    o = optimize_for_mobile(s)
+    assert "ember::add_relu" in _kinds(o) and "aten::relu" not in _kinds(o)
+    np.testing.assert_allclose(o(x).detach().numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+    kept = optimize_for_mobile(s, optimization_blocklist=[MobileOptimizerType.FUSE_ADD_RELU])
+    assert "ember::add_relu" not in _kinds(kept) and "aten::relu" in _kinds(kept)
+    buf = io.BytesIO()
+    o._save_for_lite_interpreter(buf)
+    from torch.jit.mobile import _load_for_lite_interpreter
+    got = _load_for_lite_interpreter(io.BytesIO(buf.getvalue()))(torch.from_numpy(x.numpy()))
+    np.testing.assert_allclose(got.detach().numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)

@@ -168,20 +168,25 @@ def _expand_fused(g):
     from ember.jit._ir import Node
     from ember.nn import functional as F
     from ember.utils.mobile_optimizer import FUSED_KINDS
+    from ember._ops.registry import OPS
     for n in list(g.all_nodes()):
         if n.kind not in FUSED_KINDS:
             continue
         base, nargs = FUSED_KINDS[n.kind]
-        conv = Node(base, n.inputs[:nargs], {}, n.source)
-        conv.fn = F.conv2d if base == "aten::conv2d" else F.linear
-        y = conv.add_output(T.TensorType)
-        n.owner.insert_before(n, conv)
-        lo, hi = n.inputs[nargs:]
-        act = Node("aten::hardtanh", [y, lo, hi], {}, n.source)
-        act.fn = F.hardtanh
-        if hi.constant() is None:
+        first = Node(base, n.inputs[:nargs], {}, n.source)
+        if base == "aten::add":
+            first.op = OPS.get("add.Tensor")
+        else:
+            first.fn = F.conv2d if base == "aten::conv2d" else F.linear
+        y = first.add_output(T.TensorType)
+        n.owner.insert_before(n, first)
+        bounds = n.inputs[nargs:]
+        if not bounds or bounds[1].constant() is None:
             act = Node("aten::relu", [y], {}, n.source)
-            act.fn = F.relu
+            act.op = OPS.get("relu")
+        else:
+            act = Node("aten::hardtanh", [y, *bounds], {}, n.source)
+            act.fn = F.hardtanh
         act.add_output(T.TensorType, n.outputs[0].debug_name)
         n.owner.insert_before(n, act)
         n.outputs[0].replace_all_uses_with(act.outputs[0])

@@ -274,14 +274,17 @@ class Generator:
         self._unary_instruction(c, n, "__ISNOT__")
 
     def fused(self, c, n, base, nargs):
-        """An ``ember::*_clamp`` node: the conv/linear op, then relu or hardtanh."""
-        args, (lo, hi) = n.inputs[:nargs], n.inputs[nargs:]
+        """A fused ``ember::`` node: the conv/linear/add op, then relu or hardtanh."""
+        args, bounds = n.inputs[:nargs], n.inputs[nargs:]
         tmp = Node("prim::Tmp")
         v = tmp.add_output(T.TensorType)
         fixed = list(args)
         if base == "aten::conv2d":
             fixed[3:6] = [Literal(_pair(a.constant())) if _constant(a) else a for a in args[3:6]]
-        self.call(c, base, "", fixed, [v])
+        self.call(c, base, "Tensor" if base == "aten::add" else "", fixed, [v])
+        if not bounds:
+            return self.call(c, "aten::relu", "", [v], n.outputs)
+        lo, hi = bounds
         if _constant(hi) and hi.constant() is None and _constant(lo) and lo.constant() == 0.0:
             self.call(c, "aten::relu", "", [v], n.outputs)
         else:
