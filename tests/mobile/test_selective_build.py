@@ -1,7 +1,6 @@
 """The lite runtime stands alone (NumPy only): it runs in a subprocess where ``ember``
 cannot be imported; a selective build holds only a model's operators and refuses a model
 needing another one, naming it."""
-import io
 import os
 import shutil
 import subprocess
