@@ -19,16 +19,56 @@ import ember
 from ember.jit import _types as T
 from ember.jit._ir import NOT_CONSTANT, Node
 
-__all__ = ["MobileOptimizerType", "optimize_for_mobile", "FUSED_KINDS"]
+__all__ = ["MobileOptimizerType", "LintCode", "optimize_for_mobile", "generate_mobile_module_lints",
+           "FUSED_KINDS"]
 
 
 class MobileOptimizerType(enum.Enum):
-    CONV_BN_FUSION = 1
-    INSERT_FOLD_PREPACK_OPS = 2
-    REMOVE_DROPOUT = 3
-    FUSE_ADD_RELU = 4
-    HOIST_CONV_PACKED_PARAMS = 5
+    CONV_BN_FUSION = 0
+    INSERT_FOLD_PREPACK_OPS = 1
+    REMOVE_DROPOUT = 2
+    FUSE_ADD_RELU = 3
+    HOIST_CONV_PACKED_PARAMS = 4
     VULKAN_AUTOMATIC_GPU_TRANSFER = 6
+
+
+class LintCode(enum.Enum):
+    BUNDLED_INPUT = 1
+    REQUIRES_GRAD = 2
+    DROPOUT = 3
+    BATCHNORM = 4
+
+
+def generate_mobile_module_lints(script_module):
+    """torch's lints for a module about to be saved for mobile: no bundled inputs,
+    parameters requiring grad, batch_norm / dropout operators left in ``forward``."""
+    from ember.jit._modules import ScriptModule
+    from ember.jit._passes import clone_graph, inline_calls
+    if not isinstance(script_module, ScriptModule):
+        raise TypeError(f"Got {type(script_module)}, but ScriptModule is expected.")
+    lints = []
+    if not hasattr(script_module, "get_all_bundled_inputs"):
+        lints.append({"name": LintCode.BUNDLED_INPUT.name, "message": (
+            "No bundled input for forward, please add bundled inputs before saving the module "
+            "using torch.utils.bundled_inputs.augment_model_with_bundled_inputs.")})
+    for name, p in script_module.named_parameters():
+        if p.requires_grad:
+            lints.append({"name": LintCode.REQUIRES_GRAD.name, "message": (
+                f"Param {name} requires grad, please set torch.no_grad() to reduce memory usage "
+                "and improve computation speed during inference phase.")})
+    forward = script_module._ct.methods.get("forward")
+    kinds = {n.kind for n in inline_calls(clone_graph(forward.graph)).all_nodes()} \
+        if forward is not None and not isinstance(forward, str) else set()
+    if "aten::batch_norm" in kinds:
+        lints.append({"name": LintCode.BATCHNORM.name, "message": (
+            "Operator aten::batch_norm exists, remember to call eval() before saving the module "
+            "and call torch.utils.mobile_optimizer.optimize_for_mobile to drop batch_norm "
+            "operator.")})
+    if kinds & {"aten::dropout", "aten::feature_dropout"}:
+        lints.append({"name": LintCode.DROPOUT.name, "message": (
+            "Operator aten::dropout exists, remember to call eval() before saving the module.and "
+            "call torch.utils.mobile_optimizer.optimize_for_mobile to drop dropout operator.")})
+    return lints
 
 
 def optimize_for_mobile(script_module, optimization_blocklist=None, preserved_methods=None,

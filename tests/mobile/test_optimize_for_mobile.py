@@ -118,3 +118,27 @@ def test_add_relu_fusion_and_lite_round_trip():
     from torch.jit.mobile import _load_for_lite_interpreter
     got = _load_for_lite_interpreter(io.BytesIO(buf.getvalue()))(torch.from_numpy(x.numpy()))
     np.testing.assert_allclose(got.detach().numpy(), m(x).detach().numpy(), rtol=1e-5, atol=1e-6)
+
+
+class _Lintable(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.c = ember.nn.Conv2d(3, 4, 3)
+        self.bn = ember.nn.BatchNorm2d(4)
+        self.d = ember.nn.Dropout()
+
+    def forward(self, x):
+        return self.d(self.bn(self.c(x)))
+
+
+def test_lints_as_torch():
+    from ember.utils.mobile_optimizer import generate_mobile_module_lints
+    m = _Lintable().eval()
+    buf = io.BytesIO()
+    s = ember.jit.script(m)
+    ember.jit.save(s, buf)
+    buf.seek(0)
+    from torch.utils.mobile_optimizer import generate_mobile_module_lints as torch_lints
+    t = torch.jit.load(buf)
+    assert generate_mobile_module_lints(s) == torch_lints(t)
+    assert generate_mobile_module_lints(optimize_for_mobile(s)) == torch_lints(torch.jit.freeze(t))
