@@ -212,3 +212,15 @@ def test_traced_modules_both_ways(make, shape):
     _close(lite.load(io.BytesIO(data))(x), want)
     _close(lite.load(io.BytesIO(data))(x2), want2)
     _close(torch_lite_load(io.BytesIO(data))(torch.from_numpy(x2)).detach().numpy(), want2)
+
+
+def test_operator_info_as_torch(tmp_path):
+    from ember.jit.mobile import _export_operator_list, _get_model_ops_and_info
+    from torch.jit.mobile import _export_operator_list as t_export, _get_model_ops_and_info as t_info
+    s = ember.jit.script(seeded(Control))
+    path = str(tmp_path / "c.ptl")
+    s._save_for_lite_interpreter(path)
+    ours, theirs = _get_model_ops_and_info(path), t_info(path)
+    assert sorted(ours) == sorted(theirs)
+    assert all(ours[k].num_schema_args == theirs[k].num_schema_args for k in ours)
+    assert _export_operator_list(_load_for_lite_interpreter(path)) == t_export(torch_lite_load(path))

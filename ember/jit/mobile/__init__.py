@@ -17,7 +17,8 @@ import ember
 from ember.jit.mobile._bytecode import BYTECODE_VERSION, Generator, type_str
 
 __all__ = ["_load_for_lite_interpreter", "LiteScriptModule", "_save_for_lite_interpreter",
-           "export_opnames", "_export_operator_list", "_get_model_bytecode_version"]
+           "export_opnames", "_export_operator_list", "_get_model_bytecode_version",
+           "_get_model_ops_and_info", "OperatorInfo"]
 
 
 # ----------------------------------------------------------------------------- loading
@@ -255,8 +256,34 @@ def _save_for_lite_interpreter(m, f, _extra_files=None):
 
 # ----------------------------------------------------------------------------- operators
 
+class OperatorInfo:
+    """An operator's entry in a model: how many arguments its call sites pass."""
+    __slots__ = ("num_schema_args",)
+
+    def __init__(self, num_schema_args):
+        self.num_schema_args = num_schema_args
+
+    def __repr__(self):
+        return f"OperatorInfo(num_schema_args={self.num_schema_args})"
+
+
+def _get_model_ops_and_info(f):
+    """{operator name: OperatorInfo} of a ``.ptl`` (path or binary file)."""
+    from ember.lite._format import read
+    _, raw, _ = read(f)
+    out = {}
+    for code, _ in raw.values():
+        for entry in code["operators"]:
+            name = entry[0] + ("." + entry[1] if entry[1] else "")
+            out[name] = OperatorInfo(entry[2] if len(entry) > 2 else None)
+    return out
+
+
 def _export_operator_list(m):
-    """torch's ``_export_operator_list``: the set of operator names a module's bytecode calls."""
+    """torch's ``_export_operator_list``: the set of operator names a loaded lite module
+    (or a scripted module, through the bytecode it would be saved with) calls."""
+    if isinstance(m, LiteScriptModule):
+        return set(m.operator_names())
     names = set()
     for entry in _bytecode(m, _names(m))[1:]:
         for op, overload, _ in dict(entry[1])["operators"]:
