@@ -401,7 +401,7 @@ class _Tracer:
         self.frame.bind(result, v)
 
     def index_template(self, idx):
-        """The compiler's index template (``_compiler.index_template``) of a Python index,
+        """The compiler's index template (``Compiler.index_template`` in ``_expressions.py``) of a Python index,
         with the Values it refers to: tensors stay inputs of the node."""
         inputs = []
 
