@@ -20,8 +20,9 @@ class Fold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.fold(input, self.output_size, self.kernel_size, self.dilation, self.padding,
-                      self.stride)
+        blocks = self.kernel_size
+        return F.fold(input, output_size=self.output_size, kernel_size=blocks,
+                      dilation=self.dilation, padding=self.padding, stride=self.stride)
 
     def extra_repr(self):
         return f"output_size={self.output_size}, " + _block_repr(self)
@@ -36,7 +37,9 @@ class Unfold(Module):
         self.dilation, self.padding, self.stride = dilation, padding, stride
 
     def forward(self, input):
-        return F.unfold(input, self.kernel_size, self.dilation, self.padding, self.stride)
+        blocks = self.kernel_size
+        return F.unfold(input, kernel_size=blocks, dilation=self.dilation, padding=self.padding,
+                        stride=self.stride)
 
     def extra_repr(self):
         return _block_repr(self)
