@@ -365,6 +365,8 @@ class ArrayGen(_Gen):
 
     def call_node(self, n, depth):
         callee = n.fn
+        if getattr(callee, "graph", None) is None:
+            raise Unsupported("a call that is not compiled code (a hooked submodule)")
         for i, p in zip(n.inputs[(1 if n.kind == "prim::CallMethod" else 0):],
                         callee.graph.inputs()[(1 if n.kind == "prim::CallMethod" else 0):]):
             if i.type is T.TensorType and self.static(i) is not self.dt:

@@ -241,7 +241,7 @@ class ModuleResolver(Resolver):
         vals = bind_script_args(c, name, fn.arg_schema, args, kwargs, e,
                                 decl=fn.schema_str(), has_self=True)
         n = c.emit("prim::CallMethod", [mod.value] + vals, [fn.return_type], e, {"name": name})
-        n.fn = fn
+        n.fn = _HookedCall(fn) if name == "forward" and _has_forward_hooks(rsm) else fn
         return n.output
 
     def container_items(self, c, mod, e, kind="values"):
@@ -258,6 +258,29 @@ class ModuleResolver(Resolver):
             else:
                 out.append(mv)
         return out
+
+
+_HOOK_DICTS = ("_forward_hooks", "_forward_pre_hooks", "_forward_hooks_with_kwargs",
+               "_forward_pre_hooks_with_kwargs", "_forward_hooks_always_called")
+
+
+def _has_forward_hooks(module):
+    return bool(module._forward_hooks or module._forward_pre_hooks)
+
+
+class _HookedCall:
+    """A submodule's forward called with the forward hooks it had when it was scripted: the
+    call goes through ``Module.__call__`` (hooks, then the compiled forward). Such calls
+    are not inlined by the passes and take the dispatcher path."""
+
+    def __init__(self, fn):
+        self.function = fn
+        self.name, self.qualified_name = fn.name, fn.qualified_name
+        self.return_type, self.arg_schema = fn.return_type, fn.arg_schema
+
+    @staticmethod
+    def py(module, *args):
+        return module(*args)
 
 
 def _bound_original(rsm, f):
@@ -303,6 +326,8 @@ class RecursiveScriptModule(ScriptModule):
             self._modules[name] = ch
         for name, v in plain.items():
             d[name] = v
+        for name in _HOOK_DICTS:          # hooks registered before scripting keep running
+            getattr(self, name).update(getattr(original, name, {}))
         for name, v in ct.constants.items():
             if not name.startswith("$"):
                 d[name] = v

@@ -288,6 +288,13 @@ def save(m, f, _extra_files=None):
     from ember.jit._script import ScriptFunction
     if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
         raise AttributeError(f"'{type(f).__name__}' object has no attribute 'write'")
+    if isinstance(m, RecursiveScriptModule):
+        for name, sub in m.named_modules():
+            if sub._forward_hooks or sub._forward_pre_hooks:
+                raise NotImplementedError(
+                    f"ember.jit.save: forward hooks of scripted modules are not written into "
+                    f"archives yet (module '{name or type(sub).__name__}'); remove them before "
+                    f"scripting to save")
     ctx = _ArchiveContext()
     if isinstance(m, ScriptFunction):
         method, ct = _placeholder(m)

@@ -222,3 +222,31 @@ def test_int_power_is_a_float_as_in_torchscript():
     ours = torch.jit.script(int_power)(3)
     theirs = real.jit.script(int_power)(3)
     assert ours == theirs and [type(v) for v in ours] == [type(v) for v in theirs] == [float] * 3
+
+
+class _HookSub(nn.Module):
+    def forward(self, x):
+        return x + 1
+
+
+class _HookTop(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.s = _HookSub()
+
+    def forward(self, x):
+        return self.s(x) * 2
+
+
+def test_forward_hooks_registered_before_scripting_run():
+    m = _HookTop()
+    m.s.register_forward_pre_hook(lambda mod, inp: (inp[0] * 10,))
+    m.register_forward_hook(lambda mod, inp, out: out + 100)
+    s = torch.jit.script(m)
+    x = torch.ones(1)
+    assert s(x).tolist() == m(x).tolist() == [122.0]
+    with torch.no_grad():
+        assert s(x).tolist() == [122.0]
+    import io
+    with pytest.raises(NotImplementedError, match="forward hooks"):
+        torch.jit.save(s, io.BytesIO())
