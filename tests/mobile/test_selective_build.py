@@ -17,7 +17,7 @@ from ember.vision.models import mobilenet_v2
 from ._models import CNN, seeded
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-LITE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "ember", "lite")
+LITE = os.path.join(os.path.dirname(os.path.dirname(HERE)), "ember_lite")
 
 # a finder that makes every ``import ember`` fail, installed before anything else runs
 BLOCK = textwrap.dedent("""

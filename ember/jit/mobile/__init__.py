@@ -74,7 +74,7 @@ def _load_for_lite_interpreter(f, map_location=None):
 
 
 def _get_model_bytecode_version(f):
-    from ember.lite._format import read
+    from ember_lite._format import read
     return read(f)[0]
 
 
@@ -269,7 +269,7 @@ class OperatorInfo:
 
 def _get_model_ops_and_info(f):
     """{operator name: OperatorInfo} of a ``.ptl`` (path or binary file)."""
-    from ember.lite._format import read
+    from ember_lite._format import read
     _, raw, _ = read(f)
     out = {}
     for code, _ in raw.values():
