@@ -125,21 +125,29 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
     env, inputs = {}, []
     for p, obj in zip(params, lead):
         env[p.id] = V(value=obj)
+    given = iter(input_names)
+
+    def graph_input(a, default, k):
+        """The V of one argument: one ONNX input per tensor or number, a tuple or list of
+        them flattened in order (as torch does: ``input_names`` name the leaves)."""
+        if isinstance(a, (tuple, list)):
+            return V(items=[graph_input(e, f"{default}_{j}", k) for j, e in enumerate(a)])
+        if not isinstance(a, (ember.Tensor, bool, int, float)):
+            raise OnnxExporterError(f"ember.onnx.export: input {k} is a "
+                                    f"{type(a).__name__} (tensors, numbers and tuples of them)")
+        name = ex.reserve(next(given, default))
+        if isinstance(a, ember.Tensor):
+            inputs.append(value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
+                                                          False, name)))
+        else:
+            inputs.append(value_info(name, a))
+        return V(name=name, example=a)
+
     for k, (p, a) in enumerate(zip(params[len(lead):], args)):
         if isinstance(a, _Default):
             env[p.id] = V(value=a.value)
             continue
-        default = (p.debug_name or f"input_{k}").replace(".", "_")
-        name = ex.reserve(input_names[k] if k < len(input_names) else default)
-        env[p.id] = V(name=name, example=a)
-        if isinstance(a, ember.Tensor):
-            inputs.append(value_info(name, a, dims=_dims(a, _axes_spec(dynamic_axes, name),
-                                                          False, name)))
-        elif isinstance(a, (bool, int, float)):
-            inputs.append(value_info(name, a))
-        else:
-            raise OnnxExporterError(f"ember.onnx.export: input {k} is a "
-                                    f"{type(a).__name__} (tensors and numbers only)")
+        env[p.id] = graph_input(a, (p.debug_name or f"input_{k}").replace(".", "_"), k)
     try:
         rets = ex.convert_block(g, graph.block, env)
     finally:

@@ -564,3 +564,28 @@ def test_assignment_through_tensor_indices():
     args2 = (ember.randn(5, 3), ember.tensor([0, 2, 3]), ember.randn(5, 3))
     proto = check(_Assign(), args, args2, dynamic={"in1": [0]})
     assert "ScatterND" in op_types(proto)
+
+
+class _LSTMWithState(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = ember.nn.LSTM(4, 5, 2)
+
+    def forward(self, x, hidden):
+        out, (h, c) = self.lstm(x, hidden)
+        return out, h, c
+
+
+def test_tuple_inputs_are_flattened_into_graph_inputs():
+    """(input, (h0, c0)) as word_language_model exports it: one ONNX input per tensor."""
+    import io
+    ort = pytest.importorskip("onnxruntime")
+    m = _LSTMWithState().eval()
+    x, h = ember.randn(3, 2, 4), (ember.randn(2, 2, 5), ember.randn(2, 2, 5))
+    buf = io.BytesIO()
+    ember.onnx.export(m, (x, h), buf, input_names=["x", "h0", "c0"])
+    sess = ort.InferenceSession(buf.getvalue())
+    assert [i.name for i in sess.get_inputs()] == ["x", "h0", "c0"]
+    got = sess.run(None, {"x": x.numpy(), "h0": h[0].numpy(), "c0": h[1].numpy()})
+    for a, b in zip(got, m(x, h)):
+        np.testing.assert_allclose(a, b.detach().numpy(), atol=1e-5)
