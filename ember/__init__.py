@@ -9,6 +9,9 @@ _tune_malloc()        # Note [page faults]
 from ember import _dtype
 from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, uint16, uint32, uint64,
                           float16, bfloat16, float32, float64, complex32, complex64, complex128,
+                          quint8, qint8, qint32, quint4x2, qscheme, per_tensor_affine,
+                          per_channel_affine, per_tensor_symmetric, per_channel_symmetric,
+                          per_channel_affine_float_qparams,
                           half, float, double, chalf, cfloat, cdouble, short, int, long,
                           promote_types, result_type, can_cast, get_default_dtype,
                           set_default_dtype, finfo, iinfo)
@@ -32,7 +35,10 @@ _install_methods(_METHODS, _FUNCTIONS)
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
 # torch's private samplers that distributions code calls by name (torch._standard_gamma ...)
 globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma_grad",
-                                              "_sample_dirichlet") + _ops.aten.TORCH_PRIVATE
+                                              "_sample_dirichlet",
+                                              "_make_per_tensor_quantized_tensor",
+                                              "_make_per_channel_quantized_tensor")
+                  + _ops.aten.TORCH_PRIVATE
                   if k in _FUNCTIONS})
 
 

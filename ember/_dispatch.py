@@ -21,8 +21,8 @@ from ember.autograd import graph as _graph
 
 _ndarray = np.ndarray
 _SCALAR_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
-_NP_CATEGORY = {d.np: d._category for d in _dtype.ALL}
-_NP_TO_DT = {d.np: d for d in _dtype.ALL}
+_NP_CATEGORY = {d.np: d._category for d in _dtype.ALL + _dtype.QUANTIZED}
+_NP_TO_DT = {d.np: d for d in _dtype.ALL + _dtype.QUANTIZED}
 _INT_KINDS = "biu"
 _BOOL = np.dtype(np.bool_)
 _promotion_cache: dict = {}

@@ -145,7 +145,7 @@ class Tensor:
 
     @property
     def is_quantized(self):
-        return False
+        return self._data.dtype in _dtype.QUANTIZED_NP
 
     @property
     def layout(self):
@@ -364,6 +364,8 @@ class Tensor:
             from ember.autograd.graph import AutogradMeta
             t._meta = AutogradMeta()
         t._meta.detached = True
+        if self._data.dtype in _dtype.QUANTIZED_NP:
+            t._qparams = self._qparams
         return t
 
     def detach_(self):
@@ -397,6 +399,8 @@ class Tensor:
             raise TypeError("Got unsupported ScalarType BFloat16")
         if self._data.dtype == _dtype.complex32.np:
             raise TypeError("Got unsupported ScalarType ComplexHalf")
+        if self._data.dtype in _dtype.QUANTIZED_NP:
+            raise TypeError(f"Got unsupported ScalarType {_dtype.TYPE_NAMES[self.dtype.name]}")
         if _layout_name(self) != "strided":
             raise TypeError("can't convert Sparse layout tensor to numpy. Use "
                             "Tensor.to_dense() first.")
@@ -414,10 +418,14 @@ class Tensor:
     def tolist(self):
         if type(self._data) is Placeholder:
             no_data()
+        if self._data.dtype in _dtype.QUANTIZED_NP:
+            raise RuntimeError("load_scalar: invalid type")
         _dense_only(self)
         return _host(self._data).tolist()
 
     def item(self):
+        if self._data.dtype in _dtype.QUANTIZED_NP and self._data.size == 1:
+            return self.dequantize().item()
         if _layout_name(self) != "strided" and self._data.size == 1:
             return self.to_dense().item()
         if type(self._data) is Placeholder and self._data.size == 1:
@@ -439,8 +447,8 @@ class Tensor:
         converts it: a complex number with an imaginary part does not fit a real type."""
         if self._data.size != 1:
             raise ValueError("only one element tensors can be converted to Python scalars")
-        if type(self._data) is Placeholder:
-            self.item()
+        if type(self._data) is Placeholder or self._data.dtype in _dtype.QUANTIZED_NP:
+            return kind(self.item())
         v = _host(self._data).reshape(()).item()
         if type(v) is complex and kind is not complex:
             if v.imag != 0:
@@ -603,7 +611,7 @@ def _dense_only(t):
 
 def _host(arr):
     """The array Python reads values from: complex32 pairs as complex64."""
-    if arr.dtype.kind == "V" and arr.dtype.names:
+    if arr.dtype.kind == "V" and arr.dtype.names == ("real", "imag"):
         from ember._kernels.complex32 import to_c64
         return to_c64(arr)
     return arr

@@ -245,6 +245,18 @@ def tensor_repr(t, *, tensor_contents=None):
         if dt is not default:
             notes.append(f"dtype={dt}")
         body = "[]"
+    elif arr.dtype in _dtype.QUANTIZED_NP:     # the values it stands for, then its scheme
+        from ember._ops.quantized import float_array, qparams
+        qp = qparams(t)
+        notes += [f"size={tuple(arr.shape)}", f"dtype={dt}",
+                  f"quantization_scheme={qp.qscheme}"]
+        if qp.per_channel:
+            from ember._tensor import _make
+            notes += [f"scale={tensor_repr(_make(qp.scale))}",
+                      f"zero_point={tensor_repr(_make(qp.zero_point))}", f"axis={qp.axis}"]
+        else:
+            notes += [f"scale={qp.scale}", f"zero_point={qp.zero_point}"]
+        body = None if tensor_contents is not None else _body(float_array(t), indent)
     else:
         if not _OPTIONS["edgeitems"]:
             notes.append(f"size={tuple(arr.shape)}")

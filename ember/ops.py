@@ -13,18 +13,19 @@ from __future__ import annotations
 
 from ember._ops.registry import OPS, FUNCTIONS, bind
 
-__all__ = ["aten", "profiler"]
+__all__ = ["aten", "quantized", "profiler"]
 
 
 class OpOverloadPacket:
     """All records named ``name`` (``name`` and ``name.<overload>``)."""
 
-    def __init__(self, name, overloads):
+    def __init__(self, name, overloads, namespace="aten"):
         self.__name__ = name
+        self._namespace = namespace
         self._overloads = overloads            # overload name -> record
 
     def __repr__(self):
-        return f"<OpOverloadPacket(op='aten.{self.__name__}')>"
+        return f"<OpOverloadPacket(op='{self._namespace}.{self.__name__}')>"
 
     def overloads(self):
         return list(self._overloads)
@@ -33,11 +34,11 @@ class OpOverloadPacket:
         try:
             return self.__dict__["_overloads"][overload]
         except KeyError:
-            raise AttributeError(f"The underlying op of 'aten.{self.__name__}' has no "
+            raise AttributeError(f"The underlying op of '{self._namespace}.{self.__name__}' has no "
                                  f"overload name '{overload}'") from None
 
     def __call__(self, *args, **kwargs):
-        front = FUNCTIONS.get(self.__name__)
+        front = FUNCTIONS.get(self.__name__) if self._namespace == "aten" else None
         if front is not None:
             return front(*args, **kwargs)
         for op in self._overloads.values():
@@ -48,12 +49,17 @@ class OpOverloadPacket:
             except TypeError:
                 continue
             return op(*args, **kwargs)
-        raise TypeError(f"aten.{self.__name__}() got arguments no overload accepts")
+        raise TypeError(f"{self._namespace}.{self.__name__}() got arguments no overload "
+                        f"accepts")
 
 
 class _Namespace:
+    """``ember.ops.aten`` (records named ``add.Tensor``) or another namespace (records named
+    ``quantized::add``)."""
+
     def __init__(self, name):
         self._name = name
+        self._prefix = "" if name == "aten" else name + "::"
         self._packets = {}
 
     def __getattr__(self, name):
@@ -61,12 +67,13 @@ class _Namespace:
             raise AttributeError(name)
         packet = self._packets.get(name)
         if packet is None:
+            full = self._prefix + name
             overloads = {(key.partition(".")[2] or "default"): op for key, op in OPS.items()
-                         if key.partition(".")[0] == name}
+                         if key.partition(".")[0] == full}
             if not overloads:
                 raise AttributeError(f"'_OpNamespace' '{self._name}' object has no "
                                      f"attribute '{name}'")
-            packet = self._packets[name] = OpOverloadPacket(name, overloads)
+            packet = self._packets[name] = OpOverloadPacket(name, overloads, self._name)
         return packet
 
     def __repr__(self):
@@ -74,6 +81,7 @@ class _Namespace:
 
 
 aten = _Namespace("aten")
+quantized = _Namespace("quantized")      # ember/_ops/quantized*.py
 
 
 # ------------------------------------------------------------------ profiler ops

@@ -7,8 +7,9 @@ recorded and have no effect), so training scripts that tune them run unchanged.
 from __future__ import annotations
 
 from ember.backends import cpu, cuda, cudnn, mkl, mkldnn, mps, openmp, opt_einsum  # noqa: F401
+from ember.backends import quantized  # noqa: F401
 
-__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum",
+__all__ = ["cpu", "cuda", "cudnn", "mkl", "mkldnn", "mps", "openmp", "opt_einsum", "quantized",
            "disable_global_flags", "flags_frozen"]
 
 _flags_frozen = False

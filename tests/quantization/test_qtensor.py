@@ -1,0 +1,134 @@
+"""Quantized tensors: creation, parameters, views, printing, errors — against torch."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.quantization.conftest import assert_same_q, to_ember
+
+QTYPES = ["quint8", "qint8", "qint32"]
+
+
+@pytest.mark.parametrize("qtype", QTYPES)
+@pytest.mark.parametrize("n", [7, 1000, 4099])
+def test_quantize_per_tensor_bit_exact(qtype, n):
+    rng = np.random.default_rng(n)
+    for _ in range(20):
+        x = (rng.standard_normal(n) * rng.uniform(0.1, 100)).astype(np.float32)
+        scale = float(rng.uniform(1e-3, 2))
+        zp = int(rng.integers(0, 128)) if qtype == "quint8" else int(rng.integers(-100, 100))
+        t = torch.quantize_per_tensor(torch.from_numpy(x), scale, zp, getattr(torch, qtype))
+        e = ember.quantize_per_tensor(ember.from_numpy(x), scale, zp, getattr(ember, qtype))
+        assert_same_q(e, t)
+        np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+
+
+@pytest.mark.parametrize("qtype", QTYPES)
+@pytest.mark.parametrize("shape,axis", [((16, 300), 0), ((300, 16), 1), ((5, 7, 9), 1)])
+def test_quantize_per_channel_bit_exact(qtype, shape, axis):
+    rng = np.random.default_rng(axis)
+    x = (rng.standard_normal(shape) * 30).astype(np.float32)
+    c = shape[axis]
+    scales = rng.uniform(1e-3, 2, c)
+    zps = rng.integers(0, 100, c)
+    t = torch.quantize_per_channel(torch.from_numpy(x), torch.from_numpy(scales),
+                                   torch.from_numpy(zps), axis, getattr(torch, qtype))
+    e = ember.quantize_per_channel(ember.from_numpy(x), ember.from_numpy(scales),
+                                   ember.from_numpy(zps), axis, getattr(ember, qtype))
+    assert_same_q(e, t)
+    np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+
+
+@pytest.mark.parametrize("qtype", ["quint8", "qint8"])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_quantize_per_tensor_dynamic_qparams(qtype, reduce_range):
+    rng = np.random.default_rng(1)
+    for _ in range(30):
+        x = (rng.standard_normal(50) * rng.uniform(0.01, 10) + rng.uniform(-5, 5)).astype(np.float32)
+        t = torch.quantize_per_tensor_dynamic(torch.from_numpy(x), getattr(torch, qtype), reduce_range)
+        e = ember.quantize_per_tensor_dynamic(ember.from_numpy(x), getattr(ember, qtype), reduce_range)
+        assert_same_q(e, t)
+
+
+def test_quint4x2_packs_like_torch():
+    x = torch.rand(4, 8)
+    t = torch.quantize_per_tensor(x, 0.1, 0, torch.quint4x2)
+    e = ember.quantize_per_tensor(to_ember(x), 0.1, 0, ember.quint4x2)
+    np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+    assert e.shape == (4, 8) and e.int_repr().shape == (16,)
+
+
+def test_repr_like_torch():
+    x = torch.tensor([[0.1, -0.25, 1.0], [2.0, 0.0, -1.0]])
+    t = torch.quantize_per_tensor(x, 0.1, 3, torch.quint8)
+    e = ember.quantize_per_tensor(to_ember(x), 0.1, 3, ember.quint8)
+    assert repr(e) == repr(t)
+    tc = torch.quantize_per_channel(x, torch.tensor([0.1, 0.2], dtype=torch.float64),
+                                    torch.tensor([0, 1]), 0, torch.qint8)
+    ec = ember.quantize_per_channel(to_ember(x), ember.tensor([0.1, 0.2], dtype=ember.float64),
+                                    ember.tensor([0, 1]), 0, ember.qint8)
+    assert repr(ec) == repr(tc)
+
+
+def test_views_and_copies_keep_quantization():
+    x = torch.randn(4, 6)
+    t = torch.quantize_per_tensor(x, 0.05, 10, torch.quint8)
+    e = to_ember(t)
+    for f in (lambda a: a.view(6, 4), lambda a: a.t(), lambda a: a[1], lambda a: a[:, 2:5],
+              lambda a: a.reshape(-1), lambda a: a.clone(), lambda a: a.permute(1, 0),
+              lambda a: a.unsqueeze(0), lambda a: a.flatten(), lambda a: a.detach(),
+              lambda a: a.transpose(0, 1).contiguous(), lambda a: a.flip(0),
+              lambda a: a.repeat(2, 1), lambda a: a.narrow(1, 1, 3)):
+        assert_same_q(f(e), f(t))
+    assert_same_q(ember.cat([e, e], 1), torch.cat([t, t], 1))
+    assert_same_q(ember.relu(e), torch.relu(t))
+    v = e.view(24)
+    assert v._base is e
+
+
+def test_refusals_like_torch():
+    t = torch.quantize_per_tensor(torch.randn(3), 0.1, 3, torch.quint8)
+    e = to_ember(t)
+    for f in (lambda m, a: m.exp(a), lambda m, a: a + a, lambda m, a: a.abs()):
+        with pytest.raises(NotImplementedError) as te:
+            f(torch, t)
+        with pytest.raises(NotImplementedError) as ee:
+            f(ember, e)
+        assert "with arguments from the 'QuantizedCPU' backend" in str(ee.value)
+    with pytest.raises(RuntimeError, match="Quantize only works on Float Tensor, got Double"):
+        ember.quantize_per_tensor(ember.zeros(2, dtype=ember.float64), 0.1, 0, ember.quint8)
+    with pytest.raises(RuntimeError, match="only Tensors of floating point dtype"):
+        e.requires_grad_()
+    with pytest.raises(TypeError, match="Got unsupported ScalarType QUInt8"):
+        e.numpy()
+    pc = ember.quantize_per_channel(ember.randn(2, 3), ember.tensor([0.1, 0.2]),
+                                    ember.tensor([0, 1]), 0, ember.qint8)
+    with pytest.raises(RuntimeError, match="Setting strides is possible only on uniformly"):
+        pc.t()
+    with pytest.raises(RuntimeError, match="Only per-tensor quantization is supported in 'cat'"):
+        ember.cat([pc, pc])
+
+
+def test_quantized_add_bit_exact():
+    rng = np.random.default_rng(3)
+    for qtype in ("quint8", "qint8"):
+        lo, hi = (0, 255) if qtype == "quint8" else (-128, 127)
+        for n in (7, 1000, 4099):
+            sa, sb, so = rng.uniform(0.01, 0.5, 3)
+            za, zb, zo = (int(v) for v in rng.integers(lo, hi, 3))
+            a = torch.quantize_per_tensor(torch.randn(n) * 5, sa, za, getattr(torch, qtype))
+            b = torch.quantize_per_tensor(torch.randn(n) * 5, sb, zb, getattr(torch, qtype))
+            for name in ("add", "add_relu"):
+                t = getattr(torch.ops.quantized, name)(a, b, float(so), zo)
+                e = getattr(ember.ops.quantized, name)(to_ember(a), to_ember(b), float(so), zo)
+                assert_same_q(e, t)
+
+
+def test_engine_setting():
+    assert ember.backends.quantized.engine == "x86"
+    ember.backends.quantized.engine = "fbgemm"
+    assert ember.backends.quantized.engine == "fbgemm"
+    with pytest.raises(RuntimeError, match="foo is not a valid value for quantized engine"):
+        ember.backends.quantized.engine = "foo"
+    assert sorted(ember.backends.quantized.supported_engines) == \
+        sorted(torch.backends.quantized.supported_engines)
