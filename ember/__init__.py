@@ -140,7 +140,8 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # Subpackages that register no ops load on first use (import time matters):
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
-                    "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite")
+                    "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
+                    "ao", "quantization")
 
 
 def __getattr__(name):

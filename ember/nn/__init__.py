@@ -15,3 +15,11 @@ except ImportError:      # being written
 
 __all__ = list(_modules_all) + ["functional", "init", "utils", "parallel", "Parameter",
                                 "LinearCrossEntropyOptions", "DataParallel"]
+
+
+def __getattr__(name):
+    """torch.nn.quantized / intrinsic / qat: aliases of ember.ao.nn's, loaded on first use."""
+    if name in ("quantized", "intrinsic", "qat"):
+        import importlib
+        return importlib.import_module(f"ember.nn.{name}")
+    raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

@@ -1,0 +1,1 @@
+"""torch.ao.nn.intrinsic.modules: each file's modules, imported here."""

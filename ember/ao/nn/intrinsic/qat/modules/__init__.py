@@ -1,0 +1,1 @@
+"""torch.ao.nn.intrinsic.qat.modules: each file's modules, imported here."""

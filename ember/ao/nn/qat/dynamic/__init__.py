@@ -1,0 +1,2 @@
+"""torch.ao.nn.qat.dynamic."""
+from ember.ao.nn.qat.dynamic.modules import *  # noqa: F401,F403

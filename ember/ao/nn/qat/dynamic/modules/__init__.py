@@ -1,0 +1,1 @@
+"""torch.ao.nn.qat.dynamic.modules: each file's modules, imported here."""

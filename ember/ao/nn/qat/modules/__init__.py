@@ -1,0 +1,1 @@
+"""torch.ao.nn.qat.modules: each file's modules, imported here."""
