@@ -54,6 +54,8 @@ _STORAGE_NAMES = {
     "bool": "BoolStorage", "complex64": "ComplexFloatStorage",
     "complex128": "ComplexDoubleStorage",
 }
+_STORAGE_NAMES.update({"quint8": "QUInt8Storage", "qint8": "QInt8Storage",
+                       "qint32": "QInt32Storage", "quint4x2": "QUInt4x2Storage"})
 _STORAGE_DTYPES = {v: k for k, v in _STORAGE_NAMES.items()}
 
 UNSAFE_MESSAGE = (
@@ -246,6 +248,8 @@ class _TorchPickler(pickle._Pickler):
         t = type(obj)
         if t is _PlainTensor:
             obj = obj.t
+            if obj._data.dtype in _dtype.QUANTIZED_NP:
+                return self._reduce_qtensor(obj)
             args = self._tensor_args(obj)[:4] + (False, collections.OrderedDict())
             if obj.dtype.name not in _STORAGE_NAMES:
                 return (_g("torch._utils", "_rebuild_tensor_v3"), args + (obj.dtype,))
@@ -262,6 +266,8 @@ class _TorchPickler(pickle._Pickler):
                         (_PlainTensor(obj), obj.requires_grad, collections.OrderedDict()))
             if hasattr(obj._data, "layout"):
                 return _reduce_sparse(obj)
+            if obj._data.dtype in _dtype.QUANTIZED_NP:
+                return self._reduce_qtensor(obj)
             args = self._tensor_args(obj)
             if obj.dtype.name not in _STORAGE_NAMES:
                 args, rebuild = args + (obj.dtype,), _g("torch._utils", "_rebuild_tensor_v3")
@@ -278,6 +284,21 @@ class _TorchPickler(pickle._Pickler):
         if t is self._layout:
             return (_g("torch.serialization", "_get_layout"), (repr(obj),))
         return NotImplemented
+
+    def _reduce_qtensor(self, t):
+        """A quantized tensor as torch pickles it (see ember/_ops/quantized_serialization.py)."""
+        from ember._ops import quantized_serialization as QS
+        from ember._tensor import _make
+        if t.dtype is _dtype.quint4x2:      # two values a byte: a storage of its own
+            ref = _StorageRef(str(len(self.storages)), QS.packed_4bit(t), t.dtype)
+            self.storages[id(ref)] = ref
+            self._keep.append(ref)
+            offset, stride = 0, _contig(tuple(t.shape))
+        else:
+            ref, offset, stride = self._storage_of(t), t.storage_offset(), tuple(t.stride())
+        return (_g("torch._utils", "_rebuild_qtensor"),
+                (ref, offset, tuple(t.shape), stride, QS.quantizer_params(t, _make), False,
+                 collections.OrderedDict()))
 
 
 def _reduce_sparse(t):
@@ -296,6 +317,13 @@ def _save_dtype(self, obj):
 
 
 _TorchPickler.dispatch[_dtype.dtype] = _save_dtype
+
+
+def _save_qscheme(self, obj):
+    self.save(_g("torch", obj.name))
+
+
+_TorchPickler.dispatch[_dtype.qscheme] = _save_qscheme
 
 
 def _serialization_id():
@@ -481,6 +509,16 @@ def _rebuild_tensor_v1(storage, storage_offset, size, stride):
     return _rebuild_tensor(storage, storage_offset, size, stride)
 
 
+def _rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params, requires_grad,
+                     backward_hooks):
+    from ember._ops.quantized_serialization import rebuild_qtensor
+    ls = _storage_parts(storage)
+    if ls.dtype not in _dtype.QUANTIZED:
+        raise RuntimeError(f"_rebuild_qtensor: expected a quantized storage, got {ls.dtype}")
+    return rebuild_qtensor(ls.bytes, ls.dtype, int(storage_offset), size, stride,
+                           quantizer_params)
+
+
 def _set_obj_state(obj, state):
     if isinstance(state, tuple):
         if len(state) != 2:
@@ -552,11 +590,14 @@ def _allowed_globals():
         "torch._utils._rebuild_parameter_with_state": _rebuild_parameter_with_state,
         "torch._tensor._rebuild_from_type_v2": _rebuild_from_type_v2,
         "torch._utils._rebuild_sparse_tensor": _rebuild_sparse_tensor,
+        "torch._utils._rebuild_qtensor": _rebuild_qtensor,
         "torch.UntypedStorage": _UNTYPED,
         "torch.storage.UntypedStorage": _UNTYPED,
     }
-    for d in _dtype.ALL:
+    for d in _dtype.ALL + _dtype.QUANTIZED:
         rc[f"torch.{d.name}"] = d
+    for name, q in _dtype.QSCHEMES.items():
+        rc[f"torch.{name}"] = q
     for n, st in _STORAGE_TYPES.items():
         rc[f"torch.{n}"] = st
     P = _parameter_class()

@@ -1,0 +1,95 @@
+"""Quantized tensors in torch's checkpoint format (``ember.save`` / ``ember.load``).
+
+What torch 2.13 writes into ``data.pkl`` for a quantized tensor (read with ``pickletools``)::
+
+    torch._utils._rebuild_qtensor(storage, storage_offset, size, stride, quantizer_params,
+                                  requires_grad=False, backward_hooks=OrderedDict())
+
+- ``storage`` is the persistent id ``('storage', torch.QUInt8Storage, key, 'cpu', numel)``
+  (``QInt8Storage``, ``QInt32Storage``, ``QUInt4x2Storage``); its record holds the integers
+  as they lie in memory. quint4x2 holds two values a byte (even element in the low nibble),
+  so its ``numel`` counts bytes while ``size``/``stride`` count elements.
+- ``quantizer_params`` is ``(torch.per_tensor_affine, scale, zero_point)`` per tensor and
+  ``(torch.per_channel_affine, scales, zero_points, axis)`` per channel, the scales and zero
+  points being ordinary tensors (float64 and int64). ``per_channel_affine_float_qparams`` is
+  written with the scheme ``torch.per_channel_affine`` and float32 scales and zero points;
+  the float zero points tell the reader which scheme it was.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._kernels import quantized as K
+
+def quantizer_params(t, make_tensor):
+    """The ``quantizer_params`` tuple torch writes for the quantized tensor ``t``
+    (``make_tensor(array)`` wraps the per-channel parameters as tensors)."""
+    from ember._ops.quantized import qparams
+    qp = qparams(t)
+    scheme = qp.qscheme
+    if not qp.per_channel:
+        if scheme is not _dtype.per_tensor_affine:
+            raise NotImplementedError(f"ember.save: quantized tensors with qscheme {scheme} "
+                                      f"cannot be serialized")
+        return (scheme, float(qp.scale), int(qp.zero_point))
+    if scheme is _dtype.per_channel_affine_float_qparams:
+        scales = np.asarray(qp.scale, np.float32)
+        zero_points = np.asarray(qp.zero_point, np.float32)
+    elif scheme is _dtype.per_channel_affine:
+        scales = np.asarray(qp.scale, np.float64)
+        zero_points = np.asarray(qp.zero_point, np.int64)
+    else:
+        raise NotImplementedError(f"ember.save: quantized tensors with qscheme {scheme} cannot "
+                                  f"be serialized")
+    return (_dtype.per_channel_affine, make_tensor(scales.copy()),
+            make_tensor(zero_points.copy()), int(qp.axis))
+
+
+def packed_4bit(t):
+    """The bytes torch stores for a quint4x2 tensor (values of ``t`` in row-major order)."""
+    return K.pack_4bit(np.ascontiguousarray(K.ints(t._data)))
+
+
+# ------------------------------------------------------------------ reading
+
+def _as_array(v):
+    data = getattr(v, "_data", v)
+    return np.asarray(data)
+
+
+def rebuild_qtensor(data, qdtype, storage_offset, size, stride, params):
+    """A quantized tensor from the storage bytes ``data`` (uint8 array) of dtype ``qdtype``,
+    and torch's ``quantizer_params``."""
+    from ember._ops.quantized import QParams, from_ints
+    size = tuple(int(s) for s in size)
+    stride = tuple(int(s) for s in stride)
+    numel = int(np.prod(size, dtype=np.int64)) if size else 1
+    storage = _dtype.QSTORAGE[qdtype]
+    if qdtype is _dtype.quint4x2:
+        flat = K.unpack_4bit(data, storage_offset + numel)[storage_offset:]
+        ints = flat.reshape(size)
+    else:
+        flat = data[:data.shape[0] - data.shape[0] % storage.itemsize].view(storage)
+        item = storage.itemsize
+        if numel == 0:
+            ints = np.zeros(size, storage)
+        else:
+            ints = np.lib.stride_tricks.as_strided(
+                flat[storage_offset:], size, tuple(s * item for s in stride), writeable=False)
+        ints = np.ascontiguousarray(ints).copy()
+    scheme = params[0]
+    if scheme is _dtype.per_tensor_affine:
+        qp = QParams(scheme, float(params[1]), int(params[2]))
+    elif scheme in (_dtype.per_channel_affine, _dtype.per_channel_affine_float_qparams):
+        scales = _as_array(params[1]).astype(np.float64)
+        zps = _as_array(params[2])
+        if zps.dtype.kind == "f":
+            qp = QParams(_dtype.per_channel_affine_float_qparams, scales,
+                         zps.astype(np.float64), int(params[3]))
+        else:
+            qp = QParams(_dtype.per_channel_affine, scales, zps.astype(np.int64),
+                         int(params[3]))
+    else:
+        raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {scheme}")
+    return from_ints(ints, qdtype, qp)
