@@ -140,3 +140,46 @@ def quantize_vec(x, scale, zero_point, qmin, qmax, storage):
     v = np.rint(np.asarray(x, _F32) * inverse_scale(scale)).astype(np.int64) + int(zero_point)
     np.clip(v, qmin, qmax, out=v)
     return v.astype(storage)
+
+
+# ---------------------------------------------------------------- fake quantization
+# torch's fake_quantize_per_tensor_affine / _per_channel_affine (found on random inputs with
+# half-way ties, sizes 7/1000/4099, zero mismatches): ``q = nearbyint(x * float32(1/scale))``
+# then the zero point added, clamped; out = ``(q - zero_point) * scale`` in float32. The mask
+# (the straight-through gradient's) marks the unclamped ``q`` inside [qmin, qmax]. With float
+# zero points (per_channel_affine_float_qparams) ``q = nearbyint(x * inv + zero_point)`` and
+# the dequantization runs in float64.
+
+def fake_quantize(x, scale, zero_point, qmin, qmax):
+    """(out, mask) of fake quantization; ``scale``/``zero_point`` scalars or arrays broadcasting
+    against ``x`` (per channel). Computes in float32 (float64 input: in float64)."""
+    x = np.asarray(x)
+    work = _F64 if x.dtype == _F64 else _F32
+    s = np.asarray(scale, dtype=_F32)
+    inv = (_F32(1.0) / s).astype(work)
+    zp = np.asarray(zero_point)
+    if zp.dtype.kind == "f":                      # float zero points: added before rounding
+        q = np.rint(x.astype(work) * inv + zp.astype(work))
+    else:
+        q = np.rint(x.astype(work) * inv) + zp.astype(work)
+    mask = (q >= qmin) & (q <= qmax)
+    np.clip(q, qmin, qmax, out=q)
+    if zp.dtype.kind == "f":                      # float zero points: dequantized in float64
+        out = (q.astype(_F64) - zp.astype(_F64)) * s.astype(_F64)
+    else:
+        out = (q - zp.astype(work)) * s.astype(work)
+    return out.astype(x.dtype, copy=False), mask
+
+
+def choose_qparams_fused(min_val, max_val, qmin, qmax, *, symmetric=False):
+    """(scale, zero_point) as torch's ``fused_moving_avg_obs_fake_quant`` picks them: the
+    :func:`choose_qparams` rule, and for ``symmetric`` a range that keeps zero exact when it
+    straddles zero: ``m = max(|min| / sqmin, max / sqmax)`` in float32, with
+    ``sqmin = -((qmax - qmin) // 2 + 1)``, ``sqmax = (qmax - qmin) // 2``, then the range
+    ``[m * sqmin, m * sqmax]`` (found on random ranges for [-128, 127], [-127, 127], [0, 255])."""
+    lo, hi = min(float(min_val), 0.0), max(float(max_val), 0.0)
+    if symmetric and lo < 0 < hi:
+        sqmin, sqmax = -((qmax - qmin) // 2 + 1), (qmax - qmin) // 2
+        m = max(abs(_F32(lo) / _F32(sqmin)), abs(_F32(hi) / _F32(sqmax)))
+        lo, hi = _F32(m) * sqmin, _F32(m) * sqmax
+    return choose_qparams(lo, hi, qmin, qmax)
