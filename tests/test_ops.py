@@ -191,3 +191,10 @@ UNTESTED_RECORDS.update(dict.fromkeys((
 UNTESTED_RECORDS.update(dict.fromkeys((
     "_complex32_to_complex64", "_complex64_to_complex32"), "tests/test_complex32.py"))
 UNTESTED_RECORDS["hash_tensor"] = "tests/test_dtypes_unsigned.py (against torch)"
+# fake quantization's records (values and straight-through gradients against torch's in
+# tests/quantization/test_fake_quant.py)
+UNTESTED_RECORDS.update(dict.fromkeys((
+    "fake_quantize_per_tensor_affine_cachemask",
+    "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
+    "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"),
+    "tests/quantization/test_fake_quant.py"))
