@@ -1,0 +1,106 @@
+"""Observers: the ranges they keep and the qparams they compute equal torch's."""
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+import torch.ao.quantization.observer as TO  # noqa: E402
+
+import ember  # noqa: E402
+import ember.ao.quantization.observer as EO  # noqa: E402
+
+CONFIGS = [
+    ("MinMaxObserver", {}),
+    ("MinMaxObserver", dict(dtype="qint8", qscheme="per_tensor_symmetric")),
+    ("MinMaxObserver", dict(quant_min=0, quant_max=127)),
+    ("MinMaxObserver", dict(reduce_range=True)),
+    ("MinMaxObserver", dict(qscheme="per_tensor_symmetric", quant_min=0, quant_max=100)),
+    ("MinMaxObserver", dict(dtype="qint32")),
+    ("MovingAverageMinMaxObserver", {}),
+    ("MovingAverageMinMaxObserver", dict(dtype="qint8", qscheme="per_tensor_symmetric",
+                                         averaging_constant=0.3)),
+    ("PerChannelMinMaxObserver", dict(ch_axis=1)),
+    ("PerChannelMinMaxObserver", dict(dtype="qint8", qscheme="per_channel_symmetric")),
+    ("PerChannelMinMaxObserver", dict(qscheme="per_channel_affine_float_qparams")),
+    ("MovingAveragePerChannelMinMaxObserver", dict(ch_axis=2)),
+    ("MovingAveragePerChannelMinMaxObserver", dict(dtype="qint8",
+                                                   qscheme="per_channel_symmetric")),
+]
+
+
+def _kwargs(kw, mod):
+    return {k: (getattr(mod, v) if isinstance(v, str) else v) for k, v in kw.items()}
+
+
+@pytest.mark.parametrize("name,kw", CONFIGS)
+def test_qparams_equal_torch(name, kw):
+    rng = np.random.default_rng(0)
+    for trial in range(6):
+        t = getattr(TO, name)(**_kwargs(kw, torch))
+        e = getattr(EO, name)(**_kwargs(kw, ember))
+        for _ in range(3):
+            x = (rng.standard_normal((4, 5, 3)) * rng.uniform(0.01, 10) +
+                 rng.uniform(-3, 3)).astype(np.float32)
+            if trial == 0:
+                x = np.abs(x)                       # all positive: zero stays in the range
+            assert t(torch.from_numpy(x)) is not None
+            e(ember.from_numpy(x))
+        (ts, tz), (es, ez) = t.calculate_qparams(), e.calculate_qparams()
+        np.testing.assert_array_equal(es.numpy(), ts.numpy())
+        np.testing.assert_array_equal(ez.numpy(), tz.numpy())
+        assert str(ez.dtype) == str(tz.dtype) and str(es.dtype) == str(ts.dtype)
+        np.testing.assert_array_equal(e.min_val.numpy(), t.min_val.numpy())
+        np.testing.assert_array_equal(e.max_val.numpy(), t.max_val.numpy())
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    assert (e.quant_min, e.quant_max) == (t.quant_min, t.quant_max)
+
+
+@pytest.mark.parametrize("name", ["MinMaxObserver", "PerChannelMinMaxObserver"])
+def test_unobserved_defaults(name):
+    with pytest.warns(UserWarning, match="must run observer"):
+        s, z = getattr(EO, name)().calculate_qparams()
+    assert s.tolist() == [1.0] and z.tolist() == [0] and z.dtype is ember.int64
+    assert repr(getattr(EO, name)()) == repr(getattr(TO, name)())
+
+
+def test_per_channel_state_dict_round_trip():
+    e = EO.PerChannelMinMaxObserver(ch_axis=1)
+    e(ember.randn(2, 3, 4))
+    fresh = EO.PerChannelMinMaxObserver(ch_axis=1)
+    fresh.load_state_dict(e.state_dict())
+    assert repr(fresh) == repr(e)
+    np.testing.assert_array_equal(fresh.calculate_qparams()[0].numpy(),
+                                  e.calculate_qparams()[0].numpy())
+
+
+def test_defaults_and_with_args():
+    for name in ["default_observer", "default_weight_observer",
+                 "default_per_channel_weight_observer", "default_dynamic_quant_observer",
+                 "default_float_qparams_observer", "weight_observer_range_neg_127_to_127"]:
+        t, e = getattr(TO, name)(), getattr(EO, name)()
+        assert repr(e) == repr(t)
+        assert (str(e.dtype), getattr(e, "quant_min", None)) == \
+            (str(t.dtype), getattr(t, "quant_min", None))
+    assert repr(EO.default_observer) == repr(TO.default_observer).replace("torch.ao", "ember.ao")
+    a, b = EO.default_observer(), EO.default_observer()
+    assert a is not b
+
+
+def test_placeholder_noop_recording():
+    assert repr(EO.PlaceholderObserver()) == repr(TO.PlaceholderObserver())
+    assert repr(EO.default_dynamic_quant_observer()) == repr(TO.default_dynamic_quant_observer())
+    rec = EO.RecordingObserver()
+    x = ember.randn(3)
+    assert rec(x) is x and len(rec.get_tensor_value()) == 1
+    assert EO.NoopObserver().dtype is ember.float16
+    with pytest.raises(Exception, match="should not be called"):
+        EO.PlaceholderObserver().calculate_qparams()
+
+
+def test_bad_arguments():
+    with pytest.raises(NotImplementedError, match="per_tensor_symmetric"):
+        EO.MinMaxObserver(qscheme=ember.per_channel_affine)
+    with pytest.raises(NotImplementedError, match="Cannot reduce range"):
+        EO.MinMaxObserver(qscheme=ember.per_tensor_symmetric, reduce_range=True)
+    with pytest.raises(AssertionError, match="data type"):
+        EO.MinMaxObserver(dtype=ember.float32)
