@@ -1,0 +1,1 @@
+"""torch.ao.ns.fx: the FX Numeric Suite's passes and utilities."""

@@ -1,0 +1,111 @@
+"""convert: observers become quantize/dequantize pairs (the reference graph), then, unless a
+reference model is asked for, patterns are lowered to quantized ops (lower.py).
+
+Each observer node is replaced by ``<prefix>scale_<n>``/``<prefix>zero_point_<n>`` buffers
+read by get_attr nodes, ``torch.quantize_per_tensor`` (``quantize_per_channel`` for
+per-channel weights) and a ``dequantize`` method call. The prefix is the observed node's
+module path + ``_`` (``conv_``, ``_`` at top level); for a graph input, its first user's
+path + ``_input_``."""
+from __future__ import annotations
+
+import ember
+from ember.ao.quantization.fx.lower import lower_to_quantized
+
+__all__ = ["convert"]
+
+_PER_CHANNEL = None
+
+
+def _per_channel_schemes():
+    return (ember.per_channel_affine, ember.per_channel_symmetric,
+            ember.per_channel_affine_float_qparams)
+
+
+def _path(node, model, scope):
+    if node.op == "call_module":
+        return node.target
+    return scope.get(node.name, ("", None))[0]
+
+
+def _prefix(observed, obs_node, model, scope):
+    if observed.op == "placeholder":
+        users = [u for u in obs_node.users if u.op != "output"]
+        path = _path(users[0], model, scope) if users else ""
+        return path + "_input_"
+    return _path(observed, model, scope) + "_"
+
+
+def _new_attr_name(model, prefix):
+    i = 0
+    while hasattr(model, f"{prefix}{i}"):
+        i += 1
+    return f"{prefix}{i}"
+
+
+def _register(model, prefix, value):
+    name = _new_attr_name(model, prefix)
+    model.register_buffer(name, value)
+    return name
+
+
+def _replace_observer(model, node, scope, observers):
+    """One observer node -> get_attr scale/zero_point, quantize, dequantize."""
+    graph = model.graph
+    obs = getattr(model, node.target)
+    observed = node.args[0]
+    dtype = getattr(obs, "dtype", ember.float32)
+    if dtype not in (ember.quint8, ember.qint8, ember.qint32) or \
+            getattr(obs, "is_dynamic", False):
+        node.replace_all_uses_with(observed)
+        graph.erase_node(node)
+        return
+    scale, zero_point = obs.calculate_qparams()
+    prefix = _prefix(observed, node, model, scope)
+    per_channel = getattr(obs, "qscheme", None) in _per_channel_schemes()
+    if per_channel:
+        scale_v = scale.to(ember.float32) if scale.dtype != ember.float32 else scale
+        zp_v = zero_point.to(ember.int64)
+    else:
+        scale_v = ember.tensor(float(scale.reshape(-1)[0]) if isinstance(scale, ember.Tensor)
+                               else float(scale), dtype=ember.float32)
+        zp_v = ember.tensor(int(zero_point.reshape(-1)[0]) if isinstance(
+            zero_point, ember.Tensor) else int(zero_point), dtype=ember.int64)
+    scale_name = _register(model, prefix + "scale_", scale_v)
+    zp_name = _register(model, prefix + "zero_point_", zp_v)
+    with graph.inserting_before(node):
+        s = graph.get_attr(scale_name)
+        z = graph.get_attr(zp_name)
+        if per_channel:
+            q = graph.call_function(ember.quantize_per_channel,
+                                    (observed, s, z, int(obs.ch_axis), dtype))
+        else:
+            q = graph.call_function(ember.quantize_per_tensor, (observed, s, z, dtype))
+        dq = graph.call_method("dequantize", (q,))
+    node.replace_all_uses_with(dq)
+    graph.erase_node(node)
+    observers[q.name] = obs
+
+
+def convert(model, is_reference=False):
+    """Convert a prepared (and calibrated) GraphModule in place; returns it."""
+    attrs = model.meta.get("_observed_graph_module_attrs")
+    if attrs is None:
+        raise RuntimeError("convert_fx expects a model returned by prepare_fx or "
+                           "prepare_qat_fx")
+    scope = attrs.node_name_to_scope
+    observers = {}
+    for node in list(model.graph.nodes):
+        if node.op == "call_module" and node.name in attrs.observer_roles:
+            _replace_observer(model, node, scope, observers)
+    if not is_reference:
+        lower_to_quantized(model, attrs, observers)
+    model.graph.eliminate_dead_code()
+    used = {n.target for n in model.graph.nodes if n.op == "get_attr"}
+    for name, _ in list(model.named_buffers(recurse=False)):
+        if name not in used and ("scale_" in name or "zero_point_" in name):
+            delattr(model, name)
+    model.delete_all_unused_submodules()
+    model.meta.pop("_observed_graph_module_attrs", None)
+    model.graph.lint()
+    model.recompile()
+    return model

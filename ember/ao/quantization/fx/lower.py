@@ -1,0 +1,274 @@
+"""Lowering a reference graph (dequantize -> float op -> quantize) to quantized ops, as
+torch's native backend does:
+
+- weighted modules (Conv, Linear, fused ConvReLU...) and modules with a quantized
+  counterpart (BatchNorm2d, Hardswish...) become quantized modules (``from_float`` with the
+  output observer);
+- ``F.linear`` / ``conv{1,2,3}d`` (+ relu) become ``quantized::linear[_relu]`` /
+  ``quantized::conv{d}d[_relu]`` on a prepacked weight attribute ``<prefix>packed_weight_<n>``;
+- ``add``/``mul`` (+ relu) become ``quantized::add[_relu]``/``mul[_relu]``; ``F.hardswish``
+  becomes ``quantized::hardswish``;
+- ops that keep or fix their input's parameters (pools, flatten, relu, cat, sigmoid...)
+  run on the quantized tensor as they are.
+Each lowered op reads the quantized inputs (the dequantize before it goes) and its output
+replaces the quantize after it. Patterns not fully quantized stay in reference form."""
+from __future__ import annotations
+
+import operator
+
+import ember
+import ember.nn.functional as F
+from ember.ao.quantization.backend_config import ObservationType
+
+__all__ = ["lower_to_quantized"]
+
+
+def _q():
+    return ember.ops.quantized
+
+
+def _is_dq(node):
+    return getattr(node, "op", None) == "call_method" and node.target == "dequantize"
+
+
+def _is_q(node):
+    return getattr(node, "op", None) == "call_function" and \
+        node.target in (ember.quantize_per_tensor, ember.quantize_per_channel)
+
+
+def _static_module_mapping():
+    try:
+        from ember.ao.quantization.quantization_mappings import \
+            get_default_static_quant_module_mappings
+    except ImportError:
+        return {}
+    return get_default_static_quant_module_mappings()
+
+
+_BINARY = {operator.add: "add", ember.add: "add", operator.mul: "mul", ember.mul: "mul"}
+_RELUS = (F.relu, ember.relu, "relu")
+_FUNCTIONAL_WEIGHTED = {F.linear: ("linear", None), ember.conv1d: ("conv1d", 1),
+                        ember.conv2d: ("conv2d", 2), ember.conv3d: ("conv3d", 3)}
+_QPARAM_FUNCTIONS = {F.hardswish: "hardswish"}
+
+
+class _Lowering:
+    def __init__(self, model, attrs, observers):
+        self.model, self.graph, self.attrs = model, model.graph, attrs
+        self.observers = observers
+        self.modules = dict(model.named_modules())
+        self.mapping = _static_module_mapping()
+
+    # ----------------------------------------------------------------- helpers
+    def output_q(self, last):
+        users = list(last.users)
+        if len(users) == 1 and _is_q(users[0]) and users[0].target is ember.quantize_per_tensor:
+            return users[0]
+        return None
+
+    def strip_dq(self, node, skip=()):
+        """The node reads the quantized values: each dequantize input -> its input."""
+        def swap(a):
+            return a.args[0] if _is_dq(a) else a
+        args = [a if i in skip else (swap(a) if not isinstance(a, (list, tuple))
+                                     else type(a)(swap(x) for x in a))
+                for i, a in enumerate(node.args)]
+        node.args = tuple(args)
+
+    def inputs_quantized(self, node, skip=()):
+        found = False
+        for i, a in enumerate(node.args):
+            if i in skip:
+                continue
+            items = a if isinstance(a, (list, tuple)) else [a]
+            for x in items:
+                if hasattr(x, "op"):
+                    if not _is_dq(x):
+                        return False
+                    found = True
+        return found
+
+    def take_output(self, q, new, before):
+        """``new`` replaces quantize ``q``; q's scale/zero_point nodes move before
+        ``before``; returns them."""
+        s, z = q.args[1], q.args[2]
+        q.replace_all_uses_with(new)
+        self.graph.erase_node(q)
+        before.prepend(s)
+        before.prepend(z)
+        return s, z
+
+    def erase(self, nodes):
+        for n in reversed(nodes):
+            if not n.users:
+                self.graph.erase_node(n)
+
+    def attr_value(self, node):
+        obj = self.model
+        for part in node.target.split("."):
+            obj = getattr(obj, part)
+        return obj
+
+    def prefix(self, node):
+        if node.op == "call_module":
+            return node.target + "_"
+        return self.attrs.node_name_to_scope.get(node.name, ("", None))[0] + "_"
+
+    # ----------------------------------------------------------------- rules
+    def lower_module(self, root, last, nodes, q):
+        mod = self.modules[root.target]
+        qcls = self.mapping.get(type(mod))
+        if qcls is None:
+            return False
+        mod.activation_post_process = self.observers[q.name]
+        qmod = qcls.from_float(mod)
+        del mod.activation_post_process
+        parent, _, name = root.target.rpartition(".")
+        setattr(self.modules[parent] if parent else self.model, name, qmod)
+        self.modules[root.target] = qmod
+        self.strip_dq(root)
+        s, z = q.args[1], q.args[2]
+        q.replace_all_uses_with(root)
+        self.graph.erase_node(q)
+        self.erase([s, z])
+        self.erase(nodes[1:])
+        return True
+
+    def lower_weighted_function(self, root, last, nodes, q):
+        name, dims = _FUNCTIONAL_WEIGHTED[root.target]
+        wdq = root.args[1] if len(root.args) > 1 else root.kwargs.get("weight")
+        if not _is_dq(wdq) or not _is_q(wdq.args[0]):
+            return False
+        wq = wdq.args[0]
+        w, ws, wz = wq.args[0], wq.args[1], wq.args[2]
+        if wq.target is ember.quantize_per_channel:
+            qweight = ember.quantize_per_channel(self.attr_value(w), self.attr_value(ws),
+                                                 self.attr_value(wz), wq.args[3], wq.args[4])
+        else:
+            qweight = ember.quantize_per_tensor(self.attr_value(w), float(self.attr_value(ws)),
+                                                int(self.attr_value(wz)), wq.args[3])
+        bias_node = root.args[2] if len(root.args) > 2 else root.kwargs.get("bias")
+        bias = self.attr_value(bias_node) if hasattr(bias_node, "op") else bias_node
+        relu = len(nodes) > 1
+        if dims is None:
+            packed = _q().linear_prepack(qweight, bias)
+        else:
+            rest = list(root.args[3:])
+            defaults = [1, 0, 1, 1]
+            stride, padding, dilation, groups = rest + defaults[len(rest):]
+            packed = getattr(_q(), f"conv{dims}d_prepack")(
+                qweight, bias, _tuple(stride, dims), _tuple(padding, dims),
+                _tuple(dilation, dims), groups)
+        pname = _new_attr(self.model, self.prefix(root) + "packed_weight_")
+        setattr(self.model, pname, packed)
+        x = root.args[0]
+        s, z = self.take_output(q, root, root)
+        with self.graph.inserting_before(s):
+            packed_node = self.graph.get_attr(pname)
+        op = getattr(_q(), name + ("_relu" if relu else ""))
+        root.target = op
+        root.args = (x.args[0] if _is_dq(x) else x, packed_node, s, z)
+        root.kwargs = {}
+        if relu:
+            nodes[-1].replace_all_uses_with(root)
+        self.erase(nodes[1:])
+        self.erase([wdq, wq, ws, wz, w])
+        if hasattr(bias_node, "op"):
+            self.erase([bias_node])
+        return True
+
+    def lower_binary(self, root, last, nodes, q):
+        if not self.inputs_quantized(root) or len(root.args) != 2 or \
+                not all(_is_dq(a) for a in root.args):
+            return False
+        relu = len(nodes) > 1
+        op = getattr(_q(), _BINARY[root.target] + ("_relu" if relu else ""))
+        a, b = (x.args[0] for x in root.args)
+        with self.graph.inserting_before(root):
+            new = self.graph.call_function(op, (a, b, q.args[1], q.args[2]))
+        self.take_output(q, new, new)
+        self.erase(nodes)
+        return True
+
+    def lower_qparam_function(self, root, last, nodes, q):
+        if not self.inputs_quantized(root):
+            return False
+        op = getattr(_q(), _QPARAM_FUNCTIONS[root.target])
+        with self.graph.inserting_before(root):
+            new = self.graph.call_function(op, (root.args[0].args[0],), {})
+        s, z = self.take_output(q, new, new)
+        new.kwargs = {"output_scale": s, "output_zero_point": z}
+        self.erase(nodes)
+        return True
+
+    def lower_in_place(self, root, last, nodes, q):
+        """Ops that run on quantized tensors as they are (shared or fixed qparams)."""
+        if not self.inputs_quantized(root):
+            return False
+        self.strip_dq(root)
+        s, z = q.args[1], q.args[2]
+        q.replace_all_uses_with(last)
+        self.graph.erase_node(q)
+        self.erase([s, z])
+        return True
+
+    def lower(self, root, last, nodes, config):
+        q = self.output_q(last)
+        if q is None:
+            return False
+        if root.op == "call_module":
+            if type(self.modules[root.target]) in self.mapping:
+                if not self.inputs_quantized(root):
+                    return False
+                return self.lower_module(root, last, nodes, q)
+            if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
+                return self.lower_in_place(root, last, nodes, q)
+            return False
+        if root.op == "call_function" and root.target in _FUNCTIONAL_WEIGHTED:
+            if len(nodes) > 1 and nodes[-1].target not in _RELUS:
+                return False
+            return self.lower_weighted_function(root, last, nodes, q)
+        if root.op == "call_function" and root.target in _BINARY:
+            return self.lower_binary(root, last, nodes, q)
+        if root.op == "call_function" and root.target in _QPARAM_FUNCTIONS:
+            return self.lower_qparam_function(root, last, nodes, q)
+        fixed = any(dc.output_dtype_with_constraints.scale_exact_match is not None
+                    for dc in config.dtype_configs)
+        if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT or fixed:
+            return self.lower_in_place(root, last, nodes, q)
+        return False
+
+
+def _tuple(v, n):
+    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+
+
+def _new_attr(model, prefix):
+    i = 0
+    while hasattr(model, f"{prefix}{i}"):
+        i += 1
+    return f"{prefix}{i}"
+
+
+def lower_to_quantized(model, attrs, observers):
+    """Lower every matched pattern of ``model``'s reference graph that is quantized."""
+    low = _Lowering(model, attrs, observers)
+    by_name = {n.name: n for n in model.graph.nodes}
+    seen = set()
+    for node in list(model.graph.nodes):
+        entry = attrs.matches.get(node.name)
+        if entry is None or entry[1] in seen:
+            continue
+        root_name, last_name, names, config = entry
+        seen.add(last_name)
+        if attrs.node_name_to_qconfig.get(root_name) is None:
+            continue
+        nodes = [by_name.get(n) for n in names]
+        if any(n is None or getattr(n, "_erased", False) for n in nodes):
+            continue
+        low.lower(nodes[0], nodes[-1], nodes, config)
+    for node in reversed(list(model.graph.nodes)):
+        if (_is_dq(node) or _is_q(node)) and not node.users:
+            inputs = list(node.args[1:3]) if _is_q(node) else []
+            model.graph.erase_node(node)
+            low.erase([a for a in inputs if hasattr(a, "op")])

@@ -1,0 +1,163 @@
+"""prepare: observers inserted where the backend config and the qconfigs say.
+
+For every matched pattern (match_utils) with a qconfig: the root node's tensor inputs get an
+activation observer (weights of functional linear/conv get a weight observer, biases none),
+the last node's output gets one (the input's own observer instance where the pattern shares
+it: pools, flatten, relu, cat...). Observers are submodules ``activation_post_process_<i>``
+called by nodes of the same name; the users of an observed value read the observer's output.
+What convert needs later is kept in ``model.meta["_observed_graph_module_attrs"]``."""
+from __future__ import annotations
+
+from ember.fx import GraphModule, Node
+from ember.ao.quantization.backend_config import ObservationType
+from ember.ao.quantization.fx.match_utils import find_matches, node_qconfigs
+
+__all__ = ["prepare", "ObservedGraphModuleAttrs"]
+
+
+class ObservedGraphModuleAttrs:
+    """What prepare learnt, for convert: node scopes, matches, qconfigs, and the role of
+    each observer node (``"activation"`` or ``"weight"``)."""
+
+    def __init__(self, node_name_to_scope, matches, qconfigs, observer_roles, is_qat,
+                 backend_config, qconfig_mapping):
+        self.node_name_to_scope = node_name_to_scope
+        self.matches = matches
+        self.node_name_to_qconfig = qconfigs
+        self.observer_roles = observer_roles
+        self.is_qat = is_qat
+        self.backend_config = backend_config
+        self.qconfig_mapping = qconfig_mapping
+
+
+def _dtype_config(match):
+    """The config's dtype config the qconfig's observers satisfy, or None."""
+    act = match.qconfig.activation()
+    act_dtype = getattr(act, "dtype", None)
+    for dc in match.config.dtype_configs:
+        if dc.input_dtype is not act_dtype:
+            continue
+        if bool(dc.is_dynamic) != bool(getattr(act, "is_dynamic", False)):
+            continue
+        exact = dc.output_dtype_with_constraints.scale_exact_match
+        if exact is not None:
+            scale = getattr(act, "scale", None)
+            try:
+                scale = float(scale)
+            except (TypeError, ValueError):
+                return None
+            if scale != exact or int(getattr(act, "zero_point")) != \
+                    dc.output_dtype_with_constraints.zero_point_exact_match:
+                return None
+        return dc
+    return None
+
+
+class _Inserter:
+    def __init__(self, model):
+        self.model, self.graph = model, model.graph
+        self.observer_of = {}          # node -> its observer node
+        self.roles = {}
+
+    def _name(self):
+        i = 0
+        while hasattr(self.model, f"activation_post_process_{i}"):
+            i += 1
+        return f"activation_post_process_{i}"
+
+    def observe(self, node, observer, role):
+        """An observer node after ``node`` that every other user of ``node`` reads."""
+        if node in self.observer_of:
+            return self.observer_of[node]
+        name = self._name()
+        self.model.add_module(name, observer)
+        users = [u for u in node.users]
+        with self.graph.inserting_after(node):
+            obs = self.graph.create_node("call_module", name, (node,), {})
+        for user in users:
+            user.replace_input_with(node, obs)
+        self.observer_of[node] = obs
+        self.observer_of[obs] = obs
+        self.roles[obs.name] = role
+        return obs
+
+
+def _nodes_in(arg):
+    """The nodes of one argument (a node, or a list of them as ``cat`` takes)."""
+    if isinstance(arg, Node):
+        return [arg]
+    if isinstance(arg, (list, tuple)):
+        return [a for a in arg if isinstance(a, Node)]
+    return []
+
+
+def _tensor_args(node, skip):
+    """(index, arg node) of the node's positional tensor inputs (lists flattened)."""
+    out = []
+    for i, arg in enumerate(node.args):
+        if i in skip:
+            continue
+        if isinstance(arg, Node):
+            out.append(arg)
+        elif isinstance(arg, (list, tuple)):
+            out.extend(a for a in arg if isinstance(a, Node))
+    return out
+
+
+def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
+    """Insert observers into ``model`` (a traced, fused GraphModule) in place."""
+    graph = model.graph
+    modules = dict(model.named_modules())
+    qconfigs = node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope)
+    matches = find_matches(graph, modules, backend_config, qconfigs)
+    ins = _Inserter(model)
+    for node in list(graph.nodes):
+        m = matches.get(node.name)
+        if m is None or m.qconfig is None:
+            continue
+        dc = _dtype_config(m)
+        if dc is None:
+            continue
+        if node.op == "call_module":
+            mod = modules[node.target]
+            mod.qconfig = m.qconfig
+            if is_qat and m.config.qat_module is not None and node is m.root:
+                qat = m.config.qat_module.from_float(mod)
+                parent, _, attr = node.target.rpartition(".")
+                setattr(modules[parent] if parent else model, attr, qat)
+                modules[node.target] = qat
+        obs_type = m.config.observation_type
+        if obs_type is ObservationType.INPUT_OUTPUT_NOT_OBSERVED:
+            continue
+        if node is m.root:
+            index = m.config._input_type_to_index
+            weight_i, bias_i = index.get("weight"), index.get("bias")
+            for i, arg in enumerate(list(node.args)):
+                if i == bias_i:
+                    continue
+                if i == weight_i:
+                    if isinstance(arg, Node):
+                        ins.observe(arg, m.qconfig.weight(), "weight")
+                    continue
+                for a in _nodes_in(arg):
+                    ins.observe(a, m.qconfig.activation(), "activation")
+        if node is m.last and dc.output_dtype is dc.input_dtype:
+            if obs_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
+                inputs = [ins.observer_of.get(a) for a in _tensor_args(m.root, ())]
+                inputs = [a for a in inputs if a is not None]
+                observer = getattr(model, inputs[0].target) if inputs else \
+                    m.qconfig.activation()
+                for other in inputs[1:]:      # cat: every input shares one observer
+                    setattr(model, other.target, observer)
+            else:
+                observer = m.qconfig.activation()
+            ins.observe(node, observer, "activation")
+    model.meta["_observed_graph_module_attrs"] = ObservedGraphModuleAttrs(
+        node_name_to_scope, {k: (v.root.name, v.last.name, [n.name for n in v.nodes], v.config)
+                             for k, v in matches.items()},
+        qconfigs, ins.roles, is_qat, backend_config, qconfig_mapping)
+    graph.lint()
+    observed = GraphModule(model, graph, "GraphModule")   # submodules in node order
+    observed.meta = model.meta
+    observed.training = model.training
+    return observed

@@ -1,0 +1,111 @@
+"""FX graph mode quantization (torch.ao.quantization.quantize_fx): trace, fuse, insert
+observers (prepare_fx / prepare_qat_fx), then turn them into quantize/dequantize nodes and
+quantized ops (convert_fx, convert_to_reference_fx)."""
+from __future__ import annotations
+
+from ember.fx import GraphModule
+from ember.ao.quantization.fx.tracer import QuantizationTracer
+from ember.ao.quantization.fx.fuse import fuse
+from ember.ao.quantization.fx.prepare import prepare
+from ember.ao.quantization.fx.convert import convert
+
+__all__ = ["fuse_fx", "prepare_fx", "prepare_qat_fx", "convert_fx",
+           "convert_to_reference_fx"]
+
+
+def _backend_config(backend_config):
+    if backend_config is None:
+        from ember.ao.quantization.backend_config import get_native_backend_config
+        return get_native_backend_config()
+    if isinstance(backend_config, dict):
+        from ember.ao.quantization.backend_config import BackendConfig
+        return BackendConfig.from_dict(backend_config)
+    return backend_config
+
+
+def _qconfig_mapping(qconfig_mapping):
+    if qconfig_mapping is None or isinstance(qconfig_mapping, dict):
+        from ember.ao.quantization.qconfig_mapping import QConfigMapping
+        return QConfigMapping() if qconfig_mapping is None else \
+            QConfigMapping.from_dict(qconfig_mapping)
+    return qconfig_mapping
+
+
+def _custom(config, key):
+    if config is None:
+        return []
+    if isinstance(config, dict):
+        return list(config.get(key, []))
+    return list(getattr(config, key, []))
+
+
+def _trace(model, custom_config):
+    if isinstance(model, GraphModule):
+        raise NotImplementedError("quantize_fx: the model is already a GraphModule; pass "
+                                  "the original nn.Module (re-tracing is not supported)")
+    tracer = QuantizationTracer(_custom(custom_config, "non_traceable_module_names"),
+                                _custom(custom_config, "non_traceable_module_classes"))
+    graph = tracer.trace(model)
+    gm = GraphModule(model, graph, "GraphModule")
+    for name in _custom(custom_config, "preserved_attributes"):
+        if hasattr(model, name):
+            setattr(gm, name, getattr(model, name))
+    return gm, tracer.node_name_to_scope
+
+
+def fuse_fx(model, fuse_custom_config=None, backend_config=None):
+    """Trace ``model`` and fuse conv-bn(-relu), linear-relu... into fused modules."""
+    gm, _ = _trace(model, fuse_custom_config)
+    return fuse(gm, False, _backend_config(backend_config))
+
+
+def _prepare_fx(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_config,
+                backend_config):
+    if example_inputs is None:
+        raise TypeError("prepare_fx() missing 1 required positional argument: "
+                        "'example_inputs'")
+    backend_config = _backend_config(backend_config)
+    gm, scope = _trace(model, prepare_custom_config)
+    fuse(gm, is_qat, backend_config)
+    return prepare(gm, _qconfig_mapping(qconfig_mapping), is_qat, scope, backend_config)
+
+
+def prepare_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=None,
+               _equalization_config=None, backend_config=None):
+    """A GraphModule of ``model`` (eval mode) with observers where ``qconfig_mapping`` and
+    the backend config ask for quantization; run calibration data through it, then
+    :func:`convert_fx`."""
+    if _equalization_config is not None:
+        raise NotImplementedError("prepare_fx: _equalization_config is not supported")
+    return _prepare_fx(model, qconfig_mapping, False, example_inputs, prepare_custom_config,
+                       backend_config)
+
+
+def prepare_qat_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=None,
+                   backend_config=None):
+    """As :func:`prepare_fx` for quantization-aware training: modules become their QAT
+    versions and the qconfigs' fake-quantize modules are inserted."""
+    return _prepare_fx(model, qconfig_mapping, True, example_inputs, prepare_custom_config,
+                       backend_config)
+
+
+def _check(graph_module, qconfig_mapping):
+    if qconfig_mapping is not None:
+        raise NotImplementedError("convert_fx: a qconfig_mapping at convert time is not "
+                                  "supported")
+
+
+def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
+               qconfig_mapping=None, backend_config=None, keep_original_weights=False):
+    """The quantized model: observers become quantize/dequantize, patterns become
+    quantized modules and ``quantized::`` ops."""
+    _check(graph_module, qconfig_mapping)
+    return convert(graph_module, is_reference=False)
+
+
+def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
+                            qconfig_mapping=None, backend_config=None):
+    """The reference quantized model: every observer becomes quantize -> dequantize around
+    the float ops."""
+    _check(graph_module, qconfig_mapping)
+    return convert(graph_module, is_reference=True)
