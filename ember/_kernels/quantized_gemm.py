@@ -1,0 +1,94 @@
+"""Integer GEMM and convolution for quantized linear/conv ops (NumPy only).
+
+Accumulation is exact: the zero-point-shifted integers are multiplied in float64 by BLAS,
+which is exact while every sum stays below 2**53 (255 * 128 * K is far below for any K a
+model has), then rounded back to int64.
+
+What torch's x86/fbgemm engine does with the int32 accumulator ``acc`` (found by running it
+on random inputs, tests/quantization/test_qops_linear_conv.py):
+
+- static (quint8 out): ``act_w = float32(x_scale) * float32(w_scale)`` (float32 product,
+  per output channel for per-channel weights), ``mult = float32(act_w / out_scale)``;
+  ``v = float32(float32(acc) + float32(bias / act_w))``; ``q = rint(v * mult) + out_zp``
+  (half to even, float32 product), clamped to [0, 255] (to [out_zp, 255] with ReLU).
+  Bit-exact for linear; convolutions agree except for about one element in 10**5 at exact
+  ties, where the engine's convolution paths round differently.
+- dynamic (float out): the input is quantized with ``choose_qparams`` (quint8, range halved
+  with ``reduce_range``), ``y = fma(float32(acc), act_w, bias)``: one rounding.
+- float16 dynamic: weights rounded to float16; ``y`` accumulates over K in order with one
+  fused multiply-add per step in float32, then ``+ bias`` in float32.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._kernels import nn_conv
+
+_F32 = np.float32
+_F64 = np.float64
+
+
+def shifted(ints, zero_point):
+    """``ints - zero_point`` as float64 (exact), ``zero_point`` scalar or broadcastable."""
+    return np.asarray(ints, _F64) - np.asarray(zero_point, _F64)
+
+
+def int_linear(x, w):
+    """(N, K) x (O, K) shifted integers (float64) -> exact (N, O) accumulator (int64)."""
+    return np.rint(x @ w.T).astype(np.int64)
+
+
+def int_conv(x, w, stride, padding, dilation, groups):
+    """Exact integer convolution of shifted integers (float64) -> int64 (N, O, *out)."""
+    return np.rint(nn_conv.conv_forward(x, w, stride, padding, dilation, groups)).astype(np.int64)
+
+
+def int_conv_transpose(x, w, stride, padding, output_padding, dilation, groups):
+    """Exact integer transposed convolution of shifted integers -> int64 (N, O, *out)."""
+    out = nn_conv.conv_transpose_forward(x, w, stride, padding, dilation, groups,
+                                         output_padding)
+    return np.rint(out).astype(np.int64)
+
+
+def act_times_w(x_scale, w_scale):
+    """float32(x_scale) * float32(w_scale) (per channel: an array)."""
+    return (_F32(x_scale) * np.asarray(w_scale, _F32)).astype(_F32)
+
+
+def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1):
+    """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
+    ``w_scale``/``bias`` have one value per output channel along ``channel_axis``."""
+    shape = [1] * acc.ndim
+    shape[channel_axis] = -1
+    aw = act_times_w(x_scale, w_scale)
+    aw = aw.reshape(shape) if aw.ndim else aw
+    mult = (aw / _F32(out_scale)).astype(_F32)
+    v = acc.astype(_F32)
+    if bias is not None:
+        v = (v + (np.asarray(bias, _F32).reshape(shape) / aw).astype(_F32)).astype(_F32)
+    q = np.rint(v * mult) + out_zp
+    np.clip(q, out_zp if relu else 0, 255, out=q)
+    return q.astype(np.uint8)
+
+
+def dynamic_output(acc, x_scale, w_scale, bias, relu):
+    """The dynamic rule: ``fma(float32(acc), act_w, bias)`` in float32 (ReLU after)."""
+    aw = act_times_w(x_scale, w_scale)
+    y = acc.astype(_F32).astype(_F64) * aw.astype(_F64)
+    if bias is not None:
+        y = y + np.asarray(bias, _F32).astype(_F64)
+    y = y.astype(_F32)
+    return np.maximum(y, _F32(0)) if relu else y
+
+
+def fp16_linear(x, w16, bias, relu):
+    """(N, K) float32 x (O, K) float16-valued weights: K steps of one fused multiply-add
+    each, in order (the engine's float16 GEMM), then ``+ bias`` in float32."""
+    x = np.asarray(x, _F32).astype(_F64)
+    w = np.asarray(w16, _F32).astype(_F64)
+    y = np.zeros((x.shape[0], w.shape[0]), _F32)
+    for k in range(x.shape[1]):
+        y = (y.astype(_F64) + np.multiply.outer(x[:, k], w[:, k])).astype(_F32)
+    if bias is not None:
+        y = (y + np.asarray(bias, _F32)).astype(_F32)
+    return np.maximum(y, _F32(0)) if relu else y

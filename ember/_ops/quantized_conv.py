@@ -1,0 +1,193 @@
+"""``quantized::conv*`` and ``quantized::conv_transpose*`` op records and packed weights.
+
+``conv2d_prepack(qweight, bias, stride, padding, dilation, groups)`` returns a
+:class:`ConvPackedParamsBase` that ``conv2d(qx, packed, scale, zero_point)`` takes. As in
+torch, 1-d convolutions are packed as 2-d ones (weight (O, C/g, 1, k), stride ``[1, s]``...).
+Rounding: the static rule of ember/_kernels/quantized_gemm.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._kernels import quantized_gemm as G
+from ember._ops.quantized import defop, qparams, int_array, from_ints, QParams
+from ember._ops.quantized_linear import check_input, check_weight, weight_params, \
+    out_per_tensor, float32_scales
+
+_OPTS = dict(function=False, method=False, out=False, differentiable=False)
+_CLASS = {1: "Conv2dPackedParamsBase", 2: "Conv2dPackedParamsBase",
+          3: "Conv3dPackedParamsBase"}
+
+
+class ConvPackedParamsBase:
+    """torch.classes.quantized.Conv{2,3}dPackedParamsBase: weight, bias and geometry.
+
+    ``weight``: qint8 (O, C/g, *k) (transposed: (C, O/g, *k)); ``bias``: float32 (O,) or
+    None; ``stride``/``padding``/``output_padding``/``dilation``: lists, one per spatial dim
+    (a 1-d convolution is stored as a 2-d one)."""
+
+    def __init__(self, weight, bias, stride, padding, output_padding, dilation, groups,
+                 transpose):
+        self._w, self._b = weight, bias
+        self._stride, self._padding = list(stride), list(padding)
+        self._output_padding, self._dilation = list(output_padding), list(dilation)
+        self._groups, self._transpose = int(groups), bool(transpose)
+
+    def unpack(self):
+        return self._w, self._b
+
+    def _weight_bias(self):
+        return self._w, self._b
+
+    def stride(self):
+        return list(self._stride)
+
+    def padding(self):
+        return list(self._padding)
+
+    def output_padding(self):
+        return list(self._output_padding)
+
+    def dilation(self):
+        return list(self._dilation)
+
+    def groups(self):
+        return self._groups
+
+    def transpose(self):
+        return int(self._transpose)
+
+    def __getstate__(self):
+        return (self._w, self._b, self._stride, self._padding, self._output_padding,
+                self._dilation, self._groups, self._transpose)
+
+    def __setstate__(self, state):
+        self.__init__(*state)
+
+    def __repr__(self):
+        return ("ScriptObject <__torch__.torch.classes.quantized."
+                f"{_CLASS[len(self._stride)]}>")
+
+
+def _check_list(name, values, n):
+    values = list(values)
+    if len(values) != n:
+        raise RuntimeError(f"{name} should contain {n} elements for {n}D convolution.")
+    return values
+
+
+def _packs_for_fbgemm(weight, transpose):
+    """Whether torch packs this weight for fbgemm (which keeps float32 scales): always with
+    the 'fbgemm' engine; with 'x86' only asymmetric weights of plain convolutions (the
+    others go to oneDNN, which keeps the scales as given)."""
+    from ember.backends import quantized as engine
+    if engine.engine == "fbgemm":
+        return True
+    return engine.engine == "x86" and not transpose and bool(np.any(qparams(weight).zero_point))
+
+
+def _unsqueezed(w):
+    """A (O, C, k) quantized weight as (O, C, 1, k), keeping its parameters."""
+    ints = np.array(int_array(w))
+    return from_ints(ints.reshape(ints.shape[:2] + (1,) + ints.shape[2:]), w.dtype, qparams(w))
+
+
+def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups, transpose):
+    name = f"conv{'_transpose' if transpose else ''}{n}d_prepack"
+    check_weight(weight, name)
+    if weight.dim() != n + 2:
+        raise RuntimeError(f"quantized::{name}: expected a weight with {n + 2} dimensions, "
+                           f"got {weight.dim()}")
+    if transpose and qparams(weight).per_channel:
+        raise RuntimeError("Per Channel Quantization is currently disabled for transposed conv")
+    stride, padding, dilation = (_check_list(k, v, n) for k, v in
+                                 (("stride", stride), ("padding", padding),
+                                  ("dilation", dilation)))
+    output_padding = _check_list("output_padding", output_padding, n) if transpose else [0] * n
+    if _packs_for_fbgemm(weight, transpose):
+        weight = float32_scales(weight)
+    if n == 1:
+        weight = _unsqueezed(weight)
+        stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
+        output_padding = [0] + output_padding
+    return ConvPackedParamsBase(weight, bias, stride, padding, output_padding, dilation,
+                                groups, transpose)
+
+
+def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
+    name = f"conv{'_transpose' if transpose else ''}{n}d"
+    check_input(qx, name)
+    if qx.dim() != n + 2:
+        raise RuntimeError(f"quantized::{name}(): Expected activation tensor to have {n + 2} "
+                           f"dimensions, got {qx.dim()}")
+    w, bias = packed.unpack()
+    xp = qparams(qx)
+    xi = np.asarray(int_array(qx))
+    if n == 1:
+        xi = xi[:, :, None, :]
+    ws, wz = weight_params(w)
+    wsh = np.reshape(wz, (-1,) + (1,) * (w.dim() - 1)) if np.ndim(wz) else wz
+    wshift = G.shifted(int_array(w), wsh)
+    xshift = G.shifted(xi, xp.zero_point)
+    if transpose:
+        acc = G.int_conv_transpose(xshift, wshift, packed._stride, packed._padding,
+                                   packed._output_padding, packed._dilation, packed._groups)
+    else:
+        C, Cw = xi.shape[1], w.shape[1] * packed._groups
+        if C != Cw:
+            raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
+                               f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
+        acc = G.int_conv(xshift, wshift, packed._stride, packed._padding, packed._dilation,
+                         packed._groups)
+    b = None if bias is None else np.asarray(bias._data, np.float32)
+    ints = G.requantize_acc(acc, xp.scale, ws, b, output_scale, output_zero_point, relu)
+    if n == 1:
+        ints = ints[:, :, 0, :]
+    return out_per_tensor(ints, output_scale, output_zero_point)
+
+
+def _register(n):
+    P = f"Any packed_weight"
+    conv_prepack = (f"(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                    "int[] dilation, int groups) -> Any")
+    tr_prepack = (f"(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+                  "int[] output_padding, int[] dilation, int groups) -> Any")
+    run = f"(Tensor qx, {P}, float output_scale, int output_zero_point) -> Tensor"
+    ops = {}
+    ops[f"conv{n}d_prepack"] = defop(
+        f"quantized::conv{n}d_prepack{conv_prepack}",
+        composite=lambda weight, bias, stride, padding, dilation, groups:
+        _prepack(n, weight, bias, stride, padding, [0] * n, dilation, groups, False), **_OPTS)
+    ops[f"conv_transpose{n}d_prepack"] = defop(
+        f"quantized::conv_transpose{n}d_prepack{tr_prepack}",
+        composite=lambda weight, bias, stride, padding, output_padding, dilation, groups:
+        _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups, True),
+        **_OPTS)
+    for relu in (False, True):
+        ops[f"conv{n}d{'_relu' if relu else ''}"] = defop(
+            f"quantized::conv{n}d{'_relu' if relu else ''}{run}",
+            composite=lambda qx, packed_weight, output_scale, output_zero_point, relu=relu:
+            _conv(n, qx, packed_weight, output_scale, output_zero_point, relu, False), **_OPTS)
+    ops[f"conv_transpose{n}d"] = defop(
+        f"quantized::conv_transpose{n}d{run}",
+        composite=lambda qx, packed_weight, output_scale, output_zero_point:
+        _conv(n, qx, packed_weight, output_scale, output_zero_point, False, True), **_OPTS)
+    for kind in ("conv", "conv_transpose"):
+        ops[f"{kind}{n}d_unpack"] = defop(
+            f"quantized::{kind}{n}d_unpack(Any packed_weights) -> (Tensor, Tensor?)",
+            composite=lambda packed_weights: packed_weights.unpack(), **_OPTS)
+    return ops
+
+
+OPS = {}
+for _n in (1, 2, 3):
+    OPS.update(_register(_n))
+
+for _attr, _ret in (("stride", "int[]"), ("padding", "int[]"), ("dilation", "int[]"),
+                    ("output_padding", "int[]"), ("groups", "int"), ("transpose", "int")):
+    for _n in (2, 3):
+        OPS[f"conv{_n}d_{_attr}"] = defop(
+            f"quantized::conv{_n}d_{_attr}(Any packed_weights) -> {_ret}",
+            composite=lambda packed_weights, _attr=_attr: getattr(packed_weights, _attr)(),
+            **_OPTS)

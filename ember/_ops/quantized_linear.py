@@ -1,0 +1,203 @@
+"""``quantized::linear*`` op records and their packed weights.
+
+``ember.ops.quantized.linear_prepack(qweight, bias)`` returns a :class:`LinearPackedParamsBase`
+(torch's ``ScriptObject`` of that class: ``unpack()`` -> (qweight, bias)) that ``linear``,
+``linear_relu``, ``linear_dynamic``... take. The integer arithmetic and torch's rounding
+rules are in ember/_kernels/quantized_gemm.py.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember import _dtype
+from ember._kernels import quantized_gemm as G
+from ember._ops.quantized import defop, qparams, int_array, from_ints, QParams, is_quantized
+from ember._tensor import _make
+
+_OPTS = dict(function=False, method=False, out=False, differentiable=False)
+_TYPE_NAME = {"quint8": "QUInt8", "qint8": "QInt8", "qint32": "QInt32", "quint4x2": "QUInt4x2"}
+
+
+def _qname(t):
+    return _TYPE_NAME.get(t.dtype.name, _dtype.TYPE_NAMES.get(t.dtype.name, str(t.dtype)))
+
+
+def not_for_cpu(op_name):
+    """torch's refusal of a ``quantized::`` op given float tensors."""
+    return NotImplementedError(
+        f"Could not run 'quantized::{op_name}' with arguments from the 'CPU' backend. This "
+        "could be because the operator doesn't exist for this backend, or was omitted during "
+        "the selective/custom build process (if using custom build).")
+
+
+def check_input(x, op_name):
+    """Activations of static quantized ops: quint8 tensors."""
+    if not is_quantized(x):
+        raise not_for_cpu(op_name)
+    if x.dtype is not _dtype.quint8:
+        raise RuntimeError(f"Expected input data type QUInt8 but got {_qname(x)}")
+
+
+def check_weight(w, op_name):
+    """Weights of quantized linear/conv: qint8 tensors."""
+    if not is_quantized(w):
+        raise not_for_cpu(op_name)
+    if w.dtype is not _dtype.qint8:
+        raise RuntimeError(f"expected scalar type QInt8 but found {_qname(w)}")
+
+
+def weight_params(w):
+    """(scale, zero_point) of a qint8 weight: scalars, or per output channel arrays."""
+    qp = qparams(w)
+    if qp.per_channel:
+        return np.asarray(qp.scale, np.float64), np.asarray(qp.zero_point, np.int64)
+    return qp.scale, qp.zero_point
+
+
+def out_per_tensor(ints, scale, zero_point):
+    """A quint8 tensor of ``ints`` with per-tensor parameters."""
+    return from_ints(ints, _dtype.quint8, QParams(_dtype.per_tensor_affine, float(scale),
+                                                  int(zero_point)))
+
+
+class LinearPackedParamsBase:
+    """torch.classes.quantized.LinearPackedParamsBase: a linear layer's weight and bias.
+
+    ``weight`` is a qint8 tensor (O, K) (per tensor or per channel), or, for the float16
+    packing, a float32 tensor holding float16 values; ``bias`` a float32 (O,) tensor or
+    None."""
+
+    def __init__(self, weight, bias, fp16=False):
+        self.weight, self.bias, self.fp16 = weight, bias, fp16
+
+    def unpack(self):
+        return self.weight, self.bias
+
+    def _weight_bias(self):
+        return self.weight, self.bias
+
+    def __getstate__(self):
+        return (self.weight, self.bias), \
+            "__torch__.torch.classes.quantized.LinearPackedParamsBase"
+
+    def __setstate__(self, state):
+        (self.weight, self.bias), _ = state
+        self.fp16 = not is_quantized(self.weight)
+
+    def __repr__(self):
+        return "ScriptObject <__torch__.torch.classes.quantized.LinearPackedParamsBase>"
+
+
+def float32_scales(W):
+    """``W`` with its scale(s) rounded to float32, as the fbgemm packing stores them."""
+    qp = qparams(W)
+    if qp.per_channel:
+        qp = QParams(qp.qscheme, np.asarray(qp.scale, np.float32).astype(np.float64),
+                     qp.zero_point, qp.axis)
+    else:
+        qp = QParams(qp.qscheme, float(np.float32(qp.scale)), int(qp.zero_point))
+    return from_ints(np.array(int_array(W)), _dtype.qint8, qp)
+
+
+def _linear_prepack(W, B=None):
+    check_weight(W, "linear_prepack")
+    weight = float32_scales(W)
+    return LinearPackedParamsBase(weight, B)
+
+
+def _linear_prepack_fp16(W, B=None):
+    w16 = np.asarray(W._data, np.float32)
+    lim = float(np.finfo(np.float16).max)
+    w16 = np.clip(w16, -lim, lim).astype(np.float16).astype(np.float32)
+    return LinearPackedParamsBase(_make(w16), B, fp16=True)
+
+
+def _check_packed(p, fp16=False):
+    if not isinstance(p, LinearPackedParamsBase):
+        raise RuntimeError(f"expected a LinearPackedParamsBase, got {type(p).__name__}")
+    if p.fp16 != fp16:
+        raise RuntimeError("quantized::linear_dynamic_fp16 expects a float16 packed weight"
+                           if fp16 else "quantized linear expects a qint8 packed weight, got "
+                           "a float16 one (use linear_dynamic_fp16)")
+
+
+def _rows(x, K):
+    """(N, K) view of the (..., K) array ``x``."""
+    if x.shape[-1] != K:
+        raise RuntimeError(f"The number of rows in the packB should be equal to K: "
+                           f"{x.shape[-1]}")
+    return x.reshape(-1, K)
+
+
+def _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, relu):
+    check_input(X, "linear")
+    _check_packed(W_prepack)
+    w, bias = W_prepack.unpack()
+    O, K = w.shape
+    xp = qparams(X)
+    xi = _rows(int_array(X), K)
+    ws, wz = weight_params(w)
+    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
+    acc = G.int_linear(G.shifted(xi, xp.zero_point), wshift)
+    b = None if bias is None else np.asarray(bias._data, np.float32)
+    ints = G.requantize_acc(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, relu)
+    return out_per_tensor(ints.reshape(X.shape[:-1] + (O,)), Y_scale_i, Y_zero_point_i)
+
+
+def _linear_dynamic(X, W_prepack, reduce_range, relu):
+    from ember._kernels import quantized as K_
+    _check_packed(W_prepack)
+    w, bias = W_prepack.unpack()
+    O, K = w.shape
+    x = _rows(np.asarray(X._data, np.float32), K)
+    lo_v = float(x.min()) if x.size else 0.0
+    hi_v = float(x.max()) if x.size else 0.0
+    xs, xz = K_.choose_qparams(lo_v, hi_v, 0, 255, reduce_range=reduce_range)
+    xi = K_.quantize(x, xs, xz, 0, 255, np.int64)
+    ws, wz = weight_params(w)
+    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
+    acc = G.int_linear(G.shifted(xi, xz), wshift)
+    b = None if bias is None else np.asarray(bias._data, np.float32)
+    y = G.dynamic_output(acc, xs, ws, b, relu)
+    return _make(y.reshape(X.shape[:-1] + (O,)))
+
+
+def _linear_fp16(X, W_prepack, relu):
+    _check_packed(W_prepack, fp16=True)
+    w, bias = W_prepack.unpack()
+    O, K = w.shape
+    x = _rows(np.asarray(X._data, np.float32), K)
+    b = None if bias is None else np.asarray(bias._data, np.float32)
+    y = G.fp16_linear(x, np.asarray(w._data), b, relu)
+    return _make(y.reshape(X.shape[:-1] + (O,)))
+
+
+_P = "Any W_prepack"
+linear_prepack = defop("quantized::linear_prepack(Tensor W, Tensor? B=None) -> Any",
+                       composite=_linear_prepack, **_OPTS)
+linear_prepack_fp16 = defop("quantized::linear_prepack_fp16(Tensor W, Tensor? B=None) -> Any",
+                            composite=_linear_prepack_fp16, **_OPTS)
+linear = defop(f"quantized::linear(Tensor X, {_P}, float Y_scale_i, int Y_zero_point_i) -> "
+               "Tensor", composite=lambda X, W_prepack, Y_scale_i, Y_zero_point_i:
+               _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, False), **_OPTS)
+linear_relu = defop(f"quantized::linear_relu(Tensor X, {_P}, float Y_scale_i, "
+                    "int Y_zero_point_i) -> Tensor",
+                    composite=lambda X, W_prepack, Y_scale_i, Y_zero_point_i:
+                    _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, True), **_OPTS)
+linear_dynamic = defop(f"quantized::linear_dynamic(Tensor X, {_P}, bool reduce_range=False) "
+                       "-> Tensor", composite=lambda X, W_prepack, reduce_range=False:
+                       _linear_dynamic(X, W_prepack, reduce_range, False), **_OPTS)
+linear_relu_dynamic = defop(f"quantized::linear_relu_dynamic(Tensor X, {_P}, "
+                            "bool reduce_range=False) -> Tensor",
+                            composite=lambda X, W_prepack, reduce_range=False:
+                            _linear_dynamic(X, W_prepack, reduce_range, True), **_OPTS)
+linear_dynamic_fp16 = defop(f"quantized::linear_dynamic_fp16(Tensor X, {_P}) -> Tensor",
+                            composite=lambda X, W_prepack: _linear_fp16(X, W_prepack, False),
+                            **_OPTS)
+linear_relu_dynamic_fp16 = defop(f"quantized::linear_relu_dynamic_fp16(Tensor X, {_P}) -> "
+                                 "Tensor", composite=lambda X, W_prepack:
+                                 _linear_fp16(X, W_prepack, True), **_OPTS)
+linear_unpack = defop(f"quantized::linear_unpack({_P}) -> (Tensor, Tensor?)",
+                      composite=lambda W_prepack: W_prepack.unpack(), **_OPTS)
+linear_unpack_fp16 = defop(f"quantized::linear_unpack_fp16({_P}) -> (Tensor, Tensor?)",
+                           composite=lambda W_prepack: W_prepack.unpack(), **_OPTS)
