@@ -64,6 +64,13 @@ class ArchiveCall(S.Sugar):
             return c.const(False)       # ember has no fused attention fast path
         if self.ns == "prim":
             return call_prim(c, self.name, args, kwargs, e)
+        if self.ns.startswith("ops."):      # ops.quantized.add(...)
+            from ember.jit import _namespaced
+            v = _namespaced.call(c, _namespaced.registry_records(self.ns[4:], self.name),
+                                 args, kwargs, e)
+            if v is None:
+                c.error(f"Unknown builtin: {self.ns}.{self.name} for these arguments", e)
+            return v
         if self.ns != "torch":
             c.error(f"Unknown builtin: {self.ns}.{self.name}", e)
         return call_torch(c, self.name, args, kwargs, e)
@@ -76,7 +83,8 @@ _DUNDER_OPS = {"__is__", "__isnot__", "__not__", "__contains__", "__and__", "__o
 
 TORCH = Namespace("torch", {"backends": Namespace("torch.backends", {
     "mha": Namespace("torch.backends.mha")})})
-OPS = Namespace("ops", {"prim": Namespace("prim"), "aten": Namespace("aten")})
+OPS = Namespace("ops", {"prim": Namespace("prim"), "aten": Namespace("aten"),
+                        "quantized": Namespace("quantized")})
 
 
 # --------------------------------------------------------------------------- helpers
@@ -847,4 +855,7 @@ def ops_call(ns, name):
         return ArchiveCall("torch", name)
     if ns == "prim":
         return ArchiveCall("prim", name)
+    from ember.jit._namespaced import registry_records
+    if registry_records(ns, name):
+        return ArchiveCall(f"ops.{ns}", name)
     return None

@@ -191,6 +191,12 @@ def _fits_schema(t, a):
 
 def ember_call(c, fn, name, args, kwargs, e, method=False):
     """A call to an ember function (or Tensor method with ``args[0]`` the tensor)."""
+    from ember.jit import _namespaced
+    namespaced = None if method else _namespaced.records(fn)
+    if namespaced:           # ember.ops.quantized.add(...): a quantized::add node
+        v = _namespaced.call(c, namespaced, args, kwargs, e)
+        if v is not None:
+            return v
     op = getattr(fn, "_op", None)
     kind = f"aten::{name}"
     if op is not None and op.composite is None and not _has_varargs(fn, method):

@@ -703,6 +703,10 @@ class _FunctionPrinter:
 
     def op_call(self, n):
         from ember.jit._printer_ops import public_name
+        from ember.jit._namespaced import printed
+        text = printed(self, n)
+        if text is not None:        # ops.quantized.add(...)
+            return text
         schema = n.op.schema
         args = [self.arg(v) for v in n.inputs]
         name = n.kind.split("::", 1)[1]

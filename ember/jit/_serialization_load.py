@@ -743,7 +743,8 @@ _PICKLE_GLOBALS = {
 
 
 _REBUILDS = {"torch._utils._rebuild_tensor", "torch._utils._rebuild_tensor_v2",
-             "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_sparse_tensor"}
+             "torch._utils._rebuild_tensor_v3", "torch._utils._rebuild_sparse_tensor",
+             "torch._utils._rebuild_qtensor"}
 
 
 class _ArchiveUnpickler(pickle.Unpickler):
@@ -769,7 +770,7 @@ class _ArchiveUnpickler(pickle.Unpickler):
         table = ser._allowed_globals()
         ok = full in _REBUILDS or full in ("torch.device", "torch.Size") or \
             module == "torch" and (name.endswith("Storage") or isinstance(
-                table.get(full), ser._dtype.dtype))
+                table.get(full), (ser._dtype.dtype, ser._dtype.qscheme)))
         obj = table.get(full) if ok else None
         if obj is not None:
             return obj

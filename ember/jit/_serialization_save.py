@@ -86,6 +86,8 @@ class _JitPickler(_ser._TorchPickler):
 
     def reducer_override(self, obj):
         if isinstance(obj, self._Tensor):
+            if obj.is_quantized:
+                return self._reduce_qtensor(obj)
             if obj.dtype.name not in _ser._STORAGE_NAMES:
                 raise NotImplementedError(f"ember.jit.save: a {obj.dtype} tensor (torch's "
                                           f"TorchScript archives hold only legacy storage types)")

@@ -363,7 +363,7 @@ class _Tracer:
         schema_args = op.schema.args
         inputs = [self.arg_value(a, schema_args[i] if i < len(schema_args) else None)
                   for i, a in enumerate(args)]
-        kind = "aten::" + op.public_name
+        kind = op.public_name if "::" in op.public_name else "aten::" + op.public_name
         src = _source()
         self.name_from_locals(args)
         if op.returns_list:

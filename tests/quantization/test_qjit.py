@@ -1,0 +1,88 @@
+"""jit.script / jit.trace of quantized code: quantized:: ops as nodes, quantized tensors as
+attributes and constants, jit.save/jit.load round trips (in ember, and read by torch)."""
+import io
+
+import numpy as np
+import pytest
+
+import ember
+import ember.nn as nn
+from tests.quantization.conftest import assert_same_q, torch, to_torch
+
+
+def _add_fn(a, b):
+    q = ember.quantize_per_tensor(a, 0.1, 2, ember.quint8)
+    r = ember.quantize_per_tensor(b, 0.2, 1, ember.quint8)
+    return ember.ops.quantized.add(q, r, 0.1, 3)
+
+
+class _AddAttr(nn.Module):
+    """A quantized tensor attribute and quantized::add / add_relu calls."""
+
+    def __init__(self):
+        super().__init__()
+        g = ember.Generator().manual_seed(0)
+        self.w = ember.quantize_per_tensor(ember.randn(5, generator=g), 0.05, 4, ember.quint8)
+
+    def forward(self, x):
+        q = ember.quantize_per_tensor(x, 0.1, 2, ember.quint8)
+        y = ember.ops.quantized.add(q, self.w, 0.2, 1)
+        return ember.ops.quantized.add_relu(y, q, 0.15, 0)
+
+
+def _x(seed=1, n=5):
+    return np.random.default_rng(seed).standard_normal(n).astype(np.float32) * 2
+
+
+def _roundtrip(m):
+    buf = io.BytesIO()
+    ember.jit.save(m, buf)
+    data = buf.getvalue()
+    return ember.jit.load(io.BytesIO(data)), data
+
+
+def test_script_function_emits_quantized_node_and_matches_eager():
+    s = ember.jit.script(_add_fn)
+    kinds = [n.kind for n in s.graph.nodes()]
+    assert "quantized::add" in kinds and "aten::add" not in kinds
+    a, b = ember.from_numpy(_x(1)), ember.from_numpy(_x(2))
+    assert_same_q(s(a, b), to_torch(_add_fn(a, b)))
+    assert "ops.quantized.add(q, r, 0.10000000000000001, 3)" in s.code
+
+
+@pytest.mark.parametrize("mode", ["script", "trace"])
+def test_module_with_quantized_attribute_roundtrip(mode):
+    m = _AddAttr()
+    x = ember.from_numpy(_x())
+    jm = ember.jit.script(m) if mode == "script" else ember.jit.trace(m, x)
+    want = m(x)
+    assert_same_q(jm(x), to_torch(want))
+    assert "quantized::add_relu" in str(jm.graph)
+    loaded, data = _roundtrip(jm)
+    assert_same_q(loaded(x), to_torch(want))
+    # torch reads ember's archive and runs it as torch's own ops on the same attribute
+    tm = torch.jit.load(io.BytesIO(data))
+    tx = torch.from_numpy(_x())
+    q = torch.quantize_per_tensor(tx, 0.1, 2, torch.quint8)
+    y = torch.ops.quantized.add(q, to_torch(m.w), 0.2, 1)
+    assert torch.equal(tm(tx).int_repr(), torch.ops.quantized.add_relu(y, q, 0.15, 0).int_repr())
+
+
+def test_torch_scripted_quantized_function_loads_in_ember(tmp_path):
+    src = tmp_path / "qfn.py"
+    src.write_text(
+        "import torch\n"
+        "def f(a: torch.Tensor, b: torch.Tensor):\n"
+        "    q = torch.quantize_per_tensor(a, 0.1, 2, torch.quint8)\n"
+        "    r = torch.quantize_per_tensor(b, 0.2, 1, torch.quint8)\n"
+        "    return torch.ops.quantized.add_relu(q, r, 0.1, 3)\n")
+    import importlib.util
+    spec = importlib.util.spec_from_file_location("qfn", src)
+    mod = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(mod)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(mod.f), buf)
+    e = ember.jit.load(io.BytesIO(buf.getvalue()))
+    a, b = _x(3), _x(4)
+    got = e(ember.from_numpy(a), ember.from_numpy(b))
+    assert_same_q(got, mod.f(torch.from_numpy(a), torch.from_numpy(b)))
