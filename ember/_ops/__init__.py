@@ -26,6 +26,7 @@ from ember._ops import aten  # noqa: F401
 from ember._ops import sparse  # noqa: F401
 from ember._ops import quantized  # noqa: F401
 from ember._ops import quantized_functional  # noqa: F401
+from ember._ops import quantized_rnn  # noqa: F401
 from ember._ops import quantized_linear  # noqa: F401
 from ember._ops import quantized_conv  # noqa: F401
 from ember._ops import fake_quantize  # noqa: F401
