@@ -1,0 +1,164 @@
+"""NumPy kernels of quantized elementwise, pooling and resampling ops, with the rounding of
+torch's x86 engine (found by running torch on random inputs with half-way ties; the tests in
+tests/quantization/test_qops_*.py hold the evidence).
+
+The elementwise kernels (sigmoid, leaky_relu, hardtanh, elu, quantized::sigmoid...) run a
+vectorized body over whole vectors of ``VECTOR_WIDTH`` 8-bit elements and a scalar tail over
+the rest, which round differently:
+
+- body: dequantize with ``fma(q, scale, -zero_point * scale)``, apply the function in float32,
+  quantize with ``nearbyint(y * float32(1/scale))`` and the zero point added as an integer
+  (``quantized.dequantize_vec`` / ``quantize_vec``);
+- tail: dequantize as ``float32(q - zero_point) * scale``, apply the function, quantize with
+  ``nearbyint(y * float32(1/scale) + float32(zero_point))`` (two roundings).
+
+Pooling and means over the trailing dimensions average the integers themselves:
+``nearbyint(sum / count)`` (half to even), the zero point never subtracted.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+from ember._kernels.quantized import dequantize, dequantize_vec, quantize, quantize_vec
+
+_F32 = np.float32
+
+
+def _vector_width():
+    """8-bit elements in one vector register of the engine: 64 with AVX-512 (what torch picks
+    when the CPU has avx512f/bw/vl/dq), else 32 (AVX2)."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            flags = next((line.split(":", 1)[1].split() for line in f
+                          if line.startswith("flags")), [])
+    except OSError:
+        return 32
+    return 64 if {"avx512f", "avx512bw", "avx512vl", "avx512dq"} <= set(flags) else 32
+
+
+VECTOR_WIDTH = _vector_width()
+
+
+def pointwise(ints, scale, zero_point, fn, out_scale, out_zero_point, qmin, qmax, storage):
+    """``quantize(fn(dequantize(ints)))`` as the engine's elementwise kernels round (module
+    docstring): ``fn`` maps a float32 array to a float32 array of the same shape. ``ints`` is
+    read in C order; returns integers of ``storage`` shaped like ``ints``."""
+    return pointwise_n([(ints, scale, zero_point)], fn, out_scale, out_zero_point, qmin, qmax,
+                       storage)
+
+
+def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage):
+    """:func:`pointwise` of several quantized operands ``[(ints, scale, zero_point), ...]``
+    (broadcast together): ``fn(x0, x1, ...)`` on their float32 values (quantized::add,
+    mul...)."""
+    arrays = np.broadcast_arrays(*[np.asarray(i) for i, _, _ in inputs])
+    shape = arrays[0].shape
+    flats = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
+    n = flats[0].size
+    body = n - n % VECTOR_WIDTH
+    out = np.empty(n, storage)
+    if body:
+        xs = [dequantize_vec(f[:body], s, z) for f, (_, s, z) in zip(flats, inputs)]
+        out[:body] = quantize_vec(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin,
+                                  qmax, storage)
+    if body < n:
+        xs = [dequantize(f[body:], s, z) for f, (_, s, z) in zip(flats, inputs)]
+        out[body:] = quantize(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin, qmax,
+                              storage, fused=False)
+    return out.reshape(shape)
+
+
+def integer_mean(sums, counts):
+    """The average of integer windows as pooling and trailing-dimension means take it:
+    ``nearbyint(sum / count)``, half to even (exact: int64 sums, float64 quotient)."""
+    return np.rint(np.asarray(sums, np.int64) / np.asarray(counts, np.float64))
+
+
+# ---------------------------------------------------------------- pooling windows
+
+def pool_windows(size, kernel, stride, padding, dilation, ceil_mode):
+    """Output length of a pooling dimension and each output's window (start, end) over the
+    padded input, torch's rule (a last window that starts in the right padding is dropped)."""
+    span = dilation * (kernel - 1) + 1
+    num = size + 2 * padding - span
+    out = (num + (stride - 1 if ceil_mode else 0)) // stride + 1
+    if ceil_mode and (out - 1) * stride >= size + padding:
+        out -= 1
+    return max(out, 0)
+
+
+def max_pool(ints, kernel, stride, padding, dilation, ceil_mode):
+    """Max pooling over the last ``len(kernel)`` dimensions of an integer array (padding
+    never wins: it is the smallest int16)."""
+    nd = len(kernel)
+    lead = ints.shape[:-nd]
+    sizes = ints.shape[-nd:]
+    outs = [pool_windows(sizes[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
+            for i in range(nd)]
+    pad_hi = [max(0, (outs[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 -
+                  sizes[i] - padding[i]) for i in range(nd)]
+    x = ints.astype(np.int16)
+    widths = [(0, 0)] * len(lead) + [(padding[i], pad_hi[i]) for i in range(nd)]
+    x = np.pad(x, widths, constant_values=np.iinfo(np.int16).min)
+    result = np.full(lead + tuple(outs), np.iinfo(np.int16).min, np.int16)
+    for offs in np.ndindex(*kernel):
+        sl = tuple(slice(offs[i] * dilation[i], offs[i] * dilation[i] + (outs[i] - 1) *
+                         stride[i] + 1, stride[i]) for i in range(nd))
+        np.maximum(result, x[(Ellipsis,) + sl], out=result)
+    return result.astype(ints.dtype)
+
+
+def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
+    """Average pooling over the last ``len(kernel)`` dimensions: integer window sums, divided
+    by the window's count (torch's: the part inside the padded input, or inside the input
+    without ``count_include_pad``; ``divisor_override`` replaces it), :func:`integer_mean`."""
+    nd = len(kernel)
+    lead = ints.shape[:-nd]
+    sizes = ints.shape[-nd:]
+    outs = [pool_windows(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode)
+            for i in range(nd)]
+    sums = np.zeros(lead + tuple(outs), np.int64)
+    counts = np.ones(tuple(outs), np.int64)
+    for i in range(nd):
+        starts = np.arange(outs[i]) * stride[i] - padding[i]
+        ends = np.minimum(starts + kernel[i], sizes[i] + padding[i])
+        pad_count = ends - starts
+        lo, hi = np.maximum(starts, 0), np.minimum(ends, sizes[i])
+        count = pad_count if count_include_pad else hi - lo
+        shape = [1] * nd
+        shape[i] = outs[i]
+        counts = counts * count.reshape(shape)
+    padded = np.pad(ints.astype(np.int64), [(0, 0)] * len(lead) +
+                    [(padding[i], padding[i] + kernel[i]) for i in range(nd)])
+    for offs in np.ndindex(*kernel):
+        sl = tuple(slice(offs[i], offs[i] + (outs[i] - 1) * stride[i] + 1, stride[i])
+                   for i in range(nd))
+        sums += padded[(Ellipsis,) + sl]
+    if divisor_override:
+        counts = np.full_like(counts, divisor_override)
+    return integer_mean(sums, counts)
+
+
+def adaptive_avg_pool(ints, output_size):
+    """Adaptive average pooling over the last ``len(output_size)`` dimensions: window
+    ``[floor(i*n/o), ceil((i+1)*n/o))``, its integer sum times ``float32(1/count)``, rounded
+    half to even."""
+    nd = len(output_size)
+    sizes = ints.shape[-nd:]
+    x = ints.astype(np.int64)
+    for i in range(nd):
+        axis = x.ndim - nd + i
+        n, o = sizes[i], output_size[i]
+        parts = []
+        for j in range(o):
+            start, end = (j * n) // o, -((-(j + 1) * n) // o)
+            parts.append(np.take(x, np.arange(start, end), axis=axis).sum(axis, keepdims=True))
+        x = np.concatenate(parts, axis=axis)
+    counts = np.ones((), np.int64)
+    for i in range(nd):
+        n, o = sizes[i], output_size[i]
+        c = np.array([-((-(j + 1) * n) // o) - (j * n) // o for j in range(o)])
+        shape = [1] * nd
+        shape[i] = o
+        counts = counts * c.reshape(shape)
+    return np.rint(x.astype(_F32) * (_F32(1) / counts.astype(_F32)))

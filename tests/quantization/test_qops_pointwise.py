@@ -1,0 +1,164 @@
+"""quantized:: arithmetic and activation records against torch's x86 engine: the same
+integers bit for bit, on random inputs whose output scale makes half-way ties happen."""
+import numpy as np
+import pytest
+import torch
+
+import ember
+from tests.quantization.conftest import assert_same_q, to_ember
+from tests.quantization.qops_util import SIZES, random_q, tie_qparams
+
+QT = ["quint8", "qint8"]
+TQ, EQ = torch.ops.quantized, ember.ops.quantized
+
+
+def _cases(seed, qtype, n, count=6):
+    rng = np.random.default_rng(seed)
+    for _ in range(count):
+        t, e = random_q(rng, (n,), qtype)
+        yield rng, t, e
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", ["add", "add_relu", "mul", "mul_relu"])
+def test_binary(name, qtype, n):
+    for rng, ta, ea in _cases(n, qtype, n):
+        tb, eb = random_q(rng, (n,), qtype, scale=ta.q_scale() * float(rng.choice([1, 0.5, 3])))
+        s, z = tie_qparams(rng, ta.q_scale(), qtype)
+        assert_same_q(getattr(EQ, name)(ea, eb, s, z), getattr(TQ, name)(ta, tb, s, z))
+
+
+@pytest.mark.parametrize("name", ["add", "add_relu", "mul", "mul_relu"])
+def test_binary_out(name):
+    rng = np.random.default_rng(0)
+    ta, ea = random_q(rng, (100,))
+    tb, eb = random_q(rng, (100,))
+    tout, eout = random_q(rng, (100,), scale=0.07, zero_point=100)
+    r = getattr(EQ, name).out(ea, eb, eout)          # (ember: the out tensor positionally)
+    assert r is eout
+    assert_same_q(eout, getattr(TQ, name).out(ta, tb, out=tout))
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("name", ["add_scalar", "add_scalar_relu", "mul_scalar",
+                                  "mul_scalar_relu"])
+def test_scalar_in_range(name, qtype):
+    """The zero point moves (add) or the scale scales (mul): integers exact."""
+    rng = np.random.default_rng(1)
+    for b in (0.37, -0.37, 1.0, 2, 0.0, -2.5, 3.75, -0.01):
+        t, e = random_q(rng, (300,), qtype, scale=0.2, zero_point=0 if qtype == "qint8"
+                        else 128)
+        assert_same_q(getattr(EQ, name)(e, b), getattr(TQ, name)(t, b))
+        assert_same_q(getattr(EQ, name).Tensor(e, ember.tensor(b)),
+                      getattr(TQ, name).Tensor(t, torch.tensor(b)))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_scalar_overloads(qtype):
+    rng = np.random.default_rng(2)
+    t, e = random_q(rng, (64,), qtype)
+    assert_same_q(EQ.add.Scalar(e, 0.3), TQ.add.Scalar(t, 0.3))
+    assert_same_q(EQ.mul.Scalar2(-1.5, e), TQ.mul.Scalar2(-1.5, t))
+    assert_same_q(EQ.mul_relu(e, 2.0), TQ.mul_relu(t, 2.0))
+    assert_same_q(EQ.add_relu(e, -0.2), TQ.add_relu(t, -0.2))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_add_scalar_out_of_range_parameters(qtype):
+    """A number that pushes the zero point out of range: torch's new scale and zero point,
+    exact; the requantized integers agree but for rare half-way cases (off by one)."""
+    rng = np.random.default_rng(3)
+    for b in (5.0, -40.0, 100.0, -7.3, 23.1):
+        t, e = random_q(rng, (500,), qtype)
+        r, w = EQ.add_scalar(e, b), TQ.add_scalar(t, b)
+        assert r.q_scale() == w.q_scale() and r.q_zero_point() == w.q_zero_point()
+        diff = np.abs(r.int_repr().numpy().astype(int) - w.int_repr().numpy().astype(int))
+        assert diff.max() <= 1 and (diff > 0).mean() < 0.02
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("relu", [False, True])
+def test_cat(qtype, relu):
+    rng = np.random.default_rng(4)
+    for _ in range(6):
+        ta, ea = random_q(rng, (3, 70), qtype)
+        tb, eb = random_q(rng, (5, 70), qtype, scale=ta.q_scale() * 3)
+        s, z = tie_qparams(rng, ta.q_scale(), qtype)
+        f = "cat_relu" if relu else "cat"
+        assert_same_q(getattr(EQ, f)([ea, eb], 0, s, z), getattr(TQ, f)([ta, tb], 0, s, z))
+        assert_same_q(getattr(EQ, f)([ea, ea], 1, None, None),
+                      getattr(TQ, f)([ta, ta], 1, None, None))
+
+
+ACTIVATIONS = {
+    "sigmoid": lambda Q, x, s, z: Q.sigmoid(x, s, z),
+    "leaky_relu": lambda Q, x, s, z: Q.leaky_relu(x, 0.1, False, s, z),
+    "elu": lambda Q, x, s, z: Q.elu(x, s, z, 1.3),
+    "elu_scaled": lambda Q, x, s, z: Q.elu(x, s, z, 0.7, 1.2, 0.9),
+    "celu": lambda Q, x, s, z: Q.celu(x, s, z, 1.3),
+}
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("n", SIZES)
+@pytest.mark.parametrize("name", sorted(ACTIVATIONS))
+def test_activation(name, qtype, n):
+    f = ACTIVATIONS[name]
+    for rng, t, e in _cases(10 + n, qtype, n):
+        s, z = tie_qparams(rng, t.q_scale(), qtype)
+        assert_same_q(f(EQ, e, s, z), f(TQ, t, s, z))
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("n", SIZES)
+def test_same_scale_activations(qtype, n):
+    for rng, t, e in _cases(20 + n, qtype, n):
+        assert_same_q(EQ.relu6(e), TQ.relu6(t))
+        assert_same_q(EQ.threshold(e, 0.13, 0.37), TQ.threshold(t, 0.13, 0.37))
+        assert_same_q(EQ.clamp(e, -0.5, 0.7), TQ.clamp(t, -0.5, 0.7))
+        assert_same_q(EQ.clamp(e, None, 0.7), TQ.clamp(t, None, 0.7))
+        assert_same_q(EQ.leaky_relu(e, 0.1, False, t.q_scale(), t.q_zero_point()),
+                      TQ.leaky_relu(t, 0.1, False, t.q_scale(), t.q_zero_point()))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_hardswish_within_one(qtype):
+    """quantized::hardswish: exact away from half-way cases; where x >= 3 and x / scale falls
+    on a half the engine rounds down, a rule not found (off by one there)."""
+    for rng, t, e in _cases(30, qtype, 1000):
+        s, z = tie_qparams(rng, t.q_scale(), qtype)
+        r, w = EQ.hardswish(e, s, z), TQ.hardswish(t, s, z)
+        assert r.q_scale() == w.q_scale() and r.q_zero_point() == w.q_zero_point()
+        diff = np.abs(r.int_repr().numpy().astype(int) - w.int_repr().numpy().astype(int))
+        assert diff.max() <= 1
+    for rng, t, e in _cases(31, qtype, 1000):
+        s, z = float(rng.uniform(0.01, 0.1)), 100 if qtype == "quint8" else 0
+        assert_same_q(EQ.hardswish(e, s, z), TQ.hardswish(t, s, z))
+
+
+def test_relu6_inplace():
+    rng = np.random.default_rng(5)
+    t, e = random_q(rng, (50,))
+    r = EQ.relu6(e, True)
+    assert r is e
+    assert_same_q(e, TQ.relu6(t, True))
+
+
+def test_dropout_is_identity_in_eval():
+    rng = np.random.default_rng(6)
+    t, e = random_q(rng, (50,))
+    assert_same_q(EQ.dropout(e, 0.3, 4), TQ.dropout(t, 0.3, 4))
+
+
+def test_errors():
+    x = ember.randn(4)
+    with pytest.raises(NotImplementedError, match="quantized::sigmoid"):
+        EQ.sigmoid(x, 0.1, 0)
+    pc = ember.quantize_per_channel(ember.randn(2, 3), ember.tensor([0.1, 0.2]),
+                                    ember.tensor([0, 0]), 0, ember.quint8)
+    with pytest.raises(RuntimeError, match="kPerTensorAffine"):
+        EQ.relu6(pc)
+    q = ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.quint8)
+    with pytest.raises(RuntimeError, match="same dtype"):
+        EQ.mul(q, ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.qint8), 0.1, 0)
