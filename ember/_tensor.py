@@ -499,6 +499,9 @@ class Tensor:
         return self._data.__dlpack_device__()
 
     def __reduce_ex__(self, protocol):
+        if self._data.dtype in _dtype.QUANTIZED_NP:
+            from ember._ops.quantized import rebuild_for_pickle
+            return (rebuild_for_pickle, (self._data, self._qparams))
         from ember.serialization import _rebuild_tensor_for_pickle
         return (_rebuild_tensor_for_pickle,
                 (self._data, self._requires_grad))

@@ -191,6 +191,10 @@ UNTESTED_RECORDS.update(dict.fromkeys((
 UNTESTED_RECORDS.update(dict.fromkeys((
     "_complex32_to_complex64", "_complex64_to_complex32"), "tests/test_complex32.py"))
 UNTESTED_RECORDS["hash_tensor"] = "tests/test_dtypes_unsigned.py (against torch)"
+# quantized tensors' records (quantize/dequantize, int_repr, q_scale..., and every
+# ``quantized::`` op): tests/quantization/ compares their integers with torch's bit for bit
+from ember._ops.quantized import NATIVE as _QUANTIZED_NATIVE  # noqa: E402
+UNTESTED_RECORDS.update(dict.fromkeys(_QUANTIZED_NATIVE, "tests/quantization/"))
 # fake quantization's records (values and straight-through gradients against torch's in
 # tests/quantization/test_fake_quant.py)
 UNTESTED_RECORDS.update(dict.fromkeys((

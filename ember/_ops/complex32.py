@@ -121,6 +121,8 @@ ALLOWED = frozenset((
 # ops that cast their input to ``dtype=`` first: they run on ComplexHalf when it is given
 # (and real: torch's kernels refuse complex softmax)
 CAST_TO_DTYPE = frozenset(("softmax", "log_softmax", "_softmax", "_log_softmax"))
+# composite records whose parts decide (dequantize of a plain tensor is ``to(float32)``)
+COMPOSED = frozenset(("dequantize",))
 _VIEWS_OF_PARTS = {"real": lambda a: a["real"], "imag": lambda a: a["imag"],
                    "view_as_real": view_as_real}
 _next_call = None
@@ -211,6 +213,8 @@ def route(op, args, out):
         raise refused[0](refused[1])
     if f.name in _VIEWS_OF_PARTS:
         return _view_of_parts(op, args)
+    if name in COMPOSED:                # the layer sees the ops they are made of
+        return _next_call(op, args, out)
     if op.is_view:                      # NumPy moves the (real, imag) pairs as they are
         return _next_call(op, args, out)
     if name not in ALLOWED and not _casts_to_real(name, op, args):

@@ -117,6 +117,13 @@ def from_ints(ints, qdtype, qp):
     return attach(_make(K.as_quantized(ints, qdtype.np)), qp)
 
 
+def rebuild_for_pickle(data, qp):
+    """Target of ``Tensor.__reduce_ex__`` for a quantized tensor (pickle, multiprocessing)."""
+    if _next_call is None:
+        enable()
+    return attach(_make(np.asarray(data)), qp)
+
+
 def per_tensor(qdtype, values, scale, zero_point):
     """Quantize float32 ``values`` (array) per tensor: the rule every kernel ends with."""
     lo, hi = _dtype.QRANGE[qdtype]
@@ -349,10 +356,8 @@ _make_per_channel_quantized_tensor_op = defop(
 # ------------------------------------------------------------------ reading them back
 
 def _dequantize(self):
-    if not is_quantized(self):
-        if self.dtype is _dtype.float32 or self.dtype.is_floating_point:
-            return self         # torch: dequantize of a float tensor is itself
-        raise RuntimeError(f"dequantize() expects a quantized or float tensor, got {self.dtype}")
+    if not is_quantized(self):      # torch: any other tensor is converted to float32
+        return self.to(_dtype.float32)
     return _make(float_array(self))
 
 
