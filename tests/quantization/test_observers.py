@@ -104,3 +104,70 @@ def test_bad_arguments():
         EO.MinMaxObserver(qscheme=ember.per_tensor_symmetric, reduce_range=True)
     with pytest.raises(AssertionError, match="data type"):
         EO.MinMaxObserver(dtype=ember.float32)
+
+
+@pytest.mark.parametrize("kw", [{}, dict(reduce_range=True),
+                                dict(dtype="qint8", qscheme="per_tensor_symmetric"),
+                                dict(quant_min=0, quant_max=127)])
+@pytest.mark.parametrize("batches", [1, 3])
+def test_histogram_observer(kw, batches):
+    rng = np.random.default_rng(batches)
+    t = TO.HistogramObserver(**_kwargs(kw, torch))
+    e = EO.HistogramObserver(**_kwargs(kw, ember))
+    for _ in range(batches):
+        x = (rng.standard_normal((8, 50)) * rng.uniform(0.5, 3) +
+             rng.uniform(-1, 1)).astype(np.float32)
+        t(torch.from_numpy(x))
+        e(ember.from_numpy(x))
+    (ts, tz), (es, ez) = t.calculate_qparams(), e.calculate_qparams()
+    np.testing.assert_array_equal(es.numpy(), ts.numpy())
+    np.testing.assert_array_equal(ez.numpy(), tz.numpy())
+    # the histograms hold the same mass; bins may differ where ember's histc puts a value
+    # on a bin edge differently from torch's (see the helper report)
+    assert float(e.histogram.sum()) == float(t.histogram.sum())
+    np.testing.assert_allclose(e.histogram.numpy(), t.histogram.numpy(), atol=1.0)
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+
+
+def _norm(text):
+    """torch's reprs with torch.ao -> ember.ao and module classes by name only."""
+    import re
+    text = text.replace("torch.ao.", "ember.ao.")
+    text = re.sub(r"<class '(torch|ember)\.nn\.modules\.[a-z_]+\.(\w+)'>", r"<class 'nn.\2'>",
+                  text)
+    return re.sub(r"<(built-in method|function) (\w+)[^>]*>", r"<fn \2>", text)
+
+
+def test_qconfigs_equal_torch():
+    import torch.ao.quantization.qconfig as TQ
+    import ember.ao.quantization.qconfig as EQ
+    names = [n for n in TQ.__all__ if n.startswith(("default", "float", "per_channel"))]
+    assert len(names) > 15
+    for n in names:
+        assert _norm(repr(getattr(TQ, n))) == _norm(repr(getattr(EQ, n))), n
+    for backend in ["x86", "fbgemm", "qnnpack", "onednn"]:
+        assert _norm(repr(TQ.get_default_qconfig(backend))) == \
+            _norm(repr(EQ.get_default_qconfig(backend)))
+        for version in (0, 1):
+            assert _norm(repr(TQ.get_default_qat_qconfig(backend, version))) == \
+                _norm(repr(EQ.get_default_qat_qconfig(backend, version)))
+    with pytest.raises(AssertionError, match="not supported"):
+        EQ.get_default_qconfig("foo")
+    with pytest.raises(ValueError, match="observer instance"):
+        EQ.QConfig(activation=EO.MinMaxObserver(), weight=EO.MinMaxObserver)
+    assert EQ.qconfig_equals(EQ.get_default_qconfig(), EQ.get_default_qconfig())
+    assert not EQ.qconfig_equals(EQ.get_default_qconfig(), EQ.default_qconfig)
+
+
+def test_qconfig_mappings_equal_torch():
+    import torch.ao.quantization.qconfig_mapping as TM
+    import ember.ao.quantization.qconfig_mapping as EM
+    for backend in ["x86", "qnnpack", "onednn"]:
+        for f in ["get_default_qconfig_mapping", "get_default_qat_qconfig_mapping"]:
+            assert _norm(repr(getattr(TM, f)(backend))) == _norm(repr(getattr(EM, f)(backend)))
+    q = EM.QConfigMapping().set_global(None).set_object_type(ember.nn.Linear, None) \
+        .set_module_name("fc", None).set_module_name_regex("a.*", None) \
+        .set_module_name_object_type_order("x", ember.nn.Linear, 0, None)
+    assert EM.QConfigMapping.from_dict(q.to_dict()).to_dict() == q.to_dict()
+    assert repr(EM.QConfigMapping()) == repr(TM.QConfigMapping())

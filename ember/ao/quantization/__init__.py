@@ -3,4 +3,10 @@ prepare/convert. FX graph mode (``quantize_fx``) loads on first use."""
 from ember.ao.quantization.observer import *  # noqa: F401,F403
 from ember.ao.quantization.observer import _PartialWrapper, _with_args  # noqa: F401
 from ember.ao.quantization.fake_quantize import *  # noqa: F401,F403
-from ember.ao.quantization import observer, fake_quantize  # noqa: F401
+from ember.ao.quantization.qconfig import *  # noqa: F401,F403
+from ember.ao.quantization.qconfig_mapping import *  # noqa: F401,F403
+from ember.ao.quantization.stubs import *  # noqa: F401,F403
+from ember.ao.quantization.quant_type import *  # noqa: F401,F403
+from ember.ao.quantization.quantization_mappings import *  # noqa: F401,F403
+from ember.ao.quantization import (observer, fake_quantize, qconfig, qconfig_mapping,  # noqa
+                                   stubs, quant_type, quantization_mappings)

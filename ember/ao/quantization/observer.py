@@ -21,7 +21,7 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "RecordingObserver", "FixedQParamsObserver", "ReuseInputObserver",
            "get_observer_state_dict", "load_observer_state_dict",
            "default_observer", "default_placeholder_observer", "default_debug_observer",
-           "default_weight_observer",
+           "default_weight_observer", "HistogramObserver", "default_histogram_observer",
            "default_per_channel_weight_observer", "default_dynamic_quant_observer",
            "default_float_qparams_observer", "default_float_qparams_observer_4bit",
            "default_reuse_input_observer", "weight_observer_range_neg_127_to_127",
@@ -557,8 +557,6 @@ default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observe
 default_reuse_input_observer = ReuseInputObserver
 
 
-def __getattr__(name):
-    if name in ("HistogramObserver", "default_histogram_observer"):
-        from ember.ao.quantization import _histogram
-        return getattr(_histogram, name)
-    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+# defined beside (a file of its own), exported from here as torch does
+from ember.ao.quantization._histogram import (HistogramObserver,  # noqa: E402
+                                              default_histogram_observer)
