@@ -93,3 +93,72 @@ def rebuild_qtensor(data, qdtype, storage_offset, size, stride, params):
     else:
         raise RuntimeError(f"Can't deserialize quantized tensor with qscheme {scheme}")
     return from_ints(ints, qdtype, qp)
+
+
+# ------------------------------------------------------------------ packed parameters
+#
+# torch's packed parameters are TorchBind objects (``torch.classes.quantized.*``). A
+# TorchScript archive pickles one as ``GLOBAL __torch__.torch.classes.quantized.<Class>``,
+# ``NEWOBJ``, then ``BUILD`` with its state; ``torch.save`` writes ``torch.ScriptObject`` and
+# ``BUILD`` with ``(state, '__torch__.torch.classes.quantized.<Class>')``. The states:
+#
+#   LinearPackedParamsBase        (weight, bias)
+#   Conv{2,3}dPackedParamsBase    ('2', [config, weight], [bias])  with ``config`` an int16
+#       tensor [spatial dims, *stride, *padding, *dilation, *output_padding, groups,
+#       transpose] (a 1-d convolution is a 2-d one of height 1)
+
+TORCHBIND_PREFIX = "__torch__.torch.classes.quantized."
+
+
+def _packed_classes():
+    from ember._ops.quantized_conv import ConvPackedParamsBase
+    from ember._ops.quantized_linear import LinearPackedParamsBase
+    return LinearPackedParamsBase, ConvPackedParamsBase
+
+
+def torchbind_name(obj):
+    """The TorchScript class name of a packed-parameters object, or None."""
+    try:
+        linear, conv = _packed_classes()
+    except ImportError:
+        return None
+    if isinstance(obj, linear):
+        return TORCHBIND_PREFIX + "LinearPackedParamsBase"
+    if isinstance(obj, conv):
+        return TORCHBIND_PREFIX + f"Conv{len(obj.stride())}dPackedParamsBase"
+    return None
+
+
+def torchbind_state(obj):
+    """The state torch pickles for the packed-parameters object ``obj``."""
+    from ember._tensor import _make
+    linear, conv = _packed_classes()
+    if isinstance(obj, linear):
+        return tuple(obj.unpack())
+    weight, bias = obj.unpack()
+    config = [len(obj.stride()), *obj.stride(), *obj.padding(), *obj.dilation(),
+              *obj.output_padding(), obj.groups(), int(obj.transpose())]
+    return ("2", [_make(np.array(config, np.int16)), weight], [bias])
+
+
+def from_torchbind(qualname, state):
+    """A packed-parameters object from its TorchScript class name and pickled state."""
+    linear, conv = _packed_classes()
+    name = qualname[len(TORCHBIND_PREFIX):] if qualname.startswith(TORCHBIND_PREFIX) else None
+    if name == "LinearPackedParamsBase":
+        obj = linear.__new__(linear)
+        obj.__setstate__((tuple(state), qualname))
+        return obj
+    if name in ("Conv2dPackedParamsBase", "Conv3dPackedParamsBase"):
+        version, tensors, optional = state
+        if str(version) != "2":
+            raise NotImplementedError(f"ember.load: {name} state version {version}")
+        config = [int(v) for v in _as_array(tensors[0]).reshape(-1)]
+        n = config[0]
+        fields = [config[1 + k * n:1 + (k + 1) * n] for k in range(4)]
+        groups, transpose = config[1 + 4 * n], bool(config[2 + 4 * n])
+        stride, padding, dilation, output_padding = fields
+        return conv(tensors[1], optional[0] if optional else None, stride, padding,
+                    output_padding, dilation, groups, transpose)
+    raise NotImplementedError(f"ember.load: the TorchScript class {qualname} cannot be "
+                              f"loaded")

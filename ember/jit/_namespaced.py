@@ -56,3 +56,45 @@ def printed(p, n):
     text = [p.list_text(v, a) for a, v in pos] + \
         [f"{a.name}={p.list_text(v, a)}" for a, v in kws]
     return f"ops.{ns}.{name}(" + ", ".join(text) + ")"
+
+
+# ------------------------------------------------------------------ TorchBind objects
+# Packed parameters (``quantized::linear_prepack``'s result...) are torch's TorchBind
+# objects: a module attribute holding one has the type
+# ``__torch__.torch.classes.quantized.LinearPackedParamsBase``; archives pickle it with its
+# state (ember/_ops/quantized_serialization.py) and jit.load rebuilds it.
+
+TORCHBIND_PREFIX = "__torch__.torch.classes."
+_TORCHBIND_TYPES = {}
+
+
+def torchbind_type(value=None, qualname=None):
+    """The ClassType of a TorchBind object (or of its qualified name); None otherwise."""
+    if qualname is None:
+        from ember._ops.quantized_serialization import torchbind_name
+        qualname = torchbind_name(value)
+        if qualname is None:
+            return None
+    elif not qualname.startswith(TORCHBIND_PREFIX):
+        return None
+    t = _TORCHBIND_TYPES.get(qualname)
+    if t is None:
+        from ember.jit import _types as T
+        t = _TORCHBIND_TYPES[qualname] = T.ClassType(qualname, None, False, {}, {},
+                                                     {"$torchbind": True})
+    return t
+
+
+def is_torchbind(t):
+    return getattr(t, "constants", None) is not None and "$torchbind" in t.constants
+
+
+def torchbind_object(value):
+    """(qualified name, state) of a TorchBind object, for the archive's pickle."""
+    from ember._ops.quantized_serialization import torchbind_name, torchbind_state
+    return torchbind_name(value), torchbind_state(value)
+
+
+def rebuild_torchbind(qualname, state):
+    from ember._ops.quantized_serialization import from_torchbind
+    return from_torchbind(qualname, state)

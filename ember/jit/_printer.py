@@ -207,6 +207,9 @@ def constant_str(v, ctx, t=None, as_list=False):
         return f"torch.device({_str_literal(str(v))})"
     if isinstance(v, ember.Tensor):
         return ctx.tensor_constant(v)
+    from ember.jit._namespaced import torchbind_type
+    if torchbind_type(v) is not None:   # traced packed parameters: CONSTANTS.c<k> too
+        return ctx.tensor_constant(v)
     if isinstance(v, (list, tuple)):
         elem_t = None
         if isinstance(t, T.ListType):

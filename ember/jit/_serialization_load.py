@@ -569,7 +569,8 @@ def _safe_constant(v):
         return True
     if isinstance(v, (tuple, list)):
         return all(_safe_constant(x) for x in v)
-    return False
+    from ember.jit._namespaced import torchbind_type
+    return torchbind_type(v) is not None        # packed parameters a trace baked in
 
 
 class ArchiveResolver(Resolver):
@@ -635,6 +636,10 @@ class ArchiveResolver(Resolver):
             return None
         if cls_or_name == "NoneType":
             return T.NoneType
+        from ember.jit._namespaced import torchbind_type
+        tb = torchbind_type(qualname=cls_or_name)
+        if tb is not None:
+            return tb
         acls = self.unit.classes.get(cls_or_name)
         if acls is None:
             return None
@@ -817,6 +822,11 @@ def _build(obj, unit, memo):
     key = id(obj)
     if key in memo:
         return memo[key]
+    if isinstance(obj, _ObjectStub) and obj._qualname.startswith("__torch__.torch.classes."):
+        from ember.jit._namespaced import rebuild_torchbind    # packed parameters
+        inst = memo[key] = rebuild_torchbind(obj._qualname,
+                                             _build(getattr(obj, "_state", None), unit, memo))
+        return inst
     if isinstance(obj, _ObjectStub):
         acls = unit.classes.get(obj._qualname)
         if acls is None:
@@ -973,7 +983,8 @@ def _load_zip(zf, map_location, extra_files):
     constants = _ArchiveUnpickler(cpickle, _read_storages(zf, archive, "constants",
                                                           map_location)).load()
     constants = list(constants) if isinstance(constants, (tuple, list)) else []
-    unit = Unit(sources, [_build(c, None, {}) if not isinstance(c, _ObjectStub) else c
+    unit = Unit(sources, [_build(c, None, {}) if not isinstance(c, _ObjectStub) or
+                          c._qualname.startswith("__torch__.torch.classes.") else c
                           for c in constants])
     up = _ArchiveUnpickler(ser._read_record(zf, archive, "data.pkl"),
                            _read_storages(zf, archive, "data", map_location))

@@ -97,6 +97,19 @@ class _JitPickler(_ser._TorchPickler):
         return super().reducer_override(obj)
 
 
+def _constant(c):
+    """A tensor constant, or a packed-parameters object (a traced quantized module's)."""
+    if isinstance(c, ember_tensor()):
+        return c.detach()
+    from ember.jit._namespaced import torchbind_object
+    return _Object(*torchbind_object(c))
+
+
+def ember_tensor():
+    from ember._tensor import Tensor
+    return Tensor
+
+
 _LIST_BUILDERS = {T.IntType: "build_intlist", T.FloatType: "build_doublelist",
                   T.BoolType: "build_boollist", T.TensorType: "build_tensorlist"}
 
@@ -124,6 +137,9 @@ def _encode(v, t, ctx):
     if t is T.DtypeType and isinstance(v, ember.dtype):
         from ember.jit._builtins import SCALAR_TYPE_CODE
         return SCALAR_TYPE_CODE[v]
+    if isinstance(t, T.ClassType) and t.constants and "$torchbind" in t.constants:
+        from ember.jit._namespaced import torchbind_object
+        return _Object(*torchbind_object(v))     # packed parameters
     if isinstance(t, T.ClassType) and not t.is_module:
         raise NotImplementedError(f"ember.jit.save: an attribute holding a {t.qualname} object")
     return v
@@ -317,7 +333,7 @@ def save(m, f, _extra_files=None):
                              f"save takes a scripted module or function)")
     code = _code_files(ctx, bodies)
     data, storages = _pickle(root)
-    consts, const_storages = _pickle(tuple(c.detach() for c in ctx.constants))
+    consts, const_storages = _pickle(tuple(_constant(c) for c in ctx.constants))
 
     archive = _archive_name(f)
     buf = io.BytesIO()

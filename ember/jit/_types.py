@@ -416,4 +416,8 @@ def type_of_value(v, resolve_class=None):
         t = resolve_class(type(v))
         if t is not None:
             return t
+    from ember.jit._namespaced import torchbind_type
+    t = torchbind_type(v)           # packed parameters (torch.classes.quantized.*)
+    if t is not None:
+        return t
     raise AnnotationError(f"cannot infer the TorchScript type of a {type(v).__name__}")
