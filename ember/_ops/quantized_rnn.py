@@ -26,6 +26,8 @@ from __future__ import annotations
 
 import ember
 from ember._ops.quantized import defop
+from ember._ops.registry import public
+from ember._tensor import Tensor
 
 _QUANTIZED = None
 
@@ -294,3 +296,27 @@ quantized_gru_data = defop(
     bidirectional: _packed("GRU", data, batch_sizes, hx, None, params, num_layers, dropout,
                            train, bidirectional)[:2],
     function=False, method=False, out=False, differentiable=False)
+
+
+def _is_packed_call(args, kwargs):
+    """Whether a ``quantized_lstm``/``quantized_gru`` call is the ``.data`` overload's: its
+    second argument is ``batch_sizes`` and its third the hidden state, not the params."""
+    if "batch_sizes" in kwargs:
+        return True
+    if len(args) < 3 or not isinstance(args[1], Tensor):
+        return False
+    third = args[2]
+    return not (isinstance(third, (list, tuple)) and third and isinstance(third[0], CellParams))
+
+
+def _front(name, by_input, by_data):
+    """``ember.quantized_lstm``/``quantized_gru`` (torch's functions): picks the overload."""
+    def front(*args, **kwargs):
+        return (by_data if _is_packed_call(args, kwargs) else by_input)(*args, **kwargs)
+    front.__name__ = front.__qualname__ = name
+    public(name)(front)
+    return front
+
+
+_front("quantized_lstm", quantized_lstm_input, quantized_lstm_data)
+_front("quantized_gru", quantized_gru_input, quantized_gru_data)
