@@ -37,7 +37,9 @@ globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
 globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma_grad",
                                               "_sample_dirichlet",
                                               "_make_per_tensor_quantized_tensor",
-                                              "_make_per_channel_quantized_tensor")
+                                              "_make_per_channel_quantized_tensor",
+                                              "_empty_affine_quantized",
+                                              "_empty_per_channel_affine_quantized")
                   + _ops.aten.TORCH_PRIVATE
                   if k in _FUNCTIONS})
 

@@ -316,7 +316,10 @@ def _finish(t, requires_grad):
 
 
 def _dtype_arg(dtype, fname="tensor"):
-    return _dtype.dtype_argument(dtype, fname)
+    d = _dtype.dtype_argument(dtype, fname)
+    if d in _dtype.QUANTIZED:       # torch's own refusal: it cannot store numbers as these
+        raise RuntimeError("store_scalar: invalid type")
+    return d
 
 
 def tensor(data, *, dtype=None, device=None, requires_grad=False, pin_memory=False):

@@ -353,6 +353,40 @@ _make_per_channel_quantized_tensor_op = defop(
     out=False, differentiable=False)
 
 
+def _empty_affine_quantized(size, dtype=None, layout=None, device=None, pin_memory=None,
+                            scale=1.0, zero_point=0, memory_format=None):
+    qdtype = _dtype.quint8 if dtype is None else dtype
+    _check_qdtype(qdtype)
+    return from_ints(np.zeros(tuple(size), _dtype.QSTORAGE[qdtype]), qdtype,
+                     QParams(_dtype.per_tensor_affine, float(scale), int(zero_point)))
+
+
+_empty_affine_quantized_op = defop(
+    "_empty_affine_quantized(int[] size, *, ScalarType? dtype=None, Layout? layout=None, "
+    "Device? device=None, bool? pin_memory=None, float scale=1, int zero_point=0, "
+    "MemoryFormat? memory_format=None) -> Tensor", composite=_empty_affine_quantized,
+    method=False, out=False, differentiable=False)
+
+
+def _empty_per_channel_affine_quantized(size, scales, zero_points, axis, dtype=None,
+                                        layout=None, device=None, pin_memory=None,
+                                        memory_format=None):
+    qdtype = _dtype.quint8 if dtype is None else dtype
+    _check_qdtype(qdtype)
+    return from_ints(np.zeros(tuple(size), _dtype.QSTORAGE[qdtype]), qdtype,
+                     QParams(_dtype.per_channel_affine,
+                             np.asarray(scales._data, np.float64).copy(),
+                             np.asarray(zero_points._data).astype(np.int64), axis))
+
+
+_empty_per_channel_affine_quantized_op = defop(
+    "_empty_per_channel_affine_quantized(int[] size, *, Tensor scales, Tensor zero_points, "
+    "int axis, ScalarType? dtype=None, Layout? layout=None, Device? device=None, "
+    "bool? pin_memory=None, MemoryFormat? memory_format=None) -> Tensor",
+    composite=_empty_per_channel_affine_quantized, method=False, out=False,
+    differentiable=False)
+
+
 # ------------------------------------------------------------------ reading them back
 
 def _dequantize(self):
@@ -483,6 +517,15 @@ def _keep(result, qp):
     return result
 
 
+@quantized_kernel("empty_like")
+def _empty_like(op, args, out):
+    """An uninitialized tensor of the same shape and quantization (zeros, in fact)."""
+    x = args[0]
+    if args[op.argnames.index("dtype")] not in (None, x.dtype):
+        raise RuntimeError("empty_like: a quantized tensor's copy keeps its dtype")
+    return from_ints(np.zeros(x.shape, int_array(x).dtype), x.dtype, qparams(x))
+
+
 def _reduced_for_select(op, args, qp):
     """A per-channel tensor's parameters after ``select(dim, index)``."""
     dim = args[1] % args[0].dim()
@@ -493,10 +536,33 @@ def _reduced_for_select(op, args, qp):
     return QParams(qp.qscheme, qp.scale, qp.zero_point, qp.axis - (dim < qp.axis))
 
 
+def _refuse_quantized_dtype(op, args):
+    """A plain op asked for a quantized result dtype (``zeros(2, dtype=torch.quint8)``,
+    ``x.to(torch.quint8)``): torch refuses these; ``empty`` gives per-tensor parameters
+    scale 1, zero point 0 (torch's ``_empty_affine_quantized`` defaults)."""
+    name = op.functional.name
+    if name == "_to_copy":
+        raise RuntimeError("empty_strided not supported on quantized tensors yet see "
+                           "https://github.com/pytorch/pytorch/issues/74540")
+    raise could_not_run(_FILLED_BY.get(name, name))
+
+
+# factories torch runs as an empty tensor then a fill: the fill is what it refuses
+_FILLED_BY = {"zeros": "zero_", "zeros_like": "zero_", "ones": "fill_.Scalar",
+              "ones_like": "fill_.Scalar", "full": "fill_.Scalar", "full_like": "fill_.Scalar"}
+_EMPTY = frozenset(("empty", "empty.memory_format", "new_empty", "empty_strided"))
+
+
 def route(op, args, out):
     """The dispatcher's call once quantized tensors exist."""
     q = _quantized_operand(op, args)
     if q is None or op.name in NATIVE:
+        if q is None and "dtype" in op.argnames and op.name not in NATIVE and \
+                args[op.argnames.index("dtype")] in _QTYPES:
+            if op.functional.name in _EMPTY:
+                return attach(_next_call(op, args, out), QParams(_dtype.per_tensor_affine,
+                                                                 1.0, 0))
+            _refuse_quantized_dtype(op, args)
         return _next_call(op, args, out)
     name = op.name
     kernel = KERNELS.get(name) or KERNELS.get(op.public_name)

@@ -88,7 +88,7 @@ def _scalar_mismatch_msg(actual, expected, *, rtol, atol):
                          extra=f"Expected {expected} but got {actual}.")
 
 
-def _tensor_mismatch_msg(actual, expected, matches, *, rtol, atol):
+def _tensor_mismatch_msg(actual, expected, matches, *, rtol, atol, what="Tensor-likes"):
     e = _ember()
     shape = tuple(actual.shape)
 
@@ -112,7 +112,7 @@ def _tensor_mismatch_msg(actual, expected, matches, *, rtol, atol):
     rel_diff = abs_diff / b.abs()
     rel_diff[m] = 0
     max_rel, rel_idx = e.max(rel_diff, 0)
-    return _mismatch_msg(default_identifier="Tensor-likes", extra=extra,
+    return _mismatch_msg(default_identifier=what, extra=extra,
                          abs_diff=max_abs.item(), abs_diff_idx=unravel(int(abs_idx.item())),
                          atol=atol, rel_diff=max_rel.item(),
                          rel_diff_idx=unravel(int(rel_idx.item())), rtol=rtol)
@@ -214,6 +214,11 @@ def _compare_tensor_like(actual, expected, opts):
 
     actual = actual.detach()
     expected = expected.detach()
+    what = "Tensor-likes"
+    if actual.is_quantized and expected.is_quantized:   # compared by the values they stand for
+        what = "Quantized tensor-likes"
+        actual, expected = actual.dequantize(), expected.dequantize()
+        rtol, atol = _tolerances([e.float32], opts["rtol"], opts["atol"])
     if actual.dtype != expected.dtype:
         dtype = e.promote_types(actual.dtype, expected.dtype)
         actual, expected = actual.to(dtype), expected.to(dtype)
@@ -228,7 +233,7 @@ def _compare_tensor_like(actual, expected, opts):
     if actual.dim() == 0:
         msg = _scalar_mismatch_msg(actual.item(), expected.item(), rtol=rtol, atol=atol)
     else:
-        msg = _tensor_mismatch_msg(actual, expected, matches, rtol=rtol, atol=atol)
+        msg = _tensor_mismatch_msg(actual, expected, matches, rtol=rtol, atol=atol, what=what)
     raise _ErrorMeta(AssertionError, msg)
 
 

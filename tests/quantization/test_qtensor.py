@@ -132,3 +132,28 @@ def test_engine_setting():
         ember.backends.quantized.engine = "foo"
     assert sorted(ember.backends.quantized.supported_engines) == \
         sorted(torch.backends.quantized.supported_engines)
+
+
+def test_factories_and_assert_close_like_torch():
+    t = torch._empty_affine_quantized([2, 3], scale=0.5, zero_point=1, dtype=torch.quint8)
+    e = ember._empty_affine_quantized([2, 3], scale=0.5, zero_point=1, dtype=ember.quint8)
+    assert (e.q_scale(), e.q_zero_point(), e.shape, str(e.dtype)) == \
+        (t.q_scale(), t.q_zero_point(), tuple(t.shape), str(t.dtype))
+    pc = ember._empty_per_channel_affine_quantized([2, 3], scales=ember.tensor([1., 2.]),
+                                                   zero_points=ember.tensor([0, 1]), axis=0,
+                                                   dtype=ember.qint8)
+    assert pc.qscheme() is ember.per_channel_affine and pc.q_per_channel_axis() == 0
+    q = ember.quantize_per_tensor(ember.tensor([0.1, 0.5]), 0.1, 2, ember.qint8)
+    assert ember.empty_like(q).q_scale() == 0.1
+    for m, data in ((torch, torch.tensor([0.1, 0.5, -0.2])), (ember, ember.tensor([0.1, 0.5, -0.2]))):
+        with pytest.raises(NotImplementedError, match="aten::zero_"):
+            m.zeros(2, dtype=m.quint8)
+        with pytest.raises(RuntimeError, match="store_scalar: invalid type"):
+            m.tensor([1, 2], dtype=m.quint8)
+        with pytest.raises(RuntimeError, match="empty_strided not supported on quantized"):
+            data.to(m.quint8)
+    a = ember.quantize_per_tensor(ember.tensor([0.1, 0.5, -0.2]), 0.1, 2, ember.qint8)
+    ember.testing.assert_close(a, a.clone())
+    b = ember.quantize_per_tensor(ember.tensor([0.3, 0.5, -0.2]), 0.1, 2, ember.qint8)
+    with pytest.raises(AssertionError, match="Quantized tensor-likes are not close"):
+        ember.testing.assert_close(a, b)
