@@ -269,6 +269,17 @@ class RNNBase(Module):
     def _params(self):
         return [p.param for p in self._all_weight_values]
 
+    def forward_tensor(self, input, hx=None):
+        """forward of a padded (T, B, in) / (B, T, in) input."""
+        return self.forward(input, hx)
+
+    def forward_packed(self, input, hx=None):
+        """forward of a PackedSequence input (output packed likewise)."""
+        if not isinstance(input, PackedSequence):
+            raise TypeError(f"forward_packed expects a PackedSequence, got "
+                            f"{type(input).__name__}")
+        return self.forward(input, hx)
+
     def _start(self, input, hx, zeros):
         """(input, batch_sizes, hx, sorted, unsorted) for a tensor or PackedSequence input."""
         if isinstance(input, PackedSequence):
