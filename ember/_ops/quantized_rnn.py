@@ -45,7 +45,9 @@ class CellParams:
     """torch's ``CellParamsBase`` for quantized recurrences: one layer and direction's packed
     ``w_ih`` (G*H, in) and ``w_hh`` (G*H, H) with their biases. ``kind`` is
     ``'quantized_dynamic'`` (int8 weights, packed by ``linear_prepack``) or
-    ``'quantized_fp16'`` (``linear_prepack_fp16``)."""
+    ``'quantized_fp16'`` (``linear_prepack_fp16``). torch pickles it as a ScriptObject of
+    class :attr:`TORCHBIND_NAME` with the state :meth:`__getstate__` returns."""
+    TORCHBIND_NAME = "__torch__.torch.classes.rnn.CellParamsBase"
 
     def __init__(self, kind, w_ih, w_hh, b_ih=None, b_hh=None, reduce_range=False):
         if kind not in ("quantized_dynamic", "quantized_fp16"):
