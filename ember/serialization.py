@@ -174,6 +174,12 @@ class _TorchPickler(pickle._Pickler):
         self._UStorage, self._TStorage = UntypedStorage, TypedStorage
         from ember import layout
         self._layout = layout
+        from ember._ops.quantized_serialization import packed_classes
+        packed = packed_classes()
+        if packed:              # packed parameters pickle as torch.ScriptObject
+            self.dispatch = dict(self.dispatch)
+            for cls in packed:
+                self.dispatch[cls] = type(self)._save_script_object
 
     # ---------------------------------------------------------------- globals
     def _write_global(self, module, name):
@@ -284,6 +290,15 @@ class _TorchPickler(pickle._Pickler):
         if t is self._layout:
             return (_g("torch.serialization", "_get_layout"), (repr(obj),))
         return NotImplemented
+
+    def _save_script_object(self, obj):
+        """torch's form: ``torch.ScriptObject`` NEWOBJ, BUILD ``(state, class name)``."""
+        from ember._ops import quantized_serialization as QS
+        self._write_global("torch", "ScriptObject")
+        self.write(pickle.EMPTY_TUPLE + pickle.NEWOBJ)
+        self.memoize(obj)
+        self.save((QS.torchbind_state(obj), QS.torchbind_name(obj)))
+        self.write(pickle.BUILD)
 
     def _reduce_qtensor(self, t):
         """A quantized tensor as torch pickles it (see ember/_ops/quantized_serialization.py)."""
@@ -665,6 +680,9 @@ def _ember_global(module, name):
     table = _allowed_globals()
     if full in table:
         return table[full]
+    if full == "torch.ScriptObject":        # packed parameters (full loads only, as torch)
+        from ember._ops.quantized_serialization import ScriptObjectShell
+        return ScriptObjectShell
     import importlib
     for src, dst in (("torchvision", "ember.vision"), ("functorch", "ember.func"),
                      ("torch", "ember")):

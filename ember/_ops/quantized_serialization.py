@@ -162,3 +162,23 @@ def from_torchbind(qualname, state):
                     output_padding, dilation, groups, transpose)
     raise NotImplementedError(f"ember.load: the TorchScript class {qualname} cannot be "
                               f"loaded")
+
+
+class ScriptObjectShell:
+    """``torch.ScriptObject`` while ``ember.load`` reads a ``torch.save`` file: created empty
+    (``NEWOBJ``), then ``BUILD`` hands it ``(state, qualified class name)`` and it becomes the
+    ember packed-parameters object of that class."""
+
+    def __setstate__(self, state):
+        inner, qualname = state
+        obj = from_torchbind(qualname, inner)
+        self.__class__ = type(obj)
+        self.__dict__.update(obj.__dict__)
+
+
+def packed_classes():
+    """The packed-parameters classes ember has (none while their module is absent)."""
+    try:
+        return _packed_classes()
+    except ImportError:
+        return ()

@@ -101,8 +101,18 @@ def _constant(c):
     """A tensor constant, or a packed-parameters object (a traced quantized module's)."""
     if isinstance(c, ember_tensor()):
         return c.detach()
+    return _torchbind(c)
+
+
+def _torchbind(v):
+    """A packed-parameters object as torch pickles it; a conv's state lists are typed
+    (``build_tensorlist``, ``List[Optional[Tensor]]``)."""
     from ember.jit._namespaced import torchbind_object
-    return _Object(*torchbind_object(c))
+    qualname, state = torchbind_object(v)
+    if isinstance(state, tuple) and len(state) == 3 and isinstance(state[1], list):
+        state = (state[0], _Typed("build_tensorlist", state[1]),
+                 _Typed("tag", state[2], "List[Optional[Tensor]]"))
+    return _Object(qualname, state)
 
 
 def ember_tensor():
@@ -138,8 +148,7 @@ def _encode(v, t, ctx):
         from ember.jit._builtins import SCALAR_TYPE_CODE
         return SCALAR_TYPE_CODE[v]
     if isinstance(t, T.ClassType) and t.constants and "$torchbind" in t.constants:
-        from ember.jit._namespaced import torchbind_object
-        return _Object(*torchbind_object(v))     # packed parameters
+        return _torchbind(v)                     # packed parameters
     if isinstance(t, T.ClassType) and not t.is_module:
         raise NotImplementedError(f"ember.jit.save: an attribute holding a {t.qualname} object")
     return v

@@ -86,3 +86,51 @@ def test_torch_scripted_quantized_function_loads_in_ember(tmp_path):
     a, b = _x(3), _x(4)
     got = e(ember.from_numpy(a), ember.from_numpy(b))
     assert_same_q(got, mod.f(torch.from_numpy(a), torch.from_numpy(b)))
+
+
+class _Packed(nn.Module):
+    """Packed linear and conv parameters as attributes, called through quantized:: ops."""
+
+    def __init__(self):
+        super().__init__()
+        g = ember.Generator().manual_seed(3)
+        wl = ember.quantize_per_channel(ember.randn(4, 6, generator=g),
+                                        ember.linspace(0.02, 0.05, 4).double(),
+                                        ember.zeros(4, dtype=ember.int64), 0, ember.qint8)
+        wc = ember.quantize_per_tensor(ember.randn(4, 1, 3, 3, generator=g), 0.05, 0,
+                                       ember.qint8)
+        self.lin = ember.ops.quantized.linear_prepack(wl, ember.randn(4, generator=g))
+        self.conv = ember.ops.quantized.conv2d_prepack(wc, None, [1, 2], [1, 0], [1, 1], 2)
+
+    def forward(self, x, v):
+        c = ember.ops.quantized.conv2d_relu(ember.quantize_per_tensor(x, 0.1, 2, ember.quint8),
+                                            self.conv, 0.2, 3)
+        y = ember.ops.quantized.linear(ember.quantize_per_tensor(v, 0.1, 2, ember.quint8),
+                                       self.lin, 0.3, 5)
+        return c, y
+
+
+@pytest.mark.parametrize("mode", ["script", "trace"])
+def test_packed_params_script_trace_save_load(mode):
+    m = _Packed()
+    rng = np.random.default_rng(7)
+    x = ember.from_numpy(rng.standard_normal((1, 2, 5, 6)).astype(np.float32))
+    v = ember.from_numpy(rng.standard_normal((3, 6)).astype(np.float32))
+    jm = ember.jit.script(m) if mode == "script" else ember.jit.trace(m, (x, v))
+    want = m(x, v)
+    for got in (jm(x, v), _roundtrip(jm)[0](x, v)):
+        for g_, w_ in zip(got, want):
+            assert_same_q(g_, to_torch(w_))
+    _, data = _roundtrip(jm)
+    tx, tv = to_torch(x), to_torch(v)
+    tc, ty = torch.jit.load(io.BytesIO(data))(tx, tv)
+    # torch runs the archive as its own ops on the same packed weights
+    wc, bc = m.conv.unpack()
+    conv = torch.ops.quantized.conv2d_prepack(to_torch(wc), bc, [1, 2], [1, 0], [1, 1], 2)
+    wl, bl = m.lin.unpack()
+    lin = torch.ops.quantized.linear_prepack(to_torch(wl), to_torch(bl))
+    q = torch.quantize_per_tensor
+    assert torch.equal(tc.int_repr(), torch.ops.quantized.conv2d_relu(
+        q(tx, 0.1, 2, torch.quint8), conv, 0.2, 3).int_repr())
+    assert torch.equal(ty.int_repr(), torch.ops.quantized.linear(
+        q(tv, 0.1, 2, torch.quint8), lin, 0.3, 5).int_repr())

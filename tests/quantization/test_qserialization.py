@@ -150,3 +150,62 @@ def test_unsupported_scheme_and_bad_storage_refused():
     with pytest.raises(RuntimeError, match="quantized storage"):
         serialization._rebuild_qtensor(ember.ones(2).untyped_storage(), 0, (2,), (1,),
                                        (ember.per_tensor_affine, 1.0, 0), False, None)
+
+
+def _packed(m):
+    """Linear (per tensor, per channel) and conv 1d/2d/3d packed parameters built by ``m``."""
+    rng = np.random.default_rng(5)
+
+    def q(shape, per_channel=False):
+        x = m.from_numpy(rng.standard_normal(shape).astype(np.float32))
+        if per_channel:
+            n = shape[0]
+            return m.quantize_per_channel(x, m.from_numpy(np.linspace(0.02, 0.1, n)),
+                                          m.from_numpy(np.zeros(n, np.int64)), 0, m.qint8)
+        return m.quantize_per_tensor(x, 0.05, 0, m.qint8)
+
+    bias = m.from_numpy(rng.standard_normal(4).astype(np.float32))
+    P = m.ops.quantized
+    return {"linear": P.linear_prepack(q((4, 3)), bias),
+            "linear_pc": P.linear_prepack(q((4, 3), True), None),
+            "conv1d": P.conv1d_prepack(q((4, 2, 3)), bias, [2], [1], [1], 1),
+            "conv2d": P.conv2d_prepack(q((4, 2, 3, 3), True), None, [2, 3], [1, 0], [1, 2], 2),
+            "conv3d": P.conv3d_prepack(q((4, 2, 3, 3, 3)), bias, [1, 2, 3], [0, 1, 0],
+                                       [1, 1, 1], 1)}
+
+
+def _same_packed(e, t):
+    ew, eb = e.unpack()
+    tw, tb = t.unpack()
+    _same(ew, tw)
+    assert (eb is None) == (tb is None)
+    if tb is not None:
+        np.testing.assert_array_equal(eb.numpy(), tb.numpy())
+    if hasattr(t, "stride"):
+        for attr in ("stride", "padding", "dilation", "output_padding", "groups", "transpose"):
+            assert getattr(e, attr)() == getattr(t, attr)(), attr
+
+
+def test_packed_params_as_torch_script_objects_both_ways():
+    e, t = _packed(ember), _packed(torch)
+    buf = io.BytesIO()
+    ember.save(e, buf)
+    assert "torch ScriptObject" in _globals(buf.getvalue())
+    buf.seek(0)
+    with pytest.raises(Exception, match="ScriptObject"):
+        torch.load(buf)              # torch too refuses them under weights_only
+    buf.seek(0)
+    r = torch.load(buf, weights_only=False)
+    for k in t:
+        _same_packed(r[k], t[k])
+        assert str(r[k]._type()) == str(t[k]._type())
+    tb = io.BytesIO()
+    torch.save(t, tb)
+    tb.seek(0)
+    with pytest.raises(Exception, match="ScriptObject"):
+        ember.load(tb)
+    tb.seek(0)
+    back = ember.load(tb, weights_only=False)
+    for k in t:
+        assert type(back[k]) is type(e[k])
+        _same_packed(back[k], t[k])
