@@ -48,9 +48,26 @@ class OpOverloadPacket:
                 bind(op, args, dict(kwargs))
             except TypeError:
                 continue
+            if self._namespace != "aten":
+                args, kwargs = _scalar_tensors_as_numbers(op, args, kwargs)
             return op(*args, **kwargs)
         raise TypeError(f"{self._namespace}.{self.__name__}() got arguments no overload "
                         f"accepts")
+
+
+def _scalar_tensors_as_numbers(op, args, kwargs):
+    """0-d tensors given for ``float``/``int`` arguments become numbers, as torch's
+    schema parser takes them (FX-quantized graphs pass ``_scale_0`` buffers)."""
+    from ember._tensor import Tensor
+    kinds = {a.name: a.type for a in op.schema.args if not a.is_list}
+
+    def number(name, value):
+        if kinds.get(name) in ("float", "int") and isinstance(value, Tensor) and \
+                value.ndim == 0 and not value.is_quantized:
+            return value.item()
+        return value
+    args = tuple(number(name, v) for name, v in zip(op.argnames, args))
+    return args, {k: number(k, v) for k, v in kwargs.items()}
 
 
 class _Namespace:

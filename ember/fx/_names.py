@@ -49,7 +49,11 @@ def _table():
 def public_name(obj):
     """``'torch.add'`` for ember.add (None for objects outside ember's namespaces)."""
     hit = _table().get(id(obj))
-    return hit[1] if hit is not None and hit[0] is obj else None
+    if hit is not None and hit[0] is obj:
+        return hit[1]
+    if type(obj).__name__ == "OpOverloadPacket" and obj._namespace != "aten":
+        return f"torch.ops.{obj._namespace}.{obj.__name__}"     # torch.ops.quantized.add
+    return None
 
 
 def namespace_functions(path):
