@@ -13,7 +13,7 @@ from ember import _dtype
 from ember._kernels import quantized_gemm as G
 from ember._ops.quantized import defop, qparams, int_array, from_ints, QParams
 from ember._ops.quantized_linear import check_input, check_weight, weight_params, \
-    out_per_tensor, float32_scales
+    out_per_tensor, float32_scales, detached
 
 _OPTS = dict(function=False, method=False, out=False, differentiable=False)
 _CLASS = {1: "Conv2dPackedParamsBase", 2: "Conv2dPackedParamsBase",
@@ -111,7 +111,7 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
         weight = _unsqueezed(weight)
         stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
         output_padding = [0] + output_padding
-    return ConvPackedParamsBase(weight, bias, stride, padding, output_padding, dilation,
+    return ConvPackedParamsBase(weight, detached(bias), stride, padding, output_padding, dilation,
                                 groups, transpose)
 
 

@@ -88,6 +88,12 @@ class LinearPackedParamsBase:
         return "ScriptObject <__torch__.torch.classes.quantized.LinearPackedParamsBase>"
 
 
+def detached(bias):
+    """The bias as the packed parameters keep it: the tensor given (torch keeps a
+    Parameter's ``requires_grad`` too)."""
+    return bias
+
+
 def float32_scales(W):
     """``W`` with its scale(s) rounded to float32, as the fbgemm packing stores them."""
     qp = qparams(W)
@@ -102,14 +108,14 @@ def float32_scales(W):
 def _linear_prepack(W, B=None):
     check_weight(W, "linear_prepack")
     weight = float32_scales(W)
-    return LinearPackedParamsBase(weight, B)
+    return LinearPackedParamsBase(weight, detached(B))
 
 
 def _linear_prepack_fp16(W, B=None):
     w16 = np.asarray(W._data, np.float32)
     lim = float(np.finfo(np.float16).max)
     w16 = np.clip(w16, -lim, lim).astype(np.float16).astype(np.float32)
-    return LinearPackedParamsBase(_make(w16), B, fp16=True)
+    return LinearPackedParamsBase(_make(w16), detached(B), fp16=True)
 
 
 def _check_packed(p, fp16=False):

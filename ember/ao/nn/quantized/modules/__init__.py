@@ -8,6 +8,9 @@ from ember.ao.nn.quantized.modules.batchnorm import *  # noqa: F401,F403
 from ember.ao.nn.quantized.modules.normalization import *  # noqa: F401,F403
 from ember.ao.nn.quantized.modules.dropout import *  # noqa: F401,F403
 from ember.ao.nn.quantized.modules.functional_modules import *  # noqa: F401,F403
+from ember.ao.nn.quantized.modules.linear import Linear, LinearPackedParams  # noqa: F401
+from ember.ao.nn.quantized.modules.conv import (  # noqa: F401
+    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 
 
 class Quantize(nn.Module):

@@ -1,3 +1,4 @@
 """torch.ao.nn.quantized.dynamic.modules: each file's modules, imported here."""
 from ember.ao.nn.quantized.dynamic.modules.rnn import (  # noqa: F401
     LSTM, GRU, LSTMCell, RNNCell, GRUCell)
+from ember.ao.nn.quantized.dynamic.modules.linear import Linear  # noqa: F401
