@@ -1,0 +1,74 @@
+"""ember.vision.models.quantization against torchvision.models.quantization: structure,
+state_dict keys, float outputs, fusion, and eager post-training quantization."""
+import sys
+import os
+
+import numpy as np
+import pytest
+
+import ember
+from tests.quantization.conftest import torch
+
+sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+from helpers import import_torchvision  # noqa: E402
+
+import ember.vision.models.quantization as EQ  # noqa: E402
+
+NAMES = ["resnet18", "resnet50", "mobilenet_v2", "mobilenet_v3_large"]
+
+
+@pytest.fixture(scope="module")
+def TQ():
+    import_torchvision()
+    import torchvision.models.quantization as tq
+    return tq
+
+
+def _pair(TQ, name, **kw):
+    """The torchvision model and the ember one carrying its weights."""
+    torch.manual_seed(0)
+    t = getattr(TQ, name)(**kw)
+    e = getattr(EQ, name)(**kw)
+    e.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                       for k, v in t.state_dict().items()})
+    return t, e
+
+
+@pytest.mark.parametrize("name", NAMES)
+def test_structure_and_state_dict_keys(TQ, name):
+    t, e = getattr(TQ, name)(), getattr(EQ, name)()
+    assert str(e) == str(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    assert type(e).__name__ == type(t).__name__
+
+
+@pytest.mark.parametrize("name", ["resnet18", "mobilenet_v2", "mobilenet_v3_large"])
+def test_float_forward_matches(TQ, name):
+    t, e = _pair(TQ, name, num_classes=10)
+    t.eval(), e.eval()
+    x = np.random.default_rng(0).standard_normal((2, 3, 32, 32)).astype(np.float32)
+    with torch.no_grad():
+        want = t(torch.from_numpy(x)).numpy()
+    got = e(ember.from_numpy(x)).detach().numpy()
+    np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-5)
+
+
+def test_pretrained_weights_refused():
+    for build, enum in ((EQ.resnet18, EQ.ResNet18_QuantizedWeights),
+                        (EQ.mobilenet_v2, EQ.MobileNet_V2_QuantizedWeights)):
+        with pytest.raises(RuntimeError, match="downloads"):
+            build(weights=enum.DEFAULT, quantize=True)
+        with pytest.raises(RuntimeError, match="downloads"):
+            build(pretrained=True)
+    assert [w.name for w in EQ.ResNet50_QuantizedWeights] == ["IMAGENET1K_FBGEMM_V1",
+                                                              "IMAGENET1K_FBGEMM_V2"]
+    assert EQ.MobileNet_V3_Large_QuantizedWeights.DEFAULT.name == "IMAGENET1K_QNNPACK_V1"
+
+
+def test_relus_replaced_and_residual_sums_quantizable():
+    m = EQ.resnet18()
+    relus = [mod for mod in m.modules() if type(mod) is ember.nn.ReLU]
+    assert relus and not any(r.inplace for r in relus)
+    assert type(m.layer1[0].add_relu).__name__ == "FloatFunctional"
+    v2 = EQ.mobilenet_v2()
+    assert not any(type(mod) is ember.nn.ReLU6 for mod in v2.modules())
