@@ -18,3 +18,10 @@ for _m in ("alexnet", "densenet", "mobilenetv2", "mobilenetv3", "resnet", "squee
         if _name.endswith("_Weights") and isinstance(_obj, type):
             globals()[_name] = _obj
 del _m, _name, _obj, _sys
+
+
+def __getattr__(name):
+    if name == "quantization":      # torchvision.models.quantization, loaded on first use
+        import importlib
+        return importlib.import_module(f"{__name__}.quantization")
+    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
