@@ -10,6 +10,7 @@ import warnings
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops import elementwise as _ew
+from ember._ops import quantized_nn as _qnn
 from ember.autograd.composite import record_as, record_inplace_as
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -42,6 +43,8 @@ def _check_floating(input, kernel):
 
 
 def threshold(input, threshold, value, inplace=False):
+    if _qnn.is_quantized(input):
+        return _qnn.threshold(input, threshold, value, inplace)
     fill = ember.as_tensor(value, dtype=input.dtype)
     return _act("ThresholdBackward0", lambda t: ember.where(t > threshold, t, fill), input,
                 inplace, "ThresholdBackward1")
@@ -62,6 +65,8 @@ def relu_(input):
 def hardtanh(input, min_val=-1.0, max_val=1.0, inplace=False):
     if min_val > max_val:
         raise ValueError("min_val cannot be greater than max_val")
+    if _qnn.is_quantized(input):
+        return _qnn.hardtanh(input, min_val, max_val, inplace)
     if not (input.is_floating_point() or input.is_complex()):
         # torch keeps integer dtypes: the limits are converted to the input's type
         if input.dtype == input.new_zeros(()).bool().dtype:
@@ -93,6 +98,8 @@ def _neg_part_exp(x, alpha, scale_in=1.0):
 
 
 def elu(input, alpha=1.0, inplace=False):
+    if _qnn.is_quantized(input):
+        _qnn.refuse("elu.out")
     _check_floating(input, "elu_cpu")
     return _act("EluBackward0", lambda t: ember.where(t > 0, t, _neg_part_exp(t, alpha)),
                 input, inplace, "EluBackward1", saves_result=True)
@@ -103,6 +110,8 @@ def elu_(input, alpha=1.0):
 
 
 def selu(input, inplace=False):
+    if _qnn.is_quantized(input):
+        _qnn.refuse("elu.out")
     _check_floating(input, "elu_cpu")
     return _act("EluBackward0", lambda t: _SELU_SCALE * ember.where(
         t > 0, t, _neg_part_exp(t, _SELU_ALPHA)), input, inplace, "EluBackward1", True)
@@ -115,6 +124,8 @@ def selu_(input):
 def celu(input, alpha=1.0, inplace=False):
     if alpha == 0:
         raise RuntimeError("ZeroDivisionError")
+    if _qnn.is_quantized(input):
+        _qnn.refuse("elu.out")
     _check_floating(input, "elu_cpu")
     return _act("CeluBackward0", lambda t: ember.where(
         t > 0, t, _neg_part_exp(t, alpha, alpha)), input, inplace, "CeluBackward1", True)
@@ -125,6 +136,8 @@ def celu_(input, alpha=1.0):
 
 
 def leaky_relu(input, negative_slope=0.01, inplace=False):
+    if _qnn.is_quantized(input):
+        return _qnn.leaky_relu(input, negative_slope, inplace)
     _check_floating(input, "leaky_relu_cpu")
     return _act("LeakyReluBackward0", lambda t: ember.where(t > 0, t, t * negative_slope),
                 input, inplace, "LeakyReluBackward1", True)
@@ -287,6 +300,8 @@ def sigmoid(input):
 
 
 def hardsigmoid(input, inplace=False):
+    if _qnn.is_quantized(input):
+        return _qnn.hardsigmoid(input, inplace)
     _check_floating(input, "hardsigmoid_cpu")
     return _act("HardsigmoidBackward0", _hardsigmoid, input, inplace)
 
@@ -307,6 +322,8 @@ def mish(input, inplace=False):
 
 
 def hardswish(input, inplace=False):
+    if _qnn.is_quantized(input):
+        _qnn.refuse("hardswish_" if inplace else "hardswish")
     _check_floating(input, "hardswish_cpu")
     return _act("HardswishBackward0", _hardswish, input, inplace)
 

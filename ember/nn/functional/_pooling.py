@@ -18,6 +18,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
 
 
 from ember._dispatch import check_int_list  # noqa: E402
+from ember._ops import quantized_nn as _qnn  # noqa: E402  (quantized inputs)
 
 
 def _tuple(v, n, fname=None, name=None, position=None):
@@ -94,6 +95,8 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
     if any(v <= 0 for v in d):
         raise RuntimeError("dilation should be greater than zero")
     _check_out(input, n, k, s, p, d, ceil_mode)
+    if _qnn.is_quantized(input):
+        return _qnn.max_pool(input, k, s, p, d, ceil_mode, return_indices)
     vals, idx = max_pool_with_indices(input, k, s, p, d, bool(ceil_mode))
     return (vals, idx) if return_indices else vals
 
@@ -151,6 +154,8 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
         # avg_pool3d (unlike 1d/2d) wants the unpadded input at least as large as the kernel
         raise RuntimeError(f"avg_pool3d(): input image (T: {S[0]} H: {S[1]} W: {S[2]}) "
                            f"smaller than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    if _qnn.is_quantized(input):
+        return _qnn.avg_pool(input, k, s, p, ceil_mode, count_include_pad, divisor_override)
     if not any(p) and not divisor_override and input.dtype.is_floating_point and \
             all((out[i] - 1) * s[i] + k[i] <= S[i] for i in range(n)):
         return avg_pool_exact(input, k, s)        # windows inside the input: one record
@@ -228,6 +233,8 @@ def _adaptive_avg(input, n, output_size):
                            f"got {list(input.shape)}")
     _check_nonempty(input, f"adaptive_avg_pool{n}d", input.dim() - n)
     out = _out_size(input, n, output_size, f"adaptive_avg_pool{n}d")
+    if _qnn.is_quantized(input):
+        return _qnn.adaptive_avg_pool(input, out)
     x = input
     for i in range(n):
         d = x.dim() - n + i

@@ -6,6 +6,7 @@ import math
 import numpy as np
 
 from ember._ops.nn_conv import convolution, constant_pad_nd
+from ember._ops import quantized_nn as _qnn
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
@@ -152,6 +153,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode == "area":
         from ember.nn.functional._pooling import _adaptive_avg
         return _adaptive_avg(input, n, out)
+    if _qnn.is_quantized(input) and (mode != "nearest" and mode != "nearest-exact" or n == 1):
+        return _qnn.interpolate(input, mode, n, out, scales, align_corners, antialias)
     x = input
     if antialias:
         return _interp_aa(x, S, out, scales, align_corners, mode)
