@@ -10,3 +10,5 @@ from ember.ao.quantization.quant_type import *  # noqa: F401,F403
 from ember.ao.quantization.quantization_mappings import *  # noqa: F401,F403
 from ember.ao.quantization import (observer, fake_quantize, qconfig, qconfig_mapping,  # noqa
                                    stubs, quant_type, quantization_mappings)
+from ember.ao.quantization.fuse_modules import *  # noqa: F401,F403
+from ember.ao.quantization.fuser_method_mappings import *  # noqa: F401,F403
