@@ -61,3 +61,88 @@ def test_backend_config_dict_round_trip():
     again = ebc.BackendConfig.from_dict(back.to_dict())
     assert again.name == "mine" and again.configs[0].pattern is ember.add
     assert again.configs[0].dtype_configs[0].input_dtype is ember.quint8
+
+
+# ---------------------------------------------------------------- prepare / convert
+import copy  # noqa: E402
+
+import numpy as np  # noqa: E402
+import torch.nn as tnn  # noqa: E402
+import torch.nn.functional as TF  # noqa: E402
+import ember.nn as enn  # noqa: E402
+import ember.nn.functional as EF  # noqa: E402
+from torch.ao.quantization import get_default_qconfig_mapping as t_mapping  # noqa: E402
+from torch.ao.quantization import quantize_fx as tq  # noqa: E402
+from ember.ao.quantization import get_default_qconfig_mapping as e_mapping  # noqa: E402
+from ember.ao.quantization import quantize_fx as eq  # noqa: E402
+
+from tests.quantization._fx_models import build, SHAPES  # noqa: E402
+
+
+def _code(gm):
+    # torch prints F.linear as the C function it is; ember prints its public name
+    return gm.code.replace("torch._C._nn.linear", "torch.nn.functional.linear")
+
+
+def _nodes(gm):
+    return [(n.op, n.name, str(n.target) if n.op != "call_function" else n.name)
+            for n in gm.graph.nodes]
+
+
+def _pair(kind, seed=0):
+    torch.manual_seed(seed)
+    tm = build(tnn, TF, torch, kind)
+    em = build(enn, EF, ember, kind)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    xs = [torch.randn(*SHAPES[kind]) for _ in range(3)]
+    return tm, em, xs, [ember.from_numpy(x.numpy().copy()) for x in xs]
+
+
+def _prepared(kind, t_map=None, e_map=None, seed=0):
+    tm, em, xs, es = _pair(kind, seed)
+    tp = tq.prepare_fx(tm, t_map or t_mapping(), (xs[0],))
+    ep = eq.prepare_fx(em, e_map or e_mapping(), (es[0],))
+    for a, b in zip(xs, es):
+        tp(a)
+        ep(b)
+    return tp, ep, xs, es
+
+
+@pytest.mark.parametrize("kind", ["res", "lin"])
+def test_prepare_fx_graph_is_torchs(kind):
+    tp, ep, _, _ = _prepared(kind)
+    assert _code(ep) == _code(tp)
+    assert [type(m).__name__ for _, m in ep.named_children()] == \
+        [type(m).__name__ for _, m in tp.named_children()]
+    assert [n for n, _ in ep.named_children()] == [n for n, _ in tp.named_children()]
+
+
+@pytest.mark.parametrize("kind", ["res", "lin"])
+def test_convert_fx_matches_torch(kind):
+    tp, ep, xs, es = _prepared(kind)
+    tc, ec = tq.convert_fx(copy.deepcopy(tp)), eq.convert_fx(copy.deepcopy(ep))
+    assert ec.code == tc.code
+    assert sorted(n for n, _ in ec.named_buffers()) == sorted(n for n, _ in tc.named_buffers())
+    for a, b in zip(xs, es):
+        np.testing.assert_array_equal(ec(b).numpy(), tc(a).numpy())
+
+
+@pytest.mark.parametrize("kind", ["res", "lin"])
+def test_convert_to_reference_fx_matches_torch(kind):
+    tp, ep, xs, es = _prepared(kind)
+    tr, er = tq.convert_to_reference_fx(copy.deepcopy(tp)), \
+        eq.convert_to_reference_fx(copy.deepcopy(ep))
+    assert _code(er) == _code(tr)
+    # observers see float conv outputs, which differ from torch's in the last ulp: scales
+    # agree to float32 rounding, zero points exactly
+    mine = dict(er.named_buffers())
+    assert sorted(mine) == sorted(n for n, _ in tr.named_buffers())
+    for name, buf in tr.named_buffers():
+        np.testing.assert_allclose(mine[name].numpy(), buf.numpy(), rtol=1e-6)
+    assert str(er) .split("def forward")[0] == str(tr).split("def forward")[0]
+    # float ops between quantize/dequantize round in the last ulp differently (conv
+    # accumulation order): outputs agree to one step of the output scale
+    step = float(tr._scale_1 if kind == "res" else tr._scale_3)
+    for a, b in zip(xs, es):
+        assert np.abs(er(b).numpy() - tr(a).numpy()).max() <= step * 1.0001

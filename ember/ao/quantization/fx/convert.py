@@ -86,6 +86,62 @@ def _replace_observer(model, node, scope, observers):
     observers[q.name] = obs
 
 
+def get_qparam_dict(observer):
+    """The weight observer's parameters as reference modules take them (symmetric schemes
+    written as affine, as torch does)."""
+    qscheme = getattr(observer, "qscheme", None)
+    if qscheme is ember.per_tensor_symmetric:
+        qscheme = ember.per_tensor_affine
+    elif qscheme is ember.per_channel_symmetric:
+        qscheme = ember.per_channel_affine
+    scale, zero_point = observer.calculate_qparams()
+    out = {"qscheme": qscheme, "dtype": observer.dtype, "scale": scale,
+           "zero_point": zero_point}
+    if qscheme in (ember.per_channel_affine, ember.per_channel_affine_float_qparams):
+        out["axis"] = observer.ch_axis
+    out["quant_min"] = getattr(observer, "quant_min", None)
+    out["quant_max"] = getattr(observer, "quant_max", None)
+    return out
+
+
+def _swap_reference_modules(model, attrs):
+    """Weighted float modules (also inside fused ones) of quantized patterns become their
+    reference quantized modules, weight qparams from the qconfig's weight observer."""
+    modules = dict(model.named_modules())
+    for node in model.graph.nodes:
+        entry = attrs.matches.get(node.name)
+        if node.op != "call_module" or entry is None or entry[0] != node.name:
+            continue
+        config, qconfig = entry[3], attrs.node_name_to_qconfig.get(node.name)
+        if qconfig is None or config.reference_quantized_module is None and \
+                config.root_module is None:
+            continue
+        mod = modules[node.target]
+        inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
+        ref_cls = _reference_class(type(inner))
+        if ref_cls is None:
+            continue
+        observer = qconfig.weight()
+        observer(inner.weight)
+        ref = ref_cls.from_float(inner, get_qparam_dict(observer))
+        if inner is mod:
+            parent, _, name = node.target.rpartition(".")
+            setattr(modules[parent] if parent else model, name, ref)
+        else:
+            mod[0] = ref
+
+
+def _reference_class(float_cls):
+    try:
+        import ember.ao.nn.quantized.reference as nnqr
+    except ImportError:
+        return None
+    for name in ("Linear", "Conv1d", "Conv2d", "Conv3d"):
+        if float_cls is getattr(ember.nn, name):
+            return getattr(nnqr, name)
+    return None
+
+
 def convert(model, is_reference=False):
     """Convert a prepared (and calibrated) GraphModule in place; returns it."""
     attrs = model.meta.get("_observed_graph_module_attrs")
@@ -94,10 +150,17 @@ def convert(model, is_reference=False):
                            "prepare_qat_fx")
     scope = attrs.node_name_to_scope
     observers = {}
+    observer_names = []
     for node in list(model.graph.nodes):
         if node.op == "call_module" and node.name in attrs.observer_roles:
+            observer_names.append(node.target)
             _replace_observer(model, node, scope, observers)
-    if not is_reference:
+    for name in observer_names:          # shared observers sit under several names
+        if hasattr(model, name):
+            delattr(model, name)
+    if is_reference:
+        _swap_reference_modules(model, attrs)
+    else:
         lower_to_quantized(model, attrs, observers)
     model.graph.eliminate_dead_code()
     used = {n.target for n in model.graph.nodes if n.op == "get_attr"}
