@@ -108,35 +108,54 @@ def max_pool(ints, kernel, stride, padding, dilation, ceil_mode):
     return result.astype(ints.dtype)
 
 
-def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override):
-    """Average pooling over the last ``len(kernel)`` dimensions: integer window sums, divided
-    by the window's count (torch's: the part inside the padded input, or inside the input
-    without ``count_include_pad``; ``divisor_override`` replaces it), :func:`integer_mean`."""
+def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override,
+             zero_point):
+    """Average pooling over the last ``len(kernel)`` dimensions, torch's windows: the integer
+    sum of the window's inputs, plus ``zero_point`` for each padding position inside it when
+    ``count_include_pad`` (the padding stands for the value 0), over the count (the window's
+    part inside the padded input, or inside the input), :func:`integer_mean`. With
+    ``divisor_override`` d: ``nearbyint(float32(sum - n * zp) * float32(1/d) + float32(zp))``
+    (n the positions summed), float32 throughout."""
     nd = len(kernel)
     lead = ints.shape[:-nd]
     sizes = ints.shape[-nd:]
     outs = [pool_windows(sizes[i], kernel[i], stride[i], padding[i], 1, ceil_mode)
             for i in range(nd)]
     sums = np.zeros(lead + tuple(outs), np.int64)
-    counts = np.ones(tuple(outs), np.int64)
+    padded_count = np.ones(tuple(outs), np.int64)
+    real_count = np.ones(tuple(outs), np.int64)
     for i in range(nd):
         starts = np.arange(outs[i]) * stride[i] - padding[i]
         ends = np.minimum(starts + kernel[i], sizes[i] + padding[i])
-        pad_count = ends - starts
-        lo, hi = np.maximum(starts, 0), np.minimum(ends, sizes[i])
-        count = pad_count if count_include_pad else hi - lo
         shape = [1] * nd
         shape[i] = outs[i]
-        counts = counts * count.reshape(shape)
+        padded_count = padded_count * (ends - starts).reshape(shape)
+        real_count = real_count * (np.minimum(ends, sizes[i]) -
+                                   np.maximum(starts, 0)).reshape(shape)
     padded = np.pad(ints.astype(np.int64), [(0, 0)] * len(lead) +
                     [(padding[i], padding[i] + kernel[i]) for i in range(nd)])
     for offs in np.ndindex(*kernel):
         sl = tuple(slice(offs[i], offs[i] + (outs[i] - 1) * stride[i] + 1, stride[i])
                    for i in range(nd))
         sums += padded[(Ellipsis,) + sl]
-    if divisor_override:
-        counts = np.full_like(counts, divisor_override)
-    return integer_mean(sums, counts)
+    if count_include_pad:
+        sums += (padded_count - real_count) * int(zero_point)
+        counts = padded_count
+    else:
+        counts = real_count
+    if divisor_override:     # float32((sum - n*zp)) * float32(1/d) + float32(zp), rounded
+        centered = (sums - counts * int(zero_point)).astype(_F32)
+        return np.rint(centered * (_F32(1) / _F32(divisor_override)) + _F32(zero_point))
+    result = integer_mean(sums, counts)
+    if nd == 3 and ints.ndim >= 4:
+        # 3-d pooling runs over channels in vectors of int32 lanes: whole vectors average the
+        # values q - zp (rounded half to even, zp added back), the remaining channels the raw q
+        lanes = VECTOR_WIDTH // 4
+        axis = ints.ndim - 4
+        body = ints.shape[axis] - ints.shape[axis] % lanes
+        sl = (slice(None),) * axis + (slice(0, body),)
+        result[sl] = integer_mean(sums[sl] - counts * int(zero_point), counts) + zero_point
+    return result
 
 
 def adaptive_avg_pool(ints, output_size):

@@ -56,10 +56,11 @@ def avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
              divisor_override=None):
     """Average pooling: the integers' window sums over the count, rounded half to even
     (quantized_ops.avg_pool); the output keeps the input's parameters."""
-    _per_tensor(input)
+    qp = _per_tensor(input)
     lo, hi = _dtype.QRANGE[input.dtype]
     ints = QK.avg_pool(int_array(input), list(kernel), list(stride), list(padding),
-                       bool(ceil_mode), bool(count_include_pad), divisor_override)
+                       bool(ceil_mode), bool(count_include_pad), divisor_override,
+                       qp.zero_point)
     return _same_params(input, np.clip(ints, lo, hi))
 
 
