@@ -326,3 +326,5 @@ defop("quantized::dropout(Tensor self, float output_scale, int output_zero_point
       "Scalar p=0.5, bool training=False) -> Tensor", composite=_dropout, **_OPTS)
 
 del math
+
+from ember._ops import quantized_norm  # noqa: E402,F401  (norms, softmax, pooling records)
