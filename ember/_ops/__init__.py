@@ -29,6 +29,7 @@ from ember._ops import quantized_functional  # noqa: F401
 from ember._ops import quantized_rnn  # noqa: F401
 from ember._ops import quantized_linear  # noqa: F401
 from ember._ops import quantized_conv  # noqa: F401
+from ember._ops import quantized_embedding  # noqa: F401
 from ember._ops import fake_quantize  # noqa: F401
 from ember._ops import out_contracts  # noqa: E402
 

@@ -11,6 +11,8 @@ from ember.ao.nn.quantized.modules.functional_modules import *  # noqa: F401,F40
 from ember.ao.nn.quantized.modules.linear import Linear, LinearPackedParams  # noqa: F401
 from ember.ao.nn.quantized.modules.conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
+from ember.ao.nn.quantized.modules.embedding_ops import (  # noqa: F401
+    Embedding, EmbeddingBag, EmbeddingPackedParams)
 
 
 class Quantize(nn.Module):
