@@ -279,6 +279,7 @@ def test_forward_errors_as_torch():
                  lambda: eqd.GRU(4, 5)(ember.zeros(0, 3, 4)))
     tc, ec = tqd.LSTMCell(4, 5), eqd.LSTMCell(4, 5)
     _raises_like(lambda: tc(torch.zeros(2, 3)), lambda: ec(ember.zeros(2, 3)))
+    _raises_like(lambda: tc(torch.zeros(4)), lambda: ec(ember.zeros(4)))      # no unbatched
     _raises_like(lambda: tc(torch.zeros(2, 4), (torch.zeros(3, 5), torch.zeros(2, 5))),
                  lambda: ec(ember.zeros(2, 4), (ember.zeros(3, 5), ember.zeros(2, 5))))
     _raises_like(lambda: tc(torch.zeros(2, 4), (torch.zeros(2, 6), torch.zeros(2, 5))),
@@ -357,3 +358,51 @@ def test_quantized_lstm_gru_functions(fp16, torch_activations):
         e = e_fn(ep_.data, ep_.batch_sizes, e_hx, e_params, True, 1, 0.0, False, False, **ekw)
         for a, b in zip(e, t):
             np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+# ------------------------------------------------------------------ quantize_dynamic
+def _nets():
+    """The same small LSTM -> GRUCell -> Linear model in torch and in ember."""
+    def build(nn):
+        class Net(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lstm = nn.LSTM(4, 8, 2, batch_first=True)
+                self.gru = nn.GRUCell(8, 6)
+                self.fc = nn.Linear(6, 3)
+
+            def forward(self, x):
+                y, _ = self.lstm(x)
+                return self.fc(self.gru(y[:, -1]))
+        return Net()
+    torch.manual_seed(7)
+    t, e = build(torch.nn), build(ember.nn)
+    e.load_state_dict({k: _e(v) for k, v in t.state_dict().items()})
+    return t, e
+
+
+@pytest.mark.parametrize("spec", ["set_qint8", "all_float16", "dict_per_channel"])
+def test_quantize_dynamic_rnn_model(spec, torch_activations):
+    t, e = _nets()
+    tq, eq = torch.ao.quantization, ember.ao.quantization
+    if spec == "set_qint8":
+        t_args = ({torch.nn.LSTM, torch.nn.Linear, torch.nn.GRUCell},)
+        e_args = ({ember.nn.LSTM, ember.nn.Linear, ember.nn.GRUCell},)
+        t_kw, e_kw = dict(dtype=torch.qint8), dict(dtype=ember.qint8)
+    elif spec == "all_float16":
+        t_args, e_args = (), ()
+        t_kw, e_kw = dict(dtype=torch.float16), dict(dtype=ember.float16)
+    else:
+        t_args = ({torch.nn.LSTM: tq.per_channel_dynamic_qconfig,
+                   "fc": tq.default_dynamic_qconfig},)
+        e_args = ({ember.nn.LSTM: eq.per_channel_dynamic_qconfig,
+                   "fc": eq.default_dynamic_qconfig},)
+        t_kw, e_kw = {}, {}
+    tm = tq.quantize_dynamic(t, *t_args, **t_kw)
+    em = eq.quantize_dynamic(e, *e_args, **e_kw)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    _same_weights(em.lstm, tm.lstm)
+    x = np.random.default_rng(8).standard_normal((3, 5, 4)).astype(np.float32)
+    np.testing.assert_array_equal(em(ember.from_numpy(x)).numpy(),
+                                  tm(torch.from_numpy(x)).detach().numpy())
