@@ -12,3 +12,6 @@ from ember.ao.quantization import (observer, fake_quantize, qconfig, qconfig_map
                                    stubs, quant_type, quantization_mappings)
 from ember.ao.quantization.fuse_modules import *  # noqa: F401,F403
 from ember.ao.quantization.fuser_method_mappings import *  # noqa: F401,F403
+from ember.ao.quantization.quantize import *  # noqa: F401,F403
+from ember.ao.quantization.quantize import _get_observer_dict  # noqa: F401
+from ember.ao.quantization import utils, fuser_method_mappings  # noqa: F401

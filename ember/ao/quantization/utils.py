@@ -1,0 +1,67 @@
+"""Small helpers of torch.ao.quantization.utils used by eager and FX quantization."""
+from __future__ import annotations
+
+import ember
+
+__all__ = ["get_qparam_dict", "get_combined_dict", "is_per_tensor", "is_per_channel",
+           "getattr_from_fqn", "check_min_max_valid", "calculate_qmin_qmax"]
+
+
+def is_per_tensor(qscheme):
+    return qscheme in (ember.per_tensor_affine, ember.per_tensor_symmetric)
+
+
+def is_per_channel(qscheme):
+    return qscheme in (ember.per_channel_affine, ember.per_channel_affine_float_qparams,
+                       ember.per_channel_symmetric)
+
+
+def get_combined_dict(default_dict, additional_dict):
+    """``default_dict`` updated with ``additional_dict`` (a new dict)."""
+    return {**default_dict, **additional_dict}
+
+
+def getattr_from_fqn(obj, fqn):
+    """``obj.a.b.c`` for ``fqn = "a.b.c"``."""
+    for part in fqn.split("."):
+        obj = getattr(obj, part)
+    return obj
+
+
+def get_qparam_dict(observer_or_fake_quant):
+    """{qscheme, dtype, scale, zero_point[, axis], quant_min, quant_max} of an observer (the
+    weight description reference modules take)."""
+    qscheme = getattr(observer_or_fake_quant, "qscheme", None)
+    dtype = observer_or_fake_quant.dtype
+    qparams = {"qscheme": qscheme, "dtype": dtype}
+    if not qscheme:
+        return qparams
+    if is_per_tensor(qscheme):
+        qscheme = ember.per_tensor_affine
+    elif is_per_channel(qscheme):
+        if qscheme is ember.per_channel_symmetric:
+            qscheme = ember.per_channel_affine
+        qparams["axis"] = observer_or_fake_quant.ch_axis
+    else:
+        raise RuntimeError(f"Unrecognized qscheme: {qscheme}")
+    qparams["qscheme"] = qscheme
+    scale, zero_point = observer_or_fake_quant.calculate_qparams()
+    qparams["scale"] = scale
+    qparams["zero_point"] = zero_point
+    if hasattr(observer_or_fake_quant, "quant_min"):
+        qparams["quant_min"] = observer_or_fake_quant.quant_min
+    if hasattr(observer_or_fake_quant, "quant_max"):
+        qparams["quant_max"] = observer_or_fake_quant.quant_max
+    return qparams
+
+
+def check_min_max_valid(min_val, max_val):
+    """False (with a warning) for an unobserved range."""
+    from ember.ao.quantization.observer import _valid_min_max
+    return _valid_min_max(min_val, max_val)
+
+
+def calculate_qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, reduce_range):
+    """The (quant_min, quant_max) an observer of ``dtype`` uses."""
+    from ember.ao.quantization.observer import _qmin_qmax
+    return _qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, reduce_range)
