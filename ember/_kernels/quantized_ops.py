@@ -47,13 +47,24 @@ def pointwise(ints, scale, zero_point, fn, out_scale, out_zero_point, qmin, qmax
                        storage)
 
 
+def memory_order(a):
+    """The permutation of ``a``'s axes that lists its elements in memory order (strides
+    descending, ties in axis order): what the engine iterates over, e.g. (0, 2, 3, 1) for a
+    channels-last (N, C, H, W) tensor."""
+    return tuple(sorted(range(a.ndim), key=lambda i: -abs(a.strides[i])))
+
+
 def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage):
     """:func:`pointwise` of several quantized operands ``[(ints, scale, zero_point), ...]``
     (broadcast together): ``fn(x0, x1, ...)`` on their float32 values (quantized::add,
-    mul...)."""
+    mul...). The elements are taken in the first operand's memory order (so the scalar tail
+    is the last elements in memory), and the result has its layout."""
     arrays = np.broadcast_arrays(*[np.asarray(i) for i, _, _ in inputs])
-    shape = arrays[0].shape
-    flats = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
+    first = np.asarray(inputs[0][0])
+    order = memory_order(first) if first.shape == arrays[0].shape else tuple(range(first.ndim))
+    views = [a.transpose(order) for a in arrays]
+    shape = views[0].shape
+    flats = [np.ascontiguousarray(v).reshape(-1) for v in views]
     n = flats[0].size
     body = n - n % VECTOR_WIDTH
     out = np.empty(n, storage)
@@ -65,7 +76,7 @@ def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage):
         xs = [dequantize(f[body:], s, z) for f, (_, s, z) in zip(flats, inputs)]
         out[body:] = quantize(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin, qmax,
                               storage, fused=False)
-    return out.reshape(shape)
+    return out.reshape(shape).transpose(np.argsort(order))
 
 
 def integer_mean(sums, counts):
@@ -109,7 +120,7 @@ def max_pool(ints, kernel, stride, padding, dilation, ceil_mode):
 
 
 def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override,
-             zero_point):
+             zero_point, channel_vectors=False):
     """Average pooling over the last ``len(kernel)`` dimensions, torch's windows: the integer
     sum of the window's inputs, plus ``zero_point`` for each padding position inside it when
     ``count_include_pad`` (the padding stands for the value 0), over the count (the window's
@@ -147,21 +158,32 @@ def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, diviso
         centered = (sums - counts * int(zero_point)).astype(_F32)
         return np.rint(centered * (_F32(1) / _F32(divisor_override)) + _F32(zero_point))
     result = integer_mean(sums, counts)
-    if nd == 3 and ints.ndim >= 4:
-        # 3-d pooling runs over channels in vectors of int32 lanes: whole vectors average the
-        # values q - zp (rounded half to even, zp added back), the remaining channels the raw q
+    if (nd == 3 or channel_vectors) and ints.ndim >= nd + 1:
+        # 3-d pooling, and 2-d pooling of channels-last tensors, run over channels in vectors
+        # of int32 lanes: whole vectors average the values q - zp (rounded half to even, zp
+        # added back), the remaining channels the raw q
         lanes = VECTOR_WIDTH // 4
-        axis = ints.ndim - 4
+        axis = ints.ndim - nd - 1
         body = ints.shape[axis] - ints.shape[axis] % lanes
         sl = (slice(None),) * axis + (slice(0, body),)
         result[sl] = integer_mean(sums[sl] - counts * int(zero_point), counts) + zero_point
     return result
 
 
-def adaptive_avg_pool(ints, output_size):
+def centered_mean(sums, counts, zero_point):
+    """Adaptive pooling's channel-vector average: ``nearbyint(fma(sum - n*zp, float32(1/n),
+    zp))``, one rounding of the multiply-add in float32 (the zero point inside the rounding,
+    unlike avg_pool's)."""
+    centered = np.asarray(sums, np.int64) - np.asarray(counts, np.int64) * int(zero_point)
+    inv = (_F32(1) / np.asarray(counts, _F32)).astype(np.float64)
+    return np.rint((centered * inv + int(zero_point)).astype(_F32))
+
+
+def adaptive_avg_pool(ints, output_size, zero_point=0, channel_vectors=False):
     """Adaptive average pooling over the last ``len(output_size)`` dimensions: window
     ``[floor(i*n/o), ceil((i+1)*n/o))``, its integer sum times ``float32(1/count)``, rounded
-    half to even."""
+    half to even. ``channel_vectors`` (channels-last input): whole vectors of channels take
+    :func:`centered_mean`."""
     nd = len(output_size)
     sizes = ints.shape[-nd:]
     x = ints.astype(np.int64)
@@ -180,4 +202,11 @@ def adaptive_avg_pool(ints, output_size):
         shape = [1] * nd
         shape[i] = o
         counts = counts * c.reshape(shape)
-    return np.rint(x.astype(_F32) * (_F32(1) / counts.astype(_F32)))
+    result = np.rint(x.astype(_F32) * (_F32(1) / counts.astype(_F32)))
+    if channel_vectors and ints.ndim >= nd + 1:
+        lanes = VECTOR_WIDTH // 4
+        axis = ints.ndim - nd - 1
+        body = ints.shape[axis] - ints.shape[axis] % lanes
+        sl = (slice(None),) * axis + (slice(0, body),)
+        result[sl] = centered_mean(x[sl], counts, zero_point)
+    return result

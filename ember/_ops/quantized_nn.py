@@ -49,7 +49,7 @@ def max_pool(input, kernel, stride, padding, dilation, ceil_mode, return_indices
     _per_tensor(input)
     ints = QK.max_pool(int_array(input), list(kernel), list(stride), list(padding),
                        list(dilation), bool(ceil_mode))
-    return _same_params(input, ints)
+    return _same_params(input, _layout(ints, _channels_last(input)))
 
 
 def avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
@@ -58,17 +58,36 @@ def avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
     (quantized_ops.avg_pool); the output keeps the input's parameters."""
     qp = _per_tensor(input)
     lo, hi = _dtype.QRANGE[input.dtype]
+    last = _channels_last(input)
     ints = QK.avg_pool(int_array(input), list(kernel), list(stride), list(padding),
                        bool(ceil_mode), bool(count_include_pad), divisor_override,
-                       qp.zero_point)
-    return _same_params(input, np.clip(ints, lo, hi))
+                       qp.zero_point, channel_vectors=last)
+    return _same_params(input, _layout(np.clip(ints, lo, hi), last))
+
+
+def _channels_last(input):
+    """A 4-d tensor laid out (N, H, W, C) in memory (and not also plain contiguous)."""
+    a = int_array(input)
+    return a.ndim == 4 and not a.flags.c_contiguous and \
+        QK.memory_order(a) == (0, 2, 3, 1)
+
+
+def _layout(ints, channels_last):
+    """``ints`` (N, C, H, W) stored channels-last when ``channels_last`` (torch's pooling
+    keeps its input's layout)."""
+    if not channels_last:
+        return ints
+    return np.ascontiguousarray(ints.transpose(0, 2, 3, 1)).transpose(0, 3, 1, 2)
 
 
 def adaptive_avg_pool(input, output_size):
+    """Adaptive average pooling (quantized_ops.adaptive_avg_pool); keeps the layout."""
     _per_tensor(input)
     lo, hi = _dtype.QRANGE[input.dtype]
-    ints = QK.adaptive_avg_pool(int_array(input), list(output_size))
-    return _same_params(input, np.clip(ints, lo, hi))
+    last = _channels_last(input)
+    ints = QK.adaptive_avg_pool(int_array(input), list(output_size), qparams(input).zero_point,
+                                channel_vectors=last)
+    return _same_params(input, _layout(np.clip(ints, lo, hi), last))
 
 
 # ------------------------------------------------------------------ activations

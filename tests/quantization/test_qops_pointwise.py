@@ -162,3 +162,22 @@ def test_errors():
     q = ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.quint8)
     with pytest.raises(RuntimeError, match="same dtype"):
         EQ.mul(q, ember.quantize_per_tensor(ember.randn(4), 0.1, 0, ember.qint8), 0.1, 0)
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_channels_last_elementwise(qtype):
+    """Elementwise kernels run in memory order: on a channels-last tensor the scalar tail is
+    the last elements in memory."""
+    rng = np.random.default_rng(50)
+    for _ in range(6):
+        ta, ea = random_q(rng, (2, 8, 5, 5), qtype)
+        tb, eb = random_q(rng, (2, 8, 5, 5), qtype, scale=ta.q_scale() * 0.5)
+        ta = ta.contiguous(memory_format=torch.channels_last)
+        tb = tb.contiguous(memory_format=torch.channels_last)
+        ea = ea.contiguous(memory_format=ember.channels_last)
+        eb = eb.contiguous(memory_format=ember.channels_last)
+        s, z = tie_qparams(rng, ta.q_scale(), qtype)
+        r = EQ.add(ea, eb, s, z)
+        assert_same_q(r, TQ.add(ta, tb, s, z))
+        assert r.is_contiguous(memory_format=ember.channels_last)
+        assert_same_q(EQ.leaky_relu(ea, 0.1, False, s, z), TQ.leaky_relu(ta, 0.1, False, s, z))

@@ -108,3 +108,24 @@ def test_pool_refusals():
     for F, x in ((TF, t), (EF, e)):
         with pytest.raises(NotImplementedError, match="'aten::max_pool2d_with_indices.out'"):
             F.max_pool2d(x, 2, return_indices=True)
+
+
+def _channels_last(rng, shape, qtype, **kw):
+    t, e = random_q(rng, shape, qtype, **kw)
+    return t.contiguous(memory_format=torch.channels_last), \
+        e.contiguous(memory_format=ember.channels_last)
+
+
+@pytest.mark.parametrize("qtype", QT)
+@pytest.mark.parametrize("channels", [3, 16, 67])
+def test_channels_last_pooling(qtype, channels):
+    """Channels-last tensors (what torch's quantized conv returns) pool over channel vectors:
+    whole vectors average q - zp, the remaining channels q; the layout is kept."""
+    rng = np.random.default_rng(40 + channels)
+    t, e = _channels_last(rng, (2, channels, 6, 6), qtype)
+    for f, args in (("avg_pool2d", (2,)), ("avg_pool2d", (3, 2, 1)), ("max_pool2d", (2,)),
+                    ("adaptive_avg_pool2d", (3,)), ("adaptive_avg_pool2d", (1,))):
+        r, w = getattr(EF, f)(e, *args), getattr(TF, f)(t, *args)
+        assert_same_q(r, w)
+        assert r.is_contiguous(memory_format=ember.channels_last) == \
+            w.is_contiguous(memory_format=torch.channels_last)
