@@ -155,15 +155,15 @@ def _cell(mode, input, hx, w_ih, w_hh):
 
 quantized_lstm_cell_dynamic = defop(
     "quantized::quantized_lstm_cell_dynamic(Tensor input, Tensor[] hx, Any w_ih, Any w_hh, "
-    "Tensor bias_ih, Tensor bias_hh) -> (Tensor, Tensor)",
+    "Tensor? bias_ih, Tensor? bias_hh) -> (Tensor, Tensor)",
     composite=lambda input, hx, w_ih, w_hh, bias_ih, bias_hh:
     _cell("LSTM", input, hx, w_ih, w_hh),
     function=False, method=False, out=False, differentiable=False)
 
 
 def _cell_record(mode, name):
-    return defop(f"quantized::{name}(Tensor input, Tensor hx, Any w_ih, Any w_hh, Tensor b_ih, "
-                 f"Tensor b_hh) -> Tensor",
+    return defop(f"quantized::{name}(Tensor input, Tensor hx, Any w_ih, Any w_hh, Tensor? b_ih, "
+                 f"Tensor? b_hh) -> Tensor",
                  composite=lambda input, hx, w_ih, w_hh, b_ih, b_hh:
                  _cell(mode, input, hx, w_ih, w_hh),
                  function=False, method=False, out=False, differentiable=False)
@@ -253,7 +253,9 @@ def _packed(mode, data, batch_sizes, h0, c0, params, num_layers, dropout, train,
                    bidirectional)
 
 
-def _check_lstm_dtype(dtype, use_dynamic):
+def _check_lstm_call(has_biases, use_dynamic):
+    if not has_biases:
+        raise RuntimeError("quantized LSTM requires biases")
     if not use_dynamic:
         raise NotImplementedError("quantized_lstm: only dynamic quantization (use_dynamic=True) "
                                   "is implemented")
@@ -261,14 +263,14 @@ def _check_lstm_dtype(dtype, use_dynamic):
 
 def _lstm_input(input, hx, params, has_biases, num_layers, dropout, train, bidirectional,
                 batch_first, dtype=None, use_dynamic=False):
-    _check_lstm_dtype(dtype, use_dynamic)
+    _check_lstm_call(has_biases, use_dynamic)
     return _padded("LSTM", input, hx[0], hx[1], params, num_layers, dropout, train,
                    bidirectional, batch_first)
 
 
 def _lstm_data(data, batch_sizes, hx, params, has_biases, num_layers, dropout, train,
                bidirectional, dtype=None, use_dynamic=False):
-    _check_lstm_dtype(dtype, use_dynamic)
+    _check_lstm_call(has_biases, use_dynamic)
     return _packed("LSTM", data, batch_sizes, hx[0], hx[1], params, num_layers, dropout, train,
                    bidirectional)
 

@@ -405,3 +405,30 @@ def test_quantize_dynamic_rnn_model(spec, torch_activations):
     x = np.random.default_rng(8).standard_normal((3, 5, 4)).astype(np.float32)
     np.testing.assert_array_equal(em(ember.from_numpy(x)).numpy(),
                                   tm(torch.from_numpy(x)).detach().numpy())
+
+
+@pytest.mark.parametrize("name,kwargs", CELLS, ids=["lstm", "gru", "tanh", "relu"])
+def test_cells_without_bias(name, kwargs, torch_activations):
+    """Constructed with bias=False (from_float refuses those): no bias in the packed weights."""
+    torch.manual_seed(9)
+    t = getattr(tqd, name)(6, 5, bias=False, **kwargs)
+    e = getattr(eqd, name)(6, 5, bias=False, **kwargs)
+    w = t._weight_bias()["weight"]
+    e.set_weight_bias(to_ember(w["weight_ih"]), to_ember(w["weight_hh"]), None, None)
+    assert e._weight_bias()["bias"] == {"bias_ih": None, "bias_hh": None}
+    x = np.random.default_rng(10).standard_normal((3, 6)).astype(np.float32)
+    t_out, e_out = t(torch.from_numpy(x)), e(ember.from_numpy(x))
+    for a, b in zip(e_out if name == "LSTMCell" else [e_out],
+                    t_out if name == "LSTMCell" else [t_out]):
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
+
+
+def test_layers_without_bias_as_torch():
+    # torch's LSTM refuses at its first forward; its GRU keeps (random) biases regardless
+    _raises_like(lambda: tqd.LSTM(3, 4, bias=False)(torch.zeros(2, 1, 3)),
+                 lambda: eqd.LSTM(3, 4, bias=False)(ember.zeros(2, 1, 3)))
+    t, e = tqd.GRU(3, 4, bias=False), eqd.GRU(3, 4, bias=False)
+    assert repr(e) == repr(t)
+    assert [b.shape for b in e.get_bias().values()] == [tuple(b.shape)
+                                                        for b in t.get_bias().values()]
+    assert e(ember.zeros(2, 1, 3))[0].shape == (2, 1, 4)

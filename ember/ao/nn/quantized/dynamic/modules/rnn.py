@@ -69,10 +69,6 @@ def _random_weight(shape, dtype):
     return w
 
 
-def _unpacked_weight(packed):
-    return packed.unpack()[0]
-
-
 def _check_float_input(input):
     if input.dtype is not ember.float32:
         raise RuntimeError(f"expected scalar type Float but found "
@@ -137,8 +133,7 @@ class RNNBase(Module):
             for _ in range(dirs):
                 w_ih = _random_weight((gates, layer_in), dtype)
                 w_hh = _random_weight((gates, hidden_size), dtype)
-                b_ih = ember.randn(gates) if bias else None
-                b_hh = ember.randn(gates) if bias else None
+                b_ih, b_hh = ember.randn(gates), ember.randn(gates)   # bias=False too
                 params.append(self._cell_params(w_ih, w_hh, b_ih, b_hh, dtype))
         self._all_weight_values = ModuleList([PackedParameter(p) for p in params])
 
