@@ -27,11 +27,11 @@ def _path(node, model, scope):
     return scope.get(node.name, ("", None))[0]
 
 
-def _prefix(observed, obs_node, model, scope):
-    if observed.op == "placeholder":
-        users = [u for u in obs_node.users if u.op != "output"]
-        path = _path(users[0], model, scope) if users else ""
-        return path + "_input_"
+def _prefix(observed, consumer, model, scope):
+    """An input observer is named after its consumer (``c1_input_``, ``_input_``), an
+    output observer after the observed node (``conv_``, ``_``)."""
+    if consumer is not None:
+        return _path(consumer, model, scope) + "_input_"
     return _path(observed, model, scope) + "_"
 
 
@@ -48,7 +48,7 @@ def _register(model, prefix, value):
     return name
 
 
-def _replace_observer(model, node, scope, observers):
+def _replace_observer(model, node, scope, observers, consumer):
     """One observer node -> get_attr scale/zero_point, quantize, dequantize."""
     graph = model.graph
     obs = getattr(model, node.target)
@@ -60,7 +60,7 @@ def _replace_observer(model, node, scope, observers):
         graph.erase_node(node)
         return
     scale, zero_point = obs.calculate_qparams()
-    prefix = _prefix(observed, node, model, scope)
+    prefix = _prefix(observed, consumer, model, scope)
     per_channel = getattr(obs, "qscheme", None) in _per_channel_schemes()
     if per_channel:
         scale_v = scale.to(ember.float32) if scale.dtype != ember.float32 else scale
@@ -112,9 +112,8 @@ def _swap_reference_modules(model, attrs):
         entry = attrs.matches.get(node.name)
         if node.op != "call_module" or entry is None or entry[0] != node.name:
             continue
-        config, qconfig = entry[3], attrs.node_name_to_qconfig.get(node.name)
-        if qconfig is None or config.reference_quantized_module is None and \
-                config.root_module is None:
+        qconfig = attrs.node_name_to_qconfig.get(node.name)
+        if qconfig is None:
             continue
         mod = modules[node.target]
         inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
@@ -151,10 +150,13 @@ def convert(model, is_reference=False):
     scope = attrs.node_name_to_scope
     observers = {}
     observer_names = []
+    by_name = {n.name: n for n in model.graph.nodes}
     for node in list(model.graph.nodes):
         if node.op == "call_module" and node.name in attrs.observer_roles:
             observer_names.append(node.target)
-            _replace_observer(model, node, scope, observers)
+            consumer = attrs.observer_roles[node.name][1]
+            _replace_observer(model, node, scope, observers,
+                              by_name.get(consumer) if consumer is not None else None)
     for name in observer_names:          # shared observers sit under several names
         if hasattr(model, name):
             delattr(model, name)

@@ -40,7 +40,10 @@ def fuse(model: GraphModule, is_qat, backend_config):
                 node.replace_all_uses_with(root)
                 for n in reversed(nodes[1:]):
                     model.graph.erase_node(n)
-                done.update(nodes)
+                    if n.op == "call_module" and not any(
+                            other.target == n.target for other in model.graph.nodes):
+                        model.delete_submodule(n.target)   # also when the fused module
+                done.update(nodes)                         # holds the same instance
                 break
     model.graph.lint()
     model.delete_all_unused_submodules()

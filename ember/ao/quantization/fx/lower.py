@@ -120,6 +120,9 @@ class _Lowering:
         qcls = self.mapping.get(type(mod))
         if qcls is None:
             return False
+        qconfig = getattr(mod, "qconfig", None)
+        for sub in mod.modules():            # fused modules read their children's qconfig
+            sub.qconfig = qconfig
         mod.activation_post_process = self.observers[q.name]
         qmod = qcls.from_float(mod)
         del mod.activation_post_process
@@ -216,7 +219,11 @@ class _Lowering:
         q = self.output_q(last)
         if q is None:
             return False
+        # as torch, a pattern lowers where its reference form (dequantize -> op ->
+        # quantize) is there, even if its own qconfig is None; modules need their qconfig
         if root.op == "call_module":
+            if getattr(self.modules[root.target], "qconfig", None) is None:
+                return False
             if type(self.modules[root.target]) in self.mapping:
                 if not self.inputs_quantized(root):
                     return False
@@ -229,6 +236,8 @@ class _Lowering:
                 return False
             return self.lower_weighted_function(root, last, nodes, q)
         if root.op == "call_function" and root.target in _BINARY:
+            if self.attrs.node_name_to_qconfig.get(root.name) is None:
+                return False                 # torch skips binary ops without a qconfig
             return self.lower_binary(root, last, nodes, q)
         if root.op == "call_function" and root.target in _QPARAM_FUNCTIONS:
             return self.lower_qparam_function(root, last, nodes, q)
@@ -261,8 +270,6 @@ def lower_to_quantized(model, attrs, observers):
             continue
         root_name, last_name, names, config = entry
         seen.add(last_name)
-        if attrs.node_name_to_qconfig.get(root_name) is None:
-            continue
         nodes = [by_name.get(n) for n in names]
         if any(n is None or getattr(n, "_erased", False) for n in nodes):
             continue

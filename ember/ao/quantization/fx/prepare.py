@@ -30,11 +30,11 @@ class ObservedGraphModuleAttrs:
         self.qconfig_mapping = qconfig_mapping
 
 
-def _dtype_config(match):
-    """The config's dtype config the qconfig's observers satisfy, or None."""
-    act = match.qconfig.activation()
+def _dtype_config(config, qconfig):
+    """The pattern config's dtype config the qconfig's observers satisfy, or None."""
+    act = qconfig.activation()
     act_dtype = getattr(act, "dtype", None)
-    for dc in match.config.dtype_configs:
+    for dc in config.dtype_configs:
         if dc.input_dtype is not act_dtype:
             continue
         if bool(dc.is_dynamic) != bool(getattr(act, "is_dynamic", False)):
@@ -65,8 +65,10 @@ class _Inserter:
             i += 1
         return f"activation_post_process_{i}"
 
-    def observe(self, node, observer, role):
-        """An observer node after ``node`` that every other user of ``node`` reads."""
+    def observe(self, node, observer, role, consumer=None):
+        """An observer node after ``node`` that every other user of ``node`` reads;
+        ``consumer``: the node whose input it observes (None: ``node``'s output observer,
+        asked for by ``node``'s own pattern)."""
         if node in self.observer_of:
             return self.observer_of[node]
         name = self._name()
@@ -78,7 +80,7 @@ class _Inserter:
             user.replace_input_with(node, obs)
         self.observer_of[node] = obs
         self.observer_of[obs] = obs
-        self.roles[obs.name] = role
+        self.roles[obs.name] = (role, consumer.name if consumer is not None else None)
         return obs
 
 
@@ -112,15 +114,17 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
     matches = find_matches(graph, modules, backend_config, qconfigs)
     ins = _Inserter(model)
     for node in list(graph.nodes):
+        # each node's own qconfig decides; the match says where its observers go
         m = matches.get(node.name)
-        if m is None or m.qconfig is None:
+        qconfig = qconfigs.get(node.name)
+        if m is None or qconfig is None:
             continue
-        dc = _dtype_config(m)
+        dc = _dtype_config(m.config, qconfig)
         if dc is None:
             continue
         if node.op == "call_module":
             mod = modules[node.target]
-            mod.qconfig = m.qconfig
+            mod.qconfig = qconfig
             if is_qat and m.config.qat_module is not None and node is m.root:
                 qat = m.config.qat_module.from_float(mod)
                 parent, _, attr = node.target.rpartition(".")
@@ -137,20 +141,20 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
                     continue
                 if i == weight_i:
                     if isinstance(arg, Node):
-                        ins.observe(arg, m.qconfig.weight(), "weight")
+                        ins.observe(arg, qconfig.weight(), "weight")
                     continue
                 for a in _nodes_in(arg):
-                    ins.observe(a, m.qconfig.activation(), "activation")
+                    ins.observe(a, qconfig.activation(), "activation", node)
         if node is m.last and dc.output_dtype is dc.input_dtype:
             if obs_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
                 inputs = [ins.observer_of.get(a) for a in _tensor_args(m.root, ())]
                 inputs = [a for a in inputs if a is not None]
                 observer = getattr(model, inputs[0].target) if inputs else \
-                    m.qconfig.activation()
+                    qconfig.activation()
                 for other in inputs[1:]:      # cat: every input shares one observer
                     setattr(model, other.target, observer)
             else:
-                observer = m.qconfig.activation()
+                observer = qconfig.activation()
             ins.observe(node, observer, "activation")
     model.meta["_observed_graph_module_attrs"] = ObservedGraphModuleAttrs(
         node_name_to_scope, {k: (v.root.name, v.last.name, [n.name for n in v.nodes], v.config)
