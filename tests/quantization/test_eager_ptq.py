@@ -178,3 +178,106 @@ def test_module_mappings():
     assert EQ.get_static_quant_module_class(ember.nn.Conv2d) is ember.ao.nn.quantized.Conv2d
     with pytest.raises(AssertionError, match="does not have a corresponding"):
         EQ.get_static_quant_module_class(ember.nn.Tanh)
+
+
+def _qmodules(lib):
+    nnq = lib.ao.nn.quantized
+    P = lib.nn.Parameter
+    w = lib.from_numpy(np.linspace(0.5, 1.5, 4, dtype=np.float32))
+    b = lib.from_numpy(np.linspace(-0.2, 0.3, 4, dtype=np.float32))
+    bn = nnq.BatchNorm2d(4)
+    with lib.no_grad():
+        bn.weight.copy_(w)
+        bn.bias.copy_(b)
+        bn.running_mean.copy_(b * 2)
+        bn.running_var.copy_(w)
+    bn.scale, bn.zero_point = lib.tensor(0.05), lib.tensor(60)
+    return {"ReLU6": nnq.ReLU6(), "Hardswish": nnq.Hardswish(0.03, 40),
+            "ELU": nnq.ELU(0.04, 70, 0.5), "LeakyReLU": nnq.LeakyReLU(0.03, 30, 0.2),
+            "Sigmoid": nnq.Sigmoid(1 / 256, 0), "Softmax": nnq.Softmax(1, 1 / 256, 0),
+            "BatchNorm2d": bn, "Dropout": nnq.Dropout(0.3),
+            "LayerNorm": nnq.LayerNorm([4, 5, 5], P(lib.ones(4, 5, 5)), P(lib.zeros(4, 5, 5)),
+                                       0.04, 64),
+            "GroupNorm": nnq.GroupNorm(2, 4, P(w.clone()), P(b.clone()), 0.04, 64),
+            "InstanceNorm2d": nnq.InstanceNorm2d(4, P(w.clone()), P(b.clone()), 0.04, 64)}
+
+
+@pytest.mark.parametrize("name", ["ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid",
+                                  "Softmax", "BatchNorm2d", "Dropout", "LayerNorm",
+                                  "GroupNorm", "InstanceNorm2d"])
+def test_quantized_modules_equal_torch(name):
+    from tests.quantization.conftest import to_ember, assert_same_q
+    t, e = _qmodules(torch)[name], _qmodules(ember)[name]
+    assert repr(e) == repr(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    x = np.random.default_rng(5).standard_normal((2, 4, 5, 5)).astype(np.float32) * 3
+    tx = torch.quantize_per_tensor(torch.from_numpy(x), 0.05, 64, torch.quint8)
+    assert_same_q(e(to_ember(tx)), t(tx))
+
+
+def test_functional_modules_equal_torch():
+    from tests.quantization.conftest import to_ember, assert_same_q
+    import torch.ao.nn.quantized as tnnq
+    import ember.ao.nn.quantized as ennq
+    rng = np.random.default_rng(6)
+    a = torch.quantize_per_tensor(torch.from_numpy(rng.standard_normal((3, 4)).astype(
+        np.float32)), 0.02, 128, torch.quint8)
+    b = torch.quantize_per_tensor(torch.from_numpy(rng.standard_normal((3, 4)).astype(
+        np.float32)), 0.03, 120, torch.quint8)
+    tq, eq = tnnq.QFunctional(), ennq.QFunctional()
+    tq.scale, tq.zero_point, eq.scale, eq.zero_point = 0.04, 100, 0.04, 100
+    assert repr(eq) == repr(tq)
+    assert_same_q(eq.add(to_ember(a), to_ember(b)), tq.add(a, b))
+    assert_same_q(eq.add_relu(to_ember(a), to_ember(b)), tq.add_relu(a, b))
+    assert_same_q(eq.mul(to_ember(a), to_ember(b)), tq.mul(a, b))
+    assert_same_q(eq.cat([to_ember(a), to_ember(b)], 1), tq.cat([a, b], 1))
+    assert_same_q(eq.add_scalar(to_ember(a), 0.5), tq.add_scalar(a, 0.5))
+    assert_same_q(eq.mul_scalar(to_ember(a), 0.5), tq.mul_scalar(a, 0.5))
+    ff = ennq.FloatFunctional()
+    with pytest.raises(RuntimeError, match="not intended to use the 'forward'"):
+        ff(ember.ones(1))
+    fresh_e, fresh_t = ennq.QFunctional(), tnnq.QFunctional()
+    fresh_e.load_state_dict(eq.state_dict())
+    fresh_t.load_state_dict(tq.state_dict())
+    assert (fresh_e.scale, fresh_e.zero_point) == (fresh_t.scale, fresh_t.zero_point)
+
+
+def test_float_functional_through_eager_flow():
+    """A FloatFunctional add observed in prepare becomes a QFunctional in convert."""
+    def net(lib, Q):
+        class Net(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.quant = Q.QuantStub()
+                self.ff = lib.ao.nn.quantized.FloatFunctional()
+                self.dequant = Q.DeQuantStub()
+
+            def forward(self, x):
+                x = self.quant(x)
+                return self.dequant(self.ff.add(x, x))
+        m = Net().eval()
+        m.qconfig = Q.default_qconfig
+        return m
+    x = np.random.default_rng(7).standard_normal((4, 5)).astype(np.float32)
+    results = []
+    for lib, Q in ((torch, TQ), (ember, EQ)):
+        p = Q.prepare(net(lib, Q))
+        p(lib.from_numpy(x))
+        q = Q.convert(p)
+        results.append((repr(q), q(lib.from_numpy(x)).numpy()))
+    assert results[0][0] == results[1][0]
+    np.testing.assert_array_equal(results[1][1], results[0][1])
+
+
+def test_alias_paths_are_the_same_objects():
+    import ember.nn.quantized as nq
+    import ember.nn.quantized.dynamic as nqd
+    import ember.nn.intrinsic.qat as niq
+    import ember.quantization.quantize_fx  # noqa: F401  (torch keeps this path too)
+    assert ember.quantization.QuantStub is EQ.QuantStub
+    assert ember.quantization.observer.MinMaxObserver is EQ.MinMaxObserver
+    assert nq.Linear is ember.ao.nn.quantized.Linear
+    assert nqd.Linear is ember.ao.nn.quantized.dynamic.Linear
+    assert niq.ConvBnReLU2d is ember.ao.nn.intrinsic.qat.ConvBnReLU2d
+    assert ember.nn.qat.Linear is ember.ao.nn.qat.Linear
+    assert ember.nn.intrinsic.LinearReLU is ember.ao.nn.intrinsic.LinearReLU
