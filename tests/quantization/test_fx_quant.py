@@ -196,3 +196,27 @@ def test_qconfig_mapping_variants_match_torch(variant):
             np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
         else:
             np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("kind", ["cbr", "res", "lin"])
+def test_prepare_qat_fx_and_convert_match_torch(kind):
+    from torch.ao.quantization import get_default_qat_qconfig_mapping as t_qat
+    from ember.ao.quantization import get_default_qat_qconfig_mapping as e_qat
+    tm, em, xs, es = _pair(kind)
+    tm.train()
+    em.train()
+    tp = tq.prepare_qat_fx(tm, t_qat(), (xs[0],))
+    ep = eq.prepare_qat_fx(em, e_qat(), (es[0],))
+    assert _code(ep) == _code(tp)
+    assert str(ep).split("def forward")[0] == str(tp).split("def forward")[0]
+    for a, b in zip(xs, es):
+        tp(a)
+        ep(b)
+    ep.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tp.state_dict().items()})
+    tc = tq.convert_fx(copy.deepcopy(tp).eval())
+    ec = eq.convert_fx(copy.deepcopy(ep).eval())
+    assert ec.code == tc.code
+    assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
+    for a, b in zip(xs, es):
+        np.testing.assert_array_equal(ec(b).numpy(), tc(a).numpy())
