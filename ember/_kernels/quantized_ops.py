@@ -39,12 +39,13 @@ def _vector_width():
 VECTOR_WIDTH = _vector_width()
 
 
-def pointwise(ints, scale, zero_point, fn, out_scale, out_zero_point, qmin, qmax, storage):
+def pointwise(ints, scale, zero_point, fn, out_scale, out_zero_point, qmin, qmax, storage,
+              inverse_in_double=False):
     """``quantize(fn(dequantize(ints)))`` as the engine's elementwise kernels round (module
     docstring): ``fn`` maps a float32 array to a float32 array of the same shape. ``ints`` is
-    read in C order; returns integers of ``storage`` shaped like ``ints``."""
+    read in memory order; returns integers of ``storage`` shaped like ``ints``."""
     return pointwise_n([(ints, scale, zero_point)], fn, out_scale, out_zero_point, qmin, qmax,
-                       storage)
+                       storage, inverse_in_double)
 
 
 def memory_order(a):
@@ -54,11 +55,14 @@ def memory_order(a):
     return tuple(sorted(range(a.ndim), key=lambda i: -abs(a.strides[i])))
 
 
-def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage):
+def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage,
+                inverse_in_double=False):
     """:func:`pointwise` of several quantized operands ``[(ints, scale, zero_point), ...]``
     (broadcast together): ``fn(x0, x1, ...)`` on their float32 values (quantized::add,
     mul...). The elements are taken in the first operand's memory order (so the scalar tail
-    is the last elements in memory), and the result has its layout."""
+    is the last elements in memory), and the result has its layout. ``inverse_in_double``:
+    the body multiplies by ``float32(1.0 / scale)`` computed in float64 (quantized::hardswish)
+    instead of the float32 quotient."""
     arrays = np.broadcast_arrays(*[np.asarray(i) for i, _, _ in inputs])
     first = np.asarray(inputs[0][0])
     order = memory_order(first) if first.shape == arrays[0].shape else tuple(range(first.ndim))
@@ -70,8 +74,12 @@ def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage):
     out = np.empty(n, storage)
     if body:
         xs = [dequantize_vec(f[:body], s, z) for f, (_, s, z) in zip(flats, inputs)]
-        out[:body] = quantize_vec(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin,
-                                  qmax, storage)
+        y = np.asarray(fn(*xs), _F32)
+        if inverse_in_double:
+            v = np.rint(y * _F32(1.0 / float(out_scale))).astype(np.int64) + int(out_zero_point)
+            out[:body] = np.clip(v, qmin, qmax).astype(storage)
+        else:
+            out[:body] = quantize_vec(y, out_scale, out_zero_point, qmin, qmax, storage)
     if body < n:
         xs = [dequantize(f[body:], s, z) for f, (_, s, z) in zip(flats, inputs)]
         out[body:] = quantize(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin, qmax,

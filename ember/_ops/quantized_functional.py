@@ -53,13 +53,13 @@ def per_tensor_result(ints, qdtype, scale, zero_point):
                                            int(zero_point)))
 
 
-def apply_pointwise(qx, fn, scale, zero_point):
+def apply_pointwise(qx, fn, scale, zero_point, inverse_in_double=False):
     """``fn`` (float32 array -> float32 array) on a per-tensor quantized tensor, requantized
     to (scale, zero_point) with the elementwise kernels' rounding (quantized_ops.pointwise)."""
     qp = qparams(qx)
     lo, hi = _dtype.QRANGE[qx.dtype]
     ints = QK.pointwise(int_array(qx), qp.scale, qp.zero_point, fn, scale, zero_point, lo, hi,
-                        _dtype.QSTORAGE[qx.dtype])
+                        _dtype.QSTORAGE[qx.dtype], inverse_in_double)
     return per_tensor_result(ints, qx.dtype, scale, zero_point)
 
 
@@ -309,8 +309,16 @@ defop("quantized::leaky_relu(Tensor qx, Scalar negative_slope, bool inplace, "
       "float output_scale, int output_zero_point) -> Tensor", composite=_leaky_relu, **_OPTS)
 defop("quantized::sigmoid(Tensor qx, float output_scale, int output_zero_point) -> Tensor",
       composite=_unary("sigmoid", lambda: sigmoid_fn), **_OPTS)
+def _hardswish(input, output_scale, output_zero_point):
+    """``x * clamp(x + 3, 0, 6) / 6``; its vector body multiplies by ``float32(1.0 / scale)``
+    taken in float64 (the other kernels: the float32 quotient)."""
+    _check("hardswish", input)
+    return apply_pointwise(input, hardswish_fn, output_scale, output_zero_point,
+                           inverse_in_double=True)
+
+
 defop("quantized::hardswish(Tensor input, float output_scale, int output_zero_point) -> "
-      "Tensor", composite=_unary("hardswish", lambda: hardswish_fn), **_OPTS)
+      "Tensor", composite=_hardswish, **_OPTS)
 defop("quantized::elu(Tensor self, float output_scale, int output_zero_point, Scalar alpha=1, "
       "Scalar scale=1, Scalar input_scale=1) -> Tensor",
       composite=_unary("elu", lambda alpha=1, scale=1, input_scale=1:
