@@ -194,3 +194,17 @@ def test_to_refusals():
         with pytest.raises(RuntimeError, match="requires quantized dtype"):
             x.to(x.dequantize().dtype)
     assert_same_q(e.to(ember.quint8), t.to(torch.quint8))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_rearrangements(qtype):
+    """Shuffles, reflection padding and eval-mode dropout move integers: parameters kept."""
+    rng = np.random.default_rng(8)
+    t, e = random_q(rng, (2, 8, 4, 6), qtype)
+    assert_same_q(EF.pixel_shuffle(e, 2), TF.pixel_shuffle(t, 2))
+    assert_same_q(EF.pixel_unshuffle(e, 2), TF.pixel_unshuffle(t, 2))
+    assert_same_q(ember.native_channel_shuffle(e, 4), torch.native_channel_shuffle(t, 4))
+    if qtype == "quint8":
+        assert_same_q(EF.channel_shuffle(e, 2), TF.channel_shuffle(t, 2))
+    assert_same_q(EF.pad(e, (1, 2, 2, 1), mode="reflect"), TF.pad(t, (1, 2, 2, 1), mode="reflect"))
+    assert_same_q(EF.dropout(e, 0.3, training=False), TF.dropout(t, 0.3, training=False))
