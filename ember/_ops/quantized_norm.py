@@ -183,3 +183,9 @@ for _n in (1, 2, 3):
                                                  kernel_size, stride, padding, dilation,
                                                  ceil_mode))(_n),
           method=False, out=False, differentiable=False)
+
+
+defop("quantized_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, "
+      "Tensor var, float eps, float output_scale, int output_zero_point) -> Tensor",
+      composite=_batch_norm("quantized_batch_norm", (), False), method=False, out=False,
+      differentiable=False)

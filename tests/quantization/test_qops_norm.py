@@ -92,3 +92,13 @@ def test_max_pool_records(qtype):
     t3, e3 = random_q(rng, (1, 2, 5, 6, 7), qtype)
     assert_same_q(ember.quantized_max_pool3d(e3, [2, 2, 2]),
                   torch.quantized_max_pool3d(t3, [2, 2, 2]))
+
+
+def test_torch_quantized_batch_norm():
+    rng = np.random.default_rng(5)
+    t, e = random_q(rng, (2, 5, 4, 6))
+    (w, b), (ew, eb) = _affine(rng, 5)
+    mean, var = torch.randn(5), torch.rand(5) + 0.5
+    assert_same_q(ember.quantized_batch_norm(e, ew, eb, to_ember(mean), to_ember(var), 1e-5,
+                                             0.05, 120),
+                  torch.quantized_batch_norm(t, w, b, mean, var, 1e-5, 0.05, 120))
