@@ -192,6 +192,27 @@ defop("quantized::add_scalar_out(Tensor qa, Scalar b, Tensor(a!) out) -> Tensor(
       **_OPTS)
 
 
+# ------------------------------------------------------------------ matmul
+
+def _matmul(qa, qb, scale, zero_point):
+    """Both dequantized, multiplied (float64 sums, rounded to float32), quantized with
+    quantize_per_tensor's rule (batched as torch.matmul)."""
+    if not (is_quantized(qa) and is_quantized(qb)) or qa.dtype is not qb.dtype:
+        raise RuntimeError("MatMul operands should have same data type.")
+    _check("matmul", qa)
+    _check("matmul", qb)
+    a = K.dequantize(int_array(qa), qparams(qa).scale, qparams(qa).zero_point)
+    b = K.dequantize(int_array(qb), qparams(qb).scale, qparams(qb).zero_point)
+    y = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(_F32)
+    lo, hi = _dtype.QRANGE[qa.dtype]
+    ints = K.quantize(y, scale, zero_point, lo, hi, _dtype.QSTORAGE[qa.dtype])
+    return per_tensor_result(ints, qa.dtype, scale, zero_point)
+
+
+defop("quantized::matmul(Tensor qa, Tensor qb, float scale, int zero_point) -> Tensor qc",
+      composite=_matmul, **_OPTS)
+
+
 # ------------------------------------------------------------------ cat
 
 def _cat(fname, qx, dim, scale, zero_point, relu):

@@ -176,3 +176,15 @@ def test_channels_last_elementwise(qtype):
         assert_same_q(r, TQ.add(ta, tb, s, z))
         assert r.is_contiguous(memory_format=ember.channels_last)
         assert_same_q(EQ.leaky_relu(ea, 0.1, False, s, z), TQ.leaky_relu(ta, 0.1, False, s, z))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_matmul(qtype):
+    rng = np.random.default_rng(60)
+    for shapes in (((5, 17), (17, 9)), ((2, 3, 8), (8, 4)), ((2, 3, 8), (2, 8, 4))):
+        ta, ea = random_q(rng, shapes[0], qtype)
+        tb, eb = random_q(rng, shapes[1], qtype)
+        s = float(ta.q_scale() * tb.q_scale() * rng.uniform(5, 30))
+        assert_same_q(EQ.matmul(ea, eb, s, 3), TQ.matmul(ta, tb, s, 3))
+    with pytest.raises(RuntimeError, match="MatMul operands should have same data type"):
+        EQ.matmul(ea, ember.randn(8, 4), 0.1, 0)
