@@ -28,11 +28,12 @@ class ConvPackedParamsBase:
     (a 1-d convolution is stored as a 2-d one)."""
 
     def __init__(self, weight, bias, stride, padding, output_padding, dilation, groups,
-                 transpose):
+                 transpose, onednn=False):
         self._w, self._b = weight, bias
         self._stride, self._padding = list(stride), list(padding)
         self._output_padding, self._dilation = list(output_padding), list(dilation)
         self._groups, self._transpose = int(groups), bool(transpose)
+        self._onednn = bool(onednn)     # which engine's rounding (quantized_gemm.py)
 
     def unpack(self):
         return self._w, self._b
@@ -60,7 +61,7 @@ class ConvPackedParamsBase:
 
     def __getstate__(self):
         return (self._w, self._b, self._stride, self._padding, self._output_padding,
-                self._dilation, self._groups, self._transpose)
+                self._dilation, self._groups, self._transpose, self._onednn)
 
     def __setstate__(self, state):
         self.__init__(*state)
@@ -77,14 +78,13 @@ def _check_list(name, values, n):
     return values
 
 
-def _packs_for_fbgemm(weight, transpose):
-    """Whether torch packs this weight for fbgemm (which keeps float32 scales): always with
-    the 'fbgemm' engine; with 'x86' only asymmetric weights of plain convolutions (the
-    others go to oneDNN, which keeps the scales as given)."""
+def uses_onednn(weight, groups, output_padding):
+    """Whether torch's x86 engine runs this convolution through oneDNN: symmetric weights
+    (all zero points 0), at most 100 groups and no output padding (found by probing: other
+    convolutions, and every one under the 'fbgemm' engine, go to fbgemm)."""
     from ember.backends import quantized as engine
-    if engine.engine == "fbgemm":
-        return True
-    return engine.engine == "x86" and not transpose and bool(np.any(qparams(weight).zero_point))
+    return engine.engine in ("x86", "onednn") and groups <= 100 and \
+        not any(output_padding) and not bool(np.any(qparams(weight).zero_point))
 
 
 def _unsqueezed(w):
@@ -105,14 +105,15 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
                                  (("stride", stride), ("padding", padding),
                                   ("dilation", dilation)))
     output_padding = _check_list("output_padding", output_padding, n) if transpose else [0] * n
-    if _packs_for_fbgemm(weight, transpose):
+    onednn = uses_onednn(weight, groups, output_padding)
+    if not onednn:      # fbgemm keeps float32 scales; oneDNN keeps them as given
         weight = float32_scales(weight)
     if n == 1:
         weight = _unsqueezed(weight)
         stride, padding, dilation = [1] + stride, [0] + padding, [1] + dilation
         output_padding = [0] + output_padding
     return ConvPackedParamsBase(weight, detached(bias), stride, padding, output_padding, dilation,
-                                groups, transpose)
+                                groups, transpose, onednn)
 
 
 def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
@@ -141,7 +142,8 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
         acc = G.int_conv(xshift, wshift, packed._stride, packed._padding, packed._dilation,
                          packed._groups)
     b = None if bias is None else np.asarray(bias._data, np.float32)
-    ints = G.requantize_acc(acc, xp.scale, ws, b, output_scale, output_zero_point, relu)
+    rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
+    ints = rule(acc, xp.scale, ws, b, output_scale, output_zero_point, relu)
     if n == 1:
         ints = ints[:, :, 0, :]
     return out_per_tensor(ints, output_scale, output_zero_point)

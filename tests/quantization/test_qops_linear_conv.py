@@ -157,3 +157,25 @@ def test_conv_errors():
                                      ember.zeros(3, dtype=ember.long), 0, ember.qint8)
     with pytest.raises(RuntimeError, match="Per Channel Quantization is currently disabled"):
         Q.conv_transpose2d_prepack(qwc, None, [1, 1], [0, 0], [0, 0], [1, 1], 1)
+
+
+@pytest.mark.parametrize("route", ["onednn", "fbgemm_asymmetric", "fbgemm_groups"])
+def test_conv_ties_follow_the_engines_route(route):
+    """Power-of-two scales make half-way values exact: torch's x86 engine sends symmetric
+    weights (<= 100 groups) to oneDNN, which adds the output zero point before rounding, and
+    the others to fbgemm, which adds it after; an odd zero point tells the two apart.
+    Inputs stay below 128, as with the x86 qconfigs' ``reduce_range``: fbgemm's depthwise
+    kernels add pairs of uint8 x int8 products in saturating int16 (exact sums otherwise)."""
+    rng = np.random.default_rng(40)
+    groups, cin, cout = (128, 128, 128) if route == "fbgemm_groups" else (1, 5, 6)
+    x = _rand(rng, 1, cin, 6, 6).clamp(-1.8, 2.0)
+    qx = torch.quantize_per_tensor(x, 1 / 32, 60, torch.quint8)
+    zp = 1 if route == "fbgemm_asymmetric" else 0
+    qw = torch.quantize_per_tensor(_rand(rng, cout, cin // groups, 3, 3), 1 / 64, zp,
+                                   torch.qint8)
+    b = torch.from_numpy((rng.integers(-50, 50, cout) / 2048).astype(np.float32))
+    pt = TQ.conv2d_prepack(qw, b, [1, 1], [1, 1], [1, 1], groups)
+    pe = Q.conv2d_prepack(to_ember(qw), to_ember(b), [1, 1], [1, 1], [1, 1], groups)
+    yt = TQ.conv2d(qx, pt, 1 / 16, 101)
+    assert_same_q(Q.conv2d(to_ember(qx), pe, 1 / 16, 101), yt)
+    assert np.isin(yt.int_repr().numpy(), [0, 255], invert=True).mean() > 0.5   # few clamped
