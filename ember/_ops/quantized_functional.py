@@ -109,7 +109,8 @@ def _add_scalar(fname, qa, b, relu):
     """Adding a number moves the zero point by ``round(b / scale)`` while it stays in range
     (integers unchanged); past the range the output takes the range's end as zero point and a
     scale covering the shifted range, ``(qmax - zp + c) / (qmax - qmin) * scale`` (float64), and
-    the shifted integers ``q - zp + c`` are requantized onto it. ``_relu``: then max(q, zp)."""
+    the shifted integers ``q - zp + c`` are requantized onto it with a float32 multiplier.
+    ``_relu``: then max(q, zp)."""
     qp = _check(fname, qa)
     b = _scalar(b)
     lo, hi = _dtype.QRANGE[qa.dtype]
@@ -123,8 +124,11 @@ def _add_scalar(fname, qa, b, relu):
             out_s, out_z = float(hi - z + c) / (hi - lo) * s, lo
         else:
             out_s, out_z = float(z - lo - c) / (hi - lo) * s, hi
-        shifted = (q.astype(np.int64) - z + c).astype(_F32) * _F32(s)
-        ints = K.quantize_vec(shifted, out_s, out_z, lo, hi, q.dtype)
+        # requantized from the integers: nearbyint(float32(q - zp + c) * multiplier) + zp',
+        # multiplier = float32(scale) * (1 / float32(scale')) in float32
+        multiplier = _F32(s) * (_F32(1) / _F32(out_s))
+        shifted = (q.astype(np.int64) - z + c).astype(_F32) * multiplier
+        ints = np.clip(np.rint(shifted).astype(np.int64) + out_z, lo, hi).astype(q.dtype)
     if relu:
         np.maximum(ints, np.asarray(out_z).astype(ints.dtype), out=ints)
     return per_tensor_result(ints, qa.dtype, out_s, out_z)
