@@ -39,7 +39,9 @@ globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma
                                               "_make_per_tensor_quantized_tensor",
                                               "_make_per_channel_quantized_tensor",
                                               "_empty_affine_quantized",
-                                              "_empty_per_channel_affine_quantized")
+                                              "_empty_per_channel_affine_quantized",
+                                              "_fake_quantize_learnable_per_tensor_affine",
+                                              "_fake_quantize_learnable_per_channel_affine")
                   + _ops.aten.TORCH_PRIVATE
                   if k in _FUNCTIONS})
 

@@ -200,5 +200,6 @@ UNTESTED_RECORDS.update(dict.fromkeys(_QUANTIZED_NATIVE, "tests/quantization/"))
 UNTESTED_RECORDS.update(dict.fromkeys((
     "fake_quantize_per_tensor_affine_cachemask",
     "_fake_quantize_per_tensor_affine_cachemask_tensor_qparams",
-    "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper"),
+    "fake_quantize_per_channel_affine_cachemask", "_fused_moving_avg_obs_fq_helper",
+    "_fake_quantize_learnable_per_tensor_affine", "_fake_quantize_learnable_per_channel_affine"),
     "tests/quantization/test_fake_quant.py"))

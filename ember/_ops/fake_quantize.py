@@ -184,3 +184,101 @@ def _assign(buf, value):
     if tuple(buf.shape) != tuple(value.shape):
         buf.resize_(value.shape)
     buf.copy_(value)
+
+
+# ------------------------------------------------------------------ learnable (LSQ) fake quant
+# ``_fake_quantize_learnable_per_tensor_affine`` / ``_per_channel_affine``: the same forward
+# with the zero point rounded half to even and clamped into [quant_min, quant_max]; the
+# backward also gives scale and zero point gradients (learned step size quantization), each
+# scaled by ``grad_factor``:
+#   d/dx     = 1 inside the range, 0 where clamped
+#   d/dscale = (x_fq - x) / scale inside, quant_min - zp below, quant_max - zp above
+#   d/dzp    = 0 inside, -scale where clamped
+
+def _rounded_zp(zero_point, quant_min, quant_max):
+    return np.clip(np.rint(np.asarray(zero_point, np.float32)), quant_min, quant_max)
+
+
+def _learnable(x, scale, zero_point, axis, quant_min, quant_max):
+    _check_input("_fake_quantize_learnable_per_tensor_affine", x)
+    if quant_min > quant_max:
+        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+    zp = _rounded_zp(zero_point, quant_min, quant_max).astype(np.int64)
+    s = np.asarray(scale, np.float32)
+    if axis is not None:
+        shape = K.channel_shape(x.ndim, axis, s.shape[0])
+        s, zp = s.reshape(shape), zp.reshape(shape)
+    else:
+        s, zp = s.reshape(-1)[0], zp.reshape(-1)[0]
+    return K.fake_quantize(_as_f32(x), s, zp, quant_min, quant_max)[0].astype(x.dtype,
+                                                                             copy=False)
+
+
+learnable_per_tensor = OpDef(
+    "_fake_quantize_learnable_per_tensor_affine(Tensor self, Tensor scale, Tensor zero_point, "
+    "int quant_min, int quant_max, float grad_factor=1.0) -> Tensor",
+    lambda x, s, z, lo, hi, gf: _learnable(x, s, z, None, lo, hi), promote=None,
+    saves=("self", "scale", "zero_point"))
+learnable_per_channel = OpDef(
+    "_fake_quantize_learnable_per_channel_affine(Tensor self, Tensor scale, Tensor zero_point, "
+    "int axis, int quant_min, int quant_max, float grad_factor=1.0) -> Tensor",
+    lambda x, s, z, axis, lo, hi, gf: _learnable(x, s, z, axis, lo, hi), promote=None,
+    saves=("self", "scale", "zero_point"))
+
+
+def _learnable_grads(g, x, scale, zero_point, axis, quant_min, quant_max, grad_factor):
+    """(dx, dscale, dzero_point) in ember ops; per channel when ``axis`` is not None."""
+    import ember
+    if axis is not None:
+        shape = [1] * x.dim()
+        shape[axis] = -1
+        s, z = scale.reshape(shape), zero_point.reshape(shape)
+        reduce_dims = [d for d in range(x.dim()) if d != axis]
+    else:
+        s, z, reduce_dims = scale.reshape(()), zero_point.reshape(()), None
+    zr = ember.clamp(ember.round(z.detach().float()), quant_min, quant_max)
+    q = ember.round(x * (1.0 / s)) + zr
+    below, above = q < quant_min, q > quant_max
+    inside = ~(below | above)
+    x_fq = (ember.clamp(q, quant_min, quant_max) - zr) * s
+    d_scale = ember.where(below, quant_min - zr,
+                          ember.where(above, quant_max - zr, (x_fq - x) / s))
+    d_zp = ember.where(inside, ember.zeros_like(x), -s.expand_as(x))
+
+    def total(t):
+        t = g * t
+        t = t.sum() if reduce_dims is None else t.sum(dim=reduce_dims)
+        return (t * grad_factor).reshape(scale.shape)
+    return g * inside, total(d_scale), total(d_zp).to(zero_point.dtype)
+
+
+@learnable_per_tensor.def_backward
+def _(ctx, g, x, scale, zero_point, quant_min, quant_max, grad_factor):
+    gx, gs, gz = _learnable_grads(g, x, scale, zero_point, None, quant_min, quant_max,
+                                  grad_factor)
+    n = ctx.needs_input_grad
+    return (gx if n[0] else None, gs if n[1] else None, gz if n[2] else None, None, None, None)
+
+
+@learnable_per_channel.def_backward
+def _(ctx, g, x, scale, zero_point, axis, quant_min, quant_max, grad_factor):
+    gx, gs, gz = _learnable_grads(g, x, scale, zero_point, axis, quant_min, quant_max,
+                                  grad_factor)
+    n = ctx.needs_input_grad
+    return (gx if n[0] else None, gs if n[1] else None, gz if n[2] else None, None, None, None,
+            None)
+
+
+@public("_fake_quantize_learnable_per_tensor_affine")
+def _fake_quantize_learnable_per_tensor_affine(input, scale, zero_point, quant_min, quant_max,
+                                               grad_factor=1.0):
+    """Fake quantization with learnable ``scale``/``zero_point`` (1-element tensors)."""
+    return learnable_per_tensor(input, scale, zero_point, quant_min, quant_max, grad_factor)
+
+
+@public("_fake_quantize_learnable_per_channel_affine")
+def _fake_quantize_learnable_per_channel_affine(input, scale, zero_point, axis, quant_min,
+                                                quant_max, grad_factor=1.0):
+    """Per-channel fake quantization with learnable ``scale``/``zero_point`` (shape [C])."""
+    return learnable_per_channel(input, scale, zero_point, axis, quant_min, quant_max,
+                                 grad_factor)

@@ -129,3 +129,43 @@ def test_fake_quantize_modules(name):
     fresh = getattr(EF, name)()
     fresh.load_state_dict(sd_e)
     assert repr(fresh) == repr(e)
+
+
+@pytest.mark.parametrize("per_channel", [False, True])
+def test_learnable_fake_quant_equals_torch(per_channel):
+    """Values and input gradients bit for bit; the scale/zero-point gradients (sums of
+    per-element terms of both signs) to float32 summation tolerance."""
+    rng = np.random.default_rng(7)
+    for n in (7, 1000):
+        x = (rng.standard_normal((4, n)) * 3).astype(np.float32)
+        C = 4 if per_channel else 1
+        s = rng.uniform(0.01, 0.1, C).astype(np.float32)
+        z = rng.uniform(-5, 260, C).astype(np.float32)
+        g = rng.standard_normal(x.shape).astype(np.float32)
+        res = []
+        for lib in (torch, ember):
+            tx = lib.from_numpy(x.copy()).requires_grad_()
+            ts = lib.from_numpy(s.copy()).requires_grad_()
+            tz = lib.from_numpy(z.copy()).requires_grad_()
+            if per_channel:
+                y = lib._fake_quantize_learnable_per_channel_affine(tx, ts, tz, 0, 0, 255, 0.5)
+            else:
+                y = lib._fake_quantize_learnable_per_tensor_affine(tx, ts, tz, 0, 255, 0.5)
+            y.backward(lib.from_numpy(g))
+            res.append((y.detach().numpy(), tx.grad.numpy(), ts.grad.numpy(), tz.grad.numpy(),
+                        type(y.grad_fn).__name__))
+        (ty, tgx, tgs, tgz, tname), (ey, egx, egs, egz, ename) = res
+        np.testing.assert_array_equal(ey, ty)
+        np.testing.assert_array_equal(egx, tgx)
+        np.testing.assert_allclose(egs, tgs, rtol=1e-3, atol=1e-4)
+        np.testing.assert_allclose(egz, tgz, rtol=1e-3, atol=1e-4)
+        assert ename == tname
+
+
+def test_learnable_zero_point_rounds_half_to_even():
+    # zero point 10.5 rounds to 10: -1.1 / 0.1 = -11 falls below quant_min and clamps
+    y = ember._fake_quantize_learnable_per_tensor_affine(
+        ember.tensor([-1.1]), ember.tensor([0.1]), ember.tensor([10.5]), 0, 255)
+    t = torch._fake_quantize_learnable_per_tensor_affine(
+        torch.tensor([-1.1]), torch.tensor([0.1]), torch.tensor([10.5]), 0, 255)
+    assert y.item() == t.item() == -1.0
