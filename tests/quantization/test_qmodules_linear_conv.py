@@ -93,6 +93,7 @@ def test_dynamic_linear_from_float(qconfig):
 
 
 CONVS = [("Conv1d", dict(kernel_size=3, stride=2, padding=1), 1),
+         ("Conv2d", dict(kernel_size=3, padding=(1, 2), padding_mode="reflect"), 2),
          ("Conv2d", dict(kernel_size=3, padding=1, groups=2), 2),
          ("Conv2d", dict(kernel_size=(3, 2), dilation=2, bias=False), 2),
          ("Conv3d", dict(kernel_size=2, stride=(1, 2, 1)), 3)]
@@ -145,3 +146,6 @@ def test_conv_construct():
         assert eq.weight().shape == tuple(tq.weight().shape)
     with pytest.raises(AssertionError, match="nnq.Conv2d.from_float only works for Conv2d"):
         enq.Conv2d.from_float(ember.nn.Linear(2, 2))
+    with pytest.raises(ValueError, match="'padding_mode' circular is not supported by "
+                                         "quantized convolution"):
+        enq.Conv2d(2, 2, 3, padding_mode="circular")

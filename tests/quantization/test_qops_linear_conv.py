@@ -179,3 +179,19 @@ def test_conv_ties_follow_the_engines_route(route):
     yt = TQ.conv2d(qx, pt, 1 / 16, 101)
     assert_same_q(Q.conv2d(to_ember(qx), pe, 1 / 16, 101), yt)
     assert np.isin(yt.int_repr().numpy(), [0, 255], invert=True).mean() > 0.5   # few clamped
+
+
+@pytest.mark.parametrize("output_padding", [0, 1])
+def test_conv_transpose_x86_equal_channels(output_padding):
+    """Under x86 with as many input as output channels (where oneDNN's results are right):
+    output padding 0 runs oneDNN's rounding, 1 fbgemm's."""
+    rng = np.random.default_rng(50 + output_padding)
+    qx = torch.quantize_per_tensor(_rand(rng, 2, 4, 7, 7), 0.03, 77, torch.quint8)
+    qw = _weight(rng, (4, 4, 3, 3), False)
+    b = _rand(rng, 4)
+    args = ([2, 2], [1, 1], [output_padding] * 2, [1, 1], 1)
+    pt = TQ.conv_transpose2d_prepack(qw, b, *args)
+    pe = Q.conv_transpose2d_prepack(to_ember(qw), to_ember(b), *args)
+    assert_same_q(Q.conv_transpose2d(to_ember(qx), pe, 0.11, 101),
+                  TQ.conv_transpose2d(qx, pt, 0.11, 101))
+    assert_same_q(pe.unpack()[0], pt.unpack()[0])

@@ -12,6 +12,7 @@ __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
            "ConvTranspose3d"]
 
 _PADDING_MODES = ("zeros", "reflect", "replicate", "circular")
+_QUANTIZED_PADDING_MODES = ("zeros", "reflect")
 
 
 def _tuple(v, n):
@@ -36,6 +37,9 @@ class _ConvNd(nn.Module):
         if padding_mode not in _PADDING_MODES:
             raise ValueError(f"padding_mode must be one of {list(_PADDING_MODES)}, but got "
                              f"padding_mode='{padding_mode}'")
+        if padding_mode not in _QUANTIZED_PADDING_MODES:
+            raise ValueError(f"'padding_mode' {padding_mode} is not supported by quantized "
+                             "convolution")
         self.in_channels, self.out_channels = in_channels, out_channels
         self.kernel_size = _tuple(kernel_size, n)
         self.stride, self.padding = _tuple(stride, n), _tuple(padding, n)
@@ -63,8 +67,10 @@ class _ConvNd(nn.Module):
                                           list(self.output_padding), list(self.dilation),
                                           self.groups)
         else:
+            # other padding modes pad the input in forward and pack no padding (as torch)
+            padding = list(self.padding) if self.padding_mode == "zeros" else [0] * n
             prepack = getattr(Q, f"conv{n}d_prepack")
-            self._packed_params = prepack(w, b, list(self.stride), list(self.padding),
+            self._packed_params = prepack(w, b, list(self.stride), padding,
                                           list(self.dilation), self.groups)
 
     def _weight_bias(self):
@@ -85,8 +91,8 @@ class _ConvNd(nn.Module):
             raise ValueError(f"Input shape must be `(N, C, {', '.join('DHW'[3 - self._NDIM:])})`!"
                              if self._NDIM > 1 else "Input shape must be `(N, C, L)`!")
         if self.padding_mode != "zeros":
-            raise NotImplementedError(f"quantized {self._get_name()}: padding_mode="
-                                      f"'{self.padding_mode}' is not supported in ember")
+            pad = [p for p in reversed(self.padding) for _ in range(2)]
+            input = ember.nn.functional.pad(input, pad, mode=self.padding_mode)
         op = f"conv_transpose{self._NDIM}d" if self.transposed else self._op_name()
         return getattr(Q, op)(input, self._packed_params, self.scale, self.zero_point)
 

@@ -61,10 +61,7 @@ class LinearPackedParams(nn.Module):
         super().__init__()
         self.dtype = dtype
         if dtype is ember.qint8:
-            wq = ember._empty_affine_quantized([1, 1], scale=1.0, zero_point=0,
-                                               dtype=ember.qint8) \
-                if hasattr(ember, "_empty_affine_quantized") else \
-                ember.quantize_per_tensor(ember.zeros(1, 1), 1.0, 0, ember.qint8)
+            wq = ember.quantize_per_tensor(ember.zeros(1, 1), 1.0, 0, ember.qint8)
         elif dtype is ember.float16:
             wq = ember.zeros(1, 1, dtype=ember.float)
         else:
