@@ -23,6 +23,7 @@ import numpy as np
 from ember import _dtype
 from ember._kernels import quantized as K
 from ember._ops.registry import defop as _defop, public
+from ember._state import state
 from ember._tensor import Tensor, _make
 
 _QNP = _dtype.QUANTIZED_NP
@@ -80,7 +81,34 @@ def native(op):
 
 
 def defop(schema, kernel=None, **opts):
+    """A record that takes quantized tensors itself. Its float outputs stay connected to
+    float inputs that require grad through a node whose backward warns and passes no
+    gradient: torch's behaviour for ops with no autograd kernel (``WarnNotImplemented``)."""
+    composite = opts.get("composite")
+    if composite is not None:
+        opts["composite"] = _without_autograd_kernel(composite, schema.split("(")[0])
     return native(_defop(schema, kernel, **opts))
+
+
+def _without_autograd_kernel(fn, name):
+    def run(*args):
+        result = fn(*args)
+        if not state.grad_enabled:
+            return result
+        inputs = [t for a in args for t in (a if isinstance(a, (list, tuple)) else (a,))
+                  if isinstance(t, Tensor) and t._requires_grad]
+        if not inputs or not _float_outputs(result):
+            return result
+        from ember.autograd.no_autograd import WarnNotImplemented
+        return WarnNotImplemented.connect(name, result, inputs)
+    run.__name__ = getattr(fn, "__name__", name)
+    run.__doc__ = fn.__doc__
+    return run
+
+
+def _float_outputs(result):
+    items = result if isinstance(result, (list, tuple)) else (result,)
+    return any(isinstance(r, Tensor) and r.dtype.is_floating_point for r in items)
 
 
 # ------------------------------------------------------------------ tensors <-> integers

@@ -37,7 +37,7 @@ def torch_activations(monkeypatch):
             t = torch.from_numpy(np.ascontiguousarray(x.numpy()))
             rows = t.reshape(-1, t.shape[-1])
             out = torch.stack([getattr(torch, name)(r) for r in rows]).reshape(t.shape)
-            return ember.from_numpy(out.numpy())
+            return ember.from_numpy(out.detach().numpy())
         return fn
     monkeypatch.setattr(quantized_rnn, "_sigmoid", wrap("sigmoid"))
     monkeypatch.setattr(quantized_rnn, "_tanh", wrap("tanh"))
@@ -73,7 +73,7 @@ def _same_weights(eq, tq):
 
 
 def _assert_equal(e, t, exact):
-    e, t = e.numpy(), t.detach().numpy()
+    e, t = e.detach().numpy(), t.detach().numpy()
     if exact:
         np.testing.assert_array_equal(e, t)
     else:
@@ -141,13 +141,13 @@ def test_packed_sequence(mode, bidirectional, torch_activations):
         t_out, t_hidden = tq(tp, torch.from_numpy(h0))
         e_out, e_hidden = eq(ep, ember.from_numpy(h0))
     t_none, e_none = tq(tp)[0], eq(ep)[0]          # hx None: zeros
-    np.testing.assert_array_equal(e_none.data.numpy(), t_none.data.detach().numpy())
+    np.testing.assert_array_equal(e_none.data.detach().numpy(), t_none.data.detach().numpy())
     assert isinstance(e_out, ember.nn.utils.rnn.PackedSequence)
-    np.testing.assert_array_equal(e_out.data.numpy(), t_out.data.detach().numpy())
+    np.testing.assert_array_equal(e_out.data.detach().numpy(), t_out.data.detach().numpy())
     np.testing.assert_array_equal(e_out.batch_sizes.numpy(), t_out.batch_sizes.numpy())
     for e, t in zip(e_hidden if mode == "LSTM" else [e_hidden],
                     t_hidden if mode == "LSTM" else [t_hidden]):
-        np.testing.assert_array_equal(e.numpy(), t.detach().numpy())
+        np.testing.assert_array_equal(e.detach().numpy(), t.detach().numpy())
 
 
 CELLS = [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
@@ -213,7 +213,7 @@ def test_cell_ops_as_torch_ops(torch_activations):
             e = [getattr(ember.ops.quantized, op)(ember.from_numpy(x), ember.from_numpy(h),
                                                   *ep, eb, eb)]
         for a, b_ in zip(e, t):
-            np.testing.assert_array_equal(a.numpy(), b_.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b_.detach().numpy())
 
 
 # ------------------------------------------------------------------ module surface
@@ -246,12 +246,12 @@ def test_state_dict_round_trip():
     fresh = eqd.LSTM(3, 4, num_layers=2)
     fresh.load_state_dict(eq.state_dict())
     x = ember.randn(2, 3, 3)
-    np.testing.assert_array_equal(fresh(x)[0].numpy(), eq(x)[0].numpy())
+    np.testing.assert_array_equal(fresh(x)[0].detach().numpy(), eq(x)[0].detach().numpy())
     _, ec = _convert("GRUCell", "default_dynamic_qconfig", 3, 4)
     fresh = eqd.GRUCell(3, 4)
     fresh.load_state_dict(ec.state_dict())
     x = ember.randn(2, 3)
-    np.testing.assert_array_equal(fresh(x).numpy(), ec(x).numpy())
+    np.testing.assert_array_equal(fresh(x).detach().numpy(), ec(x).detach().numpy())
     with pytest.raises(RuntimeError, match="Missing key"):
         eqd.LSTM(3, 4).load_state_dict({})
 
@@ -350,13 +350,13 @@ def test_quantized_lstm_gru_functions(fp16, torch_activations):
         t = t_fn(torch.from_numpy(x), t_hx, t_params, True, 1, 0.0, False, False, False, **kw)
         e = e_fn(ember.from_numpy(x), e_hx, e_params, True, 1, 0.0, False, False, False, **ekw)
         for a, b in zip(e, t):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
         tp_ = t_pack(torch.from_numpy(x), [4, 2])
         ep_ = e_pack(ember.from_numpy(x), [4, 2])
         t = t_fn(tp_.data, tp_.batch_sizes, t_hx, t_params, True, 1, 0.0, False, False, **kw)
         e = e_fn(ep_.data, ep_.batch_sizes, e_hx, e_params, True, 1, 0.0, False, False, **ekw)
         for a, b in zip(e, t):
-            np.testing.assert_array_equal(a.numpy(), b.numpy())
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 # ------------------------------------------------------------------ quantize_dynamic
@@ -403,7 +403,7 @@ def test_quantize_dynamic_rnn_model(spec, torch_activations):
     assert list(em.state_dict()) == list(tm.state_dict())
     _same_weights(em.lstm, tm.lstm)
     x = np.random.default_rng(8).standard_normal((3, 5, 4)).astype(np.float32)
-    np.testing.assert_array_equal(em(ember.from_numpy(x)).numpy(),
+    np.testing.assert_array_equal(em(ember.from_numpy(x)).detach().numpy(),
                                   tm(torch.from_numpy(x)).detach().numpy())
 
 
@@ -420,7 +420,7 @@ def test_cells_without_bias(name, kwargs, torch_activations):
     t_out, e_out = t(torch.from_numpy(x)), e(ember.from_numpy(x))
     for a, b in zip(e_out if name == "LSTMCell" else [e_out],
                     t_out if name == "LSTMCell" else [t_out]):
-        np.testing.assert_array_equal(a.numpy(), b.numpy())
+        np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
 
 
 def test_layers_without_bias_as_torch():

@@ -157,3 +157,22 @@ def test_factories_and_assert_close_like_torch():
     b = ember.quantize_per_tensor(ember.tensor([0.3, 0.5, -0.2]), 0.1, 2, ember.qint8)
     with pytest.raises(AssertionError, match="Quantized tensor-likes are not close"):
         ember.testing.assert_close(a, b)
+
+
+def test_float_outputs_stay_connected_like_torch():
+    """torch connects a quantized op's float output to inputs that require grad through a
+    node that warns on backward and passes no gradient (WarnNotImplemented)."""
+    results = []
+    for m in (torch, ember):
+        lin = m.nn.Linear(4, 3)
+        q = m.ao.quantization.quantize_dynamic(m.nn.Sequential(lin), {m.nn.Linear},
+                                               dtype=m.qint8)
+        x = m.randn(2, 4, requires_grad=True)
+        y = q(x)
+        with pytest.warns(UserWarning, match="quantized::linear_dynamic: an autograd kernel "
+                                             "was not registered"):
+            y.sum().backward()
+        with m.no_grad():
+            z = q(x)
+        results.append((y.requires_grad, x.grad is None, z.requires_grad))
+    assert results[0] == results[1] == (True, True, False)
