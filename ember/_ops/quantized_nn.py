@@ -128,8 +128,9 @@ def threshold(input, threshold, value, inplace=False):
 
 def bilinear(input, out_size, src_scales, align_corners):
     """Bilinear upsampling of the integers: float32 source positions and weights (torch's
-    ``area_pixel_compute_source_index``), ``h0 * (w0 * q00 + w1 * q01) + h1 * (...)`` in
-    float32, rounded half to even; the output keeps the input's parameters."""
+    ``area_pixel_compute_source_index``), ``r = h0 * (w0 * q00 + w1 * q01) + h1 * (...)`` in
+    float32, then ``nearbyint(float32(zp) + float32(r - zp))``; the output keeps the input's
+    parameters."""
     _per_tensor(input)
     ints = int_array(input)
     x = ints.astype(_F32)
@@ -143,7 +144,9 @@ def bilinear(input, out_size, src_scales, align_corners):
     rows0, rows1 = x[..., h0, :], x[..., h1, :]
     top = wl0 * rows0[..., w0] + wl1 * rows0[..., w1]
     bottom = wl0 * rows1[..., w0] + wl1 * rows1[..., w1]
-    result = np.rint(hl0 * top + hl1 * bottom)
+    zp = _F32(qparams(input).zero_point)
+    # the zero point comes off in float32 and goes back on in float32 before the rounding
+    result = np.rint(zp + ((hl0 * top + hl1 * bottom).astype(_F32) - zp))
     lo, hi = _dtype.QRANGE[input.dtype]
     return _same_params(input, np.clip(result, lo, hi))
 

@@ -75,20 +75,32 @@ def test_interpolate_gathers(shape, kw, qtype):
 @pytest.mark.parametrize("qtype", QT)
 @pytest.mark.parametrize("align_corners", [False, True])
 def test_interpolate_bilinear(qtype, align_corners):
-    """Exact but for rare near-half sums (the engine's float32 summation order was not
-    pinned down): off by one at most, on under 1% of the elements."""
     rng = np.random.default_rng(31)
-    total = differ = 0
-    for size in ((5, 11), (16, 16), (3, 2), (1, 7)):
+    for size in ((5, 11), (16, 16), (3, 2), (1, 7), (6, 8)):
         t, e = random_q(rng, (2, 3, 6, 8), qtype)
-        r = EF.interpolate(e, size=size, mode="bilinear", align_corners=align_corners)
-        w = TF.interpolate(t, size=size, mode="bilinear", align_corners=align_corners)
-        assert r.q_scale() == w.q_scale() and r.q_zero_point() == w.q_zero_point()
+        assert_same_q(EF.interpolate(e, size=size, mode="bilinear", align_corners=align_corners),
+                      TF.interpolate(t, size=size, mode="bilinear", align_corners=align_corners))
+    t, e = random_q(rng, (1, 2, 5, 5), qtype)
+    assert_same_q(EF.interpolate(e, scale_factor=1.7, mode="bilinear"),
+                  TF.interpolate(t, scale_factor=1.7, mode="bilinear"))
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_interpolate_bilinear_channels_last_within_one(qtype):
+    """torch's channels-last bilinear kernel rounds its near-half sums by a rule not found:
+    ember (the contiguous kernel's rule) is off by one there, on under 2% of the elements."""
+    rng = np.random.default_rng(32)
+    total = differ = 0
+    for size in ((5, 11), (16, 16), (3, 2)):
+        t, e = random_q(rng, (2, 3, 6, 8), qtype)
+        t = t.contiguous(memory_format=torch.channels_last)
+        e = e.contiguous(memory_format=ember.channels_last)
+        r = EF.interpolate(e, size=size, mode="bilinear")
+        w = TF.interpolate(t, size=size, mode="bilinear")
         diff = np.abs(r.int_repr().numpy().astype(int) - w.int_repr().numpy().astype(int))
-        assert diff.max() <= 1
-        total += diff.size
-        differ += int((diff > 0).sum())
-    assert differ / total < 0.01
+        assert diff.max() <= 1 and r.q_scale() == w.q_scale()
+        total, differ = total + diff.size, differ + int((diff > 0).sum())
+    assert differ / total < 0.02
 
 
 @pytest.mark.parametrize("mode,name", [("linear", "upsample_linear1d.out"),
