@@ -72,3 +72,61 @@ def test_relus_replaced_and_residual_sums_quantizable():
     assert type(m.layer1[0].add_relu).__name__ == "FloatFunctional"
     v2 = EQ.mobilenet_v2()
     assert not any(type(mod) is ember.nn.ReLU6 for mod in v2.modules())
+
+
+@pytest.mark.parametrize("name,is_qat", [(n, q) for n in NAMES for q in (False, True)
+                                          if not (n == "resnet50" and q)])
+def test_fuse_model_as_torchvision(TQ, name, is_qat):
+    t, e = _pair(TQ, name, num_classes=10)
+    for m in (t, e):
+        m.train(is_qat)
+        m.fuse_model(is_qat=is_qat)
+    assert str(e) == str(t)
+    assert list(e.state_dict()) == list(t.state_dict())
+    if not is_qat and name != "resnet50":       # folded BN: the same float function
+        x = np.random.default_rng(1).standard_normal((1, 3, 32, 32)).astype(np.float32)
+        with torch.no_grad():
+            want = t(torch.from_numpy(x)).numpy()
+        np.testing.assert_allclose(e(ember.from_numpy(x)).detach().numpy(), want,
+                                   rtol=1e-4, atol=1e-4)
+
+
+def _mask_qparams(text):
+    """A converted model's repr without its observed scales/zero points (they depend on
+    float activations, which differ from torch's in the last bits)."""
+    import re
+    text = re.sub(r"tensor\(\[[^]]*\]\)", "T", text)
+    return re.sub(r"(scale|zero_point)=[-0-9.e]+", r"\1=*", text)
+
+
+@pytest.mark.parametrize("name,kw", [("resnet18", {}),
+                                     ("mobilenet_v2", {"width_mult": 0.5})])
+def test_eager_ptq_of_quantize_false_model(TQ, name, kw):
+    t, e = _pair(TQ, name, num_classes=10, **kw)
+    g = torch.Generator().manual_seed(1)
+    stats = {k: v for k, v in t.state_dict().items() if "running" in k}
+    for k, v in stats.items():     # BN statistics worth folding, the same in both
+        v.copy_(torch.randn(v.shape, generator=g).abs() * 0.2 + (0.5 if "var" in k else 0))
+    e.load_state_dict({k: ember.from_numpy(v.numpy().copy()) for k, v in t.state_dict().items()})
+    rng = np.random.default_rng(0)
+    calib = [rng.random((2, 3, 16, 16), dtype=np.float32)]
+    for lib, m in ((torch, t), (ember, e)):
+        lib.backends.quantized.engine = "x86"
+        m.eval()
+        m.fuse_model()
+        m.qconfig = lib.ao.quantization.get_default_qconfig("x86")
+        lib.ao.quantization.prepare(m, inplace=True)
+        with lib.no_grad():
+            for b in calib:
+                m(lib.from_numpy(b))
+        lib.ao.quantization.convert(m, inplace=True)
+    assert _mask_qparams(str(e)) == _mask_qparams(str(t))
+    assert type(e.fc if hasattr(e, "fc") else e.classifier[1]).__name__ == "Linear"
+    x = rng.random((2, 3, 16, 16), dtype=np.float32)
+    with torch.no_grad():
+        want = t(torch.from_numpy(x)).numpy()
+    got = e(ember.from_numpy(x)).numpy()
+    out_scale = (t.fc if hasattr(t, "fc") else t.classifier[1]).scale
+    # the observers saw float activations equal to torch's up to rounding: the int8
+    # outputs agree to a few quanta of the output scale
+    np.testing.assert_allclose(got, want, atol=4 * out_scale)
