@@ -169,3 +169,14 @@ def test_learnable_zero_point_rounds_half_to_even():
     t = torch._fake_quantize_learnable_per_tensor_affine(
         torch.tensor([-1.1]), torch.tensor([0.1]), torch.tensor([10.5]), 0, 255)
     assert y.item() == t.item() == -1.0
+
+
+def test_histogram_fake_quant_and_jit_refusals():
+    import ember.ao.quantization as EQ
+    t, e = TF.default_histogram_fake_quant(), EF.default_histogram_fake_quant()
+    assert repr(e) == repr(t)
+    x = np.random.default_rng(8).standard_normal((4, 50)).astype(np.float32)
+    np.testing.assert_array_equal(e(ember.from_numpy(x)).numpy(), t(torch.from_numpy(x)).numpy())
+    assert float(e.scale) == float(t.scale) and int(e.zero_point) == int(t.zero_point)
+    with pytest.raises(NotImplementedError, match="TorchScript graph-mode quantization"):
+        EQ.quantize_jit(ember.nn.Linear(2, 2), {"": EQ.default_qconfig}, None, [])

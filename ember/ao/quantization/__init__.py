@@ -15,3 +15,7 @@ from ember.ao.quantization.fuser_method_mappings import *  # noqa: F401,F403
 from ember.ao.quantization.quantize import *  # noqa: F401,F403
 from ember.ao.quantization.quantize import _get_observer_dict  # noqa: F401
 from ember.ao.quantization import utils, fuser_method_mappings  # noqa: F401
+from ember.ao.quantization.quantize_jit import *  # noqa: F401,F403
+from ember.ao.quantization.utils import _observer_or_fake_quant_type as _ooq
+
+ObserverOrFakeQuantize = _ooq()

@@ -11,7 +11,7 @@ import ember
 from ember import nn
 from ember.ao.quantization.observer import (
     MovingAverageMinMaxObserver, MovingAveragePerChannelMinMaxObserver, FixedQParamsObserver,
-    _with_args,
+    HistogramObserver, _with_args,
     _with_callable_args, default_fixed_qparams_range_0to1_observer,
     default_fixed_qparams_range_neg1to1_observer)
 
@@ -19,6 +19,7 @@ __all__ = ["FakeQuantizeBase", "FakeQuantize", "FixedQParamsFakeQuantize",
            "FusedMovingAvgObsFakeQuantize", "disable_fake_quant", "disable_observer",
            "enable_fake_quant", "enable_observer", "default_fake_quant",
            "default_weight_fake_quant", "default_dynamic_fake_quant",
+           "default_histogram_fake_quant",
            "default_fixed_qparams_range_neg1to1_fake_quant",
            "default_fixed_qparams_range_0to1_fake_quant",
            "default_symmetric_fixed_qparams_fake_quant", "default_affine_fixed_qparams_fake_quant",
@@ -224,6 +225,9 @@ default_fake_quant = FakeQuantize.with_args(
 default_weight_fake_quant = FakeQuantize.with_args(
     observer=MovingAverageMinMaxObserver, quant_min=-128, quant_max=127, dtype=ember.qint8,
     qscheme=ember.per_tensor_symmetric, reduce_range=False)
+default_histogram_fake_quant = FakeQuantize.with_args(
+    observer=HistogramObserver, quant_min=0, quant_max=255, dtype=ember.quint8,
+    qscheme=ember.per_tensor_affine, reduce_range=True)
 default_dynamic_fake_quant = FakeQuantize.with_args(
     observer=MovingAverageMinMaxObserver, quant_min=0, quant_max=255, is_dynamic=True,
     dtype=ember.quint8, averaging_constant=1)
@@ -278,3 +282,4 @@ def disable_observer(mod):
 def enable_observer(mod):
     if isinstance(mod, FakeQuantizeBase):
         mod.enable_observer()
+

@@ -31,7 +31,7 @@ from ember.ao.quantization.stubs import DeQuantStub, QuantWrapper
 
 __all__ = ["get_default_custom_config_dict", "propagate_qconfig_", "add_quant_dequant",
            "prepare", "quantize", "quantize_dynamic", "prepare_qat", "quantize_qat", "convert",
-           "swap_module"]
+           "swap_module", "default_eval_fn"]
 
 
 def get_default_custom_config_dict():
@@ -385,3 +385,10 @@ def _get_observer_dict(mod, target_dict, prefix=""):
             mod.activation_post_process
     for name, child in mod.named_children():
         _get_observer_dict(child, target_dict, child_prefix(prefix, name))
+
+
+def default_eval_fn(model, calib_data):
+    """A calibration ``run_fn``: ``model(data)`` for each ``(data, target)`` in
+    ``calib_data``."""
+    for data, _target in calib_data:
+        model(data)

@@ -65,3 +65,16 @@ def calculate_qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, redu
     """The (quant_min, quant_max) an observer of ``dtype`` uses."""
     from ember.ao.quantization.observer import _qmin_qmax
     return _qmin_qmax(quant_min, quant_max, has_customized_qrange, dtype, reduce_range)
+
+
+def _observer_or_fake_quant_type():
+    from typing import Union
+    from ember.ao.quantization.observer import ObserverBase
+    from ember.ao.quantization.fake_quantize import FakeQuantizeBase
+    return Union[ObserverBase, FakeQuantizeBase]
+
+
+def __getattr__(name):
+    if name == "ObserverOrFakeQuantize":
+        return _observer_or_fake_quant_type()
+    raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
