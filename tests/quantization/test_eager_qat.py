@@ -134,3 +134,26 @@ def test_qat_module_from_float_and_to_float():
     back = eq.to_float()
     assert type(back) is ember.nn.Linear and back.weight is not eq.weight
     np.testing.assert_array_equal(back.weight.detach().numpy(), eq.weight.detach().numpy())
+
+
+def test_qat_conv_bn_without_relu_converts_to_conv():
+    """QAT ConvBn2d (no relu) becomes a quantized Conv2d with the batch norm folded in."""
+    t, e = _pair()
+    t.qconfig, e.qconfig = TQ.get_default_qat_qconfig("x86"), EQ.get_default_qat_qconfig("x86")
+    tp = TQ.prepare_qat(TQ.fuse_modules_qat(t, [["conv", "bn"]]))
+    ep = EQ.prepare_qat(EQ.fuse_modules_qat(e, [["conv", "bn"]]))
+    assert repr(ep).replace("ember.", "torch.") == repr(tp)
+    x = np.random.default_rng(3).standard_normal((5, 3, 6, 6)).astype(np.float32)
+    tp(torch.from_numpy(x))
+    _load(ep, tp)
+    tp.eval()
+    ep.eval()
+    tq, eq = TQ.convert(tp), EQ.convert(ep)
+    assert repr(eq) == repr(tq)
+    np.testing.assert_array_equal(eq.conv.weight().int_repr().numpy(),
+                                  tq.conv.weight().int_repr().numpy())
+    np.testing.assert_array_equal(eq.conv.bias().detach().numpy(),
+                                  tq.conv.bias().detach().numpy())
+    tq.dequant, eq.dequant = torch.nn.Identity(), ember.nn.Identity()
+    to, eo = tq(torch.from_numpy(x)), eq(ember.from_numpy(x))
+    np.testing.assert_array_equal(eo.int_repr().numpy(), to.int_repr().numpy())
