@@ -7,6 +7,7 @@ quantized_pooling.py / quantized_norm.py."""
 from __future__ import annotations
 
 import math
+import warnings
 
 import numpy as np
 
@@ -294,10 +295,12 @@ def _relu6(qx, inplace):
 
 
 def _leaky_relu(qx, negative_slope, inplace, output_scale, output_zero_point):
+    """A new tensor even with ``inplace`` (torch warns that it does not support it)."""
     _check("leaky_relu", qx)
-    result = apply_pointwise(qx, leaky_relu_fn(float(negative_slope)), output_scale,
-                             output_zero_point)
-    return _inplace_or_new(qx, result, inplace)
+    if inplace:
+        warnings.warn("inplace=True is not supported for quantized::leaky_relu yet")
+    return apply_pointwise(qx, leaky_relu_fn(float(negative_slope)), output_scale,
+                           output_zero_point)
 
 
 def _unary(fname, fn):

@@ -139,6 +139,17 @@ def test_relu6_inplace():
     assert_same_q(e, TQ.relu6(t, True))
 
 
+def test_leaky_relu_inplace_ignored():
+    rng = np.random.default_rng(7)
+    t, e = random_q(rng, (70,))
+    before = e.int_repr().numpy().copy()
+    with pytest.warns(UserWarning, match="inplace=True is not supported"):
+        r = EQ.leaky_relu(e, 0.1, True, 0.2, 3)
+    assert r is not e
+    np.testing.assert_array_equal(e.int_repr().numpy(), before)
+    assert_same_q(r, TQ.leaky_relu(t, 0.1, True, 0.2, 3))
+
+
 def test_dropout_is_identity_in_eval():
     rng = np.random.default_rng(6)
     t, e = random_q(rng, (50,))
