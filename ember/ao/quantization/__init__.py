@@ -1,5 +1,6 @@
 """torch.ao.quantization: observers, fake quantization, qconfigs, eager-mode
-prepare/convert. FX graph mode (``quantize_fx``) loads on first use."""
+prepare/convert. FX graph mode is ``ember.ao.quantization.quantize_fx`` (imported by name,
+as in torch)."""
 from ember.ao.quantization.observer import *  # noqa: F401,F403
 from ember.ao.quantization.observer import _PartialWrapper, _with_args  # noqa: F401
 from ember.ao.quantization.fake_quantize import *  # noqa: F401,F403
