@@ -21,9 +21,25 @@ class QuantizationTracer(Tracer):
         self._scope = ("", None)
 
     def is_leaf_module(self, m, module_qualified_name):
+        """Standard modules, ``ember.ao.nn`` modules (quantized, fused, QAT), observers and
+        fake quantizers, and the skipped names/classes stay leaves."""
+        module = type(m).__module__ or ""
+        if module.startswith(("ember.ao.nn", "ember.ao.quantization", "ember.ao.ns")):
+            return True
         return super().is_leaf_module(m, module_qualified_name) or \
             module_qualified_name in self.skipped_module_names or \
             type(m) in self.skipped_module_classes
+
+    def create_arg(self, a):
+        """Module attributes that are not tensors (packed weights) become get_attr nodes,
+        as torch's script objects do."""
+        try:
+            return super().create_arg(a)
+        except NotImplementedError:
+            for name, value in vars(self.root).items():
+                if value is a and not name.startswith("_modules"):
+                    return self.create_node("get_attr", name, (), {})
+            raise
 
     def call_module(self, m, forward, args, kwargs):
         saved = self._scope
