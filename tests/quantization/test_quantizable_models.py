@@ -130,3 +130,31 @@ def test_eager_ptq_of_quantize_false_model(TQ, name, kw):
     # the observers saw float activations equal to torch's up to rounding: the int8
     # outputs agree to a few quanta of the output scale
     np.testing.assert_allclose(got, want, atol=4 * out_scale)
+
+
+@pytest.mark.parametrize("name,kw,engine", [("resnet18", {}, "fbgemm"),
+                                            ("mobilenet_v2", {"width_mult": 0.25}, "qnnpack")])
+def test_quantize_true_follows_torchvision(TQ, name, kw, engine, monkeypatch):
+    """quantize=True: torchvision's qconfig for the engine, one random batch observed (the
+    same batch in both libraries here), converted."""
+    x = np.random.default_rng(3).random((1, 3, 32, 32), dtype=np.float32)
+    monkeypatch.setattr(torch, "rand", lambda *a, **k: torch.from_numpy(x.copy()))
+    monkeypatch.setattr(ember, "rand", lambda *a, **k: ember.from_numpy(x.copy()))
+    torch.manual_seed(0)
+    t = getattr(TQ, name)(num_classes=10, **kw)
+    sd = {k: ember.from_numpy(v.detach().numpy().copy()) for k, v in t.state_dict().items()}
+    t = getattr(TQ, name)(num_classes=10, quantize=False, **kw)
+    t.load_state_dict({k: torch.from_numpy(v.numpy().copy()) for k, v in sd.items()})
+    e = getattr(EQ, name)(num_classes=10, **kw)
+    e.load_state_dict(sd)
+    from torchvision.models.quantization.utils import quantize_model as tv_quantize
+    tv_quantize(t, engine)
+    EQ.utils.quantize_model(e, engine)
+    assert ember.backends.quantized.engine == torch.backends.quantized.engine == engine
+    assert _mask_qparams(str(e)) == _mask_qparams(str(t))
+    assert e.quant.scale.item() == t.quant.scale.item()
+    last = (lambda m: m.fc if hasattr(m, "fc") else m.classifier[1])
+    assert str(last(e).weight().qscheme()) == str(last(t).weight().qscheme())
+    # the builder itself goes the same way
+    built = getattr(EQ, name)(num_classes=10, quantize=True, **kw)
+    assert _mask_qparams(str(built)) == _mask_qparams(str(t))

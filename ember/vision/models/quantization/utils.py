@@ -27,15 +27,22 @@ def _fuse_modules(model, modules_to_fuse, is_qat=None, **kwargs):
 
 
 def quantize_model(model, backend):
-    """Quantize ``model`` in place for ``backend`` ('fbgemm', 'x86', 'qnnpack'): fuse, attach
-    the backend's default qconfig, observe one random (1, 3, 299, 299) batch, convert."""
+    """Quantize ``model`` in place for ``backend``: fuse, attach the qconfig of torchvision's
+    quantized checkpoints (min/max activation observer, per-channel weights for 'fbgemm',
+    per-tensor for 'qnnpack'; none for other engines, as torchvision), observe one random
+    (1, 3, 299, 299) batch, convert."""
     from ember.ao import quantization as tq
     if backend not in ember.backends.quantized.supported_engines:
         raise RuntimeError("Quantized backend not supported ")
     ember.backends.quantized.engine = backend
     model.eval()
+    if backend == "fbgemm":
+        model.qconfig = tq.QConfig(activation=tq.default_observer,
+                                   weight=tq.default_per_channel_weight_observer)
+    elif backend == "qnnpack":
+        model.qconfig = tq.QConfig(activation=tq.default_observer,
+                                   weight=tq.default_weight_observer)
     model.fuse_model()
-    model.qconfig = tq.get_default_qconfig(backend)
     tq.prepare(model, inplace=True)
     model(ember.rand(1, 3, 299, 299))
     tq.convert(model, inplace=True)
