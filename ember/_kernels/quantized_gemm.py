@@ -54,6 +54,49 @@ def int_conv_transpose(x, w, stride, padding, output_padding, dilation, groups):
     return np.rint(out).astype(np.int64)
 
 
+def fbgemm_depthwise(C_in, groups, w_shape, stride, padding, dilation):
+    """Whether fbgemm runs this convolution with its depthwise kernel (found by probing):
+    one input channel a group, groups a multiple of 8, one or two outputs each, stride 1 or
+    2, no dilation, and a 3x3 or 5x5 kernel (3x3x3 or 5x5x5) padded by half its size."""
+    k = tuple(w_shape[2:])
+    square = k in ((3, 3), (5, 5), (3, 3, 3), (5, 5, 5))
+    return square and groups == C_in and groups % 8 == 0 and w_shape[1] == 1 and \
+        w_shape[0] in (groups, 2 * groups) and all(s in (1, 2) for s in stride) and \
+        all(d == 1 for d in dilation) and all(p == (v - 1) // 2 for p, v in zip(padding, k))
+
+
+def int_conv_depthwise_saturating(xi, x_zp, wi, w_zp, stride, padding):
+    """fbgemm's depthwise accumulator: raw uint8 inputs (padded with ``x_zp``) times raw
+    int8 weights, the kernel taps (row-major) summed in consecutive pairs that saturate to
+    int16 (vpmaddubsw), the pairs summed exactly, then the zero points' terms subtracted.
+    Equal to the exact sum unless two products together leave the int16 range (inputs
+    under 128, as ``reduce_range`` observers give, never do)."""
+    n = wi.ndim - 2
+    xi = np.asarray(xi, np.int64)
+    wi = np.asarray(wi, np.int64)
+    O, k = wi.shape[0], wi.shape[2:]
+    mult = O // xi.shape[1]
+    xp = np.pad(xi, [(0, 0), (0, 0)] + [(p, p) for p in padding], constant_values=x_zp)
+    xp = np.repeat(xp, mult, axis=1) if mult > 1 else xp
+    out = [(xp.shape[2 + i] - k[i]) // stride[i] + 1 for i in range(n)]
+    taps, xs = [], []
+    for pos in np.ndindex(*k):
+        sl = tuple(slice(pos[i], pos[i] + stride[i] * (out[i] - 1) + 1, stride[i])
+                   for i in range(n))
+        win = xp[(slice(None), slice(None)) + sl]
+        w = wi[(slice(None), 0) + pos].reshape((1, O) + (1,) * n)
+        taps.append(win * w)
+        xs.append(win)
+    acc = np.zeros(taps[0].shape, np.int64)
+    for i in range(0, len(taps), 2):
+        pair = taps[i] + taps[i + 1] if i + 1 < len(taps) else taps[i]
+        acc += np.clip(pair, -32768, 32767)
+    wz = np.reshape(w_zp, (1, -1) + (1,) * n) if np.ndim(w_zp) else w_zp
+    wsum = wi.reshape(O, -1).sum(1).reshape((1, O) + (1,) * n)
+    K = int(np.prod(k))
+    return acc - wz * sum(xs) - x_zp * wsum + K * x_zp * wz
+
+
 def act_times_w(x_scale, w_scale):
     """float32(x_scale) * float32(w_scale) (per channel: an array)."""
     return (_F32(x_scale) * np.asarray(w_scale, _F32)).astype(_F32)

@@ -139,8 +139,14 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
         if C != Cw:
             raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
                                f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
-        acc = G.int_conv(xshift, wshift, packed._stride, packed._padding, packed._dilation,
-                         packed._groups)
+        if not packed._onednn and G.fbgemm_depthwise(C, packed._groups, w.shape,
+                                                     packed._stride, packed._padding,
+                                                     packed._dilation):
+            acc = G.int_conv_depthwise_saturating(xi, xp.zero_point, int_array(w), wz,
+                                                  packed._stride, packed._padding)
+        else:
+            acc = G.int_conv(xshift, wshift, packed._stride, packed._padding,
+                             packed._dilation, packed._groups)
     b = None if bias is None else np.asarray(bias._data, np.float32)
     rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
     ints = rule(acc, xp.scale, ws, b, output_scale, output_zero_point, relu)

@@ -164,12 +164,11 @@ def test_conv_ties_follow_the_engines_route(route):
     """Power-of-two scales make half-way values exact: torch's x86 engine sends symmetric
     weights (<= 100 groups) to oneDNN, which adds the output zero point before rounding, and
     the others to fbgemm, which adds it after; an odd zero point tells the two apart.
-    Inputs stay below 128, as with the x86 qconfigs' ``reduce_range``: fbgemm's depthwise
-    kernels add pairs of uint8 x int8 products in saturating int16 (exact sums otherwise)."""
+    Inputs span 0..255: fbgemm's depthwise kernel (128 groups here) adds pairs of products
+    in saturating int16, which shows."""
     rng = np.random.default_rng(40)
     groups, cin, cout = (128, 128, 128) if route == "fbgemm_groups" else (1, 5, 6)
-    x = _rand(rng, 1, cin, 6, 6).clamp(-1.8, 2.0)
-    qx = torch.quantize_per_tensor(x, 1 / 32, 60, torch.quint8)
+    qx = torch.quantize_per_tensor(_rand(rng, 1, cin, 6, 6) * 2, 1 / 32, 100, torch.quint8)
     zp = 1 if route == "fbgemm_asymmetric" else 0
     qw = torch.quantize_per_tensor(_rand(rng, cout, cin // groups, 3, 3), 1 / 64, zp,
                                    torch.qint8)
