@@ -1,7 +1,7 @@
 """torch.ao.nn.quantized.modules: each file's modules, imported here; ``Quantize`` and
 ``DeQuantize`` (what ``convert`` makes of the stubs) defined here, as torch does."""
-import ember
-from ember import nn
+import ember as _ember
+from ember import nn as _nn
 
 from ember.ao.nn.quantized.modules.activation import *  # noqa: F401,F403
 from ember.ao.nn.quantized.modules.batchnorm import *  # noqa: F401,F403
@@ -15,17 +15,17 @@ from ember.ao.nn.quantized.modules.embedding_ops import (  # noqa: F401
     Embedding, EmbeddingBag, EmbeddingPackedParams)
 
 
-class Quantize(nn.Module):
+class Quantize(_nn.Module):
     """Quantizes a float tensor per tensor with fixed ``scale``/``zero_point`` to ``dtype``."""
 
     def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
         super().__init__()
-        self.register_buffer("scale", ember.tensor([scale]))
-        self.register_buffer("zero_point", ember.tensor([zero_point], dtype=ember.long))
+        self.register_buffer("scale", _ember.tensor([scale]))
+        self.register_buffer("zero_point", _ember.tensor([zero_point], dtype=_ember.long))
         self.dtype = dtype
 
     def forward(self, X):
-        return ember.quantize_per_tensor(X, float(self.scale), int(self.zero_point), self.dtype)
+        return _ember.quantize_per_tensor(X, float(self.scale), int(self.zero_point), self.dtype)
 
     @staticmethod
     def from_float(mod, use_precomputed_fake_quant=False):
@@ -40,7 +40,7 @@ class Quantize(nn.Module):
         return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"
 
 
-class DeQuantize(nn.Module):
+class DeQuantize(_nn.Module):
     """Dequantizes a quantized tensor to float32."""
 
     def forward(self, Xq):
