@@ -149,3 +149,19 @@ def test_conv_construct():
     with pytest.raises(ValueError, match="'padding_mode' circular is not supported by "
                                          "quantized convolution"):
         enq.Conv2d(2, 2, 3, padding_mode="circular")
+
+
+def test_linear_from_reference():
+    import torch.ao.nn.quantized.reference as tref
+    import ember.ao.nn.quantized.reference as eref
+    tf, ef = torch.nn.Linear(5, 4), ember.nn.Linear(5, 4)
+    _copy_params(tf, ef)
+    scales = torch.rand(4, dtype=torch.double) * 0.02 + 0.01
+    qparams = dict(qscheme=torch.per_channel_affine, dtype=torch.qint8, scale=scales,
+                   zero_point=torch.zeros(4, dtype=torch.long), axis=0)
+    eparams = dict(qscheme=ember.per_channel_affine, dtype=ember.qint8,
+                   scale=to_ember(scales), zero_point=ember.zeros(4, dtype=ember.long), axis=0)
+    tq = tnq.Linear.from_reference(tref.Linear.from_float(tf, qparams), 0.1, 5)
+    eq = enq.Linear.from_reference(eref.Linear.from_float(ef, eparams), 0.1, 5)
+    x = torch.quantize_per_tensor(torch.randn(3, 5), 0.05, 60, torch.quint8)
+    _same_quantized(tq, eq, x)
