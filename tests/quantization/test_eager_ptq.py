@@ -316,3 +316,21 @@ def test_observer_state_dict_round_trip():
         if isinstance(a, EQ.ObserverBase):
             np.testing.assert_array_equal(b.calculate_qparams()[0].numpy(),
                                           a.calculate_qparams()[0].numpy())
+
+
+def test_reference_convert_and_add_quant_dequant():
+    t, e = _pair()
+    t.qconfig, e.qconfig = TQ.default_qconfig, EQ.default_qconfig
+    tp, ep = TQ.prepare(t), EQ.prepare(e)
+    x = np.random.default_rng(0).standard_normal((2, 3, 6, 6)).astype(np.float32)
+    tp(torch.from_numpy(x))
+    ep(ember.from_numpy(x))
+    ep.load_state_dict({k: ember.from_numpy(v.clone().numpy()) for k, v in tp.state_dict().items()})
+    assert repr(EQ.convert(ep, is_reference=True)) == repr(TQ.convert(tp, is_reference=True))
+    models = []
+    for lib, Q in ((torch, TQ), (ember, EQ)):
+        m = lib.nn.Sequential(lib.nn.Linear(2, 2),
+                              lib.nn.Sequential(lib.nn.ReLU(), lib.nn.Linear(2, 2)))
+        m[0].qconfig = m[1][1].qconfig = Q.default_qconfig
+        models.append(repr(Q.add_quant_dequant(m)))
+    assert models[1] == models[0]
