@@ -187,3 +187,29 @@ def test_histogram_bins_equal_torch():
             t(torch.from_numpy(x))
             e(ember.from_numpy(x))
         np.testing.assert_array_equal(e.histogram.numpy(), t.histogram.numpy())
+
+
+def test_affine_quantization_descriptions():
+    shapes = [(4, 8), (2, 4, 8)]
+    for shape in shapes:
+        for name, args in [("PerTensor", ()), ("PerAxis", (1,)), ("PerRow", ()),
+                           ("PerToken", ())]:
+            assert EO.get_block_size(shape, getattr(EO, name)(*args)) == \
+                TO.get_block_size(shape, getattr(TO, name)(*args))
+    assert EO.get_block_size((4, 8), EO.PerGroup(4)) == TO.get_block_size((4, 8), TO.PerGroup(4))
+    with pytest.raises(ValueError, match="Unsupported Granularity"):
+        EO.get_block_size((4, 8), EO.PerBlock((2, 2)))
+    assert repr(EO.PerBlock((2, 2))) == repr(TO.PerBlock((2, 2)))
+    assert [m.name for m in EO.MappingType] == [m.name for m in TO.MappingType]
+    assert [m.name for m in EO.ZeroPointDomain] == [m.name for m in TO.ZeroPointDomain]
+
+    class Obs(EO.AffineQuantizedObserverBase):
+        def forward(self, x):
+            return x
+
+        def calculate_qparams(self):
+            return None
+    o = Obs(EO.MappingType.ASYMMETRIC, ember.uint8, EO.PerTensor())
+    assert o.preserve_zero and o.zero_point_domain is EO.ZeroPointDomain.INT
+    with pytest.raises(AssertionError, match="granularity is None"):
+        Obs(EO.MappingType.ASYMMETRIC, ember.uint8, None)

@@ -28,7 +28,10 @@ __all__ = ["ObserverBase", "UniformQuantizationObserverBase", "MinMaxObserver",
            "per_channel_weight_observer_range_neg_127_to_127",
            "default_fixed_qparams_range_neg1to1_observer",
            "default_fixed_qparams_range_0to1_observer",
-           "default_symmetric_fixed_qparams_observer", "default_affine_fixed_qparams_observer"]
+           "default_symmetric_fixed_qparams_observer", "default_affine_fixed_qparams_observer",
+           "AffineQuantizedObserverBase", "Granularity", "MappingType", "PerAxis", "PerBlock",
+           "PerGroup", "PerRow", "PerTensor", "PerToken", "TorchAODType", "ZeroPointDomain",
+           "get_block_size"]
 
 _EPS = float(ember.finfo(ember.float32).eps)
 _PER_TENSOR = (ember.per_tensor_affine, ember.per_tensor_symmetric)
@@ -557,6 +560,9 @@ default_affine_fixed_qparams_observer = default_fixed_qparams_range_0to1_observe
 default_reuse_input_observer = ReuseInputObserver
 
 
-# defined beside (a file of its own), exported from here as torch does
+# defined beside (files of their own), exported from here as torch does
 from ember.ao.quantization._histogram import (HistogramObserver,  # noqa: E402
                                               default_histogram_observer)
+from ember.ao.quantization._affine import (  # noqa: E402,F401
+    AffineQuantizedObserverBase, Granularity, MappingType, PerAxis, PerBlock, PerGroup, PerRow,
+    PerTensor, PerToken, TorchAODType, ZeroPointDomain, get_block_size)
