@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._kernels.quantized import dequantize, dequantize_vec, quantize, quantize_vec
+from ember._kernels.quantized import dequantize, dequantize_vec, quantize_vec, inverse_scale
 
 _F32 = np.float32
 
@@ -70,20 +70,25 @@ def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage,
     shape = views[0].shape
     flats = [np.ascontiguousarray(v).reshape(-1) for v in views]
     n = flats[0].size
-    body = n - n % VECTOR_WIDTH
+    width = VECTOR_WIDTH // np.dtype(storage).itemsize      # 64 8-bit or 16 32-bit lanes
+    body = n - n % width
     out = np.empty(n, storage)
     if body:
         xs = [dequantize_vec(f[:body], s, z) for f, (_, s, z) in zip(flats, inputs)]
         y = np.asarray(fn(*xs), _F32)
-        if inverse_in_double:
+        if np.dtype(storage).itemsize == 4:     # qint32 vectors add the zero point in float32
+            v = np.rint(y * inverse_scale(out_scale) + _F32(out_zero_point)).astype(np.int64)
+            out[:body] = np.clip(v, qmin, qmax).astype(storage)
+        elif inverse_in_double:
             v = np.rint(y * _F32(1.0 / float(out_scale))).astype(np.int64) + int(out_zero_point)
             out[:body] = np.clip(v, qmin, qmax).astype(storage)
         else:
             out[:body] = quantize_vec(y, out_scale, out_zero_point, qmin, qmax, storage)
     if body < n:
         xs = [dequantize(f[body:], s, z) for f, (_, s, z) in zip(flats, inputs)]
-        out[body:] = quantize(np.asarray(fn(*xs), _F32), out_scale, out_zero_point, qmin, qmax,
-                              storage, fused=False)
+        y = np.asarray(fn(*xs), _F32) * inverse_scale(out_scale) + _F32(out_zero_point)
+        # saturated as int64: float32 bounds of qint32 would round past its range
+        out[body:] = np.clip(np.rint(y).astype(np.int64), qmin, qmax).astype(storage)
     return out.reshape(shape).transpose(np.argsort(order))
 
 

@@ -210,7 +210,7 @@ def _matmul(qa, qb, scale, zero_point):
     b = K.dequantize(int_array(qb), qparams(qb).scale, qparams(qb).zero_point)
     y = np.matmul(a.astype(np.float64), b.astype(np.float64)).astype(_F32)
     lo, hi = _dtype.QRANGE[qa.dtype]
-    ints = K.quantize(y, scale, zero_point, lo, hi, _dtype.QSTORAGE[qa.dtype])
+    ints = K.requantize(y, scale, zero_point, lo, hi, _dtype.QSTORAGE[qa.dtype])
     return per_tensor_result(ints, qa.dtype, scale, zero_point)
 
 
@@ -242,7 +242,7 @@ def _cat(fname, qx, dim, scale, zero_point, relu):
         x = K.dequantize(int_array(t), qp.scale, qp.zero_point)
         if relu:
             x = np.maximum(x, _F32(0))
-        parts.append(K.quantize(x, scale, zero_point, lo, hi, storage))
+        parts.append(K.requantize(x, scale, zero_point, lo, hi, storage))
     ints = np.concatenate(parts, axis=dim % qx[0].dim())
     return per_tensor_result(ints, qx[0].dtype, scale, zero_point)
 
@@ -263,9 +263,10 @@ def leaky_relu_fn(slope):
 
 
 def elu_fn(alpha, scale=1.0, input_scale=1.0):
-    """torch's elu: ``x * scale`` for x > 0, else ``(exp(x * input_scale) - 1) * alpha*scale``."""
+    """torch's elu: ``x * scale`` for x > 0, else ``(exp(x * input_scale) - 1) * alpha*scale``
+    (exp, then minus one, in float32: not expm1)."""
     neg, pos, inp = _F32(alpha * scale), _F32(scale), _F32(input_scale)
-    return lambda x: np.where(x > 0, x * pos, np.expm1(x * inp) * neg).astype(_F32)
+    return lambda x: np.where(x > 0, x * pos, (np.exp(x * inp) - _F32(1)) * neg).astype(_F32)
 
 
 def sigmoid_fn(x):

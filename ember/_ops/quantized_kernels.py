@@ -108,9 +108,10 @@ _QNAMES = {"quint8": "QUInt8", "qint8": "QInt8", "qint32": "QInt32", "quint4x2":
 # parameters (scale 1/256 resp. 2/256, the zero point at the range's start resp. middle)
 
 _FIXED = {
-    "sigmoid": {"quint8": (1 / 256, 0), "qint8": (1 / 256, -128)},
-    "hardsigmoid": {"quint8": (1 / 256, 0), "qint8": (1 / 256, -128)},
-    "tanh": {"quint8": (2 / 256, 128), "qint8": (2 / 256, 0)},
+    "sigmoid": {"quint8": (1 / 256, 0), "qint8": (1 / 256, -128), "qint32": (2.0 ** -32, 0)},
+    "hardsigmoid": {"quint8": (1 / 256, 0), "qint8": (1 / 256, -128),
+                    "qint32": (2.0 ** -32, 0)},
+    "tanh": {"quint8": (2 / 256, 128), "qint8": (2 / 256, 0), "qint32": (2.0 ** -31, 0)},
 }
 
 
@@ -311,8 +312,8 @@ def _quantize_into(x, values):
     qp = _per_tensor_qp("", x)
     lo, hi = _dtype.QRANGE[x.dtype]
     values = np.asarray(values, _F32)
-    return K.quantize(values.reshape(-1), qp.scale, qp.zero_point, lo, hi,
-                      _dtype.QSTORAGE[x.dtype]).reshape(values.shape)
+    return K.requantize(values.reshape(-1), qp.scale, qp.zero_point, lo, hi,
+                        _dtype.QSTORAGE[x.dtype]).reshape(values.shape)
 
 
 @quantized_kernel("fill_.Tensor", "fill_.Scalar")

@@ -8,7 +8,8 @@ import ember
 
 from tests.quantization.conftest import to_ember
 
-QTYPES = {"quint8": (torch.quint8, 0, 255, np.uint8), "qint8": (torch.qint8, -128, 127, np.int8)}
+QTYPES = {"quint8": (torch.quint8, 0, 255, np.uint8), "qint8": (torch.qint8, -128, 127, np.int8),
+          "qint32": (torch.qint32, -2 ** 31, 2 ** 31 - 1, np.int32)}
 SIZES = (7, 1000, 4099)          # scalar tail only, vector body + tail, long body
 
 
@@ -20,6 +21,8 @@ def random_q(rng, shape, qtype="quint8", scale=None, zero_point=None):
     if zero_point is None:
         zero_point = int(rng.integers(lo, hi + 1)) if qtype == "quint8" else \
             int(rng.integers(-20, 21))
+    if qtype == "qint32":         # values of a moderate range (as a bias or accumulator)
+        lo, hi = -3000, 3000
     ints = rng.integers(lo, hi + 1, size=shape).astype(st)
     t = torch._make_per_tensor_quantized_tensor(torch.from_numpy(ints), scale, zero_point)
     return t, to_ember(t)

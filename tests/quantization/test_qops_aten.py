@@ -208,3 +208,51 @@ def test_rearrangements(qtype):
         assert_same_q(EF.channel_shuffle(e, 2), TF.channel_shuffle(t, 2))
     assert_same_q(EF.pad(e, (1, 2, 2, 1), mode="reflect"), TF.pad(t, (1, 2, 2, 1), mode="reflect"))
     assert_same_q(EF.dropout(e, 0.3, training=False), TF.dropout(t, 0.3, training=False))
+
+
+QINT32_EXACT = {
+    "hardsigmoid": lambda T, F, Q, x: F.hardsigmoid(x),
+    "hardtanh": lambda T, F, Q, x: F.hardtanh(x, -5, 7),
+    "leaky_relu": lambda T, F, Q, x: F.leaky_relu(x, 0.1),
+    "gelu": lambda T, F, Q, x: F.gelu(x),
+    "clamp": lambda T, F, Q, x: T.clamp(x, -5, 7),
+    "max_pool2d": lambda T, F, Q, x: F.max_pool2d(x.reshape(1, -1, 10, 10), 2),
+    "avg_pool2d": lambda T, F, Q, x: F.avg_pool2d(x.reshape(1, -1, 10, 10), 2),
+    "adaptive_avg_pool2d": lambda T, F, Q, x: F.adaptive_avg_pool2d(x.reshape(1, -1, 10, 10), 3),
+    "mean": lambda T, F, Q, x: x.reshape(1, -1, 10, 10).mean((2, 3)),
+    "bilinear": lambda T, F, Q, x: F.interpolate(x.reshape(1, -1, 10, 10), scale_factor=1.5,
+                                                 mode="bilinear"),
+    "add": lambda T, F, Q, x: Q.add(x, x, 0.3, 5),
+    "mul": lambda T, F, Q, x: Q.mul(x, x, 30.0, 5),
+    "q_sigmoid": lambda T, F, Q, x: Q.sigmoid(x, 0.001, 0),
+    "cat": lambda T, F, Q, x: Q.cat([x, x], 0, 0.3, 2),
+    "layer_norm": lambda T, F, Q, x: Q.layer_norm(x.reshape(-1, 100), [100], None, None, 1e-5,
+                                                  0.01, 0),
+    "add_scalar": lambda T, F, Q, x: Q.add_scalar(x, 3.3),
+    "mul_scalar": lambda T, F, Q, x: Q.mul_scalar(x, -2.5),
+    "relu6": lambda T, F, Q, x: Q.relu6(x),
+    "hardswish": lambda T, F, Q, x: Q.hardswish(x, 0.2, 4),
+    "elu": lambda T, F, Q, x: Q.elu(x, 0.2, 4),
+}
+
+
+@pytest.mark.parametrize("name", sorted(QINT32_EXACT))
+def test_qint32(name):
+    """qint32 tensors: 16 lanes a vector; saturation at the int32 range."""
+    f = QINT32_EXACT[name]
+    rng = np.random.default_rng(9)
+    for n in (700, 1000):
+        t, e = random_q(rng, (n,), "qint32", scale=0.01)
+        assert_same_q(f(ember, EF, ember.ops.quantized, e), f(torch, TF, torch.ops.quantized, t))
+
+
+@pytest.mark.parametrize("name", ["sigmoid", "tanh"])
+def test_qint32_fixed_range_within_float32(name):
+    """qint32 sigmoid/tanh resolve 2**-32: they show the last-bit differences of torch's
+    float32 exp (SLEEF) and NumPy's, so they agree to float32 precision, not bit for bit."""
+    rng = np.random.default_rng(10)
+    t, e = random_q(rng, (1000,), "qint32", scale=0.01)
+    r, w = getattr(ember, name)(e), getattr(torch, name)(t)
+    assert r.q_scale() == w.q_scale() and r.q_zero_point() == w.q_zero_point()
+    np.testing.assert_allclose(r.int_repr().numpy().astype(np.float64),
+                               w.int_repr().numpy().astype(np.float64), rtol=1e-6, atol=2)
