@@ -2,18 +2,20 @@
 torch's x86 engine (found by running torch on random inputs with half-way ties; the tests in
 tests/quantization/test_qops_*.py hold the evidence).
 
-The elementwise kernels (sigmoid, leaky_relu, hardtanh, elu, quantized::sigmoid...) run a
-vectorized body over whole vectors of ``VECTOR_WIDTH`` 8-bit elements and a scalar tail over
-the rest, which round differently:
+The elementwise kernels (sigmoid, leaky_relu, hardtanh, elu, quantized::add/mul/sigmoid...)
+run in memory order, a vectorized body over whole vectors (64 8-bit or 16 32-bit lanes with
+AVX-512) and a scalar tail over the rest, which round differently:
 
 - body: dequantize with ``fma(q, scale, -zero_point * scale)``, apply the function in float32,
   quantize with ``nearbyint(y * float32(1/scale))`` and the zero point added as an integer
-  (``quantized.dequantize_vec`` / ``quantize_vec``);
+  (``quantized.dequantize_vec`` / ``quantize_vec``); qint32 adds the zero point in float32
+  before rounding; quantized::hardswish takes ``1/scale`` in float64;
 - tail: dequantize as ``float32(q - zero_point) * scale``, apply the function, quantize with
   ``nearbyint(y * float32(1/scale) + float32(zero_point))`` (two roundings).
 
 Pooling and means over the trailing dimensions average the integers themselves:
-``nearbyint(sum / count)`` (half to even), the zero point never subtracted.
+``nearbyint(sum / count)`` (half to even), the zero point never subtracted; channels-last
+2-d and all 3-d pooling run over channel vectors with their own rules (see the functions).
 """
 from __future__ import annotations
 
