@@ -256,3 +256,17 @@ def test_qint32_fixed_range_within_float32(name):
     assert r.q_scale() == w.q_scale() and r.q_zero_point() == w.q_zero_point()
     np.testing.assert_allclose(r.int_repr().numpy().astype(np.float64),
                                w.int_repr().numpy().astype(np.float64), rtol=1e-6, atol=2)
+
+
+@pytest.mark.parametrize("module", [
+    "Hardsigmoid()", "ReLU6()", "LeakyReLU(0.2)", "MaxPool2d(2)", "AvgPool2d(3, 2, 1)",
+    "AdaptiveAvgPool2d(1)", "Upsample(scale_factor=2)", "Upsample(size=(9, 9), mode='bilinear')",
+    "Dropout()", "Hardtanh(-0.5, 0.5)", "Flatten()", "Sigmoid()", "Tanh()", "GELU()",
+    "Threshold(0.1, 0.3)", "PixelShuffle(2)", "ChannelShuffle(2)"])
+def test_float_modules_on_quantized_tensors(module):
+    """torch.nn modules a quantized model keeps (activations, pools, resampling)."""
+    rng = np.random.default_rng(11)
+    t, e = random_q(rng, (2, 8, 7, 7))
+    tm = eval("torch.nn." + module).eval()
+    em = eval("ember.nn." + module).eval()
+    assert_same_q(em(e), tm(t))
