@@ -51,10 +51,15 @@ def pointwise(ints, scale, zero_point, fn, out_scale, out_zero_point, qmin, qmax
 
 
 def memory_order(a):
-    """The permutation of ``a``'s axes that lists its elements in memory order (strides
-    descending, ties in axis order): what the engine iterates over, e.g. (0, 2, 3, 1) for a
-    channels-last (N, C, H, W) tensor."""
-    return tuple(sorted(range(a.ndim), key=lambda i: -abs(a.strides[i])))
+    """The permutation of ``a``'s axes in which the engine walks it: (0, 2, 3, 1) for a
+    channels-last (N, C, H, W) array, (0, 2, 3, 4, 1) for a channels-last 3-d one (torch
+    keeps those layouts), else the logical order (other layouts get contiguous outputs, and
+    the walk follows the output)."""
+    if a.ndim in (4, 5) and not a.flags.c_contiguous:
+        perm = (0,) + tuple(range(2, a.ndim)) + (1,)
+        if a.transpose(perm).flags.c_contiguous:
+            return perm
+    return tuple(range(a.ndim))
 
 
 def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage,

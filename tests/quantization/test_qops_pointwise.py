@@ -198,3 +198,16 @@ def test_matmul(qtype):
         assert_same_q(EQ.matmul(ea, eb, s, 3), TQ.matmul(ta, tb, s, 3))
     with pytest.raises(RuntimeError, match="MatMul operands should have same data type"):
         EQ.matmul(ea, ember.randn(8, 4), 0.1, 0)
+
+
+@pytest.mark.parametrize("qtype", QT)
+def test_strided_input_walks_logical_order(qtype):
+    """A transposed (neither contiguous nor channels-last) input gives a contiguous output,
+    walked in logical order."""
+    rng = np.random.default_rng(51)
+    for _ in range(6):
+        t, e = random_q(rng, (37, 29), qtype)
+        s, z = tie_qparams(rng, t.q_scale(), qtype)
+        r = EQ.leaky_relu(e.t(), 0.1, False, s, z)
+        assert_same_q(r, TQ.leaky_relu(t.t(), 0.1, False, s, z))
+        assert r.is_contiguous()
