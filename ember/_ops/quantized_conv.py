@@ -28,11 +28,13 @@ class ConvPackedParamsBase:
     (a 1-d convolution is stored as a 2-d one)."""
 
     def __init__(self, weight, bias, stride, padding, output_padding, dilation, groups,
-                 transpose, onednn=False):
+                 transpose, onednn=None):
         self._w, self._b = weight, bias
         self._stride, self._padding = list(stride), list(padding)
         self._output_padding, self._dilation = list(output_padding), list(dilation)
         self._groups, self._transpose = int(groups), bool(transpose)
+        if onednn is None:      # rebuilt from a saved state: the current engine decides
+            onednn = uses_onednn(weight, groups, output_padding)
         self._onednn = bool(onednn)     # which engine's rounding (quantized_gemm.py)
 
     def unpack(self):
