@@ -4,7 +4,9 @@ ember's namespaces), used by the FX quantization and Numeric Suite tests."""
 
 def build(nn, F, T, kind):
     """kind: "cbr" conv-bn-relu-pool-flatten-linear, "res" add/cat residuals,
-    "lin" functional linear + hardswish + sigmoid."""
+    "lin" functional linear + hardswish + sigmoid, "ops" functional conv + relu, BatchNorm,
+    Hardswish, pools, mul, Dropout, shape-dependent reshape, LeakyReLU, ELU, transposes,
+    Sigmoid/tanh (two outputs)."""
     if kind == "cbr":
         class M(nn.Module):
             def __init__(self):
@@ -31,6 +33,30 @@ def build(nn, F, T, kind):
                 z = self.relu(T.add(y, self.c2(y)))
                 w = F.relu(z + y)
                 return T.cat([w, z], 1)
+    elif kind == "ops":
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.w = nn.Parameter(T.randn(4, 3, 3, 3) * 0.3)
+                self.b = nn.Parameter(T.randn(4) * 0.1)
+                self.bn = nn.BatchNorm2d(4)
+                self.hs = nn.Hardswish()
+                self.sig = nn.Sigmoid()
+                self.mp = nn.MaxPool2d(2)
+                self.drop = nn.Dropout(0.1)
+                self.lin = nn.Linear(4, 3)
+                self.lrelu = nn.LeakyReLU(0.1)
+                self.elu = nn.ELU()
+
+            def forward(self, x):
+                # torch's lowering needs every conv2d argument given, as tuples
+                y = F.relu(F.conv2d(x, self.w, self.b, (1, 1), (1, 1), (1, 1), 1))
+                y = self.mp(self.hs(self.bn(y)))
+                y = self.drop(y * y)
+                y = F.adaptive_avg_pool2d(y, 1).reshape(y.shape[0], -1)
+                y = self.elu(self.lrelu(self.lin(y)))
+                y = y.transpose(0, 1).contiguous().transpose(0, 1)
+                return self.sig(y), T.tanh(y)
     else:
         class M(nn.Module):
             def __init__(self):
@@ -44,4 +70,4 @@ def build(nn, F, T, kind):
     return M().eval()
 
 
-SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4)}
+SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8)}

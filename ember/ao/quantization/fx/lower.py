@@ -76,13 +76,15 @@ class _Lowering:
         node.args = tuple(args)
 
     def inputs_quantized(self, node, skip=()):
+        """Whether every tensor input (shape values aside) is a dequantize node."""
+        from ember.ao.quantization.fx.prepare import _produces_tensor
         found = False
         for i, a in enumerate(node.args):
             if i in skip:
                 continue
             items = a if isinstance(a, (list, tuple)) else [a]
             for x in items:
-                if hasattr(x, "op"):
+                if hasattr(x, "op") and _produces_tensor(x):
                     if not _is_dq(x):
                         return False
                     found = True
@@ -137,8 +139,8 @@ class _Lowering:
         self.erase(nodes[1:])
         return True
 
-    def lower_weighted_function(self, root, last, nodes, q):
-        name, dims = _FUNCTIONAL_WEIGHTED[root.target]
+    def lower_weighted_function(self, root, last, nodes, q, target):
+        name, dims = _FUNCTIONAL_WEIGHTED[target]
         wdq = root.args[1] if len(root.args) > 1 else root.kwargs.get("weight")
         if not _is_dq(wdq) or not _is_q(wdq.args[0]):
             return False
@@ -159,9 +161,9 @@ class _Lowering:
             rest = list(root.args[3:])
             defaults = [1, 0, 1, 1]
             stride, padding, dilation, groups = rest + defaults[len(rest):]
-            packed = getattr(_q(), f"conv{dims}d_prepack")(
-                qweight, bias, _tuple(stride, dims), _tuple(padding, dims),
-                _tuple(dilation, dims), groups)
+            # given as written: torch's prepack refuses a bare int stride (int[] expected)
+            packed = getattr(_q(), f"conv{dims}d_prepack")(qweight, bias, stride, padding,
+                                                           dilation, groups)
         pname = _new_attr(self.model, self.prefix(root) + "packed_weight_")
         setattr(self.model, pname, packed)
         x = root.args[0]
@@ -180,12 +182,12 @@ class _Lowering:
             self.erase([bias_node])
         return True
 
-    def lower_binary(self, root, last, nodes, q):
+    def lower_binary(self, root, last, nodes, q, target):
         if not self.inputs_quantized(root) or len(root.args) != 2 or \
                 not all(_is_dq(a) for a in root.args):
             return False
         relu = len(nodes) > 1
-        op = getattr(_q(), _BINARY[root.target] + ("_relu" if relu else ""))
+        op = getattr(_q(), _BINARY[target] + ("_relu" if relu else ""))
         a, b = (x.args[0] for x in root.args)
         with self.graph.inserting_before(root):
             new = self.graph.call_function(op, (a, b, q.args[1], q.args[2]))
@@ -193,10 +195,10 @@ class _Lowering:
         self.erase(nodes)
         return True
 
-    def lower_qparam_function(self, root, last, nodes, q):
+    def lower_qparam_function(self, root, last, nodes, q, target):
         if not self.inputs_quantized(root):
             return False
-        op = getattr(_q(), _QPARAM_FUNCTIONS[root.target])
+        op = getattr(_q(), _QPARAM_FUNCTIONS[target])
         with self.graph.inserting_before(root):
             new = self.graph.call_function(op, (root.args[0].args[0],), {})
         s, z = self.take_output(q, new, new)
@@ -219,6 +221,12 @@ class _Lowering:
         q = self.output_q(last)
         if q is None:
             return False
+        from ember.ao.quantization.fx.prepare import _canonical
+        target = _canonical(root.target) if root.op == "call_function" else None
+        fixed = any(dc.output_dtype_with_constraints.scale_exact_match is not None
+                    for dc in config.dtype_configs)
+        in_place = config.observation_type is \
+            ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT or fixed
         # as torch, a pattern lowers where its reference form (dequantize -> op ->
         # quantize) is there, even if its own qconfig is None; modules need their qconfig
         if root.op == "call_module":
@@ -228,28 +236,18 @@ class _Lowering:
                 if not self.inputs_quantized(root):
                     return False
                 return self.lower_module(root, last, nodes, q)
-            if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
-                return self.lower_in_place(root, last, nodes, q)
-            return False
-        if root.op == "call_function" and root.target in _FUNCTIONAL_WEIGHTED:
+            return self.lower_in_place(root, last, nodes, q) if in_place else False
+        if target in _FUNCTIONAL_WEIGHTED:
             if len(nodes) > 1 and nodes[-1].target not in _RELUS:
                 return False
-            return self.lower_weighted_function(root, last, nodes, q)
-        if root.op == "call_function" and root.target in _BINARY:
+            return self.lower_weighted_function(root, last, nodes, q, target)
+        if target in _BINARY:
             if self.attrs.node_name_to_qconfig.get(root.name) is None:
                 return False                 # torch skips binary ops without a qconfig
-            return self.lower_binary(root, last, nodes, q)
-        if root.op == "call_function" and root.target in _QPARAM_FUNCTIONS:
-            return self.lower_qparam_function(root, last, nodes, q)
-        fixed = any(dc.output_dtype_with_constraints.scale_exact_match is not None
-                    for dc in config.dtype_configs)
-        if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT or fixed:
-            return self.lower_in_place(root, last, nodes, q)
-        return False
-
-
-def _tuple(v, n):
-    return tuple(v) if isinstance(v, (list, tuple)) else (v,) * n
+            return self.lower_binary(root, last, nodes, q, target)
+        if target in _QPARAM_FUNCTIONS:
+            return self.lower_qparam_function(root, last, nodes, q, target)
+        return self.lower_in_place(root, last, nodes, q) if in_place else False
 
 
 def _new_attr(model, prefix):
@@ -274,6 +272,13 @@ def lower_to_quantized(model, attrs, observers):
         if any(n is None or getattr(n, "_erased", False) for n in nodes):
             continue
         low.lower(nodes[0], nodes[-1], nodes, config)
+    import builtins
+    for node in list(model.graph.nodes):
+        if _is_dq(node):          # x.shape / x.size() read the quantized tensor as well
+            for user in list(node.users):
+                if user.op == "call_function" and user.target is builtins.getattr or \
+                        user.op == "call_method" and user.target in ("size", "dim", "numel"):
+                    user.replace_input_with(node, node.args[0])
     for node in reversed(list(model.graph.nodes)):
         if (_is_dq(node) or _is_q(node)) and not node.users:
             inputs = list(node.args[1:3]) if _is_q(node) else []

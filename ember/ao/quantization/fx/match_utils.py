@@ -23,12 +23,36 @@ class Match:
         return f"Match({self.root.name}..{self.last.name}, {self.config.pattern})"
 
 
+def _functional_aliases():
+    """nn.functional functions that are torch's top-level builtins in torch (F.conv2d is
+    torch.conv2d) but separate functions in ember: F.X -> ember.X."""
+    import ember
+    import ember.nn.functional as F
+    from ember.fx._names import FUNCTIONAL_BUILTINS
+    out = {}
+    for name in FUNCTIONAL_BUILTINS:
+        f, top = getattr(F, name, None), getattr(ember, name, None)
+        if f is not None and top is not None and f is not top:
+            out[f] = top
+    return out
+
+
+_ALIASES = None
+
+
 def _matches_op(node, op, modules):
+    global _ALIASES
     if isinstance(op, type):
         return node.op == "call_module" and type(modules.get(node.target)) is op
     if isinstance(op, str):
         return node.op == "call_method" and node.target == op
-    return node.op == "call_function" and node.target is op
+    if node.op != "call_function":
+        return False
+    if node.target is op:
+        return True
+    if _ALIASES is None:
+        _ALIASES = _functional_aliases()
+    return _ALIASES.get(node.target) is op
 
 
 def is_match(node, pattern, modules, nodes_out, max_uses=None):

@@ -84,13 +84,41 @@ class _Inserter:
         return obs
 
 
+def _canonical(target):
+    from ember.ao.quantization.fx import match_utils
+    if match_utils._ALIASES is None:
+        match_utils._ALIASES = match_utils._functional_aliases()
+    return match_utils._ALIASES.get(target, target) if callable(target) else target
+
+
 def _nodes_in(arg):
-    """The nodes of one argument (a node, or a list of them as ``cat`` takes)."""
+    """The tensor-valued nodes of one argument (a node, or a list of them as ``cat``
+    takes)."""
     if isinstance(arg, Node):
-        return [arg]
+        return [arg] if _produces_tensor(arg) else []
     if isinstance(arg, (list, tuple)):
-        return [a for a in arg if isinstance(a, Node)]
+        return [a for a in arg if isinstance(a, Node) and _produces_tensor(a)]
     return []
+
+
+def _produces_tensor(node):
+    """False for values computed from shapes (``x.shape[0]``, ``x.size(1) // 2``): torch
+    does not observe them."""
+    import builtins
+    import operator
+    if node.op == "call_method" and node.target in ("size", "dim", "numel"):
+        return False
+    if node.op == "call_function":
+        if node.target is builtins.getattr:
+            return False
+        inputs = node.all_input_nodes
+        if node.target is operator.getitem:
+            return _produces_tensor(node.args[0])
+        if inputs and node.target in (operator.add, operator.sub, operator.mul,
+                                      operator.floordiv, operator.truediv) and \
+                not any(_produces_tensor(a) for a in inputs):
+            return False
+    return True
 
 
 def _tensor_args(node, skip):
@@ -113,6 +141,9 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
     qconfigs = node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope)
     matches = find_matches(graph, modules, backend_config, qconfigs)
     ins = _Inserter(model)
+    # weight/bias positions of functional ops, also inside fused patterns (conv2d, relu)
+    type_to_index = {c.pattern: c._input_type_to_index for c in backend_config.configs
+                     if c._input_type_to_index and not isinstance(c.pattern, tuple)}
     for node in list(graph.nodes):
         # each node's own qconfig decides; the match says where its observers go
         m = matches.get(node.name)
@@ -134,7 +165,8 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
         if obs_type is ObservationType.INPUT_OUTPUT_NOT_OBSERVED:
             continue
         if node is m.root:
-            index = m.config._input_type_to_index
+            index = m.config._input_type_to_index or type_to_index.get(
+                _canonical(node.target), {})
             weight_i, bias_i = index.get("weight"), index.get("bias")
             for i, arg in enumerate(list(node.args)):
                 if i == bias_i:
