@@ -198,8 +198,10 @@ class _Conv(_ConvNd):
                  dilation=1, groups=1, bias=True, padding_mode="zeros", device=None,
                  dtype=None):
         super().__init__()
-        if isinstance(padding, str):
-            raise NotImplementedError("quantized convolutions take numeric padding in ember")
+        if isinstance(padding, str):    # torch's packing refuses the string too
+            raise RuntimeError(f"quantized::conv{self._NDIM}d_prepack() Expected a value of "
+                               "type 'List[int]' for argument 'padding' but instead found "
+                               f"type 'str' ({padding!r})")
         self._init(in_channels, out_channels, kernel_size, stride, padding, dilation, 0,
                    groups, bias, padding_mode)
 
