@@ -189,11 +189,14 @@ def _assign(buf, value):
 # ------------------------------------------------------------------ learnable (LSQ) fake quant
 # ``_fake_quantize_learnable_per_tensor_affine`` / ``_per_channel_affine``: the same forward
 # with the zero point rounded half to even and clamped into [quant_min, quant_max]; the
-# backward also gives scale and zero point gradients (learned step size quantization), each
-# scaled by ``grad_factor``:
-#   d/dx     = 1 inside the range, 0 where clamped
-#   d/dscale = (x_fq - x) / scale inside, quant_min - zp below, quant_max - zp above
-#   d/dzp    = 0 inside, -scale where clamped
+# backward also gives scale and zero point gradients (learned step size quantization). Per
+# element, as torch computes them (found with one-hot gradients, zero mismatches), with
+# ``q = nearbyint(zp + x * inv_scale)`` in float32 and ``gf = grad_factor``:
+#   dx     = dy inside [quant_min, quant_max], 0 where clamped
+#   dscale = ((fma(q - zp, scale, -x) * dy) * inv_scale) * gf inside,
+#            ((quant_min or quant_max) - zp) * dy * gf where clamped   (float32, in this order)
+#   dzp    = 0 inside, (-scale * dy) * gf where clamped
+# then summed (per channel: over all but ``axis``); the sums' order may differ from torch's.
 
 def _rounded_zp(zero_point, quant_min, quant_max):
     return np.clip(np.rint(np.asarray(zero_point, np.float32)), quant_min, quant_max)
@@ -237,18 +240,19 @@ def _learnable_grads(g, x, scale, zero_point, axis, quant_min, quant_max, grad_f
     else:
         s, z, reduce_dims = scale.reshape(()), zero_point.reshape(()), None
     zr = ember.clamp(ember.round(z.detach().float()), quant_min, quant_max)
-    q = ember.round(x * (1.0 / s)) + zr
+    inv = 1.0 / s
+    q = ember.round(zr + x * inv)
     below, above = q < quant_min, q > quant_max
     inside = ~(below | above)
-    x_fq = (ember.clamp(q, quant_min, quant_max) - zr) * s
-    d_scale = ember.where(below, quant_min - zr,
-                          ember.where(above, quant_max - zr, (x_fq - x) / s))
-    d_zp = ember.where(inside, ember.zeros_like(x), -s.expand_as(x))
+    # fma(q - zp, scale, -x): the float64 product is exact, the difference rounds once
+    err = ((q - zr).double() * s.double() - x.double()).float()
+    d_scale = ember.where(inside, (err * g) * inv,
+                          ember.where(below, quant_min - zr, quant_max - zr) * g) * grad_factor
+    d_zp = ember.where(inside, ember.zeros_like(x), (-s) * g) * grad_factor
 
     def total(t):
-        t = g * t
         t = t.sum() if reduce_dims is None else t.sum(dim=reduce_dims)
-        return (t * grad_factor).reshape(scale.shape)
+        return t.reshape(scale.shape)
     return g * inside, total(d_scale), total(d_zp).to(zero_point.dtype)
 
 

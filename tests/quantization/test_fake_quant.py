@@ -180,3 +180,27 @@ def test_histogram_fake_quant_and_jit_refusals():
     assert float(e.scale) == float(t.scale) and int(e.zero_point) == int(t.zero_point)
     with pytest.raises(NotImplementedError, match="TorchScript graph-mode quantization"):
         EQ.quantize_jit(ember.nn.Linear(2, 2), {"": EQ.default_qconfig}, None, [])
+
+
+def test_learnable_fake_quant_per_element_gradients_exact():
+    """One-hot output gradients isolate each element's scale/zero-point gradient term: equal
+    to torch's bit for bit (the totals differ only by summation order)."""
+    rng = np.random.default_rng(9)
+    n = 24
+    x = (rng.standard_normal(n) * 3).astype(np.float32)
+    dy = rng.standard_normal(n).astype(np.float32)
+    terms = []
+    for lib in (torch, ember):
+        tx = lib.from_numpy(x.copy()).requires_grad_()
+        ts = lib.tensor([0.037], requires_grad=True)
+        tz = lib.tensor([121.6], requires_grad=True)
+        y = lib._fake_quantize_learnable_per_tensor_affine(tx, ts, tz, 0, 255, 0.7)
+        got = []
+        for i in range(n):
+            g = lib.zeros(n)
+            g[i] = float(dy[i])
+            ts.grad = tz.grad = None
+            y.backward(g, retain_graph=True)
+            got.append((ts.grad.item(), tz.grad.item()))
+        terms.append(got)
+    assert terms[1] == terms[0]
