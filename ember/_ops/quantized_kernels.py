@@ -272,8 +272,10 @@ def topk(op, args, out):
 
 @quantized_kernel("mean")
 def mean(op, args, out):
-    """Over trailing dimensions: the integers' average, ``nearbyint(sum / count)``; over
-    others: the float mean of the values, quantized to the input's parameters."""
+    """Over trailing dimensions of a contiguous tensor: the integers' average,
+    ``nearbyint(sum / count)``; else (as torch) the float mean of the values, quantized to the
+    input's parameters (torch's float summation order is not reproduced: on exact half-way
+    means the two may differ by one)."""
     from ember._kernels.quantized_ops import integer_mean
     x, dim, keepdim, dtype = args[0], args[1], args[2], args[3]
     dim = [dim] if isinstance(dim, int) else dim
@@ -283,7 +285,7 @@ def mean(op, args, out):
     dims = tuple(range(nd)) if dim is None or len(dim) == 0 else \
         tuple(sorted({d % max(nd, 1) for d in dim}))
     count = int(np.prod([ints.shape[d] for d in dims])) if nd else 1
-    if dims == tuple(range(nd - len(dims), nd)):
+    if dims == tuple(range(nd - len(dims), nd)) and ints.flags.c_contiguous:
         result = integer_mean(ints.astype(np.int64).sum(axis=dims, keepdims=keepdim), count)
         lo, hi = _dtype.QRANGE[x.dtype]
         return from_ints(np.clip(result, lo, hi), x.dtype, qp)
