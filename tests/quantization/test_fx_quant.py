@@ -238,3 +238,44 @@ def test_prepare_qat_fx_and_convert_match_torch(kind):
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     for a, b in zip(xs, es):
         np.testing.assert_array_equal(ec(b).numpy(), tc(a).numpy())
+
+
+def _two_linears(nn):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.fc1 = nn.Linear(4, 8)
+            self.relu = nn.ReLU()
+            self.fc2 = nn.Linear(8, 3)
+
+        def forward(self, x):
+            return self.fc2(self.relu(self.fc1(x)))
+    return M().eval()
+
+
+@pytest.mark.parametrize("qconfig", ["default_dynamic_qconfig", "float16_dynamic_qconfig"])
+def test_dynamic_quantization_fx_matches_torch(qconfig):
+    import torch.ao.quantization as tqa
+    import ember.ao.quantization as eqa
+    torch.manual_seed(0)
+    tm, em = _two_linears(tnn), _two_linears(enn)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = torch.randn(5, 4)
+    ex = ember.from_numpy(x.numpy().copy())
+    tmap = tqa.QConfigMapping().set_object_type(tnn.Linear, getattr(tqa, qconfig))
+    emap = eqa.QConfigMapping().set_object_type(enn.Linear, getattr(eqa, qconfig))
+    with pytest.raises(LookupError, match="During fusion, we need to specify the same "
+                                          "qconfigs for all module types in .*LinearReLU"):
+        eq.prepare_fx(copy.deepcopy(em), emap, (ex,))
+    tmap.set_object_type(tnn.ReLU, getattr(tqa, qconfig))
+    emap.set_object_type(enn.ReLU, getattr(eqa, qconfig))
+    tp, ep = tq.prepare_fx(tm, tmap, (x,)), eq.prepare_fx(em, emap, (ex,))
+    assert _code(ep) == _code(tp)
+    assert str(ep).split("def forward")[0] == str(tp).split("def forward")[0]
+    tp(x)
+    ep(ex)
+    tc, ec = tq.convert_fx(tp), eq.convert_fx(ep)
+    assert ec.code == tc.code
+    assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
+    np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())

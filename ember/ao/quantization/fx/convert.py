@@ -130,6 +130,28 @@ def _swap_reference_modules(model, attrs):
             mod[0] = ref
 
 
+def _swap_dynamic_modules(model, attrs):
+    """Modules whose qconfig quantizes activations dynamically (default_dynamic_qconfig,
+    float16_dynamic_qconfig) become their dynamic quantized modules (nnqd.Linear...)."""
+    from ember.ao.quantization.quantization_mappings import \
+        get_default_dynamic_quant_module_mappings
+    mapping = get_default_dynamic_quant_module_mappings()
+    modules = dict(model.named_modules())
+    for node in model.graph.nodes:
+        if node.op != "call_module" or node.target not in modules:
+            continue
+        qconfig = attrs.node_name_to_qconfig.get(node.name)
+        mod = modules[node.target]
+        qcls = mapping.get(type(mod))
+        if qconfig is None or qcls is None or \
+                not getattr(qconfig.activation(), "is_dynamic", False):
+            continue
+        for sub in mod.modules():
+            sub.qconfig = qconfig
+        parent, _, name = node.target.rpartition(".")
+        setattr(modules[parent] if parent else model, name, qcls.from_float(mod))
+
+
 def _reference_class(float_cls):
     try:
         import ember.ao.nn.quantized.reference as nnqr
@@ -163,6 +185,7 @@ def convert(model, is_reference=False):
     if is_reference:
         _swap_reference_modules(model, attrs)
     else:
+        _swap_dynamic_modules(model, attrs)
         lower_to_quantized(model, attrs, observers)
     model.graph.eliminate_dead_code()
     used = {n.target for n in model.graph.nodes if n.op == "get_attr"}

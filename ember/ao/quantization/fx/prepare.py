@@ -134,10 +134,34 @@ def _tensor_args(node, skip):
     return out
 
 
+def _update_qconfig_for_fusion(modules, qconfig_mapping, backend_config):
+    """A fused module (LinearReLU) takes the object-type qconfig its parts share; parts
+    with different qconfigs are refused with torch's LookupError."""
+    from ember.ao.quantization.qconfig import qconfig_equals
+    object_types = qconfig_mapping.object_type_qconfigs
+    if not object_types:
+        return
+    present = {type(m) for m in modules.values()}
+    for conf in backend_config.configs:
+        fused = conf.fused_module
+        if fused is None or fused not in present or not isinstance(conf.pattern, tuple) or \
+                not all(isinstance(p, type) for p in conf.pattern):
+            continue
+        ops = list(conf.pattern)
+        qconfig = object_types.get(ops[0])
+        for op in ops[1:]:
+            if not qconfig_equals(object_types.get(op), qconfig):
+                raise LookupError(f"During fusion, we need to specify the same qconfigs for "
+                                  f"all module types in {fused} offending type: {op}")
+        if qconfig is not None:
+            object_types[fused] = qconfig
+
+
 def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
     """Insert observers into ``model`` (a traced, fused GraphModule) in place."""
     graph = model.graph
     modules = dict(model.named_modules())
+    _update_qconfig_for_fusion(modules, qconfig_mapping, backend_config)
     qconfigs = node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope)
     matches = find_matches(graph, modules, backend_config, qconfigs)
     ins = _Inserter(model)
