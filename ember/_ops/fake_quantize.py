@@ -190,8 +190,9 @@ def _assign(buf, value):
 # ``_fake_quantize_learnable_per_tensor_affine`` / ``_per_channel_affine``: the same forward
 # with the zero point rounded half to even and clamped into [quant_min, quant_max]; the
 # backward also gives scale and zero point gradients (learned step size quantization). Per
-# element, as torch computes them (found with one-hot gradients, zero mismatches), with
-# ``q = nearbyint(zp + x * inv_scale)`` in float32 and ``gf = grad_factor``:
+# element, as torch computes them (found with one-hot gradients on half-way ties, zero
+# mismatches), with ``q = nearbyint(fma(x, inv_scale, zp))`` (one rounding of the
+# multiply-add; the forward rounds ``x * inv_scale`` first) and ``gf = grad_factor``:
 #   dx     = dy inside [quant_min, quant_max], 0 where clamped
 #   dscale = ((fma(q - zp, scale, -x) * dy) * inv_scale) * gf inside,
 #            ((quant_min or quant_max) - zp) * dy * gf where clamped   (float32, in this order)
@@ -241,7 +242,7 @@ def _learnable_grads(g, x, scale, zero_point, axis, quant_min, quant_max, grad_f
         s, z, reduce_dims = scale.reshape(()), zero_point.reshape(()), None
     zr = ember.clamp(ember.round(z.detach().float()), quant_min, quant_max)
     inv = 1.0 / s
-    q = ember.round(zr + x * inv)
+    q = ember.round((x.double() * inv.double() + zr.double()).float())     # fma
     below, above = q < quant_min, q > quant_max
     inside = ~(below | above)
     # fma(q - zp, scale, -x): the float64 product is exact, the difference rounds once
