@@ -42,6 +42,15 @@ def test_backend_config_patterns_are_torchs(getter):
         assert conf._input_type_to_index == theirs[key]._input_type_to_index
 
 
+@pytest.mark.parametrize("getter", ["get_native_backend_config", "get_fbgemm_backend_config",
+                                    "get_qnnpack_backend_config"])
+def test_backend_config_has_all_of_torchs_patterns_in_order(getter):
+    mine = [(_name(c.pattern), c.observation_type.name) for c in getattr(ebc, getter)().configs]
+    theirs = [(_name(c.pattern), c.observation_type.name)
+              for c in getattr(tbc, getter)().configs]
+    assert mine == theirs
+
+
 def test_backend_config_core_patterns_present():
     names = {_name(c.pattern) for c in ebc.get_native_backend_config().configs}
     for p in [("Conv2d", "ReLU"), ("Conv2d", "BatchNorm2d", "ReLU"), "linear", "Linear",

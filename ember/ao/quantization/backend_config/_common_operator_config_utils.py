@@ -157,6 +157,7 @@ def _get_binary_op_configs(dtype_configs):
                 0: _SHARE, 1: _DIFFERENT, 2: _DIFFERENT})
         _emit(out, op, dtype_configs, num_tensor_args_to_observation_type={
             0: _SHARE, 1: _DIFFERENT, 2: _DIFFERENT})
+    _emit(out, ember.matmul, dtype_configs)
     return out
 
 
