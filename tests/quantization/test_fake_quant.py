@@ -96,7 +96,8 @@ def test_bad_arguments():
     "default_fused_act_fake_quant", "default_fused_wt_fake_quant",
     "default_fused_per_channel_wt_fake_quant", "default_embedding_fake_quant",
     "default_fixed_qparams_range_0to1_fake_quant",
-    "fused_per_channel_wt_fake_quant_range_neg_127_to_127"])
+    "fused_per_channel_wt_fake_quant_range_neg_127_to_127", "default_dynamic_fake_quant",
+    "default_embedding_fake_quant_4bit", "default_fixed_qparams_range_neg1to1_fake_quant"])
 def test_fake_quantize_modules(name):
     rng = np.random.default_rng(4)
     t, e = getattr(TF, name)(), getattr(EF, name)()
