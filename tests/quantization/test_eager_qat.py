@@ -157,3 +157,26 @@ def test_qat_conv_bn_without_relu_converts_to_conv():
     tq.dequant, eq.dequant = torch.nn.Identity(), ember.nn.Identity()
     to, eo = tq(torch.from_numpy(x)), eq(ember.from_numpy(x))
     np.testing.assert_array_equal(eo.int_repr().numpy(), to.int_repr().numpy())
+
+
+def test_qat_linear_bn_converts_to_linear():
+    torch.manual_seed(0)
+
+    def make(lib, Q):
+        return lib.nn.Sequential(Q.QuantStub(), lib.nn.Linear(6, 5), lib.nn.BatchNorm1d(5),
+                                 Q.DeQuantStub())
+    t, e = make(torch, TQ), make(ember, EQ)
+    _load(e, t)
+    t.qconfig, e.qconfig = TQ.get_default_qat_qconfig("x86"), EQ.get_default_qat_qconfig("x86")
+    tp = TQ.prepare_qat(TQ.fuse_modules_qat(t.train(), [["1", "2"]]))
+    ep = EQ.prepare_qat(EQ.fuse_modules_qat(e.train(), [["1", "2"]]))
+    assert repr(ep).replace("ember.", "torch.") == repr(tp)
+    x = np.random.default_rng(0).standard_normal((8, 6)).astype(np.float32)
+    np.testing.assert_allclose(ep(ember.from_numpy(x)).detach().numpy(),
+                               tp(torch.from_numpy(x)).detach().numpy(), atol=1e-5)
+    _load(ep, tp)
+    tq, eq = TQ.convert(tp.eval()), EQ.convert(ep.eval())
+    assert repr(eq) == repr(tq)
+    tq[3], eq[3] = torch.nn.Identity(), ember.nn.Identity()
+    np.testing.assert_array_equal(eq(ember.from_numpy(x)).int_repr().numpy(),
+                                  tq(torch.from_numpy(x)).int_repr().numpy())
