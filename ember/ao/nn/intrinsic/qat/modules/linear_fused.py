@@ -5,7 +5,6 @@ from __future__ import annotations
 import ember
 from ember import nn
 from ember.nn import functional as F
-from ember.nn.parameter import Parameter
 from ember.nn.utils.fusion import fuse_linear_bn_weights
 from ember.ao.nn import intrinsic as nni
 from ember.ao.nn.intrinsic.modules.fused import _FusedModule
