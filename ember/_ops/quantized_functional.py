@@ -6,7 +6,6 @@ random inputs). Arithmetic and activations here; pooling and normalization in
 quantized_pooling.py / quantized_norm.py."""
 from __future__ import annotations
 
-import math
 import warnings
 
 import numpy as np
@@ -362,6 +361,5 @@ defop("quantized::clamp(Tensor qx, Scalar? min=None, Scalar? max=None) -> Tensor
 defop("quantized::dropout(Tensor self, float output_scale, int output_zero_point, "
       "Scalar p=0.5, bool training=False) -> Tensor", composite=_dropout, **_OPTS)
 
-del math
 
 from ember._ops import quantized_norm  # noqa: E402,F401  (norms, softmax, pooling records)

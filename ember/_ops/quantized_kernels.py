@@ -277,7 +277,7 @@ def mean(op, args, out):
     input's parameters (torch's float summation order is not reproduced: on exact half-way
     means the two may differ by one)."""
     from ember._kernels.quantized_ops import integer_mean
-    x, dim, keepdim, dtype = args[0], args[1], args[2], args[3]
+    x, dim, keepdim = args[0], args[1], args[2]
     dim = [dim] if isinstance(dim, int) else dim
     qp = _per_tensor_qp("mean", x)
     ints = int_array(x)

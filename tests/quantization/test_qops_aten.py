@@ -58,10 +58,11 @@ def test_inplace(name):
 @pytest.mark.parametrize("name,call", [
     ("sigmoid.out", lambda T, F, x: x.sigmoid_()), ("tanh.out", lambda T, F, x: x.tanh_()),
     ("elu.out", lambda T, F, x: F.elu(x)), ("elu.out", lambda T, F, x: F.selu(x)),
-    ("hardswish", lambda T, F, x: F.hardswish(x)), ("_softmax.out", lambda T, F, x: F.softmax(x, 0)),
+    ("hardswish", lambda T, F, x: F.hardswish(x)),
+    ("_softmax.out", lambda T, F, x: F.softmax(x, 0)),
     ("threshold.out", lambda T, F, x: F.threshold(x, 0.1, 0.2, inplace=True)),
-    ("zero_", lambda T, F, x: x.zero_()), ("upsample_nearest1d.out",
-                                            lambda T, F, x: F.interpolate(x[None, None], scale_factor=2)),
+    ("zero_", lambda T, F, x: x.zero_()),
+    ("upsample_nearest1d.out", lambda T, F, x: F.interpolate(x[None, None], scale_factor=2)),
 ])
 def test_refusals(name, call):
     rng = np.random.default_rng(1)

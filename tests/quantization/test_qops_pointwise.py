@@ -5,7 +5,7 @@ import pytest
 import torch
 
 import ember
-from tests.quantization.conftest import assert_same_q, to_ember
+from tests.quantization.conftest import assert_same_q
 from tests.quantization.qops_util import SIZES, random_q, tie_qparams
 
 QT = ["quint8", "qint8"]

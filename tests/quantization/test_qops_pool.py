@@ -62,7 +62,8 @@ def test_adaptive_avg_pool(n, size, qtype):
 @pytest.mark.parametrize("qtype", QT)
 @pytest.mark.parametrize("shape,kw", [
     ((2, 3, 5, 7), dict(scale_factor=2)), ((2, 3, 5, 7), dict(size=(9, 4))),
-    ((2, 3, 5, 7), dict(scale_factor=1.7)), ((2, 3, 5, 7), dict(size=(11, 13), mode="nearest-exact")),
+    ((2, 3, 5, 7), dict(scale_factor=1.7)),
+    ((2, 3, 5, 7), dict(size=(11, 13), mode="nearest-exact")),
     ((1, 2, 3, 4, 5), dict(scale_factor=2)), ((1, 2, 3, 4, 5), dict(size=(5, 3, 7))),
     ((2, 3, 5, 7), dict(size=(2, 3), mode="area")),
 ])
