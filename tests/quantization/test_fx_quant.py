@@ -288,3 +288,59 @@ def test_dynamic_quantization_fx_matches_torch(qconfig):
     assert ec.code == tc.code
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())
+
+
+def _conv_keep(nn):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c = nn.Conv2d(3, 3, 1)
+            self.keep = 7
+
+        def forward(self, x):
+            return self.c(x)
+    return M().eval()
+
+
+def test_prepare_custom_config_quantized_io_and_preserved_attributes():
+    from torch.ao.quantization.fx.custom_config import PrepareCustomConfig as TP, \
+        ConvertCustomConfig as TC
+    from ember.ao.quantization.fx.custom_config import PrepareCustomConfig as EP, \
+        ConvertCustomConfig as EC
+    torch.manual_seed(0)
+    tm, em = _conv_keep(tnn), _conv_keep(enn)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = torch.randn(1, 3, 4, 4)
+    ex = ember.from_numpy(x.numpy().copy())
+    tconf = TP().set_input_quantized_indexes([0]).set_output_quantized_indexes([0]) \
+        .set_preserved_attributes(["keep"])
+    econf = EP().set_input_quantized_indexes([0]).set_output_quantized_indexes([0]) \
+        .set_preserved_attributes(["keep"])
+    assert econf.to_dict() == tconf.to_dict()
+    tp = tq.prepare_fx(tm, t_mapping(), (x,), prepare_custom_config=tconf)
+    ep = eq.prepare_fx(em, e_mapping(), (ex,), prepare_custom_config=econf)
+    assert ep.code == tp.code and ep.keep == tp.keep == 7
+    tp(x)
+    ep(ex)
+    assert eq.convert_to_reference_fx(copy.deepcopy(ep)).code == \
+        tq.convert_to_reference_fx(copy.deepcopy(tp)).code
+    assert eq.convert_fx(copy.deepcopy(ep)).code == tq.convert_fx(copy.deepcopy(tp)).code
+    assert not hasattr(eq.convert_fx(copy.deepcopy(ep)), "keep")      # as torch's
+    ec = eq.convert_fx(ep, convert_custom_config=EC().set_preserved_attributes(["keep"]))
+    tc = tq.convert_fx(tp, convert_custom_config=TC().set_preserved_attributes(["keep"]))
+    assert ec.keep == tc.keep
+    qx = torch.quantize_per_tensor(x, 0.05, 128, torch.quint8)
+    from tests.quantization.conftest import to_ember, assert_same_q
+    assert_same_q(ec(to_ember(qx)), tc(qx))
+
+
+def test_non_traceable_module_names():
+    from torch.ao.quantization.fx.custom_config import PrepareCustomConfig as TP
+    from ember.ao.quantization.fx.custom_config import PrepareCustomConfig as EP
+    tm, em, xs, es = _pair("res")
+    tp = tq.prepare_fx(tm, t_mapping(), (xs[0],),
+                       prepare_custom_config=TP().set_non_traceable_module_names(["c2"]))
+    ep = eq.prepare_fx(em, e_mapping(), (es[0],),
+                       prepare_custom_config={"non_traceable_module_name": ["c2"]})
+    assert _code(ep) == _code(tp)

@@ -31,32 +31,46 @@ def _qconfig_mapping(qconfig_mapping):
     return qconfig_mapping
 
 
-def _custom(config, key):
+def _config(config, cls):
+    from ember.ao.quantization.fx import custom_config
+    cls = getattr(custom_config, cls)
     if config is None:
-        return []
+        return cls()
     if isinstance(config, dict):
-        return list(config.get(key, []))
-    return list(getattr(config, key, []))
+        return cls.from_dict(config)
+    return config
 
 
 def _trace(model, custom_config):
     if isinstance(model, GraphModule):
         raise NotImplementedError("quantize_fx: the model is already a GraphModule; pass "
                                   "the original nn.Module (re-tracing is not supported)")
-    tracer = QuantizationTracer(_custom(custom_config, "non_traceable_module_names"),
-                                _custom(custom_config, "non_traceable_module_classes"))
+    for key in ("standalone_module_names", "standalone_module_classes",
+                "float_to_observed_mapping"):
+        if getattr(custom_config, key, None):
+            raise NotImplementedError(f"prepare_fx: prepare_custom_config {key} (standalone "
+                                      f"and custom modules) is not supported")
+    tracer = QuantizationTracer(getattr(custom_config, "non_traceable_module_names", ()),
+                                getattr(custom_config, "non_traceable_module_classes", ()))
     graph = tracer.trace(model)
     gm = GraphModule(model, graph, "GraphModule")
-    for name in _custom(custom_config, "preserved_attributes"):
-        if hasattr(model, name):
-            setattr(gm, name, getattr(model, name))
+    _preserve(model, gm, custom_config)
     return gm, tracer.node_name_to_scope
+
+
+def _preserve(source, target, custom_config):
+    for name in getattr(custom_config, "preserved_attributes", ()):
+        if hasattr(source, name):
+            setattr(target, name, getattr(source, name))
 
 
 def fuse_fx(model, fuse_custom_config=None, backend_config=None):
     """Trace ``model`` and fuse conv-bn(-relu), linear-relu... into fused modules."""
-    gm, _ = _trace(model, fuse_custom_config)
-    return fuse(gm, False, _backend_config(backend_config))
+    config = _config(fuse_custom_config, "FuseCustomConfig")
+    gm, _ = _trace(model, config)
+    fused = fuse(gm, False, _backend_config(backend_config))
+    _preserve(model, fused, config)
+    return fused
 
 
 def _prepare_fx(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_config,
@@ -65,9 +79,13 @@ def _prepare_fx(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_c
         raise TypeError("prepare_fx() missing 1 required positional argument: "
                         "'example_inputs'")
     backend_config = _backend_config(backend_config)
-    gm, scope = _trace(model, prepare_custom_config)
+    config = _config(prepare_custom_config, "PrepareCustomConfig")
+    gm, scope = _trace(model, config)
     fuse(gm, is_qat, backend_config)
-    return prepare(gm, _qconfig_mapping(qconfig_mapping), is_qat, scope, backend_config)
+    prepared = prepare(gm, _qconfig_mapping(qconfig_mapping), is_qat, scope, backend_config,
+                       config.input_quantized_indexes, config.output_quantized_indexes)
+    _preserve(model, prepared, config)
+    return prepared
 
 
 def prepare_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=None,
@@ -100,7 +118,7 @@ def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
     """The quantized model: observers become quantize/dequantize, patterns become
     quantized modules and ``quantized::`` ops."""
     _check(graph_module, qconfig_mapping)
-    return convert(graph_module, is_reference=False)
+    return _convert(graph_module, convert_custom_config, False)
 
 
 def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
@@ -108,4 +126,16 @@ def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qc
     """The reference quantized model: every observer becomes quantize -> dequantize around
     the float ops."""
     _check(graph_module, qconfig_mapping)
-    return convert(graph_module, is_reference=True)
+    return _convert(graph_module, convert_custom_config, True)
+
+
+def _convert(graph_module, convert_custom_config, is_reference):
+    config = _config(convert_custom_config, "ConvertCustomConfig")
+    if config.observed_to_quantized_mapping:
+        raise NotImplementedError("convert_fx: custom module classes are not supported")
+    kept = {name: getattr(graph_module, name) for name in config.preserved_attributes
+            if hasattr(graph_module, name)}
+    converted = convert(graph_module, is_reference=is_reference)
+    for name, value in kept.items():
+        setattr(converted, name, value)
+    return converted

@@ -9,6 +9,7 @@ path + ``_input_``."""
 from __future__ import annotations
 
 import ember
+from ember.fx import GraphModule
 from ember.ao.quantization.fx.lower import lower_to_quantized
 
 __all__ = ["convert"]
@@ -84,6 +85,33 @@ def _replace_observer(model, node, scope, observers, consumer):
     node.replace_all_uses_with(dq)
     graph.erase_node(node)
     observers[q.name] = obs
+
+
+def _dequantize_quantized_inputs(model, names):
+    """Inputs given quantized (input_quantized_indexes): a ``dequantize`` after each."""
+    for node in list(model.graph.nodes):
+        if node.op == "placeholder" and node.name in names:
+            users = list(node.users)
+            with model.graph.inserting_after(node):
+                dq = model.graph.call_method("dequantize", (node,))
+            for user in users:
+                user.replace_input_with(node, dq)
+
+
+def _keep_outputs_quantized(model, indexes):
+    """Outputs asked to stay quantized (output_quantized_indexes) skip their final
+    dequantize."""
+    if not indexes:
+        return
+    output = next(n for n in model.graph.nodes if n.op == "output")
+    value = output.args[0]
+    single = not isinstance(value, (list, tuple))
+    items = [value] if single else list(value)
+    for i in indexes:
+        if i < len(items) and getattr(items[i], "op", None) == "call_method" and \
+                items[i].target == "dequantize":
+            items[i] = items[i].args[0]
+    output.args = (items[0] if single else type(value)(items),)
 
 
 def get_qparam_dict(observer):
@@ -171,6 +199,7 @@ def convert(model, is_reference=False):
                            "prepare_qat_fx")
     scope = attrs.node_name_to_scope
     observers = {}
+    _dequantize_quantized_inputs(model, getattr(attrs, "input_quantized_names", ()))
     observer_names = []
     by_name = {n.name: n for n in model.graph.nodes}
     for node in list(model.graph.nodes):
@@ -182,6 +211,7 @@ def convert(model, is_reference=False):
     for name in observer_names:          # shared observers sit under several names
         if hasattr(model, name):
             delattr(model, name)
+    _keep_outputs_quantized(model, getattr(attrs, "output_quantized_indexes", ()))
     if is_reference:
         _swap_reference_modules(model, attrs)
     else:
@@ -193,7 +223,8 @@ def convert(model, is_reference=False):
         if name not in used and ("scale_" in name or "zero_point_" in name):
             delattr(model, name)
     model.delete_all_unused_submodules()
-    model.meta.pop("_observed_graph_module_attrs", None)
     model.graph.lint()
-    model.recompile()
-    return model
+    # a new GraphModule, as torch's: what the graph reads, in node order, nothing else
+    converted = GraphModule(model, model.graph, "GraphModule")
+    converted.training = model.training
+    return converted

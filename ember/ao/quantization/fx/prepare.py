@@ -157,7 +157,8 @@ def _update_qconfig_for_fusion(modules, qconfig_mapping, backend_config):
             object_types[fused] = qconfig
 
 
-def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
+def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
+            input_quantized_indexes=(), output_quantized_indexes=()):
     """Insert observers into ``model`` (a traced, fused GraphModule) in place."""
     graph = model.graph
     modules = dict(model.named_modules())
@@ -165,6 +166,9 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
     qconfigs = node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope)
     matches = find_matches(graph, modules, backend_config, qconfigs)
     ins = _Inserter(model)
+    placeholders = [n for n in graph.nodes if n.op == "placeholder"]
+    for i in input_quantized_indexes:        # already quantized: never observed
+        ins.observer_of[placeholders[i]] = placeholders[i]
     # weight/bias positions of functional ops, also inside fused patterns (conv2d, relu)
     type_to_index = {c.pattern: c._input_type_to_index for c in backend_config.configs
                      if c._input_type_to_index and not isinstance(c.pattern, tuple)}
@@ -216,6 +220,9 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config):
         node_name_to_scope, {k: (v.root.name, v.last.name, [n.name for n in v.nodes], v.config)
                              for k, v in matches.items()},
         qconfigs, ins.roles, is_qat, backend_config, qconfig_mapping)
+    attrs = model.meta["_observed_graph_module_attrs"]
+    attrs.input_quantized_names = [placeholders[i].name for i in input_quantized_indexes]
+    attrs.output_quantized_indexes = list(output_quantized_indexes)
     graph.lint()
     observed = GraphModule(model, graph, "GraphModule")   # submodules in node order
     observed.meta = model.meta
