@@ -158,3 +158,15 @@ def test_quantize_true_follows_torchvision(TQ, name, kw, engine, monkeypatch):
     # the builder itself goes the same way
     built = getattr(EQ, name)(num_classes=10, quantize=True, **kw)
     assert _mask_qparams(str(built)) == _mask_qparams(str(t))
+
+
+def test_mobilenet_v3_quantize_true_takes_torchvisions_qat_path(TQ):
+    """quantize=True on MobileNetV3: fused for QAT, qnnpack QAT qconfig, converted without
+    calibration (the stubs keep the fake quantizers' initial scale 1.0), as torchvision."""
+    t = TQ.mobilenet_v3_large(quantize=True, num_classes=10)
+    e = EQ.mobilenet_v3_large(quantize=True, num_classes=10)
+    assert _mask_qparams(str(e)) == _mask_qparams(str(t))
+    assert e.quant.scale.item() == t.quant.scale.item() == 1.0
+    assert not e.training
+    x = np.random.default_rng(0).random((1, 3, 32, 32), dtype=np.float32)
+    assert tuple(e(ember.from_numpy(x)).shape) == (1, 10)
