@@ -424,3 +424,22 @@ def test_legacy_constructor_takes_a_0d_integer_array_as_a_size():
     for arg in (np.array(3), np.int64(3)):
         e, t = ember.Tensor(arg), torch.Tensor(arg)
         assert tuple(e.shape) == tuple(t.shape) == (3,)
+
+
+def test_histc_and_float32_linspace_bit_exact_with_torch():
+    """torch's rules: histc bins int((x - min) * bins / (max - min)) in the input's type;
+    float32 linspace points each one fused multiply-add, from both ends."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(0)
+    for t in range(200):
+        x = (rng.standard_normal(int(rng.integers(1, 3000))) * rng.uniform(0.1, 10)).astype(np.float32)
+        bins = int(rng.integers(1, 2048))
+        mn, mx = (0.0, 0.0) if t % 2 else sorted(float(v) for v in rng.uniform(-3, 3, 2))
+        for dt in (np.float32, np.float64):
+            a = torch.histc(torch.from_numpy(x.astype(dt)), bins, mn, mx).numpy()
+            b = ember.histc(ember.from_numpy(x.astype(dt)), bins, mn, mx).numpy()
+            np.testing.assert_array_equal(a, b)
+        lo, hi = (float(v) for v in rng.uniform(-100, 100, 2))
+        n = int(rng.integers(2, 3000))
+        np.testing.assert_array_equal(torch.linspace(lo, hi, n).numpy(),
+                                      ember.linspace(lo, hi, n).numpy())

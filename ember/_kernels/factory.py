@@ -292,6 +292,11 @@ def _symmetric(start, end, steps, ct):
     step = (e - s) / ct.type(steps - 1)
     i = np.arange(steps)
     half = steps // 2
+    if ct == np.float32:    # torch's vector kernel: each point one fused multiply-add
+        f64 = np.float64
+        lo = (f64(s) + f64(step) * i[:half].astype(f64)).astype(ct)
+        hi = (f64(e) - f64(step) * (steps - i[half:] - 1).astype(f64)).astype(ct)
+        return np.concatenate([lo, hi])
     lo = s + step * i[:half].astype(ct)
     hi = e - step * (steps - i[half:] - 1).astype(ct)
     return np.concatenate([lo, hi])

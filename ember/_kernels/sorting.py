@@ -389,13 +389,20 @@ def histc(a, bins=100, min=0, max=0):
     lo, hi = float(min), float(max)
     if lo > hi:
         raise RuntimeError("torch.histc: max must be larger than min")
-    x = a.reshape(-1).astype(np.float64)
+    ct = np.float64 if a.dtype == np.float64 else np.float32
+    x = a.reshape(-1).astype(ct)
     if lo == hi and x.size:
         lo, hi = float(x.min()), float(x.max())
     if lo == hi:
         lo, hi = lo - 1, hi + 1
-    h, _ = np.histogram(x, bins=bins, range=(lo, hi))
-    return h.astype(a.dtype)
+    # torch's rule, in the input's computing type: bin = int((x - min) * bins / (max - min)),
+    # the maximum itself in the last bin, values outside [min, max] not counted
+    lo_c, hi_c = ct(lo), ct(hi)
+    inside = x[(x >= lo_c) & (x <= hi_c)]
+    with np.errstate(all="ignore"):
+        pos = ((inside - lo_c) * ct(bins) / (hi_c - lo_c)).astype(np.int64)
+    np.minimum(pos, bins - 1, out=pos)
+    return np.bincount(pos, minlength=bins)[:bins].astype(a.dtype)
 
 
 def _hist_checks(a, weight):

@@ -173,10 +173,6 @@ def test_qconfig_mappings_equal_torch():
     assert repr(EM.QConfigMapping()) == repr(TM.QConfigMapping())
 
 
-@pytest.mark.xfail(reason="ember.histc bins in float64 (torch: int((x - min) * bins / (max - min)) "
-                          "in float32) and ember.linspace rounds step*i then the sum (torch: one "
-                          "fused rounding, halves from each end); with both as torch's the "
-                          "histograms are equal (checked on 60 cases)", strict=False)
 def test_histogram_bins_equal_torch():
     rng = np.random.default_rng(11)
     for _ in range(10):
