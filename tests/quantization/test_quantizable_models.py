@@ -114,8 +114,10 @@ def test_eager_ptq_of_quantize_false_model(TQ, name, kw):
         lib.backends.quantized.engine = "x86"
         m.eval()
         m.fuse_model()
-        m.qconfig = lib.ao.quantization.get_default_qconfig("x86")
-        lib.ao.quantization.prepare(m, inplace=True)
+        tq = lib.ao.quantization       # min/max observers: the histogram one is slow here
+        m.qconfig = tq.QConfig(activation=tq.default_observer,
+                               weight=tq.default_per_channel_weight_observer)
+        tq.prepare(m, inplace=True)
         with lib.no_grad():
             for b in calib:
                 m(lib.from_numpy(b))
