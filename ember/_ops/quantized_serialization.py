@@ -22,6 +22,7 @@ import numpy as np
 from ember import _dtype
 from ember._kernels import quantized as K
 
+
 def quantizer_params(t, make_tensor):
     """The ``quantizer_params`` tuple torch writes for the quantized tensor ``t``
     (``make_tensor(array)`` wraps the per-channel parameters as tensors)."""
