@@ -157,8 +157,8 @@ def hotspots(fn, n=10, top=6):
     st = pstats.Stats(prof)
     rows = sorted(st.stats.items(), key=lambda kv: -kv[1][2])[:top]
     total = sum(v[2] for v in st.stats.values())
-    return [f"    {v[2] / total * 100:5.1f}%  {os.path.relpath(k[0]) if k[0].startswith('/') else k[0]}"
-            f":{k[1]}({k[2]})" for k, v in rows]
+    where = [os.path.relpath(k[0]) if k[0].startswith("/") else k[0] for k, _ in rows]
+    return [f"    {v[2] / total * 100:5.1f}%  {w}:{k[1]}({k[2]})" for w, (k, v) in zip(where, rows)]
 
 
 def main():
