@@ -6,7 +6,8 @@ def build(nn, F, T, kind):
     """kind: "cbr" conv-bn-relu-pool-flatten-linear, "res" add/cat residuals,
     "lin" functional linear + hardswish + sigmoid, "ops" functional conv + relu, BatchNorm,
     Hardswish, pools, mul, Dropout, shape-dependent reshape, LeakyReLU, ELU, transposes,
-    Sigmoid/tanh (two outputs)."""
+    Sigmoid/tanh (two outputs), "nest" submodules (Sequential, a block with functional add/relu
+    inside), nn.Flatten (not quantizable: float between), a scalar mul."""
     if kind == "cbr":
         class M(nn.Module):
             def __init__(self):
@@ -33,6 +34,26 @@ def build(nn, F, T, kind):
                 z = self.relu(T.add(y, self.c2(y)))
                 w = F.relu(z + y)
                 return T.cat([w, z], 1)
+    elif kind == "nest":
+        class Block(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = nn.Conv2d(3, 3, 1)
+                self.bn = nn.BatchNorm2d(3)
+
+            def forward(self, x):
+                return F.relu(T.add(self.bn(self.conv(x)), x))
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Sequential(nn.Conv2d(3, 3, 3, padding=1), nn.ReLU())
+                self.block = Block()
+                self.head = nn.Sequential(nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                                          nn.Linear(3, 2))
+
+            def forward(self, x):
+                return self.head(self.block(self.stem(x)) * 0.5)
     elif kind == "ops":
         class M(nn.Module):
             def __init__(self):
@@ -70,4 +91,5 @@ def build(nn, F, T, kind):
     return M().eval()
 
 
-SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8)}
+SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8),
+          "nest": (2, 3, 6, 6)}

@@ -40,6 +40,8 @@ def test_backend_config_patterns_are_torchs(getter):
                for d in conf.dtype_configs]
         assert got == want, key
         assert conf._input_type_to_index == theirs[key]._input_type_to_index
+        assert {k: v.name for k, v in conf._num_tensor_args_to_observation_type.items()} == \
+            {k: v.name for k, v in theirs[key]._num_tensor_args_to_observation_type.items()}
 
 
 @pytest.mark.parametrize("getter", ["get_native_backend_config", "get_fbgemm_backend_config",
@@ -148,7 +150,7 @@ def _outs(result):
     return [r.detach().numpy() for r in (result if isinstance(result, tuple) else (result,))]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest"])
 def test_prepare_fx_graph_is_torchs(kind):
     tp, ep, _, _ = _prepared(kind)
     assert _code(ep) == _code(tp)
@@ -157,7 +159,7 @@ def test_prepare_fx_graph_is_torchs(kind):
     assert [n for n, _ in ep.named_children()] == [n for n, _ in tp.named_children()]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest"])
 def test_convert_fx_matches_torch(kind):
     tp, ep, xs, es = _synced(kind)
     tc, ec = tq.convert_fx(copy.deepcopy(tp)), eq.convert_fx(copy.deepcopy(ep))

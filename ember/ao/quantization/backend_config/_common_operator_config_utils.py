@@ -154,9 +154,9 @@ def _get_binary_op_configs(dtype_configs):
     for op in (operator.add, ember.add, operator.mul, ember.mul):
         for relu in (nn.ReLU, F.relu, ember.relu):
             _emit(out, (op, relu), dtype_configs, num_tensor_args_to_observation_type={
-                0: _SHARE, 1: _DIFFERENT, 2: _DIFFERENT})
+                0: _DIFFERENT, 1: _SHARE, 2: _DIFFERENT})
         _emit(out, op, dtype_configs, num_tensor_args_to_observation_type={
-            0: _SHARE, 1: _DIFFERENT, 2: _DIFFERENT})
+            0: _DIFFERENT, 1: _SHARE, 2: _DIFFERENT})
     _emit(out, ember.matmul, dtype_configs)
     return out
 

@@ -22,18 +22,26 @@ def _per_channel_schemes():
             ember.per_channel_affine_float_qparams)
 
 
-def _path(node, model, scope):
+def _path(node, scope):
     if node.op == "call_module":
         return node.target
     return scope.get(node.name, ("", None))[0]
 
 
-def _prefix(observed, consumer, model, scope):
-    """An input observer is named after its consumer (``c1_input_``, ``_input_``), an
-    output observer after the observed node (``conv_``, ``_``)."""
-    if consumer is not None:
-        return _path(consumer, model, scope) + "_input_"
-    return _path(observed, model, scope) + "_"
+def _prefix(observed, obs_node, scope, qconfigs):
+    """How torch names an observer's quantization parameters: after the observed node's
+    module path (``conv_``, ``block_``, ``_`` at top level) when that node is quantized
+    itself, else after its first user's (F.linear's first) path + ``_input_`` (graph inputs,
+    outputs of nodes with a None qconfig)."""
+    if observed.op != "placeholder" and qconfigs.get(observed.name) is not None:
+        path = _path(observed, scope)
+        return path.replace(".", "_") + "_"
+    users = [u for u in obs_node.users]
+    import ember.nn.functional as F
+    user = next((u for u in users if u.op == "call_function" and u.target is F.linear),
+                users[0] if users else None)
+    path = _path(user, scope) if user is not None and user.op != "output" else ""
+    return path.replace(".", "_") + "_input_"
 
 
 def _new_attr_name(model, prefix):
@@ -49,7 +57,7 @@ def _register(model, prefix, value):
     return name
 
 
-def _replace_observer(model, node, scope, observers, consumer):
+def _replace_observer(model, node, scope, observers, qconfigs):
     """One observer node -> get_attr scale/zero_point, quantize, dequantize."""
     graph = model.graph
     obs = getattr(model, node.target)
@@ -61,7 +69,7 @@ def _replace_observer(model, node, scope, observers, consumer):
         graph.erase_node(node)
         return
     scale, zero_point = obs.calculate_qparams()
-    prefix = _prefix(observed, consumer, model, scope)
+    prefix = _prefix(observed, node, scope, qconfigs)
     per_channel = getattr(obs, "qscheme", None) in _per_channel_schemes()
     if per_channel:
         scale_v = scale.to(ember.float32) if scale.dtype != ember.float32 else scale
@@ -201,13 +209,10 @@ def convert(model, is_reference=False):
     observers = {}
     _dequantize_quantized_inputs(model, getattr(attrs, "input_quantized_names", ()))
     observer_names = []
-    by_name = {n.name: n for n in model.graph.nodes}
     for node in list(model.graph.nodes):
         if node.op == "call_module" and node.name in attrs.observer_roles:
             observer_names.append(node.target)
-            consumer = attrs.observer_roles[node.name][1]
-            _replace_observer(model, node, scope, observers,
-                              by_name.get(consumer) if consumer is not None else None)
+            _replace_observer(model, node, scope, observers, attrs.node_name_to_qconfig)
     for name in observer_names:          # shared observers sit under several names
         if hasattr(model, name):
             delattr(model, name)

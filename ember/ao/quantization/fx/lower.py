@@ -183,14 +183,26 @@ class _Lowering:
         return True
 
     def lower_binary(self, root, last, nodes, q, target):
-        if not self.inputs_quantized(root) or len(root.args) != 2 or \
-                not all(_is_dq(a) for a in root.args):
+        if len(root.args) != 2 or not _is_dq(root.args[0]):
             return False
         relu = len(nodes) > 1
         op = getattr(_q(), _BINARY[target] + ("_relu" if relu else ""))
-        a, b = (x.args[0] for x in root.args)
+        first, second = root.args
+        if isinstance(second, (int, float)) and not isinstance(second, bool):
+            # x * 0.5: quantized::mul(qx, 0.5), the result's parameters the op's own
+            with self.graph.inserting_before(root):
+                new = self.graph.call_function(op, (first.args[0], second))
+            s, z = q.args[1], q.args[2]
+            q.replace_all_uses_with(new)
+            self.graph.erase_node(q)
+            self.erase([s, z])
+            self.erase(nodes)
+            return True
+        if not _is_dq(second):
+            return False
         with self.graph.inserting_before(root):
-            new = self.graph.call_function(op, (a, b, q.args[1], q.args[2]))
+            new = self.graph.call_function(op, (first.args[0], second.args[0], q.args[1],
+                                                q.args[2]))
         self.take_output(q, new, new)
         self.erase(nodes)
         return True

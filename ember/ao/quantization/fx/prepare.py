@@ -190,6 +190,10 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
                 setattr(modules[parent] if parent else model, attr, qat)
                 modules[node.target] = qat
         obs_type = m.config.observation_type
+        by_count = m.config._num_tensor_args_to_observation_type
+        if by_count:              # add/mul: a scalar operand shares the input's observer
+            count = sum(len(_nodes_in(a)) for a in m.root.args)
+            obs_type = by_count.get(count, obs_type)
         if obs_type is ObservationType.INPUT_OUTPUT_NOT_OBSERVED:
             continue
         if node is m.root:
