@@ -13,10 +13,11 @@ on random inputs, tests/quantization/test_qops_linear_conv.py):
   (half to even, float32 product), clamped to [0, 255] (to [out_zp, 255] with ReLU).
   Bit-exact for linear and for the convolutions torch packs for fbgemm.
 - static convolutions that torch's x86 engine hands to oneDNN (symmetric weights, at most
-  100 groups, no output padding; ``onednn_conv``): ``v = float32(float32(acc) * act_w) + bias``
-  (float32), ReLU, ``v = float32(v * float32(1 / out_scale)) + float32(out_zp)`` (the zero
-  point added in float32, before rounding: ties can go the other way than fbgemm's),
-  ``q = rint(v)`` clamped to [0, 255].
+  100 groups, no output padding; ``requantize_acc_onednn``): ``act_w = float32(x_scale *
+  w_scale)`` (product in double), ``v = float32(float32(acc) * act_w) + bias`` (float32),
+  ReLU, ``v = float32(v * float32(1 / out_scale)) + float32(out_zp)`` (``1 / out_scale``
+  in double; the zero point added in float32, before rounding: ties can go the other way
+  than fbgemm's), ``q = rint(v)`` clamped to [0, 255].
 - dynamic (float out): the input is quantized with ``choose_qparams`` (quint8, range halved
   with ``reduce_range``), ``y = fma(float32(acc), act_w, bias)``: one rounding.
 - float16 dynamic: weights rounded to float16; ``y`` accumulates over K in order with one
@@ -122,14 +123,14 @@ def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu):
     """oneDNN's rule (module docstring) for a convolution's (N, O, ...) accumulator."""
     shape = [1] * acc.ndim
     shape[1] = -1
-    aw = act_times_w(x_scale, w_scale)
+    aw = (_F64(x_scale) * np.asarray(w_scale, _F64)).astype(_F32)    # product in double
     aw = aw.reshape(shape) if aw.ndim else aw
     v = (acc.astype(_F32) * aw).astype(_F32)
     if bias is not None:
         v = (v + np.asarray(bias, _F32).reshape(shape)).astype(_F32)
     if relu:
         v = np.maximum(v, _F32(0))
-    v = (v * (_F32(1) / _F32(out_scale))).astype(_F32)
+    v = (v * _F32(1.0 / float(out_scale))).astype(_F32)     # 1/scale in double
     v = np.rint((v + _F32(out_zp)).astype(_F32))
     np.clip(v, 0, 255, out=v)
     return v.astype(np.uint8)

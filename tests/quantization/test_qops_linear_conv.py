@@ -194,3 +194,27 @@ def test_conv_transpose_x86_equal_channels(output_padding):
     assert_same_q(Q.conv_transpose2d(to_ember(qx), pe, 0.11, 101),
                   TQ.conv_transpose2d(qx, pt, 0.11, 101))
     assert_same_q(pe.unpack()[0], pt.unpack()[0])
+
+
+# two outputs at a hair from a tie (found among random convolutions): oneDNN's rounding
+# takes x_scale * w_scale and 1 / out_scale in double before float32
+ONEDNN_NEAR_TIES = [  # (a1, a2, x_scale, w_scale, bias, out_scale, out_zero_point, per_channel)
+    (-17, -81, 0.038861797490292324, 0.021201448728416204, -0.7842278, 0.1047274964318074,
+     120, False),
+    (-63, -9, 0.03823482790483438, 0.029794760726746118, -0.21162607, 0.07998727612528479,
+     158, True)]
+
+
+@pytest.mark.parametrize("case", ONEDNN_NEAR_TIES)
+def test_conv_onednn_near_ties(case):
+    a1, a2, xs, ws, bias, ys, yz, per_channel = case
+    ints = torch.tensor([128 + a1, 128 + a2], dtype=torch.uint8).reshape(1, 2, 1, 1)
+    qx = torch._make_per_tensor_quantized_tensor(ints, xs, 128)
+    w = torch.tensor([100, 1], dtype=torch.int8).reshape(1, 2, 1, 1)
+    qw = torch._make_per_channel_quantized_tensor(
+        w, torch.tensor([ws], dtype=torch.double), torch.zeros(1, dtype=torch.long), 0) \
+        if per_channel else torch._make_per_tensor_quantized_tensor(w, ws, 0)
+    b = torch.tensor([bias], dtype=torch.float32)
+    pt = TQ.conv2d_prepack(qw, b, [1, 1], [0, 0], [1, 1], 1)
+    pe = Q.conv2d_prepack(to_ember(qw), to_ember(b), [1, 1], [0, 0], [1, 1], 1)
+    assert_same_q(Q.conv2d(to_ember(qx), pe, ys, yz), TQ.conv2d(qx, pt, ys, yz))
