@@ -5,7 +5,8 @@ ember's namespaces), used by the FX quantization and Numeric Suite tests."""
 def build(nn, F, T, kind):
     """kind: "cbr" conv-bn-relu-pool-flatten-linear, "res" add/cat residuals,
     "lin" functional linear + hardswish + sigmoid, "ops" functional conv + relu, BatchNorm,
-    Hardswish, pools, mul, Dropout, shape-dependent reshape, LeakyReLU, ELU, transposes,
+    Hardswish, pools, mul, Dropout, shape-dependent reshape, LeakyReLU, ELU (modules and
+    functions), transposes,
     Sigmoid/tanh (two outputs), "nest" submodules (Sequential, a block with functional add/relu
     inside), nn.Flatten (not quantizable: float between), a scalar mul."""
     if kind == "cbr":
@@ -76,6 +77,7 @@ def build(nn, F, T, kind):
                 y = self.drop(y * y)
                 y = F.adaptive_avg_pool2d(y, 1).reshape(y.shape[0], -1)
                 y = self.elu(self.lrelu(self.lin(y)))
+                y = F.leaky_relu(F.elu(y), 0.2)
                 y = y.transpose(0, 1).contiguous().transpose(0, 1)
                 return self.sig(y), T.tanh(y)
     else:

@@ -49,7 +49,7 @@ _BINARY = {operator.add: "add", ember.add: "add", operator.mul: "mul", ember.mul
 _RELUS = (F.relu, ember.relu, "relu")
 _FUNCTIONAL_WEIGHTED = {F.linear: ("linear", None), ember.conv1d: ("conv1d", 1),
                         ember.conv2d: ("conv2d", 2), ember.conv3d: ("conv3d", 3)}
-_QPARAM_FUNCTIONS = {F.hardswish: "hardswish"}
+_QPARAM_FUNCTIONS = {F.hardswish: "hardswish", F.elu: "elu", F.leaky_relu: "leaky_relu"}
 
 
 class _Lowering:
@@ -214,7 +214,11 @@ class _Lowering:
         with self.graph.inserting_before(root):
             new = self.graph.call_function(op, (root.args[0].args[0],), {})
         s, z = self.take_output(q, new, new)
-        new.kwargs = {"output_scale": s, "output_zero_point": z}
+        # the call's own keywords the quantized op takes (elu's alpha, leaky_relu's
+        # negative_slope and inplace), then the output's parameters
+        names = {a.name for rec in op._overloads.values() for a in rec.schema.args}
+        kept = {k: v for k, v in root.kwargs.items() if k in names}
+        new.kwargs = {**kept, "output_scale": s, "output_zero_point": z}
         self.erase(nodes)
         return True
 
@@ -244,6 +248,8 @@ class _Lowering:
         if root.op == "call_module":
             if getattr(self.modules[root.target], "qconfig", None) is None:
                 return False
+            if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
+                return self.lower_in_place(root, last, nodes, q)   # ReLU6, pools: kept
             if type(self.modules[root.target]) in self.mapping:
                 if not self.inputs_quantized(root):
                     return False
