@@ -9,9 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype
 from ember._kernels import quantized_gemm as G
-from ember._ops.quantized import defop, qparams, int_array, from_ints, QParams
+from ember._ops.quantized import defop, qparams, int_array, from_ints
 from ember._ops.quantized_linear import check_input, check_weight, weight_params, \
     out_per_tensor, float32_scales, detached
 
@@ -158,10 +157,10 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
 
 
 def _register(n):
-    P = f"Any packed_weight"
-    conv_prepack = (f"(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+    P = "Any packed_weight"
+    conv_prepack = ("(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
                     "int[] dilation, int groups) -> Any")
-    tr_prepack = (f"(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
+    tr_prepack = ("(Tensor weight, Tensor? bias, int[] stride, int[] padding, "
                   "int[] output_padding, int[] dilation, int groups) -> Any")
     run = f"(Tensor qx, {P}, float output_scale, int output_zero_point) -> Tensor"
     ops = {}
