@@ -346,3 +346,18 @@ def test_non_traceable_module_names():
     ep = eq.prepare_fx(em, e_mapping(), (es[0],),
                        prepare_custom_config={"non_traceable_module_name": ["c2"]})
     assert _code(ep) == _code(tp)
+
+
+def test_errors_as_torchs():
+    tm, em, xs, es = _pair("cbr")
+    tm.train()
+    em.train()
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        eq.prepare_fx(em, e_mapping(), (es[0],))
+    with pytest.raises(AssertionError, match="Fusion only for eval!"):
+        tq.prepare_fx(tm, t_mapping(), (xs[0],))
+    with pytest.raises(ValueError, match="input model must be a GraphModule, Got type:"):
+        eq.convert_fx(enn.Linear(2, 2))
+    with pytest.raises(TypeError, match="example_inputs"):
+        eq.prepare_fx(em.eval(), e_mapping())
+    eq.prepare_fx(em.eval(), e_mapping(), None)        # torch takes None too

@@ -75,9 +75,6 @@ def fuse_fx(model, fuse_custom_config=None, backend_config=None):
 
 def _prepare_fx(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_config,
                 backend_config):
-    if example_inputs is None:
-        raise TypeError("prepare_fx() missing 1 required positional argument: "
-                        "'example_inputs'")
     backend_config = _backend_config(backend_config)
     config = _config(prepare_custom_config, "PrepareCustomConfig")
     gm, scope = _trace(model, config)
@@ -130,6 +127,9 @@ def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qc
 
 
 def _convert(graph_module, convert_custom_config, is_reference):
+    if not isinstance(graph_module, GraphModule):
+        raise ValueError(f"input model must be a GraphModule, Got type:{type(graph_module)} "
+                         f"Please make sure to follow the tutorials.")
     config = _config(convert_custom_config, "ConvertCustomConfig")
     if config.observed_to_quantized_mapping:
         raise NotImplementedError("convert_fx: custom module classes are not supported")
