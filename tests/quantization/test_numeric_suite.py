@@ -124,3 +124,39 @@ def test_loggers():
     one = ember.randn(1, 3)
     shadow(one, one)
     assert shadow.stats["float"][1].shape == (1, 3)
+
+
+def _build_ff(nn, qa, nnq):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant = qa.QuantStub()
+            self.conv = nn.Conv2d(3, 3, 1)
+            self.ff = nnq.FloatFunctional()
+            self.dequant = qa.DeQuantStub()
+
+        def forward(self, x):
+            x = self.quant(x)
+            return self.dequant(self.ff.add(self.conv(x), x))
+    return M().eval()
+
+
+def test_compare_model_stub_shadows_float_functional_add():
+    import torch.ao.nn.quantized as tnnq
+    import ember.ao.nn.quantized as ennq
+    torch.manual_seed(0)
+    tm, em = _build_ff(tnn, tqa, tnnq), _build_ff(enn, eqa, ennq)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = torch.randn(2, 3, 4, 4)
+    ex = ember.from_numpy(x.numpy().copy())
+    tm.qconfig, em.qconfig = tqa.get_default_qconfig("x86"), eqa.get_default_qconfig("x86")
+    tp, ep = tqa.prepare(copy.deepcopy(tm)), eqa.prepare(copy.deepcopy(em))
+    tp(x)
+    ep(ex)
+    tq, eq = tqa.convert(tp), eqa.convert(ep)
+    want = tns.compare_model_stub(tm, tq, [tnnq.FloatFunctional], x)
+    got = ens.compare_model_stub(em, eq, [ennq.FloatFunctional], ex)
+    assert list(got) == list(want) == ["ff.stats"]
+    for side in ("float", "quantized"):
+        _close_q(got["ff.stats"][side][0], want["ff.stats"][side][0])
