@@ -141,3 +141,24 @@ def test_embedding_module_errors():
                                              "Embedding"):
         enq.Embedding.from_float(ember.nn.Linear(2, 2))
     assert repr(enq.EmbeddingBag(5, 4)) == repr(tnq.EmbeddingBag(5, 4))
+
+
+def test_embedding_from_qat_and_without_qconfig():
+    import torch.ao.nn.qat as tnqat
+    import ember.ao.nn.qat as enqat
+    torch.manual_seed(4)
+    tq = tnqat.Embedding(6, 4, qconfig=tqc.float_qparams_weight_only_qconfig)
+    eqat = enqat.Embedding(6, 4, qconfig=eqc.float_qparams_weight_only_qconfig)
+    with ember.no_grad():       # the weight only (torch's observers must stay resizable)
+        eqat.weight.copy_(to_ember(tq.weight.detach().clone()))
+    idx = torch.tensor([1, 2, 5])
+    tq(idx)
+    eqat(to_ember(idx))
+    t, e = tnq.Embedding.from_float(tq), enq.Embedding.from_float(eqat)
+    assert repr(e) == repr(t)
+    assert_same_q(e.weight(), t.weight())
+    f = ember.nn.Embedding(6, 4)
+    f.qconfig = None            # the float-qparams weight-only qconfig is taken
+    assert enq.Embedding.from_float(f).weight().qscheme() is ember.per_channel_affine_float_qparams
+    with pytest.raises(AssertionError, match="Embedding input float module must have qconfig"):
+        enq.Embedding.from_float(ember.nn.Embedding(6, 4))

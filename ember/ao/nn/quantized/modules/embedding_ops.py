@@ -108,13 +108,21 @@ class Embedding(nn.Module):
 
     @classmethod
     def _check_float(cls, mod, float_cls):
-        if type(mod) is not float_cls:
-            raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
-                                 f"{float_cls.__name__}")
-        if not hasattr(mod, "qconfig"):
-            raise AssertionError(f"{cls.__name__} input float module must have qconfig "
-                                 "defined")
-        weight_observer = mod.qconfig.weight()
+        """The quantized table of ``mod`` (float with ``qconfig``, or QAT) and its dtype."""
+        if hasattr(mod, "weight_fake_quant"):       # a QAT Embedding/EmbeddingBag
+            weight_observer = mod.weight_fake_quant
+        else:
+            if type(mod) is not float_cls:
+                raise AssertionError(f"nnq.{cls.__name__}.from_float only works for "
+                                     f"{float_cls.__name__}")
+            if not hasattr(mod, "qconfig"):
+                raise AssertionError(f"{cls.__name__} input float module must have qconfig "
+                                     "defined")
+            if mod.qconfig is not None and mod.qconfig.weight is not None:
+                weight_observer = mod.qconfig.weight()
+            else:
+                from ember.ao.quantization.qconfig import float_qparams_weight_only_qconfig
+                weight_observer = float_qparams_weight_only_qconfig.weight()
         dtype = weight_observer.dtype
         if weight_observer.qscheme is not ember.per_channel_affine_float_qparams:
             raise AssertionError(f"{cls.__name__} quantization is only supported with "
@@ -128,10 +136,8 @@ class Embedding(nn.Module):
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """A quantized Embedding from ``nn.Embedding`` whose ``qconfig`` has a float-qparams
-        weight observer (``float_qparams_weight_only_qconfig``)."""
-        if hasattr(mod, "weight_fake_quant"):
-            raise NotImplementedError("nnq.Embedding.from_float from a QAT Embedding is not "
-                                      "supported in ember")
+        weight observer (``float_qparams_weight_only_qconfig``; that one when ``qconfig`` is
+        None), or from a QAT Embedding (its ``weight_fake_quant``)."""
         qweight, _ = cls._check_float(mod, nn.Embedding)
         # as torch: the module keeps the default dtype (quint8) in its repr and state even
         # for a quint4x2 table; ember's forward follows the table itself
@@ -176,9 +182,6 @@ class EmbeddingBag(Embedding):
     def from_float(cls, mod, use_precomputed_fake_quant=False):
         """A quantized EmbeddingBag from ``nn.EmbeddingBag`` (float-qparams weight
         observer in ``mod.qconfig``)."""
-        if hasattr(mod, "weight_fake_quant"):
-            raise NotImplementedError("nnq.EmbeddingBag.from_float from a QAT EmbeddingBag is "
-                                      "not supported in ember")
         qweight, dtype = cls._check_float(mod, nn.EmbeddingBag)
         qbag = cls(mod.num_embeddings, mod.embedding_dim, max_norm=None, norm_type=2.0,
                    scale_grad_by_freq=False, mode=mod.mode, sparse=False, _weight=None,
