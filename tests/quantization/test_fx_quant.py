@@ -243,6 +243,13 @@ def test_prepare_qat_fx_and_convert_match_torch(kind):
         ep(b)
     ep.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
                         for k, v in tp.state_dict().items()})
+    tr = tq.convert_to_reference_fx(copy.deepcopy(tp).eval())
+    er = eq.convert_to_reference_fx(copy.deepcopy(ep).eval())
+    assert _code(er) == _code(tr)
+    assert str(er).split("def forward")[0] == str(tr).split("def forward")[0]
+    mine = dict(er.named_buffers())        # the QAT weights' qparams (bn folded) included
+    for name, buf in tr.named_buffers():
+        np.testing.assert_array_equal(mine[name].numpy(), buf.numpy())
     tc = tq.convert_fx(copy.deepcopy(tp).eval())
     ec = eq.convert_fx(copy.deepcopy(ep).eval())
     assert ec.code == tc.code

@@ -152,11 +152,20 @@ def _swap_reference_modules(model, attrs):
         if qconfig is None:
             continue
         mod = modules[node.target]
+        fake_quant = getattr(mod, "weight_fake_quant", None)
+        if fake_quant is not None and hasattr(mod, "to_float"):
+            # a QAT module: its float form (bn folded in), weight qparams from training
+            mod = mod.to_float()
+            parent, _, name = node.target.rpartition(".")
+            setattr(modules[parent] if parent else model, name, mod)
+            modules[node.target] = mod
         inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
         ref_cls = _reference_class(type(inner))
         if ref_cls is None:
             continue
-        observer = qconfig.weight()
+        # torch runs the weight through it once more (a QAT fake-quantizer's moving
+        # average moves) before reading its parameters
+        observer = fake_quant if fake_quant is not None else qconfig.weight()
         observer(inner.weight)
         ref = ref_cls.from_float(inner, get_qparam_dict(observer))
         if inner is mod:
