@@ -29,7 +29,8 @@ def _name(p):
 def test_backend_config_patterns_are_torchs(getter):
     """Every ember pattern is one of torch's, with the same observation type and dtypes."""
     mine = getattr(ebc, getter)()
-    theirs = {(_name(c.pattern), c.observation_type.name): c for c in getattr(tbc, getter)().configs}
+    theirs = {(_name(c.pattern), c.observation_type.name): c
+              for c in getattr(tbc, getter)().configs}
     assert mine.name == getattr(tbc, getter)().name
     for conf in mine.configs:
         key = (_name(conf.pattern), conf.observation_type.name)
@@ -346,7 +347,6 @@ def test_prepare_custom_config_quantized_io_and_preserved_attributes():
 
 def test_non_traceable_module_names():
     from torch.ao.quantization.fx.custom_config import PrepareCustomConfig as TP
-    from ember.ao.quantization.fx.custom_config import PrepareCustomConfig as EP
     tm, em, xs, es = _pair("res")
     tp = tq.prepare_fx(tm, t_mapping(), (xs[0],),
                        prepare_custom_config=TP().set_non_traceable_module_names(["c2"]))

@@ -3,7 +3,6 @@ import numpy as np
 import pytest
 import torch
 
-import ember
 from ember.ao.ns.fx import utils as eu
 from torch.ao.ns.fx import utils as tu
 

@@ -41,10 +41,7 @@ def _lookup(path):
         return None
 
 
-def __getattr__(name):
-    if name == "NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST":
-        return _non_leaf_allow_list()
-    raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
+NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST = _non_leaf_allow_list()
 
 
 def compare_weights(float_dict, quantized_dict):
@@ -258,7 +255,7 @@ def prepare_model_outputs(float_module, q_module, logger_cls=OutputLogger, allow
     and the non-leaf quantized Linear/LSTM — except DeQuantStub."""
     if allow_list is None:
         allow_list = get_default_compare_output_module_list()
-    non_leaf = _non_leaf_allow_list()
+    non_leaf = NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST
     dequant_stub = _lookup("ember.ao.quantization.stubs:DeQuantStub")
     for model in (float_module, q_module):
         for _, mod in list(model.named_modules()):
