@@ -368,3 +368,21 @@ def test_errors_as_torchs():
     with pytest.raises(TypeError, match="example_inputs"):
         eq.prepare_fx(em.eval(), e_mapping())
     eq.prepare_fx(em.eval(), e_mapping(), None)        # torch takes None too
+
+
+def test_resnet18_with_shared_relu_converts():
+    """torchvision's BasicBlock calls one ReLU twice; the fused conv-bn-relu holds that
+    instance, which must stay reachable under its own name (no torch oracle here:
+    torchvision does not load in this environment)."""
+    import ember.vision.models as models
+    ember.manual_seed(0)
+    model = models.resnet18(num_classes=10).eval()
+    x = ember.randn(2, 3, 32, 32)
+    prepared = eq.prepare_fx(model, e_mapping(), (x,))
+    prepared(x)
+    converted = eq.convert_fx(prepared)
+    assert converted.code.count("torch.ops.quantized.add_relu(") == 8
+    assert type(converted.get_submodule("layer1.0.conv1")).__name__ == "ConvReLU2d"
+    want = model(x).detach().numpy()
+    got = converted(x).numpy()
+    assert np.abs(got - want).max() < 0.1 * np.abs(want).max()

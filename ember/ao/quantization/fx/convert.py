@@ -143,7 +143,7 @@ def get_qparam_dict(observer):
 def _swap_reference_modules(model, attrs):
     """Weighted float modules (also inside fused ones) of quantized patterns become their
     reference quantized modules, weight qparams from the qconfig's weight observer."""
-    modules = dict(model.named_modules())
+    modules = dict(model.named_modules(remove_duplicate=False))
     for node in model.graph.nodes:
         entry = attrs.matches.get(node.name)
         if node.op != "call_module" or entry is None or entry[0] != node.name:
@@ -181,7 +181,7 @@ def _swap_dynamic_modules(model, attrs):
     from ember.ao.quantization.quantization_mappings import \
         get_default_dynamic_quant_module_mappings
     mapping = get_default_dynamic_quant_module_mappings()
-    modules = dict(model.named_modules())
+    modules = dict(model.named_modules(remove_duplicate=False))
     for node in model.graph.nodes:
         if node.op != "call_module" or node.target not in modules:
             continue

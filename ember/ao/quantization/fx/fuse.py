@@ -21,7 +21,7 @@ def _as_module(node, modules):
 
 def fuse(model: GraphModule, is_qat, backend_config):
     """Fuse ``model``'s graph in place (module swaps and node removal); returns it."""
-    modules = dict(model.named_modules())
+    modules = dict(model.named_modules(remove_duplicate=False))
     configs = [c for c in sorted_pattern_configs(backend_config) if c.fuser_method is not None]
     done = set()
     for node in reversed(list(model.graph.nodes)):

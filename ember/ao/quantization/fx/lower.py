@@ -56,7 +56,7 @@ class _Lowering:
     def __init__(self, model, attrs, observers):
         self.model, self.graph, self.attrs = model, model.graph, attrs
         self.observers = observers
-        self.modules = dict(model.named_modules())
+        self.modules = dict(model.named_modules(remove_duplicate=False))
         self.mapping = _static_module_mapping()
 
     # ----------------------------------------------------------------- helpers

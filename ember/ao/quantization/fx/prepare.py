@@ -161,7 +161,7 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
             input_quantized_indexes=(), output_quantized_indexes=()):
     """Insert observers into ``model`` (a traced, fused GraphModule) in place."""
     graph = model.graph
-    modules = dict(model.named_modules())
+    modules = dict(model.named_modules(remove_duplicate=False))
     _update_qconfig_for_fusion(modules, qconfig_mapping, backend_config)
     qconfigs = node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope)
     matches = find_matches(graph, modules, backend_config, qconfigs)
