@@ -98,6 +98,24 @@ def int_conv_depthwise_saturating(xi, x_zp, wi, w_zp, stride, padding):
     return acc - wz * sum(xs) - x_zp * wsum + K * x_zp * wz
 
 
+def onednn_transposed_weight(w, groups):
+    """The weight torch's x86 engine's oneDNN transposed convolution actually applies
+    (found by probing with one-hot inputs): per group, the (C_in/g, C_out/g) grid of kernels
+    is read twice as if laid out (C_out/g, C_in/g) and transposed each time. Equal channel
+    counts give the weight back; otherwise channels are mixed up, so torch's x86 results
+    differ from the mathematical transposed convolution (the fbgemm engine's are right)."""
+    cin, cout_g = w.shape[:2]
+    cin_g = cin // groups
+    k = w.shape[2:]
+    out = np.empty_like(w)
+    for g in range(groups):
+        m = w[g * cin_g:(g + 1) * cin_g].reshape(cin_g * cout_g, -1)
+        for _ in range(2):
+            m = m.reshape(cout_g, cin_g, -1).transpose(1, 0, 2).reshape(cin_g * cout_g, -1)
+        out[g * cin_g:(g + 1) * cin_g] = m.reshape((cin_g, cout_g) + k)
+    return out
+
+
 def act_times_w(x_scale, w_scale):
     """float32(x_scale) * float32(w_scale) (per channel: an array)."""
     return (_F32(x_scale) * np.asarray(w_scale, _F32)).astype(_F32)

@@ -133,6 +133,8 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
     wshift = G.shifted(int_array(w), wsh)
     xshift = G.shifted(xi, xp.zero_point)
     if transpose:
+        if packed._onednn:      # torch's x86 oneDNN route mixes channels up (see there)
+            wshift = G.onednn_transposed_weight(wshift, packed._groups)
         acc = G.int_conv_transpose(xshift, wshift, packed._stride, packed._padding,
                                    packed._output_padding, packed._dilation, packed._groups)
     else:

@@ -126,23 +126,25 @@ def test_conv(case):
         (pt.stride(), pt.padding(), pt.dilation(), pt.groups(), pt.transpose())
 
 
+@pytest.mark.parametrize("engine", ["x86", "fbgemm"])
 @pytest.mark.parametrize("d", [1, 2, 3])
-def test_conv_transpose(d):
-    """Checked against the fbgemm engine: torch's x86 engine runs transposed convolutions
-    through oneDNN, whose results on this torch build are wrong whenever the input and
-    output channel counts differ (off from the float reference by whole units)."""
-    torch.backends.quantized.engine = ember.backends.quantized.engine = "fbgemm"
-    rng = np.random.default_rng(30 + d)
+def test_conv_transpose(d, engine):
+    """Both engines' routes: under x86 (oneDNN, output padding 0) torch mixes the channels
+    of a weight whose input and output channel counts differ, and ember does the same;
+    fbgemm computes the transposed convolution itself."""
+    torch.backends.quantized.engine = ember.backends.quantized.engine = engine
+    rng = np.random.default_rng(30 + d + len(engine))
     for cin, cout, groups in ((3, 4, 1), (4, 4, 2)):
         qx = torch.quantize_per_tensor(_rand(rng, 2, cin, *([6] * d)), 0.03, 40, torch.quint8)
         qw = _weight(rng, (cin, cout // groups, *([3] * d)), False)
         b = _rand(rng, cout)
-        args = ([2] * d, [1] * d, [1] * d, [1] * d, groups)
+        args = ([2] * d, [1] * d, [0 if engine == "x86" else 1] * d, [1] * d, groups)
         pt = getattr(TQ, f"conv_transpose{d}d_prepack")(qw, b, *args)
         pe = getattr(Q, f"conv_transpose{d}d_prepack")(to_ember(qw), to_ember(b), *args)
         assert_same_q(getattr(Q, f"conv_transpose{d}d")(to_ember(qx), pe, 0.2, 100),
                       getattr(TQ, f"conv_transpose{d}d")(qx, pt, 0.2, 100))
         assert pe.output_padding() == pt.output_padding() and pe.transpose() == 1
+        assert_same_q(pe.unpack()[0], pt.unpack()[0])
 
 
 def test_conv_errors():
@@ -182,8 +184,8 @@ def test_conv_ties_follow_the_engines_route(route):
 
 @pytest.mark.parametrize("output_padding", [0, 1])
 def test_conv_transpose_x86_equal_channels(output_padding):
-    """Under x86 with as many input as output channels (where oneDNN's results are right):
-    output padding 0 runs oneDNN's rounding, 1 fbgemm's."""
+    """Under x86 with as many input as output channels: output padding 0 runs oneDNN's
+    rounding, 1 fbgemm's."""
     rng = np.random.default_rng(50 + output_padding)
     qx = torch.quantize_per_tensor(_rand(rng, 2, 4, 7, 7), 0.03, 77, torch.quint8)
     qw = _weight(rng, (4, 4, 3, 3), False)
