@@ -55,6 +55,33 @@ def build(nn, F, T, kind):
 
             def forward(self, x):
                 return self.head(self.block(self.stem(x)) * 0.5)
+    elif kind == "basic":
+        class Basic(nn.Module):
+            """torchvision's BasicBlock: one inplace ReLU called twice, ``out += x``."""
+            def __init__(self):
+                super().__init__()
+                self.conv1 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+                self.bn1 = nn.BatchNorm2d(4)
+                self.relu = nn.ReLU(inplace=True)
+                self.conv2 = nn.Conv2d(4, 4, 3, padding=1, bias=False)
+                self.bn2 = nn.BatchNorm2d(4)
+
+            def forward(self, x):
+                out = self.relu(self.bn1(self.conv1(x)))
+                out = self.bn2(self.conv2(out))
+                out += x
+                return self.relu(out)
+
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.stem = nn.Conv2d(3, 4, 1)
+                self.block = Basic()
+                self.pool = nn.AdaptiveAvgPool2d((1, 1))
+                self.fc = nn.Linear(4, 2)
+
+            def forward(self, x):
+                return self.fc(T.flatten(self.pool(self.block(self.stem(x))), 1))
     elif kind == "ops":
         class M(nn.Module):
             def __init__(self):
@@ -94,4 +121,4 @@ def build(nn, F, T, kind):
 
 
 SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8),
-          "nest": (2, 3, 6, 6)}
+          "nest": (2, 3, 6, 6), "basic": (2, 3, 6, 6)}
