@@ -358,6 +358,9 @@ def method_call(c, v, name, args, kwargs, e):
             return c.emit("aten::format", [v] + args, [T.StrType], e, fn=B.script_format).output
         return c.emit(f"aten::{name}", [v] + args + list(kwargs.values()), [rt], e, fn=fn,
                       kwnames=list(kwargs)).output
+    if isinstance(t, T.ClassType) and t.constants and "$torchbind" in t.constants:
+        from ember.jit._namespaced import torchbind_method     # packed parameters
+        return torchbind_method(c, v, name, args + list(kwargs.values()), e)
     if isinstance(t, T.ClassType):
         return c.resolver.call_method(c, v, name, args, kwargs, e)
     if isinstance(t, T.FutureType) and name == "wait":

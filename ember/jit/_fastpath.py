@@ -184,8 +184,10 @@ class ArrayGen(_Gen):
         k = n.kind
         if k in ("prim::SetAttr", "prim::Print", "aten::index_put_", "prim::PythonOp",
                  "prim::fork", "aten::wait", "prim::With", "prim::CallAny", "prim::CreateObject",
-                 "prim::isinstance") or any(i.type is T.AnyType for i in n.inputs):
-            # arrays stand in for tensors here: nothing may ask a value what it is
+                 "prim::isinstance") or any(i.type is T.AnyType or _torchbind(i.type)
+                                            for i in n.inputs):
+            # arrays stand in for tensors here: nothing may ask a value what it is (packed
+            # quantized parameters hand out quantized tensors)
             raise Unsupported(k)
         if n.op is not None:
             return self.op_node(n, depth)
@@ -433,6 +435,10 @@ class ArrayGen(_Gen):
 
 
 _NOT = __import__("ember.jit._ir", fromlist=["NOT_CONSTANT"]).NOT_CONSTANT
+
+
+def _torchbind(t):
+    return isinstance(t, T.ClassType) and t.constants is not None and "$torchbind" in t.constants
 
 
 def array_variant(fn, dt):

@@ -39,7 +39,26 @@ def call(c, ops, args, kwargs, e):
     for op in ops:
         vals = bind_schema(c, op, list(args), dict(kwargs), e)
         if vals is not None:
-            return c.emit(kind_of(op), vals, [B.schema_returns(op)], e, op=op).output
+            rt = _prepacked_type(op) or B.schema_returns(op)
+            return c.emit(kind_of(op), vals, [rt], e, op=op).output
+    return None
+
+
+def _prepacked_type(op):
+    """torch's result type of a ``quantized::*_prepack`` op (ember's schemas say Any) or of a
+    ``*_unpack`` op (the bias is optional)."""
+    import re
+    name = kind_of(op).partition("::")[2]
+    if name in ("linear_prepack", "linear_prepack_fp16"):
+        return torchbind_type(qualname=TORCHBIND_PREFIX + "quantized.LinearPackedParamsBase")
+    if name.endswith("_unpack") and (name.startswith("linear") or name.startswith("conv")):
+        from ember.jit import _types as T           # (weight, bias or None)
+        return T.TupleType((T.TensorType, T.OptionalType(T.TensorType)))
+    m = re.fullmatch(r"conv(?:_transpose)?([123])d_prepack", name)
+    if m:
+        dims = 3 if m.group(1) == "3" else 2        # a 1-d convolution packs as a 2-d one
+        return torchbind_type(
+            qualname=TORCHBIND_PREFIX + f"quantized.Conv{dims}dPackedParamsBase")
     return None
 
 
@@ -98,3 +117,39 @@ def torchbind_object(value):
 def rebuild_torchbind(qualname, state):
     from ember._ops.quantized_serialization import from_torchbind
     return from_torchbind(qualname, state)
+
+
+# methods of the packed-parameters classes that torch's archive code calls (a quantized
+# Conv's _weight_bias: ``(self._packed_params).unpack()``), with their result types
+TORCHBIND_METHODS = ("unpack", "stride", "padding", "dilation", "output_padding", "groups",
+                     "transpose")
+
+
+def _method_caller(name):
+    def call(obj):
+        return getattr(obj, name)()
+    call.__name__ = call.__qualname__ = name
+    call._torchbind_method = name
+    return call
+
+
+_CALLERS = {name: _method_caller(name) for name in TORCHBIND_METHODS}
+
+
+def torchbind_method(c, v, name, args, e):
+    """IR for ``obj.name()`` on a packed-parameters value."""
+    from ember.jit import _types as T
+    ints = T.ListType(T.IntType)
+    types = {"unpack": T.TupleType((T.TensorType, T.OptionalType(T.TensorType))),
+             "groups": T.IntType, "transpose": T.IntType}
+    if name not in _CALLERS or args:
+        c.error(f"'{v.type.qualname}' has no method '{name}' taking these arguments", e)
+    return c.emit(f"aten::{name}", [v], [types.get(name, ints)], e, fn=_CALLERS[name]).output
+
+
+def printed_method(p, n):
+    """``(obj).name()`` for a packed-parameters method node (None for other nodes)."""
+    name = getattr(n.fn, "_torchbind_method", None)
+    if name is None:
+        return None
+    return f"({p.arg(n.inputs[0]).text}).{name}()"

@@ -63,6 +63,9 @@ def _is_archive_code_conversion(fn):
 def fn_call(p, n):
     name = n.kind.split("::", 1)[1]
     fn = n.fn
+    if getattr(fn, "_torchbind_method", None):     # (packed_params).unpack()
+        from ember.jit._namespaced import printed_method
+        return printed_method(p, n)
     if not public_name(None, name, check=True):
         name = public_name(fn, name)
     args = [p.arg(v) for v in n.inputs]

@@ -288,8 +288,10 @@ class Unit:
         self.root = _Tree("__torch__")
         self.constants = _Constants(constants)
         self.failed = {}
+        self.pending_setstate = []      # (module, class, state) of __getstate__-pickled modules
         trees = {path: ast.parse(text, filename=path) for path, text in sources.items()}
-        methods = {"__init__"}
+        from ember.jit._namespaced import TORCHBIND_METHODS
+        methods = {"__init__"} | set(TORCHBIND_METHODS)
         for tree in trees.values():
             for top in tree.body:
                 if isinstance(top, ast.ClassDef):
@@ -872,6 +874,9 @@ def _build_module(acls, state, unit, memo, key):
     d["original_name"] = acls.cdef.name
     d["_archive_qualname"] = acls.qualname
     slots = ct.constants.get("$slots", {})
+    if not isinstance(state, dict):     # pickled by its __getstate__: __setstate__ after compile
+        unit.pending_setstate.append((self, acls, _build(state, unit, memo)))
+        state = {}
     for name, v in state.items():
         v = _build(v, unit, memo)
         where = slots.get(name)
@@ -995,6 +1000,8 @@ def _load_zip(zf, map_location, extra_files):
         raise RuntimeError(f"ember.jit.load: the archive holds a {type(root).__name__}, not "
                            f"a module")
     _compile_all(unit, root)
+    for module, acls, state in unit.pending_setstate:   # torch's quantized Conv modules...
+        unit.method(acls, "__setstate__").call_method(module, [state], {})
     root.__dict__["_archive_unit"] = unit
     if extra_files is not None:
         for name in list(extra_files):

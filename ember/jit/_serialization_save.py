@@ -228,6 +228,11 @@ def _rename(text, q, base):
 
 def _state(m, ctx, records):
     ct = m._ct
+    getstate = (ct.methods or {}).get("__getstate__")
+    if getstate is not None and "__setstate__" in ct.methods:
+        # pickled by its own __getstate__ (torch's quantized Conv modules): the tuple it
+        # returns, which the archive's __setstate__ reads back
+        return _encode(getstate.call_method(m, [], {}), getstate.return_type, ctx)
     slots = (ct.constants or {}).get("$slots", {})
     state = {}
     for name, t in ct.attributes.items():

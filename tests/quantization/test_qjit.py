@@ -185,3 +185,46 @@ def test_trace_of_eager_converted_model_runs_in_ember_and_torch():
     loaded, data = _roundtrip(traced)
     np.testing.assert_array_equal(loaded(x).numpy(), want)
     np.testing.assert_array_equal(torch.jit.load(io.BytesIO(data))(to_torch(x)).numpy(), want)
+
+
+@pytest.mark.parametrize("mode", ["script", "trace"])
+def test_torch_quantized_conv_archives_load_in_ember(mode):
+    """torch's scripted quantized Conv pickles itself with __getstate__ (a tuple, packed
+    weights rebuilt by the archive's __setstate__ through ops.quantized.conv2d_prepack)."""
+    import torch.ao.nn.quantized as tnnq
+    torch.manual_seed(0)
+    m = torch.nn.Sequential(tnnq.Quantize(0.1, 2, torch.quint8),
+                            tnnq.Conv2d(2, 4, 3, stride=(1, 2), padding=1),
+                            torch.nn.ReLU(), torch.nn.Flatten(), tnnq.Linear(4 * 5 * 3, 6),
+                            tnnq.DeQuantize()).eval()
+    x = torch.rand(2, 2, 5, 5)
+    jm = torch.jit.script(m) if mode == "script" else torch.jit.trace(m, x)
+    buf = io.BytesIO()
+    torch.jit.save(jm, buf)
+    em = ember.jit.load(io.BytesIO(buf.getvalue()))
+    np.testing.assert_array_equal(em(ember.from_numpy(x.numpy())).numpy(), m(x).numpy())
+    conv = getattr(em, "1")
+    w, b = conv._weight_bias()          # archive method calling (packed).unpack()
+    assert_same_q(w, m[1].weight())
+    # and ember writes it back in a form torch reads
+    again = io.BytesIO()
+    ember.jit.save(em, again)
+    np.testing.assert_array_equal(torch.jit.load(io.BytesIO(again.getvalue()))(x).numpy(),
+                                  m(x).numpy())
+
+
+def test_torchvision_quantized_mobilenet_archive_loads_in_ember():
+    import os
+    import sys
+    sys.path.insert(0, os.path.join(os.path.dirname(__file__), ".."))
+    from helpers import import_torchvision
+    import_torchvision()
+    import torchvision.models.quantization as TQ
+    torch.manual_seed(0)
+    m = TQ.mobilenet_v2(quantize=True, width_mult=0.25, num_classes=10)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(m), buf)
+    em = ember.jit.load(io.BytesIO(buf.getvalue()))
+    x = torch.rand(1, 3, 32, 32)
+    ember.backends.quantized.engine = torch.backends.quantized.engine
+    np.testing.assert_array_equal(em(ember.from_numpy(x.numpy())).numpy(), m(x).numpy())
