@@ -137,8 +137,12 @@ def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel
     return q.astype(np.uint8)
 
 
-def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu):
-    """oneDNN's rule (module docstring) for a convolution's (N, O, ...) accumulator."""
+def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, accum=None,
+                          eltwise=None):
+    """oneDNN's rule (module docstring) for an (N, O, ...) accumulator. ``accum`` =
+    (integers, scale, zero point) of a tensor added before requantizing (``conv2d_add``: its
+    float32 dequantized values added to ``v`` in float32); ``eltwise``: a float32 function
+    applied where ReLU would be (leaky ReLU, tanh)."""
     shape = [1] * acc.ndim
     shape[1] = -1
     aw = (_F64(x_scale) * np.asarray(w_scale, _F64)).astype(_F32)    # product in double
@@ -146,8 +150,14 @@ def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu):
     v = (acc.astype(_F32) * aw).astype(_F32)
     if bias is not None:
         v = (v + np.asarray(bias, _F32).reshape(shape)).astype(_F32)
+    if accum is not None:
+        ints, scale, zero_point = accum
+        v = (v + (np.asarray(ints, np.int64) - zero_point).astype(_F32) * _F32(scale))
+        v = v.astype(_F32)
     if relu:
         v = np.maximum(v, _F32(0))
+    if eltwise is not None:
+        v = np.asarray(eltwise(v), _F32)
     v = (v * _F32(1.0 / float(out_scale))).astype(_F32)     # 1/scale in double
     v = np.rint((v + _F32(out_zp)).astype(_F32))
     np.clip(v, 0, 255, out=v)

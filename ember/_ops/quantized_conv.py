@@ -12,7 +12,7 @@ import numpy as np
 from ember._kernels import quantized_gemm as G
 from ember._ops.quantized import defop, qparams, int_array, from_ints
 from ember._ops.quantized_linear import check_input, check_weight, weight_params, \
-    out_per_tensor, float32_scales, detached
+    out_per_tensor, float32_scales, detached, require_onednn
 
 _OPTS = dict(function=False, method=False, out=False, differentiable=False)
 _CLASS = {1: "Conv2dPackedParamsBase", 2: "Conv2dPackedParamsBase",
@@ -117,13 +117,14 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
                                 groups, transpose, onednn)
 
 
-def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
-    name = f"conv{'_transpose' if transpose else ''}{n}d"
+def _accumulate(n, qx, packed, name, transpose):
+    """The exact integer accumulator (N, O, ...) of a quantized convolution (1-d as 2-d),
+    with the input's parameters and the weight's scale(s)."""
     check_input(qx, name)
     if qx.dim() != n + 2:
         raise RuntimeError(f"quantized::{name}(): Expected activation tensor to have {n + 2} "
                            f"dimensions, got {qx.dim()}")
-    w, bias = packed.unpack()
+    w, _ = packed.unpack()
     xp = qparams(qx)
     xi = np.asarray(int_array(qx))
     if n == 1:
@@ -137,25 +138,66 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
             wshift = G.onednn_transposed_weight(wshift, packed._groups)
         acc = G.int_conv_transpose(xshift, wshift, packed._stride, packed._padding,
                                    packed._output_padding, packed._dilation, packed._groups)
+        return acc, xp, ws
+    C, Cw = xi.shape[1], w.shape[1] * packed._groups
+    if C != Cw:
+        raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
+                           f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
+    if not packed._onednn and G.fbgemm_depthwise(C, packed._groups, w.shape, packed._stride,
+                                                 packed._padding, packed._dilation):
+        acc = G.int_conv_depthwise_saturating(xi, xp.zero_point, int_array(w), wz,
+                                              packed._stride, packed._padding)
     else:
-        C, Cw = xi.shape[1], w.shape[1] * packed._groups
-        if C != Cw:
-            raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
-                               f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
-        if not packed._onednn and G.fbgemm_depthwise(C, packed._groups, w.shape,
-                                                     packed._stride, packed._padding,
-                                                     packed._dilation):
-            acc = G.int_conv_depthwise_saturating(xi, xp.zero_point, int_array(w), wz,
-                                                  packed._stride, packed._padding)
-        else:
-            acc = G.int_conv(xshift, wshift, packed._stride, packed._padding,
-                             packed._dilation, packed._groups)
-    b = None if bias is None else np.asarray(bias._data, np.float32)
+        acc = G.int_conv(xshift, wshift, packed._stride, packed._padding, packed._dilation,
+                         packed._groups)
+    return acc, xp, ws
+
+
+def _bias(packed):
+    bias = packed.unpack()[1]
+    return None if bias is None else np.asarray(bias._data, np.float32)
+
+
+def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
+    name = f"conv{'_transpose' if transpose else ''}{n}d"
+    acc, xp, ws = _accumulate(n, qx, packed, name, transpose)
     rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
-    ints = rule(acc, xp.scale, ws, b, output_scale, output_zero_point, relu)
+    ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu)
     if n == 1:
         ints = ints[:, :, 0, :]
     return out_per_tensor(ints, output_scale, output_zero_point)
+
+
+def _conv2d_add(qx, qaccum, packed_weight, output_scale, output_zero_point, name, relu):
+    """``conv2d(qx) + qaccum`` (then ReLU) requantized with oneDNN's sum; torch has it in
+    its 'onednn' engine only. (torch caches oneDNN's fused primitive per packed weight: one
+    first used by ``conv2d_add`` keeps no ReLU in ``conv2d_add_relu``; ember always applies
+    the op's own.)"""
+    require_onednn(name, ".")
+    acc, xp, ws = _accumulate(2, qx, packed_weight, name, False)
+    check_input(qaccum, name)
+    if tuple(qaccum.shape) != acc.shape:
+        raise RuntimeError(f"quantized::{name}: the accumulated tensor's shape "
+                           f"{tuple(qaccum.shape)} differs from the output's {acc.shape}")
+    ap = qparams(qaccum)
+    ints = G.requantize_acc_onednn(acc, xp.scale, ws, _bias(packed_weight), output_scale,
+                                   output_zero_point, relu,
+                                   accum=(np.asarray(int_array(qaccum)), ap.scale,
+                                          ap.zero_point))
+    return out_per_tensor(ints, output_scale, output_zero_point)
+
+
+conv2d_add = defop("quantized::conv2d_add(Tensor qx, Tensor qaccum, Any packed_weight, "
+                   "float output_scale, int output_zero_point) -> Tensor",
+                   composite=lambda qx, qaccum, packed_weight, output_scale, output_zero_point:
+                   _conv2d_add(qx, qaccum, packed_weight, output_scale, output_zero_point,
+                               "conv2d_add", False), **_OPTS)
+conv2d_add_relu = defop("quantized::conv2d_add_relu(Tensor qx, Tensor qaccum, Any "
+                        "packed_weight, float output_scale, int output_zero_point) -> Tensor",
+                        composite=lambda qx, qaccum, packed_weight, output_scale,
+                        output_zero_point: _conv2d_add(qx, qaccum, packed_weight,
+                                                       output_scale, output_zero_point,
+                                                       "conv2d_add_relu", True), **_OPTS)
 
 
 def _register(n):

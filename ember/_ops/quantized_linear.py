@@ -38,6 +38,14 @@ def check_input(x, op_name):
         raise RuntimeError(f"Expected input data type QUInt8 but got {_qname(x)}")
 
 
+def require_onednn(op_name, sep=" "):
+    """torch has some fused ops only in its 'onednn' engine; elsewhere it refuses them."""
+    from ember.backends import quantized as engine
+    if engine.engine != "onednn":
+        raise RuntimeError(f"Didn't find engine for operation quantized::{op_name}{sep}"
+                           f"{engine.engine.upper()}")
+
+
 def check_weight(w, op_name):
     """Weights of quantized linear/conv: qint8 tensors."""
     if not is_quantized(w):
@@ -107,7 +115,9 @@ def float32_scales(W):
 
 def _linear_prepack(W, B=None):
     check_weight(W, "linear_prepack")
-    weight = float32_scales(W)
+    from ember.backends import quantized as engine
+    # fbgemm's packing keeps float32 scales; the 'onednn' engine's keeps them as given
+    weight = W if engine.engine == "onednn" else float32_scales(W)
     return LinearPackedParamsBase(weight, detached(B))
 
 
@@ -190,6 +200,44 @@ linear_relu = defop(f"quantized::linear_relu(Tensor X, {_P}, float Y_scale_i, "
                     "int Y_zero_point_i) -> Tensor",
                     composite=lambda X, W_prepack, Y_scale_i, Y_zero_point_i:
                     _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, True), **_OPTS)
+def _linear_onednn_fused(X, W_prepack, Y_scale_i, Y_zero_point_i, op_name, eltwise):
+    """``linear_leaky_relu``/``linear_tanh``: torch has them in its 'onednn' engine only;
+    oneDNN's rounding (``requantize_acc_onednn``) with the activation applied in float32.
+    (torch caches oneDNN's fused primitive per packed weight: a packed weight first used by
+    another fused op keeps that op's activation; ember always applies the op's own.)"""
+    require_onednn(op_name)
+    check_input(X, op_name)
+    _check_packed(W_prepack)
+    w, bias = W_prepack.unpack()
+    O, K = w.shape
+    xp = qparams(X)
+    ws, wz = weight_params(w)
+    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
+    acc = G.int_linear(G.shifted(_rows(int_array(X), K), xp.zero_point), wshift)
+    b = None if bias is None else np.asarray(bias._data, np.float32)
+    ints = G.requantize_acc_onednn(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, False,
+                                   eltwise=eltwise)
+    return out_per_tensor(ints.reshape(X.shape[:-1] + (O,)), Y_scale_i, Y_zero_point_i)
+
+
+def _leaky(slope):
+    slope = np.float32(slope)
+    return lambda v: np.where(v < 0, (v * slope).astype(np.float32), v)
+
+
+linear_leaky_relu = defop(f"quantized::linear_leaky_relu(Tensor X, {_P}, float Y_scale_i, "
+                          "int Y_zero_point_i, float negative_slope) -> Tensor",
+                          composite=lambda X, W_prepack, Y_scale_i, Y_zero_point_i,
+                          negative_slope: _linear_onednn_fused(X, W_prepack, Y_scale_i,
+                                                               Y_zero_point_i,
+                                                               "linear_leaky_relu",
+                                                               _leaky(negative_slope)),
+                          **_OPTS)
+linear_tanh = defop(f"quantized::linear_tanh(Tensor X, {_P}, float Y_scale_i, "
+                    "int Y_zero_point_i) -> Tensor",
+                    composite=lambda X, W_prepack, Y_scale_i, Y_zero_point_i:
+                    _linear_onednn_fused(X, W_prepack, Y_scale_i, Y_zero_point_i,
+                                         "linear_tanh", np.tanh), **_OPTS)
 linear_dynamic = defop(f"quantized::linear_dynamic(Tensor X, {_P}, bool reduce_range=False) "
                        "-> Tensor", composite=lambda X, W_prepack, reduce_range=False:
                        _linear_dynamic(X, W_prepack, reduce_range, False), **_OPTS)

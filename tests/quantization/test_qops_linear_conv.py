@@ -220,3 +220,37 @@ def test_conv_onednn_near_ties(case):
     pt = TQ.conv2d_prepack(qw, b, [1, 1], [0, 0], [1, 1], 1)
     pe = Q.conv2d_prepack(to_ember(qw), to_ember(b), [1, 1], [0, 0], [1, 1], 1)
     assert_same_q(Q.conv2d(to_ember(qx), pe, ys, yz), TQ.conv2d(qx, pt, ys, yz))
+
+
+def test_onednn_fused_ops():
+    """linear_leaky_relu, linear_tanh, conv2d_add(_relu): torch has them in its 'onednn'
+    engine only. Each torch call gets a freshly packed weight: torch caches oneDNN's fused
+    primitive per packed weight, so a weight used by one fused op keeps its activation."""
+    torch.backends.quantized.engine = ember.backends.quantized.engine = "onednn"
+    rng = np.random.default_rng(60)
+    qx = torch.quantize_per_tensor(_rand(rng, 40, 12), 0.03, 100, torch.quint8)
+    qw, b = _weight(rng, (6, 12), True), _rand(rng, 6)
+    for name, extra in (("linear_leaky_relu", (0.2,)), ("linear_tanh", ())):
+        got = getattr(Q, name)(to_ember(qx), Q.linear_prepack(to_ember(qw), to_ember(b)),
+                               0.02, 90, *extra)
+        assert_same_q(got, getattr(TQ, name)(qx, TQ.linear_prepack(qw, b), 0.02, 90, *extra))
+    qx = torch.quantize_per_tensor(_rand(rng, 2, 3, 7, 7), 0.03, 100, torch.quint8)
+    qw, b = _weight(rng, (5, 3, 3, 3), False), _rand(rng, 5)
+    qa = torch.quantize_per_tensor(_rand(rng, 2, 5, 7, 7, scale=2.0), 0.05, 90, torch.quint8)
+    args = ([1, 1], [1, 1], [1, 1], 1)
+    for name in ("conv2d_add", "conv2d_add_relu"):
+        got = getattr(Q, name)(to_ember(qx), to_ember(qa),
+                               Q.conv2d_prepack(to_ember(qw), to_ember(b), *args), 0.1, 60)
+        assert_same_q(got, getattr(TQ, name)(qx, qa, TQ.conv2d_prepack(qw, b, *args), 0.1, 60))
+
+
+def test_onednn_fused_ops_refused_elsewhere():
+    qw = ember.quantize_per_tensor(ember.randn(4, 3), 0.1, 0, ember.qint8)
+    qx = ember.quantize_per_tensor(ember.randn(2, 3), 0.1, 0, ember.quint8)
+    with pytest.raises(RuntimeError, match="Didn't find engine for operation "
+                                           "quantized::linear_tanh X86"):
+        Q.linear_tanh(qx, Q.linear_prepack(qw), 0.1, 0)
+    qwc = ember.quantize_per_tensor(ember.randn(4, 3, 1, 1), 0.1, 0, ember.qint8)
+    qxc = ember.quantize_per_tensor(ember.randn(1, 3, 2, 2), 0.1, 0, ember.quint8)
+    with pytest.raises(RuntimeError, match=r"quantized::conv2d_add\.X86"):
+        Q.conv2d_add(qxc, qxc, Q.conv2d_prepack(qwc, None, [1, 1], [0, 0], [1, 1], 1), 0.1, 0)
