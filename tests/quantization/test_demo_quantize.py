@@ -79,3 +79,30 @@ def test_quantize_step_saves_a_state_dict_torch_loads():
     with torch.no_grad():
         got = tmodel(torch.from_numpy(x.numpy().copy())).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+def test_torch_quantized_state_dict_loads_into_ember_model():
+    """The reverse: torch quantizes (its own calibration), torch.save's the state_dict;
+    ember.load reads it into ember's converted model, which then computes torch's values."""
+    torch.manual_seed(0)
+    tq = torch.ao.quantization
+    t = tq.QuantWrapper(_torch_digits_cnn()).eval()
+    for m in t.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_var.uniform_(0.5, 1.5)
+    tq.fuse_modules(t.module, train_digits.FUSE_GROUPS, inplace=True)
+    t.qconfig = tq.get_default_qconfig("x86")
+    tq.prepare(t, inplace=True)
+    t(torch.rand(16, 1, 8, 8))
+    tq.convert(t, inplace=True)
+    buf = io.BytesIO()
+    torch.save(t.state_dict(), buf)
+    buf.seek(0)
+    sd = ember.load(buf)
+    e = train_digits.quantize_static(train_digits.DigitsCNN(),
+                                     [(ember.rand(2, 1, 8, 8), None)], calibration_batches=1)
+    e.load_state_dict(sd)
+    x = torch.rand(8, 1, 8, 8)
+    with torch.no_grad():
+        want = t(x).numpy()
+    np.testing.assert_array_equal(e(ember.from_numpy(x.numpy().copy())).numpy(), want)
