@@ -80,12 +80,28 @@ def _check_list(name, values, n):
 
 
 def uses_onednn(weight, groups, output_padding):
-    """Whether torch's x86 engine runs this convolution through oneDNN: symmetric weights
-    (all zero points 0), at most 100 groups and no output padding (found by probing: other
-    convolutions, and every one under the 'fbgemm' engine, go to fbgemm)."""
+    """Whether torch runs this convolution through oneDNN: always under the 'onednn' engine;
+    under 'x86' for symmetric weights (all zero points 0), at most 100 groups and no output
+    padding (found by probing: other convolutions, and every one under 'fbgemm', go to
+    fbgemm)."""
     from ember.backends import quantized as engine
-    return engine.engine in ("x86", "onednn") and groups <= 100 and \
-        not any(output_padding) and not bool(np.any(qparams(weight).zero_point))
+    if engine.engine == "onednn":
+        return True
+    return engine.engine == "x86" and groups <= 100 and not any(output_padding) and \
+        not bool(np.any(qparams(weight).zero_point))
+
+
+def _check_onednn_engine(weight, output_padding, transpose):
+    """The 'onednn' engine's refusals at packing."""
+    from ember.backends import quantized as engine
+    if engine.engine != "onednn":
+        return
+    if np.any(qparams(weight).zero_point):
+        raise RuntimeError("quantized::qconv_prepack: ONEDNN only supports symmetric "
+                           "quantization of weight, whose zero point must be 0.")
+    if transpose and any(output_padding):
+        raise RuntimeError("quantized::conv_prepack: ONEDNN only supports zero "
+                           "output_padding.")
 
 
 def _unsqueezed(w):
@@ -106,6 +122,7 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
                                  (("stride", stride), ("padding", padding),
                                   ("dilation", dilation)))
     output_padding = _check_list("output_padding", output_padding, n) if transpose else [0] * n
+    _check_onednn_engine(weight, output_padding, transpose)
     onednn = uses_onednn(weight, groups, output_padding)
     if not onednn:      # fbgemm keeps float32 scales; oneDNN keeps them as given
         weight = float32_scales(weight)

@@ -116,6 +116,11 @@ def float32_scales(W):
 def _linear_prepack(W, B=None):
     check_weight(W, "linear_prepack")
     from ember.backends import quantized as engine
+    if engine.engine == "onednn" and np.any(qparams(W).zero_point):
+        zp = qparams(W).zero_point
+        raise RuntimeError("quantized::linear_prepack: ONEDNN only supports symmetric "
+                           "quantization of weight, whose zero point must be 0, but got "
+                           f"{int(np.asarray(zp).reshape(-1)[np.flatnonzero(zp)[0]])}")
     # fbgemm's packing keeps float32 scales; the 'onednn' engine's keeps them as given
     weight = W if engine.engine == "onednn" else float32_scales(W)
     return LinearPackedParamsBase(weight, detached(B))
