@@ -42,70 +42,75 @@ def _type_to_base(base_name_to_sets):
     return out
 
 
-def _matchable(node, gm, unmatchable):
+def _matchable(node, gm, unmatchable, to_base):
+    """A call whose op is in some related-op family and not unmatchable (torch's rule)."""
     if node.op == "call_function":
-        return node.target not in unmatchable["funs_unmatchable"]
-    if node.op == "call_method":
-        return node.target not in unmatchable["meths_unmatchable"]
-    if node.op == "call_module":
-        mod = gm.get_submodule(node.target)
-        if type(mod) in unmatchable["mods_unmatchable"]:
-            return False
-        return not _is_logger_or_observer(mod)
-    return False
-
-
-def _is_logger_or_observer(mod):
-    from ember.ao.quantization.observer import ObserverBase
-    name = type(mod).__name__
-    return isinstance(mod, ObserverBase) or name.endswith("Logger") or \
-        "FakeQuantize" in name
+        ok = node.target not in unmatchable["funs_unmatchable"]
+    elif node.op == "call_method":
+        ok = node.target not in unmatchable["meths_unmatchable"]
+    elif node.op == "call_module":
+        ok = type(gm.get_submodule(node.target)) not in unmatchable["mods_unmatchable"]
+    else:
+        return False
+    return ok and to_base.get(_op_type(node, gm)) is not None
 
 
 def subgraphs(gm, base_name_to_sets=None, unmatchable=None):
-    """The matchable subgraphs of ``gm`` in execution order."""
+    """The matchable subgraphs of ``gm`` in the order torch's matcher visits them: depth
+    first from the output, an op's inputs pushed in order (so the last input is visited
+    first)."""
     base_name_to_sets = base_name_to_sets or get_base_name_to_sets_of_related_ops()
     unmatchable = unmatchable or get_unmatchable_types_map()
     to_base = _type_to_base(base_name_to_sets)
-    out, taken = [], set()
+    by_end, inner = {}, set()
     for node in gm.graph.nodes:
-        if node in taken or not _matchable(node, gm, unmatchable):
+        if node in inner or not _matchable(node, gm, unmatchable, to_base):
             continue
         end = node
-        base = to_base.get(_op_type(node, gm))
-        followers = FUSION_FOLLOWERS.get(base, ())
+        followers = FUSION_FOLLOWERS.get(to_base.get(_op_type(node, gm)), ())
         while followers and len(end.users) == 1:
             user = next(iter(end.users))
-            user_base = to_base.get(_op_type(user, gm)) if user.op.startswith("call") else None
-            if user_base not in followers or user.args[0] is not end:
+            if not user.op.startswith("call") or not user.args or user.args[0] is not end:
+                break
+            user_base = to_base.get(_op_type(user, gm))
+            if user_base not in followers:
                 break
             end = user
-            taken.add(user)
-            followers = FUSION_FOLLOWERS.get(user_base, ()) if user_base != "relu" else ()
-        out.append(NSSubgraph(node, end, node))
+            inner.add(user)
+            followers = FUSION_FOLLOWERS.get(user_base, ())
+        by_end[end] = NSSubgraph(node, end, node)
+    out, seen = [], set()
+    stack = [n for n in gm.graph.nodes if n.op == "output"]
+    while stack:
+        node = stack.pop()
+        if node in seen:
+            continue
+        seen.add(node)
+        sub = by_end.get(node)
+        if sub is not None:
+            out.append(sub)
+            node = sub.start_node
+            seen.add(node)
+        stack.extend(node.all_input_nodes)
     return out
 
 
 def _related(type_a, type_b, to_base):
-    if type_a is type_b or type_a == type_b:
-        return True
     base_a, base_b = to_base.get(type_a), to_base.get(type_b)
     return base_a is not None and base_a == base_b
 
 
 def get_matching_subgraph_pairs(gm_a, gm_b, base_name_to_sets_of_related_ops=None,
                                 unmatchable_types_map=None):
-    """``[(ref_name, (subgraph_a, subgraph_b))]`` in execution order; ``ref_name`` is
-    ``base_op_<family index>_<n>`` as torch names them."""
+    """``[(ref_name, (subgraph_a, subgraph_b))]`` in torch's order; ``ref_name`` is
+    ``base_op_<family>_<n>``, n counting a family's subgraphs in visiting order."""
     base_name_to_sets = base_name_to_sets_of_related_ops or \
         get_base_name_to_sets_of_related_ops()
     to_base = _type_to_base(base_name_to_sets)
-    bases = list(base_name_to_sets)
     list_a = subgraphs(gm_a, base_name_to_sets, unmatchable_types_map)
     list_b = subgraphs(gm_b, base_name_to_sets, unmatchable_types_map)
-    pairs = []
-    while list_a and list_b:
-        sub_a, sub_b = list_a.pop(), list_b.pop()
+    pairs, counts = [], {}
+    for sub_a, sub_b in zip(list_a, list_b):
         type_a, type_b = _op_type(sub_a.base_op_node, gm_a), _op_type(sub_b.base_op_node, gm_b)
         if not _related(type_a, type_b, to_base):
             raise GraphMatchingException(
@@ -113,12 +118,9 @@ def get_matching_subgraph_pairs(gm_a, gm_b, base_name_to_sets_of_related_ops=Non
                 f"({sub_b.start_node.name}, {type_b}) are not related. Please ensure that "
                 f"the two models you pass in have the same number of subgraphs, and each "
                 f"pair of subgraphs is related to each other.")
-        pairs.append((sub_a, sub_b, to_base.get(type_a)))
+        base = to_base[type_a]
+        n = counts.get(base, 0)
+        counts[base] = n + 1
+        pairs.append((f"base_op_{base}_{n}", (sub_a, sub_b)))
     pairs.reverse()
-    counts, out = {}, []
-    for sub_a, sub_b, base in pairs:
-        index = bases.index(base) if base in bases else len(bases) + len(counts)
-        n = counts.get(index, 0)
-        counts[index] = n + 1
-        out.append((f"base_op_{index}_{n}", (sub_a, sub_b)))
-    return out
+    return pairs

@@ -83,7 +83,8 @@ def _num_logged_args(node):
     """How many inputs of a node are logged: the two operands of add/mul, a list argument's
     elements, else the first input (as torch: parameters, scales are not inputs)."""
     import operator
-    binary = (operator.add, operator.mul, ember.add, ember.mul)
+    binary = (operator.add, operator.mul, ember.add, ember.mul, ember.ops.quantized.add,
+              ember.ops.quantized.mul)        # add_relu/mul_relu: one, as torch counts
     if node.op == "call_function" and node.target in binary:
         return 2
     if node.args and isinstance(node.args[0], (list, tuple)):
@@ -149,43 +150,76 @@ def _add_logger(gm, graph, value, logger, prefix):
 
 
 _PASSTHROUGH_METHODS = {"reshape", "view", "flatten", "permute", "transpose", "contiguous",
-                        "squeeze", "unsqueeze", "relu", "sigmoid", "tanh", "mean", "detach"}
+                        "squeeze", "unsqueeze", "relu", "sigmoid", "tanh", "mean", "detach",
+                        "clamp", "repeat", "repeat_interleave", "chunk", "to"}
+# quantized ops whose output torch does not type (binary ops and cat): what follows them
+# has an unknown input type, and gets no shadow
+_UNTYPED_QUANTIZED = {"add", "add_relu", "mul", "mul_relu", "cat", "cat_relu", "matmul",
+                      "add_scalar", "mul_scalar"}
 
 
-def _is_quantized_value(node, gm):
-    """Whether ``node`` produces a quantized tensor in ``gm`` (followed through loggers and
-    ops that keep their input's quantization)."""
-    if not isinstance(node, Node):
-        return False
+def _kind(node, gm):
+    """"int8" (a quantized op or module: takes and gives quantized tensors), "fp32", or
+    "either" (loggers and ops that run on both: pools, flatten, relu, reshape...), as the
+    Numeric Suite types nodes to decide whether a shadow's input needs a dequantize."""
+    from ember.ao.quantization.backend_config import ObservationType, get_native_backend_config
+    if not isinstance(node, Node) or node.op in ("placeholder", "get_attr"):
+        return "fp32"
     if node.op == "call_function":
         target = node.target
-        if target in (ember.quantize_per_tensor, ember.quantize_per_channel):
-            return True
+        if target is ember.quantize_per_tensor or target is ember.quantize_per_channel:
+            return "int8"
+        if target is ember.dequantize:
+            return "fp32"
         if getattr(target, "_namespace", None) == "quantized":
-            return True
-        if target in (ember.dequantize,):
-            return False
-        first = next((a for a in node.args if isinstance(a, Node)), None)
-        if first is None and node.args and isinstance(node.args[0], (list, tuple)):
-            first = next((a for a in node.args[0] if isinstance(a, Node)), None)
-        return _is_quantized_value(first, gm) if first is not None else False
-    if node.op == "call_method":
+            return None if target.__name__ in _UNTYPED_QUANTIZED else "int8"
+    elif node.op == "call_method":
         if node.target == "dequantize":
-            return False
-        if node.target in _PASSTHROUGH_METHODS:
-            return _is_quantized_value(node.args[0], gm)
-        return False
-    if node.op == "call_module":
+            return "fp32"
+        return "either" if node.target in _PASSTHROUGH_METHODS else "fp32"
+    else:
         mod = gm.get_submodule(node.target)
         path = type(mod).__module__
+        if type(mod).__name__.endswith("Logger"):
+            return "either"
         if path.startswith(("ember.ao.nn.quantized.dynamic",
                             "ember.ao.nn.intrinsic.quantized.dynamic")):
-            return False
+            return "fp32"
         if path.startswith(("ember.ao.nn.quantized", "ember.ao.nn.intrinsic.quantized")):
-            return type(mod).__name__ != "DeQuantize"
-        if type(mod).__name__.endswith("Logger") or path.startswith("ember.nn.modules"):
-            return _is_quantized_value(node.args[0], gm) if node.args else False
-    return False
+            return "fp32" if type(mod).__name__ == "DeQuantize" else "int8"
+    shared = {c.pattern for c in get_native_backend_config().configs
+              if not isinstance(c.pattern, tuple) and (
+                  c.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT or
+                  any(d.output_dtype_with_constraints.scale_exact_match is not None
+                      for d in c.dtype_configs))}        # and sigmoid, tanh...
+    kind = type(gm.get_submodule(node.target)) if node.op == "call_module" else node.target
+    if kind in shared or _functional_alias(kind) in shared:
+        return "either"
+    return "fp32"
+
+
+def _io_type(node, gm):
+    """"int8", "fp32" or None (unknown) for the value ``node`` produces."""
+    kind = _kind(node, gm)
+    if kind != "either":
+        return kind
+    first = next(iter(node.all_input_nodes), None)
+    return _io_type(first, gm) if first is not None else "fp32"
+
+
+def _input_type(node, gm):
+    """The type of what ``node`` takes: its own for int8/fp32 ops, its input's for the
+    ops that run on either."""
+    kind = _kind(node, gm)
+    if kind == "either":
+        first = next(iter(node.all_input_nodes), None)
+        return _io_type(first, gm) if first is not None else "fp32"
+    return kind
+
+
+def _functional_alias(target):
+    from ember.ao.quantization.fx.prepare import _canonical
+    return _canonical(target) if callable(target) and not isinstance(target, type) else target
 
 
 def _normalized_kwargs(fn, args, kwargs, skip_self=False):
@@ -224,22 +258,33 @@ def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log
         raise NotImplementedError("add_shadow_loggers(should_log_inputs=True) is not "
                                   "supported")
     graph = gm_b.graph
-    for ref_name, (sub_a, sub_b) in pairs:
-        start_b, end_b = sub_b.start_node, sub_b.end_node
-        start_a = sub_a.start_node
-        if _num_logged_args(start_a) != 1 or not start_b.args or \
+    # as torch, said on stdout: subgraphs of several inputs (add, cat), and those whose
+    # input type is unknown (after an add or cat), get no shadow
+    skipped = set()
+    order = {n: i for i, n in enumerate(gm_b.graph.nodes)}
+    for ref_name, (sub_a, sub_b) in sorted(pairs, key=lambda p: order[p[1][1].start_node]):
+        start_b = sub_b.start_node
+        if _num_logged_args(sub_a.start_node) != 1 or not start_b.args or \
                 isinstance(start_b.args[0], (list, tuple)):
-            # as torch: ops of several inputs (add, cat) get no shadow, said on stdout
-            print(f"skipping shadow loggers for node_b: "
-                  f"{get_target_type_str(start_b, gm_b)}, start_node_a: "
-                  f"{get_target_type_str(sub_a.start_node, gm_a)}, unsupported")
+            reason = "unsupported"
+        elif _input_type(start_b, gm_b) is None:
+            reason = "unknown dtype cast"
+        else:
             continue
+        skipped.add(ref_name)
+        print(f"skipping shadow loggers for node_b: {get_target_type_str(start_b, gm_b)}, "
+              f"start_node_a: {get_target_type_str(sub_a.start_node, gm_a)}, {reason}")
+    for ref_name, (sub_a, sub_b) in pairs:
+        if ref_name in skipped:
+            continue
+        start_b, end_b = sub_b.start_node, sub_b.end_node
         logger_b = logger_cls(end_b.name, end_b.name, name_b, ref_name,
                               get_target_type_str(end_b, gm_b),
                               get_target_type_str(sub_b.base_op_node, gm_b), "node_output",
                               0, 0, _fqn(gm_b, start_b))
         logger_b_node = _insert_after(gm_b, end_b, logger_b, f"{end_b.name}_ns_logger_b_")
         inputs = {}
+        cast_input = _input_type(start_b, gm_b) == "int8"
         with graph.inserting_before(logger_b_node):
             casts = 0
             for index_of_arg, arg in enumerate(start_b.args[:_num_logged_args(start_b)]):
@@ -248,7 +293,7 @@ def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log
                     continue
                 new_items = []
                 for a in items:
-                    if isinstance(a, Node) and _is_quantized_value(a, gm_b):
+                    if isinstance(a, Node) and cast_input:
                         a = graph.create_node("call_function", ember.dequantize, (a,), {},
                                               name=f"{start_b.name}_dtype_cast_{casts}")
                         casts += 1

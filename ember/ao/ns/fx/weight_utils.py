@@ -10,6 +10,7 @@ import ember.nn.functional as F
 __all__ = ["extract_weight_from_node"]
 
 _FUNCTIONAL = (F.linear, ember.conv1d, ember.conv2d, ember.conv3d)
+_FUNCTIONAL_ALIASES = {F.conv1d: ember.conv1d, F.conv2d: ember.conv2d, F.conv3d: ember.conv3d}
 
 
 def _attr(gm, node):
@@ -37,13 +38,24 @@ def _packed_weight(packed):
     return unpacked[0]
 
 
+# families (mappings._FAMILIES positions) whose weights are compared: convolutions,
+# linear, LSTM (torch extracts no other weights: BatchNorm's are left out)
+_WEIGHTED_FAMILIES = {"0", "1", "2", "3", "4", "5", "6", "7", "14"}
+
+
 def extract_weight_from_node(node, gm):
     """The weight tensor of ``node`` (a module call or functional op), or None."""
+    from ember.ao.ns.fx.graph_matcher import _op_type, _type_to_base
+    from ember.ao.ns.fx.mappings import get_base_name_to_sets_of_related_ops
+    if node.op not in ("call_module", "call_function"):
+        return None
+    base = _type_to_base(get_base_name_to_sets_of_related_ops()).get(_op_type(node, gm))
+    if base not in _WEIGHTED_FAMILIES:
+        return None
     if node.op == "call_module":
         return _module_weight(gm.get_submodule(node.target))
-    if node.op != "call_function":
-        return None
-    if node.target in _FUNCTIONAL:
+    target = _FUNCTIONAL_ALIASES.get(node.target, node.target)
+    if target in _FUNCTIONAL:
         w = node.args[1] if len(node.args) > 1 else node.kwargs.get("weight")
         while getattr(w, "op", None) in ("call_module", "call_method") and w.args:
             w = w.args[0]                  # through observers / dequantize
