@@ -386,3 +386,39 @@ def test_resnet18_with_shared_relu_converts():
     want = model(x).detach().numpy()
     got = converted(x).numpy()
     assert np.abs(got - want).max() < 0.1 * np.abs(want).max()
+
+
+def _lstm_model(nn):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.lstm = nn.LSTM(4, 5)
+            self.fc = nn.Linear(5, 2)
+
+        def forward(self, x):
+            y, (h, c) = self.lstm(x)
+            return self.fc(y)
+    return M().eval()
+
+
+def test_dynamic_lstm_fx_matches_torch():
+    import torch.ao.quantization as tqa
+    import ember.ao.quantization as eqa
+    torch.manual_seed(0)
+    tm, em = _lstm_model(tnn), _lstm_model(enn)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = torch.randn(3, 2, 4)
+    ex = ember.from_numpy(x.numpy().copy())
+    tmap, emap = tqa.QConfigMapping(), eqa.QConfigMapping()
+    for mapping, nn, q in ((tmap, tnn, tqa), (emap, enn, eqa)):
+        mapping.set_object_type(nn.LSTM, q.default_dynamic_qconfig)
+        mapping.set_object_type(nn.Linear, q.default_dynamic_qconfig)
+    tp, ep = tq.prepare_fx(tm, tmap, (x,)), eq.prepare_fx(em, emap, (ex,))
+    assert _code(ep) == _code(tp)
+    tp(x)
+    ep(ex)
+    tc, ec = tq.convert_fx(tp), eq.convert_fx(ep)
+    assert ec.code == tc.code
+    assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
+    np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())
