@@ -11,6 +11,7 @@ import numpy as np
 
 from ember._kernels import quantized_gemm as G
 from ember._ops.quantized import defop, qparams, int_array, from_ints
+from ember._tensor import _make
 from ember._ops.quantized_linear import check_input, check_weight, weight_params, \
     out_per_tensor, float32_scales, detached, require_onednn
 
@@ -185,6 +186,23 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
     return out_per_tensor(ints, output_scale, output_zero_point)
 
 
+def _conv_dynamic(n, x, packed, reduce_range, transpose):
+    """The dynamic convolution as torch computes it: the float input quantized per tensor
+    (``quantize_per_tensor_dynamic``, quint8, ``reduce_range``), the static convolution
+    requantized with the input's own scale and zero point, dequantized (found by probing:
+    equal bit for bit)."""
+    from ember._ops.quantized import _quantize_per_tensor_dynamic, float_array
+    qx = _quantize_per_tensor_dynamic(x, _dtype_quint8(), reduce_range)
+    xp = qparams(qx)
+    y = _conv(n, qx, packed, xp.scale, xp.zero_point, False, transpose)
+    return _make(float_array(y))
+
+
+def _dtype_quint8():
+    from ember import _dtype
+    return _dtype.quint8
+
+
 def _conv2d_add(qx, qaccum, packed_weight, output_scale, output_zero_point, name, relu):
     """``conv2d(qx) + qaccum`` (then ReLU) requantized with oneDNN's sum; torch has it in
     its 'onednn' engine only. (torch caches oneDNN's fused primitive per packed weight: one
@@ -243,6 +261,11 @@ def _register(n):
         f"quantized::conv_transpose{n}d{run}",
         composite=lambda qx, packed_weight, output_scale, output_zero_point:
         _conv(n, qx, packed_weight, output_scale, output_zero_point, False, True), **_OPTS)
+    for kind, transpose in (("conv", False), ("conv_transpose", True)):
+        ops[f"{kind}{n}d_dynamic"] = defop(
+            f"quantized::{kind}{n}d_dynamic(Tensor qx, {P}, bool reduce_range=False) -> Tensor",
+            composite=lambda qx, packed_weight, reduce_range=False, transpose=transpose:
+            _conv_dynamic(n, qx, packed_weight, reduce_range, transpose), **_OPTS)
     for kind in ("conv", "conv_transpose"):
         ops[f"{kind}{n}d_unpack"] = defop(
             f"quantized::{kind}{n}d_unpack(Any packed_weights) -> (Tensor, Tensor?)",

@@ -165,3 +165,21 @@ def test_linear_from_reference():
     eq = enq.Linear.from_reference(eref.Linear.from_float(ef, eparams), 0.1, 5)
     x = torch.quantize_per_tensor(torch.randn(3, 5), 0.05, 60, torch.quint8)
     _same_quantized(tq, eq, x)
+
+
+@pytest.mark.parametrize("name,d", [("Conv1d", 1), ("Conv2d", 2), ("Conv3d", 3),
+                                    ("ConvTranspose2d", 2)])
+def test_dynamic_conv_from_float(name, d):
+    """Dynamic convolutions: float in and out; torch quantizes the input per call and
+    requantizes the result with the input's own parameters (ember the same)."""
+    torch.manual_seed(5)
+    kwargs = dict(kernel_size=3, padding=1)
+    tf, ef = getattr(torch.nn, name)(3, 4, **kwargs), getattr(ember.nn, name)(3, 4, **kwargs)
+    _copy_params(tf, ef)
+    tf.qconfig, ef.qconfig = tqc.default_dynamic_qconfig, eqc.default_dynamic_qconfig
+    tq, eq = getattr(tnqd, name).from_float(tf), getattr(enqd, name).from_float(ef)
+    assert repr(eq) == repr(tq)
+    assert list(eq.state_dict().keys()) == list(tq.state_dict().keys())
+    assert_same_q(eq.weight(), tq.weight())
+    x = torch.randn(2, 3, *([6] * d)) * 2 + 0.3
+    np.testing.assert_array_equal(eq(to_ember(x)).numpy(), tq(x).numpy())

@@ -254,3 +254,21 @@ def test_onednn_fused_ops_refused_elsewhere():
     qxc = ember.quantize_per_tensor(ember.randn(1, 3, 2, 2), 0.1, 0, ember.quint8)
     with pytest.raises(RuntimeError, match=r"quantized::conv2d_add\.X86"):
         Q.conv2d_add(qxc, qxc, Q.conv2d_prepack(qwc, None, [1, 1], [0, 0], [1, 1], 1), 0.1, 0)
+
+
+@pytest.mark.parametrize("kind", ["conv", "conv_transpose"])
+@pytest.mark.parametrize("reduce_range", [False, True])
+def test_conv_dynamic(kind, reduce_range):
+    rng = np.random.default_rng(70 + reduce_range)
+    for d in (1, 2, 3):
+        shape = (3, 4) if kind == "conv_transpose" else (4, 3)
+        qw = _weight(rng, (*shape, *([3] * d)), kind == "conv")
+        b = _rand(rng, 4)
+        args = ([2] * d, [1] * d, [0] * d, [1] * d, 1) if kind == "conv_transpose" else \
+            ([1] * d, [1] * d, [1] * d, 1)
+        pt = getattr(TQ, f"{kind}{d}d_prepack")(qw, b, *args)
+        pe = getattr(Q, f"{kind}{d}d_prepack")(to_ember(qw), to_ember(b), *args)
+        x = _rand(rng, 2, 3, *([5] * d), scale=2.0) + 0.3
+        np.testing.assert_array_equal(
+            getattr(Q, f"{kind}{d}d_dynamic")(to_ember(x), pe, reduce_range).numpy(),
+            getattr(TQ, f"{kind}{d}d_dynamic")(x, pt, reduce_range).numpy())
