@@ -422,3 +422,39 @@ def test_dynamic_lstm_fx_matches_torch():
     assert ec.code == tc.code
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())
+
+
+def _embedding_model(nn):
+    class M(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = nn.Embedding(10, 4)
+            self.fc = nn.Linear(4, 2)
+
+        def forward(self, x):
+            return self.fc(self.emb(x))
+    return M().eval()
+
+
+def test_weight_only_embedding_fx_matches_torch():
+    """float_qparams_weight_only_qconfig: no observers around the Embedding (float
+    activations), quantized Embedding after convert, the Linear after it static."""
+    import torch.ao.quantization as tqa
+    import ember.ao.quantization as eqa
+    torch.manual_seed(0)
+    tm, em = _embedding_model(tnn), _embedding_model(enn)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = torch.tensor([[1, 2, 3], [4, 5, 9]])
+    ex = ember.from_numpy(x.numpy().copy())
+    tmap = t_mapping().set_object_type(tnn.Embedding, tqa.float_qparams_weight_only_qconfig)
+    emap = e_mapping().set_object_type(enn.Embedding, eqa.float_qparams_weight_only_qconfig)
+    tp, ep = tq.prepare_fx(tm, tmap, (x,)), eq.prepare_fx(em, emap, (ex,))
+    assert _code(ep) == _code(tp)
+    assert str(ep).split("def forward")[0] == str(tp).split("def forward")[0]
+    tp(x)
+    ep(ex)
+    tc, ec = tq.convert_fx(tp), eq.convert_fx(ep)
+    assert ec.code == tc.code
+    assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
+    np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())

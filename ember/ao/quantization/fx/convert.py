@@ -177,9 +177,10 @@ def _swap_reference_modules(model, attrs):
 
 def _swap_dynamic_modules(model, attrs):
     """Modules whose qconfig quantizes activations dynamically (default_dynamic_qconfig,
-    float16_dynamic_qconfig) become their dynamic quantized modules (nnqd.Linear...)."""
+    float16_dynamic_qconfig) become their dynamic quantized modules (nnqd.Linear...);
+    weight-only ones (float activations: Embedding) their quantized modules."""
     from ember.ao.quantization.quantization_mappings import \
-        get_default_dynamic_quant_module_mappings
+        get_default_dynamic_quant_module_mappings, get_default_static_quant_module_mappings
     mapping = get_default_dynamic_quant_module_mappings()
     modules = dict(model.named_modules(remove_duplicate=False))
     for node in model.graph.nodes:
@@ -187,10 +188,18 @@ def _swap_dynamic_modules(model, attrs):
             continue
         qconfig = attrs.node_name_to_qconfig.get(node.name)
         mod = modules[node.target]
-        qcls = mapping.get(type(mod))
-        if qconfig is None or qcls is None or \
-                not getattr(qconfig.activation(), "is_dynamic", False):
+        qcls = mapping.get(type(mod), get_default_static_quant_module_mappings().get(type(mod)))
+        if qconfig is None or qcls is None:
             continue
+        activation = qconfig.activation()
+        weight_only = getattr(activation, "dtype", None) is ember.float32 and \
+            getattr(qconfig.weight(), "dtype", None) in (ember.quint8, ember.quint4x2)
+        if not getattr(activation, "is_dynamic", False) and not weight_only:
+            continue
+        if weight_only:      # Embedding(Bag) with float_qparams_weight_only_qconfig
+            qcls = get_default_static_quant_module_mappings().get(type(mod))
+            if qcls is None:
+                continue
         for sub in mod.modules():
             sub.qconfig = qconfig
         parent, _, name = node.target.rpartition(".")

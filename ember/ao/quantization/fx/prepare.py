@@ -8,6 +8,7 @@ called by nodes of the same name; the users of an observed value read the observ
 What convert needs later is kept in ``model.meta["_observed_graph_module_attrs"]``."""
 from __future__ import annotations
 
+import ember
 from ember.fx import GraphModule, Node
 from ember.ao.quantization.backend_config import ObservationType
 from ember.ao.quantization.fx.match_utils import find_matches, node_qconfigs
@@ -189,6 +190,8 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
                 parent, _, attr = node.target.rpartition(".")
                 setattr(modules[parent] if parent else model, attr, qat)
                 modules[node.target] = qat
+        if dc.input_dtype is ember.float32:
+            continue            # weight-only (Embedding): float activations, no observers
         obs_type = m.config.observation_type
         by_count = m.config._num_tensor_args_to_observation_type
         if by_count:              # add/mul: a scalar operand shares the input's observer
