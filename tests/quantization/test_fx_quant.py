@@ -207,6 +207,9 @@ _VARIANTS = {
     "object_type_add": ("res", lambda m, nn, F, T: m.set_object_type(T.add, None)),
     "module_name_regex": ("cbr", lambda m, nn, F, T: m.set_module_name_regex("f.*", None)),
     "object_type_module": ("cbr", lambda m, nn, F, T: m.set_object_type(nn.Linear, None)),
+    "module_name_object_type_order": (
+        "res", lambda m, nn, F, T: m.set_module_name_object_type_order("", operator.add, 0,
+                                                                       None)),
 }
 
 
@@ -220,6 +223,8 @@ def test_qconfig_mapping_variants_match_torch(variant):
     assert _code(ep) == _code(tp)
     tc, ec = tq.convert_fx(copy.deepcopy(tp)), eq.convert_fx(copy.deepcopy(ep))
     assert ec.code == tc.code
+    default = tq.convert_fx(copy.deepcopy(_prepared(kind)[0]))
+    assert tc.code != default.code                    # the variant changes something
     for a, b in zip(xs, es):
         want, got = tc(a).detach().numpy(), ec(b).detach().numpy()
         if kind == "cbr":      # a float Linear at the end: float rounding

@@ -115,6 +115,8 @@ def node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope):
     """node name -> qconfig (None: not quantized): module_name beats module_name_regex
     beats object_type beats the global qconfig."""
     out = {}
+    order = getattr(qconfig_mapping, "module_name_object_type_order_qconfigs", {})
+    seen = {}                     # (module path, function) -> calls so far
     for node in graph.nodes:
         if node.op == "call_module":
             name, obj_type = node.target, type(modules[node.target])
@@ -128,6 +130,11 @@ def node_qconfigs(graph, modules, qconfig_mapping, node_name_to_scope):
                 qconfig = qc
                 break
         qconfig = _module_name_qconfig(qconfig_mapping, name, qconfig)
+        if node.op in ("call_function", "call_method") and order:
+            # set_module_name_object_type_order: the index-th call of a function in a module
+            index = seen.get((name, obj_type), 0)
+            seen[name, obj_type] = index + 1
+            qconfig = order.get((name, obj_type, index), qconfig)
         out[node.name] = qconfig
     return out
 
