@@ -53,6 +53,8 @@ class Parameter(Tensor, metaclass=_FlagMeta):
                             f"{type(data).__name__}")
         self = object.__new__(cls)
         _init(self, data._data)
+        if "_qparams" in data.__dict__:     # a quantized tensor's scale / zero point
+            self._qparams = data._qparams
         self._requires_grad = bool(requires_grad)
         if requires_grad and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -64,7 +66,10 @@ class Parameter(Tensor, metaclass=_FlagMeta):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            memo[id(self)] = type(self)(_wrap(self._data.copy()), self._requires_grad)
+            data = _wrap(self._data.copy())
+            if "_qparams" in self.__dict__:
+                data._qparams = self._qparams
+            memo[id(self)] = type(self)(data, self._requires_grad)
         return memo[id(self)]
 
     def __repr__(self):

@@ -176,3 +176,15 @@ def test_float_outputs_stay_connected_like_torch():
             z = q(x)
         results.append((y.requires_grad, x.grad is None, z.requires_grad))
     assert results[0] == results[1] == (True, True, False)
+
+
+def test_parameter_of_quantized_tensor_keeps_qparams():
+    import copy
+    import pickle
+    q = ember.quantize_per_tensor(ember.tensor([0.1, -0.4]), 0.1, 2, ember.qint8)
+    p = ember.nn.Parameter(q, requires_grad=False)
+    for r in (p, copy.deepcopy(p), pickle.loads(pickle.dumps(p))):
+        assert r.is_quantized and r.q_scale() == 0.1 and r.q_zero_point() == 2
+        np.testing.assert_array_equal(r.int_repr().numpy(), q.int_repr().numpy())
+    with pytest.raises(RuntimeError, match="floating point and complex dtype can require"):
+        ember.nn.Parameter(q)
