@@ -463,3 +463,19 @@ def test_weight_only_embedding_fx_matches_torch():
     assert ec.code == tc.code
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     np.testing.assert_array_equal(ec(ex).numpy(), tc(x).detach().numpy())
+
+
+def test_backend_config_dict_and_repr_forms_are_torchs():
+    mine = ebc.get_native_backend_config().configs
+    theirs = tbc.get_native_backend_config().configs
+    for m, t in zip(mine, theirs):
+        if _name(t.pattern) in ("GRUCell", "LSTMCell", "RNNCell", "LSTM", "GRU"):
+            continue      # ember has no reference (weight-simulating) recurrent modules
+        assert list(m.to_dict()) == list(t.to_dict()), _name(t.pattern)
+        assert [list(d) for d in m.to_dict()["dtype_configs"]] == \
+            [list(d) for d in t.to_dict()["dtype_configs"]]
+    assert repr(ebc.BackendConfig("x")) == repr(tbc.BackendConfig("x"))
+    assert repr(mine[0]).split("'observation_type'")[0].startswith(
+        "BackendPatternConfig({'pattern': ")
+    dc = ebc.DTypeConfig.from_dict({"input_dtype": ember.quint8, "bias_dtype": ember.float32})
+    assert dc.bias_dtype is ember.float32 and dc.input_dtype is ember.quint8

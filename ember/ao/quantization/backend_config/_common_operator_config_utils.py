@@ -107,9 +107,10 @@ def _get_conv_configs(dtype_configs):
             _emit(out, (func, relu), dtype_configs)
         _emit(out, (conv, bn), dtype_configs, fused_module=convbn,
               fuser_method=_fuser("fuse_conv_bn"))
-        for relu in (nn.ReLU, F.relu):
-            _emit(out, (conv, bn, relu), dtype_configs, fused_module=convbnrelu,
-                  fuser_method=_fuser("fuse_conv_bn_relu"))
+        _emit(out, (conv, bn, nn.ReLU), dtype_configs, fused_module=convbnrelu,
+              fuser_method=_fuser("fuse_conv_bn_relu"))
+        _emit(out, (conv, bn, F.relu), dtype_configs, root_module=conv,   # as torch's
+              fused_module=convbnrelu, fuser_method=_fuser("fuse_conv_bn_relu"))
         _emit(out, convbn, dtype_configs, qat_module=convbn_qat)
         _emit(out, convbnrelu, dtype_configs, qat_module=convbnrelu_qat)
         _emit(out, convbn_qat, dtype_configs, root_module=conv, reference_quantized_module=ref)

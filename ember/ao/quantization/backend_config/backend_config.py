@@ -66,7 +66,7 @@ class DTypeConfig:
     @classmethod
     def from_dict(cls, d):
         return cls(d.get("input_dtype"), d.get("output_dtype"), d.get("weight_dtype"),
-                   d.get("bias_type"), d.get("is_dynamic"))
+                   d.get("bias_dtype"), d.get("is_dynamic"))
 
     def to_dict(self):
         out = {}
@@ -173,15 +173,22 @@ class BackendPatternConfig:
             return self._pattern_complex_format
         return _reversed_nested(self.pattern)
 
+    _DICT_KEYS = (("root_module", "root_module"), ("qat_module", "qat_module"),
+                  ("reference_quantized_module_for_root", "reference_quantized_module"),
+                  ("fused_module", "fused_module"), ("fuser_method", "fuser_method"))
+
     def to_dict(self):
+        """torch's dictionary form (``reference_quantized_module_for_root``...)."""
         out = {"observation_type": self.observation_type,
                "dtype_configs": [d.to_dict() for d in self.dtype_configs]}
         if self.pattern is not None:
             out["pattern"] = self.pattern
-        for key in ("root_module", "qat_module", "reference_quantized_module",
-                    "fused_module", "fuser_method"):
-            if getattr(self, key) is not None:
-                out[key] = getattr(self, key)
+        for key, attr in self._DICT_KEYS:
+            if getattr(self, attr) is not None:
+                out[key] = getattr(self, attr)
+        if self._num_tensor_args_to_observation_type:
+            out["num_tensor_args_to_observation_type"] = \
+                self._num_tensor_args_to_observation_type
         if self._input_type_to_index:
             out["input_type_to_index"] = self._input_type_to_index
         return out
@@ -193,14 +200,17 @@ class BackendPatternConfig:
                                         ObservationType.OUTPUT_USE_DIFFERENT_OBSERVER_AS_INPUT))
         for dc in d.get("dtype_configs", []):
             conf.add_dtype_config(dc if isinstance(dc, DTypeConfig) else DTypeConfig.from_dict(dc))
-        for key in ("root_module", "qat_module", "reference_quantized_module",
-                    "fused_module", "fuser_method"):
-            setattr(conf, key, d.get(key))
+        for key, attr in cls._DICT_KEYS:
+            setattr(conf, attr, d.get(key))
         conf._input_type_to_index = d.get("input_type_to_index", {})
+        conf._num_tensor_args_to_observation_type = \
+            d.get("num_tensor_args_to_observation_type", {})
         return conf
 
     def __repr__(self):
-        return f"BackendPatternConfig({self.to_dict()})"
+        shown = {k: v for k, v in vars(self).items()
+                 if not k.startswith("_") and v is not None and v != [] and v != {}}
+        return f"BackendPatternConfig({shown})"
 
 
 class BackendConfig:
@@ -240,4 +250,4 @@ class BackendConfig:
         return conf
 
     def __repr__(self):
-        return f"BackendConfig({self.name!r}, {len(self.configs)} pattern configs)"
+        return f"BackendConfig({vars(self)})"
