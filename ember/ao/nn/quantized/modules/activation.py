@@ -10,10 +10,6 @@ from ember.ao.nn.quantized.modules.utils import _output_qparams
 __all__ = ["ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Softmax"]
 
 
-def _ops():
-    from ember.ops import quantized
-    return quantized
-
 
 class ReLU6(nn.ReLU):
     """``min(max(0, x), 6)`` on the input's grid (parameters unchanged)."""
@@ -23,7 +19,7 @@ class ReLU6(nn.ReLU):
         self.inplace = inplace
 
     def forward(self, input):
-        return _ops().relu6(input, self.inplace)
+        return ember.ops.quantized.relu6(input, self.inplace)
 
     def _get_name(self):
         return "QuantizedReLU6"
@@ -42,7 +38,7 @@ class Hardswish(nn.Hardswish):
         self.register_buffer("zero_point", ember.tensor(zero_point))
 
     def forward(self, input):
-        return _ops().hardswish(input, self.scale, self.zero_point)
+        return ember.ops.quantized.hardswish(input, self.scale, self.zero_point)
 
     def _get_name(self):
         return "QuantizedHardswish"
@@ -65,7 +61,7 @@ class ELU(nn.ELU):
         self.zero_point = zero_point
 
     def forward(self, input):
-        return _ops().elu(input, self.scale, self.zero_point, self.alpha)
+        return ember.ops.quantized.elu(input, self.scale, self.zero_point, self.alpha)
 
     def _get_name(self):
         return "QuantizedELU"
@@ -89,7 +85,7 @@ class LeakyReLU(nn.LeakyReLU):
         self.register_buffer("zero_point", ember.tensor(zero_point))
 
     def forward(self, input):
-        return _ops().leaky_relu(input, self.negative_slope, self.inplace, self.scale,
+        return ember.ops.quantized.leaky_relu(input, self.negative_slope, self.inplace, self.scale,
                                  self.zero_point)
 
     def _get_name(self):
@@ -113,7 +109,7 @@ class Sigmoid(nn.Sigmoid):
         self.output_zero_point = output_zero_point
 
     def forward(self, input):
-        return _ops().sigmoid(input, self.output_scale, self.output_zero_point)
+        return ember.ops.quantized.sigmoid(input, self.output_scale, self.output_zero_point)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -133,7 +129,7 @@ class Softmax(nn.Softmax):
         dim = self.dim
         if dim is None:                  # torch's legacy choice of dimension
             dim = 0 if input.dim() in (0, 1, 3) else 1
-        return _ops().softmax(input, dim, self.scale, self.zero_point)
+        return ember.ops.quantized.softmax(input, dim, self.scale, self.zero_point)
 
     def _get_name(self):
         return "QuantizedSoftmax"

@@ -9,11 +9,6 @@ from ember.nn.modules.batchnorm import _BatchNorm as _FloatBatchNorm
 __all__ = ["BatchNorm2d", "BatchNorm3d"]
 
 
-def _ops():
-    from ember.ops import quantized
-    return quantized
-
-
 class _BatchNorm(_FloatBatchNorm):
     _NDIM = 4
     _SHAPE = "(N, C, H, W)"
@@ -22,13 +17,6 @@ class _BatchNorm(_FloatBatchNorm):
         super().__init__(num_features, eps, momentum, True, True)
         self.register_buffer("scale", ember.tensor(1.0))
         self.register_buffer("zero_point", ember.tensor(0))
-
-    def forward(self, input):
-        if input.dim() != self._NDIM:
-            raise ValueError(f"Input shape must be `{self._SHAPE}`!")
-        op = getattr(_ops(), f"batch_norm{self._NDIM - 2}d")
-        return op(input, self.weight, self.bias, self.running_mean, self.running_var, self.eps,
-                  self.scale, self.zero_point)
 
     def _get_name(self):
         return "Quantized" + type(self).__name__
@@ -64,8 +52,22 @@ class _BatchNorm(_FloatBatchNorm):
 class BatchNorm2d(_BatchNorm):
     """Quantized BatchNorm2d over ``(N, C, H, W)``."""
 
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return ember.ops.quantized.batch_norm2d(input, self.weight, self.bias,
+                                                self.running_mean, self.running_var, self.eps,
+                                                self.scale, self.zero_point)
+
 
 class BatchNorm3d(_BatchNorm):
     """Quantized BatchNorm3d over ``(N, C, D, H, W)``."""
     _NDIM = 5
     _SHAPE = "(N, C, D, H, W)"
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return ember.ops.quantized.batch_norm3d(input, self.weight, self.bias,
+                                                self.running_mean, self.running_var, self.eps,
+                                                self.scale, self.zero_point)

@@ -10,10 +10,6 @@ from ember import nn
 __all__ = ["FloatFunctional", "FXFloatFunctional", "QFunctional"]
 
 
-def _ops():
-    from ember.ops import quantized
-    return quantized
-
 
 def _no_forward(name):
     raise RuntimeError(f"{name} is not intended to use the 'forward'. Please use the "
@@ -116,29 +112,29 @@ class QFunctional(nn.Module):
 
     def add(self, x, y):
         return self.activation_post_process(
-            _ops().add(x, y, scale=self.scale, zero_point=self.zero_point))
+            ember.ops.quantized.add(x, y, scale=self.scale, zero_point=self.zero_point))
 
     def add_scalar(self, x, y):
-        return _ops().add_scalar(x, y)
+        return ember.ops.quantized.add_scalar(x, y)
 
     def mul(self, x, y):
         return self.activation_post_process(
-            _ops().mul(x, y, scale=self.scale, zero_point=self.zero_point))
+            ember.ops.quantized.mul(x, y, scale=self.scale, zero_point=self.zero_point))
 
     def mul_scalar(self, x, y):
-        return _ops().mul_scalar(x, y)
+        return ember.ops.quantized.mul_scalar(x, y)
 
     def cat(self, x, dim=0):
         return self.activation_post_process(
-            _ops().cat(x, scale=self.scale, zero_point=self.zero_point, dim=dim))
+            ember.ops.quantized.cat(x, scale=self.scale, zero_point=self.zero_point, dim=dim))
 
     def add_relu(self, x, y):
         return self.activation_post_process(
-            _ops().add_relu(x, y, scale=self.scale, zero_point=self.zero_point))
+            ember.ops.quantized.add_relu(x, y, scale=self.scale, zero_point=self.zero_point))
 
     def matmul(self, x, y):
         return self.activation_post_process(
-            _ops().matmul(x, y, scale=self.scale, zero_point=self.zero_point))
+            ember.ops.quantized.matmul(x, y, scale=self.scale, zero_point=self.zero_point))
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):

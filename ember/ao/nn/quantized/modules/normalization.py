@@ -8,10 +8,6 @@ from ember import nn
 __all__ = ["LayerNorm", "GroupNorm", "InstanceNorm1d", "InstanceNorm2d", "InstanceNorm3d"]
 
 
-def _ops():
-    from ember.ops import quantized
-    return quantized
-
 
 def _qparams_buffers(mod, scale, zero_point):
     mod.register_buffer("scale", ember.tensor(scale))
@@ -29,7 +25,7 @@ class LayerNorm(nn.LayerNorm):
         _qparams_buffers(self, scale, zero_point)
 
     def forward(self, input):
-        return _ops().layer_norm(input, self.normalized_shape, weight=self.weight,
+        return ember.ops.quantized.layer_norm(input, self.normalized_shape, weight=self.weight,
                                  bias=self.bias, eps=self.eps, output_scale=self.scale,
                                  output_zero_point=self.zero_point)
 
@@ -60,7 +56,7 @@ class GroupNorm(nn.GroupNorm):
         _qparams_buffers(self, scale, zero_point)
 
     def forward(self, input):
-        return _ops().group_norm(input, self.num_groups, self.weight, self.bias, self.eps,
+        return ember.ops.quantized.group_norm(input, self.num_groups, self.weight, self.bias, self.eps,
                                  self.scale, self.zero_point)
 
     def _get_name(self):
@@ -82,7 +78,7 @@ class _InstanceNormMixin:
         _qparams_buffers(self, scale, zero_point)
 
     def forward(self, input):
-        return _ops().instance_norm(input, self.weight, self.bias, self.eps, self.scale,
+        return ember.ops.quantized.instance_norm(input, self.weight, self.bias, self.eps, self.scale,
                                     self.zero_point)
 
     def _get_name(self):
