@@ -160,7 +160,7 @@ def _swap_reference_modules(model, attrs):
             setattr(modules[parent] if parent else model, name, mod)
             modules[node.target] = mod
         inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
-        ref_cls = _reference_class(type(inner))
+        ref_cls = _reference_class(type(inner), attrs.backend_config)
         if ref_cls is None:
             continue
         # torch runs the weight through it once more (a QAT fake-quantizer's moving
@@ -206,14 +206,11 @@ def _swap_dynamic_modules(model, attrs):
         setattr(modules[parent] if parent else model, name, qcls.from_float(mod))
 
 
-def _reference_class(float_cls):
-    try:
-        import ember.ao.nn.quantized.reference as nnqr
-    except ImportError:
-        return None
-    for name in ("Linear", "Conv1d", "Conv2d", "Conv3d"):
-        if float_cls is getattr(ember.nn, name):
-            return getattr(nnqr, name)
+def _reference_class(float_cls, backend_config):
+    """The reference module the backend config gives for a float module type."""
+    for conf in backend_config.configs:
+        if conf.root_module is float_cls and conf.reference_quantized_module is not None:
+            return conf.reference_quantized_module
     return None
 
 
