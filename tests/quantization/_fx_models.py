@@ -82,6 +82,15 @@ def build(nn, F, T, kind):
 
             def forward(self, x):
                 return self.fc(T.flatten(self.pool(self.block(self.stem(x))), 1))
+    elif kind == "convt":
+        class M(nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.ct = nn.ConvTranspose2d(3, 2, 3, stride=2)
+                self.c = nn.Conv2d(2, 2, 1)
+
+            def forward(self, x):
+                return self.c(self.ct(x))
     elif kind == "ops":
         class M(nn.Module):
             def __init__(self):
@@ -121,4 +130,4 @@ def build(nn, F, T, kind):
 
 
 SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8),
-          "nest": (2, 3, 6, 6), "basic": (2, 3, 6, 6)}
+          "nest": (2, 3, 6, 6), "basic": (2, 3, 6, 6), "convt": (1, 3, 4, 4)}

@@ -151,7 +151,7 @@ def _outs(result):
     return [r.detach().numpy() for r in (result if isinstance(result, tuple) else (result,))]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt"])
 def test_prepare_fx_graph_is_torchs(kind):
     tp, ep, _, _ = _prepared(kind)
     assert _code(ep) == _code(tp)
@@ -160,7 +160,7 @@ def test_prepare_fx_graph_is_torchs(kind):
     assert [n for n, _ in ep.named_children()] == [n for n, _ in tp.named_children()]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt"])
 def test_convert_fx_matches_torch(kind):
     tp, ep, xs, es = _synced(kind)
     tc, ec = tq.convert_fx(copy.deepcopy(tp)), eq.convert_fx(copy.deepcopy(ep))
