@@ -6,8 +6,9 @@ torch's native backend does:
   output observer);
 - ``F.linear`` / ``conv{1,2,3}d`` (+ relu) become ``quantized::linear[_relu]`` /
   ``quantized::conv{d}d[_relu]`` on a prepacked weight attribute ``<prefix>packed_weight_<n>``;
-- ``add``/``mul`` (+ relu) become ``quantized::add[_relu]``/``mul[_relu]``; ``F.hardswish``
-  becomes ``quantized::hardswish``;
+- ``add``/``mul`` (+ relu) become ``quantized::add[_relu]``/``mul[_relu]`` (with a scalar:
+  ``quantized::mul(qx, 0.5)``); ``F.hardswish``/``F.elu``/``F.leaky_relu`` become their
+  ``quantized::`` ops with the output's parameters as keywords;
 - ops that keep or fix their input's parameters (pools, flatten, relu, cat, sigmoid...)
   run on the quantized tensor as they are.
 Each lowered op reads the quantized inputs (the dequantize before it goes) and its output
