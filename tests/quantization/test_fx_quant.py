@@ -167,6 +167,7 @@ def test_convert_fx_matches_torch(kind):
     assert ec.code == tc.code
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     assert sorted(n for n, _ in ec.named_buffers()) == sorted(n for n, _ in tc.named_buffers())
+    assert list(ec.state_dict()) == list(tc.state_dict())     # packed weights included
     for a, b in zip(xs, es):
         for got, want in zip(_outs(ec(b)), _outs(tc(a))):
             np.testing.assert_array_equal(got, want)

@@ -247,4 +247,20 @@ def convert(model, is_reference=False):
     # a new GraphModule, as torch's: what the graph reads, in node order, nothing else
     converted = GraphModule(model, model.graph, "GraphModule")
     converted.training = model.training
+    converted._register_state_dict_hook(_save_packed_weights)
+    converted._register_load_state_dict_pre_hook(_load_packed_weights, with_module=True)
     return converted
+
+
+def _save_packed_weights(module, state_dict, prefix, local_metadata):
+    """Packed weights of lowered functional ops are in the state dict, as torch's."""
+    for name, value in vars(module).items():
+        if "_packed_weight_" in name:
+            state_dict[prefix + name] = value
+
+
+def _load_packed_weights(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                         unexpected_keys, error_msgs):
+    for name in [k[len(prefix):] for k in state_dict if k.startswith(prefix)]:
+        if "_packed_weight_" in name and name in vars(module):
+            setattr(module, name, state_dict.pop(prefix + name))
