@@ -160,3 +160,15 @@ def test_compare_model_stub_shadows_float_functional_add():
     assert list(got) == list(want) == ["ff.stats"]
     for side in ("float", "quantized"):
         _close_q(got["ff.stats"][side][0], want["ff.stats"][side][0])
+
+
+def test_default_compare_output_module_list_is_torchs():
+    def name(c):
+        path = f"{c.__module__}.{c.__qualname__}"
+        return "torch" + path[len("ember"):] if path.startswith("ember") else path
+    theirs = {name(c) for c in tns.get_default_compare_output_module_list()}
+    mine = {name(c) for c in ens.get_default_compare_output_module_list()}
+    assert mine <= theirs
+    # ember has no quantized PReLU module yet, so the mapping leaves PReLU out
+    assert theirs - mine <= {"torch.ao.nn.quantized.modules.activation.PReLU",
+                             "torch.nn.modules.activation.PReLU"}

@@ -230,7 +230,7 @@ def get_default_compare_output_module_list():
     """The module types whose outputs :func:`compare_model_outputs` logs by default: the
     float, QAT, quantized and dynamic modules of the default mappings, and the stubs."""
     from ember.ao.quantization import quantization_mappings as qm
-    out = set()
+    out = {nn.Sequential}         # torch's list carries the qconfig propagation's Sequential
     for getter in ("get_default_static_quant_module_mappings",
                    "get_default_qat_module_mappings",
                    "get_default_dynamic_quant_module_mappings"):
