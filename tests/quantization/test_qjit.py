@@ -149,10 +149,7 @@ def _converted(conv):
 
 
 @pytest.mark.parametrize("mode,conv", [
-    ("trace", True), ("trace", False), ("script", False),
-    pytest.param("script", True, marks=pytest.mark.xfail(
-        reason="ember.ao.nn.quantized.Conv2d.forward is not scriptable yet (it picks its op "
-               "with getattr and formats messages with method calls)", strict=False))])
+    ("trace", True), ("trace", False), ("script", False), ("script", True)])
 def test_converted_modules_script_trace_roundtrip(mode, conv):
     m = _converted(conv)
     shape = (2, 2, 5, 5) if conv else (3, 5)

@@ -3,6 +3,8 @@ packed qint8 weight (``quantized::conv{n}d_prepack``). state_dict keys: ``weight
 ``bias``, ``scale``, ``zero_point``, as torch's."""
 from __future__ import annotations
 
+from typing import List
+
 import ember
 from ember import nn
 from ember.ops import quantized as Q
@@ -86,18 +88,19 @@ class _ConvNd(nn.Module):
         return self._weight_bias()[1]
 
     # ---------------------------------------------------------------- running
-    def forward(self, input):
-        if input.dim() != self._NDIM + 2:
-            raise ValueError(f"Input shape must be `(N, C, {', '.join('DHW'[3 - self._NDIM:])})`!"
-                             if self._NDIM > 1 else "Input shape must be `(N, C, L)`!")
-        if self.padding_mode != "zeros":
-            pad = [p for p in reversed(self.padding) for _ in range(2)]
-            input = ember.nn.functional.pad(input, pad, mode=self.padding_mode)
-        op = f"conv_transpose{self._NDIM}d" if self.transposed else self._op_name()
-        return getattr(Q, op)(input, self._packed_params, self.scale, self.zero_point)
-
-    def _op_name(self):
-        return f"conv{self._NDIM}d"
+    # Each concrete class has its own scriptable ``forward`` calling its
+    # ``quantized::conv*`` op directly (as torch's modules do).
+    def _padded(self, input):
+        """``input`` padded as ``padding_mode`` says ('reflect'); the packed weight then
+        holds no padding."""
+        if self.padding_mode == "zeros":
+            return input
+        padding = list(self.padding)
+        pad: List[int] = []
+        for k in range(len(padding) - 1, -1, -1):    # last dimension first, both sides
+            pad.append(padding[k])
+            pad.append(padding[k])
+        return ember.nn.functional.pad(input, pad, mode=self.padding_mode)
 
     # ---------------------------------------------------------------- printing, state
     def _get_name(self):
@@ -211,17 +214,32 @@ class Conv1d(_Conv):
     _NDIM = 1
     _FLOAT_MODULE = nn.Conv1d
 
+    def forward(self, input):
+        if input.dim() != 3:
+            raise ValueError("Input shape must be `(N, C, L)`!")
+        return Q.conv1d(self._padded(input), self._packed_params, self.scale, self.zero_point)
+
 
 class Conv2d(_Conv):
     """Quantized 2-d convolution: quint8 (N, C, H, W) -> quint8 (N, O, H', W')."""
     _NDIM = 2
     _FLOAT_MODULE = nn.Conv2d
 
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return Q.conv2d(self._padded(input), self._packed_params, self.scale, self.zero_point)
+
 
 class Conv3d(_Conv):
     """Quantized 3-d convolution: quint8 (N, C, D, H, W) -> quint8 (N, O, D', H', W')."""
     _NDIM = 3
     _FLOAT_MODULE = nn.Conv3d
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return Q.conv3d(self._padded(input), self._packed_params, self.scale, self.zero_point)
 
 
 class _ConvTranspose(_ConvNd):
@@ -249,14 +267,29 @@ class ConvTranspose1d(_ConvTranspose):
     _NDIM = 1
     _FLOAT_MODULE = nn.ConvTranspose1d
 
+    def forward(self, input):
+        if input.dim() != 3:
+            raise ValueError("Input shape must be `(N, C, L)`!")
+        return Q.conv_transpose1d(input, self._packed_params, self.scale, self.zero_point)
+
 
 class ConvTranspose2d(_ConvTranspose):
     """Quantized 2-d transposed convolution; weight (C, O/groups, kh, kw)."""
     _NDIM = 2
     _FLOAT_MODULE = nn.ConvTranspose2d
 
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return Q.conv_transpose2d(input, self._packed_params, self.scale, self.zero_point)
+
 
 class ConvTranspose3d(_ConvTranspose):
     """Quantized 3-d transposed convolution; weight (C, O/groups, kd, kh, kw)."""
     _NDIM = 3
     _FLOAT_MODULE = nn.ConvTranspose3d
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return Q.conv_transpose3d(input, self._packed_params, self.scale, self.zero_point)

@@ -4,27 +4,28 @@ from __future__ import annotations
 
 from ember.ao.nn import quantized as nnq
 from ember.ao.nn.intrinsic.modules import fused as nni
+from ember.ops import quantized as Q
 
 __all__ = ["BNReLU2d", "BNReLU3d"]
-
-
-def _ops():
-    from ember.ops import quantized
-    return quantized
 
 
 class BNReLU2d(nnq.BatchNorm2d):
     _FLOAT_MODULE = nni.BNReLU2d
 
     def forward(self, input):
-        if input.dim() != self._NDIM:
-            raise ValueError(f"Input shape must be `{self._SHAPE}`!")
-        op = getattr(_ops(), f"batch_norm{self._NDIM - 2}d_relu")
-        return op(input, self.weight, self.bias, self.running_mean, self.running_var, self.eps,
-                  self.scale, self.zero_point)
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return Q.batch_norm2d_relu(input, self.weight, self.bias, self.running_mean,
+                                   self.running_var, self.eps, self.scale, self.zero_point)
 
 
 class BNReLU3d(BNReLU2d):
     _FLOAT_MODULE = nni.BNReLU3d
     _NDIM = 5
     _SHAPE = "(N, C, D, H, W)"
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return Q.batch_norm3d_relu(input, self.weight, self.bias, self.running_mean,
+                                   self.running_var, self.eps, self.scale, self.zero_point)

@@ -4,24 +4,19 @@ from __future__ import annotations
 
 from ember.ao.nn import quantized as nnq
 from ember.ao.nn.intrinsic.modules import fused as nni
+from ember.ops import quantized as Q
 
 __all__ = ["ConvAdd2d", "ConvAddReLU2d"]
 
 
-def _ops():
-    from ember.ops import quantized
-    return quantized
-
-
 class ConvAdd2d(nnq.Conv2d):
     _FLOAT_MODULE = nni.ConvAdd2d
-    _OP = "conv2d_add"
 
     def forward(self, input, extra_input):
         if input.dim() != 4:
             raise ValueError("Input shape must be `(N, C, H, W)`!")
-        return getattr(_ops(), self._OP)(input, extra_input, self._packed_params, self.scale,
-                                         self.zero_point)
+        return Q.conv2d_add(input, extra_input, self._packed_params, self.scale,
+                            self.zero_point)
 
     def _get_name(self):
         return "Quantized" + type(self).__name__
@@ -33,4 +28,9 @@ class ConvAdd2d(nnq.Conv2d):
 
 class ConvAddReLU2d(ConvAdd2d):
     _FLOAT_MODULE = nni.ConvAddReLU2d
-    _OP = "conv2d_add_relu"
+
+    def forward(self, input, extra_input):
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return Q.conv2d_add_relu(input, extra_input, self._packed_params, self.scale,
+                                 self.zero_point)

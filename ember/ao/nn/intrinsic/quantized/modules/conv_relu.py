@@ -3,6 +3,7 @@ From a float ConvReLU, or a QAT ConvReLU/ConvBnReLU (batch norm folded in first)
 from __future__ import annotations
 
 from ember.ao.nn import quantized as nnq
+from ember.ops import quantized as Q
 from ember.ao.nn.intrinsic.modules import fused as nni
 from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
 
@@ -10,9 +11,6 @@ __all__ = ["ConvReLU1d", "ConvReLU2d", "ConvReLU3d"]
 
 
 class _ConvReLUMixin:
-    def _op_name(self):
-        return f"conv{self._NDIM}d_relu"
-
     def _get_name(self):
         return "Quantized" + type(self).__name__
 
@@ -28,10 +26,28 @@ class _ConvReLUMixin:
 class ConvReLU1d(_ConvReLUMixin, nnq.Conv1d):
     _FLOAT_MODULE = nni.ConvReLU1d
 
+    def forward(self, input):
+        if input.dim() != 3:
+            raise ValueError("Input shape must be `(N, C, L)`!")
+        return Q.conv1d_relu(self._padded(input), self._packed_params, self.scale,
+                             self.zero_point)
+
 
 class ConvReLU2d(_ConvReLUMixin, nnq.Conv2d):
     _FLOAT_MODULE = nni.ConvReLU2d
 
+    def forward(self, input):
+        if input.dim() != 4:
+            raise ValueError("Input shape must be `(N, C, H, W)`!")
+        return Q.conv2d_relu(self._padded(input), self._packed_params, self.scale,
+                             self.zero_point)
+
 
 class ConvReLU3d(_ConvReLUMixin, nnq.Conv3d):
     _FLOAT_MODULE = nni.ConvReLU3d
+
+    def forward(self, input):
+        if input.dim() != 5:
+            raise ValueError("Input shape must be `(N, C, D, H, W)`!")
+        return Q.conv3d_relu(self._padded(input), self._packed_params, self.scale,
+                             self.zero_point)

@@ -4,14 +4,10 @@ from __future__ import annotations
 
 from ember.ao.nn import quantized as nnq
 from ember.ao.nn.intrinsic.modules import fused as nni
+from ember.ops import quantized as Q
 from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
 
 __all__ = ["LinearReLU", "LinearLeakyReLU", "LinearTanh"]
-
-
-def _ops():
-    from ember.ops import quantized
-    return quantized
 
 
 class LinearReLU(nnq.Linear):
@@ -19,8 +15,8 @@ class LinearReLU(nnq.Linear):
     _FLOAT_MODULE = nni.LinearReLU
 
     def forward(self, x):
-        return _ops().linear_relu(x, self._packed_params._packed_params, self.scale,
-                                  self.zero_point)
+        return Q.linear_relu(x, self._packed_params._packed_params, self.scale,
+                             self.zero_point)
 
     def _get_name(self):
         return "QuantizedLinearReLU"
@@ -46,8 +42,8 @@ class LinearLeakyReLU(nnq.Linear):
         self.negative_slope = negative_slope
 
     def forward(self, x):
-        return _ops().linear_leaky_relu(x, self._packed_params._packed_params, self.scale,
-                                        self.zero_point, self.negative_slope)
+        return Q.linear_leaky_relu(x, self._packed_params._packed_params, self.scale,
+                                   self.zero_point, self.negative_slope)
 
     def _get_name(self):
         return "QuantizedLinearLeakyReLU"
@@ -70,8 +66,8 @@ class LinearTanh(nnq.Linear):
     _FLOAT_MODULE = nni.LinearTanh
 
     def forward(self, x):
-        return _ops().linear_tanh(x, self._packed_params._packed_params, self.scale,
-                                  self.zero_point)
+        return Q.linear_tanh(x, self._packed_params._packed_params, self.scale,
+                             self.zero_point)
 
     def _get_name(self):
         return "QuantizedLinearTanh"

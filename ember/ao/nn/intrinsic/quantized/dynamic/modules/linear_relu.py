@@ -5,13 +5,9 @@ from __future__ import annotations
 import ember
 from ember.ao.nn.quantized import dynamic as nnqd
 from ember.ao.nn.intrinsic.modules import fused as nni
+from ember.ops import quantized as Q
 
 __all__ = ["LinearReLU"]
-
-
-def _ops():
-    from ember.ops import quantized
-    return quantized
 
 
 class LinearReLU(nnqd.Linear):
@@ -20,8 +16,8 @@ class LinearReLU(nnqd.Linear):
     def forward(self, x):
         packed = self._packed_params._packed_params
         if self._packed_params.dtype is ember.qint8:
-            return _ops().linear_relu_dynamic(x, packed, reduce_range=True)
-        return _ops().linear_relu_dynamic_fp16(x, packed)
+            return Q.linear_relu_dynamic(x, packed, reduce_range=True)
+        return Q.linear_relu_dynamic_fp16(x, packed)
 
     def _get_name(self):
         return "DynamicQuantizedLinearReLU"
