@@ -26,6 +26,7 @@ on random inputs, tests/quantization/test_qops_linear_conv.py):
 from __future__ import annotations
 
 import numpy as np
+from numpy.lib.stride_tricks import as_strided
 
 from ember._kernels import nn_conv
 
@@ -66,36 +67,150 @@ def fbgemm_depthwise(C_in, groups, w_shape, stride, padding, dilation):
         all(d == 1 for d in dilation) and all(p == (v - 1) // 2 for p, v in zip(padding, k))
 
 
-def int_conv_depthwise_saturating(xi, x_zp, wi, w_zp, stride, padding):
-    """fbgemm's depthwise accumulator: raw uint8 inputs (padded with ``x_zp``) times raw
-    int8 weights, the kernel taps (row-major) summed in consecutive pairs that saturate to
-    int16 (vpmaddubsw), the pairs summed exactly, then the zero points' terms subtracted.
-    Equal to the exact sum unless two products together leave the int16 range (inputs
-    under 128, as ``reduce_range`` observers give, never do)."""
+# ------------------------------------------------------------ channels-last fast paths
+# Note [exact float32 GEMM]: the shifted integers (|x - x_zp| <= 255, |w - w_zp| <= 255)
+# and their products are exact in float32, and so is every partial sum of a dot product
+# whatever order BLAS adds in, while K * max|x| * max|w| < 2**24. sgemm is used on chunks
+# of K that keep within that bound (one chunk for most layers: the bound is computed from
+# the actual maxima), the chunks' results added in float64 (exact).
+
+_EXACT_F32 = (1 << 24) - 1
+
+
+def exact_chunk(x_max, w_max):
+    """The largest K whose dot products of integers bounded by ``x_max``/``w_max`` stay
+    exact in float32."""
+    return max(1, _EXACT_F32 // max(1, int(x_max) * int(w_max)))
+
+
+def int_matmul(a, b, x_max, w_max):
+    """(M, K) x (K, O) float32 arrays of integers -> their exact product: float32 when one
+    exact chunk covers K, else float64."""
+    K = a.shape[1]
+    step = exact_chunk(x_max, w_max)
+    if K <= step:
+        return a @ b
+    acc = np.zeros((a.shape[0], b.shape[1]), _F64)
+    for s in range(0, K, step):
+        acc += a[:, s:s + step] @ b[s:s + step]
+    return acc
+
+
+def shifted_max(lo, hi, zero_point):
+    """max |v - zero_point| over integers v in [lo, hi]."""
+    return max(abs(int(hi) - int(zero_point)), abs(int(lo) - int(zero_point)))
+
+
+def conv_weight_matrix(wi, w_zp, groups):
+    """A conv weight's shifted integers (O, C/g, *k) as float32 (groups, prod(k)*C/g, O/g),
+    rows ordered (*k, c) as channels-last im2col columns; and max |w - w_zp|."""
+    O, Cg = wi.shape[:2]
     n = wi.ndim - 2
-    xi = np.asarray(xi, np.int64)
-    wi = np.asarray(wi, np.int64)
+    wz = np.reshape(w_zp, (-1,) + (1,) * (n + 1)) if np.ndim(w_zp) else w_zp
+    ws = np.asarray(wi, _F32) - np.asarray(wz, _F32)
+    Og = O // groups
+    ws = ws.reshape((groups, Og, Cg) + ws.shape[2:])
+    order = (0,) + tuple(range(3, 3 + n)) + (2, 1)
+    mat = np.ascontiguousarray(ws.transpose(order)).reshape(groups, -1, Og)
+    return mat, int(np.max(np.abs(ws))) if ws.size else 0
+
+
+def _padded_last(xl, padding, fill):
+    """(N, *S, C) integers padded on the spatial axes with ``fill``."""
+    if not any(padding):
+        return xl
+    n = len(padding)
+    shape = (xl.shape[0],) + tuple(xl.shape[1 + i] + 2 * padding[i] for i in range(n)) + \
+        (xl.shape[-1],)
+    xp = np.full(shape, fill, xl.dtype)
+    xp[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, xl.shape[1:-1]))] = xl
+    return xp
+
+
+def _out_size(sizes, k, stride, dilation):
+    return [(sizes[i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(len(k))]
+
+
+def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups):
+    """Exact integer convolution of channels-last uint8 ``xl`` (N, *S, C) with the weight
+    matrix of :func:`conv_weight_matrix`: im2col of the integers into float32 columns
+    shifted by ``x_zp`` (one pass), one exact sgemm a group. -> (N, *out, O) accumulator
+    (float32, or float64 past one exact chunk)."""
+    n = len(k)
+    xp = _padded_last(xl, padding, x_zp)
+    N, C = xp.shape[0], xp.shape[-1]
+    out = _out_size(xp.shape[1:-1], k, stride, dilation)
+    st = xp.strides
+    Cg = C // groups
+    Og = mat.shape[2]
+    M = N * int(np.prod(out))
+    x_max = 0
+    if xl.size:
+        x_max = shifted_max(xl.min(), xl.max(), x_zp)
+    acc = None
+    for g in range(groups):
+        win = as_strided(xp[..., g * Cg:(g + 1) * Cg], (N,) + tuple(out) + tuple(k) + (Cg,),
+                         (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) +
+                         tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],),
+                         writeable=False)
+        cols = np.empty(win.shape, _F32)
+        np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
+        part = int_matmul(cols.reshape(M, -1), mat[g], x_max, w_max)
+        if groups == 1:
+            acc = part
+            break
+        if acc is None:
+            acc = np.empty((M, Og * groups), part.dtype)
+        acc[:, g * Og:(g + 1) * Og] = part
+    return acc.reshape((N,) + tuple(out) + (Og * groups,))
+
+
+def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
+    """Depthwise convolution (one input channel a group, O = m*C) of channels-last uint8
+    ``xl`` (N, *S, C) -> int accumulator (N, *out, O) (float32 holding integers).
+
+    Raw integers times raw weights, tap by tap (row-major), inputs padded with ``x_zp``,
+    then the zero points' terms subtracted. ``saturate``: fbgemm's depthwise kernel, whose
+    taps are summed in consecutive pairs saturated to int16 (vpmaddubsw); the pairs only
+    get clipped where two products can leave the int16 range. Every step is exact in
+    float32 (|x*w| <= 32640, sums of <= 125 of them)."""
+    n = wi.ndim - 2
     O, k = wi.shape[0], wi.shape[2:]
-    mult = O // xi.shape[1]
-    xp = np.pad(xi, [(0, 0), (0, 0)] + [(p, p) for p in padding], constant_values=x_zp)
-    xp = np.repeat(xp, mult, axis=1) if mult > 1 else xp
-    out = [(xp.shape[2 + i] - k[i]) // stride[i] + 1 for i in range(n)]
-    taps, xs = [], []
-    for pos in np.ndindex(*k):
-        sl = tuple(slice(pos[i], pos[i] + stride[i] * (out[i] - 1) + 1, stride[i])
-                   for i in range(n))
-        win = xp[(slice(None), slice(None)) + sl]
-        w = wi[(slice(None), 0) + pos].reshape((1, O) + (1,) * n)
-        taps.append(win * w)
-        xs.append(win)
-    acc = np.zeros(taps[0].shape, np.int64)
-    for i in range(0, len(taps), 2):
-        pair = taps[i] + taps[i + 1] if i + 1 < len(taps) else taps[i]
-        acc += np.clip(pair, -32768, 32767)
-    wz = np.reshape(w_zp, (1, -1) + (1,) * n) if np.ndim(w_zp) else w_zp
-    wsum = wi.reshape(O, -1).sum(1).reshape((1, O) + (1,) * n)
-    K = int(np.prod(k))
-    return acc - wz * sum(xs) - x_zp * wsum + K * x_zp * wz
+    C = xl.shape[-1]
+    mult = O // C
+    xp = _padded_last(xl, padding, x_zp).astype(_F32)
+    if mult > 1:
+        xp = np.repeat(xp, mult, axis=-1)
+    out = _out_size(xp.shape[1:-1], k, stride, dilation)
+    w = np.asarray(wi, _F32).reshape(O, -1).T              # (taps, O)
+    taps = [tuple(slice(pos[i] * dilation[i], pos[i] * dilation[i] +
+                        stride[i] * (out[i] - 1) + 1, stride[i]) for i in range(n))
+            for pos in np.ndindex(*k)]
+    views = [xp[(slice(None),) + sl] for sl in taps]
+    x_hi = float(xl.max()) if xl.size else 0.0
+    clip = saturate and 2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
+    acc = np.zeros((xp.shape[0],) + tuple(out) + (O,), _F32)
+    tmp = np.empty_like(acc)
+    pair = np.empty_like(acc) if clip else acc
+    for t in range(0, len(views), 2 if clip else 1):
+        np.multiply(views[t], w[t], out=pair if clip else tmp)
+        if clip:
+            if t + 1 < len(views):
+                np.multiply(views[t + 1], w[t + 1], out=tmp)
+                pair += tmp
+            np.clip(pair, -32768, 32767, out=pair)
+            acc += pair
+        else:
+            acc += tmp
+    K = len(views)
+    wz = np.asarray(w_zp, _F32)
+    if np.any(wz):
+        xsum = np.zeros_like(acc)
+        for v in views:
+            xsum += v
+        acc -= wz * xsum
+    acc -= _F32(x_zp) * w.sum(0) - _F32(K * x_zp) * wz
+    return acc
 
 
 def onednn_transposed_weight(w, groups):
@@ -121,6 +236,11 @@ def act_times_w(x_scale, w_scale):
     return (_F32(x_scale) * np.asarray(w_scale, _F32)).astype(_F32)
 
 
+def _own_f32(acc):
+    """``acc`` as a float32 array this function may overwrite (float32(acc) rounding)."""
+    return acc.astype(_F32)
+
+
 def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1):
     """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
     ``w_scale``/``bias`` have one value per output channel along ``channel_axis``."""
@@ -129,37 +249,40 @@ def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel
     aw = act_times_w(x_scale, w_scale)
     aw = aw.reshape(shape) if aw.ndim else aw
     mult = (aw / _F32(out_scale)).astype(_F32)
-    v = acc.astype(_F32)
+    v = _own_f32(acc)
     if bias is not None:
-        v = (v + (np.asarray(bias, _F32).reshape(shape) / aw).astype(_F32)).astype(_F32)
-    q = np.rint(v * mult) + out_zp
-    np.clip(q, out_zp if relu else 0, 255, out=q)
-    return q.astype(np.uint8)
+        v += (np.asarray(bias, _F32).reshape(shape) / aw).astype(_F32)
+    v *= mult
+    np.rint(v, out=v)
+    v += _F32(out_zp)
+    np.clip(v, out_zp if relu else 0, 255, out=v)
+    return v.astype(np.uint8)
 
 
 def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, accum=None,
-                          eltwise=None):
-    """oneDNN's rule (module docstring) for an (N, O, ...) accumulator. ``accum`` =
-    (integers, scale, zero point) of a tensor added before requantizing (``conv2d_add``: its
-    float32 dequantized values added to ``v`` in float32); ``eltwise``: a float32 function
-    applied where ReLU would be (leaky ReLU, tanh)."""
+                          eltwise=None, channel_axis=1):
+    """oneDNN's rule (module docstring) for an accumulator with output channels along
+    ``channel_axis``. ``accum`` = (integers, scale, zero point) of a tensor added before
+    requantizing (``conv2d_add``: its float32 dequantized values added to ``v`` in float32);
+    ``eltwise``: a float32 function applied where ReLU would be (leaky ReLU, tanh)."""
     shape = [1] * acc.ndim
-    shape[1] = -1
+    shape[channel_axis] = -1
     aw = (_F64(x_scale) * np.asarray(w_scale, _F64)).astype(_F32)    # product in double
     aw = aw.reshape(shape) if aw.ndim else aw
-    v = (acc.astype(_F32) * aw).astype(_F32)
+    v = _own_f32(acc)
+    v *= aw
     if bias is not None:
-        v = (v + np.asarray(bias, _F32).reshape(shape)).astype(_F32)
+        v += np.asarray(bias, _F32).reshape(shape)
     if accum is not None:
         ints, scale, zero_point = accum
-        v = (v + (np.asarray(ints, np.int64) - zero_point).astype(_F32) * _F32(scale))
-        v = v.astype(_F32)
+        v += (np.asarray(ints, np.int64) - zero_point).astype(_F32) * _F32(scale)
     if relu:
-        v = np.maximum(v, _F32(0))
+        np.maximum(v, _F32(0), out=v)
     if eltwise is not None:
         v = np.asarray(eltwise(v), _F32)
-    v = (v * _F32(1.0 / float(out_scale))).astype(_F32)     # 1/scale in double
-    v = np.rint((v + _F32(out_zp)).astype(_F32))
+    v *= _F32(1.0 / float(out_scale))     # 1/scale in double
+    v += _F32(out_zp)
+    np.rint(v, out=v)
     np.clip(v, 0, 255, out=v)
     return v.astype(np.uint8)
 

@@ -118,25 +118,34 @@ def pool_windows(size, kernel, stride, padding, dilation, ceil_mode):
     return max(out, 0)
 
 
-def max_pool(ints, kernel, stride, padding, dilation, ceil_mode):
-    """Max pooling over the last ``len(kernel)`` dimensions of an integer array (padding
-    never wins: it is the smallest int16)."""
+def max_pool(ints, kernel, stride, padding, dilation, ceil_mode, channels_last=False):
+    """Max pooling of an integer array over its last ``len(kernel)`` dimensions (with
+    ``channels_last``: over the dimensions before the last one, (N, *S, C)). The integers
+    are pooled as they are (their order is the values' order); padding is the dtype's
+    smallest integer, which never wins (a window always holds an input)."""
     nd = len(kernel)
-    lead = ints.shape[:-nd]
-    sizes = ints.shape[-nd:]
+    first = ints.ndim - nd - (1 if channels_last else 0)
+    sizes = ints.shape[first:first + nd]
     outs = [pool_windows(sizes[i], kernel[i], stride[i], padding[i], dilation[i], ceil_mode)
             for i in range(nd)]
     pad_hi = [max(0, (outs[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 -
                   sizes[i] - padding[i]) for i in range(nd)]
-    x = ints.astype(np.int16)
-    widths = [(0, 0)] * len(lead) + [(padding[i], pad_hi[i]) for i in range(nd)]
-    x = np.pad(x, widths, constant_values=np.iinfo(np.int16).min)
-    result = np.full(lead + tuple(outs), np.iinfo(np.int16).min, np.int16)
-    for offs in np.ndindex(*kernel):
-        sl = tuple(slice(offs[i] * dilation[i], offs[i] * dilation[i] + (outs[i] - 1) *
-                         stride[i] + 1, stride[i]) for i in range(nd))
-        np.maximum(result, x[(Ellipsis,) + sl], out=result)
-    return result.astype(ints.dtype)
+    x = ints
+    if any(padding) or any(pad_hi):
+        widths = [(0, 0)] * ints.ndim
+        for i in range(nd):
+            widths[first + i] = (padding[i], pad_hi[i])
+        x = np.pad(ints, widths, constant_values=np.iinfo(ints.dtype).min)
+    lead = (slice(None),) * first
+    taps = [lead + tuple(slice(offs[i] * dilation[i], offs[i] * dilation[i] + (outs[i] - 1) *
+                               stride[i] + 1, stride[i]) for i in range(nd))
+            for offs in np.ndindex(*kernel)]
+    if len(taps) == 1:
+        return np.array(x[taps[0]])
+    result = np.maximum(x[taps[0]], x[taps[1]])
+    for sl in taps[2:]:
+        np.maximum(result, x[sl], out=result)
+    return result
 
 
 def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override,

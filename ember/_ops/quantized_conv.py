@@ -36,6 +36,15 @@ class ConvPackedParamsBase:
         if onednn is None:      # rebuilt from a saved state: the current engine decides
             onednn = uses_onednn(weight, groups, output_padding)
         self._onednn = bool(onednn)     # which engine's rounding (quantized_gemm.py)
+        self._matrix = None             # the weight's GEMM form, made on first use
+
+    def _gemm_weight(self):
+        """(float32 (groups, prod(k)*C/g, O/g) shifted weight matrix, max |w - w_zp|),
+        built once (quantized_gemm.conv_weight_matrix)."""
+        if self._matrix is None:
+            self._matrix = G.conv_weight_matrix(np.asarray(int_array(self._w)),
+                                                weight_params(self._w)[1], self._groups)
+        return self._matrix
 
     def unpack(self):
         return self._w, self._b
@@ -136,8 +145,9 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
 
 
 def _accumulate(n, qx, packed, name, transpose):
-    """The exact integer accumulator (N, O, ...) of a quantized convolution (1-d as 2-d),
-    with the input's parameters and the weight's scale(s)."""
+    """The exact integer accumulator of a quantized convolution (1-d as 2-d), with the
+    input's parameters, the weight's scale(s) and the accumulator's channel axis: 1 for
+    transposed convolutions (N, O, ...), else -1 (channels-last (N, ..., O))."""
     check_input(qx, name)
     if qx.dim() != n + 2:
         raise RuntimeError(f"quantized::{name}(): Expected activation tensor to have {n + 2} "
@@ -148,27 +158,30 @@ def _accumulate(n, qx, packed, name, transpose):
     if n == 1:
         xi = xi[:, :, None, :]
     ws, wz = weight_params(w)
-    wsh = np.reshape(wz, (-1,) + (1,) * (w.dim() - 1)) if np.ndim(wz) else wz
-    wshift = G.shifted(int_array(w), wsh)
-    xshift = G.shifted(xi, xp.zero_point)
     if transpose:
+        wsh = np.reshape(wz, (-1,) + (1,) * (w.dim() - 1)) if np.ndim(wz) else wz
+        wshift = G.shifted(int_array(w), wsh)
         if packed._onednn:      # torch's x86 oneDNN route mixes channels up (see there)
             wshift = G.onednn_transposed_weight(wshift, packed._groups)
-        acc = G.int_conv_transpose(xshift, wshift, packed._stride, packed._padding,
-                                   packed._output_padding, packed._dilation, packed._groups)
-        return acc, xp, ws
+        acc = G.int_conv_transpose(G.shifted(xi, xp.zero_point), wshift, packed._stride,
+                                   packed._padding, packed._output_padding, packed._dilation,
+                                   packed._groups)
+        return acc, xp, ws, 1
     C, Cw = xi.shape[1], w.shape[1] * packed._groups
     if C != Cw:
         raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
                            f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
-    if not packed._onednn and G.fbgemm_depthwise(C, packed._groups, w.shape, packed._stride,
-                                                 packed._padding, packed._dilation):
-        acc = G.int_conv_depthwise_saturating(xi, xp.zero_point, int_array(w), wz,
-                                              packed._stride, packed._padding)
+    xl = np.ascontiguousarray(np.moveaxis(xi, 1, -1))        # (N, *S, C)
+    if packed._groups == C:      # one input channel a group: tap by tap
+        saturate = not packed._onednn and G.fbgemm_depthwise(
+            C, packed._groups, w.shape, packed._stride, packed._padding, packed._dilation)
+        acc = G.depthwise_last(xl, xp.zero_point, np.asarray(int_array(w)), wz,
+                               packed._stride, packed._padding, packed._dilation, saturate)
     else:
-        acc = G.int_conv(xshift, wshift, packed._stride, packed._padding, packed._dilation,
-                         packed._groups)
-    return acc, xp, ws
+        mat, w_max = packed._gemm_weight()
+        acc = G.conv_last(xl, xp.zero_point, mat, w_max, tuple(w.shape[2:]), packed._stride,
+                          packed._padding, packed._dilation, packed._groups)
+    return acc, xp, ws, -1
 
 
 def _bias(packed):
@@ -176,14 +189,22 @@ def _bias(packed):
     return None if bias is None else np.asarray(bias._data, np.float32)
 
 
+def _channels_last(ints, axis, n):
+    """Output integers as torch lays them out: channels-last (N, C, *S) with the channels
+    innermost in memory; a 1-d convolution's (N, C, 1, L) back to (N, C, L)."""
+    if axis == 1:
+        ints = np.ascontiguousarray(np.moveaxis(ints, 1, -1))
+    ints = np.moveaxis(ints, -1, 1)
+    return ints[:, :, 0, :] if n == 1 else ints
+
+
 def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
     name = f"conv{'_transpose' if transpose else ''}{n}d"
-    acc, xp, ws = _accumulate(n, qx, packed, name, transpose)
+    acc, xp, ws, axis = _accumulate(n, qx, packed, name, transpose)
     rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
-    ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu)
-    if n == 1:
-        ints = ints[:, :, 0, :]
-    return out_per_tensor(ints, output_scale, output_zero_point)
+    ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu,
+                channel_axis=axis)
+    return out_per_tensor(_channels_last(ints, axis, n), output_scale, output_zero_point)
 
 
 def _conv_dynamic(n, x, packed, reduce_range, transpose):
@@ -209,17 +230,18 @@ def _conv2d_add(qx, qaccum, packed_weight, output_scale, output_zero_point, name
     first used by ``conv2d_add`` keeps no ReLU in ``conv2d_add_relu``; ember always applies
     the op's own.)"""
     require_onednn(name, ".")
-    acc, xp, ws = _accumulate(2, qx, packed_weight, name, False)
+    acc, xp, ws, axis = _accumulate(2, qx, packed_weight, name, False)
     check_input(qaccum, name)
-    if tuple(qaccum.shape) != acc.shape:
+    out_shape = (acc.shape[0], acc.shape[-1]) + acc.shape[1:-1]
+    if tuple(qaccum.shape) != out_shape:
         raise RuntimeError(f"quantized::{name}: the accumulated tensor's shape "
-                           f"{tuple(qaccum.shape)} differs from the output's {acc.shape}")
+                           f"{tuple(qaccum.shape)} differs from the output's {out_shape}")
     ap = qparams(qaccum)
     ints = G.requantize_acc_onednn(acc, xp.scale, ws, _bias(packed_weight), output_scale,
                                    output_zero_point, relu,
-                                   accum=(np.asarray(int_array(qaccum)), ap.scale,
-                                          ap.zero_point))
-    return out_per_tensor(ints, output_scale, output_zero_point)
+                                   accum=(np.moveaxis(np.asarray(int_array(qaccum)), 1, -1),
+                                          ap.scale, ap.zero_point), channel_axis=axis)
+    return out_per_tensor(_channels_last(ints, axis, 2), output_scale, output_zero_point)
 
 
 conv2d_add = defop("quantized::conv2d_add(Tensor qx, Tensor qaccum, Any packed_weight, "

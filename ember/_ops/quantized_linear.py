@@ -78,6 +78,19 @@ class LinearPackedParamsBase:
     def __init__(self, weight, bias, fp16=False):
         self.weight, self.bias, self.fp16 = weight, bias, fp16
 
+    def _gemm_weight(self):
+        """(float32 (K, O) shifted weight ``(w - w_zp).T``, max |w - w_zp|), built once
+        for the weight it was made from."""
+        cached = self.__dict__.get("_matrix")
+        if cached is None or cached[0] is not self.weight:
+            w = self.weight
+            ws, wz = weight_params(w)
+            wz = np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz
+            m = np.asarray(int_array(w), np.float32) - np.asarray(wz, np.float32)
+            cached = self._matrix = (w, np.ascontiguousarray(m.T),
+                                     int(np.max(np.abs(m))) if m.size else 0)
+        return cached[1], cached[2]
+
     def unpack(self):
         return self.weight, self.bias
 
@@ -150,16 +163,23 @@ def _rows(x, K):
     return x.reshape(-1, K)
 
 
+def int_rows_times_weight(xi, x_zp, packed):
+    """Exact accumulator (N, O) of integer rows ``xi`` (N, K) shifted by ``x_zp`` times
+    the packed weight (one float32 conversion, exact sgemm: quantized_gemm.int_matmul)."""
+    mat, w_max = packed._gemm_weight()
+    x_max = G.shifted_max(xi.min(), xi.max(), x_zp) if xi.size else 0
+    a = np.subtract(xi, np.float32(x_zp), dtype=np.float32)
+    return G.int_matmul(a, mat, x_max, w_max)
+
+
 def _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, relu):
     check_input(X, "linear")
     _check_packed(W_prepack)
     w, bias = W_prepack.unpack()
     O, K = w.shape
     xp = qparams(X)
-    xi = _rows(int_array(X), K)
-    ws, wz = weight_params(w)
-    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
-    acc = G.int_linear(G.shifted(xi, xp.zero_point), wshift)
+    acc = int_rows_times_weight(_rows(int_array(X), K), xp.zero_point, W_prepack)
+    ws = weight_params(w)[0]
     b = None if bias is None else np.asarray(bias._data, np.float32)
     ints = G.requantize_acc(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, relu)
     return out_per_tensor(ints.reshape(X.shape[:-1] + (O,)), Y_scale_i, Y_zero_point_i)
@@ -175,9 +195,8 @@ def _linear_dynamic(X, W_prepack, reduce_range, relu):
     hi_v = float(x.max()) if x.size else 0.0
     xs, xz = K_.choose_qparams(lo_v, hi_v, 0, 255, reduce_range=reduce_range)
     xi = K_.quantize(x, xs, xz, 0, 255, np.int64)
-    ws, wz = weight_params(w)
-    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
-    acc = G.int_linear(G.shifted(xi, xz), wshift)
+    acc = int_rows_times_weight(xi, xz, W_prepack)
+    ws = weight_params(w)[0]
     b = None if bias is None else np.asarray(bias._data, np.float32)
     y = G.dynamic_output(acc, xs, ws, b, relu)
     return _make(y.reshape(X.shape[:-1] + (O,)))
@@ -216,9 +235,8 @@ def _linear_onednn_fused(X, W_prepack, Y_scale_i, Y_zero_point_i, op_name, eltwi
     w, bias = W_prepack.unpack()
     O, K = w.shape
     xp = qparams(X)
-    ws, wz = weight_params(w)
-    wshift = G.shifted(int_array(w), np.reshape(wz, (-1, 1)) if np.ndim(wz) else wz)
-    acc = G.int_linear(G.shifted(_rows(int_array(X), K), xp.zero_point), wshift)
+    ws = weight_params(w)[0]
+    acc = int_rows_times_weight(_rows(int_array(X), K), xp.zero_point, W_prepack)
     b = None if bias is None else np.asarray(bias._data, np.float32)
     ints = G.requantize_acc_onednn(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, False,
                                    eltwise=eltwise)

@@ -47,9 +47,14 @@ def max_pool(input, kernel, stride, padding, dilation, ceil_mode, return_indices
     if return_indices:
         refuse(f"max_pool{n}d_with_indices.out")
     _per_tensor(input)
-    ints = QK.max_pool(int_array(input), list(kernel), list(stride), list(padding),
-                       list(dilation), bool(ceil_mode))
-    return _same_params(input, _layout(ints, _channels_last(input)))
+    ints = int_array(input)
+    if _channels_last(input):       # pooled in memory order, the result stays channels-last
+        ints = QK.max_pool(np.moveaxis(ints, 1, -1), list(kernel), list(stride),
+                           list(padding), list(dilation), bool(ceil_mode), channels_last=True)
+        return _same_params(input, np.moveaxis(ints, -1, 1))
+    ints = QK.max_pool(ints, list(kernel), list(stride), list(padding), list(dilation),
+                       bool(ceil_mode))
+    return _same_params(input, ints)
 
 
 def avg_pool(input, kernel, stride, padding, ceil_mode, count_include_pad,
