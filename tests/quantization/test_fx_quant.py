@@ -107,7 +107,7 @@ def _pair(kind, seed=0):
     em = build(enn, EF, ember, kind)
     em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
                         for k, v in tm.state_dict().items()})
-    xs = [torch.randn(*SHAPES[kind]) for _ in range(3)]
+    xs = [torch.randn(*SHAPES[kind]) for _ in range(2)]
     return tm, em, xs, [ember.from_numpy(x.numpy().copy()) for x in xs]
 
 
@@ -383,7 +383,7 @@ def test_resnet18_with_shared_relu_converts():
     import ember.vision.models as models
     ember.manual_seed(0)
     model = models.resnet18(num_classes=10).eval()
-    x = ember.randn(2, 3, 32, 32)
+    x = ember.randn(1, 3, 32, 32)
     prepared = eq.prepare_fx(model, e_mapping(), (x,))
     prepared(x)
     converted = eq.convert_fx(prepared)
