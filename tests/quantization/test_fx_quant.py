@@ -158,6 +158,8 @@ def test_prepare_fx_graph_is_torchs(kind):
     assert [type(m).__name__ for _, m in ep.named_children()] == \
         [type(m).__name__ for _, m in tp.named_children()]
     assert [n for n, _ in ep.named_children()] == [n for n, _ in tp.named_children()]
+    assert [n for n, m in ep.named_modules() if hasattr(m, "qconfig")] == \
+        [n for n, m in tp.named_modules() if hasattr(m, "qconfig")]
 
 
 @pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt"])
@@ -168,6 +170,11 @@ def test_convert_fx_matches_torch(kind):
     assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
     assert sorted(n for n, _ in ec.named_buffers()) == sorted(n for n, _ in tc.named_buffers())
     assert list(ec.state_dict()) == list(tc.state_dict())     # packed weights included
+    assert not any(hasattr(m, "qconfig") for m in ec.modules())
+    kept = eq.convert_fx(copy.deepcopy(ep), _remove_qconfig=False)
+    assert [n for n, m in kept.named_modules() if hasattr(m, "qconfig")] == [
+        n for n, m in tq.convert_fx(copy.deepcopy(tp), _remove_qconfig=False).named_modules()
+        if hasattr(m, "qconfig")]
     for a, b in zip(xs, es):
         for got, want in zip(_outs(ec(b)), _outs(tc(a))):
             np.testing.assert_array_equal(got, want)

@@ -115,7 +115,7 @@ def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
     """The quantized model: observers become quantize/dequantize, patterns become
     quantized modules and ``quantized::`` ops."""
     _check(graph_module, qconfig_mapping)
-    return _convert(graph_module, convert_custom_config, False)
+    return _convert(graph_module, convert_custom_config, False, _remove_qconfig)
 
 
 def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
@@ -123,10 +123,10 @@ def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qc
     """The reference quantized model: every observer becomes quantize -> dequantize around
     the float ops."""
     _check(graph_module, qconfig_mapping)
-    return _convert(graph_module, convert_custom_config, True)
+    return _convert(graph_module, convert_custom_config, True, _remove_qconfig)
 
 
-def _convert(graph_module, convert_custom_config, is_reference):
+def _convert(graph_module, convert_custom_config, is_reference, remove_qconfig=True):
     if not isinstance(graph_module, GraphModule):
         raise ValueError(f"input model must be a GraphModule, Got type:{type(graph_module)} "
                          f"Please make sure to follow the tutorials.")
@@ -135,7 +135,7 @@ def _convert(graph_module, convert_custom_config, is_reference):
         raise NotImplementedError("convert_fx: custom module classes are not supported")
     kept = {name: getattr(graph_module, name) for name in config.preserved_attributes
             if hasattr(graph_module, name)}
-    converted = convert(graph_module, is_reference=is_reference)
+    converted = convert(graph_module, is_reference=is_reference, remove_qconfig=remove_qconfig)
     for name, value in kept.items():
         setattr(converted, name, value)
     return converted

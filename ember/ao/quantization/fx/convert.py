@@ -214,7 +214,7 @@ def _reference_class(float_cls, backend_config):
     return None
 
 
-def convert(model, is_reference=False):
+def convert(model, is_reference=False, remove_qconfig=True):
     """Convert a prepared (and calibrated) GraphModule in place; returns it."""
     attrs = model.meta.get("_observed_graph_module_attrs")
     if attrs is None:
@@ -245,6 +245,10 @@ def convert(model, is_reference=False):
     model.delete_all_unused_submodules()
     model.graph.lint()
     # a new GraphModule, as torch's: what the graph reads, in node order, nothing else
+    if remove_qconfig:
+        for _, mod in model.named_modules(remove_duplicate=False):
+            if "qconfig" in vars(mod):
+                del mod.qconfig
     converted = GraphModule(model, model.graph, "GraphModule")
     converted.training = model.training
     converted._register_state_dict_hook(_save_packed_weights)

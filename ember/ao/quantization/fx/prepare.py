@@ -177,6 +177,9 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
         # each node's own qconfig decides; the match says where its observers go
         m = matches.get(node.name)
         qconfig = qconfigs.get(node.name)
+        if node.op == "call_module" and qconfig is not None:
+            for sub in modules[node.target].modules():      # as torch: children too
+                sub.qconfig = qconfig
         if m is None or qconfig is None:
             continue
         dc = _dtype_config(m.config, qconfig)
@@ -184,7 +187,6 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
             continue
         if node.op == "call_module":
             mod = modules[node.target]
-            mod.qconfig = qconfig
             if is_qat and m.config.qat_module is not None and node is m.root:
                 qat = m.config.qat_module.from_float(mod)
                 parent, _, attr = node.target.rpartition(".")
