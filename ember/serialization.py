@@ -159,6 +159,9 @@ def _parameter_class():
 
 class _TorchPickler(pickle._Pickler):
     """Pickles ember objects under torch's names; storages become persistent ids."""
+    # torch.save writes a per_channel_affine_float_qparams tensor under the scheme
+    # per_channel_affine (float zero points tell it apart); TorchScript archives name it
+    _float_qparams_scheme = False
 
     dispatch = dict(pickle._Pickler.dispatch)
 
@@ -312,7 +315,7 @@ class _TorchPickler(pickle._Pickler):
         else:
             ref, offset, stride = self._storage_of(t), t.storage_offset(), tuple(t.stride())
         return (_g("torch._utils", "_rebuild_qtensor"),
-                (ref, offset, tuple(t.shape), stride, QS.quantizer_params(t, _make), False,
+                (ref, offset, tuple(t.shape), stride, QS.quantizer_params(t, _make, self._float_qparams_scheme), False,
                  collections.OrderedDict()))
 
 

@@ -23,9 +23,11 @@ from ember import _dtype
 from ember._kernels import quantized as K
 
 
-def quantizer_params(t, make_tensor):
+def quantizer_params(t, make_tensor, float_qparams_scheme=False):
     """The ``quantizer_params`` tuple torch writes for the quantized tensor ``t``
-    (``make_tensor(array)`` wraps the per-channel parameters as tensors)."""
+    (``make_tensor(array)`` wraps the per-channel parameters as tensors). TorchScript
+    archives name ``per_channel_affine_float_qparams`` (``float_qparams_scheme``); torch.save
+    writes ``per_channel_affine`` for it."""
     from ember._ops.quantized import qparams
     qp = qparams(t)
     scheme = qp.qscheme
@@ -43,7 +45,11 @@ def quantizer_params(t, make_tensor):
     else:
         raise NotImplementedError(f"ember.save: quantized tensors with qscheme {scheme} cannot "
                                   f"be serialized")
-    return (_dtype.per_channel_affine, make_tensor(scales.copy()),
+    if float_qparams_scheme:
+        scheme = qp.qscheme
+    else:
+        scheme = _dtype.per_channel_affine
+    return (scheme, make_tensor(scales.copy()),
             make_tensor(zero_points.copy()), int(qp.axis))
 
 
@@ -107,6 +113,7 @@ def rebuild_qtensor(data, qdtype, storage_offset, size, stride, params):
 #   Conv{2,3}dPackedParamsBase    ('2', [config, weight], [bias])  with ``config`` an int16
 #       tensor [spatial dims, *stride, *padding, *dilation, *output_padding, groups,
 #       transpose] (a 1-d convolution is a 2-d one of height 1)
+#   EmbeddingPackedParamsBase     (1, [qweight], [], [bit_rate])
 
 TORCHBIND_PREFIX = "__torch__.torch.classes.quantized."
 
@@ -114,28 +121,33 @@ TORCHBIND_PREFIX = "__torch__.torch.classes.quantized."
 def _packed_classes():
     from ember._ops.quantized_conv import ConvPackedParamsBase
     from ember._ops.quantized_linear import LinearPackedParamsBase
-    return LinearPackedParamsBase, ConvPackedParamsBase
+    from ember._ops.quantized_embedding import EmbeddingPackedParamsBase
+    return LinearPackedParamsBase, ConvPackedParamsBase, EmbeddingPackedParamsBase
 
 
 def torchbind_name(obj):
     """The TorchScript class name of a packed-parameters object, or None."""
     try:
-        linear, conv = _packed_classes()
+        linear, conv, embedding = _packed_classes()
     except ImportError:
         return None
     if isinstance(obj, linear):
         return TORCHBIND_PREFIX + "LinearPackedParamsBase"
     if isinstance(obj, conv):
         return TORCHBIND_PREFIX + f"Conv{len(obj.stride())}dPackedParamsBase"
+    if isinstance(obj, embedding):
+        return TORCHBIND_PREFIX + "EmbeddingPackedParamsBase"
     return None
 
 
 def torchbind_state(obj):
     """The state torch pickles for the packed-parameters object ``obj``."""
     from ember._tensor import _make
-    linear, conv = _packed_classes()
+    linear, conv, embedding = _packed_classes()
     if isinstance(obj, linear):
         return tuple(obj.unpack())
+    if isinstance(obj, embedding):
+        return obj.__getstate__()[0]
     weight, bias = obj.unpack()
     config = [len(obj.stride()), *obj.stride(), *obj.padding(), *obj.dilation(),
               *obj.output_padding(), obj.groups(), int(obj.transpose())]
@@ -144,12 +156,17 @@ def torchbind_state(obj):
 
 def from_torchbind(qualname, state):
     """A packed-parameters object from its TorchScript class name and pickled state."""
-    linear, conv = _packed_classes()
+    linear, conv, embedding = _packed_classes()
     name = qualname[len(TORCHBIND_PREFIX):] if qualname.startswith(TORCHBIND_PREFIX) else None
     if name == "LinearPackedParamsBase":
         obj = linear.__new__(linear)
         obj.__setstate__((tuple(state), qualname))
         return obj
+    if name == "EmbeddingPackedParamsBase":
+        version, tensors, _, _ = state
+        if int(version) != 1:
+            raise NotImplementedError(f"ember.load: {name} state version {version}")
+        return embedding(tensors[0])
     if name in ("Conv2dPackedParamsBase", "Conv3dPackedParamsBase"):
         version, tensors, optional = state
         if str(version) != "2":

@@ -15,7 +15,7 @@ from ember.jit import _types as T
 # torch's ScalarType numbering (a dtype is an int in TorchScript graphs and archives)
 _SCALAR_TYPE_ORDER = ["uint8", "int8", "int16", "int32", "int64", "float16", "float32",
                       "float64", "complex32", "complex64", "complex128", "bool", "qint8",
-                      "quint8", "qint32", "bfloat16"]
+                      "quint8", "qint32", "bfloat16", "quint4x2"]
 
 
 def _scalar_type_codes():

@@ -51,6 +51,9 @@ def _prepacked_type(op):
     name = kind_of(op).partition("::")[2]
     if name in ("linear_prepack", "linear_prepack_fp16"):
         return torchbind_type(qualname=TORCHBIND_PREFIX + "quantized.LinearPackedParamsBase")
+    if name == "embedding_bag_prepack":
+        return torchbind_type(
+            qualname=TORCHBIND_PREFIX + "quantized.EmbeddingPackedParamsBase")
     if name.endswith("_unpack") and (name.startswith("linear") or name.startswith("conv")):
         from ember.jit import _types as T           # (weight, bias or None)
         return T.TupleType((T.TensorType, T.OptionalType(T.TensorType)))
@@ -122,7 +125,7 @@ def rebuild_torchbind(qualname, state):
 # methods of the packed-parameters classes that torch's archive code calls (a quantized
 # Conv's _weight_bias: ``(self._packed_params).unpack()``), with their result types
 TORCHBIND_METHODS = ("unpack", "stride", "padding", "dilation", "output_padding", "groups",
-                     "transpose")
+                     "transpose", "bit_rate")
 
 
 def _method_caller(name):
@@ -141,7 +144,9 @@ def torchbind_method(c, v, name, args, e):
     from ember.jit import _types as T
     ints = T.ListType(T.IntType)
     types = {"unpack": T.TupleType((T.TensorType, T.OptionalType(T.TensorType))),
-             "groups": T.IntType, "transpose": T.IntType}
+             "groups": T.IntType, "transpose": T.IntType, "bit_rate": T.IntType}
+    if name == "unpack" and v.type.qualname.endswith(".EmbeddingPackedParamsBase"):
+        types["unpack"] = T.TensorType
     if name not in _CALLERS or args:
         c.error(f"'{v.type.qualname}' has no method '{name}' taking these arguments", e)
     return c.emit(f"aten::{name}", [v], [types.get(name, ints)], e, fn=_CALLERS[name]).output

@@ -64,6 +64,7 @@ class _Typed:
 
 class _JitPickler(_ser._TorchPickler):
     dispatch = dict(_ser._TorchPickler.dispatch)
+    _float_qparams_scheme = True
 
     def save_object(self, obj):
         module, _, name = obj.qualname.rpartition(".")

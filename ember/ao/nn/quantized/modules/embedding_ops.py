@@ -4,8 +4,10 @@ float32 out. state_dict keys ``_packed_params.dtype`` and ``_packed_params._pack
 as torch's."""
 from __future__ import annotations
 
+from typing import Optional
+
 import ember
-from ember import nn
+from ember import Tensor, nn
 from ember.ops import quantized as Q
 from ember.ao.nn.quantized.modules.linear import _quantize_weight, _hide_packed_params_repr
 
@@ -167,13 +169,16 @@ class EmbeddingBag(Embedding):
         self.include_last_offset = include_last_offset
         self.dtype = dtype
 
-    def forward(self, indices, offsets=None, per_sample_weights=None,
-                compressed_indices_mapping=None):
-        op = Q.embedding_bag_4bit if self._packed_params._packed_weight.bit_rate() == 4 \
-            else Q.embedding_bag_byte
-        return op(self._packed_params._packed_weight, indices, offsets, False, 0,
-                  self.pruned_weights, per_sample_weights, compressed_indices_mapping,
-                  self.include_last_offset)
+    def forward(self, indices: Tensor, offsets: Optional[Tensor] = None,
+                per_sample_weights: Optional[Tensor] = None,
+                compressed_indices_mapping: Optional[Tensor] = None) -> Tensor:
+        if self._packed_params._packed_weight.bit_rate() == 4:
+            return Q.embedding_bag_4bit(self._packed_params._packed_weight, indices, offsets,
+                                        False, 0, self.pruned_weights, per_sample_weights,
+                                        compressed_indices_mapping, self.include_last_offset)
+        return Q.embedding_bag_byte(self._packed_params._packed_weight, indices, offsets,
+                                    False, 0, self.pruned_weights, per_sample_weights,
+                                    compressed_indices_mapping, self.include_last_offset)
 
     def _get_name(self):
         return "QuantizedEmbeddingBag"
