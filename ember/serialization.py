@@ -315,7 +315,8 @@ class _TorchPickler(pickle._Pickler):
         else:
             ref, offset, stride = self._storage_of(t), t.storage_offset(), tuple(t.stride())
         return (_g("torch._utils", "_rebuild_qtensor"),
-                (ref, offset, tuple(t.shape), stride, QS.quantizer_params(t, _make, self._float_qparams_scheme), False,
+                (ref, offset, tuple(t.shape), stride,
+                 QS.quantizer_params(t, _make, self._float_qparams_scheme), False,
                  collections.OrderedDict()))
 
 
