@@ -91,6 +91,20 @@ def build(nn, F, T, kind):
 
             def forward(self, x):
                 return self.c(self.ct(x))
+    elif kind == "float_ops":
+        class M(nn.Module):
+            """Ops the backend does not quantize (exp, GELU, sum) between quantized ones, a
+            value used by several ops, an int output."""
+            def __init__(self):
+                super().__init__()
+                self.c1 = nn.Conv2d(3, 3, 1)
+                self.c2 = nn.Conv2d(3, 3, 1)
+                self.gelu = nn.GELU()
+
+            def forward(self, x):
+                y = self.gelu(T.exp(self.c1(x)))
+                z = y.sum(1, keepdim=True) + y
+                return self.c2(z), y.size(0)
     elif kind == "ops":
         class M(nn.Module):
             def __init__(self):
@@ -130,4 +144,5 @@ def build(nn, F, T, kind):
 
 
 SHAPES = {"cbr": (2, 3, 8, 8), "res": (2, 3, 4, 4), "lin": (3, 4), "ops": (2, 3, 8, 8),
-          "nest": (2, 3, 6, 6), "basic": (2, 3, 6, 6), "convt": (1, 3, 4, 4)}
+          "nest": (2, 3, 6, 6), "basic": (2, 3, 6, 6), "convt": (1, 3, 4, 4),
+          "float_ops": (2, 3, 4, 4)}

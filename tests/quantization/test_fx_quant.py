@@ -148,10 +148,12 @@ def _synced(kind, **kw):
 
 
 def _outs(result):
-    return [r.detach().numpy() for r in (result if isinstance(result, tuple) else (result,))]
+    return [r.detach().numpy() if hasattr(r, "detach") else r
+            for r in (result if isinstance(result, tuple) else (result,))]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt",
+                                  "float_ops"])
 def test_prepare_fx_graph_is_torchs(kind):
     tp, ep, _, _ = _prepared(kind)
     assert _code(ep) == _code(tp)
@@ -162,7 +164,8 @@ def test_prepare_fx_graph_is_torchs(kind):
         [n for n, m in tp.named_modules() if hasattr(m, "qconfig")]
 
 
-@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt"])
+@pytest.mark.parametrize("kind", ["res", "lin", "cbr", "ops", "nest", "basic", "convt",
+                                  "float_ops"])
 def test_convert_fx_matches_torch(kind):
     tp, ep, xs, es = _synced(kind)
     tc, ec = tq.convert_fx(copy.deepcopy(tp)), eq.convert_fx(copy.deepcopy(ep))

@@ -67,21 +67,24 @@ class _Inserter:
         return f"activation_post_process_{i}"
 
     def observe(self, node, observer, role, consumer=None):
-        """An observer node after ``node`` that every other user of ``node`` reads;
-        ``consumer``: the node whose input it observes (None: ``node``'s output observer,
-        asked for by ``node``'s own pattern)."""
-        if node in self.observer_of:
-            return self.observer_of[node]
-        name = self._name()
-        self.model.add_module(name, observer)
-        users = [u for u in node.users]
-        with self.graph.inserting_after(node):
-            obs = self.graph.create_node("call_module", name, (node,), {})
-        for user in users:
-            user.replace_input_with(node, obs)
-        self.observer_of[node] = obs
-        self.observer_of[obs] = obs
-        self.roles[obs.name] = (role, consumer.name if consumer is not None else None)
+        """An observer node right after ``node``. An output observer (``consumer`` None)
+        is read by every user of ``node``; an input observer only by ``consumer`` (and by
+        later consumers asking for it), as torch's: other users keep the plain value."""
+        obs = self.observer_of.get(node)
+        if obs is None:
+            name = self._name()
+            self.model.add_module(name, observer)
+            users = list(node.users)
+            with self.graph.inserting_after(node):
+                obs = self.graph.create_node("call_module", name, (node,), {})
+            if consumer is None:
+                for user in users:
+                    user.replace_input_with(node, obs)
+            self.observer_of[node] = obs
+            self.observer_of[obs] = obs
+            self.roles[obs.name] = (role, consumer.name if consumer is not None else None)
+        if consumer is not None and obs is not node:
+            consumer.replace_input_with(node, obs)
         return obs
 
 
@@ -210,7 +213,7 @@ def prepare(model, qconfig_mapping, is_qat, node_name_to_scope, backend_config,
                     continue
                 if i == weight_i:
                     if isinstance(arg, Node):
-                        ins.observe(arg, qconfig.weight(), "weight")
+                        ins.observe(arg, qconfig.weight(), "weight", node)
                     continue
                 for a in _nodes_in(arg):
                     ins.observe(a, qconfig.activation(), "activation", node)
