@@ -114,21 +114,27 @@ def rebuild_qtensor(data, qdtype, storage_offset, size, stride, params):
 #       tensor [spatial dims, *stride, *padding, *dilation, *output_padding, groups,
 #       transpose] (a 1-d convolution is a 2-d one of height 1)
 #   EmbeddingPackedParamsBase     (1, [qweight], [], [bit_rate])
+#
+# and a dynamic LSTM/GRU layer's ``__torch__.torch.classes.rnn.CellParamsBase``:
+#   ('quantized_dynamic', [b_ih, b_hh], [], [reduce_range], [packed w_ih, packed w_hh])
+#   ('quantized_fp16', [], [], [], [packed w_ih, packed w_hh])     (packed: Linear's above)
 
 TORCHBIND_PREFIX = "__torch__.torch.classes.quantized."
+CELL_PARAMS_NAME = "__torch__.torch.classes.rnn.CellParamsBase"
 
 
 def _packed_classes():
     from ember._ops.quantized_conv import ConvPackedParamsBase
     from ember._ops.quantized_linear import LinearPackedParamsBase
     from ember._ops.quantized_embedding import EmbeddingPackedParamsBase
-    return LinearPackedParamsBase, ConvPackedParamsBase, EmbeddingPackedParamsBase
+    from ember._ops.quantized_rnn import CellParams
+    return LinearPackedParamsBase, ConvPackedParamsBase, EmbeddingPackedParamsBase, CellParams
 
 
 def torchbind_name(obj):
     """The TorchScript class name of a packed-parameters object, or None."""
     try:
-        linear, conv, embedding = _packed_classes()
+        linear, conv, embedding, cell = _packed_classes()
     except ImportError:
         return None
     if isinstance(obj, linear):
@@ -137,17 +143,21 @@ def torchbind_name(obj):
         return TORCHBIND_PREFIX + f"Conv{len(obj.stride())}dPackedParamsBase"
     if isinstance(obj, embedding):
         return TORCHBIND_PREFIX + "EmbeddingPackedParamsBase"
+    if isinstance(obj, cell):
+        return CELL_PARAMS_NAME
     return None
 
 
 def torchbind_state(obj):
     """The state torch pickles for the packed-parameters object ``obj``."""
     from ember._tensor import _make
-    linear, conv, embedding = _packed_classes()
+    linear, conv, embedding, cell = _packed_classes()
     if isinstance(obj, linear):
         return tuple(obj.unpack())
     if isinstance(obj, embedding):
         return obj.__getstate__()[0]
+    if isinstance(obj, cell):
+        return obj.__getstate__()
     weight, bias = obj.unpack()
     config = [len(obj.stride()), *obj.stride(), *obj.padding(), *obj.dilation(),
               *obj.output_padding(), obj.groups(), int(obj.transpose())]
@@ -156,7 +166,14 @@ def torchbind_state(obj):
 
 def from_torchbind(qualname, state):
     """A packed-parameters object from its TorchScript class name and pickled state."""
-    linear, conv, embedding = _packed_classes()
+    linear, conv, embedding, cell = _packed_classes()
+    if qualname == CELL_PARAMS_NAME:
+        kind, tensors, doubles, longs, packed = state
+        if kind not in ("quantized_dynamic", "quantized_fp16"):
+            raise NotImplementedError(f"ember.load: {qualname} of kind {kind!r}")
+        obj = cell.__new__(cell)
+        obj.__setstate__((kind, list(tensors), list(doubles), list(longs), list(packed)))
+        return obj
     name = qualname[len(TORCHBIND_PREFIX):] if qualname.startswith(TORCHBIND_PREFIX) else None
     if name == "LinearPackedParamsBase":
         obj = linear.__new__(linear)

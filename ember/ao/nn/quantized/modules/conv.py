@@ -3,6 +3,7 @@ packed qint8 weight (``quantized::conv{n}d_prepack``). state_dict keys: ``weight
 ``bias``, ``scale``, ``zero_point``, as torch's."""
 from __future__ import annotations
 
+import copy
 from typing import List
 
 import ember
@@ -138,6 +139,34 @@ class _ConvNd(nn.Module):
         self.zero_point = int(state_dict.pop(prefix + "zero_point"))
         super()._load_from_state_dict(state_dict, prefix, local_metadata, False, missing_keys,
                                       unexpected_keys, error_msgs)
+
+    # torch pickles a quantized convolution (torch.save(model)) as this tuple, the packed
+    # weight as its unpacked (weight, bias). (torch 2.13's own __setstate__ leaves the module
+    # without hooks dicts, so torch cannot run a convolution it loads this way; ember can.)
+    def __getstate__(self):
+        w, b = self._weight_bias()
+        return (self.in_channels, self.out_channels, self.kernel_size, self.stride,
+                self.padding, self.dilation, self.transposed, self.output_padding, self.groups,
+                self.padding_mode, w, b, self.scale, self.zero_point, self.training)
+
+    def __setstate__(self, state):
+        nn.Module.__init__(self)
+        (self.in_channels, self.out_channels, kernel_size, stride, padding, dilation,
+         self.transposed, output_padding, self.groups, self.padding_mode, w, b, scale,
+         zero_point, training) = state
+        self.kernel_size, self.stride, self.padding = tuple(kernel_size), tuple(stride), \
+            tuple(padding)
+        self.dilation, self.output_padding = tuple(dilation), tuple(output_padding)
+        self.set_weight_bias(w, b)
+        self.scale, self.zero_point = float(scale), int(zero_point)
+        self.training = bool(training)
+
+    def __deepcopy__(self, memo):
+        """A copy keeping every attribute (hooks too), not only the pickled state."""
+        new = type(self).__new__(type(self))
+        memo[id(self)] = new
+        new.__dict__.update(copy.deepcopy(self.__dict__, memo))
+        return new
 
     # ---------------------------------------------------------------- conversion
     @classmethod
