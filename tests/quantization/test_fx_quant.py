@@ -490,3 +490,20 @@ def test_backend_config_dict_and_repr_forms_are_torchs():
         "BackendPatternConfig({'pattern': ")
     dc = ebc.DTypeConfig.from_dict({"input_dtype": ember.quint8, "bias_dtype": ember.float32})
     assert dc.bias_dtype is ember.float32 and dc.input_dtype is ember.quint8
+
+
+def test_convert_fx_qconfig_mapping_can_only_unset():
+    """convert_fx(qconfig_mapping=...) with c2 set to None gives what preparing with c2
+    None gives (torch's behaviour); changing a qconfig otherwise is refused."""
+    tp, ep, xs, es = _synced("res")
+    tc = tq.convert_fx(copy.deepcopy(tp), qconfig_mapping=t_mapping().set_module_name("c2", None))
+    ec = eq.convert_fx(copy.deepcopy(ep), qconfig_mapping=e_mapping().set_module_name("c2", None))
+    assert ec.code == tc.code
+    assert str(ec).split("def forward")[0] == str(tc).split("def forward")[0]
+    for a, b in zip(xs, es):
+        np.testing.assert_array_equal(ec(b).numpy(), tc(a).numpy())
+    import ember.ao.quantization as eqa
+    other = eqa.QConfig(activation=eqa.default_weight_observer, weight=eqa.default_weight_observer)
+    with pytest.raises(AssertionError, match="Expected k c2 to have the same value in prepare "
+                                             "and convert QConfigMappings"):
+        eq.convert_fx(copy.deepcopy(ep), qconfig_mapping=e_mapping().set_module_name("c2", other))

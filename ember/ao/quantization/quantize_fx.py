@@ -104,29 +104,24 @@ def prepare_qat_fx(model, qconfig_mapping, example_inputs, prepare_custom_config
                        backend_config)
 
 
-def _check(graph_module, qconfig_mapping):
-    if qconfig_mapping is not None:
-        raise NotImplementedError("convert_fx: a qconfig_mapping at convert time is not "
-                                  "supported")
-
-
 def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
                qconfig_mapping=None, backend_config=None, keep_original_weights=False):
     """The quantized model: observers become quantize/dequantize, patterns become
     quantized modules and ``quantized::`` ops."""
-    _check(graph_module, qconfig_mapping)
-    return _convert(graph_module, convert_custom_config, False, _remove_qconfig)
+    return _convert(graph_module, convert_custom_config, False, _remove_qconfig,
+                    qconfig_mapping)
 
 
 def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
                             qconfig_mapping=None, backend_config=None):
     """The reference quantized model: every observer becomes quantize -> dequantize around
     the float ops."""
-    _check(graph_module, qconfig_mapping)
-    return _convert(graph_module, convert_custom_config, True, _remove_qconfig)
+    return _convert(graph_module, convert_custom_config, True, _remove_qconfig,
+                    qconfig_mapping)
 
 
-def _convert(graph_module, convert_custom_config, is_reference, remove_qconfig=True):
+def _convert(graph_module, convert_custom_config, is_reference, remove_qconfig=True,
+             qconfig_mapping=None):
     if not isinstance(graph_module, GraphModule):
         raise ValueError(f"input model must be a GraphModule, Got type:{type(graph_module)} "
                          f"Please make sure to follow the tutorials.")
@@ -135,7 +130,10 @@ def _convert(graph_module, convert_custom_config, is_reference, remove_qconfig=T
         raise NotImplementedError("convert_fx: custom module classes are not supported")
     kept = {name: getattr(graph_module, name) for name in config.preserved_attributes
             if hasattr(graph_module, name)}
-    converted = convert(graph_module, is_reference=is_reference, remove_qconfig=remove_qconfig)
+    if isinstance(qconfig_mapping, dict):
+        qconfig_mapping = _qconfig_mapping(qconfig_mapping)
+    converted = convert(graph_module, is_reference=is_reference, remove_qconfig=remove_qconfig,
+                        qconfig_mapping=qconfig_mapping)
     for name, value in kept.items():
         setattr(converted, name, value)
     return converted

@@ -214,13 +214,51 @@ def _reference_class(float_cls, backend_config):
     return None
 
 
-def convert(model, is_reference=False, remove_qconfig=True):
+def _update_qconfigs(model, attrs, qconfig_mapping):
+    """convert_fx(qconfig_mapping=...): qconfigs may only be set to None (those parts stay
+    float); any other change is refused with torch's AssertionError."""
+    from ember.ao.quantization.qconfig import qconfig_equals
+    from ember.ao.quantization.fx.match_utils import node_qconfigs
+    before = attrs.qconfig_mapping
+    pairs = [("global", {"global": before.global_qconfig},
+              {"global": qconfig_mapping.global_qconfig})]
+    for key in ("object_type_qconfigs", "module_name_regex_qconfigs", "module_name_qconfigs",
+                "module_name_object_type_order_qconfigs"):
+        pairs.append((key, getattr(before, key, {}), getattr(qconfig_mapping, key, {})))
+    module_qconfig = {n.target: attrs.node_name_to_qconfig.get(n.name)
+                      for n in model.graph.nodes if n.op == "call_module"}
+    for key, old, new in pairs:
+        for k, v in new.items():
+            if k in old:
+                was = old[k]
+            elif key == "module_name_qconfigs" and k in module_qconfig:
+                was = module_qconfig[k]          # what the module had at prepare time
+            else:
+                was = before.global_qconfig
+            if v is not None and not qconfig_equals(was, v):
+                raise AssertionError(f"Expected k {k} to have the same value in prepare and "
+                                     f"convert QConfigMappings, but {was} was updated to {v}")
+    modules = dict(model.named_modules(remove_duplicate=False))
+    updated = node_qconfigs(model.graph, modules, qconfig_mapping, attrs.node_name_to_scope)
+    for node in model.graph.nodes:
+        if attrs.node_name_to_qconfig.get(node.name) is not None and \
+                updated.get(node.name, 0) is None:
+            attrs.node_name_to_qconfig[node.name] = None
+            if node.op == "call_module":
+                for sub in modules[node.target].modules():
+                    if "qconfig" in vars(sub):
+                        del sub.qconfig
+
+
+def convert(model, is_reference=False, remove_qconfig=True, qconfig_mapping=None):
     """Convert a prepared (and calibrated) GraphModule in place; returns it."""
     attrs = model.meta.get("_observed_graph_module_attrs")
     if attrs is None:
         raise RuntimeError("convert_fx expects a model returned by prepare_fx or "
                            "prepare_qat_fx")
     scope = attrs.node_name_to_scope
+    if qconfig_mapping is not None:
+        _update_qconfigs(model, attrs, qconfig_mapping)
     observers = {}
     _dequantize_quantized_inputs(model, getattr(attrs, "input_quantized_names", ()))
     observer_names = []
