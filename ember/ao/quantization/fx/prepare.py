@@ -126,7 +126,8 @@ def _produces_tensor(node):
 
 
 def _tensor_args(node, skip):
-    """(index, arg node) of the node's positional tensor inputs (lists flattened)."""
+    """The nodes among a node's positional arguments (lists flattened), ``skip``ped
+    positions aside."""
     out = []
     for i, arg in enumerate(node.args):
         if i in skip:
