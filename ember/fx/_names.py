@@ -56,6 +56,15 @@ def public_name(obj):
     return None
 
 
+def resolve_public_name(name, by_name):
+    """The object a public name (from :func:`public_name`) stands for."""
+    if name.startswith("torch.ops."):
+        import ember.ops
+        _, _, namespace, op = name.split(".")
+        return getattr(getattr(ember.ops, namespace), op)
+    return by_name[name]
+
+
 def namespace_functions(path):
     """(name, function) pairs of one ember namespace: what the tracer wraps."""
     import ember

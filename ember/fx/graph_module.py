@@ -252,7 +252,7 @@ class _Ref:
 
 
 def _rebuild_graph_module(state, rows, class_name):
-    from ember.fx._names import _table
+    from ember.fx._names import _table, resolve_public_name
     from ember.fx.node import map_aggregate
     by_name = {name: obj for obj, name in _table().values()}
     root = nn.Module()
@@ -260,7 +260,7 @@ def _rebuild_graph_module(state, rows, class_name):
     graph, nodes = Graph(), []
     for op, target, args, kwargs, name, type_expr in rows:
         if isinstance(target, tuple) and len(target) == 2 and target[0] == "public":
-            target = by_name[target[1]]
+            target = resolve_public_name(target[1], by_name)
         fix = lambda x: nodes[x.i] if isinstance(x, _Ref) else x  # noqa: E731
         nodes.append(graph.create_node(op, target, map_aggregate(args, fix),
                                        map_aggregate(kwargs, fix), name, type_expr))
