@@ -507,3 +507,13 @@ def test_convert_fx_qconfig_mapping_can_only_unset():
     with pytest.raises(AssertionError, match="Expected k c2 to have the same value in prepare "
                                              "and convert QConfigMappings"):
         eq.convert_fx(copy.deepcopy(ep), qconfig_mapping=e_mapping().set_module_name("c2", other))
+
+
+@pytest.mark.parametrize("kind", ["res", "lin"])
+def test_converted_model_pickles(kind):
+    import pickle
+    _, ep, _, es = _synced(kind)
+    ec = eq.convert_fx(ep)
+    again = pickle.loads(pickle.dumps(ec))
+    assert again.code == ec.code
+    np.testing.assert_array_equal(again(es[0]).numpy(), ec(es[0]).numpy())
