@@ -13,6 +13,7 @@ import ember.ao.nn.intrinsic.quantized.dynamic as nniqd
 import ember.ao.nn.quantized as nnq
 import ember.ao.nn.quantized.dynamic as nnqd
 from tests.quantization.conftest import torch, to_torch
+from tests.quantization.test_dynamic_rnn import torch_activations  # noqa: F401 (fixture)
 
 
 def _qx(rng, shape):
@@ -120,3 +121,36 @@ def test_torch_scripted_embeddings_load_in_ember():
         e = ember.jit.load(io.BytesIO(buf.getvalue()))
         got = e(*[ember.from_numpy(a.numpy()) for a in args])
         np.testing.assert_array_equal(got.numpy(), m(*args).numpy())
+
+
+@pytest.mark.parametrize("cls", ["LSTMCell", "GRUCell", "RNNCell", "RNNCell_relu"])
+@pytest.mark.parametrize("dtype", ["qint8", "float16"])
+def test_scripted_dynamic_cells(cls, dtype, torch_activations):  # noqa: F811
+    """Dynamic cells script (zero state when hx is None, torch's checks); compared with
+    torch's sigmoid/tanh in place of ember's (they differ in the last bit now and then)."""
+    name, _, act = cls.partition("_")
+    kw = {"nonlinearity": act} if act else {}
+    ember.manual_seed(0)
+    m = getattr(nnqd, name)(3, 4, dtype=getattr(ember, dtype), **kw)
+    x = _fx(np.random.default_rng(1), (2, 3))
+    s = ember.jit.script(m)
+    for hx in (None, m(x)):
+        if hx is None:
+            want, got = m(x), s(x)
+        else:
+            want, got = m(x, hx), s(x, hx)
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            _assert_same(g, w)
+    buf = io.BytesIO()
+    ember.jit.save(s, buf)
+    want = m(x)
+    for loaded in (ember.jit.load(io.BytesIO(buf.getvalue())),
+                   torch.jit.load(io.BytesIO(buf.getvalue()))):
+        got = loaded(x if isinstance(loaded, ember.nn.Module) else to_torch(x))
+        for g, w in zip(got if isinstance(got, tuple) else (got,),
+                        want if isinstance(want, tuple) else (want,)):
+            _assert_same(g, w)
+    with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 2, "
+                                           "expected 3"):
+        s(x[:, :2])

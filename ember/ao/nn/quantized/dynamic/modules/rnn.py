@@ -10,13 +10,15 @@ from __future__ import annotations
 
 import numbers
 import warnings
+from typing import Optional, Tuple
 
 import ember
-from ember import _dtype
+from ember import Tensor, _dtype
 from ember._ops import quantized_rnn as R
 from ember.nn.modules.module import Module, _addindent
 from ember.nn.modules.container import ModuleList
 from ember.nn.utils.rnn import PackedSequence
+from ember.ops import quantized as Q
 
 __all__ = ["PackedParameter", "RNNBase", "LSTM", "GRU", "RNNCellBase", "RNNCell", "LSTMCell",
            "GRUCell"]
@@ -404,27 +406,24 @@ class RNNCellBase(Module):
             s += f", nonlinearity={self.nonlinearity}"
         return s
 
-    # ---- checks (torch's messages)
-    def check_forward_input(self, input):
+    # ---- checks (torch's messages); scriptable, as the forwards below
+    def check_forward_input(self, input: Tensor):
         if input.size(1) != self.input_size:
-            raise RuntimeError(f"input has inconsistent input_size: got {input.size(1)}, "
-                               f"expected {self.input_size}")
+            raise RuntimeError("input has inconsistent input_size: got {}, expected {}".format(
+                input.size(1), self.input_size))
+        if not ember.jit.is_scripting():
+            _check_float_input(input)
 
-    def check_forward_hidden(self, input, hx, hidden_label=""):
+    def check_forward_hidden(self, input: Tensor, hx: Tensor, hidden_label: str = ""):
         if input.size(0) != hx.size(0):
-            raise RuntimeError(f"Input batch size {input.size(0)} doesn't match hidden"
-                               f"{hidden_label} batch size {hx.size(0)}")
+            raise RuntimeError("Input batch size {} doesn't match hidden{} batch size {}"
+                               .format(input.size(0), hidden_label, hx.size(0)))
         if hx.size(1) != self.hidden_size:
-            raise RuntimeError(f"hidden{hidden_label} has inconsistent hidden_size: got "
-                               f"{hx.size(1)}, expected {self.hidden_size}")
+            raise RuntimeError("hidden{} has inconsistent hidden_size: got {}, expected {}"
+                               .format(hidden_label, hx.size(1), self.hidden_size))
 
-    def _start(self, input, hx):
-        """Checks; the zero state when ``hx`` is None."""
-        self.check_forward_input(input)
-        _check_float_input(input)
-        if hx is None:
-            hx = ember.zeros((input.size(0), self.hidden_size), dtype=input.dtype)
-        return hx
+    def _zero_state(self, input: Tensor) -> Tensor:
+        return ember.zeros([input.size(0), self.hidden_size], dtype=input.dtype)
 
     # ---- weights and state_dict
     def _weight_bias(self):
@@ -498,18 +497,21 @@ class RNNCell(RNNCellBase):
     def _get_name(self):
         return "DynamicQuantizedRNNCell"
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         """input (B, in), hx (B, H) (zeros when None) -> h' (B, H)."""
-        hx = self._start(input, hx)
+        self.check_forward_input(input)
+        if hx is None:
+            hx = self._zero_state(input)
         self.check_forward_hidden(input, hx, "")
         if self.nonlinearity == "tanh":
-            op = _q().quantized_rnn_tanh_cell_dynamic
-        elif self.nonlinearity == "relu":
-            op = _q().quantized_rnn_relu_cell_dynamic
-        else:
-            raise RuntimeError(f"Unknown nonlinearity: {self.nonlinearity}")
-        return op(input, hx, self._packed_weight_ih, self._packed_weight_hh, self.bias_ih,
-                  self.bias_hh)
+            return Q.quantized_rnn_tanh_cell_dynamic(input, hx, self._packed_weight_ih,
+                                                     self._packed_weight_hh, self.bias_ih,
+                                                     self.bias_hh)
+        if self.nonlinearity == "relu":
+            return Q.quantized_rnn_relu_cell_dynamic(input, hx, self._packed_weight_ih,
+                                                     self._packed_weight_hh, self.bias_ih,
+                                                     self.bias_hh)
+        raise RuntimeError("Unknown nonlinearity: {}".format(self.nonlinearity))
 
 
 class LSTMCell(RNNCellBase):
@@ -521,17 +523,17 @@ class LSTMCell(RNNCellBase):
     def _get_name(self):
         return "DynamicQuantizedLSTMCell"
 
-    def forward(self, input, hx=None):
+    def forward(self, input: Tensor,
+                hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
+        self.check_forward_input(input)
         if hx is None:
-            z = self._start(input, None)
+            z = self._zero_state(input)
             hx = (z, z)
-        else:
-            self._start(input, hx)
         self.check_forward_hidden(input, hx[0], "[0]")
         self.check_forward_hidden(input, hx[1], "[1]")
-        return _q().quantized_lstm_cell_dynamic(input, [hx[0], hx[1]], self._packed_weight_ih,
-                                                self._packed_weight_hh, self.bias_ih,
-                                                self.bias_hh)
+        return Q.quantized_lstm_cell_dynamic(input, [hx[0], hx[1]], self._packed_weight_ih,
+                                             self._packed_weight_hh, self.bias_ih,
+                                             self.bias_hh)
 
 
 class GRUCell(RNNCellBase):
@@ -543,9 +545,10 @@ class GRUCell(RNNCellBase):
     def _get_name(self):
         return "DynamicQuantizedGRUCell"
 
-    def forward(self, input, hx=None):
-        hx = self._start(input, hx)
+    def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
+        self.check_forward_input(input)
+        if hx is None:
+            hx = self._zero_state(input)
         self.check_forward_hidden(input, hx, "")
-        return _q().quantized_gru_cell_dynamic(input, hx, self._packed_weight_ih,
-                                               self._packed_weight_hh, self.bias_ih,
-                                               self.bias_hh)
+        return Q.quantized_gru_cell_dynamic(input, hx, self._packed_weight_ih,
+                                            self._packed_weight_hh, self.bias_ih, self.bias_hh)
