@@ -144,15 +144,21 @@ def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups):
     Cg = C // groups
     Og = mat.shape[2]
     M = N * int(np.prod(out))
-    x_max = 0
-    if xl.size:
-        x_max = shifted_max(xl.min(), xl.max(), x_zp)
+    x_max = max(int(x_zp), 255 - int(x_zp))      # bound of |x - x_zp| for any uint8 x
+    if mat.shape[1] > exact_chunk(x_max, w_max) and xl.size:
+        x_max = shifted_max(xl.min(), xl.max(), x_zp)      # the actual one is smaller
+    pointwise = all(v == 1 for v in k)
     acc = None
     for g in range(groups):
-        win = as_strided(xp[..., g * Cg:(g + 1) * Cg], (N,) + tuple(out) + tuple(k) + (Cg,),
-                         (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) +
-                         tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],),
-                         writeable=False)
+        xg = xp[..., g * Cg:(g + 1) * Cg] if groups > 1 else xp
+        if pointwise:       # 1x1 kernel: the (strided) input itself
+            win = xg[(slice(None),) + tuple(slice(0, s * (o - 1) + 1, s)
+                                            for s, o in zip(stride, out))]
+        else:
+            win = as_strided(xg, (N,) + tuple(out) + tuple(k) + (Cg,),
+                             (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) +
+                             tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],),
+                             writeable=False)
         cols = np.empty(win.shape, _F32)
         np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
         part = int_matmul(cols.reshape(M, -1), mat[g], x_max, w_max)
@@ -175,40 +181,49 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     get clipped where two products can leave the int16 range. Every step is exact in
     float32 (|x*w| <= 32640, sums of <= 125 of them)."""
     n = wi.ndim - 2
-    O, k = wi.shape[0], wi.shape[2:]
+    O, k = wi.shape[0], tuple(wi.shape[2:])
     C = xl.shape[-1]
     mult = O // C
     xp = _padded_last(xl, padding, x_zp).astype(_F32)
     if mult > 1:
         xp = np.repeat(xp, mult, axis=-1)
     out = _out_size(xp.shape[1:-1], k, stride, dilation)
+    N, Wo, s = xp.shape[0], out[-1], stride[-1]
+    # the last spatial axis split by phase (stride), so that each tap reads rows of Wo*O
+    # contiguous values, times the tap's weights tiled Wo times
+    phases = [xp] if s == 1 else [np.ascontiguousarray(xp[..., r::s, :]) for r in range(s)]
     w = np.asarray(wi, _F32).reshape(O, -1).T              # (taps, O)
-    taps = [tuple(slice(pos[i] * dilation[i], pos[i] * dilation[i] +
-                        stride[i] * (out[i] - 1) + 1, stride[i]) for i in range(n))
-            for pos in np.ndindex(*k)]
-    views = [xp[(slice(None),) + sl] for sl in taps]
+    views = []
+    for pos in np.ndindex(*k):
+        d = pos[-1] * dilation[-1]
+        sl = tuple(slice(pos[i] * dilation[i], pos[i] * dilation[i] +
+                         stride[i] * (out[i] - 1) + 1, stride[i]) for i in range(n - 1))
+        v = phases[d % s][(slice(None),) + sl + (slice(d // s, d // s + Wo),)]
+        views.append(v.reshape(v.shape[:-2] + (Wo * O,)))
+    wt = np.tile(w, (1, Wo))                                 # (taps, Wo*O)
     x_hi = float(xl.max()) if xl.size else 0.0
     clip = saturate and 2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
-    acc = np.zeros((xp.shape[0],) + tuple(out) + (O,), _F32)
+    acc = np.zeros((N,) + tuple(out[:-1]) + (Wo * O,), _F32)
     tmp = np.empty_like(acc)
     pair = np.empty_like(acc) if clip else acc
     for t in range(0, len(views), 2 if clip else 1):
-        np.multiply(views[t], w[t], out=pair if clip else tmp)
+        np.multiply(views[t], wt[t], out=pair if clip else tmp)
         if clip:
             if t + 1 < len(views):
-                np.multiply(views[t + 1], w[t + 1], out=tmp)
+                np.multiply(views[t + 1], wt[t + 1], out=tmp)
                 pair += tmp
             np.clip(pair, -32768, 32767, out=pair)
             acc += pair
         else:
             acc += tmp
+    acc = acc.reshape((N,) + tuple(out) + (O,))
     K = len(views)
     wz = np.asarray(w_zp, _F32)
     if np.any(wz):
-        xsum = np.zeros_like(acc)
+        xsum = np.zeros_like(views[0])
         for v in views:
             xsum += v
-        acc -= wz * xsum
+        acc -= wz * xsum.reshape(acc.shape)
     acc -= _F32(x_zp) * w.sum(0) - _F32(K * x_zp) * wz
     return acc
 
@@ -236,20 +251,23 @@ def act_times_w(x_scale, w_scale):
     return (_F32(x_scale) * np.asarray(w_scale, _F32)).astype(_F32)
 
 
-def _own_f32(acc):
-    """``acc`` as a float32 array this function may overwrite (float32(acc) rounding)."""
-    return acc.astype(_F32)
+def _own_f32(acc, own):
+    """``acc`` as a float32 array (float32(acc) rounding) that may be overwritten: ``acc``
+    itself when it is float32 and ``own``."""
+    return acc if own and acc.dtype == _F32 else acc.astype(_F32)
 
 
-def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1):
+def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1,
+                   own=False):
     """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
-    ``w_scale``/``bias`` have one value per output channel along ``channel_axis``."""
+    ``w_scale``/``bias`` have one value per output channel along ``channel_axis``; ``own``:
+    a float32 ``acc`` may be overwritten."""
     shape = [1] * acc.ndim
     shape[channel_axis] = -1
     aw = act_times_w(x_scale, w_scale)
     aw = aw.reshape(shape) if aw.ndim else aw
     mult = (aw / _F32(out_scale)).astype(_F32)
-    v = _own_f32(acc)
+    v = _own_f32(acc, own)
     if bias is not None:
         v += (np.asarray(bias, _F32).reshape(shape) / aw).astype(_F32)
     v *= mult
@@ -260,30 +278,30 @@ def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel
 
 
 def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, accum=None,
-                          eltwise=None, channel_axis=1):
+                          eltwise=None, channel_axis=1, own=False):
     """oneDNN's rule (module docstring) for an accumulator with output channels along
     ``channel_axis``. ``accum`` = (integers, scale, zero point) of a tensor added before
     requantizing (``conv2d_add``: its float32 dequantized values added to ``v`` in float32);
-    ``eltwise``: a float32 function applied where ReLU would be (leaky ReLU, tanh)."""
+    ``eltwise``: a float32 function applied where ReLU would be (leaky ReLU, tanh); ``own``:
+    a float32 ``acc`` may be overwritten. ReLU is applied as the clamp's lower bound
+    ``out_zp`` (the same integers: every later step is monotone and maps 0 to ``out_zp``)."""
     shape = [1] * acc.ndim
     shape[channel_axis] = -1
     aw = (_F64(x_scale) * np.asarray(w_scale, _F64)).astype(_F32)    # product in double
     aw = aw.reshape(shape) if aw.ndim else aw
-    v = _own_f32(acc)
+    v = _own_f32(acc, own)
     v *= aw
     if bias is not None:
         v += np.asarray(bias, _F32).reshape(shape)
     if accum is not None:
         ints, scale, zero_point = accum
         v += (np.asarray(ints, np.int64) - zero_point).astype(_F32) * _F32(scale)
-    if relu:
-        np.maximum(v, _F32(0), out=v)
     if eltwise is not None:
         v = np.asarray(eltwise(v), _F32)
     v *= _F32(1.0 / float(out_scale))     # 1/scale in double
     v += _F32(out_zp)
     np.rint(v, out=v)
-    np.clip(v, 0, 255, out=v)
+    np.clip(v, out_zp if relu else 0, 255, out=v)
     return v.astype(np.uint8)
 
 

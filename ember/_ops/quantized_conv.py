@@ -172,7 +172,7 @@ def _accumulate(n, qx, packed, name, transpose):
         raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
                            f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
     xl = np.ascontiguousarray(np.moveaxis(xi, 1, -1))        # (N, *S, C)
-    if packed._groups == C:      # one input channel a group: tap by tap
+    if packed._groups == C > 1:      # one input channel a group: tap by tap
         saturate = not packed._onednn and G.fbgemm_depthwise(
             C, packed._groups, w.shape, packed._stride, packed._padding, packed._dilation)
         acc = G.depthwise_last(xl, xp.zero_point, np.asarray(int_array(w)), wz,
@@ -203,7 +203,7 @@ def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
     acc, xp, ws, axis = _accumulate(n, qx, packed, name, transpose)
     rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
     ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu,
-                channel_axis=axis)
+                channel_axis=axis, own=True)
     return out_per_tensor(_channels_last(ints, axis, n), output_scale, output_zero_point)
 
 

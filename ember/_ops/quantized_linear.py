@@ -167,7 +167,9 @@ def int_rows_times_weight(xi, x_zp, packed):
     """Exact accumulator (N, O) of integer rows ``xi`` (N, K) shifted by ``x_zp`` times
     the packed weight (one float32 conversion, exact sgemm: quantized_gemm.int_matmul)."""
     mat, w_max = packed._gemm_weight()
-    x_max = G.shifted_max(xi.min(), xi.max(), x_zp) if xi.size else 0
+    x_max = max(int(x_zp), 255 - int(x_zp))      # bound of |x - x_zp| for any uint8 x
+    if xi.shape[1] > G.exact_chunk(x_max, w_max) and xi.size:
+        x_max = G.shifted_max(xi.min(), xi.max(), x_zp)
     a = np.subtract(xi, np.float32(x_zp), dtype=np.float32)
     return G.int_matmul(a, mat, x_max, w_max)
 
@@ -181,7 +183,7 @@ def _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, relu):
     acc = int_rows_times_weight(_rows(int_array(X), K), xp.zero_point, W_prepack)
     ws = weight_params(w)[0]
     b = None if bias is None else np.asarray(bias._data, np.float32)
-    ints = G.requantize_acc(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, relu)
+    ints = G.requantize_acc(acc, xp.scale, ws, b, Y_scale_i, Y_zero_point_i, relu, own=True)
     return out_per_tensor(ints.reshape(X.shape[:-1] + (O,)), Y_scale_i, Y_zero_point_i)
 
 
