@@ -161,17 +161,23 @@ def get_target_type_str(node, gm):
     if node.op == "call_function":
         from ember.fx._names import public_name
         fn = node.target
+        if type(fn).__name__ == "OpOverloadPacket":
+            return f"{_PACKET_MODULE.get(fn._namespace, 'torch.ops.' + fn._namespace)}." \
+                   f"{fn.__name__}"
         public = public_name(fn)
         if public:
             return _torch_builtin_path(public)
-        if getattr(fn, "_namespace", None):
-            return f"torch.ops.{fn._namespace}.{fn.__name__}"
         return f"{getattr(fn, '__module__', None) or type(fn).__module__}." \
                f"{getattr(fn, '__name__', str(fn))}"
     if node.op == "call_method":
         return "str"              # torch writes the type of the method's name
     return ""
 
+
+# the module torch 2.13's quantized op packets report (a pybind11 record's name; torch's
+# Numeric Suite writes it into every result naming a quantized:: op)
+_PACKET_MODULE = {"quantized": "torch._ops.quantized.pybind11_detail_function_record_v1_"
+                               "system_libstdcpp_gxx_abi_1xxx_use_cxx11_abi_1"}
 
 # top-level torch functions written in Python (torch/functional.py); the rest are builtins
 _PYTHON_TORCH = {"split", "einsum", "norm", "stft", "istft", "meshgrid", "tensordot",
