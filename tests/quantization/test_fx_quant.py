@@ -244,7 +244,7 @@ def test_qconfig_mapping_variants_match_torch(variant):
             np.testing.assert_array_equal(got, want)
 
 
-@pytest.mark.parametrize("kind", ["cbr", "res", "lin"])
+@pytest.mark.parametrize("kind", ["cbr", "res", "lin", "basic", "nest"])
 def test_prepare_qat_fx_and_convert_match_torch(kind):
     from torch.ao.quantization import get_default_qat_qconfig_mapping as t_qat
     from ember.ao.quantization import get_default_qat_qconfig_mapping as e_qat

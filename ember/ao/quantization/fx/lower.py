@@ -127,6 +127,8 @@ class _Lowering:
         for sub in mod.modules():            # fused modules read their children's qconfig
             sub.qconfig = qconfig
         mod.activation_post_process = self.observers[q.name]
+        from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
+        _fold_bn_once(mod)          # a QAT ConvBn2d: bn into the weight first, as torch
         qmod = qcls.from_float(mod)
         del mod.activation_post_process
         parent, _, name = root.target.rpartition(".")
