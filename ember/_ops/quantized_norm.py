@@ -175,14 +175,26 @@ defop("quantized::max_pool2d(Tensor qx, int[] kernel_size, int[] stride, int[] p
       composite=lambda qx, kernel_size, stride, padding, dilation, ceil_mode: max_pool_q(
           "quantized::max_pool2d", 2, qx, kernel_size, stride, padding, dilation, ceil_mode),
       **_OPTS)
+def _int_lists_given(fname, **lists):
+    """torch's argument parser first: an int list given as None is a TypeError."""
+    for name, v in lists.items():
+        if v is None:
+            raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not NoneType")
+
+
+def _quantized_max_pool(n):
+    fname = f"quantized_max_pool{n}d"
+
+    def pool(self, kernel_size, stride=(), padding=0, dilation=1, ceil_mode=False):
+        _int_lists_given(fname, kernel_size=kernel_size, padding=padding, dilation=dilation)
+        return max_pool_q(fname, n, self, kernel_size, stride, padding, dilation, ceil_mode)
+    return pool
+
+
 for _n in (1, 2, 3):
     defop(f"quantized_max_pool{_n}d(Tensor self, int[{_n}] kernel_size, int[{_n}] stride=[], "
           f"int[{_n}] padding=0, int[{_n}] dilation=1, bool ceil_mode=False) -> Tensor",
-          composite=(lambda n: lambda self, kernel_size, stride=(), padding=0, dilation=1,
-                     ceil_mode=False: max_pool_q(f"quantized_max_pool{n}d", n, self,
-                                                 kernel_size, stride, padding, dilation,
-                                                 ceil_mode))(_n),
-          method=False, out=False, differentiable=False)
+          composite=_quantized_max_pool(_n), method=False, out=False, differentiable=False)
 
 
 defop("quantized_batch_norm(Tensor input, Tensor? weight, Tensor? bias, Tensor mean, "
