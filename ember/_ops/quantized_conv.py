@@ -20,6 +20,16 @@ _CLASS = {1: "Conv2dPackedParamsBase", 2: "Conv2dPackedParamsBase",
           3: "Conv3dPackedParamsBase"}
 
 
+def _last(a):
+    """(N, C, *S) -> (N, *S, C) view (np.moveaxis without its argument checks)."""
+    return a.transpose((0,) + tuple(range(2, a.ndim)) + (1,))
+
+
+def _first(a):
+    """(N, *S, C) -> (N, C, *S) view."""
+    return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1)))
+
+
 class ConvPackedParamsBase:
     """torch.classes.quantized.Conv{2,3}dPackedParamsBase: weight, bias and geometry.
 
@@ -171,7 +181,7 @@ def _accumulate(n, qx, packed, name, transpose):
     if C != Cw:
         raise RuntimeError(f"quantized::{name}: expected {Cw} input channels (weight "
                            f"{tuple(w.shape)}, groups {packed._groups}), got {C}")
-    xl = np.ascontiguousarray(np.moveaxis(xi, 1, -1))        # (N, *S, C)
+    xl = np.ascontiguousarray(_last(xi))        # (N, *S, C)
     if packed._groups == C > 1:      # one input channel a group: tap by tap
         saturate = not packed._onednn and G.fbgemm_depthwise(
             C, packed._groups, w.shape, packed._stride, packed._padding, packed._dilation)
@@ -193,8 +203,8 @@ def _channels_last(ints, axis, n):
     """Output integers as torch lays them out: channels-last (N, C, *S) with the channels
     innermost in memory; a 1-d convolution's (N, C, 1, L) back to (N, C, L)."""
     if axis == 1:
-        ints = np.ascontiguousarray(np.moveaxis(ints, 1, -1))
-    ints = np.moveaxis(ints, -1, 1)
+        ints = np.ascontiguousarray(_last(ints))
+    ints = _first(ints)
     return ints[:, :, 0, :] if n == 1 else ints
 
 
@@ -239,7 +249,7 @@ def _conv2d_add(qx, qaccum, packed_weight, output_scale, output_zero_point, name
     ap = qparams(qaccum)
     ints = G.requantize_acc_onednn(acc, xp.scale, ws, _bias(packed_weight), output_scale,
                                    output_zero_point, relu,
-                                   accum=(np.moveaxis(np.asarray(int_array(qaccum)), 1, -1),
+                                   accum=(_last(np.asarray(int_array(qaccum))),
                                           ap.scale, ap.zero_point), channel_axis=axis)
     return out_per_tensor(_channels_last(ints, axis, 2), output_scale, output_zero_point)
 

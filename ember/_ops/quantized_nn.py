@@ -35,6 +35,16 @@ def refuse(aten_name):
     raise could_not_run(aten_name)
 
 
+def _last(a):
+    """(N, C, *S) -> (N, *S, C) view (np.moveaxis without its argument checks)."""
+    return a.transpose((0,) + tuple(range(2, a.ndim)) + (1,))
+
+
+def _first(a):
+    """(N, *S, C) -> (N, C, *S) view."""
+    return a.transpose((0, a.ndim - 1) + tuple(range(1, a.ndim - 1)))
+
+
 def _same_params(x, ints):
     return from_ints(ints, x.dtype, qparams(x))
 
@@ -49,9 +59,9 @@ def max_pool(input, kernel, stride, padding, dilation, ceil_mode, return_indices
     _per_tensor(input)
     ints = int_array(input)
     if _channels_last(input):       # pooled in memory order, the result stays channels-last
-        ints = QK.max_pool(np.moveaxis(ints, 1, -1), list(kernel), list(stride),
+        ints = QK.max_pool(_last(ints), list(kernel), list(stride),
                            list(padding), list(dilation), bool(ceil_mode), channels_last=True)
-        return _same_params(input, np.moveaxis(ints, -1, 1))
+        return _same_params(input, _first(ints))
     ints = QK.max_pool(ints, list(kernel), list(stride), list(padding), list(dilation),
                        bool(ceil_mode))
     return _same_params(input, ints)
