@@ -27,6 +27,9 @@ class OpOverloadPacket:
     def __repr__(self):
         return f"<OpOverloadPacket(op='{self._namespace}.{self.__name__}')>"
 
+    def __str__(self):
+        return f"{self._namespace}.{self.__name__}"
+
     def overloads(self):
         return list(self._overloads)
 
