@@ -199,6 +199,10 @@ def ember_call(c, fn, name, args, kwargs, e, method=False):
             return v
     op = getattr(fn, "_op", None)
     kind = f"aten::{name}"
+    if op is None and not method and name in _overloaded_fronts():
+        v = _overload_call(c, name, args, kwargs, e)
+        if v is not None:
+            return v
     if op is not None and op.composite is None and not _has_varargs(fn, method):
         vals = bind_schema(c, op, args, kwargs, e, method)
         if vals is not None:
@@ -214,6 +218,32 @@ def ember_call(c, fn, name, args, kwargs, e, method=False):
     rt = _annotated_result(fn) or _with_indices(fn, args, kwargs) or B.function_result(
         name, op, [v.type for v in args], len(args), kwargs, method)
     return c.emit(kind, args + list(kwargs.values()), [rt], e, fn=fn, kwnames=list(kwargs)).output
+
+
+# ember functions that pick one of their op's overloads in Python (their records are
+# ``name.<overload>`` only): compiled as that overload's node, as torch's builtin call
+_OVERLOAD_FRONTS = ("quantized_lstm", "quantized_gru")
+_OVERLOADED = None
+
+
+def _overloaded_fronts():
+    """{name: [records]} for the names of ``_OVERLOAD_FRONTS``."""
+    global _OVERLOADED
+    if _OVERLOADED is None:
+        from ember._ops.registry import OPS
+        _OVERLOADED = {name: [op for key, op in OPS.items()
+                              if key.partition(".")[0] == name and "." in key]
+                       for name in _OVERLOAD_FRONTS}
+    return _OVERLOADED
+
+
+def _overload_call(c, name, args, kwargs, e):
+    """An ``aten::name`` node of the first overload record whose schema binds, or None."""
+    for op in _overloaded_fronts()[name]:
+        vals = bind_schema(c, op, list(args), dict(kwargs), e)
+        if vals is not None:
+            return c.emit(f"aten::{name}", vals, [B.schema_returns(op)], e, op=op).output
+    return None
 
 
 _PAIR = T.TupleType((T.TensorType, T.TensorType))

@@ -110,6 +110,14 @@ def _torchbind(v):
     (``build_tensorlist``, ``List[Optional[Tensor]]``)."""
     from ember.jit._namespaced import torchbind_object
     qualname, state = torchbind_object(v)
+    if qualname.endswith(".rnn.CellParamsBase"):    # (kind, tensors, doubles, longs, packed)
+        kind, tensors, doubles, longs, packed = state
+        packed = [_torchbind(p) for p in packed]
+        tag = f"List[{packed[0].qualname}]" if packed else "List[Any]"
+        return _Object(qualname, (kind, _Typed("build_tensorlist", list(tensors)),
+                                  _Typed("build_doublelist", list(doubles)),
+                                  _Typed("build_intlist", list(longs)),
+                                  _Typed("tag", packed, tag)))
     if isinstance(state, tuple) and len(state) == 3 and isinstance(state[1], list):
         state = (state[0], _Typed("build_tensorlist", state[1]),
                  _Typed("tag", state[2], "List[Optional[Tensor]]"))

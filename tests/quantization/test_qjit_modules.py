@@ -154,3 +154,45 @@ def test_scripted_dynamic_cells(cls, dtype, torch_activations):  # noqa: F811
     with pytest.raises(RuntimeError, match="input has inconsistent input_size: got 2, "
                                            "expected 3"):
         s(x[:, :2])
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+@pytest.mark.parametrize("dtype", ["qint8", "float16"])
+def test_scripted_dynamic_rnn(cls, dtype, torch_activations):  # noqa: F811
+    """Dynamic LSTM/GRU script (forward and forward_tensor: ``aten::quantized_lstm`` /
+    ``quantized_gru`` over the layers' CellParamsBase objects); the archive round trips in
+    ember and torch runs it."""
+    ember.manual_seed(0)
+    m = getattr(nnqd, cls)(3, 4, num_layers=2, bidirectional=True,
+                           dtype=getattr(ember, dtype))
+    x = _fx(np.random.default_rng(2), (5, 2, 3))
+    want = m(x)
+    s = ember.jit.script(m)
+    assert f"aten::quantized_{cls.lower()}" in str(s.inlined_graph)
+
+    def check(got):
+        _assert_same(got[0], want[0])
+        for g, w in zip(got[1] if cls == "LSTM" else (got[1],),
+                        want[1] if cls == "LSTM" else (want[1],)):
+            _assert_same(g, w)
+    check(s(x))
+    check(s.forward_tensor(x))
+    buf = io.BytesIO()
+    ember.jit.save(s, buf)
+    check(ember.jit.load(io.BytesIO(buf.getvalue()))(x))
+    check(torch.jit.load(io.BytesIO(buf.getvalue())).forward_tensor(to_torch(x)))
+    with pytest.raises(RuntimeError, match=r"input.size\(-1\) must be equal to input_size"):
+        s(x[..., :2])
+
+
+@pytest.mark.parametrize("cls", ["LSTM", "GRU"])
+def test_torch_scripted_dynamic_rnn_loads_in_ember(cls, torch_activations):  # noqa: F811
+    import torch.ao.nn.quantized.dynamic as tnnqd
+    torch.manual_seed(0)
+    m = getattr(tnnqd, cls)(3, 4, num_layers=2)
+    buf = io.BytesIO()
+    torch.jit.save(torch.jit.script(m), buf)
+    e = ember.jit.load(io.BytesIO(buf.getvalue()))
+    x = torch.randn(5, 2, 3)
+    got, want = e.forward_tensor(ember.from_numpy(x.numpy())), m(x)
+    np.testing.assert_array_equal(got[0].numpy(), want[0].detach().numpy())

@@ -14,7 +14,6 @@ from typing import Optional, Tuple
 
 import ember
 from ember import Tensor, _dtype
-from ember._ops import quantized_rnn as R
 from ember.nn.modules.module import Module, _addindent
 from ember.nn.modules.container import ModuleList
 from ember.nn.utils.rnn import PackedSequence
@@ -173,31 +172,34 @@ class RNNBase(Module):
         body = "\n  ".join(extra.split("\n") + lines)
         return f"{self._get_name()}(\n  {body}\n)"
 
-    # ---- checks (torch's messages)
-    def check_input(self, input, batch_sizes):
+    # ---- checks (torch's messages); these and the forwards are scriptable
+    def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]):
         expected = 2 if batch_sizes is not None else 3
         if input.dim() != expected:
-            raise RuntimeError(f"input must have {expected} dimensions, got {input.dim()}")
+            raise RuntimeError("input must have {} dimensions, got {}".format(
+                expected, input.dim()))
         if self.input_size != input.size(-1):
-            raise RuntimeError(f"input.size(-1) must be equal to input_size. Expected "
-                               f"{self.input_size}, got {input.size(-1)}")
+            raise RuntimeError("input.size(-1) must be equal to input_size. Expected {}, "
+                               "got {}".format(self.input_size, input.size(-1)))
 
-    def get_expected_hidden_size(self, input, batch_sizes):
+    def get_expected_hidden_size(self, input: Tensor,
+                                 batch_sizes: Optional[Tensor]) -> Tuple[int, int, int]:
         if batch_sizes is not None:
             batch = int(batch_sizes[0])
         else:
             batch = input.size(0) if self.batch_first else input.size(1)
         return (self.num_layers * (2 if self.bidirectional else 1), batch, self.hidden_size)
 
-    def check_hidden_size(self, hx, expected_hidden_size, msg="Expected hidden size {}, got {}"):
-        if tuple(hx.shape) != tuple(expected_hidden_size):
-            raise RuntimeError(msg.format(expected_hidden_size, list(hx.shape)))
+    def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
+                          msg: str = "Expected hidden size {}, got {}"):
+        if list(hx.size()) != list(expected_hidden_size):
+            raise RuntimeError(msg.format(expected_hidden_size, list(hx.size())))
 
-    def check_forward_args(self, input, hidden, batch_sizes):
+    def check_forward_args(self, input: Tensor, hidden: Tensor, batch_sizes: Optional[Tensor]):
         self.check_input(input, batch_sizes)
         self.check_hidden_size(hidden, self.get_expected_hidden_size(input, batch_sizes))
 
-    def permute_hidden(self, hx, permutation):
+    def permute_hidden(self, hx: Tensor, permutation: Optional[Tensor]) -> Tensor:
         if permutation is None:
             return hx
         return hx.index_select(1, permutation)
@@ -263,38 +265,18 @@ class RNNBase(Module):
         qmod.set_weight_bias({"weight": weights, "bias": biases})
         return qmod
 
-    def _params(self):
-        return [p.param for p in self._all_weight_values]
+    def _zero_hidden(self, input: Tensor, batch: int) -> Tensor:
+        dirs = 2 if self.bidirectional else 1
+        return ember.zeros([self.num_layers * dirs, batch, self.hidden_size],
+                           dtype=input.dtype)
 
-    def forward_tensor(self, input, hx=None):
-        """forward of a padded (T, B, in) / (B, T, in) input."""
-        return self.forward(input, hx)
-
-    def forward_packed(self, input, hx=None):
-        """forward of a PackedSequence input (output packed likewise)."""
-        if not isinstance(input, PackedSequence):
+    def _check_packed(self, input):
+        if not ember.jit.is_scripting() and not isinstance(input, PackedSequence):
             raise TypeError(f"forward_packed expects a PackedSequence, got "
                             f"{type(input).__name__}")
-        return self.forward(input, hx)
 
-    def _start(self, input, hx, zeros):
-        """(input, batch_sizes, hx, sorted, unsorted) for a tensor or PackedSequence input."""
-        if isinstance(input, PackedSequence):
-            data, batch_sizes, sorted_idx, unsorted_idx = input
-            if hx is None:
-                hx = zeros(data, int(batch_sizes[0]))
-            else:
-                hx = self.permute_hidden(hx, sorted_idx)
-            return data, batch_sizes, hx, sorted_idx, unsorted_idx
-        if hx is None:
-            batch = input.size(0) if self.batch_first else input.size(1)
-            hx = zeros(input, batch)
-        return input, None, hx, None, None
-
-    def _zeros(self, input, batch):
-        dirs = 2 if self.bidirectional else 1
-        return ember.zeros((self.num_layers * dirs, batch, self.hidden_size),
-                           dtype=input.dtype)
+    def _padded_batch(self, input: Tensor) -> int:
+        return input.size(0) if self.batch_first else input.size(1)
 
 
 class LSTM(RNNBase):
@@ -308,37 +290,64 @@ class LSTM(RNNBase):
     def _get_name(self):
         return "DynamicQuantizedLSTM"
 
-    def check_forward_args(self, input, hidden, batch_sizes):
+    def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],
+                           batch_sizes: Optional[Tensor]):
         self.check_input(input, batch_sizes)
         expected = self.get_expected_hidden_size(input, batch_sizes)
         self.check_hidden_size(hidden[0], expected, "Expected hidden[0] size {}, got {}")
         self.check_hidden_size(hidden[1], expected, "Expected hidden[1] size {}, got {}")
 
-    def permute_hidden(self, hx, permutation):
+    def permute_hidden(self, hx: Tuple[Tensor, Tensor],
+                       permutation: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
         if permutation is None:
             return hx
         return hx[0].index_select(1, permutation), hx[1].index_select(1, permutation)
 
-    def _zeros(self, input, batch):
-        z = super()._zeros(input, batch)
-        return z, z
+    def forward(self, input, hx: Optional[Tuple[Tensor, Tensor]] = None):
+        """A tensor input runs :meth:`forward_tensor`, a PackedSequence
+        :meth:`forward_packed` (in scripted code a tensor input only, as torch's)."""
+        if isinstance(input, PackedSequence):
+            return self.forward_packed(input, hx)
+        return self.forward_tensor(input, hx)
 
-    def forward(self, input, hx=None):
-        x, batch_sizes, hx, sorted_idx, unsorted_idx = self._start(input, hx, self._zeros)
-        self.check_forward_args(x, hx, batch_sizes)
-        _check_float_input(x)
+    @ember.jit.export
+    def forward_tensor(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]] = None
+                       ) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        """forward of a padded (T, B, in) / (B, T, in) input."""
+        return self._forward_impl(input, hx, None, self._padded_batch(input), None)
+
+    def forward_packed(self, input, hx=None):
+        """forward of a PackedSequence input (output packed likewise)."""
+        self._check_packed(input)
+        data, batch_sizes, sorted_idx, unsorted_idx = input
+        out, hidden = self._forward_impl(data, hx, batch_sizes, int(batch_sizes[0]),
+                                         sorted_idx)
+        return (PackedSequence(out, batch_sizes, sorted_idx, unsorted_idx),
+                self.permute_hidden(hidden, unsorted_idx))
+
+    def _forward_impl(self, input: Tensor, hx: Optional[Tuple[Tensor, Tensor]],
+                      batch_sizes: Optional[Tensor], max_batch_size: int,
+                      sorted_indices: Optional[Tensor]) -> Tuple[Tensor, Tuple[Tensor, Tensor]]:
+        if hx is None:
+            zeros = self._zero_hidden(input, max_batch_size)
+            hx = (zeros, zeros)
+        else:
+            hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(input, hx, batch_sizes)
+        if not ember.jit.is_scripting():
+            _check_float_input(input)
+        params = [m.param for m in self._all_weight_values]
         if batch_sizes is None:
-            out, h, c = R.quantized_lstm_input(
-                x, [hx[0], hx[1]], self._params(), self.bias, self.num_layers,
-                self.dropout, self.training, self.bidirectional, self.batch_first,
-                dtype=self.dtype, use_dynamic=True)
-            return out, (h, c)
-        out, h, c = R.quantized_lstm_data(
-            x, batch_sizes, [hx[0], hx[1]], self._params(), self.bias, self.num_layers,
-            self.dropout, self.training, self.bidirectional, dtype=self.dtype,
-            use_dynamic=True)
-        out = PackedSequence(out, batch_sizes, sorted_idx, unsorted_idx)
-        return out, self.permute_hidden((h, c), unsorted_idx)
+            out, h, c = ember.quantized_lstm(
+                input, [hx[0], hx[1]], params, self.bias, self.num_layers, self.dropout,
+                self.training, self.bidirectional, self.batch_first, dtype=self.dtype,
+                use_dynamic=True)
+        else:
+            out, h, c = ember.quantized_lstm(
+                input, batch_sizes, [hx[0], hx[1]], params, self.bias, self.num_layers,
+                self.dropout, self.training, self.bidirectional, dtype=self.dtype,
+                use_dynamic=True)
+        return out, (h, c)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -355,19 +364,44 @@ class GRU(RNNBase):
     def _get_name(self):
         return "DynamicQuantizedGRU"
 
-    def forward(self, input, hx=None):
-        x, batch_sizes, hx, sorted_idx, unsorted_idx = self._start(input, hx, self._zeros)
-        self.check_forward_args(x, hx, batch_sizes)
-        _check_float_input(x)
+    def forward(self, input, hx: Optional[Tensor] = None):
+        """A tensor input runs :meth:`forward_tensor`, a PackedSequence
+        :meth:`forward_packed` (in scripted code a tensor input only, as torch's)."""
+        if isinstance(input, PackedSequence):
+            return self.forward_packed(input, hx)
+        return self.forward_tensor(input, hx)
+
+    @ember.jit.export
+    def forward_tensor(self, input: Tensor, hx: Optional[Tensor] = None
+                       ) -> Tuple[Tensor, Tensor]:
+        """forward of a padded (T, B, in) / (B, T, in) input."""
+        return self._forward_impl(input, hx, None, self._padded_batch(input), None)
+
+    def forward_packed(self, input, hx=None):
+        """forward of a PackedSequence input (output packed likewise)."""
+        self._check_packed(input)
+        data, batch_sizes, sorted_idx, unsorted_idx = input
+        out, h = self._forward_impl(data, hx, batch_sizes, int(batch_sizes[0]), sorted_idx)
+        return (PackedSequence(out, batch_sizes, sorted_idx, unsorted_idx),
+                self.permute_hidden(h, unsorted_idx))
+
+    def _forward_impl(self, input: Tensor, hx: Optional[Tensor],
+                      batch_sizes: Optional[Tensor], max_batch_size: int,
+                      sorted_indices: Optional[Tensor]) -> Tuple[Tensor, Tensor]:
+        if hx is None:
+            hx = self._zero_hidden(input, max_batch_size)
+        else:
+            hx = self.permute_hidden(hx, sorted_indices)
+        self.check_forward_args(input, hx, batch_sizes)
+        if not ember.jit.is_scripting():
+            _check_float_input(input)
+        params = [m.param for m in self._all_weight_values]
         if batch_sizes is None:
-            return R.quantized_gru_input(x, hx, self._params(), self.bias, self.num_layers,
-                                         self.dropout, self.training, self.bidirectional,
-                                         self.batch_first)
-        out, h = R.quantized_gru_data(x, batch_sizes, hx, self._params(), self.bias,
-                                      self.num_layers, self.dropout, self.training,
-                                      self.bidirectional)
-        out = PackedSequence(out, batch_sizes, sorted_idx, unsorted_idx)
-        return out, self.permute_hidden(h, unsorted_idx)
+            return ember.quantized_gru(input, hx, params, self.bias, self.num_layers,
+                                       self.dropout, self.training, self.bidirectional,
+                                       self.batch_first)
+        return ember.quantized_gru(input, batch_sizes, hx, params, self.bias, self.num_layers,
+                                   self.dropout, self.training, self.bidirectional)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
