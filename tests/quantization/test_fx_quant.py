@@ -517,3 +517,38 @@ def test_converted_model_pickles(kind):
     again = pickle.loads(pickle.dumps(ec))
     assert again.code == ec.code
     np.testing.assert_array_equal(again(es[0]).numpy(), ec(es[0]).numpy())
+
+
+def test_module_called_twice_converts_as_torch():
+    """A module called at two places: torch lowers both calls to the one quantized module
+    (the second reads quantized input and gives the module's output grid)."""
+    from torch.ao.quantization.quantize_fx import prepare_fx as tprep, convert_fx as tconv
+    from ember.ao.quantization.quantize_fx import prepare_fx as eprep, convert_fx as econv
+
+    def build(m):
+        class M(m.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.conv = m.nn.Conv2d(3, 8, 3, padding=1)
+                self.bn = m.nn.BatchNorm2d(8)
+
+            def forward(self, x):
+                return m.relu(self.bn(self.conv(x))) + self.conv(x)
+        return M().eval()
+
+    torch.manual_seed(0)
+    tm = build(torch)
+    em = build(ember)
+    em.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                        for k, v in tm.state_dict().items()})
+    x = np.random.default_rng(0).standard_normal((2, 3, 8, 8)).astype(np.float32)
+    tp = tprep(tm, torch.ao.quantization.get_default_qconfig_mapping("x86"),
+               (torch.from_numpy(x),))
+    ep = eprep(em, ember.ao.quantization.get_default_qconfig_mapping("x86"),
+               (ember.from_numpy(x),))
+    tp(torch.from_numpy(x))
+    ep(ember.from_numpy(x))
+    tq, eq = tconv(tp), econv(ep)
+    assert eq.code == tq.code
+    np.testing.assert_allclose(eq(ember.from_numpy(x)).numpy(),
+                               tq(torch.from_numpy(x)).numpy(), atol=0.2)

@@ -59,6 +59,7 @@ class _Lowering:
         self.observers = observers
         self.modules = dict(model.named_modules(remove_duplicate=False))
         self.mapping = _static_module_mapping()
+        self.lowered = set()        # module targets already swapped for quantized modules
 
     # ----------------------------------------------------------------- helpers
     def output_q(self, last):
@@ -134,6 +135,12 @@ class _Lowering:
         parent, _, name = root.target.rpartition(".")
         setattr(self.modules[parent] if parent else self.model, name, qmod)
         self.modules[root.target] = qmod
+        self.lowered.add(root.target)
+        return self.reuse_lowered(root, q, nodes)
+
+    def reuse_lowered(self, root, q, nodes=()):
+        """A call of a module already quantized (a module called at several places, as
+        torch: every call reads quantized input and gives the module's output grid)."""
         self.strip_dq(root)
         s, z = q.args[1], q.args[2]
         q.replace_all_uses_with(root)
@@ -249,6 +256,8 @@ class _Lowering:
         # as torch, a pattern lowers where its reference form (dequantize -> op ->
         # quantize) is there, even if its own qconfig is None; modules need their qconfig
         if root.op == "call_module":
+            if root.target in self.lowered and len(nodes) == 1:
+                return self.reuse_lowered(root, q, nodes)
             if getattr(self.modules[root.target], "qconfig", None) is None:
                 return False
             if config.observation_type is ObservationType.OUTPUT_SHARE_OBSERVER_WITH_INPUT:
