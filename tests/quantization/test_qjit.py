@@ -163,9 +163,11 @@ def test_converted_modules_script_trace_roundtrip(mode, conv):
     np.testing.assert_array_equal(torch.jit.load(io.BytesIO(data))(to_torch(x)).numpy(), want)
 
 
-def test_trace_of_eager_converted_model_runs_in_ember_and_torch():
+@pytest.mark.parametrize("mode", ["trace", "script"])
+def test_eager_converted_model_runs_in_ember_and_torch(mode):
     """A model from ao.quantization.convert (the demo's digits CNN: fused ConvReLU2d,
-    quantized max pooling, Dropout, Linear, Quantize/DeQuantize) traced, saved, loaded."""
+    quantized max pooling, Dropout, Linear, Quantize/DeQuantize) traced or scripted, saved,
+    loaded."""
     import os
     import sys
     sys.path.insert(0, os.path.join(os.path.dirname(__file__), "..", "..", "examples"))
@@ -177,7 +179,7 @@ def test_trace_of_eager_converted_model_runs_in_ember_and_torch():
     q = train_digits.quantize_static(model, batches, calibration_batches=1)
     x = ember.from_numpy(rng.random((5, 1, 8, 8), dtype=np.float32))
     want = q(x).numpy()
-    traced = ember.jit.trace(q, x)
+    traced = ember.jit.trace(q, x) if mode == "trace" else ember.jit.script(q)
     np.testing.assert_array_equal(traced(x).numpy(), want)
     loaded, data = _roundtrip(traced)
     np.testing.assert_array_equal(loaded(x).numpy(), want)

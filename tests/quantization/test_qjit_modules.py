@@ -196,3 +196,30 @@ def test_torch_scripted_dynamic_rnn_loads_in_ember(cls, torch_activations):  # n
     x = torch.randn(5, 2, 3)
     got, want = e.forward_tensor(ember.from_numpy(x.numpy())), m(x)
     np.testing.assert_array_equal(got[0].numpy(), want[0].detach().numpy())
+
+
+@pytest.mark.parametrize("cls", ["ConvAdd2d", "ConvAddReLU2d"])
+def test_scripted_conv_add_under_onednn(cls, monkeypatch):
+    """The onednn-only fused conv + add modules script, save and load; torch runs the archive
+    under its onednn engine to the same integers."""
+    monkeypatch.setattr(ember.backends.quantized, "engine", "onednn")
+    old = torch.backends.quantized.engine
+    torch.backends.quantized.engine = "onednn"
+    try:
+        ember.manual_seed(0)
+        m = getattr(nniq, cls)(2, 3, 3, padding=1)
+        m.set_weight_bias(ember.quantize_per_tensor(ember.randn(3, 2, 3, 3), 0.05, 0,
+                                                    ember.qint8), ember.randn(3))
+        m.scale, m.zero_point = 0.2, 3
+        rng = np.random.default_rng(3)
+        x, y = _qx(rng, (1, 2, 4, 4)), _qx(rng, (1, 3, 4, 4))
+        want = m(x, y)
+        s = ember.jit.script(m)
+        _assert_same(s(x, y), want)
+        buf = io.BytesIO()
+        ember.jit.save(s, buf)
+        _assert_same(ember.jit.load(io.BytesIO(buf.getvalue()))(x, y), want)
+        _assert_same(torch.jit.load(io.BytesIO(buf.getvalue()))(to_torch(x), to_torch(y)),
+                     want)
+    finally:
+        torch.backends.quantized.engine = old
