@@ -95,3 +95,37 @@ def test_dynamic_rnn_state_dict_both_ways(cls, dtype, torch_activations):  # noq
                               dtype=getattr(torch, dtype))
     tm2.load_state_dict(torch.load(io.BytesIO(back.getvalue()), weights_only=False))
     np.testing.assert_array_equal(tm2(x)[0].detach().numpy(), want)
+
+
+def _whole(name):
+    import torch.ao.nn.quantized as tnnq
+    import torch.ao.nn.quantized.dynamic as tnnqd
+    torch.manual_seed(2)
+    q = torch.nn.Sequential
+    return {
+        "Embedding": (tnnq.Embedding(10, 4), (torch.tensor([1, 2, 3]),)),
+        "EmbeddingBag": (tnnq.EmbeddingBag(10, 4, include_last_offset=True),
+                         (torch.tensor([1, 2, 3]), torch.tensor([0, 1, 3]))),
+        "Conv1d": (q(tnnq.Quantize(0.1, 2, torch.quint8), tnnq.Conv1d(2, 3, 3, stride=2),
+                     tnnq.DeQuantize()), (torch.rand(1, 2, 7),)),
+        "Linear": (q(tnnq.Quantize(0.1, 2, torch.quint8), tnnq.Linear(3, 2),
+                     tnnq.DeQuantize()), (torch.rand(2, 3),)),
+        "DynamicConv2d": (tnnqd.Conv2d(2, 3, 3), (torch.rand(1, 2, 5, 5),)),
+        "DynamicLSTM": (tnnqd.LSTM(3, 4), (torch.rand(5, 1, 3),)),
+        "DynamicLSTMCell": (tnnqd.LSTMCell(3, 4), (torch.rand(2, 3),)),
+    }[name]
+
+
+@pytest.mark.parametrize("name", ["Embedding", "EmbeddingBag", "Conv1d", "Linear",
+                                  "DynamicConv2d", "DynamicLSTM", "DynamicLSTMCell"])
+def test_torch_saved_whole_modules_run_in_ember(name, torch_activations):  # noqa: F811
+    tm, args = _whole(name)
+    buf = io.BytesIO()
+    torch.save(tm, buf)
+    em = ember.load(io.BytesIO(buf.getvalue()), weights_only=False)
+    got, want = em(*[ember.from_numpy(a.numpy()) for a in args]), tm(*args)
+    got, want = (got[0], want[0]) if isinstance(want, tuple) else (got, want)
+    np.testing.assert_array_equal(got.numpy(), want.detach().numpy())
+    again = io.BytesIO()
+    ember.save(em, again)
+    assert type(torch.load(io.BytesIO(again.getvalue()), weights_only=False)) is type(tm)
