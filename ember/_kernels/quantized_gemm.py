@@ -119,14 +119,15 @@ def conv_weight_matrix(wi, w_zp, groups):
     return mat, int(np.max(np.abs(ws))) if ws.size else 0
 
 
-def _padded_last(xl, padding, fill):
-    """(N, *S, C) integers padded on the spatial axes with ``fill``."""
+def _padded_last(xl, padding, fill, dtype=None):
+    """(N, *S, C) integers padded on the spatial axes with ``fill`` (as ``dtype``)."""
+    dtype = xl.dtype if dtype is None else np.dtype(dtype)
     if not any(padding):
-        return xl
+        return xl if xl.dtype == dtype else xl.astype(dtype)
     n = len(padding)
     shape = (xl.shape[0],) + tuple(xl.shape[1 + i] + 2 * padding[i] for i in range(n)) + \
         (xl.shape[-1],)
-    xp = np.full(shape, fill, xl.dtype)
+    xp = np.full(shape, fill, dtype)
     xp[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, xl.shape[1:-1]))] = xl
     return xp
 
@@ -188,7 +189,7 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     O, k = wi.shape[0], tuple(wi.shape[2:])
     C = xl.shape[-1]
     mult = O // C
-    xp = _padded_last(xl, padding, x_zp).astype(_F32)
+    xp = _padded_last(xl, padding, x_zp, _F32)
     if mult > 1:
         xp = np.repeat(xp, mult, axis=-1)
     out = _out_size(xp.shape[1:-1], k, stride, dilation)
@@ -206,19 +207,25 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
         views.append(v.reshape(v.shape[:-2] + (Wo * O,)))
     wt = np.tile(w, (1, Wo))                                 # (taps, Wo*O)
     x_hi = float(xl.max()) if xl.size else 0.0
-    clip = saturate and 2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
-    acc = np.zeros((N,) + tuple(out[:-1]) + (Wo * O,), _F32)
+    clip = saturate and len(views) > 1 and \
+        2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
+    acc = np.multiply(views[0], wt[0])
     tmp = np.empty_like(acc)
-    pair = np.empty_like(acc) if clip else acc
-    for t in range(0, len(views), 2 if clip else 1):
-        np.multiply(views[t], wt[t], out=pair if clip else tmp)
-        if clip:
+    if clip:        # the first pair in acc, each further pair in tmp
+        np.multiply(views[1], wt[1], out=tmp)
+        acc += tmp
+        np.clip(acc, -32768, 32767, out=acc)
+        pair = np.empty_like(acc)
+        for t in range(2, len(views), 2):
+            np.multiply(views[t], wt[t], out=pair)
             if t + 1 < len(views):
                 np.multiply(views[t + 1], wt[t + 1], out=tmp)
                 pair += tmp
             np.clip(pair, -32768, 32767, out=pair)
             acc += pair
-        else:
+    else:
+        for t in range(1, len(views)):
+            np.multiply(views[t], wt[t], out=tmp)
             acc += tmp
     acc = acc.reshape((N,) + tuple(out) + (O,))
     K = len(views)
