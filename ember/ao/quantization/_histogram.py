@@ -10,9 +10,9 @@ against torch on random data):
   bin is split into ``upsample_rate`` equal parts whose mid-points are placed in the new bins
   (``bucketize``), weighted by an equal share of the old count; then the new batch's
   ``histc`` over the new range is added;
-- the search (:meth:`HistogramObserver._non_linear_param_search`) walks the range inwards
-  from both ends, cutting off the side holding fewer values, in steps of 1e-5 of the total
-  mass, while the quantization error (:meth:`_compute_quantization_error`) keeps falling.
+- the search (:meth:`HistogramObserver._trimmed_range`) walks the range inwards from both
+  ends, trimming the side that gives up more bins, in steps of 1e-5 of the total mass,
+  while the rounding error (:meth:`HistogramObserver._range_error`) keeps falling.
 """
 from __future__ import annotations
 
@@ -106,74 +106,67 @@ class HistogramObserver(UniformQuantizationObserverBase):
         return ember.bincount(where, weights=parts, minlength=self.bins)
 
     # ------------------------------------------------------------ the range search
+    # calculate_qparams does not take [min_val, max_val] as it is: it trims the histogram's
+    # tails while that lowers the squared error of rounding the kept mass onto the
+    # dst_nbins levels of the trimmed range (each step trims 1e-5 of the mass from the side
+    # that gives up more bins). Arithmetic in float32 tensors, in the order torch's observer
+    # was measured to use, so the chosen range (and the qparams) equal torch's.
 
-    @staticmethod
-    def _get_norm(delta_begin, delta_end, density):
-        """L2 error of a uniform density over [delta_begin, delta_end] around a level."""
-        return density * ((delta_end * delta_end * delta_end -
-                           delta_begin * delta_begin * delta_begin) / 3)
-
-    def _compute_quantization_error(self, next_start_bin, next_end_bin):
-        """Error of quantizing the histogram onto ``dst_nbins`` levels spanning the source
-        bins ``next_start_bin..next_end_bin``."""
-        bin_width = (float(self.max_val) - float(self.min_val)) / self.bins
-        dst_bin_width = bin_width * (next_end_bin - next_start_bin + 1) / self.dst_nbins
-        if dst_bin_width == 0.0:
+    def _range_error(self, first, last):
+        """Squared rounding error of the histogram when levels span bins first..last (mass
+        outside goes to the end levels): per source bin, the part in its left edge's level,
+        the whole levels it covers, and the part in its right edge's level."""
+        width = (float(self.max_val) - float(self.min_val)) / self.bins
+        step = width * (last - first + 1) / self.dst_nbins
+        if step == 0.0:
             return 0.0
-        src_bin = ember.arange(self.bins)
-        src_begin = (src_bin - next_start_bin) * bin_width
-        src_end = src_begin + bin_width
-        dst_of_begin = ember.clamp(ember.div(src_begin, dst_bin_width, rounding_mode="floor"),
-                                   0, self.dst_nbins - 1)
-        dst_of_begin_center = (dst_of_begin + 0.5) * dst_bin_width
-        dst_of_end = ember.clamp(ember.div(src_end, dst_bin_width, rounding_mode="floor"),
-                                 0, self.dst_nbins - 1)
-        density = self.histogram / bin_width
-        norm = ember.zeros(self.bins)
-        delta_begin = src_begin - dst_of_begin_center
-        norm += self._get_norm(delta_begin, ember.ones(self.bins) * (dst_bin_width / 2), density)
-        norm += (dst_of_end - dst_of_begin - 1) * self._get_norm(
-            ember.tensor(-dst_bin_width / 2), ember.tensor(dst_bin_width / 2), density)
-        dst_of_end_center = dst_of_end * dst_bin_width + dst_bin_width / 2
-        norm += self._get_norm(ember.tensor(-dst_bin_width / 2), src_end - dst_of_end_center,
-                               density)
-        return norm.sum().item()
+        half = step / 2
+        top = self.dst_nbins - 1
+        left = (ember.arange(self.bins) - first) * width     # bin edges, from level 0's start
+        right = left + width
+        level_left = ember.clamp(ember.div(left, step, rounding_mode="floor"), 0, top)
+        level_right = ember.clamp(ember.div(right, step, rounding_mode="floor"), 0, top)
+        density = self.histogram / width
+        error = _squared_mass(left - (level_left + 0.5) * step, ember.ones(self.bins) * half,
+                              density)
+        error = error + (level_right - level_left - 1) * _squared_mass(
+            ember.tensor(-half), ember.tensor(half), density)
+        error = error + _squared_mass(ember.tensor(-half), right - (level_right * step + half),
+                                      density)
+        return error.sum().item()
 
-    def _non_linear_param_search(self):
+    def _trimmed_range(self):
         """(new_min, new_max): 0-dim tensors of the error-minimising sub-range."""
         if self.histogram.shape[0] != self.bins:
             raise AssertionError("bins mismatch")
-        bin_width = (self.max_val - self.min_val) / self.bins
         total = ember.sum(self.histogram).item()
-        csum = ember.cumsum(self.histogram, dim=0).tolist()      # float32 values
-        stepsize = 1e-5
-        alpha, beta = 0.0, 1.0
-        start_bin, end_bin = 0, self.bins - 1
-        norm_min = float("inf")
-        while alpha < beta:
-            next_alpha, next_beta = alpha + stepsize, beta - stepsize
-            # torch compares float32 sums against the bound rounded to float32
-            lo_bound, hi_bound = _F32(next_alpha * total), _F32(next_beta * total)
-            left, right = start_bin, end_bin
-            while left < end_bin and csum[left] <= lo_bound:
-                left += 1
-            while right > start_bin and csum[right] >= hi_bound:
-                right -= 1
-            next_start, next_end = start_bin, end_bin
-            if (left - start_bin) > (end_bin - right):
-                next_start, alpha = left, next_alpha
+        running = ember.cumsum(self.histogram, dim=0).tolist()     # float32 values
+        first, last = 0, self.bins - 1
+        cut_low, cut_high = 0.0, 1.0          # mass fractions trimmed so far, from each side
+        best = float("inf")
+        while cut_low < cut_high:
+            try_low, try_high = cut_low + 1e-5, cut_high - 1e-5
+            # the running sums (float32) against the bounds rounded to float32
+            low_bound, high_bound = _F32(try_low * total), _F32(try_high * total)
+            lo = first
+            while lo < last and running[lo] <= low_bound:
+                lo += 1
+            hi = last
+            while hi > first and running[hi] >= high_bound:
+                hi -= 1
+            if lo - first > last - hi:
+                candidate, cut_low = (lo, last), try_low
             else:
-                next_end, beta = right, next_beta
-            if next_start == start_bin and next_end == end_bin:
+                candidate, cut_high = (first, hi), try_high
+            if candidate == (first, last):
                 continue
-            norm = self._compute_quantization_error(next_start, next_end)
-            if norm > norm_min:
+            error = self._range_error(*candidate)
+            if error > best:
                 break
-            norm_min = norm
-            start_bin, end_bin = next_start, next_end
-        new_min = self.min_val + bin_width * start_bin
-        new_max = self.min_val + bin_width * (end_bin + 1)
-        return new_min, new_max
+            best = error
+            first, last = candidate
+        width = (self.max_val - self.min_val) / self.bins
+        return self.min_val + width * first, self.min_val + width * (last + 1)
 
     def calculate_qparams(self):
         if float(self.min_val) == float("inf") and float(self.max_val) == float("-inf"):
@@ -183,7 +176,7 @@ class HistogramObserver(UniformQuantizationObserverBase):
         if self.bins != len(self.histogram):
             raise AssertionError("The number of bins in histogram should be equal to the "
                                  "number of bins supplied while making this observer")
-        new_min, new_max = self._non_linear_param_search()
+        new_min, new_max = self._trimmed_range()
         return self._calculate_qparams(new_min, new_max)
 
     def extra_repr(self):
@@ -193,6 +186,11 @@ class HistogramObserver(UniformQuantizationObserverBase):
         self.min_val.copy_(ember.tensor(float("inf")))
         self.max_val.copy_(ember.tensor(float("-inf")))
         self.histogram.zero_()
+
+
+def _squared_mass(a, b, density):
+    """``density`` times the integral of x**2 over [a, b]."""
+    return density * ((b * b * b - a * a * a) / 3)
 
 
 HistogramObserver.__module__ = "ember.ao.quantization.observer"
