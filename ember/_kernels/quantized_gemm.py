@@ -166,7 +166,7 @@ def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups):
                              writeable=False)
         cols = np.empty(win.shape, _F32)
         np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
-        part = int_matmul(cols.reshape(M, -1), mat[g], x_max, w_max)
+        part = int_matmul(cols.reshape(M, mat.shape[1]), mat[g], x_max, w_max)
         if groups == 1:
             acc = part
             break

@@ -160,3 +160,12 @@ def test_max_pool_keeps_channels_last(padding, ceil_mode):
         torch.from_numpy(rng.integers(-128, 128, (3, 7, 7)).astype(np.int8)), 0.1, 0)
     assert_same_q(ember.nn.functional.max_pool2d(to_ember(qs), 2, 1, 1),
                   torch.nn.functional.max_pool2d(qs, 2, 1, 1))
+
+
+@pytest.mark.parametrize("groups,wshape", [(1, (6, 4, 3, 3)), (4, (8, 1, 3, 3))])
+def test_conv_empty_batch(groups, wshape):
+    rng = np.random.default_rng(40)
+    qw = _qw(rng, wshape, lo=-9, hi=9)
+    ye, yt, _ = _both(_qx(rng, (0, 4, 6, 6), 3), qw, None, [1, 1], [1, 1], [1, 1], groups,
+                      0.03, 4)
+    assert_same_q(ye, yt)
