@@ -223,3 +223,28 @@ def test_scripted_conv_add_under_onednn(cls, monkeypatch):
                      want)
     finally:
         torch.backends.quantized.engine = old
+
+
+class _UsesQFunctional(ember.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.f = ember.ao.nn.quantized.QFunctional()
+        self.f.scale, self.f.zero_point = 0.2, 3
+
+    def forward(self, a, b):
+        return self.f.cat([self.f.add(a, b), self.f.mul_scalar(a, 2.0),
+                           self.f.add_relu(a, b)], 0)
+
+
+def test_qfunctional_scripts_and_round_trips():
+    import io
+    m = _UsesQFunctional()
+    a = ember.quantize_per_tensor(ember.randn(2, 3), 0.1, 2, ember.quint8)
+    b = ember.quantize_per_tensor(ember.randn(2, 3), 0.1, 2, ember.quint8)
+    s = ember.jit.script(m)
+    expected = m(a, b)
+    assert ember.equal(s(a, b), expected)
+    buf = io.BytesIO()
+    ember.jit.save(s, buf)
+    buf.seek(0)
+    assert ember.equal(ember.jit.load(buf)(a, b), expected)

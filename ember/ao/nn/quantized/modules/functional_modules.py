@@ -4,8 +4,10 @@ model (observes its outputs), ``QFunctional`` after ``convert`` (the ``quantized
 with the observed output parameters), ``FXFloatFunctional`` for FX graph mode."""
 from __future__ import annotations
 
+from typing import List
+
 import ember
-from ember import nn
+from ember import Tensor, nn
 
 __all__ = ["FloatFunctional", "FXFloatFunctional", "QFunctional"]
 
@@ -28,26 +30,26 @@ class FloatFunctional(nn.Module):
     def forward(self, x):
         _no_forward("FloatFunctional")
 
-    def add(self, x, y):
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(ember.add(x, y))
 
-    def add_scalar(self, x, y):
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
         # not observed: the quantized op derives its output parameters from the input's
         return ember.add(x, y)
 
-    def mul(self, x, y):
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(ember.mul(x, y))
 
-    def mul_scalar(self, x, y):
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
         return ember.mul(x, y)
 
-    def cat(self, x, dim=0):
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
         return self.activation_post_process(ember.cat(x, dim=dim))
 
-    def add_relu(self, x, y):
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(ember.relu(ember.add(x, y)))
 
-    def matmul(self, x, y):
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(ember.matmul(x, y))
 
 
@@ -57,25 +59,25 @@ class FXFloatFunctional(nn.Module):
     def forward(self, x):
         _no_forward("FloatFunctional")
 
-    def add(self, x, y):
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
         return ember.add(x, y)
 
-    def add_scalar(self, x, y):
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
         return ember.add(x, y)
 
-    def mul(self, x, y):
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
         return ember.mul(x, y)
 
-    def mul_scalar(self, x, y):
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
         return ember.mul(x, y)
 
-    def cat(self, x, dim=0):
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
         return ember.cat(x, dim=dim)
 
-    def add_relu(self, x, y):
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
         return ember.relu(ember.add(x, y))
 
-    def matmul(self, x, y):
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
         return ember.matmul(x, y)
 
 
@@ -110,29 +112,29 @@ class QFunctional(nn.Module):
     def forward(self, x):
         _no_forward("Functional")
 
-    def add(self, x, y):
+    def add(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(
             ember.ops.quantized.add(x, y, scale=self.scale, zero_point=self.zero_point))
 
-    def add_scalar(self, x, y):
+    def add_scalar(self, x: Tensor, y: float) -> Tensor:
         return ember.ops.quantized.add_scalar(x, y)
 
-    def mul(self, x, y):
+    def mul(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(
             ember.ops.quantized.mul(x, y, scale=self.scale, zero_point=self.zero_point))
 
-    def mul_scalar(self, x, y):
+    def mul_scalar(self, x: Tensor, y: float) -> Tensor:
         return ember.ops.quantized.mul_scalar(x, y)
 
-    def cat(self, x, dim=0):
+    def cat(self, x: List[Tensor], dim: int = 0) -> Tensor:
         return self.activation_post_process(
             ember.ops.quantized.cat(x, scale=self.scale, zero_point=self.zero_point, dim=dim))
 
-    def add_relu(self, x, y):
+    def add_relu(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(
             ember.ops.quantized.add_relu(x, y, scale=self.scale, zero_point=self.zero_point))
 
-    def matmul(self, x, y):
+    def matmul(self, x: Tensor, y: Tensor) -> Tensor:
         return self.activation_post_process(
             ember.ops.quantized.matmul(x, y, scale=self.scale, zero_point=self.zero_point))
 
