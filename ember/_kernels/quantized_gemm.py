@@ -235,7 +235,8 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
         for v in views:
             xsum += v
         acc -= wz * xsum.reshape(acc.shape)
-    acc -= _F32(x_zp) * w.sum(0) - _F32(K * x_zp) * wz
+    if x_zp or np.any(wz):
+        acc -= _F32(x_zp) * w.sum(0) - _F32(K * x_zp) * wz
     return acc
 
 
@@ -283,7 +284,8 @@ def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel
         v += (np.asarray(bias, _F32).reshape(shape) / aw).astype(_F32)
     v *= mult
     np.rint(v, out=v)
-    v += _F32(out_zp)
+    if out_zp:
+        v += _F32(out_zp)
     np.clip(v, out_zp if relu else 0, 255, out=v)
     return v.astype(np.uint8)
 
@@ -311,7 +313,8 @@ def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, 
     if eltwise is not None:
         v = np.asarray(eltwise(v), _F32)
     v *= _F32(1.0 / float(out_scale))     # 1/scale in double
-    v += _F32(out_zp)
+    if out_zp:
+        v += _F32(out_zp)
     np.rint(v, out=v)
     np.clip(v, out_zp if relu else 0, 255, out=v)
     return v.astype(np.uint8)
