@@ -1,8 +1,10 @@
 """Integer GEMM and convolution for quantized linear/conv ops (NumPy only).
 
-Accumulation is exact: the zero-point-shifted integers are multiplied in float64 by BLAS,
-which is exact while every sum stays below 2**53 (255 * 128 * K is far below for any K a
-model has), then rounded back to int64.
+Accumulation is exact. Convolutions and linear layers multiply the zero-point-shifted
+integers in float32 by BLAS, in chunks of K small enough for every partial sum to stay exact
+(Note [exact float32 GEMM]); convolutions run channels-last ((N, *S, C) in, (N, *out, O)
+accumulator out), depthwise ones tap by tap. Transposed convolutions use float64 (exact
+below 2**53) through ember's float kernels.
 
 What torch's x86/fbgemm engine does with the int32 accumulator ``acc`` (found by running it
 on random inputs, tests/quantization/test_qops_linear_conv.py):
@@ -41,16 +43,6 @@ _F64 = np.float64
 def shifted(ints, zero_point):
     """``ints - zero_point`` as float64 (exact), ``zero_point`` scalar or broadcastable."""
     return np.asarray(ints, _F64) - np.asarray(zero_point, _F64)
-
-
-def int_linear(x, w):
-    """(N, K) x (O, K) shifted integers (float64) -> exact (N, O) accumulator (int64)."""
-    return np.rint(x @ w.T).astype(np.int64)
-
-
-def int_conv(x, w, stride, padding, dilation, groups):
-    """Exact integer convolution of shifted integers (float64) -> int64 (N, O, *out)."""
-    return np.rint(nn_conv.conv_forward(x, w, stride, padding, dilation, groups)).astype(np.int64)
 
 
 def int_conv_transpose(x, w, stride, padding, output_padding, dilation, groups):
