@@ -15,6 +15,9 @@ from ember.jit._env import MISSING as _MISSING, POISONED as _POISONED, Env
 from ember.jit._ir import NOT_CONSTANT as _NOT
 from ember.jit.frontend import CompileError, NotSupportedError
 
+# `a is b` on these compares values (TorchScript ints, dtypes, bools are values)
+_VALUE_TYPES = (T.IntType, T.BoolType)
+
 
 class Expressions:
     """Expression compilation (mixed into ``Compiler``)."""
@@ -475,6 +478,8 @@ class Expressions:
                 return self.const(opname == "IsNot")
             if none_a and none_b:
                 return self.const(opname == "Is")
+            if ta in _VALUE_TYPES and tb in _VALUE_TYPES:   # ints (dtypes...): by value
+                fn, sym = (operator.eq, "==") if opname == "Is" else (operator.ne, "!=")
             return self.emit(f"aten::{name}", [a, b], [T.BoolType], e, fn=fn,
                              attrs={"_py": sym}).output
         if opname in ("In", "NotIn"):

@@ -248,3 +248,16 @@ def test_qfunctional_scripts_and_round_trips():
     ember.jit.save(s, buf)
     buf.seek(0)
     assert ember.equal(ember.jit.load(buf)(a, b), expected)
+
+
+def test_dtype_is_comparison_compiles_by_value():
+    """``self.dtype is torch.qint8`` compares TorchScript ints: by value, no SyntaxWarning."""
+    import warnings
+    from ember.ao.nn.quantized.dynamic import Linear
+    x = ember.randn(2, 4)
+    for dtype in (ember.qint8, ember.float16):
+        m = Linear(4, 3, dtype=dtype)
+        with warnings.catch_warnings():
+            warnings.simplefilter("error", SyntaxWarning)
+            s = ember.jit.script(m)
+        assert ember.equal(s(x), m(x))
