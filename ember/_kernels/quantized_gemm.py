@@ -34,7 +34,7 @@ from __future__ import annotations
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember._kernels import nn_conv
+from ember._kernels import integer_gemm, nn_conv
 
 _F32 = np.float32
 _F64 = np.float64
@@ -111,6 +111,16 @@ def conv_weight_matrix(wi, w_zp, groups):
     return mat, int(np.max(np.abs(ws))) if ws.size else 0
 
 
+def conv_weight_ints(wi, groups):
+    """A conv weight's raw int8 integers (O, C/g, *k) as (groups, prod(k)*C/g, O/g), rows
+    ordered as :func:`conv_weight_matrix`'s (for the integer GEMM: integer_gemm.py)."""
+    O, Cg = wi.shape[:2]
+    n = wi.ndim - 2
+    w = np.asarray(wi).reshape((groups, O // groups, Cg) + tuple(wi.shape[2:]))
+    order = (0,) + tuple(range(3, 3 + n)) + (2, 1)
+    return np.ascontiguousarray(w.transpose(order)).reshape(groups, -1, O // groups)
+
+
 def _padded_last(xl, padding, fill, dtype=None):
     """(N, *S, C) integers padded on the spatial axes with ``fill`` (as ``dtype``)."""
     dtype = xl.dtype if dtype is None else np.dtype(dtype)
@@ -128,7 +138,7 @@ def _out_size(sizes, k, stride, dilation):
     return [(sizes[i] - dilation[i] * (k[i] - 1) - 1) // stride[i] + 1 for i in range(len(k))]
 
 
-def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups):
+def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups, ints=None):
     """Exact integer convolution of channels-last uint8 ``xl`` (N, *S, C) with the weight
     matrix of :func:`conv_weight_matrix`: im2col of the integers into float32 columns
     shifted by ``x_zp`` (one pass), one exact sgemm a group. -> (N, *out, O) accumulator
@@ -156,9 +166,13 @@ def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups):
                              (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) +
                              tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],),
                              writeable=False)
-        cols = np.empty(win.shape, _F32)
-        np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
-        part = int_matmul(cols.reshape(M, mat.shape[1]), mat[g], x_max, w_max)
+        if ints is not None:        # (int8 matrices, zero points per output): int32 GEMM
+            wz = ints[1][g * Og:(g + 1) * Og] if np.ndim(ints[1]) else ints[1]
+            part = integer_gemm.matmul(win.reshape(M, mat.shape[1]), x_zp, ints[0][g], wz)
+        else:
+            cols = np.empty(win.shape, _F32)
+            np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
+            part = int_matmul(cols.reshape(M, mat.shape[1]), mat[g], x_max, w_max)
         if groups == 1:
             acc = part
             break

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember import _dtype
+from ember._kernels import integer_gemm as IG
 from ember._kernels import quantized_gemm as G
 from ember._ops.quantized import defop, qparams, int_array, from_ints
 from ember._tensor import _make
@@ -55,6 +57,15 @@ class ConvPackedParamsBase:
             self._matrix = G.conv_weight_matrix(np.asarray(int_array(self._w)),
                                                 weight_params(self._w)[1], self._groups)
         return self._matrix
+
+    def _int8_weight(self):
+        """(int8 (groups, prod(k)*C/g, O/g) weight matrices, zero point(s)) for the integer
+        GEMM (integer_gemm.py), built once; None where the weight is not qint8."""
+        if self.__dict__.get("_int8") is None:
+            ok = self._w.dtype is _dtype.qint8
+            self._int8 = (G.conv_weight_ints(np.asarray(int_array(self._w)), self._groups)
+                          if ok else None, weight_params(self._w)[1])
+        return self._int8 if self._int8[0] is not None else None
 
     def unpack(self):
         return self._w, self._b
@@ -189,8 +200,10 @@ def _accumulate(n, qx, packed, name, transpose):
                                packed._stride, packed._padding, packed._dilation, saturate)
     else:
         mat, w_max = packed._gemm_weight()
+        ints = packed._int8_weight() if xl.dtype == np.uint8 and \
+            IG.available(mat.shape[1]) else None
         acc = G.conv_last(xl, xp.zero_point, mat, w_max, tuple(w.shape[2:]), packed._stride,
-                          packed._padding, packed._dilation, packed._groups)
+                          packed._padding, packed._dilation, packed._groups, ints)
     return acc, xp, ws, -1
 
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember import _dtype
+from ember._kernels import integer_gemm as IG
 from ember._kernels import quantized_gemm as G
 from ember._ops.quantized import defop, qparams, int_array, from_ints, QParams, is_quantized
 from ember._tensor import _make
@@ -91,6 +92,17 @@ class LinearPackedParamsBase:
                                      int(np.max(np.abs(m))) if m.size else 0)
         return cached[1], cached[2]
 
+    def _int8_weight(self):
+        """(int8 (K, O) weight ``w.T``, its zero point(s)) for the integer GEMM, built once
+        for the weight it was made from (None for a weight that is not qint8)."""
+        cached = self.__dict__.get("_int8")
+        if cached is None or cached[0] is not self.weight:
+            w = self.weight
+            ok = w.dtype is _dtype.qint8
+            cached = self._int8 = (w, np.ascontiguousarray(int_array(w).T) if ok else None,
+                                   weight_params(w)[1])
+        return cached[1], cached[2]
+
     def unpack(self):
         return self.weight, self.bias
 
@@ -166,6 +178,10 @@ def _rows(x, K):
 def int_rows_times_weight(xi, x_zp, packed):
     """Exact accumulator (N, O) of integer rows ``xi`` (N, K) shifted by ``x_zp`` times
     the packed weight (one float32 conversion, exact sgemm: quantized_gemm.int_matmul)."""
+    if xi.dtype == np.uint8 and IG.available(xi.shape[1]):     # onnxruntime's int8 GEMM
+        b, b_zp = packed._int8_weight()
+        if b is not None:
+            return IG.matmul(xi, x_zp, b, b_zp)
     mat, w_max = packed._gemm_weight()
     x_max = max(int(x_zp), 255 - int(x_zp))      # bound of |x - x_zp| for any uint8 x
     if xi.shape[1] > G.exact_chunk(x_max, w_max) and xi.size:
@@ -196,7 +212,7 @@ def _linear_dynamic(X, W_prepack, reduce_range, relu):
     lo_v = float(x.min()) if x.size else 0.0
     hi_v = float(x.max()) if x.size else 0.0
     xs, xz = K_.choose_qparams(lo_v, hi_v, 0, 255, reduce_range=reduce_range)
-    xi = K_.quantize(x, xs, xz, 0, 255, np.int64)
+    xi = K_.quantize(x, xs, xz, 0, 255, np.uint8)
     acc = int_rows_times_weight(xi, xz, W_prepack)
     ws = weight_params(w)[0]
     b = None if bias is None else np.asarray(bias._data, np.float32)

@@ -169,3 +169,33 @@ def test_conv_empty_batch(groups, wshape):
     ye, yt, _ = _both(_qx(rng, (0, 4, 6, 6), 3), qw, None, [1, 1], [1, 1], [1, 1], groups,
                       0.03, 4)
     assert_same_q(ye, yt)
+
+
+@pytest.fixture(params=["onnxruntime", "numpy"])
+def integer_gemm_engine(request, monkeypatch):
+    """Run with onnxruntime's integer GEMM (when installed) and with the float32 path."""
+    from ember._kernels import integer_gemm
+    if request.param == "numpy":
+        monkeypatch.setattr(integer_gemm, "available", lambda K: False)
+    elif not integer_gemm.available(1):
+        pytest.skip("the onnx extra (onnxruntime) is not installed")
+    return request.param
+
+
+@pytest.mark.parametrize("groups,zps", [(1, None), (2, None), (1, [3, -2, 0, 1, 5, -7])])
+def test_integer_gemm_engines_give_torchs_integers(integer_gemm_engine, groups, zps):
+    rng = np.random.default_rng(groups)
+    qx = _qx(rng, (2, 4, 9, 9), 37)
+    qw = _qw(rng, (6, 4 // groups, 3, 3), zps)
+    bias = torch.from_numpy(rng.standard_normal(6).astype(np.float32))
+    ye, yt, _ = _both(qx, qw, bias, [1, 1], [1, 1], [1, 1], groups, 0.05, 20)
+    assert_same_q(ye, yt)
+    x = torch._make_per_tensor_quantized_tensor(
+        torch.from_numpy(rng.integers(0, 256, (5, 70)).astype(np.uint8)), 0.02, 120)
+    w = torch.quantize_per_tensor(torch.randn(9, 70) * 0.1, 0.003, 0, torch.qint8)
+    pt = TQ.linear_prepack(w, bias[:1].repeat(9))
+    pe = Q.linear_prepack(to_ember(w), to_ember(bias[:1].repeat(9)))
+    assert_same_q(Q.linear(to_ember(x), pe, 0.04, 60), TQ.linear(x, pt, 0.04, 60))
+    xf = torch.randn(5, 70)
+    np.testing.assert_array_equal(Q.linear_dynamic(to_ember(xf), pe, True).numpy(),
+                                  TQ.linear_dynamic(xf, pt, True).numpy())
