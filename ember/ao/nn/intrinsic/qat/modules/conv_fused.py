@@ -55,7 +55,6 @@ class _ConvBnNd(_FloatConvNd, _FusedModule):
             self.update_bn_stats()
         else:
             self.freeze_bn_stats()
-        self._enable_slow_path_for_better_numerical_stability = False
 
     def reset_running_stats(self):
         self.bn.reset_running_stats()
@@ -82,19 +81,20 @@ class _ConvBnNd(_FloatConvNd, _FusedModule):
         return self
 
     def _forward(self, input):
-        running_std = ember.sqrt(self.bn.running_var + self.bn.eps)
-        scale_factor = self.bn.weight / running_std
-        weight_shape = [1] * self.weight.dim()
-        weight_shape[0] = -1
-        bias_shape = [1] * self.weight.dim()
-        bias_shape[1] = -1
-        scaled_weight = self.weight_fake_quant(self.weight * scale_factor.reshape(weight_shape))
-        zero_bias = ember.zeros(self.out_channels, dtype=input.dtype)
-        conv = self._conv_forward(input, scaled_weight, zero_bias)
-        conv_orig = conv / scale_factor.reshape(bias_shape)
+        """Batch norm simulated on the quantized weight: the weight is scaled by the batch
+        norm's gamma / sigma (running statistics) before fake quantization, the convolution's
+        output divided back, so that ``self.bn`` (batch or running statistics) sees the
+        unscaled output and its folding at convert time matches what training saw."""
+        per_output = [-1] + [1] * (self.weight.dim() - 1)        # (C_out, 1, 1, ...)
+        per_channel = [1, -1] + [1] * (self.weight.dim() - 2)    # (1, C_out, 1, ...)
+        gain = self.bn.weight / ember.sqrt(self.bn.running_var + self.bn.eps)
+        folded = self.weight_fake_quant(self.weight * gain.reshape(per_output))
+        out = self._conv_forward(input, folded,
+                                 ember.zeros(self.out_channels, dtype=input.dtype))
+        out = out / gain.reshape(per_channel)
         if self.bias is not None:
-            conv_orig = conv_orig + self.bias.reshape(bias_shape)
-        return self.bn(conv_orig)
+            out = out + self.bias.reshape(per_channel)
+        return self.bn(out)
 
     def forward(self, input):
         return self._forward(input)

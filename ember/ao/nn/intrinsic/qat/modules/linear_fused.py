@@ -49,14 +49,14 @@ class LinearBn1d(nn.modules.linear.Linear, _FusedModule):
         return self
 
     def forward(self, input):
-        running_std = ember.sqrt(self.bn.running_var + self.bn.eps)
-        scale_factor = self.bn.weight / running_std
-        scaled_weight = self.weight_fake_quant(self.weight * scale_factor.reshape([-1, 1]))
-        linear_out = F.linear(input, scaled_weight)
-        linear_out_orig = linear_out / scale_factor.reshape([1, -1])
+        """As ConvBn's: the weight scaled by gamma / sigma before fake quantization, the
+        output divided back before ``self.bn``."""
+        gain = self.bn.weight / ember.sqrt(self.bn.running_var + self.bn.eps)
+        out = F.linear(input, self.weight_fake_quant(self.weight * gain.reshape([-1, 1])))
+        out = out / gain.reshape([1, -1])
         if self.bias is not None:
-            linear_out_orig = linear_out_orig + self.bias.reshape([1, -1])
-        return self.bn(linear_out_orig)
+            out = out + self.bias.reshape([1, -1])
+        return self.bn(out)
 
     def train(self, mode=True):
         self.training = mode
