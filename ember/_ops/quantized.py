@@ -199,12 +199,13 @@ def _check_qdtype(d):
 
 
 def _check_zero_point(fname, zero_point, qdtype):
+    """torch's range check of zero point(s) (``fname``: its kernel's name)."""
     lo, hi = _dtype.QRANGE[qdtype]
-    zp = np.asarray(zero_point)
-    if zp.size and (zp.min() < lo or zp.max() > hi):
-        raise RuntimeError(f"{fname}(): zero_point is out of range: must lie in "
-                           f"[{lo}, {hi}] for {qdtype}" if zp.ndim == 0 else
-                           f"{fname}(): each zero_point must lie in [{lo}, {hi}] for {qdtype}")
+    for z in np.asarray(zero_point).reshape(-1).tolist():
+        if z > hi:
+            raise RuntimeError(f"{fname} zero_point {z} is above upper bound.")
+        if z < lo:
+            raise RuntimeError(f"{fname} zero_point {z} is below lower bound.")
 
 
 def _require_quantized(fname, t):
@@ -236,7 +237,7 @@ def _quantize_per_tensor(self, scale, zero_point, dtype):
         scale = float(scale.item())
     if isinstance(zero_point, Tensor):
         zero_point = int(zero_point.item())
-    _check_zero_point("quantize_per_tensor", zero_point, dtype)
+    _check_zero_point("quantize_tensor_per_tensor_affine", zero_point, dtype)
     lo, hi = _dtype.QRANGE[dtype]
     storage = _dtype.QSTORAGE[dtype]
     x = np.asarray(self._data)
@@ -293,18 +294,22 @@ def _quantize_per_channel(self, scales, zero_points, axis, dtype):
     ndim = self.dim()
     if not -ndim <= axis < max(ndim, 1):
         raise RuntimeError(f"Channel axis out of range in per channel affine quantization. Got: "
-                           f"{axis}Expected: < {ndim}")
+                           f"{axis}Expected: [0, {ndim})")
     axis = axis % ndim
     n = self.shape[axis]
+    if scales.numel() != zero_points.numel():
+        raise RuntimeError("Number of elements in scales and zero_points must match")
     if scales.dim() != 1 or scales.numel() != n:
-        raise RuntimeError("length of scales must equal to channel")
+        raise RuntimeError(f"length of scales must equal to channel, expected {n} got, "
+                           f"{scales.numel()}")
     if zero_points.dim() != 1 or zero_points.numel() != n:
-        raise RuntimeError("length of zero_points must equal to channel")
+        raise RuntimeError(f"length of zero_points must equal to channel expected {n} got, "
+                           f"{zero_points.numel()}")
     float_qparams = zero_points.dtype.is_floating_point
     s = np.asarray(scales._data, np.float64).copy()
     z = np.asarray(zero_points._data).astype(np.float64 if float_qparams else np.int64)
     if not float_qparams:
-        _check_zero_point("quantize_per_channel", z, dtype)
+        _check_zero_point("quantize_tensor_per_channel_affine", z, dtype)
     lo, hi = _dtype.QRANGE[dtype]
     shape = K.channel_shape(ndim, axis, n)
     x = np.asarray(self._data)

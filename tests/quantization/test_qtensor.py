@@ -188,3 +188,23 @@ def test_parameter_of_quantized_tensor_keeps_qparams():
         np.testing.assert_array_equal(r.int_repr().numpy(), q.int_repr().numpy())
     with pytest.raises(RuntimeError, match="floating point and complex dtype can require"):
         ember.nn.Parameter(q)
+
+
+@pytest.mark.parametrize("case", range(6))
+def test_creation_errors_like_torch(case):
+    def call(m):
+        x = m.zeros(2, 3)
+        return [lambda: m.quantize_per_tensor(x, 0.1, 300, m.quint8),
+                lambda: m.quantize_per_tensor(x, 0.1, -1, m.quint8),
+                lambda: m.quantize_per_channel(x, m.tensor([0.1, 0.2]), m.tensor([0, 300]), 0,
+                                               m.quint8),
+                lambda: m.quantize_per_channel(x, m.tensor([0.1, 0.2]), m.tensor([0, 1]), 2,
+                                               m.quint8),
+                lambda: m.quantize_per_channel(x, m.tensor([0.1]), m.tensor([0]), 0, m.quint8),
+                lambda: m.quantize_per_channel(x, m.tensor([0.1, 0.2]), m.tensor([0]), 0,
+                                               m.quint8)][case]()
+    with pytest.raises(RuntimeError) as t:
+        call(torch)
+    with pytest.raises(RuntimeError) as e:
+        call(ember)
+    assert str(e.value) == str(t.value)
