@@ -298,7 +298,7 @@ def _quantize_per_channel(self, scales, zero_points, axis, dtype):
     axis = axis % ndim
     n = self.shape[axis]
     if scales.numel() != zero_points.numel():
-        raise RuntimeError("Number of elements in scales and zero_points must match")
+        raise RuntimeError("number of elements in scales and zero_points must match")
     if scales.dim() != 1 or scales.numel() != n:
         raise RuntimeError(f"length of scales must equal to channel, expected {n} got, "
                            f"{scales.numel()}")
