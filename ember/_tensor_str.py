@@ -239,7 +239,7 @@ def tensor_repr(t, *, tensor_contents=None):
         if dt is not default:
             notes.append(f"dtype={dt}")
         body = "..."
-    elif arr.size == 0:
+    elif arr.size == 0 and arr.dtype not in _dtype.QUANTIZED_NP:
         if arr.ndim != 1:
             notes.append(f"size={tuple(arr.shape)}")
         if dt is not default:
@@ -256,7 +256,8 @@ def tensor_repr(t, *, tensor_contents=None):
                       f"zero_point={tensor_repr(_make(qp.zero_point))}", f"axis={qp.axis}"]
         else:
             notes += [f"scale={qp.scale}", f"zero_point={qp.zero_point}"]
-        body = None if tensor_contents is not None else _body(float_array(t), indent)
+        body = "[]" if arr.size == 0 else _body(float_array(t), indent)
+        body = None if tensor_contents is not None else body
     else:
         if not _OPTIONS["edgeitems"]:
             notes.append(f"size={tuple(arr.shape)}")

@@ -47,9 +47,8 @@ def quantize(x, scale, zero_point, qmin, qmax, storage, *, fused=True):
         v = (x.astype(_F64) * inv.astype(_F64) + np.asarray(zero_point, _F64)).astype(_F32)
     else:
         v = x * inv + np.asarray(zero_point, dtype=_F32)
-    v = np.rint(v)
-    np.clip(v, qmin, qmax, out=v)
-    return v.astype(storage)
+    v = np.clip(np.rint(v), qmin, qmax)  # not out=: a 0-d input gives NumPy scalars
+    return np.asarray(v).astype(storage)
 
 
 def dequantize(q, scale, zero_point):
