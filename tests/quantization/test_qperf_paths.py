@@ -199,3 +199,16 @@ def test_integer_gemm_engines_give_torchs_integers(integer_gemm_engine, groups, 
     xf = torch.randn(5, 70)
     np.testing.assert_array_equal(Q.linear_dynamic(to_ember(xf), pe, True).numpy(),
                                   TQ.linear_dynamic(xf, pt, True).numpy())
+
+
+@pytest.mark.parametrize("d,stride,dilation", [(1, 2, 1), (2, 1, 1), (2, 2, 2), (3, 1, 2)])
+def test_one_channel_conv_columns(integer_gemm_engine, d, stride, dilation):
+    """One input channel: im2col tap by tap (quantized_gemm._columns_one_channel), any
+    stride and dilation, per-channel weights with a bias, 1 to 3 spatial dims."""
+    rng = np.random.default_rng(50 + d)
+    qx = _qx(rng, (3, 1) + (9,) * d, 11)
+    qw = _qw(rng, (5, 1) + (3,) * d)
+    bias = torch.from_numpy(rng.standard_normal(5).astype(np.float32))
+    ye, yt, _ = _both(qx, qw, bias, [stride] * d, [1] * d, [dilation] * d, 1, 0.07, 9,
+                      relu=d == 2)
+    assert_same_q(ye, yt)
