@@ -212,3 +212,22 @@ def test_one_channel_conv_columns(integer_gemm_engine, d, stride, dilation):
     ye, yt, _ = _both(qx, qw, bias, [stride] * d, [1] * d, [dilation] * d, 1, 0.07, 9,
                       relu=d == 2)
     assert_same_q(ye, yt)
+
+
+def test_clone_and_copying_reshape_keep_layout_and_params():
+    """clone copies the plain integers (route's fast copy): strides of each memory format,
+    per-channel parameters, and a reshape that must copy (flatten of channels-last)."""
+    rng = np.random.default_rng(60)
+    qt = _qx(rng, (2, 5, 3, 4), 9).contiguous(memory_format=torch.channels_last)
+    qe = to_ember(qt).contiguous(memory_format=ember.channels_last)
+    for fmt in (None, "preserve_format", "contiguous_format", "channels_last"):
+        kw = {} if fmt is None else {"memory_format": getattr(torch, fmt)}
+        ye = qe.clone(**({} if fmt is None else {"memory_format": getattr(ember, fmt)}))
+        yt = qt.clone(**kw)
+        assert_same_q(ye, yt)
+        assert ye.stride() == yt.stride()
+        assert ye.data_ptr() != qe.data_ptr()
+    assert_same_q(qe.flatten(1), qt.flatten(1))
+    assert_same_q(qe.reshape(2, -1), qt.reshape(2, -1))
+    wt = _qw(rng, (4, 3, 2, 2), zero_points=[1, -2, 0, 3])
+    assert_same_q(to_ember(wt).clone(), wt.clone())
