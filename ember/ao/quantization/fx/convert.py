@@ -126,6 +126,9 @@ def get_qparam_dict(observer):
     """The weight observer's parameters as reference modules take them (symmetric schemes
     written as affine, as torch does)."""
     qscheme = getattr(observer, "qscheme", None)
+    if qscheme is None or observer.dtype in (ember.float16, ember.float32):
+        # PlaceholderObserver (float16 weights): no parameters
+        return {"qscheme": None, "dtype": observer.dtype}
     if qscheme is ember.per_tensor_symmetric:
         qscheme = ember.per_tensor_affine
     elif qscheme is ember.per_channel_symmetric:
@@ -140,9 +143,15 @@ def get_qparam_dict(observer):
     return out
 
 
-def _swap_reference_modules(model, attrs):
+def _swap_reference_modules(model, attrs, install=True):
     """Weighted float modules (also inside fused ones) of quantized patterns become their
-    reference quantized modules, weight qparams from the qconfig's weight observer."""
+    reference quantized modules, weight qparams from the qconfig's weight observer.
+
+    ``install=False`` (convert_fx lowering straight from the float modules) builds the same
+    modules and drops them: torch's convert_fx always goes through reference modules, each
+    built by its float constructor (random initialization, a QAT module's ``to_float``
+    first), so the global generator moves as much as in torch; later ``randn`` calls of a
+    program then draw the same numbers."""
     modules = dict(model.named_modules(remove_duplicate=False))
     for node in model.graph.nodes:
         entry = attrs.matches.get(node.name)
@@ -156,9 +165,15 @@ def _swap_reference_modules(model, attrs):
         if fake_quant is not None and hasattr(mod, "to_float"):
             # a QAT module: its float form (bn folded in), weight qparams from training
             mod = mod.to_float()
+            if not install:
+                _build_reference(mod, fake_quant, attrs)
+                continue
             parent, _, name = node.target.rpartition(".")
             setattr(modules[parent] if parent else model, name, mod)
             modules[node.target] = mod
+        if not install:
+            _build_reference(mod, qconfig.weight(), attrs, observe=True)
+            continue
         inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
         ref_cls = _reference_class(type(inner), attrs.backend_config)
         if ref_cls is None:
@@ -173,6 +188,19 @@ def _swap_reference_modules(model, attrs):
             setattr(modules[parent] if parent else model, name, ref)
         else:
             mod[0] = ref
+
+
+def _build_reference(mod, observer, attrs, observe=False):
+    """Build (and drop) the reference module of ``mod``, weight qparams from ``observer``
+    (a fresh weight observer is run first; a QAT module's fake-quantizer is only read:
+    lowering runs it)."""
+    inner = mod[0] if isinstance(mod, ember.nn.Sequential) else mod
+    ref_cls = _reference_class(type(inner), attrs.backend_config)
+    if ref_cls is None:
+        return
+    if observe:
+        observer(inner.weight)
+    ref_cls.from_float(inner, get_qparam_dict(observer))
 
 
 def _swap_dynamic_modules(model, attrs):
@@ -273,6 +301,7 @@ def convert(model, is_reference=False, remove_qconfig=True, qconfig_mapping=None
     if is_reference:
         _swap_reference_modules(model, attrs)
     else:
+        _swap_reference_modules(model, attrs, install=False)
         _swap_dynamic_modules(model, attrs)
         lower_to_quantized(model, attrs, observers)
     model.graph.eliminate_dead_code()
