@@ -136,16 +136,21 @@ def max_pool(ints, kernel, stride, padding, dilation, ceil_mode, channels_last=F
         for i in range(nd):
             widths[first + i] = (padding[i], pad_hi[i])
         x = np.pad(ints, widths, constant_values=np.iinfo(ints.dtype).min)
-    lead = (slice(None),) * first
-    taps = [lead + tuple(slice(offs[i] * dilation[i], offs[i] * dilation[i] + (outs[i] - 1) *
-                               stride[i] + 1, stride[i]) for i in range(nd))
-            for offs in np.ndindex(*kernel)]
-    if len(taps) == 1:
-        return np.array(x[taps[0]])
-    result = np.maximum(x[taps[0]], x[taps[1]])
-    for sl in taps[2:]:
-        np.maximum(result, x[sl], out=result)
-    return result
+    # one dimension at a time, the outermost first (a window's max is the max over its rows
+    # of each row's max): kernel[i] - 1 passes each instead of prod(kernel) - 1 in all, the
+    # first ones over long contiguous runs
+    for i in range(nd):
+        lead = (slice(None),) * (first + i)
+        taps = [lead + (slice(o * dilation[i], o * dilation[i] + (outs[i] - 1) * stride[i] + 1,
+                              stride[i]),) for o in range(kernel[i])]
+        if len(taps) == 1:
+            x = x[taps[0]]
+            continue
+        result = np.maximum(x[taps[0]], x[taps[1]])
+        for sl in taps[2:]:
+            np.maximum(result, x[sl], out=result)
+        x = result
+    return np.array(x) if np.may_share_memory(x, ints) else x
 
 
 def avg_pool(ints, kernel, stride, padding, ceil_mode, count_include_pad, divisor_override,
