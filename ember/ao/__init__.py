@@ -1,5 +1,5 @@
-"""torch.ao: quantization (``ember.ao.quantization``) and its modules (``ember.ao.nn``).
-Subpackages load on first use."""
+"""torch.ao: quantization (``ember.ao.quantization``), its modules (``ember.ao.nn``), the
+Numeric Suite (``ember.ao.ns``). Subpackages load on first use."""
 from ember.ao._alias import lazy_submodules as _lazy
 
-__getattr__ = _lazy("ember.ao", ("nn", "quantization"))
+__getattr__ = _lazy("ember.ao", ("nn", "quantization", "ns"))

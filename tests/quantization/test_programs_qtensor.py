@@ -29,3 +29,13 @@ def test_empty_per_channel_repr():
     t = torch.quantize_per_channel(torch.zeros(2, 0), *map(torch.tensor, args), 0, torch.qint8)
     e = ember.quantize_per_channel(ember.zeros(2, 0), *map(ember.tensor, args), 0, ember.qint8)
     assert repr(e) == repr(t)
+
+
+@pytest.mark.parametrize("path", ["ao.nn.quantized.reference", "ao.ns", "ao.nn.quantized.dynamic",
+                                  "ao.nn.intrinsic.qat", "nn.quantized.dynamic"])
+def test_subpackages_reached_as_attributes(path):
+    """``torch.ao.nn.quantized.reference.Linear`` works without importing the package first."""
+    obj = ember
+    for part in path.split("."):
+        obj = getattr(obj, part)
+    assert obj.__name__.endswith(path.split(".")[-1])
