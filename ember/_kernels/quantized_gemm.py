@@ -31,6 +31,8 @@ on random inputs, tests/quantization/test_qops_linear_conv.py):
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
@@ -143,7 +145,7 @@ def _columns_one_channel(xp, out, k, stride, dilation):
     one strided copy a tap: NumPy copies the window view (whose innermost run is the k[-1]
     taps) element by element, several times slower (2.2x on 64x1x8x8, 4.6x on 64x1x28x28)."""
     N = xp.shape[0]
-    cols = np.empty((N,) + tuple(out) + (int(np.prod(k)),), xp.dtype)
+    cols = np.empty((N,) + tuple(out) + (math.prod(k),), xp.dtype)
     for t, pos in enumerate(np.ndindex(*k)):
         cols[..., t] = xp[(slice(None),) + tuple(
             slice(p * d, p * d + s * (o - 1) + 1, s)
@@ -151,43 +153,55 @@ def _columns_one_channel(xp, out, k, stride, dilation):
     return cols.reshape(-1, cols.shape[-1])
 
 
+def _windows(xg, out, k, stride, dilation):
+    """The im2col windows of channels-last ``xg`` (N, *S, C) as a strided view
+    (N, *out, *k, C): NumPy's ``as_strided`` when ``xg`` is a slice, else the faster
+    ``ndarray`` constructor over its buffer."""
+    n = len(k)
+    st = xg.strides
+    shape = (xg.shape[0],) + tuple(out) + tuple(k) + (xg.shape[-1],)
+    strides = (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) + \
+        tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],)
+    if xg.flags.c_contiguous:
+        view = np.ndarray(shape, xg.dtype, xg, 0, strides)
+        view.flags.writeable = False
+        return view
+    return as_strided(xg, shape, strides, writeable=False)
+
+
 def conv_last(xl, x_zp, mat, w_max, k, stride, padding, dilation, groups, ints=None):
     """Exact integer convolution of channels-last uint8 ``xl`` (N, *S, C) with the weight
     matrix of :func:`conv_weight_matrix`: im2col of the integers into float32 columns
     shifted by ``x_zp`` (one pass), one exact sgemm a group. -> (N, *out, O) accumulator
     (float32, or float64 past one exact chunk)."""
-    n = len(k)
     xp = _padded_last(xl, padding, x_zp)
     N, C = xp.shape[0], xp.shape[-1]
     out = _out_size(xp.shape[1:-1], k, stride, dilation)
-    st = xp.strides
     Cg = C // groups
-    Og = mat.shape[2]
-    M = N * int(np.prod(out))
-    x_max = max(int(x_zp), 255 - int(x_zp))      # bound of |x - x_zp| for any uint8 x
-    if mat.shape[1] > exact_chunk(x_max, w_max) and xl.size:
-        x_max = shifted_max(xl.min(), xl.max(), x_zp)      # the actual one is smaller
+    K, Og = mat.shape[1], mat.shape[2]
+    M = N * math.prod(out)
     pointwise = all(v == 1 for v in k)
+    if ints is None:
+        x_max = max(int(x_zp), 255 - int(x_zp))      # bound of |x - x_zp| for any uint8 x
+        if K > exact_chunk(x_max, w_max) and xl.size:
+            x_max = shifted_max(xl.min(), xl.max(), x_zp)      # the actual one is smaller
     acc = None
     for g in range(groups):
         xg = xp[..., g * Cg:(g + 1) * Cg] if groups > 1 else xp
         if pointwise:       # 1x1 kernel: the (strided) input itself
             win = xg[(slice(None),) + tuple(slice(0, s * (o - 1) + 1, s)
                                             for s, o in zip(stride, out))]
-        else:
-            win = as_strided(xg, (N,) + tuple(out) + tuple(k) + (Cg,),
-                             (st[0],) + tuple(st[1 + i] * stride[i] for i in range(n)) +
-                             tuple(st[1 + i] * dilation[i] for i in range(n)) + (st[-1],),
-                             writeable=False)
+        elif ints is None or Cg > 1:
+            win = _windows(xg, out, k, stride, dilation)
         if ints is not None:        # (int8 matrices, zero points per output): int32 GEMM
             wz = ints[1][g * Og:(g + 1) * Og] if np.ndim(ints[1]) else ints[1]
             cols = _columns_one_channel(xg, out, k, stride, dilation) \
-                if Cg == 1 and not pointwise else win.reshape(M, mat.shape[1])
+                if Cg == 1 and not pointwise else win.reshape(M, K)
             part = integer_gemm.matmul(cols, x_zp, ints[0][g], wz)
         else:
             cols = np.empty(win.shape, _F32)
             np.subtract(win, _F32(x_zp), out=cols, casting="unsafe")
-            part = int_matmul(cols.reshape(M, mat.shape[1]), mat[g], x_max, w_max)
+            part = int_matmul(cols.reshape(M, K), mat[g], x_max, w_max)
         if groups == 1:
             acc = part
             break
