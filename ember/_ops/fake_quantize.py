@@ -20,7 +20,7 @@ _FLOATS = ("float32", "float64", "float16", "bfloat16")
 
 def _check_range(quant_min, quant_max, zero_point=None):
     if quant_min > quant_max:
-        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
     if zero_point is not None and np.any((np.asarray(zero_point) < quant_min) |
                                          (np.asarray(zero_point) > quant_max)):
         raise RuntimeError("`zero_point` must be between `quant_min` and `quant_max`.")
@@ -206,7 +206,7 @@ def _rounded_zp(zero_point, quant_min, quant_max):
 def _learnable(x, scale, zero_point, axis, quant_min, quant_max):
     _check_input("_fake_quantize_learnable_per_tensor_affine", x)
     if quant_min > quant_max:
-        raise RuntimeError("`quant_min` should be less than or equal to `quant_max`.")
+        raise RuntimeError("`quant_min` should be less than or         equal to `quant_max`.")
     zp = _rounded_zp(zero_point, quant_min, quant_max).astype(np.int64)
     s = np.asarray(scale, np.float32)
     if axis is not None:

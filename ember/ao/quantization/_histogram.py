@@ -56,6 +56,14 @@ class HistogramObserver(UniformQuantizationObserverBase):
         self.dst_nbins = 2 ** _BITS[str(dtype).replace("torch.", "")]
         self.upsample_rate = 16
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        for name in ("min_val", "max_val"):     # torch reports these twice when missing
+            if strict and prefix + name not in state_dict:
+                missing_keys.append(prefix + name)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
     # ------------------------------------------------------------ observing
 
     def forward(self, x_orig):

@@ -141,6 +141,8 @@ class FakeQuantize(FakeQuantizeBase):
             key = prefix + name
             if key in state_dict:
                 setattr(self, name, _resize_like(getattr(self, name), state_dict[key].shape))
+            elif strict:        # torch reports these twice: here, then with the buffers
+                missing_keys.append(key)
         super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
                                       unexpected_keys, error_msgs)
 

@@ -151,6 +151,16 @@ class UniformQuantizationObserverBase(ObserverBase):
                                                     self.has_customized_qrange, dtype,
                                                     reduce_range)
 
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        """As torch: a state dict without ``eps`` (saved before it was a buffer) loads, the
+        observer keeping its own."""
+        before = len(missing_keys)
+        super()._load_from_state_dict(state_dict, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+        if prefix + "eps" in missing_keys[before:]:
+            missing_keys.remove(prefix + "eps")
+
     def _calculate_qparams(self, min_val, max_val):
         """(scale, zero_point) of the range [min_val, max_val] (0-dim: per tensor; 1-d: per
         channel), float32 arithmetic as torch's."""
