@@ -40,6 +40,7 @@ from ember._kernels import integer_gemm, nn_conv
 
 _F32 = np.float32
 _F64 = np.float64
+_clip = np._core.umath.clip if hasattr(np, "_core") else np.clip     # the ufunc itself
 
 
 def shifted(ints, zero_point):
@@ -249,14 +250,14 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     if clip:        # the first pair in acc, each further pair in tmp
         np.multiply(views[1], wt[1], out=tmp)
         acc += tmp
-        np.clip(acc, -32768, 32767, out=acc)
+        _clip(acc, _F32(-32768), _F32(32767), out=acc)
         pair = np.empty_like(acc)
         for t in range(2, len(views), 2):
             np.multiply(views[t], wt[t], out=pair)
             if t + 1 < len(views):
                 np.multiply(views[t + 1], wt[t + 1], out=tmp)
                 pair += tmp
-            np.clip(pair, -32768, 32767, out=pair)
+            _clip(pair, _F32(-32768), _F32(32767), out=pair)
             acc += pair
     else:
         for t in range(1, len(views)):
@@ -303,7 +304,6 @@ def act_times_w(x_scale, w_scale):
 # pass over two contiguous arrays. Viewing v as (M / R, R * O) rows against the scales
 # tiled R times (R * O >= _TILE values) runs the same products in long inner loops.
 _TILE = 8192
-_clip = np._core.umath.clip if hasattr(np, "_core") else np.clip     # the ufunc itself
 
 
 def _per_channel(ufunc, v, values, channel_axis):
@@ -312,7 +312,7 @@ def _per_channel(ufunc, v, values, channel_axis):
     values = np.asarray(values, _F32)
     O = values.size
     if values.ndim == 0 or channel_axis not in (-1, v.ndim - 1) or not v.flags.c_contiguous \
-            or O >= _TILE:
+            or O >= _TILE or v.size < 4 * _TILE:        # (tiling costs more than it saves)
         if values.ndim:
             shape = [1] * v.ndim
             shape[channel_axis] = -1
