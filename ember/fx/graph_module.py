@@ -5,6 +5,7 @@ import copy
 import functools
 import linecache
 import os
+import types
 
 import ember
 from ember import nn
@@ -26,11 +27,19 @@ def _compile(src, globals_):
     scope = dict(globals_)
     exec(compile(src, filename, "exec"), scope)
     compiled = scope["forward"]
+    # the wrapper reads the generated code's globals (``torch``...), so that jit.script,
+    # which compiles the wrapped source under the wrapper's globals, resolves its names
+    scope["_fx_has_proxy"], scope["_fx_recording_calls"] = _has_proxy, recording_calls
+    template = _recording_forward(compiled)
+    forward = types.FunctionType(template.__code__, scope, "forward", None,
+                                 template.__closure__)
+    return functools.update_wrapper(forward, compiled)
 
-    @functools.wraps(compiled)
+
+def _recording_forward(compiled):
     def forward(self, *args, **kwargs):
-        if _has_proxy((args, kwargs)) is not None:
-            with recording_calls():
+        if _fx_has_proxy((args, kwargs)) is not None:  # noqa: F821 (the generated scope's)
+            with _fx_recording_calls():  # noqa: F821
                 return compiled(self, *args, **kwargs)
         return compiled(self, *args, **kwargs)
     return forward

@@ -71,3 +71,34 @@ def test_float16_reference_module():
     t_ref, e_ref = getattr(t_model, "0"), getattr(e_model, "0")
     assert e_ref.weight_qscheme is None and t_ref.weight_qscheme is None
     assert str(e_ref.weight_dtype) == str(t_ref.weight_dtype) == "torch.float16"
+
+
+def _converted(lib):
+    from importlib import import_module
+    fx = import_module(lib.__name__ + ".ao.quantization.quantize_fx")
+    nn = lib.nn
+    lib.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU(), nn.AdaptiveAvgPool2d(1), nn.Flatten(),
+                          nn.Linear(4, 2)).eval()
+    x = lib.randn(2, 3, 6, 6)
+    mapping = lib.ao.quantization.get_default_qconfig_mapping("x86")
+    prepared = fx.prepare_fx(model, mapping, example_inputs=(x,))
+    prepared(x)
+    return fx.convert_fx(prepared), x
+
+
+def test_jit_script_of_convert_fx_model():
+    """jit.script compiles the generated forward under its own globals (``torch``)."""
+    import io
+    import numpy as np
+    t_model, t_x = _converted(torch)
+    e_model, e_x = _converted(ember)
+    scripted = ember.jit.script(e_model)
+    buf = io.BytesIO()
+    ember.jit.save(scripted, buf)
+    buf.seek(0)
+    loaded = ember.jit.load(buf)
+    expected = t_model(t_x).numpy()
+    for out in (e_model(e_x), scripted(e_x), loaded(e_x)):
+        np.testing.assert_allclose(out.numpy(), expected, atol=0.05)
+        assert ember.equal(out, e_model(e_x))
