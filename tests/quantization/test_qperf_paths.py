@@ -199,6 +199,15 @@ def test_integer_gemm_engines_give_torchs_integers(integer_gemm_engine, groups, 
     xf = torch.randn(5, 70)
     np.testing.assert_array_equal(Q.linear_dynamic(to_ember(xf), pe, True).numpy(),
                                   TQ.linear_dynamic(xf, pt, True).numpy())
+    # large enough for onnxruntime's GEMM (small ones take the float32 path: both checked)
+    from ember._ops.quantized_linear import INT_GEMM_MIN_WORK
+    x = torch._make_per_tensor_quantized_tensor(
+        torch.from_numpy(rng.integers(0, 256, (64, 300)).astype(np.uint8)), 0.02, 7)
+    w = _qw(rng, (40, 300), None if zps is None else rng.integers(-7, 8, 40))
+    assert 64 * 300 * 40 >= INT_GEMM_MIN_WORK > 5 * 70 * 9
+    b = torch.from_numpy(rng.standard_normal(40).astype(np.float32))
+    pt, pe = TQ.linear_prepack(w, b), Q.linear_prepack(to_ember(w), to_ember(b))
+    assert_same_q(Q.linear(to_ember(x), pe, 0.3, 100), TQ.linear(x, pt, 0.3, 100))
 
 
 @pytest.mark.parametrize("d,stride,dilation", [(1, 2, 1), (2, 1, 1), (2, 2, 2), (3, 1, 2)])
