@@ -47,8 +47,16 @@ def quantize(x, scale, zero_point, qmin, qmax, storage, *, fused=True):
         v = (x.astype(_F64) * inv.astype(_F64) + np.asarray(zero_point, _F64)).astype(_F32)
     else:
         v = x * inv + np.asarray(zero_point, dtype=_F32)
-    v = np.clip(np.rint(v), qmin, qmax)  # not out=: a 0-d input gives NumPy scalars
-    return np.asarray(v).astype(storage)
+    v = np.asarray(np.rint(v))
+    if np.dtype(storage).itemsize >= 4:     # qint32's bounds are not float32 numbers
+        v = v.astype(np.float64)
+    nan = np.isnan(v)
+    out = np.asarray(np.clip(v, qmin, qmax)).astype(storage)
+    if nan.any():
+        # NaN: the fused 8-bit kernel gives qmax; the others convert NaN to int32's
+        # minimum and keep its low bits (qint32: -2**31, 8-bit per channel: 0)
+        out[nan] = qmax if fused else np.array(np.iinfo(np.int32).min).astype(storage)
+    return out
 
 
 def dequantize(q, scale, zero_point):
@@ -99,6 +107,9 @@ def choose_qparams(min_val, max_val, qmin, qmax, *, symmetric=False, reduce_rang
         qmin, qmax = qmin // 2, qmax // 2
     min_val = min(float(min_val), 0.0)
     max_val = max(float(max_val), 0.0)
+    if not min_val <= max_val:              # a NaN in the range
+        raise RuntimeError("In ChooseQuantizationParams, min should be less than or equal "
+                           "to max")
     if symmetric or preserve_sparsity:
         bound = max(abs(min_val), abs(max_val))
         min_val, max_val = -bound, bound

@@ -39,3 +39,30 @@ def test_subpackages_reached_as_attributes(path):
     for part in path.split("."):
         obj = getattr(obj, part)
     assert obj.__name__.endswith(path.split(".")[-1])
+
+
+NAN, INF = float("nan"), float("inf")
+EDGE_ROWS = [[1.0, NAN], [NAN, INF], [-INF, NAN], [5.0] * 9 + [NAN], [1e10, -1e10, 3e9]]
+
+
+@pytest.mark.parametrize("qtype", QTYPES)
+@pytest.mark.parametrize("row", EDGE_ROWS)
+def test_quantize_nan_inf_and_saturation(qtype, row):
+    """NaN: qmax in the 8-bit per-tensor kernel, int32's minimum (low bits kept) in the
+    others; qint32 saturates at its bounds."""
+    t = torch.quantize_per_tensor(torch.tensor(row), 0.1, 3, getattr(torch, qtype))
+    e = ember.quantize_per_tensor(ember.tensor(row), 0.1, 3, getattr(ember, qtype))
+    assert_same_q(e, t)
+    args = ([0.1, 1.0], [0, 1])
+    t = torch.quantize_per_channel(torch.tensor([row, row]), *map(torch.tensor, args), 0,
+                                   getattr(torch, qtype))
+    e = ember.quantize_per_channel(ember.tensor([row, row]), *map(ember.tensor, args), 0,
+                                   getattr(ember, qtype))
+    assert_same_q(e, t)
+
+
+def test_dynamic_quantize_nan_refused():
+    with pytest.raises(RuntimeError, match="min should be less than or equal to max"):
+        torch.quantize_per_tensor_dynamic(torch.tensor([1.0, NAN]), torch.quint8, False)
+    with pytest.raises(RuntimeError, match="min should be less than or equal to max"):
+        ember.quantize_per_tensor_dynamic(ember.tensor([1.0, NAN]), ember.quint8, False)
