@@ -306,6 +306,22 @@ def act_times_w(x_scale, w_scale):
 _TILE = 8192
 
 
+_tiles: dict = {}        # (values' bytes, rows) -> values tiled rows times (read-only)
+
+
+def _tiled(values, rows):
+    """``np.tile(values, rows)``, remembered by content (a model's layers reuse theirs on
+    every call; at most 128 kept)."""
+    key = (values.tobytes(), rows)
+    tiled = _tiles.get(key)
+    if tiled is None:
+        if len(_tiles) >= 128:
+            _tiles.clear()
+        tiled = _tiles[key] = np.tile(values, rows)
+        tiled.flags.writeable = False
+    return tiled
+
+
 def _per_channel(ufunc, v, values, channel_axis):
     """``ufunc(v, values, out=v)`` with ``values`` one per channel along ``channel_axis``
     of the float32 array ``v`` (Note [per-channel passes]); the same float32 results."""
@@ -323,7 +339,7 @@ def _per_channel(ufunc, v, values, channel_axis):
     rows = -(-_TILE // O)
     body = flat.shape[0] // rows * rows
     if body:
-        tiled = np.tile(values, rows)
+        tiled = _tiled(values, rows)
         part = flat[:body].reshape(-1, rows * O)
         ufunc(part, tiled, out=part)
     if body < flat.shape[0]:
