@@ -129,11 +129,14 @@ def _padded_last(xl, padding, fill, dtype=None):
     dtype = xl.dtype if dtype is None else np.dtype(dtype)
     if not any(padding):
         return xl if xl.dtype == dtype else xl.astype(dtype)
-    n = len(padding)
-    shape = (xl.shape[0],) + tuple(xl.shape[1 + i] + 2 * padding[i] for i in range(n)) + \
-        (xl.shape[-1],)
-    xp = np.full(shape, fill, dtype)
-    xp[(slice(None),) + tuple(slice(p, p + s) for p, s in zip(padding, xl.shape[1:-1]))] = xl
+    shape = list(xl.shape)
+    inner = [slice(None)]
+    for i, p in enumerate(padding):
+        shape[1 + i] += 2 * p
+        inner.append(slice(p, p + xl.shape[1 + i]))
+    xp = np.empty(shape, dtype)
+    xp.fill(fill)
+    xp[tuple(inner)] = xl
     return xp
 
 
