@@ -102,3 +102,39 @@ def test_jit_script_of_convert_fx_model():
     for out in (e_model(e_x), scripted(e_x), loaded(e_x)):
         np.testing.assert_allclose(out.numpy(), expected, atol=0.05)
         assert ember.equal(out, e_model(e_x))
+
+
+def _shadow_of_prepared(lib):
+    """add_shadow_loggers with the prepared model as model A (the tutorials' way)."""
+    from importlib import import_module
+    fx = import_module(lib.__name__ + ".ao.quantization.quantize_fx")
+    ns = import_module(lib.__name__ + ".ao.ns._numeric_suite_fx")
+    nn = lib.nn
+    lib.manual_seed(30)
+    model = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3)).eval()
+    x = lib.randn(5, 4)
+    prepared = fx.prepare_fx(copy.deepcopy(model),
+                             lib.ao.quantization.get_default_qconfig_mapping(),
+                             example_inputs=(x,))
+    prepared(x)
+    converted = fx.convert_fx(copy.deepcopy(prepared))
+    shadow = ns.add_shadow_loggers("fp32", prepared, "int8", converted, ns.OutputLogger)
+    shadow(x)
+    info = ns.extract_shadow_logger_info(shadow, ns.OutputLogger, "int8")
+    entries = {layer: {model: [(e["ref_node_name"], e["prev_node_name"],
+                                e["prev_node_target_type"], e["ref_node_target_type"])
+                               for e in lst]
+                       for model, lst in info[layer]["node_output"].items()}
+               for layer in info}
+    return shadow.code, [n for n, _ in shadow.named_children()], entries
+
+
+def test_shadow_loggers_of_prepared_model():
+    """The copy of model A's subgraph takes its observer along; fused modules and observers
+    are called positionally, torch.nn's modules with keywords."""
+    t_code, t_children, t_entries = _shadow_of_prepared(torch)
+    e_code, e_children, e_entries = _shadow_of_prepared(ember)
+    assert e_code == t_code
+    assert e_children == t_children
+    strip = lambda d: repr(d).replace("ember.", "torch.")  # noqa: E731
+    assert strip(e_entries) == strip(t_entries)

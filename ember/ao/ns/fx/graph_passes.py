@@ -251,6 +251,27 @@ def _chain(sub):
     return nodes[::-1]
 
 
+def _is_observer(node, gm):
+    from ember.ao.quantization.fake_quantize import FakeQuantizeBase
+    from ember.ao.quantization.observer import ObserverBase
+    return node.op == "call_module" and \
+        isinstance(gm.get_submodule(node.target), (ObserverBase, FakeQuantizeBase))
+
+
+def _shadowed_nodes(sub, gm):
+    """The nodes of model A's subgraph a shadow copies: with the observer after it when A
+    is a prepared model (as torch's copy)."""
+    nodes = _chain(sub)
+    observers = [u for u in nodes[-1].users if _is_observer(u, gm)]
+    return nodes + observers[:1] if len(observers) == 1 else nodes
+
+
+def _normalizes_module_call(mod):
+    """torch writes shadow calls of torch.nn's own modules with keyword arguments, others
+    (fused, observers...) positionally."""
+    return type(mod).__module__.startswith("ember.nn.modules")
+
+
 def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log_inputs):
     """Model B with a logger after each matched subgraph and, next to it, a float copy of
     model A's subgraph fed B's (dequantized) inputs, logged too."""
@@ -301,7 +322,8 @@ def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log
                 inputs[index_of_arg] = type(arg)(new_items) if isinstance(
                     arg, (list, tuple)) else new_items[0]
             prev = None
-            for i, node_a in enumerate(_chain(sub_a)):
+            copied = _shadowed_nodes(sub_a, gm_a)
+            for i, node_a in enumerate(copied):
                 name = f"{start_b.name}_shadow_copy_{i}"
                 args = list(node_a.args)
                 if prev is None:
@@ -317,7 +339,8 @@ def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log
                 if node_a.op == "call_module":
                     mod = copy.deepcopy(gm_a.get_submodule(node_a.target))
                     gm_b.add_module(name, mod)
-                    kw = _normalized_kwargs(type(mod).forward, args, node_a.kwargs, True)
+                    kw = _normalized_kwargs(type(mod).forward, args, node_a.kwargs, True) \
+                        if _normalizes_module_call(mod) else None
                     prev = graph.create_node("call_module", name,
                                              () if kw is not None else tuple(args),
                                              kw if kw is not None else dict(node_a.kwargs),
@@ -330,7 +353,7 @@ def create_a_shadows_b(name_a, gm_a, name_b, gm_b, pairs, logger_cls, should_log
                                              kw if kw is not None else dict(node_a.kwargs),
                                              name=name)
             logger_a = logger_cls(prev.name, prev.name, name_a, ref_name,
-                                  get_target_type_str(sub_a.end_node, gm_a),
+                                  get_target_type_str(copied[-1], gm_a),
                                   get_target_type_str(sub_a.base_op_node, gm_a),
                                   "node_output", 0, 0, _fqn(gm_a, sub_a.start_node))
             _insert_after(gm_b, prev, logger_a, f"{prev.name}_ns_logger_a_",
