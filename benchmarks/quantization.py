@@ -39,6 +39,10 @@ except ImportError:
 
 warnings.filterwarnings("ignore", message="torch.quantize_per_tensor")
 warnings.filterwarnings("ignore", message=".*TypedStorage is deprecated")
+# torch's (and ember's matching) deprecation and observer notices during prepare/convert
+for _notice in (".*torch.ao.quantization is deprecated", "Please use quant_min and quant_max",
+                "must run observer before calling calculate_qparams"):
+    warnings.filterwarnings("ignore", message=_notice)
 
 
 def digits_cnn(lib, width=32):
