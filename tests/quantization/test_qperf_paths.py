@@ -210,13 +210,15 @@ def test_integer_gemm_engines_give_torchs_integers(integer_gemm_engine, groups, 
     assert_same_q(Q.linear(to_ember(x), pe, 0.3, 100), TQ.linear(x, pt, 0.3, 100))
 
 
-@pytest.mark.parametrize("d,stride,dilation", [(1, 2, 1), (2, 1, 1), (2, 2, 2), (3, 1, 2)])
-def test_one_channel_conv_columns(integer_gemm_engine, d, stride, dilation):
-    """One input channel: im2col tap by tap (quantized_gemm._columns_one_channel), any
-    stride and dilation, per-channel weights with a bias, 1 to 3 spatial dims."""
-    rng = np.random.default_rng(50 + d)
-    qx = _qx(rng, (3, 1) + (9,) * d, 11)
-    qw = _qw(rng, (5, 1) + (3,) * d)
+@pytest.mark.parametrize("d,k,stride,dilation", [(1, 3, 2, 1), (1, 17, 1, 1), (2, 3, 1, 1),
+                                                  (2, 5, 2, 2), (3, 3, 1, 2)])
+def test_one_channel_conv_columns(integer_gemm_engine, d, k, stride, dilation):
+    """One input channel: im2col tap by tap for the integer GEMM (from 16 taps on:
+    quantized_gemm._columns_one_channel), the window view for fewer; any stride and
+    dilation, per-channel weights with a bias, 1 to 3 spatial dims."""
+    rng = np.random.default_rng(50 + d + k)
+    qx = _qx(rng, (3, 1) + (19 if d == 1 else 11,) * d, 11)
+    qw = _qw(rng, (5, 1) + (k,) * d)
     bias = torch.from_numpy(rng.standard_normal(5).astype(np.float32))
     ye, yt, _ = _both(qx, qw, bias, [stride] * d, [1] * d, [dilation] * d, 1, 0.07, 9,
                       relu=d == 2)
