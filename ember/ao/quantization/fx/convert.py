@@ -11,6 +11,7 @@ from __future__ import annotations
 import ember
 from ember.fx import GraphModule
 from ember.ao.quantization.fx.lower import lower_to_quantized
+from ember.ao.quantization.fx.prepare import _dtype_config
 
 __all__ = ["convert"]
 
@@ -57,14 +58,28 @@ def _register(model, prefix, value):
     return name
 
 
-def _replace_observer(model, node, scope, observers, qconfigs):
-    """One observer node -> get_attr scale/zero_point, quantize, dequantize."""
+def _replace_observer(model, node, scope, observers, qconfigs, is_reference=False):
+    """One observer node -> get_attr scale/zero_point, quantize, dequantize. In a reference
+    graph, as torch: a dynamic observer -> ``quantize_per_tensor_dynamic(x, dtype, True)``,
+    dequantize; a float16 one -> ``x.to(float16)``, dequantize."""
     graph = model.graph
     obs = getattr(model, node.target)
     observed = node.args[0]
     dtype = getattr(obs, "dtype", ember.float32)
-    if dtype not in (ember.quint8, ember.qint8, ember.qint32) or \
-            getattr(obs, "is_dynamic", False):
+    dynamic = getattr(obs, "is_dynamic", False)
+    if is_reference and (dtype is ember.float16 or dynamic and dtype in (ember.quint8,
+                                                                           ember.qint8)):
+        with graph.inserting_before(node):
+            if dynamic:
+                q = graph.call_function(ember.quantize_per_tensor_dynamic,
+                                        (observed, dtype, True))
+            else:
+                q = graph.call_method("to", (observed, dtype))
+            dq = graph.call_method("dequantize", (q,))
+        node.replace_all_uses_with(dq)
+        graph.erase_node(node)
+        return
+    if dtype not in (ember.quint8, ember.qint8, ember.qint32) or dynamic:
         node.replace_all_uses_with(observed)
         graph.erase_node(node)
         return
@@ -158,8 +173,8 @@ def _swap_reference_modules(model, attrs, install=True):
         if node.op != "call_module" or entry is None or entry[0] != node.name:
             continue
         qconfig = attrs.node_name_to_qconfig.get(node.name)
-        if qconfig is None:
-            continue
+        if qconfig is None or _dtype_config(entry[3], qconfig) is None:
+            continue            # not quantized (float16 static on x86...): stays float
         mod = modules[node.target]
         fake_quant = getattr(mod, "weight_fake_quant", None)
         if fake_quant is not None and hasattr(mod, "to_float"):
@@ -293,7 +308,8 @@ def convert(model, is_reference=False, remove_qconfig=True, qconfig_mapping=None
     for node in list(model.graph.nodes):
         if node.op == "call_module" and node.name in attrs.observer_roles:
             observer_names.append(node.target)
-            _replace_observer(model, node, scope, observers, attrs.node_name_to_qconfig)
+            _replace_observer(model, node, scope, observers, attrs.node_name_to_qconfig,
+                              is_reference)
     for name in observer_names:          # shared observers sit under several names
         if hasattr(model, name):
             delattr(model, name)

@@ -243,8 +243,51 @@ class _Lowering:
         self.erase([s, z])
         return True
 
+    def lower_dynamic_linear(self, root):
+        """F.linear under a dynamic qconfig (float input, no output quantize) ->
+        ``quantized::linear_dynamic(x, packed, True)`` (int8 weights, torch passes
+        reduce_range=True) or ``quantized::linear_dynamic_fp16(x, packed)``."""
+        wnode = root.args[1] if len(root.args) > 1 else root.kwargs.get("weight")
+        if _is_dq(wnode) and _is_q(wnode.args[0]) and \
+                wnode.args[0].target is ember.quantize_per_tensor:
+            wq = wnode.args[0]
+            w, ws, wz = wq.args[0], wq.args[1], wq.args[2]
+            qweight = ember.quantize_per_tensor(self.attr_value(w), float(self.attr_value(ws)),
+                                                int(self.attr_value(wz)), wq.args[3])
+            weight_nodes, fp16 = [wnode, wq, ws, wz, w], False
+        elif getattr(wnode, "op", None) == "get_attr":
+            qweight, weight_nodes, fp16 = self.attr_value(wnode), [wnode], True
+        else:
+            return False
+        bias_node = root.args[2] if len(root.args) > 2 else root.kwargs.get("bias")
+        bias = self.attr_value(bias_node) if hasattr(bias_node, "op") else bias_node
+        packed = _q().linear_prepack_fp16(qweight, bias) if fp16 else \
+            _q().linear_prepack(qweight, bias)
+        pname = _new_attr(self.model, "_packed_weight_")
+        setattr(self.model, pname, packed)
+        with self.graph.inserting_before(root):
+            packed_node = self.graph.get_attr(pname)
+        root.target = _q().linear_dynamic_fp16 if fp16 else _q().linear_dynamic
+        root.args = (root.args[0], packed_node) if fp16 else (root.args[0], packed_node, True)
+        root.kwargs = {}
+        self.erase(weight_nodes)
+        if hasattr(bias_node, "op"):
+            self.erase([bias_node])
+        return True
+
+    def _dynamic_qconfig(self, root):
+        qconfig = self.attrs.node_name_to_qconfig.get(root.name)
+        if qconfig is None:
+            return False
+        activation = qconfig.activation()
+        return bool(getattr(activation, "is_dynamic", False)) and \
+            getattr(activation, "dtype", None) in (ember.quint8, ember.float16)
+
     def lower(self, root, last, nodes, config):
         q = self.output_q(last)
+        if q is None and len(nodes) == 1 and root.op == "call_function" and \
+                root.target is F.linear and self._dynamic_qconfig(root):
+            return self.lower_dynamic_linear(root)
         if q is None:
             return False
         from ember.ao.quantization.fx.prepare import _canonical

@@ -23,15 +23,21 @@ class ReferenceQuantizedModule:
             raise AssertionError(f"qscheme: {self.weight_qscheme} is not support in reference "
                                  f"quantized {self._get_name()}")
         self.is_decomposed = weight_qparams.get("is_decomposed", False)
-        if self.weight_qscheme is None:
-            return
-        scale, zero_point = weight_qparams["scale"], weight_qparams["zero_point"]
-        scale = scale.detach().clone().to(ember.float32) if isinstance(scale, ember.Tensor) \
+        # as torch: the buffers exist for every scheme (defaults 1.0 / 0 without one);
+        # tensors keep their dtype, numbers become float32 scales and int32 zero points
+        scale = weight_qparams.get("scale", 1.0) if self.weight_qscheme is not None else 1.0
+        zero_point = weight_qparams.get("zero_point", 0) \
+            if self.weight_qscheme is not None else 0
+        scale = scale.detach().clone() if isinstance(scale, ember.Tensor) \
             else ember.tensor(scale, dtype=ember.float32)
         zp_dtype = ember.float32 if self.weight_qscheme is \
-            ember.per_channel_affine_float_qparams else ember.int64
-        zero_point = zero_point.detach().clone().to(zp_dtype) if isinstance(
+            ember.per_channel_affine_float_qparams else ember.int32
+        zero_point = zero_point.detach().clone() if isinstance(
             zero_point, ember.Tensor) else ember.tensor(zero_point, dtype=zp_dtype)
+        if not getattr(self, "_qparams_hooked", False):
+            self._register_state_dict_hook(_save_weight_scheme)
+            self._register_load_state_dict_pre_hook(_load_weight_scheme, with_module=True)
+            self._qparams_hooked = True
         self.register_buffer("weight_scale", scale)
         self.register_buffer("weight_zero_point", zero_point)
         per_channel = self.weight_qscheme in (ember.per_channel_affine,
@@ -49,7 +55,7 @@ class ReferenceQuantizedModule:
             return ember.quantize_per_tensor(w, float(self.weight_scale),
                                              int(self.weight_zero_point), self.weight_dtype)
         return ember.quantize_per_channel(w, self.weight_scale, self.weight_zero_point,
-                                          self.weight_axis_int, self.weight_dtype)
+                                          int(self.weight_axis), self.weight_dtype)
 
     def get_weight(self):
         """The float weight after quantize -> dequantize with the weight's qparams."""
@@ -59,3 +65,22 @@ class ReferenceQuantizedModule:
 
     def get_quantized_weight(self):
         return self._quantized()
+
+
+def _save_weight_scheme(module, state_dict, prefix, local_metadata):
+    """torch's state dicts of reference modules also hold the weight's scheme and dtype."""
+    state_dict[prefix + "weight_qscheme"] = module.weight_qscheme
+    state_dict[prefix + "weight_dtype"] = module.weight_dtype
+
+
+def _load_weight_scheme(module, state_dict, prefix, local_metadata, strict, missing_keys,
+                        unexpected_keys, error_msgs):
+    """Scheme and dtype back from the state dict; the qparams buffers take the saved
+    shapes and dtypes (per tensor <-> per channel)."""
+    for name in ("weight_qscheme", "weight_dtype"):
+        if prefix + name in state_dict:
+            setattr(module, name, state_dict.pop(prefix + name))
+    for name in ("weight_scale", "weight_zero_point", "weight_axis"):
+        value = state_dict.get(prefix + name)
+        if isinstance(value, ember.Tensor):
+            setattr(module, name, ember.empty(value.shape, dtype=value.dtype))
