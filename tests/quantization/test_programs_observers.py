@@ -54,3 +54,20 @@ def test_fake_quantize_bad_range_message(call):
     with pytest.raises(RuntimeError) as e_err:
         call(ember, ember.zeros(3, 2))
     assert str(e_err.value) == str(t_err.value)
+
+
+@pytest.mark.parametrize("make", [lambda nn: nn.LSTM(4, 3),
+                                  lambda nn: nn.MultiheadAttention(4, 2)])
+def test_static_prepare_of_lstm_refused(make):
+    """torch swaps these for its quantizable modules; ember says it lacks them (instead of
+    failing on the tuple output); dynamic qconfigs and qconfig None still prepare."""
+    q = ember.ao.quantization
+    model = ember.nn.Sequential(q.QuantStub(), make(ember.nn)).eval()
+    model.qconfig = q.default_qconfig
+    with pytest.raises(NotImplementedError, match="quantizable"):
+        q.prepare(model)
+    model[1].qconfig = None
+    q.prepare(model)
+    model.qconfig = q.default_dynamic_qconfig
+    del model[1].qconfig
+    q.prepare(model)

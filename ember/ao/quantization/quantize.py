@@ -122,6 +122,10 @@ def _has_no_children(module):
     return not any(True for _ in module.children())
 
 
+def _dynamic(qconfig):
+    return bool(getattr(qconfig.activation(), "is_dynamic", False))
+
+
 def _add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=None,
                    device=None, custom_module_class_mapping=None):
     """Attach observers (``activation_post_process`` + hook) to the leaf modules of the
@@ -158,6 +162,12 @@ def _add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=N
             insert(child)
         elif child.training and kind in special:
             insert(child, special[kind])
+        elif needs_observation(child) and kind in (nn.LSTM, nn.MultiheadAttention) and \
+                kind not in custom_module_class_mapping and not _dynamic(child.qconfig):
+            raise NotImplementedError(
+                f"static quantization of nn.{kind.__name__} (torch's default custom module "
+                f"swap to torch.ao.nn.quantizable.{kind.__name__}) is not supported by ember; "
+                f"quantize it with quantize_dynamic or set its qconfig to None")
         elif needs_observation(child) and kind in custom_module_class_mapping:
             observed = custom_module_class_mapping[kind].from_float(child)
             setattr(module, name, observed)
