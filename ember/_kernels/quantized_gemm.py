@@ -219,16 +219,24 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     """Depthwise convolution (one input channel a group, O = m*C) of channels-last uint8
     ``xl`` (N, *S, C) -> int accumulator (N, *out, O) (float32 holding integers).
 
-    Raw integers times raw weights, tap by tap (row-major), inputs padded with ``x_zp``,
-    then the zero points' terms subtracted. ``saturate``: fbgemm's depthwise kernel, whose
-    taps are summed in consecutive pairs saturated to int16 (vpmaddubsw); the pairs only
-    get clipped where two products can leave the int16 range. Every step is exact in
-    float32 (|x*w| <= 32640, sums of <= 125 of them)."""
+    Integers times raw weights, tap by tap (row-major), then the zero points' terms
+    subtracted. ``saturate``: fbgemm's depthwise kernel, whose taps are summed in
+    consecutive pairs saturated to int16 (vpmaddubsw) of raw products, inputs padded with
+    ``x_zp``; the pairs only get clipped where two products can leave the int16 range.
+    Without clipping the sums are exact whatever the order, so the inputs are shifted by
+    ``x_zp`` as they are padded (padding 0), which saves the zero point's correction pass.
+    Every step is exact in float32 (|x*w| <= 32640, sums of <= 125 of them)."""
     n = wi.ndim - 2
     O, k = wi.shape[0], tuple(wi.shape[2:])
     C = xl.shape[-1]
     mult = O // C
-    xp = _padded_last(xl, padding, x_zp, _F32)
+    w = np.asarray(wi, _F32).reshape(O, -1).T              # (taps, O)
+    x_hi = float(xl.max()) if xl.size else 0.0
+    clip = saturate and w.shape[0] > 1 and \
+        2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
+    shift = _F32(0 if clip else x_zp)       # subtracted from the inputs while padding
+    xp = _padded_last(xl, padding, x_zp, _F32) if not shift else \
+        _padded_shifted(xl, padding, shift)
     if mult > 1:
         xp = np.repeat(xp, mult, axis=-1)
     out = _out_size(xp.shape[1:-1], k, stride, dilation)
@@ -236,7 +244,6 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     # the last spatial axis split by phase (stride), so that each tap reads rows of Wo*O
     # contiguous values, times the tap's weights tiled Wo times
     phases = [xp] if s == 1 else [np.ascontiguousarray(xp[..., r::s, :]) for r in range(s)]
-    w = np.asarray(wi, _F32).reshape(O, -1).T              # (taps, O)
     views = []
     for pos in np.ndindex(*k):
         d = pos[-1] * dilation[-1]
@@ -245,9 +252,6 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
         v = phases[d % s][(slice(None),) + sl + (slice(d // s, d // s + Wo),)]
         views.append(v.reshape(v.shape[:-2] + (Wo * O,)))
     wt = np.tile(w, (1, Wo))                                 # (taps, Wo*O)
-    x_hi = float(xl.max()) if xl.size else 0.0
-    clip = saturate and len(views) > 1 and \
-        2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
     acc = np.multiply(views[0], wt[0])
     tmp = np.empty_like(acc)
     if clip:        # the first pair in acc, each further pair in tmp
@@ -274,9 +278,24 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
         for v in views:
             xsum += v
         acc -= wz * xsum.reshape(acc.shape)
-    if x_zp or np.any(wz):
-        acc -= _F32(x_zp) * w.sum(0) - _F32(K * x_zp) * wz
+    zp = x_zp - int(shift)          # the inputs' zero point still in the sums
+    if zp or np.any(wz):
+        acc -= _F32(zp) * w.sum(0) - _F32(K * zp) * wz
     return acc
+
+
+def _padded_shifted(xl, padding, shift):
+    """float32 ``xl - shift`` (N, *S, C), padded with 0 on the spatial axes."""
+    if not any(padding):
+        return np.subtract(xl, shift, dtype=_F32)
+    shape = list(xl.shape)
+    inner = [slice(None)]
+    for i, p in enumerate(padding):
+        shape[1 + i] += 2 * p
+        inner.append(slice(p, p + xl.shape[1 + i]))
+    xp = np.zeros(shape, _F32)
+    np.subtract(xl, shift, out=xp[tuple(inner)], casting="unsafe")
+    return xp
 
 
 def onednn_transposed_weight(w, groups):
