@@ -232,6 +232,8 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     mult = O // C
     w = np.asarray(wi, _F32).reshape(O, -1).T              # (taps, O)
     x_hi = float(xl.max()) if xl.size else 0.0
+    if any(padding):        # the padding holds x_zp: it can make the largest products
+        x_hi = max(x_hi, float(x_zp))
     clip = saturate and w.shape[0] > 1 and \
         2 * x_hi * float(np.max(np.abs(w), initial=0)) > 32767
     shift = _F32(0 if clip else x_zp)       # subtracted from the inputs while padding
@@ -264,8 +266,8 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
             if t + 1 < len(views):
                 np.multiply(views[t + 1], wt[t + 1], out=tmp)
                 pair += tmp
-            _clip(pair, _F32(-32768), _F32(32767), out=pair)
-            acc += pair
+                _clip(pair, _F32(-32768), _F32(32767), out=pair)
+            acc += pair         # (a lone last product always fits int16)
     else:
         for t in range(1, len(views)):
             np.multiply(views[t], wt[t], out=tmp)

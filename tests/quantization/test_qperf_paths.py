@@ -242,3 +242,16 @@ def test_clone_and_copying_reshape_keep_layout_and_params():
     assert_same_q(qe.reshape(2, -1), qt.reshape(2, -1))
     wt = _qw(rng, (4, 3, 2, 2), zero_points=[1, -2, 0, 3])
     assert_same_q(to_ember(wt).clone(), wt.clone())
+
+
+def test_depthwise_fbgemm_saturates_padding_pairs():
+    """fbgemm pads with the input's zero point: with small inputs (< 40) and zero point 250,
+    only pairs of padding products leave int16 (2 * 250 * 120 > 32767 > 2 * 40 * 120)."""
+    rng = np.random.default_rng(70)
+    qx = _qx(rng, (1, 16, 6, 6), 250, hi=40)
+    w = torch.from_numpy(np.full((16, 1, 3, 3), 120, np.int8))
+    qw = torch._make_per_channel_quantized_tensor(
+        w, torch.full((16,), 0.01, dtype=torch.float64), torch.ones(16, dtype=torch.long), 0)
+    ye, yt, pe = _both(qx, qw, None, [1, 1], [1, 1], [1, 1], 16, 5.0, 100)
+    assert not pe._onednn
+    assert_same_q(ye, yt)
