@@ -1,10 +1,12 @@
 """Integer GEMM and convolution for quantized linear/conv ops (NumPy only).
 
-Accumulation is exact. Convolutions and linear layers multiply the zero-point-shifted
-integers in float32 by BLAS, in chunks of K small enough for every partial sum to stay exact
-(Note [exact float32 GEMM]); convolutions run channels-last ((N, *S, C) in, (N, *out, O)
-accumulator out), depthwise ones tap by tap. Transposed convolutions use float64 (exact
-below 2**53) through ember's float kernels.
+Accumulation is exact. Convolutions and linear layers multiply 8-bit integers on
+onnxruntime's int32 GEMM (integer_gemm.py) when it is installed and the product is large
+enough to repay its call (quantized_conv.INT_GEMM_MIN_K, quantized_linear.INT_GEMM_MIN_WORK),
+else the zero-point-shifted integers in float32 by BLAS, in chunks of K small enough for
+every partial sum to stay exact (Note [exact float32 GEMM]); convolutions run channels-last
+((N, *S, C) in, (N, *out, O) accumulator out), depthwise ones tap by tap. Transposed
+convolutions use float64 (exact below 2**53) through ember's float kernels.
 
 What torch's x86/fbgemm engine does with the int32 accumulator ``acc`` (found by running it
 on random inputs, tests/quantization/test_qops_linear_conv.py):
