@@ -379,16 +379,35 @@ def _own_f32(acc, own):
     return acc if own and acc.dtype == _F32 else acc.astype(_F32)
 
 
+_factors: dict = {}     # the static rule's per-channel factors, by content (<= 256 kept)
+
+
+def _static_factors(x_scale, w_scale, bias, out_scale):
+    """(float32(bias / act_w) or None, float32(act_w / out_scale)) of the static rule,
+    remembered by the values they come from (a layer's are the same on every call)."""
+    w_scale = np.asarray(w_scale)
+    key = (float(x_scale), float(out_scale), w_scale.dtype.str, w_scale.tobytes(),
+           None if bias is None else np.asarray(bias, _F32).tobytes())
+    found = _factors.get(key)
+    if found is None:
+        aw = act_times_w(x_scale, w_scale)
+        found = (None if bias is None else (np.asarray(bias, _F32) / aw).astype(_F32),
+                 (aw / _F32(out_scale)).astype(_F32))
+        if len(_factors) >= 256:
+            _factors.clear()
+        _factors[key] = found
+    return found
+
+
 def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1,
                    own=False):
     """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
     ``w_scale``/``bias`` have one value per output channel along ``channel_axis``; ``own``:
     a float32 ``acc`` may be overwritten."""
-    aw = act_times_w(x_scale, w_scale)
-    mult = (aw / _F32(out_scale)).astype(_F32)
+    bias_over_aw, mult = _static_factors(x_scale, w_scale, bias, out_scale)
     v = _own_f32(acc, own)
-    if bias is not None:
-        _per_channel(np.add, v, (np.asarray(bias, _F32) / aw).astype(_F32), channel_axis)
+    if bias_over_aw is not None:
+        _per_channel(np.add, v, bias_over_aw, channel_axis)
     _per_channel(np.multiply, v, mult, channel_axis)
     np.rint(v, out=v)
     if out_zp:
