@@ -443,3 +443,17 @@ def test_histc_and_float32_linspace_bit_exact_with_torch():
         n = int(rng.integers(2, 3000))
         np.testing.assert_array_equal(torch.linspace(lo, hi, n).numpy(),
                                       ember.linspace(lo, hi, n).numpy())
+
+
+def test_clone_to_channels_last_of_channels_last_copies():
+    """clone(memory_format=channels_last) of a tensor already channels-last is a copy."""
+    x = ember.randn(2, 3, 4, 5).contiguous(memory_format=ember.channels_last)
+    y = x.clone(memory_format=ember.channels_last)
+    y.zero_()
+    assert float(x.abs().sum()) > 0
+    assert y.is_contiguous(memory_format=ember.channels_last)
+    assert y.stride() == (60, 1, 15, 3)
+    x3 = ember.randn(1, 2, 3, 4, 5).contiguous(memory_format=ember.channels_last_3d)
+    y3 = x3.clone(memory_format=ember.channels_last_3d)
+    y3.fill_(0)
+    assert float(x3.abs().sum()) > 0

@@ -79,10 +79,9 @@ def clone(a, memory_format=None):
     mf = getattr(memory_format, "name", memory_format)
     if mf in (None, "preserve_format"):
         return np.array(a, copy=True, order="K")
-    if mf == "channels_last" and a.ndim == 4:
-        return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
-    if mf == "channels_last_3d" and a.ndim == 5:
-        return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+    if mf == "channels_last" and a.ndim == 4 or mf == "channels_last_3d" and a.ndim == 5:
+        # a copy even when ``a`` already is channels-last (ascontiguousarray would alias it)
+        return np.moveaxis(np.array(np.moveaxis(a, 1, -1), copy=True, order="C"), -1, 1)
     return np.array(a, copy=True, order="C")
 
 
