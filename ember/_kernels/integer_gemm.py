@@ -34,9 +34,22 @@ def available(K):
     return K < _MAX_K and _onnxruntime() is not None
 
 
+_cpus = []
+
+
+def _threads():
+    """ember's thread count (``set_num_threads``, else the CPUs, counted once)."""
+    from ember._threads import _settings, _cpus as count
+    n = _settings["threads"]
+    if n is None:
+        if not _cpus:
+            _cpus.append(count())
+        n = _cpus[0]
+    return n
+
+
 def _session(per_column):
-    from ember._threads import get_num_threads
-    key = (per_column, get_num_threads())
+    key = (per_column, _threads())
     s = _sessions.get(key)
     if s is None:
         from onnx import TensorProto, helper
