@@ -61,7 +61,10 @@ def quantize(x, scale, zero_point, qmin, qmax, storage, *, fused=True):
 
 def dequantize(q, scale, zero_point):
     """integers -> float32: ``(q - zero_point) * scale``, in float32 per tensor, in float64
-    (then rounded) per channel."""
+    (then rounded) per channel; float zero points (``per_channel_affine_float_qparams``):
+    all in float32."""
+    if np.asarray(zero_point).dtype.kind == "f":
+        return (np.asarray(q, _F32) - np.asarray(zero_point, _F32)) * np.asarray(scale, _F32)
     diff = np.asarray(q, dtype=np.int64) - np.asarray(zero_point, dtype=np.int64)
     if np.ndim(scale):
         return (diff * np.asarray(scale, dtype=_F64)).astype(_F32)

@@ -117,6 +117,10 @@ def type(self, dtype=None, non_blocking=False, **kwargs):
 
 
 _NAME_OF = {d: name for name, d in _legacy.TYPE_NAMES.items()}
+_NAME_OF.update({_dtype.quint8: "torch.quantized.QUInt8Tensor",
+                 _dtype.qint8: "torch.quantized.QInt8Tensor",
+                 _dtype.qint32: "torch.quantized.QInt32Tensor",
+                 _dtype.quint4x2: "torch.quantized.QUInt4x2Tensor"})
 
 
 @public(method=True, function=False)

@@ -306,8 +306,9 @@ def _quantize_per_channel(self, scales, zero_points, axis, dtype):
         raise RuntimeError(f"length of zero_points must equal to channel expected {n} got, "
                            f"{zero_points.numel()}")
     float_qparams = zero_points.dtype.is_floating_point
-    s = np.asarray(scales._data, np.float64).copy()
-    z = np.asarray(zero_points._data).astype(np.float64 if float_qparams else np.int64)
+    # float zero points: scales and zero points kept in float32, as torch keeps them
+    s = np.asarray(scales._data, np.float32 if float_qparams else np.float64).copy()
+    z = np.asarray(zero_points._data).astype(np.float32 if float_qparams else np.int64)
     if not float_qparams:
         _check_zero_point("quantize_tensor_per_channel_affine", z, dtype)
     lo, hi = _dtype.QRANGE[dtype]

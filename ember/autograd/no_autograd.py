@@ -45,3 +45,8 @@ class WarnNotImplemented(Function):
         if isinstance(result, Tensor):
             return items[0]
         return type(result)(items) if isinstance(result, tuple) else items
+
+
+# torch's node is its C++ fallback, printed ``grad_fn=<WarnNotImplemented>``
+WarnNotImplemented._backward_cls.__name__ = "WarnNotImplemented"
+WarnNotImplemented._backward_cls.__qualname__ = "WarnNotImplemented"

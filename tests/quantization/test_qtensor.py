@@ -208,3 +208,28 @@ def test_creation_errors_like_torch(case):
     with pytest.raises(RuntimeError) as e:
         call(ember)
     assert str(e.value) == str(t.value)
+
+
+def test_float_qparams_and_type_names_like_torch():
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((4, 6)).astype(np.float32)
+    s = (rng.random(4) * 0.1 + 0.01).astype(np.float32)
+    z = (rng.standard_normal(4) * 3).astype(np.float32)
+    for qtype in ("quint8", "quint4x2"):
+        t = torch.quantize_per_channel(torch.from_numpy(x), torch.from_numpy(s),
+                                       torch.from_numpy(z), 0, getattr(torch, qtype))
+        e = ember.quantize_per_channel(ember.from_numpy(x), ember.from_numpy(s),
+                                       ember.from_numpy(z), 0, getattr(ember, qtype))
+        np.testing.assert_array_equal(e.int_repr().numpy(), t.int_repr().numpy())
+        np.testing.assert_array_equal(e.dequantize().numpy(), t.dequantize().numpy())
+        assert str(e.q_per_channel_scales().dtype) == str(t.q_per_channel_scales().dtype)
+        assert str(e.q_per_channel_zero_points().dtype) == \
+            str(t.q_per_channel_zero_points().dtype)
+        assert repr(e) == repr(t)
+    for qtype in ("quint8", "qint8", "qint32"):
+        assert ember.quantize_per_tensor(ember.zeros(2), 0.1, 0, getattr(ember, qtype)).type() \
+            == torch.quantize_per_tensor(torch.zeros(2), 0.1, 0, getattr(torch, qtype)).type()
+    lin = ember.ao.quantization.quantize_dynamic(ember.nn.Sequential(ember.nn.Linear(4, 3)),
+                                                 {ember.nn.Linear}, dtype=ember.qint8)
+    y = lin(ember.randn(2, 4, requires_grad=True))
+    assert repr(y).endswith("grad_fn=<WarnNotImplemented>)")
