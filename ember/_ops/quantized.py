@@ -560,14 +560,65 @@ def _empty_like(op, args, out):
     return from_ints(np.zeros(x.shape, int_array(x).dtype), x.dtype, qparams(x))
 
 
-def _reduced_for_select(op, args, qp):
-    """A per-channel tensor's parameters after ``select(dim, index)``."""
+# Views of a per-channel tensor that move or cut its channel axis, as torch's: selecting a
+# channel gives that channel's per-tensor parameters, slicing the channel axis keeps the
+# sliced channels' parameters, other dims removed or added shift the axis.
+
+def _one_channel(qp, index):
+    z = qp.zero_point[index]
+    scheme = _dtype.per_tensor_affine
+    return QParams(scheme, float(qp.scale[index]), float(z) if z.dtype.kind == "f" else int(z))
+
+
+def _sliced_channels(qp, sl):
+    return QParams(qp.qscheme, qp.scale[sl].copy(), qp.zero_point[sl].copy(), qp.axis)
+
+
+def _after_index(items, ndim, qp):
+    """Parameters after a basic index ``items`` (ints, slices, one Ellipsis) on ``ndim``
+    dims."""
+    if any(i is Ellipsis for i in items):
+        k = items.index(Ellipsis)
+        rest = items[k + 1:]
+        items = items[:k] + (slice(None),) * (ndim - len(items) + 1) + rest
+    axis, dropped = qp.axis, 0
+    for dim, item in enumerate(items):
+        if dim == qp.axis:
+            if isinstance(item, slice):
+                qp = _sliced_channels(qp, item)
+            else:
+                return _one_channel(qp, int(item) % len(qp.scale))
+        elif dim < qp.axis and not isinstance(item, slice):
+            dropped += 1
+    return QParams(qp.qscheme, qp.scale, qp.zero_point, axis - dropped)
+
+
+def _after_select(args, qp):
     dim = args[1] % args[0].dim()
     if dim == qp.axis:
-        index = args[2] % len(qp.scale)
-        return QParams(_dtype.per_tensor_affine, float(qp.scale[index]),
-                       int(qp.zero_point[index]))
+        return _one_channel(qp, args[2] % len(qp.scale))
     return QParams(qp.qscheme, qp.scale, qp.zero_point, qp.axis - (dim < qp.axis))
+
+
+def _after_slice(args, qp, start_end_step):
+    dim = args[1] % args[0].dim()
+    if dim != qp.axis:
+        return qp
+    return _sliced_channels(qp, slice(*start_end_step))
+
+
+def _after_unsqueeze(args, qp):
+    dim = args[1] % (args[0].dim() + 1)
+    return QParams(qp.qscheme, qp.scale, qp.zero_point, qp.axis + (dim <= qp.axis))
+
+
+_PER_CHANNEL_VIEWS = {
+    "select.int": _after_select,
+    "slice.Tensor": lambda a, qp: _after_slice(a, qp, (a[2], a[3], a[4])),
+    "narrow": lambda a, qp: _after_slice(a, qp, (a[2], a[2] + a[3])),
+    "unsqueeze": _after_unsqueeze,
+    "_basic_index": lambda a, qp: _after_index(tuple(a[1]), a[0].dim(), qp),
+}
 
 
 def _refuse_quantized_dtype(op, args):
@@ -618,8 +669,9 @@ def route(op, args, out):
     if name in KEEPS and out is None:
         qp = qparams(q)
         if qp.per_channel:
-            if name == "select.int":
-                return _keep(_next_call(op, args, out), _reduced_for_select(op, args, qp))
+            moved = _PER_CHANNEL_VIEWS.get(name)
+            if moved is not None:
+                return _keep(_next_call(op, args, out), moved(args, qp))
             if name not in KEEPS_PER_CHANNEL:
                 raise RuntimeError("Setting strides is possible only on uniformly quantized "
                                    "tensor")

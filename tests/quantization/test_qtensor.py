@@ -233,3 +233,22 @@ def test_float_qparams_and_type_names_like_torch():
                                                  {ember.nn.Linear}, dtype=ember.qint8)
     y = lin(ember.randn(2, 4, requires_grad=True))
     assert repr(y).endswith("grad_fn=<WarnNotImplemented>)")
+
+
+@pytest.mark.parametrize("index", range(9))
+def test_per_channel_views_like_torch(index):
+    """Selecting a channel gives its per-tensor parameters, slicing the channel axis keeps
+    the sliced channels', other views shift the axis (torch's 1-d results say axis -1)."""
+    x = torch.randn(3, 4)
+    t = torch.quantize_per_channel(x, torch.tensor([0.1, 0.2, 0.3]), torch.tensor([0, 1, 2]),
+                                   0, torch.qint8)
+    e = to_ember(t)
+    f = [lambda a: a[1], lambda a: a[1:], lambda a: a[None], lambda a: a.unsqueeze(1),
+         lambda a: a[:, ::2], lambda a: a.select(0, 2), lambda a: a.narrow(0, 1, 2),
+         lambda a: a[-1, 1:3], lambda a: a[..., 1:]][index]
+    te, tt = f(e), f(t)
+    if tt.qscheme() == torch.per_channel_affine and tt.dim() == 1:
+        tt = torch._make_per_channel_quantized_tensor(
+            tt.int_repr(), tt.q_per_channel_scales(), tt.q_per_channel_zero_points(), 0)
+    assert_same_q(te, tt)
+    np.testing.assert_array_equal(te.dequantize().numpy(), tt.dequantize().numpy())
