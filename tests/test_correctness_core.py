@@ -457,3 +457,18 @@ def test_clone_to_channels_last_of_channels_last_copies():
     y3 = x3.clone(memory_format=ember.channels_last_3d)
     y3.fill_(0)
     assert float(x3.abs().sum()) > 0
+
+
+def test_to_memory_format_lays_out_as_torch():
+    torch = pytest.importorskip("torch")
+    for m in (torch, ember):
+        x = m.randn(2, 3, 4, 5)
+        y = x.to(memory_format=m.channels_last)
+        assert y.stride() == (60, 1, 15, 3) and y.to(memory_format=m.channels_last) is y
+        w = x.to(m.float64, memory_format=m.channels_last)
+        assert w.stride() == (60, 1, 15, 3) and w.dtype is m.float64
+        assert x.to(memory_format=m.contiguous_format) is x
+    q = ember.quantize_per_tensor(ember.randn(2, 3, 4, 5), 0.1, 3, ember.quint8)
+    r = q.to(memory_format=ember.channels_last)
+    assert r.stride() == (60, 1, 15, 3) and r.q_scale() == 0.1
+    assert ember.equal(r.int_repr(), q.int_repr())

@@ -36,7 +36,7 @@ def _parse_to(args, kwargs):
     dev = kwargs.pop("device", None)
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
-    kwargs.pop("memory_format", None)
+    memory_format = kwargs.pop("memory_format", None)
     if kwargs:
         raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
     if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
@@ -55,19 +55,25 @@ def _parse_to(args, kwargs):
             copy = a if dtype is not None else copy
         elif a is not None:
             raise _to_error(args, given)
-    return dtype, dev, copy
+    return dtype, dev, copy, memory_format
 
 
 @public(method=True, function=False)
 def to(self, *args, **kwargs):
     """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns ``self``
     when nothing changes (unless ``copy=True``)."""
-    dtype, dev, copy = _parse_to(args, kwargs)
+    dtype, dev, copy, memory_format = _parse_to(args, kwargs)
     if dev is not None and to_device(dev).type != self.device.type:
         self, copy = _meta_tensor.move(self, to_device(dev)), False
     if dtype is None or dtype is self.dtype:
-        return to_copy(self) if copy else self
-    return to_copy(self, dtype=_dtype.to_dtype(dtype))
+        result = to_copy(self) if copy else self
+    else:
+        result = to_copy(self, dtype=_dtype.to_dtype(dtype))
+    mf = getattr(memory_format, "name", memory_format)
+    if mf not in (None, "preserve_format") and not result.is_contiguous(
+            memory_format=memory_format):      # laid out as asked (a copy)
+        result = result.contiguous(memory_format=memory_format)
+    return result
 
 
 def _caster(name, d):
