@@ -682,4 +682,28 @@ def route(op, args, out):
         name = f"{op.functional.name.split('.')[0]}.out"
     elif op.functional is not op or op.is_inplace:
         name = op.name
-    raise could_not_run(name)
+    elif op.promote is not None:
+        raise _elementwise_refusal(op, args, q)
+    raise could_not_run(_MATMUL_KERNEL.get(name, name))
+
+
+_MATMUL_KERNEL = {"matmul": "mm.out", "mm": "mm.out", "linear": "mm.out"}
+
+
+def _elementwise_refusal(op, args, q):
+    """torch's error for an elementwise op on a quantized tensor: its type promotion fails
+    first with a float operand (or a true division), its output allocation with a number,
+    else the missing ``.out`` kernel."""
+    others = [args[i] for i in op.promote_args if args[i] is not q]
+    floats = [a for a in others if isinstance(a, float) or isinstance(a, Tensor) and
+              a.dtype.is_floating_point]
+    if floats or others and op.promote == "int_to_float":
+        other = floats[0].dtype if floats and isinstance(floats[0], Tensor) else \
+            _dtype.get_default_dtype()
+        return RuntimeError("promoteTypes with quantized numbers is not handled yet; figure "
+                            "out what the correct rules should be, offending types: "
+                            f"{_type_name(q.dtype)} {_type_name(other)}")
+    if any(isinstance(a, (int, bool)) for a in others):
+        return RuntimeError("empty_strided not supported on quantized tensors yet see "
+                            "https://github.com/pytorch/pytorch/issues/74540")
+    return could_not_run(f"{op.public_name}.out")

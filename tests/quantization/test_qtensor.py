@@ -252,3 +252,25 @@ def test_per_channel_views_like_torch(index):
             tt.int_repr(), tt.q_per_channel_scales(), tt.q_per_channel_zero_points(), 0)
     assert_same_q(te, tt)
     np.testing.assert_array_equal(te.dequantize().numpy(), tt.dequantize().numpy())
+
+
+@pytest.mark.parametrize("case", range(18))
+def test_elementwise_refusals_like_torch(case):
+    """Type promotion fails first with a float operand, output allocation with a number,
+    else the missing kernel (named as torch names it)."""
+    def call(m):
+        q = m.quantize_per_tensor(m.zeros(2, 3), 0.1, 3, m.quint8)
+        x = m.zeros(2, 3)
+        return [lambda: q * 2.0, lambda: q + 1, lambda: q * 2, lambda: q + q, lambda: q * q,
+                lambda: q - q, lambda: q / 2.0, lambda: q + x, lambda: x + q,
+                lambda: m.nn.functional.linear(q, x), lambda: m.matmul(q, x.t()),
+                lambda: q.exp(), lambda: q.neg(), lambda: m.sign(q), lambda: q / q,
+                lambda: q.abs(), lambda: q > q, lambda: q == 0.5][case]()
+    try:
+        t = call(torch)
+    except Exception as err:            # noqa: BLE001 (the oracle's outcome)
+        with pytest.raises(type(err)) as e:
+            call(ember)
+        assert str(e.value)[:100] == str(err)[:100]
+    else:
+        assert str(call(ember).dtype) == str(t.dtype)
