@@ -560,6 +560,21 @@ def _empty_like(op, args, out):
     return from_ints(np.zeros(x.shape, int_array(x).dtype), x.dtype, qparams(x))
 
 
+@quantized_kernel("linear", "addmm", "mm", "matmul", "bmm", "baddbmm")
+def _float_matmul(op, args, out):
+    """A float matrix product given a quantized operand (a float model fed quantized input):
+    torch's dtype check, else its missing kernel."""
+    tensors = [args[i] for i, _, _ in op.tensor_args if isinstance(args[i], Tensor)]
+    with_bias = op.name in ("addmm", "baddbmm") or op.name == "linear" and len(tensors) > 2
+    if op.name in ("addmm", "baddbmm"):
+        tensors = tensors[1:] + tensors[:1]         # mat1, mat2 before the added input
+    a, b = tensors[0], tensors[1]
+    if with_bias and a.dtype is not b.dtype:       # (torch's addmm checks dtypes first)
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_type_name(a.dtype)} and {_type_name(b.dtype)}")
+    raise could_not_run("mm.out" if op.name != "bmm" else "bmm.out")
+
+
 # Views of a per-channel tensor that move or cut its channel axis, as torch's: selecting a
 # channel gives that channel's per-tensor parameters, slicing the channel axis keeps the
 # sliced channels' parameters, other dims removed or added shift the axis.

@@ -274,3 +274,22 @@ def test_elementwise_refusals_like_torch(case):
         assert str(e.value)[:100] == str(err)[:100]
     else:
         assert str(call(ember).dtype) == str(t.dtype)
+
+
+@pytest.mark.parametrize("case", range(8))
+def test_float_modules_fed_quantized_input_fail_as_torch(case):
+    """The common mistake (no DeQuantStub before a float layer) gives torch's error."""
+    def call(m):
+        q = m.quantize_per_tensor(m.zeros(2, 3), 0.1, 3, m.quint8)
+        q3 = m.quantize_per_tensor(m.zeros(2, 3, 4), 0.1, 3, m.quint8)
+        F = m.nn.functional
+        return [lambda: m.nn.Linear(3, 4)(q), lambda: m.nn.Conv2d(1, 1, 1)(q.reshape(1, 1, 2, 3)),
+                lambda: m.nn.BatchNorm1d(3)(q), lambda: F.layer_norm(q3, (4,)),
+                lambda: F.group_norm(q3, 1), lambda: F.batch_norm(q3, m.zeros(3), m.ones(3)),
+                lambda: F.linear(q, m.zeros(4, 3), m.zeros(4)),
+                lambda: F.linear(q, m.zeros(4, 3))][case]()
+    with pytest.raises(Exception) as t:
+        call(torch)
+    with pytest.raises(t.type) as e:
+        call(ember)
+    assert str(e.value)[:100] == str(t.value)[:100]

@@ -43,6 +43,9 @@ def _check_dtypes(input, weight, bias):
     if is_autocast_enabled("cpu"):
         return
     from ember._dtype import scalar_type_name
+    if input.is_quantized and bias is not None:     # torch checks the bias first for these
+        raise RuntimeError(f"Input type (c10::{input.dtype.name}) and bias type "
+                           f"({scalar_type_name(bias.dtype).lower()}) should be the same")
     if input.dtype != weight.dtype:
         raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
                            f"{scalar_type_name(weight.dtype)}")

@@ -28,7 +28,15 @@ def _numel(shape):
     return n
 
 
+# the op torch's QuantizedCPU backend lacks when a float normalization gets a quantized input
+_QUANTIZED_REFUSAL = {"batch_norm": "native_batch_norm", "LayerNormKernelImpl":
+                      "native_batch_norm", "GroupNormKernelImpl": "var_mean.correction"}
+
+
 def _check_floating(input, kernel, complex_ok=False):
+    if input.is_quantized and kernel in _QUANTIZED_REFUSAL:
+        from ember._ops.quantized import could_not_run
+        raise could_not_run(_QUANTIZED_REFUSAL[kernel])
     if not (input.is_floating_point() or complex_ok and input.is_complex()):
         raise NotImplementedError(f'"{kernel}" not implemented for '
                                   f"'{scalar_type_name(input.dtype)}'")
