@@ -16,6 +16,8 @@ from ember.nn.parameter import Parameter
 from ember.nn.utils.fusion import fuse_conv_bn_weights
 from ember.ao.nn import intrinsic as nni
 from ember.ao.nn.intrinsic.modules.fused import _FusedModule
+from ember.ao.nn.intrinsic.qat.modules._simulated_bn import (SimulatedBatchNorm,
+                                                             with_simulated_batch_norm)
 from ember.ao.nn import qat as nnqat
 from ember.nn.modules.conv import _ConvNd as _FloatConvNd
 from ember.ao.nn.qat.modules.linear import _require_qconfig
@@ -26,6 +28,7 @@ __all__ = ["ConvBn1d", "ConvBnReLU1d", "ConvReLU1d", "ConvBn2d", "ConvBnReLU2d",
 _BN = {1: nn.BatchNorm1d, 2: nn.BatchNorm2d, 3: nn.BatchNorm3d}
 
 
+@with_simulated_batch_norm
 class _ConvBnNd(_FloatConvNd, _FusedModule):
     """Base (before a float ``nn.ConvNd`` in the bases) of conv + batch norm QAT."""
     _version = 2
@@ -42,73 +45,28 @@ class _ConvBnNd(_FloatConvNd, _FusedModule):
                                          stride=stride, padding=padding, dilation=dilation,
                                          groups=groups, bias=False, padding_mode=padding_mode)
         _require_qconfig(qconfig)
-        self.qconfig = qconfig
-        self.freeze_bn = freeze_bn if self.training else True
-        self.bn = _BN[self._DIM](out_channels, eps, momentum, True, True)
-        self.weight_fake_quant = self.qconfig.weight()
         if bias:
             self.bias = Parameter(ember.empty(out_channels))
         else:
             self.register_parameter("bias", None)
-        self.reset_bn_parameters()
-        if self.training and not freeze_bn:
-            self.update_bn_stats()
-        else:
-            self.freeze_bn_stats()
-
-    def reset_running_stats(self):
-        self.bn.reset_running_stats()
+        self._attach_bn(_BN[self._DIM](out_channels, eps, momentum, True, True), qconfig,
+                        freeze_bn)
 
     def reset_bn_parameters(self):
-        self.bn.reset_running_stats()
-        init.uniform_(self.bn.weight)
-        init.zeros_(self.bn.bias)
+        SimulatedBatchNorm.reset_bn_parameters(self)
         if self.bias is not None:
-            fan_in = self.weight[0].numel()
-            bound = 1 / math.sqrt(fan_in)
+            bound = 1 / math.sqrt(self.weight[0].numel())
             init.uniform_(self.bias, -bound, bound)
 
-    def update_bn_stats(self):
-        """Let the batch norm use and update batch statistics (training)."""
-        self.freeze_bn = False
-        self.bn.training = True
-        return self
-
-    def freeze_bn_stats(self):
-        """Use the running statistics from now on, and stop updating them."""
-        self.freeze_bn = True
-        self.bn.training = False
-        return self
-
     def _forward(self, input):
-        """Batch norm simulated on the quantized weight: the weight is scaled by the batch
-        norm's gamma / sigma (running statistics) before fake quantization, the convolution's
-        output divided back, so that ``self.bn`` (batch or running statistics) sees the
-        unscaled output and its folding at convert time matches what training saw."""
-        per_output = [-1] + [1] * (self.weight.dim() - 1)        # (C_out, 1, 1, ...)
-        per_channel = [1, -1] + [1] * (self.weight.dim() - 2)    # (1, C_out, 1, ...)
-        gain = self.bn.weight / ember.sqrt(self.bn.running_var + self.bn.eps)
-        folded = self.weight_fake_quant(self.weight * gain.reshape(per_output))
-        out = self._conv_forward(input, folded,
-                                 ember.zeros(self.out_channels, dtype=input.dtype))
-        out = out / gain.reshape(per_channel)
-        if self.bias is not None:
-            out = out + self.bias.reshape(per_channel)
-        return self.bn(out)
+        zero_bias = ember.zeros(self.out_channels, dtype=input.dtype)
+        return self._simulated(input, lambda x, w: self._conv_forward(x, w, zero_bias))
 
     def forward(self, input):
         return self._forward(input)
 
     def extra_repr(self):
         return self._FLOAT_CONV_MODULE.extra_repr(self)
-
-    def train(self, mode=True):
-        """Batch norm follows the mode only while its statistics are not frozen."""
-        self.training = mode
-        if not self.freeze_bn:
-            for module in self.children():
-                module.train(mode)
-        return self
 
     def _fold_bn(self):
         """(weight, bias) with the batch norm folded in (what convert quantizes)."""

@@ -2,17 +2,18 @@
 to a Linear (``bn`` kept as a module)."""
 from __future__ import annotations
 
-import ember
 from ember import nn
 from ember.nn import functional as F
 from ember.nn.utils.fusion import fuse_linear_bn_weights
 from ember.ao.nn import intrinsic as nni
 from ember.ao.nn.intrinsic.modules.fused import _FusedModule
+from ember.ao.nn.intrinsic.qat.modules._simulated_bn import with_simulated_batch_norm
 from ember.ao.nn.qat.modules.linear import _require_qconfig
 
 __all__ = ["LinearBn1d"]
 
 
+@with_simulated_batch_norm
 class LinearBn1d(nn.modules.linear.Linear, _FusedModule):
     """``bn(linear(x, fake_quant(w * gamma / std)) / (gamma / std) + bias)``."""
 
@@ -20,50 +21,11 @@ class LinearBn1d(nn.modules.linear.Linear, _FusedModule):
                  freeze_bn=False, qconfig=None):
         nn.Linear.__init__(self, in_features, out_features, bias)
         _require_qconfig(qconfig)
-        self.qconfig = qconfig
-        self.freeze_bn = freeze_bn if self.training else True
-        self.bn = nn.BatchNorm1d(out_features, eps, momentum, True, True)
-        self.weight_fake_quant = self.qconfig.weight()
-        self.reset_bn_parameters()
-        if self.training and not freeze_bn:
-            self.update_bn_stats()
-        else:
-            self.freeze_bn_stats()
-
-    def reset_running_stats(self):
-        self.bn.reset_running_stats()
-
-    def reset_bn_parameters(self):
-        self.bn.reset_running_stats()
-        nn.init.uniform_(self.bn.weight)
-        nn.init.zeros_(self.bn.bias)
-
-    def update_bn_stats(self):
-        self.freeze_bn = False
-        self.bn.training = True
-        return self
-
-    def freeze_bn_stats(self):
-        self.freeze_bn = True
-        self.bn.training = False
-        return self
+        self._attach_bn(nn.BatchNorm1d(out_features, eps, momentum, True, True), qconfig,
+                        freeze_bn)
 
     def forward(self, input):
-        """As ConvBn's: the weight scaled by gamma / sigma before fake quantization, the
-        output divided back before ``self.bn``."""
-        gain = self.bn.weight / ember.sqrt(self.bn.running_var + self.bn.eps)
-        out = F.linear(input, self.weight_fake_quant(self.weight * gain.reshape([-1, 1])))
-        out = out / gain.reshape([1, -1])
-        if self.bias is not None:
-            out = out + self.bias.reshape([1, -1])
-        return self.bn(out)
-
-    def train(self, mode=True):
-        self.training = mode
-        if not self.freeze_bn:
-            for module in self.children():
-                module.train(mode)
-        return self
+        return self._simulated(input, F.linear)
 
     def _fold_bn(self):
         return fuse_linear_bn_weights(self.weight, self.bias, self.bn.running_mean,
