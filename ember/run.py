@@ -7,7 +7,8 @@ workers, subprocesses) get the same aliasing: ``EMBER_TORCH_ALIAS=1`` is set and
 holding a ``sitecustomize.py`` that installs the finder is put first on ``PYTHONPATH``.
 An import of a torch module that ember lacks raises ``ModuleNotFoundError`` naming it.
 
-``python -m ember.run -m package.module [args...]`` runs a module instead of a file.
+``python -m ember.run -m package.module [args...]`` runs a module instead of a file
+(``-m torch.distributed.run`` runs ``ember.distributed.run``).
 """
 from __future__ import annotations
 
@@ -116,7 +117,7 @@ def main(argv=None):
         _set_child_env(mod)
         install(mod)
         sys.argv = [mod] + argv[2:]
-        runpy.run_module(mod, run_name="__main__", alter_sys=True)
+        runpy.run_module(_target(mod) or mod, run_name="__main__", alter_sys=True)
         return 0
     script = argv[0]
     if not os.path.exists(script):
