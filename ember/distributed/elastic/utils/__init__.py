@@ -1,0 +1,1 @@
+"""Helpers of the elastic launcher: ports, endpoints, stores, the ``PET_*`` argparse actions."""
