@@ -208,6 +208,14 @@ class _VariableMeta(type):
         return isinstance(other, Tensor)
 
 
+class _classproperty:
+    def __init__(self, fget):
+        self.fget = fget
+
+    def __get__(self, obj, owner):
+        return self.fget(owner)
+
+
 class Variable(metaclass=_VariableMeta):
     """Deprecated: ``Variable(t, requires_grad=...)`` returns a Tensor."""
 
@@ -219,6 +227,11 @@ class Variable(metaclass=_VariableMeta):
         if requires_grad:
             t.requires_grad_(True)
         return t
+
+    @_classproperty
+    def _execution_engine(cls):
+        from ember.autograd.engine import _ExecutionEngine
+        return _ExecutionEngine
 
 
 # -------------------------------------------------------------------- Tensor methods

@@ -24,13 +24,15 @@ from ember.autograd.graph import AccumulateGrad, grad_edge, accumulate_into_grad
 
 
 class GraphTask:
-    __slots__ = ("needed", "accumulate", "has_inputs", "create_graph", "__weakref__")
+    __slots__ = ("needed", "accumulate", "has_inputs", "create_graph", "final_callbacks",
+                 "__weakref__")
 
     def __init__(self, needed, accumulate, has_inputs, create_graph):
         self.needed = needed
         self.accumulate = accumulate
         self.has_inputs = has_inputs
         self.create_graph = create_graph
+        self.final_callbacks = []       # queue_callback: run once the graph has run
 
 
 class _TaskStack(threading.local):
@@ -45,6 +47,33 @@ def current_task():
     """The graph task running on this thread (None outside backward)."""
     s = _tasks.stack
     return s[-1] if s else None
+
+
+def queue_callback(callback):
+    """``Variable._execution_engine.queue_callback``: run ``callback()`` when the current
+    backward call has run its graph, before it returns (callbacks may queue more)."""
+    task = current_task()
+    if task is None:
+        raise RuntimeError("Final callbacks can only be installed during backward pass.")
+    task.final_callbacks.append(callback)
+
+
+class _ExecutionEngine:
+    """``torch.autograd.Variable._execution_engine``: the engine's Python entry points."""
+
+    queue_callback = staticmethod(queue_callback)
+
+    @staticmethod
+    def is_checkpoint_valid():
+        return is_checkpoint_valid()
+
+    @staticmethod
+    def run_backward(tensors, grad_tensors, keep_graph, create_graph, inputs=(),
+                     allow_unreachable=True, accumulate_grad=True):
+        out = run_backward(list(tensors), list(grad_tensors), keep_graph, create_graph,
+                           list(inputs) if inputs else None, allow_unreachable,
+                           accumulate_grad)
+        return () if out is None else out
 
 
 def will_run(task, node):
@@ -216,6 +245,9 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 deps[nx] = d
                 if d == 0:
                     heapq.heappush(heap, (-nx._seq, id(nx), nx))
+        callbacks = task.final_callbacks
+        while callbacks:
+            callbacks.pop(0)()
     finally:
         state.grad_enabled = prev_grad
         _tasks.stack.pop()
