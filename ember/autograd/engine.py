@@ -12,6 +12,7 @@ Backward may be called reentrantly from inside backward: all engine state is per
 from __future__ import annotations
 
 import heapq
+import itertools
 import sys
 import threading
 
@@ -184,10 +185,11 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     for (node, nr), g in zip(roots, grads):
         _accumulate(buffers, node, nr, g)
     heap = []
-    pushed = set()
+    tie = itertools.count()     # ready AccumulateGrads (equal _seq) run in the order they
+    pushed = set()              # became ready, as torch's (not by address: deterministic)
     for node, _ in roots:
         if node not in pushed and deps.get(node, 0) == 0 and node in needed:
-            heapq.heappush(heap, (-node._seq, id(node), node))
+            heapq.heappush(heap, (-node._seq, next(tie), node))
             pushed.add(node)
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
@@ -244,7 +246,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 d = deps[nx] - 1
                 deps[nx] = d
                 if d == 0:
-                    heapq.heappush(heap, (-nx._seq, id(nx), nx))
+                    heapq.heappush(heap, (-nx._seq, next(tie), nx))
         callbacks = task.final_callbacks
         while callbacks:
             callbacks.pop(0)()
