@@ -5,6 +5,8 @@ Each body runs once with ember and, where torch is the oracle, once with torch's
 layouts are compared, and trajectories against single-process training on the whole
 batch (float64).
 """
+import re
+
 import numpy as np
 import pytest
 
@@ -169,3 +171,117 @@ def test_bucket_layout_and_comm_hook_arguments_match_torch():
         assert a[0][-1] == a[0][rebuild_after]
     assert len(ours[0][1][0][1]) == 2           # the small cap gives several buckets
     assert len(ours[0][3][0][2]) == 3
+
+
+BUFFERS_AND_NO_SYNC = """
+def bn_model():
+    lib.manual_seed(0)
+    m = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.BatchNorm1d(6), lib.nn.Tanh(),
+                          lib.nn.Linear(6, 3)).double()
+    src = mlp(0, sizes=(4, 6, 3))
+    with lib.no_grad():
+        m[0].weight.copy_(src[0].weight); m[0].bias.copy_(src[0].bias)
+        m[3].weight.copy_(src[2].weight); m[3].bias.copy_(src[2].bias)
+    return m
+ddp = DDP(bn_model())
+opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+for step in range(3):
+    x, y = batch(10 + step + RANK, 4)           # every rank its own data
+    opt.zero_grad()
+    lib.nn.functional.mse_loss(ddp(x), y).backward()
+    opt.step()
+report([params(ddp), [b.numpy().tolist() for b in ddp.buffers()]])
+
+for view in (False, True):
+    ddp = DDP(mlp(0), gradient_as_bucket_view=view)
+    x1, y1 = batch(1, 8)
+    x2, y2 = batch(2, 8)
+    with ddp.no_sync():
+        lib.nn.functional.mse_loss(ddp(shard(x1)), shard(y1)).backward()
+    local = grads(ddp)
+    lib.nn.functional.mse_loss(ddp(shard(x2)), shard(y2)).backward()
+    ref = mlp(0)
+    (lib.nn.functional.mse_loss(ref(x1), y1) + lib.nn.functional.mse_loss(ref(x2), y2)).backward()
+    report([local, grads(ddp), grads(ref)])
+"""
+
+
+def test_buffers_broadcast_and_no_sync():
+    ours, theirs = both(BUFFERS_AND_NO_SYNC)
+    for rank in range(2):
+        close(ours[rank][0], theirs[rank][0])   # BatchNorm stats from rank 0, as torch
+        for k in (1, 2):
+            local, synced, ref = ours[rank][k]
+            close(synced, ref)                  # no_sync then sync == the summed batch
+            close(synced, theirs[rank][k][1])
+            close(local, theirs[rank][k][0])    # no_sync: local gradients only
+    close(ours[0][0][0], ours[1][0][0])         # parameters agree; the statistics of the
+    assert not np.allclose(ours[0][0][1][0], ours[1][0][1][0])   # last forward are local
+
+
+UNUSED = """
+from LIBNAME.utils.checkpoint import checkpoint
+class M(lib.nn.Module):
+    def __init__(self):
+        super().__init__()
+        src = mlp(3, sizes=(3, 3, 3, 3, 3, 3))
+        self.a, self.b, self.c, self.d = src[0], src[2], src[4], src[6]
+    def forward(self, x):
+        return self.c(self.a(x)) if RANK == 0 else self.c(self.b(x))
+ddp = DDP(M(), find_unused_parameters=True)
+for it in range(2):
+    x, _ = batch(it + RANK, 2, 3)
+    ddp(x).sum().backward()
+    report(grads(ddp))
+    ddp.zero_grad(set_to_none=False)
+
+class Half(lib.nn.Module):
+    def __init__(self):
+        super().__init__()
+        src = mlp(3, sizes=(3, 3, 3, 3))
+        self.a, self.b = src[0], src[2]
+    def forward(self, x):
+        return self.a(x)
+ddp = DDP(Half())
+errors = []
+for it in range(2):
+    try:
+        ddp(batch(it, 2, 3)[0]).sum().backward()
+    except RuntimeError as e:
+        errors.append(str(e))
+report([errors, grads(ddp)])
+
+class Reentrant(lib.nn.Module):
+    def __init__(self):
+        super().__init__()
+        src = mlp(3, sizes=(3, 3, 1))
+        self.a, self.b = src[0], src[2]
+    def forward(self, x):
+        return self.b(checkpoint(self.a, x, use_reentrant=True))
+ddp = DDP(Reentrant(), find_unused_parameters=True)
+try:
+    ddp(batch(0, 2, 3)[0].requires_grad_()).sum().backward()
+    report("no error")
+except RuntimeError as e:
+    report(str(e))
+"""
+
+
+def test_find_unused_parameters_and_errors():
+    ours = run_workers(UNUSED.replace("LIBNAME", "ember"), 2, prologue=EMBER)
+    theirs = \
+        run_workers(UNUSED.replace("LIBNAME", "torch"), 2, prologue=TORCH)
+    for rank in range(2):
+        for it in range(2):
+            close(ours[rank][it], theirs[rank][it])   # d never used: .grad stays None
+        assert ours[rank][0][6] is None and ours[rank][0][0] is not None
+        errors, grads_ = ours[rank][2]
+        assert errors == theirs[rank][2][0] and len(errors) == 1
+        assert f"Parameter indices which did not receive grad for rank {rank}: 2 3" in errors[0]
+        close(grads_, theirs[rank][2][1])
+        # reentrant checkpoint: a's parameters are not in the outer graph, so they are marked
+        # unused, then their hooks fire (ember's Linear readies the weight first)
+        first = re.compile(r"index \d with name a\.\w+ has")
+        assert first.sub("", ours[rank][3]) == first.sub("", theirs[rank][3])
+        assert "Parameter at index 0 with name a.weight has been marked as ready twice" in \
+            ours[rank][3]
