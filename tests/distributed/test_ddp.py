@@ -285,3 +285,47 @@ def test_find_unused_parameters_and_errors():
         assert first.sub("", ours[rank][3]) == first.sub("", theirs[rank][3])
         assert "Parameter at index 0 with name a.weight has been marked as ready twice" in \
             ours[rank][3]
+
+
+JOIN = """
+from LIBNAME.distributed.algorithms.join import Join
+def bn_model():
+    m = lib.nn.Sequential(lib.nn.Linear(4, 6), lib.nn.BatchNorm1d(6), lib.nn.Tanh(),
+                          lib.nn.Linear(6, 3)).double()
+    src = mlp(0, sizes=(4, 6, 3))
+    with lib.no_grad():
+        m[0].weight.copy_(src[0].weight); m[0].bias.copy_(src[0].bias)
+        m[3].weight.copy_(src[2].weight); m[3].bias.copy_(src[2].bias)
+    return m
+for divide, unused in ((True, False), (False, True)):
+    ddp = DDP(bn_model(), find_unused_parameters=unused, bucket_cap_mb=0.0001)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.1)
+    seen = []
+    with ddp.join(divide_by_initial_world_size=divide):
+        for step in range(RANK + 1):            # rank r has r + 1 batches
+            x, y = batch(20 + 3 * step + RANK, 5)
+            opt.zero_grad()
+            lib.nn.functional.mse_loss(ddp(x), y).backward()
+            seen.append(grads(ddp))
+            opt.step()
+    report([seen, params(ddp), [b.numpy().tolist() for b in ddp.buffers()]])
+ddp = DDP(mlp(0))
+try:
+    with Join([ddp], throw_on_early_termination=True):
+        for step in range(RANK + 1):
+            ddp(batch(step, 2)[0]).sum().backward()
+    report("no error")
+except RuntimeError as e:
+    report(str(e))
+"""
+
+
+def test_join_uneven_inputs_matches_torch():
+    ours = run_workers(JOIN.replace("LIBNAME", "ember"), 3, prologue=EMBER)
+    theirs = run_workers(JOIN.replace("LIBNAME", "torch"), 3, prologue=TORCH)
+    for rank in range(3):
+        for k in range(2):
+            close(ours[rank][k], theirs[rank][k])
+        close(ours[rank][0][1], ours[0][0][1])  # the last joiner's model everywhere
+        close(ours[rank][0][2], ours[2][0][2])
+        assert ours[rank][2] == theirs[rank][2] != "no error"
