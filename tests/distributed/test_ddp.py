@@ -329,3 +329,157 @@ def test_join_uneven_inputs_matches_torch():
         close(ours[rank][0][1], ours[0][0][1])  # the last joiner's model everywhere
         close(ours[rank][0][2], ours[2][0][2])
         assert ours[rank][2] == theirs[rank][2] != "no error"
+
+
+HOOKS = """
+dh = hooks("default_hooks")
+def run(hook=None, by_type=None):
+    ddp = DDP(mlp(0, sizes=(20, 16, 3)))
+    if hook is not None:
+        ddp.register_comm_hook(None, hook)
+    if by_type is not None:
+        hooks("").register_ddp_comm_hook(getattr(hooks("").DDPCommHookType, by_type), ddp)
+    for it in range(2):                         # before and after the rebuild
+        ddp.zero_grad()
+        x, y = batch(it + 10 * RANK, 4, 20, 3)
+        lib.nn.functional.mse_loss(ddp(x), y).backward()
+    return grads(ddp)
+report([run(), run(dh.allreduce_hook), run(by_type="ALLREDUCE")])
+report([run(dh.fp16_compress_hook), run(dh.fp16_compress_wrapper(dh.allreduce_hook)),
+        run(by_type="FP16_COMPRESS")])
+if lib.__name__ == "ember":     # torch refuses bfloat16 hooks without NCCL; ember runs them
+    report([run(dh.bf16_compress_hook), run(dh.bf16_compress_wrapper(dh.allreduce_hook))])
+"""
+
+
+def test_default_hooks():
+    ours, theirs = both(HOOKS)
+    for rank in range(2):
+        plain, allreduce, by_type = ours[rank][0]
+        close(plain, theirs[rank][0][0])
+        close(allreduce, plain)
+        close(by_type, plain)
+        for a, b in zip(ours[rank][1], theirs[rank][1]):
+            close(a, plain, 2e-3)               # float16's rounding
+            close(a, b, 1e-12)                  # the same rounding as torch's hooks
+            assert not np.allclose(a[0], plain[0], rtol=1e-9, atol=0)
+        for a in ours[rank][2]:
+            close(a, plain, 2e-2)               # bfloat16's
+            assert not np.allclose(a[0], plain[0], rtol=1e-4, atol=0)
+
+
+POWER_SGD = """
+ps = hooks("powerSGD_hook")
+results = []    # reported at the end: a rank blocked on a full stdout pipe would hang
+def model_and_state(hook, **kw):
+    ddp = DDP(mlp(0, sizes=(20, 16, 3)))
+    state = ps.PowerSGDState(None, **kw)
+    inputs = []
+    def spy(state, bucket):
+        inputs.append([bucket.buffer().numpy().copy().tolist(),
+                       [list(g.shape) for g in bucket.gradients()]])
+        fut = hook(state, bucket)
+        inputs[-1].append(fut.wait().numpy().tolist())
+        return fut
+    ddp.register_comm_hook(state, spy)
+    return ddp, state, inputs
+for hook in (ps.powerSGD_hook, ps.batched_powerSGD_hook):
+    ddp, state, inputs = model_and_state(hook, matrix_approximation_rank=2,
+                                         start_powerSGD_iter=1, use_error_feedback=False,
+                                         warm_start=False)
+    for it in range(2):
+        ddp.zero_grad()
+        x, y = batch(it + 10 * RANK, 4, 20, 3)
+        lib.nn.functional.mse_loss(ddp(x), y).backward()
+    results.append([inputs, state.iter])
+
+ddp, state, inputs = model_and_state(ps.powerSGD_hook, start_powerSGD_iter=2)
+errors = []
+for it in range(4):
+    ddp.zero_grad()
+    x, y = batch(it + 10 * RANK, 4, 20, 3)
+    lib.nn.functional.mse_loss(ddp(x), y).backward()
+    errors.append(state.error_dict[0].tolist() if 0 in state.error_dict else None)
+results.append([inputs, errors])
+
+losses = []
+for name in ("vanilla", "powerSGD"):
+    ddp = DDP(mlp(0, sizes=(20, 16, 3)))
+    if name == "powerSGD":
+        ddp.register_comm_hook(ps.PowerSGDState(None, start_powerSGD_iter=2),
+                               ps.powerSGD_hook)
+    opt = lib.optim.SGD(ddp.parameters(), lr=0.05, momentum=0.9)
+    X, Y = batch(7, 64, 20, 3)
+    Y = X[:, :3] * 2 - X[:, 3:6]
+    for it in range(60):
+        opt.zero_grad()
+        loss = lib.nn.functional.mse_loss(ddp(shard(X)), shard(Y))
+        loss.backward()
+        opt.step()
+        if it in (0, 59):
+            losses.append(loss.item())
+results.append(losses)
+for r in results:
+    report(r)
+"""
+
+
+def _orthogonalize(m):
+    m = m.copy()
+    for i in range(m.shape[1]):
+        m[:, i] /= np.linalg.norm(m[:, i])
+        m[:, i + 1:] -= np.outer(m[:, i], m[:, i] @ m[:, i + 1:])
+    return m
+
+
+def _power_sgd_reference(inputs, shapes, batched, rank=2):
+    """One PowerSGD step on the ranks' flat buckets (gradients of ``shapes``): the average
+    with the 16x20 weight (or, batched, the zero-padded 20x20 bucket) replaced by its
+    rank-2 power-iteration approximation (the other tensors are too small to compress)."""
+    world = len(inputs)
+    seed = np.random.RandomState(0).randint(1_000_000_000)
+    flats = [np.asarray(x) for x in inputs]
+    sizes = [int(np.prod(s)) for s in shapes]
+    at = sum(sizes[:shapes.index([16, 20])])
+    where = slice(at, at + 320)
+    if batched:
+        side = int(np.ceil(np.sqrt(flats[0].size)))
+        mats = [np.concatenate([f, np.zeros(side * side - f.size)]).reshape(side, side)
+                for f in flats]
+    else:
+        mats = [f[where].reshape(16, 20) for f in flats]
+    q = _orthogonalize(np.random.RandomState(seed).standard_normal((mats[0].shape[1], rank)))
+    p = _orthogonalize(sum(m @ q for m in mats))
+    q = sum(m.T @ p for m in mats)
+    approx = p @ q.T / world
+    if batched:
+        return approx.reshape(-1)[:flats[0].size]
+    out = sum(flats) / world
+    out[where] = approx.reshape(-1)
+    return out
+
+
+def test_power_sgd_one_step_equals_numpy_reference():
+    reports = run_workers(POWER_SGD, 2, prologue=EMBER)
+    for k, batched in enumerate((False, True)):
+        calls = [reports[r][k][0] for r in range(2)]
+        shapes = calls[0][1][1]
+        assert sorted(shapes) == [[3], [3, 16], [16], [16, 20]]
+        expected = _power_sgd_reference([c[1][0] for c in calls], shapes, batched)
+        for rank in range(2):
+            assert reports[rank][k][1] == 2                     # state.iter
+            first, second = calls[rank]
+            np.testing.assert_allclose(first[2], (np.asarray(calls[0][0][0]) +
+                                                  calls[1][0][0]) / 2, rtol=1e-12)
+            np.testing.assert_allclose(second[2], expected, rtol=1e-9, atol=1e-12)
+    for rank in range(2):
+        calls, errors = reports[rank][2]
+        assert errors[0] is None and errors[1] is None            # plain all-reduce
+        for it in (2, 3):                       # error = (input + previous error) - result
+            fed = np.asarray(calls[it][0]) + (np.asarray(errors[it - 1]) if it == 3 else 0)
+            np.testing.assert_allclose(errors[it], fed - np.asarray(calls[it][2]),
+                                       rtol=1e-9, atol=1e-12)
+        assert np.abs(errors[3]).max() > 1e-3
+        vanilla0, vanilla, compressed0, compressed = reports[rank][3]
+        assert compressed0 == vanilla0 and compressed < 0.1 * compressed0
+        assert compressed < 3 * vanilla + 1e-2
