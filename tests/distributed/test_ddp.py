@@ -483,3 +483,58 @@ def test_power_sgd_one_step_equals_numpy_reference():
         vanilla0, vanilla, compressed0, compressed = reports[rank][3]
         assert compressed0 == vanilla0 and compressed < 0.1 * compressed0
         assert compressed < 3 * vanilla + 1e-2
+
+
+CHECKPOINT_AND_AUTOCAST = """
+from LIBNAME.utils.checkpoint import checkpoint
+class M(lib.nn.Module):
+    def __init__(self, reentrant, twice):
+        super().__init__()
+        src = mlp(4, sizes=(4, 4, 4, 3))
+        self.a, self.b, self.reentrant, self.twice = src[0], src[4], reentrant, twice
+    def forward(self, x):
+        h = checkpoint(self.a, x, use_reentrant=self.reentrant)
+        if self.twice:
+            h = checkpoint(self.a, lib.tanh(h), use_reentrant=self.reentrant)
+        return self.b(h)
+def train(model, sharded):
+    opt = lib.optim.SGD(model.parameters(), lr=0.1)
+    for step in range(3):
+        x, y = batch(step, 8)
+        if sharded:
+            x, y = shard(x), shard(y)
+        opt.zero_grad()
+        lib.nn.functional.mse_loss(model(x.requires_grad_()), y).backward()
+        opt.step()
+    return params(model)
+for reentrant, twice, how in ((False, False, ""), (False, True, ""), (True, False, ""),
+                              (True, True, "static_graph"), (True, True, "_set_static_graph")):
+    ddp = DDP(M(reentrant, twice), static_graph=how == "static_graph")
+    if how == "_set_static_graph":
+        ddp._set_static_graph()
+    report([train(ddp, True), train(M(reentrant, twice), False)])
+
+ddp = DDP(mlp(0, dtype=np.float32))
+ref = mlp(0, dtype=np.float32)
+x, y = batch(3, 8, dtype=np.float32)
+with lib.autocast("cpu", dtype=lib.bfloat16):
+    out = ddp(shard(x))
+    lib.nn.functional.mse_loss(out, shard(y)).backward()
+    lib.nn.functional.mse_loss(ref(x), y).backward()
+report([str(out.dtype), grads(ddp), grads(ref)])
+"""
+
+
+def test_checkpointing_and_autocast():
+    ours = run_workers(CHECKPOINT_AND_AUTOCAST.replace("LIBNAME", "ember"), 2, prologue=EMBER)
+    theirs = run_workers(CHECKPOINT_AND_AUTOCAST.replace("LIBNAME", "torch"), 2,
+                         prologue=TORCH)
+    for rank in range(2):
+        for k in range(5):
+            trained, single = ours[rank][k]
+            close(trained, single)
+            close(trained, theirs[rank][k][0])
+        dtype, ddp_grads, ref_grads = ours[rank][5]
+        assert dtype == theirs[rank][5][0] == "torch.bfloat16"
+        close(ddp_grads, theirs[rank][5][1], 1e-2)     # bfloat16 rounding
+        close(ddp_grads, ref_grads, 2e-2)
