@@ -1,1 +1,15 @@
-"""``torch.distributed`` on MPI (mpi4py): process groups, collectives, stores, DDP support."""
+"""``torch.distributed`` on MPI (mpi4py, the optional extra ``distributed``).
+
+Process groups and collectives (``distributed_c10d.py``, ``_collectives.py``) run on the
+engine in ``_mpi.py``; the key-value stores and ``init_method`` rendezvous are in
+``store.py`` and ``rendezvous.py``. Backend "gloo" and "mpi" are both ember's MPI engine.
+"""
+from ember.distributed._errors import (DistBackendError, DistError,  # noqa: F401
+                                       DistNetworkError, DistStoreError)
+from ember.distributed.distributed_c10d import *  # noqa: F401,F403
+from ember.distributed.distributed_c10d import (_make_nccl_premul_sum,  # noqa: F401
+                                                _World, _world)
+from ember.distributed.rendezvous import (  # noqa: F401
+    register_rendezvous_handler, rendezvous)
+from ember.distributed.store import (  # noqa: F401
+    FileStore, HashStore, PrefixStore, Store, TCPStore)

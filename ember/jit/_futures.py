@@ -34,11 +34,17 @@ class Future(Generic[_T]):
         self._task = None            # a forked task not started yet (see ``_claim``)
         self._claimed = False
         self._on_wait = None         # set by jit.trace: records aten::wait
+        self._driver = None          # completes the future by polling (distributed Work)
 
     def done(self):
         return self._done.is_set()
 
     def wait(self):
+        if self._driver is not None and not self._done.is_set():
+            try:
+                self._driver()
+            except Exception:        # noqa: BLE001 - the future now holds the error
+                pass
         task = self._task
         if task is not None and not self._done.is_set() and _in_worker():
             task()                   # runs here unless a worker has claimed it
@@ -73,6 +79,7 @@ class Future(Generic[_T]):
 
     def then(self, callback):
         out = Future()
+        out._driver = self._driver
 
         def run(fut):
             try:

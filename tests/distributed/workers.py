@@ -1,0 +1,79 @@
+"""Run a snippet in ``world_size`` real processes that form one process group.
+
+``run_workers(body, world_size)`` writes a script (a prologue that reads RANK/WORLD_SIZE
+and calls ``init_process_group`` unless ``init=False``, then ``body``) and starts one
+interpreter per rank on 127.0.0.1, each bounded by ``timeout``; every process is killed in
+a ``finally``. A worker reports values with ``report(obj)`` (one JSON line); the result is
+the list of each rank's reports. A nonzero exit fails with the worker's stderr.
+"""
+from __future__ import annotations
+
+import json
+import os
+import socket
+import subprocess
+import sys
+import tempfile
+import textwrap
+
+import pytest
+
+pytest.importorskip("mpi4py")
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+PROLOGUE = """
+import json, os, sys
+import numpy as np
+import ember
+import ember.distributed as dist
+RANK, WORLD = int(os.environ["RANK"]), int(os.environ["WORLD_SIZE"])
+
+def report(obj):
+    print("REPORT " + json.dumps(obj), flush=True)
+
+"""
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def run_workers(body, world_size=2, timeout=60, init=True, backend="gloo", env=None,
+                expect_fail=(), python=sys.executable, prologue=PROLOGUE):
+    """Run ``body`` on ``world_size`` ranks; returns [[reports of rank 0], ...].
+    Ranks in ``expect_fail`` may exit nonzero (their stderr is returned instead)."""
+    code = prologue
+    if init:
+        code += f"dist.init_process_group({backend!r})\n"
+    code += textwrap.dedent(body)
+    with tempfile.TemporaryDirectory() as tmp:
+        script = os.path.join(tmp, "worker.py")
+        with open(script, "w") as f:
+            f.write(code)
+        base = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(free_port()),
+                    WORLD_SIZE=str(world_size), PYTHONPATH=ROOT, OMP_NUM_THREADS="1",
+                    TMPDIR=tmp)
+        base.update(env or {})
+        procs = []
+        try:
+            for rank in range(world_size):
+                procs.append(subprocess.Popen(
+                    [python, script], env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
+                    stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp))
+            outs = [p.communicate(timeout=timeout) for p in procs]
+        finally:
+            for p in procs:
+                if p.poll() is None:
+                    p.kill()
+                    p.wait()
+    results = []
+    for rank, (p, (out, err)) in enumerate(zip(procs, outs)):
+        if p.returncode != 0 and rank not in expect_fail:
+            raise AssertionError(f"rank {rank} exited with {p.returncode}:\n{out}\n{err}")
+        reports = [json.loads(line[7:]) for line in out.splitlines()
+                   if line.startswith("REPORT ")]
+        results.append(err if rank in expect_fail and p.returncode else reports)
+    return results
