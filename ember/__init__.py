@@ -145,7 +145,7 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
                     "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
-                    "ao", "quantization")
+                    "ao", "quantization", "distributed")
 
 
 def __getattr__(name):
