@@ -538,3 +538,44 @@ def test_checkpointing_and_autocast():
         assert dtype == theirs[rank][5][0] == "torch.bfloat16"
         close(ddp_grads, theirs[rank][5][1], 1e-2)     # bfloat16 rounding
         close(ddp_grads, ref_grads, 2e-2)
+
+
+ERRORS = """
+def attempt(fn):
+    try:
+        fn()
+        return "no error"
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+nn = lib.nn
+results = [
+    attempt(lambda: DDP(nn.Sequential(nn.Linear(3, 4), *([nn.Linear(4, 4)] if RANK else [])))),
+    attempt(lambda: DDP(nn.Linear(2, 2).requires_grad_(False))),
+    attempt(lambda: DDP(nn.Linear(2, 2), device_ids=[0])),
+    attempt(lambda: hooks("powerSGD_hook").PowerSGDState(None, start_powerSGD_iter=1)),
+]
+ddp = DDP(nn.Linear(2, 2))
+results.append(attempt(lambda: ddp.register_comm_hook(None, 3)))
+ddp.register_comm_hook(None, hooks("default_hooks").allreduce_hook)
+results.append(attempt(lambda: ddp.register_comm_hook(
+    None, hooks("default_hooks").allreduce_hook)))
+results.append([ddp.device_ids, ddp.output_device, ddp.broadcast_buffers,
+                ddp.bucket_bytes_cap, ddp.find_unused_parameters, ddp.static_graph])
+results.append(attempt(lambda: DDP(nn.Linear(3, 4 if RANK == 0 else 5))))
+for r in results:
+    report(r)
+"""
+
+
+def test_construction_and_registration_errors_match_torch():
+    ours, theirs = both(ERRORS)
+    for rank in range(2):
+        assert ours[rank][:-1] == theirs[rank][:-1]
+    # parameter shapes differ: torch's rank 1 names its parameter (its rank 0 loses the
+    # connection); ember's rank 0 names rank 1's
+    assert ours[1][-1] == theirs[1][-1] == [
+        "RuntimeError", "[1]: params[0] in this process with sizes [5, 3] appears not to "
+                        "match sizes of the same param in process 0."]
+    assert ours[0][-1] == ["RuntimeError", "[0]: params[0] in process 1 with sizes [5, 3] "
+                                           "appears not to match sizes of the same param in "
+                                           "process 0."]
