@@ -201,6 +201,7 @@ class LaunchConfig:
     local_ranks_filter: set | None = None
     shutdown_timeout: float = 30
     signals_to_handle: str = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
+    virtual_local_rank: bool = False
 
 
 def config_from_args(args):
@@ -248,7 +249,7 @@ def config_from_args(args):
         local_addr=args.local_addr, log_dir=args.log_dir,
         redirects=Std.from_str(args.redirects), tee=Std.from_str(args.tee),
         local_ranks_filter=ranks_filter, shutdown_timeout=shutdown_timeout,
-        signals_to_handle=args.signals_to_handle)
+        signals_to_handle=args.signals_to_handle, virtual_local_rank=args.virtual_local_rank)
     if args.no_python and args.module:
         raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the "
                          "same time.")
@@ -296,7 +297,8 @@ def launch_agent(config: LaunchConfig, entrypoint, args) -> dict:
     spec = WorkerSpec(role=config.role, local_world_size=config.nproc_per_node,
                       rdzv_handler=handler, entrypoint=entrypoint, args=tuple(args),
                       max_restarts=config.max_restarts,
-                      monitor_interval=config.monitor_interval, local_addr=config.local_addr)
+                      monitor_interval=config.monitor_interval, local_addr=config.local_addr,
+                      virtual_local_rank=config.virtual_local_rank)
     logs = DefaultLogsSpecs(config.log_dir, config.redirects, config.tee,
                             config.local_ranks_filter)
     agent = LocalElasticAgent(spec, logs, config.start_method,

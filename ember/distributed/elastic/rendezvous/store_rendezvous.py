@@ -184,10 +184,14 @@ class StoreRendezvousHandler(RendezvousHandler):
         key = self._key("finished", self._round)
         self._store.add(key, 1)
         deadline = time.monotonic() + timeout
-        while self._int(key) < self.round_world_size and time.monotonic() < deadline:
-            if self.is_closed():
-                return
-            time.sleep(_POLL_S)
+        try:
+            while self._int(key) < self.round_world_size and time.monotonic() < deadline:
+                if self.is_closed():
+                    return
+                time.sleep(_POLL_S)
+        except Exception:  # noqa: BLE001 - the host left: it saw every node finish
+            if self.is_store_host:
+                raise
 
     def shutdown(self) -> bool:
         self._worker_store = None

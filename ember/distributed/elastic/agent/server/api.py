@@ -23,6 +23,7 @@ class WorkerSpec:
     master_port: int | None = None
     master_addr: str | None = None
     local_addr: str | None = None
+    virtual_local_rank: bool = False
 
     def __post_init__(self):
         if self.local_world_size <= 0:

@@ -108,6 +108,8 @@ class LocalElasticAgent(ElasticAgent):
                                                          "1"),
             "TORCHELASTIC_ERROR_FILE": error_file,
         })
+        if spec.virtual_local_rank:
+            env["LOCAL_RANK"] = "0"
         return env
 
     def _start_workers(self):
