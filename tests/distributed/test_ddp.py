@@ -579,3 +579,34 @@ def test_construction_and_registration_errors_match_torch():
     assert ours[0][-1] == ["RuntimeError", "[0]: params[0] in process 1 with sizes [5, 3] "
                                            "appears not to match sizes of the same param in "
                                            "process 0."]
+
+
+AVERAGING = """
+averagers = importlib.import_module(lib.__name__ +
+                                    ".distributed.algorithms.model_averaging.averagers")
+model = mlp(RANK)
+opt = lib.optim.SGD(model.parameters(), lr=0.1)
+averager = averagers.PeriodicModelAverager(period=2, warmup_steps=1)
+seen = []
+for step in range(5):
+    x, y = batch(step + 10 * RANK, 4)
+    opt.zero_grad()
+    lib.nn.functional.mse_loss(model(x), y).backward()
+    opt.step()
+    averager.average_parameters(model.parameters() if step % 2 else opt.param_groups)
+    seen.append(params(model))
+report(seen)
+try:
+    averagers.PeriodicModelAverager(period=0)
+except ValueError as e:
+    report(str(e))
+"""
+
+
+def test_periodic_model_averaging_matches_torch():
+    ours, theirs = both(AVERAGING)
+    for rank in range(2):
+        close(ours[rank], theirs[rank])
+    for step in range(5):                       # averaged after steps 1 and 3
+        same = np.allclose(ours[0][0][step][0], ours[1][0][step][0])
+        assert same == (step in (1, 3))
