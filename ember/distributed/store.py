@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import collections
 import fcntl
+import ipaddress
 import os
 import socket
 import struct
@@ -276,8 +277,9 @@ class HashStore(Store):
         self._table = _Table()
 
     def _block(self, fn, *args, timeout=None):
-        try:
-            return fn(*args, (self.timeout if timeout is None else timeout).total_seconds())
+        seconds = (self.timeout if timeout is None else timeout).total_seconds()
+        try:                                   # a zero timeout waits for ever, as torch's
+            return fn(*args, None if seconds == 0 else seconds)
         except _TimedOut:
             raise DistStoreError("Wait timeout") from None
 
@@ -453,6 +455,7 @@ class FileStore(Store):
         self._path, self._world_size = file_name, _amount(world_size, "FileStore")
         self._state: dict = {}
         self._offset = 0
+        self._mutex = threading.Lock()        # one thread at a time replays/appends
         self._closed = True
         self._locked(lambda: self._add(_REFCOUNT, 1))
         self._closed = False
@@ -465,7 +468,7 @@ class FileStore(Store):
             f = open(self._path, "a+b")
         except OSError as e:
             raise DistStoreError(f"FileStore: cannot open {self._path!r}: {e.strerror}") from None
-        with f:
+        with f, self._mutex:
             fcntl.flock(f, fcntl.LOCK_EX if exclusive else fcntl.LOCK_SH)
             try:
                 self._replay(f)
@@ -721,7 +724,7 @@ class _Server:
         listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
         listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
         try:
-            listener.bind((host, port))
+            listener.bind((host if _is_loopback(host) else "", port))
             listener.listen(128)
         except OSError as e:
             listener.close()
@@ -746,6 +749,15 @@ class _Server:
 
     def close(self):
         self._finalizer()
+
+
+def _is_loopback(host) -> bool:
+    """Loopback masters listen on loopback only; others on every interface (as torch)."""
+    try:
+        return all(ipaddress.ip_address(info[4][0].split("%")[0]).is_loopback
+                   for info in socket.getaddrinfo(host, None))
+    except (OSError, ValueError):
+        return False
 
 
 def _errno_name(code):

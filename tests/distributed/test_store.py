@@ -417,3 +417,37 @@ def test_register_rendezvous_handler():
             "embertest://h:1/p?rank=1&world_size=3", {"timeout": 5})
     finally:
         del rdzv._rendezvous_handlers["embertest"]
+
+
+def test_hash_store_zero_timeout_waits_until_set():
+    s = S.HashStore()
+    threading.Timer(0.05, lambda: s.set("k", "v")).start()
+    s.wait(["k"], timedelta(0))
+    assert s.get("k") == b"v"
+
+
+@pytest.mark.parametrize("kind", ["file", "tcp"])
+def test_concurrent_adds_from_threads(kind, tmp_path):
+    s = make(S, kind, tmp_path)
+    copies = [s.clone() for _ in range(4)]
+    threads = [threading.Thread(target=lambda c=c: [c.add("n", 1) for _ in range(25)])
+               for c in copies + [s]]
+    for t in threads:
+        t.start()
+    for t in threads:
+        t.join(10)
+    assert s.get("n") == b"125"
+
+
+def test_base_store_methods_are_unimplemented_like_torch():
+    class Bare(S.Store):
+        pass
+
+    class TorchBare(td.Store):
+        pass
+    for name, args in [("get", ("k",)), ("set", ("k", "v")), ("num_keys", ())]:
+        with pytest.raises(NotImplementedError, match=name):
+            getattr(Bare(), name)(*args)
+        with pytest.raises(RuntimeError):
+            getattr(TorchBare(), name)(*args)
+    assert Bare().timeout == TorchBare().timeout == timedelta(seconds=300)
