@@ -593,9 +593,6 @@ class FileStore(Store):
     def clone(self):
         return FileStore(self._path, self._world_size)
 
-    def barrier(self, key, world_size, timeout=None):
-        Store.barrier(self, key, world_size, timeout)
-
     def _release(self):
         if self._closed:
             return
@@ -719,30 +716,38 @@ class _Server:
 
     _by_port: "weakref.WeakValueDictionary[int, _Server]" = weakref.WeakValueDictionary()
 
-    def __init__(self, host, port):
+    def __init__(self, host, port, listen_fd=None):
         self.table = _Table()
-        listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
-        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-        try:
-            listener.bind((host if _is_loopback(host) else "", port))
-            listener.listen(128)
-        except OSError as e:
-            listener.close()
-            raise DistNetworkError(
-                f"The server socket has failed to listen on any local network address. "
-                f"port: {port}, useIpv6: {str(':' in host).lower()}, code: {-e.errno}, "
-                f"name: {_errno_name(e.errno)}, message: {e.strerror.lower()}") from None
+        if listen_fd is not None:                # a launcher bound and listens already
+            listener = socket.socket(fileno=listen_fd)
+        else:
+            listener = self._listen(host, port)
         self.port = listener.getsockname()[1]
         conns = weakref.WeakSet()
         threading.Thread(target=_accept_loop, args=(listener, self.table, conns), daemon=True,
                          name=f"TCPStore-server:{self.port}").start()
         self._finalizer = weakref.finalize(self, _shutdown, listener, conns)
 
+    @staticmethod
+    def _listen(host, port):
+        listener = socket.socket(socket.AF_INET6 if ":" in host else socket.AF_INET)
+        listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+        try:
+            listener.bind((host if _is_loopback(host) else "", port))
+            listener.listen(128)
+            return listener
+        except OSError as e:
+            listener.close()
+            raise DistNetworkError(
+                f"The server socket has failed to listen on any local network address. "
+                f"port: {port}, useIpv6: {str(':' in host).lower()}, code: {-e.errno}, "
+                f"name: {_errno_name(e.errno)}, message: {e.strerror.lower()}") from None
+
     @classmethod
-    def obtain(cls, host, port, multi_tenant):
+    def obtain(cls, host, port, multi_tenant, listen_fd=None):
         server = cls._by_port.get(port) if multi_tenant and port else None
         if server is None:
-            server = cls(host, port)
+            server = cls(host, port, listen_fd)
             if multi_tenant:
                 cls._by_port[server.port] = server
         return server
@@ -785,11 +790,9 @@ class TCPStore(Store):
         self._timeout = _timedelta(timeout, "TCPStore")
         if world_size == 0:
             raise ValueError("TCPStore world size cannot be 0")
-        if master_listen_fd is not None:
-            raise NotImplementedError("TCPStore: master_listen_fd (a listening socket handed "
-                                      "over by a launcher) is not supported")
         self._host, self._use_libuv = host_name, bool(use_libuv)
-        self._server = _Server.obtain(host_name, port, multi_tenant) if is_master else None
+        self._server = (_Server.obtain(host_name, port, multi_tenant, master_listen_fd)
+                        if is_master else None)
         self._port = self._server.port if self._server else port
         self._lock = threading.Lock()
         self._sock = self._connect()

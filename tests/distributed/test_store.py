@@ -451,3 +451,15 @@ def test_base_store_methods_are_unimplemented_like_torch():
         with pytest.raises(RuntimeError):
             getattr(TorchBare(), name)(*args)
     assert Bare().timeout == TorchBare().timeout == timedelta(seconds=300)
+
+
+def test_tcp_store_serves_a_listening_socket_handed_over():
+    import socket
+    listener = socket.socket()
+    listener.bind(("127.0.0.1", 0))
+    listener.listen()
+    port = listener.getsockname()[1]
+    master = S.TCPStore("127.0.0.1", port, 1, True, SHORT, master_listen_fd=listener.detach())
+    client = S.TCPStore("127.0.0.1", port, None, False, SHORT)
+    client.set("k", "v")
+    assert master.port == port and master.get("k") == b"v"
