@@ -144,14 +144,14 @@ for kw in ({}, {"bucket_cap_mb": 0.04}, {"bucket_cap_mb": 0.04, "find_unused_par
 
 
 def _rebuilt_ok(buckets, cap):
-    """Rebuilt buckets: later layers first, each closed once it reached its cap (the first
-    at min(1 MiB, cap)), gradients shaped like their parameters."""
+    """Rebuilt buckets: later layers first, each closed by the tensor that made it reach
+    its cap (min(1 MiB, cap) for the first), indices in order, only the last is_last."""
     layers = [int(name.split(".")[0]) for b in buckets for name in b[3]]
     assert layers == sorted(layers, reverse=True) and len(layers) == 10
-    for b in buckets[:-1]:
-        assert b[2] * 8 >= min(cap, 1 << 20)
-        assert b[2] * 8 - min(b[4][-1][0] * (b[4][-1] + [1])[1] * 8, b[2] * 8) < \
-            min(cap, 1 << 20)                   # it was still open before its last tensor
+    for k, b in enumerate(buckets[:-1]):
+        limit = min(cap, 1 << 20) if k == 0 else cap
+        last = int(np.prod(b[4][-1])) * 8                      # float64 bytes
+        assert b[2] * 8 - last < limit <= b[2] * 8
     assert [b[0] for b in buckets] == list(range(len(buckets)))
     assert [b[1] for b in buckets] == [False] * (len(buckets) - 1) + [True]
 

@@ -185,7 +185,10 @@ class DistributedDataParallel(Module):
         self._join_config = _JoinConfig.construct_disabled_join_config()
         for name, value in (("mixed_precision", mixed_precision), ("device_mesh", device_mesh),
                             ("delay_all_reduce_named_params", delay_all_reduce_named_params),
-                            ("param_to_hook_all_reduce", param_to_hook_all_reduce)):
+                            ("param_to_hook_all_reduce", param_to_hook_all_reduce),
+                            ("bucket_cap_mb_list", bucket_cap_mb_list),
+                            ("skip_all_reduce_unused_params",
+                             skip_all_reduce_unused_params or None)):
             if value is not None:
                 raise NotImplementedError(f"ember's DistributedDataParallel does not support "
                                           f"{name}")
