@@ -52,7 +52,8 @@ def rendezvous(url, rank=-1, world_size=-1, **kwargs):
 
 
 def _error(scheme, message):
-    return ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: {message}")
+    return ValueError(f"Error initializing torch.distributed using {scheme}:// rendezvous: "
+                      f"{message}")
 
 
 def _rank_and_size(scheme, query):
@@ -88,7 +89,8 @@ def _tcp_rendezvous_handler(url, timeout=_DEFAULT_PG_TIMEOUT, **kwargs):
         raise _error("tcp", "port number missing")
     query = _query_to_dict(result.query)
     rank, world_size = _rank_and_size("tcp", query)
-    yield _tcp_store(result.hostname, result.port, rank, world_size, timeout, query), rank, world_size
+    store = _tcp_store(result.hostname, result.port, rank, world_size, timeout, query)
+    yield store, rank, world_size
     _no_rerendezvous("tcp")
 
 

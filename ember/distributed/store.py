@@ -71,6 +71,15 @@ def _ms(timeout: timedelta) -> int:
 
 # ----------------------------------------------------------------------------- the table
 
+def _compare_set(current, expected: bytes, desired: bytes):
+    """(value to store or None, value returned) of compare_set on ``current`` (None if the
+    key is missing): ``desired`` replaces a value equal to ``expected``, or a missing key
+    when ``expected`` is empty; otherwise the current (or, if missing, expected) value."""
+    if current == expected or (current is None and expected == b""):
+        return desired, desired
+    return None, expected if current is None else current
+
+
 class _TimedOut(Exception):
     """A blocking table operation ran past its deadline."""
 
@@ -114,12 +123,11 @@ class _Table:
 
     def compare_set(self, key, expected, desired) -> bytes:
         with self.cond:
-            current = self.data.get(key)
-            if (current is None and expected == b"") or (current is not None and current == expected):
-                self.data[key] = desired
+            new, answer = _compare_set(self.data.get(key), expected, desired)
+            if new is not None:
+                self.data[key] = new
                 self.cond.notify_all()
-                return desired
-            return expected if current is None else current
+            return answer
 
     def delete(self, key) -> bool:
         with self.cond:
@@ -293,8 +301,9 @@ class HashStore(Store):
         return self._table.add(_key(key, "add"), _amount(amount, "add"))
 
     def compare_set(self, key, expected_value, desired_value):
-        return self._table.compare_set(_key(key, "compare_set"), _value(expected_value, "compare_set"),
-                                       _value(desired_value, "compare_set"))
+        op = "compare_set"
+        return self._table.compare_set(_key(key, op), _value(expected_value, op),
+                                       _value(desired_value, op))
 
     def delete_key(self, key):
         return self._table.delete(_key(key, "delete_key"))
@@ -531,7 +540,8 @@ class FileStore(Store):
 
     def get(self, key):
         k = "/" + _key(key, "get")
-        self._poll([k], self.timeout, f"Timeout waiting for key: {key} after {_ms(self.timeout)} ms")
+        timeout = self.timeout
+        self._poll([k], timeout, f"Timeout waiting for key: {key} after {_ms(timeout)} ms")
         return self._locked(lambda: self._state[k], exclusive=False)
 
     def add(self, key, amount):
@@ -539,15 +549,15 @@ class FileStore(Store):
         return self._locked(lambda: self._add(key, amount))
 
     def compare_set(self, key, expected_value, desired_value):
-        key = "/" + _key(key, "compare_set")
-        expected, desired = _value(expected_value, "compare_set"), _value(desired_value, "compare_set")
+        op = "compare_set"
+        key = "/" + _key(key, op)
+        expected, desired = _value(expected_value, op), _value(desired_value, op)
 
         def swap():
-            current = self._state.get(key)
-            if (current is None and expected == b"") or (current is not None and current == expected):
-                self._write(_SET, key, desired)
-                return desired
-            return expected if current is None else current
+            new, answer = _compare_set(self._state.get(key), expected, desired)
+            if new is not None:
+                self._write(_SET, key, new)
+            return answer
         return self._locked(swap)
 
     def delete_key(self, key):
@@ -564,7 +574,8 @@ class FileStore(Store):
 
     def wait(self, keys, timeout=None):
         keys = ["/" + k for k in _keys(keys, "wait")]
-        self._poll(keys, self.timeout if timeout is None else _timedelta(timeout, "wait"), "Wait timeout")
+        timeout = self.timeout if timeout is None else _timedelta(timeout, "wait")
+        self._poll(keys, timeout, "Wait timeout")
 
     def append(self, key, value):
         key, value = "/" + _key(key, "append"), _value(value, "append")
@@ -803,7 +814,8 @@ class TCPStore(Store):
 
     host = property(lambda self: self._host, doc="The host name the store connects to.")
     port = property(lambda self: self._port, doc="The port the server listens on.")
-    libuvBackend = property(lambda self: self._use_libuv, doc="use_libuv as given (one backend here).")
+    libuvBackend = property(lambda self: self._use_libuv,
+                            doc="use_libuv as given (ember has one backend).")
 
     def _connect(self):
         deadline = time.monotonic() + self.timeout.total_seconds()
@@ -867,8 +879,9 @@ class TCPStore(Store):
         return int(self._call(_OP_ADD, [self._k(key, "add"), b"%d" % _amount(amount, "add")])[0])
 
     def compare_set(self, key, expected_value, desired_value):
-        return self._call(_OP_CAS, [self._k(key, "compare_set"), _value(expected_value, "compare_set"),
-                                    _value(desired_value, "compare_set")])[0]
+        op = "compare_set"
+        return self._call(_OP_CAS, [self._k(key, op), _value(expected_value, op),
+                                    _value(desired_value, op)])[0]
 
     def delete_key(self, key):
         return self._call(_OP_DELETE, [self._k(key, "delete_key")])[0] == b"1"
@@ -882,18 +895,21 @@ class TCPStore(Store):
     def wait(self, keys, timeout=None):
         keys = _keys(keys, "wait")
         timeout = None if timeout is None else _timedelta(timeout, "wait")
-        self._blocking(_OP_WAIT, [self._secs(timeout)] + [self._k(k, "wait") for k in keys], keys, timeout)
+        args = [self._secs(timeout)] + [self._k(k, "wait") for k in keys]
+        self._blocking(_OP_WAIT, args, keys, timeout)
 
     def append(self, key, value):
         self._call(_OP_APPEND, [self._k(key, "append"), _value(value, "append")])
 
     def multi_get(self, keys):
         keys = _keys(keys, "multi_get")
-        return self._blocking(_OP_MGET, [self._secs(None)] + [self._k(k, "multi_get") for k in keys], keys)
+        args = [self._secs(None)] + [self._k(k, "multi_get") for k in keys]
+        return self._blocking(_OP_MGET, args, keys)
 
     def multi_set(self, keys, values):
         keys, values = _multi_set_args(keys, values)
-        self._call(_OP_MSET, [x for k, v in zip(keys, values) for x in (self._k(k, "multi_set"), v)])
+        pairs = [x for k, v in zip(keys, values) for x in (self._k(k, "multi_set"), v)]
+        self._call(_OP_MSET, pairs)
 
     def list_keys(self):
         return [k[1:].decode() for k in self._call(_OP_LIST, []) if k.startswith(b"/")]

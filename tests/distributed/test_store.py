@@ -8,8 +8,7 @@ from datetime import timedelta
 
 import pytest
 
-import ember.distributed  # noqa: F401  (the package; its rendezvous function shadows the module)
-from ember.distributed import store as S
+from ember.distributed import store as S   # the package's rendezvous function shadows the module
 from ember.distributed._errors import (DistBackendError, DistError, DistNetworkError,
                                        DistStoreError, QueueEmptyError)
 
@@ -207,7 +206,8 @@ def test_file_store_removes_file_after_last_of_world_size(tmp_path):
         again = lib.FileStore(path + "-keep")
         seen[lib.__name__] = (first, exists, again.get("a"), again.num_keys())
         del again
-    assert seen["ember.distributed.store"] == seen["torch.distributed"] == (1, [True, True, False], b"1", 3)
+    expected = (1, [True, True, False], b"1", 3)
+    assert seen["ember.distributed.store"] == seen["torch.distributed"] == expected
 
 
 def test_tcp_store_server_and_clients():
@@ -238,8 +238,9 @@ def test_tcp_store_wait_for_workers_and_connect_timeout():
     free = S.TCPStore("127.0.0.1", 0, None, True, SHORT)
     port = free.port
     del free                                         # the server stops with its master
-    with pytest.raises(DistNetworkError, match=rf"^The client socket has timed out after 200ms "
-                                               rf"while trying to connect to \(127.0.0.1, {port}\).$"):
+    message = rf"^The client socket has timed out after 200ms while trying to connect to " \
+              rf"\(127.0.0.1, {port}\).$"
+    with pytest.raises(DistNetworkError, match=message):
         S.TCPStore("127.0.0.1", port, None, False, timedelta(milliseconds=200))
 
 
@@ -341,7 +342,7 @@ def test_file_store_between_two_processes(tmp_path):
         assert store.get("from_child") == b"hi"
         store.set("from_master", "ok")
     assert run_child(FILE_CHILD, path, parent) == ["ok", "6"]
-    del store
+    store._release()                                  # what collecting it does
     assert not os.path.exists(path)
 
 
