@@ -21,7 +21,7 @@ del _m, _name, _obj, _sys
 
 
 def __getattr__(name):
-    if name == "quantization":      # torchvision.models.quantization, loaded on first use
+    if name in ("quantization", "segmentation", "detection"):    # loaded on first use
         import importlib
         return importlib.import_module(f"{__name__}.quantization")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
