@@ -13,3 +13,16 @@ from ember.distributed.rendezvous import (  # noqa: F401
     register_rendezvous_handler, rendezvous)
 from ember.distributed.store import (  # noqa: F401
     FileStore, HashStore, PrefixStore, Store, TCPStore)
+
+
+_SUBPACKAGES = ("algorithms", "elastic", "rpc", "autograd", "optim", "launcher", "nn")
+
+
+def __getattr__(name):
+    if name in _SUBPACKAGES:
+        import importlib
+        return importlib.import_module(f"ember.distributed.{name}")
+    if name == "GradBucket":                 # defined beside DDP, which uses it
+        from ember.nn.parallel.distributed import GradBucket
+        return GradBucket
+    raise AttributeError(f"module 'ember.distributed' has no attribute '{name}'")

@@ -15,6 +15,7 @@ import subprocess
 import sys
 import tempfile
 import textwrap
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -63,7 +64,8 @@ def run_workers(body, world_size=2, timeout=60, init=True, backend="gloo", env=N
                 procs.append(subprocess.Popen(
                     [python, script], env=dict(base, RANK=str(rank), LOCAL_RANK=str(rank)),
                     stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, cwd=tmp))
-            outs = [p.communicate(timeout=timeout) for p in procs]
+            with ThreadPoolExecutor(len(procs)) as pool:    # read every rank at once
+                outs = list(pool.map(lambda p: p.communicate(timeout=timeout), procs))
         finally:
             for p in procs:
                 if p.poll() is None:
