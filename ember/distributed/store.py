@@ -693,7 +693,7 @@ def _serve_client(conn, table):
                 _send(conn, _TIMEOUT, [])
             except QueueEmptyError:
                 _send(conn, _EMPTY, [])
-            except (ValueError, KeyError) as e:
+            except (ValueError, KeyError, IndexError) as e:   # a malformed request
                 _send(conn, _BAD_VALUE, [str(e).encode()])
     except (OSError, ConnectionError, struct.error):
         pass
