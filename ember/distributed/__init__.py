@@ -5,7 +5,8 @@ engine in ``_mpi.py``; the key-value stores and ``init_method`` rendezvous are i
 ``store.py`` and ``rendezvous.py``. Backend "gloo" and "mpi" are both ember's MPI engine.
 """
 from ember.distributed._errors import (DistBackendError, DistError,  # noqa: F401
-                                       DistNetworkError, DistStoreError)
+                                       DistNetworkError, DistStoreError,
+                                       QueueEmptyError)
 from ember.distributed.distributed_c10d import *  # noqa: F401,F403
 from ember.distributed.distributed_c10d import (_make_nccl_premul_sum,  # noqa: F401
                                                 _World, _world)
