@@ -8,7 +8,7 @@ import os
 from datetime import timedelta
 from urllib.parse import urlparse, urlunparse
 
-from ember.distributed.store import FileStore, TCPStore
+from ember.distributed.store import FileStore, PrefixStore, TCPStore
 
 __all__ = ["register_rendezvous_handler", "rendezvous"]
 
@@ -107,6 +107,13 @@ def _env_rendezvous_handler(url, timeout=_DEFAULT_PG_TIMEOUT, **kwargs):
     rank = int(query["rank"]) if "rank" in query else int(env("RANK"))
     world_size = int(query["world_size"]) if "world_size" in query else int(env("WORLD_SIZE"))
     host, port = env("MASTER_ADDR"), int(env("MASTER_PORT"))
+    if os.environ.get("TORCHELASTIC_USE_AGENT_STORE") == str(True):
+        # the launcher's agent serves the store: every worker is a client, and each
+        # restart round works under its own prefix
+        attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
+        client = TCPStore(host, port, world_size, False, timeout, multi_tenant=True)
+        yield PrefixStore(f"/worker/attempt_{attempt}", client), rank, world_size
+        _no_rerendezvous("env")
     yield _tcp_store(host, port, rank, world_size, timeout, query), rank, world_size
     _no_rerendezvous("env")
 
