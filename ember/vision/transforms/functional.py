@@ -4,15 +4,14 @@ Each op routes through ``_route``: PIL images go to Pillow (imported lazily), te
 ops, so tensor results keep their autograd history. The geometric ops (affine, rotate,
 perspective) share one path: map each output pixel centre back into the input and
 ``grid_sample`` there."""
-import math
 import numbers
 from enum import Enum
 
 import numpy as np
 
 import ember
-from ember.nn import functional as _F
 from .._pil import pil as _pil, pil_module as _pil_module, is_pil_image as _is_pil_image
+from . import _functional_tensor as _FT
 
 
 # members named after their values: NEAREST = "nearest", NEAREST_EXACT = "nearest-exact", ...
@@ -71,17 +70,6 @@ def _pil_op(module, name, *args):
         fn = getattr(_pil_module(module), name)
         return fn(img).enhance(*args) if module == "ImageEnhance" else fn(img, *args)
     return run
-
-
-# Integer image dtypes hold values 0 .. 2**bits - 1; floating images hold 0 .. 1.
-_VALUE_BITS = {ember.uint8: 8, ember.int8: 7, ember.int16: 15, ember.int32: 31, ember.int64: 63,
-               ember.bool: 1}
-if hasattr(ember, "uint16"):
-    _VALUE_BITS[ember.uint16] = 16
-
-
-def _max_value(dtype):
-    return 1.0 if dtype.is_floating_point else 2 ** _VALUE_BITS[dtype] - 1
 
 
 # --------------------------------------------------------------------------- dimensions
@@ -198,42 +186,7 @@ def convert_image_dtype(image, dtype=ember.float32):
     """Rescale values between dtypes: floats span [0, 1], integers 0 .. 2**bits - 1."""
     if not _is_tensor(image):
         raise TypeError("Input img should be Tensor Image")
-    source = image.dtype
-    if source == dtype:
-        return image
-    if source.is_floating_point and dtype.is_floating_point:
-        return image.to(dtype)
-    if source.is_floating_point:
-        if _VALUE_BITS[dtype] > (24 if source == ember.float32 else 53) - 1:
-            raise RuntimeError(f"The cast from {source} to {dtype} cannot be performed safely.")
-        return image.mul(_max_value(dtype) + 0.999).to(dtype)    # [0, 1] -> 0 .. max
-    if dtype.is_floating_point:
-        return image.to(dtype) / float(_max_value(source))
-    shift = _VALUE_BITS[dtype] - _VALUE_BITS[source]
-    if shift < 0:
-        return ember.div(image, 2 ** -shift, rounding_mode="floor").to(dtype)
-    return image.to(dtype) * 2 ** shift
-
-
-# --------------------------------------------------------------------------- batching helpers
-def _float_batch(img, dtypes=(ember.float32, ember.float64)):
-    """``img`` as an (N, C, H, W) batch of a dtype in ``dtypes``, and the function that gives a
-    result back ``img``'s leading dims and dtype (rounding for integer images)."""
-    lead, dtype = tuple(img.shape[:-3]), img.dtype
-    batch = img.reshape(-1, *img.shape[-3:])
-    if dtype not in dtypes:
-        batch = batch.to(dtypes[0])
-
-    def restore(out):
-        out = out.reshape(*lead, *out.shape[-3:])
-        if out.dtype == dtype:
-            return out
-        return (out if dtype.is_floating_point else ember.round(out)).to(dtype)
-    return batch, restore
-
-
-def _float_dtype(img):
-    return img.dtype if img.is_floating_point() else ember.float32
+    return _FT.convert_image_dtype(image, dtype)
 
 
 # --------------------------------------------------------------------------- normalize
@@ -294,33 +247,14 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
     if out_hw == [height, width]:
         return img
     return _route(img, lambda im: im.resize(out_hw[::-1], pil_modes_mapping[interpolation]),
-                  lambda t: _resize_tensor(t, out_hw, interpolation.value, antialias))
-
-
-def _resize_tensor(img, out_hw, mode, antialias):
-    if mode not in ("nearest", "nearest-exact", "bilinear", "bicubic"):
-        raise ValueError("Tensor inputs support only nearest, nearest-exact, bilinear and "
-                         f"bicubic interpolation, got {InterpolationMode(mode)}")
-    smooth = mode in ("bilinear", "bicubic")
-    batch, restore = _float_batch(img)
-    out = _F.interpolate(batch, size=out_hw, mode=mode, align_corners=False if smooth else None,
-                         antialias=bool(antialias) and smooth)
-    if mode == "bicubic" and img.dtype == ember.uint8:
-        out = out.clamp(min=0, max=255)           # cubic overshoot
-    return restore(out)
+                  lambda t: _FT.resize(t, out_hw, interpolation.value, None, antialias))
 
 
 # --------------------------------------------------------------------------- crops & flips
 def crop(img, top, left, height, width):
     """The box at (top, left); parts outside a tensor image are zeros."""
-    def tensor_crop(t):
-        h, w = t.shape[-2:]
-        outside = [max(-left, 0), max(-top, 0), max(left + width - w, 0), max(top + height - h, 0)]
-        if any(outside):
-            t = pad(t, outside)
-        y, x = top + outside[1], left + outside[0]
-        return t[..., y:y + height, x:x + width]
-    return _route(img, lambda im: im.crop((left, top, left + width, top + height)), tensor_crop)
+    return _route(img, lambda im: im.crop((left, top, left + width, top + height)),
+                  lambda t: _FT.crop(t, top, left, height, width))
 
 
 def _setup_size(size, error_msg="Please provide only two dimensions (h, w) for size."):
@@ -347,11 +281,11 @@ def resized_crop(img, top, left, height, width, size, interpolation=Interpolatio
 
 
 def hflip(img):
-    return _route(img, lambda im: im.transpose(_pil().FLIP_LEFT_RIGHT), lambda t: t.flip(-1))
+    return _route(img, lambda im: im.transpose(_pil().FLIP_LEFT_RIGHT), _FT.hflip)
 
 
 def vflip(img):
-    return _route(img, lambda im: im.transpose(_pil().FLIP_TOP_BOTTOM), lambda t: t.flip(-2))
+    return _route(img, lambda im: im.transpose(_pil().FLIP_TOP_BOTTOM), _FT.vflip)
 
 
 def five_crop(img, size):
@@ -385,22 +319,6 @@ def _check_pad_args(padding, fill, padding_mode):
              f"{len(padding) if many else 1} element tuple")
 
 
-def _pad_index(n, before, after, mode):
-    """Source indices along one axis for non-constant padding."""
-    idx = np.arange(-before, n + after)
-    if mode == "edge":
-        return np.clip(idx, 0, n - 1)
-    if mode == "reflect":
-        if n == 1:
-            return np.zeros_like(idx)
-        period = 2 * (n - 1)
-        m = np.mod(idx, period)
-        return np.where(m >= n, period - m, m)
-    period = 2 * n                                    # symmetric
-    m = np.mod(idx, period)
-    return np.where(m >= n, period - 1 - m, m)
-
-
 def pad(img, padding, fill=0, padding_mode="constant"):
     """Pad by (left, top, right, bottom); negative amounts crop instead."""
     _check_pad_args(padding, fill, padding_mode)
@@ -418,16 +336,7 @@ def pad(img, padding, fill=0, padding_mode="constant"):
 def _pad_tensor(img, ltrb, fill, padding_mode):
     left, top, right, bottom = ltrb
     _require(not isinstance(fill, (tuple, list)), TypeError, "Got inappropriate fill arg")
-    if not any(ltrb):
-        return img
-    if padding_mode == "constant":
-        return _F.pad(img, [left, right, top, bottom], mode="constant", value=float(fill))
-    h, w = img.shape[-2:]
-    if padding_mode == "reflect" and (max(top, bottom) >= h or max(left, right) >= w):
-        raise RuntimeError("Padding size should be less than the corresponding input dimension")
-    rows = ember.from_numpy(_pad_index(h, top, bottom, padding_mode).astype(np.int64))
-    cols = ember.from_numpy(_pad_index(w, left, right, padding_mode).astype(np.int64))
-    return img.index_select(-2, rows).index_select(-1, cols)
+    return _FT.pad(img, ltrb, float(fill), padding_mode)
 
 
 def _pil_fill(fill, img):
@@ -461,32 +370,6 @@ def _pad_pil(img, ltrb, fill, padding_mode):
 
 
 # --------------------------------------------------------------------------- geometry
-def _inverse_affine(center, angle, translate, scale, shear):
-    """2x3 matrix taking output positions to input positions for the map
-    p -> center + translate + scale * R(angle) Sy(shear_y) Sx(shear_x) (p - center)."""
-    rot, shear_x, shear_y = (math.radians(a) for a in (angle, *shear))
-    rotation = np.array([[math.cos(rot), -math.sin(rot)], [math.sin(rot), math.cos(rot)]])
-    slant_y = np.array([[1.0, 0.0], [-math.tan(shear_y), 1.0]])
-    slant_x = np.array([[1.0, -math.tan(shear_x)], [0.0, 1.0]])
-    (a, b), (c, d) = rotation @ slant_y @ slant_x          # determinant 1
-    linear = np.array([[d, -b], [-c, a]]) / scale
-    center = np.asarray(center, dtype=np.float64)
-    offset = center - linear @ (center + np.asarray(translate, dtype=np.float64))
-    return np.column_stack([linear, offset])
-
-
-def _expanded_size(matrix, w, h):
-    """(w, h) of the box holding the image's corners under ``matrix`` (centred coordinates);
-    positions within 1e-4 of an integer count as that integer."""
-    half = np.array([w, h], dtype=np.float32) * 0.5
-    corners = np.array([[-1, -1], [-1, 1], [1, 1], [1, -1]], dtype=np.float32) * half
-    m = matrix.astype(np.float32)
-    ends = corners @ m[:, :2].T + m[:, 2] + half
-    snapped = np.trunc(ends / np.float32(1e-4)) * np.float32(1e-4)
-    size = np.ceil(snapped.max(axis=0)) - np.floor(snapped.min(axis=0))
-    return int(size[0]), int(size[1])
-
-
 def _check_fill(fill, channels):
     if fill is None or isinstance(fill, numbers.Number):
         return fill
@@ -497,63 +380,16 @@ def _check_fill(fill, channels):
     return fill
 
 
-def _warp(img, grid, interpolation, fill):
-    """Sample ``img`` at ``grid`` (out_h, out_w, 2) positions in [-1, 1] units (numpy, in the
-    image's float dtype); outside the image: zeros, or ``fill`` blended by coverage."""
-    mode = interpolation.value
-    if mode not in ("nearest", "bilinear"):
-        raise ValueError(f"Interpolation mode '{mode}' is unsupported with Tensor input")
-    fill = _check_fill(fill, img.shape[-3])
-    batch, restore = _float_batch(img, (_float_dtype(img),))
-    n, _, h, w = batch.shape
-    grid = ember.from_numpy(np.ascontiguousarray(grid)).expand(n, *grid.shape)
-    if fill is None:
-        return restore(_F.grid_sample(batch, grid, mode=mode, padding_mode="zeros",
-                                      align_corners=False))
-    ones = ember.ones((n, 1, h, w), dtype=batch.dtype)
-    sampled = _F.grid_sample(ember.cat((batch, ones), dim=1), grid, mode=mode,
-                             padding_mode="zeros", align_corners=False)
-    values, coverage = sampled[:, :-1], sampled[:, -1:]
-    fill = ember.tensor(fill if isinstance(fill, list) else [float(fill)],
-                        dtype=batch.dtype).view(1, -1, 1, 1)
-    if mode == "nearest":
-        out = ember.where(coverage < 0.5, fill.expand_as(values), values)
-    else:
-        out = values * coverage + fill * (1.0 - coverage)
-    return restore(out)
+def _fill_list(fill, channels):
+    """The fill as ``_functional_tensor`` takes it: None or a list of floats."""
+    fill = _check_fill(fill, channels)
+    return None if fill is None else fill if isinstance(fill, list) else [float(fill)]
 
 
-def _grid_dtype(img):
-    return np.float64 if img.dtype == ember.float64 else np.float32
-
-
-def _pixel_centres(out_w, out_h, dtype, centred):
-    """(out_h, out_w, 3) homogeneous pixel-centre positions, from the image centre if
-    ``centred`` else from the top-left corner."""
-    shift = 0.5 - 0.5 * np.array([out_w, out_h]) if centred else np.array([0.5, 0.5])
-    xs = np.linspace(shift[0], shift[0] + out_w - 1, out_w, dtype=dtype)
-    ys = np.linspace(shift[1], shift[1] + out_h - 1, out_h, dtype=dtype)
-    ones = np.ones((out_h, out_w), dtype=dtype)
-    return np.stack([np.broadcast_to(xs, ones.shape), np.broadcast_to(ys[:, None], ones.shape),
-                     ones], axis=-1)
-
-
-def _warp_affine(img, matrix, interpolation, fill, expand=False):
-    """``matrix`` maps output positions to input positions, both measured from their image's
-    centre; it is scaled to [-1, 1] units and applied to every output pixel centre."""
-    _, h, w = get_dimensions(img)
-    out_w, out_h = _expanded_size(matrix, w, h) if expand else (w, h)
-    dtype = _grid_dtype(img)
-    to_unit = (matrix.astype(dtype) / np.array([[w * 0.5], [h * 0.5]], dtype=dtype)).T
-    points = _pixel_centres(out_w, out_h, dtype, centred=True).reshape(-1, 3)
-    return _warp(img, (points @ to_unit).reshape(out_h, out_w, 2), interpolation, fill)
-
-
-def _centre_offset(center, img):
-    """``center`` in pixels measured from the image centre (default: the centre itself)."""
-    if center is None:
-        return [0.0, 0.0]
-    return [float(c) - s * 0.5 for c, s in zip(center, get_image_size(img))]
+def _tensor_mode(interpolation):
+    if interpolation.value not in ("nearest", "bilinear"):
+        raise ValueError(f"Interpolation mode '{interpolation.value}' is unsupported with Tensor input")
+    return interpolation.value
 
 
 def _check_angle_center(angle, center):
@@ -573,8 +409,9 @@ def rotate(img, angle, interpolation=InterpolationMode.NEAREST, expand=False, ce
                          fillcolor=_pil_fill(fill, im))
 
     def on_tensor(t):
-        matrix = _inverse_affine(_centre_offset(center, t), -angle, [0.0, 0.0], 1.0, [0.0, 0.0])
-        return _warp_affine(t, matrix, interpolation, fill, expand)
+        return _FT.rotate(t, float(angle), _tensor_mode(interpolation), expand,
+                          None if center is None else [float(c) for c in center],
+                          _fill_list(fill, t.shape[-3]))
     return _route(img, on_pil, on_tensor)
 
 
@@ -598,31 +435,20 @@ def affine(img, angle, translate, scale, shear, interpolation=InterpolationMode.
 
     def on_pil(im):
         pivot = [im.width * 0.5, im.height * 0.5] if center is None else center
-        matrix = _inverse_affine(pivot, angle, translate, scale, shear)
-        return im.transform(im.size, _pil().AFFINE, matrix.ravel().tolist(),
+        matrix = _FT.inverse_affine([float(p) for p in pivot], angle, translate, float(scale),
+                                    [float(v) for v in shear])
+        return im.transform(im.size, _pil().AFFINE, matrix,
                             pil_modes_mapping[interpolation], fillcolor=_pil_fill(fill, im))
 
     def on_tensor(t):
-        matrix = _inverse_affine(_centre_offset(center, t), angle, translate, scale, shear)
-        return _warp_affine(t, matrix, interpolation, fill)
+        return _FT.affine(t, angle, translate, float(scale), [float(v) for v in shear],
+                          _tensor_mode(interpolation), _fill_list(fill, t.shape[-3]),
+                          None if center is None else [float(c) for c in center])
     return _route(img, on_pil, on_tensor)
 
 
 def _get_perspective_coeffs(startpoints, endpoints):
-    """The 8 coefficients (a..h) with start = ((a x + b y + c), (d x + e y + f)) / (g x + h y + 1)
-    for every (x, y) in ``endpoints``: Pillow's PERSPECTIVE data."""
-    if len(startpoints) != 4 or len(endpoints) != 4:
-        raise ValueError(f"Please provide exactly four corners, got {len(startpoints)} startpoints "
-                         f"and {len(endpoints)} endpoints.")
-    x, y = np.asarray(endpoints, dtype=np.float64).T
-    u, v = np.asarray(startpoints, dtype=np.float64).T
-    one, zero = np.ones(4), np.zeros(4)
-    rows_u = np.stack([x, y, one, zero, zero, zero, -u * x, -u * y], axis=1)
-    rows_v = np.stack([zero, zero, zero, x, y, one, -v * x, -v * y], axis=1)
-    system = np.stack([rows_u, rows_v], axis=1).reshape(8, 8)
-    targets = np.stack([u, v], axis=1).reshape(8)
-    coeffs = np.linalg.lstsq(system, targets, rcond=None)[0].astype(np.float32)
-    return coeffs.tolist()
+    return _FT.perspective_coeffs([list(p) for p in startpoints], [list(p) for p in endpoints])
 
 
 def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BILINEAR, fill=None):
@@ -635,52 +461,20 @@ def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BIL
                             fillcolor=_pil_fill(fill, im))
 
     def on_tensor(t):
-        _, h, w = get_dimensions(t)
-        dtype = _grid_dtype(t)
-        a, b, c, d, e, f, g, k = coeffs
-        to_unit = np.array([[a, d], [b, e], [c, f]], dtype=dtype) / np.array([0.5 * w, 0.5 * h],
-                                                                             dtype=dtype)
-        depth = np.array([[g, g], [k, k], [1.0, 1.0]], dtype=dtype)
-        points = _pixel_centres(w, h, dtype, centred=False).reshape(-1, 3)
-        grid = (points @ to_unit) / (points @ depth) - 1.0
-        return _warp(t, grid.reshape(h, w, 2), interpolation, fill)
+        return _FT.perspective(t, [[int(v) for v in p] for p in startpoints],
+                               [[int(v) for v in p] for p in endpoints],
+                               _tensor_mode(interpolation), _fill_list(fill, t.shape[-3]))
     return _route(img, on_pil, on_tensor)
 
 
 # --------------------------------------------------------------------------- colour
-_LUMA = (0.2989, 0.587, 0.114)      # ITU-R 601-2 weights of R, G, B
-
-
-def _mix(img, other, weight):
-    """weight * img + (1 - weight) * other, clamped to img's value range, in img's dtype."""
-    weight = float(weight)
-    out = img * weight + other * (1.0 - weight)
-    return out.clamp(0, _max_value(img.dtype)).to(img.dtype)
-
-
-def _channels(img):
-    return get_dimensions(img)[0]
 
 
 def rgb_to_grayscale(img, num_output_channels=1):
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
     return _route(img, lambda im: to_grayscale(im, num_output_channels),
-                  lambda t: _gray_tensor(t, num_output_channels))
-
-
-def _gray_tensor(img, num_output_channels):
-    if img.dim() < 3:
-        raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {img.dim()}")
-    channels = img.shape[-3]
-    if channels not in (1, 3):
-        raise TypeError(f"Input image tensor permitted channel values are [1, 3], but found {channels}")
-    if channels == 1:
-        gray = img.clone()
-    else:
-        weights = ember.tensor(_LUMA, dtype=_float_dtype(img)).view(3, 1, 1)
-        gray = (img * weights).sum(dim=-3, keepdim=True).to(img.dtype)
-    return gray.expand(img.shape) if num_output_channels == 3 else gray
+                  lambda t: _FT.rgb_to_grayscale(t, num_output_channels))
 
 
 def to_grayscale(img, num_output_channels=1):
@@ -700,7 +494,7 @@ def _nonnegative(value, name):
 def adjust_brightness(img, brightness_factor):
     _nonnegative(brightness_factor, "brightness_factor")
     return _route(img, _pil_op("ImageEnhance", "Brightness", brightness_factor),
-                  lambda t: _mix(t, ember.zeros_like(t), brightness_factor))
+                  lambda t: _FT.adjust_brightness(t, float(brightness_factor)))
 
 
 def adjust_contrast(img, contrast_factor):
@@ -708,9 +502,7 @@ def adjust_contrast(img, contrast_factor):
     _nonnegative(contrast_factor, "contrast_factor")
 
     def on_tensor(t):
-        gray = _gray_tensor(t, 1) if _channels(t) == 3 else t
-        mean = gray.to(_float_dtype(t)).mean(dim=(-3, -2, -1), keepdim=True)
-        return _mix(t, mean, contrast_factor)
+        return _FT.adjust_contrast(t, float(contrast_factor))
     return _route(img, _pil_op("ImageEnhance", "Contrast", contrast_factor), on_tensor)
 
 
@@ -719,41 +511,8 @@ def adjust_saturation(img, saturation_factor):
     _nonnegative(saturation_factor, "saturation_factor")
 
     def on_tensor(t):
-        return t if _channels(t) == 1 else _mix(t, _gray_tensor(t, 1), saturation_factor)
+        return _FT.adjust_saturation(t, float(saturation_factor))
     return _route(img, _pil_op("ImageEnhance", "Color", saturation_factor), on_tensor)
-
-
-def _rgb_to_hsv(rgb):
-    """Hue in [0, 1), saturation and value of float RGB in [0, 1] (channels on dim -3)."""
-    r, g, b = rgb.unbind(dim=-3)
-    value = rgb.max(dim=-3).values
-    chroma = value - rgb.min(dim=-3).values
-    grey = chroma == 0
-    safe_chroma = ember.where(grey, ember.ones_like(chroma), chroma)
-    saturation = chroma / ember.where(grey, ember.ones_like(value), value)
-    # hue sextant offset + signed position inside it, by which channel is the largest
-    from_r = (g - b) / safe_chroma
-    from_g = 2.0 + (b - r) / safe_chroma
-    from_b = 4.0 + (r - g) / safe_chroma
-    sextant = ember.where(value == r, from_r, ember.where(value == g, from_g, from_b))
-    return ember.remainder(sextant / 6.0, 1.0), saturation, value
-
-
-# for each sextant of the hue circle, which of (v, q, p, t) gives R, G and B
-_SEXTANT_PICKS = np.array([[0, 3, 2], [1, 0, 2], [2, 0, 3], [2, 1, 0], [3, 2, 0], [0, 2, 1]])
-
-
-def _hsv_to_rgb(hue, saturation, value):
-    scaled = hue * 6.0
-    sextant = ember.floor(scaled)
-    frac = scaled - sextant
-    falling = (value * (1.0 - saturation * frac)).clamp(0.0, 1.0)           # q
-    low = (value * (1.0 - saturation)).clamp(0.0, 1.0)                       # p
-    rising = (value * (1.0 - saturation * (1.0 - frac))).clamp(0.0, 1.0)     # t
-    levels = ember.stack((value, falling, low, rising), dim=-3)
-    sextant = sextant.to(ember.int64) % 6
-    picks = ember.from_numpy(_SEXTANT_PICKS)[sextant]                      # (..., H, W, 3)
-    return ember.gather(levels, -3, picks.movedim(-1, -3))
 
 
 def adjust_hue(img, hue_factor):
@@ -771,12 +530,7 @@ def adjust_hue(img, hue_factor):
         return Image.merge("HSV", (hue, s, v)).convert(im.mode)
 
     def on_tensor(t):
-        if _channels(t) == 1:
-            return t
-        rgb = t if t.is_floating_point() else convert_image_dtype(t, ember.float32)
-        hue, saturation, value = _rgb_to_hsv(rgb)
-        out = _hsv_to_rgb(ember.remainder(hue + hue_factor, 1.0), saturation, value)
-        return convert_image_dtype(out, t.dtype) if t.dtype == ember.uint8 else out
+        return _FT.adjust_hue(t, float(hue_factor))
     return _route(img, on_pil, on_tensor)
 
 
@@ -791,55 +545,29 @@ def adjust_gamma(img, gamma, gain=1):
         return im.convert("RGB").point(table * 3).convert(im.mode)
 
     def on_tensor(t):
-        unit = t if t.is_floating_point() else convert_image_dtype(t, ember.float32)
-        return convert_image_dtype((gain * unit ** gamma).clamp(0, 1), t.dtype)
+        return _FT.adjust_gamma(t, float(gamma), float(gain))
     return _route(img, on_pil, on_tensor)
 
 
 def invert(img):
-    def on_tensor(t):
-        if t.dtype == ember.uint8:
-            return (255 - t.to(ember.int16)).to(ember.uint8)
-        return _max_value(t.dtype) - t
-    return _route(img, _pil_op("ImageOps", "invert"), on_tensor)
+    return _route(img, _pil_op("ImageOps", "invert"), _FT.invert)
 
 
 def solarize(img, threshold):
     """Invert the pixels at or above ``threshold``."""
     return _route(img, _pil_op("ImageOps", "solarize", threshold),
-                  lambda t: ember.where(t >= threshold, invert(t), t))
+                  lambda t: _FT.solarize(t, float(threshold)))
 
 
 def adjust_sharpness(img, sharpness_factor):
     """Blend with a smoothed copy (3x3 kernel, centre weight 5, borders kept)."""
     _nonnegative(sharpness_factor, "sharpness_factor")
 
-    def on_tensor(t):
-        if min(t.shape[-2:]) <= 2:
-            return t
-        return _mix(t, _smoothed(t), sharpness_factor)
-    return _route(img, _pil_op("ImageEnhance", "Sharpness", sharpness_factor), on_tensor)
-
-
-def _smoothed(img):
-    channels = img.shape[-3]
-    kernel = ember.ones((3, 3), dtype=_float_dtype(img))
-    kernel[1, 1] = 5.0
-    kernel = (kernel / 13.0).expand(channels, 1, 3, 3)
-    batch, restore = _float_batch(img, (_float_dtype(img),))
-    out = img.clone()
-    out[..., 1:-1, 1:-1] = restore(_F.conv2d(batch, kernel, groups=channels))
-    return out
+    return _route(img, _pil_op("ImageEnhance", "Sharpness", sharpness_factor),
+                  lambda t: _FT.adjust_sharpness(t, float(sharpness_factor)))
 
 
 # --------------------------------------------------------------------------- blur / erase
-def _gaussian_kernel1d(ks, sigma, dtype):
-    half = (ks - 1) * 0.5
-    x = ember.linspace(-half, half, steps=ks, dtype=dtype)
-    pdf = ember.exp(-0.5 * (x / sigma).pow(2))
-    return pdf / pdf.sum()
-
-
 def _pair(value):
     return [value, value] if isinstance(value, (int, float)) else list(value)
 
@@ -861,13 +589,7 @@ def gaussian_blur(img, kernel_size, sigma=None):
         raise ValueError(f"sigma should have positive values. Got {sigmas}")
 
     def on_tensor(t):
-        dtype, channels = _float_dtype(t), t.shape[-3]
-        kx, ky = (_gaussian_kernel1d(k, s, dtype) for k, s in zip(sizes, sigmas))
-        kernel = (ky[:, None] * kx[None, :]).expand(channels, 1, sizes[1], sizes[0])
-        batch, restore = _float_batch(t, (dtype,))
-        rx, ry = sizes[0] // 2, sizes[1] // 2
-        batch = _F.pad(batch, [rx, rx, ry, ry], mode="reflect")
-        return restore(_F.conv2d(batch, kernel, groups=channels))
+        return _FT.gaussian_blur(t, sizes, sigmas)
     return _route(img, lambda im: to_pil_image(on_tensor(pil_to_tensor(im)), mode=im.mode),
                   on_tensor)
 
@@ -882,51 +604,20 @@ def erase(img, i, j, h, w, v, inplace=False):
 
 
 # --------------------------------------------------------------------------- posterize / equalize
-def _require_uint8(img):
-    if img.dtype != ember.uint8:
-        raise TypeError(f"Only torch.uint8 image tensors are supported, but found {img.dtype}")
-
-
 def posterize(img, bits):
     """Keep the ``bits`` highest bits of each 8-bit value."""
     if not 0 <= bits <= 8:
         raise ValueError(f"The number if bits should be between 0 and 8. Got {bits}")
 
     def on_tensor(t):
-        _require_uint8(t)
-        return t & (256 - 2 ** (8 - bits))
+        return _FT.posterize(t, int(bits))
     return _route(img, _pil_op("ImageOps", "posterize", bits), on_tensor)
 
 
 def autocontrast(img):
     """Stretch each channel linearly so its minimum maps to 0 and its maximum to the top."""
-    def on_tensor(t):
-        if t.dim() < 3:
-            raise TypeError(f"Input image tensor should have at least 3 dimensions, but found {t.dim()}")
-        top, dtype = _max_value(t.dtype), _float_dtype(t)
-        low = t.amin(dim=(-2, -1), keepdim=True).to(dtype)
-        span = t.amax(dim=(-2, -1), keepdim=True).to(dtype) - low
-        flat = span == 0
-        stretched = (t - low) * (top / ember.where(flat, ember.ones_like(span), span))
-        return ember.where(flat, t.to(dtype), stretched).clamp(0, top).to(t.dtype)
-    return _route(img, _pil_op("ImageOps", "autocontrast"), on_tensor)
-
-
-def _equalize_channel(ch):
-    """Pillow's histogram equalisation of one uint8 channel."""
-    hist = np.bincount(ch.reshape(-1), minlength=256).astype(np.int64)
-    step = hist[hist != 0][:-1].sum() // 255
-    if step == 0:
-        return ch
-    lut = np.concatenate([[0], (np.cumsum(hist)[:-1] + step // 2) // step]).clip(0, 255)
-    return lut[ch.astype(np.int64)].astype(np.uint8)
+    return _route(img, _pil_op("ImageOps", "autocontrast"), _FT.autocontrast)
 
 
 def equalize(img):
-    def on_tensor(t):
-        _require_uint8(t)
-        a = t.detach().numpy()
-        planes = a.reshape(-1, *a.shape[-2:])
-        out = np.stack([_equalize_channel(p) for p in planes]).reshape(a.shape)
-        return ember.from_numpy(np.ascontiguousarray(out))
-    return _route(img, _pil_op("ImageOps", "equalize"), on_tensor)
+    return _route(img, _pil_op("ImageOps", "equalize"), _FT.equalize)
