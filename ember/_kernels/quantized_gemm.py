@@ -38,7 +38,7 @@ import math
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember._kernels import integer_gemm, nn_conv
+from ember._kernels import compiled, integer_gemm, nn_conv
 
 _F32 = np.float32
 _F64 = np.float64
@@ -288,6 +288,39 @@ def depthwise_last(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate):
     return acc
 
 
+def depthwise_requantized(xl, x_zp, wi, w_zp, stride, padding, dilation, saturate, onednn,
+                          x_scale, w_scale, bias, out_scale, out_zp, relu):
+    """:func:`depthwise_last` and the requantization (``onednn``: oneDNN's rule, else the
+    static one) in one compiled pass: channels-last uint8 ``xl`` (N, H, W, C) -> uint8
+    (N, Ho, Wo, O). None where the compiled kernels are off or do not cover the case
+    (only 2-d convolutions of uint8 inputs)."""
+    kernels = compiled.kernels()
+    if kernels is None or xl.ndim != 4 or wi.ndim != 4 or xl.dtype != np.uint8 or \
+            not xl.size:
+        return None
+    O, C = wi.shape[0], xl.shape[-1]
+    k = wi.shape[2:]
+    out = _out_size([s + 2 * p for s, p in zip(xl.shape[1:3], padding)], k, stride,
+                    dilation)
+    if min(out) <= 0:
+        return None
+    x = np.ascontiguousarray(np.repeat(xl, O // C, axis=-1) if O > C else xl)
+    w = np.ascontiguousarray(np.asarray(wi, np.int32).reshape(O, -1).T)     # (taps, O)
+    wz = np.ascontiguousarray(np.broadcast_to(np.asarray(w_zp, np.int32).reshape(-1), (O,))
+                              if np.size(w_zp) == 1 else np.asarray(w_zp, np.int32))
+    if onednn:
+        xs, mul, add, inv = _F32(x_scale), w_scale, bias, _F32(1.0 / float(out_scale))
+    else:
+        add, mul = _static_factors(x_scale, w_scale, bias, out_scale)
+        xs, inv = _F32(1), _F32(1)
+    res = np.empty((xl.shape[0],) + tuple(out) + (O,), np.uint8)
+    kernels.depthwise2d(x, np.int32(x_zp), w, wz, k[0], k[1], stride[0], stride[1],
+                        padding[0], padding[1], dilation[0], dilation[1], bool(saturate),
+                        bool(onednn), xs, _per_channel_f32(mul, O), _per_channel_f32(add, O),
+                        inv, _F32(out_zp), _F32(out_zp if relu else 0), _F32(255), res)
+    return res
+
+
 def _padded_shifted(xl, padding, shift):
     """float32 ``xl - shift`` (N, *S, C), padded with 0 on the spatial axes."""
     if not any(padding):
@@ -399,12 +432,44 @@ def _static_factors(x_scale, w_scale, bias, out_scale):
     return found
 
 
+_ACC_TYPES = (np.dtype(np.int32), np.dtype(np.int64), np.dtype(_F32), np.dtype(_F64))
+
+
+def _per_channel_f32(values, O):
+    """Per-channel float32 values (or a scalar, or None: zeros) as a contiguous (O,) array."""
+    if values is None:
+        return np.zeros(O, _F32)
+    values = np.asarray(values, _F32)
+    return np.ascontiguousarray(np.broadcast_to(values.reshape(-1), (O,)) if values.size == 1
+                                else values.reshape(O))
+
+
+def _compiled_rows(acc, channel_axis, onednn, x_scale, mul, add, inv, out_zp, relu):
+    """Both requantization rules in one compiled pass (compiled/quantized.py: the same
+    float32 steps), for a C-contiguous accumulator with the channels last; None where the
+    kernels are off or the layout does not fit (the NumPy passes then run)."""
+    kernels = compiled.kernels()
+    if kernels is None or acc.ndim < 2 or channel_axis not in (-1, acc.ndim - 1) or \
+            not acc.size or acc.dtype not in _ACC_TYPES or not acc.flags.c_contiguous:
+        return None
+    O = acc.shape[-1]
+    out = np.empty(acc.shape, np.uint8)
+    kernels.requantize_rows(acc.reshape(-1, O), onednn, x_scale, _per_channel_f32(mul, O),
+                            _per_channel_f32(add, O), inv, _F32(out_zp),
+                            _F32(out_zp if relu else 0), _F32(255), out.reshape(-1, O))
+    return out
+
+
 def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel_axis=1,
                    own=False):
     """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
     ``w_scale``/``bias`` have one value per output channel along ``channel_axis``; ``own``:
     a float32 ``acc`` may be overwritten."""
     bias_over_aw, mult = _static_factors(x_scale, w_scale, bias, out_scale)
+    fast = _compiled_rows(acc, channel_axis, False, _F32(1), mult, bias_over_aw, _F32(1),
+                          out_zp, relu)
+    if fast is not None:
+        return fast
     v = _own_f32(acc, own)
     if bias_over_aw is not None:
         _per_channel(np.add, v, bias_over_aw, channel_axis)
@@ -424,6 +489,11 @@ def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, 
     ``eltwise``: a float32 function applied where ReLU would be (leaky ReLU, tanh); ``own``:
     a float32 ``acc`` may be overwritten. ReLU is applied as the clamp's lower bound
     ``out_zp`` (the same integers: every later step is monotone and maps 0 to ``out_zp``)."""
+    if accum is None and eltwise is None:
+        fast = _compiled_rows(acc, channel_axis, True, _F32(x_scale), w_scale, bias,
+                              _F32(1.0 / float(out_scale)), out_zp, relu)
+        if fast is not None:
+            return fast
     v = _own_f32(acc, own)
     v *= _F32(x_scale)      # the input's scale, then the weight's: two float32 roundings
     _per_channel(np.multiply, v, w_scale, channel_axis)

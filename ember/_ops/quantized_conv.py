@@ -172,10 +172,12 @@ def _prepack(n, weight, bias, stride, padding, output_padding, dilation, groups,
                                 groups, transpose, onednn)
 
 
-def _accumulate(n, qx, packed, name, transpose):
+def _accumulate(n, qx, packed, name, transpose, requant=None):
     """The exact integer accumulator of a quantized convolution (1-d as 2-d), with the
     input's parameters, the weight's scale(s) and the accumulator's channel axis: 1 for
-    transposed convolutions (N, O, ...), else -1 (channels-last (N, ..., O))."""
+    transposed convolutions (N, O, ...), else -1 (channels-last (N, ..., O)).
+    ``requant`` = (output scale, zero point, relu): a depthwise convolution may come back
+    already requantized (uint8: the compiled kernel, quantized_gemm.depthwise_requantized)."""
     check_input(qx, name)
     if qx.dim() != n + 2:
         raise RuntimeError(f"quantized::{name}(): Expected activation tensor to have {n + 2} "
@@ -203,6 +205,11 @@ def _accumulate(n, qx, packed, name, transpose):
     if packed._groups == C > 1:      # one input channel a group: tap by tap
         saturate = not packed._onednn and G.fbgemm_depthwise(
             C, packed._groups, w.shape, packed._stride, packed._padding, packed._dilation)
+        ints = None if requant is None else G.depthwise_requantized(
+            xl, xp.zero_point, np.asarray(int_array(w)), wz, packed._stride, packed._padding,
+            packed._dilation, saturate, packed._onednn, xp.scale, ws, _bias(packed), *requant)
+        if ints is not None:
+            return ints, xp, ws, -1
         acc = G.depthwise_last(xl, xp.zero_point, np.asarray(int_array(w)), wz,
                                packed._stride, packed._padding, packed._dilation, saturate)
     else:
@@ -230,10 +237,14 @@ def _channels_last(ints, axis, n):
 
 def _conv(n, qx, packed, output_scale, output_zero_point, relu, transpose):
     name = f"conv{'_transpose' if transpose else ''}{n}d"
-    acc, xp, ws, axis = _accumulate(n, qx, packed, name, transpose)
-    rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
-    ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu,
-                channel_axis=axis, own=True)
+    acc, xp, ws, axis = _accumulate(n, qx, packed, name, transpose,
+                                    (output_scale, output_zero_point, relu))
+    if acc.dtype == np.uint8:       # requantized already
+        ints = acc
+    else:
+        rule = G.requantize_acc_onednn if packed._onednn else G.requantize_acc
+        ints = rule(acc, xp.scale, ws, _bias(packed), output_scale, output_zero_point, relu,
+                    channel_axis=axis, own=True)
     return out_per_tensor(_channels_last(ints, axis, n), output_scale, output_zero_point)
 
 

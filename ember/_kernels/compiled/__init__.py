@@ -1,0 +1,45 @@
+"""Compiled (numba) kernels for the quantized hot paths, when the optional ``fast`` extra is
+installed (``pip install ember[fast]``): one pass where NumPy needs one per rounding step.
+
+Every kernel reproduces its NumPy counterpart's integers bit for bit (same float32 operations
+in the same order, no fast-math, no fused multiply-add: tests/quantization/
+test_compiled_kernels.py); the NumPy path stays, and runs when numba is absent, when the
+environment sets ``EMBER_NO_NUMBA=1`` or after :func:`disable`.
+
+numba is imported on first use, not with ember; kernels are compiled on first call and
+cached on disk (``cache=True``), so later processes load them instead of compiling.
+"""
+from __future__ import annotations
+
+import os
+
+_state = {"enabled": os.environ.get("EMBER_NO_NUMBA", "") in ("", "0"), "module": None}
+
+
+def disable():
+    """Use the NumPy kernels from now on (for tests and comparisons)."""
+    _state["enabled"] = False
+
+
+def enable():
+    """Use the compiled kernels again (where numba is installed)."""
+    _state["enabled"] = True
+
+
+def enabled():
+    """Whether the compiled kernels are in use (importing numba on the first call)."""
+    return kernels() is not None
+
+
+def kernels():
+    """The module of compiled kernels (ember._kernels.compiled.quantized), or None when they
+    are disabled or numba is missing."""
+    if not _state["enabled"]:
+        return None
+    if _state["module"] is None:
+        try:
+            from ember._kernels.compiled import quantized as module
+        except ImportError:
+            module = False
+        _state["module"] = module
+    return _state["module"] or None

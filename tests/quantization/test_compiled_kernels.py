@@ -1,0 +1,188 @@
+"""The compiled (numba) quantized kernels against the NumPy path they replace: every output
+integer equal, on random accumulators / convolutions of many shapes with scales near ties,
+and no fused multiply-add in their machine code (ember/_kernels/compiled/)."""
+import re
+
+import numpy as np
+import pytest
+
+pytest.importorskip("numba")
+
+from ember._kernels import compiled  # noqa: E402
+from ember._kernels import quantized_gemm as G  # noqa: E402
+
+F32 = np.float32
+
+
+@pytest.fixture
+def kernels():
+    compiled.enable()
+    yield compiled.kernels()
+    compiled.enable()
+
+
+def _numpy(fn, *args, **kw):
+    """``fn`` run on the NumPy path (compiled kernels off)."""
+    compiled.disable()
+    try:
+        return fn(*args, **kw)
+    finally:
+        compiled.enable()
+
+
+def test_switch(kernels):
+    assert kernels is not None and compiled.enabled()
+    compiled.disable()
+    assert compiled.kernels() is None and not compiled.enabled()
+
+
+def _scales(rng, O, per_channel, ties):
+    """(x_scale, w_scale(s), out_scale): random, or powers of two and small odd multiples
+    (``ties``: many accumulators land exactly on a half)."""
+    if ties:
+        ws = rng.choice([2.0 ** -7, 3 * 2.0 ** -8, 5 * 2.0 ** -9], O).astype(F32)
+        return 2.0 ** -rng.integers(2, 6), (ws if per_channel else F32(ws[0])), \
+            2.0 ** -rng.integers(4, 10)
+    ws = (rng.random(O) * 0.02 + 1e-3).astype(F32)
+    return float(rng.random() * 0.05 + 1e-3), (ws if per_channel else F32(ws[0])), \
+        float(rng.random() * 0.1 + 1e-3)
+
+
+@pytest.mark.parametrize("rule", ["static", "onednn"])
+@pytest.mark.parametrize("acc_dtype", [np.int32, np.float32, np.float64])
+def test_requantize_equals_numpy(kernels, rule, acc_dtype):
+    rng = np.random.default_rng(hash((rule, np.dtype(acc_dtype).name)) % 2 ** 32)
+    fn = G.requantize_acc_onednn if rule == "onednn" else G.requantize_acc
+    for trial in range(40):
+        shape = [(1, 1), (3, 7), (64, 32), (2, 5, 5, 96), (1, 9, 4100)][trial % 5]
+        O = shape[-1]
+        xs, ws, os_ = _scales(rng, O, trial % 2 == 0, trial % 3 != 0)
+        acc = rng.integers(-40000, 40000, shape).astype(acc_dtype)
+        bias = None if trial % 4 == 3 else (rng.standard_normal(O) * 2).astype(F32)
+        args = (xs, ws, bias, os_, int(rng.integers(0, 256)), trial % 2 == 1)
+        got = fn(acc, *args, channel_axis=-1)
+        want = _numpy(fn, acc.copy(), *args, channel_axis=-1)
+        assert got.dtype == want.dtype == np.uint8 and got.shape == want.shape
+        np.testing.assert_array_equal(got, want, err_msg=f"{shape} {args[1:]}")
+
+
+def test_requantize_onednn_not_fused(kernels):
+    """oneDNN's ``v * w_scale + bias`` is two roundings: with ``bias = 0.5 - v * w_scale``
+    (rounded) the separate steps give exactly 0.5 (-> 0), a fused multiply-add 0.5 plus the
+    product's rounding error (-> 1 about half the time). This data tells them apart."""
+    rng = np.random.default_rng(5)
+    O = 256
+    acc = rng.integers(20000, 30000, (4, O)).astype(np.int32)
+    xs, ws = F32(0.0123), (rng.random(O) * 0.5 + 0.5).astype(F32)
+    p = (acc.astype(F32) * xs).astype(F32) * ws            # float32 steps
+    bias = (F32(0.5) - p[0]).astype(F32)
+    exact = acc[0].astype(np.float64) * np.float64(xs)
+    exact = exact.astype(F32).astype(np.float64) * ws.astype(np.float64) + bias
+    fused = np.rint(exact.astype(F32))                      # (one rounding of v*w + b)
+    assert np.any(fused != 0)                              # the case discriminates
+    got = G.requantize_acc_onednn(acc, xs, ws, bias, 1.0, 0, False, channel_axis=-1)
+    np.testing.assert_array_equal(got[0], 0)
+    np.testing.assert_array_equal(got, _numpy(G.requantize_acc_onednn, acc, xs, ws, bias,
+                                              1.0, 0, False, channel_axis=-1))
+
+
+_ASM_PROBE = """
+import re, numpy as np
+from tests.quantization.test_compiled_kernels import _depthwise_case
+from ember._kernels import compiled, quantized_gemm as G
+k = compiled.kernels()
+G.requantize_acc(np.ones((2, 3), np.int32), 0.1, np.float32(0.2), None, 0.3, 1, False,
+                 channel_axis=-1)
+_depthwise_case(np.random.default_rng(0), 4, 1, (3, 3), (1, 1), (1, 1), (1, 1), False,
+                True, True)
+for fn in (k.requantize_rows, k.depthwise2d):
+    asm = "".join(fn.inspect_asm(sig) for sig in fn.signatures)
+    assert "vround" in asm or "round" in asm, "no rounding instruction: not the real code"
+    print(fn.__name__, len(re.findall(r"\\bv?fn?m(?:add|sub)\\w*(?:ps|ss|pd|sd)\\b", asm)))
+"""
+
+
+def test_no_fma_in_machine_code(tmp_path):
+    """Compiled afresh (numba shows no machine code for kernels loaded from its cache): no
+    fused multiply-add instruction anywhere in the requantizing kernels."""
+    import os
+    import subprocess
+    import sys
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    env = dict(os.environ, NUMBA_CACHE_DIR=str(tmp_path), EMBER_NO_NUMBA="0")
+    res = subprocess.run([sys.executable, "-c", _ASM_PROBE], cwd=root, env=env,
+                         capture_output=True, text=True, timeout=300)
+    assert res.returncode == 0, res.stderr[-2000:]
+    counts = dict(line.split() for line in res.stdout.split("\n") if line.strip())
+    assert counts == {"requantize_rows": "0", "depthwise2d": "0"}
+
+
+def _depthwise_case(rng, C, mult, k, stride, padding, dilation, saturate, onednn, relu,
+                    ties=False, w_zp_nonzero=False, per_channel=False):
+    """The compiled depthwise + requantization and the NumPy path's integers."""
+    O = C * mult
+    x = rng.integers(0, 256, (2, 9, 11, C)).astype(np.uint8)
+    x_zp = int(rng.integers(0, 256))
+    wi = rng.integers(-128, 128, (O, 1) + k).astype(np.int8)
+    w_zp = rng.integers(-10, 10, O) if w_zp_nonzero and per_channel else \
+        (int(rng.integers(-10, 10)) if w_zp_nonzero else 0)
+    xs, ws, os_ = _scales(rng, O, per_channel, ties)
+    bias = (rng.standard_normal(O) * 3).astype(F32) if rng.random() < 0.7 else None
+    out_zp = int(rng.integers(0, 256))
+    got = G.depthwise_requantized(x, x_zp, wi, w_zp, stride, padding, dilation, saturate,
+                                  onednn, xs, ws, bias, os_, out_zp, relu)
+
+    def numpy_path():
+        acc = G.depthwise_last(x, x_zp, wi, w_zp, stride, padding, dilation, saturate)
+        rule = G.requantize_acc_onednn if onednn else G.requantize_acc
+        return rule(acc, xs, ws, bias, os_, out_zp, relu, channel_axis=-1, own=True)
+    return got, _numpy(numpy_path)
+
+
+GEOMETRIES = [((3, 3), (1, 1), (1, 1), (1, 1)), ((3, 3), (2, 2), (1, 1), (1, 1)),
+              ((5, 5), (1, 2), (2, 2), (1, 1)), ((3, 3), (1, 1), (2, 2), (2, 2)),
+              ((1, 3), (1, 1), (0, 1), (1, 1)), ((2, 2), (2, 1), (0, 0), (1, 1)),
+              ((3, 3), (3, 3), (0, 0), (1, 1)), ((5, 5), (2, 2), (2, 2), (1, 1))]
+
+
+@pytest.mark.parametrize("geometry", GEOMETRIES)
+@pytest.mark.parametrize("route", ["onednn", "static", "static_saturate"])
+def test_depthwise_equals_numpy(kernels, geometry, route):
+    rng = np.random.default_rng(len(route) * 100 + GEOMETRIES.index(geometry))
+    for trial in range(6):
+        C, mult = [(8, 1), (3, 2), (16, 1), (1, 1), (32, 1), (5, 3)][trial]
+        got, want = _depthwise_case(rng, C, mult, *geometry, route == "static_saturate",
+                                    route == "onednn", trial % 2 == 0, ties=trial % 3 == 0,
+                                    w_zp_nonzero=route != "onednn" and trial % 2 == 1,
+                                    per_channel=trial >= 3)
+        assert got is not None and got.dtype == np.uint8
+        np.testing.assert_array_equal(got, want, err_msg=f"C={C} mult={mult} trial {trial}")
+
+
+def test_depthwise_saturation_happens(kernels):
+    """Large inputs and weights: fbgemm's int16 pairs saturate, and the kernel agrees with
+    the NumPy path both ways (and the two routes differ, so saturation really ran)."""
+    rng = np.random.default_rng(3)
+    x = np.full((1, 5, 5, 8), 250, np.uint8)
+    wi = np.full((8, 1, 3, 3), 127, np.int8)
+    wi[1::2] = -128
+    args = ((1, 1), (1, 1), (1, 1))
+    q = (0.01, F32(0.01), None, 1.0, 0, False)
+    sat = G.depthwise_requantized(x, 0, wi, 0, *args, True, False, *q)
+    exact = G.depthwise_requantized(x, 0, wi, 0, *args, False, False, *q)
+    assert np.any(sat != exact)
+    for s, got in ((True, sat), (False, exact)):
+        acc = _numpy(G.depthwise_last, x, 0, wi, 0, *args, s)
+        np.testing.assert_array_equal(got, _numpy(G.requantize_acc, acc, *q, channel_axis=-1))
+    del rng
+
+
+def test_not_covered_returns_none(kernels):
+    x3 = np.zeros((1, 4, 4, 4, 8), np.uint8)
+    w3 = np.zeros((8, 1, 3, 3, 3), np.int8)
+    assert G.depthwise_requantized(x3, 0, w3, 0, (1,) * 3, (1,) * 3, (1,) * 3, False, True,
+                                   0.1, F32(0.1), None, 0.1, 0, False) is None
+    compiled.disable()
+    x = np.zeros((1, 4, 4, 8), np.uint8)
+    assert G.depthwise_requantized(x, 0, w3[..., 0], 0, (1, 1), (1, 1), (1, 1), False, True,
+                                   0.1, F32(0.1), None, 0.1, 0, False) is None
