@@ -7,9 +7,14 @@ from ember.utils.data.distributed import DistributedSampler
 from ember.utils.data._utils.collate import default_collate, default_convert
 from ember.utils.data._utils.worker import get_worker_info
 from ember.utils.data.dataloader import DataLoader, _DatasetKind
+from ember.utils.data.datapipes._decorator import (functional_datapipe,
+                                                   guaranteed_datapipes_determinism,
+                                                   non_deterministic)
+from ember.utils.data.datapipes.datapipe import DataChunk, IterDataPipe, MapDataPipe
 
-__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataLoader", "Dataset",
-           "DistributedSampler", "IterableDataset", "RandomSampler", "Sampler",
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataChunk", "DataLoader", "Dataset",
+           "DistributedSampler", "IterDataPipe", "IterableDataset", "MapDataPipe", "RandomSampler", "Sampler",
            "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
            "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
-           "get_worker_info", "random_split"]
+           "functional_datapipe", "get_worker_info", "guaranteed_datapipes_determinism",
+           "non_deterministic", "random_split"]

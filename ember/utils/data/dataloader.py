@@ -5,8 +5,10 @@ index queue and all of them answer on one result queue. Batch ``k`` goes to the 
 round-robin; answers that arrive early wait in a reorder buffer keyed by ``k``, so batches
 come out in sampler order. A worker stops when it reads the ``None`` sentinel.
 """
+import functools
 import itertools
 import math
+import sys
 import multiprocessing
 import queue
 import warnings
@@ -18,6 +20,11 @@ from ember.utils.data._utils.fetch import _DatasetKind
 from ember.utils.data._utils.worker import (_IterableDatasetStopIteration, _ResumeIteration,
                                             _worker_loop, get_worker_info)
 from ember.utils.data.dataset import IterableDataset
+from ember.utils.data.datapipes.datapipe import (IterDataPipe, MapDataPipe,
+                                                 _IterDataPipeSerializationWrapper,
+                                                 _MapDataPipeSerializationWrapper)
+from ember.utils.data.datapipes.iter.sharding import SHARDING_PRIORITIES
+from ember.utils.data import graph_settings
 from ember.utils.data.sampler import BatchSampler, RandomSampler, Sampler, SequentialSampler
 
 __all__ = ["DataLoader", "get_worker_info", "default_collate", "default_convert"]
@@ -87,6 +94,13 @@ class DataLoader:
                  timeout=0, worker_init_fn=None, multiprocessing_context=None, generator=None,
                  *, prefetch_factor=None, persistent_workers=False, pin_memory_device="",
                  in_order=True):
+        if isinstance(dataset, IterDataPipe):
+            if shuffle is not None:     # torch keeps the pipe it was given (a Shuffler that
+                graph_settings.apply_shuffle_settings(dataset, shuffle=shuffle)  # is added
+                shuffle = None          # at the end is dropped)
+            dataset = _IterDataPipeSerializationWrapper(dataset)
+        elif isinstance(dataset, MapDataPipe):
+            dataset = _MapDataPipeSerializationWrapper(dataset)
         iterable = isinstance(dataset, IterableDataset)
         if not iterable:
             shuffle = bool(shuffle)
@@ -197,6 +211,35 @@ def _draw_seed(generator) -> int:
     return int(holder.item())
 
 
+def _world():
+    """``(world_size, rank)`` of an initialised ember.distributed, else ``(1, 0)``."""
+    dist = sys.modules.get("ember.distributed")
+    if dist is not None and dist.is_available() and dist.is_initialized():
+        return dist.get_world_size(), dist.get_rank()
+    return 1, 0
+
+
+def _seed_pipe(datapipe, shared_seed):
+    """Seed every random pipe of ``datapipe`` from a generator seeded with ``shared_seed``."""
+    rng = ember.Generator()
+    rng.manual_seed(shared_seed)
+    graph_settings.apply_random_seed(datapipe, rng)
+
+
+def _datapipe_worker_init(worker_init_fn, shared_seed, world_size, rank, worker_id):
+    """In a worker: seed the pipe's shufflers alike in every worker, take this worker's
+    shard (rank-major when distributed), then run the user's ``worker_init_fn``."""
+    info = get_worker_info()
+    _seed_pipe(info.dataset, shared_seed)
+    if world_size > 1:
+        graph_settings.apply_sharding(info.dataset, world_size, rank,
+                                      SHARDING_PRIORITIES.DISTRIBUTED)
+    graph_settings.apply_sharding(info.dataset, info.num_workers, worker_id,
+                                  SHARDING_PRIORITIES.MULTIPROCESSING)
+    if worker_init_fn is not None:
+        worker_init_fn(worker_id)
+
+
 class _BaseDataLoaderIter:
     """What both iterators share: the index sampler, the base seed, the length check."""
 
@@ -205,8 +248,16 @@ class _BaseDataLoaderIter:
             setattr(self, "_" + name.lstrip("_"), getattr(loader, name))
         self._pin_memory = False
         self._sampler_iter = iter(self._index_sampler)
+        self._worker_init_fn = loader.worker_init_fn
+        if isinstance(self._dataset, IterDataPipe):   # shufflers seeded alike everywhere;
+            self._shared_seed = _draw_seed(loader.generator)   # drawn first, as in torch
+            _seed_pipe(self._dataset, self._shared_seed)
         # drawn before the sampler draws anything (it only draws on first next())
         self._base_seed = _draw_seed(loader.generator)
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)) and self._num_workers > 0:
+            self._worker_init_fn = functools.partial(
+                _datapipe_worker_init, loader.worker_init_fn,
+                getattr(self, "_shared_seed", 0), *_world())
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
 
@@ -220,6 +271,9 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
+        if isinstance(self._dataset, IterDataPipe):   # torch draws a fresh shared seed here
+            self._shared_seed = _draw_seed(loader.generator)
+            _seed_pipe(self._dataset, self._shared_seed)
 
     def _next_index(self):
         return next(self._sampler_iter)
@@ -250,6 +304,9 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader):
         super().__init__(loader)
+        world_size, rank = _world()
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)) and world_size > 1:
+            graph_settings.apply_sharding(self._dataset, world_size, rank)
         self._fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
@@ -285,7 +342,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
                 proc = ctx.Process(target=_worker_loop, daemon=True, args=(
                     self._dataset_kind, self._dataset, index_queue, self._result_queue,
                     self._done_event, self._auto_collation, self._collate_fn,
-                    self._drop_last, self._base_seed, loader.worker_init_fn, wid,
+                    self._drop_last, self._base_seed, self._worker_init_fn, wid,
                     self._num_workers))
                 proc.start()
                 self._index_queues.append(index_queue)
