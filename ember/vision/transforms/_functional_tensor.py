@@ -188,21 +188,24 @@ def resized_crop(img: Tensor, top: int, left: int, height: int, width: int, size
     return resize(crop(img, top, left, height, width), size, interpolation, None, antialias)
 
 
-def five_crop(img: Tensor, size: List[int]) -> List[Tensor]:
+def five_crop(img: Tensor, size: List[int]) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor]:
     """Top-left, top-right, bottom-left, bottom-right and centre crops."""
     out_h, out_w = size[0], size[-1]
     h, w = img.shape[-2], img.shape[-1]
     if out_h > h or out_w > w:
         raise ValueError(f"Requested crop size {size} is bigger than input size {[h, w]}")
-    return [crop(img, 0, 0, out_h, out_w), crop(img, 0, w - out_w, out_h, out_w),
+    return (crop(img, 0, 0, out_h, out_w), crop(img, 0, w - out_w, out_h, out_w),
             crop(img, h - out_h, 0, out_h, out_w), crop(img, h - out_h, w - out_w, out_h, out_w),
-            center_crop(img, [out_h, out_w])]
+            center_crop(img, [out_h, out_w]))
 
 
-def ten_crop(img: Tensor, size: List[int], vertical_flip: bool = False) -> List[Tensor]:
+def ten_crop(img: Tensor, size: List[int], vertical_flip: bool = False
+             ) -> Tuple[Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor, Tensor]:
     """five_crop of the image, then of its (horizontal or vertical) mirror."""
     mirror = vflip(img) if vertical_flip else hflip(img)
-    return five_crop(img, size) + five_crop(mirror, size)
+    a0, a1, a2, a3, a4 = five_crop(img, size)
+    b0, b1, b2, b3, b4 = five_crop(mirror, size)
+    return a0, a1, a2, a3, a4, b0, b1, b2, b3, b4
 
 
 def _pad_index(n: int, before: int, after: int, mode: str) -> Tensor:
@@ -339,6 +342,17 @@ def warp_affine(img: Tensor, matrix: List[float], interpolation: str,
                / ember.tensor([[w * 0.5], [h * 0.5]], dtype=dtype)).t()
     points = _pixel_centres(out_w, out_h, dtype, True)
     return _warp(img, points.matmul(to_unit).reshape(out_h, out_w, 2), interpolation, fill)
+
+
+def elastic_transform(img: Tensor, displacement: Tensor, interpolation: str = "bilinear",
+                      fill: Optional[List[float]] = None) -> Tensor:
+    """Sample at the pixel centres (in [-1, 1] units) plus ``displacement`` (1, H, W, 2)."""
+    h, w = img.shape[-2], img.shape[-1]
+    dtype = _grid_dtype(img)
+    ys = ember.linspace((-h + 1) / h, (h - 1) / h, steps=h, dtype=dtype)
+    xs = ember.linspace((-w + 1) / w, (w - 1) / w, steps=w, dtype=dtype)
+    identity = ember.stack([xs.view(1, -1).expand(h, w), ys.view(-1, 1).expand(h, w)], dim=-1)
+    return _warp(img, identity + displacement[0].to(dtype), interpolation, fill)
 
 
 def _centre_offset(center: Optional[List[float]], img: Tensor) -> List[float]:
