@@ -8,6 +8,8 @@ if [ ! -x .venv/bin/python ]; then
 fi
 .venv/bin/python -m pip install -q --upgrade pip >/dev/null
 .venv/bin/python -m pip install -q -e '.[test]'
+# the sox program: the oracle of tests/audio's effects
+command -v sox >/dev/null || (apt-get install -y -q sox >/dev/null) || echo 'sox not installed: its tests skip' >&2
 set +e
 .venv/bin/python -m pytest -q -n 2 -p no:cacheprovider "$@"
 rc=$?
