@@ -21,7 +21,8 @@ import sys
 
 __all__ = ["install", "uninstall", "main"]
 
-_ALIASES = (("torchvision", "ember.vision"), ("functorch", "ember.func"), ("torch", "ember"))
+_ALIASES = (("torchvision", "ember.vision"), ("torchaudio", "ember.audio"), ("functorch", "ember.func"),
+            ("torch", "ember"))
 _SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_run_shim")
 
 
