@@ -49,9 +49,20 @@ def _path(uri):
     return os.fspath(uri) if isinstance(uri, (str, os.PathLike)) else uri
 
 
+def _info(sf, path):
+    """soundfile's info, leaving a file object where it was."""
+    if not hasattr(path, "seek"):
+        return sf.info(path)
+    pos = path.tell()
+    try:
+        return sf.info(path)
+    finally:
+        path.seek(pos)
+
+
 def info(uri, format=None, buffer_size=4096, backend=None):
     """Metadata of an audio file (path or file object)."""
-    i = _sf().info(_path(uri))
+    i = _info(_sf(), _path(uri))
     return AudioMetaData(sample_rate=i.samplerate, num_frames=i.frames,
                          num_channels=i.channels, bits_per_sample=_BITS.get(i.subtype, 0),
                          encoding=_encoding(i.format, i.subtype))
@@ -65,7 +76,7 @@ def load(uri, frame_offset=0, num_frames=-1, normalize=True, channels_first=True
     int32, uint8). ``channels_first``: ``(channels, frames)``, else ``(frames, channels)``."""
     sf = _sf()
     path = _path(uri)
-    meta = sf.info(path)
+    meta = _info(sf, path)
     dtype = "float32"
     if not normalize and meta.format == "WAV":
         dtype = {"PCM_16": "int16", "PCM_32": "int32", "PCM_24": "int32", "PCM_U8": "int16",
