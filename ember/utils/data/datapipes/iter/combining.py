@@ -8,6 +8,7 @@ has not started counts as being at the start) raises BufferError.
 import copy as copymodule
 import warnings
 from collections import deque
+from collections.abc import Sized
 
 from ember.utils.data.datapipes._decorator import functional_datapipe
 from ember.utils.data.datapipes._hook_iterator import _input_args_string
@@ -38,10 +39,9 @@ class ConcaterIterDataPipe(IterDataPipe):
             yield from dp
 
     def __len__(self):
-        try:
-            return sum(len(dp) for dp in self.datapipes)
-        except TypeError:
-            raise _no_len(self) from None
+        if not all(isinstance(dp, Sized) for dp in self.datapipes):
+            raise _no_len(self)
+        return sum(len(dp) for dp in self.datapipes)
 
 
 class _ChildDataPipe(IterDataPipe):
@@ -285,10 +285,9 @@ class MultiplexerIterDataPipe(IterDataPipe):
             yield from round_
 
     def __len__(self):
-        try:
-            return min(len(dp) for dp in self.datapipes) * len(self.datapipes)
-        except TypeError:
-            raise _no_len(self) from None
+        if not all(isinstance(dp, Sized) for dp in self.datapipes):
+            raise _no_len(self)
+        return min(len(dp) for dp in self.datapipes) * len(self.datapipes)
 
 
 @functional_datapipe("zip")
@@ -305,7 +304,6 @@ class ZipperIterDataPipe(IterDataPipe):
         yield from zip(*self.datapipes)
 
     def __len__(self):
-        try:
-            return min(len(dp) for dp in self.datapipes)
-        except TypeError:
-            raise _no_len(self) from None
+        if not all(isinstance(dp, Sized) for dp in self.datapipes):
+            raise _no_len(self)
+        return min(len(dp) for dp in self.datapipes)

@@ -1,6 +1,6 @@
 """Batcher (``.batch``), UnBatcher (``.unbatch``) and Grouper (``.groupby``)."""
-import warnings
 from collections import defaultdict
+from collections.abc import Sized
 
 from ember.utils.data.datapipes._decorator import functional_datapipe
 from ember.utils.data.datapipes.datapipe import DataChunk, IterDataPipe
@@ -35,10 +35,9 @@ class BatcherIterDataPipe(IterDataPipe):
             yield self.wrapper_class(batch)
 
     def __len__(self):
-        try:
-            n = len(self.datapipe)
-        except TypeError:
-            raise _no_len(self) from None
+        if not isinstance(self.datapipe, Sized):
+            raise _no_len(self)
+        n = len(self.datapipe)
         return n // self.batch_size if self.drop_last else -(-n // self.batch_size)
 
 

@@ -15,12 +15,11 @@ def _check_unpickable_fn(fn):
         raise TypeError(f"A callable function is expected, but {type(fn)} is provided.")
     while isinstance(fn, functools.partial):
         fn = fn.func
-    name = getattr(fn, "__name__", "")
-    if name == "<lambda>":
-        warnings.warn("Lambda function is not supported by pickle, please use regular python "
-                      "function or functools.partial instead.")
-    elif "<locals>" in getattr(fn, "__qualname__", ""):
+    if "<locals>" in getattr(fn, "__qualname__", ""):
         warnings.warn("Local function is not supported by pickle, please use regular python "
+                      "function or functools.partial instead.")
+    elif getattr(fn, "__name__", "") == "<lambda>":
+        warnings.warn("Lambda function is not supported by pickle, please use regular python "
                       "function or functools.partial instead.")
 
 
