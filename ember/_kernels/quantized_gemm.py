@@ -314,10 +314,14 @@ def depthwise_requantized(xl, x_zp, wi, w_zp, stride, padding, dilation, saturat
         add, mul = _static_factors(x_scale, w_scale, bias, out_scale)
         xs, inv = _F32(1), _F32(1)
     res = np.empty((xl.shape[0],) + tuple(out) + (O,), np.uint8)
-    kernels.depthwise2d(x, np.int32(x_zp), w, wz, k[0], k[1], stride[0], stride[1],
-                        padding[0], padding[1], dilation[0], dilation[1], bool(saturate),
-                        bool(onednn), xs, _per_channel_f32(mul, O), _per_channel_f32(add, O),
-                        inv, _F32(out_zp), _F32(out_zp if relu else 0), _F32(255), res)
+    geometry = (stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
+    rule = (bool(onednn), xs, _per_channel_f32(mul, O), _per_channel_f32(add, O), inv,
+            _F32(out_zp), _F32(out_zp if relu else 0), _F32(255), res)
+    if tuple(k) == (3, 3):
+        kernels.depthwise3x3(x, np.int32(x_zp), w, wz, *geometry, bool(saturate), *rule)
+    else:
+        kernels.depthwise2d(x, np.int32(x_zp), w, wz, k[0], k[1], *geometry, bool(saturate),
+                            *rule)
     return res
 
 

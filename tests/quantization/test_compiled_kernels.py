@@ -93,9 +93,10 @@ from ember._kernels import compiled, quantized_gemm as G
 k = compiled.kernels()
 G.requantize_acc(np.ones((2, 3), np.int32), 0.1, np.float32(0.2), None, 0.3, 1, False,
                  channel_axis=-1)
-_depthwise_case(np.random.default_rng(0), 4, 1, (3, 3), (1, 1), (1, 1), (1, 1), False,
-                True, True)
-for fn in (k.requantize_rows, k.depthwise2d):
+for kernel, saturate in (((3, 3), False), ((3, 3), True), ((2, 2), True)):
+    _depthwise_case(np.random.default_rng(0), 4, 1, kernel, (1, 1), (1, 1), (1, 1),
+                    saturate, not saturate, True)
+for fn in (k.requantize_rows, k.depthwise2d, k.depthwise3x3, k._requant_row):
     asm = "".join(fn.inspect_asm(sig) for sig in fn.signatures)
     assert "vround" in asm or "round" in asm, "no rounding instruction: not the real code"
     print(fn.__name__, len(re.findall(r"\\bv?fn?m(?:add|sub)\\w*(?:ps|ss|pd|sd)\\b", asm)))
@@ -114,7 +115,8 @@ def test_no_fma_in_machine_code(tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert res.returncode == 0, res.stderr[-2000:]
     counts = dict(line.split() for line in res.stdout.split("\n") if line.strip())
-    assert counts == {"requantize_rows": "0", "depthwise2d": "0"}
+    assert counts == {"requantize_rows": "0", "depthwise2d": "0", "depthwise3x3": "0",
+                      "_requant_row": "0"}
 
 
 def _depthwise_case(rng, C, mult, k, stride, padding, dilation, saturate, onednn, relu,
