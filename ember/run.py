@@ -22,7 +22,7 @@ import sys
 __all__ = ["install", "uninstall", "main"]
 
 _ALIASES = (("torchvision", "ember.vision"), ("torchaudio", "ember.audio"), ("functorch", "ember.func"),
-            ("torch", "ember"))
+            ("torchdata", "ember.data"), ("torch", "ember"))
 _SHIM = os.path.join(os.path.dirname(os.path.abspath(__file__)), "_run_shim")
 
 
