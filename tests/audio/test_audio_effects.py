@@ -205,3 +205,44 @@ def test_effect_argument_errors():
         AF.flanger(x, SR, modulation="square")
     with pytest.raises(ValueError):
         AF.flanger(torch.zeros(10), SR)
+
+
+def _speechlike(sr, onset, seconds=2.0, seed=0):
+    rng = np.random.default_rng(seed)
+    t = np.arange(int(sr * seconds)) / sr
+    x = 0.005 * rng.standard_normal(t.size)
+    on = (t > onset) & (t < onset + 0.7)
+    x[on] += 0.5 * np.sin(2 * np.pi * 220 * t[on]) * (1 + 0.5 * np.sin(2 * np.pi * 3 * t[on])) \
+        + 0.3 * np.sin(2 * np.pi * 660 * t[on])
+    return x.astype(np.float32)
+
+
+@pytest.mark.parametrize("sr,onset,args,kw", [
+    (8000, 0.9, [], {}),
+    (16000, 0.9, ["-p", "0.1"], {"pre_trigger_time": 0.1}),
+    (16000, 1.2, ["-t", "5", "-g", "0.1", "-s", "0.5"],
+     {"trigger_level": 5.0, "allowed_gap": 0.1, "search_time": 0.5}),
+    (8000, 0.45, ["-p", "0.6"], {"pre_trigger_time": 0.6}),     # starts before time 0
+])
+def test_vad_matches_sox(tmp_path, sr, onset, args, kw):
+    x = _speechlike(sr, onset)
+    path = tmp_path / "in.wav"
+    sf.write(path, x, sr, subtype="FLOAT")
+    ref = _sox(path, ["vad", *args])
+    out = AF.vad(torch.from_numpy(x), sr, **kw).numpy()
+    assert out.shape == ref.shape and out.size > 0
+    np.testing.assert_allclose(out, ref, rtol=0, atol=SOX_ATOL)
+    two = AF.vad(torch.from_numpy(np.stack([x * 0.01, x])), sr, **kw)   # earliest channel
+    np.testing.assert_allclose(two.numpy()[1], ref, rtol=0, atol=SOX_ATOL)
+
+
+def test_vad_without_activity_is_empty():
+    quiet = torch.from_numpy(0.001 * np.random.default_rng(0).standard_normal(8000))
+    assert AF.vad(quiet, 8000).shape == (0,)
+
+
+def test_vad_transform_equals_functional():
+    import ember.audio.transforms as T
+    x = torch.from_numpy(_speechlike(8000, 0.9))
+    torch.testing.assert_close(T.Vad(8000, trigger_level=6.0)(x),
+                               AF.vad(x, 8000, trigger_level=6.0))
