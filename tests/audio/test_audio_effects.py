@@ -183,7 +183,9 @@ def test_gradcheck_biquads_in_waveform_and_frequency(fn):
     lambda x: AF.overdrive(x * 0.05, 10, 20),
     lambda x: AF.phaser(x, SR, delay_ms=1.0),
     lambda x: AF.gain(x, 2.5),
-], ids=["contrast", "dcshift", "overdrive", "phaser", "gain"])
+    lambda x: AF.flanger(x, SR, 0.5, 1.0, 30, 60, 5, 25),
+    lambda x: AF.flanger(x, SR, 0.5, 1.0, -40, 60, 5, 25, "triangular", "quadratic"),
+], ids=["contrast", "dcshift", "overdrive", "phaser", "gain", "flanger", "flanger-quad"])
 def test_gradcheck_effects(fn):
     assert gradcheck(fn, (_x(2, 30),))
 

@@ -114,11 +114,57 @@ def phaser(waveform, sample_rate, gain_in=0.4, gain_out=0.74, delay_ms=3.0, deca
     return (d * gain_out).clamp(-1, 1)
 
 
+class _Flanger(Function):
+    """Per channel: ``buf[t] = x[t] + fb * dd[t-1]``, ``dd[t] = sum_k w[t, k] buf[t - lag[t]
+    - k]``, ``out[t] = in_gain x[t] + delay_gain dd[t]``; linear in x, so the backward runs
+    the transposed recurrence from the end. x ``(B, C, T)``; lag, w ``(T, C)``, ``(T, C, K)``."""
+
+    @staticmethod
+    def forward(ctx, x, lag, w, buf_len, fb, in_gain, delay_gain):
+        xs = x.detach().numpy().astype(np.float64)
+        B, C, T = xs.shape
+        K = w.shape[-1]
+        buf = np.zeros((B, C, T))
+        dd = np.zeros((B, C, T))
+        last = np.zeros((B, C))
+        cidx = np.arange(C)
+        for t in range(T):
+            buf[..., t] = xs[..., t] + last * fb
+            acc = 0.0
+            for k in range(K):
+                src = t - (lag[t] + k) % buf_len          # sox's circular read
+                vals = np.where(src >= 0, buf[:, cidx, np.maximum(src, 0)], 0.0)
+                acc = acc + w[t, :, k] * vals
+            dd[..., t] = last = acc
+        ctx.saved = (lag, w, buf_len, fb, in_gain, delay_gain, x.dtype)
+        out = xs * in_gain + dd * delay_gain
+        return ember.from_numpy(out.astype(xs.dtype)).to(x.dtype)
+
+    @staticmethod
+    def backward(ctx, g):
+        lag, w, buf_len, fb, in_gain, delay_gain, dtype = ctx.saved
+        gs = g.detach().numpy().astype(np.float64)
+        B, C, T = gs.shape
+        K = w.shape[-1]
+        g_buf = np.zeros((B, C, T + 1))
+        cidx = np.arange(C)
+        for t in range(T - 1, -1, -1):
+            g_dd = delay_gain * gs[..., t] + fb * g_buf[..., t + 1]
+            for k in range(K):
+                src = t - (lag[t] + k) % buf_len
+                ok = src >= 0
+                if ok.any():
+                    c = cidx[ok]
+                    g_buf[:, c, src[ok]] += w[t, ok, k] * g_dd[:, ok]
+        gx = in_gain * gs + g_buf[..., :T]
+        return ember.from_numpy(gx).to(dtype), None, None, None, None, None, None
+
+
 def flanger(waveform, sample_rate, delay=0.0, depth=2.0, regen=0.0, width=71.0, speed=0.5,
             phase=25.0, modulation="sinusoidal", interpolation="linear"):
-    """sox ``flanger`` on ``(..., channel, time)``: a swept short delay mixed back in,
-    optional regeneration; channel c's LFO is ``phase`` percent further on. Not
-    differentiable (a per-sample loop in NumPy)."""
+    """sox ``flanger`` on ``(..., channel, time)``: a swept short delay (``delay`` ms plus
+    up to ``depth`` ms, LFO at ``speed`` Hz) mixed back in at ``width`` percent, with
+    ``regen`` percent feedback; channel c's LFO runs ``c * phase`` percent ahead."""
     if modulation not in ("sinusoidal", "triangular"):
         raise ValueError("Only 'sinusoidal' or 'triangular' modulation allowed")
     if interpolation not in ("linear", "quadratic"):
@@ -126,13 +172,10 @@ def flanger(waveform, sample_rate, delay=0.0, depth=2.0, regen=0.0, width=71.0, 
     if waveform.ndim < 2:
         raise ValueError(f"flanger: expected a waveform (..., channel, time), got "
                          f"{list(waveform.shape)}")
-    x = waveform.detach().numpy().astype(np.float64)
-    shape = x.shape
-    x = x.reshape(-1, shape[-2], shape[-1])
+    shape = waveform.shape
     C, T = shape[-2], shape[-1]
     fb_gain = regen / 100
     delay_gain = width / 100
-    ch_phase = phase / 100
     buf_len = int((delay + depth) / 1000 * sample_rate + 0.5) + 2
     lfo_len = int(sample_rate / speed)
     lfo = _wave_table("sine" if modulation == "sinusoidal" else "triangle", lfo_len,
@@ -140,32 +183,17 @@ def flanger(waveform, sample_rate, delay=0.0, depth=2.0, regen=0.0, width=71.0, 
                       3 * math.pi / 2, as_int=False)
     in_gain = 1 / (1 + delay_gain)
     delay_gain = delay_gain / (1 + delay_gain) * (1 - abs(fb_gain))
-    buf = np.zeros(x.shape[:-1] + (buf_len,))
-    last = np.zeros(x.shape[:-1])
-    out = np.empty_like(x)
-    phases = (np.arange(C) * lfo_len * ch_phase + 0.5).astype(np.int64)
-    pos = 0
-    cidx = np.arange(C)
-    for t in range(T):
-        pos = (pos + buf_len - 1) % buf_len
-        dl = lfo[(t % lfo_len + phases) % lfo_len]
-        whole = np.floor(dl).astype(np.int64)
-        frac = dl - whole
-        buf[..., pos] = x[..., t] + last * fb_gain
-        d0 = buf[..., cidx, (pos + whole) % buf_len]
-        d1 = buf[..., cidx, (pos + whole + 1) % buf_len]
-        if interpolation == "linear":
-            dd = d0 + (d1 - d0) * frac
-        else:
-            d2 = buf[..., cidx, (pos + whole + 2) % buf_len] - d0
-            d1 = d1 - d0
-            qa = d2 * 0.5 - d1
-            qb = d1 * 2 - d2 * 0.5
-            dd = d0 + (qa * frac + qb) * frac
-        last = dd
-        out[..., t] = x[..., t] * in_gain + dd * delay_gain
-    out = np.clip(out, -1, 1).reshape(shape).astype(waveform.detach().numpy().dtype)
-    return ember.from_numpy(out)
+    phases = (np.arange(C) * lfo_len * (phase / 100) + 0.5).astype(np.int64)
+    dl = lfo[(np.arange(T)[:, None] % lfo_len + phases) % lfo_len]         # (T, C)
+    lag = np.floor(dl).astype(np.int64)
+    f = dl - lag
+    if interpolation == "linear":
+        w = np.stack([1 - f, f], -1)
+    else:
+        w = np.stack([1 - 1.5 * f + 0.5 * f * f, 2 * f - f * f, 0.5 * f * f - 0.5 * f], -1)
+    out = _Flanger.apply(waveform.reshape(-1, C, T), lag, w, buf_len, fb_gain, in_gain,
+                         delay_gain)
+    return out.clamp(-1, 1).reshape(shape)
 
 
 def dither(waveform, density_function="TPDF", noise_shaping=False):
