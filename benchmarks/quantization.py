@@ -8,7 +8,9 @@ conv-BN-ReLU, ``get_default_qconfig('x86')``, calibration on random data, ``conv
   - the digits CNN of examples/train_digits.py, batch 64 of 1x8x8 images,
   - MobileNetV2 (random weights, torchvision's quantizable layout), batch 1 at 3x224x224.
 The libraries are timed in alternating blocks with a settle pause between them
-(benchmarks/common.bench_interleaved). Ratios: ember int8 / torch int8 (target <= 2) and
+(benchmarks/common.bench_interleaved). With numba installed (the ``fast`` extra) ember's int8
+model also runs with its compiled kernels off (``EMBER_NO_NUMBA=1`` turns them off for the
+whole run). Ratios: ember int8 / torch int8 (target <= 2) and
 ember int8 / ember float (target < 1 for the CNN). The share of output integers equal to
 torch's is printed as a check (torch's engine runs ember's converted state_dict, loaded
 through ember.save / torch.load). Set OPENBLAS_NUM_THREADS to compare thread counts (torch
@@ -29,6 +31,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import numpy as np  # noqa: E402
 
 import ember  # noqa: E402
+from ember._kernels import compiled  # noqa: E402
 from common import bench_interleaved, fmt_time, machine  # noqa: E402
 
 try:
@@ -139,7 +142,20 @@ def build(which, calib_batches):
         return fn
     fns = {"ember int8": run(ember, e_int8, ex), "torch int8": run(torch, t_int8, tx),
            "ember float": run(ember, e_float, ex), "torch float": run(torch, t_float, tx)}
+    if compiled.enabled():      # the same model on the NumPy kernels, for comparison
+        fns["ember int8 NumPy"] = _without_compiled(fns["ember int8"])
     return fns
+
+
+def _without_compiled(fn):
+    """``fn`` run with ember's compiled kernels off (ember/_kernels/compiled)."""
+    def numpy_only():
+        compiled.disable()
+        try:
+            return fn()
+        finally:
+            compiled.enable()
+    return numpy_only
 
 
 def agreement(fns):
@@ -176,8 +192,13 @@ def main():
     min_time, repeat = (0.2, 3) if args.quick else (0.5, 5)
     print(machine() + f"; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
           f", torch {torch.__version__} with {torch.get_num_threads()} threads")
+    fast = compiled.enabled()
+    print(f"ember's compiled kernels (numba): {'on' if fast else 'off'}"
+          + ("; 'NumPy': the same int8 model with them off, timed in the same blocks" if fast
+             else ""))
     print(f"\n{'case':<34} {'ember int8':>11} {'torch int8':>11} {'ember float':>12} "
-          f"{'torch float':>12} {'int8 e/t':>9} {'e int8/float':>13} {'equal out':>10}")
+          f"{'torch float':>12} {'int8 e/t':>9} {'e int8/float':>13} {'equal out':>10}"
+          + (f" {'NumPy int8':>11} {'e/t':>6}" if fast else ""))
     for which, title, calib in (("digits", "digits CNN, batch 64, 1x8x8", 8),
                                 ("mobilenet", "MobileNetV2, batch 1, 3x224x224", 2)):
         fns = build(which, calib)
@@ -186,7 +207,16 @@ def main():
         print(f"{title:<34} {fmt_time(t['ember int8'])} {fmt_time(t['torch int8'])} "
               f"{fmt_time(t['ember float']):>12} {fmt_time(t['torch float']):>12} "
               f"{t['ember int8'] / t['torch int8']:8.2f}x "
-              f"{t['ember int8'] / t['ember float']:12.2f}x {same * 100:9.1f}%")
+              f"{t['ember int8'] / t['ember float']:12.2f}x {same * 100:9.1f}%"
+              + (f" {fmt_time(t['ember int8 NumPy'])} "
+                 f"{t['ember int8 NumPy'] / t['torch int8']:5.2f}x" if fast else ""))
+        if fast:
+            same_np = np.array_equal(fns["ember int8"]().int_repr().numpy()
+                                     if fns["ember int8"]().is_quantized else
+                                     fns["ember int8"]().numpy(),
+                                     fns["ember int8 NumPy"]().numpy())
+            print(f"{'':<34} compiled kernels' outputs equal to the NumPy kernels': "
+                  f"{'yes' if same_np else 'NO'}")
         if args.profile:
             print("\n".join(hotspots(fns["ember int8"])))
 

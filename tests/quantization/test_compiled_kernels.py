@@ -96,9 +96,13 @@ G.requantize_acc(np.ones((2, 3), np.int32), 0.1, np.float32(0.2), None, 0.3, 1, 
 for kernel, saturate in (((3, 3), False), ((3, 3), True), ((2, 2), True)):
     _depthwise_case(np.random.default_rng(0), 4, 1, kernel, (1, 1), (1, 1), (1, 1),
                     saturate, not saturate, True)
-for fn in (k.requantize_rows, k.depthwise2d, k.depthwise3x3, k._requant_row):
+from ember._kernels import quantized_ops as QK
+for op in (np.add, np.multiply):
+    QK.pointwise_n([(np.arange(100, dtype=np.uint8), 0.1, 3)] * 2, op, 0.2, 5, 0, 255,
+                   np.uint8)
+for fn in (k.requantize_rows, k.depthwise2d, k.depthwise3x3, k._requant_row, k.binary):
     asm = "".join(fn.inspect_asm(sig) for sig in fn.signatures)
-    assert "vround" in asm or "round" in asm, "no rounding instruction: not the real code"
+    assert re.search("mul[sp]s", asm), "no float32 product: not the real code"
     print(fn.__name__, len(re.findall(r"\\bv?fn?m(?:add|sub)\\w*(?:ps|ss|pd|sd)\\b", asm)))
 """
 
@@ -116,7 +120,7 @@ def test_no_fma_in_machine_code(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     counts = dict(line.split() for line in res.stdout.split("\n") if line.strip())
     assert counts == {"requantize_rows": "0", "depthwise2d": "0", "depthwise3x3": "0",
-                      "_requant_row": "0"}
+                      "_requant_row": "0", "binary": "0"}
 
 
 def _depthwise_case(rng, C, mult, k, stride, padding, dilation, saturate, onednn, relu,
@@ -188,3 +192,26 @@ def test_not_covered_returns_none(kernels):
     x = np.zeros((1, 4, 4, 8), np.uint8)
     assert G.depthwise_requantized(x, 0, w3[..., 0], 0, (1, 1), (1, 1), (1, 1), False, True,
                                    0.1, F32(0.1), None, 0.1, 0, False) is None
+
+
+@pytest.mark.parametrize("op", [np.add, np.multiply])
+@pytest.mark.parametrize("storage,qmin,qmax", [(np.uint8, 0, 255), (np.int8, -128, 127)])
+def test_binary_equals_numpy(kernels, op, storage, qmin, qmax):
+    """quantized::add / mul (vector body and scalar tail) against the NumPy kernel."""
+    from ember._kernels import quantized_ops as QK
+    rng = np.random.default_rng(7)
+    for trial in range(30):
+        n = int(rng.choice([1, 31, 64, 100, 4099, 20000]))
+        a = rng.integers(qmin, qmax + 1, n).astype(storage)
+        b = rng.integers(qmin, qmax + 1, n).astype(storage)
+        if trial % 2:       # powers of two: sums land on halves
+            sa, sb, so = (2.0 ** -int(rng.integers(1, 8)) for _ in range(3))
+        else:
+            sa, sb, so = (float(rng.random() * 0.1 + 1e-3) for _ in range(3))
+        za, zb, zo = (int(rng.integers(qmin, qmax + 1)) for _ in range(3))
+        args = ([(a, sa, za), (b, sb, zb)], op, so, zo, qmin, qmax, storage)
+        got = QK.pointwise_n(*args)
+        assert compiled.kernels() is not None
+        want = _numpy(QK.pointwise_n, *args)
+        assert got.dtype == want.dtype
+        np.testing.assert_array_equal(got, want, err_msg=f"n={n} {sa} {sb} {so}")

@@ -204,3 +204,26 @@ def depthwise3x3(x, x_zp, w, wz, sh, sw, ph, pw, dh, dw, saturate,
                             np.int32(xp[n, i2, j2, o]) * w16[8, o]
                         row[ow, o] = acc
             _requant_row(row, onednn, xs, mul, add, inv, zp, lo, hi, out[n, oh])
+
+
+@njit(**_OPTS)
+def binary(a, sa, pa, za, b, sb, pb, zb, multiply, body, inv, ozp, qmin, qmax, out):
+    """quantized::add / mul of two 8-bit integer vectors in memory order, the engine's way
+    (ember/_kernels/quantized_ops.py): the first ``body`` elements dequantized as
+    ``float32(q * scale + premul)`` (one rounding, taken in float64; ``premul`` =
+    float32(-zero_point * scale)), added (multiplied) in float32 and quantized as
+    ``rint(y * inv) + ozp``; the tail dequantized as ``float32(q - zero_point) * scale`` and
+    quantized as ``rint(y * inv + ozp)`` (float32 steps). Saturated to [qmin, qmax]."""
+    for i in range(a.size):
+        if i < body:
+            x = np.float32(np.float64(a[i]) * np.float64(sa) + np.float64(pa))
+            y = np.float32(np.float64(b[i]) * np.float64(sb) + np.float64(pb))
+        else:
+            x = np.float32(np.int32(a[i]) - za) * sa
+            y = np.float32(np.int32(b[i]) - zb) * sb
+        v = x * y if multiply else x + y
+        if i < body:
+            q = np.int32(np.rint(v * inv)) + ozp
+        else:
+            q = np.int32(np.rint(v * inv + np.float32(ozp)))
+        out[i] = min(max(q, qmin), qmax)
