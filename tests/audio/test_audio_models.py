@@ -1,5 +1,9 @@
 """ember.audio.models: output shapes, torchaudio's state_dict key layout, and the wav2vec 2.0
 padding mask (a padded batch equals each waveform run alone)."""
+import os
+import subprocess
+import sys
+
 import pytest
 
 import ember as torch
@@ -99,3 +103,18 @@ def test_wav2vec2_loads_weight_g_weight_v_checkpoints():
     x = torch.randn(1, 800)
     with torch.no_grad():
         torch.testing.assert_close(a(x)[0], b(x)[0])
+
+
+def test_ember_run_maps_torchaudio(tmp_path):
+    script = tmp_path / "uses_torchaudio.py"
+    script.write_text("import torch, torchaudio\n"
+                      "from torchaudio.models import Wav2Letter\n"
+                      "import torchaudio.functional as F\n"
+                      "x = torch.rand(1, 800) - 0.5\n"
+                      "print(torchaudio.__name__, Wav2Letter.__module__,\n"
+                      "      tuple(F.lowpass_biquad(x, 8000, 1000.0).shape))\n")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    out = subprocess.run([sys.executable, "-m", "ember.run", str(script)], cwd=root,
+                         capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    assert out.stdout.split() == ["ember.audio", "ember.audio.models.wav2letter", "(1,", "800)"]
