@@ -12,9 +12,9 @@ from ember.utils.data.datapipes._decorator import (functional_datapipe,
                                                    non_deterministic)
 from ember.utils.data.datapipes.datapipe import DataChunk, IterDataPipe, MapDataPipe
 
-__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataChunk", "DataLoader", "Dataset",
-           "DistributedSampler", "IterDataPipe", "IterableDataset", "MapDataPipe", "RandomSampler", "Sampler",
-           "SequentialSampler", "StackDataset", "Subset", "SubsetRandomSampler",
-           "TensorDataset", "WeightedRandomSampler", "default_collate", "default_convert",
-           "functional_datapipe", "get_worker_info", "guaranteed_datapipes_determinism",
-           "non_deterministic", "random_split"]
+__all__ = ["BatchSampler", "ChainDataset", "ConcatDataset", "DataChunk", "DataLoader",
+           "Dataset", "DistributedSampler", "IterDataPipe", "IterableDataset", "MapDataPipe",
+           "RandomSampler", "Sampler", "SequentialSampler", "StackDataset", "Subset",
+           "SubsetRandomSampler", "TensorDataset", "WeightedRandomSampler", "default_collate",
+           "default_convert", "functional_datapipe", "get_worker_info",
+           "guaranteed_datapipes_determinism", "non_deterministic", "random_split"]

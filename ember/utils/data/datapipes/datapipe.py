@@ -8,7 +8,7 @@ import functools
 from typing import Dict, Generic, TypeVar
 
 from ember.utils.data.dataset import Dataset, IterableDataset
-from ember.utils.data.datapipes._hook_iterator import _input_args_string, hook_iterator
+from ember.utils.data.datapipes._hook_iterator import hook_iterator
 
 __all__ = ["DataChunk", "IterDataPipe", "MapDataPipe"]
 
@@ -155,8 +155,6 @@ class DataChunk(list, Generic[T]):
     def raw_iterator(self):
         yield from self.items
 
-
-_input_args_string = _input_args_string
 
 
 class _DataPipeSerializationWrapper:
