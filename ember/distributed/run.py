@@ -23,7 +23,8 @@ from ember.distributed.elastic.multiprocessing.errors import ChildFailedError, r
 from ember.distributed.elastic.utils.argparse_util import check_env, env
 
 __all__ = ["get_args_parser", "parse_args", "parse_min_max_nnodes", "determine_local_world_size",
-           "config_from_args", "LaunchConfig", "launch_agent", "elastic_launch", "run", "main"]
+           "get_rdzv_endpoint", "get_use_env", "run_script_path", "config_from_args",
+           "LaunchConfig", "launch_agent", "elastic_launch", "run", "main"]
 
 log = logging.getLogger("ember.distributed.elastic")
 
@@ -177,6 +178,25 @@ def _parse_rdzv_conf(conf: str) -> dict:
     return out
 
 
+def get_rdzv_endpoint(args) -> str:
+    """``--rdzv-endpoint``; for static rendezvous without one, ``master_addr:master_port``."""
+    if args.rdzv_backend == "static" and not args.rdzv_endpoint:
+        return f"{args.master_addr}:{args.master_port or 29500}"
+    return args.rdzv_endpoint
+
+
+def get_use_env(args) -> bool:
+    """Legacy launch: whether ``--use-env`` was given (torchrun always uses the env)."""
+    return getattr(args, "use_env", True)
+
+
+def run_script_path(training_script: str, *training_script_args: str):
+    """Run ``training_script`` as ``__main__`` in this interpreter (``--run-path``)."""
+    import runpy
+    sys.argv = [training_script, *training_script_args]
+    runpy.run_path(sys.argv[0], run_name="__main__")
+
+
 @dataclass
 class LaunchConfig:
     """Everything ``launch_agent`` needs (torch.distributed.launcher.api.LaunchConfig)."""
@@ -231,9 +251,7 @@ def config_from_args(args):
     rdzv_configs = _parse_rdzv_conf(args.rdzv_conf)
     if args.rdzv_backend == "static":
         rdzv_configs["rank"] = args.node_rank
-    rdzv_endpoint = args.rdzv_endpoint
-    if args.rdzv_backend == "static" and not rdzv_endpoint:
-        rdzv_endpoint = f"{args.master_addr}:{args.master_port or 29500}"
+    rdzv_endpoint = get_rdzv_endpoint(args)
     if args.shutdown_timeout is not None:
         shutdown_timeout = args.shutdown_timeout
     else:
@@ -266,8 +284,8 @@ def config_from_args(args):
     return config, cmd, cmd_args
 
 
-_RUN_PATH_CODE = ("import runpy, sys; sys.argv = sys.argv[1:]; "
-                  "runpy.run_path(sys.argv[0], run_name='__main__')")
+_RUN_PATH_CODE = ("import sys; from ember.distributed.run import run_script_path; "
+                  "run_script_path(*sys.argv[1:])")
 
 
 def _install_signal_handlers(names: str):
@@ -285,8 +303,8 @@ def launch_agent(config: LaunchConfig, entrypoint, args) -> dict:
     """Rendezvous, run and supervise the local workers; returns ``{rank: None}`` or raises
     ``ChildFailedError``."""
     from ember.distributed.elastic import rendezvous as rdzv_mod
-    from ember.distributed.elastic.agent.server import (DefaultLogsSpecs, LocalElasticAgent,
-                                                        WorkerSpec)
+    from ember.distributed.elastic.agent.server import LocalElasticAgent, WorkerSpec
+    from ember.distributed.elastic.multiprocessing import DefaultLogsSpecs
     if not config.run_id:
         config.run_id = str(uuid.uuid4())
     params = rdzv_mod.RendezvousParameters(

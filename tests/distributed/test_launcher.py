@@ -7,6 +7,7 @@ import socket
 import subprocess
 import sys
 import textwrap
+import time
 
 import numpy as np
 import pytest
@@ -366,37 +367,10 @@ dist.destroy_process_group()
 """
 
 
-def _env_init_uses_agent_store():
-    """Whether ember's env:// rendezvous joins the store the agent serves at MASTER_PORT
-    (TORCHELASTIC_USE_AGENT_STORE=True) instead of serving one itself as rank 0."""
-    from ember.distributed import TCPStore
-    from ember.distributed.rendezvous import rendezvous
-    agent_store = TCPStore("127.0.0.1", 0, is_master=True, wait_for_workers=False)
-    env = {"MASTER_ADDR": "127.0.0.1", "MASTER_PORT": str(agent_store.port), "RANK": "0",
-           "WORLD_SIZE": "1", "TORCHELASTIC_USE_AGENT_STORE": "True",
-           "TORCHELASTIC_RESTART_COUNT": "0"}
-    saved = {k: os.environ.get(k) for k in env}
-    os.environ.update(env)
-    try:
-        next(rendezvous("env://"))
-        return True
-    except Exception:  # noqa: BLE001 - the port is taken: it tried to serve
-        return False
-    finally:
-        for k, v in saved.items():
-            if v is None:
-                os.environ.pop(k, None)
-            else:
-                os.environ[k] = v
-
-
 @pytest.mark.parametrize("init", ["store", "env"])
 def test_training_killed_worker_restarts_from_checkpoint(tmp_path, init):
     """Rank 1 SIGKILLs itself after step 4 of 6 in the first attempt; the agent restarts
     the group, which resumes from rank 0's checkpoint to the uninterrupted result."""
-    if init == "env" and not _env_init_uses_agent_store():
-        pytest.skip("ember's env:// rendezvous does not join the agent's store "
-                    "(TORCHELASTIC_USE_AGENT_STORE=True) yet")
     cmd = [sys.executable, "-m", "ember.run", "-m", "torch.distributed.run"]
     res = _launch(cmd, tmp_path, TRAIN, ["--standalone", "--nproc-per-node=2",
                                           "--max-restarts=1", "--monitor-interval=0.05"],
@@ -409,3 +383,35 @@ def test_training_killed_worker_restarts_from_checkpoint(tmp_path, init):
         w = w * np.float32(0.5) + np.float32((1 + 2) * (step + 1))
     finals = sorted(line for line in res.stdout.splitlines() if line.startswith("FINAL"))
     assert finals == [f"FINAL {r} 1 {w.tolist()}" for r in (0, 1)]
+
+
+def test_node_joining_between_rounds_restarts_group_without_using_restarts(tmp_path):
+    """--nnodes=1:2: agent A runs alone (world 1); agent B arrives, A's workers are stopped
+    and both re-rendezvous into world 2 (a membership change is not a restart)."""
+    script = tmp_path / "script.py"
+    script.write_text(textwrap.dedent("""
+        import os, sys, time
+        world = os.environ["WORLD_SIZE"]
+        sys.stdout.write(f"world {world} restart {os.environ['TORCHELASTIC_RESTART_COUNT']}\\n")
+        if world == "1":
+            open(os.path.join(os.path.dirname(__file__), "alone"), "w").close()
+            time.sleep(30)
+    """))
+    args = [*LAUNCHER, "--nnodes=1:2", "--nproc-per-node=1", "--rdzv-backend=c10d",
+            f"--rdzv-endpoint=127.0.0.1:{_free_port()}", "--rdzv-id=elastic",
+            "--rdzv-conf=last_call_timeout=1", "--monitor-interval=0.05", str(script)]
+    popen = dict(cwd=tmp_path, env=_env(), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                 text=True)
+    first = subprocess.Popen(args, **popen)
+    try:
+        deadline = time.monotonic() + TIMEOUT
+        while not (tmp_path / "alone").exists():
+            assert first.poll() is None and time.monotonic() < deadline, first.stderr.read()
+            time.sleep(0.05)
+        second = subprocess.run(args, timeout=TIMEOUT, **popen)
+        out, err = first.communicate(timeout=TIMEOUT)
+    finally:
+        first.kill()
+    assert first.returncode == second.returncode == 0, err + second.stderr
+    assert out.splitlines() == ["world 1 restart 0", "world 2 restart 0"]
+    assert second.stdout.splitlines() == ["world 2 restart 0"]

@@ -7,6 +7,7 @@ import os
 import signal
 import subprocess
 import sys
+import tempfile
 import threading
 import time
 from dataclasses import dataclass, field
@@ -15,7 +16,7 @@ from enum import IntFlag
 from ember.distributed.elastic.multiprocessing.errors import ProcessFailure
 
 __all__ = ["Std", "to_map", "start_processes", "PContext", "RunProcsResult",
-           "SignalException"]
+           "SignalException", "DefaultLogsSpecs", "ProcessFailure"]
 
 
 class SignalException(Exception):
@@ -54,6 +55,34 @@ def to_map(val_or_map, local_world_size: int) -> dict:
     if isinstance(val_or_map, Std):
         return {r: val_or_map for r in range(local_world_size)}
     return {r: val_or_map.get(r, Std.NONE) for r in range(local_world_size)}
+
+
+class DefaultLogsSpecs:
+    """Where worker logs go: ``<log_dir>/<run_id>_<random>/attempt_<k>/<local_rank>/``
+    (a temporary ``torchelastic_*`` directory when ``log_dir`` is None)."""
+
+    def __init__(self, log_dir=None, redirects=Std.NONE, tee=Std.NONE,
+                 local_ranks_filter=None):
+        if log_dir is not None and os.path.isfile(log_dir):
+            raise NotADirectoryError(f"log_dir: {log_dir} is a file")
+        self._root_log_dir = log_dir
+        self.redirects = redirects
+        self.tee = tee
+        self.local_ranks_filter = local_ranks_filter
+        self._run_log_dir = None
+
+    @property
+    def root_log_dir(self) -> str:
+        return str(self._root_log_dir)
+
+    def run_log_dir(self, run_id: str) -> str:
+        if self._run_log_dir is None:
+            base = self._root_log_dir
+            if base is None:
+                base = tempfile.mkdtemp(prefix="torchelastic_")
+            os.makedirs(base, exist_ok=True)
+            self._run_log_dir = tempfile.mkdtemp(prefix=f"{run_id}_", dir=base)
+        return self._run_log_dir
 
 
 @dataclass

@@ -199,14 +199,14 @@ class StoreRendezvousHandler(RendezvousHandler):
 
 
 def _timeouts(params):
-    return dict(join_timeout=float(params.get("join_timeout", 600)),
-                last_call_timeout=float(params.get("last_call_timeout", 30)))
+    return dict(join_timeout=params.get_as_int("join_timeout", 600),
+                last_call_timeout=params.get_as_int("last_call_timeout", 30))
 
 
 def create_c10d_handler(params: RendezvousParameters) -> StoreRendezvousHandler:
     """c10d: the agent that can bind ``--rdzv-endpoint`` serves the store there."""
     host, port = parse_rendezvous_endpoint(params.endpoint, default_port=29400)
-    timeout = float(params.get("read_timeout", 60))
+    timeout = params.get_as_int("read_timeout", 60)
     if params.get_as_bool("is_host") is False:
         store, is_host = create_c10d_store(host, port, False, timeout), False
     else:
@@ -227,7 +227,7 @@ def create_static_handler(params: RendezvousParameters) -> StoreRendezvousHandle
         raise ValueError("rank is absent in RendezvousParameters. Try add --node-rank to "
                          "the cmd request")
     host, port = parse_rendezvous_endpoint(params.endpoint, default_port=29500)
-    timeout = float(params.get("timeout", 600))
+    timeout = params.get_as_int("timeout", 600)
     store = create_c10d_store(host, port, rank == 0, timeout)
     return StoreRendezvousHandler("static", store, params.run_id, params.min_nodes,
                                   params.max_nodes, rank == 0, node_rank=rank,

@@ -5,44 +5,16 @@ from __future__ import annotations
 import logging
 import os
 import signal
-import tempfile
 import time
 
 from ember.distributed.elastic.agent.server.api import (ElasticAgent, RunResult, WorkerGroup,
                                                         WorkerSpec, WorkerState)
-from ember.distributed.elastic.multiprocessing import SignalException, Std, start_processes
+from ember.distributed.elastic.multiprocessing import (DefaultLogsSpecs, SignalException,
+                                                      start_processes)
 
 __all__ = ["LocalElasticAgent", "DefaultLogsSpecs"]
 
 log = logging.getLogger("ember.distributed.elastic")
-
-
-class DefaultLogsSpecs:
-    """Where worker logs go: ``<log_dir>/<run_id>_<random>/attempt_<k>/<local_rank>/``
-    (a temporary ``torchelastic_*`` directory when ``log_dir`` is None)."""
-
-    def __init__(self, log_dir=None, redirects=Std.NONE, tee=Std.NONE,
-                 local_ranks_filter=None):
-        if log_dir is not None and os.path.isfile(log_dir):
-            raise NotADirectoryError(f"log_dir: {log_dir} is a file")
-        self._root_log_dir = log_dir
-        self.redirects = redirects
-        self.tee = tee
-        self.local_ranks_filter = local_ranks_filter
-        self._run_log_dir = None
-
-    @property
-    def root_log_dir(self) -> str:
-        return str(self._root_log_dir)
-
-    def run_log_dir(self, run_id: str) -> str:
-        if self._run_log_dir is None:
-            base = self._root_log_dir
-            if base is None:
-                base = tempfile.mkdtemp(prefix="torchelastic_")
-            os.makedirs(base, exist_ok=True)
-            self._run_log_dir = tempfile.mkdtemp(prefix=f"{run_id}_", dir=base)
-        return self._run_log_dir
 
 
 def _substitute(args, local_rank):
