@@ -305,24 +305,63 @@ def depthwise_requantized(xl, x_zp, wi, w_zp, stride, padding, dilation, saturat
     if min(out) <= 0:
         return None
     x = np.ascontiguousarray(np.repeat(xl, O // C, axis=-1) if O > C else xl)
-    w = np.ascontiguousarray(np.asarray(wi, np.int32).reshape(O, -1).T)     # (taps, O)
-    wz = np.ascontiguousarray(np.broadcast_to(np.asarray(w_zp, np.int32).reshape(-1), (O,))
-                              if np.size(w_zp) == 1 else np.asarray(w_zp, np.int32))
-    if onednn:
-        xs, mul, add, inv = _F32(x_scale), w_scale, bias, _F32(1.0 / float(out_scale))
-    else:
-        add, mul = _static_factors(x_scale, w_scale, bias, out_scale)
-        xs, inv = _F32(1), _F32(1)
+    w, wz = _depthwise_weights(wi, w_zp)
     res = np.empty((xl.shape[0],) + tuple(out) + (O,), np.uint8)
     geometry = (stride[0], stride[1], padding[0], padding[1], dilation[0], dilation[1])
-    rule = (bool(onednn), xs, _per_channel_f32(mul, O), _per_channel_f32(add, O), inv,
-            _F32(out_zp), _F32(out_zp if relu else 0), _F32(255), res)
+    rule = _rule_args(onednn, x_scale, w_scale, bias, out_scale, out_zp, relu, O) + (res,)
     if tuple(k) == (3, 3):
         kernels.depthwise3x3(x, np.int32(x_zp), w, wz, *geometry, bool(saturate), *rule)
     else:
         kernels.depthwise2d(x, np.int32(x_zp), w, wz, k[0], k[1], *geometry, bool(saturate),
                             *rule)
     return res
+
+
+_prepared: dict = {}    # compiled kernels' per-layer arguments, by content (<= 512 kept)
+
+
+def _remember(key, make):
+    found = _prepared.get(key)
+    if found is None:
+        if len(_prepared) >= 512:
+            _prepared.clear()
+        found = _prepared[key] = make()
+    return found
+
+
+def _depthwise_weights(wi, w_zp):
+    """A depthwise weight's integers (O, 1, *k) as int32 (taps, O) and its zero points as
+    int32 (O,), remembered by content."""
+    wi = np.asarray(wi)
+    zp = np.asarray(w_zp)
+    O = wi.shape[0]
+
+    def make():
+        w = np.ascontiguousarray(wi.astype(np.int32).reshape(O, -1).T)
+        wz = np.full(O, zp.reshape(-1)[0], np.int32) if zp.size == 1 else \
+            zp.astype(np.int32).reshape(O)
+        return w, wz
+    return _remember(("dw", wi.shape, wi.tobytes(), zp.dtype.str, zp.tobytes()), make)
+
+
+def _rule_args(onednn, x_scale, w_scale, bias, out_scale, out_zp, relu, O):
+    """The compiled requantization's arguments (compiled/quantized._requant: rule, x_scale,
+    multipliers (O,), addends (O,), 1/out_scale, zero point, clamp bounds), remembered by
+    the values they come from (a layer's are the same on every call)."""
+    w = np.asarray(w_scale)
+    b = None if bias is None else np.asarray(bias, _F32)
+    key = ("rule", bool(onednn), float(x_scale), float(out_scale), int(out_zp), bool(relu),
+           O, w.dtype.str, w.tobytes(), None if b is None else b.tobytes())
+
+    def make():
+        if onednn:
+            xs, mul, add, inv = _F32(x_scale), w, b, _F32(1.0 / float(out_scale))
+        else:
+            add, mul = _static_factors(x_scale, w, b, out_scale)
+            xs, inv = _F32(1), _F32(1)
+        return (bool(onednn), xs, _per_channel_f32(mul, O), _per_channel_f32(add, O), inv,
+                _F32(out_zp), _F32(out_zp if relu else 0), _F32(255))
+    return _remember(key, make)
 
 
 def _padded_shifted(xl, padding, shift):
@@ -444,11 +483,11 @@ def _per_channel_f32(values, O):
     if values is None:
         return np.zeros(O, _F32)
     values = np.asarray(values, _F32)
-    return np.ascontiguousarray(np.broadcast_to(values.reshape(-1), (O,)) if values.size == 1
-                                else values.reshape(O))
+    return np.full(O, values.reshape(-1)[0], _F32) if values.size == 1 else \
+        np.ascontiguousarray(values.reshape(O))
 
 
-def _compiled_rows(acc, channel_axis, onednn, x_scale, mul, add, inv, out_zp, relu):
+def _compiled_rows(acc, channel_axis, onednn, x_scale, w_scale, bias, out_scale, out_zp, relu):
     """Both requantization rules in one compiled pass (compiled/quantized.py: the same
     float32 steps), for a C-contiguous accumulator with the channels last; None where the
     kernels are off or the layout does not fit (the NumPy passes then run)."""
@@ -458,9 +497,8 @@ def _compiled_rows(acc, channel_axis, onednn, x_scale, mul, add, inv, out_zp, re
         return None
     O = acc.shape[-1]
     out = np.empty(acc.shape, np.uint8)
-    kernels.requantize_rows(acc.reshape(-1, O), onednn, x_scale, _per_channel_f32(mul, O),
-                            _per_channel_f32(add, O), inv, _F32(out_zp),
-                            _F32(out_zp if relu else 0), _F32(255), out.reshape(-1, O))
+    kernels.requantize_rows(acc.reshape(-1, O), *_rule_args(
+        onednn, x_scale, w_scale, bias, out_scale, out_zp, relu, O), out.reshape(-1, O))
     return out
 
 
@@ -469,11 +507,11 @@ def requantize_acc(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, channel
     """The static rule (module docstring): int accumulator -> quint8 integers (uint8).
     ``w_scale``/``bias`` have one value per output channel along ``channel_axis``; ``own``:
     a float32 ``acc`` may be overwritten."""
-    bias_over_aw, mult = _static_factors(x_scale, w_scale, bias, out_scale)
-    fast = _compiled_rows(acc, channel_axis, False, _F32(1), mult, bias_over_aw, _F32(1),
-                          out_zp, relu)
+    fast = _compiled_rows(acc, channel_axis, False, x_scale, w_scale, bias, out_scale, out_zp,
+                          relu)
     if fast is not None:
         return fast
+    bias_over_aw, mult = _static_factors(x_scale, w_scale, bias, out_scale)
     v = _own_f32(acc, own)
     if bias_over_aw is not None:
         _per_channel(np.add, v, bias_over_aw, channel_axis)
@@ -494,8 +532,8 @@ def requantize_acc_onednn(acc, x_scale, w_scale, bias, out_scale, out_zp, relu, 
     a float32 ``acc`` may be overwritten. ReLU is applied as the clamp's lower bound
     ``out_zp`` (the same integers: every later step is monotone and maps 0 to ``out_zp``)."""
     if accum is None and eltwise is None:
-        fast = _compiled_rows(acc, channel_axis, True, _F32(x_scale), w_scale, bias,
-                              _F32(1.0 / float(out_scale)), out_zp, relu)
+        fast = _compiled_rows(acc, channel_axis, True, x_scale, w_scale, bias, out_scale,
+                              out_zp, relu)
         if fast is not None:
             return fast
     v = _own_f32(acc, own)
