@@ -607,3 +607,42 @@ def test_stream_wrapper_closes_and_forwards(tree):
     assert stream.closed and stream.file_obj.closed
     assert repr(edp.utils.common.StreamWrapper(io.StringIO("x"))).startswith(
         "StreamWrapper<<_io.StringIO")
+
+
+# ---------------------------------------------------------------- fork/demux state machine
+def _children_scenario(dp, seed):
+    """Random interleaving of iter/next on the children of a fork or demux, restarts and
+    buffer overflows included; returns what each step saw."""
+    import random
+    r = random.Random(seed)
+    n, k, buf = r.randint(0, 12), r.randint(2, 3), r.choice([2, 4, 1000])
+    src = _iw(dp, range(n))
+    kids = src.fork(k, buffer_size=buf) if r.random() < 0.5 else \
+        src.demux(k, functools.partial(_mod_k, k), buffer_size=buf)
+    iters, log = [None] * k, []
+    for _ in range(40):
+        c = r.randrange(k)
+        try:
+            if iters[c] is None or r.random() < 0.1:
+                iters[c] = iter(kids[c])
+                log.append(("iter", c))
+            log.append((c, next(iters[c])))
+        except StopIteration:
+            log.append((c, "stop"))
+            iters[c] = None
+        except (RuntimeError, BufferError) as e:
+            log.append((c, type(e).__name__, str(e)[:60]))
+            iters[c] = None
+    return log
+
+
+def _mod_k(k, x):
+    return x % k
+
+
+@pytest.mark.parametrize("block", range(4))
+def test_fork_demux_children_follow_torch_state_machine(block):
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for seed in range(block * 50, block * 50 + 50):
+            assert _children_scenario(edp, seed) == _children_scenario(tdp, seed), seed

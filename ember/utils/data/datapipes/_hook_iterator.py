@@ -46,7 +46,9 @@ def _start_pass(dp) -> int:
 
 
 def _check_valid(dp, iterator_id):
-    if dp._valid_iterator_id != iterator_id:
+    is_valid = getattr(dp, "_is_valid", None)
+    if not (is_valid(iterator_id) if is_valid is not None else
+            dp._valid_iterator_id == iterator_id):
         custom = getattr(dp, "_invalidated_message", None)
         if custom is not None:
             raise RuntimeError(custom())

@@ -51,9 +51,15 @@ class _ChildDataPipe(IterDataPipe):
     def __init__(self, main_datapipe, instance_id: int):
         self.main_datapipe = main_datapipe
         self.instance_id = instance_id
+        self._epoch = None              # the container's pass this child last joined
 
     def __iter__(self):
+        self.main_datapipe._child_begins(self)
         return self.main_datapipe.get_next_element_by_instance(self.instance_id)
+
+    def _is_valid(self, iterator_id):
+        return self._valid_iterator_id == iterator_id and \
+            self._epoch == self.main_datapipe._valid_iterator_id
 
     def _invalidated_message(self):
         return ("This iterator has been invalidated, because a new iterator has been created "
@@ -67,8 +73,13 @@ class _ChildDataPipe(IterDataPipe):
 
 
 class _SharedPass(IterDataPipe):
-    """What fork and demux containers share: one pass over ``main_datapipe`` that children
-    join; a child starting again restarts the pass for everyone."""
+    """What fork and demux containers share: passes (epochs) over ``main_datapipe``.
+
+    A child joins the current pass unless it already took part in it; then a new pass
+    starts (resetting the buffers, with a warning if some child had not finished) and the
+    other children's iterators become invalid. ``_child_stop[i]`` is True while child
+    ``i`` is not reading; the source iterator is dropped when it runs out.
+    """
 
     def _init_pass(self, datapipe, num_instances, buffer_size, name):
         if num_instances < 1:
@@ -84,42 +95,50 @@ class _SharedPass(IterDataPipe):
 
     def _clear(self):
         self._source = None
-        self._started = [False] * self.num_instances
-        self._finished = [False] * self.num_instances
+        self._child_stop = [True] * self.num_instances
         self._clear_buffers()
 
-    def _join(self, instance_id):
-        """Child ``instance_id`` starts reading: join the pass, or begin a new one."""
-        if self._source is not None and self._started[instance_id]:
-            if not all(self._finished):
+    def _child_begins(self, child):
+        if self._valid_iterator_id is None:
+            self._valid_iterator_id = 0
+        elif child._epoch == self._valid_iterator_id:      # its second pass: start anew
+            self._valid_iterator_id += 1
+            if not self._every_instance_exhausted():
                 warnings.warn("Some child DataPipes are not exhausted when __iter__ is "
                               "called. We are resetting the buffer and each child DataPipe "
                               "will read from the start again.", UserWarning)
             self._clear()
-        if self._source is None:
-            self._clear()
-            self._source = iter(self.main_datapipe)
-        self._started[instance_id] = True
-
-    def _leave(self, instance_id):
-        self._finished[instance_id] = True
-        if all(self._finished):
-            self._clear()
+        child._epoch = self._valid_iterator_id
 
     def get_next_element_by_instance(self, instance_id):
-        self._join(instance_id)
+        if self._source is None and self._child_stop[instance_id]:
+            self._source = iter(self.main_datapipe)
+            self._on_restart()
+            self._child_stop = [False] * self.num_instances
         try:
-            yield from self._serve(instance_id)
-        finally:
-            if self._started[instance_id]:
-                self._leave(instance_id)
+            while not self._child_stop[instance_id]:
+                try:
+                    item = self._next_for(instance_id)
+                except StopIteration:
+                    break
+                yield item
+        finally:           # also when an abandoned iterator is garbage collected, as torch's
+            self._child_stop[instance_id] = True
+            self._on_child_stop(instance_id)
+
+    def _on_restart(self):
+        pass
+
+    def _on_child_stop(self, instance_id):
+        if all(self._child_stop):
+            self._clear()
 
     def reset(self):
         self._clear()
 
     def __getstate__(self):
         state = {k: v for k, v in self.__dict__.items()
-                 if k not in ("_source", "_started", "_finished", "buffer", "child_buffers")}
+                 if k not in ("_source", "_child_stop", "buffer", "child_buffers")}
         hook = IterDataPipe.getstate_hook
         return hook(state) if hook is not None else state
 
@@ -144,34 +163,51 @@ class _ForkerIterDataPipe(_SharedPass):
         self._init_pass(datapipe, num_instances, buffer_size, "fork")
 
     def _clear_buffers(self):
+        # torch's pointers: _ptr[i] counts the reads child i attempted (its failed read at
+        # the end included); buffer[0] is sample _slowest; _leading is the furthest read
         self.buffer = deque()
-        self._offset = 0                 # index in the pass of buffer[0]
-        self._pos = [0] * self.num_instances
-        self._end = None                 # length of the pass once the source ran out
+        self._ptr = [0] * self.num_instances
+        self._slowest = 0
+        self._leading = 0
+        self._end = None
 
-    def _serve(self, instance_id):
-        while True:
-            pos = self._pos[instance_id]
-            if pos < self._offset + len(self.buffer):
-                value = self.buffer[pos - self._offset]
-            elif self._end is not None:
-                return
-            else:
-                try:
-                    value = next(self._source)
-                except StopIteration:
-                    self._end = pos
-                    return
-                self.buffer.append(value)
-            self._pos[instance_id] = pos + 1
-            slowest = min(self._pos)
-            while self.buffer and self._offset < slowest:
+    def _next_for(self, instance_id):
+        self._ptr[instance_id] += 1
+        ptr = self._ptr[instance_id]
+        if self._end is not None and ptr == self._end:
+            raise StopIteration
+        if self.buffer and ptr <= self._leading:
+            value = self.buffer[ptr - self._slowest - 1]
+        else:
+            self._leading = ptr
+            try:
+                if self._source is None:
+                    raise StopIteration
+                value = next(self._source)
+            except StopIteration:
+                self._source, self._end = None, self._leading
+                raise
+            self.buffer.append(value)
+        if ptr == self._slowest + 1:
+            new_min = min(self._ptr)
+            if self._slowest < new_min:
+                self._slowest = new_min
                 self.buffer.popleft()
-                self._offset += 1
-            if 0 <= self.buffer_size < len(self.buffer):
-                raise BufferError("ForkerIterDataPipe buffer overflow,"
-                                  f"buffer size {self.buffer_size} is insufficient.")
-            yield self.copy_fn(value)
+        if 0 <= self.buffer_size < self._leading - self._slowest:
+            raise BufferError("ForkerIterDataPipe buffer overflow,"
+                              f"buffer size {self.buffer_size} is insufficient.")
+        return self.copy_fn(value)
+
+    def _every_instance_exhausted(self):
+        return self._end is not None and all(p in (self._end, self._end - 1)
+                                             for p in self._ptr)
+
+    def _on_child_stop(self, instance_id):
+        # as torch: once every child stopped, the source and the buffer go; the pointers
+        # stay until a child starts a new pass (reset)
+        if all(self._child_stop):
+            self._source = None
+            self.buffer.clear()
 
     def child_len(self, instance_id):
         return len(self.main_datapipe)
@@ -220,31 +256,42 @@ class _DemultiplexerIterDataPipe(_SharedPass):
                              f"{self.num_instances - 1}. {target} is returned.")
         return target
 
-    def _serve(self, instance_id):
+    def _next_for(self, instance_id):
         queue = self.child_buffers[instance_id]
         while True:
             if queue:
                 self.current_buffer_usage -= 1
-                yield queue.popleft()
-                continue
-            if self._exhausted:
-                return
+                return queue.popleft()
+            if self._exhausted or self._source is None:
+                raise StopIteration
             try:
                 value = next(self._source)
             except StopIteration:
-                self._exhausted = True
-                return
+                self._exhausted, self._source = True, None
+                raise
             target = self._route(value)
             if target is None:
                 continue
             if target == instance_id:
-                yield value
-                continue
+                return value
             self.child_buffers[target].append(value)
             self.current_buffer_usage += 1
             if 0 <= self.buffer_size < self.current_buffer_usage:
                 raise BufferError("DemultiplexerIterDataPipe buffer overflow, buffer size "
                                   f"{self.buffer_size} is insufficient.")
+
+    def _every_instance_exhausted(self):
+        return self._exhausted and not any(self.child_buffers)
+
+    def _on_restart(self):
+        self._exhausted = False
+
+    def _on_child_stop(self, instance_id):
+        # as torch: the source is dropped once every child stopped; a stopping child's
+        # queue is emptied without giving back its share of the buffer budget
+        if all(self._child_stop):
+            self._source = None
+        self.child_buffers[instance_id].clear()
 
     def child_len(self, instance_id):
         raise TypeError
