@@ -212,12 +212,13 @@ def test_static_single_node_env_matches_torchrun(tmp_path):
     assert "OMP_NUM_THREADS" not in o
 
 
-def _two_agents(cmd, tmp_path, script, extra=()):
+def _two_agents(cmd, tmp_path, script, options=None):
     path = tmp_path / "script.py"
     path.write_text(textwrap.dedent(script))
-    args = [*cmd, "--nnodes=2", "--nproc-per-node=2", "--rdzv-backend=c10d",
-            f"--rdzv-endpoint=127.0.0.1:{_free_port()}", "--rdzv-id=job", "--monitor-interval=0.05",
-            *extra, str(path)]
+    options = options or ["--nnodes=2", "--nproc-per-node=2", "--rdzv-backend=c10d",
+                          f"--rdzv-endpoint=127.0.0.1:{_free_port()}", "--rdzv-id=job",
+                          "--monitor-interval=0.05"]
+    args = [*cmd, *options, str(path)]
     procs = [subprocess.Popen(args, cwd=tmp_path, env=_env(), stdout=subprocess.PIPE,
                               stderr=subprocess.PIPE, text=True) for _ in range(2)]
     outs = []
@@ -415,3 +416,24 @@ def test_node_joining_between_rounds_restarts_group_without_using_restarts(tmp_p
     assert first.returncode == second.returncode == 0, err + second.stderr
     assert out.splitlines() == ["world 1 restart 0", "world 2 restart 0"]
     assert second.stdout.splitlines() == ["world 2 restart 0"]
+
+
+def test_failure_on_one_node_restarts_both_nodes(tmp_path):
+    """Rank 1 (one agent) exits 3 in attempt 0; the other agent sees the new round on the
+    rendezvous store, stops its worker, and both groups run attempt 1 to success."""
+    script = """
+    import os, sys, time
+    rank, attempt = os.environ["RANK"], os.environ["TORCHELASTIC_RESTART_COUNT"]
+    sys.stdout.write(f"rank {rank} restart {attempt} world {os.environ['WORLD_SIZE']}\\n")
+    if attempt == "0":
+        if rank == "1":
+            sys.exit(3)
+        time.sleep(30)
+    """
+    args = ["--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d", "--max-restarts=1",
+            f"--rdzv-endpoint=127.0.0.1:{_free_port()}", "--rdzv-id=job",
+            "--monitor-interval=0.05"]
+    outs = _two_agents(LAUNCHER, tmp_path, script, args)
+    assert [rc for rc, _, _ in outs] == [0, 0], outs[0][2] + outs[1][2]
+    lines = sorted(line for _, out, _ in outs for line in out.splitlines())
+    assert lines == [f"rank {r} restart {k} world 2" for r in "01" for k in "01"]

@@ -1,5 +1,10 @@
 """``LocalElasticAgent``: start the local workers as subprocesses, watch them, restart the
-whole group (re-rendezvous) on a failure or a membership change while restarts remain."""
+whole group (re-rendezvous) on a failure or a membership change while restarts remain.
+
+A failure on any node uses up one restart on every node (torch counts it only on the node
+whose worker failed), so ``TORCHELASTIC_RESTART_COUNT`` -- and the ``/worker/attempt_<n>``
+store prefix env:// derives from it -- is the same on all nodes of a round. A node joining
+does not use up a restart."""
 from __future__ import annotations
 
 import logging
