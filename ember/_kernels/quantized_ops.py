@@ -71,7 +71,9 @@ def pointwise_n(inputs, fn, out_scale, out_zero_point, qmin, qmax, storage,
     is the last elements in memory), and the result has its layout. ``inverse_in_double``:
     the body multiplies by ``float32(1.0 / scale)`` computed in float64 (quantized::hardswish)
     instead of the float32 quotient."""
-    arrays = np.broadcast_arrays(*[np.asarray(i) for i, _, _ in inputs])
+    arrays = [np.asarray(i) for i, _, _ in inputs]
+    if any(a.shape != arrays[0].shape for a in arrays):
+        arrays = np.broadcast_arrays(*arrays)
     first = np.asarray(inputs[0][0])
     order = memory_order(first) if first.shape == arrays[0].shape else tuple(range(first.ndim))
     views = [a.transpose(order) for a in arrays]
@@ -251,8 +253,12 @@ def adaptive_avg_pool(ints, output_size, zero_point=0, channel_vectors=False):
     :func:`centered_mean`."""
     nd = len(output_size)
     sizes = ints.shape[-nd:]
-    x = ints.astype(np.int64)
-    for i in range(nd):
+    if all(o == 1 for o in output_size):        # one window: a plain sum in memory order
+        x = ints.sum(axis=tuple(range(ints.ndim - nd, ints.ndim)), dtype=np.int64,
+                     keepdims=True)
+    else:
+        x = ints.astype(np.int64)
+    for i in range(nd if x.shape[-nd:] != tuple(output_size) else 0):
         axis = x.ndim - nd + i
         n, o = sizes[i], output_size[i]
         parts = []
