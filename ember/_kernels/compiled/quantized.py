@@ -174,17 +174,17 @@ def depthwise3x3(x, x_zp, w, wz, sh, sw, ph, pw, dh, dw, saturate,
                 j0, j1, j2 = ow * sw, ow * sw + dw, ow * sw + 2 * dw
                 if saturate:
                     for o in range(O):
-                        p01 = np.int32(np.int32(xp[n, i0, j0, o]) * w16[0, o] + \
-                            np.int32(xp[n, i0, j1, o]) * w16[1, o])
-                        p23 = np.int32(np.int32(xp[n, i0, j2, o]) * w16[2, o] + \
-                            np.int32(xp[n, i1, j0, o]) * w16[3, o])
-                        p45 = np.int32(np.int32(xp[n, i1, j1, o]) * w16[4, o] + \
-                            np.int32(xp[n, i1, j2, o]) * w16[5, o])
-                        p67 = np.int32(np.int32(xp[n, i2, j0, o]) * w16[6, o] + \
-                            np.int32(xp[n, i2, j1, o]) * w16[7, o])
+                        p01 = np.int32(xp[n, i0, j0, o] * w16[0, o] + \
+                            xp[n, i0, j1, o] * w16[1, o])
+                        p23 = np.int32(xp[n, i0, j2, o] * w16[2, o] + \
+                            xp[n, i1, j0, o] * w16[3, o])
+                        p45 = np.int32(xp[n, i1, j1, o] * w16[4, o] + \
+                            xp[n, i1, j2, o] * w16[5, o])
+                        p67 = np.int32(xp[n, i2, j0, o] * w16[6, o] + \
+                            xp[n, i2, j1, o] * w16[7, o])
                         acc = min(max(p01, lo16), hi16) + min(max(p23, lo16), hi16) + \
                             min(max(p45, lo16), hi16) + min(max(p67, lo16), hi16) + \
-                            np.int32(xp[n, i2, j2, o]) * w16[8, o] - corr[o]
+                            xp[n, i2, j2, o] * w16[8, o] - corr[o]
                         if sums:
                             acc -= wz[o] * (
                                 np.int32(xp[n, i0, j0, o]) + xp[n, i0, j1, o] + xp[n, i0, j2, o] +
@@ -193,15 +193,15 @@ def depthwise3x3(x, x_zp, w, wz, sh, sw, ph, pw, dh, dw, saturate,
                         row[ow, o] = acc
                 else:
                     for o in range(O):
-                        acc = np.int32(xp[n, i0, j0, o]) * w16[0, o] + \
-                            np.int32(xp[n, i0, j1, o]) * w16[1, o] + \
-                            np.int32(xp[n, i0, j2, o]) * w16[2, o] + \
-                            np.int32(xp[n, i1, j0, o]) * w16[3, o] + \
-                            np.int32(xp[n, i1, j1, o]) * w16[4, o] + \
-                            np.int32(xp[n, i1, j2, o]) * w16[5, o] + \
-                            np.int32(xp[n, i2, j0, o]) * w16[6, o] + \
-                            np.int32(xp[n, i2, j1, o]) * w16[7, o] + \
-                            np.int32(xp[n, i2, j2, o]) * w16[8, o]
+                        acc = xp[n, i0, j0, o] * w16[0, o] + \
+                            xp[n, i0, j1, o] * w16[1, o] + \
+                            xp[n, i0, j2, o] * w16[2, o] + \
+                            xp[n, i1, j0, o] * w16[3, o] + \
+                            xp[n, i1, j1, o] * w16[4, o] + \
+                            xp[n, i1, j2, o] * w16[5, o] + \
+                            xp[n, i2, j0, o] * w16[6, o] + \
+                            xp[n, i2, j1, o] * w16[7, o] + \
+                            xp[n, i2, j2, o] * w16[8, o]
                         row[ow, o] = acc
             _requant_row(row, onednn, xs, mul, add, inv, zp, lo, hi, out[n, oh])
 
