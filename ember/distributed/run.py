@@ -363,12 +363,22 @@ def run(args):
     elastic_launch(config=config, entrypoint=cmd)(*cmd_args)
 
 
+class _GlogFormatter(logging.Formatter):
+    """torchrun's log lines: ``W1129 15:32:12.381000 27936 ember/distributed/...py:12] msg``."""
+    _root = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+
+    def format(self, record):
+        record.relpath = os.path.relpath(record.pathname, self._root)
+        record.usecs = int(record.msecs) * 1000
+        return super().format(record)
+
+
 def _configure_logging():
     if not log.handlers:
         handler = logging.StreamHandler(sys.stderr)
-        handler.setFormatter(logging.Formatter(
-            "%(levelname).1s%(asctime)s %(process)d %(filename)s:%(lineno)d] %(message)s",
-            "%m%d %H:%M:%S"))
+        handler.setFormatter(_GlogFormatter(
+            "%(levelname).1s%(asctime)s.%(usecs)06d %(process)d %(relpath)s:%(lineno)d] "
+            "%(message)s", "%m%d %H:%M:%S"))
         log.addHandler(handler)
         log.setLevel(os.environ.get("LOGLEVEL", "WARNING"))
         log.propagate = False

@@ -329,6 +329,10 @@ def test_log_dir_redirects_and_tee(tmp_path):
         assert (run_dir / f"attempt_0/{r}/stderr.log").read_text() == f"err {r}\n"
         assert f"[default{r}]:out {r}" in res.stdout
     assert "err 0" not in res.stderr
+    res = _launch(LAUNCHER, tmp_path, script,
+                  ["--standalone", "--nproc-per-node=2", "--local-ranks-filter=1"])
+    assert res.returncode == 0, res.stderr
+    assert "out 1" in res.stdout and "out 0" not in res.stdout     # as torchrun (probed)
 
 
 TRAIN = """

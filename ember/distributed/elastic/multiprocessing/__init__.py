@@ -102,8 +102,9 @@ def _pump(src, path, console, prefix):
     with open(path, "ab", buffering=0) as log_file:
         for line in iter(src.readline, b""):
             log_file.write(line)
-            console.write(prefix + line)
-            console.flush()
+            if console is not None:
+                console.write(prefix + line)
+                console.flush()
     src.close()
 
 
@@ -141,6 +142,7 @@ class PContext:
         for flag, name, console in ((Std.OUT, "stdout", sys.stdout.buffer),
                                     (Std.ERR, "stderr", sys.stderr.buffer)):
             path = os.path.join(rank_dir, f"{name}.log")
+            console = None if quiet else console
             if flag in tee:
                 os.makedirs(rank_dir, exist_ok=True)
                 res.append((subprocess.PIPE, path, console))
