@@ -1,4 +1,8 @@
-"""Image file I/O on uint8 tensors (C, H, W), backed by Pillow."""
+"""Image file I/O on uint8 tensors (C, H, W), backed by Pillow.
+
+The public functions are ``ember.jit.ignore``d: scripted code calls them as Python (as
+TorchScript calls torchvision's C++ image ops), with ``mode`` given as a string ("RGB",
+"GRAY", ...) there, since scripted code cannot hold Enum values."""
 import io as _io
 import os
 from enum import Enum
@@ -6,6 +10,8 @@ from enum import Enum
 import numpy as np
 
 import ember
+from ember import Tensor
+from ember.jit import ignore as _jit_ignore
 from .._pil import pil as _pil, pil_module as _pil_module
 
 
@@ -29,14 +35,16 @@ def _read_mode(mode):
     return mode
 
 
-def read_file(path):
+@_jit_ignore
+def read_file(path) -> Tensor:
     """Bytes of a file as a 1-D uint8 tensor."""
     with open(os.fspath(path), "rb") as f:
         data = f.read()
     return ember.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
 
 
-def write_file(filename, data):
+@_jit_ignore
+def write_file(filename, data) -> None:
     """Write a 1-D uint8 tensor to a file."""
     with open(os.fspath(filename), "wb") as f:
         f.write(data.detach().numpy().astype(np.uint8).tobytes())
@@ -85,22 +93,26 @@ def _decode(data, mode, apply_exif_orientation, expect=None):
     return ember.from_numpy(np.ascontiguousarray(arr.transpose(2, 0, 1)))
 
 
-def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+@_jit_ignore
+def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
     """Decode PNG/JPEG/GIF/WEBP/... bytes (1-D uint8 tensor) or a path into a (C, H, W) tensor."""
     return _decode(_as_bytes(input), mode, apply_exif_orientation)
 
 
-def decode_png(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+@_jit_ignore
+def decode_png(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
     return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="PNG")
 
 
-def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_orientation=False):
+@_jit_ignore
+def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_orientation=False) -> Tensor:
     if isinstance(input, list):
         return [decode_jpeg(x, mode, device, apply_exif_orientation) for x in input]
     return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="JPEG")
 
 
-def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False):
+@_jit_ignore
+def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
     return decode_image(read_file(path), mode, apply_exif_orientation)
 
 
@@ -126,7 +138,8 @@ def _to_pil(input, allow_16bit=False):
     raise RuntimeError(f"The number of channels should be 1, 2, 3 or 4, got {c}")
 
 
-def encode_png(input, compression_level=6):
+@_jit_ignore
+def encode_png(input, compression_level=6) -> Tensor:
     """(C, H, W) uint8 tensor -> 1-D uint8 tensor holding PNG bytes."""
     if not 0 <= compression_level <= 9:
         raise RuntimeError("Compression level should be between 0 and 9")
@@ -135,7 +148,8 @@ def encode_png(input, compression_level=6):
     return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())
 
 
-def encode_jpeg(input, quality=75):
+@_jit_ignore
+def encode_jpeg(input, quality=75) -> Tensor:
     """(C, H, W) uint8 tensor (1 or 3 channels) -> 1-D uint8 tensor holding JPEG bytes."""
     if isinstance(input, list):
         return [encode_jpeg(x, quality) for x in input]
@@ -148,9 +162,11 @@ def encode_jpeg(input, quality=75):
     return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())
 
 
-def write_png(input, filename, compression_level=6):
+@_jit_ignore
+def write_png(input, filename, compression_level=6) -> None:
     write_file(filename, encode_png(input, compression_level))
 
 
-def write_jpeg(input, filename, quality=75):
+@_jit_ignore
+def write_jpeg(input, filename, quality=75) -> None:
     write_file(filename, encode_jpeg(input, quality))
