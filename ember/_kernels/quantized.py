@@ -18,6 +18,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels import compiled
+
 _F32 = np.float32
 _F64 = np.float64
 
@@ -43,6 +45,13 @@ def quantize(x, scale, zero_point, qmin, qmax, storage, *, fused=True):
     multiply-add (8-bit per-tensor), else two."""
     x = np.asarray(x, dtype=_F32)
     inv = inverse_scale(scale)
+    if fused and np.dtype(storage).itemsize == 1 and not inv.ndim and not np.ndim(zero_point) \
+            and x.size and compiled.kernels() is not None:
+        out = np.empty(x.shape, storage)
+        compiled.kernels().quantize_fused(np.ascontiguousarray(x).reshape(-1), _F64(inv),
+                                          _F64(zero_point), _F32(qmin), _F32(qmax),
+                                          out.reshape(-1))
+        return out
     if fused:
         v = (x.astype(_F64) * inv.astype(_F64) + np.asarray(zero_point, _F64)).astype(_F32)
     else:

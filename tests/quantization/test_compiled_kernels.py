@@ -100,9 +100,12 @@ from ember._kernels import quantized_ops as QK
 for op in (np.add, np.multiply):
     QK.pointwise_n([(np.arange(100, dtype=np.uint8), 0.1, 3)] * 2, op, 0.2, 5, 0, 255,
                    np.uint8)
-for fn in (k.requantize_rows, k.depthwise2d, k.depthwise3x3, k._requant_row, k.binary):
+from ember._kernels import quantized as Q
+Q.quantize(np.linspace(-3, 3, 100, dtype=np.float32), 0.1, 3, 0, 255, np.uint8)
+for fn in (k.requantize_rows, k.depthwise2d, k.depthwise3x3, k._requant_row, k.binary,
+           k.quantize_fused):
     asm = "".join(fn.inspect_asm(sig) for sig in fn.signatures)
-    assert re.search("mul[sp]s", asm), "no float32 product: not the real code"
+    assert re.search("mul[sp][sd]", asm), "no float product: not the real code"
     print(fn.__name__, len(re.findall(r"\\bv?fn?m(?:add|sub)\\w*(?:ps|ss|pd|sd)\\b", asm)))
 """
 
@@ -120,7 +123,7 @@ def test_no_fma_in_machine_code(tmp_path):
     assert res.returncode == 0, res.stderr[-2000:]
     counts = dict(line.split() for line in res.stdout.split("\n") if line.strip())
     assert counts == {"requantize_rows": "0", "depthwise2d": "0", "depthwise3x3": "0",
-                      "_requant_row": "0", "binary": "0"}
+                      "_requant_row": "0", "binary": "0", "quantize_fused": "0"}
 
 
 def _depthwise_case(rng, C, mult, k, stride, padding, dilation, saturate, onednn, relu,
@@ -215,3 +218,24 @@ def test_binary_equals_numpy(kernels, op, storage, qmin, qmax):
         want = _numpy(QK.pointwise_n, *args)
         assert got.dtype == want.dtype
         np.testing.assert_array_equal(got, want, err_msg=f"n={n} {sa} {sb} {so}")
+
+
+@pytest.mark.parametrize("storage,qmin,qmax", [(np.uint8, 0, 255), (np.int8, -128, 127)])
+def test_quantize_equals_numpy(kernels, storage, qmin, qmax):
+    """8-bit per-tensor quantization (one rounding of the multiply-add) on values at and
+    next to half-way points, NaN and infinities."""
+    from ember._kernels import quantized as Q
+    rng = np.random.default_rng(11)
+    for trial in range(20):
+        scale = float(rng.choice([2.0 ** -5, 0.1, 1 / 3, float(rng.random() * 0.2 + 1e-4)]))
+        zp = int(rng.integers(qmin, qmax + 1))
+        k = rng.integers(-300, 300, 5000)
+        halves = ((k + 0.5) * scale).astype(F32)
+        x = np.concatenate([halves, np.nextafter(halves, F32(np.inf)),
+                            np.nextafter(halves, F32(-np.inf)),
+                            (rng.standard_normal(3000) * 30 * scale).astype(F32),
+                            np.array([np.nan, np.inf, -np.inf, 0.0, -0.0], F32)])
+        got = Q.quantize(x, scale, zp, qmin, qmax, storage)
+        with np.errstate(invalid="ignore"):
+            want = _numpy(Q.quantize, x, scale, zp, qmin, qmax, storage)
+        np.testing.assert_array_equal(got, want, err_msg=f"scale {scale} zp {zp}")

@@ -227,3 +227,15 @@ def binary(a, sa, pa, za, b, sb, pb, zb, multiply, body, inv, ozp, qmin, qmax, o
         else:
             q = np.int32(np.rint(v * inv + np.float32(ozp)))
         out[i] = min(max(q, qmin), qmax)
+
+
+@njit(**_OPTS)
+def quantize_fused(x, inv, zp, qmin, qmax, out):
+    """8-bit per-tensor quantization of float32 ``x`` (flat): ``rint(float32(x * inv + zp))``
+    with the multiply-add rounded once (taken in float64), NaN to ``qmax``, clamped to
+    [qmin, qmax] (ember/_kernels/quantized.quantize)."""
+    for i in range(x.size):
+        v = np.rint(np.float32(np.float64(x[i]) * inv + zp))
+        if v != v:
+            v = qmax
+        out[i] = np.int32(min(max(v, qmin), qmax))
