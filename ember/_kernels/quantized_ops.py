@@ -163,6 +163,12 @@ def max_pool(ints, kernel, stride, padding, dilation, ceil_mode, channels_last=F
             for i in range(nd)]
     pad_hi = [max(0, (outs[i] - 1) * stride[i] + dilation[i] * (kernel[i] - 1) + 1 -
                   sizes[i] - padding[i]) for i in range(nd)]
+    if channels_last and nd == 2 and ints.ndim == 4 and ints.size and min(outs) > 0 and \
+            compiled.kernels() is not None:
+        out = np.empty((ints.shape[0],) + tuple(outs) + (ints.shape[-1],), ints.dtype)
+        compiled.kernels().max_pool2d_last(np.ascontiguousarray(ints), *kernel, *stride,
+                                           *padding, *dilation, out)
+        return out
     x = ints
     if any(padding) or any(pad_hi):
         widths = [(0, 0)] * ints.ndim

@@ -239,3 +239,20 @@ def test_quantize_equals_numpy(kernels, storage, qmin, qmax):
         with np.errstate(invalid="ignore"):
             want = _numpy(Q.quantize, x, scale, zp, qmin, qmax, storage)
         np.testing.assert_array_equal(got, want, err_msg=f"scale {scale} zp {zp}")
+
+
+def test_max_pool_equals_numpy(kernels):
+    from ember._kernels import quantized_ops as QK
+    rng = np.random.default_rng(13)
+    for trial in range(24):
+        dtype = (np.uint8, np.int8)[trial % 2]
+        x = rng.integers(np.iinfo(dtype).min, np.iinfo(dtype).max + 1,
+                         (2, int(rng.integers(3, 12)), int(rng.integers(3, 12)), 5)).astype(dtype)
+        k = tuple(int(v) for v in rng.integers(1, 4, 2))
+        s = tuple(int(v) for v in rng.integers(1, 4, 2))
+        p = tuple(int(rng.integers(0, v // 2 + 1)) for v in k)
+        d = tuple(int(v) for v in rng.integers(1, 3, 2))
+        args = (x, k, s, p, d, trial % 3 == 0, True)
+        got = QK.max_pool(*args)
+        want = _numpy(QK.max_pool, *args)
+        np.testing.assert_array_equal(got, want, err_msg=str(args[1:]))

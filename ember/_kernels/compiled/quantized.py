@@ -239,3 +239,30 @@ def quantize_fused(x, inv, zp, qmin, qmax, out):
         if v != v:
             v = qmax
         out[i] = np.int32(min(max(v, qmin), qmax))
+
+
+@njit(**_OPTS)
+def max_pool2d_last(x, kh, kw, sh, sw, ph, pw, dh, dw, out):
+    """Max pooling of channels-last integers ``x`` (N, H, W, C) into ``out`` (N, Ho, Wo, C):
+    each window's positions inside the input (the padding never wins)."""
+    N, H, W, C = x.shape
+    Ho, Wo = out.shape[1], out.shape[2]
+    for n in range(N):
+        for oh in range(Ho):
+            for ow in range(Wo):
+                first = True
+                for i in range(kh):
+                    ih = oh * sh - ph + i * dh
+                    if ih < 0 or ih >= H:
+                        continue
+                    for j in range(kw):
+                        iw = ow * sw - pw + j * dw
+                        if iw < 0 or iw >= W:
+                            continue
+                        if first:
+                            for c in range(C):
+                                out[n, oh, ow, c] = x[n, ih, iw, c]
+                            first = False
+                        else:
+                            for c in range(C):
+                                out[n, oh, ow, c] = max(out[n, oh, ow, c], x[n, ih, iw, c])
