@@ -1,28 +1,31 @@
-"""The RPC agent: ZeroMQ sockets, one I/O thread, a pool of worker threads.
+"""The RPC agent: ZeroMQ sockets, one receiving thread, a pool of worker threads.
 
-Every worker binds a ROUTER (requests come in, replies go out through the caller's
-identity) and opens one DEALER per peer on first use (its requests go out, their replies
-come back). One I/O thread owns all of these sockets (ZeroMQ sockets are not thread-safe):
-other threads hand it messages through an inproc PUSH socket guarded by a lock. A message
-is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the kind
-(REQUEST / RESULT / ERROR) and the request id; id 0 is a one-way request (no reply).
+Every worker binds a ROUTER (on tcp, and on an ipc path that peers on the same host use)
+where all its messages arrive: requests and the replies to its own requests. Messages go
+out through DEALER sockets private to the sending thread (one per peer, opened on first
+use; ZeroMQ sockets must stay with one thread), so a caller sends its request itself and
+a pool thread sends its reply itself. The I/O thread owns the ROUTER: it completes the
+callers' Futures, hands requests to the pool, fails calls whose timeout passed and sends
+the one-way messages queued by ``RRef.__del__`` (which may run inside another send).
 
-Requests run on ``num_worker_threads`` pool threads; functions marked ``_rpc_inline``
-(the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival order. A function
-that returns a Future (``@async_execution``, or an inline one) is answered when the
-Future completes, without holding a thread. Callers keep ``request id -> Future``; the
-I/O thread fails the ones whose timeout passes.
+A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
+kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply) and the sender's
+rank. Requests run on ``num_worker_threads`` pool threads; functions marked
+``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival
+order. A function that returns a Future (``@async_execution``, or an inline one) is
+answered when the Future completes, without holding a thread.
 """
 from __future__ import annotations
 
 import collections
-import heapq
-import itertools
+import os
+import queue
+import socket
 import struct
+import tempfile
 import threading
 import time
 import traceback
-from concurrent.futures import ThreadPoolExecutor
 
 import zmq
 
@@ -30,11 +33,9 @@ from ember.distributed.rpc import _wire
 from ember.futures import Future
 
 REQUEST, RESULT, ERROR = 1, 2, 3
-_HEADER = struct.Struct("<BQ")
-_RANK = struct.Struct("<I")
-_TO_PEER, _TO_CALLER, _STOP = b"P", b"C", b"S"
-_POLL_MS = 50            # the I/O thread wakes at least this often (timeouts, RRef deletes)
-_BATCH = 256             # messages taken from one socket before the others get a turn
+_HEADER = struct.Struct("<BQI")
+_POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
+_BATCH = 512             # messages taken from the ROUTER between those chores
 
 
 class RemoteError(Exception):
@@ -70,15 +71,46 @@ def is_async(func):
 
 
 class _Pending:
-    __slots__ = ("future", "dst", "timeout")
+    __slots__ = ("future", "dst", "timeout", "deadline")
 
     def __init__(self, future, dst, timeout):
         self.future, self.dst, self.timeout = future, dst, timeout
+        self.deadline = time.monotonic() + timeout if timeout > 0 else None
+
+
+class _Pool:
+    """``n`` daemon threads running ``submit(fn, *args)`` calls in order of arrival."""
+
+    def __init__(self, n, name):
+        self.queue = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                        for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, fn, *args):
+        self.queue.put((fn, args))
+
+    def _work(self):
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except BaseException:           # noqa: BLE001 - fn reports its own errors
+                traceback.print_exc()
+            del item, fn, args              # drop the arguments (RRefs) before waiting
+
+    def shutdown(self):
+        for _ in self.threads:
+            self.queue.put(None)
 
 
 class Agent:
     """The transport of one worker: ``info`` is its WorkerInfo, ``workers`` every peer's
-    (rank -> WorkerInfo), ``addresses`` their ROUTER endpoints."""
+    (rank -> WorkerInfo), ``addresses`` their endpoints ``(tcp, ipc, host)``."""
 
     def __init__(self, info, host, options):
         self.info = info
@@ -86,24 +118,21 @@ class Agent:
         self.num_worker_threads = options.num_worker_threads
         self.ctx = zmq.Context()
         self.router = self._socket(zmq.ROUTER)
-        self.address = f"tcp://{host}:{self.router.bind_to_random_port(f'tcp://{host}')}"
-        inbox = f"inproc://ember-rpc-{id(self)}"
-        self.pull = self._socket(zmq.PULL)
-        self.pull.bind(inbox)
-        self.push = self._socket(zmq.PUSH)
-        self.push.connect(inbox)
-        self.push_lock = threading.Lock()
-        self.pool = ThreadPoolExecutor(options.num_worker_threads,
-                                       thread_name_prefix=f"rpc-{info.name}")
+        tcp = f"tcp://{host}:{self.router.bind_to_random_port(f'tcp://{host}')}"
+        self.ipc_path = os.path.join(tempfile.gettempdir(),
+                                     f"ember-rpc-{os.getpid()}-{id(self):x}.ipc")
+        self.router.bind(f"ipc://{self.ipc_path}")
+        self.address = (tcp, f"ipc://{self.ipc_path}", socket.gethostname())
+        self.control = f"inproc://ember-rpc-control-{id(self)}"
+        self.stop_socket = self._socket(zmq.PULL)
+        self.stop_socket.bind(self.control)
+        self.local = threading.local()          # .out: rank -> this thread's DEALER
         self.pending = {}                       # request id -> _Pending
-        self.ids = itertools.count(1)
+        self.ids = iter(range(1, 1 << 63))      # next() is atomic
         self.oneway = collections.deque()       # (rank, frames) queued from any thread
         self.workers, self.addresses = {}, {}
-        self.dealers = {}                       # rank -> DEALER (I/O thread only)
-        self.heap = []                          # (deadline, request id) (I/O thread only)
         self.running = False
-        self.thread = None
-        self.io_ident = None
+        self.thread = self.pool = None
 
     def _socket(self, kind):
         s = self.ctx.socket(kind)
@@ -115,144 +144,121 @@ class Agent:
     def start(self, workers, addresses):
         self.workers, self.addresses = workers, addresses
         self.by_name = {w.name: w for w in workers.values()}
+        self.pool = _Pool(self.num_worker_threads, f"rpc-{self.info.name}")
         self.running = True
         self.thread = threading.Thread(target=self._loop, name=f"rpc-io-{self.info.name}",
                                        daemon=True)
         self.thread.start()
 
     def stop(self):
-        """Stop the I/O thread, close every socket, fail what is still pending."""
-        if not self.running:
-            return
-        self.running = False
-        with self.push_lock:
-            self.push.send_multipart([_STOP])
-        self.thread.join(10)
-        with self.push_lock:
-            self.push.close()
-        self.pool.shutdown(wait=False, cancel_futures=True)
+        """Stop the threads, close every socket, fail what is still pending."""
+        was_running, self.running = self.running, False
+        if was_running:
+            stop = self.ctx.socket(zmq.PUSH)
+            stop.connect(self.control)
+            stop.send(b"stop")
+            self.thread.join(10)
+            stop.close(0)
+            self.pool.shutdown()
         error = RuntimeError(f"RPC agent of {self.info} was shut down")
         for msg_id in list(self.pending):
             p = self.pending.pop(msg_id, None)
             if p is not None and not p.future.done():
                 p.future.set_exception(error)
         self.ctx.destroy(linger=0)
+        try:
+            os.unlink(self.ipc_path)
+        except OSError:
+            pass
 
-    def is_idle(self):
-        return not self.pending
+    # ------------------------------------------------------------------ sending
+    def _out(self, dst):
+        """This thread's DEALER to rank ``dst`` (ipc on the same host, else tcp)."""
+        socks = getattr(self.local, "out", None)
+        if socks is None:
+            socks = self.local.out = {}
+        sock = socks.get(dst)
+        if sock is None:
+            if not self.running:
+                raise RuntimeError(f"RPC agent of {self.info} is shut down")
+            tcp, ipc, host = self.addresses[dst]
+            sock = socks[dst] = self._socket(zmq.DEALER)
+            sock.connect(ipc if host == self.address[2] else tcp)
+        return sock
 
-    # ------------------------------------------------------------------ client side
+    def _send(self, dst, frames):
+        try:
+            self._out(dst).send_multipart(frames, copy=False)
+        except zmq.ZMQError as e:
+            raise RuntimeError(f"RPC agent of {self.info} could not send to "
+                               f"{self.workers[dst]}: {e}") from None
+
     def request(self, dst, frames, timeout):
         """Send ``frames`` (``_wire.encode`` output) to rank ``dst``; a Future of the reply.
         ``timeout`` seconds, 0 = none."""
         msg_id = next(self.ids)
         fut = Future()
         self.pending[msg_id] = _Pending(fut, dst, timeout)
-        self._send(_TO_PEER + _RANK.pack(dst), [_HEADER.pack(REQUEST, msg_id)] + frames)
+        try:
+            self._send(dst, [_HEADER.pack(REQUEST, msg_id, self.info.id)] + frames)
+        except RuntimeError:
+            self.pending.pop(msg_id, None)
+            raise
         return fut
 
     def notify(self, dst, frames):
         """A one-way request from any thread (also ``__del__``): sent by the I/O thread."""
-        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0)] + frames))
-
-    def _send(self, route, frames):
-        if threading.get_ident() == self.io_ident:
-            self._route(route, frames)
-            return
-        with self.push_lock:
-            if not self.running:
-                raise RuntimeError(f"RPC agent of {self.info} is shut down")
-            self.push.send_multipart([route] + frames, copy=False)
+        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id)] + frames))
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
-        self.io_ident = threading.get_ident()
-        self.poller = zmq.Poller()
-        self.poller.register(self.router, zmq.POLLIN)
-        self.poller.register(self.pull, zmq.POLLIN)
-        try:
-            while self._step():
-                pass
-        finally:
-            for s in [self.router, self.pull, *self.dealers.values()]:
-                s.close(0)
+        poller = zmq.Poller()
+        poller.register(self.router, zmq.POLLIN)
+        poller.register(self.stop_socket, zmq.POLLIN)
+        next_scan = 0.0
+        while True:
+            events = dict(poller.poll(_POLL_MS))
+            if self.stop_socket in events:
+                return
+            if self.router in events:
+                self._drain()
+            while self.oneway:
+                dst, frames = self.oneway.popleft()
+                try:
+                    self._send(dst, frames)
+                except RuntimeError:
+                    pass
+            now = time.monotonic()
+            if now >= next_scan:
+                next_scan = now + _POLL_MS / 1000
+                self._expire(now)
 
-    def _step(self):
-        wait = _POLL_MS
-        if self.heap:
-            wait = min(wait, max(0.0, (self.heap[0][0] - time.monotonic()) * 1000))
-        for sock, _ in self.poller.poll(wait):
-            if sock is self.pull:
-                if not self._drain_outbox():
-                    return False
-            elif sock is self.router:
-                self._drain(sock, self._on_request)
-            else:
-                self._drain(sock, self._on_reply)
-        while self.oneway:
-            dst, frames = self.oneway.popleft()
-            self._to_peer(dst, frames)
-        if self.heap:
-            self._expire()
-        return True
-
-    def _drain(self, sock, handle):
+    def _drain(self):
+        router = self.router
         for _ in range(_BATCH):
             try:
-                frames = sock.recv_multipart(zmq.NOBLOCK, copy=False)
+                frames = router.recv_multipart(zmq.NOBLOCK, copy=False)
             except zmq.Again:
                 return
-            handle(frames)
+            kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
+            if kind == REQUEST:
+                self._on_request(src, msg_id, frames[2:])
+            else:
+                self._on_reply(kind, msg_id, frames[2:])
 
-    def _drain_outbox(self):
-        for _ in range(_BATCH):
-            try:
-                frames = self.pull.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
-                return True
-            route = frames[0].bytes
-            if route == _STOP:
-                return False
-            self._route(route, frames[1:])
-        return True
-
-    def _route(self, route, frames):
-        if route[:1] == _TO_PEER:
-            self._to_peer(_RANK.unpack(route[1:])[0], frames)
-        else:
-            self.router.send_multipart([route[1:]] + frames, copy=False)
-
-    def _to_peer(self, dst, frames):
-        head = frames[0]
-        kind, msg_id = _HEADER.unpack(getattr(head, "bytes", head))
-        sock = self.dealers.get(dst)
-        if sock is None:
-            sock = self.dealers[dst] = self._socket(zmq.DEALER)
-            sock.identity = _RANK.pack(self.info.id)
-            sock.connect(self.addresses[dst])
-            self.poller.register(sock, zmq.POLLIN)
-        p = self.pending.get(msg_id)
-        if p is not None and p.timeout > 0:
-            heapq.heappush(self.heap, (time.monotonic() + p.timeout, msg_id))
-        sock.send_multipart(frames, copy=False)
-
-    def _expire(self):
-        now = time.monotonic()
-        while self.heap and self.heap[0][0] <= now:
-            _, msg_id = heapq.heappop(self.heap)
-            p = self.pending.pop(msg_id, None)
-            if p is not None:
+    def _expire(self, now):
+        for msg_id, p in list(self.pending.items()):
+            if p.deadline is not None and p.deadline <= now and self.pending.pop(msg_id, None):
                 p.future.set_exception(RuntimeError(
                     f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} ms) "
                     f"and will now be marked with an error (RPC to {self.workers[p.dst]})"))
 
-    def _on_reply(self, frames):
-        kind, msg_id = _HEADER.unpack(frames[0].bytes)
+    def _on_reply(self, kind, msg_id, frames):
         p = self.pending.pop(msg_id, None)
         if p is None:
             return                           # timed out already
         try:
-            value = _wire.decode(frames[1:])
+            value = _wire.decode(frames)
         except BaseException as e:          # noqa: BLE001 - the caller gets it
             p.future.set_exception(e)
             return
@@ -261,18 +267,16 @@ class Agent:
         else:
             p.future.set_result(value)
 
-    def _on_request(self, frames):
-        caller = frames[0].bytes
-        _, msg_id = _HEADER.unpack(frames[1].bytes)
+    def _on_request(self, src, msg_id, frames):
         try:
-            func, args, kwargs = _wire.decode(frames[2:])
+            func, args, kwargs = _wire.decode(frames)
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
-            self._reply(caller, msg_id, None, RemoteError.capture(e, self.info))
+            self._reply(src, msg_id, None, RemoteError.capture(e, self.info))
             return
         if getattr(func, "_rpc_inline", False):
-            self._serve(caller, msg_id, func, args, kwargs)
+            self._serve(src, msg_id, func, args, kwargs)
         else:
-            self.pool.submit(self._serve, caller, msg_id, func, args, kwargs)
+            self.pool.submit(self._serve, src, msg_id, func, args, kwargs)
 
     # ------------------------------------------------------------------ server side
     def run(self, func, args, kwargs):
@@ -299,22 +303,23 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - delivered to the caller
             out.set_exception(RemoteError.capture(e, self.info))
 
-    def _serve(self, caller, msg_id, func, args, kwargs):
+    def _serve(self, src, msg_id, func, args, kwargs):
         self.run(func, args, kwargs).add_done_callback(
-            lambda f: self._reply(caller, msg_id, *_outcome(f)))
+            lambda f: self._reply(src, msg_id, *_outcome(f)))
 
-    def _reply(self, caller, msg_id, value, error):
+    def _reply(self, dst, msg_id, value, error):
         if msg_id == 0 or not self.running:
             return
         try:
             if error is None:
-                frames = [_HEADER.pack(RESULT, msg_id)] + _wire.encode(value)
+                frames = [_HEADER.pack(RESULT, msg_id, self.info.id)] + _wire.encode(value)
             else:
-                frames = [_HEADER.pack(ERROR, msg_id)] + _wire.encode(error)
+                frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(error)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
-            frames = [_HEADER.pack(ERROR, msg_id)] + _wire.encode(RemoteError.capture(e, self.info))
+            frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(
+                RemoteError.capture(e, self.info))
         try:
-            self._send(_TO_CALLER + caller, frames)
+            self._send(dst, frames)
         except RuntimeError:
             pass                             # shut down meanwhile
 
