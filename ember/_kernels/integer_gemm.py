@@ -73,12 +73,18 @@ def _session(per_column):
     return s
 
 
+def zero_points(b_zero_point):
+    """A weight's zero point(s) as :func:`matmul` takes them fastest: int8, a scalar when
+    all are zero (prepare once per weight)."""
+    zp = np.asarray(b_zero_point, np.int8)
+    return np.asarray(0, np.int8) if zp.ndim and not zp.any() else zp
+
+
 def matmul(a, a_zero_point, b, b_zero_point):
     """(M, K) uint8 ``a`` minus ``a_zero_point``, times (K, N) int8 ``b`` minus
     ``b_zero_point`` (a number, or one per column): the exact int32 (M, N) product."""
-    zp = np.asarray(b_zero_point, np.int8)
+    zp = b_zero_point if type(b_zero_point) is np.ndarray and b_zero_point.ndim == 0 and \
+        b_zero_point.dtype == np.int8 else zero_points(b_zero_point)    # (all zero: scalar)
     feeds = {"a": np.ascontiguousarray(a, np.uint8), "b": b,
              "a_zp": np.asarray(a_zero_point, np.uint8), "b_zp": zp}
-    if zp.ndim and not zp.any():        # all zero: the scalar form
-        feeds["b_zp"] = np.asarray(0, np.int8)
     return _session(feeds["b_zp"].ndim == 1).run(None, feeds)[0]

@@ -71,7 +71,7 @@ class ConvPackedParamsBase:
         if self.__dict__.get("_int8") is None:
             ok = self._w.dtype is _dtype.qint8
             self._int8 = (G.conv_weight_ints(np.asarray(int_array(self._w)), self._groups)
-                          if ok else None, weight_params(self._w)[1])
+                          if ok else None, IG.zero_points(weight_params(self._w)[1]))
         return self._int8 if self._int8[0] is not None else None
 
     def unpack(self):

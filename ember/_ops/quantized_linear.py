@@ -100,7 +100,7 @@ class LinearPackedParamsBase:
             w = self.weight
             ok = w.dtype is _dtype.qint8
             cached = self._int8 = (w, np.ascontiguousarray(int_array(w).T) if ok else None,
-                                   weight_params(w)[1])
+                                   IG.zero_points(weight_params(w)[1]))
         return cached[1], cached[2]
 
     def unpack(self):
