@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import io
 import pickle
+import types
 
 import numpy as np
 
@@ -20,6 +21,8 @@ from ember._tensor import Tensor, _init
 SMALL_FRAME = 4096       # received buffers below this are copied (aligned, frees the frame)
 
 _PLAIN = frozenset((int, float, str, bytes, bool, type(None), tuple, list, dict))
+_FunctionType = types.FunctionType
+_op_refs = {}            # function -> its persistent id (see _op_reference)
 _rref_hooks = None       # (RRef class, fork(rref) -> state, unfork(state) -> RRef)
 
 
@@ -29,6 +32,15 @@ def _hooks():
         from ember.distributed.rpc import rref
         _rref_hooks = (rref.RRef, rref._fork_for_send, rref._unfork)
     return _rref_hooks
+
+
+def _op_reference(fn):
+    """``("F", module, qualname)`` of a function without ``__module__`` (ember's generated
+    ops): pickle would search every loaded module for it on every call; done once here."""
+    ref = _op_refs.get(fn)
+    if ref is None:
+        ref = _op_refs[fn] = ("F", pickle.whichmodule(fn, fn.__qualname__), fn.__qualname__)
+    return ref
 
 
 class _Pickler(pickle.Pickler):
@@ -42,6 +54,8 @@ class _Pickler(pickle.Pickler):
             return None
         if isinstance(obj, Tensor):
             return self._tensor(obj)
+        if kind is _FunctionType and obj.__module__ is None:
+            return _op_reference(obj)
         if kind.__name__ == "ScriptFunction" and kind.__module__ == "ember.jit._script":
             return ("F", obj.__module__, obj.__qualname__)
         rref_cls, fork, _ = _hooks()
