@@ -157,3 +157,72 @@ def test_pil_only_and_unscriptable_transforms_refuse_scripting():
     for t in (ET.Compose([ET.CenterCrop(3)]), ET.ToTensor(), ET.Lambda(lambda x: x)):
         with pytest.raises(Exception):
             ember.jit.script(t)
+
+
+AUTO_AUGMENT = [
+    ("AutoAugment", {}), ("AutoAugment", dict(policy="CIFAR10")),
+    ("AutoAugment", dict(policy="SVHN", fill=[10, 20, 30])),
+    ("RandAugment", {}), ("RandAugment", dict(num_ops=4, magnitude=20, fill=7)),
+    ("TrivialAugmentWide", dict(interpolation="BILINEAR")),
+    ("AugMix", {}), ("AugMix", dict(severity=7, chain_depth=2, all_ops=False)),
+]
+
+
+def _build_auto(module, name, kwargs):
+    kw = dict(kwargs)
+    if "policy" in kw:
+        kw["policy"] = getattr(module.AutoAugmentPolicy, kw["policy"])
+    if "interpolation" in kw:
+        kw["interpolation"] = getattr(module.InterpolationMode, kw["interpolation"])
+    return getattr(module, name)(**kw)
+
+
+@pytest.mark.parametrize("name,kwargs", AUTO_AUGMENT, ids=[f"{c[0]}-{i}" for i, c in enumerate(AUTO_AUGMENT)])
+def test_auto_augment_family_scripted_eager_torchvision(name, kwargs):
+    TT = _tv()
+    ours, ref = _build_auto(ET, name, kwargs), _build_auto(TT, name, kwargs)
+    assert repr(ours) == repr(ref)
+    scripted = ember.jit.script(ours)
+    x = _images("uint8", (2, 3, 16, 20))
+    # AugMix sums float-weighted chains and truncates to uint8: 1 step of rounding apart
+    tol = 1 if name == "AugMix" else 0
+    changed = 0
+    for seed in range(8):
+        e = _run(ours, ember.from_numpy(x), seed, ember)
+        assert_close(_run(scripted, ember.from_numpy(x), seed, ember), e, atol=0, rtol=0, check_dtype=True)
+        t = _run(ref, torch.from_numpy(x), seed, torch)
+        assert_close(e.to(ember.float64), t.double(), atol=tol, rtol=0, msg=f"{name} seed {seed}")
+        changed += int(not bool((e == ember.from_numpy(x)).all()))
+    assert changed >= 4
+
+
+def test_auto_augment_policies_and_pil_images():
+    TT = _tv()
+    for policy in ("IMAGENET", "CIFAR10", "SVHN"):
+        ours = ET.AutoAugment(getattr(ET.AutoAugmentPolicy, policy))
+        assert ours.policies == TT.AutoAugment(getattr(TT.AutoAugmentPolicy, policy)).policies
+    image = Image_fromarray(_images("uint8", (12, 14, 3), seed=2))
+    for seed in range(6):
+        e = _run(ET.AutoAugment(), image, seed, ember)
+        t = _run(TT.AutoAugment(), image, seed, torch)
+        np.testing.assert_array_equal(np.asarray(e), np.asarray(t))
+    with pytest.raises(ValueError, match="severity"):
+        ET.AugMix(severity=11)
+
+
+def Image_fromarray(a):
+    Image = pytest.importorskip("PIL.Image")
+    return Image.fromarray(a)
+
+
+def test_functional_elastic_transform_against_torchvision():
+    TF = _tv().functional
+    import ember.vision.transforms.functional as EF
+    x = _images("float32", (3, 10, 12))
+    d = (np.random.RandomState(4).rand(1, 10, 12, 2).astype(np.float32) - 0.5) * 0.3
+    for mode, fill in (("BILINEAR", None), ("NEAREST", [0.5, 0.1, 0.9])):
+        e = EF.elastic_transform(ember.from_numpy(x), ember.from_numpy(d), getattr(EF.InterpolationMode, mode), fill)
+        t = TF.elastic_transform(torch.from_numpy(x), torch.from_numpy(d), getattr(TF.InterpolationMode, mode), fill)
+        assert_close(e, t, atol=1e-5)
+    with pytest.raises(ValueError, match="displacement shape"):
+        EF.elastic_transform(ember.from_numpy(x), ember.zeros(1, 3, 3, 2))

@@ -254,18 +254,29 @@ def pad(img: Tensor, padding: List[int], fill: float = 0.0, padding_mode: str = 
 def inverse_affine(center: List[float], angle: float, translate: List[float], scale: float,
                    shear: List[float]) -> List[float]:
     """Row-major 2x3 matrix taking output positions to input positions for the map
-    p -> center + translate + scale * R(angle) Sy(shear_y) Sx(shear_x) (p - center)."""
+    p -> center + translate + RSS (p - center), RSS = R(angle) S(scale) SHy(shear_y) SHx(shear_x):
+    RSS = s [[cos(a - sy) / cos(sy), -cos(a - sy) tan(sx) / cos(sy) - sin(a)],
+             [sin(a - sy) / cos(sy), -sin(a - sy) tan(sx) / cos(sy) + cos(a)]]."""
     rot = math.radians(angle)
-    tan_x, tan_y = math.tan(math.radians(shear[0])), math.tan(math.radians(shear[1]))
-    cos_r, sin_r = math.cos(rot), math.sin(rot)
-    a = cos_r + sin_r * tan_y                      # R @ Sy @ Sx, determinant 1
-    c = sin_r - cos_r * tan_y
-    b = a * -tan_x - sin_r
-    d = c * -tan_x + cos_r
-    m00, m01, m10, m11 = d / scale, -b / scale, -c / scale, a / scale
-    px, py = center[0] + translate[0], center[1] + translate[1]
-    return [m00, m01, center[0] - (m00 * px + m01 * py),
-            m10, m11, center[1] - (m10 * px + m11 * py)]
+    sx, sy = math.radians(shear[0]), math.radians(shear[1])
+    cx, cy = center[0], center[1]
+    tx, ty = translate[0], translate[1]
+    a = math.cos(rot - sy) / math.cos(sy)
+    b = -math.cos(rot - sy) * math.tan(sx) / math.cos(sy) - math.sin(rot)
+    c = math.sin(rot - sy) / math.cos(sy)
+    d = -math.sin(rot - sy) * math.tan(sx) / math.cos(sy) + math.cos(rot)
+    m = [d / scale, -b / scale, 0.0, -c / scale, a / scale, 0.0]      # inverse of RSS (det 1)
+    m[2] += m[0] * (-cx - tx) + m[1] * (-cy - ty)
+    m[5] += m[3] * (-cx - tx) + m[4] * (-cy - ty)
+    m[2] += cx
+    m[5] += cy
+    return m
+
+
+def _apply_rows(points: Tensor, m: Tensor) -> Tensor:
+    """(N, 3) @ (3, k) as x*m0 + y*m1 + w*m2, term by term (no fused or reordered sums, so
+    the grids match torchvision's to the last bit and nearest sampling breaks ties alike)."""
+    return points[:, 0:1] * m[0] + points[:, 1:2] * m[1] + points[:, 2:3] * m[2]
 
 
 def _grid_dtype(img: Tensor) -> ember.dtype:
@@ -276,15 +287,15 @@ def _grid_dtype(img: Tensor) -> ember.dtype:
 
 def _expanded_size(matrix: List[float], w: int, h: int) -> List[int]:
     """[w, h] of the box holding the image's corners under ``matrix`` (centred coordinates);
-    positions within 1e-4 of an integer count as that integer."""
-    half = ember.tensor([w * 0.5, h * 0.5], dtype=ember.float32)
-    corners = ember.tensor([[-1.0, -1.0], [-1.0, 1.0], [1.0, 1.0], [1.0, -1.0]],
-                           dtype=ember.float32) * half
-    m = ember.tensor(matrix, dtype=ember.float32).view(2, 3)
-    ends = corners.matmul(m[:, :2].t()) + m[:, 2] + half
-    step = ember.tensor(1e-4, dtype=ember.float32)
-    snapped = ember.trunc(ends / step) * step
-    size = ember.ceil(snapped.amax(dim=0)) - ember.floor(snapped.amin(dim=0))
+    positions are truncated to 1e-4 first, so that 1e-15 overshoots do not round up."""
+    corners = ember.tensor([[-0.5 * w, -0.5 * h, 1.0], [-0.5 * w, 0.5 * h, 1.0],
+                            [0.5 * w, 0.5 * h, 1.0], [0.5 * w, -0.5 * h, 1.0]], dtype=ember.float32)
+    theta = ember.tensor(matrix, dtype=ember.float32).view(2, 3)
+    ends = _apply_rows(corners, theta.t())
+    halfs = ember.tensor([w * 0.5, h * 0.5], dtype=ember.float32)
+    lo, hi = ends.amin(dim=0) + halfs, ends.amax(dim=0) + halfs
+    inv_tol = 1.0 / 1e-4
+    size = ember.ceil((hi * inv_tol).trunc() / inv_tol) - ember.floor((lo * inv_tol).trunc() / inv_tol)
     return [int(size[0].item()), int(size[1].item())]
 
 
@@ -341,7 +352,7 @@ def warp_affine(img: Tensor, matrix: List[float], interpolation: str,
     to_unit = (ember.tensor(matrix, dtype=dtype).view(2, 3)
                / ember.tensor([[w * 0.5], [h * 0.5]], dtype=dtype)).t()
     points = _pixel_centres(out_w, out_h, dtype, True)
-    return _warp(img, points.matmul(to_unit).reshape(out_h, out_w, 2), interpolation, fill)
+    return _warp(img, _apply_rows(points, to_unit).reshape(out_h, out_w, 2), interpolation, fill)
 
 
 def elastic_transform(img: Tensor, displacement: Tensor, interpolation: str = "bilinear",
@@ -405,7 +416,7 @@ def perspective(img: Tensor, startpoints: List[List[int]], endpoints: List[List[
         / ember.tensor([0.5 * w, 0.5 * h], dtype=dtype)
     depth = ember.tensor([[c[6], c[6]], [c[7], c[7]], [1.0, 1.0]], dtype=dtype)
     points = _pixel_centres(w, h, dtype, False)
-    grid = points.matmul(to_unit) / points.matmul(depth) - 1.0
+    grid = _apply_rows(points, to_unit) / _apply_rows(points, depth) - 1.0
     return _warp(img, grid.reshape(h, w, 2), interpolation, fill)
 
 

@@ -594,6 +594,22 @@ def gaussian_blur(img, kernel_size, sigma=None):
                   on_tensor)
 
 
+def elastic_transform(img, displacement, interpolation=InterpolationMode.BILINEAR, fill=None):
+    """Resample at the pixel centres moved by ``displacement`` (1, H, W, 2), in [-1, 1] units."""
+    if not isinstance(displacement, ember.Tensor):
+        raise TypeError("Argument displacement should be a Tensor")
+    interpolation = _as_mode(interpolation)
+    _, h, w = get_dimensions(img)
+    if tuple(displacement.shape) != (1, h, w, 2):
+        raise ValueError(f"Argument displacement shape should be (1, {h}, {w}, 2), but given "
+                         f"{list(displacement.shape)}")
+
+    def on_tensor(t):
+        return _FT.elastic_transform(t, displacement, _tensor_mode(interpolation),
+                                     _fill_list(fill, t.shape[-3]))
+    return _route(img, lambda im: to_pil_image(on_tensor(pil_to_tensor(im)), mode=im.mode), on_tensor)
+
+
 def erase(img, i, j, h, w, v, inplace=False):
     """Set the (h, w) box at (i, j) to ``v``."""
     if not _is_tensor(img):
