@@ -335,3 +335,19 @@ def test_duplicate_worker_names_are_refused_as_in_torch():
                      "the same name."]],
                    [["RuntimeError", "RPC worker name dup is not unique. Workers 1 and 0 share "
                      "the same name."]]]
+
+
+def test_wire_large_tensors_between_local_workers_go_through_shared_memory():
+    if not _wire.HAS_SHM:
+        pytest.skip("no /dev/shm")
+    import os
+    t = ember.arange(5_000_000, dtype=ember.float32)[::2]     # 10 MB once packed
+    frames = _wire.encode({"t": t}, shm=True)
+    name = bytes(frames[1]).decode()
+    assert len(frames[1]) < 100 and os.path.exists(os.path.join(_wire.SHM_DIR, name))
+    back = _wire.decode(frames)["t"]
+    assert not os.path.exists(os.path.join(_wire.SHM_DIR, name))  # the receiver took it
+    np.testing.assert_array_equal(back.numpy(), t.numpy())
+    back.mul_(2)                                                  # writable
+    small = _wire.encode(ember.ones(10), shm=True)
+    assert memoryview(small[1]).nbytes == 40

@@ -166,6 +166,7 @@ class Agent:
             if p is not None and not p.future.done():
                 p.future.set_exception(error)
         self.ctx.destroy(linger=0)
+        _wire.unlink_created()
         try:
             os.unlink(self.ipc_path)
         except OSError:
@@ -185,6 +186,9 @@ class Agent:
             sock = socks[dst] = self._socket(zmq.DEALER)
             sock.connect(ipc if host == self.address[2] else tcp)
         return sock
+
+    def same_host(self, dst):
+        return self.addresses[dst][2] == self.address[2]
 
     def _send(self, dst, frames):
         try:
@@ -215,7 +219,7 @@ class Agent:
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
         poller.register(self.stop_socket, zmq.POLLIN)
-        next_scan = 0.0
+        next_scan = next_shm_scan = 0.0
         while True:
             events = dict(poller.poll(_POLL_MS))
             if self.stop_socket in events:
@@ -232,6 +236,9 @@ class Agent:
             if now >= next_scan:
                 next_scan = now + _POLL_MS / 1000
                 self._expire(now)
+            if _wire.shm_created and now >= next_shm_scan:
+                next_shm_scan = now + 2.0
+                _wire.forget_taken()
 
     def _drain(self):
         router = self.router
@@ -255,8 +262,12 @@ class Agent:
 
     def _on_reply(self, kind, msg_id, frames):
         p = self.pending.pop(msg_id, None)
-        if p is None:
-            return                           # timed out already
+        if p is None:                        # timed out already: free what it carries
+            try:
+                _wire.decode(frames)
+            except BaseException:           # noqa: BLE001 - nobody wants it
+                pass
+            return
         try:
             value = _wire.decode(frames)
         except BaseException as e:          # noqa: BLE001 - the caller gets it
@@ -312,7 +323,8 @@ class Agent:
             return
         try:
             if error is None:
-                frames = [_HEADER.pack(RESULT, msg_id, self.info.id)] + _wire.encode(value)
+                frames = [_HEADER.pack(RESULT, msg_id, self.info.id)] + _wire.encode(
+                    value, self.same_host(dst))
             else:
                 frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(error)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result

@@ -5,12 +5,18 @@ A pickler whose ``persistent_id`` takes every tensor out of the pickle: the pick
 bytes of just the elements the tensor covers (a contiguous view is sent as a buffer over
 its own elements, zero-copy; a strided view is packed first). On receive
 ``np.frombuffer`` wraps the frame's memory, so large tensors are not copied either.
-Scripted functions travel by reference (module + qualname, as pickle does for Python
-functions) and RRefs through the fork hooks of ``rref.py``.
+Between workers on one host (``encode(obj, shm=True)``) a tensor of ``SHM_MIN_BYTES`` or
+more goes through shared memory instead: its bytes are written once into a fresh file of
+/dev/shm whose name is the frame; the receiver maps the file (no copy) and unlinks it at
+once. Scripted functions travel by reference (module + qualname, as pickle does for
+Python functions) and RRefs through the fork hooks of ``rref.py``.
 """
 from __future__ import annotations
 
 import io
+import itertools
+import mmap
+import os
 import pickle
 import types
 
@@ -19,6 +25,11 @@ import numpy as np
 from ember._tensor import Tensor, _init
 
 SMALL_FRAME = 4096       # received buffers below this are copied (aligned, frees the frame)
+SHM_MIN_BYTES = 8 << 20    # below this, a socket is faster than a file (measured)
+SHM_DIR = "/dev/shm"
+HAS_SHM = os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK)
+_shm_ids = itertools.count()
+shm_created = set()      # names written and maybe not yet taken (unlinked at shutdown)
 
 _PLAIN = frozenset((int, float, str, bytes, bool, type(None), tuple, list, dict))
 _FunctionType = types.FunctionType
@@ -44,9 +55,10 @@ def _op_reference(fn):
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, buffers):
+    def __init__(self, file, buffers, shm):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.buffers = buffers
+        self.shm = shm
 
     def persistent_id(self, obj):
         kind = type(obj)
@@ -69,10 +81,12 @@ class _Pickler(pickle.Pickler):
             return None           # meta / quantized storage: ordinary pickling
         if not arr.flags.c_contiguous:
             arr = np.ascontiguousarray(arr)
-        self.buffers.append(arr.reshape(-1).view(np.uint8) if arr.size else b"")
+        shared = self.shm and arr.nbytes >= SHM_MIN_BYTES
+        data = arr.reshape(-1).view(np.uint8) if arr.size else b""
+        self.buffers.append(_to_shm(data) if shared else data)
         cls = type(t)
         return ("T", len(self.buffers) - 1, arr.dtype, arr.shape, t._requires_grad,
-                None if cls is Tensor else cls)
+                None if cls is Tensor else cls, shared)
 
 
 class _Unpickler(pickle.Unpickler):
@@ -91,8 +105,53 @@ class _Unpickler(pickle.Unpickler):
         raise pickle.UnpicklingError(f"unknown persistent id {tag!r}")
 
 
-def _tensor(frame, dtype, shape, requires_grad, cls):
+def _to_shm(data):
+    """Write ``data`` (uint8) into a new file of /dev/shm; its name."""
+    name = f"ember-rpc-{os.getpid()}-{next(_shm_ids)}"
+    fd = os.open(os.path.join(SHM_DIR, name), os.O_CREAT | os.O_EXCL | os.O_RDWR, 0o600)
+    shm_created.add(name)
+    try:
+        view = memoryview(data)
+        while view.nbytes:
+            view = view[os.write(fd, view):]
+    finally:
+        os.close(fd)
+    return name.encode()
+
+
+def _from_shm(name):
+    """Map the /dev/shm file ``name`` (then remove it): a writable buffer, not copied."""
+    path = os.path.join(SHM_DIR, bytes(name).decode())
+    fd = os.open(path, os.O_RDWR)
+    try:
+        size = os.fstat(fd).st_size
+        buf = mmap.mmap(fd, size) if size else b""
+    finally:
+        os.close(fd)
+        os.unlink(path)
+    return buf
+
+
+def forget_taken():
+    """Drop from ``shm_created`` the files receivers have taken already."""
+    for name in list(shm_created):
+        if not os.path.exists(os.path.join(SHM_DIR, name)):
+            shm_created.discard(name)
+
+
+def unlink_created():
+    """Remove the shared-memory files this process wrote that nobody has taken."""
+    while shm_created:
+        try:
+            os.unlink(os.path.join(SHM_DIR, shm_created.pop()))
+        except OSError:
+            pass
+
+
+def _tensor(frame, dtype, shape, requires_grad, cls, shared=False):
     buf = getattr(frame, "buffer", frame)
+    if shared:
+        buf = _from_shm(buf)
     arr = np.frombuffer(buf, dtype=dtype)
     if len(buf) < SMALL_FRAME:
         arr = arr.copy()
@@ -119,11 +178,12 @@ def _lookup(module, qualname):
     return obj
 
 
-def encode(obj) -> list:
-    """``[pickle bytes, buffer of tensor 0, buffer of tensor 1, ...]``."""
+def encode(obj, shm=False) -> list:
+    """``[pickle bytes, buffer of tensor 0, buffer of tensor 1, ...]``; ``shm``: large
+    tensors go through shared memory (the receiver is on this host)."""
     buffers = []
     f = io.BytesIO()
-    _Pickler(f, buffers).dump(obj)
+    _Pickler(f, buffers, shm and HAS_SHM).dump(obj)
     return [f.getvalue()] + buffers
 
 

@@ -198,7 +198,7 @@ def rpc_async(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIME
     dst = _resolve(agent, to)
     if not callable(func):
         raise TypeError(f"function should be callable, got {type(func).__name__}")
-    frames = _wire.encode((func, tuple(args or ()), dict(kwargs or {})))
+    frames = _wire.encode((func, tuple(args or ()), dict(kwargs or {})), agent.same_host(dst.id))
     return agent.request(dst.id, frames, _timeout(agent, timeout))
 
 
