@@ -256,3 +256,31 @@ def test_max_pool_equals_numpy(kernels):
         got = QK.max_pool(*args)
         want = _numpy(QK.max_pool, *args)
         np.testing.assert_array_equal(got, want, err_msg=str(args[1:]))
+
+
+@pytest.mark.parametrize("int_gemm", [False, True])
+def test_conv_columns_equal_numpy(kernels, int_gemm):
+    """Convolutions (im2col and GEMM, float32 or integer) with the compiled kernels on give
+    the NumPy path's accumulators."""
+    from ember._kernels import integer_gemm
+    if int_gemm and not integer_gemm.available(100):
+        pytest.skip("onnxruntime missing")
+    rng = np.random.default_rng(17)
+    for trial in range(12):
+        groups = [1, 1, 2, 3][trial % 4]
+        Cg, Og = int(rng.integers(1, 5)), int(rng.integers(1, 5))
+        k = tuple(int(v) for v in rng.integers(1, 4, 2))
+        if k == (1, 1):
+            k = (2, 3)
+        stride = tuple(int(v) for v in rng.integers(1, 3, 2))
+        padding = tuple(int(v) for v in rng.integers(0, 2, 2))
+        dilation = tuple(int(v) for v in rng.integers(1, 3, 2))
+        x = rng.integers(0, 256, (2, 9, 8, Cg * groups)).astype(np.uint8)
+        wi = rng.integers(-128, 128, (Og * groups, Cg) + k).astype(np.int8)
+        x_zp = int(rng.integers(0, 256))
+        mat, w_max = G.conv_weight_matrix(wi, 0, groups)
+        ints = (G.conv_weight_ints(wi, groups), np.asarray(0, np.int8)) if int_gemm else None
+        args = (x, x_zp, mat, w_max, k, stride, padding, dilation, groups, ints)
+        got = G.conv_last(*args)
+        want = _numpy(G.conv_last, *args)
+        np.testing.assert_array_equal(got, want, err_msg=str(args[4:9]))

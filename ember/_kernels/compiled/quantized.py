@@ -266,3 +266,4 @@ def max_pool2d_last(x, kh, kw, sh, sw, ph, pw, dh, dw, out):
                         else:
                             for c in range(C):
                                 out[n, oh, ow, c] = max(out[n, oh, ow, c], x[n, ih, iw, c])
+
