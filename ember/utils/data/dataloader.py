@@ -304,9 +304,9 @@ class _SingleProcessDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader):
         super().__init__(loader)
-        world_size, rank = _world()
-        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)) and world_size > 1:
-            graph_settings.apply_sharding(self._dataset, world_size, rank)
+        if isinstance(self._dataset, (IterDataPipe, MapDataPipe)):   # (1, 0) alone, as
+            graph_settings.apply_sharding(self._dataset, *_world())   # torch: it resets
+            # manual DEFAULT sharding and refuses two sharding pipes on one path
         self._fetcher = _DatasetKind.create_fetcher(
             self._dataset_kind, self._dataset, self._auto_collation, self._collate_fn,
             self._drop_last)
