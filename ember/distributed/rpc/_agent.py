@@ -36,6 +36,8 @@ REQUEST, RESULT, ERROR = 1, 2, 3
 _HEADER = struct.Struct("<BQI")
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
 _BATCH = 512             # messages taken from the ROUTER between those chores
+_COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
+_SNDMORE = zmq.SNDMORE
 
 
 class RemoteError(Exception):
@@ -192,7 +194,10 @@ class Agent:
 
     def _send(self, dst, frames):
         try:
-            self._out(dst).send_multipart(frames, copy=False)
+            sock = self._out(dst)
+            last = len(frames) - 1
+            for i, frame in enumerate(frames):     # small frames copied, large ones lent
+                sock.send(frame, _SNDMORE if i < last else 0, copy=len(frame) < _COPY_BELOW)
         except zmq.ZMQError as e:
             raise RuntimeError(f"RPC agent of {self.info} could not send to "
                                f"{self.workers[dst]}: {e}") from None
@@ -243,10 +248,9 @@ class Agent:
     def _drain(self):
         router = self.router
         for _ in range(_BATCH):
-            try:
-                frames = router.recv_multipart(zmq.NOBLOCK, copy=False)
-            except zmq.Again:
+            if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 return
+            frames = router.recv_multipart(copy=False)
             kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
             if kind == REQUEST:
                 self._on_request(src, msg_id, frames[2:])
