@@ -104,6 +104,9 @@ def _worker_loop(kind, dataset, index_queue, result_queue, done_event, auto_coll
             if isinstance(task, _ResumeIteration):
                 result_queue.put((task, None))
                 exhausted = False
+                if task.seed is not None:       # a pipe's shufflers: this epoch's shared seed
+                    from ember.utils.data.dataloader import _seed_pipe
+                    _seed_pipe(dataset, task.seed)
                 fetcher = new_fetcher()
                 continue
             if exhausted or done_event.is_set():
