@@ -761,3 +761,13 @@ def test_single_process_loader_applies_sharding_as_torch():
         return before, loaded, list(pipe), twice
     got = _same(f)
     assert got[1][0] != got[1][1]
+
+
+def test_persistent_workers_reseed_each_epoch_as_torch():
+    def f(m, d, dp, g, s):
+        pipe = _iw(dp, range(10)).shuffle().sharding_filter()
+        loader = d.DataLoader(pipe, batch_size=None, num_workers=2, persistent_workers=True)
+        return [list(loader) for _ in range(3)]
+    epochs = _same(f)[1]
+    assert all(sorted(e[1]) == list(range(10)) for e in epochs)   # no sample twice
+    assert epochs[0] != epochs[1]

@@ -362,7 +362,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
             # new epoch for persistent workers: wait until each has restarted its
             # fetcher, dropping answers left over from an abandoned epoch
             for q in self._index_queues:
-                q.put(_ResumeIteration())
+                q.put(_ResumeIteration(getattr(self, "_shared_seed", None)))
             waiting = self._num_workers
             while waiting:
                 key, _ = self._get()
