@@ -477,10 +477,12 @@ def test_graph_settings_match_torch():
         _iw(dp, range(4)).sharding_filter().sharding_filter(), 2, 0))
     _same(lambda m, d, dp, g, s: type(s.apply_shuffle_settings(
         _iw(dp, range(4)), shuffle=True)).__name__)
-    for lib in (esettings, tsettings):
-        with pytest.warns(UserWarning, match="does not contain a `Shuffler`"):
-            lib.apply_shuffle_settings(edp.iter.IterableWrapper([1]) if lib is esettings
-                                       else tdp.iter.IterableWrapper([1]), shuffle=True)
+    messages = []
+    for lib, pipes in ((esettings, edp), (tsettings, tdp)):
+        with pytest.warns(UserWarning, match="does not contain a `Shuffler`") as record:
+            lib.apply_shuffle_settings(pipes.iter.IterableWrapper([1]), shuffle=True)
+        messages.append(str(record[0].message))
+    assert messages[0] == messages[1]
 
 
 # ---------------------------------------------------------------- DataLoader over pipes

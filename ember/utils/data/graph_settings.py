@@ -71,7 +71,7 @@ def apply_shuffle_settings(datapipe, shuffle=None):
     if not shufflers and shuffle:
         warnings.warn("`shuffle=True` was set, but the datapipe does not contain a "
                       "`Shuffler`. Adding one at the end. Be aware that the default buffer "
-                      "size might not be suitable for your task.")
+                      "size might not be sufficient for your task.")
         datapipe = datapipe.shuffle()
         shufflers = [datapipe]
     for shuffler in shufflers:
