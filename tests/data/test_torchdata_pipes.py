@@ -144,6 +144,11 @@ def test_decompressor(archives):
     assert out == [("p", payload)] * 3
     typed = _opened(root, "p.gz", "b").decompress(file_type="gzip")
     assert next(iter(typed))[1].read() == payload
+    first = {os.path.basename(p): s.read() for p, s in
+             _opened(root, "a.*", "b").decompress()}       # gzip layer only; zip -> its file
+    assert first["a"] == b"ex" and first["a.tar"][:7] == b"d/x.txt"
+    twice = _opened(root, "a.tar.gz", "b").decompress().decompress(file_type="tar")
+    assert [(os.path.basename(p), s.read()) for p, s in twice] == [("a", b"ex")]
     with pytest.raises(RuntimeError, match="compression type"):
         list(IterableWrapper([("f.txt", io.BytesIO(b""))]).decompress())
     with pytest.raises(ValueError, match="Unknown compression type"):

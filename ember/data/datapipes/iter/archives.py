@@ -108,26 +108,46 @@ _SUFFIXES = {".gz": CompressionType.GZIP, ".xz": CompressionType.LZMA,
              ".bz2": CompressionType.BZIP2}
 
 
+_ALIASES = {"gz": "gzip", "xz": "lzma", "bzip2": "bz2"}
+
+
+def _first_tar_member(fileobj):
+    tar = tarfile.open(fileobj=fileobj, mode="r:*")
+    member = next((m for m in tar if m.isfile()), None)
+    if member is None:
+        raise RuntimeError("Decompressor: the tar archive holds no file")
+    return tar.extractfile(member)
+
+
+def _first_zip_member(fileobj):
+    zips = zipfile.ZipFile(fileobj)
+    member = next((m for m in zips.infolist() if not m.is_dir()), None)
+    if member is None:
+        raise RuntimeError("Decompressor: the zip archive holds no file")
+    return zips.open(member)
+
+
 @functional_datapipe("decompress")
 class DecompressorIterDataPipe(IterDataPipe):
     """``(path without the suffix, decompressed stream)``; the type comes from
     ``file_type`` (``"gzip"``, ``"lzma"``, ``"bz2"``, ``"tar"``, ``"zip"``) or from each
-    path's suffix (.gz, .xz, .bz2, .tar, .zip). Tar and zip give ``TarFile``/``ZipFile``."""
+    path's suffix (.gz, .xz, .bz2, .tar, .zip). A tar or zip archive gives the stream of
+    its first file (``load_from_tar``/``load_from_zip`` give every file)."""
     types = CompressionType
 
     _DECOMPRESSORS = {
         CompressionType.GZIP: lambda f: gzip.GzipFile(fileobj=f),
         CompressionType.LZMA: lambda f: lzma.LZMAFile(f),
         CompressionType.BZIP2: lambda f: bz2.BZ2File(f),
-        CompressionType.TAR: lambda f: tarfile.open(fileobj=f, mode="r:*"),
-        CompressionType.ZIP: lambda f: zipfile.ZipFile(f),
+        CompressionType.TAR: lambda f: _first_tar_member(f),
+        CompressionType.ZIP: lambda f: _first_zip_member(f),
     }
 
     def __init__(self, source_datapipe, file_type=None):
         self.source_datapipe = source_datapipe
         if isinstance(file_type, str):
             try:
-                file_type = CompressionType(file_type.lower())
+                file_type = CompressionType(_ALIASES.get(file_type.lower(), file_type.lower()))
             except ValueError:
                 raise ValueError(f"Unknown compression type {file_type!r}; expected one of "
                                  f"{[t.value for t in CompressionType]}") from None
