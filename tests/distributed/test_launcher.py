@@ -29,8 +29,12 @@ EXIT_OR_SLEEP = """
 import os, sys, time
 sys.stdout.write(f"rank {os.environ['RANK']} restart "
                  f"{os.environ['TORCHELASTIC_RESTART_COUNT']}\\n")
+attempt = os.environ["TORCHELASTIC_RESTART_COUNT"]
 if os.environ["RANK"] == "1":
+    while not os.path.exists(f"rank0_started_{attempt}"):   # fail once rank 0 has printed
+        time.sleep(0.01)
     sys.exit(3)
+open(f"rank0_started_{attempt}", "w").close()
 time.sleep(20)
 """
 
@@ -249,8 +253,10 @@ def test_two_agents_c10d_form_world_of_four_like_torchrun(tmp_path):
 
 def test_failed_worker_restarts_then_reports_like_torchrun(tmp_path):
     args = ["--standalone", "--nproc-per-node=2", "--max-restarts=1", "--monitor-interval=0.05"]
-    ours = _launch(LAUNCHER, tmp_path, EXIT_OR_SLEEP, args)
-    theirs = _launch(TORCHRUN, tmp_path, EXIT_OR_SLEEP, args)
+    (tmp_path / "ours").mkdir()
+    (tmp_path / "theirs").mkdir()
+    ours = _launch(LAUNCHER, tmp_path / "ours", EXIT_OR_SLEEP, args)
+    theirs = _launch(TORCHRUN, tmp_path / "theirs", EXIT_OR_SLEEP, args)
     assert ours.returncode == theirs.returncode == 1
     for out in (ours.stdout, theirs.stdout):
         assert sorted(out.splitlines()) == [f"rank {r} restart {k}" for r in "01" for k in "01"]
@@ -431,7 +437,10 @@ def test_failure_on_one_node_restarts_both_nodes(tmp_path):
     sys.stdout.write(f"rank {rank} restart {attempt} world {os.environ['WORLD_SIZE']}\\n")
     if attempt == "0":
         if rank == "1":
+            while not os.path.exists("rank0_started"):      # fail once rank 0 has printed
+                time.sleep(0.01)
             sys.exit(3)
+        open("rank0_started", "w").close()
         time.sleep(30)
     """
     args = ["--nnodes=2", "--nproc-per-node=1", "--rdzv-backend=c10d", "--max-restarts=1",
