@@ -156,7 +156,8 @@ def _run(body, world_size=3, **kw):
 
 def test_calls_targets_exceptions_and_timeouts():
     out = _run("""
-    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    opts = rpc.TensorPipeRpcBackendOptions(rpc_timeout=30)
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD, rpc_backend_options=opts)
     if RANK == 0:
         me, w1 = rpc.get_worker_info(), rpc.get_worker_info("worker1")
         report([repr(me), repr(w1), w1.id, w1.name, w1 == rpc.get_worker_info("worker1")])
@@ -179,6 +180,10 @@ def test_calls_targets_exceptions_and_timeouts():
         report(errors(lambda: rpc.rpc_sync("nobody", ember.add, args=(1, 2))))
         report(errors(lambda: rpc.rpc_sync(7, ember.add, args=(1, 2))))
         report(errors(lambda: rpc.rpc_sync("worker1", lambda: 1)))
+        bad_callback = rpc.rpc_async("worker1", slow, args=(0.2,))
+        bad_callback.add_done_callback(lambda fut: 1 / 0)        # must not stop the agent
+        bad_callback.wait()
+        report([rpc.get_rpc_timeout(), rpc.rpc_sync("worker1", ember.add, args=(2, 3)).item()])
         late = rpc.rpc_async("worker2", slow, args=(0.5, 9))
     rpc.shutdown()
     if RANK == 0:
@@ -205,7 +210,8 @@ def test_calls_targets_exceptions_and_timeouts():
     assert out[13] == ["RuntimeError", "name:worker0,rank:0 could not find destination name nobody"]
     assert out[14] == ["RuntimeError", "name:worker0,rank:0 could not find destination id 7"]
     assert out[15][0] in ("AttributeError", "PicklingError")     # lambdas do not pickle
-    assert out[16] == 9
+    assert out[16] == [30.0, 5]
+    assert out[17] == 9
 
 
 def test_rref_api_proxies_forking_and_reference_counting():

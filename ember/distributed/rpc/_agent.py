@@ -252,17 +252,24 @@ class Agent:
                 return
             frames = router.recv_multipart(copy=False)
             kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
-            if kind == REQUEST:
-                self._on_request(src, msg_id, frames[2:])
-            else:
-                self._on_reply(kind, msg_id, frames[2:])
+            try:
+                if kind == REQUEST:
+                    self._on_request(src, msg_id, frames[2:])
+                else:
+                    self._on_reply(kind, msg_id, frames[2:])
+            except Exception:               # noqa: BLE001 - a user callback failed: go on
+                traceback.print_exc()
 
     def _expire(self, now):
         for msg_id, p in list(self.pending.items()):
             if p.deadline is not None and p.deadline <= now and self.pending.pop(msg_id, None):
-                p.future.set_exception(RuntimeError(
-                    f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} ms) "
-                    f"and will now be marked with an error (RPC to {self.workers[p.dst]})"))
+                try:
+                    p.future.set_exception(RuntimeError(
+                        f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} "
+                        f"ms) and will now be marked with an error (RPC to "
+                        f"{self.workers[p.dst]})"))
+                except Exception:           # noqa: BLE001 - a user callback failed: go on
+                    traceback.print_exc()
 
     def _on_reply(self, kind, msg_id, frames):
         p = self.pending.pop(msg_id, None)
