@@ -26,6 +26,7 @@ import tempfile
 import threading
 import time
 import traceback
+import weakref
 
 import zmq
 
@@ -180,6 +181,7 @@ class Agent:
         socks = getattr(self.local, "out", None)
         if socks is None:
             socks = self.local.out = {}
+            weakref.finalize(threading.current_thread(), _close_all, socks)
         sock = socks.get(dst)
         if sock is None:
             if not self.running:
@@ -345,6 +347,12 @@ class Agent:
             self._send(dst, frames)
         except RuntimeError:
             pass                             # shut down meanwhile
+
+
+def _close_all(socks):
+    """Close the DEALERs of a thread that has ended (nobody else uses them)."""
+    for sock in socks.values():
+        sock.close(0)
 
 
 def _outcome(fut):

@@ -52,7 +52,8 @@ def _local_host(init_method):
         return "127.0.0.1"
 
 
-def init_rpc(name, backend=None, rank=-1, world_size=None, rpc_backend_options=None):
+def init_rpc(name, backend=BackendType.TENSORPIPE, rank=-1, world_size=None,
+             rpc_backend_options=None):
     """Start this worker's agent and meet the ``world_size`` others through the store of
     ``rpc_backend_options.init_method``; worker names must be unique."""
     global _agent
