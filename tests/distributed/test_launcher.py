@@ -141,6 +141,7 @@ def test_std_from_str_matches_torch():
 def _report_body(text):
     """The report from its first '=' border, with times, pids, paths and widths masked."""
     text = text[text.index("\n=") + 1:]
+    text = re.sub(r"^\S*/(\S+ FAILED)$", r"\1", text, flags=re.M)
     text = re.sub(r"(time      : ).*", r"\1T", text)
     text = re.sub(r"(pid: |PID )\d+", r"\1P", text)
     text = re.sub(r"(error_file: )/\S+", r"\1F", text)
