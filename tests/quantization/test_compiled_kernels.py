@@ -16,13 +16,16 @@ F32 = np.float32
 
 @pytest.fixture
 def kernels():
+    """The compiled kernels, switched on for the test (even under EMBER_NO_NUMBA=1), the
+    switch put back after."""
+    was_on = compiled.switched_on()
     compiled.enable()
     yield compiled.kernels()
-    compiled.enable()
+    (compiled.enable if was_on else compiled.disable)()
 
 
 def _numpy(fn, *args, **kw):
-    """``fn`` run on the NumPy path (compiled kernels off)."""
+    """``fn`` run on the NumPy path (compiled kernels off; inside the ``kernels`` fixture)."""
     compiled.disable()
     try:
         return fn(*args, **kw)

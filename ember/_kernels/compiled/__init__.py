@@ -26,6 +26,11 @@ def enable():
     _state["enabled"] = True
 
 
+def switched_on():
+    """The switch itself (:func:`disable`/:func:`enable`, ``EMBER_NO_NUMBA``), numba or not."""
+    return _state["enabled"]
+
+
 def enabled():
     """Whether the compiled kernels are in use (importing numba on the first call)."""
     return kernels() is not None
