@@ -21,7 +21,8 @@ del _m, _name, _obj, _sys
 
 
 def __getattr__(name):
-    if name in ("quantization", "segmentation", "detection"):    # loaded on first use
+    # quantization, segmentation and detection load (and register their builders) on first use
+    if name in ("quantization", "segmentation", "detection"):
         import importlib
-        return importlib.import_module(f"{__name__}.quantization")
+        return importlib.import_module(f"{__name__}.{name}")
     raise AttributeError(f"module {__name__!r} has no attribute {name!r}")
