@@ -1,6 +1,6 @@
 """int8 inference: ember's quantized kernels vs torch's quantized engine (x86) vs ember float.
 
-    python benchmarks/quantization.py [--quick]
+    python benchmarks/quantization.py [--quick] [--profile] [--repeat N]
 
 Cases (inference, ``no_grad``), each model quantized the same way in both libraries from the
 same float weights: eager post-training static quantization (QuantStub/DeQuantStub, fused
@@ -186,10 +186,14 @@ def main():
     ap.add_argument("--quick", action="store_true", help="shorter timing runs")
     ap.add_argument("--profile", action="store_true",
                     help="also print where ember's int8 inference spends its time")
+    ap.add_argument("--repeat", type=int, default=None,
+                    help="timed blocks per variant (default 5, 3 with --quick); more on a busy "
+                         "host, since each variant's best block is kept")
     args = ap.parse_args()
     if torch is None:
         raise SystemExit("this benchmark compares with torch: pip install torch")
     min_time, repeat = (0.2, 3) if args.quick else (0.5, 5)
+    repeat = args.repeat or repeat
     print(machine() + f"; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
           f", torch {torch.__version__} with {torch.get_num_threads()} threads")
     fast = compiled.enabled()
