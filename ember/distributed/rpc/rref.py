@@ -4,7 +4,7 @@ The owner of a value keeps it in ``_owned`` (rref id -> ``_Entry``) while some o
 worker holds a user RRef to it; each user RRef is a *fork* with its own id. Protocol:
 
 - ``remote()`` sends ``_remote_create(rref id, fork id, func, ...)``: the owner records
-  the fork as a user, computes the value on a pool thread and answers once it exists
+  the fork as a user, computes the value on a worker thread and answers once it exists
   (then the user is ``confirmed_by_owner``; a timeout of ``remote`` fails ``to_here``).
 - Pickling an RRef into an RPC creates a new fork. An owner records it at once; a user
   tells the owner (``_add_fork``) and keeps its own RRef alive until the owner has
@@ -225,7 +225,7 @@ def _remote_create(rref_id, fork_id, func, args, kwargs):
         entry = _get_or_create(rref_id)
         entry.created = True
         _add_user(rref_id, entry, fork_id)
-    agent.pool.submit(_produce, agent, entry, func, args, kwargs)
+    agent.submit(_produce, agent, entry, func, args, kwargs)
     ack = Future()               # answered once the value (or its error) exists
     entry.future.add_done_callback(lambda _: ack.set_result(None))
     return ack
@@ -307,7 +307,7 @@ def _remote(agent, dst, func, args, kwargs, timeout):
     if dst.id == agent.info.id:
         entry = _Entry()
         entry.created = True
-        agent.pool.submit(_produce, agent, entry, func, args, kwargs)
+        agent.submit(_produce, agent, entry, func, args, kwargs)
         return RRef._make(agent, agent.info, rref_id, None, entry)
     fork_id = _new_id(agent)
     rref = RRef._make(agent, dst, rref_id, fork_id)
