@@ -377,7 +377,10 @@ class Resolver:
             if getattr(obj, "_ember_jit_ignore", False):
                 return S.IgnoredFunction(obj)
             mod = getattr(obj, "__module__", None) or ""
-            if mod.startswith("ember") or getattr(obj, "_op", None) is not None:
+            # ember.vision.transforms stands in for torchvision's Python transforms, which
+            # TorchScript compiles: their functions join the graph instead of becoming builtins
+            library = mod.startswith("ember") and not mod.startswith("ember.vision.transforms")
+            if library or getattr(obj, "_op", None) is not None:
                 fname = getattr(obj, "__name__", name)
                 if mod.startswith("ember.jit"):
                     return S.PythonConstant(obj)
