@@ -105,6 +105,21 @@ def test_scripted_equals_eager_and_torchvision(name, kwargs, dtypes):
                 tol = 1 if dtype == "uint8" else 1e-5
                 assert_close(e.to(ember.float64), t.double(), atol=tol, rtol=1e-5,
                              msg=f"{name} {dtype} seed {seed}")
+    _check_two_leading_dims(ours, scripted, ref, dtypes[0])
+
+
+def _check_two_leading_dims(ours, scripted, ref, dtype):
+    """(2, 2, C, H, W) inputs: scripted == eager == torchvision on the (4, C, H, W) flattening
+    (parameters are drawn once per call, so every image of the batch gets the same)."""
+    x = _images(dtype, (2, 2, 3, 20, 24), seed=7)
+    eager = _flatten(_run(ours, ember.from_numpy(x), 3, ember))
+    compiled = _flatten(_run(scripted, ember.from_numpy(x), 3, ember))
+    expected = _flatten(_run(ref, torch.from_numpy(x.reshape(4, 3, 20, 24)), 3, torch))
+    for e, c, t in zip(eager, compiled, expected):
+        assert tuple(e.shape[:2]) == (2, 2)
+        assert_close(c, e, atol=0, rtol=0, check_dtype=True)
+        tol = 1 if dtype == "uint8" else 1e-5
+        assert_close(e.reshape(t.shape).to(ember.float64), t.double(), atol=tol, rtol=1e-5, msg="2x2 batch")
 
 
 def test_sequential_of_transforms_scripts_as_in_the_release_notes():
@@ -226,3 +241,15 @@ def test_functional_elastic_transform_against_torchvision():
         assert_close(e, t, atol=1e-5)
     with pytest.raises(ValueError, match="displacement shape"):
         EF.elastic_transform(ember.from_numpy(x), ember.zeros(1, 3, 3, 2))
+
+
+def test_scripted_pipeline_saves_and_loads(tmp_path):
+    ours = nn.Sequential(ET.CenterCrop(10), ET.RandomHorizontalFlip(),
+                         ET.ConvertImageDtype(ember.float32), ET.Normalize([0.5] * 3, [0.2] * 3))
+    path = tmp_path / "pipeline.pt"
+    ember.jit.save(ember.jit.script(ours), str(path))
+    loaded = ember.jit.load(str(path))
+    x = ember.from_numpy(_images("uint8", (2, 3, 12, 12)))
+    for seed in range(3):
+        assert_close(_run(loaded, x, seed, ember), _run(ours, x, seed, ember), atol=0, rtol=0)
+

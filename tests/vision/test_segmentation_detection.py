@@ -59,6 +59,7 @@ def test_segmentation_defaults_and_errors():
     with pytest.raises(NotImplementedError, match="auxiliary"):
         segmentation.lraspp_mobilenet_v3_large(aux_loss=True)
     from ember.vision import models
+    assert models.segmentation is segmentation                     # the lazy attribute
     assert "deeplabv3_resnet50" in models.list_models(segmentation)
 
 

@@ -17,22 +17,16 @@ def _is_float(dtype: ember.dtype) -> bool:
 
 
 def _max_value(dtype: ember.dtype) -> float:
-    """1 for floating images, 2**bits - 1 for integer ones."""
-    if _is_float(dtype):
+    """1 for floating (and bool) images, else the dtype's largest value (uint8, uint16 and
+    the signed integers)."""
+    if _is_float(dtype) or dtype == ember.bool:
         return 1.0
     if dtype == ember.uint8:
         return 255.0
-    if dtype == ember.uint16:
+    size = ember.empty(0, dtype=dtype).element_size()
+    if size == 2 and dtype != ember.int16:          # uint16, without naming it (archives lack it)
         return 65535.0
-    if dtype == ember.int8:
-        return 127.0
-    if dtype == ember.int16:
-        return 32767.0
-    if dtype == ember.int32:
-        return 2147483647.0
-    if dtype == ember.bool:
-        return 1.0
-    return 9223372036854775807.0
+    return float(2 ** (8 * size - 1) - 1)
 
 
 def _float_dtype(img: Tensor) -> ember.dtype:
@@ -547,7 +541,7 @@ def _require_uint8(img: Tensor):
 def posterize(img: Tensor, bits: int) -> Tensor:
     """Keep the ``bits`` highest bits of each 8-bit value."""
     _require_uint8(img)
-    return img & (256 - 2 ** (8 - bits))
+    return img & int(256 - 2 ** (8 - bits))
 
 
 def autocontrast(img: Tensor) -> Tensor:

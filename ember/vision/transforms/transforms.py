@@ -162,13 +162,13 @@ class Normalize(_Op):
 
     def __init__(self, mean, std, inplace=False):
         self._keep(mean=mean, std=std, inplace=inplace,
-                   _mean=ember.as_tensor(mean).flatten().tolist(),
-                   _std=ember.as_tensor(std).flatten().tolist())
+                   _mean=_floats(ember.as_tensor(mean).flatten().tolist()),
+                   _std=_floats(ember.as_tensor(std).flatten().tolist()))
 
     def forward(self, tensor):
         if not isinstance(tensor, Tensor):
             return F.normalize(tensor, self.mean, self.std, self.inplace)
-        return FT.normalize(tensor, _floats(self._mean), _floats(self._std), self.inplace)
+        return FT.normalize(tensor, self._mean, self._std, self.inplace)
 
 
 class LinearTransformation(_Op):
