@@ -12,15 +12,14 @@ from __future__ import annotations
 
 import logging
 import os
-import signal
 import sys
 import uuid
 from argparse import REMAINDER, ArgumentParser
-from dataclasses import dataclass, field
 
-from ember.distributed.elastic.multiprocessing import SignalException, Std
-from ember.distributed.elastic.multiprocessing.errors import ChildFailedError, record
+from ember.distributed.elastic.multiprocessing import DefaultLogsSpecs, Std
+from ember.distributed.elastic.multiprocessing.errors import record
 from ember.distributed.elastic.utils.argparse_util import check_env, env
+from ember.distributed.launcher.api import LaunchConfig, elastic_launch, launch_agent  # noqa: F401
 
 __all__ = ["get_args_parser", "parse_args", "parse_min_max_nnodes", "determine_local_world_size",
            "get_rdzv_endpoint", "get_use_env", "run_script_path", "config_from_args",
@@ -197,33 +196,6 @@ def run_script_path(training_script: str, *training_script_args: str):
     runpy.run_path(sys.argv[0], run_name="__main__")
 
 
-@dataclass
-class LaunchConfig:
-    """Everything ``launch_agent`` needs (torch.distributed.launcher.api.LaunchConfig)."""
-    min_nodes: int
-    max_nodes: int
-    nproc_per_node: int
-    run_id: str = ""
-    role: str = "default_role"
-    rdzv_endpoint: str = ""
-    rdzv_backend: str = "etcd"
-    rdzv_configs: dict = field(default_factory=dict)
-    rdzv_timeout: int = -1
-    max_restarts: int = 3
-    monitor_interval: float = 0.1
-    start_method: str = "spawn"
-    log_line_prefix_template: str | None = None
-    metrics_cfg: dict = field(default_factory=dict)
-    local_addr: str | None = None
-    log_dir: str | None = None
-    redirects: object = Std.NONE
-    tee: object = Std.NONE
-    local_ranks_filter: set | None = None
-    shutdown_timeout: float = 30
-    signals_to_handle: str = "SIGTERM,SIGINT,SIGHUP,SIGQUIT"
-    virtual_local_rank: bool = False
-
-
 def config_from_args(args):
     """``(LaunchConfig, entrypoint, entrypoint args)``; sets ``OMP_NUM_THREADS=1`` (with
     torch's warning) for several workers when unset."""
@@ -252,10 +224,6 @@ def config_from_args(args):
     if args.rdzv_backend == "static":
         rdzv_configs["rank"] = args.node_rank
     rdzv_endpoint = get_rdzv_endpoint(args)
-    if args.shutdown_timeout is not None:
-        shutdown_timeout = args.shutdown_timeout
-    else:
-        shutdown_timeout = int(os.environ.get("TORCH_ELASTIC_SHUTDOWN_TIMEOUT", "30"))
     ranks_filter = None
     if args.local_ranks_filter:
         ranks_filter = set(map(int, args.local_ranks_filter.split(",")))
@@ -264,10 +232,11 @@ def config_from_args(args):
         role=args.role, rdzv_endpoint=rdzv_endpoint, rdzv_backend=args.rdzv_backend,
         rdzv_configs=rdzv_configs, max_restarts=args.max_restarts,
         monitor_interval=args.monitor_interval, start_method=args.start_method,
-        local_addr=args.local_addr, log_dir=args.log_dir,
-        redirects=Std.from_str(args.redirects), tee=Std.from_str(args.tee),
-        local_ranks_filter=ranks_filter, shutdown_timeout=shutdown_timeout,
-        signals_to_handle=args.signals_to_handle, virtual_local_rank=args.virtual_local_rank)
+        local_addr=args.local_addr, event_log_handler=args.event_log_handler,
+        logs_specs=DefaultLogsSpecs(args.log_dir, Std.from_str(args.redirects),
+                                    Std.from_str(args.tee), ranks_filter),
+        shutdown_timeout=args.shutdown_timeout, signals_to_handle=args.signals_to_handle,
+        virtual_local_rank=args.virtual_local_rank)
     if args.no_python and args.module:
         raise ValueError("Don't use both the '--no-python' flag and the '--module' flag at the "
                          "same time.")
@@ -286,67 +255,6 @@ def config_from_args(args):
 
 _RUN_PATH_CODE = ("import sys; from ember.distributed.run import run_script_path; "
                   "run_script_path(*sys.argv[1:])")
-
-
-def _install_signal_handlers(names: str):
-    def raise_signal(signum, frame):
-        raise SignalException(f"Process {os.getpid()} got signal: {signum}",
-                              sigval=signal.Signals(signum))
-    for name in filter(None, (s.strip() for s in names.split(","))):
-        try:
-            signal.signal(getattr(signal, name), raise_signal)
-        except (AttributeError, ValueError, OSError):
-            log.warning("Signal %s is not supported here; it is not forwarded", name)
-
-
-def launch_agent(config: LaunchConfig, entrypoint, args) -> dict:
-    """Rendezvous, run and supervise the local workers; returns ``{rank: None}`` or raises
-    ``ChildFailedError``."""
-    from ember.distributed.elastic import rendezvous as rdzv_mod
-    from ember.distributed.elastic.agent.server import LocalElasticAgent, WorkerSpec
-    from ember.distributed.elastic.multiprocessing import DefaultLogsSpecs
-    if not config.run_id:
-        config.run_id = str(uuid.uuid4())
-    params = rdzv_mod.RendezvousParameters(
-        backend=config.rdzv_backend, endpoint=config.rdzv_endpoint, run_id=config.run_id,
-        min_nodes=config.min_nodes, max_nodes=config.max_nodes,
-        local_addr=config.local_addr, **config.rdzv_configs)
-    handler = rdzv_mod.get_rendezvous_handler(params)
-    spec = WorkerSpec(role=config.role, local_world_size=config.nproc_per_node,
-                      rdzv_handler=handler, entrypoint=entrypoint, args=tuple(args),
-                      max_restarts=config.max_restarts,
-                      monitor_interval=config.monitor_interval, local_addr=config.local_addr,
-                      virtual_local_rank=config.virtual_local_rank)
-    logs = DefaultLogsSpecs(config.log_dir, config.redirects, config.tee,
-                            config.local_ranks_filter)
-    agent = LocalElasticAgent(spec, logs, config.start_method,
-                              shutdown_timeout=config.shutdown_timeout)
-    _install_signal_handlers(config.signals_to_handle)
-    result = agent.run()
-    if result.is_failed():
-        name = _entrypoint_name(entrypoint, args)
-        raise ChildFailedError(name=name, failures=result.failures)
-    return result.return_values
-
-
-def _entrypoint_name(entrypoint, args):
-    """The script (or module) a ``python`` entry point runs, else the binary's name."""
-    if entrypoint != sys.executable:
-        return os.path.basename(entrypoint)
-    if "-c" in args:                       # --run-path: python -u -c CODE script
-        return args[args.index("-c") + 2]
-    return next((a for a in args if not a.startswith("-")), entrypoint)
-
-
-class elastic_launch:
-    """``elastic_launch(config, entrypoint)(*args)`` runs ``launch_agent``."""
-
-    def __init__(self, config: LaunchConfig, entrypoint):
-        self._config = config
-        self._entrypoint = entrypoint
-
-    def __call__(self, *args):
-        return launch_agent(self._config, self._entrypoint, list(args))
 
 
 def run(args):

@@ -199,7 +199,8 @@ class StoreRendezvousHandler(RendezvousHandler):
 
 
 def _timeouts(params):
-    return dict(join_timeout=params.get_as_int("join_timeout", 600),
+    return dict(join_timeout=params.get_as_int("join_timeout",
+                                               params.get_as_int("timeout", 600)),
                 last_call_timeout=params.get_as_int("last_call_timeout", 30))
 
 
