@@ -379,7 +379,10 @@ class Resolver:
             mod = getattr(obj, "__module__", None) or ""
             # ember.vision.transforms stands in for torchvision's Python transforms, which
             # TorchScript compiles: their functions join the graph instead of becoming builtins
-            library = mod.startswith("ember") and not mod.startswith("ember.vision.transforms")
+            # (its PIL-or-tensor ``functional`` front stays a builtin call)
+            compiled = (mod.startswith("ember.vision.transforms")
+                        and mod != "ember.vision.transforms.functional")
+            library = mod.startswith("ember") and not compiled
             if library or getattr(obj, "_op", None) is not None:
                 fname = getattr(obj, "__name__", name)
                 if mod.startswith("ember.jit"):
