@@ -253,3 +253,20 @@ def test_scripted_pipeline_saves_and_loads(tmp_path):
     for seed in range(3):
         assert_close(_run(loaded, x, seed, ember), _run(ours, x, seed, ember), atol=0, rtol=0)
 
+
+
+class _UsesFunctional(nn.Module):
+    def forward(self, x):
+        x = ET.functional.hflip(x)
+        x = ET.functional.resize(x, [4, 5])
+        return ET.functional.adjust_brightness(x, 1.3)
+
+
+def test_user_module_calling_functional_scripts():
+    TF = _tv().functional
+    m = _UsesFunctional()
+    x = _images("float32", (2, 3, 8, 8))
+    out = ember.jit.script(m)(ember.from_numpy(x))
+    assert_close(out, m(ember.from_numpy(x)), atol=0, rtol=0)
+    expected = TF.adjust_brightness(TF.resize(TF.hflip(torch.from_numpy(x)), [4, 5]), 1.3)
+    assert_close(out, expected, atol=1e-5)
