@@ -432,3 +432,33 @@ def test_failure_on_one_node_restarts_both_nodes(tmp_path):
     assert [rc for rc, _, _ in outs] == [0, 0], outs[0][2] + outs[1][2]
     lines = sorted(line for _, out, _ in outs for line in out.splitlines())
     assert lines == [f"rank {r} restart {k} world 2" for r in "01" for k in "01"]
+
+
+def test_elastic_launch_of_a_function_returns_its_values(tmp_path):
+    """launcher.api.elastic_launch with a picklable function (spawn-style): {rank: return
+    value} as torch returns; an exception in a worker surfaces as ChildFailedError."""
+    script = """
+    import os
+    from ember.distributed.launcher.api import LaunchConfig, elastic_launch
+    from ember.distributed.elastic.multiprocessing.errors import ChildFailedError
+
+    def train(scale, fail_rank=None):
+        rank = int(os.environ["RANK"])
+        if rank == fail_rank:
+            raise ValueError(f"rank {rank} failed")
+        return {"rank": rank, "value": rank * scale}
+
+    if __name__ == "__main__":
+        cfg = LaunchConfig(min_nodes=1, max_nodes=1, nproc_per_node=2, rdzv_backend="c10d",
+                           rdzv_endpoint="localhost:0", max_restarts=0)
+        print("RESULT", elastic_launch(cfg, train)(10))
+        try:
+            elastic_launch(cfg, train)(10, 1)
+        except ChildFailedError as e:
+            rank, failure = e.get_first_failure()
+            print("FAILED", rank, failure.message.splitlines()[-1])
+    """
+    res = _launch([sys.executable], tmp_path, script)
+    assert res.returncode == 0, res.stderr
+    assert "RESULT {0: {'rank': 0, 'value': 0}, 1: {'rank': 1, 'value': 10}}" in res.stdout
+    assert "FAILED 1 ValueError: rank 1 failed" in res.stdout

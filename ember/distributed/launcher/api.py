@@ -53,7 +53,7 @@ class LaunchConfig:
 
 class elastic_launch:
     """``elastic_launch(config, entrypoint)(*args)`` runs ``launch_agent``; returns
-    ``{rank: None}`` or raises ``ChildFailedError``."""
+    ``{rank: return value}`` or raises ``ChildFailedError``."""
 
     def __init__(self, config: LaunchConfig, entrypoint):
         self._config = config
@@ -64,7 +64,10 @@ class elastic_launch:
 
 
 def _entrypoint_name(entrypoint, args):
-    """The script (or module) a ``python`` entry point runs, else the binary's name."""
+    """The script (or module) a ``python`` entry point runs, else the binary's (or the
+    function's) name."""
+    if callable(entrypoint):
+        return entrypoint.__name__
     if entrypoint != sys.executable:
         return os.path.basename(entrypoint)
     if "-c" in args:                       # --run-path: python -u -c CODE script
@@ -85,13 +88,11 @@ def _install_signal_handlers(names: str):
 
 def launch_agent(config: LaunchConfig, entrypoint, args) -> dict:
     """Rendezvous, run and supervise the local workers of ``entrypoint *args`` (a binary,
-    e.g. ``sys.executable``); returns ``{rank: None}`` or raises ``ChildFailedError``."""
+    e.g. ``sys.executable``, or a picklable function); returns ``{rank: return value}``
+    (``None`` for binaries) or raises ``ChildFailedError``."""
     from ember.distributed.elastic import rendezvous as rdzv_mod
     from ember.distributed.elastic.agent.server import LocalElasticAgent, WorkerSpec
     from ember.distributed.elastic.multiprocessing import DefaultLogsSpecs
-    if not isinstance(entrypoint, str):
-        raise NotImplementedError("launch_agent: ember's agent runs binaries (e.g. "
-                                  "sys.executable with a script), not Python callables")
     if config.duplicate_stdout_filters or config.duplicate_stderr_filters:
         raise NotImplementedError("launch_agent: duplicate_stdout_filters/"
                                   "duplicate_stderr_filters are not supported by ember")

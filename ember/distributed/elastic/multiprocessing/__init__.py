@@ -4,6 +4,7 @@ std streams into ``<log_dir>/<local_rank>/{stdout,stderr}.log``, poll them, stop
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import subprocess
 import sys
@@ -120,11 +121,15 @@ class PContext:
         self.stdouts, self.stderrs = {}, {}
         self._procs, self._threads, self._files = {}, [], []
         self._failures, self._first_seen = {}, {}
+        self._return_files = {}
         prefixes = log_line_prefixes or {}
         for rank in sorted(args):
             out, err = self._streams(rank, log_dir, redirects.get(rank, Std.NONE),
                                      tee.get(rank, Std.NONE), rank in quiet_ranks)
-            cmd = [entrypoint, *map(str, args[rank])]
+            if callable(entrypoint):
+                cmd = self._callable_cmd(rank, log_dir, entrypoint, args[rank])
+            else:
+                cmd = [entrypoint, *map(str, args[rank])]
             self._procs[rank] = subprocess.Popen(cmd, env=envs[rank], stdout=out[0],
                                                  stderr=err[0])
             for (_, tee_path, console), pipe in ((out, self._procs[rank].stdout),
@@ -134,6 +139,30 @@ class PContext:
                         pipe, tee_path, console, prefixes.get(rank, "").encode()))
                     t.start()
                     self._threads.append(t)
+
+    def _callable_cmd(self, rank, log_dir, fn, fn_args):
+        """``python -c`` running ``fn(*fn_args)`` (pickled, as the spawn start method
+        needs) under ``record``; its return value comes back pickled."""
+        rank_dir = os.path.join(log_dir, str(rank))
+        os.makedirs(rank_dir, exist_ok=True)
+        payload = os.path.join(rank_dir, "entrypoint.pkl")
+        main = getattr(sys.modules.get("__main__"), "__file__", None)
+        with open(payload, "wb") as f:
+            pickle.dump(main, f)
+            pickle.dump((fn, tuple(fn_args)), f)
+        self._return_files[rank] = os.path.join(rank_dir, "return_value.pkl")
+        return [sys.executable, "-u", "-c", _CALLABLE_BOOT, payload, self._return_files[rank]]
+
+    def _return_values(self):
+        out = {}
+        for rank in self._procs:
+            path = self._return_files.get(rank)
+            if path and os.path.exists(path):
+                with open(path, "rb") as f:
+                    out[rank] = pickle.load(f)
+            else:
+                out[rank] = None
+        return out
 
     def _streams(self, rank, log_dir, redirect, tee, quiet):
         """(Popen target, tee file or None, console) for stdout then stderr."""
@@ -181,7 +210,7 @@ class PContext:
                                   stderrs=self.stderrs)
         if all(p.poll() is not None for p in self._procs.values()):
             self._join_pumps()
-            return RunProcsResult(return_values={r: None for r in self._procs},
+            return RunProcsResult(return_values=self._return_values(),
                                   stdouts=self.stdouts, stderrs=self.stderrs)
         return None
 
@@ -214,16 +243,34 @@ class PContext:
             t.join(timeout=5)
 
 
+_CALLABLE_BOOT = ("import sys; from ember.distributed.elastic.multiprocessing import "
+                  "_run_pickled; _run_pickled(*sys.argv[1:])")
+
+
+def _run_pickled(payload, return_file):
+    """Worker side of a callable entry point: import the launcher's ``__main__`` as spawn
+    does (``__mp_main__``), run the function under ``record``, pickle its return value."""
+    import multiprocessing.spawn
+    from ember.distributed.elastic.multiprocessing.errors import record
+    with open(payload, "rb") as f:
+        main = pickle.load(f)
+        if main and os.path.exists(main):
+            multiprocessing.spawn.import_main_path(main)
+        fn, fn_args = pickle.load(f)
+    result = record(fn)(*fn_args)
+    with open(return_file, "wb") as f:
+        pickle.dump(result, f)
+
+
 def start_processes(name, entrypoint, args, envs, log_dir, redirects=Std.NONE, tee=Std.NONE,
                     error_files=None, log_line_prefixes=None, quiet_ranks=()):
     """Start one ``entrypoint *args[r]`` process per local rank ``r`` with env ``envs[r]``.
 
     ``redirects``/``tee`` are a ``Std`` or ``{local_rank: Std}``; redirected streams go to
     ``log_dir/<r>/stdout.log`` / ``stderr.log``, teed ones there and to the console with
-    ``log_line_prefixes[r]``. Only binary entry points (str) are supported."""
-    if not isinstance(entrypoint, str):
-        raise NotImplementedError("start_processes: only a binary (str) entrypoint is "
-                                  "supported, not a Python callable")
+    ``log_line_prefixes[r]``. ``entrypoint`` is a binary (str) or a picklable function
+    (run in a fresh interpreter as with the spawn start method; ``return_values`` holds
+    what it returns)."""
     n = len(args)
     error_files = error_files or {r: os.path.join(log_dir, str(r), "error.json")
                                   for r in args}

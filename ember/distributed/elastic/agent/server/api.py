@@ -10,7 +10,8 @@ __all__ = ["WorkerSpec", "Worker", "WorkerState", "WorkerGroup", "RunResult", "E
 
 @dataclass
 class WorkerSpec:
-    """What to run: ``local_world_size`` copies of ``entrypoint *args`` of role ``role``,
+    """What to run: ``local_world_size`` copies of ``entrypoint *args`` (a binary or a
+    picklable function) of role ``role``,
     restarted at most ``max_restarts`` times, watched every ``monitor_interval`` s."""
     role: str
     local_world_size: int
@@ -31,11 +32,13 @@ class WorkerSpec:
         if self.monitor_interval <= 0:
             raise AssertionError(f"monitor_interval must be > 0, got {self.monitor_interval}")
         if self.fn is not None:
-            raise NotImplementedError("WorkerSpec: a Python function entrypoint is not "
-                                      "supported by ember's agent; pass a binary entrypoint")
+            if self.entrypoint is not None:
+                raise AssertionError("WorkerSpec: give either fn or entrypoint, not both")
+            self.entrypoint, self.fn = self.fn, None
 
     def get_entrypoint_name(self):
-        return self.entrypoint if isinstance(self.entrypoint, str) else self.fn.__name__
+        return self.entrypoint if isinstance(self.entrypoint, str) else \
+            self.entrypoint.__qualname__
 
 
 class WorkerState(str, Enum):

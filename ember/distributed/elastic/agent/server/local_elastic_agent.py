@@ -23,7 +23,8 @@ log = logging.getLogger("ember.distributed.elastic")
 
 
 def _substitute(args, local_rank):
-    return tuple(str(a).replace("${local_rank}", str(local_rank)) for a in args)
+    return tuple(a.replace("${local_rank}", str(local_rank)) if isinstance(a, str) else a
+                 for a in args)
 
 
 class LocalElasticAgent(ElasticAgent):
