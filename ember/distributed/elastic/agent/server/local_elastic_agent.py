@@ -41,7 +41,7 @@ class LocalElasticAgent(ElasticAgent):
         self._worker_group = WorkerGroup(spec)
         self._remaining_restarts = spec.max_restarts
         self._pcontext = None
-        self._rank_of = {}                    # local rank -> global rank, this round
+        self._store_lost = False
 
     def get_worker_group(self, role: str = "default") -> WorkerGroup:
         return self._worker_group
@@ -156,14 +156,15 @@ class LocalElasticAgent(ElasticAgent):
             result.return_values))
 
     def _peer_reason(self):
-        """Why the other agents want a new round: None, "join", "failure" or "closed"."""
+        """Why the other agents want a new round: None, "join", "failure", "closed", or
+        "lost" when the rendezvous store is unreachable (its host agent left)."""
         rdzv = self._spec.rdzv_handler
         try:
             if rdzv.is_closed():
                 return "closed"
             return rdzv.next_round_reason()
-        except Exception:  # noqa: BLE001 - the store's host is gone: the job ended
-            return "closed"
+        except Exception:  # noqa: BLE001
+            return "lost"
 
     def _fail(self, result, close=True):
         if close:
@@ -182,16 +183,25 @@ class LocalElasticAgent(ElasticAgent):
             result = self._monitor_workers()
             if result.state == WorkerState.SUCCEEDED:
                 self._worker_group.state = WorkerState.SUCCEEDED
-                rdzv.exit_barrier(self._exit_barrier_timeout)
+                try:
+                    rdzv.exit_barrier(self._exit_barrier_timeout)
+                except Exception as e:  # noqa: BLE001 - our workers are done anyway
+                    log.warning("exit barrier failed: %s", e)
                 return result
             if result.state == WorkerState.FAILED:
-                if self._remaining_restarts <= 0:
+                if self._remaining_restarts <= 0 or self._store_lost:
                     return self._fail(result)
                 self._remaining_restarts -= 1
                 rdzv.request_next_round("failure")
                 self._restart_workers()
                 continue
             reason = self._peer_reason()
+            if reason == "lost":
+                if not self._store_lost:
+                    log.warning("the rendezvous store is unreachable; the local workers run "
+                                "on without coordination with other nodes")
+                    self._store_lost = True
+                continue
             if reason == "closed":
                 try:
                     rdzv.ack_closed()
