@@ -357,3 +357,24 @@ def test_wire_large_tensors_between_local_workers_go_through_shared_memory():
     back.mul_(2)                                                  # writable
     small = _wire.encode(ember.ones(10), shm=True)
     assert memoryview(small[1]).nbytes == 40
+
+
+def test_rref_bookkeeping_is_served_while_the_only_worker_thread_is_busy():
+    out = _run("""
+    def bounce(rref):       # holds worker1's only thread while worker0 fetches from worker1
+        return rpc.rpc_sync("worker0", fetch_sum, args=(rref,))
+
+    opts = rpc.TensorPipeRpcBackendOptions(num_worker_threads=1, rpc_timeout=20)
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD, rpc_backend_options=opts)
+    if RANK == 0:
+        rr = rpc.remote("worker1", ember.ones, args=(3,))
+        report(rpc.rpc_sync("worker1", bounce, args=(rr,)))
+    rpc.shutdown()
+    """, world_size=2)[0]
+    assert out == [3.0]
+
+
+def test_wire_sends_ember_functions_by_reference():
+    for fn in (ember.add, ember.ones, ember.matmul, ember.nn.functional.relu, np.add):
+        frames = _wire.encode((fn, (1,), {}))
+        assert len(frames[0]) < 120 and _wire.decode(frames)[0] is fn

@@ -16,7 +16,9 @@ returns a Future (``@async_execution``, or an inline one) is answered when the F
 completes, without holding a thread. The I/O thread reads the reply ROUTER (it never runs
 user code, so replies are taken even while every worker thread is busy), completes the
 callers' Futures, fails calls whose timeout passed and sends the one-way messages queued
-by ``RRef.__del__`` (which may run in the middle of another send).
+by ``RRef.__del__`` (which may run in the middle of another send); when no worker thread
+is free to lead it reads the requests itself, running the inline ones and queueing the
+rest, so RRef bookkeeping never waits for a user function to end.
 
 A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
 kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply) and the sender's
@@ -238,6 +240,11 @@ class Agent:
                     self._send(dst, frames)
                 except RuntimeError:
                     pass
+            if self.lead.acquire(blocking=False):   # every worker thread is busy:
+                try:                                # keep RRef bookkeeping going
+                    self._take_requests()
+                finally:
+                    self.lead.release()
             now = time.monotonic()
             if now >= next_scan:
                 next_scan = now + _POLL_MS / 1000
@@ -272,6 +279,19 @@ class Agent:
             except BaseException:           # noqa: BLE001 - fn reports its own errors
                 traceback.print_exc()
             del job, fn, args               # drop the arguments (RRefs) before waiting
+
+    def _take_requests(self):
+        """Read the requests waiting now (holding the lead): run the inline ones, queue
+        the others for the worker threads."""
+        router = self.router
+        for _ in range(_BATCH):
+            if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+                return
+            frames = router.recv_multipart(copy=False)
+            kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
+            job = self._on_request(src, msg_id, frames[2:])
+            if job is not None:
+                self.jobs.put(job)
 
     def _next_job(self):
         router = self.router

@@ -45,13 +45,32 @@ def _hooks():
     return _rref_hooks
 
 
+_NAMESPACES = ("ember", "ember.nn.functional", "ember.linalg", "ember.special", "ember.fft")
+
+
 def _op_reference(fn):
-    """``("F", module, qualname)`` of a function without ``__module__`` (ember's generated
-    ops): pickle would search every loaded module for it on every call; done once here."""
+    """``("F", module, qualname)`` for one of ember's functions that pickle cannot find
+    quickly or at all (generated ops have no ``__module__``; some public functions are
+    wrappers of the one their ``__module__`` names); None: pickle it as usual. Cached."""
     ref = _op_refs.get(fn)
     if ref is None:
-        ref = _op_refs[fn] = ("F", pickle.whichmodule(fn, fn.__qualname__), fn.__qualname__)
-    return ref
+        ref = _op_refs[fn] = _find_reference(fn)
+    return ref or None
+
+
+def _find_reference(fn):
+    name, module = fn.__qualname__, fn.__module__
+    if module is not None:
+        try:
+            if _lookup(module, name) is fn:
+                return False
+        except (ImportError, AttributeError):
+            pass
+    import importlib
+    for space in _NAMESPACES:
+        if getattr(importlib.import_module(space), fn.__name__, None) is fn:
+            return ("F", space, fn.__name__)
+    return ("F", pickle.whichmodule(fn, name), name) if module is None else False
 
 
 class _Pickler(pickle.Pickler):
@@ -66,7 +85,7 @@ class _Pickler(pickle.Pickler):
             return None
         if isinstance(obj, Tensor):
             return self._tensor(obj)
-        if kind is _FunctionType and obj.__module__ is None:
+        if kind is _FunctionType and (obj.__module__ or "ember").startswith("ember"):
             return _op_reference(obj)
         if kind.__name__ == "ScriptFunction" and kind.__module__ == "ember.jit._script":
             return ("F", obj.__module__, obj.__qualname__)
