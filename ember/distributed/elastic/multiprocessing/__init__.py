@@ -120,7 +120,7 @@ class PContext:
         self.error_files = error_files
         self.stdouts, self.stderrs = {}, {}
         self._procs, self._threads, self._files = {}, [], []
-        self._failures, self._first_seen = {}, {}
+        self._failures = {}
         self._return_files = {}
         prefixes = log_line_prefixes or {}
         for rank in sorted(args):
