@@ -1,7 +1,7 @@
-"""Decoders for ``(path, bytes or stream)`` samples, chosen by file extension.
+"""Decoders for ``(key, bytes or stream)`` samples, chosen by the key's file extension.
 
-A handler is ``handler(extension, data) -> value or None``; the first that answers wins,
-and data no handler takes is returned as is.
+A handler is ``handler(extension, data) -> value or None``; the first handler with an
+answer wins and data nobody takes is returned unchanged.
 """
 import io
 import json
@@ -17,70 +17,86 @@ __all__ = ["Decoder", "ImageHandler", "basichandlers", "extension_extract_fn",
            "imagehandler"]
 
 
+def _int_or_none(data):
+    try:
+        return int(data)
+    except ValueError:
+        return None
+
+
+# (extensions, decode). A str is matched by substring (so "" and "t" count as text, as in
+# torch), a tuple by membership.
+_BASIC_TABLE = (
+    ("txt text transcript", lambda data: data.decode("utf-8")),
+    (("cls", "cls2", "class", "count", "index", "inx", "id"), _int_or_none),
+    ("json jsn", json.loads),
+    (("pyd", "pickle"), pickle.loads),
+    (("pt",), lambda data: ember.load(io.BytesIO(data))),
+)
+
+
 def basichandlers(extension: str, data):
-    """Text, integers, JSON, pickles and ``ember.save`` files. ``extension`` is matched as
-    a substring of the text list (so ``""`` and ``"t"`` count as text), as torch does."""
-    if extension in "txt text transcript":
-        return data.decode("utf-8")
-    if extension in "cls cls2 class count index inx id".split():
-        try:
-            return int(data)
-        except ValueError:
-            return None
-    if extension in "json jsn":
-        return json.loads(data)
-    if extension in "pyd pickle".split():
-        return pickle.loads(data)
-    if extension in "pt".split():
-        return ember.load(io.BytesIO(data))
+    """Text, integers, JSON, pickles and ``ember.save`` files by extension; else None."""
+    for extensions, decode in _BASIC_TABLE:
+        if extension in extensions:
+            return decode(data)
     return None
 
 
-# imagespec -> (result kind, element type, PIL mode)
-imagespecs = {
-    "l8": ("numpy", "uint8", "l"), "rgb8": ("numpy", "uint8", "rgb"),
-    "rgba8": ("numpy", "uint8", "rgba"), "l": ("numpy", "float", "l"),
-    "rgb": ("numpy", "float", "rgb"), "rgba": ("numpy", "float", "rgba"),
-    "torchl8": ("torch", "uint8", "l"), "torchrgb8": ("torch", "uint8", "rgb"),
-    "torchrgba8": ("torch", "uint8", "rgba"), "torchl": ("torch", "float", "l"),
-    "torchrgb": ("torch", "float", "rgb"), "torch": ("torch", "float", "rgb"),
-    "torchrgba": ("torch", "float", "rgba"), "pill": ("pil", None, "l"),
-    "pil": ("pil", None, "rgb"), "pilrgb": ("pil", None, "rgb"),
-    "pilrgba": ("pil", None, "rgba"),
-}
+def _image_specs():
+    """imagespec -> (result kind, element type, PIL mode): ``l8``/``rgb8``/``rgba8`` are
+    uint8 numpy, ``l``/``rgb``/``rgba`` float numpy, ``torch*`` the same as ember tensors,
+    ``pil*`` PIL images."""
+    table = {}
+    for mode in ("l", "rgb", "rgba"):
+        for prefix, kind in (("", "numpy"), ("torch", "torch")):
+            table[prefix + mode + "8"] = (kind, "uint8", mode)
+            table[prefix + mode] = (kind, "float", mode)
+        table["pil" + mode] = ("pil", None, mode)
+    table["torch"] = ("torch", "float", "rgb")
+    table["pil"] = ("pil", None, "rgb")
+    return table
+
+
+imagespecs = _image_specs()
+_IMAGE_EXTENSIONS = frozenset(("jpg", "jpeg", "png", "ppm", "pgm", "pbm", "pnm"))
+
+
+def _pil():
+    try:
+        import PIL.Image
+    except ImportError as e:
+        raise ModuleNotFoundError("Package `PIL` is required to be installed for default "
+                                  "image decoder. Please use `pip install Pillow` to "
+                                  "install the package") from e
+    return PIL.Image
 
 
 class ImageHandler:
-    """Decode jpg/png/ppm/pgm/pbm/pnm with PIL into ``imagespec``'s form: numpy HWC
-    (uint8, or float in [0, 1]), ember CHW tensors (``torch*``), or a PIL image."""
+    """Decode image files with PIL into ``imagespec``'s form: numpy HWC (uint8, or float
+    in [0, 1]), ember CHW tensors (``torch*``) or a PIL image."""
 
     def __init__(self, imagespec):
         assert imagespec in imagespecs, f"unknown image specification: {imagespec}"
         self.imagespec = imagespec.lower()
 
     def __call__(self, extension, data):
-        if extension.lower() not in "jpg jpeg png ppm pgm pbm pnm".split():
+        if extension.lower() not in _IMAGE_EXTENSIONS:
             return None
-        try:
-            import PIL.Image
-        except ImportError as e:
-            raise ModuleNotFoundError("Package `PIL` is required to be installed for default "
-                                      "image decoder. Please use `pip install Pillow` to "
-                                      "install the package") from e
-        kind, etype, mode = imagespecs[self.imagespec]
-        with io.BytesIO(data) as stream:
-            img = PIL.Image.open(stream)
-            img.load()
-            img = img.convert(mode.upper())
+        kind, element, mode = imagespecs[self.imagespec]
+        with io.BytesIO(data) as buffer:
+            picture = _pil().open(buffer)
+            picture.load()
+        picture = picture.convert(mode.upper())
         if kind == "pil":
-            return img
-        result = np.asarray(img)
-        if etype == "float":
-            result = result.astype(np.float32) / 255.0
+            return picture
+        pixels = np.asarray(picture)
+        if element == "float":
+            pixels = pixels.astype(np.float32) / 255.0
         if kind == "numpy":
-            return result
-        tensor = ember.tensor(np.ascontiguousarray(result))
-        return tensor.permute(2, 0, 1) if tensor.ndim == 3 else tensor
+            return pixels
+        as_tensor = ember.tensor(np.ascontiguousarray(pixels))
+        return as_tensor if as_tensor.ndim != 3 else as_tensor.permute(2, 0, 1)
 
 
 def imagehandler(imagespec):
@@ -88,55 +104,53 @@ def imagehandler(imagespec):
 
 
 def extension_extract_fn(pathname):
-    """``"a/b.tar.gz"`` -> ``"gz"``; ``""`` when there is no extension."""
-    ext = os.path.splitext(pathname)[1]
-    return ext[1:] if ext else ext
+    """``"a/b.tar.gz"`` -> ``"gz"``; ``""`` without an extension."""
+    return os.path.splitext(pathname)[1][1:]
+
+
+def _is_open_stream(data) -> bool:
+    raw = data.file_obj if isinstance(data, StreamWrapper) else data
+    return isinstance(raw, (io.BufferedIOBase, io.RawIOBase))
+
+
+def _read_and_close(stream) -> bytes:
+    content = b"".join(stream)
+    stream.close()
+    return content
 
 
 class Decoder:
-    """Apply the first handler that accepts each ``(key, data)``; ``key_fn`` maps the key
-    to what handlers see (for instance the extension)."""
+    """Decode ``(key, data)`` pairs: the first of ``handlers`` that answers for
+    ``key_fn(key)`` wins. Keys starting with ``_`` holding bytes are decoded as UTF-8."""
 
     def __init__(self, *handler, key_fn=extension_extract_fn):
-        self.handlers = list(handler) if handler else []
+        self.handlers = list(handler)
         self.key_fn = key_fn
 
     def add_handler(self, *handler):
-        if not handler:
-            return
-        self.handlers = list(handler) + self.handlers
-
-    @staticmethod
-    def _is_stream_handle(data):
-        obj_to_check = data.file_obj if isinstance(data, StreamWrapper) else data
-        return isinstance(obj_to_check, (io.BufferedIOBase, io.RawIOBase))
+        """Put ``handler`` ahead of the present ones."""
+        self.handlers[:0] = handler
 
     def decode1(self, key, data):
+        """One value: ``data`` (read out first when it is an open stream) through the
+        handlers; empty data comes back as is."""
         if not data:
             return data
-        if Decoder._is_stream_handle(data):
-            ds = data
-            data = b"".join(data)
-            ds.close()
-        for f in self.handlers:
-            result = f(key, data)
-            if result is not None:
-                return result
-        return data
+        if _is_open_stream(data):
+            data = _read_and_close(data)
+        answers = (handler(key, data) for handler in self.handlers)
+        return next((a for a in answers if a is not None), data)
 
     def decode(self, data):
-        result = {}
-        if isinstance(data, tuple):
-            data = [data]
-        if data is not None:
-            for k, v in data:
-                if k[0] == "_":
-                    if isinstance(v, bytes):
-                        v = v.decode("utf-8")
-                        result[k] = v
-                        continue
-                result[k] = self.decode1(self.key_fn(k), v)
-        return result
+        """``{key: decoded}`` for one ``(key, data)`` pair or an iterable of them."""
+        pairs = [data] if isinstance(data, tuple) else (data or ())
+        decoded = {}
+        for key, value in pairs:
+            if key.startswith("_") and isinstance(value, bytes):
+                decoded[key] = value.decode("utf-8")
+            else:
+                decoded[key] = self.decode1(self.key_fn(key), value)
+        return decoded
 
     def __call__(self, data):
         return self.decode(data)
