@@ -14,7 +14,8 @@ whole run). Ratios: ember int8 / torch int8 (target <= 2) and
 ember int8 / ember float (target < 1 for the CNN). The share of output integers equal to
 torch's is printed as a check (torch's engine runs ember's converted state_dict, loaded
 through ember.save / torch.load). Set OPENBLAS_NUM_THREADS to compare thread counts (torch
-then uses as many); ``--profile`` prints where ember's int8 inference spends its time.
+and ember's onnxruntime GEMMs then use as many); ``--profile`` prints where ember's int8
+inference spends its time.
 """
 from __future__ import annotations
 
@@ -194,8 +195,11 @@ def main():
         raise SystemExit("this benchmark compares with torch: pip install torch")
     min_time, repeat = (0.2, 3) if args.quick else (0.5, 5)
     repeat = args.repeat or repeat
+    if os.environ.get("OPENBLAS_NUM_THREADS"):     # ember's onnxruntime GEMMs too
+        ember.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
     print(machine() + f"; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
-          f", torch {torch.__version__} with {torch.get_num_threads()} threads")
+          f", torch {torch.__version__} with {torch.get_num_threads()} threads, ember with "
+          f"{ember.get_num_threads()}")
     fast = compiled.enabled()
     print(f"ember's compiled kernels (numba): {'on' if fast else 'off'}"
           + ("; 'NumPy': the same int8 model with them off, timed in the same blocks" if fast
