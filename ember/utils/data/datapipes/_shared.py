@@ -66,3 +66,9 @@ class Shuffles:
     def set_seed(self, seed: int):
         self._mix.next_seed = seed
         return self
+
+
+def batch_count(n: int, batch_size: int, drop_last: bool) -> int:
+    """How many batches ``n`` samples make (a short last one counts unless ``drop_last``)."""
+    full, rest = divmod(n, batch_size)
+    return full + (1 if rest and not drop_last else 0)

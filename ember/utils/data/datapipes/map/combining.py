@@ -7,52 +7,49 @@ from ember.utils.data.datapipes.datapipe import MapDataPipe
 __all__ = ["ConcaterMapDataPipe", "ZipperMapDataPipe"]
 
 
-def _check_inputs(datapipes):
-    if len(datapipes) == 0:
-        raise ValueError("Expected at least one DataPipe, but got nothing")
-    if not all(isinstance(dp, MapDataPipe) for dp in datapipes):
-        raise TypeError("Expected all inputs to be `MapDataPipe`")
-    if not all(isinstance(dp, Sized) for dp in datapipes):
-        raise TypeError("Expected all inputs to be `Sized`")
+class _OverSeveral(MapDataPipe):
+    """Base of the map pipes reading several sized MapDataPipes (``self.datapipes``)."""
+
+    def __init__(self, *datapipes):
+        if not datapipes:
+            raise ValueError("Expected at least one DataPipe, but got nothing")
+        for required, what in ((MapDataPipe, "`MapDataPipe`"), (Sized, "`Sized`")):
+            if any(not isinstance(p, required) for p in datapipes):
+                raise TypeError(f"Expected all inputs to be {what}")
+        self.datapipes = datapipes
 
 
 @functional_datapipe("concat")
-class ConcaterMapDataPipe(MapDataPipe):
-    """Indices run through the first pipe, then the second, ..."""
-
-    def __init__(self, *datapipes):
-        _check_inputs(datapipes)
-        self.datapipes = datapipes
+class ConcaterMapDataPipe(_OverSeveral):
+    """Index ``i`` runs through the first pipe, then on into the second, ..."""
 
     def __getitem__(self, index):
-        offset = 0
-        for dp in self.datapipes:
-            if index - offset < len(dp):
-                return dp[index - offset]
-            offset += len(dp)
+        local = index
+        for part in self.datapipes:
+            size = len(part)
+            if local < size:
+                return part[local]
+            local -= size
         raise IndexError(f"Index {index} is out of range.")
 
     def __len__(self):
-        return sum(len(dp) for dp in self.datapipes)
+        return sum(map(len, self.datapipes))
 
 
 @functional_datapipe("zip")
-class ZipperMapDataPipe(MapDataPipe):
-    """``dp[i]`` is the tuple of ``p[i]`` over the inputs; as long as the shortest."""
-
-    def __init__(self, *datapipes):
-        _check_inputs(datapipes)
-        self.datapipes = datapipes
+class ZipperMapDataPipe(_OverSeveral):
+    """``dp[i] = (p0[i], p1[i], ...)``; as long as the shortest input."""
 
     def __getitem__(self, index):
-        res = []
-        for dp in self.datapipes:
-            try:
-                res.append(dp[index])
-            except IndexError as e:
-                raise IndexError(f"Index {index} is out of range for one of the input "
-                                 f"MapDataPipes {dp}.") from e
-        return tuple(res)
+        return tuple(_item_of(part, index) for part in self.datapipes)
 
     def __len__(self):
-        return min(len(dp) for dp in self.datapipes)
+        return min(map(len, self.datapipes))
+
+
+def _item_of(part, index):
+    try:
+        return part[index]
+    except IndexError as e:
+        raise IndexError(f"Index {index} is out of range for one of the input "
+                         f"MapDataPipes {part}.") from e
