@@ -72,3 +72,10 @@ def batch_count(n: int, batch_size: int, drop_last: bool) -> int:
     """How many batches ``n`` samples make (a short last one counts unless ``drop_last``)."""
     full, rest = divmod(n, batch_size)
     return full + (1 if rest and not drop_last else 0)
+
+
+def declared_length(pipe, length: int) -> int:
+    """A length given by the user (``-1``: unknown, so ``len`` raises ``no_length``)."""
+    if length == -1:
+        raise no_length(pipe)
+    return length
