@@ -1,28 +1,20 @@
-"""The RPC agent: ZeroMQ sockets, worker threads that take turns reading requests, and
-one I/O thread for replies.
+"""The RPC agent: ZeroMQ sockets, one receiving thread, a pool of worker threads.
 
-Every worker binds two ROUTERs (on tcp, and on ipc paths that peers on the same host
-use): one for requests, one for the replies to its own requests. Messages go out through
-DEALER sockets private to the sending thread (one per peer and ROUTER, opened on first
-use; a ZeroMQ socket must stay with one thread), so a caller sends its request itself and
-a worker thread sends its reply itself.
-
-The ``num_worker_threads`` worker threads take turns (leader/followers, under a lock that
-hands the socket from thread to thread) reading the request ROUTER: the leader takes a
-request, decodes it, lets the next thread lead, and runs it. No thread hop lies between
-the socket and the function. Functions marked ``_rpc_inline`` (the RRef bookkeeping of
-``rref.py``) run while the lead is held, so they run in arrival order. A function that
-returns a Future (``@async_execution``, or an inline one) is answered when the Future
-completes, without holding a thread. The I/O thread reads the reply ROUTER (it never runs
-user code, so replies are taken even while every worker thread is busy), completes the
-callers' Futures, fails calls whose timeout passed and sends the one-way messages queued
-by ``RRef.__del__`` (which may run in the middle of another send); when no worker thread
-is free to lead it reads the requests itself, running the inline ones and queueing the
-rest, so RRef bookkeeping never waits for a user function to end.
+Every worker binds a ROUTER (on tcp, and on an ipc path that peers on the same host use)
+where all its messages arrive: requests and the replies to its own requests. Messages go
+out through DEALER sockets private to the sending thread (one per peer, opened on first
+use; ZeroMQ sockets must stay with one thread), so a caller sends its request itself and
+a pool thread sends its reply itself. The I/O thread owns the ROUTER: it completes the
+callers' Futures, hands requests to the pool, fails calls whose timeout passed and sends
+the one-way messages queued by ``RRef.__del__`` (which may run inside another send), and
+fails at once the calls to a peer on this host whose process has exited.
 
 A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
 kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply) and the sender's
-rank.
+rank. Requests run on ``num_worker_threads`` pool threads; functions marked
+``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival
+order. A function that returns a Future (``@async_execution``, or an inline one) is
+answered when the Future completes, without holding a thread.
 """
 from __future__ import annotations
 
@@ -44,6 +36,7 @@ from ember.futures import Future
 
 REQUEST, RESULT, ERROR = 1, 2, 3
 _HEADER = struct.Struct("<BQI")
+_ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
 _BATCH = 512             # messages taken from the ROUTER between those chores
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
@@ -90,6 +83,36 @@ class _Pending:
         self.deadline = time.monotonic() + timeout if timeout > 0 else None
 
 
+class _Pool:
+    """``n`` daemon threads running ``submit(fn, *args)`` calls in order of arrival."""
+
+    def __init__(self, n, name):
+        self.queue = queue.SimpleQueue()
+        self.threads = [threading.Thread(target=self._work, name=f"{name}-{i}", daemon=True)
+                        for i in range(n)]
+        for t in self.threads:
+            t.start()
+
+    def submit(self, fn, *args):
+        self.queue.put((fn, args))
+
+    def _work(self):
+        while True:
+            item = self.queue.get()
+            if item is None:
+                return
+            fn, args = item
+            try:
+                fn(*args)
+            except BaseException:           # noqa: BLE001 - fn reports its own errors
+                traceback.print_exc()
+            del item, fn, args              # drop the arguments (RRefs) before waiting
+
+    def shutdown(self):
+        for _ in self.threads:
+            self.queue.put(None)
+
+
 class Agent:
     """The transport of one worker: ``info`` is its WorkerInfo, ``workers`` every peer's
     (rank -> WorkerInfo), ``addresses`` their endpoints ``(tcp, ipc, host)``."""
@@ -99,23 +122,23 @@ class Agent:
         self.timeout = options.rpc_timeout
         self.num_worker_threads = options.num_worker_threads
         self.ctx = zmq.Context()
-        self.ipc_paths = []
-        self.router, req = self._bind(host, "req")      # read by the worker threads
-        self.replies, rep = self._bind(host, "rep")     # read by the I/O thread
-        self.address = {"host": socket.gethostname(), "req": req, "rep": rep}
+        self.router = self._socket(zmq.ROUTER)
+        tcp = f"tcp://{host}:{self.router.bind_to_random_port(f'tcp://{host}')}"
+        self.ipc_path = os.path.join(tempfile.gettempdir(),
+                                     f"ember-rpc-{os.getpid()}-{id(self):x}.ipc")
+        self.router.bind(f"ipc://{self.ipc_path}")
+        self.address = (tcp, f"ipc://{self.ipc_path}", socket.gethostname(), os.getpid())
+        self.dead = {}                          # rank -> why: peers seen to have exited
         self.control = f"inproc://ember-rpc-control-{id(self)}"
         self.stop_socket = self._socket(zmq.PULL)
         self.stop_socket.bind(self.control)
-        self.lead = threading.Lock()            # held by the thread reading requests
-        self.jobs = queue.SimpleQueue()         # (fn, args) for the worker threads
-        self.local = threading.local()          # .out: (rank, ROUTER) -> this thread's DEALER
+        self.local = threading.local()          # .out: rank -> this thread's DEALER
         self.pending = {}                       # request id -> _Pending
         self.ids = iter(range(1, 1 << 63))      # next() is atomic
         self.oneway = collections.deque()       # (rank, frames) queued from any thread
         self.workers, self.addresses = {}, {}
         self.running = False
-        self.thread = None
-        self.threads = []
+        self.thread = self.pool = None
 
     def _socket(self, kind):
         s = self.ctx.socket(kind)
@@ -123,29 +146,15 @@ class Agent:
         s.sndhwm = s.rcvhwm = 0                 # no message limit: never block or drop
         return s
 
-    def _bind(self, host, tag):
-        """A ROUTER bound on tcp (random port) and ipc; it and its (tcp, ipc) endpoints."""
-        sock = self._socket(zmq.ROUTER)
-        tcp = f"tcp://{host}:{sock.bind_to_random_port(f'tcp://{host}')}"
-        path = os.path.join(tempfile.gettempdir(),
-                            f"ember-rpc-{os.getpid()}-{id(self):x}-{tag}.ipc")
-        sock.bind(f"ipc://{path}")
-        self.ipc_paths.append(path)
-        return sock, (tcp, f"ipc://{path}")
-
     # ------------------------------------------------------------------ lifecycle
     def start(self, workers, addresses):
         self.workers, self.addresses = workers, addresses
         self.by_name = {w.name: w for w in workers.values()}
+        self.pool = _Pool(self.num_worker_threads, f"rpc-{self.info.name}")
         self.running = True
         self.thread = threading.Thread(target=self._loop, name=f"rpc-io-{self.info.name}",
                                        daemon=True)
         self.thread.start()
-        self.threads = [threading.Thread(target=self._work, name=f"rpc-{self.info.name}-{i}",
-                                         daemon=True)
-                        for i in range(self.num_worker_threads)]
-        for t in self.threads:
-            t.start()
 
     def stop(self):
         """Stop the threads, close every socket, fail what is still pending."""
@@ -156,8 +165,7 @@ class Agent:
             stop.send(b"stop")
             self.thread.join(10)
             stop.close(0)
-            if self.lead.acquire(timeout=1):    # no worker thread is reading requests
-                self.lead.release()
+            self.pool.shutdown()
         error = RuntimeError(f"RPC agent of {self.info} was shut down")
         for msg_id in list(self.pending):
             p = self.pending.pop(msg_id, None)
@@ -165,39 +173,37 @@ class Agent:
                 p.future.set_exception(error)
         self.ctx.destroy(linger=0)
         _wire.unlink_created()
-        for path in self.ipc_paths:
-            try:
-                os.unlink(path)
-            except OSError:
-                pass
-
-    def submit(self, fn, *args):
-        """Run ``fn(*args)`` on a worker thread."""
-        self.jobs.put((fn, args))
+        try:
+            os.unlink(self.ipc_path)
+        except OSError:
+            pass
 
     # ------------------------------------------------------------------ sending
-    def _out(self, dst, to):
-        """This thread's DEALER to ROUTER ``to`` ("req" / "rep") of rank ``dst`` (ipc on
-        the same host, else tcp)."""
+    def _out(self, dst):
+        """This thread's DEALER to rank ``dst`` (ipc on the same host, else tcp)."""
         socks = getattr(self.local, "out", None)
         if socks is None:
             socks = self.local.out = {}
             weakref.finalize(threading.current_thread(), _close_all, socks)
-        sock = socks.get((dst, to))
+        sock = socks.get(dst)
         if sock is None:
             if not self.running:
                 raise RuntimeError(f"RPC agent of {self.info} is shut down")
-            tcp, ipc = self.addresses[dst][to]
-            sock = socks[(dst, to)] = self._socket(zmq.DEALER)
-            sock.connect(ipc if self.same_host(dst) else tcp)
+            tcp, ipc, host, _ = self.addresses[dst]
+            sock = socks[dst] = self._socket(zmq.DEALER)
+            sock.connect(ipc if host == self.address[2] else tcp)
         return sock
 
-    def same_host(self, dst):
-        return self.addresses[dst]["host"] == self.address["host"]
+    def submit(self, fn, *args):
+        """Run ``fn(*args)`` on a worker thread."""
+        self.pool.submit(fn, *args)
 
-    def _send(self, dst, frames, to="req"):
+    def same_host(self, dst):
+        return self.addresses[dst][2] == self.address[2]
+
+    def _send(self, dst, frames):
         try:
-            sock = self._out(dst, to)
+            sock = self._out(dst)
             last = len(frames) - 1
             for i, frame in enumerate(frames):     # small frames copied, large ones lent
                 sock.send(frame, _SNDMORE if i < last else 0, copy=len(frame) < _COPY_BELOW)
@@ -210,6 +216,9 @@ class Agent:
         ``timeout`` seconds, 0 = none."""
         msg_id = next(self.ids)
         fut = Future()
+        if dst in self.dead:
+            fut.set_exception(RuntimeError(self.dead[dst]))
+            return fut
         self.pending[msg_id] = _Pending(fut, dst, timeout)
         try:
             self._send(dst, [_HEADER.pack(REQUEST, msg_id, self.info.id)] + frames)
@@ -225,14 +234,14 @@ class Agent:
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
         poller = zmq.Poller()
-        poller.register(self.replies, zmq.POLLIN)
+        poller.register(self.router, zmq.POLLIN)
         poller.register(self.stop_socket, zmq.POLLIN)
-        next_scan = next_shm_scan = 0.0
+        next_scan = next_shm_scan = next_alive = 0.0
         while True:
             events = dict(poller.poll(_POLL_MS))
             if self.stop_socket in events:
                 return
-            if self.replies in events:
+            if self.router in events:
                 self._drain()
             while self.oneway:
                 dst, frames = self.oneway.popleft()
@@ -240,77 +249,49 @@ class Agent:
                     self._send(dst, frames)
                 except RuntimeError:
                     pass
-            if self.lead.acquire(blocking=False):   # every worker thread is busy:
-                try:                                # keep RRef bookkeeping going
-                    self._take_requests()
-                finally:
-                    self.lead.release()
             now = time.monotonic()
             if now >= next_scan:
                 next_scan = now + _POLL_MS / 1000
                 self._expire(now)
+            if self.pending and now >= next_alive:
+                next_alive = now + _ALIVE_S
+                self._check_peers()
             if _wire.shm_created and now >= next_shm_scan:
                 next_shm_scan = now + 2.0
                 _wire.forget_taken()
 
     def _drain(self):
-        replies = self.replies
-        for _ in range(_BATCH):
-            if not replies.getsockopt(zmq.EVENTS) & zmq.POLLIN:
-                return
-            frames = replies.recv_multipart(copy=False)
-            kind, msg_id, _ = _HEADER.unpack(frames[1].bytes)
-            try:
-                self._on_reply(kind, msg_id, frames[2:])
-            except Exception:               # noqa: BLE001 - a user callback failed: go on
-                traceback.print_exc()
-
-    # ------------------------------------------------------------------ worker threads
-    def _work(self):
-        """Lead (read one request, or take a job), hand the lead on, run; repeat."""
-        while True:
-            with self.lead:
-                job = self._next_job()
-            if job is None:
-                return
-            fn, args = job
-            try:
-                fn(*args)
-            except BaseException:           # noqa: BLE001 - fn reports its own errors
-                traceback.print_exc()
-            del job, fn, args               # drop the arguments (RRefs) before waiting
-
-    def _take_requests(self):
-        """Read the requests waiting now (holding the lead): run the inline ones, queue
-        the others for the worker threads."""
         router = self.router
         for _ in range(_BATCH):
             if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 return
             frames = router.recv_multipart(copy=False)
             kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
-            job = self._on_request(src, msg_id, frames[2:])
-            if job is not None:
-                self.jobs.put(job)
+            try:
+                if kind == REQUEST:
+                    self._on_request(src, msg_id, frames[2:])
+                else:
+                    self._on_reply(kind, msg_id, frames[2:])
+            except Exception:               # noqa: BLE001 - a user callback failed: go on
+                traceback.print_exc()
 
-    def _next_job(self):
-        router = self.router
-        while self.running:
-            try:
-                return self.jobs.get_nowait()
-            except queue.Empty:
-                pass
-            try:
-                if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN and not router.poll(_POLL_MS):
-                    continue
-                frames = router.recv_multipart(copy=False)
-            except zmq.ZMQError:
-                return None                 # closed by stop()
-            kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
-            job = self._on_request(src, msg_id, frames[2:])
-            if job is not None:
-                return job
-        return None
+    def _check_peers(self):
+        """Fail at once the calls to a peer on this host whose process has exited (the
+        others wait for their timeout: ZeroMQ reconnects silently)."""
+        for dst in {p.dst for p in list(self.pending.values())}:
+            if dst in self.dead or not self.same_host(dst):
+                continue
+            pid = self.addresses[dst][3]
+            if _alive(pid):
+                continue
+            self.dead[dst] = (f"RPC to {self.workers[dst]} failed: the worker (pid {pid}) "
+                              f"has exited")
+            for msg_id, p in list(self.pending.items()):
+                if p.dst == dst and self.pending.pop(msg_id, None):
+                    try:
+                        p.future.set_exception(RuntimeError(self.dead[dst]))
+                    except Exception:       # noqa: BLE001 - a user callback failed: go on
+                        traceback.print_exc()
 
     def _expire(self, now):
         for msg_id, p in list(self.pending.items()):
@@ -342,19 +323,15 @@ class Agent:
             p.future.set_result(value)
 
     def _on_request(self, src, msg_id, frames):
-        """Decode a request; run it now if it is inline, else return the job."""
         try:
             func, args, kwargs = _wire.decode(frames)
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
             self._reply(src, msg_id, None, RemoteError.capture(e, self.info))
-            return None
+            return
         if getattr(func, "_rpc_inline", False):
-            try:
-                self._serve(src, msg_id, func, args, kwargs)
-            except Exception:               # noqa: BLE001 - a user callback failed: go on
-                traceback.print_exc()
-            return None
-        return self._serve, (src, msg_id, func, args, kwargs)
+            self._serve(src, msg_id, func, args, kwargs)
+        else:
+            self.pool.submit(self._serve, src, msg_id, func, args, kwargs)
 
     # ------------------------------------------------------------------ server side
     def run(self, func, args, kwargs):
@@ -398,9 +375,24 @@ class Agent:
             frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(
                 RemoteError.capture(e, self.info))
         try:
-            self._send(dst, frames, "rep")
+            self._send(dst, frames)
         except RuntimeError:
             pass                             # shut down meanwhile
+
+
+def _alive(pid):
+    """Whether process ``pid`` runs (a zombie does not)."""
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            return f.read().rsplit(")", 1)[1].split()[0] != "Z"
+    except OSError:
+        try:
+            os.kill(pid, 0)
+        except ProcessLookupError:
+            return False
+        except OSError:
+            pass
+        return True
 
 
 def _close_all(socks):
