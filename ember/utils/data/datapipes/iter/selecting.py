@@ -9,24 +9,20 @@ __all__ = ["FilterIterDataPipe"]
 
 @functional_datapipe("filter")
 class FilterIterDataPipe(IterDataPipe):
-    """Keep the samples for which ``filter_fn`` (of the sample or its ``input_col``) is True."""
+    """The samples for which ``filter_fn`` (of the sample, or of its ``input_col``
+    columns) returns True; any non-bool answer is a ValueError. No length."""
 
     def __init__(self, datapipe, filter_fn, input_col=None):
-        self.datapipe = datapipe
         _check_unpickable_fn(filter_fn)
-        self.filter_fn = filter_fn
-        self.input_col = input_col
         validate_input_col(filter_fn, input_col)
+        self.datapipe, self.filter_fn, self.input_col = datapipe, filter_fn, input_col
 
-    def _returnIfTrue(self, data):
-        condition = _columns_in(self.filter_fn, self.input_col, data)
-        if not isinstance(condition, bool):
-            raise ValueError("Boolean output is required for `filter_fn` of "
-                             "FilterIterDataPipe, got", type(condition))
-        return condition, data
+    def _keeps(self, sample) -> bool:
+        verdict = _columns_in(self.filter_fn, self.input_col, sample)
+        if isinstance(verdict, bool):
+            return verdict
+        raise ValueError("Boolean output is required for `filter_fn` of FilterIterDataPipe, "
+                         "got", type(verdict))
 
     def __iter__(self):
-        for data in self.datapipe:
-            keep, data = self._returnIfTrue(data)
-            if keep:
-                yield data
+        yield from filter(self._keeps, self.datapipe)
