@@ -10,39 +10,45 @@ from ._utils import IntermediateLayerGetter, _check_builder_args, _mobilenet_sta
 __all__ = ["LRASPP", "lraspp_mobilenet_v3_large", "LRASPP_MobileNet_V3_Large_Weights"]
 
 
+def _upsample_to(x, like):
+    """Bilinear resize of (N, C, h, w) ``x`` to the (H, W) of ``like``."""
+    return F.interpolate(x, size=like.shape[-2:], mode="bilinear", align_corners=False)
+
+
 class LRASPPHead(nn.Module):
-    """high -> 1x1 conv/BN/ReLU gated by a pooled sigmoid, upsampled to low's size; the sum
-    of a classifier on it and one on the low-level features."""
+    """Lite R-ASPP (Howard et al. 2019, section 6.4): the high-level map (N, C_h, h, w) is
+    projected to ``inter_channels`` (1x1 conv, BN, ReLU) and gated by a globally pooled
+    sigmoid of another 1x1 projection; upsampled to the low-level map (N, C_l, H, W), it and
+    the low-level map each get a 1x1 classifier, summed -> (N, num_classes, H, W)."""
 
     def __init__(self, low_channels, high_channels, num_classes, inter_channels):
         super().__init__()
-        self.cbr = nn.Sequential(nn.Conv2d(high_channels, inter_channels, 1, bias=False),
-                                 nn.BatchNorm2d(inter_channels), nn.ReLU(inplace=True))
-        self.scale = nn.Sequential(nn.AdaptiveAvgPool2d(1),
-                                   nn.Conv2d(high_channels, inter_channels, 1, bias=False), nn.Sigmoid())
-        self.low_classifier = nn.Conv2d(low_channels, num_classes, 1)
-        self.high_classifier = nn.Conv2d(inter_channels, num_classes, 1)
+
+        def project():
+            return nn.Conv2d(high_channels, inter_channels, 1, bias=False)
+        self.cbr = nn.Sequential(project(), nn.BatchNorm2d(inter_channels), nn.ReLU(inplace=True))
+        self.scale = nn.Sequential(nn.AdaptiveAvgPool2d(1), project(), nn.Sigmoid())
+        for name, width in (("low_classifier", low_channels), ("high_classifier", inter_channels)):
+            self.add_module(name, nn.Conv2d(width, num_classes, 1))
 
     def forward(self, input):
-        low, high = input["low"], input["high"]
-        x = self.cbr(high) * self.scale(high)
-        x = F.interpolate(x, size=low.shape[-2:], mode="bilinear", align_corners=False)
-        return self.low_classifier(low) + self.high_classifier(x)
+        high, low = input["high"], input["low"]
+        gated = _upsample_to(self.cbr(high) * self.scale(high), low)
+        return self.high_classifier(gated) + self.low_classifier(low)
 
 
 class LRASPP(nn.Module):
-    """Outputs ``{"out": (N, K, H, W)}``."""
+    """(N, 3, H, W) -> ``{"out": (N, num_classes, H, W)}``; ``backbone`` returns the
+    {"low", "high"} feature maps."""
 
     def __init__(self, backbone, low_channels, high_channels, num_classes, inter_channels=128):
         super().__init__()
-        self.backbone = backbone
-        self.classifier = LRASPPHead(low_channels, high_channels, num_classes, inter_channels)
+        self.add_module("backbone", backbone)
+        self.add_module("classifier", LRASPPHead(low_channels, high_channels, num_classes, inter_channels))
 
     def forward(self, input):
-        out = self.classifier(self.backbone(input))
-        result = OrderedDict()
-        result["out"] = F.interpolate(out, size=input.shape[-2:], mode="bilinear", align_corners=False)
-        return result
+        logits = self.classifier(self.backbone(input))
+        return OrderedDict(out=_upsample_to(logits, input))
 
 
 LRASPP_MobileNet_V3_Large_Weights = WeightsEnum("LRASPP_MobileNet_V3_Large_Weights",
