@@ -1,6 +1,6 @@
 """int8 inference: ember's quantized kernels vs torch's quantized engine (x86) vs ember float.
 
-    python benchmarks/quantization.py [--quick] [--profile] [--repeat N]
+    python benchmarks/quantization.py [--quick] [--profile] [--repeat N] [--cpu-time]
 
 Cases (inference, ``no_grad``), each model quantized the same way in both libraries from the
 same float weights: eager post-training static quantization (QuantStub/DeQuantStub, fused
@@ -159,6 +159,30 @@ def _without_compiled(fn):
     return numpy_only
 
 
+def bench_cpu(fns, *, min_time, repeat):
+    """Best per-call process CPU time of each function in ``fns``, in alternating blocks like
+    common.bench_interleaved: on a host busy with other work, time spent waiting for a core
+    is not counted. Meaningful with one thread (OPENBLAS_NUM_THREADS=1): the CPU time of
+    every thread of the process adds up."""
+    import time
+    sizes = {}
+    for name, fn in fns.items():
+        fn()
+        n, t0 = 0, time.process_time()
+        while time.process_time() - t0 < min_time / 2:
+            fn()
+            n += 1
+        sizes[name] = max(1, n)
+    best = dict.fromkeys(fns, float("inf"))
+    for _ in range(repeat):
+        for name, fn in fns.items():
+            t0 = time.process_time()
+            for _ in range(sizes[name]):
+                fn()
+            best[name] = min(best[name], (time.process_time() - t0) / sizes[name])
+    return best
+
+
 def agreement(fns):
     """Share of int8 outputs (dequantized by the model's DeQuantStub) equal to torch's."""
     a = fns["ember int8"]().detach().numpy()
@@ -190,6 +214,9 @@ def main():
     ap.add_argument("--repeat", type=int, default=None,
                     help="timed blocks per variant (default 5, 3 with --quick); more on a busy "
                          "host, since each variant's best block is kept")
+    ap.add_argument("--cpu-time", action="store_true",
+                    help="time in process CPU time (for a busy host; with "
+                         "OPENBLAS_NUM_THREADS=1)")
     args = ap.parse_args()
     if torch is None:
         raise SystemExit("this benchmark compares with torch: pip install torch")
@@ -197,7 +224,8 @@ def main():
     repeat = args.repeat or repeat
     if os.environ.get("OPENBLAS_NUM_THREADS"):     # ember's onnxruntime GEMMs too
         ember.set_num_threads(int(os.environ["OPENBLAS_NUM_THREADS"]))
-    print(machine() + f"; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
+    print(("CPU time per call; " if args.cpu_time else "") +
+          machine() + f"; OPENBLAS_NUM_THREADS={os.environ.get('OPENBLAS_NUM_THREADS', 'unset')}"
           f", torch {torch.__version__} with {torch.get_num_threads()} threads, ember with "
           f"{ember.get_num_threads()}")
     fast = compiled.enabled()
@@ -211,7 +239,8 @@ def main():
                                 ("mobilenet", "MobileNetV2, batch 1, 3x224x224", 2)):
         fns = build(which, calib)
         same, worst = agreement(fns)
-        t = bench_interleaved(fns, min_time=min_time, repeat=repeat)
+        bench = bench_cpu if args.cpu_time else bench_interleaved
+        t = bench(fns, min_time=min_time, repeat=repeat)
         print(f"{title:<34} {fmt_time(t['ember int8'])} {fmt_time(t['torch int8'])} "
               f"{fmt_time(t['ember float']):>12} {fmt_time(t['torch float']):>12} "
               f"{t['ember int8'] / t['torch int8']:8.2f}x "
