@@ -1,4 +1,6 @@
-"""Integer GEMM and convolution for quantized linear/conv ops (NumPy only).
+"""Integer GEMM and convolution for quantized linear/conv ops, on NumPy; with numba
+installed the requantization and depthwise convolutions run as compiled kernels giving the
+same integers (ember/_kernels/compiled/: ``_compiled_rows``, ``depthwise_requantized``).
 
 Accumulation is exact. Convolutions and linear layers multiply 8-bit integers on
 onnxruntime's int32 GEMM (integer_gemm.py) when it is installed and the product is large
