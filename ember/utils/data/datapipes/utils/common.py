@@ -47,115 +47,129 @@ def validate_input_col(fn, input_col):
 
 
 def match_masks(name: str, masks) -> bool:
-    """Whether file ``name`` matches one of the glob ``masks`` (empty: everything)."""
+    """Whether file ``name`` matches a glob of ``masks`` (one str or several; empty: all)."""
     if not masks:
         return True
-    if isinstance(masks, str):
-        return fnmatch.fnmatch(name, masks)
-    return any(fnmatch.fnmatch(name, mask) for mask in masks)
+    patterns = (masks,) if isinstance(masks, str) else masks
+    return any(fnmatch.fnmatch(name, pattern) for pattern in patterns)
+
+
+def _as_given(path):
+    return path
+
+
+def _walk_failed(err):
+    warnings.warn(f"{err.filename} : {err.strerror}")
+    raise err
 
 
 def get_file_pathnames_from_root(root, masks, recursive=False, abspath=False,
                                  non_deterministic=False):
-    """Paths under ``root`` matching ``masks``: sorted per folder, sub-folders when
-    ``recursive``; ``root`` itself when it is a matching file."""
-    def onerror(err):
-        warnings.warn(f"{err.filename} : {err.strerror}")
-        raise err
-
+    """Paths of the files under folder ``root`` matching ``masks`` (names sorted per folder
+    unless ``non_deterministic``; sub-folders only when ``recursive``), or ``root`` itself
+    when it is a matching file."""
+    shown = os.path.abspath if abspath else _as_given
     if os.path.isfile(root):
-        path = os.path.abspath(root) if abspath else root
-        if match_masks(os.path.basename(path), masks):
-            yield path
+        if match_masks(os.path.basename(shown(root)), masks):
+            yield shown(root)
         return
-    for path, dirs, files in os.walk(root, onerror=onerror):
-        if abspath:
-            path = os.path.abspath(path)
+    for folder, subfolders, names in os.walk(root, onerror=_walk_failed):
         if not non_deterministic:
-            files.sort()
-        for f in files:
-            if match_masks(f, masks):
-                yield os.path.join(path, f)
+            names = sorted(names)
+            subfolders.sort()      # in place: os.walk descends in this order
+        folder = shown(folder)
+        yield from (os.path.join(folder, n) for n in names if match_masks(n, masks))
         if not recursive:
-            break
-        if not non_deterministic:
-            dirs.sort()
+            return
+
+
+_SHORT_MODES = {"b": "rb", "t": "rt"}
 
 
 def get_file_binaries_from_pathnames(pathnames, mode: str, encoding=None):
-    """``(path, StreamWrapper(open file))`` for each path."""
-    if not isinstance(pathnames, (list, tuple)) and not hasattr(pathnames, "__iter__"):
-        pathnames = [pathnames]
-    if mode in ("b", "t"):
-        mode = "r" + mode
-    for pathname in pathnames:
-        if not isinstance(pathname, str):
-            raise TypeError(f"Expected string type for pathname, but got {type(pathname)}")
-        yield pathname, StreamWrapper(open(pathname, mode, encoding=encoding))
+    """``(path, StreamWrapper(open(path, mode, encoding=encoding)))`` per path; ``b`` and
+    ``t`` mean ``rb`` and ``rt``."""
+    if not hasattr(pathnames, "__iter__"):
+        pathnames = (pathnames,)
+    mode = _SHORT_MODES.get(mode, mode)
+    for path in pathnames:
+        if not isinstance(path, str):
+            raise TypeError(f"Expected string type for pathname, but got {type(path)}")
+        yield path, StreamWrapper(open(path, mode, encoding=encoding))
 
 
 class StreamWrapper:
-    """A file-like object passed between pipes; closes its stream when garbage collected.
-    Attribute access and iteration go to the wrapped ``file_obj``."""
+    """A file-like object handed between pipes; attribute access and iteration go to the
+    wrapped ``file_obj``, which is closed with the wrapper (or when it is collected).
+
+    A child stream (``parent_stream`` given) counts in its parent's ``child_counter``;
+    after ``parent.autoclose()`` the parent closes when its last child does.
+    """
     session_streams = {}
     debug_unclosed_streams = False
 
     def __init__(self, file_obj, parent_stream=None, name=None):
-        self.file_obj = file_obj
-        self.child_counter = 0
-        self.parent_stream = parent_stream
-        self.close_on_last_child = False
-        self.name = name
-        self.closed = False
+        if parent_stream is not None and not isinstance(parent_stream, StreamWrapper):
+            raise RuntimeError(f"Parent stream should be StreamWrapper, {type(parent_stream)} "
+                               "was given")
+        self._take(file_obj, parent_stream, name)
         if parent_stream is not None:
-            if not isinstance(parent_stream, StreamWrapper):
-                raise RuntimeError(f"Parent stream should be StreamWrapper, {type(parent_stream)} "
-                                   "was given")
             parent_stream.child_counter += 1
-            self.parent_stream = parent_stream
+
+    def _take(self, file_obj, parent_stream=None, name=None):
+        """(Re)start the bookkeeping around ``file_obj``: open, no children."""
+        self.file_obj, self.parent_stream, self.name = file_obj, parent_stream, name
+        self.child_counter = 0
+        self.close_on_last_child = self.closed = False
 
     @classmethod
     def close_streams(cls, v, depth=0):
-        """Close every StreamWrapper found in ``v`` (nested lists, tuples and dicts)."""
+        """Close every StreamWrapper inside ``v`` (nested dicts, lists and tuples, at most
+        10 levels down)."""
         if depth > 10:
             return
         if isinstance(v, StreamWrapper):
             v.close()
-        elif isinstance(v, dict):
-            for item in v.values():
-                cls.close_streams(item, depth + 1)
-        elif isinstance(v, (list, tuple)):
-            for item in v:
-                cls.close_streams(item, depth + 1)
+            return
+        inner = v.values() if isinstance(v, dict) else v if isinstance(v, (list, tuple)) else ()
+        for item in inner:
+            cls.close_streams(item, depth + 1)
 
     def __getattr__(self, name):
-        file_obj = self.__dict__["file_obj"]
-        return getattr(file_obj, name)
+        try:
+            wrapped = self.__dict__["file_obj"]
+        except KeyError:
+            raise AttributeError(name) from None
+        return getattr(wrapped, name)
+
+    def _leave_parent(self):
+        parent = self.parent_stream
+        parent.child_counter -= 1
+        if parent.close_on_last_child and parent.child_counter == 0:
+            parent.close()
 
     def close(self, *args, **kwargs):
+        """Close ``file_obj`` once (an object without ``close`` is fine)."""
         if self.closed:
             return
         if self.parent_stream is not None:
-            self.parent_stream.child_counter -= 1
-            if not self.parent_stream.child_counter and self.parent_stream.close_on_last_child:
-                self.parent_stream.close()
-        try:
-            self.file_obj.close(*args, **kwargs)
-        except AttributeError:
-            pass
+            self._leave_parent()
+        closer = getattr(self.file_obj, "close", None)
+        if closer is not None:
+            closer(*args, **kwargs)
         self.closed = True
 
     def autoclose(self):
-        """Close this stream once its last child stream closes."""
-        if self.child_counter == 0:
+        """Close now if no child stream is open, else when the last one closes."""
+        if not self.child_counter:
             self.close()
         self.close_on_last_child = True
 
     def __dir__(self):
-        return list(set(list(self.__dict__.keys()) + dir(self.file_obj)))
+        return sorted(set(self.__dict__) | set(dir(self.file_obj)))
 
     def __del__(self):
-        if not self.__dict__.get("closed", True):
+        if self.__dict__.get("closed") is False:
             self.close()
 
     def __iter__(self):
@@ -165,14 +179,11 @@ class StreamWrapper:
         return next(self.file_obj)
 
     def __repr__(self):
-        if self.name is None:
-            return f"StreamWrapper<{self.file_obj!r}>"
-        return f"StreamWrapper<{self.name},{self.file_obj!r}>"
+        label = "" if self.name is None else f"{self.name},"
+        return f"StreamWrapper<{label}{self.file_obj!r}>"
 
     def __getstate__(self):
         return self.file_obj
 
     def __setstate__(self, obj):
-        self.file_obj = obj
-        self.child_counter, self.parent_stream = 0, None
-        self.close_on_last_child, self.name, self.closed = False, None, False
+        self._take(obj)
