@@ -236,29 +236,35 @@ class Agent:
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
         poller.register(self.stop_socket, zmq.POLLIN)
-        next_scan = next_shm_scan = next_alive = 0.0
+        self._next = {"scan": 0.0, "alive": 0.0, "shm": 0.0}
         while True:
             events = dict(poller.poll(_POLL_MS))
             if self.stop_socket in events:
                 return
-            if self.router in events:
-                self._drain()
-            while self.oneway:
-                dst, frames = self.oneway.popleft()
-                try:
-                    self._send(dst, frames)
-                except RuntimeError:
-                    pass
-            now = time.monotonic()
-            if now >= next_scan:
-                next_scan = now + _POLL_MS / 1000
-                self._expire(now)
-            if self.pending and now >= next_alive:
-                next_alive = now + _ALIVE_S
-                self._check_peers()
-            if _wire.shm_created and now >= next_shm_scan:
-                next_shm_scan = now + 2.0
-                _wire.forget_taken()
+            try:
+                self._step(events)
+            except Exception:               # noqa: BLE001 - never let the I/O thread die
+                traceback.print_exc()
+
+    def _step(self, events):
+        if self.router in events:
+            self._drain()
+        while self.oneway:
+            dst, frames = self.oneway.popleft()
+            try:
+                self._send(dst, frames)
+            except RuntimeError:
+                pass
+        now, due = time.monotonic(), self._next
+        if now >= due["scan"]:
+            due["scan"] = now + _POLL_MS / 1000
+            self._expire(now)
+        if self.pending and now >= due["alive"]:
+            due["alive"] = now + _ALIVE_S
+            self._check_peers()
+        if _wire.shm_created and now >= due["shm"]:
+            due["shm"] = now + 2.0
+            _wire.forget_taken()
 
     def _drain(self):
         router = self.router
@@ -266,8 +272,8 @@ class Agent:
             if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
                 return
             frames = router.recv_multipart(copy=False)
-            kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
             try:
+                kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
                 if kind == REQUEST:
                     self._on_request(src, msg_id, frames[2:])
                 else:
