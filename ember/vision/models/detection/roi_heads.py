@@ -1,6 +1,12 @@
-"""RoI heads (box branch): pool each proposal's features, classify and refine it, then per
-class score threshold, small-box removal, NMS and the top detections; Fast R-CNN losses
-when training. Mask and keypoint branches are not implemented."""
+"""RoI heads, box branch (Girshick 2015, Fast R-CNN; Ren et al. 2015, section 3.2).
+
+Each proposal's features are pooled (``box_roi_pool``), embedded (``box_head``) and turned
+into class logits and per-class box deltas (``box_predictor``). At inference every
+(proposal, foreground class) pair is a candidate box; candidates below ``score_thresh`` or
+thinner than 0.01 are dropped, NMS runs class by class, and the best
+``detections_per_img`` remain. Training matches proposals (plus the ground truth itself) to
+ground truth, samples a balanced batch and returns the Fast R-CNN losses. Mask and
+keypoint branches are not implemented."""
 import ember
 from ember import nn
 from ember.nn import functional as F
@@ -9,20 +15,32 @@ from . import _utils as det_utils
 
 __all__ = ["RoIHeads", "fastrcnn_loss"]
 
+_DEFAULT_REG_WEIGHTS = (10.0, 10.0, 5.0, 5.0)
+_MIN_DETECTION_SIDE = 1e-2
+_SMOOTH_L1_BETA = 1.0 / 9
+_UNSUPPORTED = ("mask_roi_pool", "mask_head", "mask_predictor", "keypoint_roi_pool", "keypoint_head",
+                "keypoint_predictor")
+
 
 def fastrcnn_loss(class_logits, box_regression, labels, regression_targets):
-    """Cross-entropy over classes, smooth-L1 (beta 1/9) of the positives' own-class deltas
-    summed over the sampled proposals' count."""
-    labels = ember.cat(labels, dim=0)
-    regression_targets = ember.cat(regression_targets, dim=0)
-    classification_loss = F.cross_entropy(class_logits, labels)
-    pos = ember.where(labels > 0)[0]
-    labels_pos = labels[pos]
-    N = class_logits.shape[0]
-    box_regression = box_regression.reshape(N, box_regression.size(-1) // 4, 4)
-    box_loss = F.smooth_l1_loss(box_regression[pos, labels_pos], regression_targets[pos],
-                                beta=1 / 9, reduction="sum")
-    return classification_loss, box_loss / labels.numel()
+    """(K, C) logits, (K, 4C) deltas, per-image labels and (K_i, 4) targets -> (mean
+    cross-entropy over the K proposals, smooth-L1 of each positive's own-class deltas summed
+    and divided by K)."""
+    target_cls = ember.cat(labels, dim=0)
+    target_box = ember.cat(regression_targets, dim=0)
+    fg = ember.where(target_cls > 0)[0]
+    per_class = box_regression.reshape(class_logits.shape[0], -1, 4)
+    own = per_class[fg, target_cls[fg]]
+    box_loss = F.smooth_l1_loss(own, target_box[fg], beta=_SMOOTH_L1_BETA, reduction="sum")
+    return F.cross_entropy(class_logits, target_cls), box_loss / target_cls.numel()
+
+
+def _check_target_types(targets):
+    for t in targets:
+        if not t["boxes"].is_floating_point():
+            raise TypeError(f"target boxes must of float type, instead got {t['boxes'].dtype}")
+        if t["labels"].dtype != ember.int64:
+            raise TypeError(f"target labels must of int64 type, instead got {t['labels'].dtype}")
 
 
 class RoIHeads(nn.Module):
@@ -34,18 +52,18 @@ class RoIHeads(nn.Module):
                  detections_per_img, mask_roi_pool=None, mask_head=None, mask_predictor=None,
                  keypoint_roi_pool=None, keypoint_head=None, keypoint_predictor=None):
         super().__init__()
-        if any(m is not None for m in (mask_roi_pool, mask_head, mask_predictor, keypoint_roi_pool,
-                                       keypoint_head, keypoint_predictor)):
+        extras = dict(zip(_UNSUPPORTED, (mask_roi_pool, mask_head, mask_predictor, keypoint_roi_pool,
+                                         keypoint_head, keypoint_predictor)))
+        if any(v is not None for v in extras.values()):
             raise NotImplementedError("RoIHeads: the mask and keypoint branches are not implemented in ember")
-        self.box_similarity = box_ops.box_iou
-        self.proposal_matcher = det_utils.Matcher(fg_iou_thresh, bg_iou_thresh, allow_low_quality_matches=False)
-        self.fg_bg_sampler = det_utils.BalancedPositiveNegativeSampler(batch_size_per_image, positive_fraction)
-        self.box_coder = det_utils.BoxCoder((10.0, 10.0, 5.0, 5.0) if bbox_reg_weights is None else bbox_reg_weights)
         self.box_roi_pool, self.box_head, self.box_predictor = box_roi_pool, box_head, box_predictor
-        self.score_thresh, self.nms_thresh = score_thresh, nms_thresh
-        self.detections_per_img = detections_per_img
-        self.mask_roi_pool = self.mask_head = self.mask_predictor = None
-        self.keypoint_roi_pool = self.keypoint_head = self.keypoint_predictor = None
+        self.box_coder = det_utils.BoxCoder(_DEFAULT_REG_WEIGHTS if bbox_reg_weights is None else bbox_reg_weights)
+        self.fg_bg_sampler = det_utils.BalancedPositiveNegativeSampler(batch_size_per_image, positive_fraction)
+        self.proposal_matcher = det_utils.Matcher(fg_iou_thresh, bg_iou_thresh, allow_low_quality_matches=False)
+        self.box_similarity = box_ops.box_iou
+        self.score_thresh, self.nms_thresh, self.detections_per_img = score_thresh, nms_thresh, detections_per_img
+        for name in _UNSUPPORTED:
+            setattr(self, name, None)
 
     def has_mask(self):
         return False
@@ -54,94 +72,85 @@ class RoIHeads(nn.Module):
         return False
 
     # ----------------------------------------------------------------------- training samples
-    def assign_targets_to_proposals(self, proposals, gt_boxes, gt_labels):
-        matched_idxs, labels = [], []
-        for props, boxes, gt in zip(proposals, gt_boxes, gt_labels):
-            if boxes.numel() == 0:
-                clamped = ember.zeros((props.shape[0],), dtype=ember.int64)
-                labels_in_image = ember.zeros((props.shape[0],), dtype=ember.int64)
-            else:
-                matched = self.proposal_matcher(box_ops.box_iou(boxes, props))
-                clamped = matched.clamp(min=0)
-                labels_in_image = gt[clamped].to(ember.int64)
-                labels_in_image[matched == det_utils.Matcher.BELOW_LOW_THRESHOLD] = 0
-                labels_in_image[matched == det_utils.Matcher.BETWEEN_THRESHOLDS] = -1
-            matched_idxs.append(clamped)
-            labels.append(labels_in_image)
-        return matched_idxs, labels
-
-    def subsample(self, labels):
-        pos_masks, neg_masks = self.fg_bg_sampler(labels)
-        return [ember.where(p | n)[0] for p, n in zip(pos_masks, neg_masks)]
-
-    def add_gt_proposals(self, proposals, gt_boxes):
-        return [ember.cat((p, g)) for p, g in zip(proposals, gt_boxes)]
-
     def check_targets(self, targets):
         if targets is None:
             raise ValueError("targets should not be None")
-        if not all("boxes" in t for t in targets):
-            raise ValueError("Every element of targets should have a boxes key")
-        if not all("labels" in t for t in targets):
-            raise ValueError("Every element of targets should have a labels key")
+        for key in ("boxes", "labels"):
+            if any(key not in t for t in targets):
+                raise ValueError(f"Every element of targets should have a {key} key")
+
+    def add_gt_proposals(self, proposals, gt_boxes):
+        """Ground-truth boxes join each image's proposals (appended at the end)."""
+        return [ember.cat((p, g)) for p, g in zip(proposals, gt_boxes)]
+
+    def assign_targets_to_proposals(self, proposals, gt_boxes, gt_labels):
+        """Per image: the ground-truth index of each proposal (0 when none) and its class
+        (0 background, -1 between the IoU thresholds: ignored)."""
+        gt_index, classes = [], []
+        for props, boxes, cls in zip(proposals, gt_boxes, gt_labels):
+            if boxes.numel() == 0:
+                gt_index.append(ember.zeros((props.shape[0],), dtype=ember.int64))
+                classes.append(ember.zeros((props.shape[0],), dtype=ember.int64))
+                continue
+            which = self.proposal_matcher(box_ops.box_iou(boxes, props))
+            nearest = which.clamp(min=0)
+            cls_of = cls[nearest].to(ember.int64)
+            cls_of = ember.where(which == det_utils.Matcher.BELOW_LOW_THRESHOLD, ember.zeros_like(cls_of), cls_of)
+            cls_of = ember.where(which == det_utils.Matcher.BETWEEN_THRESHOLDS, ember.full_like(cls_of, -1), cls_of)
+            gt_index.append(nearest)
+            classes.append(cls_of)
+        return gt_index, classes
+
+    def subsample(self, labels):
+        """Per image, the sampled proposals' indices in increasing order."""
+        pos_masks, neg_masks = self.fg_bg_sampler(labels)
+        return [ember.where(p | n)[0] for p, n in zip(pos_masks, neg_masks)]
 
     def select_training_samples(self, proposals, targets):
+        """-> (sampled proposals, their gt indices, their labels, their regression targets)."""
         self.check_targets(targets)
         dtype = proposals[0].dtype
-        gt_boxes = [t["boxes"].to(dtype) for t in targets]
-        gt_labels = [t["labels"] for t in targets]
-        proposals = self.add_gt_proposals(proposals, gt_boxes)
-        matched_idxs, labels = self.assign_targets_to_proposals(proposals, gt_boxes, gt_labels)
-        sampled = self.subsample(labels)
-        matched_gt_boxes = []
-        for i, inds in enumerate(sampled):
-            proposals[i], labels[i], matched_idxs[i] = proposals[i][inds], labels[i][inds], matched_idxs[i][inds]
-            boxes = gt_boxes[i] if gt_boxes[i].numel() else ember.zeros((1, 4), dtype=dtype)
-            matched_gt_boxes.append(boxes[matched_idxs[i]])
-        return proposals, matched_idxs, labels, self.box_coder.encode(matched_gt_boxes, proposals)
+        gts = [t["boxes"].to(dtype) for t in targets]
+        candidates = self.add_gt_proposals(proposals, gts)
+        gt_index, classes = self.assign_targets_to_proposals(candidates, gts, [t["labels"] for t in targets])
+        picked = self.subsample(classes)
+        candidates = [c[i] for c, i in zip(candidates, picked)]
+        classes = [c[i] for c, i in zip(classes, picked)]
+        gt_index = [g[i] for g, i in zip(gt_index, picked)]
+        fallback = ember.zeros((1, 4), dtype=dtype)            # images without ground truth
+        matched = [(g if g.numel() else fallback)[i] for g, i in zip(gts, gt_index)]
+        return candidates, gt_index, classes, self.box_coder.encode(matched, candidates)
 
     # ----------------------------------------------------------------------- detections
     def postprocess_detections(self, class_logits, box_regression, proposals, image_shapes):
-        num_classes = class_logits.shape[-1]
-        per_image = [p.shape[0] for p in proposals]
-        pred_boxes = self.box_coder.decode(box_regression, proposals).split(per_image, 0)
-        pred_scores = F.softmax(class_logits, -1).split(per_image, 0)
-        all_boxes, all_scores, all_labels = [], [], []
-        for boxes, scores, image_shape in zip(pred_boxes, pred_scores, image_shapes):
-            boxes = box_ops.clip_boxes_to_image(boxes, image_shape)
-            labels = ember.arange(num_classes).view(1, -1).expand_as(scores)
-            # drop the background column, one candidate per (proposal, class)
-            boxes = boxes[:, 1:].reshape(-1, 4)
-            scores = scores[:, 1:].reshape(-1)
-            labels = labels[:, 1:].reshape(-1)
-            keep = ember.where(scores > self.score_thresh)[0]
-            boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
-            keep = box_ops.remove_small_boxes(boxes, min_size=1e-2)
-            boxes, scores, labels = boxes[keep], scores[keep], labels[keep]
-            keep = box_ops.batched_nms(boxes, scores, labels, self.nms_thresh)[: self.detections_per_img]
-            all_boxes.append(boxes[keep])
-            all_scores.append(scores[keep])
-            all_labels.append(labels[keep])
-        return all_boxes, all_scores, all_labels
+        """(K, C) logits and (K, 4C) deltas over all images -> per image boxes (D, 4),
+        scores (D,) and labels (D,) in 1..C-1."""
+        counts = [len(p) for p in proposals]
+        n_cls = class_logits.shape[-1]
+        decoded = self.box_coder.decode(box_regression, proposals).split(counts, 0)
+        probs = F.softmax(class_logits, -1).split(counts, 0)
+        out = ([], [], [])
+        for img_boxes, img_probs, hw in zip(decoded, probs, image_shapes):
+            # one candidate per (proposal, foreground class), proposal-major
+            cand = box_ops.clip_boxes_to_image(img_boxes, hw)[:, 1:].reshape(-1, 4)
+            score = img_probs[:, 1:].reshape(-1)
+            cls = ember.arange(1, n_cls).repeat(img_probs.shape[0])
+            sides = cand[:, 2:] - cand[:, :2]
+            idx = ember.where((score > self.score_thresh) & (sides >= _MIN_DETECTION_SIDE).all(dim=1))[0]
+            idx = idx[box_ops.batched_nms(cand[idx], score[idx], cls[idx], self.nms_thresh)[: self.detections_per_img]]
+            for store, values in zip(out, (cand, score, cls)):
+                store.append(values[idx])
+        return out
 
     def forward(self, features, proposals, image_shapes, targets=None):
         if targets is not None:
-            for t in targets:
-                if not t["boxes"].is_floating_point():
-                    raise TypeError(f"target boxes must of float type, instead got {t['boxes'].dtype}")
-                if t["labels"].dtype != ember.int64:
-                    raise TypeError(f"target labels must of int64 type, instead got {t['labels'].dtype}")
+            _check_target_types(targets)
         if self.training:
             proposals, _, labels, regression_targets = self.select_training_samples(proposals, targets)
-        box_features = self.box_head(self.box_roi_pool(features, proposals, image_shapes))
-        class_logits, box_regression = self.box_predictor(box_features)
-        result, losses = [], {}
+        embedded = self.box_head(self.box_roi_pool(features, proposals, image_shapes))
+        class_logits, box_regression = self.box_predictor(embedded)
         if self.training:
-            loss_classifier, loss_box_reg = fastrcnn_loss(class_logits, box_regression, labels,
-                                                          regression_targets)
-            losses = {"loss_classifier": loss_classifier, "loss_box_reg": loss_box_reg}
-        else:
-            boxes, scores, labels = self.postprocess_detections(class_logits, box_regression,
-                                                                proposals, image_shapes)
-            result = [{"boxes": b, "labels": l, "scores": s} for b, s, l in zip(boxes, scores, labels)]
-        return result, losses
+            cls_loss, reg_loss = fastrcnn_loss(class_logits, box_regression, labels, regression_targets)
+            return [], {"loss_classifier": cls_loss, "loss_box_reg": reg_loss}
+        boxes, scores, classes = self.postprocess_detections(class_logits, box_regression, proposals, image_shapes)
+        return [dict(boxes=b, labels=c, scores=s) for b, c, s in zip(boxes, classes, scores)], {}
