@@ -2,7 +2,7 @@
 import inspect
 import warnings
 
-import ember
+from ember.utils.data.datapipes._shared import int64_seed
 from ember.utils.data.datapipes.iter.sharding import SHARDING_PRIORITIES
 from ember.utils.data.graph import traverse_dps
 
@@ -12,48 +12,48 @@ __all__ = ["apply_random_seed", "apply_sharding", "apply_shuffle_seed",
 
 def get_all_graph_pipes(graph):
     """Every pipe of ``graph`` once, depth first from the output end."""
-    return _get_all_graph_pipes_helper(graph, set())
+    seen, ordered = set(), []
+
+    def visit(level):
+        for key, (pipe, sources) in level.items():
+            if key not in seen:
+                seen.add(key)
+                ordered.append(pipe)
+                visit(sources)
+
+    visit(graph)
+    return ordered
 
 
-def _get_all_graph_pipes_helper(graph, id_cache):
-    results = []
-    for dp_id, (datapipe, sub_graph) in graph.items():
-        if dp_id in id_cache:
-            continue
-        id_cache.add(dp_id)
-        results.append(datapipe)
-        results.extend(_get_all_graph_pipes_helper(sub_graph, id_cache))
-    return results
+def _can_shard(pipe):
+    return callable(getattr(pipe, "apply_sharding", None))
 
 
-def _is_sharding_datapipe(dp):
-    return hasattr(dp, "apply_sharding") and callable(dp.apply_sharding)
+def _shard(pipe, num_of_instances, instance_id, sharding_group):
+    """``pipe.apply_sharding``, passing the group only to pipes that take one."""
+    if len(inspect.signature(pipe.apply_sharding).parameters) >= 3:
+        pipe.apply_sharding(num_of_instances, instance_id, sharding_group=sharding_group)
+    else:
+        pipe.apply_sharding(num_of_instances, instance_id)
 
 
 def apply_sharding(datapipe, num_of_instances, instance_id,
                    sharding_group=SHARDING_PRIORITIES.DEFAULT):
     """Shard ``datapipe``: the sharding pipe on each path gets ``(num_of_instances,
     instance_id)``; two on one path raise RuntimeError."""
-    graph = traverse_dps(datapipe)
+    def walk(level, sharded_below):
+        # ``sharded_below``: the pipe already sharded between here and the output, if any
+        for pipe, sources in level.values():
+            if _can_shard(pipe):
+                if sharded_below is not None:
+                    raise RuntimeError(
+                        "Sharding twice on a single pipeline is likely unintended and will "
+                        f"cause data loss. Sharding already applied to {sharded_below} while "
+                        f"trying to apply to {pipe}")
+                _shard(pipe, num_of_instances, instance_id, sharding_group)
+            walk(sources, pipe if _can_shard(pipe) else sharded_below)
 
-    def helper(graph, prev_applied=None):
-        for dp, sub_graph in graph.values():
-            applied = None
-            if _is_sharding_datapipe(dp):
-                if prev_applied is not None:
-                    raise RuntimeError("Sharding twice on a single pipeline is likely "
-                                       "unintended and will cause data loss. Sharding already "
-                                       f"applied to {prev_applied} while trying to apply to "
-                                       f"{dp}")
-                if len(inspect.signature(dp.apply_sharding).parameters) < 3:
-                    dp.apply_sharding(num_of_instances, instance_id)
-                else:
-                    dp.apply_sharding(num_of_instances, instance_id,
-                                      sharding_group=sharding_group)
-                applied = dp
-            helper(sub_graph, applied if applied is not None else prev_applied)
-
-    helper(graph)
+    walk(traverse_dps(datapipe), None)
     return datapipe
 
 
@@ -85,18 +85,11 @@ def apply_shuffle_seed(datapipe, rng):
     return apply_random_seed(datapipe, rng)
 
 
-def _is_random_datapipe(dp):
-    return callable(getattr(type(dp), "set_seed", None))
-
-
 def apply_random_seed(datapipe, rng):
     """Give every pipe with ``set_seed`` a seed drawn (int64) from generator ``rng``, in
     graph order."""
-    seen, random_pipes = set(), []
-    for pipe in get_all_graph_pipes(traverse_dps(datapipe)):
-        if id(pipe) not in seen and _is_random_datapipe(pipe):
-            random_pipes.append(pipe)
-            seen.add(id(pipe))
-    for pipe in random_pipes:
-        pipe.set_seed(int(ember.empty((), dtype=ember.int64).random_(generator=rng).item()))
+    seeded = [p for p in get_all_graph_pipes(traverse_dps(datapipe))
+              if callable(getattr(type(p), "set_seed", None))]
+    for pipe in seeded:
+        pipe.set_seed(int64_seed(rng))
     return datapipe
