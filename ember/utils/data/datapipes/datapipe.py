@@ -4,6 +4,7 @@ Pipes register themselves as methods by name (``functional_datapipe``), so
 ``IterableWrapper(x).map(f).batch(4)`` builds a chain. Each IterDataPipe's ``__iter__`` is
 hooked (``_hook_iterator``): a new pass resets the pipe and invalidates older iterators.
 """
+import contextlib
 import functools
 from typing import Dict, Generic, TypeVar
 
@@ -34,14 +35,12 @@ class _Registry:
     repr_hook = None
 
     def __getattr__(self, attribute_name):
-        functions = type(self)._base().functions
-        if attribute_name in functions:
-            function = functools.partial(functions[attribute_name], self)
-            functools.update_wrapper(wrapper=function, wrapped=functions[attribute_name].func,
-                                     assigned=("__doc__",))
-            return function
-        raise AttributeError(f"'{self.__class__.__name__}' object has no attribute "
-                             f"'{attribute_name}")
+        registered = type(self)._base().functions.get(attribute_name)
+        if registered is None:
+            raise AttributeError(f"'{type(self).__name__}' object has no attribute "
+                                 f"'{attribute_name}")
+        bound = functools.partial(registered, self)
+        return functools.update_wrapper(bound, registered.func, assigned=("__doc__",))
 
     @classmethod
     def register_function(cls, function_name, function):
@@ -50,57 +49,58 @@ class _Registry:
     @classmethod
     def register_datapipe_as_function(cls, function_name, cls_to_register,
                                       enable_df_api_tracing=False):
-        base = cls._base()
-        if function_name in base.functions:
+        table = cls._base().functions
+        if function_name in table:
             raise Exception(f"Unable to add DataPipe function name {function_name} as it is "
                             "already taken")
-
-        def class_function(cls_, source_dp, *args, **kwargs):
-            return cls_(source_dp, *args, **kwargs)
-
-        function = functools.partial(class_function, cls_to_register)
-        functools.update_wrapper(wrapper=function, wrapped=cls_to_register,
-                                 assigned=("__doc__",))
-        base.functions[function_name] = function
+        builder = functools.partial(_construct, cls_to_register)
+        table[function_name] = functools.update_wrapper(builder, cls_to_register,
+                                                        assigned=("__doc__",))
 
     def __getstate__(self):
-        state = self.__dict__
         hook = type(self)._base().getstate_hook
-        return hook(state) if hook is not None else state
+        return self.__dict__ if hook is None else hook(self.__dict__)
 
     def __reduce_ex__(self, *args, **kwargs):
         hook = type(self)._base().reduce_ex_hook
         if hook is not None:
-            try:
+            with contextlib.suppress(NotImplementedError):
                 return hook(self)
-            except NotImplementedError:
-                pass
         return super().__reduce_ex__(*args, **kwargs)
 
     @classmethod
-    def set_getstate_hook(cls, hook_fn):
+    def _install_hook(cls, slot, hook_fn):
+        """Set class-wide hook ``slot``; replacing one that is set is an error."""
         base = cls._base()
-        if base.getstate_hook is not None and hook_fn is not None:
-            raise RuntimeError("Attempt to override existing getstate_hook")
-        base.getstate_hook = hook_fn
+        if hook_fn is not None and getattr(base, slot) is not None:
+            raise RuntimeError(f"Attempt to override existing {slot}")
+        setattr(base, slot, hook_fn)
+
+    @classmethod
+    def set_getstate_hook(cls, hook_fn):
+        cls._install_hook("getstate_hook", hook_fn)
 
     @classmethod
     def set_reduce_ex_hook(cls, hook_fn):
-        base = cls._base()
-        if base.reduce_ex_hook is not None and hook_fn is not None:
-            raise RuntimeError("Attempt to override existing reduce_ex_hook")
-        base.reduce_ex_hook = hook_fn
+        cls._install_hook("reduce_ex_hook", hook_fn)
+
+    def _shown(self, slot):
+        hook = getattr(type(self)._base(), slot)
+        return type(self).__qualname__ if hook is None else hook(self)
 
     def __repr__(self):
-        hook = type(self)._base().repr_hook
-        return hook(self) if hook is not None else str(self.__class__.__qualname__)
+        return self._shown("repr_hook")
 
     def __str__(self):
-        hook = type(self)._base().str_hook
-        return hook(self) if hook is not None else str(self.__class__.__qualname__)
+        return self._shown("str_hook")
 
     def __dir__(self):
-        return list(super().__dir__()) + list(type(self)._base().functions.keys())
+        return [*super().__dir__(), *type(self)._base().functions]
+
+
+def _construct(pipe_class, source, *args, **kwargs):
+    """What ``source.<name>(*args, **kwargs)`` runs for a registered pipe class."""
+    return pipe_class(source, *args, **kwargs)
 
 
 class IterDataPipe(_Registry, IterableDataset, Generic[T_co], metaclass=_DataPipeMeta):
@@ -140,25 +140,27 @@ class MapDataPipe(_Registry, Dataset, Generic[T_co], metaclass=_DataPipeMeta):
 
 
 class DataChunk(list, Generic[T]):
-    """A batch: a list that remembers its items (``raw_iterator``) and prints compactly."""
+    """A batch: a list that keeps the sequence it was made from (``items``)."""
 
     def __init__(self, items):
         super().__init__(items)
         self.items = items
 
     def as_str(self, indent: str = "") -> str:
-        return indent + "[" + ", ".join(str(i) for i in iter(self)) + "]"
+        """``indent`` + ``[a, b, ...]`` with ``str`` of each element."""
+        return f"{indent}[{', '.join(map(str, self))}]"
 
     def __iter__(self):
-        yield from super().__iter__()
+        yield from list.__iter__(self)
 
     def raw_iterator(self):
+        """The original ``items``, element by element."""
         yield from self.items
 
 
-
 class _DataPipeSerializationWrapper:
-    """How a DataLoader holds a pipe (``loader.dataset``): the pipe under ``_datapipe``."""
+    """How a DataLoader holds a pipe (``loader.dataset``): pickles as the bare pipe, kept
+    under ``_datapipe``."""
 
     def __init__(self, datapipe):
         self._datapipe = datapipe
@@ -171,19 +173,15 @@ class _DataPipeSerializationWrapper:
 
     def __len__(self):
         try:
-            return len(self._datapipe)
+            size = len(self._datapipe)
         except Exception as e:
             raise TypeError(f"{type(self).__name__} instance doesn't have valid length") from e
+        return size
 
 
 class _IterDataPipeSerializationWrapper(_DataPipeSerializationWrapper, IterDataPipe):
-    def __init__(self, datapipe):
-        super().__init__(datapipe)
-        self._datapipe_iter = None
-
-    def __setstate__(self, state):
-        super().__setstate__(state)
-        self._datapipe_iter = None
+    """Iterates the wrapped pipe (one pass per ``iter``)."""
+    _datapipe_iter = None
 
     def __iter__(self):
         self._datapipe_iter = iter(self._datapipe)
@@ -194,5 +192,7 @@ class _IterDataPipeSerializationWrapper(_DataPipeSerializationWrapper, IterDataP
 
 
 class _MapDataPipeSerializationWrapper(_DataPipeSerializationWrapper, MapDataPipe):
+    """Indexes the wrapped pipe."""
+
     def __getitem__(self, idx):
         return self._datapipe[idx]
