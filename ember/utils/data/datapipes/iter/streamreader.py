@@ -5,20 +5,23 @@ from ember.utils.data.datapipes.datapipe import IterDataPipe
 __all__ = ["StreamReaderIterDataPipe"]
 
 
+def _pieces(stream, size):
+    """``stream.read(size)`` until it comes back empty; the stream is then closed."""
+    piece = stream.read(size)
+    while piece:
+        yield piece
+        piece = stream.read(size)
+    stream.close()
+
+
 @functional_datapipe("read_from_stream")
 class StreamReaderIterDataPipe(IterDataPipe):
-    """Read each ``(path, stream)`` in chunks of ``chunk`` (None: all at once), closing it
-    at the end."""
+    """``(path, bytes)`` pieces of each ``(path, stream)``, ``chunk`` bytes at a time (None:
+    the whole stream at once); each stream is closed once read out."""
 
     def __init__(self, datapipe, chunk=None):
-        self.datapipe = datapipe
-        self.chunk = chunk
+        self.datapipe, self.chunk = datapipe, chunk
 
     def __iter__(self):
-        for furl, stream in self.datapipe:
-            while True:
-                d = stream.read(self.chunk)
-                if not d:
-                    stream.close()
-                    break
-                yield (furl, d)
+        for path, stream in self.datapipe:
+            yield from ((path, piece) for piece in _pieces(stream, self.chunk))

@@ -7,17 +7,17 @@ __all__ = ["MapperMapDataPipe"]
 
 
 def default_fn(data):
+    """The identity: Mapper's ``fn`` when none is given."""
     return data
 
 
 @functional_datapipe("map")
 class MapperMapDataPipe(MapDataPipe):
-    """``dp[i]`` is ``fn(datapipe[i])``."""
+    """``dp[i] = fn(datapipe[i])``; as long as ``datapipe``."""
 
     def __init__(self, datapipe, fn=default_fn):
-        self.datapipe = datapipe
         _check_unpickable_fn(fn)
-        self.fn = fn
+        self.datapipe, self.fn = datapipe, fn
 
     def __getitem__(self, index):
         return self.fn(self.datapipe[index])
