@@ -19,9 +19,9 @@ class LevelMapper:
         self.s0, self.lvl0, self.eps = canonical_scale, canonical_level, eps
 
     def __call__(self, boxlists):
-        s = ember.sqrt(ember.cat([box_area(b) for b in boxlists]))
-        levels = ember.floor(self.lvl0 + ember.log2(s / self.s0) + ember.tensor(self.eps, dtype=s.dtype))
-        levels = ember.clamp(levels, min=self.k_min, max=self.k_max)
+        side = ember.sqrt(ember.cat([box_area(b) for b in boxlists]))
+        target = self.lvl0 + ember.log2(side / self.s0) + ember.tensor(self.eps, dtype=side.dtype)
+        levels = ember.clamp(ember.floor(target), min=self.k_min, max=self.k_max)
         return (levels.to(ember.int64) - self.k_min).to(ember.int64)
 
 
@@ -43,14 +43,10 @@ class MultiScaleRoIAlign(nn.Module):
     def __init__(self, featmap_names, output_size, sampling_ratio, *, canonical_scale=224,
                  canonical_level=4):
         super().__init__()
-        if isinstance(output_size, int):
-            output_size = (output_size, output_size)
-        self.featmap_names = featmap_names
-        self.sampling_ratio = sampling_ratio
-        self.output_size = tuple(output_size)
-        self.scales = None
-        self.map_levels = None
+        self.output_size = (output_size,) * 2 if isinstance(output_size, int) else tuple(output_size)
+        self.featmap_names, self.sampling_ratio = featmap_names, sampling_ratio
         self.canonical_scale, self.canonical_level = canonical_scale, canonical_level
+        self.scales = self.map_levels = None          # set from the inputs by each forward
 
     def _setup_scales(self, features, image_shapes):
         if not image_shapes:

@@ -41,24 +41,28 @@ def _validate_trainable_layers(is_trained, trainable_backbone_layers, max_value,
     return trainable_backbone_layers
 
 
+# ResNet parts from the output end; the first ``trainable_layers`` of them keep learning
+# (all five: the stem's batch norm too)
+_RESNET_PARTS_OUTER_FIRST = ("layer4", "layer3", "layer2", "layer1", "conv1", "bn1")
+
+
 def _resnet_fpn_extractor(backbone, trainable_layers, returned_layers=None, extra_blocks=None,
                           norm_layer=None):
-    if not 0 <= trainable_layers <= 5:
+    """Freeze all but the outer ``trainable_layers`` ResNet parts and tap ``returned_layers``
+    (stage numbers 1..4, named "0", "1", ...) into a 256-wide FPN."""
+    if trainable_layers not in range(6):
         raise ValueError(f"Trainable layers should be in the range [0,5], got {trainable_layers}")
-    layers_to_train = ["layer4", "layer3", "layer2", "layer1", "conv1"][:trainable_layers]
-    if trainable_layers == 5:
-        layers_to_train.append("bn1")
-    for name, parameter in backbone.named_parameters():
-        if all(not name.startswith(layer) for layer in layers_to_train):
-            parameter.requires_grad_(False)
-    returned_layers = [1, 2, 3, 4] if returned_layers is None else returned_layers
-    if min(returned_layers) <= 0 or max(returned_layers) >= 5:
+    learning = _RESNET_PARTS_OUTER_FIRST[: trainable_layers + (trainable_layers == 5)]
+    for name, param in backbone.named_parameters():
+        if not name.startswith(learning):
+            param.requires_grad_(False)
+    stages = [1, 2, 3, 4] if returned_layers is None else list(returned_layers)
+    if not stages or not all(1 <= k <= 4 for k in stages):
         raise ValueError(f"Each returned layer should be in the range [1,4]. Got {returned_layers}")
-    return_layers = {f"layer{k}": str(v) for v, k in enumerate(returned_layers)}
-    stage2 = backbone.inplanes // 8
-    in_channels_list = [stage2 * 2 ** (i - 1) for i in returned_layers]
-    return BackboneWithFPN(backbone, return_layers, in_channels_list, 256, extra_blocks=extra_blocks,
-                           norm_layer=norm_layer)
+    stage1_width = backbone.inplanes // 8            # each later stage doubles it
+    taps = {f"layer{k}": str(i) for i, k in enumerate(stages)}
+    widths = [stage1_width << (k - 1) for k in stages]
+    return BackboneWithFPN(backbone, taps, widths, 256, extra_blocks=extra_blocks, norm_layer=norm_layer)
 
 
 def resnet_fpn_backbone(*, backbone_name, weights=None, norm_layer=FrozenBatchNorm2d, trainable_layers=3,

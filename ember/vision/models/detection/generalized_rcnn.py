@@ -8,6 +8,13 @@ from ember import nn
 __all__ = ["GeneralizedRCNN"]
 
 
+def _height_width(image):
+    """The (H, W) of a (..., H, W) image."""
+    if image.dim() < 2:
+        raise AssertionError(f"expecting the last two dimensions of the Tensor to be H and W instead got {image.shape[-2:]}")
+    return tuple(image.shape[-2:])
+
+
 class GeneralizedRCNN(nn.Module):
     def __init__(self, backbone, rpn, roi_heads, transform):
         super().__init__()
@@ -32,23 +39,19 @@ class GeneralizedRCNN(nn.Module):
                                  f"Found invalid box {boxes[b].tolist()} for target at index {i}.")
 
     def forward(self, images, targets=None):
-        """``images``: list of (C, H_i, W_i) float tensors in [0, 1]."""
+        """``images``: list of (C, H_i, W_i) float tensors in [0, 1]; ``targets`` (training):
+        list of {"boxes": (B_i, 4) xyxy, "labels": (B_i,) int64}."""
         if self.training:
             self._check_targets(targets)
-        original_image_sizes = []
-        for img in images:
-            size = img.shape[-2:]
-            if len(size) != 2:
-                raise AssertionError(f"expecting the last two dimensions of the Tensor to be H and W instead got {img.shape[-2:]}")
-            original_image_sizes.append((size[0], size[1]))
-        images, targets = self.transform(images, targets)
+        original_sizes = [_height_width(img) for img in images]
+        batch, targets = self.transform(images, targets)
         if self.training:
             self._check_degenerate(targets)
-        features = self.backbone(images.tensors)
-        if isinstance(features, ember.Tensor):
-            features = OrderedDict([("0", features)])
-        proposals, proposal_losses = self.rpn(images, features, targets)
-        detections, detector_losses = self.roi_heads(features, proposals, images.image_sizes, targets)
-        detections = self.transform.postprocess(detections, images.image_sizes, original_image_sizes)
-        losses = {**detector_losses, **proposal_losses}
-        return losses if self.training else detections
+        maps = self.backbone(batch.tensors)
+        if isinstance(maps, ember.Tensor):
+            maps = OrderedDict({"0": maps})
+        proposals, rpn_losses = self.rpn(batch, maps, targets)
+        found, head_losses = self.roi_heads(maps, proposals, batch.image_sizes, targets)
+        if self.training:
+            return {**head_losses, **rpn_losses}
+        return self.transform.postprocess(found, batch.image_sizes, original_sizes)
