@@ -211,12 +211,29 @@ def _draw_seed(generator) -> int:
     return int(holder.item())
 
 
-def _world():
-    """``(world_size, rank)`` of an initialised ember.distributed, else ``(1, 0)``."""
+def _initialised_dist():
+    """ember.distributed when a process group is up, else None (never imports it)."""
     dist = sys.modules.get("ember.distributed")
     if dist is not None and dist.is_available() and dist.is_initialized():
-        return dist.get_world_size(), dist.get_rank()
-    return 1, 0
+        return dist
+    return None
+
+
+def _world():
+    """``(world_size, rank)`` of an initialised ember.distributed, else ``(1, 0)``."""
+    dist = _initialised_dist()
+    return (dist.get_world_size(), dist.get_rank()) if dist is not None else (1, 0)
+
+
+def _shared_pipe_seed(generator) -> int:
+    """The seed every rank's pipes share: one int64 drawn here from ``generator``, replaced
+    by rank 0's (a broadcast of the int64 tensor, as torch does) when distributed."""
+    holder = ember.empty((), dtype=ember.int64)
+    holder.random_(generator=generator)
+    dist = _initialised_dist()
+    if dist is not None:
+        dist.broadcast(holder, src=0)
+    return int(holder.item())
 
 
 def _seed_pipe(datapipe, shared_seed):
@@ -250,7 +267,7 @@ class _BaseDataLoaderIter:
         self._sampler_iter = iter(self._index_sampler)
         self._worker_init_fn = loader.worker_init_fn
         if isinstance(self._dataset, IterDataPipe):   # shufflers seeded alike everywhere;
-            self._shared_seed = _draw_seed(loader.generator)   # drawn first, as in torch
+            self._shared_seed = _shared_pipe_seed(loader.generator)   # drawn first, as in torch
             _seed_pipe(self._dataset, self._shared_seed)
         # drawn before the sampler draws anything (it only draws on first next())
         self._base_seed = _draw_seed(loader.generator)
@@ -272,7 +289,7 @@ class _BaseDataLoaderIter:
         self._num_yielded = 0
         self._IterableDataset_len_called = loader._IterableDataset_len_called
         if isinstance(self._dataset, IterDataPipe):   # torch draws a fresh shared seed here
-            self._shared_seed = _draw_seed(loader.generator)
+            self._shared_seed = _shared_pipe_seed(loader.generator)
             _seed_pipe(self._dataset, self._shared_seed)
 
     def _next_index(self):
