@@ -80,8 +80,8 @@ def init_rpc(name, backend=BackendType.TENSORPIPE, rank=-1, world_size=None,
             agent.stop()
             raise
         agent.store, agent.world_size = store, world_size
+        _agent = agent                  # before start: requests may come in at once
         agent.start(workers, addresses)
-        _agent = agent
 
 
 def _exchange(store, agent, world_size, timeout):
