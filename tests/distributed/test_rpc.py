@@ -79,7 +79,8 @@ def test_remote_error_keeps_builtin_types_like_torch():
 
 
 def test_options_constants_and_worker_info_match_torch():
-    mine, theirs = rpc.TensorPipeRpcBackendOptions(), torch.distributed.rpc.TensorPipeRpcBackendOptions()
+    mine = rpc.TensorPipeRpcBackendOptions()
+    theirs = torch.distributed.rpc.TensorPipeRpcBackendOptions()
     for attr in ("num_worker_threads", "rpc_timeout", "init_method", "device_maps", "devices"):
         assert getattr(mine, attr) == getattr(theirs, attr), attr
     for name in ("DEFAULT_RPC_TIMEOUT_SEC", "UNSET_RPC_TIMEOUT", "DEFAULT_INIT_METHOD",

@@ -346,7 +346,8 @@ class Agent:
         out = Future()
         try:
             value = func(*args, **kwargs)
-            if is_async(func) or (isinstance(value, Future) and getattr(func, "_rpc_inline", False)):
+            inline_future = isinstance(value, Future) and getattr(func, "_rpc_inline", False)
+            if is_async(func) or inline_future:
                 if not isinstance(value, Future):
                     raise TypeError(f"async_execution function {func.__qualname__} must "
                                     f"return a Future, got {type(value).__name__}")

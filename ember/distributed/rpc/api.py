@@ -139,7 +139,8 @@ def _barrier(agent, deadline, limit):
     if store.add("rpc/shutdown/arrived", 1) == world:
         store.set("rpc/shutdown/done", b"1")
     try:
-        store.wait(["rpc/shutdown/done"], timedelta(seconds=max(0.001, deadline - time.monotonic())))
+        left = max(0.001, deadline - time.monotonic())
+        store.wait(["rpc/shutdown/done"], timedelta(seconds=left))
     except Exception:                       # noqa: BLE001 - name who is missing
         missing = [str(w.name) for r, w in sorted(agent.workers.items())
                    if not store.check([f"rpc/shutdown/arrived/{r}"])]

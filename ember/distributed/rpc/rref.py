@@ -225,7 +225,10 @@ def _remote_create(rref_id, fork_id, func, args, kwargs):
         entry = _get_or_create(rref_id)
         entry.created = True
         _add_user(rref_id, entry, fork_id)
-    agent.submit(_produce, agent, entry, func, args, kwargs)
+    try:
+        agent.submit(_produce, agent, entry, func, args, kwargs)
+    except Exception as e:              # noqa: BLE001 - to_here raises it
+        entry.future.set_exception(RemoteError.capture(e, agent.info))
     ack = Future()               # answered once the value (or its error) exists
     entry.future.add_done_callback(lambda _: ack.set_result(None))
     return ack
