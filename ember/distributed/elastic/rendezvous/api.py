@@ -4,35 +4,15 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Callable
 
-__all__ = ["RendezvousError", "RendezvousClosedError", "RendezvousTimeoutError",
-           "RendezvousConnectionError", "RendezvousStateError",
-           "RendezvousGracefulExitError", "RendezvousStoreInfo", "RendezvousInfo",
-           "RendezvousHandler", "RendezvousParameters", "RendezvousHandlerRegistry",
-           "rendezvous_handler_registry"]
-
-
-class RendezvousError(Exception):
-    """Base of the rendezvous errors."""
-
-
-class RendezvousClosedError(RendezvousError):
-    """The rendezvous is closed (the job ended or a node gave up)."""
-
-
-class RendezvousTimeoutError(RendezvousError):
-    """A rendezvous did not complete in time."""
-
-
-class RendezvousConnectionError(RendezvousError):
-    """The rendezvous backend could not be reached."""
-
-
-class RendezvousStateError(RendezvousError):
-    """The rendezvous state is corrupt."""
-
-
-class RendezvousGracefulExitError(RendezvousError):
-    """The node is not part of the rendezvous and exits gracefully."""
+__all__ = [
+    # one round's outcome and the backend interface
+    "RendezvousStoreInfo", "RendezvousInfo", "RendezvousHandler",
+    # errors
+    "RendezvousError", "RendezvousTimeoutError", "RendezvousClosedError",
+    "RendezvousGracefulExitError", "RendezvousConnectionError", "RendezvousStateError",
+    # configuration and backends
+    "RendezvousParameters", "RendezvousHandlerRegistry", "rendezvous_handler_registry",
+]
 
 
 @dataclass
@@ -88,83 +68,114 @@ class RendezvousHandler:
         raise NotImplementedError
 
 
-class RendezvousParameters:
-    """Configuration of a rendezvous handler; ``**kwargs`` is the backend's ``config``
-    (from ``--rdzv-conf k=v,...``)."""
+class RendezvousError(Exception):
+    """Base of the rendezvous errors."""
 
-    def __init__(self, backend: str, endpoint: str, run_id: str, min_nodes: int,
-                 max_nodes: int, local_addr: str | None = None, **kwargs):
-        if not backend:
-            raise ValueError("The rendezvous backend name must be a non-empty string.")
-        if min_nodes < 1:
-            raise ValueError(f"The minimum number of rendezvous nodes ({min_nodes}) must be "
-                             "greater than zero.")
-        if max_nodes < min_nodes:
-            raise ValueError(f"The maximum number of rendezvous nodes ({max_nodes}) must be "
-                             "greater than or equal to the minimum number of rendezvous "
-                             f"nodes ({min_nodes}).")
-        self.backend = backend
-        self.endpoint = endpoint
-        self.run_id = run_id
-        self.min_nodes = min_nodes
-        self.max_nodes = max_nodes
-        self.config = kwargs
-        self.local_addr = local_addr
+
+# What can go wrong in a round, most common first.
+class RendezvousTimeoutError(RendezvousError):
+    """A rendezvous did not complete in time."""
+
+
+class RendezvousClosedError(RendezvousError):
+    """The rendezvous is closed (the job ended or a node gave up)."""
+
+
+class RendezvousGracefulExitError(RendezvousError):
+    """The node is not part of the rendezvous and exits gracefully."""
+
+
+class RendezvousConnectionError(RendezvousError):
+    """The rendezvous backend could not be reached."""
+
+
+class RendezvousStateError(RendezvousError):
+    """The rendezvous state is corrupt."""
+
+
+# Spellings ``--rdzv-conf key=value`` may use for a flag.
+_FLAG_WORDS = {**dict.fromkeys(("1", "true", "t", "yes", "y"), True),
+               **dict.fromkeys(("0", "false", "f", "no", "n"), False)}
+
+
+def _check(ok: bool, message: str):
+    if not ok:
+        raise ValueError(message)
+
+
+def _bad_option(key: str, kind: str) -> str:
+    return (f"The rendezvous configuration option '{key}' does not represent a valid "
+            f"{kind} value.")
+
+
+def _check_backend_name(backend):
+    _check(bool(backend), "The rendezvous backend name must be a non-empty string.")
+
+
+class RendezvousParameters:
+    """Configuration of a rendezvous handler: ``min_nodes..max_nodes`` agents meet at
+    ``endpoint`` under ``run_id``; ``**config`` is the backend's ``config`` (from
+    ``--rdzv-conf k=v,...``)."""
+
+    def __init__(self, backend, endpoint, run_id, min_nodes: int, max_nodes: int,
+                 local_addr=None, **config):
+        _check_backend_name(backend)
+        _check(min_nodes >= 1, f"The minimum number of rendezvous nodes ({min_nodes}) must "
+                               "be greater than zero.")
+        _check(min_nodes <= max_nodes,
+               f"The maximum number of rendezvous nodes ({max_nodes}) must be greater than or "
+               f"equal to the minimum number of rendezvous nodes ({min_nodes}).")
+        self.backend, self.endpoint, self.run_id = backend, endpoint, run_id
+        self.min_nodes, self.max_nodes, self.local_addr = min_nodes, max_nodes, local_addr
+        self.config = config
 
     def get(self, key: str, default: Any = None) -> Any:
+        """``config[key]``, or ``default`` when it was not given."""
         return self.config.get(key, default)
 
     def get_as_bool(self, key: str, default: bool | None = None) -> bool | None:
-        value = self.get(key, default)
-        if value is None or isinstance(value, bool):
-            return value
-        if isinstance(value, int):
-            if value in (0, 1):
-                return bool(value)
-        elif isinstance(value, str):
-            if value.lower() in ("1", "true", "t", "yes", "y"):
-                return True
-            if value.lower() in ("0", "false", "f", "no", "n"):
-                return False
-        raise ValueError(f"The rendezvous configuration option '{key}' does not represent a "
-                         "valid boolean value.")
+        """``config[key]`` read as a flag: a bool, 0/1, or a word from ``_FLAG_WORDS``."""
+        raw = self.get(key, default)
+        if raw is None or isinstance(raw, bool):
+            return raw
+        flag = _FLAG_WORDS.get(str(raw).lower()) if isinstance(raw, (int, str)) else None
+        _check(flag is not None, _bad_option(key, "boolean"))
+        return flag
 
     def get_as_int(self, key: str, default: int | None = None) -> int | None:
-        value = self.get(key, default)
-        if value is None:
-            return value
+        """``config[key]`` converted with ``int()``."""
+        raw = self.get(key, default)
         try:
-            return int(value)
-        except ValueError as e:
-            raise ValueError(f"The rendezvous configuration option '{key}' does not represent "
-                             "a valid integer value.") from e
+            return None if raw is None else int(raw)
+        except ValueError as err:
+            raise ValueError(_bad_option(key, "integer")) from err
 
 
 class RendezvousHandlerRegistry:
     """Maps a backend name to a ``creator(params) -> RendezvousHandler``."""
 
     def __init__(self):
-        self._registry: dict[str, Callable] = {}
+        self._creators: dict[str, Callable] = {}
 
     def register(self, backend: str, creator: Callable) -> None:
-        if not backend:
-            raise ValueError("The rendezvous backend name must be a non-empty string.")
-        current = self._registry.get(backend)
-        if current is not None and current is not creator:
-            raise ValueError(f"The rendezvous backend '{backend}' cannot be registered with "
-                             f"'{creator}' as it is already registered with '{current}'.")
-        self._registry[backend] = creator
+        """Add ``creator`` under ``backend``; registering the same creator again is a no-op."""
+        _check_backend_name(backend)
+        known = self._creators.setdefault(backend, creator)
+        _check(known is creator, f"The rendezvous backend '{backend}' cannot be registered "
+                                 f"with '{creator}' as it is already registered with "
+                                 f"'{known}'.")
 
     def create_handler(self, params: RendezvousParameters) -> RendezvousHandler:
-        try:
-            creator = self._registry[params.backend]
-        except KeyError:
-            raise ValueError(f"The rendezvous backend '{params.backend}' is not registered. "
-                             "Did you forget to call `register`?") from None
+        """Build the handler of ``params.backend`` and check it reports that backend."""
+        wanted = params.backend
+        creator = self._creators.get(wanted)
+        _check(creator is not None, f"The rendezvous backend '{wanted}' is not registered. "
+                                    "Did you forget to call `register`?")
         handler = creator(params)
-        if handler.get_backend() != params.backend:
-            raise RuntimeError(f"The rendezvous backend '{handler.get_backend()}' does not "
-                               f"match the requested backend '{params.backend}'.")
+        got = handler.get_backend()
+        if got != wanted:
+            raise RuntimeError(f"The rendezvous backend '{got}' does not match the requested "
+                               f"backend '{wanted}'.")
         return handler
 
 
