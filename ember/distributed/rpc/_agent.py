@@ -10,8 +10,10 @@ the one-way messages queued by ``RRef.__del__`` (which may run inside another se
 fails at once the calls to a peer on this host whose process has exited.
 
 A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
-kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply) and the sender's
-rank. Requests run on ``num_worker_threads`` pool threads; functions marked
+kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply), the sender's
+rank, and the distributed autograd context id and autograd message id (-1: none; see
+``ember.distributed.autograd``): a request runs inside its context, and the tensors
+requiring grad of requests and replies get send/recv nodes. Requests run on ``num_worker_threads`` pool threads; functions marked
 ``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival
 order. A function that returns a Future (``@async_execution``, or an inline one) is
 answered when the Future completes, without holding a thread.
@@ -31,11 +33,13 @@ import weakref
 
 import zmq
 
+from ember.distributed import autograd as dist_autograd
 from ember.distributed.rpc import _wire
 from ember.futures import Future
 
 REQUEST, RESULT, ERROR = 1, 2, 3
-_HEADER = struct.Struct("<BQI")
+_HEADER = struct.Struct("<BQIqq")
+NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
 _BATCH = 512             # messages taken from the ROUTER between those chores
@@ -211,9 +215,9 @@ class Agent:
             raise RuntimeError(f"RPC agent of {self.info} could not send to "
                                f"{self.workers[dst]}: {e}") from None
 
-    def request(self, dst, frames, timeout):
+    def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD):
         """Send ``frames`` (``_wire.encode`` output) to rank ``dst``; a Future of the reply.
-        ``timeout`` seconds, 0 = none."""
+        ``timeout`` seconds, 0 = none; ``autograd``: (context id, autograd message id)."""
         msg_id = next(self.ids)
         fut = Future()
         if dst in self.dead:
@@ -221,7 +225,7 @@ class Agent:
             return fut
         self.pending[msg_id] = _Pending(fut, dst, timeout)
         try:
-            self._send(dst, [_HEADER.pack(REQUEST, msg_id, self.info.id)] + frames)
+            self._send(dst, [_HEADER.pack(REQUEST, msg_id, self.info.id, *autograd)] + frames)
         except RuntimeError:
             self.pending.pop(msg_id, None)
             raise
@@ -229,7 +233,8 @@ class Agent:
 
     def notify(self, dst, frames):
         """A one-way request from any thread (also ``__del__``): sent by the I/O thread."""
-        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id)] + frames))
+        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id, *NO_AUTOGRAD)]
+                                  + frames))
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
@@ -273,11 +278,11 @@ class Agent:
                 return
             frames = router.recv_multipart(copy=False)
             try:
-                kind, msg_id, src = _HEADER.unpack(frames[1].bytes)
+                kind, msg_id, src, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
                 if kind == REQUEST:
-                    self._on_request(src, msg_id, frames[2:])
+                    self._on_request(src, msg_id, frames[2:], ctx_id, ae_id)
                 else:
-                    self._on_reply(kind, msg_id, frames[2:])
+                    self._on_reply(kind, msg_id, frames[2:], src, ctx_id, ae_id)
             except Exception:               # noqa: BLE001 - a user callback failed: go on
                 traceback.print_exc()
 
@@ -310,7 +315,7 @@ class Agent:
                 except Exception:           # noqa: BLE001 - a user callback failed: go on
                     traceback.print_exc()
 
-    def _on_reply(self, kind, msg_id, frames):
+    def _on_reply(self, kind, msg_id, frames, src=-1, ctx_id=-1, ae_id=-1):
         p = self.pending.pop(msg_id, None)
         if p is None:                        # timed out already: free what it carries
             try:
@@ -319,7 +324,9 @@ class Agent:
                 pass
             return
         try:
-            value = _wire.decode(frames)
+            tensors = []
+            value = _wire.decode(frames, tensors)
+            dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
         except BaseException as e:          # noqa: BLE001 - the caller gets it
             p.future.set_exception(e)
             return
@@ -328,16 +335,18 @@ class Agent:
         else:
             p.future.set_result(value)
 
-    def _on_request(self, src, msg_id, frames):
+    def _on_request(self, src, msg_id, frames, ctx_id=-1, ae_id=-1):
         try:
-            func, args, kwargs = _wire.decode(frames)
+            tensors = []
+            func, args, kwargs = _wire.decode(frames, tensors)
+            dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
-            self._reply(src, msg_id, None, RemoteError.capture(e, self.info))
+            self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id)
             return
         if getattr(func, "_rpc_inline", False):
-            self._serve(src, msg_id, func, args, kwargs)
+            self._serve(src, msg_id, func, args, kwargs, ctx_id)
         else:
-            self.pool.submit(self._serve, src, msg_id, func, args, kwargs)
+            self.pool.submit(self._serve, src, msg_id, func, args, kwargs, ctx_id)
 
     # ------------------------------------------------------------------ server side
     def run(self, func, args, kwargs):
@@ -365,21 +374,25 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - delivered to the caller
             out.set_exception(RemoteError.capture(e, self.info))
 
-    def _serve(self, src, msg_id, func, args, kwargs):
-        self.run(func, args, kwargs).add_done_callback(
-            lambda f: self._reply(src, msg_id, *_outcome(f)))
+    def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1):
+        with dist_autograd._active(ctx_id):
+            result = self.run(func, args, kwargs)
+        result.add_done_callback(lambda f: self._reply(src, msg_id, *_outcome(f), ctx_id))
 
-    def _reply(self, dst, msg_id, value, error):
+    def _reply(self, dst, msg_id, value, error, ctx_id=-1):
         if msg_id == 0 or not self.running:
             return
+        me, no = self.info.id, NO_AUTOGRAD
         try:
             if error is None:
-                frames = [_HEADER.pack(RESULT, msg_id, self.info.id)] + _wire.encode(
-                    value, self.same_host(dst))
+                tensors = []
+                frames = _wire.encode(value, self.same_host(dst), tensors)
+                ae_id = dist_autograd._on_send(ctx_id, tensors)
+                frames = [_HEADER.pack(RESULT, msg_id, me, ctx_id, ae_id)] + frames
             else:
-                frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(error)
+                frames = [_HEADER.pack(ERROR, msg_id, me, *no)] + _wire.encode(error)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
-            frames = [_HEADER.pack(ERROR, msg_id, self.info.id)] + _wire.encode(
+            frames = [_HEADER.pack(ERROR, msg_id, me, *no)] + _wire.encode(
                 RemoteError.capture(e, self.info))
         try:
             self._send(dst, frames)

@@ -74,16 +74,19 @@ def _find_reference(fn):
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, buffers, shm):
+    def __init__(self, file, buffers, shm, tensors=None):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.buffers = buffers
         self.shm = shm
+        self.tensors = tensors
 
     def persistent_id(self, obj):
         kind = type(obj)
         if kind in _PLAIN:
             return None
         if isinstance(obj, Tensor):
+            if self.tensors is not None:
+                self.tensors.append(obj)
             return self._tensor(obj)
         if kind is _FunctionType and (obj.__module__ or "ember").startswith("ember"):
             return _op_reference(obj)
@@ -109,14 +112,18 @@ class _Pickler(pickle.Pickler):
 
 
 class _Unpickler(pickle.Unpickler):
-    def __init__(self, file, frames):
+    def __init__(self, file, frames, tensors=None):
         super().__init__(file)
         self.frames = frames
+        self.tensors = tensors
 
     def persistent_load(self, pid):
         tag = pid[0]
         if tag == "T":
-            return _tensor(self.frames[pid[1]], *pid[2:])
+            t = _tensor(self.frames[pid[1]], *pid[2:])
+            if self.tensors is not None:
+                self.tensors.append(t)
+            return t
         if tag == "F":
             return _lookup(pid[1], pid[2])
         if tag == "R":
@@ -197,17 +204,19 @@ def _lookup(module, qualname):
     return obj
 
 
-def encode(obj, shm=False) -> list:
+def encode(obj, shm=False, tensors=None) -> list:
     """``[pickle bytes, buffer of tensor 0, buffer of tensor 1, ...]``; ``shm``: large
-    tensors go through shared memory (the receiver is on this host)."""
+    tensors go through shared memory (the receiver is on this host); ``tensors``: a list
+    that receives the tensors sent (for distributed autograd)."""
     buffers = []
     f = io.BytesIO()
-    _Pickler(f, buffers, shm and HAS_SHM).dump(obj)
+    _Pickler(f, buffers, shm and HAS_SHM, tensors).dump(obj)
     return [f.getvalue()] + buffers
 
 
-def decode(frames):
-    """The object ``encode`` was given; ``frames`` are bytes, buffers or ``zmq.Frame``s."""
+def decode(frames, tensors=None):
+    """The object ``encode`` was given; ``frames`` are bytes, buffers or ``zmq.Frame``s;
+    ``tensors``: a list that receives the tensors rebuilt."""
     head = frames[0]
     head = getattr(head, "buffer", head)
-    return _Unpickler(io.BytesIO(head), frames[1:]).load()
+    return _Unpickler(io.BytesIO(head), frames[1:], tensors).load()

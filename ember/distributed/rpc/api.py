@@ -17,6 +17,7 @@ import time
 from datetime import timedelta
 from urllib.parse import urlparse
 
+from ember.distributed import autograd as dist_autograd
 from ember.distributed.rendezvous import rendezvous
 from ember.distributed.rpc import _wire, constants
 from ember.distributed.rpc._agent import Agent
@@ -200,8 +201,17 @@ def rpc_async(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIME
     dst = _resolve(agent, to)
     if not callable(func):
         raise TypeError(f"function should be callable, got {type(func).__name__}")
-    frames = _wire.encode((func, tuple(args or ()), dict(kwargs or {})), agent.same_host(dst.id))
-    return agent.request(dst.id, frames, _timeout(agent, timeout))
+    frames, autograd = _encode_call(agent, dst.id, (func, tuple(args or ()), dict(kwargs or {})))
+    return agent.request(dst.id, frames, _timeout(agent, timeout), autograd)
+
+
+def _encode_call(agent, dst, call):
+    """The frames of request ``call`` to rank ``dst`` and its (context id, autograd message
+    id): inside a distributed autograd context, tensors requiring grad get a send node."""
+    tensors = []
+    frames = _wire.encode(call, agent.same_host(dst), tensors)
+    context_id = dist_autograd._current_id()
+    return frames, (context_id, dist_autograd._on_send(context_id, tensors))
 
 
 def rpc_sync(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIMEOUT):

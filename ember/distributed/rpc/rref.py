@@ -21,6 +21,7 @@ from __future__ import annotations
 import itertools
 import threading
 
+from ember.distributed import autograd as dist_autograd
 from ember.distributed.rpc import _wire, api, constants
 from ember.distributed.rpc._agent import RemoteError
 from ember.distributed.rpc.options import WorkerInfo
@@ -136,8 +137,13 @@ class RRef:
         return _Proxy(self, api.remote, timeout)
 
     def backward(self, dist_autograd_ctx_id=-1, retain_graph=False):
-        raise NotImplementedError("RRef.backward needs distributed autograd, which ember's "
-                                  "RPC does not have yet")
+        """Backward from the (scalar tensor) value, run on its owner: with
+        ``dist_autograd_ctx_id`` a distributed backward in that context, else a local one
+        (into ``.grad``)."""
+        if self.is_owner():
+            return _backward(self, dist_autograd_ctx_id, retain_graph)
+        return api.rpc_sync(self._owner, _backward,
+                            args=(self, dist_autograd_ctx_id, retain_graph))
 
     def _get_future(self):
         return self._created
@@ -175,6 +181,17 @@ class _Proxy:
         return method
 
 
+def _backward(rref, context_id, retain_graph):
+    from ember._tensor import Tensor
+    value = rref.local_value()
+    if not isinstance(value, Tensor):
+        raise RuntimeError("RRef should contain a tensor for .backward()")
+    if context_id == -1:
+        value.backward(retain_graph=retain_graph)
+    else:
+        dist_autograd.backward(context_id, [value], retain_graph=retain_graph)
+
+
 def _call_method(rref, name, args, kwargs):
     return getattr(rref.local_value(), name)(*args, **kwargs)
 
@@ -209,13 +226,15 @@ def _maybe_free(rref_id, entry):
             del _owned[rref_id]
 
 
-def _produce(agent, entry, func, args, kwargs):
+def _produce(agent, entry, func, args, kwargs, context_id=-1):
     def settle(fut):
         try:
             entry.future.set_result(fut.wait())
         except RemoteError as e:
             entry.future.set_exception(e)
-    agent.run(func, args, kwargs).add_done_callback(settle)
+    with dist_autograd._active(context_id):
+        result = agent.run(func, args, kwargs)
+    result.add_done_callback(settle)
 
 
 @_inline
@@ -226,7 +245,7 @@ def _remote_create(rref_id, fork_id, func, args, kwargs):
         entry.created = True
         _add_user(rref_id, entry, fork_id)
     try:
-        agent.submit(_produce, agent, entry, func, args, kwargs)
+        agent.submit(_produce, agent, entry, func, args, kwargs, dist_autograd._current_id())
     except Exception as e:              # noqa: BLE001 - to_here raises it
         entry.future.set_exception(RemoteError.capture(e, agent.info))
     ack = Future()               # answered once the value (or its error) exists
@@ -314,6 +333,7 @@ def _remote(agent, dst, func, args, kwargs, timeout):
         return RRef._make(agent, agent.info, rref_id, None, entry)
     fork_id = _new_id(agent)
     rref = RRef._make(agent, dst, rref_id, fork_id)
-    rref._created = agent.request(dst.id, _wire.encode(
-        (_remote_create, (rref_id, fork_id, func, args, kwargs), {})), timeout)
+    frames, autograd = api._encode_call(
+        agent, dst.id, (_remote_create, (rref_id, fork_id, func, args, kwargs), {}))
+    rref._created = agent.request(dst.id, frames, timeout, autograd)
     return rref

@@ -1,0 +1,109 @@
+"""ember.distributed.autograd, RRef.backward and DistributedOptimizer with real worker
+processes on loopback; gradients and trained parameters compared with the same model
+run in one process by torch (float64)."""
+import textwrap
+
+import numpy as np
+import pytest
+
+pytest.importorskip("zmq")
+
+from tests.distributed.workers import run_workers  # noqa: E402
+
+torch = pytest.importorskip("torch")
+
+PRELUDE = """
+import ember.distributed.rpc as rpc
+import ember.distributed.autograd as dist_autograd
+from ember.distributed.optim import DistributedOptimizer
+
+def errors(fn):
+    try:
+        fn()
+    except Exception as e:
+        return [type(e).__name__, str(e)]
+    return None
+
+def grads_here(cid):
+    return sorted([g.tolist() for g in dist_autograd.get_gradients(cid).values()])
+
+W1 = None
+
+def scale_by_w1(y):          # worker1's own parameter, a leaf there
+    global W1
+    if W1 is None:
+        W1 = ember.tensor([[1.5, -0.5], [0.25, 2.0]], dtype=ember.float64, requires_grad=True)
+    return ember.tanh(y @ W1)
+"""
+
+X = [[1.0, 2.0, -1.0], [0.5, -0.3, 0.8]]
+W = [[0.1, -0.2], [0.3, 0.4], [-0.5, 0.6]]
+W1 = [[1.5, -0.5], [0.25, 2.0]]
+
+
+def _run(body, world_size=2, **kw):
+    return run_workers(PRELUDE + textwrap.dedent(body), world_size, init=False, timeout=60,
+                       **kw)
+
+
+def _reference():
+    x = torch.tensor(X, dtype=torch.float64)
+    w = torch.tensor(W, dtype=torch.float64, requires_grad=True)
+    w1 = torch.tensor(W1, dtype=torch.float64, requires_grad=True)
+    y = torch.mm(x, w)
+    z = torch.tanh(y @ w1)
+    loss = (z * z).sum() + (y * 3).sum()
+    loss.backward()
+    return w.grad.tolist(), w1.grad.tolist(), loss.item()
+
+
+def test_backward_across_two_workers_equals_one_process():
+    out = _run("""
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK == 0:
+        x = ember.tensor(%r, dtype=ember.float64)
+        w = ember.tensor(%r, dtype=ember.float64, requires_grad=True)
+        with dist_autograd.context() as cid:
+            report([cid >> 48, cid & ((1 << 48) - 1)])
+            y = rpc.rpc_sync("worker1", ember.mm, args=(x, w))          # w goes, y comes back
+            z = rpc.rpc_sync("worker1", scale_by_w1, args=(y,))
+            loss = (z * z).sum() + (y * 3).sum()
+            report([y.requires_grad, y.is_leaf, type(y.grad_fn).__name__])
+            dist_autograd.backward(cid, [loss])
+            grads = dist_autograd.get_gradients(cid)
+            report([list(grads) == [w], grads[w].tolist(), w.grad is None, loss.item()])
+            report(rpc.rpc_sync("worker1", grads_here, args=(cid,)))
+            report(errors(lambda: dist_autograd.backward(cid, [loss * 2])))   # graph freed
+            report(errors(lambda: dist_autograd.backward(cid, [z])))
+            report(errors(lambda: dist_autograd.backward(cid, [x.sum()])))
+        report(errors(lambda: dist_autograd.get_gradients(cid)))
+        with dist_autograd.context() as cid2:
+            report(cid2 - cid)
+            y = rpc.rpc_sync("worker1", ember.mm, args=(x, w))
+            rr = rpc.remote("worker1", ember.sum, args=(y * y,))
+            rr.backward(cid2)                      # runs on the owner, flows back here
+            report(dist_autograd.get_gradients(cid2)[w].tolist())
+        report(errors(lambda: rpc.RRef(3).backward()))
+        rpc.RRef((w * 2).sum()).backward()         # no context: local backward into .grad
+        report(w.grad.tolist())
+    rpc.shutdown()
+    """ % (X, W))[0]
+    gw, gw1, loss = _reference()
+    assert out[0] == [0, 0]
+    assert out[1] == [True, False, "RecvRpcBackward"]
+    assert out[2][0] is True and out[2][2] is True
+    np.testing.assert_allclose(out[2][1], gw, rtol=1e-12)
+    assert out[2][3] == pytest.approx(loss, rel=1e-12)
+    np.testing.assert_allclose(out[3][0], gw1, rtol=1e-12)
+    assert out[4][0] == "RuntimeError" and "second time" in out[4][1]
+    assert out[5] == ["RuntimeError", out[5][1]] and out[5][1].endswith(
+        "is not a scalar, all roots need to be scalar")
+    assert out[6] == ["RuntimeError", "requires_grad not set on root"]
+    assert out[7] == ["RuntimeError", "Could not find autograd context with id: 0"]
+    assert out[8] == 1
+    x = torch.tensor(X, dtype=torch.float64)
+    w = torch.tensor(W, dtype=torch.float64, requires_grad=True)
+    (torch.mm(x, w) ** 2).sum().backward()
+    np.testing.assert_allclose(out[9], w.grad.numpy(), rtol=1e-12)
+    assert out[10] == ["RuntimeError", "RRef should contain a tensor for .backward()"]
+    assert out[11] == [[2.0, 2.0]] * 3
