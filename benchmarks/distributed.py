@@ -55,6 +55,7 @@ def worker(lib_name, cases):
     if "ddp" in cases:
         sys.path.insert(0, HERE)
         from training import cnn, mlp
+        lib.set_num_threads(1)          # training.py sets torch to every core on import
         for name, build, shape in (("DDP step MLP (128/rank)", mlp, (128, 784)),
                                    ("DDP step CNN (64/rank)", cnn, (64, 1, 28, 28))):
             lib.manual_seed(0)
