@@ -107,3 +107,67 @@ def test_backward_across_two_workers_equals_one_process():
     np.testing.assert_allclose(out[9], w.grad.numpy(), rtol=1e-12)
     assert out[10] == ["RuntimeError", "RRef should contain a tensor for .backward()"]
     assert out[11] == [[2.0, 2.0]] * 3
+
+
+EMB = np.linspace(-1, 1, 30).reshape(10, 3).tolist()
+LIN = {"1": ([[0.3, -0.2, 0.5]], [0.1]), "2": ([[-0.4, 0.6, 0.2]], [-0.3])}
+IDX = {"1": [[0, 1, 2], [3, 4, 0], [2, 2, 4]], "2": [[5, 6, 7], [8, 9, 5], [7, 7, 9]]}
+TARGET = [[1.0, -1.0, 0.5], [0.0, 2.0, -0.5], [1.5, 0.5, -1.0]]
+
+
+def test_parameter_server_with_two_trainers_equals_one_process_training():
+    """The server owns an embedding; each trainer a linear layer and its own rows of the
+    embedding (so the order in which the trainers' steps interleave does not matter)."""
+    out = _run("""
+    EMB, LIN, IDX, TARGET = %r, %r, %r, %r
+    if RANK == 0:
+        emb = ember.nn.Embedding(10, 3, dtype=ember.float64)
+        with ember.no_grad():
+            emb.weight.copy_(ember.tensor(EMB, dtype=ember.float64))
+
+    def param_rrefs():
+        return [rpc.RRef(p) for p in emb.parameters()]
+
+    def server_forward(indices):
+        return emb(indices)
+
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK > 0:
+        lin = ember.nn.Linear(3, 1, dtype=ember.float64)
+        w, b = LIN[str(RANK)]
+        with ember.no_grad():
+            lin.weight.copy_(ember.tensor(w, dtype=ember.float64))
+            lin.bias.copy_(ember.tensor(b, dtype=ember.float64))
+        params = rpc.rpc_sync("worker0", param_rrefs) + [rpc.RRef(p) for p in lin.parameters()]
+        opt = DistributedOptimizer(ember.optim.SGD, params, lr=0.1, momentum=0.9)
+        for idx, target in zip(IDX[str(RANK)], TARGET):
+            with dist_autograd.context() as cid:
+                e = rpc.rpc_sync("worker0", server_forward, args=(ember.tensor(idx),))
+                pred = lin(e).squeeze(-1)
+                loss = ((pred - ember.tensor(target, dtype=ember.float64)) ** 2).mean()
+                dist_autograd.backward(cid, [loss])
+                opt.step(cid)
+        report([lin.weight.tolist(), lin.bias.tolist(), lin.weight.grad is None])
+    rpc.shutdown()
+    if RANK == 0:
+        report([emb.weight.tolist(), emb.weight.grad is None])
+    """ % (EMB, LIN, IDX, TARGET), world_size=3)
+    emb = torch.nn.Embedding(10, 3, dtype=torch.float64)
+    with torch.no_grad():
+        emb.weight.copy_(torch.tensor(EMB, dtype=torch.float64))
+    for rank in (1, 2):              # one trainer after the other, in one process
+        lin = torch.nn.Linear(3, 1, dtype=torch.float64)
+        with torch.no_grad():
+            lin.weight.copy_(torch.tensor(LIN[str(rank)][0], dtype=torch.float64))
+            lin.bias.copy_(torch.tensor(LIN[str(rank)][1], dtype=torch.float64))
+        opt = torch.optim.SGD([emb.weight, *lin.parameters()], lr=0.1, momentum=0.9)
+        for idx, target in zip(IDX[str(rank)], TARGET):
+            opt.zero_grad()
+            pred = lin(emb(torch.tensor(idx))).squeeze(-1)
+            ((pred - torch.tensor(target, dtype=torch.float64)) ** 2).mean().backward()
+            opt.step()
+        np.testing.assert_allclose(out[rank][0][0], lin.weight.detach().numpy(), rtol=1e-12)
+        np.testing.assert_allclose(out[rank][0][1], lin.bias.detach().numpy(), rtol=1e-12)
+        assert out[rank][0][2] is True                  # gradients stayed in the context
+    np.testing.assert_allclose(out[0][0][0], emb.weight.detach().numpy(), rtol=1e-12)
+    assert out[0][0][1] is True
