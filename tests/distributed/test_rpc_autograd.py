@@ -171,3 +171,38 @@ def test_parameter_server_with_two_trainers_equals_one_process_training():
         assert out[rank][0][2] is True                  # gradients stayed in the context
     np.testing.assert_allclose(out[0][0][0], emb.weight.detach().numpy(), rtol=1e-12)
     assert out[0][0][1] is True
+
+
+def test_profiler_records_rpc_events_and_the_callees_ops_like_torch():
+    out = _run("""
+    from ember.autograd import profiler
+
+    def udf(x):
+        return x * 2 + 1
+
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK == 0:
+        x = ember.ones(2)
+        with profiler.profile() as prof:
+            a = rpc.rpc_sync("worker1", ember.add, args=(x, 1))
+            b = rpc.rpc_async("worker1", udf, args=(x,)).wait()
+            c = rpc.remote("worker1", ember.mul, args=(x, 3)).to_here()
+        report([a.tolist(), b.tolist(), c.tolist()])
+        report([[e.name, getattr(e, "node_id", 0), e.cpu_parent.name if e.cpu_parent else None,
+                 e.end_us >= e.start_us] for e in prof.function_events])
+        report(rpc.rpc_sync("worker1", ember.add, args=(x, 1)).tolist())   # not profiled
+    rpc.shutdown()
+    """)[0]
+    assert out[0] == [[2.0, 2.0], [3.0, 3.0], [3.0, 3.0]]
+    events = {name: (node, parent, ok) for name, node, parent, ok in out[1]}
+    assert all(ok for _, _, ok in events.values())
+    sync = "rpc_sync#aten::add(worker0 -> worker1)"
+    assert events[sync] == (0, None, True)
+    assert events[f"{sync}#remote_op: aten::add"] == (1, None, True)
+    udf = "rpc_async#udf(worker0 -> worker1)"
+    assert events[udf] == (0, None, True)
+    assert events[f"{udf}#remote_op: aten::mul"] == (1, None, True)
+    assert events[f"{udf}#remote_op: aten::add"] == (1, None, True)
+    assert events["rpc_remote#aten::mul(worker0 -> worker1)"] == (0, None, True)
+    assert events["to_here#(worker0)->(worker1)"] == (0, None, True)
+    assert out[2] == [2.0, 2.0]

@@ -46,7 +46,7 @@ class _Context:
         self.backward_pass = None   # the _Pass running or last run here
         self.sends = {}             # autograd message id -> SendRpcBackward
         self.grads = {}             # leaf tensor -> its accumulated gradient
-        self.lock = threading.Lock()
+        self.lock = threading.RLock()
 
 
 class SendRpcBackward(Node):
@@ -158,7 +158,7 @@ def _release_on_peers(context_id):
 def _on_send(context_id, tensors):
     """Before sending a message of ``context_id`` holding ``tensors``: the autograd message
     id of the send node recorded for those requiring grad, or -1 (none do)."""
-    if context_id == -1:
+    if context_id == -1 or not state.grad_enabled:
         return -1
     needing = [t for t in tensors if t._requires_grad]
     if not needing:

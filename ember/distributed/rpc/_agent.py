@@ -13,7 +13,8 @@ A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header 
 kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply), the sender's
 rank, and the distributed autograd context id and autograd message id (-1: none; see
 ``ember.distributed.autograd``): a request runs inside its context, and the tensors
-requiring grad of requests and replies get send/recv nodes. Requests run on ``num_worker_threads`` pool threads; functions marked
+requiring grad of requests and replies get send/recv nodes. A PROFILED request runs
+under a profile and its reply is ``(value, events)`` (``_profiling.py``). Requests run on ``num_worker_threads`` pool threads; functions marked
 ``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival
 order. A function that returns a Future (``@async_execution``, or an inline one) is
 answered when the Future completes, without holding a thread.
@@ -34,10 +35,10 @@ import weakref
 import zmq
 
 from ember.distributed import autograd as dist_autograd
-from ember.distributed.rpc import _wire
+from ember.distributed.rpc import _profiling, _wire
 from ember.futures import Future
 
-REQUEST, RESULT, ERROR = 1, 2, 3
+REQUEST, RESULT, ERROR, PROFILED = 1, 2, 3, 4     # PROFILED: a request to run profiled
 _HEADER = struct.Struct("<BQIqq")
 NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
@@ -215,7 +216,7 @@ class Agent:
             raise RuntimeError(f"RPC agent of {self.info} could not send to "
                                f"{self.workers[dst]}: {e}") from None
 
-    def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD):
+    def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD, profiled=False):
         """Send ``frames`` (``_wire.encode`` output) to rank ``dst``; a Future of the reply.
         ``timeout`` seconds, 0 = none; ``autograd``: (context id, autograd message id)."""
         msg_id = next(self.ids)
@@ -225,7 +226,8 @@ class Agent:
             return fut
         self.pending[msg_id] = _Pending(fut, dst, timeout)
         try:
-            self._send(dst, [_HEADER.pack(REQUEST, msg_id, self.info.id, *autograd)] + frames)
+            kind = PROFILED if profiled else REQUEST
+            self._send(dst, [_HEADER.pack(kind, msg_id, self.info.id, *autograd)] + frames)
         except RuntimeError:
             self.pending.pop(msg_id, None)
             raise
@@ -279,8 +281,8 @@ class Agent:
             frames = router.recv_multipart(copy=False)
             try:
                 kind, msg_id, src, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
-                if kind == REQUEST:
-                    self._on_request(src, msg_id, frames[2:], ctx_id, ae_id)
+                if kind == REQUEST or kind == PROFILED:
+                    self._on_request(src, msg_id, frames[2:], ctx_id, ae_id, kind == PROFILED)
                 else:
                     self._on_reply(kind, msg_id, frames[2:], src, ctx_id, ae_id)
             except Exception:               # noqa: BLE001 - a user callback failed: go on
@@ -335,7 +337,7 @@ class Agent:
         else:
             p.future.set_result(value)
 
-    def _on_request(self, src, msg_id, frames, ctx_id=-1, ae_id=-1):
+    def _on_request(self, src, msg_id, frames, ctx_id=-1, ae_id=-1, profiled=False):
         try:
             tensors = []
             func, args, kwargs = _wire.decode(frames, tensors)
@@ -344,9 +346,9 @@ class Agent:
             self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id)
             return
         if getattr(func, "_rpc_inline", False):
-            self._serve(src, msg_id, func, args, kwargs, ctx_id)
+            self._serve(src, msg_id, func, args, kwargs, ctx_id, profiled)
         else:
-            self.pool.submit(self._serve, src, msg_id, func, args, kwargs, ctx_id)
+            self.pool.submit(self._serve, src, msg_id, func, args, kwargs, ctx_id, profiled)
 
     # ------------------------------------------------------------------ server side
     def run(self, func, args, kwargs):
@@ -374,10 +376,16 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - delivered to the caller
             out.set_exception(RemoteError.capture(e, self.info))
 
-    def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1):
+    def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1, profiled=False):
         with dist_autograd._active(ctx_id):
-            result = self.run(func, args, kwargs)
-        result.add_done_callback(lambda f: self._reply(src, msg_id, *_outcome(f), ctx_id))
+            if not profiled:
+                result = self.run(func, args, kwargs)
+                result.add_done_callback(
+                    lambda f: self._reply(src, msg_id, *_outcome(f), ctx_id))
+                return
+            result, events = _profiling.run_profiled(lambda: self.run(func, args, kwargs))
+        result.add_done_callback(
+            lambda f: self._reply(src, msg_id, *_outcome(f, events), ctx_id))
 
     def _reply(self, dst, msg_id, value, error, ctx_id=-1):
         if msg_id == 0 or not self.running:
@@ -421,9 +429,11 @@ def _close_all(socks):
         sock.close(0)
 
 
-def _outcome(fut):
-    """(value, None) or (None, RemoteError) of a completed Future."""
+def _outcome(fut, events=None):
+    """(value, None) or (None, RemoteError) of a completed Future; with ``events`` (of a
+    profiled run) the value is ``(value, events)``."""
     try:
-        return fut.wait(), None
+        value = fut.wait()
+        return (value if events is None else (value, events)), None
     except RemoteError as e:
         return None, e

@@ -19,7 +19,7 @@ from urllib.parse import urlparse
 
 from ember.distributed import autograd as dist_autograd
 from ember.distributed.rendezvous import rendezvous
-from ember.distributed.rpc import _wire, constants
+from ember.distributed.rpc import _profiling, _wire, constants
 from ember.distributed.rpc._agent import Agent
 from ember.distributed.rpc.options import (BackendType, RpcBackendOptions,
                                            TensorPipeRpcBackendOptions, WorkerInfo)
@@ -201,8 +201,21 @@ def rpc_async(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIME
     dst = _resolve(agent, to)
     if not callable(func):
         raise TypeError(f"function should be callable, got {type(func).__name__}")
+    return _call(agent, dst, func, args, kwargs, timeout, "rpc_async")
+
+
+def _call(agent, dst, func, args, kwargs, timeout, kind, event=None):
+    """Send the request; its Future. While a profile records on this thread the call is
+    an event (``<kind>#<func>(me -> dst)``, or ``event``) holding the callee's ops too."""
     frames, autograd = _encode_call(agent, dst.id, (func, tuple(args or ()), dict(kwargs or {})))
-    return agent.request(dst.id, frames, _timeout(agent, timeout), autograd)
+    profiles = _profiling.recording()
+    if not profiles:
+        return agent.request(dst.id, frames, _timeout(agent, timeout), autograd)
+    name = event or f"{kind}#{_profiling.func_name(func)}({agent.info.name} -> {dst.name})"
+    events = _profiling.start(name, profiles, agent.info.id)
+    raw = agent.request(dst.id, frames, _timeout(agent, timeout), autograd,
+                        profiled=event is None)
+    return _profiling.follow(raw, events, dst.id, unwrap=event is None)
 
 
 def _encode_call(agent, dst, call):
@@ -216,7 +229,11 @@ def _encode_call(agent, dst, call):
 
 def rpc_sync(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIMEOUT):
     """``rpc_async(...).wait()``: the value of ``func`` run on worker ``to``."""
-    return rpc_async(to, func, args, kwargs, timeout).wait()
+    agent = _current()
+    dst = _resolve(agent, to)
+    if not callable(func):
+        raise TypeError(f"function should be callable, got {type(func).__name__}")
+    return _call(agent, dst, func, args, kwargs, timeout, "rpc_sync").wait()
 
 
 def remote(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIMEOUT):

@@ -22,7 +22,7 @@ import itertools
 import threading
 
 from ember.distributed import autograd as dist_autograd
-from ember.distributed.rpc import _wire, api, constants
+from ember.distributed.rpc import _profiling, _wire, api, constants
 from ember.distributed.rpc._agent import RemoteError
 from ember.distributed.rpc.options import WorkerInfo
 from ember.futures import Future
@@ -123,7 +123,9 @@ class RRef:
             return self.local_value()
         if self._created is not None and self._created.done():
             self._created.wait()        # creation failed (e.g. timed out): raise that
-        return api.rpc_sync(self._owner, _fetch, args=(self._rref_id,), timeout=timeout)
+        agent = self._agent
+        return api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout, "to_here",
+                         event=f"to_here#({agent.info.name})->({self._owner.name})").wait()
 
     # ------------------------------------------------------------------ proxies
     def rpc_sync(self, timeout=constants.UNSET_RPC_TIMEOUT):
@@ -335,5 +337,12 @@ def _remote(agent, dst, func, args, kwargs, timeout):
     rref = RRef._make(agent, dst, rref_id, fork_id)
     frames, autograd = api._encode_call(
         agent, dst.id, (_remote_create, (rref_id, fork_id, func, args, kwargs), {}))
-    rref._created = agent.request(dst.id, frames, timeout, autograd)
+    profiles = _profiling.recording()
+    if not profiles:
+        rref._created = agent.request(dst.id, frames, timeout, autograd)
+        return rref
+    events = _profiling.start(f"rpc_remote#{_profiling.func_name(func)}({agent.info.name} -> "
+                              f"{dst.name})", profiles, agent.info.id)
+    rref._created = _profiling.follow(agent.request(dst.id, frames, timeout, autograd),
+                                      events, dst.id, unwrap=False)
     return rref
