@@ -206,3 +206,37 @@ def test_profiler_records_rpc_events_and_the_callees_ops_like_torch():
     assert events["rpc_remote#aten::mul(worker0 -> worker1)"] == (0, None, True)
     assert events["to_here#(worker0)->(worker1)"] == (0, None, True)
     assert out[2] == [2.0, 2.0]
+
+
+def test_nested_calls_through_three_workers_and_retained_graph_accumulate():
+    out = _run("""
+    def via_worker2(x, w):           # runs on worker1 inside the caller's context
+        return ember.sin(rpc.rpc_sync("worker2", ember.mul, args=(x, w))) * w
+
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK == 1:
+        with dist_autograd.context() as cid:
+            report([cid >> 48, cid & 0xFFFF])
+    if RANK == 0:
+        x = ember.tensor([0.5, -1.0, 2.0], dtype=ember.float64, requires_grad=True)
+        w = ember.tensor([1.5, 0.25, -0.75], dtype=ember.float64, requires_grad=True)
+        with dist_autograd.context() as cid:
+            loss = rpc.rpc_sync("worker1", via_worker2, args=(x, w)).sum()
+            dist_autograd.backward(cid, [loss], retain_graph=True)
+            first = dist_autograd.get_gradients(cid)
+            once = {"x": first[x].tolist(), "w": first[w].tolist()}
+            dist_autograd.backward(cid, [loss])
+            grads = dist_autograd.get_gradients(cid)
+            report([once, grads[x].tolist(), grads[w].tolist(), x.grad is None])
+    rpc.shutdown()
+    """, world_size=3)
+    assert out[1] == [[1, 0]]
+    x = torch.tensor([0.5, -1.0, 2.0], dtype=torch.float64, requires_grad=True)
+    w = torch.tensor([1.5, 0.25, -0.75], dtype=torch.float64, requires_grad=True)
+    (torch.sin(x * w) * w).sum().backward()
+    once, gx, gw, no_grad = out[0][0]
+    np.testing.assert_allclose(once["x"], x.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(once["w"], w.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gx, 2 * x.grad.numpy(), rtol=1e-12)
+    np.testing.assert_allclose(gw, 2 * w.grad.numpy(), rtol=1e-12)
+    assert no_grad is True

@@ -14,10 +14,11 @@ kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply), the send
 rank, and the distributed autograd context id and autograd message id (-1: none; see
 ``ember.distributed.autograd``): a request runs inside its context, and the tensors
 requiring grad of requests and replies get send/recv nodes. A PROFILED request runs
-under a profile and its reply is ``(value, events)`` (``_profiling.py``). Requests run on ``num_worker_threads`` pool threads; functions marked
-``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread, in arrival
-order. A function that returns a Future (``@async_execution``, or an inline one) is
-answered when the Future completes, without holding a thread.
+under a profile and its reply is ``(value, events)`` (``_profiling.py``). Requests run
+on ``num_worker_threads`` pool threads; functions marked ``_rpc_inline`` (the RRef
+bookkeeping of ``rref.py``) run on the I/O thread, in arrival order. A function that
+returns a Future (``@async_execution``, or an inline one) is answered when the Future
+completes, without holding a thread.
 """
 from __future__ import annotations
 
