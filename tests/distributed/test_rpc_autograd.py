@@ -191,6 +191,9 @@ def test_profiler_records_rpc_events_and_the_callees_ops_like_torch():
         report([[e.name, getattr(e, "node_id", 0), e.cpu_parent.name if e.cpu_parent else None,
                  e.end_us >= e.start_us] for e in prof.function_events])
         report(rpc.rpc_sync("worker1", ember.add, args=(x, 1)).tolist())   # not profiled
+        with ember.profiler.profile() as prof:
+            rpc.rpc_sync("worker1", ember.add, args=(x, 1))
+        report([e.name for e in prof.events()])
     rpc.shutdown()
     """)[0]
     assert out[0] == [[2.0, 2.0], [3.0, 3.0], [3.0, 3.0]]
@@ -206,6 +209,7 @@ def test_profiler_records_rpc_events_and_the_callees_ops_like_torch():
     assert events["rpc_remote#aten::mul(worker0 -> worker1)"] == (0, None, True)
     assert events["to_here#(worker0)->(worker1)"] == (0, None, True)
     assert out[2] == [2.0, 2.0]
+    assert out[3] == [sync, f"{sync}#remote_op: aten::add"]
 
 
 def test_nested_calls_through_three_workers_and_retained_graph_accumulate():

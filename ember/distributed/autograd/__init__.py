@@ -28,7 +28,7 @@ from ember._tensor import _make
 from ember.autograd import engine
 from ember.autograd.graph import AccumulateGrad, Node, grad_edge
 
-__all__ = ["context", "backward", "get_gradients"]
+__all__ = ["context", "backward", "get_gradients", "is_available"]
 
 _lock = threading.Lock()
 _contexts = {}                  # context id -> _Context
@@ -78,6 +78,11 @@ class RecvRpcBackward(Node):
 
     def apply(self, grads):
         return []
+
+
+def is_available():
+    """True: distributed autograd rides on ember's RPC."""
+    return True
 
 
 def _worker_id():

@@ -21,7 +21,8 @@ def func_name(func):
     """``aten::add`` for ember's ops, the qualified name of other functions."""
     module = getattr(func, "__module__", None) or "ember"
     name = getattr(func, "__qualname__", None) or getattr(func, "__name__", repr(func))
-    if module.startswith("ember") and type(func).__name__ != "ScriptFunction":
+    if module.startswith("ember") and not module.startswith("ember.distributed") and \
+            type(func).__name__ != "ScriptFunction":
         return f"aten::{getattr(func, '__name__', name)}"
     return name if module == "__main__" else f"{module}.{name}"
 
