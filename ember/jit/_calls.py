@@ -395,6 +395,9 @@ def method_call(c, v, name, args, kwargs, e):
         return c.resolver.call_method(c, v, name, args, kwargs, e)
     if isinstance(t, T.FutureType) and name == "wait":
         return c.emit("aten::wait", [v], [t.elem], e).output
+    if isinstance(t, T.RRefType):
+        from ember.jit import _rpc
+        return _rpc.rref_method(c, v, name, args, e)
     if t is T.AnyType:
         return c.emit("prim::CallAny", [v] + args + list(kwargs.values()), [T.AnyType], e,
                       {"name": name}, kwnames=list(kwargs)).output
@@ -669,6 +672,9 @@ def jit_builtin(c, fn, arg_nodes, kw_nodes, e, type_hint):
         t = args[0].type
         rt = t.elem if isinstance(t, T.FutureType) else T.AnyType
         return S.SimpleValue(c.emit("aten::wait", args, [rt], e).output)
+    if name in ("rpc_async", "rpc_sync", "remote"):
+        from ember.jit import _rpc
+        return S.SimpleValue(_rpc.rpc_call(c, name, arg_nodes, kw_nodes, e))
     if name == "unchecked_cast":
         t = annotation(c, arg_nodes[0])
         v = c.value(c.expr(arg_nodes[1]), arg_nodes[1])

@@ -156,6 +156,19 @@ class FutureType(JitType):
         return f"Future[{self.elem.annotation}]"
 
 
+@dataclass(frozen=True)
+class RRefType(JitType):
+    """``RRef[T]``: what scripted ``rpc.remote`` returns (see ``_rpc.py``)."""
+    elem: JitType
+
+    def __str__(self):
+        return f"RRef({self.elem})"
+
+    @property
+    def annotation(self):
+        return f"RRef[{self.elem.annotation}]"
+
+
 @dataclass(frozen=True, eq=False)
 class ClassType(JitType):
     """A scripted class or module. ``attributes`` maps name -> type (filled while the class
@@ -338,6 +351,8 @@ def from_annotation_ast(node, env, resolve_class=None):
             return sub[0]
         if head == "Future":
             return FutureType(sub[0])
+        if head == "RRef":
+            return RRefType(sub[0])
         if head == "Union":
             return make_union(sub)
         raise AnnotationError(f"Unknown type constructor {head}")

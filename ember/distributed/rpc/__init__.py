@@ -24,3 +24,13 @@ __all__ = ["init_rpc", "shutdown", "rpc_sync", "rpc_async", "remote", "get_worke
 def is_available():
     """True: the ZeroMQ agent needs only pyzmq."""
     return True
+
+
+def _register_with_jit():
+    """Scripted code may call ``rpc_async``/``rpc_sync``/``remote`` (``ember/jit/_rpc.py``)."""
+    from ember.jit import _script_api
+    _script_api.JIT_BUILTINS.update({rpc_async: "rpc_async", rpc_sync: "rpc_sync",
+                                     remote: "remote"})
+
+
+_register_with_jit()
