@@ -12,7 +12,9 @@ FAST mode: the send nodes of the context count as roots too, fed when their grad
 arrive); leaves' gradients are accumulated into the context, not ``.grad``; a recv node
 sends its gradients back to the sender (``_backward_from_send``), which continues from
 the matching send node the same way. Every worker waits for the gradients it sent on to
-be processed, so ``backward`` returns when all the work it caused has finished.
+be processed, so ``backward`` returns when all the work it caused has finished. Leaves'
+post-accumulate-grad hooks and ``queue_callback`` work as in local backward: this is
+how DDP's reducer averages the gradients in the context (``_grads_target``).
 """
 from __future__ import annotations
 
@@ -230,6 +232,7 @@ class _Pass:
                     if node.variable is not None and gs[0] is not None:
                         old = ctx.grads.get(node.variable)
                         ctx.grads[node.variable] = gs[0] if old is None else old + gs[0]
+                        _post_accumulate_hooks(node.variable)
                     continue
                 if isinstance(node, RecvRpcBackward):
                     if any(g is not None for g in gs):
@@ -249,6 +252,39 @@ class _Pass:
         finally:
             state.grad_enabled = prev
         return futures
+
+
+def _post_accumulate_hooks(t):
+    """The leaf's post-accumulate-grad hooks (DDP's reducer): they find the gradient in the
+    context through ``_grads_target``."""
+    m = t._meta
+    if m is not None and m.post_acc_hooks:
+        for _, hook in list(m.post_acc_hooks):
+            hook(t)
+
+
+def _grads_target():
+    """During a distributed backward pass on this thread: its context's ``{leaf: grad}``
+    (where DDP reads and writes gradients instead of ``.grad``); else None."""
+    return getattr(_local, "grads", None)
+
+
+def _run_pass(ctx, run):
+    """``run()`` (a pass's ready nodes; the Futures it sent) as one local graph task:
+    ``queue_callback`` works inside, and the callbacks run once the gradients sent on have
+    been processed."""
+    task = engine.GraphTask(None, True, False, False)
+    engine._tasks.stack.append(task)
+    previous = getattr(_local, "grads", None)
+    _local.grads = ctx.grads
+    try:
+        _wait(run())
+        callbacks = task.final_callbacks
+        while callbacks:
+            callbacks.pop(0)()
+    finally:
+        _local.grads = previous
+        engine._tasks.stack.pop()
 
 
 def _send_back(ctx, pass_id, node, grads, retain_graph):
@@ -284,31 +320,35 @@ def backward(context_id, roots, retain_graph=False):
             raise RuntimeError("requires_grad not set on root")
         edges.append(edge)
     pass_id = (_worker_id() << 48) | next(_pass_ids)
-    with ctx.lock:
-        sends = list(ctx.sends.values())
-        p = ctx.backward_pass = _Pass(pass_id, [e[0] for e in edges] + sends)
-        for (node, nr), r in zip(edges, roots):
-            grads = [None] * max(node._num_outputs, nr + 1)
-            grads[nr] = _make(np.ones(r._data.shape, r._data.dtype))
-            p.feed(node, grads)
-        futures = p.run(ctx, retain_graph)
-    _wait(futures)
+
+    def run():
+        with ctx.lock:
+            sends = list(ctx.sends.values())
+            p = ctx.backward_pass = _Pass(pass_id, [e[0] for e in edges] + sends)
+            for (node, nr), r in zip(edges, roots):
+                grads = [None] * max(node._num_outputs, nr + 1)
+                grads[nr] = _make(np.ones(r._data.shape, r._data.dtype))
+                p.feed(node, grads)
+            return p.run(ctx, retain_graph)
+    _run_pass(ctx, run)
 
 
 def _backward_from_send(context_id, pass_id, message_id, grads, retain_graph):
     """Gradients for the tensors of message ``message_id`` arrived: continue from there."""
     ctx = _retrieve(context_id)
-    with ctx.lock:
-        send = ctx.sends.get(message_id)
-        if send is None:
-            raise RuntimeError(f"Could not find send function for autograd message id "
-                               f"{message_id} in context {context_id}")
-        p = ctx.backward_pass
-        if p is None or p.id != pass_id:
-            p = ctx.backward_pass = _Pass(pass_id, list(ctx.sends.values()))
-        p.feed(send, grads)
-        futures = p.run(ctx, retain_graph)
-    _wait(futures)
+
+    def run():
+        with ctx.lock:
+            send = ctx.sends.get(message_id)
+            if send is None:
+                raise RuntimeError(f"Could not find send function for autograd message id "
+                                   f"{message_id} in context {context_id}")
+            p = ctx.backward_pass
+            if p is None or p.id != pass_id:
+                p = ctx.backward_pass = _Pass(pass_id, list(ctx.sends.values()))
+            p.feed(send, grads)
+            return p.run(ctx, retain_graph)
+    _run_pass(ctx, run)
 
 
 def get_gradients(context_id):

@@ -8,7 +8,8 @@ every parameter of the next bucket is ready, its gradients are copied into the b
 and an asynchronous all-reduce (or the registered comm hook) starts, while backward goes
 on. A final callback of the backward call (``queue_callback``) waits for every bucket and
 writes the averages back into ``.grad`` (with ``gradient_as_bucket_view``, ``.grad`` *is*
-a view of the bucket).
+a view of the bucket). Inside ``ember.distributed.autograd.backward`` gradients are read
+from and the averages written to that context's gradients instead (``.grad`` untouched).
 
 Bucket layout follows torch: the first iteration uses one bucket in registration order;
 after it, buckets are rebuilt in the order gradients became ready, the first capped at
@@ -230,6 +231,7 @@ class DistributedDataParallel(Module):
         self._static_counts = None          # static graph: hook calls per parameter
         self._static_unused = ()
         self._expect_hooks = False
+        self._dist_grads = None             # inside a dist autograd backward: its grads
         if find_unused_parameters:
             order = list(range(len(self._params)))
             self._rebuilt = True            # the layout is fixed from the start
@@ -385,6 +387,8 @@ class DistributedDataParallel(Module):
         if not self._hooks_fired:
             self._hooks_fired = True
             from ember.autograd import engine
+            from ember.distributed import autograd as dist_autograd
+            self._dist_grads = dist_autograd._grads_target()
             engine._tasks.stack[0].final_callbacks.append(self._finalize)
         self._hook_calls[i] += 1
         if self.static_graph:
@@ -424,14 +428,15 @@ class DistributedDataParallel(Module):
         import ember
         import ember.distributed as dist
         with ember.no_grad():
+            in_context = self._dist_grads is not None
             for pos, i in enumerate(bucket.indices):
                 p, view = self._params[i], bucket.views[pos]
-                g = p.grad
+                g = self._dist_grads.get(p) if in_context else p.grad
                 if g is None:
                     view.zero_()
                 elif not _same_memory(g, view):
                     view.copy_(g)
-                    if self.gradient_as_bucket_view:
+                    if self.gradient_as_bucket_view and not in_context:
                         p.grad = view
             if self._comm_hook is not None:
                 grad_bucket = GradBucket(bucket.index, bucket.buffer, bucket.views,
@@ -475,7 +480,9 @@ class DistributedDataParallel(Module):
                     if used is not None and not used[i]:
                         continue            # unused on every rank: .grad untouched
                     p, view = self._params[i], bucket.views[pos]
-                    if self.gradient_as_bucket_view:
+                    if self._dist_grads is not None:
+                        self._dist_grads[p] = view.clone()
+                    elif self.gradient_as_bucket_view:
                         if p.grad is None or not _same_memory(p.grad, view):
                             p.grad = view
                     elif p.grad is None:
@@ -483,6 +490,7 @@ class DistributedDataParallel(Module):
                     else:
                         p.grad.copy_(view)
         self._expect_hooks = False
+        self._dist_grads = None
         self._sync_iterations += 1
 
     # ---- public API
