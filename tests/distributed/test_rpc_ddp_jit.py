@@ -30,7 +30,7 @@ def pair(x: Tensor) -> Tuple[Tensor, int]:
 @ember.jit.script
 def via_async(dst: str, x: Tensor) -> Tensor:
     fut = rpc.rpc_async(dst, target, (x, 3))
-    return fut.wait() + ember.jit.wait(rpc.rpc_async(dst, target, args=(x, 2)))
+    return fut.wait() + ember.jit.wait(rpc.rpc_async(dst, target, args=(x, 2), timeout=20.0))
 
 @ember.jit.script
 def via_sync(dst: str, x: Tensor) -> Tuple[Tensor, int]:
