@@ -18,13 +18,14 @@ F = ember.nn.functional
 
 # (x shape, w shape, stride, padding, dilation, groups)
 CASES = [
-    ((3, 4, 11), (6, 4, 3), 1, 1, 1, 1),
-    ((2, 6, 17), (4, 3, 5), 3, 2, 1, 2),
+    ((3, 4, 71), (6, 4, 3), 1, 1, 1, 1),
+    ((2, 6, 67), (4, 3, 5), 3, 2, 1, 2),
     ((2, 3, 9, 10), (5, 3, 3, 3), 1, 1, 1, 1),
     ((2, 6, 13, 12), (9, 2, 3, 2), 2, (1, 0), (2, 1), 3),
     ((1, 4, 8, 9), (4, 1, 3, 3), (2, 1), 2, 1, 4),          # depthwise
-    ((2, 5, 7, 8), (3, 5, 1, 1), 1, 0, 1, 1),                # 1x1
     ((1, 2, 5, 6, 7), (3, 2, 2, 3, 2), (1, 2, 1), 1, (2, 1, 1), 1),
+    ((2, 5, 7, 8), (3, 5, 1, 1), 1, 0, 1, 1),                # 1x1: NumPy's
+    ((2, 8, 7, 7), (4, 8, 3, 3), 1, 1, 1, 1),                # under 64 pixels: NumPy's
 ]
 
 
@@ -76,10 +77,12 @@ def test_conv_ort_vs_numpy_vs_torch(case, calls, monkeypatch):
     gy = gy.astype(np.float32)
     ref = _torch(x, w, b, stride, padding, dilation, groups, gy)
     ort = _run(x, w, b, stride, padding, dilation, groups, gy)
-    assert calls == ["forward", "transpose"]        # the weight gradient stays NumPy's
+    on_ort = ws[2:] != (1, 1) and np.prod(xs[2:]) >= 64
+    route = ["forward", "transpose"] if on_ort else []     # the weight gradient: NumPy's
+    assert calls == route
     monkeypatch.setitem(ort_conv._state, "enabled", False)
     numpy_path = _run(x, w, b, stride, padding, dilation, groups, gy)
-    assert calls == ["forward", "transpose"]
+    assert calls == route
     for got_ort, got_np, want in zip(ort, numpy_path, ref):
         assert got_ort.dtype == np.float32
         _close(got_ort, want)
@@ -108,7 +111,7 @@ def test_weight_grad_kernel_vs_torch(case):
                           (1, 1, 1, 2, 1)])      # output_padding >= stride: NumPy's
 def test_conv_transpose2d(stride, padding, output_padding, dilation, groups, calls):
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((2, 4, 6, 5)).astype(np.float32)
+    x = rng.standard_normal((2, 4, 10, 9)).astype(np.float32)
     w = rng.standard_normal((4, 3, 3, 2)).astype(np.float32)
     b = rng.standard_normal(3 * groups).astype(np.float32)
     got = F.conv_transpose2d(ember.tensor(x), ember.tensor(w), ember.tensor(b), stride,
@@ -159,7 +162,7 @@ def test_one_session_serves_every_batch_and_image_size(calls):
     rng = np.random.default_rng(4)
     w = rng.standard_normal((5, 3, 3, 3)).astype(np.float32)
     ort_conv._sessions.clear()
-    for shape in ((1, 3, 7, 9), (4, 3, 12, 5), (2, 3, 3, 3)):
+    for shape in ((1, 3, 9, 9), (4, 3, 12, 8), (2, 3, 8, 10)):
         x = rng.standard_normal(shape).astype(np.float32)
         got = F.conv2d(ember.tensor(x), ember.tensor(w), None, 2, 1).numpy()
         _close(got, torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), None, 2,

@@ -324,7 +324,8 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     dt = np.result_type(x, w)
     x = x.astype(dt, copy=False)
     w = w.astype(dt, copy=False)
-    if ort_conv.available(x, w, groups) and all(o < s for o, s in zip(output_padding, stride)):
+    if ort_conv.available(x, w, groups, out_size) and \
+            all(o < s for o, s in zip(output_padding, stride)):
         # the input gradient: faster where measured (onnxruntime wants output_padding < stride)
         return ort_conv.transpose(x, w, stride, padding, dilation, groups, output_padding)
     lo = [dilation[i] * (ksize[i] - 1) - padding[i] for i in range(n)]
