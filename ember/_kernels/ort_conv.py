@@ -1,6 +1,7 @@
 """float32 1-d/2-d/3-d convolutions on onnxruntime's MLAS kernels, when the optional
 ``onnx`` extra is installed (``pip install ember[onnx]``); ``EMBER_NO_ORT_CONV=1`` keeps
-NumPy's im2col/Winograd path (ember/_kernels/nn_conv.py).
+NumPy's im2col/Winograd path (ember/_kernels/nn_conv.py), as do float64 (onnxruntime's
+CPU ``Conv``/``ConvTranspose`` have no double kernels) and the other dtypes.
 
 Three graphs, one ``InferenceSession`` each per (weight shape, parameters, threads), cached
 (batch and spatial sizes free; the weight gradient's per shape):
