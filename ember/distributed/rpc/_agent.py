@@ -1,13 +1,14 @@
-"""The RPC agent: ZeroMQ sockets, one receiving thread, a pool of worker threads.
+"""The RPC agent: ZeroMQ sockets, two I/O threads taking turns, a pool of worker threads.
 
 Every worker binds a ROUTER (on tcp, and on an ipc path that peers on the same host use)
 where all its messages arrive: requests and the replies to its own requests. Messages go
 out through DEALER sockets private to the sending thread (one per peer, opened on first
 use; ZeroMQ sockets must stay with one thread), so a caller sends its request itself and
-a pool thread sends its reply itself. The I/O thread owns the ROUTER: it completes the
-callers' Futures, hands requests to the pool, fails calls whose timeout passed and sends
-the one-way messages queued by ``RRef.__del__`` (which may run inside another send), and
-fails at once the calls to a peer on this host whose process has exited.
+a pool thread sends its reply itself. The leading I/O thread owns the ROUTER: it
+completes the callers' Futures, hands requests to the pool, fails calls whose timeout
+passed and sends the one-way messages queued by ``RRef.__del__`` (which may run inside
+another send), and fails at once the calls to a peer on this host whose process has
+exited.
 
 A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
 kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply), the sender's
@@ -15,8 +16,11 @@ rank, and the distributed autograd context id and autograd message id (-1: none;
 ``ember.distributed.autograd``): a request runs inside its context, and the tensors
 requiring grad of requests and replies get send/recv nodes. A PROFILED request runs
 under a profile and its reply is ``(value, events)`` (``_profiling.py``). Requests run
-on ``num_worker_threads`` pool threads; functions marked ``_rpc_inline`` (the RRef
-bookkeeping of ``rref.py``) run on the I/O thread, in arrival order. A function that
+on ``num_worker_threads`` pool threads, except a lone request arriving while the other
+I/O thread is idle: that thread takes over the ROUTER and this one runs the request
+itself, saving a thread hand-off on the callee's path (``_loop``). Functions marked
+``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread that holds
+the ROUTER, in arrival order. A function that
 returns a Future (``@async_execution``, or an inline one) is answered when the Future
 completes, without holding a thread.
 """
@@ -144,7 +148,10 @@ class Agent:
         self.oneway = collections.deque()       # (rank, frames) queued from any thread
         self.workers, self.addresses = {}, {}
         self.running = False
-        self.thread = self.pool = None
+        self.threads, self.pool = [], None
+        self.lead = threading.Lock()            # held by the I/O thread owning the ROUTER
+        self.serving = set()                    # I/O threads running a request themselves
+        self.stopping = False
 
     def _socket(self, kind):
         s = self.ctx.socket(kind)
@@ -158,9 +165,11 @@ class Agent:
         self.by_name = {w.name: w for w in workers.values()}
         self.pool = _Pool(self.num_worker_threads, f"rpc-{self.info.name}")
         self.running = True
-        self.thread = threading.Thread(target=self._loop, name=f"rpc-io-{self.info.name}",
-                                       daemon=True)
-        self.thread.start()
+        name = f"rpc-io-{self.info.name}"
+        self.threads = [threading.Thread(target=self._loop, name=f"{name}-{i}", daemon=True)
+                        for i in range(2)]
+        for t in self.threads:
+            t.start()
 
     def stop(self):
         """Stop the threads, close every socket, fail what is still pending."""
@@ -169,7 +178,8 @@ class Agent:
             stop = self.ctx.socket(zmq.PUSH)
             stop.connect(self.control)
             stop.send(b"stop")
-            self.thread.join(10)
+            for t in self.threads:
+                t.join(10)
             stop.close(0)
             self.pool.shutdown()
         error = RuntimeError(f"RPC agent of {self.info} was shut down")
@@ -241,22 +251,49 @@ class Agent:
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
+        """Two I/O threads take turns (leader/follower): the one holding ``lead`` owns the
+        ROUTER; when it takes a request for the pool while the other waits idle, it hands
+        over the lead and runs the request itself (no thread hop on the callee's path)."""
         poller = zmq.Poller()
         poller.register(self.router, zmq.POLLIN)
         poller.register(self.stop_socket, zmq.POLLIN)
         self._next = {"scan": 0.0, "alive": 0.0, "shm": 0.0}
+        me = threading.get_ident()
         while True:
-            events = dict(poller.poll(_POLL_MS))
-            if self.stop_socket in events:
+            with self.lead:
+                job = self._lead(poller)
+            if job is None:
                 return
             try:
-                self._step(events)
+                job[0](*job[1])
+            except BaseException:           # noqa: BLE001 - fn reports its own errors
+                traceback.print_exc()
+            finally:
+                del job
+                self.serving.discard(me)
+
+    def _lead(self, poller):
+        """Serve the ROUTER until a request is to run on this thread (``(fn, args)``) or
+        the agent stops (None)."""
+        while not self.stopping:
+            events = dict(poller.poll(_POLL_MS))
+            if self.stop_socket in events:
+                self.stopping = True
+                return None
+            try:
+                job = self._step(events)
             except Exception:               # noqa: BLE001 - never let the I/O thread die
                 traceback.print_exc()
+                continue
+            if job is not None:
+                return job
+        return None
 
     def _step(self, events):
         if self.router in events:
-            self._drain()
+            job = self._drain()
+            if job is not None:
+                return job
         while self.oneway:
             dst, frames = self.oneway.popleft()
             try:
@@ -283,7 +320,10 @@ class Agent:
             try:
                 kind, msg_id, src, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
                 if kind == REQUEST or kind == PROFILED:
-                    self._on_request(src, msg_id, frames[2:], ctx_id, ae_id, kind == PROFILED)
+                    job = self._on_request(src, msg_id, frames[2:], ctx_id, ae_id,
+                                           kind == PROFILED)
+                    if job is not None:
+                        return job
                 else:
                     self._on_reply(kind, msg_id, frames[2:], src, ctx_id, ae_id)
             except Exception:               # noqa: BLE001 - a user callback failed: go on
@@ -346,10 +386,16 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
             self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id)
             return
+        call = (src, msg_id, func, args, kwargs, ctx_id, profiled)
         if getattr(func, "_rpc_inline", False):
-            self._serve(src, msg_id, func, args, kwargs, ctx_id, profiled)
+            self._serve(*call)
+        elif not self.serving and not self.router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            # a lone request and the other I/O thread idle: that one takes the lead
+            self.serving.add(threading.get_ident())
+            return self._serve, call
         else:
-            self.pool.submit(self._serve, src, msg_id, func, args, kwargs, ctx_id, profiled)
+            self.pool.submit(self._serve, *call)
+        return None
 
     # ------------------------------------------------------------------ server side
     def run(self, func, args, kwargs):
