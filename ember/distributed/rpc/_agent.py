@@ -37,7 +37,11 @@ import time
 import traceback
 import weakref
 
-import zmq
+try:
+    import zmq
+except ImportError:
+    raise ImportError("ember.distributed.rpc runs on ZeroMQ: install the optional extra "
+                      "'ember[rpc]' (pyzmq)") from None
 
 from ember.distributed import autograd as dist_autograd
 from ember.distributed.rpc import _profiling, _wire
