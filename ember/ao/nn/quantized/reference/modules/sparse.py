@@ -1,5 +1,6 @@
-"""Reference quantized Embedding/EmbeddingBag: the float lookup on the quantized-then-
-dequantized weight."""
+"""Reference quantized Embedding/EmbeddingBag: the float lookup run on the weight after a
+quantize-dequantize round trip (``get_weight()``), so conversion sees the lowered numerics.
+Indices ``(*)`` give ``(*, embedding_dim)``; bags ``(B, embedding_dim)``."""
 from __future__ import annotations
 
 import ember.nn as nn
@@ -8,50 +9,67 @@ from ember.ao.nn.quantized.reference.modules.utils import ReferenceQuantizedModu
 
 __all__ = ["Embedding", "EmbeddingBag"]
 
+# the float module's attributes the lookup needs, besides the weight
+_LOOKUP = ("max_norm", "norm_type", "scale_grad_by_freq", "sparse")
 
-class Embedding(nn.Embedding, ReferenceQuantizedModule):
-    def __init__(self, num_embeddings, embedding_dim, padding_idx=None, max_norm=None,
-                 norm_type=2.0, scale_grad_by_freq=False, sparse=False, _weight=None,
-                 device=None, dtype=None, weight_qparams=None):
-        super().__init__(num_embeddings, embedding_dim, padding_idx, max_norm, norm_type,
-                         scale_grad_by_freq, sparse, _weight, device=device, dtype=dtype)
-        self._init_weight_qparams(weight_qparams, device)
+
+class _ReferenceLookup(ReferenceQuantizedModule):
+    """Shared by both: naming, and ``from_float`` copying ``_CTOR`` attributes by name."""
+    _CTOR = ()
 
     def _get_name(self):
-        return "QuantizedEmbedding(Reference)"
+        return "QuantizedEmbedding(Reference)"        # torch keeps it for the bag too
+
+    @classmethod
+    def _from(cls, mod, weight_qparams):
+        config = {name: getattr(mod, name) for name in cls._CTOR}
+        return cls(_weight=mod.weight.detach(), weight_qparams=weight_qparams, **config)
+
+
+class Embedding(nn.Embedding, _ReferenceLookup):
+    _CTOR = ("num_embeddings", "embedding_dim", "padding_idx") + _LOOKUP
+
+    def __init__(self, num_embeddings, embedding_dim, padding_idx=None,
+                 max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
+                 sparse=False, _weight=None, device=None, dtype=None,
+                 weight_qparams=None):
+        nn.Embedding.__init__(self, num_embeddings, embedding_dim, padding_idx=padding_idx,
+                              max_norm=max_norm, norm_type=norm_type, sparse=sparse,
+                              scale_grad_by_freq=scale_grad_by_freq, _weight=_weight,
+                              device=device, dtype=dtype)
+        self._init_weight_qparams(weight_qparams, device)
 
     def forward(self, input):
-        return F.embedding(input, self.get_weight(), self.padding_idx, self.max_norm,
-                           self.norm_type, self.scale_grad_by_freq, self.sparse)
+        options = {name: getattr(self, name) for name in _LOOKUP}
+        return F.embedding(input, self.get_weight(), padding_idx=self.padding_idx, **options)
 
     @classmethod
     def from_float(cls, mod, weight_qparams):
-        return cls(mod.num_embeddings, mod.embedding_dim, mod.padding_idx, mod.max_norm,
-                   mod.norm_type, mod.scale_grad_by_freq, mod.sparse, mod.weight.detach(),
-                   weight_qparams=weight_qparams)
+        return cls._from(mod, weight_qparams)
 
 
-class EmbeddingBag(nn.EmbeddingBag, ReferenceQuantizedModule):
-    def __init__(self, num_embeddings, embedding_dim, max_norm=None, norm_type=2.0,
-                 scale_grad_by_freq=False, mode="mean", sparse=False, _weight=None,
-                 include_last_offset=False, padding_idx=None, device=None, dtype=None,
-                 weight_qparams=None):
-        super().__init__(num_embeddings, embedding_dim, max_norm, norm_type,
-                         scale_grad_by_freq, mode, sparse, _weight, include_last_offset,
-                         padding_idx, device=device, dtype=dtype)
+class EmbeddingBag(nn.EmbeddingBag, _ReferenceLookup):
+    _CTOR = ("num_embeddings", "embedding_dim", "mode", "include_last_offset",
+             "padding_idx") + _LOOKUP
+
+    def __init__(self, num_embeddings, embedding_dim, max_norm=None,
+                 norm_type=2.0, scale_grad_by_freq=False, mode="mean",
+                 sparse=False, _weight=None, include_last_offset=False,
+                 padding_idx=None, device=None, dtype=None, weight_qparams=None):
+        nn.EmbeddingBag.__init__(
+            self, num_embeddings, embedding_dim, max_norm=max_norm, norm_type=norm_type,
+            scale_grad_by_freq=scale_grad_by_freq, mode=mode, sparse=sparse,
+            _weight=_weight, include_last_offset=include_last_offset,
+            padding_idx=padding_idx, device=device, dtype=dtype)
         self._init_weight_qparams(weight_qparams, device)
 
-    def _get_name(self):
-        return "QuantizedEmbedding(Reference)"       # torch's name, Bag not said
-
     def forward(self, input, offsets=None, per_sample_weights=None):
-        return F.embedding_bag(input, self.get_weight(), offsets, self.max_norm,
-                               self.norm_type, self.scale_grad_by_freq, self.mode,
-                               self.sparse, per_sample_weights, self.include_last_offset,
-                               self.padding_idx)
+        options = {name: getattr(self, name) for name in _LOOKUP}
+        return F.embedding_bag(input, self.get_weight(), offsets, mode=self.mode,
+                               per_sample_weights=per_sample_weights,
+                               include_last_offset=self.include_last_offset,
+                               padding_idx=self.padding_idx, **options)
 
     @classmethod
     def from_float(cls, mod, weight_qparams, use_precomputed_fake_quant=False):
-        return cls(mod.num_embeddings, mod.embedding_dim, mod.max_norm, mod.norm_type,
-                   mod.scale_grad_by_freq, mod.mode, mod.sparse, mod.weight.detach(),
-                   mod.include_last_offset, mod.padding_idx, weight_qparams=weight_qparams)
+        return cls._from(mod, weight_qparams)
