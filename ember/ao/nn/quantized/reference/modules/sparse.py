@@ -13,12 +13,13 @@ __all__ = ["Embedding", "EmbeddingBag"]
 _LOOKUP = ("max_norm", "norm_type", "scale_grad_by_freq", "sparse")
 
 
-class _ReferenceLookup(ReferenceQuantizedModule):
-    """Shared by both: naming, and ``from_float`` copying ``_CTOR`` attributes by name."""
-    _CTOR = ()
+def _reference_name(self):
+    return "QuantizedEmbedding(Reference)"            # torch keeps it for the bag too
 
-    def _get_name(self):
-        return "QuantizedEmbedding(Reference)"        # torch keeps it for the bag too
+
+class _ReferenceLookup(ReferenceQuantizedModule):
+    """Shared by both: ``from_float`` copying ``_CTOR`` attributes by name."""
+    _CTOR = ()
 
     @classmethod
     def _from(cls, mod, weight_qparams):
@@ -28,6 +29,7 @@ class _ReferenceLookup(ReferenceQuantizedModule):
 
 class Embedding(nn.Embedding, _ReferenceLookup):
     _CTOR = ("num_embeddings", "embedding_dim", "padding_idx") + _LOOKUP
+    _get_name = _reference_name
 
     def __init__(self, num_embeddings, embedding_dim, padding_idx=None,
                  max_norm=None, norm_type=2.0, scale_grad_by_freq=False,
@@ -51,6 +53,7 @@ class Embedding(nn.Embedding, _ReferenceLookup):
 class EmbeddingBag(nn.EmbeddingBag, _ReferenceLookup):
     _CTOR = ("num_embeddings", "embedding_dim", "mode", "include_last_offset",
              "padding_idx") + _LOOKUP
+    _get_name = _reference_name
 
     def __init__(self, num_embeddings, embedding_dim, max_norm=None,
                  norm_type=2.0, scale_grad_by_freq=False, mode="mean",
