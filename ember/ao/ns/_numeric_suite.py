@@ -6,6 +6,8 @@ Loggers keep what they see in ``stats``; :func:`get_logger_dict` gathers them as
 ``{"<module path>.stats": stats}``."""
 from __future__ import annotations
 
+import importlib
+
 import ember
 import ember.nn as nn
 
@@ -14,67 +16,59 @@ __all__ = ["Logger", "OutputLogger", "ShadowLogger", "Shadow", "compare_weights"
            "get_matching_activations", "prepare_model_outputs", "compare_model_outputs",
            "get_default_compare_output_module_list", "NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST"]
 
-_PACKED = "._packed_params._packed_params"
+_PACKED_SUFFIX = "._packed_params._packed_params"
 
 
-def _nnq():
-    import ember.ao.nn.quantized as nnq
-    return nnq
-
-
-def _non_leaf_allow_list():
-    out = {nn.LSTM}
-    for path in ("ember.ao.nn.quantized:Linear", "ember.ao.nn.quantized.dynamic:Linear",
-                 "ember.ao.nn.quantized.dynamic:LSTM"):
-        cls = _lookup(path)
-        if cls is not None:
-            out.add(cls)
-    return out
-
-
-def _lookup(path):
-    import importlib
-    module, _, name = path.partition(":")
+def _find_class(spec):
+    """``"pkg.mod:Name"`` -> the class, or None when that package lacks it."""
+    mod_name, _, attr = spec.partition(":")
     try:
-        return getattr(importlib.import_module(module), name)
+        return getattr(importlib.import_module(mod_name), attr)
     except (ImportError, AttributeError):
         return None
 
 
-NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST = _non_leaf_allow_list()
+def _classes(*specs):
+    return {c for c in map(_find_class, specs) if c is not None}
+
+
+NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST = {nn.LSTM} | _classes(
+    "ember.ao.nn.quantized:Linear", "ember.ao.nn.quantized.dynamic:Linear",
+    "ember.ao.nn.quantized.dynamic:LSTM")
 
 
 def compare_weights(float_dict, quantized_dict):
     """``{key: {"float": w, "quantized": qw}}`` for each weight of ``quantized_dict`` (a
     state dict) that ``float_dict`` has: ``<m>.weight`` pairs with itself, a packed linear
-    ``<m>._packed_params._packed_params`` with ``<m>.weight``."""
-    weight_dict = {}
-    for key, value in quantized_dict.items():
-        if key.endswith(".weight") and key in float_dict:
-            weight_dict[key] = {"float": float_dict[key], "quantized": value}
-        elif key.endswith(_PACKED):
-            float_key = key[:-len(_PACKED)] + ".weight"
-            if float_key in float_dict:
-                weight_dict[key] = {"float": float_dict[float_key], "quantized": value[0]}
-    return weight_dict
-
-
-def _get_logger_dict_helper(mod, target_dict, prefix=""):
-    def with_dot(p):
-        return p if p == "" else p + "."
-    for _, child in mod.named_children():
-        if isinstance(child, Logger):
-            target_dict[with_dot(prefix) + "stats"] = child.stats
-            break
-    for name, child in mod.named_children():
-        _get_logger_dict_helper(child, target_dict, with_dot(prefix) + name if prefix else name)
+    ``<m>._packed_params._packed_params`` (a ``(weight, bias)`` pair) with ``<m>.weight``."""
+    pairs = {}
+    for key, q_value in quantized_dict.items():
+        if key.endswith(_PACKED_SUFFIX):
+            src, q_value = key[:-len(_PACKED_SUFFIX)] + ".weight", q_value[0]
+        elif key.endswith(".weight"):
+            src = key
+        else:
+            continue
+        if src in float_dict:
+            pairs[key] = {"float": float_dict[src], "quantized": q_value}
+    return pairs
 
 
 def get_logger_dict(mod, prefix=""):
-    """``{"<path>.stats": logger.stats}`` for every module holding a Logger."""
-    target_dict = {}
-    _get_logger_dict_helper(mod, target_dict, prefix)
-    return target_dict
+    """``{"<path>.stats": logger.stats}`` for every module holding a Logger child (the
+    first one, when several)."""
+    found = {}
+
+    def visit(module, path):
+        holder = path + "." if path else ""
+        logger = next((c for c in module.children() if isinstance(c, Logger)), None)
+        if logger is not None:
+            found[holder + "stats"] = logger.stats
+        for name, child in module.named_children():
+            visit(child, holder + name)
+
+    visit(mod, prefix)
+    return found
 
 
 class Logger(nn.Module):
@@ -86,7 +80,7 @@ class Logger(nn.Module):
         self.dtype = ember.quint8
 
     def forward(self, x):
-        pass
+        return None
 
 
 class ShadowLogger(Logger):
@@ -96,16 +90,11 @@ class ShadowLogger(Logger):
 
     def __init__(self):
         super().__init__()
-        self.stats["float"] = []
-        self.stats["quantized"] = []
+        self.stats.update(float=[], quantized=[])
 
     def forward(self, x, y):
-        if len(x) > 1:
-            x = x[0]
-        if len(y) > 1:
-            y = y[0]
-        self.stats["quantized"].append(x.detach())
-        self.stats["float"].append(y.detach())
+        for key, value in (("quantized", x), ("float", y)):
+            self.stats[key].append((value[0] if len(value) > 1 else value).detach())
 
 
 class OutputLogger(Logger):
@@ -120,14 +109,29 @@ class OutputLogger(Logger):
         return x
 
 
-def _convert_tuple_to_list(t):
-    return [_convert_tuple_to_list(x) for x in t] if type(t) is tuple else t
+def _tuples_as_lists(obj):
+    return [_tuples_as_lists(o) for o in obj] if type(obj) is tuple else obj
 
 
-def _dequantize_tensor_list(t):
-    if type(t) is list:
-        return [_dequantize_tensor_list(x) for x in t]
-    return t.dequantize() if isinstance(t, ember.Tensor) and t.is_quantized else t
+def _as_float(obj):
+    """Dequantize quantized tensors, through nested lists."""
+    if type(obj) is list:
+        return [_as_float(o) for o in obj]
+    if isinstance(obj, ember.Tensor) and obj.is_quantized:
+        return obj.dequantize()
+    return obj
+
+
+def _shadowed(op, float_args):
+    """A FloatFunctional method of :class:`Shadow`: ``op`` on the quantized module, and on
+    the float one with the arguments at ``float_args`` dequantized."""
+    def method(self, *args):
+        out = getattr(self.orig_module, op)(*args)
+        ref_args = [_as_float(a) if i in float_args else a for i, a in enumerate(args)]
+        self.logger(out, getattr(self.shadow_module, op)(*ref_args))
+        return out
+    method.__name__ = op
+    return method
 
 
 class Shadow(nn.Module):
@@ -139,68 +143,47 @@ class Shadow(nn.Module):
         super().__init__()
         self.orig_module = q_module
         self.shadow_module = float_module
-        self.dequant = _nnq().DeQuantize()
+        self.dequant = importlib.import_module("ember.ao.nn.quantized").DeQuantize()
         self.logger = logger_cls()
 
     def forward(self, *x):
-        xl = _convert_tuple_to_list(x)
-        output = self.orig_module(*xl)
-        shadow_output = self.shadow_module(*_dequantize_tensor_list(xl))
-        self.logger(output, shadow_output)
-        return output
+        args = _tuples_as_lists(x)
+        out = self.orig_module(*args)
+        self.logger(out, self.shadow_module(*_as_float(args)))
+        return out
 
-    def _binary(self, name, x, y, dequantize_y=True):
-        output = getattr(self.orig_module, name)(x, y)
-        x = x.dequantize()
-        if dequantize_y:
-            y = y.dequantize()
-        shadow_output = getattr(self.shadow_module, name)(x, y)
-        self.logger(output, shadow_output)
-        return output
-
-    def add(self, x, y):
-        return self._binary("add", x, y)
-
-    def add_scalar(self, x, y):
-        return self._binary("add_scalar", x, y, dequantize_y=False)
-
-    def mul(self, x, y):
-        return self._binary("mul", x, y)
-
-    def mul_scalar(self, x, y):
-        return self._binary("mul_scalar", x, y, dequantize_y=False)
-
-    def add_relu(self, x, y):
-        return self._binary("add_relu", x, y)
+    add = _shadowed("add", (0, 1))
+    add_scalar = _shadowed("add_scalar", (0,))
+    mul = _shadowed("mul", (0, 1))
+    mul_scalar = _shadowed("mul_scalar", (0,))
+    add_relu = _shadowed("add_relu", (0, 1))
 
     def cat(self, x, dim=0):
-        output = self.orig_module.cat(x, dim)
-        shadow_output = self.shadow_module.cat([t.dequantize() for t in x], dim)
-        self.logger(output, shadow_output)
-        return output
+        out = self.orig_module.cat(x, dim)
+        self.logger(out, self.shadow_module.cat(_as_float(list(x)), dim))
+        return out
 
 
-def _is_identical_module_type(mod1, mod2):
-    list1 = [type(m) for m in mod1.modules()]
-    list2 = [type(m) for m in mod2.modules()]
-    return list1 == list2
+def _same_structure(a, b):
+    return [type(m) for m in a.modules()] == [type(m) for m in b.modules()]
 
 
 def prepare_model_with_stubs(float_module, q_module, module_swap_list, logger_cls):
     """Wrap each child of ``q_module`` whose float counterpart's type is in
     ``module_swap_list`` (and differs from it) in a :class:`Shadow`, recursively."""
-    float_children = dict(float_module.named_children())
-    reassign = {}
-    for name, mod in q_module.named_children():
-        if name not in float_children:
+    float_of = dict(float_module.named_children())
+    wrapped = {}
+    for name, q_child in q_module.named_children():
+        f_child = float_of.get(name)
+        if f_child is None:
             continue
-        float_mod = float_children[name]
-        if type(float_mod) not in module_swap_list:
-            prepare_model_with_stubs(float_mod, mod, module_swap_list, logger_cls)
-        if type(float_mod) in module_swap_list and not _is_identical_module_type(mod, float_mod):
-            reassign[name] = Shadow(mod, float_mod, logger_cls)
-    for name, mod in reassign.items():
-        setattr(q_module, name, mod)
+        if type(f_child) in module_swap_list:
+            if not _same_structure(q_child, f_child):
+                wrapped[name] = Shadow(q_child, f_child, logger_cls)
+        else:
+            prepare_model_with_stubs(f_child, q_child, module_swap_list, logger_cls)
+    for name, shadow in wrapped.items():
+        setattr(q_module, name, shadow)
 
 
 def compare_model_stub(float_model, q_model, module_swap_list, *data,
@@ -213,70 +196,61 @@ def compare_model_stub(float_model, q_model, module_swap_list, *data,
 
 
 def get_matching_activations(float_module, q_module):
-    """``{key: {"float": [...], "quantized": [...]}}`` for loggers present in both."""
-    float_dict = get_logger_dict(float_module)
-    quantized_dict = get_logger_dict(q_module)
-    act_dict = {}
-    for key in quantized_dict:
-        if len(quantized_dict[key]["tensor_val"]) == 0:
-            continue
-        if key in float_dict:
-            act_dict[key] = {"float": float_dict[key]["tensor_val"],
-                             "quantized": quantized_dict[key]["tensor_val"]}
-    return act_dict
+    """``{key: {"float": [...], "quantized": [...]}}`` for loggers present in both that
+    logged something on the quantized side."""
+    f_logs, q_logs = get_logger_dict(float_module), get_logger_dict(q_module)
+    return {key: {"float": f_logs[key]["tensor_val"], "quantized": q_stats["tensor_val"]}
+            for key, q_stats in q_logs.items() if q_stats["tensor_val"] and key in f_logs}
+
+
+_DEFAULT_MAPPINGS = ("get_default_static_quant_module_mappings",
+                     "get_default_qat_module_mappings",
+                     "get_default_dynamic_quant_module_mappings")
 
 
 def get_default_compare_output_module_list():
     """The module types whose outputs :func:`compare_model_outputs` logs by default: the
     float, QAT, quantized and dynamic modules of the default mappings, and the stubs."""
-    from ember.ao.quantization import quantization_mappings as qm
-    out = {nn.Sequential}         # torch's list carries the qconfig propagation's Sequential
-    for getter in ("get_default_static_quant_module_mappings",
-                   "get_default_qat_module_mappings",
-                   "get_default_dynamic_quant_module_mappings"):
-        mapping = getattr(qm, getter, lambda: {})()
-        out |= set(mapping.keys()) | set(mapping.values())
-    for path in ("ember.ao.quantization.stubs:QuantStub",
-                 "ember.ao.quantization.stubs:DeQuantStub",
-                 "ember.ao.nn.quantized:Quantize", "ember.ao.nn.quantized:DeQuantize"):
-        cls = _lookup(path)
-        if cls is not None:
-            out.add(cls)
-    return out
+    qm = importlib.import_module("ember.ao.quantization.quantization_mappings")
+    kinds = {nn.Sequential}       # torch's list carries the qconfig propagation's Sequential
+    for getter in _DEFAULT_MAPPINGS:
+        for src, dst in getattr(qm, getter, dict)().items():
+            kinds.update((src, dst))
+    return kinds | _classes("ember.ao.quantization.stubs:QuantStub",
+                            "ember.ao.quantization.stubs:DeQuantStub",
+                            "ember.ao.nn.quantized:Quantize", "ember.ao.nn.quantized:DeQuantize")
 
 
-def _logger_hook(module, inputs, output):
+def _log_output(module, inputs, output):
     return module.activation_post_process(output)
+
+
+def _wants_output_logger(mod, allow_list, skip):
+    kind = type(mod)
+    if kind not in allow_list or kind is skip:
+        return False
+    if isinstance(getattr(mod, "activation_post_process", None), Logger):
+        return False
+    has_children = any(n != "activation_post_process" for n, _ in mod.named_children())
+    return not has_children or kind in NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST
 
 
 def prepare_model_outputs(float_module, q_module, logger_cls=OutputLogger, allow_list=None):
     """Attach a ``logger_cls()`` as ``activation_post_process`` (called on the output by a
     forward hook) to every module of both models whose type is in ``allow_list`` — leaves,
     and the non-leaf quantized Linear/LSTM — except DeQuantStub."""
-    if allow_list is None:
-        allow_list = get_default_compare_output_module_list()
-    non_leaf = NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST
-    dequant_stub = _lookup("ember.ao.quantization.stubs:DeQuantStub")
+    allow = get_default_compare_output_module_list() if allow_list is None else allow_list
+    skip = _find_class("ember.ao.quantization.stubs:DeQuantStub")
     for model in (float_module, q_module):
-        for _, mod in list(model.named_modules()):
-            kind = type(mod)
-            if kind not in allow_list or (dequant_stub is not None and kind is dequant_stub):
-                continue
-            children = [c for n, c in mod.named_children() if n != "activation_post_process"]
-            if children and kind not in non_leaf:
-                continue
-            if isinstance(getattr(mod, "activation_post_process", None), Logger):
-                continue
+        for mod in [m for m in model.modules() if _wants_output_logger(m, allow, skip)]:
             mod.activation_post_process = logger_cls()
-            mod.register_forward_hook(_logger_hook)
+            mod.register_forward_hook(_log_output)
 
 
 def compare_model_outputs(float_model, q_model, *data, logger_cls=OutputLogger,
                           allow_list=None):
     """Log the outputs of matching modules of both models on ``data``;
     ``{"conv.stats": {"float": [...], "quantized": [...]}}``."""
-    if allow_list is None:
-        allow_list = get_default_compare_output_module_list()
     prepare_model_outputs(float_model, q_model, logger_cls, allow_list)
     float_model(*data)
     q_model(*data)
