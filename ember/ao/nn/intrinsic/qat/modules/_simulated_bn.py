@@ -1,8 +1,8 @@
 """What QAT ConvBn and LinearBn share: a weighted layer whose batch norm (``self.bn``) is
-simulated on the fake-quantized weight — the weight scaled by the batch norm's gain
-``gamma / sigma`` (running statistics) before fake quantization, the layer's output divided
-back before ``bn``, so that folding at convert time gives what training saw — and the
-switches that freeze the batch norm's statistics."""
+simulated on the fake-quantized weight. With ``g = gamma / sqrt(running_var + eps)`` of
+shape ``(C_out,)``, the layer runs on ``fake_quant(W * g)``, its output is divided by
+``g`` and the bias added back before ``bn`` — so folding ``bn`` at convert time gives what
+training saw. Plus the switches that freeze the batch norm's statistics."""
 from __future__ import annotations
 
 import ember
@@ -12,9 +12,10 @@ from ember.nn import init
 def with_simulated_batch_norm(cls):
     """Give ``cls`` the methods of :class:`SimulatedBatchNorm` it does not define itself
     (copied, not inherited, so the class keeps torch's bases)."""
-    for name, value in vars(SimulatedBatchNorm).items():
-        if callable(value) and not name.startswith("__") and name not in cls.__dict__:
-            setattr(cls, name, value)
+    missing = {name: member for name, member in vars(SimulatedBatchNorm).items()
+               if callable(member) and not name.startswith("__") and name not in vars(cls)}
+    for name, member in missing.items():
+        setattr(cls, name, member)
     return cls
 
 
@@ -24,50 +25,50 @@ class SimulatedBatchNorm:
     without bias."""
 
     def _attach_bn(self, bn, qconfig, freeze_bn):
-        self.qconfig = qconfig
-        self.freeze_bn = freeze_bn if self.training else True
-        self.bn = bn
+        self.qconfig, self.bn = qconfig, bn
         self.weight_fake_quant = qconfig.weight()
         self.reset_bn_parameters()
-        if self.training and not freeze_bn:
-            self.update_bn_stats()
-        else:
-            self.freeze_bn_stats()
+        # outside training the statistics are always frozen
+        self._bn_frozen(freeze_bn or not self.training)
+
+    def _bn_frozen(self, frozen):
+        """Frozen: ``bn`` normalizes with, and stops updating, its running statistics."""
+        self.freeze_bn = frozen
+        self.bn.training = not frozen
+        return self
+
+    def update_bn_stats(self):
+        return self._bn_frozen(False)
+
+    def freeze_bn_stats(self):
+        return self._bn_frozen(True)
 
     def reset_running_stats(self):
         self.bn.reset_running_stats()
 
     def reset_bn_parameters(self):
-        self.bn.reset_running_stats()
-        init.uniform_(self.bn.weight)
-        init.zeros_(self.bn.bias)
-
-    def update_bn_stats(self):
-        """Let the batch norm use and update batch statistics (training)."""
-        self.freeze_bn = False
-        self.bn.training = True
-        return self
-
-    def freeze_bn_stats(self):
-        """Use the running statistics from now on, and stop updating them."""
-        self.freeze_bn = True
-        self.bn.training = False
-        return self
+        """Fresh statistics, gamma ~ U(0, 1), beta = 0."""
+        bn = self.bn
+        bn.reset_running_stats()
+        init.uniform_(bn.weight)
+        init.zeros_(bn.bias)
 
     def train(self, mode=True):
-        """The batch norm follows the mode only while its statistics are not frozen."""
+        """Children (``bn`` among them) follow ``mode`` only while not frozen."""
         self.training = mode
-        if not self.freeze_bn:
-            for module in self.children():
-                module.train(mode)
+        followers = () if self.freeze_bn else self.children()
+        for child in followers:
+            child.train(mode)
         return self
 
     def _simulated(self, input, layer):
-        per_output = [-1] + [1] * (self.weight.dim() - 1)        # (C_out, 1, ...)
-        per_channel = [1, -1] + [1] * (self.weight.dim() - 2)    # (1, C_out, ...)
-        gain = self.bn.weight / ember.sqrt(self.bn.running_var + self.bn.eps)
-        out = layer(input, self.weight_fake_quant(self.weight * gain.reshape(per_output)))
-        out = out / gain.reshape(per_channel)
+        rank = self.weight.dim()
+        as_rows = (-1,) + (1,) * (rank - 1)           # (C_out, 1, ...) against the weight
+        as_channels = (1, -1) + (1,) * (rank - 2)     # (1, C_out, ...) against the output
+        bn = self.bn
+        gain = bn.weight / ember.sqrt(bn.running_var + bn.eps)
+        out = layer(input, self.weight_fake_quant(self.weight * gain.reshape(as_rows)))
+        out = out / gain.reshape(as_channels)
         if self.bias is not None:
-            out = out + self.bias.reshape(per_channel)
-        return self.bn(out)
+            out = out + self.bias.reshape(as_channels)
+        return bn(out)
