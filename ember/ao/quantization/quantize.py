@@ -86,44 +86,54 @@ def propagate_qconfig_(module, qconfig_dict=None, prepare_custom_config_dict=Non
 
 # ------------------------------------------------------------------ observer hooks
 
-def _observer_forward_hook(self, input, output):
-    """Forward hook running the module's observer on its output."""
-    return self.activation_post_process(output)
+def _observe_output(mod, args, out):
+    """Forward hook: the output, passed through ``mod.activation_post_process``."""
+    return mod.activation_post_process(out)
 
 
-def _observer_forward_pre_hook(self, input):
-    """Forward pre-hook running the module's observer on its first input."""
-    return self.activation_post_process(input[0])
+def _observe_input(mod, args):
+    """Forward pre-hook: the first input, passed through ``mod.activation_post_process``."""
+    return mod.activation_post_process(args[0])
 
 
-def _is_memoryless(observer):
-    return getattr(observer, "averaging_constant", None) == 1
+_OBSERVER_HOOKS = (_observe_input, _observe_output)
 
 
-def _activation_is_memoryless(qconfig):
-    """Whether the activation observer keeps no history (then it observes the input)."""
-    act = qconfig.activation()
-    if isinstance(act, FakeQuantizeBase) and hasattr(act, "activation_post_process"):
-        return _is_memoryless(act.activation_post_process)
-    return _is_memoryless(act)
+def _observes_input(qconfig):
+    """A memoryless activation observer (``averaging_constant == 1``, bare or inside a fake
+    quantizer) observes the module's input instead of its output."""
+    obs = qconfig.activation()
+    inner = getattr(obs, "activation_post_process", None)
+    if isinstance(obs, FakeQuantizeBase) and inner is not None:
+        obs = inner
+    return getattr(obs, "averaging_constant", None) == 1
 
 
-def _register_activation_post_process_hook(module, pre_hook=False):
-    if not hasattr(module, "activation_post_process"):
-        raise AssertionError("Expect activation_post_process attribute already attached to "
-                             "the module")
-    if pre_hook:
-        module.register_forward_pre_hook(_observer_forward_pre_hook, prepend=True)
+def _is_leaf(module):
+    return next(iter(module.children()), None) is None
+
+
+def _has_qconfig(module):
+    return getattr(module, "qconfig", None) is not None
+
+
+def _attach_observer(mod, make=None):
+    """Give ``mod`` an ``activation_post_process`` (``make()``, else its qconfig's) and the
+    hook that runs it; DeQuantStubs and modules without qconfig are left alone."""
+    if not _has_qconfig(mod) or isinstance(mod, DeQuantStub):
+        return
+    mod.add_module("activation_post_process", (make or mod.qconfig.activation)())
+    if _observes_input(mod.qconfig):
+        mod.register_forward_pre_hook(_observe_input, prepend=True)
     else:
-        module.register_forward_hook(_observer_forward_hook, prepend=True)
+        mod.register_forward_hook(_observe_output, prepend=True)
 
 
-def _has_no_children(module):
-    return not any(True for _ in module.children())
-
-
-def _dynamic(qconfig):
-    return bool(getattr(qconfig.activation(), "is_dynamic", False))
+def _unsupported_static_rnn(child, custom):
+    kind = type(child)
+    return (kind in (nn.LSTM, nn.MultiheadAttention) and kind not in custom
+            and _has_qconfig(child)
+            and not getattr(child.qconfig.activation(), "is_dynamic", False))
 
 
 def _add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=None,
@@ -132,125 +142,115 @@ def _add_observer_(module, qconfig_propagation_list=None, non_leaf_module_list=N
     propagation list that have a qconfig, to fused modules, FloatFunctionals, and the
     ``non_leaf_module_list`` types."""
     from ember.ao.nn import quantized as nnq
-    if qconfig_propagation_list is None:
-        qconfig_propagation_list = M.get_default_qconfig_propagation_list()
-    custom_module_class_mapping = custom_module_class_mapping or {}
+    allowed = (M.get_default_qconfig_propagation_list() if qconfig_propagation_list is None
+               else qconfig_propagation_list)
+    custom = custom_module_class_mapping or {}
+    non_leaf = non_leaf_module_list or ()
     special = M.DEFAULT_MODULE_TO_ACT_POST_PROCESS
-
-    def needs_observation(m):
-        return getattr(m, "qconfig", None) is not None
-
-    def insert(m, special_ctr=None):
-        if needs_observation(m) and not isinstance(m, DeQuantStub):
-            observer = special_ctr() if special_ctr is not None else m.qconfig.activation()
-            m.add_module("activation_post_process", observer)
-            _register_activation_post_process_hook(m, _activation_is_memoryless(m.qconfig))
-
-    for name, child in module.named_children():
+    for name, child in list(module.named_children()):
         kind = type(child)
         if kind is nn.Dropout:
-            continue
-        if issubclass(kind, (nnq.FloatFunctional, nnq.QFunctional)):
-            if needs_observation(child):
+            pass
+        elif isinstance(child, (nnq.FloatFunctional, nnq.QFunctional)):
+            if _has_qconfig(child):     # its observer slot exists; fill it, no hook needed
                 if not hasattr(child, "activation_post_process"):
                     raise AssertionError(f"functional class {kind} has no pre-defined "
                                          f"`activation_post_process`")
                 child.activation_post_process = child.qconfig.activation()
-        elif isinstance(child, _FusedModule):
-            insert(child)
-        elif non_leaf_module_list is not None and kind in non_leaf_module_list:
-            insert(child)
+        elif isinstance(child, _FusedModule) or kind in non_leaf:
+            _attach_observer(child)
         elif child.training and kind in special:
-            insert(child, special[kind])
-        elif needs_observation(child) and kind in (nn.LSTM, nn.MultiheadAttention) and \
-                kind not in custom_module_class_mapping and not _dynamic(child.qconfig):
+            _attach_observer(child, special[kind])
+        elif _unsupported_static_rnn(child, custom):
             raise NotImplementedError(
                 f"static quantization of nn.{kind.__name__} (torch's default custom module "
                 f"swap to torch.ao.nn.quantizable.{kind.__name__}) is not supported by ember; "
                 f"quantize it with quantize_dynamic or set its qconfig to None")
-        elif needs_observation(child) and kind in custom_module_class_mapping:
-            observed = custom_module_class_mapping[kind].from_float(child)
+        elif _has_qconfig(child) and kind in custom:
+            observed = custom[kind].from_float(child)
             setattr(module, name, observed)
-            if not issubclass(custom_module_class_mapping[kind], tuple(M.no_observer_set())):
-                insert(observed)
+            if not issubclass(custom[kind], tuple(M.no_observer_set())):
+                _attach_observer(observed)
         else:
-            _add_observer_(child, qconfig_propagation_list, non_leaf_module_list, device,
-                           custom_module_class_mapping)
-    if _has_no_children(module) and not isinstance(module, nn.Sequential) and \
-            type(module) in qconfig_propagation_list:
-        insert(module)
-    if hasattr(module, "weight_fake_quant") and not isinstance(module, nn.Sequential) and \
-            type(module) in qconfig_propagation_list and \
-            not hasattr(module, "activation_post_process"):
-        insert(module)
+            _add_observer_(child, allowed, non_leaf_module_list, device, custom)
+    if type(module) in allowed and not isinstance(module, nn.Sequential):
+        qat_without_observer = (hasattr(module, "weight_fake_quant")
+                                and not hasattr(module, "activation_post_process"))
+        if _is_leaf(module) or qat_without_observer:
+            _attach_observer(module)
 
 
 def add_quant_dequant(module):
-    """Wrap each leaf module that has a qconfig in a :class:`QuantWrapper` (in place)."""
-    if _has_no_children(module) and getattr(module, "qconfig", None):
-        return QuantWrapper(module)
-    for name, child in module.named_children():
+    """Wrap each leaf module that has a qconfig in a :class:`QuantWrapper` (in place);
+    returns ``module`` (or its wrapper)."""
+    if _is_leaf(module):
+        return QuantWrapper(module) if getattr(module, "qconfig", None) else module
+    for name, child in list(module.named_children()):
         module._modules[name] = add_quant_dequant(child)
     return module
 
 
 # ------------------------------------------------------------------ prepare / convert
 
+def _target(model, inplace):
+    return model if inplace else copy.deepcopy(model)
+
+
 def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
             prepare_custom_config_dict=None):
     """A copy of ``model`` (or ``model`` itself if ``inplace``) with qconfigs propagated and
     observers attached, ready for calibration."""
-    if prepare_custom_config_dict is None:
-        prepare_custom_config_dict = get_default_custom_config_dict()
-    custom = prepare_custom_config_dict.get("float_to_observed_custom_module_class", {})
-    if not inplace:
-        model = copy.deepcopy(model)
-    propagation = allow_list if allow_list is not None else \
-        M.get_default_qconfig_propagation_list()
+    config = (get_default_custom_config_dict() if prepare_custom_config_dict is None
+              else prepare_custom_config_dict)
+    model = _target(model, inplace)
     propagate_qconfig_(model, qconfig_dict=None)
-    if not any(getattr(m, "qconfig", None) for m in model.modules()):
+    if all(not getattr(m, "qconfig", None) for m in model.modules()):
         warnings.warn("None of the submodule got qconfig applied. Make sure you passed correct "
                       "configuration through `qconfig_dict` or by assigning the `.qconfig` "
                       "attribute directly on submodules")
-    _add_observer_(model, propagation, observer_non_leaf_module_list,
-                   custom_module_class_mapping=custom)
+    _add_observer_(model, allow_list, observer_non_leaf_module_list,
+                   custom_module_class_mapping=config.get(
+                       "float_to_observed_custom_module_class", {}))
     return model
 
 
-def _remove_activation_post_process(module):
-    if hasattr(module, "activation_post_process") and \
-            _is_activation_post_process(module.activation_post_process):
-        delattr(module, "activation_post_process")
-    for hooks, fn in ((module._forward_pre_hooks, _observer_forward_pre_hook),
-                      (module._forward_hooks, _observer_forward_hook)):
-        for handle_id in [k for k, h in hooks.items() if h is fn]:
-            del hooks[handle_id]
+def _strip_quant_state(module):
+    """Drop ``qconfig``, observers and observer hooks from ``module`` and its descendants."""
+    for mod in list(module.modules()):
+        if hasattr(mod, "qconfig"):
+            del mod.qconfig
+        if _is_activation_post_process(getattr(mod, "activation_post_process", None)):
+            delattr(mod, "activation_post_process")
+        for hooks in (mod._forward_pre_hooks, mod._forward_hooks):
+            for key in [k for k, fn in hooks.items() if fn in _OBSERVER_HOOKS]:
+                hooks.pop(key)
 
 
-def _remove_qconfig(module):
-    """Drop ``qconfig`` and observers from ``module`` and its descendants."""
-    for child in module.children():
-        _remove_qconfig(child)
-    if hasattr(module, "qconfig"):
-        del module.qconfig
-    _remove_activation_post_process(module)
+def _calibrated(model, inplace, train, prepare_fn, run_fn, run_args, mapping=None):
+    """The shared flow of :func:`quantize` / :func:`quantize_qat`: (copy,) set the mode,
+    prepare, run ``run_fn(model, *run_args)``, convert."""
+    model = _target(model, inplace)
+    model.train(train)
+    prepare_fn(model, inplace=True)
+    run_fn(model, *run_args)
+    return convert(model, mapping, inplace=True)
 
 
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):
     """Post-training static quantization: prepare, ``run_fn(model, *run_args)`` to
     calibrate, convert. Returns the quantized model."""
-    if not inplace:
-        model = copy.deepcopy(model)
-    model.eval()
-    prepare(model, inplace=True)
-    run_fn(model, *run_args)
-    convert(model, mapping, inplace=True)
-    return model
+    return _calibrated(model, inplace, False, prepare, run_fn, run_args, mapping)
 
 
-_DYNAMIC_DEFAULTS = {"qint8": default_dynamic_qconfig, "float16": float16_dynamic_qconfig,
-                     "quint8": float_qparams_weight_only_qconfig,
-                     "quint4x2": float_qparams_weight_only_qconfig_4bit}
+# dtype name -> (default QConfig for a set spec, module types quantized by default)
+_DYNAMIC_DEFAULTS = {
+    "qint8": (default_dynamic_qconfig,
+              (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)),
+    "float16": (float16_dynamic_qconfig,
+                (nn.Linear, nn.LSTM, nn.GRU, nn.LSTMCell, nn.RNNCell, nn.GRUCell)),
+    "quint8": (float_qparams_weight_only_qconfig, (nn.EmbeddingBag, nn.Embedding)),
+    "quint4x2": (float_qparams_weight_only_qconfig_4bit, (nn.EmbeddingBag,)),
+}
 
 
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
@@ -258,32 +258,21 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, 
     recurrent layers for qint8/float16, embeddings for quint8/quint4x2) quantized ahead of
     time, activations at run time. ``qconfig_spec``: a dict (types or names -> QConfig) or a
     set of types/names."""
-    key = str(dtype).replace("torch.", "")
+    default = _DYNAMIC_DEFAULTS.get(str(dtype).replace("torch.", ""))
     if qconfig_spec is None:
-        if key in ("qint8", "float16"):
-            qc = _DYNAMIC_DEFAULTS[key]
-            qconfig_spec = {nn.Linear: qc, nn.LSTM: qc, nn.GRU: qc, nn.LSTMCell: qc,
-                            nn.RNNCell: qc, nn.GRUCell: qc}
-        elif key == "quint8":
-            qconfig_spec = {nn.EmbeddingBag: float_qparams_weight_only_qconfig,
-                            nn.Embedding: float_qparams_weight_only_qconfig}
-        elif key == "quint4x2":
-            qconfig_spec = {nn.EmbeddingBag: float_qparams_weight_only_qconfig_4bit}
-        else:
+        if default is None:
             raise ValueError(f"Don't know how to quantize with default settings for {dtype}. "
                              f"Provide full qconfig please")
+        qconfig_spec = dict.fromkeys(default[1], default[0])
     elif isinstance(qconfig_spec, set):
-        if key not in _DYNAMIC_DEFAULTS:
+        if default is None:
             raise RuntimeError(f"Unknown dtype specified for quantize_dynamic: {dtype}")
-        qconfig_spec = dict(zip(qconfig_spec, itertools.repeat(_DYNAMIC_DEFAULTS[key])))
-    if mapping is None:
-        mapping = M.get_default_dynamic_quant_module_mappings()
-    if not inplace:
-        model = copy.deepcopy(model)
+        qconfig_spec = dict.fromkeys(qconfig_spec, default[0])
+    model = _target(model, inplace)
     model.eval()
     propagate_qconfig_(model, qconfig_spec)
-    convert(model, mapping, inplace=True)
-    return model
+    return convert(model, M.get_default_dynamic_quant_module_mappings() if mapping is None
+                   else mapping, inplace=True)
 
 
 def prepare_qat(model, mapping=None, inplace=False):
@@ -292,25 +281,16 @@ def prepare_qat(model, mapping=None, inplace=False):
     mode."""
     if not model.training:
         raise AssertionError("prepare_qat only works on models in training mode")
-    if mapping is None:
-        mapping = M.get_default_qat_module_mappings()
-    if not inplace:
-        model = copy.deepcopy(model)
-    propagate_qconfig_(model, qconfig_dict=None)
-    convert(model, mapping=mapping, inplace=True, remove_qconfig=False)
-    prepare(model, observer_non_leaf_module_list=set(mapping.values()), inplace=True)
-    return model
+    qat_map = M.get_default_qat_module_mappings() if mapping is None else mapping
+    model = _target(model, inplace)
+    propagate_qconfig_(model)
+    convert(model, qat_map, inplace=True, remove_qconfig=False)
+    return prepare(model, inplace=True, observer_non_leaf_module_list=set(qat_map.values()))
 
 
 def quantize_qat(model, run_fn, run_args, inplace=False):
     """QAT end to end: prepare_qat, ``run_fn(model, *run_args)`` (training), convert."""
-    if not inplace:
-        model = copy.deepcopy(model)
-    model.train()
-    prepare_qat(model, inplace=True)
-    run_fn(model, *run_args)
-    convert(model, inplace=True)
-    return model
+    return _calibrated(model, inplace, True, prepare_qat, run_fn, run_args)
 
 
 def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_reference=False,
@@ -318,83 +298,71 @@ def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_referen
     """Replace each module having a qconfig (and a class in ``mapping``; default: the static
     quantization mapping) by its quantized version; fused modules swap as one. Returns the
     converted model (a copy unless ``inplace``)."""
-    if not inplace:
-        module = copy.deepcopy(module)
-    _convert(module, mapping, inplace=True, is_reference=is_reference,
-             convert_custom_config_dict=convert_custom_config_dict,
-             use_precomputed_fake_quant=use_precomputed_fake_quant)
-    if remove_qconfig:
-        _remove_qconfig(module)
-    return module
-
-
-def _convert(module, mapping=None, inplace=False, is_reference=False,
-             convert_custom_config_dict=None, use_precomputed_fake_quant=False):
     if mapping is None:
-        mapping = M.get_default_static_quant_reference_module_mappings() if is_reference \
-            else M.get_default_static_quant_module_mappings()
-    if convert_custom_config_dict is None:
-        convert_custom_config_dict = get_default_custom_config_dict()
-    custom = convert_custom_config_dict.get("observed_to_quantized_custom_module_class", {})
-    if not inplace:
-        module = copy.deepcopy(module)
-    swapped = {}
-    for name, child in module.named_children():
-        if not isinstance(child, _FusedModule) and type(child) not in custom:
-            _convert(child, mapping, True, is_reference, convert_custom_config_dict,
-                     use_precomputed_fake_quant)
-        swapped[name] = swap_module(child, mapping, custom, use_precomputed_fake_quant)
-    for name, new in swapped.items():
-        module._modules[name] = new
+        mapping = (M.get_default_static_quant_reference_module_mappings() if is_reference
+                   else M.get_default_static_quant_module_mappings())
+    config = (get_default_custom_config_dict() if convert_custom_config_dict is None
+              else convert_custom_config_dict)
+    custom = config.get("observed_to_quantized_custom_module_class", {})
+    module = _target(module, inplace)
+    _swap_tree(module, mapping, custom, use_precomputed_fake_quant)
+    if remove_qconfig:
+        _strip_quant_state(module)
     return module
+
+
+def _swap_tree(module, mapping, custom, use_precomputed_fake_quant):
+    """Swap ``module``'s descendants bottom-up (fused and custom modules swap whole)."""
+    for name, child in list(module._modules.items()):
+        if child is None:
+            continue
+        if not isinstance(child, _FusedModule) and type(child) not in custom:
+            _swap_tree(child, mapping, custom, use_precomputed_fake_quant)
+        module._modules[name] = swap_module(child, mapping, custom, use_precomputed_fake_quant)
+
+
+def _from_float(mod, qcls, use_precomputed_fake_quant):
+    """``qcls`` built from the float/QAT module ``mod``."""
+    if getattr(qcls, "_IS_REFERENCE", False):      # reference modules take weight qparams
+        from ember.ao.quantization.utils import get_qparam_dict
+        observer = mod.qconfig.weight()
+        observer(mod.weight)
+        return qcls.from_float(mod, get_qparam_dict(observer))
+    from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
+    _fold_bn_once(mod)                             # QAT conv/linear + bn: fold bn first
+    if "use_precomputed_fake_quant" in inspect.signature(qcls.from_float).parameters:
+        return qcls.from_float(mod, use_precomputed_fake_quant=use_precomputed_fake_quant)
+    return qcls.from_float(mod)
 
 
 def swap_module(mod, mapping, custom_module_class_mapping, use_precomputed_fake_quant=False):
     """``mod``'s replacement from ``mapping`` (built by ``from_float``/``from_observed``),
     or ``mod`` itself when it has no qconfig or no mapping. User forward hooks carry over;
     the observer hooks do not."""
-    if getattr(mod, "qconfig", None) is None:
-        return mod
     kind = type(mod)
+    if not _has_qconfig(mod):
+        return mod
     if kind in custom_module_class_mapping:
-        new_mod = custom_module_class_mapping[kind].from_observed(mod)
+        new = custom_module_class_mapping[kind].from_observed(mod)
     elif kind in mapping:
-        qmod = mapping[kind]
-        if getattr(qmod, "_IS_REFERENCE", False):
-            from ember.ao.quantization.utils import get_qparam_dict
-            weight_post_process = mod.qconfig.weight()
-            weight_post_process(mod.weight)
-            new_mod = qmod.from_float(mod, get_qparam_dict(weight_post_process))
-        else:
-            from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
-            _fold_bn_once(mod)          # QAT conv/linear + bn: fold bn before quantizing
-            params = inspect.signature(qmod.from_float).parameters
-            if "use_precomputed_fake_quant" in params:
-                new_mod = qmod.from_float(mod,
-                                          use_precomputed_fake_quant=use_precomputed_fake_quant)
-            else:
-                new_mod = qmod.from_float(mod)
+        new = _from_float(mod, mapping[kind], use_precomputed_fake_quant)
     else:
         return mod
-    for hook in mod._forward_pre_hooks.values():
-        if hook is not _observer_forward_pre_hook:
-            new_mod.register_forward_pre_hook(hook)
-    for hook in mod._forward_hooks.values():
-        if hook is not _observer_forward_hook:
-            new_mod.register_forward_hook(hook)
-    return new_mod
+    for src, register in ((mod._forward_pre_hooks, new.register_forward_pre_hook),
+                          (mod._forward_hooks, new.register_forward_hook)):
+        for fn in list(src.values()):
+            if fn not in _OBSERVER_HOOKS:
+                register(fn)
+    return new
 
 
 def _get_observer_dict(mod, target_dict, prefix=""):
     """Collect ``{qualified name + '.activation_post_process': observer}`` into
-    ``target_dict``."""
-    def child_prefix(p, name):
-        return p + name + "."
+    ``target_dict`` (``prefix`` ends with a dot when not empty)."""
     if hasattr(mod, "activation_post_process"):
-        target_dict[child_prefix(prefix, "activation_post_process")[:-1]] = \
-            mod.activation_post_process
+        target_dict[prefix + "activation_post_process"] = mod.activation_post_process
     for name, child in mod.named_children():
-        _get_observer_dict(child, target_dict, child_prefix(prefix, name))
+        _get_observer_dict(child, target_dict, f"{prefix}{name}.")
 
 
 def default_eval_fn(model, calib_data):
