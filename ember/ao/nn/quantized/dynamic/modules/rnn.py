@@ -415,6 +415,7 @@ class RNNCellBase(Module):
     plain tensors too), ``weight_dtype`` ``ember.qint8`` or ``ember.float16``."""
     _FLOAT_MODULE = (ember.nn.LSTMCell, ember.nn.GRUCell, ember.nn.RNNCell)
     _PACKED = ("_packed_weight_ih", "_packed_weight_hh")
+    _REPR_NAME = "DynamicQuantizedRNNBase"
 
     def __init__(self, input_size, hidden_size, bias=True, num_chunks=4, dtype=ember.qint8):
         super().__init__()
@@ -430,7 +431,7 @@ class RNNCellBase(Module):
                                        self.bias_hh, dtype)
 
     def _get_name(self):
-        return "DynamicQuantizedRNNBase"
+        return self._REPR_NAME
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -461,21 +462,25 @@ class RNNCellBase(Module):
 
     # ---- weights and state_dict
     def _weight_bias(self):
-        (w_ih, b_ih), (w_hh, b_hh) = (self._packed_weight_ih.unpack(),
-                                      self._packed_weight_hh.unpack())
-        return {"weight": {"weight_ih": w_ih, "weight_hh": w_hh},
-                "bias": {"bias_ih": b_ih, "bias_hh": b_hh}}
+        """``{"weight": {"weight_ih", "weight_hh"}, "bias": {"bias_ih", "bias_hh"}}``,
+        unpacked from the two packed parameters."""
+        out = {"weight": {}, "bias": {}}
+        for side in ("ih", "hh"):
+            w, b = getattr(self, "_packed_weight_" + side).unpack()
+            out["weight"]["weight_" + side], out["bias"]["bias_" + side] = w, b
+        return out
 
     def get_weight(self):
-        return self._weight_bias()["weight"]
+        return dict(self._weight_bias()["weight"])
 
     def get_bias(self):
-        return self._weight_bias()["bias"]
+        return dict(self._weight_bias()["bias"])
 
     def set_weight_bias(self, w_ih, w_hh, b_ih, b_hh):
+        """Repack from float weights (G*H, in) / (G*H, H) and biases (G*H,)."""
+        packed = [_pack(w, b, self.weight_dtype) for w, b in ((w_ih, b_ih), (w_hh, b_hh))]
+        self._packed_weight_ih, self._packed_weight_hh = packed
         self.bias_ih, self.bias_hh = b_ih, b_hh
-        self._packed_weight_ih = _pack(w_ih, b_ih, self.weight_dtype)
-        self._packed_weight_hh = _pack(w_hh, b_hh, self.weight_dtype)
 
     def _save_to_state_dict(self, destination, prefix, keep_vars):
         super()._save_to_state_dict(destination, prefix, keep_vars)
@@ -507,16 +512,12 @@ class RNNCellBase(Module):
             raise AssertionError("mod.bias must be True")
         dtype = mod.qconfig.weight().dtype
         _check_dtype(dtype)
-        if isinstance(mod, ember.nn.LSTMCell):
-            qmod = LSTMCell(mod.input_size, mod.hidden_size, bias=mod.bias, dtype=dtype)
-        elif isinstance(mod, ember.nn.GRUCell):
-            qmod = GRUCell(mod.input_size, mod.hidden_size, bias=mod.bias, dtype=dtype)
-        else:
-            qmod = RNNCell(mod.input_size, mod.hidden_size, bias=mod.bias,
-                           nonlinearity=mod.nonlinearity, dtype=dtype)
-        w_ih, _ = _observe_weight(mod.qconfig, mod.weight_ih)
-        w_hh, _ = _observe_weight(mod.qconfig, mod.weight_hh)
-        qmod.set_weight_bias(w_ih, w_hh, mod.bias_ih.detach(), mod.bias_hh.detach())
+        twin = {ember.nn.LSTMCell: LSTMCell, ember.nn.GRUCell: GRUCell,
+                ember.nn.RNNCell: RNNCell}[type(mod)]
+        extra = {"nonlinearity": mod.nonlinearity} if twin is RNNCell else {}
+        qmod = twin(mod.input_size, mod.hidden_size, bias=mod.bias, dtype=dtype, **extra)
+        weights = [_observe_weight(mod.qconfig, w)[0] for w in (mod.weight_ih, mod.weight_hh)]
+        qmod.set_weight_bias(*weights, mod.bias_ih.detach(), mod.bias_hh.detach())
         return qmod
 
 
@@ -528,8 +529,7 @@ class RNNCell(RNNCellBase):
         super().__init__(input_size, hidden_size, bias, num_chunks=1, dtype=dtype)
         self.nonlinearity = nonlinearity
 
-    def _get_name(self):
-        return "DynamicQuantizedRNNCell"
+    _REPR_NAME = "DynamicQuantizedRNNCell"
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         """input (B, in), hx (B, H) (zeros when None) -> h' (B, H)."""
@@ -554,8 +554,7 @@ class LSTMCell(RNNCellBase):
     def __init__(self, *args, **kwargs):
         super().__init__(*args, num_chunks=4, **kwargs)
 
-    def _get_name(self):
-        return "DynamicQuantizedLSTMCell"
+    _REPR_NAME = "DynamicQuantizedLSTMCell"
 
     def forward(self, input: Tensor,
                 hx: Optional[Tuple[Tensor, Tensor]] = None) -> Tuple[Tensor, Tensor]:
@@ -576,8 +575,7 @@ class GRUCell(RNNCellBase):
     def __init__(self, input_size, hidden_size, bias=True, dtype=ember.qint8):
         super().__init__(input_size, hidden_size, bias, num_chunks=3, dtype=dtype)
 
-    def _get_name(self):
-        return "DynamicQuantizedGRUCell"
+    _REPR_NAME = "DynamicQuantizedGRUCell"
 
     def forward(self, input: Tensor, hx: Optional[Tensor] = None) -> Tensor:
         self.check_forward_input(input)
