@@ -105,6 +105,7 @@ class RNNBase(Module):
     """The stacked layers' settings, checks, weights and conversion; LSTM and GRU add their
     forward. ``dtype``: the weights' (``ember.qint8`` or ``ember.float16``)."""
     _FLOAT_MODULE = ember.nn.RNNBase
+    _REPR_NAME = "DynamicQuantizedRNN"
 
     def __init__(self, mode, input_size, hidden_size, num_layers=1, bias=True,
                  batch_first=False, dropout=0.0, bidirectional=False, dtype=ember.qint8):
@@ -146,7 +147,7 @@ class RNNBase(Module):
         return _q().make_quantized_cell_params_fp16(p_ih, p_hh)
 
     def _get_name(self):
-        return "DynamicQuantizedRNN"
+        return self._REPR_NAME
 
     def extra_repr(self):
         s = f"{self.input_size}, {self.hidden_size}"
@@ -287,8 +288,7 @@ class LSTM(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__("LSTM", *args, **kwargs)
 
-    def _get_name(self):
-        return "DynamicQuantizedLSTM"
+    _REPR_NAME = "DynamicQuantizedLSTM"
 
     def check_forward_args(self, input: Tensor, hidden: Tuple[Tensor, Tensor],
                            batch_sizes: Optional[Tensor]):
@@ -349,10 +349,6 @@ class LSTM(RNNBase):
                 use_dynamic=True)
         return out, (h, c)
 
-    @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
-        return super().from_float(mod, use_precomputed_fake_quant)
-
 
 class GRU(RNNBase):
     """Dynamically quantized ``nn.GRU``. forward(input, h_0) -> (output, h_n)."""
@@ -361,8 +357,7 @@ class GRU(RNNBase):
     def __init__(self, *args, **kwargs):
         super().__init__("GRU", *args, **kwargs)
 
-    def _get_name(self):
-        return "DynamicQuantizedGRU"
+    _REPR_NAME = "DynamicQuantizedGRU"
 
     def forward(self, input, hx: Optional[Tensor] = None):
         """A tensor input runs :meth:`forward_tensor`, a PackedSequence
@@ -402,10 +397,6 @@ class GRU(RNNBase):
                                        self.batch_first)
         return ember.quantized_gru(input, batch_sizes, hx, params, self.bias, self.num_layers,
                                    self.dropout, self.training, self.bidirectional)
-
-    @classmethod
-    def from_float(cls, mod, use_precomputed_fake_quant=False):
-        return super().from_float(mod, use_precomputed_fake_quant)
 
 
 # ------------------------------------------------------------------ cells
