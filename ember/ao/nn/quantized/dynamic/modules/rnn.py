@@ -76,28 +76,44 @@ def _check_float_input(input):
                            f"{_dtype._SCALAR_TYPE_NAMES[input.dtype.name]}")
 
 
-class PackedParameter(Module):
+class _PackedState(Module):
+    """A module whose attributes named in ``_PACKED`` (packed, non-tensor params) are saved
+    and loaded as ``<prefix><name>`` state_dict entries."""
+    _PACKED = ()
+
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        destination.update((prefix + name, getattr(self, name)) for name in self._PACKED)
+
+    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
+                              unexpected_keys, error_msgs):
+        mine = {prefix + name: name for name in self._PACKED}
+        for key, name in mine.items():
+            if key in state_dict:
+                setattr(self, name, state_dict[key])
+            elif strict:
+                missing_keys.append(key)
+        rest = {k: v for k, v in state_dict.items() if k not in mine}
+        super()._load_from_state_dict(rest, prefix, local_metadata, strict, missing_keys,
+                                      unexpected_keys, error_msgs)
+
+
+def _unpacked(part):
+    """``get_weight``/``get_bias``: one half of ``self._weight_bias()``."""
+    def getter(self):
+        return self._weight_bias()[part]
+    getter.__name__ = "get_" + part
+    return getter
+
+
+class PackedParameter(_PackedState):
     """Holds one layer and direction's cell params (``param``) so that they appear in the
     state_dict as ``<prefix>param``."""
+    _PACKED = ("param",)
 
     def __init__(self, param):
         super().__init__()
         self.param = param
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        destination[prefix + "param"] = self.param
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
-        key = prefix + "param"
-        if key in state_dict:
-            self.param = state_dict[key]
-        elif strict:
-            missing_keys.append(key)
-        rest = {k: v for k, v in state_dict.items() if k != key}
-        super()._load_from_state_dict(rest, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
 
 
 # ------------------------------------------------------------------ LSTM, GRU
@@ -221,11 +237,7 @@ class RNNBase(Module):
             biases["bias_ih" + sfx], biases["bias_hh" + sfx] = b_ih, b_hh
         return {"weight": weights, "bias": biases}
 
-    def get_weight(self):
-        return self._weight_bias()["weight"]
-
-    def get_bias(self):
-        return self._weight_bias()["bias"]
+    get_weight, get_bias = _unpacked("weight"), _unpacked("bias")
 
     def set_weight_bias(self, weight_bias_dict):
         """Repack from a dict laid out as :meth:`_weight_bias` returns it."""
@@ -400,7 +412,7 @@ class GRU(RNNBase):
 
 
 # ------------------------------------------------------------------ cells
-class RNNCellBase(Module):
+class RNNCellBase(_PackedState):
     """One dynamically quantized step: packed ``_packed_weight_ih`` (G*H, in) and
     ``_packed_weight_hh`` (G*H, H) (the biases inside them; ``bias_ih``/``bias_hh`` kept as
     plain tensors too), ``weight_dtype`` ``ember.qint8`` or ``ember.float16``."""
@@ -461,35 +473,13 @@ class RNNCellBase(Module):
             out["weight"]["weight_" + side], out["bias"]["bias_" + side] = w, b
         return out
 
-    def get_weight(self):
-        return dict(self._weight_bias()["weight"])
-
-    def get_bias(self):
-        return dict(self._weight_bias()["bias"])
+    get_weight, get_bias = _unpacked("weight"), _unpacked("bias")
 
     def set_weight_bias(self, w_ih, w_hh, b_ih, b_hh):
         """Repack from float weights (G*H, in) / (G*H, H) and biases (G*H,)."""
         packed = [_pack(w, b, self.weight_dtype) for w, b in ((w_ih, b_ih), (w_hh, b_hh))]
         self._packed_weight_ih, self._packed_weight_hh = packed
         self.bias_ih, self.bias_hh = b_ih, b_hh
-
-    def _save_to_state_dict(self, destination, prefix, keep_vars):
-        super()._save_to_state_dict(destination, prefix, keep_vars)
-        for name in self._PACKED:
-            destination[prefix + name] = getattr(self, name)
-
-    def _load_from_state_dict(self, state_dict, prefix, local_metadata, strict, missing_keys,
-                              unexpected_keys, error_msgs):
-        for name in self._PACKED:
-            key = prefix + name
-            if key in state_dict:
-                setattr(self, name, state_dict[key])
-            elif strict:
-                missing_keys.append(key)
-        keys = {prefix + n for n in self._PACKED}
-        rest = {k: v for k, v in state_dict.items() if k not in keys}
-        super()._load_from_state_dict(rest, prefix, local_metadata, strict, missing_keys,
-                                      unexpected_keys, error_msgs)
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
