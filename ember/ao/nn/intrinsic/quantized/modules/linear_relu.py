@@ -12,6 +12,11 @@ from ember.ao.nn.intrinsic.qat.modules.conv_fused import _fold_bn_once
 __all__ = ["LinearReLU", "LinearLeakyReLU", "LinearTanh"]
 
 
+def _named(name):
+    """A ``_get_name`` returning ``name``."""
+    return lambda self: name
+
+
 def _from_fused_pair(cls, mod, use_precomputed_fake_quant, *extra):
     """Quantize the fused float pair's linear (``mod[0]``) with the pair's qconfig and
     output observer, then move its packed weight and qparams into a ``cls``."""
@@ -32,8 +37,7 @@ class LinearReLU(nnq.Linear):
         packed = self._packed_params._packed_params
         return Q.linear_relu(x, packed, self.scale, self.zero_point)
 
-    def _get_name(self):
-        return "QuantizedLinearReLU"
+    _get_name = _named("QuantizedLinearReLU")
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -61,8 +65,7 @@ class LinearLeakyReLU(nnq.Linear):
         return Q.linear_leaky_relu(x, packed, self.scale, self.zero_point,
                                    self.negative_slope)
 
-    def _get_name(self):
-        return "QuantizedLinearLeakyReLU"
+    _get_name = _named("QuantizedLinearLeakyReLU")
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
@@ -78,8 +81,7 @@ class LinearTanh(nnq.Linear):
         packed = self._packed_params._packed_params
         return Q.linear_tanh(x, packed, self.scale, self.zero_point)
 
-    def _get_name(self):
-        return "QuantizedLinearTanh"
+    _get_name = _named("QuantizedLinearTanh")
 
     @classmethod
     def from_float(cls, mod, use_precomputed_fake_quant=False):
