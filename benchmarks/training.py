@@ -49,14 +49,14 @@ def cnn(lib):
         nn.Flatten(), nn.Linear(64 * 7 * 7, 10))
 
 
-def lstm_lm(lib):
+def lstm_lm(lib, cell="LSTM"):
     nn = lib.nn
 
     class LM(nn.Module):
         def __init__(self):
             super().__init__()
             self.emb = nn.Embedding(1000, 128)
-            self.rnn = nn.LSTM(128, 256, batch_first=True)
+            self.rnn = getattr(nn, cell)(128, 256, batch_first=True)
             self.out = nn.Linear(256, 1000)
 
         def forward(self, x):
@@ -126,6 +126,9 @@ CASES = {
     "lstm": ("LSTM LM emb 1000x128, LSTM 256, 32x35", lstm_lm,
              lambda r: r.integers(0, 1000, (32, 35)), lambda r: r.integers(0, 1000, 32 * 35),
              "long"),
+    "gru": ("GRU LM emb 1000x128, GRU 256, 32x35", lambda lib: lstm_lm(lib, "GRU"),
+            lambda r: r.integers(0, 1000, (32, 35)), lambda r: r.integers(0, 1000, 32 * 35),
+            "long"),
     "transformer": ("TransformerEncoder 2L d256 h4 ff1024, 16x64", transformer,
                     lambda r: r.standard_normal((16, 64, 256)), lambda r: r.integers(0, 10, 16),
                     "float"),
