@@ -1,12 +1,17 @@
-"""Training steps, ember vs torch, same architecture, same weights, plain SGD.
+"""Training steps, ember vs torch, same architecture, same weights, plain SGD (AdamW for gpt).
 
-    python benchmarks/training.py [--ember-only] [mlp cnn lstm transformer resnet]
+    python benchmarks/training.py [--ember-only] [mlp cnn lstm gru transformer resnet gpt]
+    python benchmarks/training.py --memory [cases]   # peak RSS, each run in its own process
 
 Each step is forward + cross-entropy + backward + SGD update. Prints per-step times and
 the ratio ember/torch (lower is better); ember and torch are timed in alternating blocks
 (``bench_interleaved``), so drift of a noisy host hits both. ``--ember-only`` times ember as
 a user without torch runs it (torch's allocations change the C heap's state in a shared
 process; Note [page faults] in ember/_allocator.py).
+
+``--memory`` runs each (case, library) in a fresh subprocess that imports only that library,
+builds the model, does a few steps, and reports its peak resident memory, and in brackets the
+growth of the peak during the steps over the resident memory after imports and model build.
 """
 from __future__ import annotations
 
@@ -18,13 +23,16 @@ import numpy as np
 sys.path.insert(0, os.path.dirname(__file__))
 from common import bench_interleaved, fmt_time, machine  # noqa: E402
 
-import ember  # noqa: E402
-
-try:
-    import torch
-    torch.set_num_threads(os.cpu_count() or 1)
-except ImportError:
-    torch = None
+_CHILD_LIB = sys.argv[2] if sys.argv[1:2] == ["--memory-child"] else None
+ember = torch = None
+if _CHILD_LIB != "torch":
+    import ember  # noqa: E402
+if _CHILD_LIB != "ember":
+    try:
+        import torch
+        torch.set_num_threads(os.cpu_count() or 1)
+    except ImportError:
+        torch = None
 
 
 def copy_weights(src_ember, dst_torch):
@@ -117,6 +125,42 @@ def resnet18ish(lib):
     return Net()
 
 
+def gpt(lib):
+    """minGPT-style decoder: token + position embedding, 2 pre-LN blocks of causal
+    self-attention (one Linear for q, k, v; ``scaled_dot_product_attention(is_causal=True)``)
+    and a GELU MLP, final LayerNorm, vocabulary head. Input (B, T) tokens, output (B*T, V)."""
+    nn, F = lib.nn, lib.nn.functional
+    vocab, block, d, heads = 65, 64, 128, 4
+
+    class Block(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.ln1, self.ln2 = nn.LayerNorm(d), nn.LayerNorm(d)
+            self.qkv, self.proj = nn.Linear(d, 3 * d), nn.Linear(d, d)
+            self.mlp = nn.Sequential(nn.Linear(d, 4 * d), nn.GELU(), nn.Linear(4 * d, d))
+
+        def forward(self, x):
+            b, t, _ = x.shape
+            q, k, v = self.qkv(self.ln1(x)).split(d, dim=2)
+            q, k, v = (z.view(b, t, heads, d // heads).transpose(1, 2) for z in (q, k, v))
+            y = F.scaled_dot_product_attention(q, k, v, is_causal=True)
+            x = x + self.proj(y.transpose(1, 2).reshape(b, t, d))
+            return x + self.mlp(self.ln2(x))
+
+    class GPT(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.tok, self.pos = nn.Embedding(vocab, d), nn.Embedding(block, d)
+            self.blocks = nn.Sequential(Block(), Block())
+            self.ln_f, self.head = nn.LayerNorm(d), nn.Linear(d, vocab, bias=False)
+
+        def forward(self, idx):
+            t = idx.shape[1]
+            x = self.tok(idx) + self.pos(lib.arange(t))
+            return self.head(self.ln_f(self.blocks(x))).reshape(-1, vocab)
+    return GPT()
+
+
 CASES = {
     "mlp": ("MLP 784-512-512-10, batch 128", mlp, lambda r: r.standard_normal((128, 784)),
             lambda r: r.integers(0, 10, 128), "float"),
@@ -135,7 +179,17 @@ CASES = {
     "resnet": ("ResNet-18-style 224x224, batch 8", resnet18ish,
                lambda r: r.standard_normal((8, 3, 224, 224)), lambda r: r.integers(0, 10, 8),
                "float"),
+    "gpt": ("GPT 2L d128 h4 vocab 65, 16x64, AdamW", gpt,
+            lambda r: r.integers(0, 65, (16, 64)), lambda r: r.integers(0, 65, 16 * 64), "long"),
 }
+
+# Optimizers other than plain SGD(lr=0.01), by case: (class name, keyword arguments).
+OPTIMIZERS = {"gpt": ("AdamW", dict(lr=3e-4, weight_decay=0.1))}
+
+
+def make_optimizer(lib, key, params):
+    name, kwargs = OPTIMIZERS.get(key, ("SGD", dict(lr=0.01)))
+    return getattr(lib.optim, name)(params, **kwargs)
 
 
 def run_case(key):
@@ -145,7 +199,7 @@ def run_case(key):
     x_np = x_np.astype(np.float32) if xkind == "float" else x_np.astype(np.int64)
     ember.manual_seed(0)
     em = build(ember)
-    e_opt = ember.optim.SGD(em.parameters(), lr=0.01)
+    e_opt = make_optimizer(ember, key, em.parameters())
     ex, ey = ember.from_numpy(x_np), ember.from_numpy(y_np)
 
     def e_step():
@@ -153,12 +207,12 @@ def run_case(key):
         loss = ember.nn.functional.cross_entropy(em(ex), ey)
         loss.backward()
         e_opt.step()
-    slow = key in ("resnet", "transformer", "lstm")
+    slow = key in ("resnet", "transformer", "lstm", "gru", "gpt")
     fns = {"ember": e_step}
     if torch is not None:
         tm = build(torch)
         copy_weights(em, tm)
-        t_opt = torch.optim.SGD(tm.parameters(), lr=0.01)
+        t_opt = make_optimizer(torch, key, tm.parameters())
         tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
 
         def t_step():
@@ -173,8 +227,98 @@ def run_case(key):
     print(f"{title:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}", flush=True)
 
 
+MEMORY_STEPS = 3
+
+
+def _status_kb(field):
+    """A ``/proc/self/status`` field in KiB (``VmRSS``: resident now; ``VmHWM``: its peak), or
+    0 where /proc is absent."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith(field + ":"):
+                    return int(line.split()[1])
+    except OSError:
+        pass
+    return 0
+
+
+def _reset_peak_rss():
+    """Restart the kernel's peak-RSS count at the current RSS (Linux ``clear_refs`` 5)."""
+    try:
+        with open("/proc/self/clear_refs", "w") as f:
+            f.write("5")
+    except OSError:
+        pass
+
+
+def memory_child(lib_name, key, steps):
+    """In a fresh process: build ``key`` with one library, run ``steps`` training steps, print
+    ``base peak step_peak`` in KiB: RSS after imports + build, the process's peak RSS, and the
+    peak RSS during the steps. Peaks are VmHWM, not ``ru_maxrss``: a child's ``ru_maxrss``
+    starts at its parent's RSS at fork (the exec keeps the larger of the two)."""
+    import gc
+    lib = ember if lib_name == "ember" else torch
+    title, build, make_x, make_y, xkind = CASES[key]
+    rng = np.random.default_rng(0)
+    x_np, y_np = make_x(rng), make_y(rng).astype(np.int64)
+    x_np = x_np.astype(np.float32) if xkind == "float" else x_np.astype(np.int64)
+    lib.manual_seed(0)
+    model = build(lib)
+    opt = make_optimizer(lib, key, model.parameters())
+    x, y = lib.from_numpy(x_np), lib.from_numpy(y_np)
+    gc.collect()
+    base, import_peak = _status_kb("VmRSS"), _status_kb("VmHWM")
+    _reset_peak_rss()
+    for _ in range(steps):
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    step_peak = _status_kb("VmHWM")
+    print(base, max(import_peak, step_peak), step_peak, flush=True)
+
+
+def _measure(lib_name, key, steps):
+    """(base, peak, step peak) in MiB of one (library, case) run in its own process."""
+    import subprocess
+    out = subprocess.run([sys.executable, __file__, "--memory-child", lib_name, key, str(steps)],
+                         capture_output=True, text=True)
+    if out.returncode != 0:
+        raise RuntimeError(out.stderr.strip().splitlines()[-1] if out.stderr else "failed")
+    return tuple(int(v) / 1024 for v in out.stdout.split()[-3:])
+
+
+def memory_main(keys, steps=MEMORY_STEPS):
+    """Peak RSS per case, ember beside torch, each (case, library) in its own process."""
+    libs = ["ember"] + (["torch"] if torch is not None else [])
+    print(f"# peak resident memory over {steps} training steps (MiB), each run in its own "
+          f"process\nmachine: {machine()}")
+    print(f"{'model':<46} {'ember peak (+step)':>19} {'torch peak (+step)':>19}"
+          f"  {'ratio peak':>10} {'ratio +step':>11}")
+    for key in keys:
+        title = CASES[key][0]
+        try:
+            res = {lib: _measure(lib, key, steps) for lib in libs}
+        except Exception as e:
+            print(f"{title:<46} failed: {e}")
+            continue
+        cells = [f"{peak:8.0f} (+{step - base:6.0f})" for base, peak, step in res.values()]
+        row = f"{title:<46} " + " ".join(f"{c:>19}" for c in cells)
+        if "torch" in res:
+            (eb, ep, es), (tb, tp, ts) = res["ember"], res["torch"]
+            row += f"  {ep / tp:9.2f}x {(es - eb) / max(ts - tb, 1e-9):10.2f}x"
+        print(row, flush=True)
+
+
 def main(argv):
     global torch
+    if argv[:1] == ["--memory-child"]:
+        memory_child(argv[1], argv[2], int(argv[3]))
+        return
+    if "--memory" in argv:
+        memory_main([a for a in argv if a != "--memory"] or list(CASES))
+        return
     if "--ember-only" in argv:
         argv = [a for a in argv if a != "--ember-only"]
         torch = None
