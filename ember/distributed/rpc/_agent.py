@@ -1,32 +1,42 @@
 """The RPC agent: ZeroMQ sockets, two I/O threads taking turns, a pool of worker threads.
 
 Every worker binds a ROUTER (on tcp, and on an ipc path that peers on the same host use)
-where all its messages arrive: requests and the replies to its own requests. Messages go
-out through DEALER sockets private to the sending thread (one per peer, opened on first
-use; ZeroMQ sockets must stay with one thread), so a caller sends its request itself and
-a pool thread sends its reply itself. The leading I/O thread owns the ROUTER: it
-completes the callers' Futures, hands requests to the pool, fails calls whose timeout
-passed and sends the one-way messages queued by ``RRef.__del__`` (which may run inside
-another send), and fails at once the calls to a peer on this host whose process has
-exited.
+where requests arrive. They go out through DEALER sockets private to the sending thread
+(one per peer, opened on first use; ZeroMQ sockets must stay with one thread).
+
+Replies from a peer on this host go to a *reply box* of the calling thread: a PULL socket
+bound on ``<ipc path>-b<box id>.ipc``, named in the request's header; the callee answers
+through a PUSH socket of its own to that path. The thread that waits for a reply reads its
+box itself (the Future's ``_driver``, ``_drive``) and completes every reply it finds there,
+so ``rpc_sync`` needs no thread to wake it. Boxes with calls that nobody may be waiting for
+(``rpc_async``, RRef bookkeeping) are *watched*: the leading I/O thread polls their file
+descriptors too and drains them when their owner is not waiting (so callbacks fire with
+nobody calling ``wait``). Whoever reads a box holds its lock and reads until it is empty.
+Replies from other hosts (box 0) come back to the ROUTER.
+
+The leading I/O thread owns the ROUTER: it hands requests to the pool, fails calls whose
+timeout passed, sends the one-way messages queued by ``RRef.__del__`` (which may run
+inside another send), and fails at once the calls to a peer on this host whose process
+has exited.
 
 A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
-kind (REQUEST / RESULT / ERROR), the request id (0: one-way, no reply), the sender's
-rank, and the distributed autograd context id and autograd message id (-1: none; see
-``ember.distributed.autograd``): a request runs inside its context, and the tensors
-requiring grad of requests and replies get send/recv nodes. A PROFILED request runs
-under a profile and its reply is ``(value, events)`` (``_profiling.py``). Requests run
-on ``num_worker_threads`` pool threads, except a lone request arriving while the other
-I/O thread is idle: that thread takes over the ROUTER and this one runs the request
-itself, saving a thread hand-off on the callee's path (``_loop``). Functions marked
-``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread that holds
-the ROUTER, in arrival order. A function that
-returns a Future (``@async_execution``, or an inline one) is answered when the Future
-completes, without holding a thread.
+kind (REQUEST / RESULT / ERROR / PROFILED, with the PLAIN flag when the pickle needs no
+persistent ids: ``pickle.loads`` reads it), the request id (0: one-way, no reply), the
+sender's rank, the reply box, and the distributed autograd context id and autograd
+message id (-1: none; see ``ember.distributed.autograd``): a request runs inside its
+context, and the tensors requiring grad of requests and replies get send/recv nodes. A
+PROFILED request runs under a profile and its reply is ``(value, events)``
+(``_profiling.py``). Requests run on ``num_worker_threads`` pool threads, except a lone
+request arriving while the other I/O thread is idle: that thread takes over the ROUTER and
+this one runs the request itself and sends the reply (``_loop``). Functions marked
+``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread that holds the
+ROUTER, in arrival order. A function that returns a Future (``@async_execution``, or an
+inline one) is answered when the Future completes, without holding a thread.
 """
 from __future__ import annotations
 
 import collections
+import itertools
 import os
 import queue
 import socket
@@ -48,13 +58,17 @@ from ember.distributed.rpc import _profiling, _wire
 from ember.futures import Future
 
 REQUEST, RESULT, ERROR, PROFILED = 1, 2, 3, 4     # PROFILED: a request to run profiled
-_HEADER = struct.Struct("<BQIqq")
+PLAIN = 0x80             # kind flag: the pickle has no persistent ids and no tensor frames
+_HEADER = struct.Struct("<BQIIqq")   # kind, request id, sender, reply box, ctx id, ae id
 NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
+_WAIT_MS = 10            # a waiting caller looks at its Future at least this often
 _BATCH = 512             # messages taken from the ROUTER between those chores
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
 _SNDMORE = zmq.SNDMORE
+_POLLIN = zmq.POLLIN
+_EVENTS = zmq.EVENTS
 
 
 class RemoteError(Exception):
@@ -90,11 +104,24 @@ def is_async(func):
 
 
 class _Pending:
-    __slots__ = ("future", "dst", "timeout", "deadline")
+    __slots__ = ("future", "dst", "timeout", "deadline", "box")
 
-    def __init__(self, future, dst, timeout):
-        self.future, self.dst, self.timeout = future, dst, timeout
+    def __init__(self, future, dst, timeout, box):
+        self.future, self.dst, self.timeout, self.box = future, dst, timeout, box
         self.deadline = time.monotonic() + timeout if timeout > 0 else None
+
+
+class _Box:
+    """A thread's reply box: ``sock`` (PULL) is read by whoever holds ``lock``; ``ids``
+    are the requests whose replies come here; ``busy``: a waiter is reading it."""
+    __slots__ = ("id", "sock", "fd", "lock", "ids", "busy", "closed", "__weakref__")
+
+    def __init__(self, box_id, sock):
+        self.id, self.sock, self.fd = box_id, sock, sock.getsockopt(zmq.FD)
+        self.lock = threading.RLock()       # a callback run while reading may wait again
+        self.ids = set()
+        self.busy = 0
+        self.closed = False
 
 
 class _Pool:
@@ -129,7 +156,7 @@ class _Pool:
 
 class Agent:
     """The transport of one worker: ``info`` is its WorkerInfo, ``workers`` every peer's
-    (rank -> WorkerInfo), ``addresses`` their endpoints ``(tcp, ipc, host)``."""
+    (rank -> WorkerInfo), ``addresses`` their endpoints ``(tcp, ipc, host, pid)``."""
 
     def __init__(self, info, host, options):
         self.info = info
@@ -143,19 +170,21 @@ class Agent:
         self.router.bind(f"ipc://{self.ipc_path}")
         self.address = (tcp, f"ipc://{self.ipc_path}", socket.gethostname(), os.getpid())
         self.dead = {}                          # rank -> why: peers seen to have exited
-        self.control = f"inproc://ember-rpc-control-{id(self)}"
-        self.stop_socket = self._socket(zmq.PULL)
-        self.stop_socket.bind(self.control)
-        self.local = threading.local()          # .out: rank -> this thread's DEALER
+        self.wake_r, self.wake_w = os.pipe()    # wakes the leading I/O thread
+        os.set_blocking(self.wake_r, False)
+        self.local = threading.local()          # .out: this thread's sockets; .box
         self.pending = {}                       # request id -> _Pending
         self.ids = iter(range(1, 1 << 63))      # next() is atomic
+        self.box_ids = itertools.count(1)
+        self.boxes, self.free_boxes = [], collections.deque()
+        self.watch = set()                      # boxes the I/O thread reads
         self.oneway = collections.deque()       # (rank, frames) queued from any thread
-        self.workers, self.addresses = {}, {}
+        self.workers, self.addresses, self.near = {}, {}, set()
         self.running = False
         self.threads, self.pool = [], None
         self.lead = threading.Lock()            # held by the I/O thread owning the ROUTER
         self.serving = set()                    # I/O threads running a request themselves
-        self.stopping = False
+        self.stopping = self.stop_requested = False
 
     def _socket(self, kind):
         s = self.ctx.socket(kind)
@@ -166,6 +195,7 @@ class Agent:
     # ------------------------------------------------------------------ lifecycle
     def start(self, workers, addresses):
         self.workers, self.addresses = workers, addresses
+        self.near = {r for r, a in addresses.items() if a[2] == self.address[2]}
         self.by_name = {w.name: w for w in workers.values()}
         self.pool = _Pool(self.num_worker_threads, f"rpc-{self.info.name}")
         self.running = True
@@ -179,23 +209,35 @@ class Agent:
         """Stop the threads, close every socket, fail what is still pending."""
         was_running, self.running = self.running, False
         if was_running:
-            stop = self.ctx.socket(zmq.PUSH)
-            stop.connect(self.control)
-            stop.send(b"stop")
+            self.stop_requested = True
+            self._wake()
             for t in self.threads:
                 t.join(10)
-            stop.close(0)
             self.pool.shutdown()
         error = RuntimeError(f"RPC agent of {self.info} was shut down")
         for msg_id in list(self.pending):
-            p = self.pending.pop(msg_id, None)
+            p = self._take(msg_id)
             if p is not None and not p.future.done():
                 p.future.set_exception(error)
+        for box in self.boxes:                  # waiters leave once their Future failed
+            got = box.lock.acquire(timeout=2)
+            box.closed = True
+            if got:
+                box.lock.release()
         self.ctx.destroy(linger=0)
+        os.close(self.wake_r)
+        os.close(self.wake_w)
         _wire.unlink_created()
+        for path in [self.ipc_path] + [self._box_path(b.id) for b in self.boxes]:
+            try:
+                os.unlink(path)
+            except OSError:
+                pass
+
+    def _wake(self):
         try:
-            os.unlink(self.ipc_path)
-        except OSError:
+            os.write(self.wake_w, b"w")
+        except OSError:                         # full (already woken) or closed
             pass
 
     # ------------------------------------------------------------------ sending
@@ -203,27 +245,68 @@ class Agent:
         """This thread's DEALER to rank ``dst`` (ipc on the same host, else tcp)."""
         socks = getattr(self.local, "out", None)
         if socks is None:
-            socks = self.local.out = {}
-            weakref.finalize(threading.current_thread(), _close_all, socks)
+            socks = self._thread_sockets()
         sock = socks.get(dst)
         if sock is None:
             if not self.running:
                 raise RuntimeError(f"RPC agent of {self.info} is shut down")
             tcp, ipc, host, _ = self.addresses[dst]
             sock = socks[dst] = self._socket(zmq.DEALER)
-            sock.connect(ipc if host == self.address[2] else tcp)
+            sock.connect(ipc if dst in self.near else tcp)
         return sock
+
+    def _thread_sockets(self):
+        socks = self.local.out = {}
+        weakref.finalize(threading.current_thread(), _close_all, socks)
+        return socks
+
+    def _box_path(self, box_id, ipc_path=None):
+        return f"{(ipc_path or self.ipc_path)[:-4]}-b{box_id}.ipc"
+
+    def _to_box(self, dst, box_id):
+        """This thread's PUSH to reply box ``box_id`` of rank ``dst`` (on this host)."""
+        socks = getattr(self.local, "out", None)
+        if socks is None:
+            socks = self._thread_sockets()
+        key = (dst, box_id)
+        sock = socks.get(key)
+        if sock is None:
+            if not self.running:
+                raise RuntimeError(f"RPC agent of {self.info} is shut down")
+            sock = socks[key] = self._socket(zmq.PUSH)
+            sock.connect("ipc://" + self._box_path(box_id, self.addresses[dst][1][6:]))
+        return sock
+
+    def _box(self):
+        """This thread's reply box (made, or taken from a thread that has ended)."""
+        box = getattr(self.local, "box", None)
+        if box is not None:
+            return box
+        try:
+            box = self.free_boxes.popleft()
+        except IndexError:
+            box_id = next(self.box_ids)
+            sock = self._socket(zmq.PULL)
+            sock.bind("ipc://" + self._box_path(box_id))
+            box = _Box(box_id, sock)
+            self.boxes.append(box)
+        self.local.box = box
+        weakref.finalize(threading.current_thread(), self.free_boxes.append, box)
+        return box
 
     def submit(self, fn, *args):
         """Run ``fn(*args)`` on a worker thread."""
         self.pool.submit(fn, *args)
 
     def same_host(self, dst):
-        return self.addresses[dst][2] == self.address[2]
+        return dst in self.near
 
-    def _send(self, dst, frames):
+    def _send(self, sock, frames, dst):
         try:
-            sock = self._out(dst)
+            if len(frames) == 2 and len(frames[1]) < _COPY_BELOW:
+                sock.send(frames[0], _SNDMORE)
+                sock.send(frames[1])
+                return
             last = len(frames) - 1
             for i, frame in enumerate(frames):     # small frames copied, large ones lent
                 sock.send(frame, _SNDMORE if i < last else 0, copy=len(frame) < _COPY_BELOW)
@@ -231,27 +314,81 @@ class Agent:
             raise RuntimeError(f"RPC agent of {self.info} could not send to "
                                f"{self.workers[dst]}: {e}") from None
 
-    def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD, profiled=False):
+    def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD, profiled=False,
+                plain=False, sync=False):
         """Send ``frames`` (``_wire.encode`` output) to rank ``dst``; a Future of the reply.
-        ``timeout`` seconds, 0 = none; ``autograd``: (context id, autograd message id)."""
+        ``timeout`` seconds, 0 = none; ``autograd``: (context id, autograd message id);
+        ``plain``: ``frames`` is a plain pickle; ``sync``: the caller waits at once (its
+        box needs no watching)."""
         msg_id = next(self.ids)
         fut = Future()
         if dst in self.dead:
             fut.set_exception(RuntimeError(self.dead[dst]))
             return fut
-        self.pending[msg_id] = _Pending(fut, dst, timeout)
+        if not self.running:
+            raise RuntimeError(f"RPC agent of {self.info} is shut down")
+        box = self._box() if dst in self.near else None
+        self.pending[msg_id] = _Pending(fut, dst, timeout, box)
+        kind = (PROFILED if profiled else REQUEST) | (PLAIN if plain else 0)
+        if box is not None:
+            box.ids.add(msg_id)
+            fut._driver = lambda: self._drive(fut, box)
         try:
-            kind = PROFILED if profiled else REQUEST
-            self._send(dst, [_HEADER.pack(kind, msg_id, self.info.id, *autograd)] + frames)
+            self._send(self._out(dst), [_HEADER.pack(kind, msg_id, self.info.id,
+                                                     box.id if box else 0, *autograd)] + frames,
+                       dst)
         except RuntimeError:
-            self.pending.pop(msg_id, None)
+            self._take(msg_id)
             raise
+        if box is not None and not sync and box not in self.watch:
+            self.watch.add(box)
+            self._wake()
         return fut
 
     def notify(self, dst, frames):
         """A one-way request from any thread (also ``__del__``): sent by the I/O thread."""
-        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id, *NO_AUTOGRAD)]
+        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id, 0, *NO_AUTOGRAD)]
                                   + frames))
+
+    def _take(self, msg_id):
+        """Remove request ``msg_id`` from the pending ones: its _Pending, or None."""
+        p = self.pending.pop(msg_id, None)
+        if p is not None and p.box is not None:
+            p.box.ids.discard(msg_id)
+        return p
+
+    # ------------------------------------------------------------------ reply boxes
+    def _drive(self, fut, box):
+        """Wait for ``fut`` by reading ``box`` (``Future.wait`` calls this first)."""
+        done = fut._done.is_set
+        lock = box.lock
+        while not done():
+            if not lock.acquire(timeout=_WAIT_MS / 1000):   # another thread reads it now
+                continue
+            try:
+                if box.closed:
+                    return
+                box.busy += 1
+                sock = box.sock
+                try:
+                    while not done():
+                        if sock.poll(_WAIT_MS, _POLLIN):
+                            self._read_box(box)
+                finally:
+                    box.busy -= 1
+            finally:
+                lock.release()
+
+    def _read_box(self, box):
+        """Complete every reply waiting in ``box`` (its lock held)."""
+        sock = box.sock
+        while sock.getsockopt(_EVENTS) & _POLLIN:
+            frames = sock.recv_multipart(copy=False)
+            try:
+                kind, msg_id, src, _, ctx_id, ae_id = _HEADER.unpack(frames[0].bytes)
+                self._on_reply(kind, msg_id, frames[1:], src, ctx_id, ae_id)
+            except Exception:               # noqa: BLE001 - a user callback failed: go on
+                traceback.print_exc()
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
@@ -259,9 +396,10 @@ class Agent:
         ROUTER; when it takes a request for the pool while the other waits idle, it hands
         over the lead and runs the request itself (no thread hop on the callee's path)."""
         poller = zmq.Poller()
-        poller.register(self.router, zmq.POLLIN)
-        poller.register(self.stop_socket, zmq.POLLIN)
+        poller.register(self.router, _POLLIN)
+        poller.register(self.wake_r, _POLLIN)
         self._next = {"scan": 0.0, "alive": 0.0, "shm": 0.0}
+        poller._ember_boxes = {}                # fd -> box registered in this poller
         me = threading.get_ident()
         while True:
             with self.lead:
@@ -280,12 +418,13 @@ class Agent:
         """Serve the ROUTER until a request is to run on this thread (``(fn, args)``) or
         the agent stops (None)."""
         while not self.stopping:
-            events = dict(poller.poll(_POLL_MS))
-            if self.stop_socket in events:
+            timeout = self._watch(poller)
+            events = dict(poller.poll(timeout))
+            if self.stop_requested:
                 self.stopping = True
                 return None
             try:
-                job = self._step(events)
+                job = self._step(events, poller._ember_boxes)
             except Exception:               # noqa: BLE001 - never let the I/O thread die
                 traceback.print_exc()
                 continue
@@ -293,15 +432,51 @@ class Agent:
                 return job
         return None
 
-    def _step(self, events):
+    def _watch(self, poller):
+        """Register in ``poller`` the watched boxes with replies to come that no waiter
+        reads; the poll timeout (short while a waiter holds one)."""
+        want, busy = {}, False
+        for box in list(self.watch):
+            if not box.ids:
+                self.watch.discard(box)
+                if not box.ids:                 # (a request may have come meanwhile)
+                    continue
+                self.watch.add(box)
+            if box.busy or box.closed:
+                busy = True
+            else:
+                want[box.fd] = box
+        polled = poller._ember_boxes
+        for fd in [fd for fd in polled if fd not in want]:
+            poller.unregister(fd)
+            del polled[fd]
+        for fd, box in want.items():
+            if fd not in polled:
+                poller.register(fd, _POLLIN)
+                polled[fd] = box
+        return 2 if busy else _POLL_MS
+
+    def _step(self, events, boxes):
         if self.router in events:
             job = self._drain()
             if job is not None:
                 return job
+        if self.wake_r in events:
+            try:
+                os.read(self.wake_r, 4096)
+            except OSError:
+                pass
+        for fd, box in boxes.items():      # watched boxes nobody else reads now
+            if fd in events and box.lock.acquire(blocking=False):
+                try:
+                    if not box.closed:
+                        self._read_box(box)
+                finally:
+                    box.lock.release()
         while self.oneway:
             dst, frames = self.oneway.popleft()
             try:
-                self._send(dst, frames)
+                self._send(self._out(dst), frames, dst)
             except RuntimeError:
                 pass
         now, due = time.monotonic(), self._next
@@ -318,14 +493,13 @@ class Agent:
     def _drain(self):
         router = self.router
         for _ in range(_BATCH):
-            if not router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+            if not router.getsockopt(_EVENTS) & _POLLIN:
                 return
             frames = router.recv_multipart(copy=False)
             try:
-                kind, msg_id, src, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
-                if kind == REQUEST or kind == PROFILED:
-                    job = self._on_request(src, msg_id, frames[2:], ctx_id, ae_id,
-                                           kind == PROFILED)
+                kind, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
+                if kind & ~PLAIN in (REQUEST, PROFILED):
+                    job = self._on_request(kind, src, msg_id, frames[2:], ctx_id, ae_id, box)
                     if job is not None:
                         return job
                 else:
@@ -337,7 +511,7 @@ class Agent:
         """Fail at once the calls to a peer on this host whose process has exited (the
         others wait for their timeout: ZeroMQ reconnects silently)."""
         for dst in {p.dst for p in list(self.pending.values())}:
-            if dst in self.dead or not self.same_host(dst):
+            if dst in self.dead or dst not in self.near:
                 continue
             pid = self.addresses[dst][3]
             if _alive(pid):
@@ -345,7 +519,7 @@ class Agent:
             self.dead[dst] = (f"RPC to {self.workers[dst]} failed: the worker (pid {pid}) "
                               f"has exited")
             for msg_id, p in list(self.pending.items()):
-                if p.dst == dst and self.pending.pop(msg_id, None):
+                if p.dst == dst and self._take(msg_id):
                     try:
                         p.future.set_exception(RuntimeError(self.dead[dst]))
                     except Exception:       # noqa: BLE001 - a user callback failed: go on
@@ -353,7 +527,7 @@ class Agent:
 
     def _expire(self, now):
         for msg_id, p in list(self.pending.items()):
-            if p.deadline is not None and p.deadline <= now and self.pending.pop(msg_id, None):
+            if p.deadline is not None and p.deadline <= now and self._take(msg_id):
                 try:
                     p.future.set_exception(RuntimeError(
                         f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} "
@@ -363,7 +537,7 @@ class Agent:
                     traceback.print_exc()
 
     def _on_reply(self, kind, msg_id, frames, src=-1, ctx_id=-1, ae_id=-1):
-        p = self.pending.pop(msg_id, None)
+        p = self._take(msg_id)
         if p is None:                        # timed out already: free what it carries
             try:
                 _wire.decode(frames)
@@ -371,29 +545,39 @@ class Agent:
                 pass
             return
         try:
-            tensors = []
-            value = _wire.decode(frames, tensors)
-            dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
+            if kind & PLAIN:
+                value = _wire.loads(frames[0])
+                if ctx_id != -1:
+                    dist_autograd._on_recv(ctx_id, src, ae_id, ())
+            else:
+                tensors = []
+                value = _wire.decode(frames, tensors)
+                dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
         except BaseException as e:          # noqa: BLE001 - the caller gets it
             p.future.set_exception(e)
             return
-        if kind == ERROR:
+        if kind & ~PLAIN == ERROR:
             p.future.set_exception(value.to_exception())
         else:
             p.future.set_result(value)
 
-    def _on_request(self, src, msg_id, frames, ctx_id=-1, ae_id=-1, profiled=False):
+    def _on_request(self, kind, src, msg_id, frames, ctx_id=-1, ae_id=-1, box=0):
         try:
-            tensors = []
-            func, args, kwargs = _wire.decode(frames, tensors)
-            dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
+            if kind & PLAIN:
+                func, args, kwargs = _wire.loads(frames[0])
+                if ctx_id != -1:
+                    dist_autograd._on_recv(ctx_id, src, ae_id, ())
+            else:
+                tensors = []
+                func, args, kwargs = _wire.decode(frames, tensors)
+                dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
-            self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id)
+            self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id, box)
             return
-        call = (src, msg_id, func, args, kwargs, ctx_id, profiled)
+        call = (src, msg_id, func, args, kwargs, ctx_id, kind & ~PLAIN == PROFILED, box)
         if getattr(func, "_rpc_inline", False):
             self._serve(*call)
-        elif not self.serving and not self.router.getsockopt(zmq.EVENTS) & zmq.POLLIN:
+        elif not self.serving and not self.router.getsockopt(_EVENTS) & _POLLIN:
             # a lone request and the other I/O thread idle: that one takes the lead
             self.serving.add(threading.get_ident())
             return self._serve, call
@@ -427,34 +611,50 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - delivered to the caller
             out.set_exception(RemoteError.capture(e, self.info))
 
-    def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1, profiled=False):
+    def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1, profiled=False, box=0):
+        if ctx_id == -1 and not profiled and not is_async(func) and \
+                not getattr(func, "_rpc_inline", False):
+            try:                             # the common case: no Future needed
+                value = func(*args, **kwargs)
+            except BaseException as e:      # noqa: BLE001 - delivered to the caller
+                self._reply(src, msg_id, None, RemoteError.capture(e, self.info), -1, box)
+                return
+            self._reply(src, msg_id, value, None, -1, box)
+            return
         with dist_autograd._active(ctx_id):
             if not profiled:
                 result = self.run(func, args, kwargs)
                 result.add_done_callback(
-                    lambda f: self._reply(src, msg_id, *_outcome(f), ctx_id))
+                    lambda f: self._reply(src, msg_id, *_outcome(f), ctx_id, box))
                 return
             result, events = _profiling.run_profiled(lambda: self.run(func, args, kwargs))
         result.add_done_callback(
-            lambda f: self._reply(src, msg_id, *_outcome(f, events), ctx_id))
+            lambda f: self._reply(src, msg_id, *_outcome(f, events), ctx_id, box))
 
-    def _reply(self, dst, msg_id, value, error, ctx_id=-1):
+    def _reply(self, dst, msg_id, value, error, ctx_id=-1, box=0):
         if msg_id == 0 or not self.running:
             return
         me, no = self.info.id, NO_AUTOGRAD
         try:
             if error is None:
-                tensors = []
-                frames = _wire.encode(value, self.same_host(dst), tensors)
-                ae_id = dist_autograd._on_send(ctx_id, tensors)
-                frames = [_HEADER.pack(RESULT, msg_id, me, ctx_id, ae_id)] + frames
+                frames = _wire.dumps_plain(value)
+                if frames is not None:
+                    frames = [_HEADER.pack(RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)] + frames
+                else:
+                    tensors = []
+                    frames = _wire.encode(value, dst in self.near, tensors)
+                    ae_id = dist_autograd._on_send(ctx_id, tensors)
+                    frames = [_HEADER.pack(RESULT, msg_id, me, 0, ctx_id, ae_id)] + frames
             else:
-                frames = [_HEADER.pack(ERROR, msg_id, me, *no)] + _wire.encode(error)
+                frames = [_HEADER.pack(ERROR, msg_id, me, 0, *no)] + _wire.encode(error)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
-            frames = [_HEADER.pack(ERROR, msg_id, me, *no)] + _wire.encode(
+            frames = [_HEADER.pack(ERROR, msg_id, me, 0, *no)] + _wire.encode(
                 RemoteError.capture(e, self.info))
         try:
-            self._send(dst, frames)
+            if box:
+                self._send(self._to_box(dst, box), frames, dst)
+            else:
+                self._send(self._out(dst), frames, dst)
         except RuntimeError:
             pass                             # shut down meanwhile
 
@@ -475,7 +675,7 @@ def _alive(pid):
 
 
 def _close_all(socks):
-    """Close the DEALERs of a thread that has ended (nobody else uses them)."""
+    """Close the sockets of a thread that has ended (nobody else uses them)."""
     for sock in socks.values():
         sock.close(0)
 

@@ -72,6 +72,7 @@ def follow(raw, events, node_id, unwrap):
     """A Future of ``raw``'s value that closes ``events`` when ``raw`` completes;
     ``unwrap``: the value is ``(value, remote events)``."""
     out = Future()
+    out._driver = raw._driver           # a waiter reads the reply itself (``_agent``)
 
     def done(fut):
         try:

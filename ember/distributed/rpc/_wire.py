@@ -214,6 +214,40 @@ def encode(obj, shm=False, tensors=None) -> list:
     return [f.getvalue()] + buffers
 
 
+_SCALARS = frozenset((int, float, complex, str, bytes, bool, type(None)))
+
+
+def _plain(obj, depth=0):
+    """Whether ``obj`` is builtin scalars in small tuples, lists and dicts only."""
+    kind = type(obj)
+    if kind in _SCALARS:
+        return True
+    if depth > 3 or not (kind is tuple or kind is list or kind is dict) or len(obj) > 16:
+        return False
+    if kind is dict:
+        return all(_plain(k, depth + 1) and _plain(v, depth + 1) for k, v in obj.items())
+    return all(_plain(x, depth + 1) for x in obj)
+
+
+def dumps_plain(obj):
+    """``[pickle]`` of a ``_plain`` object (``loads`` reads it), else None."""
+    return [pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)] if _plain(obj) else None
+
+
+def dumps_call(func, args, kwargs):
+    """``[pickle]`` of the call ``(func, args, kwargs)`` when ``func`` is a Python function
+    outside ember and the arguments are ``_plain`` (``loads`` reads it), else None."""
+    if type(func) is _FunctionType and not (func.__module__ or "ember").startswith("ember") \
+            and _plain(args) and _plain(kwargs):
+        return [pickle.dumps((func, args, kwargs), pickle.HIGHEST_PROTOCOL)]
+    return None
+
+
+def loads(frame):
+    """The object of a ``dumps_plain`` / ``dumps_call`` frame (bytes or ``zmq.Frame``)."""
+    return pickle.loads(getattr(frame, "buffer", frame))
+
+
 def decode(frames, tensors=None):
     """The object ``encode`` was given; ``frames`` are bytes, buffers or ``zmq.Frame``s;
     ``tensors``: a list that receives the tensors rebuilt."""

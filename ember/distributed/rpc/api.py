@@ -204,17 +204,26 @@ def rpc_async(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIME
     return _call(agent, dst, func, args, kwargs, timeout, "rpc_async")
 
 
-def _call(agent, dst, func, args, kwargs, timeout, kind, event=None):
-    """Send the request; its Future. While a profile records on this thread the call is
-    an event (``<kind>#<func>(me -> dst)``, or ``event``) holding the callee's ops too."""
-    frames, autograd = _encode_call(agent, dst.id, (func, tuple(args or ()), dict(kwargs or {})))
+def _call(agent, dst, func, args, kwargs, timeout, kind, event=None, sync=False):
+    """Send the request; its Future (``sync``: waited for at once by this thread). While a
+    profile records on this thread the call is an event (``<kind>#<func>(me -> dst)``, or
+    ``event``) holding the callee's ops too."""
+    args = tuple(args) if args else ()
+    kwargs = dict(kwargs) if kwargs else {}
+    frames = _wire.dumps_call(func, args, kwargs)
+    if frames is not None:              # no tensors, no RRefs: a plain pickle
+        autograd, plain = (dist_autograd._current_id(), -1), True
+    else:
+        frames, autograd = _encode_call(agent, dst.id, (func, args, kwargs))
+        plain = False
     profiles = _profiling.recording()
     if not profiles:
-        return agent.request(dst.id, frames, _timeout(agent, timeout), autograd)
+        return agent.request(dst.id, frames, _timeout(agent, timeout), autograd, plain=plain,
+                             sync=sync)
     name = event or f"{kind}#{_profiling.func_name(func)}({agent.info.name} -> {dst.name})"
     events = _profiling.start(name, profiles, agent.info.id)
     raw = agent.request(dst.id, frames, _timeout(agent, timeout), autograd,
-                        profiled=event is None)
+                        profiled=event is None, plain=plain, sync=sync)
     return _profiling.follow(raw, events, dst.id, unwrap=event is None)
 
 
@@ -233,7 +242,7 @@ def rpc_sync(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIMEO
     dst = _resolve(agent, to)
     if not callable(func):
         raise TypeError(f"function should be callable, got {type(func).__name__}")
-    return _call(agent, dst, func, args, kwargs, timeout, "rpc_sync").wait()
+    return _call(agent, dst, func, args, kwargs, timeout, "rpc_sync", sync=True).wait()
 
 
 def remote(to, func, args=None, kwargs=None, timeout=constants.UNSET_RPC_TIMEOUT):

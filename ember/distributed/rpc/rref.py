@@ -125,7 +125,8 @@ class RRef:
             self._created.wait()        # creation failed (e.g. timed out): raise that
         agent = self._agent
         return api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout, "to_here",
-                         event=f"to_here#({agent.info.name})->({self._owner.name})").wait()
+                         event=f"to_here#({agent.info.name})->({self._owner.name})",
+                         sync=True).wait()
 
     # ------------------------------------------------------------------ proxies
     def rpc_sync(self, timeout=constants.UNSET_RPC_TIMEOUT):
