@@ -818,7 +818,8 @@ def gelu(a, approximate="none"):
     if approximate == "tanh":
         k = math.sqrt(2 / math.pi)
         return 0.5 * a * (1 + np.tanh(k * (a + 0.044715 * a * a * a)))
-    return 0.5 * a * (1 + special().erf(a / math.sqrt(2)))
+    from ember._kernels.nn_activation import gelu_exact
+    return gelu_exact(a)
 
 
 @quiet

@@ -846,9 +846,8 @@ def _(ctx, g, x, approximate):
         left_d = 0.5 * right
         right_d = left * (1 - t * t) * k_beta * (1 + 3 * k_kappa * x_sq)
         return g * (left_d + right_d)
-    cdf = 0.5 * (1 + (x * (1 / math.sqrt(2))).erf())
-    pdf = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * _PI))
-    return g * (cdf + x * pdf)
+    from ember._ops.nn_activation import gelu_backward
+    return gelu_backward(g, x)
 
 
 @silu_op.def_backward

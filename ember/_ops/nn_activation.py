@@ -4,7 +4,23 @@ activations themselves live in ember/nn/functional/_activation.py (composites of
 ops, autograd from their parts)."""
 from __future__ import annotations
 
-from ember._ops.registry import public
+import math
+
+from ember._kernels import nn_activation as K
+from ember._kernels.util import half_in_float32
+from ember._ops.registry import OpDef, public
+
+# The exact GELU's gradient in one kernel (the backward of ``gelu``, approximate='none'):
+# ``grad * (Phi(x) + x phi(x))``, one exp shared by both terms (ember/_kernels/nn_activation.py).
+gelu_backward = OpDef("gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
+                      half_in_float32(K.gelu_backward), saves=("grad_output", "self"))
+
+
+@gelu_backward.def_backward
+def _(ctx, gg, g, x):
+    """d/dg: gelu'(x); d/dx: g * gelu''(x) = g * phi(x) * (2 - x^2)."""
+    phi = (-0.5 * x * x).exp() * (1 / math.sqrt(2 * math.pi))
+    return gelu_backward(gg, x), gg * g * phi * (2 - x * x)
 
 
 def _F():
