@@ -41,8 +41,12 @@ def _cdf_and_gauss(x):
     gauss = np.exp(az, out=az)
     p *= gauss
     p *= f(0.5)                                     # h = Phi(-|x|)
-    cdf = np.subtract(f(1), p)
-    np.copyto(cdf, p, where=x < 0)
+    # Phi(x) = h + [x >= 0] * (1 - 2h): exactly h for negative x; a multiply by the mask is
+    # several times faster than np.where or a masked copyto
+    cdf = np.multiply(p, f(-2))
+    cdf += f(1)
+    cdf *= x >= 0
+    cdf += p
     return cdf, gauss
 
 
