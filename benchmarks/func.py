@@ -86,3 +86,67 @@ if torch is not None:
           f"{t_vmap / t_torch:.2f}x)")
 from ember.func import FALLBACK_COUNTS
 print("vmap loop fallbacks used:", dict(FALLBACK_COUNTS) or "none")
+
+
+# ---------------------------------------------------------------- neural tangent kernel
+# The empirical NTK of PyTorch's "Neural Tangent Kernels" tutorial (Jacobian contraction):
+# per-sample Jacobians of a small CNN's outputs w.r.t. its parameters,
+# ``vmap(jacrev(fnet_single), (None, 0))``, contracted as ``einsum('Naf,Mbf->NMab')``.
+N1, N2 = 20, 5
+
+
+def ntk_net(lib):
+    """A small CNN on 3x16x16 images: 3 convs (16 channels, 3x3) with ReLU, a Linear to 10."""
+    nn = lib.nn
+
+    class CNN(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.c1, self.c2 = nn.Conv2d(3, 16, 3), nn.Conv2d(16, 16, 3)
+            self.c3, self.fc = nn.Conv2d(16, 16, 3), nn.Linear(16 * 10 * 10, 10)
+
+        def forward(self, x):
+            x = self.c3(self.c2(self.c1(x).relu()).relu()).relu()
+            return self.fc(x.flatten(1))
+    return CNN()
+
+
+def ntk_setup(lib, fn):
+    """(function computing the (N1, N2, 10, 10) NTK, its first result)."""
+    lib.manual_seed(0)
+    net = ntk_net(lib)
+    if lib is not ember:        # same weights as ember's model
+        with torch.no_grad():
+            for (_, p), (_, q) in zip(net.named_parameters(), ember_ntk_net.named_parameters()):
+                p.copy_(torch.from_numpy(q.detach().numpy().copy()))
+    params = {k: v.detach() for k, v in net.named_parameters()}
+    x1 = lib.from_numpy(xa.copy())
+    x2 = lib.from_numpy(xb.copy())
+
+    def fnet_single(p, x):
+        return fn.functional_call(net, p, (x.unsqueeze(0),)).squeeze(0)
+
+    def ntk():
+        j1 = fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x1)
+        j2 = fn.vmap(fn.jacrev(fnet_single), (None, 0))(params, x2)
+        j1 = [j.flatten(2) for j in j1.values()]
+        j2 = [j.flatten(2) for j in j2.values()]
+        return lib.stack([lib.einsum("Naf,Mbf->NMab", a, b) for a, b in zip(j1, j2)]).sum(0)
+    return net, ntk
+
+
+xa = rng.standard_normal((N1, 3, 16, 16)).astype(np.float32)
+xb = rng.standard_normal((N2, 3, 16, 16)).astype(np.float32)
+FALLBACK_COUNTS.clear()
+ember_ntk_net, e_ntk = ntk_setup(ember, ember.func)
+k_e = e_ntk()
+t_e = timeit(e_ntk, 3)
+print(f"ember NTK vmap(jacrev) {N1}x{N2}: {t_e * 1e3:8.2f} ms")
+if torch is not None:
+    _, t_ntk = ntk_setup(torch, torch.func)
+    k_t = t_ntk()
+    np.testing.assert_allclose(k_e.numpy(), k_t.numpy(), rtol=1e-3, atol=1e-3)
+    t_t = timeit(t_ntk, 3)
+    print(f"torch.func NTK:              {t_t * 1e3:8.2f} ms   (ember / torch = "
+          f"{t_e / t_t:.2f}x)")
+print("vmap loop fallbacks used (NTK):", dict(FALLBACK_COUNTS) or "none")

@@ -484,3 +484,14 @@ def test_top_level_vmap_is_func_vmap():
     assert ember.vmap is ember.func.vmap
     np.testing.assert_array_equal(ember.vmap(lambda x: x.sum())(ember.ones(3, 4)).numpy(),
                                   np.full(3, 4.0))
+
+
+def test_functional_call_keeps_parameter_order():
+    """Swapped-in parameters are put back where they were registered (as torch does)."""
+    names = {}
+    for lib in (ember, torch):
+        net = lib.nn.Sequential(lib.nn.Linear(3, 4), lib.nn.Linear(4, 2))
+        params = {k: v.detach() for k, v in net.named_parameters()}
+        lib.func.functional_call(net, params, (lib.ones(1, 3),))
+        names[lib] = [k for k, _ in net.named_parameters()] + list(net.state_dict())
+    assert names[ember] == names[torch]

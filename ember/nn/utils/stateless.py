@@ -85,6 +85,9 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
                 for n in names:
                     values.setdefault(n, given[0])
     saved = []
+    # a swapped parameter leaves its module's _parameters and is put back at the end: keep
+    # each module's registration order (named_parameters, state_dict) as it was
+    orders = [(m._parameters, list(m._parameters)) for m in module.modules()]
     try:
         for name, value in values.items():
             saved.append((name,) + _swap(module, name, value))
@@ -92,6 +95,10 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
     finally:
         for name, kind, old in reversed(saved):
             _restore(module, name, kind, old)
+        for params, order in orders:
+            if list(params) != order:
+                items = [(k, params.pop(k)) for k in order if k in params]
+                params.update(items)
 
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
