@@ -495,3 +495,16 @@ def test_functional_call_keeps_parameter_order():
         lib.func.functional_call(net, params, (lib.ones(1, 3),))
         names[lib] = [k for k, _ in net.named_parameters()] + list(net.state_dict())
     assert names[ember] == names[torch]
+
+
+@pytest.mark.parametrize("args", [(), (1,), (0, 1), (-2, -1)])
+@pytest.mark.parametrize("in_dim", [0, 2])
+def test_vmap_flatten_has_a_batch_rule(args, in_dim):
+    from ember.func import FALLBACK_COUNTS
+    x = np.random.default_rng(0).standard_normal((4, 2, 3, 5)).astype(np.float32)
+    FALLBACK_COUNTS.clear()
+    e = vmap(lambda t: t.flatten(*args), in_dims=in_dim)(E(x))
+    t = tf.vmap(lambda t: t.flatten(*args), in_dims=in_dim)(torch.tensor(x))
+    assert tuple(e.shape) == tuple(t.shape)
+    np.testing.assert_array_equal(e.numpy(), t.numpy())
+    assert not FALLBACK_COUNTS

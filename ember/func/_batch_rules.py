@@ -201,6 +201,18 @@ def _view_like(op, vals, bdims, B):
     return x.reshape((x.shape[0],) + shape), 0
 
 
+def _flatten(op, vals, bdims, B):
+    """flatten(start, end) of the logical dims: the same dims shifted past the batch dim."""
+    x = _front(vals[0], bdims[0])
+    r = x.dim() - 1
+    if r == 0:
+        return x.reshape(x.shape[0], 1), 0
+    start, end = vals[1], vals[2]
+    if not (-r <= start < r and -r <= end < r):
+        return NotImplemented           # the loop raises torch's IndexError
+    return op(x, start % r + 1, end % r + 1), 0
+
+
 def _expand(op, vals, bdims, B):
     x = _front(vals[0], bdims[0])
     size = tuple(vals[1])
@@ -425,6 +437,7 @@ def register_all():
     OPS["view"].def_batch_rule(_view_like)
     OPS["reshape"].def_batch_rule(_view_like)
     OPS["expand"].def_batch_rule(_expand)
+    OPS["flatten.using_ints"].def_batch_rule(_flatten)
     OPS["_basic_index"].def_batch_rule(_basic_index)
     OPS["cat"].def_batch_rule(_cat_like(False))
     OPS["stack"].def_batch_rule(_cat_like(True))
