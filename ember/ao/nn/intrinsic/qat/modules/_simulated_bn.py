@@ -61,6 +61,16 @@ class SimulatedBatchNorm:
             child.train(mode)
         return self
 
+    def _fold_bn(self):
+        """(weight, bias) Parameters with ``bn`` folded in: what convert quantizes."""
+        return self._folded(self.weight, self.bias)
+
+    def _folded(self, weight, bias):
+        """``weight`` / ``bias`` folded with ``bn`` by the class's ``_FOLD`` function."""
+        bn = self.bn
+        return self._FOLD(weight, bias, bn.running_mean, bn.running_var, bn.eps, bn.weight,
+                          bn.bias)
+
     def _simulated(self, input, layer):
         rank = self.weight.dim()
         as_rows = (-1,) + (1,) * (rank - 1)           # (C_out, 1, ...) against the weight
@@ -72,3 +82,26 @@ class SimulatedBatchNorm:
         if self.bias is not None:
             out = out + self.bias.reshape(as_channels)
         return bn(out)
+
+
+_BN_STATE = ("weight", "bias", "running_mean", "running_var", "num_batches_tracked")
+
+
+def from_fused_float(cls, mod, float_cls, layer_kwargs, qconfig_word="qconfig"):
+    """``cls.from_float`` of a fused float ``float_cls(layer, bn)`` carrying ``qconfig``:
+    ``cls(**layer_kwargs(layer), eps, momentum, qconfig)`` sharing (not copying) the layer's
+    weight and bias and the batch norm's parameters and statistics. ``qconfig_word`` is
+    what the falsy-qconfig error calls it (torch's LinearBn1d says "config")."""
+    if type(mod) is not float_cls:
+        raise AssertionError(f"qat.{cls.__name__}.from_float only works for "
+                             f"{float_cls.__name__}")
+    if not hasattr(mod, "qconfig"):
+        raise AssertionError("Input float module must have qconfig defined")
+    if not mod.qconfig:
+        raise AssertionError(f"Input float module must have a valid {qconfig_word}")
+    layer, bn = mod[0], mod[1]
+    qat = cls(**layer_kwargs(layer), eps=bn.eps, momentum=bn.momentum, qconfig=mod.qconfig)
+    qat.weight, qat.bias = layer.weight, layer.bias
+    for name in _BN_STATE:
+        setattr(qat.bn, name, getattr(bn, name))
+    return qat
