@@ -305,7 +305,10 @@ def _col2im(cols, N, C, ksize, in_size, stride, dilation, padding, out_size, nfi
     return out if out.shape == buf.shape else np.ascontiguousarray(out)
 
 
-def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding):
+def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding,
+                           threads=None):
+    """Transposed convolution (also a convolution's input gradient); ``threads``: for
+    onnxruntime's kernel (default ember's count)."""
     n = w.ndim - 2
     N, Cin = x.shape[:2]
     in_size = x.shape[2:]
@@ -327,7 +330,8 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     if ort_conv.available(x, w, groups, out_size) and \
             all(o < s for o, s in zip(output_padding, stride)):
         # the input gradient: faster where measured (onnxruntime wants output_padding < stride)
-        return ort_conv.transpose(x, w, stride, padding, dilation, groups, output_padding)
+        return ort_conv.transpose(x, w, stride, padding, dilation, groups, output_padding,
+                                  threads)
     lo = [dilation[i] * (ksize[i] - 1) - padding[i] for i in range(n)]
     if all(s == 1 for s in stride) and all(v >= 0 for v in lo) and Cg_in <= 2 * Cg_out:
         # stride 1: a plain convolution of the zero-padded input with the flipped kernel,
@@ -377,8 +381,8 @@ def convolution(x, w, bias, stride, padding, dilation, transposed, output_paddin
     return out.astype(dt, copy=False)
 
 
-def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
-    """d<gy, conv(x, w)>/dw: (Cout, Cin/g, *k)."""
+def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, threads=None):
+    """d<gy, conv(x, w)>/dw: (Cout, Cin/g, *k). ``threads``: for onnxruntime's GEMM."""
     n = len(weight_size) - 2
     stride, padding, dilation = (_expand(v, n) for v in (stride, padding, dilation))
     N = x.shape[0]
@@ -391,6 +395,11 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
     gy = gy.astype(dt, copy=False)
     Og = Cout // groups
     CgK = int(np.prod(weight_size[1:]))
+    if _wgrad_on_ort(x, groups):
+        # im2col (CK, N*P) and gy as (O, N*P), one MLAS GEMM reading the columns transposed
+        cols = _cols(x, ksize, stride, padding, dilation, 1, out_size)[0]
+        gw = ort_conv.gemm_nt(_chan_first(gy, 1)[0], cols, threads)
+        return gw.reshape(tuple(weight_size))
     if len(ksize) == 2 and x.shape[2:] == out_size and \
             _winograd_ok(x, ksize, stride, dilation, groups, x.shape[1], Cout, "weight_grad"):
         from ember._kernels.winograd import conv2d_3x3_weight_grad
@@ -409,6 +418,70 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
 
 
 _WG_BATCHED_MAX = 1 << 21
+
+
+def _wgrad_on_ort(x, groups):
+    """Whether the weight gradient's GEMM runs on onnxruntime: dense float32 with the
+    extra (MLAS's sgemm measured 1.1-1.3x OpenBLAS's on these long-depth products at one
+    thread, and it does not spin: OpenBLAS's two threads collapsed 2-5x on the loaded
+    2-core host)."""
+    return groups == 1 and x.size > 0 and ort_conv.gemm_available(x)
+
+
+# Note [concurrent conv backward]: a convolution's input and weight gradients are
+# independent. With two or more threads, both on onnxruntime (non-spinning MLAS pools),
+# ``conv_backward`` runs the input gradient on a helper thread and the weight gradient
+# (im2col copy + GEMM) on the caller's, each on half of the threads: the NumPy im2col copy,
+# one-threaded by itself, then overlaps with the other half's work, and neither kernel
+# pays for splitting small products. Each result is computed exactly as it would be
+# alone (MLAS never splits a summed axis), so the bits do not depend on the overlap.
+_helper = []
+
+
+def _helper_pool():
+    if not _helper:
+        from concurrent.futures import ThreadPoolExecutor
+        _helper.append(ThreadPoolExecutor(1, thread_name_prefix="ember-conv"))
+    return _helper[0]
+
+
+def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
+    """(grad_input, grad_weight, grad_bias) of ``conv(x, w) + b`` given ``gy``; the ones
+    ``output_mask`` leaves out are empty arrays. Concurrent where it pays (Note [concurrent
+    conv backward])."""
+    from ember._kernels.integer_gemm import _threads
+    n = w.ndim - 2
+    stride, padding, dilation = (_expand(v, n) for v in (stride, padding, dilation))
+    need_i, need_w, need_b = (bool(m) for m in output_mask)
+    ksize = w.shape[2:]
+    op = [x.shape[2 + i] - ((gy.shape[2 + i] - 1) * stride[i] - 2 * padding[i]
+                            + dilation[i] * (ksize[i] - 1) + 1) for i in range(n)]
+    dt = np.result_type(x, w, gy)
+    empty = np.zeros(0, dt)
+
+    def grad_input(threads=None):
+        gi = conv_transpose_forward(gy, w, stride, padding, dilation, groups, op, threads)
+        return gi.astype(dt, copy=False)
+
+    def grad_weight(threads=None):
+        return conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups,
+                                threads).astype(dt, copy=False)
+    T = _threads()
+    gy_c = gy.astype(dt, copy=False)
+    if need_i and need_w and T >= 2 and _wgrad_on_ort(x, groups) and \
+            ort_conv.available(gy_c, w.astype(dt, copy=False), groups, x.shape[2:]) and \
+            all(o < s for o, s in zip(op, stride)):
+        job = _helper_pool().submit(grad_input, T // 2)
+        try:
+            gw = grad_weight(T - T // 2)
+        finally:
+            gi = job.result()
+    else:
+        gi = grad_input() if need_i else empty
+        gw = grad_weight() if need_w else empty
+    gb = np.add.reduce(gy.reshape(gy.shape[0], gy.shape[1], -1), axis=(0, 2)).astype(dt) \
+        if need_b else empty
+    return gi, gw, gb
 
 
 def _expand(v, n):

@@ -3,18 +3,22 @@
 NumPy's im2col/Winograd path (ember/_kernels/nn_conv.py), as do float64 (onnxruntime's
 CPU ``Conv``/``ConvTranspose`` have no double kernels) and the other dtypes.
 
-Three graphs, one ``InferenceSession`` each per (weight shape, parameters, threads), cached
+Four graphs, one ``InferenceSession`` each per (weight shape, parameters, threads), cached
 (batch and spatial sizes free; the weight gradient's per shape):
 
 * ``forward``: ``Conv`` — x (N, C, *S), w (O, C/g, *k) -> (N, O, *out);
 * ``weight_grad``: ``Conv`` with batch and channel axes swapped — x as (C/g, g*N, *S)
   convolved with gy as (O, N, *out), strides and dilations exchanged, gives
   dL/dw (O, C/g, *k) after a crop and a transpose (all inside the graph);
-* ``transpose``: ``ConvTranspose`` — the input gradient (and ``conv_transpose``).
+* ``transpose``: ``ConvTranspose`` — the input gradient (and ``conv_transpose``);
+* ``gemm_nt``: ``Gemm`` with ``transB`` — a (M, K) @ (N, K)^T product, the weight gradient's
+  GEMM on an im2col built by NumPy (``nn_conv.conv_weight_grad``).
 
 Sessions run on ember's thread count (``ember.get_num_threads``) without spinning, so the
 work is split the same way on every call and results are bit-identical run to run (MLAS
-splits a convolution over output rows and channels, never over the summed axis).
+splits a convolution over output rows and channels, never over the summed axis, and a
+GEMM over rows and columns of the result). ``threads`` overrides the count per call (the
+concurrent backward of ``nn_conv.conv_backward`` gives each half of the cores to one).
 """
 from __future__ import annotations
 
@@ -59,8 +63,8 @@ def _model(nodes, inputs, outputs):
     return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
 
 
-def _session(key, build):
-    key = key + (_threads(),)
+def _session(key, build, threads=None):
+    key = key + (threads or _threads(),)
     s = _sessions.get(key)
     if s is None:
         ort = _onnxruntime()
@@ -87,7 +91,7 @@ def _const(name, values):
         name + "_v", TensorProto.INT64, [len(values)], list(values)))
 
 
-def forward(x, w, stride, padding, dilation, groups, bias=None):
+def forward(x, w, stride, padding, dilation, groups, bias=None, threads=None):
     """conv(x (N, C, *S), w (O, C/g, *k)) + bias -> (N, O, *out), float32."""
     from onnx import helper
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
@@ -101,7 +105,7 @@ def forward(x, w, stride, padding, dilation, groups, bias=None):
         node = helper.make_node("Conv", list(feeds), ["y"], **_attrs(*params))
         return _model([node], inputs, [("y", None)])
     key = ("forward", x.ndim, x.shape[1], w.shape, bias is not None) + params
-    return _session(key, build).run(None, feeds)[0]
+    return _session(key, build, threads).run(None, feeds)[0]
 
 
 def weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
@@ -142,7 +146,7 @@ def weight_grad(x, gy, weight_size, stride, padding, dilation, groups):
     return _session(key, build).run(None, {"x": x, "gy": gy})[0]
 
 
-def transpose(x, w, stride, padding, dilation, groups, output_padding):
+def transpose(x, w, stride, padding, dilation, groups, output_padding, threads=None):
     """conv_transpose(x (N, C, *S), w (C, O/g, *k)) -> (N, O, *out), float32; also the
     input gradient of a convolution."""
     from onnx import helper
@@ -154,4 +158,21 @@ def transpose(x, w, stride, padding, dilation, groups, output_padding):
                                 output_padding=list(output_padding), **_attrs(*params[:4]))
         return _model([node], [("x", _free(x)), ("w", list(w.shape))], [("y", None)])
     key = ("transpose", x.ndim, x.shape[1], w.shape) + params
-    return _session(key, build).run(None, {"x": x, "w": w})[0]
+    return _session(key, build, threads).run(None, {"x": x, "w": w})[0]
+
+
+def gemm_available(a):
+    """Whether float32 GEMMs of ``a``'s dtype run here (the switch and the extra)."""
+    return _state["enabled"] and a.dtype == np.float32 and _onnxruntime() is not None
+
+
+def gemm_nt(a, b, threads=None):
+    """a (M, K) @ b (N, K)^T -> (M, N), float32, on MLAS's sgemm (``b`` is read transposed in
+    place); one session serves every size."""
+    from onnx import helper
+    a, b = np.ascontiguousarray(a), np.ascontiguousarray(b)
+
+    def build():
+        node = helper.make_node("Gemm", ["a", "b"], ["y"], transB=1)
+        return _model([node], [("a", ["M", "K"]), ("b", ["N", "K"])], [("y", None)])
+    return _session(("gemm_nt",), build, threads).run(None, {"a": a, "b": b})[0]

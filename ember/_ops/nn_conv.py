@@ -1,7 +1,8 @@
 """Op records for convolution, padding and pooling (kernels in ember/_kernels/nn_conv.py).
 
 ``convolution`` is ATen's generic N-d (transposed) convolution; its backward is written
-with ``convolution`` and ``_conv_weight_grad`` (both bilinear), so double backward works.
+with ``convolution`` and ``_conv_weight_grad`` (both bilinear), so double backward works;
+a plain backward (no ``create_graph``) runs the fused ``_conv_backward`` record instead.
 Max pooling records return flat spatial indices; their backward scatters with ember ops.
 """
 from __future__ import annotations
@@ -9,6 +10,7 @@ from __future__ import annotations
 from ember._kernels import nn_conv as K
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import defop
+from ember.autograd.grad_mode import is_grad_enabled
 
 
 def _ntuple(v, n):
@@ -27,6 +29,14 @@ conv_weight_grad = defop(
     "SymInt[] padding, SymInt[] dilation, SymInt groups) -> Tensor",
     half_in_float32(K.conv_weight_grad), function=False, method=False, out=False,
     saves=("input", "grad_output"), grad_name="ConvolutionBackwardBackward0")
+
+
+conv_backward = defop(
+    "_conv_backward(Tensor grad_output, Tensor input, Tensor weight, SymInt[] stride, "
+    "SymInt[] padding, SymInt[] dilation, SymInt groups, bool[] output_mask) -> "
+    "(Tensor grad_input, Tensor grad_weight, Tensor grad_bias)",
+    half_in_float32(K.conv_backward), function=False, method=False, out=False,
+    differentiable=False)
 
 
 def _tpad(in_shape, g_shape, ksize, stride, padding, dilation):
@@ -52,6 +62,12 @@ def _(ctx, g, input, weight, bias, stride, padding, dilation, transposed, output
     stride, padding, dilation = (_ntuple(v, n) for v in (stride, padding, dilation))
     ksize = ctx.shapes[1][2:]
     gi = gw = gb = None
+    if not transposed and not is_grad_enabled() and (need[0] or need[1]):
+        # plain backward (no create_graph): one record for all three, the input and weight
+        # gradients concurrently where that pays (Note [concurrent conv backward])
+        mask = [bool(need[0]), bool(need[1]), len(need) > 2 and bool(need[2])]
+        gi, gw, gb = conv_backward(g, input, weight, stride, padding, dilation, groups, mask)
+        return tuple(t if m else None for t, m in zip((gi, gw, gb), mask))
     if not transposed:
         if need[0]:
             op = _tpad(ctx.shapes[0], g.shape, ksize, stride, padding, dilation)

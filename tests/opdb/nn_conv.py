@@ -63,6 +63,10 @@ OPS = [
     # internal records: gradients checked in tests/nn (test_conv.py, test_pooling.py)
     OpInfo("_conv_weight_grad", None, _none, function=False, method=False,
            supports_grad=False, op_records=("_conv_weight_grad",)),
+    # the plain backward of convolution (every conv gradient test without create_graph;
+    # against torch in tests/test_ort_conv.py and tests/nn/test_conv.py)
+    OpInfo("_conv_backward", None, _none, function=False, method=False,
+           supports_grad=False, op_records=("_conv_backward",)),
     OpInfo("_max_pool_with_indices", None, _none, function=False, method=False,
            supports_grad=False, op_records=("_max_pool_with_indices",)),
     OpInfo("_adaptive_max_pool", None, _none, function=False, method=False,
