@@ -88,3 +88,40 @@ def machine():
     except OSError:
         pass
     return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+
+
+def run_ranks(script, worker_args, *, world_size=2, timeout=600):
+    """Run ``python script --worker *worker_args`` as ``world_size`` local processes that
+    meet by env:// (RANK, LOCAL_RANK, WORLD_SIZE, MASTER_ADDR=127.0.0.1, a free
+    MASTER_PORT; one BLAS/OpenMP thread each; the repository on PYTHONPATH) and return the
+    dict rank 0 printed as a ``RESULT {json}`` line. A rank still running on the way out is
+    killed; one that failed raises RuntimeError with the end of its stderr."""
+    import json
+    import os
+    import socket
+    import subprocess
+    import sys
+    here = os.path.dirname(os.path.abspath(__file__))
+    with socket.socket() as probe:
+        probe.bind(("127.0.0.1", 0))
+        port = probe.getsockname()[1]
+    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port),
+               WORLD_SIZE=str(world_size), OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1",
+               PYTHONPATH=os.path.dirname(here))
+    command = [sys.executable, os.path.abspath(script), "--worker", *worker_args]
+    ranks = []
+    try:
+        for rank in range(world_size):
+            ranks.append(subprocess.Popen(
+                command, env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)), cwd=here,
+                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
+        outputs = [p.communicate(timeout=timeout) for p in ranks]
+    finally:
+        for p in ranks:
+            if p.poll() is None:
+                p.kill()
+    for p, (_, err) in zip(ranks, outputs):
+        if p.returncode:
+            raise RuntimeError(f"{' '.join(worker_args)} worker failed:\n{err[-3000:]}")
+    result = next(line for line in outputs[0][0].splitlines() if line.startswith("RESULT "))
+    return json.loads(result[len("RESULT "):])
