@@ -1,11 +1,12 @@
 """Fused records behind nn layers whose composite form costs many small ops per call.
 
-``_lstm_layer``: one LSTM layer, one direction, over a padded sequence (the recurrence of
-ember.nn.LSTM). Like torch's cuDNN path it returns a byte workspace (not differentiable)
-holding the activated gates and cell states for its backward. Its backward rule calls the
-fused ``_lstm_layer_backward`` for a plain backward; under create_graph (double backward,
-forward-mode AD) it recomputes the recurrence in ember ops and backpropagates through time
-in ember ops, so it is differentiable again.
+``_lstm_layer``: one LSTM layer, one direction, over a padded sequence (input projection and
+recurrence of ember.nn.LSTM; kernels in ember/_kernels/rnn_fused.py). Like torch's CPU
+path it returns a byte workspace (not differentiable) holding the activated gates and cell
+states for its backward. Its backward rule calls the fused ``_lstm_layer_backward`` for a
+plain backward; under create_graph (double backward, forward-mode AD) it recomputes the
+layer in ember ops and backpropagates through time in ember ops, so it is differentiable
+again.
 
 ``embedding``: rows of the weight at the indices; its backward ``_embedding_backward`` sums
 the gradient rows per index (sorted runs, no scatter-add), and is linear in the gradient, so
@@ -17,35 +18,52 @@ returns the loss and each row's logsumexp (saved for the backward, differentiabl
 from __future__ import annotations
 
 from ember._kernels import nn_fused as K
+from ember._kernels import rnn_fused as R
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef
 from ember.autograd.grad_mode import is_grad_enabled
 
 lstm_layer = OpDef(
-    "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_hh, bool reverse=False, "
-    "bool batch_first=False) -> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
-    half_in_float32(K.lstm_layer), promote=None,
-    saves=("input", "hx", "cx", "weight_hh", "result"),
+    "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, "
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False) "
+    "-> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
+    half_in_float32(R.lstm_layer), promote=None,
+    saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "result"),
     grad_name="LstmLayerBackward0")
 
 lstm_layer_backward = OpDef(
-    "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor hx, "
-    "Tensor cx, Tensor weight_hh, Tensor output, Tensor workspace, bool reverse=False, "
-    "bool batch_first=False, bool need_weight=True) -> (Tensor grad_input, Tensor grad_hx, "
-    "Tensor grad_cx, Tensor grad_weight_hh)",
-    half_in_float32(K.lstm_layer_backward), promote=None, differentiable=False)
+    "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor input, "
+    "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor output, "
+    "Tensor workspace, bool reverse=False, bool batch_first=False, bool need_input=True, "
+    "bool need_weight=True, bool need_bias=True) -> (Tensor grad_input, Tensor grad_hx, "
+    "Tensor grad_cx, Tensor grad_weight_ih, Tensor grad_weight_hh, Tensor grad_bias)",
+    half_in_float32(R.lstm_layer_backward), promote=None, differentiable=False)
 
 
-def _lstm_recompute(x, h0, c0, w_hh, reverse):
-    """The recurrence in ember ops over time-major ``x``: per step (activated gates i, f, g,
-    o; c; h)."""
+def _time_major(x, batch_first):
+    return x.transpose(0, 1) if batch_first else x
+
+
+def _projection(x, w_ih, b_ih, b_hh):
+    """x (T, B, E) @ w_ih^T plus both biases, in ember ops."""
     import ember
-    T = x.shape[0]
+    xw = ember.matmul(x, w_ih.t())
+    for b in (b_ih, b_hh):
+        if b is not None:
+            xw = xw + b
+    return xw
+
+
+def _lstm_recompute(xw, h0, c0, w_hh, reverse):
+    """The recurrence in ember ops over time-major projections ``xw`` (T, B, 4H): per step
+    (activated gates i, f, g, o; c; h)."""
+    import ember
+    T = xw.shape[0]
     w_t = w_hh.t()
     h, c = h0, c0
     steps = [None] * T
-    for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        i, f, g, o = ember.addmm(x[t], h, w_t).chunk(4, 1)
+    for t in _order(T, reverse):
+        i, f, g, o = ember.addmm(xw[t], h, w_t).chunk(4, 1)
         i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
         c = f * c + i * g
         h = o * ember.tanh(c)
@@ -53,21 +71,46 @@ def _lstm_recompute(x, h0, c0, w_hh, reverse):
     return steps
 
 
-def _lstm_bptt(grads, x, h0, c0, w_hh, reverse, batch_first, n):
-    """Backpropagation through time in ember ops (differentiable)."""
+def _order(T, reverse):
+    return range(T - 1, -1, -1) if reverse else range(T)
+
+
+def _input_grads(dpre, x, w_ih, h_prev, H, n, bias_at):
+    """From the pre-activation gradients per step (lists over time of (B, G)): the
+    gradients of x (time-major), w_ih, w_hh, and the biases (at ``bias_at`` of ``n``), in
+    ember ops. ``h_prev``: the states entering each step (list over time)."""
     import ember
+    d = ember.stack(dpre, 0)                             # (T, B, G)
+    G = d.shape[-1]
+    rows = d.reshape(-1, G)
+    gx = ember.matmul(d, w_ih) if n[0] else None
+    gwi = ember.mm(rows.t(), x.reshape(-1, x.shape[-1])) if n[3] else None
+    gwh = ember.mm(rows.t(), ember.stack(h_prev, 0).reshape(-1, H)) if n[4] else None
+    gb = rows.sum(0) if any(n[i] for i in bias_at) else None
+    return gx, gwi, gwh, tuple(gb if n[i] else None for i in bias_at)
+
+
+def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
+    """Backpropagation through time in ember ops (differentiable): the gradients of
+    (input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh)."""
     g_out, g_hn, g_cn = grads[0], grads[1], grads[2]
-    if batch_first:
-        x, g_out = x.transpose(0, 1), g_out.transpose(0, 1)
+    x = _time_major(x, batch_first)
     T = x.shape[0]
-    steps = _lstm_recompute(x, h0, c0, w_hh, reverse)
-    dh, dc = g_hn, g_cn
-    dpres = [None] * T
-    for t in (range(T) if reverse else range(T - 1, -1, -1)):
+    steps = _lstm_recompute(_projection(x, w_ih, b_ih, b_hh), h0, c0, w_hh, reverse)
+    if g_out is not None:
+        g_out = _time_major(g_out, batch_first)
+    import ember
+    dh = g_hn if g_hn is not None else ember.zeros_like(h0)
+    dc = g_cn if g_cn is not None else ember.zeros_like(c0)
+    dpres, hprev = [None] * T, [None] * T
+    for t in _order(T, not reverse):
         tp = t + 1 if reverse else t - 1
-        c_prev = c0 if (tp < 0 or tp >= T) else steps[tp][4]
+        first = tp < 0 or tp >= T
+        c_prev = c0 if first else steps[tp][4]
+        hprev[t] = h0 if first else steps[tp][5]
         i, f, g, o, c, _ = steps[t]
-        dh = dh + g_out[t]
+        if g_out is not None:
+            dh = dh + g_out[t]
         tc = ember.tanh(c)
         do = dh * tc
         dc = dc + dh * o * (1 - tc * tc)
@@ -77,27 +120,27 @@ def _lstm_bptt(grads, x, h0, c0, w_hh, reverse, batch_first, n):
         dc = dc * f
         dh = ember.mm(dpre, w_hh)
         dpres[t] = dpre
-    gx = ember.stack(dpres, 1 if batch_first else 0) if n[0] else None
-    gw = None
-    if n[3]:
-        hs = [h0 if (t + (1 if reverse else -1)) in (-1, T) else
-              steps[t + (1 if reverse else -1)][5] for t in range(T)]
-        H = w_hh.shape[1]
-        gw = ember.mm(ember.stack(dpres, 0).reshape(-1, 4 * H).t(),
-                      ember.stack(hs, 0).reshape(-1, H))
-    return gx, dh if n[1] else None, dc if n[2] else None, gw, None
+    gx, gwi, gwh, gbs = _input_grads(dpres, x, w_ih, hprev, w_hh.shape[1], n, (5, 6))
+    if gx is not None:
+        gx = _time_major(gx, batch_first)
+    return (gx, dh if n[1] else None, dc if n[2] else None, gwi, gwh) + gbs
 
 
 @lstm_layer.def_backward
-def _(ctx, grads, input, hx, cx, weight_hh, reverse, batch_first):
+def _(ctx, grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
+      batch_first):
     n = ctx.needs_input_grad
     if is_grad_enabled():
-        return _lstm_bptt(grads, input, hx, cx, weight_hh, reverse, batch_first, n) + (None,)
+        return _lstm_bptt(grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
+                          reverse, batch_first, n) + (None, None)
     out, _, _, ws = ctx.result
-    gx, gh, gc, gw = lstm_layer_backward(grads[0], grads[1], grads[2], hx, cx, weight_hh,
-                                         out, ws, reverse, batch_first, bool(n[3]))
+    need_bias = bool(n[5] or n[6])
+    gx, gh, gc, gwi, gwh, gb = lstm_layer_backward(
+        grads[0], grads[1], grads[2], input, hx, cx, weight_ih, weight_hh, out, ws, reverse,
+        batch_first, bool(n[0]), bool(n[3] or n[4]), need_bias)
     return (gx if n[0] else None, gh if n[1] else None, gc if n[2] else None,
-            gw if n[3] else None, None, None)
+            gwi if n[3] else None, gwh if n[4] else None, gb if n[5] else None,
+            gb if n[6] else None, None, None)
 
 
 embedding = OpDef("embedding(Tensor weight, Tensor indices) -> Tensor", K.embedding,

@@ -77,45 +77,59 @@ def test_lstm_fused_forward_ad_and_vmap():
     np.testing.assert_allclose(got.detach().numpy(), want.detach().numpy(), atol=1e-12)
 
 
+@pytest.fixture(params=["numpy", "numba"])
+def rnn_path(request):
+    """The layer kernels' step loops on NumPy, or on the compiled numba kernels."""
+    from ember._kernels import compiled
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    was = compiled.switched_on()
+    (compiled.enable if request.param == "numba" else compiled.disable)()
+    yield request.param
+    (compiled.enable if was else compiled.disable)()
+
+
 @pytest.mark.parametrize("T,B,H", [(1, 1, 1), (4, 1, 1), (3, 2, 1), (1, 3, 2), (5, 2, 3),
                                    (0, 2, 3)])
 @pytest.mark.parametrize("reverse", [False, True])
 @pytest.mark.parametrize("batch_first", [False, True])
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_lstm_kernels_edge_shapes_vs_torch(T, B, H, reverse, batch_first, dtype):
+def test_lstm_kernels_edge_shapes_vs_torch(T, B, H, reverse, batch_first, dtype, rnn_path):
     """The kernels directly: tiny shapes, both directions and layouts, saturating gate
     pre-activations (exp overflow / tanh at +-1) without warnings, vs torch's LSTM cell."""
     import warnings
-    from ember._kernels import nn_fused as K
+    from ember._kernels import rnn_fused as R
     rng = np.random.default_rng(T * 100 + B * 10 + H)
-    xw = rng.standard_normal((T, B, 4 * H)) * 3
+    E = 3
+    x = rng.standard_normal((T, B, E)) * 3
     if T:
-        xw.reshape(-1)[::3] = -200.0     # sigmoid -> 0, tanh -> -1
-        xw.reshape(-1)[1::5] = 150.0
+        x.reshape(-1)[::3] = -200.0     # sigmoid -> 0, tanh -> -1
+        x.reshape(-1)[1::5] = 150.0
     h0, c0 = rng.standard_normal((2, B, H))
-    w = rng.standard_normal((4 * H, H)) * 0.5
+    w_ih, w_hh = rng.standard_normal((4 * H, E)), rng.standard_normal((4 * H, H)) * 0.5
+    b_ih, b_hh = rng.standard_normal((2, 4 * H))
     g_out, g_h, g_c = rng.standard_normal((T, B, H)), *rng.standard_normal((2, B, H))
     cast = (lambda a: np.ascontiguousarray(a.swapaxes(0, 1), dtype)) if batch_first else \
         (lambda a: a.astype(dtype))
+    args = [a.astype(dtype) for a in (h0, c0, w_ih, w_hh, b_ih, b_hh)]
     with warnings.catch_warnings():
         warnings.simplefilter("error")
-        out, hn, cn, ws = K.lstm_layer(cast(xw), h0.astype(dtype), c0.astype(dtype),
-                                       w.astype(dtype), reverse, batch_first)
-        grads = K.lstm_layer_backward(cast(g_out), g_h.astype(dtype), g_c.astype(dtype),
-                                      h0.astype(dtype), c0.astype(dtype), w.astype(dtype),
-                                      out, ws, reverse, batch_first)
+        out, hn, cn, ws = R.lstm_layer(cast(x), *args, reverse, batch_first)
+        grads = R.lstm_layer_backward(cast(g_out), g_h.astype(dtype), g_c.astype(dtype),
+                                      cast(x), *args[:4], out, ws, reverse, batch_first)
     # reference: the LSTM equations in torch float64, autograd for the gradients
-    txw, th0, tc0, tw = (torch.tensor(a, requires_grad=True) for a in (xw, h0, c0, w))
+    tx, th0, tc0, twi, twh, tbi, tbh = (torch.tensor(a, requires_grad=True)
+                                        for a in (x, h0, c0, w_ih, w_hh, b_ih, b_hh))
     h, c, outs = th0, tc0, [None] * T
     for t in (range(T - 1, -1, -1) if reverse else range(T)):
-        i, f, g, o = (txw[t] + h @ tw.T).chunk(4, 1)
+        i, f, g, o = (tx[t] @ twi.T + tbi + h @ twh.T + tbh).chunk(4, 1)
         c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
         h = torch.sigmoid(o) * torch.tanh(c)
         outs[t] = h
     tout = torch.stack(outs) if T else torch.zeros(0, B, H, dtype=torch.float64)
     loss = (tout * torch.tensor(g_out)).sum() + (h * torch.tensor(g_h)).sum() + \
         (c * torch.tensor(g_c)).sum()
-    ref = torch.autograd.grad(loss, (txw, th0, tc0, tw), allow_unused=True)
+    ref = torch.autograd.grad(loss, (tx, th0, tc0, twi, twh, tbh), allow_unused=True)
     tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
     assert out.dtype == hn.dtype == cn.dtype == np.dtype(dtype)
     unswap = (lambda a: a.swapaxes(0, 1)) if batch_first else (lambda a: a)

@@ -176,7 +176,7 @@ def _lstm_recurrent(input: Tensor, h0: Tensor, c0: Tensor, weights: List[Tensor]
 
 def _run_lstm_fused(x, h0, c0, named, num_layers, dirs, dropout, training, batch_first):
     """LSTM over a padded batch, in the input's own layout: per layer and direction one
-    input projection (one GEMM over all steps) and one fused recurrence record."""
+    fused record (input projection as one GEMM over all steps, then the recurrence)."""
     if x.shape[1 if batch_first else 0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     hs, cs = [], []
@@ -184,10 +184,9 @@ def _run_lstm_fused(x, h0, c0, named, num_layers, dirs, dropout, training, batch
         outs = []
         for d in range(dirs):
             w = _layer_weights(named, layer, d)
-            b_ih, b_hh = w['bias_ih'], w['bias_hh']
             k = layer * dirs + d
-            xw = F.linear(x, w['weight_ih'], None if b_ih is None else b_ih + b_hh)
-            out, h, c, _ = _lstm_layer(xw, h0[k], c0[k], w['weight_hh'], d == 1, batch_first)
+            out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
+                                       w['bias_ih'], w['bias_hh'], d == 1, batch_first)
             outs.append(out)
             hs.append(h)
             cs.append(c)

@@ -1,0 +1,65 @@
+"""numba kernels for the LSTM / GRU layer kernels (ember/_kernels/rnn_fused.py): one pass
+over a time step's gates where NumPy needs a dozen. Only arithmetic is compiled (constants passed in the arrays' dtype, so float32 stays float32): the tanh
+passes stay NumPy's (vectorised; numba's would call libm per element). No fast-math, so
+every product and sum rounds as written. Imported only through rnn_fused._compiled().
+"""
+from __future__ import annotations
+
+from numba import njit
+
+_OPTS = dict(cache=True, nogil=True)
+
+
+@njit(**_OPTS)
+def lstm_cell_update(gates, c, cn, half):
+    """After the tanh pass over gates (4H, B) (rows i, f, o, g, the first three still
+    tanh(x/2)): make them sigmoids, s/2 + 1/2, and cn = f c + i g (H, B). ``half``: 0.5 in
+    the gates' dtype."""
+    H, B = c.shape
+    for j in range(H):
+        for b in range(B):
+            i = gates[j, b] * half + half
+            f = gates[H + j, b] * half + half
+            gates[j, b] = i
+            gates[H + j, b] = f
+            gates[2 * H + j, b] = gates[2 * H + j, b] * half + half
+            cn[j, b] = f * c[j, b] + i * gates[3 * H + j, b]
+
+
+@njit(**_OPTS)
+def lstm_output(gates, tc, h, out_t):
+    """h = o tanh(c) (H, B), also written transposed into the output rows out_t (B, H)."""
+    H, B = h.shape
+    for j in range(H):
+        for b in range(B):
+            v = gates[2 * H + j, b] * tc[j, b]
+            h[j, b] = v
+    for b in range(B):
+        for j in range(H):
+            out_t[b, j] = h[j, b]
+
+
+@njit(**_OPTS)
+def lstm_backward_step(dh, go_t, dc, gates, tc, c_prev, d, one):
+    """One step back: dh (H, B) += go_t^T (go_t (B, H), or empty (0, 0)); the gate
+    gradients d (4H, B) (rows i, f, o, g, w.r.t. the pre-activations) and dc (H, B) updated
+    to the gradient of c_{t-1}. ``one``: 1 in the arrays' dtype."""
+    H, B = dh.shape
+    if go_t.shape[0]:
+        for b in range(B):
+            for j in range(H):
+                dh[j, b] += go_t[b, j]
+    for j in range(H):
+        for b in range(B):
+            i = gates[j, b]
+            f = gates[H + j, b]
+            o = gates[2 * H + j, b]
+            g = gates[3 * H + j, b]
+            t = tc[j, b]
+            v = dh[j, b]
+            dcv = dc[j, b] + v * o * (one - t * t)
+            d[j, b] = dcv * g * (i - i * i)
+            d[H + j, b] = dcv * c_prev[j, b] * (f - f * f)
+            d[2 * H + j, b] = v * t * (o - o * o)
+            d[3 * H + j, b] = dcv * i * (one - g * g)
+            dc[j, b] = dcv * f

@@ -1,0 +1,282 @@
+"""Fused kernels for LSTM and GRU layers (records in ember/_ops/nn_fused.py).
+
+A layer kernel runs one direction of one layer over a whole padded sequence in one call,
+like torch's CPU path: the input projection of every step is one GEMM, each step then does
+one GEMM of the hidden state and the gate nonlinearities in place, and the backward folds
+the weight gradients into one GEMM each over all steps.
+
+Layout. Everything inside runs gate-major with the batch last: the projections are a
+(G, T*B) matrix whose columns are (step, batch) pairs, each step's gates a contiguous
+(G, B) block, the states h, c (H, B). That is the layout of the GEMM W_hh h^T, which is
+faster here than h W_hh^T and needs no transposed copies of the gates. The gate rows are
+reordered so the sigmoid gates come first (LSTM: i, f, o, g; GRU: r, z, n), and their rows
+of the weights and biases halved: one tanh pass covers every gate, as
+sigmoid(x) = tanh(x/2)/2 + 1/2 and halving is exact in binary floating point.
+
+The forward keeps what its backward needs in a byte workspace (like a reserve buffer): the
+activated gates (and the cell states for LSTM, h_n's pre-gate part for GRU). The backward
+writes each step's gate gradients into a (G, T*B) matrix, from which the gradients of the
+input, both weights and the bias are one GEMM or one row sum each.
+"""
+from __future__ import annotations
+
+import numpy as np
+
+
+def _compiled():
+    """The numba kernels (ember/_kernels/compiled/rnn.py) when the ``fast`` extra is
+    installed and not switched off (``EMBER_NO_NUMBA=1``, compiled.disable()), else None."""
+    from ember._kernels import compiled
+    if not compiled.switched_on():
+        return None
+    if _state["module"] is None:
+        try:
+            from ember._kernels.compiled import rnn as module
+        except ImportError:
+            module = False
+        _state["module"] = module
+    return _state["module"] or None
+
+
+_state = {"module": None}
+
+
+def _check(name, gates, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first):
+    args = (("input", x), ("hx", h0), ("cx", c0), ("weight_ih", w_ih), ("weight_hh", w_hh))
+    for arg, a in args:
+        if a is not None and not isinstance(a, np.ndarray):
+            raise TypeError(f"{name}(): argument '{arg}' must be a Tensor")
+    if x.ndim != 3 or h0.ndim != 2 or w_ih.ndim != 2 or w_hh.ndim != 2 or \
+            (c0 is not None and c0.ndim != 2):
+        raise RuntimeError(f"{name}(): expected input (T, B, E) or (B, T, E), hidden states "
+                           f"(B, H), weight_ih ({gates}H, E) and weight_hh ({gates}H, H)")
+    B, T, E = x.shape if batch_first else (x.shape[1], x.shape[0], x.shape[2])
+    H = w_hh.shape[1]
+    ok = w_hh.shape[0] == gates * H and w_ih.shape == (gates * H, E) and h0.shape == (B, H) \
+        and (c0 is None or c0.shape == (B, H)) \
+        and all(b is None or b.shape == (gates * H,) for b in (b_ih, b_hh))
+    if not ok:
+        shapes = ", ".join(f"{arg} {list(a.shape)}" for arg, a in args if a is not None)
+        raise RuntimeError(f"{name}(): inconsistent shapes: {shapes}")
+    dt = x.dtype
+    if dt.kind != "f" or any(a is not None and a.dtype != dt
+                             for a in (h0, c0, w_ih, w_hh, b_ih, b_hh)):
+        raise RuntimeError(f"{name}(): expected floating tensors of one dtype, got "
+                           + ", ".join(str(a.dtype) for _, a in args if a is not None))
+    return T, B, H, E
+
+
+def _perm(H, gates):
+    """Internal row order: LSTM (i, f, g, o) -> (i, f, o, g); GRU stays (r, z, n)."""
+    r = np.arange(gates * H)
+    return np.concatenate((r[:2 * H], r[3 * H:], r[2 * H:3 * H])) if gates == 4 else r
+
+
+def _scale(H, gates, dt):
+    """Row scale of the pre-activations: 1/2 on the sigmoid gates, 1 on the tanh one."""
+    s = np.full(gates * H, 0.5, dt)
+    s[(gates - 1) * H:] = 1
+    return s
+
+
+def _time_rows(a, batch_first):
+    """(T, B, *) or (B, T, *) -> (T*B, *) time-major rows (a copy only for batch_first)."""
+    if not batch_first:
+        return np.ascontiguousarray(a).reshape(a.shape[0] * a.shape[1], a.shape[2])
+    rows = np.empty((a.shape[1], a.shape[0], a.shape[2]), a.dtype)
+    np.copyto(rows, a.swapaxes(0, 1))
+    return rows.reshape(-1, a.shape[2])
+
+
+def _time_major(a, batch_first):
+    return a.swapaxes(0, 1) if batch_first else a
+
+
+def _steps(T, reverse):
+    return range(T - 1, -1, -1) if reverse else range(T)
+
+
+def _projections(x, w_ih, b, perm, scale, batch_first):
+    """The scaled input projections, gate-major: (G, T*B), columns (step, batch)."""
+    w = w_ih[perm]
+    w *= scale[:, None]
+    xg = np.matmul(w, _time_rows(x, batch_first).T)
+    if b is not None:
+        xg += (b[perm] * scale)[:, None]
+    return xg
+
+
+def _bias_sum(b_ih, b_hh):
+    if b_ih is None:
+        return b_hh
+    return b_ih if b_hh is None else b_ih + b_hh
+
+
+# ------------------------------------------------------------------------------ LSTM
+
+def _lstm_ws(ws, T, B, H):
+    """The workspace's activated gates (T, 4H, B) in internal order (i, f, o, g), cell
+    states c_t (T, H, B) and their tanh (T, H, B)."""
+    n, m = T * 4 * H * B, T * H * B
+    return (ws[:n].reshape(T, 4 * H, B), ws[n:n + m].reshape(T, H, B),
+            ws[n + m:].reshape(T, H, B))
+
+
+def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
+               batch_first=False):
+    """One LSTM layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
+    h0, c0: (B, H); w_ih: (4H, E), w_hh: (4H, H), gates i, f, g, o; b_ih, b_hh: (4H,) or
+    None. Returns the output (T, B, H) or (B, T, H), h_n, c_n (B, H) and the workspace
+    (uint8 bytes, see ``_lstm_ws``)."""
+    T, B, H, E = _check("_lstm_layer", 4, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first)
+    dt = x.dtype
+    perm, scale = _perm(H, 4), _scale(H, 4, dt)
+    xg = _projections(x, w_ih, _bias_sum(b_ih, b_hh), perm, scale, batch_first)
+    w = w_hh[perm]
+    w *= scale[:, None]
+    out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
+    out_t = _time_major(out, batch_first)
+    ws = np.empty(T * B * 6 * H, dt)
+    gates, cells, tcells = _lstm_ws(ws, T, B, H)
+    h = np.array(h0.T, dt, order="C")                    # (H, B)
+    c = np.array(c0.T, dt, order="C")
+    tmp = np.empty((H, B), dt)
+    hw = np.empty((4 * H, B), dt)
+    nb = _compiled()
+    half = dt.type(0.5)
+    with np.errstate(over="ignore", under="ignore"):
+        for t in _steps(T, reverse):
+            pre = gates[t]
+            np.matmul(w, h, out=hw)
+            np.add(xg[:, t * B:(t + 1) * B], hw, out=pre)
+            np.tanh(pre, out=pre)
+            if nb is not None:
+                nb.lstm_cell_update(pre, c, cells[t], half)
+                np.tanh(cells[t], out=tcells[t])
+                nb.lstm_output(pre, tcells[t], h, out_t[t])
+                c = cells[t]
+                continue
+            sg = pre[:3 * H]                             # i, f, o: tanh(x/2)/2 + 1/2
+            sg *= 0.5
+            sg += 0.5
+            cn = cells[t]
+            np.multiply(pre[H:2 * H], c, out=cn)         # f * c
+            np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
+            cn += tmp
+            tc = tcells[t]
+            np.tanh(cn, out=tc)
+            np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
+            np.copyto(out_t[t], h.T)
+            c = cn
+    return out, np.array(h.T, order="C"), np.array(c.T, order="C"), ws.view(np.uint8)
+
+
+def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight,
+                  need_bias):
+    """From the gate gradients dg (G, T*B) (internal row order): grad of the input (the
+    input's layout), of w_ih and w_hh (rows back in torch's order) and of the bias."""
+    G = dg.shape[0]
+    T, B = hprev.shape[:2]
+    dt = dg.dtype
+    gx = gwi = gwh = gb = None
+    if need_input:
+        rows = np.matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
+        gx = np.ascontiguousarray(rows.swapaxes(0, 1)) if batch_first else rows
+    if need_weight:
+        gwi, gwh = np.empty(w_ih.shape, dt), np.empty((G, hprev.shape[2]), dt)
+        gwi[perm] = np.matmul(dg, _time_rows(x, batch_first))
+        gwh[perm] = np.matmul(dg, hprev.reshape(T * B, -1))
+    if need_bias:
+        gb = np.empty(G, dt)
+        gb[perm] = np.matmul(dg, np.ones(dg.shape[1], dt))
+    return gx, gwi, gwh, gb
+
+
+def _gate_major(dg3):
+    """(T, G, B) -> (G, T*B)."""
+    T, G, B = dg3.shape
+    dg = np.empty((G, T, B), dg3.dtype)
+    np.copyto(dg, dg3.transpose(1, 0, 2))
+    return dg.reshape(G, T * B)
+
+
+def _hprev(output, h0, reverse, batch_first):
+    """The state entering each step, time-major (T, B, H)."""
+    out_t = _time_major(output, batch_first)
+    T = out_t.shape[0]
+    hp = np.empty(out_t.shape, output.dtype)
+    if reverse:
+        hp[:T - 1] = out_t[1:]
+        hp[T - 1] = h0
+    else:
+        hp[1:] = out_t[:-1]
+        hp[0] = h0
+    return hp
+
+
+def _zero_grads(x, h0, w_ih, w_hh):
+    z = np.zeros
+    return (z(x.shape, x.dtype), z(h0.shape, x.dtype), z(h0.shape, x.dtype),
+            z(w_ih.shape, x.dtype), z(w_hh.shape, x.dtype), z(w_hh.shape[0], x.dtype))
+
+
+def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, output,
+                        workspace, reverse=False, batch_first=False, need_input=True,
+                        need_weight=True, need_bias=True):
+    """Gradients of ``lstm_layer`` w.r.t. (x, h0, c0, w_ih, w_hh, bias) given those of
+    (output, h_n, c_n); the bias gradient is that of b_ih and of b_hh alike. Parts not
+    asked for come back as zeros."""
+    dt = output.dtype
+    out_t = _time_major(output, batch_first)
+    T, B, H = out_t.shape
+    if T == 0:
+        z = _zero_grads(x, h0, w_ih, w_hh)
+        return (z[0], np.array(np.broadcast_to(grad_hn, (B, H)), dt),
+                np.array(np.broadcast_to(grad_cn, (B, H)), dt)) + z[3:]
+    gates, cells, tcells = _lstm_ws(workspace.view(dt), T, B, H)
+    wt = w_hh[_perm(H, 4)].T
+    dg3 = np.empty((T, 4 * H, B), dt)       # per step contiguous, (G, T*B) after the loop
+    dh = np.array(np.broadcast_to(grad_hn, (B, H)).T, dtype=dt, order="C")   # (H, B)
+    dc = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")
+    c0t = c0.T
+    go = None if grad_output is None else \
+        _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
+    tmp = np.empty((H, B), dt)
+    fac = np.empty((4 * H, B), dt)
+    d = np.empty((4 * H, B), dt)
+    nb = _compiled()
+    one, no_go = dt.type(1), np.zeros((0, 0), dt)
+    for t in _steps(T, not reverse):
+        tp = t + 1 if reverse else t - 1
+        c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
+        gt, tc = gates[t], tcells[t]
+        if nb is not None:
+            nb.lstm_backward_step(dh, no_go if go is None else go[t], dc, gt, tc, c_prev,
+                                  dg3[t], one)
+            np.matmul(wt, dg3[t], out=dh)
+            continue
+        if go is not None:
+            dh += go[t].T
+        np.multiply(dh, tc, out=d[2 * H:3 * H])          # d o
+        np.multiply(tc, tc, out=tmp)                      # dc += dh o (1 - tanh(c)^2)
+        np.subtract(1, tmp, out=tmp)
+        tmp *= gt[2 * H:3 * H]
+        tmp *= dh
+        dc += tmp
+        np.multiply(dc, gt[3 * H:], out=d[:H])           # d i = dc g
+        np.multiply(dc, c_prev, out=d[H:2 * H])           # d f = dc c_{t-1}
+        np.multiply(dc, gt[:H], out=d[3 * H:])            # d g = dc i
+        dc *= gt[H:2 * H]
+        # through the nonlinearities: s - s^2 for i, f, o; 1 - g^2 for g
+        np.multiply(gt, gt, out=fac)
+        np.subtract(gt[:3 * H], fac[:3 * H], out=fac[:3 * H])
+        np.subtract(1, fac[3 * H:], out=fac[3 * H:])
+        np.multiply(d, fac, out=dg3[t])
+        np.matmul(wt, dg3[t], out=dh)
+    gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, _hprev(output, h0, reverse, batch_first),
+                                     _perm(H, 4), batch_first, need_input, need_weight,
+                                     need_bias)
+    z = np.zeros
+    return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
+            np.array(dc.T, order="C"), z(w_ih.shape, dt) if gwi is None else gwi,
+            z(w_hh.shape, dt) if gwh is None else gwh, z(4 * H, dt) if gb is None else gb)
