@@ -15,9 +15,7 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import statistics
-import subprocess
 import sys
 import time
 
@@ -91,28 +89,9 @@ def worker(lib_name, cases):
 
 
 def run_pair(lib_name, cases, timeout=600):
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    env = dict(os.environ, MASTER_ADDR="127.0.0.1", MASTER_PORT=str(port), WORLD_SIZE="2",
-               OMP_NUM_THREADS="1", OPENBLAS_NUM_THREADS="1", PYTHONPATH=ROOT)
-    procs = []
-    try:
-        for rank in range(2):
-            procs.append(subprocess.Popen(
-                [sys.executable, __file__, "--worker", lib_name, ",".join(cases)],
-                env=dict(env, RANK=str(rank), LOCAL_RANK=str(rank)),
-                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True))
-        outs = [p.communicate(timeout=timeout) for p in procs]
-    finally:
-        for p in procs:
-            if p.poll() is None:
-                p.kill()
-    for p, (out, err) in zip(procs, outs):
-        if p.returncode:
-            raise RuntimeError(f"{lib_name} worker failed:\n{err[-3000:]}")
-    line = next(line for line in outs[0][0].splitlines() if line.startswith("RESULT "))
-    return json.loads(line[7:])
+    sys.path.insert(0, HERE)
+    from common import run_ranks
+    return run_ranks(__file__, [lib_name, ",".join(cases)], timeout=timeout)
 
 
 def fmt(seconds):
