@@ -64,6 +64,7 @@ NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
 _WAIT_MS = 10            # a waiting caller looks at its Future at least this often
+_LEND_S = 0.003          # a request run by the leading I/O thread lends the ROUTER this long
 _BATCH = 512             # messages taken from the ROUTER between those chores
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
 _SNDMORE = zmq.SNDMORE
@@ -182,7 +183,9 @@ class Agent:
         self.workers, self.addresses, self.near = {}, {}, set()
         self.running = False
         self.threads, self.pool = [], None
-        self.lead = threading.Lock()            # held by the I/O thread owning the ROUTER
+        self.turn = threading.Condition()       # guards leader / lender / lent_at
+        self.leader = None                      # the I/O thread owning the ROUTER (None: lent)
+        self.lender, self.lent_at = None, 0.0
         self.serving = set()                    # I/O threads running a request themselves
         self.stopping = self.stop_requested = False
 
@@ -392,20 +395,27 @@ class Agent:
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
-        """Two I/O threads take turns (leader/follower): the one holding ``lead`` owns the
-        ROUTER; when it takes a request for the pool while the other waits idle, it hands
-        over the lead and runs the request itself (no thread hop on the callee's path)."""
+        """Two I/O threads take turns (leader/follower): the leader owns the ROUTER; a lone
+        request arriving while the other thread idles is run by the leader itself, which
+        lends the ROUTER meanwhile: if the request takes more than ``_LEND_S`` the other
+        thread (which looks every ``_LEND_S``) takes the ROUTER over, else the leader goes on
+        leading. No thread is woken on the callee's path of a short call."""
         poller = zmq.Poller()
         poller.register(self.router, _POLLIN)
         poller.register(self.wake_r, _POLLIN)
         self._next = {"scan": 0.0, "alive": 0.0, "shm": 0.0}
         poller._ember_boxes = {}                # fd -> box registered in this poller
         me = threading.get_ident()
-        while True:
-            with self.lead:
-                job = self._lead(poller)
+        while self._take_lead(me):
+            job = self._lead(poller)
             if job is None:
+                with self.turn:
+                    self.stopping, self.leader = True, None
+                    self.turn.notify_all()
                 return
+            self.serving.add(me)
+            self.lender, self.lent_at = me, time.monotonic()
+            self.leader = None                  # lent, without waking anyone
             try:
                 job[0](*job[1])
             except BaseException:           # noqa: BLE001 - fn reports its own errors
@@ -413,6 +423,19 @@ class Agent:
             finally:
                 del job
                 self.serving.discard(me)
+
+    def _take_lead(self, me):
+        """Wait until this thread may own the ROUTER (its own lent one at once, another's
+        after ``_LEND_S``); False once the agent stops."""
+        with self.turn:
+            while not self.stopping:
+                if self.leader is None:
+                    wait = 0 if self.lender == me else self.lent_at + _LEND_S - time.monotonic()
+                    if wait <= 0:
+                        self.leader = me
+                        return True
+                self.turn.wait(_LEND_S)
+            return False
 
     def _lead(self, poller):
         """Serve the ROUTER until a request is to run on this thread (``(fn, args)``) or
@@ -578,9 +601,7 @@ class Agent:
         if getattr(func, "_rpc_inline", False):
             self._serve(*call)
         elif not self.serving and not self.router.getsockopt(_EVENTS) & _POLLIN:
-            # a lone request and the other I/O thread idle: that one takes the lead
-            self.serving.add(threading.get_ident())
-            return self._serve, call
+            return self._serve, call         # a lone request: run by this I/O thread
         else:
             self.pool.submit(self._serve, *call)
         return None

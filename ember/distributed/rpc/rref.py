@@ -124,9 +124,16 @@ class RRef:
         if self._created is not None and self._created.done():
             self._created.wait()        # creation failed (e.g. timed out): raise that
         agent = self._agent
-        return api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout, "to_here",
-                         event=f"to_here#({agent.info.name})->({self._owner.name})",
-                         sync=True).wait()
+        value = api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout,
+                          "to_here", event=f"to_here#({agent.info.name})->({self._owner.name})",
+                          sync=True).wait()
+        created = self._created      # the owner acknowledged before answering: take it in
+        if created is not None and not created.done():
+            try:
+                created.wait()
+            except Exception:           # noqa: BLE001 - the value came: creation worked
+                pass
+        return value
 
     # ------------------------------------------------------------------ proxies
     def rpc_sync(self, timeout=constants.UNSET_RPC_TIMEOUT):
