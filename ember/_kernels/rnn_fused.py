@@ -173,19 +173,25 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
 
 def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight,
                   need_bias):
-    """From the gate gradients dg (G, T*B) (internal row order): grad of the input (the
-    input's layout), of w_ih and w_hh (rows back in torch's order) and of the bias."""
+    """From the gate gradients dg (G, T*B) (rows in the order ``perm`` of torch's): grad of
+    the input (in the input's layout), of w_ih and, when ``hprev`` (T, B, H) is given,
+    w_hh (rows in torch's order) and of the bias (None where not needed)."""
     G = dg.shape[0]
-    T, B = hprev.shape[:2]
+    B, T = x.shape[:2] if batch_first else x.shape[1::-1]
     dt = dg.dtype
     gx = gwi = gwh = gb = None
     if need_input:
         rows = np.matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
-        gx = np.ascontiguousarray(rows.swapaxes(0, 1)) if batch_first else rows
+        gx = rows
+        if batch_first:
+            gx = np.empty((B, T, rows.shape[2]), dt)
+            np.copyto(gx, rows.swapaxes(0, 1))
     if need_weight:
-        gwi, gwh = np.empty(w_ih.shape, dt), np.empty((G, hprev.shape[2]), dt)
+        gwi = np.empty(w_ih.shape, dt)
         gwi[perm] = np.matmul(dg, _time_rows(x, batch_first))
-        gwh[perm] = np.matmul(dg, hprev.reshape(T * B, -1))
+        if hprev is not None:
+            gwh = np.empty((G, hprev.shape[2]), dt)
+            gwh[perm] = np.matmul(dg, hprev.reshape(T * B, -1))
     if need_bias:
         gb = np.empty(G, dt)
         gb[perm] = np.matmul(dg, np.ones(dg.shape[1], dt))
@@ -273,10 +279,145 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
         np.subtract(1, fac[3 * H:], out=fac[3 * H:])
         np.multiply(d, fac, out=dg3[t])
         np.matmul(wt, dg3[t], out=dh)
-    gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, _hprev(output, h0, reverse, batch_first),
+    hprev = _hprev(output, h0, reverse, batch_first) if need_weight else None
+    gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, hprev,
                                      _perm(H, 4), batch_first, need_input, need_weight,
                                      need_bias)
     z = np.zeros
     return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
             np.array(dc.T, order="C"), z(w_ih.shape, dt) if gwi is None else gwi,
             z(w_hh.shape, dt) if gwh is None else gwh, z(4 * H, dt) if gb is None else gb)
+
+
+# ------------------------------------------------------------------------------- GRU
+
+def _gru_ws(ws, T, B, H):
+    """The workspace's activated gates (T, 3H, B) (r, z, n) and the recurrent part of n's
+    pre-activation, W_hn h_{t-1} + b_hn (T, H, B)."""
+    n = T * 3 * H * B
+    return ws[:n].reshape(T, 3 * H, B), ws[n:].reshape(T, H, B)
+
+
+def _gru_x_perm(H):
+    """Rows of the input-side gradients (n, r, z) in torch's order (r, z, n)."""
+    r = np.arange(3 * H)
+    return np.concatenate((r[2 * H:], r[:2 * H]))
+
+
+def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_first=False):
+    """One GRU layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
+    h0: (B, H); w_ih: (3H, E), w_hh: (3H, H), gates r, z, n; b_ih, b_hh: (3H,) or None.
+    Returns the output (T, B, H) or (B, T, H), h_n (B, H) and the workspace (uint8 bytes,
+    see ``_gru_ws``). n = tanh(x_n + r (W_hn h + b_hn)), h' = n + z (h - n)."""
+    T, B, H, E = _check("_gru_layer", 3, x, h0, None, w_ih, w_hh, b_ih, b_hh, batch_first)
+    dt = x.dtype
+    perm, scale = _perm(H, 3), _scale(H, 3, dt)
+    bx = None
+    if b_ih is not None or b_hh is not None:    # b_hr, b_hz join the input side; b_hn not
+        bx = np.zeros(3 * H, dt) if b_ih is None else b_ih.copy()
+        if b_hh is not None:
+            bx[:2 * H] += b_hh[:2 * H]
+    b_hn = np.zeros((H, 1), dt) if b_hh is None else b_hh[2 * H:, None]
+    xg = _projections(x, w_ih, bx, perm, scale, batch_first)
+    w = w_hh * scale[:, None]
+    out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
+    out_t = _time_major(out, batch_first)
+    ws = np.empty(T * B * 4 * H, dt)
+    gates, hns = _gru_ws(ws, T, B, H)
+    h = np.array(h0.T, dt, order="C")                    # (H, B)
+    tmp = np.empty((H, B), dt)
+    hw = np.empty((3 * H, B), dt)
+    nb = _compiled()
+    half = dt.type(0.5)
+    with np.errstate(over="ignore", under="ignore"):
+        for t in _steps(T, reverse):
+            g, hn = gates[t], hns[t]
+            xt = xg[:, t * B:(t + 1) * B]
+            np.matmul(w, h, out=hw)
+            np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
+            np.tanh(g[:2 * H], out=g[:2 * H])
+            if nb is not None:
+                nb.gru_gates(g, hw, b_hn, xt, hn, half)
+                np.tanh(g[2 * H:], out=g[2 * H:])
+                nb.gru_output(g, h, out_t[t])
+                continue
+            rz = g[:2 * H]                               # r, z: tanh(x/2)/2 + 1/2
+            rz *= 0.5
+            rz += 0.5
+            np.add(hw[2 * H:], b_hn, out=hn)
+            n = g[2 * H:]
+            np.multiply(g[:H], hn, out=n)                # x_n + r (W_hn h + b_hn)
+            n += xt[2 * H:]
+            np.tanh(n, out=n)
+            np.subtract(h, n, out=tmp)                   # h' = n + z (h - n)
+            tmp *= g[H:2 * H]
+            np.add(n, tmp, out=h)
+            np.copyto(out_t[t], h.T)
+    return out, np.array(h.T, order="C"), ws.view(np.uint8)
+
+
+def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspace,
+                       reverse=False, batch_first=False, need_input=True, need_weight=True,
+                       need_bias=True):
+    """Gradients of ``gru_layer`` w.r.t. (x, h0, w_ih, w_hh, b_ih, b_hh) given those of
+    (output, h_n). Parts not asked for come back as zeros."""
+    dt = output.dtype
+    out_t = _time_major(output, batch_first)
+    T, B, H = out_t.shape
+    z = np.zeros
+    if T == 0:
+        return (z(x.shape, dt), np.array(np.broadcast_to(grad_hn, (B, H)), dt),
+                z(w_ih.shape, dt), z(w_hh.shape, dt), z(3 * H, dt), z(3 * H, dt))
+    gates, hns = _gru_ws(workspace.view(dt), T, B, H)
+    wt = w_hh.T
+    # per step rows: d n_pre, d r_pre, d z_pre, d (W_hn h + b_hn): the input side is rows
+    # 0:3H (order n, r, z), the recurrent side rows H:4H (order r, z, n)
+    dg3 = np.empty((T, 4 * H, B), dt)
+    dh = np.array(np.broadcast_to(grad_hn, (B, H)).T, dtype=dt, order="C")   # (H, B)
+    go = None if grad_output is None else \
+        _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
+    h0t = h0.T
+    dhz = np.empty((H, B), dt)
+    tmp = np.empty((H, B), dt)
+    nb = _compiled()
+    one, no_go = dt.type(1), np.zeros((0, 0), dt)
+    for t in _steps(T, not reverse):
+        tp = t + 1 if reverse else t - 1
+        hprev = h0t if (tp < 0 or tp >= T) else out_t[tp].T
+        g, hn, d = gates[t], hns[t], dg3[t]
+        if nb is not None:
+            nb.gru_backward_step(dh, no_go if go is None else go[t], g, hn, hprev, d, dhz,
+                                 one)
+        else:
+            r, zg, n = g[:H], g[H:2 * H], g[2 * H:]
+            if go is not None:
+                dh += go[t].T
+            np.multiply(dh, zg, out=dhz)                  # straight through z
+            dn = d[:H]
+            np.subtract(1, zg, out=dn)                    # d n = dh (1 - z) (1 - n^2)
+            dn *= dh
+            np.multiply(n, n, out=tmp)
+            np.subtract(1, tmp, out=tmp)
+            dn *= tmp
+            np.multiply(dn, hn, out=d[H:2 * H])           # d r = dn hn r (1 - r)
+            np.multiply(r, r, out=tmp)
+            np.subtract(r, tmp, out=tmp)
+            d[H:2 * H] *= tmp
+            np.subtract(hprev, n, out=d[2 * H:3 * H])     # d z = dh (h - n) z (1 - z)
+            d[2 * H:3 * H] *= dh
+            np.multiply(zg, zg, out=tmp)
+            np.subtract(zg, tmp, out=tmp)
+            d[2 * H:3 * H] *= tmp
+            np.multiply(dn, r, out=d[3 * H:])             # d hn = dn r
+        np.matmul(wt, d[H:], out=dh)
+        dh += dhz
+    dg = _gate_major(dg3)
+    px = _gru_x_perm(H)
+    gx, gwi, _, gbi = _grad_weights(dg[:3 * H], x, w_ih, None, px, batch_first, need_input,
+                                    need_weight, need_bias)
+    gwh = np.matmul(dg[H:], _hprev(output, h0, reverse, batch_first).reshape(T * B, H)) \
+        if need_weight else z(w_hh.shape, dt)
+    gbh = np.matmul(dg[H:], np.ones(T * B, dt)) if need_bias else z(3 * H, dt)
+    return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
+            z(w_ih.shape, dt) if gwi is None else gwi, gwh,
+            z(3 * H, dt) if gbi is None else gbi, gbh)

@@ -143,6 +143,81 @@ def _(ctx, grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, reverse
             gb if n[6] else None, None, None)
 
 
+gru_layer = OpDef(
+    "_gru_layer(Tensor input, Tensor hx, Tensor weight_ih, Tensor weight_hh, "
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False) "
+    "-> (Tensor output, Tensor h_n, Tensor workspace)",
+    half_in_float32(R.gru_layer), promote=None,
+    saves=("input", "hx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "result"),
+    grad_name="GruLayerBackward0")
+
+gru_layer_backward = OpDef(
+    "_gru_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor input, Tensor hx, "
+    "Tensor weight_ih, Tensor weight_hh, Tensor output, Tensor workspace, "
+    "bool reverse=False, bool batch_first=False, bool need_input=True, "
+    "bool need_weight=True, bool need_bias=True) -> (Tensor grad_input, Tensor grad_hx, "
+    "Tensor grad_weight_ih, Tensor grad_weight_hh, Tensor grad_bias_ih, "
+    "Tensor grad_bias_hh)",
+    half_in_float32(R.gru_layer_backward), promote=None, differentiable=False)
+
+
+def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
+    """The GRU layer recomputed and backpropagated through time in ember ops
+    (differentiable): the gradients of (input, hx, weight_ih, weight_hh, bias_ih,
+    bias_hh)."""
+    import ember
+    g_out, g_hn = grads[0], grads[1]
+    x = _time_major(x, batch_first)
+    T, H = x.shape[0], w_hh.shape[1]
+    xw = _projection(x, w_ih, b_ih, None)
+    w_t = w_hh.t()
+    h, steps = h0, [None] * T
+    for t in _order(T, reverse):
+        hw = ember.matmul(h, w_t) if b_hh is None else ember.addmm(b_hh, h, w_t)
+        x_r, x_z, x_n = xw[t].chunk(3, 1)
+        h_r, h_z, h_n = hw.chunk(3, 1)
+        r, z = ember.sigmoid(x_r + h_r), ember.sigmoid(x_z + h_z)
+        nn = ember.tanh(x_n + r * h_n)
+        steps[t] = (r, z, nn, h_n, h)
+        h = nn + z * (h - nn)
+    if g_out is not None:
+        g_out = _time_major(g_out, batch_first)
+    dh = g_hn if g_hn is not None else ember.zeros_like(h0)
+    dxs, dhs = [None] * T, [None] * T
+    for t in _order(T, not reverse):
+        r, z, nn, h_n, hp = steps[t]
+        if g_out is not None:
+            dh = dh + g_out[t]
+        dn = dh * (1 - z) * (1 - nn * nn)
+        dr = dn * h_n * r * (1 - r)
+        dz = dh * (hp - nn) * z * (1 - z)
+        dxs[t] = ember.cat([dr, dz, dn], 1)
+        dhs[t] = ember.cat([dr, dz, dn * r], 1)
+        dh = dh * z + ember.mm(dhs[t], w_hh)
+    d = ember.stack(dxs, 0)                             # (T, B, 3H), input side
+    rows, hrows = d.reshape(-1, 3 * H), ember.stack(dhs, 0).reshape(-1, 3 * H)
+    hprev = ember.stack([s[4] for s in steps], 0).reshape(-1, H)
+    return (_time_major(ember.matmul(d, w_ih), batch_first) if n[0] else None,
+            dh if n[1] else None,
+            ember.mm(rows.t(), x.reshape(-1, x.shape[-1])) if n[2] else None,
+            ember.mm(hrows.t(), hprev) if n[3] else None,
+            rows.sum(0) if n[4] else None, hrows.sum(0) if n[5] else None)
+
+
+@gru_layer.def_backward
+def _(ctx, grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse, batch_first):
+    n = ctx.needs_input_grad
+    if is_grad_enabled():
+        return _gru_bptt(grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
+                         batch_first, n) + (None, None)
+    out, _, ws = ctx.result
+    gx, gh, gwi, gwh, gbi, gbh = gru_layer_backward(
+        grads[0], grads[1], input, hx, weight_ih, weight_hh, out, ws, reverse, batch_first,
+        bool(n[0]), bool(n[2] or n[3]), bool(n[4] or n[5]))
+    return (gx if n[0] else None, gh if n[1] else None, gwi if n[2] else None,
+            gwh if n[3] else None, gbi if n[4] else None, gbh if n[5] else None, None, None)
+
+
 embedding = OpDef("embedding(Tensor weight, Tensor indices) -> Tensor", K.embedding,
                   promote=None, saves=("indices",), grad_name="EmbeddingBackward0")
 

@@ -1,8 +1,9 @@
 """Op database entries for the fused nn records (ember/_ops/nn_fused.py), the fused
 softmax / log_softmax backward kernels (ember/_ops/reduction.py) and layer norm's fused
 backward (ember/_ops/nn_norm.py). The records have no public ember.* front: their entries
-have no samples (coverage only). They are tested through ember.nn.LSTM, softmax /
-log_softmax, layer_norm, embedding and cross_entropy in tests/nn/test_fused_kernels.py
+have no samples (coverage only). They are tested through ember.nn.LSTM / GRU
+(tests/nn/test_rnn_fused.py), softmax / log_softmax, layer_norm, embedding and
+cross_entropy in tests/nn/test_fused_kernels.py
 (values and gradients vs torch, float64 gradcheck / gradgradcheck, forward-mode AD)."""
 from opinfo import OpInfo
 
@@ -13,7 +14,8 @@ def _none(dtype, rng):
 
 OPS = [
     OpInfo("nn fused records", None, _none, method=False, supports_grad=False,
-           op_records=("_lstm_layer", "_lstm_layer_backward", "_softmax_backward_data",
+           op_records=("_lstm_layer", "_lstm_layer_backward", "_gru_layer",
+                       "_gru_layer_backward", "_softmax_backward_data",
                        "_log_softmax_backward_data", "_layer_norm_backward", "embedding",
                        "_embedding_backward", "_cross_entropy", "_cross_entropy_backward")),
     # the chunked path of nn.functional.linear_cross_entropy (options=...): values and

@@ -63,3 +63,56 @@ def lstm_backward_step(dh, go_t, dc, gates, tc, c_prev, d, one):
             d[2 * H + j, b] = v * t * (o - o * o)
             d[3 * H + j, b] = dcv * i * (one - g * g)
             dc[j, b] = dcv * f
+
+
+@njit(**_OPTS)
+def gru_gates(gates, hw, b_hn, xt, hn, half):
+    """After the tanh pass over r, z (rows 0:2H of gates (3H, B), still tanh(x/2)): make
+    them sigmoids, hn = W_hn h + b_hn (hw's rows 2H:3H plus b_hn (H, 1)), and the rows of n
+    the pre-activation x_n + r hn (x_n: rows 2H:3H of xt)."""
+    H, B = hn.shape
+    for j in range(H):
+        for b in range(B):
+            r = gates[j, b] * half + half
+            gates[j, b] = r
+            gates[H + j, b] = gates[H + j, b] * half + half
+            v = hw[2 * H + j, b] + b_hn[j, 0]
+            hn[j, b] = v
+            gates[2 * H + j, b] = r * v + xt[2 * H + j, b]
+
+
+@njit(**_OPTS)
+def gru_output(gates, h, out_t):
+    """h' = n + z (h - n) (H, B) in place, also written transposed into out_t (B, H)."""
+    H, B = h.shape
+    for j in range(H):
+        for b in range(B):
+            n = gates[2 * H + j, b]
+            h[j, b] = n + gates[H + j, b] * (h[j, b] - n)
+    for b in range(B):
+        for j in range(H):
+            out_t[b, j] = h[j, b]
+
+
+@njit(**_OPTS)
+def gru_backward_step(dh, go_t, gates, hn, hprev, d, dhz, one):
+    """One step back: dh (H, B) += go_t^T (go_t (B, H), or empty (0, 0)); d (4H, B) gets
+    the gradients of n's, r's and z's pre-activations and of hn; dhz = dh z (the part of
+    the previous state's gradient that skips the GEMM)."""
+    H, B = dh.shape
+    if go_t.shape[0]:
+        for b in range(B):
+            for j in range(H):
+                dh[j, b] += go_t[b, j]
+    for j in range(H):
+        for b in range(B):
+            r = gates[j, b]
+            z = gates[H + j, b]
+            n = gates[2 * H + j, b]
+            v = dh[j, b]
+            dhz[j, b] = v * z
+            dn = (one - z) * v * (one - n * n)
+            d[j, b] = dn
+            d[H + j, b] = dn * hn[j, b] * (r - r * r)
+            d[2 * H + j, b] = (hprev[j, b] - n) * v * (z - z * z)
+            d[3 * H + j, b] = dn * r

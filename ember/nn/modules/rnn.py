@@ -8,9 +8,9 @@ ops (``_step``, shared with the cells). Sequences are handled as time-major rows
 already is such rows with ``batch_sizes[t]`` rows per step; in the packed case the live
 batch shrinks (forward direction) or grows (reverse direction) as sequences end.
 
-An LSTM without projection over a padded batch skips the per-step ops: its recurrence is
-one fused record per layer and direction (``_lstm_layer`` in ember/_ops/nn_fused.py, with
-its own backward), run in the input's layout (batch-first needs no transposed copies)."""
+An LSTM without projection or a GRU over a padded float32/float64 batch skips the per-step
+ops: each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
+ember/_ops/nn_fused.py, with their own backward), run in the input's layout."""
 import math
 import numbers
 import warnings
@@ -23,7 +23,7 @@ from ember.nn import functional as F
 from ember.nn.parameter import Parameter
 from ember.nn.utils.rnn import PackedSequence
 from ember.nn.modules.module import Module
-from ember._ops.nn_fused import lstm_layer as _lstm_layer
+from ember._ops.nn_fused import gru_layer as _gru_layer, lstm_layer as _lstm_layer
 
 __all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']
 
@@ -127,11 +127,11 @@ def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tens
     named = dict(zip(names, weights))
     dirs = 2 if bidirectional else 1
     lstm = mode == 'LSTM'
-    if lstm and batch_sizes is None and not proj_size and \
+    if mode in ('LSTM', 'GRU') and batch_sizes is None and not proj_size and \
             input.dtype in (ember.float32, ember.float64) and \
             not ember.is_autocast_enabled('cpu'):
-        return _run_lstm_fused(input, h0, c0, named, num_layers, dirs, dropout, training,
-                               batch_first)
+        return _run_fused(mode, input, h0, c0, named, num_layers, dirs, dropout, training,
+                          batch_first)
     if batch_sizes is None:
         if batch_first:
             input = input.transpose(0, 1)
@@ -174,9 +174,10 @@ def _lstm_recurrent(input: Tensor, h0: Tensor, c0: Tensor, weights: List[Tensor]
                       dropout, training, batch_first, proj_size)
 
 
-def _run_lstm_fused(x, h0, c0, named, num_layers, dirs, dropout, training, batch_first):
-    """LSTM over a padded batch, in the input's own layout: per layer and direction one
-    fused record (input projection as one GEMM over all steps, then the recurrence)."""
+def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batch_first):
+    """LSTM or GRU over a padded batch, in the input's own layout: per layer and direction
+    one fused record (``_lstm_layer`` / ``_gru_layer``: the input projection as one GEMM
+    over all steps, then the recurrence)."""
     if x.shape[1 if batch_first else 0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     hs, cs = [], []
@@ -185,15 +186,19 @@ def _run_lstm_fused(x, h0, c0, named, num_layers, dirs, dropout, training, batch
         for d in range(dirs):
             w = _layer_weights(named, layer, d)
             k = layer * dirs + d
-            out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
+            if mode == 'LSTM':
+                out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
+                                           w['bias_ih'], w['bias_hh'], d == 1, batch_first)
+                cs.append(c)
+            else:
+                out, h, _ = _gru_layer(x, h0[k], w['weight_ih'], w['weight_hh'],
                                        w['bias_ih'], w['bias_hh'], d == 1, batch_first)
             outs.append(out)
             hs.append(h)
-            cs.append(c)
         x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
-    return x, ember.stack(hs, 0), ember.stack(cs, 0)
+    return x, ember.stack(hs, 0), (ember.stack(cs, 0) if cs else None)
 
 
 def _cell(mode: str, input: Tensor, h: Tensor, c: Optional[Tensor], w_ih: Tensor, w_hh: Tensor,

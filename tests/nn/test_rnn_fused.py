@@ -1,0 +1,171 @@
+"""The fused GRU record (ember/_ops/nn_fused.py ``_gru_layer``, kernels in
+ember/_kernels/rnn_fused.py) and the fused LSTM / GRU paths through ember.nn: values and
+gradients vs torch with copied weights, both step-loop paths (NumPy and numba), float64
+gradcheck / gradgradcheck, forward-mode AD, dropout between layers in eval mode."""
+import warnings
+
+import numpy as np
+import pytest
+import torch
+
+import ember
+from ember.autograd import forward_ad as fwAD
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def rnn_path(request):
+    """The layer kernels' step loops on NumPy, or on the compiled numba kernels."""
+    from ember._kernels import compiled
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    was = compiled.switched_on()
+    (compiled.enable if request.param == "numba" else compiled.disable)()
+    yield request.param
+    (compiled.enable if was else compiled.disable)()
+
+
+def _pair(mode, dtype, **kw):
+    torch.manual_seed(0)
+    t = getattr(torch.nn, mode)(5, 6, **kw).to(getattr(torch, dtype))
+    e = getattr(ember.nn, mode)(5, 6, **kw).to(getattr(ember, dtype))
+    e.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                       for k, v in t.state_dict().items()})
+    return e, t
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(batch_first=True), dict(bidirectional=True),
+                                dict(num_layers=2, batch_first=True, bidirectional=True),
+                                dict(num_layers=2, dropout=0.5), dict(bias=False)])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+def test_fused_vs_torch(mode, kw, dtype, rnn_path):
+    e, t = _pair(mode, dtype, **kw)
+    e.eval()
+    t.eval()                        # dropout between layers: off in eval, like torch
+    rng = np.random.default_rng(1)
+    D, L = 2 if kw.get("bidirectional") else 1, kw.get("num_layers", 1)
+    x = rng.standard_normal((3, 4, 5)).astype(dtype)
+    hs = [rng.standard_normal((D * L, 3 if kw.get("batch_first") else 4, 6)).astype(dtype)
+          for _ in range(2 if mode == "LSTM" else 1)]
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    he = [ember.tensor(h, requires_grad=True) for h in hs]
+    ht = [torch.tensor(h, requires_grad=True) for h in hs]
+    oe, ne = e(xe, tuple(he) if mode == "LSTM" else he[0])
+    ot, nt = t(xt, tuple(ht) if mode == "LSTM" else ht[0])
+    ne = ne if mode == "LSTM" else (ne,)
+    nt = nt if mode == "LSTM" else (nt,)
+    assert type(oe.grad_fn).__name__ in (f"{mode.capitalize()}LayerBackward0", "CatBackward0")
+    w = rng.standard_normal(ot.shape)
+    le = (oe * ember.tensor(w, dtype=oe.dtype)).sum()
+    lt = (ot * torch.tensor(w, dtype=ot.dtype)).sum()
+    for k, (a, b) in enumerate(zip(ne, nt)):
+        le, lt = le + (a ** 2).sum() * (k + 1), lt + (b ** 2).sum() * (k + 1)
+    le.backward()
+    lt.backward()
+    tol = dict(rtol=1e-5, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    for a, b in [(oe, ot)] + list(zip(ne, nt)) + [(xe.grad, xt.grad)] + \
+            [(a.grad, b.grad) for a, b in zip(he, ht)]:
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    for (n, pe), (_, pt) in zip(e.named_parameters(), t.named_parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), err_msg=n, **tol)
+
+
+@pytest.mark.parametrize("kw", [dict(batch_first=True), dict(bidirectional=True)])
+def test_gru_fused_gradgrad(kw):
+    m = ember.nn.GRU(3, 4, **kw).double()
+    x = ember.randn(2, 3, 3, dtype=ember.float64, requires_grad=True)
+    B = 2 if kw.get("batch_first") else 3
+    h = ember.randn(2 if kw.get("bidirectional") else 1, B, 4, dtype=ember.float64,
+                    requires_grad=True)
+
+    def f(x, h):
+        o, hn = m(x, h)
+        return (o ** 2).sum() + (hn * hn).sum()
+    assert ember.autograd.gradcheck(f, (x, h))
+    assert ember.autograd.gradgradcheck(f, (x, h))
+
+
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+def test_fused_parameter_gradgrad(mode):
+    """Gradients and second derivatives w.r.t. every weight and bias (float64)."""
+    m = getattr(ember.nn, mode)(3, 4).double()
+    names = [n for n, _ in m.named_parameters()]
+    x = ember.randn(3, 2, 3, dtype=ember.float64)
+
+    def f(*p):
+        o, _ = ember.func.functional_call(m, dict(zip(names, p)), (x,))
+        return (o ** 2).sum()
+    ps = [p.detach().clone().requires_grad_() for p in m.parameters()]
+    assert ember.autograd.gradcheck(f, ps)
+    assert ember.autograd.gradgradcheck(f, ps)
+
+
+def test_gru_fused_forward_ad():
+    m = ember.nn.GRU(3, 4, batch_first=True).double()
+    x = ember.randn(2, 5, 3, dtype=ember.float64)
+    v = ember.randn(2, 5, 3, dtype=ember.float64)
+    with fwAD.dual_level():
+        o, _ = m(fwAD.make_dual(x, v))
+        tan = fwAD.unpack_dual(o).tangent
+    eps = 1e-6
+    fd = (m(x + eps * v)[0] - m(x - eps * v)[0]) / (2 * eps)
+    np.testing.assert_allclose(tan.detach().numpy(), fd.detach().numpy(), atol=1e-7)
+
+
+@pytest.mark.parametrize("T,B,H", [(1, 1, 1), (4, 1, 1), (3, 2, 1), (5, 2, 3), (0, 2, 3)])
+@pytest.mark.parametrize("reverse", [False, True])
+@pytest.mark.parametrize("batch_first", [False, True])
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gru_kernels_edge_shapes_vs_torch(T, B, H, reverse, batch_first, dtype, rnn_path):
+    """The kernels directly: tiny shapes, both directions and layouts, saturating gates
+    without warnings, vs the GRU equations in torch float64."""
+    from ember._kernels import rnn_fused as R
+    rng = np.random.default_rng(T * 100 + B * 10 + H)
+    E = 3
+    x = rng.standard_normal((T, B, E)) * 3
+    if T:
+        x.reshape(-1)[::3] = -200.0
+        x.reshape(-1)[1::5] = 150.0
+    h0 = rng.standard_normal((B, H))
+    w_ih, w_hh = rng.standard_normal((3 * H, E)), rng.standard_normal((3 * H, H)) * 0.5
+    b_ih, b_hh = rng.standard_normal((2, 3 * H))
+    g_out, g_h = rng.standard_normal((T, B, H)), rng.standard_normal((B, H))
+    cast = (lambda a: np.ascontiguousarray(a.swapaxes(0, 1), dtype)) if batch_first else \
+        (lambda a: a.astype(dtype))
+    args = [a.astype(dtype) for a in (h0, w_ih, w_hh, b_ih, b_hh)]
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        out, hn, ws = R.gru_layer(cast(x), *args, reverse, batch_first)
+        grads = R.gru_layer_backward(cast(g_out), g_h.astype(dtype), cast(x), *args[:3], out,
+                                     ws, reverse, batch_first)
+    tx, th0, twi, twh, tbi, tbh = (torch.tensor(a, requires_grad=True)
+                                   for a in (x, h0, w_ih, w_hh, b_ih, b_hh))
+    h, outs = th0, [None] * T
+    for t in (range(T - 1, -1, -1) if reverse else range(T)):
+        xr, xz, xn = (tx[t] @ twi.T + tbi).chunk(3, 1)
+        hr, hz, hn_ = (h @ twh.T + tbh).chunk(3, 1)
+        r, z = torch.sigmoid(xr + hr), torch.sigmoid(xz + hz)
+        n = torch.tanh(xn + r * hn_)
+        h = (1 - z) * n + z * h
+        outs[t] = h
+    tout = torch.stack(outs) if T else torch.zeros(0, B, H, dtype=torch.float64)
+    loss = (tout * torch.tensor(g_out)).sum() + (h * torch.tensor(g_h)).sum()
+    ref = torch.autograd.grad(loss, (tx, th0, twi, twh, tbi, tbh), allow_unused=True)
+    tol = dict(rtol=2e-5, atol=2e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-10)
+    unswap = (lambda a: a.swapaxes(0, 1)) if batch_first else (lambda a: a)
+    assert out.dtype == hn.dtype == np.dtype(dtype)
+    np.testing.assert_allclose(unswap(out), tout.detach().numpy(), **tol)
+    np.testing.assert_allclose(hn, h.detach().numpy(), **tol)
+    for got, want in zip((unswap(grads[0]),) + tuple(grads[1:]), ref):
+        want = np.zeros(got.shape) if want is None else want.numpy()
+        assert got.dtype == np.dtype(dtype)
+        np.testing.assert_allclose(got, want, **tol)
+
+
+def test_gru_fused_seen_by_profiler():
+    m = ember.nn.GRU(3, 4)
+    x = ember.randn(5, 2, 3, requires_grad=True)
+    with ember.profiler.profile() as prof:
+        m(x)[0].sum().backward()
+    names = {ev.key for ev in prof.key_averages()}
+    assert {"aten::_gru_layer", "aten::_gru_layer_backward"} <= names
