@@ -258,6 +258,11 @@ def _check_tensor_list(op, i, a):
                             f"{type_name(type(x))}")
 
 
+# Note [fast path] in the fronts: exact types treated as plain Tensors there (Tensor, and
+# subclasses out of the __torch_function__ protocol, added as the dispatcher meets them)
+PLAIN_TENSOR_TYPES = {Tensor: True}
+
+
 _LAYERS = {}     # call layer -> the call it passes the rest to
 
 
@@ -355,8 +360,12 @@ def _call_general(op, args, out):
                 scalars.append(a)
             continue
         elif isinstance(a, Tensor):
-            if not _opted_out(t) and not _tf_disabled():
-                return _handle_torch_function(op, args, out, _torch_function_args(op, args))
+            if not _opted_out(t):
+                if not _tf_disabled():
+                    return _handle_torch_function(op, args, out,
+                                                  _torch_function_args(op, args))
+            elif t not in PLAIN_TENSOR_TYPES:
+                PLAIN_TENSOR_TYPES[t] = True
             arr = a._data
         elif is_list and isinstance(a, (list, tuple)):
             arrs = []

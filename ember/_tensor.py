@@ -351,6 +351,10 @@ class Tensor:
 
     def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
         """Accumulate d(self)/d(leaf) into the ``.grad`` of the leaves (or of ``inputs``)."""
+        if inputs is None and gradient is None and not create_graph:
+            from ember.autograd.engine import run_backward      # (the common case, direct)
+            run_backward([self], [None], retain_graph, False)
+            return
         from ember.autograd import backward
         backward(self, gradient, retain_graph, create_graph, inputs=inputs)
 

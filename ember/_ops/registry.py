@@ -85,6 +85,7 @@ class OpDef:
         camel = re.sub(r"(?<=\d)[a-z]", lambda m: m.group().upper(), camel)  # torch: Log1P, I0E
         self.grad_name = grad_name or f"{camel}Backward0"
         self.node_class = None                      # set by autograd.graph on first use
+        self._fronts = []           # namespaces of the fronts with a fast block (Note [fast path])
         self.tensor_idx = tuple(i for i, _, _ in self.tensor_args)
         self._update_fast()
         if self.name in OPS:
@@ -94,16 +95,29 @@ class OpDef:
     def __repr__(self):
         return f"<OpDef {self.name}>"
 
+    def recorder(self, args, out):
+        """Record autograd for ``out`` made by a front's fast block from ``args`` (Note
+        [fast path]). The first call builds the op's recorder, which then shadows this."""
+        from ember.autograd.graph import make_recorder
+        rec = self.__dict__["recorder"] = make_recorder(self)
+        return rec(args, out)
+
     def _update_fast(self):
-        """May the dispatcher's fast path run this op (Note [fast path])?"""
+        """May the dispatcher's fast path run this op (Note [fast path])? Also refreshes what
+        the fronts' fast blocks read: the kernel and the dtype table (``fast_table``)."""
         self.fast = self.composite is None and not self.is_inplace and self.check_inputs is None
+        if self._fronts:
+            table, kernel = fast_table(self), plain_kernel(self.kernel)
+            for namespace in self._fronts:
+                namespace["_RES"] = table
+                namespace["_K"] = kernel
 
     def __setattr__(self, name, value):
         object.__setattr__(self, name, value)
-        if name in ("composite", "is_inplace", "check_inputs") and "tensor_idx" in self.__dict__:
-            self._update_fast()
-        elif name == "out_dtype":
+        if name == "out_dtype":
             object.__setattr__(self, "out_np", None if value is None else value.np)
+        if name in _FAST_FIELDS and "tensor_idx" in self.__dict__:
+            self._update_fast()
 
     # decorators -------------------------------------------------------------------
     def def_backward(self, fn):
@@ -132,6 +146,9 @@ class OpDef:
         """Derive the in-place variant ``<name>_`` that writes into argument 0."""
         v = object.__new__(OpDef)
         v.__dict__.update(self.__dict__)
+        v.__dict__["_fronts"] = []
+        v.__dict__.pop("recorder", None)
+        v.__dict__.pop("positional_front", None)
         base = self.public_name
         v.public_name = name or base + "_"
         v.name = v.public_name + (("." + self.schema.overload) if self.schema.overload else "")
@@ -145,10 +162,66 @@ class OpDef:
 
     def __call__(self, *args, **kwargs):
         """Call through the dispatcher with schema-ordered arguments (used by modes)."""
-        out = kwargs.pop("out", None) if kwargs else None
-        if kwargs or len(args) < len(self.argnames):
-            args = bind(self, args, kwargs)
-        return _dispatcher.dispatch(self, args, out)
+        if kwargs:
+            out = kwargs.pop("out", None)
+            if kwargs or len(args) < len(self.argnames):
+                args = bind(self, args, kwargs)
+            if out is not None:
+                return _dispatcher.dispatch(self, args, out)
+        elif len(args) < len(self.argnames):
+            args = bind(self, args, {})
+        return self.positional_front(*args)
+
+    def positional_front(self, *args):
+        """The front ``__call__`` ends in: every argument positional, in schema order (Note
+        [fast path]). Generated on the first call, it then shadows this method."""
+        front = self.__dict__["positional_front"] = generate(self, positional=True)
+        return front(*args)
+
+
+# what the fronts' fast blocks depend on (OpDef.__setattr__ refreshes them)
+_FAST_FIELDS = frozenset(("composite", "is_inplace", "check_inputs", "kernel", "nondeterministic",
+                          "promote", "out_dtype"))
+# Note [fast path] in the fronts: dtypes whose kernels run as they are (no half-precision
+# wrapper, no dispatcher layer: quantized, wide unsigned, complex32 and the half types all
+# take the dispatcher's path)
+_FAST_DTYPES = tuple(np.dtype(n) for n in ("bool", "uint8", "int8", "int16", "int32", "int64",
+                                           "float32", "float64", "complex64", "complex128"))
+# the fast dtypes a Python float operand keeps (torch: float and complex tensors)
+_FLOAT_KEEPS = {d: True for d in _FAST_DTYPES if d.kind in "fc"}
+_FAST_EDT = {d: True for d in _dtype.ALL if d.np in _FAST_DTYPES}     # as ``dtype=``
+_NO_ENTRY = object()
+_HALF_WRAPPER = None
+
+
+def plain_kernel(kernel):
+    """``kernel`` without its half-precision wrapper (``half_in_float32``): what the wrapper
+    runs for operands of the fast dtypes."""
+    global _HALF_WRAPPER
+    if _HALF_WRAPPER is None:
+        from ember._kernels.util import half_in_float32
+        _HALF_WRAPPER = half_in_float32(abs).__code__
+    if getattr(kernel, "__code__", None) is _HALF_WRAPPER:
+        return kernel.__wrapped__
+    return kernel
+
+
+def fast_table(op):
+    """Note [fast path]: ``{operand dtype: result dtype}`` for which a front may call the
+    kernel straight away (every Tensor operand of that one dtype, Python numbers that keep
+    it); the result dtype is None where the kernel's stands. Empty when the op must take the
+    dispatcher's path (composite, in-place, checked inputs, nondeterministic)."""
+    if not op.fast or op.nondeterministic or op.kernel is None or \
+            op.num_outputs != 1 or op.returns_list:
+        return {}
+    p, out = op.promote, op.out_np
+    if p is None:
+        return {d: out for d in _FAST_DTYPES}
+    if p == "bool":
+        return {d: np.dtype(np.bool_) for d in _FAST_DTYPES}
+    if p == "int_to_float":
+        return {d: d for d in _FAST_DTYPES if d.kind in "fc"}
+    return {d: d if out is None else out for d in _FAST_DTYPES}
 
 
 def bind(op, args, kwargs):
@@ -188,9 +261,10 @@ def _signature(op, method, with_out, varargs):
             # (x.flip(0, 1), x.flip((0, 1)), x.flip(dims=(0, 1)))
             params.append(f"*_va_{name}")
             params.append(f"{name}=_NOARG")
-            got = f"_varargs(_va_{name}, {name}, {a.name!r})"
             if a.type in ("int", "SymInt"):     # Note [argument types]
-                got = f"_check_arg(_op, {a.name!r}, 'int', True, False, {got})"
+                got = f"_int_varargs(_op, _va_{name}, {name}, {a.name!r})"
+            else:
+                got = f"_varargs(_va_{name}, {name}, {a.name!r})"
             call.append(got)
             kw_started = True
             continue
@@ -216,6 +290,8 @@ _SCALARS = frozenset((int, float, bool, complex))
 
 
 def _varargs(v, kw=_NOARG, name=None):
+    if kw is _NOARG and len(v) == 1 and type(v[0]) is tuple:      # x.permute((1, 0))
+        return v[0]
     if kw is not _NOARG:
         if v:
             raise TypeError(f"argument '{name}' given by name and by position")
@@ -224,6 +300,14 @@ def _varargs(v, kw=_NOARG, name=None):
             and not hasattr(v[0], "_data"):
         return tuple(v[0])
     return v
+
+
+def _int_varargs(op, v, kw, name):
+    """``_varargs`` of an int list, checked (Note [argument types]) unless all ints."""
+    v = _varargs(v, kw, name)
+    if type(v) is tuple and _dispatcher.all_ints(v):
+        return v
+    return _dispatcher.check_argument(op, name, "int", True, False, v)
 
 
 # Note [argument types]: torch's argument parser refuses a list or a NumPy array where a
@@ -250,19 +334,25 @@ def _bad_argument(err, op, args, out, kind):
     return NotImplemented
 
 
-def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=None):
+def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=None,
+             positional=False):
     """Build the Python front (function or method) of an op record. ``kind``: None (a
-    function), "method", "operator" or "inplace operator" (Note [argument types])."""
+    function), "method", "operator" or "inplace operator" (Note [argument types]).
+    ``positional``: the front of ``OpDef.__call__``, every argument positional in schema
+    order, unchecked (as ``dispatch`` takes them)."""
     from ember._dispatch import _call, _dispatch_mode, ArgumentTypeError
     from ember._state import state
     if method and kind is None:
         kind = "method"
-    params, call = _signature(op, method, with_out, varargs)
+    if positional:
+        params = call = [f"a{i}" for i in range(len(op.argnames))]
+    else:
+        params, call = _signature(op, method, with_out, varargs)
     fname = name or op.public_name
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
     checks = ""
-    for k, a in enumerate(op.schema.args):
+    for k, a in enumerate(() if positional else op.schema.args):
         v = _pyname(a.name)
         if a.type == "ScalarType" and not a.is_list:
             checks += (f"    if {v} is not None and type({v}) is not _DT:\n"
@@ -288,8 +378,12 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     # the dispatcher's entry, inlined: modes first, else straight to _call (a method and
     # its operators share one code object: the __torch_function__ layer finds the front
     # the user called by its code on the stack)
+    fast = _fast_block(op, call, args, with_out)
     entry = (f"if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
              f"    return _call(_op, {args}, {out})")
+    if fast:
+        entry = f"if not _state.modes:\n{fast}\n        return _call(_op, {args}, {out})\n" \
+                f"    return _dispatch_mode(_op, {args}, {out})"
     if kind is None:
         body = f"    {entry}"
     else:
@@ -301,12 +395,21 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     if code is None:       # many ops share a signature: compile each shape once (import time)
         code = _CODE_CACHE[src] = compile(src, "<ember op front>", "exec")
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
-           "_varargs": _varargs, "_NOARG": _NOARG, "_ArgumentTypeError": ArgumentTypeError,
+           "_varargs": _varargs, "_int_varargs": _int_varargs, "_NOARG": _NOARG,
+           "_ArgumentTypeError": ArgumentTypeError,
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
            "_ints": _dispatcher.all_ints,
            "_Tensor": _dispatcher.Tensor}
+    if fast:
+        env.update(_PLAIN=_dispatcher.PLAIN_TENSOR_TYPES, _nd=np.ndarray, _new=object.__new__,
+                   _NO=_NO_ENTRY, _FLOATS=_FLOAT_KEEPS, _BOOL=np.dtype(np.bool_),
+                   _FAST_EDT=_FAST_EDT,
+                   _asarray=np.asarray,
+                   _set_view=_dispatcher._graph.set_view,
+                   _RES=fast_table(op), _K=plain_kernel(op.kernel))
+        op._fronts.append(env)
     exec(code, env)
     FRONT_NAMESPACES.append(env)
     fn = env["_front"]
@@ -316,6 +419,91 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     fn.__qualname__ = fname
     fn._op = op
     return fn
+
+
+def _fast_block(op, call, args, with_out):
+    """Note [fast path], inlined in a front: when every Tensor operand is a plain Tensor of
+    one fast dtype (``fast_table``) and Python numbers keep that dtype, call the kernel and
+    wrap its array here; anything else (and any error) goes on to ``_call``. The block is
+    the same text for every op of a signature; what differs (``_RES``, ``_K``) is in the
+    front's globals, kept current by ``OpDef._update_fast``. A view op's result is marked
+    as a view here too. Empty for signatures it does not serve (Tensor lists, several
+    outputs: their work is in the dispatcher)."""
+    tensors = [(call[i], a.optional) for i, a in enumerate(op.schema.args)
+               if a.type == "Tensor" and not a.is_list]
+    if not tensors or any(a.type == "Tensor" and a.is_list or a.type == "Any"
+                          for a in op.schema.args) or \
+            tensors[0][1] or op.num_outputs != 1 or op.returns_list or op.is_inplace:
+        return ""
+    # the dispatcher's layers also route by these arguments (a complex32, wide unsigned or
+    # quantized ``dtype=``; a ``device=``, a ``layout=``): the fast block takes only the
+    # plain ones
+    guards = ["out is None"] if with_out else []
+    for i, a in enumerate(op.schema.args):
+        if a.type == "ScalarType" and not a.is_list:
+            guards.append(f"({call[i]} is None or {call[i]} in _FAST_EDT)")
+        elif a.type in ("Device", "Layout"):
+            guards.append(f"{call[i]} is None")
+    first = tensors[0][0]
+    ind = " " * 8
+    lines = [f"_t = type({first})",
+             "if _t is _Tensor or _t in _PLAIN:",
+             f"    _a0 = {first}._data",
+             "    _dt = _a0.dtype",
+             "    _rd = _RES.get(_dt, _NO)",
+             "    if _rd is not _NO and type(_a0) is _nd" +
+             "".join(" and " + g for g in guards) + ":",
+             f"        _req = {first}._requires_grad",
+             "        _ok = True"]
+    kargs = []
+    for k, name in enumerate(call):
+        match = [j for j, (n, _) in enumerate(tensors) if n == name]
+        if not match or match[0] == 0:
+            kargs.append("_a0" if match else name)
+            continue
+        j = match[0]
+        a = f"_a{j}"
+        kargs.append(a)
+        optional = tensors[j][1]
+        lines += [f"        _t = type({name})",
+                  "        if _t is _Tensor or _t in _PLAIN:",
+                  f"            {a} = {name}._data",
+                  f"            if {a}.dtype is not _dt or type({a}) is not _nd:",
+                  "                _ok = False",
+                  f"            elif {name}._requires_grad:",
+                  "                _req = True"]
+        if optional:
+            lines += [f"        elif {name} is None:", f"            {a} = None"]
+        lines += ["        elif _t is float:", f"            {a} = {name}",
+                  "            _ok = _dt in _FLOATS",
+                  "        elif _t is int:", f"            {a} = {name}",
+                  "            _ok = _dt is not _BOOL",
+                  "        else:", "            _ok = False"]
+    lines += ["        if _ok:",
+              "            try:",
+              f"                _r = _K({', '.join(kargs)})",
+              "            except Exception:",
+              "                _ok = False",
+              "        if _ok:",
+              "            if type(_r) is not _nd:",
+              "                _r = _asarray(_r)",
+              "            if _rd is not None and _r.dtype is not _rd and _r.dtype != _rd:",
+              "                _r = _r.astype(_rd)",
+              "            _o = _new(_Tensor)",
+              "            _o._data = _r",
+              "            _o._requires_grad = False",
+              "            _o._grad_fn = None",
+              "            _o._output_nr = 0",
+              "            _o._storage_base = None",
+              "            _o._view_info = None",
+              "            _o._vc = 0",
+              "            _o._meta = None"]
+    if op.is_view:
+        lines += [f"            _set_view(_o, {first}, _op, {args})"]
+    lines += ["            if _req and _state.grad_enabled:",
+              f"                _op.recorder({args}, _o)",
+              "            return _o"]
+    return "\n".join(ind + line for line in lines)
 
 
 def operator_front(fn, inplace):

@@ -164,22 +164,22 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
             capture.setdefault(e[0], []).append((k, e[1]))
 
     # which nodes must run: all, or (with inputs) those from which an input is reachable
-    order = _topo_nodes([e[0] for e in roots])
-    if inputs is not None:
+    if inputs is None:
+        needed, deps = _dependencies([e[0] for e in roots])
+    else:
+        order = _topo_nodes([e[0] for e in roots])
         needed = set()
         for n in reversed(order):   # children before parents
             if n in capture or any(nx in needed for nx, _ in n.next_functions
                                    if nx is not None):
                 needed.add(n)
-    else:
-        needed = set(order)
-    deps = {}
-    for n in order:
-        if n not in needed:
-            continue
-        for nx, _ in n.next_functions:
-            if nx is not None and nx in needed:
-                deps[nx] = deps.get(nx, 0) + 1
+        deps = {}
+        for n in order:
+            if n not in needed:
+                continue
+            for nx, _ in n.next_functions:
+                if nx is not None and nx in needed:
+                    deps[nx] = deps.get(nx, 0) + 1
 
     buffers = {}
     for (node, nr), g in zip(roots, grads):
@@ -194,18 +194,23 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
     captured = [None] * (len(inputs) if inputs is not None else 0)
 
     task = GraphTask(needed, accumulate, inputs is not None, create_graph)
-    _tasks.stack.append(task)
-    prev_grad = state.grad_enabled
-    state.grad_enabled = create_graph
+    tasks = _tasks.stack
+    tasks.append(task)
+    st = state
+    prev_grad = st.grad_enabled
+    st.grad_enabled = create_graph
+    heappop, heappush = heapq.heappop, heapq.heappush
     try:
         while heap:
-            _, _, node = heapq.heappop(heap)
+            node = heappop(heap)[2]
             gs = buffers.pop(node, None)
             if gs is None:
                 gs = [None] * node._num_outputs
-            gs = _run_tensor_hooks(node, gs)
             is_acc = isinstance(node, AccumulateGrad)
-            if node in capture:
+            if node._tensor_hooks or node._retain_hooks or is_acc and node.variable is not None \
+                    and node.variable._meta is not None and node.variable._meta.hooks:
+                gs = _run_tensor_hooks(node, gs)
+            if capture and node in capture:
                 for k, nr in capture[node]:
                     g = gs[nr] if nr < len(gs) else None
                     captured[k] = g
@@ -222,7 +227,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     r = h(tuple(gs))
                     if r is not None:
                         gs = _check_hook_values(h, gs, r)
-            if state.anomaly:
+            if st.anomaly:
                 out = _apply_anomaly(node, gs)
             elif is_acc and not create_graph and type(node) is AccumulateGrad:
                 out = g = r = None      # drop this loop's own references before counting
@@ -242,17 +247,21 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                 if nx is None or nx not in needed:
                     continue
                 if g is not None:
-                    _accumulate(buffers, nx, nr, g)
+                    if nx in buffers:
+                        _accumulate(buffers, nx, nr, g)
+                    else:
+                        buf = buffers[nx] = [None] * max(nx._num_outputs, nr + 1)
+                        buf[nr] = g
                 d = deps[nx] - 1
                 deps[nx] = d
                 if d == 0:
-                    heapq.heappush(heap, (-nx._seq, next(tie), nx))
+                    heappush(heap, (-nx._seq, next(tie), nx))
         callbacks = task.final_callbacks
         while callbacks:
             callbacks.pop(0)()
     finally:
-        state.grad_enabled = prev_grad
-        _tasks.stack.pop()
+        st.grad_enabled = prev_grad
+        tasks.pop()
 
     if accumulate:
         return None
@@ -297,6 +306,25 @@ def _apply_anomaly(node, gs):
                           f"available. Enable detect anomaly during forward pass for more "
                           f"information.", UserWarning, stacklevel=2)
         raise
+
+
+def _dependencies(starts):
+    """The nodes reachable from ``starts`` and, per node, how many edges lead into it."""
+    deps = {}
+    seen = set()
+    stack = []
+    for s in starts:
+        if s is not None and s not in seen:
+            seen.add(s)
+            stack.append(s)
+    while stack:
+        for nx, _ in stack.pop().next_functions:
+            if nx is not None:
+                deps[nx] = deps.get(nx, 0) + 1
+                if nx not in seen:
+                    seen.add(nx)
+                    stack.append(nx)
+    return seen, deps
 
 
 def _topo_nodes(starts):

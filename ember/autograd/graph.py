@@ -18,6 +18,7 @@ Note [saved tensor hooks] is below, with ``saved_tensors_hooks``.
 """
 from __future__ import annotations
 
+import itertools
 import re
 import threading
 import weakref
@@ -25,7 +26,7 @@ from typing import NamedTuple
 
 import numpy as np
 
-from ember._state import state
+from ember._state import state, rare as _rare, count_rare
 from ember._meta_tensor import Placeholder, placeholder
 from ember._tensor import Tensor, _make
 
@@ -78,24 +79,27 @@ class RemovableHandle:
         self.remove()
 
 
-_seq = [0]
+_next_seq = itertools.count(1).__next__     # creation order (the engine runs newest first)
 
 
 class Node:
-    """Base of every ``grad_fn``: edges to the next nodes and hooks."""
-    __slots__ = ("next_functions", "_pre_hooks", "_hooks", "_tensor_hooks", "_seq",
-                 "_metadata", "_anomaly_trace", "_retain_hooks", "__weakref__", "__dict__")
+    """Base of every ``grad_fn``: edges to the next nodes and hooks.
+
+    Only the fields every node sets are slots; the rarely used ones are class defaults
+    (None) until set, which puts them in the instance's ``__dict__`` (made on first use)."""
+    __slots__ = ("next_functions", "_seq", "__weakref__", "__dict__")
+    _pre_hooks = None
+    _hooks = None
+    _tensor_hooks = None    # output_nr -> list of (id, hook)
+    _retain_hooks = None    # output_nr -> tensor (weak) retaining grad
+    _metadata = None
+    _anomaly_trace = None
 
     def __init__(self, next_functions=()):
         self.next_functions = next_functions
-        self._pre_hooks = None
-        self._hooks = None
-        self._tensor_hooks = None   # output_nr -> list of (id, hook)
-        self._retain_hooks = None   # output_nr -> tensor (weak) retaining grad
-        _seq[0] += 1
-        self._seq = _seq[0]
-        self._metadata = None
-        self._anomaly_trace = _anomaly_stack() if state.anomaly else None
+        self._seq = _next_seq()
+        if _rare[0] and state.anomaly:
+            self._anomaly_trace = _anomaly_stack()
 
     def name(self):
         return type(self).__name__
@@ -160,9 +164,17 @@ def _anomaly_stack():
 
 
 class OpNode(Node):
-    """The ``grad_fn`` of an op record's output: calls the record's backward rule."""
-    __slots__ = ("op", "args", "result", "saved_versions", "metas", "out_metas", "released",
-                 "_needs", "packed", "all_edges")
+    """The ``grad_fn`` of an op record's output: calls the record's backward rule.
+
+    ``args`` is None once the saved values are freed (``release``)."""
+    __slots__ = ("op", "args", "result", "saved_versions", "metas", "out_metas")
+    _needs = None           # needs_input_grad, computed on first use
+    packed = False          # holds values packed by saved-tensor hooks
+    all_edges = None        # Note [node inputs]: edges including dropped ones
+
+    @property
+    def released(self):
+        return self.args is None
 
     def name(self):
         n = type(self).__name__        # the op's grad_name, or its overload's (Note [node inputs])
@@ -252,18 +264,20 @@ class OpNode(Node):
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _check_released(self):
-        if self.released:
+        if self.args is None:
             raise RuntimeError(_FREED_MSG)
 
     def _saved(self):
-        if self.released:
+        args = self.args
+        if args is None:
             raise RuntimeError(_FREED_MSG)
         for t, v in self.saved_versions:
-            if t._version != v:
+            b = t._storage_base         # (t._version, without its inference check)
+            if (t if b is None else b)._vc != v:
                 res = self.result
                 is_out = t is res or isinstance(res, tuple) and any(t is r for r in res)
                 raise RuntimeError(_version_msg(t, v, self if is_out else None))
-        return self.args
+        return args
 
     def apply(self, grads):
         """grads: one per output (None where no gradient flowed); returns one per edge."""
@@ -321,7 +335,6 @@ class OpNode(Node):
 
     def release(self):
         if self.saved_versions or self.result is not None or self.op.saved_args:
-            self.released = True
             self.args = None
             self.result = None
             self.saved_versions = ()
@@ -597,10 +610,12 @@ class saved_tensors_hooks:
         if _hook_state.disabled is not None:
             raise RuntimeError(_hook_state.disabled)
         _hook_state.stack.append((self.pack_hook, self.unpack_hook))
+        count_rare(1)
         return self
 
     def __exit__(self, *exc):
         _hook_state.stack.pop()
+        count_rare(-1)
         return False
 
 
@@ -741,16 +756,18 @@ def record(op, args, outputs, inplace=False):
         drop = ()
     else:
         cls, drop = _overload(op, plan, args)
-    node = cls.__new__(cls)
-    Node.__init__(node)
+    node = _object_new(cls)
+    node._seq = _next_seq()
+    rare = _rare[0]         # Note [rare autograd features]
+    if rare and state.anomaly:
+        node._anomaly_trace = _anomaly_stack()
     node.op = op
-    node.all_edges = None
     edges = []
     metas = []
     saved_versions = []
     saved = op.saved_args
+    hooks = _hook_state.stack if saved and rare else None
     stored = list(args)
-    packed = False
     for i, is_list, _ in op.tensor_args:
         a = args[i]
         if is_list:
@@ -759,22 +776,31 @@ def record(op, args, outputs, inplace=False):
                 edges.append(grad_edge(x))
                 metas.append((x._data.shape, x._data.dtype))
         elif isinstance(a, Tensor):
-            edges.append(grad_edge(a))
-            metas.append((a._data.shape, a._data.dtype))
+            # grad_edge(a), inlined for the common cases (Note [edges])
+            if a._view_info is not None:
+                edges.append(grad_edge(a))
+            elif not a._requires_grad:
+                edges.append(_NO_EDGE)
+            elif a._grad_fn is not None:
+                edges.append((a._grad_fn, a._output_nr))
+            else:
+                edges.append(grad_edge(a))
+            arr = a._data
+            metas.append((arr.shape, arr.dtype))
             if i in saved:
                 if inplace and i == 0:
                     a = stored[0] = _snapshot(a)
-                p = _pack(a) if _hook_state.stack else None
+                p = _pack(a) if hooks else None
                 if p is None:
                     saved_versions.append((a, _saved_version(a)))
                 else:
                     stored[i] = p
-                    packed = True
+                    node.packed = True
             else:
                 stored[i] = None
         else:
-            edges.append((None, 0))
-            metas.append(((), np.dtype(np.float64)))
+            edges.append(_NO_EDGE)
+            metas.append(_NUMBER_META)
     if drop:
         _drop_edges(node, op, args, edges, drop)
     else:
@@ -782,27 +808,116 @@ def record(op, args, outputs, inplace=False):
     node.metas = metas
     node.args = tuple(stored)
     node.saved_versions = saved_versions
-    node.released = False
-    node._needs = None
     node.result = None
-    node.packed = packed
     if inplace:
         self = args[0]
         node.out_metas = [(self._data.shape, self._data.dtype)]
         return node
     out_metas = []
-    for k, o in enumerate(outputs):
-        if o._data.dtype.kind in "fcV" or o._data.dtype == np.float16:
+    k = 0
+    for o in outputs:
+        arr = o._data
+        if arr.dtype.kind in "fcV":
             o._requires_grad = True
             o._grad_fn = node
             o._output_nr = k
-            out_metas.append((o._data.shape, o._data.dtype))
+            out_metas.append((arr.shape, arr.dtype))
         else:
             out_metas.append(None)
+        k += 1
     node.out_metas = out_metas
     if op.saves_result:
         _save_result(node, outputs)
     return node
+
+
+def make_recorder(op):
+    """Note [fast path]: the recorder ``rec(args, out)`` of an op front's fast block, code
+    generated once per op layout: ``record(op, args, (out,))`` unrolled over the tensor
+    arguments (Tensors, numbers or None there, never lists; the first one a Tensor) with
+    the saved ones known. It takes ``record`` itself for what it does not unroll: a node
+    named by its arguments (Note [node inputs]), anomaly mode, saved-tensor hooks (Note
+    [rare autograd features] in ``ember/_state.py``)."""
+    def general(args, out):
+        return record(op, args, (out,))
+
+    if not op.differentiable:
+        return lambda args, out: None
+    if _node_plan(op) is not _PLAIN or any(is_list for _, is_list, _ in op.tensor_args):
+        return general
+    cls = op.node_class
+    if cls is None:
+        cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
+    n = len(op.argnames)
+    lines = ["def rec(args, out):",
+             "    if _rare[0]:",
+             "        return _general(args, out)",
+             f"    {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''} = args",
+             "    node = _new(_cls)",
+             "    node._seq = _next_seq()",
+             "    node.op = _op"]
+    edges, metas, saved = [], [], []
+    stored = [f"a{i}" for i in range(n)]
+    first = True
+    for i, _, _ in op.tensor_args:
+        a = f"a{i}"
+        body = [f"if {a}._view_info is None and ({a}._grad_fn is not None or "
+                f"not {a}._requires_grad):",
+                f"    e{i} = ({a}._grad_fn, {a}._output_nr) if {a}._requires_grad else _NO_EDGE",
+                "else:",
+                f"    e{i} = _grad_edge({a})",
+                f"d{i} = {a}._data",
+                f"m{i} = (d{i}.shape, d{i}.dtype)"]
+        if i in op.saved_args:
+            body += [f"b{i} = {a}._storage_base",
+                     f"r{i} = {a} if b{i} is None else b{i}",
+                     f"sv.append(({a}, r{i}._vc if r{i}._meta is None else "
+                     f"_saved_version({a})))"]
+        else:
+            stored[i] = "None"
+        if first:
+            lines += ["    " + line for line in body]
+            first = False
+        else:
+            lines += [f"    if isinstance({a}, _Tensor):"] + ["        " + line for line in body]
+            lines += ["    else:", f"        e{i} = _NO_EDGE", f"        m{i} = _NUMBER_META"]
+            if i not in op.saved_args:      # a number stays for the backward
+                stored[i] = f"(a{i} if m{i} is _NUMBER_META else None)"
+        edges.append(f"e{i}")
+        metas.append(f"m{i}")
+    if op.saved_args:
+        lines.insert(7, "    sv = []")
+    lines += [f"    node.next_functions = ({', '.join(edges)},)",
+              f"    node.metas = [{', '.join(metas)}]",
+              f"    node.args = ({', '.join(stored)},)",
+              f"    node.saved_versions = {'sv' if op.saved_args else '[]'}",
+              "    node.result = None",
+              "    arr = out._data",
+              "    if arr.dtype.kind in 'fcV':",
+              "        out._requires_grad = True",
+              "        out._grad_fn = node",
+              "        node.out_metas = [(arr.shape, arr.dtype)]",
+              "    else:",
+              "        node.out_metas = [None]"]
+    if op.saves_result:
+        lines += ["    _save_result(node, (out,))"]
+    lines += ["    return node"]
+    src = "\n".join(lines) + "\n"
+    code = _RECORDER_CODE.get(src)
+    if code is None:
+        code = _RECORDER_CODE[src] = compile(src, "<ember recorder>", "exec")
+    env = {"_rare": _rare, "_general": general, "_new": _object_new, "_cls": cls,
+           "_next_seq": _next_seq, "_op": op, "_NO_EDGE": _NO_EDGE, "_grad_edge": grad_edge,
+           "_saved_version": _saved_version, "_Tensor": Tensor, "_NUMBER_META": _NUMBER_META,
+           "_save_result": _save_result}
+    exec(code, env)
+    return env["rec"]
+
+
+_RECORDER_CODE: dict = {}
+_object_new = object.__new__
+_NO_EDGE = (None, 0)
+_NUMBER_META = ((), np.dtype(np.float64))
 
 
 # Note [node inputs]: torch's node has an edge per differentiable input only. Integer or
@@ -961,7 +1076,7 @@ def _save_result(node, outputs):
     node.result = outputs[0] if len(outputs) == 1 else tuple(outputs)
     for o in outputs:
         if o is not None:
-            node.saved_versions.append((o, o._version))
+            node.saved_versions.append((o, _counter(o)))
 
 
 def _snapshot(t):
