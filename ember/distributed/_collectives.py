@@ -44,6 +44,67 @@ def _tensors(ts, name):
     return [_tensor(t, name) for t in ts]
 
 
+def _shape(t):
+    return tuple(t.shape)
+
+
+def _check_like(op, tensors, like, what="tensor", exact_shape=False):
+    """Every tensor of ``tensors`` has ``like``'s dtype (else ValueError, as torch) and its
+    element count, or with ``exact_shape`` its shape (else RuntimeError naming the index)."""
+    for i, t in enumerate(tensors):
+        if t.dtype != like.dtype:
+            raise ValueError(f"{op}: invalid usage of tensors with different dtypes: {what} "
+                             f"{i} is {t.dtype}, expected {like.dtype}")
+        if (t.shape != like.shape) if exact_shape else (t.numel() != like.numel()):
+            raise RuntimeError(f"{op}: invalid {what} size at index {i} (expected "
+                               f"{_shape(like)}, got {_shape(t)})")
+
+
+def _per_rank(pg, op, tensors, name, like=None, exact_shape=False):
+    """Check list argument ``name`` of ``op``: one tensor per rank of ``pg`` (RuntimeError
+    otherwise) and, when ``like`` is given, each like it (see ``_check_like``)."""
+    if len(tensors) != pg.size():
+        raise RuntimeError(f"{op}: {name} has {len(tensors)} tensors, expected one per rank "
+                           f"of the group ({pg.size()})")
+    if like is not None:
+        _check_like(op, tensors, like, name, exact_shape)
+    return tensors
+
+
+def _root_list(pg, root, op, tensors, name, like, side):
+    """The rooted list argument of gather (``side`` "destination") / scatter ("source"):
+    checked with ``_per_rank`` on the root, which must be given one; elsewhere it must be
+    absent and None is returned."""
+    if pg.rank() != root:
+        if tensors:
+            raise ValueError(f"Argument ``{name}`` must NOT be specified on non-{side} "
+                             f"ranks.")
+        return None
+    if tensors is None:
+        raise ValueError(f"Argument ``{name}`` must be specified on {side} rank.")
+    return _per_rank(pg, op, _tensors(tensors, name), name, like)
+
+
+def _world_multiple(pg, op, whole, part, whole_name, part_name):
+    """``whole`` holds ``world_size`` times ``part``'s elements, of ``part``'s dtype."""
+    if whole.dtype != part.dtype:
+        raise ValueError(f"{op}: invalid usage of tensors with different dtypes: "
+                         f"{whole_name} is {whole.dtype}, {part_name} {part.dtype}")
+    if whole.numel() != part.numel() * pg.size():
+        raise RuntimeError(f"{op}: {whole_name} {_shape(whole)} must hold world_size="
+                           f"{pg.size()} times the {part_name} {_shape(part)}")
+
+
+def _unflatten_into(flat, tensors):
+    """Copy consecutive pieces of the 1-d ``flat`` into ``tensors`` (each its own size)."""
+    at = 0
+    for t in tensors:
+        n = t._data.size
+        t._data[...] = flat[at:at + n].reshape(t._data.shape)
+        at += n
+        bump_version(t)
+
+
 def _out(t):
     """(contiguous array to receive into, step copying it back into ``t``)."""
     a = t._data
@@ -173,12 +234,8 @@ def all_reduce_coalesced(tensors, op=ReduceOp.SUM, group=None, async_op=False):
     MPI = _mpi.mpi()
 
     def finish():
-        at = 0
+        _unflatten_into(flat, tensors)
         for t in tensors:
-            n = t._data.size
-            t._data[...] = flat[at:at + n].reshape(t._data.shape)
-            at += n
-            bump_version(t)
             _post_reduce(kind, op, t, pg.size())
     return _run(pg, "all_reduce_coalesced",
                 lambda c: [c.Iallreduce(MPI.IN_PLACE, _buf(flat), mpi_op)], finish, tensors,
@@ -218,14 +275,7 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     pg = _resolve(group)
     if pg is None:
         return None
-    if len(inputs) != pg.size():
-        raise ValueError(f"reduce_scatter: input_list has {len(inputs)} tensors, the group "
-                         f"has {pg.size()} ranks")
-    for t in inputs:
-        if t.shape != output.shape or t.dtype != output.dtype:
-            raise ValueError(f"reduce_scatter: every input must match the output "
-                             f"({tuple(output.shape)}, {output.dtype}); got "
-                             f"({tuple(t.shape)}, {t.dtype})")
+    _per_rank(pg, "reduce_scatter", inputs, "input_list", like=output, exact_shape=True)
     send = np.concatenate([t._data.reshape(-1) for t in inputs])
     return _reduce_scatter(pg, "reduce_scatter", op, output, send, async_op)
 
@@ -237,10 +287,7 @@ def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=F
     pg = _resolve(group)
     if pg is None:
         return None
-    if input.numel() != output.numel() * pg.size() or input.dtype != output.dtype:
-        raise ValueError(f"reduce_scatter_tensor: input ({tuple(input.shape)}, {input.dtype}) "
-                         f"must hold world_size={pg.size()} times the output "
-                         f"({tuple(output.shape)}, {output.dtype})")
+    _world_multiple(pg, "reduce_scatter_tensor", input, output, "input", "output")
     return _reduce_scatter(pg, "reduce_scatter_tensor", op, output, _in(input).copy(),
                            async_op)
 
@@ -272,21 +319,6 @@ def broadcast(tensor, src=None, group=None, async_op=False, group_src=None):
                 async_op)
 
 
-def _same_as(tensors, like, op):
-    for t in tensors:
-        if t.numel() != like.numel() or t.dtype != like.dtype:
-            raise ValueError(f"{op}: every tensor must have the input's size and dtype "
-                             f"({tuple(like.shape)}, {like.dtype}); got ({tuple(t.shape)}, "
-                             f"{t.dtype})")
-
-
-def _scatter_into(flat, tensors):
-    n = flat.size // max(len(tensors), 1)
-    for i, t in enumerate(tensors):
-        t._data[...] = flat[i * n:(i + 1) * n].reshape(t._data.shape)
-        bump_version(t)
-
-
 def all_gather(tensor_list, tensor, group=None, async_op=False):
     """``tensor_list[i]`` = rank i's ``tensor``, on every rank."""
     outs = _tensors(tensor_list, "tensor_list")
@@ -294,14 +326,11 @@ def all_gather(tensor_list, tensor, group=None, async_op=False):
     pg = _resolve(group)
     if pg is None:
         return None
-    if len(outs) != pg.size():
-        raise ValueError(f"all_gather: tensor_list has {len(outs)} tensors, the group has "
-                         f"{pg.size()} ranks")
-    _same_as(outs, tensor, "all_gather")
+    _per_rank(pg, "all_gather", outs, "tensor_list", like=tensor)
     send = _in(tensor)
     recv = np.empty(send.size * pg.size(), send.dtype)
     return _run(pg, "all_gather", lambda c: [c.Iallgather(_buf(send), _buf(recv, send.size))],
-                lambda: _scatter_into(recv, outs), [outs], async_op)
+                lambda: _unflatten_into(recv, outs), [outs], async_op)
 
 
 def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, async_op=False):
@@ -325,11 +354,8 @@ def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=Fal
     pg = _resolve(group)
     if pg is None:
         return None
-    if output_tensor.numel() != input_tensor.numel() * pg.size() or \
-            output_tensor.dtype != input_tensor.dtype:
-        raise ValueError(f"all_gather_into_tensor: output ({tuple(output_tensor.shape)}, "
-                         f"{output_tensor.dtype}) must hold world_size={pg.size()} times "
-                         f"the input ({tuple(input_tensor.shape)}, {input_tensor.dtype})")
+    _world_multiple(pg, "all_gather_into_tensor", output_tensor, input_tensor,
+                    "output_tensor", "input_tensor")
     send = _in(input_tensor)
     arr, back = _out(output_tensor)
     return _run(pg, "all_gather_into_tensor",
@@ -344,23 +370,14 @@ def gather(tensor, gather_list=None, dst=None, group=None, async_op=False, group
     if pg is None:
         return None
     root = _group_rank(pg, dst, group_dst, "dst", "gather")
-    mine = pg.rank() == root
+    outs = _root_list(pg, root, "gather", gather_list, "gather_list", tensor, "destination")
+    mine = outs is not None
     send = _in(tensor)
-    outs = None
-    if mine:
-        outs = _tensors(gather_list if gather_list is not None else [], "gather_list")
-        if len(outs) != pg.size():
-            raise ValueError(f"gather: the destination needs a gather_list of "
-                             f"{pg.size()} tensors, got {len(outs)}")
-        _same_as(outs, tensor, "gather")
-    elif gather_list:
-        raise ValueError("Argument ``gather_list`` must NOT be specified on non-destination "
-                         "ranks.")
     recv = np.empty(send.size * pg.size(), send.dtype) if mine else None
     return _run(pg, "gather",
                 lambda c: [c.Igather(_buf(send), _buf(recv, send.size) if mine else None,
                                       root)],
-                (lambda: _scatter_into(recv, outs)) if mine else None,
+                (lambda: _unflatten_into(recv, outs)) if mine else None,
                 [outs] if mine else [], async_op)
 
 
@@ -371,18 +388,9 @@ def scatter(tensor, scatter_list=None, src=None, group=None, async_op=False, gro
     if pg is None:
         return None
     root = _group_rank(pg, src, group_src, "src", "scatter")
-    mine = pg.rank() == root
-    send = None
-    if mine:
-        ins = _tensors(scatter_list if scatter_list is not None else [], "scatter_list")
-        if len(ins) != pg.size():
-            raise ValueError(f"scatter: the source needs a scatter_list of {pg.size()} "
-                             f"tensors, got {len(ins)}")
-        _same_as(ins, tensor, "scatter")
-        send = np.concatenate([t._data.reshape(-1) for t in ins])
-    elif scatter_list:
-        raise ValueError("Argument ``scatter_list`` must NOT be specified on non-source "
-                         "ranks.")
+    ins = _root_list(pg, root, "scatter", scatter_list, "scatter_list", tensor, "source")
+    mine = ins is not None
+    send = np.concatenate([t._data.reshape(-1) for t in ins]) if mine else None
     arr, back = _out(tensor)
     return _run(pg, "scatter",
                 lambda c: [c.Iscatter(_buf(send, arr.size) if mine else None, _buf(arr),
@@ -396,23 +404,16 @@ def all_to_all(output_tensor_list, input_tensor_list, group=None, async_op=False
     pg = _resolve(group)
     if pg is None:
         return None
-    if len(outs) != pg.size() or len(ins) != pg.size():
-        raise ValueError(f"all_to_all: both lists need {pg.size()} tensors (got "
-                         f"{len(outs)} and {len(ins)})")
+    _per_rank(pg, "all_to_all", outs, "output_tensor_list")
+    _per_rank(pg, "all_to_all", ins, "input_tensor_list")
     dtype = ins[0]._data.dtype
     send = np.concatenate([t._data.reshape(-1) for t in ins])
     recv = np.empty(sum(t.numel() for t in outs), dtype)
     sc, rc = [t.numel() for t in ins], [t.numel() for t in outs]
 
-    def finish():
-        at = 0
-        for t in outs:
-            n = t.numel()
-            t._data[...] = recv[at:at + n].reshape(t._data.shape)
-            at += n
-            bump_version(t)
     return _run(pg, "all_to_all",
-                lambda c: [c.Ialltoallv(_vbuf(send, sc), _vbuf(recv, rc))], finish, [outs],
+                lambda c: [c.Ialltoallv(_vbuf(send, sc), _vbuf(recv, rc))],
+                lambda: _unflatten_into(recv, outs), [outs],
                 async_op)
 
 
@@ -432,12 +433,12 @@ def all_to_all_single(output, input, output_split_sizes=None, input_split_sizes=
         row = t.numel() // rows if rows else 0
         if splits is None or len(splits) == 0:
             if rows % n:
-                raise ValueError(f"all_to_all_single: {what} dim 0 ({rows}) is not "
+                raise RuntimeError(f"all_to_all_single: {what} dim 0 ({rows}) is not "
                                  f"divisible by the group size {n}")
             return [rows // n * row] * n
         splits = [int(s) for s in splits]
         if len(splits) != n or sum(splits) != rows:
-            raise ValueError(f"all_to_all_single: {what}_split_sizes {splits} must have "
+            raise RuntimeError(f"all_to_all_single: {what}_split_sizes {splits} must have "
                              f"{n} entries summing to dim 0 ({rows})")
         return [s * row for s in splits]
     sc = counts(input, input_split_sizes, "input")
@@ -596,6 +597,35 @@ def _sizes(pg, size):
     return [int(s.item()) for s in sizes]
 
 
+def _padded_pickle(pg, obj):
+    """(``obj`` pickled into a uint8 tensor padded to the group's longest pickle, every
+    rank's pickle length, one empty receive buffer per rank of that padded length)."""
+    import ember
+    mine = _pickled(obj)
+    sizes = _sizes(pg, mine.numel())
+    longest = max(sizes)
+    padded = ember.zeros(longest, dtype=ember.uint8)
+    padded._data[:mine.numel()] = mine._data
+    return padded, sizes, lambda: [ember.empty(longest, dtype=ember.uint8)
+                                   for _ in range(pg.size())]
+
+
+def _packed(objects):
+    """(int64 tensor of pickle lengths, uint8 tensor of the pickles end to end)."""
+    import ember
+    payloads = [_pickled(o) for o in objects]
+    sizes = ember.tensor([p.numel() for p in payloads], dtype=ember.int64)
+    return sizes, ember.cat(payloads) if payloads else ember.empty(0, dtype=ember.uint8)
+
+
+def _unpack_into(object_list, sizes, blob):
+    """``object_list[i]`` = the i-th pickle of ``blob`` (lengths ``sizes``)."""
+    at = 0
+    for i, n in enumerate(sizes.tolist()):
+        object_list[i] = pickle.loads(blob._data[at:at + n].tobytes())
+        at += n
+
+
 def broadcast_object_list(object_list, src=None, group=None, device=None, group_src=None):
     """Rank ``src``'s picklable objects replace every rank's ``object_list`` entries."""
     import ember
@@ -604,32 +634,25 @@ def broadcast_object_list(object_list, src=None, group=None, device=None, group_
         return
     root = _group_rank(pg, src, group_src, "src", "broadcast")
     mine = pg.rank() == root
-    payloads = [_pickled(o) for o in object_list] if mine else []
-    sizes = ember.tensor([p.numel() for p in payloads] if mine else [0] * len(object_list),
-                         dtype=ember.int64)
+    if mine:
+        sizes, blob = _packed(object_list)
+    else:
+        sizes = ember.zeros(len(object_list), dtype=ember.int64)
     broadcast(sizes, group=pg, group_src=root)
-    blob = ember.cat(payloads) if mine and payloads else \
-        ember.empty(int(sizes.sum().item()), dtype=ember.uint8)
+    if not mine:
+        blob = ember.empty(int(sizes.sum().item()), dtype=ember.uint8)
     broadcast(blob, group=pg, group_src=root)
     if not mine:
-        at = 0
-        for i, n in enumerate(sizes.tolist()):
-            object_list[i] = pickle.loads(blob._data[at:at + n].tobytes())
-            at += n
+        _unpack_into(object_list, sizes, blob)
 
 
 def all_gather_object(object_list, obj, group=None):
     """``object_list[i]`` = rank i's ``obj``."""
-    import ember
     pg = _resolve(group)
     if pg is None:
         return
-    mine = _pickled(obj)
-    sizes = _sizes(pg, mine.numel())
-    longest = max(sizes)
-    padded = ember.zeros(longest, dtype=ember.uint8)
-    padded._data[:mine.numel()] = mine._data
-    outs = [ember.empty(longest, dtype=ember.uint8) for _ in range(pg.size())]
+    padded, sizes, buffers = _padded_pickle(pg, obj)
+    outs = buffers()
     all_gather(outs, padded, pg)
     for i, (t, n) in enumerate(zip(outs, sizes)):
         object_list[i] = _unpickled(t, n)
@@ -637,19 +660,13 @@ def all_gather_object(object_list, obj, group=None):
 
 def gather_object(obj, object_gather_list=None, dst=None, group=None, group_dst=None):
     """Rank ``dst``'s ``object_gather_list[i]`` = rank i's ``obj``."""
-    import ember
     pg = _resolve(group)
     if pg is None:
         return
     root = _group_rank(pg, dst, group_dst, "dst", "gather")
-    mine = _pickled(obj)
-    sizes = _sizes(pg, mine.numel())
-    longest = max(sizes)
-    padded = ember.zeros(longest, dtype=ember.uint8)
-    padded._data[:mine.numel()] = mine._data
+    padded, sizes, buffers = _padded_pickle(pg, obj)
     is_root = pg.rank() == root
-    outs = [ember.empty(longest, dtype=ember.uint8) for _ in range(pg.size())] \
-        if is_root else None
+    outs = buffers() if is_root else None
     gather(padded, outs, group=pg, group_dst=root)
     if is_root:
         if object_gather_list is None:
@@ -682,13 +699,10 @@ def scatter_object_list(scatter_object_output_list, scatter_object_input_list=No
 def send_object_list(object_list, dst=None, group=None, device=None, group_dst=None,
                      use_batch=False):
     """Send picklable objects to rank ``dst`` (``recv_object_list`` receives them)."""
-    import ember
     pg = _resolve(group)
-    payloads = [_pickled(o) for o in object_list]
-    sizes = ember.tensor([p.numel() for p in payloads], dtype=ember.int64)
+    sizes, blob = _packed(object_list)
     send(sizes, dst, pg, group_dst=group_dst)
-    send(ember.cat(payloads) if payloads else ember.empty(0, dtype=ember.uint8), dst, pg,
-         group_dst=group_dst)
+    send(blob, dst, pg, group_dst=group_dst)
 
 
 def recv_object_list(object_list, src=None, group=None, device=None, group_src=None,
@@ -700,9 +714,6 @@ def recv_object_list(object_list, src=None, group=None, device=None, group_src=N
     sender = recv(sizes, src, pg, group_src=group_src)
     blob = ember.empty(int(sizes.sum().item()), dtype=ember.uint8)
     recv(blob, sender, pg)
-    at = 0
-    for i, n in enumerate(sizes.tolist()):
-        object_list[i] = pickle.loads(blob._data[at:at + n].tobytes())
-        at += n
+    _unpack_into(object_list, sizes, blob)
     return sender
 

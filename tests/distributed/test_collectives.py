@@ -414,3 +414,41 @@ def test_single_process_and_errors():
     finally:
         dist.destroy_process_group()
     assert not dist.is_initialized()
+
+
+ARGUMENT_ERRORS = {
+    "all_gather count": lambda d, z: d.all_gather([z(2), z(2)], z(2)),
+    "all_gather size": lambda d, z: d.all_gather([z(3)], z(2)),
+    "all_gather dtype": lambda d, z: d.all_gather([z(2).long()], z(2)),
+    "gather count": lambda d, z: d.gather(z(2), [z(2), z(2)], dst=0),
+    "gather missing list": lambda d, z: d.gather(z(2), None, dst=0),
+    "gather size": lambda d, z: d.gather(z(2), [z(3)], dst=0),
+    "scatter count": lambda d, z: d.scatter(z(2), [z(2), z(2)], src=0),
+    "scatter size": lambda d, z: d.scatter(z(2), [z(3)], src=0),
+    "scatter missing list": lambda d, z: d.scatter(z(2), None, src=0),
+    "reduce_scatter count": lambda d, z: d.reduce_scatter(z(2), [z(2), z(2)]),
+    "reduce_scatter_tensor size": lambda d, z: d.reduce_scatter_tensor(z(2), z(3)),
+    "all_gather_into_tensor size": lambda d, z: d.all_gather_into_tensor(z(3), z(2)),
+    "all_to_all count": lambda d, z: d.all_to_all([z(2), z(2)], [z(2)]),
+    "all_to_all_single splits": lambda d, z: d.all_to_all_single(z(2), z(2), [1, 1]),
+    "gather tensor type": lambda d, z: d.gather([z(2)], [z(2)], dst=0),
+}
+
+
+def test_argument_checks_raise_torchs_exception_classes():
+    """Bad list lengths, sizes and dtypes of the list collectives: torch's (gloo's)
+    exception class for each, on a group of one."""
+    torch = pytest.importorskip("torch")
+    import ember
+    got = {}
+    for lib in (torch, ember):
+        dist = lib.distributed
+        dist.init_process_group("gloo", store=dist.HashStore(), rank=0, world_size=1)
+        try:
+            for name, call in ARGUMENT_ERRORS.items():
+                with pytest.raises(Exception) as err:
+                    call(dist, lib.zeros)
+                got.setdefault(name, []).append(type(err.value).__name__)
+        finally:
+            dist.destroy_process_group()
+    assert {k: v[1] for k, v in got.items()} == {k: v[0] for k, v in got.items()}
