@@ -104,6 +104,42 @@ def is_async(func):
     return getattr(func, "_wrapped_async_rpc_function", None) is not None
 
 
+class _Flag:
+    """``threading.Event`` as a Future uses it (``is_set``, ``set`` once, ``wait``), on one
+    lock held until set: much cheaper to make."""
+    __slots__ = ("_lock", "_set")
+
+    def __init__(self):
+        self._lock = threading.Lock()
+        self._lock.acquire()
+        self._set = False
+
+    def is_set(self):
+        return self._set
+
+    def set(self):
+        if not self._set:
+            self._set = True
+            self._lock.release()
+
+    def wait(self, timeout=None):
+        if not self._set and self._lock.acquire(True, -1 if timeout is None else timeout):
+            self._lock.release()            # let the next waiter through
+        return self._set
+
+
+class _Reply(Future):
+    """The Future of a reply: an ``ember.futures.Future`` made without a threading.Event."""
+
+    def __init__(self):                     # noqa: super-init-not-called - same fields
+        self._done = _Flag()
+        self._value = self._error = None
+        self._callbacks = []
+        self._lock = threading.Lock()
+        self._task = self._on_wait = self._driver = None
+        self._claimed = False
+
+
 class _Pending:
     __slots__ = ("future", "dst", "timeout", "deadline", "box")
 
@@ -290,6 +326,7 @@ class Agent:
         except IndexError:
             box_id = next(self.box_ids)
             sock = self._socket(zmq.PULL)
+            sock.rcvtimeo = _WAIT_MS
             sock.bind("ipc://" + self._box_path(box_id))
             box = _Box(box_id, sock)
             self.boxes.append(box)
@@ -306,9 +343,8 @@ class Agent:
 
     def _send(self, sock, frames, dst):
         try:
-            if len(frames) == 2 and len(frames[1]) < _COPY_BELOW:
-                sock.send(frames[0], _SNDMORE)
-                sock.send(frames[1])
+            if len(frames) == 1:
+                sock.send(frames[0])
                 return
             last = len(frames) - 1
             for i, frame in enumerate(frames):     # small frames copied, large ones lent
@@ -324,7 +360,7 @@ class Agent:
         ``plain``: ``frames`` is a plain pickle; ``sync``: the caller waits at once (its
         box needs no watching)."""
         msg_id = next(self.ids)
-        fut = Future()
+        fut = _Reply()
         if dst in self.dead:
             fut.set_exception(RuntimeError(self.dead[dst]))
             return fut
@@ -336,10 +372,9 @@ class Agent:
         if box is not None:
             box.ids.add(msg_id)
             fut._driver = lambda: self._drive(fut, box)
+        head = _HEADER.pack(kind, msg_id, self.info.id, box.id if box else 0, *autograd)
         try:
-            self._send(self._out(dst), [_HEADER.pack(kind, msg_id, self.info.id,
-                                                     box.id if box else 0, *autograd)] + frames,
-                       dst)
+            self._send(self._out(dst), [head + frames[0], *frames[1:]], dst)
         except RuntimeError:
             self._take(msg_id)
             raise
@@ -350,8 +385,8 @@ class Agent:
 
     def notify(self, dst, frames):
         """A one-way request from any thread (also ``__del__``): sent by the I/O thread."""
-        self.oneway.append((dst, [_HEADER.pack(REQUEST, 0, self.info.id, 0, *NO_AUTOGRAD)]
-                                  + frames))
+        head = _HEADER.pack(REQUEST, 0, self.info.id, 0, *NO_AUTOGRAD)
+        self.oneway.append((dst, [head + frames[0], *frames[1:]]))
 
     def _take(self, msg_id):
         """Remove request ``msg_id`` from the pending ones: its _Pending, or None."""
@@ -375,8 +410,12 @@ class Agent:
                 sock = box.sock
                 try:
                     while not done():
-                        if sock.poll(_WAIT_MS, _POLLIN):
-                            self._read_box(box)
+                        try:
+                            head = sock.recv()          # waits at most _WAIT_MS
+                        except zmq.Again:
+                            continue
+                        self._on_box(sock, head)
+                    self._read_box(box)     # leave it empty: its descriptor signals anew
                 finally:
                     box.busy -= 1
             finally:
@@ -386,12 +425,17 @@ class Agent:
         """Complete every reply waiting in ``box`` (its lock held)."""
         sock = box.sock
         while sock.getsockopt(_EVENTS) & _POLLIN:
-            frames = sock.recv_multipart(copy=False)
-            try:
-                kind, msg_id, src, _, ctx_id, ae_id = _HEADER.unpack(frames[0].bytes)
-                self._on_reply(kind, msg_id, frames[1:], src, ctx_id, ae_id)
-            except Exception:               # noqa: BLE001 - a user callback failed: go on
-                traceback.print_exc()
+            self._on_box(sock, sock.recv(zmq.NOBLOCK))
+
+    def _on_box(self, sock, head):
+        """A reply whose first frame ``head`` was read from ``sock``: complete its Future."""
+        rest = sock.recv_multipart(copy=False) if sock.getsockopt(zmq.RCVMORE) else ()
+        try:
+            kind, msg_id, src, _, ctx_id, ae_id = _HEADER.unpack_from(head)
+            self._on_reply(kind, msg_id, [memoryview(head)[_HEADER.size:], *rest], src,
+                           ctx_id, ae_id)
+        except Exception:                   # noqa: BLE001 - a user callback failed: go on
+            traceback.print_exc()
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
@@ -518,15 +562,19 @@ class Agent:
         for _ in range(_BATCH):
             if not router.getsockopt(_EVENTS) & _POLLIN:
                 return
-            frames = router.recv_multipart(copy=False)
+            router.recv()                   # the sender's identity
+            head = router.recv()
+            frames = [memoryview(head)[_HEADER.size:]]
+            if router.getsockopt(zmq.RCVMORE):
+                frames += router.recv_multipart(copy=False)
             try:
-                kind, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack(frames[1].bytes)
+                kind, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack_from(head)
                 if kind & ~PLAIN in (REQUEST, PROFILED):
-                    job = self._on_request(kind, src, msg_id, frames[2:], ctx_id, ae_id, box)
+                    job = self._on_request(kind, src, msg_id, frames, ctx_id, ae_id, box)
                     if job is not None:
                         return job
                 else:
-                    self._on_reply(kind, msg_id, frames[2:], src, ctx_id, ae_id)
+                    self._on_reply(kind, msg_id, frames, src, ctx_id, ae_id)
             except Exception:               # noqa: BLE001 - a user callback failed: go on
                 traceback.print_exc()
 
@@ -660,17 +708,18 @@ class Agent:
             if error is None:
                 frames = _wire.dumps_plain(value)
                 if frames is not None:
-                    frames = [_HEADER.pack(RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)] + frames
+                    head = _HEADER.pack(RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)
                 else:
                     tensors = []
                     frames = _wire.encode(value, dst in self.near, tensors)
                     ae_id = dist_autograd._on_send(ctx_id, tensors)
-                    frames = [_HEADER.pack(RESULT, msg_id, me, 0, ctx_id, ae_id)] + frames
+                    head = _HEADER.pack(RESULT, msg_id, me, 0, ctx_id, ae_id)
             else:
-                frames = [_HEADER.pack(ERROR, msg_id, me, 0, *no)] + _wire.encode(error)
+                head, frames = _HEADER.pack(ERROR, msg_id, me, 0, *no), _wire.encode(error)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
-            frames = [_HEADER.pack(ERROR, msg_id, me, 0, *no)] + _wire.encode(
-                RemoteError.capture(e, self.info))
+            head = _HEADER.pack(ERROR, msg_id, me, 0, *no)
+            frames = _wire.encode(RemoteError.capture(e, self.info))
+        frames = [head + frames[0], *frames[1:]]
         try:
             if box:
                 self._send(self._to_box(dst, box), frames, dst)
