@@ -351,110 +351,106 @@ class RandomApply(_Op):
 
 # --------------------------------------------------------------------------- coin-flip transforms
 class _Coin(_Op):
-    """Applies the op with probability ``p`` (one ``rand`` draw per call)."""
+    """Applies one op with probability ``p`` (one ``rand`` draw per call): for a PIL image
+    ``functional.<_OP>(img, *args)``, ``args`` being the shown attributes other than ``p``;
+    for a tensor ``(..., C, H, W)`` the subclass's scriptable ``_on_tensor``."""
     _shown = ("p",)
+    _OP = ""
 
     def __init__(self, p=0.5):
         self._keep(p=p)
 
-
-class RandomHorizontalFlip(_Coin):
     def forward(self, img):
         if _coin() < self.p:
             if not isinstance(img, Tensor):
-                return F.hflip(img)
-            return FT.hflip(img)
+                return self._on_pil(img)
+            return self._on_tensor(img)
         return img
+
+    def _on_pil(self, img):
+        args = [getattr(self, name) for name in self._shown if name != "p"]
+        return getattr(F, self._OP)(img, *args)
+
+
+class RandomHorizontalFlip(_Coin):
+    _OP = "hflip"
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.hflip(img)
 
 
 class RandomVerticalFlip(_Coin):
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.vflip(img)
-            return FT.vflip(img)
-        return img
+    _OP = "vflip"
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.vflip(img)
 
 
 class RandomInvert(_Coin):
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.invert(img)
-            return FT.invert(img)
-        return img
+    _OP = "invert"
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.invert(img)
 
 
 class RandomAutocontrast(_Coin):
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.autocontrast(img)
-            return FT.autocontrast(img)
-        return img
+    _OP = "autocontrast"
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.autocontrast(img)
 
 
 class RandomEqualize(_Coin):
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.equalize(img)
-            return FT.equalize(img)
-        return img
+    _OP = "equalize"
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.equalize(img)
 
 
 class RandomSolarize(_Coin):
     _shown = ("threshold", "p")
+    _OP = "solarize"
 
     def __init__(self, threshold, p=0.5):
         self._keep(threshold=float(threshold), p=p)
 
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.solarize(img, self.threshold)
-            return FT.solarize(img, self.threshold)
-        return img
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.solarize(img, self.threshold)
 
 
 class RandomAdjustSharpness(_Coin):
     _shown = ("sharpness_factor", "p")
+    _OP = "adjust_sharpness"
 
     def __init__(self, sharpness_factor, p=0.5):
         self._keep(sharpness_factor=float(sharpness_factor), p=p)
 
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.adjust_sharpness(img, self.sharpness_factor)
-            return FT.adjust_sharpness(img, self.sharpness_factor)
-        return img
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.adjust_sharpness(img, self.sharpness_factor)
 
 
 class RandomPosterize(_Coin):
     _shown = ("bits", "p")
+    _OP = "posterize"
 
     def __init__(self, bits, p=0.5):
         self._keep(bits=bits, p=p)
 
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.posterize(img, self.bits)
-            return FT.posterize(img, self.bits)
-        return img
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.posterize(img, self.bits)
 
 
 class RandomGrayscale(_Coin):
+    """Grayscale with as many output channels as the input has, with probability ``p``."""
+
     def __init__(self, p=0.1):
         self._keep(p=p)
 
-    def forward(self, img):
-        if _coin() < self.p:
-            if not isinstance(img, Tensor):
-                return F.rgb_to_grayscale(img, F.get_dimensions(img)[0])
-            return FT.rgb_to_grayscale(img, img.shape[-3])
-        return img
+    def _on_pil(self, img):
+        return F.rgb_to_grayscale(img, F.get_dimensions(img)[0])
+
+    def _on_tensor(self, img: Tensor) -> Tensor:
+        return FT.rgb_to_grayscale(img, img.shape[-3])
 
 
 # --------------------------------------------------------------------------- crops
