@@ -20,18 +20,37 @@ def embedding(weight, indices):
 
 
 def embedding_backward(grad, indices, num_weights):
-    """Sum of the gradient rows per index -> (num_weights, D): rows sorted by index (stable,
-    so each sum runs in the order of the rows) and reduced per run of equal indices."""
+    """Sum of the gradient rows per index -> (num_weights, D). The rows are sorted by index
+    (stable, so each index's rows keep their order). With few repeats per index the k-th
+    rows of all indices are added in one scatter per k (distinct targets, in row order);
+    with many, each run of equal indices is reduced at once (``reduceat``, whose cost grows
+    with the number of runs instead)."""
     D = grad.shape[-1]
     g = np.reshape(grad, (-1, D))
     idx = np.reshape(indices, -1)
     out = np.zeros((num_weights, D), g.dtype)
-    if not idx.size:
+    n = idx.size
+    if not n:
         return out
     order = np.argsort(idx, kind="stable")
     si = idx[order]
-    starts = np.flatnonzero(np.concatenate(([True], si[1:] != si[:-1])))
-    out[si[starts]] = np.add.reduceat(g[order], starts, axis=0)
+    new = np.empty(n, np.bool_)
+    new[0] = True
+    np.not_equal(si[1:], si[:-1], out=new[1:])
+    pos = np.arange(n)
+    rank = pos - np.maximum.accumulate(np.where(new, pos, 0))   # k: the k-th row of its index
+    counts = np.bincount(rank)                                   # rows per k
+    if len(counts) * 5 > counts[0]:                              # many repeats: per run
+        starts = np.flatnonzero(new)
+        out[si[starts]] = np.add.reduceat(g[order], starts, axis=0)
+        return out
+    by_k = np.argsort(rank, kind="stable")
+    dst, rows = si[by_k], g[order[by_k]]
+    a = counts[0]
+    out[dst[:a]] = rows[:a]
+    for c in counts[1:]:
+        out[dst[a:a + c]] += rows[a:a + c]
+        a += c
     return out
 
 
@@ -47,14 +66,12 @@ def _ce_target(target, N, ignore_index):
     return np.where(valid, t, 0), valid
 
 
-_CE_BLOCK = 65536       # elements of the exponentials' buffer per block of rows
-
-
 @quiet
 def cross_entropy(x, target, reduction=1, ignore_index=-100):
     """Cross-entropy of logits x (N, C) against class indices (N,): per row
-    logsumexp(x) - x[target], without materialising log_softmax. The exponentials for the
-    sum run over blocks of rows in one small reused buffer. Returns (loss, lse (N,))."""
+    logsumexp(x) - x[target]. Returns (loss, lse (N,), workspace): the workspace holds
+    softmax(x) (N, C) as bytes for the backward (the buffer torch keeps as log_softmax's
+    output), so the backward takes no exponentials."""
     if x.ndim != 2 or np.ndim(target) != 1 or x.shape[0] != np.shape(target)[0]:
         raise RuntimeError("_cross_entropy(): expected input (N, C) and target (N,)")
     N, C = x.shape
@@ -62,30 +79,28 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
     if not C:
         m = np.zeros(N, dt)
         logs = np.full(N, -np.inf, dt)
+        p = np.empty((N, 0), dt)
     else:
         m = np.maximum.reduce(x, axis=1)
-        if not np.isfinite(m).all():                  # rows of +-inf: shift by 0 instead
+        finite = bool(np.isfinite(m).all())
+        if not finite:                                # rows of +-inf: shift by 0 instead
             m = np.where(np.isfinite(m), m, 0).astype(dt)
-        if N * C <= _CE_BLOCK:
-            b = np.subtract(x, m[:, None])
-            np.exp(b, out=b)
-            s = np.add.reduce(b, axis=1)
-        else:
-            s = np.empty(N, dt)
-            rows = max(1, _CE_BLOCK // C)
-            buf = np.empty((min(rows, N), C), dt)
-            for i in range(0, N, rows):
-                b = buf[:min(rows, N - i)]
-                np.subtract(x[i:i + rows], m[i:i + rows, None], out=b)
-                np.exp(b, out=b)
-                np.add.reduce(b, axis=1, out=s[i:i + rows])
+        p = np.subtract(x, m[:, None])
+        np.exp(p, out=p)
+        s = np.add.reduce(p, axis=1)
         logs = np.log(s)
     ts, valid = _ce_target(target, N, ignore_index)
     picked = x[np.arange(N), ts] if C else np.zeros(N, dt)
     losses = logs - (picked - m)                     # -((x_t - max) - log sum)
     if valid is not None:
         losses = np.where(valid, losses, dt.type(0))   # ignored rows: 0, NaN logits too
-    lse = logs + m
+    lse = (logs + m).astype(dt, copy=False)
+    if C:
+        if finite:
+            p *= np.reciprocal(s)[:, None]
+        else:                                         # exp(x - lse): NaN on +inf rows
+            np.subtract(x, lse[:, None], out=p)
+            np.exp(p, out=p)
     if reduction == 0:
         loss = losses.astype(dt, copy=False)
     elif reduction == 2:
@@ -93,13 +108,15 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
     else:
         kept = N if valid is None else valid.sum()
         loss = np.asarray(np.add.reduce(losses, dtype=dt) / dt.type(kept), dt)
-    return loss, lse.astype(dt, copy=False)
+    return loss, lse, p.reshape(-1).view(np.uint8)
 
 
 @quiet
-def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_index=-100):
+def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_index=-100,
+                           workspace=None):
     """d/dx of ``cross_entropy``'s (loss, lse): softmax(x) (a + g_lse) - onehot(t) a, with
-    a the per-row weight of the loss gradient (zero on ignored rows); one full-size buffer."""
+    a the per-row weight of the loss gradient (zero on ignored rows); softmax(x) from the
+    forward's ``workspace`` when given, else exp(x - lse)."""
     N, C = x.shape
     dt = x.dtype
     ts, valid = _ce_target(target, N, ignore_index)
@@ -115,9 +132,12 @@ def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_i
         a = np.where(valid, a, dt.type(0))      # no 0 * inf when every row is ignored
     gl = np.asarray(grad_lse, dt)
     coef = a + gl if gl.ndim or gl != 0 else a
-    out = np.subtract(x, np.reshape(lse, (N, 1)))
-    np.exp(out, out=out)
-    out *= coef[:, None]
+    if workspace is not None:
+        out = np.multiply(workspace.view(dt).reshape(N, C), coef[:, None])
+    else:
+        out = np.subtract(x, np.reshape(lse, (N, 1)))
+        np.exp(out, out=out)
+        out *= coef[:, None]
     if C:
         out[np.arange(N), ts] -= a
         if np.isposinf(lse).any():                  # a row holding +inf: log_softmax is NaN

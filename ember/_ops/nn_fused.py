@@ -12,8 +12,9 @@ again.
 the gradient rows per index (sorted runs, no scatter-add), and is linear in the gradient, so
 its own VJP is ``embedding`` again.
 
-``_cross_entropy``: logits (N, C) against class indices, without materialising log_softmax;
-returns the loss and each row's logsumexp (saved for the backward, differentiable too).
+``_cross_entropy``: logits (N, C) against class indices; returns the loss, each row's
+logsumexp (differentiable too) and a byte workspace with softmax(x) for the backward (the
+buffer torch keeps as log_softmax's output).
 """
 from __future__ import annotations
 
@@ -241,13 +242,14 @@ def _(ctx, u, grad, indices, num_weights):
 
 cross_entropy = OpDef(
     "_cross_entropy(Tensor input, Tensor target, int reduction=1, SymInt ignore_index=-100) "
-    "-> (Tensor loss, Tensor lse)",
+    "-> (Tensor loss, Tensor lse, Tensor workspace)",
     K.cross_entropy, promote=None, autocast="fp32", saves=("input", "target", "result"),
     grad_name="NllLossBackward0")
 
 cross_entropy_backward = OpDef(
     "_cross_entropy_backward(Tensor grad, Tensor grad_lse, Tensor input, Tensor target, "
-    "Tensor lse, int reduction=1, SymInt ignore_index=-100) -> Tensor",
+    "Tensor lse, int reduction=1, SymInt ignore_index=-100, Tensor? workspace=None) "
+    "-> Tensor",
     K.cross_entropy_backward, promote=None, differentiable=False)
 
 
@@ -255,11 +257,11 @@ cross_entropy_backward = OpDef(
 def _(ctx, grads, input, target, reduction, ignore_index):
     if not ctx.needs_input_grad[0]:
         return None, None, None, None
-    g, g_lse = grads
-    _, lse = ctx.result
+    g, g_lse = grads[0], grads[1]
+    _, lse, ws = ctx.result
     if not is_grad_enabled():
-        return (cross_entropy_backward(g, g_lse, input, target, lse, reduction, ignore_index),
-                None, None, None)
+        return (cross_entropy_backward(g, g_lse, input, target, lse, reduction, ignore_index,
+                                       ws), None, None, None)
     # differentiable form (create_graph, forward-mode AD): softmax (a + g_lse) - onehot a
     import ember
     N, C = input.shape
