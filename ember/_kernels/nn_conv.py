@@ -1,4 +1,6 @@
-"""NumPy kernels for convolution and pooling (im2col onto BLAS, vectorised window gathers).
+"""NumPy kernels for convolution and pooling (im2col onto BLAS, vectorised window gathers);
+float32 max pooling's backward runs a compiled kernel (ember/_kernels/compiled/norm_pool.py)
+with the ``fast`` extra.
 
 float32 convolutions and transposed convolutions (so also a convolution's input gradient)
 run on onnxruntime instead when it is installed (ember/_kernels/ort_conv.py); the weight
@@ -11,7 +13,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember._kernels import ort_conv
+from ember._kernels import ort_conv, split
 
 
 def _fmt(shape):
@@ -435,21 +437,11 @@ def _wgrad_on_ort(x, groups):
 # one-threaded by itself, then overlaps with the other half's work, and neither kernel
 # pays for splitting small products. Each result is computed exactly as it would be
 # alone (MLAS never splits a summed axis), so the bits do not depend on the overlap.
-_helper = []
-
-
-def _helper_pool():
-    if not _helper:
-        from concurrent.futures import ThreadPoolExecutor
-        _helper.append(ThreadPoolExecutor(1, thread_name_prefix="ember-conv"))
-    return _helper[0]
-
 
 def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
     """(grad_input, grad_weight, grad_bias) of ``conv(x, w) + b`` given ``gy``; the ones
     ``output_mask`` leaves out are empty arrays. Concurrent where it pays (Note [concurrent
     conv backward])."""
-    from ember._kernels.integer_gemm import _threads
     n = w.ndim - 2
     stride, padding, dilation = (_expand(v, n) for v in (stride, padding, dilation))
     need_i, need_w, need_b = (bool(m) for m in output_mask)
@@ -466,12 +458,12 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
     def grad_weight(threads=None):
         return conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups,
                                 threads).astype(dt, copy=False)
-    T = _threads()
+    T = split.threads()
     gy_c = gy.astype(dt, copy=False)
     if need_i and need_w and T >= 2 and _wgrad_on_ort(x, groups) and \
             ort_conv.available(gy_c, w.astype(dt, copy=False), groups, x.shape[2:]) and \
             all(o < s for o, s in zip(op, stride)):
-        job = _helper_pool().submit(grad_input, T // 2)
+        job = split.pool().submit(grad_input, T // 2)
         try:
             gw = grad_weight(T - T // 2)
         finally:
@@ -705,6 +697,19 @@ def max_pool_backward(grad, indices, input_size, nd, overlap):
     rows = int(np.prod(lead))
     size = int(np.prod(shape[len(lead):]))
     g2 = g.reshape(rows, -1)
+    if g.dtype == np.float32 and g.size:
+        from ember._kernels.compiled import norm_pool_kernels
+        kern = norm_pool_kernels()
+        if kern is not None:
+            g2 = np.ascontiguousarray(g2)
+            i2 = np.ascontiguousarray(np.asarray(indices).reshape(rows, -1), np.int64)
+            out = np.zeros((rows, size), g.dtype)
+            bad = split.run_rows(lambda r0, r1: kern.max_pool_backward(g2, i2, r0, r1, out),
+                                 rows, out.size + g.size)
+            if any(bad):
+                raise IndexError(f"max_pool_backward: index out of range for an input of "
+                                 f"size {list(shape)}")
+            return out.reshape(shape)
     gidx = np.asarray(indices).reshape(rows, -1) + (np.arange(rows) * size)[:, None]
     if overlap:
         out = np.bincount(gidx.ravel(), weights=g2.ravel(), minlength=rows * size)

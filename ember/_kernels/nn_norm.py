@@ -1,6 +1,10 @@
-"""Kernels of the fused normalisation and loss records (NumPy only; see ember/_ops/nn_norm.py
-and ember/_ops/nn_loss.py)."""
+"""Kernels of the fused normalisation and loss records (see ember/_ops/nn_norm.py and
+ember/_ops/nn_loss.py). NumPy, except float32 training batch norm, which runs compiled
+kernels (ember/_kernels/compiled/norm_pool.py, split over channels and threads) when the
+``fast`` extra is installed."""
 import numpy as np
+
+from ember._kernels import split
 
 
 def _acc(a):
@@ -35,9 +39,43 @@ def _chan_dot(a, b):
     return _chan_sum(a * b)
 
 
+def _compiled(x, *others):
+    """The compiled batch-norm kernels when they serve ``x`` (and the arrays ``others``, of
+    its shape): float32, C-contiguous, non-empty (NumPy's path otherwise)."""
+    if x.dtype != np.float32 or x.ndim < 2 or x.size == 0 or not x.flags.c_contiguous:
+        return None
+    for a in others:
+        if not isinstance(a, np.ndarray) or a.dtype != np.float32 or a.shape != x.shape or \
+                not a.flags.c_contiguous:
+            return None
+    from ember._kernels.compiled import norm_pool_kernels
+    return norm_pool_kernels()
+
+
+def _per_channel(v, C, fill):
+    return np.full(C, fill, np.float32) if v is None else \
+        np.ascontiguousarray(np.asarray(v).reshape(C), np.float32)
+
+
+def _batch_norm_compiled(kern, x, weight, bias, eps):
+    """Training batch norm in one kernel call per channel range (split over threads)."""
+    C = x.shape[1]
+    x3 = x.reshape(x.shape[0], C, -1)
+    y = np.empty_like(x3)
+    mean, var = np.empty(C, np.float32), np.empty(C, np.float32)
+    w, b = _per_channel(weight, C, 1), _per_channel(bias, C, 0)
+    split.run_rows(lambda c0, c1: kern.bn_forward(x3, w, b, float(eps), c0, c1, y, mean, var),
+                   C, x.size)
+    return y.reshape(x.shape), mean, var
+
+
 def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """Returns (output, batch mean, biased batch variance); in eval mode the statistics
     are the running ones. y = x * scale + shift with per-channel scale/shift."""
+    if training:
+        kern = _compiled(x)
+        if kern is not None:
+            return _batch_norm_compiled(kern, x, weight, bias, eps)
     cs = _channel_shape(x)
     acc = _acc(x)
     xa = x.astype(acc, copy=False)
@@ -73,6 +111,18 @@ def batch_norm_backward(g, x, weight, mean, var, training, eps):
 
     Training: gx = a (g - mean(g) - xc k) with a = weight * invstd and
     k = invstd^2 mean(g xc), computed in place on the one fresh buffer xc = x - mean."""
+    if training and mean is not None:
+        kern = _compiled(x, g)
+        if kern is not None:
+            C = x.shape[1]
+            x3, g3 = x.reshape(x.shape[0], C, -1), g.reshape(x.shape[0], C, -1)
+            gx = np.empty_like(x3)
+            gw, gb = np.empty(C, np.float32), np.empty(C, np.float32)
+            m, v = _per_channel(mean, C, 0), _per_channel(var, C, 1)
+            w = _per_channel(weight, C, 1)
+            split.run_rows(lambda c0, c1: kern.bn_backward(g3, x3, m, v, w, float(eps), c0,
+                                                           c1, gx, gw, gb), C, x.size)
+            return gx.reshape(x.shape), gw, gb
     cs = _channel_shape(x)
     acc = _acc(x)
     xa = x.astype(acc, copy=False)

@@ -48,3 +48,20 @@ def kernels():
             module = False
         _state["module"] = module
     return _state["module"] or None
+
+
+_norm_pool = []
+
+
+def norm_pool_kernels():
+    """The compiled batch-norm and max-pool kernels (ember._kernels.compiled.norm_pool), or
+    None when the compiled kernels are switched off or numba is missing."""
+    if not _state["enabled"]:
+        return None
+    if not _norm_pool:
+        try:
+            from ember._kernels.compiled import norm_pool as module
+        except ImportError:
+            module = None
+        _norm_pool.append(module)
+    return _norm_pool[0]
