@@ -1,0 +1,119 @@
+"""ember.distributed.rpc reply boxes: a waiting thread reads its own replies, the I/O thread
+reads those nobody waits for. Real worker processes on loopback, bounded in time."""
+import textwrap
+
+import pytest
+
+pytest.importorskip("zmq")
+
+from tests.distributed.workers import run_workers  # noqa: E402
+
+PRELUDE = """
+import threading, time
+import ember.distributed.rpc as rpc
+
+def tagged(thread, i, delay):
+    time.sleep(delay)
+    return (thread, i)
+
+def slow(seconds, value):
+    time.sleep(seconds)
+    return value
+
+def echo(x):
+    return x
+
+def hammer(peer, threads, calls):
+    '''``threads`` threads each make ``calls`` rpc_sync calls to ``peer`` at once (plain
+    ones with a varying delay on the callee, so replies interleave, and tensor ones); the
+    calls whose reply was not the caller's own.'''
+    wrong = []
+
+    def run(t):
+        for i in range(calls):
+            if i % 3 == 2:
+                got = rpc.rpc_sync(peer, ember.add, args=(ember.full((2,), float(t)), i))
+                if got.tolist() != [t + i, t + i]:
+                    wrong.append((t, i, got.tolist()))
+            else:
+                got = rpc.rpc_sync(peer, tagged, args=(t, i, (t + i) % 3 * 0.001))
+                if got != (t, i):
+                    wrong.append((t, i, got))
+    ts = [threading.Thread(target=run, args=(t,)) for t in range(threads)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join()
+    return wrong
+"""
+
+
+def _run(body, world_size=2):
+    return run_workers(PRELUDE + textwrap.dedent(body), world_size, init=False, timeout=60)
+
+
+def test_many_threads_calling_rpc_sync_at_once_both_ways_get_their_own_replies():
+    out = _run("""
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK == 0:
+        back = rpc.rpc_async("worker1", hammer, args=("worker0", 4, 30))   # 1 -> 0 meanwhile
+        report(hammer("worker1", 8, 30))
+        report(back.wait())
+    rpc.shutdown()
+    """)
+    assert out == [[[], []], []]
+
+
+def test_callbacks_fire_with_nobody_waiting_and_futures_move_between_threads():
+    out = _run("""
+    rpc.init_rpc(f"worker{RANK}", rank=RANK, world_size=WORLD)
+    if RANK == 0:
+        got, fired = [], threading.Event()
+        fut = rpc.rpc_async("worker1", slow, args=(0.05, 7))
+        fut.then(lambda f: (got.append(f.value()), fired.set()))
+        report([fired.wait(10), got])                  # nobody called wait()
+
+        # a callback pending while this thread makes synchronous calls
+        got, fired = [], threading.Event()
+        rpc.rpc_async("worker1", slow, args=(0.1, 8)).add_done_callback(
+            lambda f: (got.append(f.value()), fired.set()))
+        sums = [rpc.rpc_sync("worker1", echo, args=(i,)) for i in range(20)]
+        report([sum(sums), fired.wait(10), got])
+
+        # made by a thread that has ended, waited for here; its box is reused
+        made = []
+        t = threading.Thread(target=lambda: made.append(
+            rpc.rpc_async("worker1", slow, args=(0.05, 9))))
+        t.start(); t.join()
+        t = threading.Thread(target=lambda: made.append(rpc.rpc_sync("worker1", echo, args=(4,))))
+        t.start(); t.join()
+        report([made[0].wait(), made[1]])
+
+        # a callback that makes a synchronous call itself (it runs while the box is read)
+        chained = rpc.rpc_async("worker1", echo, args=(1,)).then(
+            lambda f: rpc.rpc_sync("worker1", echo, args=(f.wait() + 1,)))
+        report(chained.wait())
+
+        # done() turns True without wait() or a callback
+        fut = rpc.rpc_async("worker1", echo, args=(5,))
+        deadline = time.monotonic() + 10
+        while not fut.done() and time.monotonic() < deadline:
+            time.sleep(0.001)
+        report([fut.done(), fut.value()])
+
+        # replies through the ROUTER (as from a peer on another host)
+        agent = rpc.api._agent
+        agent.near.discard(1)
+        fired = threading.Event()
+        rpc.rpc_async("worker1", echo, args=(2,)).then(lambda f: fired.set())
+        report([rpc.rpc_sync("worker1", echo, args=(3,)), fired.wait(10),
+                rpc.rpc_sync("worker1", ember.add, args=(ember.ones(2), 1)).tolist()])
+        agent.near.add(1)
+    rpc.shutdown()
+    """)[0]
+    assert out[0] == [True, [7]]
+    assert out[1] == [sum(range(20)), True, [8]]
+    assert out[2] == [9, 4]
+    assert out[3] == 2
+    assert out[4] == [True, 5]
+    assert out[5] == [3, True, [2.0, 2.0]]
