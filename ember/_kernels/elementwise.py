@@ -436,6 +436,12 @@ def pow(a, b):
         not_implemented("pow", dt)
     if dt.kind in "iu":
         return _int_pow(a, b)
+    if type(a) is np.ndarray and a.dtype == dt and dt.char in "fd" and \
+            type(b) in (int, float) and b in (3, -2):
+        # as torch's scalar-exponent kernel (bit for bit): glibc's powf takes ~170 ns an
+        # element for x ** 3.0 (minGPT's tanh GELU: 13 ms on (1, 100, 768))
+        sq = np.multiply(a, a)
+        return np.multiply(sq, a, out=sq) if b == 3 else np.divide(dt.type(1), sq, out=sq)
     return np.power(a, b)
 
 

@@ -50,10 +50,20 @@ def _cdf_and_gauss(x):
     return cdf, gauss
 
 
+def _quiet(fn):
+    """``fn`` with NumPy's floating-point warnings off (inf and nan propagate as torch's)."""
+    def wrapped(*args):
+        with np.errstate(all="ignore"):
+            return fn(*args)
+    wrapped.__name__, wrapped.__doc__ = fn.__name__, fn.__doc__
+    return wrapped
+
+
 def _fast(x):
     return isinstance(x, np.ndarray) and x.dtype == np.float32
 
 
+@_quiet
 def gelu_exact(x):
     """``x * Phi(x)`` of a float array (float16/bfloat16 given as float32)."""
     if _fast(x):
@@ -64,6 +74,7 @@ def gelu_exact(x):
     return 0.5 * x * erfc(-x * _RSQRT2)
 
 
+@_quiet
 def gelu_backward(g, x):
     """``g * d gelu(x) / dx = g * (Phi(x) + x phi(x))`` (the exact form)."""
     g, x = np.asarray(g), np.asarray(x)
