@@ -383,8 +383,10 @@ def convolution(x, w, bias, stride, padding, dilation, transposed, output_paddin
     return out.astype(dt, copy=False)
 
 
-def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, threads=None):
-    """d<gy, conv(x, w)>/dw: (Cout, Cin/g, *k). ``threads``: for onnxruntime's GEMM."""
+def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, threads=None,
+                     on_ort=False):
+    """d<gy, conv(x, w)>/dw: (Cout, Cin/g, *k). ``threads``: for onnxruntime's GEMM;
+    ``on_ort``: take it wherever it can run (see ``_wgrad_on_ort``)."""
     n = len(weight_size) - 2
     stride, padding, dilation = (_expand(v, n) for v in (stride, padding, dilation))
     N = x.shape[0]
@@ -397,7 +399,7 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, thre
     gy = gy.astype(dt, copy=False)
     Og = Cout // groups
     CgK = int(np.prod(weight_size[1:]))
-    if _wgrad_on_ort(x, groups):
+    if _wgrad_on_ort(x, Cout, CgK, ksize, stride, dilation, groups, on_ort):
         # im2col (CK, N*P) and gy as (O, N*P), one MLAS GEMM reading the columns transposed
         cols = _cols(x, ksize, stride, padding, dilation, 1, out_size)[0]
         gw = ort_conv.gemm_nt(_chan_first(gy, 1)[0], cols, threads)
@@ -422,12 +424,23 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, thre
 _WG_BATCHED_MAX = 1 << 21
 
 
-def _wgrad_on_ort(x, groups):
-    """Whether the weight gradient's GEMM runs on onnxruntime: dense float32 with the
-    extra (MLAS's sgemm measured 1.1-1.3x OpenBLAS's on these long-depth products at one
-    thread, and it does not spin: OpenBLAS's two threads collapsed 2-5x on the loaded
-    2-core host)."""
-    return groups == 1 and x.size > 0 and ort_conv.gemm_available(x)
+def _wgrad_on_ort(x, O, CK, ksize, stride, dilation, groups, force=False):
+    """Whether the weight gradient runs as im2col + onnxruntime GEMM: dense float32 with the
+    extra, ``force``d (the concurrent backward: no OpenBLAS threads beside onnxruntime's), or
+    where it was measured faster (one thread, loaded 2-core host: MLAS's sgemm 1.05-1.2x
+    OpenBLAS's on ResNet's and the CNN's long-depth products, and it does not spin, where
+    OpenBLAS's two threads collapsed 2-5x under load); not for shallow columns (CK < 64:
+    the CNN's 1->32 layer 1.17 vs 0.46 ms on NumPy's per-image products) nor where Winograd
+    runs from 128 channels (ResNet's 128x28x28 17.8 vs 21.3 ms, 256x14x14 13.6 vs 19.1)."""
+    if groups != 1 or x.size == 0 or not ort_conv.gemm_available(x):
+        return False
+    if force:
+        return True
+    if CK < 64:
+        return False
+    C = x.shape[1]
+    return not (len(ksize) == 2 and min(C, O) >= 128 and
+                _winograd_ok(x, tuple(ksize), stride, dilation, groups, C, O, "weight_grad"))
 
 
 # Note [concurrent conv backward]: a convolution's input and weight gradients are
@@ -457,10 +470,11 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
 
     def grad_weight(threads=None):
         return conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups,
-                                threads).astype(dt, copy=False)
+                                threads, threads is not None).astype(dt, copy=False)
     T = split.threads()
     gy_c = gy.astype(dt, copy=False)
-    if need_i and need_w and T >= 2 and _wgrad_on_ort(x, groups) and \
+    if need_i and need_w and T >= 2 and _wgrad_on_ort(x, 0, 0, ksize, stride, dilation,
+                                                      groups, True) and \
             ort_conv.available(gy_c, w.astype(dt, copy=False), groups, x.shape[2:]) and \
             all(o < s for o, s in zip(op, stride)):
         job = split.pool().submit(grad_input, T // 2)
