@@ -53,3 +53,18 @@ def test_pow_small_integer_scalar_exponent_matches_torch_bitwise(dtype, exponent
     np.testing.assert_array_equal(e, t)
     np.testing.assert_array_equal((ember.tensor(x) ** exponent).numpy(),
                                   (torch.tensor(x) ** exponent).numpy())
+
+
+@pytest.mark.parametrize("L,S", [(5, 5), (3, 6), (6, 3), (1, 4)])
+def test_causal_attention_values_and_gradients(L, S):
+    rng = np.random.default_rng(0)
+    q, k, v, g = (rng.standard_normal(s).astype(np.float32)
+                  for s in ((2, 3, L, 4), (2, 3, S, 4), (2, 3, S, 4), (2, 3, L, 4)))
+    res = {}
+    for lib in (ember, torch):
+        Q, K, V = (lib.tensor(a, requires_grad=True) for a in (q, k, v))
+        o = lib.nn.functional.scaled_dot_product_attention(Q, K, V, is_causal=True)
+        res[lib] = [o.detach().numpy()] + [t.numpy() for t in
+                                           lib.autograd.grad(o, (Q, K, V), lib.tensor(g))]
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-5)

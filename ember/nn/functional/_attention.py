@@ -59,9 +59,10 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = torch.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:
-        causal = torch.ones(L, S, dtype=torch.bool).tril(0)
-        scores = scores.masked_fill(causal.logical_not(), float("-inf"))
-        masked = True
+        # masked above the diagonal; every row keeps its first key, so no row is all -inf
+        # (S > 0) and the dead-row check below is skipped
+        scores = scores.masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf"))
+        masked = S == 0
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
