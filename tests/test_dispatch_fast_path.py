@@ -208,3 +208,48 @@ def test_anomaly_mode_sees_fast_path_ops():
             y = x / x
             with pytest.raises(RuntimeError, match="returned nan values"):
                 y.backward()
+
+
+@pytest.mark.parametrize("dtype", DTYPES)
+@pytest.mark.parametrize("other", ["same", 3, 2.5, "row"])
+@pytest.mark.parametrize("fn", [lambda a, b: a.add_(b), lambda a, b: a.sub_(b, alpha=2),
+                                lambda a, b: a.mul_(b), lambda a, b: a.div_(b),
+                                lambda a, b: a.__iadd__(b)],
+                         ids=["add_", "sub_alpha", "mul_", "div_", "iadd"])
+def test_in_place_ops_match_torch(fn, dtype, other):
+    e, t = _pair(dtype)
+    if other == "same":
+        eo, to = _pair(dtype, seed=1)
+    elif other == "row":                        # broadcast: the dispatcher's path
+        eo, to = _pair(dtype, seed=1)
+        eo, to = eo[:1], to[:1]
+    else:
+        eo = to = other
+    try:
+        fn(t, to)
+    except (RuntimeError, TypeError) as err:
+        with pytest.raises(type(err)):
+            fn(e, eo)
+        return
+    r = fn(e, eo)
+    assert r is e and e._version == 1
+    _same(e, t)
+
+
+def test_in_place_fast_path_keeps_autograd_rules():
+    leaf = ember.ones(2, requires_grad=True)
+    with pytest.raises(RuntimeError, match="leaf Variable that requires grad"):
+        leaf.add_(1)
+    with ember.no_grad():
+        leaf.add_(1)                            # an optimizer's step
+    assert leaf.grad_fn is None and leaf._version == 1
+    y = ember.ones(2)
+    y.mul_(leaf)                                # recorded: the other operand requires grad
+    assert y.grad_fn.name() == "MulBackward0"
+    y.sum().backward()
+    np.testing.assert_array_equal(leaf.grad.numpy(), [1.0, 1.0])
+    view = ember.ones(3)[1:]
+    view.add_(1)                                # a view: the dispatcher bumps its root
+    assert view._version == 1
+    with pytest.raises(RuntimeError):
+        ember.ones(1).expand(3).add_(1)         # read-only memory

@@ -107,7 +107,8 @@ class OpDef:
         the fronts' fast blocks read: the kernel and the dtype table (``fast_table``)."""
         self.fast = self.composite is None and not self.is_inplace and self.check_inputs is None
         if self._fronts:
-            table, kernel = fast_table(self), plain_kernel(self.kernel)
+            table = fast_table(self)
+            kernel = self.kernel_out if self.is_inplace else plain_kernel(self.kernel)
             for namespace in self._fronts:
                 namespace["_RES"] = table
                 namespace["_K"] = kernel
@@ -181,7 +182,7 @@ class OpDef:
 
 # what the fronts' fast blocks depend on (OpDef.__setattr__ refreshes them)
 _FAST_FIELDS = frozenset(("composite", "is_inplace", "check_inputs", "kernel", "nondeterministic",
-                          "promote", "out_dtype"))
+                          "promote", "out_dtype", "kernel_out"))
 # Note [fast path] in the fronts: dtypes whose kernels run as they are (no half-precision
 # wrapper, no dispatcher layer: quantized, wide unsigned, complex32 and the half types all
 # take the dispatcher's path)
@@ -211,10 +212,15 @@ def fast_table(op):
     kernel straight away (every Tensor operand of that one dtype, Python numbers that keep
     it); the result dtype is None where the kernel's stands. Empty when the op must take the
     dispatcher's path (composite, in-place, checked inputs, nondeterministic)."""
+    p, out = op.promote, op.out_np
+    if op.is_inplace:       # written straight into ``self`` by ``kernel_out``, dtype kept
+        if op.kernel_out is None or op.composite is not None or op.check_inputs is not None \
+                or op.nondeterministic or out is not None or p not in ("default", "int_to_float"):
+            return {}
+        return {d: d for d in _FAST_DTYPES if p == "default" or d.kind in "fc"}
     if not op.fast or op.nondeterministic or op.kernel is None or \
             op.num_outputs != 1 or op.returns_list:
         return {}
-    p, out = op.promote, op.out_np
     if p is None:
         return {d: out for d in _FAST_DTYPES}
     if p == "bool":
@@ -378,7 +384,8 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     # the dispatcher's entry, inlined: modes first, else straight to _call (a method and
     # its operators share one code object: the __torch_function__ layer finds the front
     # the user called by its code on the stack)
-    fast = _fast_block(op, call, args, with_out)
+    fast = _fast_inplace_block(op, call) if op.is_inplace else \
+        _fast_block(op, call, args, with_out)
     entry = (f"if _state.modes:\n        return _dispatch_mode(_op, {args}, {out})\n"
              f"    return _call(_op, {args}, {out})")
     if fast:
@@ -408,7 +415,8 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
                    _FAST_EDT=_FAST_EDT,
                    _asarray=np.asarray,
                    _set_view=_dispatcher._graph.set_view,
-                   _RES=fast_table(op), _K=plain_kernel(op.kernel))
+                   _RES=fast_table(op),
+                   _K=op.kernel_out if op.is_inplace else plain_kernel(op.kernel))
         op._fronts.append(env)
     exec(code, env)
     FRONT_NAMESPACES.append(env)
@@ -503,6 +511,61 @@ def _fast_block(op, call, args, with_out):
     lines += ["            if _req and _state.grad_enabled:",
               f"                _op.recorder({args}, _o)",
               "            return _o"]
+    return "\n".join(ind + line for line in lines)
+
+
+def _fast_inplace_block(op, call):
+    """Note [fast path] for an in-place variant with a ``kernel_out``: when ``self`` is a
+    plain root tensor of a fast dtype (``fast_table``), writeable, and the other Tensor
+    operands have its dtype and shape (numbers keeping the dtype), and nothing is to be
+    recorded (no operand requires grad, or grad mode is off: an optimizer's step), write
+    the result into ``self`` and bump its version; anything else goes on to ``_call``."""
+    tensors = [(call[i], a.optional) for i, a in enumerate(op.schema.args)
+               if a.type == "Tensor" and not a.is_list]
+    if not tensors or call[0] != "self" or \
+            any(a.type == "Any" or a.type == "Tensor" and a.is_list or
+                a.type in ("ScalarType", "Device", "Layout") for a in op.schema.args):
+        return ""
+    ind = " " * 8
+    lines = ["_t = type(self)",
+             "if (_t is _Tensor or _t in _PLAIN) and self._storage_base is None:",
+             "    _a0 = self._data",
+             "    _dt = _a0.dtype",
+             "    if _dt in _RES and type(_a0) is _nd:",
+             "        _req = self._requires_grad",
+             "        _ok = True"]
+    kargs = ["_a0", "_a0"]          # kernel_out(out, self, *rest)
+    for name in call[1:]:
+        match = [j for j, (n, _) in enumerate(tensors) if n == name]
+        if not match:
+            kargs.append(name)
+            continue
+        a = f"_a{match[0]}"
+        kargs.append(a)
+        lines += [f"        _t = type({name})",
+                  "        if _t is _Tensor or _t in _PLAIN:",
+                  f"            {a} = {name}._data",
+                  f"            if {a}.dtype is not _dt or type({a}) is not _nd or "
+                  f"{a}.shape != _a0.shape:",
+                  "                _ok = False",
+                  f"            elif {name}._requires_grad:",
+                  "                _req = True"]
+        if tensors[match[0]][1]:
+            lines += [f"        elif {name} is None:", f"            {a} = None"]
+        lines += ["        elif _t is float:", f"            {a} = {name}",
+                  "            _ok = _dt in _FLOATS",
+                  "        elif _t is int:", f"            {a} = {name}",
+                  "            _ok = _dt is not _BOOL",
+                  "        else:", "            _ok = False"]
+    lines += ["        if _ok and not (_req and _state.grad_enabled) and _a0.flags.writeable and "
+              "(self._meta is None or not self._meta.inference):",
+              "            try:",
+              f"                _K({', '.join(kargs)})",
+              "            except Exception:",
+              "                _ok = False",
+              "            else:",
+              "                self._vc += 1",
+              "                return self"]
     return "\n".join(ind + line for line in lines)
 
 

@@ -843,17 +843,19 @@ def make_recorder(op):
 
     if not op.differentiable:
         return lambda args, out: None
-    if _node_plan(op) is not _PLAIN or any(is_list for _, is_list, _ in op.tensor_args):
+    plan = _node_plan(op)
+    named = plan is not _PLAIN and plan[0] is None and not plan[1] and not plan[2]
+    if plan is not _PLAIN and not named or any(is_list for _, is_list, _ in op.tensor_args):
         return general
     cls = op.node_class
-    if cls is None:
+    if cls is None and not named:
         cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
     n = len(op.argnames)
     lines = ["def rec(args, out):",
              "    if _rare[0]:",
              "        return _general(args, out)",
              f"    {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''} = args",
-             "    node = _new(_cls)",
+             "    node = _new(_class_of(args)[0])" if named else "    node = _new(_cls)",
              "    node._seq = _next_seq()",
              "    node.op = _op"]
     edges, metas, saved = [], [], []
@@ -909,7 +911,8 @@ def make_recorder(op):
     env = {"_rare": _rare, "_general": general, "_new": _object_new, "_cls": cls,
            "_next_seq": _next_seq, "_op": op, "_NO_EDGE": _NO_EDGE, "_grad_edge": grad_edge,
            "_saved_version": _saved_version, "_Tensor": Tensor, "_NUMBER_META": _NUMBER_META,
-           "_save_result": _save_result}
+           "_save_result": _save_result,
+           "_class_of": lambda args: _overload(op, plan, args)}      # a node named by its args
     exec(code, env)
     return env["rec"]
 
