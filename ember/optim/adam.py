@@ -96,5 +96,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
             else:
                 vmax.copy_(ember.maximum(vmax, v))
             v = vmax
-        denom = (v.sqrt() / (1 - beta2 ** t) ** 0.5).add_(eps)
+        c2 = (1 - beta2 ** t) ** 0.5
+        # (in place unless autograd records the update: sqrt saves its result)
+        denom = (v.sqrt() / c2 if differentiable else v.sqrt().div_(c2)).add_(eps)
         p.addcdiv_(m.clone() if differentiable else m, denom, value=-lr / (1 - beta1 ** t))
