@@ -59,7 +59,7 @@ from ember.futures import Future
 
 REQUEST, RESULT, ERROR, PROFILED = 1, 2, 3, 4     # PROFILED: a request to run profiled
 PLAIN = 0x80             # kind flag: the pickle has no persistent ids and no tensor frames
-_HEADER = struct.Struct("<BQIIqq")   # kind, request id, sender, reply box, ctx id, ae id
+_HEADER = struct.Struct("<BIQIIqq")  # kind, buffers, request id, sender, box, ctx id, ae id
 NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
@@ -214,6 +214,7 @@ class Agent:
         self.ids = iter(range(1, 1 << 63))      # next() is atomic
         self.box_ids = itertools.count(1)
         self.boxes, self.free_boxes = [], collections.deque()
+        self.free_sockets = collections.deque()   # the sockets of threads that have ended
         self.watch = set()                      # boxes the I/O thread reads
         self.oneway = collections.deque()       # (rank, frames) queued from any thread
         self.workers, self.addresses, self.near = {}, {}, set()
@@ -295,8 +296,14 @@ class Agent:
         return sock
 
     def _thread_sockets(self):
-        socks = self.local.out = {}
-        weakref.finalize(threading.current_thread(), _close_all, socks)
+        """This thread's sockets (rank or (rank, box) -> socket): those of a thread that has
+        ended if any (closing them could drop what they have not sent yet)."""
+        try:
+            socks = self.free_sockets.popleft()
+        except IndexError:
+            socks = {}
+        self.local.out = socks
+        weakref.finalize(threading.current_thread(), self.free_sockets.append, socks)
         return socks
 
     def _box_path(self, box_id, ipc_path=None):
@@ -372,9 +379,9 @@ class Agent:
         if box is not None:
             box.ids.add(msg_id)
             fut._driver = lambda: self._drive(fut, box)
-        head = _HEADER.pack(kind, msg_id, self.info.id, box.id if box else 0, *autograd)
         try:
-            self._send(self._out(dst), [head + frames[0], *frames[1:]], dst)
+            self._send(self._out(dst), _message(frames, kind, msg_id, self.info.id,
+                                                box.id if box else 0, *autograd), dst)
         except RuntimeError:
             self._take(msg_id)
             raise
@@ -385,8 +392,7 @@ class Agent:
 
     def notify(self, dst, frames):
         """A one-way request from any thread (also ``__del__``): sent by the I/O thread."""
-        head = _HEADER.pack(REQUEST, 0, self.info.id, 0, *NO_AUTOGRAD)
-        self.oneway.append((dst, [head + frames[0], *frames[1:]]))
+        self.oneway.append((dst, _message(frames, REQUEST, 0, self.info.id, 0, *NO_AUTOGRAD)))
 
     def _take(self, msg_id):
         """Remove request ``msg_id`` from the pending ones: its _Pending, or None."""
@@ -415,7 +421,8 @@ class Agent:
                         except zmq.Again:
                             continue
                         self._on_box(sock, head)
-                    self._read_box(box)     # leave it empty: its descriptor signals anew
+                    if box.ids:             # leave it empty: its descriptor signals anew
+                        self._read_box(box)
                 finally:
                     box.busy -= 1
             finally:
@@ -429,11 +436,12 @@ class Agent:
 
     def _on_box(self, sock, head):
         """A reply whose first frame ``head`` was read from ``sock``: complete its Future."""
-        rest = sock.recv_multipart(copy=False) if sock.getsockopt(zmq.RCVMORE) else ()
+        kind, n, msg_id, src, _, ctx_id, ae_id = _HEADER.unpack_from(head)
+        frames = [memoryview(head)[_HEADER.size:]]
+        for _ in range(n):
+            frames.append(sock.recv(copy=False))
         try:
-            kind, msg_id, src, _, ctx_id, ae_id = _HEADER.unpack_from(head)
-            self._on_reply(kind, msg_id, [memoryview(head)[_HEADER.size:], *rest], src,
-                           ctx_id, ae_id)
+            self._on_reply(kind, msg_id, frames, src, ctx_id, ae_id)
         except Exception:                   # noqa: BLE001 - a user callback failed: go on
             traceback.print_exc()
 
@@ -523,6 +531,14 @@ class Agent:
                 polled[fd] = box
         return 2 if busy else _POLL_MS
 
+    def _read_unless_busy(self, box):
+        if box.lock.acquire(blocking=False):
+            try:
+                if not box.closed:
+                    self._read_box(box)
+            finally:
+                box.lock.release()
+
     def _step(self, events, boxes):
         if self.router in events:
             job = self._drain()
@@ -533,13 +549,8 @@ class Agent:
                 os.read(self.wake_r, 4096)
             except OSError:
                 pass
-        for fd, box in boxes.items():      # watched boxes nobody else reads now
-            if fd in events and box.lock.acquire(blocking=False):
-                try:
-                    if not box.closed:
-                        self._read_box(box)
-                finally:
-                    box.lock.release()
+        for box in boxes.values():          # watched boxes nobody else reads now (all of
+            self._read_unless_busy(box)     # them: a descriptor signals only new arrivals)
         while self.oneway:
             dst, frames = self.oneway.popleft()
             try:
@@ -560,15 +571,16 @@ class Agent:
     def _drain(self):
         router = self.router
         for _ in range(_BATCH):
-            if not router.getsockopt(_EVENTS) & _POLLIN:
-                return
-            router.recv()                   # the sender's identity
-            head = router.recv()
-            frames = [memoryview(head)[_HEADER.size:]]
-            if router.getsockopt(zmq.RCVMORE):
-                frames += router.recv_multipart(copy=False)
             try:
-                kind, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack_from(head)
+                router.recv(zmq.NOBLOCK)    # the sender's identity
+            except zmq.Again:
+                return
+            head = router.recv()
+            kind, n, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack_from(head)
+            frames = [memoryview(head)[_HEADER.size:]]
+            for _ in range(n):
+                frames.append(router.recv(copy=False))
+            try:
                 if kind & ~PLAIN in (REQUEST, PROFILED):
                     job = self._on_request(kind, src, msg_id, frames, ctx_id, ae_id, box)
                     if job is not None:
@@ -635,7 +647,7 @@ class Agent:
     def _on_request(self, kind, src, msg_id, frames, ctx_id=-1, ae_id=-1, box=0):
         try:
             if kind & PLAIN:
-                func, args, kwargs = _wire.loads(frames[0])
+                func, args, kwargs = _wire.loads_call(frames[0])
                 if ctx_id != -1:
                     dist_autograd._on_recv(ctx_id, src, ae_id, ())
             else:
@@ -708,18 +720,17 @@ class Agent:
             if error is None:
                 frames = _wire.dumps_plain(value)
                 if frames is not None:
-                    head = _HEADER.pack(RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)
+                    frames = _message(frames, RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)
                 else:
                     tensors = []
                     frames = _wire.encode(value, dst in self.near, tensors)
                     ae_id = dist_autograd._on_send(ctx_id, tensors)
-                    head = _HEADER.pack(RESULT, msg_id, me, 0, ctx_id, ae_id)
+                    frames = _message(frames, RESULT, msg_id, me, 0, ctx_id, ae_id)
             else:
-                head, frames = _HEADER.pack(ERROR, msg_id, me, 0, *no), _wire.encode(error)
+                frames = _message(_wire.encode(error), ERROR, msg_id, me, 0, *no)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
-            head = _HEADER.pack(ERROR, msg_id, me, 0, *no)
-            frames = _wire.encode(RemoteError.capture(e, self.info))
-        frames = [head + frames[0], *frames[1:]]
+            frames = _message(_wire.encode(RemoteError.capture(e, self.info)), ERROR, msg_id, me,
+                              0, *no)
         try:
             if box:
                 self._send(self._to_box(dst, box), frames, dst)
@@ -727,6 +738,12 @@ class Agent:
                 self._send(self._out(dst), frames, dst)
         except RuntimeError:
             pass                             # shut down meanwhile
+
+
+def _message(frames, kind, msg_id, src, box, ctx_id, ae_id):
+    """``[header + pickle, buffers...]`` of ``frames`` (``[pickle, buffers...]``)."""
+    head = _HEADER.pack(kind, len(frames) - 1, msg_id, src, box, ctx_id, ae_id)
+    return [head + frames[0], *frames[1:]]
 
 
 def _alive(pid):
@@ -742,12 +759,6 @@ def _alive(pid):
         except OSError:
             pass
         return True
-
-
-def _close_all(socks):
-    """Close the sockets of a thread that has ended (nobody else uses them)."""
-    for sock in socks.values():
-        sock.close(0)
 
 
 def _outcome(fut, events=None):

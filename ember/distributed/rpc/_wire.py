@@ -234,13 +234,42 @@ def dumps_plain(obj):
     return [pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)] if _plain(obj) else None
 
 
+_call_names = {}         # function -> (module, qualname), for functions found by name
+_named_calls = {}        # (module, qualname) -> function, on the callee
+
+
 def dumps_call(func, args, kwargs):
-    """``[pickle]`` of the call ``(func, args, kwargs)`` when ``func`` is a Python function
-    outside ember and the arguments are ``_plain`` (``loads`` reads it), else None."""
-    if type(func) is _FunctionType and not (func.__module__ or "ember").startswith("ember") \
-            and _plain(args) and _plain(kwargs):
-        return [pickle.dumps((func, args, kwargs), pickle.HIGHEST_PROTOCOL)]
-    return None
+    """``[pickle]`` of the call ``((module, qualname), args, kwargs)`` when ``func`` is a
+    Python function outside ember that its module names (as pickle finds functions) and the
+    arguments are ``_plain`` (``loads_call`` reads it), else None. Both ends cache names."""
+    if type(func) is not _FunctionType or not (_plain(args) and _plain(kwargs)):
+        return None
+    name = _call_names.get(func)
+    if name is None:
+        name = _name_of(func)
+        if name is None:
+            return None
+        _call_names[func] = name
+    return [pickle.dumps((name, args, kwargs), pickle.HIGHEST_PROTOCOL)]
+
+
+def _name_of(func):
+    module, qualname = func.__module__, func.__qualname__
+    if module is None or module.startswith("ember"):
+        return None
+    try:
+        return (module, qualname) if _lookup(module, qualname) is func else None
+    except (ImportError, AttributeError):
+        return None
+
+
+def loads_call(frame):
+    """``(func, args, kwargs)`` of a ``dumps_call`` frame."""
+    name, args, kwargs = loads(frame)
+    func = _named_calls.get(name)
+    if func is None:
+        func = _named_calls[name] = _lookup(*name)
+    return func, args, kwargs
 
 
 def loads(frame):
