@@ -166,8 +166,10 @@ def _anomaly_stack():
 class OpNode(Node):
     """The ``grad_fn`` of an op record's output: calls the record's backward rule.
 
-    ``args`` is None once the saved values are freed (``release``)."""
-    __slots__ = ("op", "args", "result", "saved_versions", "metas", "out_metas")
+    ``args`` is None once the saved values are freed (``release``). Each op has its own
+    node classes (named as torch names the node), made by ``node_class``."""
+    __slots__ = ("args", "result", "saved_versions", "metas", "out_metas")
+    op = None               # the op record: a class attribute of each op's node class
     _needs = None           # needs_input_grad, computed on first use
     packed = False          # holds values packed by saved-tensor hooks
     all_edges = None        # Note [node inputs]: edges including dropped ones
@@ -752,7 +754,7 @@ def record(op, args, outputs, inplace=False):
     if plan is _PLAIN:
         cls = op.node_class
         if cls is None:
-            cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
+            cls = op.node_class = node_class(op, op.grad_name)
         drop = ()
     else:
         cls, drop = _overload(op, plan, args)
@@ -761,7 +763,6 @@ def record(op, args, outputs, inplace=False):
     rare = _rare[0]         # Note [rare autograd features]
     if rare and state.anomaly:
         node._anomaly_trace = _anomaly_stack()
-    node.op = op
     edges = []
     metas = []
     saved_versions = []
@@ -849,15 +850,14 @@ def make_recorder(op):
         return general
     cls = op.node_class
     if cls is None and not named:
-        cls = op.node_class = type(op.grad_name, (OpNode,), {"__slots__": ()})
+        cls = op.node_class = node_class(op, op.grad_name)
     n = len(op.argnames)
     lines = ["def rec(args, out):",
              "    if _rare[0]:",
              "        return _general(args, out)",
              f"    {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''} = args",
              "    node = _new(_class_of(args)[0])" if named else "    node = _new(_cls)",
-             "    node._seq = _next_seq()",
-             "    node.op = _op"]
+             "    node._seq = _next_seq()"]
     edges, metas, saved = [], [], []
     stored = [f"a{i}" for i in range(n)]
     first = True
@@ -888,11 +888,11 @@ def make_recorder(op):
         edges.append(f"e{i}")
         metas.append(f"m{i}")
     if op.saved_args:
-        lines.insert(7, "    sv = []")
+        lines.insert(6, "    sv = []")
     lines += [f"    node.next_functions = ({', '.join(edges)},)",
               f"    node.metas = [{', '.join(metas)}]",
               f"    node.args = ({', '.join(stored)},)",
-              f"    node.saved_versions = {'sv' if op.saved_args else '[]'}",
+              f"    node.saved_versions = {'sv' if op.saved_args else '()'}",
               "    node.result = None",
               "    arr = out._data",
               "    if arr.dtype.kind in 'fcV':",
@@ -1036,11 +1036,16 @@ def _overload(op, plan, args):
     key = (op, name)
     cls = _OVERLOAD_CLASSES.get(key)
     if cls is None:
-        cls = _OVERLOAD_CLASSES[key] = type(name, (OpNode,), {"__slots__": ()})
+        cls = _OVERLOAD_CLASSES[key] = node_class(op, name)
     return cls, drop
 
 
 _OVERLOAD_CLASSES: dict = {}
+
+
+def node_class(op, name):
+    """A new node class of ``op`` named ``name`` (e.g. ``AddBackward0``)."""
+    return type(name, (OpNode,), {"__slots__": (), "op": op})
 
 
 def rename_node(node, name):
@@ -1051,7 +1056,7 @@ def rename_node(node, name):
     key = (node.op, name)
     cls = _OVERLOAD_CLASSES.get(key)
     if cls is None:
-        cls = _OVERLOAD_CLASSES[key] = type(name, (OpNode,), {"__slots__": ()})
+        cls = _OVERLOAD_CLASSES[key] = node_class(node.op, name)
     node.__class__ = cls
 
 
@@ -1077,9 +1082,12 @@ def _save_result(node, outputs):
         node.packed = True
         return
     node.result = outputs[0] if len(outputs) == 1 else tuple(outputs)
+    saved = node.saved_versions
+    if type(saved) is not list:
+        saved = node.saved_versions = list(saved)
     for o in outputs:
         if o is not None:
-            node.saved_versions.append((o, _counter(o)))
+            saved.append((o, _counter(o)))
 
 
 def _snapshot(t):
