@@ -80,8 +80,10 @@ def test_conv_ort_vs_numpy_vs_torch(case, calls, monkeypatch):
     on_ort = ws[2:] != (1, 1) and np.prod(xs[2:]) >= 64
     route = ["forward", "transpose"] if on_ort else []
     # the weight gradient's GEMM: beside the input gradient (2+ threads), or deep columns
+    # of an image large enough for the other convolutions to run there too
     concurrent = on_ort and ember.get_num_threads() >= 2
-    route += ["gemm_nt"] if groups == 1 and (concurrent or np.prod(ws[1:]) >= 64) else []
+    deep = np.prod(ws[1:]) >= 64 and np.prod(xs[2:]) >= 64
+    route += ["gemm_nt"] if groups == 1 and (concurrent or deep) else []
     assert sorted(calls) == sorted(route)           # input/weight gradients may overlap
     monkeypatch.setitem(ort_conv._state, "enabled", False)
     numpy_path = _run(x, w, b, stride, padding, dilation, groups, gy)

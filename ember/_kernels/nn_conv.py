@@ -430,13 +430,16 @@ def _wgrad_on_ort(x, O, CK, ksize, stride, dilation, groups, force=False):
     where it was measured faster (one thread, loaded 2-core host: MLAS's sgemm 1.05-1.2x
     OpenBLAS's on ResNet's and the CNN's long-depth products, and it does not spin, where
     OpenBLAS's two threads collapsed 2-5x under load); not for shallow columns (CK < 64:
-    the CNN's 1->32 layer 1.17 vs 0.46 ms on NumPy's per-image products) nor where Winograd
-    runs from 128 channels (ResNet's 128x28x28 17.8 vs 21.3 ms, 256x14x14 13.6 vs 19.1)."""
+    the CNN's 1->32 layer 1.17 vs 0.46 ms on NumPy's per-image products), nor where Winograd
+    runs from 128 channels (ResNet's 128x28x28 17.8 vs 21.3 ms, 256x14x14 13.6 vs 19.1), nor
+    images under 64 pixels, whose other convolutions stay on NumPy (ResNet's 512x7x7 backward
+    took 40 ms with the GEMM on onnxruntime after OpenBLAS's input gradient, 28.5 ms all on
+    NumPy: OpenBLAS's spinning threads meet onnxruntime's)."""
     if groups != 1 or x.size == 0 or not ort_conv.gemm_available(x):
         return False
     if force:
         return True
-    if CK < 64:
+    if CK < 64 or math.prod(x.shape[2:]) < ort_conv._MIN_PIXELS:
         return False
     C = x.shape[1]
     return not (len(ksize) == 2 and min(C, O) >= 128 and
