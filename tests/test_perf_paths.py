@@ -68,3 +68,33 @@ def test_causal_attention_values_and_gradients(L, S):
                                            lib.autograd.grad(o, (Q, K, V), lib.tensor(g))]
     for e, t in zip(res[ember], res[torch]):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("compiled_on", [True, False])
+@pytest.mark.parametrize("shape,normalized,affine", [((8, 16, 32), (32,), True),
+                                                      ((4, 5, 6), (5, 6), True),
+                                                      ((7, 3), (3,), False)])
+def test_layer_norm_both_paths_match_torch(compiled_on, shape, normalized, affine):
+    """The compiled (numba) layer-norm kernels and the NumPy ones give torch's values."""
+    from ember._kernels import compiled
+    rng = np.random.default_rng(1)
+    x, g = (rng.standard_normal(shape).astype(np.float32) for _ in range(2))
+    w = rng.standard_normal(normalized).astype(np.float32)
+    res = {}
+    was_on = compiled.switched_on()
+    (compiled.enable if compiled_on else compiled.disable)()
+    try:
+        for lib in (ember, torch):
+            m = lib.nn.LayerNorm(normalized, elementwise_affine=affine)
+            if affine:
+                with lib.no_grad():
+                    m.weight.copy_(lib.tensor(w))
+                    m.bias.fill_(0.25)
+            X = lib.tensor(x, requires_grad=True)
+            y = m(X)
+            grads = lib.autograd.grad(y, [X] + list(m.parameters()), lib.tensor(g))
+            res[lib] = [y.detach().numpy()] + [t.numpy() for t in grads]
+    finally:
+        (compiled.enable if was_on else compiled.disable)()
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=2e-5)

@@ -167,12 +167,50 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
             f"[{', '.join(str(s) for s in x.shape)}]")
     if not x.size:
         return np.zeros(x.shape, x.dtype)
+    fast = _ln_compiled(x, weight, bias)
+    if fast is not None:
+        x2, w, b = _ln_rows(x, k, weight, bias)
+        y = np.empty_like(x2)
+        fast.forward(x2, w, b, float(eps), y)
+        return y.reshape(x.shape)
     y, _ = _ln_normalize(x, k, eps)               # y is a fresh (rows, N) buffer
     if weight is not None:
         y *= np.reshape(weight, -1)
     if bias is not None:
         y += np.reshape(bias, -1)
     return np.ascontiguousarray(y.reshape(x.shape), dtype=x.dtype)
+
+
+_LN_COMPILED = []
+
+
+def _ln_compiled(x, *others):
+    """The compiled layer-norm kernels (ember/_kernels/compiled/layer_norm.py) when they
+    apply: float32 ``x`` and float32 (or absent) ``others``, numba installed and the
+    compiled kernels switched on; else None."""
+    if x.dtype != np.float32 or any(o is not None and np.asarray(o).dtype != np.float32
+                                    for o in others):
+        return None
+    from ember._kernels import compiled
+    if not compiled.switched_on():
+        return None
+    if not _LN_COMPILED:
+        try:
+            from ember._kernels.compiled import layer_norm as module
+        except ImportError:
+            module = None
+        _LN_COMPILED.append(module)
+    return _LN_COMPILED[0]
+
+
+def _ln_rows(x, k, weight, bias):
+    """x as contiguous (rows, N), and weight and bias as contiguous (N,) (ones and zeros when
+    absent) for the compiled kernels."""
+    n = int(np.prod(x.shape[x.ndim - k:]))
+    x2 = np.ascontiguousarray(x).reshape(-1, n)
+    w = np.ones(n, np.float32) if weight is None else np.ascontiguousarray(weight).reshape(n)
+    b = np.zeros(n, np.float32) if bias is None else np.ascontiguousarray(bias).reshape(n)
+    return x2, w, b
 
 
 def _ln_normalize(x, k, eps):
@@ -201,6 +239,16 @@ def layer_norm_backward(g, x, normalized_shape, weight, eps, need_input=True,
         zw = np.zeros(wshape, dt)
         return np.zeros(x.shape, dt), zw, zw.copy()
     n = int(np.prod(wshape))
+    fast = _ln_compiled(x, weight, g)
+    if fast is not None:
+        x2, w, _ = _ln_rows(x, k, weight, None)
+        g2 = np.ascontiguousarray(np.broadcast_to(g, x.shape)).reshape(x2.shape)
+        gx, gw, gb = np.empty_like(x2), np.zeros(n), np.zeros(n)
+        fast.backward(g2, x2, w, float(eps), gx, gw, gb)
+        zero = np.zeros(wshape, dt)
+        return (gx.reshape(x.shape) if need_input else np.zeros(x.shape, dt),
+                gw.astype(dt).reshape(wshape) if need_weight and weight is not None else zero,
+                gb.astype(dt).reshape(wshape) if need_bias else zero.copy())
     xhat, rstd = _ln_normalize(x, k, eps)
     g2 = np.broadcast_to(g, x.shape).astype(xhat.dtype, copy=False).reshape(-1, n)
     gw = gb = None
