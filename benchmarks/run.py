@@ -40,17 +40,55 @@ def header(title):
           f"{'vs torch':>7}  {'vs numpy':>7}")
 
 
+def _small(name, ember_fn, torch_fn, numpy_fn=None, **kw):
+    """A small-op row: ember and torch (and NumPy) timed in alternating blocks, so that a
+    noisy host slows all of them alike (the ratio is what matters here)."""
+    fns = {"ember": ember_fn}
+    if torch is not None:
+        fns["torch"] = torch_fn
+    if numpy_fn is not None:
+        fns["numpy"] = numpy_fn
+    t = bench_interleaved(fns, **kw)
+    row(name, t["ember"], t.get("torch"), t.get("numpy"))
+
+
+def _dynamic_net(lib, steps):
+    """One SGD step per call of PyTorch's "dynamic net" tutorial model: Linear 1000->100,
+    a middle Linear(100, 100) applied 0-3 times (fixed per step here), Linear 100->10,
+    ReLU by clamp(min=0), MSE (sum) loss, SGD with momentum; batch 64."""
+    gen = lib.Generator().manual_seed(0)
+    depth = np.random.default_rng(0).integers(0, 4, size=steps)
+    w = [lib.randn(shape, generator=gen) * 0.05 for shape in ((100, 1000), (100, 100), (10, 100))]
+    params = []
+    for t in w:
+        params += [t.requires_grad_(), lib.zeros(t.shape[0], requires_grad=True)]
+    x, y = lib.randn(64, 1000, generator=gen), lib.randn(64, 10, generator=gen)
+    opt = lib.optim.SGD(params, lr=1e-4, momentum=0.9)
+    F = lib.nn.functional
+    k = [0]
+
+    def step():
+        (w0, b0, w1, b1, w2, b2) = params
+        h = F.linear(x, w0, b0).clamp(min=0)
+        for _ in range(depth[k[0] % steps]):
+            h = F.linear(h, w1, b1).clamp(min=0)
+        k[0] += 1
+        loss = F.mse_loss(F.linear(h, w2, b2), y, reduction="sum")
+        opt.zero_grad()
+        loss.backward()
+        opt.step()
+    return step
+
+
 def core():
     header("core: dispatcher overhead, matmul, large elementwise, reductions")
     a, b = ember.ones(4, 4), ember.ones(4, 4)
     ta, tb = (torch.ones(4, 4), torch.ones(4, 4)) if torch else (None, None)
     na = np.ones((4, 4), np.float32)
-    row("add 4x4 (no grad)", bench(lambda: a + b), bench(lambda: ta + tb) if torch else None,
-        bench(lambda: na + na))
+    _small("add 4x4 (no grad)", lambda: a + b, lambda: ta + tb, lambda: na + na)
     ag = ember.ones(4, 4, requires_grad=True)
     tg = torch.ones(4, 4, requires_grad=True) if torch else None
-    row("add 4x4 (requires grad)", bench(lambda: ag + b),
-        bench(lambda: tg + tb) if torch else None)
+    _small("add 4x4 (requires grad)", lambda: ag + b, lambda: tg + tb)
 
     x = ember.from_numpy(np.random.default_rng(0).standard_normal((16, 16)).astype(np.float32))
     x.requires_grad_(True)
@@ -58,12 +96,15 @@ def core():
     def e_step():
         (x * x).exp().sum().backward()
 
+    t_step = None
     if torch:
         tx = torch.from_numpy(x.detach().numpy().copy()).requires_grad_(True)
 
         def t_step():
             (tx * tx).exp().sum().backward()
-    row("mul-exp-sum fwd+bwd 16x16", bench(e_step), bench(t_step) if torch else None)
+    _small("mul-exp-sum fwd+bwd 16x16", e_step, t_step)
+    _small("dynamic-net SGD step (64, 1000-100-10)", _dynamic_net(ember, 64),
+           _dynamic_net(torch, 64) if torch else None, min_time=1, repeat=5)
 
     for n in (256, 1024, 2048):
         A = np.random.default_rng(1).standard_normal((n, n)).astype(np.float32)
