@@ -5,10 +5,11 @@ like torch's CPU path: the input projection of every step is one GEMM, each step
 one GEMM of the hidden state and the gate nonlinearities in place, and the backward folds
 the weight gradients into one GEMM each over all steps.
 
-Layout. Everything inside runs gate-major with the batch last: the projections are a
-(G, T*B) matrix whose columns are (step, batch) pairs, each step's gates a contiguous
-(G, B) block, the states h, c (H, B). That is the layout of the GEMM W_hh h^T, which is
-faster here than h W_hh^T and needs no transposed copies of the gates. The gate rows are
+Layout. Everything inside runs gate-major with the batch last: the projections are
+(T, G, B), each step's gates a contiguous (G, B) block, the states h, c (H, B). That is the
+layout of the GEMM W_hh h^T, which is faster here than h W_hh^T and needs no transposed
+copies of the gates. The biases ride in that GEMM as an extra weight column against a row
+of ones under h (cheaper than a pass over the projections). The gate rows are
 reordered so the sigmoid gates come first (LSTM: i, f, o, g; GRU: r, z, n), and their rows
 of the weights and biases halved: one tanh pass covers every gate, as
 sigmoid(x) = tanh(x/2)/2 + 1/2 and halving is exact in binary floating point.
@@ -96,14 +97,32 @@ def _steps(T, reverse):
     return range(T - 1, -1, -1) if reverse else range(T)
 
 
-def _projections(x, w_ih, b, perm, scale, batch_first):
-    """The scaled input projections, gate-major: (G, T*B), columns (step, batch)."""
+def _projections(x, w_ih, perm, scale, batch_first):
+    """The scaled input projections without bias, (T, G, B): each step's block contiguous
+    (one batched GEMM; the steps' blocks are then read in order, which a (G, T*B) matrix
+    would make a strided walk)."""
     w = w_ih[perm]
     w *= scale[:, None]
-    xg = np.matmul(w, _time_rows(x, batch_first).T)
-    if b is not None:
-        xg += (b[perm] * scale)[:, None]
-    return xg
+    return np.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
+
+
+def _recurrent(w_hh, bias, perm, scale, h0):
+    """The scaled recurrent weights (G, H), with the bias (G,) (scaled; or None) as an
+    extra column, and the state buffer (H, B), with a row of ones under it for that column:
+    (weights, state buffer, state view)."""
+    G, H = w_hh.shape
+    B = h0.shape[0]
+    dt = w_hh.dtype
+    k = H if bias is None else H + 1
+    w = np.empty((G, k), dt)
+    np.multiply(w_hh[perm], scale[:, None], out=w[:, :H])
+    hb = np.empty((k, B), dt)
+    if bias is not None:
+        np.multiply(bias[perm], scale, out=w[:, H])
+        hb[H] = 1
+    h = hb[:H]
+    np.copyto(h, h0.T)
+    return w, hb, h
 
 
 def _bias_sum(b_ih, b_hh):
@@ -131,14 +150,12 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     T, B, H, E = _check("_lstm_layer", 4, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first)
     dt = x.dtype
     perm, scale = _perm(H, 4), _scale(H, 4, dt)
-    xg = _projections(x, w_ih, _bias_sum(b_ih, b_hh), perm, scale, batch_first)
-    w = w_hh[perm]
-    w *= scale[:, None]
+    xg = _projections(x, w_ih, perm, scale, batch_first)
+    w, hb, h = _recurrent(w_hh, _bias_sum(b_ih, b_hh), perm, scale, h0)   # h: (H, B)
     out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
     out_t = _time_major(out, batch_first)
     ws = np.empty(T * B * 6 * H, dt)
     gates, cells, tcells = _lstm_ws(ws, T, B, H)
-    h = np.array(h0.T, dt, order="C")                    # (H, B)
     c = np.array(c0.T, dt, order="C")
     tmp = np.empty((H, B), dt)
     hw = np.empty((4 * H, B), dt)
@@ -147,8 +164,8 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
             pre = gates[t]
-            np.matmul(w, h, out=hw)
-            np.add(xg[:, t * B:(t + 1) * B], hw, out=pre)
+            np.matmul(w, hb, out=hw)
+            np.add(xg[t], hw, out=pre)
             np.tanh(pre, out=pre)
             if nb is not None:
                 nb.lstm_cell_update(pre, c, cells[t], half)
@@ -312,42 +329,43 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
     T, B, H, E = _check("_gru_layer", 3, x, h0, None, w_ih, w_hh, b_ih, b_hh, batch_first)
     dt = x.dtype
     perm, scale = _perm(H, 3), _scale(H, 3, dt)
-    bx = None
-    if b_ih is not None or b_hh is not None:    # b_hr, b_hz join the input side; b_hn not
-        bx = np.zeros(3 * H, dt) if b_ih is None else b_ih.copy()
-        if b_hh is not None:
-            bx[:2 * H] += b_hh[:2 * H]
-    b_hn = np.zeros((H, 1), dt) if b_hh is None else b_hh[2 * H:, None]
-    xg = _projections(x, w_ih, bx, perm, scale, batch_first)
-    w = w_hh * scale[:, None]
+    # the recurrent GEMM's bias column: b_ir + b_hr, b_iz + b_hz, and b_hn (inside r's
+    # product); b_in is added to n's rows with r (W_hn h + b_hn)
+    bias = None
+    if b_ih is not None or b_hh is not None:
+        bias = np.zeros(3 * H, dt) if b_hh is None else b_hh.copy()
+        if b_ih is not None:
+            bias[:2 * H] += b_ih[:2 * H]
+    b_in = np.zeros((H, 1), dt) if b_ih is None else b_ih[2 * H:, None]
+    xg = _projections(x, w_ih, perm, scale, batch_first)
+    w, hb, h = _recurrent(w_hh, bias, perm, scale, h0)                    # h: (H, B)
     out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
     out_t = _time_major(out, batch_first)
     ws = np.empty(T * B * 4 * H, dt)
     gates, hns = _gru_ws(ws, T, B, H)
-    h = np.array(h0.T, dt, order="C")                    # (H, B)
     tmp = np.empty((H, B), dt)
     hw = np.empty((3 * H, B), dt)
     nb = _compiled()
     half = dt.type(0.5)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
-            g, hn = gates[t], hns[t]
-            xt = xg[:, t * B:(t + 1) * B]
-            np.matmul(w, h, out=hw)
+            g, hn, xt = gates[t], hns[t], xg[t]
+            np.matmul(w, hb, out=hw)
             np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
             np.tanh(g[:2 * H], out=g[:2 * H])
             if nb is not None:
-                nb.gru_gates(g, hw, b_hn, xt, hn, half)
+                nb.gru_gates(g, hw, b_in, xt, hn, half)
                 np.tanh(g[2 * H:], out=g[2 * H:])
                 nb.gru_output(g, h, out_t[t])
                 continue
             rz = g[:2 * H]                               # r, z: tanh(x/2)/2 + 1/2
             rz *= 0.5
             rz += 0.5
-            np.add(hw[2 * H:], b_hn, out=hn)
+            np.copyto(hn, hw[2 * H:])                    # W_hn h + b_hn
             n = g[2 * H:]
-            np.multiply(g[:H], hn, out=n)                # x_n + r (W_hn h + b_hn)
+            np.multiply(g[:H], hn, out=n)                # x_n + b_in + r (W_hn h + b_hn)
             n += xt[2 * H:]
+            n += b_in
             np.tanh(n, out=n)
             np.subtract(h, n, out=tmp)                   # h' = n + z (h - n)
             tmp *= g[H:2 * H]

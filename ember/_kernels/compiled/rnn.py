@@ -66,19 +66,19 @@ def lstm_backward_step(dh, go_t, dc, gates, tc, c_prev, d, one):
 
 
 @njit(**_OPTS)
-def gru_gates(gates, hw, b_hn, xt, hn, half):
+def gru_gates(gates, hw, b_in, xt, hn, half):
     """After the tanh pass over r, z (rows 0:2H of gates (3H, B), still tanh(x/2)): make
-    them sigmoids, hn = W_hn h + b_hn (hw's rows 2H:3H plus b_hn (H, 1)), and the rows of n
-    the pre-activation x_n + r hn (x_n: rows 2H:3H of xt)."""
+    them sigmoids, keep hn = W_hn h + b_hn (hw's rows 2H:3H), and give the rows of n the
+    pre-activation x_n + b_in + r hn (x_n: rows 2H:3H of xt, b_in (H, 1))."""
     H, B = hn.shape
     for j in range(H):
         for b in range(B):
             r = gates[j, b] * half + half
             gates[j, b] = r
             gates[H + j, b] = gates[H + j, b] * half + half
-            v = hw[2 * H + j, b] + b_hn[j, 0]
+            v = hw[2 * H + j, b]
             hn[j, b] = v
-            gates[2 * H + j, b] = r * v + xt[2 * H + j, b]
+            gates[2 * H + j, b] = r * v + xt[2 * H + j, b] + b_in[j, 0]
 
 
 @njit(**_OPTS)
@@ -116,3 +116,4 @@ def gru_backward_step(dh, go_t, gates, hn, hprev, d, dhz, one):
             d[H + j, b] = dn * hn[j, b] * (r - r * r)
             d[2 * H + j, b] = (hprev[j, b] - n) * v * (z - z * z)
             d[3 * H + j, b] = dn * r
+
