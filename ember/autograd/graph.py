@@ -863,11 +863,16 @@ def make_recorder(op):
     first = True
     for i, _, _ in op.tensor_args:
         a = f"a{i}"
-        body = [f"if {a}._view_info is None and ({a}._grad_fn is not None or "
-                f"not {a}._requires_grad):",
-                f"    e{i} = ({a}._grad_fn, {a}._output_nr) if {a}._requires_grad else _NO_EDGE",
-                "else:",
+        body = [f"if {a}._view_info is not None:",
                 f"    e{i} = _grad_edge({a})",
+                f"elif not {a}._requires_grad:",
+                f"    e{i} = _NO_EDGE",
+                f"elif {a}._grad_fn is not None:",
+                f"    e{i} = ({a}._grad_fn, {a}._output_nr)",
+                "else:                      # a leaf: its AccumulateGrad, once made",
+                f"    g{i} = {a}._meta",
+                f"    e{i} = _grad_edge({a}) if g{i} is None or g{i}.grad_acc is None or "
+                f"g{i}.creation_meta is not None else (g{i}.grad_acc, 0)",
                 f"d{i} = {a}._data",
                 f"m{i} = (d{i}.shape, d{i}.dtype)"]
         if i in op.saved_args:
