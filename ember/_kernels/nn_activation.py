@@ -59,6 +59,34 @@ def _quiet(fn):
     return wrapped
 
 
+def _gelu_part(out, x):
+    cdf, _ = _cdf_and_gauss(x)
+    np.multiply(cdf, x, out=out)
+
+
+def _gelu_backward_part(out, x, g):
+    cdf, gauss = _cdf_and_gauss(x)
+    gauss *= x
+    gauss *= np.float32(_RSQRT2PI)
+    cdf += gauss
+    np.multiply(cdf, g, out=out)
+
+
+def _split(part, shape, *arrays):
+    """A new float32 array of ``shape`` filled by ``part(out, *arrays)`` over contiguous flat
+    ranges, on ember's threads (NumPy's ufuncs release the GIL; elementwise, so the result
+    does not depend on the split)."""
+    from ember._kernels import split
+    flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
+    out = np.empty(flat[0].size, np.float32)
+
+    def run(lo, hi):
+        with np.errstate(all="ignore"):         # (per thread)
+            part(out[lo:hi], *(a[lo:hi] for a in flat))
+    split.run_rows(run, out.size, out.size)
+    return out.reshape(shape)
+
+
 def _fast(x):
     return isinstance(x, np.ndarray) and x.dtype == np.float32
 
@@ -67,9 +95,7 @@ def _fast(x):
 def gelu_exact(x):
     """``x * Phi(x)`` of a float array (float16/bfloat16 given as float32)."""
     if _fast(x):
-        cdf, _ = _cdf_and_gauss(x)
-        cdf *= x
-        return cdf
+        return _split(_gelu_part, x.shape, x)
     from scipy.special import erfc
     return 0.5 * x * erfc(-x * _RSQRT2)
 
@@ -79,12 +105,7 @@ def gelu_backward(g, x):
     """``g * d gelu(x) / dx = g * (Phi(x) + x phi(x))`` (the exact form)."""
     g, x = np.asarray(g), np.asarray(x)
     if _fast(x) and x.shape == np.shape(g) and g.dtype == np.float32:
-        cdf, gauss = _cdf_and_gauss(x)
-        gauss *= x
-        gauss *= np.float32(_RSQRT2PI)
-        cdf += gauss
-        cdf *= g
-        return cdf
+        return _split(_gelu_backward_part, x.shape, x, g)
     from scipy.special import erfc
     d = 0.5 * erfc(-x * _RSQRT2) + x * np.exp(-0.5 * x * x) * _RSQRT2PI
     return (g * d).astype(np.result_type(g, x), copy=False)
