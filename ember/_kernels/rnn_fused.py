@@ -142,11 +142,11 @@ def _lstm_ws(ws, T, B, H):
 
 
 def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
-               batch_first=False):
+               batch_first=False, batch_sizes=None):
     """One LSTM layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
     h0, c0: (B, H); w_ih: (4H, E), w_hh: (4H, H), gates i, f, g, o; b_ih, b_hh: (4H,) or
-    None. Returns the output (T, B, H) or (B, T, H), h_n, c_n (B, H) and the workspace
-    (uint8 bytes, see ``_lstm_ws``)."""
+    None; batch_sizes: see ``_live``. Returns the output (T, B, H) or (B, T, H), h_n, c_n
+    (B, H) and the workspace (uint8 bytes, see ``_lstm_ws``)."""
     T, B, H, E = _check("_lstm_layer", 4, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first)
     dt = x.dtype
     perm, scale = _perm(H, 4), _scale(H, 4, dt)
@@ -163,29 +163,40 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     half = dt.type(0.5)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
-            pre = gates[t]
+            L = _live(batch_sizes, t, B)
+            keep = h[:, L:].copy() if L < B else None
+            pre, cn, tc = gates[t], cells[t], tcells[t]
             np.matmul(w, hb, out=hw)
             np.add(xg[t], hw, out=pre)
             np.tanh(pre, out=pre)
             if nb is not None:
-                nb.lstm_cell_update(pre, c, cells[t], half)
-                np.tanh(cells[t], out=tcells[t])
-                nb.lstm_output(pre, tcells[t], h, out_t[t])
-                c = cells[t]
-                continue
-            sg = pre[:3 * H]                             # i, f, o: tanh(x/2)/2 + 1/2
-            sg *= 0.5
-            sg += 0.5
-            cn = cells[t]
-            np.multiply(pre[H:2 * H], c, out=cn)         # f * c
-            np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
-            cn += tmp
-            tc = tcells[t]
-            np.tanh(cn, out=tc)
-            np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
-            np.copyto(out_t[t], h.T)
+                nb.lstm_cell_update(pre, c, cn, half)
+                np.tanh(cn, out=tc)
+                nb.lstm_output(pre, tc, h, out_t[t])
+            else:
+                sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
+                sg *= 0.5
+                sg += 0.5
+                np.multiply(pre[H:2 * H], c, out=cn)     # f * c
+                np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
+                cn += tmp
+                np.tanh(cn, out=tc)
+                np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
+                np.copyto(out_t[t], h.T)
+            if keep is not None:                         # sequences not running keep h, c
+                h[:, L:] = keep
+                cn[:, L:] = c[:, L:]
+                out_t[t][L:] = keep.T
             c = cn
     return out, np.array(h.T, order="C"), np.array(c.T, order="C"), ws.view(np.uint8)
+
+
+def _live(batch_sizes, t, B):
+    """Sequences running at step t. Packed batches (``batch_sizes`` (T,), non-increasing,
+    sorted by length) run the first batch_sizes[t] columns; the others keep their state
+    (the last one of an ended sequence, h0/c0 before a reversed one starts), and the output
+    there holds it; the backward sends no gradient through their gates."""
+    return B if batch_sizes is None else int(batch_sizes[t])
 
 
 def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight,
@@ -245,7 +256,7 @@ def _zero_grads(x, h0, w_ih, w_hh):
 
 def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, output,
                         workspace, reverse=False, batch_first=False, need_input=True,
-                        need_weight=True, need_bias=True):
+                        need_weight=True, need_bias=True, batch_sizes=None):
     """Gradients of ``lstm_layer`` w.r.t. (x, h0, c0, w_ih, w_hh, bias) given those of
     (output, h_n, c_n); the bias gradient is that of b_ih and of b_hh alike. Parts not
     asked for come back as zeros."""
@@ -273,29 +284,36 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
         tp = t + 1 if reverse else t - 1
         c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
         gt, tc = gates[t], tcells[t]
+        L = _live(batch_sizes, t, B)
+        dc_keep = dc[:, L:].copy() if L < B else None
         if nb is not None:
             nb.lstm_backward_step(dh, no_go if go is None else go[t], dc, gt, tc, c_prev,
                                   dg3[t], one)
-            np.matmul(wt, dg3[t], out=dh)
-            continue
-        if go is not None:
-            dh += go[t].T
-        np.multiply(dh, tc, out=d[2 * H:3 * H])          # d o
-        np.multiply(tc, tc, out=tmp)                      # dc += dh o (1 - tanh(c)^2)
-        np.subtract(1, tmp, out=tmp)
-        tmp *= gt[2 * H:3 * H]
-        tmp *= dh
-        dc += tmp
-        np.multiply(dc, gt[3 * H:], out=d[:H])           # d i = dc g
-        np.multiply(dc, c_prev, out=d[H:2 * H])           # d f = dc c_{t-1}
-        np.multiply(dc, gt[:H], out=d[3 * H:])            # d g = dc i
-        dc *= gt[H:2 * H]
-        # through the nonlinearities: s - s^2 for i, f, o; 1 - g^2 for g
-        np.multiply(gt, gt, out=fac)
-        np.subtract(gt[:3 * H], fac[:3 * H], out=fac[:3 * H])
-        np.subtract(1, fac[3 * H:], out=fac[3 * H:])
-        np.multiply(d, fac, out=dg3[t])
+        else:
+            if go is not None:
+                dh += go[t].T
+            np.multiply(dh, tc, out=d[2 * H:3 * H])      # d o
+            np.multiply(tc, tc, out=tmp)                  # dc += dh o (1 - tanh(c)^2)
+            np.subtract(1, tmp, out=tmp)
+            tmp *= gt[2 * H:3 * H]
+            tmp *= dh
+            dc += tmp
+            np.multiply(dc, gt[3 * H:], out=d[:H])       # d i = dc g
+            np.multiply(dc, c_prev, out=d[H:2 * H])       # d f = dc c_{t-1}
+            np.multiply(dc, gt[:H], out=d[3 * H:])        # d g = dc i
+            dc *= gt[H:2 * H]
+            # through the nonlinearities: s - s^2 for i, f, o; 1 - g^2 for g
+            np.multiply(gt, gt, out=fac)
+            np.subtract(gt[:3 * H], fac[:3 * H], out=fac[:3 * H])
+            np.subtract(1, fac[3 * H:], out=fac[3 * H:])
+            np.multiply(d, fac, out=dg3[t])
+        if dc_keep is not None:                          # idle columns: straight through
+            dh_keep = dh[:, L:].copy()
+            dg3[t][:, L:] = 0
+            dc[:, L:] = dc_keep
         np.matmul(wt, dg3[t], out=dh)
+        if dc_keep is not None:
+            dh[:, L:] = dh_keep
     hprev = _hprev(output, h0, reverse, batch_first) if need_weight else None
     gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, hprev,
                                      _perm(H, 4), batch_first, need_input, need_weight,
@@ -321,9 +339,11 @@ def _gru_x_perm(H):
     return np.concatenate((r[2 * H:], r[:2 * H]))
 
 
-def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_first=False):
+def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_first=False,
+              batch_sizes=None):
     """One GRU layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
-    h0: (B, H); w_ih: (3H, E), w_hh: (3H, H), gates r, z, n; b_ih, b_hh: (3H,) or None.
+    h0: (B, H); w_ih: (3H, E), w_hh: (3H, H), gates r, z, n; b_ih, b_hh: (3H,) or None;
+    batch_sizes: see ``_live``.
     Returns the output (T, B, H) or (B, T, H), h_n (B, H) and the workspace (uint8 bytes,
     see ``_gru_ws``). n = tanh(x_n + r (W_hn h + b_hn)), h' = n + z (h - n)."""
     T, B, H, E = _check("_gru_layer", 3, x, h0, None, w_ih, w_hh, b_ih, b_hh, batch_first)
@@ -349,6 +369,8 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
     half = dt.type(0.5)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
+            L = _live(batch_sizes, t, B)
+            keep = h[:, L:].copy() if L < B else None
             g, hn, xt = gates[t], hns[t], xg[t]
             np.matmul(w, hb, out=hw)
             np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
@@ -357,26 +379,29 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
                 nb.gru_gates(g, hw, b_in, xt, hn, half)
                 np.tanh(g[2 * H:], out=g[2 * H:])
                 nb.gru_output(g, h, out_t[t])
-                continue
-            rz = g[:2 * H]                               # r, z: tanh(x/2)/2 + 1/2
-            rz *= 0.5
-            rz += 0.5
-            np.copyto(hn, hw[2 * H:])                    # W_hn h + b_hn
-            n = g[2 * H:]
-            np.multiply(g[:H], hn, out=n)                # x_n + b_in + r (W_hn h + b_hn)
-            n += xt[2 * H:]
-            n += b_in
-            np.tanh(n, out=n)
-            np.subtract(h, n, out=tmp)                   # h' = n + z (h - n)
-            tmp *= g[H:2 * H]
-            np.add(n, tmp, out=h)
-            np.copyto(out_t[t], h.T)
+            else:
+                rz = g[:2 * H]                           # r, z: tanh(x/2)/2 + 1/2
+                rz *= 0.5
+                rz += 0.5
+                np.copyto(hn, hw[2 * H:])                # W_hn h + b_hn
+                n = g[2 * H:]
+                np.multiply(g[:H], hn, out=n)            # x_n + b_in + r (W_hn h + b_hn)
+                n += xt[2 * H:]
+                n += b_in
+                np.tanh(n, out=n)
+                np.subtract(h, n, out=tmp)               # h' = n + z (h - n)
+                tmp *= g[H:2 * H]
+                np.add(n, tmp, out=h)
+                np.copyto(out_t[t], h.T)
+            if keep is not None:                         # sequences not running keep h
+                h[:, L:] = keep
+                out_t[t][L:] = keep.T
     return out, np.array(h.T, order="C"), ws.view(np.uint8)
 
 
 def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspace,
                        reverse=False, batch_first=False, need_input=True, need_weight=True,
-                       need_bias=True):
+                       need_bias=True, batch_sizes=None):
     """Gradients of ``gru_layer`` w.r.t. (x, h0, w_ih, w_hh, b_ih, b_hh) given those of
     (output, h_n). Parts not asked for come back as zeros."""
     dt = output.dtype
@@ -427,8 +452,14 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
             np.subtract(zg, tmp, out=tmp)
             d[2 * H:3 * H] *= tmp
             np.multiply(dn, r, out=d[3 * H:])             # d hn = dn r
+        L = _live(batch_sizes, t, B)
+        if L < B:                                         # idle columns: straight through
+            dh_keep = dh[:, L:].copy()
+            d[:, L:] = 0
         np.matmul(wt, d[H:], out=dh)
         dh += dhz
+        if L < B:
+            dh[:, L:] = dh_keep
     dg = _gate_major(dg3)
     px = _gru_x_perm(H)
     gx, gwi, _, gbi = _grad_weights(dg[:3 * H], x, w_ih, None, px, batch_first, need_input,

@@ -26,18 +26,20 @@ from ember.autograd.grad_mode import is_grad_enabled
 
 lstm_layer = OpDef(
     "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, "
-    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False) "
-    "-> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False, "
+    "Tensor? batch_sizes=None) -> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
     half_in_float32(R.lstm_layer), promote=None,
-    saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "result"),
+    saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
+           "result"),
     grad_name="LstmLayerBackward0")
 
 lstm_layer_backward = OpDef(
     "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor input, "
     "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor output, "
     "Tensor workspace, bool reverse=False, bool batch_first=False, bool need_input=True, "
-    "bool need_weight=True, bool need_bias=True) -> (Tensor grad_input, Tensor grad_hx, "
-    "Tensor grad_cx, Tensor grad_weight_ih, Tensor grad_weight_hh, Tensor grad_bias)",
+    "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None) -> "
+    "(Tensor grad_input, Tensor grad_hx, Tensor grad_cx, Tensor grad_weight_ih, "
+    "Tensor grad_weight_hh, Tensor grad_bias)",
     half_in_float32(R.lstm_layer_backward), promote=None, differentiable=False)
 
 
@@ -55,7 +57,24 @@ def _projection(x, w_ih, b_ih, b_hh):
     return xw
 
 
-def _lstm_recompute(xw, h0, c0, w_hh, reverse):
+def _masks(batch_sizes, T, B):
+    """Per step, None when every sequence runs, else a (B, 1) bool tensor of the running
+    ones (packed batches: the first batch_sizes[t]; the others keep their state)."""
+    import numpy as np
+    import ember
+    if batch_sizes is None:
+        return [None] * T
+    sizes = batch_sizes.tolist()
+    return [None if n >= B else ember.from_numpy((np.arange(B) < n)[:, None])
+            for n in sizes]
+
+
+def _keep(mask, new, old):
+    import ember
+    return new if mask is None else ember.where(mask, new, old)
+
+
+def _lstm_recompute(xw, h0, c0, w_hh, reverse, masks):
     """The recurrence in ember ops over time-major projections ``xw`` (T, B, 4H): per step
     (activated gates i, f, g, o; c; h)."""
     import ember
@@ -66,8 +85,8 @@ def _lstm_recompute(xw, h0, c0, w_hh, reverse):
     for t in _order(T, reverse):
         i, f, g, o = ember.addmm(xw[t], h, w_t).chunk(4, 1)
         i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
-        c = f * c + i * g
-        h = o * ember.tanh(c)
+        c = _keep(masks[t], f * c + i * g, c)
+        h = _keep(masks[t], o * ember.tanh(c), h)
         steps[t] = (i, f, g, o, c, h)
     return steps
 
@@ -91,13 +110,15 @@ def _input_grads(dpre, x, w_ih, h_prev, H, n, bias_at):
     return gx, gwi, gwh, tuple(gb if n[i] else None for i in bias_at)
 
 
-def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
+def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, batch_sizes,
+               n):
     """Backpropagation through time in ember ops (differentiable): the gradients of
     (input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh)."""
     g_out, g_hn, g_cn = grads[0], grads[1], grads[2]
     x = _time_major(x, batch_first)
     T = x.shape[0]
-    steps = _lstm_recompute(_projection(x, w_ih, b_ih, b_hh), h0, c0, w_hh, reverse)
+    masks = _masks(batch_sizes, T, x.shape[1])
+    steps = _lstm_recompute(_projection(x, w_ih, b_ih, b_hh), h0, c0, w_hh, reverse, masks)
     if g_out is not None:
         g_out = _time_major(g_out, batch_first)
     import ember
@@ -112,14 +133,17 @@ def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n
         i, f, g, o, c, _ = steps[t]
         if g_out is not None:
             dh = dh + g_out[t]
+        dh_in, dc_in, m = dh, dc, masks[t]
         tc = ember.tanh(c)
         do = dh * tc
         dc = dc + dh * o * (1 - tc * tc)
         di, dg, df = dc * g, dc * i, dc * c_prev
         dpre = ember.cat([di * i * (1 - i), df * f * (1 - f), dg * (1 - g * g),
                           do * o * (1 - o)], 1)
-        dc = dc * f
-        dh = ember.mm(dpre, w_hh)
+        if m is not None:                                # idle sequences: straight through
+            dpre = dpre * m
+        dc = _keep(m, dc * f, dc_in)
+        dh = _keep(m, ember.mm(dpre, w_hh), dh_in)
         dpres[t] = dpre
     gx, gwi, gwh, gbs = _input_grads(dpres, x, w_ih, hprev, w_hh.shape[1], n, (5, 6))
     if gx is not None:
@@ -129,40 +153,41 @@ def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n
 
 @lstm_layer.def_backward
 def _(ctx, grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
-      batch_first):
+      batch_first, batch_sizes):
     n = ctx.needs_input_grad
     if is_grad_enabled():
         return _lstm_bptt(grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
-                          reverse, batch_first, n) + (None, None)
+                          reverse, batch_first, batch_sizes, n) + (None, None, None)
     out, _, _, ws = ctx.result
     need_bias = bool(n[5] or n[6])
     gx, gh, gc, gwi, gwh, gb = lstm_layer_backward(
         grads[0], grads[1], grads[2], input, hx, cx, weight_ih, weight_hh, out, ws, reverse,
-        batch_first, bool(n[0]), bool(n[3] or n[4]), need_bias)
+        batch_first, bool(n[0]), bool(n[3] or n[4]), need_bias, batch_sizes)
     return (gx if n[0] else None, gh if n[1] else None, gc if n[2] else None,
             gwi if n[3] else None, gwh if n[4] else None, gb if n[5] else None,
-            gb if n[6] else None, None, None)
+            gb if n[6] else None, None, None, None)
 
 
 gru_layer = OpDef(
     "_gru_layer(Tensor input, Tensor hx, Tensor weight_ih, Tensor weight_hh, "
-    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False) "
-    "-> (Tensor output, Tensor h_n, Tensor workspace)",
+    "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False, "
+    "Tensor? batch_sizes=None) -> (Tensor output, Tensor h_n, Tensor workspace)",
     half_in_float32(R.gru_layer), promote=None,
-    saves=("input", "hx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "result"),
+    saves=("input", "hx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
+           "result"),
     grad_name="GruLayerBackward0")
 
 gru_layer_backward = OpDef(
     "_gru_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor input, Tensor hx, "
     "Tensor weight_ih, Tensor weight_hh, Tensor output, Tensor workspace, "
     "bool reverse=False, bool batch_first=False, bool need_input=True, "
-    "bool need_weight=True, bool need_bias=True) -> (Tensor grad_input, Tensor grad_hx, "
-    "Tensor grad_weight_ih, Tensor grad_weight_hh, Tensor grad_bias_ih, "
-    "Tensor grad_bias_hh)",
+    "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None) -> "
+    "(Tensor grad_input, Tensor grad_hx, Tensor grad_weight_ih, Tensor grad_weight_hh, "
+    "Tensor grad_bias_ih, Tensor grad_bias_hh)",
     half_in_float32(R.gru_layer_backward), promote=None, differentiable=False)
 
 
-def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
+def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, batch_sizes, n):
     """The GRU layer recomputed and backpropagated through time in ember ops
     (differentiable): the gradients of (input, hx, weight_ih, weight_hh, bias_ih,
     bias_hh)."""
@@ -170,6 +195,7 @@ def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
     g_out, g_hn = grads[0], grads[1]
     x = _time_major(x, batch_first)
     T, H = x.shape[0], w_hh.shape[1]
+    masks = _masks(batch_sizes, T, x.shape[1])
     xw = _projection(x, w_ih, b_ih, None)
     w_t = w_hh.t()
     h, steps = h0, [None] * T
@@ -180,7 +206,7 @@ def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
         r, z = ember.sigmoid(x_r + h_r), ember.sigmoid(x_z + h_z)
         nn = ember.tanh(x_n + r * h_n)
         steps[t] = (r, z, nn, h_n, h)
-        h = nn + z * (h - nn)
+        h = _keep(masks[t], nn + z * (h - nn), h)
     if g_out is not None:
         g_out = _time_major(g_out, batch_first)
     dh = g_hn if g_hn is not None else ember.zeros_like(h0)
@@ -194,7 +220,10 @@ def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
         dz = dh * (hp - nn) * z * (1 - z)
         dxs[t] = ember.cat([dr, dz, dn], 1)
         dhs[t] = ember.cat([dr, dz, dn * r], 1)
-        dh = dh * z + ember.mm(dhs[t], w_hh)
+        m = masks[t]
+        if m is not None:                                # idle sequences: straight through
+            dxs[t], dhs[t] = dxs[t] * m, dhs[t] * m
+        dh = _keep(m, dh * z + ember.mm(dhs[t], w_hh), dh)
     d = ember.stack(dxs, 0)                             # (T, B, 3H), input side
     rows, hrows = d.reshape(-1, 3 * H), ember.stack(dhs, 0).reshape(-1, 3 * H)
     hprev = ember.stack([s[4] for s in steps], 0).reshape(-1, H)
@@ -206,17 +235,19 @@ def _gru_bptt(grads, x, h0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, n):
 
 
 @gru_layer.def_backward
-def _(ctx, grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse, batch_first):
+def _(ctx, grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse, batch_first,
+      batch_sizes):
     n = ctx.needs_input_grad
     if is_grad_enabled():
         return _gru_bptt(grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
-                         batch_first, n) + (None, None)
+                         batch_first, batch_sizes, n) + (None, None, None)
     out, _, ws = ctx.result
     gx, gh, gwi, gwh, gbi, gbh = gru_layer_backward(
         grads[0], grads[1], input, hx, weight_ih, weight_hh, out, ws, reverse, batch_first,
-        bool(n[0]), bool(n[2] or n[3]), bool(n[4] or n[5]))
+        bool(n[0]), bool(n[2] or n[3]), bool(n[4] or n[5]), batch_sizes)
     return (gx if n[0] else None, gh if n[1] else None, gwi if n[2] else None,
-            gwh if n[3] else None, gbi if n[4] else None, gbh if n[5] else None, None, None)
+            gwh if n[3] else None, gbi if n[4] else None, gbh if n[5] else None, None, None,
+            None)
 
 
 embedding = OpDef("embedding(Tensor weight, Tensor indices) -> Tensor", K.embedding,

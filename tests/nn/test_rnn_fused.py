@@ -169,3 +169,46 @@ def test_gru_fused_seen_by_profiler():
         m(x)[0].sum().backward()
     names = {ev.key for ev in prof.key_averages()}
     assert {"aten::_gru_layer", "aten::_gru_layer_backward"} <= names
+
+
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+@pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True)])
+def test_fused_packed_vs_torch(mode, kw, rnn_path):
+    """Packed batches run the fused records (ended / not yet started sequences keep their
+    state): outputs, final states and every gradient vs torch, float64."""
+    from ember.nn.utils import rnn as eru
+    from torch.nn.utils import rnn as tru
+    e, t = _pair(mode, "float64", **kw)
+    rng = np.random.default_rng(2)
+    lengths = [3, 5, 1, 5]
+    x = rng.standard_normal((5, 4, 5))
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    with ember.profiler.profile() as prof:
+        oe, ne = e(eru.pack_padded_sequence(xe, lengths, enforce_sorted=False))
+    assert f"aten::_{mode.lower()}_layer" in {ev.key for ev in prof.key_averages()}
+    ot, nt = t(tru.pack_padded_sequence(xt, lengths, enforce_sorted=False))
+    ne = ne if mode == "LSTM" else (ne,)
+    nt = nt if mode == "LSTM" else (nt,)
+    w = rng.standard_normal(tuple(ot.data.shape))
+    le = (oe.data * ember.tensor(w)).sum() + sum((a ** 2).sum() for a in ne)
+    lt = (ot.data * torch.tensor(w)).sum() + sum((a ** 2).sum() for a in nt)
+    le.backward()
+    lt.backward()
+    tol = dict(rtol=1e-10, atol=1e-10)
+    for a, b in [(oe.data, ot.data), (xe.grad, xt.grad)] + list(zip(ne, nt)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    for (n, pe), (_, pt) in zip(e.named_parameters(), t.named_parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), err_msg=n, **tol)
+
+
+@pytest.mark.parametrize("mode", ["GRU", "LSTM"])
+def test_fused_packed_gradgrad(mode):
+    from ember.nn.utils import rnn as eru
+    m = getattr(ember.nn, mode)(2, 3, bidirectional=True).double()
+    x = ember.randn(4, 3, 2, dtype=ember.float64, requires_grad=True)
+
+    def f(x):
+        o, _ = m(eru.pack_padded_sequence(x, [4, 2, 1]))
+        return (o.data ** 2).sum()
+    assert ember.autograd.gradcheck(f, (x,))
+    assert ember.autograd.gradgradcheck(f, (x,))

@@ -8,9 +8,10 @@ ops (``_step``, shared with the cells). Sequences are handled as time-major rows
 already is such rows with ``batch_sizes[t]`` rows per step; in the packed case the live
 batch shrinks (forward direction) or grows (reverse direction) as sequences end.
 
-An LSTM without projection or a GRU over a padded float32/float64 batch skips the per-step
-ops: each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
-ember/_ops/nn_fused.py, with their own backward), run in the input's layout."""
+An LSTM without projection or a GRU over float32/float64 input skips the per-step ops: each
+layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
+ember/_ops/nn_fused.py, with their own backward), run in a padded input's own layout; packed
+rows are spread into a padded batch and the records told the batch size of each step."""
 import math
 import numbers
 import warnings
@@ -127,11 +128,14 @@ def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tens
     named = dict(zip(names, weights))
     dirs = 2 if bidirectional else 1
     lstm = mode == 'LSTM'
-    if mode in ('LSTM', 'GRU') and batch_sizes is None and not proj_size and \
+    if mode in ('LSTM', 'GRU') and not proj_size and \
             input.dtype in (ember.float32, ember.float64) and \
             not ember.is_autocast_enabled('cpu'):
-        return _run_fused(mode, input, h0, c0, named, num_layers, dirs, dropout, training,
-                          batch_first)
+        if batch_sizes is None:
+            return _run_fused(mode, input, h0, c0, named, num_layers, dirs, dropout, training,
+                              batch_first)
+        return _run_fused_packed(mode, input, batch_sizes, h0, c0, named, num_layers, dirs,
+                                 dropout, training)
     if batch_sizes is None:
         if batch_first:
             input = input.transpose(0, 1)
@@ -174,7 +178,30 @@ def _lstm_recurrent(input: Tensor, h0: Tensor, c0: Tensor, weights: List[Tensor]
                       dropout, training, batch_first, proj_size)
 
 
-def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batch_first):
+def _run_fused_packed(mode, data, batch_sizes, h0, c0, named, num_layers, dirs, dropout,
+                      training):
+    """``_run_fused`` over packed rows: they are spread into a padded time-major batch
+    (one gather, zeros where no sequence runs), the fused records run with the batch sizes
+    (columns of ended or not yet started sequences keep their state), and the running
+    positions are gathered back into rows."""
+    import numpy as np
+    sizes = np.asarray(batch_sizes.tolist(), dtype=np.int64)
+    if not sizes.size:
+        raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    T, B, N = sizes.size, int(sizes[0]), data.shape[0]
+    live = np.arange(B)[None, :] < sizes[:, None]                 # (T, B)
+    src = np.full((T, B), N, np.int64)                            # N: the zero row
+    src[live] = np.arange(N)
+    rows = ember.cat([data, data.new_zeros((1,) + tuple(data.shape[1:]))], 0)
+    x = rows.index_select(0, ember.from_numpy(src.reshape(-1))).reshape(T, B, -1)
+    out, h, c = _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training,
+                           False, batch_sizes)
+    pos = ember.from_numpy(np.flatnonzero(live.reshape(-1)))
+    return out.reshape(T * B, -1).index_select(0, pos), h, c
+
+
+def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batch_first,
+               batch_sizes=None):
     """LSTM or GRU over a padded batch, in the input's own layout: per layer and direction
     one fused record (``_lstm_layer`` / ``_gru_layer``: the input projection as one GEMM
     over all steps, then the recurrence)."""
@@ -188,11 +215,13 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
             k = layer * dirs + d
             if mode == 'LSTM':
                 out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
-                                           w['bias_ih'], w['bias_hh'], d == 1, batch_first)
+                                           w['bias_ih'], w['bias_hh'], d == 1, batch_first,
+                                           batch_sizes)
                 cs.append(c)
             else:
                 out, h, _ = _gru_layer(x, h0[k], w['weight_ih'], w['weight_hh'],
-                                       w['bias_ih'], w['bias_hh'], d == 1, batch_first)
+                                       w['bias_ih'], w['bias_hh'], d == 1, batch_first,
+                                       batch_sizes)
             outs.append(out)
             hs.append(h)
         x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
