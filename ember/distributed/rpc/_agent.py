@@ -66,6 +66,7 @@ _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, R
 _WAIT_MS = 10            # a waiting caller looks at its Future at least this often
 _LEND_S = 0.003          # a request run by the leading I/O thread lends the ROUTER this long
 _BATCH = 512             # messages taken from the ROUTER between those chores
+_DRIVE_BELOW = 1 << 16   # requests with more tensor bytes are waited for on the I/O thread
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
 _SNDMORE = zmq.SNDMORE
 _POLLIN = zmq.POLLIN
@@ -378,7 +379,10 @@ class Agent:
         kind = (PROFILED if profiled else REQUEST) | (PLAIN if plain else 0)
         if box is not None:
             box.ids.add(msg_id)
-            fut._driver = lambda: self._drive(fut, box)
+            if sync and _small(frames):
+                fut._driver = lambda: self._drive(fut, box)
+            else:
+                sync = False
         try:
             self._send(self._out(dst), _message(frames, kind, msg_id, self.info.id,
                                                 box.id if box else 0, *autograd), dst)
@@ -738,6 +742,13 @@ class Agent:
                 self._send(self._out(dst), frames, dst)
         except RuntimeError:
             pass                             # shut down meanwhile
+
+
+def _small(frames):
+    """Whether a request carries less than ``_DRIVE_BELOW`` bytes of tensors: its caller
+    reads the reply itself (for large transfers the I/O thread reading it measured faster,
+    and one thread hop is small beside the copy)."""
+    return len(frames) == 1 or sum(len(f) for f in frames[1:]) < _DRIVE_BELOW
 
 
 def _message(frames, kind, msg_id, src, box, ctx_id, ae_id):
