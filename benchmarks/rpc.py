@@ -4,8 +4,8 @@
 
 Each round starts 2 fresh processes per library (ember, then torch), one compute thread
 each, on 127.0.0.1; they meet with env:// and rank 0 times, against rank 1:
-  * the round trip of an empty call (``rpc_sync(noop)``), median;
-  * the round trip of a 1 MB and a 64 MB float32 tensor echo, median;
+  * the round trip of an empty call (``rpc_sync(noop)``), median of 2000;
+  * the round trip of a 1 MB and a 64 MB float32 tensor echo, median of 200 and of 8;
   * the throughput of 1000 concurrent small ``rpc_async(add, (4 floats, 1))`` calls.
 The best of the rounds is printed with the ratio ember / torch (lower is better for times,
 higher for throughput).
@@ -56,10 +56,11 @@ def worker(lib_name):
     rpc.init_rpc(f"worker{rank}", rank=rank, world_size=2)
     out = {}
     if rank == 0:
-        out["empty call"] = _median(lambda: rpc.rpc_sync(1, noop), 400, warmup=50)
-        for label, n, reps in (("echo 1 MB", 256 * 1024, 60), ("echo 64 MB", 16 << 20, 8)):
+        out["empty call"] = _median(lambda: rpc.rpc_sync(1, noop), 2000, warmup=100)
+        for label, n, reps, warmup in (("echo 1 MB", 256 * 1024, 200, 10),
+                                       ("echo 64 MB", 16 << 20, 8, 2)):
             x = lib.ones(n)
-            out[label] = _median(lambda: rpc.rpc_sync(1, echo, args=(x,)), reps, warmup=2)
+            out[label] = _median(lambda: rpc.rpc_sync(1, echo, args=(x,)), reps, warmup)
         small = lib.ones(4)
 
         def burst():
