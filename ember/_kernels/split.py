@@ -7,8 +7,14 @@ convolution backward (Note [concurrent conv backward] in nn_conv.py).
 """
 from __future__ import annotations
 
+import os
+
 _pool = []
 _MAX_WORKERS = 32
+
+# a forked child has none of the parent's pool threads: it starts a pool of its own
+if hasattr(os, "register_at_fork"):
+    os.register_at_fork(after_in_child=_pool.clear)
 
 
 def pool():

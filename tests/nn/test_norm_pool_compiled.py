@@ -103,3 +103,32 @@ def test_max_pool_backward_bad_index_raises():
     idx = np.array([[[0, 1], [2, 99]]])
     with pytest.raises(IndexError, match="max_pool_backward"):
         nn_conv.max_pool_backward(g, idx, (1, 3, 3), 2, False)
+
+
+@pytest.mark.skipif(not hasattr(__import__("os"), "fork"), reason="needs fork")
+def test_split_pool_after_fork():
+    """A forked child gets a pool of its own (the parent's threads do not exist there)."""
+    import os
+    from ember._kernels import split
+    old = ember.get_num_threads()
+    ember.set_num_threads(2)
+    try:
+        assert split.run_rows(lambda a, b: (a, b), 4, 1 << 20) == [(0, 2), (2, 4)]
+        pid = os.fork()
+        if pid == 0:                                # child: must not hang
+            ok = split.run_rows(lambda a, b: (a, b), 4, 1 << 20) == [(0, 2), (2, 4)]
+            os._exit(0 if ok else 1)
+        import time
+        deadline = time.monotonic() + 30
+        while True:
+            done, status = os.waitpid(pid, os.WNOHANG)
+            if done or time.monotonic() > deadline:
+                break
+            time.sleep(0.01)
+        if not done:
+            os.kill(pid, 9)
+            os.waitpid(pid, 0)
+    finally:
+        ember.set_num_threads(old)
+    assert done, "the forked child hung on the parent's pool"
+    assert os.waitstatus_to_exitcode(status) == 0
