@@ -53,6 +53,8 @@ def test_pow_small_integer_scalar_exponent_matches_torch_bitwise(dtype, exponent
     np.testing.assert_array_equal(e, t)
     np.testing.assert_array_equal((ember.tensor(x) ** exponent).numpy(),
                                   (torch.tensor(x) ** exponent).numpy())
+    e0 = ember.pow(ember.tensor(x[7]), exponent).numpy()            # 0-d
+    np.testing.assert_array_equal(e0, torch.pow(torch.tensor(x[7]), exponent).numpy())
 
 
 @pytest.mark.parametrize("L,S", [(5, 5), (3, 6), (6, 3), (1, 4)])
@@ -98,3 +100,21 @@ def test_layer_norm_both_paths_match_torch(compiled_on, shape, normalized, affin
         (compiled.enable if was_on else compiled.disable)()
     for e, t in zip(res[ember], res[torch]):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=2e-5)
+
+
+def test_gelu_training_step_backward_is_torchs():
+    """The training path (value and derivative from one evaluation) in a plain backward,
+    twice with retain_graph, and through nn.GELU inside a model."""
+    rng = np.random.default_rng(2)
+    x = (rng.standard_normal((6, 40)) * 3).astype(np.float32)
+    w = rng.standard_normal((40, 40)).astype(np.float32)
+    res = {}
+    for lib in (ember, torch):
+        X, W = lib.tensor(x, requires_grad=True), lib.tensor(w, requires_grad=True)
+        y = (lib.nn.GELU()(X @ W) * lib.tensor(x)).sum()
+        y.backward(retain_graph=True)
+        first = [X.grad.numpy().copy(), W.grad.numpy().copy()]
+        y.backward()
+        res[lib] = first + [X.grad.numpy(), W.grad.numpy()]
+    for e, t in zip(res[ember], res[torch]):
+        np.testing.assert_allclose(e, t, rtol=2e-5, atol=2e-5)

@@ -441,7 +441,8 @@ def pow(a, b):
         # as torch's scalar-exponent kernel (bit for bit): glibc's powf takes ~170 ns an
         # element for x ** 3.0 (minGPT's tanh GELU: 13 ms on (1, 100, 768))
         sq = np.multiply(a, a)
-        return np.multiply(sq, a, out=sq) if b == 3 else np.divide(dt.type(1), sq, out=sq)
+        out = sq if type(sq) is np.ndarray else None      # (a 0-d operand gives a scalar)
+        return np.multiply(sq, a, out=out) if b == 3 else np.divide(dt.type(1), sq, out=out)
     return np.power(a, b)
 
 

@@ -9,11 +9,30 @@ import math
 from ember._kernels import nn_activation as K
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef, public
+from ember.autograd.grad_mode import is_grad_enabled
 
 # The exact GELU's gradient in one kernel (the backward of ``gelu``, approximate='none'):
 # ``grad * (Phi(x) + x phi(x))``, one exp shared by both terms (ember/_kernels/nn_activation.py).
 gelu_backward = OpDef("gelu_backward(Tensor grad_output, Tensor self) -> Tensor",
                       half_in_float32(K.gelu_backward), saves=("grad_output", "self"))
+
+
+# GELU (exact) in a training step: the output and its derivative from one evaluation; the
+# derivative (saved, not differentiable) makes the backward one multiply. ember.nn.functional
+# .gelu takes it for float32 input that requires grad when no mode is active.
+gelu_train = OpDef("_gelu_train(Tensor self) -> (Tensor output, Tensor grad_factor)",
+                   K.gelu_train, promote=None, saves=("self", "grad_factor"),
+                   grad_name="GeluBackward0")
+
+
+@gelu_train.def_backward
+def _(ctx, grads, x):
+    g = grads[0]
+    if g is None:
+        return None
+    if not is_grad_enabled():
+        return g * ctx.result[1]
+    return gelu_backward(g, x)          # differentiable again (create_graph)
 
 
 @gelu_backward.def_backward

@@ -11,6 +11,9 @@ import ember
 from ember._dtype import scalar_type_name
 from ember._ops import elementwise as _ew
 from ember._ops import quantized_nn as _qnn
+from ember._state import state as _state
+from ember._tensor import Tensor
+from ember.autograd.grad_mode import is_grad_enabled
 from ember.autograd.composite import record_as, record_inplace_as
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
@@ -200,6 +203,10 @@ def glu(input, dim=-1):
 
 
 def gelu(input, approximate="none"):
+    if approximate == "none" and type(input) is Tensor and input.requires_grad and \
+            input.dtype is ember.float32 and is_grad_enabled() and not _state.modes:
+        from ember._ops.nn_activation import gelu_train
+        return gelu_train(input)[0]
     return _ew.gelu(input, approximate=approximate)
 
 
