@@ -255,17 +255,14 @@ class Agent:
             for t in self.threads:
                 t.join(10)
             self.pool.shutdown()
-        error = RuntimeError(f"RPC agent of {self.info} was shut down")
-        for msg_id in list(self.pending):
-            p = self._take(msg_id)
-            if p is not None and not p.future.done():
-                p.future.set_exception(error)
+        self._fail_pending()
         for box in self.boxes:                  # waiters leave once their Future failed
             got = box.lock.acquire(timeout=2)
             box.closed = True
             if got:
                 box.lock.release()
         self.ctx.destroy(linger=0)
+        self._fail_pending()                    # calls made while stopping
         os.close(self.wake_r)
         os.close(self.wake_w)
         _wire.unlink_created()
@@ -274,6 +271,13 @@ class Agent:
                 os.unlink(path)
             except OSError:
                 pass
+
+    def _fail_pending(self):
+        error = RuntimeError(f"RPC agent of {self.info} was shut down")
+        for msg_id in list(self.pending):
+            p = self._take(msg_id)
+            if p is not None and not p.future.done():
+                p.future.set_exception(error)
 
     def _wake(self):
         try:
@@ -424,6 +428,8 @@ class Agent:
                             head = sock.recv()          # waits at most _WAIT_MS
                         except zmq.Again:
                             continue
+                        except zmq.ZMQError:            # closed by stop(): it fails fut
+                            return
                         self._on_box(sock, head)
                     if box.ids:             # leave it empty: its descriptor signals anew
                         self._read_box(box)

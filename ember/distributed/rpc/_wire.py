@@ -10,6 +10,11 @@ more goes through shared memory instead: its bytes are written once into a fresh
 /dev/shm whose name is the frame; the receiver maps the file (no copy) and unlinks it at
 once. Scripted functions travel by reference (module + qualname, as pickle does for
 Python functions) and RRefs through the fork hooks of ``rref.py``.
+
+The common small messages skip the custom pickler: ``dumps_plain`` (a value of builtin
+scalars in small containers) and ``dumps_call`` (a call of a Python function found by name,
+with such arguments: ``((module, qualname), args, kwargs)``, the name cached on both ends)
+are plain pickles that ``loads`` / ``loads_call`` read with ``pickle.loads``.
 """
 from __future__ import annotations
 
