@@ -117,3 +117,22 @@ def test_callbacks_fire_with_nobody_waiting_and_futures_move_between_threads():
     assert out[3] == 2
     assert out[4] == [True, 5]
     assert out[5] == [3, True, [2.0, 2.0]]
+
+
+def test_plain_calls_and_values_skip_the_custom_pickler():
+    import json
+    import pickle
+
+    import ember
+    from ember.distributed.rpc import _wire
+    frames = _wire.dumps_call(json.dumps, (1, "a", (2.5, None)), {"k": [True]})
+    assert len(frames) == 1 and pickle.loads(frames[0])[0] == ("json", "dumps")
+    assert _wire.loads_call(frames[0]) == (json.dumps, (1, "a", (2.5, None)), {"k": [True]})
+    assert _wire.dumps_call(ember.add, (1, 2), {}) is None          # ember op: by reference
+    assert _wire.dumps_call(lambda: 0, (), {}) is None              # not found by name
+    assert _wire.dumps_call(json.dumps, (ember.ones(2),), {}) is None     # a tensor
+    assert _wire.dumps_call(json.dumps, (list(range(40)),), {}) is None   # long: general
+    assert _wire.loads(_wire.dumps_plain({"a": (1, 2.0)})[0]) == {"a": (1, 2.0)}
+    assert _wire.dumps_plain(ember.ones(1)) is None
+    with pytest.raises((pickle.PicklingError, AttributeError)):    # as pickle refuses it
+        _wire.encode((lambda: 0, (), {}))
