@@ -42,26 +42,31 @@ def _compiled():
 _state = {"module": None}
 
 
-def _check(name, gates, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first):
-    args = (("input", x), ("hx", h0), ("cx", c0), ("weight_ih", w_ih), ("weight_hh", w_hh))
+def _check(name, gates, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first, w_hr=None):
+    """(T, B, H, E) after checking the operands; with ``w_hr`` (P, H) the states h and
+    w_hh's columns have size P."""
+    args = (("input", x), ("hx", h0), ("cx", c0), ("weight_ih", w_ih), ("weight_hh", w_hh),
+            ("weight_hr", w_hr))
     for arg, a in args:
         if a is not None and not isinstance(a, np.ndarray):
             raise TypeError(f"{name}(): argument '{arg}' must be a Tensor")
     if x.ndim != 3 or h0.ndim != 2 or w_ih.ndim != 2 or w_hh.ndim != 2 or \
-            (c0 is not None and c0.ndim != 2):
+            (c0 is not None and c0.ndim != 2) or (w_hr is not None and w_hr.ndim != 2):
         raise RuntimeError(f"{name}(): expected input (T, B, E) or (B, T, E), hidden states "
                            f"(B, H), weight_ih ({gates}H, E) and weight_hh ({gates}H, H)")
     B, T, E = x.shape if batch_first else (x.shape[1], x.shape[0], x.shape[2])
-    H = w_hh.shape[1]
-    ok = w_hh.shape[0] == gates * H and w_ih.shape == (gates * H, E) and h0.shape == (B, H) \
-        and (c0 is None or c0.shape == (B, H)) \
-        and all(b is None or b.shape == (gates * H,) for b in (b_ih, b_hh))
+    H = w_hh.shape[0] // gates
+    P = H if w_hr is None else w_hr.shape[0]
+    ok = w_hh.shape == (gates * H, P) and w_ih.shape == (gates * H, E) and \
+        h0.shape == (B, P) and (c0 is None or c0.shape == (B, H)) and \
+        (w_hr is None or w_hr.shape == (P, H)) and \
+        all(b is None or b.shape == (gates * H,) for b in (b_ih, b_hh))
     if not ok:
         shapes = ", ".join(f"{arg} {list(a.shape)}" for arg, a in args if a is not None)
         raise RuntimeError(f"{name}(): inconsistent shapes: {shapes}")
     dt = x.dtype
     if dt.kind != "f" or any(a is not None and a.dtype != dt
-                             for a in (h0, c0, w_ih, w_hh, b_ih, b_hh)):
+                             for a in (h0, c0, w_ih, w_hh, b_ih, b_hh, w_hr)):
         raise RuntimeError(f"{name}(): expected floating tensors of one dtype, got "
                            + ", ".join(str(a.dtype) for _, a in args if a is not None))
     return T, B, H, E
@@ -142,17 +147,21 @@ def _lstm_ws(ws, T, B, H):
 
 
 def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
-               batch_first=False, batch_sizes=None):
+               batch_first=False, batch_sizes=None, w_hr=None):
     """One LSTM layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
     h0, c0: (B, H); w_ih: (4H, E), w_hh: (4H, H), gates i, f, g, o; b_ih, b_hh: (4H,) or
-    None; batch_sizes: see ``_live``. Returns the output (T, B, H) or (B, T, H), h_n, c_n
+    None; batch_sizes: see ``_live``; w_hr: (P, H) projection of h (then h0 (B, P) and
+    w_hh (4H, P)) or None. Returns the output (T, B, P) or (B, T, P), h_n (B, P), c_n
     (B, H) and the workspace (uint8 bytes, see ``_lstm_ws``)."""
-    T, B, H, E = _check("_lstm_layer", 4, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first)
+    T, B, H, E = _check("_lstm_layer", 4, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first,
+                        w_hr)
+    P = w_hh.shape[1]
     dt = x.dtype
     perm, scale = _perm(H, 4), _scale(H, 4, dt)
     xg = _projections(x, w_ih, perm, scale, batch_first)
-    w, hb, h = _recurrent(w_hh, _bias_sum(b_ih, b_hh), perm, scale, h0)   # h: (H, B)
-    out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
+    w, hb, h = _recurrent(w_hh, _bias_sum(b_ih, b_hh), perm, scale, h0)   # h: (P, B)
+    hf = None if w_hr is None else np.empty((H, B), dt)                  # o tanh(c)
+    out = np.empty((B, T, P) if batch_first else (T, B, P), dt)
     out_t = _time_major(out, batch_first)
     ws = np.empty(T * B * 6 * H, dt)
     gates, cells, tcells = _lstm_ws(ws, T, B, H)
@@ -172,7 +181,8 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             if nb is not None:
                 nb.lstm_cell_update(pre, c, cn, half)
                 np.tanh(cn, out=tc)
-                nb.lstm_output(pre, tc, h, out_t[t])
+                if hf is None:
+                    nb.lstm_output(pre, tc, h, out_t[t])
             else:
                 sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
                 sg *= 0.5
@@ -181,7 +191,12 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
                 np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
                 cn += tmp
                 np.tanh(cn, out=tc)
-                np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
+                if hf is None:
+                    np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
+                    np.copyto(out_t[t], h.T)
+            if hf is not None:                           # h = W_hr (o * tanh(c))
+                np.multiply(pre[2 * H:3 * H], tc, out=hf)
+                np.matmul(w_hr, hf, out=h)
                 np.copyto(out_t[t], h.T)
             if keep is not None:                         # sequences not running keep h, c
                 h[:, L:] = keep
@@ -248,33 +263,33 @@ def _hprev(output, h0, reverse, batch_first):
     return hp
 
 
-def _zero_grads(x, h0, w_ih, w_hh):
-    z = np.zeros
-    return (z(x.shape, x.dtype), z(h0.shape, x.dtype), z(h0.shape, x.dtype),
-            z(w_ih.shape, x.dtype), z(w_hh.shape, x.dtype), z(w_hh.shape[0], x.dtype))
-
-
 def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, output,
                         workspace, reverse=False, batch_first=False, need_input=True,
-                        need_weight=True, need_bias=True, batch_sizes=None):
-    """Gradients of ``lstm_layer`` w.r.t. (x, h0, c0, w_ih, w_hh, bias) given those of
+                        need_weight=True, need_bias=True, batch_sizes=None, w_hr=None):
+    """Gradients of ``lstm_layer`` w.r.t. (x, h0, c0, w_ih, w_hh, bias, w_hr) given those of
     (output, h_n, c_n); the bias gradient is that of b_ih and of b_hh alike. Parts not
-    asked for come back as zeros."""
+    asked for come back as zeros (w_hr's: empty without a projection)."""
     dt = output.dtype
     out_t = _time_major(output, batch_first)
-    T, B, H = out_t.shape
+    T, B, P = out_t.shape
+    H = w_hh.shape[0] // 4
+    z = np.zeros
+    gwr = z((0, 0), dt) if w_hr is None else z(w_hr.shape, dt)
     if T == 0:
-        z = _zero_grads(x, h0, w_ih, w_hh)
-        return (z[0], np.array(np.broadcast_to(grad_hn, (B, H)), dt),
-                np.array(np.broadcast_to(grad_cn, (B, H)), dt)) + z[3:]
+        return (z(x.shape, dt), np.array(np.broadcast_to(grad_hn, (B, P)), dt),
+                np.array(np.broadcast_to(grad_cn, (B, H)), dt), z(w_ih.shape, dt),
+                z(w_hh.shape, dt), z(4 * H, dt), gwr)
     gates, cells, tcells = _lstm_ws(workspace.view(dt), T, B, H)
     wt = w_hh[_perm(H, 4)].T
     dg3 = np.empty((T, 4 * H, B), dt)       # per step contiguous, (G, T*B) after the loop
-    dh = np.array(np.broadcast_to(grad_hn, (B, H)).T, dtype=dt, order="C")   # (H, B)
-    dc = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")
+    dh = np.array(np.broadcast_to(grad_hn, (B, P)).T, dtype=dt, order="C")   # (P, B)
+    dc = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")   # (H, B)
     c0t = c0.T
     go = None if grad_output is None else \
         _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
+    # with a projection: the gradient of o tanh(c) is W_hr^T dh, kept per step for dW_hr
+    dhs3 = None if w_hr is None else np.empty((T, P, B), dt)
+    dhf = dh if w_hr is None else np.empty((H, B), dt)
     tmp = np.empty((H, B), dt)
     fac = np.empty((4 * H, B), dt)
     d = np.empty((4 * H, B), dt)
@@ -286,17 +301,26 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
         gt, tc = gates[t], tcells[t]
         L = _live(batch_sizes, t, B)
         dc_keep = dc[:, L:].copy() if L < B else None
+        go_t = None if go is None else go[t]
+        if dhs3 is not None:
+            if go_t is not None:
+                dh += go_t.T
+                go_t = None
+            np.copyto(dhs3[t], dh)
+            if L < B:
+                dhs3[t][:, L:] = 0
+            np.matmul(w_hr.T, dh, out=dhf)
         if nb is not None:
-            nb.lstm_backward_step(dh, no_go if go is None else go[t], dc, gt, tc, c_prev,
+            nb.lstm_backward_step(dhf, no_go if go_t is None else go_t, dc, gt, tc, c_prev,
                                   dg3[t], one)
         else:
-            if go is not None:
-                dh += go[t].T
-            np.multiply(dh, tc, out=d[2 * H:3 * H])      # d o
+            if go_t is not None:
+                dh += go_t.T
+            np.multiply(dhf, tc, out=d[2 * H:3 * H])     # d o
             np.multiply(tc, tc, out=tmp)                  # dc += dh o (1 - tanh(c)^2)
             np.subtract(1, tmp, out=tmp)
             tmp *= gt[2 * H:3 * H]
-            tmp *= dh
+            tmp *= dhf
             dc += tmp
             np.multiply(dc, gt[3 * H:], out=d[:H])       # d i = dc g
             np.multiply(dc, c_prev, out=d[H:2 * H])       # d f = dc c_{t-1}
@@ -318,10 +342,13 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
     gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, hprev,
                                      _perm(H, 4), batch_first, need_input, need_weight,
                                      need_bias)
-    z = np.zeros
+    if dhs3 is not None and need_weight:                 # dW_hr = sum_t dh_t (o tanh c)_t^T
+        hf3 = np.multiply(gates[:, 2 * H:3 * H], tcells)
+        gwr = np.matmul(_gate_major(dhs3), _gate_major(hf3).T)
     return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
             np.array(dc.T, order="C"), z(w_ih.shape, dt) if gwi is None else gwi,
-            z(w_hh.shape, dt) if gwh is None else gwh, z(4 * H, dt) if gb is None else gb)
+            z(w_hh.shape, dt) if gwh is None else gwh, z(4 * H, dt) if gb is None else gb,
+            gwr)
 
 
 # ------------------------------------------------------------------------------- GRU

@@ -27,19 +27,20 @@ from ember.autograd.grad_mode import is_grad_enabled
 lstm_layer = OpDef(
     "_lstm_layer(Tensor input, Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, "
     "Tensor? bias_ih=None, Tensor? bias_hh=None, bool reverse=False, bool batch_first=False, "
-    "Tensor? batch_sizes=None) -> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
+    "Tensor? batch_sizes=None, Tensor? weight_hr=None) "
+    "-> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
     half_in_float32(R.lstm_layer), promote=None,
     saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
-           "result"),
+           "weight_hr", "result"),
     grad_name="LstmLayerBackward0")
 
 lstm_layer_backward = OpDef(
     "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor input, "
     "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor output, "
     "Tensor workspace, bool reverse=False, bool batch_first=False, bool need_input=True, "
-    "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None) -> "
-    "(Tensor grad_input, Tensor grad_hx, Tensor grad_cx, Tensor grad_weight_ih, "
-    "Tensor grad_weight_hh, Tensor grad_bias)",
+    "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None, "
+    "Tensor? weight_hr=None) -> (Tensor grad_input, Tensor grad_hx, Tensor grad_cx, "
+    "Tensor grad_weight_ih, Tensor grad_weight_hh, Tensor grad_bias, Tensor grad_weight_hr)",
     half_in_float32(R.lstm_layer_backward), promote=None, differentiable=False)
 
 
@@ -74,9 +75,9 @@ def _keep(mask, new, old):
     return new if mask is None else ember.where(mask, new, old)
 
 
-def _lstm_recompute(xw, h0, c0, w_hh, reverse, masks):
+def _lstm_recompute(xw, h0, c0, w_hh, reverse, masks, w_hr):
     """The recurrence in ember ops over time-major projections ``xw`` (T, B, 4H): per step
-    (activated gates i, f, g, o; c; h)."""
+    (activated gates i, f, g, o; c; h; o tanh(c))."""
     import ember
     T = xw.shape[0]
     w_t = w_hh.t()
@@ -86,8 +87,9 @@ def _lstm_recompute(xw, h0, c0, w_hh, reverse, masks):
         i, f, g, o = ember.addmm(xw[t], h, w_t).chunk(4, 1)
         i, f, g, o = ember.sigmoid(i), ember.sigmoid(f), ember.tanh(g), ember.sigmoid(o)
         c = _keep(masks[t], f * c + i * g, c)
-        h = _keep(masks[t], o * ember.tanh(c), h)
-        steps[t] = (i, f, g, o, c, h)
+        hf = o * ember.tanh(c)
+        h = _keep(masks[t], hf if w_hr is None else ember.mm(hf, w_hr.t()), h)
+        steps[t] = (i, f, g, o, c, h, hf)
     return steps
 
 
@@ -111,29 +113,33 @@ def _input_grads(dpre, x, w_ih, h_prev, H, n, bias_at):
 
 
 def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, batch_sizes,
-               n):
+               w_hr, n):
     """Backpropagation through time in ember ops (differentiable): the gradients of
-    (input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh)."""
+    (input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, weight_hr)."""
     g_out, g_hn, g_cn = grads[0], grads[1], grads[2]
     x = _time_major(x, batch_first)
     T = x.shape[0]
     masks = _masks(batch_sizes, T, x.shape[1])
-    steps = _lstm_recompute(_projection(x, w_ih, b_ih, b_hh), h0, c0, w_hh, reverse, masks)
+    steps = _lstm_recompute(_projection(x, w_ih, b_ih, b_hh), h0, c0, w_hh, reverse, masks,
+                            w_hr)
     if g_out is not None:
         g_out = _time_major(g_out, batch_first)
     import ember
     dh = g_hn if g_hn is not None else ember.zeros_like(h0)
     dc = g_cn if g_cn is not None else ember.zeros_like(c0)
-    dpres, hprev = [None] * T, [None] * T
+    dpres, hprev, dhs = [None] * T, [None] * T, [None] * T
     for t in _order(T, not reverse):
         tp = t + 1 if reverse else t - 1
         first = tp < 0 or tp >= T
         c_prev = c0 if first else steps[tp][4]
         hprev[t] = h0 if first else steps[tp][5]
-        i, f, g, o, c, _ = steps[t]
+        i, f, g, o, c, _, _ = steps[t]
         if g_out is not None:
             dh = dh + g_out[t]
         dh_in, dc_in, m = dh, dc, masks[t]
+        if w_hr is not None:                             # through the projection
+            dhs[t] = dh if m is None else dh * m
+            dh = ember.mm(dh, w_hr)
         tc = ember.tanh(c)
         do = dh * tc
         dc = dc + dh * o * (1 - tc * tc)
@@ -148,24 +154,31 @@ def _lstm_bptt(grads, x, h0, c0, w_ih, w_hh, b_ih, b_hh, reverse, batch_first, b
     gx, gwi, gwh, gbs = _input_grads(dpres, x, w_ih, hprev, w_hh.shape[1], n, (5, 6))
     if gx is not None:
         gx = _time_major(gx, batch_first)
-    return (gx, dh if n[1] else None, dc if n[2] else None, gwi, gwh) + gbs
+    gwr = None
+    if w_hr is not None and n[10]:
+        P, H = w_hr.shape
+        gwr = ember.mm(ember.stack(dhs, 0).reshape(-1, P).t(),
+                       ember.stack([s_[6] for s_ in steps], 0).reshape(-1, H))
+    return (gx, dh if n[1] else None, dc if n[2] else None, gwi, gwh) + gbs + (gwr,)
 
 
 @lstm_layer.def_backward
 def _(ctx, grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
-      batch_first, batch_sizes):
+      batch_first, batch_sizes, weight_hr):
     n = ctx.needs_input_grad
     if is_grad_enabled():
-        return _lstm_bptt(grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
-                          reverse, batch_first, batch_sizes, n) + (None, None, None)
+        g = _lstm_bptt(grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
+                       reverse, batch_first, batch_sizes, weight_hr, n)
+        return g[:7] + (None, None, None, g[7])
     out, _, _, ws = ctx.result
     need_bias = bool(n[5] or n[6])
-    gx, gh, gc, gwi, gwh, gb = lstm_layer_backward(
+    gx, gh, gc, gwi, gwh, gb, gwr = lstm_layer_backward(
         grads[0], grads[1], grads[2], input, hx, cx, weight_ih, weight_hh, out, ws, reverse,
-        batch_first, bool(n[0]), bool(n[3] or n[4]), need_bias, batch_sizes)
+        batch_first, bool(n[0]), bool(n[3] or n[4] or n[10]), need_bias, batch_sizes,
+        weight_hr)
     return (gx if n[0] else None, gh if n[1] else None, gc if n[2] else None,
             gwi if n[3] else None, gwh if n[4] else None, gb if n[5] else None,
-            gb if n[6] else None, None, None, None)
+            gb if n[6] else None, None, None, None, gwr if n[10] else None)
 
 
 gru_layer = OpDef(

@@ -212,3 +212,49 @@ def test_fused_packed_gradgrad(mode):
         return (o.data ** 2).sum()
     assert ember.autograd.gradcheck(f, (x,))
     assert ember.autograd.gradgradcheck(f, (x,))
+
+
+@pytest.mark.parametrize("kw", [dict(proj_size=3), dict(proj_size=2, num_layers=2,
+                                                         bidirectional=True,
+                                                         batch_first=True)])
+@pytest.mark.parametrize("packed", [False, True])
+def test_fused_lstm_projection_vs_torch(kw, packed, rnn_path):
+    """LSTM with proj_size on the fused record (h = W_hr (o tanh c)), padded and packed:
+    outputs, states and every gradient (weight_hr's too) vs torch, float64."""
+    from ember.nn.utils import rnn as eru
+    from torch.nn.utils import rnn as tru
+    e, t = _pair("LSTM", "float64", **kw)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((4, 5, 5))
+    xe, xt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+    bf = kw.get("batch_first", False)
+    with ember.profiler.profile() as prof:
+        ie = eru.pack_padded_sequence(xe, [5, 3, 2, 2] if bf else [4, 4, 3, 1, 1],
+                                      batch_first=bf) if packed else xe
+        oe, ne = e(ie)
+    assert "aten::_lstm_layer" in {ev.key for ev in prof.key_averages()}
+    it = tru.pack_padded_sequence(xt, [5, 3, 2, 2] if bf else [4, 4, 3, 1, 1],
+                                  batch_first=bf) if packed else xt
+    ot, nt = t(it)
+    oe, ot = (oe.data, ot.data) if packed else (oe, ot)
+    w = rng.standard_normal(tuple(ot.shape))
+    ((oe * ember.tensor(w)).sum() + (ne[0] ** 2).sum() + ne[1].sum()).backward()
+    ((ot * torch.tensor(w)).sum() + (nt[0] ** 2).sum() + nt[1].sum()).backward()
+    tol = dict(rtol=1e-10, atol=1e-10)
+    for a, b in [(oe, ot), (xe.grad, xt.grad)] + list(zip(ne, nt)):
+        np.testing.assert_allclose(a.detach().numpy(), b.detach().numpy(), **tol)
+    for (n, pe), (_, pt) in zip(e.named_parameters(), t.named_parameters()):
+        np.testing.assert_allclose(pe.grad.numpy(), pt.grad.numpy(), err_msg=n, **tol)
+
+
+def test_fused_lstm_projection_gradgrad():
+    m = ember.nn.LSTM(3, 4, proj_size=2).double()
+    names = [n for n, _ in m.named_parameters()]
+    x = ember.randn(3, 2, 3, dtype=ember.float64, requires_grad=True)
+
+    def f(x, *p):
+        o, (h, c) = ember.func.functional_call(m, dict(zip(names, p)), (x,))
+        return (o ** 2).sum() + (c ** 2).sum()
+    ps = [p.detach().clone().requires_grad_() for p in m.parameters()]
+    assert ember.autograd.gradcheck(f, (x, *ps))
+    assert ember.autograd.gradgradcheck(f, (x, *ps))

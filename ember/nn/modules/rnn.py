@@ -8,10 +8,11 @@ ops (``_step``, shared with the cells). Sequences are handled as time-major rows
 already is such rows with ``batch_sizes[t]`` rows per step; in the packed case the live
 batch shrinks (forward direction) or grows (reverse direction) as sequences end.
 
-An LSTM without projection or a GRU over float32/float64 input skips the per-step ops: each
-layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
+An LSTM (projected or not) or a GRU over float32/float64 input skips the per-step ops:
+each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
 ember/_ops/nn_fused.py, with their own backward), run in a padded input's own layout; packed
-rows are spread into a padded batch and the records told the batch size of each step."""
+rows are spread into a padded batch and the records told the batch size of each step. The
+per-step path above stays for RNN, half dtypes and autocast."""
 import math
 import numbers
 import warnings
@@ -128,7 +129,7 @@ def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tens
     named = dict(zip(names, weights))
     dirs = 2 if bidirectional else 1
     lstm = mode == 'LSTM'
-    if mode in ('LSTM', 'GRU') and not proj_size and \
+    if mode in ('LSTM', 'GRU') and \
             input.dtype in (ember.float32, ember.float64) and \
             not ember.is_autocast_enabled('cpu'):
         if batch_sizes is None:
@@ -216,7 +217,7 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
             if mode == 'LSTM':
                 out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
                                            w['bias_ih'], w['bias_hh'], d == 1, batch_first,
-                                           batch_sizes)
+                                           batch_sizes, w['weight_hr'])
                 cs.append(c)
             else:
                 out, h, _ = _gru_layer(x, h0[k], w['weight_ih'], w['weight_hh'],
