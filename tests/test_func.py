@@ -508,3 +508,14 @@ def test_vmap_flatten_has_a_batch_rule(args, in_dim):
     assert tuple(e.shape) == tuple(t.shape)
     np.testing.assert_array_equal(e.numpy(), t.numpy())
     assert not FALLBACK_COUNTS
+
+
+@pytest.mark.parametrize("is_causal", [False, True])
+def test_vmap_scaled_dot_product_attention(is_causal):
+    """A Python-level function that checks the torch-function protocol (sdpa) under vmap:
+    BatchedTensor's handler runs it with the protocol off (it recursed for ever)."""
+    q = np.random.default_rng(0).standard_normal((3, 2, 5, 4)).astype(np.float32)
+    e = vmap(lambda a: EF.scaled_dot_product_attention(a, a, a, is_causal=is_causal))(E(q))
+    t = tf.vmap(lambda a: torch.nn.functional.scaled_dot_product_attention(
+        a, a, a, is_causal=is_causal))(torch.tensor(q))
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)

@@ -43,7 +43,12 @@ class BatchedTensor(Tensor):
 
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
-        return func(*args, **(kwargs or {}))
+        # the protocol off inside (as Tensor's default handler), else a Python function that
+        # checks has_torch_function (scaled_dot_product_attention) calls itself for ever;
+        # the ops inside still reach the vmap mode through the dispatcher
+        from ember.overrides import _disabled_torch_function
+        with _disabled_torch_function():
+            return func(*args, **(kwargs or {}))
 
     # --- autograd flags mirror the value below
     @property

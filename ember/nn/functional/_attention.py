@@ -59,9 +59,11 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     scores = torch.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:
-        # masked above the diagonal; every row keeps its first key, so no row is all -inf
-        # (S > 0) and the dead-row check below is skipped
-        scores = scores.masked_fill(torch.ones(L, S, dtype=torch.bool).triu(1), float("-inf"))
+        # -inf added above the diagonal, in place (one pass; its backward passes the gradient
+        # through, which softmax's backward has already zeroed there); every row keeps its
+        # first key, so no row is all -inf (S > 0) and the dead-row check below is skipped
+        above = torch.ones(L, S, dtype=torch.bool).triu(1)
+        scores.add_(torch.zeros(L, S, dtype=scores.dtype).masked_fill_(above, float("-inf")))
         masked = S == 0
     if attn_mask is not None:
         if attn_mask.dtype == torch.bool:
