@@ -520,6 +520,9 @@ class Agent:
     def _watch(self, poller):
         """Register in ``poller`` the watched boxes with replies to come that no waiter
         reads; the poll timeout (short while a waiter holds one)."""
+        polled = poller._ember_boxes
+        if not self.watch and not polled:
+            return _POLL_MS
         want, busy = {}, False
         for box in list(self.watch):
             if not box.ids:
@@ -531,7 +534,6 @@ class Agent:
                 busy = True
             else:
                 want[box.fd] = box
-        polled = poller._ember_boxes
         for fd in [fd for fd in polled if fd not in want]:
             poller.unregister(fd)
             del polled[fd]
