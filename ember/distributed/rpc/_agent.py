@@ -152,7 +152,7 @@ class _Pending:
 class _Box:
     """A thread's reply box: ``sock`` (PULL) is read by whoever holds ``lock``; ``ids``
     are the requests whose replies come here; ``busy``: a waiter is reading it."""
-    __slots__ = ("id", "sock", "fd", "lock", "ids", "busy", "closed", "__weakref__")
+    __slots__ = ("id", "sock", "fd", "lock", "ids", "busy", "closed")
 
     def __init__(self, box_id, sock):
         self.id, self.sock, self.fd = box_id, sock, sock.getsockopt(zmq.FD)
