@@ -12,6 +12,8 @@ process; Note [page faults] in ember/_allocator.py).
 ``--memory`` runs each (case, library) in a fresh subprocess that imports only that library,
 builds the model, does a few steps, and reports its peak resident memory, and in brackets the
 growth of the peak during the steps over the resident memory after imports and model build.
+The children inherit the environment: ``EMBER_NO_NUMBA=1`` or ``EMBER_NO_ORT_CONV=1`` measure
+ember without the compiled kernels or onnxruntime's convolutions (docs/PERFORMANCE.md).
 """
 from __future__ import annotations
 
