@@ -475,10 +475,10 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
         return conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups,
                                 threads, threads is not None).astype(dt, copy=False)
     T = split.threads()
-    gy_c = gy.astype(dt, copy=False)
-    if need_i and need_w and T >= 2 and _wgrad_on_ort(x, 0, 0, ksize, stride, dilation,
-                                                      groups, True) and \
-            ort_conv.available(gy_c, w.astype(dt, copy=False), groups, x.shape[2:]) and \
+    xc, gyc, wc = (a.astype(dt, copy=False) for a in (x, gy, w))
+    if need_i and need_w and T >= 2 and \
+            _wgrad_on_ort(xc, w.shape[0], 0, ksize, stride, dilation, groups, force=True) and \
+            ort_conv.available(gyc, wc, groups, x.shape[2:]) and \
             all(o < s for o, s in zip(op, stride)):
         job = split.pool().submit(grad_input, T // 2)
         try:
