@@ -328,7 +328,8 @@ def _i_adaptive_max_pool(p, a):
 def _i_cross_entropy(p, a):
     x = a[0].text
     loss = p.call("cross_entropy_loss", [x, a[1].text, "None", a[2].text, a[3].text])
-    return f"({loss}, {p.call('logsumexp', [x, '[1]'])})"
+    # (loss, lse, workspace): the record's byte workspace has no use in a graph; x fills it
+    return f"({loss}, {p.call('logsumexp', [x, '[1]'])}, {x})"
 
 
 def _i_reverse_cumsum(p, a):

@@ -309,3 +309,16 @@ def test_fused_cross_entropy_non_finite_and_ignored_rows_match_torch(reduction):
     lt.sum().backward()
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=1e-7,
                                equal_nan=True)
+
+
+def test_fused_cross_entropy_traced_saves_for_torch(tmp_path):
+    """The record's third output (the softmax workspace) does not break jit.save: torch
+    loads the traced loss and gives ember's value."""
+    class Loss(ember.nn.Module):
+        def forward(self, x, t):
+            return ember.nn.functional.cross_entropy(x, t)
+    x, t = ember.randn(4, 5), ember.tensor([0, 1, 2, 3])
+    path = str(tmp_path / "ce.pt")
+    ember.jit.save(ember.jit.trace(Loss(), (x, t)), path)
+    got = torch.jit.load(path)(torch.from_numpy(x.numpy()), torch.from_numpy(t.numpy()))
+    np.testing.assert_allclose(got.numpy(), Loss()(x, t).numpy(), rtol=1e-6)
