@@ -1,9 +1,11 @@
 """Fused kernels for LSTM and GRU layers (records in ember/_ops/nn_fused.py).
 
 A layer kernel runs one direction of one layer over a whole padded sequence in one call,
-like torch's CPU path: the input projection of every step is one GEMM, each step then does
-one GEMM of the hidden state and the gate nonlinearities in place, and the backward folds
-the weight gradients into one GEMM each over all steps.
+like torch's CPU path: the input projections of all steps are one batched GEMM, each step
+then does one GEMM of the hidden state and the gate nonlinearities in place, and the
+backward folds the weight gradients into one GEMM each over all steps. Packed batches run
+padded with the batch size of each step (``_live``); LSTM's projection (proj_size) is one
+more small GEMM per step.
 
 Layout. Everything inside runs gate-major with the batch last: the projections are
 (T, G, B), each step's gates a contiguous (G, B) block, the states h, c (H, B). That is the
@@ -16,8 +18,10 @@ sigmoid(x) = tanh(x/2)/2 + 1/2 and halving is exact in binary floating point.
 
 The forward keeps what its backward needs in a byte workspace (like a reserve buffer): the
 activated gates (and the cell states for LSTM, h_n's pre-gate part for GRU). The backward
-writes each step's gate gradients into a (G, T*B) matrix, from which the gradients of the
-input, both weights and the bias are one GEMM or one row sum each.
+writes each step's gate gradients into a contiguous (T, G, B) buffer, copied once into a
+(G, T*B) matrix from which the gradients of the input, both weights and the bias are one
+GEMM each. With the ``fast`` extra the steps' arithmetic (not the tanh passes) runs in
+numba kernels (ember/_kernels/compiled/rnn.py); the NumPy path stays (EMBER_NO_NUMBA=1).
 """
 from __future__ import annotations
 
