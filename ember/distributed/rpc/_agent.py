@@ -8,27 +8,30 @@ Replies from a peer on this host go to a *reply box* of the calling thread: a PU
 bound on ``<ipc path>-b<box id>.ipc``, named in the request's header; the callee answers
 through a PUSH socket of its own to that path. The thread that waits for a reply reads its
 box itself (the Future's ``_driver``, ``_drive``) and completes every reply it finds there,
-so ``rpc_sync`` needs no thread to wake it. Boxes with calls that nobody may be waiting for
-(``rpc_async``, RRef bookkeeping) are *watched*: the leading I/O thread polls their file
-descriptors too and drains them when their owner is not waiting (so callbacks fire with
-nobody calling ``wait``). Whoever reads a box holds its lock and reads until it is empty.
-Replies from other hosts (box 0) come back to the ROUTER.
+so ``rpc_sync`` needs no thread to wake it (a call carrying 64 KB of tensors or more is
+waited for on the I/O thread: measured faster for large replies). Boxes with calls that
+nobody may be waiting for (``rpc_async``, RRef bookkeeping) are *watched*: the leading I/O
+thread polls their file descriptors too and reads them, each time it wakes, when no waiter
+holds them (so callbacks fire with nobody calling ``wait``). Whoever reads a box holds its
+lock. Replies from other hosts (box 0) come back to the ROUTER. The boxes and sockets of a
+thread that has ended go to the next new thread.
 
 The leading I/O thread owns the ROUTER: it hands requests to the pool, fails calls whose
 timeout passed, sends the one-way messages queued by ``RRef.__del__`` (which may run
 inside another send), and fails at once the calls to a peer on this host whose process
 has exited.
 
-A message is ``[header, pickle, tensor buffers...]`` (``_wire.py``); the header packs the
+A message is ``[header + pickle, tensor buffers...]`` (``_wire.py``); the header packs the
 kind (REQUEST / RESULT / ERROR / PROFILED, with the PLAIN flag when the pickle needs no
-persistent ids: ``pickle.loads`` reads it), the request id (0: one-way, no reply), the
-sender's rank, the reply box, and the distributed autograd context id and autograd
-message id (-1: none; see ``ember.distributed.autograd``): a request runs inside its
-context, and the tensors requiring grad of requests and replies get send/recv nodes. A
-PROFILED request runs under a profile and its reply is ``(value, events)``
+persistent ids: ``pickle.loads`` reads it), the number of buffer frames, the request id
+(0: one-way, no reply), the sender's rank, the reply box, and the distributed autograd
+context id and autograd message id (-1: none; see ``ember.distributed.autograd``): a
+request runs inside its context, and the tensors requiring grad of requests and replies
+get send/recv nodes. A PROFILED request runs under a profile and its reply is ``(value, events)``
 (``_profiling.py``). Requests run on ``num_worker_threads`` pool threads, except a lone
-request arriving while the other I/O thread is idle: that thread takes over the ROUTER and
-this one runs the request itself and sends the reply (``_loop``). Functions marked
+request arriving while no I/O thread runs one: the leading I/O thread runs it itself and
+sends the reply, lending the ROUTER to the other I/O thread meanwhile, which takes it only
+if the request runs longer than ``_LEND_S`` (``_loop``). Functions marked
 ``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread that holds the
 ROUTER, in arrival order. A function that returns a Future (``@async_execution``, or an
 inline one) is answered when the Future completes, without holding a thread.
