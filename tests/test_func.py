@@ -519,3 +519,27 @@ def test_vmap_scaled_dot_product_attention(is_causal):
     t = tf.vmap(lambda a: torch.nn.functional.scaled_dot_product_attention(
         a, a, a, is_causal=is_causal))(torch.tensor(q))
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("with_bias,bias_batched", [(False, False), (True, False), (True, True)])
+def test_vmap_conv2d_shared_input_batched_weight(with_bias, bias_batched):
+    """A shared input against a batch of weights (groups=1): the batch goes into the output
+    channels (no copies of the input)."""
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((2, 3, 8, 8)).astype(np.float32)
+    w = rng.standard_normal((5, 4, 3, 3, 3)).astype(np.float32)
+    b = rng.standard_normal((5, 4) if bias_batched else (4,)).astype(np.float32)
+    res = []
+    for lib, vm in ((ember, vmap), (torch, tf.vmap)):
+        X, W, Bv = lib.tensor(x), lib.tensor(w), lib.tensor(b)
+        if not with_bias:
+            f = vm(lambda w_: lib.nn.functional.conv2d(X, w_, None, 1, 1))
+            res.append(f(W).numpy())
+        elif bias_batched:
+            f = vm(lambda w_, b_: lib.nn.functional.conv2d(X, w_, b_, 1, 1))
+            res.append(f(W, Bv).numpy())
+        else:
+            f = vm(lambda w_: lib.nn.functional.conv2d(X, w_, Bv, 1, 1))
+            res.append(f(W).numpy())
+    assert res[0].shape == res[1].shape
+    np.testing.assert_allclose(res[0], res[1], rtol=1e-4, atol=1e-4)

@@ -367,6 +367,19 @@ def _convolution(op, vals, bdims, B):
         flat = x.reshape((B * N,) + tuple(x.shape[2:]))
         out = op(flat, w, bias, stride, padding, dilation, transposed, output_padding, groups)
         return out.reshape((B, N) + tuple(out.shape[1:])), 0
+    if bx is None and groups == 1:
+        # shared input, batched weight: the batch folded into the output channels, one
+        # convolution over the input as it is (folding it into groups would copy the input B
+        # times: the NTK tutorial's per-sample weight gradients, 200 copies)
+        w = _front(w, bw) if bw is not None else w.unsqueeze(0).expand((B,) + tuple(w.shape))
+        O = w.shape[1]
+        wf = w.reshape((B * O,) + tuple(w.shape[2:]))
+        bf = None
+        if bias is not None:
+            bias = _front(bias, bb) if bb is not None else bias.unsqueeze(0).expand(B, O)
+            bf = bias.reshape(B * O)
+        out = op(x, wf, bf, stride, padding, dilation, transposed, output_padding, groups)
+        return out.reshape((out.shape[0], B, O) + tuple(out.shape[2:])), 1
     # batched weight: fold the batch into groups
     if bx is None:
         x = x.unsqueeze(0).expand((B,) + tuple(x.shape))
