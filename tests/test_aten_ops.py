@@ -159,3 +159,19 @@ def test_segment_reduce_max_ties_share_the_gradient(initial):
     s = ember.segment_reduce(e, "max", lengths=el, initial=initial)
     _close(s, r)
     _grads_agree(r, s, (t,), (e,), np.random.default_rng(7))
+
+
+def test_gelu_backward_values_and_its_gradient():
+    """aten.gelu_backward (exact GELU's derivative times the incoming gradient): values in
+    float64 and float32, and its own gradient (the double backward of gelu)."""
+    rng = np.random.default_rng(5)
+    (tg, eg), (tx, ex) = _pair(rng.standard_normal((4, 6)), True), \
+        _pair(rng.uniform(-5, 5, (4, 6)), True)
+    r = torch.ops.aten.gelu_backward(tg, tx)
+    s = ember.ops.aten.gelu_backward(eg, ex)
+    _close(s, r)
+    _grads_agree(r, s, (tg, tx), (eg, ex), rng)
+    r32 = torch.ops.aten.gelu_backward(tg.detach().float(), tx.detach().float())
+    s32 = ember.ops.aten.gelu_backward(eg.detach().float(), ex.detach().float())
+    assert s32.dtype == ember.float32
+    np.testing.assert_allclose(s32.numpy(), r32.numpy(), rtol=1e-5, atol=1e-6)

@@ -1020,6 +1020,10 @@ ACTIVATIONS = [
                     regex="approximate argument must be either none or tanh"),
                _err(make_arg((3,), "int64", rng), exc=NotImplementedError,
                     regex="GeluKernelImpl")]),
+    # gelu's derivative records: values and gradients against torch.ops.aten.gelu_backward
+    # in tests/test_aten_ops.py; the training-step pair (_gelu_train) in tests/test_perf_paths.py
+    OpInfo("gelu_backward", None, lambda dtype, rng: [], function=False, method=False,
+           supports_grad=False, op_records=("gelu_backward", "_gelu_train")),
     OpInfo("_ew_silu", _silu_ref, _unary(-5, 5, -3, 3), dtypes=FLOATS + COMPLEX, method=False,
            supports_out=True, check_dtype=False, grad_dtypes=CGRAD,
            op_records=("silu", "silu_"),
