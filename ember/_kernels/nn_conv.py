@@ -190,10 +190,24 @@ def _pad_lohi(x, lo, hi):
     if not any(lo) and not any(hi):
         return x
     shape = tuple(x.shape[:2]) + tuple(x.shape[2 + i] + lo[i] + hi[i] for i in range(n))
-    buf = _scratch("pad", shape, x.dtype, zero=True)
-    buf[(slice(None), slice(None)) + tuple(slice(lo[i], lo[i] + x.shape[2 + i])
-                                          for i in range(n))] = x
+    buf = _scratch("pad", shape, x.dtype)
+    inner = tuple(slice(lo[i], lo[i] + x.shape[2 + i]) for i in range(n))
+    buf[(slice(None), slice(None)) + inner] = x
+    _zero_border(buf, lo, hi)
     return buf
+
+
+def _zero_border(buf, lo, hi):
+    """Zero the ``lo``/``hi`` border slabs of ``buf`` (N, C, *S), leaving the inside as it
+    is: a full zero fill first costs a pass over the whole buffer (and, for a fresh one,
+    its page faults before the copy: 2.5 ms a step in the CNN's profile)."""
+    n = len(lo)
+    for i in range(n):
+        head = (slice(None), slice(None)) + (slice(None),) * i
+        if lo[i]:
+            buf[head + (slice(0, lo[i]),)] = 0
+        if hi[i]:
+            buf[head + (slice(buf.shape[2 + i] - hi[i], None),)] = 0
 
 
 def _cols_n(x, ksize, stride, padding, dilation, out_size, hi=None):

@@ -200,6 +200,19 @@ def test_large_convs_use_the_scratch_buffers_correctly():
     np.testing.assert_allclose(got["y"], want, rtol=1e-4, atol=1e-3)
 
 
+@pytest.mark.parametrize("lo, hi", [((1, 1), (1, 1)), ((2, 0), (0, 3)), ((0, 0), (1, 0))])
+def test_pad_lohi_zeroes_the_border_of_a_stale_scratch(lo, hi):
+    """``_pad_lohi`` writes the inside and zeroes only the border: a reused scratch buffer
+    (filled with NaN here) must not show through."""
+    x = np.random.default_rng(3).standard_normal((2, 3, 1100, 1100)).astype(np.float32)
+    shape = (2, 3, 1100 + lo[0] + hi[0], 1100 + lo[1] + hi[1])
+    assert 4 * np.prod(shape) >= KC._SCRATCH_MIN_BYTES
+    KC._scratch("pad", shape, np.float32).fill(np.nan)
+    got = KC._pad_lohi(x, list(lo), list(hi))
+    want = np.pad(x, ((0, 0), (0, 0), (lo[0], hi[0]), (lo[1], hi[1])))
+    np.testing.assert_array_equal(got, want)
+
+
 @pytest.mark.parametrize("dtype", [np.float32, np.float64])
 @pytest.mark.parametrize("transposed", [False, True])
 def test_winograd_route_through_conv2d(dtype, transposed, monkeypatch):
