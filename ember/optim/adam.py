@@ -1,6 +1,10 @@
 """Adam: moment estimates with bias correction (AdamW is the decoupled-decay variant)."""
+import numpy as np
+
 import ember
+from ember._state import state
 from ember._tensor import Tensor
+from ember.autograd.graph import bump_version
 from .optimizer import (Optimizer, _check_betas, _check_lr, _closure_loss, _no_fused, _num,
                         _real, _require, _scalar, _to_scalar)
 
@@ -77,6 +81,11 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     """One Adam update of ``params`` in place (the moment tensors and step counters too)."""
     lr, beta1, beta2 = _num(lr), _num(beta1), _num(beta2)
     for i, (p, g) in enumerate(zip(params, grads)):
+        if not differentiable and _adam_arrays(
+                p, g, exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None,
+                state_steps[i], lr, beta1, beta2, weight_decay, eps, maximize,
+                decoupled_weight_decay):
+            continue
         state_steps[i].add_(1)
         t = _num(state_steps[i])
         if maximize:
@@ -100,3 +109,70 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         # (in place unless autograd records the update: sqrt saves its result)
         denom = (v.sqrt() / c2 if differentiable else v.sqrt().div_(c2)).add_(eps)
         p.addcdiv_(m.clone() if differentiable else m, denom, value=-lr / (1 - beta1 ** t))
+
+
+def _arrays(*tensors):
+    """The NumPy arrays of plain real float tensors of one dtype and shape, else None."""
+    arrays = []
+    for t in tensors:
+        if type(t) is not Tensor:
+            return None
+        a = t._data
+        if type(a) is not np.ndarray:
+            return None
+        arrays.append(a.reshape(1) if a.ndim == 0 else a)     # (ufuncs make 0-d scalars)
+    a0 = arrays[0]
+    if a0.dtype not in (np.float32, np.float64) or any(
+            a.dtype != a0.dtype or a.shape != a0.shape for a in arrays[1:]):
+        return None
+    return arrays
+
+
+def _adam_arrays(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, maximize,
+                 decoupled):
+    """The update of ``adam`` for one parameter as in-place NumPy passes on the arrays (no
+    op records, no temporaries beyond one scratch array): the same float operations in the
+    same order as the op-by-op path. False (nothing done) unless ``p``, ``g``, ``m``, ``v``
+    (and ``vmax``) are plain dense real float tensors of one dtype and shape and ``step`` a
+    0-dim plain tensor, with no dispatch mode active (profiler, tracing, vmap, inference
+    mode: they see the op-by-op path) and grad mode off (the optimizer's step)."""
+    if state.modes or state.grad_enabled:
+        return False
+    arrays = _arrays(p, g, m, v, *(() if vmax is None else (vmax,)))
+    if arrays is None or type(step) is not Tensor or type(step._data) is not np.ndarray \
+            or step._data.shape != ():
+        return False
+    pa, ga, ma, va = arrays[:4]
+    step._data[...] += 1
+    t = float(step._data)
+    if maximize:
+        ga = np.negative(ga)
+    if weight_decay != 0:
+        if decoupled:
+            np.multiply(pa, 1 - lr * weight_decay, out=pa)
+        else:
+            ga = np.add(ga, np.multiply(pa, weight_decay))
+    w = 1 - beta1                       # m.lerp_(g, w), the formula of ember's lerp kernel
+    d = np.subtract(ga, ma)
+    if abs(w) < 0.5:
+        d *= w
+        np.add(ma, d, out=ma)
+    else:
+        d *= 1 - w
+        np.subtract(ga, d, out=ma)
+    va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+    np.multiply(ga, ga, out=d)
+    d *= 1 - beta2
+    va += d
+    if vmax is not None:
+        np.maximum(arrays[4], va, out=arrays[4])
+        va = arrays[4]
+    np.sqrt(va, out=d)                  # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+    d /= (1 - beta2 ** t) ** 0.5
+    d += eps
+    np.divide(ma, d, out=d)             # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t))
+    d *= -lr / (1 - beta1 ** t)
+    pa += d
+    for x in (step, p, m, v) + (() if vmax is None else (vmax,)):
+        bump_version(x)
+    return True
