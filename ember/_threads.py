@@ -1,9 +1,11 @@
 """Intra-op thread settings (torch.set_num_threads / get_num_threads and the inter-op pair).
 
-ember's parallelism is its BLAS (NumPy's and SciPy's OpenBLAS) and scipy.fft's ``workers``.
-``set_num_threads(n)`` limits both: the BLAS pools through ``threadpoolctl`` (the optional
-extra ``ember[threads]``; without it the BLAS keeps its own setting and a warning says so),
-the FFT workers directly. The inter-op setting sizes the pool that runs TorchScript's
+ember's parallelism is its own pool (``_kernels/split.py``: row-split GEMMs with NumPy's
+OpenBLAS held at one thread, Note [one thread plan] in ``_kernels/numpy_blas.py``, and the
+compiled kernels), onnxruntime's sessions, the BLAS (NumPy's and SciPy's OpenBLAS) and
+scipy.fft's ``workers``; all follow ``get_num_threads``. ``set_num_threads(n)`` also sets
+NumPy's OpenBLAS directly and the other BLAS pools through ``threadpoolctl`` (the optional
+extra ``ember[threads]``; without it those keep their own setting and a warning says so). The inter-op setting sizes the pool that runs TorchScript's
 ``fork`` tasks (``ember/jit/_futures.py``); it is fixed once that pool starts.
 """
 from __future__ import annotations
@@ -39,8 +41,10 @@ def _positive(n, name):
 
 
 def set_num_threads(n):
-    """Limit the BLAS and FFT thread pools to ``n`` threads."""
+    """Limit ember's pool, onnxruntime's sessions, the BLAS and the FFT to ``n`` threads."""
     _positive(n, "set_num_threads")
+    from ember._kernels import numpy_blas
+    numpy_blas.set_blas_threads(n)
     try:
         from threadpoolctl import threadpool_limits
     except ImportError:

@@ -2,6 +2,7 @@
 import subprocess
 import sys
 
+import numpy as np
 import pytest
 
 import ember
@@ -53,3 +54,119 @@ def test_without_threadpoolctl_warns_naming_the_extra():
                "    ember.set_num_threads(1)\n"
                "print(ember.get_num_threads(), 'ember[threads]' in str(w[0].message))")
     assert out == "1 True"
+
+
+# Note [one thread plan]: ember's GEMMs hold NumPy's OpenBLAS at one thread and split rows
+# over ember's own pool; the bits must not depend on the thread count.
+
+@pytest.fixture
+def restore_threads():
+    from ember._threads import _settings
+    saved = _settings["threads"]
+    yield
+    _settings["threads"] = saved
+
+
+@pytest.mark.parametrize("shape", [(256, 784, 512), (300, 129, 257), (4096, 27, 64),
+                                   (33, 1000, 700), (1000, 1000, 10)])
+@pytest.mark.parametrize("b_transposed", [False, True])
+def test_split_matmul_bits_equal_at_any_thread_count(shape, b_transposed, restore_threads):
+    from ember._kernels import numpy_blas, split
+    from ember._threads import _settings
+    if numpy_blas.get_blas_threads() is None:
+        pytest.skip("NumPy's OpenBLAS is not reachable")
+    m, k, n = shape
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((m, k), np.float32)
+    b = rng.standard_normal((n, k), np.float32).T if b_transposed else \
+        rng.standard_normal((k, n), np.float32)
+    with numpy_blas.one_thread():
+        ref = np.matmul(a, b)
+    for t in (1, 2, 3, 4):
+        _settings["threads"] = t
+        assert np.array_equal(split.matmul(a, b), ref), t
+    np.testing.assert_allclose(ref, a.astype(np.float64) @ b.astype(np.float64),
+                               rtol=1e-4, atol=1e-3)
+
+
+def test_split_matmul_batched_and_folded(restore_threads):
+    from ember._kernels import numpy_blas, split
+    from ember._threads import _settings
+    rng = np.random.default_rng(1)
+    a3, b3 = rng.standard_normal((8, 128, 64), np.float32), \
+        rng.standard_normal((8, 64, 128), np.float32)
+    af, w = rng.standard_normal((4, 100, 256), np.float32), \
+        rng.standard_normal((256, 300), np.float32)
+    with numpy_blas.one_thread():
+        refs = np.matmul(a3, b3), np.matmul(af, w)
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        assert np.array_equal(split.matmul(a3, b3), refs[0])
+        assert np.array_equal(split.matmul(af, w), refs[1])
+
+
+def test_blas_thread_count_restored_after_ember_calls():
+    from ember._kernels import fast_elementwise, numpy_blas, split
+    before = numpy_blas.get_blas_threads()
+    if before is None:
+        pytest.skip("NumPy's OpenBLAS is not reachable")
+    numpy_blas.set_blas_threads(2)
+    try:
+        a = np.ones((300, 300), np.float32)
+        assert np.array_equal(split.matmul(a, a), np.full((300, 300), 300, np.float32))
+        y = np.zeros(20000, np.float32)
+        assert fast_elementwise.axpy_(y, np.ones(20000, np.float32), 2.0)
+        assert (y == 2).all()
+        assert numpy_blas.get_blas_threads() == 2
+    finally:
+        numpy_blas.set_blas_threads(before)
+
+
+def test_one_thread_runs_gemm_on_the_callers_thread(monkeypatch, restore_threads):
+    from ember._kernels import split
+    ember.set_num_threads(1)
+    monkeypatch.setattr(split, "pool", lambda: pytest.fail("the pool ran at one thread"))
+    a = np.ones((1024, 1024), np.float32)
+    assert split.matmul(a, a)[0, 0] == 1024
+    x = ember.ones(1024, 1024)
+    assert (x @ x)[5, 5].item() == 1024 and ember.mm(x, x)[1, 2].item() == 1024
+
+
+@pytest.mark.parametrize("name", ["tanh", "log", "sqrt", "sigmoid", "relu", "threshold_backward"])
+def test_split_elementwise_bits_equal_at_any_thread_count(name, restore_threads):
+    import warnings
+    from ember._kernels import elementwise as E, split
+    from ember._threads import _settings
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((3, split.MIN_ELEMENTWISE // 3 + 7), np.float32)
+    x[0, :5] = [np.nan, np.inf, -np.inf, 0.0, -0.0]
+    g = rng.standard_normal(x.shape, np.float32)
+    run = (lambda: E.threshold_backward(g, x, 0.0)) if name == "threshold_backward" else \
+        (lambda: getattr(E, name)(x))
+    results = []
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        with warnings.catch_warnings():
+            warnings.simplefilter("error")       # log/sqrt of negatives stay silent
+            results.append(run())
+    for r in results[1:]:
+        assert r.dtype == results[0].dtype and np.array_equal(r, results[0], equal_nan=True)
+    xd = x.astype(np.float64)
+    want = {"tanh": np.tanh(xd), "sigmoid": 1 / (1 + np.exp(-xd)), "relu": np.maximum(xd, 0),
+            "threshold_backward": np.where(xd <= 0, 0, g)}   # a NaN x passes g
+    with np.errstate(all="ignore"):
+        want.update(log=np.log(xd), sqrt=np.sqrt(xd))
+    np.testing.assert_allclose(results[1], want[name], rtol=1e-6, atol=1e-6)
+
+
+def test_split_ufunc_declines_what_it_cannot_cut(restore_threads):
+    from ember._kernels import split
+    from ember._threads import _settings
+    _settings["threads"] = 2
+    big = np.ones((2, split.MIN_ELEMENTWISE), np.float32)
+    assert split.ufunc(np.add, big, big.T.copy().T) is None           # not C-contiguous
+    assert split.ufunc(np.add, big, big[:1]) is None                   # broadcast
+    assert split.ufunc(np.add, big[:, :10], 1.0) is None               # small
+    assert np.array_equal(split.ufunc(np.add, big, 2), np.full(big.shape, 3, np.float32))
+    _settings["threads"] = 1
+    assert split.ufunc(np.add, big, 2) is None

@@ -13,6 +13,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._kernels import split
 from ember._kernels.util import wrap_dim
 
 # torch's ScalarType names (``expected scalar type Float``) and C++ type names
@@ -110,7 +111,7 @@ def _matmul(a, b):
     contraction of length 1 (outer products) is one broadcast multiply, several times faster
     than a GEMM per batch entry."""
     r = np.multiply(a, b) if a.shape[-1] == 1 and a.ndim > 1 and b.ndim > 1 else \
-        np.matmul(a, b)
+        split.matmul(a, b)
     return r if r.dtype == a.dtype else r.astype(a.dtype)
 
 

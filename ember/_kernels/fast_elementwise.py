@@ -15,9 +15,10 @@ import threading
 
 import numpy as np
 
-from ember._kernels import numpy_blas
+from ember._kernels import numpy_blas, split
 
 _AXPY_MIN = 4096               # below this, BLAS's call overhead outweighs the saved pass
+_AXPY_THREADED = 10000         # OpenBLAS's axpy wakes its pool from here on (n > 10000)
 
 
 def axpy_(y, x, alpha):
@@ -37,7 +38,8 @@ def axpy_(y, x, alpha):
     fn = numpy_blas.axpy(y.dtype)
     if fn is None:
         return False
-    fn(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
+    with numpy_blas.one_thread(y.size >= _AXPY_THREADED):    # Note [one thread plan]
+        fn(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
     return True
 
 
@@ -66,8 +68,11 @@ def maximum_scalar(a, value):
     s = _scalar_buffer(a.dtype, value)
     out = np.empty(a.shape, a.dtype)
     af, of = a.reshape(-1), out.reshape(-1)
-    n = af.size
-    for i in range(0, n, _SCALAR_CHUNK):
-        j = min(i + _SCALAR_CHUNK, n)
-        np.maximum(af[i:j], s[:j - i], out=of[i:j])
+
+    def piece(lo, hi):
+        for i in range(lo, hi, _SCALAR_CHUNK):
+            j = min(i + _SCALAR_CHUNK, hi)
+            np.maximum(af[i:j], s[:j - i], out=of[i:j])
+    if not split.chunks(af.size, piece):       # large: in pieces over ember's pool
+        piece(0, af.size)
     return out

@@ -106,3 +106,58 @@ def lu_solve_inplace(a, b):
           ctypes.c_void_p(ipiv.ctypes.data), ctypes.c_void_p(b.ctypes.data), ref(N),
           ref(info), ctypes.c_size_t(1))
     return info.value
+
+
+# Note [one thread plan]: NumPy's OpenBLAS, once a GEMM woke its pool, keeps its helper
+# threads spin-waiting for ~0.1 s (measured: 20 ms of CPU in every 20 ms sleep for 100 ms
+# after a 512^3 GEMM at 2 threads; lowering the count afterwards does not stop them). On a
+# small machine those spinners take the cores that onnxruntime's pool and ember's own pool
+# (split.py) need next. So ember's own GEMMs run OpenBLAS at one thread and split the rows
+# over ember's pool instead (split.matmul); the user's setting is restored after each call.
+
+def _thread_fns():
+    def make(lib, prefix, suffix, int_t):
+        get = getattr(lib, f"{prefix}openblas_get_num_threads{suffix}", None)
+        put = getattr(lib, f"{prefix}openblas_set_num_threads{suffix}", None)
+        if get is None or put is None:
+            return None
+        get.restype, get.argtypes = ctypes.c_int, ()
+        put.restype, put.argtypes = None, (ctypes.c_int,)
+        return get, put
+    return _get(("threads",), make)
+
+
+def get_blas_threads():
+    """Threads NumPy's OpenBLAS uses for a large call, or None where it cannot be reached."""
+    fns = _thread_fns()
+    return fns[0]() if fns else None
+
+
+def set_blas_threads(n):
+    """Set NumPy's OpenBLAS thread count (~0.7 us); returns whether it could."""
+    fns = _thread_fns()
+    if fns:
+        fns[1](int(n))
+    return bool(fns)
+
+
+class one_thread:
+    """``with one_thread(cond):`` runs the block with NumPy's OpenBLAS at one thread when
+    ``cond`` (and OpenBLAS is reachable), restoring its count after."""
+    __slots__ = ("cond", "prev")
+
+    def __init__(self, cond=True):
+        self.cond = cond
+        self.prev = 1
+
+    def __enter__(self):
+        if self.cond:
+            prev = get_blas_threads()
+            if prev is not None and prev != 1:
+                self.prev = prev
+                set_blas_threads(1)
+        return self
+
+    def __exit__(self, *exc):
+        if self.prev != 1:
+            set_blas_threads(self.prev)

@@ -9,6 +9,8 @@ from __future__ import annotations
 
 import os
 
+import numpy as np
+
 _pool = []
 _MAX_WORKERS = 32
 
@@ -50,3 +52,132 @@ def run_rows(fn, rows, elements):
     finally:
         rest = [j.result() for j in jobs]
     return [first] + rest
+
+
+# ---------------------------------------------------------------- GEMM (Note [one thread plan])
+
+# OpenBLAS runs a GEMM on one thread when m*n*k <= 65536 * 4 (its SMP threshold) and a GEMV
+# when m*n < 2304 * 4; above that it wakes its spinning pool, so ember holds it at one thread
+_BLAS_GEMM_MIN = 65536 * 4
+_BLAS_GEMV_MIN = 2304 * 4
+# a split GEMM hands each thread at least this many multiply-adds (~1 ms at 1 thread / 8)
+MIN_SPLIT_MACS = 1 << 21
+# and at least this many rows: a one-row piece would be a GEMV, another summation order
+MIN_SPLIT_ROWS = 16
+
+
+def _blas_work(a, b):
+    """Multiply-adds of the largest single BLAS call in ``np.matmul(a, b)``, whether it is a
+    GEMV (a vector operand, or one row/column); None outside float32: OpenBLAS's float64
+    GEMM gave other bits for a block of rows than for the whole (measured here, AMD EPYC),
+    so other dtypes keep OpenBLAS's own threads."""
+    if a.dtype != b.dtype or a.dtype.char != "f" or a.ndim == 0 or b.ndim == 0:
+        return None, False
+    m = a.shape[-2] if a.ndim > 1 else 1
+    k = a.shape[-1]
+    n = b.shape[-1] if b.ndim > 1 else 1
+    return m * n * k, m == 1 or n == 1
+
+
+def matmul(a, b):
+    """``np.matmul(a, b)`` for ember's kernels: NumPy's OpenBLAS held at one thread (Note
+    [one thread plan]), a large GEMM split by rows of ``a`` (2-D, or N-D over a 2-D ``b``) or
+    by batch entries (equal batch shapes) over ember's pool. Each output row is the same
+    one-thread BLAS computation whatever the split, so the bits do not depend on the thread
+    count (tests/test_threads.py)."""
+    work, gemv = _blas_work(a, b)
+    if work is None or work < (_BLAS_GEMV_MIN if gemv else _BLAS_GEMM_MIN):
+        return np.matmul(a, b)
+    from ember._kernels import numpy_blas
+    with numpy_blas.one_thread():
+        return _split_matmul(a, b, work)
+
+
+def _split_matmul(a, b, work):
+    t = threads()
+    if t <= 1 or a.ndim < 2:
+        return np.matmul(a, b)
+    if b.ndim <= 2:
+        rows = 1
+        for d in a.shape[:-1]:
+            rows *= d
+        a2 = a.reshape(rows, a.shape[-1])        # a view for C-contiguous a (else a copy)
+        per_row = work // max(a.shape[-2], 1)
+        out_shape = a.shape[:-1] + (b.shape[-1],) if b.ndim == 2 else a.shape[:-1]
+    elif a.ndim == b.ndim and a.shape[:-2] == b.shape[:-2]:
+        rows = a.shape[0]
+        a2 = a
+        per_row = work * (a.size // max(a.shape[0], 1)) // max(a.shape[-2] * a.shape[-1], 1)
+        out_shape = a.shape[:-1] + (b.shape[-1],)
+    else:
+        return np.matmul(a, b)
+    t = min(t, rows // MIN_SPLIT_ROWS if b.ndim <= 2 else rows,
+            max(1, rows * per_row // MIN_SPLIT_MACS))
+    if t <= 1:
+        return np.matmul(a, b)
+    out = np.empty(out_shape, np.result_type(a, b))
+    o2 = out if b.ndim > 2 else out.reshape(rows, -1) if b.ndim == 2 else out.reshape(rows)
+    def part(lo, hi):
+        np.matmul(a2[lo:hi], b if b.ndim <= 2 else b[lo:hi], out=o2[lo:hi])
+    _run_parts(part, rows, t, align=MIN_SPLIT_ROWS if b.ndim <= 2 else 1)
+    return out
+
+
+def _run_parts(fn, rows, t, align=1):
+    """``fn(lo, hi)`` over ``t`` contiguous ranges of [0, rows), inner bounds multiples of
+    ``align``; the caller's thread takes the first range."""
+    bounds = [rows * i // t // align * align for i in range(t)] + [rows]
+    jobs = [pool().submit(fn, bounds[i], bounds[i + 1]) for i in range(1, t)]
+    try:
+        fn(bounds[0], bounds[1])
+    finally:
+        for j in jobs:
+            j.result()
+
+
+# ---------------------------------------------------------------- elementwise
+
+# below this many elements an elementwise op stays on the caller's thread (each piece gets
+# at least half of it; NumPy's loops run ~1 ns per element, a hand-off ~20-50 us)
+MIN_ELEMENTWISE = 1 << 18
+
+
+def chunks(n, fn):
+    """``fn(lo, hi)`` over flat [0, n) in contiguous pieces on ember's pool when ``n`` is
+    large enough (the caller's thread takes the first); returns whether it ran, else the
+    caller does the whole itself. Elementwise work is the same bits in any pieces."""
+    t = min(threads(), n // (MIN_ELEMENTWISE // 2))
+    if t <= 1 or n < MIN_ELEMENTWISE:
+        return False
+    _run_parts(fn, n, t, align=64)
+    return True
+
+
+def ufunc(f, *args):
+    """``f(*args)`` (a NumPy ufunc with one output) computed in pieces over ember's pool, or
+    None when it does not apply: the first argument a large C-contiguous array, the others
+    arrays of its shape and layout or scalars. Floating-point warnings are silenced."""
+    first = args[0]
+    if type(first) is not np.ndarray or first.size < MIN_ELEMENTWISE or f.nout != 1 or \
+            not first.flags.c_contiguous or threads() <= 1:
+        return None
+    flat = []
+    for a in args:
+        if type(a) is np.ndarray:
+            if a.shape != first.shape or not a.flags.c_contiguous:
+                return None
+            flat.append(a.reshape(-1))
+        elif isinstance(a, (int, float, complex, np.generic)):
+            flat.append(a)
+        else:
+            return None
+    arr = [type(a) is np.ndarray for a in flat]
+    with np.errstate(all="ignore"):         # the output dtype as NumPy resolves it
+        dt = f(*[a[:1] if k else a for a, k in zip(flat, arr)]).dtype
+    out = np.empty(first.shape, dt)
+    of = out.reshape(-1)
+
+    def piece(lo, hi):
+        with np.errstate(all="ignore"):
+            f(*[a[lo:hi] if k else a for a, k in zip(flat, arr)], out=of[lo:hi])
+    return out if chunks(first.size, piece) else None
