@@ -2,6 +2,7 @@
 import numpy as np
 
 from ember import _dtype
+from ember._kernels import split
 from ember._kernels.shape import type_name
 from ember._kernels.util import infer_size, as_view, wrap_dim
 
@@ -139,7 +140,7 @@ def matmul(a, b):
     if ka == 1 and a.ndim > 1 and b.ndim > 1:
         r = np.multiply(a, b)   # outer products (per-sample gradients): one broadcast pass
     else:
-        r = np.matmul(a, b)
+        r = split.matmul(a, b)    # Note [one thread plan] in numpy_blas.py
     return r if r.dtype == a.dtype else r.astype(a.dtype)   # bfloat16 comes back as float32
 
 
