@@ -13,6 +13,8 @@ from ember.overrides import has_torch_function, handle_torch_function
 from ember.nn.functional._linear import linear, dropout
 from ember.nn.functional._activation import softmax
 from ember.nn.functional._vision import pad
+from ember._ops.attention import sdpa_fused as _sdpa_fused
+from ember._state import state as _state
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -56,6 +58,8 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             key = key.repeat_interleave(hq // hk, -3)
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
+    if dropout_p == 0.0 and _fusable(query, key, value, attn_mask):
+        return _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor)[0]
     scores = torch.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:
@@ -83,6 +87,31 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _fusable(query, key, value, attn_mask):
+    """May ``_sdpa_fused`` (one record, ember/_ops/attention.py) run this call? float32 /
+    float64 operands of one dtype with equal leading dims, and a bool or same-dtype mask
+    that broadcasts to the scores without growing them; no dispatch mode active (tracing,
+    ONNX export, vmap, forward-mode AD, profiler see the composite ops, as torch's math
+    decomposition)."""
+    if _state.modes:
+        return False
+    dt = query.dtype
+    if dt not in (torch.float32, torch.float64) or key.dtype != dt or value.dtype != dt:
+        return False
+    lead = query.shape[:-2]
+    if key.shape[:-2] != lead or value.shape[:-2] != lead:
+        return False
+    if attn_mask is None:
+        return True
+    if attn_mask.dtype not in (torch.bool, dt):
+        return False
+    scores = lead + (query.size(-2), key.size(-2))
+    try:
+        return torch.broadcast_shapes(attn_mask.shape, scores) == scores
+    except RuntimeError:
+        return False
 
 
 def _c_type(dtype):

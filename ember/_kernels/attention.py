@@ -1,0 +1,94 @@
+"""Scaled dot-product attention as one forward and one backward over NumPy arrays
+(ember/_ops/attention.py records them as the op ``_sdpa_fused``).
+
+Shapes: query (..., L, E), key (..., S, E), value (..., S, Ev) with the same leading dims;
+a mask broadcasts against the (..., L, S) scores (bool: True = attend; float: added).
+Forward: ``S = (Q K^T) * scale`` (+ causal / mask in place), softmax in place, ``O = P V``;
+the probabilities ``P`` are the second output, saved for the backward. Rows whose every
+position is masked give 0 (torch's CPU kernels). Backward: ``dV = P^T dO``,
+``dP = dO V^T``, ``dS = P * (dP - rowsum(dP * P))``, ``dQ = scale dS K``,
+``dK = scale dS^T Q`` (and ``dS`` summed to the mask's shape for a float mask).
+"""
+from __future__ import annotations
+
+import functools
+
+import numpy as np
+
+
+@functools.lru_cache(maxsize=16)
+def _causal(L, S, dtype):
+    """(L, S) additive mask: 0 on and below the diagonal, -inf above (read-only)."""
+    m = np.triu(np.full((L, S), -np.inf, dtype), 1)
+    m.flags.writeable = False
+    return m
+
+
+def _swap(a):
+    return np.swapaxes(a, -1, -2)
+
+
+def sdpa_forward(q, k, v, mask, is_causal, scale):
+    """(output (..., L, Ev), probabilities (..., L, S))."""
+    dt = q.dtype
+    s = np.matmul(q, _swap(k))
+    if s.dtype != dt:
+        s = s.astype(dt)
+    s *= dt.type(scale)
+    L, S = s.shape[-2:]
+    masked = False
+    with np.errstate(invalid="ignore", over="ignore"):
+        if is_causal:
+            s += _causal(L, S, dt)
+            masked = L > S          # a causal row keeps its first key when L <= S
+        if mask is not None:
+            if mask.dtype == np.bool_:
+                np.copyto(s, dt.type(-np.inf), where=~mask)
+            else:
+                s += mask.astype(dt, copy=False)
+            masked = True
+        top = s.max(-1, keepdims=True)
+        if masked:
+            top[np.isneginf(top)] = 0       # all-masked rows: exp(-inf) = 0 throughout
+        s -= top
+        np.exp(s, out=s)
+        total = s.sum(-1, keepdims=True)
+        if masked:
+            total[total == 0] = 1           # ... and stay 0
+        s /= total
+    out = np.matmul(s, v)
+    return (out if out.dtype == dt else out.astype(dt)), s
+
+
+def _sum_to(a, shape):
+    """``a`` summed over the dims that ``shape`` broadcasts (a new array)."""
+    lead = a.ndim - len(shape)
+    axes = tuple(range(lead)) + tuple(i + lead for i, n in enumerate(shape)
+                                      if n == 1 and a.shape[i + lead] != 1)
+    r = a.sum(axes, keepdims=True) if axes else a.copy()
+    return r.reshape(shape)
+
+
+def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need):
+    """(dQ, dK, dV, d mask) for the forward above; ``need`` says which (four flags) and
+    ``mask_shape`` is that of a float mask (None: no mask gradient)."""
+    dt = q.dtype
+    dq = dk = dv = dmask = None
+    if need[2]:
+        dv = np.matmul(_swap(attn), grad_out)
+    if need[0] or need[1] or need[3]:
+        dp = np.matmul(grad_out, _swap(v))
+        if grad_attn is not None:
+            dp += grad_attn
+        prod = np.multiply(dp, attn)
+        dp -= prod.sum(-1, keepdims=True)
+        np.multiply(dp, attn, out=dp)             # dS (of the scaled, masked scores)
+        if need[3] and mask_shape is not None:
+            dmask = _sum_to(dp, mask_shape)
+        dp *= dt.type(scale)
+        if need[0]:
+            dq = np.matmul(dp, k)
+        if need[1]:
+            dk = np.matmul(_swap(dp), q)
+    return tuple(None if a is None else (a if a.dtype == dt else a.astype(dt))
+                 for a in (dq, dk, dv, dmask))

@@ -1,0 +1,108 @@
+"""scaled_dot_product_attention's fused record (_sdpa_fused, ember/_ops/attention.py) against
+torch: values and gradients (causal, bool / float masks, all-masked rows, GQA, float32 and
+float64), gradcheck and double backward, and nn.MultiheadAttention's path into it."""
+import numpy as np
+import pytest
+
+import ember
+from ember.autograd import gradcheck, gradgradcheck
+
+torch = pytest.importorskip("torch")
+
+CASES = [  # (q shape, k shape, v shape, mask kind, is_causal)
+    ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 6), None, False),
+    ((2, 3, 5, 4), (2, 3, 5, 4), (2, 3, 5, 4), None, True),
+    ((2, 6, 4), (2, 7, 4), (2, 7, 3), None, True),          # L < S
+    ((2, 7, 4), (2, 5, 4), (2, 5, 3), None, True),          # L > S: rows with no key
+    ((2, 2, 5, 4), (2, 2, 6, 4), (2, 2, 6, 4), "bool", False),
+    ((2, 2, 5, 4), (2, 2, 6, 4), (2, 2, 6, 4), "float", False),
+    ((5, 4), (6, 4), (6, 2), "float", False),
+]
+
+
+def _mask(kind, L, S, rng, lib, dtype, lead=(1,)):
+    if kind == "bool":
+        m = rng.random((L, S)) > 0.4
+        m[1] = False                                        # an all-masked row
+        return lib.tensor(m)
+    if kind == "float":
+        return lib.tensor(rng.standard_normal(lead + (L, S)), dtype=dtype, requires_grad=True)
+    return None
+
+
+@pytest.mark.parametrize("qs,ks,vs,kind,causal", CASES)
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_sdpa_fused_values_and_gradients_match_torch(qs, ks, vs, kind, causal, dtype):
+    rng = np.random.default_rng(0)
+    arrays = [rng.standard_normal(s) for s in (qs, ks, vs)]
+    L, S = qs[-2], ks[-2]
+    mask_rng = np.random.default_rng(1)
+    results = []
+    for lib in (ember, torch):
+        dt = getattr(lib, dtype)
+        q, k, v = (lib.tensor(a, dtype=dt, requires_grad=True) for a in arrays)
+        m = _mask(kind, L, S, np.random.default_rng(1), lib, dt, (1,) * (len(qs) > 2))
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=m,
+                                                             is_causal=causal)
+        w = lib.tensor(mask_rng.standard_normal(out.shape), dtype=dt)
+        mask_rng = np.random.default_rng(1)
+        (out * w).sum().backward()
+        grads = [t.grad.numpy() for t in (q, k, v)]
+        if kind == "float":
+            grads.append(m.grad.numpy())
+        results.append((out.detach().numpy(), grads, out.grad_fn))
+    (ours, ours_g, fn), (theirs, theirs_g, _) = results
+    assert type(fn).__name__ == "ScaledDotProductAttentionBackward0"
+    tol = dict(rtol=1e-4, atol=1e-5) if dtype == "float32" else dict(rtol=1e-10, atol=1e-12)
+    np.testing.assert_allclose(ours, theirs, **tol)
+    for a, b in zip(ours_g, theirs_g):
+        np.testing.assert_allclose(a, b, **tol)
+
+
+def test_sdpa_fused_gqa_and_scale():
+    rng = np.random.default_rng(2)
+    arrays = [rng.standard_normal(s) for s in ((1, 4, 3, 2), (1, 2, 5, 2), (1, 2, 5, 3))]
+    outs = []
+    for lib in (ember, torch):
+        q, k, v = (lib.tensor(a, requires_grad=True) for a in arrays)
+        o = lib.nn.functional.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True)
+        o.sum().backward()
+        outs.append([o.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+@pytest.mark.parametrize("kind,causal", [(None, True), ("bool", False), ("float", False)])
+def test_sdpa_fused_gradcheck_and_double_backward(kind, causal):
+    rng = np.random.default_rng(3)
+    q, k, v = (ember.tensor(rng.standard_normal(s), dtype=ember.float64, requires_grad=True)
+               for s in ((2, 4, 3), (2, 4, 3), (2, 4, 2)))
+    m = _mask(kind, 4, 4, np.random.default_rng(4), ember, ember.float64)
+    inputs = (q, k, v) + ((m,) if kind == "float" else ())
+
+    def f(q, k, v, *rest):
+        mask = rest[0] if rest else m
+        return ember.nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask,
+                                                                is_causal=causal)
+    assert gradcheck(f, inputs)
+    assert gradgradcheck(f, inputs)
+
+
+def test_multihead_attention_eval_dropout_takes_the_fused_record():
+    rng = np.random.default_rng(5)
+    x = rng.standard_normal((2, 6, 8)).astype(np.float32)
+    mods = []
+    for lib in (ember, torch):
+        lib.manual_seed(0)
+        mods.append(lib.nn.MultiheadAttention(8, 2, dropout=0.5, batch_first=True).eval())
+    mods[0].load_state_dict({k: ember.tensor(v.detach().numpy())
+                             for k, v in mods[1].state_dict().items()})
+    mask = np.triu(np.ones((6, 6), bool), 1)
+    outs = []
+    for lib, mod in zip((ember, torch), mods):
+        xt = lib.tensor(x, requires_grad=True)
+        o, _ = mod(xt, xt, xt, attn_mask=lib.tensor(mask), need_weights=False)
+        o.sum().backward()
+        outs.append((o.detach().numpy(), xt.grad.numpy()))
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
