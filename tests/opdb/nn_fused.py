@@ -23,4 +23,8 @@ OPS = [
     OpInfo("linear_cross_entropy chunked records", None, _none, method=False,
            supports_grad=False, op_records=("_linear_cross_entropy_chunked",
                                             "_linear_cross_entropy_chunked_backward")),
+    # scaled_dot_product_attention's record (ember/_ops/attention.py): values and gradients
+    # vs torch (causal, masks, GQA), gradcheck / gradgradcheck in tests/nn/test_sdpa_fused.py
+    OpInfo("scaled_dot_product_attention records", None, _none, method=False,
+           supports_grad=False, op_records=("_sdpa_fused", "_sdpa_fused_backward")),
 ]
