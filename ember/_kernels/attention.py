@@ -15,6 +15,23 @@ import functools
 
 import numpy as np
 
+_compiled_rows = []
+
+
+def _compiled():
+    """ember._kernels.compiled.attention (float32 row kernels), or None (numba missing or
+    the compiled kernels switched off)."""
+    from ember._kernels import compiled
+    if not compiled.switched_on():
+        return None
+    if not _compiled_rows:
+        try:
+            from ember._kernels.compiled import attention as module
+        except ImportError:
+            module = None
+        _compiled_rows.append(module)
+    return _compiled_rows[0]
+
 
 @functools.lru_cache(maxsize=16)
 def _causal(L, S, dtype):
@@ -34,8 +51,21 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
     s = np.matmul(q, _swap(k))
     if s.dtype != dt:
         s = s.astype(dt)
-    s *= dt.type(scale)
     L, S = s.shape[-2:]
+    c = _compiled() if dt == np.float32 and s.flags.c_contiguous and s.size else None
+    if c is not None:
+        if mask is not None:
+            s *= dt.type(scale)
+            with np.errstate(invalid="ignore", over="ignore"):
+                if mask.dtype == np.bool_:
+                    np.copyto(s, dt.type(-np.inf), where=~mask)
+                else:
+                    s += mask.astype(dt, copy=False)
+            scale = 1.0
+        c.softmax_rows(s.reshape(-1, S), L, scale, is_causal)
+        out = np.matmul(s, v)
+        return (out if out.dtype == dt else out.astype(dt)), s
+    s *= dt.type(scale)
     masked = False
     with np.errstate(invalid="ignore", over="ignore"):
         if is_causal:
@@ -80,6 +110,14 @@ def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need):
         dp = np.matmul(grad_out, _swap(v))
         if grad_attn is not None:
             dp += grad_attn
+        c = _compiled() if dt == np.float32 and not need[3] else None
+        if c is not None and dp.flags.c_contiguous and attn.flags.c_contiguous and dp.size:
+            S = dp.shape[-1]
+            c.softmax_grad_rows(dp.reshape(-1, S), attn.reshape(-1, S), scale)
+            dq = np.matmul(dp, k) if need[0] else None
+            dk = np.matmul(_swap(dp), q) if need[1] else None
+            return tuple(None if a is None else (a if a.dtype == dt else a.astype(dt))
+                         for a in (dq, dk, dv, None))
         prod = np.multiply(dp, attn)
         dp -= prod.sum(-1, keepdims=True)
         np.multiply(dp, attn, out=dp)             # dS (of the scaled, masked scores)

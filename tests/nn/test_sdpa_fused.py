@@ -106,3 +106,33 @@ def test_multihead_attention_eval_dropout_takes_the_fused_record():
         outs.append((o.detach().numpy(), xt.grad.numpy()))
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-4, atol=1e-5)
+
+
+def test_compiled_softmax_rows_against_numpy():
+    pytest.importorskip("numba")
+    from ember._kernels.compiled import attention as C
+    rng = np.random.default_rng(6)
+    s = (rng.standard_normal((6, 70)) * 30).astype(np.float32)
+    s[1] = -np.inf                                  # nothing to attend: zeros
+    s[2, 5] = np.nan                                # nan: the row is nan (as torch)
+    s[3, 7:] = -np.inf
+    ref = s.astype(np.float64) * 0.5
+    with np.errstate(invalid="ignore"):
+        ref = np.exp(ref - ref.max(-1, keepdims=True))
+        ref /= ref.sum(-1, keepdims=True)
+    ref[1] = 0
+    causal = np.tril(np.ones((3, 70), bool))
+    got = s.copy()
+    C.softmax_rows(got, 6, 0.5, False)
+    np.testing.assert_allclose(got[[0, 3, 4, 5]], ref[[0, 3, 4, 5]], rtol=2e-6, atol=1e-7)
+    assert (got[1] == 0).all() and np.isnan(got[2]).all()
+    got = s[[0, 4, 5]].copy()
+    C.softmax_rows(got, 3, 0.5, True)
+    want = np.where(causal, s[[0, 4, 5]].astype(np.float64) * 0.5, -np.inf)
+    want = np.exp(want - want.max(-1, keepdims=True))
+    np.testing.assert_allclose(got, want / want.sum(-1, keepdims=True), rtol=2e-6, atol=1e-7)
+    dp = rng.standard_normal((6, 70)).astype(np.float32)
+    p = ref.astype(np.float32)
+    want = 0.5 * p * (dp - (dp * p).sum(-1, keepdims=True))
+    C.softmax_grad_rows(dp, p, 0.5)
+    np.testing.assert_allclose(dp[[0, 3, 4, 5]], want[[0, 3, 4, 5]], rtol=1e-5, atol=1e-6)
