@@ -170,3 +170,22 @@ def test_fractional_max_pool(n, shape, kw):
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-6)
     v = getattr(F, f"fractional_max_pool{n}d")(ex, _random_samples=ember.tensor(s), **kw)
     np.testing.assert_array_equal(v.detach().numpy(), tv.detach().numpy())
+
+
+@pytest.mark.parametrize("nd", [1, 2, 3])
+@pytest.mark.parametrize("k, s, p, d, ceil", [(3, 2, 1, 1, False), (3, 2, 1, 1, True),
+                                              (2, 3, 1, 1, True), (3, 3, 1, 2, False),
+                                              (2, 2, 0, 1, True), (3, 2, 1, 2, True)])
+def test_max_pool_strided_padded_phases(nd, k, s, p, d, ceil):
+    """A strided, padded max pool builds its stride phases straight from the input
+    (``_padded_phase``): values and indices like torch's, ties, -inf and NaN included."""
+    import ember._kernels.nn_conv as KC
+    x = rng.standard_normal((2, 3) + (9, 8, 7)[:nd]).astype(np.float32)
+    x[0, 0].flat[::3] = 0.5
+    x[0, 1] = -np.inf
+    x[1, 2].flat[5] = np.nan
+    tv, ti = getattr(TF, f"max_pool{nd}d")(torch.tensor(x), k, s, p, d, ceil_mode=ceil,
+                                            return_indices=True)
+    v, i = KC.max_pool(x, [k] * nd, [s] * nd, [p] * nd, [d] * nd, ceil)
+    np.testing.assert_array_equal(v, tv.numpy())
+    np.testing.assert_array_equal(i, ti.numpy())
