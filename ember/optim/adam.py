@@ -111,11 +111,18 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         p.addcdiv_(m.clone() if differentiable else m, denom, value=-lr / (1 - beta1 ** t))
 
 
+def _plain_types():
+    from ember.nn.parameter import Parameter     # (its __torch_function__ is disabled)
+    return Tensor, Parameter
+
+
 def _arrays(*tensors):
-    """The NumPy arrays of plain real float tensors of one dtype and shape, else None."""
+    """The NumPy arrays of plain real float tensors (or Parameters) of one dtype and shape,
+    else None."""
     arrays = []
+    plain = _plain_types()
     for t in tensors:
-        if type(t) is not Tensor:
+        if type(t) not in plain:
             return None
         a = t._data
         if type(a) is not np.ndarray:
@@ -130,9 +137,9 @@ def _arrays(*tensors):
 
 def _adam_arrays(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, maximize,
                  decoupled):
-    """The update of ``adam`` for one parameter as in-place NumPy passes on the arrays (no
-    op records, no temporaries beyond one scratch array): the same float operations in the
-    same order as the op-by-op path. False (nothing done) unless ``p``, ``g``, ``m``, ``v``
+    """The update of ``adam`` for one parameter on the arrays, no op records: one compiled
+    pass (ember/optim/_compiled_adam.py) or in-place NumPy passes with one scratch array,
+    either way the same float operations in the same order as the op-by-op path. False (nothing done) unless ``p``, ``g``, ``m``, ``v``
     (and ``vmax``) are plain dense real float tensors of one dtype and shape and ``step`` a
     0-dim plain tensor, with no dispatch mode active (profiler, tracing, vmap, inference
     mode: they see the op-by-op path) and grad mode off (the optimizer's step)."""
@@ -145,34 +152,63 @@ def _adam_arrays(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, ma
     pa, ga, ma, va = arrays[:4]
     step._data[...] += 1
     t = float(step._data)
-    if maximize:
-        ga = np.negative(ga)
-    if weight_decay != 0:
-        if decoupled:
-            np.multiply(pa, 1 - lr * weight_decay, out=pa)
-        else:
-            ga = np.add(ga, np.multiply(pa, weight_decay))
     w = 1 - beta1                       # m.lerp_(g, w), the formula of ember's lerp kernel
-    d = np.subtract(ga, ma)
-    if abs(w) < 0.5:
-        d *= w
-        np.add(ma, d, out=ma)
+    kernel = _compiled_update(arrays)
+    if kernel is not None:
+        f = pa.dtype.type
+        coupled = weight_decay != 0 and not decoupled
+        decay = 1 - lr * weight_decay if weight_decay != 0 and decoupled else 1
+        kernel(*(a.reshape(-1) for a in arrays[:4]),
+               (arrays[4] if vmax is not None else pa).reshape(-1), bool(maximize),
+               f(weight_decay if coupled else 0), f(decay), f(w if abs(w) < 0.5 else 1 - w),
+               f(beta2), f(1 - beta2), f((1 - beta2 ** t) ** 0.5), f(eps),
+               f(-lr / (1 - beta1 ** t)), vmax is not None, abs(w) < 0.5)
     else:
-        d *= 1 - w
-        np.subtract(ga, d, out=ma)
-    va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-    np.multiply(ga, ga, out=d)
-    d *= 1 - beta2
-    va += d
-    if vmax is not None:
-        np.maximum(arrays[4], va, out=arrays[4])
-        va = arrays[4]
-    np.sqrt(va, out=d)                  # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
-    d /= (1 - beta2 ** t) ** 0.5
-    d += eps
-    np.divide(ma, d, out=d)             # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t))
-    d *= -lr / (1 - beta1 ** t)
-    pa += d
+        if maximize:
+            ga = np.negative(ga)
+        if weight_decay != 0:
+            if decoupled:
+                np.multiply(pa, 1 - lr * weight_decay, out=pa)
+            else:
+                ga = np.add(ga, np.multiply(pa, weight_decay))
+        d = np.subtract(ga, ma)
+        if abs(w) < 0.5:
+            d *= w
+            np.add(ma, d, out=ma)
+        else:
+            d *= 1 - w
+            np.subtract(ga, d, out=ma)
+        va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        np.multiply(ga, ga, out=d)
+        d *= 1 - beta2
+        va += d
+        if vmax is not None:
+            np.maximum(arrays[4], va, out=arrays[4])
+            va = arrays[4]
+        np.sqrt(va, out=d)                  # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
+        d /= (1 - beta2 ** t) ** 0.5
+        d += eps
+        np.divide(ma, d, out=d)             # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t))
+        d *= -lr / (1 - beta1 ** t)
+        pa += d
     for x in (step, p, m, v) + (() if vmax is None else (vmax,)):
         bump_version(x)
     return True
+
+
+_compiled_kernel = []
+
+
+def _compiled_update(arrays):
+    """The numba update (ember/optim/_compiled_adam.py) when numba is present, the compiled
+    kernels are on and every array is C-contiguous; else None (NumPy passes)."""
+    from ember._kernels import compiled
+    if not compiled.switched_on() or not all(a.flags.c_contiguous for a in arrays):
+        return None
+    if not _compiled_kernel:
+        try:
+            from ember.optim._compiled_adam import adam_update
+        except ImportError:
+            adam_update = None
+        _compiled_kernel.append(adam_update)
+    return _compiled_kernel[0]

@@ -24,6 +24,7 @@ def _run(lib, name, kwargs, dtype, steps=4, mode=None):
     shapes = [(5, 3), (3,), ()]
     params = [lib.tensor(rng.standard_normal(s), dtype=dtype).requires_grad_()
               for s in shapes]
+    params[0] = lib.nn.Parameter(params[0].detach())      # modules hand Parameters
     opt = getattr(lib.optim, name)(params, **kwargs)
     for _ in range(steps):
         for p in params:
@@ -50,6 +51,22 @@ def test_adam_array_path_matches_torch_and_the_op_path(name, kwargs, dtype):
         np.testing.assert_allclose(a, b, **tol)
         np.testing.assert_array_equal(a, c)
     assert steps == [4.0] * 3
+
+
+def test_adam_array_path_takes_parameters():
+    """A module's Parameters take the array path: no in-place op is dispatched."""
+    import ember._dispatch as D
+    p = ember.nn.Parameter(ember.ones(4))
+    p.grad = ember.ones(4)
+    opt = ember.optim.AdamW([p], lr=0.1)
+    calls = []
+    real = D._call_inplace
+    D._call_inplace = lambda *a: calls.append(a[0]) or real(*a)
+    try:
+        opt.step()
+    finally:
+        D._call_inplace = real
+    assert calls == [] and float(opt.state[p]["step"]) == 1.0
 
 
 def test_adam_array_path_bumps_versions():
