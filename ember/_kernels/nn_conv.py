@@ -505,9 +505,19 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
     else:
         gi = grad_input() if need_i else empty
         gw = grad_weight() if need_w else empty
-    gb = np.add.reduce(gy.reshape(gy.shape[0], gy.shape[1], -1), axis=(0, 2)).astype(dt) \
-        if need_b else empty
+    gb = _bias_grad(gy).astype(dt, copy=False) if need_b else empty
     return gi, gw, gb
+
+
+def _bias_grad(gy):
+    """Sum of ``gy`` (N, C, *S) over every dim but 1. float32: the spatial sums as one GEMV
+    with a ones vector (BLAS's SIMD lanes; NumPy's float32 reduction over (0, 2) took 0.28
+    vs 0.09 ms on the CNN's 64x32x28x28, 1 thread), then the batch summed pairwise."""
+    g3 = gy.reshape(gy.shape[0], gy.shape[1], -1)
+    if gy.dtype == np.float32 and gy.flags.c_contiguous and g3.shape[2] > 1:
+        per_row = split.matmul(g3, np.ones(g3.shape[2], np.float32))
+        return np.add.reduce(per_row, axis=0)
+    return np.add.reduce(g3, axis=(0, 2))
 
 
 def _expand(v, n):
