@@ -1,4 +1,6 @@
 """Adam: moment estimates with bias correction (AdamW is the decoupled-decay variant)."""
+import functools
+
 import numpy as np
 
 import ember
@@ -111,6 +113,7 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
         p.addcdiv_(m.clone() if differentiable else m, denom, value=-lr / (1 - beta1 ** t))
 
 
+@functools.lru_cache(maxsize=None)
 def _plain_types():
     from ember.nn.parameter import Parameter     # (its __torch_function__ is disabled)
     return Tensor, Parameter
