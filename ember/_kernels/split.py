@@ -1,15 +1,19 @@
-"""Row-split parallelism for kernels that release the GIL (numba ``nogil``, onnxruntime):
-ember's own small thread pool, sized by ``ember.get_num_threads``.
+"""Row-split parallelism for kernels that release the GIL (numba ``nogil``, onnxruntime,
+NumPy's GEMMs and ufuncs): ember's own small thread pool, sized by ``ember.get_num_threads``.
 
-The split is over independent rows (channels, planes), so results never depend on it
-(bit for bit). Used by the compiled batch-norm and pooling kernels and by the concurrent
-convolution backward (Note [concurrent conv backward] in nn_conv.py).
+The split is over independent rows (channels, planes, GEMM rows, flat elementwise pieces),
+so results never depend on it (bit for bit). Used by the compiled batch-norm and pooling
+kernels, the concurrent convolution backward (Note [concurrent conv backward] in
+nn_conv.py), ember's float32 GEMMs (``matmul``, Note [one thread plan] in numpy_blas.py)
+and large elementwise kernels (``chunks``, ``ufunc``).
 """
 from __future__ import annotations
 
 import os
 
 import numpy as np
+
+from ember._kernels import numpy_blas
 
 _pool = []
 _MAX_WORKERS = 32
@@ -66,29 +70,23 @@ MIN_SPLIT_MACS = 1 << 21
 MIN_SPLIT_ROWS = 16
 
 
-def _blas_work(a, b):
-    """Multiply-adds of the largest single BLAS call in ``np.matmul(a, b)``, whether it is a
-    GEMV (a vector operand, or one row/column); None outside float32: OpenBLAS's float64
-    GEMM gave other bits for a block of rows than for the whole (measured here, AMD EPYC),
-    so other dtypes keep OpenBLAS's own threads."""
-    if a.dtype != b.dtype or a.dtype.char != "f" or a.ndim == 0 or b.ndim == 0:
-        return None, False
-    m = a.shape[-2] if a.ndim > 1 else 1
-    k = a.shape[-1]
-    n = b.shape[-1] if b.ndim > 1 else 1
-    return m * n * k, m == 1 or n == 1
-
-
 def matmul(a, b):
     """``np.matmul(a, b)`` for ember's kernels: NumPy's OpenBLAS held at one thread (Note
-    [one thread plan]), a large GEMM split by rows of ``a`` (2-D, or N-D over a 2-D ``b``) or
-    by batch entries (equal batch shapes) over ember's pool. Each output row is the same
-    one-thread BLAS computation whatever the split, so the bits do not depend on the thread
-    count (tests/test_threads.py)."""
-    work, gemv = _blas_work(a, b)
-    if work is None or work < (_BLAS_GEMV_MIN if gemv else _BLAS_GEMM_MIN):
+    [one thread plan] in numpy_blas.py), a large GEMM split by rows of ``a`` (2-D, or N-D
+    over a 2-D ``b``) or by batch entries (equal batch shapes) over ember's pool. Each output
+    row is the same one-thread BLAS computation whatever the split, so the bits do not
+    depend on the thread count (tests/test_threads.py). float32 only: OpenBLAS's float64
+    GEMM gave other bits for a block of rows than for the whole (AMD EPYC, 2026-11-29), so
+    other dtypes keep OpenBLAS's own threads."""
+    if a.size * b.size < _BLAS_GEMV_MIN:       # m*n*k <= a.size * b.size: small, one thread
         return np.matmul(a, b)
-    from ember._kernels import numpy_blas
+    if a.dtype.char != "f" or b.dtype.char != "f" or not a.ndim or not b.ndim:
+        return np.matmul(a, b)
+    m = a.shape[-2] if a.ndim > 1 else 1
+    n = b.shape[-1] if b.ndim > 1 else 1
+    work = m * n * a.shape[-1]
+    if work < (_BLAS_GEMV_MIN if m == 1 or n == 1 else _BLAS_GEMM_MIN):
+        return np.matmul(a, b)          # OpenBLAS stays on the caller's thread by itself
     with numpy_blas.one_thread():
         return _split_matmul(a, b, work)
 
@@ -137,9 +135,10 @@ def _run_parts(fn, rows, t, align=1):
 
 # ---------------------------------------------------------------- elementwise
 
-# below this many elements an elementwise op stays on the caller's thread (each piece gets
-# at least half of it; NumPy's loops run ~1 ns per element, a hand-off ~20-50 us)
-MIN_ELEMENTWISE = 1 << 18
+# below this many elements an elementwise op stays on the caller's thread: NumPy's SIMD loops
+# run 0.2-0.4 ns per element, a hand-off costs 20-50 us; at 256K elements two threads were
+# slower than one (relu 44 -> 75 us, tanh 106 -> 147 us, 2 threads, load 6, 2026-11-29)
+MIN_ELEMENTWISE = 1 << 20
 
 
 def chunks(n, fn):
