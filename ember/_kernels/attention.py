@@ -41,6 +41,13 @@ def _causal(L, S, dtype):
     return m
 
 
+def _rows(fn, a):
+    """``fn(lo, hi)`` over ranges of ``a``'s first dim on ember's threads (the compiled row
+    kernels release the GIL; rows are independent, so the split does not change a bit)."""
+    from ember._kernels import split
+    split.run_rows(fn, a.shape[0], a.size)
+
+
 def _swap(a):
     return np.swapaxes(a, -1, -2)
 
@@ -62,7 +69,9 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
                 else:
                     s += mask.astype(dt, copy=False)
             scale = 1.0
-        c.softmax_rows(s.reshape(-1, S), L, scale, is_causal)
+        mats = s.reshape(-1, L, S)
+        _rows(lambda lo, hi: c.softmax_rows(mats[lo:hi].reshape(-1, S), L, scale, is_causal),
+              mats)
         out = np.matmul(s, v)
         return (out if out.dtype == dt else out.astype(dt)), s
     s *= dt.type(scale)
@@ -113,7 +122,8 @@ def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need):
         c = _compiled() if dt == np.float32 and not need[3] else None
         if c is not None and dp.flags.c_contiguous and attn.flags.c_contiguous and dp.size:
             S = dp.shape[-1]
-            c.softmax_grad_rows(dp.reshape(-1, S), attn.reshape(-1, S), scale)
+            d2, p2 = dp.reshape(-1, S), attn.reshape(-1, S)
+            _rows(lambda lo, hi: c.softmax_grad_rows(d2[lo:hi], p2[lo:hi], scale), d2)
             dq = np.matmul(dp, k) if need[0] else None
             dk = np.matmul(_swap(dp), q) if need[1] else None
             return tuple(None if a is None else (a if a.dtype == dt else a.astype(dt))

@@ -136,3 +136,21 @@ def test_compiled_softmax_rows_against_numpy():
     want = 0.5 * p * (dp - (dp * p).sum(-1, keepdims=True))
     C.softmax_grad_rows(dp, p, 0.5)
     np.testing.assert_allclose(dp[[0, 3, 4, 5]], want[[0, 3, 4, 5]], rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_fused_same_bits_on_one_and_two_threads():
+    rng = np.random.default_rng(7)
+    arrays = [rng.standard_normal((8, 2, 64, 16)).astype(np.float32) for _ in range(3)]
+    before = ember.get_num_threads()
+    results = []
+    try:
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            q, k, v = (ember.tensor(a, requires_grad=True) for a in arrays)
+            o = ember.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+            o.sum().backward()
+            results.append([o.detach().numpy()] + [t.grad.numpy() for t in (q, k, v)])
+    finally:
+        ember.set_num_threads(before)
+    for a, b in zip(*results):
+        np.testing.assert_array_equal(a, b)
