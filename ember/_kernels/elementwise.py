@@ -10,7 +10,6 @@ import math
 import numpy as np
 
 from ember import _dtype
-from ember._kernels import split
 from ember._kernels.fast_elementwise import maximum_scalar
 from ember._kernels.util import half_in_float32
 
@@ -25,11 +24,7 @@ try:  # NumPy >= 2: set the error state through its context variable (~5x cheape
     _IGNORE = _make_extobj(all="ignore")
 
     def quiet(fn):
-        """``fn`` with NumPy's floating-point warnings silenced; a one-input ufunc on a large
-        array runs in pieces over ember's pool (``split.ufunc``)."""
-        if isinstance(fn, np.ufunc) and fn.nin == 1 and fn.nout == 1:
-            return _quiet_unary(fn)
-
+        """``fn`` with NumPy's floating-point warnings silenced."""
         def kernel(*args):
             tok = _cv.set(_IGNORE)
             try:
@@ -38,21 +33,6 @@ try:  # NumPy >= 2: set the error state through its context variable (~5x cheape
                 _cv.reset(tok)
         kernel.__name__ = getattr(fn, "__name__", "kernel")
         kernel.__doc__ = fn.__doc__
-        return kernel
-
-    def _quiet_unary(f):
-        def kernel(a):
-            if type(a) is np.ndarray and a.size >= split.MIN_ELEMENTWISE:
-                r = split.ufunc(f, a)
-                if r is not None:
-                    return r
-            tok = _cv.set(_IGNORE)
-            try:
-                return f(a)
-            finally:
-                _cv.reset(tok)
-        kernel.__name__ = f.__name__
-        kernel.__doc__ = f.__doc__
         return kernel
 except ImportError:  # pragma: no cover
     def quiet(fn):
@@ -154,8 +134,7 @@ def rsqrt(a):
 def sigmoid(a):
     if _kind(dtype_of(a)) == "c":
         return np.reciprocal(1 + np.exp(np.negative(a)))
-    r = split.ufunc(special().expit, a) if type(a) is np.ndarray else None
-    return special().expit(a) if r is None else r
+    return special().expit(a)
 
 
 @quiet
@@ -876,17 +855,6 @@ def threshold_backward(g, x, threshold):
     g, x = np.asarray(g), np.asarray(x)
     if g.shape == x.shape and g.dtype.char in "fd" and x.dtype.kind in "fiu":
         bits = np.int32 if g.dtype.char == "f" else np.int64
-        if g.flags.c_contiguous and x.flags.c_contiguous and g.size >= split.MIN_ELEMENTWISE:
-            out = np.empty(g.shape, bits)
-            gf, xf, of = g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1)
-
-            def piece(lo, hi):
-                o = of[lo:hi]
-                np.less_equal(xf[lo:hi], threshold, out=o, casting="unsafe")
-                np.subtract(o, 1, out=o)
-                np.bitwise_and(gf[lo:hi], o, out=o)
-            if split.chunks(g.size, piece):
-                return out.view(g.dtype)
         mask = np.asarray(np.less_equal(x, threshold)).astype(bits)
         np.subtract(mask, 1, out=mask)
         np.bitwise_and(g.view(bits), mask, out=mask)

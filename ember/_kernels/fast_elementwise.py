@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ember._kernels import numpy_blas, split
+from ember._kernels import numpy_blas
 
 _AXPY_MIN = 4096               # below this, BLAS's call overhead outweighs the saved pass
 _AXPY_THREADED = 10000         # OpenBLAS's axpy wakes its pool from here on (n > 10000)
@@ -68,11 +68,8 @@ def maximum_scalar(a, value):
     s = _scalar_buffer(a.dtype, value)
     out = np.empty(a.shape, a.dtype)
     af, of = a.reshape(-1), out.reshape(-1)
-
-    def piece(lo, hi):
-        for i in range(lo, hi, _SCALAR_CHUNK):
-            j = min(i + _SCALAR_CHUNK, hi)
-            np.maximum(af[i:j], s[:j - i], out=of[i:j])
-    if not split.chunks(af.size, piece):       # large: in pieces over ember's pool
-        piece(0, af.size)
+    n = af.size
+    for i in range(0, n, _SCALAR_CHUNK):
+        j = min(i + _SCALAR_CHUNK, n)
+        np.maximum(af[i:j], s[:j - i], out=of[i:j])
     return out

@@ -1,7 +1,7 @@
 """Row-split parallelism for kernels that release the GIL (numba ``nogil``, onnxruntime,
-NumPy's GEMMs and ufuncs): ember's own small thread pool, sized by ``ember.get_num_threads``.
+NumPy's GEMMs): ember's own small thread pool, sized by ``ember.get_num_threads``.
 
-The split is over independent rows (channels, planes, GEMM rows, flat elementwise pieces),
+The split is over independent rows (channels, planes, GEMM rows),
 so results never depend on it (bit for bit). Used by the compiled batch-norm and pooling
 kernels, the concurrent convolution backward (Note [concurrent conv backward] in
 nn_conv.py), ember's float32 GEMMs (``matmul``, Note [one thread plan] in numpy_blas.py)
@@ -48,14 +48,18 @@ def run_rows(fn, rows, elements):
     t = min(threads(), rows, max(1, elements // MIN_SPLIT_ELEMENTS))
     if t <= 1:
         return [fn(0, rows)]
+    results = [None] * t
+
+    def part(i, lo, hi):
+        results[i] = fn(lo, hi)
     bounds = [rows * i // t for i in range(t + 1)]
-    jobs = [pool().submit(fn, bounds[i], bounds[i + 1]) for i in range(1, t)]
-    first = None
+    jobs = [pool().submit(part, i, bounds[i], bounds[i + 1]) for i in range(1, t)]
     try:
-        first = fn(bounds[0], bounds[1])
+        part(0, bounds[0], bounds[1])
     finally:
-        rest = [j.result() for j in jobs]
-    return [first] + rest
+        for j in jobs:
+            j.result()
+    return results
 
 
 # ---------------------------------------------------------------- GEMM (Note [one thread plan])
@@ -132,51 +136,3 @@ def _run_parts(fn, rows, t, align=1):
         for j in jobs:
             j.result()
 
-
-# ---------------------------------------------------------------- elementwise
-
-# below this many elements an elementwise op stays on the caller's thread: NumPy's SIMD loops
-# run 0.2-0.4 ns per element, a hand-off costs 20-50 us; at 256K elements two threads were
-# slower than one (relu 44 -> 75 us, tanh 106 -> 147 us, 2 threads, load 6, 2026-11-29)
-MIN_ELEMENTWISE = 1 << 20
-
-
-def chunks(n, fn):
-    """``fn(lo, hi)`` over flat [0, n) in contiguous pieces on ember's pool when ``n`` is
-    large enough (the caller's thread takes the first); returns whether it ran, else the
-    caller does the whole itself. Elementwise work is the same bits in any pieces."""
-    t = min(threads(), n // (MIN_ELEMENTWISE // 2))
-    if t <= 1 or n < MIN_ELEMENTWISE:
-        return False
-    _run_parts(fn, n, t, align=64)
-    return True
-
-
-def ufunc(f, *args):
-    """``f(*args)`` (a NumPy ufunc with one output) computed in pieces over ember's pool, or
-    None when it does not apply: the first argument a large C-contiguous array, the others
-    arrays of its shape and layout or scalars. Floating-point warnings are silenced."""
-    first = args[0]
-    if type(first) is not np.ndarray or first.size < MIN_ELEMENTWISE or f.nout != 1 or \
-            not first.flags.c_contiguous or threads() <= 1:
-        return None
-    flat = []
-    for a in args:
-        if type(a) is np.ndarray:
-            if a.shape != first.shape or not a.flags.c_contiguous:
-                return None
-            flat.append(a.reshape(-1))
-        elif isinstance(a, (int, float, complex, np.generic)):
-            flat.append(a)
-        else:
-            return None
-    arr = [type(a) is np.ndarray for a in flat]
-    with np.errstate(all="ignore"):         # the output dtype as NumPy resolves it
-        dt = f(*[a[:1] if k else a for a, k in zip(flat, arr)]).dtype
-    out = np.empty(first.shape, dt)
-    of = out.reshape(-1)
-
-    def piece(lo, hi):
-        with np.errstate(all="ignore"):
-            f(*[a[lo:hi] if k else a for a, k in zip(flat, arr)], out=of[lo:hi])
-    return out if chunks(first.size, piece) else None
