@@ -52,8 +52,9 @@ def _swap(a):
     return np.swapaxes(a, -1, -2)
 
 
-def sdpa_forward(q, k, v, mask, is_causal, scale):
-    """(output (..., L, Ev), probabilities (..., L, S))."""
+def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
+    """(output (..., L, Ev), probabilities (..., L, S)); ``dropout_mask`` (scaled keep
+    mask of the probabilities' shape) multiplies the probabilities before ``@ V``."""
     dt = q.dtype
     s = np.matmul(q, np.ascontiguousarray(_swap(k)))  # (a contiguous K^T: 0.27 -> 0.21 ms)
     if s.dtype != dt:
@@ -72,7 +73,7 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
         mats = s.reshape(-1, L, S)
         _rows(lambda lo, hi: c.softmax_rows(mats[lo:hi].reshape(-1, S), L, scale, is_causal),
               mats)
-        out = np.matmul(s, v)
+        out = np.matmul(s if dropout_mask is None else s * dropout_mask, v)
         return (out if out.dtype == dt else out.astype(dt)), s
     s *= dt.type(scale)
     masked = False
@@ -95,7 +96,7 @@ def sdpa_forward(q, k, v, mask, is_causal, scale):
         if masked:
             total[total == 0] = 1           # ... and stay 0
         s /= total
-    out = np.matmul(s, v)
+    out = np.matmul(s if dropout_mask is None else s * dropout_mask, v)
     return (out if out.dtype == dt else out.astype(dt)), s
 
 
@@ -108,15 +109,19 @@ def _sum_to(a, shape):
     return r.reshape(shape)
 
 
-def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need):
+def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need,
+                  dropout_mask=None):
     """(dQ, dK, dV, d mask) for the forward above; ``need`` says which (four flags) and
     ``mask_shape`` is that of a float mask (None: no mask gradient)."""
     dt = q.dtype
     dq = dk = dv = dmask = None
     if need[2]:
-        dv = np.matmul(_swap(attn), grad_out)
+        dropped = attn if dropout_mask is None else attn * dropout_mask
+        dv = np.matmul(_swap(dropped), grad_out)
     if need[0] or need[1] or need[3]:
         dp = np.matmul(grad_out, _swap(v))
+        if dropout_mask is not None:
+            dp *= dropout_mask
         if grad_attn is not None:
             dp += grad_attn
         c = _compiled() if dt == np.float32 and not need[3] else None

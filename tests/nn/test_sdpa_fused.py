@@ -154,3 +154,39 @@ def test_sdpa_fused_same_bits_on_one_and_two_threads():
         ember.set_num_threads(before)
     for a, b in zip(*results):
         np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_sdpa_fused_dropout_draws_and_grads_as_the_composite(causal):
+    import ember.nn.functional._attention as A
+    rng = np.random.default_rng(8)
+    arrays = [rng.standard_normal((2, 3, 6, 4)) for _ in range(3)]
+    results = []
+    for fusable in (A._fusable, lambda *a: False):
+        q, k, v = (ember.tensor(a, dtype=ember.float32, requires_grad=True) for a in arrays)
+        real, A._fusable = A._fusable, fusable
+        try:
+            ember.manual_seed(3)
+            o = ember.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.4,
+                                                                 is_causal=causal)
+        finally:
+            A._fusable = real
+        o.backward(ember.tensor(arrays[0][..., :4], dtype=ember.float32))
+        results.append([o.detach().numpy(), o.grad_fn.name()] +
+                       [t.grad.numpy() for t in (q, k, v)])
+    fused, composite = results
+    assert fused[1] == "ScaledDotProductAttentionBackward0" != composite[1]
+    for a, b in zip(fused[:1] + fused[2:], composite[:1] + composite[2:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_sdpa_fused_dropout_gradcheck():
+    rng = np.random.default_rng(9)
+    q, k, v = (ember.tensor(rng.standard_normal((2, 4, 3)), dtype=ember.float64,
+                            requires_grad=True) for _ in range(3))
+
+    def f(q, k, v):
+        ember.manual_seed(1)                # the same keep mask on every evaluation
+        return ember.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
+    assert gradcheck(f, (q, k, v))
+    assert gradgradcheck(f, (q, k, v))

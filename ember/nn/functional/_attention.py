@@ -10,7 +10,7 @@ import warnings
 import ember as torch
 from ember import Tensor
 from ember.overrides import has_torch_function, handle_torch_function
-from ember.nn.functional._linear import linear, dropout
+from ember.nn.functional._linear import _check_p, _keep_mask, linear, dropout
 from ember.nn.functional._activation import softmax
 from ember.nn.functional._vision import pad
 from ember._ops.attention import sdpa_fused as _sdpa_fused
@@ -58,8 +58,12 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             key = key.repeat_interleave(hq // hk, -3)
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
-    if dropout_p == 0.0 and _fusable(query, key, value, attn_mask):
-        return _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor)[0]
+    if _fusable(query, key, value, attn_mask):
+        keep = None
+        if dropout_p > 0.0:        # F.dropout's draw, on the probabilities' shape
+            _check_p(dropout_p)
+            keep = _keep_mask(query.shape[:-1] + (key.size(-2),), dropout_p, query)
+        return _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor, keep)[0]
     scores = torch.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:
@@ -91,7 +95,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
 
 def _fusable(query, key, value, attn_mask):
     """May ``_sdpa_fused`` (one record, ember/_ops/attention.py) run this call? float32 /
-    float64 operands of one dtype with equal leading dims, and a bool or same-dtype mask
+    float64 operands of one dtype with equal leading dims (dropout too), a bool or same-dtype mask
     that broadcasts to the scores without growing them; no dispatch mode active (tracing,
     ONNX export, vmap, forward-mode AD, profiler see the composite ops, as torch's math
     decomposition)."""
