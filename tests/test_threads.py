@@ -60,8 +60,10 @@ def test_without_threadpoolctl_warns_naming_the_extra():
 # over ember's own pool; the bits must not depend on the thread count.
 
 @pytest.fixture
-def restore_threads():
+def restore_threads(monkeypatch):
+    from ember._kernels import split
     from ember._threads import _settings
+    monkeypatch.setattr(split, "_own_pools_ran", [True])     # the held, split route
     saved = _settings["threads"]
     yield
     _settings["threads"] = saved
@@ -105,7 +107,7 @@ def test_split_matmul_batched_and_folded(restore_threads):
         assert np.array_equal(split.matmul(af, w), refs[1])
 
 
-def test_blas_thread_count_restored_after_ember_calls():
+def test_blas_thread_count_restored_after_ember_calls(restore_threads):
     from ember._kernels import fast_elementwise, numpy_blas, split
     before = numpy_blas.get_blas_threads()
     if before is None:

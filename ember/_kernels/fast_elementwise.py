@@ -15,7 +15,7 @@ import threading
 
 import numpy as np
 
-from ember._kernels import numpy_blas
+from ember._kernels import numpy_blas, split
 
 _AXPY_MIN = 4096               # below this, BLAS's call overhead outweighs the saved pass
 _AXPY_THREADED = 10000         # OpenBLAS's axpy wakes its pool from here on (n > 10000)
@@ -38,7 +38,8 @@ def axpy_(y, x, alpha):
     fn = numpy_blas.axpy(y.dtype)
     if fn is None:
         return False
-    with numpy_blas.one_thread(y.size >= _AXPY_THREADED):    # Note [one thread plan]
+    with numpy_blas.one_thread(y.size >= _AXPY_THREADED and split._own_pools_ran[0]):
+        # (Note [one thread plan])
         fn(y.size, a, x.ctypes.data, 1, y.ctypes.data, 1)
     return True
 

@@ -112,8 +112,16 @@ def lu_solve_inplace(a, b):
 # threads spin-waiting for ~0.1 s (measured: 20 ms of CPU in every 20 ms sleep for 100 ms
 # after a 512^3 GEMM at 2 threads; lowering the count afterwards does not stop them). On a
 # small machine those spinners take the cores that onnxruntime's pool and ember's own pool
-# (split.py) need next. So ember's own GEMMs run OpenBLAS at one thread and split the rows
-# over ember's pool instead (split.matmul); the user's setting is restored after each call.
+# (split.py) need next (CNN step 33 -> 24 ms with them held at one thread, load ~1). So once
+# an onnxruntime session has run in the process (split.own_pools_ran: the convolutions),
+# ember's own GEMMs run OpenBLAS at one thread and split the rows over
+# ember's pool instead (split.matmul); the user's setting is restored after each call.
+# Before that, OpenBLAS keeps its own threads: alone, its spinning hand-off beats ember's
+# pool (MLP 3.2 ms vs 4.1 split over the pool; LSTM, whose per-step GEMMs in rnn_fused.py
+# stay on OpenBLAS, 33 vs 43: the held GEMMs then fight those spinners); the Transformer and
+# GPT cases, whose only other pool is ember's (GELU, layer norm), measured 1.04x and 1.07x
+# held, so ember's pool alone does not switch. The switch is sticky, so a program's GEMMs
+# take the same route in every run (same bits).
 
 def _thread_fns():
     def make(lib, prefix, suffix, int_t):

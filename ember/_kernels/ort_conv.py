@@ -27,6 +27,7 @@ import os
 
 import numpy as np
 
+from ember._kernels import split
 from ember._kernels.integer_gemm import _onnxruntime, _threads
 
 _sessions: dict = {}
@@ -64,6 +65,7 @@ def _model(nodes, inputs, outputs):
 
 
 def _session(key, build, threads=None):
+    split.own_pools_ran()       # OpenBLAS held at one thread from now on (Note [one thread plan])
     key = key + (threads or _threads(),)
     s = _sessions.get(key)
     if s is None:

@@ -17,6 +17,14 @@ from ember._kernels import numpy_blas
 
 _pool = []
 _MAX_WORKERS = 32
+# set once an onnxruntime session has run (Note [one thread plan])
+_own_pools_ran = [False]
+
+
+def own_pools_ran():
+    """Mark that onnxruntime's pool is in use in this process: from now on ember's GEMMs
+    hold OpenBLAS at one thread and split over this pool."""
+    _own_pools_ran[0] = True
 
 # a forked child has none of the parent's pool threads: it starts a pool of its own
 if hasattr(os, "register_at_fork"):
@@ -75,15 +83,16 @@ MIN_SPLIT_ROWS = 16
 
 
 def matmul(a, b):
-    """``np.matmul(a, b)`` for ember's kernels: NumPy's OpenBLAS held at one thread (Note
-    [one thread plan] in numpy_blas.py), a large GEMM split by rows of ``a`` (2-D, or N-D
+    """``np.matmul(a, b)`` for ember's kernels. Once onnxruntime's pool runs in this process
+    (``own_pools_ran``), NumPy's OpenBLAS is held at one thread (Note [one thread plan] in
+    numpy_blas.py) and a large GEMM split by rows of ``a`` (2-D, or N-D
     over a 2-D ``b``) or by batch entries (equal batch shapes) over ember's pool. Each output
     row is the same one-thread BLAS computation whatever the split, so the bits do not
     depend on the thread count (tests/test_threads.py). float32 only: OpenBLAS's float64
     GEMM gave other bits for a block of rows than for the whole (AMD EPYC, 2026-11-29), so
     other dtypes keep OpenBLAS's own threads."""
-    if a.size * b.size < _BLAS_GEMV_MIN:       # m*n*k <= a.size * b.size: small, one thread
-        return np.matmul(a, b)
+    if a.size * b.size < _BLAS_GEMV_MIN or not _own_pools_ran[0]:
+        return np.matmul(a, b)          # m*n*k <= a.size * b.size: small, one thread
     if a.dtype.char != "f" or b.dtype.char != "f" or not a.ndim or not b.ndim:
         return np.matmul(a, b)
     m = a.shape[-2] if a.ndim > 1 else 1
