@@ -133,3 +133,20 @@ def test_one_thread_runs_gemm_on_the_callers_thread(monkeypatch, restore_threads
     x = ember.ones(1024, 1024)
     assert (x @ x)[5, 5].item() == 1024 and ember.mm(x, x)[1, 2].item() == 1024
 
+
+
+def test_blas_held_only_once_onnxruntime_ran(monkeypatch):
+    from ember._kernels import numpy_blas, split
+    if numpy_blas.get_blas_threads() is None:
+        pytest.skip("NumPy's OpenBLAS is not reachable")
+    calls = []
+    real_set = numpy_blas.set_blas_threads
+    monkeypatch.setattr(numpy_blas, "set_blas_threads", lambda n: calls.append(n) or real_set(n))
+    monkeypatch.setattr(numpy_blas, "get_blas_threads", lambda: 2)
+    monkeypatch.setattr(split, "_own_pools_ran", [False])
+    a = np.ones((300, 300), np.float32)
+    split.matmul(a, a)
+    assert calls == []                       # OpenBLAS keeps its own threads
+    split.own_pools_ran()
+    split.matmul(a, a)
+    assert calls == [1, 2]                   # held at one thread, then restored
