@@ -7,7 +7,8 @@ Each step is forward + cross-entropy + backward + SGD update. Prints per-step ti
 the ratio ember/torch (lower is better); ember and torch are timed in alternating blocks
 (``bench_interleaved``), so drift of a noisy host hits both. ``--ember-only`` times ember as
 a user without torch runs it (torch's allocations change the C heap's state in a shared
-process; Note [page faults] in ember/_allocator.py).
+process; Note [page faults] in ember/_allocator.py). Several cases run one after another,
+each in its own process.
 
 ``--memory`` runs each (case, library) in a fresh subprocess that imports only that library,
 builds the model, does a few steps, and reports its peak resident memory, and in brackets the
@@ -321,17 +322,30 @@ def main(argv):
     if "--memory" in argv:
         memory_main([a for a in argv if a != "--memory"] or list(CASES))
         return
-    if "--ember-only" in argv:
+    flags = [a for a in argv if a == "--ember-only"]
+    if flags:
         argv = [a for a in argv if a != "--ember-only"]
         torch = None
+    if argv[:1] == ["--row"]:           # one case, no header: a child of the loop below
+        run_case(argv[1])
+        return
     print(f"# training steps (SGD), ember vs torch\nmachine: {machine()}"
           + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
     print(f"{'model':<46} {'ember':>11} {'torch':>11}  {'ratio':>7}")
-    for key in (argv or list(CASES)):
-        try:
-            run_case(key)
-        except Exception as e:      # a missing layer should not hide the other rows
-            print(f"{CASES[key][0]:<46} failed: {type(e).__name__}: {e}")
+    keys = argv or list(CASES)
+    if len(keys) == 1:
+        run_case(keys[0])
+        return
+    # several cases: each in its own process, as a program trains one model (Note [one
+    # thread plan] in ember/_kernels/numpy_blas.py: once onnxruntime's convolutions ran,
+    # ember's GEMMs stay on its own pool for the rest of the process)
+    import subprocess
+    for key in keys:
+        out = subprocess.run([sys.executable, __file__, *flags, "--row", key],
+                             capture_output=True, text=True)
+        row = out.stdout.strip().splitlines()[-1:] if out.returncode == 0 else []
+        print(row[0] if row else f"{CASES[key][0]:<46} failed: "
+              f"{(out.stderr.strip().splitlines() or ['?'])[-1]}", flush=True)
 
 
 if __name__ == "__main__":
