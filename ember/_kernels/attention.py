@@ -15,22 +15,12 @@ import functools
 
 import numpy as np
 
-_compiled_rows = []
-
 
 def _compiled():
     """ember._kernels.compiled.attention (float32 row kernels), or None (numba missing or
     the compiled kernels switched off)."""
     from ember._kernels import compiled
-    if not compiled.switched_on():
-        return None
-    if not _compiled_rows:
-        try:
-            from ember._kernels.compiled import attention as module
-        except ImportError:
-            module = None
-        _compiled_rows.append(module)
-    return _compiled_rows[0]
+    return compiled.module("attention")
 
 
 @functools.lru_cache(maxsize=16)

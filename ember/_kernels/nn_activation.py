@@ -83,21 +83,10 @@ def _gelu_train_part(out, factor, x):
     np.add(cdf, gauss, out=factor)
 
 
-_compiled_gelu = []
-
-
 def _compiled():
     """ember._kernels.compiled.gelu, or None (numba missing or compiled kernels off)."""
     from ember._kernels import compiled
-    if not compiled.switched_on():
-        return None
-    if not _compiled_gelu:
-        try:
-            from ember._kernels.compiled import gelu as module
-        except ImportError:
-            module = None
-        _compiled_gelu.append(module)
-    return _compiled_gelu[0]
+    return compiled.module("gelu")
 
 
 def _part(numpy_part):

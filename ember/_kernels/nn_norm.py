@@ -181,9 +181,6 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
     return np.ascontiguousarray(y.reshape(x.shape), dtype=x.dtype)
 
 
-_LN_COMPILED = []
-
-
 def _ln_compiled(x, *others):
     """The compiled layer-norm kernels (ember/_kernels/compiled/layer_norm.py) when they
     apply: float32 ``x`` and float32 (or absent) ``others``, numba installed and the
@@ -192,15 +189,7 @@ def _ln_compiled(x, *others):
                                     for o in others):
         return None
     from ember._kernels import compiled
-    if not compiled.switched_on():
-        return None
-    if not _LN_COMPILED:
-        try:
-            from ember._kernels.compiled import layer_norm as module
-        except ImportError:
-            module = None
-        _LN_COMPILED.append(module)
-    return _LN_COMPILED[0]
+    return compiled.module("layer_norm")
 
 
 def _ln_rows(x, k, weight, bias):

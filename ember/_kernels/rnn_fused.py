@@ -32,18 +32,7 @@ def _compiled():
     """The numba kernels (ember/_kernels/compiled/rnn.py) when the ``fast`` extra is
     installed and not switched off (``EMBER_NO_NUMBA=1``, compiled.disable()), else None."""
     from ember._kernels import compiled
-    if not compiled.switched_on():
-        return None
-    if _state["module"] is None:
-        try:
-            from ember._kernels.compiled import rnn as module
-        except ImportError:
-            module = False
-        _state["module"] = module
-    return _state["module"] or None
-
-
-_state = {"module": None}
+    return compiled.module("rnn")
 
 
 def _check(name, gates, x, h0, c0, w_ih, w_hh, b_ih, b_hh, batch_first, w_hr=None):

@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import os
 
-_state = {"enabled": os.environ.get("EMBER_NO_NUMBA", "") in ("", "0"), "module": None}
+_state = {"enabled": os.environ.get("EMBER_NO_NUMBA", "") in ("", "0")}
 
 
 def disable():
@@ -36,32 +36,31 @@ def enabled():
     return kernels() is not None
 
 
-def kernels():
-    """The module of compiled kernels (ember._kernels.compiled.quantized), or None when they
-    are disabled or numba is missing."""
+_modules: dict = {}
+
+
+def module(name):
+    """The compiled-kernel module ``ember._kernels.compiled.<name>`` (imported, so numba
+    loaded, on first use), or None when the kernels are switched off or numba is missing."""
     if not _state["enabled"]:
         return None
-    if _state["module"] is None:
+    mod = _modules.get(name)
+    if mod is None:
+        import importlib
         try:
-            from ember._kernels.compiled import quantized as module
+            mod = importlib.import_module(f"ember._kernels.compiled.{name}")
         except ImportError:
-            module = False
-        _state["module"] = module
-    return _state["module"] or None
+            mod = False
+        _modules[name] = mod
+    return mod or None
 
 
-_norm_pool = []
+def kernels():
+    """The quantized hot-path kernels (ember._kernels.compiled.quantized), or None."""
+    return module("quantized")
 
 
 def norm_pool_kernels():
     """The compiled batch-norm and max-pool kernels (ember._kernels.compiled.norm_pool), or
-    None when the compiled kernels are switched off or numba is missing."""
-    if not _state["enabled"]:
-        return None
-    if not _norm_pool:
-        try:
-            from ember._kernels.compiled import norm_pool as module
-        except ImportError:
-            module = None
-        _norm_pool.append(module)
-    return _norm_pool[0]
+    None."""
+    return module("norm_pool")
