@@ -288,3 +288,48 @@ def test_colour_ops_more():
     same(EF.adjust_hue(PIL_RGB, -0.3), TF.adjust_hue(PIL_RGB, -0.3))
     same(EF.to_grayscale(PIL_RGB, 3), TF.to_grayscale(PIL_RGB, 3))
     same(EF.solarize(PIL_RGB.convert("L"), 90), TF.solarize(PIL_RGB.convert("L"), 90))
+
+
+# --------------------------------------------------------------------------- repr
+I = TT.InterpolationMode
+REPR_CASES = [
+    ("RandomSolarize", (128,), {}), ("RandomSolarize", (0.5,), {"p": 0.3}),
+    ("RandomAdjustSharpness", (2,), {}), ("RandomAdjustSharpness", (1.5,), {"p": 1}),
+    ("RandomPosterize", (4,), {}), ("RandomPosterize", (2,), {"p": 0.25}),
+    ("RandomHorizontalFlip", (), {}), ("RandomVerticalFlip", (0.3,), {}), ("RandomInvert", (), {}),
+    ("RandomAutocontrast", (), {}), ("RandomEqualize", (1,), {}), ("RandomGrayscale", (0.2,), {}),
+    ("ToTensor", (), {}), ("PILToTensor", (), {}), ("ToPILImage", (), {}), ("ToPILImage", ("RGB",), {}),
+    ("ConvertImageDtype", ("float32",), {}), ("Normalize", ((0.5, 0.4), (0.2, 0.1)), {}),
+    ("Normalize", ([0.5], [0.2]), {"inplace": True}),
+    ("Resize", (10,), {}), ("Resize", ((10, 12),), {"antialias": False}), ("Resize", (8,), {"max_size": 20}),
+    ("CenterCrop", (5,), {}), ("CenterCrop", ((5, 6),), {}), ("FiveCrop", (4,), {}),
+    ("TenCrop", (4,), {"vertical_flip": True}),
+    ("Pad", (2,), {}), ("Pad", ((1, 2),), {"fill": 3, "padding_mode": "reflect"}),
+    ("Grayscale", (), {}), ("Grayscale", (3,), {}),
+    ("RandomCrop", (5,), {}), ("RandomCrop", ((5, 6),), {"padding": 2, "pad_if_needed": True}),
+    ("RandomResizedCrop", (8,), {}),
+    ("RandomResizedCrop", ((8, 9),), {"scale": (0.123456, 1.0), "ratio": (0.5, 2.0), "antialias": False}),
+    ("ColorJitter", (), {}), ("ColorJitter", (0.2, 0.3, 0.4, 0.1), {}),
+    ("RandomRotation", (30,), {}), ("RandomRotation", (10,), {"fill": [1, 2]}),
+    ("RandomRotation", ((10, 20),), {"expand": True, "center": (1, 2), "fill": 1}),
+    ("RandomAffine", (15,), {}), ("RandomAffine", (10,), {"fill": 0, "shear": (1, 2, 3, 4)}),
+    ("RandomAffine", (10,), {"translate": (0.1, 0.2), "scale": (0.5, 1), "shear": 3,
+                             "interpolation": "BILINEAR", "fill": 1, "center": (1, 2)}),
+    ("RandomPerspective", (), {}), ("RandomPerspective", (0.3,), {"p": 0.2, "fill": 1}),
+    ("ElasticTransform", (), {}), ("ElasticTransform", (40.0, 4.0), {"fill": 1}),
+    ("ElasticTransform", ((1.0, 2.0), (3.0, 4.0)), {"fill": [1, 2.5], "interpolation": "NEAREST"}),
+    ("GaussianBlur", (3,), {}), ("GaussianBlur", ((3, 5),), {"sigma": (0.2, 1.0)}),
+    ("RandomErasing", (), {}), ("RandomErasing", (0.3,), {"value": 1, "inplace": True}),
+]
+
+
+@pytest.mark.parametrize("name,args,kwargs", REPR_CASES)
+def test_repr_matches_torchvision(name, args, kwargs):
+    def build(lib, transforms):
+        a = (getattr(lib, args[0]),) if name == "ConvertImageDtype" else args
+        kw = {k: getattr(transforms.InterpolationMode, v) if k == "interpolation" else v
+              for k, v in kwargs.items()}
+        return getattr(transforms, name)(*a, **kw)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        assert repr(build(ember, ET)) == repr(build(torch, TT))

@@ -80,10 +80,11 @@ def _warn_if_reversed(scale, ratio):
 class _Shown:
     """``repr`` lists the attributes named in ``_shown``."""
     _shown = ()
+    _sep = ", "         # torchvision joins some transforms' fields with a bare ","
 
     def extra_repr(self):
         values = ((name, getattr(self, name)) for name in self._shown)
-        return ", ".join(f"{name}={getattr(v, 'value', v)}" for name, v in values)
+        return self._sep.join(f"{name}={getattr(v, 'value', v)}" for name, v in values)
 
     def __repr__(self):
         return f"{type(self).__name__}({self.extra_repr()})"
@@ -132,6 +133,9 @@ class ToPILImage(_Shown):
 
     def __init__(self, mode=None):
         self.mode = mode
+
+    def extra_repr(self):
+        return "" if self.mode is None else super().extra_repr()
 
     def __call__(self, pic):
         return F.to_pil_image(pic, self.mode)
@@ -409,28 +413,31 @@ class RandomEqualize(_Coin):
 
 class RandomSolarize(_Coin):
     _shown = ("threshold", "p")
+    _sep = ","
     _OP = "solarize"
 
     def __init__(self, threshold, p=0.5):
-        self._keep(threshold=float(threshold), p=p)
+        self._keep(threshold=threshold, p=p)
 
     def _on_tensor(self, img: Tensor) -> Tensor:
-        return FT.solarize(img, self.threshold)
+        return FT.solarize(img, float(self.threshold))
 
 
 class RandomAdjustSharpness(_Coin):
     _shown = ("sharpness_factor", "p")
+    _sep = ","
     _OP = "adjust_sharpness"
 
     def __init__(self, sharpness_factor, p=0.5):
-        self._keep(sharpness_factor=float(sharpness_factor), p=p)
+        self._keep(sharpness_factor=sharpness_factor, p=p)
 
     def _on_tensor(self, img: Tensor) -> Tensor:
-        return FT.adjust_sharpness(img, self.sharpness_factor)
+        return FT.adjust_sharpness(img, float(self.sharpness_factor))
 
 
 class RandomPosterize(_Coin):
     _shown = ("bits", "p")
+    _sep = ","
     _OP = "posterize"
 
     def __init__(self, bits, p=0.5):
@@ -510,6 +517,11 @@ class RandomResizedCrop(_Op):
         self._keep(size=_setup_size(size), scale=scale, ratio=ratio, interpolation=mode,
                    antialias=antialias, _mode=mode.value, _scale=_floats(scale),
                    _ratio=_floats(ratio))
+
+    def extra_repr(self):
+        rounded = {name: tuple(round(v, 4) for v in getattr(self, name)) for name in ("scale", "ratio")}
+        return ", ".join(f"{name}={rounded.get(name, getattr(getattr(self, name), 'value', getattr(self, name)))}"
+                         for name in self._shown)
 
     @staticmethod
     def get_params(img: Tensor, scale: List[float], ratio: List[float]) -> Tuple[int, int, int, int]:
@@ -630,6 +642,12 @@ class RandomRotation(_Op):
                    interpolation=mode, fill=0 if fill is None else fill, _mode=mode.value,
                    _fill=_fill_list(fill), _center=None if center is None else _floats(center))
 
+    def extra_repr(self):
+        text = f"degrees={self.degrees}, interpolation={self.interpolation.value}, expand={self.expand}"
+        if self.center is not None:
+            text += f", center={self.center}"
+        return text + f", fill={self.fill}"
+
     @staticmethod
     def get_params(degrees: List[float]) -> float:
         return _uniform(float(degrees[0]), float(degrees[1]))
@@ -665,6 +683,17 @@ class RandomAffine(_Op):
                    _translate=None if translate is None else _floats(translate),
                    _scale=None if scale is None else _floats(scale),
                    _center=None if center is None else _floats(center))
+
+    def extra_repr(self):
+        """The degrees, then only the arguments that differ from their defaults."""
+        shown = [("translate", self.translate, self.translate is not None),
+                 ("scale", self.scale, self.scale is not None),
+                 ("shear", self.shear, self.shear is not None),
+                 ("interpolation", self.interpolation.value,
+                  self.interpolation != InterpolationMode.NEAREST),
+                 ("fill", self.fill, self.fill != 0),
+                 ("center", self.center, self.center is not None)]
+        return ", ".join([f"degrees={self.degrees}"] + [f"{n}={v}" for n, v, on in shown if on])
 
     @staticmethod
     def get_params(degrees: List[float], translate: Optional[List[float]],
@@ -745,13 +774,22 @@ class ElasticTransform(_Op):
                  f"alpha should be float or a sequence of floats. Got {type(alpha)}")
         _require(isinstance(sigma, (float, Sequence)), TypeError,
                  f"sigma should be float or a sequence of floats. Got {type(sigma)}")
-        alpha = [float(alpha)] * 2 if isinstance(alpha, float) else _floats(alpha)
-        sigma = [float(sigma)] * 2 if isinstance(sigma, float) else _floats(sigma)
+        given_alpha = [float(alpha)] * 2 if isinstance(alpha, float) else alpha
+        given_sigma = [float(sigma)] * 2 if isinstance(sigma, float) else sigma
+        alpha, sigma = _floats(given_alpha), _floats(given_sigma)
         _require(len(alpha) == 2 and len(sigma) == 2, ValueError,
                  "alpha and sigma should each be a number or a sequence of 2 numbers")
         mode = F._as_mode(interpolation)
         self._keep(alpha=alpha, sigma=sigma, interpolation=mode, fill=fill, _mode=mode.value,
-                   _fill=_fill_list(fill))
+                   _fill=_fill_list(fill), _given=(given_alpha, given_sigma))
+
+    def extra_repr(self):
+        """As torchvision shows it: a sequence argument as given, the mode as the enum, the fill
+        as a list of floats."""
+        alpha, sigma = self._given
+        fill = [float(f) for f in self.fill] if isinstance(self.fill, Sequence) else [float(self.fill)]
+        return (f"alpha={alpha}, sigma={sigma}, interpolation=InterpolationMode.{self.interpolation.name}, "
+                f"fill={fill}")
 
     @staticmethod
     def get_params(alpha: List[float], sigma: List[float], size: List[int]) -> Tensor:
