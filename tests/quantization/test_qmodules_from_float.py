@@ -212,3 +212,21 @@ def test_bn_stat_switches_follow_torch():
             row.append([(c.freeze_bn, c.training, c.bn.training) for c in m])
         states.append(row)
     assert states[1] == states[0]
+
+
+@pytest.mark.parametrize("kind", ["qat.Conv1d", "qat.Conv2d", "qat.Conv3d", "intrinsic.qat.ConvReLU1d",
+                                  "intrinsic.qat.ConvReLU2d", "intrinsic.qat.ConvReLU3d",
+                                  "qat.Linear", "intrinsic.qat.LinearReLU"])
+def test_qat_from_float_wrong_type_names_it_like_torch(kind):
+    """Given the wrong float module type, torch's message ends with the type it got."""
+    msgs = []
+    for lib, Q in LIBS:
+        cls = lib.ao.nn
+        for part in kind.split("."):
+            cls = getattr(cls, part)
+        wrong = lib.nn.Conv2d(1, 1, 1) if kind == "qat.Linear" else lib.nn.Linear(2, 2)
+        wrong.qconfig = Q.default_qat_qconfig
+        with pytest.raises(AssertionError) as err:
+            cls.from_float(wrong)
+        msgs.append(str(err.value))
+    assert msgs[1] == msgs[0]

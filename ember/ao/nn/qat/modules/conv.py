@@ -33,7 +33,7 @@ class _ConvNd:
         shares its parameters."""
         if type(mod) is not cls._FLOAT_MODULE:
             raise AssertionError(f"qat.{cls.__name__}.from_float only works for "
-                                 f"{cls._FLOAT_MODULE.__name__}")
+                                 f"{cls._FLOAT_MODULE.__name__}, got {type(mod).__name__}")
         if not hasattr(mod, "qconfig"):
             raise AssertionError("Input float module must have qconfig defined")
         if not mod.qconfig:

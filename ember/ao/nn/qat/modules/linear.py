@@ -16,8 +16,8 @@ def _require_qconfig(qconfig):
 
 def _check_float_module(cls, mod, float_types):
     if type(mod) not in float_types:
-        raise AssertionError(f" qat.{cls.__name__}.from_float only works for "
-                             f"{cls._FLOAT_MODULE.__name__}")
+        raise AssertionError(f"qat.{cls.__name__}.from_float only works for "
+                             f"{cls._FLOAT_MODULE.__name__}, got {type(mod).__name__}")
     if not hasattr(mod, "qconfig"):
         raise AssertionError("Input float module must have qconfig defined")
     if not mod.qconfig:
