@@ -377,6 +377,9 @@ def _call_general(op, args, out):
                     from ember._legacy import type_name
                     raise TypeError(f"expected Tensor as element {k} in argument {i}, but "
                                     f"got {type_name(type(x))}")
+                if type(x) is not Tensor and not _opted_out(type(x)) and not _tf_disabled():
+                    return _handle_torch_function(op, args, out,
+                                                  _torch_function_args(op, args))
                 if x._requires_grad:
                     req = True
                 xa = x._data
