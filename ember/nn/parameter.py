@@ -99,14 +99,36 @@ class Buffer(Tensor, metaclass=_FlagMeta):
 
 class UninitializedTensorMixin:
     """A placeholder whose shape is unknown until ``materialize(shape)`` turns it into
-    ``cls_to_become`` (used by lazy modules)."""
-    _allowed_methods = ()
+    ``cls_to_become`` (used by lazy modules). Any op on it raises ValueError (through
+    ``__torch_function__``), except the methods named in ``_allowed_methods`` and attributes."""
+    _allowed_methods = frozenset({
+        "__hash__", "size", "copy_", "is_floating_point", "half", "float", "double", "char",
+        "short", "int", "long", "cuda", "cpu", "to", "get_device",
+        "_has_compatible_shallow_copy_type", "_to_copy"})
+
+    @classmethod
+    def __torch_function__(cls, func, types, args=(), kwargs=None):
+        name = getattr(func, "__name__", None) or getattr(func, "public_name", None)
+        if name in cls._allowed_methods or name == "__get__":
+            return super().__torch_function__(func, types, args, kwargs)
+        raise ValueError(
+            f"Attempted to use an uninitialized parameter in {func}. This error happens when "
+            "you are using a `LazyModule` or explicitly manipulating "
+            f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules Call "
+            "`forward` with a dummy batch to initialize the parameters before calling torch "
+            "functions")
 
     def materialize(self, shape, device=None, dtype=None):
         dtype = self.data.dtype if dtype is None else dtype
         shape = (shape,) if isinstance(shape, int) else tuple(shape)
         self._data = np.empty(shape, dtype.np)
         self.__class__ = self.cls_to_become
+
+    def numel(self):
+        return self.__torch_function__(Tensor.numel, (type(self),), (self,))
+
+    def __len__(self):
+        return self.__torch_function__(Tensor.__len__, (type(self),), (self,))
 
     @property
     def shape(self):
@@ -122,6 +144,11 @@ class UninitializedTensorMixin:
 
     def __repr__(self):
         return f"<{type(self).__name__}>"
+
+    def __deepcopy__(self, memo):
+        if id(self) not in memo:
+            memo[id(self)] = type(self)(self.requires_grad, dtype=self.dtype)
+        return memo[id(self)]
 
     def __reduce_ex__(self, proto):
         return type(self), (self.requires_grad,)
