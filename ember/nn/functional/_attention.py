@@ -15,6 +15,7 @@ from ember.nn.functional._activation import softmax
 from ember.nn.functional._vision import pad
 from ember._ops.attention import sdpa_fused as _sdpa_fused
 from ember._state import state as _state
+from ember.backends import cuda as _cuda_flags
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -30,6 +31,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         return handle_torch_function(scaled_dot_product_attention, tens, query, key, value,
                                      attn_mask=attn_mask, dropout_p=dropout_p,
                                      is_causal=is_causal, scale=scale, enable_gqa=enable_gqa)
+    if not (_cuda_flags._sdp["math"] or _cuda_flags._sdp["flash"]):
+        from ember.nn.attention import _check_viable_backend
+        _check_viable_backend()
     if min(t.dim() for t in (query, key, value)) < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dimensions")
