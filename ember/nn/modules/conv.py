@@ -7,13 +7,15 @@ from typing import List, Optional
 import ember
 from ember import Tensor
 from ember.nn import functional as F, init
-from ember.nn.parameter import Parameter
+from ember.nn.parameter import Parameter, UninitializedParameter
+from ember.nn.modules.lazy import LazyModuleMixin
 from ember.nn.modules.linear import _uniform_by_fan_in
 from ember.nn.modules.module import Module
 from ember.nn.modules.utils import _ntuple
 
 __all__ = ["Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
-           "ConvTranspose3d"]
+           "ConvTranspose3d", "LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
+           "LazyConvTranspose2d", "LazyConvTranspose3d"]
 
 _PADDING_MODES = {"zeros", "reflect", "replicate", "circular"}
 
@@ -194,3 +196,95 @@ class ConvTranspose3d(_ConvTransposeNd):
     """Input ``(N, C_in, D, H, W)`` or ``(C_in, D, H, W)``."""
     _dim = 3
     _conv = staticmethod(F.conv_transpose3d)
+
+
+class _LazyConvXdMixin(LazyModuleMixin):
+    """``in_channels`` is read from ``input.shape[1]`` (``shape[0]`` unbatched) on the first
+    call; until then weight and bias are ``UninitializedParameter``. Mix in before the
+    convolution class it becomes (``cls_to_become``)."""
+
+    def _make_lazy(self, out_channels, bias, device, dtype):
+        self.out_channels = out_channels
+        self.weight = UninitializedParameter(device=device, dtype=dtype)
+        if bias:
+            self.bias = UninitializedParameter(device=device, dtype=dtype)
+
+    def reset_parameters(self):
+        # nothing to draw until the first input fixed in_channels
+        if self.in_channels and not self.has_uninitialized_params():
+            _ConvNd.reset_parameters(self)
+
+    def _channels_of(self, input):
+        """``C_in`` of ``input``: ``(N, C_in, *S)`` or unbatched ``(C_in, *S)``."""
+        n = self._dim
+        if input.dim() not in (n + 1, n + 2):
+            raise RuntimeError(f"Expected {n + 1}D (unbatched) or {n + 2}D (batched) input "
+                               f"to {type(self).__name__}, but got input of size: "
+                               f"{input.shape}")
+        return input.shape[0] if input.dim() == n + 1 else input.shape[1]
+
+    def initialize_parameters(self, input, *args):
+        if not self.has_uninitialized_params():
+            if not self.in_channels:     # weight came from a checkpoint: read it back
+                w = self.weight.shape
+                self.in_channels = w[0] if self.transposed else w[1] * self.groups
+            return
+        self.in_channels = self._channels_of(input)
+        if self.in_channels % self.groups:
+            raise ValueError("in_channels must be divisible by groups")
+        if self.transposed:
+            shape = (self.in_channels, self.out_channels // self.groups, *self.kernel_size)
+        else:
+            shape = (self.out_channels, self.in_channels // self.groups, *self.kernel_size)
+        with ember.no_grad():
+            self.weight.materialize(shape)
+            if self.bias is not None:
+                self.bias.materialize((self.out_channels,))
+            self.reset_parameters()
+
+
+class _LazyConvNd(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, dilation=1, groups=1,
+                 bias=True, padding_mode="zeros", device=None, dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, dilation, groups, False,
+                         padding_mode)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class _LazyConvTransposeNd(_LazyConvXdMixin):
+    def __init__(self, out_channels, kernel_size, stride=1, padding=0, output_padding=0,
+                 groups=1, bias=True, dilation=1, padding_mode="zeros", device=None,
+                 dtype=None):
+        super().__init__(0, 0, kernel_size, stride, padding, output_padding, groups, False,
+                         dilation, padding_mode)
+        self._make_lazy(out_channels, bias, device, dtype)
+
+
+class LazyConv1d(_LazyConvNd, Conv1d):
+    """A ``Conv1d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = Conv1d
+
+
+class LazyConv2d(_LazyConvNd, Conv2d):
+    """A ``Conv2d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = Conv2d
+
+
+class LazyConv3d(_LazyConvNd, Conv3d):
+    """A ``Conv3d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = Conv3d
+
+
+class LazyConvTranspose1d(_LazyConvTransposeNd, ConvTranspose1d):
+    """A ``ConvTranspose1d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = ConvTranspose1d
+
+
+class LazyConvTranspose2d(_LazyConvTransposeNd, ConvTranspose2d):
+    """A ``ConvTranspose2d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = ConvTranspose2d
+
+
+class LazyConvTranspose3d(_LazyConvTransposeNd, ConvTranspose3d):
+    """A ``ConvTranspose3d`` whose ``in_channels`` comes from the first input."""
+    cls_to_become = ConvTranspose3d
