@@ -10,6 +10,9 @@ import ember.nn.grad
 torch = pytest.importorskip("torch")
 import torch.nn.attention  # noqa: E402
 
+# div_value=4 on 8 features gives a 0-wide tail layer, as in torch
+pytestmark = pytest.mark.filterwarnings("ignore:Initializing zero-element tensors")
+
 
 def _pair(*shape, grad=False):
     a = np.random.default_rng(sum(shape)).standard_normal(shape).astype(np.float32)
@@ -83,3 +86,80 @@ def test_sdpa_kernel_single_backend_and_bad_argument():
         with pytest.raises(AssertionError, match="Backend must be an instance of SDPBackend"):
             with ember.nn.attention.sdpa_kernel(bad):
                 pass
+
+
+def _asm_pair(**kw):
+    tm = torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kw)
+    em = ember.nn.AdaptiveLogSoftmaxWithLoss(8, 10, [3, 6], **kw)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                        tm.state_dict().items()})
+    return tm, em
+
+
+@pytest.mark.parametrize("kw", [dict(div_value=2.0), dict(head_bias=True), {}])
+def test_adaptive_log_softmax_structure_and_repr(kw):
+    tm, em = _asm_pair(**kw)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    assert [tuple(v.shape) for v in em.state_dict().values()] == \
+        [tuple(v.shape) for v in tm.state_dict().values()]
+    for name in ("cutoffs", "shortlist_size", "n_clusters", "head_size", "in_features",
+                 "n_classes", "div_value", "head_bias"):
+        assert getattr(em, name) == getattr(tm, name)
+
+
+def test_adaptive_log_softmax_forward_values_and_grads():
+    tm, em = _asm_pair(div_value=2.0, head_bias=True)
+    tx, ex = _pair(6, 8, grad=True)
+    target = [0, 4, 7, 9, 2, 5]
+    tout = tm(tx, torch.tensor(target))
+    eout = em(ex, ember.tensor(target))
+    assert type(eout).__name__ == "_ASMoutput" and eout._fields == ("output", "loss")
+    _close(eout.output, tout.output)
+    _close(eout.loss, tout.loss)
+    tout.loss.backward()
+    eout.loss.backward()
+    _close(ex.grad, tx.grad)
+    tp, ep = dict(tm.named_parameters()), dict(em.named_parameters())
+    for name in tp:
+        _close(ep[name].grad, tp[name].grad)
+    # unbatched
+    t1, e1 = tm(tx[1], torch.tensor(4)), em(ex[1], ember.tensor(4))
+    assert tuple(e1.output.shape) == () and tuple(t1.output.shape) == ()
+    _close(e1.output, t1.output)
+
+
+def test_adaptive_log_softmax_log_prob_and_predict():
+    tm, em = _asm_pair(div_value=2.0)
+    tx, ex = _pair(16, 8)
+    _close(em.log_prob(ex), tm.log_prob(tx))
+    np.testing.assert_allclose(em.log_prob(ex).exp().sum(1).detach().numpy(), 1.0, rtol=1e-5)
+    # push rows into every cluster: scale the head so cluster logits win sometimes
+    with torch.no_grad():
+        tm.head.weight[3:] *= 5
+    em.head.weight.data = ember.tensor(tm.head.weight.detach().numpy())
+    tpred, epred = tm.predict(tx), em.predict(ex)
+    assert (tpred >= 3).any()
+    np.testing.assert_array_equal(epred.numpy(), tpred.numpy())
+
+
+@pytest.mark.parametrize("cutoffs", [[6, 3], [3, 3], [0, 3], [3, 10], [3, 11], [3.5], []])
+def test_adaptive_log_softmax_bad_cutoffs(cutoffs):
+    with pytest.raises(ValueError) as te:
+        torch.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs)
+    with pytest.raises(ValueError) as ee:
+        ember.nn.AdaptiveLogSoftmaxWithLoss(8, 10, cutoffs)
+    assert str(ee.value) == str(te.value)
+
+
+@pytest.mark.parametrize("xs,target", [((4, 8), [0, 1, 2, 10]), ((4, 8), [0, 1, 2, -1]),
+                                       ((4, 8), [0, 1, 2]), ((2, 4, 8), [0, 1]),
+                                       ((2, 8), [[0], [1]]), ((2, 8), 0), ((8,), [1])])
+def test_adaptive_log_softmax_bad_targets(xs, target):
+    tm, em = _asm_pair()
+    tx, ex = _pair(*xs)
+    with pytest.raises(RuntimeError) as te:
+        tm(tx, torch.tensor(target))
+    with pytest.raises(RuntimeError) as ee:
+        em(ex, ember.tensor(target))
+    assert str(ee.value) == str(te.value)
