@@ -7,14 +7,18 @@ from ember.nn import utils  # noqa: F401
 from ember.nn import parallel  # noqa: F401
 from ember.nn.parallel import DataParallel  # noqa: F401
 from ember.nn.modules.linear_cross_entropy_options import LinearCrossEntropyOptions  # noqa: F401
+from ember.nn._factory_kwargs import factory_kwargs  # noqa: F401
+from ember.nn import common_types  # noqa: F401
 
 try:
-    from ember.nn.parameter import Parameter, Buffer, UninitializedParameter  # noqa: F401
+    from ember.nn.parameter import (Parameter, Buffer, UninitializedParameter,  # noqa: F401
+                                    UninitializedBuffer)
 except ImportError:      # being written
     pass
 
 __all__ = list(_modules_all) + ["functional", "init", "utils", "parallel", "Parameter",
-                                "LinearCrossEntropyOptions", "DataParallel"]
+                                "LinearCrossEntropyOptions", "DataParallel", "UninitializedBuffer",
+                                "factory_kwargs"]
 
 
 def __getattr__(name):

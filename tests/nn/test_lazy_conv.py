@@ -1,5 +1,7 @@
 """LazyConv*/LazyConvTranspose* against torch: in_channels inferred on the first call, the
 module becoming Conv*/ConvTranspose*, reprs, state_dict keys, checkpoint loads, errors."""
+import re
+
 import numpy as np
 import pytest
 
@@ -119,7 +121,6 @@ def _raises_like_torch(make_e, make_t):
     (lambda m: m.LazyConv2d(4, 3, groups=0), None),
     (lambda m: m.LazyConv2d(4, 3, padding="same", stride=2), None),
     (lambda m: m.LazyConv2d(4, 3, padding="full"), None),
-    (lambda m: m.LazyConv2d(4, 3, padding_mode="bogus"), None),
     (lambda m: m.LazyConvTranspose2d(4, 3, padding_mode="reflect"), None),
     (lambda m: m.LazyConv2d(4, 3, groups=2), (1, 3, 5, 5)),
     (lambda m: m.LazyConv2d(4, 3), (5, 5)),
@@ -133,6 +134,17 @@ def test_errors_match_torch(ctor, shape):
                            lambda: ctor(tnn)(torch.zeros(shape)))
 
 
+def test_bad_padding_mode_raises_value_error_like_torch():
+    # both messages show a set, whose order varies from run to run: compare its members
+    with pytest.raises(ValueError) as te:
+        tnn.LazyConv2d(4, 3, padding_mode="bogus")
+    with pytest.raises(ValueError) as ee:
+        enn.LazyConv2d(4, 3, padding_mode="bogus")
+    def words(info):
+        return sorted(re.findall(r"[\w=']+", str(info.value)))
+    assert words(ee) == words(te)
+
+
 def test_lazy_module_stays_lazy_after_a_failed_first_call():
     e = enn.LazyConv2d(4, 3, groups=2)
     with pytest.raises(ValueError):
@@ -140,3 +152,57 @@ def test_lazy_module_stays_lazy_after_a_failed_first_call():
     assert type(e) is enn.LazyConv2d and e.has_uninitialized_params()
     e(ember.zeros(1, 4, 5, 5))
     assert type(e) is enn.Conv2d and tuple(e.weight.shape) == (4, 2, 3, 3)
+
+
+# ---- nn.UninitializedBuffer, nn.factory_kwargs, nn.common_types ----
+
+def test_uninitialized_buffer_is_exported():
+    assert enn.UninitializedBuffer is __import__("ember.nn.parameter",
+                                                 fromlist=["x"]).UninitializedBuffer
+    b = enn.UninitializedBuffer()
+    b.materialize((2, 3))
+    assert type(b) is ember.Tensor and tuple(b.shape) == (2, 3)
+
+
+@pytest.mark.parametrize("kwargs", [
+    None, {}, {"device": "cpu", "dtype": "f64"}, {"memory_format": 2, "device": None},
+    {"factory_kwargs": {"dtype": 1, "device": 2}, "memory_format": 3},
+    {"factory_kwargs": {"foo": 1}},                    # nested keys are not checked
+    {"factory_kwargs": {"dtype": 1}, "device": None},
+])
+def test_factory_kwargs_matches_torch(kwargs):
+    assert enn.factory_kwargs(kwargs) == tnn.factory_kwargs(kwargs)
+
+
+@pytest.mark.parametrize("kwargs", [
+    {"foo": 1}, {"device": "cpu", "factory_kwargs": {"device": "cpu"}},
+    {"factory_kwargs": {"dtype": 1}, "dtype": None},
+])
+def test_factory_kwargs_errors_match_torch(kwargs):
+    _raises_like_torch(lambda: enn.factory_kwargs(kwargs), lambda: tnn.factory_kwargs(kwargs))
+
+
+def _same_alias(e, t):
+    """Structural equality of typing aliases, ember.Tensor standing for torch.Tensor."""
+    import typing
+    if e is ember.Tensor:
+        return t is torch.Tensor
+    if isinstance(e, typing.TypeVar):
+        return isinstance(t, typing.TypeVar) and e.__name__ == t.__name__
+    e_args, t_args = typing.get_args(e), typing.get_args(t)
+    if not e_args:
+        return e == t
+    return (len(e_args) == len(t_args) and typing.get_origin(e) == typing.get_origin(t)
+            and all(_same_alias(a, b) for a, b in zip(e_args, t_args)))
+
+
+def test_common_types_match_torch():
+    import torch.nn.common_types as tct
+    ect = enn.common_types
+    names = [n for n in dir(tct) if n.startswith("_") and n.endswith("_t")]
+    assert len(names) > 20 and sorted(names) == sorted(
+        n for n in dir(ect) if n.startswith("_") and n.endswith("_t"))
+    for name in names:
+        assert _same_alias(getattr(ect, name), getattr(tct, name)), name
+    assert str(ect._size_2_opt_t) == str(tct._size_2_opt_t)
+    assert not _same_alias(ect._size_2_t, tct._size_3_t)
