@@ -163,3 +163,54 @@ def test_adaptive_log_softmax_bad_targets(xs, target):
     with pytest.raises(RuntimeError) as ee:
         em(ex, ember.tensor(target))
     assert str(ee.value) == str(te.value)
+
+
+def _lce_pair(**kw):
+    tkw = dict(kw)
+    ekw = dict(kw)
+    if "weight" in kw:
+        tkw["weight"] = torch.tensor(kw["weight"])
+        ekw["weight"] = ember.tensor(kw["weight"])
+    tm = torch.nn.LinearCrossEntropyLoss(8, 10, **tkw)
+    em = ember.nn.LinearCrossEntropyLoss(8, 10, **ekw)
+    em.load_state_dict({k: ember.tensor(v.detach().numpy()) for k, v in
+                        tm.state_dict().items()})
+    return tm, em
+
+
+@pytest.mark.parametrize("kw,tshape", [
+    ({}, (5,)),
+    (dict(out_features=(2,), bias=True, weight=np.linspace(0.1, 1, 10, dtype=np.float32),
+          ignore_index=3, label_smoothing=0.1, reduction="sum"), (5, 2)),
+    (dict(bias=True, reduction="none"), (5,))])
+def test_linear_cross_entropy_loss_module_matches_torch(kw, tshape):
+    tm, em = _lce_pair(**kw)
+    assert repr(em) == repr(tm)
+    assert list(em.state_dict()) == list(tm.state_dict())
+    tx, ex = _pair(5, 8, grad=True)
+    target = np.random.default_rng(0).integers(0, 10, tshape)
+    tl, el = tm(tx, torch.tensor(target)), em(ex, ember.tensor(target))
+    _close(el, tl)
+    tl.sum().backward()
+    el.sum().backward()
+    _close(ex.grad, tx.grad)
+    _close(em.linear.weight.grad, tm.linear.weight.grad)
+
+
+def test_linear_cross_entropy_loss_module_errors():
+    for kw, match in ((dict(label_smoothing=2.0), "label_smoothing"),
+                      (dict(weight=np.ones(3, np.float32)), "weight shape")):
+        with pytest.raises(RuntimeError, match=match) as te:
+            _lce_pair(**kw)
+        kw = dict(kw)
+        if "weight" in kw:
+            kw["weight"] = ember.tensor(kw["weight"])
+        with pytest.raises(RuntimeError) as ee:
+            ember.nn.LinearCrossEntropyLoss(8, 10, **kw)
+        assert str(ee.value) == str(te.value)
+    em = ember.nn.LinearCrossEntropyLoss(8, 10, reduction="bad")
+    with pytest.raises(ValueError, match="bad is not a valid value for reduction"):
+        em(ember.randn(4, 8), ember.zeros(4, dtype=ember.int64))
+    with pytest.raises(RuntimeError, match="got 7 and 8"):
+        ember.nn.LinearCrossEntropyLoss(8, 10)(ember.randn(4, 7),
+                                               ember.zeros(4, dtype=ember.int64))

@@ -322,3 +322,7 @@ class NLLLoss2d(NLLLoss):  # noqa: F821 (made from the table above)
                       "drop-in replacement and see https://pytorch.org/docs/main/nn.html"
                       "#torch.nn.NLLLoss for more details.", FutureWarning, stacklevel=2)
         super().__init__(weight, size_average, ignore_index, reduce, reduction)
+
+
+# torch defines LinearCrossEntropyLoss in nn.modules.loss; ember keeps it in its own file
+from ember.nn.modules.linear_cross_entropy import LinearCrossEntropyLoss  # noqa: E402,F401
