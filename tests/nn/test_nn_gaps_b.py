@@ -1,5 +1,7 @@
 """torch.nn gaps (part B): nn.grad, nn.attention, AdaptiveLogSoftmaxWithLoss,
 LinearCrossEntropyLoss — checked against torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -214,3 +216,34 @@ def test_linear_cross_entropy_loss_module_errors():
     with pytest.raises(RuntimeError, match="got 7 and 8"):
         ember.nn.LinearCrossEntropyLoss(8, 10)(ember.randn(4, 7),
                                                ember.zeros(4, dtype=ember.int64))
+
+
+@pytest.mark.parametrize("variant", ["causal_upper_left", "causal_lower_right"])
+@pytest.mark.parametrize("L,S", [(3, 5), (4, 4), (5, 3)])
+def test_attention_bias_causal_matches_torch(variant, L, S):
+    import torch.nn.attention.bias as tb
+    import ember.nn.attention.bias as eb
+    with warnings.catch_warnings(record=True) as tw:
+        warnings.simplefilter("always")
+        tbias = getattr(tb, variant)(L, S)
+    with warnings.catch_warnings(record=True) as ew:
+        warnings.simplefilter("always")
+        ebias = getattr(eb, variant)(L, S)
+    assert [str(w.message) for w in ew] == [str(w.message) for w in tw]
+    np.testing.assert_array_equal(ebias._materialize().numpy(), tbias._materialize().numpy())
+    assert repr(ebias) == repr(tbias)
+    tq, eq = _pair(1, 2, L, 4, grad=True)
+    tk, ek = _pair(1, 2, S, 4, grad=True)
+    tout = torch.nn.functional.scaled_dot_product_attention(tq, tk, tk, attn_mask=tbias)
+    eout = ember.nn.functional.scaled_dot_product_attention(eq, ek, ek, attn_mask=ebias)
+    # rows with no key to attend (lower-right, L > S) come out 0 in both
+    _close(eout, tout)
+    tout.square().sum().backward()
+    eout.square().sum().backward()
+    _close(eq.grad, tq.grad)
+    _close(ek.grad, tk.grad)
+    with pytest.raises(ValueError, match="should not be used with causal=True"):
+        ember.nn.functional.scaled_dot_product_attention(eq, ek, ek, attn_mask=ebias,
+                                                         is_causal=True)
+    with pytest.raises(AssertionError, match="only supports 2D tensors"):
+        getattr(eb, variant)(L)

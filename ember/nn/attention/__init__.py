@@ -53,3 +53,11 @@ def _check_viable_backend():
         raise RuntimeError("No viable backend for scaled_dot_product_attention was found. This "
                            "is likely due to turning off both the math kernel and the fused "
                            "kernels.")
+
+
+def __getattr__(name):
+    """``nn.attention.bias`` (causal masks), loaded on first use."""
+    if name == "bias":
+        import importlib
+        return importlib.import_module("ember.nn.attention.bias")
+    raise AttributeError(f"module 'ember.nn.attention' has no attribute '{name}'")
