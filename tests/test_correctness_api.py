@@ -480,20 +480,12 @@ NOT_BUILT_SYSTEMS = (
     "ao", "nn.quantized", "nn.quantizable", "nn.qat", "nn.intrinsic",   # quantization
     "distributed", "nn.parallel.scatter_gather", "nn.parallel.replicate",
     "nn.parallel.parallel_apply", "nn.parallel.scatter", "nn.parallel.gather",  # multi-device
-    "nn.attention",                                            # SDPA backends, flex attention
     "utils.data.datapipes",                                    # datapipes (deprecated in torch)
 )
 
 # Single objects ember lacks (features, not paths): (dotted path, name).
 NOT_YET_IN_EMBER = {
     # modules and optimizers
-    *[(p, n) for p in ("nn", "nn.modules", "nn.modules.conv")
-      for n in ("LazyConv1d", "LazyConv2d", "LazyConv3d", "LazyConvTranspose1d",
-                "LazyConvTranspose2d", "LazyConvTranspose3d")],
-    *[(p, "AdaptiveLogSoftmaxWithLoss") for p in ("nn", "nn.modules", "nn.modules.adaptive")],
-    *[(p, "LinearCrossEntropyLoss") for p in ("nn", "nn.modules", "nn.modules.loss")],
-    ("nn", "UninitializedBuffer"), ("nn", "factory_kwargs"), ("nn", "common_types"),
-    ("nn", "grad"), ("nn.functional", "grad"),
     ("optim", "Adafactor"), ("optim", "Muon"), ("optim", "swap_in_optimizer_params_and_state"),
     # nn.functional: low-precision matmuls, conv_tbc, and its re-exported internals
     *[("nn.functional", n) for n in (
