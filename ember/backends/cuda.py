@@ -87,14 +87,20 @@ def preferred_blas_library(backend=None):
     return _blas_library
 
 
-class SDPBackend(enum.IntEnum):
-    """The scaled-dot-product-attention implementations torch knows."""
+class SDPBackend(enum.Enum):
+    """The scaled-dot-product-attention implementations torch knows (an enum, not an int:
+    ``SDPBackend.MATH == 0`` is False and it prints as ``SDPBackend.MATH``, as torch's)."""
     ERROR = -1
     MATH = 0
     FLASH_ATTENTION = 1
     EFFICIENT_ATTENTION = 2
     CUDNN_ATTENTION = 3
     OVERRIDEABLE = 4
+
+    def __int__(self):
+        return self.value
+
+    __index__ = __int__
 
 
 _sdp = {"flash": True, "mem_efficient": True, "math": True, "cudnn": True,

@@ -247,3 +247,9 @@ def test_attention_bias_causal_matches_torch(variant, L, S):
                                                          is_causal=True)
     with pytest.raises(AssertionError, match="only supports 2D tensors"):
         getattr(eb, variant)(L)
+
+
+def test_sdp_backend_prints_and_compares_as_torchs():
+    for name in ("MATH", "FLASH_ATTENTION", "EFFICIENT_ATTENTION", "ERROR"):
+        e, t = getattr(ember.nn.attention.SDPBackend, name), getattr(torch.nn.attention.SDPBackend, name)
+        assert (str(e), e.name, e.value, e == e.value) == (str(t), t.name, t.value, t == t.value)
