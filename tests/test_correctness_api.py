@@ -497,19 +497,7 @@ NOT_YET_IN_EMBER = {
     # the private names torch defines clip_grads_with_norm_ / get_total_norm under
     ("nn.utils.clip_grad", "_clip_grads_with_norm_"), ("nn.utils.clip_grad", "_get_total_norm"),
     # top-level torch.<op> spellings of functional ops
-    *[("", n) for n in (
-        "adaptive_avg_pool1d", "avg_pool1d", "bilinear", "celu_", "channel_shuffle", "conv1d",
-        "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
-        "conv_transpose3d", "cosine_similarity", "hardshrink", "native_channel_shuffle",
-        "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu", "relu_",
-        "rrelu_", "selu_", "threshold_")],
-    # nn.utils helpers
-    *[(p, n) for p in ("nn.utils", "nn.utils.fusion")
-      for n in ("fuse_conv_bn_eval", "fuse_conv_bn_weights", "fuse_linear_bn_eval",
-                "fuse_linear_bn_weights")],
-    *[(p, n) for p in ("nn.utils", "nn.utils.memory_format")
-      for n in ("convert_conv2d_weight_memory_format", "convert_conv3d_weight_memory_format")],
-    ("nn.utils", "skip_init"), ("nn.utils.init", "skip_init"),
+    ("", "conv_tbc"),
     ("nn.utils.parametrizations", "orthogonal"),
     # autograd, func, profiler, testing
     ("autograd", "variable"), ("autograd", "enforce_grad_layout_policy"),

@@ -9,6 +9,11 @@ from ember.nn.utils.clip_grad import (clip_grad_norm, clip_grad_norm_, clip_grad
 from ember.nn.utils.convert_parameters import parameters_to_vector, vector_to_parameters  # noqa: F401
 from ember.nn.utils.weight_norm import weight_norm, remove_weight_norm  # noqa: F401
 from ember.nn.utils.spectral_norm import spectral_norm, remove_spectral_norm  # noqa: F401
+from ember.nn.utils.fusion import (fuse_conv_bn_eval, fuse_conv_bn_weights,  # noqa: F401
+                                   fuse_linear_bn_eval, fuse_linear_bn_weights)
+from ember.nn.utils.memory_format import (convert_conv2d_weight_memory_format,  # noqa: F401
+                                          convert_conv3d_weight_memory_format)
+from ember.nn.utils.init import skip_init  # noqa: F401
 
 try:                                 # written by others; optional here
     rnn = _importlib.import_module("ember.nn.utils.rnn")
