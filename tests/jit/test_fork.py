@@ -349,9 +349,10 @@ def test_fork_while_tracing_records_prim_fork_like_torch():
         tt = torch.jit.trace(make(torch), torch.ones(2))
     et = ember.jit.trace(make(ember), ember.ones(2))
     assert traced_kinds(et.graph) == traced_kinds(tt.graph)
-    x = np.random.randn(3).astype("float32")
+    x = np.random.default_rng(0).standard_normal(64).astype("float32")
+    # the sum tanh2(x) + (x + 1) cancels to small values: float32 rounding of terms near 1
     np.testing.assert_allclose(et(ember.tensor(x)).numpy(), tt(torch.tensor(x)).numpy(),
-                               rtol=1e-6)
+                               rtol=1e-6, atol=2e-7)
 
 
 def traced_ensemble(lib):
