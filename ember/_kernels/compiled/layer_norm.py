@@ -18,20 +18,26 @@ _OPTS = dict(cache=True, nogil=True, fastmath={"reassoc"})
 
 
 @njit(**_OPTS)
+def _row_stats(x, r, eps):
+    """(mean, 1 / sqrt(var + eps)) of row ``r`` of ``x`` as float32, summed in float64."""
+    C = x.shape[1]
+    s = 0.0
+    for c in range(C):
+        s += x[r, c]
+    m = s / C
+    v = 0.0
+    for c in range(C):
+        d = x[r, c] - m
+        v += d * d
+    return np.float32(m), np.float32(1.0 / np.sqrt(v / C + eps))
+
+
+@njit(**_OPTS)
 def forward(x, w, b, eps, y):
     """y = (x - mean) * rstd * w + b per row of ``x`` (R, C) float32; ``w``/``b`` (C,)."""
     R, C = x.shape
     for r in range(R):
-        s = 0.0
-        for c in range(C):
-            s += x[r, c]
-        m = s / C
-        v = 0.0
-        for c in range(C):
-            d = x[r, c] - m
-            v += d * d
-        mf = np.float32(m)
-        rf = np.float32(1.0 / np.sqrt(v / C + eps))
+        mf, rf = _row_stats(x, r, eps)
         for c in range(C):
             y[r, c] = (x[r, c] - mf) * rf * w[c] + b[c]
 
@@ -42,16 +48,7 @@ def backward(g, x, w, eps, gx, gw, gb):
     ``gb`` (C,) float64, accumulated): gx = rstd (g w - mean(g w) - xhat mean(g w xhat))."""
     R, C = x.shape
     for r in range(R):
-        s = 0.0
-        for c in range(C):
-            s += x[r, c]
-        m = s / C
-        v = 0.0
-        for c in range(C):
-            d = x[r, c] - m
-            v += d * d
-        mf = np.float32(m)
-        rf = np.float32(1.0 / np.sqrt(v / C + eps))
+        mf, rf = _row_stats(x, r, eps)
         s1 = 0.0
         s2 = 0.0
         for c in range(C):
