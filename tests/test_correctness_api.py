@@ -485,8 +485,6 @@ NOT_BUILT_SYSTEMS = (
 
 # Single objects ember lacks (features, not paths): (dotted path, name).
 NOT_YET_IN_EMBER = {
-    # modules and optimizers
-    ("optim", "Adafactor"), ("optim", "Muon"), ("optim", "swap_in_optimizer_params_and_state"),
     # nn.functional: low-precision matmuls, conv_tbc, and its re-exported internals
     *[("nn.functional", n) for n in (
         "scaled_mm", "scaled_grouped_mm", "grouped_mm", "ScalingType", "SwizzleType",
