@@ -464,3 +464,12 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, b
         res = np.where(np.isinf(nll)[None, :, None], 0.0, res)
     res = res.astype(log_probs.dtype)
     return res if log_probs.ndim == 3 else res[:, 0, :]
+
+
+def binary_cross_entropy(x, t):
+    """Unreduced -(t log x + (1 - t) log(1 - x)), each log clamped at -100 (torch's)."""
+    x, t = np.asarray(x), np.asarray(t)
+    with np.errstate(divide="ignore"):
+        lx = np.maximum(np.log(x), -100)
+        l1x = np.maximum(np.log(1 - x), -100)
+    return np.asarray(-(t * lx + (1 - t) * l1x), dtype=x.dtype)

@@ -4,6 +4,7 @@ losses themselves live in ember/nn/functional/_loss.py (composites of ember ops)
 from __future__ import annotations
 
 from ember._kernels import nn_norm as K
+from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef, public
 
 nll_loss_op = OpDef(
@@ -48,6 +49,21 @@ ctc_loss_backward_op = OpDef(
 def _(ctx, g, log_probs, targets, input_lengths, target_lengths, blank, zero_infinity):
     return (ctc_loss_backward_op(g, log_probs, targets, input_lengths, target_lengths, blank,
                                  zero_infinity), None, None, None, None, None)
+
+
+bce_op = OpDef(
+    "_binary_cross_entropy_elems(Tensor self, Tensor target) -> Tensor",
+    half_in_float32(K.binary_cross_entropy), saves=("self", "target"))
+
+
+@bce_op.def_backward
+def _(ctx, g, self, target):
+    # torch's formulas: (x - t) / max(x (1 - x), 1e-12) keeps the gradient finite where the
+    # clamped logs are flat (x at 0 or 1); the target's is log(1 - x) - log(x), unclamped
+    n = ctx.needs_input_grad
+    gx = g * (self - target) / (self * (1 - self)).clamp_min(1e-12) if n[0] else None
+    gt = g * ((1 - self).log() - self.log()) if n[1] else None
+    return gx, gt
 
 
 # -------------------------------------------------------------------- torch.* fronts

@@ -8,7 +8,7 @@ import warnings
 
 import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
-from ember._ops.nn_loss import nll_loss_op, ctc_loss_op
+from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems
 from ember.autograd.composite import record_as     # Note [named composites]
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
@@ -293,8 +293,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         weight = weight.expand(input.shape)
 
     def bce(input, target):
-        loss = -(target * input.log().clamp_min(-100) +
-                 (1 - target) * (1 - input).log().clamp_min(-100))
+        loss = _bce_elems(input, target)
         return _reduce(loss if weight is None else loss * weight, reduction)
     return record_as("BinaryCrossEntropyBackward0", bce, input, target)
 
