@@ -4,6 +4,9 @@ from __future__ import annotations
 
 def __getattr__(name):
     import importlib
+    if name == "swap_tensors":
+        from ember.utils._swap import swap_tensors
+        return swap_tensors
     if not name.startswith("_"):
         try:
             return importlib.import_module(f"ember.utils.{name}")

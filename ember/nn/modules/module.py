@@ -241,6 +241,10 @@ class Module:
         grad = param.grad
         with ember.no_grad():
             converted = fn(param)
+        from ember import __future__ as future
+        if future.get_swap_module_params_on_conversion() or \
+                future.get_overwrite_module_params_on_conversion():
+            return self._replace_parameter(key, param, grad, converted, fn)
         if not isinstance(converted, Tensor):
             param = self._parameters[key] = Parameter(converted, param.requires_grad)
         else:
@@ -253,6 +257,25 @@ class Module:
             param.grad = converted.requires_grad_(grad.requires_grad)
         else:
             param.grad.data = converted
+
+    def _replace_parameter(self, key, param, grad, converted, fn):
+        """``torch.__future__`` conversions: a new Parameter of ``converted`` (and a new
+        grad), swapped into the old objects (swap switch) or put in their place."""
+        from ember import __future__ as future
+        from ember.utils._swap import swap_tensors
+        with ember.no_grad():
+            new_grad = None if grad is None else fn(grad)
+        if not isinstance(converted, Parameter):
+            converted = Parameter(converted, param.requires_grad)
+        if not future.get_swap_module_params_on_conversion():
+            self._parameters[key] = converted
+            converted.grad = new_grad
+            return
+        param.grad = None
+        swap_tensors(param, converted)
+        if grad is not None:
+            swap_tensors(grad, new_grad)
+            param.grad = grad
 
     def apply(self, fn):
         """Call ``fn`` on every submodule (children first), then on self."""

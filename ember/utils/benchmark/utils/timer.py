@@ -3,6 +3,7 @@ times it with ``timer`` (``time.perf_counter``), at ``num_threads`` threads."""
 from __future__ import annotations
 
 import enum
+import textwrap
 import time
 
 from ember.utils.benchmark.utils.common import Measurement, TaskSpec, set_torch_threads
@@ -17,6 +18,12 @@ class Language(enum.Enum):
     CPP = 1
 
 
+def _dedent(code):
+    """Code written indented in a triple-quoted string, made runnable (torch's Timer
+    stores and runs stmt and setup this way)."""
+    return textwrap.dedent(code).strip()
+
+
 class Timer:
     """``Timer(stmt, setup, globals=..., label=..., sub_label=..., description=...,
     num_threads=...)``; ``timeit``, ``blocked_autorange`` and ``adaptive_autorange``
@@ -29,6 +36,7 @@ class Timer:
             raise ValueError("Currently only a `str` stmt is supported.")
         if language not in (Language.PYTHON, "py", "python"):
             raise NotImplementedError("ember's Timer runs Python statements only")
+        stmt, setup = _dedent(stmt), _dedent(setup)
         import ember
         self._namespace = {"torch": ember, **(globals or {})}
         self._timer = timer

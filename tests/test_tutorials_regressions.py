@@ -1,0 +1,81 @@
+"""Bugs found running pytorch/tutorials scripts on ember, each checked against torch."""
+import weakref
+
+import numpy as np
+import pytest
+
+import ember
+import ember.utils.benchmark
+
+torch = pytest.importorskip("torch")
+import torch.utils.benchmark  # noqa: E402
+
+
+def _both(fn):
+    """``fn(lib)`` for ember and torch."""
+    return fn(ember), fn(torch)
+
+
+# recipes/timer_quick_start: stmt and setup written indented in triple-quoted strings
+def test_timer_dedents_stmt_and_setup():
+    def run(lib):
+        t = lib.utils.benchmark.Timer("""
+            z = x * y""", """
+            x = torch.ones((128,))
+            y = torch.ones((1,))
+            """)
+        m = t.timeit(3)
+        return m.task_spec.stmt, m.task_spec.setup, m.number_per_run
+    assert run(ember) == run(torch)
+
+
+# recipes/swap_tensors: torch.utils.swap_tensors
+def test_swap_tensors_exchanges_contents_class_and_dict():
+    def run(lib):
+        class Sub(lib.Tensor):
+            pass
+        a = lib.arange(3.).as_subclass(Sub)
+        a.tag = "a"
+        b = lib.ones(2, 2)
+        ida, idb = id(a), id(b)
+        lib.utils.swap_tensors(a, b)
+        return (id(a) == ida, id(b) == idb, type(a).__name__, type(b).__name__, a.tolist(),
+                b.tolist(), a.__dict__, b.__dict__)
+    assert run(ember) == run(torch)
+
+
+def test_swap_tensors_parameter_and_refusals():
+    def run(lib):
+        p, q = lib.nn.Parameter(lib.ones(2)), lib.zeros(3)
+        lib.utils.swap_tensors(p, q)
+        out = [type(p).__name__, p.requires_grad, q.requires_grad, type(q).__name__, q.tolist()]
+        c = lib.ones(1)
+        ref = weakref.ref(c)
+        with pytest.raises(RuntimeError, match="weakref"):
+            lib.utils.swap_tensors(c, lib.ones(1))
+        del ref
+        return out
+    assert run(ember) == run(torch)
+
+
+@pytest.mark.parametrize("switch", ["swap", "overwrite"])
+def test_future_switches_on_module_conversion(switch):
+    def run(lib):
+        setter = getattr(lib.__future__, f"set_{switch}_module_params_on_conversion")
+        setter(True)
+        try:
+            lib.manual_seed(0)
+            m = lib.nn.Linear(2, 3)
+            m(lib.ones(1, 2)).sum().backward()
+            w, g = m.weight, m.weight.grad
+            m.double()
+            return (m.weight is w, m.weight.grad is g, type(m.weight).__name__,
+                    str(m.weight.dtype), str(m.weight.grad.dtype), str(w.dtype), str(g.dtype),
+                    m.weight.requires_grad, np.round(m.weight.detach().numpy(), 6).tolist(),
+                    getattr(lib.__future__, f"get_{switch}_module_params_on_conversion")())
+        finally:
+            setter(False)
+    e, t = run(ember), run(torch)
+    assert e[:8] == t[:8] and e[9] == t[9]
+    np.testing.assert_allclose(e[8], t[8])
+    assert not ember.__future__.get_swap_module_params_on_conversion()
