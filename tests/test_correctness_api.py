@@ -496,7 +496,6 @@ NOT_YET_IN_EMBER = {
     ("nn.utils.clip_grad", "_clip_grads_with_norm_"), ("nn.utils.clip_grad", "_get_total_norm"),
     # top-level torch.<op> spellings of functional ops
     ("", "conv_tbc"),
-    ("nn.utils.parametrizations", "orthogonal"),
     # autograd, func, profiler, testing
     ("autograd", "variable"), ("autograd", "enforce_grad_layout_policy"),
     ("autograd.grad_mode", "enforce_grad_layout_policy"),

@@ -1,0 +1,122 @@
+"""Names torch 2.13 has that ember lacked (session 6, second batch), tested against torch:
+nn.utils.parametrizations.orthogonal, conv_tbc, func.functionalize,
+func.replace_all_batch_norm_modules_, autograd.variable, profiler names, datapipes."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+# ---- nn.utils.parametrizations.orthogonal -------------------------------------------------
+
+def _holder(lib, w):
+    """A module with one parameter ``weight`` equal to the array ``w``."""
+    m = lib.nn.Module()
+    m.weight = lib.nn.Parameter(lib.tensor(w))
+    return m
+
+
+def _orthogonal_pair(w, seed=1, **kwargs):
+    tm, em = _holder(torch, w), _holder(ember, w)
+    torch.manual_seed(seed)
+    ember.manual_seed(seed)        # the completion of a thin matrix draws randn (same stream)
+    torch.nn.utils.parametrizations.orthogonal(tm, **kwargs)
+    ember.nn.utils.parametrizations.orthogonal(em, **kwargs)
+    return tm, em
+
+
+def _np(t):
+    return t.detach().numpy()
+
+
+@pytest.mark.parametrize("shape", [(3, 3), (4, 2), (2, 4), (2, 3, 5)])
+@pytest.mark.parametrize("orthogonal_map", [None, "matrix_exp", "cayley", "householder"])
+@pytest.mark.parametrize("use_trivialization", [True, False])
+def test_orthogonal_values_and_gradients_match_torch(shape, orthogonal_map, use_trivialization):
+    r = np.random.default_rng(sum(shape))
+    w = r.standard_normal(shape).astype(np.float32)
+    tm, em = _orthogonal_pair(w, orthogonal_map=orthogonal_map,
+                              use_trivialization=use_trivialization)
+    np.testing.assert_allclose(_np(em.parametrizations.weight.original),
+                               _np(tm.parametrizations.weight.original), atol=1e-6)
+    np.testing.assert_allclose(_np(em.weight), _np(tm.weight), atol=2e-6)
+    c = r.standard_normal(shape).astype(np.float32)
+    (tm.weight * torch.tensor(c)).sum().backward()
+    (em.weight * ember.tensor(c)).sum().backward()
+    np.testing.assert_allclose(em.parametrizations.weight.original.grad.numpy(),
+                               tm.parametrizations.weight.original.grad.numpy(), atol=5e-6)
+    q = _np(em.weight)
+    small = min(shape[-2:])
+    gram = q @ np.swapaxes(q, -1, -2) if shape[-2] < shape[-1] else np.swapaxes(q, -1, -2) @ q
+    np.testing.assert_allclose(gram, np.broadcast_to(np.eye(small), gram.shape), atol=1e-5)
+
+
+def test_orthogonal_layout_state_dict_and_training_match_torch():
+    w = np.random.default_rng(0).standard_normal((5, 3)).astype(np.float32)
+    tm, em = _orthogonal_pair(w)
+    assert list(em.state_dict()) == list(tm.state_dict()) == [
+        "parametrizations.weight.original", "parametrizations.weight.0.base"]
+    assert repr(em.parametrizations.weight[0]) == "_Orthogonal()"
+    topt = torch.optim.SGD(tm.parameters(), lr=0.2)
+    eopt = ember.optim.SGD(em.parameters(), lr=0.2)
+    x = np.random.default_rng(1).standard_normal((4, 3)).astype(np.float32)
+    for _ in range(3):
+        for m, opt, lib in ((tm, topt, torch), (em, eopt, ember)):
+            opt.zero_grad()
+            ((lib.tensor(x) @ m.weight.T) ** 3).sum().backward()
+            opt.step()
+    np.testing.assert_allclose(_np(em.weight), _np(tm.weight), atol=1e-5)
+    fresh = _holder(ember, np.zeros((5, 3), np.float32))
+    ember.nn.utils.parametrizations.orthogonal(fresh)
+    fresh.load_state_dict(em.state_dict())
+    np.testing.assert_allclose(_np(fresh.weight), _np(em.weight), atol=1e-6)
+
+
+@pytest.mark.parametrize("orthogonal_map", ["matrix_exp", "householder"])
+def test_orthogonal_assignment_goes_through_right_inverse(orthogonal_map):
+    w = np.random.default_rng(2).standard_normal((4, 2)).astype(np.float32)
+    v = np.random.default_rng(3).standard_normal((4, 2)).astype(np.float32)
+    for triv in (True, False):
+        if orthogonal_map == "matrix_exp" and not triv:
+            continue
+        tm, em = _orthogonal_pair(w, orthogonal_map=orthogonal_map, use_trivialization=triv)
+        torch.manual_seed(4)
+        ember.manual_seed(4)
+        tm.weight = torch.tensor(v)
+        em.weight = ember.tensor(v)
+        np.testing.assert_allclose(_np(em.weight), _np(tm.weight), atol=2e-6)
+        np.testing.assert_allclose(_np(em.parametrizations.weight.original),
+                                   _np(tm.parametrizations.weight.original), atol=1e-6)
+
+
+def test_orthogonal_errors_match_torch():
+    cases = [
+        (lambda lib: lib.nn.Linear(3, 3), {"name": "bias"}, ValueError),
+        (lambda lib: lib.nn.Linear(3, 3), {"name": "foo"}, ValueError),
+        (lambda lib: lib.nn.Linear(3, 3), {"orthogonal_map": "foo"}, ValueError),
+        (lambda lib: lib.nn.Linear(3, 3, dtype=lib.complex64),
+         {"orthogonal_map": "householder"}, ValueError),
+    ]
+    for make, kwargs, cls in cases:
+        with pytest.raises(cls) as t_err:
+            torch.nn.utils.parametrizations.orthogonal(make(torch), **kwargs)
+        with pytest.raises(cls) as e_err:
+            ember.nn.utils.parametrizations.orthogonal(make(ember), **kwargs)
+        assert str(e_err.value) == str(t_err.value)
+    for lib in (torch, ember):
+        m = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(3, 3),
+                                                     orthogonal_map="cayley",
+                                                     use_trivialization=False)
+        with pytest.raises(NotImplementedError, match="use_trivialization=False"):
+            m.weight = lib.eye(3)
+        m = lib.nn.utils.parametrizations.orthogonal(lib.nn.Linear(2, 4))
+        with pytest.raises(ValueError, match="of shape"):
+            m.weight = lib.zeros(4, 3)
+
+
+def test_orthogonal_complex_is_unitary_like_torch():
+    w = (np.arange(9).reshape(3, 3) * 0.1 + 1j * np.eye(3)).astype(np.complex64)
+    tm, em = _orthogonal_pair(w)
+    np.testing.assert_allclose(_np(em.weight), _np(tm.weight), atol=2e-6)
