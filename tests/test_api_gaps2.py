@@ -120,3 +120,38 @@ def test_orthogonal_complex_is_unitary_like_torch():
     w = (np.arange(9).reshape(3, 3) * 0.1 + 1j * np.eye(3)).astype(np.complex64)
     tm, em = _orthogonal_pair(w)
     np.testing.assert_allclose(_np(em.weight), _np(tm.weight), atol=2e-6)
+
+
+# ---- conv_tbc -------------------------------------------------------------------------------
+
+@pytest.mark.parametrize("T,K,pad", [(7, 3, 1), (7, 3, 0), (5, 2, 2), (7, 2, -1), (2, 5, 1)])
+@pytest.mark.parametrize("spelling", ["functional", "top"])
+def test_conv_tbc_values_and_gradients_match_torch(T, K, pad, spelling):
+    r = np.random.default_rng(T * 10 + K)
+    arrays = [r.standard_normal(s).astype(np.float32) for s in ((T, 2, 3), (K, 3, 4), (4,))]
+    ts = [torch.tensor(a, requires_grad=True) for a in arrays]
+    es = [ember.tensor(a, requires_grad=True) for a in arrays]
+    t_fn = torch.conv_tbc if spelling == "top" else torch.nn.functional.conv_tbc
+    e_fn = ember.conv_tbc if spelling == "top" else ember.nn.functional.conv_tbc
+    ty, ey = t_fn(*ts, pad), e_fn(*es, pad)
+    assert tuple(ey.shape) == tuple(ty.shape)
+    np.testing.assert_allclose(_np(ey), _np(ty), atol=1e-5)
+    c = r.standard_normal(tuple(ty.shape)).astype(np.float32)
+    (ty * torch.tensor(c)).sum().backward()
+    (ey * ember.tensor(c)).sum().backward()
+    for t, e in zip(ts, es):
+        np.testing.assert_allclose(e.grad.numpy(), t.grad.numpy(), atol=1e-5)
+
+
+@pytest.mark.parametrize("shapes,pad", [
+    (((7, 3), (3, 3, 4), (4,)), 0), (((7, 2, 3), (3, 4), (4,)), 0),
+    (((7, 2, 3), (3, 3, 4), (2,)), 0), (((7, 2, 3), (3, 5, 4), (4,)), 0),
+    (((7, 2, 3), (3, 3, 4), (1, 4)), 0), (((2, 2, 3), (6, 3, 4), (4,)), 1),
+    (((7, 2, 3), (3, 3, 4), (4,)), 1.5)])
+def test_conv_tbc_errors_match_torch(shapes, pad):
+    with pytest.raises(Exception) as t_err:
+        torch.conv_tbc(*[torch.zeros(s) for s in shapes], pad)
+    with pytest.raises(Exception) as e_err:
+        ember.conv_tbc(*[ember.zeros(s) for s in shapes], pad)
+    assert type(e_err.value) is type(t_err.value)
+    assert str(e_err.value) == str(t_err.value)

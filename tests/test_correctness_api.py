@@ -485,17 +485,15 @@ NOT_BUILT_SYSTEMS = (
 
 # Single objects ember lacks (features, not paths): (dotted path, name).
 NOT_YET_IN_EMBER = {
-    # nn.functional: low-precision matmuls, conv_tbc, and its re-exported internals
+    # nn.functional: low-precision matmuls and its re-exported internals
     *[("nn.functional", n) for n in (
         "scaled_mm", "scaled_grouped_mm", "grouped_mm", "ScalingType", "SwizzleType",
-        "_ScalingType", "_SwizzleType", "conv_tbc", "_threshold", "assert_int_or_pair",
+        "_ScalingType", "_SwizzleType", "_threshold", "assert_int_or_pair",
         "boolean_dispatch", "Tensor", "handle_torch_function", "has_torch_function",
         "has_torch_function_unary", "has_torch_function_variadic")],
     ("fft", "Tensor"),
     # the private names torch defines clip_grads_with_norm_ / get_total_norm under
     ("nn.utils.clip_grad", "_clip_grads_with_norm_"), ("nn.utils.clip_grad", "_get_total_norm"),
-    # top-level torch.<op> spellings of functional ops
-    ("", "conv_tbc"),
     # autograd, func, profiler, testing
     ("autograd", "variable"), ("autograd", "enforce_grad_layout_policy"),
     ("autograd.grad_mode", "enforce_grad_layout_policy"),

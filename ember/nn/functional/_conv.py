@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from ember._ops.nn_conv import convolution
 
-__all__ = ["conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
+__all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
            "conv_transpose3d"]
 
 
@@ -148,3 +148,32 @@ def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_paddi
                      dilation=1):
     """3D transposed convolution ("deconvolution")."""
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 3)
+
+
+def conv_tbc(input, weight, bias, pad=0):
+    """1D convolution in time-batch-channel layout: ``input (T, B, C_in)``, ``weight (K, C_in,
+    C_out)``, ``bias (C_out,)``, ``pad`` steps of zeros at both ends (negative: cropped) ->
+    ``(T + 2 * pad - K + 1, B, C_out)``; conv1d on permuted views underneath."""
+    if isinstance(pad, bool) or not isinstance(pad, int):
+        raise TypeError(f"conv_tbc(): argument 'pad' (position 4) must be int, not "
+                        f"{type(pad).__name__}")
+    if input.dim() != 3:
+        raise RuntimeError("Input must have 3 dims: time, batch, in_channel")
+    if weight.dim() != 3:
+        raise RuntimeError("Weight tensor must have 3 dims: kernel_width, in_channels, "
+                           "out_channels.")
+    if bias.dim() != 1:
+        raise RuntimeError("Bias must be 1-D")
+    if bias.size(0) != weight.size(2):
+        raise RuntimeError("Bias size must equal dim 2 in the weight tensor (output channels).")
+    if input.size(2) != weight.size(1):
+        raise RuntimeError("Input dim 2 (input channels) is not == dim 1 in the weight tensor")
+    steps = input.size(0) + 2 * pad - weight.size(0) + 1
+    if steps < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {steps}: "
+                           f"[{steps}, {input.size(1)}, {weight.size(2)}]")
+    if pad < 0:
+        input, pad = input[-pad:input.size(0) + pad], 0
+    extra = int(steps == 0)         # conv1d needs one output step; it is dropped again
+    out = conv1d(input.permute(1, 2, 0), weight.permute(2, 1, 0), bias, padding=pad + extra)
+    return out.permute(2, 0, 1)[extra:extra + steps]
