@@ -102,7 +102,7 @@ from ember._tensor_str import set_printoptions  # noqa: E402
 from ember._creation import frombuffer  # noqa: E402
 from ember.storage import UntypedStorage, TypedStorage  # noqa: E402
 from ember import nn  # noqa: E402,F401
-from ember._functional_aliases import pdist, bilinear  # noqa: E402,F401
+from ember._functional_aliases import pdist, bilinear, conv_tbc  # noqa: E402,F401
 from ember.serialization import save, load  # noqa: E402
 
 
