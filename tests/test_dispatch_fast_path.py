@@ -253,3 +253,36 @@ def test_in_place_fast_path_keeps_autograd_rules():
     assert view._version == 1
     with pytest.raises(RuntimeError):
         ember.ones(1).expand(3).add_(1)         # read-only memory
+
+
+@pytest.mark.parametrize("fn", [lambda a: a + a, lambda a: a * a, lambda a: a - a * 2],
+                         ids=["add", "mul", "sub"])
+def test_an_input_given_twice_shares_its_edge(fn):
+    shared, grads = [], []
+    for lib in (ember, torch):
+        x = lib.tensor([1.0, -2.0, 3.0], requires_grad=True)
+        y = fn(x)
+        first, second = y.grad_fn.next_functions
+        shared.append((first[0] is second[0], first[0] is None))
+        y.sum().backward()
+        grads.append(x.grad.numpy())
+    assert shared[0] == shared[1]
+    np.testing.assert_allclose(grads[0], grads[1])
+
+
+def test_nodes_that_save_nothing_and_nodes_of_several_outputs():
+    x, tx = ember.tensor([1.0, 2.0, 4.0], requires_grad=True), \
+        torch.tensor([1.0, 2.0, 4.0], requires_grad=True)
+    y, ty = x + 1, tx + 1                       # saves nothing: alpha only
+    assert y.grad_fn._saved_alpha == ty.grad_fn._saved_alpha == 1
+    y.retain_grad()
+    ty.retain_grad()
+    (y * 3).sum().backward(retain_graph=True)
+    (ty * 3).sum().backward(retain_graph=True)
+    np.testing.assert_allclose(y.grad.numpy(), ty.grad.numpy())
+    (s, m), (ts, tm) = ember.std_mean(x), torch.std_mean(tx)
+    assert s.grad_fn is m.grad_fn and s.grad_fn._num_outputs == 2
+    x.grad, tx.grad = None, None
+    m.backward()                                # no gradient reaches std: zeros stand in
+    tm.backward()
+    np.testing.assert_allclose(x.grad.numpy(), tx.grad.numpy(), rtol=1e-6)

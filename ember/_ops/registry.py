@@ -98,12 +98,15 @@ class OpDef:
     def __repr__(self):
         return f"<OpDef {self.name}>"
 
-    def recorder(self, args, out):
-        """Record autograd for ``out`` made by a front's fast block from ``args`` (Note
-        [fast path]). The first call builds the op's recorder, which then shadows this."""
+    def recorder(self, *args_and_out):
+        """``recorder(*args, out)``: record autograd for ``out`` made by a front's fast block
+        from the op's arguments (Note [fast path]). The first call builds the op's recorder,
+        which then shadows this and is what the fronts call (their ``_REC``)."""
         from ember.autograd.graph import make_recorder
         rec = self.__dict__["recorder"] = make_recorder(self)
-        return rec(args, out)
+        for namespace in self._fronts:
+            namespace["_REC"] = rec
+        return rec(*args_and_out)
 
     def _update_fast(self):
         """May the dispatcher's fast path run this op (Note [fast path])? Also refreshes what
@@ -466,7 +469,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
                    _FAST_EDT=_FAST_EDT,
                    _asarray=np.asarray,
                    _set_view=_dispatcher._graph.set_view,
-                   _RES=fast_table(op),
+                   _RES=fast_table(op), _REC=op.recorder,
                    _K=op.kernel_out if op.is_inplace else plain_kernel(op.kernel))
         op._fronts.append(env)
     exec(code, env)
@@ -560,7 +563,7 @@ def _fast_block(op, call, args, with_out):
     if op.is_view:
         lines += [f"            _set_view(_o, {first}, _op, {args})"]
     lines += ["            if _req and _state.grad_enabled:",
-              f"                _op.recorder({args}, _o)",
+              f"                _REC({', '.join(call)}, _o)",
               "            return _o"]
     return "\n".join(ind + line for line in lines)
 

@@ -33,12 +33,13 @@ from ember._tensor import Tensor, _make
 
 class AutogradMeta:
     """Rarely used per-tensor autograd fields, allocated on first use."""
-    __slots__ = ("grad", "grad_acc", "retains_grad", "hooks", "detached", "view_gen", "name",
-                 "post_acc_hooks", "fw_grad", "creation_meta", "inference")
+    __slots__ = ("grad", "grad_acc", "acc_edge", "retains_grad", "hooks", "detached",
+                 "view_gen", "name", "post_acc_hooks", "fw_grad", "creation_meta", "inference")
 
     def __init__(self):
         self.grad = None
         self.grad_acc = None
+        self.acc_edge = None        # (grad_acc, 0), made once with it (Note [edges])
         self.retains_grad = False
         self.hooks = None
         self.detached = False
@@ -167,9 +168,17 @@ class OpNode(Node):
     """The ``grad_fn`` of an op record's output: calls the record's backward rule.
 
     ``args`` is None once the saved values are freed (``release``). Each op has its own
-    node classes (named as torch names the node), made by ``node_class``."""
-    __slots__ = ("args", "result", "saved_versions", "metas", "out_metas")
+    node classes (named as torch names the node), made by ``node_class``: over
+    ``SavingOpNode`` when the op saves tensors, else over this class, whose nodes keep the
+    empty ``saved_versions`` and ``result`` of the class (two stores fewer per node).
+    ``metas``: ``(shape, dtype)`` per input edge; ``out_metas``: per output its ``(shape,
+    dtype)`` (None for a non-differentiable one), or None for a node of one output, whose
+    meta nothing reads (the zeros of a missing gradient are made only for several)."""
+    __slots__ = ("args", "metas")
     op = None               # the op record: a class attribute of each op's node class
+    out_metas = None        # set (in the instance's __dict__) by nodes of several outputs
+    saved_versions = ()     # (tensor, version) per saved tensor (SavingOpNode)
+    result = None           # the saved outputs (SavingOpNode)
     _needs = None           # needs_input_grad, computed on first use
     packed = False          # holds values packed by saved-tensor hooks
     all_edges = None        # Note [node inputs]: edges including dropped ones
@@ -184,7 +193,8 @@ class OpNode(Node):
 
     @property
     def _num_outputs(self):
-        return len(self.out_metas)
+        om = self.out_metas
+        return 1 if om is None else len(om)
 
     @property
     def needs_input_grad(self):
@@ -285,7 +295,8 @@ class OpNode(Node):
         """grads: one per output (None where no gradient flowed); returns one per edge."""
         args = self._saved()
         op = self.op
-        if len(grads) == 1 and len(self.out_metas) == 1:
+        om = self.out_metas
+        if om is None or len(grads) == 1 and len(om) == 1:
             g = grads[0]
             if g is None:
                 return [None] * len(self.next_functions)
@@ -293,7 +304,7 @@ class OpNode(Node):
             if all(g is None for g in grads):
                 return [None] * len(self.next_functions)
             g = tuple(x if x is not None or m is None else _zeros(m)
-                      for x, m in zip(grads, self.out_metas))
+                      for x, m in zip(grads, om))
         if self.packed:
             # Note [saved tensor hooks]: unpack once per backward call
             args = tuple(a.unpack() if isinstance(a, _Packed) else a for a in args)
@@ -340,6 +351,11 @@ class OpNode(Node):
             self.args = None
             self.result = None
             self.saved_versions = ()
+
+
+class SavingOpNode(OpNode):
+    """The base of the node classes of ops that save tensors or outputs (``saves=``)."""
+    __slots__ = ("saved_versions", "result")
 
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
@@ -694,10 +710,11 @@ def grad_edge(t):
         m = t._meta = AutogradMeta()
     elif m.creation_meta is not None and m.creation_meta[0] in _NO_HISTORY:
         return (None, 0)      # a view made in no_grad mode: requires grad, leads nowhere
-    acc = m.grad_acc
-    if acc is None:
-        acc = m.grad_acc = AccumulateGrad(t)
-    return (acc, 0)
+    edge = m.acc_edge
+    if edge is None:
+        edge = m.acc_edge = (AccumulateGrad(t), 0)
+        m.grad_acc = edge[0]
+    return edge
 
 
 def view_base(t):
@@ -806,13 +823,21 @@ def record(op, args, outputs, inplace=False):
         _drop_edges(node, op, args, edges, drop)
     else:
         node.next_functions = tuple(edges)
-    node.metas = metas
+    node.metas = tuple(metas)
     node.args = tuple(stored)
-    node.saved_versions = saved_versions
-    node.result = None
+    if saved_versions or isinstance(node, SavingOpNode):
+        node.saved_versions = saved_versions
+        node.result = None
     if inplace:
-        self = args[0]
-        node.out_metas = [(self._data.shape, self._data.dtype)]
+        return node
+    if len(outputs) == 1:
+        o = outputs[0]
+        if o._data.dtype.kind in "fcV":
+            o._requires_grad = True
+            o._grad_fn = node
+            o._output_nr = 0
+        if op.saves_result:
+            _save_result(node, outputs)
         return node
     out_metas = []
     k = 0
@@ -826,24 +851,31 @@ def record(op, args, outputs, inplace=False):
         else:
             out_metas.append(None)
         k += 1
-    node.out_metas = out_metas
+    node.out_metas = tuple(out_metas)
     if op.saves_result:
         _save_result(node, outputs)
     return node
 
 
 def make_recorder(op):
-    """Note [fast path]: the recorder ``rec(args, out)`` of an op front's fast block, code
-    generated once per op layout: ``record(op, args, (out,))`` unrolled over the tensor
-    arguments (Tensors, numbers or None there, never lists; the first one a Tensor) with
-    the saved ones known. It takes ``record`` itself for what it does not unroll: a node
-    named by its arguments (Note [node inputs]), anomaly mode, saved-tensor hooks (Note
-    [rare autograd features] in ``ember/_state.py``)."""
-    def general(args, out):
-        return record(op, args, (out,))
+    """Note [fast path]: the recorder ``rec(*args, out)`` of an op front's fast block (the
+    op's arguments in schema order, then its output), code generated once per op layout:
+    ``record(op, args, (out,))`` unrolled over the tensor arguments (Tensors, numbers or
+    None there, never lists; the first one a Tensor) with the saved ones known. It takes
+    ``record`` itself for what it does not unroll: a node named by its arguments (Note
+    [node inputs]), anomaly mode, saved-tensor hooks (Note [rare autograd features] in
+    ``ember/_state.py``). Per node it stores only what backward reads: edges, metas, the
+    arguments kept, and (ops that save) the saved versions; an input given twice
+    (``x * x``) shares its edge and meta."""
+    n = len(op.argnames)
+    params = ", ".join(f"a{i}" for i in range(n))
+    tup = f"({params}{',' if n == 1 else ''})"
+
+    def general(*args):
+        return record(op, args[:-1], (args[-1],))
 
     if not op.differentiable:
-        return lambda args, out: None
+        return lambda *args: None
     plan = _node_plan(op)
     named = plan is not _PLAIN and plan[0] is None and not plan[1] and not plan[2]
     if plan is not _PLAIN and not named or any(is_list for _, is_list, _ in op.tensor_args):
@@ -851,16 +883,17 @@ def make_recorder(op):
     cls = op.node_class
     if cls is None and not named:
         cls = op.node_class = node_class(op, op.grad_name)
-    n = len(op.argnames)
-    lines = ["def rec(args, out):",
+    saves = bool(op.saved_args or op.saves_result)
+    lines = [f"def rec({params}, out):",
              "    if _rare[0]:",
-             "        return _general(args, out)",
-             f"    {', '.join(f'a{i}' for i in range(n))}{',' if n == 1 else ''} = args",
-             "    node = _new(_class_of(args)[0])" if named else "    node = _new(_cls)",
+             f"        return _record(_op, {tup}, (out,))",
+             f"    node = _new(_class_of({tup})[0])" if named else "    node = _new(_cls)",
              "    node._seq = _next_seq()"]
-    edges, metas, saved = [], [], []
+    if op.saved_args:
+        lines.append("    sv = []")
+    edges, metas = [], []
     stored = [f"a{i}" for i in range(n)]
-    first = True
+    first = None
     for i, _, _ in op.tensor_args:
         a = f"a{i}"
         body = [f"if {a}._view_info is not None:",
@@ -869,10 +902,12 @@ def make_recorder(op):
                 f"    e{i} = _NO_EDGE",
                 f"elif {a}._grad_fn is not None:",
                 f"    e{i} = ({a}._grad_fn, {a}._output_nr)",
-                "else:                      # a leaf: its AccumulateGrad, once made",
+                "else:                      # a leaf: its AccumulateGrad edge, once made",
                 f"    g{i} = {a}._meta",
-                f"    e{i} = _grad_edge({a}) if g{i} is None or g{i}.grad_acc is None or "
-                f"g{i}.creation_meta is not None else (g{i}.grad_acc, 0)",
+                f"    e{i} = g{i}.acc_edge if g{i} is not None and g{i}.creation_meta is None "
+                "else None",
+                f"    if e{i} is None:",
+                f"        e{i} = _grad_edge({a})",
                 f"d{i} = {a}._data",
                 f"m{i} = (d{i}.shape, d{i}.dtype)"]
         if i in op.saved_args:
@@ -882,30 +917,29 @@ def make_recorder(op):
                      f"_saved_version({a})))"]
         else:
             stored[i] = "None"
-        if first:
+        if first is None:
             lines += ["    " + line for line in body]
-            first = False
+            first = i
         else:
-            lines += [f"    if isinstance({a}, _Tensor):"] + ["        " + line for line in body]
+            same = [] if i in op.saved_args else [
+                f"    if {a} is a{first}:", f"        e{i} = e{first}", f"        m{i} = m{first}",
+                f"    elif isinstance({a}, _Tensor):"]
+            lines += same or [f"    if isinstance({a}, _Tensor):"]
+            lines += ["        " + line for line in body]
             lines += ["    else:", f"        e{i} = _NO_EDGE", f"        m{i} = _NUMBER_META"]
             if i not in op.saved_args:      # a number stays for the backward
                 stored[i] = f"(a{i} if m{i} is _NUMBER_META else None)"
         edges.append(f"e{i}")
         metas.append(f"m{i}")
-    if op.saved_args:
-        lines.insert(6, "    sv = []")
     lines += [f"    node.next_functions = ({', '.join(edges)},)",
-              f"    node.metas = [{', '.join(metas)}]",
-              f"    node.args = ({', '.join(stored)},)",
-              f"    node.saved_versions = {'sv' if op.saved_args else '()'}",
-              "    node.result = None",
-              "    arr = out._data",
-              "    if arr.dtype.kind in 'fcV':",
+              f"    node.metas = ({', '.join(metas)},)",
+              f"    node.args = ({', '.join(stored)},)"]
+    if saves:
+        lines += [f"    node.saved_versions = {'sv' if op.saved_args else '()'}",
+                  "    node.result = None"]
+    lines += ["    if out._data.dtype.kind in 'fcV':",
               "        out._requires_grad = True",
-              "        out._grad_fn = node",
-              "        node.out_metas = [(arr.shape, arr.dtype)]",
-              "    else:",
-              "        node.out_metas = [None]"]
+              "        out._grad_fn = node"]
     if op.saves_result:
         lines += ["    _save_result(node, (out,))"]
     lines += ["    return node"]
@@ -913,7 +947,7 @@ def make_recorder(op):
     code = _RECORDER_CODE.get(src)
     if code is None:
         code = _RECORDER_CODE[src] = compile(src, "<ember recorder>", "exec")
-    env = {"_rare": _rare, "_general": general, "_new": _object_new, "_cls": cls,
+    env = {"_rare": _rare, "_record": record, "_new": _object_new, "_cls": cls,
            "_next_seq": _next_seq, "_op": op, "_NO_EDGE": _NO_EDGE, "_grad_edge": grad_edge,
            "_saved_version": _saved_version, "_Tensor": Tensor, "_NUMBER_META": _NUMBER_META,
            "_save_result": _save_result,
@@ -1050,7 +1084,8 @@ _OVERLOAD_CLASSES: dict = {}
 
 def node_class(op, name):
     """A new node class of ``op`` named ``name`` (e.g. ``AddBackward0``)."""
-    return type(name, (OpNode,), {"__slots__": (), "op": op})
+    saves = op.saved_args or op.saves_result
+    return type(name, (SavingOpNode if saves else OpNode,), {"__slots__": (), "op": op})
 
 
 def rename_node(node, name):
@@ -1104,7 +1139,8 @@ def _snapshot(t):
     s._output_nr = t._output_nr
     if t._grad_fn is None and t._requires_grad:
         s._meta = AutogradMeta()
-        s._meta.grad_acc = grad_edge(t)[0]
+        s._meta.acc_edge = edge = grad_edge(t)
+        s._meta.grad_acc = edge[0]
     return s
 
 
