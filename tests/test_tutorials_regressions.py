@@ -79,3 +79,24 @@ def test_future_switches_on_module_conversion(switch):
     assert e[:8] == t[:8] and e[9] == t[9]
     np.testing.assert_allclose(e[8], t[8])
     assert not ember.__future__.get_swap_module_params_on_conversion()
+
+
+# intermediate/autograd_saved_tensors_hooks: x.pow(2) saves x alone (ember also saved the
+# result, so pack hooks ran twice and a hook's file was left unpacked)
+def test_pow_saves_only_what_torch_saves():
+    def run(lib):
+        packed = []
+        x = lib.arange(1., 5.).requires_grad_()
+        e = lib.tensor([0.5, 1., 2., 3.]).requires_grad_()
+        with lib.autograd.graph.saved_tensors_hooks(lambda t: packed.append(t.shape) or t,
+                                                    lambda t: t):
+            y = x.pow(2)
+        n_scalar = len(packed)
+        (y.sum() + (x.pow(e) * 2).sum() + lib.pow(1.5, e).sum()).backward()
+        gx, ge = x.grad.tolist(), e.grad.tolist()
+        gg, = lib.autograd.grad(lib.autograd.grad(x.pow(e).sum(), e, create_graph=True)[0].sum(), e)
+        return n_scalar, gx, ge, gg.tolist()
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0] == 1
+    for a, b in zip(e[1:], t[1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-5)

@@ -384,8 +384,10 @@ signbit = _pred("signbit", K.signbit)
 
 # ==================================================================== binary arithmetic
 
+# the result is not saved (torch's pow with a number exponent saves only self: x ** 2 keeps
+# x alone for backward); the exponent's rare gradient recomputes it
 pow = _op("pow.Tensor_Tensor(Tensor self, Tensor exponent) -> Tensor", K.pow,
-          saves=("self", "exponent", "result"))
+          saves=("self", "exponent"))
 
 
 def _scalar_log(b):
@@ -406,7 +408,7 @@ def _(ctx, g, self, exponent):
         else:
             gs = g * cj(self.pow(exponent - 1) * _ct(exponent, g))
     if n[1]:
-        r = ctx.result
+        r = pow(self, exponent)
         if isinstance(exponent, Tensor):
             e_re = _real(exponent) if exponent.is_complex() else exponent
         else:
