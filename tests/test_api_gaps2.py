@@ -155,3 +155,60 @@ def test_conv_tbc_errors_match_torch(shapes, pad):
         ember.conv_tbc(*[ember.zeros(s) for s in shapes], pad)
     assert type(e_err.value) is type(t_err.value)
     assert str(e_err.value) == str(t_err.value)
+
+
+# ---- utils.data datapipe names --------------------------------------------------------------
+
+def _validated_pipes(lib):
+    data = lib.utils.data
+
+    class Ints(data.IterDataPipe[int]):
+        def __init__(self, items):
+            self.items = items
+
+        @data.runtime_validation
+        def __iter__(self):
+            yield from self.items
+
+    class Wrap(data.IterDataPipe):
+        @data.argument_validation
+        def __init__(self, n: int, source: data.IterDataPipe):
+            self.source = source
+
+    class WrapTyped(data.IterDataPipe):
+        @data.argument_validation
+        def __init__(self, source: data.IterDataPipe[int]):
+            self.source = source
+
+    return Ints, Wrap, WrapTyped
+
+
+def test_datapipe_validation_decorators_agree_with_torch():
+    for lib in (torch, ember):
+        data = lib.utils.data
+        Ints, Wrap, WrapTyped = _validated_pipes(lib)
+        with data.runtime_validation_disabled():
+            assert list(Ints([1, "a"])) == [1, "a"]
+        def other(self):
+            return iter(())
+
+        with pytest.raises(TypeError, match="Can not decorate function other with "
+                                            "'runtime_validation'"):
+            data.runtime_validation(other)
+        with pytest.raises(TypeError) as err:
+            Wrap(1, [1, 2])
+        assert str(err.value) == ("Expected argument 'source' as a IterDataPipe, but found "
+                                  "<class 'list'>")
+        WrapTyped([1])          # subscripted hints are not checked (torch 2.13)
+        assert data.DFIterDataPipe()._is_dfpipe() is True
+        assert issubclass(data.DFIterDataPipe, data.IterDataPipe)
+        assert data.DataChunk([1, 2]) == [1, 2]
+
+
+def test_runtime_validation_checks_items_in_ember():
+    # torch 2.13 raises AttributeError ('type') here: ember checks the declared item type
+    Ints, Wrap, _ = _validated_pipes(ember)
+    assert list(Ints([1, 2])) == [1, 2]
+    with pytest.raises(RuntimeError, match="Expected an instance as subtype of int"):
+        list(Ints([1, "a"]))
+    assert Wrap(1, Ints([3])).source is not None

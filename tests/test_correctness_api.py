@@ -505,11 +505,6 @@ NOT_YET_IN_EMBER = {
     ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
     ("profiler", "DeviceType"), ("profiler", "kineto_available"),
     ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
-    # utils.data's datapipe API
-    *[("utils.data", n) for n in (
-        "DFIterDataPipe", "DataChunk", "IterDataPipe", "MapDataPipe", "argument_validation",
-        "functional_datapipe", "guaranteed_datapipes_determinism", "non_deterministic",
-        "runtime_validation", "runtime_validation_disabled")],
 }
 
 

@@ -11,7 +11,7 @@ from typing import Dict, Generic, TypeVar
 from ember.utils.data.dataset import Dataset, IterableDataset
 from ember.utils.data.datapipes._hook_iterator import hook_iterator
 
-__all__ = ["DataChunk", "IterDataPipe", "MapDataPipe"]
+__all__ = ["DataChunk", "DFIterDataPipe", "IterDataPipe", "MapDataPipe"]
 
 T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
@@ -124,6 +124,13 @@ class IterDataPipe(_Registry, IterableDataset, Generic[T_co], metaclass=_DataPip
 
     def reset(self) -> None:
         """Called at the start of each pass; pipes with buffers or RNGs clear them here."""
+
+
+class DFIterDataPipe(IterDataPipe):
+    """An IterDataPipe whose items are data frames (it answers ``_is_dfpipe()`` with True)."""
+
+    def _is_dfpipe(self):
+        return True
 
 
 class MapDataPipe(_Registry, Dataset, Generic[T_co], metaclass=_DataPipeMeta):
