@@ -6,9 +6,11 @@ import pytest
 
 import ember
 import ember.utils.benchmark
+import ember.nn.attention
 
 torch = pytest.importorskip("torch")
 import torch.utils.benchmark  # noqa: E402
+import torch.nn.attention  # noqa: E402
 
 
 def _both(fn):
@@ -100,3 +102,40 @@ def test_pow_saves_only_what_torch_saves():
     assert e[0] == t[0] == 1
     for a, b in zip(e[1:], t[1:]):
         np.testing.assert_allclose(a, b, rtol=1e-5)
+
+
+# intermediate/scaled_dot_product_attention: CausalSelfAttention does
+# ``y.transpose(1, 2).view(B, -1, H * D)`` on the output of a query made by
+# ``.view(B, L, H, D).transpose(1, 2)``; torch's CPU flash kernel lays the output out like
+# the query, so the view works (ember's contiguous output raised)
+@pytest.mark.parametrize("make", [
+    lambda lib: lib.rand(2, 10, 4, 8).transpose(1, 2),
+    lambda lib: lib.rand(4, 2, 10, 8).transpose(0, 1),
+    lambda lib: lib.rand(2, 4, 10, 16)[..., :8],
+    lambda lib: lib.rand(2, 10, 4, 24)[..., :8].transpose(1, 2),
+    lambda lib: lib.rand(2, 4, 10, 8),
+])
+def test_sdpa_output_layout_follows_query(make):
+    def run(lib):
+        lib.manual_seed(0)
+        q = make(lib)
+        F = lib.nn.functional
+        out = F.scaled_dot_product_attention(q, q, q)
+        drop = F.scaled_dot_product_attention(q, q, q, dropout_p=0.5)
+        with lib.nn.attention.sdpa_kernel(lib.nn.attention.SDPBackend.MATH):
+            math = F.scaled_dot_product_attention(q, q, q, is_causal=True)
+        return out.stride(), drop.stride(), math.stride(), out.numpy()
+    e, t = run(ember), run(torch)
+    assert e[:3] == t[:3]
+    np.testing.assert_allclose(e[3], t[3], rtol=1e-5, atol=1e-6)
+
+
+def test_causal_self_attention_view_of_sdpa_output():
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.rand(3, 10, 32)
+        qkv = lib.nn.Linear(32, 96, bias=False)(x)
+        q, k, v = (t.view(3, -1, 4, 8).transpose(1, 2) for t in qkv.chunk(3, -1))
+        y = lib.nn.functional.scaled_dot_product_attention(q, k, v)
+        return y.transpose(1, 2).view(3, -1, 32).detach().numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-6)

@@ -64,7 +64,8 @@ def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
         _rows(lambda lo, hi: c.softmax_rows(mats[lo:hi].reshape(-1, S), L, scale, is_causal),
               mats)
         out = np.matmul(s if dropout_mask is None else s * dropout_mask, v)
-        return (out if out.dtype == dt else out.astype(dt)), s
+        return _flash_layout(out if out.dtype == dt else out.astype(dt), q, v,
+                             dropout_mask), s
     s *= dt.type(scale)
     masked = False
     with np.errstate(invalid="ignore", over="ignore"):
@@ -87,7 +88,27 @@ def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
             total[total == 0] = 1           # ... and stay 0
         s /= total
     out = np.matmul(s if dropout_mask is None else s * dropout_mask, v)
-    return (out if out.dtype == dt else out.astype(dt)), s
+    return _flash_layout(out if out.dtype == dt else out.astype(dt), q, v, dropout_mask), s
+
+
+def _flash_layout(out, q, v, dropout_mask):
+    """torch's CPU flash kernel (4-D, no dropout, equal head dims, flash enabled) lays its
+    output out in query's order of the batch, head and sequence dims: a query made by
+    ``x.view(B, L, H, D).transpose(1, 2)`` gives an output whose ``transpose(1, 2)`` is
+    contiguous, so ``.view(B, L, H * D)`` of it works (the SDPA tutorial relies on that)."""
+    if out.ndim != 4 or dropout_mask is not None or q.shape[-1] != v.shape[-1] or \
+            q.strides[-1] != q.itemsize or q.flags.c_contiguous:
+        return out
+    from ember.backends import cuda
+    if not cuda._sdp["flash"]:
+        return out
+    order = sorted(range(3), key=lambda d: -q.strides[d])   # outermost first, ties kept
+    if order == [0, 1, 2]:
+        return out
+    dense = np.empty([out.shape[d] for d in order] + [out.shape[3]], out.dtype)
+    laid = dense.transpose([order.index(d) for d in range(3)] + [3])
+    laid[...] = out
+    return laid
 
 
 def _sum_to(a, shape):
