@@ -263,3 +263,15 @@ from ember.autograd.function import (Function, FunctionCtx, once_differentiable,
 from ember.autograd import function  # noqa: E402
 from ember.autograd import functional  # noqa: E402
 from ember.autograd.gradcheck import gradcheck, gradgradcheck  # noqa: E402
+from ember.autograd import variable as _variable_module  # noqa: E402,F401  (loaded first:
+# the function below then owns the attribute name, as torch.autograd.variable does)
+
+
+def variable(*args, **kwargs):
+    """The legacy ``torch.autograd.variable(...)`` constructor: removed, it raises; its
+    ``Variable`` attribute is the Variable class."""
+    raise RuntimeError("torch.autograd.variable(...) is deprecated, use torch.tensor(...) "
+                       "instead")
+
+
+variable.Variable = Variable
