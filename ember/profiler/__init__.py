@@ -12,7 +12,7 @@ from ember.autograd import profiler as _ap
 from ember.autograd.profiler import record_function, EventList  # noqa: F401
 
 __all__ = ["profile", "record_function", "ProfilerActivity", "ProfilerAction", "schedule",
-           "tensorboard_trace_handler", "supported_activities"]
+           "tensorboard_trace_handler", "supported_activities", "DeviceType", "kineto_available"]
 
 
 class ProfilerActivity(Enum):
@@ -20,6 +20,19 @@ class ProfilerActivity(Enum):
     CUDA = 1
     XPU = 2
     MTIA = 3
+
+
+# the device kinds profiler events name (torch's numbering; ember records CPU only)
+DeviceType = Enum("DeviceType", dict(
+    CPU=0, CUDA=1, MKLDNN=2, OPENGL=3, OPENCL=4, IDEEP=5, HIP=6, FPGA=7, MAIA=8, XLA=9,
+    Vulkan=10, Metal=11, XPU=12, MPS=13, Meta=14, HPU=15, VE=16, Lazy=17, IPU=18, MTIA=19,
+    PrivateUse1=20), module=__name__)
+
+
+def kineto_available():
+    """True, as in torch's CPU build: ``profile`` (this module's activity-based profiler)
+    works, recording CPU activity; programs that check this take that CPU path."""
+    return True
 
 
 class ProfilerAction(Enum):
