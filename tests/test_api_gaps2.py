@@ -212,3 +212,119 @@ def test_runtime_validation_checks_items_in_ember():
     with pytest.raises(RuntimeError, match="Expected an instance as subtype of int"):
         list(Ints([1, "a"]))
     assert Wrap(1, Ints([3])).source is not None
+
+
+# ---- func.functionalize ------------------------------------------------------------------
+
+def _mutating(lib):
+    def f(x):
+        y = x.view(-1)
+        y.add_(1)
+        z = x * 2
+        z.mul_(3)
+        return y, z, 7
+    return f
+
+
+@pytest.mark.parametrize("remove", ["mutations", "mutations_and_views"])
+def test_functionalize_values_mutations_and_aliasing_match_torch(remove):
+    got = {}
+    for lib in (torch, ember):
+        x = lib.arange(4.0).reshape(2, 2)
+        y, z, seven = lib.func.functionalize(_mutating(lib), remove=remove)(x)
+        same = lib.ones(2, 2)
+        untouched = lib.ones(2, 2)
+        got[lib] = dict(
+            x=x.numpy().copy(), y=y.numpy().copy(), z=z.numpy().copy(), seven=seven,
+            y_aliases_x=y.data_ptr() == x.data_ptr(),
+            identity=lib.func.functionalize(lambda a: a, remove=remove)(same) is same,
+            view_of_input=lib.func.functionalize(lambda a: a[1], remove=remove)(
+                untouched).data_ptr() == untouched.data_ptr() + 2 * 4,
+            y_is_view=y._base is not None)
+    t, e = got[torch], got[ember]
+    for key in t:
+        np.testing.assert_array_equal(e[key], t[key], err_msg=key)
+
+
+@pytest.mark.filterwarnings("ignore:There is a performance drop")
+def test_functionalize_under_vmap_and_grad_matches_torch():
+    def fill(lib, copy=True):
+        def f(x):
+            acc = lib.zeros(3)
+            acc.add_(x * x)         # an unbatched target written with a batched value
+            if not copy:            # (torch has no derivative for a batched copy_)
+                return acc.sum()
+            buf = lib.zeros(3)
+            buf.copy_(x)
+            return acc.sum() * buf
+        return f
+
+    x = np.arange(6.0).reshape(2, 3)
+    results = []
+    for lib in (torch, ember):
+        values = lib.func.vmap(lib.func.functionalize(fill(lib)))(lib.tensor(x))
+        grads = lib.func.vmap(lib.func.grad(lib.func.functionalize(fill(lib, copy=False))))(
+            lib.tensor(x))
+        mutated = lib.ones(3, 2)
+        lib.func.vmap(lib.func.functionalize(lambda a: a.mul_(2)))(mutated)
+        results.append((values.numpy(), grads.numpy(), mutated.numpy()))
+    for t, e in zip(*results):
+        np.testing.assert_allclose(e, t)
+    with pytest.raises(RuntimeError, match="inplace arithmetic"):
+        ember.func.vmap(fill(ember))(ember.tensor(x))      # plain vmap refuses the write
+
+
+def test_functionalize_argument_errors_match_torch():
+    for lib in (torch, ember):
+        with pytest.raises(TypeError):
+            lib.func.functionalize(abs, "mutations")
+    with pytest.raises(RuntimeError) as t_err:
+        torch.func.functionalize(abs, remove="foo")
+    with pytest.raises(RuntimeError) as e_err:
+        ember.func.functionalize(abs, remove="foo")
+    assert str(e_err.value).strip() == str(t_err.value).strip()
+
+
+def test_functionalize_keeps_autograd_and_kwargs():
+    x = ember.ones(2, requires_grad=True)
+
+    def h(a, *, k):
+        b = a.clone()
+        b.mul_(k)
+        return b.sum()
+    out = ember.func.functionalize(h)(x, k=3.0)
+    out.backward()
+    np.testing.assert_allclose(x.grad.numpy(), [3.0, 3.0])
+    assert ember.func.functionalize(h).__name__ == "h"
+
+
+# ---- func.replace_all_batch_norm_modules_, autograd.variable, profiler ----------------------
+
+def test_replace_all_batch_norm_modules_matches_torch():
+    seen = []
+    for lib in (torch, ember):
+        nn = lib.nn
+        m = nn.Sequential(nn.BatchNorm1d(3), nn.Sequential(nn.BatchNorm2d(2)),
+                          nn.InstanceNorm1d(3, track_running_stats=True), nn.SyncBatchNorm(2),
+                          nn.Linear(2, 2))
+        assert lib.func.replace_all_batch_norm_modules_(m) is m
+        seen.append([(type(s).__name__, getattr(s, "track_running_stats", None),
+                      getattr(s, "running_mean", "-") is None,
+                      sorted(dict(s.named_buffers(recurse=False))))
+                     for s in m.modules()])
+        x = lib.tensor(np.arange(12.0, dtype=np.float32).reshape(4, 3) ** 1.5)
+        m.eval()
+        seen.append(np.round(m[0](x).detach().numpy(), 5).tolist())   # batch stats in eval
+    assert seen[0] == seen[2] and seen[1] == seen[3]
+
+
+def test_autograd_variable_and_profiler_names_match_torch():
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError, match=r"autograd.variable\(...\) is deprecated"):
+            lib.autograd.variable(lib.ones(2))
+        assert lib.autograd.variable.Variable is lib.autograd.Variable
+        assert lib.profiler.kineto_available() is True
+    t_members = {k: int(v) for k, v in torch.profiler.DeviceType.__members__.items()}
+    e_members = {k: v.value for k, v in ember.profiler.DeviceType.__members__.items()}
+    assert e_members == t_members
+    assert str(ember.profiler.DeviceType.CPU) == str(torch.profiler.DeviceType.CPU)

@@ -495,15 +495,13 @@ NOT_YET_IN_EMBER = {
     # the private names torch defines clip_grads_with_norm_ / get_total_norm under
     ("nn.utils.clip_grad", "_clip_grads_with_norm_"), ("nn.utils.clip_grad", "_get_total_norm"),
     # autograd, func, profiler, testing
-    ("autograd", "variable"), ("autograd", "enforce_grad_layout_policy"),
+    ("autograd", "enforce_grad_layout_policy"),
     ("autograd.grad_mode", "enforce_grad_layout_policy"),
     ("autograd.graph", "region_activation_memory_budget"),
     ("autograd.graph", "set_override_stale_capture_stream"),
     ("autograd.graph", "set_warn_on_accumulate_grad_stream_mismatch"),
-    ("func", "functionalize"), ("func", "rearrange"), ("func", "debug_unwrap"),
-    ("func", "replace_all_batch_norm_modules_"),
+    ("func", "rearrange"), ("func", "debug_unwrap"),
     ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
-    ("profiler", "DeviceType"), ("profiler", "kineto_available"),
     ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
 }
 

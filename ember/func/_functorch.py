@@ -15,7 +15,21 @@ from ember import nn
 from ember.func._transforms import functional_call
 
 __all__ = ["make_functional", "make_functional_with_buffers", "combine_state_for_ensemble",
-           "FunctionalModule", "FunctionalModuleWithBuffers"]
+           "FunctionalModule", "FunctionalModuleWithBuffers", "replace_all_batch_norm_modules_"]
+
+
+def replace_all_batch_norm_modules_(root):
+    """Make every batch norm in ``root`` (BatchNorm1d/2d/3d, their lazy forms, SyncBatchNorm;
+    not instance norm) use batch statistics only: ``track_running_stats = False`` and the
+    buffers ``running_mean``, ``running_var``, ``num_batches_tracked`` become None, so vmap
+    over a model with batch norm does not write into shared buffers.  Returns ``root``."""
+    from ember.nn.modules.batchnorm import _BatchNorm
+    for module in root.modules():
+        if isinstance(module, _BatchNorm):
+            module.track_running_stats = False
+            for name in ("running_mean", "running_var", "num_batches_tracked"):
+                module.register_buffer(name, None)
+    return root
 
 
 class FunctionalModule(nn.Module):
