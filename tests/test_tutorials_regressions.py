@@ -139,3 +139,23 @@ def test_causal_self_attention_view_of_sdpa_output():
         y = lib.nn.functional.scaled_dot_product_attention(q, k, v)
         return y.transpose(1, 2).view(3, -1, 32).detach().numpy()
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-5, atol=1e-6)
+
+
+# intermediate/memory_format: a channels-last input or weight gives a channels-last
+# convolution output (ember's was contiguous)
+@pytest.mark.parametrize("x_cl,w_cl,transposed", [(1, 0, 0), (0, 1, 0), (1, 1, 0), (0, 0, 0),
+                                                  (1, 0, 1)])
+def test_conv_channels_last_output(x_cl, w_cl, transposed):
+    def run(lib):
+        lib.manual_seed(0)
+        x, w = lib.randn(2, 3, 7, 6), lib.randn(3, 4, 3, 3) if transposed else lib.randn(4, 3, 3, 3)
+        if x_cl:
+            x = x.contiguous(memory_format=lib.channels_last)
+        if w_cl:
+            w = w.contiguous(memory_format=lib.channels_last)
+        F = lib.nn.functional
+        out = F.conv_transpose2d(x, w, stride=2) if transposed else F.conv2d(x, w, padding=1)
+        return out.stride(), out.is_contiguous(memory_format=lib.channels_last), out.numpy()
+    e, t = run(ember), run(torch)
+    assert e[:2] == t[:2]
+    np.testing.assert_allclose(e[2], t[2], rtol=1e-4, atol=1e-5)

@@ -7,6 +7,8 @@ Max pooling records return flat spatial indices; their backward scatters with em
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ember._kernels import nn_conv as K
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import defop
@@ -18,10 +20,28 @@ def _ntuple(v, n):
     return v * n if len(v) == 1 and n != 1 else v
 
 
+def _channels_last(a):
+    """Is the 4-D / 5-D array laid out channels-last (and not also plain contiguous)?"""
+    return a.ndim in (4, 5) and not a.flags.c_contiguous and \
+        np.moveaxis(a, 1, -1).flags.c_contiguous
+
+
+def _conv_memory_format(kernel):
+    """torch's CPU convolutions answer a channels-last input or weight with a channels-last
+    output (the memory-format tutorial's conv -> batch norm -> pool chain stays so)."""
+    def run(x, w, *rest):
+        out = kernel(x, w, *rest)
+        if (_channels_last(x) or _channels_last(w)) and out.ndim == x.ndim and \
+                not _channels_last(out):
+            out = np.moveaxis(np.ascontiguousarray(np.moveaxis(out, 1, -1)), -1, 1)
+        return out
+    return run
+
+
 convolution = defop(
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-    half_in_float32(K.convolution), method=False, out=False, saves=("input", "weight"),
+    _conv_memory_format(half_in_float32(K.convolution)), method=False, out=False, saves=("input", "weight"),
     grad_name="ConvolutionBackward0", autocast="lower")
 
 conv_weight_grad = defop(
