@@ -128,11 +128,55 @@ def test_plain_calls_and_values_skip_the_custom_pickler():
     frames = _wire.dumps_call(json.dumps, (1, "a", (2.5, None)), {"k": [True]})
     assert len(frames) == 1 and pickle.loads(frames[0])[0] == ("json", "dumps")
     assert _wire.loads_call(frames[0]) == (json.dumps, (1, "a", (2.5, None)), {"k": [True]})
-    assert _wire.dumps_call(ember.add, (1, 2), {}) is None          # ember op: by reference
+    frames = _wire.dumps_call(ember.add, (1, 2), {})                 # ember op: by its namespace
+    assert pickle.loads(frames[0])[0] == ("ember", "add")
+    assert _wire.loads_call(frames[0])[0] is ember.add
     assert _wire.dumps_call(lambda: 0, (), {}) is None              # not found by name
-    assert _wire.dumps_call(json.dumps, (ember.ones(2),), {}) is None     # a tensor
     assert _wire.dumps_call(json.dumps, (list(range(40)),), {}) is None   # long: general
-    assert _wire.loads(_wire.dumps_plain({"a": (1, 2.0)})[0]) == {"a": (1, 2.0)}
-    assert _wire.dumps_plain(ember.ones(1)) is None
+    assert _wire.dumps_call(json.dumps, (ember.nn.Parameter(ember.ones(2)),), {}) is None
+    assert _wire.dumps_call(json.dumps, ([ember.ones(2)],), {}) is None   # nested tensor
+    assert _wire.loads(_wire.dumps_plain({"a": (1, 2.0)})[0][0]) == {"a": (1, 2.0)}
+    assert _wire.dumps_plain({"t": ember.ones(1)}) == (None, False)
+
+
+def test_flat_tensor_calls_and_results_round_trip():
+    """Top-level tensors of a call's arguments or of a result travel as slots + frames:
+    values, dtypes, shapes, strided views, requires_grad and 0-d / empty tensors kept."""
+    import json
+    import pickle
+
+    import numpy as np
+
+    import ember
+    from ember.distributed.rpc import _wire
+    base = ember.arange(24, dtype=ember.float64).reshape(4, 6)
+    view = base[:, ::2]                                              # strided: packed
+    rg = ember.ones(3, requires_grad=True)
+    args = (view, 7, ember.tensor(2.5), ember.zeros(0, 2, dtype=ember.int16), rg,
+            ember.tensor([True, False]))
+    sent = []
+    frames = _wire.dumps_call(json.dumps, args, {"k": 1}, False, sent)
+    assert len(frames) == 1 + 5 and len(sent) == 5
+    name, template, kwargs, slots = pickle.loads(frames[0])
+    assert name == ("json", "dumps") and template[1] == 7 and template[0] is None
+    got = []
+    func, back, kw = _wire.loads_call([bytes(f) for f in frames], got)
+    assert func is json.dumps and kw == {"k": 1} and len(got) == 5 and back[1] == 7
+    for a, b in zip(args, back):
+        if isinstance(a, ember.Tensor):
+            assert a.dtype == b.dtype and a.shape == b.shape
+            assert a.requires_grad == b.requires_grad
+            np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+    for value in (view, (view, 3, "x"), [rg, None]):
+        frames, flat = _wire.dumps_plain(value)
+        assert flat
+        back = _wire.loads_result([bytes(f) for f in frames])
+        items = (back,) if isinstance(value, ember.Tensor) else back
+        assert type(back) is type(value)
+        for a, b in zip((value,) if isinstance(value, ember.Tensor) else value, items):
+            if isinstance(a, ember.Tensor):
+                np.testing.assert_array_equal(a.detach().numpy(), b.detach().numpy())
+            else:
+                assert a == b
     with pytest.raises((pickle.PicklingError, AttributeError)):    # as pickle refuses it
         _wire.encode((lambda: 0, (), {}))

@@ -8,8 +8,7 @@ Replies from a peer on this host go to a *reply box* of the calling thread: a PU
 bound on ``<ipc path>-b<box id>.ipc``, named in the request's header; the callee answers
 through a PUSH socket of its own to that path. The thread that waits for a reply reads its
 box itself (the Future's ``_driver``, ``_drive``) and completes every reply it finds there,
-so ``rpc_sync`` needs no thread to wake it (a call carrying 64 KB of tensors or more is
-waited for on the I/O thread: measured faster for large replies). Boxes with calls that
+so ``rpc_sync`` needs no thread to wake it. Boxes with calls that
 nobody may be waiting for (``rpc_async``, RRef bookkeeping) are *watched*: the leading I/O
 thread polls their file descriptors too and reads them, each time it wakes, when no waiter
 holds them (so callbacks fire with nobody calling ``wait``). Whoever reads a box holds its
@@ -23,15 +22,17 @@ has exited.
 
 A message is ``[header + pickle, tensor buffers...]`` (``_wire.py``); the header packs the
 kind (REQUEST / RESULT / ERROR / PROFILED, with the PLAIN flag when the pickle needs no
-persistent ids: ``pickle.loads`` reads it), the number of buffer frames, the request id
+persistent ids: ``pickle.loads`` reads it, and FLAT when such a result holds tensors in
+slots), the number of buffer frames, the request id
 (0: one-way, no reply), the sender's rank, the reply box, and the distributed autograd
 context id and autograd message id (-1: none; see ``ember.distributed.autograd``): a
 request runs inside its context, and the tensors requiring grad of requests and replies
 get send/recv nodes. A PROFILED request runs under a profile and its reply is ``(value, events)``
-(``_profiling.py``). Requests run on ``num_worker_threads`` pool threads, except a lone
-request arriving while no I/O thread runs one: the leading I/O thread runs it itself and
-sends the reply, lending the ROUTER to the other I/O thread meanwhile, which takes it only
-if the request runs longer than ``_LEND_S`` (``_loop``). Functions marked
+(``_profiling.py``). A request arriving while no I/O thread runs one is run by the
+leading I/O thread itself, which sends the reply, lending the ROUTER to the other I/O
+thread meanwhile, which takes it only if the request runs longer than ``_LEND_S``
+(``_loop``); requests arriving while one runs go to ``num_worker_threads`` pool threads.
+So a stream of short requests runs with no thread hand-off at all. Functions marked
 ``_rpc_inline`` (the RRef bookkeeping of ``rref.py``) run on the I/O thread that holds the
 ROUTER, in arrival order. A function that returns a Future (``@async_execution``, or an
 inline one) is answered when the Future completes, without holding a thread.
@@ -48,6 +49,7 @@ import tempfile
 import threading
 import time
 import traceback
+import types
 import weakref
 
 try:
@@ -57,11 +59,14 @@ except ImportError:
                       "'ember[rpc]' (pyzmq)") from None
 
 from ember.distributed import autograd as dist_autograd
-from ember.distributed.rpc import _profiling, _wire
+from ember.distributed.rpc import _cma, _profiling, _wire
 from ember.futures import Future
 
 REQUEST, RESULT, ERROR, PROFILED = 1, 2, 3, 4     # PROFILED: a request to run profiled
-PLAIN = 0x80             # kind flag: the pickle has no persistent ids and no tensor frames
+PLAIN = 0x80             # kind flag: a plain pickle (``_wire.loads_call`` / ``loads`` read it)
+FLAT = 0x40              # kind flag of a PLAIN result: tensors in slots (``loads_result``)
+LENT = 0x20              # kind flag of a result: the sender holds arrays until released
+_FLAGS = PLAIN | FLAT | LENT
 _HEADER = struct.Struct("<BIQIIqq")  # kind, buffers, request id, sender, box, ctx id, ae id
 NO_AUTOGRAD = (-1, -1)
 _ALIVE_S = 0.25          # how often peers on this host with calls pending are checked
@@ -69,8 +74,8 @@ _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, R
 _WAIT_MS = 10            # a waiting caller looks at its Future at least this often
 _LEND_S = 0.003          # a request run by the leading I/O thread lends the ROUTER this long
 _BATCH = 512             # messages taken from the ROUTER between those chores
-_DRIVE_BELOW = 1 << 16   # requests with more tensor bytes are waited for on the I/O thread
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
+_FunctionType = types.FunctionType
 _SNDMORE = zmq.SNDMORE
 _POLLIN = zmq.POLLIN
 _EVENTS = zmq.EVENTS
@@ -106,6 +111,20 @@ class RemoteError(Exception):
 
 def is_async(func):
     return getattr(func, "_wrapped_async_rpc_function", None) is not None
+
+
+_modes = {}              # function -> its _mode, for the functions called by name
+
+
+def _mode(func):
+    """``(inline, async)`` of a requested function: ``_rpc_inline`` (run on the I/O thread
+    in arrival order) and ``@async_execution`` (answered when its Future completes)."""
+    mode = _modes.get(func) if type(func) is _FunctionType else None
+    if mode is None:
+        mode = (bool(getattr(func, "_rpc_inline", False)), is_async(func))
+        if type(func) is _FunctionType:
+            _modes[func] = mode
+    return mode
 
 
 class _Flag:
@@ -145,10 +164,11 @@ class _Reply(Future):
 
 
 class _Pending:
-    __slots__ = ("future", "dst", "timeout", "deadline", "box")
+    """A request waiting for its reply; ``keep``: the arrays it lends (or None)."""
+    __slots__ = ("future", "dst", "timeout", "deadline", "box", "keep")
 
-    def __init__(self, future, dst, timeout, box):
-        self.future, self.dst, self.timeout, self.box = future, dst, timeout, box
+    def __init__(self, future, dst, timeout, box, keep=None):
+        self.future, self.dst, self.timeout, self.box, self.keep = future, dst, timeout, box, keep
         self.deadline = time.monotonic() + timeout if timeout > 0 else None
 
 
@@ -228,6 +248,10 @@ class Agent:
         self.leader = None                      # the I/O thread owning the ROUTER (None: lent)
         self.lender, self.lent_at = None, 0.0
         self.serving = set()                    # I/O threads running a request themselves
+        self.lend_to = frozenset()              # peers that read lent arrays (_cma.py)
+        self.lent = {}                          # (rank, request id) -> arrays of a reply
+        self.late = {}                          # request id -> arrays of a timed-out request
+        self.releases = collections.deque()     # (rank, request id): lent replies read
         self.stopping = self.stop_requested = False
 
     def _socket(self, kind):
@@ -240,6 +264,7 @@ class Agent:
     def start(self, workers, addresses):
         self.workers, self.addresses = workers, addresses
         self.near = {r for r, a in addresses.items() if a[2] == self.address[2]}
+        self.lend_to = frozenset(r for r in self.near if _cma.can_read(addresses[r][3]))
         self.by_name = {w.name: w for w in workers.values()}
         self.pool = _Pool(self.num_worker_threads, f"rpc-{self.info.name}")
         self.running = True
@@ -266,6 +291,8 @@ class Agent:
                 box.lock.release()
         self.ctx.destroy(linger=0)
         self._fail_pending()                    # calls made while stopping
+        self.lent.clear()
+        self.late.clear()
         os.close(self.wake_r)
         os.close(self.wake_w)
         _wire.unlink_created()
@@ -369,11 +396,11 @@ class Agent:
                                f"{self.workers[dst]}: {e}") from None
 
     def request(self, dst, frames, timeout, autograd=NO_AUTOGRAD, profiled=False,
-                plain=False, sync=False):
+                plain=False, sync=False, keep=None):
         """Send ``frames`` (``_wire.encode`` output) to rank ``dst``; a Future of the reply.
         ``timeout`` seconds, 0 = none; ``autograd``: (context id, autograd message id);
         ``plain``: ``frames`` is a plain pickle; ``sync``: the caller waits at once (its
-        box needs no watching)."""
+        box needs no watching); ``keep``: the arrays the frames lend, held until the reply."""
         msg_id = next(self.ids)
         fut = _Reply()
         if dst in self.dead:
@@ -382,14 +409,12 @@ class Agent:
         if not self.running:
             raise RuntimeError(f"RPC agent of {self.info} is shut down")
         box = self._box() if dst in self.near else None
-        self.pending[msg_id] = _Pending(fut, dst, timeout, box)
+        self.pending[msg_id] = _Pending(fut, dst, timeout, box, keep or None)
         kind = (PROFILED if profiled else REQUEST) | (PLAIN if plain else 0)
         if box is not None:
             box.ids.add(msg_id)
-            if sync and _small(frames):
+            if sync:
                 fut._driver = lambda: self._drive(fut, box)
-            else:
-                sync = False
         try:
             self._send(self._out(dst), _message(frames, kind, msg_id, self.info.id,
                                                 box.id if box else 0, *autograd), dst)
@@ -460,8 +485,8 @@ class Agent:
 
     # ------------------------------------------------------------------ I/O thread
     def _loop(self):
-        """Two I/O threads take turns (leader/follower): the leader owns the ROUTER; a lone
-        request arriving while the other thread idles is run by the leader itself, which
+        """Two I/O threads take turns (leader/follower): the leader owns the ROUTER; a
+        request arriving while neither thread serves one is run by the leader itself, which
         lends the ROUTER meanwhile: if the request takes more than ``_LEND_S`` the other
         thread (which looks every ``_LEND_S``) takes the ROUTER over, else the leader goes on
         leading. No thread is woken on the callee's path of a short call."""
@@ -566,6 +591,8 @@ class Agent:
                 pass
         for box in boxes.values():          # watched boxes nobody else reads now (all of
             self._read_unless_busy(box)     # them: a descriptor signals only new arrivals)
+        if self.releases:
+            self._send_releases()
         while self.oneway:
             dst, frames = self.oneway.popleft()
             try:
@@ -576,7 +603,7 @@ class Agent:
         if now >= due["scan"]:
             due["scan"] = now + _POLL_MS / 1000
             self._expire(now)
-        if self.pending and now >= due["alive"]:
+        if (self.pending or self.lent) and now >= due["alive"]:
             due["alive"] = now + _ALIVE_S
             self._check_peers()
         if _wire.shm_created and now >= due["shm"]:
@@ -596,7 +623,7 @@ class Agent:
             for _ in range(n):
                 frames.append(router.recv(copy=False))
             try:
-                if kind & ~PLAIN in (REQUEST, PROFILED):
+                if kind & ~_FLAGS in (REQUEST, PROFILED):
                     job = self._on_request(kind, src, msg_id, frames, ctx_id, ae_id, box)
                     if job is not None:
                         return job
@@ -605,10 +632,22 @@ class Agent:
             except Exception:               # noqa: BLE001 - a user callback failed: go on
                 traceback.print_exc()
 
+    def _send_releases(self):
+        """Tell the peers that replied with lent arrays that those were read (one message
+        per peer, on the next wake of the I/O thread)."""
+        read = {}
+        while self.releases:
+            rank, msg_id = self.releases.popleft()
+            read.setdefault(rank, []).append(msg_id)
+        for rank, ids in read.items():
+            self.notify(rank, _wire.encode((_release_lent, (self.info.id, ids), {})))
+
     def _check_peers(self):
         """Fail at once the calls to a peer on this host whose process has exited (the
-        others wait for their timeout: ZeroMQ reconnects silently)."""
-        for dst in {p.dst for p in list(self.pending.values())}:
+        others wait for their timeout: ZeroMQ reconnects silently), and free what this
+        worker lent to it."""
+        peers = {p.dst for p in list(self.pending.values())} | {r for r, _ in list(self.lent)}
+        for dst in peers:
             if dst in self.dead or dst not in self.near:
                 continue
             pid = self.addresses[dst][3]
@@ -616,6 +655,8 @@ class Agent:
                 continue
             self.dead[dst] = (f"RPC to {self.workers[dst]} failed: the worker (pid {pid}) "
                               f"has exited")
+            for key in [key for key in list(self.lent) if key[0] == dst]:
+                self.lent.pop(key, None)
             for msg_id, p in list(self.pending.items()):
                 if p.dst == dst and self._take(msg_id):
                     try:
@@ -626,6 +667,8 @@ class Agent:
     def _expire(self, now):
         for msg_id, p in list(self.pending.items()):
             if p.deadline is not None and p.deadline <= now and self._take(msg_id):
+                if p.keep:                   # the callee may still read them
+                    self.late[msg_id] = p.keep
                 try:
                     p.future.set_exception(RuntimeError(
                         f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} "
@@ -636,25 +679,24 @@ class Agent:
 
     def _on_reply(self, kind, msg_id, frames, src=-1, ctx_id=-1, ae_id=-1):
         p = self._take(msg_id)
-        if p is None:                        # timed out already: free what it carries
-            try:
-                _wire.decode(frames)
-            except BaseException:           # noqa: BLE001 - nobody wants it
-                pass
-            return
         try:
-            if kind & PLAIN:
-                value = _wire.loads(frames[0])
-                if ctx_id != -1:
-                    dist_autograd._on_recv(ctx_id, src, ae_id, ())
-            else:
+            if p is None:                    # timed out already: free what it carries
+                self.late.pop(msg_id, None)
+                if not kind & LENT:          # (its /dev/shm files)
+                    _decode_reply(kind, frames)
+                return
+            try:
                 tensors = []
-                value = _wire.decode(frames, tensors)
-                dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
-        except BaseException as e:          # noqa: BLE001 - the caller gets it
-            p.future.set_exception(e)
-            return
-        if kind & ~PLAIN == ERROR:
+                value = _decode_reply(kind, frames, tensors)
+                if ctx_id != -1:
+                    dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
+            except BaseException as e:      # noqa: BLE001 - the caller gets it
+                p.future.set_exception(e)
+                return
+        finally:
+            if kind & LENT:                  # read: the sender may free it (_send_releases)
+                self.releases.append((src, msg_id))
+        if kind & ~_FLAGS == ERROR:
             p.future.set_exception(value.to_exception())
         else:
             p.future.set_result(value)
@@ -662,9 +704,10 @@ class Agent:
     def _on_request(self, kind, src, msg_id, frames, ctx_id=-1, ae_id=-1, box=0):
         try:
             if kind & PLAIN:
-                func, args, kwargs = _wire.loads_call(frames[0])
+                tensors = []
+                func, args, kwargs = _wire.loads_call(frames, tensors)
                 if ctx_id != -1:
-                    dist_autograd._on_recv(ctx_id, src, ae_id, ())
+                    dist_autograd._on_recv(ctx_id, src, ae_id, tensors)
             else:
                 tensors = []
                 func, args, kwargs = _wire.decode(frames, tensors)
@@ -672,11 +715,11 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - sent back to the caller
             self._reply(src, msg_id, None, RemoteError.capture(e, self.info), ctx_id, box)
             return
-        call = (src, msg_id, func, args, kwargs, ctx_id, kind & ~PLAIN == PROFILED, box)
-        if getattr(func, "_rpc_inline", False):
+        call = (src, msg_id, func, args, kwargs, ctx_id, kind & ~_FLAGS == PROFILED, box)
+        if _mode(func)[0]:
             self._serve(*call)
-        elif not self.serving and not self.router.getsockopt(_EVENTS) & _POLLIN:
-            return self._serve, call         # a lone request: run by this I/O thread
+        elif not self.serving:
+            return self._serve, call         # run by this I/O thread (lending the ROUTER)
         else:
             self.pool.submit(self._serve, *call)
         return None
@@ -708,8 +751,7 @@ class Agent:
             out.set_exception(RemoteError.capture(e, self.info))
 
     def _serve(self, src, msg_id, func, args, kwargs, ctx_id=-1, profiled=False, box=0):
-        if ctx_id == -1 and not profiled and not is_async(func) and \
-                not getattr(func, "_rpc_inline", False):
+        if ctx_id == -1 and not profiled and not any(_mode(func)):
             try:                             # the common case: no Future needed
                 value = func(*args, **kwargs)
             except BaseException as e:      # noqa: BLE001 - delivered to the caller
@@ -731,16 +773,23 @@ class Agent:
         if msg_id == 0 or not self.running:
             return
         me, no = self.info.id, NO_AUTOGRAD
+        keep = [] if dst in self.lend_to else None
         try:
             if error is None:
-                frames = _wire.dumps_plain(value)
+                tensors = []
+                frames, flat = _wire.dumps_plain(value, dst in self.near, tensors, keep)
                 if frames is not None:
-                    frames = _message(frames, RESULT | PLAIN, msg_id, me, 0, ctx_id, -1)
+                    ae_id = dist_autograd._on_send(ctx_id, tensors) if tensors else -1
+                    kind = RESULT | PLAIN | (FLAT if flat else 0) | (LENT if keep else 0)
+                    frames = _message(frames, kind, msg_id, me, 0, ctx_id, ae_id)
                 else:
                     tensors = []
-                    frames = _wire.encode(value, dst in self.near, tensors)
+                    frames = _wire.encode(value, dst in self.near, tensors, keep)
                     ae_id = dist_autograd._on_send(ctx_id, tensors)
-                    frames = _message(frames, RESULT, msg_id, me, 0, ctx_id, ae_id)
+                    frames = _message(frames, RESULT | (LENT if keep else 0), msg_id, me, 0,
+                                      ctx_id, ae_id)
+                if keep:
+                    self.lent[(dst, msg_id)] = keep
             else:
                 frames = _message(_wire.encode(error), ERROR, msg_id, me, 0, *no)
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
@@ -755,11 +804,22 @@ class Agent:
             pass                             # shut down meanwhile
 
 
-def _small(frames):
-    """Whether a request carries less than ``_DRIVE_BELOW`` bytes of tensors: its caller
-    reads the reply itself (for large transfers the I/O thread reading it measured faster,
-    and one thread hop is small beside the copy)."""
-    return len(frames) == 1 or sum(len(f) for f in frames[1:]) < _DRIVE_BELOW
+def _decode_reply(kind, frames, tensors=None):
+    """The value of a reply's ``frames``; ``tensors`` receives its tensors."""
+    if kind & FLAT:
+        return _wire.loads_result(frames, tensors)
+    return _wire.loads(frames[0]) if kind & PLAIN else _wire.decode(frames, tensors)
+
+
+def _release_lent(rank, msg_ids):
+    """On the worker that replied: rank ``rank`` has read the arrays lent by these replies."""
+    from ember.distributed.rpc import api
+    lent = api._current().lent
+    for msg_id in msg_ids:
+        lent.pop((rank, msg_id), None)
+
+
+_release_lent._rpc_inline = True
 
 
 def _message(frames, kind, msg_id, src, box, ctx_id, ae_id):

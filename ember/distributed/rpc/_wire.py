@@ -5,16 +5,22 @@ A pickler whose ``persistent_id`` takes every tensor out of the pickle: the pick
 bytes of just the elements the tensor covers (a contiguous view is sent as a buffer over
 its own elements, zero-copy; a strided view is packed first). On receive
 ``np.frombuffer`` wraps the frame's memory, so large tensors are not copied either.
-Between workers on one host (``encode(obj, shm=True)``) a tensor of ``SHM_MIN_BYTES`` or
-more goes through shared memory instead: its bytes are written once into a fresh file of
+Between workers on one host a large tensor's frame is a descriptor instead: with
+``shm=True`` a tensor of ``SHM_MIN_BYTES`` or more is written once into a fresh file of
 /dev/shm whose name is the frame; the receiver maps the file (no copy) and unlinks it at
-once. Scripted functions travel by reference (module + qualname, as pickle does for
+once. With ``keep`` (a list; the sender holds the arrays in it until the receiver has read
+them) a smaller one of ``LEND_MIN_BYTES`` or more is *lent*: the receiver copies it out of
+the sender's memory (``_cma.py``). Scripted functions travel by reference (module + qualname, as pickle does for
 Python functions) and RRefs through the fork hooks of ``rref.py``.
 
-The common small messages skip the custom pickler: ``dumps_plain`` (a value of builtin
-scalars in small containers) and ``dumps_call`` (a call of a Python function found by name,
-with such arguments: ``((module, qualname), args, kwargs)``, the name cached on both ends)
-are plain pickles that ``loads`` / ``loads_call`` read with ``pickle.loads``.
+The common messages skip the custom pickler: ``dumps_plain`` (a value of builtin scalars in
+small containers) and ``dumps_call`` (a call of a function found by name, with such
+arguments: ``((module, qualname), args, kwargs)``, the name cached on both ends) are plain
+pickles that ``loads`` / ``loads_call`` read with ``pickle.loads``. When the arguments (or a
+result) also hold plain tensors at the top level — ``f(x, 3)``, a tensor or a tuple of
+tensors returned — they are *flat*: the pickle keeps ``None`` in each tensor's place and a
+slot ``(position, dtype char, shape, requires_grad, how)`` per tensor, whose bytes are
+the frames that follow (``loads_call(frames)`` / ``loads_result(frames)`` put them back).
 """
 from __future__ import annotations
 
@@ -28,9 +34,12 @@ import types
 import numpy as np
 
 from ember._tensor import Tensor, _init
+from ember.distributed.rpc import _cma
 
 SMALL_FRAME = 4096       # received buffers below this are copied (aligned, frees the frame)
 SHM_MIN_BYTES = 8 << 20    # below this, a socket is faster than a file (measured)
+LEND_MIN_BYTES = 512 << 10  # from here to SHM_MIN_BYTES a cross-memory read beats a socket
+SOCKET, SHM, LENT = 0, 1, 2  # how a tensor's frame carries its bytes
 SHM_DIR = "/dev/shm"
 HAS_SHM = os.path.isdir(SHM_DIR) and os.access(SHM_DIR, os.W_OK)
 _shm_ids = itertools.count()
@@ -79,11 +88,12 @@ def _find_reference(fn):
 
 
 class _Pickler(pickle.Pickler):
-    def __init__(self, file, buffers, shm, tensors=None):
+    def __init__(self, file, buffers, shm, tensors=None, keep=None):
         super().__init__(file, protocol=pickle.HIGHEST_PROTOCOL)
         self.buffers = buffers
         self.shm = shm
         self.tensors = tensors
+        self.keep = keep
 
     def persistent_id(self, obj):
         kind = type(obj)
@@ -106,14 +116,29 @@ class _Pickler(pickle.Pickler):
         arr = t._data
         if type(arr) is not np.ndarray or arr.dtype.hasobject:
             return None           # meta / quantized storage: ordinary pickling
-        if not arr.flags.c_contiguous:
-            arr = np.ascontiguousarray(arr)
-        shared = self.shm and arr.nbytes >= SHM_MIN_BYTES
-        data = arr.reshape(-1).view(np.uint8) if arr.size else b""
-        self.buffers.append(_to_shm(data) if shared else data)
+        arr, how = _frame_of(arr, self.shm, self.buffers, self.keep)
         cls = type(t)
         return ("T", len(self.buffers) - 1, arr.dtype, arr.shape, t._requires_grad,
-                None if cls is Tensor else cls, shared)
+                None if cls is Tensor else cls, how)
+
+
+def _frame_of(arr, shm, buffers, keep=None):
+    """Append to ``buffers`` the frame of ndarray ``arr``: its elements' bytes (a view when
+    contiguous), or for a large one a descriptor: the name of a /dev/shm file holding
+    them (``shm``, from ``SHM_MIN_BYTES``: the receiver maps it, no copy at all), or lent
+    (``keep`` given: the arrays lent go there).
+    ``(contiguous arr, SOCKET / SHM / LENT)``."""
+    if not arr.flags.c_contiguous:
+        arr = np.ascontiguousarray(arr)
+    data = arr.reshape(-1).view(np.uint8) if arr.size else b""
+    if shm and arr.nbytes >= SHM_MIN_BYTES:
+        buffers.append(_to_shm(data))
+        return arr, SHM
+    if keep is not None and arr.nbytes >= LEND_MIN_BYTES:
+        buffers.append(_cma.lend(arr, keep))
+        return arr, LENT
+    buffers.append(data)
+    return arr, SOCKET
 
 
 class _Unpickler(pickle.Unpickler):
@@ -179,10 +204,12 @@ def unlink_created():
             pass
 
 
-def _tensor(frame, dtype, shape, requires_grad, cls, shared=False):
+def _tensor(frame, dtype, shape, requires_grad, cls, how=SOCKET):
     buf = getattr(frame, "buffer", frame)
-    if shared:
+    if how == SHM:
         buf = _from_shm(buf)
+    elif how == LENT:
+        buf = _cma.read(buf)
     arr = np.frombuffer(buf, dtype=dtype)
     if len(buf) < SMALL_FRAME:
         arr = arr.copy()
@@ -209,17 +236,19 @@ def _lookup(module, qualname):
     return obj
 
 
-def encode(obj, shm=False, tensors=None) -> list:
-    """``[pickle bytes, buffer of tensor 0, buffer of tensor 1, ...]``; ``shm``: large
-    tensors go through shared memory (the receiver is on this host); ``tensors``: a list
-    that receives the tensors sent (for distributed autograd)."""
+def encode(obj, shm=False, tensors=None, keep=None) -> list:
+    """``[pickle bytes, buffer of tensor 0, buffer of tensor 1, ...]``; for a receiver on
+    this host, large tensors are lent (``keep``: the list holding them) or go through
+    shared memory (``shm``); ``tensors``: a list that receives the tensors sent (for
+    distributed autograd)."""
     buffers = []
     f = io.BytesIO()
-    _Pickler(f, buffers, shm and HAS_SHM, tensors).dump(obj)
+    _Pickler(f, buffers, shm and HAS_SHM, tensors, keep).dump(obj)
     return [f.getvalue()] + buffers
 
 
 _SCALARS = frozenset((int, float, complex, str, bytes, bool, type(None)))
+_DTYPES = {}             # dtype char -> numpy dtype, for the slots of flat messages
 
 
 def _plain(obj, depth=0):
@@ -234,33 +263,113 @@ def _plain(obj, depth=0):
     return all(_plain(x, depth + 1) for x in obj)
 
 
-def dumps_plain(obj):
-    """``[pickle]`` of a ``_plain`` object (``loads`` reads it), else None."""
-    return [pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)] if _plain(obj) else None
+def _flat(items, shm, tensors, keep=None):
+    """``(template, slots, buffers)`` of a tuple or list whose entries are plain or plain
+    tensors (exact Tensor class, builtin dtype): each tensor's place holds None in the
+    template and its slot; None when ``items`` is anything else. ``tensors`` receives
+    the tensors."""
+    if len(items) > 16:
+        return None
+    template, slots, buffers = None, [], []
+    for i, x in enumerate(items):
+        if type(x) is Tensor:
+            arr = x._data
+            if type(arr) is not np.ndarray or not arr.dtype.isbuiltin or arr.dtype.hasobject:
+                return None
+            if template is None:
+                template = list(items)
+            arr, how = _frame_of(arr, shm and HAS_SHM, buffers, keep)
+            template[i] = None
+            _DTYPES.setdefault(arr.dtype.char, arr.dtype)
+            slots.append((i, arr.dtype.char, arr.shape, x._requires_grad, how))
+            if tensors is not None:
+                tensors.append(x)
+        elif not _plain(x, 1):
+            return None
+    if template is None:
+        return items, (), buffers
+    return (tuple(template) if type(items) is tuple else template), tuple(slots), buffers
+
+
+def _unflat(template, slots, frames, tensors):
+    """The items ``_flat`` took apart: ``template`` with each slot's tensor put back from
+    ``frames[1 + k]``; ``tensors`` receives them."""
+    items = list(template)
+    for k, (i, char, shape, requires_grad, how) in enumerate(slots):
+        t = items[i] = _tensor(frames[1 + k], _DTYPES.get(char) or np.dtype(char), shape,
+                               requires_grad, None, how)
+        if tensors is not None:
+            tensors.append(t)
+    return tuple(items) if type(template) is tuple else items
+
+
+def dumps_plain(obj, shm=False, tensors=None, keep=None):
+    """The frames of a result: ``[pickle]`` of a ``_plain`` object, or (flat: a tensor,
+    or a tuple/list holding tensors at its top level) ``[pickle((template, slots)),
+    buffers...]``; ``(frames, flat)``, or ``(None, False)`` for anything else."""
+    if _plain(obj):
+        return [pickle.dumps(obj, pickle.HIGHEST_PROTOCOL)], False
+    kind = type(obj)
+    if kind is Tensor:
+        parts = _flat((obj,), shm, tensors, keep)
+        if parts is not None:
+            return [pickle.dumps((None, parts[1]), pickle.HIGHEST_PROTOCOL), *parts[2]], True
+    elif kind is tuple or kind is list:
+        parts = _flat(obj, shm, tensors, keep)
+        if parts is not None and parts[1]:
+            return [pickle.dumps(parts[:2], pickle.HIGHEST_PROTOCOL), *parts[2]], True
+    return None, False
+
+
+def loads_result(frames, tensors=None):
+    """The result of flat ``dumps_plain`` frames."""
+    template, slots = loads(frames[0])
+    if template is None:                   # a lone tensor
+        return _unflat((None,), slots, frames, tensors)[0]
+    return _unflat(template, slots, frames, tensors)
 
 
 _call_names = {}         # function -> (module, qualname), for functions found by name
 _named_calls = {}        # (module, qualname) -> function, on the callee
 
 
-def dumps_call(func, args, kwargs):
-    """``[pickle]`` of the call ``((module, qualname), args, kwargs)`` when ``func`` is a
-    Python function outside ember that its module names (as pickle finds functions) and the
-    arguments are ``_plain`` (``loads_call`` reads it), else None. Both ends cache names."""
-    if type(func) is not _FunctionType or not (_plain(args) and _plain(kwargs)):
+def dumps_call(func, args, kwargs, shm=False, tensors=None, keep=None):
+    """The frames of a call of ``func``, a function its module (or ember's namespaces)
+    names, with ``_plain`` keyword arguments and positional ones plain or plain tensors:
+    ``[pickle(((module, qualname), args, kwargs))]``, or with tensors ``[pickle((name,
+    template, kwargs, slots)), buffers...]`` (``loads_call`` reads both); None for any
+    other call. ``tensors`` receives the tensors; ``shm`` and ``keep`` as for ``encode``.
+    Both ends cache names."""
+    if type(func) is not _FunctionType or (kwargs and not _plain(kwargs)):
         return None
+    if _plain(args):
+        head, buffers = None, ()
+    else:
+        parts = _flat(args, shm, tensors, keep)
+        if parts is None:
+            return None
+        head, buffers = parts[0], parts[2]
     name = _call_names.get(func)
     if name is None:
         name = _name_of(func)
         if name is None:
             return None
         _call_names[func] = name
-    return [pickle.dumps((name, args, kwargs), pickle.HIGHEST_PROTOCOL)]
+    if head is None:
+        return [pickle.dumps((name, args, kwargs), pickle.HIGHEST_PROTOCOL)]
+    return [pickle.dumps((name, head, kwargs, parts[1]), pickle.HIGHEST_PROTOCOL), *buffers]
 
 
 def _name_of(func):
     module, qualname = func.__module__, func.__qualname__
     if module is None or module.startswith("ember"):
+        ref = _op_reference(func)       # ember's ops: by the namespace that holds them
+        return ref[1:] if ref else _name_of_module(func, module, qualname)
+    return _name_of_module(func, module, qualname)
+
+
+def _name_of_module(func, module, qualname):
+    if module is None:
         return None
     try:
         return (module, qualname) if _lookup(module, qualname) is func else None
@@ -268,18 +377,25 @@ def _name_of(func):
         return None
 
 
-def loads_call(frame):
-    """``(func, args, kwargs)`` of a ``dumps_call`` frame."""
-    name, args, kwargs = loads(frame)
-    func = _named_calls.get(name)
+def loads_call(frames, tensors=None):
+    """``(func, args, kwargs)`` of ``dumps_call`` frames (a list, or its first frame when
+    the call holds no tensors); ``tensors`` receives the tensors."""
+    if type(frames) is not list:
+        frames = [frames]
+    call = loads(frames[0])
+    func = _named_calls.get(call[0])
     if func is None:
-        func = _named_calls[name] = _lookup(*name)
-    return func, args, kwargs
+        func = _named_calls[call[0]] = _lookup(*call[0])
+    if len(call) == 3:
+        return func, call[1], call[2]
+    return func, _unflat(call[1], call[3], frames, tensors), call[2]
 
 
 def loads(frame):
-    """The object of a ``dumps_plain`` / ``dumps_call`` frame (bytes or ``zmq.Frame``)."""
-    return pickle.loads(getattr(frame, "buffer", frame))
+    """The object of a ``dumps_plain`` / ``dumps_call`` frame (bytes, a memoryview or a
+    ``zmq.Frame``)."""
+    kind = type(frame)
+    return pickle.loads(frame if kind is memoryview or kind is bytes else frame.buffer)
 
 
 def decode(frames, tensors=None):

@@ -210,28 +210,33 @@ def _call(agent, dst, func, args, kwargs, timeout, kind, event=None, sync=False)
     ``event``) holding the callee's ops too."""
     args = tuple(args) if args else ()
     kwargs = dict(kwargs) if kwargs else {}
-    frames = _wire.dumps_call(func, args, kwargs)
-    if frames is not None:              # no tensors, no RRefs: a plain pickle
-        autograd, plain = (dist_autograd._current_id(), -1), True
+    tensors, keep = [], ([] if dst.id in agent.lend_to else None)
+    frames = _wire.dumps_call(func, args, kwargs, agent.same_host(dst.id), tensors, keep)
+    if frames is not None:              # no RRefs, tensors at the top only: a plain pickle
+        context_id = dist_autograd._current_id()
+        autograd = (context_id, dist_autograd._on_send(context_id, tensors) if tensors else -1)
+        plain = True
     else:
-        frames, autograd = _encode_call(agent, dst.id, (func, args, kwargs))
+        keep = None if keep is None else []     # (arrays dumps_call may have lent)
+        frames, autograd = _encode_call(agent, dst.id, (func, args, kwargs), keep)
         plain = False
     profiles = _profiling.recording()
     if not profiles:
         return agent.request(dst.id, frames, _timeout(agent, timeout), autograd, plain=plain,
-                             sync=sync)
+                             sync=sync, keep=keep)
     name = event or f"{kind}#{_profiling.func_name(func)}({agent.info.name} -> {dst.name})"
     events = _profiling.start(name, profiles, agent.info.id)
     raw = agent.request(dst.id, frames, _timeout(agent, timeout), autograd,
-                        profiled=event is None, plain=plain, sync=sync)
+                        profiled=event is None, plain=plain, sync=sync, keep=keep)
     return _profiling.follow(raw, events, dst.id, unwrap=event is None)
 
 
-def _encode_call(agent, dst, call):
+def _encode_call(agent, dst, call, keep=None):
     """The frames of request ``call`` to rank ``dst`` and its (context id, autograd message
-    id): inside a distributed autograd context, tensors requiring grad get a send node."""
+    id): inside a distributed autograd context, tensors requiring grad get a send node.
+    ``keep``: a list for the arrays lent to ``dst`` (see ``_wire.encode``)."""
     tensors = []
-    frames = _wire.encode(call, agent.same_host(dst), tensors)
+    frames = _wire.encode(call, agent.same_host(dst), tensors, keep)
     context_id = dist_autograd._current_id()
     return frames, (context_id, dist_autograd._on_send(context_id, tensors))
 
