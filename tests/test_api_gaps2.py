@@ -328,3 +328,74 @@ def test_autograd_variable_and_profiler_names_match_torch():
     e_members = {k: v.value for k, v in ember.profiler.DeviceType.__members__.items()}
     assert e_members == t_members
     assert str(ember.profiler.DeviceType.CPU) == str(torch.profiler.DeviceType.CPU)
+
+
+# ---- func.rearrange, func.debug_unwrap -----------------------------------------------------
+
+_PATTERNS = [
+    ("a b c -> c a b", {}), ("a b c -> a (b c)", {}), ("a b c -> (a b) c", {}),
+    ("... c -> c ...", {}), ("a ... -> ... a", {}), ("a b (c d) -> a b c d", {"d": 2}),
+    ("a b c -> a b c ()", {}), ("a b c -> a b c 1", {}), ("a b c -> a b (c 1)", {}),
+    ("(a) b c -> a b c", {}), ("... -> (...)", {}), ("a_1 b c -> c a_1 b", {}),
+    ("b (h h1) w -> b h (h1 w)", {"h1": 3}), ("a b c -> (c b) () a", {}),
+    ("a b c ... -> ... c b a", {}), ("a b (c) -> a b c", {"c": 4})]
+
+
+@pytest.mark.parametrize("pattern,lengths", _PATTERNS)
+def test_rearrange_values_views_and_gradients_match_torch(pattern, lengths):
+    x = np.arange(24.0).reshape(2, 3, 4)
+    out = {}
+    for lib in (torch, ember):
+        t = lib.tensor(x, requires_grad=True)
+        r = lib.func.rearrange(t, pattern, **lengths)
+        (r * lib.arange(float(r.numel())).reshape(r.shape)).sum().backward()
+        out[lib] = (tuple(r.shape), r.detach().numpy().copy(), r.data_ptr() == t.data_ptr(),
+                    t.grad.numpy().copy())
+    for t_item, e_item in zip(out[torch], out[ember]):
+        np.testing.assert_array_equal(e_item, t_item)
+
+
+def test_rearrange_stacks_lists_and_runs_under_vmap():
+    parts = [np.full((2, 3), float(i)) for i in range(4)]
+    got = [lib.func.rearrange([lib.tensor(p) for p in parts], "s a b -> a (s b)").numpy()
+           for lib in (torch, ember)]
+    np.testing.assert_array_equal(got[1], got[0])
+    x = np.arange(24.0).reshape(2, 3, 4)
+    got = [lib.func.vmap(lambda v, lib=lib: lib.func.rearrange(v, "a b -> (b a)"))(
+        lib.tensor(x)).numpy() for lib in (torch, ember)]
+    np.testing.assert_array_equal(got[1], got[0])
+
+
+@pytest.mark.parametrize("pattern,lengths", [
+    ("a b c 1 -> a b c", {}), ("a b c -> a b", {}), ("a b -> a b", {}), ("a b c -> a b d", {}),
+    ("a a c -> a c", {}), ("a b c", {}), ("a b c -> a b c 2", {}), ("a b c -> a b c e", {"e": 1}),
+    ("a b c -> a b c", {"q": 4}), ("a b c -> a (b c", {}), ("a b c -> a (b (c))", {}),
+    ("a b c -> a b* c", {}), ("a b c -> (a ...) c", {}), ("a ... ... -> a", {}),
+    ("a b (c d) -> a b c d", {"d": 3}), ("a b c -> a b c", {"b": 4}),
+    ("a b (c d) -> a b c d", {})])
+def test_rearrange_errors_match_torch(pattern, lengths):
+    errors = []
+    for lib in (torch, ember):
+        with pytest.raises(Exception) as err:
+            lib.func.rearrange(lib.zeros(2, 3, 4), pattern, **lengths)
+        errors.append(err.value)
+    t_err, e_err = errors
+    assert type(e_err).__name__ == type(t_err).__name__
+    if type(t_err) is ValueError:
+        assert str(e_err) == str(t_err)
+
+
+def test_debug_unwrap_matches_torch():
+    shapes = []
+    for lib in (torch, ember):
+        x = lib.zeros(2, 3, 4)
+        assert lib.func.debug_unwrap(x) is x
+        seen = []
+
+        def f(v, lib=lib, seen=seen):
+            seen.append((tuple(lib.func.debug_unwrap(v).shape),
+                         tuple(lib.func.debug_unwrap(v, recurse=False).shape)))
+            return v
+        lib.func.vmap(lib.func.vmap(f))(x)
+        shapes.append(seen)
+    assert shapes[0] == shapes[1] == [((2, 3, 4), (3, 4))]

@@ -500,7 +500,6 @@ NOT_YET_IN_EMBER = {
     ("autograd.graph", "region_activation_memory_budget"),
     ("autograd.graph", "set_override_stale_capture_stream"),
     ("autograd.graph", "set_warn_on_accumulate_grad_stream_mismatch"),
-    ("func", "rearrange"), ("func", "debug_unwrap"),
     ("profiler", "ExecutionTraceObserver"), ("profiler.profiler", "ExecutionTraceObserver"),
     ("testing", "FileCheck"), ("", "FileCheck"),            # a jit tool
 }

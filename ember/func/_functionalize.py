@@ -24,7 +24,7 @@ import functools
 
 from ember._dispatch import Mode
 from ember._tensor import Tensor
-from ember.func._vmap import BatchedTensor, tree_flatten, tree_unflatten
+from ember.func._vmap import BatchedTensor, bottom, tree_flatten, tree_unflatten
 
 __all__ = ["functionalize"]
 
@@ -51,9 +51,7 @@ def _arg_levels(args):
 
 def _version(t):
     """The version counter of the storage under ``t`` (below every vmap wrapper)."""
-    while type(t) is BatchedTensor:
-        t = t._value
-    return t._version
+    return bottom(t)._version
 
 
 def _rebind(target, value):
