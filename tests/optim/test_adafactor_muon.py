@@ -128,6 +128,33 @@ def test_muon_trajectory_matches_torch(shape, kwargs):
     _same_state(topt, eopt, 1e-6)
 
 
+@pytest.mark.parametrize("name", ["Adafactor", "Muon"])
+def test_tensor_lr_matches_torch(name):
+    tp, ep, topt, eopt = _run(name, [(3, 4)], {}, steps=0)
+    topt = getattr(torch.optim, name)(tp, lr=torch.tensor(0.05))
+    eopt = getattr(eoptim, name)(ep, lr=ember.tensor(0.05))
+    r = np.random.default_rng(5)
+    for _ in range(3):
+        g = r.standard_normal((3, 4)).astype(np.float32)
+        tp[0].grad, ep[0].grad = torch.tensor(g), ember.tensor(g)
+        topt.step()
+        eopt.step()
+    _close(tp[0], ep[0], 1e-6)
+
+
+def test_muon_state_dict_round_trip_continues_like_torch():
+    tp, ep, topt, eopt = _run("Muon", [(4, 3)], {"lr": 0.02}, steps=2)
+    ep2 = [ember.tensor(ep[0].detach().numpy(), requires_grad=True)]
+    eopt2 = eoptim.Muon(ep2, lr=0.02)
+    eopt2.load_state_dict(copy.deepcopy(eopt.state_dict()))
+    g = np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3)
+    tp[0].grad, ep[0].grad, ep2[0].grad = torch.tensor(g), ember.tensor(g), ember.tensor(g)
+    for opt in (topt, eopt, eopt2):
+        opt.step()
+    _close(tp[0], ep[0], 1e-6)
+    _close(ep[0], ep2[0], 0)
+
+
 def test_muon_float64_params_orthogonalise_in_bfloat16_like_torch():
     tp, ep, topt, eopt = _run("Muon", [(4, 3)], {"lr": 1.0, "weight_decay": 0.0},
                               steps=2, dtype=np.float64)
