@@ -159,3 +159,11 @@ def test_conv_channels_last_output(x_cl, w_cl, transposed):
     e, t = run(ember), run(torch)
     assert e[:2] == t[:2]
     np.testing.assert_allclose(e[2], t[2], rtol=1e-4, atol=1e-5)
+
+
+# advanced/super_resolution_with_onnxruntime imports torch.utils.model_zoo
+def test_model_zoo_load_url():
+    import ember.utils.model_zoo as ez
+    import torch.utils.model_zoo as tz
+    assert ez.load_url is ember.hub.load_state_dict_from_url
+    assert tz.load_url is torch.hub.load_state_dict_from_url
