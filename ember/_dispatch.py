@@ -435,7 +435,35 @@ def _call_general(op, args, out):
         _nondeterministic_alert(op, args)
     if op.is_inplace:
         return _call_inplace(op, args, vals, res_dt, req)
+    if op.mutated_args:
+        return _call_mutating(op, args, vals, req)
     return _run_kernel(op, args, vals, res_dt, req, out)
+
+
+def _call_mutating(op, args, vals, req):
+    """A record that writes into several arguments and returns nothing (``op.mutated_args``:
+    ``_fused_adam_``): the kernel writes into their arrays, then each written tensor's
+    version is bumped. Autograd records nothing: with grad mode on, writing into a tensor
+    that requires grad is refused (torch's error for in-place on a leaf)."""
+    written = []
+    for i in op.mutated_args:
+        a = args[i]
+        written.extend(a if isinstance(a, (list, tuple)) else () if a is None else (a,))
+    for t in written:
+        if req and t._requires_grad and state.grad_enabled:
+            raise RuntimeError(f"{op.public_name}: a leaf Variable that requires grad is being "
+                               f"used in an in-place operation.")
+        arr = t._data
+        if type(arr) is not _ndarray or not arr.flags.writeable:
+            raise RuntimeError(f"{op.public_name}: cannot write into a tensor whose memory "
+                               f"is read-only or has no data (shape {tuple(arr.shape)})")
+    try:
+        op.kernel(*vals)
+    except MemoryError as e:
+        raise allocation_error(e) from None
+    for t in written:
+        _graph.bump_version(t)
+    return None
 
 
 def _run_kernel(op, args, vals, res_dt, req, out):

@@ -163,6 +163,7 @@ def test_every_op_record_has_an_entry():
 UNTESTED_RECORDS = {
     "_standard_gamma_grad": "the gradient of _standard_gamma (tests/test_random_streams.py)",
     "_basic_index": "every getitem test",
+    "_fused_adam_": "tests/optim/test_adam_arrays.py", "_fused_adamw_": "Adam/AdamW steps",
     "_basic_index_backward": "gradients of getitem",
     "_to_copy": "Tensor.to / .float() ...",
     "sum_to_size": "every broadcasting gradient",

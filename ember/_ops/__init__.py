@@ -22,6 +22,7 @@ from ember._ops import complex  # noqa: F401
 from ember._ops import spectral  # noqa: F401
 from ember._ops import extra  # noqa: F401
 from ember._ops import nn_fused  # noqa: F401
+from ember._ops import fused_optim  # noqa: F401
 from ember._ops import aten  # noqa: F401
 from ember._ops import sparse  # noqa: F401
 from ember._ops import quantized  # noqa: F401

@@ -65,6 +65,10 @@ class OpDef:
                              tuple(self.argnames.index(n) for n in promote_args))
         idx = {n: i for i, n in enumerate(self.argnames)}
         rets = self.schema.returns
+        # a record that returns nothing and writes into its ``Tensor(a!)`` / ``Tensor(a!)[]``
+        # arguments (``_fused_adam_``): the dispatcher's ``_call_mutating`` runs it
+        self.mutated_args = () if rets else tuple(
+            i for i, a in enumerate(args) if a.alias is not None and a.alias.endswith("!"))
         out_idx = {r[2]: k for k, r in enumerate(rets) if r[2]}
         # saves: argument names, "result" (every output), or output names (only those:
         # ``ctx.result`` then holds None in place of the outputs not kept alive)
@@ -111,7 +115,8 @@ class OpDef:
     def _update_fast(self):
         """May the dispatcher's fast path run this op (Note [fast path])? Also refreshes what
         the fronts' fast blocks read: the kernel and the dtype table (``fast_table``)."""
-        self.fast = self.composite is None and not self.is_inplace and self.check_inputs is None
+        self.fast = self.composite is None and not self.is_inplace and \
+            self.check_inputs is None and not self.mutated_args
         if self._fronts:
             table = fast_table(self)
             kernel = self.kernel_out if self.is_inplace else plain_kernel(self.kernel)

@@ -6,9 +6,8 @@ import numpy as np
 import ember
 from ember._state import state
 from ember._tensor import Tensor
-from ember.autograd.graph import bump_version
-from .optimizer import (Optimizer, _check_betas, _check_lr, _closure_loss, _no_fused, _num,
-                        _real, _require, _scalar, _to_scalar)
+from .optimizer import (Optimizer, _check_betas, _check_lr, _closure_loss, _num, _real,
+                        _require, _scalar, _to_scalar)
 
 __all__ = ["Adam", "adam"]
 
@@ -49,7 +48,11 @@ class Adam(Optimizer):
             weight_decay=weight_decay, amsgrad=amsgrad, maximize=maximize, foreach=foreach,
             capturable=capturable, differentiable=differentiable, fused=fused,
             decoupled_weight_decay=decoupled_weight_decay))
-        _no_fused(fused, differentiable, foreach)
+        if fused:       # torch's checks (the fused record is the default path here)
+            if differentiable:
+                raise RuntimeError("`fused` does not support `differentiable`")
+            if foreach:
+                raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
 
     def step(self, closure=None):
         loss = _closure_loss(closure)
@@ -69,8 +72,9 @@ class Adam(Optimizer):
                 vmaxes.append(st.get("max_exp_avg_sq"))
                 steps.append(st["step"])
             beta1, beta2 = group["betas"]
-            settings = {k: group[k] for k in ("lr", "eps", "weight_decay", "amsgrad",
-                                              "differentiable", "decoupled_weight_decay")}
+            settings = {k: group.get(k) for k in ("lr", "eps", "weight_decay", "amsgrad",
+                                                  "differentiable", "decoupled_weight_decay",
+                                                  "foreach", "fused")}
             adam(params, grads, ms, vs, vmaxes, steps, beta1=beta1, beta2=beta2,
                  maximize=False, **settings)
         return loss
@@ -80,13 +84,34 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
          capturable=False, differentiable=False, fused=None, grad_scale=None, found_inf=None,
          has_complex=False, decoupled_weight_decay=False, *, amsgrad, beta1, beta2, lr,
          weight_decay, eps, maximize):
-    """One Adam update of ``params`` in place (the moment tensors and step counters too)."""
+    """One Adam update of ``params`` in place (the moment tensors and step counters too).
+
+    With grad mode off (an optimizer's step) and ``differentiable`` off, the parameters whose
+    tensors are plain dense float32/float64 arrays of one dtype and shape take one
+    ``_fused_adam_`` / ``_fused_adamw_`` call (ember/_ops/fused_optim.py: the same float
+    operations, bit for bit); ``foreach=False`` (without ``fused``) asks for the op-by-op
+    update, which the others take too."""
     lr, beta1, beta2 = _num(lr), _num(beta1), _num(beta2)
+    fused_ids = () if differentiable or state.grad_enabled or (foreach is False and not fused) \
+        else [i for i in range(len(params)) if _fusable(
+            params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
+            max_exp_avg_sqs[i] if amsgrad else None, state_steps[i])]
+    if fused_ids:
+        def pick(seq):
+            return [seq[i] for i in fused_ids]
+        steps = pick(state_steps)
+        for st in steps:
+            st.add_(1)
+        record = ember._fused_adamw_ if decoupled_weight_decay else ember._fused_adam_
+        record(pick(params), pick(grads), pick(exp_avgs), pick(exp_avg_sqs),
+               pick(max_exp_avg_sqs) if amsgrad else [], steps, lr=float(lr),
+               beta1=float(beta1), beta2=float(beta2), weight_decay=float(weight_decay),
+               eps=float(eps), amsgrad=bool(amsgrad), maximize=bool(maximize))
+        if len(fused_ids) == len(params):
+            return
+    done = set(fused_ids)
     for i, (p, g) in enumerate(zip(params, grads)):
-        if not differentiable and _adam_arrays(
-                p, g, exp_avgs[i], exp_avg_sqs[i], max_exp_avg_sqs[i] if amsgrad else None,
-                state_steps[i], lr, beta1, beta2, weight_decay, eps, maximize,
-                decoupled_weight_decay):
+        if i in done:
             continue
         state_steps[i].add_(1)
         t = _num(state_steps[i])
@@ -119,99 +144,21 @@ def _plain_types():
     return Tensor, Parameter
 
 
-def _arrays(*tensors):
-    """The NumPy arrays of plain real float tensors (or Parameters) of one dtype and shape,
-    else None."""
-    arrays = []
+def _fusable(p, g, m, v, vmax, step):
+    """May this parameter's update be part of a fused record's call: plain tensors (or
+    Parameters) over dense float32/float64 NumPy arrays of one dtype and shape, and a plain
+    0-dim step?"""
     plain = _plain_types()
-    for t in tensors:
-        if type(t) not in plain:
-            return None
+    a0 = p._data
+    if type(step) is not Tensor or type(step._data) is not np.ndarray or step._data.shape != () \
+            or a0.dtype not in _FUSED_DTYPES:
+        return False
+    for t in (p, g, m, v) if vmax is None else (p, g, m, v, vmax):
         a = t._data
-        if type(a) is not np.ndarray:
-            return None
-        arrays.append(a.reshape(1) if a.ndim == 0 else a)     # (ufuncs make 0-d scalars)
-    a0 = arrays[0]
-    if a0.dtype not in (np.float32, np.float64) or any(
-            a.dtype != a0.dtype or a.shape != a0.shape for a in arrays[1:]):
-        return None
-    return arrays
-
-
-def _adam_arrays(p, g, m, v, vmax, step, lr, beta1, beta2, weight_decay, eps, maximize,
-                 decoupled):
-    """The update of ``adam`` for one parameter on the arrays, no op records: one compiled
-    pass (ember/optim/_compiled_adam.py) or in-place NumPy passes with one scratch array,
-    either way the same float operations in the same order as the op-by-op path. False (nothing done) unless ``p``, ``g``, ``m``, ``v``
-    (and ``vmax``) are plain dense real float tensors of one dtype and shape and ``step`` a
-    0-dim plain tensor, with no dispatch mode active (profiler, tracing, vmap, inference
-    mode: they see the op-by-op path) and grad mode off (the optimizer's step)."""
-    if state.modes or state.grad_enabled:
-        return False
-    arrays = _arrays(p, g, m, v, *(() if vmax is None else (vmax,)))
-    if arrays is None or type(step) is not Tensor or type(step._data) is not np.ndarray \
-            or step._data.shape != ():
-        return False
-    pa, ga, ma, va = arrays[:4]
-    step._data[...] += 1
-    t = float(step._data)
-    w = 1 - beta1                       # m.lerp_(g, w), the formula of ember's lerp kernel
-    kernel = _compiled_update(arrays)
-    if kernel is not None:
-        f = pa.dtype.type
-        coupled = weight_decay != 0 and not decoupled
-        decay = 1 - lr * weight_decay if weight_decay != 0 and decoupled else 1
-        kernel(*(a.reshape(-1) for a in arrays[:4]),
-               (arrays[4] if vmax is not None else pa).reshape(-1), bool(maximize),
-               f(weight_decay if coupled else 0), f(decay), f(w if abs(w) < 0.5 else 1 - w),
-               f(beta2), f(1 - beta2), f((1 - beta2 ** t) ** 0.5), f(eps),
-               f(-lr / (1 - beta1 ** t)), vmax is not None, abs(w) < 0.5)
-    else:
-        if maximize:
-            ga = np.negative(ga)
-        if weight_decay != 0:
-            if decoupled:
-                np.multiply(pa, 1 - lr * weight_decay, out=pa)
-            else:
-                ga = np.add(ga, np.multiply(pa, weight_decay))
-        d = np.subtract(ga, ma)
-        if abs(w) < 0.5:
-            d *= w
-            np.add(ma, d, out=ma)
-        else:
-            d *= 1 - w
-            np.subtract(ga, d, out=ma)
-        va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        np.multiply(ga, ga, out=d)
-        d *= 1 - beta2
-        va += d
-        if vmax is not None:
-            np.maximum(arrays[4], va, out=arrays[4])
-            va = arrays[4]
-        np.sqrt(va, out=d)                  # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
-        d /= (1 - beta2 ** t) ** 0.5
-        d += eps
-        np.divide(ma, d, out=d)             # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t))
-        d *= -lr / (1 - beta1 ** t)
-        pa += d
-    for x in (step, p, m, v) + (() if vmax is None else (vmax,)):
-        bump_version(x)
+        if type(t) not in plain or type(a) is not np.ndarray or a.dtype != a0.dtype or \
+                a.shape != a0.shape:
+            return False
     return True
 
 
-_compiled_kernel = []
-
-
-def _compiled_update(arrays):
-    """The numba update (ember/optim/_compiled_adam.py) when numba is present, the compiled
-    kernels are on and every array is C-contiguous; else None (NumPy passes)."""
-    from ember._kernels import compiled
-    if not compiled.switched_on() or not all(a.flags.c_contiguous for a in arrays):
-        return None
-    if not _compiled_kernel:
-        try:
-            from ember.optim._compiled_adam import adam_update
-        except ImportError:
-            adam_update = None
-        _compiled_kernel.append(adam_update)
-    return _compiled_kernel[0]
+_FUSED_DTYPES = (np.dtype(np.float32), np.dtype(np.float64))

@@ -366,9 +366,18 @@ def test_constructor_errors_match_torch(name, kw, msg):
     assert msg in str(ee.value)
 
 
-def test_fused_not_supported():
-    with pytest.raises(RuntimeError, match="fused"):
-        eoptim.Adam([ember.zeros(2, requires_grad=True)], fused=True)
+def test_fused_adam_as_torch():
+    """``fused=True`` takes the fused record (ember/_ops/fused_optim.py), as torch's CPU path."""
+    for lib, optim in ((ember, eoptim), (torch, torch.optim)):
+        p = lib.zeros(2, requires_grad=True)
+        opt = optim.Adam([p], lr=0.1, fused=True)
+        p.grad = lib.tensor([1.0, -2.0])
+        opt.step()
+        with pytest.raises(RuntimeError, match="cannot be `True` together"):
+            optim.Adam([p], fused=True, foreach=True)
+        with pytest.raises(RuntimeError, match="does not support `differentiable`"):
+            optim.Adam([p], fused=True, differentiable=True)
+        np.testing.assert_allclose(p.detach().numpy(), [-0.1, 0.1], rtol=1e-6)
 
 
 def test_sparse_adam_dense_grad_raises():
@@ -493,10 +502,14 @@ def test_updates_go_through_the_dispatcher():
             return op(*args, **kwargs)
 
     p = ember.ones(3, requires_grad=True)
-    opt = eoptim.Adam([p], lr=0.1)
+    opt = eoptim.Adam([p], lr=0.1, foreach=False)       # the op-by-op update
     p.grad = ember.ones(3)
     with Record():
         opt.step()
     text = " ".join(seen)
     for name in ("lerp_", "addcmul_", "addcdiv_", "sqrt"):
         assert name in text, (name, seen)
+    seen.clear()
+    with Record():
+        eoptim.Adam([p], lr=0.1).step()                  # the fused record (one call)
+    assert seen.count("_fused_adam_") == 1 and "lerp_.Scalar" not in seen

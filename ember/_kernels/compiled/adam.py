@@ -1,5 +1,7 @@
-"""numba kernel for one Adam / AdamW parameter update (ember/optim/adam.py ``_adam_arrays``
-calls it when numba is present and the compiled kernels are on, else NumPy passes).
+"""numba kernel for one Adam / AdamW parameter update: the one-pass form of
+``ember._kernels.fused_optim.adam`` (the kernel of the ``_fused_adam_`` / ``_fused_adamw_``
+records), used when numba is present, the compiled kernels are on and the arrays are
+C-contiguous; else NumPy passes.
 
 One pass over ``p``, ``g``, ``m``, ``v`` instead of ten NumPy passes; the float operations
 and their order are those of the op-by-op update (no fast-math, no fused multiply-add), so
