@@ -553,7 +553,9 @@ class SequentialLR(_SchedulerGroup):
         i = bisect_right(self._milestones, self.last_epoch)
         sched = self._schedulers[i]
         if i > 0 and self._milestones[i - 1] == self.last_epoch:
-            sched.step(0)
+            with warnings.catch_warnings():     # torch restarts the child without a warning
+                warnings.filterwarnings("ignore", message="The epoch parameter")
+                sched.step(0)
         else:
             sched.step()
         self._last_lr = sched.get_last_lr()

@@ -1,0 +1,35 @@
+"""Differences found by running everyday PyTorch snippets (DataLoader loops, schedulers,
+printing, dtype corners, ...) under ember and torch and diffing their output; each test
+pins one against torch 2.13."""
+import warnings
+
+import pytest
+
+import ember
+from helpers import torch
+
+pytestmark = pytest.mark.skipif(torch is None, reason="needs torch as the oracle")
+
+
+def _sequential_lr_run(lib):
+    """lrs of LinearLR warmup -> CosineAnnealingLR, and the warnings the run raised."""
+    p = lib.nn.Parameter(lib.zeros(2))
+    opt = lib.optim.SGD([p], lr=0.1)
+    S = lib.optim.lr_scheduler
+    sched = S.SequentialLR(opt, [S.LinearLR(opt, start_factor=0.1, total_iters=2),
+                                 S.CosineAnnealingLR(opt, T_max=8)], milestones=[2])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        lrs = []
+        for _ in range(5):
+            opt.step()
+            sched.step()
+            lrs.append(sched.get_last_lr()[0])
+    return lrs, [str(w.message)[:40] for w in caught]
+
+
+def test_sequential_lr_milestone_restart_warns_nothing():
+    t_lrs, t_warn = _sequential_lr_run(torch)
+    e_lrs, e_warn = _sequential_lr_run(ember)
+    assert e_lrs == pytest.approx(t_lrs, rel=1e-12)
+    assert e_warn == t_warn == []
