@@ -7,10 +7,12 @@ import pytest
 import ember
 import ember.utils.benchmark
 import ember.nn.attention
+import ember.profiler
 
 torch = pytest.importorskip("torch")
 import torch.utils.benchmark  # noqa: E402
 import torch.nn.attention  # noqa: E402
+import torch.profiler  # noqa: E402
 
 
 def _both(fn):
@@ -167,3 +169,30 @@ def test_model_zoo_load_url():
     import torch.utils.model_zoo as tz
     assert ez.load_url is ember.hub.load_state_dict_from_url
     assert tz.load_url is torch.hub.load_state_dict_from_url
+
+
+# recipes/profiler_recipe: the table's rows are torch's op names (aten::conv2d,
+# aten::batch_norm, aten::max_pool2d...), with conv2d's argument shapes as torch lists them
+def test_profiler_names_functional_ops_as_torch():
+    names = ["aten::conv2d", "aten::batch_norm", "aten::max_pool2d", "aten::adaptive_avg_pool2d",
+             "aten::layer_norm", "aten::dropout", "aten::cross_entropy_loss", "aten::mse_loss",
+             "aten::scaled_dot_product_attention", "aten::avg_pool2d", "aten::group_norm"]
+
+    def run(lib):
+        lib.manual_seed(0)
+        nn, F = lib.nn, lib.nn.functional
+        model = nn.Sequential(nn.Conv2d(3, 4, 3, padding=1), nn.BatchNorm2d(4), nn.MaxPool2d(2),
+                              nn.AvgPool2d(1), nn.GroupNorm(2, 4), nn.AdaptiveAvgPool2d(1),
+                              nn.Flatten(), nn.LayerNorm(4), nn.Dropout(0.2))
+        x = lib.randn(2, 3, 8, 8)
+        with lib.profiler.profile(record_shapes=True) as prof:
+            y = model(x)
+            F.cross_entropy(y, lib.tensor([1, 2]))
+            F.mse_loss(y, y)
+            q = y.view(1, 1, 2, 4)
+            F.scaled_dot_product_attention(q, q, q)
+        counts = {e.key: e.count for e in prof.key_averages()}
+        shapes = sorted(str(e.input_shapes) for e in prof.key_averages(group_by_input_shape=True)
+                        if e.key == "aten::conv2d")
+        return [counts.get(n) for n in names], shapes
+    assert run(ember) == run(torch)

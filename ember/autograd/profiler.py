@@ -638,3 +638,38 @@ class record_function:
                 return func(*a, **k)
         return wrapper
 
+
+
+def torch_op_range(name):
+    """Decorator for a Python function that torch runs as one aten op and ember as several
+    (``F.conv2d``: torch records ``aten::conv2d`` above ``aten::convolution``). While a
+    profiler records, each call is an event called ``name`` (a string, or a function of the
+    call's bound arguments) holding the ops inside, with the arguments' shapes when shapes
+    are recorded (tensors' sizes, ``[]`` for the rest, as torch lists them)."""
+    def decorate(fn):
+        import inspect
+        sig = inspect.signature(fn)
+
+        @functools.wraps(fn)
+        def wrapper(*args, **kwargs):
+            if not _local.active:
+                return fn(*args, **kwargs)
+            profs = [p for p in _local.active if p._recording]
+            if not profs:
+                return fn(*args, **kwargs)
+            try:
+                bound = sig.bind(*args, **kwargs)
+                bound.apply_defaults()
+                values = bound.arguments
+            except TypeError:              # let the function raise its own error
+                return fn(*args, **kwargs)
+            label = name if isinstance(name, str) else name(values)
+            shapes = [_shape(v) for v in values.values()]
+            evs = [(p, p._push(label, list(shapes) if p.record_shapes else None)) for p in profs]
+            try:
+                return fn(*args, **kwargs)
+            finally:
+                for p, ev in reversed(evs):
+                    p._pop(ev)
+        return wrapper
+    return decorate

@@ -16,10 +16,12 @@ from ember.nn.functional._vision import pad
 from ember._ops.attention import sdpa_fused as _sdpa_fused
 from ember._state import state as _state
 from ember.backends import cuda as _cuda_flags
+from ember.autograd.profiler import torch_op_range
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
+@torch_op_range("aten::scaled_dot_product_attention")
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with torch's conventions: a bool ``attn_mask`` marks

@@ -8,6 +8,7 @@ __all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_t
 
 
 from ember._dispatch import check_int_list  # noqa: E402
+from ember.autograd.profiler import torch_op_range  # noqa: E402
 
 _POSITION = {"stride": 4, "padding": 5, "dilation": 6, "output_padding": 6}
 
@@ -117,33 +118,39 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     return out.squeeze(0) if unbatched else out
 
 
+@torch_op_range("aten::conv1d")
 def conv1d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """1D convolution over an input of shape (N, C_in, L) or (C_in, L)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 1)
 
 
+@torch_op_range("aten::conv2d")
 def conv2d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """2D convolution over an input of shape (N, C_in, H, W) or (C_in, H, W)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 2)
 
 
+@torch_op_range("aten::conv3d")
 def conv3d(input, weight, bias=None, stride=1, padding=0, dilation=1, groups=1):
     """3D convolution over an input of shape (N, C_in, D, H, W) or (C_in, D, H, W)."""
     return _conv(input, weight, bias, stride, padding, dilation, groups, 3)
 
 
+@torch_op_range("aten::conv_transpose1d")
 def conv_transpose1d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """1D transposed convolution ("deconvolution")."""
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 1)
 
 
+@torch_op_range("aten::conv_transpose2d")
 def conv_transpose2d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """2D transposed convolution ("deconvolution")."""
     return _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, 2)
 
 
+@torch_op_range("aten::conv_transpose3d")
 def conv_transpose3d(input, weight, bias=None, stride=1, padding=0, output_padding=0, groups=1,
                      dilation=1):
     """3D transposed convolution ("deconvolution")."""

@@ -9,6 +9,7 @@ import ember
 from ember._ops.blas import linear as _linear_op
 from ember._ops.nn_fused import embedding as _embedding_op
 from ember._tensor import Tensor
+from ember.autograd.profiler import torch_op_range
 
 __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
            "dropout2d", "dropout3d", "alpha_dropout", "feature_alpha_dropout", "one_hot"]
@@ -236,6 +237,7 @@ def _keep_mask(shape, p, like):
     return noise.bernoulli_(1.0 - p).div_(1.0 - p)
 
 
+@torch_op_range("aten::dropout")
 def dropout(input, p=0.5, training=True, inplace=False):
     _check_p(p)
     if not training or p == 0.0:

@@ -10,6 +10,7 @@ import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
 from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems
 from ember.autograd.composite import record_as     # Note [named composites]
+from ember.autograd.profiler import torch_op_range
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
@@ -91,6 +92,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
     return _pointwise(input, target, lambda d: d.abs(), reduction, weight, True)
 
 
+@torch_op_range("aten::mse_loss")
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_int("mse", input, target)
@@ -210,6 +212,7 @@ def _fused_ce_ok(input, target, ignore_index):
     return bool(((t >= 0) & (t < C) | (t == ignore_index)).all())
 
 
+@torch_op_range("aten::cross_entropy_loss")
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)

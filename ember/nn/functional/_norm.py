@@ -7,6 +7,7 @@ import numpy as np
 import ember
 from ember._dtype import scalar_type_name
 from ember._ops.nn_norm import batch_norm_impl, layer_norm_impl
+from ember.autograd.profiler import torch_op_range
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -58,6 +59,7 @@ def _update_running(running, new, momentum, unbiased_factor=1.0):
         running.mul_(1 - momentum).add_(new * momentum)
 
 
+@torch_op_range("aten::batch_norm")
 def batch_norm(input, running_mean, running_var, weight=None, bias=None, training=False,
                momentum=0.1, eps=1e-05):
     if training:
@@ -108,6 +110,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
     return out
 
 
+@torch_op_range("aten::instance_norm")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-05):
     if use_input_stats:
@@ -147,6 +150,7 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
     return y
 
 
+@torch_op_range("aten::layer_norm")
 def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
@@ -167,6 +171,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     return layer_norm_impl(input, normalized_shape, weight, bias, eps)
 
 
+@torch_op_range("aten::group_norm")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "

@@ -19,6 +19,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
 
 from ember._dispatch import check_int_list  # noqa: E402
 from ember._ops import quantized_nn as _qnn  # noqa: E402  (quantized inputs)
+from ember.autograd.profiler import torch_op_range  # noqa: E402
 
 
 def _tuple(v, n, fname=None, name=None, position=None):
@@ -101,18 +102,21 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
     return (vals, idx) if return_indices else vals
 
 
+@torch_op_range("aten::max_pool1d")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1D max pooling; ``return_indices`` also returns the argmax positions."""
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@torch_op_range("aten::max_pool2d")
 def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """2D max pooling; ``return_indices`` also returns the (flat H*W) argmax positions."""
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@torch_op_range("aten::max_pool3d")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """3D max pooling; ``return_indices`` also returns the (flat D*H*W) argmax positions."""
@@ -183,12 +187,14 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
     return y.div(div, rounding_mode="trunc") if integral else y / div
 
 
+@torch_op_range("aten::avg_pool1d")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     """1D average pooling."""
     return _avg_pool(input, 1, kernel_size, stride, padding, ceil_mode, count_include_pad)
 
 
+@torch_op_range("aten::avg_pool2d")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """2D average pooling."""
@@ -196,6 +202,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                      divisor_override)
 
 
+@torch_op_range("aten::avg_pool3d")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3D average pooling."""
@@ -247,16 +254,19 @@ def _adaptive_avg(input, n, output_size):
     return x
 
 
+@torch_op_range("aten::adaptive_avg_pool1d")
 def adaptive_avg_pool1d(input, output_size):
     """1D adaptive average pooling."""
     return _adaptive_avg(input, 1, output_size)
 
 
+@torch_op_range("aten::adaptive_avg_pool2d")
 def adaptive_avg_pool2d(input, output_size):
     """2D adaptive average pooling; ``None`` in ``output_size`` keeps that input size."""
     return _adaptive_avg(input, 2, output_size)
 
 
+@torch_op_range("aten::adaptive_avg_pool3d")
 def adaptive_avg_pool3d(input, output_size):
     """3D adaptive average pooling."""
     return _adaptive_avg(input, 3, output_size)
@@ -272,16 +282,19 @@ def _adaptive_max(input, n, output_size, return_indices):
     return (vals, idx) if return_indices else vals
 
 
+@torch_op_range("aten::adaptive_max_pool1d")
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """1D adaptive max pooling."""
     return _adaptive_max(input, 1, output_size, return_indices)
 
 
+@torch_op_range("aten::adaptive_max_pool2d")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """2D adaptive max pooling."""
     return _adaptive_max(input, 2, output_size, return_indices)
 
 
+@torch_op_range("aten::adaptive_max_pool3d")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """3D adaptive max pooling."""
     return _adaptive_max(input, 3, output_size, return_indices)
