@@ -18,7 +18,7 @@ import threading
 
 import numpy as np
 
-from ember._state import state
+from ember._state import state, rare as _rare
 from ember._meta_tensor import Placeholder, placeholder
 from ember._tensor import Tensor, _make
 from ember.autograd.graph import AccumulateGrad, grad_edge, accumulate_into_grad
@@ -227,7 +227,7 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     r = h(tuple(gs))
                     if r is not None:
                         gs = _check_hook_values(h, gs, r)
-            if st.anomaly:
+            if _rare[0] and st.anomaly:        # Note [rare autograd features]
                 out = _apply_anomaly(node, gs)
             elif is_acc and not create_graph and type(node) is AccumulateGrad:
                 out = g = r = None      # drop this loop's own references before counting
