@@ -33,3 +33,19 @@ def test_sequential_lr_milestone_restart_warns_nothing():
     e_lrs, e_warn = _sequential_lr_run(ember)
     assert e_lrs == pytest.approx(t_lrs, rel=1e-12)
     assert e_warn == t_warn == []
+
+
+def test_cross_entropy_probability_targets_mean_node_and_grad():
+    x = torch.randn(3, 4, dtype=torch.float64)
+    p = torch.softmax(torch.randn(3, 4, dtype=torch.float64), 1)
+    names, grads, losses = [], [], []
+    for lib in (torch, ember):
+        xi = lib.tensor(x.numpy(), requires_grad=True)
+        loss = lib.nn.functional.cross_entropy(xi, lib.tensor(p.numpy()), label_smoothing=0.1)
+        loss.backward()
+        names.append((loss.grad_fn.name(), loss.grad_fn.next_functions[0][0].name()))
+        grads.append(xi.grad.numpy())
+        losses.append(loss.item())
+    assert names[1] == names[0] == ("DivBackward1", "NegBackward0")
+    assert losses[1] == pytest.approx(losses[0], rel=1e-12)
+    assert grads[1] == pytest.approx(grads[0], rel=1e-12)

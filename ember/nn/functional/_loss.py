@@ -248,7 +248,8 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
             return -prod.sum(class_dim)
         if r == 2:
             return -prod.sum()
-        return -prod.sum() / (input.numel() // C if C else 0)
+        n = input.numel() // C if C else 0         # torch divides by a Scalar: DivBackward1
+        return record_as("DivBackward1", lambda total: total / n, -prod.sum())
     nll = nll_loss(logp, target, weight, ignore_index=ignore_index, reduction=reduction)
     if label_smoothing <= 0:
         return nll
