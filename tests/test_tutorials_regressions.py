@@ -196,3 +196,21 @@ def test_profiler_names_functional_ops_as_torch():
                         if e.key == "aten::conv2d")
         return [counts.get(n) for n in names], shapes
     assert run(ember) == run(torch)
+
+
+# memory_format tutorial: batch norm and pooling keep a channels-last input's layout
+@pytest.mark.parametrize("op", ["bn_eval", "bn_train", "max_pool", "avg_pool", "adaptive_max"])
+def test_norm_and_pooling_keep_channels_last(op):
+    def run(lib):
+        lib.manual_seed(0)
+        F = lib.nn.functional
+        x = lib.randn(2, 3, 6, 8).contiguous(memory_format=lib.channels_last)
+        out = {"bn_eval": lambda: F.batch_norm(x, lib.zeros(3), lib.ones(3)),
+               "bn_train": lambda: F.batch_norm(x, None, None, training=True),
+               "max_pool": lambda: F.max_pool2d(x, 2),
+               "avg_pool": lambda: F.avg_pool2d(x, 2),
+               "adaptive_max": lambda: F.adaptive_max_pool2d(x, (3, 2))}[op]()
+        return out.stride(), out.numpy()
+    e, t = run(ember), run(torch)
+    assert e[0] == t[0]
+    np.testing.assert_allclose(e[1], t[1], rtol=1e-5, atol=1e-6)

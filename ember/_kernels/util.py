@@ -172,3 +172,30 @@ def half_in_float32(kernel, names=("float16", "bfloat16")):
     wrapped.__doc__ = kernel.__doc__
     wrapped.__wrapped__ = kernel
     return wrapped
+
+
+def is_channels_last(a):
+    """Is the 4-D / 5-D array laid out channels-last (and not also plain contiguous)?"""
+    return a.ndim in (4, 5) and not a.flags.c_contiguous and \
+        np.moveaxis(a, 1, -1).flags.c_contiguous
+
+
+def as_channels_last(a):
+    """``a``'s values in a channels-last array (``a`` itself when it already is one)."""
+    if a.ndim not in (4, 5) or is_channels_last(a):
+        return a
+    return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+
+
+def keeps_channels_last(kernel):
+    """``kernel(x, ...)`` whose outputs of ``x``'s rank come out channels-last when ``x`` is
+    (torch's CPU pooling and batch-norm kernels keep the input's memory format)."""
+    def run(x, *rest):
+        out = kernel(x, *rest)
+        if not is_channels_last(x):
+            return out
+        if isinstance(out, tuple):
+            return tuple(as_channels_last(o) if isinstance(o, np.ndarray) and o.ndim == x.ndim
+                         else o for o in out)
+        return as_channels_last(out) if out.ndim == x.ndim else out
+    return run

@@ -7,10 +7,9 @@ Max pooling records return flat spatial indices; their backward scatters with em
 """
 from __future__ import annotations
 
-import numpy as np
-
 from ember._kernels import nn_conv as K
-from ember._kernels.util import half_in_float32
+from ember._kernels.util import (as_channels_last, half_in_float32, is_channels_last,
+                                 keeps_channels_last)
 from ember._ops.registry import defop
 from ember.autograd.grad_mode import is_grad_enabled
 
@@ -20,20 +19,13 @@ def _ntuple(v, n):
     return v * n if len(v) == 1 and n != 1 else v
 
 
-def _channels_last(a):
-    """Is the 4-D / 5-D array laid out channels-last (and not also plain contiguous)?"""
-    return a.ndim in (4, 5) and not a.flags.c_contiguous and \
-        np.moveaxis(a, 1, -1).flags.c_contiguous
-
-
 def _conv_memory_format(kernel):
     """torch's CPU convolutions answer a channels-last input or weight with a channels-last
     output (the memory-format tutorial's conv -> batch norm -> pool chain stays so)."""
     def run(x, w, *rest):
         out = kernel(x, w, *rest)
-        if (_channels_last(x) or _channels_last(w)) and out.ndim == x.ndim and \
-                not _channels_last(out):
-            out = np.moveaxis(np.ascontiguousarray(np.moveaxis(out, 1, -1)), -1, 1)
+        if (is_channels_last(x) or is_channels_last(w)) and out.ndim == x.ndim:
+            out = as_channels_last(out)
         return out
     return run
 
@@ -41,8 +33,8 @@ def _conv_memory_format(kernel):
 convolution = defop(
     "convolution(Tensor input, Tensor weight, Tensor? bias, SymInt[] stride, SymInt[] padding, "
     "SymInt[] dilation, bool transposed, SymInt[] output_padding, SymInt groups) -> Tensor",
-    _conv_memory_format(half_in_float32(K.convolution)), method=False, out=False, saves=("input", "weight"),
-    grad_name="ConvolutionBackward0", autocast="lower")
+    _conv_memory_format(half_in_float32(K.convolution)), method=False, out=False,
+    saves=("input", "weight"), grad_name="ConvolutionBackward0", autocast="lower")
 
 conv_weight_grad = defop(
     "_conv_weight_grad(Tensor input, Tensor grad_output, SymInt[] weight_size, SymInt[] stride, "
@@ -137,13 +129,14 @@ def _(ctx, g, self, pad, value):
 max_pool_with_indices = defop(
     "_max_pool_with_indices(Tensor self, int[] kernel_size, int[] stride, int[] padding, "
     "int[] dilation, bool ceil_mode) -> (Tensor values, Tensor indices)",
-    half_in_float32(K.max_pool), function=False, method=False, out=False, promote=None,
+    keeps_channels_last(half_in_float32(K.max_pool)), function=False, method=False, out=False,
+    promote=None,
     saves=("result",), grad_name="MaxPool2DWithIndicesBackward0")
 
 adaptive_max_pool = defop(
     "_adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)",
-    half_in_float32(K.adaptive_max_pool), function=False, method=False, out=False, promote=None,
-    saves=("result",), grad_name="AdaptiveMaxPool2DBackward0")
+    keeps_channels_last(half_in_float32(K.adaptive_max_pool)), function=False, method=False,
+    out=False, promote=None, saves=("result",), grad_name="AdaptiveMaxPool2DBackward0")
 
 
 def _scatter_back(g, indices, in_shape, nd):
@@ -203,7 +196,8 @@ def _(ctx, grads, self, output_size):
 
 avg_pool_exact = defop(
     "_avg_pool(Tensor self, int[] kernel_size, int[] stride) -> Tensor",
-    half_in_float32(K.avg_pool_exact), function=False, method=False, out=False, promote=None,
+    keeps_channels_last(half_in_float32(K.avg_pool_exact)), function=False, method=False, out=False,
+    promote=None,
     grad_name="AvgPool2DBackward0")
 
 avg_pool_exact_backward = defop(

@@ -8,6 +8,7 @@ differentiable again (double backward).
 from __future__ import annotations
 
 from ember._kernels import nn_norm as K
+from ember._kernels.util import keeps_channels_last
 from ember._ops.registry import OpDef, public
 from ember.autograd.grad_mode import is_grad_enabled
 
@@ -15,7 +16,7 @@ batch_norm_impl = OpDef(
     "_batch_norm_impl(Tensor input, Tensor? weight, Tensor? bias, Tensor? running_mean, "
     "Tensor? running_var, bool training, float momentum, float eps) -> "
     "(Tensor output, Tensor mean, Tensor var)",
-    K.batch_norm, promote=None, autocast="fp32",
+    keeps_channels_last(K.batch_norm), promote=None, autocast="fp32",
     saves=("input", "weight", "running_mean", "running_var", "mean", "var"),
     grad_name="NativeBatchNormBackward0")
 
