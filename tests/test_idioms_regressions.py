@@ -49,3 +49,23 @@ def test_cross_entropy_probability_targets_mean_node_and_grad():
     assert names[1] == names[0] == ("DivBackward1", "NegBackward0")
     assert losses[1] == pytest.approx(losses[0], rel=1e-12)
     assert grads[1] == pytest.approx(grads[0], rel=1e-12)
+
+
+def test_det_of_integer_valued_matrix_is_exact_like_torch():
+    """NumPy's det goes through exp(log|det|) (43.99999999...); torch multiplies LU pivots."""
+    rows = [[4.0, 1.0, 2.0], [1.0, 3.0, 0.5], [2.0, 0.5, 5.0]]
+    for dt in ("float64", "float32"):
+        t = torch.linalg.det(torch.tensor(rows, dtype=getattr(torch, dt)))
+        e = ember.linalg.det(ember.tensor(rows, dtype=getattr(ember, dt)))
+        assert e.item() == t.item() == 44.0
+        assert str(e) == str(t)
+    batch = [rows, [[0.0, 1.0, 0.0], [1.0, 0.0, 0.0], [0.0, 0.0, 2.0]]]
+    assert ember.det(ember.tensor(batch)).tolist() == torch.det(torch.tensor(batch)).tolist()
+
+
+def test_linalg_error_class_name_matches_torch():
+    for lib in (torch, ember):
+        with pytest.raises(lib.linalg.LinAlgError) as info:
+            lib.linalg.inv(lib.zeros(2, 2))
+        assert type(info.value).__name__ == "_LinAlgError"
+        assert isinstance(info.value, RuntimeError)

@@ -15,8 +15,12 @@ from ember._kernels.reduction import tname
 # -------------------------------------------------------------------- checks
 
 
-class LinAlgError(RuntimeError):
-    """torch.linalg.LinAlgError: a numerical failure (singular input, not positive-definite)."""
+class _LinAlgError(RuntimeError):
+    """torch.linalg.LinAlgError: a numerical failure (singular input, not positive-definite).
+    Named ``_LinAlgError`` as torch's class is (``type(e).__name__`` prints that)."""
+
+
+LinAlgError = _LinAlgError
 
 
 def is_fc(dt):
@@ -95,9 +99,25 @@ def lu_factor_batched(a):
 
 
 def det(a):
+    """The product of the LU factor's diagonal times the pivots' sign, as torch computes it
+    (NumPy's det goes through exp(log|det|): 43.99999999 for an exact 44). Bits can still
+    differ from torch's where its LAPACK (MKL) rounds the factorisation differently."""
     check_square(a, "linalg.det")
     check_fc(a, "linalg.det", "input")
-    return _fresh(np.linalg.det(a), a.dtype)
+    n = a.shape[-1]
+    if n == 0 or a.size // (n * n) > _DET_LU_MAX_BATCH:
+        return _fresh(np.linalg.det(a), a.dtype)
+    # torch's LAPACK reads the row-major matrix as column-major: it factors A^T
+    lu, piv, _ = lu_factor_batched(np.swapaxes(a, -1, -2))
+    diag = np.diagonal(lu, axis1=-2, axis2=-1)
+    prod = diag[..., 0].copy()
+    for j in range(1, n):                   # left to right, as a sequential product
+        prod = prod * diag[..., j]
+    swaps = np.count_nonzero(piv != np.arange(1, n + 1, dtype=piv.dtype), axis=-1)
+    return _fresh(np.where(swaps % 2 == 1, -prod, prod), a.dtype)
+
+
+_DET_LU_MAX_BATCH = 4096      # beyond this many matrices a per-matrix LAPACK loop is too slow
 
 
 def slogdet(a):
