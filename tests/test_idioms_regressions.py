@@ -69,3 +69,16 @@ def test_linalg_error_class_name_matches_torch():
             lib.linalg.inv(lib.zeros(2, 2))
         assert type(info.value).__name__ == "_LinAlgError"
         assert isinstance(info.value, RuntimeError)
+
+
+@pytest.mark.parametrize("name", ["hann_window", "hamming_window", "blackman_window"])
+def test_cosine_windows_round_in_their_dtype(name):
+    """torch computes the window in its dtype: blackman(3)[0] is -2.98e-08 in float32."""
+    for n, periodic in [(3, False), (5, True), (8, False), (16, True)]:
+        t = getattr(torch, name)(n, periodic).numpy()
+        e = getattr(ember, name)(n, periodic).numpy()
+        assert abs(e - t).max() <= 1.2e-7 and e[0] == t[0]
+        t64 = getattr(torch, name)(n, periodic, dtype=torch.float64).numpy()
+        e64 = getattr(ember, name)(n, periodic, dtype=ember.float64).numpy()
+        assert (e64 == t64).all()
+    assert str(ember.blackman_window(3)) == str(torch.blackman_window(3))

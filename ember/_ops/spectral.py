@@ -1,6 +1,7 @@
 """Window functions and the short-time Fourier transform (``ember.stft`` / ``istft``).
 
-Windows are computed in float64 with torch's formulas and cast to the requested dtype.
+Windows are computed with torch's formulas: the cosine-sum ones in the requested float32 /
+float64 (as torch rounds them), the others in float64 and cast.
 ``stft``/``istft`` are composites of ember ops (pad, unfold, fft, fold), so they are
 differentiable through their parts.
 """
@@ -28,7 +29,10 @@ def _window(name, n, periodic, dtype, requires_grad, fn):
         w = np.ones(1)
     else:
         m = n + 1 if periodic else n
-        w = fn(np.arange(m, dtype=np.float64), m)[:n]
+        if getattr(fn, "in_dtype", False) and dt in (_dtype.float32, _dtype.float64):
+            w = fn(m, dt.np)[:n]
+        else:
+            w = fn(np.arange(m, dtype=np.float64), m)[:n]
     r = tensor(w, dtype=dt)
     if requires_grad:
         r.requires_grad_(True)
@@ -36,10 +40,24 @@ def _window(name, n, periodic, dtype, requires_grad, fn):
 
 
 def _cos_window(coeffs):
-    def fn(k, m):
-        return sum(((-1) ** i) * c * np.cos(2 * math.pi * i * k / (m - 1))
-                   for i, c in enumerate(coeffs))
+    """A cosine-sum window, rounded step by step in float32/float64 as torch's kernel is
+    (float64 otherwise): e.g. blackman(3)[0] is 0.08 - 0.5 + 0.42 = -2.98e-08 in float32."""
+    def fn(m, dt):
+        dt = dt.type
+        if len(coeffs) == 2:                         # hann / hamming: a - b cos(2 pi k/(m-1))
+            a, b = coeffs
+            k = np.arange(m, dtype=dt) * dt(2 * math.pi / (m - 1))
+            return _cos_in(k) * dt(-b) + dt(a)
+        a, b, c = coeffs                             # blackman
+        k = np.arange(m, dtype=dt) * dt(math.pi / (m - 1))
+        return _cos_in(k * dt(4)) * dt(c) - _cos_in(k * dt(2)) * dt(b) + dt(a)
+    fn.in_dtype = True
     return fn
+
+
+def _cos_in(x):
+    """cos rounded once to ``x``'s dtype (through float64, not NumPy's float32 SIMD cos)."""
+    return np.cos(x.astype(np.float64)).astype(x.dtype)
 
 
 @public()
