@@ -466,6 +466,16 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, b
     return res if log_probs.ndim == 3 else res[:, 0, :]
 
 
+def mse_loss(x, t, reduction=1):
+    """Squared error ``(x - t) ** 2`` over the broadcast shape, reduced (torch's enum: 0
+    none, 1 mean, 2 sum)."""
+    d = np.subtract(x, t)
+    np.multiply(d, d, out=d)
+    if reduction == 0:
+        return d
+    return np.asarray(d.mean() if reduction == 1 else d.sum(), dtype=d.dtype)
+
+
 def binary_cross_entropy(x, t):
     """Unreduced -(t log x + (1 - t) log(1 - x)), each log clamped at -100 (torch's)."""
     x, t = np.asarray(x), np.asarray(t)

@@ -1,6 +1,6 @@
-"""Loss records (nll_loss, ctc_loss) and torch's top-level loss fronts
-(``torch.binary_cross_entropy_with_logits``, ``torch.kl_div``, ``torch.ctc_loss`` ...). The
-losses themselves live in ember/nn/functional/_loss.py (composites of ember ops)."""
+"""Loss records (nll_loss, ctc_loss, mse_loss, binary cross-entropy's elements) and torch's
+top-level loss fronts (``torch.binary_cross_entropy_with_logits``, ``torch.kl_div``,
+``torch.ctc_loss`` ...). The losses themselves live in ember/nn/functional/_loss.py."""
 from __future__ import annotations
 
 from ember._kernels import nn_norm as K
@@ -64,6 +64,22 @@ def _(ctx, g, self, target):
     gx = g * (self - target) / (self * (1 - self)).clamp_min(1e-12) if n[0] else None
     gt = g * ((1 - self).log() - self.log()) if n[1] else None
     return gx, gt
+
+
+mse_op = OpDef("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
+               half_in_float32(K.mse_loss), autocast="fp32", saves=("self", "target"),
+               grad_name="MseLossBackward0")
+
+
+@mse_op.def_backward
+def _(ctx, g, self, target, reduction):
+    # torch's rule: 2 (x - t) g, divided by the element count for 'mean'
+    d = self - target
+    n = d.numel()
+    scale = 2.0 if reduction != 1 else 2.0 / n if n else float("nan")
+    gx = d * scale * g
+    need = ctx.needs_input_grad
+    return gx if need[0] else None, -gx if need[1] else None, None
 
 
 # -------------------------------------------------------------------- torch.* fronts

@@ -244,3 +244,33 @@ def test_loss_modules_options_by_keyword_and_legacy_flags():
         def forward(self, a, b):
             return (a - b).sum()
     assert Mine(reduction="sum").reduction == "sum"
+
+
+def test_mse_loss_record_agrees_with_its_composite_under_modes():
+    """F.mse_loss is one record (MseLossBackward0) without modes; under a mode the same
+    ember ops as before run: values and gradients agree, broadcasting warns as torch."""
+    from ember._dispatch import Mode
+    a = rng.standard_normal((3, 4)).astype(np.float32)
+    b = rng.standard_normal((1, 4)).astype(np.float32)
+    got = []
+    for mode in (None, Mode()):
+        x, y = ember.tensor(a, requires_grad=True), ember.tensor(b, requires_grad=True)
+        with pytest.warns(UserWarning, match="target size"):
+            if mode is None:
+                loss = F.mse_loss(x, y)
+            else:
+                with mode:
+                    loss = F.mse_loss(x, y)
+        if mode is None:                            # (under modes: the ops' own nodes)
+            assert type(loss.grad_fn).__name__ == "MseLossBackward0"
+        loss.backward()
+        got.append([loss.item(), x.grad.numpy(), y.grad.numpy()])
+    tx, ty = torch.tensor(a, requires_grad=True), torch.tensor(b, requires_grad=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tl = TF.mse_loss(tx, ty)
+    tl.backward()
+    for res in got:
+        np.testing.assert_allclose(res[0], tl.item(), rtol=1e-6)
+        np.testing.assert_allclose(res[1], tx.grad.numpy(), rtol=1e-5, atol=1e-7)
+        np.testing.assert_allclose(res[2], ty.grad.numpy(), rtol=1e-5, atol=1e-7)

@@ -8,7 +8,8 @@ import warnings
 
 import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
-from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems
+from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems, mse_op as _mse_op
+from ember._state import state as _state
 from ember.autograd.composite import record_as     # Note [named composites]
 from ember.autograd.profiler import torch_op_range
 
@@ -97,7 +98,11 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_int("mse", input, target)
 
-    def mse(input, target):
+    if weight is None and not _state.modes:     # one record (its node MseLossBackward0)
+        _check_same_size(input, target)
+        return _mse_op(input, target, _enum(reduction))
+
+    def mse(input, target):         # under modes (vmap, tracers, profiler): ember ops
         return _pointwise(input, target, lambda d: d * d, reduction, weight, True)
     if weight is not None:            # torch's weighted loss is a composite too
         return mse(input, target)
