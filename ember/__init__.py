@@ -126,11 +126,17 @@ from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=None,
             options=None, disable=False):
-    """torch.compile's API with ember's only backend, eager execution: returns ``model``
-    unchanged (or a decorator doing so), so scripts that compile still run."""
+    """torch.compile's API with ember's only backend, eager execution: a function comes back
+    unchanged; a module comes back wrapped as torch's ``OptimizedModule`` (its state-dict
+    keys gain the ``_orig_mod.`` prefix, as torch's do). No ``model``: a decorator."""
     if model is None:
-        return lambda m: m
-    return model
+        return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
+                                 mode=mode, options=options, disable=disable)
+    from ember.nn.modules.module import Module
+    if disable or not isinstance(model, Module):
+        return model
+    from ember._dynamo.eval_frame import OptimizedModule
+    return OptimizedModule(model)
 
 # mixed precision, device namespaces, profiler (ember/amp, ember/cpu, ember/cuda,
 # ember/profiler)

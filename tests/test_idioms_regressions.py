@@ -82,3 +82,25 @@ def test_cosine_windows_round_in_their_dtype(name):
         e64 = getattr(ember, name)(n, periodic, dtype=ember.float64).numpy()
         assert (e64 == t64).all()
     assert str(ember.blackman_window(3)) == str(torch.blackman_window(3))
+
+
+def _compiled_module_facts(lib):
+    m = lib.nn.Sequential(lib.nn.Linear(2, 2))
+    m.eval()
+    c = lib.compile(m)
+    facts = [type(c).__name__, c._orig_mod is m, c.training, list(c.state_dict()), repr(c),
+             [n for n, _ in c.named_modules()], isinstance(c, lib.nn.Sequential)]
+    c.train()
+    c.note = 3
+    facts += [m.training, getattr(m, "note", None), lib.compile(m, disable=True) is m,
+              tuple(c(lib.ones(1, 2)).shape)]
+    try:
+        m.load_state_dict(c.state_dict())
+    except RuntimeError as e:
+        facts.append(str(e))
+    return facts
+
+
+def test_compile_wraps_a_module_as_optimized_module():
+    """Scripts see torch's wrapper: the ``_orig_mod.`` key prefix, its repr, delegation."""
+    assert _compiled_module_facts(ember) == _compiled_module_facts(torch)
