@@ -8,11 +8,13 @@ import ember
 import ember.utils.benchmark
 import ember.nn.attention
 import ember.profiler
+import ember.autograd.forward_ad
 
 torch = pytest.importorskip("torch")
 import torch.utils.benchmark  # noqa: E402
 import torch.nn.attention  # noqa: E402
 import torch.profiler  # noqa: E402
+import torch.autograd.forward_ad  # noqa: E402
 
 
 def _both(fn):
@@ -214,3 +216,28 @@ def test_norm_and_pooling_keep_channels_last(op):
     e, t = run(ember), run(torch)
     assert e[0] == t[0]
     np.testing.assert_allclose(e[1], t[1], rtol=1e-5, atol=1e-6)
+
+
+# intermediate/forward_ad_usage: a tangent keeps its graph to the inputs that require grad,
+# so backward through a jvp (reverse-over-forward: Hessian-vector products, gradients of
+# directional derivatives) works (ember's tangents were detached)
+def test_backward_through_forward_ad_tangent():
+    def run(lib):
+        fwAD = lib.autograd.forward_ad
+        lib.manual_seed(0)
+        x, v = lib.randn(5, requires_grad=True), lib.randn(5)
+        W = lib.randn(5, 5, requires_grad=True)
+        m = lib.nn.Linear(5, 3)
+        with fwAD.dual_level():
+            out = ((W @ fwAD.make_dual(x, v)).tanh() * fwAD.make_dual(x, v).sin()).sum()
+            jvp = fwAD.unpack_dual(out).tangent
+            t = fwAD.unpack_dual(m(fwAD.make_dual(x.detach(), v)).exp().sum()).tangent
+        (jvp + t).backward()
+        with fwAD.dual_level():       # no grad needed: the tangent stays detached
+            plain = fwAD.unpack_dual(fwAD.make_dual(x.detach(), v).exp()).tangent
+        return [a.detach().numpy() for a in (jvp, x.grad, W.grad, m.weight.grad, m.bias.grad)], \
+            plain.requires_grad
+    (e, eg), (t, tg) = run(ember), run(torch)
+    assert eg == tg is False
+    for a, b in zip(e, t):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

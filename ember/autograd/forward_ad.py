@@ -83,25 +83,31 @@ class _ForwardMode(Mode):
         if op.backward is None and op.composite is None:
             raise RuntimeError(f"Trying to use forward AD with {op.public_name} that does not "
                                f"support it because it has no derivative formula")
+        from ember.autograd.grad_mode import is_grad_enabled
+        # Note [differentiable tangents]: when an input or a tangent requires grad (and grad
+        # mode is on) the output tangent keeps a graph back to them, as torch's does
+        # (reverse-over-forward: backward through a jvp); otherwise it is detached
+        flat = [x for a in args for x in (a if isinstance(a, (list, tuple)) else (a,))
+                if isinstance(x, Tensor)]
+        keep = is_grad_enabled() and any(
+            x.requires_grad or self.get(x) is not None and self.get(x).requires_grad
+            for x in flat)
         fresh = []
         new_args = list(args)
+
+        def primal(x):
+            p = x.view_as(x) if keep and x.requires_grad else x.detach().requires_grad_()
+            fresh.append((p, self.get(x)))
+            return p
+
         with enable_grad():
             for i, a in enumerate(args):
                 if isinstance(a, Tensor) and self.get(a) is not None:
-                    p = a.detach().requires_grad_()
-                    fresh.append((p, self.get(a)))
-                    new_args[i] = p
+                    new_args[i] = primal(a)
                 elif isinstance(a, (list, tuple)) and any(
                         isinstance(x, Tensor) and self.get(x) is not None for x in a):
-                    items = []
-                    for x in a:
-                        if isinstance(x, Tensor) and self.get(x) is not None:
-                            p = x.detach().requires_grad_()
-                            fresh.append((p, self.get(x)))
-                            items.append(p)
-                        else:
-                            items.append(x)
-                    new_args[i] = type(a)(items)
+                    new_args[i] = type(a)(primal(x) if isinstance(x, Tensor) and
+                                          self.get(x) is not None else x for x in a)
             r = op(*new_args)
             rs = list(r) if isinstance(r, (list, tuple)) else [r]
             diff = [k for k, o in enumerate(rs) if isinstance(o, Tensor) and o.requires_grad]
@@ -117,9 +123,9 @@ class _ForwardMode(Mode):
                 jv = [None] * len(us)
             else:
                 jv = _agrad([g for g, _ in pairs], us, [t.to(g.dtype) for g, t in pairs],
-                            allow_unused=True)
+                            allow_unused=True, create_graph=keep)
         for k, j in zip(diff, jv):
-            result[k] = ember.zeros_like(rs[k]) if j is None else j.detach()
+            result[k] = ember.zeros_like(rs[k]) if j is None else j if keep else j.detach()
         return result
 
 
