@@ -94,8 +94,8 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, for
     lr, beta1, beta2 = _num(lr), _num(beta1), _num(beta2)
     fused_ids = () if differentiable or state.grad_enabled or (foreach is False and not fused) \
         else [i for i in range(len(params)) if _fusable(
-            params[i], grads[i], exp_avgs[i], exp_avg_sqs[i],
-            max_exp_avg_sqs[i] if amsgrad else None, state_steps[i])]
+            (params[i], grads[i], exp_avgs[i], exp_avg_sqs[i]) +
+            ((max_exp_avg_sqs[i],) if amsgrad else ()), state_steps[i])]
     if fused_ids:
         def pick(seq):
             return [seq[i] for i in fused_ids]
@@ -144,17 +144,17 @@ def _plain_types():
     return Tensor, Parameter
 
 
-def _fusable(p, g, m, v, vmax, step):
-    """May this parameter's update be part of a fused record's call: plain tensors (or
-    Parameters) over dense float32/float64 NumPy arrays of one dtype and shape, and a plain
-    0-dim step?"""
+def _fusable(tensors, step):
+    """May this parameter's update be part of a fused record's call: ``tensors`` (param,
+    grad, moments) plain tensors (or Parameters) over dense float32/float64 NumPy arrays of
+    one dtype and shape, and ``step`` a plain 0-dim tensor?"""
     plain = _plain_types()
-    a0 = p._data
+    a0 = getattr(tensors[0], "_data", None)
     if type(step) is not Tensor or type(step._data) is not np.ndarray or step._data.shape != () \
-            or a0.dtype not in _FUSED_DTYPES:
+            or getattr(a0, "dtype", None) not in _FUSED_DTYPES:
         return False
-    for t in (p, g, m, v) if vmax is None else (p, g, m, v, vmax):
-        a = t._data
+    for t in tensors:
+        a = getattr(t, "_data", None)
         if type(t) not in plain or type(a) is not np.ndarray or a.dtype != a0.dtype or \
                 a.shape != a0.shape:
             return False
