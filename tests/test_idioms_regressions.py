@@ -104,3 +104,27 @@ def _compiled_module_facts(lib):
 def test_compile_wraps_a_module_as_optimized_module():
     """Scripts see torch's wrapper: the ``_orig_mod.`` key prefix, its repr, delegation."""
     assert _compiled_module_facts(ember) == _compiled_module_facts(torch)
+
+
+def test_batch_norm_size_checks_name_running_stats_first():
+    for kw in (dict(running_mean=0, running_var=0, weight=0, bias=0),
+               dict(running_mean=None, running_var=None, weight=0, bias=0, training=True),
+               dict(running_mean=1, running_var=0, weight=0, bias=0),
+               dict(running_mean=1, running_var=1, weight=1, bias=0)):
+        msgs = []
+        for lib in (torch, ember):
+            args = {k: (v if not isinstance(v, int) or isinstance(v, bool) else
+                        lib.ones(5 if v else 3)) for k, v in kw.items()}
+            with pytest.raises(RuntimeError) as info:
+                lib.nn.functional.batch_norm(lib.ones(4, 5), **args)
+            msgs.append(str(info.value))
+        assert msgs[1] == msgs[0]
+
+
+def test_optimizer_repr_separates_param_groups_with_a_blank_line():
+    reprs = []
+    for lib in (torch, ember):
+        ps = [lib.nn.Parameter(lib.ones(1)) for _ in range(3)]
+        reprs.append(repr(lib.optim.SGD([{"params": ps[:1]}, {"params": ps[1:2], "lr": 0.5},
+                                         {"params": ps[2:]}], lr=0.1)))
+    assert reprs[1] == reprs[0]

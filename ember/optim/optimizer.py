@@ -240,6 +240,8 @@ class Optimizer:
 
         lines = [type(self).__name__ + " ("]
         for i, group in enumerate(self.param_groups):
+            if i:
+                lines.append("")                # torch leaves a blank line between groups
             lines.append(f"Parameter Group {i}")
             lines += [f"    {k}: {show(group[k])}" for k in sorted(group) if k != "params"]
         return "\n".join(lines) + "\n)"
