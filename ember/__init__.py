@@ -80,6 +80,9 @@ channels_last_3d = memory_format("channels_last_3d")
 preserve_format = memory_format("preserve_format")
 
 
+from math import e, inf, nan, pi  # noqa: E402,F401  (torch.pi / e / inf / nan: floats)
+
+
 def is_tensor(obj):
     return isinstance(obj, Tensor)
 
@@ -94,6 +97,14 @@ def is_complex(input):
 
 def numel(input):
     return input.numel()
+
+
+def is_nonzero(input):
+    """``bool(input)`` of a one-element tensor (torch's ambiguity errors otherwise)."""
+    if not isinstance(input, Tensor):
+        raise TypeError(f"is_nonzero(): argument 'input' (position 1) must be Tensor, not "
+                        f"{type(input).__name__}")
+    return input.__bool__()          # (``bool`` here is ember.bool, the dtype)
 
 # random numbers, printing, creation from buffers (ember/random.py, ember/_tensor_str.py)
 from ember import random  # noqa: E402
@@ -153,7 +164,7 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
                     "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
-                    "ao", "quantization", "distributed", "__future__")
+                    "ao", "quantization", "distributed", "__future__", "version")
 
 
 def __getattr__(name):

@@ -128,3 +128,22 @@ def test_optimizer_repr_separates_param_groups_with_a_blank_line():
         reprs.append(repr(lib.optim.SGD([{"params": ps[:1]}, {"params": ps[1:2], "lr": 0.5},
                                          {"params": ps[2:]}], lr=0.1)))
     assert reprs[1] == reprs[0]
+
+
+def test_module_constants_version_and_is_nonzero():
+    import ember.version
+    for name in ("pi", "e", "inf"):
+        assert getattr(ember, name) == getattr(torch, name)
+    assert ember.nan != ember.nan and isinstance(ember.nan, float)
+    assert (ember.version.cuda, ember.version.hip, ember.version.debug) == \
+        (torch.version.cuda, torch.version.hip, torch.version.debug) == (None, None, False)
+    for vals in ([1], 0.0, [[2.5]], [], [1, 2], [False]):
+        outs = []
+        for lib in (torch, ember):
+            try:
+                outs.append(lib.is_nonzero(lib.tensor(vals)))
+            except RuntimeError as err:
+                outs.append(str(err))
+        assert outs[1] == outs[0]
+    with pytest.raises(TypeError, match="must be Tensor, not int"):
+        ember.is_nonzero(1)
