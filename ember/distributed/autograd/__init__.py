@@ -37,7 +37,11 @@ _contexts = {}                  # context id -> _Context
 _context_ids = itertools.count()
 _message_ids = itertools.count()
 _pass_ids = itertools.count()
-_local = threading.local()      # .context_id: the context active on this thread
+class _Local(threading.local):
+    context_id = None           # the context active on this thread (None: none)
+
+
+_local = _Local()
 
 
 class _Context:
@@ -113,7 +117,7 @@ def context():
     (``worker id << 48 | counter``). On exit it is released here and on every peer."""
     context_id = (_worker_id() << 48) | next(_context_ids)
     _get_or_create(context_id)
-    previous = getattr(_local, "context_id", None)
+    previous = _local.context_id
     _local.context_id = context_id
     try:
         yield context_id
@@ -125,7 +129,7 @@ def context():
 
 def _current_id():
     """The id of the context active on this thread, or -1."""
-    cid = getattr(_local, "context_id", None)
+    cid = _local.context_id
     return -1 if cid is None else cid
 
 
@@ -135,7 +139,7 @@ def _active(context_id):
     if context_id == -1:
         yield
         return
-    previous = getattr(_local, "context_id", None)
+    previous = _local.context_id
     _local.context_id = context_id
     try:
         yield

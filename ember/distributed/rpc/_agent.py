@@ -1,8 +1,9 @@
 """The RPC agent: ZeroMQ sockets, two I/O threads taking turns, a pool of worker threads.
 
-Every worker binds a ROUTER (on tcp, and on an ipc path that peers on the same host use)
-where requests arrive. They go out through DEALER sockets private to the sending thread
-(one per peer, opened on first use; ZeroMQ sockets must stay with one thread).
+Every worker binds an *inbox* (a PULL socket on an ipc path) where requests from workers on
+its host arrive, and a ROUTER on tcp for workers on other hosts. Requests go out through
+sockets private to the sending thread (PUSH to a peer's inbox, DEALER to a remote ROUTER;
+one per peer, opened on first use; ZeroMQ sockets must stay with one thread).
 
 Replies from a peer on this host go to a *reply box* of the calling thread: a PULL socket
 bound on ``<ipc path>-b<box id>.ipc``, named in the request's header; the callee answers
@@ -15,7 +16,8 @@ holds them (so callbacks fire with nobody calling ``wait``). Whoever reads a box
 lock. Replies from other hosts (box 0) come back to the ROUTER. The boxes and sockets of a
 thread that has ended go to the next new thread.
 
-The leading I/O thread owns the ROUTER: it hands requests to the pool, fails calls whose
+The leading I/O thread owns the inbox and the ROUTER ("the ROUTER" below means both): it
+hands requests to the pool, fails calls whose
 timeout passed, sends the one-way messages queued by ``RRef.__del__`` (which may run
 inside another send), and fails at once the calls to a peer on this host whose process
 has exited.
@@ -224,11 +226,12 @@ class Agent:
         self.timeout = options.rpc_timeout
         self.num_worker_threads = options.num_worker_threads
         self.ctx = zmq.Context()
-        self.router = self._socket(zmq.ROUTER)
+        self.router = self._socket(zmq.ROUTER)  # requests and replies from other hosts
         tcp = f"tcp://{host}:{self.router.bind_to_random_port(f'tcp://{host}')}"
         self.ipc_path = os.path.join(tempfile.gettempdir(),
                                      f"ember-rpc-{os.getpid()}-{id(self):x}.ipc")
-        self.router.bind(f"ipc://{self.ipc_path}")
+        self.inbox = self._socket(zmq.PULL)     # requests from this host (no identity frame)
+        self.inbox.bind(f"ipc://{self.ipc_path}")
         self.address = (tcp, f"ipc://{self.ipc_path}", socket.gethostname(), os.getpid())
         self.dead = {}                          # rank -> why: peers seen to have exited
         self.wake_r, self.wake_w = os.pipe()    # wakes the leading I/O thread
@@ -317,7 +320,8 @@ class Agent:
 
     # ------------------------------------------------------------------ sending
     def _out(self, dst):
-        """This thread's DEALER to rank ``dst`` (ipc on the same host, else tcp)."""
+        """This thread's socket to rank ``dst``: a PUSH to its inbox on this host (ipc),
+        else a DEALER to its ROUTER (tcp)."""
         socks = getattr(self.local, "out", None)
         if socks is None:
             socks = self._thread_sockets()
@@ -326,8 +330,12 @@ class Agent:
             if not self.running:
                 raise RuntimeError(f"RPC agent of {self.info} is shut down")
             tcp, ipc, host, _ = self.addresses[dst]
-            sock = socks[dst] = self._socket(zmq.DEALER)
-            sock.connect(ipc if dst in self.near else tcp)
+            if dst in self.near:
+                sock = socks[dst] = self._socket(zmq.PUSH)
+                sock.connect(ipc)
+            else:
+                sock = socks[dst] = self._socket(zmq.DEALER)
+                sock.connect(tcp)
         return sock
 
     def _thread_sockets(self):
@@ -492,6 +500,7 @@ class Agent:
         leading. No thread is woken on the callee's path of a short call."""
         poller = zmq.Poller()
         poller.register(self.router, _POLLIN)
+        poller.register(self.inbox, _POLLIN)
         poller.register(self.wake_r, _POLLIN)
         self._next = {"scan": 0.0, "alive": 0.0, "shm": 0.0}
         poller._ember_boxes = {}                # fd -> box registered in this poller
@@ -580,8 +589,12 @@ class Agent:
                 box.lock.release()
 
     def _step(self, events, boxes):
+        if self.inbox in events:
+            job = self._drain(self.inbox, False)
+            if job is not None:
+                return job
         if self.router in events:
-            job = self._drain()
+            job = self._drain(self.router, True)
             if job is not None:
                 return job
         if self.wake_r in events:
@@ -610,18 +623,20 @@ class Agent:
             due["shm"] = now + 2.0
             _wire.forget_taken()
 
-    def _drain(self):
-        router = self.router
+    def _drain(self, sock, routed):
+        """Take the messages waiting in ``sock`` (``routed``: the ROUTER, whose messages
+        start with the sender's identity); a request to run on this thread, if one comes."""
         for _ in range(_BATCH):
             try:
-                router.recv(zmq.NOBLOCK)    # the sender's identity
+                head = sock.recv(zmq.NOBLOCK)
+                if routed:                  # that was the sender's identity
+                    head = sock.recv()
             except zmq.Again:
                 return
-            head = router.recv()
             kind, n, msg_id, src, box, ctx_id, ae_id = _HEADER.unpack_from(head)
             frames = [memoryview(head)[_HEADER.size:]]
             for _ in range(n):
-                frames.append(router.recv(copy=False))
+                frames.append(sock.recv(copy=False))
             try:
                 if kind & ~_FLAGS in (REQUEST, PROFILED):
                     job = self._on_request(kind, src, msg_id, frames, ctx_id, ae_id, box)

@@ -14,7 +14,8 @@ from ember.futures import Future
 
 def recording():
     """The profiles recording on this thread."""
-    return [p for p in profiler._local.active if p._recording]
+    active = profiler._local.active
+    return [p for p in active if p._recording] if active else active
 
 
 def func_name(func):
