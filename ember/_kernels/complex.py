@@ -42,7 +42,7 @@ def view_as_complex(a):
     if a.ndim == 0 or a.shape[-1] != 2:
         raise RuntimeError("Tensor must have a last dimension of size 2")
     isz = a.dtype.itemsize
-    if a.strides[-1] != isz:
+    if a.size and a.strides[-1] != isz:      # (an empty array's strides carry no layout)
         raise RuntimeError("Tensor must have a last dimension with stride 1")
     if any((s // isz) % 2 for s, n in zip(a.strides[:-1], a.shape[:-1]) if n > 1):
         raise RuntimeError("Tensor must have a stride divisible by 2 for all but last dimension")

@@ -508,6 +508,26 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
     return True
 
 
+def _random_grad_output(out, non_contiguous):
+    """U(-1, 1) values of ``out``'s shape and dtype drawn from the global generator, as
+    torch's gradgradcheck draws them (same stream, so a script's later random numbers match);
+    complex: (real, imag) pairs; non-contiguous: every second value of a doubled last dim."""
+    import ember
+    dt = out.dtype if out.is_floating_point() or out.is_complex() else ember.float64
+    real = {ember.complex64: ember.float32, ember.complex128: ember.float64,
+            ember.complex32: ember.float16}.get(dt, dt)
+    shape = tuple(out.shape)
+    split = non_contiguous and out.numel() > 1 and len(shape) > 0
+    draw = shape + (2,) if split else shape
+    if dt.is_complex:
+        val = ember.view_as_complex(ember.empty(draw + (2,), dtype=real).uniform_(-1, 1))
+    else:
+        val = ember.empty(draw, dtype=dt).uniform_(-1, 1)
+    if split:
+        val = val[..., 1]
+    return val.requires_grad_(True)
+
+
 def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=1e-3,
                   gen_non_contig_grad_outputs=False, raise_exception=True, nondet_tol=0.0,
                   check_undefined_grad=True, check_grad_dtypes=False, check_batched_grad=False,
@@ -526,21 +546,9 @@ def gradgradcheck(func, inputs, grad_outputs=None, *, eps=1e-6, atol=1e-5, rtol=
                              "True")
     tupled_inputs = _as_tuple(inputs)
     if grad_outputs is None:
-        rng = np.random.default_rng(0)
         outs = _differentiable_outputs(func(*tupled_inputs))
-        gos = []
-        for o in outs:
-            shape = o._data.shape
-            dt = o._data.dtype if o.is_floating_point() or o.is_complex() else np.float64
-            val = np.asarray(rng.uniform(-1, 1, shape))
-            if np.dtype(dt).kind == "c":
-                val = val + 1j * np.asarray(rng.uniform(-1, 1, shape))
-            val = np.array(val, dtype=dt)
-            if gen_non_contig_grad_outputs and val.ndim and val.size > 1:
-                big = np.repeat(val[..., None], 2, axis=-1)
-                val = big[..., 0]
-            gos.append(_make(val).requires_grad_(True))
-        tupled_grad_outputs = tuple(gos)
+        tupled_grad_outputs = tuple(_random_grad_output(o, gen_non_contig_grad_outputs)
+                                    for o in outs)
     else:
         tupled_grad_outputs = _as_tuple(grad_outputs)
     num_outputs = len(tupled_grad_outputs)
