@@ -50,3 +50,32 @@ def test_bce_double_backward_interior():
     (tx, tt), (ex, et), _, _ = _both(run, x, t, w, requires_grad=(0, 1))
     _close(tx, ex, rtol=1e-10)
     _close(tt, et, rtol=1e-10)
+
+
+def test_pretrained_weights_load_from_hub_cache(tmp_path, monkeypatch):
+    # fast_neural_style: vgg16(weights=VGG16_Weights.IMAGENET1K_V1) loads torchvision's
+    # checkpoint from $TORCH_HOME/hub/checkpoints when it is there (torch does, offline)
+    from helpers import import_torchvision
+    tv = import_torchvision()
+    import ember.vision.models as models
+    monkeypatch.setenv("TORCH_HOME", str(tmp_path))
+    ckpt = tmp_path / "hub" / "checkpoints"
+    ckpt.mkdir(parents=True)
+    torch.manual_seed(0)
+    ref = tv.models.resnet18().eval()
+    torch.save(ref.state_dict(), ckpt / "resnet18-f37072fd.pth")
+    assert models.ResNet18_Weights.DEFAULT.url == tv.models.ResNet18_Weights.DEFAULT.url
+    assert models.ResNet50_Weights.DEFAULT.name == tv.models.ResNet50_Weights.DEFAULT.name
+    x = np.random.default_rng(0).standard_normal((1, 3, 32, 32)).astype(np.float32)
+    for m in (models.resnet18(weights=models.ResNet18_Weights.IMAGENET1K_V1),
+              models.resnet18(weights="DEFAULT")):
+        with ember.no_grad(), torch.no_grad():
+            _close(ref(torch.tensor(x)), m.eval()(ember.tensor(x)), rtol=1e-4, atol=1e-5)
+    with pytest.warns(UserWarning, match="'pretrained' is deprecated"):
+        models.resnet18(pretrained=True)
+    with pytest.raises(ValueError, match="'num_classes' expected value 1000 but got 10"):
+        models.resnet18(weights="DEFAULT", num_classes=10)
+    with pytest.raises(TypeError, match="expected ResNet18_Weights but received VGG16_Weights"):
+        models.resnet18(weights=models.VGG16_Weights.DEFAULT)
+    with pytest.raises(RuntimeError, match="downloads nothing"):       # not in the cache
+        models.resnet34(weights="DEFAULT")

@@ -1,6 +1,9 @@
-"""Model registry, weights handling (ember downloads nothing) and get_model/list_models."""
+"""Model registry, weights handling (checkpoints from the hub cache; ember downloads nothing)
+and get_model/list_models."""
 import enum
 import fnmatch
+
+from ._checkpoints import BASE_URL, CHECKPOINTS, NO_CLASSES
 
 BUILTIN_MODELS = {}
 
@@ -39,19 +42,40 @@ def _check_weights(name, weights, kwargs):
 
 
 class WeightsEnum(enum.Enum):
-    """Stand-in for torchvision's weights enums: names exist so that scripts referring to
-    them import, but passing one to a builder raises (nothing is downloaded)."""
+    """Stand-in for torchvision's weights enums. Members listed in ``_checkpoints`` know their
+    checkpoint's URL and load it from the hub cache (``get_state_dict``); nothing is
+    downloaded, and ``meta`` / ``transforms`` are not provided."""
 
     @classmethod
     def verify(cls, obj):
         if obj is None:
             return None
         if isinstance(obj, str):
-            obj = cls[obj.replace(cls.__name__ + ".", "")]
+            key = obj.replace(cls.__name__ + ".", "")
+            obj = cls.DEFAULT if key == "DEFAULT" and hasattr(cls, "DEFAULT") else cls[key]
+        if not isinstance(obj, cls):
+            raise TypeError(f"Invalid Weight class provided; expected {cls.__name__} but "
+                            f"received {type(obj).__name__}.")
         return obj
 
+    def _file_name(self):
+        return dict(CHECKPOINTS.get(type(self).__name__, ())).get(self.name)
+
     def get_state_dict(self, *args, **kwargs):
-        _no_pretrained(type(self).__name__, self)
+        """The checkpoint from ``<hub dir>/checkpoints`` (RuntimeError when it is not there)."""
+        import os
+        from ember import hub
+        file_name = self._file_name()
+        if file_name is None:
+            _no_pretrained(type(self).__name__, self)
+        cached = os.path.join(hub.get_dir(), "checkpoints", file_name)
+        if not os.path.exists(cached):
+            raise RuntimeError(
+                f"{self!r}: the checkpoint {file_name} is not in the hub cache ({cached}) and "
+                f"ember downloads nothing. Put torchvision's file there, or build the model "
+                f"with weights=None and load a local checkpoint with "
+                f"model.load_state_dict(torch.load(path, map_location='cpu')).")
+        return hub.load_state_dict_from_url(self.url, map_location="cpu")
 
     def transforms(self, *args, **kwargs):
         _no_pretrained(type(self).__name__, self)
@@ -62,34 +86,65 @@ class WeightsEnum(enum.Enum):
 
     @property
     def url(self):
-        _no_pretrained(type(self).__name__, self)
+        file_name = self._file_name()
+        if file_name is None:
+            _no_pretrained(type(self).__name__, self)
+        return BASE_URL + file_name
 
     def __repr__(self):
         return f"{type(self).__name__}.{self.name}"
 
 
 def _weights_enum(name):
-    cls = WeightsEnum(name, [(n, n) for n in ("IMAGENET1K_V1", "IMAGENET1K_V2", "IMAGENET1K_FEATURES")])
-    cls.DEFAULT = cls.IMAGENET1K_V1
+    members = [m for m, _ in CHECKPOINTS[name]]
+    cls = WeightsEnum(name, [(m, m) for m in members])
+    cls.DEFAULT = cls[members[-1]]
     return cls
+
+
+def _pick_weights(enum_cls, weights, kwargs):
+    """torchvision's argument handling: legacy ``pretrained=True`` means DEFAULT (with its
+    deprecation warnings), strings name members, another model's enum is a TypeError."""
+    import warnings
+    if "pretrained" in kwargs:
+        warnings.warn("The parameter 'pretrained' is deprecated since 0.13 and may be removed "
+                      "in the future, please use 'weights' instead.")
+        if kwargs.pop("pretrained"):
+            weights = enum_cls.DEFAULT
+            warnings.warn(
+                "Arguments other than a weight enum or `None` for 'weights' are deprecated "
+                "since 0.13 and may be removed in the future. The current behavior is "
+                f"equivalent to passing `weights={weights!r}`. You can also use "
+                f"`weights={enum_cls.__name__}.DEFAULT` to get the most up-to-date weights.")
+    if weights is False:
+        weights = None
+    return enum_cls.verify(weights)
 
 
 def define_builders(namespace, table, make):
     """Define and register one builder per ``table`` row, ``name: (weights enum name, config)``:
     ``name(*, weights=None, progress=True, **kwargs)`` returns ``make(config, kwargs)``. The
-    builders and the (download-refusing) weights enums land in ``namespace``."""
+    builders and the weights enums land in ``namespace``."""
     for name, (enum_name, config) in table.items():
         namespace[enum_name] = _weights_enum(enum_name)
-        namespace[name] = register_model(name)(_builder(name, config, make, namespace["__name__"]))
+        namespace[name] = register_model(name)(_builder(name, config, make, namespace["__name__"],
+                                                        namespace[enum_name]))
 
 
-def _builder(name, config, make, module):
+def _builder(name, config, make, module, enum_cls):
     def build(*, weights=None, progress=True, **kwargs):
-        _check_weights(name, weights, kwargs)
-        return make(config, kwargs)
+        weights = _pick_weights(enum_cls, weights, kwargs)
+        kwargs.pop("progress", None)
+        if weights is not None and (enum_cls.__name__, weights.name) not in NO_CLASSES:
+            fixed_params(kwargs, num_classes=1000)
+        model = make(config, kwargs)
+        if weights is not None:
+            model.load_state_dict(weights.get_state_dict(progress=progress, check_hash=True))
+        return model
     build.__name__ = build.__qualname__ = name
     build.__module__ = module
-    build.__doc__ = f"Build ``{name}`` with fresh weights (ember downloads no pretrained ones)."
+    build.__doc__ = (f"Build ``{name}``; pretrained ``weights`` load from the hub cache "
+                     f"(ember downloads nothing).")
     return build
 
 
