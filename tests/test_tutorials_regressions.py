@@ -274,3 +274,18 @@ def test_gradgradcheck_draws_grad_outputs_like_torch(dtype, non_contig):
 def test_view_as_complex_of_empty():
     for lib in (ember, torch):
         assert tuple(lib.view_as_complex(lib.empty(0, 4, 2, dtype=lib.float64)).shape) == (0, 4)
+
+
+# intermediate/spatial_transformer: MaxPool2d followed by ReLU(inplace=True); max pooling
+# kept its values output for backward, so the in-place ReLU broke backward (torch saves the
+# input and the indices only)
+@pytest.mark.parametrize("pool", ["max_pool2d", "adaptive_max_pool2d"])
+def test_inplace_relu_after_max_pool_backward(pool):
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(2, 3, 8, 8, requires_grad=True)
+        F = lib.nn.functional
+        y = F.max_pool2d(x, 2) if pool == "max_pool2d" else F.adaptive_max_pool2d(x, 3)
+        F.relu(y, inplace=True).pow(2).sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)

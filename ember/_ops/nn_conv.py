@@ -131,12 +131,12 @@ max_pool_with_indices = defop(
     "int[] dilation, bool ceil_mode) -> (Tensor values, Tensor indices)",
     keeps_channels_last(half_in_float32(K.max_pool)), function=False, method=False, out=False,
     promote=None,
-    saves=("result",), grad_name="MaxPool2DWithIndicesBackward0")
+    saves=("indices",), grad_name="MaxPool2DWithIndicesBackward0")
 
 adaptive_max_pool = defop(
     "_adaptive_max_pool(Tensor self, int[] output_size) -> (Tensor values, Tensor indices)",
     keeps_channels_last(half_in_float32(K.adaptive_max_pool)), function=False, method=False,
-    out=False, promote=None, saves=("result",), grad_name="AdaptiveMaxPool2DBackward0")
+    out=False, promote=None, saves=("indices",), grad_name="AdaptiveMaxPool2DBackward0")
 
 
 def _scatter_back(g, indices, in_shape, nd):
