@@ -289,3 +289,20 @@ def test_inplace_relu_after_max_pool_backward(pool):
         F.relu(y, inplace=True).pow(2).sum().backward()
         return x.grad.numpy()
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-6)
+
+
+# the same for the (values, indices) ops: backward needs the indices only, so changing the
+# values in place afterwards is allowed (as in torch)
+@pytest.mark.parametrize("name", ["max", "min", "sort", "topk", "cummax", "cummin", "kthvalue",
+                                  "median", "nanmedian", "mode"])
+def test_inplace_on_values_of_indices_ops(name):
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(3, 5, dtype=lib.float64, requires_grad=True)
+        call = {"topk": lambda: x.topk(2, 1), "kthvalue": lambda: x.kthvalue(2, 1)}.get(
+            name, lambda: getattr(x, name)(1))
+        values = call()[0]
+        values.mul_(3)
+        values.pow(2).sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch))

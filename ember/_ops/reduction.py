@@ -218,9 +218,9 @@ max_op = OpDef("max(Tensor self) -> Tensor", K.max_all, promote=None, saves=("se
 min_op = OpDef("min(Tensor self) -> Tensor", K.min_all, promote=None, saves=("self", "result"),
                grad_name="MinBackward1")
 max_dim = OpDef("max.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
-                "Tensor indices)", K.max_dim, promote=None, saves=("result",))
+                "Tensor indices)", K.max_dim, promote=None, saves=("indices",))
 min_dim = OpDef("min.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
-                "Tensor indices)", K.min_dim, promote=None, saves=("result",))
+                "Tensor indices)", K.min_dim, promote=None, saves=("indices",))
 
 
 @max_op.def_backward
@@ -518,9 +518,9 @@ def _cum_extreme_backward(ctx, g, self, dim):
 
 
 cummax = defop("cummax(Tensor self, int dim) -> (Tensor values, Tensor indices)", K.cummax,
-               promote=None, saves=("result",))
+               promote=None, saves=("indices",))
 cummin = defop("cummin(Tensor self, int dim) -> (Tensor values, Tensor indices)", K.cummin,
-               promote=None, saves=("result",))
+               promote=None, saves=("indices",))
 cummax.def_backward(_cum_extreme_backward)
 cummin.def_backward(_cum_extreme_backward)
 

@@ -26,7 +26,7 @@ from ember._tensor import Tensor
 # -------------------------------------------------------------------- sort family
 
 sort = defop("sort(Tensor self, int dim=-1, bool descending=False, *, bool? stable=False) -> "
-             "(Tensor values, Tensor indices)", K.sort, promote=None, saves=("result",))
+             "(Tensor values, Tensor indices)", K.sort, promote=None, saves=("indices",))
 
 
 @sort.def_backward
@@ -47,7 +47,7 @@ def _msort(self):
 msort = defop("msort(Tensor self) -> Tensor", composite=_msort, promote=None)
 
 topk = defop("topk(Tensor self, SymInt k, int dim=-1, bool largest=True, bool sorted=True) -> "
-             "(Tensor values, Tensor indices)", K.topk, promote=None, saves=("result",))
+             "(Tensor values, Tensor indices)", K.topk, promote=None, saves=("indices",))
 
 
 @topk.def_backward
@@ -58,7 +58,7 @@ def _(ctx, g, self, k, dim, largest, sorted):
 
 
 kthvalue = defop("kthvalue(Tensor self, SymInt k, int dim=-1, bool keepdim=False) -> "
-                 "(Tensor values, Tensor indices)", K.kthvalue, promote=None, saves=("result",))
+                 "(Tensor values, Tensor indices)", K.kthvalue, promote=None, saves=("indices",))
 
 
 @kthvalue.def_backward
@@ -71,13 +71,13 @@ def _(ctx, g, self, k, dim, keepdim):
 median_op = OpDef("median(Tensor self) -> Tensor", K.median, promote=None,
                   saves=("self", "result"), grad_name="MedianBackward0")
 median_dim = OpDef("median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, "
-                   "Tensor indices)", K.median_dim, promote=None, saves=("result",),
+                   "Tensor indices)", K.median_dim, promote=None, saves=("indices",),
                    grad_name="MedianBackward1")
 nanmedian_op = OpDef("nanmedian(Tensor self) -> Tensor", K.nanmedian, promote=None,
                      saves=("self", "result"), grad_name="NanmedianBackward0")
 nanmedian_dim = OpDef("nanmedian.dim(Tensor self, int dim, bool keepdim=False) -> "
                       "(Tensor values, Tensor indices)", K.nanmedian_dim, promote=None,
-                      saves=("result",), grad_name="NanmedianBackward1")
+                      saves=("indices",), grad_name="NanmedianBackward1")
 
 
 def _full_backward(ctx, g, self):
@@ -112,7 +112,7 @@ median = _median_front(median_op, median_dim, "median")
 nanmedian = _median_front(nanmedian_op, nanmedian_dim, "nanmedian")
 
 mode = defop("mode(Tensor self, int dim=-1, bool keepdim=False) -> (Tensor values, "
-             "Tensor indices)", K.mode, promote=None, saves=("result",))
+             "Tensor indices)", K.mode, promote=None, saves=("indices",))
 
 
 @mode.def_backward
