@@ -306,3 +306,21 @@ def test_inplace_on_values_of_indices_ops(name):
         values.pow(2).sum().backward()
         return x.grad.numpy()
     np.testing.assert_allclose(run(ember), run(torch))
+
+
+# LSTM / GRU outputs changed in place (ReLU(inplace=True), masked dropout...) before backward:
+# torch allows it (its workspace holds what backward needs); ember's fused layers kept the
+# returned output itself
+@pytest.mark.parametrize("cell,batch_first", [("LSTM", False), ("LSTM", True), ("GRU", False),
+                                              ("GRU", True)])
+def test_inplace_on_rnn_output_backward(cell, batch_first):
+    def run(lib):
+        lib.manual_seed(0)
+        rnn = getattr(lib.nn, cell)(3, 4, num_layers=2, batch_first=batch_first).double()
+        x = lib.randn(5, 2, 3, dtype=lib.float64, requires_grad=True)
+        out, _ = rnn(x)
+        out.mul_((lib.arange(out.numel(), dtype=lib.float64) % 3).view(out.shape))
+        out.pow(2).sum().backward()
+        return [x.grad.numpy()] + [p.grad.numpy() for p in rnn.parameters()]
+    for a, b in zip(run(ember), run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)

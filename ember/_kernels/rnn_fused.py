@@ -136,7 +136,20 @@ def _lstm_ws(ws, T, B, H):
     states c_t (T, H, B) and their tanh (T, H, B)."""
     n, m = T * 4 * H * B, T * H * B
     return (ws[:n].reshape(T, 4 * H, B), ws[n:n + m].reshape(T, H, B),
-            ws[n + m:].reshape(T, H, B))
+            ws[n + m:n + 2 * m].reshape(T, H, B))
+
+
+def _keep_output(ws, used, out_t):
+    """Copy the time-major output (T, B, P) into the workspace after its first ``used``
+    values: the backward reads it there, so the caller may change the returned output in
+    place (as torch's workspace allows)."""
+    ws[used:used + out_t.size].reshape(out_t.shape)[...] = out_t
+
+
+def _kept_output(ws, used, T, B, P, batch_first):
+    """The output ``_keep_output`` stored, in the layer's layout."""
+    out_t = ws[used:used + T * B * P].reshape(T, B, P)
+    return out_t.transpose(1, 0, 2) if batch_first else out_t
 
 
 def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
@@ -156,7 +169,7 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     hf = None if w_hr is None else np.empty((H, B), dt)                  # o tanh(c)
     out = np.empty((B, T, P) if batch_first else (T, B, P), dt)
     out_t = _time_major(out, batch_first)
-    ws = np.empty(T * B * 6 * H, dt)
+    ws = np.empty(T * B * (6 * H + P), dt)
     gates, cells, tcells = _lstm_ws(ws, T, B, H)
     c = np.array(c0.T, dt, order="C")
     tmp = np.empty((H, B), dt)
@@ -196,6 +209,7 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
                 cn[:, L:] = c[:, L:]
                 out_t[t][L:] = keep.T
             c = cn
+    _keep_output(ws, T * B * 6 * H, out_t)
     return out, np.array(h.T, order="C"), np.array(c.T, order="C"), ws.view(np.uint8)
 
 
@@ -261,11 +275,16 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
                         need_weight=True, need_bias=True, batch_sizes=None, w_hr=None):
     """Gradients of ``lstm_layer`` w.r.t. (x, h0, c0, w_ih, w_hh, bias, w_hr) given those of
     (output, h_n, c_n); the bias gradient is that of b_ih and of b_hh alike. Parts not
-    asked for come back as zeros (w_hr's: empty without a projection)."""
+    asked for come back as zeros (w_hr's: empty without a projection). ``output`` None:
+    the copy kept in the workspace."""
+    H = w_hh.shape[0] // 4
+    if output is None:
+        T, B = x.shape[1::-1] if batch_first else x.shape[:2]
+        output = _kept_output(workspace.view(x.dtype), T * B * 6 * H, T, B, w_hh.shape[1],
+                              batch_first)
     dt = output.dtype
     out_t = _time_major(output, batch_first)
     T, B, P = out_t.shape
-    H = w_hh.shape[0] // 4
     z = np.zeros
     gwr = z((0, 0), dt) if w_hr is None else z(w_hr.shape, dt)
     if T == 0:
@@ -350,7 +369,7 @@ def _gru_ws(ws, T, B, H):
     """The workspace's activated gates (T, 3H, B) (r, z, n) and the recurrent part of n's
     pre-activation, W_hn h_{t-1} + b_hn (T, H, B)."""
     n = T * 3 * H * B
-    return ws[:n].reshape(T, 3 * H, B), ws[n:].reshape(T, H, B)
+    return ws[:n].reshape(T, 3 * H, B), ws[n:n + T * H * B].reshape(T, H, B)
 
 
 def _gru_x_perm(H):
@@ -381,7 +400,7 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
     w, hb, h = _recurrent(w_hh, bias, perm, scale, h0)                    # h: (H, B)
     out = np.empty((B, T, H) if batch_first else (T, B, H), dt)
     out_t = _time_major(out, batch_first)
-    ws = np.empty(T * B * 4 * H, dt)
+    ws = np.empty(T * B * 5 * H, dt)
     gates, hns = _gru_ws(ws, T, B, H)
     tmp = np.empty((H, B), dt)
     hw = np.empty((3 * H, B), dt)
@@ -416,6 +435,7 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
             if keep is not None:                         # sequences not running keep h
                 h[:, L:] = keep
                 out_t[t][L:] = keep.T
+    _keep_output(ws, T * B * 4 * H, _time_major(out, batch_first))
     return out, np.array(h.T, order="C"), ws.view(np.uint8)
 
 
@@ -423,7 +443,12 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
                        reverse=False, batch_first=False, need_input=True, need_weight=True,
                        need_bias=True, batch_sizes=None):
     """Gradients of ``gru_layer`` w.r.t. (x, h0, w_ih, w_hh, b_ih, b_hh) given those of
-    (output, h_n). Parts not asked for come back as zeros."""
+    (output, h_n). Parts not asked for come back as zeros. ``output`` None: the copy kept
+    in the workspace."""
+    if output is None:
+        T, B = x.shape[1::-1] if batch_first else x.shape[:2]
+        H = w_hh.shape[1]
+        output = _kept_output(workspace.view(x.dtype), T * B * 4 * H, T, B, H, batch_first)
     dt = output.dtype
     out_t = _time_major(output, batch_first)
     T, B, H = out_t.shape

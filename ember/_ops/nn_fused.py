@@ -31,12 +31,12 @@ lstm_layer = OpDef(
     "-> (Tensor output, Tensor h_n, Tensor c_n, Tensor workspace)",
     half_in_float32(R.lstm_layer), promote=None,
     saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
-           "weight_hr", "result"),
+           "weight_hr", "workspace"),
     grad_name="LstmLayerBackward0")
 
 lstm_layer_backward = OpDef(
     "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor input, "
-    "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor output, "
+    "Tensor hx, Tensor cx, Tensor weight_ih, Tensor weight_hh, Tensor? output, "
     "Tensor workspace, bool reverse=False, bool batch_first=False, bool need_input=True, "
     "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None, "
     "Tensor? weight_hr=None) -> (Tensor grad_input, Tensor grad_hx, Tensor grad_cx, "
@@ -170,10 +170,10 @@ def _(ctx, grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh, reverse
         g = _lstm_bptt(grads, input, hx, cx, weight_ih, weight_hh, bias_ih, bias_hh,
                        reverse, batch_first, batch_sizes, weight_hr, n)
         return g[:7] + (None, None, None, g[7])
-    out, _, _, ws = ctx.result
+    ws = ctx.result[3]          # holds a copy of the output (free to change in place)
     need_bias = bool(n[5] or n[6])
     gx, gh, gc, gwi, gwh, gb, gwr = lstm_layer_backward(
-        grads[0], grads[1], grads[2], input, hx, cx, weight_ih, weight_hh, out, ws, reverse,
+        grads[0], grads[1], grads[2], input, hx, cx, weight_ih, weight_hh, None, ws, reverse,
         batch_first, bool(n[0]), bool(n[3] or n[4] or n[10]), need_bias, batch_sizes,
         weight_hr)
     return (gx if n[0] else None, gh if n[1] else None, gc if n[2] else None,
@@ -187,12 +187,12 @@ gru_layer = OpDef(
     "Tensor? batch_sizes=None) -> (Tensor output, Tensor h_n, Tensor workspace)",
     half_in_float32(R.gru_layer), promote=None,
     saves=("input", "hx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
-           "result"),
+           "workspace"),
     grad_name="GruLayerBackward0")
 
 gru_layer_backward = OpDef(
     "_gru_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor input, Tensor hx, "
-    "Tensor weight_ih, Tensor weight_hh, Tensor output, Tensor workspace, "
+    "Tensor weight_ih, Tensor weight_hh, Tensor? output, Tensor workspace, "
     "bool reverse=False, bool batch_first=False, bool need_input=True, "
     "bool need_weight=True, bool need_bias=True, Tensor? batch_sizes=None) -> "
     "(Tensor grad_input, Tensor grad_hx, Tensor grad_weight_ih, Tensor grad_weight_hh, "
@@ -254,9 +254,9 @@ def _(ctx, grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse, ba
     if is_grad_enabled():
         return _gru_bptt(grads, input, hx, weight_ih, weight_hh, bias_ih, bias_hh, reverse,
                          batch_first, batch_sizes, n) + (None, None, None)
-    out, _, ws = ctx.result
+    ws = ctx.result[2]          # holds a copy of the output (free to change in place)
     gx, gh, gwi, gwh, gbi, gbh = gru_layer_backward(
-        grads[0], grads[1], input, hx, weight_ih, weight_hh, out, ws, reverse, batch_first,
+        grads[0], grads[1], input, hx, weight_ih, weight_hh, None, ws, reverse, batch_first,
         bool(n[0]), bool(n[2] or n[3]), bool(n[4] or n[5]), batch_sizes)
     return (gx if n[0] else None, gh if n[1] else None, gwi if n[2] else None,
             gwh if n[3] else None, gbi if n[4] else None, gbh if n[5] else None, None, None,
