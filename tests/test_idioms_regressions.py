@@ -147,3 +147,39 @@ def test_module_constants_version_and_is_nonzero():
         assert outs[1] == outs[0]
     with pytest.raises(TypeError, match="must be Tensor, not int"):
         ember.is_nonzero(1)
+
+
+def _apply_map_outcomes(lib):
+    cases = [
+        lambda: lib.tensor([1.0, 2.0]).apply_(lambda v: v * 10),
+        lambda: lib.tensor([1, 2]).apply_(lambda v: v / 3),
+        lambda: lib.tensor([True, False]).apply_(lambda v: not v),
+        lambda: lib.arange(6.).reshape(2, 3).t().apply_(lambda v: v + 1),
+        lambda: lib.tensor([1.0]).apply_(lambda v: "x"),
+        lambda: lib.ones(2, requires_grad=True).apply_(lambda v: v),
+        lambda: lib.zeros(2, 2).map_(lib.tensor([1.0, 2.0]), lambda u, v: u + v),
+        lambda: lib.zeros(2).map_(lib.tensor([1, 2]), lambda u, v: u + v),
+        lambda: lib.ones(2).map_(lib.ones(2, requires_grad=True), lambda u, v: u),
+    ]
+    out = []
+    for case in cases:
+        try:
+            out.append(case().tolist())
+        except (RuntimeError, TypeError) as e:
+            out.append((type(e).__name__, str(e)))
+    base = lib.ones(3)
+    base[1:].apply_(lambda v: 5)
+    out.append((base.tolist(), base._version))
+    return out
+
+
+def test_apply_and_map_run_python_callables_in_place():
+    assert _apply_map_outcomes(ember) == _apply_map_outcomes(torch)
+
+
+def test_adjoint_is_the_conjugate_transpose_of_matrices():
+    z = [[1 + 2j, 3j], [2.0, -1j]]
+    assert ember.adjoint(ember.tensor(z)).tolist() == torch.adjoint(torch.tensor(z)).tolist()
+    assert ember.ones(4, 2, 3).adjoint().shape == (4, 3, 2)
+    with pytest.raises(RuntimeError, match="only supported on matrices or batches of matrices"):
+        ember.ones(3).adjoint()

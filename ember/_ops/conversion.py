@@ -206,3 +206,53 @@ def _inplace_view_name(name, args, kwargs):
 
 for _name in ("t", "transpose", "squeeze", "unsqueeze", "swapaxes", "swapdims", "as_strided"):
     public(_name + "_", method=True, function=False)(_inplace_view(_name))
+
+
+# ---------------------------------------------------------------- apply_ / map_ (Python loops)
+
+def _refuse_grad(name, *tensors):
+    if any(t.requires_grad for t in tensors):
+        raise RuntimeError(f"Can't call {name}() on Variable that requires grad. Use "
+                           f"var.detach().{name}() instead.")
+
+
+def _write_python_values(self, values):
+    """Overwrite ``self`` (any layout) with Python scalars listed in its logical order,
+    straight into its memory: torch's loop leaves the version counter alone too."""
+    import numbers
+    import numpy as np
+    from ember._creation import tensor
+    for v in values:
+        if not isinstance(v, numbers.Number):
+            raise TypeError(f"must be real number, not {builtins.type(v).__name__}")
+    new = tensor(values, dtype=self.dtype).reshape(self.shape)
+    np.copyto(self._data, new._data)
+    return self
+
+
+@public(method=True, function=False)
+def apply_(self, callable):
+    """``self[i] = callable(self[i])`` for every element, as Python scalars (slow: a loop)."""
+    _refuse_grad("apply_", self)
+    return _write_python_values(self, [callable(v) for v in self.reshape(-1).tolist()])
+
+
+@public(method=True, function=False)
+def map_(self, tensor, callable):
+    """``self[i] = callable(self[i], tensor[i])`` with ``tensor`` broadcast to ``self``."""
+    _refuse_grad("map_", self, tensor)
+    if tensor.dtype != self.dtype:
+        raise TypeError(f"map_: expected {_NAME_OF[self.dtype]} for 'other' "
+                        f"(got {_NAME_OF[tensor.dtype]})")
+    others = tensor.expand(self.shape).reshape(-1).tolist()
+    mine = self.reshape(-1).tolist()
+    return _write_python_values(self, [callable(a, b) for a, b in zip(mine, others)])
+
+
+@public(method=True)
+def adjoint(input):
+    """The conjugate transpose of the last two dims (``mH``) of a (batch of) matrices."""
+    if input.ndim < 2:
+        raise RuntimeError(f"tensor.adjoint() is only supported on matrices or batches of "
+                           f"matrices. Got {input.ndim}-D tensor.")
+    return input.mH
