@@ -324,3 +324,19 @@ def test_inplace_on_rnn_output_backward(cell, batch_first):
         return [x.grad.numpy()] + [p.grad.numpy() for p in rnn.parameters()]
     for a, b in zip(run(ember), run(torch)):
         np.testing.assert_allclose(a, b, rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["sdpa", "cross_entropy"])
+def test_inplace_on_fused_outputs_backward(name):
+    def run(lib):
+        lib.manual_seed(0)
+        F = lib.nn.functional
+        x = lib.randn(2, 4, 3, dtype=lib.float64, requires_grad=True)
+        if name == "sdpa":
+            y = F.scaled_dot_product_attention(x, x, x)
+        else:
+            y = F.cross_entropy(x[0], lib.tensor([0, 2, 1, 1]), reduction="none")
+        y.mul_(3)
+        y.pow(2).sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-7, atol=1e-9)

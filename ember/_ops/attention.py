@@ -20,7 +20,7 @@ sdpa_fused = OpDef(
     "bool is_causal=False, float scale=1.0, Tensor? dropout_mask=None) "
     "-> (Tensor output, Tensor attn)",
     K.sdpa_forward, promote=None,
-    saves=("query", "key", "value", "attn_mask", "dropout_mask", "result"),
+    saves=("query", "key", "value", "attn_mask", "dropout_mask", "attn"),
     grad_name="ScaledDotProductAttentionBackward0")
 
 

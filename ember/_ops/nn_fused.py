@@ -287,7 +287,7 @@ def _(ctx, u, grad, indices, num_weights):
 cross_entropy = OpDef(
     "_cross_entropy(Tensor input, Tensor target, int reduction=1, SymInt ignore_index=-100) "
     "-> (Tensor loss, Tensor lse, Tensor workspace)",
-    K.cross_entropy, promote=None, autocast="fp32", saves=("input", "target", "result"),
+    K.cross_entropy, promote=None, autocast="fp32", saves=("input", "target", "lse", "workspace"),
     grad_name="NllLossBackward0")
 
 cross_entropy_backward = OpDef(
