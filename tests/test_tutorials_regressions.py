@@ -340,3 +340,18 @@ def test_inplace_on_fused_outputs_backward(name):
         y.pow(2).sum().backward()
         return x.grad.numpy()
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-7, atol=1e-9)
+
+
+@pytest.mark.parametrize("name", ["logaddexp", "logaddexp2", "frexp", "erfinv", "slogdet"])
+def test_inplace_on_outputs_of_input_saving_ops(name):
+    def run(lib):
+        lib.manual_seed(0)
+        x = lib.randn(3, 3, dtype=lib.float64, requires_grad=True)
+        eye = lib.eye(3, dtype=lib.float64)
+        y = {"logaddexp": lambda: x.logaddexp(2 * x), "logaddexp2": lambda: x.logaddexp2(2 * x),
+             "frexp": lambda: lib.frexp(x)[0], "erfinv": lambda: (x / 4).erfinv(),
+             "slogdet": lambda: lib.linalg.slogdet(x + 3 * eye)[1].reshape(1)}[name]()
+        y.mul_(3)
+        y.pow(2).sum().backward()
+        return x.grad.numpy()
+    np.testing.assert_allclose(run(ember), run(torch), rtol=1e-7, atol=1e-9)

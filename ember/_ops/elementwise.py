@@ -139,9 +139,10 @@ deg2rad = _unary("deg2rad", K.deg2rad, lambda ctx, g, x: g * (_PI / 180), saves=
 rad2deg = _unary("rad2deg", K.rad2deg, lambda ctx, g, x: g * (180 / _PI), saves=())
 erf = _unary("erf", K.erf, lambda ctx, g, x: g * (2 / math.sqrt(_PI)) * (-x * x).exp())
 erfc = _unary("erfc", K.erfc, lambda ctx, g, x: g * (-2 / math.sqrt(_PI)) * (-x * x).exp())
+# erfinv, logaddexp(2), frexp keep their inputs (or the exponent) for backward, not their
+# result, as torch: the returned tensor may be changed in place before backward
 erfinv = _unary("erfinv", K.erfinv,
-                lambda ctx, g, x: g * (math.sqrt(_PI) / 2) * (ctx.result * ctx.result).exp(),
-                saves=("result",))
+                lambda ctx, g, x: g * (math.sqrt(_PI) / 2) * x.erfinv().square().exp())
 lgamma = _unary("lgamma", K.lgamma, lambda ctx, g, x: g * x.digamma())
 i0 = _unary("i0", K.i0, lambda ctx, g, x: g * _i1(x))
 
@@ -632,15 +633,15 @@ def _(ctx, g, self, other):
 
 
 logaddexp = _op("logaddexp(Tensor self, Tensor other) -> Tensor", K.logaddexp, inplace=False,
-                saves=("self", "other", "result"))
+                saves=("self", "other"))
 logaddexp2 = _op("logaddexp2(Tensor self, Tensor other) -> Tensor", K.logaddexp2, inplace=False,
-                 saves=("self", "other", "result"))
+                 saves=("self", "other"))
 
 
 @logaddexp.def_backward
 def _(ctx, g, self, other):
     n = ctx.needs_input_grad
-    r = ctx.result
+    r = logaddexp(self, other)
     return (g * cj((self - r).exp()) if n[0] else None,
             g * cj((other - r).exp()) if n[1] else None)
 
@@ -648,7 +649,7 @@ def _(ctx, g, self, other):
 @logaddexp2.def_backward
 def _(ctx, g, self, other):
     n = ctx.needs_input_grad
-    r = ctx.result
+    r = logaddexp2(self, other)
     return (g * (self - r).exp2() if n[0] else None, g * (other - r).exp2() if n[1] else None)
 
 
@@ -678,7 +679,7 @@ def ldexp_(input, other):
 
 
 frexp = _op("frexp.Tensor(Tensor self) -> (Tensor mantissa, Tensor exponent)", K.frexp,
-            inplace=False, promote=None, saves=("result",))
+            inplace=False, promote=None, saves=("exponent",))
 
 
 @frexp.def_backward

@@ -95,7 +95,7 @@ def _(ctx, g, A):
 
 
 slogdet_op = _rec("linalg_slogdet(Tensor A) -> (Tensor sign, Tensor logabsdet)", K.slogdet,
-                  saves=("A", "result"))
+                  saves=("A", "sign"))
 
 
 @slogdet_op.def_backward
