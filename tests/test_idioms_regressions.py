@@ -183,3 +183,35 @@ def test_adjoint_is_the_conjugate_transpose_of_matrices():
     assert ember.ones(4, 2, 3).adjoint().shape == (4, 3, 2)
     with pytest.raises(RuntimeError, match="only supported on matrices or batches of matrices"):
         ember.ones(3).adjoint()
+
+
+def test_topk_returns_tied_elements_in_torchs_order():
+    """torch's CPU topk selects with libstdc++'s unstable nth_element / partial_sort; the
+    order among ties (and all of sorted=False's order) is what that leaves."""
+    import numpy as np
+    rng = np.random.default_rng(0)
+    cases = [(np.zeros(n, np.float32), k, True, True) for n, k in [(5, 3), (8, 3), (100, 3),
+                                                                   (1000, 3), (40, 39)]]
+    cases += [(np.array([3, 1, 2, 3, 1, 5, 2, 2]), 3, True, True),
+              (np.array([5., 1, 4, 2, 3, 9, 0, 7]), 3, False, False),
+              (np.array([1., np.nan, 1, np.nan, 0]), 3, True, True)]
+    cases += [(rng.integers(0, 3, (4, 30)).astype(np.float64), 7, bool(i % 2), bool(i // 2))
+              for i in range(4)]
+    for x, k, largest, srt in cases:
+        t = torch.from_numpy(x).topk(k, largest=largest, sorted=srt)
+        e = ember.from_numpy(x).topk(k, largest=largest, sorted=srt)
+        assert e.indices.tolist() == t.indices.tolist()
+        np.testing.assert_array_equal(e.values.numpy(), t.values.numpy())
+
+
+def test_l1_unstructured_pruning_breaks_ties_as_torch():
+    import ember.nn.utils.prune  # noqa: F401
+    import torch.nn.utils.prune  # noqa: F401
+    masks = []
+    for lib in (torch, ember):
+        lin = lib.nn.Linear(4, 3)
+        with lib.no_grad():
+            lin.weight.copy_(lib.arange(12.).reshape(3, 4) - 6)
+        lib.nn.utils.prune.l1_unstructured(lin, name="weight", amount=0.5)
+        masks.append(lin.weight_mask.tolist())
+    assert masks[1] == masks[0]

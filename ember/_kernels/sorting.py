@@ -98,7 +98,61 @@ def topk(a, k, dim=-1, largest=True, sorted=True):
         idx = _topk_select(a, k, d, largest)
     else:
         idx = np.take(argsort_along(a, d, largest), np.arange(k), axis=d)
+    if k > 0:
+        idx = _torch_tie_order(a, idx, k, d, largest, sorted)
     return np.take_along_axis(a, idx, d), idx
+
+
+_TIE_REPLAY_BUDGET = 1 << 18    # elements of rows replayed in Python per call
+
+
+def _torch_tie_order(a, idx, k, d, largest, sorted_):
+    """``idx`` (the stable order's top ``k``) reordered as torch returns it: rows where ties
+    decide the answer (or every row, for ``sorted=False``) replay torch's selection
+    (ember/_kernels/stl_select.py), within a budget; beyond it the stable order stays."""
+    n = a.shape[d]
+    rows = np.moveaxis(_orderable(a), d, -1).reshape(-1, n)
+    picked = np.moveaxis(idx, d, -1).reshape(-1, k)
+    vals = np.take_along_axis(rows, picked, 1)
+    if sorted_:
+        need = _ties_matter(rows, vals)
+    else:
+        need = np.ones(rows.shape[0], bool)
+    todo = np.flatnonzero(need)
+    if todo.size == 0 or todo.size * n > _TIE_REPLAY_BUDGET:
+        return idx
+    from ember._kernels.stl_select import topk_order
+    less = _topk_less(largest)
+    picked = picked.copy()
+    for r in todo:
+        pairs = list(zip(rows[r].tolist(), range(n)))
+        picked[r] = [i for _, i in topk_order(pairs, k, less, sorted_)]
+    shape = np.moveaxis(idx, d, -1).shape
+    return np.moveaxis(picked.reshape(shape), -1, d)
+
+
+def _ties_matter(rows, vals):
+    """Per row: two selected values are equal, or the last selected value also occurs
+    among the unselected (NaNs count as equal)."""
+    def eq(x, y):
+        same = x == y
+        if is_float(x.dtype):
+            same |= np.isnan(x) & np.isnan(y)
+        return same
+    dup = eq(vals[:, 1:], vals[:, :-1]).any(1) if vals.shape[1] > 1 else \
+        np.zeros(len(vals), bool)
+    edge = vals[:, -1:]
+    return dup | (eq(rows, edge).sum(1) > eq(vals, edge).sum(1))
+
+
+def _topk_less(largest):
+    import math
+
+    def isnan(v):
+        return isinstance(v, float) and math.isnan(v)
+    if largest:
+        return lambda x, y: (isnan(x[0]) and not isnan(y[0])) or x[0] > y[0]
+    return lambda x, y: (not isnan(x[0]) and isnan(y[0])) or x[0] < y[0]
 
 
 def _topk_select(a, k, d, largest):
