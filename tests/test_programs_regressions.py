@@ -79,3 +79,17 @@ def test_pretrained_weights_load_from_hub_cache(tmp_path, monkeypatch):
         models.resnet18(weights=models.VGG16_Weights.DEFAULT)
     with pytest.raises(RuntimeError, match="downloads nothing"):       # not in the cache
         models.resnet34(weights="DEFAULT")
+
+
+@pytest.mark.parametrize("n", [16385, 50000, 300000])
+def test_randperm_large_n_follows_torchs_stream(n):
+    # imagenet --dummy: a shuffling DataLoader over 1.28M samples drew another order than
+    # torch (ember used NumPy's permutation above 16384 elements)
+    out = []
+    for lib in (torch, ember):
+        g = lib.Generator()
+        g.manual_seed(123)
+        out.append((lib.randperm(n, generator=g).numpy(),
+                    lib.randint(0, 1000, (3,), generator=g).numpy()))
+    np.testing.assert_array_equal(out[1][0], out[0][0])
+    np.testing.assert_array_equal(out[1][1], out[0][1])      # the generator advanced alike
