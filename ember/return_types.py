@@ -27,3 +27,13 @@ def wrap_returns(op, outputs):
     if not fields:
         return tuple(outputs)
     return _named(op.public_name, fields)(*outputs)
+
+
+def __getattr__(name):
+    """``torch.return_types.max`` and friends: the type an op with named returns makes."""
+    from ember._ops.registry import OPS
+    for op in list(OPS.values()):
+        fields = getattr(op, "schema_return_names", None)
+        if fields and getattr(op, "public_name", None) == name:
+            return _named(name, tuple(fields))
+    raise AttributeError(f"module 'torch.return_types' has no attribute '{name}'")

@@ -215,3 +215,12 @@ def test_l1_unstructured_pruning_breaks_ties_as_torch():
         lib.nn.utils.prune.l1_unstructured(lin, name="weight", amount=0.5)
         masks.append(lin.weight_mask.tolist())
     assert masks[1] == masks[0]
+
+
+def test_return_types_module_names_each_ops_result_type():
+    r = ember.max(ember.ones(2, 2), 0)
+    assert type(r) is ember.return_types.max
+    assert isinstance(ember.ones(3).sort(), ember.return_types.sort)
+    assert repr(ember.return_types.topk) == repr(torch.return_types.topk)
+    with pytest.raises(AttributeError):
+        ember.return_types.not_an_op
