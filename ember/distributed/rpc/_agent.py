@@ -801,7 +801,7 @@ class Agent:
                     kind = RESULT | PLAIN | (FLAT if flat else 0) | (LENT if keep else 0)
                     frames = _message(frames, kind, msg_id, me, 0, ctx_id, ae_id)
                 else:
-                    tensors = []
+                    tensors, keep = [], (None if keep is None else [])
                     frames = _wire.encode(value, dst in self.near, tensors, keep)
                     ae_id = dist_autograd._on_send(ctx_id, tensors)
                     frames = _message(frames, RESULT | (LENT if keep else 0), msg_id, me, 0,

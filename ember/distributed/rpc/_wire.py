@@ -10,8 +10,9 @@ Between workers on one host a large tensor's frame is a descriptor instead: with
 /dev/shm whose name is the frame; the receiver maps the file (no copy) and unlinks it at
 once. With ``keep`` (a list; the sender holds the arrays in it until the receiver has read
 them) a smaller one of ``LEND_MIN_BYTES`` or more is *lent*: the receiver copies it out of
-the sender's memory (``_cma.py``). Scripted functions travel by reference (module + qualname, as pickle does for
-Python functions) and RRefs through the fork hooks of ``rref.py``.
+the sender's memory (``_cma.py``). Scripted functions travel by reference (module +
+qualname, as pickle does for Python functions) and RRefs through the fork hooks of
+``rref.py``.
 
 The common messages skip the custom pickler: ``dumps_plain`` (a value of builtin scalars in
 small containers) and ``dumps_call`` (a call of a function found by name, with such
