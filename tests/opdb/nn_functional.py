@@ -49,7 +49,8 @@ def _prelu_ref(x, w):
 OPS = [
     OpInfo("nn.functional fused records", None, _none, method=False, supports_grad=False,
            op_records=("_batch_norm_impl", "_layer_norm_impl", "nll_loss_nd",
-                       "_nll_loss_backward", "_ctc_loss", "_ctc_loss_backward", "mse_loss")),
+                       "_nll_loss_backward", "_ctc_loss", "_ctc_loss_backward", "mse_loss",
+                       "_binary_cross_entropy_elems")),
     OpInfo("selu", lambda x: _SELU_S * _elu(x, _SELU_A), _kinkless(), method=False),
     OpInfo("celu", lambda x: _elu(x, 1.0), _kinkless(), method=False),
     OpInfo("hardshrink", lambda x: np.where(np.abs(x) > 0.5, x, 0), _kinkless()),
