@@ -355,3 +355,42 @@ def test_inplace_on_outputs_of_input_saving_ops(name):
         y.pow(2).sum().backward()
         return x.grad.numpy()
     np.testing.assert_allclose(run(ember), run(torch), rtol=1e-7, atol=1e-9)
+
+
+# intermediate/tensorboard_tutorial: SummaryWriter.add_embedding and add_pr_curve were missing
+def _tb_files(lib, tmp_path, name):
+    pytest.importorskip("tensorboard")
+    pytest.importorskip("PIL")
+    from PIL import Image
+    import torch.utils.tensorboard  # noqa: F401
+    import ember.utils.tensorboard  # noqa: F401
+    root = tmp_path / name
+    lib.manual_seed(0)
+    w = lib.utils.tensorboard.SummaryWriter(str(root))
+    w.add_embedding(lib.randn(5, 3), metadata=list("abcde"), label_img=lib.rand(5, 3, 4, 4),
+                    tag="x/y", global_step=7)
+    w.add_embedding(lib.randn(2, 2).double(), metadata=[[1, "p"], [2, "q"]],
+                    metadata_header=["id", "name"])
+    w.add_embedding(lib.arange(4.).view(2, 2), label_img=lib.rand(2, 1, 2, 3), tag='a"b\\c')
+    w.add_pr_curve("pr", lib.randint(0, 2, (64,)), lib.rand(64), global_step=2)
+    w.add_pr_curve("pr5", lib.tensor([1, 0, 1, 1, 0]), lib.tensor([.9, .8, .55, .3, .1]),
+                   num_thresholds=5)
+    w.close()
+    out = {}
+    for p in sorted(root.rglob("*")):
+        if p.is_file() and "tfevents" not in p.name:
+            rel = str(p.relative_to(root))
+            out[rel] = np.asarray(Image.open(p)).tolist() if p.suffix == ".png" else p.read_text()
+    from tensorboard.backend.event_processing.event_accumulator import EventAccumulator
+    from tensorboard.util import tensor_util
+    ea = EventAccumulator(str(root), size_guidance={"tensors": 0})
+    ea.Reload()
+    for tag in ("pr", "pr5"):
+        ev = ea.Tensors(tag)[0]
+        out[tag] = (ev.step, tensor_util.make_ndarray(ev.tensor_proto).tolist(),
+                    ea.SummaryMetadata(tag).plugin_data.content)
+    return out
+
+
+def test_tensorboard_embedding_and_pr_curve(tmp_path):
+    assert _tb_files(ember, tmp_path, "e") == _tb_files(torch, tmp_path, "t")

@@ -348,6 +348,25 @@ class SummaryWriter:
             for name, value in metric_dict.items():
                 run.add_scalar(name, value, global_step)
 
+    # -- embeddings (projector)
+    def add_embedding(self, mat, metadata=None, label_img=None, global_step=None,
+                      tag="default", metadata_header=None):
+        """``mat`` (N, D) with optional labels (N strings, or rows under
+        ``metadata_header``) and label images (N, C, H, W) for the embedding projector."""
+        from ember.utils.tensorboard._projector import write_embedding
+        log_dir = self._get_file_writer().get_logdir()
+        entries = vars(self).setdefault("_projector_entries", [])
+        write_embedding(log_dir, entries, mat, metadata, label_img, global_step, tag,
+                        metadata_header)
+
+    def add_pr_curve(self, tag, labels, predictions, global_step=None, num_thresholds=127,
+                     weights=None, walltime=None):
+        """Precision-recall curve of 0/1 ``labels`` against ``predictions`` in [0, 1]."""
+        from ember.utils.tensorboard._projector import pr_curve_summary
+        summary = pr_curve_summary(self._summary_pb2, tag, labels, predictions,
+                                   num_thresholds, weights)
+        self._write(summary, global_step, walltime)
+
     # -- graph
     def add_graph(self, model, input_to_model=None, verbose=False, use_strict_trace=True):
         """Run ``model`` once on ``input_to_model`` (a tensor or a tuple of tensors), in
