@@ -224,3 +224,10 @@ def test_return_types_module_names_each_ops_result_type():
     assert repr(ember.return_types.topk) == repr(torch.return_types.topk)
     with pytest.raises(AttributeError):
         ember.return_types.not_an_op
+
+
+def test_lstm_output_prints_torchs_cpu_node_name():
+    for lib in (torch, ember):
+        out, (h, c) = lib.nn.LSTM(4, 3)(lib.ones(3, 2, 4))
+        assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
+        assert h.grad_fn.name() == "StackBackward0"

@@ -32,7 +32,7 @@ lstm_layer = OpDef(
     half_in_float32(R.lstm_layer), promote=None,
     saves=("input", "hx", "cx", "weight_ih", "weight_hh", "bias_ih", "bias_hh", "batch_sizes",
            "weight_hr", "workspace"),
-    grad_name="LstmLayerBackward0")
+    grad_name="MkldnnRnnLayerBackward0")          # as torch's CPU (oneDNN) LSTM node
 
 lstm_layer_backward = OpDef(
     "_lstm_layer_backward(Tensor? grad_output, Tensor grad_hn, Tensor grad_cn, Tensor input, "
