@@ -405,6 +405,44 @@ def _convolution(op, vals, bdims, B):
     return out, 1
 
 
+def _conv_backward(op, vals, bdims, B):
+    """The fused conv backward with only ``grad_output`` batched (a backward run once for
+    many cotangents, as jacrev's): the input gradient is the transposed convolution of the
+    batched gradient (batch folded into N), the weight gradient one grouped weight-gradient
+    with the batch folded into each group's output channels (the input is not copied), the
+    bias gradient a sum."""
+    g, x, w, stride, padding, dilation, groups, mask = vals
+    if bdims[1] is not None or bdims[2] is not None or bdims[0] is None:
+        return NotImplemented
+    import ember
+    from ember._ops.nn_conv import _tpad, conv_weight_grad, convolution
+    g = _front(g, bdims[0])                              # (B, N, G*Og, *S')
+    n = w.dim() - 2
+    stride, padding, dilation = ([v] * n if len(v) == 1 else list(v)
+                                 for v in (list(stride), list(padding), list(dilation)))
+    N, O, S = g.shape[1], g.shape[2], tuple(g.shape[3:])
+    G, Og = groups, O // groups
+    empty = ember.zeros(0, dtype=g.dtype)
+    gi = gw = gb = empty
+    if mask[0]:
+        flat = g.reshape((B * N, O) + S)
+        pad = _tpad(tuple(x.shape), tuple(flat.shape), tuple(w.shape[2:]), stride, padding,
+                    dilation)
+        gi = convolution(flat, w, None, stride, padding, dilation, True, pad, groups)
+        gi = gi.reshape((B, N) + tuple(gi.shape[1:]))
+    if mask[1]:
+        per_group = g.reshape((B, N, G, Og) + S).permute(
+            (1, 2, 0, 3) + tuple(range(4, 4 + len(S)))).reshape((N, G * B * Og) + S)
+        size = [G * B * Og] + list(w.shape[1:])
+        gw = conv_weight_grad(x, per_group, size, stride, padding, dilation, groups)
+        k = tuple(w.shape[1:])
+        gw = gw.reshape((G, B, Og) + k).movedim(1, 0).reshape((B, O) + k)
+    if mask[2]:
+        gb = g.sum([1] + list(range(3, 3 + len(S))))
+    return (gi, gw, gb), [0 if mask[0] else None, 0 if mask[1] else None,
+                          0 if mask[2] else None]
+
+
 def _nll_loss(op, vals, bdims, B):
     x, t, weight, reduction, ignore_index = vals
     bx, bt = bdims[0], bdims[1]
@@ -462,4 +500,5 @@ def register_all():
     OPS["_avg_pool"].def_batch_rule(_trailing_pool)
     OPS["_avg_pool_backward"].def_batch_rule(_trailing_pool_backward)
     OPS["convolution"].def_batch_rule(_convolution)
+    OPS["_conv_backward"].def_batch_rule(_conv_backward)
     OPS["nll_loss_nd"].def_batch_rule(_nll_loss)

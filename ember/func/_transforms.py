@@ -94,6 +94,11 @@ def _engine_vjp(outputs, aliases, levels, cotangents, create_graph):
                 extra.append(t._level)
             t = t._value
     if extra:
+        if len(extra) == 1 and not create_graph:
+            # one newer level (jacrev's vmap over basis rows): backward once, batched
+            res = _batched_vjp(outputs, aliases, levels, cotangents, extra[0])
+            if res is not None:
+                return res
         # cotangents batched at levels newer than the function's: loop over those entries
         e = max(extra)
         size = next(m.batch_size for m in _active_modes() if m.level == e)
@@ -122,6 +127,64 @@ def _engine_vjp(outputs, aliases, levels, cotangents, create_graph):
         if g is None:
             g = _zeros_bottom_like(a)
         out.append(rewrap_like(g, a))
+    return out
+
+
+def _batched_vjp(outputs, aliases, levels, cotangents, e):
+    """``_engine_vjp`` for cotangents batched at vmap level ``e`` newer than the function's
+    ``levels``: the graph (recorded below every level) runs backward once with seeds
+    batched at ``e``, so the backward ops take their batching rules (jacrev's rows of the
+    identity: one backward instead of one per row, and the forward is not run again).
+    Gradients come back batched at ``e`` outside the inputs' levels. None when the
+    cotangents are laid out otherwise (the caller loops)."""
+    import ember
+    from ember.autograd import grad as _agrad
+    from ember.func._vmap import _levels_of
+    size = next(m.batch_size for m in _active_modes() if m.level == e)
+    own = {lv for lv, _ in levels}
+    outs_c, seeds_c = [], []
+    for o, c in zip(outputs, cotangents):
+        if not bottom(o).requires_grad:
+            continue
+        oc = canonical(o, levels)
+        if type(c) is BatchedTensor and c._level == e:
+            inner = c._value
+            if not set(_levels_of(inner)) <= own:
+                return None
+            with _no_modes():
+                cc = canonical(inner, levels).to(oc.dtype)
+            seed = _wrap(cc, len(levels) + c._bdim, e)
+        elif e in _levels_of(c):
+            return None
+        else:
+            seed = canonical(c, levels).to(oc.dtype)
+        outs_c.append(oc)
+        seeds_c.append(seed)
+    if not outs_c:
+        return None
+    bots = [bottom(a) for a in aliases]
+    with _no_modes_all_but_vmap(), _enable_grad():
+        gs = _agrad(outs_c, bots, seeds_c, retain_graph=True, create_graph=False,
+                    allow_unused=True)
+    out = []
+    for g, a in zip(gs, aliases):
+        if g is None:
+            g = _zeros_bottom_like(a)
+        with _no_modes():
+            if type(g) is BatchedTensor:
+                if g._level != e or type(g._value) is BatchedTensor:
+                    return None
+                v = g._value.movedim(g._bdim, 0)
+            else:
+                v = g.unsqueeze(0).expand((size,) + tuple(g.shape))
+        chain, t = [], a
+        while type(t) is BatchedTensor:         # a's wrappers, one dim further right
+            chain.append((t._bdim + 1, t._level))
+            t = t._value
+        for bd, lv in reversed(chain):
+            v = _wrap(v, bd, lv)
+        out.append(_wrap(v, 0, e))
+    del ember
     return out
 
 
@@ -412,8 +475,9 @@ def jacrev(func, argnums=0, *, has_aux=False, chunk_size=None, _preallocate_and_
         N = sum(sizes)
         in_leaves, in_spec = tree_flatten(sel)
 
+        vfn = res[1]                    # rows of the identity through one backward
+
         def one_row(ct_flat):
-            _, vfn = vjp(f, *sel, has_aux=has_aux)[:2]
             cts, off = [], 0
             for o, n in zip(o_leaves, sizes):
                 cts.append(ct_flat[off:off + n].reshape(o.shape))
