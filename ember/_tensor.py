@@ -219,9 +219,12 @@ class Tensor:
         if type(a) is Placeholder:
             return _meta_contiguous(a.shape, _meta_strides(a), memory_format is not None and
                                     "channels_last" in str(memory_format))
-        if memory_format is not None and str(memory_format).endswith("channels_last") \
-                and a.ndim == 4:
-            return a.transpose(0, 2, 3, 1).flags.c_contiguous
+        if memory_format is not None:
+            fmt = str(memory_format)
+            if fmt.endswith("channels_last"):          # channels last: rank 4 only
+                return a.ndim == 4 and a.transpose(0, 2, 3, 1).flags.c_contiguous
+            if fmt.endswith("channels_last_3d"):
+                return a.ndim == 5 and a.transpose(0, 2, 3, 4, 1).flags.c_contiguous
         return a.flags.c_contiguous
 
     def untyped_storage(self):

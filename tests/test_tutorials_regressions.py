@@ -394,3 +394,21 @@ def _tb_files(lib, tmp_path, name):
 
 def test_tensorboard_embedding_and_pr_curve(tmp_path):
     assert _tb_files(ember, tmp_path, "e") == _tb_files(torch, tmp_path, "t")
+
+
+def test_channels_last_3d_contiguity_and_rank_checks_as_torch():
+    torch = pytest.importorskip("torch")
+    for lib in (ember, torch):
+        x = lib.arange(2 * 3 * 4 * 5 * 6.).reshape(2, 3, 4, 5, 6)
+        y = x.contiguous(memory_format=lib.channels_last_3d)
+        assert y.stride() == (360, 1, 90, 18, 3) and bool((y == x).all())
+        assert x.to(memory_format=lib.channels_last_3d).stride() == (360, 1, 90, 18, 3)
+        assert y.is_contiguous(memory_format=lib.channels_last_3d)
+        assert not x.is_contiguous(memory_format=lib.channels_last_3d)
+        assert not y.is_contiguous() and not x.is_contiguous(memory_format=lib.channels_last)
+        x4 = lib.ones(2, 3, 4, 5)
+        assert not x4.is_contiguous(memory_format=lib.channels_last_3d)
+        with pytest.raises(RuntimeError, match="required rank 5 tensor to use channels_last_3d"):
+            x4.contiguous(memory_format=lib.channels_last_3d)
+        with pytest.raises(RuntimeError, match="required rank 4 tensor to use channels_last"):
+            x.clone(memory_format=lib.channels_last)

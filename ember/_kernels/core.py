@@ -96,7 +96,10 @@ def clone(a, memory_format=None):
     mf = getattr(memory_format, "name", memory_format)
     if mf in (None, "preserve_format"):
         return np.array(a, copy=True, order="K")
-    if mf == "channels_last" and a.ndim == 4 or mf == "channels_last_3d" and a.ndim == 5:
+    rank = {"channels_last": 4, "channels_last_3d": 5}.get(mf)
+    if rank is not None and a.ndim != rank:
+        raise RuntimeError(f"required rank {rank} tensor to use {mf} format")
+    if rank is not None:
         # a copy even when ``a`` already is channels-last (ascontiguousarray would alias it)
         return np.moveaxis(np.array(np.moveaxis(a, 1, -1), copy=True, order="C"), -1, 1)
     return np.array(a, copy=True, order="C")
