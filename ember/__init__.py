@@ -1,7 +1,10 @@
 """ember: PyTorch's API on NumPy. ``import ember as torch``."""
 from __future__ import annotations
 
-__version__ = "0.1.0"
+from ember.torch_version import TorchVersion as _TorchVersion
+
+__ember_version__ = "0.1.0"
+__version__ = _TorchVersion(f"2.13.0+ember{__ember_version__}")   # the torch API followed
 
 from ember._allocator import tune_malloc as _tune_malloc
 _tune_malloc()        # Note [page faults]

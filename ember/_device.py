@@ -127,7 +127,15 @@ def to_device(d) -> device:
         _meta_tensor.enable()
         return META
     if d.type != "cpu":
-        extra = " Torch not compiled with CUDA enabled." if d.type == "cuda" else ""
-        raise RuntimeError(f"ember has no backend for device '{d}': only the 'cpu' (NumPy) "
-                           f"backend is built in.{extra}")
+        why = f"ember has no backend for device '{d}': only the 'cpu' (NumPy) backend is built in"
+        if d.type in ("cuda", "xpu"):             # torch's CPU build: AssertionError
+            name = "CUDA" if d.type == "cuda" else "XPU"
+            raise NotCompiledError(f"Torch not compiled with {name} enabled ({why})")
+        raise NotImplementedError(why)          # (a RuntimeError, as torch's)
     return CPU
+
+
+class NotCompiledError(AssertionError, RuntimeError):
+    """A device backend this build lacks: torch's CPU build raises AssertionError ("Torch
+    not compiled with CUDA enabled"); a RuntimeError too, as the error of a missing
+    backend."""

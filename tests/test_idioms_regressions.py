@@ -231,3 +231,31 @@ def test_lstm_output_prints_torchs_cpu_node_name():
         out, (h, c) = lib.nn.LSTM(4, 3)(lib.ones(3, 2, 4))
         assert out.grad_fn.name() == "MkldnnRnnLayerBackward0"
         assert h.grad_fn.name() == "StackBackward0"
+
+
+def test_version_compares_as_torchs_and_names_the_torch_api():
+    import torch
+    for v in (ember.__version__, torch.__version__):
+        assert v > "2.1" and v >= (2, 13) and v >= "2.13" and v < "2.13.1"
+        assert v > "2.13.0" and v >= "1.10.0a0" and v != (2, 13, 0)
+        with pytest.raises(TypeError):
+            v < 2
+    assert ember.__version__.startswith("2.13.0+") and ember.version.__version__ is \
+        ember.__version__
+    from ember.torch_version import Version
+    assert Version("1.0.dev1") < Version("1.0a1") < Version("1.0rc2") < Version("1.0") < \
+        Version("1.0.post1") and Version("2.0") == Version("2.0.0")
+
+
+def test_devices_this_build_lacks_raise_torchs_classes():
+    import torch
+    for lib in (ember, torch):
+        for call in (lambda: lib.ones(1, device="cuda"), lambda: lib.ones(1).cuda(),
+                     lambda: lib.nn.Linear(1, 1).cuda(), lambda: lib.cuda.current_device(),
+                     lambda: lib.ones(1, device="xpu")):
+            with pytest.raises(AssertionError, match="Torch not compiled with (CUDA|XPU)"):
+                call()
+        with pytest.raises(NotImplementedError):
+            lib.ones(1, device="mps")
+    with pytest.raises(RuntimeError, match="no backend for device 'cuda'"):
+        ember.zeros(1, device="cuda")           # ember's is a RuntimeError as well

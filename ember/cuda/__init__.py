@@ -27,4 +27,5 @@ def manual_seed_all(seed):
 
 
 def current_device():
-    raise RuntimeError("ember has no CUDA backend (torch.cuda is not available)")
+    from ember._device import NotCompiledError
+    raise NotCompiledError("Torch not compiled with CUDA enabled (ember has no CUDA backend)")
