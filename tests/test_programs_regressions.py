@@ -93,3 +93,24 @@ def test_randperm_large_n_follows_torchs_stream(n):
                     lib.randint(0, 1000, (3,), generator=g).numpy()))
     np.testing.assert_array_equal(out[1][0], out[0][0])
     np.testing.assert_array_equal(out[1][1], out[0][1])      # the generator advanced alike
+
+
+def test_bce_range_check_reads_data_under_vmap_trace_and_meta():
+    # the [0, 1] check branched on a tensor: vmap refused it, jit.trace warned
+    x = np.array([[0.2, 0.7, 0.5], [0.9, 0.1, 0.3]])
+    t = np.array([[0.0, 1.0, 0.4], [1.0, 0.0, 0.5]])
+    res = []
+    for lib in (torch, ember):
+        F = lib.nn.functional
+        f = lib.func.vmap(lambda a, b: F.binary_cross_entropy(a, b))
+        res.append(f(lib.tensor(x), lib.tensor(t)))
+        with pytest.raises(RuntimeError, match="between 0 and 1"):
+            f(lib.tensor(x * 2), lib.tensor(t))
+        meta = F.binary_cross_entropy(lib.rand(3, device="meta"), lib.rand(3, device="meta"))
+        assert meta.device.type == "meta" and tuple(meta.shape) == ()
+    _close(res[0], res[1], rtol=1e-12)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        ember.jit.trace(lambda a, b: ember.nn.functional.binary_cross_entropy(a.sigmoid(), b),
+                        (ember.randn(4), ember.rand(4)))

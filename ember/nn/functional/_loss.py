@@ -4,7 +4,10 @@ composites of ember ops."""
 from __future__ import annotations
 
 import math
+import sys
 import warnings
+
+import numpy as np
 
 import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
@@ -281,6 +284,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 # -------------------------------------------------------------------- binary
 
+def _outside_unit_interval(t):
+    """Whether an element of ``t`` lies outside [0, 1], read from its NumPy data (under vmap's
+    wrappers too) without dispatching: a tracer sees no data-dependent branch and vmap checks
+    every batch entry, as torch's kernel does. Meta tensors hold no values."""
+    vmap = sys.modules.get("ember.func._vmap")
+    if vmap is not None:
+        t = vmap.bottom(t)
+    if t.device.type == "meta":
+        return False
+    a = np.asarray(t._data)
+    return bool(((a < 0) | (a > 1)).any())
+
+
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -292,8 +308,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected "
                            f"{_tname(input.dtype)}")
     _no_grad_arg("binary_cross_entropy", "weight", weight)
-    d = input.detach()
-    if input.numel() and bool(((d < 0) | (d > 1)).any()):
+    if input.numel() and _outside_unit_interval(input):
         raise RuntimeError("all elements of input should be between 0 and 1")
     if weight is not None:
         if weight.dim() > input.dim():
