@@ -114,3 +114,20 @@ def test_bce_range_check_reads_data_under_vmap_trace_and_meta():
         warnings.simplefilter("error")
         ember.jit.trace(lambda a, b: ember.nn.functional.binary_cross_entropy(a.sigmoid(), b),
                         (ember.randn(4), ember.rand(4)))
+
+
+def test_sparse_constructor_warns_once_invariants_implicitly_off():
+    # gcn: torch warns (once a process) that invariant checks are implicitly disabled
+    from ember._ops import sparse as S
+    import warnings
+    assert ember.sparse.check_sparse_tensor_invariants.is_enabled() == \
+        torch.sparse.check_sparse_tensor_invariants.is_enabled() == False  # noqa: E712
+    S._invariants_warned[0] = False
+    idx, vals = ember.tensor([[0, 1], [1, 0]]), ember.ones(2)
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        ember.sparse_coo_tensor(idx, vals, (2, 2), check_invariants=False)
+        ember.sparse_coo_tensor(idx, vals, (2, 2))
+        ember.sparse_coo_tensor(idx, vals, (2, 2))
+    msgs = [str(x.message) for x in w if "invariant checks" in str(x.message)]
+    assert len(msgs) == 1 and msgs[0].startswith("Sparse invariant checks are implicitly disabled")

@@ -69,6 +69,31 @@ def _warn_beta(layout):
                   stacklevel=level)
 
 
+_invariants_warned = [False]
+
+
+def _warn_invariants_off(check_invariants):
+    """torch's warning (once a process) when a sparse constructor is called without
+    ``check_invariants`` while the global switch is off (ember checks either way)."""
+    if check_invariants is not None or _invariants_warned[0]:
+        return
+    from ember.sparse import check_sparse_tensor_invariants
+    if check_sparse_tensor_invariants.is_enabled():
+        return
+    import sys
+    import warnings
+    _invariants_warned[0] = True
+    level, frame = 2, sys._getframe(1)
+    while frame is not None and frame.f_globals.get("__name__", "").startswith("ember"):
+        level, frame = level + 1, frame.f_back        # point at the user's line
+    warnings.warn("Sparse invariant checks are implicitly disabled. Memory errors (e.g. "
+                  "SEGFAULT) will occur when operating on a sparse tensor which violates the "
+                  "invariants, but checks incur performance overhead. To silence this warning, "
+                  "explicitly opt in or out. See "
+                  "`torch.sparse.check_sparse_tensor_invariants.__doc__` for guidance.",
+                  UserWarning, stacklevel=level)
+
+
 def _run(op, args):
     enable()
     res = _make(op.kernel(*[a._data if isinstance(a, Tensor) else a for a in args]))
@@ -703,6 +728,7 @@ def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
                       pin_memory=False, requires_grad=False, check_invariants=None,
                       is_coalesced=None):
     """A COO tensor from ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense)."""
+    _warn_invariants_off(check_invariants)
     idx = _as_index(indices)
     v = _as_values(values, dtype)
     if idx.ndim != 2:
@@ -717,6 +743,7 @@ def sparse_csr_tensor(crow_indices, col_indices, values, size=None, *, dtype=Non
                       layout=None, device=None, pin_memory=False, requires_grad=False,
                       check_invariants=None):
     """A CSR matrix from compressed row pointers, column indices and values."""
+    _warn_invariants_off(check_invariants)
     crow, col = _as_index(crow_indices), _as_index(col_indices)
     v = _as_values(values, dtype)
     if size is None:
@@ -775,6 +802,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
                              dtype=None, layout=None, device=None, pin_memory=False,
                              requires_grad=False, check_invariants=None):
     """A tensor of the compressed ``layout`` (sparse_csr, _csc, _bsr, _bsc) from its parts."""
+    _warn_invariants_off(check_invariants)
     if layout is None or layout.name not in K.COMPRESSED:
         got = "none" if layout is None else _KIND.get(layout.name, layout.name)
         raise RuntimeError(f"sparse_compressed_tensor expected sparse compressed tensor "
@@ -786,6 +814,7 @@ def sparse_compressed_tensor(compressed_indices, plain_indices, values, size=Non
 def _compressed_front(layout, names):
     def front(compressed_indices, plain_indices, values, size=None, *, dtype=None,
               device=None, pin_memory=False, requires_grad=False, check_invariants=None):
+        _warn_invariants_off(check_invariants)
         return _compressed_tensor(compressed_indices, plain_indices, values, size, dtype,
                                   layout, requires_grad, f"{layout}_tensor")
     front.__name__ = f"{layout}_tensor"

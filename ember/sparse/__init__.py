@@ -32,8 +32,9 @@ def log_softmax(input, dim, *, dtype=None):
 
 
 class check_sparse_tensor_invariants:
-    """torch's switch for invariant checks: ember always checks, so this only records."""
-    _enabled = True
+    """torch's switch for invariant checks (off by default, as torch's): ember always
+    checks, so this only records, and decides the constructors' once-a-process warning."""
+    _enabled = False
 
     def __init__(self, enable=True):
         self._on = enable
