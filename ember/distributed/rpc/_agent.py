@@ -75,7 +75,7 @@ _ALIVE_S = 0.25          # how often peers on this host with calls pending are c
 _POLL_MS = 20            # the I/O thread wakes at least this often (timeouts, RRef deletes)
 _WAIT_MS = 10            # a waiting caller looks at its Future at least this often
 _LEND_S = 0.003          # a request run by the leading I/O thread lends the ROUTER this long
-_SPIN_S = 150e-6         # after running a request the I/O thread polls this long without sleeping
+_SPIN_S = 150e-6         # after a small reply the I/O thread polls this long without sleeping
 _LOAD_CHECK_S = 1.0      # ... while the host's load average, read this often, is below its CPUs
 _BATCH = 512             # messages taken from the ROUTER between those chores
 _COPY_BELOW = 1 << 16    # frames smaller than this are copied into ZeroMQ (cheaper than lending)
@@ -258,7 +258,6 @@ class Agent:
         self.lend_to = frozenset()              # peers that read lent arrays (_cma.py)
         self.lent = {}                          # (rank, request id) -> arrays of a reply
         self.late = {}                          # request id -> arrays of a timed-out request
-        self.releases = collections.deque()     # (rank, request id): lent replies read
         self.stopping = self.stop_requested = False
 
     def _socket(self, kind):
@@ -526,7 +525,6 @@ class Agent:
             finally:
                 del job
                 self.serving.discard(me)
-                self.hot_until = time.monotonic() + _SPIN_S
 
     def _take_lead(self, me):
         """Wait until this thread may own the ROUTER (its own lent one at once, another's
@@ -562,14 +560,15 @@ class Agent:
         return None
 
     def _spin(self, poller):
-        """Note [spin after serving]: once it has run a request, the I/O thread polls
-        without sleeping until ``hot_until``, for a caller's next request comes soon: on
+        """Note [spin after serving]: once a small reply went out (no tensor frames: its
+        caller is not busy reading a large one), the I/O thread polls without sleeping
+        until ``hot_until``, for the caller's next request may come at once: on
         an otherwise idle host, waking a sleeping thread on a halted (virtual) CPU costs
         more than the whole call (a raw ZeroMQ round trip here: 140-160 us asleep, 55-70 us
         with the callee spinning; ember's empty call 135-210 -> 90-110 us). On a busy host
         spinning takes the cores from others and from ZeroMQ's own I/O threads (p50 60 ->
         80-120 us there), so it is done only while the load average is below the number of
-        CPUs. The events found, or None."""
+        CPUs plus one (the spinner's own share). The events found, or None."""
         end, self.hot_until = self.hot_until, 0.0
         now = time.monotonic()
         if now >= end or not self._spin_allowed(now):
@@ -586,7 +585,8 @@ class Agent:
         if now >= self.spin_checked + _LOAD_CHECK_S:
             self.spin_checked = now
             try:
-                self.spin_ok = os.getloadavg()[0] < (os.cpu_count() or 1)
+                # (the spinner itself adds about one to the load average)
+                self.spin_ok = os.getloadavg()[0] < (os.cpu_count() or 1) + 1
             except OSError:
                 self.spin_ok = False
         return self.spin_ok
@@ -641,8 +641,6 @@ class Agent:
                 pass
         for box in boxes.values():          # watched boxes nobody else reads now (all of
             self._read_unless_busy(box)     # them: a descriptor signals only new arrivals)
-        if self.releases:
-            self._send_releases()
         while self.oneway:
             dst, frames = self.oneway.popleft()
             try:
@@ -684,15 +682,15 @@ class Agent:
             except Exception:               # noqa: BLE001 - a user callback failed: go on
                 traceback.print_exc()
 
-    def _send_releases(self):
-        """Tell the peers that replied with lent arrays that those were read (one message
-        per peer, on the next wake of the I/O thread)."""
-        read = {}
-        while self.releases:
-            rank, msg_id = self.releases.popleft()
-            read.setdefault(rank, []).append(msg_id)
-        for rank, ids in read.items():
-            self.notify(rank, _wire.encode((_release_lent, (self.info.id, ids), {})))
+    def _release_now(self, src, msg_id):
+        """Tell ``src`` at once that the arrays its reply ``msg_id`` lent were read (so
+        they are freed while still in cache and the next transfer reuses warm memory)."""
+        try:
+            frames = _wire.encode((_release_lent, (self.info.id, [msg_id]), {}))
+            self._send(self._out(src), _message(frames, REQUEST, 0, self.info.id, 0,
+                                                *NO_AUTOGRAD), src)
+        except RuntimeError:                 # shut down meanwhile: nothing to free
+            pass
 
     def _check_peers(self):
         """Fail at once the calls to a peer on this host whose process has exited (the
@@ -749,8 +747,8 @@ class Agent:
                 p.future.set_exception(e)
                 return
         finally:
-            if kind & LENT:                  # read: the sender may free it (_send_releases)
-                self.releases.append((src, msg_id))
+            if kind & LENT:                  # read: the sender may free it now
+                self._release_now(src, msg_id)
         if kind & ~_FLAGS == ERROR:
             p.future.set_exception(value.to_exception())
         else:
@@ -850,6 +848,8 @@ class Agent:
         except BaseException as e:          # noqa: BLE001 - e.g. an unpicklable result
             frames = _message(_wire.encode(RemoteError.capture(e, self.info)), ERROR, msg_id, me,
                               0, *no)
+        if len(frames) == 1:                # a small reply: the caller's next request may
+            self.hot_until = time.monotonic() + _SPIN_S      # come at once (_spin)
         try:
             if box:
                 self._send(self._to_box(dst, box), frames, dst)
