@@ -93,7 +93,7 @@ def test_lent_tensors_round_trip_and_are_freed_once_read():
         report([bool((a == x[:, ::2] * 2).all()), tag, head.tolist() == (x[:3, ::2]).tolist()])
         futs = [rpc.rpc_async("worker1", echo, args=(x + i,)) for i in range(6)]
         report([float(f.wait()[0, 0]) for f in futs])
-        deadline = time.monotonic() + 10                       # releases go out lazily
+        deadline = time.monotonic() + 10                       # releases are messages too
         while rpc.rpc_sync("worker1", lent_count) and time.monotonic() < deadline:
             time.sleep(0.02)
         report(rpc.rpc_sync("worker1", lent_count))
