@@ -84,7 +84,6 @@ def _zeros_bottom_like(a):
 def _engine_vjp(outputs, aliases, levels, cotangents, create_graph):
     """Gradients (wrapped like ``aliases``) of sum <outputs, cotangents>."""
     import ember
-    from ember.autograd import grad as _agrad
     extra = []
     act = {lv for lv, _ in levels}
     for c in cotangents:
@@ -116,18 +115,21 @@ def _engine_vjp(outputs, aliases, levels, cotangents, create_graph):
             continue
         outs_c.append(canonical(o, levels))
         seeds_c.append(canonical(c, levels).to(outs_c[-1].dtype))
-    bots = [bottom(a) for a in aliases]
     if not outs_c:
         return [rewrap_like(_zeros_bottom_like(a), a) for a in aliases]
+    gs = _backward(outs_c, aliases, seeds_c, create_graph)
+    return [rewrap_like(g, a) for g, a in zip(gs, aliases)]
+
+
+def _backward(outs, aliases, seeds, create_graph):
+    """Gradients of sum <outs, seeds> (bottom tensors) w.r.t. the bottom tensors of
+    ``aliases``; zeros where unused."""
+    from ember.autograd import grad as _agrad
+    bots = [bottom(a) for a in aliases]
     with _no_modes_all_but_vmap(), _enable_grad():
-        gs = _agrad(outs_c, bots, seeds_c, retain_graph=True, create_graph=create_graph,
+        gs = _agrad(outs, bots, seeds, retain_graph=True, create_graph=create_graph,
                     allow_unused=True)
-    out = []
-    for g, a in zip(gs, aliases):
-        if g is None:
-            g = _zeros_bottom_like(a)
-        out.append(rewrap_like(g, a))
-    return out
+    return [_zeros_bottom_like(a) if g is None else g for g, a in zip(gs, aliases)]
 
 
 def _batched_vjp(outputs, aliases, levels, cotangents, e):
@@ -137,8 +139,6 @@ def _batched_vjp(outputs, aliases, levels, cotangents, e):
     identity: one backward instead of one per row, and the forward is not run again).
     Gradients come back batched at ``e`` outside the inputs' levels. None when the
     cotangents are laid out otherwise (the caller loops)."""
-    import ember
-    from ember.autograd import grad as _agrad
     from ember.func._vmap import _levels_of
     size = next(m.batch_size for m in _active_modes() if m.level == e)
     own = {lv for lv, _ in levels}
@@ -162,14 +162,8 @@ def _batched_vjp(outputs, aliases, levels, cotangents, e):
         seeds_c.append(seed)
     if not outs_c:
         return None
-    bots = [bottom(a) for a in aliases]
-    with _no_modes_all_but_vmap(), _enable_grad():
-        gs = _agrad(outs_c, bots, seeds_c, retain_graph=True, create_graph=False,
-                    allow_unused=True)
     out = []
-    for g, a in zip(gs, aliases):
-        if g is None:
-            g = _zeros_bottom_like(a)
+    for g, a in zip(_backward(outs_c, aliases, seeds_c, False), aliases):
         with _no_modes():
             if type(g) is BatchedTensor:
                 if g._level != e or type(g._value) is BatchedTensor:
@@ -184,7 +178,6 @@ def _batched_vjp(outputs, aliases, levels, cotangents, e):
         for bd, lv in reversed(chain):
             v = _wrap(v, bd, lv)
         out.append(_wrap(v, 0, e))
-    del ember
     return out
 
 
