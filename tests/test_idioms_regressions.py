@@ -259,3 +259,16 @@ def test_devices_this_build_lacks_raise_torchs_classes():
             lib.ones(1, device="mps")
     with pytest.raises(RuntimeError, match="no backend for device 'cuda'"):
         ember.zeros(1, device="cuda")           # ember's is a RuntimeError as well
+
+
+def test_mse_loss_of_0d_tensors():
+    import torch
+    for r in ("mean", "sum", "none"):
+        a = ember.tensor(-8.4784, requires_grad=True)
+        out = ember.nn.functional.mse_loss(a, ember.tensor(-1.7658), reduction=r)
+        out.backward()
+        ta = torch.tensor(-8.4784, requires_grad=True)
+        tout = torch.nn.functional.mse_loss(ta, torch.tensor(-1.7658), reduction=r)
+        tout.backward()
+        assert out.shape == tout.shape
+        assert abs(out.item() - tout.item()) < 1e-4 and abs(a.grad.item() - ta.grad.item()) < 1e-4

@@ -469,7 +469,7 @@ def ctc_loss_backward(grad, log_probs, targets, input_lengths, target_lengths, b
 def mse_loss(x, t, reduction=1):
     """Squared error ``(x - t) ** 2`` over the broadcast shape, reduced (torch's enum: 0
     none, 1 mean, 2 sum)."""
-    d = np.subtract(x, t)
+    d = np.asarray(np.subtract(x, t))      # (0-d operands give a NumPy scalar)
     np.multiply(d, d, out=d)
     if reduction == 0:
         return d
