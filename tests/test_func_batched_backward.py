@@ -67,3 +67,19 @@ def test_the_forward_runs_once_and_the_conv_backward_is_batched():
     ref = torch.func.jacrev(lambda w, x: torch.nn.functional.conv2d(x, w).sum((0, 2, 3)))(
         torch.from_numpy(w.numpy()), torch.from_numpy(x.numpy()))
     np.testing.assert_allclose(jac.numpy(), ref.numpy(), rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("name", ["sum_to_size", "slice", "slice_ellipsis", "slice_none"])
+def test_slicing_and_sum_to_size_batch_without_loops(name):
+    fns = {"sum_to_size": lambda t: t.sum_to_size(3, 1), "slice": lambda t: t[1:, ::2],
+           "slice_ellipsis": lambda t: t[..., 0], "slice_none": lambda t: t[None, 1]}
+    f = fns[name]
+    x = rng.standard_normal((4, 3, 5)).astype(np.float32)
+    FALLBACK_COUNTS.clear()
+    ev = ember.func.vmap(f)(ember.tensor(x))
+    eg = ember.func.vmap(ember.func.grad(lambda t: (f(t) ** 2).sum()))(ember.tensor(x))
+    assert not FALLBACK_COUNTS
+    tv = torch.vmap(f)(torch.tensor(x))
+    tg = torch.func.vmap(torch.func.grad(lambda t: (f(t) ** 2).sum()))(torch.tensor(x))
+    np.testing.assert_allclose(ev.numpy(), tv.numpy(), rtol=1e-6, atol=1e-6)
+    np.testing.assert_allclose(eg.numpy(), tg.numpy(), rtol=1e-6, atol=1e-6)

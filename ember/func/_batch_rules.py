@@ -230,6 +230,28 @@ def _basic_index(op, vals, bdims, B):
     return op(x, (slice(None),) + idx), 0
 
 
+def _basic_index_backward(op, vals, bdims, B):
+    """The slice's gradient scattered into zeros, batch first (the index kept as is)."""
+    if bdims[0] is None:
+        return NotImplemented
+    g = _front(vals[0], bdims[0])
+    idx = vals[2] if isinstance(vals[2], tuple) else (vals[2],)
+    return op(g, [B] + list(vals[1]), (slice(None),) + idx), 0
+
+
+def _sum_to_size(op, vals, bdims, B):
+    """Sum a batched value to ``size``: the logical dims left of ``size`` first, then
+    with the batch dim kept."""
+    x = _front(vals[0], bdims[0])
+    size = list(vals[1])
+    extra = x.dim() - 1 - len(size)
+    if extra < 0:
+        return NotImplemented
+    if extra:
+        x = x.sum(list(range(1, 1 + extra)))
+    return op(x, [B] + size), 0
+
+
 def _cat_like(stack):
     def rule(op, vals, bdims, B):
         ts, bds = vals[0], bdims[0]
@@ -490,6 +512,8 @@ def register_all():
     OPS["expand"].def_batch_rule(_expand)
     OPS["flatten.using_ints"].def_batch_rule(_flatten)
     OPS["_basic_index"].def_batch_rule(_basic_index)
+    OPS["_basic_index_backward"].def_batch_rule(_basic_index_backward)
+    OPS["sum_to_size"].def_batch_rule(_sum_to_size)
     OPS["cat"].def_batch_rule(_cat_like(False))
     OPS["stack"].def_batch_rule(_cat_like(True))
     for n in ("matmul", "mm", "bmm", "mv", "dot"):
