@@ -587,7 +587,7 @@ class Agent:
             try:
                 # (the spinner itself adds about one to the load average)
                 self.spin_ok = os.getloadavg()[0] < (os.cpu_count() or 1) + 1
-            except OSError:
+            except (OSError, AttributeError):     # no load average here: never spin
                 self.spin_ok = False
         return self.spin_ok
 
