@@ -437,11 +437,10 @@ def _conv_backward(op, vals, bdims, B):
     if bdims[1] is not None or bdims[2] is not None or bdims[0] is None:
         return NotImplemented
     import ember
-    from ember._ops.nn_conv import _tpad, conv_weight_grad, convolution
+    from ember._ops.nn_conv import _ntuple, _tpad, conv_weight_grad, convolution
     g = _front(g, bdims[0])                              # (B, N, G*Og, *S')
     n = w.dim() - 2
-    stride, padding, dilation = ([v] * n if len(v) == 1 else list(v)
-                                 for v in (list(stride), list(padding), list(dilation)))
+    stride, padding, dilation = (_ntuple(v, n) for v in (stride, padding, dilation))
     N, O, S = g.shape[1], g.shape[2], tuple(g.shape[3:])
     G, Og = groups, O // groups
     empty = ember.zeros(0, dtype=g.dtype)
