@@ -152,3 +152,36 @@ def test_blas_held_only_once_onnxruntime_ran(monkeypatch):
     split.own_pools_ran()
     split.matmul(a, a)
     assert calls == [1, 2]                   # held at one thread, then restored
+
+
+# Note [concurrent conv backward]: the NumPy convolutions (small images, 1x1 kernels) split
+# their GEMMs over ember's pool and run the two gradients side by side; the bits must not
+# depend on the thread count.
+@pytest.mark.parametrize("shape", [(2, 512, 32, 7, 3, 1), (4, 64, 128, 14, 1, 2),
+                                   (2, 128, 128, 16, 3, 1), (3, 32, 48, 9, 3, 2)])
+def test_numpy_conv_paths_bits_equal_at_any_thread_count(shape, restore_threads):
+    from ember._kernels import nn_conv
+    from ember._threads import _settings
+    N, C, O, H, k, s = shape
+    rng = np.random.default_rng(sum(shape))
+    x = rng.standard_normal((N, C, H, H), np.float32)
+    w = (rng.standard_normal((O, C, k, k)) / np.sqrt(C * k * k)).astype(np.float32)
+    p = k // 2
+    Ho = (H + 2 * p - k) // s + 1
+    gy = rng.standard_normal((N, O, Ho, Ho), np.float32)
+    results = []
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        y = nn_conv.conv_forward(x, w, [s, s], [p, p], [1, 1], 1)
+        gi, gw, _ = nn_conv.conv_backward(gy, x, w, [s, s], [p, p], [1, 1], 1, (1, 1, 0))
+        results.append((y, gi, gw))
+    for got in results[1:]:
+        for a, b in zip(got, results[0]):
+            assert np.array_equal(a, b)
+    torch = pytest.importorskip("torch")
+    xt, wt = torch.from_numpy(x).double().requires_grad_(), torch.from_numpy(w).double()
+    wt.requires_grad_()
+    yt = torch.nn.functional.conv2d(xt, wt, stride=s, padding=p)
+    yt.backward(torch.from_numpy(gy).double())
+    for a, b in zip(results[0], (yt.detach(), xt.grad, wt.grad)):
+        np.testing.assert_allclose(a, b.numpy(), rtol=1e-3, atol=2e-4)

@@ -13,7 +13,7 @@ import threading
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember._kernels import ort_conv, split
+from ember._kernels import numpy_blas, ort_conv, split
 
 
 def _fmt(shape):
@@ -174,14 +174,23 @@ _IM2COL_DEPTH = 576     # 64 channels x 3x3: 1.2-1.4x torch's error, deep enough
 
 def summed_matmul(a, b, depth, out=None, slot="gemm_part"):
     """``a @ b`` (stacked, broadcasting like np.matmul) with the shared axis summed in
-    blocks of ``depth`` (Note [GEMM depth]); ``out``: where to write it."""
+    blocks of ``depth`` (Note [GEMM depth]); ``out``: where to write it. Rows of ``a`` split
+    over ember's threads once onnxruntime's pool runs (``split.gemm_rows``)."""
     K = a.shape[-1]
-    out = np.matmul(a[..., :depth], b[..., :depth, :], out=out)
-    if K > depth:
-        part = _scratch(slot, out.shape, out.dtype)
-        for k in range(depth, K, depth):
-            np.matmul(a[..., k:k + depth], b[..., k:k + depth, :], out=part)
-            out += part
+    if out is None:
+        lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
+        out = np.empty(lead + (a.shape[-2], b.shape[-1]), np.result_type(a, b))
+
+    def rows(lo, hi):
+        o, ar = out[..., lo:hi, :], a[..., lo:hi, :]
+        np.matmul(ar[..., :depth], b[..., :depth, :], out=o)
+        if K > depth:
+            part = _scratch(slot, o.shape, o.dtype)
+            for k in range(depth, K, depth):
+                np.matmul(ar[..., k:k + depth], b[..., k:k + depth, :], out=part)
+                o += part
+    split.gemm_rows(rows, a.shape[-2], a.shape[-2] * b.shape[-1] * min(K, depth),
+                    out.dtype)
     return out
 
 
@@ -367,12 +376,12 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     wr = w.reshape(groups, Cg_in, Cg_out * K).transpose(0, 2, 1)       # g, Cg_out*K, Cg_in
     if _use_big_gemm(N, Cout * K, Cg_in):
         xr = _chan_first(x, groups)                                     # g, Cg_in, N*P
-        cols = np.matmul(wr, xr)                                        # g, Cg_out*K, N*P
+        cols = split.matmul(wr, xr)                                     # g, Cg_out*K, N*P
         cols = cols.reshape((Cout,) + ksize + (N,) + tuple(in_size))
         return _col2im(cols, N, Cout, ksize, in_size, stride, dilation, padding, out_size,
                        nfirst=False)
     xr = np.ascontiguousarray(x).reshape(N, groups, Cg_in, P)
-    cols = np.matmul(wr, xr)                                            # N, g, Cg_out*K, P
+    cols = split.matmul(wr, xr)                                         # N, g, Cg_out*K, P
     if K == 1 and all(s == 1 for s in stride) and not any(padding) and \
             tuple(out_size) == tuple(in_size):
         return cols.reshape((N, Cout) + tuple(out_size))
@@ -429,12 +438,12 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, thre
         # batched per-image products (N, g, Og, CgK), then summed over the batch
         cols = _cols_n(x, ksize, stride, padding, dilation, out_size)
         gyr = np.ascontiguousarray(gy).reshape(N, groups, Og, P)
-        prod = np.matmul(gyr, cols.reshape(N, groups, CgK, P).transpose(0, 1, 3, 2))
+        prod = split.matmul(gyr, cols.reshape(N, groups, CgK, P).transpose(0, 1, 3, 2))
         gw = np.add.reduce(prod, axis=0)
     else:
         cols = _cols(x, ksize, stride, padding, dilation, groups, out_size)   # g, CgK, N*P
         gyr = _chan_first(gy, groups)                                       # g, Og, N*P
-        gw = np.matmul(gyr, cols.transpose(0, 2, 1))                        # g, Og, CgK
+        gw = split.matmul(gyr, cols.transpose(0, 2, 1))                     # g, Og, CgK
     return gw.reshape(tuple(weight_size)).astype(dt, copy=False)
 
 
@@ -464,12 +473,16 @@ def _wgrad_on_ort(x, O, CK, ksize, stride, dilation, groups, force=False):
 
 
 # Note [concurrent conv backward]: a convolution's input and weight gradients are
-# independent. With two or more threads, both on onnxruntime (non-spinning MLAS pools),
-# ``conv_backward`` runs the input gradient on a helper thread and the weight gradient
-# (im2col copy + GEMM) on the caller's, each on half of the threads: the NumPy im2col copy,
+# independent. With two or more threads, once onnxruntime's pool runs (non-spinning MLAS
+# pools; NumPy's OpenBLAS held at one thread, Note [one thread plan]), ``conv_backward``
+# runs the input gradient on a helper thread and the weight gradient (im2col copy + GEMM)
+# on the caller's, each on half of the threads (``split.share``): the NumPy im2col copy,
 # one-threaded by itself, then overlaps with the other half's work, and neither kernel
-# pays for splitting small products. Each result is computed exactly as it would be
-# alone (MLAS never splits a summed axis), so the bits do not depend on the overlap.
+# pays for splitting small products. Layers NumPy serves (images under 64 pixels, 1x1
+# kernels) take the same route with one-threaded GEMMs: ResNet's 512x7x7 backward ran on
+# one core before (OpenBLAS held) or beside spinning OpenBLAS threads. Each result is
+# computed exactly as it would be alone (MLAS never splits a summed axis; a block of rows
+# of a one-threaded GEMM is the same computation), so the bits do not depend on the overlap.
 
 def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
     """(grad_input, grad_weight, grad_bias) of ``conv(x, w) + b`` given ``gy``; the ones
@@ -492,21 +505,38 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
         return conv_weight_grad(x, gy, w.shape, stride, padding, dilation, groups,
                                 threads, threads is not None).astype(dt, copy=False)
     T = split.threads()
-    xc, gyc, wc = (a.astype(dt, copy=False) for a in (x, gy, w))
-    if need_i and need_w and T >= 2 and \
-            _wgrad_on_ort(xc, w.shape[0], 0, ksize, stride, dilation, groups, force=True) and \
-            ort_conv.available(gyc, wc, groups, x.shape[2:]) and \
-            all(o < s for o, s in zip(op, stride)):
-        job = split.pool().submit(grad_input, T // 2)
-        try:
-            gw = grad_weight(T - T // 2)
-        finally:
-            gi = job.result()
+    if need_i and need_w and T >= 2 and _concurrent(x, gy, w, dt, groups):
+        with numpy_blas.one_thread():
+            job = split.pool().submit(_on_share, grad_input, T // 2)
+            try:
+                gw = _on_share(grad_weight, T - T // 2)
+            finally:
+                gi = job.result()
     else:
         gi = grad_input() if need_i else empty
         gw = grad_weight() if need_w else empty
     gb = _bias_grad(gy).astype(dt, copy=False) if need_b else empty
     return gi, gw, gb
+
+
+def _on_share(fn, n):
+    with split.share(n):
+        return fn(n)
+
+
+# a backward below this many multiply-adds (input gradient alone) is not worth a hand-off
+_CONCURRENT_MIN_MACS = 1 << 22
+
+
+def _concurrent(x, gy, w, dt, groups):
+    """Whether this convolution's backward runs its two gradients side by side (Note
+    [concurrent conv backward]): float32, once onnxruntime's pool runs in the process (its
+    input gradient is onnxruntime's, or NumPy's GEMMs held at one thread like the rest of
+    the plan), and large enough."""
+    return dt == np.float32 and split._own_pools_ran[0] and \
+        gy.size * (w.size // max(w.shape[0], 1)) >= _CONCURRENT_MIN_MACS and \
+        _wgrad_on_ort(x.astype(dt, copy=False), w.shape[0], 0, w.shape[2:], (), (), groups,
+                      force=True)
 
 
 def _bias_grad(gy):

@@ -10,6 +10,7 @@ and large elementwise kernels (``chunks``, ``ufunc``).
 from __future__ import annotations
 
 import os
+import threading
 
 import numpy as np
 
@@ -39,10 +40,34 @@ def pool():
     return _pool[0]
 
 
+_budget = threading.local()
+
+
 def threads():
-    """ember's thread count (``set_num_threads``, else the CPUs)."""
+    """ember's thread count (``set_num_threads``, else the CPUs), or this thread's share
+    inside ``share`` (a half of a concurrent kernel)."""
+    n = getattr(_budget, "n", None)
+    if n is not None:
+        return n
     from ember._kernels.integer_gemm import _threads
     return _threads()
+
+
+class share:
+    """``with share(n):`` the splits started by this thread use ``n`` threads: a kernel
+    running beside another one (Note [concurrent conv backward]) takes its half only."""
+    __slots__ = ("n", "prev")
+
+    def __init__(self, n):
+        self.n = max(1, int(n))
+
+    def __enter__(self):
+        self.prev = getattr(_budget, "n", None)
+        _budget.n = self.n
+        return self
+
+    def __exit__(self, *exc):
+        _budget.n = self.prev
 
 
 # below this many elements a split costs more than it saves (a hand-off is ~20-50 us)
@@ -76,14 +101,16 @@ def run_rows(fn, rows, elements):
 # when m*n < 2304 * 4; above that it wakes its spinning pool, so ember holds it at one thread
 _BLAS_GEMM_MIN = 65536 * 4
 _BLAS_GEMV_MIN = 2304 * 4
-# a split GEMM hands each thread at least this many multiply-adds (~1 ms at 1 thread / 8)
+# a split GEMM hands each thread at least this many multiply-adds (~1 ms at 1 thread / 8),
+# which also keeps every part above OpenBLAS's small-matrix kernels (m*n*k <= 100^3),
+# whose summation order differs: the bits would then depend on the split
 MIN_SPLIT_MACS = 1 << 21
 # and at least this many rows: a one-row piece would be a GEMV, another summation order
 MIN_SPLIT_ROWS = 16
 
 
-def matmul(a, b):
-    """``np.matmul(a, b)`` for ember's kernels. Once onnxruntime's pool runs in this process
+def matmul(a, b, out=None):
+    """``np.matmul(a, b)`` (into ``out`` when given) for ember's kernels. Once onnxruntime's pool runs in this process
     (``own_pools_ran``), NumPy's OpenBLAS is held at one thread (Note [one thread plan] in
     numpy_blas.py) and a large GEMM split by rows of ``a`` (2-D, or N-D
     over a 2-D ``b``) or by batch entries (equal batch shapes) over ember's pool. Each output
@@ -92,16 +119,65 @@ def matmul(a, b):
     GEMM gave other bits for a block of rows than for the whole (AMD EPYC, 2026-11-29), so
     other dtypes keep OpenBLAS's own threads."""
     if a.size * b.size < _BLAS_GEMV_MIN or not _own_pools_ran[0]:
-        return np.matmul(a, b)          # m*n*k <= a.size * b.size: small, one thread
+        return np.matmul(a, b, out=out)  # m*n*k <= a.size * b.size: small, one thread
     if a.dtype.char != "f" or b.dtype.char != "f" or not a.ndim or not b.ndim:
-        return np.matmul(a, b)
+        return np.matmul(a, b, out=out)
     m = a.shape[-2] if a.ndim > 1 else 1
     n = b.shape[-1] if b.ndim > 1 else 1
     work = m * n * a.shape[-1]
     if work < (_BLAS_GEMV_MIN if m == 1 or n == 1 else _BLAS_GEMM_MIN):
-        return np.matmul(a, b)          # OpenBLAS stays on the caller's thread by itself
+        return np.matmul(a, b, out=out)  # OpenBLAS stays on the caller's thread by itself
     with numpy_blas.one_thread():
+        if out is not None:
+            return _split_rows_into(a, b, out, work)
         return _split_matmul(a, b, work)
+
+
+def gemm_rows(fn, rows, macs, dtype):
+    """``fn(lo, hi)``: GEMMs over output rows [lo, hi). Once onnxruntime's pool runs
+    (``own_pools_ran``) and the work is float32 and large enough for OpenBLAS's threads, runs
+    with OpenBLAS held at one thread and the rows split over ember's pool, so no spinning
+    OpenBLAS helper takes a core from the others (Note [one thread plan]); else
+    ``fn(0, rows)`` as it is. ``macs``: the multiply-adds of one GEMM call over all the rows
+    (m*n*k): each part keeps at least ``MIN_SPLIT_MACS``, above OpenBLAS's small-matrix
+    kernels (m*n*k <= 100^3 on SkylakeX), whose other summation order would change the
+    bits with the thread count."""
+    if not _own_pools_ran[0] or np.dtype(dtype).char != "f" or macs < _BLAS_GEMM_MIN:
+        return fn(0, rows)
+    t = min(threads(), rows // MIN_SPLIT_ROWS, max(1, macs // MIN_SPLIT_MACS))
+    with numpy_blas.one_thread():
+        if t <= 1:
+            return fn(0, rows)
+        _run_parts(fn, rows, t, align=MIN_SPLIT_ROWS)
+
+
+def _split_rows_into(a, b, out, work):
+    """``np.matmul(a, b, out=out)`` by blocks of ``a``'s rows (axis -2; any batch dims, ``b``
+    broadcasting), each block one-threaded BLAS on its own worker."""
+    t = threads()
+    if a.ndim < 2 or b.ndim < 2 or out.shape[-2] != a.shape[-2]:
+        return np.matmul(a, b, out=out)
+    rows = a.shape[-2]
+    if rows < 2 * MIN_SPLIT_ROWS and a.ndim == 2 and b.ndim == 2:
+        # few rows (Winograd's transforms: a 16x16 matrix by a long one): split b's columns
+        cols = b.shape[1]
+        t = min(t, cols // MIN_SPLIT_ROWS, max(1, work // MIN_SPLIT_MACS))
+        if t <= 1:
+            return np.matmul(a, b, out=out)
+
+        def part_cols(lo, hi):
+            np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
+        _run_parts(part_cols, cols, t, align=MIN_SPLIT_ROWS)
+        return out
+    batch = out.size // max(rows * out.shape[-1], 1)
+    t = min(t, rows // MIN_SPLIT_ROWS, max(1, work // MIN_SPLIT_MACS))
+    if t <= 1:
+        return np.matmul(a, b, out=out)
+
+    def part(lo, hi):
+        np.matmul(a[..., lo:hi, :], b, out=out[..., lo:hi, :])
+    _run_parts(part, rows, t, align=MIN_SPLIT_ROWS)
+    return out
 
 
 def _split_matmul(a, b, work):

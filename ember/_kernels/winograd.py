@@ -57,6 +57,7 @@ from fractions import Fraction
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
+from . import split
 from .nn_conv import _SCRATCH_MIN_BYTES, _scratch, summed_matmul
 
 # Interpolation points, first alpha - 1 used (plus infinity). For alpha 6, {1/2, -2} instead
@@ -158,7 +159,7 @@ def _transform(src, kmat, L, step, th, tw, out, slot):
                        (s[2], s[3], s[1], s[0], step * s[2], step * s[3]), writeable=False)
     D = _buf(slot, (L * L, Cs, N, th, tw), src.dtype)
     np.copyto(D.reshape(L, L, Cs, N, th, tw), tiles)
-    np.matmul(kmat, D.reshape(L * L, -1), out=out.reshape(kmat.shape[0], -1))
+    split.matmul(kmat, D.reshape(L * L, -1), out=out.reshape(kmat.shape[0], -1))
     return out
 
 
@@ -209,7 +210,7 @@ def _weight_transform(w, m, slot):
     O, C = w.shape[:2]
     kg = _kron(m, 3, "g", w.dtype)
     U = _buf(slot, (kg.shape[0], O * C), w.dtype)
-    np.matmul(kg, np.ascontiguousarray(w).reshape(O * C, 9).T, out=U)
+    split.matmul(kg, np.ascontiguousarray(w).reshape(O * C, 9).T, out=U)
     return U.reshape(-1, O, C)
 
 
@@ -269,7 +270,7 @@ def conv2d_3x3(x, w, lo, hi, bias=None, m=None):
                   "wino_d")
     # output: A^T M A for all tiles in one GEMM, then one scatter into (N, O, th, m, tw, m)
     Yt = _buf("wino_a", (m, m, O, N, th, tw), dt)
-    np.matmul(_kron(m, 3, "a", dt), M.reshape(a2, O * T), out=Yt.reshape(m * m, O * T))
+    split.matmul(_kron(m, 3, "a", dt), M.reshape(a2, O * T), out=Yt.reshape(m * m, O * T))
     exact = th * m == Ho and tw * m == Wo
     Y = np.empty((N, O, Ho, Wo), dt) if exact else \
         _buf("wino_b", (N, O, th * m, tw * m), dt)
@@ -311,8 +312,8 @@ def conv2d_3x3_weight_grad(x, gy, lo, hi, r=None):
     U = _buf("wino_a", (a2, O, N, th, tw), dt)
     _transform(gyp, _kron(3, r, "g", dt), r, r, th, tw, U, "wino_b")
     M = _buf("wino_b", (a2, O, C), dt)
-    np.matmul(U.reshape(a2, O, T), V.reshape(a2, C, T).transpose(0, 2, 1), out=M)
-    gw = np.matmul(M.reshape(a2, O * C).T, _kron(3, r, "a", dt).T)   # (O*C, 9)
+    split.matmul(U.reshape(a2, O, T), V.reshape(a2, C, T).transpose(0, 2, 1), out=M)
+    gw = split.matmul(M.reshape(a2, O * C).T, _kron(3, r, "a", dt).T)  # (O*C, 9)
     return gw.reshape(O, C, 3, 3)
 
 
