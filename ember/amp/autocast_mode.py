@@ -34,7 +34,8 @@ _DEFAULT_DTYPE = {"cpu": _dtype.bfloat16, "cuda": _dtype.float16}
 _CPU_LOWER = frozenset((
     "mm", "bmm", "addmm", "addbmm", "baddbmm", "matmul", "chain_matmul", "einsum",
     "convolution", "conv1d", "conv2d", "conv3d", "conv_transpose1d", "conv_transpose2d",
-    "conv_transpose3d", "linear", "prelu", "linalg_vecdot", "scaled_dot_product_attention"))
+    "conv_transpose3d", "linear", "prelu", "linalg_vecdot", "scaled_dot_product_attention",
+    "_lstm_layer"))             # nn.LSTM's fused layer (torch: mkldnn_rnn_layer)
 _CPU_FP32 = frozenset((
     "nll_loss_nd", "nll_loss", "nll_loss2d", "_cdist_forward", "cdist", "_ctc_loss",
     "ctc_loss", "prod", "trace", "quantile", "nanquantile", "polar", "cholesky",

@@ -12,7 +12,8 @@ An LSTM (projected or not) or a GRU over float32/float64 input skips the per-ste
 each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` in
 ember/_ops/nn_fused.py, with their own backward), run in a padded input's own layout; packed
 rows are spread into a padded batch and the records told the batch size of each step. The
-per-step path above stays for RNN, half dtypes and autocast."""
+per-step path above stays for RNN, half dtypes and a GRU under autocast (torch runs it in
+float32; an LSTM's layers are lowered by autocast, as torch's mkldnn_rnn_layer)."""
 import math
 import numbers
 import warnings
@@ -131,7 +132,7 @@ def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tens
     lstm = mode == 'LSTM'
     if mode in ('LSTM', 'GRU') and \
             input.dtype in (ember.float32, ember.float64) and \
-            not ember.is_autocast_enabled('cpu'):
+            (lstm or not ember.is_autocast_enabled('cpu')):   # autocast lowers _lstm_layer
         if batch_sizes is None:
             return _run_fused(mode, input, h0, c0, named, num_layers, dirs, dropout, training,
                               batch_first)

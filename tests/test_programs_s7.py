@@ -1,0 +1,37 @@
+"""Regressions found diffing everyday PyTorch programs (round 2, session 7) run under torch
+and under ``python -m ember.run``; each checked against torch."""
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _np(t):
+    return t.detach().float().numpy() if t.is_floating_point() else t.detach().numpy()
+
+
+def test_lstm_under_cpu_autocast_runs_in_bfloat16():
+    # torch lowers nn.LSTM's layers (mkldnn_rnn_layer): output and (h, c) are bfloat16;
+    # a GRU stays float32
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((5, 2, 3)).astype(np.float32)
+    res = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        lstm = lib.nn.LSTM(3, 4, num_layers=2, bidirectional=True)
+        gru = lib.nn.GRU(3, 4)
+        with lib.no_grad():
+            for p in list(lstm.parameters()) + list(gru.parameters()):
+                p.copy_(lib.from_numpy(np.linspace(-0.5, 0.5, p.numel(), dtype=np.float32)
+                                       .reshape(p.shape)))
+        xt = lib.from_numpy(x)
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            o, (h, c) = lstm(xt)
+            g, _ = gru(xt)
+        o.float().sum().backward()
+        res.append((o, h, c, g, lstm.weight_ih_l0.grad))
+    for t, e in zip(*res):
+        assert str(e.dtype) == str(t.dtype)
+        np.testing.assert_allclose(_np(e), _np(t), rtol=0.05, atol=0.03)
