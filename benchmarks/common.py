@@ -87,7 +87,16 @@ def machine():
                     break
     except OSError:
         pass
-    return f"{cpu}, {os.cpu_count()} cores, Python {platform.python_version()}"
+    return f"{cpu}, {cpus()} cores, Python {platform.python_version()}"
+
+
+def cpus():
+    """The cores this process may run on (``taskset`` narrows them), as ember counts them:
+    torch's and the benchmarks' thread counts follow it."""
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except (AttributeError, OSError):
+        return max(1, os.cpu_count() or 1)
 
 
 def run_ranks(script, worker_args, *, world_size=2, timeout=600):

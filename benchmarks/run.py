@@ -14,13 +14,13 @@ import os
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import bench, bench_interleaved, fmt_time, machine  # noqa: E402
+from common import cpus, bench, bench_interleaved, fmt_time, machine  # noqa: E402
 
 import ember  # noqa: E402
 
 try:
     import torch
-    torch.set_num_threads(os.cpu_count() or 1)
+    torch.set_num_threads(cpus())
 except ImportError:
     torch = None
 

@@ -24,7 +24,7 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import bench_interleaved, fmt_time, machine  # noqa: E402
+from common import cpus, bench_interleaved, fmt_time, machine  # noqa: E402
 
 _CHILD_LIB = sys.argv[2] if sys.argv[1:2] == ["--memory-child"] else None
 ember = torch = None
@@ -33,7 +33,7 @@ if _CHILD_LIB != "torch":
 if _CHILD_LIB != "ember":
     try:
         import torch
-        torch.set_num_threads(os.cpu_count() or 1)
+        torch.set_num_threads(cpus())
     except ImportError:
         torch = None
 

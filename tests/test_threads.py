@@ -185,3 +185,46 @@ def test_numpy_conv_paths_bits_equal_at_any_thread_count(shape, restore_threads)
     yt.backward(torch.from_numpy(gy).double())
     for a, b in zip(results[0], (yt.detach(), xt.grad, wt.grad)):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-3, atol=2e-4)
+
+
+# Note [batch columns] in rnn_fused.py: the LSTM / GRU step loops run on column ranges of
+# the batch, one per thread; the bits must not depend on the thread count.
+@pytest.mark.parametrize("cell", ["lstm", "gru", "lstm_proj", "lstm_packed"])
+def test_rnn_layer_bits_equal_at_any_thread_count(cell, restore_threads, monkeypatch):
+    from ember._kernels import rnn_fused as R, split
+    from ember._threads import _settings
+    parts = []
+    real_run_parts = split._run_parts
+    monkeypatch.setattr(split, "_run_parts", lambda fn, rows, t, align=1:
+                        parts.append((rows, t)) or real_run_parts(fn, rows, t, align))
+    T, B, E, H = 7, 112 if cell == "lstm_proj" else 48, 24, 256
+    rng = np.random.default_rng(3)
+    G = 3 if cell == "gru" else 4
+    P = 160 if cell == "lstm_proj" else H
+    x = rng.standard_normal((T, B, E), np.float32)
+    h0 = rng.standard_normal((B, P), np.float32)
+    c0 = rng.standard_normal((B, H), np.float32)
+    w_ih = rng.standard_normal((G * H, E), np.float32) * 0.1
+    w_hh = rng.standard_normal((G * H, P), np.float32) * 0.1
+    b_ih, b_hh = (rng.standard_normal(G * H, np.float32) * 0.1 for _ in range(2))
+    w_hr = rng.standard_normal((P, H), np.float32) * 0.1 if cell == "lstm_proj" else None
+    sizes = np.array([48, 48, 33, 20, 20, 9, 1]) if cell == "lstm_packed" else None
+    gy = rng.standard_normal((T, B, P), np.float32)
+    gh = rng.standard_normal((B, P), np.float32)
+    results = []
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        if cell == "gru":
+            out, hn, ws = R.gru_layer(x, h0, w_ih, w_hh, b_ih, b_hh)
+            grads = R.gru_layer_backward(gy, gh, x, h0, w_ih, w_hh, out, ws)
+            results.append((out, hn) + tuple(grads))
+        else:
+            out, hn, cn, ws = R.lstm_layer(x, h0, c0, w_ih, w_hh, b_ih, b_hh,
+                                           batch_sizes=sizes, w_hr=w_hr)
+            grads = R.lstm_layer_backward(gy, gh, np.ones_like(cn), x, h0, c0, w_ih, w_hh,
+                                          out, ws, batch_sizes=sizes, w_hr=w_hr)
+            results.append((out, hn, cn) + tuple(grads))
+    assert (B, 2) in parts                  # the step loops did split
+    for got in results[1:]:
+        for a, b in zip(got, results[0]):
+            assert np.array_equal(a, b)
