@@ -35,3 +35,20 @@ def test_lstm_under_cpu_autocast_runs_in_bfloat16():
     for t, e in zip(*res):
         assert str(e.dtype) == str(t.dtype)
         np.testing.assert_allclose(_np(e), _np(t), rtol=0.05, atol=0.03)
+
+
+def test_checkpoint_non_reentrant_double_backward():
+    # autograd.grad(create_graph=True) through a checkpointed region returned a gradient
+    # without a graph (the recomputation ran on detached inputs)
+    res = []
+    for lib in (torch, ember):
+        a = lib.tensor([0.5, 1.0], dtype=lib.float64, requires_grad=True)
+        w = lib.tensor([2.0, -1.0], dtype=lib.float64, requires_grad=True)
+        out = lib.utils.checkpoint.checkpoint(lambda x, w: (x.sin() * w).exp() * x, a, w,
+                                              use_reentrant=False)
+        g = lib.autograd.grad(out.sum(), (a, w), create_graph=True)
+        assert all(t.requires_grad for t in g)
+        h = lib.autograd.grad(g[0].sum() + (g[1] ** 2).sum(), (a, w))
+        res.append(g + h)
+    for t, e in zip(*res):
+        np.testing.assert_allclose(_np(e), _np(t), rtol=1e-12)

@@ -182,16 +182,22 @@ class _Recomputer:
 
     def _recompute(self):
         got = []
+        # backward under create_graph (grad mode on): the region re-runs on the original
+        # inputs and its saved tensors stay attached, so the gradient is differentiable
+        attach = ember.is_grad_enabled()
 
         def keep(t):
-            got.append(t.detach())
+            got.append(t if attach else t.detach())
+            return t if attach else None
 
-        def refuse(_):
+        def refuse(t):
+            if attach:
+                return t
             raise CheckpointError("torch.utils.checkpoint: the recomputed graph was used for "
                                   "backward")
 
         with saved_tensors_hooks(keep, refuse):
-            self.rerun()
+            self.rerun(attach)
         if self.check:
             self._compare(got)
         return got
@@ -226,9 +232,9 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
     rng_state = ember.get_rng_state() if preserve_rng_state else None
     grad_mode = ember.is_grad_enabled()
 
-    def rerun():
+    def rerun(attach=False):
         with _replaying_rng(rng_state, preserve_rng_state):
-            inputs = detach_variable(tuple(args))
+            inputs = tuple(args) if attach else detach_variable(tuple(args))
             with ember.set_grad_enabled(grad_mode), recompute_ctx:
                 function(*inputs, **kwargs)
 
