@@ -654,10 +654,9 @@ def _call_inplace(op, args, vals, res_dt, req):
                            f"shape {list(res.shape)}")
     node = _graph.record(op, args, None, inplace=True) if recording else None
     if not dst.flags.writeable:
-        raise RuntimeError(f"{op.public_name}: cannot write into a read-only or expanded tensor "
-                           f"(more than one element of the written-to tensor refers to a "
-                           f"single memory location); clone() it first")
-    np.copyto(dst, res, casting="unsafe")
+        write_readonly(op.public_name, dst, res, _overlap_rule(op, args))
+    else:
+        np.copyto(dst, res, casting="unsafe")
     _graph.bump_version(self)
     if node is not None:
         _graph.rebase_history(self, node)
@@ -719,8 +718,96 @@ def _copy_out(op, r, o):
             raise RuntimeError(f"{op.public_name}(): out= tensor is a view with shape "
                                f"{list(o._data.shape)}; cannot resize it to {list(src.shape)}")
         o._data = np.empty(src.shape, o._data.dtype)
-    np.copyto(o._data, src, casting="unsafe")
+    if not o._data.flags.writeable:
+        write_readonly(op.public_name, o._data, src, _OVERLAP_OUT.get(op.public_name))
+    else:
+        np.copyto(o._data, src, casting="unsafe")
     _graph.bump_version(o)
+
+
+# torch's overlap contract: an output with a dimension of size > 1 and stride 0 (an expanded
+# tensor) is refused ("unsupported operation...") by every op but these, which write into it
+_OVERLAP_MSG = ("unsupported operation: more than one element of the written-to tensor refers "
+                "to a single memory location. Please clone() the tensor before performing the "
+                "operation.")
+_OVERLAP_INPLACE = {"fill_": "allow", "zero_": "allow", "tril_": "allow", "triu_": "allow",
+                    "baddbmm_": "accumulate", "index_put_": "warn", "masked_fill_": "warn",
+                    "index_fill_": "warn"}
+_OVERLAP_OUT = dict.fromkeys((
+    "amax", "amin", "prod", "std", "var", "norm", "bmm", "mv", "dot", "zeros", "ones", "full",
+    "empty", "arange", "range", "linspace", "logspace", "tril", "triu", "masked_select"),
+    "allow") | {"sum": "sum", "nansum": "sum", "eye": "zeros_first"}
+_OVERLAP_HINT = {"index_put_": "tensor[indices] = tensor", "masked_fill_": "tensor[mask] = scalar",
+                 "index_fill_": "tensor[mask] = scalar"}
+
+
+def _overlap_rule(op, args):
+    """How torch treats an expanded ``self`` for in-place ``op``: None (refused), "allow" or
+    "warn" (written, with a deprecation warning). ``fill_`` of a Tensor value is refused."""
+    name = op.public_name
+    if name == "fill_" and isinstance(args[1], Tensor):
+        return None
+    if name == "copy_" and args[1] is args[0]:        # a copy onto itself writes nothing
+        return "allow"
+    return _OVERLAP_INPLACE.get(name)
+
+
+def has_internal_overlap(a):
+    """torch's definite overlap: a dimension of size > 1 with stride 0 (shape (n,), strides)."""
+    return a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+
+
+def _memory_writable(a):
+    """Whether the memory under the read-only view ``a`` belongs to a writable array."""
+    from ember._kernels.shape import _Iface
+    x = a
+    while x is not None:
+        if isinstance(x, _ndarray):
+            if x.flags.writeable:
+                return True
+            x = x.base
+        else:       # from_address's carrier, as_strided's DummyArray: the memory's owner
+            x = x._keep if isinstance(x, _Iface) else getattr(x, "base", None)
+    return False
+
+
+def write_readonly(name, dst, res, rule):
+    """Write ``res`` into the read-only array ``dst`` of an expanded view (stride 0): torch's
+    overlap error unless ``rule`` allows it; then only the elements whose value changes are
+    stored, so a write into one of several aliases of a location is what the others see."""
+    if not _memory_writable(dst):
+        raise RuntimeError(f"{name}: cannot write into a tensor whose memory is read-only")
+    overlap = has_internal_overlap(dst)
+    if overlap and rule is None:
+        raise RuntimeError(_OVERLAP_MSG)
+    if overlap and rule == "warn":
+        import sys
+        import warnings
+        level, frame = 2, sys._getframe(1)
+        while frame is not None and (frame.f_globals.get("__name__", "").startswith("ember")
+                                     or frame.f_code.co_filename.startswith("<ember")):
+            level, frame = level + 1, frame.f_back        # point at the user's line
+        warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
+                      f"tensor before performing this operation. This also applies to advanced "
+                      f"indexing e.g. {_OVERLAP_HINT[name]}", UserWarning, stacklevel=level)
+    from ember._kernels.shape import address, from_address
+    alias = from_address(address(dst), dst.shape, dst.strides, dst.dtype, dst, True)
+    if not overlap:
+        np.copyto(alias, res, casting="unsafe")
+        return
+    res = np.broadcast_to(np.asarray(res).astype(dst.dtype, copy=False), dst.shape)
+    every = (slice(None),) * dst.ndim
+    if rule == "accumulate":          # each alias adds its update (baddbmm_ in place)
+        np.add.at(alias, every, res - dst)
+        return
+    if rule in ("sum", "zeros_first"):    # out= kernels that zero the output first
+        alias[...] = 0
+        if rule == "sum":                  # ... and accumulate into it (sum out=)
+            np.add.at(alias, every, res)
+            return
+    raw = np.dtype((np.void, dst.itemsize))
+    changed = res.view(raw) != dst.view(raw)
+    alias[changed] = res[changed]
 
 
 def _nondeterministic_alert(op, args):

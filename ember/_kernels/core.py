@@ -61,18 +61,31 @@ def expand(a, size, implicit=False):
 
 
 def _broadcast_view(a, shape):
-    """``np.broadcast_to(a, shape)`` (read-only, stride 0 where broadcast), made directly
-    over ``a``'s memory when ``a`` is contiguous: 10x cheaper than NumPy's general path,
-    which small-tensor backward passes (``sum``'s gradient) pay on every call."""
+    """``a`` expanded to ``shape`` with torch's strides: 0 where a size grows, a new size-1
+    dim strides over the dims after it. Read-only when an element repeats (torch's internal
+    overlap: the dispatcher then applies torch's rules for writes) or ``a`` is read-only.
+    Made directly over ``a``'s memory when ``a`` is contiguous: 10x cheaper than NumPy's
+    general path, which small-tensor backward passes (``sum``'s gradient) pay on every call."""
     lead = len(shape) - a.ndim
-    strides = [0] * lead
-    for j, n in enumerate(a.shape):
-        strides.append(0 if n == 1 and shape[lead + j] != 1 else a.strides[j])
+    strides = [0] * len(shape)
+    overlap = False
+    for i in range(len(shape) - 1, -1, -1):
+        j = i - lead
+        if j >= 0:
+            n, st = a.shape[j], a.strides[j]
+        else:                       # a new dim: as if contiguous over the dims after it
+            n, st = 1, (shape[i + 1] * strides[i + 1] if i + 1 < len(shape) else a.itemsize)
+        if n != shape[i]:
+            st = 0
+            overlap = overlap or shape[i] > 1
+        strides[i] = st
+    writeable = a.flags.writeable and not overlap
     try:
         r = np.ndarray(shape, a.dtype, a, 0, tuple(strides))
     except (TypeError, ValueError, BufferError):      # not contiguous
-        return np.broadcast_to(a, shape)
-    r.flags.writeable = False
+        return np.lib.stride_tricks.as_strided(a, shape, strides, writeable=writeable)
+    if not writeable:
+        r.flags.writeable = False
     return r
 
 

@@ -168,6 +168,12 @@ def _assign(target, value):
             value = _strip_leading_ones(value, target.ndim)
         target.copy_(value)
     else:
+        # torch copies a scalar in (copy_), which refuses an expanded target; fill_ does not
+        data = target._data
+        if type(data) is np.ndarray and not data.flags.writeable:
+            from ember._dispatch import has_internal_overlap, _OVERLAP_MSG
+            if has_internal_overlap(data):
+                raise RuntimeError(_OVERLAP_MSG)
         target.fill_(value)
 
 

