@@ -516,11 +516,17 @@ class Tensor:
     def __deepcopy__(self, memo):
         if not self.is_leaf:
             raise RuntimeError("Only Tensors created explicitly by the user (graph leaves) "
-                               "support the deepcopy protocol at the moment.")
+                               "support the deepcopy protocol at the moment.  If you were "
+                               "attempting to deepcopy a module, this may be because of a "
+                               "torch.nn.utils.weight_norm usage, see "
+                               "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
-        t = type(self).__new__(type(self))
-        _init(t, self._data.copy())
+        if type(self._data) is not np.ndarray or self._data.dtype in _dtype.QUANTIZED_NP:
+            t = type(self).__new__(type(self))
+            _init(t, self._data.copy())
+        else:
+            t = _deepcopy_alias(self, memo)
         t._requires_grad = self._requires_grad
         if self.grad is not None:
             t.grad = self.grad.__deepcopy__(memo)
@@ -556,6 +562,41 @@ class Tensor:
     @property
     def mH(self):
         return self.mT.conj()
+
+
+def _deepcopy_alias(self, memo):
+    """torch's deepcopy: the storage is copied once per ``memo`` and every tensor on it is
+    rebuilt at its own offset and strides, so views copied together still alias (they are
+    no autograd views: ``_base`` None). The copies share one version counter, at 1."""
+    from ember._kernels.shape import address, from_address
+    root = self._root()
+    key = ("ember.storage", id(root))
+    new_root = memo.get(key)
+    if new_root is None:
+        ra = root._data
+        lo = address(ra) + sum((n - 1) * st for n, st in zip(ra.shape, ra.strides) if st < 0)
+        span = 0 if ra.size == 0 else ra.itemsize + sum((n - 1) * abs(st)
+                                                       for n, st in zip(ra.shape, ra.strides))
+        buf = np.empty(max(span, 1), np.uint8)
+        if span:
+            buf[:] = from_address(lo, (span,), (1,), np.uint8, ra, False)
+        arr = from_address(address(buf) + address(ra) - lo, ra.shape, ra.strides, ra.dtype,
+                           buf, True)
+        new_root = type(self).__new__(type(self)) if self is root else _object_new(Tensor)
+        _init(new_root, arr)
+        new_root._vc = 1
+        memo[key] = new_root
+        memo.setdefault(id(memo), []).append(root)        # keeps ``id(root)`` unique
+        if self is root:
+            return new_root
+    a = self._data
+    overlap = a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
+    arr = from_address(address(new_root._data) + address(a) - address(root._data), a.shape,
+                       a.strides, a.dtype, new_root._data, not overlap)
+    t = type(self).__new__(type(self))
+    _init(t, arr)
+    t._storage_base = new_root
+    return t
 
 
 def _bad_H(t):

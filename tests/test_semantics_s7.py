@@ -116,3 +116,64 @@ def test_expand_strides(src, size):
     assert ember.zeros(src).expand(size).stride() == torch.zeros(src).expand(size).stride()
     e = ember.zeros(3, 4)[:, :1].expand(2, 3, 1)
     assert e.stride() == torch.zeros(3, 4)[:, :1].expand(2, 3, 1).stride()
+
+
+# ------------------------------------------------------------ 2. deepcopy keeps aliasing
+
+def _deepcopy_views(L):
+    import copy
+    out = []
+    x = L.arange(6.).reshape(2, 3)
+    d = copy.deepcopy({"x": x, "v": x[0], "w": x.t(), "r": x[1, 1:]})
+    d["x"][0, 0] = 5
+    out += [d["v"].tolist(), d["w"].tolist(), d["w"].stride(), d["r"].storage_offset(),
+            d["v"]._base is None, d["x"]._version]
+    rev = copy.deepcopy([x[0], x])                  # the view first
+    rev[1][0, 1] = 7
+    out += [rev[0].tolist()]
+    lone = copy.deepcopy(x[1])
+    out += [lone.tolist(), lone.storage_offset(), lone.untyped_storage().nbytes()]
+    e = copy.deepcopy(L.zeros(1, 3).expand(4, 3))
+    out += [e.stride(), e.is_contiguous()]
+    iv = L.arange(4, dtype=L.int32)
+    r = copy.deepcopy([iv, iv.view(L.float32)])
+    r[0][0] = 1065353216
+    out += [r[1][0].item()]
+    cl = L.ones(1, 2, 3, 3).to(memory_format=L.channels_last)
+    out += [copy.deepcopy(cl).stride(), copy.deepcopy(L.nn.Parameter(cl)).stride()]
+    return out
+
+
+def _deepcopy_autograd(L):
+    import copy
+    out = []
+    p = L.ones(2, 3, requires_grad=True)
+    p.grad = L.ones(3, 2).t()
+    p.tag = [1]
+    c = copy.deepcopy(p)
+    out += [c.requires_grad, c.is_leaf, c.grad.stride(), c.grad is not p.grad, c.tag,
+            c.tag is not p.tag]
+    for bad in (lambda: p * 2, lambda: p[0]):
+        try:
+            copy.deepcopy(bad())
+        except RuntimeError as e:
+            out.append(str(e))
+    m = L.nn.Linear(3, 2)
+    m.register_buffer("row", m.weight.detach()[0])
+    m.weight.grad = L.ones(2, 3)
+    m2 = copy.deepcopy(m)
+    with L.no_grad():
+        m2.weight[0, 0] = 100.
+    out += [m2.row[0].item() == 100., m2.weight.grad, type(m2.weight).__name__]
+    m.register_buffer("a", L.zeros(4))
+    m.register_buffer("b", m.a[1:])
+    m3 = copy.deepcopy(m)
+    m3.a[1] = 3
+    out += [m3.b.tolist()]
+    return out
+
+
+@pytest.mark.parametrize("case", [_deepcopy_views, _deepcopy_autograd])
+def test_deepcopy_keeps_views(case):
+    """deepcopy copies each storage once: views copied with their base still alias it."""
+    assert case(ember) == case(torch)

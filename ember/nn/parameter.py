@@ -66,7 +66,7 @@ class Parameter(Tensor, metaclass=_FlagMeta):
 
     def __deepcopy__(self, memo):
         if id(self) not in memo:
-            data = _wrap(self._data.copy())
+            data = _wrap(self._data.copy(order="K"))      # clone(preserve_format)
             if "_qparams" in self.__dict__:
                 data._qparams = self._qparams
             memo[id(self)] = type(self)(data, self._requires_grad)
