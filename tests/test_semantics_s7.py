@@ -177,3 +177,42 @@ def _deepcopy_autograd(L):
 def test_deepcopy_keeps_views(case):
     """deepcopy copies each storage once: views copied with their base still alias it."""
     assert case(ember) == case(torch)
+
+
+# ------------------------------------------------------------ 3. kthvalue / mode ties
+
+def _tie_cases():
+    import numpy as np
+    rng = np.random.default_rng(7)
+    cases = []
+    for t in range(40):
+        shape = [(7,), (5, 6), (3, 4, 5), (2, 40), (33,), (1,)][t % 6]
+        a = rng.integers(0, 1 + t % 4, shape).astype(float)
+        if t % 3 == 0:
+            a[rng.random(shape) < 0.25] = np.nan
+        dtype = ["float32", "float64", "int64", "bfloat16", "int16", "float16"][t % 6]
+        if dtype[0] == "i":
+            a = np.nan_to_num(a)
+        cases.append((a.tolist(), dtype, int(rng.integers(0, len(shape))),
+                      float(rng.random())))
+    cases.append(([0., -0., 0.], "float32", 0, 0.1))
+    cases.append(([float("nan")] * 3, "float64", 0, 0.9))
+    return cases
+
+
+@pytest.mark.parametrize("values,dtype,dim,q", _tie_cases())
+def test_kthvalue_mode_ties(values, dtype, dim, q):
+    """Which of several equal values kthvalue/mode return: torch's quickselect and
+    (unstable) std::sort orders, NaN included."""
+    import math
+    res = {}
+    for L in (torch, ember):
+        x = L.tensor(values, dtype=getattr(L, dtype))
+        k = 1 + int(q * x.shape[dim])
+        kv = L.kthvalue(x, k, dim)
+        mv = L.mode(x, dim)
+        tx = L.tensor(values, dtype=getattr(L, dtype)).movedim(dim, 0).contiguous().movedim(0, dim)
+        res[L] = [kv.indices.tolist(), str(kv.values.float().tolist()),
+                  L.kthvalue(tx, k, dim, keepdim=True).indices.tolist(),
+                  mv.indices.tolist(), str(mv.values.float().tolist())]
+    assert res[ember] == res[torch]

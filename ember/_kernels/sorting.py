@@ -203,7 +203,74 @@ def kthvalue(a, k, dim=-1, keepdim=False):
         return a.copy(), np.zeros((), np.int64)
     if a.dtype.kind in "bc":            # torch's CPU kernel has no bool or complex instance
         raise not_implemented("kthvalue_cpu", a.dtype)
-    return _select_at(a, d, np.full(_pos_shape(a, d), k - 1, np.int64), keepdim)
+    vals, idx = _select_at(a, d, np.full(_pos_shape(a, d), k - 1, np.int64), True)
+    idx = _kth_tie_index(a, d, k - 1, vals, idx)
+    vals = np.take_along_axis(a, idx, d)          # (a -0.0 tied with 0.0 comes out as is)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
+    return vals, idx
+
+
+def _kth_tie_index(a, d, k, vals, idx):
+    """``idx`` (the stable order's k-th, keepdim) with the rows where the k-th value occurs
+    more than once (NaNs equal) replaced by the index torch's quickselect leaves there."""
+    n = a.shape[d]
+    rows = np.moveaxis(_orderable(a), d, -1).reshape(-1, n)
+    kth = np.moveaxis(_orderable(vals), d, -1).reshape(-1, 1)
+    same = rows == kth
+    if is_float(rows.dtype):
+        same |= np.isnan(rows) & np.isnan(kth)
+    todo = np.flatnonzero(same.sum(1) > 1)
+    if todo.size == 0 or todo.size * n > _TIE_REPLAY_BUDGET:
+        return idx
+    out = np.moveaxis(idx, d, -1).reshape(-1).copy()
+    for r in todo:
+        out[r] = _quickselect_index(rows[r].tolist(), k)
+    return np.moveaxis(out.reshape(np.moveaxis(idx, d, -1).shape), -1, d)
+
+
+def _quickselect_index(vals, k):
+    """The original index that ends at position ``k`` of ``vals`` after torch's CPU
+    selection (kthvalue): a median-of-three quickselect, swapping values and indices
+    together, with NaN above every number."""
+    idx = list(range(len(vals)))
+
+    def gt(x, y):
+        return x > y or (x != x and y == y)
+
+    def swap(i, j):
+        vals[i], vals[j] = vals[j], vals[i]
+        idx[i], idx[j] = idx[j], idx[i]
+    lo, hi = 0, len(vals) - 1
+    while hi > lo:
+        if hi == lo + 1:
+            if gt(vals[lo], vals[hi]):
+                swap(lo, hi)
+            break
+        swap(lo + (hi - lo) // 2, lo + 1)       # median of three to ``lo``, ordered ends
+        if gt(vals[lo + 1], vals[hi]):
+            swap(lo + 1, hi)
+        if gt(vals[lo], vals[hi]):
+            swap(lo, hi)
+        if gt(vals[lo + 1], vals[lo]):
+            swap(lo + 1, lo)
+        i, j, pivot = lo + 1, hi, vals[lo]
+        while True:
+            i += 1
+            while gt(pivot, vals[i]):
+                i += 1
+            j -= 1
+            while gt(vals[j], pivot):
+                j -= 1
+            if j < i:
+                break
+            swap(i, j)
+        swap(lo, j)
+        if j <= k:
+            lo = i
+        if j >= k:
+            hi = j - 1
+    return idx[k]
 
 
 def _median_pos(a, d, ignore_nan):
@@ -273,12 +340,42 @@ def mode(a, dim=-1, keepdim=False):
     pos = np.arange(n)
     start = np.maximum.accumulate(np.where(new, pos, 0), axis=-1)
     p = np.argmax(pos - start + 1, axis=-1)[..., None]
-    vals = np.moveaxis(np.take_along_axis(s, p, -1), -1, d)
-    idx = np.moveaxis(np.take_along_axis(order, p, -1), -1, d).astype(np.int64)
+    vals = np.take_along_axis(s, p, -1)
+    idx = np.take_along_axis(order, p, -1).astype(np.int64)
+    _mode_replay(x, s, new, vals, idx)
+    vals, idx = np.moveaxis(vals, -1, d), np.moveaxis(idx, -1, d)
     if not keepdim:
         vals, idx = np.squeeze(vals, d), np.squeeze(idx, d)
     # (np.ascontiguousarray would turn a 0-d result into shape (1,))
     return np.array(vals, order="C"), np.array(idx, order="C")
+
+
+def _mode_replay(x, s, new, vals, idx):
+    """Rows of ``x`` (last axis) whose answer depends on the order of equal values are
+    recomputed as torch's kernel does: libstdc++'s unstable ``std::sort`` of (value, index)
+    by value (stable only below 17 elements, and not at all with NaNs), then the first
+    longest run of ``!=``-separated values, its last index. In place on ``vals``/``idx``."""
+    n = x.shape[-1]
+    rows = _orderable(x).reshape(-1, n)
+    nan = np.isnan(rows).any(1) if is_float(rows.dtype) else np.zeros(len(rows), bool)
+    repeats = (~new.reshape(-1, n)).any(1)
+    todo = np.flatnonzero(nan | (repeats & (n > 16)))
+    if todo.size == 0 or todo.size * n > _TIE_REPLAY_BUDGET:
+        return
+    from ember._kernels.stl_select import _sort
+    flat_v, flat_i = vals.reshape(-1), idx.reshape(-1)
+    for r in todo:
+        pairs = list(zip(rows[r].tolist(), range(n)))
+        _sort(pairs, 0, n, lambda p, q: p[0] < q[0])
+        best, run = 0, 0
+        for j in range(n):
+            run += 1
+            if j == n - 1 or pairs[j][0] != pairs[j + 1][0]:
+                if run > best:
+                    best, pick = run, pairs[j][1]
+                run = 0
+        flat_i[r] = pick
+        flat_v[r] = x.reshape(-1, n)[r, pick]
 
 
 def quantile_positions(ranks, interpolation):
