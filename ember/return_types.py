@@ -31,6 +31,8 @@ def wrap_returns(op, outputs):
 
 def __getattr__(name):
     """``torch.return_types.max`` and friends: the type an op with named returns makes."""
+    if name.startswith("__"):   # ``__path__``, asked by every ``from ... import``: no scan
+        raise AttributeError(f"module 'torch.return_types' has no attribute '{name}'")
     from ember._ops.registry import OPS
     for op in list(OPS.values()):
         fields = getattr(op, "schema_return_names", None)
