@@ -21,7 +21,7 @@ from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, uint16,
 from ember._device import device, get_default_device, set_default_device
 from ember._tensor import Tensor, Size
 from ember._creation import tensor, as_tensor, asarray, from_numpy, from_dlpack
-from ember._legacy import TYPES as _LEGACY_TYPES
+from ember._legacy import TYPES as _LEGACY_TYPES, typename  # noqa: F401
 globals().update(_LEGACY_TYPES)         # FloatTensor, LongTensor... (torch's typed types)
 from ember import _ops
 from ember._ops.registry import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS
@@ -115,7 +115,7 @@ from ember.random import (manual_seed, seed, initial_seed, Generator, default_ge
                           get_rng_state, set_rng_state)
 from ember._tensor_str import set_printoptions  # noqa: E402
 from ember._creation import frombuffer  # noqa: E402
-from ember.storage import UntypedStorage, TypedStorage  # noqa: E402
+from ember.storage import UntypedStorage, TypedStorage, is_storage  # noqa: E402,F401
 from ember import nn  # noqa: E402,F401
 from ember._functional_aliases import pdist, bilinear, conv_tbc  # noqa: E402,F401
 from ember.serialization import save, load  # noqa: E402
@@ -136,6 +136,8 @@ from ember._determinism import (use_deterministic_algorithms,  # noqa: E402
                                 are_deterministic_algorithms_enabled,
                                 is_deterministic_algorithms_warn_only_enabled)
 from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
+from ember._precision import (set_float32_matmul_precision,  # noqa: E402,F401
+                              get_float32_matmul_precision)
 
 
 def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=None,

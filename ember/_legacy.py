@@ -181,3 +181,17 @@ TYPE_NAMES.update({"torch.ComplexFloatTensor": _dtype.complex64,
 def new(self, *args, **kwargs):
     """``Tensor.new``: the legacy constructor with this tensor's dtype."""
     return legacy_new(self.dtype, args, kwargs)
+
+
+def typename(obj):
+    """torch.typename: a tensor's legacy type string (``'torch.FloatTensor'``), otherwise the
+    object's (or its type's) module-qualified name, ember's modules named as torch's."""
+    from ember._tensor import Tensor
+    if isinstance(obj, Tensor):
+        return obj.type()
+    module = getattr(obj, "__module__", "") or ""
+    qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None) \
+        or type(obj).__qualname__
+    if module == "ember" or module.startswith("ember."):
+        module = "torch" + module[len("ember"):]
+    return qualname if module in ("", "builtins") else f"{module}.{qualname}"

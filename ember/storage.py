@@ -311,3 +311,8 @@ class TypedStorage:
         head = (f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
                 f"{self.size()}]")
         return f"{body}\n{head}" if body else head
+
+
+def is_storage(obj):
+    """Whether ``obj`` is a storage (untyped or typed); torch.is_storage."""
+    return isinstance(obj, (UntypedStorage, TypedStorage))

@@ -52,3 +52,38 @@ def test_checkpoint_non_reentrant_double_backward():
         res.append(g + h)
     for t, e in zip(*res):
         np.testing.assert_allclose(_np(e), _np(t), rtol=1e-12)
+
+
+def test_float32_matmul_precision_round_trip():
+    # training scripts call torch.set_float32_matmul_precision("high"); ember lacked it
+    try:
+        for lib in (torch, ember):
+            assert lib.get_float32_matmul_precision() == "highest"
+            lib.set_float32_matmul_precision("high")
+            assert lib.get_float32_matmul_precision() == "high"
+            assert lib.backends.cuda.matmul.allow_tf32 is True
+            with pytest.warns(UserWarning, match="is not one of 'highest', 'high', or 'medium'"):
+                lib.set_float32_matmul_precision("HIGH")
+            assert lib.get_float32_matmul_precision() == "high"
+            with pytest.raises(RuntimeError, match="expects a str, but got int"):
+                lib.set_float32_matmul_precision(3)
+    finally:
+        for lib in (torch, ember):
+            lib.set_float32_matmul_precision("highest")
+            lib.backends.cuda.matmul.allow_tf32 = False
+
+
+class _Plain:
+    pass
+
+
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
+def test_is_storage_and_typename():
+    for lib in (torch, ember):
+        t = lib.ones(2)
+        assert lib.is_storage(t.untyped_storage()) and lib.is_storage(t.storage())
+        assert not lib.is_storage(t) and not lib.is_storage(1)
+    objs = lambda lib: [lib.ones(1), lib.ones(1, dtype=lib.int8), lib.ones(1, dtype=lib.float64),
+                        _Plain(), _Plain, 1, "s", None, len, lib.nn.Linear(1, 1),
+                        lib.ones(1).untyped_storage()]
+    assert [ember.typename(o) for o in objs(ember)] == [torch.typename(o) for o in objs(torch)]
