@@ -1,6 +1,7 @@
 """Timing helpers shared by the benchmarks: best-of-N wall time, side by side."""
 from __future__ import annotations
 
+import os
 import gc
 import time
 

@@ -81,7 +81,9 @@ def test_conv_ort_vs_numpy_vs_torch(case, calls, monkeypatch):
     route = ["forward", "transpose"] if on_ort else []
     # the weight gradient's GEMM: beside the input gradient (2+ threads), or deep columns
     # of an image large enough for the other convolutions to run there too
-    concurrent = on_ort and ember.get_num_threads() >= 2
+    from ember._kernels import nn_conv
+    concurrent = ember.get_num_threads() >= 2 and \
+        nn_conv._concurrent(x, gy, w, np.dtype(np.float32), groups)
     deep = np.prod(ws[1:]) >= 64 and np.prod(xs[2:]) >= 64
     route += ["gemm_nt"] if groups == 1 and (concurrent or deep) else []
     assert sorted(calls) == sorted(route)           # input/weight gradients may overlap
@@ -175,8 +177,8 @@ def test_one_session_serves_every_batch_and_image_size(calls):
     assert calls == ["forward"] * 3 and len(ort_conv._sessions) == 1
 
 
-@pytest.mark.parametrize("shape", [((4, 8, 12, 12), (16, 8, 3, 3), 1, 1),
-                                   ((3, 6, 17, 15), (10, 6, 5, 3), 2, 2)])
+@pytest.mark.parametrize("shape", [((8, 16, 24, 24), (32, 16, 3, 3), 1, 1),
+                                   ((6, 12, 34, 30), (24, 12, 5, 3), 2, 2)])
 def test_concurrent_backward_bit_for_bit(shape, calls):
     """Note [concurrent conv backward]: with 2 threads the input gradient runs on a helper
     thread beside the weight gradient; the bits equal the one-thread sequential run's,
@@ -220,3 +222,32 @@ def test_create_graph_keeps_the_composite_backward(calls):
     gx2, gw2 = ember.autograd.grad(F.conv2d(x, w, padding=1).square().sum(), (x, w))
     _close(gx.detach().numpy(), gx2.numpy())
     _close(gw.detach().numpy(), gw2.numpy())
+
+
+def test_graphs_carry_the_oldest_ir_version_of_their_opset():
+    """onnx stamps its newest IR version by default, which an older onnxruntime refuses
+    ("Unsupported model IR version: 14, max supported IR version: 13"): ember's graphs
+    carry the oldest one their opset needs."""
+    from onnx import helper
+    model = ort_conv._model([helper.make_node("Identity", ["x"], ["y"])], [("x", [1])],
+                            [("y", [1])])
+    assert model.ir_version == helper.find_min_ir_version_for(list(model.opset_import)) == 7
+
+
+def test_an_onnxruntime_refusing_the_graphs_leaves_the_numpy_path(monkeypatch):
+    import onnxruntime
+    from ember._kernels import integer_gemm
+
+    def refuse(*a, **k):
+        raise RuntimeError("Unsupported model IR version: 14, max supported IR version: 13")
+    monkeypatch.setattr(onnxruntime, "InferenceSession", refuse)
+    monkeypatch.setattr(integer_gemm, "_runtime", [])
+    monkeypatch.setattr(ort_conv, "_sessions", {})
+    with pytest.warns(RuntimeWarning, match="NumPy paths"):
+        assert integer_gemm._onnxruntime() is None
+    x = np.random.default_rng(0).standard_normal((2, 3, 10, 10)).astype(np.float32)
+    w = np.random.default_rng(1).standard_normal((4, 3, 3, 3)).astype(np.float32)
+    assert not ort_conv.available(x, w, 1)
+    got = F.conv2d(ember.tensor(x), ember.tensor(w), padding=1)
+    ref = torch.nn.functional.conv2d(torch.tensor(x), torch.tensor(w), padding=1)
+    _close(got.numpy(), ref.numpy())

@@ -19,14 +19,45 @@ _runtime = []          # [module] once imported, [None] when the extra is missin
 
 
 def _onnxruntime():
+    """The onnxruntime module when the extra is installed and loads the graphs ember builds
+    (else None: the callers keep their NumPy paths)."""
     if not _runtime:
         try:
             import onnx  # noqa: F401  (builds the graph)
             import onnxruntime
-            _runtime.append(onnxruntime)
         except ImportError:
-            _runtime.append(None)
+            onnxruntime = None
+        _runtime.append(_probe(onnxruntime) if onnxruntime is not None else None)
     return _runtime[0]
+
+
+def make_model(graph, opset=13):
+    """An ONNX model of ``graph`` at ``opset``, stamped with the oldest IR version that
+    opset needs: onnx's default is its own newest IR, which an older onnxruntime refuses
+    ("Unsupported model IR version")."""
+    from onnx import helper
+    opsets = [helper.make_opsetid("", opset)]
+    model = helper.make_model(graph, opset_imports=opsets)
+    model.ir_version = helper.find_min_ir_version_for(opsets)
+    return model
+
+
+def _probe(ort):
+    """``ort`` if it runs a one-node graph built like ember's, else None with a warning."""
+    from onnx import TensorProto, helper
+    info = [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1]) for n in "xy"]
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "probe",
+                              info[:1], info[1:])
+    try:
+        ort.InferenceSession(make_model(graph).SerializeToString(),
+                             providers=["CPUExecutionProvider"])
+    except Exception as e:       # a build whose onnx and onnxruntime disagree
+        import warnings
+        warnings.warn(f"onnxruntime {ort.__version__} cannot run the graphs ember builds "
+                      f"({type(e).__name__}: {str(e)[:200]}); ember's convolutions and "
+                      "quantized GEMMs keep their NumPy paths", RuntimeWarning, stacklevel=3)
+        return None
+    return ort
 
 
 def available(K):
@@ -63,7 +94,7 @@ def _session(per_column):
              helper.make_tensor_value_info("a_zp", TensorProto.UINT8, []),
              helper.make_tensor_value_info("b_zp", TensorProto.INT8, zp_shape)],
             [helper.make_tensor_value_info("y", TensorProto.INT32, ["M", "N"])])
-        model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+        model = make_model(graph)
         options = ort.SessionOptions()
         options.intra_op_num_threads = key[1]
         options.inter_op_num_threads = 1

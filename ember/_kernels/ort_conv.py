@@ -28,7 +28,7 @@ import os
 import numpy as np
 
 from ember._kernels import split
-from ember._kernels.integer_gemm import _onnxruntime, _threads
+from ember._kernels.integer_gemm import _onnxruntime, _threads, make_model
 
 _sessions: dict = {}
 _MAX_SESSIONS = 256
@@ -61,7 +61,7 @@ def _model(nodes, inputs, outputs):
     graph = helper.make_graph(nodes, "conv", [helper.make_tensor_value_info(n, f, s)
                                               for n, s in inputs],
                               [helper.make_tensor_value_info(n, f, s) for n, s in outputs])
-    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)])
+    return make_model(graph)
 
 
 def _session(key, build, threads=None):

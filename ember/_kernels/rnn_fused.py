@@ -27,8 +27,6 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._kernels import numpy_blas, split
-
 
 def _compiled():
     """The numba kernels (ember/_kernels/compiled/rnn.py) when the ``fast`` extra is
@@ -103,7 +101,7 @@ def _projections(x, w_ih, perm, scale, batch_first):
     would make a strided walk)."""
     w = w_ih[perm]
     w *= scale[:, None]
-    return split.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
+    return np.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
 
 
 def _recurrent(w_hh, bias, perm, scale, h0):
@@ -173,53 +171,44 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     out_t = _time_major(out, batch_first)
     ws = np.empty(T * B * (6 * H + P), dt)
     gates, cells, tcells = _lstm_ws(ws, T, B, H)
-    c_all = np.array(c0.T, dt, order="C")
-    tmp_all = np.empty((H, B), dt)
-    hw_all = np.empty((4 * H, B), dt)
+    c = np.array(c0.T, dt, order="C")
+    tmp = np.empty((H, B), dt)
+    hw = np.empty((4 * H, B), dt)
     nb = _compiled()
     half = dt.type(0.5)
-
-    def run(lo, hi):
-        """All steps for the batch columns [lo, hi) (Note [batch columns])."""
-        c, tmp, hw, hbv, hv = (a[:, lo:hi] for a in (c_all, tmp_all, hw_all, hb, h))
-        hfv = None if hf is None else hf[:, lo:hi]
-        with np.errstate(over="ignore", under="ignore"):
-            for t in _steps(T, reverse):
-                L = min(max(_live(batch_sizes, t, B) - lo, 0), hi - lo)
-                keep = hv[:, L:].copy() if L < hi - lo else None
-                pre, cn, tc = gates[t][:, lo:hi], cells[t][:, lo:hi], tcells[t][:, lo:hi]
-                out_v = out_t[t][lo:hi]
-                np.matmul(w, hbv, out=hw)
-                np.add(xg[t][:, lo:hi], hw, out=pre)
-                np.tanh(pre, out=pre)
-                if nb is not None:
-                    nb.lstm_cell_update(pre, c, cn, half)
-                    np.tanh(cn, out=tc)
-                    if hfv is None:
-                        nb.lstm_output(pre, tc, hv, out_v)
-                else:
-                    sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
-                    sg *= 0.5
-                    sg += 0.5
-                    np.multiply(pre[H:2 * H], c, out=cn)     # f * c
-                    np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
-                    cn += tmp
-                    np.tanh(cn, out=tc)
-                    if hfv is None:
-                        np.multiply(pre[2 * H:3 * H], tc, out=hv)     # h = o * tanh(c)
-                        np.copyto(out_v, hv.T)
-                if hfv is not None:                          # h = W_hr (o * tanh(c))
-                    np.multiply(pre[2 * H:3 * H], tc, out=hfv)
-                    np.matmul(w_hr, hfv, out=hv)
-                    np.copyto(out_v, hv.T)
-                if keep is not None:                         # sequences not running keep h, c
-                    hv[:, L:] = keep
-                    cn[:, L:] = c[:, L:]
-                    out_v[L:] = keep.T
-                c = cn
-    _by_columns(run, B, 4 * H * hb.shape[0] if w_hr is None else
-                min(4 * H * hb.shape[0], P * H), dt)
-    c = c_all if T == 0 else cells[T - 1 if not reverse else 0]
+    with np.errstate(over="ignore", under="ignore"):
+        for t in _steps(T, reverse):
+            L = _live(batch_sizes, t, B)
+            keep = h[:, L:].copy() if L < B else None
+            pre, cn, tc = gates[t], cells[t], tcells[t]
+            np.matmul(w, hb, out=hw)
+            np.add(xg[t], hw, out=pre)
+            np.tanh(pre, out=pre)
+            if nb is not None:
+                nb.lstm_cell_update(pre, c, cn, half)
+                np.tanh(cn, out=tc)
+                if hf is None:
+                    nb.lstm_output(pre, tc, h, out_t[t])
+            else:
+                sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
+                sg *= 0.5
+                sg += 0.5
+                np.multiply(pre[H:2 * H], c, out=cn)     # f * c
+                np.multiply(pre[:H], pre[3 * H:], out=tmp)   # i * g
+                cn += tmp
+                np.tanh(cn, out=tc)
+                if hf is None:
+                    np.multiply(pre[2 * H:3 * H], tc, out=h)     # h = o * tanh(c)
+                    np.copyto(out_t[t], h.T)
+            if hf is not None:                           # h = W_hr (o * tanh(c))
+                np.multiply(pre[2 * H:3 * H], tc, out=hf)
+                np.matmul(w_hr, hf, out=h)
+                np.copyto(out_t[t], h.T)
+            if keep is not None:                         # sequences not running keep h, c
+                h[:, L:] = keep
+                cn[:, L:] = c[:, L:]
+                out_t[t][L:] = keep.T
+            c = cn
     _keep_output(ws, T * B * 6 * H, out_t)
     return out, np.array(h.T, order="C"), np.array(c.T, order="C"), ws.view(np.uint8)
 
@@ -232,33 +221,6 @@ def _live(batch_sizes, t, B):
     return B if batch_sizes is None else int(batch_sizes[t])
 
 
-# Note [batch columns]: the batch's sequences are independent through the steps, so with
-# two or more threads a layer runs its step loop on column ranges of the (G, B) blocks, one
-# range per thread, each with its own one-threaded GEMMs (W_hh h^T's columns) and gate
-# passes; one hand-off per layer call instead of one per step (a per-step split of the GEMM
-# cost more than it saved: 215 vs 187 us). NumPy's OpenBLAS is held at one thread (its own
-# threads gave nothing on these N = 32 GEMMs) and the one thread plan switched on for the
-# process (Note [one thread plan] in numpy_blas.py), so no spinning OpenBLAS helper takes the
-# second core from the loop. float32 only, and only when each range's GEMM stays above
-# OpenBLAS's small-matrix kernels (split.MIN_SPLIT_MACS): every column is then the same
-# computation as in one range, so the bits do not depend on the thread count (tested).
-_MIN_COLUMNS = 8
-
-
-def _by_columns(run, B, gemm_rows_k, dt):
-    """``run(lo, hi)`` over the batch columns [0, B), split over ember's threads where it
-    pays (Note [batch columns]); ``gemm_rows_k``: M*K of the smallest per-step GEMM."""
-    t = split.threads()
-    if dt != np.float32 or t <= 1:
-        return run(0, B)
-    t = min(t, B // _MIN_COLUMNS, gemm_rows_k * B // split.MIN_SPLIT_MACS)
-    if t <= 1:
-        return run(0, B)
-    split.own_pools_ran()
-    with numpy_blas.one_thread():
-        split._run_parts(run, B, t, align=_MIN_COLUMNS)
-
-
 def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight,
                   need_bias):
     """From the gate gradients dg (G, T*B) (rows in the order ``perm`` of torch's): grad of
@@ -269,17 +231,17 @@ def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight
     dt = dg.dtype
     gx = gwi = gwh = gb = None
     if need_input:
-        rows = split.matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
+        rows = np.matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
         gx = rows
         if batch_first:
             gx = np.empty((B, T, rows.shape[2]), dt)
             np.copyto(gx, rows.swapaxes(0, 1))
     if need_weight:
         gwi = np.empty(w_ih.shape, dt)
-        gwi[perm] = split.matmul(dg, _time_rows(x, batch_first))
+        gwi[perm] = np.matmul(dg, _time_rows(x, batch_first))
         if hprev is not None:
             gwh = np.empty((G, hprev.shape[2]), dt)
-            gwh[perm] = split.matmul(dg, hprev.reshape(T * B, -1))
+            gwh[perm] = np.matmul(dg, hprev.reshape(T * B, -1))
     if need_bias:
         gb = np.empty(G, dt)
         gb[perm] = np.matmul(dg, np.ones(dg.shape[1], dt))
@@ -333,76 +295,68 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
     wt = w_hh[_perm(H, 4)].T
     dg3 = np.empty((T, 4 * H, B), dt)       # per step contiguous, (G, T*B) after the loop
     dh = np.array(np.broadcast_to(grad_hn, (B, P)).T, dtype=dt, order="C")   # (P, B)
-    dc_all = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")   # (H, B)
+    dc = np.array(np.broadcast_to(grad_cn, (B, H)).T, dtype=dt, order="C")   # (H, B)
     c0t = c0.T
     go = None if grad_output is None else \
         _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
     # with a projection: the gradient of o tanh(c) is W_hr^T dh, kept per step for dW_hr
     dhs3 = None if w_hr is None else np.empty((T, P, B), dt)
     dhf = dh if w_hr is None else np.empty((H, B), dt)
-    tmp_all = np.empty((H, B), dt)
-    fac_all = np.empty((4 * H, B), dt)
-    d_all = np.empty((4 * H, B), dt)
+    tmp = np.empty((H, B), dt)
+    fac = np.empty((4 * H, B), dt)
+    d = np.empty((4 * H, B), dt)
     nb = _compiled()
     one, no_go = dt.type(1), np.zeros((0, 0), dt)
-
-    def run(lo, hi):
-        """All steps back for the batch columns [lo, hi) (Note [batch columns])."""
-        dh_v, dc, tmp, fac, d = (a[:, lo:hi] for a in (dh, dc_all, tmp_all, fac_all, d_all))
-        dhf_v = dh_v if dhf is dh else dhf[:, lo:hi]
-        c0v = c0t[:, lo:hi]
-        for t in _steps(T, not reverse):
-            tp = t + 1 if reverse else t - 1
-            c_prev = c0v if (tp < 0 or tp >= T) else cells[tp][:, lo:hi]
-            gt, tc, dgt = gates[t][:, lo:hi], tcells[t][:, lo:hi], dg3[t][:, lo:hi]
-            L = min(max(_live(batch_sizes, t, B) - lo, 0), hi - lo)
-            dc_keep = dc[:, L:].copy() if L < hi - lo else None
-            go_t = None if go is None else go[t][lo:hi]
-            if dhs3 is not None:
-                if go_t is not None:
-                    dh_v += go_t.T
-                    go_t = None
-                np.copyto(dhs3[t][:, lo:hi], dh_v)
-                if dc_keep is not None:
-                    dhs3[t][:, lo + L:hi] = 0
-                np.matmul(w_hr.T, dh_v, out=dhf_v)
-            if nb is not None:
-                nb.lstm_backward_step(dhf_v, no_go if go_t is None else go_t, dc, gt, tc,
-                                      c_prev, dgt, one)
-            else:
-                if go_t is not None:
-                    dh_v += go_t.T
-                np.multiply(dhf_v, tc, out=d[2 * H:3 * H])   # d o
-                np.multiply(tc, tc, out=tmp)                  # dc += dh o (1 - tanh(c)^2)
-                np.subtract(1, tmp, out=tmp)
-                tmp *= gt[2 * H:3 * H]
-                tmp *= dhf_v
-                dc += tmp
-                np.multiply(dc, gt[3 * H:], out=d[:H])       # d i = dc g
-                np.multiply(dc, c_prev, out=d[H:2 * H])       # d f = dc c_{t-1}
-                np.multiply(dc, gt[:H], out=d[3 * H:])        # d g = dc i
-                dc *= gt[H:2 * H]
-                # through the nonlinearities: s - s^2 for i, f, o; 1 - g^2 for g
-                np.multiply(gt, gt, out=fac)
-                np.subtract(gt[:3 * H], fac[:3 * H], out=fac[:3 * H])
-                np.subtract(1, fac[3 * H:], out=fac[3 * H:])
-                np.multiply(d, fac, out=dgt)
-            if dc_keep is not None:                          # idle columns: straight through
-                dh_keep = dh_v[:, L:].copy()
-                dgt[:, L:] = 0
-                dc[:, L:] = dc_keep
-            np.matmul(wt, dgt, out=dh_v)
-            if dc_keep is not None:
-                dh_v[:, L:] = dh_keep
-    _by_columns(run, B, 4 * H * P if w_hr is None else P * H, dt)
-    dc = dc_all
+    for t in _steps(T, not reverse):
+        tp = t + 1 if reverse else t - 1
+        c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
+        gt, tc = gates[t], tcells[t]
+        L = _live(batch_sizes, t, B)
+        dc_keep = dc[:, L:].copy() if L < B else None
+        go_t = None if go is None else go[t]
+        if dhs3 is not None:
+            if go_t is not None:
+                dh += go_t.T
+                go_t = None
+            np.copyto(dhs3[t], dh)
+            if L < B:
+                dhs3[t][:, L:] = 0
+            np.matmul(w_hr.T, dh, out=dhf)
+        if nb is not None:
+            nb.lstm_backward_step(dhf, no_go if go_t is None else go_t, dc, gt, tc, c_prev,
+                                  dg3[t], one)
+        else:
+            if go_t is not None:
+                dh += go_t.T
+            np.multiply(dhf, tc, out=d[2 * H:3 * H])     # d o
+            np.multiply(tc, tc, out=tmp)                  # dc += dh o (1 - tanh(c)^2)
+            np.subtract(1, tmp, out=tmp)
+            tmp *= gt[2 * H:3 * H]
+            tmp *= dhf
+            dc += tmp
+            np.multiply(dc, gt[3 * H:], out=d[:H])       # d i = dc g
+            np.multiply(dc, c_prev, out=d[H:2 * H])       # d f = dc c_{t-1}
+            np.multiply(dc, gt[:H], out=d[3 * H:])        # d g = dc i
+            dc *= gt[H:2 * H]
+            # through the nonlinearities: s - s^2 for i, f, o; 1 - g^2 for g
+            np.multiply(gt, gt, out=fac)
+            np.subtract(gt[:3 * H], fac[:3 * H], out=fac[:3 * H])
+            np.subtract(1, fac[3 * H:], out=fac[3 * H:])
+            np.multiply(d, fac, out=dg3[t])
+        if dc_keep is not None:                          # idle columns: straight through
+            dh_keep = dh[:, L:].copy()
+            dg3[t][:, L:] = 0
+            dc[:, L:] = dc_keep
+        np.matmul(wt, dg3[t], out=dh)
+        if dc_keep is not None:
+            dh[:, L:] = dh_keep
     hprev = _hprev(output, h0, reverse, batch_first) if need_weight else None
     gx, gwi, gwh, gb = _grad_weights(_gate_major(dg3), x, w_ih, hprev,
                                      _perm(H, 4), batch_first, need_input, need_weight,
                                      need_bias)
     if dhs3 is not None and need_weight:                 # dW_hr = sum_t dh_t (o tanh c)_t^T
         hf3 = np.multiply(gates[:, 2 * H:3 * H], tcells)
-        gwr = split.matmul(_gate_major(dhs3), _gate_major(hf3).T)
+        gwr = np.matmul(_gate_major(dhs3), _gate_major(hf3).T)
     return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
             np.array(dc.T, order="C"), z(w_ih.shape, dt) if gwi is None else gwi,
             z(w_hh.shape, dt) if gwh is None else gwh, z(4 * H, dt) if gb is None else gb,
@@ -448,45 +402,39 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
     out_t = _time_major(out, batch_first)
     ws = np.empty(T * B * 5 * H, dt)
     gates, hns = _gru_ws(ws, T, B, H)
-    tmp_all = np.empty((H, B), dt)
-    hw_all = np.empty((3 * H, B), dt)
+    tmp = np.empty((H, B), dt)
+    hw = np.empty((3 * H, B), dt)
     nb = _compiled()
     half = dt.type(0.5)
-
-    def run(lo, hi):
-        """All steps for the batch columns [lo, hi) (Note [batch columns])."""
-        tmp, hw, hbv, hv = (a[:, lo:hi] for a in (tmp_all, hw_all, hb, h))
-        with np.errstate(over="ignore", under="ignore"):
-            for t in _steps(T, reverse):
-                L = min(max(_live(batch_sizes, t, B) - lo, 0), hi - lo)
-                keep = hv[:, L:].copy() if L < hi - lo else None
-                g, hn, xt = gates[t][:, lo:hi], hns[t][:, lo:hi], xg[t][:, lo:hi]
-                out_v = out_t[t][lo:hi]
-                np.matmul(w, hbv, out=hw)
-                np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
-                np.tanh(g[:2 * H], out=g[:2 * H])
-                if nb is not None:
-                    nb.gru_gates(g, hw, b_in, xt, hn, half)
-                    np.tanh(g[2 * H:], out=g[2 * H:])
-                    nb.gru_output(g, hv, out_v)
-                else:
-                    rz = g[:2 * H]                           # r, z: tanh(x/2)/2 + 1/2
-                    rz *= 0.5
-                    rz += 0.5
-                    np.copyto(hn, hw[2 * H:])                # W_hn h + b_hn
-                    n = g[2 * H:]
-                    np.multiply(g[:H], hn, out=n)            # x_n + b_in + r (W_hn h + b_hn)
-                    n += xt[2 * H:]
-                    n += b_in
-                    np.tanh(n, out=n)
-                    np.subtract(hv, n, out=tmp)              # h' = n + z (h - n)
-                    tmp *= g[H:2 * H]
-                    np.add(n, tmp, out=hv)
-                    np.copyto(out_v, hv.T)
-                if keep is not None:                         # sequences not running keep h
-                    hv[:, L:] = keep
-                    out_v[L:] = keep.T
-    _by_columns(run, B, 3 * H * hb.shape[0], dt)
+    with np.errstate(over="ignore", under="ignore"):
+        for t in _steps(T, reverse):
+            L = _live(batch_sizes, t, B)
+            keep = h[:, L:].copy() if L < B else None
+            g, hn, xt = gates[t], hns[t], xg[t]
+            np.matmul(w, hb, out=hw)
+            np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
+            np.tanh(g[:2 * H], out=g[:2 * H])
+            if nb is not None:
+                nb.gru_gates(g, hw, b_in, xt, hn, half)
+                np.tanh(g[2 * H:], out=g[2 * H:])
+                nb.gru_output(g, h, out_t[t])
+            else:
+                rz = g[:2 * H]                           # r, z: tanh(x/2)/2 + 1/2
+                rz *= 0.5
+                rz += 0.5
+                np.copyto(hn, hw[2 * H:])                # W_hn h + b_hn
+                n = g[2 * H:]
+                np.multiply(g[:H], hn, out=n)            # x_n + b_in + r (W_hn h + b_hn)
+                n += xt[2 * H:]
+                n += b_in
+                np.tanh(n, out=n)
+                np.subtract(h, n, out=tmp)               # h' = n + z (h - n)
+                tmp *= g[H:2 * H]
+                np.add(n, tmp, out=h)
+                np.copyto(out_t[t], h.T)
+            if keep is not None:                         # sequences not running keep h
+                h[:, L:] = keep
+                out_t[t][L:] = keep.T
     _keep_output(ws, T * B * 4 * H, _time_major(out, batch_first))
     return out, np.array(h.T, order="C"), ws.view(np.uint8)
 
@@ -517,58 +465,51 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
     go = None if grad_output is None else \
         _time_major(np.broadcast_to(grad_output, output.shape), batch_first)
     h0t = h0.T
-    dhz_all = np.empty((H, B), dt)
-    tmp_all = np.empty((H, B), dt)
+    dhz = np.empty((H, B), dt)
+    tmp = np.empty((H, B), dt)
     nb = _compiled()
     one, no_go = dt.type(1), np.zeros((0, 0), dt)
-
-    def run(lo, hi):
-        """All steps back for the batch columns [lo, hi) (Note [batch columns])."""
-        dh_v, dhz, tmp = (a[:, lo:hi] for a in (dh, dhz_all, tmp_all))
-        h0v = h0t[:, lo:hi]
-        for t in _steps(T, not reverse):
-            tp = t + 1 if reverse else t - 1
-            hprev = h0v if (tp < 0 or tp >= T) else out_t[tp][lo:hi].T
-            g, hn, d = gates[t][:, lo:hi], hns[t][:, lo:hi], dg3[t][:, lo:hi]
-            go_t = None if go is None else go[t][lo:hi]
-            if nb is not None:
-                nb.gru_backward_step(dh_v, no_go if go_t is None else go_t, g, hn, hprev, d,
-                                     dhz, one)
-            else:
-                r, zg, n = g[:H], g[H:2 * H], g[2 * H:]
-                if go_t is not None:
-                    dh_v += go_t.T
-                np.multiply(dh_v, zg, out=dhz)                # straight through z
-                dn = d[:H]
-                np.subtract(1, zg, out=dn)                    # d n = dh (1 - z) (1 - n^2)
-                dn *= dh_v
-                np.multiply(n, n, out=tmp)
-                np.subtract(1, tmp, out=tmp)
-                dn *= tmp
-                np.multiply(dn, hn, out=d[H:2 * H])           # d r = dn hn r (1 - r)
-                np.multiply(r, r, out=tmp)
-                np.subtract(r, tmp, out=tmp)
-                d[H:2 * H] *= tmp
-                np.subtract(hprev, n, out=d[2 * H:3 * H])     # d z = dh (h - n) z (1 - z)
-                d[2 * H:3 * H] *= dh_v
-                np.multiply(zg, zg, out=tmp)
-                np.subtract(zg, tmp, out=tmp)
-                d[2 * H:3 * H] *= tmp
-                np.multiply(dn, r, out=d[3 * H:])             # d hn = dn r
-            L = min(max(_live(batch_sizes, t, B) - lo, 0), hi - lo)
-            if L < hi - lo:                                   # idle columns: straight through
-                dh_keep = dh_v[:, L:].copy()
-                d[:, L:] = 0
-            np.matmul(wt, d[H:], out=dh_v)
-            dh_v += dhz
-            if L < hi - lo:
-                dh_v[:, L:] = dh_keep
-    _by_columns(run, B, 3 * H * H, dt)
+    for t in _steps(T, not reverse):
+        tp = t + 1 if reverse else t - 1
+        hprev = h0t if (tp < 0 or tp >= T) else out_t[tp].T
+        g, hn, d = gates[t], hns[t], dg3[t]
+        if nb is not None:
+            nb.gru_backward_step(dh, no_go if go is None else go[t], g, hn, hprev, d, dhz,
+                                 one)
+        else:
+            r, zg, n = g[:H], g[H:2 * H], g[2 * H:]
+            if go is not None:
+                dh += go[t].T
+            np.multiply(dh, zg, out=dhz)                  # straight through z
+            dn = d[:H]
+            np.subtract(1, zg, out=dn)                    # d n = dh (1 - z) (1 - n^2)
+            dn *= dh
+            np.multiply(n, n, out=tmp)
+            np.subtract(1, tmp, out=tmp)
+            dn *= tmp
+            np.multiply(dn, hn, out=d[H:2 * H])           # d r = dn hn r (1 - r)
+            np.multiply(r, r, out=tmp)
+            np.subtract(r, tmp, out=tmp)
+            d[H:2 * H] *= tmp
+            np.subtract(hprev, n, out=d[2 * H:3 * H])     # d z = dh (h - n) z (1 - z)
+            d[2 * H:3 * H] *= dh
+            np.multiply(zg, zg, out=tmp)
+            np.subtract(zg, tmp, out=tmp)
+            d[2 * H:3 * H] *= tmp
+            np.multiply(dn, r, out=d[3 * H:])             # d hn = dn r
+        L = _live(batch_sizes, t, B)
+        if L < B:                                         # idle columns: straight through
+            dh_keep = dh[:, L:].copy()
+            d[:, L:] = 0
+        np.matmul(wt, d[H:], out=dh)
+        dh += dhz
+        if L < B:
+            dh[:, L:] = dh_keep
     dg = _gate_major(dg3)
     px = _gru_x_perm(H)
     gx, gwi, _, gbi = _grad_weights(dg[:3 * H], x, w_ih, None, px, batch_first, need_input,
                                     need_weight, need_bias)
-    gwh = split.matmul(dg[H:], _hprev(output, h0, reverse, batch_first).reshape(T * B, H)) \
+    gwh = np.matmul(dg[H:], _hprev(output, h0, reverse, batch_first).reshape(T * B, H)) \
         if need_weight else z(w_hh.shape, dt)
     gbh = np.matmul(dg[H:], np.ones(T * B, dt)) if need_bias else z(3 * H, dt)
     return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),
