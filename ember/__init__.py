@@ -169,7 +169,8 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 # ember.optim, ember.func, ember.profiler.
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
                     "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
-                    "ao", "quantization", "distributed", "__future__", "version", "return_types")
+                    "ao", "quantization", "distributed", "__future__", "version", "return_types",
+                    "compiler", "_dynamo")
 
 
 def __getattr__(name):

@@ -87,3 +87,20 @@ def test_is_storage_and_typename():
                         _Plain(), _Plain, 1, "s", None, len, lib.nn.Linear(1, 1),
                         lib.ones(1).untyped_storage()]
     assert [ember.typename(o) for o in objs(ember)] == [torch.typename(o) for o in objs(torch)]
+
+
+def test_torch_compiler_namespace():
+    # `@torch.compiler.disable` and `torch.compiler.is_compiling()` in model code: ember
+    # had no torch.compiler
+    def f(x):
+        return x * 2
+    for lib in (torch, ember):
+        c = lib.compiler
+        assert c.is_compiling() is False and c.is_dynamo_compiling() is False
+        assert c.is_exporting() is False and lib._dynamo.is_compiling() is False
+        assert c.disable(f)(3) == 6 and c.disable(recursive=False)(f)(2) == 4
+        assert c.allow_in_graph(f) is f and c.assume_constant_result(f) is f
+        assert c.reset() is None and c.cudagraph_mark_step_begin() is None
+        with c.set_stance("force_eager"):
+            g = lib.compile(f)
+            assert g(lib.ones(1)).item() == 2
