@@ -186,3 +186,38 @@ def test_numpy_conv_paths_bits_equal_at_any_thread_count(shape, restore_threads)
     for a, b in zip(results[0], (yt.detach(), xt.grad, wt.grad)):
         np.testing.assert_allclose(a, b.numpy(), rtol=1e-3, atol=2e-4)
 
+
+
+@pytest.mark.parametrize("case", [((8, 64, 112, 112), 3, 2, 1, 1, False),
+                                  ((4, 33, 41, 37), 2, 2, 0, 1, True),
+                                  ((2, 40, 30, 30), 3, 1, 1, 2, False),
+                                  ((3, 20, 9, 30, 30), 2, 2, 1, 1, True)])
+def test_max_pool_planes_split_over_threads(case, restore_threads, monkeypatch):
+    """Large max pools split their planes over ember's threads: same values and indices
+    at any thread count (NaN windows included), and torch's."""
+    from ember._kernels import nn_conv, split
+    from ember._threads import _settings
+    monkeypatch.setattr(nn_conv, "_POOL_SPLIT_MIN", 1 << 12)
+    parts = []
+    real_run_parts = split._run_parts
+    monkeypatch.setattr(split, "_run_parts", lambda fn, rows, t, align=1:
+                        parts.append(t) or real_run_parts(fn, rows, t, align))
+    shape, k, s, p, d, ceil = case
+    x = np.random.default_rng(len(shape)).standard_normal(shape).astype(np.float32)
+    x.reshape(-1)[::997] = np.nan
+    nd = len(shape) - 2
+    results = []
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        fn = ember.nn.functional.max_pool2d if nd == 2 else ember.nn.functional.max_pool3d
+        v, i = fn(ember.tensor(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
+        results.append((v.numpy(), i.numpy()))
+    assert parts == [2, 3]
+    for v, i in results[1:]:
+        np.testing.assert_array_equal(v, results[0][0])
+        np.testing.assert_array_equal(i, results[0][1])
+    torch = pytest.importorskip("torch")
+    fn = torch.nn.functional.max_pool2d if nd == 2 else torch.nn.functional.max_pool3d
+    tv, ti = fn(torch.from_numpy(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
+    np.testing.assert_array_equal(results[0][0], tv.numpy())
+    np.testing.assert_array_equal(results[0][1], ti.numpy())

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import math
 import threading
+from collections import deque
 
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
@@ -506,12 +507,9 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
                                 threads, threads is not None).astype(dt, copy=False)
     T = split.threads()
     if need_i and need_w and T >= 2 and _concurrent(x, gy, w, dt, groups):
-        with numpy_blas.one_thread():
-            job = split.pool().submit(_on_share, grad_input, T // 2)
-            try:
-                gw = _on_share(grad_weight, T - T // 2)
-            finally:
-                gi = job.result()
+        gi, gw = _side_by_side(grad_input, x.astype(dt, copy=False), gy.astype(dt, copy=False),
+                               w.shape, stride, padding, dilation, T)
+        gw = gw.astype(dt, copy=False)
     else:
         gi = grad_input() if need_i else empty
         gw = grad_weight() if need_w else empty
@@ -519,9 +517,49 @@ def conv_backward(gy, x, w, stride, padding, dilation, groups, output_mask):
     return gi, gw, gb
 
 
-def _on_share(fn, n):
-    with split.share(n):
-        return fn(n)
+# the weight gradient's GEMM is shared out in blocks of at least this many rows
+_WG_BLOCK_ROWS = 16
+
+
+def _side_by_side(grad_input, x, gy, weight_size, stride, padding, dilation, T):
+    """(grad_input, grad_weight) of a dense float32 convolution, the input gradient on a
+    helper thread beside the weight gradient (Note [concurrent conv backward]). The weight
+    gradient is im2col + a GEMM over blocks of its rows (output channels), which both
+    threads take from a shared queue: the caller from the front once its im2col is copied,
+    the helper from the back when its input gradient is done, so neither idles."""
+    O, ksize = weight_size[0], tuple(weight_size[2:])
+    step = max(_WG_BLOCK_ROWS, -(-O // 4))
+    blocks = deque((o, min(o + step, O)) for o in range(0, O, step))
+    ready = threading.Event()
+    work = {}
+
+    def gemm_blocks(take, n):
+        while "gw" in work:
+            try:
+                o0, o1 = take()
+            except IndexError:
+                return
+            work["gw"][o0:o1] = ort_conv.gemm_nt(work["gy"][o0:o1], work["cols"], n)
+
+    def helper(n):
+        with split.share(n):
+            gi = grad_input(n)
+        ready.wait()
+        gemm_blocks(blocks.pop, n)
+        return gi
+    with numpy_blas.one_thread():
+        job = split.pool().submit(helper, T // 2)
+        try:
+            with split.share(T - T // 2):
+                cols = _cols(x, ksize, stride, padding, dilation, 1, gy.shape[2:])[0]
+                work.update(cols=cols, gy=_chan_first(gy, 1)[0],
+                            gw=np.empty((O, cols.shape[0]), np.float32))
+                ready.set()
+                gemm_blocks(blocks.popleft, T - T // 2)
+        finally:
+            ready.set()             # the helper never waits on a failed im2col
+            gi = job.result()
+    return gi, work["gw"].reshape(tuple(weight_size))
 
 
 # a backward below this many multiply-adds (input gradient alone) is not worth a hand-off
@@ -699,7 +737,37 @@ def _pool_view(xp, L, kpos, stride, dilation, O, phases, phase_of=None):
         slice(pos[i] // stride[i], pos[i] // stride[i] + O[i]) for i in range(nd))]
 
 
+# a max pool over fewer input elements than this runs on the caller's thread alone
+_POOL_SPLIT_MIN = 1 << 18
+
+
 def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
+    """Max pooling of ``x`` (*lead, *S) over its last ``len(kernel_size)`` dims: values and
+    flat spatial indices (*lead, *O). Large float inputs split their planes (the lead
+    dims) over ember's threads: NumPy's passes release the GIL, and every plane is pooled
+    alone, so the result does not depend on the split."""
+    nd = len(kernel_size)
+    lead = x.shape[:x.ndim - nd]
+    rows = math.prod(lead)
+    t = min(split.threads(), rows, x.size // _POOL_SPLIT_MIN)
+    if t <= 1 or x.dtype.kind != "f":
+        return _max_pool_planes(x, kernel_size, stride, padding, dilation, ceil_mode)
+    S = x.shape[x.ndim - nd:]
+    O = tuple(pool_out_size(S[i], kernel_size[i], stride[i], padding[i], dilation[i],
+                            ceil_mode) for i in range(nd))
+    if any(o <= 0 for o in O):
+        return _max_pool_planes(x, kernel_size, stride, padding, dilation, ceil_mode)
+    planes = x.reshape((rows,) + S)
+    vals, idx = np.empty((rows,) + O, x.dtype), np.empty((rows,) + O, np.int64)
+
+    def run(lo, hi):
+        vals[lo:hi], idx[lo:hi] = _max_pool_planes(planes[lo:hi], kernel_size, stride,
+                                                   padding, dilation, ceil_mode)
+    split._run_parts(run, rows, t)
+    return vals.reshape(lead + O), idx.reshape(lead + O)
+
+
+def _max_pool_planes(x, kernel_size, stride, padding, dilation, ceil_mode):
     """Max over windows: a running ``np.maximum`` over the kernel positions (one view of the
     low-padded input per position, see ``_pool_view``), then each window's first position
     holding the maximum, found by walking the positions backwards with SIMD compares (no
