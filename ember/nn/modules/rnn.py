@@ -27,6 +27,7 @@ from ember.nn.parameter import Parameter
 from ember.nn.utils.rnn import PackedSequence
 from ember.nn.modules.module import Module
 from ember._ops.nn_fused import gru_layer as _gru_layer, lstm_layer as _lstm_layer
+from ember._ops import rnn_cell as _cells
 
 __all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']
 
@@ -234,8 +235,16 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
 
 def _cell(mode: str, input: Tensor, h: Tensor, c: Optional[Tensor], w_ih: Tensor, w_hh: Tensor,
           b_ih: Optional[Tensor], b_hh: Optional[Tensor]) -> Tuple[Tensor, Optional[Tensor]]:
-    """One step of a cell: the next (h, c) (c None except for LSTM)."""
+    """One step of a cell: the next (h, c) (c None except for LSTM). One record
+    (ember/_ops/rnn_cell.py) where ``_cells.fusable``, else the composite ``_step``."""
     _check_cell(input, h if c is None else (h, c), w_ih, w_hh)
+    if _cells.fusable(input, h, c, w_ih, w_hh, b_ih, b_hh):
+        if mode == 'LSTM':
+            return _cells.lstm_cell(input, h, c, w_ih, w_hh, b_ih, b_hh)[:2]
+        if mode == 'GRU':
+            return _cells.gru_cell(input, h, w_ih, w_hh, b_ih, b_hh)[0], None
+        op = _cells.rnn_relu_cell if mode == 'RNN_RELU' else _cells.rnn_tanh_cell
+        return op(input, h, w_ih, w_hh, b_ih, b_hh), None
     xw = _input_proj(mode, input, w_ih, b_ih, b_hh)
     return _step(mode, xw, h, c, w_hh.t(), b_hh, None)
 
