@@ -21,7 +21,8 @@ from ember._dtype import (dtype, bool, uint8, int8, int16, int32, int64, uint16,
 from ember._device import device, get_default_device, set_default_device
 from ember._tensor import Tensor, Size
 from ember._creation import tensor, as_tensor, asarray, from_numpy, from_dlpack
-from ember._legacy import TYPES as _LEGACY_TYPES, typename  # noqa: F401
+from ember._legacy import TYPES as _LEGACY_TYPES  # noqa: F401
+from ember._legacy import typename, set_default_tensor_type  # noqa: F401
 globals().update(_LEGACY_TYPES)         # FloatTensor, LongTensor... (torch's typed types)
 from ember import _ops
 from ember._ops.registry import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS
@@ -117,7 +118,7 @@ from ember._tensor_str import set_printoptions  # noqa: E402
 from ember._creation import frombuffer  # noqa: E402
 from ember.storage import UntypedStorage, TypedStorage, is_storage  # noqa: E402,F401
 from ember import nn  # noqa: E402,F401
-from ember._functional_aliases import pdist, bilinear, conv_tbc  # noqa: E402,F401
+from ember._functional_aliases import *  # noqa: E402,F401,F403  (pdist, dropout, detach...)
 from ember.serialization import save, load  # noqa: E402
 
 

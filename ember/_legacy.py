@@ -16,6 +16,8 @@ are not Tensor subclasses: calling one builds a Tensor of its dtype, and
 from __future__ import annotations
 
 
+import warnings
+
 import numpy as np
 
 from ember import _dtype
@@ -195,3 +197,28 @@ def typename(obj):
     if module == "ember" or module.startswith("ember."):
         module = "torch" + module[len("ember"):]
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
+
+
+_warned_default_type = []
+
+
+def set_default_tensor_type(t):
+    """torch's deprecated spelling of ``set_default_dtype``: ``t`` a floating tensor type
+    (``torch.DoubleTensor``) or its name (``"torch.DoubleTensor"``)."""
+    import ember
+    if not _warned_default_type:            # once a process, as torch
+        _warned_default_type.append(True)
+        warnings.warn("torch.set_default_tensor_type() is deprecated as of PyTorch 2.1, please "
+                      "use torch.set_default_dtype() and torch.set_default_device() as "
+                      "alternatives.", UserWarning, stacklevel=2)
+    if isinstance(t, str):
+        module, _, name = t.rpartition(".")
+        if module not in ("torch", "torch.cuda", "ember"):
+            raise ModuleNotFoundError(f"No module named '{module}'")
+        t = TYPES.get(name)
+    if not isinstance(t, _TensorType):
+        raise TypeError("invalid type object: only floating-point types are supported as the "
+                        "default type")
+    if not t.dtype.is_floating_point:
+        raise TypeError("only floating-point types are supported as the default type")
+    ember.set_default_dtype(t.dtype)

@@ -1,5 +1,7 @@
 """Regressions found diffing everyday PyTorch programs (round 2, session 7) run under torch
 and under ``python -m ember.run``; each checked against torch."""
+import warnings
+
 import numpy as np
 import pytest
 
@@ -104,3 +106,40 @@ def test_torch_compiler_namespace():
         with c.set_stance("force_eager"):
             g = lib.compile(f)
             assert g(lib.ones(1)).item() == 2
+
+
+def test_top_level_function_forms():
+    # torch.multiply / subtract (and methods), positional dropouts, torch.embedding,
+    # function forms of tensor methods, set_default_tensor_type: all were missing
+    x = np.arange(6, dtype=np.float32).reshape(2, 3)
+    res = []
+    for lib in (torch, ember):
+        t = lib.from_numpy(x.copy())
+        z = lib.zeros(3)
+        lib.fill_(z, 2.0)
+        lib.index_put_(z, (lib.tensor([0]),), lib.tensor(5.0))
+        lib.manual_seed(0)
+        res.append([lib.multiply(t, 3), lib.subtract(t, 1, alpha=2), t.multiply(t),
+                    t.subtract(2), t.clone().multiply_(2), t.clone().subtract_(1, alpha=3),
+                    lib.dropout(t, 0.5, False), lib.alpha_dropout(t, 0.5, False),
+                    lib.dropout(t, 0.5, True),
+                    lib.embedding(t, lib.tensor([[1, 0]])), z,
+                    lib.nuclear_norm(t), lib.frobenius_norm(t, (1,), True),
+                    lib.tensor([lib.is_same_size(t, t.t()), lib.is_signed(t),
+                                lib.is_inference(t), lib.detach(t).requires_grad,
+                                lib.get_device(t)])])
+    for a, b in zip(*res):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-6)
+    try:
+        for lib in (torch, ember):
+            with warnings.catch_warnings():     # deprecated (torch warns once a process)
+                warnings.simplefilter("ignore")
+                lib.set_default_tensor_type(lib.DoubleTensor)
+                assert lib.ones(1).dtype == lib.float64
+                lib.set_default_tensor_type("torch.FloatTensor")
+                assert lib.ones(1).dtype == lib.float32
+                with pytest.raises(TypeError, match="only floating-point types"):
+                    lib.set_default_tensor_type(lib.LongTensor)
+    finally:
+        torch.set_default_dtype(torch.float32)
+        ember.set_default_dtype(ember.float32)

@@ -896,7 +896,8 @@ for _new, _old in [("absolute", "abs"), ("arcsin", "asin"), ("arccos", "acos"),
                    ("arctanh", "atanh"), ("fix", "trunc"), ("clip", "clamp"),
                    ("arctan2", "atan2"), ("negative", "neg"), ("greater", "gt"),
                    ("greater_equal", "ge"), ("less", "lt"), ("less_equal", "le"),
-                   ("not_equal", "ne"), ("divide", "div")]:
+                   ("not_equal", "ne"), ("divide", "div"), ("multiply", "mul"),
+                   ("subtract", "sub")]:
     _alias(_new, _old)
 
 # torch also has function forms of some in-place ops (torch.sqrt_, torch.relu_ ...)
