@@ -19,6 +19,23 @@ from __future__ import annotations
 
 import numpy as np
 
+_EMPTY = {}
+
+
+def _compiled():
+    """The numba kernels (ember/_kernels/compiled/rnn_cell.py) when the ``fast`` extra is
+    installed and not switched off, else None (the NumPy passes below run)."""
+    from ember._kernels import compiled
+    return compiled.module("rnn_cell")
+
+
+def _empty(dt):
+    """A (0,) / (0, 0) stand-in for an absent operand of a compiled kernel."""
+    e = _EMPTY.get(dt)
+    if e is None:
+        e = _EMPTY[dt] = (np.empty((0,), dt), np.empty((0, 0), dt))
+    return e
+
 
 
 def _none(dt):
@@ -85,22 +102,36 @@ def lstm_cell(x, hx, cx, w_ih, w_hh, b_ih=None, b_hh=None):
     """One LSTM step, gates i, f, g, o. Returns h' (B, H), c' (B, H), workspace (bytes of
     (5H, B): activated gates, tanh c')."""
     B, H = _check("_lstm_cell", 4, x, hx, cx, w_ih, w_hh, b_ih, b_hh)
-    pre = _pre(x, w_ih, b_ih, hx, w_hh, b_hh)
-    ws = np.empty((5 * H, B), x.dtype)
+    dt = x.dtype
+    nb = _compiled()
+    pre = _pre(x, w_ih, b_ih if nb is None else None, hx, w_hh, b_hh if nb is None else None)
+    ws = np.empty((5 * H, B), dt)
     i, f, g, o, tc = _rows(ws, 5, H)
-    hy, cy = np.empty((B, H), x.dtype), np.empty((B, H), x.dtype)
+    hy, cy = np.empty((B, H), dt), np.empty((B, H), dt)
+    half = dt.type(0.5)
     with np.errstate(over="ignore", under="ignore"):
-        pre[:2 * H] *= 0.5
-        pre[3 * H:] *= 0.5
-        np.tanh(pre, out=ws[:4 * H])
-        _sigmoid_from_tanh(ws[:2 * H])
-        _sigmoid_from_tanh(o)
-        np.multiply(f, cx.T, out=cy.T)
-        np.multiply(i, g, out=tc)
-        np.add(cy.T, tc, out=cy.T)
+        if nb is not None:
+            nb.lstm_pre(pre, _bias_sum(b_ih, b_hh, dt), half)
+            np.tanh(pre, out=ws[:4 * H])
+            nb.lstm_state(ws, cx, cy, half)
+        else:
+            pre[:2 * H] *= half
+            pre[3 * H:] *= half
+            np.tanh(pre, out=ws[:4 * H])
+            _sigmoid_from_tanh(ws[:2 * H])
+            _sigmoid_from_tanh(o)
+            np.multiply(f, cx.T, out=cy.T)
+            np.multiply(i, g, out=tc)
+            np.add(cy.T, tc, out=cy.T)
         np.tanh(cy.T, out=tc)
         np.multiply(o, tc, out=hy.T)
     return hy, cy, ws.view(np.uint8)
+
+
+def _bias_sum(b_ih, b_hh, dt):
+    if b_ih is None:
+        return _empty(dt)[0] if b_hh is None else b_hh
+    return b_ih if b_hh is None else b_ih + b_hh
 
 
 def _sigmoid_from_tanh(t):
@@ -116,8 +147,28 @@ def lstm_cell_backward(grad_hy, grad_cy, x, hx, cx, w_ih, w_hh, workspace, need)
     B, H = cx.shape
     dt = x.dtype
     ws = workspace.view(dt).reshape(5 * H, B)
-    gates, (i, f, g, o, tc) = ws[:4 * H], _rows(ws, 5, H)
     d = np.empty((4 * H, B), dt)                   # d loss / d activated gate, then pre
+    nb = _compiled()
+    if nb is not None:
+        e = _empty(dt)[1]
+        gcx = np.empty((B, H), dt) if need[2] else e
+        nb.lstm_grads(ws, cx, e if grad_hy is None else grad_hy,
+                      e if grad_cy is None else grad_cy, d, gcx, dt.type(1))
+        if not need[2]:
+            gcx = _none(dt)
+    else:
+        gcx = _lstm_grads_numpy(grad_hy, grad_cy, cx, ws, d, need[2])
+    gx, gh, gwi, gwh = _gemm_grads(d, d, x, hx, w_ih, w_hh, (need[0], need[1], need[3]))
+    gb = d.sum(1) if need[4] else _none(dt)
+    return gx, gh, gcx, gwi, gwh, gb
+
+
+def _lstm_grads_numpy(grad_hy, grad_cy, cx, ws, d, want_cx):
+    """``lstm_cell_backward``'s gate pass in NumPy: d (4H, B) gets the pre-activation
+    gradients; returns c's gradient (or an empty array)."""
+    H, B = cx.shape[1], cx.shape[0]
+    dt = d.dtype
+    gates, (i, f, g, o, tc) = ws[:4 * H], _rows(ws, 5, H)
     di, df, dg, do = _rows(d, 4, H)
     with np.errstate(over="ignore", under="ignore"):
         dc = np.zeros((H, B), dt) if grad_cy is None else np.array(grad_cy.T, dt)
@@ -139,10 +190,7 @@ def lstm_cell_backward(grad_hy, grad_cy, x, hx, cx, w_ih, w_hh, workspace, need)
         np.multiply(g, g, out=sg)
         np.subtract(1, sg, out=sg)
         d *= slope
-        gcx = np.multiply(dc.T, f.T) if need[2] else _none(dt)
-    gx, gh, gwi, gwh = _gemm_grads(d, d, x, hx, w_ih, w_hh, (need[0], need[1], need[3]))
-    gb = d.sum(1) if need[4] else _none(dt)
-    return gx, gh, gcx, gwi, gwh, gb
+        return np.multiply(dc.T, f.T) if want_cx else _none(dt)
 
 
 # ------------------------------------------------------------------------------- GRU
@@ -151,20 +199,31 @@ def gru_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     h' = n + z (h - n). Returns h' (B, H), workspace (bytes of (4H, B): r, z, n and
     h W_hn^T + b_hn)."""
     B, H = _check("_gru_cell", 3, x, hx, None, w_ih, w_hh, b_ih, b_hh)
+    dt = x.dtype
     gi = np.matmul(w_ih, x.T)
-    if b_ih is not None:
-        gi += b_ih[:, None]
-    ws = np.empty((4 * H, B), x.dtype)
+    ws = np.empty((4 * H, B), dt)
     np.matmul(w_hh, hx.T, out=ws[:3 * H])          # its n rows end up in the 4th block
-    if b_hh is not None:
-        ws[:3 * H] += b_hh[:, None]
     r, z, n, ghn = _rows(ws, 4, H)
     rz = ws[:2 * H]
-    hy = np.empty((B, H), x.dtype)
+    hy = np.empty((B, H), dt)
+    half = dt.type(0.5)
+    nb = _compiled()
     with np.errstate(over="ignore", under="ignore"):
+        if nb is not None:
+            e = _empty(dt)[0]
+            nb.gru_pre(gi, ws, e if b_ih is None else b_ih, e if b_hh is None else b_hh, half)
+            np.tanh(rz, out=rz)
+            nb.gru_candidate(ws, gi, half)
+            np.tanh(n, out=n)
+            nb.gru_output(ws, hx, hy)
+            return hy, ws.view(np.uint8)
+        if b_ih is not None:
+            gi += b_ih[:, None]
+        if b_hh is not None:
+            ws[:3 * H] += b_hh[:, None]
         ghn[...] = n
         rz += gi[:2 * H]
-        rz *= 0.5
+        rz *= half
         np.tanh(rz, out=rz)
         _sigmoid_from_tanh(rz)
         np.multiply(r, ghn, out=n)
@@ -181,11 +240,31 @@ def gru_cell_backward(grad_hy, x, hx, w_ih, w_hh, workspace, need):
     hx, weights, bias) flags."""
     B, H = hx.shape
     dt = x.dtype
-    r, z, n, ghn = _rows(workspace.view(dt).reshape(4 * H, B), 4, H)
-    dh = grad_hy.T
-    d_in = np.empty((3 * H, B), dt)
+    d_in, d_hid = np.empty((3 * H, B), dt), np.empty((3 * H, B), dt)
+    nb = _compiled()
+    if nb is not None:
+        dhz = np.empty((B, H), dt)
+        nb.gru_grads(workspace.view(dt).reshape(4 * H, B), hx, grad_hy, d_in, d_hid, dhz,
+                     dt.type(1))
+    else:
+        dhz = _gru_grads_numpy(grad_hy, hx, workspace.view(dt).reshape(4 * H, B), d_in,
+                               d_hid)
+    gx, gh, gwi, gwh = _gemm_grads(d_in, d_hid, x, hx, w_ih, w_hh,
+                                   (need[0], need[1], need[2]))
+    if need[1]:
+        gh += dhz
+    gbi, gbh = (d_in.sum(1), d_hid.sum(1)) if need[3] else (_none(dt), _none(dt))
+    return gx, gh, gwi, gwh, gbi, gbh
+
+
+def _gru_grads_numpy(grad_hy, hx, ws, d_in, d_hid):
+    """``gru_cell_backward``'s gate pass in NumPy: fills d_in and d_hid (3H, B); returns
+    dh z (B, H)."""
+    B, H = hx.shape
+    r, z, n, ghn = _rows(ws, 4, H)
     dr, dz, dn = _rows(d_in, 3, H)
-    t = np.empty((H, B), dt)
+    dh = grad_hy.T
+    t = np.empty((H, B), d_in.dtype)
     with np.errstate(over="ignore", under="ignore"):
         np.subtract(1, z, out=dn)                  # d n = dh (1 - z) (1 - n^2)
         dn *= dh
@@ -201,15 +280,10 @@ def gru_cell_backward(grad_hy, x, hx, w_ih, w_hh, workspace, need):
         np.subtract(1, r, out=t)
         t *= r
         dr *= t
-        d_hid = d_in.copy()
+        d_hid[...] = d_in
         d_hid[2 * H:] *= r
-    gx, gh, gwi, gwh = _gemm_grads(d_in, d_hid, x, hx, w_ih, w_hh,
-                                   (need[0], need[1], need[2]))
-    if need[1]:
         np.multiply(z, dh, out=t)
-        gh += t.T
-    gbi, gbh = (d_in.sum(1), d_hid.sum(1)) if need[3] else (_none(dt), _none(dt))
-    return gx, gh, gwi, gwh, gbi, gbh
+    return t.T
 
 
 # ------------------------------------------------------------------------------- RNN

@@ -1,6 +1,7 @@
 """The one-record cells (ember/_ops/rnn_cell.py, kernels in ember/_kernels/rnn_cell.py)
 behind nn.LSTMCell / GRUCell / RNNCell: values and gradients vs torch with copied weights
-(bias or not, hx given or not, batched or not, float32 / float64), float64 gradcheck and
+(bias or not, hx given or not, batched or not, float32 / float64; gate passes on NumPy and
+on numba), float64 gradcheck and
 gradgradcheck, double backward and forward-mode AD vs torch, vmap and the profiler, and
 the composite path where the record cannot run."""
 import numpy as np
@@ -15,6 +16,18 @@ CELLS = [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
          ("RNNCell", {"nonlinearity": "relu"})]
 NODES = {"LSTMCell": "ThnnFusedLstmCellBackward0", "GRUCell": "ThnnFusedGruCellBackward0",
          "RNNCell": "TanhBackward0"}
+
+
+@pytest.fixture(params=["numpy", "numba"])
+def cell_path(request):
+    """The kernels' gate passes on NumPy, or on the compiled numba kernels."""
+    from ember._kernels import compiled
+    if request.param == "numba":
+        pytest.importorskip("numba")
+    was = compiled.switched_on()
+    (compiled.enable if request.param == "numba" else compiled.disable)()
+    yield request.param
+    (compiled.enable if was else compiled.disable)()
 
 
 def _pair(name, kw, dtype, E=5, H=6):
@@ -49,7 +62,7 @@ def _tol(dtype):
 @pytest.mark.parametrize("with_hx", [True, False])
 @pytest.mark.parametrize("bias", [True, False])
 @pytest.mark.parametrize("name,kw", CELLS)
-def test_cell_vs_torch(name, kw, bias, with_hx, batched, dtype):
+def test_cell_vs_torch(name, kw, bias, with_hx, batched, dtype, cell_path):
     e, t = _pair(name, dict(kw, bias=bias), dtype)
     rng = np.random.default_rng(1)
     lead = (3,) if batched else ()
@@ -75,7 +88,7 @@ def test_cell_vs_torch(name, kw, bias, with_hx, batched, dtype):
 
 
 @pytest.mark.parametrize("name,kw", CELLS)
-def test_gradient_of_one_output_and_loop(name, kw):
+def test_gradient_of_one_output_and_loop(name, kw, cell_path):
     """A step loop (the time_sequence_prediction shape) with only h used downstream:
     every gradient equals torch's; for LSTM c's gradient arrives as None at the last step."""
     e, t = _pair(name, kw, "float64", E=4, H=5)
@@ -100,7 +113,7 @@ def test_gradient_of_one_output_and_loop(name, kw):
 
 
 @pytest.mark.parametrize("name,kw", CELLS)
-def test_gradcheck_and_gradgradcheck(name, kw):
+def test_gradcheck_and_gradgradcheck(name, kw, cell_path):
     e, _ = _pair(name, dict(kw), "float64", E=3, H=2)
     rng = np.random.default_rng(3)
     x = ember.tensor(rng.standard_normal((2, 3)) + 0.3, requires_grad=True)
@@ -188,7 +201,7 @@ def test_profiler_sees_one_record_per_step():
     assert "aten::sigmoid" not in counts
 
 
-def test_outputs_writable_after_forward():
+def test_outputs_writable_after_forward(cell_path):
     """The workspace, not h' or c', serves the backward: changing an output in place
     leaves the gradient of the other as torch's."""
     e, t = _pair("LSTMCell", {}, "float64")
