@@ -375,10 +375,15 @@ def _is_path(f):
 
 def save(obj, f, pickle_module=pickle, pickle_protocol=DEFAULT_PROTOCOL,
          _use_new_zipfile_serialization=True, _disable_byteorder_record=False):
-    """Save ``obj`` to ``f`` (a path or a writable binary file) in torch's zip format."""
+    """Save ``obj`` to ``f`` (a path or a writable binary file) in torch's zip format (or,
+    with ``_use_new_zipfile_serialization=False``, its legacy stream format)."""
     if not _use_new_zipfile_serialization:
-        raise NotImplementedError("ember.save: the legacy (non-zip) torch.save format is not "
-                                  "supported; use _use_new_zipfile_serialization=True")
+        if _is_path(f):
+            with open(f, "wb") as fh:
+                _save_legacy(obj, fh, pickle_protocol)
+        else:
+            _save_legacy(obj, f, pickle_protocol)
+        return
     if _is_path(f):
         base = os.path.splitext(os.path.basename(os.fspath(f)))[0]
         try:
@@ -914,6 +919,33 @@ def _load_zip(zf, map_location, weights_only):
 # ---------------------------------------------------------------- legacy (pre-1.6) format
 _LEGACY_MAGIC = 0x1950a86a20f9469cfc6c
 _LEGACY_PROTOCOL = 1001
+
+
+class _LegacyPickler(_TorchPickler):
+    """Storages as the legacy format's persistent ids: the zip format's five fields and no
+    view metadata (``None``), which torch's legacy loader unpacks as a sixth."""
+
+    def persistent_id(self, obj):
+        pid = super().persistent_id(obj)
+        return None if pid is None else pid + (None,)
+
+
+def _save_legacy(obj, fh, protocol):
+    """The stream _load_legacy reads: magic number, protocol version, sys info, the object,
+    the sorted storage keys, then per storage its element count (int64) and bytes."""
+    pickle.dump(_LEGACY_MAGIC, fh, protocol=protocol)
+    pickle.dump(_LEGACY_PROTOCOL, fh, protocol=protocol)
+    pickle.dump({"protocol_version": _LEGACY_PROTOCOL,
+                 "little_endian": sys.byteorder == "little",
+                 "type_sizes": {"short": 2, "int": 4, "long": 4}}, fh, protocol=protocol)
+    pickler = _LegacyPickler(fh, protocol)
+    pickler.dump(obj)
+    refs = {ref.key: ref for ref in pickler.storages.values()}
+    pickle.dump(sorted(refs), fh, protocol=protocol)
+    for key in sorted(refs):
+        ref = refs[key]
+        fh.write(int(ref.pid[4]).to_bytes(8, sys.byteorder, signed=True))
+        fh.write(np.ascontiguousarray(ref.bytes).tobytes())
 
 
 def _unexpected_eof(missing):

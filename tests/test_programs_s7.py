@@ -143,3 +143,24 @@ def test_top_level_function_forms():
     finally:
         torch.set_default_dtype(torch.float32)
         ember.set_default_dtype(ember.float32)
+
+
+@pytest.mark.parametrize("writer", ["ember", "torch"])
+def test_legacy_save_format_round_trip(writer, tmp_path):
+    # torch.save(..., _use_new_zipfile_serialization=False) raised NotImplementedError
+    libs = {"ember": ember, "torch": torch}
+    w, r = libs[writer], libs["torch" if writer == "ember" else "ember"]
+    base = w.arange(10.0)
+    obj = {"a": base, "v": base[2:5], "t": base.view(2, 5).t(),
+           "i": w.arange(3, dtype=w.int16), "c": w.tensor([1 + 2j]),
+           "p": w.nn.Parameter(w.ones(2)), "n": 3, "e": w.empty(0)}
+    path = tmp_path / "legacy.pt"
+    w.save(obj, path, _use_new_zipfile_serialization=False)
+    with open(path, "rb") as fh:
+        assert fh.read(2) != b"PK"                     # not a zip archive
+    got = r.load(path)
+    got["a"][3] = 100.0                                # views still share the storage
+    assert got["v"].tolist() == [2.0, 100.0, 4.0] and got["t"][1].tolist() == [1.0, 6.0]
+    assert got["t"].stride() == (1, 5) and got["i"].dtype == r.int16
+    assert got["c"].tolist() == [1 + 2j] and type(got["p"]).__name__ == "Parameter"
+    assert got["p"].requires_grad and got["n"] == 3 and got["e"].shape == (0,)
