@@ -705,7 +705,7 @@ def test_validation_of_samples_and_defaults():
         D.Categorical(ember.ones(3)).log_prob(ember.tensor(3))
     with pytest.raises(ValueError, match="event_shape"):
         D.Dirichlet(ember.ones(3)).log_prob(ember.ones(4) / 4)
-    with pytest.raises(ValueError, match="low>= high"):
+    with pytest.raises(ValueError, match="Expected parameter low"):
         D.Uniform(ember.tensor([1.0]), ember.tensor([0.0]))
     off = D.Exponential(ember.tensor([1.0]), validate_args=False)
     assert_close(off.log_prob(ember.tensor([-1.0])), ember.tensor([1.0]))

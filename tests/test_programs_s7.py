@@ -164,3 +164,19 @@ def test_legacy_save_format_round_trip(writer, tmp_path):
     assert got["t"].stride() == (1, 5) and got["i"].dtype == r.int16
     assert got["c"].tolist() == [1 + 2j] and type(got["p"]).__name__ == "Parameter"
     assert got["p"].requires_grad and got["n"] == 3 and got["e"].shape == (0,)
+
+
+def test_uniform_validates_low_against_high_like_torch():
+    # ember raised 'Uniform is not defined when low>= high'; torch checks arg_constraints
+    # (low < high, high > low) and names the parameter
+    for lo, hi in ((2.0, 1.0), ([2.0, 0.0], [1.0, 1.0])):
+        msgs = []
+        for lib in (torch, ember):
+            with pytest.raises(ValueError) as e:
+                lib.distributions.Uniform(lib.tensor(lo), lib.tensor(hi))
+            msgs.append(str(e.value))
+        assert msgs[1] == msgs[0]
+    for lib in (torch, ember):
+        u = lib.distributions.Uniform(lib.zeros(2), 1.0)
+        assert str(u.arg_constraints["low"]) == "LessThan(upper_bound=tensor([1., 1.]))"
+        assert lib.distributions.Uniform(2.0, 1.0, validate_args=False).high.item() == 1.0

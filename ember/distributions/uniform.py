@@ -10,13 +10,15 @@ class Uniform(Distribution):
     """Uniform on the half-open interval ``[low, high)``."""
     has_rsample = True
     _batched = ("low", "high")
-    arg_constraints = {"low": constraints.dependent(is_discrete=False, event_dim=0),
-                       "high": constraints.dependent(is_discrete=False, event_dim=0)}
+
+    @property
+    def arg_constraints(self):
+        """``low < high``, checked on each side (torch's message names ``low`` first)."""
+        return {"low": constraints.less_than(self.high),
+                "high": constraints.greater_than(self.low)}
 
     def __init__(self, low, high, validate_args=None):
         self._init_params(low, high, validate_args=validate_args)
-        if self._validate_args and not bool((self.low < self.high).all()):
-            raise ValueError("Uniform is not defined when low>= high")
 
     @constraints.dependent_property(is_discrete=False, event_dim=0)
     def support(self):
