@@ -216,3 +216,59 @@ def test_kthvalue_mode_ties(values, dtype, dim, q):
                   L.kthvalue(tx, k, dim, keepdim=True).indices.tolist(),
                   mv.indices.tolist(), str(mv.values.float().tolist())]
     assert res[ember] == res[torch]
+
+
+# ------------------------------------------------------------ 4. linear's grad_fn chain
+
+def _chain(fn, depth=4):
+    if fn is None:
+        return None
+    if depth == 0:
+        return fn.name()
+    return (fn.name(), [(_chain(f, depth - 1), k) for f, k in fn.next_functions])
+
+
+def _leaf(L, t):
+    return t.detach().requires_grad_()
+
+
+_LINEAR_CASES = {
+    "2d_bias": lambda L, x, w, b: L.nn.functional.linear(x[0], w, b),
+    "2d_leaf": lambda L, x, w, b: L.nn.functional.linear(_leaf(L, x[0]), w, b),
+    "2d": lambda L, x, w, b: L.nn.functional.linear(x[0], w),
+    "3d_bias": lambda L, x, w, b: L.nn.functional.linear(x, w, b),
+    "3d": lambda L, x, w, b: L.nn.functional.linear(x, w),
+    "1d_bias": lambda L, x, w, b: L.nn.functional.linear(_leaf(L, x[0, 0]), w, b),
+    "1d": lambda L, x, w, b: L.nn.functional.linear(_leaf(L, x[0, 0]), w),
+    "strided_bias": lambda L, x, w, b: L.nn.functional.linear(x.transpose(0, 1), w, b),
+    "strided": lambda L, x, w, b: L.nn.functional.linear(x.transpose(0, 1), w),
+    "sliced_bias": lambda L, x, w, b: L.nn.functional.linear(x[:, :, :2], w[:, :2], b),
+    "no_grad_input": lambda L, x, w, b: L.nn.functional.linear(x.detach(), w, b),
+    "no_grad_weight": lambda L, x, w, b: L.nn.functional.linear(x[0], w.detach(), b),
+    "module": lambda L, x, w, b: L.nn.Linear(3, 2)(x),
+    "addmm": lambda L, x, w, b: L.addmm(b, x[0], w.t(), beta=2),
+}
+
+
+@pytest.mark.parametrize("name", list(_LINEAR_CASES))
+def test_linear_next_functions(name):
+    """F.linear's grad_fn chain as torch builds it (AddmmBackward0: bias, input,
+    TBackward0 -> weight; view nodes around an N-d input), and the same gradients."""
+    import numpy as np
+    res = {}
+    for L in (torch, ember):
+        rng = np.random.default_rng(0)
+        x = L.tensor(rng.standard_normal((2, 4, 3)), dtype=L.float32, requires_grad=True)
+        w = L.tensor(rng.standard_normal((2, 3)), dtype=L.float32, requires_grad=True)
+        b = L.tensor(rng.standard_normal(2), dtype=L.float32, requires_grad=True)
+        out = _LINEAR_CASES[name](L, x, w, b)
+        (out * L.arange(out.numel()).reshape(out.shape)).sum().backward()
+        grads = [None if p.grad is None else (p.grad.numpy().astype(np.float64),
+                                              p.grad.stride()) for p in (x, w, b)]
+        res[L] = (_chain(out.grad_fn), grads if name != "module" else [])
+    assert res[ember][0] == res[torch][0]
+    for ge, gt in zip(res[ember][1], res[torch][1]):
+        assert (ge is None) == (gt is None)
+        if ge is not None:
+            np.testing.assert_allclose(ge[0], gt[0], rtol=1e-5, atol=1e-5)
+            assert ge[1] == gt[1]

@@ -1085,7 +1085,11 @@ _OVERLOAD_CLASSES: dict = {}
 def node_class(op, name):
     """A new node class of ``op`` named ``name`` (e.g. ``AddBackward0``)."""
     saves = op.saved_args or op.saves_result
-    return type(name, (SavingOpNode if saves else OpNode,), {"__slots__": (), "op": op})
+    base = SavingOpNode if saves else OpNode
+    if op.name == "linear":            # torch's edge order and view/transpose nodes
+        from ember.autograd.linear_layout import LinearNode
+        base = LinearNode
+    return type(name, (base,), {"__slots__": (), "op": op})
 
 
 def rename_node(node, name):

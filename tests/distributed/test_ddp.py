@@ -5,7 +5,6 @@ Each body runs once with ember and, where torch is the oracle, once with torch's
 layouts are compared, and trajectories against single-process training on the whole
 batch (float64).
 """
-import re
 
 import numpy as np
 import pytest
@@ -169,8 +168,10 @@ def test_bucket_layout_and_comm_hook_arguments_match_torch():
         assert a[0][:rebuild_after] == b[0][:rebuild_after]   # one bucket, registration order
         _rebuilt_ok(a[0][rebuild_after], caps[k])
         assert a[0][-1] == a[0][rebuild_after]
-    assert len(ours[0][1][0][1]) == 2           # the small cap gives several buckets
-    assert len(ours[0][3][0][2]) == 3
+    # bucket counts per iteration as torch's (its gradients arrive bias first: addmm's
+    # edges are (bias, input, weight.t()), so the small caps split fewer times than 2/3)
+    for k in (1, 3):
+        assert [len(it) for it in ours[0][k][0]] == [len(it) for it in theirs[0][k][0]]
 
 
 BUFFERS_AND_NO_SYNC = """
@@ -280,10 +281,9 @@ def test_find_unused_parameters_and_errors():
         assert f"Parameter indices which did not receive grad for rank {rank}: 2 3" in errors[0]
         close(grads_, theirs[rank][2][1])
         # reentrant checkpoint: a's parameters are not in the outer graph, so they are marked
-        # unused, then their hooks fire (ember's Linear readies the weight first)
-        first = re.compile(r"index \d with name a\.\w+ has")
-        assert first.sub("", ours[rank][3]) == first.sub("", theirs[rank][3])
-        assert "Parameter at index 0 with name a.weight has been marked as ready twice" in \
+        # unused, then their hooks fire (Linear readies the bias first, as torch's addmm)
+        assert ours[rank][3] == theirs[rank][3]
+        assert "Parameter at index 1 with name a.bias has been marked as ready twice" in \
             ours[rank][3]
 
 

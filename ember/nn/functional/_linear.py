@@ -9,6 +9,7 @@ import ember
 from ember._ops.blas import linear as _linear_op
 from ember._ops.nn_fused import embedding as _embedding_op
 from ember._tensor import Tensor
+from ember.autograd.linear_layout import dress_linear
 from ember.autograd.profiler import torch_op_range
 
 __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
@@ -22,7 +23,10 @@ def linear(input, weight, bias=None):
             input.dim() >= 1 and input.dtype == weight.dtype and \
             (bias is None or isinstance(bias, Tensor) and bias.dtype == weight.dtype and
              tuple(bias.shape) == (weight.shape[0],)):
-        return _linear_op(input, weight, bias)          # one record: one GEMM per pass
+        out = _linear_op(input, weight, bias)           # one record: one GEMM per pass
+        if out._grad_fn is not None:
+            dress_linear(out, input, weight, bias)      # torch's grad_fn chain around it
+        return out
     for pos, (name, v) in enumerate((("input", input), ("weight", weight)), 1):
         if not isinstance(v, Tensor):
             raise TypeError(f"linear(): argument '{name}' (position {pos}) must be Tensor, not "

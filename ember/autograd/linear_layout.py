@@ -1,0 +1,132 @@
+"""torch's graph for ``F.linear`` around ember's one fused node.
+
+torch builds linear from ``t``, ``addmm``/``mm``/``matmul``, views and ``add``, so the
+output's ``grad_fn`` and its ``next_functions`` show that chain: ``AddmmBackward0`` with
+edges (bias, input, ``TBackward0`` -> weight) for a 2-D input; a ``ViewBackward0`` (or
+``UnsafeViewBackward0``, ``SqueezeBackward4``, ``AddBackward0``) around it otherwise.
+ember computes the three gradients in one node (one GEMM each); ``dress_linear`` gives
+that node torch's edge order and puts thin relay nodes where torch has view/transpose
+nodes. A relay only passes its gradient on (the fused node already made it in the shape
+the next node wants), except ``TBackward0``, which transposes.
+"""
+from __future__ import annotations
+
+from ember._state import state
+from ember._tensor import Tensor, _make
+from ember.autograd.graph import Node, SavingOpNode, _NO_EDGE, _next_seq, rename_node
+
+_X, _W, _B, _WT = 0, 1, 2, 3     # routes: internal gradient index, or the weight's transposed
+
+
+class LinearNode(SavingOpNode):
+    """Base of linear's node classes: gradients computed per (input, weight, bias), handed
+    out in the order of the dressed ``next_functions`` (``_route``, set by dress_linear)."""
+    __slots__ = ()
+
+    def _flatten(self, res):
+        out = SavingOpNode._flatten(self, res)
+        route = self.__dict__.get("_route")
+        if route is None:
+            return out
+        return [_transposed(out[_W]) if r == _WT else out[r] for r in route]
+
+
+def _transposed(g):
+    """``g.mT`` for TBackward0 to undo; without a graph to record, a bare transposed view
+    that remembers ``g`` (the weight then gets ``g`` itself, contiguous)."""
+    if g is None:
+        return None
+    if type(g) is Tensor and not state.grad_enabled and g._data.ndim == 2:
+        t = _make(g._data.T)
+        t._t_src = g
+        return t
+    return g.mT
+
+
+class RelayNode(Node):
+    """A node standing where torch has a view or transpose node: ``fn`` maps the incoming
+    gradient to the gradients of ``next_functions``."""
+    __slots__ = ("fn",)
+    _num_outputs = 1
+
+    def apply(self, grads):
+        g = grads[0] if grads else None
+        if g is None:
+            return [None] * len(self.next_functions)
+        return self.fn(g)
+
+
+_RELAY_CLASSES: dict = {}
+
+
+def _relay(name, edges, fn, seq):
+    cls = _RELAY_CLASSES.get(name)
+    if cls is None:
+        cls = _RELAY_CLASSES[name] = type(name, (RelayNode,), {"__slots__": ()})
+    node = object.__new__(cls)
+    node.next_functions = tuple(edges)
+    node.fn = fn
+    node._seq = seq
+    return (node, 0)
+
+
+def _pass(g):
+    return [g]
+
+
+def _untranspose(g):
+    src = g.__dict__.get("_t_src") if type(g) is Tensor else None
+    return [src if src is not None else g.mT]
+
+
+def _viewable(x):
+    """Whether ``x`` folds to (rows, in) without a copy (matmul's reshape is a view)."""
+    v = x._data.view()
+    try:
+        v.shape = (-1, x._data.shape[-1]) if x._data.shape[-1] else (v.size, 0)
+    except (AttributeError, ValueError):
+        return False
+    return True
+
+
+def dress_linear(out, x, w, b):
+    """Give ``out`` (just made by the linear op) torch's ``grad_fn`` chain; see above."""
+    node = out._grad_fn
+    if not isinstance(node, LinearNode) or "_route" in node.__dict__:
+        return
+    ex, ew, eb = node.next_functions
+    nd = x._data.ndim
+    seq = node._seq
+    folded = b is not None and (nd <= 2 or x.is_contiguous())   # torch: view, addmm, view
+    wt = _NO_EDGE if ew[0] is None else _relay("TBackward0", (ew,), _untranspose, seq)
+    xe = ex
+    if ex[0] is not None and nd != 2:
+        if nd == 1:
+            xe = _relay("ViewBackward0" if folded else "UnsqueezeBackward0", (ex,), _pass, seq)
+        elif folded or x.is_contiguous():
+            xe = _relay("ViewBackward0", (ex,), _pass, seq)
+        elif _viewable(x):                      # reshape of strided memory: an alias
+            xe = _relay("ReshapeAliasBackward0", (ex,), _pass, seq)
+        else:                                   # reshape copies: clone, then _unsafe_view
+            xe = _relay("UnsafeViewBackward0",
+                        (_relay("CloneBackward0", (ex,), _pass, seq),), _pass, seq)
+    node.all_edges = (ex, ew, eb if folded or nd == 2 else _NO_EDGE)
+    if b is not None and (folded or nd == 2):
+        rename_node(node, "AddmmBackward0")
+        node.next_functions, node._route = (eb, xe, wt), (_B, _X, _WT)
+    else:
+        rename_node(node, "MmBackward0")
+        node.next_functions, node._route = (xe, wt), (_X, _WT)
+    if nd == 2:
+        return
+    top = _next_seq()
+    if folded:
+        out._grad_fn = _relay("ViewBackward0", ((node, 0),), _pass, top)[0]
+    elif b is None:
+        out._grad_fn = _relay("SqueezeBackward4" if nd == 1 else "UnsafeViewBackward0",
+                              ((node, 0),), _pass, top)[0]
+    else:                                       # matmul, then ``+ bias``
+        lead = tuple(range(nd - 1))
+        inner = _relay("UnsafeViewBackward0", ((node, 0),), _pass, top)
+        out._grad_fn = _relay("AddBackward0", (inner, eb),
+                              lambda g: [g, g.sum(lead)], _next_seq())[0]
