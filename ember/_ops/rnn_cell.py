@@ -12,12 +12,15 @@ dispatch mode and never see these records (they get the composite).
 """
 from __future__ import annotations
 
+import numpy as np
+
 import ember
 from ember._kernels import rnn_cell as K
 from ember._ops.registry import OpDef
 from ember._state import state
 from ember.autograd.grad_mode import is_grad_enabled
 
+_F32, _F64 = np.dtype(np.float32), np.dtype(np.float64)
 _ARGS = ("Tensor weight_ih, Tensor weight_hh, Tensor? bias_ih=None, Tensor? bias_hh=None")
 _SAVES = ("input", "hx", "weight_ih", "weight_hh", "bias_ih", "bias_hh")
 
@@ -69,14 +72,17 @@ rnn_cell_backward = OpDef(
 
 def fusable(*tensors):
     """May a cell record run on these operands (None for an absent bias)? float32 /
-    float64 of one dtype, no autocast, and no dispatch mode but the profiler's (vmap,
-    forward-mode AD, tracing and ONNX export see the composite's ops)."""
+    float64 of one dtype, and no dispatch mode but the profiler's (vmap, forward-mode AD,
+    tracing, ONNX export and autocast see the composite's ops)."""
     if state.modes and not _only_profiler(state.modes):
         return False
-    dt = tensors[0].dtype
-    if dt not in (ember.float32, ember.float64) or ember.is_autocast_enabled("cpu"):
+    dt = tensors[0]._data.dtype
+    if dt != _F32 and dt != _F64:
         return False
-    return all(t is None or t.dtype == dt for t in tensors)
+    for t in tensors:
+        if t is not None and t._data.dtype != dt:
+            return False
+    return True
 
 
 def _only_profiler(modes):

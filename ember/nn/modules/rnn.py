@@ -255,16 +255,19 @@ def _lstm_cell(input: Tensor, h: Tensor, c: Tensor, w_ih: Tensor, w_hh: Tensor,
 
 
 def _check_cell(input, hx, w_ih, w_hh):
-    if input.shape[1] != w_ih.shape[1]:
-        raise RuntimeError(f"input has inconsistent input_size: got {input.shape[1]} expected "
-                           f"{w_ih.shape[1]}")
-    for i, h in enumerate(hx if isinstance(hx, (tuple, list)) else [hx]):
-        if input.shape[0] != h.shape[0]:
-            raise RuntimeError(f"Input batch size {input.shape[0]} doesn't match hidden{i} "
-                               f"batch size {h.shape[0]}")
-        if h.shape[1] != w_hh.shape[1]:
-            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {h.shape[1]}, "
-                               f"expected {w_hh.shape[1]}")
+    """torch's checks of a cell's operands (input (B, E), each state (B, H))."""
+    (batch, size), expected, hidden = input.shape, w_ih.shape[1], w_hh.shape[1]
+    if size != expected:
+        raise RuntimeError(f"input has inconsistent input_size: got {size} expected "
+                           f"{expected}")
+    for i, h in enumerate(hx if isinstance(hx, (tuple, list)) else (hx,)):
+        shape = h.shape
+        if batch != shape[0]:
+            raise RuntimeError(f"Input batch size {batch} doesn't match hidden{i} "
+                               f"batch size {shape[0]}")
+        if shape[1] != hidden:
+            raise RuntimeError(f"hidden{i} has inconsistent hidden_size: got {shape[1]}, "
+                               f"expected {hidden}")
 
 
 # ----------------------------------------------------------------------------- layers
