@@ -180,3 +180,15 @@ def test_uniform_validates_low_against_high_like_torch():
         u = lib.distributions.Uniform(lib.zeros(2), 1.0)
         assert str(u.arg_constraints["low"]) == "LessThan(upper_bound=tensor([1., 1.]))"
         assert lib.distributions.Uniform(2.0, 1.0, validate_args=False).high.item() == 1.0
+
+
+def test_gammainc_gradient_with_a_python_number():
+    # ember accepts a number for `a` (torch wants a tensor); its backward called a.lgamma()
+    x = np.array([0.3, 1.7, 4.2])
+    for fn in ("gammainc", "gammaincc"):
+        xt = torch.tensor(x, requires_grad=True)
+        a = torch.tensor(2.0, dtype=torch.float64)
+        want, = torch.autograd.grad(getattr(torch.special, fn)(a, xt).sum(), xt)
+        xe = ember.tensor(x, requires_grad=True)
+        got, = ember.autograd.grad(getattr(ember.special, fn)(2.0, xe).sum(), xe)
+        np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)

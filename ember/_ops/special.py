@@ -105,7 +105,8 @@ def _igamma_grad(sign, name):
     def rule(ctx, g, a, x):
         if ctx.needs_input_grad[0]:
             raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
-        return None, sign * g * ((a - 1) * x.log() - x - a.lgamma()).exp()
+        lgamma_a = a.lgamma() if hasattr(a, "lgamma") else math.lgamma(a)   # a Python number
+        return None, sign * g * ((a - 1) * x.log() - x - lgamma_a).exp()
     return rule
 
 
