@@ -272,3 +272,42 @@ def test_linear_next_functions(name):
         if ge is not None:
             np.testing.assert_allclose(ge[0], gt[0], rtol=1e-5, atol=1e-5)
             assert ge[1] == gt[1]
+
+
+# ------------------------------------------------------------ 5. .grad strides of leaves
+
+_LEAVES = {
+    "transposed": lambda L: L.ones(4, 3).t(),
+    "channels_last": lambda L: L.ones(2, 3, 4, 5).to(memory_format=L.channels_last),
+    "channels_last_3d": lambda L: L.ones(2, 3, 2, 4, 5).to(memory_format=L.channels_last_3d),
+    "permuted": lambda L: L.ones(2, 3, 4).permute(2, 0, 1),
+    "sliced_rows": lambda L: L.ones(6, 3)[::2],
+    "sliced_cols": lambda L: L.ones(3, 6)[:, 1:4],
+    "expanded": lambda L: L.ones(1, 3).expand(4, 3),
+    "as_strided": lambda L: L.ones(20).as_strided((3, 3), (1, 3)),
+}
+_LOSSES = {
+    "sum": lambda L, p: p.sum(),
+    "times_contiguous": lambda L, p: (p * L.ones(p.shape)).sum(),
+    "exp": lambda L, p: p.exp().sum(),
+    "contiguous": lambda L, p: (p.contiguous() * 2).sum(),
+    "twice": lambda L, p: p.exp().sum() + (p * 2).sum(),
+}
+
+
+@pytest.mark.parametrize("leaf", list(_LEAVES))
+def test_grad_strides_follow_leaf(leaf):
+    """torch's layout contract: a non-overlapping and dense leaf gets a .grad with its own
+    strides (else a contiguous one), stolen when the gradient already has them."""
+    res = {}
+    for L in (torch, ember):
+        row = []
+        for loss in _LOSSES.values():
+            p = _LEAVES[leaf](L).detach().requires_grad_()
+            loss(L, p).backward()
+            row.append((p.grad.stride(), round(p.grad.double().sum().item(), 3)))
+        p = _LEAVES[leaf](L).detach().requires_grad_()
+        (p * p).sum().backward(create_graph=True)
+        row.append((p.grad.stride(), p.grad.grad_fn.name()))
+        res[L] = row
+    assert res[ember] == res[torch]

@@ -492,24 +492,62 @@ def accumulate_into_grad(t, g, steal=False):
     if state.grad_enabled:        # create_graph: keep the graph of the gradient
         if g._data.dtype != t._data.dtype:
             g = g.to(t.dtype)
-        m.grad = g.clone() if old is None else old + g
+        if old is not None:
+            m.grad = old + g
+        elif type(g._data) is Placeholder or type(t._data) is Placeholder:
+            m.grad = g.clone()
+        elif _dense_strides(t._data) is None:     # torch: a contiguous clone
+            from ember import contiguous_format
+            m.grad = g.clone(memory_format=contiguous_format)
+        else:                     # a copy (CopyBackwards) with the leaf's strides
+            m.grad = _make(_grad_buffer(t._data)).copy_(g)
     elif old is None:
         arr = g._data
         if type(arr) is Placeholder or type(t._data) is Placeholder:    # meta: no data
             m.grad = _make(placeholder(t._data.shape, t._data.dtype))
-        elif arr.dtype != t._data.dtype:
-            m.grad = _make(arr.astype(t._data.dtype))
-        elif steal and arr.strides == t._data.strides and arr.flags.writeable:
+        elif steal and arr.dtype == t._data.dtype and arr.flags.writeable and \
+                _obeys_layout(arr, t._data):
             m.grad = _make(arr)     # same shape, dtype and layout as the parameter
-        else:                       # torch's layout contract: .grad strides like the param
-            p = t._data
-            order = "F" if p.flags.f_contiguous and not p.flags.c_contiguous else "C"
-            m.grad = _make(np.array(arr, copy=True, order=order))
+        else:
+            buf = _grad_buffer(t._data)
+            np.copyto(buf, arr, casting="unsafe")
+            m.grad = _make(buf)
     elif old._requires_grad or not old._data.flags.writeable:
         m.grad = old.detach() + g
     else:
         np.add(old._data, g._data, out=old._data, casting="unsafe")
         bump_version(old)
+
+
+def _dense_strides(p):
+    """``p``'s byte strides when it is non-overlapping and dense (its elements fill one
+    block, in some order of dims), else None."""
+    expect = p.itemsize
+    for st, n in sorted((st, n) for n, st in zip(p.shape, p.strides) if n != 1):
+        if st != expect:
+            return None
+        expect *= n
+    return p.strides
+
+
+def _obeys_layout(arr, p):
+    """torch's gradient layout contract: a gradient with the strides of a non-overlapping
+    and dense parameter (sizes 1 aside), else a C-contiguous one, may be ``.grad``."""
+    want = _dense_strides(p)
+    if want is None:
+        return arr.flags.c_contiguous
+    return all(n == 1 or a == b for n, a, b in zip(p.shape, arr.strides, want))
+
+
+def _grad_buffer(p):
+    """An uninitialized array for ``p``'s gradient: ``p``'s own strides when it is
+    non-overlapping and dense (transposed, channels-last...), else C-contiguous."""
+    want = _dense_strides(p)
+    if want is None or p.flags.c_contiguous and p.strides == \
+            np.empty(p.shape, p.dtype).strides:
+        return np.empty(p.shape, p.dtype)
+    flat = np.empty(p.size, p.dtype)
+    return np.ndarray(p.shape, p.dtype, flat, 0, want)
 
 
 def _sparse_sum(old, g):
