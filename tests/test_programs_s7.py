@@ -106,6 +106,7 @@ def test_torch_compiler_namespace():
         with c.set_stance("force_eager"):
             g = lib.compile(f)
             assert g(lib.ones(1)).item() == 2
+    torch.distributions.Distribution.set_default_validate_args(True)   # torch.compile's reset
 
 
 def test_top_level_function_forms():
