@@ -506,8 +506,24 @@ def from_dlpack(ext_tensor):
         try:
             arr.flags.writeable = True
         except ValueError:
-            pass
+            arr = _writable_alias(arr)
     return _make(arr)
+
+
+def _writable_alias(arr):
+    """A writable array over ``arr``'s memory. NumPy imports a legacy DLPack capsule (no
+    read-only flag) as read-only, where torch's import is writable; the producer's memory
+    is writable by the protocol's contract, so ember aliases it (``arr`` kept alive as the
+    buffer's owner)."""
+    import ctypes
+    if arr.size == 0:
+        return np.array(arr)
+    lo = sum(min(0, (n - 1) * st) for n, st in zip(arr.shape, arr.strides))
+    hi = sum(max(0, (n - 1) * st) for n, st in zip(arr.shape, arr.strides)) + arr.itemsize
+    start = arr.__array_interface__["data"][0] + lo
+    raw = (ctypes.c_char * (hi - lo)).from_address(start)
+    raw._owner = arr                  # the capsule's memory lives as long as this buffer
+    return np.ndarray(arr.shape, arr.dtype, buffer=raw, offset=-lo, strides=arr.strides)
 
 
 def frombuffer(buffer, *, dtype, count=-1, offset=0, requires_grad=False):
