@@ -193,3 +193,26 @@ def test_gammainc_gradient_with_a_python_number():
         xe = ember.tensor(x, requires_grad=True)
         got, = ember.autograd.grad(getattr(ember.special, fn)(2.0, xe).sum(), xe)
         np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-12)
+
+
+@pytest.mark.parametrize("case", ["nonzero", "unique", "unique_dim", "unique_consecutive",
+                                  "masked_select"])
+def test_vmap_refuses_dynamic_shape_ops(case):
+    # ember looped per sample: nonzero / masked_select gave a result whenever the per-sample
+    # sizes agreed, unique failed in stack; torch refuses them with its own message
+    fns = {"nonzero": lambda lib: lambda t: t.nonzero(),
+           "unique": lambda lib: lambda t: lib.unique(t),
+           "unique_dim": lambda lib: lambda t: lib.unique(t.view(3, 1), dim=0),
+           "unique_consecutive": lambda lib: lambda t: lib.unique_consecutive(t),
+           "masked_select": lambda lib: lambda t: t.masked_select(t > 0)}
+    x = np.array([[1.0, 0.0, 2.0], [0.0, 3.0, 3.0]], np.float32)
+    msgs = []
+    for lib in (torch, ember):
+        with pytest.raises(RuntimeError) as e:
+            lib.vmap(fns[case](lib))(lib.from_numpy(x))
+        msgs.append(str(e.value))
+    assert msgs[1] == msgs[0]
+    for lib in (torch, ember):       # an unbatched mask keeps the size fixed: allowed
+        out = lib.vmap(lambda t: t.masked_select(lib.tensor([True, False, True])))(
+            lib.from_numpy(x))
+        assert out.tolist() == [[1.0, 2.0], [0.0, 3.0]]

@@ -277,6 +277,27 @@ def _touches_data(fn, depth=4, seen=None):
     return found
 
 
+# ops whose output size depends on the values: torch refuses to batch them (the per-sample
+# loop would stack differently sized results, or, when the sizes happen to agree, succeed
+# where torch fails); op name -> the aten name torch's message gives
+_DYNAMIC_SHAPE = {"nonzero": "nonzero", "_unique2": "_unique2", "unique_dim": "unique_dim",
+                  "unique_consecutive": "unique_consecutive"}
+
+
+def _refuse_dynamic_shape(op, args, level):
+    aten = _DYNAMIC_SHAPE.get(op.name)
+    if aten is not None:
+        raise RuntimeError(f"vmap: We do not support batching operators that can output dynamic "
+                           f"shape. Attempted to vmap over aten::{aten}. Please file an issue "
+                           f"at https://github.com/pytorch/pytorch/issues if you need this "
+                           f"feature.")
+    if op.name == "masked_select" and len(args) > 1 and is_batched(args[1], level):
+        raise RuntimeError("vmap: Attempted to vmap over `mask` in torch.masked_select(self, "
+                           "mask) We cannot support this because for each batch this would "
+                           "return a differently shaped Tensor. Please file an issue at "
+                           "https://github.com/pytorch/pytorch/issues if you need this feature.")
+
+
 class VmapMode(Mode):
     def __init__(self, level, batch_size, randomness):
         self.level = level
@@ -325,6 +346,7 @@ class VmapMode(Mode):
     def handle(self, op, args):
         if op.is_inplace:
             return self._inplace(op, args)
+        _refuse_dynamic_shape(op, args, self.level)
         rule = op.batch_rule
         if rule is not None:
             vals, bdims = self._unwrap(args)
