@@ -216,3 +216,45 @@ def test_vmap_refuses_dynamic_shape_ops(case):
         out = lib.vmap(lambda t: t.masked_select(lib.tensor([True, False, True])))(
             lib.from_numpy(x))
         assert out.tolist() == [[1.0, 2.0], [0.0, 3.0]]
+
+
+def test_vmap_indexing_with_batched_index_tensors():
+    # indexing read a batched index's placeholder data: vmap(lambda lp, y: -lp[y]) picked
+    # entry 0 for every sample; setitem with a batched index likewise
+    def run(lib):
+        x = lib.arange(6.0).view(2, 3)
+        t3 = lib.arange(12.0).view(2, 2, 3)
+        ii = lib.tensor([[0, 1], [2, 2]])
+
+        def put(t, i, v):
+            t = t.clone()
+            t[i] = v
+            return t
+        w = lib.tensor([1.0, 2.0, 3.0], requires_grad=True)
+        picked = lib.vmap(lambda i: w[i] * 2)(lib.tensor([0, 2, 2]))
+        picked.sum().backward()
+        grad_fn = lib.func.grad(lambda v, i: (v[i] ** 2).sum())
+        return [lib.vmap(lambda t, i: t[i])(x, lib.tensor([[0], [2]])),
+                lib.vmap(lambda t, i, j: t[i, j])(t3, lib.tensor([1, 0]), lib.tensor([2, 0])),
+                lib.vmap(lambda t, i: t[..., i])(t3, lib.tensor([1, 2])),
+                lib.vmap(lambda t, i: t[None, i, 1:])(t3, lib.tensor([1, 0])),
+                lib.vmap(lambda i: x[i])(lib.tensor([1, 0])),
+                lib.vmap(lib.vmap(lambda t, i: t[i]))(t3, ii),
+                lib.vmap(lambda i: lib.vmap(lambda t: t[i])(x))(lib.tensor([2, 0, 1])),
+                lib.vmap(put)(x, ii, lib.tensor([[7.0, 8.0], [9.0, 9.0]])),
+                lib.vmap(grad_fn, in_dims=(None, 0))(lib.arange(3.0), ii),
+                picked, w.grad]
+    for a, b in zip(run(torch), run(ember)):
+        np.testing.assert_array_equal(_np(b), _np(a))
+    msgs = []
+    for lib in (torch, ember):
+        def into_unbatched(i):
+            y = lib.zeros(3)
+            y[i] = 1.0
+            return y
+        for fn, arg in ((into_unbatched, lib.tensor([0, 2])),
+                        (lambda t: t[t > 2], lib.arange(6.0).view(2, 3))):
+            with pytest.raises(RuntimeError) as e:
+                lib.vmap(fn)(arg)
+            msgs.append(str(e.value))
+    assert msgs[2:] == msgs[:2]

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember._ops.core import basic_index, unsqueeze
 from ember._ops.registry import public
+from ember._state import state
 from ember._tensor import Tensor
 
 
@@ -144,8 +145,20 @@ def _keeps_dim(item, size):
         and (item.stop is None or item.stop >= size)
 
 
+def _batched_index(self, index, *value):
+    """With modes active (vmap), an index holding a batched tensor goes to
+    ember/func/_vmap.py: the paths here read index data, which a batched wrapper does not
+    hold. NotImplemented when no index entry is batched."""
+    from ember.func._vmap import batched_index
+    return batched_index(self, index, *value)
+
+
 @public("__getitem__", method=True, function=False)
 def getitem(self, index):
+    if state.modes:
+        r = _batched_index(self, index)
+        if r is not NotImplemented:
+            return r
     idx = _normalize(index)
     if all(_is_basic(i) for i in idx):
         return basic_view(self, idx, type(index) is slice)
@@ -187,6 +200,8 @@ def _check_value(self, value):
 
 @public("__setitem__", method=True, function=False)
 def setitem(self, index, value):
+    if state.modes and _batched_index(self, index, value) is not NotImplemented:
+        return
     idx = _normalize(index)
     value = _check_value(self, value)
     if all(_is_basic(i) for i in idx):

@@ -458,6 +458,55 @@ class VmapMode(Mode):
         return self_t
 
 
+# ------------------------------------------------------------------------- indexing
+
+_NO_VALUE = object()
+
+
+def batched_index(self, index, value=_NO_VALUE):
+    """``self[index]`` (or ``self[index] = value``) when an entry of ``index`` is a
+    BatchedTensor: indexing reads index tensors' data before dispatching, which a wrapper does
+    not hold, so the outermost level among ``self``, the entries and ``value`` is looped over
+    here (per-sample indexing, results stacked at that level). NotImplemented when no entry is
+    batched (the ordinary path handles a batched ``self``)."""
+    items = index if isinstance(index, tuple) else (index,)
+    if not any(type(x) is BatchedTensor for x in items):
+        return NotImplemented
+    for x in items:
+        if type(x) is BatchedTensor and x.dtype.name == "bool":
+            raise RuntimeError("vmap: We do not support batching operators that can support "
+                               "dynamic shape. Attempting to batch over indexing with a "
+                               "boolean mask.")
+    setting = value is not _NO_VALUE
+    batched = [x for x in items + (self, value) if type(x) is BatchedTensor]
+    lvl = max(x._level for x in batched)
+    if setting and not is_batched(self, lvl):
+        raise RuntimeError(
+            "vmap: index_put_(self, *extra_args) is not possible because there exists a "
+            "Tensor `other` in extra_args that has more elements than `self`. This happened "
+            "due to `other` being vmapped over but `self` not being vmapped over in a vmap. "
+            "Please try to use out-of-place operators instead of index_put_. If said operator "
+            "is being called inside the PyTorch framework, please file a bug report instead.")
+    first = next(x for x in batched if x._level == lvl)
+    size = first._value.shape[first._bdim]
+
+    def pick(a, b):
+        return a._value.select(a._bdim, b) if is_batched(a, lvl) else a
+
+    results = []
+    for b in range(size):
+        idx = tuple(pick(x, b) for x in items)
+        idx = idx if isinstance(index, tuple) else idx[0]
+        if setting:
+            pick(self, b)[idx] = pick(value, b)
+        else:
+            results.append(pick(self, b)[idx])
+    if setting:
+        return None
+    import ember
+    return _wrap(ember.stack(results), 0, lvl)
+
+
 # ------------------------------------------------------------------------- pytrees
 
 def tree_flatten(x):
