@@ -19,6 +19,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels import split
+
 _EMPTY = {}
 
 
@@ -72,8 +74,8 @@ def _check(name, gates, x, hx, cx, w_ih, w_hh, b_ih, b_hh):
 
 def _pre(x, w_ih, b_ih, h, w_hh, b_hh):
     """W_ih x^T + b_ih + W_hh h^T + b_hh, gate-major (G*H, B)."""
-    out = np.matmul(w_ih, x.T)
-    out += np.matmul(w_hh, h.T)
+    out = split.matmul(w_ih, x.T)
+    out += split.matmul(w_hh, h.T)
     for b in (b_ih, b_hh):
         if b is not None:
             out += b[:, None]
@@ -85,10 +87,10 @@ def _gemm_grads(d_in, d_hid, x, h, w_ih, w_hh, need):
     ``d_hid`` (G*H, B): (grad x, grad h part, grad W_ih, grad W_hh); ``need``: (input, h,
     weights) flags."""
     none = _none(x.dtype)
-    gx = np.matmul(d_in.T, w_ih) if need[0] else none
-    gh = np.matmul(d_hid.T, w_hh) if need[1] else none
-    gwi = np.matmul(d_in, x) if need[2] else none
-    gwh = np.matmul(d_hid, h) if need[2] else none
+    gx = split.matmul(d_in.T, w_ih) if need[0] else none
+    gh = split.matmul(d_hid.T, w_hh) if need[1] else none
+    gwi = split.matmul(d_in, x) if need[2] else none
+    gwh = split.matmul(d_hid, h) if need[2] else none
     return gx, gh, gwi, gwh
 
 
@@ -200,9 +202,9 @@ def gru_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     h W_hn^T + b_hn)."""
     B, H = _check("_gru_cell", 3, x, hx, None, w_ih, w_hh, b_ih, b_hh)
     dt = x.dtype
-    gi = np.matmul(w_ih, x.T)
+    gi = split.matmul(w_ih, x.T)
     ws = np.empty((4 * H, B), dt)
-    np.matmul(w_hh, hx.T, out=ws[:3 * H])          # its n rows end up in the 4th block
+    split.matmul(w_hh, hx.T, out=ws[:3 * H])          # its n rows end up in the 4th block
     r, z, n, ghn = _rows(ws, 4, H)
     rz = ws[:2 * H]
     hy = np.empty((B, H), dt)
