@@ -258,3 +258,17 @@ def test_vmap_indexing_with_batched_index_tensors():
                 lib.vmap(fn)(arg)
             msgs.append(str(e.value))
     assert msgs[2:] == msgs[:2]
+
+
+def test_vmap_one_hot():
+    # one_hot inferred num_classes from a batched wrapper's placeholder data (all zeros):
+    # vmap(F.one_hot)(tensor([2, 0])) gave [[0], [1]]; torch wants num_classes under vmap
+    y = np.array([2, 0])
+    outs, msgs = [], []
+    for lib in (torch, ember):
+        outs.append(lib.vmap(lambda i: lib.nn.functional.one_hot(i, 4))(lib.from_numpy(y)))
+        with pytest.raises(RuntimeError) as e:
+            lib.vmap(lib.nn.functional.one_hot)(lib.from_numpy(y))
+        msgs.append(str(e.value))
+    np.testing.assert_array_equal(outs[1].numpy(), outs[0].numpy())
+    assert msgs[1] == msgs[0]

@@ -355,9 +355,22 @@ def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 
 # ------------------------------------------------------------------------- one_hot
+def _under_vmap(tensor):
+    from ember._state import state
+    if not state.modes:
+        return False
+    from ember.func._vmap import is_batched
+    return is_batched(tensor)
+
+
 def one_hot(tensor, num_classes=-1):
     if tensor.dtype != ember.int64:
         raise RuntimeError("one_hot is only applicable to index tensor of type LongTensor.")
+    if _under_vmap(tensor):         # a batched wrapper holds no data to infer or check from
+        if num_classes == -1:
+            raise RuntimeError("When vmap-ing torch.nn.functional.one_hot, please provide an "
+                               "explicit positive num_classes argument.")
+        return (tensor.unsqueeze(-1) == ember.arange(num_classes)).to(ember.int64)
     a = tensor._data
     if num_classes == -1:
         if a.size == 0:
