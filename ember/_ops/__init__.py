@@ -2,6 +2,7 @@
 from ember._ops import core  # noqa: F401
 from ember._ops import factory  # noqa: F401
 from ember._ops import conversion  # noqa: F401
+from ember._ops import shared  # noqa: F401
 from ember._ops import indexing  # noqa: F401
 from ember._ops import blas  # noqa: F401
 from ember._ops import elementwise  # noqa: F401

@@ -1,8 +1,10 @@
 """torch.multiprocessing: Python's ``multiprocessing`` API plus ``spawn`` /
 ``start_processes`` and the tensor sharing-strategy switches.
 
-ember tensors are NumPy arrays, so a tensor sent to another process is pickled by value
-(there is no shared-memory storage to hand over); the sharing strategy is recorded only.
+A tensor moved into shared memory (``Tensor.share_memory_``, ``Module.share_memory``) is
+shared with the processes forked after it (Hogwild training works as torch's); a tensor
+sent to a spawned process, or through a queue, is pickled by value (no storage handle is
+handed over), so the sharing strategy is recorded only.
 """
 from __future__ import annotations
 
