@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember._kernels import split
+from ember._kernels import numpy_blas, split
 
 _EMPTY = {}
 
@@ -72,10 +72,28 @@ def _check(name, gates, x, hx, cx, w_ih, w_hh, b_ih, b_hh):
     return B, H
 
 
+# Note [cell GEMMs at one thread]: a cell's GEMMs are small (time_sequence_prediction:
+# 204 x 51 x 97, 1M multiply-adds), above OpenBLAS's own one-thread limit (~262k) but far
+# too small for its helper threads to pay: their hand-off and spin-wait between steps cost
+# more than they save, the worse the busier the machine (LSTMCell B=97 H=51 at 2 threads,
+# 2 cores under load ~4: 2.2-4.0 ms/step, held at one thread 0.58-1.2 ms/step; torch's
+# pytorch/examples run at its default 2 threads was 6x slower than at 1 there too). So
+# between those limits NumPy's OpenBLAS is held at one thread for the step's GEMMs
+# (numpy_blas.one_thread, ~2 us); larger cells keep OpenBLAS's threads.
+_HELD_MACS = (1 << 18, 1 << 24)
+
+
+def _gemms_held(rows, k, B):
+    """``with`` guard for a step's GEMMs of (rows, k) weights against a batch of B."""
+    work = rows * k * B
+    return numpy_blas.one_thread(_HELD_MACS[0] <= work < _HELD_MACS[1])
+
+
 def _pre(x, w_ih, b_ih, h, w_hh, b_hh):
     """W_ih x^T + b_ih + W_hh h^T + b_hh, gate-major (G*H, B)."""
-    out = split.matmul(w_ih, x.T)
-    out += split.matmul(w_hh, h.T)
+    with _gemms_held(w_hh.shape[0], max(w_ih.shape[1], w_hh.shape[1]), x.shape[0]):
+        out = split.matmul(w_ih, x.T)
+        out += split.matmul(w_hh, h.T)
     for b in (b_ih, b_hh):
         if b is not None:
             out += b[:, None]
@@ -87,10 +105,11 @@ def _gemm_grads(d_in, d_hid, x, h, w_ih, w_hh, need):
     ``d_hid`` (G*H, B): (grad x, grad h part, grad W_ih, grad W_hh); ``need``: (input, h,
     weights) flags."""
     none = _none(x.dtype)
-    gx = split.matmul(d_in.T, w_ih) if need[0] else none
-    gh = split.matmul(d_hid.T, w_hh) if need[1] else none
-    gwi = split.matmul(d_in, x) if need[2] else none
-    gwh = split.matmul(d_hid, h) if need[2] else none
+    with _gemms_held(w_hh.shape[0], max(w_ih.shape[1], w_hh.shape[1]), x.shape[0]):
+        gx = split.matmul(d_in.T, w_ih) if need[0] else none
+        gh = split.matmul(d_hid.T, w_hh) if need[1] else none
+        gwi = split.matmul(d_in, x) if need[2] else none
+        gwh = split.matmul(d_hid, h) if need[2] else none
     return gx, gh, gwi, gwh
 
 
@@ -202,9 +221,10 @@ def gru_cell(x, hx, w_ih, w_hh, b_ih=None, b_hh=None):
     h W_hn^T + b_hn)."""
     B, H = _check("_gru_cell", 3, x, hx, None, w_ih, w_hh, b_ih, b_hh)
     dt = x.dtype
-    gi = split.matmul(w_ih, x.T)
     ws = np.empty((4 * H, B), dt)
-    split.matmul(w_hh, hx.T, out=ws[:3 * H])          # its n rows end up in the 4th block
+    with _gemms_held(3 * H, max(w_ih.shape[1], H), B):
+        gi = split.matmul(w_ih, x.T)
+        split.matmul(w_hh, hx.T, out=ws[:3 * H])      # its n rows end up in the 4th block
     r, z, n, ghn = _rows(ws, 4, H)
     rz = ws[:2 * H]
     hy = np.empty((B, H), dt)

@@ -244,3 +244,24 @@ def test_shape_errors_as_torch(name):
         with pytest.raises(RuntimeError, match="batch size"):
             hx = lib.zeros(3, 6)
             cell(lib.zeros(2, 5), (hx, hx) if name == "LSTMCell" else hx)
+
+
+def test_blas_threads_restored_around_held_gemms():
+    """Mid-sized cells hold NumPy's OpenBLAS at one thread for their GEMMs (Note [cell
+    GEMMs at one thread]) and give the caller's count back, with the same values."""
+    from ember._kernels import numpy_blas
+    before = numpy_blas.get_blas_threads()
+    if before is None:
+        pytest.skip("NumPy's OpenBLAS thread count is not reachable")
+    cell = ember.nn.LSTMCell(51, 51).double()
+    x = ember.randn(97, 51, dtype=ember.float64, requires_grad=True)
+    try:
+        numpy_blas.set_blas_threads(2)
+        h, c = cell(x)
+        (h.sum() + c.sum()).backward()
+        assert numpy_blas.get_blas_threads() == 2
+        numpy_blas.set_blas_threads(1)
+        h1, c1 = cell(x)
+    finally:
+        numpy_blas.set_blas_threads(before)
+    assert np.array_equal(h.detach().numpy(), h1.detach().numpy())
