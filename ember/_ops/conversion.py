@@ -249,6 +249,91 @@ def map_(self, tensor, callable):
     return _write_python_values(self, [callable(a, b) for a, b in zip(mine, others)])
 
 
+@public(method=True, function=False)
+def map2_(self, x, y, callable):
+    """``self[i] = callable(self[i], x[i], y[i])`` with ``x`` and ``y`` broadcast to ``self``."""
+    _refuse_grad("map2_", self, x, y)
+    for arg, t in (("x", x), ("y", y)):
+        if t.dtype != self.dtype:
+            raise TypeError(f"map2_: expected {_NAME_OF[self.dtype]} for argument '{arg}' "
+                            f"(got {_NAME_OF[t.dtype]})")
+    xs, ys = (t.expand(self.shape).reshape(-1).tolist() for t in (x, y))
+    mine = self.reshape(-1).tolist()
+    return _write_python_values(self, [callable(a, b, c) for a, b, c in zip(mine, xs, ys)])
+
+
+@public(method=True, function=False)
+def get_device(self):
+    """The device index: -1 for CPU tensors (all of ember's)."""
+    return -1
+
+
+@public(method=True, function=False)
+def const_data_ptr(self):
+    """The address of the first element (read-only intent), as ``data_ptr()``."""
+    return self.data_ptr()
+
+
+@public(method=True, function=False)
+def pin_memory(self, device=None):
+    """Page-locked memory needs an accelerator: refused as a CPU-only torch refuses it."""
+    raise RuntimeError("Cannot access accelerator device when none is available.")
+
+
+@public(method=True, function=False)
+def dim_order(self, *, ambiguity_check=False):
+    """The dims from outermost to innermost in memory (stride order, ties by position);
+    ``ambiguity_check``: refuse layouts with more than one such order (size-1 or equal
+    strides), or (a list of memory formats) those that match none of them exactly."""
+    strides = self.stride()
+    order = tuple(sorted(range(self.dim()), key=lambda d: (-strides[d], d)))
+    if ambiguity_check is False:
+        return order
+    if ambiguity_check is not True and not isinstance(ambiguity_check, (list, tuple)):
+        raise TypeError("dim_order(): ambiguity_check must be a bool or a list of memory "
+                        "formats")
+    ambiguous = len(set(strides)) < len(strides) or 1 in self.shape
+    if isinstance(ambiguity_check, (list, tuple)):
+        ambiguous = not any(self.is_contiguous(memory_format=f) for f in ambiguity_check)
+    if ambiguous:
+        raise RuntimeError("The tensor does not have unique dim order, or cannot map to "
+                           "exact one of the given memory formats.")
+    return order
+
+
+@public(method=True, function=False)
+def resize(self, *sizes):
+    """Deprecated: ``self.clone().resize_(*sizes)`` with torch's warning."""
+    import warnings
+    warnings.warn("non-inplace resize is deprecated")
+    return self.detach().clone().resize_(*sizes)
+
+
+@public(method=True, function=False)
+def resize_as(self, tensor):
+    """Deprecated: ``self.clone().resize_as_(tensor)`` with torch's warning."""
+    import warnings
+    warnings.warn("non-inplace resize_as is deprecated")
+    return self.detach().clone().resize_(tensor.shape)
+
+
+@public(method=True, function=False)
+def orgqr(self, input2):
+    """``torch.linalg.householder_product(self, input2)``."""
+    import ember
+    return ember.linalg.householder_product(self, input2)
+
+
+@public(method=True, function=False)
+def module_load(self, other, assign=False):
+    """What ``load_state_dict`` swaps in for ``self`` from the state dict's ``other``
+    (with ``torch.__future__``'s swap): ``other`` detached when assigning, else ``self``
+    with ``other`` copied in, detached."""
+    if assign:
+        return other.detach()
+    return self.copy_(other).detach()
+
+
 @public(method=True)
 def adjoint(input):
     """The conjugate transpose of the last two dims (``mH``) of a (batch of) matrices."""
