@@ -13,7 +13,12 @@ each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` i
 ember/_ops/nn_fused.py, with their own backward), run in a padded input's own layout; packed
 rows are spread into a padded batch and the records told the batch size of each step. The
 per-step path above stays for RNN, half dtypes and a GRU under autocast (torch runs it in
-float32; an LSTM's layers are lowered by autocast, as torch's mkldnn_rnn_layer)."""
+float32; an LSTM's layers are lowered by autocast, as torch's mkldnn_rnn_layer).
+
+The cells (LSTMCell, GRUCell, RNNCell) run one record per step for float32/float64
+outside dispatch modes (``_lstm_cell``, ``_gru_cell``, ``_rnn_tanh_cell``, ``_rnn_relu_cell``
+in ember/_ops/rnn_cell.py, with their own backward); ``_step`` is their composite, which
+vmap, forward-mode AD, tracing, ONNX export, autocast and half dtypes see."""
 import math
 import numbers
 import warnings
