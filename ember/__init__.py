@@ -135,7 +135,9 @@ from ember._threads import (get_num_threads, set_num_threads,  # noqa: E402,F401
                             get_num_interop_threads, set_num_interop_threads)
 from ember._determinism import (use_deterministic_algorithms,  # noqa: E402
                                 are_deterministic_algorithms_enabled,
-                                is_deterministic_algorithms_warn_only_enabled)
+                                is_deterministic_algorithms_warn_only_enabled,
+                                set_deterministic_debug_mode, get_deterministic_debug_mode)
+from ember._runtime_flags import *  # noqa: E402,F401,F403  (set_warn_always, sym_int...)
 from ember.utils import deterministic as _utils_deterministic  # noqa: E402,F401
 from ember._precision import (set_float32_matmul_precision,  # noqa: E402,F401
                               get_float32_matmul_precision)

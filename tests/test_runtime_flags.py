@@ -1,0 +1,62 @@
+"""Top-level torch functions and flags ember lacked: values and errors against torch."""
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn):
+    try:
+        r = fn()
+        return ("ok", r if not hasattr(r, "tolist") else r.tolist())
+    except Exception as e:                          # noqa: BLE001 - compared below
+        return (type(e).__name__, str(e)[:60])
+
+
+@pytest.mark.parametrize("mode", ["default", "warn", "error", 0, 1, 2, 3, "bad", 1.5, None])
+def test_deterministic_debug_mode(mode):
+    got = []
+    for lib in (ember, torch):
+        try:
+            got.append((_outcome(lambda: lib.set_deterministic_debug_mode(mode)),
+                        lib.get_deterministic_debug_mode(),
+                        lib.are_deterministic_algorithms_enabled(),
+                        lib.is_deterministic_algorithms_warn_only_enabled()))
+        finally:
+            lib.set_deterministic_debug_mode(0)
+    assert got[0] == got[1]
+
+
+CALLS = {
+    "sym": lambda lib: [lib.sym_int(-3.7), lib.sym_float(3), lib.sym_max(2.0, 5),
+                        lib.sym_min(2, 5.0), lib.sym_max(2, 5), lib.sym_not(0),
+                        lib.sym_sqrt(4), lib.sym_ite(False, 1, 2), lib.sym_sum([1, 2, 3])],
+    "flags": lambda lib: [lib.has_lapack, lib.has_spectral, lib.newaxis,
+                          repr(lib.legacy_contiguous_format), lib.is_distributed(lib.ones(1))],
+    "warn always": lambda lib: (lib.set_warn_always(True), lib.is_warn_always_enabled(),
+                                lib.set_warn_always(False), lib.is_warn_always_enabled()),
+    "warn always int": lambda lib: lib.set_warn_always(1),
+    "flush denormal": lambda lib: lib.set_flush_denormal(False),
+    "flush denormal str": lambda lib: lib.set_flush_denormal("yes"),
+    "anomaly": lambda lib: (lib.set_anomaly_enabled(True, False), lib.is_anomaly_enabled(),
+                            lib.is_anomaly_check_nan_enabled(), lib.set_anomaly_enabled(False),
+                            lib.is_anomaly_enabled()),
+    "lstsq": lambda lib: lib.lstsq(lib.ones(2, 2), lib.ones(2, 2)),
+    "solve": lambda lib: lib.solve(lib.ones(2, 2), lib.ones(2, 2)),
+    "eig": lambda lib: lib.eig(lib.ones(2, 2)),
+    "symeig": lambda lib: lib.symeig(lib.ones(2, 2)),
+    "matrix_rank": lambda lib: lib.matrix_rank(lib.ones(2, 2)),
+    "oom": lambda lib: issubclass(lib.OutOfMemoryError, RuntimeError),
+    "grad scaler": lambda lib: lib.GradScaler is lib.amp.GradScaler,
+}
+
+
+@pytest.mark.parametrize("name", list(CALLS))
+def test_call_as_torch(name):
+    assert _outcome(lambda: CALLS[name](ember)) == _outcome(lambda: CALLS[name](torch))
+
+
+def test_to_dlpack_round_trip():
+    t = torch.utils.dlpack.from_dlpack(ember.to_dlpack(ember.arange(4.)))
+    assert t.tolist() == [0, 1, 2, 3]
