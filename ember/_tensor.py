@@ -417,6 +417,9 @@ class Tensor:
         return self._data
 
     def __array__(self, dtype=None, copy=None):
+        if self._requires_grad:                      # torch: through numpy(), which refuses
+            raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
+                               "tensor.detach().numpy() instead.")
         a = self._data if _layout_name(self) == "strided" else self.numpy()
         if dtype is not None:
             return a.astype(dtype)
@@ -466,12 +469,16 @@ class Tensor:
         return kind(v)
 
     def __float__(self):
+        if self._requires_grad and state.grad_enabled and not _scalar_warned[0]:
+            _warn_scalar_of_grad()
         return self._python_scalar(float)
 
     def __int__(self):
         return self._python_scalar(int)
 
     def __complex__(self):
+        if self._requires_grad and state.grad_enabled and not _scalar_warned[0]:
+            _warn_scalar_of_grad()
         return self._python_scalar(complex)
 
     def __index__(self):
@@ -597,6 +604,19 @@ def _deepcopy_alias(self, memo):
     _init(t, arr)
     t._storage_base = new_root
     return t
+
+
+_scalar_warned = [False]
+
+
+def _warn_scalar_of_grad():
+    """torch's warning (once a process) on float()/complex() of a tensor that requires
+    grad with grad mode on (int() and item() say nothing)."""
+    import warnings
+    _scalar_warned[0] = True
+    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
+                  "unexpected behavior.\nConsider using tensor.detach() first.", UserWarning,
+                  stacklevel=3)
 
 
 def _bad_H(t):
