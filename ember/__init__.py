@@ -51,12 +51,27 @@ globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma
                   if k in _FUNCTIONS})
 
 
-class layout:
+class _NamedConstant:
+    """A torch constant printed ``torch.<name>``; a singleton (copies and pickles give the
+    same object)."""
     def __init__(self, name):
         self.name = name
 
     def __repr__(self):
         return "torch." + self.name
+
+    def __reduce__(self):
+        return self.name
+
+    def __copy__(self):
+        return self
+
+    def __deepcopy__(self, memo):
+        return self
+
+
+class layout(_NamedConstant):
+    """A tensor layout (torch.strided, torch.sparse_coo...)."""
 
 
 strided = layout("strided")
@@ -65,17 +80,12 @@ sparse_csr = layout("sparse_csr")
 sparse_csc = layout("sparse_csc")
 sparse_bsr = layout("sparse_bsr")
 sparse_bsc = layout("sparse_bsc")
+_mkldnn = layout("_mkldnn")
+jagged = layout("jagged")
 
 
-class memory_format:
-    def __init__(self, name):
-        self.name = name
-
-    def __repr__(self):
-        return "torch." + self.name
-
-    def __str__(self):
-        return self.name
+class memory_format(_NamedConstant):
+    """A memory format (torch.contiguous_format, torch.channels_last...)."""
 
 
 contiguous_format = memory_format("contiguous_format")

@@ -88,7 +88,7 @@ def full(size, fill_value, dtype):
 def empty(size, dtype, memory_format=None):
     # ember fills "uninitialised" memory with zeros: cheap, and deterministic by design
     shape = shape_of(size, dtype=dtype)
-    fmt = str(memory_format) if memory_format is not None else None
+    fmt = getattr(memory_format, "name", memory_format)
     if fmt == "channels_last":
         if len(shape) != 4:
             raise RuntimeError("required rank 4 tensor to use channels_last format")
@@ -104,7 +104,7 @@ def empty(size, dtype, memory_format=None):
 def _like_order(a, memory_format):
     """NumPy ``order`` for torch's memory formats: preserve_format keeps the strides of a
     dense input (NumPy's 'K'), contiguous_format is C order."""
-    fmt = None if memory_format is None else str(memory_format)
+    fmt = getattr(memory_format, "name", memory_format)
     if fmt in (None, "preserve_format"):
         return "K"
     if fmt == "contiguous_format":

@@ -345,7 +345,7 @@ def rand_like(a, generator=None, dtype=None, memory_format=None):
 
 
 def _layout_for(a, dt, memory_format):
-    fmt = None if memory_format is None else str(memory_format)
+    fmt = getattr(memory_format, "name", memory_format)
     if fmt == "contiguous_format":
         return np.empty(a.shape, dt)
     return _like_layout(a, dt)
