@@ -311,3 +311,99 @@ def test_grad_strides_follow_leaf(leaf):
         row.append((p.grad.stride(), p.grad.grad_fn.name()))
         res[L] = row
     assert res[ember] == res[torch]
+
+
+# ------------------------------------------------------------ 6. float()/int() of grad tensors
+
+_CONVERSIONS = ["int(x)", "x.item()", "bool(x)", "int(x * 2)", "x.tolist()",
+                "float(x.detach())", "np.asarray(x * 2)", "x.__array__()",
+                "with torch.no_grad(): float(x)", "float(x)", "complex(x)", "float(x * 2)",
+                "math.floor(x)", "float(torch.ones(2, requires_grad=True))"]
+
+
+def test_scalar_conversion_of_grad_tensor():
+    """float()/complex() of a tensor that requires grad warn once a process, not under
+    no_grad (int(), item() never); NumPy conversion refuses it, as numpy() does. The
+    expressions run in this order in one fresh process per library."""
+    import subprocess
+    import sys
+    code = ("import math, warnings, numpy as np\nimport {L} as torch\n"
+            "warnings.simplefilter('always')\n"
+            "x = torch.tensor(2.5, requires_grad=True)\n"
+            "for expr in {exprs!r}:\n"
+            "    with warnings.catch_warnings(record=True) as w:\n"
+            "        warnings.simplefilter('always')\n"
+            "        try:\n            exec(expr); r = 'ok'\n"
+            "        except Exception as e:\n            r = type(e).__name__ + str(e)\n"
+            "    print(expr, r, [str(m.message).split(' (Triggered')[0] for m in w])\n")
+    out = {L: subprocess.run([sys.executable, "-c", code.format(L=L, exprs=_CONVERSIONS)],
+                             capture_output=True, text=True).stdout for L in ("torch", "ember")}
+    assert out["ember"] == out["torch"] and out["torch"].count("\n") == len(_CONVERSIONS)
+
+
+# ------------------------------------------------------------ 7. reprs of constants
+
+@pytest.mark.parametrize("name", ["contiguous_format", "channels_last", "channels_last_3d",
+                                  "preserve_format", "strided", "sparse_coo", "sparse_csr",
+                                  "jagged", "_mkldnn", "float32", "bfloat16", "complex32",
+                                  "quint8"])
+def test_constant_str_repr_and_identity(name):
+    """str/repr/format as torch prints them; copies and pickles are the same object."""
+    import copy
+    import pickle
+    res = {}
+    for L in (torch, ember):
+        o = getattr(L, name)
+        res[L] = [str(o), repr(o), f"{o}", "%s" % (o,), str([o]), copy.copy(o) is o,
+                  copy.deepcopy(o) is o, pickle.loads(pickle.dumps(o)) is o]
+    assert res[ember] == res[torch]
+
+
+def test_device_str_repr():
+    for spec in ("cpu", "cpu:0", "cuda", "cuda:1", "meta", "mps"):
+        e, t = ember.device(spec), torch.device(spec)
+        assert (str(e), repr(e), e.type, e.index) == (str(t), repr(t), t.type, t.index)
+
+
+# ------------------------------------------------------------ 8. views, in-place, metadata
+
+_VIEW_EXPRS = [
+    "y.view(12)", "y.reshape(2, 6)", "y.t().reshape(12)", "y.unflatten(1, (2, 2))",
+    "y.unsqueeze(0).squeeze()", "y.T", "y.mT", "y.narrow(1, 1, 2)", "y.unbind(0)[1]",
+    "y.split(2, 1)[1]", "y.diagonal()", "y[:1].expand(3, 4)", "y.as_strided((2, 2), (1, 2))",
+    "y.unfold(1, 2, 1)", "y.detach()", "y.data", "y[...]", "y[:]", "y[None]", "y[1]",
+    "y[:, 1:3]", "y.contiguous()", "y.t().contiguous()", "y.to(torch.float64)",
+    "y.view(torch.int32)", "y[0, 0]", "y[0, :2]", "y[..., 0]", "y[None, 0]", "y[0:1, 0]",
+    "y[0, None, 1:2]", "y.add_(1)", "y[0].add_(1)", "y.mul_(2)[0]", "x[0]", "x.t()",
+    "x.detach()[0]", "(y * 1).unsqueeze_(0)", "(y * 1).t_()",
+    "(y * 1).detach().resize_(3, 4)", "y.detach().t().resize_(4, 3)",
+    "(lambda v: (v.add_(1), v)[1])((y * 1).view(12)[2:])",
+    "(lambda z: (z.add_(1), z.view(2, 6))[1])(y * 1)",
+]
+
+
+def _view_rows(L):
+    def chain(fn, depth=4):
+        if fn is None or depth == 0:
+            return fn and fn.name()
+        return (fn.name(), [chain(f, depth - 1) for f, _ in fn.next_functions])
+    rows = []
+    x = L.ones(3, 4, requires_grad=True)
+    for expr in _VIEW_EXPRS:
+        y = x * 1
+        t = eval(expr, {"x": x, "y": y, "torch": L})
+        rows.append((expr, tuple(t.shape), t.stride(), t._version, t.is_leaf, t.requires_grad,
+                     chain(t.grad_fn), t._base is not None))
+    for bad in (lambda: x[0].detach_(), lambda: (x * 1)[0].detach_()):
+        try:
+            bad()
+        except RuntimeError as e:
+            rows.append(str(e))
+    return rows
+
+
+def test_view_metadata_as_torch():
+    """shape, strides, _version, is_leaf, grad_fn chains (AsStridedBackward0 after an
+    in-place write through a view, one node per index step) and _base as torch's."""
+    for e, t in zip(_view_rows(ember), _view_rows(torch)):
+        assert e == t

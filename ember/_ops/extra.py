@@ -130,8 +130,10 @@ def resize_(self, *size, memory_format=None):
                            f"{min(size)}: {list(size)}")
     if self.requires_grad:
         raise RuntimeError("cannot resize variables that require grad")
-    n = int(np.prod(size, dtype=np.int64))
     old = self._data
+    if size == old.shape:             # torch: nothing changes (a view or strided tensor too)
+        return self
+    n = int(np.prod(size, dtype=np.int64))
     if self._storage_base is None and old.flags.c_contiguous and n <= old.size:
         new = old.reshape(-1)[:n].reshape(size)       # same storage, like torch
     else:

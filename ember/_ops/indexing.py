@@ -115,14 +115,15 @@ def basic_view(self, idx, bare=False):
     if bare:
         return basic_index(self, idx)
     if not any(i is None for i in idx):
-        return basic_index(self, _with_ellipsis(idx))
+        return _chained(basic_index(self, _with_ellipsis(idx)), self, idx)
     # torch's order: each entry in turn (so ``x[None, 0]`` is a select of an unsqueeze)
     n_real = sum(1 for i in idx if i is not None and i is not Ellipsis)
     v, pending, start = self, [], 0
 
     def flush(v, pending, start):
         if any(not _keeps_dim(it, v.shape[start + k]) for k, it in enumerate(pending)):
-            v = basic_index(v, (slice(None),) * start + tuple(pending) + (Ellipsis,))
+            sub = (slice(None),) * start + tuple(pending) + (Ellipsis,)
+            v = _chained(basic_index(v, sub), v, sub)
         return v
 
     for it in idx:
@@ -137,6 +138,14 @@ def basic_view(self, idx, bare=False):
         else:
             pending.append(it)
     return flush(v, pending, start)
+
+
+def _chained(out, src, idx):
+    """torch records one view node per index step: show ``out``'s fused node so."""
+    if out._grad_fn is not None and len(idx) > 1:
+        from ember.autograd.linear_layout import dress_index
+        dress_index(out, src.shape, idx)
+    return out
 
 
 def _keeps_dim(item, size):

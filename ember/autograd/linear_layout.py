@@ -1,4 +1,5 @@
-"""torch's graph for ``F.linear`` around ember's one fused node.
+"""torch's graph for ``F.linear`` (and a multi-element basic index) around ember's one
+fused node.
 
 torch builds linear from ``t``, ``addmm``/``mm``/``matmul``, views and ``add``, so the
 output's ``grad_fn`` and its ``next_functions`` show that chain: ``AddmmBackward0`` with
@@ -130,3 +131,34 @@ def dress_linear(out, x, w, b):
         inner = _relay("UnsafeViewBackward0", ((node, 0),), _pass, top)
         out._grad_fn = _relay("AddBackward0", (inner, eb),
                               lambda g: [g, g.sum(lead)], _next_seq())[0]
+
+
+def dress_index(out, shape, index):
+    """``out = x[index]`` (one fused node named after the index's last step) shown as
+    torch's chain: one SelectBackward0 per int and SliceBackward0 per narrowing slice, in
+    order (``shape``: x's; ``index``: a tuple of ints, slices and at most one ``...``)."""
+    node = out._grad_fn
+    if node is None or len(node.next_functions) != 1 or node.next_functions[0][0] is None:
+        return
+    n_real = sum(1 for i in index if i is not Ellipsis)
+    names, dim = [], 0
+    for item in index:
+        if item is Ellipsis:
+            dim += len(shape) - n_real
+            continue
+        if type(item) is slice:
+            whole = item.start in (None, 0) and item.step in (None, 1) and \
+                (item.stop is None or item.stop >= shape[dim])
+            if not whole:
+                names.append("SliceBackward0")
+        elif isinstance(item, int):
+            names.append("SelectBackward0")
+        else:
+            return
+        dim += 1
+    if len(names) < 2:
+        return
+    edge = node.next_functions[0]
+    for name in names[:-1]:
+        edge = _relay(name, (edge,), _pass, node._seq)
+    node.next_functions = (edge,)
