@@ -272,3 +272,21 @@ def test_vmap_one_hot():
         msgs.append(str(e.value))
     np.testing.assert_array_equal(outs[1].numpy(), outs[0].numpy())
     assert msgs[1] == msgs[0]
+
+
+@pytest.mark.parametrize("kw", [dict(padding_idx=0), dict(scale_grad_by_freq=True),
+                                dict(padding_idx=2, scale_grad_by_freq=True)])
+def test_per_sample_grads_of_embedding_with_padding_or_freq_scale(kw):
+    # vmap(grad) through nn.Embedding(padding_idx=...) failed registering its gradient hook on
+    # the batched output (and scaled from the wrapper's placeholder index data)
+    idx = np.array([[0, 2, 2], [3, 0, 1], [4, 4, 4]])
+    w = np.linspace(-1, 1, 15).reshape(5, 3).astype(np.float32)
+    res = []
+    for lib in (torch, ember):
+        emb = lib.nn.Embedding.from_pretrained(lib.from_numpy(w.copy()), freeze=False, **kw)
+        params = {k: v.detach() for k, v in emb.named_parameters()}
+        loss = lambda p, i: lib.func.functional_call(emb, p, (i,)).pow(2).sum()
+        g = lib.vmap(lib.func.grad(loss), in_dims=(None, 0))(params, lib.from_numpy(idx))
+        res.append((g["weight"], lib.vmap(emb)(lib.from_numpy(idx))))
+    for a, b in zip(*res):
+        np.testing.assert_allclose(_np(b), _np(a), rtol=1e-6)

@@ -104,6 +104,8 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if weight.dim() != 2:
         raise RuntimeError("'weight' must be 2-D")
     n = weight.shape[0]
+    if _under_vmap(input) or _under_vmap(weight):
+        return _embedding_batched(input, weight, padding_idx, scale_grad_by_freq)
     idx = input._data
     if idx.size and (idx.min() < -n or idx.max() >= n) or idx.size and idx.min() < 0:
         raise IndexError("index out of range in self")
@@ -352,6 +354,25 @@ def alpha_dropout(input, p=0.5, training=False, inplace=False):
 
 def feature_alpha_dropout(input, p=0.5, training=False, inplace=False):
     return _alpha_dropout(input, p, training, inplace, True)
+
+
+def _embedding_batched(input, weight, padding_idx, scale_grad_by_freq):
+    """``embedding`` under vmap: a batched wrapper holds no index data to scale gradients
+    with, so the padding row's zero gradient and the per-frequency scale are built from ops
+    (forward values unchanged, gradients scaled as torch's backward scales them)."""
+    out = _embedding_op(weight, input)
+    scale = None
+    if scale_grad_by_freq:
+        flat = input.reshape(-1)
+        counts = (flat.unsqueeze(-1) == ember.arange(weight.shape[0])).sum(0)
+        scale = (1.0 / counts[input]).to(out.dtype)
+    if padding_idx is not None:
+        keep = (input != padding_idx).to(out.dtype)
+        scale = keep if scale is None else scale * keep
+    if scale is None:
+        return out
+    frozen = out.detach()
+    return frozen + (out - frozen) * scale.unsqueeze(-1)
 
 
 # ------------------------------------------------------------------------- one_hot
