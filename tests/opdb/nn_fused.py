@@ -27,4 +27,9 @@ OPS = [
     # vs torch (causal, masks, GQA), gradcheck / gradgradcheck in tests/nn/test_sdpa_fused.py
     OpInfo("scaled_dot_product_attention records", None, _none, method=False,
            supports_grad=False, op_records=("_sdpa_fused", "_sdpa_fused_backward")),
+    # the one-step cells' records (ember/_ops/rnn_cell.py): values and gradients vs torch,
+    # gradcheck / gradgradcheck, forward-mode AD in tests/nn/test_rnn_cells_fused.py
+    OpInfo("rnn cell records", None, _none, method=False, supports_grad=False,
+           op_records=("_lstm_cell", "_lstm_cell_backward", "_gru_cell", "_gru_cell_backward",
+                       "_rnn_tanh_cell", "_rnn_relu_cell", "_rnn_cell_backward")),
 ]
