@@ -195,9 +195,9 @@ def test_numpy_conv_paths_bits_equal_at_any_thread_count(shape, restore_threads)
 def test_max_pool_planes_split_over_threads(case, restore_threads, monkeypatch):
     """Large max pools split their planes over ember's threads: same values and indices
     at any thread count (NaN windows included), and torch's."""
-    from ember._kernels import nn_conv, split
+    from ember._kernels import split
     from ember._threads import _settings
-    monkeypatch.setattr(nn_conv, "_POOL_SPLIT_MIN", 1 << 12)
+    monkeypatch.setattr(split, "MIN_SPLIT_ELEMENTS", 1 << 12)
     parts = []
     real_run_parts = split._run_parts
     monkeypatch.setattr(split, "_run_parts", lambda fn, rows, t, align=1:

@@ -571,10 +571,9 @@ def _concurrent(x, gy, w, dt, groups):
     [concurrent conv backward]): float32, once onnxruntime's pool runs in the process (its
     input gradient is onnxruntime's, or NumPy's GEMMs held at one thread like the rest of
     the plan), and large enough."""
-    return dt == np.float32 and split._own_pools_ran[0] and \
+    return dt == np.float32 and groups == 1 and split._own_pools_ran[0] and \
         gy.size * (w.size // max(w.shape[0], 1)) >= _CONCURRENT_MIN_MACS and \
-        _wgrad_on_ort(x.astype(dt, copy=False), w.shape[0], 0, w.shape[2:], (), (), groups,
-                      force=True)
+        ort_conv.gemm_available(x.astype(dt, copy=False))
 
 
 def _bias_grad(gy):
@@ -737,10 +736,6 @@ def _pool_view(xp, L, kpos, stride, dilation, O, phases, phase_of=None):
         slice(pos[i] // stride[i], pos[i] // stride[i] + O[i]) for i in range(nd))]
 
 
-# a max pool over fewer input elements than this runs on the caller's thread alone
-_POOL_SPLIT_MIN = 1 << 18
-
-
 def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     """Max pooling of ``x`` (*lead, *S) over its last ``len(kernel_size)`` dims: values and
     flat spatial indices (*lead, *O). Large float inputs split their planes (the lead
@@ -749,13 +744,10 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     nd = len(kernel_size)
     lead = x.shape[:x.ndim - nd]
     rows = math.prod(lead)
-    t = min(split.threads(), rows, x.size // _POOL_SPLIT_MIN)
-    if t <= 1 or x.dtype.kind != "f":
-        return _max_pool_planes(x, kernel_size, stride, padding, dilation, ceil_mode)
     S = x.shape[x.ndim - nd:]
     O = tuple(pool_out_size(S[i], kernel_size[i], stride[i], padding[i], dilation[i],
                             ceil_mode) for i in range(nd))
-    if any(o <= 0 for o in O):
+    if x.dtype.kind != "f" or split.threads() <= 1 or any(o <= 0 for o in O):
         return _max_pool_planes(x, kernel_size, stride, padding, dilation, ceil_mode)
     planes = x.reshape((rows,) + S)
     vals, idx = np.empty((rows,) + O, x.dtype), np.empty((rows,) + O, np.int64)
@@ -763,7 +755,7 @@ def max_pool(x, kernel_size, stride, padding, dilation, ceil_mode):
     def run(lo, hi):
         vals[lo:hi], idx[lo:hi] = _max_pool_planes(planes[lo:hi], kernel_size, stride,
                                                    padding, dilation, ceil_mode)
-    split._run_parts(run, rows, t)
+    split.run_rows(run, rows, x.size)
     return vals.reshape(lead + O), idx.reshape(lead + O)
 
 

@@ -81,18 +81,12 @@ def run_rows(fn, rows, elements):
     t = min(threads(), rows, max(1, elements // MIN_SPLIT_ELEMENTS))
     if t <= 1:
         return [fn(0, rows)]
-    results = [None] * t
+    results = {}
 
-    def part(i, lo, hi):
-        results[i] = fn(lo, hi)
-    bounds = [rows * i // t for i in range(t + 1)]
-    jobs = [pool().submit(part, i, bounds[i], bounds[i + 1]) for i in range(1, t)]
-    try:
-        part(0, bounds[0], bounds[1])
-    finally:
-        for j in jobs:
-            j.result()
-    return results
+    def part(lo, hi):
+        results[lo] = fn(lo, hi)
+    _run_parts(part, rows, t)
+    return [results[lo] for lo in sorted(results)]
 
 
 # ---------------------------------------------------------------- GEMM (Note [one thread plan])
