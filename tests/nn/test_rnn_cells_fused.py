@@ -265,3 +265,27 @@ def test_blas_threads_restored_around_held_gemms():
     finally:
         numpy_blas.set_blas_threads(before)
     assert np.array_equal(h.detach().numpy(), h1.detach().numpy())
+
+
+@pytest.mark.parametrize("frozen", ["weights", "bias", "input"])
+@pytest.mark.parametrize("name,kw", CELLS)
+def test_partial_requires_grad(name, kw, frozen, cell_path):
+    """Gradients only where asked (frozen weights, biases or input), equal to torch's."""
+    e, t = _pair(name, kw, "float64")
+    rng = np.random.default_rng(8)
+    x = rng.standard_normal((3, 5))
+    hs = _states(name, (3, 6), "float64", rng)
+    grads = []
+    for lib, cell in ((ember, e), (torch, t)):
+        for k, p in cell.named_parameters():
+            p.requires_grad_(not (frozen == "weights" and k.startswith("weight")
+                                  or frozen == "bias" and k.startswith("bias")))
+        xl = lib.tensor(x, requires_grad=frozen != "input")
+        hl = [lib.tensor(h, requires_grad=True) for h in hs]
+        (sum((o * o).sum() for o in _call(cell, xl, hl))).backward()
+        grads.append([None if v.grad is None else v.grad.numpy()
+                      for v in [xl, *hl, *cell.parameters()]])
+    for a, b in zip(*grads):
+        assert (a is None) == (b is None)
+        if a is not None:
+            np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
