@@ -55,17 +55,19 @@ def _check(name, gates, x, hx, cx, w_ih, w_hh, b_ih, b_hh):
                            f"{list(w_ih.shape)}, weight_hh {list(w_hh.shape)}")
     B, E = x.shape
     H = w_hh.shape[1]
-    ok = w_hh.shape[0] == gates * H and w_ih.shape == (gates * H, E) and \
-        hx.shape == (B, H) and (cx is None or cx.shape == (B, H)) and \
-        all(b is None or b.shape == (gates * H,) for b in (b_ih, b_hh))
+    G = gates * H
+    ok = w_hh.shape[0] == G and w_ih.shape == (G, E) and hx.shape == (B, H) and \
+        (cx is None or cx.shape == (B, H)) and (b_ih is None or b_ih.shape == (G,)) and \
+        (b_hh is None or b_hh.shape == (G,))
     if not ok:
         named = (("input", x), ("hx", hx), ("cx", cx), ("weight_ih", w_ih),
                  ("weight_hh", w_hh), ("bias_ih", b_ih), ("bias_hh", b_hh))
         shapes = ", ".join(f"{n} {list(a.shape)}" for n, a in named if a is not None)
         raise RuntimeError(f"{name}(): inconsistent shapes: {shapes}")
     dt = x.dtype
-    if dt.kind != "f" or any(a is not None and a.dtype != dt
-                             for a in (hx, cx, w_ih, w_hh, b_ih, b_hh)):
+    if dt.kind != "f" or hx.dtype != dt or w_ih.dtype != dt or w_hh.dtype != dt or \
+            (cx is not None and cx.dtype != dt) or (b_ih is not None and b_ih.dtype != dt) \
+            or (b_hh is not None and b_hh.dtype != dt):
         raise RuntimeError(f"{name}(): expected floating tensors of one dtype, got "
                            + ", ".join(str(a.dtype) for a in (x, hx, cx, w_ih, w_hh, b_ih,
                                                               b_hh) if a is not None))

@@ -289,3 +289,17 @@ def test_partial_requires_grad(name, kw, frozen, cell_path):
         assert (a is None) == (b is None)
         if a is not None:
             np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-13)
+
+
+def test_records_reject_bad_operands():
+    """The records called directly name themselves, the shapes and the dtypes."""
+    from ember._ops import rnn_cell
+    x, h = ember.zeros(2, 3), ember.zeros(2, 4)
+    w_ih, w_hh, b = ember.zeros(16, 3), ember.zeros(16, 4), ember.zeros(16)
+    with pytest.raises(RuntimeError, match=r"_lstm_cell\(\): inconsistent shapes.*bias_ih \[5\]"):
+        rnn_cell.lstm_cell(x, h, h, w_ih, w_hh, ember.zeros(5), b)
+    with pytest.raises(RuntimeError, match=r"_gru_cell\(\): inconsistent shapes"):
+        rnn_cell.gru_cell(x, h, w_ih, w_hh, b, b)
+    with pytest.raises(RuntimeError, match=r"_rnn_tanh_cell\(\): expected floating tensors "
+                                           r"of one dtype, got float32, float64"):
+        rnn_cell.rnn_tanh_cell(x, h.double(), ember.zeros(4, 3), ember.zeros(4, 4))
