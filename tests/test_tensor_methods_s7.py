@@ -62,3 +62,35 @@ def test_orgqr_is_householder_product():
     e = ember.tensor(a).orgqr(ember.tensor(tau))
     t = torch.tensor(a).orgqr(torch.tensor(tau))
     np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12, atol=1e-12)
+
+
+def _warned(lib, fn):
+    import warnings as w
+    with w.catch_warnings(record=True) as got:
+        w.simplefilter("always")
+        fn(lib)
+    return [(str(m.message), m.category.__name__) for m in got]
+
+
+WARNING_CASES = {
+    "affine_grid default": lambda lib: lib.nn.functional.affine_grid(
+        lib.eye(2, 3).unsqueeze(0), (1, 1, 4, 4)),
+    "affine_grid given": lambda lib: lib.nn.functional.affine_grid(
+        lib.eye(2, 3).unsqueeze(0), (1, 1, 4, 4), align_corners=False),
+    "grid_sample default": lambda lib: lib.nn.functional.grid_sample(
+        lib.ones(1, 1, 4, 4), lib.zeros(1, 2, 2, 2), mode="nearest"),
+    "grid_sample given": lambda lib: lib.nn.functional.grid_sample(
+        lib.ones(1, 1, 4, 4), lib.zeros(1, 2, 2, 2), align_corners=True),
+    "upsample": lambda lib: lib.nn.functional.upsample(lib.ones(1, 1, 2, 2), scale_factor=2),
+    "upsample_nearest": lambda lib: lib.nn.functional.upsample_nearest(lib.ones(1, 1, 2, 2),
+                                                                        scale_factor=2),
+    "upsample_bilinear": lambda lib: lib.nn.functional.upsample_bilinear(
+        lib.ones(1, 1, 2, 2), scale_factor=2),
+    "Upsampling modules": lambda lib: (lib.nn.UpsamplingNearest2d(scale_factor=2)(
+        lib.ones(1, 1, 2, 2)), lib.nn.UpsamplingBilinear2d(scale_factor=2)(lib.ones(1, 1, 2, 2))),
+}
+
+
+@pytest.mark.parametrize("name", list(WARNING_CASES))
+def test_vision_warnings_as_torch(name):
+    assert _warned(ember, WARNING_CASES[name]) == _warned(torch, WARNING_CASES[name])

@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.autograd.linear_layout import named, spatial_named, torch_node
+
 __all__ = ["pdist", "affine_grid", "grid_sample"]
 
 
@@ -42,9 +44,20 @@ def _base_coords(n, align_corners, dtype):
     return c
 
 
+def _warn_align_corners():
+    import warnings
+    warnings.warn("Default grid_sample and affine_grid behavior has changed to "
+                  "align_corners=False since 1.3.0. Please specify align_corners=True if the "
+                  "old behavior is desired. See the documentation of grid_sample for details.",
+                  stacklevel=3)
+
+
+@named("AffineGridGeneratorBackward0")
 def affine_grid(theta, size, align_corners=None):
     """Sampling grid (N, H, W, 2) or (N, D, H, W, 3) for the affine maps ``theta``."""
     E = _E()
+    if align_corners is None:
+        _warn_align_corners()
     align_corners = bool(align_corners) if align_corners is not None else False
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got "
@@ -147,6 +160,7 @@ def _cubic_coeffs(t):
     return [_cubic2(t + 1, A), _cubic1(t, A), _cubic1(1 - t, A), _cubic2(2 - t, A)]
 
 
+@spatial_named("GridSampler{d}DBackward0")
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples ``input`` (N, C, H, W) / (N, C, D, H, W) at ``grid`` (N, H', W', 2) /
     (N, D', H', W', 3) (x, y[, z] in [-1, 1])."""
@@ -157,6 +171,8 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
     if padding_mode not in ("zeros", "border", "reflection"):
         raise ValueError(f"nn.functional.grid_sample(): expected padding_mode to be 'zeros', "
                          f"'border', or 'reflection', but got: '{padding_mode}'")
+    if align_corners is None:
+        _warn_align_corners()
     align_corners = bool(align_corners) if align_corners is not None else False
     nd = input.ndim - 2
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:

@@ -7,6 +7,7 @@ import numpy as np
 
 from ember._ops.nn_conv import convolution, constant_pad_nd
 from ember._ops import quantized_nn as _qnn
+from ember.autograd.linear_layout import named, spatial_named, torch_node
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
@@ -36,6 +37,18 @@ def _pad_index(L, lo, hi, mode):
     return i
 
 
+# torch's node of each interpolate mode (``{d}``: the spatial rank)
+_UPSAMPLE_NODES = {"nearest": "UpsampleNearest{d}DBackward0",
+                   "nearest-exact": "UpsampleNearestExact{d}DBackward0",
+                   "linear": "UpsampleLinear1DBackward0",
+                   "bilinear": "UpsampleBilinear2DBackward0",
+                   "bicubic": "UpsampleBicubic2DBackward0",
+                   "trilinear": "UpsampleTrilinear3DBackward0"}
+
+
+@torch_node(lambda out, x, pad, mode="constant", *a, **k: {
+    "reflect": f"ReflectionPad{len(pad) // 2}DBackward0",
+    "replicate": f"ReplicationPad{len(pad) // 2}DBackward0"}.get(mode))
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     E = _E()
@@ -85,6 +98,8 @@ def _src_scale(L, O, align_corners, scale):
     return 1.0 / scale if scale is not None and scale > 0 else L / O
 
 
+@torch_node(lambda out, x, size=None, scale_factor=None, mode="nearest", *a, **k:
+            _UPSAMPLE_NODES.get(mode, "").format(d=x.dim() - 2) or None)
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize with nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area."""
@@ -283,22 +298,34 @@ def _interp_integer(x, S, out, scales, align_corners, mode):
     return E.from_numpy(resize_uint8(x.numpy(), mats))
 
 
+def _deprecated(name):
+    import warnings
+    warnings.warn(f"`nn.functional.{name}` is deprecated. Use `nn.functional.interpolate` "
+                  f"instead.", stacklevel=3)
+
+
 def upsample(input, size=None, scale_factor=None, mode="nearest", align_corners=None):
     """Deprecated alias of interpolate."""
+    _deprecated("upsample")
     return interpolate(input, size, scale_factor, mode, align_corners)
 
 
 def upsample_nearest(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(mode="nearest")``."""
+    _deprecated("upsample_nearest")
     return interpolate(input, size, scale_factor, mode="nearest")
 
 
 def upsample_bilinear(input, size=None, scale_factor=None):
+    """Deprecated: ``interpolate(mode="bilinear", align_corners=True)``."""
+    _deprecated("upsample_bilinear")
     return interpolate(input, size, scale_factor, mode="bilinear", align_corners=True)
 
 
 # -------------------------------------------------------------------- shuffles
 
 
+@named("PixelShuffleBackward0")
 def pixel_shuffle(input, upscale_factor):
     """(*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
     r = int(upscale_factor)
@@ -316,6 +343,7 @@ def pixel_shuffle(input, upscale_factor):
     return x.reshape(tuple(lead) + (c // (r * r), h * r, w * r))
 
 
+@named("PixelUnshuffleBackward0")
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
     r = int(downscale_factor)
@@ -371,6 +399,7 @@ def _onehot_weight(C, k, dtype):
     return E.tensor(w, dtype=dtype)
 
 
+@named("Im2ColBackward0")
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: (N, C, H, W) -> (N, C*kh*kw, L)."""
     if input.dim() < 3:       # torch reads the size of dim 2 first
@@ -390,6 +419,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     return y.squeeze(0) if unb else y
 
 
+@named("Col2ImBackward0")
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """col2im: (N, C*kh*kw, L) -> (N, C, *output_size), summing overlaps."""
     if input.dim() not in (2, 3):
@@ -434,6 +464,7 @@ def cosine_similarity(x1, x2, dim=1, eps=1e-8):
     return (u1 * u2).sum(dim)
 
 
+@named("NormBackward1")
 def pairwise_distance(x1, x2, p=2.0, eps=1e-6, keepdim=False):
     """||x1 - x2 + eps||_p over the last dim."""
     E = _E()
