@@ -98,21 +98,52 @@ def test_decorator_and_aliases():
     assert f(ember.ones(2, 2)).dtype == ember.bfloat16
     assert ember.mm(ember.ones(2, 2), ember.ones(2, 2)).dtype == ember.float32
 
-    @ember.cpu.amp.autocast()
-    def g(a):
-        return a @ a
+    with pytest.warns(FutureWarning, match="torch.amp.autocast"):
+        @ember.cpu.amp.autocast()
+        def g(a):
+            return a @ a
     assert g(ember.ones(2, 2)).dtype == ember.bfloat16
     with ember.amp.autocast(device_type="cpu", dtype=ember.float16):
         assert (ember.ones(2, 2) @ ember.ones(2, 2)).dtype == ember.float16
 
 
-def test_cuda_autocast_raises_and_cuda_namespace():
-    with pytest.raises(RuntimeError, match="CUDA"):
-        ember.cuda.amp.autocast()
-    with pytest.raises(RuntimeError, match="CUDA"):
-        ember.autocast("cuda")
-    with ember.cuda.amp.autocast(enabled=False):
-        assert ember.mm(ember.ones(2, 2), ember.ones(2, 2)).dtype == ember.float32
+def _warnings_of(fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        r = fn()
+    return r, [(m.category.__name__, str(m.message)) for m in w]
+
+
+AMP_CALLS = {
+    "cuda.amp.autocast": lambda lib: lib.cuda.amp.autocast()._enabled,
+    "autocast cuda": lambda lib: lib.autocast("cuda")._enabled,
+    "amp.autocast cuda kw": lambda lib: lib.amp.autocast(device_type="cuda")._enabled,
+    "cpu.amp.autocast": lambda lib: lib.cpu.amp.autocast()._enabled,
+    "cuda.amp.GradScaler": lambda lib: lib.cuda.amp.GradScaler().is_enabled(),
+    "cpu.amp.GradScaler": lambda lib: lib.cpu.amp.GradScaler().is_enabled(),
+    "amp.GradScaler default": lambda lib: (lambda s: (s.is_enabled(), s.get_scale()))(
+        lib.amp.GradScaler()),
+    "cuda.amp.custom_fwd": lambda lib: callable(lib.cuda.amp.custom_fwd(lambda x: x)),
+    "cuda.amp.custom_bwd": lambda lib: callable(lib.cuda.amp.custom_bwd(lambda x: x)),
+}
+
+
+@pytest.mark.parametrize("name", list(AMP_CALLS))
+def test_gpu_amp_spellings_warn_and_disable_as_torch_without_cuda(name):
+    assert _warnings_of(lambda: AMP_CALLS[name](ember)) == \
+        _warnings_of(lambda: AMP_CALLS[name](torch))
+
+
+def test_cuda_autocast_disabled_and_cuda_namespace():
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        with ember.cuda.amp.autocast():                  # a GPU program runs in float32
+            assert ember.mm(ember.ones(2, 2), ember.ones(2, 2)).dtype == ember.float32
+    with pytest.raises(TypeError, match="device_type"):
+        ember.amp.custom_fwd(lambda x: x)
+    with pytest.warns(FutureWarning):
+        with ember.cuda.amp.autocast(enabled=False):
+            assert ember.mm(ember.ones(2, 2), ember.ones(2, 2)).dtype == ember.float32
     assert ember.cuda.is_available() is False and ember.cuda.device_count() == 0
     with pytest.raises(RuntimeError):
         ember.autocast("tpu")
@@ -170,7 +201,7 @@ def test_grad_scaler_trajectory_matches_torch():
 
 
 def test_grad_scaler_update_new_scale_and_state_dict():
-    se, st = ember.amp.GradScaler(), torch.amp.GradScaler("cpu")
+    se, st = ember.amp.GradScaler("cpu"), torch.amp.GradScaler("cpu")
     assert se.get_scale() == st.get_scale() == 65536.0
     assert se.state_dict() == st.state_dict()
     se.scale(ember.ones(())), st.scale(torch.ones(()))
@@ -178,14 +209,14 @@ def test_grad_scaler_update_new_scale_and_state_dict():
     assert se.get_scale() == st.get_scale() == 8.0
     se.update(ember.tensor(4.0)), st.update(torch.tensor(4.0))
     assert se.get_scale() == 4.0
-    s2 = ember.amp.GradScaler(init_scale=1.0)
+    s2 = ember.amp.GradScaler("cpu", init_scale=1.0)
     s2.load_state_dict(se.state_dict())
     assert s2.state_dict() == se.state_dict()
     s3 = pickle.loads(pickle.dumps(se))
     assert s3.get_scale() == 4.0 and s3._scale is None
     assert se.is_enabled()
     with pytest.raises(AssertionError, match="_scale is None"):
-        ember.amp.GradScaler().update()
+        ember.amp.GradScaler("cpu").update()
 
 
 def test_grad_scaler_disabled_and_cuda():
@@ -193,7 +224,7 @@ def test_grad_scaler_disabled_and_cuda():
     x = ember.ones(2)
     assert sd.scale(x) is x and sd.get_scale() == 1.0 and sd.state_dict() == {}
     with pytest.raises(RuntimeError, match="empty"):
-        ember.amp.GradScaler().load_state_dict({})
+        ember.amp.GradScaler("cpu").load_state_dict({})
     with warnings.catch_warnings(record=True):
         warnings.simplefilter("always")
         sc = ember.cuda.amp.GradScaler()
@@ -207,7 +238,7 @@ def test_grad_scaler_disabled_and_cuda():
 
 
 def test_grad_scaler_scales_iterables_and_rejects_fp16_grads():
-    sc = ember.amp.GradScaler(init_scale=4.0)
+    sc = ember.amp.GradScaler("cpu", init_scale=4.0)
     a, b = sc.scale([ember.ones(1), (ember.ones(1), ember.ones(1))])
     assert a.item() == 4.0 and b[1].item() == 4.0
     p = ember.ones(2, dtype=ember.float16, requires_grad=True)

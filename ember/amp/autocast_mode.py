@@ -152,8 +152,9 @@ class autocast:
         self._enabled = bool(enabled)
         self._cache_enabled = _st.cache_enabled if cache_enabled is None else cache_enabled
         if device_type == "cuda" and self._enabled:
-            raise RuntimeError("autocast(device_type='cuda'): ember has no CUDA backend; use "
-                               "device_type='cpu' or enabled=False")
+            # a program written for a GPU runs with the region off, as on torch without CUDA
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            self._enabled = False
         if device_type == "cpu" and self._enabled and \
                 self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
             warnings.warn(f"In CPU autocast, but the target dtype is not supported. Disabling "
@@ -247,7 +248,7 @@ def clear_autocast_cache():
 
 
 # ---------------------------------------------------------------- custom autograd.Functions
-def custom_fwd(fwd=None, *, device_type="cpu", cast_inputs=None):
+def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
     """Decorator for ``autograd.Function.forward``: with ``cast_inputs`` the forward runs
     with autocast disabled and floating inputs cast to that dtype (when autocast is on)."""
     if fwd is None:      # used as @custom_fwd(...): return the decorator
@@ -262,7 +263,7 @@ def custom_fwd(fwd=None, *, device_type="cpu", cast_inputs=None):
     return functools.update_wrapper(forward_with_casts, fwd)
 
 
-def custom_bwd(bwd=None, *, device_type="cpu"):
+def custom_bwd(bwd=None, *, device_type):
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
     return bwd

@@ -32,7 +32,7 @@ _FIX = ("This may indicate your script did not use scaler.scale(loss or outputs)
 
 
 class GradScaler:
-    def __init__(self, device="cpu", init_scale=2.0 ** 16, growth_factor=2.0,
+    def __init__(self, device="cuda", init_scale=2.0 ** 16, growth_factor=2.0,
                  backoff_factor=0.5, growth_interval=2000, enabled=True):
         self._device = str(device)
         self._enabled = enabled
