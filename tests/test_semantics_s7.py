@@ -407,3 +407,51 @@ def test_view_metadata_as_torch():
     in-place write through a view, one node per index step) and _base as torch's."""
     for e, t in zip(_view_rows(ember), _view_rows(torch)):
         assert e == t
+
+
+_NODE_NAMES = {
+    "group_norm": lambda L, x, x4, x5: L.nn.functional.group_norm(x, 2),
+    "instance_norm": lambda L, x, x4, x5: L.nn.functional.instance_norm(x),
+    "interp_nearest": lambda L, x, x4, x5: L.nn.functional.interpolate(x, scale_factor=2),
+    "interp_linear": lambda L, x, x4, x5: L.nn.functional.interpolate(x, scale_factor=2,
+                                                                      mode="linear"),
+    "interp_bilinear": lambda L, x, x4, x5: L.nn.functional.interpolate(x4, size=(3, 3),
+                                                                        mode="bilinear"),
+    "interp_trilinear": lambda L, x, x4, x5: L.nn.functional.interpolate(
+        x5, scale_factor=2, mode="trilinear"),
+    "adaptive_avg_1": lambda L, x, x4, x5: L.nn.functional.adaptive_avg_pool2d(x4, 1),
+    "adaptive_avg_3": lambda L, x, x4, x5: L.nn.functional.adaptive_avg_pool2d(x4, 3),
+    "adaptive_avg_1d": lambda L, x, x4, x5: L.nn.functional.adaptive_avg_pool1d(x, 2),
+    "adaptive_max": lambda L, x, x4, x5: L.nn.functional.adaptive_max_pool2d(x4, 2),
+    "avg_pool1d": lambda L, x, x4, x5: L.nn.functional.avg_pool1d(x, 2),
+    "max_pool1d": lambda L, x, x4, x5: L.nn.functional.max_pool1d(x, 2),
+    "avg_pool3d": lambda L, x, x4, x5: L.nn.functional.avg_pool3d(x5, 2),
+    "max_pool3d": lambda L, x, x4, x5: L.nn.functional.max_pool3d(x5, 2),
+    "pad_reflect": lambda L, x, x4, x5: L.nn.functional.pad(x4, (1, 1, 1, 1), mode="reflect"),
+    "pad_replicate": lambda L, x, x4, x5: L.nn.functional.pad(x, (1, 1), mode="replicate"),
+    "unfold": lambda L, x, x4, x5: L.nn.functional.unfold(x4, 2),
+    "pixel_shuffle": lambda L, x, x4, x5: L.nn.functional.pixel_shuffle(x4, 2),
+    "grid_sample": lambda L, x, x4, x5: L.nn.functional.grid_sample(
+        x4, L.zeros(2, 3, 3, 2), align_corners=False),
+    "embedding_bag": lambda L, x, x4, x5: L.nn.functional.embedding_bag(
+        L.tensor([0, 1]), x[0], L.tensor([0])),
+    "pairwise_distance": lambda L, x, x4, x5: L.nn.functional.pairwise_distance(x[0], x[1]),
+    "matmul_3d": lambda L, x, x4, x5: x @ L.ones(6, 2),
+    "matmul_vec": lambda L, x, x4, x5: x @ L.ones(6),
+    "matmul_1d_2d": lambda L, x, x4, x5: x[0, 0] @ L.ones(6, 2),
+    "sdpa_4d": lambda L, x, x4, x5: L.nn.functional.scaled_dot_product_attention(x4, x4, x4),
+    "sdpa_3d": lambda L, x, x4, x5: L.nn.functional.scaled_dot_product_attention(x, x, x),
+}
+
+
+@pytest.mark.parametrize("name", list(_NODE_NAMES))
+def test_output_node_named_as_torch(name):
+    """The grad_fn a functional's output prints with is torch's kernel's node."""
+    out = {}
+    for L in (torch, ember):
+        L.manual_seed(0)
+        x = L.ones(2, 4, 6, requires_grad=True)
+        x4 = L.ones(2, 4, 6, 6, requires_grad=True)
+        x5 = L.ones(1, 2, 4, 4, 4, requires_grad=True)
+        out[L] = _NODE_NAMES[name](L, x, x4, x5).grad_fn.name()
+    assert out[ember] == out[torch]

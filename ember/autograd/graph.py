@@ -1036,6 +1036,15 @@ def _linear_name(args):
     return "ViewBackward0"
 
 
+def _matmul_name(na, nb):
+    """torch's last node of matmul: dot/mv/mm, or the view after folding into mm/bmm."""
+    if na == 1:
+        return "DotBackward0" if nb == 1 else "SqueezeBackward4" if nb == 2 else None
+    if na == 2:
+        return "MvBackward0" if nb == 1 else "MmBackward0" if nb == 2 else None
+    return "UnsafeViewBackward0"
+
+
 def _index_name(args):
     """torch's last node of a basic index: an int selects, a slice slices; in a tuple
     index, a slice that keeps its whole dim is skipped (nothing left: an alias). ember's
@@ -1066,6 +1075,7 @@ _NAMED_BY_ARGS = {
     "sum": lambda args: None if args[1] is None else "SumBackward1",
     "mean": lambda args: None if args[1] is None else "MeanBackward1",
     "linear": _linear_name,
+    "matmul": lambda args: _matmul_name(args[0]._data.ndim, args[1]._data.ndim),
     "_basic_index": _index_name,
     "squeeze": lambda args: None if args[1] is None else
     "SqueezeBackward1" if isinstance(args[1], int) else "SqueezeBackward2",

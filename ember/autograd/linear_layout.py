@@ -162,3 +162,36 @@ def dress_index(out, shape, index):
     for name in names[:-1]:
         edge = _relay(name, (edge,), _pass, node._seq)
     node.next_functions = (edge,)
+
+
+def torch_node(namer):
+    """Decorator for a functional written in ember ops: the node of its result is named as
+    torch names its own kernel's node (``namer(result, *args, **kwargs)`` -> a name, or
+    None to keep ember's). Only a node made by this call is renamed."""
+    import functools
+
+    def wrap(fn):
+        @functools.wraps(fn)
+        def call(*args, **kwargs):
+            first = _next_seq()
+            res = fn(*args, **kwargs)
+            out = res[0] if isinstance(res, tuple) and res else res
+            node = getattr(out, "_grad_fn", None)
+            if node is not None and node._seq > first and state.grad_enabled:
+                name = namer(out, *args, **kwargs)
+                if name is not None:
+                    rename_node(node, name)
+            return res
+        return call
+    return wrap
+
+
+def named(name):
+    """``torch_node`` with a fixed name."""
+    return torch_node(lambda out, *a, **k: name)
+
+
+def spatial_named(fmt, batch_dims=2):
+    """``torch_node`` naming by the spatial rank of the first argument (``fmt`` holds
+    ``{d}``): ``GridSampler{d}DBackward0``..."""
+    return torch_node(lambda out, x, *a, **k: fmt.format(d=x.dim() - batch_dims))

@@ -17,6 +17,7 @@ from ember._ops.attention import sdpa_fused as _sdpa_fused
 from ember._state import state as _state
 from ember.backends import cuda as _cuda_flags
 from ember.autograd.profiler import torch_op_range
+from ember.autograd.graph import _matmul_name, rename_node
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
@@ -69,7 +70,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         if dropout_p > 0.0:        # F.dropout's draw, on the probabilities' shape
             _check_p(dropout_p)
             keep = _keep_mask(query.shape[:-1] + (key.size(-2),), dropout_p, query)
-        return _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor, keep)[0]
+        out = _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor, keep)[0]
+        if out._grad_fn is not None:     # torch's CPU kernel: flash for 4-d without dropout
+            flash = query.dim() == 4 and dropout_p == 0.0 and value.size(-1) == E and \
+                not (attn_mask is not None and attn_mask.requires_grad)
+            rename_node(out._grad_fn, "ScaledDotProductFlashAttentionForCpuBackward0" if flash
+                        else _matmul_name(max(query.dim(), key.dim()), value.dim()))
+        return out
     scores = torch.matmul(query * scale_factor, key.transpose(-2, -1))
     masked = False
     if is_causal:

@@ -10,6 +10,7 @@ from ember._ops.blas import linear as _linear_op
 from ember._ops.nn_fused import embedding as _embedding_op
 from ember._tensor import Tensor
 from ember.autograd.linear_layout import dress_linear
+from ember.autograd.linear_layout import named, torch_node
 from ember.autograd.profiler import torch_op_range
 
 __all__ = ["linear", "bilinear", "embedding", "embedding_bag", "dropout", "dropout1d",
@@ -40,6 +41,7 @@ def linear(input, weight, bias=None):
     return out
 
 
+@torch_node(lambda out, x1, x2, w, bias=None: "ViewBackward0" if bias is None else None)
 def bilinear(input1, input2, weight, bias=None):
     """y = x1^T A x2 + b, with A of shape (out, in1, in2)."""
     if input1.shape[:-1] != input2.shape[:-1]:
@@ -126,6 +128,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     return out
 
 
+@named("EmbeddingBagBackward0")
 def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                   scale_grad_by_freq=False, mode="mean", sparse=False, per_sample_weights=None,
                   include_last_offset=False, padding_idx=None):

@@ -8,6 +8,7 @@ import ember
 from ember._dtype import scalar_type_name
 from ember._ops.nn_norm import batch_norm_impl, layer_norm_impl
 from ember.autograd.profiler import torch_op_range
+from ember.autograd.linear_layout import named, spatial_named, torch_node
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -111,6 +112,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
 
 
 @torch_op_range("aten::instance_norm")
+@named("ViewBackward0")
 def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=None,
                   use_input_stats=True, momentum=0.1, eps=1e-05):
     if use_input_stats:
@@ -172,6 +174,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 
 @torch_op_range("aten::group_norm")
+@named("NativeGroupNormBackward0")
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "

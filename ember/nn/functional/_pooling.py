@@ -20,6 +20,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
 from ember._dispatch import check_int_list  # noqa: E402
 from ember._ops import quantized_nn as _qnn  # noqa: E402  (quantized inputs)
 from ember.autograd.profiler import torch_op_range  # noqa: E402
+from ember.autograd.linear_layout import named, spatial_named, torch_node  # noqa: E402
 
 
 def _tuple(v, n, fname=None, name=None, position=None):
@@ -103,6 +104,7 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
 
 
 @torch_op_range("aten::max_pool1d")
+@named("SqueezeBackward1")
 def max_pool1d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """1D max pooling; ``return_indices`` also returns the argmax positions."""
@@ -117,12 +119,14 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 
 @torch_op_range("aten::max_pool3d")
+@named("MaxPool3DWithIndicesBackward0")
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """3D max pooling; ``return_indices`` also returns the (flat D*H*W) argmax positions."""
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, return_indices)
 
 
+@named("SqueezeBackward1")
 def max_pool1d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     return _max_pool(input, 1, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -133,6 +137,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
     return _max_pool(input, 2, kernel_size, stride, padding, dilation, ceil_mode, True)
 
 
+@named("MaxPool3DWithIndicesBackward0")
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -188,6 +193,7 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
 
 
 @torch_op_range("aten::avg_pool1d")
+@named("SqueezeBackward1")
 def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True):
     """1D average pooling."""
@@ -195,6 +201,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 @torch_op_range("aten::avg_pool2d")
+@named("AvgPool2DBackward0")
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """2D average pooling."""
@@ -203,6 +210,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 
 @torch_op_range("aten::avg_pool3d")
+@named("AvgPool3DBackward0")
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3D average pooling."""
@@ -255,18 +263,23 @@ def _adaptive_avg(input, n, output_size):
 
 
 @torch_op_range("aten::adaptive_avg_pool1d")
+@named("SqueezeBackward1")
 def adaptive_avg_pool1d(input, output_size):
     """1D adaptive average pooling."""
     return _adaptive_avg(input, 1, output_size)
 
 
 @torch_op_range("aten::adaptive_avg_pool2d")
+@torch_node(lambda out, x, output_size, *a, **k: "MeanBackward1" if all(
+    n == 1 for n in out.shape[-2:]) else "AdaptiveAvgPool2DBackward0")
 def adaptive_avg_pool2d(input, output_size):
     """2D adaptive average pooling; ``None`` in ``output_size`` keeps that input size."""
     return _adaptive_avg(input, 2, output_size)
 
 
 @torch_op_range("aten::adaptive_avg_pool3d")
+@torch_node(lambda out, x, output_size, *a, **k: "MeanBackward1" if all(
+    n == 1 for n in out.shape[-3:]) else "AdaptiveAvgPool3DBackward0")
 def adaptive_avg_pool3d(input, output_size):
     """3D adaptive average pooling."""
     return _adaptive_avg(input, 3, output_size)
@@ -283,18 +296,21 @@ def _adaptive_max(input, n, output_size, return_indices):
 
 
 @torch_op_range("aten::adaptive_max_pool1d")
+@named("SqueezeBackward1")
 def adaptive_max_pool1d(input, output_size, return_indices=False):
     """1D adaptive max pooling."""
     return _adaptive_max(input, 1, output_size, return_indices)
 
 
 @torch_op_range("aten::adaptive_max_pool2d")
+@named("AdaptiveMaxPool2DBackward0")
 def adaptive_max_pool2d(input, output_size, return_indices=False):
     """2D adaptive max pooling."""
     return _adaptive_max(input, 2, output_size, return_indices)
 
 
 @torch_op_range("aten::adaptive_max_pool3d")
+@named("AdaptiveMaxPool3DBackward0")
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """3D adaptive max pooling."""
     return _adaptive_max(input, 3, output_size, return_indices)
