@@ -749,7 +749,21 @@ def _overlap_rule(op, args):
         return None
     if name == "copy_" and args[1] is args[0]:        # a copy onto itself writes nothing
         return "allow"
+    if name == "index_put_" and _mask_fill(args):
+        return "warn_mask"                # torch's index_put_ then runs masked_fill_
     return _OVERLAP_INPLACE.get(name)
+
+
+def _mask_fill(args):
+    """index_put_ arguments torch turns into masked_fill_: one bool mask, a 0-d value, no
+    accumulation."""
+    idx, value = args[1], args[2]
+    if not (isinstance(idx, (tuple, list)) and len(idx) == 1) or args[3]:
+        return False
+    mask = idx[0]
+    dt = getattr(mask, "dtype", None)
+    return (dt == np.bool_ or str(dt) == "torch.bool") and np.ndim(
+        value._data if isinstance(value, Tensor) else value) == 0
 
 
 def has_internal_overlap(a):
@@ -780,7 +794,7 @@ def write_readonly(name, dst, res, rule):
     overlap = has_internal_overlap(dst)
     if overlap and rule is None:
         raise RuntimeError(_OVERLAP_MSG)
-    if overlap and rule == "warn":
+    if overlap and rule in ("warn", "warn_mask"):
         import sys
         import warnings
         level, frame = 2, sys._getframe(1)
@@ -790,6 +804,11 @@ def write_readonly(name, dst, res, rule):
         warnings.warn(f"Use of {name} on expanded tensors is deprecated. Please clone() the "
                       f"tensor before performing this operation. This also applies to advanced "
                       f"indexing e.g. {_OVERLAP_HINT[name]}", UserWarning, stacklevel=level)
+        if rule == "warn_mask":
+            warnings.warn(f"Use of masked_fill_ on expanded tensors is deprecated. Please "
+                          f"clone() the tensor before performing this operation. This also "
+                          f"applies to advanced indexing e.g. {_OVERLAP_HINT['masked_fill_']}",
+                          UserWarning, stacklevel=level)
     from ember._kernels.shape import address, from_address
     alias = from_address(address(dst), dst.shape, dst.strides, dst.dtype, dst, True)
     if not overlap:
