@@ -39,6 +39,19 @@ def is_warn_always_enabled():
     return _flags["warn_always"]
 
 
+_warned = set()
+
+
+def warn_once(key, message, category=UserWarning, stacklevel=3):
+    """torch's once-a-process warnings (TORCH_WARN_ONCE): ``message`` the first time ``key``
+    is seen, every time while ``set_warn_always(True)``."""
+    if key in _warned and not _flags["warn_always"]:
+        return
+    _warned.add(key)
+    import warnings
+    warnings.warn(message, category, stacklevel=stacklevel)
+
+
 def set_flush_denormal(mode):
     """torch sets the CPU's flush-to-zero / denormals-are-zero bits and returns True where it
     could. NumPy's kernels run with the process's floating-point environment untouched, so

@@ -60,3 +60,43 @@ def test_call_as_torch(name):
 def test_to_dlpack_round_trip():
     t = torch.utils.dlpack.from_dlpack(ember.to_dlpack(ember.arange(4.)))
     assert t.tolist() == [0, 1, 2, 3]
+
+
+DEPRECATED = {
+    "lu": lambda lib: lib.lu(lib.eye(3)),
+    "cholesky": lambda lib: lib.cholesky(lib.eye(3)),
+    "cholesky method": lambda lib: lib.eye(3).cholesky(),
+    "qr": lambda lib: lib.qr(lib.eye(3)),
+    "lu_solve": lambda lib: lib.lu_solve(lib.ones(3, 1), *lib.linalg.lu_factor(lib.eye(3))),
+    "triangular_solve": lambda lib: lib.triangular_solve(lib.ones(3, 1), lib.eye(3)),
+    "meshgrid": lambda lib: lib.meshgrid(lib.arange(2), lib.arange(3)),
+}
+
+
+@pytest.mark.parametrize("name", list(DEPRECATED))
+def test_once_a_process_warnings_as_torch(name):
+    """With set_warn_always(True) torch's once-a-process warnings come on every call: the
+    messages must match (torch appends its C++ source location, dropped here)."""
+    import warnings
+    got = []
+    for lib in (ember, torch):
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                DEPRECATED[name](lib)
+                DEPRECATED[name](lib)
+        finally:
+            lib.set_warn_always(False)
+        got.append([str(m.message).split(" (Triggered internally")[0] for m in w])
+    assert len(got[0]) == 2 and got[0] == got[1]
+
+
+def test_warn_once_without_warn_always():
+    import warnings
+    from ember._runtime_flags import warn_once
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        for _ in range(3):
+            warn_once("test-key-s7", "only once")
+    assert [str(m.message) for m in w] == ["only once"]

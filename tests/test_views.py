@@ -344,8 +344,12 @@ def test_broadcast_shapes():
 def test_meshgrid_views_and_warning():
     ae, at = both((3,))
     be, bt = both((2,))
-    with pytest.warns(UserWarning, match="indexing argument"):
-        ember.meshgrid(ae, be)
+    ember.set_warn_always(True)        # torch warns once a process; every call while set
+    try:
+        with pytest.warns(UserWarning, match="indexing argument"):
+            ember.meshgrid(ae, be)
+    finally:
+        ember.set_warn_always(False)
     for ind in ("ij", "xy"):
         ge, gt = ember.meshgrid(ae, be, indexing=ind), torch.meshgrid(at, bt, indexing=ind)
         for a, b in zip(ge, gt):

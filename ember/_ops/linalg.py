@@ -1056,14 +1056,29 @@ def _t_svd(input, some=True, compute_uv=True, *, out=None):
     return _out(_named("svd", ("U", "S", "V"), (U, S, V)), out, "svd", ("U", "S", "V"))
 
 
+def _deprecated(name, message):
+    """torch's once-a-process warning for the pre-``torch.linalg`` spellings."""
+    from ember._runtime_flags import warn_once
+    warn_once(name, f"torch.{name} is deprecated in favor of {message}", stacklevel=4)
+
+
 @public("qr", method=True)
 def _t_qr(input, some=True, *, out=None):
+    _deprecated("qr", "torch.linalg.qr and will be removed in a future PyTorch release.\n"
+                "The boolean parameter 'some' has been replaced with a string parameter "
+                "'mode'.\nQ, R = torch.qr(A, some)\nshould be replaced with\nQ, R = "
+                "torch.linalg.qr(A, 'reduced' if some else 'complete')")
     Q, R = _d(qr_op, input, "reduced" if some else "complete")
     return _out(_named("qr", ("Q", "R"), (Q, R)), out, "qr", ("Q", "R"))
 
 
 @public("cholesky", method=True)
 def _t_cholesky(input, upper=False, *, out=None):
+    _deprecated("cholesky", "torch.linalg.cholesky and will be removed in a future PyTorch "
+                "release.\nL = torch.cholesky(A)\nshould be replaced with\nL = "
+                "torch.linalg.cholesky(A)\nand\nU = torch.cholesky(A, upper=True)\nshould be "
+                "replaced with\nU = torch.linalg.cholesky(A).mH\nThis transform will produce "
+                "equivalent results for all valid (symmetric positive definite) inputs.")
     return _out(_d(cholesky_op, input, upper), out, "cholesky")
 
 
@@ -1086,6 +1101,11 @@ def _t_cholesky_inverse(input, upper=False, *, out=None):
 
 @public("triangular_solve", method=True)
 def _t_triangular_solve(input, A, upper=True, transpose=False, unitriangular=False, *, out=None):
+    _deprecated("triangular_solve", "torch.linalg.solve_triangularand will be removed in a "
+                "future PyTorch release.\ntorch.linalg.solve_triangular has its arguments "
+                "reversed and does not return a copy of one of the inputs.\nX = "
+                "torch.triangular_solve(B, A).solution\nshould be replaced with\nX = "
+                "torch.linalg.solve_triangular(A, B).")
     M = A.mT if transpose else A
     up = (not upper) if transpose else upper
     X = _d(solve_triangular_op, M, input, up, unitriangular)
@@ -1107,11 +1127,21 @@ def _t_lu_unpack(LU_data, LU_pivots, unpack_data=True, unpack_pivots=True, *, ou
 
 @public("lu_solve", method=True)
 def _t_lu_solve(input, LU_data, LU_pivots, *, out=None):
+    _deprecated("lu_solve", "torch.linalg.lu_solveand will be removed in a future PyTorch "
+                "release.\nNote that torch.linalg.lu_solve has its arguments reversed.\nX = "
+                "torch.lu_solve(B, LU, pivots)\nshould be replaced with\nX = "
+                "torch.linalg.lu_solve(LU, pivots, B)")
     return lu_solve(LU_data, LU_pivots, input, out=out)
 
 
 @public("lu", method=True)
 def _t_lu(A, pivot=True, get_infos=False, out=None):
+    _deprecated("lu", "torch.linalg.lu_factor / torch.linalg.lu_factor_ex and will be removed "
+                "in a future PyTorch release.\nLU, pivots = torch.lu(A, compute_pivots)\n"
+                "should be replaced with\nLU, pivots = torch.linalg.lu_factor(A, "
+                "compute_pivots)\nand\nLU, pivots, info = torch.lu(A, compute_pivots, "
+                "get_infos=True)\nshould be replaced with\nLU, pivots, info = "
+                "torch.linalg.lu_factor_ex(A, compute_pivots)")
     LU, piv, info = _d(lu_factor_ex_op, A, pivot, False)
     if get_infos:
         return LU, piv, info
