@@ -375,6 +375,60 @@ class Tensor:
             t._qparams = self._qparams
         return t
 
+    def set_(self, source=None, storage_offset=None, size=None, stride=None):
+        """Make this tensor look at ``source``'s memory (a Tensor: its storage, offset, sizes
+        and strides; a storage: all of it, or the window given), or at nothing (no
+        argument). Its version counter steps; tensors on the old memory keep it."""
+        from ember.storage import TypedStorage, UntypedStorage
+        from ember._kernels.shape import address, check_window, from_address
+        if type(self._data) is not np.ndarray or self._data.dtype in _dtype.QUANTIZED_NP:
+            raise NotImplementedError("set_: only dense CPU tensors are supported")
+        if self._requires_grad and self._grad_fn is None and state.grad_enabled:
+            raise RuntimeError("a leaf Variable that requires grad is being used in an "
+                               "in-place operation.")
+        dt = self._data.dtype
+        item = dt.itemsize
+        version = self._version + 1
+        if source is None:
+            root_arr = np.zeros(0, dt)
+            offset, size, stride = 0, (0,), (1,)
+        else:
+            if isinstance(source, Tensor):
+                if source._data.dtype != dt:
+                    from ember._kernels.blas import cname
+                    raise RuntimeError(f"Could not set tensor of type {cname(source._data)} to "
+                                       f"a tensor of type {cname(self._data)}")
+                if storage_offset is None:
+                    storage_offset = source.storage_offset()
+                    size, stride = tuple(source.shape), source.stride()
+                source = source.untyped_storage()
+            elif isinstance(source, TypedStorage):
+                source = source._untyped_storage
+            if not isinstance(source, UntypedStorage):
+                raise TypeError(f"set_(): argument 'source' must be Tensor or Storage, not "
+                                f"{type(source).__name__}")
+            n = source.nbytes() // item
+            if storage_offset is None:
+                storage_offset, size, stride = 0, (n,), (1,)
+            elif size is None:
+                raise TypeError("set_() received an invalid combination of arguments: a "
+                                "storage offset needs a size")
+            size = tuple(size)
+            if stride is None:
+                stride = _contiguous_strides(size)
+            size, stride, offset, _ = check_window(size, stride, storage_offset, item,
+                                                   source.nbytes())
+            raw = source._bytes
+            root_arr = from_address(address(raw), (n,), (item,), dt, raw, raw.flags.writeable)
+        root = _make(root_arr)
+        root._vc = version
+        self._data = from_address(address(root_arr) + offset * item, tuple(size),
+                                  tuple(st * item for st in stride), dt, root_arr,
+                                  root_arr.flags.writeable)
+        self._storage_base = root
+        self._view_info = None
+        return self
+
     def detach_(self):
         if self._storage_base is not None and self._view_info is not None:
             raise RuntimeError("Can't detach views in-place. Use detach() instead. If you are "

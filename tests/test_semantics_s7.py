@@ -455,3 +455,33 @@ def test_output_node_named_as_torch(name):
         x5 = L.ones(1, 2, 4, 4, 4, requires_grad=True)
         out[L] = _NODE_NAMES[name](L, x, x4, x5).grad_fn.name()
     assert out[ember] == out[torch]
+
+
+def _set_cases(L):
+    a = L.arange(6.)
+    out = []
+    t = L.zeros(2)
+    v0 = t._version
+    t.set_(a.untyped_storage(), 1, (2, 2), (2, 1))
+    out += [t.tolist(), t.storage_offset(), t.stride(), t._version - v0, t._base is None,
+            t.untyped_storage().data_ptr() == a.untyped_storage().data_ptr()]
+    t[0, 0] = 100
+    out += [a.tolist(), a._version]
+    u = L.zeros(1).set_(a[2:])
+    out += [u.tolist(), u.storage_offset(), u.is_set_to(a[2:])]
+    w = L.ones(3).set_()
+    out += [tuple(w.shape), w.untyped_storage().nbytes()]
+    out += [tuple(L.zeros(2).set_(a.untyped_storage()).shape)]
+    for bad in (lambda: L.zeros(2, dtype=L.int64).set_(a),
+                lambda: L.zeros(2, requires_grad=True).set_(a)):
+        try:
+            bad()
+        except RuntimeError as e:
+            out.append(str(e))
+    return out
+
+
+def test_set_as_torch():
+    """Tensor.set_: a window on another storage (offset, strides, shared memory, own
+    version counter), another tensor's view, or nothing; torch's errors."""
+    assert _set_cases(ember) == _set_cases(torch)
