@@ -17,6 +17,7 @@ from ember import _dtype
 from ember._state import state
 from ember._kernels.util import allocation_error
 from ember._tensor import Tensor, _make, _TENSOR_TF
+from ember.return_types import wrap_returns
 from ember.autograd import graph as _graph
 
 _ndarray = np.ndarray
@@ -501,7 +502,6 @@ def _run_kernel(op, args, vals, res_dt, req, out):
     if out is not None:
         return _write_out(op, result, out)
     if op.num_outputs > 1 and not op.returns_list:
-        from ember.return_types import wrap_returns
         return wrap_returns(op, outputs)
     return result
 
@@ -697,7 +697,6 @@ def _write_out(op, result, out):
         for r, o in zip(result, out):
             _copy_out(op, r, o)
         if op.num_outputs > 1 and not op.returns_list:
-            from ember.return_types import wrap_returns
             return wrap_returns(op, tuple(out))
         return out
     _copy_out(op, result, out)
