@@ -13,7 +13,8 @@ __all__ = ["pdist", "bilinear", "conv_tbc", "dropout", "dropout_", "alpha_dropou
            "alpha_dropout_", "feature_dropout", "feature_dropout_", "feature_alpha_dropout",
            "feature_alpha_dropout_", "embedding", "detach", "detach_", "is_same_size",
            "is_signed", "is_inference", "get_device", "conj_physical_", "fill_", "index_put_",
-           "frobenius_norm", "nuclear_norm"]
+           "frobenius_norm", "nuclear_norm", "lstm_cell", "gru_cell", "rnn_tanh_cell",
+           "rnn_relu_cell"]
 
 
 def pdist(input, p=2):
@@ -121,3 +122,32 @@ def nuclear_norm(input, dim=None, keepdim=False, *, out=None):
         dim, keepdim = None, dim
     return ember.linalg.matrix_norm(input, "nuc", (-2, -1) if dim is None else dim, keepdim,
                                     out=out)
+
+
+def _cell(mode, input, hx, w_ih, w_hh, b_ih, b_hh):
+    from ember.nn.modules.rnn import _cell as step
+    if mode == "LSTM":
+        h, c = hx
+        return tuple(step(mode, input, h, c, w_ih, w_hh, b_ih, b_hh))
+    return step(mode, input, hx, None, w_ih, w_hh, b_ih, b_hh)[0]
+
+
+def lstm_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One LSTM step: input (B, E), hx = (h, c) each (B, H), w_ih (4H, E), w_hh (4H, H)
+    -> (h', c')."""
+    return _cell("LSTM", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def gru_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One GRU step: input (B, E), hx (B, H), w_ih (3H, E), w_hh (3H, H) -> h'."""
+    return _cell("GRU", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_tanh_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman step ``tanh(x w_ih^T + b_ih + h w_hh^T + b_hh)``: (B, E), (B, H) -> (B, H)."""
+    return _cell("RNN_TANH", input, hx, w_ih, w_hh, b_ih, b_hh)
+
+
+def rnn_relu_cell(input, hx, w_ih, w_hh, b_ih=None, b_hh=None):
+    """One Elman step with ReLU: (B, E), (B, H) -> (B, H)."""
+    return _cell("RNN_RELU", input, hx, w_ih, w_hh, b_ih, b_hh)

@@ -100,3 +100,23 @@ def test_warn_once_without_warn_always():
         for _ in range(3):
             warn_once("test-key-s7", "only once")
     assert [str(m.message) for m in w] == ["only once"]
+
+
+@pytest.mark.parametrize("name", ["lstm_cell", "gru_cell", "rnn_tanh_cell", "rnn_relu_cell"])
+@pytest.mark.parametrize("bias", [False, True])
+def test_top_level_cell_functions(name, bias):
+    import numpy as np
+    rng = np.random.default_rng(7)
+    G = {"lstm_cell": 4, "gru_cell": 3}.get(name, 1)
+    arrays = [rng.standard_normal(s) for s in [(3, 4), (3, 5), (3, 5), (G * 5, 4), (G * 5, 5),
+                                               (G * 5,), (G * 5,)]]
+    outs = []
+    for lib in (ember, torch):
+        x, h, c, w_ih, w_hh, b_ih, b_hh = (lib.tensor(a, requires_grad=True) for a in arrays)
+        hx = (h, c) if name == "lstm_cell" else h
+        out = getattr(lib, name)(x, hx, w_ih, w_hh, *((b_ih, b_hh) if bias else ()))
+        first = out[0] if name == "lstm_cell" else out
+        (first.sum() + (out[1].sum() if name == "lstm_cell" else 0)).backward()
+        outs.append([first.detach().numpy(), x.grad.numpy(), w_hh.grad.numpy()])
+    for a, b in zip(*outs):
+        np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
