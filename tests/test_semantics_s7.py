@@ -485,3 +485,18 @@ def test_set_as_torch():
     """Tensor.set_: a window on another storage (offset, strides, shared memory, own
     version counter), another tensor's view, or nothing; torch's errors."""
     assert _set_cases(ember) == _set_cases(torch)
+
+
+@pytest.mark.parametrize("expr", [
+    "L.zeros(3).as_strided((2, 2), (0, 1)).add_(1)", "L.zeros(3).as_strided((2, 2), (0, 1)).fill_(1)",
+    "L.zeros(3).as_strided((2,), (0,)).zero_()", "L.zeros(4, 4).fill_diagonal_(3)",
+])
+def test_as_strided_repeats_follow_expand_rules(expr):
+    """An as_strided window with stride 0 is written as an expanded tensor is."""
+    res = {}
+    for L in (torch, ember):
+        try:
+            res[L] = eval(expr, {"L": L}).tolist()
+        except RuntimeError as e:
+            res[L] = str(e)
+    assert res[ember] == res[torch]

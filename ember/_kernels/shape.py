@@ -381,7 +381,11 @@ def as_strided(a, size, stride, storage_offset=None, geom=None):
     if tuple(a.strides) == tuple(exp_strides) or a.size <= 1:
         ptr = start + off * item
         if need == 0 or lo <= ptr and ptr + need - off * item <= hi:
-            return from_address(ptr, size, bstrides, a.dtype, a, a.flags.writeable)
+            # a window repeating an element (stride 0) is read-only, as an expand: the
+            # dispatcher then applies torch's rules for writes into it
+            repeats = any(st == 0 and n > 1 for n, st in zip(size, stride))
+            return from_address(ptr, size, bstrides, a.dtype, a,
+                                a.flags.writeable and not repeats)
     # ``a`` is not laid out as when the view was recorded (a replay on a gradient): rebuild
     # a storage holding ``a`` at its recorded place and view that instead
     buf = np.zeros(max(storage_nb // item, 1), a.dtype)
