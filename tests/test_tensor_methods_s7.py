@@ -94,3 +94,16 @@ WARNING_CASES = {
 @pytest.mark.parametrize("name", list(WARNING_CASES))
 def test_vision_warnings_as_torch(name):
     assert _warned(ember, WARNING_CASES[name]) == _warned(torch, WARNING_CASES[name])
+
+
+def test_dataloader_warns_about_more_workers_than_cpus_as_torch():
+    import os
+    n = len(os.sched_getaffinity(0)) + 1 if hasattr(os, "sched_getaffinity") else \
+        (os.cpu_count() or 1) + 1
+
+    def run(lib):
+        ds = lib.utils.data.TensorDataset(lib.arange(8.).unsqueeze(1))
+        loader = lib.utils.data.DataLoader(ds, batch_size=4, num_workers=n)
+        return [b[0].tolist() for b in loader]
+    ours, theirs = _warned(ember, run), _warned(torch, run)
+    assert len(ours) == 2 and ours == theirs

@@ -8,6 +8,7 @@ come out in sampler order. A worker stops when it reads the ``None`` sentinel.
 import functools
 import itertools
 import math
+import os
 import sys
 import multiprocessing
 import queue
@@ -133,6 +134,7 @@ class DataLoader:
         self._IterableDataset_len_called = None
         self._iterator = None
         self._initialized = True
+        self.check_worker_number_rationality()
 
     def __setattr__(self, name, value):
         if self._initialized and name in _FROZEN:
@@ -196,7 +198,21 @@ class DataLoader:
         return n // self.batch_size if self.drop_last else math.ceil(n / self.batch_size)
 
     def check_worker_number_rationality(self):
-        """Kept for API compatibility; ember does not warn about the worker count."""
+        """Warn, as torch does, when more workers are asked for than this process has CPUs
+        (the cores it may run on)."""
+        if self.num_workers <= 0:
+            return
+        try:
+            suggest = len(os.sched_getaffinity(0))
+        except (AttributeError, OSError):
+            suggest = os.cpu_count()
+        if suggest is not None and self.num_workers > suggest:
+            warnings.warn(f"This DataLoader will create {self.num_workers} worker processes in "
+                          f"total. Our suggested max number of worker in current system is "
+                          f"{suggest}, which is smaller than what this DataLoader is going to "
+                          f"create. Please be aware that excessive worker creation might get "
+                          f"DataLoader running slow or even freeze, lower the worker number to "
+                          f"avoid potential slowness/freeze if necessary.", stacklevel=3)
 
 
 _COPIED_FROM_LOADER = ("dataset", "_dataset_kind", "_auto_collation", "drop_last",
@@ -345,6 +361,7 @@ class _MultiProcessingDataLoaderIter(_BaseDataLoaderIter):
 
     def __init__(self, loader):
         super().__init__(loader)
+        loader.check_worker_number_rationality()
         ctx = loader.multiprocessing_context or multiprocessing
         self._result_queue = ctx.Queue()
         self._done_event = ctx.Event()
