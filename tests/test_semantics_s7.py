@@ -441,6 +441,8 @@ _NODE_NAMES = {
     "matmul_1d_2d": lambda L, x, x4, x5: x[0, 0] @ L.ones(6, 2),
     "sdpa_4d": lambda L, x, x4, x5: L.nn.functional.scaled_dot_product_attention(x4, x4, x4),
     "sdpa_3d": lambda L, x, x4, x5: L.nn.functional.scaled_dot_product_attention(x, x, x),
+    "repeat_interleave": lambda L, x, x4, x5: x.repeat_interleave(2, 1),
+    "repeat_interleave_t": lambda L, x, x4, x5: x.repeat_interleave(L.tensor([1, 2]), 0),
 }
 
 

@@ -673,7 +673,12 @@ def repeat_interleave(input, repeats=None, dim=None, *, output_size=None):
         return _call(repeat_interleave_counts, input, output_size)
     if isinstance(repeats, Tensor):
         return _call(ri_self_tensor, input, repeats, dim, output_size)
-    return _call(ri_self_int, input, repeats, dim, output_size)
+    out = _call(ri_self_int, input, repeats, dim, output_size)
+    fn = out._grad_fn
+    if fn is not None and fn is not getattr(input, "_grad_fn", None):
+        from ember.autograd.graph import rename_node
+        rename_node(fn, "ViewBackward0")      # torch: an expand folded by a view
+    return out
 
 
 def _broadcast_to(self, size):
