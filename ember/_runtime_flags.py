@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import builtins
 import math
+import warnings
 
 __all__ = ["set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
            "set_anomaly_enabled", "has_lapack", "has_mkl", "has_openmp", "has_spectral",
@@ -14,6 +15,18 @@ __all__ = ["set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
            "sym_int", "sym_float", "sym_max", "sym_min", "sym_not", "sym_sqrt", "sym_ite",
            "sym_sum", "lstsq", "solve", "eig", "symeig", "matrix_rank", "GradScaler",
            "OutOfMemoryError", "to_dlpack", "fork", "wait"]
+
+# Note [floating-point warnings]: torch's kernels never warn about overflow, invalid or
+# divide-by-zero results (inf and nan just come out). NumPy's ufuncs do, as RuntimeWarnings
+# attributed to the Python line that called them, so ember's kernels would print
+# "overflow encountered in multiply" where torch prints nothing. An np.errstate around every
+# kernel costs ~1 us a call; a warnings filter costs nothing until a warning is raised. It
+# matches the modules ember's kernels run in: ember's own, the generated op fronts (no
+# module name: "<string>") and NumPy's Python wrappers they call (np.sum -> fromnumeric);
+# a user's direct NumPy arithmetic keeps warning as before, and a filter the user installs
+# later (e.g. simplefilter("always")) takes precedence.
+warnings.filterwarnings("ignore", r"(overflow|underflow|invalid value|divide by zero) "
+                        r"encountered", RuntimeWarning, r"(ember(\.|$)|numpy\._core\.|<string>$)")
 
 has_lapack = True           # SciPy's LAPACK
 has_spectral = True         # NumPy / SciPy FFTs

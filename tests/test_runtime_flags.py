@@ -120,3 +120,22 @@ def test_top_level_cell_functions(name, bias):
         outs.append([first.detach().numpy(), x.grad.numpy(), w_hh.grad.numpy()])
     for a, b in zip(*outs):
         np.testing.assert_allclose(a, b, rtol=1e-10, atol=1e-12)
+
+
+def test_kernels_stay_quiet_on_overflow_as_torch():
+    """Note [floating-point warnings]: inf/nan results print no NumPy RuntimeWarning (torch
+    prints nothing); the user's own NumPy arithmetic still warns."""
+    import subprocess
+    import sys
+    code = ("import ember as torch, numpy as np\n"
+            "big = torch.tensor([3e38, 1.0])\n"
+            "r = [big * 10, torch.exp(torch.tensor([100.0])), torch.tensor([1e6]).half(),\n"
+            "     torch.full((2, 2), 3e38) @ torch.full((2, 2), 3e38), big.mean() * 1e30,\n"
+            "     torch.tensor([3e38, 3e38]).mean(), torch.tensor([3e38, 3e38]).cumsum(0),\n"
+            "     torch.nn.functional.mse_loss(big, -big), torch.log(torch.zeros(1))]\n"
+            "print(all(bool(torch.isinf(t).any()) for t in r))\n"
+            "np.array([3e38], np.float32) * 10\n")
+    p = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True,
+                       timeout=120)
+    assert p.returncode == 0 and p.stdout.strip() == "True"
+    assert p.stderr.count("RuntimeWarning") == 1 and "<string>:8" in p.stderr
