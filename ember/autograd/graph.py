@@ -506,7 +506,8 @@ def accumulate_into_grad(t, g, steal=False):
         if type(arr) is Placeholder or type(t._data) is Placeholder:    # meta: no data
             m.grad = _make(placeholder(t._data.shape, t._data.dtype))
         elif steal and arr.dtype == t._data.dtype and arr.flags.writeable and \
-                _obeys_layout(arr, t._data):
+                (arr.strides == t._data.strides and arr.flags.c_contiguous or
+                 _obeys_layout(arr, t._data)):
             m.grad = _make(arr)     # same shape, dtype and layout as the parameter
         else:
             buf = _grad_buffer(t._data)
