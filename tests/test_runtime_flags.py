@@ -139,3 +139,16 @@ def test_kernels_stay_quiet_on_overflow_as_torch():
                        timeout=120)
     assert p.returncode == 0 and p.stdout.strip() == "True"
     assert p.stderr.count("RuntimeWarning") == 1 and "<string>:8" in p.stderr
+
+
+def test_backward_inputs_on_a_retaining_tensor_accumulates_once():
+    got = []
+    for lib in (ember, torch):
+        a = lib.ones(2, requires_grad=True)
+        b = a * 3
+        b.retain_grad()
+        y = (b ** 2).sum()
+        y.backward(inputs=[b], retain_graph=True)
+        y.backward(inputs=[b])                       # a second pass adds once more
+        got.append((b.grad.tolist(), a.grad))
+    assert got[0] == got[1] == ([12.0, 12.0], None)

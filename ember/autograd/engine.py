@@ -215,7 +215,8 @@ def run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=None,
                     g = gs[nr] if nr < len(gs) else None
                     captured[k] = g
                     if accumulate and not is_acc and g is not None and \
-                            isinstance(inputs[k], Tensor):
+                            isinstance(inputs[k], Tensor) and \
+                            not _retains(node, nr, inputs[k]):
                         accumulate_into_grad(inputs[k], g)
                 if not is_acc and not any(nx in needed for nx, _ in node.next_functions
                                           if nx is not None):
@@ -415,6 +416,15 @@ def _accumulate(buffers, node, nr, g):
         buf = buffers[node] = [None] * max(node._num_outputs, nr + 1)
     old = buf[nr]
     buf[nr] = g if old is None else g + old if hasattr(old._data, "layout") else old + g
+
+
+def _retains(node, nr, t):
+    """Whether ``t`` (output ``nr`` of ``node``) retains its grad: its retain hook has put
+    the gradient into ``t.grad`` already, so ``backward(inputs=[t])`` must not add it again
+    (torch accumulates it once)."""
+    hooks = node._retain_hooks
+    ref = hooks.get(nr) if hooks else None
+    return ref is not None and ref() is t
 
 
 def _run_tensor_hooks(node, gs):
