@@ -421,7 +421,7 @@ class Tensor:
             raw = source._bytes
             root_arr = from_address(address(raw), (n,), (item,), dt, raw, raw.flags.writeable)
         root = _make(root_arr)
-        root._vc = version
+        root._vc = self._vc = version       # (views taken before share the step, as torch's)
         self._data = from_address(address(root_arr) + offset * item, tuple(size),
                                   tuple(st * item for st in stride), dt, root_arr,
                                   root_arr.flags.writeable)

@@ -502,3 +502,26 @@ def test_as_strided_repeats_follow_expand_rules(expr):
         except RuntimeError as e:
             res[L] = str(e)
     assert res[ember] == res[torch]
+
+
+def _versions(L):
+    rows = []
+    ops = [lambda x, v: x.add_(1), lambda x, v: v.add_(1), lambda x, v: x.__setitem__(0, 1.),
+           lambda x, v: x.__setitem__(x > 0, 1.), lambda x, v: L.add(x, 1, out=x),
+           lambda x, v: x.copy_(x), lambda x, v: x.detach().add_(1),
+           lambda x, v: x.data.add_(1), lambda x, v: x.resize_(3, 4),
+           lambda x, v: x.unsqueeze_(0), lambda x, v: x.fill_(1).fill_(2),
+           lambda x, v: L.sort(L.ones(3, 4), out=(x, L.zeros(3, 4, dtype=L.long))),
+           lambda x, v: x.set_(L.ones(5))]
+    for op in ops:
+        x = L.zeros(3, 4)
+        v = x[0]
+        op(x, v)
+        rows.append((x._version, v._version))
+    return rows
+
+
+def test_version_counters_as_torch():
+    """_version after in-place ops, out=, writes through detach()/.data, shape-only
+    in-place ops and set_, for the tensor and a view taken before."""
+    assert _versions(ember) == _versions(torch)
