@@ -318,10 +318,19 @@ class Tensor:
                 raise TypeError(f"assigned grad expected to be a Tensor or None but got grad of "
                                 f"type {type(value).__name__}")
             if value._data.shape != self._data.shape:
-                raise RuntimeError(f"assigned grad has data of a different size: "
-                                   f"{list(value.shape)} vs {list(self.shape)}")
+                raise RuntimeError(f"attempting to assign a gradient of size "
+                                   f"'{list(value.shape)}' to a tensor of size "
+                                   f"'{list(self.shape)}'. Please ensure that the gradient and "
+                                   f"the tensor are the same size")
             if value._data.dtype != self._data.dtype:
-                raise RuntimeError("assigned grad has data of a different type")
+                from ember._kernels.blas import cname, sname
+                raise RuntimeError(
+                    f"attempting to assign a gradient with dtype '{cname(value._data)}' to a "
+                    f"tensor with grad_dtype '{sname(self._data)}'. The gradient must match "
+                    f"the tensor's grad_dtype (defaults to the tensor's dtype). You can set the "
+                    f"tensor's grad_dtype attribute with a specific dtype, or None to allow any "
+                    f"dtype. Set grad_dtype with caution. Diverging the dtypes of a tensor and "
+                    f"its gradient may break downstream systems that assume they match.")
         self._autograd_meta().grad = value
 
     @grad.deleter

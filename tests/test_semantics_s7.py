@@ -525,3 +525,18 @@ def test_version_counters_as_torch():
     """_version after in-place ops, out=, writes through detach()/.data, shape-only
     in-place ops and set_, for the tensor and a view taken before."""
     assert _versions(ember) == _versions(torch)
+
+
+@pytest.mark.parametrize("grad", ["L.ones(3)", "L.ones(1, 2)", "L.ones(2, dtype=L.float64)",
+                                  "L.ones(2, dtype=L.long)", "L.ones(2).t()"])
+def test_grad_assignment_errors(grad):
+    """Assigning a .grad of another size or dtype: torch's messages."""
+    res = {}
+    for L in (torch, ember):
+        x = L.ones(2, requires_grad=True)
+        try:
+            x.grad = eval(grad, {"L": L})
+            res[L] = x.grad.tolist()
+        except RuntimeError as e:
+            res[L] = str(e)
+    assert res[ember] == res[torch]
