@@ -540,3 +540,26 @@ def test_grad_assignment_errors(grad):
         except RuntimeError as e:
             res[L] = str(e)
     assert res[ember] == res[torch]
+
+
+@pytest.mark.parametrize("values,dtype,dim,descending,stable", [
+    (v, dt, d, desc, st)
+    for v, dt, d in [(("ties", 40), "float32", 0), (("ties", 3, 30), "int64", 1),
+                     (("nan", 5, 25), "float64", 1), (("ties", 20, 3), "bfloat16", 0),
+                     (("ties", 12), "int32", 0), (("ties", 2, 300), "uint8", 1)]
+    for desc in (False, True) for st in (False, True)])
+def test_sort_tie_order(values, dtype, dim, descending, stable):
+    """sort/argsort among equal values: stable=True keeps input order; the default is
+    torch's std::sort order (NaN above every number), stable up to 16 elements."""
+    import numpy as np
+    rng = np.random.default_rng(len(values) + dim)
+    a = rng.integers(0, 3, values[1:]).astype(float)
+    if values[0] == "nan":
+        a[rng.random(a.shape) < 0.3] = np.nan
+    res = {}
+    for L in (torch, ember):
+        t = L.tensor(a.tolist(), dtype=getattr(L, dtype))
+        res[L] = (L.sort(t, stable=stable, dim=dim, descending=descending).indices.tolist(),
+                  L.argsort(t, stable=stable, dim=dim, descending=descending).tolist(),
+                  L.sort(t, dim, descending).indices.tolist())
+    assert res[ember] == res[torch]

@@ -77,7 +77,46 @@ def sort(a, dim=-1, descending=False, stable=False):
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
     idx = argsort_along(a, d, descending)
+    if not stable:
+        idx = _unstable_sort_order(a, idx, d, descending)
     return np.take_along_axis(a, idx, d), idx
+
+
+_SORT_REPLAY_BUDGET = 1 << 16   # elements of tied rows sorts replay in Python per call
+
+
+def _unstable_sort_order(a, idx, d, descending):
+    """``idx`` (the stable order) with the rows torch's unstable sort orders differently
+    replayed: libstdc++'s ``std::sort`` of (value, index) pairs, NaN above every number.
+    Rows of at most 16 elements (insertion sort, stable) and rows without equal values
+    come out alike; beyond the budget the stable order stays."""
+    n = a.shape[d]
+    if n <= 16:
+        return idx
+    rows = np.moveaxis(_orderable(a), d, -1).reshape(-1, n)
+    srt = np.take_along_axis(rows, np.moveaxis(idx, d, -1).reshape(-1, n), 1)
+    same = srt[:, 1:] == srt[:, :-1]
+    if is_float(srt.dtype):
+        same |= np.isnan(srt[:, 1:]) & np.isnan(srt[:, :-1])
+    todo = np.flatnonzero(same.any(1))
+    if todo.size == 0 or todo.size * n > _SORT_REPLAY_BUDGET:
+        return idx
+    from ember._kernels.stl_select import _sort
+
+    def isnan(v):
+        return v != v
+    if descending:
+        def less(x, y):
+            return x[0] > y[0] or (isnan(x[0]) and not isnan(y[0]))
+    else:
+        def less(x, y):
+            return x[0] < y[0] or (isnan(y[0]) and not isnan(x[0]))
+    out = np.moveaxis(idx, d, -1).reshape(-1, n).copy()
+    for r in todo:
+        pairs = list(zip(rows[r].tolist(), range(n)))
+        _sort(pairs, 0, n, less)
+        out[r] = [i for _, i in pairs]
+    return np.moveaxis(out.reshape(np.moveaxis(idx, d, -1).shape), -1, d)
 
 
 def argsort(a, dim=-1, descending=False, stable=False):
