@@ -9,6 +9,11 @@ ember computes the three gradients in one node (one GEMM each); ``dress_linear``
 that node torch's edge order and puts thin relay nodes where torch has view/transpose
 nodes. A relay only passes its gradient on (the fused node already made it in the shape
 the next node wants), except ``TBackward0``, which transposes.
+
+``dress_index`` does the same for ``x[0, 1:]``-style indices (one Select/Slice node per
+step in torch), and ``torch_node`` names the output node of a functional written in ember
+ops after torch's kernel (``UpsampleNearest2DBackward0``...). These change what
+``grad_fn`` shows, never what backward computes.
 """
 from __future__ import annotations
 
