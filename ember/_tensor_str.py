@@ -217,7 +217,8 @@ def _append_notes(text: str, notes: list, indent: int) -> str:
 
 
 def _is_ember_parameter(cls) -> bool:
-    return cls.__name__ == "Parameter" and cls.__module__.startswith("ember")
+    from ember.nn.parameter import Parameter
+    return cls is Parameter
 
 
 def tensor_repr(t, *, tensor_contents=None):

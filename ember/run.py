@@ -40,7 +40,7 @@ class _AliasLoader(importlib.abc.Loader):
 
     def create_module(self, spec):
         try:
-            return importlib.import_module(self.target)
+            module = importlib.import_module(self.target)
         except ModuleNotFoundError as e:
             missing = e.name or ""
             if missing == self.target or self.target.startswith(missing + ".") and \
@@ -49,9 +49,28 @@ class _AliasLoader(importlib.abc.Loader):
                 raise ModuleNotFoundError(f"ember does not provide {spec.name}{by}",
                                           name=spec.name) from None
             raise
+        if spec.name == "torch":
+            _torch_names()
+        return module
 
     def exec_module(self, module):
         pass
+
+
+# Note [torch's class names]: a script run as torch prints ``type(x)`` as torch does:
+# "<class 'torch.Tensor'>", not "<class 'ember._tensor.Tensor'>". Only the classes a
+# program meets by name are renamed, and only while torch is ember (a pickle naming
+# ``torch.Tensor`` then resolves through the alias to ember's class).
+_TORCH_NAMES = (("ember._tensor", "Tensor", "torch"), ("ember._tensor", "Size", "torch"),
+                ("ember._dtype", "dtype", "torch"), ("ember._device", "device", "torch"),
+                ("ember.nn.parameter", "Parameter", "torch.nn.parameter"))
+
+
+def _torch_names():
+    for module, name, torch_module in _TORCH_NAMES:
+        cls = getattr(sys.modules.get(module), name, None)
+        if isinstance(cls, type):
+            cls.__module__ = torch_module
 
 
 class TorchAliasFinder(importlib.abc.MetaPathFinder):

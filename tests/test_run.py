@@ -102,3 +102,26 @@ def test_install_in_process():
         sys.modules.update(saved)
     import torch
     assert torch.__name__ == "torch"
+
+
+def test_class_names_print_as_torch(tmp_path):
+    """Note [torch's class names] in ember/run.py: ``type(x)`` prints torch's names, and
+    pickles of those classes still load."""
+    body = """
+        import pickle
+        import torch
+        t = torch.ones(2)
+        print(type(t), type(torch.float32), type(torch.device("cpu")), type(t.shape))
+        print(type(torch.nn.Parameter(t)), torch.Tensor.__module__)
+        print(pickle.loads(pickle.dumps(torch.Tensor)) is torch.Tensor,
+              pickle.loads(pickle.dumps(t)).tolist())
+        print(torch.nn.Parameter(torch.ones(1)))
+    """
+    r = _run(tmp_path, body)
+    assert r.returncode == 0, r.stderr
+    script = tmp_path / "ref.py"
+    script.write_text(textwrap.dedent(body))
+    pytest.importorskip("torch")
+    ref = subprocess.run([sys.executable, str(script)], capture_output=True, text=True,
+                         timeout=120)
+    assert r.stdout == ref.stdout
