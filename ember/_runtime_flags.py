@@ -26,7 +26,8 @@ __all__ = ["set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
 # a user's direct NumPy arithmetic keeps warning as before, and a filter the user installs
 # later (e.g. simplefilter("always")) takes precedence.
 warnings.filterwarnings("ignore", r"(overflow|underflow|invalid value|divide by zero) "
-                        r"encountered", RuntimeWarning, r"(ember(\.|$)|numpy\._core\.|<string>$)")
+                        r"encountered", RuntimeWarning,
+                        r"(ember(\.|$)|numpy\._core\.|<string>$)")
 
 has_lapack = True           # SciPy's LAPACK
 has_spectral = True         # NumPy / SciPy FFTs
@@ -61,7 +62,6 @@ def warn_once(key, message, category=UserWarning, stacklevel=3):
     if key in _warned and not _flags["warn_always"]:
         return
     _warned.add(key)
-    import warnings
     warnings.warn(message, category, stacklevel=stacklevel)
 
 

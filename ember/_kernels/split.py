@@ -104,10 +104,12 @@ MIN_SPLIT_ROWS = 16
 
 
 def matmul(a, b, out=None):
-    """``np.matmul(a, b)`` (into ``out`` when given) for ember's kernels. Once onnxruntime's pool runs in this process
-    (``own_pools_ran``), NumPy's OpenBLAS is held at one thread (Note [one thread plan] in
-    numpy_blas.py) and a large GEMM split by rows of ``a`` (2-D, or N-D
-    over a 2-D ``b``) or by batch entries (equal batch shapes) over ember's pool. Each output
+    """``np.matmul(a, b)`` (into ``out`` when given) for ember's kernels. Once onnxruntime's
+    pool runs in this process (``own_pools_ran``), NumPy's OpenBLAS is held at one thread
+    (Note [one thread plan] in numpy_blas.py) and a large GEMM split by rows of ``a`` (2-D,
+    or N-D over a 2-D ``b``; with ``out``, any batch over a broadcasting ``b``, or by ``b``'s
+    columns when ``a`` has few rows) or by batch entries (equal batch shapes) over ember's
+    pool. Each output
     row is the same one-thread BLAS computation whatever the split, so the bits do not
     depend on the thread count (tests/test_threads.py). float32 only: OpenBLAS's float64
     GEMM gave other bits for a block of rows than for the whole (AMD EPYC, 2026-11-29), so
@@ -163,7 +165,6 @@ def _split_rows_into(a, b, out, work):
             np.matmul(a, b[:, lo:hi], out=out[:, lo:hi])
         _run_parts(part_cols, cols, t, align=MIN_SPLIT_ROWS)
         return out
-    batch = out.size // max(rows * out.shape[-1], 1)
     t = min(t, rows // MIN_SPLIT_ROWS, max(1, work // MIN_SPLIT_MACS))
     if t <= 1:
         return np.matmul(a, b, out=out)
