@@ -11,18 +11,16 @@ class Uniform(Distribution):
     has_rsample = True
     _batched = ("low", "high")
 
-    @property
-    def arg_constraints(self):
-        """``low < high``, checked on each side (torch's message names ``low`` first)."""
-        return {"low": constraints.less_than(self.high),
-                "high": constraints.greater_than(self.low)}
+    arg_constraints = property(
+        lambda self: dict(low=constraints.less_than(self.high),
+                          high=constraints.greater_than(self.low)),
+        doc="``low < high``, checked from each side (torch's message names ``low`` first).")
 
     def __init__(self, low, high, validate_args=None):
         self._init_params(low, high, validate_args=validate_args)
 
-    @constraints.dependent_property(is_discrete=False, event_dim=0)
-    def support(self):
-        return constraints.interval(self.low, self.high)
+    support = constraints.dependent_property(
+        lambda self: constraints.interval(self.low, self.high), is_discrete=False, event_dim=0)
 
     _width = property(lambda self: self.high - self.low)
     mean = property(lambda self: (self.low + self.high) / 2)
