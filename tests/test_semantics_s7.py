@@ -563,3 +563,39 @@ def test_sort_tie_order(values, dtype, dim, descending, stable):
                   L.argsort(t, stable=stable, dim=dim, descending=descending).tolist(),
                   L.sort(t, dim, descending).indices.tolist())
     assert res[ember] == res[torch]
+
+
+@pytest.mark.parametrize("index", ["...", "slice(None)", "(slice(None), slice(None))",
+                                   "(slice(0, 2),)", "0", "(0, 0)"])
+@pytest.mark.parametrize("value", ["1.", "x[0, 0] * 2", "L.tensor(5.)", "L.ones(4) * x[0]"])
+def test_setitem_nodes(index, value):
+    """x[index] = value as torch records it: a whole index writes into x itself, a 0-d or
+    number value is filled (FillBackward3, value edge None for a number), a view write is
+    a CopySlices around it."""
+    res = {}
+    for L in (torch, ember):
+        x = L.ones(3, 4, requires_grad=True)
+        h = x * 1
+        idx = eval(index)
+        try:
+            h[idx] = eval(value, {"x": x, "L": L})
+            res[L] = (_chain(h.grad_fn, 3), h._version, h.sum().item())
+        except RuntimeError as e:
+            res[L] = str(e)
+    assert res[ember] == res[torch]
+
+
+@pytest.mark.parametrize("dtype,value", [("uint8", 300), ("int32", 1e40), ("int8", -200)])
+def test_scalar_range_errors_name_c_types(dtype, value):
+    res = {}
+    for L in (torch, ember):
+        out = []
+        for f in (lambda t: t.__setitem__(0, value), lambda t: t.fill_(value),
+                  lambda t: L.full((2,), value, dtype=t.dtype), lambda t: L.tensor(value, dtype=t.dtype)):
+            try:
+                f(L.zeros(3, dtype=getattr(L, dtype)))
+                out.append("ok")
+            except RuntimeError as e:
+                out.append(str(e))
+        res[L] = out
+    assert res[ember] == res[torch]

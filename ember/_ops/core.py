@@ -495,10 +495,22 @@ def _fill(a, value):
         raise RuntimeError(f"fill_ only supports 0-dimension value tensor but got tensor with "
                            f"{np.ndim(value)} dimensions.")
     if isinstance(value, (int, float)) and not isinstance(value, bool):
-        from ember._creation import _convert_scalar      # a Python Scalar: torch's range check
-        from ember._dtype import from_numpy_dtype
-        value = _convert_scalar(value, from_numpy_dtype(a.dtype))
+        value = scalar_for(value, a.dtype)
     return np.full(a.shape, value, a.dtype)
+
+
+def scalar_for(value, np_dtype):
+    """A Python number as a 0-d array of ``np_dtype`` with the range check torch's ops run
+    on a Scalar argument (naming the C type: 'uint8_t', 'int')."""
+    from ember._creation import _convert_scalar
+    from ember._dtype import from_numpy_dtype
+    try:
+        return _convert_scalar(value, from_numpy_dtype(np_dtype))
+    except RuntimeError as e:
+        from ember._kernels.factory import _C_NAMES
+        name = np.dtype(np_dtype).name
+        c = _C_NAMES.get(name, name + "_t")
+        raise RuntimeError(str(e).replace(f"type {name} ", f"type {c} ")) from None
 
 
 fill = OpDef("fill.Tensor(Tensor self, Tensor value) -> Tensor", _fill, promote=None)

@@ -185,18 +185,59 @@ def _strip_leading_ones(value, ndim):
 
 
 def _assign(target, value):
+    """torch's ``copy_to``: a 0-d value (a number becomes one) is filled in with
+    ``fill_(Tensor)`` (FillBackward3, whose value edge is None for a number), any other
+    tensor copied; either refuses an expanded target."""
     if isinstance(value, Tensor):
-        if value.ndim > target.ndim:
+        viewed = value.ndim > target.ndim
+        if viewed:
             value = _strip_leading_ones(value, target.ndim)
+        if value.ndim == 0:
+            target.fill_(value)
+            return
+        shape = tuple(target.shape)
+        if tuple(value.shape) != shape and not _broadcasts(tuple(value.shape), shape):
+            value.expand(shape)                 # torch's error: the value is expanded
+        if tuple(value.shape) != shape and value.requires_grad and state.grad_enabled:
+            # torch's graph: the value viewed without its leading 1s, then expanded
+            if not viewed:
+                value = value.view(tuple(value.shape))
+            value = value.expand(shape)
         target.copy_(value)
+        return
+    data = target._data
+    if type(data) is np.ndarray and not data.flags.writeable:
+        from ember._dispatch import has_internal_overlap, _OVERLAP_MSG
+        if has_internal_overlap(data):
+            raise RuntimeError(_OVERLAP_MSG)
+    if target._requires_grad and state.grad_enabled and type(data) is np.ndarray:
+        from ember._ops.core import scalar_for
+        from ember._tensor import _make
+        target.fill_(_make(scalar_for(value, data.dtype)))     # the node torch records
     else:
-        # torch copies a scalar in (copy_), which refuses an expanded target; fill_ does not
-        data = target._data
-        if type(data) is np.ndarray and not data.flags.writeable:
-            from ember._dispatch import has_internal_overlap, _OVERLAP_MSG
-            if has_internal_overlap(data):
-                raise RuntimeError(_OVERLAP_MSG)
         target.fill_(value)
+
+
+def _broadcasts(src, dst):
+    n = len(src)
+    return n <= len(dst) and all(a in (1, b) for a, b in zip(src, dst[len(dst) - n:]))
+
+
+def _whole(self, idx):
+    """Does the basic index ``idx`` keep every element (only ``...`` and full slices)?
+    torch then writes into ``self`` itself, not into a view of it."""
+    return all(i is Ellipsis or isinstance(i, slice) and _keeps_dim(i, n) for i, n in
+               zip(_with_dims(idx, self.ndim), self.shape)) and \
+        sum(1 for i in idx if i is not Ellipsis) <= self.ndim
+
+
+def _with_dims(idx, ndim):
+    """``idx`` with its ``...`` spread over the dims it stands for."""
+    n_real = sum(1 for i in idx if i is not Ellipsis)
+    out = []
+    for i in idx:
+        out.extend([slice(None)] * (ndim - n_real) if i is Ellipsis else [i])
+    return out
 
 
 def _check_value(self, value):
@@ -214,6 +255,9 @@ def setitem(self, index, value):
     idx = _normalize(index)
     value = _check_value(self, value)
     if all(_is_basic(i) for i in idx):
+        if not any(i is None for i in idx) and _whole(self, idx):
+            _assign(self, value)
+            return
         _assign(basic_view(self, idx, type(index) is slice), value)
         return
     from ember._ops import advanced_indexing
