@@ -152,3 +152,31 @@ def test_backward_inputs_on_a_retaining_tensor_accumulates_once():
         y.backward(inputs=[b])                       # a second pass adds once more
         got.append((b.grad.tolist(), a.grad))
     assert got[0] == got[1] == ([12.0, 12.0], None)
+
+
+def test_compile_configs_as_torch():
+    """torch._dynamo / torch._inductor configs: flags scripts set before torch.compile are
+    accepted, unknown ones raise AttributeError naming them, as torch's."""
+    import importlib
+    outs = []
+    for name in ("ember", "torch"):
+        lib = importlib.import_module(name)
+        dyn = importlib.import_module(f"{name}._dynamo.config")
+        ind = importlib.import_module(f"{name}._inductor.config")
+        got = [dyn.suppress_errors, dyn.cache_size_limit, ind.max_autotune,
+               ind.coordinate_descent_tuning, ind.triton.cudagraphs, ind.cpp.threads]
+        for target, key in ((dyn, "no_such_flag"), (ind, "no_such_flag"),
+                            (ind.triton, "no_such_flag")):
+            try:
+                setattr(target, key, 1)
+                got.append("set")
+            except AttributeError as e:
+                got.append(str(e).replace(name, "torch", 1))
+        saved = dyn.suppress_errors
+        dyn.suppress_errors = True
+        got.append(lib._dynamo.config.suppress_errors)
+        dyn.suppress_errors = saved
+        lib._dynamo.mark_dynamic(lib.ones(2, 3), 0)
+        lib._dynamo.reset()
+        outs.append(got)
+    assert outs[0] == outs[1]

@@ -2,18 +2,36 @@
 nothing to clear and ``config`` only holds the flags scripts set."""
 from __future__ import annotations
 
-import types
-
+from ember._dynamo import config
 from ember._dynamo.eval_frame import OptimizedModule
 from ember.compiler import (allow_in_graph, assume_constant_result, disable,  # noqa: F401
                             is_compiling)
 
 __all__ = ["OptimizedModule", "reset", "config", "is_compiling", "disable", "allow_in_graph",
-           "assume_constant_result"]
+           "assume_constant_result", "mark_dynamic", "maybe_mark_dynamic", "mark_static",
+           "mark_static_address", "graph_break"]
 
-config = types.SimpleNamespace(suppress_errors=False, cache_size_limit=8, verbose=False,
-                               capture_scalar_outputs=False)
 
 
 def reset() -> None:
     """Clear compiled-code caches (ember keeps none)."""
+
+
+def mark_dynamic(t, index, *, min=None, max=None):
+    """Mark dims of ``t`` as dynamic for the tracer (ember traces nothing: a no-op)."""
+
+
+def maybe_mark_dynamic(t, index):
+    """See ``mark_dynamic``."""
+
+
+def mark_static(t, index=None):
+    """See ``mark_dynamic``."""
+
+
+def mark_static_address(t, guard=True):
+    """See ``mark_dynamic``."""
+
+
+def graph_break():
+    """Split the traced graph here (nothing is traced: a no-op)."""
