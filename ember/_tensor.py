@@ -646,13 +646,13 @@ def _deepcopy_alias(self, memo):
     no autograd views: ``_base`` None). The copies share one version counter, at 1."""
     from ember._kernels.shape import address, from_address
     root = self._root()
-    key = ("ember.storage", id(root))
+    ra = root._data
+    lo = address(ra) + sum((n - 1) * st for n, st in zip(ra.shape, ra.strides) if st < 0)
+    span = 0 if ra.size == 0 else ra.itemsize + sum((n - 1) * abs(st)
+                                                   for n, st in zip(ra.shape, ra.strides))
+    key = ("ember.storage", lo, span)       # the memory (roots made by set_ share it)
     new_root = memo.get(key)
     if new_root is None:
-        ra = root._data
-        lo = address(ra) + sum((n - 1) * st for n, st in zip(ra.shape, ra.strides) if st < 0)
-        span = 0 if ra.size == 0 else ra.itemsize + sum((n - 1) * abs(st)
-                                                       for n, st in zip(ra.shape, ra.strides))
         buf = np.empty(max(span, 1), np.uint8)
         if span:
             buf[:] = from_address(lo, (span,), (1,), np.uint8, ra, False)
@@ -667,8 +667,10 @@ def _deepcopy_alias(self, memo):
             return new_root
     a = self._data
     overlap = a.size > 1 and any(st == 0 and n > 1 for n, st in zip(a.shape, a.strides))
-    arr = from_address(address(new_root._data) + address(a) - address(root._data), a.shape,
-                       a.strides, a.dtype, new_root._data, not overlap)
+    nr = new_root._data
+    new_lo = address(nr) + sum((n - 1) * st for n, st in zip(nr.shape, nr.strides) if st < 0)
+    arr = from_address(new_lo + address(a) - lo, a.shape, a.strides, a.dtype, nr,
+                       not overlap)
     t = type(self).__new__(type(self))
     _init(t, arr)
     t._storage_base = new_root

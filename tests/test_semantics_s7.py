@@ -599,3 +599,16 @@ def test_scalar_range_errors_name_c_types(dtype, value):
                 out.append(str(e))
         res[L] = out
     assert res[ember] == res[torch]
+
+
+def test_deepcopy_of_set_tensor_aliases():
+    """Tensors set_ onto one storage are deep-copied onto one copy of it."""
+    import copy
+    res = {}
+    for L in (torch, ember):
+        s = L.arange(4.)
+        s2 = L.tensor([]).set_(s.untyped_storage(), 1, (2,), (1,))
+        r = copy.deepcopy([s, s2])
+        r[0][1] = 9
+        res[L] = (r[1].tolist(), r[1].storage_offset(), s.tolist())
+    assert res[ember] == res[torch]
