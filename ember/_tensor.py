@@ -538,7 +538,7 @@ class Tensor:
         return kind(v)
 
     def __float__(self):
-        if self._requires_grad and state.grad_enabled and not _scalar_warned[0]:
+        if self._requires_grad and state.grad_enabled:
             _warn_scalar_of_grad()
         return self._python_scalar(float)
 
@@ -546,7 +546,7 @@ class Tensor:
         return self._python_scalar(int)
 
     def __complex__(self):
-        if self._requires_grad and state.grad_enabled and not _scalar_warned[0]:
+        if self._requires_grad and state.grad_enabled:
             _warn_scalar_of_grad()
         return self._python_scalar(complex)
 
@@ -677,17 +677,14 @@ def _deepcopy_alias(self, memo):
     return t
 
 
-_scalar_warned = [False]
-
-
 def _warn_scalar_of_grad():
-    """torch's warning (once a process) on float()/complex() of a tensor that requires
-    grad with grad mode on (int() and item() say nothing)."""
-    import warnings
-    _scalar_warned[0] = True
-    warnings.warn("Converting a tensor with requires_grad=True to a scalar may lead to "
-                  "unexpected behavior.\nConsider using tensor.detach() first.", UserWarning,
-                  stacklevel=3)
+    """torch's warning (once a process, or always after set_warn_always(True)) on
+    float()/complex() of a tensor that requires grad with grad mode on (int() and item()
+    say nothing)."""
+    from ember._runtime_flags import warn_once
+    warn_once("scalar of a tensor that requires grad",
+              "Converting a tensor with requires_grad=True to a scalar may lead to unexpected "
+              "behavior.\nConsider using tensor.detach() first.", stacklevel=4)
 
 
 def _bad_H(t):
