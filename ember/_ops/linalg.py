@@ -112,7 +112,8 @@ def _(ctx, g, A):
 
 inv_ex_op = _rec("linalg_inv_ex(Tensor A, *, bool check_errors=False) -> (Tensor inverse, "
                  "Tensor info)", K.inv_ex, saves=("result",))
-inv_op = _rec("linalg_inv(Tensor A) -> Tensor", K.inv, saves=("result",))
+inv_op = _rec("linalg_inv(Tensor A) -> Tensor", K.inv, saves=("result",),
+              grad_name="LinalgInvExBackward0")      # torch computes inv through inv_ex
 
 
 @inv_op.def_backward
