@@ -102,3 +102,19 @@ def import_torchvision():
     _TV_LIBS.append(lib)
     import torchvision
     return torchvision
+
+
+def compiled_kernels(param):
+    """Body of a fixture parametrized over ("numpy", "numba"): ember's compiled kernels
+    switched off or on for one test (numba's absence skips the "numba" case), then the
+    switch restored."""
+    import pytest
+    from ember._kernels import compiled
+    if param == "numba":
+        pytest.importorskip("numba")
+    was = compiled.switched_on()
+    (compiled.enable if param == "numba" else compiled.disable)()
+    try:
+        yield param
+    finally:
+        (compiled.enable if was else compiled.disable)()

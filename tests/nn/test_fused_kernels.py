@@ -6,6 +6,7 @@ import pytest
 import torch
 
 import ember
+from helpers import compiled_kernels
 from ember.autograd import forward_ad as fwAD
 
 
@@ -80,13 +81,7 @@ def test_lstm_fused_forward_ad_and_vmap():
 @pytest.fixture(params=["numpy", "numba"])
 def rnn_path(request):
     """The layer kernels' step loops on NumPy, or on the compiled numba kernels."""
-    from ember._kernels import compiled
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    was = compiled.switched_on()
-    (compiled.enable if request.param == "numba" else compiled.disable)()
-    yield request.param
-    (compiled.enable if was else compiled.disable)()
+    yield from compiled_kernels(request.param)
 
 
 @pytest.mark.parametrize("T,B,H", [(1, 1, 1), (4, 1, 1), (3, 2, 1), (1, 3, 2), (5, 2, 3),

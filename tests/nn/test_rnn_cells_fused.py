@@ -8,6 +8,7 @@ import numpy as np
 import pytest
 
 import ember
+from helpers import compiled_kernels
 from ember.autograd import forward_ad as fwAD
 
 torch = pytest.importorskip("torch")
@@ -21,13 +22,7 @@ NODES = {"LSTMCell": "ThnnFusedLstmCellBackward0", "GRUCell": "ThnnFusedGruCellB
 @pytest.fixture(params=["numpy", "numba"])
 def cell_path(request):
     """The kernels' gate passes on NumPy, or on the compiled numba kernels."""
-    from ember._kernels import compiled
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    was = compiled.switched_on()
-    (compiled.enable if request.param == "numba" else compiled.disable)()
-    yield request.param
-    (compiled.enable if was else compiled.disable)()
+    yield from compiled_kernels(request.param)
 
 
 def _pair(name, kw, dtype, E=5, H=6):

@@ -9,19 +9,14 @@ import pytest
 import torch
 
 import ember
+from helpers import compiled_kernels
 from ember.autograd import forward_ad as fwAD
 
 
 @pytest.fixture(params=["numpy", "numba"])
 def rnn_path(request):
     """The layer kernels' step loops on NumPy, or on the compiled numba kernels."""
-    from ember._kernels import compiled
-    if request.param == "numba":
-        pytest.importorskip("numba")
-    was = compiled.switched_on()
-    (compiled.enable if request.param == "numba" else compiled.disable)()
-    yield request.param
-    (compiled.enable if was else compiled.disable)()
+    yield from compiled_kernels(request.param)
 
 
 def _pair(mode, dtype, **kw):
