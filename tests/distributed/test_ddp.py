@@ -6,6 +6,8 @@ layouts are compared, and trajectories against single-process training on the wh
 batch (float64).
 """
 
+import textwrap
+
 import numpy as np
 import pytest
 
@@ -63,8 +65,15 @@ TORCH = PROLOGUE.replace("import ember\nimport ember.distributed as dist",
     "LIB = torch\n" + COMMON
 
 
+# the group is destroyed before exit: torch's gloo group left to the interpreter's
+# shutdown sometimes aborts the process ("terminate called without an active exception")
+# after the body has run and reported
+_EPILOGUE = "\nif dist.is_initialized():\n    dist.destroy_process_group()\n"
+
+
 def both(body, world=2, **kw):
     """(ember's reports, torch's reports) of ``body``."""
+    body = textwrap.dedent(body) + _EPILOGUE
     return (run_workers(body, world, prologue=EMBER, **kw),
             run_workers(body, world, prologue=TORCH, **kw))
 
