@@ -606,13 +606,14 @@ class _FunctionPrinter:
             call = f"({args[0]}).{fn.name}(" + "".join(a + ", " for a in args[1:]) + ")"
         else:
             call = f"{self.ctx.function_name(fn)}(" + "".join(a + ", " for a in args) + ")"
-        self.emit(depth, "def __forked_function():")
+        name = self.fresh("__forked_function")     # torch numbers later ones: ...0, ...1
+        self.emit(depth, f"def {name}():")
         if len(call) + 2 * (depth + 1) >= 40:          # torch's long-inline rule
             tmp = self.fresh()
             self.emit(depth + 1, f"{tmp} = {call}")
             call = tmp
         self.emit(depth + 1, f"return {call}")
-        self.emit(depth, f"{self.var(n.outputs[0])} = fork(__forked_function)")
+        self.emit(depth, f"{self.var(n.outputs[0])} = fork({name})")
 
     def fork_closure(self, n, fn, depth):
         """A forked nested def (a loaded archive's ``__forked_function``): its body written
@@ -626,7 +627,8 @@ class _FunctionPrinter:
                 self.emit(depth, f"{name} = {text}")
                 text = name
             sub.names[inner.id] = text
-        self.emit(depth, "def __forked_function():")
+        fname = self.fresh("__forked_function")
+        self.emit(depth, f"def {fname}():")
         g = fn.graph
         sub.scan_block(g.block)
         sub.hoist_long_strings(g.block, depth + 1)
@@ -635,7 +637,7 @@ class _FunctionPrinter:
         sub.split_long(rets, depth + 1)
         sub.emit(depth + 1, "return " + sub.expr(rets[0]))
         self.lines.extend(sub.lines)
-        self.emit(depth, f"{self.var(n.outputs[0])} = fork(__forked_function)")
+        self.emit(depth, f"{self.var(n.outputs[0])} = fork({fname})")
 
     def s_print(self, n, depth):
         self.emit(depth, "print(" + ", ".join(self.expr(v) for v in n.inputs) + ")")

@@ -560,7 +560,34 @@ def _emit_fork(c, target, args, kwargs, e):
                    {"name": "forward"})
         n.fn = fn
         return n.output
+    if isinstance(target, S.Sugar) and not isinstance(target, (S.SimpleValue, Closure)):
+        return _fork_callable(c, target, args, kwargs, e)
     c.error("fork() expects a scripted function or module as its first argument", e)
+
+
+def _fork_callable(c, target, args, kwargs, e):
+    """``fork(torch.mm, x, y)``, a builtin or other callable: fork a closure whose body is
+    ``return target(*args, **kwargs)`` (the arguments become its captured inputs)."""
+    from ember.jit._compiler import Closure
+    from ember.jit._ir import NOT_CONSTANT
+    captured = {"__fork_fn": target}
+
+    def arg(name, v):            # constants are written into the body, as torch does
+        k = v.constant()
+        if k is None or isinstance(k, (bool, int, float, str)) and k is not NOT_CONSTANT:
+            return ast.Constant(k)
+        captured[name] = S.SimpleValue(v)
+        return ast.Name(name, ast.Load())
+    call_args = [arg(f"__fork_a{i}", v) for i, v in enumerate(args)]
+    keywords = [ast.keyword(k, arg(f"__fork_k_{k}", v)) for k, v in kwargs.items()]
+    call = ast.Call(ast.Name("__fork_fn", ast.Load()), call_args, keywords)
+    fd = ast.FunctionDef("fork_target", ast.arguments([], [], None, [], [], None, []),
+                         [ast.Return(call)], [], None, type_params=[])
+    for node in ast.walk(fd):
+        ast.copy_location(node, e)
+        node.end_lineno = getattr(e, "end_lineno", e.lineno)
+        node.end_col_offset = getattr(e, "end_col_offset", None)
+    return Closure(fd, captured).fork(c, e)
 
 
 # --------------------------------------------------------------------------- ScriptFunction
