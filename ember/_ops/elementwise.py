@@ -299,28 +299,29 @@ for _r in (floor, ceil, trunc):
 round_op = OpDef("round(Tensor self) -> Tensor", K.round)
 round_op.make_inplace()
 round_decimals = OpDef("round.decimals(Tensor self, *, int decimals) -> Tensor",
-                       K.round_decimals)
+                       K.round_decimals, grad_name="RoundBackward1")
 round_decimals.make_inplace()
 round_op.def_backward(_zero_rule)
 round_decimals.def_backward(_zero_rule)
 
 
 @public("round")
-def round(input, *, decimals=0, out=None):
-    """Round half to even; ``decimals`` digits after the point (negative: before it)."""
-    if decimals == 0:
+def round(input, *, decimals=None, out=None):
+    """Round half to even; ``decimals`` digits after the point (negative: before it).
+    Passing ``decimals`` (even 0) is torch's round.decimals overload (RoundBackward1)."""
+    if decimals is None:
         return dispatch(round_op, (input,), out)
     return dispatch(round_decimals, (input, decimals), out)
 
 
 @public("round", method=True, function=False)
-def _round_method(self, decimals=0):
+def _round_method(self, decimals=None):
     return round(self, decimals=decimals)
 
 
 @public("round_", method=True)
-def round_(input, *, decimals=0):
-    if decimals == 0:
+def round_(input, *, decimals=None):
+    if decimals is None:
         return dispatch(round_op.inplace_variant, (input,), None)
     return dispatch(round_decimals.inplace_variant, (input, decimals), None)
 
