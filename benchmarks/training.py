@@ -329,10 +329,14 @@ def main(argv):
     if argv[:1] == ["--row"]:           # one case, no header: a child of the loop below
         run_case(argv[1])
         return
+    keys = argv or list(CASES)
+    unknown = [k for k in keys if k not in CASES]
+    if unknown:
+        sys.exit(f"unknown case(s) {', '.join(unknown)}; cases: {' '.join(CASES)}\n"
+                 + __doc__.split("\n\n")[1])
     print(f"# training steps (SGD), ember vs torch\nmachine: {machine()}"
           + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
     print(f"{'model':<46} {'ember':>11} {'torch':>11}  {'ratio':>7}")
-    keys = argv or list(CASES)
     if len(keys) == 1:
         run_case(keys[0])
         return
