@@ -85,6 +85,34 @@ class Tensor:
     def __init__(self, *args, **kwargs):
         pass
 
+    def __init_subclass__(cls, **kwargs):
+        """A subclass taking part in ``__torch_function__`` gets Tensor's hand-written
+        methods and properties wrapped (``detach``, ``data``...), as op methods are."""
+        super().__init_subclass__(**kwargs)
+        from ember.overrides import install_subclass_protocol
+        install_subclass_protocol(cls)
+
+    @staticmethod
+    def _make_subclass(cls, data, require_grad=False, **kwargs):
+        """A ``cls`` instance sharing ``data``'s memory and version counter: a leaf with no
+        history that requires grad if ``require_grad``."""
+        if not isinstance(data, Tensor):
+            raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
+                            f"not {type(data).__name__}")
+        from ember.overrides import _disabled_torch_function
+        with _disabled_torch_function():
+            d = Tensor.detach(data)
+        t = _object_new(cls)
+        for slot in ("_data", "_output_nr", "_storage_base", "_view_info", "_vc", "_meta"):
+            object.__setattr__(t, slot, getattr(d, slot))
+        t._grad_fn = None
+        t._requires_grad = False
+        if "_qparams" in d.__dict__:
+            t._qparams = d._qparams
+        if require_grad:
+            Tensor.requires_grad_(t)
+        return t
+
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         """Default protocol handler: run ``func`` with overrides disabled and return results
@@ -95,7 +123,9 @@ class Tensor:
             return NotImplemented
         with _disabled_torch_function():
             ret = func(*args, **(kwargs or {}))
-        return _convert(ret, cls) if cls is not Tensor else ret
+        if cls is Tensor or func in _nowrap():
+            return ret
+        return _convert(ret, cls)
 
     def as_subclass(self, cls):
         """An alias of this tensor of type ``cls``: a view of it (``AliasBackward0``)."""
@@ -336,6 +366,16 @@ class Tensor:
     @grad.deleter
     def grad(self):
         self._autograd_meta().grad = None
+
+    @property
+    def _grad(self):
+        """``grad`` without the non-leaf warning (torch's raw field)."""
+        m = self._meta
+        return None if m is None else m.grad
+
+    @_grad.setter
+    def _grad(self, value):
+        Tensor.grad.fset(self, value)
 
     def _autograd_meta(self):
         m = self._meta
@@ -586,8 +626,13 @@ class Tensor:
             from ember._ops.quantized import rebuild_for_pickle
             return (rebuild_for_pickle, (self._data, self._qparams))
         from ember.serialization import _rebuild_tensor_for_pickle
-        return (_rebuild_tensor_for_pickle,
-                (self._data, self._requires_grad))
+        args = (self._data, self._requires_grad)
+        if type(self) is Tensor:
+            return (_rebuild_tensor_for_pickle, args)
+        # a subclass: rebuilt as a Tensor, then as_subclass, then its __dict__ (as torch)
+        from ember.serialization import _rebuild_from_type_v2
+        return (_rebuild_from_type_v2, (_rebuild_tensor_for_pickle, type(self), args,
+                                        dict(self.__dict__)))
 
     def __deepcopy__(self, memo):
         if not self.is_leaf:
@@ -598,6 +643,14 @@ class Tensor:
                                "https://github.com/pytorch/pytorch/pull/103001")
         if id(self) in memo:
             return memo[id(self)]
+        if type(self) is not Tensor and type(self.new_empty([])) is not type(self):
+            raise RuntimeError("The default implementation of __deepcopy__() for non-wrapper "
+                               "subclasses only works for subclass types that implement "
+                               "new_empty() and for which that function returns another "
+                               "instance of the same subclass. You should either properly "
+                               "implement new_empty() for your subclass or override "
+                               "__deepcopy__() if it is intended behavior for new_empty() to "
+                               "return an instance of a different type.")
         if type(self._data) is not np.ndarray or self._data.dtype in _dtype.QUANTIZED_NP:
             t = type(self).__new__(type(self))
             _init(t, self._data.copy())
@@ -699,9 +752,21 @@ def _convert(ret, cls):
     """Results of the default handler, re-typed as the calling subclass."""
     if isinstance(ret, Tensor) and not isinstance(ret, cls):
         return ret.as_subclass(cls)
-    if isinstance(ret, (tuple, list)) and not hasattr(ret, "_fields"):
-        return type(ret)(_convert(r, cls) for r in ret)
+    if isinstance(ret, (tuple, list)):
+        items = [_convert(r, cls) for r in ret]
+        return type(ret)(*items) if hasattr(ret, "_fields") else type(ret)(items)
     return ret
+
+
+_NOWRAP = []
+
+
+def _nowrap():
+    """``get_default_nowrap_functions()``, made once."""
+    if not _NOWRAP:
+        from ember.overrides import get_default_nowrap_functions
+        _NOWRAP.append(get_default_nowrap_functions())
+    return _NOWRAP[0]
 
 
 def _init(t, arr):

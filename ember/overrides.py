@@ -26,7 +26,8 @@ from ember._state import state
 __all__ = ["get_ignored_functions", "get_overridable_functions", "handle_torch_function",
            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function",
-           "TorchFunctionMode", "enable_reentrant_dispatch", "resolve_name"]
+           "TorchFunctionMode", "enable_reentrant_dispatch", "resolve_name",
+           "get_default_nowrap_functions"]
 
 _local = threading.local()
 
@@ -52,6 +53,24 @@ class DisableTorchFunctionSubclass:
 
     def __exit__(self, *exc):
         _local.disabled = self._prev
+        return False
+
+
+class DisableTorchFunction:
+    """Context manager: neither subclass handlers nor TorchFunctionModes run inside
+    (torch._C.DisableTorchFunction)."""
+
+    def __enter__(self):
+        self._prev = getattr(_local, "disabled", False)
+        self._modes = state.modes
+        _local.disabled = True
+        state.modes = tuple(m for m in state.modes if not isinstance(m, TorchFunctionMode))
+        return self
+
+    def __exit__(self, *exc):
+        _local.disabled = self._prev
+        kept = set(map(id, self._modes))
+        state.modes = self._modes + tuple(m for m in state.modes if id(m) not in kept)
         return False
 
 
@@ -140,6 +159,10 @@ def _front_of(op):
         return f, False
     if m is not None:
         return m, True
+    nnf = sys.modules.get("ember.nn.functional")
+    g = getattr(nnf, name, None)
+    if callable(g):
+        return getattr(g, "__wrapped__", g), False
     return op, False
 
 
@@ -169,7 +192,7 @@ def _user_call(op, args, out):
             kwargs[a.name] = args[i]
     if out is not None:
         kwargs["out"] = out
-    return func, uargs, kwargs
+    return func, uargs, kwargs or None
 
 
 def _relevant(op, args):
@@ -193,6 +216,8 @@ def call_torch_function(op, args, out, types=None):
     if getattr(_local, "disabled", False):
         return _unwrapped_call(op, args, out)
     overloaded = _get_overloaded_args(_relevant(op, args))
+    if not _FUNCTIONAL_WRAPPED and any(_users_type(type(a)) for a in overloaded):
+        _wrap_functional()
     if not overloaded:
         return _unwrapped_call(op, args, out)
     func, uargs, kwargs = _user_call(op, args, out)
@@ -298,8 +323,11 @@ def get_overridable_functions():
     """``{ember: [functions], ember.Tensor: [methods]}`` that take part in the protocol."""
     import ember
     from ember._ops.registry import FUNCTIONS, METHODS
-    return {ember: sorted({f for f in FUNCTIONS.values()}, key=lambda f: f.__name__),
-            ember.Tensor: sorted({m for m in METHODS.values()}, key=lambda f: f.__name__)}
+    import collections
+    out = collections.defaultdict(list)
+    out[ember] = sorted({f for f in FUNCTIONS.values()}, key=lambda f: f.__name__)
+    out[ember.Tensor] = sorted({m for m in METHODS.values()}, key=lambda f: f.__name__)
+    return out
 
 
 def get_ignored_functions():
@@ -330,6 +358,10 @@ def resolve_name(f):
     for n, g in METHODS.items():
         if g is f:
             return f"torch.Tensor.{n}"
+    import ember.nn.functional as F
+    name = getattr(f, "__name__", None)
+    if name and getattr(F, name, None) is f:
+        return f"torch.nn.functional.{name}"
     return None
 
 
@@ -348,11 +380,16 @@ class TorchFunctionMode(Mode):
 
     def __ember_dispatch__(self, op, args, kwargs):
         func, uargs, ukwargs = _user_call(op, args, kwargs.get("out"))
+        ukwargs = ukwargs or {}
         types = tuple(type(a) for a in _get_overloaded_args(_relevant(op, args)))
         r = self.__torch_function__(func, types, uargs, ukwargs)
         if r is NotImplemented:
             return op(*args, **kwargs)
         return r
+
+    def __enter__(self):
+        _wrap_tensor_for_modes()
+        return super().__enter__()
 
     @classmethod
     def push(cls, *args, **kwargs):
@@ -362,3 +399,203 @@ class TorchFunctionMode(Mode):
 def _get_current_function_mode():
     modes = [m for m in state.modes if isinstance(m, TorchFunctionMode)]
     return modes[-1] if modes else None
+
+
+# ------------------------------------------------------------------ Tensor's own methods
+#
+# Op methods (``add``, ``__add__``...) reach the protocol through the dispatcher. The Tensor
+# methods and properties written by hand (``detach``, ``data``, ``shape``, ``new_zeros``,
+# ``__repr__``...) are wrapped here, as torch's are: on each Tensor subclass that takes part
+# in the protocol when the class is made (plain tensors pay nothing), and on Tensor itself
+# the first time a TorchFunctionMode is entered. A wrapper passes the handler the public
+# callable (``Tensor.detach``, or ``Tensor.data.__get__`` for a property).
+
+_NOT_WRAPPED = {"__new__", "__init__", "__init_subclass__", "__torch_function__",
+                "as_subclass", "__iter__", "__hash__", "__getattribute__", "__setattr__",
+                "__class__", "__dict__", "__weakref__", "_make_subclass"}
+_PRIVATE_WRAPPED = {"_version", "_base", "_is_view", "_grad"}
+_WRAPPED: dict = {}          # name -> the original function or property of Tensor
+
+
+def _protocol_names():
+    """Tensor's hand-written public methods and properties (computed once)."""
+    if not _WRAPPED:
+        from ember._tensor import Tensor
+        for name, v in Tensor.__dict__.items():
+            if name in _NOT_WRAPPED or (name.startswith("_") and not name.startswith("__")
+                                        and name not in _PRIVATE_WRAPPED):
+                continue
+            if isinstance(v, property) or (callable(v) and not isinstance(v, type) and
+                                           hasattr(v, "__code__") and
+                                           not hasattr(v, "_op")):
+                _WRAPPED[name] = v
+    return _WRAPPED
+
+
+# torch's methods written in Python (they are handed a kwargs dict, empty or not; the
+# others, as ops, get None when called without keywords)
+_PYTHON_METHODS = {"__deepcopy__", "__reduce_ex__", "storage", "__repr__", "backward",
+                   "register_hook", "register_post_accumulate_grad_hook", "is_shared",
+                   "share_memory_", "norm", "lu", "stft", "istft", "split", "unique",
+                   "unique_consecutive", "__rsub__", "__rdiv__", "__rtruediv__", "__rpow__",
+                   "__format__", "__floordiv__", "__rfloordiv__", "__rlshift__",
+                   "__rrshift__", "__rmatmul__", "__rmod__", "__len__", "__dir__",
+                   "__array__", "__contains__", "unflatten", "dim_order", "__dlpack__",
+                   "__dlpack_device__"}
+
+
+def _relevant_of(self, args):
+    return (self,) + tuple(a for a in args if hasattr(type(a), "__torch_function__"))
+
+
+def _dispatch_or_none(public, relevant, args, kwargs):
+    """``handle_torch_function`` handing None for no keywords (as torch's C methods do)."""
+    overloaded = _get_overloaded_args(relevant)
+    types = tuple(type(a) for a in overloaded)
+    modes = [m for m in state.modes if isinstance(m, TorchFunctionMode)]
+    if modes:
+        with _popped(modes[-1]):        # (a mode over a plain tensor's method sees Tensor)
+            r = modes[-1].__torch_function__(public, types or (type(args[0]),), args, kwargs)
+        if r is not NotImplemented:
+            return r
+    for arg in overloaded:
+        r = _call_handler(arg, public, types, args, kwargs)
+        if r is not NotImplemented:
+            return r
+    raise TypeError(f"no implementation found for '{_func_name(public, True)}' on types that "
+                    f"implement __torch_function__: {list(types)}")
+
+
+def _wrap_method(name, orig):
+    keep_dict = name in _PYTHON_METHODS
+
+    def method(self, *args, **kwargs):
+        relevant = _relevant_of(self, args)
+        if not has_torch_function(relevant):
+            return orig(self, *args, **kwargs)
+        from ember._tensor import Tensor
+        return _dispatch_or_none(getattr(Tensor, name), relevant, (self,) + args,
+                                 kwargs if kwargs or keep_dict else None)
+    method.__name__, method.__qualname__ = orig.__name__, f"Tensor.{orig.__name__}"
+    method.__doc__ = orig.__doc__
+    method.__wrapped__ = orig
+    return method
+
+
+def _wrap_property(name, orig):
+    def fget(self):
+        if not has_torch_function((self,)):
+            return orig.__get__(self)
+        from ember._tensor import Tensor
+        return _dispatch_or_none(Tensor.__dict__[name].__get__, (self,), (self,), None)
+
+    def fset(self, value):
+        if not has_torch_function((self,)):
+            return orig.__set__(self, value)
+        from ember._tensor import Tensor
+        return _dispatch_or_none(Tensor.__dict__[name].__set__, (self,), (self, value), None)
+    return property(fget, fset if orig.fset is not None else None, orig.fdel, orig.__doc__)
+
+
+def install_subclass_protocol(cls):
+    """Called for each new Tensor subclass: wrap the hand-written methods it does not
+    define itself (nor a class between it and Tensor), if it takes part in the protocol."""
+    from ember._tensor import Tensor
+    if not _overrides(cls):
+        return
+    if _users_type(cls):
+        _wrap_functional()
+    if any("__torch_function_wrapped__" in k.__dict__ for k in cls.__mro__[1:]):
+        return                              # inherited from a wrapped subclass
+    own = set()
+    for k in cls.__mro__:
+        if k is Tensor:
+            break
+        own.update(k.__dict__)
+    for name, orig in _protocol_names().items():
+        if name in own:
+            continue
+        setattr(cls, name, _wrap_property(name, orig) if isinstance(orig, property)
+                else _wrap_method(name, orig))
+    cls.__torch_function_wrapped__ = True
+
+
+_TENSOR_WRAPPED = False
+
+
+def _wrap_tensor_for_modes():
+    """Wrap Tensor's own hand-written methods (once: a TorchFunctionMode sees them)."""
+    global _TENSOR_WRAPPED
+    if not _TENSOR_WRAPPED:
+        from ember._tensor import Tensor
+        names = _protocol_names()
+        _TENSOR_WRAPPED = True
+        _wrap_functional()
+        for name, orig in names.items():
+            setattr(Tensor, name, _wrap_property(name, orig) if isinstance(orig, property)
+                    else _wrap_method(name, orig))
+
+
+def get_default_nowrap_functions():
+    """Functions whose results the default ``__torch_function__`` hands back as they are
+    (not converted to the subclass): the getters of ``_base`` and ``grad``."""
+    from ember._tensor import Tensor
+    return {Tensor.__dict__[n].__get__ for n in ("_base", "grad", "_grad")
+            if n in Tensor.__dict__}
+
+
+# ------------------------------------------------------------------ nn.functional
+#
+# ``torch.nn.functional``'s Python functions hand the whole call to ``__torch_function__``
+# (``func`` is ``F.linear``, not the ops it runs). Ember's do so once the protocol is in use:
+# they are wrapped the first time a protocol subclass is made, a TorchFunctionMode entered
+# or an op meets an overriding argument (plain programs never pay for the check).
+
+_FUNCTIONAL_WRAPPED = False
+
+
+def _users_type(tp):
+    """A type of the program's (not one of ember's own tensor kinds)?"""
+    return not getattr(tp, "__module__", "").startswith("ember.")
+
+
+# torch's nn.functional functions that are ops (handed None for no keywords)
+_C_FUNCTIONAL = {"adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d", "bilinear",
+                 "celu_", "channel_shuffle", "conv1d", "conv2d", "conv3d", "conv_tbc",
+                 "conv_transpose1d", "conv_transpose2d", "conv_transpose3d",
+                 "cosine_similarity", "elu_", "gelu", "hardshrink", "hardtanh_", "leaky_relu_",
+                 "linear", "logsigmoid", "native_channel_shuffle", "one_hot",
+                 "pairwise_distance", "pdist", "pixel_shuffle", "pixel_unshuffle", "prelu",
+                 "relu_", "rrelu_", "scaled_dot_product_attention", "selu_", "softplus",
+                 "softshrink", "threshold_"}
+
+
+def _wrap_function(fn):
+    is_op = fn.__name__ in _C_FUNCTIONAL
+
+    def function(*args, **kwargs):
+        relevant = [a for a in args if hasattr(type(a), "__torch_function__")]
+        relevant += [v for v in kwargs.values() if hasattr(type(v), "__torch_function__")]
+        if not has_torch_function(relevant):
+            return fn(*args, **kwargs)
+        if is_op and not kwargs:
+            return _dispatch_or_none(function, relevant, args, None)
+        return handle_torch_function(function, relevant, *args, **kwargs)
+    functools.update_wrapper(function, fn)
+    return function
+
+
+def _wrap_functional():
+    global _FUNCTIONAL_WRAPPED
+    if _FUNCTIONAL_WRAPPED:
+        return
+    _FUNCTIONAL_WRAPPED = True
+    import types
+    import ember.nn.functional as F
+    for name in dir(F):
+        fn = getattr(F, name)
+        if name.startswith("_") or type(fn) is not types.FunctionType or \
+                hasattr(fn, "_op") or hasattr(fn, "__wrapped__") or \
+                not getattr(fn, "__module__", "").startswith("ember"):
+            continue
+        setattr(F, name, _wrap_function(fn))

@@ -76,6 +76,7 @@ def _rebuild_tensor_for_pickle(data, requires_grad):
     """Target of ``Tensor.__reduce_ex__`` for ordinary pickling (multiprocessing, copy)."""
     from ember._tensor import _make
     t = _make(np.asarray(data))
+    t._vc = 1                 # (torch's unpickled tensors were set_ onto their storage)
     if requires_grad:
         t._requires_grad = True
     return t
@@ -500,9 +501,11 @@ def _rebuild_tensor(storage, storage_offset, size, stride, dtype=None):
         if (storage_offset == 0 and numel == n and stride == _contig(size)) or root is not None:
             if root is None:
                 t = _make(flat.reshape(size))
+                t._vc = 1     # (torch's loaded tensors were set_ onto their storage)
                 ls.root = t
                 return t
         root = _make(flat)
+        root._vc = 1
         ls.root = root
     from ember.autograd.grad_mode import no_grad
     with no_grad():
@@ -562,7 +565,9 @@ def _rebuild_parameter(data, requires_grad, backward_hooks):
     if P is None:
         data.requires_grad_(bool(requires_grad))
         return data
-    return P(data, requires_grad)
+    p = P(data, requires_grad)
+    p._vc = max(p._vc, 1)     # (torch's loaded tensors were set_ onto their storage)
+    return p
 
 
 def _rebuild_parameter_with_state(data, requires_grad, backward_hooks, state):

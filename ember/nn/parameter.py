@@ -23,9 +23,32 @@ def _empty(dtype=None):
 def _rebuild_parameter(arr, requires_grad, state):
     """Unpickling entry point (referenced by name in pickles)."""
     p = Parameter(_wrap(arr), requires_grad)
+    p._vc = 1                 # (torch's unpickled tensors were set_ onto their storage)
     if state:
         p.__dict__.update(state)
     return p
+
+
+def _custom_tensor(data):
+    """A Tensor subclass of the user's taking part in ``__torch_function__``?"""
+    from ember.overrides import _overrides
+    tp = type(data)
+    return tp is not Tensor and not issubclass(tp, Parameter) and _overrides(tp)
+
+
+def _custom_parameter(data, requires_grad):
+    """torch's Parameter of a custom tensor: ``data.detach()`` (its own type), requiring
+    grad and flagged ``_is_param`` (``isinstance(p, Parameter)`` holds)."""
+    t = data.detach().requires_grad_(requires_grad)
+    if type(t) is not type(data):
+        raise RuntimeError(f"Creating a Parameter from an instance of type "
+                           f"{type(data).__name__} requires that detach() returns an "
+                           f"instance of the same type, but return type {type(t).__name__} "
+                           f"was found instead. To use the type as a Parameter, please correct "
+                           f"the detach() semantics defined by its __torch_dispatch__() "
+                           f"implementation.")
+    t._is_param = True
+    return t
 
 
 class _FlagMeta(type(Tensor)):
@@ -51,6 +74,8 @@ class Parameter(Tensor, metaclass=_FlagMeta):
         if not isinstance(data, Tensor):
             raise TypeError("Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
+        if _custom_tensor(data):
+            return _custom_parameter(data, requires_grad)
         self = object.__new__(cls)
         _init(self, data._data)
         if "_qparams" in data.__dict__:     # a quantized tensor's scale / zero point

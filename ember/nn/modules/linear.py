@@ -54,7 +54,7 @@ class Linear(Module):
         _uniform_by_fan_in(self.bias, self.weight.shape[1])
 
     def forward(self, input):
-        return F.linear(input, self.weight, bias=self.bias)
+        return F.linear(input, self.weight, self.bias)
 
     def extra_repr(self):
         return (f"in_features={self.in_features}, out_features={self.out_features}, "

@@ -1,0 +1,234 @@
+"""torch semantics checked against torch itself (round 3): Tensor subclasses and the
+``__torch_function__`` protocol, deepcopy version counters, ``set_`` past a storage's end,
+overlapping in-place writes, complex32 promotion, sparse ``smm``/``hspmm``,
+``allow_mutation_on_saved_tensors``, gradcheck's backward calls."""
+import copy
+import io
+import pickle
+
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(fn, *args):
+    """``fn(*args)``, or the class and text of the exception it raised."""
+    try:
+        return ("ok", fn(*args))
+    except Exception as e:                # noqa: BLE001 - the class and text are compared
+        return ("error", type(e).__name__, str(e))
+
+
+def _same(fn):
+    """Run ``fn(L)`` with torch and with ember; the outcomes must be equal."""
+    assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+# ------------------------------------------------------------ 1. Tensor subclasses
+
+def _sub(L):
+    class My(L.Tensor):
+        pass
+    return My
+
+
+def _kinds(r):
+    """A result as type names (tuples element-wise; namedtuples keep their own name)."""
+    if isinstance(r, tuple):
+        return (type(r).__name__, [type(x).__name__ for x in r])
+    return type(r).__name__
+
+
+_KEEPS_SUBCLASS = {
+    "detach": lambda x: x.detach(),
+    "data": lambda x: x.data,
+    "new_zeros": lambda x: x.new_zeros(2),
+    "new_ones": lambda x: x.new_ones(2, 1),
+    "new_full": lambda x: x.new_full((2,), 3.),
+    "new_empty": lambda x: x.new_empty(2),
+    "new_tensor": lambda x: x.new_tensor([1., 2.]),
+    "max_dim": lambda x: x.max(0),
+    "sort": lambda x: x.sort(),
+    "topk": lambda x: x.topk(2),
+    "to_float64": lambda x: x.to(x.new_tensor(1.).double().dtype),
+    "T": lambda x: x.reshape(1, 3).T,
+    "mT": lambda x: x.reshape(1, 3).mT,
+    "getitem": lambda x: x[0],
+    "split": lambda x: x.split(1),
+    "clone": lambda x: x.clone(),
+    "grad": lambda x: x.grad,
+    "cpu": lambda x: x.cpu(),
+    "type_as": lambda x: x.type_as(x.new_zeros(1, dtype=x.new_tensor(1).dtype)),
+    "contiguous": lambda x: x.contiguous(),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_KEEPS_SUBCLASS))
+def test_subclass_survives(name):
+    def run(L):
+        L.manual_seed(0)
+        x = L.randn(3).as_subclass(_sub(L))
+        r = _KEEPS_SUBCLASS[name](x)
+        vals = [t.tolist() for t in (r if isinstance(r, tuple) else (r,))
+                if isinstance(t, L.Tensor) and name != "new_empty"]
+        return _kinds(r), vals
+    _same(run)
+
+
+def test_subclass_grad_of_leaf_and_repr():
+    def run(L):
+        My = _sub(L)
+        z = L.ones(3).as_subclass(My).requires_grad_()
+        (z * 2).sum().backward()
+        return (type(z).__name__, z.is_leaf, type(z.grad).__name__, z.grad.tolist(),
+                repr(z.detach()), repr(z.max(0)))
+    _same(run)
+
+
+def test_subclass_pickle_and_save_keep_type_dict_and_version():
+    def run(L):
+        x = L.arange(3.).as_subclass(_sub(L))
+        x.tag = "a"
+        z = pickle.loads(pickle.dumps(x))
+        buf = io.BytesIO()
+        L.save({"x": x, "p": L.ones(2)}, buf)
+        buf.seek(0)
+        d = L.load(buf, weights_only=False)
+        return [(type(t).__name__, t.tolist(), t.__dict__, t._version)
+                for t in (z, d["x"], d["p"], pickle.loads(pickle.dumps(L.ones(1))))]
+    _same(run)
+
+
+def test_subclass_deepcopy_needs_new_empty():
+    def run(L):
+        class Own(L.Tensor):
+            def new_empty(self, *a, **k):
+                return super().new_empty(*a, **k).as_subclass(Own)
+        y = L.ones(2).as_subclass(Own)
+        y.foo = [1]
+        c = copy.deepcopy(y)
+        plain = _outcome(copy.deepcopy, L.ones(2).as_subclass(_sub(L)))
+        return type(c).__name__, c.foo, c.foo is y.foo, c._version, plain[:2], plain[-1][:60]
+    _same(run)
+
+
+def test_make_subclass_shares_memory_and_version():
+    def run(L):
+        My = _sub(L)
+        w = L.ones(2)
+        m = L.Tensor._make_subclass(My, w, True)
+        m2 = L.Tensor._make_subclass(My, w)
+        m2.add_(1)
+        n = L.Tensor._make_subclass(My, L.ones(2, requires_grad=True) * 2)
+        return (type(m).__name__, m.requires_grad, m.is_leaf, w.tolist(), m2._version,
+                w._version, type(n).__name__, n.requires_grad, n.grad_fn)
+    _same(run)
+
+
+def test_parameter_of_a_subclass():
+    def run(L):
+        My = _sub(L)
+        p = L.nn.Parameter(L.ones(2).as_subclass(My))
+        q = L.nn.Parameter(L.ones(2).as_subclass(My), requires_grad=False)
+        lin = L.nn.Linear(2, 2)
+        lin.weight = L.nn.Parameter(L.ones(2, 2).as_subclass(My))
+        out = lin(L.ones(2))
+        return (type(p).__name__, isinstance(p, L.nn.Parameter), p.requires_grad, p.is_leaf,
+                q.requires_grad, isinstance(L.ones(1).as_subclass(My), L.nn.Parameter),
+                sorted(type(t).__name__ for t in lin.parameters()), type(out).__name__,
+                out.tolist())
+    _same(run)
+
+
+def _logging(L, seen):
+    class Log(L.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, kwargs is None))
+            return super().__torch_function__(func, types, args, kwargs or {})
+    return Log
+
+
+_SEEN = {
+    "detach": lambda L, x: x.detach(),
+    "data": lambda L, x: x.data,
+    "shape": lambda L, x: x.shape,
+    "size_dim_numel": lambda L, x: (x.size(), x.dim(), x.numel()),
+    "len": lambda L, x: len(x),
+    "requires_grad": lambda L, x: x.requires_grad,
+    "new_zeros": lambda L, x: x.new_zeros(2),
+    "mul": lambda L, x: x * 2,
+    "sum_dim": lambda L, x: x.sum(0),
+    "F.linear": lambda L, x: L.nn.functional.linear(x, L.ones(2, 3)),
+    "F.relu": lambda L, x: L.nn.functional.relu(x),
+    "Linear": lambda L, x: type(L.nn.Linear(3, 2)(x)).__name__,
+    "stride": lambda L, x: x.stride(),
+    "grad_set": lambda L, x: setattr(x, "grad", None),
+    "repr": lambda L, x: repr(x),
+    "deepcopy": lambda L, x: type(copy.deepcopy(x.detach())).__name__,
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SEEN))
+def test_functions_seen_by_torch_function(name):
+    def run(L):
+        seen = []
+        x = L.ones(3).as_subclass(_logging(L, seen))
+        r = _SEEN[name](L, x)
+        return _kinds(r), seen
+    _same(run)
+
+
+def test_mode_sees_tensor_methods_and_disable_torch_function():
+    def run(L):
+        seen = []
+
+        class Mode(L.overrides.TorchFunctionMode):
+            def __torch_function__(self, func, types, args=(), kwargs=None):
+                seen.append((func.__name__, [t.__name__ for t in types]))
+                return func(*args, **(kwargs or {}))
+        Log = _logging(L, [])
+        lt = L.ones(2).as_subclass(Log)
+        with Mode():
+            L.ones(2).detach()
+            L.ones(2).shape
+            lt.sum()
+            with L._C.DisableTorchFunction():
+                r1 = type(lt + 1).__name__
+                L.ones(1) + 1
+        with L._C.DisableTorchFunctionSubclass():
+            r2 = type(lt + 1).__name__
+        return seen, r1, r2, L._C._is_torch_function_enabled()
+    _same(run)
+
+
+def test_metadata_tensor_and_overrides_helpers():
+    def run(L):
+        class MetadataTensor:
+            def __init__(self, data, metadata=None):
+                self._t = L.as_tensor(data)
+                self._metadata = metadata
+
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                metadatas = [a._metadata for a in args if hasattr(a, "_metadata")]
+                args = [getattr(a, "_t", a) for a in args]
+                return MetadataTensor(func(*args, **(kwargs or {})), metadatas[0])
+        m = MetadataTensor([[1, 2], [3, 4]], {"owner": "x"})
+        t = L.tensor([[1, 2], [1, 2]])
+        r = [L.add(t, m), L.mul(m, t), L.nn.functional.relu(m), L.sum(m)]
+        O = L.overrides
+        Log = _logging(L, [])
+        return ([(x._t.tolist(), x._metadata) for x in r],
+                O.is_tensor_like(m), O.is_tensor_like(t), O.is_tensor_like(1),
+                O.has_torch_function((m,)), O.has_torch_function((t,)),
+                O.has_torch_function((L.ones(1).as_subclass(Log),)),
+                O.handle_torch_function(L.add, (m,), m, 1)._t.tolist(),
+                O.get_default_nowrap_functions() == {L.Tensor._base.__get__,
+                                                     L.Tensor.grad.__get__,
+                                                     L.Tensor._grad.__get__},
+                O.resolve_name(L.add), O.resolve_name(L.Tensor.add),
+                O.resolve_name(L.nn.functional.relu))
+    _same(run)
