@@ -696,7 +696,8 @@ class Tensor:
 def _deepcopy_alias(self, memo):
     """torch's deepcopy: the storage is copied once per ``memo`` and every tensor on it is
     rebuilt at its own offset and strides, so views copied together still alias (they are
-    no autograd views: ``_base`` None). The copies share one version counter, at 1."""
+    no autograd views: ``_base`` None). Each copy has a version counter of its own, at 1
+    (a root of its own over the copied memory: torch's copies were each ``set_`` on it)."""
     from ember._kernels.shape import address, from_address
     root = self._root()
     ra = root._data
@@ -726,7 +727,9 @@ def _deepcopy_alias(self, memo):
                        not overlap)
     t = type(self).__new__(type(self))
     _init(t, arr)
-    t._storage_base = new_root
+    own_root = _make(nr)                    # the same memory, its own version counter
+    own_root._vc = 1
+    t._storage_base = own_root
     return t
 
 

@@ -232,3 +232,21 @@ def test_metadata_tensor_and_overrides_helpers():
                 O.resolve_name(L.add), O.resolve_name(L.Tensor.add),
                 O.resolve_name(L.nn.functional.relu))
     _same(run)
+
+
+# ------------------------------------------------------------ 2. deepcopy of a view and base
+
+def test_deepcopy_view_and_base_have_own_version_counters():
+    def run(L):
+        b = L.zeros(4)
+        v = b[1:3]
+        bb, vv = copy.deepcopy((b, v))
+        out = [bb._version, vv._version, vv._base is None]
+        vv.add_(1)
+        out += [bb._version, vv._version, bb.tolist()]
+        bb.mul_(2)
+        out += [bb._version, vv._version, vv.tolist()]
+        c = copy.deepcopy(v)
+        out += [c._version, c.storage_offset(), c.untyped_storage().nbytes()]
+        return out
+    _same(run)
