@@ -34,7 +34,7 @@ def test_lstm_fused_vs_torch(kw, dtype):
     ins_t = [torch.tensor(a, requires_grad=True) for a in (x, h, c)]
     oe, (he, ce) = e(ins_e[0], tuple(ins_e[1:]))
     ot, (ht, ct) = t(ins_t[0], tuple(ins_t[1:]))
-    assert type(oe.grad_fn).__name__ in ("MkldnnRnnLayerBackward0", "CatBackward0")
+    assert type(oe.grad_fn).__name__ == type(ot.grad_fn).__name__   # torch's CPU nodes
     w = rng.standard_normal(ot.shape)
     (oe * ember.tensor(w, dtype=oe.dtype)).sum().add(he.sum() * 2 + (ce ** 2).sum()).backward()
     (ot * torch.tensor(w, dtype=ot.dtype)).sum().add(ht.sum() * 2 + (ct ** 2).sum()).backward()

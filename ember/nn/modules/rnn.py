@@ -13,7 +13,9 @@ each layer and direction is one fused record (``_lstm_layer`` / ``_gru_layer`` i
 ember/_ops/nn_fused.py, with their own backward), run in a padded input's own layout; packed
 rows are spread into a padded batch and the records told the batch size of each step. The
 per-step path above stays for RNN, half dtypes and a GRU under autocast (torch runs it in
-float32; an LSTM's layers are lowered by autocast, as torch's mkldnn_rnn_layer).
+float32; an LSTM's layers are lowered by autocast, as torch's mkldnn_rnn_layer). The
+records' nodes are dressed as torch's CPU graph (ember/_ops/rnn_nodes.py): ``out.grad_fn``
+is torch's ``StackBackward0`` / ``TransposeBackward0`` / ``MkldnnRnnLayerBackward0``...
 
 The cells (LSTMCell, GRUCell, RNNCell) run one record per step for float32/float64
 outside dispatch modes (``_lstm_cell``, ``_gru_cell``, ``_rnn_tanh_cell``, ``_rnn_relu_cell``
@@ -33,6 +35,7 @@ from ember.nn.utils.rnn import PackedSequence
 from ember.nn.modules.module import Module
 from ember._ops.nn_fused import gru_layer as _gru_layer, lstm_layer as _lstm_layer
 from ember._ops import rnn_cell as _cells
+from ember._ops import rnn_nodes as _nodes
 
 __all__ = ['RNNBase', 'RNN', 'LSTM', 'GRU', 'RNNCellBase', 'RNNCell', 'LSTMCell', 'GRUCell']
 
@@ -80,13 +83,15 @@ def _step(mode, xw, h, c, w_hh_t, b_hh, w_hr_t):
         c = ember.sigmoid(f) * c + ember.sigmoid(i) * ember.tanh(g)
         h = ember.sigmoid(o) * ember.tanh(c)
         return (h if w_hr_t is None else ember.mm(h, w_hr_t)), c
+    _nodes.renamed(pre, "AddBackward0")     # torch adds the two sides' linear layers
     return (ember.relu(pre) if mode == 'RNN_RELU' else ember.tanh(pre)), None
 
 
-def _scan(mode, xw, steps, h0, c0, w_hh, b_hh, w_hr, reverse):
+def _scan(mode, xw, steps, h0, c0, w_hh, b_hh, w_hr, reverse, stacked=False):
     """One layer, one direction. xw: (N, G*H) projections as time-major rows, ``steps``:
     rows per time step (non-increasing); h0, c0: (B, *) with B = steps[0].
-    Returns the outputs (N, H_out) and the final h, c (B, *)."""
+    Returns the outputs (N, H_out), stacked to (T, B, H_out) when ``stacked`` (a padded
+    input: torch's StackBackward0), and the final h, c (B, *)."""
     w_hh_t = w_hh.t()
     w_hr_t = None if w_hr is None else w_hr.t()
     order = range(len(steps) - 1, -1, -1) if reverse else range(len(steps))
@@ -111,11 +116,12 @@ def _scan(mode, xw, steps, h0, c0, w_hh, b_hh, w_hr, reverse):
                 c = ember.cat([c, c0.narrow(0, live, want - live)], 0)
         h, c = _step(mode, xs[t], h, c, w_hh_t, b_hh, w_hr_t)
         outs[t] = h
-    if ended:                  # later endings hold lower batch indices
+    # later endings hold lower batch indices; over packed rows torch always cats, going forward
+    if ended or not (stacked or reverse):
         h = ember.cat([h] + [e[0] for e in reversed(ended)], 0)
         if c is not None:
             c = ember.cat([c] + [e[1] for e in reversed(ended)], 0)
-    return ember.cat(outs, 0), h, c
+    return (ember.stack(outs, 0) if stacked else ember.cat(outs, 0)), h, c
 
 
 def _layer_weights(named, layer, direction):
@@ -163,17 +169,20 @@ def _recurrent(mode: str, input: Tensor, batch_sizes: Optional[Tensor], h0: Tens
             k = layer * dirs + d
             xw = _input_proj(mode, x, w['weight_ih'], w['bias_ih'], w['bias_hh'])
             out, h, c = _scan(mode, xw, steps, h0[k], c0[k] if lstm else None,
-                              w['weight_hh'], w['bias_hh'], w['weight_hr'], d == 1)
+                              w['weight_hh'], w['bias_hh'], w['weight_hr'], d == 1,
+                              batch_sizes is None)
             outs.append(out)
             hs.append(h)
             cs.append(c)
-        x = outs[0] if len(outs) == 1 else ember.cat(outs, 1)
+        x = outs[0] if len(outs) == 1 else ember.cat(outs, outs[0].dim() - 1)
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
-    if batch_sizes is None:
-        x = x.reshape(T, B, x.shape[-1])
-        if batch_first:
-            x = x.transpose(0, 1)
+        if batch_sizes is None and layer < num_layers - 1:
+            x = x.reshape(T * B, x.shape[-1])
+    if batch_sizes is None and batch_first:
+        x = x.transpose(0, 1)
+        if not lstm:
+            _nodes.renamed(x, "TransposeBackward1")     # torch's in-place transpose_
     return x, ember.stack(hs, 0), (ember.stack(cs, 0) if lstm else None)
 
 
@@ -197,6 +206,13 @@ def _run_fused_packed(mode, data, batch_sizes, h0, c0, named, num_layers, dirs, 
     if not sizes.size:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
     T, B, N = sizes.size, int(sizes[0]), data.shape[0]
+    if sizes[-1] == B:          # no sequence ends early: the rows are the padded batch
+        out, h, c = _run_fused(mode, data.reshape(T, B, -1), h0, c0, named, num_layers, dirs,
+                               dropout, training, False, None, True)
+        rows = out.reshape(T * B, -1)
+        if out._grad_fn is not None and not _one_dnn(mode, named, data, False):
+            _nodes.packed_rows(rows)
+        return rows, h, c
     live = np.arange(B)[None, :] < sizes[:, None]                 # (T, B)
     src = np.full((T, B), N, np.int64)                            # N: the zero row
     src[live] = np.arange(N)
@@ -205,16 +221,36 @@ def _run_fused_packed(mode, data, batch_sizes, h0, c0, named, num_layers, dirs, 
     out, h, c = _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training,
                            False, batch_sizes)
     pos = ember.from_numpy(np.flatnonzero(live.reshape(-1)))
-    return out.reshape(T * B, -1).index_select(0, pos), h, c
+    rows = out.reshape(T * B, -1).index_select(0, pos)
+    _nodes.packed_rows(rows, "CatBackward0" if dirs == 2 else _step_node(mode, named))
+    return rows, h, c
+
+
+def _step_node(mode, named):
+    """The name of torch's node for a step's output h (nodes below the fused records)."""
+    if mode == 'GRU':
+        return "AddBackward0"
+    return "MmBackward0" if named.get('weight_hr_l0') is not None else "MulBackward0"
+
+
+def _one_dnn(mode, named, x, varying):
+    """Would torch run this LSTM as its oneDNN layers (float32, no projection, no packed
+    sequences of several lengths)? Else its graph is per step."""
+    return mode == 'LSTM' and x.dtype == ember.float32 and not varying and \
+        named.get('weight_hr_l0') is None
 
 
 def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batch_first,
-               batch_sizes=None):
+               batch_sizes=None, packed=False):
     """LSTM or GRU over a padded batch, in the input's own layout: per layer and direction
     one fused record (``_lstm_layer`` / ``_gru_layer``: the input projection as one GEMM
     over all steps, then the recurrence)."""
     if x.shape[1 if batch_first else 0] == 0:
         raise RuntimeError("Expected sequence length to be larger than 0 in RNN")
+    packed = packed or batch_sizes is not None
+    varying = batch_sizes is not None      # (the caller passes them only when they vary)
+    proj = named.get('weight_hr_l0') is not None
+    oneDNN = _one_dnn(mode, named, x, varying)
     hs, cs = [], []
     for layer in range(num_layers):
         outs = []
@@ -225,16 +261,21 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
                 out, h, c, _ = _lstm_layer(x, h0[k], c0[k], w['weight_ih'], w['weight_hh'],
                                            w['bias_ih'], w['bias_hh'], d == 1, batch_first,
                                            batch_sizes, w['weight_hr'])
+                _nodes.lstm_layer(out, h, c, oneDNN, proj, x if batch_first and layer == 0
+                                  else None, packed, d == 0)
                 cs.append(c)
             else:
                 out, h, _ = _gru_layer(x, h0[k], w['weight_ih'], w['weight_hh'],
                                        w['bias_ih'], w['bias_hh'], d == 1, batch_first,
                                        batch_sizes)
+                _nodes.gru_layer(out, h, packed, d == 0)
             outs.append(out)
             hs.append(h)
         x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
         if dropout and training and layer < num_layers - 1:
             x = F.dropout(x, dropout, True)
+    if batch_first:
+        _nodes.batch_first_output(x, mode)
     return x, ember.stack(hs, 0), (ember.stack(cs, 0) if cs else None)
 
 
