@@ -26,6 +26,7 @@ from ember._ops import nn_fused  # noqa: F401
 from ember._ops import fused_optim  # noqa: F401
 from ember._ops import aten  # noqa: F401
 from ember._ops import sparse  # noqa: F401
+from ember._ops import sparse_products  # noqa: F401
 from ember._ops import quantized  # noqa: F401
 from ember._ops import quantized_functional  # noqa: F401
 from ember._ops import quantized_rnn  # noqa: F401
