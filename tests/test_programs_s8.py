@@ -26,3 +26,59 @@ def test_round_with_decimals_is_the_decimals_overload():
         assert lib.round(lib.tensor([15, 25])).tolist() == [15, 25]
         with pytest.raises(NotImplementedError, match="round_vml_cpu"):
             lib.round(lib.tensor([15, 25]), decimals=0)
+
+
+def _legacy_script_module(lib):
+    class Scaled(lib.jit.ScriptModule):
+        __constants__ = ["k0"]
+
+        def __init__(self):
+            super().__init__()
+            self.w = lib.nn.Parameter(lib.ones(3))
+            self.lin = lib.nn.Linear(3, 2)
+            self.drop = lib.nn.Dropout(0.5)
+            self.k0 = 5
+
+        @lib.jit.script_method
+        def forward(self, x):
+            return self.drop(self.lin(x * self.w))
+
+        @lib.jit.script_method
+        def shifted(self, x, k: int):
+            return self.forward(x) * k + self.k0
+
+        def plain(self, x):
+            return x + 1
+    return Scaled
+
+
+def test_script_module_subclass_with_script_methods():
+    # torch's older scripting API: jit.ScriptModule subclasses with @jit.script_method
+    # (ember had no jit.script_method); the instance keeps its class, its methods run
+    # compiled, submodules print as scripted, jit.script returns it, save/load round-trips
+    import io
+    res = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        m = _legacy_script_module(lib)()
+        m.eval()
+        x = lib.arange(6.).view(2, 3)
+        out = (m(x), m.shifted(x, 2), m.plain(1))
+        assert type(m).__name__ == "Scaled" and isinstance(m, lib.jit.ScriptModule)
+        assert not isinstance(m, lib.jit.RecursiveScriptModule)
+        assert lib.jit.script(m) is m and "def forward" in m.code
+        assert repr(m.lin) == "RecursiveScriptModule(original_name=Linear)"
+        assert type(m.forward).__name__ == "ScriptMethod"
+        buf = io.BytesIO()
+        lib.jit.save(m, buf)
+        buf.seek(0)
+        back = lib.jit.load(buf)
+        assert back.original_name == "Scaled"
+        res.append(out + (back(x), back.shifted(x, 3)))
+        m.train()
+        assert m.lin.training and m.drop.training
+    for t, e in zip(*res):
+        if isinstance(t, int):
+            assert t == e
+            continue
+        np.testing.assert_allclose(_np(e), _np(t), rtol=1e-6)

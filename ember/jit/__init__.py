@@ -10,7 +10,8 @@ import warnings
 from ember.jit import _script_api
 from ember.jit._errors import Error
 from ember.jit._futures import Future, eager_fork as fork, wait
-from ember.jit._modules import RecursiveScriptModule, ScriptModule, script_module
+from ember.jit._modules import (RecursiveScriptModule, ScriptModule, script_method,
+                                script_module)
 from ember.jit._script import ScriptFunction, script_function, script_class
 from ember.jit import _trace, frontend
 from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,  # noqa: F401
@@ -19,7 +20,8 @@ from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,
 __all__ = ["script", "trace", "trace_module", "freeze", "optimize_for_inference", "save",
            "load", "fork", "wait", "Future", "annotate", "isinstance", "ignore", "unused",
            "export", "Final", "Attribute", "is_scripting", "is_tracing", "script_if_tracing",
-           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "TopLevelTracedModule",
+           "ScriptModule", "RecursiveScriptModule", "ScriptFunction", "script_method",
+           "TopLevelTracedModule",
            "TracedModule", "TracerWarning", "TracingCheckError", "Error", "frontend",
            "interface", "set_fusion_strategy", "strict_fusion", "fuser",
            "enable_onednn_fusion", "onednn_fusion_enabled"]

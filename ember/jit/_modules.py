@@ -53,6 +53,8 @@ def script_module(module, memo=None):
         return memo[id(module)]
     if isinstance(module, RecursiveScriptModule):
         return module
+    if "_ember_compiled" in module.__dict__:        # a compiled ScriptModule subclass
+        return module.__dict__["_ember_compiled"]
     cls = type(module)
     _check_initialized(module)
     children = {name: (script_module(m, memo) if m is not None else None)
@@ -117,7 +119,7 @@ def script_module(module, memo=None):
     for name in _exported(cls):
         fn = module_function(rsm, name)
         if name != "forward":       # before nn.Module's own methods of that name (half...)
-            rsm.__dict__[name] = _BoundMethod(rsm, fn)
+            rsm.__dict__[name] = ScriptMethod(rsm, fn)
     return rsm
 
 
@@ -298,12 +300,80 @@ _MISSING = object()
 # --------------------------------------------------------------------------- the module
 
 class ScriptModule(nn.Module):
-    """Base of scripted modules (``isinstance(m, jit.ScriptModule)``)."""
+    """Base of scripted modules (``isinstance(m, jit.ScriptModule)``).
+
+    Subclassed directly it is torch's older API: methods decorated ``@jit.script_method``
+    are compiled when the most derived ``__init__`` returns. The instance keeps its class;
+    its submodules become their scripted modules (sharing parameters), its script methods
+    run compiled, and ``code``/``graph``/``save`` are those of the compiled module."""
+
+    _ember_recursive = False          # True for RecursiveScriptModule and its subclasses
+
+    def __init_subclass__(cls, **kwargs):
+        super().__init_subclass__(**kwargs)
+        init = cls.__dict__.get("__init__")
+        if cls._ember_recursive or init is None:
+            return
+
+        def __init__(self, *args, **kw):
+            init(self, *args, **kw)
+            if type(self).__init__ is __init__:      # the most derived __init__ is done
+                _compile_script_module(self)
+        __init__.__qualname__, __init__.__doc__ = init.__qualname__, init.__doc__
+        __init__.__wrapped__ = init
+        cls.__init__ = __init__
+
+    def _compiled(self):
+        c = self.__dict__.get("_ember_compiled")
+        if c is None:
+            raise RuntimeError(f"{type(self).__name__} has not been compiled (its __init__ "
+                               f"has not returned)")
+        return c
+
+    @property
+    def graph(self):
+        return self._compiled().graph
+
+    @property
+    def code(self):
+        return self._compiled().code
+
+    def save(self, f, _extra_files=None):
+        from ember.jit._serialization import save
+        save(self._compiled(), f, _extra_files=_extra_files)
+
+    def train(self, mode=True):
+        super().train(mode)
+        c = self.__dict__.get("_ember_compiled")
+        if c is not None:
+            c.__dict__["training"] = mode
+        return self
+
+
+def _compile_script_module(module):
+    """Compile a ScriptModule subclass instance in place (``@jit.script_method``)."""
+    rsm = script_module(module)
+    d = module.__dict__
+    d["_ember_compiled"] = rsm
+    for name, ch in rsm._modules.items():
+        module._modules[name] = ch
+    for name, fn in list(rsm._ct.methods.items()):
+        if isinstance(fn, Function):
+            d[name] = ScriptMethod(rsm, fn)
+
+
+def script_method(fn):
+    """``@jit.script_method``: a method of a ``jit.ScriptModule`` subclass compiled when
+    the instance is constructed."""
+    fn._ember_jit_export = True
+    return fn
 
 
 class RecursiveScriptModule(ScriptModule):
     """A scripted module: shares the original's parameters and buffers; its compiled
     methods run in place of the Python ones."""
+
+    _ember_recursive = True
 
     def __init__(self, *a, **k):
         raise RuntimeError("RecursiveScriptModule is created by ember.jit.script")
@@ -356,7 +426,7 @@ class RecursiveScriptModule(ScriptModule):
         if ct is not None and not name.startswith("__"):
             fn = ct.methods.get(name)
             if isinstance(fn, Function):
-                return _BoundMethod(self, fn)
+                return ScriptMethod(self, fn)
             getter = ct.methods.get(f"__{name}_getter")
             if isinstance(getter, Function):          # a property used by scripted code
                 return getter.call_method(self, (), {})
@@ -423,15 +493,15 @@ class RecursiveScriptModule(ScriptModule):
         new = nn.Module.__new__(type(self))
         memo[id(self)] = new
         for k, v in self.__dict__.items():
-            if isinstance(v, _BoundMethod):
-                new.__dict__[k] = _BoundMethod(new, v.fn)
+            if isinstance(v, ScriptMethod):
+                new.__dict__[k] = ScriptMethod(new, v.fn)
                 continue
             new.__dict__[k] = v if k in ("_ct", "original_class", "original_name") else \
                 copy.deepcopy(v, memo)
         return new
 
 
-class _BoundMethod:
+class ScriptMethod:
     """``scripted.some_exported_method``: a compiled method bound to its module."""
 
     def __init__(self, module, fn):

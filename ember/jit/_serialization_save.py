@@ -329,6 +329,7 @@ def save(m, f, _extra_files=None):
     from ember.jit._script import ScriptFunction
     if not isinstance(f, (str, os.PathLike)) and not hasattr(f, "write"):
         raise AttributeError(f"'{type(f).__name__}' object has no attribute 'write'")
+    m = getattr(m, "__dict__", {}).get("_ember_compiled", m)   # a ScriptModule subclass
     if isinstance(m, RecursiveScriptModule):
         for name, sub in m.named_modules():
             if sub._forward_hooks or sub._forward_pre_hooks:
