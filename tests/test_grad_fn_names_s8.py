@@ -140,3 +140,24 @@ def test_lstm_oneDNN_node_edges_are_torchs():
             lib, [None if g is None else tuple(g.shape) for g in gi]))
         out.sum().backward()
     assert seen["ember"] == seen["torch"]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("cls,kw", [("LSTMCell", {}), ("GRUCell", {}), ("RNNCell", {}),
+                                    ("RNNCell", dict(nonlinearity="relu")),
+                                    ("LSTMCell", dict(bias=False))])
+def test_cell_nodes(cls, kw, dtype):
+    """One record per step, its node named as torch's node of h; LSTMCell's c shows
+    torch's AddBackward0 over it (torch: over the two products)."""
+    e, t = _pair(None, cls, (4, 5), kw, dtype)
+    shapes = [(2, 4), (2, 5)] + ([(2, 5)] if cls == "LSTMCell" else [])
+    ins_e, ins_t = _inputs(shapes, dtype)
+    hx_e = tuple(ins_e[1:]) if cls == "LSTMCell" else ins_e[1]
+    hx_t = tuple(ins_t[1:]) if cls == "LSTMCell" else ins_t[1]
+    outs_e, outs_t = _flat(e(ins_e[0], hx_e)), _flat(t(ins_t[0], hx_t))
+    for a, b in zip(outs_e, outs_t):
+        assert _name(a.grad_fn) == _name(b.grad_fn)
+    if cls == "LSTMCell":
+        assert _levels(outs_e[1].grad_fn, 2) == _levels(outs_t[1].grad_fn, 2)
+    _check_grads(outs_e, outs_t, ins_e, ins_t, list(e.parameters()), list(t.parameters()),
+                 dtype)

@@ -28,7 +28,7 @@ lstm_cell = OpDef(
     f"_lstm_cell(Tensor input, Tensor hx, Tensor cx, {_ARGS}) "
     "-> (Tensor hy, Tensor cy, Tensor workspace)",
     K.lstm_cell, promote=None, saves=_SAVES + ("cx", "workspace"),
-    grad_name="ThnnFusedLstmCellBackward0")
+    grad_name="MulBackward0")        # torch's CPU node of h = o * tanh(c) (c: rnn_nodes)
 
 lstm_cell_backward = OpDef(
     "_lstm_cell_backward(Tensor? grad_hy, Tensor? grad_cy, Tensor input, Tensor hx, "
@@ -40,7 +40,7 @@ lstm_cell_backward = OpDef(
 gru_cell = OpDef(
     f"_gru_cell(Tensor input, Tensor hx, {_ARGS}) -> (Tensor hy, Tensor workspace)",
     K.gru_cell, promote=None, saves=_SAVES + ("workspace",),
-    grad_name="ThnnFusedGruCellBackward0")
+    grad_name="AddBackward0")        # torch's CPU node of h = n + z * (h - n)
 
 gru_cell_backward = OpDef(
     "_gru_cell_backward(Tensor grad_hy, Tensor input, Tensor hx, Tensor weight_ih, "

@@ -1,7 +1,9 @@
 """torch's ``grad_fn`` names around ember's fused recurrent records.
 
 ember runs a layer of nn.LSTM / nn.GRU as one record (ember/_ops/nn_fused.py) and a cell
-step as one record (ember/_ops/rnn_cell.py). torch on CPU shows other nodes:
+step as one record (ember/_ops/rnn_cell.py, its node named after torch's node of h:
+``MulBackward0`` for LSTMCell, whose c gets ``AddBackward0`` here, ``AddBackward0`` for
+GRUCell). torch on CPU shows other nodes:
 
 * an LSTM layer over float32 padded input without projection is one oneDNN node,
   ``MkldnnRnnLayerBackward0`` with edges (input, w_ih, w_hh, b_ih, b_hh, hx, cx); with
@@ -114,6 +116,13 @@ def packed_rows(rows, step_name=None):
     below = node.next_functions[0][0]
     if step_name and below is not None and type(below).__name__ == "ViewBackward0":
         rename_node(below, step_name)
+
+
+def lstm_cell_state(c):
+    """LSTMCell's c (an output of the record named after h's ``MulBackward0``): torch's
+    ``AddBackward0`` of f * c + i * g."""
+    if c._grad_fn is not None:
+        _relay_output(c, "AddBackward0")
 
 
 def renamed(t, name):

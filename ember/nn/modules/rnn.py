@@ -286,7 +286,9 @@ def _cell(mode: str, input: Tensor, h: Tensor, c: Optional[Tensor], w_ih: Tensor
     _check_cell(input, h if c is None else (h, c), w_ih, w_hh)
     if _cells.fusable(input, h, c, w_ih, w_hh, b_ih, b_hh):
         if mode == 'LSTM':
-            return _cells.lstm_cell(input, h, c, w_ih, w_hh, b_ih, b_hh)[:2]
+            h, c, _ = _cells.lstm_cell(input, h, c, w_ih, w_hh, b_ih, b_hh)
+            _nodes.lstm_cell_state(c)
+            return h, c
         if mode == 'GRU':
             return _cells.gru_cell(input, h, w_ih, w_hh, b_ih, b_hh)[0], None
         op = _cells.rnn_relu_cell if mode == 'RNN_RELU' else _cells.rnn_tanh_cell
