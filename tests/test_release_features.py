@@ -32,3 +32,78 @@ def test_jit_fork_of_a_builtin_op():
     buf.seek(0)
     loaded = ember.jit.load(buf)
     np.testing.assert_allclose(loaded(ember.tensor(x)).numpy(), tm(torch.tensor(x)).numpy())
+
+
+def _bf16(lib, a):
+    return lib.tensor(a).to(lib.bfloat16)
+
+
+_AUTOCAST_FP32_CASES = {
+    # torch lists these among its CPU autocast float32 ops; ember writes them as composites
+    "cross_entropy": lambda F, L, x, t, y: F.cross_entropy(x, y),
+    "cross_entropy_probs": lambda F, L, x, t, y: F.cross_entropy(x, t),
+    "mse_loss": lambda F, L, x, t, y: F.mse_loss(x, t),
+    "l1_loss": lambda F, L, x, t, y: F.l1_loss(x, t),
+    "smooth_l1_loss": lambda F, L, x, t, y: F.smooth_l1_loss(x, t),
+    "kl_div": lambda F, L, x, t, y: F.kl_div(x, t, reduction="batchmean"),
+    "bce_with_logits": lambda F, L, x, t, y: F.binary_cross_entropy_with_logits(x, t),
+    "bce": lambda F, L, x, t, y: F.binary_cross_entropy(t, t.round()),
+    "multi_margin": lambda F, L, x, t, y: F.multi_margin_loss(x, y),
+    "poisson_nll": lambda F, L, x, t, y: F.poisson_nll_loss(x, t),
+    "triplet": lambda F, L, x, t, y: F.triplet_margin_loss(x, t, x * 2),
+    "margin_ranking": lambda F, L, x, t, y: F.margin_ranking_loss(x, t, L.ones(2, 3)),
+    "avg_pool3d": lambda F, L, x, t, y: F.avg_pool3d(x.reshape(1, 1, 1, 2, 3), 1),
+    "adaptive_avg_pool3d": lambda F, L, x, t, y: F.adaptive_avg_pool3d(x.reshape(1, 1, 1, 2, 3), 1),
+    "max_pool3d": lambda F, L, x, t, y: F.max_pool3d(x.reshape(1, 1, 1, 2, 3), 1),
+    "reflect_pad1d": lambda F, L, x, t, y: F.pad(x[None], (1, 1), mode="reflect"),
+    "replicate_pad1d": lambda F, L, x, t, y: F.pad(x[None], (1, 1), mode="replicate"),
+    "view_as_complex": lambda F, L, x, t, y: L.view_as_real(L.view_as_complex(x[:, :2].contiguous())),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_AUTOCAST_FP32_CASES))
+def test_cpu_autocast_runs_torchs_fp32_list_in_float32(case):
+    """1.6 AMP: under CPU autocast (bf16) torch computes losses, 3-D pools and reflection /
+    replication pads in float32 from the bf16 inputs: same dtype and value."""
+    rng = np.random.default_rng(0)
+    x, t = rng.standard_normal((2, 3)), rng.random((2, 3))
+    got = []
+    for lib in (ember, torch):
+        fn = _AUTOCAST_FP32_CASES[case]
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            r = fn(lib.nn.functional, lib, _bf16(lib, x), _bf16(lib, t), lib.tensor([0, 2]))
+        got.append((str(r.dtype), r.detach().float().numpy()))
+    assert got[0][0] == got[1][0]
+    np.testing.assert_allclose(got[0][1], got[1][1], rtol=1e-5, atol=1e-6)
+
+
+def test_autocast_keeps_constant_pad_and_3d_reflect_in_bf16():
+    x = np.arange(8.0).reshape(1, 1, 2, 2, 2)
+    for lib in (ember, torch):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            assert lib.nn.functional.pad(_bf16(lib, x), (1,) * 6, mode="reflect").dtype == \
+                lib.bfloat16
+            assert lib.nn.functional.pad(_bf16(lib, x), (1, 1)).dtype == lib.bfloat16
+
+
+@pytest.mark.parametrize("autocast", [False, True])
+@pytest.mark.parametrize("dt", ["bfloat16", "float16"])
+def test_half_adaptive_avg_pool_and_interpolate_round_once(dt, autocast):
+    """bf16/fp16 adaptive average pooling and bilinear/bicubic resizing compute in float32
+    and round once, as torch (ember's averaging weights were rounded to the half dtype, and
+    under autocast its matmul was lowered)."""
+    rng = np.random.default_rng(1)
+    x4 = rng.standard_normal((2, 3, 7, 7))
+    outs = []
+    for lib in (ember, torch):
+        F = lib.nn.functional
+        x = lib.tensor(x4).to(getattr(lib, dt))
+        with lib.autocast("cpu", dtype=lib.bfloat16, enabled=autocast):
+            rs = [F.adaptive_avg_pool2d(x, 3), F.adaptive_avg_pool1d(x[0], 3),
+                  F.adaptive_avg_pool2d(x, 1), F.interpolate(x, scale_factor=2, mode="bilinear")]
+        outs.append([(str(r.dtype), r.float().numpy()) for r in rs])
+    for (de, e), (dtq, t) in zip(*outs):
+        assert de == dtq
+        np.testing.assert_allclose(e, t, rtol=0, atol=1e-2 if dt == "bfloat16" else 1e-3)
+        assert np.mean(e != t) < 0.02        # at most a rare 1-ulp tie
+

@@ -45,7 +45,7 @@ _CPU_FP32 = frozenset((
     "binary_cross_entropy_with_logits", "margin_ranking_loss", "soft_margin_loss",
     "hinge_embedding_loss", "poisson_nll_loss", "cosine_embedding_loss",
     "multilabel_margin_loss", "multi_margin_loss", "triplet_margin_loss",
-    "_fft_c2c", "_fft_r2c", "_fft_c2r"))
+    "_fft_c2c", "_fft_r2c", "_fft_c2r", "view_as_complex"))
 _CPU_PROMOTE = frozenset(("cat", "stack", "index_copy"))
 
 
@@ -131,6 +131,41 @@ def _cast(t, dt):
 
 
 _MODE = _AutocastMode()
+
+
+def fp32_under_autocast(fn=None, *, when=None):
+    """Decorator for a function torch lists among its CPU autocast float32 ops but that
+    ember writes as several smaller ops (``F.mse_loss``, ``F.avg_pool3d``...): under CPU
+    autocast its floating tensor arguments (not float64), positional or keyword, are cast
+    to float32 before it runs. ``when(args, kwargs)`` limits this to some calls (F.pad's
+    reflect and replicate modes)."""
+    def decorate(f):
+        @functools.wraps(f)
+        def wrapper(*args, **kwargs):
+            if not _st.enabled["cpu"] or _in_backward() or \
+                    (when is not None and not when(args, kwargs)):
+                return f(*args, **kwargs)
+            args = [_cast(a, _dtype.float32) for a in args]
+            kwargs = {k: _cast(v, _dtype.float32) for k, v in kwargs.items()}
+            return f(*args, **kwargs)
+        return wrapper
+    return decorate if fn is None else decorate(fn)
+
+
+def outside_autocast(f):
+    """Decorator for a helper that does with ``matmul`` what torch does in one kernel
+    autocast leaves alone (adaptive average pooling, antialiased resizing): it runs with
+    CPU autocast off, so its weights are not rounded to the low dtype."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        if not _st.enabled["cpu"]:
+            return f(*args, **kwargs)
+        _st.enabled["cpu"] = False
+        try:
+            return f(*args, **kwargs)
+        finally:
+            _st.enabled["cpu"] = True
+    return wrapper
 
 
 def _check_device(device_type):

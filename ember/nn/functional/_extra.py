@@ -4,6 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember.autograd.linear_layout import named, spatial_named, torch_node
+from ember.amp.autocast_mode import fp32_under_autocast as _fp32_under_autocast
 
 __all__ = ["pdist", "affine_grid", "grid_sample"]
 
@@ -161,6 +162,7 @@ def _cubic_coeffs(t):
 
 
 @spatial_named("GridSampler{d}DBackward0")
+@_fp32_under_autocast
 def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corners=None):
     """Samples ``input`` (N, C, H, W) / (N, C, D, H, W) at ``grid`` (N, H', W', 2) /
     (N, D', H', W', 3) (x, y[, z] in [-1, 1])."""

@@ -8,6 +8,8 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember.amp.autocast_mode import fp32_under_autocast as _fp32_under_autocast
+
 __all__ = ["fractional_max_pool2d", "fractional_max_pool3d",
            "fractional_max_pool2d_with_indices", "fractional_max_pool3d_with_indices"]
 
@@ -97,6 +99,7 @@ def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices
     return (vals, ind) if return_indices else vals
 
 
+@_fp32_under_autocast
 def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """2D fractional max pooling (Graham, 2014)."""
@@ -104,6 +107,7 @@ def fractional_max_pool2d(input, kernel_size, output_size=None, output_ratio=Non
                        _random_samples)
 
 
+@_fp32_under_autocast
 def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=None,
                           return_indices=False, _random_samples=None):
     """3D fractional max pooling."""
@@ -111,6 +115,7 @@ def fractional_max_pool3d(input, kernel_size, output_size=None, output_ratio=Non
                        _random_samples)
 
 
+@_fp32_under_autocast
 def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,
                                        output_ratio=None, return_indices=False,
                                        _random_samples=None):
@@ -118,6 +123,7 @@ def fractional_max_pool2d_with_indices(input, kernel_size, output_size=None,
                        _random_samples)
 
 
+@_fp32_under_autocast
 def fractional_max_pool3d_with_indices(input, kernel_size, output_size=None,
                                        output_ratio=None, return_indices=False,
                                        _random_samples=None):

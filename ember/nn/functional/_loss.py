@@ -15,6 +15,7 @@ from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems, m
 from ember._state import state as _state
 from ember.autograd.composite import record_as     # Note [named composites]
 from ember.autograd.profiler import torch_op_range
+from ember.amp.autocast_mode import fp32_under_autocast as _fp32_under_autocast
 
 __all__ = ["l1_loss", "mse_loss", "cross_entropy", "nll_loss", "binary_cross_entropy",
            "binary_cross_entropy_with_logits", "kl_div", "huber_loss", "smooth_l1_loss",
@@ -91,12 +92,14 @@ def _pointwise(input, target, fn, reduction, weight=None, weighted_mean=False):
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     return _pointwise(input, target, lambda d: d.abs(), reduction, weight, True)
 
 
 @torch_op_range("aten::mse_loss")
+@_fp32_under_autocast
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_int("mse", input, target)
@@ -112,6 +115,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
     return record_as("MseLossBackward0", mse, input, target)
 
 
+@_fp32_under_autocast
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
@@ -131,6 +135,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
                      lambda i, t: _pointwise(i, t, fn, reduction), input, target)
 
 
+@_fp32_under_autocast
 def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mean", beta=1.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
@@ -221,6 +226,7 @@ def _fused_ce_ok(input, target, ignore_index):
 
 
 @torch_op_range("aten::cross_entropy_loss")
+@_fp32_under_autocast
 def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-100,
                   reduce=None, reduction="mean", label_smoothing=0.0):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -297,6 +303,7 @@ def _outside_unit_interval(t):
     return bool(((a < 0) | (a > 1)).any())
 
 
+@_fp32_under_autocast
 def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -322,6 +329,7 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
     return record_as("BinaryCrossEntropyBackward0", bce, input, target)
 
 
+@_fp32_under_autocast
 def binary_cross_entropy_with_logits(input, target, weight=None, size_average=None,
                                      reduce=None, reduction="mean", pos_weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -352,6 +360,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     return record_as("BinaryCrossEntropyWithLogitsBackward0", bce_logits, input, target)
 
 
+@_fp32_under_autocast
 def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
            log_target=False):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -372,6 +381,7 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     _no_grad_arg("soft_margin_loss", "target", target)
@@ -403,6 +413,7 @@ def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, r
     return _reduce(loss, reduction)
 
 
+@_fp32_under_autocast
 def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if input.dim() > 2 or (input.dim() == 2 and input.shape[1] == 0) or \
@@ -443,6 +454,7 @@ def multilabel_margin_loss(input, target, size_average=None, reduce=None, reduct
     return record_as("MultilabelMarginLossBackward0", multilabel_margin, input)
 
 
+@_fp32_under_autocast
 def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=None,
                       reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -484,6 +496,7 @@ def multi_margin_loss(input, target, p=1, margin=1.0, weight=None, size_average=
     return record_as("MultiMarginLossBackward0", multi_margin, input)
 
 
+@_fp32_under_autocast
 def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=None,
                          reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -494,6 +507,7 @@ def hinge_embedding_loss(input, target, margin=1.0, size_average=None, reduce=No
     return _reduce(out_margin + out_self, reduction)
 
 
+@_fp32_under_autocast
 def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
                           reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -529,6 +543,7 @@ def _floored_keeping_grad(t, floor):
     return out
 
 
+@_fp32_under_autocast
 def margin_ranking_loss(input1, input2, target, margin=0, size_average=None, reduce=None,
                         reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -555,6 +570,7 @@ def _check_triplet_dims(anchor, positive, negative):
                            f"{pd}D, and negative {nd}D inputs")
 
 
+@_fp32_under_autocast
 def triplet_margin_loss(anchor, positive, negative, margin=1.0, p=2, eps=1e-6, swap=False,
                         size_average=None, reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)
@@ -583,6 +599,7 @@ def triplet_margin_with_distance_loss(anchor, positive, negative, *, distance_fu
     return _reduce((margin + d_ap - d_an).clamp_min(0), reduction)
 
 
+@_fp32_under_autocast
 def poisson_nll_loss(input, target, log_input=True, full=False, size_average=None, eps=1e-8,
                      reduce=None, reduction="mean"):
     reduction = _legacy_reduction(size_average, reduce, reduction)

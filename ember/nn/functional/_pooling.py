@@ -21,6 +21,8 @@ from ember._dispatch import check_int_list  # noqa: E402
 from ember._ops import quantized_nn as _qnn  # noqa: E402  (quantized inputs)
 from ember.autograd.profiler import torch_op_range  # noqa: E402
 from ember.autograd.linear_layout import named, spatial_named, torch_node  # noqa: E402
+from ember.amp.autocast_mode import (fp32_under_autocast as _fp32_under_autocast,  # noqa: E402
+                                     outside_autocast as _outside_autocast)
 
 
 def _tuple(v, n, fname=None, name=None, position=None):
@@ -120,6 +122,7 @@ def max_pool2d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode
 
 @torch_op_range("aten::max_pool3d")
 @named("MaxPool3DWithIndicesBackward0")
+@_fp32_under_autocast
 def max_pool3d(input, kernel_size, stride=None, padding=0, dilation=1, ceil_mode=False,
                return_indices=False):
     """3D max pooling; ``return_indices`` also returns the (flat D*H*W) argmax positions."""
@@ -138,6 +141,7 @@ def max_pool2d_with_indices(input, kernel_size, stride=None, padding=0, dilation
 
 
 @named("MaxPool3DWithIndicesBackward0")
+@_fp32_under_autocast
 def max_pool3d_with_indices(input, kernel_size, stride=None, padding=0, dilation=1,
                             ceil_mode=False, return_indices=False):
     return _max_pool(input, 3, kernel_size, stride, padding, dilation, ceil_mode, True)
@@ -211,6 +215,7 @@ def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 @torch_op_range("aten::avg_pool3d")
 @named("AvgPool3DBackward0")
+@_fp32_under_autocast
 def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3D average pooling."""
@@ -241,6 +246,7 @@ def _check_nonempty(input, name, first):
                                f"dimension {d} being empty")
 
 
+@_outside_autocast
 def _adaptive_avg(input, n, output_size):
     import ember
     if input.dim() not in (n + 1, n + 2):
@@ -250,7 +256,8 @@ def _adaptive_avg(input, n, output_size):
     out = _out_size(input, n, output_size, f"adaptive_avg_pool{n}d")
     if _qnn.is_quantized(input):
         return _qnn.adaptive_avg_pool(input, out)
-    x = input
+    half = input.dtype in (ember.float16, ember.bfloat16)   # float32 math, one rounding
+    x = input.float() if half else input
     for i in range(n):
         d = x.dim() - n + i
         L = x.shape[d]
@@ -258,8 +265,8 @@ def _adaptive_avg(input, n, output_size):
         A = np.zeros((L, out[i]))
         for j in range(out[i]):
             A[start[j]:end[j], j] = 1.0 / (end[j] - start[j])
-        x = ember.matmul(x.movedim(d, -1), ember.tensor(A, dtype=input.dtype)).movedim(-1, d)
-    return x
+        x = ember.matmul(x.movedim(d, -1), ember.tensor(A, dtype=x.dtype)).movedim(-1, d)
+    return x.to(input.dtype) if half else x
 
 
 @torch_op_range("aten::adaptive_avg_pool1d")
@@ -280,6 +287,7 @@ def adaptive_avg_pool2d(input, output_size):
 @torch_op_range("aten::adaptive_avg_pool3d")
 @torch_node(lambda out, x, output_size, *a, **k: "MeanBackward1" if all(
     n == 1 for n in out.shape[-3:]) else "AdaptiveAvgPool3DBackward0")
+@_fp32_under_autocast
 def adaptive_avg_pool3d(input, output_size):
     """3D adaptive average pooling."""
     return _adaptive_avg(input, 3, output_size)
@@ -311,6 +319,7 @@ def adaptive_max_pool2d(input, output_size, return_indices=False):
 
 @torch_op_range("aten::adaptive_max_pool3d")
 @named("AdaptiveMaxPool3DBackward0")
+@_fp32_under_autocast
 def adaptive_max_pool3d(input, output_size, return_indices=False):
     """3D adaptive max pooling."""
     return _adaptive_max(input, 3, output_size, return_indices)
@@ -324,6 +333,7 @@ def adaptive_max_pool2d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max(input, 2, output_size, True)
 
 
+@_fp32_under_autocast
 def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
     return _adaptive_max(input, 3, output_size, True)
 
@@ -385,16 +395,19 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
     return z.scatter(-1, idx, input.reshape(lead + (-1,))).reshape(lead + tuple(out))
 
 
+@_fp32_under_autocast
 def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool1d."""
     return _max_unpool(input, indices, 1, kernel_size, stride, padding, output_size)
 
 
+@_fp32_under_autocast
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool2d."""
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)
 
 
+@_fp32_under_autocast
 def max_unpool3d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool3d."""
     return _max_unpool(input, indices, 3, kernel_size, stride, padding, output_size)

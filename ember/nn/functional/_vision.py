@@ -7,6 +7,8 @@ import numpy as np
 
 from ember._ops.nn_conv import convolution, constant_pad_nd
 from ember._ops import quantized_nn as _qnn
+from ember.amp.autocast_mode import (fp32_under_autocast as _fp32_under_autocast,
+                                     outside_autocast as _outside_autocast)
 from ember.autograd.linear_layout import named, spatial_named, torch_node
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
@@ -37,6 +39,14 @@ def _pad_index(L, lo, hi, mode):
     return i
 
 
+def _pad_mode_in_fp32(args, kwargs):
+    """torch's CPU autocast runs 1-D/2-D reflection and all replication padding in
+    float32."""
+    mode = args[2] if len(args) > 2 else kwargs.get("mode", "constant")
+    pad = args[1] if len(args) > 1 else kwargs.get("pad", ())
+    return mode == "replicate" or mode == "reflect" and len(pad) <= 4
+
+
 # torch's node of each interpolate mode (``{d}``: the spatial rank)
 _UPSAMPLE_NODES = {"nearest": "UpsampleNearest{d}DBackward0",
                    "nearest-exact": "UpsampleNearestExact{d}DBackward0",
@@ -49,6 +59,7 @@ _UPSAMPLE_NODES = {"nearest": "UpsampleNearest{d}DBackward0",
 @torch_node(lambda out, x, pad, mode="constant", *a, **k: {
     "reflect": f"ReflectionPad{len(pad) // 2}DBackward0",
     "replicate": f"ReplicationPad{len(pad) // 2}DBackward0"}.get(mode))
+@_fp32_under_autocast(when=_pad_mode_in_fp32)
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     E = _E()
@@ -175,6 +186,9 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         return _interp_aa(x, S, out, scales, align_corners, mode)
     if mode in need and not (x.is_floating_point() or x.is_complex()):
         return _interp_integer(x, S, out, scales, align_corners, mode)
+    half = mode in need and x.dtype in (E.float16, E.bfloat16)   # float32 math, one rounding
+    if half:
+        x = x.float()
     for i in range(n):
         d = 2 + i
         L, O = S[i], out[i]
@@ -226,7 +240,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         lam_t = E.tensor(lam.reshape(shape), dtype=x.dtype)
         x = x.index_select(d, E.tensor(i0, dtype=E.int64)) * (1 - lam_t) + \
             x.index_select(d, E.tensor(i1, dtype=E.int64)) * lam_t
-    return x
+    return x.to(input.dtype) if half else x
 
 
 def _aa_filter(x, mode):
@@ -262,6 +276,7 @@ def _aa_matrix(L, O, scale_factor, align_corners, mode):
     return A
 
 
+@_outside_autocast
 def _interp_aa(x, S, out, scales, align_corners, mode):
     """Antialiased bilinear / bicubic resize (uint8 in torch's fixed-point arithmetic)."""
     E = _E()
