@@ -107,3 +107,26 @@ def test_half_adaptive_avg_pool_and_interpolate_round_once(dt, autocast):
         np.testing.assert_allclose(e, t, rtol=0, atol=1e-2 if dt == "bfloat16" else 1e-3)
         assert np.mean(e != t) < 0.02        # at most a rare 1-ulp tie
 
+
+def test_sparse_coo_bmm_with_a_dense_batch():
+    """1.9 use_deterministic_algorithms example: ``torch.bmm(sparse, dense)`` on 3-D COO
+    tensors (was NotImplementedError), deterministic, and torch's bmm_sparse errors."""
+    rng = np.random.default_rng(2)
+    a = rng.standard_normal((3, 4, 5)) * (rng.random((3, 4, 5)) < 0.4)
+    b = rng.standard_normal((3, 5, 2))
+    ember.use_deterministic_algorithms(True)
+    try:
+        e = ember.bmm(ember.tensor(a).to_sparse(), ember.tensor(b))
+        assert ember.bmm(ember.tensor(a).to_sparse(), ember.tensor(b)).eq(e).all().item()
+    finally:
+        ember.use_deterministic_algorithms(False)
+    t = torch.bmm(torch.tensor(a).to_sparse(), torch.tensor(b))
+    assert e.layout == ember.strided and str(e.dtype) == str(t.dtype)
+    np.testing.assert_allclose(e.numpy(), t.numpy(), rtol=1e-12)
+    for bad in ((3, 4, 2), (2, 5, 2), (5, 2)):
+        msgs = []
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError) as info:
+                lib.bmm(lib.tensor(a).to_sparse(), lib.zeros(bad, dtype=lib.float64))
+            msgs.append(str(info.value))
+        assert msgs[0] == msgs[1]

@@ -317,6 +317,33 @@ def _mm_rule(self, other):
     return sparse_mm(self, other)
 
 
+def _bmm_rule(self, other):
+    """Sparse COO (B, n, m) @ dense (B, m, p) -> dense (B, n, p) (torch's bmm_sparse):
+    each nonzero (b, i, k) adds its value times row (b, k) of ``other`` to row (b, i)."""
+    if _layout(self) != K.COO or _layout(other) != "strided":
+        _refuse("bmm", self if _layout(self) != "strided" else other)
+    s = coalesce(self)
+    if s.ndim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 3 dims, but has {s.ndim}")
+    if s._data.sparse_dim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'self' must have 0 dense dims, but has "
+                           f"{s.ndim - s._data.sparse_dim}")
+    if other.ndim != 3:
+        raise RuntimeError(f"bmm_sparse: Tensor 'mat2' must have 3 dims, but has {other.ndim}")
+    B, n, m = s.shape
+    if other.shape[0] != B:
+        raise RuntimeError("bmm_sparse: 'self.size(0)' and 'mat2.size(0)' must match")
+    if other.shape[1] != m:
+        raise RuntimeError("bmm_sparse: 'self.size(2)' and 'mat2.size(1)' must match")
+    b, rows, cols = s._data.indices
+    p = other.shape[2]
+    terms = values_of(s).unsqueeze(1) * other.reshape(B * m, p).index_select(
+        0, _ints(b * m + cols))
+    from ember import zeros
+    out = zeros(B * n, p, dtype=terms.dtype)
+    return out.index_add(0, _ints(b * n + rows), terms).reshape(B, n, p)
+
+
 def _matmul_rule(self, other):
     if other.ndim == 1 and _layout(other) == "strided":
         if _layout(self) == K.BSC:
@@ -626,7 +653,7 @@ SPARSE_RULES.update({
     "fill_.Tensor": _fill_inplace, "zero_": lambda self: _fill_inplace(self, 0),
     "cat": _cat_rule, "select.int": _select_rule,
     "zeros_like": lambda self, dtype=None, memory_format=None: _empty_like(self, dtype),
-    "mm": _mm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
+    "mm": _mm_rule, "bmm": _bmm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
     "addmm": lambda input, m1, m2, beta=1, alpha=1: addmm(input, m1, m2, beta=beta,
                                                           alpha=alpha),
     "add.Tensor": _add_rule, "sub.Tensor": _sub_rule, "mul.Tensor": _mul_rule,
