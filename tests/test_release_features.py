@@ -130,3 +130,34 @@ def test_sparse_coo_bmm_with_a_dense_batch():
                 lib.bmm(lib.tensor(a).to_sparse(), lib.zeros(bad, dtype=lib.float64))
             msgs.append(str(info.value))
         assert msgs[0] == msgs[1]
+
+
+def _step_trace(lib, tmp_path, sched):
+    import json
+    model, x = lib.nn.Linear(3, 3), lib.ones(2, 3)
+    seen = []
+
+    def handler(p):
+        path = tmp_path / f"{lib.__name__}_{len(seen)}.json"
+        p.export_chrome_trace(str(path))
+        names = [e["name"] for e in json.load(open(path))["traceEvents"]
+                 if "Step" in e.get("name", "")]
+        steps = [(e.key, e.count) for e in p.key_averages() if "Step" in e.key]
+        linear = [e.count for e in p.key_averages() if e.key == "aten::linear"]
+        seen.append((names, steps, linear))
+    with lib.profiler.profile(activities=[lib.profiler.ProfilerActivity.CPU],
+                              schedule=lib.profiler.schedule(**sched),
+                              on_trace_ready=handler) as p:
+        for _ in range(4):
+            model(x)
+            p.step()
+    return seen
+
+
+@pytest.mark.parametrize("sched", [dict(wait=1, warmup=1, active=2),
+                                   dict(wait=0, warmup=0, active=3),
+                                   dict(wait=0, warmup=1, active=2, repeat=1)])
+def test_profiler_schedule_records_profiler_steps(sched, tmp_path):
+    """1.9 torch.profiler with a schedule: each recorded step is a ``ProfilerStep#n`` range
+    in the trace (``ProfilerStep*`` in key_averages), as the trace viewer expects."""
+    assert _step_trace(ember, tmp_path, sched) == _step_trace(torch, tmp_path, sched)

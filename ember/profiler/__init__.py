@@ -102,6 +102,24 @@ class profile(_ap.profile):
         if self.current_action in _RECORDING:
             self._start()
 
+    def _start(self):
+        super()._start()
+        self._open_step()
+
+    def _open_step(self):
+        """With a schedule, each recorded step is a range holding its ops: ``ProfilerStep*``
+        in events and averages, ``ProfilerStep#<n>`` in the trace, as torch's."""
+        self._step_ev = None
+        if self._user_schedule and self._recording:
+            self._step_ev = self._push("ProfilerStep*", [] if self.record_shapes else None,
+                                       user=True)
+            self._step_ev.trace_name = f"ProfilerStep#{self.step_num}"
+
+    def _close_step(self):
+        ev, self._step_ev = getattr(self, "_step_ev", None), None
+        if ev is not None and self._recording:
+            self._pop(ev)
+
     def stop(self):
         if self._recording:
             self._stop()
@@ -118,13 +136,17 @@ class profile(_ap.profile):
 
     def step(self):
         prev = self.current_action
+        self._close_step()
         self.step_num += 1
         self.current_action = self.schedule(self.step_num)
         if prev in _RECORDING and (prev is ProfilerAction.RECORD_AND_SAVE or
                                    self.current_action not in _RECORDING):
             self.stop()
-        if self.current_action in _RECORDING and not self._recording:
-            self._start()
+        if self.current_action in _RECORDING:
+            if self._recording:
+                self._open_step()
+            else:
+                self._start()
 
 
 def tensorboard_trace_handler(dir_name, worker_name=None, use_gzip=False):
