@@ -307,3 +307,61 @@ def test_smm_is_a_method():
     assert ember.Tensor.smm is not None and not hasattr(ember.Tensor, "hspmm")
     s = _sparse_factor(ember)
     assert s.smm(ember.ones(3, 2)).to_dense().tolist() == [[3., 3.], [3., 3.]]
+
+
+# ------------------------------------------------------------ 8. gradcheck's calls
+
+def _counted(L, log, materialize=True):
+    class Sq(L.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            log.append("f")
+            ctx.set_materialize_grads(materialize)
+            ctx.save_for_backward(x)
+            return x * x
+
+        @staticmethod
+        def backward(ctx, g):
+            log.append("b" if g is not None else "b(None)")
+            x, = ctx.saved_tensors
+            return None if g is None else 2 * x * g
+    return Sq
+
+
+class _TwoOut:
+    @staticmethod
+    def make(L, log):
+        class Two(L.autograd.Function):
+            @staticmethod
+            def forward(ctx, x, y):
+                log.append("f")
+                ctx.save_for_backward(x, y)
+                return x * y, x + y
+
+            @staticmethod
+            def backward(ctx, g1, g2):
+                log.append("b")
+                x, y = ctx.saved_tensors
+                return g1 * y + g2, g1 * x + g2
+        return Two
+
+
+@pytest.mark.parametrize("case", ["default", "no_undefined", "fast", "batched", "no_materialize",
+                                  "two_outputs", "gradgrad"])
+def test_gradcheck_calls_forward_and_backward_as_torch(case):
+    def run(L):
+        log = []
+        x = L.tensor([1., 2., 3.], dtype=L.double, requires_grad=True)
+        gc = L.autograd.gradcheck
+        if case == "two_outputs":
+            y = L.tensor([3.], dtype=L.double, requires_grad=True)
+            ok = gc(_TwoOut.make(L, log).apply, (x, y))
+        elif case == "gradgrad":
+            ok = L.autograd.gradgradcheck(_counted(L, log).apply, (x,))
+        else:
+            f = _counted(L, log, case != "no_materialize").apply
+            kw = {"no_undefined": {"check_undefined_grad": False}, "fast": {"fast_mode": True},
+                  "batched": {"check_batched_grad": True}}.get(case, {})
+            ok = gc(f, (x,), **kw)
+        return ok, "".join(s[0] if s != "b(None)" else "n" for s in log)
+    _same(run)

@@ -107,7 +107,8 @@ def _numerical_jacobian(fn, inputs, x, eps):
     perturbing ``x`` in place one element at a time (conjugate Wirtinger for complex x)."""
     arr = x._data
     cols = []
-    for pos in np.ndindex(arr.shape):
+    outs = None         # the outputs' sizes and kinds, from the last evaluation (as torch,
+    for pos in np.ndindex(arr.shape):       # no extra call of ``fn``)
         orig = arr[pos]
         col = None
         for pert in ((eps,) if not x.is_complex() else (eps, eps * 1j)):
@@ -115,13 +116,14 @@ def _numerical_jacobian(fn, inputs, x, eps):
             a = [o._data.astype(np.complex128 if o.is_complex() else np.float64)
                  for o in _float_outputs(fn(*inputs))]
             arr[pos] = orig + pert
-            b = [o._data.astype(np.complex128 if o.is_complex() else np.float64)
-                 for o in _float_outputs(fn(*inputs))]
+            outs = _float_outputs(fn(*inputs))
+            b = [o._data.astype(np.complex128 if o.is_complex() else np.float64) for o in outs]
             arr[pos] = orig
             d = [((bb - aa) / (2 * eps)).reshape(-1) for aa, bb in zip(a, b)]
             col = d if col is None else [c + 1j * dd for c, dd in zip(col, d)]
         cols.append(col)
-    outs = _float_outputs(fn(*inputs))
+    if outs is None:
+        outs = _float_outputs(fn(*inputs))
     dt = np.complex128 if x.is_complex() else np.float64
     jac = []
     for k, o in enumerate(outs):
@@ -331,20 +333,45 @@ def _test_backward_mul_by_grad_output(outputs, inputs):
     return True
 
 
+class _UndefinedGrad:
+    """Identity whose backward hands back an undefined (None) gradient: the outputs it
+    wraps reach their node with no gradient, as torch's ``UndefinedGrad``."""
+    _fn = None
+
+    @classmethod
+    def apply(cls, t):
+        if cls._fn is None:
+            from ember.autograd.function import Function
+
+            class UndefinedGrad(Function):
+                @staticmethod
+                def forward(ctx, x):
+                    return x.clone()
+
+                @staticmethod
+                def backward(ctx, g):
+                    return None
+            cls._fn = UndefinedGrad
+        return cls._fn.apply(t)
+
+
 def _test_undefined_backward_mode(func, outputs, inputs):
-    """Backward must cope with outputs that get no gradient: differentiate all but one
-    output at a time (the engine passes the missing gradients as undefined/zeros)."""
-    from ember import autograd
+    """Backward must cope with undefined output gradients: run ``func`` again and
+    differentiate through outputs whose gradients are undefined -- all of them, then (with
+    several outputs) each one alone -- expecting undefined or zero input gradients."""
+    from ember import autograd, ones_like
     diff = [x for _, x in _diff_inputs(inputs)]
-    outs = _differentiable_outputs(func(*inputs))
-    if len(outs) <= 1:
-        return True
-    for skip in range(len(outs)):
-        subset = [o for k, o in enumerate(outs) if k != skip]
+    picks = [list(range(len(outputs)))]
+    if len(outputs) > 1:
+        picks += [[k] for k in range(len(outputs))]
+    runs = []                   # (torch runs every forward first, then the backwards)
+    for pick in picks:
+        outs = _differentiable_outputs(func(*inputs))
+        runs.append([_UndefinedGrad.apply(outs[k]) for k in pick])
+    for chosen in runs:
         try:
-            grads = autograd.grad(subset, diff,
-                                  [_make(np.zeros(o._data.shape, o._data.dtype))
-                                   for o in subset], allow_unused=True, retain_graph=True)
+            grads = autograd.grad(chosen, diff, [ones_like(c) for c in chosen],
+                                  allow_unused=True)
         except RuntimeError as e:
             raise GradcheckError("Expected backward function to handle undefined output "
                                  "grads. Please look at \"Notes about undefined output "
@@ -426,14 +453,14 @@ def _check_batched_forward(func, tupled, i, x, atol, rtol):
                                      f"differs from the unbatched one.")
 
 
-def _check_batched_grad(func, inputs, atol, rtol):
+def _check_batched_grad(outputs, inputs, atol, rtol):
     """``autograd.grad(..., is_grads_batched=True)`` (vmap over grad_outputs) gives the
-    same vjps as one call per grad_output."""
+    same vjps as one call per grad_output (on the checked call's outputs, as torch)."""
     from ember import autograd
     tupled = _as_tuple(inputs)
     diff = [x for _, x in _diff_inputs(tupled)]
     rng = np.random.default_rng(0)
-    for k, o in enumerate(_differentiable_outputs(func(*tupled))):
+    for k, o in enumerate(outputs):
         batch = _make(rng.standard_normal((2,) + o._data.shape).astype(o._data.dtype))
         together = autograd.grad(o, diff, batch, retain_graph=True, allow_unused=True,
                                  is_grads_batched=True)
@@ -471,9 +498,8 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
     try:
         if check_backward_ad:
             _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol,
-                              check_undefined_grad, check_grad_dtypes, fast_mode)
-        if check_batched_grad:
-            _check_batched_grad(func, inputs, atol, rtol)
+                              check_undefined_grad, check_grad_dtypes, fast_mode,
+                              check_batched_grad)
         if check_forward_ad:
             _check_forward_ad(func, inputs, eps, atol, rtol, check_batched_forward_grad)
         return True
@@ -484,7 +510,7 @@ def gradcheck(func, inputs, *, eps=1e-6, atol=1e-5, rtol=1e-3, raise_exception=T
 
 
 def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined_grad,
-                      check_grad_dtypes, fast_mode):
+                      check_grad_dtypes, fast_mode, check_batched_grad=False):
     tupled = _as_tuple(inputs)
     _check_inputs(tupled)
     func_out = func(*tupled)
@@ -501,6 +527,8 @@ def _gradcheck_helper(func, inputs, eps, atol, rtol, nondet_tol, check_undefined
               check_grad_dtypes, nondet_tol, complex_indices=complex_out)
     else:
         check(func, func_out, tupled, outputs, eps, rtol, atol, check_grad_dtypes, nondet_tol)
+    if check_batched_grad:
+        _check_batched_grad(outputs, tupled, atol, rtol)
     if outputs:
         _test_backward_mul_by_grad_output(outputs, tupled)
         if check_undefined_grad:
