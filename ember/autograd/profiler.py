@@ -302,8 +302,7 @@ class EventList(list):
         events = []
         for e in self:
             d = {"ph": "X", "cat": "user_annotation" if e.is_user_annotation else "cpu_op",
-                 "name": getattr(e, "trace_name", e.name), "pid": 0, "tid": e.thread,
-                 "ts": e.start_us,
+                 "name": e.name, "pid": 0, "tid": e.thread, "ts": e.start_us,
                  "dur": e.cpu_time_total, "args": {}}
             if e.input_shapes:
                 d["args"]["Input Dims"] = e.input_shapes

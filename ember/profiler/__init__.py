@@ -134,6 +134,22 @@ class profile(_ap.profile):
         self.stop()
         return False
 
+    def export_chrome_trace(self, path):
+        """The trace names each step range ``ProfilerStep#<n>`` (events say ``ProfilerStep*``)."""
+        super().export_chrome_trace(path)
+        names = {ev.start_us: ev.trace_name for ev in self.events()
+                 if getattr(ev, "trace_name", None)}
+        if not names:
+            return
+        import json
+        with open(path) as f:
+            trace = json.load(f)
+        for e in trace["traceEvents"]:
+            if e.get("name") == "ProfilerStep*" and e.get("ts") in names:
+                e["name"] = names[e["ts"]]
+        with open(path, "w") as f:
+            json.dump(trace, f)
+
     def step(self):
         prev = self.current_action
         self._close_step()
