@@ -161,3 +161,30 @@ def test_cell_nodes(cls, kw, dtype):
         assert _levels(outs_e[1].grad_fn, 2) == _levels(outs_t[1].grad_fn, 2)
     _check_grads(outs_e, outs_t, ins_e, ins_t, list(e.parameters()), list(t.parameters()),
                  dtype)
+
+
+EINSUMS = [("ij->ij", [(3, 4)]), ("ij", [(3, 4)]), ("ij->ji", [(3, 4)]), ("ii->i", [(3, 3)]),
+           ("ii", [(3, 3)]), ("ij->j", [(3, 4)]), ("ijk->kji", [(2, 3, 4)]),
+           ("ij,ij->ij", [(3, 4), (3, 4)]), ("ij,ij->i", [(3, 4), (3, 4)]),
+           ("i,i->", [(4,), (4,)]), ("i,j->ij", [(3,), (4,)]), ("i,j->", [(3,), (4,)]),
+           ("ij,jk->ik", [(3, 4), (4, 5)]), ("ij,jk", [(3, 4), (4, 5)]),
+           ("bhqd,bhkd->bhqk", [(2, 3, 4, 5), (2, 3, 6, 5)]),
+           ("ij,jk,kl->il", [(3, 4), (4, 5), (5, 2)]), ("i,i,i->i", [(3,), (3,), (3,)]),
+           ("ij,j,k->ik", [(3, 4), (4,), (5,)]), ("...ij,...jk->...ik", [(2, 3, 4), (2, 4, 5)]),
+           ("...i,...i", [(2, 3), (2, 3)]), ("...i,...i->", [(2, 3), (2, 3)]),
+           ("b i, b j -> b i j", [(2, 3), (2, 4)])]
+
+
+@pytest.mark.parametrize("equation,shapes", EINSUMS)
+def test_einsum_node(equation, shapes):
+    ins_e, ins_t = _inputs(shapes, "float64")
+    oe, ot = ember.einsum(equation, *ins_e), torch.einsum(equation, *ins_t)
+    assert _name(oe.grad_fn) == _name(ot.grad_fn)
+    _check_grads([oe], [ot], ins_e, ins_t, [], [], "float64")
+
+
+def test_einsum_sublist_form_node():
+    ins_e, ins_t = _inputs([(3, 4), (4, 5)], "float64")
+    oe = ember.einsum(ins_e[0], [0, 1], ins_e[1], [1, 2], [0, 2])
+    ot = torch.einsum(ins_t[0], [0, 1], ins_t[1], [1, 2], [0, 2])
+    assert _name(oe.grad_fn) == _name(ot.grad_fn) == "ViewBackward0"

@@ -16,6 +16,7 @@ so the result is unsqueezed and expanded along it.
 """
 from __future__ import annotations
 
+import functools
 import math
 
 import warnings
@@ -552,7 +553,29 @@ def einsum(*args):
         equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
-    return einsum_op(equation, list(operands), None)
+    out = einsum_op(equation, list(operands), None)
+    if out._grad_fn is not None and isinstance(equation, str):
+        from ember.autograd.graph import rename_node
+        rename_node(out._grad_fn, _einsum_node_name(equation))
+    return out
+
+
+@functools.lru_cache(maxsize=256)
+def _einsum_node_name(equation):
+    """torch's last node of ``einsum(equation, ...)``: one operand is permuted (and summed
+    where subscripts leave); several are multiplied, or, where subscripts are summed, go
+    through bmm and come back through a view."""
+    lhs, arrow, rhs = equation.replace(" ", "").partition("->")
+    terms = lhs.split(",")
+    letters = "".join(t.replace("...", "") for t in terms)
+    if arrow:
+        kept, ellipsis_summed = set(rhs.replace("...", "")), "..." not in rhs and "..." in lhs
+    else:
+        kept, ellipsis_summed = {c for c in letters if letters.count(c) == 1}, False
+    summed = ellipsis_summed or any(c not in kept for c in letters)
+    if len(terms) == 1:
+        return "SumBackward1" if summed else "PermuteBackward0"
+    return "ViewBackward0" if summed else "MulBackward0"
 
 
 # -------------------------------------------------------------------- cdist
