@@ -82,3 +82,44 @@ def test_script_module_subclass_with_script_methods():
             assert t == e
             continue
         np.testing.assert_allclose(_np(e), _np(t), rtol=1e-6)
+
+
+def _onnx_nodes(lib, fn, opset, **kw):
+    import io
+    import warnings
+    onnx = pytest.importorskip("onnx")
+
+    class M(lib.nn.Module):
+        def forward(self, a):
+            return fn(a)
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        lib.onnx.export(M(), (lib.randn(2, 3),), f, dynamo=False, opset_version=opset, **kw)
+    proto = onnx.load_from_string(f.getvalue())
+    return [n.op_type for n in proto.graph.node], [o.name for o in proto.graph.output]
+
+
+@pytest.mark.parametrize("case", ["gelu", "gelu_tanh", "sum_all", "sum_all_11", "sum_dim",
+                                  "mean_all_18", "named", "input_out"])
+def test_onnx_export_node_lists_as_torch(case):
+    # the node types users print: outputs named on their node (no trailing Identity),
+    # GELU's nodes in torch's order, full reductions without an axes input (ReduceSum at
+    # opset 11 took an axes input the checker refused)
+    fn, opset, kw = {
+        "gelu": (lambda lib: lambda a: lib.nn.functional.gelu(a), 13, {}),
+        "gelu_tanh": (lambda lib: lambda a: lib.nn.functional.gelu(a, approximate="tanh"),
+                      13, {}),
+        "sum_all": (lambda lib: lambda a: a.sum(), 13, {}),
+        "sum_all_11": (lambda lib: lambda a: a.sum(), 11, {}),
+        "sum_dim": (lambda lib: lambda a: a.sum(1), 13, {}),
+        "mean_all_18": (lambda lib: lambda a: a.mean(), 18, {}),
+        "named": (lambda lib: lambda a: (a * 2).relu(), 17, {"output_names": ["y"]}),
+        "input_out": (lambda lib: lambda a: (a + 1, a), 13,
+                      {"output_names": ["o1", "o2"]}),
+    }[case]
+    t_nodes, t_out = _onnx_nodes(torch, fn(torch), opset, **kw)
+    e_nodes, e_out = _onnx_nodes(ember, fn(ember), opset, **kw)
+    assert e_nodes == t_nodes
+    if "output_names" in kw:
+        assert e_out == t_out

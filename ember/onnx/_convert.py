@@ -80,6 +80,20 @@ def _param_names(model):
     return names
 
 
+def _rename_output(nodes, src, name, taken):
+    """Give a graph output its name on the node computing it, as torch does (an Identity
+    only for an input, a constant or a value already an output): False when it cannot."""
+    if src in taken or not any(src in n.output for n in nodes) or any(
+            a.type in (a.GRAPH, a.GRAPHS) for n in nodes for a in n.attribute):
+        return False
+    for n in nodes:
+        for seq in (n.input, n.output):
+            for j, e in enumerate(seq):
+                if e == src:
+                    seq[j] = name
+    return True
+
+
 def _flat(v):
     if v.items is not None:
         return [x for i in v.items for x in _flat(i)]
@@ -154,13 +168,18 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
         release()
     flat = [x for r in rets for x in _flat(r)]
     output_names = list(output_names or [])
-    outputs, seen = [], set()
+    outputs, seen, renamed = [], set(), {}
     for k, v in enumerate(flat):
         src = g.input(v)
+        src = renamed.get(src, src)
         name = output_names[k] if k < len(output_names) else f"output_{k}"
         if name != src:
             name = ex.reserve(name) if name not in seen else ex.fresh(name)
-            g.nodes.append(helper.make_node("Identity", [src], [name], name=ex.fresh("Identity_n")))
+            if _rename_output(g.nodes, src, name, seen):
+                renamed[src] = name
+            else:
+                g.nodes.append(helper.make_node("Identity", [src], [name],
+                                                name=ex.fresh("Identity_n")))
         seen.add(name)
         e = v.example
         if isinstance(e, ember.Tensor):

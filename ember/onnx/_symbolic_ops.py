@@ -93,11 +93,12 @@ def gelu(g, x, approximate="none"):
     x = cast_to(g, x, dt)
     c = lambda v: g.const(v, dt)    # noqa: E731
     if sv(approximate) == "tanh":
-        inner = g.op("Mul", c(math.sqrt(2 / math.pi)),
-                     g.op("Add", x, g.op("Mul", c(0.044715), g.op("Mul", x, g.op("Mul", x, x)))))
-        return g.op("Mul", g.op("Mul", c(0.5), x), g.op("Add", c(1.0), g.op("Tanh", inner)))
+        cube = g.op("Mul", g.op("Mul", x, x), x)      # torch's node order, same values
+        inner = g.op("Mul", g.op("Add", x, g.op("Mul", cube, c(0.044715))),
+                     c(math.sqrt(2 / math.pi)))
+        return g.op("Mul", g.op("Mul", x, g.op("Add", g.op("Tanh", inner), c(1.0))), c(0.5))
     erf = g.op("Erf", g.op("Div", x, c(math.sqrt(2.0))))
-    return g.op("Mul", g.op("Mul", c(0.5), x), g.op("Add", c(1.0), erf))
+    return g.op("Mul", g.op("Mul", x, g.op("Add", erf, c(1.0))), c(0.5))
 
 
 def _binary(op_type):
@@ -292,13 +293,16 @@ def _reduce(op_type, axes_input):
         axes = reduce_dims(dim, rank(x))
         keep = int(bool(sv(keepdim)))
         xin = cast_to(g, x, dt)
+        if sv(dim) is None:
+            return g.op(op_type, xin, keepdims=keep)      # no axes: all of them
         if axes_input:
             return g.op(op_type, xin, g.const(axes), keepdims=keep)
         return g.op(op_type, xin, axes=axes, keepdims=keep)
     return fn
 
 
-symbolic("aten::sum")(_reduce("ReduceSum", True))
+symbolic("aten::sum")(_reduce("ReduceSum", False))
+symbolic("aten::sum", opset=13)(_reduce("ReduceSum", True))
 symbolic("aten::mean")(_reduce("ReduceMean", False))
 symbolic("aten::mean", opset=18)(_reduce("ReduceMean", True))
 symbolic("aten::amax")(_reduce("ReduceMax", False))
