@@ -188,3 +188,21 @@ def test_einsum_sublist_form_node():
     oe = ember.einsum(ins_e[0], [0, 1], ins_e[1], [1, 2], [0, 2])
     ot = torch.einsum(ins_t[0], [0, 1], ins_t[1], [1, 2], [0, 2])
     assert _name(oe.grad_fn) == _name(ot.grad_fn) == "ViewBackward0"
+
+
+@pytest.mark.parametrize("shape", [(5, 3), (2, 3, 4), (2, 3, 4, 4), (2, 3, 2, 2, 2)])
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("fn", ["cross_entropy", "nll_loss"])
+def test_loss_nodes(fn, reduction, shape):
+    """NllLossBackward0 -> LogSoftmaxBackward0 (the fused cross_entropy record too);
+    NllLoss2DBackward0 for spatial inputs, with torch's views unless 4-D."""
+    ins_e, ins_t = _inputs([shape], "float64")
+    target = np.random.default_rng(2).integers(0, 3, (shape[0],) + shape[2:])
+    outs = []
+    for lib, x in ((ember, ins_e[0]), (torch, ins_t[0])):
+        t = lib.tensor(target)
+        if fn == "nll_loss":
+            x = x.log_softmax(1)
+        outs.append(getattr(lib.nn.functional, fn)(x, t, reduction=reduction))
+    assert _tree(outs[0].grad_fn, 3) == _tree(outs[1].grad_fn, 3)
+    _check_grads(outs[:1], outs[1:], ins_e, ins_t, [], [], "float64")

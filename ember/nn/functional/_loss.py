@@ -198,7 +198,40 @@ def nll_loss(input, target, weight=None, size_average=None, ignore_index=-100, r
         weight = weight.reshape((-1,))
     if input.dim() == 1 and target.dim() == 1:
         target = target.reshape(())                # one sample: a 0-d result like torch
-    return nll_loss_op(input, target, weight, _enum(reduction), ignore_index)
+    out = nll_loss_op(input, target, weight, _enum(reduction), ignore_index)
+    if input.dim() > 2 and out._grad_fn is not None:
+        _nll_loss2d_nodes(out, input.dim())
+    return out
+
+
+def _nll_loss2d_nodes(out, ndim):
+    """torch's nodes of nll_loss over (N, C, d1, ...): its 2-D kernel's NllLoss2DBackward0,
+    with views to and from (N, C, H, W) unless the input is 4-D."""
+    from ember.autograd.graph import _next_seq, rename_node
+    from ember.autograd.linear_layout import _pass, _relay
+    node = out._grad_fn
+    rename_node(node, "NllLoss2DBackward0")
+    if ndim == 4:
+        return
+    edge = node.next_functions[0]
+    if edge[0] is not None:
+        node.next_functions = (_relay("ViewBackward0", (edge,), _pass, node._seq),) + \
+            node.next_functions[1:]
+    if out.dim():                                  # reduction='none': viewed back
+        out._grad_fn = _relay("ViewBackward0", ((node, out._output_nr),), _pass,
+                              _next_seq())[0]
+        out._output_nr = 0
+
+
+def _log_softmax_node(out):
+    """The fused cross_entropy record reads the logits: torch's graph shows its
+    LogSoftmaxBackward0 between NllLossBackward0 and them."""
+    from ember.autograd.linear_layout import _pass, _relay
+    node = out._grad_fn
+    edge = node.next_functions[0]
+    if edge[0] is not None:
+        node.next_functions = (_relay("LogSoftmaxBackward0", (edge,), _pass, node._seq),) + \
+            node.next_functions[1:]
 
 
 def _tname(dt):
@@ -235,7 +268,10 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
                            f"{label_smoothing}")
     if (weight is None and label_smoothing == 0 and _fused_ce_ok(input, target, ignore_index)):
         # logits (N, C) against class indices: one fused record, no log_softmax buffer
-        return _cross_entropy_op(input, target, _enum(reduction), ignore_index)[0]
+        out = _cross_entropy_op(input, target, _enum(reduction), ignore_index)[0]
+        if out._grad_fn is not None:
+            _log_softmax_node(out)
+        return out
     if input.dim() == 0:
         if target.dim() == 0 and not target.is_floating_point():
             raise RuntimeError(f"Expected floating point type for target with class "
