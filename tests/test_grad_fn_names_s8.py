@@ -206,3 +206,18 @@ def test_loss_nodes(fn, reduction, shape):
         outs.append(getattr(lib.nn.functional, fn)(x, t, reduction=reduction))
     assert _tree(outs[0].grad_fn, 3) == _tree(outs[1].grad_fn, 3)
     _check_grads(outs[:1], outs[1:], ins_e, ins_t, [], [], "float64")
+
+
+@pytest.mark.parametrize("reduction", ["mean", "sum", "none"])
+@pytest.mark.parametrize("weighted", [False, True])
+def test_cross_entropy_label_smoothing_nodes(reduction, weighted):
+    """torch scales the two terms with mul's Scalar overload (MulBackward1)."""
+    ins_e, ins_t = _inputs([(4, 3)], "float64")
+    w = np.random.default_rng(3).random(3)
+    outs = []
+    for lib, x in ((ember, ins_e[0]), (torch, ins_t[0])):
+        outs.append(lib.nn.functional.cross_entropy(
+            x, lib.tensor([0, 1, 2, 1]), weight=lib.tensor(w) if weighted else None,
+            label_smoothing=0.2, reduction=reduction, ignore_index=1))
+    assert _levels(outs[0].grad_fn, 3) == _levels(outs[1].grad_fn, 3)
+    _check_grads(outs[:1], outs[1:], ins_e, ins_t, [], [], "float64")

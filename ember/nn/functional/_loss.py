@@ -321,7 +321,9 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
         ret = smooth.sum()
     else:
         ret = smooth
-    return (1 - label_smoothing) * nll + ret * (label_smoothing / C)
+    # torch scales both terms through mul's Scalar overload: MulBackward1 nodes
+    return record_as("MulBackward1", lambda loss: loss * (1 - label_smoothing), nll) + \
+        record_as("MulBackward1", lambda loss: loss * (label_smoothing / C), ret)
 
 
 # -------------------------------------------------------------------- binary
