@@ -191,6 +191,7 @@ UNTESTED_RECORDS.update(dict.fromkeys((
     "tests/test_sparse_compressed.py"))
 UNTESTED_RECORDS.update(dict.fromkeys((
     "_complex32_to_complex64", "_complex64_to_complex32"), "tests/test_complex32.py"))
+UNTESTED_RECORDS.update(dict.fromkeys(("_sparse_smm", "hspmm"), "tests/test_semantics_s8.py"))
 UNTESTED_RECORDS["hash_tensor"] = "tests/test_dtypes_unsigned.py (against torch)"
 # quantized tensors' records (quantize/dequantize, int_repr, q_scale..., and every
 # ``quantized::`` op): tests/quantization/ compares their integers with torch's bit for bit
