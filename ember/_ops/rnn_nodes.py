@@ -5,15 +5,17 @@ step as one record (ember/_ops/rnn_cell.py, its node named after torch's node of
 ``MulBackward0`` for LSTMCell, whose c gets ``AddBackward0`` here, ``AddBackward0`` for
 GRUCell). torch on CPU shows other nodes:
 
-* an LSTM layer over float32 padded input without projection is one oneDNN node,
-  ``MkldnnRnnLayerBackward0`` with edges (input, w_ih, w_hh, b_ih, b_hh, hx, cx); with
-  ``batch_first`` torch transposes around it (``TransposeBackward0`` on the output,
-  ``CloneBackward0`` -> ``TransposeBackward0`` on the input);
-* every other layer (LSTM float64, with ``proj_size`` or over packed rows; GRU; RNN) is
-  torch's per-step graph: the output is ``StackBackward0`` of the steps' last nodes
-  (``MulBackward0`` o*tanh(c), ``MmBackward0`` with a projection, ``AddBackward0`` for
-  GRU), packed rows ``CatBackward0`` of them, ``h_n``/``c_n`` stack each layer's last
-  step (``AddBackward0`` for c; ``CatBackward0`` where packed sequences end early).
+* an LSTM layer over float32 input without projection (padded, or packed sequences of one
+  length) is one oneDNN node, ``MkldnnRnnLayerBackward0`` with edges (input, w_ih, w_hh,
+  b_ih, b_hh, hx, cx); with ``batch_first`` torch transposes around it
+  (``TransposeBackward0`` on the output, [``CloneBackward0`` ->] ``TransposeBackward0`` on
+  the input);
+* every other layer (LSTM float64, with ``proj_size`` or over packed sequences of several
+  lengths; GRU; RNN) is torch's per-step graph: the output is ``StackBackward0`` of the
+  steps' last nodes (``MulBackward0`` o*tanh(c), ``MmBackward0`` with a projection,
+  ``AddBackward0`` for GRU), packed rows ``CatBackward0`` of them, ``h_n``/``c_n`` stack
+  each layer's last step (``AddBackward0`` for c), packed ones going forward a
+  ``CatBackward0`` of the sequences' final states.
 
 The functions here give ember's graph those names at the top: the fused node is renamed
 after the step node it stands for, and thin relay nodes (which only pass the gradient on)
