@@ -24,13 +24,40 @@ def _cpus():
         return max(1, os.cpu_count() or 1)
 
 
-_settings = {"threads": None, "interop": None, "limiter": None}
+def _env_threads(cpus):
+    """The default thread count as torch starts it: ``MKL_NUM_THREADS`` first (a value that
+    is not a number or below 1 reads as 1; 0 or empty: unset), then ``OMP_NUM_THREADS``
+    (the first of a list; not a positive number: unset), else the CPUs; at most the CPUs."""
+    mkl = os.environ.get("MKL_NUM_THREADS", "").strip()
+    if mkl and mkl != "0":
+        try:
+            return min(max(1, int(mkl.split(",")[0])), cpus)
+        except ValueError:
+            return 1
+    omp = os.environ.get("OMP_NUM_THREADS", "").split(",")[0].strip()
+    try:
+        n = int(omp)
+    except ValueError:
+        n = 0
+    return min(n, cpus) if n >= 1 else cpus
+
+
+def _default_threads():
+    """Threads when ``set_num_threads`` was not called (counted once)."""
+    n = _settings.get("default")
+    if n is None:
+        n = _settings["default"] = _env_threads(_cpus())
+    return n
+
+
+_settings = {"threads": None, "interop": None, "limiter": None, "default": None}
 
 
 def get_num_threads():
-    """Threads ember's kernels may use (default: the CPUs this process may run on)."""
+    """Threads ember's kernels may use (default: ``MKL_NUM_THREADS`` / ``OMP_NUM_THREADS``
+    as torch reads them, else the CPUs this process may run on)."""
     n = _settings["threads"]
-    return _cpus() if n is None else n
+    return _default_threads() if n is None else n
 
 
 def _positive(n, name):

@@ -65,18 +65,12 @@ def available(K):
     return K < _MAX_K and _onnxruntime() is not None
 
 
-_cpus = []
-
 
 def _threads():
     """ember's thread count (``set_num_threads``, else the CPUs, counted once)."""
-    from ember._threads import _settings, _cpus as count
+    from ember._threads import _settings, _default_threads
     n = _settings["threads"]
-    if n is None:
-        if not _cpus:
-            _cpus.append(count())
-        n = _cpus[0]
-    return n
+    return _default_threads() if n is None else n
 
 
 def _session(per_column):
