@@ -161,3 +161,40 @@ def test_profiler_schedule_records_profiler_steps(sched, tmp_path):
     """1.9 torch.profiler with a schedule: each recorded step is a ``ProfilerStep#n`` range
     in the trace (``ProfilerStep*`` in key_averages), as the trace viewer expects."""
     assert _step_trace(ember, tmp_path, sched) == _step_trace(torch, tmp_path, sched)
+
+
+def _fused_quantized(lib):
+    nn = lib.nn
+    aq = lib.ao.quantization
+
+    class E(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.q, self.dq = aq.QuantStub(), aq.DeQuantStub()
+            self.conv, self.relu = nn.Conv2d(3, 4, 3), nn.ReLU()
+            self.fc, self.r2, self.fc2 = nn.Linear(4, 2), nn.ReLU(), nn.Linear(2, 2)
+
+        def forward(self, x):
+            x = self.relu(self.conv(self.q(x))).mean((2, 3))
+            return self.dq(self.fc2(self.r2(self.fc(x))))
+    lib.manual_seed(0)
+    e = E().eval()
+    e.qconfig = aq.get_default_qconfig("x86")
+    fused = aq.fuse_modules(e, [["conv", "relu"], ["fc", "r2"]])
+    prepared = aq.prepare(fused)
+    prepared(lib.ones(2, 3, 6, 6))
+    return fused, aq.convert(prepared)
+
+
+def test_numeric_suite_compare_weights_of_a_fused_model():
+    """1.6 quantization numeric suite: compare_weights pairs a fused float model's
+    ``conv.0.weight`` / ``fc.0.weight`` with the quantized ``conv.weight`` / packed fc."""
+    import torch.ao.ns._numeric_suite as tns
+    import ember.ao.ns._numeric_suite as ens
+    keys = []
+    for lib, ns in ((ember, ens), (torch, tns)):
+        fused, quantized = _fused_quantized(lib)
+        wc = ns.compare_weights(fused.state_dict(), quantized.state_dict())
+        keys.append(sorted((k, tuple(v["float"].shape)) for k, v in wc.items()))
+    assert keys[0] == keys[1] and len(keys[0]) == 3
+

@@ -40,7 +40,9 @@ NON_LEAF_MODULE_TO_ADD_OBSERVER_ALLOW_LIST = {nn.LSTM} | _classes(
 def compare_weights(float_dict, quantized_dict):
     """``{key: {"float": w, "quantized": qw}}`` for each weight of ``quantized_dict`` (a
     state dict) that ``float_dict`` has: ``<m>.weight`` pairs with itself, a packed linear
-    ``<m>._packed_params._packed_params`` (a ``(weight, bias)`` pair) with ``<m>.weight``."""
+    ``<m>._packed_params._packed_params`` (a ``(weight, bias)`` pair) with ``<m>.weight``;
+    a fused float model's ``<m>.0.weight`` (ConvReLU2d, LinearReLU...) stands for
+    ``<m>.weight``."""
     pairs = {}
     for key, q_value in quantized_dict.items():
         if key.endswith(_PACKED_SUFFIX):
@@ -49,8 +51,11 @@ def compare_weights(float_dict, quantized_dict):
             src = key
         else:
             continue
+        fused = src[:-len("weight")] + "0.weight"
         if src in float_dict:
             pairs[key] = {"float": float_dict[src], "quantized": q_value}
+        elif fused in float_dict:
+            pairs[key] = {"float": float_dict[fused], "quantized": q_value}
     return pairs
 
 
