@@ -198,3 +198,18 @@ def test_numeric_suite_compare_weights_of_a_fused_model():
         keys.append(sorted((k, tuple(v["float"].shape)) for k, v in wc.items()))
     assert keys[0] == keys[1] and len(keys[0]) == 3
 
+
+def test_graph_node_kind_is_callable_and_lite_buffer():
+    """1.6/1.9 mobile: ``[n.kind() for n in m.graph.nodes()]`` as torch's Node API, and
+    ``_save_to_buffer_for_lite_interpreter`` bytes load in the lite interpreter."""
+    from ember.jit.mobile import _load_for_lite_interpreter
+    m = ember.jit.script(ember.nn.Linear(2, 2))
+    tm = torch.jit.script(torch.nn.Linear(2, 2))
+    kinds = [n.kind() for n in m.graph.nodes()]
+    assert kinds == [n.kind() for n in tm.graph.nodes()]
+    assert all(type(n.kind()) is str and n.kind == n.kind() for n in m.graph.nodes())
+    data = m._save_to_buffer_for_lite_interpreter()
+    assert isinstance(data, bytes)
+    x = ember.ones(3, 2)
+    np.testing.assert_allclose(_load_for_lite_interpreter(io.BytesIO(data))(x).detach().numpy(),
+                               m(x).detach().numpy())

@@ -89,12 +89,24 @@ class Value:
 NOT_CONSTANT = object()
 
 
+class Kind(str):
+    """A node's kind ("aten::add"): a string that can also be called, as torch's
+    ``Node.kind()`` is (``[n.kind() for n in graph.nodes()]``)."""
+    __slots__ = ()
+
+    def __call__(self):
+        return str(self)
+
+    def __reduce__(self):            # pickles (archives, lite bytecode) hold a plain str
+        return str, (str(self),)
+
+
 class Node:
     __slots__ = ("kind", "inputs", "outputs", "blocks", "attrs", "source", "op", "fn",
                  "kwnames", "owner", "__weakref__")
 
     def __init__(self, kind, inputs=(), attrs=None, source=None):
-        self.kind = kind
+        self.kind = Kind(kind)
         self.inputs = []
         self.outputs = []
         self.blocks = []
@@ -172,7 +184,7 @@ SIDE_EFFECTS = {"prim::RaiseException", "prim::Print", "aten::warn", "prim::SetA
 class _ReturnNode:
     """Stands for a block's return statement in Value.uses."""
     __slots__ = ("block", "__weakref__")
-    kind = "prim::Return"
+    kind = Kind("prim::Return")
 
     def __init__(self, block):
         self.block = block
@@ -230,7 +242,7 @@ class Block:
 class _ParamNode:
     """The 'producer' of a block parameter."""
     __slots__ = ("block",)
-    kind = "prim::Param"
+    kind = Kind("prim::Param")
 
     def __init__(self, block):
         self.block = block

@@ -484,6 +484,13 @@ class RecursiveScriptModule(ScriptModule):
         from ember.jit.mobile import _save_for_lite_interpreter
         _save_for_lite_interpreter(self, f, _extra_files=_extra_files)
 
+    def _save_to_buffer_for_lite_interpreter(self, _extra_files=None):
+        """The lite-interpreter file as bytes."""
+        import io
+        buf = io.BytesIO()
+        self._save_for_lite_interpreter(buf, _extra_files=_extra_files)
+        return buf.getvalue()
+
     def __copy__(self):
         raise NotImplementedError("copying a scripted module is not supported; use "
                                   "copy.deepcopy")

@@ -142,7 +142,7 @@ class Generator:
             self.node(c, n)
 
     def node(self, c, n):
-        kind = n.kind
+        kind = str(n.kind)
         handler = getattr(self, "n_" + kind.replace("::", "_"), None)
         if handler is not None:
             return handler(c, n)

@@ -120,7 +120,7 @@ def _is_const(v):
 
 def _op_record(node):
     """A node calling an ember op record: torch's name, overload and arguments."""
-    base = _INTERNAL.get(node.kind, node.kind)
+    base = str(_INTERNAL.get(node.kind, node.kind))     # a plain str for the pickles
     short = base.split("::", 1)[1]
     overload = node.op.name.partition(".")[2]
     args = list(node.inputs)
@@ -149,12 +149,12 @@ def _scalar_op(node):
         overload = kinds[0]
     else:
         overload = "_".join(kinds)
-    return node.kind, overload, list(node.inputs)
+    return str(node.kind), overload, list(node.inputs)
 
 
 def torch_op(node):
     """(name, overload, args) of ``node`` in torch's operator set, or raise."""
-    kind = _ALIASES.get(node.kind, node.kind)
+    kind = str(_ALIASES.get(node.kind, node.kind))
     if kind in _FUNCTIONAL and node.fn is not None:
         return _functional(node, kind)
     if node.op is not None:
