@@ -213,3 +213,63 @@ def test_graph_node_kind_is_callable_and_lite_buffer():
     x = ember.ones(3, 2)
     np.testing.assert_allclose(_load_for_lite_interpreter(io.BytesIO(data))(x).detach().numpy(),
                                m(x).detach().numpy())
+
+
+_ZERO = """
+lib = LIB
+nn = lib.nn
+from_np = lambda a: lib.from_numpy(np.ascontiguousarray(a))
+rng = np.random.default_rng(0)
+m = nn.Sequential(nn.Linear(4, 6), nn.ReLU(), nn.Linear(6, 3), nn.Linear(3, 3, bias=False))
+with lib.no_grad():
+    for p in m.parameters():
+        p.copy_(from_np(rng.standard_normal(tuple(p.shape))))
+ddp = lib.nn.parallel.DistributedDataParallel(m)
+import importlib
+ZeRO = importlib.import_module(lib.__name__ + ".distributed.optim").ZeroRedundancyOptimizer
+zo = ZeRO(ddp.parameters(), optimizer_class=lib.optim.Adam, lr=0.01, betas=(0.8, 0.9))
+local = [list(p.shape) for g in zo.optim.param_groups for p in g["params"]]
+for i in range(3):
+    zo.zero_grad()
+    ddp(lib.ones(3, 4) * (RANK + 1 + i)).pow(2).sum().backward()
+    zo.step()
+zo.consolidate_state_dict(to=0)
+summary = None
+if RANK == 0:
+    sd = zo.state_dict()
+    summary = [sorted(sd["state"]), sd["param_groups"][0]["params"],
+               sorted(sd["state"][0]), sd["state"][0]["exp_avg"].numpy().tolist()]
+    zo.load_state_dict(sd)
+else:
+    try:
+        zo.state_dict()
+    except RuntimeError as e:
+        summary = str(e)
+zo.add_param_group({"params": [nn.Parameter(lib.ones(2))], "lr": 0.5})
+report([local, [p.detach().numpy().tolist() for p in m.parameters()], summary,
+        [len(g["params"]) for g in zo.optim.param_groups]])
+dist.destroy_process_group()
+"""
+
+
+def test_zero_redundancy_optimizer_matches_torch():
+    """ZeroRedundancyOptimizer (1.8, listed with DDP): torch's greedy shards, identical
+    parameters after DDP steps, a consolidated global state dict on rank 0 (global indices)
+    and torch's error elsewhere, add_param_group."""
+    pytest.importorskip("mpi4py")
+    from tests.distributed.workers import PROLOGUE, run_workers
+    torch_prologue = PROLOGUE.replace("import ember\nimport ember.distributed as dist",
+                                      "import torch\nimport torch.distributed as dist")
+    ours = run_workers(_ZERO.replace("LIB", "ember"), 2)
+    theirs = run_workers(_ZERO.replace("LIB", "torch"), 2, prologue=torch_prologue)
+    for rank in range(2):
+        (local, params, summary, groups), = ours[rank]
+        (t_local, t_params, t_summary, t_groups), = theirs[rank]
+        assert local == t_local and groups == t_groups
+        for a, b in zip(params, t_params):
+            np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+        if rank == 0:
+            assert summary[:3] == t_summary[:3]
+            np.testing.assert_allclose(summary[3], t_summary[3], rtol=1e-5, atol=1e-7)
+        else:
+            assert summary == t_summary

@@ -8,8 +8,9 @@ import threading
 
 from ember.distributed import autograd as dist_autograd
 from ember.distributed import rpc
+from ember.distributed.optim.zero_redundancy_optimizer import ZeroRedundancyOptimizer  # noqa: E402
 
-__all__ = ["DistributedOptimizer"]
+__all__ = ["DistributedOptimizer", "ZeroRedundancyOptimizer"]
 
 _step_lock = threading.Lock()      # one step at a time per worker: parameters are shared
 
