@@ -273,3 +273,12 @@ def test_zero_redundancy_optimizer_matches_torch():
             np.testing.assert_allclose(summary[3], t_summary[3], rtol=1e-5, atol=1e-7)
         else:
             assert summary == t_summary
+
+
+@pytest.mark.parametrize("fname", ["zeros", "ones", "empty", "rand", "randn"])
+def test_named_tensor_factories_refused_as_torch(fname):
+    """Named tensors (1.3-1.4 prototype) are gone from torch: ``names=`` is a TypeError
+    (ember silently dropped it and returned an unnamed tensor)."""
+    for lib in (ember, torch):
+        with pytest.raises(TypeError, match="names"):
+            getattr(lib, fname)(2, 3, names=("N", "C"))

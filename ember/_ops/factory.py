@@ -233,7 +233,7 @@ def _fill_dtype(fill_value):
 
 @public()
 def zeros(*size, out=None, dtype=None, layout=None, device=None, pin_memory=False,
-          requires_grad=False, names=None, **kw):
+          requires_grad=False, **kw):
     """A tensor of zeros of the given size."""
     to_device(device)
     shape = var_size(size, "zeros", _size_kw(kw, "zeros"))
@@ -243,7 +243,7 @@ def zeros(*size, out=None, dtype=None, layout=None, device=None, pin_memory=Fals
 
 @public()
 def ones(*size, out=None, dtype=None, layout=None, device=None, pin_memory=False,
-         requires_grad=False, names=None, **kw):
+         requires_grad=False, **kw):
     """A tensor of ones of the given size."""
     to_device(device)
     shape = var_size(size, "ones", _size_kw(kw, "ones"))
@@ -253,7 +253,7 @@ def ones(*size, out=None, dtype=None, layout=None, device=None, pin_memory=False
 
 @public()
 def empty(*size, out=None, dtype=None, layout=None, device=None, pin_memory=False,
-          requires_grad=False, memory_format=None, names=None, **kw):
+          requires_grad=False, memory_format=None, **kw):
     """An uninitialised tensor (ember fills it with zeros)."""
     to_device(device)
     shape = var_size(size, "empty", _size_kw(kw, "empty"))

@@ -176,7 +176,7 @@ def _bad_combination(fname, args, sigs):
 
 @public()
 def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-         pin_memory=False, requires_grad=False, names=None, **kw):
+         pin_memory=False, requires_grad=False, **kw):
     """Uniform samples in [0, 1) (default float dtype)."""
     to_device(device)
     shape = var_size(size, "rand", _size_kw(kw, "rand"))
@@ -187,7 +187,7 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 @public()
 def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
-          pin_memory=False, requires_grad=False, names=None, **kw):
+          pin_memory=False, requires_grad=False, **kw):
     """Standard normal samples (default float dtype)."""
     to_device(device)
     shape = var_size(size, "randn", _size_kw(kw, "randn"))
