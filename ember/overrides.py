@@ -501,10 +501,9 @@ def install_subclass_protocol(cls):
     """Called for each new Tensor subclass: wrap the hand-written methods it does not
     define itself (nor a class between it and Tensor), if it takes part in the protocol."""
     from ember._tensor import Tensor
-    if not _overrides(cls):
-        return
-    if _users_type(cls):
-        _wrap_functional()
+    if not _overrides(cls) or not _users_type(cls):
+        return                  # (ember's own tensor kinds route what they need themselves)
+    _wrap_functional()
     if any("__torch_function_wrapped__" in k.__dict__ for k in cls.__mro__[1:]):
         return                              # inherited from a wrapped subclass
     own = set()
