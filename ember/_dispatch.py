@@ -13,7 +13,7 @@ from __future__ import annotations
 
 import numpy as np
 
-from ember import _dtype
+from ember import _dtype, _overlap
 from ember._state import state
 from ember._kernels.util import allocation_error
 from ember._tensor import Tensor, _make, _TENSOR_TF
@@ -332,6 +332,8 @@ def _call(op, args, out):
 
 
 def _call_general(op, args, out):
+    if op.is_inplace:
+        _overlap.check_inplace(op, args)        # torch's refusals of overlapping sources
     if op.composite is not None:
         if _needs_tf_check(op, args):
             types = _torch_function_args(op, args) if not _tf_disabled() else None
@@ -341,7 +343,10 @@ def _call_general(op, args, out):
         result = _run_composite(op, args)
         if op.is_inplace:           # composite in-place variant: write the result back
             return args[0].copy_(result)
-        return result if out is None else _write_out(op, result, out)
+        if out is None:
+            return result
+        _overlap.check_out(op, args, out)
+        return _write_out(op, result, out)
     if op.check_inputs is not None:
         op.check_inputs(args)
     vals = list(args)
@@ -500,6 +505,7 @@ def _run_kernel(op, args, vals, res_dt, req, out):
     if req and state.grad_enabled and op.differentiable:
         _graph.record(op, args, outputs)
     if out is not None:
+        _overlap.check_out(op, args, out)
         return _write_out(op, result, out)
     if op.num_outputs > 1 and not op.returns_list:
         return wrap_returns(op, outputs)

@@ -365,3 +365,58 @@ def test_gradcheck_calls_forward_and_backward_as_torch(case):
             ok = gc(f, (x,), **kw)
         return ok, "".join(s[0] if s != "b(None)" else "n" for s in log)
     _same(run)
+
+
+# ------------------------------------------------------------ 4. overlapping writes
+
+def _b(L, n=8):
+    return L.arange(float(n))
+
+
+_OVERLAPS = {
+    "mask_value_overlaps": lambda L, b: b.__setitem__(b > 3, b[:4]),
+    "mask_value_inside": lambda L, b: b.__setitem__(b > 3, b[4:]),
+    "slice_partial": lambda L, b: b.__setitem__(slice(2, 6), b[:4]),
+    "slice_disjoint": lambda L, b: b.__setitem__(slice(4, None), b[:4]),
+    "slice_same": lambda L, b: b.__setitem__(slice(4, None), b[4:]),
+    "index_put_value": lambda L, b: b.__setitem__(L.tensor([4, 5, 6, 7]), b[:4]),
+    "index_put_whole": lambda L, b: b.__setitem__(L.tensor([0, 1]), b[0:2]),
+    "index_put_strided": lambda L, b: b.__setitem__(L.tensor([0, 2, 4, 6]), b[1::2].clone()),
+    "index_put_indices": lambda L, b: b.long().__setitem__(
+        (lambda c: c[:2])(L.arange(8)), 5),
+    "index_copy_": lambda L, b: b.index_copy_(0, L.tensor([4, 5, 6, 7]), b[:4]),
+    "index_add_": lambda L, b: b.index_add_(0, L.tensor([4, 5, 6, 7]), b[:4]),
+    "scatter_": lambda L, b: b.scatter_(0, L.tensor([4, 5, 6, 7]), b[:4]),
+    "scatter_add_": lambda L, b: b.scatter_add_(0, L.tensor([4, 5, 6, 7]), b[:4]),
+    "put_": lambda L, b: b.put_(L.tensor([4, 5, 6, 7]), b[:4]),
+    "copy_partial": lambda L, b: b[2:6].copy_(b[:4]),
+    "copy_self": lambda L, b: b.copy_(b),
+    "add_partial": lambda L, b: b[2:6].add_(b[:4]),
+    "add_self": lambda L, b: b.add_(b),
+    "add_0d_view_of_self": lambda L, b: b.add_(b[0]),
+    "add_0d_view_outside": lambda L, b: b[1:].add_(b[0]),
+    "square_transposed": lambda L, b: (lambda m: m.add_(m.t()))(b[:4].view(2, 2)),
+    "add_strided": lambda L, b: b[::2].add_(b[1::2]),
+    "lerp_": lambda L, b: b[2:6].lerp_(b[:4], 0.5),
+    "addcmul_": lambda L, b: b[2:6].addcmul_(b[:4], L.ones(4)),
+    "clamp_": lambda L, b: b[2:6].clamp_(min=b[:4]),
+    "pow_": lambda L, b: b[1:5].pow_(b[:4]),
+    "neg_out": lambda L, b: L.neg(b[:4], out=b[2:6]),
+    "add_out_partial": lambda L, b: L.add(b[:4], 1, out=b[2:6]),
+    "mul_out_same": lambda L, b: L.mul(b, 2, out=b),
+    "cat_out": lambda L, b: L.cat([b[:2], b[2:4]], out=b[2:6]),
+    "index_select_out": lambda L, b: L.index_select(b, 0, L.tensor([0, 1]), out=b[1:3]),
+    "masked_fill_": lambda L, b: b.masked_fill_(b > 5, b[0]),
+    "fill_": lambda L, b: b[2:6].fill_(b[0]),
+    "detach_partial": lambda L, b: b.detach()[2:6].add_(b[:4]),
+    "rows": lambda L, b: b.view(4, 2)[1:].add_(b.view(4, 2)[:-1]),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_OVERLAPS))
+def test_overlapping_writes_as_torch(name):
+    def run(L):
+        b = _b(L)
+        _OVERLAPS[name](L, b)
+        return b.tolist()
+    _same(run)

@@ -53,11 +53,14 @@ def test_add_alpha_inplace_matches_torch(dtype, shape):
 
 
 def test_add_alpha_inplace_overlapping_views():
+    # torch refuses operands that partly overlap the written tensor (dense layouts)
     base = ember.arange(70000, dtype=ember.float32)
-    want = base.numpy().copy()
-    want[1:] = want[1:] + 2 * want[:-1]
-    base[1:].add_(base[:-1], alpha=2)            # overlapping operands
-    np.testing.assert_array_equal(base.numpy(), want)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        base[1:].add_(base[:-1], alpha=2)
+    assert base[:3].tolist() == [0, 1, 2]
+    t = torch.arange(10.)
+    with pytest.raises(RuntimeError, match="refer to a single memory location"):
+        t[1:].add_(t[:-1], alpha=2)
 
 
 @pytest.mark.parametrize("in_shape", [(32, 40), (4, 8, 40)])
