@@ -123,3 +123,34 @@ def test_onnx_export_node_lists_as_torch(case):
     assert e_nodes == t_nodes
     if "output_names" in kw:
         assert e_out == t_out
+
+
+def test_onnx_default_opset_20_gelu_and_reductions_with_axes_inputs():
+    # torch 2.13's legacy exporter defaults to opset 20 (ember wrote 17): GELU is one Gelu
+    # node there, and from opset 18 on every Reduce* takes its axes as an input (ember
+    # wrote an axes attribute: var/normalize/norms at opset >= 18 failed the checker)
+    import io
+    import warnings
+    onnx = pytest.importorskip("onnx")
+    ort = pytest.importorskip("onnxruntime")
+    got = []
+    x = np.random.default_rng(0).standard_normal((2, 4, 3)).astype(np.float32)
+    for lib in (torch, ember):
+        class M(lib.nn.Module):
+            def forward(self, a):
+                a = lib.nn.functional.gelu(a)
+                return a.mean((1, 2)), a.var(1), a.amax(2), a.norm(dim=1), a.prod(1)
+        f = io.BytesIO()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            lib.onnx.export(M(), (lib.from_numpy(x),), f, dynamo=False, input_names=["a"])
+        proto = onnx.load_from_string(f.getvalue())
+        outs = ort.InferenceSession(f.getvalue()).run(None, {"a": x})
+        got.append((proto.opset_import[0].version,
+                    [n.op_type for n in proto.graph.node if n.op_type.startswith(("Gelu", "Reduce"))],
+                    outs))
+    (tv, tn, to), (ev, en, eo) = got
+    assert ev == tv == 20
+    assert en[0] == tn[0] == "Gelu"
+    for a, b in zip(to, eo):
+        np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)

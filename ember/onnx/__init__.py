@@ -27,7 +27,7 @@ __all__ = ["export", "is_in_onnx_export", "register_custom_op_symbolic",
 
 producer_name = "ember"
 producer_version = "0.1.0"
-DEFAULT_OPSET = 17
+DEFAULT_OPSET = 20
 
 
 class TrainingMode(enum.IntEnum):
@@ -87,8 +87,9 @@ def export(model, args=(), f=None, export_params=True, verbose=False,
     object); returns the ``onnx.ModelProto`` when ``f`` is None.
 
     dynamic_axes: {name: [axis, ...]} or {name: {axis: "dim_name"}} for inputs/outputs.
-    opset_version: default 17. training: TrainingMode (EVAL runs ``model.eval()`` for the
-    export). keep_initializers_as_inputs lists the weights as graph inputs too."""
+    opset_version: default 20 (as torch 2.13). training: TrainingMode (EVAL runs
+    ``model.eval()`` for the export). keep_initializers_as_inputs lists the weights as
+    graph inputs too."""
     if dynamo:
         raise NotImplementedError("ember.onnx.export(dynamo=True): ember has no torch.export/"
                                   "dynamo; use the TorchScript-based exporter (dynamo=False)")

@@ -18,6 +18,10 @@ import ember
 _MISSING = object()
 
 
+_AXES_INPUT_18 = frozenset({"ReduceMean", "ReduceMax", "ReduceMin", "ReduceProd", "ReduceL1",
+                            "ReduceL2", "ReduceLogSum", "ReduceLogSumExp", "ReduceSumSquare"})
+
+
 class V:
     __slots__ = ("name", "value", "example", "items")
 
@@ -108,6 +112,9 @@ class GraphContext:
 
     def op(self, op_type, *inputs, outputs=1, domain="", **attrs):
         from onnx import helper
+        if op_type in _AXES_INPUT_18 and not domain and self.opset >= 18 and \
+                attrs.get("axes") is not None:      # opset 18 moved axes to an input
+            inputs = (inputs[0], self.const(list(attrs.pop("axes"))))
         names = [self.input(i) for i in inputs]
         while names and names[-1] == "":
             names.pop()             # omitted trailing optional inputs

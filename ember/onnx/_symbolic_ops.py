@@ -101,6 +101,12 @@ def gelu(g, x, approximate="none"):
     return g.op("Mul", g.op("Mul", x, g.op("Add", erf, c(1.0))), c(0.5))
 
 
+@symbolic("aten::gelu", opset=20)
+def gelu_20(g, x, approximate="none"):
+    """Opset 20 has a Gelu operator (torch exports it from opset 20 on)."""
+    return g.op("Gelu", cast_to(g, x, out_dtype(g)), approximate=sv(approximate))
+
+
 def _binary(op_type):
     def fn(g, a, b, *_):
         dt = out_dtype(g)
