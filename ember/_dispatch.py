@@ -428,6 +428,8 @@ def _call_general(op, args, out):
             cd = first
         else:
             cd = _promote(op, args, vals)
+            if cd.kind == "V" and cd == _dtype.complex32.np:
+                return _as_complex32(op, args, out)     # float16 with a complex number
             if op.check_operands is not None:
                 op.check_operands(args)
             _cast_inputs(op, vals, cd)
@@ -582,6 +584,27 @@ def _promote(op, args, vals):
         cd = r.np
         _promotion_cache[key] = cd
     return cd
+
+
+def _as_complex32(op, args, out):
+    """torch computes float16 with a complex number (or 0-d complex tensor) in complex32:
+    the float16 operands become complex32 tensors, and the complex32 layer runs the op
+    (or refuses it, as torch's kernels do)."""
+    c32 = _dtype.complex32
+    if op.is_inplace:
+        raise RuntimeError(f"result type ComplexHalf can't be cast to the desired output type "
+                           f"{_dtype.scalar_type_name(args[0]._data.dtype)}")
+    new = list(args)
+    for i in op.promote_args:
+        a = new[i]
+        if isinstance(a, Tensor) and a._data.dtype == np.float16:
+            new[i] = a.to(c32)
+        elif isinstance(a, (list, tuple)):
+            new[i] = type(a)(x.to(c32) if isinstance(x, Tensor) and
+                             x._data.dtype == np.float16 else x for x in a)
+    from ember._ops import complex32
+    complex32.enable()
+    return _call(op, tuple(new), out)
 
 
 def _cast_inputs(op, vals, cd):

@@ -300,7 +300,7 @@ def _combine(higher, lower):
         return higher
     if higher._category == 2:
         if lower._category == 3:
-            if higher is float16 and lower is complex32:    # (ember stays complex64 else)
+            if higher is float16:           # float16 with any complex: complex32 (torch)
                 return complex32
             return higher.to_complex() if higher is not float64 else complex128
         return higher

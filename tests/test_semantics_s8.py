@@ -420,3 +420,63 @@ def test_overlapping_writes_as_torch(name):
         _OVERLAPS[name](L, b)
         return b.tolist()
     _same(run)
+
+
+# ------------------------------------------------------------ 5. float16 with complex
+
+def _c32_value(r):
+    if not hasattr(r, "dtype"):
+        return r
+    s = str(r.dtype)
+    return s, (r.to(r.new_ones(1).cfloat().dtype) if s == "torch.complex32" else r).tolist()
+
+
+_HALF_COMPLEX = {
+    "add_scalar": lambda L, h: h + 1j,
+    "radd_scalar": lambda L, h: 1j + h,
+    "mul_scalar": lambda L, h: h * (1 + 2j),
+    "sub_scalar": lambda L, h: h - 1j,
+    "div_scalar": lambda L, h: h / 1j,
+    "add_0d_complex": lambda L, h: h + L.tensor(1j),
+    "add_0d_complex128": lambda L, h: h + L.tensor(1j, dtype=L.complex128),
+    "add_complex_tensor": lambda L, h: h + L.tensor([1j, 2j]),
+    "0d_half_scalar": lambda L, h: h[0] + 1j,
+    "0d_half_0d_complex": lambda L, h: h[0] + L.tensor(1j),
+    "bfloat16": lambda L, h: h.bfloat16() + 1j,
+    "float32": lambda L, h: h.float() + 1j,
+    "int": lambda L, h: h.long() + 1j,
+    "result_type": lambda L, h: L.result_type(h, 1j),
+    "promote_types": lambda L, h: L.promote_types(L.float16, L.complex64),
+    "add_alpha": lambda L, h: L.add(h, 1j, alpha=2),
+    "where": lambda L, h: L.where(h > 1, h, 1j),
+    "inplace": lambda L, h: h.clone().add_(1j),
+    "c_add": lambda L, h: (h + 1j) + (h + 1j),
+    "c_mul": lambda L, h: (h + 1j) * (h + 1j),
+    "c_div": lambda L, h: (h + 1j) / (h + 1j),
+    "c_abs": lambda L, h: (h + 1j).abs(),
+    "c_real": lambda L, h: (h + 1j).real,
+    "c_sum": lambda L, h: (h + 1j).sum(),
+    "c_exp": lambda L, h: (h + 1j).exp(),
+    "c_conj": lambda L, h: (h + 1j).conj(),
+    "c_plus_float": lambda L, h: (h + 1j) + 1.5,
+    "c_plus_half": lambda L, h: (h + 1j) + h,
+    "c_plus_float32": lambda L, h: (h + 1j) + L.ones(2),
+    "c_eq": lambda L, h: (h + 1j) == (h + 1j),
+    "c_cat": lambda L, h: L.cat([h + 1j, h + 1j]),
+    "c_mul_": lambda L, h: (h + 1j).mul_(2),
+    "c_pow": lambda L, h: (h + 1j) ** 2,
+    "c_repr": lambda L, h: repr(h + 1j),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_HALF_COMPLEX))
+def test_float16_with_complex_is_complex32(name):
+    import warnings
+
+    def run(L):
+        h = L.tensor([1., 2.], dtype=L.float16)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            r = _HALF_COMPLEX[name](L, h)
+        return _c32_value(r) if hasattr(r, "dtype") and hasattr(r, "tolist") else repr(r)
+    _same(run)

@@ -161,7 +161,8 @@ def warn_experimental():
     if not _warned[0]:
         _warned[0] = True
         level, frame = 2, sys._getframe(1)
-        while frame is not None and frame.f_globals.get("__name__", "").startswith("ember"):
+        while frame is not None and (frame.f_globals.get("__name__", "").startswith("ember")
+                                     or frame.f_code.co_filename.startswith("<ember")):
             level, frame = level + 1, frame.f_back        # point at the user's line
         warnings.warn("ComplexHalf support is experimental and many operators don't support "
                       "it yet.", UserWarning, stacklevel=level)
