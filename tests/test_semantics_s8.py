@@ -480,3 +480,67 @@ def test_float16_with_complex_is_complex32(name):
             r = _HALF_COMPLEX[name](L, h)
         return _c32_value(r) if hasattr(r, "dtype") and hasattr(r, "tolist") else repr(r)
     _same(run)
+
+
+# ------------------------------------------------------------ 7. allow_mutation_on_saved
+
+def _rounded(v):
+    return [round(x, 5) for x in v] if isinstance(v, list) else v
+
+
+_MUTATIONS = {
+    "basic": lambda L, x: (lambda y: (lambda z: (y.mul_(2), z.sum().backward()))(y * y))(
+        x.clone()),
+    "view": lambda L, x: (lambda y: (lambda z: (y[:2].mul_(10), z.sum().backward()))(y * y))(
+        x.clone()),
+    "saved_result": lambda L, x: (lambda y: (lambda w: (y.add_(1), w.sum().backward()))(
+        y.exp()))(x * 1),
+    "leaf_no_grad": lambda L, x: (lambda z: (_no_grad_mul(L, x), z.sum().backward()))(x * x),
+    "twice": lambda L, x: (lambda y: (lambda z: (y.mul_(2), y.mul_(3),
+                                                 z.sum().backward()))(y * y))(x.clone()),
+    "retain": lambda L, x: (lambda y: (lambda z: (y.mul_(2), z.sum().backward(retain_graph=True),
+                                                  z.sum().backward()))(y * y))(x.clone()),
+    "data": lambda L, x: (lambda y: (lambda z: (y.data.mul_(2), z.sum().backward()))(y * y))(
+        x.clone()),
+    "setitem": lambda L, x: (lambda y: (lambda z: (y.__setitem__(0, 5.),
+                                                   z.sum().backward()))(y.sin()))(x.clone()),
+}
+
+
+def _no_grad_mul(L, x):
+    with L.no_grad():
+        x.mul_(2)
+
+
+@pytest.mark.parametrize("name", sorted(_MUTATIONS))
+def test_allow_mutation_on_saved_tensors(name):
+    def run(L):
+        with L.autograd.graph.allow_mutation_on_saved_tensors() as ctx:
+            x = L.tensor([1., 2., 3.], requires_grad=True)
+            _MUTATIONS[name](L, x)
+            return type(ctx).__name__, _rounded(x.grad.tolist()), _rounded(x.tolist())
+    _same(run)
+
+
+@pytest.mark.parametrize("case", ["outside", "backward_after_exit", "nested", "kind"])
+def test_allow_mutation_on_saved_tensors_errors(case):
+    def run(L):
+        amst = L.autograd.graph.allow_mutation_on_saved_tensors
+        x = L.tensor([1., 2., 3.], requires_grad=True)
+        if case == "kind":
+            return type(amst()).__name__
+        if case == "nested":
+            with amst():
+                with amst():
+                    pass
+        if case == "outside":
+            y = x.clone()
+            z = y * y
+            y.mul_(2)
+            z.sum().backward()
+        with amst():
+            y = x.clone()
+            z = y.sin()
+            y.add_(1)
+        z.sum().backward()
+    _same(run)

@@ -18,6 +18,7 @@ Note [saved tensor hooks] is below, with ``saved_tensors_hooks``.
 """
 from __future__ import annotations
 
+import contextlib
 import itertools
 import re
 import threading
@@ -1488,5 +1489,112 @@ def register_multi_grad_hook(tensors, fn, *, mode="all"):
                               if t.requires_grad))
 
 
+# -------------------------------------------------------------------- mutation of saved
+# ``allow_mutation_on_saved_tensors``: inside, tensors saved for backward are packed (saved
+# tensor hooks) under the memory they live on; a dispatcher mode sees every in-place write
+# and, before the first one into that memory, clones the saved tensors there, so that
+# backward unpacks the values they had when saved. Backward must run inside the context.
+
+class _AllowMutationOnSavedContext:
+    """The context's state: saved tensors by the memory they view, and their clones."""
+
+    def __init__(self):
+        self.original = {}      # handle -> saved tensor
+        self.cloned = {}        # handle -> its clone, made before the first write
+        self.by_memory = {}     # memory key -> [handles]
+        self.closed = False
+
+    def clear(self):
+        self.original.clear()
+        self.cloned.clear()
+        self.by_memory.clear()
+
+
+class _Handle:
+    __slots__ = ("__weakref__",)
+
+
+def _memory_key(t):
+    """Where ``t``'s storage starts (views, ``detach()`` and ``.data`` share it)."""
+    from ember._kernels.shape import address
+    root = t._root()._data
+    return address(root) + sum((n - 1) * st for n, st in zip(root.shape, root.strides)
+                               if st < 0)
+
+
+_mutation_ctx = [None]
+
+
+def _written_tensors(op, args):
+    if op.is_inplace:
+        return (args[0],) if args and isinstance(args[0], Tensor) else ()
+    out = []
+    for i in op.mutated_args:
+        a = args[i]
+        out.extend(x for x in (a if isinstance(a, (list, tuple)) else (a,))
+                   if isinstance(x, Tensor))
+    return out
+
+
+def _clone_before_write(ctx, op, args, kwargs):
+    written = list(_written_tensors(op, args))
+    if kwargs.get("out") is not None:
+        o = kwargs["out"]
+        written.extend(o if isinstance(o, (list, tuple)) else (o,))
+    for t in written:
+        if type(t._data) is not np.ndarray:
+            continue
+        for h in ctx.by_memory.get(_memory_key(t), ()):
+            if h not in ctx.cloned:
+                from ember.autograd.grad_mode import no_grad
+                with no_grad():
+                    ctx.cloned[h] = ctx.original[h].clone()
+
+
+def _mutation_mode(ctx):
+    from ember._dispatch import Mode
+
+    class _CloneSavedOnWrite(Mode):
+        def __ember_dispatch__(self, op, args, kwargs):
+            if op.is_inplace or op.mutated_args or kwargs.get("out") is not None:
+                _clone_before_write(ctx, op, args, kwargs)
+            return op(*args, **kwargs)
+    return _CloneSavedOnWrite()
+
+
+@contextlib.contextmanager
 def allow_mutation_on_saved_tensors():
-    raise NotImplementedError("allow_mutation_on_saved_tensors is not supported by ember")
+    """Inside, a tensor saved for backward may be modified in place: it is cloned before
+    the first write, and backward (which must run inside too) uses the saved values.
+    Yields the context's state object."""
+    if _mutation_ctx[0] is not None:
+        raise RuntimeError("allow_mutation_on_saved_tensors contexts cannot be nested")
+    ctx = _AllowMutationOnSavedContext()
+
+    def pack(t):
+        if ctx.closed:
+            return t
+        h = _Handle()
+        ctx.original[h] = t
+        if type(t._data) is np.ndarray:
+            ctx.by_memory.setdefault(_memory_key(t), []).append(h)
+        return h
+
+    def unpack(h):
+        if not isinstance(h, _Handle):
+            return h
+        if ctx.closed:
+            raise AssertionError("Trying to backward outside of the "
+                                 "'allow_mutation_on_saved_tensors' contextin which the graph "
+                                 "was originally recorded.")
+        return ctx.cloned.get(h, ctx.original[h])
+
+    _mutation_ctx[0] = ctx
+    mode = _mutation_mode(ctx)
+    try:
+        with saved_tensors_hooks(pack, unpack), mode:
+            yield ctx
+    finally:
+        ctx.closed = True
+        ctx.clear()
+        _mutation_ctx[0] = None
