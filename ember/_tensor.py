@@ -465,8 +465,13 @@ class Tensor:
             size = tuple(size)
             if stride is None:
                 stride = _contiguous_strides(size)
+            if any(int(st) < 0 for st in stride):
+                raise RuntimeError(f"Storage size calculation overflowed with sizes="
+                                   f"{list(size)} and strides={list(stride)}")
             size, stride, offset, _ = check_window(size, stride, storage_offset, item,
-                                                   source.nbytes())
+                                                   _grown(source, size, stride,
+                                                          storage_offset, item))
+            n = source.nbytes() // item
             raw = source._bytes
             root_arr = from_address(address(raw), (n,), (item,), dt, raw, raw.flags.writeable)
         root = _make(root_arr)
@@ -731,6 +736,63 @@ def _deepcopy_alias(self, memo):
     own_root._vc = 1
     t._storage_base = own_root
     return t
+
+
+def _grown(storage, size, stride, offset, item):
+    """The bytes of ``storage`` once ``set_`` has grown it to hold its window (as torch's
+    resizable storages grow): a new buffer with the old bytes first. Every tensor on the
+    old memory moves there (its owner becomes a view of a new root spanning the buffer).
+    A storage over memory ember does not own (``from_numpy``) cannot grow."""
+    have = storage.nbytes()
+    try:
+        sizes, strides, off = [int(x) for x in size], [int(x) for x in stride], int(offset)
+    except (TypeError, ValueError):
+        return have                         # (check_window reports bad arguments)
+    if off < 0 or any(x < 0 for x in sizes):
+        return have
+    need = 0 if 0 in sizes else item * (off + 1 + sum(st * (n - 1)
+                                                      for st, n in zip(strides, sizes)))
+    if need <= have:
+        return have
+    owner = storage._owner
+    if type(owner) is not np.ndarray or owner.base is not None or \
+            not storage._bytes.flags.writeable:
+        raise RuntimeError("Trying to resize storage that is not resizable")
+    _move_storage(storage, need)
+    return need
+
+
+def _move_storage(storage, need):
+    """Copy ``storage`` into a zeroed buffer of ``need`` bytes and move the tensors over
+    the old memory (its owner, its owner's views, tensors on the same array) onto it."""
+    import gc
+    from ember._kernels.shape import address, from_address
+    from ember.storage import _CACHE
+    old = storage._bytes
+    old_arr = storage._owner
+    buf = np.zeros(need, np.uint8)
+    buf[:old.shape[0]] = old
+    lo = address(old)
+    storage._bytes = storage._owner = buf
+    owner = storage._root_ref() if storage._root_ref is not None else None
+    if owner is None:
+        return
+    dt = owner._data.dtype
+    new_root = _make(from_address(address(buf), (need // dt.itemsize,), (dt.itemsize,), dt,
+                                  buf, True))
+    new_root._vc = owner._vc
+    on_old = {id(owner): owner}
+    for r in gc.get_referrers(owner, old_arr):
+        if isinstance(r, Tensor) and (r._storage_base is owner or r._data is old_arr):
+            on_old[id(r)] = r
+    for t in on_old.values():
+        a = t._data
+        t._data = from_address(address(buf) + address(a) - lo, a.shape, a.strides, a.dtype,
+                               buf, a.flags.writeable)
+        if t is owner or t._storage_base is owner:
+            t._storage_base = new_root
+    storage._owner = new_root._data
+    _CACHE[id(new_root._data)] = storage
 
 
 def _warn_scalar_of_grad():

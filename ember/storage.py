@@ -25,7 +25,7 @@ def _root(tensor):
 
 class UntypedStorage:
     """A flat array of bytes (torch.UntypedStorage)."""
-    __slots__ = ("_bytes", "_owner", "__weakref__")
+    __slots__ = ("_bytes", "_owner", "_root_ref", "__weakref__")
 
     def __init__(self, *args, device=None):
         from ember._device import to_device
@@ -45,15 +45,18 @@ class UntypedStorage:
             raise TypeError(f"UntypedStorage(): invalid arguments {args!r}")
         self._bytes = data
         self._owner = data
+        self._root_ref = None
 
     @classmethod
     def _of(cls, tensor):
-        arr = _root(tensor)._data
+        root = _root(tensor)
+        arr = root._data
         s = _CACHE.get(id(arr))
         if s is not None and s._owner is arr:
             return s
         s = cls._wrap(from_address(address(arr), (extent_bytes(arr),), (1,), np.uint8, arr,
                                    arr.flags.writeable), arr)
+        s._root_ref = weakref.ref(root)         # (set_ growing the storage moves the root)
         _CACHE[id(arr)] = s
         return s
 
@@ -62,6 +65,7 @@ class UntypedStorage:
         s = object.__new__(cls)
         s._bytes = byte_array
         s._owner = owner
+        s._root_ref = None
         return s
 
     # ------------------------------------------------------------------ metadata
@@ -185,14 +189,14 @@ def _check_index(idx, n):
 _warned = [False]
 
 
-def _warn_typed():
+def _warn_typed(level=3):
     if not _warned[0]:
         _warned[0] = True
         warnings.warn("TypedStorage is deprecated. It will be removed in the future and "
                       "UntypedStorage will be the only storage class. This should only matter to "
                       "you if you are using storages directly.  To access UntypedStorage "
                       "directly, use tensor.untyped_storage() instead of tensor.storage()",
-                      UserWarning, stacklevel=3)
+                      UserWarning, stacklevel=level)
 
 
 class TypedStorage:
@@ -219,7 +223,7 @@ class TypedStorage:
 
     @classmethod
     def _of(cls, tensor):
-        _warn_typed()
+        _warn_typed(4)                  # (called by Tensor.storage(): the user's line)
         s = object.__new__(cls)
         s._untyped_storage = UntypedStorage._of(tensor)
         s.dtype = tensor.dtype

@@ -544,3 +544,48 @@ def test_allow_mutation_on_saved_tensors_errors(case):
             y.add_(1)
         z.sum().backward()
     _same(run)
+
+
+# ------------------------------------------------------------ 3. set_ past a storage's end
+
+def _known(t, n):
+    """The first ``n`` elements (the rest of a grown storage is uninitialized in torch)."""
+    return t.reshape(-1)[:n].tolist()
+
+
+_SET_GROWS = {
+    "offset_past_end": lambda L: (lambda s, t: (t.set_(s, 2, (4,), (1,)), s.nbytes(),
+                                                t.untyped_storage().nbytes(), tuple(t.shape),
+                                                t.storage_offset(), t._version,
+                                                _known(t, 2)))(
+        L.arange(4.).untyped_storage(), L.empty(0)),
+    "owner_follows": lambda L: (lambda base, t: (
+        t.set_(base.untyped_storage(), 0, (3, 3), (3, 1)),
+        base.untyped_storage().nbytes(), t.untyped_storage().nbytes(),
+        base.untyped_storage().data_ptr() == t.untyped_storage().data_ptr(),
+        base.add_(1), _known(t, 4), base.tolist(), base._version, t._version))(
+        L.arange(4.), L.empty(0)),
+    "views_follow": lambda L: (lambda b: (lambda v: (
+        L.empty(0).set_(b.untyped_storage(), 2, (4,)), b.untyped_storage().nbytes(),
+        v.untyped_storage().nbytes(), v.data_ptr() - b.data_ptr(), b.fill_(7), v.tolist(),
+        v.storage_offset(), b.storage_offset()))(b[1:]))(L.arange(4.)),
+    "other_dtype": lambda L: (lambda u, s: (u.set_(s, 3, (3,)), s.nbytes(),
+                                            u.untyped_storage().nbytes(), _known(u, 1)))(
+        L.empty(0, dtype=L.int32), L.arange(4.).untyped_storage()),
+    "from_numpy": lambda L: L.empty(0, dtype=L.float64).set_(
+        L.from_numpy(__import__("numpy").arange(4.)).untyped_storage(), 0, (8,)),
+    "negative_offset": lambda L: L.empty(0).set_(L.arange(4.).untyped_storage(), -1, (2,)),
+    "negative_stride": lambda L: L.empty(0).set_(L.arange(4.).untyped_storage(), 0, (2,),
+                                                  (-1,)),
+    "fits": lambda L: (lambda s: (L.empty(0).set_(s, 1, (3,)).tolist(), s.nbytes()))(
+        L.arange(4.).untyped_storage()),
+}
+
+
+@pytest.mark.parametrize("name", sorted(_SET_GROWS))
+def test_set_past_storage_end_grows_it(name):
+    def run(L):
+        r = _SET_GROWS[name](L)
+        return [x for x in r if not hasattr(x, "shape")] if isinstance(r, tuple) else \
+            r.tolist()
+    _same(run)
