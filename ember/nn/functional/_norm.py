@@ -96,7 +96,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
     if training:
         out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
-        if running_mean is not None:
+        if running_mean is not None and input.numel():     # an empty batch leaves them
             n = input.numel() // C
             if input.dtype == ember.float16:                      # the float32 statistics
                 with ember.no_grad():
