@@ -134,7 +134,7 @@ class UninitializedTensorMixin:
     @classmethod
     def __torch_function__(cls, func, types, args=(), kwargs=None):
         name = getattr(func, "__name__", None) or getattr(func, "public_name", None)
-        if name in cls._allowed_methods or name == "__get__":
+        if name in cls._allowed_methods or name in ("__get__", "__set__"):   # attributes
             return super().__torch_function__(func, types, args, kwargs)
         raise ValueError(
             f"Attempted to use an uninitialized parameter in {func}. This error happens when "
