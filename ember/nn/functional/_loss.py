@@ -654,6 +654,15 @@ def poisson_nll_loss(input, target, log_input=True, full=False, size_average=Non
     return _reduce(loss, reduction)
 
 
+def _one_dim_broadcast(var_shape, shape):
+    """``var`` differs from ``input`` in one dim only, where it has size 1 (torch's
+    homoscedastic case: (1, 3) or (4, 1) for an input of (4, 3))."""
+    if len(var_shape) != len(shape):
+        return False
+    diff = [v for v, n in zip(var_shape, shape) if v != n]
+    return len(diff) == 1 and diff[0] == 1
+
+
 def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"):
     if not isinstance(var, ember.Tensor):
         if var < 0:
@@ -662,9 +671,7 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     if tuple(var.shape) != tuple(input.shape):
         if tuple(input.shape[:-1]) == tuple(var.shape):
             var = var.unsqueeze(-1)
-        elif tuple(input.shape[:-1]) == tuple(var.shape[:-1]) and var.shape[-1] == 1:
-            pass
-        else:
+        elif not _one_dim_broadcast(tuple(var.shape), tuple(input.shape)):
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
