@@ -35,6 +35,21 @@ def _intervals(sample, L, O, K, dt):
     return starts
 
 
+def _check_samples(samples, dtype, N, C, n):
+    """torch's checks of ``_random_samples`` (N', C, n) for an (N, C, ...) input, N' >= N."""
+    if samples.dtype != dtype:
+        raise RuntimeError("Expect _random_samples to have the same dtype as input")
+    if samples.dim() != 3:
+        raise RuntimeError(f"Expect _random_samples to have 3 dimensions, got {samples.dim()}")
+    if samples.shape[0] < N:
+        raise RuntimeError("Expect _random_samples.size(0) no less then input batch size.")
+    if samples.shape[1] != C:
+        raise RuntimeError("Expect _random_samples.size(1) equals to input channel size.")
+    if samples.shape[2] != n:
+        raise RuntimeError(f"Expect _random_samples.size(2) equals to {n}; got "
+                           f"{samples.shape[2]}.")
+
+
 def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices,
                 _random_samples):
     import ember
@@ -68,6 +83,8 @@ def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices
         return (vals, ind) if return_indices else vals
     if _random_samples is None:
         _random_samples = ember.rand(N, C, n, dtype=input.dtype)
+    _check_samples(_random_samples, input.dtype, N, C, n)
+    _random_samples = _random_samples[:N]         # torch accepts more rows than the batch
     dt = np.dtype(input.dtype.np) if input.dtype.is_floating_point else np.dtype(np.float32)
     smp = np.asarray(_random_samples.detach()._data, dtype=dt).reshape(N * C, n)
     # torch's sample order: 2d (W, H); 3d (T, H, W)
