@@ -1,0 +1,471 @@
+"""Parity harness for modules: PyTorch's own module database (``module_db``) against ember.nn.
+
+For every ``ModuleInfo`` of ``torch.testing._internal.common_modules.module_db`` whose class
+ember has (``torch.nn.X`` -> ``ember.nn.X``), for float32 and float64 and for training and
+eval mode, the first ``MAX_SAMPLES`` ``ModuleInput``s of ``module_inputs_func`` are run:
+
+1. torch's module is built (RNG seeded) from the sample's constructor args and moved to the
+   dtype; ember's class is built from the converted args (``torch_opdb.Converter``) and
+   moved to the dtype; both get the same ``train()`` / ``eval()`` mode. ``repr(module)``,
+   ``state_dict()`` keys and shapes and ``named_buffers()`` keys are compared; torch's
+   state_dict is loaded into ember's module and every buffer (non-persistent ones too) is
+   copied. Lazy modules run one forward on each side first, to materialize their
+   parameters.
+2. the converted forward inputs go through both modules; structure, dtype, shape and values
+   of the outputs are compared with torch_opdb's tolerances (a float32 value mismatch passes
+   when ember matches torch's float64 computation about as well as torch's float32 does),
+   then the buffers (running statistics) afterwards. Modules with randomness in effect
+   (dropout > 0 while training, fractional max pooling without fixed samples, RReLU while
+   training) compare structure, dtype and shape only.
+3. float64: ``backward`` with fixed random cotangents on every output that requires grad;
+   the ``.grad`` of every input leaf and every parameter is compared.
+
+``check_module(info)`` returns a ``ModuleResult``: ``status`` in pass / fail / missing /
+nosamples and the first mismatch (or exception) as ``reason``. torch is the oracle only.
+"""
+from __future__ import annotations
+
+import copy
+import random
+import sys
+import types
+import unittest
+import warnings
+from dataclasses import dataclass
+
+import numpy as np
+
+import ember
+
+from . import torch_opdb as H
+
+MAX_SAMPLES = 8                         # per module, dtype and mode
+DTYPES = ("float32", "float64")
+GRAD_DTYPE = "float64"
+MODULE_SEED = 0
+SAMPLE_SEED = H.SAMPLE_SEED
+
+# modules whose output is random while training, unless a sample fixes the randomness
+RANDOM_IN_TRAINING = {"RReLU", "Dropout", "Dropout1d", "Dropout2d", "Dropout3d",
+                      "AlphaDropout", "FeatureAlphaDropout"}
+RANDOM_ALWAYS = {"FractionalMaxPool2d", "FractionalMaxPool3d"}   # unless _random_samples
+
+
+_MODULE_DB = None
+
+
+def _import_module_db():
+    global _MODULE_DB
+    if _MODULE_DB is not None:
+        return _MODULE_DB
+    import torch  # noqa: F401
+    if "expecttest" not in sys.modules:
+        try:
+            import expecttest  # noqa: F401
+        except ImportError:                  # the test internals only need its TestCase
+            stub = types.ModuleType("expecttest")
+            stub.TestCase, stub.ACCEPT = unittest.TestCase, False
+            sys.modules["expecttest"] = stub
+    try:
+        import hypothesis
+        profile = getattr(hypothesis.settings, "_current_profile", None)
+    except ImportError:
+        hypothesis, profile = None, None
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from torch.testing._internal.common_modules import module_db
+    if hypothesis is not None and profile is not None:
+        try:
+            hypothesis.settings.load_profile(profile)
+        except Exception:
+            pass
+    _MODULE_DB = list(module_db)
+    return _MODULE_DB
+
+
+def all_modules():
+    """Every ModuleInfo (first of each name)."""
+    seen, out = set(), []
+    for info in _import_module_db():
+        if info.name not in seen:
+            seen.add(info.name)
+            out.append(info)
+    return out
+
+
+def ember_class(info):
+    """ember's class of the same name (``ember.nn.X``) or None."""
+    H._import_submodules()
+    cls = H.resolve_ember("nn." + info.module_cls.__name__)
+    return cls if isinstance(cls, type) else None
+
+
+@dataclass
+class ModuleResult:
+    id: str
+    status: str = "missing"             # pass | fail | missing | nosamples
+    reason: str = ""
+    samples: int = 0
+    grad_samples: int = 0
+    skipped_samples: int = 0            # torch itself raised on them
+
+    def as_dict(self):
+        return dict(self.__dict__)
+
+
+class _Fail(Exception):
+    pass
+
+
+def _samples(info, dtype, requires_grad, training, n):
+    """The first ``n`` ModuleInputs, generated with every RNG seeded (global random states
+    restored afterwards)."""
+    import torch
+    py_state, np_state = random.getstate(), np.random.get_state()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.random.default_generator.manual_seed(SAMPLE_SEED)
+            random.seed(SAMPLE_SEED)
+            np.random.seed(SAMPLE_SEED)
+            got = info.module_inputs_func(info, device="cpu", dtype=dtype,
+                                          requires_grad=requires_grad, training=training)
+    finally:
+        random.setstate(py_state)
+        np.random.set_state(np_state)
+    return [s for s in got if s.forward_input is not None][:n]
+
+
+def _describe(mi, dtype, training):
+    c = mi.constructor_input
+    args = ", ".join([H.describe(a) for a in c.args] +
+                     [f"{k}={H.describe(v)}" for k, v in c.kwargs.items()])
+    f = mi.forward_input
+    fwd = ", ".join([H.describe(a) for a in f.args] +
+                    [f"{k}={H.describe(v)}" for k, v in f.kwargs.items()])
+    mode = "train" if training else "eval"
+    return f"{dtype} {mode}{' ' + mi.desc if mi.desc else ''}: ({args}) forward({fwd})"
+
+
+def _is_random(tm, training):
+    """True when torch's module draws random numbers in this mode."""
+    for sub in tm.modules():
+        name = type(sub).__name__
+        if name in RANDOM_ALWAYS and getattr(sub, "_random_samples", None) is None:
+            return True
+        if training and name in RANDOM_IN_TRAINING and getattr(sub, "p", 1) != 0:
+            return True
+        if training and isinstance(getattr(sub, "dropout", None), float) and sub.dropout > 0:
+            return True
+    return False
+
+
+class Converter(H.Converter):
+    """torch_opdb's Converter, plus the torch modules and builtins that module constructors
+    take: a TransformerEncoderLayer (for TransformerEncoder; rebuilt from its settings, its
+    weights are loaded afterwards with the owner's state_dict) and ``torch._C._nn``
+    functions (``F.gelu`` is one)."""
+
+    def __call__(self, x):
+        torch = sys.modules["torch"]
+        if isinstance(x, types.BuiltinFunctionType) and \
+                (getattr(x, "__module__", "") or "").startswith("torch._C._nn"):
+            fn = H.resolve_ember("nn.functional." + x.__name__)
+            if fn is None:
+                raise H.Unconvertible(f"ember has no nn.functional.{x.__name__}")
+            return fn
+        if isinstance(x, torch.nn.TransformerEncoderLayer):
+            return self._encoder_layer(x)
+        return super().__call__(x)
+
+    def _encoder_layer(self, m):
+        attn, lin = m.self_attn, m.linear1
+        act = m.activation
+        if isinstance(act, types.FunctionType) and getattr(act, "__module__", "") == \
+                "torch.nn.functional":
+            act = act.__name__                         # F.relu / F.gelu: by name
+        layer = ember.nn.TransformerEncoderLayer(
+            attn.embed_dim, attn.num_heads, lin.out_features, m.dropout.p, self(act),
+            m.norm1.eps, attn.batch_first, m.norm_first, lin.bias is not None)
+        return layer.to(getattr(ember, H._dtype_name(lin.weight.dtype)))
+
+
+def _shapes(sd):
+    return {k: tuple(v.shape) for k, v in sd.items()}
+
+
+def _compare_structure(tm, em):
+    """repr, state_dict keys/shapes, named_buffers keys."""
+    if repr(em) != repr(tm):
+        raise _Fail(f"repr: {repr(em)!r} != expected {repr(tm)!r}")
+    t_sd, e_sd = _shapes(tm.state_dict()), _shapes(em.state_dict())
+    if list(e_sd) != list(t_sd):
+        raise _Fail(f"state_dict keys {list(e_sd)} != expected {list(t_sd)}")
+    for k, shape in t_sd.items():
+        if e_sd[k] != shape:
+            raise _Fail(f"state_dict[{k!r}]: shape {e_sd[k]} != expected {shape}")
+    t_b = [k for k, _ in tm.named_buffers()]
+    e_b = [k for k, _ in em.named_buffers()]
+    if e_b != t_b:
+        raise _Fail(f"named_buffers keys {e_b} != expected {t_b}")
+
+
+def _copy_state(tm, em):
+    """torch's parameters and buffers -> ember's module (values only)."""
+    conv = H.Converter()
+    em.load_state_dict({k: conv(v.detach()) for k, v in tm.state_dict().items()})
+    e_buffers = dict(em.named_buffers())
+    with ember.no_grad():
+        for k, b in tm.named_buffers():
+            if k in e_buffers and b is not None and e_buffers[k] is not None:
+                e_buffers[k].copy_(conv(b.detach()))
+
+
+def _build(info, ecls, mi, dtype, training):
+    """(torch module, ember module) built and moved to ``dtype``, or raise."""
+    import torch
+    c = mi.constructor_input
+    torch.manual_seed(MODULE_SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        tm = info.module_cls(*c.args, **c.kwargs).to(getattr(torch, dtype))
+    tm.train(training)
+    conv = Converter()
+    args, kwargs = conv(tuple(c.args)), conv(dict(c.kwargs))
+    ember.manual_seed(MODULE_SEED)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        em = ecls(*args, **kwargs).to(getattr(ember, dtype))
+    em.train(training)
+    return tm, em
+
+
+def _params(m):
+    return list(m.named_parameters())
+
+
+def _check_sample(info, ecls, mi, dtype, training, tol, result):
+    import torch
+    where = _describe(mi, dtype, training)
+    try:
+        tm, em = _build(info, ecls, mi, dtype, training)
+    except _Fail:
+        raise
+    except Exception as e:
+        if isinstance(e, H.Unconvertible):
+            raise _Fail(H._exc_reason(e, "harness") + f" [{where}]")
+        try:                                   # torch refusing the constructor: skip
+            torch.manual_seed(MODULE_SEED)
+            info.module_cls(*mi.constructor_input.args, **mi.constructor_input.kwargs)
+        except Exception:
+            result.skipped_samples += 1
+            return
+        raise _Fail(H._exc_reason(e, "ember constructor") + f" [{where}]")
+    f = mi.forward_input
+    random_values = _is_random(tm, training)
+    grad = dtype == GRAD_DTYPE and not random_values
+    # lazy modules materialize on a first forward (on detached copies of the inputs)
+    if info.is_lazy:
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                tm(*H._detached(tuple(f.args)), **H._detached(dict(f.kwargs)))
+        except Exception:
+            result.skipped_samples += 1
+            return
+        try:
+            c0 = Converter()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                em(*c0(H._detached(tuple(f.args))), **c0(H._detached(dict(f.kwargs))))
+        except Exception as e:
+            raise _Fail(H._exc_reason(e, "ember (lazy first forward)") + f" [{where}]")
+    try:
+        _compare_structure(tm, em)
+        _copy_state(tm, em)
+    except _Fail as e:
+        raise _Fail(f"{e} [{where}]")
+    except Exception as e:
+        raise _Fail(H._exc_reason(e, "ember (loading torch's state_dict)") + f" [{where}]")
+    conv = Converter(grad=grad)
+    try:
+        e_args, e_kwargs = conv(tuple(f.args)), conv(dict(f.kwargs))
+    except Exception as e:
+        raise _Fail(H._exc_reason(e, "harness") + f" [{where}]")
+    if grad:                       # inputs computed in the sample (x.log()...) keep a .grad
+        for t in H._flat_tensors((f.args, f.kwargs), []):
+            if t.requires_grad and not t.is_leaf:
+                t.retain_grad()
+    t_state = {k: v.detach().clone() for k, v in tm.state_dict().items()}
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            if random_values:
+                torch.manual_seed(MODULE_SEED)
+            t_out = tm(*f.args, **f.kwargs)
+    except Exception:
+        result.skipped_samples += 1
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e_out = em(*e_args, **e_kwargs)
+    except Exception as e:
+        raise _Fail(H._exc_reason(e, "ember forward") + f" [{where}]")
+    result.samples += 1
+    try:
+        _check_output(info, tm, mi, e_out, t_out, t_state, tol, random_values)
+        if not random_values:
+            t_sd = tm.state_dict()
+            for k, v in em.state_dict().items():
+                H.compare(v, t_sd[k], tol, f"state_dict[{k!r}] after forward")
+    except H.Mismatch as m:
+        raise _Fail(f"{m} [{where}]")
+    if grad:
+        _check_grads(tm, em, f, conv, t_out, e_out, tol, where, result)
+
+
+def _check_output(info, tm, mi, e_out, t_out, t_state, tol, random_values):
+    """compare(); for float32 a value mismatch passes when ember is as accurate as torch
+    with respect to torch's own float64 computation (same weights, upcast inputs)."""
+    try:
+        H.compare(e_out, t_out, tol, "output", values=not random_values)
+    except H.ValueMismatch:
+        if not H._has_low_float(t_out):
+            raise
+        ref = _float64_reference(tm, mi, t_state)
+        if ref is None:
+            raise
+        try:
+            H.compare(e_out, H._downcast_like(ref, t_out), tol, "output")
+            return
+        except H.Mismatch:
+            pass
+        if not H._as_accurate(e_out, t_out, ref, tol):
+            raise
+
+
+def _float64_reference(tm, mi, t_state):
+    import torch
+    try:
+        hi = copy.deepcopy(tm).double()
+        hi.load_state_dict({k: v.double() if v.is_floating_point() else v
+                            for k, v in t_state.items()})
+        f = mi.forward_input
+        with torch.no_grad(), warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            return hi(*H._upcast(tuple(f.args)), **H._upcast(dict(f.kwargs)))
+    except Exception:
+        return None
+
+
+def _check_grads(tm, em, f, conv, t_out, e_out, tol, where, result):
+    import torch
+    t_outs = [o for o in H._flat_outputs(t_out, []) if isinstance(o, torch.Tensor)]
+    e_outs = H._flat_outputs(e_out, [])
+    e_outs = [e for e, t in zip(e_outs, H._flat_outputs(t_out, [])) if isinstance(t, torch.Tensor)]
+    rng = np.random.default_rng(1234)
+    cots = [H._cotangent(o, rng) for o in t_outs]
+    pick = [i for i, o in enumerate(t_outs) if o.requires_grad]
+    t_leaves = [t for t in H._flat_tensors((f.args, f.kwargs), []) if t.requires_grad]
+    if not pick:
+        return
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.autograd.backward([t_outs[i] for i in pick], [cots[i][1] for i in pick])
+    except Exception:
+        return
+    result.grad_samples += 1
+    gtol = (lambda n: tol(n, H.GRAD_TOL_SCALE))
+    try:
+        e_sel, e_cots = [], []
+        for i in pick:
+            eo = e_outs[i] if i < len(e_outs) else None
+            if not isinstance(eo, ember.Tensor) or not eo.requires_grad:
+                raise H.Mismatch(f"grad: output {i} does not require grad in ember")
+            e_sel.append(eo)
+            e_cots.append(ember.from_numpy(cots[i][0].copy()).to(
+                getattr(ember, H._dtype_name(t_outs[i].dtype))))
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ember.autograd.backward(e_sel, e_cots)
+        pairs = [(f"grad of input {i}", conv.memo[id(t)][1].grad, t.grad)
+                 for i, t in enumerate(t_leaves)]
+        e_params = dict(em.named_parameters())
+        pairs += [(f"grad of parameter {k!r}", e_params[k].grad if k in e_params else None,
+                   p.grad) for k, p in tm.named_parameters()]
+        for label, eg, tg in pairs:
+            if tg is None:
+                if eg is not None and np.any(H.ember_to_numpy(eg) != 0):
+                    raise H.Mismatch(f"{label}: torch's is None, ember's is nonzero")
+                continue
+            if eg is None:
+                if np.any(H.torch_to_numpy(tg) != 0):
+                    raise H.Mismatch(f"{label}: ember's is None, expected nonzero")
+                continue
+            H.compare(eg, tg, gtol, label)
+    except H.Mismatch as m:
+        raise _Fail(f"{m} [{where}]")
+    except Exception as e:
+        raise _Fail(H._exc_reason(e, "ember backward") + f" [{where}]")
+
+
+def check_module(info, max_samples=None, dtypes=None):
+    """Run one ModuleInfo against ember; returns a ModuleResult."""
+    import torch
+    max_samples = MAX_SAMPLES if max_samples is None else max_samples
+    dtypes = DTYPES if dtypes is None else dtypes
+    res = ModuleResult(info.name)
+    ecls = ember_class(info)
+    if ecls is None:
+        res.reason = f"ember lacks ember.nn.{info.module_cls.__name__}"
+        return res
+    tol = H._tolerances(info)
+    supported = {H._dtype_name(d) for d in info.dtypes}
+    for dt in dtypes:
+        if dt not in supported:
+            continue
+        for training in (True, False):
+            try:
+                samples = _samples(info, getattr(torch, dt), dt == GRAD_DTYPE, training,
+                                   max_samples)
+            except Exception:
+                continue
+            for mi in samples:
+                try:
+                    _check_sample(info, ecls, mi, dt, training, tol, res)
+                except _Fail as e:
+                    res.status, res.reason = "fail", str(e)
+                    return res
+    if res.samples == 0:
+        res.status, res.reason = "nosamples", "no sample ran"
+    else:
+        res.status = "pass"
+    return res
+
+
+def check_modules(infos=None, progress=None, **kw):
+    out = []
+    for info in all_modules() if infos is None else infos:
+        r = check_module(info, **kw)
+        out.append(r)
+        if progress:
+            progress(r)
+    return out
+
+
+if __name__ == "__main__":           # python -m tests.parity.torch_moduledb [names...]
+    import time
+    names = set(sys.argv[1:])
+    infos = [i for i in all_modules() if not names or i.name in names
+             or i.name[3:] in names]
+    counts = {}
+
+    def show(r):
+        counts[r.status] = counts.get(r.status, 0) + 1
+        print(f"{r.id:28s} {r.status:9s} {r.samples:3d} {r.grad_samples:3d}  {r.reason[:400]}",
+              flush=True)
+    t0 = time.time()
+    check_modules(infos, show)
+    print(counts, f"{time.time() - t0:.1f}s")
