@@ -12,6 +12,8 @@ import numpy as np
 
 from ember._kernels.shape import address
 
+_may_share = np.may_share_memory
+
 OVERLAP_MSG = ("unsupported operation: some elements of the input tensor and the written-to "
                "tensor refer to a single memory location. Please clone() the tensor before "
                "performing the operation.")
@@ -48,7 +50,7 @@ def status(a, b):
     """'no', 'full', 'partial' or 'too_hard' for NumPy arrays ``a`` and ``b``."""
     if a is b:
         return "full"
-    if a.base is None and b.base is None:           # two owners of their own memory
+    if not _may_share(a, b):                        # disjoint bounds (the common case)
         return "no"
     ra, rb = _dense_range(a), _dense_range(b)
     if ra is None or rb is None:
