@@ -436,7 +436,8 @@ def from_numpy(ndarray):
     if not ndarray.flags.writeable:
         _warn_readonly()
         ndarray = _writable_alias(ndarray)
-    t = _make(ndarray)
+    t = _make(ndarray.view())           # its own array object: reshaping `ndarray` in place
+                                        # leaves the tensor as it is (torch)
     if state.inference_mode:
         t._autograd_meta().inference = True
     return t

@@ -154,3 +154,20 @@ def test_onnx_default_opset_20_gelu_and_reductions_with_axes_inputs():
     assert en[0] == tn[0] == "Gelu"
     for a, b in zip(to, eo):
         np.testing.assert_allclose(b, a, rtol=1e-5, atol=1e-6)
+
+
+def test_from_numpy_tensor_does_not_follow_the_arrays_shape_changes():
+    # the tensor held the caller's ndarray object itself: `a.shape = ...` on the array
+    # reshaped the tensor; torch's tensor keeps its shape (memory stays shared)
+    for lib in (torch, ember):
+        a = np.zeros(6, dtype=np.float32)
+        t = lib.from_numpy(a)
+        b = np.arange(4, dtype=np.int64)
+        u = lib.as_tensor(b)
+        a.shape = (2, 3)
+        b.shape = (2, 2)
+        assert tuple(t.shape) == (6,) and tuple(u.shape) == (4,)
+        a[1, 2] = 7.0
+        t[0] = 3.0
+        assert t[5].item() == 7.0 and a[0, 0] == 3.0
+        assert t.numpy() is not a
