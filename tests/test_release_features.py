@@ -282,3 +282,29 @@ def test_named_tensor_factories_refused_as_torch(fname):
     for lib in (ember, torch):
         with pytest.raises(TypeError, match="names"):
             getattr(lib, fname)(2, 3, names=("N", "C"))
+
+
+_SYNC_BN = """
+import importlib
+lib = importlib.import_module("LIB")
+m = lib.nn.SyncBatchNorm.convert_sync_batchnorm(
+    lib.nn.Sequential(lib.nn.Conv2d(2, 3, 1), lib.nn.BatchNorm2d(3)))
+try:
+    lib.nn.parallel.DistributedDataParallel(m)
+    report("built")
+except ValueError as e:
+    report(str(e))
+dist.destroy_process_group()
+"""
+
+
+def test_ddp_refuses_sync_batchnorm_on_cpu_as_torch():
+    """DDP of a CPU module holding SyncBatchNorm: torch raises (its sync runs on GPUs
+    only); ember built it and normalised each rank on its own statistics."""
+    pytest.importorskip("mpi4py")
+    from tests.distributed.workers import PROLOGUE, run_workers
+    torch_prologue = PROLOGUE.replace("import ember\nimport ember.distributed as dist",
+                                      "import torch\nimport torch.distributed as dist")
+    ours = run_workers(_SYNC_BN.replace("LIB", "ember"), 1)
+    theirs = run_workers(_SYNC_BN.replace("LIB", "torch"), 1, prologue=torch_prologue)
+    assert ours == theirs == [["SyncBatchNorm layers only work with GPU modules"]]

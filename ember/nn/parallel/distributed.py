@@ -205,6 +205,11 @@ class DistributedDataParallel(Module):
                 f"with single-device/multiple-device GPU modules or CPU modules, but got "
                 f"device_ids {device_ids}, output_device {output_device}, and module "
                 f"parameters {{device(type='cpu')}}.")
+        from ember.nn.modules.batchnorm import SyncBatchNorm
+        if any(isinstance(m, SyncBatchNorm) for m in module.modules()):
+            # torch's SyncBatchNorm synchronises through GPU kernels only; on CPU its DDP
+            # refuses the module (ember's would normalise each rank on its own)
+            raise ValueError("SyncBatchNorm layers only work with GPU modules")
         self.module = module
         self.device_ids, self.output_device, self.dim = None, None, dim
         self.device_type, self.device = "cpu", None
