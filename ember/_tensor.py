@@ -672,7 +672,10 @@ class Tensor:
 
     def __repr__(self, *, tensor_contents=None):
         from ember._tensor_str import tensor_repr
-        return tensor_repr(self, tensor_contents=tensor_contents)
+        r = tensor_repr(self, tensor_contents=tensor_contents)
+        if type(self) is not Tensor and self.__dict__.get("_is_param"):
+            return f"Parameter({r})"        # a Parameter of a custom tensor type (torch)
+        return r
 
     def __format__(self, spec):
         if self._data.ndim == 0 and type(self) is Tensor:     # torch: a 0-d tensor formats

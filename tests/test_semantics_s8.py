@@ -589,3 +589,17 @@ def test_set_past_storage_end_grows_it(name):
         return [x for x in r if not hasattr(x, "shape")] if isinstance(r, tuple) else \
             r.tolist()
     _same(run)
+
+
+# ------------------------------------------------------------ 9. on the way
+
+def test_parameter_of_a_subclass_repr():
+    def run(L):
+        class LongName(L.Tensor):
+            pass
+        p = L.nn.Parameter(L.ones(2, 2).as_subclass(LongName))
+        q = L.nn.Parameter(L.ones(2).as_subclass(LongName), requires_grad=False)
+        t = L.ones(2)
+        t._is_param = True
+        return repr(p), str(q), repr(t), repr(L.nn.Parameter(L.ones(1)))
+    _same(run)
