@@ -162,7 +162,7 @@ def _front_of(op):
     nnf = sys.modules.get("ember.nn.functional")
     g = getattr(nnf, name, None)
     if callable(g):
-        return getattr(g, "__wrapped__", g), False
+        return g, False
     return op, False
 
 
@@ -581,6 +581,7 @@ def _wrap_function(fn):
             return _dispatch_or_none(function, relevant, args, None)
         return handle_torch_function(function, relevant, *args, **kwargs)
     functools.update_wrapper(function, fn)
+    function._torch_function_front = True
     return function
 
 
@@ -594,7 +595,7 @@ def _wrap_functional():
     for name in dir(F):
         fn = getattr(F, name)
         if name.startswith("_") or type(fn) is not types.FunctionType or \
-                hasattr(fn, "_op") or hasattr(fn, "__wrapped__") or \
+                hasattr(fn, "_op") or hasattr(fn, "_torch_function_front") or \
                 not getattr(fn, "__module__", "").startswith("ember"):
             continue
         setattr(F, name, _wrap_function(fn))

@@ -603,3 +603,28 @@ def test_parameter_of_a_subclass_repr():
         t._is_param = True
         return repr(p), str(q), repr(t), repr(L.nn.Parameter(L.ones(1)))
     _same(run)
+
+
+def test_training_loop_on_a_logging_subclass_sees_torchs_calls():
+    def run(L):
+        import collections
+        seen = collections.Counter()
+
+        class Log(L.Tensor):
+            @classmethod
+            def __torch_function__(cls, func, types, args=(), kwargs=None):
+                seen[func.__name__] += 1
+                return super().__torch_function__(func, types, args, kwargs or {})
+        L.manual_seed(0)
+        model = L.nn.Sequential(L.nn.Linear(4, 8), L.nn.ReLU(), L.nn.Linear(8, 2))
+        x = L.randn(16, 4).as_subclass(Log)
+        y = L.tensor([0, 1] * 8)
+        opt = L.optim.SGD(model.parameters(), lr=0.1)
+        for _ in range(2):
+            opt.zero_grad()
+            out = model(x)
+            loss = L.nn.functional.cross_entropy(out, y)
+            loss.backward()
+            opt.step()
+        return type(out).__name__, type(loss).__name__, round(loss.item(), 4), sorted(seen.items())
+    _same(run)
