@@ -308,3 +308,28 @@ def test_ddp_refuses_sync_batchnorm_on_cpu_as_torch():
     ours = run_workers(_SYNC_BN.replace("LIB", "ember"), 1)
     theirs = run_workers(_SYNC_BN.replace("LIB", "torch"), 1, prologue=torch_prologue)
     assert ours == theirs == [["SyncBatchNorm layers only work with GPU modules"]]
+
+
+@pytest.mark.parametrize("engine", ["qnnpack", "x86"])
+def test_dynamic_quantized_linear_per_engine(engine):
+    """1.6 mobile: dynamic (per-tensor and per-channel) quantized Linear under QNNPACK, whose
+    kernel ignores reduce_range (ember quantized the activations to 7 bits as fbgemm)."""
+    rng = np.random.default_rng(3)
+    w, b, x = rng.standard_normal((4, 6)), rng.standard_normal(4), rng.standard_normal((3, 6))
+    outs = []
+    for lib in (ember, torch):
+        aq = lib.ao.quantization
+        old = lib.backends.quantized.engine
+        lib.backends.quantized.engine = engine
+        try:
+            for qconfig in (aq.default_dynamic_qconfig, aq.per_channel_dynamic_qconfig):
+                lin = lib.nn.Linear(6, 4)
+                with lib.no_grad():
+                    lin.weight.copy_(lib.tensor(w, dtype=lib.float32))
+                    lin.bias.copy_(lib.tensor(b, dtype=lib.float32))
+                q = aq.quantize_dynamic(lib.nn.Sequential(lin), {lib.nn.Linear: qconfig})
+                outs.append(q(lib.tensor(x, dtype=lib.float32)).numpy())
+        finally:
+            lib.backends.quantized.engine = old
+    for e, t in zip(outs[:2], outs[2:]):
+        np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)

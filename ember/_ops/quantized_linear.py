@@ -212,6 +212,11 @@ def _linear_static(X, W_prepack, Y_scale_i, Y_zero_point_i, relu):
     return out_per_tensor(ints.reshape(X.shape[:-1] + (O,)), Y_scale_i, Y_zero_point_i)
 
 
+def _engine():
+    import ember.backends.quantized
+    return ember.backends.quantized.engine
+
+
 def _linear_dynamic(X, W_prepack, reduce_range, relu):
     from ember._kernels import quantized as K_
     _check_packed(W_prepack)
@@ -220,6 +225,8 @@ def _linear_dynamic(X, W_prepack, reduce_range, relu):
     x = _rows(np.asarray(X._data, np.float32), K)
     lo_v = float(x.min()) if x.size else 0.0
     hi_v = float(x.max()) if x.size else 0.0
+    if reduce_range and _engine() == "qnnpack":
+        reduce_range = False        # torch's QNNPACK kernel ignores reduce_range (it says so)
     xs, xz = K_.choose_qparams(lo_v, hi_v, 0, 255, reduce_range=reduce_range)
     xi = K_.quantize(x, xs, xz, 0, 255, np.uint8)
     acc = int_rows_times_weight(xi, xz, W_prepack)
