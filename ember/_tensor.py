@@ -123,7 +123,7 @@ class Tensor:
             return NotImplemented
         with _disabled_torch_function():
             ret = func(*args, **(kwargs or {}))
-        if cls is Tensor or func in _nowrap():
+        if cls is Tensor or _nowrap(func):
             return ret
         return _convert(ret, cls)
 
@@ -498,10 +498,15 @@ class Tensor:
 
     @property
     def data(self):
-        """Like ``detach()``, but with a version counter of its own (for a root tensor)."""
+        """Like ``detach()``, but with a version counter of its own (starting at 0): for a
+        view, a root of its own over the same memory array (the storage stays the same)."""
         t = self.detach()
-        if self._storage_base is None and not self.is_inference():
-            t._storage_base = None
+        if not self.is_inference():
+            b = self._storage_base
+            if b is None:
+                t._storage_base = None
+            elif type(b._data) is np.ndarray:
+                t._storage_base = _make(b._data)
         return t
 
     @data.setter
@@ -826,15 +831,15 @@ def _convert(ret, cls):
     return ret
 
 
-_NOWRAP = []
-
-
-def _nowrap():
-    """``get_default_nowrap_functions()``, made once."""
-    if not _NOWRAP:
-        from ember.overrides import get_default_nowrap_functions
-        _NOWRAP.append(get_default_nowrap_functions())
-    return _NOWRAP[0]
+def _nowrap(func):
+    """Is ``func`` one of ``get_default_nowrap_functions()`` (the getter of ``_base``,
+    ``grad`` or ``_grad``, before or after a TorchFunctionMode wrapped Tensor's)?"""
+    prop = getattr(func, "__self__", None)
+    if type(prop) is not property or getattr(func, "__name__", "") != "__get__":
+        return False
+    from ember.overrides import _WRAPPED
+    return any(prop is Tensor.__dict__.get(n) or prop is _WRAPPED.get(n)
+               for n in ("_base", "grad", "_grad"))
 
 
 def _init(t, arr):

@@ -628,3 +628,16 @@ def test_training_loop_on_a_logging_subclass_sees_torchs_calls():
             opt.step()
         return type(out).__name__, type(loss).__name__, round(loss.item(), 4), sorted(seen.items())
     _same(run)
+
+
+def test_data_of_a_view_has_its_own_version_counter():
+    def run(L):
+        x = L.arange(6.).reshape(2, 3)[1]
+        d = x.data
+        out = [d._version, d.storage_offset(), d.untyped_storage().nbytes(),
+               d.untyped_storage().data_ptr() == x.untyped_storage().data_ptr()]
+        d.add_(1)
+        out += [d._version, x._version, x.tolist(), d.is_leaf, d.requires_grad]
+        x.add_(1)
+        return out + [d._version, x._version, d.tolist()]
+    _same(run)
