@@ -637,6 +637,13 @@ class Tensor:
             return (rebuild_for_pickle, (self._data, self._qparams))
         from ember.serialization import _rebuild_tensor_for_pickle
         args = (self._data, self._requires_grad)
+        if self._storage_base is not None and type(self._data) is np.ndarray:
+            # a view travels with its whole storage, rebuilt at its offset (as torch's)
+            from ember.storage import UntypedStorage
+            raw = UntypedStorage._of(self)._bytes
+            a = self._data
+            args = (raw, self._requires_grad,
+                    (self.storage_offset(), a.shape, self.stride(), a.dtype))
         if type(self) is Tensor:
             return (_rebuild_tensor_for_pickle, args)
         # a subclass: rebuilt as a Tensor, then as_subclass, then its __dict__ (as torch)

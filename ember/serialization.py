@@ -72,10 +72,25 @@ _DOCS_MESSAGE = (
 
 # ============================================================ plain pickling (copy, workers)
 
-def _rebuild_tensor_for_pickle(data, requires_grad):
-    """Target of ``Tensor.__reduce_ex__`` for ordinary pickling (multiprocessing, copy)."""
+def _rebuild_tensor_for_pickle(data, requires_grad, view=None):
+    """Target of ``Tensor.__reduce_ex__`` for ordinary pickling (multiprocessing, copy).
+    ``view``: (element offset, shape, element strides, dtype) of a view, ``data`` then
+    being the bytes of its whole storage."""
     from ember._tensor import _make
-    t = _make(np.asarray(data))
+    if view is None:
+        t = _make(np.asarray(data))
+    else:
+        from ember._kernels.shape import address, from_address
+        offset, shape, strides, dt = view
+        buf = np.asarray(data, np.uint8)        # (copy.copy: the same memory, as torch)
+        item = dt.itemsize
+        w = buf.flags.writeable
+        root = _make(from_address(address(buf), (buf.shape[0] // item,), (item,), dt, buf, w))
+        root._vc = 1
+        overlap = any(st == 0 and n > 1 for n, st in zip(shape, strides))
+        t = _make(from_address(address(buf) + offset * item, tuple(shape),
+                               tuple(st * item for st in strides), dt, buf, w and not overlap))
+        t._storage_base = root
     t._vc = 1                 # (torch's unpickled tensors were set_ onto their storage)
     if requires_grad:
         t._requires_grad = True

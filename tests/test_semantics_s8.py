@@ -641,3 +641,16 @@ def test_data_of_a_view_has_its_own_version_counter():
         x.add_(1)
         return out + [d._version, x._version, d.tolist()]
     _same(run)
+
+
+def test_pickle_and_copy_of_a_view_keep_its_storage():
+    def run(L):
+        x = L.arange(6.).reshape(2, 3)
+        v = pickle.loads(pickle.dumps(x[1]))
+        e = pickle.loads(pickle.dumps(L.ones(3).expand(2, 3)))
+        c = copy.copy(x[1])
+        r = [v.tolist(), v._version, v.storage_offset(), v.untyped_storage().nbytes(),
+             v.stride(), e.stride(), e.tolist(), c.data_ptr() == x[1].data_ptr(), c._version]
+        v.add_(1)
+        return r + [v.tolist(), v._version]
+    _same(run)
