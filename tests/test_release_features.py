@@ -333,3 +333,22 @@ def test_dynamic_quantized_linear_per_engine(engine):
             lib.backends.quantized.engine = old
     for e, t in zip(outs[:2], outs[2:]):
         np.testing.assert_allclose(e, t, rtol=1e-5, atol=1e-6)
+
+
+def test_local_response_norm_under_autocast_and_half_renorm():
+    """AMP: torch's local_response_norm over 4-D input pools with avg_pool3d, float32 under
+    CPU autocast (a float32 result); half renorm takes norm and factor in float32 and
+    rounds the factor to the half dtype before scaling."""
+    rng = np.random.default_rng(4)
+    x4 = rng.standard_normal((2, 3, 4, 4))
+    x2 = rng.standard_normal((6, 5)) * 2
+    got = []
+    for lib in (ember, torch):
+        with lib.autocast("cpu", dtype=lib.bfloat16):
+            lrn = lib.nn.functional.local_response_norm(_bf16(lib, x4), 2)
+        rs = [lrn] + [lib.tensor(x2).to(dt).renorm(2, 0, 1)
+                      for dt in (lib.bfloat16, lib.float16)]
+        got.append([(str(r.dtype), r.float().numpy()) for r in rs])
+    for (de, e), (dt, t) in zip(*got):
+        assert de == dt
+        np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)

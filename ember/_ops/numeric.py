@@ -515,10 +515,13 @@ def _renorm(self, p, dim, maxnorm, inplace=False):
                            f"input. Got {_dtype.scalar_type_name(self.dtype)}")
     dims = [i for i in range(self.ndim) if i != d]
 
-    def scaled(x):
-        norm = _vector_norm(x, float(p), dims, keepdim=True)
+    half = self.dtype in (_dtype.float16, _dtype.bfloat16)
+
+    def scaled(x):      # torch: norm and factor in float32 for half x, the factor rounded
+        norm = _vector_norm(x.float() if half else x, float(p), dims, keepdim=True)
         over = (norm > maxnorm).detach()
-        return x * ember.where(over, maxnorm / (norm + 1e-7), 1.)
+        factor = ember.where(over, maxnorm / (norm + 1e-7), 1.)
+        return x * (factor.to(x.dtype) if half else factor)
     from ember.autograd.composite import record_as, record_inplace_as
     if inplace:
         return record_inplace_as("RenormBackward0", scaled, self)

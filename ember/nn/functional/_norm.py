@@ -228,6 +228,9 @@ def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):
         return input
     C = input.shape[1]
     sq = input * input
+    if dim > 3 and sq.dtype in (ember.bfloat16, ember.float16) and \
+            ember.is_autocast_enabled("cpu"):
+        sq = sq.float()     # torch pools the squares with avg_pool3d: float32 under autocast
     # sum over a window of ``size`` channels [c - size//2, c + (size-1)//2], zero padded
     lo, hi = size // 2, (size - 1) // 2
     sq_flat = sq.reshape((input.shape[0], C, -1))
