@@ -74,15 +74,33 @@ def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None, fname=Non
     return k, s, p, d
 
 
-def _check_out(input, n, k, s, p, d, ceil_mode, avg=False):
+def _check_pad(n, k, p, d, plain_1d):
+    """torch's padding bounds: half the dilated kernel, then half the kernel itself (only
+    a dilated max pool reaches that one); max_pool1d without indices has its own check."""
+    if plain_1d:
+        if p[0] > k[0] // 2:
+            raise RuntimeError(f"max_pool1d() padding should be at most half of kernel size, "
+                               f"but got padding={p[0]} and kernel_size={k[0]}")
+        return
+    for i in range(n):
+        if p[i] > ((k[i] - 1) * d[i] + 1) // 2:
+            raise RuntimeError(f"pad should be at most half of effective kernel size, but got "
+                               f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
+    if all(p[i] <= k[i] // 2 for i in range(n)):
+        return
+    msg = "pad should be smaller than or equal to half of kernel size, but got "
+    if n == 3:
+        raise RuntimeError(msg + f"kT: {k[0]} kW: {k[2]} kH: {k[1]} padT: {p[0]} padW: {p[2]} "
+                           f"padH: {p[1]}")
+    kh, kw, ph, pw = (k[0], k[1], p[0], p[1]) if n == 2 else (1, k[0], 0, p[0])
+    raise RuntimeError(msg + f"padW = {pw}, padH = {ph}, kW = {kw}, kH = {kh}")
+
+
+def _check_out(input, n, k, s, p, d, ceil_mode, avg=False, plain_1d=False):
     S = input.shape[-n:]
     if any(v < 0 for v in p):
         raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
-    for i in range(n):
-        # torch bounds the padding by the kernel size, dilation or not
-        if p[i] > k[i] // 2:
-            raise RuntimeError(f"pad should be at most half of kernel size, but got "
-                               f"pad={p[i]}, kernel_size={k[i]} and dilation={d[i]}")
+    _check_pad(n, k, p, d, plain_1d)
     out = [_K.pool_out_size(S[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
     if any(o <= 0 for o in out):
         lead = input.shape[-n - 1] if input.dim() > n else 1
@@ -98,7 +116,7 @@ def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, retur
                             f"max_pool{n}d")
     if any(v <= 0 for v in d):
         raise RuntimeError("dilation should be greater than zero")
-    _check_out(input, n, k, s, p, d, ceil_mode)
+    _check_out(input, n, k, s, p, d, ceil_mode, plain_1d=n == 1 and not return_indices)
     if _qnn.is_quantized(input):
         return _qnn.max_pool(input, k, s, p, d, ceil_mode, return_indices)
     vals, idx = max_pool_with_indices(input, k, s, p, d, bool(ceil_mode))
