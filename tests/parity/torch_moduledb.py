@@ -244,7 +244,9 @@ def _params(m):
     return list(m.named_parameters())
 
 
-def _check_sample(info, ecls, mi, dtype, training, tol, result):
+def _check_sample(info, ecls, mi, dtype, training, tol, result, transform=None):
+    """One ModuleInput; ``transform`` (if given) replaces ember's module after its state is
+    loaded (a deepcopy, a pickle round trip). Raises _Fail on the first difference."""
     import torch
     where = _describe(mi, dtype, training)
     try:
@@ -283,10 +285,15 @@ def _check_sample(info, ecls, mi, dtype, training, tol, result):
     try:
         _compare_structure(tm, em)
         _copy_state(tm, em)
+        if transform is not None:
+            em = transform(em)
     except _Fail as e:
         raise _Fail(f"{e} [{where}]")
     except Exception as e:
         raise _Fail(H._exc_reason(e, "ember (loading torch's state_dict)") + f" [{where}]")
+    for t in H._flat_tensors((f.args, f.kwargs), []):    # a sample may run more than once
+        if (t.is_leaf or t.retains_grad) and t.grad is not None:
+            t.grad = None
     conv = Converter(grad=grad)
     try:
         e_args, e_kwargs = conv(tuple(f.args)), conv(dict(f.kwargs))
@@ -319,6 +326,8 @@ def _check_sample(info, ecls, mi, dtype, training, tol, result):
             t_sd = tm.state_dict()
             for k, v in em.state_dict().items():
                 H.compare(v, t_sd[k], tol, f"state_dict[{k!r}] after forward")
+            for i, (t, e) in enumerate(list(conv.memo.values())):   # inplace=True writes
+                H.compare(e, t, tol, f"input tensor {i} after forward")
     except H.Mismatch as m:
         raise _Fail(f"{m} [{where}]")
     if grad:
@@ -411,7 +420,192 @@ def _check_grads(tm, em, f, conv, t_out, e_out, tol, where, result):
         raise _Fail(H._exc_reason(e, "ember backward") + f" [{where}]")
 
 
-def check_module(info, max_samples=None, dtypes=None):
+# ------------------------------------------------------------ further checks
+# On the first float64 sample of each mode (float32 for the copies), as torch's own module
+# tests do: non-contiguous inputs, inplace=True, dtype= at construction, deepcopy and
+# pickle round trips, second-order gradients; and every error input of the ModuleInfo.
+
+def _noncontiguous(x):
+    """Tensors of ``x`` -> non-contiguous views with the same values (and requires_grad)."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        if x.dim() == 0 or x.numel() < 2:
+            return x
+        v = torch.repeat_interleave(x.detach(), 2, dim=-1)[..., ::2]
+        return v.requires_grad_(x.requires_grad)
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_noncontiguous(v) for v in x)
+    if isinstance(x, list):
+        return [_noncontiguous(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _noncontiguous(v) for k, v in x.items()}
+    return x
+
+
+def _variant(mi, desc, args=None, kwargs=None, ctor_kwargs=None):
+    """A ModuleInput-like copy of ``mi`` with other forward args / constructor kwargs."""
+    f, c = mi.forward_input, mi.constructor_input
+    ctor = types.SimpleNamespace(args=c.args, kwargs={**c.kwargs, **(ctor_kwargs or {})})
+    fwd = types.SimpleNamespace(args=f.args if args is None else args,
+                                kwargs=f.kwargs if kwargs is None else kwargs)
+    return types.SimpleNamespace(constructor_input=ctor, forward_input=fwd,
+                                 desc=(mi.desc + " " if mi.desc else "") + desc)
+
+
+def _accepts(info, name):
+    import inspect
+    try:
+        return name in inspect.signature(info.module_cls).parameters
+    except (TypeError, ValueError):
+        return False
+
+
+def _pickled(em):
+    import pickle
+    return pickle.loads(pickle.dumps(em))
+
+
+def _check_variants(info, ecls, mi, dtype, training, tol, res):
+    f, c = mi.forward_input, mi.constructor_input
+    nc = _variant(mi, "(non-contiguous inputs)", _noncontiguous(tuple(f.args)),
+                  _noncontiguous(dict(f.kwargs)))
+    _check_sample(info, ecls, nc, dtype, training, tol, res)
+    if _accepts(info, "inplace") and "inplace" not in c.kwargs:
+        ip = _variant(mi, "(inplace=True)", H._detached(tuple(f.args)),
+                      H._detached(dict(f.kwargs)), {"inplace": True})
+        _check_sample(info, ecls, ip, dtype, training, tol, res)
+    if _accepts(info, "dtype") and "dtype" not in c.kwargs:
+        import torch
+        fk = _variant(mi, "(dtype=torch.float64)", ctor_kwargs={"dtype": torch.float64})
+        _check_sample(info, ecls, fk, dtype, training, tol, res)
+    if dtype == GRAD_DTYPE and info.supports_gradgrad:
+        _check_gradgrad(info, ecls, mi, dtype, training, tol, res)
+
+
+def _check_gradgrad(info, ecls, mi, dtype, training, tol, res):
+    """Second-order: d/d(inputs, params) of sum(grad . w) for fixed random w."""
+    import torch
+    where = _describe(mi, dtype, training) + " (gradgrad)"
+    try:
+        tm, em = _build(info, ecls, mi, dtype, training)
+        if info.is_lazy or _is_random(tm, training):
+            return
+        _copy_state(tm, em)
+    except Exception:
+        return
+    f = mi.forward_input
+    conv = Converter(grad=True)
+    t_in = [t for t in H._flat_tensors((f.args, f.kwargs), []) if t.requires_grad]
+    e_args, e_kwargs = conv(tuple(f.args)), conv(dict(f.kwargs))
+    e_in = [conv.memo[id(t)][1] for t in t_in]
+    t_wrt = t_in + [p for _, p in tm.named_parameters()]
+    e_params = dict(em.named_parameters())
+    e_wrt = e_in + [e_params.get(k) for k, _ in tm.named_parameters()]
+    if any(e is None for e in e_wrt) or not t_wrt:
+        return
+    rng = np.random.default_rng(4321)
+
+    def run(lib, mod, wrt, args, kwargs, cots=None, ws=None):
+        outs = [o for o in H._flat_outputs(mod(*args, **kwargs), [])
+                if isinstance(o, lib.Tensor) and o.requires_grad]
+        if cots is None:
+            cots = [H._cotangent(o, rng) for o in outs]
+        conv_c = [c[1] if lib is torch else ember.from_numpy(c[0].copy()).to(o.dtype)
+                  for o, c in zip(outs, cots)]
+        g1 = lib.autograd.grad(outs, wrt, conv_c, create_graph=True, allow_unused=True)
+        if ws is None:
+            ws = [None if g is None else rng.standard_normal(tuple(g.shape)) for g in g1]
+        terms = [(g * (torch.from_numpy(w.copy()) if lib is torch else
+                       ember.from_numpy(w.copy())).to(g.dtype)).sum()
+                 for g, w in zip(g1, ws) if g is not None and g.requires_grad]
+        if not terms:
+            return g1, None, cots, ws
+        g2 = lib.autograd.grad(sum(terms), wrt, allow_unused=True)
+        return g1, g2, cots, ws
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            t1, t2, cots, ws = run(torch, tm, t_wrt, f.args, f.kwargs)
+    except Exception:
+        return
+    if t2 is None:
+        return
+    names = [f"input {i}" for i in range(len(t_in))] + \
+        [f"parameter {k!r}" for k, _ in tm.named_parameters()]
+    gtol = (lambda n: tol(n, H.GRAD_TOL_SCALE))
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            e1, e2, _, _ = run(ember, em, e_wrt, e_args, e_kwargs, cots, ws)
+        if e2 is None:          # ember's first-order grads are constants (max pooling,
+            e2 = [None] * len(t2)        # hardtanh, pads...): torch's second order is 0
+        for label, eg, tg in [(f"grad of {n}", a, b) for n, a, b in zip(names, e1, t1)] + \
+                [(f"second-order grad of {n}", a, b) for n, a, b in zip(names, e2, t2)]:
+            if tg is None or eg is None:
+                a = tg if eg is None else eg
+                if a is not None and np.any((H.torch_to_numpy(a) if eg is None
+                                             else H.ember_to_numpy(a)) != 0):
+                    raise H.Mismatch(f"{label}: one side None, the other nonzero")
+                continue
+            H.compare(eg, tg, gtol, label)
+    except H.Mismatch as m:
+        raise _Fail(f"{m} [{where}]")
+    except Exception as e:
+        raise _Fail(H._exc_reason(e, "ember double backward") + f" [{where}]")
+    res.grad_samples += 1
+
+
+def _check_errors(info, ecls):
+    """Every ModuleErrorInput: ember raises torch's class, message matching torch's
+    regex, at the same stage (construction or forward)."""
+    import re
+    import torch
+    if info.module_error_inputs_func is None:
+        return
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        errs = info.module_error_inputs_func(info, device="cpu", dtype=torch.float32,
+                                             requires_grad=False, training=True)
+    for ei in errs:
+        mi = ei.module_error_input
+        c, f = mi.constructor_input, mi.forward_input
+        expect_ctor = "CONSTRUCTION" in str(ei.error_on)
+        ctor = ", ".join([H.describe(a) for a in c.args] +
+                         [f"{k}={H.describe(v)}" for k, v in c.kwargs.items()])
+        where = f"error input ({ctor})"
+        if f is not None:
+            where += " forward(" + ", ".join([H.describe(a) for a in f.args] + [
+                f"{k}={H.describe(v)}" for k, v in f.kwargs.items()]) + ")"
+        want = f"{ei.error_type.__name__} matching {ei.error_regex!r}"
+        conv = Converter()
+        stage = "constructor"
+        try:
+            args, kwargs = conv(tuple(c.args)), conv(dict(c.kwargs))
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                em = ecls(*args, **kwargs)
+                if expect_ctor:
+                    raise _Fail(f"{where}: ember's constructor raised nothing, expected {want}")
+                stage = "forward"
+                em(*conv(tuple(f.args)), **conv(dict(f.kwargs)))
+        except _Fail:
+            raise
+        except H.Unconvertible as e:
+            raise _Fail(H._exc_reason(e, "harness") + f" [{where}]")
+        except Exception as e:
+            if (stage == "constructor") != expect_ctor:
+                raise _Fail(f"{where}: ember's {stage} raised {type(e).__name__}: {e}; "
+                            f"expected the {'constructor' if expect_ctor else 'forward'} "
+                            f"to raise {want}")
+            if not isinstance(e, ei.error_type) or not re.search(ei.error_regex, str(e)):
+                msg = str(e).strip().splitlines()[0][:200] if str(e).strip() else ""
+                raise _Fail(f"{where}: ember raised {type(e).__name__}: {msg}; expected "
+                            f"{want}")
+            continue
+        raise _Fail(f"{where}: ember's forward raised nothing, expected {want}")
+
+
+def check_module(info, max_samples=None, dtypes=None, extras=True):
     """Run one ModuleInfo against ember; returns a ModuleResult."""
     import torch
     max_samples = MAX_SAMPLES if max_samples is None else max_samples
@@ -432,12 +626,24 @@ def check_module(info, max_samples=None, dtypes=None):
                                    max_samples)
             except Exception:
                 continue
-            for mi in samples:
+            for i, mi in enumerate(samples):
                 try:
                     _check_sample(info, ecls, mi, dt, training, tol, res)
+                    if extras and i == 0 and dt == GRAD_DTYPE:
+                        _check_variants(info, ecls, mi, dt, training, tol, res)
+                    if extras and i == 0 and dt != GRAD_DTYPE and not training:
+                        for copy_fn in (copy.deepcopy, _pickled):
+                            _check_sample(info, ecls, _variant(mi, f"({copy_fn.__name__})"),
+                                          dt, training, tol, res, transform=copy_fn)
                 except _Fail as e:
                     res.status, res.reason = "fail", str(e)
                     return res
+    if extras:
+        try:
+            _check_errors(info, ecls)
+        except _Fail as e:
+            res.status, res.reason = "fail", str(e)
+            return res
     if res.samples == 0:
         res.status, res.reason = "nosamples", "no sample ran"
     else:
