@@ -112,7 +112,9 @@ def test_no_schedule_fires_once_and_chrome_trace(tmp_path):
     p.export_chrome_trace(str(path))
     data = json.loads(path.read_text())
     evs = data["traceEvents"]
-    assert evs and all(e["ph"] == "X" and "ts" in e and "dur" in e for e in evs)
+    # besides the op ranges, torch's trace names the process and threads ("M" events)
+    assert evs and all(e["ph"] == "X" and "ts" in e and "dur" in e
+                       for e in evs if e["ph"] != "M")
     assert {"blk", "aten::mm"} <= {e["name"] for e in evs}
 
 

@@ -352,3 +352,29 @@ def test_local_response_norm_under_autocast_and_half_renorm():
     for (de, e), (dt, t) in zip(*got):
         assert de == dt
         np.testing.assert_allclose(e, t, rtol=1e-6, atol=1e-7)
+
+
+def _trace_layout(lib, tmp_path):
+    import json
+    prof = lib.profiler
+    model = lib.nn.Linear(4, 4)
+    out = tmp_path / lib.__name__
+    with prof.profile(activities=[prof.ProfilerActivity.CPU], record_shapes=True,
+                      schedule=prof.schedule(wait=0, warmup=0, active=2, repeat=1),
+                      on_trace_ready=prof.tensorboard_trace_handler(str(out), "w")) as p:
+        for _ in range(2):
+            model(lib.ones(2, 4)).sum().backward()
+            p.step()
+    path, = out.iterdir()
+    trace = json.load(open(path))
+    meta = sorted(e["name"] for e in trace["traceEvents"] if e.get("ph") == "M")
+    spans = [e["name"] for e in trace["traceEvents"] if e.get("cat") == "Trace"]
+    return (sorted(trace), trace["schemaVersion"], trace["record_shapes"],
+            trace["traceName"] == str(path), sorted(set(meta)), spans)
+
+
+def test_tensorboard_trace_has_torchs_metadata(tmp_path):
+    """1.9 profiler + TensorBoard plugin: the trace file carries torch's top-level
+    metadata (schemaVersion, deviceProperties, baseTimeNanoseconds, traceName...), process
+    and thread name events and the profiler's span (ember wrote only traceEvents)."""
+    assert _trace_layout(ember, tmp_path) == _trace_layout(torch, tmp_path)

@@ -135,20 +135,56 @@ class profile(_ap.profile):
         return False
 
     def export_chrome_trace(self, path):
-        """The trace names each step range ``ProfilerStep#<n>`` (events say ``ProfilerStep*``)."""
+        """The op trace plus what torch's (Kineto's) trace carries for viewers such as the
+        TensorBoard plugin: schema and run metadata, process/thread names, the profiler's
+        span, and each step range named ``ProfilerStep#<n>`` (events say ``ProfilerStep*``)."""
+        import json
+        import uuid
         super().export_chrome_trace(path)
         names = {ev.start_us: ev.trace_name for ev in self.events()
                  if getattr(ev, "trace_name", None)}
-        if not names:
-            return
-        import json
         with open(path) as f:
             trace = json.load(f)
-        for e in trace["traceEvents"]:
+        events = trace["traceEvents"]
+        for e in events:
             if e.get("name") == "ProfilerStep*" and e.get("ts") in names:
                 e["name"] = names[e["ts"]]
+        timed = [e for e in events if e.get("ph") == "X"]
+        start = min((e["ts"] for e in timed), default=0.0)
+        end = max((e["ts"] + e.get("dur", 0) for e in timed), default=start)
+        pid = os.getpid()
+        tids = sorted({e["tid"] for e in events if "tid" in e and e.get("pid") == 0})
+        for e in events:
+            if e.get("pid") == 0:
+                e["pid"] = pid
+        meta = [{"ph": "M", "name": "process_name", "ts": start, "pid": pid, "tid": 0,
+                 "args": {"name": "python"}},
+                {"ph": "M", "name": "process_labels", "ts": start, "pid": pid, "tid": 0,
+                 "args": {"labels": "CPU"}},
+                {"ph": "M", "name": "process_sort_index", "ts": start, "pid": pid, "tid": 0,
+                 "args": {"sort_index": pid}}]
+        for t in tids:
+            meta += [{"ph": "M", "name": "thread_name", "ts": start, "pid": pid, "tid": t,
+                      "args": {"name": f"thread {t} (python)"}},
+                     {"ph": "M", "name": "thread_sort_index", "ts": start, "pid": pid, "tid": t,
+                      "args": {"sort_index": t}}]
+        meta.append({"ph": "M", "name": "process_sort_index", "ts": start, "pid": "Spans",
+                     "tid": 0, "args": {"sort_index": 536870912}})
+        span = {"ph": "X", "cat": "Trace", "name": "PyTorch Profiler (0)", "pid": "Spans",
+                "tid": "PyTorch Profiler", "ts": start, "dur": end - start,
+                "args": {"Op count": 0}}
+        base = (time.time_ns() - _ap._now_ns()) // 10 ** 9 * 10 ** 9
+        out = {"schemaVersion": 1, "deviceProperties": [], "trace_id": uuid.uuid4().hex.upper()}
+        if self.profile_memory:                 # torch writes only the options that are on
+            out["profile_memory"] = 1
+        if self.record_shapes:
+            out["record_shapes"] = 1
+        out.update({"host_name": socket.gethostname(),
+                    "displayTimeUnit": trace.get("displayTimeUnit", "ms"),
+                    "baseTimeNanoseconds": base, "traceName": os.fspath(path),
+                    "traceEvents": meta + events + [span]})
         with open(path, "w") as f:
-            json.dump(trace, f)
+            json.dump(out, f)
 
     def step(self):
         prev = self.current_action
