@@ -171,3 +171,25 @@ def test_from_numpy_tensor_does_not_follow_the_arrays_shape_changes():
         t[0] = 3.0
         assert t[5].item() == 7.0 and a[0, 0] == 3.0
         assert t.numpy() is not a
+
+
+def test_transformer_encoder_nested_path_zeroes_padded_positions():
+    # torch's TransformerEncoder in eval without gradients, given a (left-aligned) padding
+    # mask, runs on nested tensors: padded positions come out as zeros (also scripted).
+    # Training, a recorded graph, an attention mask or right-to-left padding keep them.
+    x = np.random.default_rng(1).standard_normal((3, 5, 8)).astype(np.float32)
+    kpm = np.array([[0] * 5, [0] * 3 + [1] * 2, [0] + [1] * 4], dtype=bool)
+    res = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, batch_first=True)
+        enc = lib.nn.TransformerEncoder(layer, 2, norm=lib.nn.LayerNorm(8)).eval()
+        xt, m = lib.from_numpy(x), lib.from_numpy(kpm)
+        with lib.no_grad():
+            outs = [enc(xt, src_key_padding_mask=m), lib.jit.script(enc)(xt, src_key_padding_mask=m),
+                    enc(xt, src_key_padding_mask=m.flip(1))]
+        outs.append(enc(xt, src_key_padding_mask=m).detach())
+        res.append(outs)
+    for t, e in zip(*res):
+        np.testing.assert_allclose(_np(e), _np(t), rtol=1e-4, atol=1e-5)
+    assert (res[1][0][1, 3:] == 0).all() and (res[1][3][1, 3:] != 0).any()

@@ -1,8 +1,10 @@
 """Transformer, its encoder/decoder stacks and layers (torch.nn.Transformer ...).
 
 There is no fused inference fast path (nested tensors, a fused encoder layer): every call
-composes MultiheadAttention, Linear, Dropout and LayerNorm. Shapes are (S, B, E), or
-(B, S, E) with ``batch_first``, or (S, E) unbatched."""
+composes MultiheadAttention, Linear, Dropout and LayerNorm. Where torch's encoder would run
+on nested tensors, its padded positions come out as zeros: ember zeroes them too
+(``_nested_padding``). Shapes are (S, B, E), or (B, S, E) with ``batch_first``, or (S, E)
+unbatched."""
 import copy
 import warnings
 from typing import Optional
@@ -134,6 +136,10 @@ def _fast_path_blocker(layer):
     return next((why for hit, why in reasons if hit), '')
 
 
+def _any_requires_grad(module: Module) -> bool:
+    return any(p.requires_grad for p in module.parameters())
+
+
 class TransformerEncoder(Module):
     """``num_layers`` deep copies of ``encoder_layer``, then the optional ``norm``."""
 
@@ -152,16 +158,46 @@ class TransformerEncoder(Module):
     def forward(self, src: Tensor, mask: Optional[Tensor] = None,
                 src_key_padding_mask: Optional[Tensor] = None,
                 is_causal: Optional[bool] = None) -> Tensor:
+        key_padding_mask = src_key_padding_mask
         src_key_padding_mask = _additive_mask(src_key_padding_mask, 'src_key_padding_mask',
                                               src.dtype, mask, 'mask')
         mask = _additive_mask(mask, 'mask', src.dtype)
         seq_len = _seq_len(src, self.layers[0].self_attn.batch_first)
         causal = _is_causal(mask, is_causal, seq_len)
+        pad = self._nested_padding(src, mask, key_padding_mask)
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, is_causal=causal,
                       src_key_padding_mask=src_key_padding_mask)
-        return x if self.norm is None else self.norm(x)
+        x = x if self.norm is None else self.norm(x)
+        return x if pad is None else x.masked_fill(pad.unsqueeze(-1), 0.0)
+
+    def _nested_padding(self, src: Tensor, mask: Optional[Tensor],
+                        key_padding_mask: Optional[Tensor]) -> Optional[Tensor]:
+        """The padded positions (B, S) when torch would take its nested-tensor path (eval,
+        no gradient to record, a left-aligned padding mask and no attention mask, no
+        autocast): it computes only the real tokens and pads the result with zeros."""
+        if not self.use_nested_tensor or key_padding_mask is None or mask is not None \
+                or src.dim() != 3 or self.training:
+            return None
+        for layer in self.layers:
+            if layer.training:
+                return None
+        if not ember.jit.is_scripting():
+            if ember.is_grad_enabled() and (src.requires_grad or _any_requires_grad(self)):
+                return None
+            if ember.is_autocast_enabled(src.device.type):
+                return None
+        elif ember.is_grad_enabled():
+            return None
+        pad = key_padding_mask if key_padding_mask.dtype == ember.bool else \
+            key_padding_mask != 0
+        if pad.size(0) != src.size(0) or pad.size(1) != src.size(1):
+            return None
+        if bool((pad.int().diff(dim=1) < 0).any()):     # a real token after padding: not
+            return None                                 # left-aligned, torch's check refuses
+        return pad
+
 
 
 class TransformerDecoder(Module):
