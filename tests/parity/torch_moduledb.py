@@ -19,6 +19,14 @@ eval mode, the first ``MAX_SAMPLES`` ``ModuleInput``s of ``module_inputs_func`` 
    training) compare structure, dtype and shape only.
 3. float64: ``backward`` with fixed random cotangents on every output that requires grad;
    the ``.grad`` of every input leaf and every parameter is compared.
+4. on the first float64 sample of each mode, the same checks again with non-contiguous
+   inputs, with ``inplace=True`` (modules that take it; inputs compared afterwards), with
+   ``dtype=torch.float64`` at construction (state_dict dtypes compared), with channels_last
+   inputs and module (values; layouts too with ``CHECK_LAYOUT``), and second-order
+   gradients (grad of ``sum(grad * w)``); on the first float32 eval sample, ember's module
+   after ``copy.deepcopy``, a pickle round trip and ``ember.save``/``ember.load``. Every
+   ``ModuleErrorInput`` must make ember raise torch's class with a message matching torch's
+   regex, at the same stage (constructor or forward).
 
 ``check_module(info)`` returns a ``ModuleResult``: ``status`` in pass / fail / missing /
 nosamples and the first mismatch (or exception) as ``reason``. torch is the oracle only.
@@ -26,6 +34,7 @@ nosamples and the first mismatch (or exception) as ``reason``. torch is the orac
 from __future__ import annotations
 
 import copy
+import os
 import random
 import sys
 import types
@@ -43,6 +52,10 @@ MAX_SAMPLES = 8                         # per module, dtype and mode
 DTYPES = ("float32", "float64")
 GRAD_DTYPE = "float64"
 MODULE_SEED = 0
+# channels_last variant: also require outputs contiguous / channels_last where torch's are
+# (off by default: ember's values match, its output layouts differ for some ops, see
+# docs/PARITY.md "Module database"); EMBER_MODULEDB_LAYOUT=1 turns it on
+CHECK_LAYOUT = os.environ.get("EMBER_MODULEDB_LAYOUT", "") not in ("", "0")
 SAMPLE_SEED = H.SAMPLE_SEED
 
 # modules whose output is random while training, unless a sample fixes the randomness
@@ -199,11 +212,15 @@ def _compare_structure(tm, em):
     if repr(em) != repr(tm):
         raise _Fail(f"repr: {repr(em)!r} != expected {repr(tm)!r}")
     t_sd, e_sd = _shapes(tm.state_dict()), _shapes(em.state_dict())
+    t_dt = {k: H._dtype_name(v.dtype) for k, v in tm.state_dict().items()}
+    e_dt = {k: H._dtype_name(v.dtype) for k, v in em.state_dict().items()}
     if list(e_sd) != list(t_sd):
         raise _Fail(f"state_dict keys {list(e_sd)} != expected {list(t_sd)}")
     for k, shape in t_sd.items():
         if e_sd[k] != shape:
             raise _Fail(f"state_dict[{k!r}]: shape {e_sd[k]} != expected {shape}")
+        if e_dt[k] != t_dt[k]:
+            raise _Fail(f"state_dict[{k!r}]: dtype {e_dt[k]} != expected {t_dt[k]}")
     t_b = [k for k, _ in tm.named_buffers()]
     e_b = [k for k, _ in em.named_buffers()]
     if e_b != t_b:
@@ -245,8 +262,9 @@ def _params(m):
 
 
 def _check_sample(info, ecls, mi, dtype, training, tol, result, transform=None):
-    """One ModuleInput; ``transform`` (if given) replaces ember's module after its state is
-    loaded (a deepcopy, a pickle round trip). Raises _Fail on the first difference."""
+    """One ModuleInput; ``transform(tm, em)`` (if given) replaces both modules after the
+    state is loaded (ember's by a deepcopy or a pickle round trip, both converted to a
+    memory format...). Raises _Fail on the first difference."""
     import torch
     where = _describe(mi, dtype, training)
     try:
@@ -286,7 +304,7 @@ def _check_sample(info, ecls, mi, dtype, training, tol, result, transform=None):
         _compare_structure(tm, em)
         _copy_state(tm, em)
         if transform is not None:
-            em = transform(em)
+            tm, em = transform(tm, em)
     except _Fail as e:
         raise _Fail(f"{e} [{where}]")
     except Exception as e:
@@ -328,10 +346,30 @@ def _check_sample(info, ecls, mi, dtype, training, tol, result, transform=None):
                 H.compare(v, t_sd[k], tol, f"state_dict[{k!r}] after forward")
             for i, (t, e) in enumerate(list(conv.memo.values())):   # inplace=True writes
                 H.compare(e, t, tol, f"input tensor {i} after forward")
+        if getattr(mi, "check_layout", False) and CHECK_LAYOUT:
+            _compare_layout(e_out, t_out)
     except H.Mismatch as m:
         raise _Fail(f"{m} [{where}]")
     if grad:
         _check_grads(tm, em, f, conv, t_out, e_out, tol, where, result)
+
+
+def _compare_layout(e_out, t_out):
+    """Output tensors contiguous (row-major / channels_last) where torch's are."""
+    import torch
+    t_all = H._flat_outputs(t_out, [])
+    e_all = H._flat_outputs(e_out, [])
+    for i, (t, e) in enumerate(zip(t_all, e_all)):
+        if not isinstance(t, torch.Tensor) or t.dim() not in (4, 5):
+            continue
+        t_mf = torch.channels_last if t.dim() == 4 else torch.channels_last_3d
+        e_mf = ember.channels_last if t.dim() == 4 else ember.channels_last_3d
+        for label, tv, ev in [("contiguous", t.is_contiguous(), e.is_contiguous()),
+                              (str(t_mf).split(".")[-1], t.is_contiguous(memory_format=t_mf),
+                               e.is_contiguous(memory_format=e_mf))]:
+            if tv != ev:
+                raise H.Mismatch(f"output {i}: is_contiguous({label}) {ev} != expected {tv} "
+                                 f"(strides {tuple(e.stride())}, torch's {tuple(t.stride())})")
 
 
 def _check_output(info, tm, mi, e_out, t_out, t_state, tol, random_values):
@@ -465,6 +503,42 @@ def _pickled(em):
     return pickle.loads(pickle.dumps(em))
 
 
+def _saved(em):
+    """ember.save / ember.load of the whole module."""
+    import io
+    buf = io.BytesIO()
+    ember.save(em, buf)
+    buf.seek(0)
+    return ember.load(buf, weights_only=False)
+
+
+def _channels_last(x):
+    """4-D / 5-D tensors of ``x`` -> channels_last(_3d) copies (leaves, same requires_grad)."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        mf = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+        if mf is None:
+            return x
+        return x.detach().contiguous(memory_format=mf).requires_grad_(x.requires_grad)
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_channels_last(v) for v in x)
+    if isinstance(x, list):
+        return [_channels_last(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _channels_last(v) for k, v in x.items()}
+    return x
+
+
+def _to_channels_last(tm, em):
+    import torch
+    ndim = max((p.dim() for p in tm.parameters()), default=0)
+    if ndim in (4, 5):
+        t_mf = torch.channels_last if ndim == 4 else torch.channels_last_3d
+        e_mf = ember.channels_last if ndim == 4 else ember.channels_last_3d
+        tm, em = tm.to(memory_format=t_mf), em.to(memory_format=e_mf)
+    return tm, em
+
+
 def _check_variants(info, ecls, mi, dtype, training, tol, res):
     f, c = mi.forward_input, mi.constructor_input
     nc = _variant(mi, "(non-contiguous inputs)", _noncontiguous(tuple(f.args)),
@@ -478,6 +552,12 @@ def _check_variants(info, ecls, mi, dtype, training, tol, res):
         import torch
         fk = _variant(mi, "(dtype=torch.float64)", ctor_kwargs={"dtype": torch.float64})
         _check_sample(info, ecls, fk, dtype, training, tol, res)
+    if any(isinstance(t, sys.modules["torch"].Tensor) and t.dim() in (4, 5)
+           for t in H._flat_tensors((f.args, f.kwargs), [])):
+        cl = _variant(mi, "(channels_last)", _channels_last(tuple(f.args)),
+                      _channels_last(dict(f.kwargs)))
+        cl.check_layout = True
+        _check_sample(info, ecls, cl, dtype, training, tol, res, transform=_to_channels_last)
     if dtype == GRAD_DTYPE and info.supports_gradgrad:
         _check_gradgrad(info, ecls, mi, dtype, training, tol, res)
 
@@ -632,9 +712,10 @@ def check_module(info, max_samples=None, dtypes=None, extras=True):
                     if extras and i == 0 and dt == GRAD_DTYPE:
                         _check_variants(info, ecls, mi, dt, training, tol, res)
                     if extras and i == 0 and dt != GRAD_DTYPE and not training:
-                        for copy_fn in (copy.deepcopy, _pickled):
+                        for copy_fn in (copy.deepcopy, _pickled, _saved):
                             _check_sample(info, ecls, _variant(mi, f"({copy_fn.__name__})"),
-                                          dt, training, tol, res, transform=copy_fn)
+                                          dt, training, tol, res,
+                                          transform=lambda tm, em: (tm, copy_fn(em)))
                 except _Fail as e:
                     res.status, res.reason = "fail", str(e)
                     return res
