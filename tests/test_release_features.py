@@ -246,8 +246,21 @@ else:
     except RuntimeError as e:
         summary = str(e)
 zo.add_param_group({"params": [nn.Parameter(lib.ones(2))], "lr": 0.5})
+Join = importlib.import_module(lib.__name__ + ".distributed.algorithms.join").Join
+m2 = nn.Sequential(nn.Linear(3, 4), nn.Linear(4, 2))
+with lib.no_grad():
+    for p in m2.parameters():
+        p.copy_(from_np(rng.standard_normal(tuple(p.shape))))
+ddp2 = lib.nn.parallel.DistributedDataParallel(m2)
+zo2 = ZeRO(ddp2.parameters(), optimizer_class=lib.optim.SGD, lr=0.01)
+with Join([ddp2, zo2]):                 # uneven inputs: rank 1 runs 3 more steps
+    for i in range(2 + 3 * RANK):
+        zo2.zero_grad()
+        ddp2(lib.ones(2, 3) * (0.2 * i + 0.5)).pow(2).sum().backward()
+        zo2.step()
 report([local, [p.detach().numpy().tolist() for p in m.parameters()], summary,
-        [len(g["params"]) for g in zo.optim.param_groups]])
+        [len(g["params"]) for g in zo.optim.param_groups],
+        [p.detach().numpy().tolist() for p in m2.parameters()]])
 dist.destroy_process_group()
 """
 
@@ -255,7 +268,7 @@ dist.destroy_process_group()
 def test_zero_redundancy_optimizer_matches_torch():
     """ZeroRedundancyOptimizer (1.8, listed with DDP): torch's greedy shards, identical
     parameters after DDP steps, a consolidated global state dict on rank 0 (global indices)
-    and torch's error elsewhere, add_param_group."""
+    and torch's error elsewhere, add_param_group, Join([ddp, zero]) with uneven inputs."""
     pytest.importorskip("mpi4py")
     from tests.distributed.workers import PROLOGUE, run_workers
     torch_prologue = PROLOGUE.replace("import ember\nimport ember.distributed as dist",
@@ -263,10 +276,10 @@ def test_zero_redundancy_optimizer_matches_torch():
     ours = run_workers(_ZERO.replace("LIB", "ember"), 2)
     theirs = run_workers(_ZERO.replace("LIB", "torch"), 2, prologue=torch_prologue)
     for rank in range(2):
-        (local, params, summary, groups), = ours[rank]
-        (t_local, t_params, t_summary, t_groups), = theirs[rank]
+        (local, params, summary, groups, joined), = ours[rank]
+        (t_local, t_params, t_summary, t_groups, t_joined), = theirs[rank]
         assert local == t_local and groups == t_groups
-        for a, b in zip(params, t_params):
+        for a, b in zip(params + joined, t_params + t_joined):
             np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
         if rank == 0:
             assert summary[:3] == t_summary[:3]

@@ -10,6 +10,7 @@ lists its parameters in that order, and an empty group keeps the local groups al
 from __future__ import annotations
 
 from ember import distributed as dist
+from ember.distributed.algorithms.join import Join, JoinHook, Joinable
 from ember.optim.optimizer import Optimizer
 
 __all__ = ["ZeroRedundancyOptimizer"]
@@ -26,9 +27,20 @@ def _shard(params, world_size):
     return shards
 
 
-class ZeroRedundancyOptimizer(Optimizer):
+class _ZeROJoinHook(JoinHook):
+    """A joined rank keeps stepping, so that its shard is updated and broadcast."""
+
+    def __init__(self, zero):
+        self.zero = zero
+
+    def main_hook(self):
+        self.zero.step()
+
+
+class ZeroRedundancyOptimizer(Optimizer, Joinable):
     """``ZeroRedundancyOptimizer(params, optimizer_class, process_group=None,
-    parameters_as_bucket_view=False, overlap_with_ddp=False, **defaults)``."""
+    parameters_as_bucket_view=False, overlap_with_ddp=False, **defaults)``; Joinable (in
+    ``Join([ddp_model, optimizer])`` a rank out of inputs keeps stepping its shard)."""
 
     def __init__(self, params, optimizer_class, process_group=None,
                  parameters_as_bucket_view=False, overlap_with_ddp=False, **defaults):
@@ -46,6 +58,7 @@ class ZeroRedundancyOptimizer(Optimizer):
         self.optim = None
         self._all_state_dicts = None
         super().__init__(params, defaults)
+        Joinable.__init__(self)
         self.optim = optimizer_class(self._local_groups(), **defaults)
         self._sync_hyperparameters()
 
@@ -85,6 +98,7 @@ class ZeroRedundancyOptimizer(Optimizer):
     # ---- step -----------------------------------------------------------------------------
     def step(self, closure=None, **kwargs):
         """Step the local shard, then broadcast every parameter from its owner."""
+        Join.notify_join_context(self)
         self._sync_hyperparameters()
         loss = self.optim.step(closure, **kwargs) if closure is not None else \
             self.optim.step(**kwargs)
@@ -96,6 +110,19 @@ class ZeroRedundancyOptimizer(Optimizer):
                     src = dist.get_global_rank(self.process_group, src)
                 dist.broadcast(p.data, src=src, group=self.process_group)
         return loss
+
+    # ---- Join -----------------------------------------------------------------------------
+    def join_hook(self, **kwargs):
+        return _ZeROJoinHook(self)
+
+    @property
+    def join_device(self):
+        import ember
+        return ember.device("cpu")
+
+    @property
+    def join_process_group(self):
+        return self.process_group
 
     # ---- state ----------------------------------------------------------------------------
     def _global_index(self):
