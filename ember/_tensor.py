@@ -1024,6 +1024,12 @@ def install_methods(methods, functions):
         fn = functions.get(name)
         if fn is not None:
             setattr(Tensor, dunder, _reflected(fn, ArgumentTypeError, self_first=True))
+    # operator wrappers carry their dunder names (``__torch_function__`` handlers read them)
+    for dunder in ("__eq__", "__ne__", "__getitem__", "__setitem__") + tuple(
+            d for d, _ in _REFLECTED + _REFLECTED_SELF_FIRST):
+        fn = Tensor.__dict__.get(dunder)
+        if fn is not None and getattr(fn, "__name__", dunder) in ("op", "getitem", "setitem"):
+            fn.__name__, fn.__qualname__ = dunder, f"Tensor.{dunder}"
     if "reciprocal" in methods and "mul" in methods:
         recip, mul = methods["reciprocal"], methods["mul"]
 

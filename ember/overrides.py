@@ -153,10 +153,10 @@ def _front_of(op):
         if code is mcode and mcode is not None:
             return m, True
         if code is fcode and fcode is not None:
-            return f, False
+            return _PUBLIC.get(f, f), False
         frame = frame.f_back
     if f is not None:
-        return f, False
+        return _PUBLIC.get(f, f), False
     if m is not None:
         return m, True
     nnf = sys.modules.get("ember.nn.functional")
@@ -391,6 +391,12 @@ class TorchFunctionMode(Mode):
         _wrap_tensor_for_modes()
         return super().__enter__()
 
+    def __exit__(self, *exc):
+        r = super().__exit__(*exc)
+        if not _mode_active():
+            _unwrap_tensor()                # the last mode is gone: Tensor's own again
+        return r
+
     @classmethod
     def push(cls, *args, **kwargs):
         return cls(*args, **kwargs).__enter__()
@@ -448,14 +454,16 @@ def _relevant_of(self, args):
     return (self,) + tuple(a for a in args if hasattr(type(a), "__torch_function__"))
 
 
-def _dispatch_or_none(public, relevant, args, kwargs):
+def _dispatch_or_none(public, relevant, args, kwargs, method=True):
     """``handle_torch_function`` handing None for no keywords (as torch's C methods do)."""
     overloaded = _get_overloaded_args(relevant)
     types = tuple(type(a) for a in overloaded)
     modes = [m for m in state.modes if isinstance(m, TorchFunctionMode)]
     if modes:
-        with _popped(modes[-1]):        # (a mode over a plain tensor's method sees Tensor)
-            r = modes[-1].__torch_function__(public, types or (type(args[0]),), args, kwargs)
+        if method and not types:        # (a mode over a plain tensor's method sees Tensor)
+            types = (type(args[0]),)
+        with _popped(modes[-1]):
+            r = modes[-1].__torch_function__(public, types, args, kwargs)
         if r is not NotImplemented:
             return r
     for arg in overloaded:
@@ -476,9 +484,7 @@ def _wrap_method(name, orig):
         from ember._tensor import Tensor
         return _dispatch_or_none(getattr(Tensor, name), relevant, (self,) + args,
                                  kwargs if kwargs or keep_dict else None)
-    method.__name__, method.__qualname__ = orig.__name__, f"Tensor.{orig.__name__}"
-    method.__doc__ = orig.__doc__
-    method.__wrapped__ = orig
+    functools.update_wrapper(method, orig)
     return method
 
 
@@ -535,6 +541,15 @@ def _wrap_tensor_for_modes():
                     else _wrap_method(name, orig))
 
 
+def _unwrap_tensor():
+    global _TENSOR_WRAPPED
+    if _TENSOR_WRAPPED:
+        from ember._tensor import Tensor
+        for name, orig in _protocol_names().items():
+            setattr(Tensor, name, orig)
+        _TENSOR_WRAPPED = False
+
+
 def get_default_nowrap_functions():
     """Functions whose results the default ``__torch_function__`` hands back as they are
     (not converted to the subclass): the getters of ``_base`` and ``grad``."""
@@ -551,6 +566,7 @@ def get_default_nowrap_functions():
 # or an op meets an overriding argument (plain programs never pay for the check).
 
 _FUNCTIONAL_WRAPPED = False
+_PUBLIC: dict = {}           # a wrapped top-level function -> its wrapper (the public one)
 
 
 def _users_type(tp):
@@ -569,16 +585,20 @@ _C_FUNCTIONAL = {"adaptive_avg_pool1d", "avg_pool1d", "avg_pool2d", "avg_pool3d"
                  "softshrink", "threshold_"}
 
 
-def _wrap_function(fn):
-    is_op = fn.__name__ in _C_FUNCTIONAL
+def _wrap_function(fn, is_op=None):
+    is_op = fn.__name__ in _C_FUNCTIONAL if is_op is None else is_op
 
     def function(*args, **kwargs):
-        relevant = [a for a in args if hasattr(type(a), "__torch_function__")]
-        relevant += [v for v in kwargs.values() if hasattr(type(v), "__torch_function__")]
+        relevant = []
+        for a in (*args, *kwargs.values()):
+            if type(a) in (list, tuple):
+                relevant.extend(x for x in a if hasattr(type(x), "__torch_function__"))
+            elif hasattr(type(a), "__torch_function__"):
+                relevant.append(a)
         if not has_torch_function(relevant):
             return fn(*args, **kwargs)
         if is_op and not kwargs:
-            return _dispatch_or_none(function, relevant, args, None)
+            return _dispatch_or_none(function, relevant, args, None, method=False)
         return handle_torch_function(function, relevant, *args, **kwargs)
     functools.update_wrapper(function, fn)
     function._torch_function_front = True
@@ -599,3 +619,11 @@ def _wrap_functional():
                 not getattr(fn, "__module__", "").startswith("ember"):
             continue
         setattr(F, name, _wrap_function(fn))
+    # the top-level functions written in Python (torch.cat, torch.where...): ops in torch
+    import ember
+    from ember._ops.registry import FUNCTIONS
+    for name, fn in list(FUNCTIONS.items()):
+        if type(fn) is types.FunctionType and not hasattr(fn, "_op") and \
+                not hasattr(fn, "_torch_function_front") and getattr(ember, name, None) is fn:
+            w = _PUBLIC[fn] = _wrap_function(fn, True)
+            setattr(ember, name, w)

@@ -168,6 +168,15 @@ _SEEN = {
     "grad_set": lambda L, x: setattr(x, "grad", None),
     "repr": lambda L, x: repr(x),
     "deepcopy": lambda L, x: type(copy.deepcopy(x.detach())).__name__,
+    "getitem_item": lambda L, x: x[0].item(),
+    "setitem": lambda L, x: x.__setitem__(0, 2.),
+    "eq": lambda L, x: x == 1,
+    "rpow": lambda L, x: 2 ** x,
+    "cat": lambda L, x: L.cat([x, L.ones(1)]),
+    "stack": lambda L, x: L.stack([L.ones(3), x]),
+    "chunk": lambda L, x: L.chunk(x, 3),
+    "where": lambda L, x: L.where(x > 0, x, 0.),
+    "T": lambda L, x: x.reshape(1, 3).T,
 }
 
 

@@ -468,6 +468,12 @@ def _stack_front(tensors, dim=0, *, out=None):
     return _call(stack, _tensor_list(tensors, "stack"), dim, out=out)
 
 
+# the fronts carry torch's names (``__torch_function__`` handlers read ``func.__name__``)
+for _f, _n in ((_cat_front, "cat"), (_stack_front, "stack"), (_chunk_front, "chunk"),
+               (_unbind_front, "unbind")):
+    _f.__name__ = _f.__qualname__ = _n
+
+
 @stack.def_backward
 def _(ctx, g, tensors, dim):
     d = wrap_dim(dim, len(ctx.shapes[0][0]) + 1)

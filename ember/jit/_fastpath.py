@@ -335,13 +335,17 @@ class ArrayGen(_Gen):
     def inline_fn(self, n, depth):
         """F.linear and F.relu written out as NumPy expressions (the MLP hot path)."""
         from ember.nn import functional as F
-        if (n.fn is not F.linear and n.fn is not F.relu) or len(n.outputs) != 1:
+        linear = getattr(F.linear, "__wrapped__", F.linear) \
+            if getattr(F.linear, "_torch_function_front", False) else F.linear
+        relu = getattr(F.relu, "__wrapped__", F.relu) \
+            if getattr(F.relu, "_torch_function_front", False) else F.relu
+        if (n.fn is not linear and n.fn is not relu) or len(n.outputs) != 1:
             return False
-        args = dict(zip(("input", "weight", "bias") if n.fn is F.linear else ("input", "inplace"),
+        args = dict(zip(("input", "weight", "bias") if n.fn is linear else ("input", "inplace"),
                         n.inputs[:len(n.inputs) - len(n.kwnames)]))
         args.update(zip(n.kwnames, n.inputs[len(n.inputs) - len(n.kwnames):]))
         out = n.outputs[0]
-        if n.fn is F.linear and set(args) <= {"input", "weight", "bias"}:
+        if n.fn is linear and set(args) <= {"input", "weight", "bias"}:
             x, w = args["input"], args["weight"]
             if self.static(x) is not self.dt or self.static(w) is not self.dt:
                 return False
@@ -354,8 +358,8 @@ class ArrayGen(_Gen):
                 self.emit(depth, f"{o} += {self.name(b)}")
             self.sd[out.id] = self.dt
             return True
-        if n.fn is F.relu and set(args) <= {"input", "inplace"} and \
-                args.get("inplace", None) is None or n.fn is F.relu and \
+        if n.fn is relu and set(args) <= {"input", "inplace"} and \
+                args.get("inplace", None) is None or n.fn is relu and \
                 args["inplace"].constant() is False:
             x = args["input"]
             if self.static(x) not in _FLOATS:

@@ -23,11 +23,17 @@ from ember.jit._passes import (_may_mutate, clone_graph, constant_propagation, c
                                inline_calls, peephole)
 
 
+def _plain(f):
+    """``f`` without ember.overrides' ``__torch_function__`` front (graph nodes hold it)."""
+    return f.__wrapped__ if getattr(f, "_torch_function_front", False) else f
+
+
 def _functional():
     from ember.nn import functional as F
-    convs = {F.conv1d, F.conv2d, F.conv3d}
-    drops = {getattr(F, n) for n in ("dropout", "dropout1d", "dropout2d", "dropout3d",
-                                     "alpha_dropout", "feature_alpha_dropout") if hasattr(F, n)}
+    convs = {_plain(F.conv1d), _plain(F.conv2d), _plain(F.conv3d)}
+    drops = {_plain(getattr(F, n)) for n in ("dropout", "dropout1d", "dropout2d", "dropout3d",
+                                             "alpha_dropout", "feature_alpha_dropout")
+             if hasattr(F, n)}
     return F, convs, drops
 
 
@@ -170,12 +176,13 @@ def _remove_dropout(g):
 def _fold_batch_norm(g):
     F, convs, _ = _functional()
     for bn in list(g.all_nodes()):
-        if bn.fn is not F.batch_norm or bn.owner is None:
+        if bn.fn is not _plain(F.batch_norm) or bn.owner is None:
             continue
         sig, args = _arguments(bn)
         x = args.get("input")
         producer = x.node if x is not None else None
-        if not isinstance(producer, Node) or (producer.fn not in convs and producer.fn is not F.linear):
+        if not isinstance(producer, Node) or (producer.fn not in convs and
+                                              producer.fn is not _plain(F.linear)):
             continue
         if len(x.uses) != 1 or producer.owner is not bn.owner:
             continue

@@ -341,6 +341,8 @@ class Resolver:
     def wrap(self, obj, name):
         import ember
         from ember.jit import _script_api
+        if getattr(obj, "_torch_function_front", False):
+            obj = obj.__wrapped__       # (ember.overrides' __torch_function__ front)
         if obj is warnings.warn:
             return S.Builtin(obj, "warn", "warn")
         if isinstance(obj, pytypes.ModuleType):
