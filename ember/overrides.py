@@ -622,7 +622,8 @@ def _wrap_functional():
     # the top-level functions written in Python (torch.cat, torch.where...): ops in torch
     import ember
     from ember._ops.registry import FUNCTIONS
-    for name, fn in list(FUNCTIONS.items()):
+    extra = {n: getattr(ember, n) for n in ("result_type",) if hasattr(ember, n)}
+    for name, fn in list(FUNCTIONS.items()) + list(extra.items()):
         if type(fn) is types.FunctionType and not hasattr(fn, "_op") and \
                 not hasattr(fn, "_torch_function_front") and getattr(ember, name, None) is fn:
             w = _PUBLIC[fn] = _wrap_function(fn, True)

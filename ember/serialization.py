@@ -270,6 +270,13 @@ class _TorchPickler(pickle._Pickler):
                 collections.OrderedDict())
 
     def reducer_override(self, obj):
+        if isinstance(obj, self._Tensor) and type(obj) is not self._Tensor:
+            from ember.overrides import _disabled_torch_function
+            with _disabled_torch_function():    # (reading a subclass' metadata: no events)
+                return self._reduce(obj)
+        return self._reduce(obj)
+
+    def _reduce(self, obj):
         t = type(obj)
         if t is _PlainTensor:
             obj = obj.t

@@ -663,3 +663,23 @@ def test_pickle_and_copy_of_a_view_keep_its_storage():
         v.add_(1)
         return r + [v.tolist(), v._version]
     _same(run)
+
+
+def test_torch_functions_on_a_logging_subclass():
+    def run(L):
+        import warnings
+        seen = []
+        Log = _logging(L, seen)
+        x = L.ones(3).as_subclass(Log)
+        out = []
+        for f in (lambda: L.tensor(x), lambda: L.as_tensor(x), lambda: L.is_tensor(x),
+                  lambda: L.numel(x), lambda: L.zeros_like(x), lambda: L.result_type(x, 1),
+                  lambda: L.broadcast_tensors(x, L.ones(1)), lambda: L.einsum("i,i->", x, x),
+                  lambda: L.split(x, 1), lambda: L.unique(x), lambda: L.tensordot(x, x, 1)):
+            seen.clear()
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                r = f()
+            out.append((_kinds(r), [s[0] for s in seen]))
+        return out
+    _same(run)
