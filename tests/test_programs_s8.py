@@ -193,3 +193,28 @@ def test_transformer_encoder_nested_path_zeroes_padded_positions():
     for t, e in zip(*res):
         np.testing.assert_allclose(_np(e), _np(t), rtol=1e-4, atol=1e-5)
     assert (res[1][0][1, 3:] == 0).all() and (res[1][3][1, 3:] != 0).any()
+
+
+def test_batch_first_attention_layout_and_dropout_masks_as_torch():
+    # nn.MultiheadAttention(batch_first=True) returns a transposed view of sequence-first
+    # memory in torch (ember returned batch-major memory): a dropout on it (the encoder
+    # layer's dropout1) drew its mask in another order. And sdpa's attention dropout drew
+    # in a non-contiguous query's memory order when the key length equals the head size.
+    x = np.random.default_rng(2).standard_normal((3, 4, 8)).astype(np.float32)
+    q = np.random.default_rng(3).standard_normal((3, 4, 2, 4)).astype(np.float32)
+    res = []
+    for lib in (torch, ember):
+        lib.manual_seed(0)
+        layer = lib.nn.TransformerEncoderLayer(8, 2, 16, dropout=0.1, batch_first=True)
+        xt = lib.from_numpy(x)
+        attn_out = layer.self_attn(xt, xt, xt)[0]
+        lib.manual_seed(1)
+        y = layer(xt)
+        qt = lib.from_numpy(q).transpose(1, 2)          # (3, 2, 4, 4), not contiguous
+        lib.manual_seed(2)
+        s = lib.nn.functional.scaled_dot_product_attention(qt, qt, qt, dropout_p=0.3)
+        res.append((attn_out.stride(), y, s))
+    (ts, ty, tsd), (es, ey, esd) = res
+    assert es == ts
+    np.testing.assert_allclose(_np(ey), _np(ty), rtol=1e-5, atol=1e-6)
+    np.testing.assert_allclose(_np(esd), _np(tsd), rtol=1e-5, atol=1e-6)

@@ -69,7 +69,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         keep = None
         if dropout_p > 0.0:        # F.dropout's draw, on the probabilities' shape
             _check_p(dropout_p)
-            keep = _keep_mask(query.shape[:-1] + (key.size(-2),), dropout_p, query)
+            like = query if query.is_contiguous() else torch.empty_like(
+                query, memory_format=torch.contiguous_format)   # drawn in logical order
+            keep = _keep_mask(query.shape[:-1] + (key.size(-2),), dropout_p, like)
         out = _sdpa_fused(query, key, value, attn_mask, is_causal, scale_factor, keep)[0]
         if out._grad_fn is not None:     # torch's CPU kernel: flash for 4-d without dropout
             flash = query.dim() == 4 and dropout_p == 0.0 and value.size(-1) == E and \
@@ -359,10 +361,12 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
     else:
         weights = None
         out = scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal)
-    if batch_major:                # (B, H, L, hd) -> (B, L, E) rows, handed back as (L, B, E)
+    if batch_major:                # (B, H, L, hd) -> (B, L, E) rows -> (L, B, E) memory
         out = linear(out.transpose(1, 2).reshape(bsz * tgt_len, embed_dim), out_proj_weight,
                      out_proj_bias)
-        out = out.reshape(bsz, tgt_len, out.size(1)).transpose(0, 1)
+        # in sequence-first memory as torch's: batch_first callers get a transposed view,
+        # and a dropout drawn on it (TransformerEncoderLayer's dropout1) takes torch's mask
+        out = out.reshape(bsz, tgt_len, out.size(1)).transpose(0, 1).contiguous()
     else:
         out = linear(out.permute(2, 0, 1, 3).reshape(tgt_len * bsz, embed_dim),
                      out_proj_weight, out_proj_bias)
