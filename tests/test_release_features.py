@@ -391,3 +391,27 @@ def test_tensorboard_trace_has_torchs_metadata(tmp_path):
     metadata (schemaVersion, deviceProperties, baseTimeNanoseconds, traceName...), process
     and thread name events and the profiler's span (ember wrote only traceEvents)."""
     assert _trace_layout(ember, tmp_path) == _trace_layout(torch, tmp_path)
+
+
+class _LiteOps(ember.nn.Module):
+    def forward(self, x):
+        a = x.sum(0) + x.mean(1)
+        b = x.unsqueeze(0).squeeze(0).roll(1, 0)
+        c = x.masked_fill(x > 0, 0.5)
+        return a.sum() + b.sum(1) + c.squeeze(1).sum(0)
+
+
+def test_lite_bytecode_loads_in_torch():
+    """1.9 mobile interpreter: ember's lite bytecode for ``sum(x, 0)``, ``squeeze(dim)``,
+    ``roll(1, 0)`` and ``masked_fill(mask, 0.5)`` names torch's overloads and passes int
+    lists where torch's schemas take them (torch's runtime rejected the file's calls)."""
+    from torch.jit.mobile import _load_for_lite_interpreter
+    x = np.random.default_rng(5).standard_normal((3, 3)).astype(np.float32)
+    m = ember.jit.script(_LiteOps())
+    data = m._save_to_buffer_for_lite_interpreter()
+    got = _load_for_lite_interpreter(io.BytesIO(data))(torch.from_numpy(x))
+    t = torch.from_numpy(x)
+    want = t.sum(0) + t.mean(1)
+    want = want.sum() + t.roll(1, 0).sum(1) + t.masked_fill(t > 0, 0.5).sum(0)
+    np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
+    np.testing.assert_allclose(m(ember.from_numpy(x)).detach().numpy(), want.numpy(), rtol=1e-5)

@@ -10,6 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ember.jit import _types as T
+from ember.jit._ir import Value
 
 
 class Literal:
@@ -128,7 +129,7 @@ def _op_record(node):
         dim = args[1] if len(args) > 1 else None
         if dim is None or (_is_const(dim) and dim.constant() is None):
             return base, "", [args[0], args[3] if len(args) > 3 else Literal(None)]
-        return base, ("dim" if short == "mean" else "dim_IntList"), args
+        return base, ("dim" if short == "mean" else "dim_IntList"), _int_lists(node, args)
     if short in _SCALAR_OVERLOAD and overload == "Tensor" and len(args) > 1 \
             and not is_tensor(args[1].type) and _scalar_name(args[1].type):
         overload = "Scalar"
@@ -137,7 +138,28 @@ def _op_record(node):
     if short in ("clamp", "clamp_") and overload == "Tensor" and not any(
             is_tensor(a.type) for a in args[1:]):
         overload = ""
-    return base, overload, args
+    if short in ("masked_fill", "masked_fill_", "index_fill", "index_fill_") and \
+            len(args) > 2 and not is_tensor(args[-1].type):
+        overload = ("int_" if short.startswith("index") else "") + "Scalar"
+    if short == "squeeze" and len(args) == 2:   # torch: squeeze(), squeeze.dim, squeeze.dims
+        dim = args[1]
+        if _is_const(dim) and dim.constant() is None:
+            return base, "", args[:1]
+        if _scalar_name(dim.type) == "int":
+            return base, "dim", args
+        return base, "dims", args
+    return base, overload, _int_lists(node, args)
+
+
+def _int_lists(node, args):
+    """A constant int where the op's schema takes ``int[]`` (``sum(x, 0)``, ``roll(x, 1,
+    0)``) becomes the one-element list torch's operator expects."""
+    out = list(args)
+    for i, (a, v) in enumerate(zip(node.op.schema.args, args)):
+        if a.is_list and a.type in ("int", "SymInt") and isinstance(v, Value) and \
+                _is_const(v) and type(v.constant()) is int:
+            out[i] = Literal([v.constant()])
+    return out
 
 
 def _scalar_op(node):
