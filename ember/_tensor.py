@@ -612,7 +612,7 @@ class Tensor:
         return self._data.shape[0]
 
     def __iter__(self):
-        if self._data.ndim == 0:
+        if (self._data.ndim if type(self) is Tensor else self.dim()) == 0:   # (torch: dim())
             raise TypeError("iteration over a 0-d tensor")
         return iter(self.unbind(0))
 

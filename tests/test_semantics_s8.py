@@ -177,6 +177,7 @@ _SEEN = {
     "chunk": lambda L, x: L.chunk(x, 3),
     "where": lambda L, x: L.where(x > 0, x, 0.),
     "T": lambda L, x: x.reshape(1, 3).T,
+    "iter": lambda L, x: list(x),
 }
 
 
