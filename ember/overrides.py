@@ -27,7 +27,7 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "handle_torch_f
            "has_torch_function", "has_torch_function_unary", "has_torch_function_variadic",
            "is_tensor_like", "is_tensor_method_or_property", "wrap_torch_function",
            "TorchFunctionMode", "enable_reentrant_dispatch", "resolve_name",
-           "get_default_nowrap_functions"]
+           "get_default_nowrap_functions", "get_testing_overrides", "BaseTorchFunctionMode"]
 
 _local = threading.local()
 
@@ -400,6 +400,42 @@ class TorchFunctionMode(Mode):
     @classmethod
     def push(cls, *args, **kwargs):
         return cls(*args, **kwargs).__enter__()
+
+
+class BaseTorchFunctionMode(TorchFunctionMode):
+    """A TorchFunctionMode that runs every call as it is (a base to override)."""
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        return func(*args, **(kwargs or {}))
+
+
+def _get_current_function_mode_stack():
+    return [m for m in state.modes if isinstance(m, TorchFunctionMode)]
+
+
+def _len_torch_function_stack():
+    return len(_get_current_function_mode_stack())
+
+
+def get_testing_overrides():
+    """``{overridable function: a dummy of its signature returning -1}`` (for tests of
+    ``__torch_function__`` handlers)."""
+    import inspect
+    out = {}
+    for fns in get_overridable_functions().values():
+        for f in fns:
+            try:
+                sig = inspect.signature(f)
+            except (TypeError, ValueError):
+                sig = None
+
+            def dummy(*args, **kwargs):
+                return -1
+            if sig is not None:
+                dummy.__signature__ = sig
+            dummy.__name__ = getattr(f, "__name__", "dummy")
+            out[f] = dummy
+    return out
 
 
 def _get_current_function_mode():

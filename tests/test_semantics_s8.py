@@ -684,3 +684,18 @@ def test_torch_functions_on_a_logging_subclass():
             out.append((_kinds(r), [s[0] for s in seen]))
         return out
     _same(run)
+
+
+def test_overrides_base_mode_and_testing_overrides():
+    def run(L):
+        O = L.overrides
+
+        class M(O.BaseTorchFunctionMode):
+            pass
+        with M() as m:
+            r = (L.ones(2) + 1).tolist()
+            stack = O._get_current_function_mode_stack() == [m]
+            n = O._len_torch_function_stack()
+        d = O.get_testing_overrides()
+        return r, stack, n, isinstance(d, dict), len(d) > 100, d[L.add](1, 2), L.Tensor.add in d
+    _same(run)
