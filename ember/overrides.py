@@ -163,7 +163,22 @@ def _front_of(op):
     g = getattr(nnf, name, None)
     if callable(g):
         return g, False
-    return op, False
+    return _named_op(op), False
+
+
+_NAMED_OPS: dict = {}
+
+
+def _named_op(op):
+    """A callable running ``op`` under its public name (handlers read ``func.__name__``)."""
+    f = _NAMED_OPS.get(op)
+    if f is None:
+        def f(*args, **kwargs):
+            return op(*args, **kwargs)
+        f.__name__ = f.__qualname__ = op.public_name
+        f._op_record = op
+        _NAMED_OPS[op] = f
+    return f
 
 
 def _is_default(v, d):
