@@ -85,8 +85,8 @@ def check_inplace(op, args):
     name = op.public_name
     if name in _UNCHECKED or not args:
         return
-    dst = args[0]._data
-    if type(dst) is not np.ndarray:
+    dst = getattr(args[0], "_data", None)
+    if type(dst) is not np.ndarray:         # (a meta / sparse / list first argument)
         return
     _check(dst, _operands(args[1:]), name in _NO_OVERLAP)
 
