@@ -340,7 +340,7 @@ def _alpha_dropout(input, p, training, inplace, feature):
         shape = tuple(input.shape[:2]) + (1,) * (input.dim() - 2)
     else:
         shape = tuple(input.shape)
-    noise = (ember.rand(shape, dtype=input.dtype) >= p).to(input.dtype)
+    noise = ember.empty(shape, dtype=input.dtype).bernoulli_(1 - p)    # torch's stream
     alpha = _SELU_ALPHA_SCALE
     # affine correction a * x + b restoring zero mean and unit variance (same float ops)
     a = 1.0 / math.sqrt((1 - p) * (1 + alpha * alpha * p))

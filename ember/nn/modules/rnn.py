@@ -273,10 +273,27 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
             hs.append(h)
         x = outs[0] if len(outs) == 1 else ember.cat(outs, 2)
         if dropout and training and layer < num_layers - 1:
-            x = F.dropout(x, dropout, True)
+            x = _layer_dropout(x, dropout, batch_first, batch_sizes)
     if batch_first:
         _nodes.batch_first_output(x, mode)
     return x, ember.stack(hs, 0), (ember.stack(cs, 0) if cs else None)
+
+
+def _layer_dropout(x, p, batch_first, batch_sizes):
+    """Dropout between stacked layers with torch's mask: drawn over the time-major output
+    (T, B, H), and for packed sequences of several lengths over the running rows only (the
+    packed data), as torch's layers see them."""
+    if batch_first:
+        return F.dropout(x.transpose(0, 1).contiguous(), p, True).transpose(0, 1)
+    if batch_sizes is None:
+        return F.dropout(x, p, True)
+    import numpy as np
+    sizes = np.asarray(batch_sizes.tolist(), dtype=np.int64)
+    T, B = x.shape[0], x.shape[1]
+    live = ember.from_numpy(np.flatnonzero(np.arange(B)[None, :] < sizes[:, None]))
+    rows = x.reshape(T * B, -1)
+    kept = F.dropout(rows.index_select(0, live), p, True)
+    return rows.index_copy(0, live, kept).reshape(x.shape)
 
 
 def _cell(mode: str, input: Tensor, h: Tensor, c: Optional[Tensor], w_ih: Tensor, w_hh: Tensor,
