@@ -249,11 +249,18 @@ class BackwardHook:
     def setup_input_hook(self, args):
         new_args, where = self._wrap(args, lambda node: node.register_hook(self._on_grad_input))
         self.n_inputs, self.input_tensors_index = len(args), where
+        # torch hands the hooks zeros for the tensor inputs that need no grad (a loss's target)
+        self.input_needs_grad = [args[i].requires_grad for i in where or ()]
+        self.input_meta = [(tuple(args[i].shape), args[i].dtype) for i in where or ()]
         return new_args
 
     def _on_grad_input(self, grad_input, _grad_output):
         if self.grad_outputs is None:
             return None
+        from ember import zeros
+        grad_input = tuple(zeros(shape, dtype=dtype) if g is None and not needs else g
+                           for g, needs, (shape, dtype) in
+                           zip(grad_input, self.input_needs_grad, self.input_meta))
         grads = _spread(self.input_tensors_index, grad_input, self.n_inputs)
         for user_hook in self.user_hooks:
             out = user_hook(self.module, grads, self.grad_outputs)
@@ -264,7 +271,8 @@ class BackwardHook:
                                    f"got {len(out)}, but expected {len(grads)}")
             grads = out
         self.grad_outputs = None
-        return tuple(grads[i] for i in self.input_tensors_index)
+        return tuple(grads[i] if needs else None
+                     for i, needs in zip(self.input_tensors_index, self.input_needs_grad))
 
     # ---- outputs: grad_output arrives here, first
     def setup_output_hook(self, result):
