@@ -480,12 +480,29 @@ def _noncontiguous(x):
     return x
 
 
+def _fresh(x):
+    """Tensors of ``x`` -> new leaves with the same values and requires_grad (a sample's
+    inputs computed from others (``x.log()``) can't be backpropagated through twice)."""
+    import torch
+    if isinstance(x, torch.Tensor):
+        return x.detach().clone().requires_grad_(x.requires_grad)
+    if isinstance(x, tuple) and not hasattr(x, "_fields"):
+        return tuple(_fresh(v) for v in x)
+    if isinstance(x, list):
+        return [_fresh(v) for v in x]
+    if isinstance(x, dict):
+        return {k: _fresh(v) for k, v in x.items()}
+    return x
+
+
 def _variant(mi, desc, args=None, kwargs=None, ctor_kwargs=None):
-    """A ModuleInput-like copy of ``mi`` with other forward args / constructor kwargs."""
+    """A ModuleInput-like copy of ``mi`` with other forward args (default: fresh copies of
+    its own) / constructor kwargs."""
     f, c = mi.forward_input, mi.constructor_input
+    args = _fresh(tuple(f.args)) if args is None else args
+    kwargs = _fresh(dict(f.kwargs)) if kwargs is None else kwargs
     ctor = types.SimpleNamespace(args=c.args, kwargs={**c.kwargs, **(ctor_kwargs or {})})
-    fwd = types.SimpleNamespace(args=f.args if args is None else args,
-                                kwargs=f.kwargs if kwargs is None else kwargs)
+    fwd = types.SimpleNamespace(args=args, kwargs=kwargs)
     return types.SimpleNamespace(constructor_input=ctor, forward_input=fwd,
                                  desc=(mi.desc + " " if mi.desc else "") + desc)
 
@@ -558,8 +575,46 @@ def _check_variants(info, ecls, mi, dtype, training, tol, res):
                       _channels_last(dict(f.kwargs)))
         cl.check_layout = True
         _check_sample(info, ecls, cl, dtype, training, tol, res, transform=_to_channels_last)
+    if dtype == GRAD_DTYPE and not info.is_lazy:
+        _check_hooks(info, ecls, mi, dtype, training, tol, res)
     if dtype == GRAD_DTYPE and info.supports_gradgrad:
         _check_gradgrad(info, ecls, mi, dtype, training, tol, res)
+
+
+def _check_hooks(info, ecls, mi, dtype, training, tol, res):
+    """A forward hook and a full backward hook on both modules: same calls, same outputs,
+    grad_input and grad_output."""
+    rec = {"t": [], "e": []}
+
+    def hook_both(tm, em):
+        for key, m in (("t", tm), ("e", em)):
+            m.register_forward_hook(lambda mod, args, out, k=key: rec[k].append(("forward",
+                                                                                 out)))
+            m.register_full_backward_hook(
+                lambda mod, gi, go, k=key: rec[k].append(("backward", tuple(gi), tuple(go))))
+        return tm, em
+    v = _variant(mi, "(forward and full backward hooks)")
+    _check_sample(info, ecls, v, dtype, training, tol, res, transform=hook_both)
+    where = _describe(v, dtype, training)
+    gtol = (lambda n: tol(n, H.GRAD_TOL_SCALE))
+    calls = lambda r: [c[0] for c in r]                       # noqa: E731
+    try:
+        if calls(rec["e"]) != calls(rec["t"]):
+            raise H.Mismatch(f"hook calls {calls(rec['e'])} != expected {calls(rec['t'])}")
+        for e, t in zip(rec["e"], rec["t"]):
+            if e[0] == "forward":
+                H.compare(e[1], t[1], tol, "forward hook's output",
+                          values=not _is_random_module(info, training))
+            else:
+                H.compare(e[1], t[1], gtol, "backward hook's grad_input")
+                H.compare(e[2], t[2], gtol, "backward hook's grad_output")
+    except H.Mismatch as m:
+        raise _Fail(f"{m} [{where}]")
+
+
+def _is_random_module(info, training):
+    return info.module_cls.__name__ in RANDOM_ALWAYS or (
+        training and info.module_cls.__name__ in RANDOM_IN_TRAINING)
 
 
 def _check_gradgrad(info, ecls, mi, dtype, training, tol, res):
@@ -573,7 +628,7 @@ def _check_gradgrad(info, ecls, mi, dtype, training, tol, res):
         _copy_state(tm, em)
     except Exception:
         return
-    f = mi.forward_input
+    f = _variant(mi, "").forward_input
     conv = Converter(grad=True)
     t_in = [t for t in H._flat_tensors((f.args, f.kwargs), []) if t.requires_grad]
     e_args, e_kwargs = conv(tuple(f.args)), conv(dict(f.kwargs))
@@ -685,8 +740,10 @@ def _check_errors(info, ecls):
         raise _Fail(f"{where}: ember's forward raised nothing, expected {want}")
 
 
-def check_module(info, max_samples=None, dtypes=None, extras=True):
-    """Run one ModuleInfo against ember; returns a ModuleResult."""
+def check_module(info, max_samples=None, dtypes=None, extras=True, variant_modes=(True, False)):
+    """Run one ModuleInfo against ember; returns a ModuleResult. ``extras``: the further
+    checks (variants of the first sample in the ``variant_modes`` training modes, error
+    inputs)."""
     import torch
     max_samples = MAX_SAMPLES if max_samples is None else max_samples
     dtypes = DTYPES if dtypes is None else dtypes
@@ -709,7 +766,7 @@ def check_module(info, max_samples=None, dtypes=None, extras=True):
             for i, mi in enumerate(samples):
                 try:
                     _check_sample(info, ecls, mi, dt, training, tol, res)
-                    if extras and i == 0 and dt == GRAD_DTYPE:
+                    if extras and i == 0 and dt == GRAD_DTYPE and training in variant_modes:
                         _check_variants(info, ecls, mi, dt, training, tol, res)
                     if extras and i == 0 and dt != GRAD_DTYPE and not training:
                         for copy_fn in (copy.deepcopy, _pickled, _saved):
