@@ -641,3 +641,257 @@ def floordiv_int(a, b):
 @kernel("aten::sqrt.float", "aten::sqrt.int")
 def sqrt_scalar(a):
     return math.sqrt(a)
+
+
+# ------------------------------------------------------------------ more pointwise and shape ops
+
+def _float(x):
+    """Integer and bool tensors compute in float32, as torch's floating unary ops."""
+    x = _arr(x)
+    return x.astype(np.float32) if x.dtype.kind in "biu" else x
+
+
+@kernel("aten::exp")
+def exp(self):
+    return np.exp(_float(self))
+
+
+@kernel("aten::log")
+def log(self):
+    return np.log(_float(self))
+
+
+@kernel("aten::sqrt")
+def sqrt(self):
+    return np.sqrt(_float(self))
+
+
+@kernel("aten::abs")
+def abs_(self):
+    return np.abs(self)
+
+
+@kernel("aten::pow.Tensor_Scalar")
+def pow_tensor_scalar(self, exponent):
+    a, e = _binary(self, exponent)
+    return _arr(np.power(a, e)).astype(a.dtype, copy=False)
+
+
+@kernel("aten::gelu")
+def gelu(self, approximate="none"):
+    x = self.astype(np.float64)
+    if approximate == "tanh":
+        r = 0.5 * x * (1.0 + np.tanh(math.sqrt(2.0 / math.pi) * (x + 0.044715 * x ** 3)))
+    else:
+        r = 0.5 * x * (1.0 + np.vectorize(math.erf, otypes=[np.float64])(x / math.sqrt(2.0)))
+    return r.astype(self.dtype)
+
+
+@kernel("aten::log_softmax.int")
+def log_softmax(self, dim, dtype=None):
+    s = self - self.max(axis=dim, keepdims=True)
+    return s - np.log(np.exp(s).sum(axis=dim, keepdims=True))
+
+
+@kernel("aten::cumsum")
+def cumsum(self, dim, dtype=None):
+    r = np.cumsum(self, axis=dim)
+    return r.astype(np.int64 if self.dtype.kind in "biu" else self.dtype, copy=False)
+
+
+@kernel("aten::masked_fill.Scalar", "aten::masked_fill.Tensor")
+def masked_fill(self, mask, value):
+    return np.where(mask, np.asarray(value, self.dtype), self)
+
+
+@kernel("aten::unsqueeze")
+def unsqueeze(self, dim):
+    return np.expand_dims(self, dim if dim >= 0 else dim + self.ndim + 1)
+
+
+@kernel("aten::squeeze")
+def squeeze(self):
+    return np.squeeze(self)
+
+
+@kernel("aten::squeeze.dim")
+def squeeze_dim(self, dim):
+    return np.squeeze(self, axis=dim) if self.ndim and self.shape[dim] == 1 else self
+
+
+@kernel("aten::flip")
+def flip(self, dims):
+    return np.flip(self, axis=tuple(dims)).copy()
+
+
+@kernel("aten::roll")
+def roll(self, shifts, dims=()):
+    if not dims:            # torch: over the flattened tensor
+        return np.roll(self.reshape(-1), shifts[0]).reshape(self.shape)
+    return np.roll(self, tuple(shifts), axis=tuple(dims))
+
+
+@kernel("aten::expand")
+def expand(self, size, implicit=False):
+    lead = len(size) - self.ndim
+    shape = [self.shape[i - lead] if s == -1 else s for i, s in enumerate(size)]
+    return np.broadcast_to(self, shape)
+
+
+@kernel("aten::repeat")
+def repeat(self, repeats):
+    x = self.reshape((1,) * (len(repeats) - self.ndim) + self.shape)
+    return np.tile(x, repeats)
+
+
+@kernel("aten::tile")
+def tile(self, dims):
+    return np.tile(self, dims)
+
+
+def _index(ndim, dim, s):
+    idx = [slice(None)] * ndim
+    idx[dim] = s
+    return tuple(idx)
+
+
+@kernel("aten::narrow")
+def narrow(self, dim, start, length):
+    start = start + self.shape[dim] if start < 0 else start
+    return self[_index(self.ndim, dim, slice(start, start + length))]
+
+
+@kernel("aten::slice.Tensor")
+def slice_tensor(self, dim=0, start=None, end=None, step=1):
+    return self[_index(self.ndim, dim, slice(start, end, step))]
+
+
+@kernel("aten::index_select")
+def index_select(self, dim, index):
+    return np.take(self, np.asarray(index).reshape(-1), axis=dim)
+
+
+@kernel("aten::stack")
+def stack(tensors, dim=0):
+    return np.stack(tensors, axis=dim)
+
+
+@kernel("aten::chunk")
+def chunk(self, chunks, dim=0):
+    n = self.shape[dim]
+    size = -(-n // chunks)
+    return [self[_index(self.ndim, dim, slice(i, i + size))] for i in range(0, n, size)]
+
+
+@kernel("aten::split.Tensor")
+def split(self, split_size, dim=0):
+    n = self.shape[dim]
+    return [self[_index(self.ndim, dim, slice(i, i + split_size))]
+            for i in range(0, max(n, 1), split_size)]
+
+
+@kernel("aten::argmax")
+def argmax(self, dim=None, keepdim=False):
+    if dim is None:
+        return np.asarray(self.argmax(), np.int64)
+    r = self.argmax(axis=dim).astype(np.int64)
+    return np.expand_dims(r, dim) if keepdim else r
+
+
+@kernel("aten::max.dim", outputs="*")
+def max_dim(self, dim, keepdim=False):
+    idx = np.expand_dims(self.argmax(axis=dim), dim)
+    vals = np.take_along_axis(self, idx, axis=dim)
+    if not keepdim:
+        vals, idx = np.squeeze(vals, axis=dim), np.squeeze(idx, axis=dim)
+    return vals, idx.astype(np.int64)
+
+
+@kernel("aten::sort", outputs="*")
+def sort(self, dim=-1, descending=False):
+    idx = np.argsort(-self if descending else self, axis=dim, kind="stable")
+    return np.take_along_axis(self, idx, axis=dim), idx.astype(np.int64)
+
+
+@kernel("aten::topk", outputs="*")
+def topk(self, k, dim=-1, largest=True, sorted=True):
+    idx = np.argsort(-self if largest else self, axis=dim, kind="stable")
+    idx = np.take(idx, np.arange(k), axis=dim)
+    return np.take_along_axis(self, idx, axis=dim), idx.astype(np.int64)
+
+
+@kernel("aten::einsum")
+def einsum(equation, tensors, path=None):
+    return _arr(np.einsum(equation, *tensors))
+
+
+@kernel("aten::var")
+def var(self, unbiased=True):
+    return _arr(self.var(ddof=int(unbiased))).astype(self.dtype)
+
+
+@kernel("aten::std.dim")
+def std_dim(self, dim, unbiased=True, keepdim=False):
+    axis = None if dim is None else tuple(dim)
+    return _arr(self.std(axis=axis, ddof=int(unbiased), keepdims=keepdim)).astype(self.dtype)
+
+
+@kernel("aten::norm.Scalar")
+def norm_scalar(self, p=2):
+    a = np.abs(self.astype(np.float64)).reshape(-1)
+    r = a.max(initial=0.0) if p == math.inf else (a ** p).sum() ** (1.0 / p)
+    return np.asarray(r, self.dtype)
+
+
+# torch's ScalarType codes (the dtype arguments of bytecode calls) -> NumPy dtypes
+_SCALAR_TYPES = {0: np.uint8, 1: np.int8, 2: np.int16, 3: np.int32, 4: np.int64, 5: np.float16,
+                 6: np.float32, 7: np.float64, 11: np.bool_}
+
+
+def _np_dtype(code, default):
+    if code is None:
+        return default
+    if code not in _SCALAR_TYPES:
+        raise RuntimeError(f"ember.lite: dtype code {code} is not supported")
+    return np.dtype(_SCALAR_TYPES[code])
+
+
+@kernel("aten::to.dtype")
+def to_dtype(self, dtype, non_blocking=False, copy=False, memory_format=None):
+    return self.astype(_np_dtype(dtype, self.dtype), copy=bool(copy))
+
+
+@kernel("aten::new_zeros")
+def new_zeros(self, size, dtype=None, layout=None, device=None, pin_memory=None):
+    return np.zeros(tuple(size), _np_dtype(dtype, self.dtype))
+
+
+@kernel("aten::tensor", "aten::tensor.float", "aten::tensor.int", "aten::tensor.bool")
+def tensor(data, dtype=None, device=None, requires_grad=False):
+    a = np.asarray(data)
+    default = {"f": np.float32, "i": np.int64, "u": np.int64, "b": np.bool_}.get(a.dtype.kind,
+                                                                              a.dtype)
+    return a.astype(_np_dtype(dtype, np.dtype(default)))
+
+
+@kernel("aten::pad")
+def pad(self, pad, mode="constant", value=None):
+    widths = [(0, 0)] * self.ndim
+    for i in range(len(pad) // 2):
+        widths[self.ndim - 1 - i] = (pad[2 * i], pad[2 * i + 1])
+    if mode == "constant":
+        return np.pad(self, widths, constant_values=0 if value is None else value)
+    modes = {"reflect": "reflect", "replicate": "edge", "circular": "wrap"}
+    if mode not in modes:
+        raise RuntimeError(f"ember.lite: pad mode {mode!r} is not supported")
+    return np.pad(self, widths, mode=modes[mode])
+
+
+@kernel("aten::select.int")
+def select(self, dim, index):
+    return self[_index(self.ndim, dim, index)]
+
+
+@kernel("aten::add.t")
+def add_list(a, b):
+    return list(a) + list(b)

@@ -415,3 +415,28 @@ def test_lite_bytecode_loads_in_torch():
     want = want.sum() + t.roll(1, 0).sum(1) + t.masked_fill(t > 0, 0.5).sum(0)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
     np.testing.assert_allclose(m(ember.from_numpy(x)).detach().numpy(), want.numpy(), rtol=1e-5)
+
+
+class _TorchLiteOps(torch.nn.Module):
+    def forward(self, x):
+        a = x.exp().log() + x.abs().sqrt() + x.pow(2) + torch.nn.functional.gelu(x)
+        b = x.flip(0).roll(1, 0).cumsum(0) + x.masked_fill(x > 0, 0.5)
+        c = torch.stack([x, x]).sum(0) + x.unsqueeze(0).squeeze(0) + x.narrow(0, 0, 3)
+        d = x.max(1)[0] + x.sort(1)[0][:, 0] + x.topk(2)[0][:, 1] + x.argmax(1).float()
+        e = torch.cat(x.chunk(3) + x.split(1), 0).sum(0) + x.repeat(1, 2)[:, :3].sum(1)
+        f = torch.nn.functional.pad(x, [1, 1]).sum(1) + x.index_select(0, torch.tensor([2, 0, 1]))[0]
+        g = torch.einsum("ij,jk->ik", x, x).log_softmax(1).sum(1) + x.std(0) + x.var() + x.norm()
+        return a + b + c + (d + e + f + g).unsqueeze(1) + x.new_zeros(3, 3) + x.expand(3, 3)
+
+
+def test_lite_runtime_runs_torchs_common_ops():
+    """1.9 mobile interpreter: a lite file torch writes with common pointwise, shape,
+    reduction and sorting ops runs in ember's lite runtime (they were missing kernels:
+    'Following ops cannot be found')."""
+    import ember_lite
+    x = np.random.default_rng(6).standard_normal((3, 3)).astype(np.float32)
+    m = torch.jit.script(_TorchLiteOps())
+    data = m._save_to_buffer_for_lite_interpreter()
+    got = ember_lite.load(io.BytesIO(data))(x)
+    np.testing.assert_allclose(np.asarray(got), m(torch.from_numpy(x)).numpy(), rtol=1e-5,
+                               atol=1e-5)
