@@ -476,6 +476,10 @@ _HALF_COMPLEX = {
     "c_mul_": lambda L, h: (h + 1j).mul_(2),
     "c_pow": lambda L, h: (h + 1j) ** 2,
     "c_repr": lambda L, h: repr(h + 1j),
+    "c_dot": lambda L, h: (h + 1j) @ (h + 1j),
+    "c_mv": lambda L, h: (h + 1j).expand(2, 2) @ (h + 1j),
+    "c_mm": lambda L, h: (h + 1j).expand(2, 2) @ (h + 1j).expand(2, 2),
+    "c_bmm": lambda L, h: (h + 1j).expand(2, 2, 2) @ (h + 1j).expand(2, 2, 2),
 }
 
 

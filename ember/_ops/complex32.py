@@ -209,6 +209,8 @@ def route(op, args, out):
     name = f.public_name.rstrip("_") if f.public_name.endswith("_") and \
         not f.public_name.startswith("__") else f.public_name
     refused = REFUSED.get(op.public_name) or REFUSED.get(f.name) or REFUSED.get(name)
+    if name == "matmul":
+        refused = _matmul_refusal(args) or refused
     if refused is not None:
         _check_arguments(op, args)
         raise refused[0](refused[1])
@@ -222,6 +224,20 @@ def route(op, args, out):
         _check_arguments(op, args)
         raise NotImplementedError(f"\"{name}\" not implemented for 'ComplexHalf'")
     return _in_complex64(op, args, out)
+
+
+def _matmul_refusal(args):
+    """matmul names the kernel its operands' ranks pick (dot, addmv, addmm, bmm)."""
+    a, b = args[0], args[1]
+    if not (isinstance(a, Tensor) and isinstance(b, Tensor)):
+        return None
+    if a.ndim == 1 and b.ndim == 1:
+        return _ni("dot")
+    if b.ndim == 1:
+        return _ni("addmv_impl_cpu")
+    if a.ndim >= 3 and b.ndim >= 3:
+        return _ni("bmm")
+    return _ni("addmm_impl_cpu_")
 
 
 def _casts_to_real(name, op, args):
