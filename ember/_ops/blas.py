@@ -23,6 +23,8 @@ import warnings
 
 import numpy as np
 
+import ember
+
 from ember._kernels import blas as K
 from ember._kernels.util import half_in_float32
 from ember._ops.core import (conj_if_complex, matmul, where_self,
@@ -553,11 +555,36 @@ def einsum(*args):
         equation, operands = args[0], args[1:]
     if len(operands) == 1 and isinstance(operands[0], (list, tuple)):
         operands = operands[0]
+    out = _einsum_view(equation, operands)
+    if out is not None:
+        return out
     out = einsum_op(equation, list(operands), None)
     if out._grad_fn is not None and isinstance(equation, str):
         from ember.autograd.graph import rename_node
         rename_node(out._grad_fn, _einsum_node_name(equation))
     return out
+
+
+def _einsum_view(equation, operands):
+    """A lone operand that loses no subscript (a permutation, with diagonals where a
+    subscript repeats) comes back as a view of it (diagonal and permute, batching under
+    vmap), as torch's einsum returns; None otherwise."""
+    if len(operands) != 1 or not isinstance(equation, str):
+        return None
+    x = operands[0]
+    if not isinstance(x, Tensor) or x.is_sparse or ember.is_autocast_enabled("cpu"):
+        return None
+    terms, out, _ = K.einsum_parse(equation, [tuple(x.shape)])
+    letters = list(terms[0])
+    if set(letters) != set(out) or len(letters) != x.dim():
+        return None
+    for c in out:
+        while letters.count(c) > 1:          # a repeated subscript: its diagonal, moved last
+            i = letters.index(c)
+            j = letters.index(c, i + 1)
+            x = x.diagonal(0, i, j)
+            letters = [d for k, d in enumerate(letters) if k not in (i, j)] + [c]
+    return x.permute([letters.index(c) for c in out])
 
 
 @functools.lru_cache(maxsize=256)
