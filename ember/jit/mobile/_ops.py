@@ -10,7 +10,7 @@ from __future__ import annotations
 import inspect
 
 from ember.jit import _types as T
-from ember.jit._ir import Value
+from ember.jit._ir import NOT_CONSTANT, Value
 
 
 class Literal:
@@ -50,6 +50,10 @@ _FUNCTIONAL = {
     "aten::flatten": ("using_ints", [("input", None, 0), ("start_dim", 0, 0),
                                      ("end_dim", -1, 0)], None),
     "aten::cat": ("", [("tensors", None, 0), ("dim", 0, 0)], None),
+    "aten::stack": ("", [("tensors", None, 0), ("dim", 0, 0)], None),
+    "aten::gelu": ("", [("input", None, 0), ("approximate", "none", 0)], None),
+    "aten::pad": ("", [("input", None, 0), ("pad", None, 0), ("mode", "constant", 0),
+                       ("value", None, 0)], None),
 }
 _ALIASES = {"aten::_cat_front": "aten::cat"}
 # ember's internal ops (traced graphs record them) -> torch's ops of the same schema
@@ -112,6 +116,42 @@ def _functional(node, kind):
     if inplace_kind and ip is not None and _is_const(ip) and ip.constant():
         name = inplace_kind
     return name, overload, args
+
+
+def _reduction_or_where(node, kind):
+    """torch.where / Tensor.where (torch's ``where.self(condition, self, other)``), and var /
+    std / norm in their plain forms (constant dims, default correction and p)."""
+    bound, _ = _bind(node)
+    if kind == "aten::where":
+        if "self" in bound:                             # x.where(condition, other)
+            args = [bound.get("condition"), bound["self"], bound.get("other")]
+        else:
+            args = [bound.get("condition"), bound.get("input"), bound.get("other")]
+        return (kind, "self", args) if all(a is not None for a in args) else None
+
+    def const(name, default=None):
+        v = bound.get(name)
+        if v is None:
+            return default
+        return v.constant() if _is_const(v) else NOT_CONSTANT
+    x = bound.get("input")
+    if kind == "aten::norm":
+        p = const("p", "fro")
+        if const("dim") is None and not const("keepdim", False) and const("dtype") is None \
+                and p in ("fro", 2, 2.0):
+            return kind, "Scalar", [x, Literal(2)]
+        return None
+    if const("correction") is not None or const("unbiased") not in (None, True, False):
+        return None
+    unbiased = const("unbiased")
+    unbiased = True if unbiased is None else unbiased
+    dim, keepdim = const("dim"), const("keepdim", False)
+    if dim is NOT_CONSTANT or keepdim is NOT_CONSTANT:
+        return None
+    if dim is None and not keepdim:
+        return kind, "", [x, Literal(unbiased)]
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    return kind, "dim", [x, Literal(dims), Literal(unbiased), Literal(keepdim)]
 
 
 def _is_const(v):
@@ -179,6 +219,11 @@ def torch_op(node):
     kind = str(_ALIASES.get(node.kind, node.kind))
     if kind in _FUNCTIONAL and node.fn is not None:
         return _functional(node, kind)
+    if kind in ("aten::where", "aten::var", "aten::std", "aten::norm") and node.fn is not None \
+            and node.op is None:
+        r = _reduction_or_where(node, kind)
+        if r is not None:
+            return r
     if node.op is not None:
         return _op_record(node)
     if kind == "aten::__contains__":
