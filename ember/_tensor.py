@@ -533,13 +533,13 @@ class Tensor:
         if type(self._data) is Placeholder:
             raise TypeError("can't convert meta device type tensor to numpy. Use Tensor.cpu() "
                             "to copy the tensor to host memory first.")
-        return self._data
+        return self._data.view()     # shares memory; setting its .shape leaves the tensor
 
     def __array__(self, dtype=None, copy=None):
         if self._requires_grad:                      # torch: through numpy(), which refuses
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
-        a = self._data if _layout_name(self) == "strided" else self.numpy()
+        a = self._data.view() if _layout_name(self) == "strided" else self.numpy()
         if dtype is not None:
             return a.astype(dtype)
         return a.copy() if copy else a
