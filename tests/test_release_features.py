@@ -400,14 +400,20 @@ class _LiteOps(ember.nn.Module):
         c = x.masked_fill(x > 0, 0.5)
         d = ember.nn.functional.gelu(ember.stack([x, x.where(x > 0, x * 2)]).sum(0))
         e = ember.nn.functional.pad(x, [1, 1]).sum(1) + x.std(0) + x.var() + x.norm()
-        return a.sum() + b.sum(1) + c.squeeze(1).sum(0) + d.sum(0) + e
+        f = x.view(x.size(0), -1).permute(1, 0).contiguous().flip(0).repeat(1, 2)[0]
+        g = ember.cat(x.chunk(3, 1) + x.split(1, 1), 1).sum(0).narrow(0, 0, 3) + x.new_zeros(3)
+        h = (x > 0).float().sum(0) + x.reshape(9).view(3, 3).expand(3, 3).sum(1)
+        return a.sum() + b.sum(1) + c.squeeze(1).sum(0) + d.sum(0) + e + f.narrow(0, 0, 3) + \
+            g + h
 
 
 def test_lite_bytecode_loads_in_torch():
     """1.9 mobile interpreter: ember's lite bytecode for ``sum(x, 0)``, ``squeeze(dim)``,
     ``roll(1, 0)`` and ``masked_fill(mask, 0.5)`` names torch's overloads and passes int
     lists where torch's schemas take them (torch's runtime rejected the file's calls);
-    gelu, stack, where, pad, std, var and norm export (they had no lite operator)."""
+    gelu, stack, where, pad, std, var, norm, view/reshape/permute/expand/repeat/flip with
+    varargs (run-time) sizes, chunk, split, contiguous and .float() export (they had no lite
+    operator)."""
     from torch.jit.mobile import _load_for_lite_interpreter
     x = np.random.default_rng(5).standard_normal((3, 3)).astype(np.float32)
     m = ember.jit.script(_LiteOps())
@@ -418,6 +424,9 @@ def test_lite_bytecode_loads_in_torch():
     want = want.sum() + t.roll(1, 0).sum(1) + t.masked_fill(t > 0, 0.5).sum(0)
     want = want + torch.nn.functional.gelu(t + t.where(t > 0, t * 2)).sum(0)
     want = want + torch.nn.functional.pad(t, [1, 1]).sum(1) + t.std(0) + t.var() + t.norm()
+    want = want + t.t().flip(0).repeat(1, 2)[0][:3] + torch.cat(t.chunk(3, 1) + t.split(1, 1),
+                                                               1).sum(0)[:3]
+    want = want + (t > 0).float().sum(0) + t.sum(1)
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
     np.testing.assert_allclose(m(ember.from_numpy(x)).detach().numpy(), want.numpy(), rtol=1e-5)
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from ember.jit import _types as T
 from ember.jit._ir import Node
-from ember.jit.mobile._ops import Literal, is_tensor, torch_op
+from ember.jit.mobile._ops import IntList, Literal, is_tensor, torch_op
 
 BYTECODE_VERSION = 8
 
@@ -85,6 +85,11 @@ class Code:
     def push(self, v):
         if isinstance(v, Literal):
             self.emit("LOADC", self.const(v.value))
+        elif isinstance(v, IntList):
+            for x in v.values:
+                self.push(x)
+            self.types.append("List[int]")
+            self.emit("LIST_CONSTRUCT", len(self.types) - 1, len(v.values))
         elif v.id in self.regs:
             self.emit("LOAD", self.regs[v.id])
         elif isinstance(v.node, Node) and v.node.kind == "prim::Constant":

@@ -20,6 +20,14 @@ class Literal:
         self.value = value
 
 
+class IntList:
+    """An ``int[]`` argument built at run time from int values (``x.view(x.size(0), -1)``)."""
+    __slots__ = ("values",)
+
+    def __init__(self, values):
+        self.values = list(values)
+
+
 # kind -> (torch overload, [(ember parameter, torch default, int-list length or 0)...],
 #          inplace name when ``inplace`` is True)
 _FUNCTIONAL = {
@@ -116,6 +124,49 @@ def _functional(node, kind):
     if inplace_kind and ip is not None and _is_const(ip) and ip.constant():
         name = inplace_kind
     return name, overload, args
+
+
+# Tensor.float() ... -> torch's to.dtype with these ScalarType codes
+_CONVERSIONS = {"aten::byte": 0, "aten::char": 1, "aten::short": 2, "aten::int": 3,
+                "aten::long": 4, "aten::half": 5, "aten::float": 6, "aten::double": 7,
+                "aten::bool": 11}
+_SIZE_METHODS = {"aten::flip", "aten::new_zeros", "aten::new_ones", "aten::view",
+                 "aten::reshape", "aten::permute", "aten::expand", "aten::repeat", "aten::tile"}
+_METHODS = {"aten::contiguous", "aten::chunk", "aten::split", "aten::size", "aten::select",
+            *_SIZE_METHODS, *_CONVERSIONS}
+
+
+def _int_args(vals):
+    """Varargs ints (constants) or one int[] value -> a list argument."""
+    if len(vals) == 1 and not _scalar_name(vals[0].type):
+        return vals[0]
+    if all(_is_const(v) and type(v.constant()) is int for v in vals):
+        return Literal([v.constant() for v in vals])
+    if all(_scalar_name(v.type) == "int" for v in vals):
+        return IntList(vals)
+    return None
+
+
+def _method(node, kind):
+    """Tensor methods ember runs as Python functions, as torch's operators."""
+    x, rest = node.inputs[0], list(node.inputs[1:])
+    if kind in _CONVERSIONS:
+        return ("aten::to", "dtype", [x, Literal(_CONVERSIONS[kind])]) if not rest else None
+    if kind == "aten::contiguous":
+        return (kind, "", [x]) if not rest else None
+    if kind == "aten::select" and len(rest) in (1, 2):     # x[i]: dim 0
+        return kind, "int", [x] + ([Literal(0)] if len(rest) == 1 else []) + rest
+    if kind == "aten::size" and len(rest) <= 1:
+        return kind, ("int" if rest else ""), [x] + rest
+    if kind in _SIZE_METHODS:            # varargs ints or one list: torch's int[] argument
+        arg = _int_args(rest) if rest else None
+        return None if arg is None else (kind, "", [x, arg])
+    if kind == "aten::chunk" and len(rest) in (1, 2):
+        return kind, "", [x] + rest + ([Literal(0)] if len(rest) == 1 else [])
+    if kind == "aten::split" and len(rest) in (1, 2):
+        overload = "Tensor" if _scalar_name(rest[0].type) == "int" else "sizes"
+        return "aten::split", overload, [x] + rest + ([Literal(0)] if len(rest) == 1 else [])
+    return None
 
 
 def _reduction_or_where(node, kind):
@@ -219,6 +270,11 @@ def torch_op(node):
     kind = str(_ALIASES.get(node.kind, node.kind))
     if kind in _FUNCTIONAL and node.fn is not None:
         return _functional(node, kind)
+    if kind in _METHODS and node.op is None and not node.kwnames and \
+            (node.fn is not None or kind == "aten::select"):        # x[i] has no fn
+        r = _method(node, kind)
+        if r is not None:
+            return r
     if kind in ("aten::where", "aten::var", "aten::std", "aten::norm") and node.fn is not None \
             and node.op is None:
         r = _reduction_or_where(node, kind)
@@ -238,6 +294,9 @@ def torch_op(node):
         t = node.inputs[0].type
         return kind, "Tensor" if is_tensor(t) else (_scalar_name(t) or "Scalar"), list(node.inputs)
     if kind in ("aten::len", "aten::__getitem__", "aten::append", "aten::list"):
+        return kind, "t", list(node.inputs)
+    if kind == "aten::add" and len(node.inputs) == 2 and \
+            all(str(v.type).endswith("[]") for v in node.inputs):       # list + list
         return kind, "t", list(node.inputs)
     op = _scalar_op(node) if kind.startswith("aten::") and node.inputs else None
     if op is not None:
