@@ -895,3 +895,8 @@ def select(self, dim, index):
 @kernel("aten::add.t")
 def add_list(a, b):
     return list(a) + list(b)
+
+
+@kernel("prim::TupleIndex")
+def tuple_index(tup, i):
+    return tup[i]

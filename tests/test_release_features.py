@@ -403,6 +403,7 @@ class _LiteOps(ember.nn.Module):
         f = x.view(x.size(0), -1).permute(1, 0).contiguous().flip(0).repeat(1, 2)[0]
         g = ember.cat(x.chunk(3, 1) + x.split(1, 1), 1).sum(0).narrow(0, 0, 3) + x.new_zeros(3)
         h = (x > 0).float().sum(0) + x.reshape(9).view(3, 3).expand(3, 3).sum(1)
+        h = h + x.max(1)[0] + x.topk(3)[0][1] + x.sort(1)[0][0]
         return a.sum() + b.sum(1) + c.squeeze(1).sum(0) + d.sum(0) + e + f.narrow(0, 0, 3) + \
             g + h
 
@@ -412,8 +413,9 @@ def test_lite_bytecode_loads_in_torch():
     ``roll(1, 0)`` and ``masked_fill(mask, 0.5)`` names torch's overloads and passes int
     lists where torch's schemas take them (torch's runtime rejected the file's calls);
     gelu, stack, where, pad, std, var, norm, view/reshape/permute/expand/repeat/flip with
-    varargs (run-time) sizes, chunk, split, contiguous and .float() export (they had no lite
-    operator)."""
+    varargs (run-time) sizes, chunk, split, contiguous, .float(), max(dim), topk and sort
+    (a tuple built from the operator's outputs) export (they had no lite operator); the
+    file also runs in ember's lite runtime."""
     from torch.jit.mobile import _load_for_lite_interpreter
     x = np.random.default_rng(5).standard_normal((3, 3)).astype(np.float32)
     m = ember.jit.script(_LiteOps())
@@ -427,8 +429,11 @@ def test_lite_bytecode_loads_in_torch():
     want = want + t.t().flip(0).repeat(1, 2)[0][:3] + torch.cat(t.chunk(3, 1) + t.split(1, 1),
                                                                1).sum(0)[:3]
     want = want + (t > 0).float().sum(0) + t.sum(1)
+    want = want + t.max(1)[0] + t.topk(3)[0][1] + t.sort(1)[0][0]
     np.testing.assert_allclose(got.numpy(), want.numpy(), rtol=1e-5)
     np.testing.assert_allclose(m(ember.from_numpy(x)).detach().numpy(), want.numpy(), rtol=1e-5)
+    import ember_lite
+    np.testing.assert_allclose(ember_lite.load(io.BytesIO(data))(x), want.numpy(), rtol=1e-5)
 
 
 class _TorchLiteOps(torch.nn.Module):

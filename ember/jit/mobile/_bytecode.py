@@ -155,7 +155,21 @@ class Generator:
         if kind in FUSED_KINDS:
             return self.fused(c, n, *FUSED_KINDS[kind])
         name, overload, args = torch_op(n)
+        out_t = n.outputs[0].type if len(n.outputs) == 1 else None
+        elems = getattr(out_t, "elems", None)
+        if elems and len(elems) > 1 and type(out_t).__name__ == "TupleType":
+            # an operator returning several values (max.dim, sort, topk) pushes them all;
+            # ember's graph holds one tuple: build it
+            for a in args:
+                c.push(a)
+            c.emit("OP", c.op(name, overload, len(args)))
+            c.emit("TUPLE_CONSTRUCT", len(elems))
+            c.store(n.outputs)
+            return
         self.call(c, name, overload, args, n.outputs)
+
+    def n_prim_TupleIndex(self, c, n):
+        self.call(c, "prim::TupleIndex", "", list(n.inputs), n.outputs)
 
     def call(self, c, name, overload, args, outputs):
         for a in args:

@@ -133,6 +133,7 @@ _CONVERSIONS = {"aten::byte": 0, "aten::char": 1, "aten::short": 2, "aten::int":
 _SIZE_METHODS = {"aten::flip", "aten::new_zeros", "aten::new_ones", "aten::view",
                  "aten::reshape", "aten::permute", "aten::expand", "aten::repeat", "aten::tile"}
 _METHODS = {"aten::contiguous", "aten::chunk", "aten::split", "aten::size", "aten::select",
+            "aten::max", "aten::min",
             *_SIZE_METHODS, *_CONVERSIONS}
 
 
@@ -156,6 +157,9 @@ def _method(node, kind):
         return (kind, "", [x]) if not rest else None
     if kind == "aten::select" and len(rest) in (1, 2):     # x[i]: dim 0
         return kind, "int", [x] + ([Literal(0)] if len(rest) == 1 else []) + rest
+    if kind in ("aten::max", "aten::min") and len(rest) in (1, 2) and \
+            _scalar_name(rest[0].type) == "int":           # x.max(dim[, keepdim]): a tuple
+        return kind, "dim", [x] + rest
     if kind == "aten::size" and len(rest) <= 1:
         return kind, ("int" if rest else ""), [x] + rest
     if kind in _SIZE_METHODS:            # varargs ints or one list: torch's int[] argument
@@ -232,6 +236,8 @@ def _op_record(node):
     if short in ("masked_fill", "masked_fill_", "index_fill", "index_fill_") and \
             len(args) > 2 and not is_tensor(args[-1].type):
         overload = ("int_" if short.startswith("index") else "") + "Scalar"
+    if short == "sort" and len(args) == 4 and _is_const(args[3]) and not args[3].constant():
+        return base, "", _int_lists(node, args[:3])     # torch's sort has no ``stable`` here
     if short == "squeeze" and len(args) == 2:   # torch: squeeze(), squeeze.dim, squeeze.dims
         dim = args[1]
         if _is_const(dim) and dim.constant() is None:
