@@ -108,8 +108,10 @@ def test_training_losses_and_gradients_equal_torchvision(pair):
             p.requires_grad_(True)
 
 
-def test_builder_layout_and_defaults():
-    """Key names and shapes as torchvision's checkpoints have them, without torchvision."""
+def test_builder_layout_defaults_and_coco_checkpoint(tmp_path, monkeypatch):
+    """Key names and shapes as torchvision's checkpoints have them, without torchvision; a
+    checkpoint in the hub cache loads through ``weights``."""
+    ember.manual_seed(2)
     model = detection.retinanet_resnet50_fpn()
     sd = model.state_dict()
     assert len(sd) == 354
@@ -133,6 +135,15 @@ def test_builder_layout_and_defaults():
     assert trainable == {"conv1", "bn1", "layer1", "layer2", "layer3", "layer4"}   # fresh: all of it
     from ember.vision import models
     assert "retinanet_resnet50_fpn" in models.list_models(detection)
+    (tmp_path / "checkpoints").mkdir()
+    ember.save(sd, str(tmp_path / "checkpoints" / _COCO_FILE))
+    monkeypatch.setattr(ember.hub, "_hub_dir", str(tmp_path))
+    loaded = detection.retinanet_resnet50_fpn(weights=detection.RetinaNet_ResNet50_FPN_Weights.COCO_V1)
+    for key in ("backbone.body.layer1.0.conv1.weight", "backbone.fpn.extra_blocks.p7.weight",
+                "head.regression_head.conv.2.0.weight", "head.classification_head.cls_logits.bias"):
+        assert_close(loaded.state_dict()[key], sd[key], atol=0, rtol=0, msg=key)
+    trainable = {n.split(".")[2] for n, p in loaded.named_parameters() if p.requires_grad and n.startswith("backbone.body")}
+    assert trainable == {"layer2", "layer3", "layer4"}
 
 
 # --------------------------------------------------------------------------- a tiny model
@@ -257,3 +268,22 @@ def test_builder_errors(tmp_path, monkeypatch):
         model([ember.rand(3, 64, 64)])
     with pytest.raises(ValueError, match="positive height and width"):
         model([ember.rand(3, 64, 64)], [{"boxes": ember.tensor([[5.0, 5.0, 5.0, 9.0]]), "labels": ember.tensor([1])}])
+
+
+def test_backbone_weights_from_hub_cache(tmp_path, monkeypatch):
+    """weights_backbone loads the ResNet-50 checkpoint from the hub cache; the backbone's batch
+    norms are then frozen and only the last three ResNet parts train."""
+    from ember.vision.models import resnet50
+    from ember.vision.ops import FrozenBatchNorm2d
+    ember.manual_seed(1)
+    body = resnet50().state_dict()
+    (tmp_path / "checkpoints").mkdir()
+    ember.save(body, str(tmp_path / "checkpoints" / "resnet50-0676ba61.pth"))
+    monkeypatch.setattr(ember.hub, "_hub_dir", str(tmp_path))
+    model = detection.retinanet_resnet50_fpn(weights_backbone="IMAGENET1K_V1", num_classes=3)
+    assert isinstance(model.backbone.body.bn1, FrozenBatchNorm2d)
+    for key in ("conv1.weight", "layer4.2.conv3.weight", "layer2.0.bn1.running_var"):
+        assert_close(model.backbone.body.state_dict()[key], body[key], atol=0, rtol=0, msg=key)
+    trainable = {n.split(".")[2] for n, p in model.named_parameters() if p.requires_grad and n.startswith("backbone.body")}
+    assert trainable == {"layer2", "layer3", "layer4"}
+    assert tuple(model.head.classification_head.cls_logits.weight.shape) == (27, 256, 3, 3)
