@@ -209,6 +209,10 @@ def test_image_without_boxes_is_all_background():
 
 def test_postprocess_invariants():
     model = _tiny(score_thresh=0.3, detections_per_img=15, topk_candidates=40).eval()
+    with ember.no_grad():                    # fresh: every score is the prior 0.01, none pass
+        (nothing,) = model([ember.rand(3, 100, 120)])
+    assert [(tuple(v.shape), v.dtype) for v in nothing.values()] == [
+        ((0, 4), ember.float32), ((0,), ember.float32), ((0,), ember.int64)]
     with ember.no_grad():
         model.head.classification_head.cls_logits.bias.copy_(ember.randn(36) * 2)
         out = model([ember.rand(3, 100, 120), ember.rand(3, 80, 64)])
