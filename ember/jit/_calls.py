@@ -705,6 +705,14 @@ def iteration(c, it, node):
         return trip, item
     if isinstance(it, S.Builtin) and it.family == "iter-value":
         return _iter_combinator(c, it, node)
+    if isinstance(it, S.ClassRef) and isinstance(it.class_type, T.EnumType):
+        # `for c in Color`: over the constant list of its members (its length left unfolded,
+        # as torch leaves it)
+        members = c.const(list(it.cls), node)
+        trip = c.emit("aten::len", [members], [T.IntType], node, fn=_members_len).output
+        return trip, lambda: S.SimpleValue(c.emit(
+            "aten::__getitem__", [members, c.loop_index], [it.class_type], node,
+            fn=operator.getitem).output)
     v = c.value(it, node)
     t = v.type
     if isinstance(t, T.TupleType) and t.elems:        # a tuple of one type: as a list
@@ -731,6 +739,10 @@ def iteration(c, it, node):
                                                   [T.TensorType], node,
                                                   fn=lambda x, d, i: x[i]).output)
     c.error(f"'{t.annotation}' object is not iterable", node)
+
+
+def _members_len(members):
+    return len(members)
 
 
 def _iter_combinator(c, it, node):

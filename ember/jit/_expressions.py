@@ -136,6 +136,10 @@ class Expressions:
             k = t.names.index(attr)
             return S.SimpleValue(self.emit("prim::TupleIndex", [v, self.const(k)], [t.elems[k]],
                                            e).output)
+        if isinstance(t, T.EnumType) and attr in ("value", "name"):
+            kind, rt = (("prim::EnumValue", t.value_type) if attr == "value"
+                        else ("prim::EnumName", T.StrType))
+            return S.SimpleValue(self.emit(kind, [v], [rt], e, fn=_ENUM_GETTERS[attr]).output)
         if t is T.ComplexType and attr in ("real", "imag"):
             return S.SimpleValue(self.emit("prim::NumAttr", [v], [T.FloatType], e,
                                            {"name": attr}).output)
@@ -789,6 +793,9 @@ class Expressions:
         kind, fn = ("aten::IntImplicit", _int_implicit) if t is T.IntType else \
             ("aten::FloatImplicit", _float_implicit)
         return self.emit(kind, [v], [t], node, fn=fn).output
+
+
+_ENUM_GETTERS = {"value": operator.attrgetter("value"), "name": operator.attrgetter("name")}
 
 
 def _int_implicit(x):

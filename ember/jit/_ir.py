@@ -298,6 +298,9 @@ def _fmt_attr(v):
         return str(SCALAR_TYPE_CODE.get(v, v))
     if isinstance(v, ember.device):
         return f'"{v}"'
+    from ember.jit import _types as T
+    if T.is_enum_class(type(v)):
+        return f"{T.enum_type(type(v)).qualname}.{v.name}"
     return str(v)
 
 

@@ -48,6 +48,7 @@ class PrintContext:
         self._function_ids = {}
         self.named_tuples = {}         # qualified name -> TupleType
         self.classes = {}              # qualified name -> ClassType (non-module classes)
+        self.enums = {}                # qualified name -> EnumType
         self.sources = {}              # qualified name -> fixed class source (no_grad)
         self.archive = False           # printing for jit.save (Python calls refused)
         self.version = 3
@@ -147,6 +148,8 @@ def type_str(t, ctx):
         return ctx.qualname(t)
     if isinstance(t, T.FunctionType):
         raise NotImplementedError("ember.jit.save: a function value has no TorchScript type")
+    if isinstance(t, T.EnumType):
+        ctx.enums.setdefault(t.qualname, t)
     return t.annotation
 
 
@@ -185,6 +188,12 @@ def _str_literal(s):
     return "".join(out)
 
 
+def enum_class_code(t, ctx, name):
+    """``class Color(Enum):`` with one ``NAME = value`` line per member, as in archives."""
+    return f"class {name}(Enum):\n" + "".join(
+        f"  {member} = {constant_str(value, ctx)}\n" for member, value in t.members())
+
+
 def constant_str(v, ctx, t=None, as_list=False):
     """A Python constant as a TorchScript literal (``t``: its static type, for empties)."""
     import ember
@@ -207,6 +216,10 @@ def constant_str(v, ctx, t=None, as_list=False):
         return f"torch.device({_str_literal(str(v))})"
     if isinstance(v, ember.Tensor):
         return ctx.tensor_constant(v)
+    if T.is_enum_class(type(v)):
+        et = T.enum_type(type(v))
+        ctx.enums.setdefault(et.qualname, et)
+        return f"{et.qualname}.{v.name}"
     from ember.jit._namespaced import torchbind_type
     if torchbind_type(v) is not None:   # traced packed parameters: CONSTANTS.c<k> too
         return ctx.tensor_constant(v)
@@ -860,6 +873,10 @@ class _FunctionPrinter:
             return "None"          # torch has no uninitialized None (no value to leave out)
         return f"uninitialized({type_str(n.outputs[0].type, self.ctx)})"
 
+    def e_enum_attr(self, n):
+        """``prim::EnumValue``/``EnumName``: ``(x).value`` / ``(x).name``."""
+        return f"({self.expr(n.inputs[0])}).{'value' if n.kind == 'prim::EnumValue' else 'name'}"
+
     def e_tensor_attr(self, n):
         x = self.expr(n.inputs[0])
         name = n.attrs.get("name") or n.kind.split("::")[1]
@@ -1019,6 +1036,8 @@ _EXPRESSIONS = {
     "prim::Uninitialized": _FunctionPrinter.e_uninitialized,
     "prim::TensorAttr": _FunctionPrinter.e_tensor_attr,
     "prim::NumAttr": _FunctionPrinter.e_tensor_attr,
+    "prim::EnumValue": _FunctionPrinter.e_enum_attr,
+    "prim::EnumName": _FunctionPrinter.e_enum_attr,
     "prim::dtype": _FunctionPrinter.e_tensor_attr,
     "prim::device": _FunctionPrinter.e_tensor_attr,
     "prim::shape": _FunctionPrinter.e_tensor_attr,

@@ -121,6 +121,8 @@ class Function:
         for k, ((name, t, has_def, default, _), v) in enumerate(zip(schema, out)):
             if v is None and t is T.TensorType and has_def and default is None:
                 continue        # torch: an undefined Tensor (`x is None` is still False)
+            if isinstance(t, T.EnumType) and not isinstance(v, t.py_class):
+                v = out[k] = _same_enum(v, t)     # a loaded archive's enum: by name
             if not _value_fits(v, t):
                 raise RuntimeError(f"{self.name}() Expected a value of type '{t.annotation}' for "
                                    f"argument '{name}' but instead found type "
@@ -133,7 +135,7 @@ class Function:
 
     def schema_str(self):
         parts = ([f"{self.owner} {self.self_name}"] if self.owner is not None else []) + [
-            f"{t} {n}" + (f"={d!r}" if hd else "") for n, t, hd, d, _ in self.arg_schema]
+            f"{t} {n}" + (f"={_default_str(d)}" if hd else "") for n, t, hd, d, _ in self.arg_schema]
         return f"{self.name}({', '.join(parts)}) -> {self.return_type}"
 
     @property
@@ -166,6 +168,11 @@ class Function:
         if r is None:
             r = self.__dict__["_all_tensors"] = all(a[1] is T.TensorType for a in self.arg_schema)
         return r
+
+
+def _default_str(d):
+    """A default as torch's schema shows it (an enum member: ``Enum<Color.RED>``)."""
+    return f"Enum<{type(d).__name__}.{d.name}>" if T.is_enum_class(type(d)) else repr(d)
 
 
 def _looks_at_types(block):
@@ -212,7 +219,19 @@ def _value_fits(v, t):
         return isinstance(v, dict)
     if t is T.NoneType:
         return v is None
+    if isinstance(t, T.EnumType):
+        return isinstance(v, t.py_class)
     return True
+
+
+def _same_enum(v, t):
+    """``v`` as a member of ``t``'s class when it is a member of a same-named Enum (the
+    Python class of an enum that ``jit.load`` rebuilt from an archive), else ``v``."""
+    import enum
+    if isinstance(v, enum.Enum) and type(v).__name__ == t.py_class.__name__ and \
+            v.name in t.py_class.__members__ and t.py_class[v.name].value == v.value:
+        return t.py_class[v.name]
+    return v
 
 
 class RecursiveCall(CompileError):
@@ -369,6 +388,8 @@ class Resolver:
                 return S.Builtin(obj, obj.__name__, "exception")
             if issubclass(obj, tuple) and hasattr(obj, "_fields"):
                 return S.ClassRef(obj, T.namedtuple_type(obj, self.class_type))
+            if T.is_enum_class(obj):
+                return S.ClassRef(obj, T.enum_type(obj))
             if (obj.__module__ or "").startswith("ember"):
                 return S.PythonConstant(obj)
             ct = self.class_type(obj)
@@ -381,9 +402,11 @@ class Resolver:
             mod = getattr(obj, "__module__", None) or ""
             # ember.vision.transforms stands in for torchvision's Python transforms, which
             # TorchScript compiles: their functions join the graph instead of becoming builtins
-            # (its PIL-or-tensor ``functional`` front stays a builtin call)
+            # (its PIL-or-tensor ``functional`` front stays a builtin call); so do
+            # ember.vision.io's typed fronts (their kernels are jit.ignore'd)
             compiled = (mod.startswith("ember.vision.transforms")
-                        and mod != "ember.vision.transforms.functional")
+                        and mod != "ember.vision.transforms.functional"
+                        or mod == "ember.vision.io.image")
             library = mod.startswith("ember") and not compiled
             if library or getattr(obj, "_op", None) is not None:
                 fname = getattr(obj, "__name__", name)
@@ -407,6 +430,8 @@ class Resolver:
             return None
         if issubclass(cls, tuple) and hasattr(cls, "_fields"):
             return T.namedtuple_type(cls, self.class_type)
+        if T.is_enum_class(cls):
+            return T.enum_type(cls)
         from ember import nn
         if issubclass(cls, nn.Module):
             return None

@@ -326,7 +326,11 @@ class Unit:
                 pkg._items[top.name] = _FunctionRef(qual)
 
     def _make_type(self, acls):
-        if acls.kind in ("enum", "interface"):
+        if acls.kind == "enum":
+            acls.py_class = _enum_class(acls, self)
+            acls.ct = T.enum_type(acls.py_class, acls.qualname)
+            return
+        if acls.kind == "interface":
             return
         if acls.kind == "namedtuple":
             return          # built in _fill_type (its fields may name other classes)
@@ -533,6 +537,23 @@ class _Named:
         self.qualname = qualname
 
 
+def _enum_class(acls, unit):
+    """A Python Enum rebuilt from ``class Color(Enum): RED = 1 ...`` (literal values only)."""
+    import enum
+    members = []
+    for st in acls.cdef.body:
+        if isinstance(st, ast.Assign) and len(st.targets) == 1 and \
+                isinstance(st.targets[0], ast.Name):
+            v = _literal(st.value, unit)
+            if not isinstance(v, (int, float, str)):
+                raise _unsafe(f"enum {acls.qualname} member value {v!r}", acls.src.filename, st)
+            members.append((st.targets[0].id, v))
+        elif not isinstance(st, ast.Pass):
+            raise _unsafe(f"a {type(st).__name__} in enum {acls.qualname}", acls.src.filename,
+                          st)
+    return enum.Enum(acls.cdef.name, members, qualname=acls.qualname, module="__torch__")
+
+
 class _ScriptObject:
     """An instance of a (non-module) class of the archive."""
 
@@ -556,6 +577,10 @@ def _literal(node, unit):
         return ember.device(node.args[0].value)
     if isinstance(node, ast.Attribute) and ast.unparse(node.value) == "CONSTANTS":
         return getattr(unit.constants, node.attr)
+    if isinstance(node, ast.Attribute):                 # __torch__.Color.RED
+        acls = unit.classes.get(ast.unparse(node.value))
+        if acls is not None and acls.kind == "enum" and node.attr in acls.py_class.__members__:
+            return acls.py_class[node.attr]
     if isinstance(node, (ast.Tuple, ast.List)):
         items = [_literal(x, unit) for x in node.elts]
         return tuple(items) if isinstance(node, ast.Tuple) else items
@@ -628,8 +653,9 @@ class ArchiveResolver(Resolver):
         elif isinstance(obj, pytypes.BuiltinFunctionType) and \
                 getattr(obj, "__module__", "") == "math":
             return S.Builtin(obj, obj.__name__, "math")
-        elif _safe_constant(obj):
-            return S.PythonConstant(obj)
+        elif _safe_constant(obj) or T.is_enum_class(type(obj)) and any(
+                a.py_class is type(obj) for a in self.unit.classes.values()):
+            return S.PythonConstant(obj)        # (an archive enum's member)
         raise CompileError(f"'{name}' is not a TorchScript builtin; ember.jit.load resolves "
                            f"only torch/ops builtins and the archive's own classes")
 
@@ -726,8 +752,12 @@ class ArchiveResolver(Resolver):
 # --------------------------------------------------------------------------- pickles
 
 class _ObjectStub:
-    """An archive object while unpickling: its class and its state."""
+    """An archive object while unpickling: its class and its state (an enum member: the
+    value its REDUCE was called with)."""
     _qualname = None
+
+    def __init__(self, *args):
+        self._args = args
 
     def __setstate__(self, state):
         self._state = state
@@ -789,6 +819,27 @@ class _ArchiveUnpickler(pickle.Unpickler):
         return self._persistent(pid)
 
 
+class _EnumArchiveUnpickler(pickle._Unpickler):
+    """The Python unpickler with ``_ArchiveUnpickler``'s globals, for archives holding enum
+    members: torch pickles one as GLOBAL, the bare value, REDUCE (no argument tuple), which
+    the C unpickler refuses."""
+    def __init__(self, data, persistent_load):
+        super().__init__(io.BytesIO(data), encoding="utf-8")
+        self._persistent = persistent_load
+        self._stubs = {}
+
+    find_class = _ArchiveUnpickler.find_class
+    persistent_load = _ArchiveUnpickler.persistent_load
+    dispatch = dict(pickle._Unpickler.dispatch)
+
+    def load_reduce(self):
+        args = self.stack.pop()
+        func = self.stack[-1]
+        self.stack[-1] = func(*(args if isinstance(args, tuple) else (args,)))
+
+    dispatch[pickle.REDUCE[0]] = load_reduce
+
+
 def _read_storages(zf, archive, folder, map_location):
     from ember import serialization as ser
     import numpy as np
@@ -835,6 +886,13 @@ def _build(obj, unit, memo):
             raise RuntimeError(f"ember.jit.load: the pickle names class {obj._qualname}, "
                                f"which the archive's code does not define")
         state = getattr(obj, "_state", {})
+        if acls.kind == "enum":
+            args = getattr(obj, "_args", ())
+            if len(args) != 1:
+                raise RuntimeError(f"ember.jit.load: enum {acls.qualname} pickled without "
+                                   f"its value")
+            inst = memo[key] = acls.py_class(args[0])
+            return inst
         if acls.kind == "module":
             return _build_module(acls, state, unit, memo, key)
         if acls.py_class is None:
@@ -991,7 +1049,9 @@ def _load_zip(zf, map_location, extra_files):
     unit = Unit(sources, [_build(c, None, {}) if not isinstance(c, _ObjectStub) or
                           c._qualname.startswith("__torch__.torch.classes.") else c
                           for c in constants])
-    up = _ArchiveUnpickler(ser._read_record(zf, archive, "data.pkl"),
+    unpickler = _EnumArchiveUnpickler if any(
+        a.kind == "enum" for a in unit.classes.values()) else _ArchiveUnpickler
+    up = unpickler(ser._read_record(zf, archive, "data.pkl"),
                            _read_storages(zf, archive, "data", map_location))
     raw = up.load()
     root = _build(raw, unit, {})

@@ -62,6 +62,14 @@ class _Typed:
         self.kind, self.value, self.tag = kind, value, tag
 
 
+class _EnumMember:
+    """An enum member as torch pickles it: GLOBAL ``__torch__ Color``, its value, REDUCE."""
+    __slots__ = ("qualname", "value")
+
+    def __init__(self, qualname, value):
+        self.qualname, self.value = qualname, value
+
+
 class _JitPickler(_ser._TorchPickler):
     dispatch = dict(_ser._TorchPickler.dispatch)
     _float_qparams_scheme = True
@@ -84,6 +92,16 @@ class _JitPickler(_ser._TorchPickler):
             self.save_reduce(_ser._g("torch.jit._pickle", obj.kind), (obj.value,), obj=obj)
 
     dispatch[_Typed] = save_typed
+
+    def save_enum(self, obj):
+        # torch's form: the bare value (not an argument tuple) before REDUCE
+        module, _, name = obj.qualname.rpartition(".")
+        self.save(_ser._g(module, name))
+        self.save(obj.value)
+        self.write(pickle.REDUCE)
+        self.memoize(obj)
+
+    dispatch[_EnumMember] = save_enum
 
     def reducer_override(self, obj):
         if isinstance(obj, self._Tensor):
@@ -156,6 +174,9 @@ def _encode(v, t, ctx):
     if t is T.DtypeType and isinstance(v, ember.dtype):
         from ember.jit._builtins import SCALAR_TYPE_CODE
         return SCALAR_TYPE_CODE[v]
+    if isinstance(t, T.EnumType):
+        P.type_str(t, ctx)                       # (its class goes into code/)
+        return _EnumMember(t.qualname, v.value)
     if isinstance(t, T.ClassType) and t.constants and "$torchbind" in t.constants:
         return _torchbind(v)                     # packed parameters
     if isinstance(t, T.ClassType) and not t.is_module:
@@ -284,6 +305,7 @@ def _code_files(ctx, class_bodies):
         pending += [(q, "nt", t) for q, t in ctx.named_tuples.items() if ("nt", q) not in done]
         pending += [(q, "cls", t) for q, t in ctx.classes.items() if ("cls", q) not in done]
         pending += [(q, "src", t) for q, t in ctx.sources.items() if ("src", q) not in done]
+        pending += [(q, "enum", t) for q, t in ctx.enums.items() if ("enum", q) not in done]
         if not pending:
             break
         for q, kind, obj in pending:
@@ -295,6 +317,8 @@ def _code_files(ctx, class_bodies):
                 text = obj
             elif kind == "nt":
                 text = P.named_tuple_code(obj, ctx, last)
+            elif kind == "enum":
+                text = P.enum_class_code(obj, ctx, last)
             else:
                 from ember.jit._script import class_method
                 if obj.py_class is not None and "__init__" in obj.py_class.__dict__:

@@ -189,6 +189,60 @@ class ClassType(JitType):
 
 
 @dataclass(frozen=True, eq=False)
+class EnumType(JitType):
+    """A Python ``enum.Enum`` subclass whose members all hold values of one type
+    (``int``, ``float`` or ``str``): ``Enum<__torch__.Color>`` in graphs. Run-time values
+    are the members themselves."""
+    qualname: str
+    py_class: object = None
+    value_type: JitType = IntType
+
+    def __str__(self):
+        return f"Enum<{self.qualname}>"
+
+    @property
+    def annotation(self):
+        return self.qualname
+
+    def members(self):
+        """[(name, value)] in definition order (aliases left out, as ``iter(cls)`` does)."""
+        return [(m.name, m.value) for m in self.py_class]
+
+
+_ENUMS: dict = {}
+
+
+def is_enum_class(obj):
+    import enum
+    return isinstance(obj, type) and issubclass(obj, enum.Enum) and obj is not enum.Enum
+
+
+def enum_type(cls, qualname=None):
+    """The EnumType of an ``enum.Enum`` subclass (one per class; ``qualname``: the archive
+    name of a class rebuilt by ``jit.load``)."""
+    t = _ENUMS.get(cls)
+    if t is not None:
+        return t
+    from ember.jit._script import qualified_class_name
+    kinds = {IntType: int, FloatType: float, StrType: str}
+    vtypes = []
+    for m in cls:
+        v = m.value
+        vt = BoolType if isinstance(v, bool) else next(
+            (jt for jt, py in kinds.items() if isinstance(v, py)), None)
+        if vt not in kinds:
+            raise AnnotationError(f"Cannot create Enum with value type '{type(v).__name__}', "
+                                  f"only int, float and str are supported")
+        if vtypes and vt != vtypes[0]:
+            raise AnnotationError(f"Could not unify type list since element {len(vtypes)} of "
+                                  f"type {vt} did not match the types before it ({vtypes[0]})")
+        vtypes.append(vt)
+    t = _ENUMS[cls] = EnumType(qualname or qualified_class_name(cls), cls,
+                               vtypes[0] if vtypes else IntType)
+    return t
+
+
+@dataclass(frozen=True, eq=False)
 class FunctionType(JitType):
     """A scripted function used as a value (``prim::Constant`` of a callee)."""
     fn: object
@@ -290,6 +344,8 @@ def from_annotation(ann, resolve_class=None, globals_=None):
         return FutureType(from_annotation(args[0], resolve_class, globals_))
     if isinstance(ann, type) and issubclass(ann, tuple) and hasattr(ann, "_fields"):
         return namedtuple_type(ann, resolve_class)
+    if is_enum_class(ann):
+        return enum_type(ann)
     if isinstance(ann, type) and resolve_class is not None:
         t = resolve_class(ann)
         if t is not None:
@@ -390,6 +446,8 @@ def type_of_value(v, resolve_class=None):
         return TensorType
     if v is None:
         return NoneType
+    if is_enum_class(type(v)):
+        return enum_type(type(v))
     if isinstance(v, bool):
         return BoolType
     if isinstance(v, int):

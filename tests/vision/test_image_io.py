@@ -151,7 +151,7 @@ def test_jpeg_within_rounding():
 
 def _scripted_pipeline(path: str, out: str) -> Tensor:
     data = eio.read_file(path)
-    img = eio.decode_image(data, "RGB")
+    img = eio.decode_image(data, eio.ImageReadMode.RGB)
     flipped = img.flip(-1)
     eio.write_png(flipped, out, 6)
     return eio.read_image(out)

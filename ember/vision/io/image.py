@@ -1,8 +1,10 @@
 """Image file I/O on uint8 tensors (C, H, W), backed by Pillow.
 
-The public functions are ``ember.jit.ignore``d: scripted code calls them as Python (as
-TorchScript calls torchvision's C++ image ops), with ``mode`` given as a string ("RGB",
-"GRAY", ...) there, since scripted code cannot hold Enum values."""
+The public functions are scriptable (``ember.jit.script(read_image)``, as torchvision's
+are): typed, with ``mode`` an ``ImageReadMode`` enum, each calling a private
+``ember.jit.ignore``d kernel that scripted code runs as Python (where TorchScript calls
+torchvision's C++ ``torch.ops.image`` ops). Eager calls also take paths, bytes and mode
+names ("RGB")."""
 import io as _io
 import os
 from enum import Enum
@@ -36,18 +38,26 @@ def _read_mode(mode):
 
 
 @_jit_ignore
-def read_file(path) -> Tensor:
-    """Bytes of a file as a 1-D uint8 tensor."""
+def _read_file(path) -> Tensor:
     with open(os.fspath(path), "rb") as f:
         data = f.read()
     return ember.from_numpy(np.frombuffer(data, dtype=np.uint8).copy())
 
 
 @_jit_ignore
-def write_file(filename, data) -> None:
-    """Write a 1-D uint8 tensor to a file."""
+def _write_file(filename, data) -> None:
     with open(os.fspath(filename), "wb") as f:
         f.write(data.detach().numpy().astype(np.uint8).tobytes())
+
+
+def read_file(path: str) -> Tensor:
+    """Bytes of a file as a 1-D uint8 tensor."""
+    return _read_file(path)
+
+
+def write_file(filename: str, data: Tensor) -> None:
+    """Write a 1-D uint8 tensor to a file."""
+    _write_file(filename, data)
 
 
 def _as_bytes(input):
@@ -94,26 +104,40 @@ def _decode(data, mode, apply_exif_orientation, expect=None):
 
 
 @_jit_ignore
-def decode_image(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
-    """Decode PNG/JPEG/GIF/WEBP/... bytes (1-D uint8 tensor) or a path into a (C, H, W) tensor."""
-    return _decode(_as_bytes(input), mode, apply_exif_orientation)
+def _decode_image(input, mode, apply_exif_orientation, expect=None) -> Tensor:
+    return _decode(_as_bytes(input), mode, apply_exif_orientation, expect)
 
 
 @_jit_ignore
-def decode_png(input, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
-    return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="PNG")
-
-
-@_jit_ignore
-def decode_jpeg(input, mode=ImageReadMode.UNCHANGED, device="cpu", apply_exif_orientation=False) -> Tensor:
+def _decode_jpeg(input, mode, device, apply_exif_orientation) -> Tensor:
     if isinstance(input, list):
-        return [decode_jpeg(x, mode, device, apply_exif_orientation) for x in input]
+        return [_decode_jpeg(x, mode, device, apply_exif_orientation) for x in input]
     return _decode(_as_bytes(input), mode, apply_exif_orientation, expect="JPEG")
 
 
-@_jit_ignore
-def read_image(path, mode=ImageReadMode.UNCHANGED, apply_exif_orientation=False) -> Tensor:
-    return decode_image(read_file(path), mode, apply_exif_orientation)
+def decode_image(input: Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED,
+                 apply_exif_orientation: bool = False) -> Tensor:
+    """Decode PNG/JPEG/GIF/WEBP/... bytes (1-D uint8 tensor) or a path into a (C, H, W) tensor."""
+    return _decode_image(input, mode, apply_exif_orientation)
+
+
+def decode_png(input: Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED,
+               apply_exif_orientation: bool = False) -> Tensor:
+    """PNG bytes (1-D uint8 tensor) -> (C, H, W) tensor."""
+    return _decode_image(input, mode, apply_exif_orientation, "PNG")
+
+
+def decode_jpeg(input: Tensor, mode: ImageReadMode = ImageReadMode.UNCHANGED, device: str = "cpu",
+                apply_exif_orientation: bool = False) -> Tensor:
+    """JPEG bytes (1-D uint8 tensor; eager: or a list of them) -> (C, H, W) uint8 tensor."""
+    return _decode_jpeg(input, mode, device, apply_exif_orientation)
+
+
+def read_image(path: str, mode: ImageReadMode = ImageReadMode.UNCHANGED,
+               apply_exif_orientation: bool = False) -> Tensor:
+    """The image file at ``path`` as a (C, H, W) tensor (uint8; 16-bit PNGs: uint16)."""
+    data = read_file(path)
+    return decode_image(data, mode, apply_exif_orientation)
 
 
 def _to_pil(input, allow_16bit=False):
@@ -139,8 +163,7 @@ def _to_pil(input, allow_16bit=False):
 
 
 @_jit_ignore
-def encode_png(input, compression_level=6) -> Tensor:
-    """(C, H, W) uint8 tensor -> 1-D uint8 tensor holding PNG bytes."""
+def _encode_png(input, compression_level) -> Tensor:
     if not 0 <= compression_level <= 9:
         raise RuntimeError("Compression level should be between 0 and 9")
     buf = _io.BytesIO()
@@ -149,10 +172,9 @@ def encode_png(input, compression_level=6) -> Tensor:
 
 
 @_jit_ignore
-def encode_jpeg(input, quality=75) -> Tensor:
-    """(C, H, W) uint8 tensor (1 or 3 channels) -> 1-D uint8 tensor holding JPEG bytes."""
+def _encode_jpeg(input, quality) -> Tensor:
     if isinstance(input, list):
-        return [encode_jpeg(x, quality) for x in input]
+        return [_encode_jpeg(x, quality) for x in input]
     if not 1 <= quality <= 100:
         raise ValueError("Image quality should be a positive number between 1 and 100")
     if input.dim() == 3 and input.shape[0] not in (1, 3):
@@ -162,11 +184,21 @@ def encode_jpeg(input, quality=75) -> Tensor:
     return ember.from_numpy(np.frombuffer(buf.getvalue(), dtype=np.uint8).copy())
 
 
-@_jit_ignore
-def write_png(input, filename, compression_level=6) -> None:
+def encode_png(input: Tensor, compression_level: int = 6) -> Tensor:
+    """(C, H, W) uint8 tensor -> 1-D uint8 tensor holding PNG bytes."""
+    return _encode_png(input, compression_level)
+
+
+def encode_jpeg(input: Tensor, quality: int = 75) -> Tensor:
+    """(C, H, W) uint8 tensor (1 or 3 channels; eager: or a list) -> 1-D uint8 JPEG bytes."""
+    return _encode_jpeg(input, quality)
+
+
+def write_png(input: Tensor, filename: str, compression_level: int = 6) -> None:
+    """Encode (C, H, W) uint8 ``input`` as PNG into the file ``filename``."""
     write_file(filename, encode_png(input, compression_level))
 
 
-@_jit_ignore
-def write_jpeg(input, filename, quality=75) -> None:
+def write_jpeg(input: Tensor, filename: str, quality: int = 75) -> None:
+    """Encode (C, H, W) uint8 ``input`` as JPEG into the file ``filename``."""
     write_file(filename, encode_jpeg(input, quality))
