@@ -18,7 +18,7 @@ from ember.vision import io as eio
 
 _SRC = '''
 import enum
-from typing import List
+from typing import Dict, List, Optional
 
 import torch  # HEADER
 
@@ -72,6 +72,31 @@ def float_value(s: Scale, t: torch.Tensor) -> torch.Tensor:
 
 def names_of(xs: List[Color]) -> List[str]:
     return [x.name for x in xs]
+
+
+def optional_arg(c: Optional[Color] = None) -> int:
+    if c is not None:
+        return c.value
+    return -1
+
+
+def dict_of(d: Dict[str, Color]) -> str:
+    return d["a"].name
+
+
+def member_constants() -> int:
+    return Color.RED.value + Color.BLUE.value
+
+
+class WithList(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.cs = [Color.RED, Color.BLUE]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for c in self.cs:
+            x = x * c.value
+        return x
 
 
 class M(torch.nn.Module):
@@ -132,6 +157,8 @@ def _member(mod, cls, name):
     ("returns_enum", [("Mode", "FAST")]), ("returns_enum", [("Mode", "SLOW")]),
     ("str_value", [("Mode", "SLOW")]), ("float_value", [("Scale", "HALF"), 3.0]),
     ("names_of", [[("Color", "BLUE"), ("Color", "RED")]]),
+    ("optional_arg", []), ("optional_arg", [("Color", "BLUE")]),
+    ("dict_of", [{"a": ("Color", "GREEN")}]), ("member_constants", []),
 ])
 def test_functions_match_torch(em, tm, fn, args):
     import torch
@@ -142,6 +169,8 @@ def test_functions_match_torch(em, tm, fn, args):
                 return _member(mod, *a)
             if isinstance(a, list):
                 return [one(x) for x in a]
+            if isinstance(a, dict):
+                return {k: one(x) for k, x in a.items()}
             return lib.full((2,), a)
         return [one(a) for a in args]
 
@@ -233,6 +262,18 @@ def test_module_and_archives(em, tm, tmp_path):
         np.testing.assert_allclose(from_ember(tx, _member(tm, "Color", c)).numpy(), want)
     np.testing.assert_allclose(again(x).numpy(), theirs(tx).numpy())
     assert (type(again.c).__name__, again.c.name, again.c.value) == ("Color", "GREEN", 2)
+
+
+def test_list_of_enum_attribute_archive(em, tm, tmp_path):
+    import torch
+    ours = ember.jit.script(em.WithList())
+    ember.jit.save(ours, tmp_path / "l.pt")
+    torch.jit.save(torch.jit.script(tm.WithList()), tmp_path / "tl.pt")
+    want = torch.jit.script(tm.WithList())(torch.ones(2)).numpy()
+    np.testing.assert_allclose(ours(ember.ones(2)).numpy(), want)
+    np.testing.assert_allclose(torch.jit.load(tmp_path / "l.pt")(torch.ones(2)).numpy(), want)
+    np.testing.assert_allclose(ember.jit.load(tmp_path / "l.pt")(ember.ones(2)).numpy(), want)
+    np.testing.assert_allclose(ember.jit.load(tmp_path / "tl.pt")(ember.ones(2)).numpy(), want)
 
 
 # --------------------------------------------------------------------------- vision.io
