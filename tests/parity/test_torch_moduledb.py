@@ -20,12 +20,7 @@ from . import torch_moduledb as M  # noqa: E402
 TEST_MAX_SAMPLES = 2          # and the variants (non-contiguous, hooks...) in training mode only
 
 # module name -> why it still fails (empty: every module of the database passes)
-KNOWN_FAILURES: dict[str, str] = {
-    "nn.LinearCrossEntropyLoss": "error input: a float target of another batch size than the "
-    "input gets 'expected target dtype to be Long or Byte' (RuntimeError), torch checks the "
-    "batch sizes first (ValueError); the check order lives in "
-    "ember/nn/functional/_linear_cross_entropy.py (_check), the lead's file",
-}
+KNOWN_FAILURES: dict[str, str] = {}
 
 try:
     MODULES = M.all_modules()

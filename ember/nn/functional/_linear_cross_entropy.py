@@ -64,6 +64,9 @@ def _check(input, linear_weight, target, linear_bias, weight, reduction, ignore_
                            f"classes but got weight tensor of shape: {list(weight.shape)}")
     # logits: (C,) for 1-D input, else (N, C, d_1, ..., d_K)
     logits_shape = (C,) if input.dim() == 1 else (input.shape[0], C) + out_features
+    if input.dim() == 2 and target.dim() >= 1 and target.shape[0] != input.shape[0]:
+        raise ValueError(f"Expected input batch_size ({input.shape[0]}) to match target "
+                         f"batch_size ({target.shape[0]}).")
     probs = tuple(target.shape) == logits_shape and target.is_floating_point()
     if probs:
         if ignore_index is not None:
