@@ -221,3 +221,57 @@ def test_max_pool_planes_split_over_threads(case, restore_threads, monkeypatch):
     tv, ti = fn(torch.from_numpy(x), k, s, p, d, ceil_mode=ceil, return_indices=True)
     np.testing.assert_array_equal(results[0][0], tv.numpy())
     np.testing.assert_array_equal(results[0][1], ti.numpy())
+
+
+@pytest.mark.parametrize("env", [{"OMP_NUM_THREADS": "1"}, {"OMP_NUM_THREADS": "abc"},
+                                 {"OMP_NUM_THREADS": "2", "MKL_NUM_THREADS": "1"},
+                                 {"MKL_NUM_THREADS": "0", "OMP_NUM_THREADS": "1,2"}])
+def test_default_threads_follow_the_environment_as_torch(env):
+    """torch starts its pool at MKL_NUM_THREADS, else OMP_NUM_THREADS, else the CPUs (at
+    most the CPUs); a program run with OMP_NUM_THREADS=1 runs ember on one thread too."""
+    import os
+    code = "import {0}; print({0}.get_num_threads())"
+    clean = {k: v for k, v in os.environ.items()
+             if k not in ("OMP_NUM_THREADS", "MKL_NUM_THREADS")}
+
+    def run(lib):
+        r = subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
+                           text=True, timeout=120, env={**clean, **env})
+        assert r.returncode == 0, r.stderr
+        return int(r.stdout.split()[-1])
+    from ember._threads import _cpus
+    expected = {"1": 1, "abc": _cpus()}.get(env.get("OMP_NUM_THREADS"), 1)
+    assert run("ember") == expected
+    pytest.importorskip("torch")
+    assert run("torch") == expected
+
+
+def test_relu_and_its_backward_split_over_threads_bit_for_bit(restore_threads, monkeypatch):
+    """ReLU's forward and threshold_backward cut large arrays into ranges over ember's
+    threads: the same bits at any thread count (NaN and infinities included), torch's."""
+    from ember._kernels import split
+    from ember._threads import _settings
+    monkeypatch.setattr(split, "MIN_SPLIT_ELEMENTS", 1 << 10)
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((7, 33, 29)).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    x.reshape(-1)[::101] = np.nan
+    g.reshape(-1)[::37] = np.inf
+    xt = ember.tensor(x, requires_grad=True)
+    results = []
+    for t in (1, 2, 3):
+        _settings["threads"] = t
+        xt.grad = None
+        y = ember.relu(xt)
+        y.backward(ember.tensor(g))
+        results.append((y.detach().numpy().view(np.int32).copy(),
+                        xt.grad.numpy().view(np.int32).copy()))
+    for y, gx in results[1:]:
+        np.testing.assert_array_equal(y, results[0][0])
+        np.testing.assert_array_equal(gx, results[0][1])
+    torch = pytest.importorskip("torch")
+    tx = torch.tensor(x, requires_grad=True)
+    ty = torch.relu(tx)
+    ty.backward(torch.tensor(g))
+    np.testing.assert_array_equal(ty.detach().numpy().view(np.int32), results[0][0])
+    np.testing.assert_array_equal(tx.grad.numpy().view(np.int32), results[0][1])

@@ -10,6 +10,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._kernels import split
 from ember._kernels.fast_elementwise import maximum_scalar
 from ember._kernels.util import half_in_float32
 
@@ -855,10 +856,18 @@ def threshold_backward(g, x, threshold):
     g, x = np.asarray(g), np.asarray(x)
     if g.shape == x.shape and g.dtype.char in "fd" and x.dtype.kind in "fiu":
         bits = np.int32 if g.dtype.char == "f" else np.int64
-        mask = np.asarray(np.less_equal(x, threshold)).astype(bits)
-        np.subtract(mask, 1, out=mask)
-        np.bitwise_and(g.view(bits), mask, out=mask)
-        return mask.view(g.dtype)
+        if not (g.flags.c_contiguous and x.flags.c_contiguous):
+            g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
+        out = np.empty(g.shape, bits)
+        gf, xf, of = g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1)
+
+        def part(lo, hi):              # over ember's threads for large arrays
+            mask = of[lo:hi]
+            np.copyto(mask, np.less_equal(xf[lo:hi], threshold))
+            np.subtract(mask, 1, out=mask)
+            np.bitwise_and(gf[lo:hi], mask, out=mask)
+        split.run_rows(part, of.size, of.size)
+        return out.view(g.dtype)
     keep = np.logical_not(np.less_equal(x, threshold))
     r = np.asarray(np.multiply(g, keep))
     if r.dtype.kind in "fcV" and r.size and not np.isfinite(np.add.reduce(r, axis=None)):

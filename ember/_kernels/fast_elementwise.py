@@ -7,6 +7,8 @@
 - ``maximum_scalar``: ``np.maximum(a, s)`` against a zero-stride scalar runs NumPy's
   non-SIMD loop (2.5x slower than against an array operand), so the scalar is given as a
   read-only array of the operand's shape, sliced from one cached buffer per (dtype, value).
+  Large arrays are cut into ranges over ember's threads (``split.run_rows``; NumPy's loops
+  release the GIL), as ``threshold_backward`` in elementwise.py: ReLU's pair.
 """
 from __future__ import annotations
 
@@ -69,8 +71,10 @@ def maximum_scalar(a, value):
     s = _scalar_buffer(a.dtype, value)
     out = np.empty(a.shape, a.dtype)
     af, of = a.reshape(-1), out.reshape(-1)
-    n = af.size
-    for i in range(0, n, _SCALAR_CHUNK):
-        j = min(i + _SCALAR_CHUNK, n)
-        np.maximum(af[i:j], s[:j - i], out=of[i:j])
+
+    def part(lo, hi):
+        for i in range(lo, hi, _SCALAR_CHUNK):
+            j = min(i + _SCALAR_CHUNK, hi)
+            np.maximum(af[i:j], s[:j - i], out=of[i:j])
+    split.run_rows(part, af.size, af.size)      # large arrays over ember's threads
     return out
