@@ -38,7 +38,6 @@ import os
 import random
 import sys
 import types
-import unittest
 import warnings
 from dataclasses import dataclass
 
@@ -69,30 +68,8 @@ _MODULE_DB = None
 
 def _import_module_db():
     global _MODULE_DB
-    if _MODULE_DB is not None:
-        return _MODULE_DB
-    import torch  # noqa: F401
-    if "expecttest" not in sys.modules:
-        try:
-            import expecttest  # noqa: F401
-        except ImportError:                  # the test internals only need its TestCase
-            stub = types.ModuleType("expecttest")
-            stub.TestCase, stub.ACCEPT = unittest.TestCase, False
-            sys.modules["expecttest"] = stub
-    try:
-        import hypothesis
-        profile = getattr(hypothesis.settings, "_current_profile", None)
-    except ImportError:
-        hypothesis, profile = None, None
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        from torch.testing._internal.common_modules import module_db
-    if hypothesis is not None and profile is not None:
-        try:
-            hypothesis.settings.load_profile(profile)
-        except Exception:
-            pass
-    _MODULE_DB = list(module_db)
+    if _MODULE_DB is None:
+        _MODULE_DB = list(H.import_torch_testing("common_modules", "module_db"))
     return _MODULE_DB
 
 

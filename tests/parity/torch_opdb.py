@@ -130,20 +130,19 @@ NAMESPACES = ("torch", "nn.functional", "linalg", "fft", "special", "other")
 _OP_DB = None
 
 
-def _import_op_db():
-    """Import torch's op database (torch must be importable; callers importorskip it)."""
-    global _OP_DB
-    if _OP_DB is not None:
-        return _OP_DB
+def import_torch_testing(module, name):
+    """``name`` from ``torch.testing._internal.<module>`` (op_db, module_db): torch's test
+    internals import expecttest (only its TestCase is needed: stubbed when absent) and load
+    their own hypothesis profile (the caller's is put back)."""
+    import importlib
     import torch  # noqa: F401
-    try:
-        import expecttest  # noqa: F401
-    except ImportError:                      # only the TestCase base class is needed
-        stub = types.ModuleType("expecttest")
-        stub.TestCase = unittest.TestCase
-        stub.ACCEPT = False
-        sys.modules["expecttest"] = stub
-    # common_utils loads its own hypothesis profile on import; keep the caller's
+    if "expecttest" not in sys.modules:
+        try:
+            import expecttest  # noqa: F401
+        except ImportError:
+            stub = types.ModuleType("expecttest")
+            stub.TestCase, stub.ACCEPT = unittest.TestCase, False
+            sys.modules["expecttest"] = stub
     try:
         import hypothesis
         prev_profile = getattr(hypothesis.settings, "_current_profile", None)
@@ -151,13 +150,20 @@ def _import_op_db():
         hypothesis, prev_profile = None, None
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        from torch.testing._internal.common_methods_invocations import op_db
+        value = getattr(importlib.import_module(f"torch.testing._internal.{module}"), name)
     if hypothesis is not None and prev_profile is not None:
         try:
             hypothesis.settings.load_profile(prev_profile)
         except Exception:
             pass
-    _OP_DB = list(op_db)
+    return value
+
+
+def _import_op_db():
+    """Import torch's op database (torch must be importable; callers importorskip it)."""
+    global _OP_DB
+    if _OP_DB is None:
+        _OP_DB = list(import_torch_testing("common_methods_invocations", "op_db"))
     return _OP_DB
 
 
