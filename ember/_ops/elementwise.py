@@ -349,7 +349,9 @@ threshold_backward = _op("threshold_backward(Tensor grad_output, Tensor self, Sc
 
 @threshold_backward.def_backward
 def _(ctx, g, grad_output, x, threshold):
-    return threshold_backward(g, x, threshold), None
+    # torch's rule gives ``self`` a zero gradient (not none): ReLU's input still gets a
+    # defined .grad from a double backward
+    return threshold_backward(g, x, threshold), zeros_like(x)
 
 
 nan_to_num = _op("nan_to_num(Tensor self, float? nan=0.0, float? posinf=None, "

@@ -89,13 +89,50 @@ class CompositeNode(Node):
         wanted = [a for a, (n, _) in zip(self.aliases, self.next_functions) if n is not None]
         got = iter(run_backward([self.inner], [g], True, state.grad_enabled, inputs=wanted,
                                 allow_unused=True, accumulate=False))
-        return [next(got) if n is not None else None for n, _ in self.next_functions]
+        grads = [next(got) if n is not None else None for n, _ in self.next_functions]
+        if state.grad_enabled:          # building a graph (create_graph)
+            name = type(self).__name__[:-1] + "Backward0"      # torch's double-backward node
+            grads = [_linked(r, a, name) if r is not None and a._requires_grad else r
+                     for r, a in zip(grads, self.aliases)]
+        return grads
 
     def release(self):
         self.inner = self.aliases = None
         self.versions = ()
 
 
+def _linked(grad, alias, name):
+    """``grad`` with an edge of zero derivative to ``alias``, its node named ``name``. torch's
+    fused backward kernels take their input, so under create_graph the gradient they return
+    depends on it (zero where the function is piecewise linear: ReLU-like activations): a
+    double backward then gives the input, and what produced it, zero gradients, not none."""
+    link = _LINK.get(None)
+    if link is None:
+        from ember.autograd.function import Function
+
+        class _ZeroLink(Function):
+            @staticmethod
+            def forward(ctx, g, x):
+                ctx.like = (tuple(x.shape), x.dtype)
+                return g.clone()
+
+            @staticmethod
+            def backward(ctx, gg):
+                import ember
+                return gg, ember.zeros(ctx.like[0], dtype=ctx.like[1])
+        link = _LINK[None] = _ZeroLink
+    out = link.apply(grad, alias)
+    node = out.grad_fn
+    cls = _LINK.get(name)
+    if cls is None:
+        base = type(node)
+        cls = _LINK[name] = type(name, (base,), {"__slots__": ()} if "__slots__" in
+                                 base.__dict__ else {})
+    node.__class__ = cls
+    return out
+
+
+_LINK: dict = {}
 _CLASSES: dict = {}
 
 
