@@ -618,6 +618,7 @@ def get_default_nowrap_functions():
 
 _FUNCTIONAL_WRAPPED = False
 _PUBLIC: dict = {}           # a wrapped top-level function -> its wrapper (the public one)
+_ORIGINALS: list = []        # (namespace, name, function) replaced by a wrapper
 
 
 def _users_type(tp):
@@ -669,7 +670,7 @@ def _wrap_functional():
                 hasattr(fn, "_op") or hasattr(fn, "_torch_function_front") or \
                 not getattr(fn, "__module__", "").startswith("ember"):
             continue
-        setattr(F, name, _wrap_function(fn))
+        _install(F, name, fn, _wrap_function(fn))
     # the top-level functions written in Python (torch.cat, torch.where...): ops in torch
     import ember
     from ember._ops.registry import FUNCTIONS
@@ -678,4 +679,22 @@ def _wrap_functional():
         if type(fn) is types.FunctionType and not hasattr(fn, "_op") and \
                 not hasattr(fn, "_torch_function_front") and getattr(ember, name, None) is fn:
             w = _PUBLIC[fn] = _wrap_function(fn, True)
-            setattr(ember, name, w)
+            _install(ember, name, fn, w)
+
+
+def _install(namespace, name, fn, wrapper):
+    """Put ``wrapper`` in ``namespace`` for ``fn``, named so that pickle finds it there."""
+    wrapper.__module__ = namespace.__name__
+    _ORIGINALS.append((namespace, name, fn))
+    setattr(namespace, name, wrapper)
+
+
+def _unwrap_functional():
+    """Put back the functions ``_wrap_functional`` replaced (tests isolate their
+    protocol types with it: FX's and the JIT's pattern tables hold the functions)."""
+    global _FUNCTIONAL_WRAPPED
+    while _ORIGINALS:
+        namespace, name, fn = _ORIGINALS.pop()
+        setattr(namespace, name, fn)
+    _PUBLIC.clear()
+    _FUNCTIONAL_WRAPPED = False
