@@ -112,6 +112,8 @@ class Proxy:
         from ember.overrides import is_tensor_method_or_property
         if is_tensor_method_or_property(orig_method):
             return tracer.create_proxy("call_method", orig_method.__name__, args, kwargs)
+        if getattr(orig_method, "_torch_function_front", False):
+            orig_method = orig_method.__wrapped__     # (ember.overrides' wrapper: the function)
         return tracer.create_proxy("call_function", orig_method, args, kwargs,
                                    name=tracer.graph._target_to_name(orig_method))
 
