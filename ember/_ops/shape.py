@@ -768,8 +768,10 @@ def _(ctx, g, self, offset, dim1, dim2):
 def _diag(self, diagonal_=0):
     if self.ndim == 1:
         return _call(diag_embed, self, diagonal_, 0, 1)
-    if self.ndim == 2:
-        return _call(C.clone, _call(diagonal, self, diagonal_, 0, 1), None)
+    if self.ndim == 2:             # one node, as torch's diagonal_copy: DiagonalBackward0_copy
+        from ember.autograd.composite import record_as
+        return record_as("DiagonalBackward0_copy", lambda t: _call(
+            C.clone, _call(diagonal, t, diagonal_, 0, 1), None), self)
     raise RuntimeError(f"diag(): Supports 1D or 2D tensors. Got {self.ndim}D")
 
 
