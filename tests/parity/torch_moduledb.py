@@ -442,34 +442,19 @@ def _check_grads(tm, em, f, conv, t_out, e_out, tol, where, result):
 
 def _noncontiguous(x):
     """Tensors of ``x`` -> non-contiguous views with the same values (and requires_grad)."""
-    import torch
-    if isinstance(x, torch.Tensor):
-        if x.dim() == 0 or x.numel() < 2:
-            return x
-        v = torch.repeat_interleave(x.detach(), 2, dim=-1)[..., ::2]
-        return v.requires_grad_(x.requires_grad)
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_noncontiguous(v) for v in x)
-    if isinstance(x, list):
-        return [_noncontiguous(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _noncontiguous(v) for k, v in x.items()}
-    return x
+    def strided(t):
+        if t.dim() == 0 or t.numel() < 2:
+            return t
+        import torch
+        v = torch.repeat_interleave(t.detach(), 2, dim=-1)[..., ::2]
+        return v.requires_grad_(t.requires_grad)
+    return H.map_tensors(strided, x)
 
 
 def _fresh(x):
     """Tensors of ``x`` -> new leaves with the same values and requires_grad (a sample's
     inputs computed from others (``x.log()``) can't be backpropagated through twice)."""
-    import torch
-    if isinstance(x, torch.Tensor):
-        return x.detach().clone().requires_grad_(x.requires_grad)
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_fresh(v) for v in x)
-    if isinstance(x, list):
-        return [_fresh(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _fresh(v) for k, v in x.items()}
-    return x
+    return H.map_tensors(lambda t: t.detach().clone().requires_grad_(t.requires_grad), x)
 
 
 def _variant(mi, desc, args=None, kwargs=None, ctor_kwargs=None):
@@ -508,19 +493,13 @@ def _saved(em):
 
 def _channels_last(x):
     """4-D / 5-D tensors of ``x`` -> channels_last(_3d) copies (leaves, same requires_grad)."""
-    import torch
-    if isinstance(x, torch.Tensor):
-        mf = {4: torch.channels_last, 5: torch.channels_last_3d}.get(x.dim())
+    def relaid(t):
+        import torch
+        mf = {4: torch.channels_last, 5: torch.channels_last_3d}.get(t.dim())
         if mf is None:
-            return x
-        return x.detach().contiguous(memory_format=mf).requires_grad_(x.requires_grad)
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_channels_last(v) for v in x)
-    if isinstance(x, list):
-        return [_channels_last(v) for v in x]
-    if isinstance(x, dict):
-        return {k: _channels_last(v) for k, v in x.items()}
-    return x
+            return t
+        return t.detach().contiguous(memory_format=mf).requires_grad_(t.requires_grad)
+    return H.map_tensors(relaid, x)
 
 
 def _to_channels_last(tm, em):

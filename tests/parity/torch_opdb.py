@@ -1136,17 +1136,23 @@ def _exact_explain(op, sample, got, exp, tol):
     return True
 
 
-def _detached(x):
+def map_tensors(fn, x):
+    """``x`` with each torch tensor replaced by ``fn(tensor)``: plain tuples (not named
+    ones), lists and dicts are walked; anything else stays as it is."""
     torch = sys.modules["torch"]
     if isinstance(x, torch.Tensor):
-        return x.detach().clone()
+        return fn(x)
     if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_detached(v) for v in x)
+        return tuple(map_tensors(fn, v) for v in x)
     if isinstance(x, list):
-        return [_detached(v) for v in x]
+        return [map_tensors(fn, v) for v in x]
     if isinstance(x, dict):
-        return {k: _detached(v) for k, v in x.items()}
+        return {k: map_tensors(fn, v) for k, v in x.items()}
     return x
+
+
+def _detached(x):
+    return map_tensors(lambda t: t.detach().clone(), x)
 
 
 def _as_accurate(got, exp, ref, tol):
@@ -1200,20 +1206,16 @@ def _has_low_float(x):
 def _upcast(x, ints=None):
     """Floating tensors (and tensors of dtype ``ints``) -> float64 / complex128."""
     torch = sys.modules["torch"]
-    if isinstance(x, torch.Tensor):
-        up = {torch.float32: torch.float64, torch.complex64: torch.complex128,
-              torch.float16: torch.float64, torch.bfloat16: torch.float64,
-              torch.complex32: torch.complex128}.get(x.dtype)
-        if up is None and ints is not None and x.dtype == ints:
-            up = torch.float64
-        return x.detach().to(up) if up is not None else x.detach()
-    if isinstance(x, tuple) and not hasattr(x, "_fields"):
-        return tuple(_upcast(v, ints) for v in x)
-    if isinstance(x, list):
-        return [_upcast(v, ints) for v in x]
-    if isinstance(x, dict):
-        return {k: _upcast(v, ints) for k, v in x.items()}
-    return x
+    ups = {torch.float32: torch.float64, torch.complex64: torch.complex128,
+           torch.float16: torch.float64, torch.bfloat16: torch.float64,
+           torch.complex32: torch.complex128}
+
+    def up(t):
+        dt = ups.get(t.dtype)
+        if dt is None and ints is not None and t.dtype == ints:
+            dt = torch.float64
+        return t.detach().to(dt) if dt is not None else t.detach()
+    return map_tensors(up, x)
 
 
 def _downcast_like(hi, lo):
