@@ -15,6 +15,22 @@ def _height_width(image):
     return tuple(image.shape[-2:])
 
 
+def _batched_features(model, images, targets):
+    """The detectors' common first half: check the targets (training), resize and batch the
+    images with ``model.transform``, run ``model.backbone``. Returns (original sizes, the
+    ImageList, transformed targets, feature maps as an OrderedDict)."""
+    if model.training:
+        GeneralizedRCNN._check_targets(model, targets)
+    original_sizes = [_height_width(img) for img in images]
+    batch, targets = model.transform(images, targets)
+    if model.training:
+        GeneralizedRCNN._check_degenerate(targets)
+    maps = model.backbone(batch.tensors)
+    if isinstance(maps, ember.Tensor):
+        maps = OrderedDict({"0": maps})
+    return original_sizes, batch, targets, maps
+
+
 class GeneralizedRCNN(nn.Module):
     def __init__(self, backbone, rpn, roi_heads, transform):
         super().__init__()
@@ -41,15 +57,7 @@ class GeneralizedRCNN(nn.Module):
     def forward(self, images, targets=None):
         """``images``: list of (C, H_i, W_i) float tensors in [0, 1]; ``targets`` (training):
         list of {"boxes": (B_i, 4) xyxy, "labels": (B_i,) int64}."""
-        if self.training:
-            self._check_targets(targets)
-        original_sizes = [_height_width(img) for img in images]
-        batch, targets = self.transform(images, targets)
-        if self.training:
-            self._check_degenerate(targets)
-        maps = self.backbone(batch.tensors)
-        if isinstance(maps, ember.Tensor):
-            maps = OrderedDict({"0": maps})
+        original_sizes, batch, targets, maps = _batched_features(self, images, targets)
         proposals, rpn_losses = self.rpn(batch, maps, targets)
         found, head_losses = self.roi_heads(maps, proposals, batch.image_sizes, targets)
         if self.training:

@@ -18,7 +18,6 @@ the levels are pooled, NMS runs class by class and the best ``detections_per_img
 
 Module and parameter names follow torchvision's state_dict layout."""
 import math
-from collections import OrderedDict
 
 import ember
 from ember import nn
@@ -32,7 +31,7 @@ from .._api import WeightsEnum, _pick_weights, register_model
 from . import _utils as det_utils
 from .anchor_utils import AnchorGenerator
 from .backbone_utils import _resnet_fpn_extractor, _validate_trainable_layers
-from .generalized_rcnn import GeneralizedRCNN, _height_width
+from .generalized_rcnn import _batched_features
 from .rpn import permute_and_flatten
 from .transform import GeneralizedRCNNTransform
 
@@ -228,15 +227,7 @@ class RetinaNet(nn.Module):
     def forward(self, images, targets=None):
         """``images``: list of (C, H_i, W_i) float tensors in [0, 1]; ``targets`` (training):
         list of {"boxes": (B_i, 4) xyxy, "labels": (B_i,) int64}."""
-        if self.training:
-            GeneralizedRCNN._check_targets(self, targets)
-        original_sizes = [_height_width(img) for img in images]
-        batch, targets = self.transform(images, targets)
-        if self.training:
-            GeneralizedRCNN._check_degenerate(targets)
-        maps = self.backbone(batch.tensors)
-        if isinstance(maps, ember.Tensor):
-            maps = OrderedDict({"0": maps})
+        original_sizes, batch, targets, maps = _batched_features(self, images, targets)
         features = list(maps.values())
         head_outputs = self.head(features)
         anchors = self.anchor_generator(batch, features)
