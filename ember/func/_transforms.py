@@ -75,6 +75,46 @@ def _needs_graph(leaves):
     return any(isinstance(x, Tensor) and bottom(x).requires_grad for x in leaves)
 
 
+def _reaches_outer(tensors, inner):
+    """Whether the graph of any of ``tensors`` reaches a leaf other than the alias leaves
+    ``inner``: a tensor from outside the transform that requires grad (a module's
+    parameter closed over by ``func``). Then, like torch, the results stay differentiable
+    w.r.t. it."""
+    from ember.autograd.graph import AccumulateGrad
+    inner_ids = {id(b) for b in inner}
+    stack = []
+    for t in tensors:
+        if not isinstance(t, Tensor):
+            continue
+        b = bottom(t)
+        if not b.requires_grad:
+            continue
+        if b.grad_fn is None:
+            if id(b) not in inner_ids:
+                return True
+        else:
+            stack.append(b.grad_fn)
+    seen = set()
+    while stack:
+        n = stack.pop()
+        if n in seen:
+            continue
+        seen.add(n)
+        if isinstance(n, AccumulateGrad):
+            if id(n.variable) not in inner_ids:
+                return True
+            continue
+        stack.extend(nx for nx, _ in n.next_functions if nx is not None)
+    return False
+
+
+def _keep_outer(tree, inner):
+    """``tree`` with every tensor that does not depend on an outer tensor detached."""
+    leaves, spec = tree_flatten(tree)
+    return tree_unflatten([x if not isinstance(x, Tensor) or _reaches_outer([x], inner)
+                           else x.detach() for x in leaves], spec)
+
+
 def _zeros_bottom_like(a):
     import ember
     with _no_modes():
@@ -258,6 +298,8 @@ def _vjp_core(func, primals, has_aux, name):
             raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a "
                                f"tuple: (output, aux) if has_aux is True")
         res, aux = res
+    if not create and _reaches_outer(tree_flatten(res)[0], [bottom(a) for a in aliases]):
+        create = True
     return res, aliases, spec, levels, aux, create
 
 
@@ -285,12 +327,23 @@ def vjp(func, *primals, has_aux=False):
         gs = _engine_vjp(o_leaves, aliases, levels, c_leaves, cg)
         if not cg:
             gs = [g.detach() for g in gs]
+        elif create_graph is None and _DEPTH[0] == 0:
+            gs = _keep_outer(gs, inner)
         return tree_unflatten(gs, spec)
 
-    out_r = out if create else _detach_tree(out)
+    inner = [bottom(a) for a in aliases]
+    out_r = _own(out, create, inner)
     if has_aux:
-        return out_r, vjp_fn, (aux if create else _detach_tree(aux))
+        return out_r, vjp_fn, _own(aux, create, inner)
     return out_r, vjp_fn
+
+
+def _own(tree, create, inner):
+    """A transform's result tree: detached unless ``create``; at top level only what
+    depends on an outer tensor keeps its graph."""
+    if not create:
+        return _detach_tree(tree)
+    return _keep_outer(tree, inner) if _DEPTH[0] == 0 else tree
 
 
 def _with_args_replaced(func, args, kwargs, nums):
@@ -321,11 +374,11 @@ def grad_and_value(func, argnums=0, has_aux=False):
                                f"scalar Tensor, got tensor with {out.dim()} dims. Maybe you "
                                f"wanted to use the vjp or jacrev APIs instead?")
         gs = _engine_vjp([out], aliases, levels, [_ones_like_logical(out, levels)], create)
-        if not create:
-            gs = [g.detach() for g in gs]
-            out = out.detach()
-            if has_aux:
-                aux = _detach_tree(aux)
+        inner = [bottom(a) for a in aliases]
+        gs = _own(gs, create, inner)
+        out = _own(out, create, inner)
+        if has_aux:
+            aux = _own(aux, create, inner)
         g_tree = tree_unflatten(gs, spec)
         g = g_tree[0] if isinstance(argnums, int) else tuple(g_tree)
         if has_aux:
@@ -416,11 +469,12 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
         else:
             c = results[k]
         r = _wrap_canonical(c, levels)
-        final.append(r if create else r.detach())
-    out_r = out if create else _detach_tree(out)
-    jout = tree_unflatten(final, o_spec)
+        final.append(r)
+    inner = [bottom(a) for a in aliases] + us
+    out_r = _own(out, create, inner)
+    jout = tree_unflatten(_own(final, create, inner), o_spec)
     if has_aux:
-        return out_r, jout, (aux if create else _detach_tree(aux))
+        return out_r, jout, _own(aux, create, inner)
     return out_r, jout
 
 
