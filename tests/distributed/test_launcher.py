@@ -3,7 +3,6 @@ torch's torchrun run on the same scripts: real worker processes on 127.0.0.1."""
 import json
 import os
 import re
-import socket
 import subprocess
 import sys
 import textwrap
@@ -11,6 +10,8 @@ import time
 
 import numpy as np
 import pytest
+
+from tests.distributed.ports import free_port
 
 torch = pytest.importorskip("torch")
 
@@ -52,9 +53,7 @@ main()
 
 
 def _free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
+    return free_port()
 
 
 def _env(**extra):

@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json
 import os
-import socket
 import subprocess
 import sys
 import tempfile
@@ -18,6 +17,8 @@ import textwrap
 from concurrent.futures import ThreadPoolExecutor
 
 import pytest
+
+from tests.distributed.ports import free_port  # noqa: F401  (re-exported)
 
 pytest.importorskip("mpi4py")
 
@@ -34,12 +35,6 @@ def report(obj):
     print("REPORT " + json.dumps(obj), flush=True)
 
 """
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def run_workers(body, world_size=2, timeout=60, init=True, backend="gloo", env=None,
