@@ -1038,6 +1038,7 @@ def install_methods(methods, functions):
             ``255 / 250.`` is then 1.0200001, not the correctly rounded 1.0199999)."""
             return mul(recip(self), other)
         Tensor.__rtruediv__ = Tensor.__rdiv__ = _reflected(rtruediv, ArgumentTypeError)
+        Tensor.__rdiv__.__name__, Tensor.__rdiv__.__qualname__ = "__rdiv__", "Tensor.__rdiv__"
     if "positive" in methods:
         Tensor.__pos__ = methods["positive"]
     if "bitwise_not" in methods:

@@ -525,15 +525,21 @@ def _dispatch_or_none(public, relevant, args, kwargs, method=True):
                     f"implement __torch_function__: {list(types)}")
 
 
+# ``2 * t`` reaches a handler as torch's C operators hand it: ``Tensor.mul(t, 2)``
+_REFLECTED_AS = {"__radd__": "add", "__rmul__": "mul", "__rand__": "bitwise_and",
+                 "__ror__": "bitwise_or", "__rxor__": "bitwise_xor"}
+
+
 def _wrap_method(name, orig):
     keep_dict = name in _PYTHON_METHODS
+    public_name = _REFLECTED_AS.get(name, name)
 
     def method(self, *args, **kwargs):
         relevant = _relevant_of(self, args)
         if not has_torch_function(relevant):
             return orig(self, *args, **kwargs)
         from ember._tensor import Tensor
-        return _dispatch_or_none(getattr(Tensor, name), relevant, (self,) + args,
+        return _dispatch_or_none(getattr(Tensor, public_name), relevant, (self,) + args,
                                  kwargs if kwargs or keep_dict else None)
     functools.update_wrapper(method, orig)
     return method

@@ -1,0 +1,46 @@
+"""Protocol and return-type details programs observe, checked against torch."""
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _seen_funcs(lib, program):
+    seen = []
+
+    class Logged(lib.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            seen.append((func.__name__, func is lib.Tensor.mul,
+                         [type(a).__name__ for a in args]))
+            return super().__torch_function__(func, types, args, kwargs or {})
+
+    program(lib.ones(2).as_subclass(Logged))
+    return seen
+
+
+@pytest.mark.parametrize("program", [
+    lambda x: 2 * x, lambda x: 2 + x, lambda x: 2 - x, lambda x: 2 / x, lambda x: 2 ** x,
+    lambda x: x * 2, lambda x: True & x.bool(), lambda x: 1 | x.int(), lambda x: 3 ^ x.int(),
+], ids=["rmul", "radd", "rsub", "rdiv", "rpow", "mul", "rand", "ror", "rxor"])
+def test_reflected_operators_reach_handlers_as_torch(program):
+    got = _seen_funcs(ember, program)
+    want = _seen_funcs(torch, program)
+    assert got[0] == want[0]
+
+
+def test_return_types_are_structseqs():
+    r = ember.ones(3).max(0)
+    t = torch.ones(3).max(0)
+    assert (r.n_fields, r.n_sequence_fields, r.n_unnamed_fields) == (
+        t.n_fields, t.n_sequence_fields, t.n_unnamed_fields)
+    built = type(r)((ember.tensor(1.0), ember.tensor(0)))      # one sequence, as torch
+    assert built.values.item() == 1.0 and built.indices.item() == 0
+    q = ember.linalg.qr(ember.eye(2) * 3)
+    doubled = type(q)(x * 2 for x in q)
+    assert ember.equal(doubled.Q, q.Q * 2) and ember.equal(doubled.R, q.R * 2)
+    with pytest.raises(TypeError, match="requires a sequence"):
+        type(r)(1)
+    with pytest.raises(TypeError, match="requires a sequence"):
+        type(t)(1)
