@@ -183,7 +183,8 @@ from ember.amp.autocast_mode import (is_autocast_enabled, set_autocast_enabled, 
 _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multiprocessing", "hub",
                     "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
                     "ao", "quantization", "distributed", "__future__", "version", "return_types",
-                    "compiler", "_dynamo", "_inductor", "quasirandom", "types", "functional", "_C")
+                    "compiler", "_dynamo", "_inductor", "quasirandom", "types", "functional", "_C",
+                    "package")
 
 
 def __getattr__(name):
