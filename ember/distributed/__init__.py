@@ -16,7 +16,8 @@ from ember.distributed.store import (  # noqa: F401
     FileStore, HashStore, PrefixStore, Store, TCPStore)
 
 
-_SUBPACKAGES = ("algorithms", "elastic", "rpc", "autograd", "optim", "launcher", "nn")
+_SUBPACKAGES = ("algorithms", "elastic", "rpc", "autograd", "optim", "launcher", "nn",
+                "pipelining")
 
 
 def __getattr__(name):
