@@ -243,6 +243,8 @@ ERROR_SCENARIOS = {
     "empty match": lambda e: (e.extern("numpy.**"), e.intern("s9common.**"),
                               e.mock(["nothing.*", "never"], allow_empty=False),
                               e.save_source_string("top", "import s9common.b\n")),
+    "relative import beyond the top": lambda e: e.save_source_string(
+        "rel.inner.deep", "from ... import TOP\n"),
     "first pattern wins": lambda e: (e.extern("s9common.**"), e.intern("s9common.**"),
                                      e.deny("s9common.b"),
                                      e.save_source_string("top", "import s9common.b\n")),
@@ -303,6 +305,35 @@ def test_importer_errors_match_torch():
         epkg, lambda e: None, lambda e: e.save_text("res", "a.txt", "x"))[1]))
     with pytest.raises(RuntimeError, match="failed locating file res/nope.txt"):
         imp.load_text("res", "nope.txt")
+
+
+def test_packaged_code_imports_like_torch():
+    """Relative imports, ``import *`` with ``__all__``, submodules set on their parents,
+    ``torch_package_importer``."""
+    def scenario(tp):
+        buf = io.BytesIO()
+        with tp.PackageExporter(buf) as exp:
+            exp.save_source_string("rel", "from .inner import *\nfrom . import inner\nTOP = 1\n",
+                                   is_package=True)
+            exp.save_source_string("rel.inner", "__all__ = ['f']\ndef f():\n    return 7\n"
+                                                "def g():\n    return 8\n", is_package=True)
+            exp.save_source_string("rel.inner.deep", textwrap.dedent("""
+                from .. import inner as me
+                from .. import TOP
+                from . import f as ff
+                import rel.inner
+                import torch_package_importer as tpi
+                VAL = (me.f(), TOP, ff(), rel.inner.g())
+                """))
+        imp = tp.PackageImporter(io.BytesIO(buf.getvalue()))
+        deep = imp.import_module("rel.inner.deep")
+        top = imp.import_module("rel")
+        return (deep.VAL, top.f(), hasattr(top, "g"), deep.tpi is imp, top.inner.deep is deep,
+                sorted(k for k in vars(top) if not k.startswith("__")),
+                deep.__name__ == f"{imp.id()}.rel.inner.deep", deep.__file__.endswith("deep.py"))
+    ours, theirs = both(scenario)
+    assert ours == theirs
+    assert ours[0] == (7, 1, 7, 8)
 
 
 # ---------------------------------------------------------------- mocks
@@ -426,11 +457,19 @@ def test_save_source_file_directory_and_module(user_code):
     assert imp.import_module("s9common.b").VALUE == 3
 
 
-def test_script_module_is_refused():
+def test_script_module_round_trip():
     scripted = ember.jit.script(ember.nn.Linear(2, 2))
-    with pytest.raises(NotImplementedError, match="ember.jit.save"):
-        with epkg.PackageExporter(io.BytesIO()) as exp:
-            exp.save_pickle("m", "s.pkl", scripted)
+    buf = io.BytesIO()
+    with epkg.PackageExporter(buf) as exp:
+        exp.save_pickle("m", "s.pkl", {"a": scripted, "b": scripted})
+    imp = epkg.PackageImporter(io.BytesIO(buf.getvalue()))
+    loaded = imp.load_pickle("m", "s.pkl")
+    assert loaded["a"] is loaded["b"]
+    assert type(loaded["a"]).__name__ == "RecursiveScriptModule"
+    x = ember.randn(3, 2)
+    np.testing.assert_array_equal(loaded["a"](x).detach().numpy(),
+                                  scripted(x).detach().numpy())
+    assert imp.file_structure().has_file(".data/ts_code/0.pt")
 
 
 # ---------------------------------------------------------------- torch <-> ember

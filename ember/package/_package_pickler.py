@@ -55,12 +55,23 @@ class PackagePickler(_TorchPickler):
             func, args = obj.__reduce_package__(self.exporter)
             return ("reduce_package", id(obj), func, tuple(args))
         if _is_ember(cls.__module__) and cls.__name__ in ("RecursiveScriptModule",
-                                                           "ScriptModule", "ScriptFunction"):
+                                                           "ScriptModule"):
+            return ("reduce_package", id(obj), unpackage_script_module,
+                    (self.exporter._save_script_module(obj),))
+        if _is_ember(cls.__module__) and cls.__name__ == "ScriptFunction":
             raise NotImplementedError(
-                "ember.package cannot save a TorchScript module or function inside a package "
-                "pickle; write it with ember.jit.save to a buffer and store the bytes with "
-                "save_binary (ember.jit.load reads them back)")
+                "ember.package cannot save a TorchScript function (only ScriptModules, as "
+                "ember.jit.save)")
         return super().persistent_id(obj)
+
+
+def unpackage_script_module(importer, key):
+    """Load-time half of a ScriptModule in a package: ``.data/ts_code/<key>.pt`` is the
+    module as ember.jit.save wrote it."""
+    import io
+    from ember import jit
+    return jit.load(io.BytesIO(importer._read(f".data/ts_code/{key}.pt")),
+                    map_location=importer.last_map_location)
 
 
 def pickle_globals(data):

@@ -9,7 +9,7 @@ def _absolute(module, level, package):
     if level == 0:
         return module
     parts = package.split(".") if package else []
-    if level - 1 > len(parts):
+    if level > len(parts):
         raise ImportError("attempted relative import beyond top-level package")
     base = parts[:len(parts) - (level - 1)]
     return ".".join(base + ([module] if module else []))

@@ -146,6 +146,7 @@ class PackageExporter:
         self.dependency_graph = DiGraph()
         self.patterns = OrderedDict()    # GlobGroup -> _PatternInfo, in registration order
         self._unique_id = 0
+        self._script_modules = 0
         self._extern_hooks, self._mock_hooks, self._intern_hooks = (
             OrderedDict(), OrderedDict(), OrderedDict())   # (weak-referenceable for handles)
         self._closed = False
@@ -254,8 +255,15 @@ class PackageExporter:
 
     def _add_source_dependencies(self, module_name, source, is_package):
         package = module_name if is_package else module_name.rpartition(".")[0]
+        try:
+            imports = find_files_source_depends_on(source, package)
+        except (ImportError, SyntaxError) as e:
+            self.dependency_graph.add_node(
+                module_name, error=PackagingErrorReason.DEPENDENCY_RESOLUTION_FAILED,
+                error_context=f"Context: {e}")
+            return
         found = {}
-        for base, attr in find_files_source_depends_on(source, package):
+        for base, attr in imports:
             if attr is not None and self._module_exists(f"{base}.{attr}"):
                 found.setdefault(f"{base}.{attr}", None)
             elif self._module_exists(base):
@@ -358,6 +366,16 @@ class PackageExporter:
                 self._storages_written.add(ref.key)
                 self._write(f".data/{ref.key}.storage", np.ascontiguousarray(ref.bytes).tobytes())
         self._write(filename, data)
+
+    def _save_script_module(self, module):
+        """Write a ScriptModule (ember.jit.save's archive) under .data/ts_code; its key."""
+        from ember import jit
+        key = str(self._script_modules)
+        self._script_modules += 1
+        data = io.BytesIO()
+        jit.save(module, data)
+        self._write(f".data/ts_code/{key}.pt", data.getvalue())
+        return key
 
     def save_text(self, package: str, resource: str, text: str):
         self.save_binary(package, resource, text.encode("utf-8"))
