@@ -3,6 +3,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import split
+from ember._kernels.layout import follows_inputs
 from ember._kernels.shape import type_name
 from ember._kernels.util import infer_size, as_view, wrap_dim
 
@@ -122,7 +123,9 @@ def to_copy(a, dtype=None, copy=True):
     return a.astype(dtype.np) if dtype is not None else a.copy()
 
 
+@follows_inputs
 def where(cond, x, y):
+    """``x`` where ``cond`` holds, else ``y``; laid out as torch's (the condition first)."""
     return np.where(cond, x, y)
 
 

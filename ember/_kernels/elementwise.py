@@ -12,6 +12,7 @@ import numpy as np
 from ember import _dtype
 from ember._kernels import split
 from ember._kernels.fast_elementwise import maximum_scalar
+from ember._kernels.layout import follows_inputs
 from ember._kernels.util import half_in_float32
 
 # torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
@@ -873,3 +874,20 @@ def threshold_backward(g, x, threshold):
     if r.dtype.kind in "fcV" and r.size and not np.isfinite(np.add.reduce(r, axis=None)):
         r = np.where(keep, g, np.zeros((), r.dtype))
     return r
+
+
+# ------------------------------------------------------------------ output layout
+# Kernels of several tensor operands lay their result out as torch does (the operands'
+# stride order, the first operand deciding: Note [output layout] in layout.py).
+
+rsub = follows_inputs(rsub, swapped=True)
+(pow, remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
+ fmax, fmin, copysign, nextafter, xlogy, logaddexp, logaddexp2, heaviside, gcd, lcm, lerp,
+ addcmul, addcdiv, clamp, clamp_min, clamp_max, bitwise_and, bitwise_or, bitwise_xor,
+ bitwise_left_shift, bitwise_right_shift, logical_and, logical_or, logical_xor, eq, ne, lt,
+ le, gt, ge) = map(follows_inputs, (
+    pow, remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
+    fmax, fmin, copysign, nextafter, xlogy, logaddexp, logaddexp2, heaviside, gcd, lcm, lerp,
+    addcmul, addcdiv, clamp, clamp_min, clamp_max, bitwise_and, bitwise_or, bitwise_xor,
+    bitwise_left_shift, bitwise_right_shift, logical_and, logical_or, logical_xor, eq, ne, lt,
+    le, gt, ge))

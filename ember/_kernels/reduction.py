@@ -10,6 +10,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
+from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
 
 _TORCH_NAMES = _dtype.TYPE_NAMES
@@ -631,3 +632,17 @@ def log_softmax_backward_data(grad, output, dim, input_dtype=None):
         r *= np.sum(g, axis=d, keepdims=True)
         np.subtract(g, r, out=r)
     return _fresh(r, dtype)
+
+
+# -------------------------------------------------------------------- output layout
+# torch allocates these results contiguous whatever the input's layout (a channels-last
+# input gives a contiguous ``amax(dim)``, ``cumsum``, ``softmax``); NumPy keeps the input's
+# order in them.
+(mean, nansum, nanmean, prod_dim, max_dim, min_dim, amax, amin, argmax, argmin, aminmax, var,
+ std, var_mean, std_mean, logsumexp, vector_norm, all_, any_, count_nonzero, cumsum, cumprod,
+ cummax, cummin, logcumsumexp, softmax, log_softmax, softmax_backward_data,
+ log_softmax_backward_data) = map(contiguous_result, (
+    mean, nansum, nanmean, prod_dim, max_dim, min_dim, amax, amin, argmax, argmin, aminmax, var,
+    std, var_mean, std_mean, logsumexp, vector_norm, all_, any_, count_nonzero, cumsum, cumprod,
+    cummax, cummin, logcumsumexp, softmax, log_softmax, softmax_backward_data,
+    log_softmax_backward_data))

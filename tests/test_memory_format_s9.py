@@ -1,0 +1,157 @@
+"""Output memory layout (strides) of ops on channels_last / channels_last_3d and other
+non-contiguous inputs, against torch: elementwise ops of several operands follow the
+operands' stride order (the first deciding), reductions / scans / softmax come out
+contiguous, ``out=`` resized takes the result's layout, vision ops keep channels-last."""
+import random
+
+import numpy as np
+import pytest
+
+import ember
+from ember._kernels.layout import empty_in_order, output_order
+
+torch = pytest.importorskip("torch")
+
+
+def _pair(shape, fmt=None, perm=None, seed=0, kind="float"):
+    """The same values as a torch tensor and an ember tensor with the same strides."""
+    g = torch.Generator().manual_seed(seed)
+    t = torch.randn(shape, generator=g)
+    if kind == "bool":
+        t = t > 0
+    if fmt is not None:
+        t = t.contiguous(memory_format=getattr(torch, fmt))
+    if perm is not None:
+        t = t.permute(*perm)
+    a = t.numpy()
+    buf = np.empty(t.untyped_storage().nbytes() // t.element_size(), a.dtype)
+    e = np.lib.stride_tricks.as_strided(buf, a.shape, a.strides)
+    e[...] = a
+    return t, ember.from_numpy(e)
+
+
+def _check(t_out, e_out):
+    """Same strides (on dimensions of size > 1, which decide the layout) and values."""
+    if isinstance(t_out, (tuple, list)):
+        for t, e in zip(t_out, e_out):
+            _check(t, e)
+        return
+    assert tuple(e_out.shape) == tuple(t_out.shape)
+    assert e_out.stride() == t_out.stride(), (e_out.stride(), t_out.stride())
+    np.testing.assert_allclose(e_out.numpy().astype(np.float64),
+                               t_out.detach().numpy().astype(np.float64), rtol=1e-5, atol=1e-5)
+
+
+CL = "channels_last"
+
+# ---------------------------------------------------------------- the ordering rule
+
+def test_stride_order_matches_torch_on_random_layouts():
+    rng = random.Random(1)
+    checked = 0
+    for _ in range(400):
+        nd = rng.choice([2, 3, 4, 5])
+        shape = [rng.choice([1, 2, 3]) for _ in range(nd)]
+        ops = []
+        for _k in range(rng.choice([2, 3])):
+            s = [1 if rng.random() < 0.3 else n for n in shape]
+            s = s[rng.randint(0, nd - 1):] if rng.random() < 0.2 else s
+            perm = list(range(len(s)))
+            rng.shuffle(perm)
+            ops.append(torch.randn([s[p] for p in perm]).permute(*np.argsort(perm).tolist()))
+        t = ops[0] + ops[1] if len(ops) == 2 else torch.addcmul(*ops)
+        if list(t.shape) != shape:
+            continue
+        order = output_order(tuple(shape), [o.numpy() for o in ops])
+        got = empty_in_order(tuple(shape), np.float32, order)
+        assert tuple(s // 4 for s in got.strides) == t.stride(), (shape, order)
+        checked += 1
+    assert checked > 200
+
+
+# ---------------------------------------------------------------- elementwise
+
+BINARY = {
+    "maximum": lambda m, a, b: m.maximum(a, b),
+    "atan2": lambda m, a, b: m.atan2(a, b),
+    "pow": lambda m, a, b: m.pow(a.abs(), b),
+    "div": lambda m, a, b: m.div(a, b),
+    "floor_divide": lambda m, a, b: m.floor_divide(a, b),
+    "remainder": lambda m, a, b: m.remainder(a, b),
+    "gt": lambda m, a, b: a > b,
+    "le": lambda m, a, b: m.le(a, b),
+    "hypot": lambda m, a, b: m.hypot(a, b),
+    "rsub": lambda m, a, b: m.rsub(a, b),
+    "lerp": lambda m, a, b: m.lerp(a, b, 0.3),
+    "clamp": lambda m, a, b: m.clamp(a, b, b + 1),
+    "addcmul": lambda m, a, b: m.addcmul(a, b, b, value=0.5),
+    "where": lambda m, a, b: m.where(a > 0, a, b),
+    "where_cond_first": lambda m, a, b: m.where(b > 0, b, a),
+}
+
+
+@pytest.mark.parametrize("name", sorted(BINARY))
+@pytest.mark.parametrize("which", ["first", "second", "both", "broadcast"])
+def test_elementwise_layout_follows_operands(name, which):
+    fn = BINARY[name]
+    ta, ea = _pair((2, 3, 4, 5), CL if which in ("first", "both", "broadcast") else None)
+    shape_b = (3, 1, 1) if which == "broadcast" else (2, 3, 4, 5)
+    tb, eb = _pair(shape_b, CL if which in ("second", "both") else None, seed=1)
+    _check(fn(torch, ta, tb), fn(ember, ea, eb))
+
+
+def test_elementwise_layout_channels_last_3d_and_permuted():
+    ta, ea = _pair((2, 3, 2, 3, 4), "channels_last_3d")
+    tb, eb = _pair((2, 3, 2, 3, 4), seed=1)
+    _check(torch.maximum(ta, tb), ember.maximum(ea, eb))
+    ta, ea = _pair((4, 3, 5), perm=(2, 0, 1))        # (5, 4, 3) with strides (1, 15, 5)
+    tb, eb = _pair((5, 4, 3), seed=2)
+    _check(torch.lt(ta, tb), ember.lt(ea, eb))
+    _check(torch.lt(tb, ta), ember.lt(eb, ea))
+
+
+def test_out_resized_takes_the_results_layout():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    t_out, e_out = torch.empty(0), ember.empty(0)
+    torch.mul(tx, 2, out=t_out)
+    ember.mul(ex, 2, out=e_out)
+    _check(t_out, e_out)
+    t_out, e_out = torch.empty(2, 3, 4, 5), ember.empty(2, 3, 4, 5)   # right shape: kept
+    torch.exp(tx, out=t_out)
+    ember.exp(ex, out=e_out)
+    _check(t_out, e_out)
+
+
+# ---------------------------------------------------------------- contiguous results
+
+CONTIGUOUS = {
+    "amax": lambda m, x: m.amax(x, 1, keepdim=True),
+    "amax0": lambda m, x: x.amax(0, keepdim=True),
+    "mean": lambda m, x: x.mean((2, 3), keepdim=True),
+    "max_dim": lambda m, x: x.max(2, keepdim=True),
+    "argmax": lambda m, x: x.argmax(1),
+    "var": lambda m, x: x.var(0),
+    "logsumexp": lambda m, x: x.logsumexp(1, keepdim=True),
+    "norm": lambda m, x: m.linalg.vector_norm(x, dim=1),
+    "all": lambda m, x: (x > 0).all(3),
+    "cumsum": lambda m, x: x.cumsum(1),
+    "cummax": lambda m, x: x.cummax(2),
+    "softmax": lambda m, x: x.softmax(1),
+    "log_softmax": lambda m, x: m.nn.functional.log_softmax(x, 3),
+    "softmin": lambda m, x: m.nn.functional.softmin(x, 1),
+}
+
+
+@pytest.mark.parametrize("name", sorted(CONTIGUOUS))
+def test_reductions_scans_softmax_are_contiguous(name):
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    _check(CONTIGUOUS[name](torch, tx), CONTIGUOUS[name](ember, ex))
+
+
+def test_softmax_backward_is_contiguous():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    tg, eg = _pair((2, 3, 4, 5), CL, seed=3)
+    tx.requires_grad_(True)
+    ex.requires_grad_(True)
+    t_y, e_y = tx.softmax(1), ex.softmax(1)
+    _check(torch.autograd.grad(t_y, tx, tg)[0], ember.autograd.grad(e_y, ex, eg)[0])
