@@ -745,7 +745,7 @@ def _copy_out(op, r, o):
         if o._storage_base is not None:
             raise RuntimeError(f"{op.public_name}(): out= tensor is a view with shape "
                                f"{list(o._data.shape)}; cannot resize it to {list(src.shape)}")
-        o._data = np.empty(src.shape, o._data.dtype)
+        o._data = np.empty_like(src, o._data.dtype)       # the result's layout, as torch
     if not o._data.flags.writeable:
         write_readonly(op.public_name, o._data, src, _OVERLAP_OUT.get(op.public_name))
     else:
