@@ -25,6 +25,7 @@ from ember._legacy import TYPES as _LEGACY_TYPES  # noqa: F401
 from ember._legacy import typename, set_default_tensor_type  # noqa: F401
 globals().update(_LEGACY_TYPES)         # FloatTensor, LongTensor... (torch's typed types)
 from ember import _ops
+from ember._ops import api_gaps as _api_gaps  # noqa: F401  (orgqr, sspaddmm, lstm... )
 from ember._ops.registry import FUNCTIONS as _FUNCTIONS, METHODS as _METHODS
 from ember._tensor import install_methods as _install_methods
 from ember import autograd
@@ -135,6 +136,7 @@ from ember.serialization import save, load  # noqa: E402
 # torch.linalg (ember/_ops/linalg.py)
 from ember import linalg  # noqa: E402,F401
 from ember._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
+from ember._lobpcg import lobpcg  # noqa: E402,F401
 from ember import masked  # noqa: E402,F401
 
 # scientific computing: fft, special functions, complex views, determinism
@@ -194,6 +196,10 @@ def __getattr__(name):
     if name == "_assert":                 # torch._assert (defined beside ember.fx's tracer)
         from ember.fx._symbolic_trace import _assert
         return _assert
+    if name.startswith("_foreach_"):     # torch._foreach_add_ ... (ember/_foreach.py)
+        from ember._foreach import FUNCTIONS as _foreach_functions
+        if name in _foreach_functions:
+            return _foreach_functions[name]
     if name in _LAZY_SUBMODULES:
         import importlib
         module = importlib.import_module(f"ember.{name}")

@@ -1,0 +1,173 @@
+"""Public API gaps, round 3 (session 9): values against torch 2.13 as an oracle."""
+import pickle
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def E(t):
+    return ember.tensor(t.detach().numpy())
+
+
+def close(a, b, atol=1e-6):
+    a = a.detach().numpy() if hasattr(a, "detach") else np.asarray(a)
+    b = b.detach().numpy() if hasattr(b, "detach") else np.asarray(b)
+    return a.shape == b.shape and np.allclose(a, b, atol=atol)
+
+
+def _spd(m, seed=0):
+    M = np.random.default_rng(seed).standard_normal((m, m))
+    return M @ M.T + np.eye(m)
+
+
+# ---------------------------------------------------------------------------- lobpcg
+
+@pytest.mark.parametrize("largest", [True, False])
+def test_lobpcg_values_and_vectors(largest):
+    A = _spd(20)
+    e, X = ember.lobpcg(ember.tensor(A), k=3, largest=largest)
+    et, _ = torch.lobpcg(torch.tensor(A), k=3, largest=largest)
+    assert close(e, et, 1e-6)
+    ref = np.linalg.eigh(A)[1]
+    cols = ref[:, ::-1][:, :3] if largest else ref[:, :3]
+    assert np.allclose(np.abs((X.numpy() * cols).sum(0)), 1, atol=1e-6)   # up to sign
+
+
+def test_lobpcg_generalized_sparse_batched_basic():
+    import scipy.linalg as sl
+    A = _spd(20)
+    B = np.diag(np.random.default_rng(1).random(20) + 1)
+    e, X = ember.lobpcg(ember.tensor(A), k=2, B=ember.tensor(B))
+    assert np.allclose(e.numpy(), sl.eigh(A, B)[0][::-1][:2], atol=1e-6)
+    assert np.allclose(X.numpy().T @ B @ X.numpy(), np.eye(2), atol=1e-8)
+    ref = np.linalg.eigvalsh(A)[::-1][:2]
+    assert np.allclose(ember.lobpcg(ember.tensor(A).to_sparse(), k=2)[0].numpy(), ref)
+    assert np.allclose(ember.lobpcg(ember.tensor(A), k=2, method="basic")[0].numpy(), ref)
+    eb, Xb = ember.lobpcg(ember.stack([ember.tensor(A), 2 * ember.tensor(A)]), k=2)
+    assert eb.shape == (2, 2) and Xb.shape == (2, 20, 2)
+    assert np.allclose(eb.numpy(), [ref, 2 * ref])
+    e32, _ = ember.lobpcg(ember.tensor(A).float(), k=2)
+    assert e32.dtype == ember.float32 and np.allclose(e32.numpy(), ref, rtol=1e-4)
+    steps = []
+    ember.lobpcg(ember.tensor(A), k=1, X=ember.ones(20, 2, dtype=ember.float64),
+                 tracker=lambda w: steps.append(w.ivars["istep"]))
+    assert steps == list(range(len(steps))) and steps
+
+
+def test_lobpcg_errors():
+    A = ember.tensor(_spd(20))
+    with pytest.raises(ValueError, match="smaller than 3 x"):
+        ember.lobpcg(A, k=7)
+    with pytest.raises(AssertionError):
+        ember.lobpcg(ember.randn(5, 4), k=1)
+    Ag = A.clone().requires_grad_()
+    e, _ = ember.lobpcg(Ag, k=2, B=ember.eye(20, dtype=ember.float64))
+    with pytest.raises(ValueError, match="B != I"):
+        e.sum().backward()
+
+
+def test_lobpcg_backward_matches_torch():
+    A = _spd(12, 3)
+    W = np.random.default_rng(2).standard_normal((12, 12))
+    Ae = ember.tensor(A, requires_grad=True)
+    e, X = ember.lobpcg(Ae, k=2)
+    (e.sum() * 1.3 + (X @ X.mT * ember.tensor(W)).sum()).backward()
+    At = torch.tensor(A, requires_grad=True)
+    et, Xt = torch.lobpcg(At, k=2)
+    (et.sum() * 1.3 + (Xt @ Xt.mT * torch.tensor(W)).sum()).backward()
+    assert close(Ae.grad, At.grad, 1e-6)
+
+
+# ---------------------------------------------------------------------------- small ops
+
+def test_orgqr_dsmm_hsmm_sspaddmm():
+    A = torch.randn(5, 3)
+    h, tau = torch.geqrf(A)
+    assert close(ember.orgqr(E(h), E(tau)), torch.orgqr(h, tau), 1e-5)
+    i = torch.tensor([[0, 1, 1], [2, 0, 2]])
+    s = torch.sparse_coo_tensor(i, torch.tensor([3., 4, 5]), (2, 3))
+    es = ember.sparse_coo_tensor(E(i), ember.tensor([3., 4, 5]), (2, 3))
+    d = torch.randn(3, 2)
+    assert close(ember.dsmm(es, E(d)), torch.dsmm(s, d), 1e-5)
+    h1, h2 = ember.hsmm(es, E(d)), torch.hsmm(s, d)
+    assert h1.is_sparse and close(h1.to_dense(), h2.to_dense(), 1e-5)
+    inp = torch.sparse_coo_tensor(torch.tensor([[0], [1]]), torch.tensor([1.]), (2, 2))
+    ei = ember.sparse_coo_tensor(ember.tensor([[0], [1]]), ember.tensor([1.]), (2, 2))
+    for fn in ("sspaddmm", "saddmm"):
+        r = getattr(torch, fn)(inp, s, d, beta=2, alpha=3)
+        q = getattr(ember, fn)(ei, es, E(d), beta=2, alpha=3)
+        assert q.is_sparse and close(q._indices(), r._indices())
+        assert close(q._values(), r._values(), 1e-5)
+    with pytest.raises(RuntimeError):
+        ember.dsmm(es, ember.randn(4, 2))
+
+
+def test_norm_except_dim_native_norm():
+    v = torch.randn(3, 4, 5)
+    for p, d in [(2, 0), (2, 1), (2, -1), (3, 2)]:
+        assert close(ember.norm_except_dim(E(v), p, d), torch.norm_except_dim(v, p, d), 1e-5)
+    i = torch.tensor([[0, 1, 1], [2, 0, 2]])
+    s = torch.sparse_coo_tensor(i, torch.tensor([3., 4, 5]), (3, 3))
+    es = ember.sparse_coo_tensor(E(i), ember.tensor([3., 4, 5]), (3, 3))
+    for p in (2, 1):
+        assert close(ember.native_norm(es, p), torch.native_norm(s, p), 1e-5)
+    with pytest.raises(NotImplementedError):
+        ember.native_norm(ember.randn(3))
+    with pytest.raises(RuntimeError, match="full reductions"):
+        ember.native_norm(es, 2, (0,), False, ember.float32)
+
+
+@pytest.mark.parametrize("mode", [0, 1, 2])
+@pytest.mark.parametrize("pad", [None, 2, -1])
+@pytest.mark.parametrize("offs", [[0, 4], [0, 4, 4]])
+def test_embedding_bag_tuple(mode, pad, offs):
+    w = torch.randn(10, 3, generator=torch.Generator().manual_seed(0))
+    idx = torch.tensor([1, 2, 4, 5, 4, 3, 2, 9])
+    a = torch.embedding_bag(w, idx, torch.tensor(offs), False, mode, False, None, False, pad)
+    b = ember.embedding_bag(E(w), E(idx), ember.tensor(offs), False, mode, False, None, False,
+                            pad)
+    assert len(a) == len(b) == 4
+    for x, y in zip(a, b):
+        assert close(y, x, 1e-6) and y.dtype == ember.tensor(x.numpy()).dtype
+
+
+def test_from_file(tmp_path):
+    f = str(tmp_path / "x.bin")
+    np.arange(6, dtype=np.float32).tofile(f)
+    assert close(ember.from_file(f, size=6), torch.from_file(f, size=6))
+    assert close(ember.from_file(f, size=3, dtype=ember.float64),
+                 torch.from_file(f, size=3, dtype=torch.float64))
+    t = ember.from_file(f, shared=True, size=6)
+    t[0] = 9
+    assert np.fromfile(f, np.float32)[0] == 9
+    t = ember.from_file(f, shared=False, size=6)
+    t[1] = 7
+    assert np.fromfile(f, np.float32)[1] == 1
+    with pytest.raises(RuntimeError, match="smaller than"):
+        ember.from_file(f, size=10)
+    assert close(ember.from_file(f, shared=True, size=8), torch.from_file(f, size=8))
+
+
+@pytest.mark.parametrize("mode,cls", [("lstm", "LSTM"), ("gru", "GRU"),
+                                      ("rnn_tanh", "RNN"), ("rnn_relu", "RNN")])
+def test_vf_recurrences(mode, cls):
+    kw = {"nonlinearity": "relu"} if mode == "rnn_relu" else {}
+    torch.manual_seed(0)
+    m = getattr(torch.nn, cls)(3, 4, num_layers=2, bidirectional=True, **kw)
+    x, h = torch.randn(5, 2, 3), torch.randn(4, 2, 4)
+    hx, ehx = ((h, h), (E(h), E(h))) if mode == "lstm" else (h, E(h))
+    ps = tuple(m._flat_weights)
+    a = getattr(torch, mode)(x, hx, ps, True, 2, 0.0, False, True, False)
+    eps = tuple(E(p).requires_grad_() for p in ps)
+    b = getattr(ember, mode)(E(x), ehx, eps, True, 2, 0.0, False, True, False)
+    assert len(a) == len(b)
+    for p, q in zip(a, b):
+        assert close(q, p, 1e-5)
+    a[0].sum().backward()
+    b[0].sum().backward()
+    assert close(eps[0].grad, ps[0].grad, 1e-5)
