@@ -365,3 +365,128 @@ report(error(lambda: checked.step(x) if RANK == 0 else checked.step()))
                      "Stage 1: loss_fn and target required for last stage"]
     assert r0[4] is None
     assert r1[4][0] == "PipeliningMetadataError" and "input_args" in r1[4][1]
+
+
+# ------------------------------------------------------------- the same script in torch
+TORCH_SCRIPT = """
+import numpy as np
+import torch
+import torch.nn.functional as F
+from torch.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
+                                          pipe_split, pipeline)
+
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l0, self.l1 = torch.nn.Linear(5, 6), torch.nn.Linear(6, 3)
+
+    def forward(self, x):
+        h = torch.tanh(self.l0(x))
+        pipe_split()
+        return self.l1(h)
+
+
+def make():
+    rng = np.random.default_rng(0)
+    net = Net().double()
+    with torch.no_grad():
+        for p in net.parameters():
+            p.copy_(torch.from_numpy(rng.standard_normal(tuple(p.shape))))
+    return net, torch.from_numpy(rng.standard_normal((8, 5))), \\
+        torch.from_numpy(rng.standard_normal((8, 3)))
+
+
+for kind, cls in (("manual", ScheduleGPipe), ("manual", Schedule1F1B),
+                  ("traced", Schedule1F1B)):
+    net, x, y = make()
+    if kind == "manual":
+        sub = torch.nn.Sequential(net.l0, torch.nn.Tanh()) if RANK == 0 else net.l1
+        stage = PipelineStage(sub, RANK, 2, torch.device("cpu"))
+    else:
+        stage = pipeline(net, (x[:2],)).build_stage(RANK, torch.device("cpu"))
+    schedule = cls(stage, 4, loss_fn=F.mse_loss)
+    losses = []
+    for _ in range(2):                      # gradients accumulate over two steps
+        out = schedule.step(x) if RANK == 0 else schedule.step(target=y, losses=losses)
+    report({"case": [kind, cls.__name__], "losses": [l.item() for l in losses],
+            "out": None if out is None else out.tolist(),
+            "grads": {n: p.grad.tolist() for n, p in net.named_parameters()
+                      if p.grad is not None}})
+dist.destroy_process_group()
+"""
+
+TORCH_PROLOGUE = """
+import json, os
+import torch.distributed as dist
+RANK = int(os.environ["RANK"])
+
+def report(obj):
+    print("REPORT " + json.dumps(obj), flush=True)
+
+"""
+
+
+def test_same_script_as_torch():
+    """A torch pipelining script run by torch (gloo) and by ember (torch aliased to
+    ember): the same losses, outputs and accumulated gradients."""
+    pytest.importorskip("torch")
+    from distributed.workers import run_workers
+    theirs = run_workers(TORCH_SCRIPT, 2, timeout=150, prologue=TORCH_PROLOGUE)
+    mine = run_workers(TORCH_SCRIPT, 2, timeout=150,
+                       prologue="import ember.run\nember.run.install()\n" + TORCH_PROLOGUE)
+    for rank in range(2):
+        assert len(mine[rank]) == len(theirs[rank]) == 3
+        for a, b in zip(mine[rank], theirs[rank]):
+            assert a["case"] == b["case"] and sorted(a["grads"]) == sorted(b["grads"])
+            for name in b["grads"]:
+                np.testing.assert_allclose(a["grads"][name], b["grads"][name], rtol=1e-10,
+                                           atol=1e-12, err_msg=f"{a['case']} {name}")
+            np.testing.assert_allclose(a["losses"], b["losses"], rtol=1e-12)
+            assert (a["out"] is None) == (b["out"] is None)
+            if b["out"] is not None:
+                np.testing.assert_allclose(a["out"], b["out"], rtol=1e-12, atol=1e-14)
+
+
+def test_traced_stage_passes_several_tensors_and_keyword_inputs():
+    """Stage 0 hands the next stage its own inputs too (``x`` and the keyword ``scale``
+    are used by the last stage): three tensors travel, two of which need no gradient."""
+    body = """
+import copy
+import ember.nn as nn
+from ember.distributed.pipelining.microbatch import TensorChunkSpec
+
+
+class Skip(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.l0, self.l1 = nn.Linear(4, 4), nn.Linear(4, 2)
+
+    def forward(self, x, scale=None):
+        h = ember.tanh(self.l0(x))
+        pipe_split()
+        return self.l1(h) * scale + x.sum(1, keepdim=True)
+
+
+ember.manual_seed(0)
+model = Skip().double()
+x, scale, y = (ember.randn(6, 4, dtype=ember.float64), ember.rand(6, 1, dtype=ember.float64),
+               ember.randn(6, 2, dtype=ember.float64))
+ref = copy.deepcopy(model)
+ref_out = ref(x, scale=scale)
+F.mse_loss(ref_out, y).backward()
+pipe = pipeline(model, (x[:2],), {"scale": scale[:2]})
+stage = pipe.build_stage(RANK, "cpu")
+schedule = Schedule1F1B(stage, 3, loss_fn=F.mse_loss,
+                        kwargs_chunk_spec={"scale": TensorChunkSpec(0)})
+out = schedule.step(x, scale=scale) if RANK == 0 else schedule.step(target=y)
+mine = dict(model.named_parameters())
+report({"grad_err": max((mine[n].grad - p.grad).abs().max().item()
+                        for n, p in ref.named_parameters() if mine[n].grad is not None),
+        "names": sorted(n for n, p in mine.items() if p.grad is not None),
+        "out_err": None if out is None else (out - ref_out).abs().max().item()})
+"""
+    (r0,), (r1,) = _run(body, 2)
+    assert r0["names"] == ["l0.bias", "l0.weight"] and r1["names"] == ["l1.bias", "l1.weight"]
+    assert r0["grad_err"] < 1e-12 and r1["grad_err"] < 1e-12
+    assert r0["out_err"] is None and r1["out_err"] < 1e-12

@@ -135,7 +135,8 @@ def _stage_graphs(graph, stage_of, num_stages):
         inputs = ([n for n in graph.nodes if n.op == "placeholder"] if s == 0
                   else _live_after(graph, stage_of, s - 1))
         for n in inputs:
-            env[n] = g.placeholder(n.name, default_value=_default(n))
+            env[n] = g.placeholder(n.name, default_value=_default(n) if s == 0 else
+                                   inspect.Signature.empty)
 
         def value(n):
             if n not in env:                   # a parameter read in this stage
