@@ -497,6 +497,7 @@ def test_torch_archive_loads_in_ember():
     assert imp.import_module("s9tch.model").torch is ember
 
 
+@pytest.mark.filterwarnings("ignore:TypedStorage is deprecated")
 def test_ember_archive_loads_in_torch():
     lin = ember.nn.Linear(3, 2)
     base = ember.arange(12.0).view(3, 4)
@@ -506,7 +507,10 @@ def test_ember_archive_loads_in_torch():
                                            "view": base[:, 1:],
                                            "i": ember.tensor([5, 6], dtype=ember.int64)})
         exp.save_pickle("w", "linear.pkl", lin)
+        # a function defined in a private module is named by its public package
+        exp.save_pickle("w", "fn.pkl", ember.nn.functional.relu)
     imp = tpkg.PackageImporter(io.BytesIO(buf.getvalue()))
+    assert imp.load_pickle("w", "fn.pkl") is torch.nn.functional.relu
     state = imp.load_pickle("w", "state.pkl")
     np.testing.assert_array_equal(state["sd"]["weight"].numpy(), lin.weight.detach().numpy())
     np.testing.assert_array_equal(state["view"].numpy(), base[:, 1:].numpy())

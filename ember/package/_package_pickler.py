@@ -22,6 +22,26 @@ def _is_ember(module):
     return module == "ember" or (module or "").startswith("ember.")
 
 
+def _public_module(obj, module, qualname):
+    """``ember.nn.functional`` for ``relu`` defined in ``ember.nn.functional._activation``:
+    a private module's object is named by the nearest public package exporting it (names
+    torch can resolve too); otherwise its own module."""
+    import sys
+    parts = module.split(".")
+    if not any(p.startswith("_") for p in parts[1:]):
+        return module
+    while len(parts) > 1 and any(p.startswith("_") for p in parts[1:]):
+        parts.pop()
+    candidate = sys.modules.get(".".join(parts))
+    try:
+        found = candidate
+        for attr in qualname.split("."):
+            found = getattr(found, attr)
+    except AttributeError:
+        return module
+    return ".".join(parts) if found is obj else module
+
+
 class PackagePickler(_TorchPickler):
     dispatch = dict(_TorchPickler.dispatch)
 
@@ -37,7 +57,8 @@ class PackagePickler(_TorchPickler):
         module = getattr(obj, "__module__", None)
         if _is_ember(module):
             qualname = name or getattr(obj, "__qualname__", None) or obj.__name__
-            self._write_global(_torch_module_name(module), qualname)
+            self._write_global(_torch_module_name(_public_module(obj, module, qualname)),
+                               qualname)
         else:
             try:
                 module, qualname = self.importer.get_name(obj, name)
