@@ -395,6 +395,14 @@ def test_model_round_trip_with_interned_code(tmp_path):
     assert repr(imp.import_module("s9emb.util")) == "<module 's9emb.util' (<package_importer>)>"
     assert imp.python_version() == ".".join(map(str, sys.version_info[:3]))
     assert imp.file_structure().has_file("s9emb/layers.py")
+    # an unzipped archive loads the same
+    with zipfile.ZipFile(path) as zf:
+        zf.extractall(tmp_path / "unzipped")
+    unzipped = epkg.PackageImporter(tmp_path / "unzipped" / "net")
+    again = unzipped.load_pickle("model", "model.pkl")
+    np.testing.assert_array_equal(again(x).detach().numpy(), net(x).detach().numpy())
+    assert str(unzipped.file_structure()).split("\n")[1:] == \
+        str(imp.file_structure()).split("\n")[1:]
 
 
 def test_tensors_share_storage_across_pickles_and_map_location():

@@ -67,24 +67,32 @@ def _only_externs(package):
 class PackageImporter(Importer):
     """``PackageImporter(path_or_buffer, module_allowed=lambda name: True)``
 
+    The path may also name the top folder of an unzipped archive.
+
     ``module_allowed(name)`` vets every extern module the package names (ImportError when
     it says no). ``load_pickle``/``load_text``/``load_binary`` read resources;
     ``import_module`` runs packaged code.
     """
 
     def __init__(self, file_or_buffer, module_allowed=lambda module_name: True):
+        self._zip = self._dir = None
         if isinstance(file_or_buffer, (str, os.PathLike)):
             self.filename = os.fspath(file_or_buffer)
-            if os.path.isdir(self.filename):
-                raise NotImplementedError("ember.package reads zip archives only, not an "
-                                          "unzipped package directory")
-            self._zip = zipfile.ZipFile(self.filename)
+            if os.path.isdir(self.filename):      # an unzipped archive's top folder
+                self._dir = self.filename
+            else:
+                self._zip = zipfile.ZipFile(self.filename)
         else:
             self.filename = "<binary>"
             self._zip = zipfile.ZipFile(file_or_buffer)
-        names = self._zip.namelist()
-        self._archive = names[0].split("/", 1)[0] if names else "archive"
-        self._files = [n.split("/", 1)[1] for n in names if "/" in n]
+        if self._dir is not None:
+            self._files = sorted(
+                os.path.relpath(os.path.join(root, f), self._dir).replace(os.sep, "/")
+                for root, _, files in os.walk(self._dir) for f in files)
+        else:
+            names = self._zip.namelist()
+            self._archive = names[0].split("/", 1)[0] if names else "archive"
+            self._files = [n.split("/", 1)[1] for n in names if "/" in n]
         self.root = _Package()
         self.modules = {}
         self.extern_modules = self._read_externs()
@@ -109,8 +117,18 @@ class PackageImporter(Importer):
         text = self._read(".data/extern_modules").decode("utf-8")
         return [line for line in text.splitlines() if line]
 
-    def _read(self, path):
-        return _ser._read_record(self._zip, self._archive, path)
+    def _read(self, path, into=None):
+        """The bytes of archive file ``path`` (read into the uint8 array ``into`` if given)."""
+        if self._dir is None:
+            return _ser._read_record(self._zip, self._archive, path, into)
+        full = os.path.join(self._dir, *path.split("/"))
+        if not os.path.isfile(full):
+            raise _ser._corrupt(f"failed locating file {path}: file not found")
+        with open(full, "rb") as fh:
+            if into is None:
+                return fh.read()
+            fh.readinto(memoryview(into))
+            return into
 
     def _add_file(self, path):
         *dirs, last = path.split("/")
@@ -208,7 +226,7 @@ class PackageImporter(Importer):
         return self._storages[key]
 
     def _read_into(self, path, nbytes):
-        return _ser._read_record(self._zip, self._archive, path, np.empty(nbytes, np.uint8))
+        return self._read(path, np.empty(nbytes, np.uint8))
 
     # ------------------------------------------------------------------ information
     def file_structure(self, *, include: GlobPattern = "**",
