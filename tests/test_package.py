@@ -534,3 +534,23 @@ def test_ember_archive_loads_in_torch():
 def test_lazy_submodule():
     assert ember.package is epkg
     assert os.path.basename(os.path.dirname(epkg.__file__)) == "package"
+
+
+@pytest.mark.parametrize("writer,reader", [(tpkg, epkg), (epkg, tpkg)],
+                         ids=["torch-to-ember", "ember-to-torch"])
+def test_mocks_and_reduce_package_cross_over(writer, reader):
+    from s9reduce.obj import Payload
+    buf = io.BytesIO()
+    with writer.PackageExporter(buf) as exp:
+        exp.mock("s9common.**")
+        exp.intern("s9reduce.**")
+        exp.save_source_string("top", "from s9common.b import VALUE\n")
+        exp.save_pickle("x", "objs.pkl", [Payload(5)])
+    imp = reader.PackageImporter(io.BytesIO(buf.getvalue()))
+    value = imp.import_module("top").VALUE
+    with pytest.raises(NotImplementedError, match=r"s9common\.b\.VALUE' was mocked out during "
+                                                  r"packaging but it is being used in __add__"):
+        value + 1
+    (obj,) = imp.load_pickle("x", "objs.pkl")
+    assert (obj.n, obj.text) == (5, "payload 5")
+    assert type(obj).__module__ == f"{imp.id()}.s9reduce.obj"
