@@ -200,10 +200,6 @@ def __getattr__(name):
         from ember._foreach import FUNCTIONS as _foreach_functions
         if name in _foreach_functions:
             return _foreach_functions[name]
-    if name.startswith("_foreach_"):     # torch._foreach_add_ ... (ember/_foreach.py)
-        from ember._foreach import FUNCTIONS as _foreach_functions
-        if name in _foreach_functions:
-            return _foreach_functions[name]
     if name in _LAZY_SUBMODULES:
         import importlib
         module = importlib.import_module(f"ember.{name}")
