@@ -128,6 +128,8 @@ from ember.random import (manual_seed, seed, initial_seed, Generator, default_ge
 from ember._tensor_str import set_printoptions  # noqa: E402
 from ember._creation import frombuffer  # noqa: E402
 from ember.storage import UntypedStorage, TypedStorage, is_storage  # noqa: E402,F401
+from ember.storage import _LEGACY as _LEGACY_STORAGES, Storage  # noqa: E402,F401
+globals().update(_LEGACY_STORAGES)     # FloatStorage, LongStorage... (legacy typed storages)
 from ember import nn  # noqa: E402,F401
 from ember._functional_aliases import *  # noqa: E402,F401,F403  (pdist, dropout, detach...)
 from ember.serialization import save, load  # noqa: E402

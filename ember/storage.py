@@ -199,7 +199,21 @@ def _warn_typed(level=3):
                       UserWarning, stacklevel=level)
 
 
-class TypedStorage:
+class _LegacyStorageMeta(type):
+    """Metaclass of the legacy storage classes: ``FloatStorage(...)`` builds a TypedStorage of
+    float32 and ``isinstance(s, FloatStorage)`` asks whether a TypedStorage holds float32."""
+
+    @property
+    def dtype(cls):
+        return _class_dtype(cls)
+
+    def __instancecheck__(cls, obj):
+        if cls is TypedStorage:
+            return type.__instancecheck__(cls, obj)
+        return isinstance(obj, TypedStorage) and obj.dtype is cls.dtype
+
+
+class TypedStorage(metaclass=_LegacyStorageMeta):
     """Elements of one dtype over an UntypedStorage (torch.TypedStorage, deprecated)."""
     __slots__ = ("_untyped_storage", "dtype")
     is_sparse = False
@@ -263,8 +277,49 @@ class TypedStorage:
     def is_cuda(self):
         return False
 
-    def type(self):
-        return "torch.TypedStorage"
+    def type(self, dtype=None, non_blocking=False):
+        """The legacy class name (``'torch.FloatStorage'``); with ``dtype``, a converted copy."""
+        if dtype is None:
+            return f"torch.{_LEGACY_NAMES[self.dtype.name]}"
+        if isinstance(dtype, str):
+            dtype = _LEGACY[dtype.rsplit(".", 1)[-1]].dtype
+        return self._to(_dtype.to_dtype(dtype))
+
+    def pickle_storage_type(self):
+        return _LEGACY_NAMES[self.dtype.name]
+
+    def _to(self, dt):
+        """A copy of the elements converted to ``dt``."""
+        data = self._arr.astype(dt.np)
+        return _typed(data, dt)
+
+    def resize_(self, size):
+        """Grow or shrink to ``size`` elements (new ones uninitialized: zeros here)."""
+        if self._untyped_storage._root_ref is not None:
+            raise RuntimeError("Trying to resize storage that is not resizable")
+        data = np.zeros(int(size), self.dtype.np)
+        n = min(int(size), self.size())
+        data[:n] = self._arr[:n]
+        self._untyped_storage = UntypedStorage._wrap(data.view(np.uint8), data)
+        return self
+
+    @classmethod
+    def from_buffer(cls, buffer, byte_order="native", count=-1, offset=0, dtype=None):
+        """Elements read from a bytes-like ``buffer`` (``byte_order``: native, little, big)."""
+        dt = _dtype.to_dtype(dtype) if dtype is not None else _class_dtype(cls)
+        npd = dt.np.newbyteorder({"native": "=", "little": "<", "big": ">"}[byte_order])
+        data = np.frombuffer(buffer, npd, count, offset).astype(dt.np)
+        return _typed(data, dt)
+
+    @classmethod
+    def from_file(cls, filename, shared=False, size=0):
+        """``size`` elements of ``filename`` (``shared``: a writable mapping of the file)."""
+        from ember._ops.api_gaps import from_file
+        t = from_file(filename, shared, size, dtype=_class_dtype(cls))
+        return t.storage() if t.numel() else _typed(np.zeros(0, t.dtype.np), t.dtype)
+
+    def __reduce__(self):
+        return (_typed, (self._arr.copy(), self.dtype))
 
     def is_shared(self):
         return False
@@ -304,17 +359,76 @@ class TypedStorage:
         return self
 
     def clone(self):
-        data = self._arr.copy()
-        s = object.__new__(TypedStorage)
-        s._untyped_storage = UntypedStorage._wrap(data.view(np.uint8), data)
-        s.dtype = self.dtype
-        return s
+        return _typed(self._arr.copy(), self.dtype)
 
     def __repr__(self):
         body = "\n".join(f" {v}" for v in self.tolist())
         head = (f"[torch.storage.TypedStorage(dtype={self.dtype}, device=cpu) of size "
                 f"{self.size()}]")
         return f"{body}\n{head}" if body else head
+
+
+def _typed(data, dt):
+    """A TypedStorage of ``dt`` owning the NumPy array ``data`` (1-D)."""
+    s = object.__new__(TypedStorage)
+    data = np.ascontiguousarray(data).reshape(-1)
+    s._untyped_storage = UntypedStorage._wrap(data.view(np.uint8), data)
+    s.dtype = dt
+    return s
+
+
+def _class_dtype(cls):
+    if cls is TypedStorage:
+        return _dtype.get_default_dtype()
+    name = cls.__dict__.get("_legacy_dtype")
+    return _dtype.get_default_dtype() if name is None else getattr(_dtype, name)
+
+
+# torch's legacy typed storage classes: one per dtype; ``Storage`` follows the default dtype
+_LEGACY_SPECS = (("FloatStorage", "float32"), ("DoubleStorage", "float64"),
+                 ("HalfStorage", "float16"), ("BFloat16Storage", "bfloat16"),
+                 ("LongStorage", "int64"), ("IntStorage", "int32"), ("ShortStorage", "int16"),
+                 ("CharStorage", "int8"), ("ByteStorage", "uint8"), ("BoolStorage", "bool"),
+                 ("ComplexFloatStorage", "complex64"), ("ComplexDoubleStorage", "complex128"),
+                 ("QUInt8Storage", "quint8"), ("QInt8Storage", "qint8"),
+                 ("QInt32Storage", "qint32"), ("QUInt4x2Storage", "quint4x2"))
+_LEGACY_NAMES = {dt: name for name, dt in _LEGACY_SPECS}
+
+
+def _legacy_new(cls, *args, wrap_storage=None, device=None, **kwargs):
+    if kwargs:
+        raise RuntimeError(f"{cls}.__new__ received an invalid combination of arguments. "
+                           f"Expected one of:\n * no arguments\n * (int size)\n * (Sequence "
+                           f"data)\n * (*, UntypedStorage wrap_storage)\nKeyword argument "
+                           f"'{next(iter(kwargs))}' cannot be specified")
+    if len(args) == 1 and isinstance(args[0], (str, bytes)):
+        raise TypeError(f"new(): invalid data type '{type(args[0]).__name__}'")
+    return TypedStorage(*args, dtype=cls.dtype, device=device, wrap_storage=wrap_storage)
+
+
+def _make_legacy(name, dt):
+    return _LegacyStorageMeta(name, (TypedStorage,), {
+        "__slots__": (), "__new__": _legacy_new, "__module__": "torch", "_legacy_dtype": dt,
+        "__doc__": f"Legacy storage class of {dt} elements (a TypedStorage)."})
+
+
+_LEGACY = {name: _make_legacy(name, dt) for name, dt in _LEGACY_SPECS}
+Storage = _make_legacy("Storage", None)      # the default dtype's storage class
+globals().update(_LEGACY)
+
+
+def _convert(dt_name):
+    def convert(self):
+        return self._to(getattr(_dtype, dt_name))
+    convert.__doc__ = f"A copy converted to {dt_name}."
+    return convert
+
+
+for _meth, _dt in (("float", "float32"), ("double", "float64"), ("half", "float16"),
+                   ("bfloat16", "bfloat16"), ("long", "int64"), ("int", "int32"),
+                   ("short", "int16"), ("char", "int8"), ("byte", "uint8"), ("bool", "bool"),
+                   ("complex_float", "complex64"), ("complex_double", "complex128")):
+    setattr(TypedStorage, _meth, _convert(_dt))
 
 
 def is_storage(obj):

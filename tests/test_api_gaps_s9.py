@@ -171,3 +171,60 @@ def test_vf_recurrences(mode, cls):
     a[0].sum().backward()
     b[0].sum().backward()
     assert close(eps[0].grad, ps[0].grad, 1e-5)
+
+
+# ---------------------------------------------------------------------------- legacy storages
+
+_LEGACY = ["FloatStorage", "DoubleStorage", "HalfStorage", "BFloat16Storage", "LongStorage",
+           "IntStorage", "ShortStorage", "CharStorage", "ByteStorage", "BoolStorage",
+           "ComplexFloatStorage", "ComplexDoubleStorage"]
+
+
+@pytest.mark.parametrize("name", _LEGACY)
+def test_legacy_storage_classes(name):
+    warnings.simplefilter("ignore")
+    T, M = getattr(torch, name), getattr(ember, name)
+    assert str(M.dtype) == str(T.dtype) and M.__name__ == name
+    data = [1, 0, 1] if name == "BoolStorage" else [1, 2, 3]
+    t, m = T(data), M(data)
+    assert m.tolist() == t.tolist() and len(m) == len(t) == 3 and m[1] == t[1]
+    assert m.type() == t.type() and str(m.dtype) == str(t.dtype)
+    assert isinstance(m, M) and isinstance(m, ember.TypedStorage)
+    assert len(M(4)) == 4 and len(M()) == 0
+    m.fill_(1)
+    assert m.tolist() == T([1, 1, 1]).tolist()
+    m.copy_(M(data))
+    assert pickle.loads(pickle.dumps(m)).tolist() == t.tolist()
+    assert pickle.loads(pickle.dumps(m)).dtype is m.dtype
+
+
+def test_legacy_storage_tensors_and_checks(tmp_path):
+    warnings.simplefilter("ignore")
+    s = ember.FloatStorage([1, 2, 3])
+    x = ember.randn(3)
+    assert isinstance(x.storage(), ember.FloatStorage)
+    assert not isinstance(x.storage(), ember.DoubleStorage)
+    assert isinstance(torch.randn(3).storage(), torch.FloatStorage)      # (torch agrees)
+    assert ember.tensor(s).tolist() == [1, 2, 3]
+    ft = ember.FloatTensor(s)
+    assert ft.tolist() == [1, 2, 3] and ft.data_ptr() == s.data_ptr()
+    y = ember.empty(0).set_(s)
+    assert y.tolist() == [1, 2, 3] and y.data_ptr() == s.data_ptr()
+    with pytest.raises(RuntimeError, match="Expected a Storage of type Double"):
+        ember.DoubleTensor(s)
+    with pytest.raises(RuntimeError, match="cannot be specified"):
+        ember.FloatStorage(2, dtype=ember.float64)
+    with pytest.raises(TypeError):
+        ember.FloatStorage("a")
+    assert ember.DoubleStorage([1.5, 2]).int().tolist() == torch.DoubleStorage([1.5, 2]).int().tolist()
+    assert ember.IntStorage([1]).double().dtype == ember.float64
+    assert ember.FloatStorage.from_buffer(b"\x00\x00\x80\x3f").tolist() == [1.0]
+    assert ember.ByteStorage.from_buffer(b"ab").tolist() == [97, 98]
+    assert ember.Storage.dtype == ember.get_default_dtype()
+    f = str(tmp_path / "s.bin")
+    np.arange(4, dtype=np.float32).tofile(f)
+    assert ember.FloatStorage.from_file(f, False, 4).tolist() == \
+        torch.FloatStorage.from_file(f, False, 4).tolist()
+    assert ember.randn(2, dtype=ember.float64).storage().type() == "torch.DoubleStorage"
+    s.resize_(5)
+    assert s.size() == 5 and s.tolist()[:3] == [1, 2, 3]
