@@ -228,3 +228,38 @@ def test_legacy_storage_tensors_and_checks(tmp_path):
     assert ember.randn(2, dtype=ember.float64).storage().type() == "torch.DoubleStorage"
     s.resize_(5)
     assert s.size() == 5 and s.tolist()[:3] == [1, 2, 3]
+
+
+# ---------------------------------------------------------------------------- nn.parallel
+
+def _outcome(fn):
+    try:
+        return ("ok", fn())
+    except Exception as e:          # noqa: BLE001 (the class and message are compared)
+        return (type(e).__name__, str(e))
+
+
+@pytest.mark.parametrize("case", range(15))
+def test_nn_parallel_primitives_as_torch_on_cpu(case):
+    def run(lib):
+        P, x = lib.nn.parallel, lib.arange(10.).reshape(5, 2)
+        lin = lib.nn.Linear(2, 2)
+        return [lambda: P.scatter(x, ["cpu", "cpu"]), lambda: P.gather([x, x], "cpu"),
+                lambda: P.replicate(lin, ["cpu"]), lambda: P.replicate(lin, []),
+                lambda: P.replicate(lin, [0]),
+                lambda: P.parallel_apply([lin], [(x,)]), lambda: P.parallel_apply([], []),
+                lambda: P.parallel_apply([lin], [(x,), (x,)]),
+                lambda: P.parallel_apply([lin], [(x,)], [{}, {}]),
+                lambda: P.parallel_apply([lin], [(x,)], None, ["cpu"]),
+                lambda: P.scatter((1, "a"), ["cpu", "cpu"]),
+                lambda: P.scatter({"a": 1}, ["cpu", "cpu"]), lambda: P.scatter([1, 2], ["cpu"]),
+                lambda: P.gather([(None,), (None,)], "cpu"),
+                lambda: P.scatter_gather.scatter_kwargs((x,), {}, ["cpu"])][case]
+    assert _outcome(run(ember)) == _outcome(run(torch))
+
+
+def test_data_parallel_is_a_passthrough_on_cpu():
+    m = ember.nn.DataParallel(ember.nn.Linear(2, 2))
+    x = ember.randn(3, 2)
+    assert m.device_ids == [] and close(m(x), m.module(x))
+    assert list(m.state_dict())[0].startswith("module.")
