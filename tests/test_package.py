@@ -227,6 +227,11 @@ def test_all_paths_is_the_subgraph_between_two_modules():
 
 
 # ---------------------------------------------------------------- errors
+def _mocked_payload():
+    import s9common.c
+    return {"cls": s9common.c.Thing, "again": s9common.c.Thing}
+
+
 ERROR_SCENARIOS = {
     "no action": lambda e: e.save_source_string("top", "import s9common.a\n"),
     "denied": lambda e: (e.deny("s9common.c"), e.intern("s9common.**"),
@@ -245,6 +250,8 @@ ERROR_SCENARIOS = {
                               e.save_source_string("top", "import s9common.b\n")),
     "relative import beyond the top": lambda e: e.save_source_string(
         "rel.inner.deep", "from ... import TOP\n"),
+    "mocked but pickled": lambda e: (e.mock("s9common.**"),
+                                     e.save_pickle("res", "obj.pkl", _mocked_payload())),
     "first pattern wins": lambda e: (e.extern("s9common.**"), e.intern("s9common.**"),
                                      e.deny("s9common.b"),
                                      e.save_source_string("top", "import s9common.b\n")),

@@ -10,7 +10,7 @@ See docs/PACKAGE.md for what is supported.
 """
 from types import ModuleType
 
-from ._mangling import demangle, is_mangled
+from ._mangling import demangle, is_mangled  # noqa: F401 - (torch has them here too)
 from .file_structure_representation import Directory
 from .glob_group import GlobGroup
 from .importer import (Importer, ObjMismatchError, ObjNotFoundError, OrderedImporter,

@@ -96,15 +96,20 @@ def unpackage_script_module(importer, key):
 
 
 def pickle_globals(data):
-    """Module names of the globals a pickle refers to, in order of first appearance.
+    """``{module: [names]}`` of the globals a pickle refers to, in order of first appearance.
     (This pickler writes GLOBAL opcodes; a STACK_GLOBAL is read from the two strings pushed
     just before it.)"""
     modules, strings = {}, []
     for op, arg, _ in pickletools.genops(data):
         if op.name == "GLOBAL":
-            modules.setdefault(arg.split(" ", 1)[0], None)
+            module, name = arg.split(" ", 1)
         elif op.name == "STACK_GLOBAL" and len(strings) >= 2:
-            modules.setdefault(strings[-2], None)
-        elif isinstance(arg, str) and "UNICODE" in op.name:
-            strings.append(arg)
-    return list(modules)
+            module, name = strings[-2], strings[-1]
+        else:
+            if isinstance(arg, str) and "UNICODE" in op.name:
+                strings.append(arg)
+            continue
+        names = modules.setdefault(module, [])
+        if name not in names:
+            names.append(name)
+    return modules

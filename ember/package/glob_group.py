@@ -50,8 +50,10 @@ class GlobGroup:
         out, at_start = "", True
         for i, (double, rx) in enumerate(pieces):
             if double:
-                if at_start:
-                    out += f"(?:{not_sep}+{sep})*" if i + 1 < len(pieces) else f"{not_sep}+(?:{sep}{not_sep}+)*"
+                if at_start and i + 1 < len(pieces):     # leading: "seg." repeated
+                    out += f"(?:{not_sep}+{sep})*"
+                elif at_start:                           # the whole pattern: 1+ segments
+                    out += f"{not_sep}+(?:{sep}{not_sep}+)*"
                 else:
                     out += f"(?:{sep}{not_sep}+)*"
             else:

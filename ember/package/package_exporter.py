@@ -357,9 +357,15 @@ class PackageExporter:
             node = f"<{package}.{resource}>"
             self.dependency_graph.add_node(node, action=_Action.INTERN, provided=True,
                                            is_pickle=True)
-            for module in pickle_globals(data):
+            for module, names in pickle_globals(data).items():
                 self.dependency_graph.add_edge(node, module)
                 self.add_dependency(module)
+                if self.dependency_graph.nodes[module].get("action") is _Action.MOCK:
+                    self.dependency_graph.add_node(
+                        module, error=PackagingErrorReason.MOCKED_BUT_STILL_USED,
+                        error_context=f"Context: Object(s) '{names}' from module `{module}` "
+                                      f"was mocked out during packaging but is being used in "
+                                      f"resource - `{resource}` in package `{package}`. ")
         import numpy as np
         for ref in sorted(self._storages.values(), key=lambda r: int(r.key)):
             if ref.key not in self._storages_written:

@@ -13,7 +13,6 @@ import io
 import linecache
 import os
 import pickle
-import types
 import zipfile
 
 import numpy as np
@@ -59,9 +58,11 @@ class _Extern:
 
 
 def _only_externs(package):
-    return bool(package.children) and all(isinstance(c, _Extern) or (isinstance(c, _Package) and c.source_file is None
-                                          and _only_externs(c))
-               for c in package.children.values())
+    """Whether a source-less directory holds nothing but externs (``os`` of ``os.path``)."""
+    return bool(package.children) and all(
+        isinstance(c, _Extern)
+        or (isinstance(c, _Package) and c.source_file is None and _only_externs(c))
+        for c in package.children.values())
 
 
 class PackageImporter(Importer):
