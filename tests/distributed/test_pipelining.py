@@ -52,14 +52,15 @@ TOL = {"float64": dict(rtol=1e-10, atol=1e-12), "float32": dict(rtol=1e-4, atol=
 
 
 def reference(n_blocks, dtype, n_microbatches=4):
-    """Full-batch loss, per-microbatch losses, output and parameter gradients."""
+    """One full-batch forward; the per-microbatch losses, the output, and the gradients
+    of the microbatch losses' mean (the full batch's mean loss when they are equal)."""
     model, x, y = model_ns["make"](n_blocks, dtype)
     out = model(x)
-    loss = ember.nn.functional.mse_loss(out, y)
-    loss.backward()
-    mb_losses = [ember.nn.functional.mse_loss(o, t).item()
-                 for o, t in zip(ember.tensor_split(out.detach(), n_microbatches),
-                                 ember.tensor_split(y, n_microbatches))]
+    losses = [ember.nn.functional.mse_loss(o, t)
+              for o, t in zip(ember.tensor_split(out, n_microbatches),
+                              ember.tensor_split(y, n_microbatches))]
+    (sum(losses) / n_microbatches).backward()
+    mb_losses = [l.item() for l in losses]
     grads = {n: p.grad.numpy() for n, p in model.named_parameters()}
     return mb_losses, out.detach().numpy(), grads
 
@@ -231,7 +232,7 @@ CLASSES = {"GPipe": ScheduleGPipe, "1F1B": Schedule1F1B, "LoopedBFS": ScheduleLo
            "Interleaved1F1B": ScheduleInterleaved1F1B}
 
 
-def run(kind, sched, dtype, n_stages, steps=1, loss=True):
+def run(kind, sched, dtype, n_stages, steps=1, loss=True, n_mb=4):
     model, x, y = make(n_stages, dtype)
     if kind == "manual":
         mine = range(RANK, n_stages, WORLD)
@@ -242,7 +243,7 @@ def run(kind, sched, dtype, n_stages, steps=1, loss=True):
         assert pipe.num_stages == n_stages
         stages = [pipe.build_stage(s, "cpu") for s in range(RANK, n_stages, WORLD)]
     single = len(stages) == 1
-    schedule = CLASSES[sched](stages[0] if single else stages, 4,
+    schedule = CLASSES[sched](stages[0] if single else stages, n_mb,
                               loss_fn=F.mse_loss if loss else None)
     losses, out = [], None
     has_first = any(s.is_first for s in stages)
@@ -252,7 +253,7 @@ def run(kind, sched, dtype, n_stages, steps=1, loss=True):
         kw = dict(target=y, losses=losses) if has_last and loss else {}
         out = schedule.step(*args, **kw)
     grads = {n: p.grad.tolist() for n, p in model.named_parameters() if p.grad is not None}
-    report({"case": [kind, sched, dtype, steps, loss], "losses": [l.item() for l in losses],
+    report({"case": [kind, sched, dtype, steps, loss, n_mb], "losses": [l.item() for l in losses],
             "out": None if out is None else out.tolist(),
             "out_requires_grad": None if out is None else out.requires_grad,
             "grads": grads})
@@ -274,11 +275,11 @@ def _check(results, n_stages, world):
             by_case.setdefault(tuple(r["case"]), []).append(r)
     assert by_case, "no reports"
     for case, reports in by_case.items():
-        kind, sched, dtype, steps, loss = case
+        kind, sched, dtype, steps, loss, n_mb = case
         assert len(reports) == world, case
-        if dtype not in refs:
-            refs[dtype] = reference(n_stages, dtype)
-        mb_losses, out, grads = refs[dtype]
+        if (dtype, n_mb) not in refs:
+            refs[dtype, n_mb] = reference(n_stages, dtype, n_mb)
+        mb_losses, out, grads = refs[dtype, n_mb]
         tol = TOL[dtype]
         got = {}
         for r in reports:
@@ -286,7 +287,7 @@ def _check(results, n_stages, world):
             got.update(r["grads"])
         if loss:
             assert sorted(got) == sorted(grads), case
-            scale = 1 + (steps - 1) / 4     # torch divides the accumulated .grad each step
+            scale = 1 + (steps - 1) / n_mb  # torch divides the accumulated .grad each step
             for name, g in got.items():
                 np.testing.assert_allclose(g, grads[name] * scale, err_msg=f"{case} {name}",
                                            **tol)
@@ -327,6 +328,8 @@ def test_two_ranks_two_stages_each_looped_bfs_and_interleaved_1f1b():
 for kind in ("manual", "traced"):
     for sched in ("LoopedBFS", "Interleaved1F1B"):
         run(kind, sched, "float64", 4)
+run("manual", "Interleaved1F1B", "float64", 4, n_mb=3)
+run("traced", "LoopedBFS", "float64", 4, n_mb=1)
 run("manual", "Interleaved1F1B", "float64", 4, loss=False)
 """
     _check(_run(body, 2), 4, 2)

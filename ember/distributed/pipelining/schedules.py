@@ -189,40 +189,59 @@ class ScheduleLoopedBFS(PipelineScheduleMulti):
 
 
 class ScheduleInterleaved1F1B(PipelineScheduleMulti):
-    """1F1B over several stages per rank (Megatron's interleaving): microbatches go
-    through the local stages in rounds of ``group_size``; ``n_microbatches`` must be a
-    multiple of the group size."""
+    """1F1B over several stages per rank: microbatches go through the local stages in
+    rounds of ``group_size`` (Megatron's interleaving), and a rank runs a ready backward
+    before any forward. The per-rank order comes from simulating every rank step by step,
+    so it respects every data dependency and cannot deadlock, for any ``n_microbatches``."""
 
     def __init__(self, stages, n_microbatches, loss_fn=None, args_chunk_spec=None,
                  kwargs_chunk_spec=None, output_merge_spec=None, scale_grads=True,
                  backward_requires_autograd=True, defer_pp_recv=False):
         super().__init__(stages, n_microbatches, loss_fn, args_chunk_spec,
                          kwargs_chunk_spec, output_merge_spec, scale_grads=scale_grads)
-        if n_microbatches % self.pp_group_size:
-            raise ValueError(f"ScheduleInterleaved1F1B: n_microbatches ({n_microbatches}) "
-                             f"must be a multiple of the number of ranks "
-                             f"({self.pp_group_size})")
 
     def _order(self):
-        p, n = self.pp_group_size, self._n_microbatches
-        rank = self._stages[0].group_rank
-        v = len(self._stages)
-        total = n * v
+        orders = _simulate_interleaved(self._num_stages, self.pp_group_size,
+                                       self._n_microbatches, self._has_backward)
+        return orders[self._stages[0].group_rank]
 
-        def unit(k, backward):
-            """(global stage, microbatch) of this rank's k-th forward or backward."""
-            chunk = (k // p) % v
-            if backward:
-                chunk = v - 1 - chunk
-            mb = (k // (p * v)) * p + k % p
-            return chunk * p + rank, mb
-        if not self._has_backward:
-            return [(_F,) + unit(k, False) for k in range(total)]
-        warmup = min((v - 1) * p + 2 * (p - 1 - rank), total)
-        order = [(_F,) + unit(k, False) for k in range(warmup)]
-        for k in range(total - warmup):
-            order += [(_F,) + unit(warmup + k, False), (_B,) + unit(k, True)]
-        return order + [(_B,) + unit(k, True) for k in range(total - warmup, total)]
+
+def _simulate_interleaved(n_stages, p, n, backward):
+    """{rank: [(F or B, stage, microbatch)]}: every rank runs one ready unit per tick,
+    backwards first, forwards in rounds of ``p`` microbatches through its stages."""
+    def f_key(unit):
+        stage, mb = unit
+        return (mb // p, stage, mb)
+
+    def b_key(unit):
+        stage, mb = unit
+        return (mb // p, -stage, mb)
+    todo_f = {r: sorted(((s, mb) for s in range(r, n_stages, p) for mb in range(n)),
+                        key=f_key) for r in range(p)}
+    todo_b = {r: sorted(((s, mb) for s in range(r, n_stages, p) for mb in range(n)),
+                        key=b_key) if backward else [] for r in range(p)}
+    done, orders = set(), {r: [] for r in range(p)}
+
+    def ready(kind, stage, mb):
+        if kind == _F:
+            return (stage == 0 or (_F, stage - 1, mb) in done) and \
+                (mb == 0 or (_F, stage, mb - 1) in done)
+        return (_F, stage, mb) in done and \
+            (stage == n_stages - 1 or (_B, stage + 1, mb) in done) and \
+            (mb == 0 or (_B, stage, mb - 1) in done)
+    while any(todo_f.values()) or any(todo_b.values()):
+        finished = []
+        for r in range(p):
+            pick = next(((_B,) + u for u in todo_b[r] if ready(_B, *u)), None) or \
+                next(((_F,) + u for u in todo_f[r] if ready(_F, *u)), None)
+            if pick is not None:
+                (todo_b if pick[0] == _B else todo_f)[r].remove(pick[1:])
+                orders[r].append(pick)
+                finished.append(pick)
+        if not finished:
+            raise RuntimeError("pipelining: no runnable unit in the interleaved schedule")
+        done.update(finished)
+    return orders
 
 
 __all__ = ["PipelineScheduleSingle", "PipelineScheduleMulti", "ScheduleGPipe",
