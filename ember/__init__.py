@@ -139,6 +139,7 @@ from ember.serialization import save, load  # noqa: E402
 from ember import linalg  # noqa: E402,F401
 from ember._lowrank import svd_lowrank, pca_lowrank  # noqa: E402,F401
 from ember._lobpcg import lobpcg  # noqa: E402,F401
+from ember._stream import Stream, Event  # noqa: E402,F401
 from ember import masked  # noqa: E402,F401
 
 # scientific computing: fft, special functions, complex views, determinism

@@ -263,3 +263,41 @@ def test_data_parallel_is_a_passthrough_on_cpu():
     x = ember.randn(3, 2)
     assert m.device_ids == [] and close(m(x), m.module(x))
     assert list(m.state_dict())[0].startswith("module.")
+
+
+# ---------------------------------------------------------------------------- streams, events
+
+@pytest.mark.parametrize("case", range(16))
+def test_stream_event_as_torch_on_cpu(case):
+    def run(lib):
+        s, e = lib.Stream(), lib.Event()
+        return [lambda: repr(s), lambda: (str(s.device), s.device_type, s.device_index,
+                                          s.stream_id, s.query(), s.synchronize()),
+                lambda: s.record_event(), lambda: s.wait_stream(s), lambda: s.wait_event(e),
+                lambda: (s == lib.Stream(), hash(s) == hash(lib.Stream()), s.is_capturing()),
+                lambda: s.native_handle, lambda: repr(lib.Stream("cpu", priority=0)),
+                lambda: lib.Stream("cuda"), lambda: (repr(e), e.query(), e.synchronize(),
+                                                    e.wait(), e.event_id),
+                lambda: e.record(), lambda: e.elapsed_time(lib.Event()),
+                lambda: lib.Event(enable_timing=True).elapsed_time(
+                    lib.Event(enable_timing=True)),
+                lambda: repr(lib.Event(enable_timing=True)), lambda: e.ipc_handle(),
+                lambda: lib.Stream(0)][case]
+    assert _outcome(run(ember)) == _outcome(run(torch))
+
+
+def test_cpu_namespace_streams():
+    c, tc = ember.cpu, torch.cpu
+    assert set(tc.__all__) <= set(c.__all__)
+    s = c.Stream()
+    assert c.current_stream() is c.current_stream() and c.current_stream() is not s
+    with c.stream(s) as r:
+        assert r is None and c.current_stream() is s
+    assert c.current_stream() is not s
+    with c.StreamContext(None):
+        assert c.current_stream() is not s
+    assert (c.set_device(0), c.is_initialized(), s.wait_stream(s), s.record_event()) == \
+        (tc.set_device(0), tc.is_initialized(), None, None)
+    e = c.Event()
+    assert (e.query(), e.record(), e.wait(), e.synchronize()) == (True, None, None, None)
+    assert c.get_capabilities()["num_logical_cores"] >= 1
