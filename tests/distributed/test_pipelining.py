@@ -493,3 +493,12 @@ report({"grad_err": max((mine[n].grad - p.grad).abs().max().item()
     assert r0["names"] == ["l0.bias", "l0.weight"] and r1["names"] == ["l1.bias", "l1.weight"]
     assert r0["grad_err"] < 1e-12 and r1["grad_err"] < 1e-12
     assert r0["out_err"] is None and r1["out_err"] < 1e-12
+
+
+def test_one_rank_holds_every_stage():
+    """A group of one: both stages on rank 0 hand tensors over in memory."""
+    body = """
+for sched in ("LoopedBFS", "Interleaved1F1B"):
+    run("traced", sched, "float64", 2)
+"""
+    _check(_run(body, 1), 2, 1)
