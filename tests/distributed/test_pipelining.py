@@ -323,6 +323,40 @@ run("manual", "1F1B", "float32", 4)
     _check(_run(body, 4), 4, 4)
 
 
+def test_two_pipelines_in_subgroups():
+    """Ranks {0, 1} and {2, 3} each run a 2-stage pipeline in their own group (the
+    pipeline half of PP x DP); the last stage returns a dict (any output is fine there)."""
+    body = """
+class DictHead(ember.nn.Module):
+    def __init__(self, inner):
+        super().__init__()
+        self.inner = inner
+
+    def forward(self, x):
+        return {"y": self.inner(x)}
+
+
+groups = [dist.new_group([0, 1]), dist.new_group([2, 3])]
+group, stage_index = groups[RANK // 2], RANK % 2
+model, x, y = make(2, "float64")
+sub = manual_stage_module(model, stage_index, 2)
+stage = PipelineStage(sub if stage_index == 0 else DictHead(sub), stage_index, 2, "cpu",
+                      group=group)
+schedule = Schedule1F1B(stage, 4, loss_fn=lambda out, t: F.mse_loss(out["y"], t))
+losses = []
+out = schedule.step(x) if stage_index == 0 else schedule.step(target=y, losses=losses)
+report({"case": ["manual", "1F1B", "float64", 1, True, 4],
+        "losses": [l.item() for l in losses],
+        "out": None if out is None else out["y"].tolist(),
+        "out_requires_grad": None if out is None else out["y"].requires_grad,
+        "grads": {n: p.grad.tolist() for n, p in model.named_parameters()
+                  if p.grad is not None}})
+"""
+    results = _run(body, 4)
+    _check(results[:2], 2, 2)
+    _check(results[2:], 2, 2)
+
+
 def test_two_ranks_two_stages_each_looped_bfs_and_interleaved_1f1b():
     body = """
 for kind in ("manual", "traced"):

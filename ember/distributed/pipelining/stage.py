@@ -134,8 +134,9 @@ class _PipelineStageBase:
         else:
             inputs = args = self._recv_activations()
         output = self.submod(*args, **(kwargs or {}))
-        flat = flatten_tensors(output, f"Stage {self.stage_index} output")
+        flat = ()                       # the last stage's output may be anything
         if not self.is_last:
+            flat = flatten_tensors(output, f"Stage {self.stage_index} output")
             with ember.no_grad():
                 self._send((encode_header(flat),) + flat, self.stage_index + 1, _FWD)
         if self.has_backward:
