@@ -12,6 +12,7 @@ from ember._kernels.util import (as_channels_last, half_in_float32, is_channels_
                                  keeps_channels_last)
 from ember._ops.registry import defop
 from ember.autograd.grad_mode import is_grad_enabled
+from ember.autograd.input_link import link_input
 
 
 def _ntuple(v, n):
@@ -181,13 +182,39 @@ def _(ctx, grads, self, kernel_size, stride, padding, dilation, ceil_mode):
         out = idx >= size
         if bool(out.any()):
             g, idx, overlap = g.masked_fill(out, 0), idx.masked_fill(out, 0), True
-    return max_pool_backward(g, idx, list(ctx.shapes[0]), nd, overlap)
+    gi = max_pool_backward(g, idx, list(ctx.shapes[0]), nd, overlap)
+    return link_input(gi, ctx, 0, name=f"MaxPool{max(nd, 2)}DWithIndicesBackwardBackward0")
 
 
 @adaptive_max_pool.def_backward
 def _(ctx, grads, self, output_size):
     g = grads[0] if isinstance(grads, tuple) else grads
-    return max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), len(output_size), True)
+    nd = len(output_size)
+    gi = max_pool_backward(g, ctx.result[1], list(ctx.shapes[0]), nd, True)
+    return link_input(gi, ctx, 0, name=f"AdaptiveMaxPool{max(nd, 2)}DBackwardBackward0")
+
+
+# Composites written in ember ops whose first-order gradient would not depend on their input
+# (a convolution with constant weights, a matmul with a constant matrix) run on
+# ``_grad_links_input(input)``: an identity whose backward is ``link_input`` (torch's
+# formulas for those ops take the input, so under create_graph their gradient has it as an
+# input with zero derivative). ``node``: the name of that gradient's node.
+
+grad_links_input = defop(
+    "_grad_links_input(Tensor self, str node) -> Tensor", lambda x, node: x.view(),
+    function=False, method=False, out=False, promote=None, grad_name="AliasBackward0")
+
+
+@grad_links_input.def_backward
+def _(ctx, g, self, node):
+    return link_input(g, ctx, 0, name=node), None
+
+
+def links_input(x, node):
+    """``x`` through ``_grad_links_input`` when it requires grad (grad mode on); else ``x``."""
+    if x.requires_grad and is_grad_enabled():
+        return grad_links_input(x, node)
+    return x
 
 
 # -------------------------------------------------------------------- average pooling
@@ -209,7 +236,9 @@ avg_pool_exact_backward = defop(
 
 @avg_pool_exact.def_backward
 def _(ctx, g, self, kernel_size, stride):
-    return avg_pool_exact_backward(g, list(ctx.shapes[0]), kernel_size, stride), None, None
+    gi = avg_pool_exact_backward(g, list(ctx.shapes[0]), kernel_size, stride)
+    name = f"AvgPool{max(len(kernel_size), 2)}DBackwardBackward0"
+    return link_input(gi, ctx, 0, name=name), None, None
 
 
 @avg_pool_exact_backward.def_backward

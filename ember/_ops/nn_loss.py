@@ -6,6 +6,7 @@ from __future__ import annotations
 from ember._kernels import nn_norm as K
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef, public
+from ember.autograd.input_link import link_input
 
 nll_loss_op = OpDef(
     "nll_loss_nd(Tensor self, Tensor target, Tensor? weight=None, int reduction=1, "
@@ -23,8 +24,8 @@ nll_loss_backward_op = OpDef(
 def _(ctx, g, self, target, weight, reduction, ignore_index):
     if not ctx.needs_input_grad[0]:
         return None, None, None, None, None
-    return (nll_loss_backward_op(g, target, weight, list(ctx.shapes[0]), reduction,
-                                 ignore_index), None, None, None, None)
+    gi = nll_loss_backward_op(g, target, weight, list(ctx.shapes[0]), reduction, ignore_index)
+    return link_input(gi, ctx, 0), None, None, None, None
 
 
 @nll_loss_backward_op.def_backward

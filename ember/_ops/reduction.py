@@ -4,7 +4,8 @@
 Backward rules are written in ember ops (differentiable again). Rules need a few things the
 core lacks; they are private records here, each closed under differentiation:
 
-- ``_compare_mask`` (bool masks, not differentiable), ``_sgn``, ``_abs_pow`` (|x|**p),
+- ``_compare_mask`` (bool masks, not differentiable), ``_sgn`` (zero derivative),
+  ``_abs_pow`` (|x|**p),
 - ``_take_along_dim`` / ``_take_along_dim_backward`` (gather along a dim and its adjoint,
   scatter-add; each is the other's backward),
 - ``_reverse_cumsum`` (the adjoint of cumsum, and vice versa), ``_nth_zero_mask``,
@@ -32,9 +33,17 @@ from ember._tensor import Tensor
 
 compare_mask = OpDef("_compare_mask(Tensor self, Tensor other, str op) -> Tensor",
                      K.compare_mask, promote=None, differentiable=False)
-sgn_op = OpDef("_sgn(Tensor self) -> Tensor", K.sgn, promote=None, differentiable=False)
+sgn_op = OpDef("_sgn(Tensor self) -> Tensor", K.sgn, promote=None, grad_name="SgnBackward0")
 abs_pow = OpDef("_abs_pow(Tensor self, float p) -> Tensor", K.abs_pow, promote=None,
                 saves=("self",))
+
+
+@sgn_op.def_backward
+def _(ctx, g, self):
+    # piecewise constant: zeros, as torch's sign/sgn (so a norm's first-order gradient is
+    # a function of its input under create_graph, as torch's is)
+    from ember._ops.factory import zeros_like
+    return zeros_like(g)
 
 
 def _sign(x):

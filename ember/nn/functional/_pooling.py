@@ -4,7 +4,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._kernels import nn_conv as _K
-from ember._ops.nn_conv import (avg_pool_exact, convolution, constant_pad_nd,
+from ember._ops.nn_conv import (avg_pool_exact, convolution, constant_pad_nd, links_input,
                                 max_pool_with_indices, adaptive_max_pool as _adaptive_max_pool)
 
 __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
@@ -191,7 +191,9 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
             all((out[i] - 1) * s[i] + k[i] <= S[i] for i in range(n)):
         return avg_pool_exact(input, k, s)        # windows inside the input: one record
     lead = tuple(input.shape[:-n])
-    x = input.reshape((-1, 1) + tuple(S))
+    # torch's avg_pool backward takes the input: under create_graph the gradient depends on it
+    x = links_input(input, f"AvgPool{max(n, 2)}DBackwardBackward0")
+    x = x.reshape((-1, 1) + tuple(S))
     pad = []
     for i in reversed(range(n)):
         extra = max(0, (out[i] - 1) * s[i] + k[i] - (S[i] + 2 * p[i]))
@@ -276,6 +278,8 @@ def _adaptive_avg(input, n, output_size):
         return _qnn.adaptive_avg_pool(input, out)
     half = input.dtype in (ember.float16, ember.bfloat16)   # float32 math, one rounding
     x = input.float() if half else input
+    if any(o != 1 for o in out):        # (torch takes a mean for all-ones: no link there)
+        x = links_input(x, f"AdaptiveAvgPool{max(n, 2)}DBackwardBackward0")
     for i in range(n):
         d = x.dim() - n + i
         L = x.shape[d]
