@@ -561,3 +561,27 @@ def test_mocks_and_reduce_package_cross_over(writer, reader):
     (obj,) = imp.load_pickle("x", "objs.pkl")
     assert (obj.n, obj.text) == (5, "payload 5")
     assert type(obj).__module__ == f"{imp.id()}.s9reduce.obj"
+
+
+@pytest.mark.filterwarnings("ignore::DeprecationWarning")
+def test_importlib_resources_read_packaged_files_like_torch():
+    import importlib.resources as ir
+
+    def scenario(tp):
+        buf = io.BytesIO()
+        with tp.PackageExporter(buf) as exp:
+            exp.save_text("one", "a.txt", "hello, a!")
+            exp.save_text("one.three", "d.txt", "hello, d!")
+            exp.save_binary("one", "b.bin", b"\x01")
+            exp.save_source_string("code", "import importlib.resources\nimport one\n"
+                                           "TXT = importlib.resources.read_text(one, 'a.txt')\n")
+        imp = tp.PackageImporter(io.BytesIO(buf.getvalue()))
+        one = imp.import_module("one")
+        return [ir.read_text(one, "a.txt"), ir.read_binary(one, "b.bin"),
+                sorted(ir.contents(one)), ir.is_resource(one, "a.txt"),
+                ir.is_resource(one, "three"), ir.files(one).joinpath("a.txt").read_text(),
+                imp.import_module("code").TXT,
+                ir.read_text(imp.import_module("one.three"), "d.txt")]
+    ours, theirs = both(scenario)
+    assert ours == theirs
+    assert ours[2] == ["a.txt", "b.bin", "three"]

@@ -8,6 +8,7 @@ in packaged code alike) resolve to ember's modules, so packages written by torch
 """
 import builtins
 import importlib
+import importlib.abc
 import importlib.machinery
 import io
 import linecache
@@ -55,6 +56,29 @@ class _Module:
 
 class _Extern:
     """A name the package imports from the interpreter."""
+
+
+class _ResourceReader(importlib.abc.ResourceReader):
+    """A package directory of the archive, for importlib.resources."""
+
+    def __init__(self, importer, folder):
+        self.importer = importer
+        self.folder = folder
+
+    def open_resource(self, resource):
+        return io.BytesIO(self.importer._read(f"{self.folder}/{resource}"))
+
+    def resource_path(self, resource):
+        raise FileNotFoundError(f"{resource} lies inside a package archive, not on disk")
+
+    def is_resource(self, name):
+        return f"{self.folder}/{name}" in self.importer._files
+
+    def contents(self):
+        prefix = self.folder + "/"
+        names = {f[len(prefix):].split("/", 1)[0] for f in self.importer._files
+                 if f.startswith(prefix)}
+        return iter(sorted(names))
 
 
 def _only_externs(package):
@@ -327,6 +351,17 @@ class PackageImporter(Importer):
                 del self.modules[name]
                 raise
         return module
+
+    def get_resource_reader(self, fullname):
+        """importlib.resources support for the package ``fullname`` (``read_text``,
+        ``files()``, ``contents()`` in packaged code)."""
+        try:
+            module = self.import_module(fullname)
+        except ImportError:
+            return None
+        if not hasattr(module, "__path__"):
+            return None
+        return _ResourceReader(self, demangle(fullname).replace(".", "/"))
 
     # loader protocol (module_from_spec asks for these)
     def create_module(self, spec):
