@@ -390,6 +390,14 @@ report(error(lambda: gpipe.step() if RANK == 1 else None))
 wrong = (ember.zeros(2, 7, dtype=ember.float64),) if RANK == 1 else None
 checked = ScheduleGPipe(PipelineStage(mod, RANK, 2, "cpu", input_args=wrong), 2)
 report(error(lambda: checked.step(x) if RANK == 0 else checked.step()))
+# a first stage whose output_args disagree with what it computes (raised before sending)
+wrong = (ember.zeros(2, 5, dtype=ember.float32),) if RANK == 0 else None
+checked = ScheduleGPipe(PipelineStage(mod, RANK, 2, "cpu", output_args=wrong), 2)
+report(error(lambda: checked.step(x) if RANK == 0 else None))
+# right example args change nothing
+right = (x[:2],) if RANK == 0 else (ember.zeros(2, 5, dtype=ember.float64),)
+checked = ScheduleGPipe(PipelineStage(mod, RANK, 2, "cpu", input_args=right), 2)
+report(error(lambda: checked.step(x) if RANK == 0 else checked.step()))
 """
     r0, r1 = _run(body, 2)
     assert r0[0] == r1[0] == ["ValueError", "Stage index 2 is out of range of 2"]
@@ -402,6 +410,9 @@ report(error(lambda: checked.step(x) if RANK == 0 else checked.step()))
                      "Stage 1: loss_fn and target required for last stage"]
     assert r0[4] is None
     assert r1[4][0] == "PipeliningMetadataError" and "input_args" in r1[4][1]
+    assert r0[5][0] == "PipeliningMetadataError" and "output_args" in r0[5][1]
+    assert r1[5] is None
+    assert r0[6] is None and r1[6] is None
 
 
 # ------------------------------------------------------------- the same script in torch

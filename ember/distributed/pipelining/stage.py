@@ -114,16 +114,12 @@ class _PipelineStageBase:
         return tuple(tensors)
 
     def _check_inputs(self, metas):
-        if self.inputs_meta is None:
-            return
-        if len(metas) != len(self.inputs_meta) or any(
-                dtype != want.dtype or tuple(shape[1:]) != tuple(want.shape[1:])
-                for (shape, dtype), want in zip(metas, self.inputs_meta)):
-            got = [(list(s), str(d)) for s, d in metas]
-            want = [(list(t.shape), str(t.dtype)) for t in self.inputs_meta]
-            raise PipeliningMetadataError(
-                f"Stage {self.stage_index}: received inputs {got} do not match input_args "
-                f"{want} (dtypes and all but the batch dimension must agree)")
+        _check_meta(metas, self.inputs_meta, f"Stage {self.stage_index}: received inputs",
+                    "input_args")
+
+    def _check_outputs(self, flat):
+        _check_meta([(t.shape, t.dtype) for t in flat], self.outputs_meta,
+                    f"Stage {self.stage_index}: outputs", "output_args")
 
     # ------------------------------------------------------------ compute
     def forward_one_chunk(self, fwd_chunk_id, args=(), kwargs=None):
@@ -137,6 +133,7 @@ class _PipelineStageBase:
         flat = ()                       # the last stage's output may be anything
         if not self.is_last:
             flat = flatten_tensors(output, f"Stage {self.stage_index} output")
+            self._check_outputs(flat)
             with ember.no_grad():
                 self._send((encode_header(flat),) + flat, self.stage_index + 1, _FWD)
         if self.has_backward:
@@ -173,11 +170,27 @@ class _PipelineStageBase:
                         p.grad.div_(grad_scale_factor)
 
 
+def _check_meta(metas, expected, what, name):
+    """``metas`` [(shape, dtype)] against the example tensors ``expected`` (None: no
+    check): dtypes and all but the batch dimension must agree."""
+    if expected is None:
+        return
+    if len(metas) != len(expected) or any(
+            dtype != want.dtype or tuple(shape[1:]) != tuple(want.shape[1:])
+            for (shape, dtype), want in zip(metas, expected)):
+        got = [(list(s), str(d)) for s, d in metas]
+        want = [(list(t.shape), str(t.dtype)) for t in expected]
+        raise PipeliningMetadataError(
+            f"{what} {got} do not match {name} {want} (dtypes and all but the batch "
+            f"dimension must agree)")
+
+
 class PipelineStage(_PipelineStageBase):
     """``PipelineStage(submodule, stage_index, num_stages, device, input_args=None,
     output_args=None, group=None)``: ``submodule`` is this rank's part of the model.
     Shapes between stages travel with the activations, so ``input_args``/``output_args``
-    are optional; given ``input_args``, received inputs are checked against them."""
+    are optional; given, the received inputs / produced outputs are checked against them
+    (dtypes and all but the batch dimension)."""
 
     def __init__(self, submodule, stage_index, num_stages, device, input_args=None,
                  output_args=None, output_grads=None, input_grads=None, group=None,
