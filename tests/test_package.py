@@ -402,6 +402,12 @@ def test_model_round_trip_with_interned_code(tmp_path):
     assert repr(imp.import_module("s9emb.util")) == "<module 's9emb.util' (<package_importer>)>"
     assert imp.python_version() == ".".join(map(str, sys.version_info[:3]))
     assert imp.file_structure().has_file("s9emb/layers.py")
+    # packaged classes have source (inspect), so they script
+    import inspect
+    assert inspect.getsource(cls).startswith("class Net(torch.nn.Module):")
+    scripted = ember.jit.script(loaded)
+    np.testing.assert_allclose(scripted(x).detach().numpy(), net(x).detach().numpy(),
+                               rtol=1e-6)
     # an unzipped archive loads the same
     with zipfile.ZipFile(path) as zf:
         zf.extractall(tmp_path / "unzipped")

@@ -9,11 +9,13 @@ in packaged code alike) resolve to ember's modules, so packages written by torch
 import builtins
 import importlib
 import importlib.abc
+import inspect
 import importlib.machinery
 import io
 import linecache
 import os
 import pickle
+import weakref
 import zipfile
 
 import numpy as np
@@ -39,6 +41,23 @@ def _host_module(name):
 
 def _is_host_name(name):
     return name.partition(".")[0] in ("torch", "torchvision", "ember")
+
+
+# Packaged modules by mangled name: sys.modules never holds them, so inspect.getfile (used
+# by inspect.getsource, hence by ember.jit.script) is taught to look here for a class.
+_PACKAGED_MODULES = weakref.WeakValueDictionary()
+_plain_getfile = inspect.getfile
+
+
+def _getfile(obj):
+    if inspect.isclass(obj):
+        module = _PACKAGED_MODULES.get(getattr(obj, "__module__", None) or "")
+        if module is not None and getattr(module, "__file__", None):
+            return module.__file__
+    return _plain_getfile(obj)
+
+
+inspect.getfile = _getfile
 
 
 class _Package:
@@ -340,6 +359,7 @@ class PackageImporter(Importer):
         if source_file is None:
             module.__torch_package_dummy__ = True
         self.modules[name] = module
+        _PACKAGED_MODULES[mangled] = module
         if source_file is not None:
             source = self._read(source_file).decode("utf-8")
             linecache.cache[module.__file__] = (len(source), None, source.splitlines(True),
