@@ -227,7 +227,7 @@ SCHEDULES = """
 import ember.nn.functional as F
 from ember.distributed.pipelining import (PipelineStage, Schedule1F1B, ScheduleGPipe,
                                           ScheduleInterleaved1F1B, ScheduleLoopedBFS,
-                                          pipeline)
+                                          build_stage, pipeline)
 CLASSES = {"GPipe": ScheduleGPipe, "1F1B": Schedule1F1B, "LoopedBFS": ScheduleLoopedBFS,
            "Interleaved1F1B": ScheduleInterleaved1F1B}
 
@@ -524,7 +524,7 @@ ref = copy.deepcopy(model)
 ref_out = ref(x, scale=scale)
 F.mse_loss(ref_out, y).backward()
 pipe = pipeline(model, (x[:2],), {"scale": scale[:2]})
-stage = pipe.build_stage(RANK, "cpu")
+stage = build_stage(pipe.get_stage_module(RANK), RANK, pipe.info(), "cpu")
 schedule = Schedule1F1B(stage, 3, loss_fn=F.mse_loss,
                         kwargs_chunk_spec={"scale": TensorChunkSpec(0)})
 out = schedule.step(x, scale=scale) if RANK == 0 else schedule.step(target=y)
