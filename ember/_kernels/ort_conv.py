@@ -32,7 +32,8 @@ from ember._kernels.integer_gemm import _onnxruntime, _threads, make_model
 
 _sessions: dict = {}
 _MAX_SESSIONS = 256
-_state = {"enabled": os.environ.get("EMBER_NO_ORT_CONV", "") in ("", "0")}
+_state = {"enabled": os.environ.get("EMBER_NO_ORT_CONV", "") in ("", "0"),
+          "nchwc": os.environ.get("EMBER_NO_NCHWC", "") in ("", "0")}
 
 
 def available(x, w, groups, image=None):
@@ -64,7 +65,9 @@ def _model(nodes, inputs, outputs):
     return make_model(graph)
 
 
-def _session(key, build, threads=None):
+def _session(key, build, threads=None, optimize=True):
+    """The cached session of ``key`` (``build()`` makes its model); ``optimize=False`` runs
+    the graph as built (ember's own NCHWc graphs, ``ort_nchwc.py``)."""
     split.own_pools_ran()       # OpenBLAS held at one thread from now on (Note [one thread plan])
     key = key + (threads or _threads(),)
     s = _sessions.get(key)
@@ -74,6 +77,8 @@ def _session(key, build, threads=None):
         options.intra_op_num_threads = key[-1]
         options.inter_op_num_threads = 1
         options.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        if not optimize:
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_DISABLE_ALL
         if len(_sessions) >= _MAX_SESSIONS:
             _sessions.clear()
         s = _sessions[key] = ort.InferenceSession(build().SerializeToString(), options,
@@ -96,6 +101,9 @@ def _const(name, values):
 def forward(x, w, stride, padding, dilation, groups, bias=None, threads=None):
     """conv(x (N, C, *S), w (O, C/g, *k)) + bias -> (N, O, *out), float32."""
     from onnx import helper
+    from ember._kernels import ort_nchwc
+    if _state["nchwc"] and ort_nchwc.usable(x, w, groups):
+        return ort_nchwc.forward(x, w, stride, padding, dilation, bias, threads)
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
     feeds = {"x": x, "w": w}
     if bias is not None:
@@ -152,6 +160,10 @@ def transpose(x, w, stride, padding, dilation, groups, output_padding, threads=N
     """conv_transpose(x (N, C, *S), w (C, O/g, *k)) -> (N, O, *out), float32; also the
     input gradient of a convolution."""
     from onnx import helper
+    from ember._kernels import ort_nchwc
+    if _state["nchwc"] and ort_nchwc.input_grad_usable(x, w, stride, padding, dilation, groups,
+                                                      output_padding):
+        return ort_nchwc.input_grad(x, w, padding, dilation, threads)
     x, w = np.ascontiguousarray(x), np.ascontiguousarray(w)
     params = (tuple(stride), tuple(padding), tuple(dilation), groups, tuple(output_padding))
 
