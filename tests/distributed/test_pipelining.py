@@ -547,3 +547,40 @@ for sched in ("LoopedBFS", "Interleaved1F1B"):
     run("traced", sched, "float64", 2)
 """
     _check(_run(body, 1), 2, 1)
+
+
+def test_pipeline_and_data_parallel():
+    """4 ranks = 2 pipelines x 2 data-parallel replicas, stages wrapped in DDP: the
+    replicas all-reduce once per step, and the gradients equal those of the mean of the
+    replicas' full-batch losses (two steps, .grad zeroed between)."""
+    body = """
+import copy
+from ember.nn.parallel import DistributedDataParallel as DDP
+
+pp = [dist.new_group([0, 1]), dist.new_group([2, 3])][RANK // 2]
+dp = [dist.new_group([0, 2]), dist.new_group([1, 3])][RANK % 2]
+stage_index, replica = RANK % 2, RANK // 2
+model, _, _ = make(2, "float64")
+ref = copy.deepcopy(model)
+xs, ys = ember.randn(2, 8, 5, dtype=ember.float64), ember.randn(2, 8, 3, dtype=ember.float64)
+(sum(F.mse_loss(ref(xs[i]), ys[i]) for i in range(2)) / 2).backward()
+ref_grads = dict(ref.named_parameters())
+for sched in ("GPipe", "1F1B"):
+    ddp = DDP(manual_stage_module(model, stage_index, 2), process_group=dp)
+    schedule = CLASSES[sched](PipelineStage(ddp, stage_index, 2, "cpu", group=pp), 4,
+                              loss_fn=F.mse_loss)
+    errors = []
+    for _ in range(2):
+        model.zero_grad()
+        if stage_index == 0:
+            schedule.step(xs[replica])
+        else:
+            schedule.step(target=ys[replica])
+        errors.append(max((p.grad - ref_grads[n].grad).abs().max().item()
+                          for n, p in model.named_parameters() if p.grad is not None))
+    report([sched, errors])
+"""
+    for reports in _run(body, 4):
+        assert [r[0] for r in reports] == ["GPipe", "1F1B"]
+        for sched, errors in reports:
+            assert max(errors) < 1e-12, (sched, errors)

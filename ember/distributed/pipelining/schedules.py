@@ -56,7 +56,8 @@ class _PipelineSchedule:
                                           f"target required for last stage")
         targets = self._split_target(target) if last and self._has_backward else None
         mb_losses = {}
-        for kind, stage, mb in order:
+        last_b = {id(stage): i for i, (kind, stage, _) in enumerate(order) if kind == _B}
+        for i, (kind, stage, mb) in enumerate(order):
             if kind == _F:
                 out = stage.forward_one_chunk(
                     mb, arg_mbs[mb] if stage.is_first else (),
@@ -64,7 +65,8 @@ class _PipelineSchedule:
                 if stage.is_last and self._has_backward:
                     mb_losses[mb] = self._loss_fn(out, targets[mb])
             else:
-                stage.backward_one_chunk(mb, mb_losses.get(mb) if stage.is_last else None)
+                stage.backward_one_chunk(mb, mb_losses.get(mb) if stage.is_last else None,
+                                         last_backward=last_b[id(stage)] == i)
         for stage in stages:
             stage.wait_sends()
             if self._has_backward and self.scale_grads:

@@ -129,7 +129,12 @@ class _PipelineStageBase:
             inputs = ()
         else:
             inputs = args = self._recv_activations()
-        output = self.submod(*args, **(kwargs or {}))
+        ddp = self._ddp()
+        if ddp is not None:             # DDP syncs once per step, in the last backward
+            with ddp.no_sync():
+                output = self.submod(*args, **(kwargs or {}))
+        else:
+            output = self.submod(*args, **(kwargs or {}))
         flat = ()                       # the last stage's output may be anything
         if not self.is_last:
             flat = flatten_tensors(output, f"Stage {self.stage_index} output")
@@ -142,9 +147,27 @@ class _PipelineStageBase:
             self.output_chunks.append(output)
         return output
 
-    def backward_one_chunk(self, bwd_chunk_id, loss=None):
+    def _ddp(self):
+        from ember.nn.parallel import DistributedDataParallel
+        return self.submod if isinstance(self.submod, DistributedDataParallel) else None
+
+    def _run_backward(self, roots, grads, last_backward):
+        """Autograd from ``roots``; a DDP submodule all-reduces only in the step's last
+        backward (the gradients summed over every microbatch)."""
+        ddp = self._ddp()
+        if ddp is None:
+            ember.autograd.backward(roots, grads)
+        elif last_backward:
+            ddp._prepare_for_backward(roots)
+            ember.autograd.backward(roots, grads)
+        else:
+            with ddp.no_sync():
+                ember.autograd.backward(roots, grads)
+
+    def backward_one_chunk(self, bwd_chunk_id, loss=None, last_backward=False):
         """Backward of microbatch ``bwd_chunk_id``: from ``loss`` on the last stage, else
-        from the output gradients the next stage sends; sends the input gradients back."""
+        from the output gradients the next stage sends; sends the input gradients back.
+        ``last_backward``: the step's last backward on this stage."""
         flat, inputs = self.fwd_cache.pop(bwd_chunk_id)
         if self.is_last:
             roots, grads = [loss], None
@@ -155,7 +178,7 @@ class _PipelineStageBase:
             pairs = [(o, g) for o, g in zip(outs, received) if o.requires_grad]
             roots, grads = [o for o, _ in pairs], [g for _, g in pairs]
         if roots:
-            ember.autograd.backward(roots, grads)
+            self._run_backward(roots, grads, last_backward)
         if not self.is_first:
             back = [t.grad if t.grad is not None else ember.zeros_like(t)
                     for t in inputs if needs_grad(t)]
