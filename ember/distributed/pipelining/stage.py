@@ -58,10 +58,13 @@ class _PipelineStageBase:
         return self.stage_index == self.num_stages - 1
 
     def clear_runtime_states(self):
-        """Forget the previous step's saved activations, outputs and pending sends."""
+        """Forget the previous step's saved activations, outputs, pending sends and
+        in-memory messages to this stage (left over when a step failed)."""
         self.fwd_cache = {}
         self.output_chunks = []
         self._sends = []
+        for direction in (_FWD, _BWD):
+            _LOCAL.pop((id(self.group), _tag(self.stage_index, direction)), None)
 
     def __repr__(self):
         return (f"PipelineStage(stage_index={self.stage_index}, num_stages="
