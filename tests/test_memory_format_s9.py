@@ -155,3 +155,73 @@ def test_softmax_backward_is_contiguous():
     ex.requires_grad_(True)
     t_y, e_y = tx.softmax(1), ex.softmax(1)
     _check(torch.autograd.grad(t_y, tx, tg)[0], ember.autograd.grad(e_y, ex, eg)[0])
+
+
+def test_sort_and_flip_follow_the_input_tril_and_masked_fill_are_contiguous():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    _check(tx.sort(1), ex.sort(1))
+    _check(tx.argsort(2), ex.argsort(2))
+    _check(tx.flip(2), ex.flip(2))
+    _check(tx.tril(), ex.tril())
+    tm, em = _pair((2, 3, 4, 5), CL, seed=4, kind="bool")
+    _check(tx.masked_fill(tm, 0.5), ex.masked_fill(em, 0.5))
+
+
+# ---------------------------------------------------------------- vision / nn functionals
+
+F_KEEP = {
+    "pad_constant": lambda F, x: F.pad(x, (1, 2, 0, 1), value=0.5),
+    "pad_negative": lambda F, x: F.pad(x, (-1, 0, 0, -1)),
+    "pad_reflect": lambda F, x: F.pad(x, (1, 1, 2, 1), mode="reflect"),
+    "pad_replicate": lambda F, x: F.pad(x, (1, 2, 0, 1), mode="replicate"),
+    "pad_circular": lambda F, x: F.pad(x, (1, 2, 0, 1), mode="circular"),   # contiguous
+    "nearest": lambda F, x: F.interpolate(x, scale_factor=2),
+    "nearest_exact": lambda F, x: F.interpolate(x, size=(7, 9), mode="nearest-exact"),
+    "bilinear": lambda F, x: F.interpolate(x, size=(7, 9), mode="bilinear", align_corners=True),
+    "bicubic": lambda F, x: F.interpolate(x, scale_factor=1.5, mode="bicubic"),
+    "area": lambda F, x: F.interpolate(x, size=(2, 2), mode="area"),
+    "pixel_shuffle": lambda F, x: F.pixel_shuffle(x, 2),
+    "pixel_unshuffle": lambda F, x: F.pixel_unshuffle(x, 2),
+    "channel_shuffle": lambda F, x: F.channel_shuffle(x, 2),
+    "gelu": lambda F, x: F.gelu(x),
+    "gelu_tanh": lambda F, x: F.gelu(x, approximate="tanh"),
+    "group_norm": lambda F, x: F.group_norm(x, 2),
+    "local_response_norm": lambda F, x: F.local_response_norm(x, 2),
+    "unfold": lambda F, x: F.unfold(x, 2),                                   # contiguous
+}
+
+
+@pytest.mark.parametrize("name", sorted(F_KEEP))
+def test_vision_functionals_keep_channels_last(name):
+    tx, ex = _pair((2, 4, 4, 6), CL)
+    _check(F_KEEP[name](torch.nn.functional, tx), F_KEEP[name](ember.nn.functional, ex))
+
+
+@pytest.mark.parametrize("name", ["pad_constant", "pad_reflect", "pad_replicate", "nearest"])
+def test_vision_functionals_keep_channels_last_3d(name):
+    fn = {"pad_constant": lambda F, x: F.pad(x, (1, 1, 0, 1, 1, 0)),
+          "pad_reflect": lambda F, x: F.pad(x, (1, 1, 1, 1, 1, 1), mode="reflect"),
+          "pad_replicate": lambda F, x: F.pad(x, (1, 0, 1, 0, 0, 1), mode="replicate"),
+          "nearest": lambda F, x: F.interpolate(x, scale_factor=2)}[name]
+    tx, ex = _pair((2, 3, 3, 4, 5), "channels_last_3d")
+    _check(fn(torch.nn.functional, tx), fn(ember.nn.functional, ex))
+
+
+def test_sliced_channels_last_input_counts_as_channels_last():
+    tx, ex = _pair((2, 4, 6, 7), CL)
+    tx, ex = tx[:, :, :4, :6], ex[:, :, :4, :6]
+    _check(torch.nn.functional.pixel_unshuffle(tx, 2), ember.nn.functional.pixel_unshuffle(ex, 2))
+    _check(torch.nn.functional.pad(tx, (1, 1)), ember.nn.functional.pad(ex, (1, 1)))
+
+
+@pytest.mark.parametrize("name", ["gelu", "group_norm", "bilinear", "pad_reflect"])
+def test_vision_functionals_backward_values_and_leaf_grad_layout(name):
+    tx, ex = _pair((2, 4, 4, 6), CL)
+    tx.requires_grad_(True)
+    ex.requires_grad_(True)
+    t_y = F_KEEP[name](torch.nn.functional, tx)
+    e_y = F_KEEP[name](ember.nn.functional, ex)
+    tg, eg = _pair(tuple(t_y.shape), seed=5)
+    t_y.backward(tg)
+    e_y.backward(eg)
+    _check(tx.grad, ex.grad)

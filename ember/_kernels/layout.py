@@ -64,6 +64,17 @@ def stride_order(shape, arrays):
     return tuple(reversed(inner))
 
 
+def strides_in_order(shape, order):
+    """Element strides of a dense array of ``shape`` whose dimensions are laid out
+    outermost to innermost as ``order`` lists them (torch's: a size-1 dimension gets the
+    product of the sizes inside it)."""
+    out, step = [0] * len(shape), 1
+    for d in reversed(order):
+        out[d] = step
+        step *= max(shape[d], 1)
+    return tuple(out)
+
+
 def empty_in_order(shape, dtype, order):
     """An uninitialised array of ``shape`` whose dimensions are laid out outermost to
     innermost as ``order`` lists them."""
@@ -105,6 +116,11 @@ def follows_inputs(kernel, swapped=False):
     kernel's second (``rsub(a, b)`` is ``b - a``)."""
     def run(*args):
         r = kernel(*args)
+        if type(r) is tuple:            # (values, indices) of sort
+            return tuple(run_one(x, args) for x in r)
+        return run_one(r, args)
+
+    def run_one(r, args):
         if type(r) is not _nd or r.ndim < 2:
             return r
         ordered = (args[1], args[0]) + args[2:] if swapped else args
@@ -155,3 +171,18 @@ def contiguous_result(kernel):
     run.__doc__ = kernel.__doc__
     run.__wrapped__ = kernel
     return run
+
+
+def shared_dense_order(arrays):
+    """For kernels that work on flat C-contiguous buffers: when the first array is not
+    C-contiguous but every array is one dense block in the same dimension order
+    (channels-last inputs), that order (outermost first: ``a.transpose(order)`` is
+    C-contiguous for each); else None (C order, after a copy, is the kernel's way)."""
+    a = arrays[0]
+    if a.ndim < 2 or a.flags.c_contiguous:
+        return None
+    order = stride_order(a.shape, [a])
+    for x in arrays:
+        if x.shape != a.shape or not x.transpose(order).flags.c_contiguous:
+            return None
+    return order

@@ -19,6 +19,8 @@ import math
 
 import numpy as np
 
+from ember._kernels.layout import shared_dense_order
+
 _P = 0.3275911
 _A = (0.254829592, -0.284496736, 1.421413741, -1.453152027, 1.061405429)
 _RSQRT2 = 1 / math.sqrt(2)
@@ -104,8 +106,13 @@ def _part(numpy_part):
 def _split(part, shape, *arrays, outputs=1):
     """New float32 arrays of ``shape`` (``outputs`` of them) filled by ``part(*outs,
     *arrays)`` over contiguous flat ranges, on ember's threads (NumPy's ufuncs release the
-    GIL; elementwise, so the result does not depend on the split)."""
+    GIL; elementwise, so the result does not depend on the split). Channels-last inputs
+    give channels-last results, as torch's (the flat ranges run in their memory order)."""
     from ember._kernels import split
+    order = shared_dense_order(arrays)
+    if order is not None:
+        arrays = [a.transpose(order) for a in arrays]
+        shape = arrays[0].shape
     flat = [np.ascontiguousarray(a).reshape(-1) for a in arrays]
     outs = [np.empty(flat[0].size, np.float32) for _ in range(outputs)]
 
@@ -113,7 +120,9 @@ def _split(part, shape, *arrays, outputs=1):
         with np.errstate(all="ignore"):         # (per thread)
             part(*(o[lo:hi] for o in outs), *(a[lo:hi] for a in flat))
     split.run_rows(run, outs[0].size, outs[0].size)
-    return outs[0].reshape(shape) if outputs == 1 else tuple(o.reshape(shape) for o in outs)
+    res = [o.reshape(shape) if order is None else o.reshape(shape).transpose(np.argsort(order))
+           for o in outs]
+    return res[0] if outputs == 1 else tuple(res)
 
 
 def _fast(x):

@@ -9,6 +9,7 @@ import operator
 import numpy as np
 
 from ember import _dtype
+from ember._kernels.layout import contiguous_result
 from ember._kernels.util import check_storage_size, scalar_to, wrap_dim
 
 SL = slice(None)
@@ -438,7 +439,7 @@ def flip(a, dims):
     dims = _dims_unique(_ints(dims), a.ndim)
     if a.ndim == 0 or not dims:
         return a.copy()
-    return np.flip(a, dims).copy()
+    return np.flip(a, dims).copy(order="K")          # the input's layout, as torch's
 
 
 def roll(a, shifts, dims=()):
@@ -489,12 +490,14 @@ def repeat_interleave_counts(repeats, output_size=None):
     return out
 
 
+@contiguous_result          # contiguous whatever the input's layout, as torch's
 def tril(a, diagonal=0):
     if a.ndim < 2:
         raise RuntimeError("tril: input tensor must have at least 2 dimensions")
     return np.tril(a, _int(diagonal)).astype(a.dtype, copy=False)
 
 
+@contiguous_result          # contiguous whatever the input's layout, as torch's
 def triu(a, diagonal=0):
     if a.ndim < 2:
         raise RuntimeError("triu: input tensor must have at least 2 dimensions")
@@ -826,6 +829,7 @@ def index_fill(a, dim, index, value):
     return out.reshape(a.shape)
 
 
+@contiguous_result          # contiguous whatever the input's layout, as torch's
 def masked_fill(a, mask, value):
     if not isinstance(mask, np.ndarray) or mask.dtype != np.bool_:
         raise RuntimeError(f"masked_fill_ only supports boolean masks, but got mask with dtype "

@@ -3,6 +3,7 @@ ember/_ops/sorting.py). Sorts are stable (ties keep their input order; NaN sorts
 largest value, like torch)."""
 import numpy as np
 
+from ember._kernels.layout import follows_inputs
 from ember._kernels.util import wrap_dim
 from ember._kernels.reduction import is_float, not_implemented, tname
 
@@ -71,6 +72,7 @@ def take_along_dim_backward(g, shape, idx, dim):
 
 # -------------------------------------------------------------------- sort family
 
+@follows_inputs             # values and indices laid out as the input, as torch's
 def sort(a, dim=-1, descending=False, stable=False):
     _no_complex(a, " Sort does not support complex dtypes on CPU")
     d = wrap_dim(dim, a.ndim)

@@ -9,6 +9,7 @@ from ember._dtype import scalar_type_name
 from ember._ops.nn_norm import batch_norm_impl, layer_norm_impl
 from ember.autograd.profiler import torch_op_range
 from ember.autograd.linear_layout import named, spatial_named, torch_node
+from ember.nn.functional._vision import keeps_memory_format
 
 __all__ = ["batch_norm", "instance_norm", "layer_norm", "group_norm", "rms_norm",
            "local_response_norm", "normalize"]
@@ -175,6 +176,7 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
 
 @torch_op_range("aten::group_norm")
 @named("NativeGroupNormBackward0")
+@keeps_memory_format
 def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
     if input.dim() < 2:
         raise RuntimeError(f"Expected at least 2 dimensions for input tensor but received "

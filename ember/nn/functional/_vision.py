@@ -21,6 +21,48 @@ def _E():
     return ember
 
 
+def channels_last_format(x):
+    """torch's suggested memory format of ``x`` when it is channels-last: its strides
+    ordered channels innermost, then width, height, batch (depth between for 5-D)
+    -> ``ember.channels_last`` (``channels_last_3d``); None otherwise, and for a tensor
+    that is plain contiguous too (one channel, or 1x1 spatial)."""
+    if x.dim() not in (4, 5) or x.is_contiguous():
+        return None
+    from ember._kernels.layout import stride_order
+    E = _E()
+    nd = x.dim()
+    shape = tuple(x.shape)
+    probe = np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape, x.stride())  # (no reads)
+    if stride_order(shape, [probe]) != (0,) + tuple(range(2, nd)) + (1,):
+        return None
+    return E.channels_last if nd == 4 else E.channels_last_3d
+
+
+def keeps_memory_format(fn=None, *, unless=None):
+    """``fn(input, ...)`` whose result is channels-last when ``input`` is: torch's pads,
+    resizes and shuffles allocate their output in the input's memory format
+    (``unless(*args, **kwargs)`` true: not that call)."""
+    import functools
+    if fn is None:
+        return functools.partial(keeps_memory_format, unless=unless)
+
+    @functools.wraps(fn)
+    def call(input, *args, **kwargs):
+        out = fn(input, *args, **kwargs)
+        if not hasattr(input, "is_contiguous") or not hasattr(out, "dim") or \
+                out.dim() != input.dim() or unless is not None and unless(input, *args, **kwargs):
+            return out
+        fmt = channels_last_format(input)
+        if fmt is None:
+            return out
+        from ember._kernels.layout import strides_in_order
+        nd = out.dim()
+        if out.stride() == strides_in_order(tuple(out.shape), (0,) + tuple(range(2, nd)) + (1,)):
+            return out
+        return out.clone(memory_format=fmt)      # (torch's strides on size-1 dims too)
+    return call
+
+
 # -------------------------------------------------------------------- pad
 
 
@@ -60,6 +102,7 @@ _UPSAMPLE_NODES = {"nearest": "UpsampleNearest{d}DBackward0",
     "reflect": f"ReflectionPad{len(pad) // 2}DBackward0",
     "replicate": f"ReplicationPad{len(pad) // 2}DBackward0"}.get(mode))
 @_fp32_under_autocast(when=_pad_mode_in_fp32)
+@keeps_memory_format(unless=lambda x, pad, mode="constant", value=None: mode == "circular")
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     E = _E()
@@ -111,6 +154,7 @@ def _src_scale(L, O, align_corners, scale):
 
 @torch_node(lambda out, x, size=None, scale_factor=None, mode="nearest", *a, **k:
             _UPSAMPLE_NODES.get(mode, "").format(d=x.dim() - 2) or None)
+@keeps_memory_format
 def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corners=None,
                 recompute_scale_factor=None, antialias=False):
     """Resize with nearest | nearest-exact | linear | bilinear | bicubic | trilinear | area."""
@@ -341,6 +385,7 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 
 
 @named("PixelShuffleBackward0")
+@keeps_memory_format
 def pixel_shuffle(input, upscale_factor):
     """(*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
     r = int(upscale_factor)
@@ -359,6 +404,7 @@ def pixel_shuffle(input, upscale_factor):
 
 
 @named("PixelUnshuffleBackward0")
+@keeps_memory_format
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
     r = int(downscale_factor)
@@ -378,6 +424,7 @@ def pixel_unshuffle(input, downscale_factor):
     return x.reshape(tuple(lead) + (c * r * r, h // r, w // r))
 
 
+@keeps_memory_format
 def channel_shuffle(input, groups):
     """Rearranges (N, g*k, *) channels to (N, k*g, *)."""
     g = int(groups)
@@ -430,7 +477,8 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     C = x.shape[1]
     y = convolution(x, _onehot_weight(C, k, x.dtype), None, _pair(stride), _pair(padding),
                     _pair(dilation), False, [0, 0], C)
-    y = y.reshape(y.shape[0], y.shape[1], int(np.prod(y.shape[2:])))
+    # contiguous as torch's im2col (a channels-last input's convolution is not)
+    y = y.reshape(y.shape[0], y.shape[1], int(np.prod(y.shape[2:]))).contiguous()
     return y.squeeze(0) if unb else y
 
 
