@@ -4,3 +4,5 @@ from ember.utils.benchmark.utils.common import (Measurement, TaskSpec, select_un
                                                 unit_to_english, trim_sigfig)
 from ember.utils.benchmark.utils.compare import Colorize, Compare  # noqa: F401
 from ember.utils.benchmark.utils.timer import Language, Timer, timer  # noqa: F401
+from ember.utils.benchmark.utils.fuzzer import (Fuzzer, FuzzedParameter,  # noqa: F401
+                                                FuzzedTensor, ParameterAlias)
