@@ -16,6 +16,7 @@ from ember._tensor import Tensor
 from ember.func._vmap import (BatchedTensor, _no_modes, _wrap, active_levels, bottom,
                               canonical, expand_to_levels, rewrap_like, tree_flatten,
                               tree_unflatten, vmap)
+from ember.utils._pytree import treespec_pprint
 
 _DEPTH = [0]
 
@@ -315,9 +316,11 @@ def vjp(func, *primals, has_aux=False):
     def vjp_fn(*cotangents, retain_graph=True, create_graph=None):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
         c_leaves, c_spec = tree_flatten(ct)
-        if len(c_leaves) != len(o_leaves):
-            raise RuntimeError("Expected pytree structure of cotangents to be the same as "
-                               "pytree structure of outputs to the function.")
+        if c_spec != o_spec:
+            raise RuntimeError(f"Expected pytree structure of cotangents to be the same as "
+                               f"pytree structure of outputs to the function. cotangents: "
+                               f"{treespec_pprint(c_spec)}, primal output: "
+                               f"{treespec_pprint(o_spec)}")
         for c, o in zip(c_leaves, o_leaves):
             if tuple(c.shape) != tuple(o.shape):
                 raise RuntimeError(f"Mismatch in shape: grad_output[0] has a shape of "
@@ -406,17 +409,16 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
     """(func(*primals), J·tangents[, aux]) by the double-vjp identity."""
     import ember
     from ember.autograd import grad as _agrad
-    if not isinstance(primals, (tuple, list)):
-        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals to be a tuple. "
-                           f"E.g. it should be valid to call f(*primals).")
-    if not isinstance(tangents, (tuple, list)) or len(tangents) != len(primals):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
-                           "have the same python structure.")
-    p_leaves, _ = tree_flatten(tuple(primals))
-    t_leaves, _ = tree_flatten(tuple(tangents))
-    if len(p_leaves) != len(t_leaves):
-        raise RuntimeError("jvp(f, primals, tangents): Expected primals and tangents to "
-                           "have the same python structure.")
+    if not isinstance(primals, tuple):
+        raise RuntimeError("jvp(f, primals, tangents): Expected primals to be a tuple. "
+                           "E.g. it should be valid to call f(*primals).")
+    p_leaves, p_spec = tree_flatten(primals)
+    t_leaves, t_spec = tree_flatten(tangents)
+    if p_spec != t_spec:
+        raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents to "
+                           f"have the same python structure. For example, if primals is a "
+                           f"tuple of 3 tensors, tangents also must be. Got primals with "
+                           f"structure {p_spec} and tangents with structure {t_spec}")
     for p, t in zip(p_leaves, t_leaves):
         if tuple(p.shape) != tuple(t.shape):
             raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents "

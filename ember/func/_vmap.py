@@ -23,6 +23,8 @@ import numpy as np
 from ember._dispatch import Mode
 from ember._state import state
 from ember._tensor import Tensor, _object_new
+from ember.utils._pytree import (_broadcast_to_and_flatten, tree_flatten, tree_structure,
+                                 tree_unflatten, treespec_tuple)
 
 FALLBACK_COUNTS: collections.Counter = collections.Counter()   # op name -> loop fallbacks
 RULE_COUNTS: collections.Counter = collections.Counter()       # op name -> batch rule uses
@@ -508,92 +510,69 @@ def batched_index(self, index, value=_NO_VALUE):
 
 
 # ------------------------------------------------------------------------- pytrees
+# Inputs and outputs are pytrees (ember.utils._pytree): registered containers, namedtuples,
+# dataclasses registered with register_dataclass... in_dims/out_dims are prefixes of them.
 
-def tree_flatten(x):
-    if isinstance(x, (list, tuple)) and not _is_namedtuple_like_tensor(x):
-        leaves, specs = [], []
-        for v in x:
-            lv, sp = tree_flatten(v)
-            leaves.extend(lv)
-            specs.append(sp)
-        kind = "namedtuple" if hasattr(x, "_fields") else type(x)
-        return leaves, (kind, type(x), specs)
-    if isinstance(x, dict):
-        leaves, specs = [], []
-        keys = list(x.keys())
-        for k in keys:
-            lv, sp = tree_flatten(x[k])
-            leaves.extend(lv)
-            specs.append(sp)
-        return leaves, ("dict", type(x), (keys, specs))
-    return [x], None
+def _fn_name(func):
+    if isinstance(func, functools.partial):
+        return f"functools.partial({_fn_name(func.func)}, ...)"
+    return getattr(func, "__name__", None) or repr(func)
 
 
-def _is_namedtuple_like_tensor(x):
-    return False
+def _input_dims(func, in_dims, args):
+    """(leaves of ``args``, their in_dims, args spec); torch's ValueErrors on mismatch."""
+    if not isinstance(in_dims, (int, tuple)):
+        raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): expected "
+                         f"`in_dims` to be int or a (potentially nested) tuple matching the "
+                         f"structure of inputs, got: {type(in_dims)}.")
+    if not args:
+        raise ValueError(f"vmap({_fn_name(func)})(<inputs>): got no inputs. Maybe you forgot "
+                         f"to add inputs, or you are trying to vmap over a function with no "
+                         f"inputs. The latter is unsupported.")
+    leaves, spec = tree_flatten(args)
+    dims = [in_dims] * len(leaves) if type(in_dims) is int else \
+        _broadcast_to_and_flatten(in_dims, spec)
+    if dims is None:
+        raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is "
+                         f"not compatible with the structure of `inputs`. in_dims has structure "
+                         f"{tree_structure(in_dims)} but inputs has structure {spec}.")
+    for x, d in zip(leaves, dims):
+        if d is None:
+            continue
+        where = f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d}"
+        if type(d) is not int:
+            raise ValueError(f"{where} for an input but in_dim must be either an integer "
+                             f"dimension or None.")
+        if not isinstance(x, Tensor):
+            raise ValueError(f"{where} for an input but the input is of type {type(x)}. We "
+                             f"cannot vmap over non-Tensor arguments, please use None as the "
+                             f"respective in_dim")
+        nd = x.dim()
+        if not -nd <= d < nd:
+            raise ValueError(f"{where} for some input, but that input is a Tensor of "
+                             f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= "
+                             f"in_dim < {nd}.")
+    return leaves, dims, spec
 
 
-def _spec_size(spec):
-    if spec is None:
-        return 1
-    kind, tp, specs = spec
-    if kind == "dict":
-        return sum(_spec_size(s) for s in specs[1])
-    return sum(_spec_size(s) for s in specs)
-
-
-def tree_unflatten(leaves, spec):
-    leaves = list(leaves)
-    out, rest = _unflatten(leaves, spec)
-    return out
-
-
-def _unflatten(leaves, spec):
-    if spec is None:
-        return leaves[0], leaves[1:]
-    kind, tp, specs = spec
-    if kind == "dict":
-        keys, sub = specs
-        d = tp() if tp is not dict else {}
-        for k, s in zip(keys, sub):
-            d[k], leaves = _unflatten(leaves, s)
-        return d, leaves
-    items = []
-    for s in specs:
-        v, leaves = _unflatten(leaves, s)
-        items.append(v)
-    if kind == "namedtuple":
-        return tp(*items), leaves
-    return tp(items), leaves
-
-
-def tree_map(fn, x):
-    leaves, spec = tree_flatten(x)
-    return tree_unflatten([fn(v) for v in leaves], spec)
-
-
-def _broadcast_dims(dims, tree, what):
-    """Per-leaf dims of ``tree`` from an in_dims/out_dims spec (int/None broadcast over
-    subtrees)."""
-    if dims is None or isinstance(dims, int):
-        return [dims] * len(tree_flatten(tree)[0])
-    if isinstance(dims, (list, tuple)) and isinstance(tree, (list, tuple)):
-        if len(dims) != len(tree):
-            raise ValueError(f"vmap: {what} is not compatible with the structure of the "
-                             f"inputs: expected {len(tree)} entries, got {len(dims)}")
-        out = []
-        for d, t in zip(dims, tree):
-            out.extend(_broadcast_dims(d, t, what))
-        return out
-    if isinstance(dims, dict) and isinstance(tree, dict):
-        if set(dims) != set(tree):
-            raise ValueError(f"vmap: {what} is not compatible with the structure of the "
-                             f"inputs")
-        out = []
-        for k in tree:
-            out.extend(_broadcast_dims(dims[k], tree[k], what))
-        return out
-    raise ValueError(f"vmap: {what} is not compatible with the structure of the inputs")
+def _output_dims(func, out_dims, spec):
+    """out_dims broadcast over the output spec; torch's ValueErrors on mismatch."""
+    if type(out_dims) is int or out_dims is None:
+        return [out_dims] * spec.num_leaves
+    # a single output is matched as a one-tuple: out_dims=(1,) fits it, out_dims=[1] not
+    dims = _broadcast_to_and_flatten(out_dims, treespec_tuple([spec]) if spec.is_leaf()
+                                     else spec)
+    if dims is None:
+        raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims})(<inputs>): out_dims "
+                         f"is not compatible with the structure of `outputs`. out_dims has "
+                         f"structure {tree_structure(out_dims)} but outputs has structure "
+                         f"{spec}.")
+    for d in dims:
+        if d is not None and type(d) is not int:
+            raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims}): `out_dims` must "
+                             f"be an int, None or a python collection of ints representing "
+                             f"where in the outputs the vmapped dimension should appear.")
+    return dims
 
 
 # ------------------------------------------------------------------------- vmap
@@ -611,48 +590,14 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
 
     @functools.wraps(func)
     def wrapped(*args, **kwargs):
-        if isinstance(in_dims, int) or in_dims is None:
-            dims = in_dims
-        elif isinstance(in_dims, tuple):
-            dims = in_dims
-        else:
-            raise ValueError(f"vmap(<fn>, in_dims={in_dims}, ...)(<inputs>): expected "
-                             f"`in_dims` to be int or a (potentially nested) tuple matching "
-                             f"the structure of inputs, got: {type(in_dims)}.")
-        if isinstance(dims, tuple) and len(dims) != len(args):
-            raise ValueError(f"vmap(<fn>, in_dims={in_dims}, ...)(<inputs>): in_dims is not "
-                             f"compatible with the structure of `inputs`. in_dims has "
-                             f"structure {len(dims)} but inputs has structure {len(args)}.")
-        leaves, spec = tree_flatten(list(args))
-        leaf_dims = _broadcast_dims(list(dims) if isinstance(dims, tuple) else dims,
-                                    list(args), "in_dims")
-        size = None
-        for x, d in zip(leaves, leaf_dims):
-            if d is None:
-                continue
-            if not isinstance(x, Tensor):
-                raise ValueError(f"vmap(<fn>, in_dims={in_dims}, ...)(<inputs>): Got "
-                                 f"in_dim={d} for an input but the input is of type "
-                                 f"{type(x)}. We cannot vmap over non-Tensor arguments, "
-                                 f"please use None as the respective in_dim")
-            if not isinstance(d, int):
-                raise ValueError(f"vmap: in_dim must be an int or None, got {d!r}")
-            nd = x.dim()
-            if not -nd <= d < nd:
-                raise ValueError(f"vmap(<fn>, in_dims={in_dims}, ...)(<inputs>): Got "
-                                 f"in_dim={d} for some input, but that input is a Tensor of "
-                                 f"dimensionality {nd} so expected in_dim to satisfy "
-                                 f"-{nd} <= in_dim < {nd}.")
-            n = x.shape[d]
-            if size is None:
-                size = n
-            elif n != size:
-                raise ValueError(f"vmap: Expected all tensors to have the same size in the "
-                                 f"mapped dimension, got sizes {size} and {n} for the mapped "
-                                 f"dimension")
-        if size is None:
-            raise ValueError(f"vmap(<fn>, in_dims={in_dims}, ...)(<inputs>): Got in_dims="
-                             f"{in_dims} but no inputs are Tensors with a mapped dimension")
+        leaves, leaf_dims, spec = _input_dims(func, in_dims, args)
+        sizes = [x.shape[d] for x, d in zip(leaves, leaf_dims) if d is not None]
+        if not sizes:
+            raise ValueError("vmap: Expected at least one Tensor to vmap over")
+        if any(n != sizes[0] for n in sizes):
+            raise ValueError(f"vmap: Expected all tensors to have the same size in the mapped "
+                             f"dimension, got sizes {sizes} for the mapped dimension")
+        size = sizes[0]
         leaf_dims = [None if d is None else d % leaves[i].dim()
                      for i, d in enumerate(leaf_dims)]
         if chunk_size is None or chunk_size >= size:
@@ -667,7 +612,7 @@ def vmap(func, in_dims=0, out_dims=0, randomness="error", *, chunk_size=None):
             chunks.append(_vmap_call(func, sub, leaf_dims, spec, kwargs, n, out_dims,
                                      randomness))
         o_leaves0, o_spec = tree_flatten(chunks[0])
-        o_dims = _broadcast_dims(out_dims, chunks[0], "out_dims")
+        o_dims = _output_dims(func, out_dims, o_spec)
         cols = [tree_flatten(c)[0] for c in chunks]
         merged = []
         for i, (d, x0) in enumerate(zip(o_dims, o_leaves0)):
@@ -692,26 +637,20 @@ def _vmap_call(func, leaves, leaf_dims, spec, kwargs, size, out_dims, randomness
             out = func(*args, **kwargs)
     finally:
         _level_counter[0] -= 1
-    return _unwrap_outputs(out, out_dims, level, size)
+    return _unwrap_outputs(func, out, out_dims, level, size)
 
 
-def _unwrap_outputs(out, out_dims, level, size):
+def _unwrap_outputs(func, out, out_dims, level, size):
     o_leaves, o_spec = tree_flatten(out)
-    o_dims = _broadcast_dims(out_dims, out, "out_dims") if not (
-        isinstance(out_dims, (list, tuple)) and not isinstance(out, (list, tuple))) else None
-    if o_dims is None:
-        if isinstance(out_dims, (list, tuple)) and len(out_dims) == 1:
-            o_dims = _broadcast_dims(out_dims[0], out, "out_dims")
-        else:
-            raise ValueError(f"vmap(<fn>, ..., out_dims={out_dims})(<inputs>): out_dims is "
-                             f"not compatible with the structure of `outputs`.")
+    o_dims = _output_dims(func, out_dims, o_spec)
     res = []
     for x, d in zip(o_leaves, o_dims):
         if not isinstance(x, Tensor):
             if d is None:
                 res.append(x)
                 continue
-            raise ValueError(f"vmap(<fn>, ...): `<fn>` must only return Tensors, got type "
+            name = _fn_name(func)
+            raise ValueError(f"vmap({name}, ...): `{name}` must only return Tensors, got type "
                              f"{type(x)}. Did you mean to set out_dims= to None for output?")
         if is_batched(x, level):
             v, bd = x._value, x._bdim
