@@ -544,3 +544,30 @@ def test_vmap_over_dicts_and_namedtuples_unchanged():
     with warnings.catch_warnings():
         warnings.simplefilter("error")
         ember.func.vmap(fn, dims, out_dims={"a": 1, "b": NT(0, 1)})({"x": E}, NT(ember.ones(2), E))
+
+
+def test_torch_script_using_pytree_runs_on_ember(tmp_path):
+    """``torch.utils._pytree`` (attribute and import) and vmap over a registered dataclass in
+    a script run as torch by ``python -m ember.run``."""
+    import subprocess
+    import sys
+    script = tmp_path / "user.py"
+    script.write_text(
+        "import dataclasses\n"
+        "import torch\n"
+        "from torch.utils._pytree import tree_map, register_dataclass\n"
+        "print(torch.utils._pytree.tree_leaves([1, (2,)]))\n"
+        "@dataclasses.dataclass\n"
+        "class Batch:\n"
+        "    x: object\n"
+        "    y: object\n"
+        "register_dataclass(Batch)\n"
+        "b = Batch(torch.ones(3, 2), torch.zeros(3))\n"
+        "print(tree_map(lambda t: tuple(t.shape), b))\n"
+        "out = torch.func.vmap(lambda bb: Batch(bb.x.sum(), bb.y + 1))(b)\n"
+        "print(type(out).__name__, out.x.tolist(), out.y.tolist())\n")
+    expected = ("[1, 2]\nBatch(x=(3, 2), y=(3,))\nBatch [2.0, 2.0, 2.0] [1.0, 1.0, 1.0]\n")
+    run = subprocess.run([sys.executable, "-m", "ember.run", str(script)], capture_output=True,
+                         text=True, timeout=120)
+    assert run.returncode == 0, run.stderr
+    assert run.stdout == expected          # what the script prints under torch 2.13

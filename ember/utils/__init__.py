@@ -7,7 +7,7 @@ def __getattr__(name):
     if name == "swap_tensors":
         from ember.utils._swap import swap_tensors
         return swap_tensors
-    if not name.startswith("_"):
+    if not name.startswith("_") or name == "_pytree":     # torch.utils._pytree.tree_map
         try:
             return importlib.import_module(f"ember.utils.{name}")
         except ModuleNotFoundError as e:
