@@ -29,6 +29,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._kernels import compiled
 from ember._kernels.util import check_storage_size
 
 DEFAULT_SEED = 67280421310721
@@ -657,6 +658,12 @@ def bernoulli(a, generator=None):
 
 
 def _bernoulli_tensor(out, p, eng):
+    if isinstance(p, np.float64) and out.flags.c_contiguous and out.dtype.char in "fd" and \
+            out.size >= 4096:
+        kernels = compiled.module("uniform")
+        if kernels is not None:         # (one fused pass; the same draws and comparisons)
+            kernels.bernoulli_into(eng.random(2 * out.size), p, out.reshape(-1))
+            return out
     p = np.broadcast_to(np.asarray(p), out.shape)
     ct = np.float64 if p.dtype == np.float64 else np.float32
     u = eng.uniform01(out.size, ct)
