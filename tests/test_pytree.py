@@ -571,3 +571,16 @@ def test_torch_script_using_pytree_runs_on_ember(tmp_path):
                          text=True, timeout=120)
     assert run.returncode == 0, run.stderr
     assert run.stdout == expected          # what the script prints under torch 2.13
+
+
+def test_functional_call_dict_tuples_match_torch():
+    em, tm = ember.nn.Linear(2, 2), torch.nn.Linear(2, 2)
+    ep_ = {k: v.detach() * 0 + 1 for k, v in em.named_parameters()}
+    tp_ = {k: v.detach() * 0 + 1 for k, v in tm.named_parameters()}
+    split = lambda p: ({"weight": p["weight"]}, {"bias": p["bias"]})   # noqa: E731
+    np.testing.assert_allclose(
+        ember.func.functional_call(em, split(ep_), (ember.ones(1, 2),)).detach().numpy(),
+        torch.func.functional_call(tm, split(tp_), (torch.ones(1, 2),)).detach().numpy())
+    for dup in (lambda p: (p, p), lambda p: ({"bias": p["bias"], "weight": p["weight"]}, {}, p)):
+        _same_error(lambda: ember.func.functional_call(em, dup(ep_), ember.ones(1, 2)),
+                    lambda: torch.func.functional_call(tm, dup(tp_), torch.ones(1, 2)))

@@ -1,4 +1,5 @@
 """functional_call (torch.nn.utils.stateless / torch.func.functional_call)."""
+import collections
 import contextlib
 import warnings
 
@@ -107,13 +108,13 @@ def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, 
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = parameter_and_buffer_dicts
     else:
-        merged = {}
-        for d in parameter_and_buffer_dicts:
-            for k, v in d.items():
-                if k in merged:
-                    raise ValueError(f"{k} appeared in multiple dictionaries; behavior of "
-                                     "functional call is ambiguous")
-                merged[k] = v
+        dicts = list(parameter_and_buffer_dicts)
+        seen = collections.Counter(k for d in dicts for k in d)
+        repeated = [k for k in seen if seen[k] > 1]
+        if repeated:
+            raise ValueError(f"{repeated} appeared in multiple dictionaries; behavior of "
+                             "functional call is ambiguous")
+        merged = {k: v for d in dicts for k, v in d.items()}
     kwargs = {} if kwargs is None else kwargs
     args = () if args is None else args if isinstance(args, tuple) else (args,)
     with _reparametrize_module(module, merged, tie_weights=tie_weights, strict=strict):
