@@ -76,3 +76,35 @@ def test_foreach_functions():
             lib._foreach_add([], 1)
         with pytest.raises(RuntimeError, match="same number of elements as scalar list"):
             lib._foreach_mul([lib.ones(1)], [1., 2.])
+
+
+def _sampled_addmm_run(lib):
+    g = np.random.default_rng(0)
+    dense = lib.tensor([[1.5, 0., -2.], [0., 3., 0.]])
+    vals = lib.tensor(dense.to_sparse_csr().values().numpy(), requires_grad=True)
+    mask = dense.to_sparse_csr()
+    inp = lib.sparse_csr_tensor(mask.crow_indices(), mask.col_indices(), vals, (2, 3))
+    m1 = lib.tensor(g.standard_normal((2, 4)), dtype=lib.float32, requires_grad=True)
+    m2 = lib.tensor(g.standard_normal((4, 3)), dtype=lib.float32, requires_grad=True)
+    r = lib.sparse.sampled_addmm(inp, m1, m2, beta=0.5, alpha=2.0)
+    (r.values() * lib.tensor([1., 2., 3.])).sum().backward()
+    return [r.to_dense(), r.crow_indices(), r.col_indices(), m1.grad, m2.grad, vals.grad], r
+
+
+def test_sparse_sampled_addmm():
+    # torch.sparse.sampled_addmm was missing (AttributeError)
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        (got, r), (want, rt) = _sampled_addmm_run(ember), _sampled_addmm_run(torch)
+    assert r.layout is ember.sparse_csr and rt.layout is torch.sparse_csr
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)
+    for lib in (torch, ember):
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            mask = lib.eye(2).to_sparse_csr()
+        with pytest.raises(RuntimeError, match=r"shapes cannot be multiplied \(2x4 and 3x2\)"):
+            lib.sparse.sampled_addmm(mask, lib.ones(2, 4), lib.ones(3, 2))
+        with pytest.raises(NotImplementedError, match="aten::sparse_sampled_addmm"):
+            lib.sparse.sampled_addmm(lib.eye(2), lib.ones(2, 4), lib.ones(4, 2))

@@ -6,7 +6,8 @@ from __future__ import annotations
 
 from ember._ops.sparse import addmm, sparse_mm, sparse_softmax, sparse_sum
 
-__all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "log_softmax"]
+__all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "log_softmax",
+           "sampled_addmm"]
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -57,3 +58,34 @@ class check_sparse_tensor_invariants:
 
     def __exit__(self, *exc):
         check_sparse_tensor_invariants._enabled = self._saved
+
+
+def sampled_addmm(input, mat1, mat2, *, beta=1.0, alpha=1.0, out=None):
+    """``beta * input + alpha * (mat1 @ mat2)`` at the specified entries of the sparse CSR
+    ``input`` (m, n) only: a CSR result with ``input``'s sparsity. mat1 (m, k), mat2 (k, n)
+    dense; gradients reach both and ``input``'s values (the product's entries are gathered)."""
+    import ember
+    if out is not None:
+        raise NotImplementedError("torch.sparse.sampled_addmm: out= is not supported by ember")
+    if input.layout is not ember.sparse_csr:
+        where = "SparseCPU" if input.layout is ember.sparse_coo else "CPU"
+        raise NotImplementedError(f"Could not run 'aten::sparse_sampled_addmm' with arguments "
+                                  f"from the '{where}' backend (ember: a sparse CSR input "
+                                  f"only)")
+    if input.dim() != 2 or mat1.dim() != 2 or mat2.dim() != 2:
+        raise NotImplementedError("torch.sparse.sampled_addmm: ember supports 2-D input, mat1 "
+                                  "and mat2 only (no batches)")
+    if mat1.shape[1] != mat2.shape[0]:
+        raise RuntimeError(f"sampled_addmm: mat1 and mat2 shapes cannot be multiplied "
+                           f"({mat1.shape[0]}x{mat1.shape[1]} and {mat2.shape[0]}x"
+                           f"{mat2.shape[1]})")
+    if tuple(input.shape) != (mat1.shape[0], mat2.shape[1]):
+        raise RuntimeError(f"sampled_addmm: Expected input to have shape ({mat1.shape[0]}, "
+                           f"{mat2.shape[1]}), but got {tuple(input.shape)}")
+    crow, col = input.crow_indices(), input.col_indices()
+    counts = crow[1:] - crow[:-1]
+    rows = ember.repeat_interleave(ember.arange(input.shape[0]), counts)
+    picked = (mat1 @ mat2)[rows, col]
+    values = beta * input.values() + alpha * picked if beta != 0 else alpha * picked
+    return ember.sparse_csr_tensor(crow, col, values, tuple(input.shape),
+                                   check_invariants=False)
