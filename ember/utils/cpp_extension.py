@@ -28,7 +28,7 @@ IS_LINUX = sys.platform.startswith("linux")
 def _unsupported(what):
     raise NotImplementedError(
         f"torch.utils.cpp_extension.{what}: ember has no C++ tensor ABI, so C++/CUDA "
-        f"extensions cannot be built or loaded; write the operator as an "
+        f"extensions cannot be built or loaded; write the operator as a "
         f"torch.autograd.Function in Python (or a numba kernel over tensor.numpy())")
 
 
