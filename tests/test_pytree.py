@@ -584,3 +584,38 @@ def test_functional_call_dict_tuples_match_torch():
     for dup in (lambda p: (p, p), lambda p: ({"bias": p["bias"], "weight": p["weight"]}, {}, p)):
         _same_error(lambda: ember.func.functional_call(em, dup(ep_), ember.ones(1, 2)),
                     lambda: torch.func.functional_call(tm, dup(tp_), torch.ones(1, 2)))
+
+
+def _outcome(fn, lib):
+    try:
+        return repr(fn(lib))
+    except Exception as e:              # noqa: BLE001 - the class and text are compared
+        return f"{type(e).__name__}: {_no_addr(str(e))}"
+
+
+class _Unreg:
+    pass
+
+
+@pytest.mark.parametrize("fn", [
+    lambda p: p.register_pytree_node(_Unreg, lambda a: ([], None), lambda v, c: _Unreg(),
+                                      to_dumpable_context=lambda c: c),
+    lambda p: __import__("pickle").loads(__import__("pickle").dumps(
+        p.tree_structure([1, {"a": (2, None)}]))) == p.tree_structure([1, {"a": (2, None)}]),
+    lambda p: __import__("copy").deepcopy(p.tree_structure([1, {"a": 2}])),
+    lambda p: __import__("pickle").loads(__import__("pickle").dumps(p.tree_structure(1))),
+    lambda p: p.TreeSpec(list, None, [1]),
+    lambda p: (p.TreeSpec(list, None, []).unflatten([]), p.TreeSpec(list, None, []).is_leaf()),
+    lambda p: p.tree_map(lambda x, y: x + y, [1, (2,)], [[5], (6,)],
+                         is_leaf=lambda x: isinstance(x, tuple)),
+    lambda p: p.tree_map(lambda x: x, [1, 2], None),
+    lambda p: p.treespec_pprint(p.tree_structure([])),
+    lambda p: p.treespec_pprint([1]),
+    lambda p: p.tree_leaves(p.tree_structure([1])),
+    lambda p: p.key_get([1], (p.SequenceKey(3),)),
+    lambda p: hash(p.MappingKey([1])),
+    lambda p: (p.tree_all(bool, []), p.tree_any(bool, [])),
+    lambda p: p.tree_map_only(str, str.upper, {"a": ("x", 1)}),
+])
+def test_misc_behaviour_matches_torch(fn):
+    assert _outcome(fn, ep) == _outcome(fn, tp)

@@ -142,8 +142,8 @@ def register_pytree_node(cls, flatten_fn, unflatten_fn, *, serialized_type_name=
     ``unflatten_fn(children, context) -> x``. ``serialized_type_name`` lets
     ``treespec_dumps`` name it; ``flatten_with_keys_fn`` gives key paths."""
     if (to_dumpable_context is None) != (from_dumpable_context is None):
-        raise ValueError("Both to_dumpable_context and from_dumpable_context for "
-                         "custom serialization must be provided (or neither).")
+        raise ValueError(f"Both to_dumpable_context and from_dumpable_context for {cls} must "
+                         f"be None or registered.")
     _add_node(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn, serialized_type_name,
               to_dumpable_context, from_dumpable_context)
 
@@ -946,7 +946,8 @@ _asterisk = _Asterisk()
 
 def treespec_pprint(treespec) -> str:
     """The pytree of this shape written with ``*`` for each leaf: ``[*, {'a': *}]``."""
-    return repr(treespec.unflatten([_asterisk] * treespec.num_leaves))
+    stars = [_asterisk] * treespec.num_leaves
+    return repr(treespec.unflatten(stars))
 
 
 _register_builtins()
