@@ -225,3 +225,19 @@ def test_vision_functionals_backward_values_and_leaf_grad_layout(name):
     t_y.backward(tg)
     e_y.backward(eg)
     _check(tx.grad, ex.grad)
+
+
+def test_median_kthvalue_topk_mode_are_contiguous():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    for fn in (lambda x: x.median(1, keepdim=True), lambda x: x.kthvalue(2, 1),
+               lambda x: x.topk(2, 1), lambda x: x.mode(1), lambda x: x.nanmedian(0)):
+        _check(fn(tx), fn(ex))
+
+
+def test_keeps_channels_last_by_rank():
+    from ember._kernels.util import as_channels_last, keeps_channels_last
+    kernel = keeps_channels_last(lambda x: np.ascontiguousarray(x * 2), ranks=(4,))
+    x4, x5 = as_channels_last(np.ones((2, 3, 4, 5))), as_channels_last(np.ones((2, 3, 2, 4, 5)))
+    assert kernel(x4).strides == x4.strides
+    assert kernel(x5).flags.c_contiguous
+    assert keeps_channels_last(lambda x: np.ascontiguousarray(x))(x5).strides == x5.strides

@@ -3,7 +3,7 @@ ember/_ops/sorting.py). Sorts are stable (ties keep their input order; NaN sorts
 largest value, like torch)."""
 import numpy as np
 
-from ember._kernels.layout import follows_inputs
+from ember._kernels.layout import contiguous_result, follows_inputs
 from ember._kernels.util import wrap_dim
 from ember._kernels.reduction import is_float, not_implemented, tname
 
@@ -656,3 +656,8 @@ def bincount(a, weights=None, minlength=0):
         return np.bincount(a, minlength=minlength).astype(np.int64)
     out = np.float32 if weights.dtype == np.float32 else np.float64
     return np.bincount(a, weights.astype(np.float64), minlength=minlength).astype(out)
+
+
+# torch allocates these (values, indices) contiguous whatever the input's layout
+topk, kthvalue, median_dim, nanmedian_dim, mode = map(
+    contiguous_result, (topk, kthvalue, median_dim, nanmedian_dim, mode))

@@ -187,12 +187,14 @@ def as_channels_last(a):
     return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
 
 
-def keeps_channels_last(kernel):
+def keeps_channels_last(kernel, ranks=(4, 5)):
     """``kernel(x, ...)`` whose outputs of ``x``'s rank come out channels-last when ``x`` is
-    (torch's CPU pooling and batch-norm kernels keep the input's memory format)."""
+    (torch's CPU pooling and batch-norm kernels keep the input's memory format). ``ranks``:
+    the input ranks that keep it (``(4,)``: torch's avg_pool3d and adaptive_max_pool3d answer
+    a channels_last_3d input with a contiguous result)."""
     def run(x, *rest):
         out = kernel(x, *rest)
-        if not is_channels_last(x):
+        if x.ndim not in ranks or not is_channels_last(x):
             return out
         if isinstance(out, tuple):
             return tuple(as_channels_last(o) if isinstance(o, np.ndarray) and o.ndim == x.ndim
