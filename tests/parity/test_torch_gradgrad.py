@@ -185,3 +185,35 @@ def test_gradcheck_and_gradgradcheck_run_on_ember():
     for f in fns:
         assert ember.autograd.gradcheck(f, (x,), check_grad_dtypes=True)
         assert ember.autograd.gradgradcheck(f, (x,))
+
+
+def _mlp_loss(lib, params, x):
+    """A small conv + pool + MLP loss of flat parameters (conv 2x1x3x3, linear 4x2)."""
+    F = lib.nn.functional
+    w = params[:18].reshape(2, 1, 3, 3)
+    v = params[18:26].reshape(4, 2)
+    h = F.max_pool2d(F.softplus(F.conv2d(x, w)), 2)
+    h = F.adaptive_avg_pool2d(h, 1).flatten(1)
+    return F.cross_entropy(h @ v.t(), lib.tensor([1, 3]))
+
+
+@pytest.mark.parametrize("api", ["autograd.functional.hessian", "func.hessian",
+                                 "autograd.functional.hvp", "func.jacrev(jacrev)"])
+def test_hessian_apis_match_torch(api):
+    gen = np.random.default_rng(2)
+    p_np, x_np = gen.standard_normal(26), gen.standard_normal((2, 1, 6, 6))
+    v_np = gen.standard_normal(26)
+
+    def run(lib):
+        p, x, v = (lib.from_numpy(a.copy()) for a in (p_np, x_np, v_np))
+        f = lambda q: _mlp_loss(lib, q, x)      # noqa: E731
+        if api == "autograd.functional.hessian":
+            return lib.autograd.functional.hessian(f, p)
+        if api == "func.hessian":
+            return lib.func.hessian(f)(p)
+        if api == "autograd.functional.hvp":
+            return lib.autograd.functional.hvp(f, p, v)[1]
+        return lib.func.jacrev(lib.func.jacrev(f))(p)
+
+    expected = H.torch_to_numpy(run(torch))
+    np.testing.assert_allclose(run(ember).numpy(), expected, rtol=1e-7, atol=1e-10)

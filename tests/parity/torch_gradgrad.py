@@ -412,7 +412,51 @@ MODULES = [
         8, 2, dim_feedforward=16, dropout=0.0), (2, 3, 8), train=True),
     ModuleEntry("TransformerEncoderLayer_eval", lambda t: t.nn.TransformerEncoderLayer(
         8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), (2, 3, 8), train=False),
+    ModuleEntry("Conv2d_reflect", lambda t: t.nn.Conv2d(2, 3, 3, padding=1,
+                                                        padding_mode="reflect"), (2, 2, 5, 5)),
+    ModuleEntry("EmbeddingBag", lambda t: t.nn.EmbeddingBag(10, 4, mode="mean"), (2,),
+                call=lambda lib, m, x: m(lib.tensor([[1, 2, 1], [4, 9, 0]])) * (x ** 2).sum()),
+    ModuleEntry("Unfold", lambda t: t.nn.Unfold(2, stride=1), (2, 3, 4, 4),
+                call=lambda lib, m, x: m(x).tanh()),
+    ModuleEntry("Fold", lambda t: t.nn.Fold((3, 3), 2), (2, 8, 4),
+                call=lambda lib, m, x: m(x).tanh()),
+    ModuleEntry("CosineSimilarity", lambda t: t.nn.CosineSimilarity(1), (4, 5),
+                call=lambda lib, m, x: m(x, x.flip(0) + 1)),
+    ModuleEntry("PairwiseDistance", lambda t: t.nn.PairwiseDistance(), (4, 5),
+                call=lambda lib, m, x: m(x, x.flip(0) + 1)),
+    ModuleEntry("TripletMarginLoss", lambda t: t.nn.TripletMarginLoss(margin=2.0), (4, 5),
+                call=lambda lib, m, x: m(x, x.flip(0) * 0.5, x.roll(1, 0))),
+    ModuleEntry("TransformerDecoderLayer", lambda t: t.nn.TransformerDecoderLayer(
+        8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), (2, 3, 8),
+        call=lambda lib, m, x: m(x, x.flip(1))),
+    # small critics and meta-learners as users write them (second order through every layer)
+    ModuleEntry("critic_dcgan", lambda t: _seq_of(
+        t, t.nn.Conv2d(3, 4, 3, 2, 1), t.nn.BatchNorm2d(4), t.nn.LeakyReLU(0.2),
+        t.nn.Conv2d(4, 4, 3, 1, 1), t.nn.AvgPool2d(2), t.nn.Flatten(), t.nn.Linear(16, 1)),
+        (3, 3, 8, 8)),
+    ModuleEntry("critic_instancenorm", lambda t: _seq_of(
+        t, t.nn.Conv2d(3, 4, 3, padding=1), t.nn.InstanceNorm2d(4, affine=True), t.nn.ReLU(),
+        t.nn.MaxPool2d(2), t.nn.Conv2d(4, 2, 3), t.nn.Flatten(), t.nn.Linear(8, 1)),
+        (2, 3, 8, 8)),
+    ModuleEntry("critic_groupnorm", lambda t: _seq_of(
+        t, t.nn.Conv2d(3, 4, 3, padding=1), t.nn.GroupNorm(2, 4), t.nn.SiLU(),
+        t.nn.AdaptiveAvgPool2d(2), t.nn.Flatten(), t.nn.Linear(16, 1)), (2, 3, 6, 6)),
+    ModuleEntry("critic_layernorm_mlp", lambda t: _seq_of(
+        t, t.nn.Linear(6, 8), t.nn.LayerNorm(8), t.nn.GELU(), t.nn.Linear(8, 1)), (5, 6)),
+    ModuleEntry("maml_mlp_ce", lambda t: _seq_of(
+        t, t.nn.Linear(6, 8), t.nn.Tanh(), t.nn.Linear(8, 3)), (5, 6),
+        call=lambda lib, m, x: lib.nn.functional.cross_entropy(m(x), lib.tensor([0, 2, 1, 1, 0]))),
+    ModuleEntry("cnn_maxpool_nll", lambda t: _seq_of(
+        t, t.nn.Conv2d(1, 3, 3), t.nn.ReLU(), t.nn.MaxPool2d(2), t.nn.Flatten(),
+        t.nn.Linear(12, 4), t.nn.LogSoftmax(1)), (2, 1, 6, 6),
+        call=lambda lib, m, x: lib.nn.functional.nll_loss(m(x), lib.tensor([3, 1]))),
+    ModuleEntry("lstm_regressor", lambda t: _seq_of(t, t.nn.LSTM(3, 4, batch_first=True)),
+                (2, 4, 3), call=lambda lib, m, x: m[0](x)[0][:, -1].tanh()),
 ]
+
+
+def _seq_of(lib, *layers):
+    return lib.nn.Sequential(*layers)
 
 
 def _build(entry):
