@@ -619,3 +619,20 @@ class _Unreg:
 ])
 def test_misc_behaviour_matches_torch(fn):
     assert _outcome(fn, ep) == _outcome(fn, tp)
+
+
+@pytest.mark.parametrize("aux", [lambda x: 1, lambda x: None, lambda x: [x, 2],
+                                 lambda x: {"a": x, "b": (x * 2,)}, lambda x: Point(x, x)])
+@pytest.mark.parametrize("transform", ["grad", "vjp", "jvp", "jacrev", "jacfwd"])
+def test_aux_must_hold_tensors_as_in_torch(registered, transform, aux):
+    def call(lib):
+        x = lib.ones(2)
+        fn = getattr(lib.func, transform)
+        f = lambda x: ((x * x).sum() if transform == "grad" else x * x, aux(x))   # noqa: E731
+        if transform == "vjp":
+            return fn(f, x, has_aux=True)[2]
+        if transform == "jvp":
+            return fn(f, (x,), (x,), has_aux=True)[2]
+        return fn(f, has_aux=True)(x)[1]
+    e, t = _outcome(call, ember), _outcome(call, torch)
+    assert e.replace("ember", "torch") == t

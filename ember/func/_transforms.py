@@ -16,7 +16,7 @@ from ember._tensor import Tensor
 from ember.func._vmap import (BatchedTensor, _no_modes, _wrap, active_levels, bottom,
                               canonical, expand_to_levels, rewrap_like, tree_flatten,
                               tree_unflatten, vmap)
-from ember.utils._pytree import treespec_pprint
+from ember.utils._pytree import tree_map, treespec_pprint
 
 _DEPTH = [0]
 
@@ -299,6 +299,9 @@ def _vjp_core(func, primals, has_aux, name):
             raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a "
                                f"tuple: (output, aux) if has_aux is True")
         res, aux = res
+        for a in tree_flatten(aux)[0]:
+            if not isinstance(a, Tensor):
+                raise RuntimeError(f"Expected tensors, got unsupported type {type(a)}")
     if not create and _reaches_outer(tree_flatten(res)[0], [bottom(a) for a in aliases]):
         create = True
     return res, aliases, spec, levels, aux, create
@@ -583,8 +586,7 @@ def jacfwd(func, argnums=0, has_aux=False, *, randomness="error"):
         res = vmap(one_col, randomness=randomness)(basis)
         if has_aux:
             cols, aux = res
-            aux = tree_unflatten([a[0] if isinstance(a, Tensor) else a
-                                  for a in tree_flatten(aux)[0]], tree_flatten(aux)[1])
+            aux = tree_map(lambda a: a[0], aux)     # every vmapped column holds the same
         else:
             cols = res
         o_leaves, o_spec = tree_flatten(cols)
