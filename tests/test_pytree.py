@@ -636,3 +636,15 @@ def test_aux_must_hold_tensors_as_in_torch(registered, transform, aux):
         return fn(f, has_aux=True)(x)[1]
     e, t = _outcome(call, ember), _outcome(call, torch)
     assert e.replace("ember", "torch") == t
+
+
+def test_c_structseqs_are_leaves_return_types_are_nodes():
+    import sys
+    import time
+    st = time.gmtime(0)
+    for p in (ep, tp):
+        assert p.is_structseq(st) and not p.is_namedtuple(st)
+        assert p.tree_leaves(st) == [st] and p.tree_leaves(sys.flags) == [sys.flags]
+    for op in (lambda L: L.linalg.slogdet(L.eye(2)), lambda L: L.sort(L.ones(3)),
+               lambda L: L.ones(3).max(0), lambda L: L.ones(2, 2).topk(1)):
+        assert repr(ep.tree_structure(op(ember))) == repr(tp.tree_structure(op(torch)))

@@ -376,7 +376,8 @@ _CONTEXT_FREE = frozenset({tuple, list, deque})   # contexts that never make a m
 
 
 def _structseq_node(cls):
-    """Each return type is its own node (context None), registered on first sight."""
+    """Each ``torch.return_types`` class is its own node (context None), registered on
+    first sight (ember makes those classes lazily)."""
     return NodeDef(cls, lambda t: (list(t), None), lambda v, c: cls(v), _seq_keys)
 
 
@@ -385,9 +386,10 @@ _TUPLE_KINDS: dict = {}       # tuple subclass -> "namedtuple" / "structseq" / N
 
 def _tuple_kind(cls):
     kind = _TUPLE_KINDS.get(cls, False)
-    if kind is False:
+    if kind is False:           # torch.return_types are nodes; C structseqs stay leaves
+        from ember.return_types import _BASES
         kind = ("namedtuple" if is_namedtuple_class(cls) else
-                "structseq" if is_structseq_class(cls) else None)
+                "structseq" if cls in _BASES else None)
         _TUPLE_KINDS[cls] = kind
     return kind
 
