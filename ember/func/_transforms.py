@@ -64,10 +64,7 @@ def _wrap_canonical(c, levels):
 
 
 def _detach_tree(tree):
-    def d(x):
-        return x.detach() if isinstance(x, Tensor) else x
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([d(x) for x in leaves], spec)
+    return tree_map(lambda x: x.detach() if isinstance(x, Tensor) else x, tree)
 
 
 def _needs_graph(leaves):
@@ -111,9 +108,8 @@ def _reaches_outer(tensors, inner):
 
 def _keep_outer(tree, inner):
     """``tree`` with every tensor that does not depend on an outer tensor detached."""
-    leaves, spec = tree_flatten(tree)
-    return tree_unflatten([x if not isinstance(x, Tensor) or _reaches_outer([x], inner)
-                           else x.detach() for x in leaves], spec)
+    return tree_map(lambda x: x if not isinstance(x, Tensor) or _reaches_outer([x], inner)
+                    else x.detach(), tree)
 
 
 def _zeros_bottom_like(a):
