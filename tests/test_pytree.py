@@ -648,3 +648,14 @@ def test_c_structseqs_are_leaves_return_types_are_nodes():
     for op in (lambda L: L.linalg.slogdet(L.eye(2)), lambda L: L.sort(L.ones(3)),
                lambda L: L.ones(3).max(0), lambda L: L.ones(2, 2).topk(1)):
         assert repr(ep.tree_structure(op(ember))) == repr(tp.tree_structure(op(torch)))
+
+
+def test_public_names():
+    assert ep.__all__ == tp.__all__
+    extra = ["SequenceKey", "MappingKey", "GetAttrKey", "register_dataclass", "register_constant",
+             "map_only", "arg_tree_leaves", "treespec_leaf", "treespec_tuple", "treespec_dict",
+             "_broadcast_to_and_flatten", "_register_pytree_node", "_register_namedtuple",
+             "_deregister_pytree_node", "SUPPORTED_NODES", "is_constant_class", "ConstantNode"]
+    assert [n for n in tp.__all__ + extra if not hasattr(ep, n)] == []
+    assert ep.PyTreeSpec is ep.TreeSpec
+    assert ember.Size in ep.SUPPORTED_NODES and namedtuple in ep.SUPPORTED_NODES

@@ -20,23 +20,25 @@ import warnings
 from collections import OrderedDict, defaultdict, deque, namedtuple
 from typing import Any, Callable, NamedTuple
 
-__all__ = [
-    "PyTree", "Context", "FlattenFunc", "UnflattenFunc", "TreeSpec", "LeafSpec", "KeyEntry",
-    "KeyPath", "SequenceKey", "MappingKey", "GetAttrKey", "register_pytree_node",
-    "register_dataclass", "register_constant", "tree_flatten", "tree_flatten_with_path",
+__all__ = [          # what ``from torch.utils._pytree import *`` gives
+    "PyTree", "Context", "FlattenFn", "UnflattenFn", "DumpableContext", "ToDumpableContextFn",
+    "FromDumpableContextFn", "PyTreeSpec", "TreeSpec", "LeafSpec", "keystr", "key_get",
+    "register_pytree_node", "tree_is_leaf", "tree_flatten", "tree_flatten_with_path",
     "tree_unflatten", "tree_iter", "tree_leaves", "tree_leaves_with_path", "tree_structure",
     "tree_map", "tree_map_with_path", "tree_map_", "tree_map_only", "tree_map_only_",
     "tree_all", "tree_any", "tree_all_only", "tree_any_only", "treespec_dumps",
-    "treespec_loads", "treespec_pprint", "treespec_leaf", "treespec_tuple", "treespec_dict",
-    "is_namedtuple", "is_namedtuple_class", "is_namedtuple_instance", "is_structseq",
-    "is_structseq_class", "is_structseq_instance", "keystr", "key_get", "arg_tree_leaves",
-    "tree_is_leaf", "map_only",
+    "treespec_loads", "treespec_pprint", "is_namedtuple", "is_namedtuple_class",
+    "is_namedtuple_instance", "is_structseq", "is_structseq_class", "is_structseq_instance",
 ]
 
+# type aliases (annotations only)
 PyTree = Any
 Context = Any
-FlattenFunc = Callable[[PyTree], "tuple[list, Context]"]
-UnflattenFunc = Callable[[list, Context], PyTree]
+DumpableContext = Any
+FlattenFn = FlattenFunc = Callable[[PyTree], "tuple[list, Context]"]
+UnflattenFn = UnflattenFunc = Callable[[list, Context], PyTree]
+ToDumpableContextFn = Callable[[Context], DumpableContext]
+FromDumpableContextFn = Callable[[DumpableContext], Context]
 KeyEntry = Any
 KeyPath = tuple
 
@@ -566,6 +568,7 @@ def _new_leaf():
 
 _LEAF = _new_leaf()
 _LEAF_SPEC = _LEAF
+PyTreeSpec = TreeSpec
 
 
 def _hashable(x):
