@@ -455,17 +455,26 @@ MODULES = [
 ]
 
 
+# also checked in float32 (the dtype WGAN-GP and MAML training run in)
+FLOAT32_MODULES = ("Conv2d", "ConvTranspose2d", "BatchNorm2d_train", "LayerNorm", "GroupNorm",
+                   "MaxPool2d", "AvgPool2d_pad", "AdaptiveAvgPool2d", "CrossEntropyLoss",
+                   "NLLLoss", "LSTM", "MultiheadAttention", "TransformerEncoderLayer",
+                   "critic_dcgan", "critic_instancenorm", "critic_groupnorm",
+                   "critic_layernorm_mlp", "maml_mlp_ce", "cnn_maxpool_nll", "lstm_regressor")
+
+
 def _seq_of(lib, *layers):
     return lib.nn.Sequential(*layers)
 
 
-def _build(entry):
-    """(torch module, ember module) with the same parameters and buffers, float64."""
+def _build(entry, dtype="float64"):
+    """(torch module, ember module) with the same parameters and buffers, in ``dtype``."""
     import torch
     torch.manual_seed(0)
-    tm = entry.make(torch).double()
-    em = entry.make(ember).double()
-    state = {k: ember.from_numpy(H.torch_to_numpy(v).copy()) for k, v in tm.state_dict().items()}
+    tm = entry.make(torch).to(getattr(torch, dtype))
+    em = entry.make(ember).to(getattr(ember, dtype))
+    state = {k: ember.from_numpy(H.torch_to_numpy(v).copy()).to(getattr(ember, H._dtype_name(
+        v.dtype))) for k, v in tm.state_dict().items()}
     em.load_state_dict(state)
     tm.train(entry.train)
     em.train(entry.train)
@@ -476,7 +485,8 @@ def _forward(entry, lib, m, x):
     if entry.call is not None:
         out = entry.call(lib, m, x)
     elif entry.target is not None:
-        out = m(x, entry.target(lib))
+        target = entry.target(lib)
+        out = m(x, target.to(x.dtype) if target.is_floating_point() else target)
     else:
         out = m(x)
     return out
@@ -507,12 +517,16 @@ def _hvp(lib, entry, m, x, wrt):
     return g, lib.autograd.grad(s, wrt, allow_unused=True)
 
 
-def check_module(entry, kind):
-    """``kind`` "wgan_gp" or "hvp" for one ModuleEntry; returns a GradGradResult."""
+FLOAT32_TOL = (1e-4, 1e-4)      # second derivatives of float32 modules: rtol, atol
+
+
+def check_module(entry, kind, dtype="float64"):
+    """``kind`` "wgan_gp" or "hvp" for one ModuleEntry; returns a GradGradResult. With
+    ``dtype="float32"`` (what WGAN-GP training runs in), values within ``FLOAT32_TOL``."""
     import torch
     res = GradGradResult(f"{entry.name}.{kind}")
-    x_np = np.random.default_rng(11).standard_normal(entry.shape)
-    tm, em = _build(entry)
+    x_np = np.random.default_rng(11).standard_normal(entry.shape).astype(dtype)
+    tm, em = _build(entry, dtype)
     tx = torch.from_numpy(x_np.copy()).requires_grad_(True)
     ex = ember.from_numpy(x_np.copy()).requires_grad_(True)
     t_wrt = [tx] + [p for _, p in tm.named_parameters()]
@@ -533,7 +547,8 @@ def check_module(entry, kind):
     except Exception as e:
         res.reason = f"torch: {type(e).__name__}: {e}"
         return res
-    tol = (lambda n: tuple(v * GRAD_TOL_SCALE for v in H.DEFAULT_TOL[n]))
+    tol = (lambda n: tuple(v * GRAD_TOL_SCALE for v in H.DEFAULT_TOL[n])) \
+        if dtype == "float64" else (lambda n: FLOAT32_TOL)
     try:
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
