@@ -659,3 +659,59 @@ def test_public_names():
     assert [n for n in tp.__all__ + extra if not hasattr(ep, n)] == []
     assert ep.PyTreeSpec is ep.TreeSpec
     assert ember.Size in ep.SUPPORTED_NODES and namedtuple in ep.SUPPORTED_NODES
+
+
+def _random_tree(rng, depth=0):
+    """A random nest of the built-in node types with int/None/str leaves."""
+    kind = rng.integers(0, 9 if depth < 3 else 1)
+    n = int(rng.integers(0, 4))
+    kids = lambda: [_random_tree(rng, depth + 1) for _ in range(n)]     # noqa: E731
+    keys = lambda: [str(k) for k in rng.permutation(list("abcde"))[:n]]  # noqa: E731
+    if kind == 0:
+        return rng.choice([int(rng.integers(0, 9)), None, "s"])
+    if kind == 1:
+        return kids()
+    if kind == 2:
+        return tuple(kids())
+    if kind == 3:
+        return dict(zip(keys(), kids()))
+    if kind == 4:
+        return OrderedDict(zip(keys(), kids()))
+    if kind == 5:
+        return defaultdict(list, zip(keys(), kids()))
+    if kind == 6:
+        return deque(kids(), maxlen=int(rng.integers(3, 6)))
+    if kind == 7:
+        return NT(_random_tree(rng, depth + 1), _random_tree(rng, depth + 1))
+    return [_random_tree(rng, depth + 1), (_random_tree(rng, depth + 1),)]
+
+
+def _prefix(tree, rng):
+    """``tree`` with random subtrees cut to one int leaf (an in_dims-like prefix); some
+    dicts in reversed key order."""
+    if rng.random() < 0.3 or ep.tree_is_leaf(tree):
+        return int(rng.integers(0, 3))
+    node = ep._node_def(type(tree))
+    children, context = node.flatten_fn(tree)
+    out = node.unflatten_fn([_prefix(c, rng) for c in children], context)
+    if type(out) is dict and rng.random() < 0.3:
+        out = dict(reversed(list(out.items())))
+    return out
+
+
+def test_random_structures_match_torch():
+    rng = np.random.default_rng(0)
+    for _ in range(60):
+        tree = _random_tree(rng)
+        el, es = ep.tree_flatten(tree)
+        tl, ts = tp.tree_flatten(tree)
+        assert el == tl and repr(es) == repr(ts), tree
+        assert ep.treespec_pprint(es) == tp.treespec_pprint(ts)
+        assert [ep.keystr(k) for k, _ in ep.tree_leaves_with_path(tree)] == \
+            [tp.keystr(k) for k, _ in tp.tree_leaves_with_path(tree)]
+        assert es.flatten_up_to(tree) == el and ep.tree_unflatten(el, es) == tree
+        if "namedtuple" not in repr(es):
+            assert ep.treespec_dumps(es) == tp.treespec_dumps(ts)
+        prefix = _prefix(tree, rng)
+        assert ep._broadcast_to_and_flatten(prefix, es) == \
+            tp._broadcast_to_and_flatten(prefix, ts), (prefix, tree)
