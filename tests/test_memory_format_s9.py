@@ -241,3 +241,13 @@ def test_keeps_channels_last_by_rank():
     assert kernel(x4).strides == x4.strides
     assert kernel(x5).flags.c_contiguous
     assert keeps_channels_last(lambda x: np.ascontiguousarray(x))(x5).strides == x5.strides
+
+
+def test_relu_backward_keeps_channels_last():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    tg, eg = _pair((2, 3, 4, 5), CL, seed=6)
+    _check(torch.ops.aten.threshold_backward(tg, tx, 0.0),
+           ember.ops.aten.threshold_backward(eg, ex, 0.0))
+    tg, eg = _pair((2, 3, 4, 5), seed=6)                 # mixed: contiguous result
+    _check(torch.ops.aten.threshold_backward(tg, tx, 0.0),
+           ember.ops.aten.threshold_backward(eg, ex, 0.0))

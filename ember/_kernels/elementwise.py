@@ -12,7 +12,7 @@ import numpy as np
 from ember import _dtype
 from ember._kernels import split
 from ember._kernels.fast_elementwise import maximum_scalar
-from ember._kernels.layout import follows_inputs
+from ember._kernels.layout import follows_inputs, shared_dense_order
 from ember._kernels.util import half_in_float32
 
 # torch's C++ ScalarType names, used in "not implemented for 'Float'" messages
@@ -857,8 +857,13 @@ def threshold_backward(g, x, threshold):
     g, x = np.asarray(g), np.asarray(x)
     if g.shape == x.shape and g.dtype.char in "fd" and x.dtype.kind in "fiu":
         bits = np.int32 if g.dtype.char == "f" else np.int64
+        order = None
         if not (g.flags.c_contiguous and x.flags.c_contiguous):
-            g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
+            order = shared_dense_order([g, x])       # channels-last: run in memory order
+            if order is not None:
+                g, x = g.transpose(order), x.transpose(order)
+            else:
+                g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
         out = np.empty(g.shape, bits)
         gf, xf, of = g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1)
 
@@ -868,7 +873,8 @@ def threshold_backward(g, x, threshold):
             np.subtract(mask, 1, out=mask)
             np.bitwise_and(gf[lo:hi], mask, out=mask)
         split.run_rows(part, of.size, of.size)
-        return out.view(g.dtype)
+        out = out.view(g.dtype)
+        return out if order is None else out.transpose(np.argsort(order))
     keep = np.logical_not(np.less_equal(x, threshold))
     r = np.asarray(np.multiply(g, keep))
     if r.dtype.kind in "fcV" and r.size and not np.isfinite(np.add.reduce(r, axis=None)):
@@ -881,6 +887,7 @@ def threshold_backward(g, x, threshold):
 # stride order, the first operand deciding: Note [output layout] in layout.py).
 
 rsub = follows_inputs(rsub, swapped=True)
+threshold_backward = follows_inputs(threshold_backward, swapped=True)   # torch: ``self`` first
 (pow, remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
  fmax, fmin, copysign, nextafter, xlogy, logaddexp, logaddexp2, heaviside, gcd, lcm, lerp,
  addcmul, addcdiv, clamp, clamp_min, clamp_max, bitwise_and, bitwise_or, bitwise_xor,
