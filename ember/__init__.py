@@ -189,7 +189,7 @@ _LAZY_SUBMODULES = ("optim", "func", "profiler", "backends", "testing", "multipr
                     "distributions", "sparse", "ops", "fx", "jit", "futures", "onnx", "lite",
                     "ao", "quantization", "distributed", "__future__", "version", "return_types",
                     "compiler", "_dynamo", "_inductor", "quasirandom", "types", "functional", "_C",
-                    "package")
+                    "package", "library")
 
 
 def __getattr__(name):

@@ -162,3 +162,13 @@ class _PlainNamespace:
 
 
 profiler = _PlainNamespace("profiler", (_record_function_enter, _record_function_exit))
+
+
+def __getattr__(name):
+    """``ember.ops.<ns>`` for a namespace of ops made by ``ember.library.custom_op``."""
+    if name.startswith("__"):
+        raise AttributeError(name)
+    from ember import library
+    if any(key.partition("::")[0] == name for key in library._REGISTRY):
+        return library.CustomNamespace(name)
+    raise AttributeError(f"module 'ember.ops' has no attribute '{name}'")

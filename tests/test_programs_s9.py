@@ -108,3 +108,53 @@ def test_sparse_sampled_addmm():
             lib.sparse.sampled_addmm(mask, lib.ones(2, 4), lib.ones(3, 2))
         with pytest.raises(NotImplementedError, match="aten::sparse_sampled_addmm"):
             lib.sparse.sampled_addmm(lib.eye(2), lib.ones(2, 4), lib.ones(4, 2))
+
+
+def _custom_op_run(lib, ns):
+    @lib.library.custom_op(f"{ns}::scaled_sin", mutates_args=())
+    def scaled_sin(x: lib.Tensor, k: float = 1.0) -> lib.Tensor:
+        return lib.from_numpy(np.sin(x.numpy() * k))     # the kernel sees no autograd
+
+    x = lib.tensor([0.5, 1.0], requires_grad=True)
+    y = scaled_sin(x)
+    name = type(y.grad_fn).__name__
+    with pytest.raises(RuntimeError, match="no autograd formula was registered"):
+        y.sum().backward()
+
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+        ctx.k = inputs[1]
+
+    def backward(ctx, grad):
+        (x,) = ctx.saved_tensors
+        return grad * lib.cos(x * ctx.k) * ctx.k, None
+    scaled_sin.register_autograd(backward, setup_context=setup_context)
+    packet = getattr(getattr(lib.ops, ns), "scaled_sin")
+    z = packet.default(x, 2.0)
+    z.sum().backward()
+
+    @lib.library.custom_op(f"{ns}::scale_", mutates_args={"t"})
+    def scale_(t: lib.Tensor, s: float) -> None:
+        t.mul_(s)
+    t = lib.ones(2)
+    ret = scale_(t, 3.0)
+    with pytest.raises(ValueError, match="Parameter x must have a type annotation"):
+        lib.library.custom_op(f"{ns}::bad", mutates_args=())(lambda x: x)
+
+    @lib.library.custom_op(f"{ns}::alias", mutates_args=())
+    def alias(x: lib.Tensor) -> lib.Tensor:
+        return x[:1]
+    with pytest.raises(RuntimeError, match="may not alias any inputs"):
+        alias(lib.ones(2))
+    return (name, str(packet), str(packet.default), repr(scaled_sin), repr(packet),
+            repr(packet.default)), [z, x.grad, t], ret
+
+
+def test_library_custom_op():
+    # torch.library was missing (custom ops with register_autograd; ember.ops.<ns>.<op>)
+    got, want = _custom_op_run(ember, "s9e"), _custom_op_run(torch, "s9t")
+    assert got[0] == tuple(s.replace("s9t", "s9e") for s in want[0])
+    assert got[0][0] == "GeneratedBackwardFor_s9e_scaled_sin_defaultBackward"
+    for g, w in zip(got[1], want[1]):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6)
+    assert got[2] is None and want[2] is None
