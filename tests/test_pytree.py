@@ -484,6 +484,9 @@ def test_vmap_over_registered_nodes(registered):
     (lambda d: (d, 3), 0, 0, lambda L, x: (x,)),
     (lambda *a: a[0], 0, 0, lambda L, x: ()),
     (lambda a, b: a, (None, None), 0, lambda L, x: (x, x)),
+    (lambda a: a, True, 0, lambda L, x: (x,)), (lambda a: a, (True,), 0, lambda L, x: (x,)),
+    (lambda a: a, True, 0, lambda L, x: (x[0],)), (lambda a: a, True, 0, lambda L, x: (5,)),
+    (lambda a: a, (np.int64(0),), 0, lambda L, x: (x,)),
     (lambda a, b: a, 0, 0, lambda L, x: (x, x[:2])),
 ])
 def test_vmap_structure_errors_match_torch(registered, fn, in_dims, out_dims, make):
@@ -494,6 +497,8 @@ def test_vmap_structure_errors_match_torch(registered, fn, in_dims, out_dims, ma
 
 def test_vmap_out_dims_one_tuple_for_single_output():
     E, T = ember.tensor(X), torch.tensor(X)
+    _close(ember.func.vmap(lambda d: d * 2, out_dims=True)(E),        # a bool is an int here
+           torch.func.vmap(lambda d: d * 2, out_dims=True)(T))
     _close(ember.func.vmap(lambda d: d, out_dims=(1,))(E),
            torch.func.vmap(lambda d: d, out_dims=(1,))(T))
     _close(ember.func.vmap(lambda d: (d, 3), out_dims=(0, None))(E)[0],

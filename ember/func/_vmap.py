@@ -530,7 +530,7 @@ def _input_dims(func, in_dims, args):
                          f"to add inputs, or you are trying to vmap over a function with no "
                          f"inputs. The latter is unsupported.")
     leaves, spec = tree_flatten(args)
-    dims = [in_dims] * len(leaves) if type(in_dims) is int else \
+    dims = [in_dims] * len(leaves) if isinstance(in_dims, int) else \
         _broadcast_to_and_flatten(in_dims, spec)
     if dims is None:
         raise ValueError(f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): in_dims is "
@@ -540,7 +540,7 @@ def _input_dims(func, in_dims, args):
         if d is None:
             continue
         where = f"vmap({_fn_name(func)}, in_dims={in_dims}, ...)(<inputs>): Got in_dim={d}"
-        if type(d) is not int:
+        if not isinstance(d, int):
             raise ValueError(f"{where} for an input but in_dim must be either an integer "
                              f"dimension or None.")
         if not isinstance(x, Tensor):
@@ -552,12 +552,14 @@ def _input_dims(func, in_dims, args):
             raise ValueError(f"{where} for some input, but that input is a Tensor of "
                              f"dimensionality {nd} so expected in_dim to satisfy -{nd} <= "
                              f"in_dim < {nd}.")
+        if isinstance(d, bool):         # torch fails reading the batch size
+            raise TypeError("size(): argument 'dim' (position 1) must be int, not bool")
     return leaves, dims, spec
 
 
 def _output_dims(func, out_dims, spec):
     """out_dims broadcast over the output spec; torch's ValueErrors on mismatch."""
-    if type(out_dims) is int or out_dims is None:
+    if isinstance(out_dims, int) or out_dims is None:
         return [out_dims] * spec.num_leaves
     # a single output is matched as a one-tuple: out_dims=(1,) fits it, out_dims=[1] not
     dims = _broadcast_to_and_flatten(out_dims, treespec_tuple([spec]) if spec.is_leaf()
@@ -568,7 +570,7 @@ def _output_dims(func, out_dims, spec):
                          f"structure {tree_structure(out_dims)} but outputs has structure "
                          f"{spec}.")
     for d in dims:
-        if d is not None and type(d) is not int:
+        if d is not None and not isinstance(d, int):
             raise ValueError(f"vmap({_fn_name(func)}, ..., out_dims={out_dims}): `out_dims` must "
                              f"be an int, None or a python collection of ints representing "
                              f"where in the outputs the vmapped dimension should appear.")
