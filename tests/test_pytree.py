@@ -720,3 +720,20 @@ def test_random_structures_match_torch():
         prefix = _prefix(tree, rng)
         assert ep._broadcast_to_and_flatten(prefix, es) == \
             tp._broadcast_to_and_flatten(prefix, ts), (prefix, tree)
+
+
+Q = namedtuple("Q", "a b")
+
+
+def test_registered_namedtuple_still_flattens_as_namedtuple():
+    try:
+        for p in (ep, tp):
+            p.register_pytree_node(Q, lambda q: ([q.a], q.b), lambda v, c: Q(v[0], c))
+        for fn in (lambda p: p.tree_structure(Q(1, 2)), lambda p: p.tree_map(str, Q(1, 2)),
+                   lambda p: p._broadcast_to_and_flatten(Q(0, 5), p.tree_structure(Q([1, 2], 3))),
+                   lambda p: p.tree_structure(Q(1, 2)).flatten_up_to(Q([9], 2))):
+            assert _outcome(fn, ep) == _outcome(fn, tp)
+    finally:
+        ep._deregister_pytree_node(Q)
+        tp._deregister_pytree_node(Q)
+    assert ep.tree_leaves(Q(1, [2])) == [1, 2]

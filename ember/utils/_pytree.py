@@ -65,6 +65,7 @@ class _SerializeNodeDef(NamedTuple):
 
 
 SUPPORTED_NODES: dict = {}                  # type -> NodeDef
+_LOOKUP: dict = {}              # type -> NodeDef that flattens it (a namedtuple: namedtuple's)
 SUPPORTED_SERIALIZED_TYPES: dict = {}       # type -> _SerializeNodeDef
 SERIALIZED_TYPE_TO_PYTHON_TYPE: dict = {}   # serialized name -> type
 CONSTANT_NODES: set = set()
@@ -129,7 +130,10 @@ def _add_node(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn=None,
               from_dumpable_context=None):
     if cls in SUPPORTED_NODES:
         raise ValueError(f"{cls} is already registered as pytree node.")
-    SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    node = SUPPORTED_NODES[cls] = NodeDef(cls, flatten_fn, unflatten_fn, flatten_with_keys_fn)
+    # namedtuples flatten as namedtuples even when registered (as in torch)
+    shadowed = cls is not namedtuple and is_namedtuple_class(cls)
+    _LOOKUP[cls] = SUPPORTED_NODES[namedtuple] if shadowed else node
     name = NO_SERIALIZED_TYPE_NAME_FOUND if serialized_type_name is None \
         else serialized_type_name
     SUPPORTED_SERIALIZED_TYPES[cls] = _SerializeNodeDef(cls, name, to_dumpable_context,
@@ -168,6 +172,8 @@ _private_register_pytree_node = register_pytree_node
 def _deregister_pytree_node(cls) -> None:
     """Undo a registration (for tests)."""
     SUPPORTED_NODES.pop(cls, None)
+    _LOOKUP.pop(cls, None)
+    _TUPLE_KINDS.pop(cls, None)
     ser = SUPPORTED_SERIALIZED_TYPES.pop(cls, None)
     if ser is not None and SERIALIZED_TYPE_TO_PYTHON_TYPE.get(ser.serialized_type_name) is cls:
         del SERIALIZED_TYPE_TO_PYTHON_TYPE[ser.serialized_type_name]
@@ -398,14 +404,14 @@ def _tuple_kind(cls):
 
 def _node_def(cls):
     """The NodeDef for values of type ``cls`` (exact type), or None for a leaf type."""
-    node = SUPPORTED_NODES.get(cls)
+    node = _LOOKUP.get(cls)
     if node is not None or not isinstance(cls, type) or not issubclass(cls, tuple):
         return node
     kind = _tuple_kind(cls)
     if kind == "namedtuple":
         return SUPPORTED_NODES[namedtuple]
     if kind == "structseq":
-        node = SUPPORTED_NODES[cls] = _structseq_node(cls)
+        node = SUPPORTED_NODES[cls] = _LOOKUP[cls] = _structseq_node(cls)
         return node
     return None
 
@@ -413,7 +419,7 @@ def _node_def(cls):
 def _get_node_type(tree):
     """The registry key for ``tree``: its type, or ``namedtuple`` for any namedtuple."""
     cls = type(tree)
-    if cls in SUPPORTED_NODES or not issubclass(cls, tuple):
+    if cls is tuple or not issubclass(cls, tuple):
         return cls
     return namedtuple if _tuple_kind(cls) == "namedtuple" else cls
 
@@ -641,14 +647,14 @@ def _flatten_into(tree, leaves, is_leaf):
     if is_leaf is not None and is_leaf(tree):
         leaves.append(tree)
         return _LEAF
-    node = SUPPORTED_NODES.get(type(tree))
+    node = _LOOKUP.get(type(tree))
     if node is None and (not isinstance(tree, tuple) or (node := _node_def(type(tree))) is None):
         leaves.append(tree)
         return _LEAF
     children, context = node.flatten_fn(tree)
     specs = []
     for c in children:
-        if is_leaf is None and type(c) not in SUPPORTED_NODES and not isinstance(c, tuple):
+        if is_leaf is None and type(c) not in _LOOKUP and not isinstance(c, tuple):
             leaves.append(c)            # the common plain leaf, without a call
             specs.append(_LEAF)
         else:
