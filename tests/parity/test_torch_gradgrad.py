@@ -77,12 +77,22 @@ def test_module_gradgrad_float32(entry, kind):
     assert r.status == "pass", f"{r.id} (float32): {r.reason}"
 
 
+@pytest.mark.parametrize("entry", [
+    _param(e, f"{e.name}.func_hessian") for e in G.MODULES if e.name in G.FUNC_HESSIAN_MODULES])
+def test_module_func_hessian(entry):
+    r = G.check_module(entry, "func_hessian")
+    if r.status == "nosamples":
+        pytest.skip(r.reason)
+    assert r.status == "pass", f"{r.id}: {r.reason}"
+
+
 def test_known_entries_exist():
     ids = {H.op_id(op) for op in OPS} | {f"{e.name}.{k}" for e in G.MODULES
                                          for k in ("wgan_gp", "hvp")}
     stale = sorted(k for k in KNOWN if k not in ids)
     assert not stale, f"KNOWN names nothing swept: {stale}"
-    missing = sorted(set(G.FLOAT32_MODULES) - {e.name for e in G.MODULES})
+    missing = sorted(set(G.FLOAT32_MODULES + G.FUNC_HESSIAN_MODULES) -
+                     {e.name for e in G.MODULES})
     assert not missing, f"FLOAT32_MODULES names no module entry: {missing}"
 
 

@@ -517,11 +517,27 @@ def _hvp(lib, entry, m, x, wrt):
     return g, lib.autograd.grad(s, wrt, allow_unused=True)
 
 
+def _func_hessian(lib, entry, m, x, wrt):
+    """``func.hessian`` (forward over reverse) of the reduced output w.r.t. the input."""
+    cot = np.random.default_rng(3).standard_normal(tuple(_forward(entry, lib, m, x).shape))
+
+    def f(xi):
+        return _weighted_sum(lib, [_forward(entry, lib, m, xi)], [cot])
+    return [lib.func.hessian(f)(x.detach())]
+
+
+# also checked through func.hessian (jacfwd over jacrev: forward-mode AD of each backward)
+FUNC_HESSIAN_MODULES = ("Conv1d", "BatchNorm1d_train", "LayerNorm", "GroupNorm", "MaxPool1d",
+                        "AvgPool1d", "AdaptiveAvgPool1d", "GELU", "Softmax", "CrossEntropyLoss",
+                        "NLLLoss", "SmoothL1Loss", "GaussianNLLLoss", "GRUCell",
+                        "critic_layernorm_mlp", "maml_mlp_ce")
+KINDS = {"wgan_gp": "gradient", "hvp": None, "func_hessian": "Hessian"}
 FLOAT32_TOL = (1e-4, 1e-4)      # second derivatives of float32 modules: rtol, atol
 
 
 def check_module(entry, kind, dtype="float64"):
-    """``kind`` "wgan_gp" or "hvp" for one ModuleEntry; returns a GradGradResult. With
+    """``kind`` "wgan_gp", "hvp" or "func_hessian" for one ModuleEntry; returns a
+    GradGradResult. With
     ``dtype="float32"`` (what WGAN-GP training runs in), values within ``FLOAT32_TOL``."""
     import torch
     res = GradGradResult(f"{entry.name}.{kind}")
@@ -537,7 +553,9 @@ def check_module(entry, kind, dtype="float64"):
     except KeyError as e:
         res.status, res.reason = "fail", f"ember's module lacks parameter {e}"
         return res
-    fn = _wgan_gp if kind == "wgan_gp" else _hvp
+    fn = {"wgan_gp": _wgan_gp, "hvp": _hvp, "func_hessian": _func_hessian}[kind]
+    if kind == "func_hessian":
+        names = ["input"]
     try:
         # torch's CPU flash attention has no double backward: its math kernel has
         from torch.nn.attention import SDPBackend, sdpa_kernel
@@ -553,7 +571,7 @@ def check_module(entry, kind, dtype="float64"):
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             e_res = fn(ember, entry, em, ex, e_wrt)
-        pairs = [(e_res, t_res, "gradient")] if kind == "wgan_gp" else \
+        pairs = [(e_res, t_res, KINDS[kind])] if KINDS[kind] else \
             [(e_res[0], t_res[0], "first-order grad"), (e_res[1], t_res[1], "Hessian-vector product")]
         for e, t, what in pairs:
             if t is None:

@@ -675,7 +675,9 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
             raise ValueError("var is of incorrect size")
     if reduction not in ("none", "mean", "sum"):
         raise ValueError(reduction + " is not valid")
-    if bool((var.detach() < 0).any()):
+    # (looked at under vmap's wrappers: jacfwd / func.hessian batch the tangents, not var)
+    from ember.func._vmap import bottom
+    if bool((bottom(var).detach() < 0).any()):
         raise ValueError("var has negative entry/entries")
     var = _floored_keeping_grad(var, eps)
     loss = ((input - target) ** 2 / var + var.log()) * 0.5
