@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import numpy as np
 
+from ember._kernels import compiled
 from ember._kernels.elementwise import quiet
 
 # ------------------------------------------------------------------------- embedding
@@ -20,18 +21,31 @@ def embedding(weight, indices):
 
 
 def embedding_backward(grad, indices, num_weights):
-    """Sum of the gradient rows per index -> (num_weights, D). The rows are sorted by index
-    (stable, so each index's rows keep their order). With few repeats per index the k-th
-    rows of all indices are added in one scatter per k (distinct targets, in row order);
-    with many, each run of equal indices is reduced at once (``reduceat``, whose cost grows
-    with the number of runs instead)."""
+    """Sum of the gradient rows per index -> (num_weights, D) (``add_rows``)."""
     D = grad.shape[-1]
-    g = np.reshape(grad, (-1, D))
-    idx = np.reshape(indices, -1)
-    out = np.zeros((num_weights, D), g.dtype)
+    out = np.zeros((num_weights, D), grad.dtype)
+    add_rows(out, np.reshape(indices, -1), np.reshape(grad, (-1, D)))
+    return out
+
+
+def add_rows(out, idx, rows):
+    """``out[idx[i]] += rows[i]`` for i in order (``np.add.at`` over whole rows, which NumPy
+    runs element by element): out (V, *D), idx (n,), rows (n, *D). The rows are sorted by
+    index (stable, so each index's rows keep their order). With few repeats per index the
+    k-th rows of all indices are added in one scatter per k (distinct targets, in row order:
+    each sum rounds as the sequential one does); with many, each run of equal indices is
+    reduced at once (``reduceat``, whose cost grows with the number of runs instead) and
+    then added."""
     n = idx.size
     if not n:
         return out
+    if out.dtype.char in "fdFD" and out.flags.c_contiguous and n * out[0].size >= 4096:
+        kernels = compiled.module("scatter")
+        if kernels is not None:
+            V = out.shape[0]
+            kernels.add_rows(out.reshape(V, -1), np.ascontiguousarray(idx, np.int64),
+                             np.ascontiguousarray(rows, out.dtype).reshape(n, -1))
+            return out
     order = np.argsort(idx, kind="stable")
     si = idx[order]
     new = np.empty(n, np.bool_)
@@ -42,14 +56,13 @@ def embedding_backward(grad, indices, num_weights):
     counts = np.bincount(rank)                                   # rows per k
     if len(counts) * 5 > counts[0]:                              # many repeats: per run
         starts = np.flatnonzero(new)
-        out[si[starts]] = np.add.reduceat(g[order], starts, axis=0)
+        out[si[starts]] += np.add.reduceat(rows[order], starts, axis=0)
         return out
     by_k = np.argsort(rank, kind="stable")
-    dst, rows = si[by_k], g[order[by_k]]
-    a = counts[0]
-    out[dst[:a]] = rows[:a]
-    for c in counts[1:]:
-        out[dst[a:a + c]] += rows[a:a + c]
+    dst, src = si[by_k], rows[order[by_k]]
+    a = 0
+    for c in counts:
+        out[dst[a:a + c]] += src[a:a + c]
         a += c
     return out
 

@@ -9,8 +9,8 @@ import operator
 import numpy as np
 
 from ember import _dtype
-from ember._kernels.layout import contiguous_result
-from ember._kernels.util import check_storage_size, scalar_to, wrap_dim
+from ember._kernels.layout import c_order, contiguous_result, suggests_channels_last
+from ember._kernels.util import as_channels_last, check_storage_size, scalar_to, wrap_dim
 
 SL = slice(None)
 
@@ -420,7 +420,12 @@ def cat(arrays, dim=0):
                 raise RuntimeError(f"Sizes of tensors must match except in dimension {d}. "
                                    f"Expected size {ref.shape[k]} but got size {a.shape[k]} for "
                                    f"tensor number {i} in the list.")
-    return np.concatenate([a for _, a in keep], axis=d)
+    r = np.concatenate([a for _, a in keep], axis=d)
+    if nd in (4, 5):        # torch: channels-last when every input suggests it, else contiguous
+        if all(suggests_channels_last(a) for _, a in keep):
+            return as_channels_last(r)
+        return c_order(r)
+    return r
 
 
 def stack(arrays, dim=0):
@@ -567,6 +572,29 @@ def _first_bad(idx, lo, hi):
     return int(idx.reshape(-1)[np.argmax(bad.reshape(-1))])
 
 
+def _flat_grid(index, d, shape):
+    """``_grid`` as positions in a C-contiguous array of ``shape``: one int64 per element of
+    ``index`` (1-D), for the 1-D ``ufunc.at`` fast path (14x the advanced-index tuple's
+    speed: (10000, 512) rows into (1000, 512), ``maximum.at`` 7.4 vs 101 ms)."""
+    strides = [1] * len(shape)
+    for k in range(len(shape) - 2, -1, -1):
+        strides[k] = strides[k + 1] * shape[k + 1]
+    flat = index.astype(np.int64) * strides[d]
+    for k in range(index.ndim):
+        if k != d and index.shape[k] > 1:
+            shp = [1] * index.ndim
+            shp[k] = index.shape[k]
+            flat += (np.arange(index.shape[k], dtype=np.int64) * strides[k]).reshape(shp)
+    return flat.reshape(-1)
+
+
+def _ufunc_at(ufunc, out, index, d, vals):
+    """``ufunc.at(out, _grid(index, d), vals)`` on the flat fast path (``out`` C-contiguous)."""
+    vals = np.broadcast_to(np.asarray(vals, out.dtype) if np.ndim(vals) == 0 else vals,
+                           index.shape)
+    ufunc.at(out.reshape(-1), _flat_grid(index, d, out.shape), vals.reshape(-1))
+
+
 def _grid(index, d):
     """Advanced index tuple addressing, for every element of ``index``, the position whose
     coordinate along ``d`` is the index value and elsewhere the element's own coordinate."""
@@ -657,9 +685,9 @@ def scatter(a, dim, index, src, reduce=None):
         if reduce is None:
             out[g] = vals
         elif reduce == "add":
-            np.add.at(out, g, vals)
+            _ufunc_at(np.add, out, i1, d, vals)
         else:
-            np.multiply.at(out, g, vals)
+            _ufunc_at(np.multiply, out, i1, d, vals)
     return out.reshape(a.shape)
 
 
@@ -667,7 +695,7 @@ def scatter_add(a, dim, index, src):
     a1, i1, vals, d = _scatter_prep(a, dim, index, src)
     out = a1.copy()
     if i1.size:
-        np.add.at(out, _grid(i1, d), vals)
+        _ufunc_at(np.add, out, i1, d, vals)
     return out.reshape(a.shape)
 
 
@@ -687,20 +715,15 @@ def _identity(reduce, dt):
     return -np.inf if reduce == "amax" else np.inf
 
 
-def _reduce_at(out, g, vals, reduce, include_self, a_shape):
+def _reduce_at(out, i1, d, vals, reduce, include_self, a_shape):
     if not include_self:
-        out[g] = _identity(reduce, out.dtype)
-    if reduce in ("sum", "mean"):
-        np.add.at(out, g, vals)
-    elif reduce == "prod":
-        np.multiply.at(out, g, vals)
-    elif reduce == "amax":
-        np.maximum.at(out, g, vals)
-    else:
-        np.minimum.at(out, g, vals)
+        out[_grid(i1, d)] = _identity(reduce, out.dtype)
+    ufunc = {"sum": np.add, "mean": np.add, "prod": np.multiply, "amax": np.maximum,
+             "amin": np.minimum}[reduce]
+    _ufunc_at(ufunc, out, i1, d, vals)
     if reduce == "mean":
         cnt = np.ones(a_shape, np.int64) if include_self else np.zeros(a_shape, np.int64)
-        np.add.at(cnt, g, 1)
+        _ufunc_at(np.add, cnt, i1, d, 1)
         cnt = np.maximum(cnt, 1)
         if out.dtype.kind in "iub":
             out = np.floor_divide(out, cnt).astype(out.dtype)
@@ -716,7 +739,7 @@ def scatter_reduce(a, dim, index, src, reduce, include_self=True):
     a1, i1, vals, d = _scatter_prep(a, dim, index, src, "scatter_reduce")
     out = a1.copy()
     if i1.size:
-        out = _reduce_at(out, _grid(i1, d), vals, reduce, include_self, a1.shape)
+        out = _reduce_at(out, i1, d, vals, reduce, include_self, a1.shape)
     return out.reshape(a.shape)
 
 
@@ -767,7 +790,11 @@ def index_add(a, dim, index, source, alpha=1):
     if alpha != 1:
         alpha = scalar_to(alpha, a.dtype) if a.dtype.kind in "iu" else alpha
     vals = s1 if alpha == 1 else (s1 * alpha).astype(a.dtype)
-    np.add.at(np.moveaxis(out, d, 0), idx, np.moveaxis(vals, d, 0))
+    if out.size > n and out.dtype.kind != "b":      # whole slices: one scatter per repeat
+        from ember._kernels.nn_fused import add_rows
+        add_rows(np.moveaxis(out, d, 0), idx, np.moveaxis(vals, d, 0))
+    else:
+        np.add.at(np.moveaxis(out, d, 0), idx, np.moveaxis(vals, d, 0))
     return out.reshape(a.shape)
 
 
