@@ -251,3 +251,33 @@ def test_relu_backward_keeps_channels_last():
     tg, eg = _pair((2, 3, 4, 5), seed=6)                 # mixed: contiguous result
     _check(torch.ops.aten.threshold_backward(tg, tx, 0.0),
            ember.ops.aten.threshold_backward(eg, ex, 0.0))
+
+
+def test_clone_and_like_preserve_format_as_torch():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    views = [lambda x: x[:, :1].expand(2, 3, 4, 5), lambda x: x[:, :, ::2],
+             lambda x: x.permute(0, 2, 1, 3)[:, ::2], lambda x: x[:, :1]]
+    for view in views:
+        _check(view(tx).clone(), view(ex).clone())
+        assert ember.empty_like(view(ex)).stride() == torch.empty_like(view(tx)).stride()
+        assert ember.zeros_like(view(ex)).stride() == torch.zeros_like(view(tx)).stride()
+
+
+def test_cat_channels_last_when_every_input_suggests_it():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    ty, ey = _pair((2, 3, 4, 5), seed=1)
+    _check(torch.cat([tx[:, :1], tx[:, 1:]], 1), ember.cat([ex[:, :1], ex[:, 1:]], 1))
+    _check(torch.cat([tx, ty]), ember.cat([ex, ey]))
+    _check(torch.cat([tx, tx], 3), ember.cat([ex, ex], 3))
+    t1, e1 = _pair((2, 3, 1, 1), CL)
+    _check(torch.cat([t1, t1], 1), ember.cat([e1, e1], 1))
+
+
+def test_pow_of_a_number_logsigmoid_rrelu_contiguous_adaptive_max_pool_exact_strides():
+    tx, ex = _pair((2, 3, 4, 5), CL)
+    _check(2 ** tx, 2 ** ex)
+    _check(tx ** 2, ex ** 2)
+    tF, eF = torch.nn.functional, ember.nn.functional
+    _check(tF.logsigmoid(tx), eF.logsigmoid(ex))
+    _check(tF.rrelu(tx), eF.rrelu(ex))
+    _check(tF.adaptive_max_pool2d(tx, 1), eF.adaptive_max_pool2d(ex, 1))

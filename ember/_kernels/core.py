@@ -3,7 +3,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import split
-from ember._kernels.layout import follows_inputs
+from ember._kernels.layout import empty_preserving, follows_inputs
 from ember._kernels.shape import type_name
 from ember._kernels.util import infer_size, as_view, wrap_dim
 
@@ -108,8 +108,10 @@ def sum_to_size(a, size):
 
 def clone(a, memory_format=None):
     mf = getattr(memory_format, "name", memory_format)
-    if mf in (None, "preserve_format"):
-        return np.array(a, copy=True, order="K")
+    if mf in (None, "preserve_format"):         # torch's strides (layout.empty_preserving)
+        out = empty_preserving(a)
+        np.copyto(out, a)
+        return out
     rank = {"channels_last": 4, "channels_last_3d": 5}.get(mf)
     if rank is not None and a.ndim != rank:
         raise RuntimeError(f"required rank {rank} tensor to use {mf} format")

@@ -894,12 +894,13 @@ def threshold_backward(g, x, threshold):
 
 rsub = follows_inputs(rsub, swapped=True)
 threshold_backward = follows_inputs(threshold_backward, swapped=True)   # torch: ``self`` first
-(pow, remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
+pow = follows_inputs(pow, number_first_contiguous=True)
+(remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
  fmax, fmin, copysign, nextafter, xlogy, logaddexp, logaddexp2, heaviside, gcd, lcm, lerp,
  addcmul, addcdiv, clamp, clamp_min, clamp_max, bitwise_and, bitwise_or, bitwise_xor,
  bitwise_left_shift, bitwise_right_shift, logical_and, logical_or, logical_xor, eq, ne, lt,
  le, gt, ge) = map(follows_inputs, (
-    pow, remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
+    remainder, fmod, true_divide, div_mode, floor_divide, atan2, hypot, maximum, minimum,
     fmax, fmin, copysign, nextafter, xlogy, logaddexp, logaddexp2, heaviside, gcd, lcm, lerp,
     addcmul, addcdiv, clamp, clamp_min, clamp_max, bitwise_and, bitwise_or, bitwise_xor,
     bitwise_left_shift, bitwise_right_shift, logical_and, logical_or, logical_xor, eq, ne, lt,

@@ -7,6 +7,7 @@ import math
 import numpy as np
 
 from ember import _dtype
+from ember._kernels.layout import empty_preserving
 from ember._kernels.util import check_storage_size
 
 # C++ spellings torch uses in "value cannot be converted to type ... without overflow"
@@ -120,7 +121,10 @@ def _like(fill, a, dtype, memory_format):
         out = empty(a.shape, SimpleNamespace(np=npd), order)
         out[...] = fill
         return out
-    out = np.empty_like(a, dtype=npd, order=order)
+    if order == "K":                            # torch's strides (layout.empty_preserving)
+        out = empty_preserving(a, npd)
+    else:
+        out = np.empty_like(a, dtype=npd, order=order)
     out.fill(fill)
     return out
 

@@ -110,12 +110,15 @@ def like_inputs(r, arrays):
     return out
 
 
-def follows_inputs(kernel, swapped=False):
+def follows_inputs(kernel, swapped=False, number_first_contiguous=False):
     """``kernel`` (an elementwise kernel of several operands) whose result comes out in
     torch's layout (Note [output layout]). ``swapped``: torch's first operand is the
-    kernel's second (``rsub(a, b)`` is ``b - a``)."""
+    kernel's second (``rsub(a, b)`` is ``b - a``). ``number_first_contiguous``: a Python
+    number as the first operand gives a contiguous result (torch's ``pow(Scalar, Tensor)``)."""
     def run(*args):
         r = kernel(*args)
+        if number_first_contiguous and type(args[0]) is not _nd:
+            return c_order(r)
         if type(r) is tuple:            # (values, indices) of sort
             return tuple(run_one(x, args) for x in r)
         return run_one(r, args)
@@ -143,7 +146,7 @@ def _c_strides(shape, itemsize):
     return tuple(reversed(out))
 
 
-def _c_order(r):
+def c_order(r):
     """``r`` C-contiguous, with torch's strides on its size-1 dimensions too (NumPy calls an
     array with any stride there contiguous: a ``keepdims`` reduction's)."""
     if type(r) is not _nd or r.ndim < 2:
@@ -165,8 +168,8 @@ def contiguous_result(kernel):
     def run(*args):
         r = kernel(*args)
         if type(r) is tuple:
-            return tuple(_c_order(x) for x in r)
-        return _c_order(r)
+            return tuple(c_order(x) for x in r)
+        return c_order(r)
     run.__name__ = getattr(kernel, "__name__", "kernel")
     run.__doc__ = kernel.__doc__
     run.__wrapped__ = kernel
@@ -186,3 +189,37 @@ def shared_dense_order(arrays):
         if x.shape != a.shape or not x.transpose(order).flags.c_contiguous:
             return None
     return order
+
+
+def empty_preserving(a, dtype=None):
+    """An uninitialised array shaped like ``a`` as torch's ``preserve_format`` allocates it:
+    ``a``'s own strides when ``a`` is dense and non-overlapping (size-1 dimensions
+    included), else dense strides in ``a``'s stride order (``stride_order``: an expanded
+    or sliced channels-last tensor gives a channels-last result). NumPy's ``order='K'``
+    differs on size-1 dimensions and on expanded inputs."""
+    dtype = a.dtype if dtype is None else np.dtype(dtype)
+    shape = a.shape
+    if a.ndim < 2 or a.flags.c_contiguous and (
+            1 not in shape or a.strides == _c_strides(shape, a.itemsize)):
+        return np.empty(shape, dtype)
+    order = stride_order(shape, [a])
+    dense = strides_in_order(shape, order)
+    item = a.itemsize
+    own = tuple(s // item for s in a.strides)
+    if all(s >= 0 and s * item == b for s, b in zip(own, a.strides)) and \
+            all(o == d for o, d, n in zip(own, dense, shape) if n > 1):
+        dense = own                                   # dense input: its exact strides
+    if a.size == 0:
+        return np.empty(shape, dtype)
+    span = 1 + sum((n - 1) * s for n, s in zip(shape, dense))
+    buf = np.empty(span, dtype)
+    return np.lib.stride_tricks.as_strided(buf, shape, tuple(s * dtype.itemsize for s in dense))
+
+
+def suggests_channels_last(a):
+    """torch's ``suggest_memory_format`` of a 4-D / 5-D array is channels-last: its
+    dimensions, ordered by stride, run channels innermost, then the spatial ones, batch
+    outermost (a slice of a channels-last tensor, or a 1-channel one laid out so)."""
+    if a.ndim not in (4, 5) or a.flags.c_contiguous and 1 not in a.shape:
+        return False
+    return stride_order(a.shape, [a]) == (0,) + tuple(range(2, a.ndim)) + (1,)

@@ -181,10 +181,23 @@ def is_channels_last(a):
 
 
 def as_channels_last(a):
-    """``a``'s values in a channels-last array (``a`` itself when it already is one)."""
-    if a.ndim not in (4, 5) or is_channels_last(a):
+    """``a``'s values in a channels-last array with torch's strides (on size-1 dimensions
+    too); ``a`` itself when it already is one."""
+    if a.ndim not in (4, 5):
         return a
-    return np.moveaxis(np.ascontiguousarray(np.moveaxis(a, 1, -1)), -1, 1)
+    order = (0,) + tuple(range(2, a.ndim)) + (1,)
+    item = a.itemsize
+    strides = []
+    step = item
+    for d in reversed(order):
+        strides.append((d, step))
+        step *= max(a.shape[d], 1)
+    want = tuple(s for _, s in sorted(strides))
+    if a.strides == want:
+        return a
+    out = np.empty([a.shape[d] for d in order], a.dtype).transpose(np.argsort(order))
+    np.copyto(out, a)
+    return out
 
 
 def keeps_channels_last(kernel, ranks=(4, 5)):

@@ -174,12 +174,13 @@ def rrelu(input, lower=1.0 / 8, upper=1.0 / 3, training=False, inplace=False):
     if lower > upper:
         raise RuntimeError("Lower bound should be less than or equal to the upper bound")
     _check_floating(input, "leaky_relu_cpu")
+    # results contiguous whatever the input's layout, as torch's rrelu_with_noise
     if training:
         a = ember.empty(input.shape, dtype=input.dtype).uniform_(lower, upper)
-        fn = lambda t: ember.where(t >= 0, t, t * a)        # noqa: E731
+        fn = lambda t: ember.where(t >= 0, t, t * a).contiguous()        # noqa: E731
     else:
         slope = (lower + upper) / 2
-        fn = lambda t: ember.where(t > 0, t, t * slope)     # noqa: E731
+        fn = lambda t: ember.where(t > 0, t, t * slope).contiguous()     # noqa: E731
     return _act("RreluWithNoiseBackward0", fn, input, inplace, "RreluWithNoiseBackward1", True)
 
 
@@ -222,7 +223,8 @@ def _logsigmoid(x):
         return _logsigmoid(x.float()).to(x.dtype)
     neg, zero = x < 0, x.new_zeros(())
     xn, xp = ember.where(neg, x, zero), ember.where(neg, zero, x)
-    return ember.where(neg, xn - xn.exp().log1p(), -(-xp).exp().log1p())
+    # contiguous whatever the input's layout, as torch's (its kernel keeps a buffer)
+    return ember.where(neg, xn - xn.exp().log1p(), -(-xp).exp().log1p()).contiguous()
 
 
 def hardshrink(input, lambd=0.5):
