@@ -359,3 +359,123 @@ def test_fuzzer_parameters():
                  tensors=[], seed=0)
     ys = [(params["x"], params["y"]) for _, _, params in F.take(200)]
     assert all(y in (1, x) for x, y in ys) and 60 < sum(y == 1 for _, y in ys) < 140
+
+
+# ---------------------------------------------------------------------------- quantizable / quantized
+
+def _qmodel(lib, make, two_outputs):
+    Q = lib.ao.quantization
+
+    class M(lib.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.quant, self.mod, self.dequant = Q.QuantStub(), make(lib.nn), Q.DeQuantStub()
+
+        def forward(self, *xs):
+            xs = [self.quant(x) for x in xs]
+            y, extra = self.mod(*xs)
+            extra = extra if isinstance(extra, tuple) else (extra,)
+            return (self.dequant(y),) + tuple(self.dequant(e) for e in extra)
+
+    m = M().eval()
+    m.qconfig = Q.get_default_qconfig("x86")
+    return m
+
+
+def _calibrated_pair(make, inputs):
+    t, e = _qmodel(torch, make, True), _qmodel(ember, make, True)
+    e.load_state_dict({k: E(v) for k, v in t.state_dict().items()})
+    tp, ep = torch.ao.quantization.prepare(t), ember.ao.quantization.prepare(e)
+    for xs in inputs:
+        ft, fe = tp(*xs), ep(*map(E, xs))
+        for a, b in zip(ft, fe):
+            assert close(b, a, 1e-5)                     # the observed (float) modules
+    return tp, ep
+
+
+@pytest.mark.parametrize("kw", [dict(), dict(num_layers=2, bidirectional=True)])
+def test_quantizable_and_quantized_lstm(kw):
+    torch.manual_seed(0)
+    xs = [(torch.randn(5, 2, 3),) for _ in range(3)]
+    tp, ep = _calibrated_pair(lambda nn: nn.LSTM(3, 4, **kw), xs)
+    assert type(ep.mod).__name__ == "LSTM" and ep.mod._get_name() == "QuantizableLSTM"
+    assert list(ep.mod.state_dict()) == list(tp.mod.state_dict())
+    tq, eq = torch.ao.quantization.convert(tp), ember.ao.quantization.convert(ep)
+    assert isinstance(eq.mod, ember.ao.nn.quantized.LSTM)
+    for a, b in zip(tq(*xs[0]), eq(*map(E, xs[0]))):
+        assert close(b, a, 1e-6)                         # the same integers
+    # the float quantizable LSTM equals nn.LSTM, batch_first and initial states included
+    f = ember.nn.LSTM(3, 4, batch_first=True, **kw).eval()
+    f.qconfig = ember.ao.quantization.default_qconfig
+    z = ember.nn.quantizable.LSTM.from_float(f)
+    x = ember.randn(2, 5, 3)
+    dirs = 2 if kw else 1
+    h0 = (ember.randn(dirs * kw.get("num_layers", 1), 2, 4),) * 2
+    (y_f, (h_f, c_f)), (y_z, (h_z, c_z)) = f(x, h0), z(x, h0)
+    for a, b in ((y_f, y_z), (h_f, h_z), (c_f, c_z)):
+        assert close(b, a, 1e-6)
+
+
+def test_quantizable_and_quantized_multihead_attention():
+    torch.manual_seed(0)
+    xs = [(torch.randn(3, 2, 8), torch.randn(4, 2, 8), torch.randn(4, 2, 8)) for _ in range(3)]
+    tp, ep = _calibrated_pair(lambda nn: nn.MultiheadAttention(8, 2), xs)
+    assert ep.mod._get_name() == "QuantizableMultiheadAttention"
+    tq, eq = torch.ao.quantization.convert(tp), ember.ao.quantization.convert(ep)
+    assert isinstance(eq.mod, ember.ao.nn.quantized.MultiheadAttention)
+    out_t, w_t = tq(*xs[0])
+    out_e, w_e = eq(*map(E, xs[0]))
+    assert close(out_e, out_t, 1e-6)
+    # weights: quantized with the observer's scale, which may differ by a float32 ulp
+    assert close(w_e, w_t, float(tq.mod.quant_attn_output_weights.scale) * 1.01)
+    # masks (float path), against nn.MultiheadAttention
+    f = ember.nn.MultiheadAttention(8, 2, batch_first=True).eval()
+    f.qconfig = ember.ao.quantization.default_qconfig
+    z = ember.nn.quantizable.MultiheadAttention.from_float(f)
+    q, k = ember.randn(2, 3, 8), ember.randn(2, 4, 8)
+    kpm = ember.tensor([[False, False, True, False], [False, False, False, True]])
+    am = ember.zeros(3, 4, dtype=ember.bool)
+    am[0, 1] = True
+    for a, b in zip(f(q, k, k, key_padding_mask=kpm, attn_mask=am),
+                    z(q, k, k, key_padding_mask=kpm, attn_mask=am)):
+        assert close(b, a, 1e-6)
+
+
+def test_quantized_prelu():
+    torch.manual_seed(0)
+    weight = torch.rand(3) * 0.5
+    xs = [(torch.randn(4, 3, 5, 6) * 3,)]
+
+    def make(nn):
+        m = nn.PReLU(3)
+        m.weight.data = weight.clone() if nn is torch.nn else E(weight)
+        return m
+
+    def build(lib):
+        Q = lib.ao.quantization
+
+        class M(lib.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.quant, self.mod, self.dequant = Q.QuantStub(), make(lib.nn), Q.DeQuantStub()
+
+            def forward(self, x):
+                return self.dequant(self.mod(self.quant(x)))
+        m = M().eval()
+        m.qconfig = Q.default_qconfig
+        return m
+    t, e = build(torch), build(ember)
+    tp, ep = torch.ao.quantization.prepare(t), ember.ao.quantization.prepare(e)
+    tp(*xs[0]), ep(E(xs[0][0]))
+    tq, eq = torch.ao.quantization.convert(tp), ember.ao.quantization.convert(ep)
+    assert isinstance(eq.mod, ember.ao.nn.quantized.PReLU) and eq.mod._get_name() == "QuantizedPReLU"
+    assert close(eq.mod.weight.int_repr(), tq.mod.weight.int_repr())
+    assert (eq.mod.scale, eq.mod.zero_point) == (tq.mod.scale, tq.mod.zero_point)
+    qt = tq.quant(xs[0][0])
+    qe = ember._make_per_tensor_quantized_tensor(E(qt.int_repr()), qt.q_scale(), qt.q_zero_point())
+    ot, oe = tq.mod(qt).int_repr().numpy(), eq.mod(qe).int_repr().numpy()
+    neg = qt.int_repr().numpy() < qt.q_zero_point()
+    assert (ot[neg] == oe[neg]).all()                    # torch's integers where x < 0
+    x = qe.dequantize().numpy()                          # x >= 0: x itself, requantized
+    assert np.allclose(((oe - eq.mod.zero_point) * eq.mod.scale)[~neg], x[~neg],
+                       atol=eq.mod.scale / 2 + 1e-6)

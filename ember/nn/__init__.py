@@ -23,7 +23,7 @@ __all__ = list(_modules_all) + ["functional", "init", "utils", "parallel", "Para
 
 def __getattr__(name):
     """torch.nn.quantized / intrinsic / qat (ember.ao.nn aliases), grad, attention: lazy."""
-    if name in ("quantized", "intrinsic", "qat", "grad", "attention"):
+    if name in ("quantized", "intrinsic", "qat", "quantizable", "grad", "attention"):
         import importlib
         return importlib.import_module(f"ember.nn.{name}")
     raise AttributeError(f"module 'ember.nn' has no attribute '{name}'")

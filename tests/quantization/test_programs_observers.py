@@ -56,18 +56,18 @@ def test_fake_quantize_bad_range_message(call):
     assert str(e_err.value) == str(t_err.value)
 
 
-@pytest.mark.parametrize("make", [lambda nn: nn.LSTM(4, 3),
-                                  lambda nn: nn.MultiheadAttention(4, 2)])
-def test_static_prepare_of_lstm_refused(make):
-    """torch swaps these for its quantizable modules; ember says it lacks them (instead of
-    failing on the tuple output); dynamic qconfigs and qconfig None still prepare."""
+@pytest.mark.parametrize("make,kind", [(lambda nn: nn.LSTM(4, 3), "LSTM"),
+                                       (lambda nn: nn.MultiheadAttention(4, 2),
+                                        "MultiheadAttention")])
+def test_static_prepare_of_lstm_swaps_in_quantizable(make, kind):
+    """torch swaps these for its quantizable modules (ember too: ember.ao.nn.quantizable);
+    dynamic qconfigs and qconfig None leave them alone."""
     q = ember.ao.quantization
     model = ember.nn.Sequential(q.QuantStub(), make(ember.nn)).eval()
     model.qconfig = q.default_qconfig
-    with pytest.raises(NotImplementedError, match="quantizable"):
-        q.prepare(model)
+    assert type(q.prepare(model)[1]) is getattr(ember.ao.nn.quantizable, kind)
     model[1].qconfig = None
-    q.prepare(model)
+    assert type(q.prepare(model)[1]) is type(model[1])
     model.qconfig = q.default_dynamic_qconfig
     del model[1].qconfig
     q.prepare(model)

@@ -13,6 +13,9 @@ from ember.ao.nn.quantized.modules.conv import (  # noqa: F401
     Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
 from ember.ao.nn.quantized.modules.embedding_ops import (  # noqa: F401
     Embedding, EmbeddingBag, EmbeddingPackedParams)
+from ember.ao.nn.quantized.modules.rnn import LSTM  # noqa: F401
+from ember.ao.nn.quantized.modules.activation_mha import MultiheadAttention  # noqa: F401
+from ember.ao.nn.quantized.modules.prelu import PReLU  # noqa: F401
 
 
 class Quantize(_nn.Module):
