@@ -202,3 +202,18 @@ def test_flex_attention_eager():
     for g, w in zip(got, want):
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)
     assert got_meta == want_meta
+
+
+def test_lazy_module_state_dict_keeps_placeholders():
+    # an uninitialized lazy module's state_dict held detached empty tensors: numel() gave 0
+    # where torch's entries are the placeholders themselves and raise
+    for lib in (torch, ember):
+        net = lib.nn.Sequential(lib.nn.LazyLinear(3), lib.nn.LazyBatchNorm1d())
+        sd = net.state_dict()
+        assert sd["0.weight"] is net[0].weight
+        assert type(sd["1.running_mean"]).__name__ == "UninitializedBuffer"
+        with pytest.raises(ValueError, match="Attempted to use an uninitialized parameter"):
+            sd["0.weight"].numel()
+        net(lib.ones(4, 2))
+        sd = net.state_dict()
+        assert sd["0.weight"] is not net[0].weight and tuple(sd["0.weight"].shape) == (3, 2)

@@ -18,6 +18,15 @@ class LazyModuleMixin:
         tensors = list(self._parameters.values()) + list(self._buffers.values())
         return any(is_lazy(t) for t in tensors)
 
+    def _save_to_state_dict(self, destination, prefix, keep_vars):
+        """As Module's, but placeholders go in as they are (detaching one would hide that it
+        is uninitialized: its ops raise, as torch's)."""
+        super()._save_to_state_dict(destination, prefix, keep_vars)
+        if not keep_vars:
+            for name, t in list(self._parameters.items()) + list(self._buffers.items()):
+                if is_lazy(t) and prefix + name in destination:
+                    destination[prefix + name] = t
+
     def initialize_parameters(self, *args, **kwargs):
         raise NotImplementedError(f"initialize_parameters is not implemented for "
                                   f"{type(self).__name__}")
