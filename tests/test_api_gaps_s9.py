@@ -479,3 +479,24 @@ def test_quantized_prelu():
     x = qe.dequantize().numpy()                          # x >= 0: x itself, requantized
     assert np.allclose(((oe - eq.mod.zero_point) * eq.mod.scale)[~neg], x[~neg],
                        atol=eq.mod.scale / 2 + 1e-6)
+
+
+def test_quantized_multihead_attention_dequantize():
+    Q = ember.ao.quantization
+    f = ember.nn.MultiheadAttention(8, 2).eval()
+    f.qconfig = Q.get_default_qconfig("x86")
+    observed = ember.nn.quantizable.MultiheadAttention.from_float(f)
+    q, k = ember.randn(3, 2, 8), ember.randn(4, 2, 8)
+    observed(q, k, k)
+    qm = ember.ao.nn.quantized.MultiheadAttention.from_observed(observed)
+    back = qm.dequantize()
+    assert type(back) is ember.nn.MultiheadAttention
+    assert close(back.in_proj_weight[:8], qm.linear_Q.weight().dequantize())
+    assert close(back(q, k, k)[0], f(q, k, k)[0], 0.05)        # within weight rounding
+
+
+def test_ao_nn_quantized_names_as_torch():
+    import torch.ao.nn.quantized as TQ
+    names = {n for n in dir(TQ) if not n.startswith("_")}
+    assert names <= set(dir(ember.ao.nn.quantized)) | {"dynamic", "functional", "reference"}
+    assert ember.ao.nn.quantized.MaxPool2d is ember.nn.MaxPool2d

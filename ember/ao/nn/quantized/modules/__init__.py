@@ -16,6 +16,7 @@ from ember.ao.nn.quantized.modules.embedding_ops import (  # noqa: F401
 from ember.ao.nn.quantized.modules.rnn import LSTM  # noqa: F401
 from ember.ao.nn.quantized.modules.activation_mha import MultiheadAttention  # noqa: F401
 from ember.ao.nn.quantized.modules.prelu import PReLU  # noqa: F401
+from ember.nn import MaxPool2d  # noqa: F401  (torch re-exports the float module)
 
 
 class Quantize(_nn.Module):
