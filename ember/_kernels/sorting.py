@@ -212,8 +212,14 @@ def _topk_select(a, k, d, largest):
         beyond = (a > t) if largest else (a < t)
         equal = a == t
     need = k - np.sum(beyond, axis=d, keepdims=True)
-    sel = beyond | (equal & (np.cumsum(equal, axis=d) <= need))
-    cand = np.take(np.argsort(~sel, axis=d, kind="stable"), np.arange(k), axis=d)
+    if np.array_equal(np.sum(equal, axis=d, keepdims=True), need):
+        sel = beyond | equal                    # no ties cut at the k-th value (the usual case)
+    else:
+        sel = beyond | (equal & (np.cumsum(equal, axis=d) <= need))
+    # each row holds exactly k selected: their positions in index order, row by row
+    rows = np.moveaxis(sel, d, -1)
+    cols = np.nonzero(rows.reshape(-1, n))[1].reshape(rows.shape[:-1] + (k,))
+    cand = np.moveaxis(cols, -1, d)
     order = argsort_along(np.take_along_axis(a, cand, d), d, largest)
     return np.take_along_axis(cand, order, d).astype(np.int64)
 
