@@ -122,6 +122,15 @@ class Buffer(Tensor, metaclass=_FlagMeta):
         return t
 
 
+def _describe(func):
+    """``func`` as torch's messages show it: a Tensor method of its C base as
+    ``<method 'numel' of 'torch._C.TensorBase' objects>``."""
+    name = getattr(func, "__name__", None)
+    if name and not name.startswith("__") and getattr(Tensor, name, None) is func:
+        return f"<method '{name}' of 'torch._C.TensorBase' objects>"
+    return str(func)
+
+
 class UninitializedTensorMixin:
     """A placeholder whose shape is unknown until ``materialize(shape)`` turns it into
     ``cls_to_become`` (used by lazy modules). Any op on it raises ValueError (through
@@ -137,8 +146,8 @@ class UninitializedTensorMixin:
         if name in cls._allowed_methods or name in ("__get__", "__set__"):   # attributes
             return super().__torch_function__(func, types, args, kwargs)
         raise ValueError(
-            f"Attempted to use an uninitialized parameter in {func}. This error happens when "
-            "you are using a `LazyModule` or explicitly manipulating "
+            f"Attempted to use an uninitialized parameter in {_describe(func)}. This error "
+            "happens when you are using a `LazyModule` or explicitly manipulating "
             f"`torch.nn.parameter.{cls.__name__}` objects. When using LazyModules Call "
             "`forward` with a dummy batch to initialize the parameters before calling torch "
             "functions")
