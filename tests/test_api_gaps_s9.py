@@ -500,3 +500,19 @@ def test_ao_nn_quantized_names_as_torch():
     names = {n for n in dir(TQ) if not n.startswith("_")}
     assert names <= set(dir(ember.ao.nn.quantized)) | {"dynamic", "functional", "reference"}
     assert ember.ao.nn.quantized.MaxPool2d is ember.nn.MaxPool2d
+
+
+def test_vf_packed_and_projected():
+    torch.manual_seed(0)
+    m = torch.nn.GRU(3, 4)
+    x, bs, h = torch.randn(6, 3), torch.tensor([3, 2, 1]), torch.zeros(1, 3, 4)
+    a = torch.gru(x, bs, h, tuple(m._flat_weights), True, 1, 0.0, False, False)
+    b = ember.gru(E(x), E(bs), E(h), tuple(E(p) for p in m._flat_weights), True, 1, 0.0,
+                  False, False)
+    assert all(close(q, p, 1e-6) for p, q in zip(a, b))
+    m = torch.nn.LSTM(3, 4, proj_size=2)
+    h, x = (torch.zeros(1, 3, 2), torch.zeros(1, 3, 4)), torch.randn(5, 3, 3)
+    a = torch.lstm(x, h, tuple(m._flat_weights), True, 1, 0.0, False, False, False)
+    b = ember.lstm(E(x), tuple(map(E, h)), tuple(E(p) for p in m._flat_weights), True, 1, 0.0,
+                   False, False, False)
+    assert len(b) == 3 and all(close(q, p, 1e-6) for p, q in zip(a, b))
