@@ -281,3 +281,15 @@ def test_pow_of_a_number_logsigmoid_rrelu_contiguous_adaptive_max_pool_exact_str
     _check(tF.logsigmoid(tx), eF.logsigmoid(ex))
     _check(tF.rrelu(tx), eF.rrelu(ex))
     _check(tF.adaptive_max_pool2d(tx, 1), eF.adaptive_max_pool2d(ex, 1))
+
+
+@pytest.mark.parametrize("fmt", [None, CL])
+def test_advanced_indexing_layout_as_torch(fmt):
+    tx, ex = _pair((3, 3, 4, 5), fmt)
+    ti, ei = torch.tensor([0, 2]), ember.tensor([0, 2])
+    tj, ej = torch.tensor([[1, 0], [3, 2]]), ember.tensor([[1, 0], [3, 2]])
+    for fn in (lambda x, i, j: x[:, i], lambda x, i, j: x[:, :, i], lambda x, i, j: x[..., i],
+               lambda x, i, j: x[i], lambda x, i, j: x[:, :, j], lambda x, i, j: x[i, :, i],
+               lambda x, i, j: x[:, i, j.t()]):
+        _check(fn(tx, ti, tj), fn(ex, ei, ej))
+    assert ex[:, ei].view(3, -1).shape == (3, 40)        # torch's result views; NumPy's did not
