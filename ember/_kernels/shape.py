@@ -9,7 +9,8 @@ import operator
 import numpy as np
 
 from ember import _dtype
-from ember._kernels.layout import c_order, contiguous_result, suggests_channels_last
+from ember._kernels.layout import (c_order, contiguous_result, empty_in_order, stride_order,
+                                  suggests_channels_last)
 from ember._kernels.util import as_channels_last, check_storage_size, scalar_to, wrap_dim
 
 SL = slice(None)
@@ -638,6 +639,9 @@ def gather(a, dim, index, sparse_grad=False):
     if i1.size >= 4096:         # one 1-D take at flat positions (take_along_axis: ~5x slower)
         src = np.ascontiguousarray(a1)
         return src.reshape(-1).take(_flat_grid(i1, d, src.shape)).reshape(index.shape)
+    if i1.size >= 4096:         # one 1-D take at flat positions (take_along_axis: ~5x slower)
+        src = np.ascontiguousarray(a1)
+        return src.reshape(-1).take(_flat_grid(i1, d, src.shape)).reshape(index.shape)
     shp = list(i1.shape)
     shp[d] = n
     r = np.take_along_axis(_head(a1, shp), i1.astype(np.intp, copy=False), axis=d)
@@ -1066,7 +1070,56 @@ def index(a, indices):
     r = a[idx]
     if not _has_array(idx) or np.shares_memory(r, a):
         r = np.array(r, copy=True)
-    return r
+    return _index_layout(a, idx, r)
+
+
+def _index_layout(a, idx, r):
+    """``r = a[idx]`` laid out as torch's: the output dims follow the stride order of ``a``
+    (with 0 strides where the index tensors' dims land) and then of the index tensors,
+    the first deciding (layout.stride_order). NumPy puts the indexed dims outermost in
+    memory, so ``x[:, i]`` could not be viewed as torch's can. A contiguous ``a`` with
+    contiguous index arrays gives a contiguous result."""
+    if r.ndim < 2 or r.size < 2:
+        return r
+    arrays = [(k, x) for k, x in enumerate(idx) if isinstance(x, np.ndarray) and x.ndim > 0]
+    if len(arrays) != sum(1 for x in idx if isinstance(x, np.ndarray)) or \
+            any(not isinstance(x, (slice, np.ndarray)) for x in idx):
+        return r                                      # 0-d masks: NumPy's own layout
+    if a.flags.c_contiguous and all(x.flags.c_contiguous for _, x in arrays):
+        return c_order(r)
+    pos = [k for k, _ in arrays]
+    bshape = np.broadcast_shapes(*[x.shape for _, x in arrays])
+    nb = len(bshape)
+    rest = list(range(len(idx), a.ndim))
+    kept = [k for k in range(len(idx)) if k not in pos] + rest       # a's dims kept, in order
+    adjacent = pos == list(range(pos[0], pos[-1] + 1))
+    first = pos[0] if adjacent else 0                 # where the indexed block lands
+    # element strides of the operands against r's dims
+    item = a.itemsize
+    before = [k for k in kept if k < first] if adjacent else []
+    after = [k for k in kept if k not in before]
+    self_st = [abs(a.strides[k]) // item for k in before] + [0] * nb + \
+        [abs(a.strides[k]) // item for k in after]
+    ops = [_strided_probe(r.shape, self_st)]
+    lead = len(before)
+    for _, x in arrays:
+        xb = np.broadcast_to(x, bshape)
+        st = [0] * r.ndim
+        for j in range(nb):
+            st[lead + j] = abs(xb.strides[j]) // xb.itemsize
+        ops.append(_strided_probe(r.shape, st))
+    order = stride_order(r.shape, ops)
+    out = empty_in_order(r.shape, r.dtype, order)
+    if out.strides == r.strides:
+        return r
+    np.copyto(out, r)
+    return out
+
+
+def _strided_probe(shape, strides):
+    """A stand-in array of ``shape`` with element ``strides``, for ``stride_order`` (never
+    read)."""
+    return np.lib.stride_tricks.as_strided(np.zeros(1, np.int8), shape, strides)
 
 
 def index_put(a, indices, values, accumulate=False):
