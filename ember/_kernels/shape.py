@@ -639,9 +639,6 @@ def gather(a, dim, index, sparse_grad=False):
     if i1.size >= 4096:         # one 1-D take at flat positions (take_along_axis: ~5x slower)
         src = np.ascontiguousarray(a1)
         return src.reshape(-1).take(_flat_grid(i1, d, src.shape)).reshape(index.shape)
-    if i1.size >= 4096:         # one 1-D take at flat positions (take_along_axis: ~5x slower)
-        src = np.ascontiguousarray(a1)
-        return src.reshape(-1).take(_flat_grid(i1, d, src.shape)).reshape(index.shape)
     shp = list(i1.shape)
     shp[d] = n
     r = np.take_along_axis(_head(a1, shp), i1.astype(np.intp, copy=False), axis=d)
