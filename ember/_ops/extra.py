@@ -190,7 +190,8 @@ def _norm_stats(x, dims, eps):
 
 @public("native_layer_norm")
 def native_layer_norm(input, normalized_shape, weight, bias, eps):
-    """(out, mean, rstd); mean and rstd have ``normalized_shape``'s dims kept as 1."""
+    """(out, mean, rstd); mean and rstd have ``normalized_shape``'s dims kept as 1 (and no
+    gradient, as torch's)."""
     ns = tuple(normalized_shape)
     k = len(ns)
     if tuple(input.shape[input.ndim - k:]) != ns or k == 0:
@@ -204,7 +205,7 @@ def native_layer_norm(input, normalized_shape, weight, bias, eps):
         out = out * weight
     if bias is not None:
         out = out + bias
-    return out, mean, rstd
+    return out, mean.detach(), rstd.detach()      # torch's statistics are not differentiable
 
 
 @public("native_group_norm")
@@ -234,7 +235,7 @@ def native_batch_norm(input, weight, bias, running_mean, running_var, training, 
     res = F.batch_norm(input, running_mean, running_var, weight, bias, training, momentum, eps)
     if training:
         dims = tuple(d for d in range(input.ndim) if d != 1)
-        mean, rstd = _norm_stats(input, dims, eps)
+        mean, rstd = _norm_stats(input.detach(), dims, eps)     # (not differentiable in torch)
         return res, mean.reshape(-1), rstd.reshape(-1)
     empty = ember.empty((0,), dtype=input.dtype)
     return res, empty, empty.clone()

@@ -239,3 +239,18 @@ def test_hessian_apis_match_torch(api):
 
     expected = H.torch_to_numpy(run(torch))
     np.testing.assert_allclose(run(ember).numpy(), expected, rtol=1e-7, atol=1e-10)
+
+
+@pytest.mark.parametrize("name,call", [
+    ("native_layer_norm", lambda t, x: t.native_layer_norm(x, (4,), None, None, 1e-5)),
+    ("native_group_norm", lambda t, x: t.native_group_norm(x, None, None, 3, 2, 4, 1, 1e-5)),
+    ("native_batch_norm", lambda t, x: t.native_batch_norm(x, None, None, None, None, True,
+                                                           0.1, 1e-5)),
+])
+def test_native_norm_statistics_differentiable_as_torch(name, call):
+    """torch's native layer/batch norm statistics carry no gradient (their Hessian through
+    the saved rstd is zero); group norm's do."""
+    x_np = np.random.default_rng(3).standard_normal((3, 2, 4))
+    got = [o.requires_grad for o in call(ember, ember.from_numpy(x_np).requires_grad_(True))]
+    want = [o.requires_grad for o in call(torch, torch.from_numpy(x_np).requires_grad_(True))]
+    assert got == want
