@@ -54,6 +54,10 @@ def test_lobpcg_generalized_sparse_batched_basic():
     assert np.allclose(eb.numpy(), [ref, 2 * ref])
     e32, _ = ember.lobpcg(ember.tensor(A).float(), k=2)
     assert e32.dtype == ember.float32 and np.allclose(e32.numpy(), ref, rtol=1e-4)
+    iK = ember.tensor(np.diag(1 / np.diag(A)))                 # a Jacobi preconditioner
+    assert np.allclose(ember.lobpcg(ember.tensor(A), k=2, iK=iK)[0].numpy(), ref)
+    e4, X4 = ember.lobpcg(ember.tensor(A), k=2, n=4)
+    assert e4.shape == (2,) and X4.shape == (20, 2) and np.allclose(e4.numpy(), ref)
     steps = []
     ember.lobpcg(ember.tensor(A), k=1, X=ember.ones(20, 2, dtype=ember.float64),
                  tracker=lambda w: steps.append(w.ivars["istep"]))
