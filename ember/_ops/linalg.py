@@ -19,6 +19,7 @@ from ember._kernels import linalg as K
 from ember._dispatch import check_int_list
 from ember._ops.registry import OpDef, public
 from ember._ops.core import conj_if_complex
+from ember._tensor import Tensor
 
 LINALG: dict = {}
 
@@ -68,7 +69,10 @@ def _eye_like(n, t, real=False):
 
 
 def _is_zero(g):
-    return g is None or not g._data.any()
+    """``g`` is None or a plain tensor of zeros that needs no gradient. (A vmap/func
+    wrapper's ``_data`` is only a placeholder, and forward-mode AD differentiates w.r.t. a
+    zero cotangent: neither may drop its terms, or jacrev(jacrev) / hessian lose them.)"""
+    return g is None or type(g) is Tensor and not g._requires_grad and not g._data.any()
 
 
 def _solve_tri(A, B, upper, left=True, unitriangular=False):

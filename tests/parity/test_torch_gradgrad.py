@@ -254,3 +254,29 @@ def test_native_norm_statistics_differentiable_as_torch(name, call):
     got = [o.requires_grad for o in call(ember, ember.from_numpy(x_np).requires_grad_(True))]
     want = [o.requires_grad for o in call(torch, torch.from_numpy(x_np).requires_grad_(True))]
     assert got == want
+
+
+@pytest.mark.parametrize("name,f", [
+    ("svdvals", lambda t, A, w: (t.linalg.svdvals(A) * w[0]).sum()),
+    ("svd_U", lambda t, A, w: (t.linalg.svd(A)[0] * w).sum()),
+    ("matrix_norm_nuc", lambda t, A, w: t.linalg.matrix_norm(A, "nuc")),
+    ("cond", lambda t, A, w: t.linalg.cond(A)),
+    ("eigvalsh", lambda t, A, w: (t.linalg.eigvalsh(A + A.mT) * w[0]).sum()),
+])
+@pytest.mark.parametrize("how", ["jacrev(jacrev)", "hessian"])
+def test_func_hessian_through_svd_and_eigh(name, f, how):
+    """The svd/eigh backward skips the terms of a zero gradient of U / V: under vmap
+    (jacrev over jacrev) and forward-mode AD (hessian) that zero is a placeholder or the
+    very thing differentiated, so those terms must stay."""
+    gen = np.random.default_rng(4)
+    a_np, w_np = gen.standard_normal((3, 3)), gen.standard_normal((3, 3))
+
+    def run(t):
+        w = t.from_numpy(w_np.copy())
+        g = (lambda A: f(t, A, w))
+        tf = t.func
+        h = tf.jacrev(tf.jacrev(g)) if how == "jacrev(jacrev)" else tf.hessian(g)
+        return h(t.from_numpy(a_np.copy()))
+
+    np.testing.assert_allclose(run(ember).numpy(), H.torch_to_numpy(run(torch)),
+                               rtol=1e-7, atol=1e-9)
