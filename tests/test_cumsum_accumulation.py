@@ -32,3 +32,15 @@ def test_cumsum_backward_bits_match_torch():
     ge = ember.autograd.grad(e.cumsum(1), e, ember.from_numpy(g))[0]
     gt = torch.autograd.grad(t.cumsum(1), t, torch.from_numpy(g))[0]
     np.testing.assert_array_equal(ge.numpy(), gt.numpy())
+
+
+@pytest.mark.parametrize("op", ["cumprod", "logcumsumexp"])
+@pytest.mark.parametrize("dtype", ["float32", "float16", "bfloat16", "float64"])
+def test_other_scans_accumulate_as_torch(op, dtype):
+    rng = np.random.default_rng(9)
+    long = (1 + rng.standard_normal(3000) * 1e-3).astype(np.float32)
+    rows = rng.standard_normal((40, 300)).astype(np.float32)
+    for x, dim in ((long, 0), (rows, 1)):
+        got = getattr(ember.from_numpy(x).to(getattr(ember, dtype)), op)(dim)
+        want = getattr(torch.from_numpy(x).to(getattr(torch, dtype)), op)(dim)
+        np.testing.assert_array_equal(got.double().numpy(), want.double().numpy())

@@ -459,7 +459,10 @@ def cumprod(a, dim, dtype=None):
     if a.ndim == 0:
         return a.astype(npd)
     with _ignore():
-        return np.cumprod(a, axis=d, dtype=npd)
+        acc_dt = _SCAN_ACC.get(np.dtype(npd))
+        if acc_dt is None:
+            return np.cumprod(a, axis=d, dtype=npd)
+        return np.cumprod(a, axis=d, dtype=acc_dt).astype(npd)
 
 
 def nth_zero_mask(a, dim, n):
@@ -509,8 +512,9 @@ def logcumsumexp(a, dim):
         return a.copy()
     if a.dtype.kind == "c":
         return _complex_logcumsumexp(a, d)
-    with _ignore():
-        return _fresh(np.logaddexp.accumulate(acc(a), axis=d), a.dtype)
+    with _ignore():         # (run in torch's accumulate type, as cumsum: see _SCAN_ACC)
+        return _fresh(np.logaddexp.accumulate(a, axis=d, dtype=_SCAN_ACC.get(a.dtype, a.dtype)),
+                      a.dtype)
 
 
 def _complex_logaddexp(a, b):
