@@ -362,6 +362,8 @@ def _addmm_like(op, vals, bdims, B):
     if r is NotImplemented:
         return r
     prod, _ = r
+    if bdims[1] is None and bdims[2] is None:       # only ``self`` batched: prod has no batch
+        prod = prod.unsqueeze(0)
     beta, alpha = vals[3], vals[4]
     s, sb = vals[0], bdims[0]
     R = prod.dim() - 1

@@ -280,3 +280,17 @@ def test_func_hessian_through_svd_and_eigh(name, f, how):
 
     np.testing.assert_allclose(run(ember).numpy(), H.torch_to_numpy(run(torch)),
                                rtol=1e-7, atol=1e-9)
+
+
+def test_func_hessian_of_addmm_with_a_broadcast_self():
+    """vmap's addmm rule with only ``self`` batched (func.hessian's tangents): the product
+    gets the batch dim too (raised a broadcast error)."""
+    gen = np.random.default_rng(5)
+    m, n, b = gen.standard_normal((2, 2)), gen.standard_normal((2, 2)), gen.standard_normal(1)
+
+    def run(t):
+        M, N = t.from_numpy(m.copy()), t.from_numpy(n.copy())
+        f = (lambda s: (t.addmm(s, M, N, beta=0.5) ** 2).sum())
+        return t.func.hessian(f)(t.from_numpy(b.copy()))
+
+    np.testing.assert_allclose(run(ember).numpy(), H.torch_to_numpy(run(torch)), rtol=1e-9)

@@ -39,7 +39,7 @@ import ember
 from . import torch_opdb as H
 
 MAX_SAMPLES = 3                 # float64 samples per op
-OP_TIME_BUDGET = 5.0            # seconds per op; later samples are dropped after it
+OP_TIME_BUDGET = 2.0            # seconds per op; later samples are dropped after it
 MAX_NUMEL = 100_000             # larger samples are skipped (seconds each, nothing new)
 GRAD_TOL_SCALE = H.GRAD_TOL_SCALE
 
