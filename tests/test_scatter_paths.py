@@ -81,3 +81,15 @@ def test_embedding_bag_offsets_match_torch(mode, path):
     want = torch.nn.functional.embedding_bag(torch.from_numpy(idx), torch.from_numpy(w),
                                              torch.from_numpy(off), mode=mode).numpy()
     np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-6)
+
+
+@pytest.mark.parametrize("dtype,lo,hi,n", [("int64", 0, 512, 100000), ("int32", -50, 50, 12000),
+                                           ("int8", -100, 100, 5000), ("uint8", 3, 200, 3000),
+                                           ("int64", 0, 10 ** 9, 5000), ("int16", 7, 8, 2000)])
+def test_unique_by_counting_matches_torch(dtype, lo, hi, n):
+    x = np.random.default_rng(n).integers(lo, hi, n).astype(dtype)
+    got = ember.from_numpy(x).unique(return_inverse=True, return_counts=True)
+    want = torch.from_numpy(x).unique(return_inverse=True, return_counts=True)
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_array_equal(g.numpy(), w.numpy())
