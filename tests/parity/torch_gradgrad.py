@@ -429,6 +429,12 @@ MODULES = [
     ModuleEntry("TransformerDecoderLayer", lambda t: t.nn.TransformerDecoderLayer(
         8, 2, dim_feedforward=16, dropout=0.0, batch_first=True), (2, 3, 8),
         call=lambda lib, m, x: m(x, x.flip(1))),
+    ModuleEntry("spectral_norm_conv", lambda t: t.nn.utils.parametrizations.spectral_norm(
+        t.nn.Conv2d(2, 3, 3)), (2, 2, 5, 5)),
+    ModuleEntry("spectral_norm_linear_eval", lambda t: t.nn.utils.parametrizations.spectral_norm(
+        t.nn.Linear(4, 3)), (2, 4), train=False),
+    ModuleEntry("weight_norm_linear", lambda t: t.nn.utils.parametrizations.weight_norm(
+        t.nn.Linear(4, 3)), (2, 4)),
     # small critics and meta-learners as users write them (second order through every layer)
     ModuleEntry("critic_dcgan", lambda t: _seq_of(
         t, t.nn.Conv2d(3, 4, 3, 2, 1), t.nn.BatchNorm2d(4), t.nn.LeakyReLU(0.2),
