@@ -917,7 +917,9 @@ gather = defop("gather(Tensor self, int dim, Tensor index, *, bool sparse_grad=F
 @gather.def_backward
 def _(ctx, g, self, dim, index, sparse_grad):
     if index.numel() == 0:      # nothing gathered (any index dtype is accepted then)
-        return _zeros(g, ctx.shapes[0])
+        z = _zeros(g, ctx.shapes[0])
+        # under create_graph torch's zeros are a function of the (empty) gradient
+        return z + g.sum() if g.requires_grad else z
     return _call(scatter_add, _zeros(g, ctx.shapes[0]), dim, index, g)
 
 
