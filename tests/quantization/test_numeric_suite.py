@@ -168,7 +168,4 @@ def test_default_compare_output_module_list_is_torchs():
         return "torch" + path[len("ember"):] if path.startswith("ember") else path
     theirs = {name(c) for c in tns.get_default_compare_output_module_list()}
     mine = {name(c) for c in ens.get_default_compare_output_module_list()}
-    assert mine <= theirs
-    # ember has no quantized PReLU module yet, so the mapping leaves PReLU out
-    assert theirs - mine <= {"torch.ao.nn.quantized.modules.activation.PReLU",
-                             "torch.nn.modules.activation.PReLU"}
+    assert mine == theirs

@@ -13,7 +13,7 @@ import ember
 from ember import nn
 from ember.ao.nn.quantized.modules.utils import Requantizing, _qparam_buffers
 
-__all__ = ["ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Softmax"]
+__all__ = ["ReLU6", "Hardswish", "ELU", "LeakyReLU", "Sigmoid", "Softmax", "PReLU"]
 
 qops = ember.ops.quantized          # scripted code calls these as quantized:: ops
 
@@ -134,3 +134,9 @@ class Softmax(_OnOutputGrid, nn.Softmax):
     @classmethod
     def _rebuild(cls, mod, scale, zero_point):
         return mod.dim, scale, zero_point
+
+
+# torch keeps its quantized PReLU in this module (pickles and module lists name it here)
+from ember.ao.nn.quantized.modules.prelu import PReLU  # noqa: E402
+
+PReLU.__module__ = __name__
