@@ -81,8 +81,9 @@ def _chan_first(a, groups):
     """(N, C, *S) -> (groups, C/groups, N*P) contiguous (one copy)."""
     N, C = a.shape[:2]
     P = int(np.prod(a.shape[2:]))
-    return np.ascontiguousarray(a.reshape(N, C, P).transpose(1, 0, 2)).reshape(
-        groups, C // groups, N * P)
+    out = np.empty((C, N, P), a.dtype)
+    _copy_split(out, a.reshape(N, C, P).transpose(1, 0, 2))
+    return out.reshape(groups, C // groups, N * P)
 
 
 def _batch_first(a, N, size):
