@@ -14,20 +14,7 @@ import ember  # noqa: E402
 from . import torch_gradgrad as G  # noqa: E402
 from . import torch_opdb as H  # noqa: E402
 
-_PAD_FIX = ("ember's reflect/replicate F.pad (ember/nn/functional/_vision.py, owned by the "
-            "layout work) is index_select, whose gradient does not depend on the input: under "
-            "create_graph torch's ReflectionPad/ReplicationPad backward does (zero second "
-            "derivative); fix: run the pad on ember._ops.nn_conv.links_input(input, ...)")
 KNOWN = {
-    "nn.functional.pad.reflect": _PAD_FIX,
-    "nn.functional.pad.replicate": _PAD_FIX,
-    "nn.functional.pad.replicate_negative": _PAD_FIX,
-    "stft": "center=True pads with reflect: " + _PAD_FIX,
-    "ReflectionPad1d.wgan_gp": _PAD_FIX, "ReflectionPad1d.hvp": _PAD_FIX,
-    "ReflectionPad2d.wgan_gp": _PAD_FIX, "ReflectionPad2d.hvp": _PAD_FIX,
-    "ReplicationPad1d.wgan_gp": _PAD_FIX, "ReplicationPad1d.hvp": _PAD_FIX,
-    "ReplicationPad2d.wgan_gp": _PAD_FIX, "ReplicationPad2d.hvp": _PAD_FIX,
-    "ReplicationPad3d.wgan_gp": _PAD_FIX, "ReplicationPad3d.hvp": _PAD_FIX,
     "nn.functional.linear_cross_entropy.chunked":
         "by design: the chunked path computes its gradients in the forward pass and refuses "
         "create_graph with a RuntimeError naming the unchunked path",

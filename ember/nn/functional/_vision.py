@@ -5,7 +5,7 @@ import math
 
 import numpy as np
 
-from ember._ops.nn_conv import convolution, constant_pad_nd
+from ember._ops.nn_conv import convolution, constant_pad_nd, links_input
 from ember._ops import quantized_nn as _qnn
 from ember.amp.autocast_mode import (fp32_under_autocast as _fp32_under_autocast,
                                      outside_autocast as _outside_autocast)
@@ -125,7 +125,9 @@ def pad(input, pad, mode="constant", value=None):
     if any(o < 0 for o in outs) or (mode != "circular" and all(o < 1 for o in outs)):
         raise RuntimeError(f"input (spatial sizes {list(input.shape[-nd:])}) is too small for "
                            f"{mode} padding {pad}. Calculated output sizes: {outs[::-1]}")
-    x = input
+    # (reflect / replicate: a second derivative reaches the input as zeros, as torch's)
+    x = input if mode == "circular" else links_input(
+        input, f"{'Reflection' if mode == 'reflect' else 'Replication'}Pad{nd}DBackwardBackward0")
     for i in range(nd):
         d = x.dim() - 1 - i
         lo, hi = pad[2 * i], pad[2 * i + 1]
