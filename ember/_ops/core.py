@@ -73,12 +73,12 @@ add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
             _bf16(_sub), inplace=True)
 mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(np.multiply),
-            inplace=True, saves=("self", "other"))
+            inplace=True, saves=("self", "other")).saved_for({"self": ("other",), "other": ("self",)})
 # div: true division (integers -> float) and rounding division (dtype kept, like torch), one
 # record each; the hand-written ``div`` front below picks the record from ``rounding_mode``.
 div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_EK.true_divide),
             function=False, method=False, inplace=True, promote="int_to_float",
-            saves=("self", "other"))
+            saves=("self", "other")).saved_for({"self": ("other",)})
 div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                  _EK.div_mode, function=False, method=False, inplace=True,
                  saves=("self", "other"))

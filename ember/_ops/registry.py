@@ -73,6 +73,9 @@ class OpDef:
         # saves: argument names, "result" (every output), or output names (only those:
         # ``ctx.result`` then holds None in place of the outputs not kept alive)
         self.saved_args = tuple(idx[n] for n in saves if n in idx)
+        # saved argument -> the arguments whose gradients read it (Note [saved for whom] in
+        # ember/autograd/graph.py); a saved argument not listed is read by every gradient
+        self.saved_needs = {}
         picked = tuple(out_idx[n] for n in saves if n not in idx and n != "result")
         self.saves_result = "result" in saves or bool(picked)
         self.saved_outputs = picked if picked and "result" not in saves else None
@@ -148,6 +151,14 @@ class OpDef:
     def def_batch_rule(self, fn):
         self._set("batch_rule", fn)
         return fn
+
+    def saved_for(self, needs):
+        """``mul.saved_for({"self": ("other",), "other": ("self",)})``: which arguments'
+        gradients read each saved argument (kept without a version check when none of them
+        requires grad)."""
+        idx = {n: i for i, n in enumerate(self.argnames)}
+        self._set("saved_needs", {idx[k]: tuple(idx[n] for n in v) for k, v in needs.items()})
+        return self
 
     def _set(self, field, fn):
         setattr(self, field, fn)

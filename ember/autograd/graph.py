@@ -845,7 +845,7 @@ def record(op, args, outputs, inplace=False):
                 edges.append(grad_edge(a))
             arr = a._data
             metas.append((arr.shape, arr.dtype))
-            if i in saved:
+            if i in saved and not _read_by_no_grad(op, i, args):
                 if inplace and i == 0:
                     a = stored[0] = _snapshot(a)
                 p = _pack(a) if hooks else None
@@ -854,7 +854,7 @@ def record(op, args, outputs, inplace=False):
                 else:
                     stored[i] = p
                     node.packed = True
-            else:
+            elif i not in saved:
                 stored[i] = None
         else:
             edges.append(_NO_EDGE)
@@ -895,6 +895,25 @@ def record(op, args, outputs, inplace=False):
     if op.saves_result:
         _save_result(node, outputs)
     return node
+
+
+# Note [saved for whom]: torch's nodes save an input only for the gradients that read it:
+# ``z = y * 2`` keeps no ``y`` (only the gradient of ``2`` would read it), so modifying ``y``
+# in place afterwards is no error there. ember's backward rules take every argument, so the
+# argument stays referenced, but an op whose ``saved_needs`` says which arguments' gradients
+# read a saved one registers no version for it (and makes no snapshot of an in-place
+# ``self``) when none of those requires grad: the value its rule then sees may be stale,
+# and it only feeds a gradient nobody takes.
+
+def _read_by_no_grad(op, i, args):
+    needs = op.saved_needs.get(i)
+    if needs is None:
+        return False
+    for j in needs:
+        a = args[j]
+        if isinstance(a, Tensor) and a._requires_grad:
+            return False
+    return True
 
 
 def make_recorder(op):
@@ -951,10 +970,16 @@ def make_recorder(op):
                 f"d{i} = {a}._data",
                 f"m{i} = (d{i}.shape, d{i}.dtype)"]
         if i in op.saved_args:
-            body += [f"b{i} = {a}._storage_base",
+            check = [f"b{i} = {a}._storage_base",
                      f"r{i} = {a} if b{i} is None else b{i}",
                      f"sv.append(({a}, r{i}._vc if r{i}._meta is None else "
                      f"_saved_version({a})))"]
+            needs = op.saved_needs.get(i)
+            if needs is not None:           # Note [saved for whom]
+                cond = " or ".join(f"(isinstance(a{j}, _Tensor) and a{j}._requires_grad)"
+                                   for j in needs)
+                check = [f"if {cond}:"] + ["    " + c for c in check]
+            body += check
         else:
             stored[i] = "None"
         if first is None:
