@@ -44,3 +44,29 @@ def test_return_types_are_structseqs():
         type(r)(1)
     with pytest.raises(TypeError, match="requires a sequence"):
         type(t)(1)
+
+
+class _Cube(ember.autograd.Function):
+    generate_vmap_rule = True
+
+    @staticmethod
+    def forward(x):
+        return x ** 3
+
+    @staticmethod
+    def setup_context(ctx, inputs, output):
+        ctx.save_for_backward(inputs[0])
+
+    @staticmethod
+    def backward(ctx, g):
+        x, = ctx.saved_tensors
+        return g * 3 * x ** 2
+
+
+def test_function_under_vmap_of_grad_refuses_instead_of_zeros():
+    xs = ember.tensor([[1.0, 2.0], [3.0, 4.0]])
+    f = ember.func
+    assert f.grad(lambda v: _Cube.apply(v).sum())(xs[1]).tolist() == [27.0, 48.0]
+    assert f.vmap(_Cube.apply)(xs).tolist() == [[1.0, 8.0], [27.0, 64.0]]
+    with pytest.raises(NotImplementedError, match="_Cube.apply under vmap of a gradient"):
+        f.vmap(f.grad(lambda v: _Cube.apply(v).sum()))(xs)

@@ -263,6 +263,8 @@ def _apply(cls, setup, args, kwargs, ctx=None):
         ctx = cls._backward_cls()
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
+    if state.grad_enabled and not any(needs):
+        _refuse_batched_grad(cls, args)
     ctx.needs_input_grad = needs
     ctx._is_tensor_input = is_tensor
     is_executable = state.grad_enabled and any(needs)
@@ -282,6 +284,20 @@ def _apply(cls, setup, args, kwargs, ctx=None):
     finally:
         state.grad_enabled = prev
     return _wrap_outputs(ctx, args, tensor_inputs, output, is_executable)
+
+
+def _refuse_batched_grad(cls, args):
+    """A vmapped input whose underlying tensor is being differentiated (``vmap(grad(f))``,
+    ``jacrev``/``jacfwd`` over a Function): the node would have to be recorded beneath the
+    batching, which ember's Functions do not do yet; refuse rather than give zero grads."""
+    from ember.func._vmap import BatchedTensor, bottom
+    for a in args:
+        if type(a) is BatchedTensor and bottom(a)._requires_grad:
+            raise NotImplementedError(
+                f"{cls.__name__}.apply under vmap of a gradient transform "
+                f"(vmap(grad(...)), jacrev, jacfwd, hessian): ember does not yet record "
+                f"autograd.Function nodes beneath vmap's batching; compute the gradient "
+                f"per sample (a loop of grad calls) or write the function with ember ops")
 
 
 def _alias(t):
