@@ -1,4 +1,5 @@
 """Protocol and return-type details programs observe, checked against torch."""
+import numpy as np
 import pytest
 
 import ember
@@ -70,3 +71,20 @@ def test_function_under_vmap_of_grad_refuses_instead_of_zeros():
     assert f.vmap(_Cube.apply)(xs).tolist() == [[1.0, 8.0], [27.0, 64.0]]
     with pytest.raises(NotImplementedError, match="_Cube.apply under vmap of a gradient"):
         f.vmap(f.grad(lambda v: _Cube.apply(v).sum()))(xs)
+
+
+@pytest.mark.parametrize("layout", ["coo", "csr"])
+def test_sparse_mv_values_and_gradients_match_torch(layout):
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        i = lib.tensor([[0, 1, 1], [2, 0, 2]])
+        v = lib.tensor([3.0, 4.0, 5.0], requires_grad=layout == "coo")
+        s = lib.sparse_coo_tensor(i, v, (2, 3))
+        if layout == "csr":
+            s = s.to_sparse_csr()
+        w = lib.tensor([1.0, -2.0, 0.5], requires_grad=True)
+        r = lib.mv(s, w)
+        (r * lib.tensor([1.0, 3.0])).sum().backward()
+        out += [r.detach().numpy(), w.grad.numpy()] + ([v.grad.numpy()] if layout == "coo" else [])
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(g, w)

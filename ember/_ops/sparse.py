@@ -353,6 +353,16 @@ def _matmul_rule(self, other):
     return _mm_rule(self, other)
 
 
+def _mv_rule(self, vec):
+    """Sparse (n, m) @ dense (m,) -> dense (n,) (torch's mv over a sparse matrix)."""
+    if _layout(vec) != "strided":
+        _refuse("mv", vec)
+    if self.ndim != 2 or vec.ndim != 1:
+        raise RuntimeError(f"vector + matrix @ vector expected, got {self.ndim}, {vec.ndim}, "
+                           f"{vec.ndim}")
+    return _matmul_rule(self, vec)
+
+
 def addmm(input, mat1, mat2, *, beta=1, alpha=1):
     """beta * input + alpha * (mat1 @ mat2), mat1 sparse."""
     prod = _mm_rule(mat1, mat2)
@@ -654,6 +664,7 @@ SPARSE_RULES.update({
     "cat": _cat_rule, "select.int": _select_rule,
     "zeros_like": lambda self, dtype=None, memory_format=None: _empty_like(self, dtype),
     "mm": _mm_rule, "bmm": _bmm_rule, "matmul": _matmul_rule, "t": _t_rule, "transpose.int": transpose,
+    "mv": _mv_rule,
     "addmm": lambda input, m1, m2, beta=1, alpha=1: addmm(input, m1, m2, beta=beta,
                                                           alpha=alpha),
     "add.Tensor": _add_rule, "sub.Tensor": _sub_rule, "mul.Tensor": _mul_rule,
