@@ -1,51 +1,58 @@
-"""torch.ao.nn.quantized.modules: each file's modules, imported here; ``Quantize`` and
-``DeQuantize`` (what ``convert`` makes of the stubs) defined here, as torch does."""
+"""torch.ao.nn.quantized.modules: the quantized module classes of this package's files,
+gathered here, and the two that ``convert`` puts in place of the observer stubs
+(``Quantize``: float -> quantized with fixed qparams; ``DeQuantize``: back to float)."""
+import importlib as _importlib
+
 import ember as _ember
 from ember import nn as _nn
 
-from ember.ao.nn.quantized.modules.activation import *  # noqa: F401,F403
-from ember.ao.nn.quantized.modules.batchnorm import *  # noqa: F401,F403
-from ember.ao.nn.quantized.modules.normalization import *  # noqa: F401,F403
-from ember.ao.nn.quantized.modules.dropout import *  # noqa: F401,F403
-from ember.ao.nn.quantized.modules.functional_modules import *  # noqa: F401,F403
-from ember.ao.nn.quantized.modules.linear import Linear, LinearPackedParams  # noqa: F401
-from ember.ao.nn.quantized.modules.conv import (  # noqa: F401
-    Conv1d, Conv2d, Conv3d, ConvTranspose1d, ConvTranspose2d, ConvTranspose3d)
-from ember.ao.nn.quantized.modules.embedding_ops import (  # noqa: F401
-    Embedding, EmbeddingBag, EmbeddingPackedParams)
-from ember.ao.nn.quantized.modules.rnn import LSTM  # noqa: F401
-from ember.ao.nn.quantized.modules.activation_mha import MultiheadAttention  # noqa: F401
-from ember.ao.nn.quantized.modules.prelu import PReLU  # noqa: F401
-from ember.nn import MaxPool2d  # noqa: F401  (torch re-exports the float module)
+# file -> the names it contributes (None: its whole __all__)
+_FILES = {
+    "activation": None, "batchnorm": None, "normalization": None, "dropout": None,
+    "functional_modules": None,
+    "linear": ("Linear", "LinearPackedParams"),
+    "conv": ("Conv1d", "Conv2d", "Conv3d", "ConvTranspose1d", "ConvTranspose2d",
+             "ConvTranspose3d"),
+    "embedding_ops": ("Embedding", "EmbeddingBag", "EmbeddingPackedParams"),
+    "rnn": ("LSTM",), "activation_mha": ("MultiheadAttention",), "prelu": ("PReLU",),
+}
+for _file, _names in _FILES.items():
+    _source = _importlib.import_module(f"{__name__}.{_file}")
+    for _n in (_source.__all__ if _names is None else _names):
+        globals()[_n] = getattr(_source, _n)
+MaxPool2d = _nn.MaxPool2d          # torch re-exports the float module here
 
 
 class Quantize(_nn.Module):
-    """Quantizes a float tensor per tensor with fixed ``scale``/``zero_point`` to ``dtype``."""
+    """Float -> quantized per tensor, with the ``scale`` / ``zero_point`` (kept as buffers)
+    and the ``dtype`` fixed at construction."""
 
     def __init__(self, scale, zero_point, dtype, factory_kwargs=None):
         super().__init__()
-        self.register_buffer("scale", _ember.tensor([scale]))
-        self.register_buffer("zero_point", _ember.tensor([zero_point], dtype=_ember.long))
+        for name, value, kind in (("scale", scale, None), ("zero_point", zero_point,
+                                                            _ember.long)):
+            self.register_buffer(name, _ember.tensor([value], dtype=kind))
         self.dtype = dtype
 
     def forward(self, X):
-        return _ember.quantize_per_tensor(X, float(self.scale), int(self.zero_point), self.dtype)
+        qparams = float(self.scale), int(self.zero_point)
+        return _ember.quantize_per_tensor(X, *qparams, self.dtype)
 
     @staticmethod
     def from_float(mod, use_precomputed_fake_quant=False):
-        """From an observed QuantStub: its observer's parameters and dtype."""
-        if not hasattr(mod, "activation_post_process"):
+        """The module an observed QuantStub becomes: its observer's qparams and dtype."""
+        observer = getattr(mod, "activation_post_process", None)
+        if observer is None:
             raise AssertionError("QuantStub must have activation_post_process")
-        scale, zero_point = mod.activation_post_process.calculate_qparams()
-        return Quantize(scale.float().item(), zero_point.long().item(),
-                        mod.activation_post_process.dtype)
+        s, z = observer.calculate_qparams()
+        return Quantize(s.float().item(), z.long().item(), observer.dtype)
 
     def extra_repr(self):
         return f"scale={self.scale}, zero_point={self.zero_point}, dtype={self.dtype}"
 
 
 class DeQuantize(_nn.Module):
-    """Dequantizes a quantized tensor to float32."""
+    """Quantized -> float32."""
 
     def forward(self, Xq):
         return Xq.dequantize()
