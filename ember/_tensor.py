@@ -267,6 +267,12 @@ class Tensor:
         from ember.storage import TypedStorage
         return TypedStorage._of(self)
 
+    def storage_type(self):
+        """The legacy storage class of this tensor's dtype (``torch.FloatStorage``...)."""
+        from ember import storage
+        storage._warn_typed()
+        return getattr(storage, storage._LEGACY_NAMES[self._data.dtype.name])
+
     @property
     def _version(self):
         b = self._storage_base

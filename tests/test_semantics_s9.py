@@ -88,3 +88,13 @@ def test_sparse_mv_values_and_gradients_match_torch(layout):
         out += [r.detach().numpy(), w.grad.numpy()] + ([v.grad.numpy()] if layout == "coo" else [])
     for g, w in zip(got, want):
         np.testing.assert_allclose(g, w)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "bfloat16", "complex64", "bool"])
+def test_storage_type_is_torchs_legacy_class(dtype):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        got = ember.ones(2, dtype=getattr(ember, dtype)).storage_type()
+        want = torch.ones(2, dtype=getattr(torch, dtype)).storage_type()
+    assert got.__name__ == want.__name__ and got is getattr(ember, want.__name__)
