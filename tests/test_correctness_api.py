@@ -477,9 +477,8 @@ PATH_NAMESPACES = ("nn", "nn.functional", "nn.init", "nn.modules", "nn.parallel"
 # Systems still to be built: nothing under these dotted paths is required yet.
 NOT_BUILT_SYSTEMS = (
     "onnx", "export", "compiler", "_dynamo",      # compilers and exporters
-    "ao", "nn.quantized", "nn.quantizable", "nn.qat", "nn.intrinsic",   # quantization
-    "distributed", "nn.parallel.scatter_gather", "nn.parallel.replicate",
-    "nn.parallel.parallel_apply", "nn.parallel.scatter", "nn.parallel.gather",  # multi-device
+    "ao", "nn.quantized", "nn.qat", "nn.intrinsic",   # quantization
+    "distributed",                                             # multi-device
     "utils.data.datapipes",                                    # datapipes (deprecated in torch)
 )
 
