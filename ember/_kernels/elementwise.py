@@ -187,7 +187,21 @@ def _scipy_unary(torch_name, sp_name):
     return kernel
 
 
-erf = _scipy_unary("erf_vml_cpu", "erf")
+_scipy_erf = _scipy_unary("erf_vml_cpu", "erf")
+
+
+def erf(a):
+    """erf; large float32 arrays through the compiled kernel (ember/_kernels/compiled/erf.py:
+    1M elements 18.7 -> 7.8 ms, torch 1.3), the rest through SciPy."""
+    if type(a) is np.ndarray and a.dtype == np.float32 and a.size >= 4096 and \
+            a.flags.c_contiguous:
+        from ember._kernels import compiled
+        kernels = compiled.module("erf")
+        if kernels is not None:
+            out = np.empty(a.shape, np.float32)
+            kernels.erf_f32(a.reshape(-1), out.reshape(-1))
+            return out
+    return _scipy_erf(a)
 erfc = _scipy_unary("erfc_vml_cpu", "erfc")
 erfinv = _scipy_unary("erfinv_vml_cpu", "erfinv")
 lgamma = _scipy_unary("lgamma_vml_cpu", "gammaln")
