@@ -40,11 +40,14 @@ def public_name(fn, name, check=False):
                 inner = getattr(v, "__name__", None)
                 if callable(v) and isinstance(inner, str) and inner != k and not (
                         hasattr(ember, inner) or hasattr(ember.Tensor, inner)):
-                    _ALIASES.setdefault(id(v), k)
+                    # (the object is kept: an id alone could later name a new object,
+                    # made after a lazily created attribute like this one was freed)
+                    _ALIASES.setdefault(id(v), (v, k))
         _ALIASES[None] = None
     if check:
         return hasattr(ember, name) or hasattr(ember.Tensor, name)
-    return _ALIASES.get(id(fn), name)
+    hit = _ALIASES.get(id(fn))
+    return hit[1] if hit is not None and hit[0] is fn else name
 
 
 # callables whose aten spelling uses an input twice: their inputs are never inlined
