@@ -68,6 +68,90 @@ def bench_interleaved(fns, *, min_time=0.2, repeat=5, warmup=2):
     return best
 
 
+class _Child:
+    """A benchmark child process speaking ``serve_blocks``'s line protocol."""
+
+    def __init__(self, argv):
+        import subprocess
+        import sys
+        self.proc = subprocess.Popen([sys.executable, *argv], stdin=subprocess.PIPE,
+                                     stdout=subprocess.PIPE, text=True, bufsize=1)
+
+    def ask(self, line):
+        self.proc.stdin.write(line + "\n")
+        self.proc.stdin.flush()
+        while True:
+            reply = self.proc.stdout.readline()
+            if not reply:
+                raise RuntimeError(f"benchmark child {self.proc.args[1:]} exited "
+                                   f"(status {self.proc.wait()})")
+            if reply.startswith("@"):            # the protocol's lines; others pass through
+                return reply[1:].split()
+
+    def close(self):
+        try:
+            self.proc.stdin.close()
+            self.proc.wait(timeout=30)
+        except Exception:
+            self.proc.kill()
+            self.proc.wait()
+
+
+def bench_processes(children, *, min_time=0.2, repeat=5, warmup=2):
+    """``bench_interleaved`` with each function in a process of its own: ``children`` maps a
+    name to the argv of a script that calls ``serve_blocks(fn)``. The blocks alternate as in
+    ``bench_interleaved``, but neither library's threads, heap or caches are in the other's
+    process (a user runs one of them). Returns a dict of best per-call seconds."""
+    procs = {}
+    try:
+        for name, argv in children.items():   # one after another: a child may read
+            procs[name] = _Child(argv)         # what an earlier one wrote when ready
+            procs[name].ask("ready")
+        sizes = {}
+        for name, child in procs.items():
+            n, per = child.ask(f"size {min_time} {repeat} {warmup}")
+            sizes[name] = (int(n), float(per))
+        best = {name: per for name, (n, per) in sizes.items()}
+        for _ in range(repeat - 1):
+            for name, child in procs.items():
+                time.sleep(_SETTLE_S)            # the other process's spinners go idle
+                per = float(child.ask(f"block {sizes[name][0]}")[0])
+                best[name] = min(best[name], per)
+        return best
+    finally:
+        for child in procs.values():
+            child.close()
+
+
+def serve_blocks(fn, stdin=None, stdout=None):
+    """A ``bench_processes`` child's loop: reads ``size MIN_TIME REPEAT WARMUP`` (answers
+    ``@N PER_CALL``) and ``block N`` (one untimed call, N timed ones; answers ``@PER_CALL``)
+    from stdin until it closes; ``ready`` answers ``@ok``."""
+    import sys
+    stdin, stdout = stdin or sys.stdin, stdout or sys.stdout
+    for line in stdin:
+        cmd, *args = line.split()
+        if cmd == "ready":
+            print("@ok", file=stdout, flush=True)
+        elif cmd == "size":
+            n, per = _sized_loop(fn, float(args[0]), int(args[1]), int(args[2]))
+            print(f"@{n} {per!r}", file=stdout, flush=True)
+        elif cmd == "block":
+            n = int(args[0])
+            gc_was = gc.isenabled()
+            gc.disable()
+            try:
+                fn()
+                t0 = time.perf_counter()
+                for _ in range(n):
+                    fn()
+                per = (time.perf_counter() - t0) / n
+            finally:
+                if gc_was:
+                    gc.enable()
+            print(f"@{per!r}", file=stdout, flush=True)
+
+
 def fmt_time(s):
     if s < 1e-3:
         return f"{s * 1e6:8.2f} µs"

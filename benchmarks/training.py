@@ -1,14 +1,15 @@
 """Training steps, ember vs torch, same architecture, same weights, plain SGD (AdamW for gpt).
 
-    python benchmarks/training.py [--ember-only] [mlp cnn lstm gru transformer resnet gpt]
+    python benchmarks/training.py [--ember-only] [--same-process] [mlp cnn lstm gru ...]
     python benchmarks/training.py --memory [cases]   # peak RSS, each run in its own process
 
 Each step is forward + cross-entropy + backward + SGD update. Prints per-step times and
-the ratio ember/torch (lower is better); ember and torch are timed in alternating blocks
-(``bench_interleaved``), so drift of a noisy host hits both. ``--ember-only`` times ember as
-a user without torch runs it (torch's allocations change the C heap's state in a shared
-process; Note [page faults] in ember/_allocator.py). Several cases run one after another,
-each in its own process.
+the ratio ember/torch (lower is better). ember and torch each run in a process of their own,
+which imports only that library (``bench_processes``: a user runs one of them), and are
+timed in alternating blocks, so drift of a noisy host hits both; torch's model gets
+ember's initial weights. ``--same-process`` times both in one process per case as earlier
+sessions did (``bench_interleaved``; torch's threads and allocations then share ember's
+process: Note [page faults] in ember/_allocator.py). ``--ember-only`` skips torch.
 
 ``--memory`` runs each (case, library) in a fresh subprocess that imports only that library,
 builds the model, does a few steps, and reports its peak resident memory, and in brackets the
@@ -24,9 +25,10 @@ import sys
 import numpy as np
 
 sys.path.insert(0, os.path.dirname(__file__))
-from common import cpus, bench_interleaved, fmt_time, machine  # noqa: E402
+from common import (cpus, bench_interleaved, bench_processes, fmt_time, machine,  # noqa: E402
+                    serve_blocks)
 
-_CHILD_LIB = sys.argv[2] if sys.argv[1:2] == ["--memory-child"] else None
+_CHILD_LIB = sys.argv[2] if sys.argv[1:2] in (["--memory-child"], ["--serve"]) else None
 ember = torch = None
 if _CHILD_LIB != "torch":
     import ember  # noqa: E402
@@ -195,6 +197,64 @@ def make_optimizer(lib, key, params):
     return getattr(lib.optim, name)(params, **kwargs)
 
 
+def _case_inputs(key):
+    title, build, make_x, make_y, xkind = CASES[key]
+    rng = np.random.default_rng(0)
+    x_np, y_np = make_x(rng), make_y(rng).astype(np.int64)
+    x_np = x_np.astype(np.float32) if xkind == "float" else x_np.astype(np.int64)
+    return x_np, y_np
+
+
+def _step_fn(lib, key, weights):
+    """One training step of case ``key`` in ``lib``; ember builds the model from its seed and
+    saves its weights to ``weights`` (.npz), torch loads them from there."""
+    build = CASES[key][1]
+    x_np, y_np = _case_inputs(key)
+    lib.manual_seed(0)
+    model = build(lib)
+    if lib is ember:
+        np.savez(weights, **{k: v.detach().numpy() for k, v in model.state_dict().items()})
+    else:
+        with np.load(weights) as z:
+            with torch.no_grad():
+                model.load_state_dict({k: torch.from_numpy(z[k].copy()) for k in z.files})
+    opt = make_optimizer(lib, key, model.parameters())
+    x, y = lib.from_numpy(x_np), lib.from_numpy(y_np)
+
+    def step():
+        opt.zero_grad()
+        loss = lib.nn.functional.cross_entropy(model(x), y)
+        loss.backward()
+        opt.step()
+    return step
+
+
+def serve(lib_name, key, weights):
+    """A ``bench_processes`` child: one library, one case."""
+    lib = ember if lib_name == "ember" else torch
+    if lib is torch:
+        torch.set_num_threads(cpus())
+    serve_blocks(_step_fn(lib, key, weights))
+
+
+_SLOW = ("resnet", "transformer", "lstm", "gru", "gpt")
+
+
+def run_case_processes(key, ember_only=False):
+    """Case ``key`` with ember and torch each in a process of its own, blocks alternating."""
+    import tempfile
+    title = CASES[key][0]
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "weights.npz")
+        children = {lib: [__file__, "--serve", lib, key, weights]
+                    for lib in (["ember"] if ember_only else ["ember", "torch"])}
+        times = bench_processes(children, min_time=1.0 if key in _SLOW else 0.5, repeat=5,
+                                warmup=1)
+    te, tt = times["ember"], times.get("torch")
+    ratio = f"{te / tt:6.2f}x" if tt else "   -   "
+    print(f"{title:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}", flush=True)
+
+
 def run_case(key):
     title, build, make_x, make_y, xkind = CASES[key]
     rng = np.random.default_rng(0)
@@ -210,7 +270,7 @@ def run_case(key):
         loss = ember.nn.functional.cross_entropy(em(ex), ey)
         loss.backward()
         e_opt.step()
-    slow = key in ("resnet", "transformer", "lstm", "gru", "gpt")
+    slow = key in _SLOW
     fns = {"ember": e_step}
     if torch is not None:
         tm = build(torch)
@@ -319,14 +379,18 @@ def main(argv):
     if argv[:1] == ["--memory-child"]:
         memory_child(argv[1], argv[2], int(argv[3]))
         return
+    if argv[:1] == ["--serve"]:
+        serve(*argv[1:4])
+        return
     if "--memory" in argv:
         memory_main([a for a in argv if a != "--memory"] or list(CASES))
         return
-    flags = [a for a in argv if a == "--ember-only"]
-    if flags:
-        argv = [a for a in argv if a != "--ember-only"]
-        torch = None
-    if argv[:1] == ["--row"]:           # one case, no header: a child of the loop below
+    same = "--same-process" in argv
+    ember_only = "--ember-only" in argv or torch is None
+    argv = [a for a in argv if a not in ("--same-process", "--ember-only")]
+    if argv[:1] == ["--row"]:           # one case in this process (--same-process)
+        if ember_only:
+            torch = None
         run_case(argv[1])
         return
     keys = argv or list(CASES)
@@ -334,16 +398,22 @@ def main(argv):
     if unknown:
         sys.exit(f"unknown case(s) {', '.join(unknown)}; cases: {' '.join(CASES)}\n"
                  + __doc__.split("\n\n")[1])
-    print(f"# training steps (SGD), ember vs torch\nmachine: {machine()}"
-          + (f"; torch {torch.__version__}, {torch.get_num_threads()} threads" if torch else ""))
+    print(f"# training steps ({'one process' if same else 'a process per library'}), "
+          f"ember vs torch\nmachine: {machine()}"
+          + (f"; torch {torch.__version__}, {cpus()} threads" if not ember_only else ""))
     print(f"{'model':<46} {'ember':>11} {'torch':>11}  {'ratio':>7}")
-    if len(keys) == 1:
-        run_case(keys[0])
+    if not same:
+        for key in keys:
+            try:
+                run_case_processes(key, ember_only)
+            except Exception as e:
+                print(f"{CASES[key][0]:<46} failed: {e}", flush=True)
         return
-    # several cases: each in its own process, as a program trains one model (Note [one
+    # --same-process: each case in its own process, ember and torch both in it (Note [one
     # thread plan] in ember/_kernels/numpy_blas.py: once onnxruntime's convolutions ran,
     # ember's GEMMs stay on its own pool for the rest of the process)
     import subprocess
+    flags = ["--ember-only"] if ember_only else []
     for key in keys:
         out = subprocess.run([sys.executable, __file__, *flags, "--row", key],
                              capture_output=True, text=True)
