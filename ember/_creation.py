@@ -14,6 +14,8 @@ from __future__ import annotations
 import ctypes
 import math
 import numbers
+import os
+import sys
 import warnings
 from collections.abc import Sequence
 
@@ -25,6 +27,7 @@ from ember._meta_tensor import to_meta
 from ember._state import state
 from ember._tensor import Tensor, _make
 
+_EMBER_DIR = os.path.dirname(os.path.abspath(__file__))
 _PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 _NP_UNSUPPORTED = ("can't convert np.ndarray of type {}. The only supported types are: float64, "
                    "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
@@ -88,8 +91,12 @@ _SCALAR_DT = (lambda: _dtype.bool, lambda: _dtype.int64, _dtype.default_float,
 def _compute_sizes(data):
     sizes = []
     x = data
-    while _is_sequence(x):
+    while _is_sequence(x) or x is not data and isinstance(x, (np.ndarray, str)):
+        if isinstance(x, str):            # torch reads a nested string as a sequence
+            raise ValueError("too many dimensions 'str'")
         if isinstance(x, np.ndarray):
+            if x.ndim == 0:               # a 0-d array first in a list has no len()
+                raise TypeError("len() of unsized object")
             sizes.extend(x.shape)
             break
         n = len(x)
@@ -104,6 +111,7 @@ def _scan(obj, dim, sizes, types, dtypes, has_tensor):
     """Check that ``obj`` is rectangular with ``sizes`` (torch's messages) and collect the
     types of its leaves (Python types in ``types``, dtypes of arrays/tensors in ``dtypes``)."""
     if isinstance(obj, np.ndarray):
+        _warn_arrays(obj)
         if list(obj.shape) != list(sizes[dim:]):
             got = obj.shape[0] if obj.ndim else 0
             raise ValueError(f"expected sequence of length {sizes[dim]} at dim {dim} "
@@ -121,29 +129,43 @@ def _scan(obj, dim, sizes, types, dtypes, has_tensor):
                 continue
             for x in obj:
                 if type(x) is t:
+                    if t is np.ndarray:
+                        _warn_arrays(x)
                     if _is_sequence(x):
                         raise TypeError(f"'{t.__name__}' object cannot be interpreted as an "
                                         f"integer")
                     if isinstance(x, Tensor):
-                        if x.numel() != 1:
-                            raise ValueError("only one element tensors can be converted to "
-                                             "Python scalars")
                         has_tensor[0] = True
                     dtypes.add(_leaf_dtype(x))
         return
     for x in obj:
+        if isinstance(x, str):
+            raise TypeError("new(): invalid data type 'str'")
         if not _is_sequence(x):
             raise TypeError("not a sequence")
         _scan(x, dim + 1, sizes, types, dtypes, has_tensor)
 
 
-def _tensors_to_items(obj):
+def _tensors_to_items(obj, as_index):
+    """Tensors inside a list are read as torch reads them: through ``__index__`` for an
+    integer or bool target (one element of an integer or bool dtype), else ``item()``."""
     if isinstance(obj, Tensor):
+        if as_index and (obj.numel() != 1 or obj.dtype.is_floating_point or obj.is_complex()):
+            raise TypeError("only integer tensors of a single element can be converted to an "
+                            "index")
+        if obj.numel() != 1:
+            raise ValueError("only one element tensors can be converted to Python scalars")
+        if not as_index and obj.requires_grad and state.grad_enabled:
+            from ember._runtime_flags import warn_once
+            warn_once("scalar of a tensor that requires grad",
+                      "Converting a tensor with requires_grad=True to a scalar may lead to "
+                      "unexpected behavior.\nConsider using tensor.detach() first.",
+                      stacklevel=_user_stacklevel() + 1)
         return obj.item()
     if isinstance(obj, np.ndarray):
         return obj
     if _is_sequence(obj):
-        return [_tensors_to_items(x) for x in obj]
+        return [_tensors_to_items(x, as_index) for x in obj]
     return obj
 
 
@@ -173,20 +195,31 @@ def _from_sequence(data, dtype):
         inferred = _dtype.default_float()
     target = inferred if dtype is None else dtype
     if has_tensor[0]:
-        data = _tensors_to_items(data)
-    if any(isinstance(x, np.ndarray) for x in _firsts(data)):
-        warnings.warn("Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
-                      "consider converting the list to a single numpy.ndarray with numpy.array() "
-                      "before converting to a tensor.", UserWarning, stacklevel=4)
+        data = _tensors_to_items(data, target.np.kind in "iub")
     if 0 in sizes:
         return np.zeros(sizes, target.np)
     return _convert(data, target, complex in types, types)
 
 
-def _firsts(data):
-    while isinstance(data, (list, tuple)) and data:
-        data = data[0]
-        yield data
+def _user_stacklevel():
+    """``stacklevel`` naming the caller's line outside ember (where torch's C++ warnings
+    point)."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
+        f, level = f.f_back, level + 1
+    return level
+
+
+def _warn_arrays(arr):
+    """torch's once-a-process warning for each array (and each row of one, down to 1-D rows)
+    met inside a list; every one warns after ``set_warn_always(True)``."""
+    from ember._runtime_flags import warn_once
+    count = 1 + sum(math.prod(arr.shape[:k]) for k in range(1, arr.ndim))
+    for _ in range(count):
+        warn_once("tensor from a list of arrays",
+                  "Creating a tensor from a list of numpy.ndarrays is extremely slow. Please "
+                  "consider converting the list to a single numpy.ndarray with numpy.array() "
+                  "before converting to a tensor.", stacklevel=_user_stacklevel() + 1)
 
 
 def _convert(data, target, has_complex, types):
