@@ -29,3 +29,20 @@ def test_recurrent_layer_takes_bfloat16_input_under_autocast(kind):
     np.testing.assert_allclose(_np(got), _np(want), atol=3e-2)
     with pytest.raises(ValueError, match="does not match weight dtype"):
         mine(ember.tensor(x).bfloat16())
+
+
+def _consume(lib):
+    from collections import OrderedDict
+    sd = OrderedDict([("module.a", 1), ("b", 2), ("module.c.d", 3), ("module", 4)])
+    sd._metadata = {"module": {"v": 1}, "module.c": {"v": 2}, "x": {}, "": {}}
+    ret = lib.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+    return ret, list(sd.items()), list(sd._metadata.items())
+
+
+def test_consume_prefix_in_state_dict_if_present():
+    # stripping DataParallel's "module." before load_state_dict; missing from ember
+    assert _consume(ember) == _consume(torch)
+    m = ember.nn.Linear(2, 3)
+    sd = {"module." + k: v for k, v in m.state_dict().items()}
+    ember.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
+    assert str(m.load_state_dict(sd)) == "<All keys matched successfully>"
