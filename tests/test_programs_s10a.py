@@ -46,3 +46,28 @@ def test_consume_prefix_in_state_dict_if_present():
     sd = {"module." + k: v for k, v in m.state_dict().items()}
     ember.nn.modules.utils.consume_prefix_in_state_dict_if_present(sd, "module.")
     assert str(m.load_state_dict(sd)) == "<All keys matched successfully>"
+
+
+def _dropout_after_rnn(lib, kind):
+    lib.manual_seed(3)
+    rnn = getattr(lib.nn, kind)(4, 5, num_layers=2, batch_first=True)
+    x = lib.randn(3, 6, 4)
+    out, _ = rnn(x)
+    lens = [6, 4, 2]
+    packed = lib.nn.utils.rnn.pack_padded_sequence(x, lens, batch_first=True)
+    padded, _ = lib.nn.utils.rnn.pad_packed_sequence(rnn(packed)[0], batch_first=True)
+    lib.manual_seed(0)
+    dropped = lib.nn.functional.dropout(out, 0.5)          # mask follows out's strides
+    dropped_padded = lib.nn.functional.dropout(padded, 0.5)
+    return out.stride(), padded.stride(), padded.grad_fn.name(), dropped, dropped_padded
+
+
+@pytest.mark.parametrize("kind", ["LSTM", "GRU"])
+def test_batch_first_rnn_output_has_torchs_strides(kind):
+    # torch's batch-first LSTM/GRU output and pad_packed_sequence(batch_first=True) are
+    # transposed views of time-major results; ember's were batch-major, so a dropout right
+    # after the layer (an everyday LM idiom) drew another mask
+    got, want = _dropout_after_rnn(ember, kind), _dropout_after_rnn(torch, kind)
+    assert got[:3] == want[:3]
+    for g, w in zip(got[3:], want[3:]):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)

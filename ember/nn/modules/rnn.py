@@ -26,6 +26,8 @@ import numbers
 import warnings
 from typing import List, Optional, Tuple
 
+import numpy as np
+
 import ember
 from ember import Tensor
 from ember.nn import init
@@ -276,7 +278,17 @@ def _run_fused(mode, x, h0, c0, named, num_layers, dirs, dropout, training, batc
             x = _layer_dropout(x, dropout, batch_first, batch_sizes)
     if batch_first:
         _nodes.batch_first_output(x, mode)
+        _time_major_storage(x)
     return x, ember.stack(hs, 0), (ember.stack(cs, 0) if cs else None)
+
+
+def _time_major_storage(x):
+    """torch's batch-first output (B, T, H) is a transposed view of its time-major result,
+    strides (H, B*H, 1): give ``x`` that memory layout (same values, same graph), so that what
+    follows its strides (a dropout mask drawn after the layer, ``.view`` errors) is torch's."""
+    a = x._data
+    if type(a) is np.ndarray and a.ndim == 3:
+        x._data = np.ascontiguousarray(a.swapaxes(0, 1)).swapaxes(0, 1)
 
 
 def _layer_dropout(x, p, batch_first, batch_sizes):

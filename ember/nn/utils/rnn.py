@@ -141,12 +141,13 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
     idx = np.full((T, B), n, dtype=np.int64)
     for t in range(bs.shape[0]):      # over time steps only
         idx[t, :bs[t]] = offsets[t] + np.arange(bs[t])
-    if batch_first:
-        idx = idx.T
     pad = torch.full((1,) + tuple(data.shape[1:]), padding_value, dtype=data.dtype)
     src = torch.cat([data, pad], 0)
     out = src.index_select(0, _idx(idx.reshape(-1)))
     out = out.reshape(idx.shape + tuple(data.shape[1:]))
+    _copy_slices_names(out)
+    if batch_first:           # a view of the time-major result, with its strides, as torch
+        out = out.transpose(0, 1)
     lengths = (bs[None, :] > np.arange(B)[:, None]).sum(1).astype(np.int64)
     unsorted_indices = sequence.unsorted_indices
     if unsorted_indices is not None:
@@ -154,6 +155,18 @@ def pad_packed_sequence(sequence, batch_first=False, padding_value=0.0, total_le
         return (out.index_select(batch_dim, unsorted_indices),
                 torch.from_numpy(lengths[np.asarray(unsorted_indices.numpy())]))
     return out, torch.from_numpy(lengths)
+
+
+def _copy_slices_names(out):
+    """torch pads by copying each step's rows into a filled tensor: its nodes (the top two
+    here: the reshape and the gather) show as ``CopySlices``."""
+    from ember.autograd.graph import rename_node
+    node = out.grad_fn
+    for _ in range(2):
+        if node is None:
+            return
+        rename_node(node, "torch::autograd::CopySlices")
+        node = node.next_functions[0][0] if node.next_functions else None
 
 
 def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='right'):
