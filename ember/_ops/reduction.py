@@ -207,7 +207,7 @@ def _(ctx, g, self, dim, keepdim, dtype):
     return _prod_backward(g, self, ctx.result, dim, keepdim)
 
 
-@public("prod", method=True)
+@public("prod", method=True, numpy_names=True)
 def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     """Product of all elements, or along one ``dim`` (an int, like torch)."""
     if dim is None:
@@ -281,8 +281,10 @@ def _extreme_front(full, by_dim, binary, fname):
     return front
 
 
-max = public("max", method=True)(_extreme_front(max_op, max_dim, "maximum", "max"))
-min = public("min", method=True)(_extreme_front(min_op, min_dim, "minimum", "min"))
+max = public("max", method=True, numpy_names=True)(
+    _extreme_front(max_op, max_dim, "maximum", "max"))
+min = public("min", method=True, numpy_names=True)(
+    _extreme_front(min_op, min_dim, "minimum", "min"))
 
 amax = defop("amax(Tensor self, int[1] dim=[], bool keepdim=False) -> Tensor", K.amax,
              promote=None, saves=("self", "result"))
@@ -382,7 +384,7 @@ def _var_front(op, name, method):
     front.__name__ = front.__qualname__ = name
     front.__doc__ = (f"{name}(input, dim=None, *, correction=1, keepdim=False); also the legacy "
                      f"{name}(input, dim, unbiased, keepdim) and {name}(input, unbiased).")
-    return public(name, method=method)(front)
+    return public(name, method=method, numpy_names=True)(front)
 
 
 var = _var_front(var_op, "var", True)

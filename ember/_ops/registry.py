@@ -8,6 +8,8 @@ inputs the backward needs saved. In-place (``add_``) and ``out=`` variants are d
 """
 from __future__ import annotations
 
+import functools
+import inspect
 import keyword
 import marshal
 import os
@@ -274,8 +276,73 @@ def _pyname(name):
     return name + "_" if keyword.iskeyword(name) else name
 
 
-def _signature(op, method, with_out, varargs):
+# Note [NumPy keyword names]: torch's argument parser also takes ``axis=`` for ``dim`` and
+# ``keepdims=`` for ``keepdim`` (``x.sum(axis=0, keepdims=True)``). A front with such an
+# argument gets the alias as a keyword; the argument and every required one after it default
+# to ``_NOARG`` so that a missing or doubly given value is told apart.
+_ALIASES = {"dim": "axis", "keepdim": "keepdims"}
+
+
+def _aliases(op, varargs):
+    names = {a.name for a in op.schema.args}
+    return {a.name: _ALIASES[a.name] for a in op.schema.args
+            if a.name in _ALIASES and a.name != varargs and _ALIASES[a.name] not in names}
+
+
+def _alias_checks(op, fname, aliases, required):
+    """The front's first lines: take each alias's value, fill defaults, report missing."""
+    lines = []
+    for a in op.schema.args:
+        alias = aliases.get(a.name)
+        if alias is None:
+            continue
+        lines += [f"    if {alias} is not _NOARG:",
+                  f"        if {a.name} is not _NOARG:",
+                  f"            raise TypeError(\"{fname}() got an unexpected keyword argument "
+                  f"'{alias}'\")",
+                  f"        {a.name} = {alias}"]
+        if a.has_default:
+            lines += [f"    elif {a.name} is _NOARG:", f"        {a.name} = {a.default!r}"]
+    if required:
+        names = ", ".join(f"({n!r}, {n})" for n in required)
+        lines += ["    if " + " or ".join(f"{n} is _NOARG" for n in required) + ":",
+                  f"        _missing_arguments({fname!r}, [n for n, v in ({names},) "
+                  f"if v is _NOARG])"]
+    return "".join(line + "\n" for line in lines)
+
+
+def _numpy_names(fn, fname):
+    """``fn`` taking ``axis=`` for ``dim`` and ``keepdims=`` for ``keepdim`` as well."""
+    params = list(inspect.signature(fn).parameters)
+    where = {name: params.index(name) for name in _ALIASES if name in params}
+
+    def front(*args, **kwargs):
+        if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            for name, i in where.items():
+                alias = _ALIASES[name]
+                if alias in kwargs:
+                    if name in kwargs or len(args) > i:
+                        raise TypeError(f"{fname}() got an unexpected keyword argument "
+                                        f"'{alias}'")
+                    kwargs[name] = kwargs.pop(alias)
+        return fn(*args, **kwargs)
+    return functools.update_wrapper(front, fn)
+
+
+def _missing_arguments(fname, names):
+    """Python's TypeError for required positional arguments not given."""
+    quoted = [f"'{n}'" for n in names]
+    listed = " and ".join(quoted) if len(quoted) <= 2 else \
+        ", ".join(quoted[:-1]) + ", and " + quoted[-1]
+    plural = "argument" if len(names) == 1 else "arguments"
+    raise TypeError(f"{fname}() missing {len(names)} required positional {plural}: {listed}")
+
+
+def _signature(op, method, with_out, varargs, aliases=(), required=None):
+    """Parameters and schema-ordered call arguments of a front; names of required arguments
+    that default to ``_NOARG`` (Note [NumPy keyword names]) go to ``required``."""
     params, call, kw_started = [], [], False
+    sentinel = False
     for i, a in enumerate(op.schema.args):
         name = _pyname(a.name)
         if i == 0 and not method and name == "self":
@@ -299,12 +366,23 @@ def _signature(op, method, with_out, varargs):
         if a.kwarg_only and not kw_started:
             params.append("*")
             kw_started = True
-        params.append(f"{name}={a.default!r}" if a.has_default else name)
+        sentinel = sentinel or a.name in aliases
+        if sentinel and (a.name in aliases or not a.has_default):
+            params.append(f"{name}=_NOARG")
+            if not a.has_default:
+                required.append(name)
+        else:
+            params.append(f"{name}={a.default!r}" if a.has_default else name)
         call.append(name)
     if with_out:
         if not kw_started:
             params.append("*")
+            kw_started = True
         params.append("out=None")
+    if aliases:
+        if not kw_started:
+            params.append("*")
+        params += [f"{alias}=_NOARG" for alias in aliases.values()]
     return params, call
 
 
@@ -423,11 +501,13 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     if positional:
         params = call = [f"a{i}" for i in range(len(op.argnames))]
     else:
-        params, call = _signature(op, method, with_out, varargs)
+        aliases, required = _aliases(op, varargs), []
+        params, call = _signature(op, method, with_out, varargs, aliases, required)
     fname = name or op.public_name
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
-    checks = ""
+    checks = "" if positional or not aliases else \
+        _alias_checks(op, fname, aliases, required)
     for k, a in enumerate(() if positional else op.schema.args):
         v = _pyname(a.name)
         if a.type == "ScalarType" and not a.is_list:
@@ -473,7 +553,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
         code = _CODE_CACHE[src] = _front_code(src)
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
            "_varargs": _varargs, "_int_varargs": _int_varargs, "_NOARG": _NOARG,
-           "_ArgumentTypeError": ArgumentTypeError,
+           "_ArgumentTypeError": ArgumentTypeError, "_missing_arguments": _missing_arguments,
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
@@ -682,10 +762,13 @@ def defop(schema, kernel=None, *, function=True, method=True, inplace=False, out
                     inplace=inplace, out=out, varargs=varargs)
 
 
-def public(name=None, method=False, function=True):
-    """Register a hand-written front (an overloaded name like ``max``) that calls op records."""
+def public(name=None, method=False, function=True, numpy_names=False):
+    """Register a hand-written front (an overloaded name like ``max``) that calls op records;
+    ``numpy_names``: it also takes ``axis=``/``keepdims=`` (Note [NumPy keyword names])."""
     def deco(fn):
         n = name or fn.__name__
+        if numpy_names:
+            fn = _numpy_names(fn, n)
         if function:
             FUNCTIONS[n] = fn
         if method:

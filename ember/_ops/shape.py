@@ -201,7 +201,7 @@ def _chunk_front(input, chunks, dim=0):
     return tuple(_call(chunk, input, chunks, dim))
 
 
-@public("unbind", method=True)
+@public("unbind", method=True, numpy_names=True)
 def _unbind_front(input, dim=0):
     return tuple(_call(unbind, input, dim))
 
@@ -443,13 +443,13 @@ def _tensor_list(tensors, name, error=RuntimeError):
     return tensors
 
 
-@public("cat")
+@public("cat", numpy_names=True)
 def _cat_front(tensors, dim=0, *, out=None):
     """Concatenate tensors along ``dim`` (dtypes promoted; 1-d empty tensors skipped)."""
     return _call(cat, _tensor_list(tensors, "cat", ValueError), dim, out=out)
 
 
-@public("concat")
+@public("concat", numpy_names=True)
 def concat(tensors, dim=0, *, out=None):
     return _cat_front(tensors, dim, out=out)
 
@@ -462,7 +462,7 @@ def concatenate(tensors, axis=0, out=None, *, dim=None):
 stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", K.stack, method=False)
 
 
-@public("stack")
+@public("stack", numpy_names=True)
 def _stack_front(tensors, dim=0, *, out=None):
     """Stack equally shaped tensors along a new dimension ``dim``."""
     return _call(stack, _tensor_list(tensors, "stack"), dim, out=out)

@@ -105,7 +105,7 @@ def _median_front(full, by_dim, name):
     front.__name__ = front.__qualname__ = name
     front.__doc__ = (f"``{name}(input)``: the lower median of all elements; ``{name}(input, "
                      f"dim, keepdim=False)``: (values, indices) along ``dim``.")
-    return public(name, method=True)(front)
+    return public(name, method=True, numpy_names=True)(front)
 
 
 median = _median_front(median_op, median_dim, "median")
@@ -233,7 +233,7 @@ def unique(input, sorted=True, return_inverse=False, return_counts=False, dim=No
     return _pick(res, return_inverse, return_counts)
 
 
-@public("unique_consecutive", method=True)
+@public("unique_consecutive", method=True, numpy_names=True)
 def unique_consecutive(input, return_inverse=False, return_counts=False, dim=None):
     """Collapse runs of equal consecutive elements (or slices along ``dim``)."""
     return _pick(unique_consecutive_op(input, return_inverse, return_counts, dim),
