@@ -71,3 +71,35 @@ def test_batch_first_rnn_output_has_torchs_strides(kind):
     assert got[:3] == want[:3]
     for g, w in zip(got[3:], want[3:]):
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)
+
+
+def _sdpa_mask_and_causal(lib):
+    F = lib.nn.functional
+    g = np.random.default_rng(1)
+    q, k, v = (lib.tensor(g.standard_normal((1, 2, n, 4)).astype(np.float32)) for n in (3, 5, 5))
+    q.requires_grad_(True)
+    float_mask = lib.tensor(g.standard_normal((3, 5)).astype(np.float32))
+    bool_mask = lib.tensor(g.random((1, 2, 3, 5)) > 0.3)
+    out = [F.scaled_dot_product_attention(q, k, v, attn_mask=float_mask, is_causal=True),
+           F.scaled_dot_product_attention(q, k, v, attn_mask=bool_mask, is_causal=True)]
+    out[0].sum().backward()
+    out.append(q.grad)
+    errors = []
+    for kw in ({"attn_mask": float_mask[None]},                       # 3-d mask
+               {"attn_mask": float_mask, "dropout_p": 0.5},
+               {"attn_mask": float_mask, "value": lib.zeros(1, 2, 5, 6)}):
+        args = {"query": q, "key": k, "value": v, "is_causal": True, **kw}
+        with pytest.raises(RuntimeError, match="Explicit attn_mask") as e:
+            F.scaled_dot_product_attention(**args)
+        errors.append(str(e.value))
+    return out, errors, out[0].grad_fn.name()
+
+
+def test_sdpa_takes_a_mask_with_is_causal_where_torchs_cpu_flash_kernel_does():
+    # torch's CPU flash kernel applies an explicit 2-d/4-d mask and the causal mask together
+    # (4-d operands, no dropout); ember refused every such call
+    (got, gerr, gname), (want, werr, wname) = _sdpa_mask_and_causal(ember), \
+        _sdpa_mask_and_causal(torch)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)
+    assert gerr == werr and gname == wname

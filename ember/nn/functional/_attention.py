@@ -47,14 +47,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if key.size(-2) != value.size(-2):
         raise RuntimeError(f"Expected key and value to have the same sequence length, but got "
                            f"{key.size(-2)} and {value.size(-2)}")
-    if attn_mask is not None and is_causal:
-        raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not be set "
-                           "when is_causal=True")
     if attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.float32,
                                                          query.dtype):
         raise RuntimeError(f"Expected attn_mask dtype to be bool or float or to match query "
                            f"dtype, but got attn_mask.dtype: {_c_type(attn_mask.dtype)} and  "
                            f"query.dtype: {_c_type(query.dtype)} instead.")
+    if attn_mask is not None and is_causal:
+        # torch's CPU flash kernel (4-d operands, equal head sizes, no dropout, a 2-d or 4-d
+        # mask without grad) applies both the mask and the causal one; its math path refuses
+        if not (query.dim() == key.dim() == value.dim() == 4 and attn_mask.dim() in (2, 4)
+                and value.size(-1) == E and dropout_p == 0.0 and not attn_mask.requires_grad):
+            raise RuntimeError("_scaled_dot_product_attention: Explicit attn_mask should not "
+                               "be set when is_causal=True")
+        attn_mask, is_causal = _with_causal(attn_mask, L, S), False
     scale_factor = 1.0 / math.sqrt(E) if scale is None else scale
     if enable_gqa and query.dim() >= 3 and key.dim() >= 3:
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
@@ -106,6 +111,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _with_causal(attn_mask, L, S):
+    """``attn_mask`` with the positions above the (top-left aligned) diagonal of the
+    (L, S) scores masked out too: bool masks are and-ed, float masks get -inf there."""
+    allowed = torch.ones(L, S, dtype=torch.bool).tril()
+    if attn_mask.dtype == torch.bool:
+        return attn_mask & allowed
+    return attn_mask.masked_fill(allowed.logical_not(), float("-inf"))
 
 
 def _fusable(query, key, value, attn_mask):
