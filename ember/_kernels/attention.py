@@ -38,6 +38,15 @@ def _rows(fn, a):
     split.run_rows(fn, a.shape[0], a.size)
 
 
+def _pooled(name, *ctx, items, grain):
+    """Run the row kernel ``name`` of compiled/pool.py on OpenBLAS's threads (Note [one
+    pool] in blas_pool.py), ``grain`` elements per item; False where that pool is not in use."""
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels()
+    return pool is not None and blas_pool.run(getattr(pool, name), blas_pool.context(*ctx),
+                                              items, max(1, (1 << 15) // max(grain, 1)))
+
+
 def _swap(a):
     return np.swapaxes(a, -1, -2)
 
@@ -61,8 +70,10 @@ def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
                     s += mask.astype(dt, copy=False)
             scale = 1.0
         mats = s.reshape(-1, L, S)
-        _rows(lambda lo, hi: c.softmax_rows(mats[lo:hi].reshape(-1, S), L, scale, is_causal),
-              mats)
+        if not _pooled("softmax_rows", s, mats.shape[0], L, S, float(scale), int(is_causal),
+                       items=mats.shape[0], grain=L * S):
+            _rows(lambda lo, hi: c.softmax_rows(mats[lo:hi].reshape(-1, S), L, scale,
+                                                is_causal), mats)
         out = np.matmul(s if dropout_mask is None else s * dropout_mask, v)
         return _flash_layout(out if out.dtype == dt else out.astype(dt), q, v,
                              dropout_mask), s
@@ -139,7 +150,9 @@ def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need,
         if c is not None and dp.flags.c_contiguous and attn.flags.c_contiguous and dp.size:
             S = dp.shape[-1]
             d2, p2 = dp.reshape(-1, S), attn.reshape(-1, S)
-            _rows(lambda lo, hi: c.softmax_grad_rows(d2[lo:hi], p2[lo:hi], scale), d2)
+            if not _pooled("softmax_grad_rows", d2, p2, d2.shape[0], S, float(scale),
+                           items=d2.shape[0], grain=S):
+                _rows(lambda lo, hi: c.softmax_grad_rows(d2[lo:hi], p2[lo:hi], scale), d2)
             dq = np.matmul(dp, k) if need[0] else None
             dk = np.matmul(_swap(dp), q) if need[1] else None
             return tuple(None if a is None else (a if a.dtype == dt else a.astype(dt))

@@ -103,10 +103,32 @@ def _part(numpy_part):
     return lambda out, factor, x: c.gelu_train(x, out, factor)
 
 
-def _split(part, shape, *arrays, outputs=1):
+# the compiled GELU kernels' wrappers for OpenBLAS's threads (compiled/pool.py), by part:
+# (wrapper name, order of the context's arrays: "o" outputs, "a" inputs)
+_POOLED = {_gelu_part: ("gelu_forward", "ao"), _gelu_backward_part: ("gelu_backward", "aao"),
+           _gelu_train_part: ("gelu_train", "aoo")}
+_POOL_GRAIN = 1 << 15          # elements per thread at least (torch's grain size)
+
+
+def _pooled(numpy_part, outs, flat):
+    """Run ``numpy_part``'s compiled kernel over the flat arrays on OpenBLAS's threads (Note
+    [one pool] in blas_pool.py); False where that pool or the kernels are not in use."""
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels() if _compiled() is not None else None
+    if pool is None:
+        return False
+    name, order = _POOLED[numpy_part]
+    outs_left, ins_left = iter(outs), iter(flat)
+    ctx = blas_pool.context(*(next(outs_left) if c == "o" else next(ins_left) for c in order),
+                            outs[0].size)
+    return blas_pool.run(getattr(pool, name), ctx, outs[0].size, _POOL_GRAIN)
+
+
+def _split(part, shape, *arrays, outputs=1, numpy_part=None):
     """New float32 arrays of ``shape`` (``outputs`` of them) filled by ``part(*outs,
     *arrays)`` over contiguous flat ranges, on ember's threads (NumPy's ufuncs release the
-    GIL; elementwise, so the result does not depend on the split). Channels-last inputs
+    GIL; elementwise, so the result does not depend on the split), or by ``numpy_part``'s
+    compiled kernel on OpenBLAS's threads where that pool is in use. Channels-last inputs
     give channels-last results, as torch's (the flat ranges run in their memory order)."""
     from ember._kernels import split
     order = shared_dense_order(arrays)
@@ -119,7 +141,8 @@ def _split(part, shape, *arrays, outputs=1):
     def run(lo, hi):
         with np.errstate(all="ignore"):         # (per thread)
             part(*(o[lo:hi] for o in outs), *(a[lo:hi] for a in flat))
-    split.run_rows(run, outs[0].size, outs[0].size)
+    if numpy_part is None or not _pooled(numpy_part, outs, flat):
+        split.run_rows(run, outs[0].size, outs[0].size)
     res = [o.reshape(shape) if order is None else o.reshape(shape).transpose(np.argsort(order))
            for o in outs]
     return res[0] if outputs == 1 else tuple(res)
@@ -133,7 +156,7 @@ def _fast(x):
 def gelu_exact(x):
     """``x * Phi(x)`` of a float array (float16/bfloat16 given as float32)."""
     if _fast(x):
-        return _split(_part(_gelu_part), x.shape, x)
+        return _split(_part(_gelu_part), x.shape, x, numpy_part=_gelu_part)
     from scipy.special import erfc
     return 0.5 * x * erfc(-x * _RSQRT2)
 
@@ -143,7 +166,8 @@ def gelu_backward(g, x):
     """``g * d gelu(x) / dx = g * (Phi(x) + x phi(x))`` (the exact form)."""
     g, x = np.asarray(g), np.asarray(x)
     if _fast(x) and x.shape == np.shape(g) and g.dtype == np.float32:
-        return _split(_part(_gelu_backward_part), x.shape, x, g)
+        return _split(_part(_gelu_backward_part), x.shape, x, g,
+                      numpy_part=_gelu_backward_part)
     from scipy.special import erfc
     d = 0.5 * erfc(-x * _RSQRT2) + x * np.exp(-0.5 * x * x) * _RSQRT2PI
     return (g * d).astype(np.result_type(g, x), copy=False)
@@ -156,4 +180,5 @@ def gelu_train(x):
     x = np.asarray(x)
     if not _fast(x):
         return gelu_exact(x), gelu_backward(np.ones_like(x), x)
-    return _split(_part(_gelu_train_part), x.shape, x, outputs=2)
+    return _split(_part(_gelu_train_part), x.shape, x, outputs=2,
+                  numpy_part=_gelu_train_part)

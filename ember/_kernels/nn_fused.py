@@ -95,10 +95,14 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
     if not C:
         m = np.zeros(N, dt)
         logs = np.full(N, -np.inf, dt)
+    elif (m := _exp_rows_pooled(x, e, s)) is not None:
+        finite = True
+        logs = np.log(s)
     else:
         m = np.maximum.reduce(x, axis=1)
         finite = bool(np.isfinite(m).all())
         if not finite:                                # rows of +-inf: shift by 0 instead
+            posinf = np.isposinf(m)                   # (log_softmax is NaN on those rows)
             m = np.where(np.isfinite(m), m, 0).astype(dt)
         np.subtract(x, m[:, None], out=e)
         np.exp(e, out=e)
@@ -107,6 +111,8 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
     ts, valid = _ce_target(target, N, ignore_index)
     picked = x[np.arange(N), ts] if C else np.zeros(N, dt)
     losses = logs - (picked - m)                     # -((x_t - max) - log sum)
+    if C and not finite:
+        losses[posinf] = np.nan
     if valid is not None:
         losses = np.where(valid, losses, dt.type(0))   # ignored rows: 0, NaN logits too
     lse = (logs + m).astype(dt, copy=False)
@@ -122,6 +128,39 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
         kept = N if valid is None else valid.sum()
         loss = np.asarray(np.add.reduce(losses, dtype=dt) / dt.type(kept), dt)
     return loss, lse, ws.view(np.uint8)
+
+
+def _exp_rows_pooled(x, e, s):
+    """Each row's max m (returned), e = exp(x - m) and s = sum(e) of float32 logits x (N, C)
+    by the compiled row kernel on OpenBLAS's threads (Note [one pool] in blas_pool.py); None
+    where that path is not in use or a row holds a NaN or an infinity (nothing usable
+    written)."""
+    from ember._kernels import blas_pool
+    if x.dtype != np.float32 or not x.flags.c_contiguous:
+        return None
+    pool = blas_pool.kernels()
+    if pool is None:
+        return None
+    N, C = x.shape
+    m, bad = np.empty(N, np.float32), np.zeros(N, np.uint8)
+    blas_pool.run(pool.exp_rows, blas_pool.context(x, e, s, m, bad, N, C), N,
+                  max(1, (1 << 15) // C))
+    return None if bad.any() else m
+
+
+def _scale_rows_pooled(e, f):
+    """e * f[:, None] for float32 e (N, C), f (N,) on OpenBLAS's threads, or None."""
+    from ember._kernels import blas_pool
+    if e.dtype != np.float32 or f.dtype != np.float32:
+        return None
+    pool = blas_pool.kernels()
+    if pool is None:
+        return None
+    N, C = e.shape
+    out = np.empty((N, C), np.float32)
+    blas_pool.run(pool.scale_rows, blas_pool.context(e, f, out, N, C), N,
+                  max(1, (1 << 15) // max(C, 1)))
+    return out
 
 
 @quiet
@@ -147,7 +186,10 @@ def cross_entropy_backward(grad, grad_lse, x, target, lse, reduction=1, ignore_i
     coef = a + gl if gl.ndim or gl != 0 else a
     if workspace is not None:
         ws = workspace.view(dt)
-        out = np.multiply(ws[:N * C].reshape(N, C), (coef / ws[N * C:])[:, None])
+        e, f = ws[:N * C].reshape(N, C), coef / ws[N * C:]
+        out = _scale_rows_pooled(e, f.astype(dt, copy=False)) if N and C else None
+        if out is None:
+            out = np.multiply(e, f[:, None])
     else:
         out = np.subtract(x, np.reshape(lse, (N, 1)))
         np.exp(out, out=out)

@@ -4,7 +4,7 @@ kernels (ember/_kernels/compiled/norm_pool.py, split over channels and threads) 
 ``fast`` extra is installed."""
 import numpy as np
 
-from ember._kernels import split
+from ember._kernels import blas_pool, split
 
 
 def _acc(a):
@@ -171,7 +171,11 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
     if fast is not None:
         x2, w, b = _ln_rows(x, k, weight, bias)
         y = np.empty_like(x2)
-        fast.forward(x2, w, b, float(eps), y)
+        pool = _ln_pool()
+        R, C = x2.shape
+        if pool is None or not blas_pool.run(pool.layer_norm_forward, blas_pool.context(
+                x2, w, b, y, R, C, float(eps)), R, max(1, _LN_GRAIN // max(C, 1))):
+            fast.forward(x2, w, b, float(eps), y)
         return y.reshape(x.shape)
     y, _ = _ln_normalize(x, k, eps)               # y is a fresh (rows, N) buffer
     if weight is not None:
@@ -190,6 +194,17 @@ def _ln_compiled(x, *others):
         return None
     from ember._kernels import compiled
     return compiled.module("layer_norm")
+
+
+# layer norm on OpenBLAS's threads (Note [one pool] in blas_pool.py): at least this many
+# elements per thread, and the backward's weight/bias gradient partial sums per this many rows
+_LN_GRAIN = 1 << 15
+_LN_BLOCK = 64
+
+
+def _ln_pool():
+    """The pool's cfuncs (compiled/pool.py) when the layer-norm kernels may run there."""
+    return blas_pool.kernels()
 
 
 def _ln_rows(x, k, weight, bias):
@@ -232,8 +247,19 @@ def layer_norm_backward(g, x, normalized_shape, weight, eps, need_input=True,
     if fast is not None:
         x2, w, _ = _ln_rows(x, k, weight, None)
         g2 = np.ascontiguousarray(np.broadcast_to(g, x.shape)).reshape(x2.shape)
-        gx, gw, gb = np.empty_like(x2), np.zeros(n), np.zeros(n)
-        fast.backward(g2, x2, w, float(eps), gx, gw, gb)
+        gx = np.empty_like(x2)
+        R = x2.shape[0]
+        pool = _ln_pool()
+        if pool is not None:        # fixed row blocks, partial sums added in block order
+            blocks = -(-R // _LN_BLOCK)
+            gwp, gbp = np.zeros((blocks, n)), np.zeros((blocks, n))
+            blas_pool.run(pool.layer_norm_backward, blas_pool.context(
+                g2, x2, w, gx, gwp, gbp, R, n, float(eps), _LN_BLOCK), blocks,
+                max(1, _LN_GRAIN // max(n * _LN_BLOCK, 1)))
+            gw, gb = np.add.reduce(gwp, 0), np.add.reduce(gbp, 0)
+        else:
+            gw, gb = np.zeros(n), np.zeros(n)
+            fast.backward(g2, x2, w, float(eps), gx, gw, gb)
         zero = np.zeros(wshape, dt)
         return (gx.reshape(x.shape) if need_input else np.zeros(x.shape, dt),
                 gw.astype(dt).reshape(wshape) if need_weight and weight is not None else zero,

@@ -1,0 +1,147 @@
+"""numba ``cfunc`` wrappers that run ember's compiled kernels over one part of a range, for
+OpenBLAS's threads (Note [one pool] in ember/_kernels/blas_pool.py).
+
+Each wrapper has OpenBLAS's legacy level-1 signature ``(m, n, k, alpha, a, lda, b, ldb, c,
+ldc, sb)``: its part is items ``[a // 8, a // 8 + m)``, ``c`` is the address of its int64
+context (``n`` values: array addresses and sizes, float64 bits of scalars) and the rest is
+unused. The kernels themselves are the njit functions beside this module, unchanged.
+"""
+from __future__ import annotations
+
+from numba import carray, cfunc, types
+from numba.core.extending import intrinsic
+
+from ember._kernels.compiled import attention, gelu, layer_norm, softmax
+
+_SIG = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
+                  types.int64, types.int64, types.int64, types.int64, types.int64,
+                  types.voidptr)
+
+
+def _pointer_to(item):
+    @intrinsic
+    def cast(typingctx, address):
+        sig = types.CPointer(item)(types.int64)
+
+        def codegen(context, builder, signature, args):
+            return builder.inttoptr(args[0], context.get_value_type(sig.return_type))
+        return sig, codegen
+    return cast
+
+
+_i64, _f64, _f32, _u8 = (_pointer_to(t) for t in (types.int64, types.float64, types.float32,
+                                                   types.uint8))
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def probe(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [out (int64), size]: out[i] = i over the part (blas_pool's first-use check)."""
+    ctx = carray(_i64(c), (n,))
+    out = carray(_i64(ctx[0]), (ctx[1],))
+    lo = a >> 3
+    for i in range(lo, lo + m):
+        out[i] = i
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def gelu_forward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, size] (flat float32): out = gelu(x)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[2]
+    lo = a >> 3
+    gelu.gelu(carray(_f32(ctx[0]), (size,))[lo:lo + m], carray(_f32(ctx[1]), (size,))[lo:lo + m])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def gelu_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, grad, out, size] (flat float32): out = grad * gelu'(x)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    lo, hi = a >> 3, (a >> 3) + m
+    gelu.gelu_backward(carray(_f32(ctx[0]), (size,))[lo:hi],
+                       carray(_f32(ctx[1]), (size,))[lo:hi],
+                       carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def gelu_train(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, factor, size] (flat float32): out = gelu(x), factor = gelu'(x)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    lo, hi = a >> 3, (a >> 3) + m
+    gelu.gelu_train(carray(_f32(ctx[0]), (size,))[lo:hi],
+                    carray(_f32(ctx[1]), (size,))[lo:hi],
+                    carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def layer_norm_forward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, w, b, y, R, C, eps]: rows of y (R, C) = layer_norm(x rows) * w + b."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[4], ctx[5]
+    eps = carray(_f64(c), (n,))[6]
+    lo, hi = a >> 3, (a >> 3) + m
+    layer_norm.forward(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (C,)),
+                       carray(_f32(ctx[2]), (C,)), eps, carray(_f32(ctx[3]), (R, C))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def layer_norm_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [g, x, w, gx, gw_parts, gb_parts, R, C, eps, block]: items are blocks of ``block``
+    rows; block i adds its rows' weight and bias gradients into row i of the float64
+    (blocks, C) parts (summed by the caller in block order: bits do not depend on threads)."""
+    ctx = carray(_i64(c), (n,))
+    R, C, block = ctx[6], ctx[7], ctx[9]
+    eps = carray(_f64(c), (n,))[8]
+    blocks = (R + block - 1) // block
+    g, x = carray(_f32(ctx[0]), (R, C)), carray(_f32(ctx[1]), (R, C))
+    w, gx = carray(_f32(ctx[2]), (C,)), carray(_f32(ctx[3]), (R, C))
+    gw, gb = carray(_f64(ctx[4]), (blocks, C)), carray(_f64(ctx[5]), (blocks, C))
+    lo = a >> 3
+    for i in range(lo, lo + m):
+        r0, r1 = i * block, min(R, (i + 1) * block)
+        layer_norm.backward(g[r0:r1], x[r0:r1], w, eps, gx[r0:r1], gw[i], gb[i])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def softmax_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [s, M, L, S, scale, causal]: items are the M (L, S) score matrices of ``s``."""
+    ctx = carray(_i64(c), (n,))
+    M, L, S = ctx[1], ctx[2], ctx[3]
+    scale = carray(_f64(c), (n,))[4]
+    lo = a >> 3
+    rows = carray(_f32(ctx[0]), (M * L, S))
+    attention.softmax_rows(rows[lo * L:(lo + m) * L], L, scale, ctx[5] != 0)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def softmax_grad_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [dp, p, R, S, scale]: rows of dp (R, S) <- scale * p * (dp - rowsum(dp * p))."""
+    ctx = carray(_i64(c), (n,))
+    R, S = ctx[2], ctx[3]
+    scale = carray(_f64(c), (n,))[4]
+    lo = a >> 3
+    attention.softmax_grad_rows(carray(_f32(ctx[0]), (R, S))[lo:lo + m],
+                                carray(_f32(ctx[1]), (R, S))[lo:lo + m], scale)
+
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def exp_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, e, s, top, bad (uint8), R, C]: softmax.exp_rows over rows of x (R, C)."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[5], ctx[6]
+    lo, hi = a >> 3, (a >> 3) + m
+    softmax.exp_rows(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (R, C))[lo:hi],
+                     carray(_f32(ctx[2]), (R,))[lo:hi], carray(_f32(ctx[3]), (R,))[lo:hi],
+                     carray(_u8(ctx[4]), (R,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def scale_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [e, f, out, R, C]: out[r] = e[r] * f[r] over rows (R, C) float32."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[3], ctx[4]
+    lo, hi = a >> 3, (a >> 3) + m
+    softmax.scale_rows(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (R,))[lo:hi],
+                       carray(_f32(ctx[2]), (R, C))[lo:hi])

@@ -1,0 +1,154 @@
+"""Compiled kernels on NumPy's OpenBLAS threads (ember/_kernels/blas_pool.py, Note [one pool]):
+the same values as the single-threaded kernels and the NumPy paths, the same bits at any
+thread count, and the NumPy/ember-pool routes when the pool is off."""
+import numpy as np
+import pytest
+
+import ember
+from ember._kernels import blas_pool, nn_activation, nn_fused, nn_norm
+from ember._kernels import attention as attention_kernels
+
+pytest.importorskip("numba")
+pool = blas_pool.kernels()
+pytestmark = pytest.mark.skipif(pool is None, reason="OpenBLAS's pool is not usable here")
+
+
+@pytest.fixture
+def threads():
+    """Set ember's thread count for one test (restored after)."""
+    from ember._threads import _settings
+    saved = _settings["threads"]
+    yield lambda n: ember.set_num_threads(n)
+    _settings["threads"] = saved
+
+
+@pytest.fixture
+def no_pool(monkeypatch):
+    monkeypatch.setitem(blas_pool._state, "ok", False)
+
+
+def test_probe_parts_cover_the_range_once():
+    for n, t in ((1, 2), (7, 2), (1001, 2), (64, 1)):
+        out = np.full(n, -1, np.int64)
+        blas_pool._call(blas_pool._state["fn"], pool.probe.address,
+                        blas_pool.context(out, n), n, t)
+        np.testing.assert_array_equal(out, np.arange(n))
+
+
+def test_gelu_pool_equals_the_one_thread_kernel(threads, no_pool):
+    rng = np.random.default_rng(0)
+    x = rng.standard_normal((16, 64, 512)).astype(np.float32) * 4
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    ref = (nn_activation.gelu_exact(x), nn_activation.gelu_backward(g, x),
+           nn_activation.gelu_train(x))
+    blas_pool._state["ok"] = True
+    for n in (1, 2):
+        threads(n)
+        got = (nn_activation.gelu_exact(x), nn_activation.gelu_backward(g, x),
+               nn_activation.gelu_train(x))
+        for a, b in zip(got[:2] + got[2], ref[:2] + ref[2]):
+            np.testing.assert_array_equal(a, b)
+
+
+def test_gelu_values_against_scipy():
+    from scipy.special import erf
+    x = np.linspace(-10, 10, 200001).astype(np.float32)
+    want = 0.5 * x.astype(np.float64) * (1 + erf(x.astype(np.float64) / np.sqrt(2)))
+    np.testing.assert_allclose(nn_activation.gelu_exact(x), want, rtol=2e-6, atol=5e-7)  # A&S 7.1.26: |error| < 4.2e-7
+
+
+def test_layer_norm_pool_matches_numpy_and_any_thread_count(threads, monkeypatch):
+    rng = np.random.default_rng(1)
+    x = rng.standard_normal((1000, 96)).astype(np.float32) * 3 + 1
+    w = rng.standard_normal(96).astype(np.float32)
+    b = rng.standard_normal(96).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    got = {}
+    for n in (1, 2):
+        threads(n)
+        got[n] = (nn_norm.layer_norm(x, (96,), w, b, 1e-5),
+                  *nn_norm.layer_norm_backward(g, x, (96,), w, 1e-5))
+    for a, b2 in zip(got[1], got[2]):
+        np.testing.assert_array_equal(a, b2)
+    # float64 reference
+    xd, gd = x.astype(np.float64), g.astype(np.float64)
+    mean, var = xd.mean(1, keepdims=True), xd.var(1, keepdims=True)
+    xhat = (xd - mean) / np.sqrt(var + 1e-5)
+    np.testing.assert_allclose(got[2][0], xhat * w + b, rtol=1e-5, atol=1e-5)
+    np.testing.assert_allclose(got[2][2], (gd * xhat).sum(0), rtol=1e-5, atol=1e-4)
+    np.testing.assert_allclose(got[2][3], gd.sum(0), rtol=1e-5, atol=1e-4)
+    gy = gd * w
+    gx = (gy - gy.mean(1, keepdims=True) - xhat * (gy * xhat).mean(1, keepdims=True)) / \
+        np.sqrt(var + 1e-5)
+    np.testing.assert_allclose(got[2][1], gx, rtol=1e-4, atol=1e-5)
+
+
+@pytest.mark.parametrize("causal", [False, True])
+def test_attention_rows_on_the_pool_equal_the_ember_pool(causal, no_pool):
+    rng = np.random.default_rng(2)
+    q, k, v = (rng.standard_normal((4, 4, 64, 32)).astype(np.float32) for _ in range(3))
+    go = rng.standard_normal((4, 4, 64, 32)).astype(np.float32)
+    ref_out, ref_p = attention_kernels.sdpa_forward(q, k, v, None, causal, 0.2)
+    ref_grads = attention_kernels.sdpa_backward(go, None, q, k, v, ref_p, 0.2, None,
+                                                (True, True, True, False))
+    blas_pool._state["ok"] = True
+    out, p = attention_kernels.sdpa_forward(q, k, v, None, causal, 0.2)
+    grads = attention_kernels.sdpa_backward(go, None, q, k, v, p, 0.2, None,
+                                            (True, True, True, False))
+    np.testing.assert_array_equal(out, ref_out)
+    np.testing.assert_array_equal(p, ref_p)
+    for a, b in zip(grads[:3], ref_grads[:3]):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_cross_entropy_pool_against_float64(threads):
+    rng = np.random.default_rng(3)
+    x = (rng.standard_normal((300, 1000)) * 5).astype(np.float32)
+    t = rng.integers(0, 1000, 300)
+    xd = x.astype(np.float64)
+    lse = np.log(np.exp(xd - xd.max(1, keepdims=True)).sum(1)) + xd.max(1)
+    want = (lse - xd[np.arange(300), t]).mean()
+    soft = np.exp(xd - lse[:, None]) / 300
+    soft[np.arange(300), t] -= 1 / 300
+    for n in (1, 2):
+        threads(n)
+        loss, got_lse, ws = nn_fused.cross_entropy(x, t)
+        np.testing.assert_allclose(loss, want, rtol=1e-6)
+        np.testing.assert_allclose(got_lse, lse, rtol=1e-6)
+        grad = nn_fused.cross_entropy_backward(np.float32(1), np.float32(0), x, t, got_lse,
+                                               1, -100, ws)
+        np.testing.assert_allclose(grad, soft, rtol=1e-5, atol=1e-9)
+
+
+def test_cross_entropy_rows_with_infinities_take_the_numpy_path():
+    x = np.zeros((3, 4), np.float32)
+    x[1, 2] = np.inf
+    x[2, 0] = np.nan
+    loss, lse, ws = nn_fused.cross_entropy(x, np.array([0, 1, 2]), 0)
+    assert np.isnan(loss[1]) and np.isnan(loss[2])
+    np.testing.assert_allclose(loss[0], np.log(4), rtol=1e-6)
+
+
+def test_pool_off_by_environment(monkeypatch):
+    monkeypatch.setenv("EMBER_NO_BLAS_POOL", "1")
+    assert blas_pool._setup() is None
+
+
+def test_training_step_same_with_and_without_the_pool(monkeypatch):
+    """A GPT-style block's loss and gradients agree (float32 rounding) pool on and off."""
+    torch_like = ember
+
+    def run():
+        torch_like.manual_seed(0)
+        nn = torch_like.nn
+        m = nn.Sequential(nn.LayerNorm(64), nn.Linear(64, 256), nn.GELU(), nn.Linear(256, 50))
+        x = torch_like.randn(128, 64)
+        y = torch_like.randint(0, 50, (128,))
+        loss = nn.functional.cross_entropy(m(x), y)
+        loss.backward()
+        return [loss.detach().numpy()] + [p.grad.numpy() for p in m.parameters()]
+    on = run()
+    monkeypatch.setitem(blas_pool._state, "ok", False)
+    off = run()
+    for a, b in zip(on, off):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
