@@ -103,3 +103,14 @@ def test_sdpa_takes_a_mask_with_is_causal_where_torchs_cpu_flash_kernel_does():
     for g, w in zip(got, want):
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-5, atol=1e-6)
     assert gerr == werr and gname == wname
+
+
+def _fold_error(lib):
+    with pytest.raises(RuntimeError) as e:
+        lib.nn.Fold((3, 3), 2)(lib.ones(1, 5, 4))
+    return str(e.value)
+
+
+def test_fold_channel_error_message_is_torchs():
+    # the message lacked torch's final period
+    assert _fold_error(ember) == _fold_error(torch)

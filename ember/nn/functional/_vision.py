@@ -501,7 +501,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     if x.shape[1] % K:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
                            f"of kernel_size, but got input.size(1)={x.shape[1]} and "
-                           f"kernel_size=({k[0]}, {k[1]})")
+                           f"kernel_size=({k[0]}, {k[1]}).")
     blocks = [(o[i] + 2 * p[i] - d[i] * (k[i] - 1) - 1) // s[i] + 1 for i in range(2)]
     if blocks[0] * blocks[1] != x.shape[2]:
         raise RuntimeError(f"Given output_size=({o[0]}, {o[1]}), kernel_size=({k[0]}, {k[1]}), "
