@@ -205,7 +205,7 @@ def _user_stacklevel():
     """``stacklevel`` naming the caller's line outside ember (where torch's C++ warnings
     point)."""
     f, level = sys._getframe(1), 1
-    while f is not None and f.f_code.co_filename.startswith(_EMBER_DIR):
+    while f is not None and f.f_code.co_filename.startswith((_EMBER_DIR, "<ember")):
         f, level = f.f_back, level + 1
     return level
 

@@ -148,6 +148,11 @@ class ArgumentTypeError(TypeError):
         self.op, self.index, self.value = op, index, value
 
 
+# printed as torch's parser error is, a plain TypeError (``type(e).__name__``, tracebacks)
+ArgumentTypeError.__name__ = ArgumentTypeError.__qualname__ = "TypeError"
+ArgumentTypeError.__module__ = "builtins"
+
+
 # Note [argument types], for the arguments that are not Tensors: the generated fronts send
 # a value here only when its type is not the plain one (``type(dim) is not int``), so a
 # well-typed call pays one ``type`` test per argument.
@@ -400,7 +405,7 @@ def _call_general(op, args, out):
         elif a is None and optional:
             continue
         elif isinstance(a, np.generic) and a.ndim == 0:
-            a = vals[i] = a.item()
+            a = vals[i] = _np_number(a)
             if scalars is None:
                 scalars = [a]
             else:
@@ -554,6 +559,20 @@ def _scalars_fit(first, scalars):
     return True
 
 
+def _np_number(a):
+    """The Python number torch reads from a NumPy scalar operand: a ``numpy.bool_`` is no
+    bool to torch's parser but a float (``int_tensor + np.True_`` is float32)."""
+    if type(a) is np.bool_:
+        return float(a)
+    if type(a) is np.complex64:     # nor a complex64 one a complex: its float(), warning
+        import warnings
+        from ember._creation import _user_stacklevel
+        warnings.warn("Casting complex values to real discards the imaginary part",
+                      np.exceptions.ComplexWarning, stacklevel=_user_stacklevel())
+        return float(a.real)
+    return a.item()
+
+
 def _promote(op, args, vals):
     """General torch promotion over the promoting arguments (slow path, cached)."""
     key = [op.promote]
@@ -567,7 +586,7 @@ def _promote(op, args, vals):
         elif a is None:
             continue
         else:
-            key.append(type(a) if not isinstance(a, np.generic) else type(a.item()))
+            key.append(type(a) if not isinstance(a, np.generic) else type(_np_number(a)))
     key.append(_dtype._default[0])
     key = tuple(key)
     cd = _promotion_cache.get(key)

@@ -27,6 +27,17 @@ def _check(self, *others):
                                f"{len(self)} and {len(o)}")
 
 
+# maximum/minimum take a Tensor only (torch's foreach forms take a number too): a number
+# goes to the clamp of the same meaning
+_WITH_NUMBER = {"maximum": "clamp_min", "minimum": "clamp_max"}
+
+
+def _name_for(name, args):
+    if name in _WITH_NUMBER and args and not hasattr(args[0], "shape"):
+        return _WITH_NUMBER[name]
+    return name
+
+
 def _at(o, i):
     """The ``i``-th operand: an entry of a list, else the same number or tensor for all."""
     return o[i] if isinstance(o, (list, tuple)) else o
@@ -46,9 +57,12 @@ def _make(name):
     def out_of_place(self, *others, **kwargs):
         others, kwargs = split(others, kwargs)
         _check(self, *others)
-        return tuple(getattr(t, name)(*[_at(o, i) for o in others],
-                                      **{k: _at(v, i) for k, v in kwargs.items()})
-                     for i, t in enumerate(self))
+        results = []
+        for i, t in enumerate(self):
+            args = [_at(o, i) for o in others]
+            results.append(getattr(t, _name_for(name, args))(
+                *args, **{k: _at(v, i) for k, v in kwargs.items()}))
+        return tuple(results)
 
     def in_place(self, *others, **kwargs):
         others, kwargs = split(others, kwargs)
@@ -56,9 +70,10 @@ def _make(name):
         for i, t in enumerate(self):
             args = [_at(o, i) for o in others]
             kw = {k: _at(v, i) for k, v in kwargs.items()}
-            method = getattr(t, name + "_", None)   # (no Tensor.maximum_: copy the result)
+            op_name = _name_for(name, args)
+            method = getattr(t, op_name + "_", None)   # (no Tensor.maximum_: copy the result)
             if method is None:
-                t.copy_(getattr(t, name)(*args, **kw))
+                t.copy_(getattr(t, op_name)(*args, **kw))
             else:
                 method(*args, **kw)
         return self

@@ -6,6 +6,8 @@ metadata API (shape, stride, storage, grad) and the conversions.
 """
 from __future__ import annotations
 
+import numbers
+
 import numpy as np
 
 from ember import _dtype
@@ -541,14 +543,14 @@ class Tensor:
                             "to copy the tensor to host memory first.")
         return self._data.view()     # shares memory; setting its .shape leaves the tensor
 
-    def __array__(self, dtype=None, copy=None):
+    def __array__(self, dtype=None):
+        """``np.asarray(t)``: the data, shared. Without NumPy 2's ``copy`` keyword, as
+        torch's (``np.array(t)`` warns that it will want one, then copies)."""
         if self._requires_grad:                      # torch: through numpy(), which refuses
             raise RuntimeError("Can't call numpy() on Tensor that requires grad. Use "
                                "tensor.detach().numpy() instead.")
         a = self._data.view() if _layout_name(self) == "strided" else self.numpy()
-        if dtype is not None:
-            return a.astype(dtype)
-        return a.copy() if copy else a
+        return a if dtype is None else a.astype(dtype)
 
     def tolist(self):
         if type(self._data) is Placeholder:
@@ -626,6 +628,9 @@ class Tensor:
         return id(self)
 
     def __contains__(self, element):
+        if not isinstance(element, (Tensor, numbers.Number)):
+            raise RuntimeError(f"Tensor.__contains__ only supports Tensor or scalar, but you "
+                               f"passed in a {type(element)}.")
         return bool((self == element).any())
 
     def __dlpack__(self, stream=None, **kwargs):
@@ -701,6 +706,16 @@ class Tensor:
         return object.__format__(self, spec) if spec else repr(self)
 
     __array_priority__ = 1000   # numpy defers binary operators to Tensor
+
+    def __array_wrap__(self, array):
+        """A NumPy function's result on tensors comes back as a Tensor, as torch's does
+        (``np.exp(t)``, and ``t + array`` / ``t < array``, which Tensor leaves to NumPy: Note
+        [NumPy operands]); a bool array becomes uint8, as torch's. The one-argument form is
+        torch's too (NumPy 2 warns that it will want ``context, return_scalar``)."""
+        from ember._creation import from_numpy
+        if array.dtype == np.bool_:
+            array = array.astype(np.uint8)
+        return from_numpy(array)
 
     def cpu(self, memory_format=None):
         if type(self._data) is Placeholder:
@@ -974,11 +989,12 @@ _REFLECTED_SELF_FIRST = [
 ]
 
 
-def _comparison(fn):
-    """``==``/``!=`` with a non-number (None, a string...) fall back to identity."""
+def _comparison(fn, numpy_too):
+    """``==``/``!=`` with a non-number (None, a string...) fall back to identity; ``!=`` with
+    a NumPy array too (Note [NumPy operands])."""
     def op(self, other):
-        if not isinstance(other, (Tensor, int, float, bool, complex, np.generic, np.ndarray,
-                                  list, tuple)):
+        if not isinstance(other, (Tensor, int, float, bool, complex, np.generic, list, tuple)) \
+                and not (numpy_too and isinstance(other, np.ndarray)):
             return NotImplemented
         return fn(self, other)
     return op
@@ -993,19 +1009,37 @@ def _invert(fn):
     return __invert__
 
 
+# Note [NumPy operands]: as in torch, a Python operator with a NumPy array operand
+# (``t + a``, ``t < a``, ``a * t``, ``t += a``) is NotImplemented on Tensor's side, except
+# ``t == a`` (a Tensor). For ``t + a`` Python then asks the array: NumPy computes it with its
+# own promotion (float32 tensor + int64 array is float64) and ``Tensor.__array_wrap__``
+# returns a Tensor; ``a + t`` and ``t < a`` find NumPy deferring to Tensor's higher
+# ``__array_priority__`` and raise Python's TypeError; ``a / t`` is ``t.reciprocal() * a``,
+# the latter again left to NumPy.
+
+def _hand_written_operator(fn, arg_error):
+    """``self <op> other`` over a hand-written method (``/`` is ``div``): an operand that is
+    no Tensor or number is NotImplemented (Note [NumPy operands])."""
+    def op(self, other):
+        try:
+            return fn(self, other)
+        except arg_error as e:
+            if e.value is not other:
+                raise
+            return NotImplemented
+    op.__name__ = fn.__name__
+    return op
+
+
 def _reflected(fn, arg_error, self_first=False):
-    """``other <op> self``: a list operand is NotImplemented, a NumPy one converted (Note
-    [argument types] in ``ember/_ops/registry.py``)."""
+    """``other <op> self``: a list or NumPy operand is NotImplemented (Note [argument types]
+    in ``ember/_ops/registry.py``, Note [NumPy operands])."""
     def op(self, other):
         try:
             return fn(self, other) if self_first else fn(other, self)
         except arg_error as e:
             if e.value is not other:
                 raise
-            if isinstance(other, np.ndarray):
-                from ember._creation import as_tensor
-                other = as_tensor(other)
-                return fn(self, other) if self_first else fn(other, self)
             return NotImplemented
     return op
 
@@ -1020,8 +1054,12 @@ def install_methods(methods, functions):
     for dunder, name in _OPERATORS:
         fn = methods.get(name)
         if fn is not None:
-            fn = operator_front(fn, inplace=name.endswith("_"))
-            setattr(Tensor, dunder, _comparison(fn) if dunder in ("__eq__", "__ne__") else fn)
+            if hasattr(fn, "_op"):
+                fn = operator_front(fn, inplace=name.endswith("_"))
+            elif dunder not in ("__neg__", "__abs__", "__invert__"):
+                fn = _hand_written_operator(fn, ArgumentTypeError)
+            setattr(Tensor, dunder, _comparison(fn, dunder == "__eq__")
+                    if dunder in ("__eq__", "__ne__") else fn)
     for dunder, name in _REFLECTED:
         fn = functions.get(name)
         if fn is not None:
@@ -1042,6 +1080,8 @@ def install_methods(methods, functions):
         def rtruediv(other, self):
             """``other / self`` as torch computes it: ``self.reciprocal() * other`` (in float32
             ``255 / 250.`` is then 1.0200001, not the correctly rounded 1.0199999)."""
+            if isinstance(other, np.ndarray):           # Note [NumPy operands]
+                return recip(self) * other
             return mul(recip(self), other)
         Tensor.__rtruediv__ = Tensor.__rdiv__ = _reflected(rtruediv, ArgumentTypeError)
         Tensor.__rdiv__.__name__, Tensor.__rdiv__.__qualname__ = "__rdiv__", "Tensor.__rdiv__"

@@ -100,3 +100,53 @@ def test_numpy_keyword_names_leave_required_arguments_required():
         ember.ones(2, 2).gather(index=ember.tensor([[0]]))
     with pytest.raises(TypeError, match="arguments: 'dim' and 'index'"):
         ember.ones(2, 2).index_select()
+
+
+_A, _AI, _A0 = np.array([3., 4.]), np.array([3, 4]), np.array(2.0)
+
+
+@pytest.mark.parametrize("expr", [
+    "t + a", "t - ai", "t * a0", "t / a", "t / ai", "t // a", "t % ai", "t ** a", "t @ a",
+    "a + t", "a - t", "a * t", "a / t", "a ** t", "a @ t", "a0 + t",
+    "t < a", "a >= t", "t == a", "a == t", "t != a",
+    "ti & ai", "ti & a", "ai | ti", "ti << ai",
+    "np.exp(t)", "np.add(t, 1)", "np.maximum(t, 2.5)", "np.isnan(t)", "np.argmax(t)",
+    "np.round(t / 3, 2)", "np.clip(t, 0, 1.5)", "np.cumsum(t)", "np.sign(t - 1.5)",
+    "np.divmod(t, 2)", "np.float64(2.0) * t", "t * np.int64(3)",
+    "t @ 2.0", "2 @ t", "m.matmul(t, 2.0)", "t.matmul(2)", "m.maximum(t, 0.)",
+    "m.atan2(t, 1.)", "m.logical_and(t, True)",
+    "ti + np.True_", "t - np.True_", "ti & np.True_", "m.full((2,), np.True_)",
+    "3 in t", "'a' in t", "None in t", "np.True_ in t", "[1.] in t",
+    "m.add(t, a)", "t.add(a)",
+], ids=lambda e: e)
+def test_numpy_operands_and_functions_as_torch(expr):
+    # Note [NumPy operands]: Tensor leaves array operands to NumPy (except ==), whose
+    # results come back through __array_wrap__ (bool as uint8); NumPy defers `a + t` to
+    # Tensor, so it raises; numbers are refused where torch has no Scalar overload
+    def run(m):
+        env = dict(m=m, np=np, a=_A, ai=_AI, a0=_A0, t=m.tensor([1., 2.]), ti=m.tensor([1, 2]))
+        return eval(expr, env)
+    _same(run)
+
+
+def test_array_wrap_returns_tensors_and_rebinding_inplace_operators():
+    for lib in (ember, torch):
+        t = lib.tensor([1., 2.])
+        u = t
+        u += _A                   # NotImplemented in place, then NumPy's float64 result
+        assert u is not t and u.dtype == lib.float64 and t.tolist() == [1., 2.]
+        assert type(np.transpose(lib.ones(2, 3))) is lib.Tensor
+        assert np.isfinite(t).dtype == lib.uint8
+
+
+def test_argument_type_errors_print_as_typeerror():
+    try:
+        ember.add(ember.ones(2), [1.])
+    except TypeError as e:
+        assert type(e).__name__ == "TypeError" and type(e).__module__ == "builtins"
+    import traceback
+    try:
+        ember.maximum(ember.ones(2), 2.0)
+    except TypeError as e:
+        last = traceback.format_exception_only(type(e), e)[-1]
+    assert last == "TypeError: maximum(): argument 'other' (position 2) must be Tensor, not float\n"

@@ -197,8 +197,10 @@ def _number(x, fname, argname, pos):
             raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be Number, "
                             f"not Tensor")
         return x.item()
-    if isinstance(x, (builtins.bool, np.bool_)):
-        return builtins.bool(x)
+    if isinstance(x, builtins.bool):
+        return x
+    if isinstance(x, np.bool_):          # no bool to torch's parser: a float
+        return float(x)
     if isinstance(x, numbers.Integral):
         return int(x)
     if isinstance(x, numbers.Real):
@@ -213,8 +215,10 @@ def _number_kind(x):
     """0 bool, 1 integer, 2 floating, 3 complex (the category of a factory argument)."""
     if isinstance(x, Tensor):
         return x.dtype._category
-    if isinstance(x, (builtins.bool, np.bool_)):
+    if isinstance(x, builtins.bool):
         return 0
+    if isinstance(x, np.bool_):
+        return 2
     if isinstance(x, numbers.Integral):
         return 1
     if isinstance(x, numbers.Real):

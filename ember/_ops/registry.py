@@ -387,6 +387,14 @@ def _signature(op, method, with_out, varargs, aliases=(), required=None):
 
 
 _NOARG = object()
+# ops whose Tensor arguments torch's parser refuses a number for (they have no Scalar
+# overload): ``torch.maximum(t, 0.)``, ``t @ 2`` raise TypeError (an operator:
+# NotImplemented). Checked in the public fronts only: ember's own code may pass numbers.
+_TENSORS_ONLY = frozenset((
+    "matmul", "maximum", "minimum", "fmax", "fmin", "atan2", "arctan2", "hypot", "ldexp",
+    "nextafter", "heaviside", "logaddexp", "logaddexp2", "igamma", "igammac", "gcd", "lcm",
+    "logical_and", "logical_or", "logical_xor", "complex", "polar", "masked_select", "take",
+    "take_along_dim", "binomial"))
 # every generated front's globals: _dispatch.add_call_layer rebinds their inlined `_call`
 FRONT_NAMESPACES = []
 # schema types whose values the fronts check (Note [argument types])
@@ -422,8 +430,8 @@ def _int_varargs(op, v, kw, name):
 # path only ever sees Tensors and numbers, so it pays nothing); the fronts adapt it: a
 # method counts positions after ``self``, and a Python operator returns NotImplemented, so
 # that ``x + [1]`` raises Python's TypeError and ``x == [1]`` is False, as in torch (a NumPy
-# operand of an operator is converted instead: torch's result there comes back from NumPy
-# as a Tensor). Fronts with a ``ScalarType`` argument check it first.
+# operand: Note [NumPy operands] in ``ember/_tensor.py``). Fronts with a ``ScalarType``
+# argument check it first.
 _CODE_CACHE: dict = {}
 # Note [front cache]: the fronts' code objects, kept between runs as .pyc files are (same
 # directory, same switch: sys.dont_write_bytecode), keyed by their source text, so a stale
@@ -481,7 +489,9 @@ def _bad_argument(err, op, args, out, kind):
         raise err
     if kind == "method":
         raise _dispatcher.ArgumentTypeError(op, err.index, err.value, method=True) from None
-    if kind == "operator" and isinstance(err.value, np.ndarray):
+    # only == takes an array (Note [NumPy operands] in ember/_tensor.py): the other
+    # operators leave it to NumPy
+    if kind == "operator" and isinstance(err.value, np.ndarray) and op.public_name == "eq":
         from ember._creation import as_tensor
         args = args[:err.index] + (as_tensor(err.value),) + args[err.index + 1:]
         return _dispatcher.dispatch(op, args, out)
@@ -528,6 +538,15 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
         test = test.format(v=v) + (f" and {v} is not None" if optional else "")
         checks += (f"    if {test}:\n        _check_arg(_op, {a.name!r}, {plain!r}, "
                    f"{a.is_list}, {optional}, {v})\n")
+    if not positional and op.public_name in _TENSORS_ONLY:
+        for k, a in enumerate(op.schema.args):
+            if a.type != "Tensor" or a.is_list or (method and k == 0):
+                continue
+            v = "input" if k == 0 and a.name == "self" else _pyname(a.name)
+            refuse = "return NotImplemented" if kind in ("operator", "inplace operator") else \
+                f"raise _ArgumentTypeError(_op, {k}, {v}, {kind == 'method'})"
+            checks += (f"    if type({v}) in _SCALARS or isinstance({v}, _npgeneric):\n"
+                       f"        {refuse}\n")
     if with_out and op.num_outputs == 1 and not op.returns_list:
         checks += ("    if out is not None and not isinstance(out, _Tensor):\n"
                    "        _check_arg(_op, 'out', 'Tensor', False, True, out)\n")
@@ -557,7 +576,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
-           "_ints": _dispatcher.all_ints,
+           "_ints": _dispatcher.all_ints, "_npgeneric": np.generic,
            "_Tensor": _dispatcher.Tensor}
     if fast:
         env.update(_PLAIN=_dispatcher.PLAIN_TENSOR_TYPES, _nd=np.ndarray, _new=object.__new__,
