@@ -114,3 +114,37 @@ def _fold_error(lib):
 def test_fold_channel_error_message_is_torchs():
     # the message lacked torch's final period
     assert _fold_error(ember) == _fold_error(torch)
+
+
+def _grid_sample_grads(lib, mode, padding_mode, align_corners, volumetric):
+    F = lib.nn.functional
+    g = np.random.default_rng(2)
+    shape = (2, 2, 4, 5, 6) if volumetric else (2, 2, 5, 6)
+    x = lib.tensor(g.standard_normal(shape).astype(np.float32), requires_grad=True)
+    nd = 3 if volumetric else 2
+    theta = lib.tensor(np.tile(np.eye(nd, nd + 1, dtype=np.float32), (2, 1, 1)),
+                       requires_grad=True)
+    grid = F.affine_grid(theta, x.shape, align_corners=align_corners)
+    # identity grid (edge pixels exactly on the border) plus points outside and on +-1
+    extra = lib.tensor(np.array([-1.0, 1.0, -1.3, 1.7, 0.2], np.float32))
+    pts = extra[lib.tensor(g.integers(0, 5, grid.shape))]
+    grid = lib.cat([grid, pts], 1)
+    out = F.grid_sample(x, grid, mode=mode, padding_mode=padding_mode,
+                        align_corners=align_corners)
+    w = lib.tensor(g.standard_normal(tuple(out.shape)).astype(np.float32))
+    (out * w).sum().backward()
+    return out, x.grad, theta.grad
+
+
+@pytest.mark.parametrize("padding_mode", ["border", "reflection", "zeros"])
+@pytest.mark.parametrize("align_corners", [False, True])
+@pytest.mark.parametrize("mode,volumetric", [("bilinear", False), ("bicubic", False),
+                                             ("bilinear", True)])
+def test_grid_sample_grid_gradient_on_the_border(mode, volumetric, padding_mode,
+                                                 align_corners):
+    # torch's grid sampler passes no gradient to a coordinate clipped onto the border (an
+    # identity affine_grid's edge pixels): a spatial transformer's theta gradient differed
+    got = _grid_sample_grads(ember, mode, padding_mode, align_corners, volumetric)
+    want = _grid_sample_grads(torch, mode, padding_mode, align_corners, volumetric)
+    for g, w in zip(got, want):
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-4, atol=1e-4)

@@ -110,16 +110,23 @@ def _reflect(c, twice_low, twice_high):
     return E.where(even, extra + mn, span - extra + mn)
 
 
-def _apply_padding(c, size, padding_mode, align_corners):
+def _clip(c, size):
+    """``c`` clamped to [0, size - 1]; as torch's grid sampler, the gradient passes only
+    strictly inside (a coordinate on the border, as an identity grid's edge pixels, gets none)."""
     E = _E()
+    inside = (c > 0) & (c < size - 1)
+    return E.where(inside, c, E.clamp(c.detach(), 0, size - 1))
+
+
+def _apply_padding(c, size, padding_mode, align_corners):
     if padding_mode == "border":
-        return E.clamp(c, 0, size - 1)
+        return _clip(c, size)
     if padding_mode == "reflection":
         if align_corners:
             c = _reflect(c, 0, 2 * (size - 1))
         else:
             c = _reflect(c, -1, 2 * size - 1)
-        return E.clamp(c, 0, size - 1)
+        return _clip(c, size)
     return c
 
 
