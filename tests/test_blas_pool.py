@@ -152,3 +152,39 @@ def test_training_step_same_with_and_without_the_pool(monkeypatch):
     off = run()
     for a, b in zip(on, off):
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_relu_add_and_relu_grad_on_the_pool_equal_numpy(threads):
+    from ember._kernels import elementwise, fast_elementwise
+    rng = np.random.default_rng(4)
+    x = rng.standard_normal((8, 64, 32, 32)).astype(np.float32)
+    x.reshape(-1)[:6] = [-0.0, 0.0, np.nan, -np.inf, np.inf, -1e-45]
+    y = rng.standard_normal(x.shape).astype(np.float32)
+    for n in (1, 2):
+        threads(n)
+        r = fast_elementwise.pooled_relu(x)
+        assert r is not None
+        np.testing.assert_array_equal(r, np.where(x < 0, np.float32(0), x))
+        assert np.signbit(r.reshape(-1)[0])                  # -0.0 kept, as torch's relu
+        s = fast_elementwise.pooled_add(x, y)
+        np.testing.assert_array_equal(s, np.add(x, y))
+        t = elementwise.threshold_backward(y, x, 0.0)
+        np.testing.assert_array_equal(t, np.where(x <= 0, np.float32(0), y))
+    # small, broadcasting or float64 operands keep NumPy's route
+    assert fast_elementwise.pooled_add(x, y[:1]) is None
+    assert fast_elementwise.pooled_add(x[:1], y[:1]) is None
+    assert fast_elementwise.pooled_relu(x.astype(np.float64)) is None
+
+
+def test_relu_matches_torch_on_signed_zero():
+    torch = pytest.importorskip("torch")
+    vals = [-0.0, 0.0, float("nan"), -1.0, 2.0] * 40000
+    np.testing.assert_array_equal(ember.relu(ember.tensor(vals)).numpy().view(np.int32),
+                                  torch.relu(torch.tensor(vals)).numpy().view(np.int32))
+
+
+def test_pool_not_used_once_onnxruntime_ran(monkeypatch):
+    from ember._kernels import split
+    monkeypatch.setattr(split, "_own_pools_ran", [True])
+    monkeypatch.setattr(blas_pool, "_own_pools_ran", split._own_pools_ran)
+    assert blas_pool.kernels() is None

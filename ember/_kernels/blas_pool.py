@@ -32,6 +32,7 @@ import re
 import numpy as np
 
 from ember._kernels import numpy_blas
+from ember._kernels.split import _own_pools_ran
 
 _BLAS_DOUBLE = 0x3            # OpenBLAS >= 0.3.11: mode & 0xF == 3 is real double precision
 _state = {"fn": None, "ok": None, "threads": None}
@@ -77,7 +78,13 @@ def _call(fn, address, ctx, m, threads):
 
 
 def kernels():
-    """ember._kernels.compiled.pool (the cfuncs) when the pool can run them, else None."""
+    """ember._kernels.compiled.pool (the cfuncs) when the pool can run them, else None:
+    also None once onnxruntime's pool has run in this process (Note [one thread plan]: its
+    convolutions then run beside OpenBLAS held at one thread, whose workers must stay
+    asleep; waking them here left them spinning through the next convolutions, CNN step
+    22.7 -> 30.1 ms)."""
+    if _own_pools_ran[0]:
+        return None
     if _state["ok"] is None:
         _state["ok"] = False
         from ember._kernels import compiled

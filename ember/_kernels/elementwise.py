@@ -11,7 +11,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import split
-from ember._kernels.fast_elementwise import maximum_scalar
+from ember._kernels.fast_elementwise import (maximum_scalar, pooled_relu,
+                                              pooled_threshold_backward)
 from ember._kernels.layout import follows_inputs, shared_dense_order
 from ember._kernels.util import half_in_float32
 
@@ -361,7 +362,8 @@ def relu(a):
     if dt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if dt.kind == "f":
-        return maximum_scalar(a, 0)
+        r = pooled_relu(a)
+        return maximum_scalar(a, 0) if r is None else r
     return np.maximum(a, np.zeros((), dt))
 
 
@@ -875,6 +877,8 @@ def threshold_backward(g, x, threshold):
     times slower); a NaN or infinity in ``g`` under a masked position would survive it
     (``inf * 0``), so a non-finite sum sends the rare case through an exact masked write."""
     g, x = np.asarray(g), np.asarray(x)
+    if x.dtype == np.float32 and (r := pooled_threshold_backward(g, x, threshold)) is not None:
+        return r
     if g.shape == x.shape and g.dtype.char in "fd" and x.dtype.kind in "fiu":
         bits = np.int32 if g.dtype.char == "f" else np.int64
         order = None

@@ -78,3 +78,50 @@ def maximum_scalar(a, value):
             np.maximum(af[i:j], s[:j - i], out=of[i:j])
     split.run_rows(part, af.size, af.size)      # large arrays over ember's threads
     return out
+
+
+# ------------------------------------------------ large passes on OpenBLAS's threads
+
+_POOL_MIN = 1 << 17            # elements; below this a pass stays on the caller's thread
+_POOL_GRAIN = 1 << 15          # elements per thread at least
+
+
+def _pooled(name, inputs, extra=()):
+    """A new float32 array (``inputs[0]``'s shape) from the compiled kernel ``name`` of
+    compiled/pool.py over flat parts on OpenBLAS's threads (Note [one pool] in
+    blas_pool.py), or None where it does not apply: not all float32 C-contiguous arrays
+    of one shape, fewer than ``_POOL_MIN`` elements, or the pool not in use."""
+    a = inputs[0]
+    if a.size < _POOL_MIN or a.dtype != np.float32 or not a.flags.c_contiguous:
+        return None
+    for b in inputs[1:]:
+        if type(b) is not np.ndarray or b.shape != a.shape or b.dtype != np.float32 or \
+                not b.flags.c_contiguous:
+            return None
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels()
+    if pool is None:
+        return None
+    out = np.empty(a.shape, np.float32)
+    ctx = blas_pool.context(*inputs, out, a.size, *extra)
+    blas_pool.run(getattr(pool, name), ctx, a.size, _POOL_GRAIN)
+    return out
+
+
+def pooled_add(a, b):
+    """``a + b`` of two large float32 arrays of one shape on OpenBLAS's threads, or None."""
+    if type(a) is not np.ndarray or a.size < _POOL_MIN:
+        return None
+    return _pooled("add", (a, b))
+
+
+def pooled_relu(a):
+    """relu of a large float32 array on OpenBLAS's threads (-0.0 and NaN kept), or None."""
+    return _pooled("relu", (a,)) if type(a) is np.ndarray else None
+
+
+def pooled_threshold_backward(g, x, threshold):
+    """``0 if x <= threshold else g`` for large float32 arrays, or None."""
+    if type(g) is not np.ndarray or type(x) is not np.ndarray:
+        return None
+    return _pooled("threshold_backward", (g, x), (float(threshold),))

@@ -47,7 +47,8 @@ def _check_alpha(a, b, alpha):
 
 def _add(a, b, alpha=1):
     if alpha == 1:
-        return np.add(a, b)
+        r = _FE.pooled_add(a, b)             # large float32 sums on OpenBLAS's threads
+        return np.add(a, b) if r is None else r
     _check_alpha(a, b, alpha)
     return np.add(a, np.multiply(b, alpha))
 

@@ -8,10 +8,11 @@ unused. The kernels themselves are the njit functions beside this module, unchan
 """
 from __future__ import annotations
 
+import numpy as np
 from numba import carray, cfunc, types
 from numba.core.extending import intrinsic
 
-from ember._kernels.compiled import attention, gelu, layer_norm, softmax
+from ember._kernels.compiled import attention, elementwise, gelu, layer_norm, softmax
 
 _SIG = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
                   types.int64, types.int64, types.int64, types.int64, types.int64,
@@ -145,3 +146,34 @@ def scale_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo, hi = a >> 3, (a >> 3) + m
     softmax.scale_rows(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (R,))[lo:hi],
                        carray(_f32(ctx[2]), (R, C))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def relu(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, size] (flat float32): out = relu(x)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[2]
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.relu(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def threshold_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [g, x, out, size, threshold] (flat float32): out = 0 where x <= threshold, else g."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    threshold = np.float32(carray(_f64(c), (n,))[4])
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.threshold_backward(carray(_f32(ctx[0]), (size,))[lo:hi],
+                                   carray(_f32(ctx[1]), (size,))[lo:hi], threshold,
+                                   carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def add(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, y, out, size] (flat float32): out = x + y."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.add(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi],
+                    carray(_f32(ctx[2]), (size,))[lo:hi])
