@@ -14,8 +14,6 @@ from __future__ import annotations
 import ctypes
 import math
 import numbers
-import os
-import sys
 import warnings
 from collections.abc import Sequence
 
@@ -27,7 +25,6 @@ from ember._meta_tensor import to_meta
 from ember._state import state
 from ember._tensor import Tensor, _make
 
-_EMBER_DIR = os.path.dirname(os.path.abspath(__file__))
 _PY_CATEGORY = {bool: 0, int: 1, float: 2, complex: 3}
 _NP_UNSUPPORTED = ("can't convert np.ndarray of type {}. The only supported types are: float64, "
                    "float32, float16, complex64, complex128, int64, int32, int16, int8, uint64, "
@@ -202,12 +199,8 @@ def _from_sequence(data, dtype):
 
 
 def _user_stacklevel():
-    """``stacklevel`` naming the caller's line outside ember (where torch's C++ warnings
-    point)."""
-    f, level = sys._getframe(1), 1
-    while f is not None and f.f_code.co_filename.startswith((_EMBER_DIR, "<ember")):
-        f, level = f.f_back, level + 1
-    return level
+    from ember._runtime_flags import user_stacklevel
+    return user_stacklevel() - 1          # counted from our caller
 
 
 def _warn_arrays(arr):

@@ -7,6 +7,8 @@ from __future__ import annotations
 
 import builtins
 import math
+import os
+import sys
 import warnings
 
 __all__ = ["set_warn_always", "is_warn_always_enabled", "set_flush_denormal",
@@ -54,6 +56,18 @@ def is_warn_always_enabled():
 
 
 _warned = set()
+
+
+_EMBER_DIR = os.path.dirname(os.path.abspath(__file__))
+
+
+def user_stacklevel():
+    """``stacklevel`` for a ``warnings.warn`` in the caller that names the innermost line
+    outside ember (where torch's C++ warnings point: the user's call)."""
+    f, level = sys._getframe(1), 1
+    while f is not None and f.f_code.co_filename.startswith((_EMBER_DIR, "<ember")):
+        f, level = f.f_back, level + 1
+    return level
 
 
 def warn_once(key, message, category=UserWarning, stacklevel=3):

@@ -150,3 +150,28 @@ def test_argument_type_errors_print_as_typeerror():
     except TypeError as e:
         last = traceback.format_exception_only(type(e), e)[-1]
     assert last == "TypeError: maximum(): argument 'other' (position 2) must be Tensor, not float\n"
+
+
+@pytest.mark.parametrize("dtype", ["int8", "int16", "uint16", "int32", "uint8", "bool"])
+def test_index_tensor_dtypes(dtype):
+    # torch takes long, int, byte (deprecated, a mask) or bool index tensors only
+    def run(lib):
+        x = lib.arange(5)
+        i = lib.tensor([1, 0, 1, 0, 1]).to(getattr(lib, dtype))
+        return x[i]
+    _same(run)
+
+
+def test_cpp_warnings_name_the_users_line():
+    # torch's C++ warnings point at the Python line that called in; a second call from
+    # another line warns again
+    def record(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("default")
+            lib.empty(0).std()
+            lib.ones(1).var()
+            lib.arange(3)[lib.tensor([1, 0, 1], dtype=lib.uint8)]
+            lib.arange(6).view(2, 3)[[[0, 1], [1, 0]]]
+        return [(x.filename, str(x.message).split(" (Triggered")[0]) for x in w]
+    got, want = record(ember), record(torch)
+    assert got == want and len(got) == 4 and got[0][0] == __file__

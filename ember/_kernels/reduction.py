@@ -14,6 +14,7 @@ from ember import _dtype
 from ember._kernels import compiled
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
+from ember._runtime_flags import user_stacklevel
 
 _TORCH_NAMES = _dtype.TYPE_NAMES
 
@@ -294,7 +295,7 @@ def _moments(a, dim, correction, keepdim, name):
         if denom <= 0:
             warnings.warn(f"{name}(): degrees of freedom is <= 0. Correction should be strictly "
                           f"less than the reduction factor (input numel divided by output "
-                          f"numel).", UserWarning, stacklevel=2)
+                          f"numel).", UserWarning, stacklevel=user_stacklevel())
         v = np.true_divide(s, denom)
     return v, squeeze_axes(m, axes, keepdim, a.ndim)
 

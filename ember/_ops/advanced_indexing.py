@@ -43,10 +43,11 @@ def _index_array(it):
         raise IndexError(f"only integers, slices (`:`), ellipsis (`...`), None and long or byte "
                          f"Variables are valid indices (got {type(it).__name__})")
     if arr.dtype == np.uint8:
+        from ember._runtime_flags import user_stacklevel
         warnings.warn("indexing with dtype torch.uint8 is now deprecated, please use a dtype "
-                      "torch.bool instead.", UserWarning, stacklevel=4)
+                      "torch.bool instead.", UserWarning, stacklevel=user_stacklevel())
         arr = arr.astype(np.bool_)
-    if arr.dtype != np.bool_ and arr.dtype.kind not in "iu":
+    if arr.dtype != np.bool_ and arr.dtype != np.int64 and arr.dtype != np.int32:
         raise IndexError("tensors used as indices must be long, int, byte or bool tensors")
     return arr
 

@@ -13,6 +13,7 @@ import numpy as np
 
 from ember._ops.core import basic_index, unsqueeze
 from ember._ops.registry import public
+from ember._runtime_flags import user_stacklevel
 from ember._state import state
 from ember._tensor import Tensor
 
@@ -34,7 +35,7 @@ def _seq_as_tuple(index):
                           "and will be changed in pytorch 2.9; use x[tuple(seq)] instead of "
                           "x[seq]. In pytorch 2.9 this will be interpreted as tensor index, "
                           "x[torch.tensor(seq)], which will result either in an error or a "
-                          "different result", UserWarning, stacklevel=3)
+                          "different result", UserWarning, stacklevel=user_stacklevel())
             return True
     return False
 
