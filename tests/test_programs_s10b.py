@@ -175,3 +175,14 @@ def test_cpp_warnings_name_the_users_line():
         return [(x.filename, str(x.message).split(" (Triggered")[0]) for x in w]
     got, want = record(ember), record(torch)
     assert got == want and len(got) == 4 and got[0][0] == __file__
+
+
+@pytest.mark.parametrize("p", [1.0, 1.5, 3.0, 0.5])
+def test_cdist_float32_values_bit_for_bit(p):
+    # coordinates summed in order, powers computed in double and rounded (torch's values)
+    rng = np.random.default_rng(0)
+    a = rng.standard_normal((6, 40)).astype(np.float32)
+    b = rng.standard_normal((5, 40)).astype(np.float32)
+    got = ember.cdist(ember.from_numpy(a), ember.from_numpy(b), p=p).numpy()
+    want = torch.cdist(torch.from_numpy(a), torch.from_numpy(b), p=p).numpy()
+    np.testing.assert_array_equal(got, want)

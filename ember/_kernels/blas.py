@@ -652,18 +652,23 @@ def cdist(x1, x2, p=2.0, compute_mode=None):
         np.add(r, n2, out=r)
         np.maximum(r, 0, out=r)
         return np.sqrt(r, out=r)
-    if r1 * r2 >= 1024:
-        return _cdist_by_column(x1, x2, p)
+    if r1 * r2 >= 1024 or p not in (0, float("inf")):
+        return _cdist_by_column(x1, x2, p)     # summed in coordinate order, as torch does
     d = np.abs(x1[..., :, None, :] - x2[..., None, :, :])
     if p == 0:
         return np.count_nonzero(d, axis=-1).astype(dt)
-    if p == 1:
-        return d.sum(-1)
-    if p == 2:
-        return np.sqrt(np.einsum("...i,...i->...", d, d))
-    if p == float("inf"):
-        return d.max(-1) if d.shape[-1] else np.zeros(d.shape[:-1], dt)
-    return np.power(np.power(d, p).sum(-1), 1.0 / p)
+    return d.max(-1) if d.shape[-1] else np.zeros(d.shape[:-1], dt)
+
+
+def _pow_rounded(x, e, out=None):
+    """``x ** e`` as torch's float32 cdist computes it: in double, rounded once."""
+    if x.dtype != np.float32:
+        return np.power(x, e, out=out)
+    r = np.power(x.astype(np.float64), e)
+    if out is None:
+        return r.astype(np.float32)
+    out[...] = r
+    return out
 
 
 def _cdist_by_column(x1, x2, p):
@@ -679,7 +684,7 @@ def _cdist_by_column(x1, x2, p):
         elif p == 2:
             np.multiply(d, d, out=d)
         elif p != 1 and not inf:
-            np.power(d, p, out=d)
+            _pow_rounded(d, p, out=d)
         if acc is None:
             acc = d
         elif inf:
@@ -689,7 +694,7 @@ def _cdist_by_column(x1, x2, p):
     if p == 2:
         np.sqrt(acc, out=acc)
     elif p not in (0, 1) and not inf:
-        np.power(acc, 1.0 / p, out=acc)
+        _pow_rounded(acc, 1.0 / p, out=acc)
     return acc
 
 
