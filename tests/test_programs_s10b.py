@@ -186,3 +186,21 @@ def test_cdist_float32_values_bit_for_bit(p):
     got = ember.cdist(ember.from_numpy(a), ember.from_numpy(b), p=p).numpy()
     want = torch.cdist(torch.from_numpy(a), torch.from_numpy(b), p=p).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+def test_complex_to_real_cast_warns_once_from_the_users_line():
+    def record(lib):
+        lib.set_warn_always(True)
+        try:
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                a = lib.tensor([1 + 2j])
+                r = [a.float(), a.to(lib.float64)]
+                b = lib.zeros(1)
+                b.copy_(a)
+                r.append(b)
+        finally:
+            lib.set_warn_always(False)
+        return [x.tolist() for x in r], [(x.category.__name__, x.filename == __file__,
+                                          str(x.message).split(" (Triggered")[0]) for x in w]
+    assert record(ember) == record(torch)

@@ -122,7 +122,21 @@ def clone(a, memory_format=None):
 
 
 def to_copy(a, dtype=None, copy=True):
-    return a.astype(dtype.np) if dtype is not None else a.copy()
+    return astype_warning(a, dtype.np) if dtype is not None else a.copy()
+
+
+def astype_warning(a, np_dtype):
+    """``a.astype(np_dtype)`` with torch's once-a-process UserWarning (naming the user's
+    line) in place of NumPy's ComplexWarning when a complex array becomes real."""
+    if a.dtype.kind != "c" or np_dtype.kind in "cb":
+        return a.astype(np_dtype)
+    import warnings
+    from ember._runtime_flags import user_stacklevel, warn_once
+    warn_once("complex to real", "Casting complex values to real discards the imaginary part",
+              stacklevel=user_stacklevel() + 1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", np.exceptions.ComplexWarning)
+        return a.astype(np_dtype)
 
 
 @follows_inputs

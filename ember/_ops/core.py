@@ -474,7 +474,7 @@ def _(ctx, g, self, dtype):
 
 def _copy(a, src, non_blocking=False):
     try:
-        return np.broadcast_to(src, a.shape).astype(a.dtype)
+        return K.astype_warning(np.broadcast_to(src, a.shape), a.dtype)
     except ValueError:
         raise RuntimeError(f"The size of tensor a ({a.shape[-1] if a.ndim else 1}) must match "
                            f"the size of tensor b ({np.shape(src)[-1] if np.ndim(src) else 1}) "
