@@ -204,3 +204,26 @@ def test_complex_to_real_cast_warns_once_from_the_users_line():
         return [x.tolist() for x in r], [(x.category.__name__, x.filename == __file__,
                                           str(x.message).split(" (Triggered")[0]) for x in w]
     assert record(ember) == record(torch)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.zeros(0, 3).reshape(-1, 0),
+    lambda L: L.zeros(6).reshape(-1, 0),
+    lambda L: L.broadcast_shapes((2, 3), (3, 2)),
+    lambda L: L.broadcast_shapes((2, 1, 4), (5, 4), (3, 1, 1)),
+], ids=range(4))
+def test_shape_error_messages(call):
+    _same(call)
+
+
+def test_T_of_3d_warns_once_with_torchs_text():
+    def record(lib):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            lib.set_warn_always(True)
+            try:
+                lib.ones(2, 3, 4).T
+            finally:
+                lib.set_warn_always(False)
+        return [str(x.message).split(" (Triggered")[0] for x in w]
+    assert record(ember) == record(torch)

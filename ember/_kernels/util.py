@@ -42,6 +42,10 @@ def infer_size(shape, numel):
                 raise RuntimeError(f"invalid shape dimension {s} at index {i} of shape {shape}")
             known *= s
     if neg:
+        if known == 0 and numel == 0:
+            raise RuntimeError(f"cannot reshape tensor of 0 elements into shape {shape} because "
+                               f"the unspecified dimension size -1 can be any value and is "
+                               f"ambiguous")
         if known == 0 or numel % known:
             raise RuntimeError(f"shape '{list(shape)}' is invalid for input of size {numel}")
         shape[neg[0]] = numel // known

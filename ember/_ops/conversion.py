@@ -142,11 +142,13 @@ def _mT(self):
 
 
 def _T(self):
-    if self.ndim not in (0, 2):
-        import warnings
-        warnings.warn("The use of `x.T` on tensors of dimension other than 2 to reverse their "
-                      "shape is deprecated and it will throw an error in a future release.",
-                      UserWarning, stacklevel=2)
+    if self.ndim not in (0, 2):              # once a process, as torch's
+        from ember._runtime_flags import user_stacklevel, warn_once
+        warn_once("x.T", "The use of `x.T` on tensors of dimension other than 2 to reverse "
+                  "their shape is deprecated and it will throw an error in a future release. "
+                  "Consider `x.mT` to transpose batches of matrices or `x.permute(*torch."
+                  "arange(x.ndim - 1, -1, -1))` to reverse the dimensions of a tensor.",
+                  stacklevel=user_stacklevel() + 1)
     return permute(self, tuple(range(self.ndim - 1, -1, -1)))
 
 

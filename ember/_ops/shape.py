@@ -708,7 +708,7 @@ def broadcast_shapes(*shapes):
         n = max(len(result), len(s))
         r = [1] * (n - len(result)) + result
         p = (1,) * (n - len(s)) + s
-        for k in range(n):
+        for k in reversed(range(n)):             # torch reports the last mismatch
             if p[k] == r[k] or p[k] == 1:
                 continue
             if r[k] == 1:
