@@ -148,3 +148,39 @@ def test_grid_sample_grid_gradient_on_the_border(mode, volumetric, padding_mode,
     want = _grid_sample_grads(torch, mode, padding_mode, align_corners, volumetric)
     for g, w in zip(got, want):
         np.testing.assert_allclose(_np(g), _np(w), rtol=1e-4, atol=1e-4)
+
+
+def _low_precision_norms(lib, xd, pd):
+    F = lib.nn.functional
+    g = np.random.default_rng(4)
+    x = lib.tensor(g.standard_normal((2, 4, 3, 3)).astype(np.float32)).to(xd).requires_grad_()
+    w = lib.tensor(g.standard_normal(4).astype(np.float32)).to(pd).requires_grad_()
+    b = lib.tensor(g.standard_normal(4).astype(np.float32)).to(pd).requires_grad_()
+    outs = [F.group_norm(x, 2, w, b), F.group_norm(x, 2, w), F.group_norm(x, 2, None, b)]
+    if pd == lib.float32:
+        outs.append(F.instance_norm(x, weight=w, bias=b))
+    (outs[0].float() * lib.arange(72.).view(2, 4, 3, 3)).sum().backward()
+    return outs + [x.grad, w.grad, b.grad]
+
+
+@pytest.mark.parametrize("xd,pd", [("bfloat16", "float32"), ("float16", "float32"),
+                                   ("bfloat16", "bfloat16"), ("float16", "float16")])
+def test_group_norm_of_half_input_keeps_its_dtype_and_rounds_once(xd, pd):
+    # a bfloat16 activation into GroupNorm/InstanceNorm with float32 parameters (a U-Net
+    # under autocast): torch returns bfloat16 computed in float32; ember promoted to float32
+    # (and all-half group norms rounded twice)
+    got = _low_precision_norms(ember, getattr(ember, xd), getattr(ember, pd))
+    want = _low_precision_norms(torch, getattr(torch, xd), getattr(torch, pd))
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-2, atol=1e-2)
+    np.testing.assert_array_equal(_np(got[0]), _np(want[0]))
+
+
+def test_group_norm_mixed_dtype_errors_are_torchs():
+    for lib in (ember, torch):
+        x = lib.ones(2, 4, 3)
+        with pytest.raises(RuntimeError, match="expect parameter to have scalar type of Float"):
+            lib.nn.functional.group_norm(x, 2, lib.ones(4, dtype=lib.bfloat16))
+        with pytest.raises(RuntimeError, match="all inputs must share same datatype"):
+            lib.nn.functional.group_norm(x.double(), 2, lib.ones(4))

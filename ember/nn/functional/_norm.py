@@ -134,16 +134,10 @@ def instance_norm(input, running_mean=None, running_var=None, weight=None, bias=
                          "be None")
     _check_floating(input, "batch_norm")
     N, C = input.shape[0], input.shape[1]
-    flat = input.reshape((N, C, _numel(input.shape[2:])))
-    y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
-    cs = (1, C) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        y = y * weight.reshape(cs)
-    if bias is not None:
-        y = y + bias.reshape(cs)
+    y = _normalize_groups(input, C, weight, bias, eps)
     if running_mean is not None or running_var is not None:
         with ember.no_grad():
-            d = flat.detach()
+            d = input.detach().reshape((N, C, _numel(input.shape[2:])))
             if d.dtype == ember.float16:
                 d = d.float()
             if running_mean is not None:
@@ -164,14 +158,38 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     if weight is not None and not input.is_floating_point():
         raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
     _check_floating(input, "LayerNormKernelImpl")
-    for p in (weight, bias):            # torch's CPU mixed-dtype rule: half input, float params
+    _check_mixed_dtypes(input, weight, bias)
+    return layer_norm_impl(input, normalized_shape, weight, bias, eps)
+
+
+def _check_mixed_dtypes(input, *params):
+    """torch's CPU mixed-dtype rule of the norms: parameters of the input's dtype, or float32
+    ones for a half / bfloat16 input."""
+    for p in params:
         if p is None or p.dtype == input.dtype or \
                 p.dtype == ember.float32 and input.dtype in (ember.float16, ember.bfloat16):
             continue
         if p.dtype == ember.float32:
             raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
         raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
-    return layer_norm_impl(input, normalized_shape, weight, bias, eps)
+
+
+def _normalize_groups(input, groups, weight, bias, eps):
+    """(N, C, *) normalized over each of ``groups`` channel groups per sample, then scaled
+    and shifted per channel. A half / bfloat16 input is computed in float32 and rounded once
+    to its dtype, as torch's CPU kernels (float32 parameters allowed there)."""
+    _check_mixed_dtypes(input, weight, bias)
+    low = input.dtype in (ember.float16, ember.bfloat16)
+    x = input.float() if low else input
+    N, C = x.shape[0], x.shape[1]
+    flat = x.reshape((N, groups, _numel(x.shape[1:]) // groups))
+    y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(x.shape)
+    cs = (1, C) + (1,) * (x.dim() - 2)
+    if weight is not None:
+        y = y * (weight.float() if low else weight).reshape(cs)
+    if bias is not None:
+        y = y + (bias.float() if low else bias).reshape(cs)
+    return y.to(input.dtype) if low else y
 
 
 @torch_op_range("aten::group_norm")
@@ -188,14 +206,7 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
     _check_floating(input, "GroupNormKernelImpl")
-    flat = input.reshape((N, num_groups, _numel(input.shape[1:]) // num_groups))
-    y = layer_norm_impl(flat, [flat.shape[-1]], None, None, eps).reshape(input.shape)
-    cs = (1, C) + (1,) * (input.dim() - 2)
-    if weight is not None:
-        y = y * weight.reshape(cs)
-    if bias is not None:
-        y = y + bias.reshape(cs)
-    return y
+    return _normalize_groups(input, num_groups, weight, bias, eps)
 
 
 def rms_norm(input, normalized_shape, weight=None, eps=None):
