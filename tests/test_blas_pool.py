@@ -188,3 +188,16 @@ def test_pool_not_used_once_onnxruntime_ran(monkeypatch):
     monkeypatch.setattr(split, "_own_pools_ran", [True])
     monkeypatch.setattr(blas_pool, "_own_pools_ran", split._own_pools_ran)
     assert blas_pool.kernels() is None
+
+
+def test_add_splits_over_embers_threads_once_onnxruntime_ran(monkeypatch, threads):
+    from ember._kernels import fast_elementwise, split
+    monkeypatch.setattr(split, "_own_pools_ran", [True])
+    rng = np.random.default_rng(5)
+    for dt in (np.float32, np.float64):
+        a = rng.standard_normal((3, 300, 301)).astype(dt)
+        b = rng.standard_normal((3, 300, 301)).astype(dt)
+        for n in (1, 2):
+            threads(n)
+            np.testing.assert_array_equal(fast_elementwise.pooled_add(a, b), a + b)
+    assert fast_elementwise.pooled_add(a, b[:1]) is None

@@ -109,10 +109,21 @@ def _pooled(name, inputs, extra=()):
 
 
 def pooled_add(a, b):
-    """``a + b`` of two large float32 arrays of one shape on OpenBLAS's threads, or None."""
+    """``a + b`` of two large float32 arrays of one shape on OpenBLAS's threads, or, once
+    onnxruntime's pool ran (Note [one thread plan]), NumPy's add over ranges on ember's
+    threads; None where neither applies (other dtypes or shapes, small arrays)."""
     if type(a) is not np.ndarray or a.size < _POOL_MIN:
         return None
-    return _pooled("add", (a, b))
+    if not split._own_pools_ran[0]:
+        return _pooled("add", (a, b))
+    if type(b) is not np.ndarray or b.shape != a.shape or a.dtype != b.dtype or \
+            a.dtype.char not in "fd" or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    out = np.empty(a.shape, a.dtype)
+    af, bf, of = a.reshape(-1), b.reshape(-1), out.reshape(-1)
+    split.run_rows(lambda lo, hi: np.add(af[lo:hi], bf[lo:hi], out=of[lo:hi]), of.size,
+                   of.size)
+    return out
 
 
 def pooled_relu(a):
