@@ -265,6 +265,9 @@ def _from_numpy_copy(arr, dtype):
     if arr.dtype.kind in "OSUVMm" or arr.dtype not in _dtype._BY_NP and \
             not (not arr.dtype.isnative and arr.dtype.newbyteorder("=") in _dtype._BY_NP):
         raise TypeError(_NP_UNSUPPORTED.format(f"numpy.{arr.dtype.type.__name__}"))
+    if not arr.dtype.isnative:          # (an array inside a list is converted, as in torch)
+        raise ValueError("given numpy array has byte order different from the native byte "
+                         "order. Conversion between byte orders is currently not supported.")
     _check_strides(arr)
     d = _np_dtype_of(arr.dtype) if dtype is None else dtype
     with np.errstate(all="ignore"):

@@ -227,3 +227,11 @@ def test_T_of_3d_warns_once_with_torchs_text():
                 lib.set_warn_always(False)
         return [str(x.message).split(" (Triggered")[0] for x in w]
     assert record(ember) == record(torch)
+
+
+@pytest.mark.parametrize("make", [
+    lambda L, a: L.from_numpy(a), lambda L, a: L.as_tensor(a), lambda L, a: L.tensor(a),
+    lambda L, a: L.asarray(a), lambda L, a: L.tensor([a, a]),
+], ids=range(5))
+def test_non_native_byte_order_arrays(make):
+    _same(lambda L: make(L, np.array([1, 2], dtype=">i4")))
