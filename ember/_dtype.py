@@ -46,13 +46,13 @@ class dtype:
         return {complex32: float16, complex64: float32, complex128: float64}.get(self, self)
 
     def to_complex(self):
-        """The complex dtype of matching precision (complex64 for the half types: torch gives
-        complex32 for float16, ember keeps its half-precision complex results complex64)."""
+        """The complex dtype of matching precision (complex32 for float16, complex64 for
+        bfloat16, as torch's)."""
         if self._category == 3:
             return self
         if self._category != 2:
             raise RuntimeError(f"Unknown Complex ScalarType for {_SCALAR_TYPE_NAMES[self.name]}")
-        return complex128 if self is float64 else complex64
+        return complex128 if self is float64 else complex32 if self is float16 else complex64
 
     @property
     def abbr(self):

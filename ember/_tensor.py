@@ -43,10 +43,18 @@ class Size(tuple):
         return _new_size(Size, r) if isinstance(item, slice) else r
 
     def __add__(self, other):
+        if not isinstance(other, tuple):
+            raise TypeError(f"can only concatenate tuple (not {type(other).__name__}) to "
+                            f"torch.Size")
         return Size(tuple(self) + tuple(other))
 
     def __radd__(self, other):
         return Size(tuple(other) + tuple(self))
+
+    def __mul__(self, n):
+        return _new_size(Size, tuple.__mul__(self, n))
+
+    __rmul__ = __mul__
 
 
 _new_size = tuple.__new__        # a Size from a tuple known to hold ints (no checks)

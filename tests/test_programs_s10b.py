@@ -235,3 +235,14 @@ def test_T_of_3d_warns_once_with_torchs_text():
 ], ids=range(5))
 def test_non_native_byte_order_arrays(make):
     _same(lambda L: make(L, np.array([1, 2], dtype=">i4")))
+
+
+@pytest.mark.parametrize("expr", [
+    "s * 2", "2 * s", "s * 0", "s + (4,)", "(1,) + s", "s + [1]", "s[::-1]",
+    "m.float16.to_complex()", "m.bfloat16.to_complex()", "m.complex32.to_real()",
+], ids=lambda e: e)
+def test_size_arithmetic_and_dtype_conversions(expr):
+    def run(m):
+        r = eval(expr, {"m": m, "s": m.Size([2, 3])})
+        return (type(r).__name__, tuple(r)) if isinstance(r, tuple) else str(r)
+    _same(run)

@@ -46,7 +46,8 @@ def _ct(s, like):
     if not isinstance(s, complex):
         return s
     from ember._creation import tensor
-    dt = like.dtype if like.is_complex() else like.dtype.to_complex()
+    dt = like.dtype if like.is_complex() else \
+        _dtype.complex64 if like.dtype is _dtype.float16 else like.dtype.to_complex()
     return tensor(s, dtype=dt)
 
 

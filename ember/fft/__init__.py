@@ -118,7 +118,7 @@ def _c2c(x, s, dim, norm, forward, default_dim=None, out=None):
     if not x.is_complex():
         if forward:
             return _out(fft_r2c(x, sizes, dims, norm, False), out)
-        x = x.to(x.dtype.to_complex())
+        x = x.to(_dtype.complex64 if x.dtype is _dtype.float16 else x.dtype.to_complex())
     return _out(fft_c2c(x, sizes, dims, norm, forward), out)
 
 
@@ -135,7 +135,7 @@ def _c2r(x, s, dim, norm, default_dim=None, out=None):
     x = _float_input(x)
     sizes, dims = _resolve(x, s, dim, default_dim, last_half=_half_to_full)
     if not x.is_complex():
-        x = x.to(x.dtype.to_complex())
+        x = x.to(_dtype.complex64 if x.dtype is _dtype.float16 else x.dtype.to_complex())
     return _out(fft_c2r(x, sizes, dims, _norm(norm)), out)
 
 
