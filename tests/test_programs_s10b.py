@@ -246,3 +246,11 @@ def test_size_arithmetic_and_dtype_conversions(expr):
         r = eval(expr, {"m": m, "s": m.Size([2, 3])})
         return (type(r).__name__, tuple(r)) if isinstance(r, tuple) else str(r)
     _same(run)
+
+
+def test_complex_sigmoid_of_zero_prints_positive_zero():
+    z = [0j, 3j, -2 - 0.5j]
+    got = ember.sigmoid(ember.tensor(z))
+    want = torch.sigmoid(torch.tensor(z))
+    assert str(got) == str(want)
+    assert np.signbit(got.numpy().imag[0]) == np.signbit(want.numpy().imag[0])

@@ -143,6 +143,8 @@ def sigmoid(a):
     if not isinstance(e, np.ndarray):
         return np.reciprocal(1 + e)
     e += 1
+    if e.dtype.kind == "c":           # 1 / e as a complex division (NumPy's reciprocal
+        return np.divide(1, e, out=e)   # differs in the last bits and zeros' signs)
     return np.reciprocal(e, out=e)
 
 
