@@ -764,6 +764,16 @@ def _copy_out(op, r, o):
         if o._storage_base is not None:
             raise RuntimeError(f"{op.public_name}(): out= tensor is a view with shape "
                                f"{list(o._data.shape)}; cannot resize it to {list(src.shape)}")
+        if o._data.size:
+            import warnings
+            from ember._runtime_flags import user_stacklevel
+            warnings.warn(f"An output with one or more elements was resized since it had shape "
+                          f"{list(o._data.shape)}, which does not match the required output "
+                          f"shape {list(src.shape)}. This behavior is deprecated, and in a "
+                          f"future PyTorch release outputs will not be resized unless they have "
+                          f"zero elements. You can explicitly reuse an out tensor t by resizing "
+                          f"it, inplace, to zero elements with t.resize_(0).", UserWarning,
+                          stacklevel=user_stacklevel())
         o._data = np.empty_like(src, o._data.dtype)       # the result's layout, as torch
     if not o._data.flags.writeable:
         write_readonly(op.public_name, o._data, src, _OVERLAP_OUT.get(op.public_name))

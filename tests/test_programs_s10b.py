@@ -254,3 +254,25 @@ def test_complex_sigmoid_of_zero_prints_positive_zero():
     want = torch.sigmoid(torch.tensor(z))
     assert str(got) == str(want)
     assert np.signbit(got.numpy().imag[0]) == np.signbit(want.numpy().imag[0])
+
+
+def _warned(lib, fn):
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        try:
+            fn(lib)
+        except Exception as e:                  # noqa: BLE001 - compared as text
+            return type(e).__name__, str(e)
+    return [(x.filename == __file__, str(x.message).split(" (Triggered")[0]) for x in w]
+
+
+@pytest.mark.parametrize("fn", [
+    lambda L: L.add(L.ones(2), 1, out=L.empty(3)),                     # resized out=
+    lambda L: L.add(L.ones(2), 1, out=L.empty(0)),                     # (no warning)
+    lambda L: (L.ones(2, requires_grad=True) * 2).grad,
+    lambda L: L.nn.functional.mse_loss(L.ones(2, 1), L.ones(2)),
+    lambda L: L.nn.functional.pad(L.ones(1, 1, 2, 3), (1, 1), mode="reflect"),
+    lambda L: L.nn.functional.pad(L.ones(3), (1,) * 8, mode="reflect"),
+], ids=range(6))
+def test_warnings_and_messages_as_torch(fn):
+    assert _warned(ember, fn) == _warned(torch, fn)

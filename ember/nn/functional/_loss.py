@@ -12,6 +12,7 @@ import numpy as np
 import ember
 from ember._ops.nn_fused import cross_entropy as _cross_entropy_op
 from ember._ops.nn_loss import nll_loss_op, ctc_loss_op, bce_op as _bce_elems, mse_op as _mse_op
+from ember._runtime_flags import user_stacklevel
 from ember._state import state as _state
 from ember.autograd.composite import record_as     # Note [named composites]
 from ember.autograd.profiler import torch_op_range
@@ -59,7 +60,7 @@ def _check_same_size(input, target, fn=None):
         warnings.warn(f"Using a target size ({ember.Size(target.shape)}) that is different to "
                       f"the input size ({ember.Size(input.shape)}). This will likely lead to "
                       f"incorrect results due to broadcasting. Please ensure they have the "
-                      f"same size.", stacklevel=3)
+                      f"same size.", stacklevel=user_stacklevel())
 
 
 def _no_grad_arg(op, name, t):

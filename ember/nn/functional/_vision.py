@@ -117,9 +117,17 @@ def pad(input, pad, mode="constant", value=None):
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     nd = len(pad) // 2
+    if len(pad) > 2 * input.dim():
+        raise RuntimeError(f"Padding length should be less than or equal to two times the "
+                           f"input dimension but got padding length {len(pad)} and input of "
+                           f"dimension {input.dim()}")
     if nd > 3 or input.dim() < nd + 1 or input.dim() > nd + 2:
-        raise NotImplementedError(f"Only 2D, 3D, 4D, 5D padding with non-constant padding are "
-                                  f"supported for now")
+        raise NotImplementedError(
+            f"Padding size {len(pad)} is not supported for {input.dim()}D input tensor.\n"
+            f"Supported combinations for non-constant padding:\n"
+            f"  - 2D or 3D input: padding size = 2 (pads last dimension)\n"
+            f"  - 3D or 4D input: padding size = 4 (pads last 2 dimensions)\n"
+            f"  - 4D or 5D input: padding size = 6 (pads last 3 dimensions)")
     outs = [input.shape[-1 - i] + pad[2 * i] + pad[2 * i + 1] for i in range(nd)]
     # torch: reflect / replicate need some output dim >= 1, circular none below 0
     if any(o < 0 for o in outs) or (mode != "circular" and all(o < 1 for o in outs)):
