@@ -758,7 +758,8 @@ class _Unpickler(pickle.Unpickler):
                f"global if you trust this class/function.")
         raise pickle.UnpicklingError(
             "Weights only load failed. This file can still be loaded, to do so you have two "
-            "options, do those steps only if you trust the source of the checkpoint. "
+            "options, \x1b[1mdo those steps only if you trust the source of the checkpoint"
+            "\x1b[0m. "                                    # (bold, as torch's text)
             f"\n\t(1) {UNSAFE_MESSAGE}\n\t(2) Alternatively, to load with `weights_only=True` "
             "please check the recommended steps in the following error message.\n\t"
             "WeightsUnpickler error: " + msg + _DOCS_MESSAGE)

@@ -276,3 +276,21 @@ def _warned(lib, fn):
 ], ids=range(6))
 def test_warnings_and_messages_as_torch(fn):
     assert _warned(ember, fn) == _warned(torch, fn)
+
+
+class _NotAllowed:
+    pass
+
+
+def test_weights_only_refusal_message_is_torchs_including_bold():
+    import io
+
+    def message(lib):
+        buf = io.BytesIO()
+        lib.save({"f": _NotAllowed()}, buf)
+        buf.seek(0)
+        try:
+            lib.load(buf, weights_only=True)
+        except Exception as e:                  # noqa: BLE001
+            return type(e).__name__, str(e)
+    assert message(ember) == message(torch)
