@@ -294,3 +294,12 @@ def test_weights_only_refusal_message_is_torchs_including_bold():
         except Exception as e:                  # noqa: BLE001
             return type(e).__name__, str(e)
     assert message(ember) == message(torch)
+
+
+def test_sparse_coo_tensor_from_size_only_and_csr_warning_line():
+    for lib in (ember, torch):
+        e = lib.sparse_coo_tensor(size=(2, 3))
+        assert (tuple(e.shape), e._nnz(), e.dtype, e.to_dense().sum().item()) == \
+            ((2, 3), 0, lib.float32, 0.0)
+        assert lib.sparse_coo_tensor(size=(2,), dtype=lib.int32).dtype == lib.int32
+    assert str(ember.sparse_coo_tensor(size=(2, 2))) == str(torch.sparse_coo_tensor(size=(2, 2)))

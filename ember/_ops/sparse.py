@@ -57,12 +57,10 @@ _beta_warned = [False]
 
 def _warn_beta(layout):
     """torch's warning on the first compressed sparse tensor (once a process)."""
-    import sys
     import warnings
+    from ember._runtime_flags import user_stacklevel
     _beta_warned[0] = True
-    level, frame = 2, sys._getframe(1)
-    while frame is not None and frame.f_globals.get("__name__", "").startswith("ember"):
-        level, frame = level + 1, frame.f_back        # point at the user's line
+    level = user_stacklevel()                           # point at the user's line
     warnings.warn(f"Sparse {layout[7:].upper()} tensor support is in beta state. If you miss a "
                   f"functionality in the sparse tensor support, please submit a feature "
                   f"request to https://github.com/pytorch/pytorch/issues.", UserWarning,
@@ -762,10 +760,14 @@ def _finish(t, requires_grad):
 
 
 @public()
-def sparse_coo_tensor(indices, values, size=None, *, dtype=None, device=None,
+def sparse_coo_tensor(indices=None, values=None, size=None, *, dtype=None, device=None,
                       pin_memory=False, requires_grad=False, check_invariants=None,
                       is_coalesced=None):
-    """A COO tensor from ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense)."""
+    """A COO tensor from ``indices`` (sparse_dim, nnz) and ``values`` (nnz, *dense); with
+    only ``size``, an empty one."""
+    if indices is None and values is None and size is not None:
+        from ember import empty
+        indices, values = np.zeros((len(size), 0), np.int64), empty(0, dtype=dtype)
     _warn_invariants_off(check_invariants)
     idx = _as_index(indices)
     v = _as_values(values, dtype)
