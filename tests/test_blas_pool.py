@@ -201,3 +201,38 @@ def test_add_splits_over_embers_threads_once_onnxruntime_ran(monkeypatch, thread
             threads(n)
             np.testing.assert_array_equal(fast_elementwise.pooled_add(a, b), a + b)
     assert fast_elementwise.pooled_add(a, b[:1]) is None
+
+
+@pytest.mark.parametrize("log", [False, True])
+def test_softmax_last_dim_on_the_pool_against_float64_and_torch(log, threads):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    x = (rng.standard_normal((300, 500)) * 4).astype(np.float32)
+    x[3, ::7] = -np.inf                                   # masked positions stay exact zeros
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    tx = torch.tensor(x, requires_grad=True)
+    ty = (torch.log_softmax if log else torch.softmax)(tx, -1)
+    ty.backward(torch.tensor(g))
+    for n in (1, 2):
+        threads(n)
+        ex = ember.tensor(x, requires_grad=True)
+        ey = (ember.log_softmax if log else ember.softmax)(ex, -1)
+        ey.backward(ember.tensor(g))
+        np.testing.assert_allclose(ey.detach().numpy(), ty.detach().numpy(), rtol=2e-6,
+                                   atol=2e-6 if log else 2e-7)   # (x - max) - lse rounds
+        np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-5, atol=5e-6)
+    from ember._kernels import fast_elementwise
+    assert fast_elementwise.pooled_softmax(x, log) is not None      # the pool served it
+
+
+def test_softmax_rows_with_nan_or_inf_match_torch():
+    torch = pytest.importorskip("torch")
+    x = np.zeros((400, 400), np.float32)
+    x[1, 5] = np.nan
+    x[2, 7] = np.inf
+    x[3] = -np.inf
+    for name in ("softmax", "log_softmax"):
+        want = getattr(torch, name)(torch.tensor(x), -1).numpy()
+        got = getattr(ember, name)(ember.tensor(x), -1).numpy()
+        np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
+        np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-6)

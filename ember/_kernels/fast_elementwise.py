@@ -136,3 +136,53 @@ def pooled_threshold_backward(g, x, threshold):
     if type(g) is not np.ndarray or type(x) is not np.ndarray:
         return None
     return _pooled("threshold_backward", (g, x), (float(threshold),))
+
+
+def _rows_of(a, *others):
+    """(R, C) views of float32 C-contiguous arrays of one shape (softmax over the last dim),
+    or None."""
+    if type(a) is not np.ndarray or a.dtype != np.float32 or a.ndim < 1 or \
+            a.size < _POOL_MIN or not a.flags.c_contiguous or not a.shape[-1]:
+        return None
+    for b in others:
+        if type(b) is not np.ndarray or b.shape != a.shape or b.dtype != np.float32 or \
+                not b.flags.c_contiguous:
+            return None
+    return [x.reshape(-1, a.shape[-1]) for x in (a, *others)]
+
+
+def pooled_softmax(x, log):
+    """softmax (log_softmax when ``log``) of a large float32 array over its last dim, as
+    one compiled row kernel on OpenBLAS's threads; None where that does not apply (a row
+    holding NaN, +inf or only -inf included: NumPy's passes give torch's NaNs there)."""
+    rows = _rows_of(x)
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels() if rows is not None else None
+    if pool is None:
+        return None
+    (x2,) = rows
+    R, C = x2.shape
+    y, bad = np.empty((R, C), np.float32), np.zeros(R, np.uint8)
+    blas_pool.run(pool.softmax_last, blas_pool.context(x2, y, bad, R, C, int(log)), R,
+                  max(1, _POOL_GRAIN // C))
+    return None if bad.any() else y.reshape(x.shape)
+
+
+def pooled_softmax_backward(g, y, log):
+    """The gradient of softmax (log_softmax when ``log``) over the last dim from its output
+    ``y``, large float32 arrays, on OpenBLAS's threads; None where that does not apply."""
+    rows = _rows_of(y, g)
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels() if rows is not None else None
+    if pool is None:
+        return None
+    y2, g2 = rows
+    R, C = y2.shape
+    out = np.empty((R, C), np.float32)
+    grain = max(1, _POOL_GRAIN // C)
+    if not log:
+        blas_pool.run(pool.softmax_grad, blas_pool.context(g2, y2, out, R, C), R, grain)
+        return out.reshape(y.shape)
+    bad = np.zeros(R, np.uint8)
+    blas_pool.run(pool.log_softmax_grad, blas_pool.context(g2, y2, out, bad, R, C), R, grain)
+    return None if bad.any() else out.reshape(y.shape)

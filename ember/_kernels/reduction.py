@@ -12,6 +12,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import compiled
+from ember._kernels.fast_elementwise import pooled_softmax, pooled_softmax_backward
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
 from ember._runtime_flags import user_stacklevel
@@ -606,6 +607,8 @@ def _softmax_prep(a, dim, dtype, kname):
 
 def softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "softmax_kernel_impl")
+    if d == x.ndim - 1 and (r := pooled_softmax(x, False)) is not None:
+        return _fresh(r.reshape(a.shape), a.dtype)     # (large float32: compiled rows)
     with _ignore():
         m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
         r = np.subtract(x, m)          # the one full-size buffer: exp and scale in place
@@ -616,6 +619,8 @@ def softmax(a, dim, dtype=None):
 
 def log_softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "log_softmax_kernel_impl")
+    if d == x.ndim - 1 and (r := pooled_softmax(x, True)) is not None:
+        return _fresh(r.reshape(a.shape), a.dtype)
     with _ignore():
         m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
         r = np.subtract(x, m)          # the one full-size buffer: exp for the sum, then
@@ -633,6 +638,8 @@ def softmax_backward_data(grad, output, dim, input_dtype=None):
     g, y = np.asarray(grad), np.asarray(output)
     dtype = y.dtype if input_dtype is None else input_dtype.np
     d = wrap_dim(dim, max(y.ndim, 1))
+    if d == y.ndim - 1 and (r := pooled_softmax_backward(g, y, False)) is not None:
+        return _fresh(r, dtype)
     r = np.multiply(g, y)
     if r.ndim == 0:
         return _fresh(np.multiply(np.subtract(g, r), y), dtype)
@@ -649,6 +656,8 @@ def log_softmax_backward_data(grad, output, dim, input_dtype=None):
     g, y = np.asarray(grad), np.asarray(output)
     dtype = y.dtype if input_dtype is None else input_dtype.np
     d = wrap_dim(dim, max(y.ndim, 1))
+    if d == y.ndim - 1 and (r := pooled_softmax_backward(g, y, True)) is not None:
+        return _fresh(r, dtype)
     with _ignore():
         r = np.exp(y)
         if r.ndim == 0:

@@ -15,10 +15,9 @@ import numpy as np
 from numba import njit
 
 _OPTS = dict(cache=True, nogil=True, error_model="numpy")
-# row sums and maxima: reassociated so that they vectorise (the elementwise arithmetic, the
+# row sums: reassociated so that they vectorise (the elementwise arithmetic, the
 # exponential's included, keeps IEEE order)
 _SUMS = dict(_OPTS, fastmath={"reassoc"})
-_MAX = dict(_OPTS, fastmath={"reassoc", "nnan", "nsz"})
 f32 = np.float32
 _LOG2E = f32(1 / math.log(2))
 _LN2_HI, _LN2_LO = f32(0.693359375), f32(-2.12194440e-4)
@@ -43,12 +42,22 @@ def _exp_nonpositive(y, out, bits, n):
         out[j] *= scale[j]
 
 
-@njit(**_MAX)
+@njit(**_OPTS)
 def _row_max(y, n):
-    """max(y[:n]) (nan in y: undefined; the caller checks for nan itself)."""
+    """max(y[:n]) (NaNs skipped; the caller checks for NaN itself). Sixteen running maxima
+    side by side, which LLVM turns into vector compares (one running max did not vectorise:
+    4.4 -> 2.1 ms over 7M float32)."""
+    lanes = np.full(16, -np.inf, np.float32)
+    m = n - n % 16
+    for j in range(0, m, 16):
+        for k in range(16):
+            v = y[j + k]
+            lanes[k] = v if v > lanes[k] else lanes[k]
     top = f32(-np.inf)
-    for j in range(n):
-        top = max(top, y[j])
+    for k in range(16):
+        top = lanes[k] if lanes[k] > top else top
+    for j in range(m, n):
+        top = y[j] if y[j] > top else top
     return top
 
 

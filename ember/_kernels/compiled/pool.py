@@ -177,3 +177,34 @@ def add(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo, hi = a >> 3, (a >> 3) + m
     elementwise.add(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi],
                     carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def softmax_last(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, y, bad (uint8), R, C, log]: softmax.softmax_last over rows of x (R, C)."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[3], ctx[4]
+    lo, hi = a >> 3, (a >> 3) + m
+    softmax.softmax_last(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (R, C))[lo:hi],
+                         carray(_u8(ctx[2]), (R,))[lo:hi], ctx[5] != 0)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def softmax_grad(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [g, y, out, R, C]: softmax.softmax_grad over rows."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[3], ctx[4]
+    lo, hi = a >> 3, (a >> 3) + m
+    softmax.softmax_grad(carray(_f32(ctx[0]), (R, C))[lo:hi], carray(_f32(ctx[1]), (R, C))[lo:hi],
+                         carray(_f32(ctx[2]), (R, C))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def log_softmax_grad(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [g, y, out, bad (uint8), R, C]: softmax.log_softmax_grad over rows."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[4], ctx[5]
+    lo, hi = a >> 3, (a >> 3) + m
+    softmax.log_softmax_grad(carray(_f32(ctx[0]), (R, C))[lo:hi],
+                             carray(_f32(ctx[1]), (R, C))[lo:hi],
+                             carray(_f32(ctx[2]), (R, C))[lo:hi], carray(_u8(ctx[3]), (R,))[lo:hi])

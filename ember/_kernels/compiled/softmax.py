@@ -55,3 +55,84 @@ def scale_rows(e, f, out):
         dst = out[r]
         for j in range(C):
             dst[j] = src[j] * fr
+
+
+@njit(cache=True, nogil=True)
+def _nan_or_posinf(row):
+    for j in range(row.size):
+        v = row[j]
+        if v != v or v == f32(np.inf):
+            return True
+    return False
+
+
+@njit(**_SUMS)
+def softmax_last(x, y, bad, log):
+    """Rows of x (R, C): y = softmax(row), or log_softmax when ``log``; bad[r] = 1 (row left
+    for the NumPy path) where it holds a NaN, +inf, or nothing but -inf."""
+    R, C = x.shape
+    d = np.empty(C, np.float32)
+    bits = np.empty(C, np.int32)
+    for r in range(R):
+        row = x[r]
+        check = f32(0)
+        for j in range(C):
+            check += row[j] * f32(0)              # NaN for a NaN or an infinity
+        top = _row_max(row, C)
+        if top == -np.inf or (check != check and _nan_or_posinf(row)):
+            bad[r] = 1
+            continue
+        for j in range(C):
+            d[j] = row[j] - top
+        out = y[r]
+        _exp_nonpositive(d, out, bits, C)
+        total = 0.0
+        for j in range(C):
+            total += out[j]
+        s = f32(total)
+        if log:
+            lse = np.log(s)
+            for j in range(C):
+                out[j] = d[j] - lse
+        else:
+            inv = f32(1) / s
+            for j in range(C):
+                out[j] = out[j] * inv
+
+
+@njit(**_SUMS)
+def softmax_grad(g, y, out):
+    """Rows (R, C): out = y (g - sum(g y)), the gradient of softmax with output y."""
+    R, C = g.shape
+    for r in range(R):
+        gr, yr, o = g[r], y[r], out[r]
+        total = 0.0
+        for j in range(C):
+            total += gr[j] * yr[j]
+        s = f32(total)
+        for j in range(C):
+            o[j] = (gr[j] - s) * yr[j]
+
+
+@njit(**_SUMS)
+def log_softmax_grad(g, y, out, bad):
+    """Rows (R, C): out = g - exp(y) sum(g), the gradient of log_softmax with output y;
+    bad[r] = 1 (left for the NumPy path) where y holds a NaN or a positive value."""
+    R, C = g.shape
+    e = np.empty(C, np.float32)
+    bits = np.empty(C, np.int32)
+    for r in range(R):
+        gr, yr, o = g[r], y[r], out[r]
+        flag = 0
+        total = 0.0
+        for j in range(C):
+            v = yr[j]
+            flag += 0 if v <= f32(0) else 1            # NaN or positive
+            total += gr[j]
+        if flag:
+            bad[r] = 1
+            continue
+        _exp_nonpositive(yr, e, bits, C)
+        s = f32(total)
+        for j in range(C):
+            o[j] = gr[j] - e[j] * s
