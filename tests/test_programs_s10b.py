@@ -316,3 +316,10 @@ def test_float32_log10_log2_values_as_torch(fn):
     assert (got != want).sum() <= 20 and (got[-6:] == want[-6:]).all()
     assert str(getattr(ember, fn)(ember.tensor([100., 8.]))) == \
         str(getattr(torch, fn)(torch.tensor([100., 8.])))
+
+
+def test_cat_of_column_major_inputs_is_row_major():
+    for make in (lambda L: L.cat([L.arange(6).view(2, 3).t(), L.zeros(3, 1, dtype=L.int64)], 1),
+                 lambda L: L.cat([L.ones(3, 2).t(), L.ones(3, 2).t()]),
+                 lambda L: L.stack([L.ones(3, 2).t(), L.ones(3, 2).t()])):
+        assert make(ember).stride() == make(torch).stride()

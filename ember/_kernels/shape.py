@@ -425,8 +425,7 @@ def cat(arrays, dim=0):
     if nd in (4, 5):        # torch: channels-last when every input suggests it, else contiguous
         if all(suggests_channels_last(a) for _, a in keep):
             return as_channels_last(r)
-        return c_order(r)
-    return r
+    return c_order(r)          # (NumPy keeps column-major inputs column-major; torch doesn't)
 
 
 def stack(arrays, dim=0):
@@ -438,7 +437,8 @@ def stack(arrays, dim=0):
         if a.shape != s0:
             raise RuntimeError(f"stack expects each tensor to be equal size, but got {list(s0)} "
                                f"at entry 0 and {list(a.shape)} at entry {i}")
-    return np.stack(arrays, axis=d)
+    r = np.stack(arrays, axis=d)
+    return r if r.ndim in (4, 5) else c_order(r)      # (torch: cat of unsqueezed inputs)
 
 
 def flip(a, dims):
