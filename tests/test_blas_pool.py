@@ -236,3 +236,48 @@ def test_softmax_rows_with_nan_or_inf_match_torch():
         got = getattr(ember, name)(ember.tensor(x), -1).numpy()
         np.testing.assert_array_equal(np.isnan(got), np.isnan(want))
         np.testing.assert_allclose(got[~np.isnan(got)], want[~np.isnan(want)], rtol=1e-6)
+
+
+def test_pool_from_several_python_threads_at_once():
+    import threading
+    rng = np.random.default_rng(7)
+    xs = [rng.standard_normal(1 << 18).astype(np.float32) for _ in range(4)]
+    want = [nn_activation.gelu_exact(x) for x in xs]
+    errors = []
+
+    def work(i):
+        try:
+            for _ in range(20):
+                np.testing.assert_array_equal(nn_activation.gelu_exact(xs[i]), want[i])
+        except Exception as e:          # (reported below)
+            errors.append(e)
+    ts = [threading.Thread(target=work, args=(i,)) for i in range(4)]
+    for t in ts:
+        t.start()
+    for t in ts:
+        t.join(60)
+    assert not errors and not any(t.is_alive() for t in ts)
+
+
+def test_pool_in_a_forked_child():
+    import multiprocessing as mp
+    if "fork" not in mp.get_all_start_methods():
+        pytest.skip("no fork")
+    x = np.random.default_rng(8).standard_normal(1 << 18).astype(np.float32)
+    want = nn_activation.gelu_exact(x)            # the parent's pool has run
+    ctx = mp.get_context("fork")
+    q = ctx.Queue()
+    p = ctx.Process(target=_gelu_into_queue, args=(x, q))
+    p.start()
+    try:
+        got = q.get(timeout=60)
+        p.join(60)
+    finally:
+        if p.is_alive():
+            p.kill()
+    np.testing.assert_array_equal(got, want)
+    assert p.exitcode == 0
+
+
+def _gelu_into_queue(x, q):
+    q.put(nn_activation.gelu_exact(x))
