@@ -184,3 +184,63 @@ def test_group_norm_mixed_dtype_errors_are_torchs():
             lib.nn.functional.group_norm(x, 2, lib.ones(4, dtype=lib.bfloat16))
         with pytest.raises(RuntimeError, match="all inputs must share same datatype"):
             lib.nn.functional.group_norm(x.double(), 2, lib.ones(4))
+
+
+def _rms_norms(lib):
+    F = lib.nn.functional
+    g = np.random.default_rng(5)
+    x = lib.tensor(g.standard_normal((4, 64)).astype(np.float32))
+    w = lib.tensor(g.standard_normal(64).astype(np.float32))
+    return [F.rms_norm(x.bfloat16(), (64,), w), F.rms_norm(x.bfloat16(), (64,), w.bfloat16()),
+            F.rms_norm(x.half(), (64,)), F.rms_norm(x, (64,), w.double()),
+            lib.nn.RMSNorm(64)(x.bfloat16())]
+
+
+def test_rms_norm_keeps_the_input_dtype_and_float32_eps_for_half_inputs():
+    # torch returns the input's dtype whatever the weight's, and a half/bfloat16 input's
+    # default eps is float32's (its opmath type); ember promoted and used bfloat16's eps
+    for g, w in zip(_rms_norms(ember), _rms_norms(torch)):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-6, atol=1e-7)   # (float32 sums)
+
+
+def _prelu_and_im2col(lib):
+    F = lib.nn.functional
+    x = lib.tensor(np.linspace(-2, 2, 24, dtype=np.float32).reshape(1, 2, 3, 4))
+    w = lib.tensor([0.25])
+    errors = []
+    try:
+        F.prelu(x.bfloat16(), w)
+    except RuntimeError as e:
+        errors.append(str(e))
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        out = [F.prelu(x, w), lib.nn.PReLU()(x), F.unfold(x, 2), F.fold(F.unfold(x, 2), (3, 4), 2),
+               F.unfold(x.half(), 2)]
+    return out, errors
+
+
+def test_prelu_and_unfold_follow_torchs_autocast_policy():
+    # prelu is on torch's CPU autocast lower-precision list (ember ran it in float32) and
+    # refuses mixed dtypes outside autocast; im2col/col2im are on no list (ember's
+    # convolution-based unfold/fold came out bfloat16)
+    (got, gerr), (want, werr) = _prelu_and_im2col(ember), _prelu_and_im2col(torch)
+    assert gerr == werr == ["prelu: Type promoting not supported. Got BFloat16 and Float"]
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_allclose(_np(g), _np(w), rtol=1e-2, atol=1e-2)
+
+
+def _lerp_errors(lib):
+    out = []
+    for a, b in ((lib.zeros(2), lib.zeros(2, dtype=lib.bfloat16)),
+                 (lib.zeros(2, dtype=lib.bfloat16), lib.zeros(2)),
+                 (lib.zeros(2), lib.zeros(2, dtype=lib.uint8))):
+        for f in (lambda: lib.lerp(a, b, 0.5), lambda: lib.lerp(a, a, b)):
+            with pytest.raises(RuntimeError) as e:
+                f()
+            out.append(str(e.value))
+    return out
+
+
+def test_lerp_dtype_errors_name_torchs_c_types():
+    assert _lerp_errors(ember) == _lerp_errors(torch)

@@ -655,7 +655,9 @@ def _lerp_check(a, b, w):
 def _pyname(dt):
     return {"float32": "float", "float64": "double", "float16": "c10::Half",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>",
-            "int64": "long int", "int32": "int"}.get(np.dtype(dt).name, np.dtype(dt).name)
+            "int64": "long int", "int32": "int", "bfloat16": "c10::BFloat16", "int16": "short int",
+            "int8": "signed char", "uint8": "unsigned char"}.get(np.dtype(dt).name,
+                                                                 np.dtype(dt).name)
 
 
 @quiet

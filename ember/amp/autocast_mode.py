@@ -152,6 +152,19 @@ def fp32_under_autocast(fn=None, *, when=None):
     return decorate if fn is None else decorate(fn)
 
 
+def lower_under_autocast(f):
+    """Decorator for a function torch lists among its CPU autocast lower-precision ops but
+    that ember writes as smaller ops (``F.prelu``): under CPU autocast its floating tensor
+    arguments (not float64) are cast to the autocast dtype before it runs."""
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        if not _st.enabled["cpu"] or _in_backward():
+            return f(*args, **kwargs)
+        dt = _st.dtype["cpu"]
+        return f(*[_cast(a, dt) for a in args], **{k: _cast(v, dt) for k, v in kwargs.items()})
+    return wrapper
+
+
 def outside_autocast(f):
     """Decorator for a helper that does with ``matmul`` what torch does in one kernel
     autocast leaves alone (adaptive average pooling, antialiased resizing): it runs with

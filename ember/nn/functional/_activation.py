@@ -15,6 +15,7 @@ from ember._state import state as _state
 from ember._tensor import Tensor
 from ember.autograd.grad_mode import is_grad_enabled
 from ember.autograd.composite import record_as, record_inplace_as
+from ember.amp.autocast_mode import lower_under_autocast as _lower_under_autocast
 
 __all__ = ["threshold", "threshold_", "relu", "relu_", "relu6", "hardtanh", "hardtanh_",
            "elu", "elu_", "selu", "selu_", "celu", "celu_", "leaky_relu", "leaky_relu_",
@@ -150,10 +151,14 @@ def leaky_relu_(input, negative_slope=0.01):
     return leaky_relu(input, negative_slope, inplace=True)
 
 
+@_lower_under_autocast
 def prelu(input, weight):
     if not isinstance(weight, ember.Tensor):
         raise TypeError(f"prelu(): argument 'weight' (position 2) must be Tensor, not "
                         f"{type(weight).__name__}")
+    if isinstance(input, ember.Tensor) and input.dtype != weight.dtype:
+        raise RuntimeError(f"prelu: Type promoting not supported. Got "
+                           f"{scalar_type_name(input.dtype)} and {scalar_type_name(weight.dtype)}")
     n = weight.numel()
     if n != 1:
         if input.dim() == 0:

@@ -219,18 +219,17 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}".replace("size[", "size["))
     _check_floating(input, "rms_norm", complex_ok=True)
+    out_dtype = input.dtype                 # whatever the weight's dtype, as torch
+    if input.dtype in (ember.float16, ember.bfloat16):     # torch: float32 math, one rounding
+        input = input.float()                              # (and float32's eps by default)
+        weight = None if weight is None else weight.float()
     if eps is None:
         eps = ember.finfo(input.dtype).eps
-    out_dtype = None
-    if input.dtype in (ember.float16, ember.bfloat16):     # torch: float32 math, one rounding
-        out_dtype = input.dtype if weight is None else ember.result_type(input, weight)
-        input = input.float()
-        weight = None if weight is None else weight.float()
     dims = list(range(input.dim() - k, input.dim()))
     y = input * ((input * input).mean(dims, keepdim=True) + eps).rsqrt()
     if weight is not None:
         y = y * weight
-    return y if out_dtype is None else y.to(out_dtype)
+    return y if y.dtype == out_dtype else y.to(out_dtype)
 
 
 def local_response_norm(input, size, alpha=0.0001, beta=0.75, k=1.0):

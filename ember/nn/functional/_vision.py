@@ -472,6 +472,7 @@ def _onehot_weight(C, k, dtype):
 
 
 @named("Im2ColBackward0")
+@_outside_autocast     # torch's im2col / col2im: no autocast policy
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     """im2col: (N, C, H, W) -> (N, C*kh*kw, L)."""
     if input.dim() < 3:       # torch reads the size of dim 2 first
@@ -493,6 +494,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 
 
 @named("Col2ImBackward0")
+@_outside_autocast     # torch's im2col / col2im: no autocast policy
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """col2im: (N, C*kh*kw, L) -> (N, C, *output_size), summing overlaps."""
     if input.dim() not in (2, 3):
