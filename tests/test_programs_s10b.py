@@ -323,3 +323,17 @@ def test_cat_of_column_major_inputs_is_row_major():
                  lambda L: L.cat([L.ones(3, 2).t(), L.ones(3, 2).t()]),
                  lambda L: L.stack([L.ones(3, 2).t(), L.ones(3, 2).t()])):
         assert make(ember).stride() == make(torch).stride()
+
+
+@pytest.mark.parametrize("shapes", [
+    ((2, 3, 4), (3, 5, 6)), ((4, 2, 3, 4), (5, 4, 2)), ((2, 3, 4), (2, 5, 6)),
+    ((3, 4), (2, 5, 6)), ((4,), (2, 5, 6)), ((2, 3, 4), (5,)), ((3, 4), (5,)),
+    ((2, 3, 4), (5, 6)), ((2, 1, 3, 4), (5, 4, 2)),
+], ids=str)
+def test_matmul_shape_errors(shapes):
+    _same(lambda L: L.ones(shapes[0]) @ L.ones(shapes[1]))
+
+
+@pytest.mark.parametrize("size", [(2, 2), (3,), (4, 2, 3), (2, 1, 3), (1, 3)], ids=str)
+def test_sum_to_size_checks_expandability(size):
+    _same(lambda L: L.arange(6.).view(2, 3).sum_to_size(*size))

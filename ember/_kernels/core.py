@@ -1,4 +1,6 @@
 """Kernels of the core ops (views, copies, reductions to a shape, matmul)."""
+import math
+
 import numpy as np
 
 from ember import _dtype
@@ -97,8 +99,9 @@ def sum_to_size(a, size):
     if a.shape == size:
         return a.copy()
     lead = a.ndim - len(size)
-    if lead < 0:
-        raise RuntimeError(f"size {list(size)} is not expandable to size {list(a.shape)}")
+    if lead < 0 or any(s != 1 and s != a.shape[lead + i] for i, s in enumerate(size)):
+        raise RuntimeError(f"size {{{list(size)}}} is not expandable to size "
+                           f"{{{list(a.shape)}}}.")
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(size) if s == 1 and a.shape[lead + i] != 1)
     wide = np.int64 if a.dtype.kind in "biu" else None      # integer sums are int64, as torch's
@@ -151,11 +154,17 @@ def matmul(a, b):
                            f"{a.ndim}D and {b.ndim}D")
     ka = a.shape[-1]
     kb = b.shape[-2] if b.ndim > 1 else b.shape[0]
+    if (a.ndim > 2 or b.ndim > 2) and b.ndim > 1 and not (a.ndim > 2 and b.ndim == 2):
+        _check_batched(a.shape[:-2], b.shape[:-2], ka, kb)       # torch's bmm path
     if ka != kb:
         if a.ndim == 1 and b.ndim == 1:
             raise RuntimeError(f"inconsistent tensor size, expected tensor [{a.shape[0]}] and "
                                f"src [{b.shape[0]}] to have the same number of elements, but got "
                                f"{a.shape[0]} and {b.shape[0]} elements respectively")
+        if b.ndim == 1:
+            rows = math.prod(a.shape[:-1])
+            raise RuntimeError(f"size mismatch, got input ({rows}), mat ({rows}x{ka}), vec "
+                               f"({kb})")
         ash = "x".join(map(str, (a.reshape(-1, ka).shape if a.ndim > 1 else (1, ka))))
         bsh = "x".join(map(str, (b.shape[-2:] if b.ndim > 1 else (kb, 1))))
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({ash} and {bsh})")
@@ -177,6 +186,22 @@ def matmul(a, b):
     else:
         r = split.matmul(a, b)    # Note [one thread plan] in numpy_blas.py
     return r if r.dtype == a.dtype else r.astype(a.dtype)   # bfloat16 comes back as float32
+
+
+def _check_batched(ba, bb, ka, kb):
+    """torch's checks of a batched matmul: batch dims broadcast, then bmm's sizes."""
+    if ba == bb and ka == kb:
+        return
+    n = max(len(ba), len(bb))
+    pa, pb = (1,) * (n - len(ba)) + tuple(ba), (1,) * (n - len(bb)) + tuple(bb)
+    for i in reversed(range(n)):
+        if pa[i] != pb[i] and pa[i] != 1 and pb[i] != 1:
+            raise RuntimeError(f"The size of tensor a ({pa[i]}) must match the size of tensor b "
+                               f"({pb[i]}) at non-singleton dimension {i}")
+    if ka != kb:
+        nb = math.prod(max(x, y) for x, y in zip(pa, pb))
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{nb}, {ka}] but got: [{nb}, {kb}].")
 
 
 _SCALAR_NAMES = _dtype.TYPE_NAMES
