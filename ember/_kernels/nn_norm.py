@@ -199,7 +199,7 @@ def _ln_compiled(x, *others):
 # layer norm on OpenBLAS's threads (Note [one pool] in blas_pool.py): at least this many
 # elements per thread, and the backward's weight/bias gradient partial sums per this many rows
 _LN_GRAIN = 1 << 15
-_LN_BLOCK = 64
+_LN_BLOCK = 32
 
 
 def _ln_pool():
@@ -252,11 +252,11 @@ def layer_norm_backward(g, x, normalized_shape, weight, eps, need_input=True,
         pool = _ln_pool()
         if pool is not None:        # fixed row blocks, partial sums added in block order
             blocks = -(-R // _LN_BLOCK)
-            gwp, gbp = np.zeros((blocks, n)), np.zeros((blocks, n))
+            gwp, gbp = np.zeros((blocks, n), np.float32), np.zeros((blocks, n), np.float32)
             blas_pool.run(pool.layer_norm_backward, blas_pool.context(
                 g2, x2, w, gx, gwp, gbp, R, n, float(eps), _LN_BLOCK), blocks,
                 max(1, _LN_GRAIN // max(n * _LN_BLOCK, 1)))
-            gw, gb = np.add.reduce(gwp, 0), np.add.reduce(gbp, 0)
+            gw, gb = np.add.reduce(gwp, 0, np.float64), np.add.reduce(gbp, 0, np.float64)
         else:
             gw, gb = np.zeros(n), np.zeros(n)
             fast.backward(g2, x2, w, float(eps), gx, gw, gb)

@@ -63,3 +63,29 @@ def backward(g, x, w, eps, gx, gw, gb):
         for c in range(C):
             xh = (x[r, c] - mf) * rf
             gx[r, c] = (g[r, c] * w[c] - a1 - xh * a2) * rf
+
+
+@njit(**_OPTS)
+def backward_block(g, x, w, eps, gx, gw, gb):
+    """``backward`` for one block of rows with its weight and bias gradients summed in
+    float32 into ``gw``, ``gb`` (C,) float32 (zeroed by the caller; blocks are few rows, and
+    the caller adds the blocks in float64): the per-column sums vectorise, as the float64
+    ones did not (0.14 -> 0.05 ms on (1024, 128) with 64-row blocks)."""
+    R, C = x.shape
+    for r in range(R):
+        mf, rf = _row_stats(x, r, eps)
+        s1 = 0.0
+        s2 = 0.0
+        for c in range(C):
+            xh = (x[r, c] - mf) * rf
+            gv = g[r, c]
+            gy = gv * w[c]
+            s1 += gy
+            s2 += gy * xh
+            gw[c] += gv * xh
+            gb[c] += gv
+        a1 = np.float32(s1 / C)
+        a2 = np.float32(s2 / C)
+        for c in range(C):
+            xh = (x[r, c] - mf) * rf
+            gx[r, c] = (g[r, c] * w[c] - a1 - xh * a2) * rf

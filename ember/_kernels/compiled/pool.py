@@ -89,19 +89,20 @@ def layer_norm_forward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 @cfunc(_SIG, nopython=True, cache=True)
 def layer_norm_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [g, x, w, gx, gw_parts, gb_parts, R, C, eps, block]: items are blocks of ``block``
-    rows; block i adds its rows' weight and bias gradients into row i of the float64
-    (blocks, C) parts (summed by the caller in block order: bits do not depend on threads)."""
+    rows; block i adds its rows' weight and bias gradients into row i of the float32
+    (blocks, C) parts (summed by the caller in float64, in block order: bits do not depend
+    on threads)."""
     ctx = carray(_i64(c), (n,))
     R, C, block = ctx[6], ctx[7], ctx[9]
     eps = carray(_f64(c), (n,))[8]
     blocks = (R + block - 1) // block
     g, x = carray(_f32(ctx[0]), (R, C)), carray(_f32(ctx[1]), (R, C))
     w, gx = carray(_f32(ctx[2]), (C,)), carray(_f32(ctx[3]), (R, C))
-    gw, gb = carray(_f64(ctx[4]), (blocks, C)), carray(_f64(ctx[5]), (blocks, C))
+    gw, gb = carray(_f32(ctx[4]), (blocks, C)), carray(_f32(ctx[5]), (blocks, C))
     lo = a >> 3
     for i in range(lo, lo + m):
         r0, r1 = i * block, min(R, (i + 1) * block)
-        layer_norm.backward(g[r0:r1], x[r0:r1], w, eps, gx[r0:r1], gw[i], gb[i])
+        layer_norm.backward_block(g[r0:r1], x[r0:r1], w, eps, gx[r0:r1], gw[i], gb[i])
 
 
 @cfunc(_SIG, nopython=True, cache=True)
