@@ -1,4 +1,6 @@
 """Argument helpers shared by kernels: dim wrapping, size inference."""
+from math import prod
+
 import numpy as np
 
 
@@ -31,7 +33,11 @@ def np_dtype(d):
 
 def infer_size(shape, numel):
     """Resolve one ``-1`` in ``shape`` for a tensor of ``numel`` elements."""
-    shape = [int(s) for s in shape]
+    if type(shape) is not tuple or not all(type(s) is int for s in shape):
+        shape = tuple(int(s) for s in shape)
+    if -1 not in shape and (not shape or min(shape) >= 0) and prod(shape) == numel:
+        return shape                    # (the everyday case: sizes given in full)
+    shape = list(shape)
     neg = [i for i, s in enumerate(shape) if s == -1]
     if len(neg) > 1:
         raise RuntimeError("only one dimension can be inferred")
