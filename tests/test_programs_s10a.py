@@ -244,3 +244,19 @@ def _lerp_errors(lib):
 
 def test_lerp_dtype_errors_name_torchs_c_types():
     assert _lerp_errors(ember) == _lerp_errors(torch)
+
+
+def _index_select_errors(lib):
+    out = []
+    for shape, dim, idx in (((3, 2), 0, [0, 5]), ((3, 2), 1, [2]), ((2, 3, 5), 1, [1, 7, 6]),
+                            ((2, 3, 5), 2, [9]), ((2, 3), 1, [-4]), ((2, 0), 1, [0])):
+        with pytest.raises((IndexError, RuntimeError)) as e:
+            lib.zeros(*shape).index_select(dim, lib.tensor(idx))
+        out.append((type(e.value).__name__, str(e.value)))
+    return out
+
+
+def test_index_select_out_of_range_errors_per_dim_as_torch():
+    # torch's CPU index_select along dim 1 runs its own kernel, with another error (a GRU
+    # given an initial state of the wrong batch for unsorted packed input shows it)
+    assert _index_select_errors(ember) == _index_select_errors(torch)

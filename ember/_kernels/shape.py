@@ -762,6 +762,11 @@ def index_select(a, dim, index):
     d = wrap_dim(dim, a1.ndim)
     n = a1.shape[d]
     if idx.size and (idx.min() < 0 or idx.max() >= n):
+        if d == 1 and a1.ndim >= 2:         # torch's dim-1 CPU kernel checks on its own
+            if n == 0:
+                raise RuntimeError("index_select(): self indexing axis dim should be positive")
+            bad = int(idx[(idx < 0) | (idx >= n)][0])
+            raise RuntimeError(f"INDICES element is out of DATA bounds, id={bad} axis_dim={n}")
         raise IndexError("index out of range in self")
     r = np.take(a1, idx, axis=d)
     return r.reshape(()) if a.ndim == 0 else r
