@@ -149,8 +149,37 @@ def main(argv=None):
     install(name)
     sys.argv = [script] + argv[1:]
     sys.path[0:0] = [os.path.dirname(os.path.abspath(script))]
-    runpy.run_path(script, run_name="__main__")
+    try:
+        # (an absolute path, as Python gives a script's __file__ and traceback lines)
+        runpy.run_path(os.path.abspath(script), run_name="__main__")
+    except (SystemExit, KeyboardInterrupt):
+        raise
+    except BaseException as e:  # noqa: BLE001 - reported as Python would, then exit 1
+        _report_uncaught(e, script)
+        return 1
     return 0
+
+
+def _report_uncaught(e, script):
+    """The script's uncaught exception through ``sys.excepthook`` with the traceback torch's
+    would show: from the script's own frame (runpy's and this module's left out) to the
+    last frame outside ember (torch's C++ ops have no Python frames below the caller's).
+    ``EMBER_FULL_TRACEBACK=1`` keeps ember's frames."""
+    tb, path = e.__traceback__, os.path.abspath(script)
+    while tb is not None and os.path.abspath(tb.tb_frame.f_code.co_filename) != path:
+        tb = tb.tb_next
+    if tb is None:
+        tb = e.__traceback__
+    elif not os.environ.get("EMBER_FULL_TRACEBACK"):
+        here = os.path.dirname(os.path.abspath(__file__))
+        last, t = tb, tb
+        while t is not None:
+            name = t.tb_frame.f_code.co_filename
+            if not (name.startswith(here) or name.startswith("<ember")):
+                last = t
+            t = t.tb_next
+        last.tb_next = None
+    sys.excepthook(type(e), e.with_traceback(tb), tb)
 
 
 if __name__ == "__main__":

@@ -337,3 +337,20 @@ def test_matmul_shape_errors(shapes):
 @pytest.mark.parametrize("size", [(2, 2), (3,), (4, 2, 3), (2, 1, 3), (1, 3)], ids=str)
 def test_sum_to_size_checks_expandability(size):
     _same(lambda L: L.arange(6.).view(2, 3).sum_to_size(*size))
+
+
+def test_run_reports_uncaught_errors_with_the_scripts_traceback(tmp_path):
+    import os
+    import subprocess
+    import sys
+    script = tmp_path / "crash.py"
+    script.write_text("import torch\n\ndef f():\n    return torch.ones(2) @ torch.ones(3)\n\nf()\n")
+    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    env = dict(os.environ, PYTHONPATH=root)
+    env.pop("EMBER_TORCH_ALIAS", None)
+    runs = [subprocess.run(cmd, capture_output=True, text=True, env=env, cwd=str(tmp_path),
+                           timeout=120)
+            for cmd in ([sys.executable, "-m", "ember.run", "crash.py"],
+                        [sys.executable, "crash.py"])]
+    assert runs[0].returncode == runs[1].returncode == 1
+    assert runs[0].stderr == runs[1].stderr          # (torch's C++ op: no frames below f)
