@@ -43,9 +43,7 @@ KNOWN_DIFFERENCES = {
     # broadcast_to's size; ember reads a lone int as a list of one
     "*:flip/dims/int_for_list": "int for int[] without [1]",
     "*:broadcast_to/size/int_for_list": "int for int[] without [1]",
-    # sum_to_size (a method only) checks its size less; unflatten's sizes=None is refused by
-    # the argument check in ember and by the op in torch
-    "method:sum_to_size/*": "sum_to_size checks less",
+    # unflatten's sizes=None is refused by the argument check in ember and by the op in torch
     "method:unflatten/sizes/none": "refused by another check",
     # split_with_sizes_copy's out= is a list of tensors
     "*:split_with_sizes_copy/out/list_out": "out= is a tensor list",
