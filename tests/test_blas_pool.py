@@ -281,3 +281,24 @@ def test_pool_in_a_forked_child():
 
 def _gelu_into_queue(x, q):
     q.put(nn_activation.gelu_exact(x))
+
+
+def test_linear_bias_on_the_pool_equals_numpy(threads, monkeypatch):
+    from ember._kernels import blas as blas_kernels, split
+    rng = np.random.default_rng(9)
+    x = rng.standard_normal((1024, 128)).astype(np.float32)
+    w = rng.standard_normal((384, 128)).astype(np.float32)
+    b = rng.standard_normal(384).astype(np.float32)
+    want = x @ w.T
+    want += b
+    for held in (False, True):
+        monkeypatch.setattr(split, "_own_pools_ran", [held])
+        monkeypatch.setattr(blas_pool, "_own_pools_ran", split._own_pools_ran)
+        for n in (1, 2):
+            threads(n)
+            np.testing.assert_allclose(blas_kernels.linear(x, w, b), want, rtol=1e-5,
+                                       atol=1e-4)
+            got = np.zeros((1024, 384), np.float32)
+            from ember._kernels.fast_elementwise import add_bias_
+            assert add_bias_(got, b)
+            np.testing.assert_array_equal(got, np.broadcast_to(b, got.shape))

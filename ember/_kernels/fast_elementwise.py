@@ -186,3 +186,21 @@ def pooled_softmax_backward(g, y, log):
     bad = np.zeros(R, np.uint8)
     blas_pool.run(pool.log_softmax_grad, blas_pool.context(g2, y2, out, bad, R, C), R, grain)
     return None if bad.any() else out.reshape(y.shape)
+
+
+def add_bias_(out, b):
+    """``out += b`` in place for a large float32 (R, C) ``out`` and a bias b (C,): on
+    OpenBLAS's threads (a linear's bias after its GEMM), or over ember's threads once
+    onnxruntime's pool ran. Returns whether it did the update (else the caller adds)."""
+    if type(out) is not np.ndarray or out.size < _POOL_MIN or out.ndim != 2 or \
+            out.dtype != np.float32 or not out.flags.c_contiguous or type(b) is not np.ndarray \
+            or b.dtype != np.float32 or b.shape != out.shape[1:] or not b.flags.c_contiguous:
+        return False
+    R, C = out.shape
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels()
+    if pool is not None:
+        return blas_pool.run(pool.add_rows, blas_pool.context(out, b, R, C), R,
+                             max(1, _POOL_GRAIN // max(C, 1)))
+    split.run_rows(lambda lo, hi: np.add(out[lo:hi], b, out=out[lo:hi]), R, out.size)
+    return True

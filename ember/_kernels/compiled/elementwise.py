@@ -32,3 +32,13 @@ def add(a, b, out):
     """out = a + b."""
     for j in range(a.size):
         out[j] = a[j] + b[j]
+
+
+@njit(**_OPTS)
+def add_rows(out, b):
+    """out[r] += b for each row r of out (R, C); b (C,)."""
+    R, C = out.shape
+    for r in range(R):
+        row = out[r]
+        for j in range(C):
+            row[j] = row[j] + b[j]

@@ -209,3 +209,12 @@ def log_softmax_grad(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     softmax.log_softmax_grad(carray(_f32(ctx[0]), (R, C))[lo:hi],
                              carray(_f32(ctx[1]), (R, C))[lo:hi],
                              carray(_f32(ctx[2]), (R, C))[lo:hi], carray(_u8(ctx[3]), (R,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def add_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [out, b, R, C]: out[r] += b over rows of out (R, C) float32 (a linear's bias)."""
+    ctx = carray(_i64(c), (n,))
+    R, C = ctx[2], ctx[3]
+    lo = a >> 3
+    elementwise.add_rows(carray(_f32(ctx[0]), (R, C))[lo:lo + m], carray(_f32(ctx[1]), (C,)))
