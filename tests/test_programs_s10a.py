@@ -260,3 +260,34 @@ def test_index_select_out_of_range_errors_per_dim_as_torch():
     # torch's CPU index_select along dim 1 runs its own kernel, with another error (a GRU
     # given an initial state of the wrong batch for unsorted packed input shows it)
     assert _index_select_errors(ember) == _index_select_errors(torch)
+
+
+def _mixed_dtype_errors(lib):
+    F = lib.nn.functional
+    out = []
+    calls = [lambda: F.conv1d(lib.ones(1, 3, 5).double(), lib.ones(2, 3, 1), lib.ones(2)),
+             lambda: F.conv2d(lib.ones(1, 3, 5, 5).half(), lib.ones(2, 3, 1, 1), lib.ones(2)),
+             lambda: F.conv1d(lib.ones(1, 3, 5).bfloat16(), lib.ones(2, 3, 1)),
+             lambda: F.conv_transpose1d(lib.ones(1, 3, 5).bfloat16(), lib.ones(3, 2, 1)),
+             lambda: F.conv1d(lib.ones(1, 3, 5).double(), lib.ones(2, 3, 1)),
+             lambda: F.conv_transpose1d(lib.ones(1, 3, 5).double(), lib.ones(3, 2, 1),
+                                        lib.ones(2)),
+             lambda: lib.nn.BatchNorm1d(3)(lib.ones(4, 3).double()),
+             lambda: F.batch_norm(lib.ones(4, 3), lib.zeros(3).double(), lib.ones(3).double()),
+             lambda: F.huber_loss(lib.ones(3, requires_grad=True), lib.zeros(3).double()).backward(),
+             lambda: F.huber_loss(lib.ones(3, requires_grad=True), lib.zeros(3, dtype=lib.long),
+                                  reduction="none").sum().backward()]
+    for call in calls:
+        with pytest.raises(RuntimeError) as e:
+            call()
+        out.append(str(e.value))
+    ok = [F.batch_norm(lib.ones(4, 3).bfloat16(), lib.zeros(3), lib.ones(3)).dtype,
+          F.soft_margin_loss(lib.ones(3), -lib.ones(3).double()).dtype]
+    return out, [str(d) for d in ok]
+
+
+def test_mixed_dtype_errors_of_conv_batch_norm_and_huber_as_torch():
+    # a float64 batch into a float32 model: torch's conv checks the bias first (and names
+    # oneDNN for bfloat16), batch_norm applies the norms' mixed-dtype rule, Huber's backward
+    # refuses a target of another dtype; soft_margin_loss keeps the input's dtype
+    assert _mixed_dtype_errors(ember) == _mixed_dtype_errors(torch)

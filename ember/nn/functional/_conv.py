@@ -36,7 +36,7 @@ def _tuple(v, n, name="value", fname=None):
     return [_int(v, name, fname or f"conv{n}d")] * n
 
 
-def _check_dtypes(input, weight, bias):
+def _check_dtypes(input, weight, bias, transposed=False):
     # torch refuses mixed dtypes here (no type promotion) unless autocast casts them
     if input.dtype == weight.dtype and (bias is None or bias.dtype == input.dtype):
         return
@@ -47,13 +47,19 @@ def _check_dtypes(input, weight, bias):
     if input.is_quantized and bias is not None:     # torch checks the bias first for these
         raise RuntimeError(f"Input type (c10::{input.dtype.name}) and bias type "
                            f"({scalar_type_name(bias.dtype).lower()}) should be the same")
-    if input.dtype != weight.dtype:
-        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
-                           f"{scalar_type_name(weight.dtype)}")
     c = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
-    i, b = (scalar_type_name(d) for d in (input.dtype, bias.dtype))
-    raise RuntimeError(f"Input type ({c.get(i, i)}) and bias type ({c.get(b, b)}) should be the "
-                       f"same")
+    i = scalar_type_name(input.dtype)
+    if bias is not None and bias.dtype != input.dtype and (not transposed or
+                                                           input.dtype == weight.dtype):
+        b = scalar_type_name(bias.dtype)     # (a plain convolution checks its bias first)
+        raise RuntimeError(f"Input type ({c.get(i, i)}) and bias type ({c.get(b, b)}) should be "
+                           f"the same")
+    w = scalar_type_name(weight.dtype)
+    if i == "BFloat16":                       # torch's oneDNN path
+        raise RuntimeError(f"Input type (CPUBFloat16Type) and weight type (torch.{w}Tensor) "
+                           f"should be the same or input should be a MKLDNN tensor and weight "
+                           f"is a dense tensor")
+    raise RuntimeError(f"expected scalar type {i} but found {w}")
 
 
 def _check_dim(input, n, name):
@@ -99,7 +105,7 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     unbatched = _check_dim(input, n, f"conv_transpose{n}d")
     if bias is not None and bias.dtype != input.dtype and n < 3:
         bias = bias.to(input.dtype)     # torch's 1d/2d transposed kernels cast the bias
-    _check_dtypes(input, weight, bias)
+    _check_dtypes(input, weight, bias, transposed=True)
     if unbatched:
         input = input.unsqueeze(0)
     if isinstance(padding, str):

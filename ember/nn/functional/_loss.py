@@ -124,6 +124,7 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if not input.is_floating_point():
         raise RuntimeError(f"result type {_tname(target.dtype)} can't be cast to the desired "
                            f"output type {_tname(input.dtype)}")
+    given = target.dtype
     if target.dtype != input.dtype:
         target = target.to(input.dtype)           # torch computes in the input's dtype
 
@@ -131,9 +132,15 @@ def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
         a = d.abs()
         return ember.where(a < delta, 0.5 * d * d, delta * (a - 0.5 * delta))
     if weight is not None:            # torch's weighted loss is a composite too
-        return _pointwise(input, target, fn, reduction, weight)
-    return record_as("HuberLossBackward0",
-                     lambda i, t: _pointwise(i, t, fn, reduction), input, target)
+        out = _pointwise(input, target, fn, reduction, weight)
+    else:
+        out = record_as("HuberLossBackward0",
+                        lambda i, t: _pointwise(i, t, fn, reduction), input, target)
+    if given != input.dtype and out.requires_grad:     # torch's backward refuses the target
+        def refuse(grad):
+            raise RuntimeError(f"Found dtype {_tname(given)} but expected {_tname(input.dtype)}")
+        out.register_hook(refuse)
+    return out
 
 
 @_fp32_under_autocast
@@ -427,6 +434,9 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
     if not input.is_floating_point():
         raise RuntimeError(f"soft_margin_loss: expected a floating point input, got "
                            f"{_tname(input.dtype)}")
+    if target.is_floating_point() and target.dtype != input.dtype:
+        target = target.to(input.dtype)           # torch's result has the input's dtype
+
     def soft_margin(input):
         z = -target * input
         return _reduce(z.clamp_min(0) + (-z.abs()).exp().log1p(), reduction)

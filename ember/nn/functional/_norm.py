@@ -95,6 +95,7 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("weight", weight), ("bias", bias)):          # torch checks in this order
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
+    _check_mixed_dtypes(input, weight, bias, running_mean, running_var)
     if training:
         out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
         if running_mean is not None and input.numel():     # an empty batch leaves them
