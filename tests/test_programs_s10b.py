@@ -354,3 +354,18 @@ def test_run_reports_uncaught_errors_with_the_scripts_traceback(tmp_path):
                         [sys.executable, "crash.py"])]
     assert runs[0].returncode == runs[1].returncode == 1
     assert runs[0].stderr == runs[1].stderr          # (torch's C++ op: no frames below f)
+
+
+@pytest.mark.parametrize("dtype", ["float32", "int64", "float16", "bool", "complex64"])
+@pytest.mark.parametrize("value", [1j, 1 + 0j, 2.5 - 1j], ids=str)
+def test_setitem_complex_number_into_real_tensor(dtype, value):
+    def run(L):
+        y = L.zeros(3, dtype=getattr(L, dtype))
+        y[0] = value
+        y[L.tensor([False, True, False])] = value
+        return y
+    _same(run)
+
+
+def test_inplace_view_errors_name_the_inplace_op():
+    _same(lambda L: L.ones(2, 2, 2).t_())

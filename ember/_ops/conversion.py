@@ -183,7 +183,12 @@ def _inplace_view(name):
         if state.grad_enabled and self._requires_grad and self._grad_fn is None:
             raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
                                "operation.")
-        v = getattr(self, name)(*args, **kwargs)
+        try:
+            v = getattr(self, name)(*args, **kwargs)
+        except RuntimeError as e:          # torch names the in-place op: "t_() expects..."
+            if str(e).startswith(name + "()"):
+                raise RuntimeError(name + "_" + str(e)[len(name):]) from None
+            raise
         self._data = v._data
         if v._grad_fn is not None:
             from ember.autograd.graph import rename_node

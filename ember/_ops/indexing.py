@@ -241,8 +241,22 @@ def _with_dims(idx, ndim):
     return out
 
 
+# the C++ type torch names when a complex number can't be stored in a real tensor
+_C_TYPE = {"float32": "float", "float64": "double", "float16": "double", "bfloat16": "double",
+           "int64": "int64_t", "int32": "int", "int16": "int16_t", "int8": "int8_t",
+           "uint8": "uint8_t", "uint16": "uint16_t", "uint32": "uint32_t", "uint64": "uint64_t"}
+
+
 def _check_value(self, value):
     if isinstance(value, (Tensor, int, float, bool, complex, np.generic)):
+        name = self.dtype.name
+        if isinstance(value, complex) and (name in _C_TYPE or name == "bool"):
+            if name == "bool":                              # any nonzero is True
+                return value != 0
+            if value.imag:
+                raise RuntimeError(f"value cannot be converted to type "
+                                   f"{_C_TYPE[self.dtype.name]} without overflow")
+            return value.real
         return value.item() if isinstance(value, np.generic) else value
     t = type(value)
     name = t.__qualname__ if t.__module__ == "builtins" else f"{t.__module__}.{t.__qualname__}"
