@@ -282,12 +282,14 @@ def _mixed_dtype_errors(lib):
             call()
         out.append(str(e.value))
     ok = [F.batch_norm(lib.ones(4, 3).bfloat16(), lib.zeros(3), lib.ones(3)).dtype,
-          F.soft_margin_loss(lib.ones(3), -lib.ones(3).double()).dtype]
+          F.soft_margin_loss(lib.ones(3), -lib.ones(3).double()).dtype,
+          F.binary_cross_entropy(lib.full((3,), 0.3), lib.ones(3), weight=lib.ones(3).double()).dtype]
     return out, [str(d) for d in ok]
 
 
 def test_mixed_dtype_errors_of_conv_batch_norm_and_huber_as_torch():
     # a float64 batch into a float32 model: torch's conv checks the bias first (and names
     # oneDNN for bfloat16), batch_norm applies the norms' mixed-dtype rule, Huber's backward
-    # refuses a target of another dtype; soft_margin_loss keeps the input's dtype
+    # refuses a target of another dtype; soft_margin_loss and binary_cross_entropy with a
+    # float64 weight keep the input's dtype
     assert _mixed_dtype_errors(ember) == _mixed_dtype_errors(torch)

@@ -368,6 +368,8 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
                                f"broadcast shape {list(ember.broadcast_shapes(input.shape, weight.shape))}")
         weight = weight.expand(input.shape)
+        if weight.dtype != input.dtype:
+            weight = weight.to(input.dtype)       # torch's result keeps the input's dtype
 
     def bce(input, target):
         loss = _bce_elems(input, target)
