@@ -302,3 +302,19 @@ def test_linear_bias_on_the_pool_equals_numpy(threads, monkeypatch):
             from ember._kernels.fast_elementwise import add_bias_
             assert add_bias_(got, b)
             np.testing.assert_array_equal(got, np.broadcast_to(b, got.shape))
+
+
+def test_column_sums_on_the_pool(threads):
+    from ember._kernels import fast_elementwise
+    rng = np.random.default_rng(10)
+    a = rng.standard_normal((1000, 384)).astype(np.float32)
+    want = a.astype(np.float64).sum(0)
+    got = {}
+    for n in (1, 2):
+        threads(n)
+        got[n] = fast_elementwise.pooled_column_sums(a)
+        np.testing.assert_allclose(got[n], want, rtol=1e-5, atol=1e-4)
+    np.testing.assert_array_equal(got[1], got[2])
+    t = ember.tensor(a)
+    np.testing.assert_array_equal(t.sum(0).numpy(), got[2])
+    assert t.sum(0, keepdim=True).shape == (1, 384) and t.sum(-2).shape == (384,)

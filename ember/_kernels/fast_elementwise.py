@@ -204,3 +204,25 @@ def add_bias_(out, b):
                              max(1, _POOL_GRAIN // max(C, 1)))
     split.run_rows(lambda lo, hi: np.add(out[lo:hi], b, out=out[lo:hi]), R, out.size)
     return True
+
+
+_SUM_BLOCK = 64                # rows per partial column sum
+
+
+def pooled_column_sums(a):
+    """``a.sum(0)`` of a large float32 (R, C) array on OpenBLAS's threads: fixed blocks of
+    rows summed in row order, the blocks' sums added in block order (the same bits at any
+    thread count); None where that does not apply."""
+    if type(a) is not np.ndarray or a.ndim != 2 or a.size < _POOL_MIN or \
+            a.dtype != np.float32 or not a.flags.c_contiguous:
+        return None
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels()
+    if pool is None:
+        return None
+    R, C = a.shape
+    blocks = -(-R // _SUM_BLOCK)
+    parts = np.empty((blocks, C), np.float32)
+    blas_pool.run(pool.column_sums, blas_pool.context(a, parts, R, C, _SUM_BLOCK), blocks,
+                  max(1, _POOL_GRAIN // (C * _SUM_BLOCK)))
+    return np.add.reduce(parts, axis=0)

@@ -42,3 +42,15 @@ def add_rows(out, b):
         row = out[r]
         for j in range(C):
             row[j] = row[j] + b[j]
+
+
+@njit(**_OPTS)
+def column_sums(a, out):
+    """out (C,) = the sum of the rows of a (R, C), added in row order, float32."""
+    R, C = a.shape
+    for j in range(C):
+        out[j] = f32(0)
+    for r in range(R):
+        row = a[r]
+        for j in range(C):
+            out[j] = out[j] + row[j]

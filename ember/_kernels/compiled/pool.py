@@ -218,3 +218,16 @@ def add_rows(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     R, C = ctx[2], ctx[3]
     lo = a >> 3
     elementwise.add_rows(carray(_f32(ctx[0]), (R, C))[lo:lo + m], carray(_f32(ctx[1]), (C,)))
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def column_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, parts, R, C, block]: items are blocks of ``block`` rows of x (R, C) float32;
+    row i of parts (blocks, C) gets block i's column sums."""
+    ctx = carray(_i64(c), (n,))
+    R, C, block = ctx[2], ctx[3], ctx[4]
+    x = carray(_f32(ctx[0]), (R, C))
+    parts = carray(_f32(ctx[1]), ((R + block - 1) // block, C))
+    lo = a >> 3
+    for i in range(lo, lo + m):
+        elementwise.column_sums(x[i * block:min(R, (i + 1) * block)], parts[i])
