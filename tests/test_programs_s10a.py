@@ -293,3 +293,34 @@ def test_mixed_dtype_errors_of_conv_batch_norm_and_huber_as_torch():
     # refuses a target of another dtype; soft_margin_loss and binary_cross_entropy with a
     # float64 weight keep the input's dtype
     assert _mixed_dtype_errors(ember) == _mixed_dtype_errors(torch)
+
+
+def _half_attention(lib, dt_name):
+    F = lib.nn.functional
+    dt = getattr(lib, dt_name)
+    g = np.random.default_rng(6)
+    q, k, v = (lib.tensor(g.standard_normal((2, 2, n, 8)).astype(np.float32)) for n in (5, 7, 7))
+    mask = lib.tensor(g.random((5, 7)) > 0.3)
+    mask[1] = False                                   # a fully masked row
+    fmask = lib.tensor(g.standard_normal((5, 7)).astype(np.float32)).to(dt)
+    out = [F.scaled_dot_product_attention(q.to(dt), k.to(dt), v.to(dt)),
+           F.scaled_dot_product_attention(q.to(dt), k.to(dt), v.to(dt), is_causal=True),
+           F.scaled_dot_product_attention(q.to(dt), k.to(dt), v.to(dt), attn_mask=mask),
+           F.scaled_dot_product_attention(q.to(dt), k.to(dt), v.to(dt), attn_mask=fmask),
+           F.scaled_dot_product_attention(q[0].to(dt), k[0].to(dt), v[0].to(dt))]
+    with lib.autocast("cpu", dtype=lib.bfloat16):
+        out.append(F.scaled_dot_product_attention(q.requires_grad_(), k, v))
+    return out, out[-1].grad_fn.name()
+
+
+@pytest.mark.parametrize("dt_name", ["bfloat16", "float16"])
+def test_half_sdpa_rounds_as_torchs_cpu_kernels(dt_name):
+    # torch's flash kernel rounds the unnormalised probabilities to the input's dtype and
+    # divides by float32 sums; its math path computes in float32 and rounds once; ember
+    # rounded every intermediate (half of a bf16 attention's outputs 1 ulp off, under
+    # autocast too)
+    (got, gname), (want, wname) = _half_attention(ember, dt_name), _half_attention(torch, dt_name)
+    assert gname == wname
+    for g, w in zip(got, want):
+        assert str(g.dtype) == str(w.dtype)
+        np.testing.assert_array_equal(_np(g), _np(w))

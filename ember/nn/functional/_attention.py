@@ -18,11 +18,15 @@ from ember._state import state as _state
 from ember.backends import cuda as _cuda_flags
 from ember.autograd.profiler import torch_op_range
 from ember.autograd.graph import _matmul_name, rename_node
+from ember.amp.autocast_mode import (_AutocastMode, lower_under_autocast as _lower_under_autocast,
+                                     outside_autocast as _outside_autocast)
 
 __all__ = ["scaled_dot_product_attention", "multi_head_attention_forward"]
 
 
 @torch_op_range("aten::scaled_dot_product_attention")
+@_lower_under_autocast          # torch's CPU autocast lowers q, k, v (and a float mask), then
+@_outside_autocast              # the kernel keeps its own float32 accumulation
 def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.0,
                                  is_causal=False, scale=None, enable_gqa=False):
     """softmax(Q K^T * scale + mask) V, with torch's conventions: a bool ``attn_mask`` marks
@@ -70,6 +74,9 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             key = key.repeat_interleave(hq // hk, -3)
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
+    if query.dtype in (torch.float16, torch.bfloat16) and key.dtype == query.dtype and \
+            value.dtype == query.dtype and not _other_modes():
+        return _low_precision(query, key, value, attn_mask, dropout_p, is_causal, scale_factor)
     if _fusable(query, key, value, attn_mask):
         keep = None
         if dropout_p > 0.0:        # F.dropout's draw, on the probabilities' shape
@@ -111,6 +118,43 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _other_modes():
+    """Is a dispatch mode other than (a switched-off) CPU autocast active?"""
+    return any(not isinstance(m, _AutocastMode) for m in _state.modes)
+
+
+def _low_precision(query, key, value, attn_mask, dropout_p, is_causal, scale):
+    """Half / bfloat16 attention as torch's CPU kernels compute it. Its flash kernel (4-d,
+    no dropout, equal head sizes, a mask without grad): scores and softmax in float32, the
+    unnormalised probabilities rounded to the input's dtype for the product with V, divided
+    by their float32 row sums, rounded once. Otherwise its math path: everything in float32,
+    rounded once at the end."""
+    dt = query.dtype
+    mask = attn_mask
+    if mask is not None and mask.is_floating_point():
+        mask = mask.float()
+    q, k, v = query.float(), key.float(), value.float()
+    if not (query.dim() == 4 and dropout_p == 0.0 and value.size(-1) == query.size(-1) and
+            not (attn_mask is not None and attn_mask.requires_grad)):
+        return scaled_dot_product_attention(q, k, v, mask, dropout_p, is_causal, scale).to(dt)
+    L, S = query.size(-2), key.size(-2)
+    scores = torch.matmul(q, k.transpose(-2, -1)) * scale
+    if is_causal:
+        mask = torch.ones(L, S, dtype=torch.bool).tril()
+    if mask is not None:
+        scores = scores.masked_fill(mask.logical_not(), float("-inf")) \
+            if mask.dtype == torch.bool else scores + mask
+    top = scores.detach().amax(-1, keepdim=True)
+    top = top.masked_fill(top == float("-inf"), 0.0)       # a fully masked row gives 0
+    p = torch.exp(scores - top)
+    total = p.sum(-1, keepdim=True)
+    total = total.masked_fill(total.detach() == 0, 1.0)
+    out = (torch.matmul(p.to(dt).float(), v) / total).to(dt)
+    if out._grad_fn is not None:
+        rename_node(out._grad_fn, "ScaledDotProductFlashAttentionForCpuBackward0")
+    return out
 
 
 def _with_causal(attn_mask, L, S):
