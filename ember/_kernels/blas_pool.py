@@ -35,7 +35,9 @@ from ember._kernels import numpy_blas
 from ember._kernels.split import _own_pools_ran
 
 _BLAS_DOUBLE = 0x3            # OpenBLAS >= 0.3.11: mode & 0xF == 3 is real double precision
-_state = {"fn": None, "ok": None, "threads": None}
+# fn: blas_level1_thread; created: OpenBLAS's thread count (a ctypes view of its global);
+# mod: the cfuncs; ok: None until the first use has probed the pool
+_state = {"fn": None, "created": None, "mod": None, "ok": None}
 _ALPHA = ctypes.c_double(0.0)
 
 
