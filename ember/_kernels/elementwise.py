@@ -882,6 +882,10 @@ def gelu(a, approximate="none"):
 @quiet
 def silu(a):
     check_kinds("silu_cpu", "fc", a)
+    a = np.asarray(a)
+    if a.dtype.name in ("bfloat16", "float16"):   # torch: x / (1 + exp(-x)) in float32,
+        f = a.astype(np.float32)                   # rounded once
+        return (f / (np.float32(1) + np.exp(-f))).astype(a.dtype)
     return np.multiply(a, sigmoid(a))
 
 

@@ -258,7 +258,8 @@ def softsign(input):
 
 def softplus(input, beta=1.0, threshold=20.0):
     _check_floating(input, "softplus_cpu")
-    return record_as("SoftplusBackward0", lambda t: _softplus(t, beta, threshold), input)
+    return record_as("SoftplusBackward0", _in_float32(lambda t: _softplus(t, beta, threshold)),
+                     input)
 
 
 def _softplus(x, beta=1.0, threshold=20.0):
@@ -332,21 +333,32 @@ def silu(input, inplace=False):
 
 def mish(input, inplace=False):
     _check_floating(input, "mish_cpu")
-    return _act("MishBackward0", lambda t: t * _softplus(t).tanh(), input, inplace)
+    return _act("MishBackward0", _in_float32(lambda t: t * _softplus(t).tanh()), input, inplace)
 
 
 def hardswish(input, inplace=False):
     if _qnn.is_quantized(input):
         _qnn.refuse("hardswish_" if inplace else "hardswish")
     _check_floating(input, "hardswish_cpu")
-    return _act("HardswishBackward0", _hardswish, input, inplace)
+    return _act("HardswishBackward0", _in_float32(_hardswish), input, inplace)
 
 
 def _hardswish(x):
-    # torch's gradient: 0 for x <= -3, x/3 + 1/2 for -3 < x < 3, 1 for x >= 3 (and NaN)
+    # torch's gradient: 0 for x <= -3, x/3 + 1/2 for -3 < x < 3, 1 for x >= 3 (and NaN);
+    # its value x * (x + 3) / 6 in that order
     inside = (x > -3) & (x < 3)
     xi = ember.where(inside, x, x.new_zeros(()))
-    return ember.where(x <= -3, x * 0, ember.where(inside, xi * (xi / 6 + 0.5), x))
+    return ember.where(x <= -3, x * 0, ember.where(inside, xi * (xi + 3) / 6, x))
+
+
+def _in_float32(fn):
+    """``fn`` computed in float32 for a half / bfloat16 tensor and rounded once to its dtype
+    (torch's CPU kernels for these activations)."""
+    def run(t, *args):
+        if t.dtype in (ember.float16, ember.bfloat16):
+            return fn(t.float(), *args).to(t.dtype)
+        return fn(t, *args)
+    return run
 
 
 del math
