@@ -330,7 +330,8 @@ def _half_activations(lib, dt_name):
     F = lib.nn.functional
     x = lib.tensor(np.random.default_rng(7).standard_normal(4000).astype(np.float32) * 4)
     x = x.to(getattr(lib, dt_name))
-    return [F.silu(x), F.mish(x), F.hardswish(x), F.softplus(x), F.softplus(x, beta=2.0)]
+    return [F.silu(x), F.mish(x), F.hardswish(x), F.softplus(x), F.softplus(x, beta=2.0),
+            x.abs().add(0.1).rsqrt()]
 
 
 @pytest.mark.parametrize("dt_name", ["bfloat16", "float16"])

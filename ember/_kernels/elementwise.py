@@ -144,6 +144,9 @@ reciprocal = quiet(np.reciprocal)
 
 @quiet
 def rsqrt(a):
+    a = np.asarray(a)
+    if a.dtype.name in ("float16", "bfloat16"):     # torch: float32 math, rounded once
+        return np.reciprocal(np.sqrt(a.astype(np.float32))).astype(a.dtype)
     return np.reciprocal(np.sqrt(a))
 
 
