@@ -451,8 +451,10 @@ class RNNBase(Module):
     # ---- checks (public in torch; messages kept)
     def check_input(self, input: Tensor, batch_sizes: Optional[Tensor]):
         w_dtype = self.weight_ih_l0.dtype
-        # under autocast torch lets the ops cast (a bfloat16 input runs in bfloat16)
-        if input.dtype != w_dtype and not ember.is_autocast_enabled('cpu'):
+        # under autocast torch lets the ops cast (a bfloat16 input runs in bfloat16); the
+        # autocast query stays out of scripted code, as torch's own module keeps it
+        if not ember.jit.is_scripting() and input.dtype != w_dtype and \
+                not ember.is_autocast_enabled('cpu'):
             raise ValueError(f'RNN input dtype ({input.dtype}) does not match weight dtype '
                              f'({w_dtype}). Convert input: input.to({w_dtype}), or convert '
                              f'model: model.to({input.dtype})')
