@@ -13,6 +13,17 @@ pool = blas_pool.kernels()
 pytestmark = pytest.mark.skipif(pool is None, reason="OpenBLAS's pool is not usable here")
 
 
+@pytest.fixture(autouse=True)
+def free_mode():
+    """The pool serves only until onnxruntime's pool runs (sticky for the process); an
+    earlier test in this worker may have run it, so each test starts before that point."""
+    from ember._kernels import split
+    saved = split._own_pools_ran[0]
+    split._own_pools_ran[0] = False
+    yield
+    split._own_pools_ran[0] = saved
+
+
 @pytest.fixture
 def threads():
     """Set ember's thread count for one test (restored after)."""
@@ -185,14 +196,13 @@ def test_relu_matches_torch_on_signed_zero():
 
 def test_pool_not_used_once_onnxruntime_ran(monkeypatch):
     from ember._kernels import split
-    monkeypatch.setattr(split, "_own_pools_ran", [True])
-    monkeypatch.setattr(blas_pool, "_own_pools_ran", split._own_pools_ran)
+    split._own_pools_ran[0] = True          # (free_mode restores it)
     assert blas_pool.kernels() is None
 
 
 def test_add_splits_over_embers_threads_once_onnxruntime_ran(monkeypatch, threads):
     from ember._kernels import fast_elementwise, split
-    monkeypatch.setattr(split, "_own_pools_ran", [True])
+    split._own_pools_ran[0] = True          # (free_mode restores it)
     rng = np.random.default_rng(5)
     for dt in (np.float32, np.float64):
         a = rng.standard_normal((3, 300, 301)).astype(dt)
@@ -292,8 +302,7 @@ def test_linear_bias_on_the_pool_equals_numpy(threads, monkeypatch):
     want = x @ w.T
     want += b
     for held in (False, True):
-        monkeypatch.setattr(split, "_own_pools_ran", [held])
-        monkeypatch.setattr(blas_pool, "_own_pools_ran", split._own_pools_ran)
+        split._own_pools_ran[0] = held      # (free_mode restores it)
         for n in (1, 2):
             threads(n)
             np.testing.assert_allclose(blas_kernels.linear(x, w, b), want, rtol=1e-5,

@@ -785,9 +785,9 @@ def clamp(a, lo=None, hi=None):
         if not isinstance(bound, np.ndarray):
             not_implemented("clamp_max_scalar_cpu" if lo is None else "clamp_min_scalar_cpu", dt)
     if lo is None:
-        return np.minimum(a, hi)
+        return np.minimum(hi, a)     # (a bound equal to a gives a's value: -0.0 as torch)
     if hi is None:
-        return np.maximum(a, lo)
+        return np.maximum(lo, a)
     return np.clip(a, lo, hi)    # == minimum(maximum(a, lo), hi), NaN-propagating, one pass
 
 

@@ -67,7 +67,7 @@ def maximum_scalar(a, value):
     """``np.maximum(a, value)`` for a float array ``a`` (NaN propagates), on NumPy's SIMD
     loop: the scalar comes as an array operand, chunk by chunk for large ``a``."""
     if a.dtype.kind != "f" or a.size < 1024 or not a.flags.c_contiguous:
-        return np.maximum(a, np.asarray(value, a.dtype))
+        return np.maximum(np.asarray(value, a.dtype), a)     # (ties keep a's -0.0, as torch)
     s = _scalar_buffer(a.dtype, value)
     out = np.empty(a.shape, a.dtype)
     af, of = a.reshape(-1), out.reshape(-1)
@@ -75,7 +75,7 @@ def maximum_scalar(a, value):
     def part(lo, hi):
         for i in range(lo, hi, _SCALAR_CHUNK):
             j = min(i + _SCALAR_CHUNK, hi)
-            np.maximum(af[i:j], s[:j - i], out=of[i:j])
+            np.maximum(s[:j - i], af[i:j], out=of[i:j])     # (ties keep a's -0.0)
     split.run_rows(part, af.size, af.size)      # large arrays over ember's threads
     return out
 
