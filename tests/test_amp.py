@@ -262,3 +262,19 @@ def test_autocast_reaches_ops_inside_composites(name, shapes):
         t = getattr(torch, name)(*map(torch.tensor, args))
     assert str(e.dtype) == str(t.dtype)
     np.testing.assert_allclose(e.float().numpy(), t.float().numpy(), rtol=2e-2, atol=2e-2)
+
+
+def test_linear_under_autocast_casts_every_operand_as_torch():
+    torch = pytest.importorskip("torch")
+    for L in (torch, ember):
+        L.manual_seed(0)
+    out = {}
+    for L in (torch, ember):
+        x = L.tensor(np.linspace(-1, 1, 30, dtype=np.float32).reshape(2, 5, 3)).bfloat16()
+        w = L.tensor(np.linspace(-1, 1, 12, dtype=np.float32).reshape(4, 3))
+        b = L.tensor(np.linspace(0, 1, 4, dtype=np.float32))
+        with L.autocast("cpu", dtype=L.bfloat16):
+            y = L.nn.functional.linear(x, w, b)
+        out[L.__name__] = (str(y.dtype), y.float().numpy())
+    assert out["torch"][0] == out["ember"][0] == "torch.bfloat16"
+    np.testing.assert_array_equal(out["ember"][1], out["torch"][1])

@@ -32,6 +32,16 @@ def linear(input, weight, bias=None):
         if not isinstance(v, Tensor):
             raise TypeError(f"linear(): argument '{name}' (position {pos}) must be Tensor, not "
                             f"{type(v).__name__}")
+    if ember.is_autocast_enabled("cpu") and all(
+            t.is_floating_point() for t in (input, weight, bias) if isinstance(t, Tensor)):
+        # autocast casts every operand of linear (a lower-precision op): a bfloat16 input
+        # with float32 weight and bias gives bfloat16 whatever the input's rank, as torch
+        dt = ember.get_autocast_dtype("cpu")
+        if input.dtype != dt or weight.dtype != dt or \
+                isinstance(bias, Tensor) and bias.dtype != dt:
+            with ember.autocast("cpu", enabled=False):
+                return linear(input.to(dt), weight.to(dt),
+                              bias.to(dt) if isinstance(bias, Tensor) else bias)
     # anything else (mixed dtypes, a 1-D weight, a broadcasting bias): torch's composite
     if input.dim() == 2 and bias is not None and bias.dim() <= 1:
         return ember.addmm(bias, input, weight.t())
