@@ -352,3 +352,21 @@ def test_hardswish_float32_formula_as_torch():
     want = _np(torch.nn.functional.hardswish(torch.tensor(x)))
     assert (got != want).mean() < 0.1
     np.testing.assert_allclose(got, want, rtol=1e-6, atol=1e-7)
+
+
+def test_embedding_bag_sparse_gradient_as_torch():
+    import torch as T
+    out = {}
+    for L in (T, ember):
+        w = L.tensor(np.arange(30, dtype=np.float32).reshape(10, 3), requires_grad=True)
+        with pytest.raises(ValueError, match="max mode does not support sparse weights"):
+            L.nn.functional.embedding_bag(L.tensor([1, 2]), w, L.tensor([0]), mode="max",
+                                          sparse=True)
+        y = L.nn.functional.embedding_bag(L.tensor([1, 2, 4, 5, 1]), w, L.tensor([0, 2]),
+                                          mode="mean", sparse=True)
+        y.sum().backward()
+        g = w.grad.coalesce()
+        out[L.__name__] = (str(w.grad.layout), g.indices().numpy(), g.values().numpy())
+    assert out["torch"][0] == out["ember"][0] == "torch.sparse_coo"
+    for a, b in zip(out["torch"][1:], out["ember"][1:]):
+        np.testing.assert_allclose(a, b, rtol=1e-6)

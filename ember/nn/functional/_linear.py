@@ -187,6 +187,8 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
         raise ValueError("mode has to be one of sum, mean or max")
     if max_norm is not None:
         _renorm_rows(weight, input, max_norm, norm_type)
+    if sparse and mode == "max":
+        raise ValueError("max mode does not support sparse weights")
     if per_sample_weights is not None and mode != "sum":
         raise NotImplementedError(f"embedding_bag: per_sample_weights was not None. "
                                   f"per_sample_weights is only supported for mode='sum' (got "
@@ -201,7 +203,11 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
                            f"valid range [0, {n})")
     B = len(offs)
     D = weight.shape[1]
-    emb = ember.index_select(weight, 0, input)
+    if sparse:                          # the rows' gradient as a sparse COO tensor
+        from ember._ops.sparse import embedding_sparse_grad
+        emb = embedding_sparse_grad(weight, input)
+    else:
+        emb = ember.index_select(weight, 0, input)
     if per_sample_weights is not None:
         emb = emb * per_sample_weights.unsqueeze(1)
     if fixed is not None and padding_idx is None and fixed > 0:
