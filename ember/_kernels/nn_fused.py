@@ -130,14 +130,17 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
     return loss, lse, ws.view(np.uint8)
 
 
+_POOLED_MIN = 1 << 15      # logits below this many elements stay on NumPy's passes
+
+
 def _exp_rows_pooled(x, e, s):
     """Each row's max m (returned), e = exp(x - m) and s = sum(e) of float32 logits x (N, C)
     by the compiled row kernel on OpenBLAS's threads (Note [one pool] in blas_pool.py); None
     where that path is not in use or a row holds a NaN or an infinity (nothing usable
     written)."""
     from ember._kernels import blas_pool
-    if x.dtype != np.float32 or not x.flags.c_contiguous:
-        return None
+    if x.dtype != np.float32 or not x.flags.c_contiguous or x.size < _POOLED_MIN:
+        return None                   # (small logits: NumPy's passes, numba not loaded)
     pool = blas_pool.kernels()
     if pool is None:
         return None
@@ -151,7 +154,7 @@ def _exp_rows_pooled(x, e, s):
 def _scale_rows_pooled(e, f):
     """e * f[:, None] for float32 e (N, C), f (N,) on OpenBLAS's threads, or None."""
     from ember._kernels import blas_pool
-    if e.dtype != np.float32 or f.dtype != np.float32:
+    if e.dtype != np.float32 or f.dtype != np.float32 or e.size < _POOLED_MIN:
         return None
     pool = blas_pool.kernels()
     if pool is None:
