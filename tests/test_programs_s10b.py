@@ -369,3 +369,18 @@ def test_setitem_complex_number_into_real_tensor(dtype, value):
 
 def test_inplace_view_errors_name_the_inplace_op():
     _same(lambda L: L.ones(2, 2, 2).t_())
+
+
+@pytest.mark.parametrize("args,dtype", [((0, 2.5, 0.5), "int32"), ((0.5, 4.2, 0.7), "int16"),
+                                        ((-3.5, 2, 1.5), "uint8"), ((5, -2.5, -1.5), "int8"),
+                                        ((-3.5, 2, 1.5), "int64"), ((0, 2.5, 0.5), "int64"),
+                                        ((3, 0, 0.5), "int32")])
+def test_arange_fractional_arguments_with_integer_dtypes(args, dtype):
+    import torch as T
+    got = []
+    for L in (T, ember):
+        try:
+            got.append(L.arange(*args, dtype=getattr(L, dtype)).tolist())
+        except Exception as e:                   # (compared below)
+            got.append((type(e).__name__, str(e)))
+    assert got[0] == got[1]

@@ -210,11 +210,17 @@ def range_size(start, end, step, dtype):
     if isinstance(start, complex) or isinstance(end, complex) or isinstance(step, complex):
         raise RuntimeError("value cannot be converted to type double without overflow")
     xstart, xend, xstep = (_to_acc(v, acc) for v in (start, end, step))
-    if not (xstep > 0 or xstep < 0):
+    if not (step > 0 or step < 0):
         raise RuntimeError("step must be nonzero")
-    if not (math.isfinite(float(xstart)) and math.isfinite(float(xend))):
-        raise RuntimeError(f"unsupported range: {_fmt(xstart)} -> {_fmt(xend)}")
-    if not ((xstep > 0 and xend >= xstart) or (xstep < 0 and xend <= xstart)):
+    if dtype.name == "int64" and not (xstep > 0 or xstep < 0):
+        raise ValueError("step must be nonzero")    # (a fractional step truncated to 0)
+    # other integer types check the bounds and count the elements in double precision,
+    # then step by the truncated values (torch: arange(0, 2.5, 0.5, dtype=int32) is 5 zeros)
+    lo, hi, st = (xstart, xend, xstep) if dtype.name == "int64" or acc.kind != "i" else \
+        (float(start), float(end), float(step))
+    if not (math.isfinite(float(lo)) and math.isfinite(float(hi))):
+        raise RuntimeError(f"unsupported range: {_fmt(lo)} -> {_fmt(hi)}")
+    if not ((st > 0 and hi >= lo) or (st < 0 and hi <= lo)):
         raise RuntimeError("upper bound and lower bound inconsistent with step sign")
     if dtype.name == "int64":
         # ceil((end - start) / step) in exact integer arithmetic (either sign of step)
