@@ -256,10 +256,8 @@ def run_case_processes(key, ember_only=False):
 
 
 def run_case(key):
-    title, build, make_x, make_y, xkind = CASES[key]
-    rng = np.random.default_rng(0)
-    x_np, y_np = make_x(rng), make_y(rng).astype(np.int64)
-    x_np = x_np.astype(np.float32) if xkind == "float" else x_np.astype(np.int64)
+    title, build = CASES[key][:2]
+    x_np, y_np = _case_inputs(key)
     ember.manual_seed(0)
     em = build(ember)
     e_opt = make_optimizer(ember, key, em.parameters())
@@ -322,10 +320,8 @@ def memory_child(lib_name, key, steps):
     starts at its parent's RSS at fork (the exec keeps the larger of the two)."""
     import gc
     lib = ember if lib_name == "ember" else torch
-    title, build, make_x, make_y, xkind = CASES[key]
-    rng = np.random.default_rng(0)
-    x_np, y_np = make_x(rng), make_y(rng).astype(np.int64)
-    x_np = x_np.astype(np.float32) if xkind == "float" else x_np.astype(np.int64)
+    build = CASES[key][1]
+    x_np, y_np = _case_inputs(key)
     lib.manual_seed(0)
     model = build(lib)
     opt = make_optimizer(lib, key, model.parameters())

@@ -102,7 +102,7 @@ def layer_norm_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo = a >> 3
     for i in range(lo, lo + m):
         r0, r1 = i * block, min(R, (i + 1) * block)
-        layer_norm.backward_block(g[r0:r1], x[r0:r1], w, eps, gx[r0:r1], gw[i], gb[i])
+        layer_norm.backward(g[r0:r1], x[r0:r1], w, eps, gx[r0:r1], gw[i], gb[i])
 
 
 @cfunc(_SIG, nopython=True, cache=True)

@@ -19,28 +19,40 @@ f32 = np.float32
 
 
 @njit(**_SUMS)
+def _all_finite(row):
+    """Whether ``row`` holds no NaN and no infinity (one vectorised pass)."""
+    check = f32(0)
+    for j in range(row.size):
+        check += row[j] * f32(0)                  # NaN for a NaN or an infinity
+    return check == check
+
+
+@njit(**_SUMS)
+def _shifted_exp(row, out, d, bits):
+    """d = row - max(row), out = exp(d); returns (the max, the sum of out in float64)."""
+    C = row.size
+    top = _row_max(row, C)
+    for j in range(C):
+        d[j] = row[j] - top
+    _exp_nonpositive(d, out, bits, C)
+    total = 0.0
+    for j in range(C):
+        total += out[j]
+    return top, total
+
+
+@njit(**_SUMS)
 def exp_rows(x, e, s, m, bad):
     """Rows of x (R, C): m = max, e = exp(x - m), s = sum(e); bad[r] = 1 (and nothing else
     written) where the row holds a NaN or an infinity."""
     R, C = x.shape
-    y = np.empty(C, np.float32)
+    d = np.empty(C, np.float32)
     bits = np.empty(C, np.int32)
     for r in range(R):
-        row = x[r]
-        check = f32(0)
-        for j in range(C):
-            check += row[j] * f32(0)              # NaN for a NaN or an infinity
-        if check != check:
+        if not _all_finite(x[r]):
             bad[r] = 1
             continue
-        top = _row_max(row, C)
-        for j in range(C):
-            y[j] = row[j] - top
-        out = e[r]
-        _exp_nonpositive(y, out, bits, C)
-        total = 0.0
-        for j in range(C):
-            total += out[j]
+        top, total = _shifted_exp(x[r], e[r], d, bits)
         s[r] = f32(total)
         m[r] = top
 
@@ -75,20 +87,14 @@ def softmax_last(x, y, bad, log):
     bits = np.empty(C, np.int32)
     for r in range(R):
         row = x[r]
-        check = f32(0)
-        for j in range(C):
-            check += row[j] * f32(0)              # NaN for a NaN or an infinity
-        top = _row_max(row, C)
-        if top == -np.inf or (check != check and _nan_or_posinf(row)):
+        if not _all_finite(row) and _nan_or_posinf(row):
             bad[r] = 1
             continue
-        for j in range(C):
-            d[j] = row[j] - top
         out = y[r]
-        _exp_nonpositive(d, out, bits, C)
-        total = 0.0
-        for j in range(C):
-            total += out[j]
+        top, total = _shifted_exp(row, out, d, bits)
+        if top == -np.inf:                        # every position masked
+            bad[r] = 1
+            continue
         s = f32(total)
         if log:
             lse = np.log(s)
