@@ -11,7 +11,7 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import split
-from ember._kernels.fast_elementwise import (maximum_scalar, pooled_relu,
+from ember._kernels.fast_elementwise import (POOL_MIN, maximum_scalar, pooled_relu,
                                               pooled_threshold_backward)
 from ember._kernels.layout import follows_inputs, shared_dense_order
 from ember._kernels.util import half_in_float32
@@ -381,7 +381,7 @@ def relu(a):
     if dt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if dt.kind == "f":
-        r = pooled_relu(a)
+        r = pooled_relu(a) if type(a) is np.ndarray and a.size >= POOL_MIN else None
         return maximum_scalar(a, 0) if r is None else r
     return np.maximum(a, np.zeros((), dt))
 

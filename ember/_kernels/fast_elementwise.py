@@ -82,7 +82,7 @@ def maximum_scalar(a, value):
 
 # ------------------------------------------------ large passes on OpenBLAS's threads
 
-_POOL_MIN = 1 << 17            # elements; below this a pass stays on the caller's thread
+POOL_MIN = 1 << 17             # elements; below this a pass stays on the caller's thread
 _POOL_GRAIN = 1 << 15          # elements per thread at least
 
 
@@ -90,9 +90,9 @@ def _pooled(name, inputs, extra=()):
     """A new float32 array (``inputs[0]``'s shape) from the compiled kernel ``name`` of
     compiled/pool.py over flat parts on OpenBLAS's threads (Note [one pool] in
     blas_pool.py), or None where it does not apply: not all float32 C-contiguous arrays
-    of one shape, fewer than ``_POOL_MIN`` elements, or the pool not in use."""
+    of one shape, fewer than ``POOL_MIN`` elements, or the pool not in use."""
     a = inputs[0]
-    if a.size < _POOL_MIN or a.dtype != np.float32 or not a.flags.c_contiguous:
+    if a.size < POOL_MIN or a.dtype != np.float32 or not a.flags.c_contiguous:
         return None
     for b in inputs[1:]:
         if type(b) is not np.ndarray or b.shape != a.shape or b.dtype != np.float32 or \
@@ -112,7 +112,7 @@ def pooled_add(a, b):
     """``a + b`` of two large float32 arrays of one shape on OpenBLAS's threads, or, once
     onnxruntime's pool ran (Note [one thread plan]), NumPy's add over ranges on ember's
     threads; None where neither applies (other dtypes or shapes, small arrays)."""
-    if type(a) is not np.ndarray or a.size < _POOL_MIN:
+    if type(a) is not np.ndarray or a.size < POOL_MIN:
         return None
     if not split._own_pools_ran[0]:
         return _pooled("add", (a, b))
@@ -142,7 +142,7 @@ def _rows_of(a, *others):
     """(R, C) views of float32 C-contiguous arrays of one shape (softmax over the last dim),
     or None."""
     if type(a) is not np.ndarray or a.dtype != np.float32 or a.ndim < 1 or \
-            a.size < _POOL_MIN or not a.flags.c_contiguous or not a.shape[-1]:
+            a.size < POOL_MIN or not a.flags.c_contiguous or not a.shape[-1]:
         return None
     for b in others:
         if type(b) is not np.ndarray or b.shape != a.shape or b.dtype != np.float32 or \
@@ -192,7 +192,7 @@ def add_bias_(out, b):
     """``out += b`` in place for a large float32 (R, C) ``out`` and a bias b (C,): on
     OpenBLAS's threads (a linear's bias after its GEMM), or over ember's threads once
     onnxruntime's pool ran. Returns whether it did the update (else the caller adds)."""
-    if type(out) is not np.ndarray or out.size < _POOL_MIN or out.ndim != 2 or \
+    if type(out) is not np.ndarray or out.size < POOL_MIN or out.ndim != 2 or \
             out.dtype != np.float32 or not out.flags.c_contiguous or type(b) is not np.ndarray \
             or b.dtype != np.float32 or b.shape != out.shape[1:] or not b.flags.c_contiguous:
         return False
@@ -213,7 +213,7 @@ def pooled_column_sums(a):
     """``a.sum(0)`` of a large float32 (R, C) array on OpenBLAS's threads: fixed blocks of
     rows summed in row order, the blocks' sums added in block order (the same bits at any
     thread count); None where that does not apply."""
-    if type(a) is not np.ndarray or a.ndim != 2 or a.size < _POOL_MIN or \
+    if type(a) is not np.ndarray or a.ndim != 2 or a.size < POOL_MIN or \
             a.dtype != np.float32 or not a.flags.c_contiguous:
         return None
     from ember._kernels import blas_pool

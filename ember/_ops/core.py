@@ -47,8 +47,11 @@ def _check_alpha(a, b, alpha):
 
 def _add(a, b, alpha=1):
     if alpha == 1:
-        r = _FE.pooled_add(a, b)             # large float32 sums on OpenBLAS's threads
-        return np.add(a, b) if r is None else r
+        if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small sums: no detour)
+            r = _FE.pooled_add(a, b)         # large float32 sums over the threads
+            if r is not None:
+                return r
+        return np.add(a, b)
     _check_alpha(a, b, alpha)
     return np.add(a, np.multiply(b, alpha))
 
