@@ -40,14 +40,6 @@ if _CHILD_LIB != "ember":
         torch = None
 
 
-def copy_weights(src_ember, dst_torch):
-    """Make the torch model's parameters equal the ember model's (same names)."""
-    with torch.no_grad():
-        sd = {k: torch.from_numpy(np.array(v.detach().numpy()))
-              for k, v in src_ember.state_dict().items()}
-        dst_torch.load_state_dict(sd)
-
-
 def mlp(lib):
     nn = lib.nn
     return nn.Sequential(nn.Flatten(), nn.Linear(784, 512), nn.ReLU(), nn.Linear(512, 512),
@@ -243,49 +235,32 @@ _SLOW = ("resnet", "transformer", "lstm", "gru", "gpt")
 def run_case_processes(key, ember_only=False):
     """Case ``key`` with ember and torch each in a process of its own, blocks alternating."""
     import tempfile
-    title = CASES[key][0]
     with tempfile.TemporaryDirectory() as tmp:
         weights = os.path.join(tmp, "weights.npz")
         children = {lib: [__file__, "--serve", lib, key, weights]
                     for lib in (["ember"] if ember_only else ["ember", "torch"])}
         times = bench_processes(children, min_time=1.0 if key in _SLOW else 0.5, repeat=5,
                                 warmup=1)
+    _print_row(key, times)
+
+
+def _print_row(key, times):
     te, tt = times["ember"], times.get("torch")
     ratio = f"{te / tt:6.2f}x" if tt else "   -   "
-    print(f"{title:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}", flush=True)
+    print(f"{CASES[key][0]:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}",
+          flush=True)
 
 
 def run_case(key):
-    title, build = CASES[key][:2]
-    x_np, y_np = _case_inputs(key)
-    ember.manual_seed(0)
-    em = build(ember)
-    e_opt = make_optimizer(ember, key, em.parameters())
-    ex, ey = ember.from_numpy(x_np), ember.from_numpy(y_np)
-
-    def e_step():
-        e_opt.zero_grad()
-        loss = ember.nn.functional.cross_entropy(em(ex), ey)
-        loss.backward()
-        e_opt.step()
-    slow = key in _SLOW
-    fns = {"ember": e_step}
-    if torch is not None:
-        tm = build(torch)
-        copy_weights(em, tm)
-        t_opt = make_optimizer(torch, key, tm.parameters())
-        tx, ty = torch.from_numpy(x_np), torch.from_numpy(y_np)
-
-        def t_step():
-            t_opt.zero_grad()
-            loss = torch.nn.functional.cross_entropy(tm(tx), ty)
-            loss.backward()
-            t_opt.step()
-        fns["torch"] = t_step
-    times = bench_interleaved(fns, min_time=1.0 if slow else 0.5, repeat=5, warmup=1)
-    te, tt = times["ember"], times.get("torch")
-    ratio = f"{te / tt:6.2f}x" if tt else "   -   "
-    print(f"{title:<46} {fmt_time(te)} {fmt_time(tt) if tt else '':>11}  {ratio}", flush=True)
+    """Case ``key`` with ember and torch in this process (``--same-process``)."""
+    import tempfile
+    with tempfile.TemporaryDirectory() as tmp:
+        weights = os.path.join(tmp, "weights.npz")
+        fns = {"ember": _step_fn(ember, key, weights)}     # (saves the weights torch loads)
+        if torch is not None:
+            fns["torch"] = _step_fn(torch, key, weights)
+    times = bench_interleaved(fns, min_time=1.0 if key in _SLOW else 0.5, repeat=5, warmup=1)
+    _print_row(key, times)
 
 
 MEMORY_STEPS = 3
