@@ -131,6 +131,33 @@ def pooled_relu(a):
     return _pooled("relu", (a,)) if type(a) is np.ndarray else None
 
 
+TANH_MIN = 1 << 14             # elements; below this NumPy's tanh (and no numba to load)
+_TANH_GRAIN = 1 << 13
+
+
+def tanh(a, out=None, min_size=TANH_MIN):
+    """tanh of a float32 C-contiguous array (into ``out``, which may be ``a``) by the
+    compiled kernel (compiled/elementwise.py: vectorised, within 1 ulp; NumPy's float32
+    tanh is a scalar loop where the CPU lacks AVX-512), on OpenBLAS's threads where the
+    pool is in use; None where it does not apply (other dtypes or layouts, fewer than
+    ``min_size`` elements, numba missing or switched off)."""
+    if type(a) is not np.ndarray or a.dtype != np.float32 or a.size < min_size or \
+            not a.flags.c_contiguous:
+        return None
+    from ember._kernels import compiled
+    kernels = compiled.module("elementwise")
+    if kernels is None:
+        return None
+    if out is None:
+        out = np.empty(a.shape, np.float32)
+    from ember._kernels import blas_pool
+    pool = blas_pool.kernels()
+    if pool is None or not blas_pool.run(pool.tanh, blas_pool.context(a, out, a.size), a.size,
+                                         _TANH_GRAIN):
+        kernels.tanh(a.reshape(-1), out.reshape(-1))
+    return out
+
+
 def pooled_threshold_backward(g, x, threshold):
     """``0 if x <= threshold else g`` for large float32 arrays, or None."""
     if type(g) is not np.ndarray or type(x) is not np.ndarray:

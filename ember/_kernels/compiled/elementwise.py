@@ -54,3 +54,65 @@ def column_sums(a, out):
         row = a[r]
         for j in range(C):
             out[j] = out[j] + row[j]
+
+
+# ---------------------------------------------------------------------------- tanh
+# NumPy's float32 tanh is a scalar libm loop on CPUs without AVX-512 (~2.7 ns an element on
+# an AVX2 EPYC); this one vectorises (8 lanes on AVX2). |x| < 0.625: x + x s Q(s), s = x^2,
+# Q a degree-5 fit to (tanh(x)/x - 1)/s (relative error 2e-10); above: 1 - 2 / (e + 1) with
+# e = exp(2|x|) as 2^k e^r (the GELU kernel's exponential); |x| is clamped at 10, where tanh
+# rounds to 1 in float32. Within 1 ulp of the correctly rounded result (measured on a
+# grid of 8M values: 0 off in 97% below 0.625, at most 25% off by one on [0.625, 1]).
+_TANH_Q = tuple(f32(c) for c in (-0.3333333134651184, 0.1333320587873459,
+                                 -0.05394676327705383, 0.021700704470276833,
+                                 -0.008177400566637516, 0.00214296393096447))
+_Q0, _Q1, _Q2, _Q3, _Q4, _Q5 = _TANH_Q
+_LOG2E = f32(1.4426950408889634)
+_LN2_HI, _LN2_LO = f32(0.693359375), f32(-2.12194440e-4)
+_E2, _E3, _E4, _E5, _E6, _E7 = (f32(c) for c in (1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720,
+                                                  1 / 5040))
+_TANH_BLOCK = 1024
+_TANH_OPTS = dict(_OPTS, error_model="numpy")     # no zero-division check: vectorises
+
+
+@njit(**_TANH_OPTS)
+def _exp_2abs(x, mant, bits, xv):
+    """exp(2 min(|x|, 10)) = mant * bits.view(float32), elementwise; xv = x (a copy the
+    second loop reads, so that an ``out`` that is ``x`` does not keep LLVM from
+    vectorising it)."""
+    for j in range(x.size):
+        v = x[j]
+        xv[j] = v
+        y = min(abs(v), f32(10)) * f32(2)
+        k = np.int32(y * _LOG2E + f32(0.5))         # y >= 0: truncation rounds to nearest
+        kf = f32(k)
+        r = (y - kf * _LN2_HI) - kf * _LN2_LO
+        mant[j] = f32(1) + r * (f32(1) + r * (_E2 + r * (_E3 + r * (_E4 + r * (_E5 + r * (
+            _E6 + r * _E7))))))
+        bits[j] = (k + np.int32(127)) << np.int32(23)
+
+
+@njit(**_TANH_OPTS)
+def _tanh_finish(x, mant, scale, out):
+    for j in range(x.size):
+        v = x[j]
+        a = min(abs(v), f32(10))
+        big = f32(1) - f32(2) / (mant[j] * scale[j] + f32(1))
+        q = a * a
+        small = v + v * q * (_Q0 + q * (_Q1 + q * (_Q2 + q * (_Q3 + q * (_Q4 + q * _Q5)))))
+        t = small if a < f32(0.625) else (big if v > f32(0) else -big)
+        out[j] = t if a > f32(0) else v             # zeros keep their sign, NaN stays NaN
+
+
+@njit(**_TANH_OPTS)
+def tanh(x, out):
+    """out = tanh(x), flat float32 arrays (``out`` may be ``x``)."""
+    mant = np.empty(_TANH_BLOCK, np.float32)
+    bits = np.empty(_TANH_BLOCK, np.int32)
+    xv = np.empty(_TANH_BLOCK, np.float32)
+    scale = bits.view(np.float32)
+    n = x.size
+    for s in range(0, n, _TANH_BLOCK):
+        m = min(_TANH_BLOCK, n - s)
+        _exp_2abs(x[s:s + m], mant[:m], bits[:m], xv[:m])
+        _tanh_finish(xv[:m], mant[:m], scale[:m], out[s:s + m])

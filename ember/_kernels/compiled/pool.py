@@ -159,6 +159,15 @@ def relu(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 
 @cfunc(_SIG, nopython=True, cache=True)
+def tanh(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, size] (flat float32): out = tanh(x)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[2]
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.tanh(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
 def threshold_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [g, x, out, size, threshold] (flat float32): out = 0 where x <= threshold, else g."""
     ctx = carray(_i64(c), (n,))
