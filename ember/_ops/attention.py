@@ -21,7 +21,7 @@ sdpa_fused = OpDef(
     "-> (Tensor output, Tensor attn)",
     K.sdpa_forward, promote=None,
     saves=("query", "key", "value", "attn_mask", "dropout_mask", "attn"),
-    grad_name="ScaledDotProductAttentionBackward0")
+    grad_name="ScaledDotProductAttentionBackward0", none_grads=True)
 
 
 def _backward_kernel(grad_out, grad_attn, q, k, v, attn, scale, mask_size, need,

@@ -22,7 +22,7 @@ gelu_backward = OpDef("gelu_backward(Tensor grad_output, Tensor self) -> Tensor"
 # .gelu takes it for float32 input that requires grad when no mode is active.
 gelu_train = OpDef("_gelu_train(Tensor self) -> (Tensor output, Tensor grad_factor)",
                    K.gelu_train, promote=None, saves=("self", "grad_factor"),
-                   grad_name="GeluBackward0")
+                   grad_name="GeluBackward0", none_grads=True)
 
 
 @gelu_train.def_backward

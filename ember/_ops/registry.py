@@ -33,7 +33,7 @@ class OpDef:
 
     def __init__(self, schema, kernel=None, *, composite=None, promote="default",
                  promote_args=None, autocast=None, nondeterministic=False, saves=(),
-                 grad_name=None, differentiable=True, out_dtype=None):
+                 grad_name=None, differentiable=True, out_dtype=None, none_grads=False):
         self.schema = parse(schema)
         self.name = self.schema.full_name           # 'add.Tensor'
         self.public_name = self.schema.name         # 'add'
@@ -52,6 +52,9 @@ class OpDef:
         self.autocast = autocast
         self.nondeterministic = nondeterministic
         self.differentiable = differentiable
+        # a multi-output record whose backward takes None for an output no gradient reached
+        # (else zeros of its shape arrive: _sdpa_fused's probabilities, (B, H, L, S), for one)
+        self.none_grads = none_grads
         self.out_dtype = out_dtype                  # fixed result dtype (e.g. int64 for argmax)
         self.check_operands = None                  # fn(args): checks before promotion casts
         # fn(args): checks every call runs first (an op with one leaves the fast path)

@@ -304,8 +304,8 @@ class OpNode(Node):
         else:
             if all(g is None for g in grads):
                 return [None] * len(self.next_functions)
-            g = tuple(x if x is not None or m is None else _zeros(m)
-                      for x, m in zip(grads, om))
+            g = tuple(grads) if getattr(op, "none_grads", False) else \
+                tuple(x if x is not None or m is None else _zeros(m) for x, m in zip(grads, om))
         if self.packed:
             # Note [saved tensor hooks]: unpack once per backward call
             args = tuple(a.unpack() if isinstance(a, _Packed) else a for a in args)
