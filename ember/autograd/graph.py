@@ -180,6 +180,7 @@ class OpNode(Node):
     out_metas = None        # set (in the instance's __dict__) by nodes of several outputs
     saved_versions = ()     # (tensor, version) per saved tensor (SavingOpNode)
     result = None           # the saved outputs (SavingOpNode)
+    _result = None          # (SavingOpNode: what ``result`` reads, Note [saved outputs])
     _needs = None           # needs_input_grad, computed on first use
     packed = False          # holds values packed by saved-tensor hooks
     all_edges = None        # Note [node inputs]: edges including dropped ones
@@ -287,8 +288,9 @@ class OpNode(Node):
         for t, v in self.saved_versions:
             b = t._storage_base         # (t._version, without its inference check)
             if (t if b is None else b)._vc != v:
-                res = self.result
-                is_out = t is res or isinstance(res, tuple) and any(t is r for r in res)
+                is_out = type(t) is _OutputRef
+                if is_out:
+                    t = t.tensor(self)
                 raise RuntimeError(_version_msg(t, v, self if is_out else None))
         return args
 
@@ -348,15 +350,81 @@ class OpNode(Node):
         return out
 
     def release(self):
-        if self.saved_versions or self.result is not None or self.op.saved_args:
+        if self.saved_versions or self._result is not None or self.op.saved_args:
             self.args = None
-            self.result = None
+            self._result = None
             self.saved_versions = ()
 
 
 class SavingOpNode(OpNode):
-    """The base of the node classes of ops that save tensors or outputs (``saves=``)."""
-    __slots__ = ("saved_versions", "result")
+    """The base of the node classes of ops that save tensors or outputs (``saves=``).
+    ``result``: the outputs the backward reads (Note [saved outputs]), None when released."""
+    __slots__ = ("saved_versions", "_result")
+
+    @property
+    def result(self):
+        r = self._result
+        if type(r) is _SavedOutputs:
+            return r.tensors(self)
+        return r
+
+    @result.setter
+    def result(self, value):
+        self._result = value
+
+
+# Note [saved outputs]: an op whose backward reads its own output (tanh, softmax, the
+# attention probabilities) saves it on its node, and the output's ``grad_fn`` is that node:
+# a reference cycle, freed only by Python's cycle collector. A graph that never runs
+# backward (a validation loss computed with grad on) then kept every activation alive until
+# a collection, and the next steps' arrays landed on fresh pages (GPT forward: RSS +70 MiB
+# over 10 passes). As torch's saved outputs, the node holds the output weakly, with its
+# array: while the output lives the backward gets that very tensor; once it is gone, a new
+# tensor on the saved array whose ``grad_fn`` is the node (nothing can have changed it in
+# place then: a view of it would have kept it alive, and its base's version is kept).
+
+class _OutputRef:
+    """One saved output held weakly (Note [saved outputs]); stands in for the output in
+    ``saved_versions`` (``_storage_base``, ``_vc``)."""
+    __slots__ = ("ref", "data", "nr", "diff", "_storage_base", "version")
+
+    def __init__(self, o, nr, version):
+        self.ref = weakref.ref(o)
+        self.data = o._data
+        self.nr = nr
+        self.diff = o._grad_fn is not None
+        self._storage_base = o._storage_base
+        self.version = version
+
+    @property
+    def _vc(self):
+        o = self.ref()
+        return self.version if o is None else o._vc
+
+    def tensor(self, node):
+        o = self.ref()
+        if o is not None:
+            return o
+        t = _make(self.data)
+        if self.diff:
+            t._requires_grad = True
+            t._grad_fn = node
+            t._output_nr = self.nr
+        return t
+
+
+class _SavedOutputs:
+    """A node's saved outputs: one ``_OutputRef`` (or None, an output not kept) per output."""
+    __slots__ = ("refs", "single")
+
+    def __init__(self, refs, single):
+        self.refs = refs
+        self.single = single
+
+    def tensors(self, node):
+        if self.single:
+            return self.refs[0].tensor(node)
+        return tuple(None if r is None else r.tensor(node) for r in self.refs)
 
 
 _FREED_MSG = ("Trying to backward through the graph a second time (or directly access saved "
@@ -867,7 +935,7 @@ def record(op, args, outputs, inplace=False):
     node.args = tuple(stored)
     if saved_versions or isinstance(node, SavingOpNode):
         node.saved_versions = saved_versions
-        node.result = None
+        node._result = None
     if inplace:
         return node
     if len(outputs) == 1:
@@ -1001,7 +1069,7 @@ def make_recorder(op):
               f"    node.args = ({', '.join(stored)},)"]
     if saves:
         lines += [f"    node.saved_versions = {'sv' if op.saved_args else '()'}",
-                  "    node.result = None"]
+                  "    node._result = None"]
     lines += ["    if out._data.dtype.kind in 'fcV':",
               "        out._requires_grad = True",
               "        out._grad_fn = node"]
@@ -1200,13 +1268,19 @@ def _save_result(node, outputs):
         node.result = ps[0] if len(ps) == 1 else ps
         node.packed = True
         return
-    node.result = outputs[0] if len(outputs) == 1 else tuple(outputs)
     saved = node.saved_versions
     if type(saved) is not list:
         saved = node.saved_versions = list(saved)
-    for o in outputs:
-        if o is not None:
-            saved.append((o, _counter(o)))
+    refs = []
+    for k, o in enumerate(outputs):        # Note [saved outputs]
+        if o is None:
+            refs.append(None)
+            continue
+        v = _counter(o)
+        r = _OutputRef(o, k, v)
+        refs.append(r)
+        saved.append((r, v))
+    node.result = _SavedOutputs(refs, len(outputs) == 1)
 
 
 def _snapshot(t):
