@@ -41,6 +41,8 @@ def _rows(fn, a):
 def _pooled(name, *ctx, items, grain):
     """Run the row kernel ``name`` of compiled/pool.py on OpenBLAS's threads (Note [one
     pool] in blas_pool.py), ``grain`` elements per item; False where that pool is not in use."""
+    if items * grain < 1 << 16:                 # one thread: the caller runs it directly
+        return False
     from ember._kernels import blas_pool
     pool = blas_pool.kernels()
     return pool is not None and blas_pool.run(getattr(pool, name), blas_pool.context(*ctx),

@@ -113,6 +113,8 @@ _POOL_GRAIN = 1 << 15          # elements per thread at least (torch's grain siz
 def _pooled(numpy_part, outs, flat):
     """Run ``numpy_part``'s compiled kernel over the flat arrays on OpenBLAS's threads (Note
     [one pool] in blas_pool.py); False where that pool or the kernels are not in use."""
+    if outs[0].size < 2 * _POOL_GRAIN:       # one thread: the caller runs it directly
+        return False
     from ember._kernels import blas_pool
     pool = blas_pool.kernels() if _compiled() is not None else None
     if pool is None:

@@ -2,6 +2,8 @@
 ember/_ops/nn_loss.py). NumPy, except float32 training batch norm, which runs compiled
 kernels (ember/_kernels/compiled/norm_pool.py, split over channels and threads) when the
 ``fast`` extra is installed."""
+import math
+
 import numpy as np
 
 from ember._kernels import blas_pool, split
@@ -171,7 +173,7 @@ def layer_norm(x, normalized_shape, weight, bias, eps):
     if fast is not None:
         x2, w, b = _ln_rows(x, k, weight, bias)
         y = np.empty_like(x2)
-        pool = _ln_pool()
+        pool = _ln_pool() if x2.size >= 2 * _LN_GRAIN else None    # (else one thread)
         R, C = x2.shape
         if pool is None or not blas_pool.run(pool.layer_norm_forward, blas_pool.context(
                 x2, w, b, y, R, C, float(eps)), R, max(1, _LN_GRAIN // max(C, 1))):
@@ -189,9 +191,11 @@ def _ln_compiled(x, *others):
     """The compiled layer-norm kernels (ember/_kernels/compiled/layer_norm.py) when they
     apply: float32 ``x`` and float32 (or absent) ``others``, numba installed and the
     compiled kernels switched on; else None."""
-    if x.dtype != np.float32 or any(o is not None and np.asarray(o).dtype != np.float32
-                                    for o in others):
+    if x.dtype != np.float32:
         return None
+    for o in others:
+        if o is not None and getattr(o, "dtype", None) != np.float32:
+            return None
     from ember._kernels import compiled
     return compiled.module("layer_norm")
 
@@ -210,7 +214,7 @@ def _ln_pool():
 def _ln_rows(x, k, weight, bias):
     """x as contiguous (rows, N), and weight and bias as contiguous (N,) (ones and zeros when
     absent) for the compiled kernels."""
-    n = int(np.prod(x.shape[x.ndim - k:]))
+    n = math.prod(x.shape[x.ndim - k:])
     x2 = np.ascontiguousarray(x).reshape(-1, n)
     w = np.ones(n, np.float32) if weight is None else np.ascontiguousarray(weight).reshape(n)
     b = np.zeros(n, np.float32) if bias is None else np.ascontiguousarray(bias).reshape(n)
@@ -220,7 +224,7 @@ def _ln_rows(x, k, weight, bias):
 def _ln_normalize(x, k, eps):
     """x as (rows, N) rows over the last ``k`` dims, normalised: (x - mean) * rstd as a fresh
     array, and rstd = 1 / sqrt(var + eps) as (rows, 1)."""
-    n = int(np.prod(x.shape[x.ndim - k:]))
+    n = math.prod(x.shape[x.ndim - k:])
     xa = x.astype(_acc(x), copy=False).reshape(-1, n)
     y = np.subtract(xa, xa.mean(axis=1, keepdims=True))
     rstd = np.einsum("ij,ij->i", y, y).reshape(-1, 1)
@@ -242,14 +246,14 @@ def layer_norm_backward(g, x, normalized_shape, weight, eps, need_input=True,
     if not x.size:
         zw = np.zeros(wshape, dt)
         return np.zeros(x.shape, dt), zw, zw.copy()
-    n = int(np.prod(wshape))
+    n = math.prod(wshape)
     fast = _ln_compiled(x, weight, g)
     if fast is not None:
         x2, w, _ = _ln_rows(x, k, weight, None)
         g2 = np.ascontiguousarray(np.broadcast_to(g, x.shape)).reshape(x2.shape)
         gx = np.empty_like(x2)
         R = x2.shape[0]
-        pool = _ln_pool()
+        pool = _ln_pool() if x2.size >= 2 * _LN_GRAIN else None
         if pool is not None:        # fixed row blocks, partial sums added in block order
             blocks = -(-R // _LN_BLOCK)
             gwp, gbp = np.zeros((blocks, n), np.float32), np.zeros((blocks, n), np.float32)

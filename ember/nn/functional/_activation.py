@@ -208,11 +208,22 @@ def glu(input, dim=-1):
     return record_as("GluBackward0", halves, input)
 
 
+def _ops_activation():
+    """ember._ops.nn_activation (imported on first use: it imports this package)."""
+    mod = _OPS_ACTIVATION[0]
+    if mod is None:
+        from ember._ops import nn_activation as mod
+        _OPS_ACTIVATION[0] = mod
+    return mod
+
+
+_OPS_ACTIVATION = [None]
+
+
 def gelu(input, approximate="none"):
     if approximate == "none" and type(input) is Tensor and input.requires_grad and \
             input.dtype is ember.float32 and is_grad_enabled() and not _state.modes:
-        from ember._ops.nn_activation import gelu_train
-        return gelu_train(input)[0]
+        return _ops_activation().gelu_train(input)[0]
     return _ew.gelu(input, approximate=approximate)
 
 
