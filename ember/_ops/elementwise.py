@@ -539,9 +539,12 @@ atan2 = _op("atan2(Tensor self, Tensor other) -> Tensor", K.atan2, promote="int_
 
 @atan2.def_backward
 def _(ctx, g, self, other):
+    # g * x / (x^2 + y^2) through the reciprocal, 0 at the origin (torch's values, bit for bit;
+    # the plain quotient was nan at (0, 0), where atan2's gradient is taken as zero)
     n = ctx.needs_input_grad
     d = self * self + other * other
-    return (g * other / d if n[0] else None, g * -self / d if n[1] else None)
+    recip = where_self(d == 0, d.new_zeros(()), d.reciprocal())
+    return (g * other * recip if n[0] else None, g * -self * recip if n[1] else None)
 
 
 hypot = _op("hypot(Tensor self, Tensor other) -> Tensor", K.hypot,

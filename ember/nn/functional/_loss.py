@@ -394,7 +394,7 @@ def binary_cross_entropy_with_logits(input, target, weight=None, size_average=No
     _no_grad_arg("binary_cross_entropy_with_logits", "pos_weight", pos_weight)
 
     def bce_logits(input, target):
-        sp = (-input).clamp_min(0) + (-input.abs()).exp().log1p()        # softplus(-x)
+        sp = _softplus_neg(input)
         if pos_weight is not None:
             lw = (pos_weight - 1) * target + 1
             loss = (1 - target) * input + lw * sp
@@ -441,14 +441,24 @@ def soft_margin_loss(input, target, size_average=None, reduce=None, reduction="m
 
     def soft_margin(input):
         z = -target * input
-        return _reduce(z.clamp_min(0) + (-z.abs()).exp().log1p(), reduction)
+        return _reduce(_softplus_neg(-z), reduction)
     return record_as("SoftMarginLossBackward0", soft_margin, input)
+
+
+def _softplus_neg(x):
+    """softplus(-x) = -logsigmoid(x) = max(-x, 0) + log1p(exp(-|x|)), one stable branch per
+    sign so that its gradient at 0 is -1/2 (clamp and abs each pass a one-sided gradient
+    there: the sum gave -1, and binary_cross_entropy_with_logits at zero logits, where a
+    logistic regression starts, a gradient twice or zero times torch's)."""
+    neg, zero = x < 0, x.new_zeros(())
+    xn, xp = ember.where(neg, x, zero), ember.where(neg, zero, x)
+    return ember.where(neg, xn.exp().log1p() - xn, (-xp).exp().log1p())
 
 
 def _logsigmoid(x):
     if x.dtype in (ember.float16, ember.bfloat16):     # float32 math, one rounding (torch)
         return _logsigmoid(x.float()).to(x.dtype)
-    return x.clamp_max(0) - (-x.abs()).exp().log1p()
+    return -_softplus_neg(x)
 
 
 def multilabel_soft_margin_loss(input, target, weight=None, size_average=None, reduce=None,
