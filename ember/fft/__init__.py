@@ -118,7 +118,6 @@ def _c2c(x, s, dim, norm, forward, default_dim=None, out=None):
     if not x.is_complex():
         if forward:
             return _out(fft_r2c(x, sizes, dims, norm, False), out)
-        x = x.to(_dtype.complex64 if x.dtype is _dtype.float16 else x.dtype.to_complex())
     return _out(fft_c2c(x, sizes, dims, norm, forward), out)
 
 
@@ -148,6 +147,12 @@ def fft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     """Inverse discrete Fourier transform along ``dim``."""
+    x = _float_input(input)
+    if not x.is_complex():
+        # torch's 1-d inverse of a real signal is the conjugate of its forward transform under
+        # the dual norm (zero imaginary parts -0 where the forward's are +0; ifftn's are +0)
+        sizes, dims = _resolve(x, None if n is None else [n], [dim])
+        return _out(fft_r2c(x, sizes, dims, _DUAL[_norm(norm)], False).conj_physical(), out)
     return _c2c(input, None if n is None else [n], [dim], norm, False, out=out)
 
 
