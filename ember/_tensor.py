@@ -294,15 +294,16 @@ class Tensor:
     @property
     def _base(self):
         """torch's ``_base``: the tensor at the start of this view's chain of autograd views,
-        or None (not a view, or only sharing memory: ``detach()``, ``.data``, ``view(dtype)``).
-        The storage root, which owns the memory and version counter, is ``_storage_base``."""
-        if self._view_info is None:
+        or None (not a view, or only sharing memory: ``detach()``, ``.data``, ``view(dtype)``;
+        an inference tensor's views are not tracked either). The storage root, which owns the
+        memory and version counter, is ``_storage_base``."""
+        if self._view_info is None or self.is_inference():
             return None
         from ember.autograd.graph import view_base
         return view_base(self)
 
     def _is_view(self):
-        return self._view_info is not None
+        return self._view_info is not None and not self.is_inference()
 
     # ------------------------------------------------------------------ autograd
     @property
