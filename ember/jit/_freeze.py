@@ -41,8 +41,9 @@ def freeze(mod, preserved_attrs=None, optimize_numerics=True):
     """A frozen copy of scripted, eval-mode ``mod`` (see the module docstring)."""
     import warnings
     from ember.jit._modules import ScriptModule
+    # raised from inside the library, as torch's: hidden under the default filters
     warnings.warn("`torch.jit.freeze` is deprecated. Please use `torch.compile` instead.",
-                  DeprecationWarning, stacklevel=2)
+                  DeprecationWarning, stacklevel=1)
     if not isinstance(mod, ScriptModule):
         raise RuntimeError("Freezing expects a ScriptModule as input. Please use "
                            "torch.jit.script or torch.jit.trace to script your 'nn.Module'.")

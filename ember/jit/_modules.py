@@ -432,6 +432,31 @@ class RecursiveScriptModule(ScriptModule):
                 return getter.call_method(self, (), {})
         raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
 
+    # container protocol: a scripted ModuleList / Sequential / ModuleDict answers len(),
+    # indexing, iteration and ``in`` through its original class's methods; other scripted
+    # modules raise NotImplementedError, as torch's
+    def _original_magic(self, name, *args):
+        cls = self.original_class
+        fn = getattr(cls, name, None)
+        if fn is None or fn is getattr(nn.Module, name, None):
+            raise NotImplementedError()
+        view = nn.Module.__new__(cls)         # the container over this module's children
+        nn.Module.__init__(view)
+        view.__dict__["_modules"] = self._modules
+        return getattr(view, name)(*args)
+
+    def __len__(self):
+        return self._original_magic("__len__")
+
+    def __getitem__(self, idx):
+        return self._original_magic("__getitem__", idx)
+
+    def __iter__(self):
+        return self._original_magic("__iter__")
+
+    def __contains__(self, key):
+        return self._original_magic("__contains__", key)
+
     # introspection --------------------------------------------------------------------
     @property
     def graph(self):
@@ -445,6 +470,8 @@ class RecursiveScriptModule(ScriptModule):
     @property
     def code(self):
         from ember.jit._printer import function_code
+        if not isinstance(self._ct.methods.get("forward"), Function):
+            raise AttributeError("'RecursiveScriptModule' object has no attribute 'code'")
         return function_code(self._forward_fn())
 
     @property
@@ -454,7 +481,7 @@ class RecursiveScriptModule(ScriptModule):
     def _forward_fn(self):
         fn = self._ct.methods.get("forward")
         if not isinstance(fn, Function):
-            raise RuntimeError(f"Method 'forward' is not defined on {self.original_name}")
+            raise RuntimeError("Method 'forward' is not defined.")
         return fn
 
     @property

@@ -476,10 +476,10 @@ class _Tracer:
                                  [T.TupleType(tuple(x.type for x in vals))])
             return v
         if isinstance(out, list):
+            vals = [self.output_value(e, strict) for e in out]     # a non-tensor raises first
             if strict:
                 warnings.warn(_CONTAINER_MSG.format("list"), TracerWarning,
                               stacklevel=_user_stacklevel())
-            vals = [self.output_value(e, strict) for e in out]
             _, (v,) = frame.emit("prim::ListConstruct", vals, [T.ListType(
                 _plain(vals[0].type) if vals else T.TensorType)])
             return v
