@@ -22,6 +22,11 @@ FUNCTIONAL_BUILTINS = {
     "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
     "pairwise_distance", "pdist", "cosine_similarity", "one_hot",
     "scaled_dot_product_attention"}
+# of those, the ones torch exports from torch._C._nn only (printed torch._C._nn.<C name>)
+C_NN = {"avg_pool2d": "avg_pool2d", "avg_pool3d": "avg_pool3d", "hardtanh_": "hardtanh_",
+        "elu_": "elu_", "leaky_relu_": "leaky_relu_", "logsigmoid": "log_sigmoid",
+        "gelu": "gelu", "softplus": "softplus", "softshrink": "softshrink", "linear": "linear",
+        "one_hot": "one_hot", "scaled_dot_product_attention": "scaled_dot_product_attention"}
 _EXTRA = {}      # id -> (object, name) for ember.fx's own helpers
 
 
@@ -41,6 +46,8 @@ def _table():
                 if prefix == "torch.nn.functional" and key in FUNCTIONAL_BUILTINS and \
                         hasattr(ember, key):
                     names.setdefault(id(value), (value, f"torch.{key}"))
+                if prefix == "torch.nn.functional" and key in C_NN:
+                    names.setdefault(id(value), (value, f"torch._C._nn.{C_NN[key]}"))
                 names.setdefault(id(value), (value, f"{prefix}.{key}"))
     names.update(_EXTRA)
     return names

@@ -102,9 +102,9 @@ def _describe(graph):
 
 
 def _torch_spelling(text):
-    """torch names its C-implemented functionals torch._C._nn.X; ember calls them by
-    their public name torch.nn.functional.X (which torch.fx accepts too)."""
-    return text.replace("torch._C._nn.", "torch.nn.functional.")
+    """torch names its C-implemented functionals torch._C._nn.X; so does ember (its
+    ``ember._C._nn`` holds them for the generated code)."""
+    return text
 
 
 def _to_np(x):
