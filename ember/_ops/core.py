@@ -144,7 +144,7 @@ def _neg(a):
 
 
 neg = defop("neg(Tensor self) -> Tensor", _bf16(_neg), inplace=True)
-exp = defop("exp(Tensor self) -> Tensor", _bf16(np.exp), inplace=True, promote="int_to_float",
+exp = defop("exp(Tensor self) -> Tensor", _bf16(_EK.exp), inplace=True, promote="int_to_float",
             saves=("result",))
 
 

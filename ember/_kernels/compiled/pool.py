@@ -168,6 +168,17 @@ def tanh(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 
 @cfunc(_SIG, nopython=True, cache=True)
+def exp(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, outside (uint8, 1), size] (flat float32): out = exp(x) where x lies in
+    [-87, 88]; outside[0] set to 1 if any element of the part does not."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    lo, hi = a >> 3, (a >> 3) + m
+    if elementwise.exp(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi]):
+        carray(_u8(ctx[2]), (1,))[0] = 1
+
+
+@cfunc(_SIG, nopython=True, cache=True)
 def threshold_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [g, x, out, size, threshold] (flat float32): out = 0 where x <= threshold, else g."""
     ctx = carray(_i64(c), (n,))

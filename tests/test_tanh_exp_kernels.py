@@ -1,6 +1,7 @@
-"""float32 tanh's compiled kernel (ember/_kernels/compiled/elementwise.py) against NumPy in
-float64 (within 1 ulp of the correctly rounded result) and torch, special values, signed
-zeros, in place, on the pool and off it, and the LSTM / GRU layers that use it."""
+"""float32 tanh's and exp's compiled kernels (ember/_kernels/compiled/elementwise.py) against
+NumPy in float64 (within 1 ulp of the correctly rounded result) and torch, special values,
+signed zeros, in place, on the pool and off it, and the ops and layers that use them (LSTM,
+GRU, sigmoid)."""
 import numpy as np
 import pytest
 
@@ -94,3 +95,59 @@ def test_recurrent_layers_match_torch_with_either_tanh(cell, compiled_on, monkey
     np.testing.assert_allclose(ex.grad.numpy(), tx.grad.numpy(), rtol=1e-4, atol=2e-5)
     np.testing.assert_allclose(m.weight_hh_l0.grad.numpy(), tm.weight_hh_l0.grad.numpy(),
                                rtol=1e-4, atol=5e-5)
+
+
+@pytest.mark.parametrize("scale", [0.01, 1.0, 10.0, 40.0])
+def test_exp_float32_within_two_ulps(scale):
+    v = (np.random.default_rng(int(scale * 10)).standard_normal(100_000) * scale).astype(
+        np.float32)
+    got = ember.from_numpy(v).exp().numpy()
+    with np.errstate(over="ignore"):
+        want = np.exp(v.astype(np.float64)).astype(np.float32)
+        ref = torch.from_numpy(v).exp().numpy()
+    fine = (v >= -87) & (v <= 88)                           # the kernel's range
+    assert _ulps(got[fine], want[fine]).max() <= 2         # (NumPy's own float32 exp: 3)
+    assert (_ulps(got[fine], want[fine]) == 0).mean() > 0.85
+    assert _ulps(got[fine], ref[fine]).max() <= 2
+    with np.errstate(over="ignore"):                        # overflow, subnormal results:
+        np.testing.assert_array_equal(got[~fine], np.exp(v[~fine]))     # NumPy's exp
+
+
+def test_exp_special_values_pool_and_in_place(monkeypatch):
+    s = np.array([np.nan, np.inf, -np.inf, 0.0, -0.0, 88.0, 88.5, 89.0, -87.0, -87.5, -100.0,
+                  -104.0, 1e-30], np.float32)
+    v = np.tile(s, 20_000)
+    got = fast_elementwise.exp(v)
+    if got is None:
+        pytest.skip("numba not installed")
+    with np.errstate(over="ignore"):
+        want = np.exp(v)                  # NumPy's own exp for every value outside [-87, 88]
+        ref = torch.from_numpy(v).exp().numpy()
+    inside = (v >= -87) & (v <= 88)                   # the kernel's range: torch's values
+    np.testing.assert_array_equal(got[inside], ref[inside])
+    np.testing.assert_array_equal(got[~inside], want[~inside])     # else NumPy's exp
+    from ember._kernels import blas_pool
+    monkeypatch.setattr(blas_pool, "kernels", lambda: None)
+    direct = fast_elementwise.exp(v)
+    assert np.array_equal(direct, got, equal_nan=True)
+    t = ember.from_numpy(v.copy())
+    t.exp_()
+    assert np.array_equal(t.numpy(), got, equal_nan=True)
+
+
+@pytest.mark.parametrize("compiled_on", [True, False])
+def test_exp_and_sigmoid_ops(compiled_on, monkeypatch):
+    if not compiled_on:
+        monkeypatch.setitem(compiled._state, "enabled", False)
+    v = (np.random.default_rng(3).standard_normal(50_000) * 5).astype(np.float32)
+    x = ember.from_numpy(v).requires_grad_()
+    y = x.exp()
+    y.sum().backward()
+    np.testing.assert_allclose(y.detach().numpy(), torch.from_numpy(v).exp().numpy(), rtol=4e-7)
+    np.testing.assert_array_equal(x.grad.numpy(), y.detach().numpy())
+    np.testing.assert_allclose(ember.from_numpy(v).sigmoid().numpy(),
+                               torch.from_numpy(v).sigmoid().numpy(), rtol=5e-7, atol=1e-30)
+    b = ember.from_numpy(v).bfloat16().exp().float().numpy()
+    tb = torch.from_numpy(v).bfloat16().exp().float().numpy()      # a bfloat16 ulp at most
+    np.testing.assert_allclose(b, tb, rtol=2 ** -7)
+    assert (b == tb).mean() > 0.99
