@@ -135,23 +135,32 @@ TANH_MIN = 1 << 14             # elements; below this NumPy's tanh (and no numba
 _TANH_GRAIN = 1 << 13
 
 
+def _flat_kernels(a, min_size):
+    """(compiled/elementwise.py, the pool's cfuncs or None) for a float32 C-contiguous array
+    of ``min_size`` elements or more (the pool from two threads' worth), else None."""
+    if type(a) is not np.ndarray or a.dtype != np.float32 or a.size < min_size or \
+            not a.flags.c_contiguous:
+        return None
+    from ember._kernels import blas_pool, compiled
+    kernels = compiled.module("elementwise")
+    if kernels is None:
+        return None
+    return kernels, (blas_pool.kernels() if a.size >= 2 * _TANH_GRAIN else None)
+
+
 def tanh(a, out=None, min_size=TANH_MIN):
     """tanh of a float32 C-contiguous array (into ``out``, which may be ``a``) by the
     compiled kernel (compiled/elementwise.py: vectorised, within 1 ulp; NumPy's float32
     tanh is a scalar loop where the CPU lacks AVX-512), on OpenBLAS's threads where the
     pool is in use; None where it does not apply (other dtypes or layouts, fewer than
     ``min_size`` elements, numba missing or switched off)."""
-    if type(a) is not np.ndarray or a.dtype != np.float32 or a.size < min_size or \
-            not a.flags.c_contiguous:
+    found = _flat_kernels(a, min_size)
+    if found is None:
         return None
-    from ember._kernels import compiled
-    kernels = compiled.module("elementwise")
-    if kernels is None:
-        return None
+    kernels, pool = found
     if out is None:
         out = np.empty(a.shape, np.float32)
     from ember._kernels import blas_pool
-    pool = blas_pool.kernels() if a.size >= 2 * _TANH_GRAIN else None
     if pool is None or not blas_pool.run(pool.tanh, blas_pool.context(a, out, a.size), a.size,
                                          _TANH_GRAIN):
         kernels.tanh(a.reshape(-1), out.reshape(-1))
@@ -163,17 +172,13 @@ def exp(a):
     kernel (compiled/elementwise.py: within 2 ulps, where NumPy's float32 exp is up to 3),
     on OpenBLAS's threads where the pool is in use; arguments outside [-87, 88] (overflow,
     subnormal results, NaN) by NumPy's. None where it does not apply."""
-    if type(a) is not np.ndarray or a.dtype != np.float32 or a.size < TANH_MIN or \
-            not a.flags.c_contiguous:
+    found = _flat_kernels(a, TANH_MIN)
+    if found is None:
         return None
-    from ember._kernels import compiled
-    kernels = compiled.module("elementwise")
-    if kernels is None:
-        return None
+    kernels, pool = found
     out = np.empty(a.shape, np.float32)
-    from ember._kernels import blas_pool
-    pool = blas_pool.kernels() if a.size >= 2 * _TANH_GRAIN else None
     if pool is not None:
+        from ember._kernels import blas_pool
         outside = np.zeros(1, np.uint8)
         blas_pool.run(pool.exp, blas_pool.context(a, out, outside, a.size), a.size,
                       _TANH_GRAIN)
