@@ -112,6 +112,7 @@ def test_bce_range_check_reads_data_under_vmap_trace_and_meta():
     import warnings
     with warnings.catch_warnings():
         warnings.simplefilter("error")
+        warnings.simplefilter("ignore", DeprecationWarning)     # torch.jit.* are deprecated
         ember.jit.trace(lambda a, b: ember.nn.functional.binary_cross_entropy(a.sigmoid(), b),
                         (ember.randn(4), ember.rand(4)))
 

@@ -115,10 +115,18 @@ def _overload_method(fn):
     return fn
 
 
+def _deprecated(name, alternative="`torch.compile` or `torch.export`"):
+    # torch 2.13 deprecates TorchScript; its warnings come from inside the library (hidden
+    # under the default filters, listed by pytest), once a public call
+    warnings.warn(f"`torch.jit.{name}` is deprecated. Please switch to {alternative}.",
+                  DeprecationWarning, stacklevel=1)
+
+
 def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
     """Compile a function, an ``nn.Module`` (recursively) or a class to TorchScript."""
     import inspect
     from ember import nn
+    _deprecated("script")
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with "
                       "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
@@ -166,7 +174,20 @@ _script_api.JIT_BUILTINS.update({annotate: "annotate", isinstance: "isinstance",
 from ember.jit._freeze import freeze, optimize_for_inference  # noqa: E402
 from ember.jit._fuser import (enable_onednn_fusion, fuser, interface,  # noqa: E402
                               onednn_fusion_enabled, set_fusion_strategy, strict_fusion)
-from ember.jit._serialization import load, save  # noqa: E402
+from ember.jit import _serialization  # noqa: E402
+
+
+def save(m, f, _extra_files=None):
+    """Write scripted/traced ``m`` as a TorchScript archive (torch's format)."""
+    _deprecated("save", "`torch.export`")
+    return _serialization.save(m, f, _extra_files=_extra_files)
+
+
+def load(f, map_location=None, _extra_files=None, _restore_shapes=False):
+    """Read a TorchScript archive (written by torch or ember) as a scripted module."""
+    _deprecated("load", "`torch.export`")
+    return _serialization.load(f, map_location=map_location, _extra_files=_extra_files,
+                               _restore_shapes=_restore_shapes)
 
 
 def export_opnames(m):

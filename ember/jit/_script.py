@@ -45,9 +45,10 @@ def get_def(fn):
     indent = len(lines[0].rstrip("\n")) - len(src.split("\n", 1)[0]) if lines else 0
     tree = ast.parse(src)
     fd = tree.body[0]
-    if not isinstance(fd, (ast.FunctionDef, ast.AsyncFunctionDef)):
-        raise NotSupportedError(f"expected a function definition, got {type(fd).__name__}")
     filename = inspect.getsourcefile(fn) or "<unknown>"
+    if len(tree.body) != 1 or not isinstance(fd, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        # a lambda, or a def sharing its lines with other statements
+        raise RuntimeError(f"Expected a single top-level function: {filename}:{first}")
     original = "".join(lines).rstrip("\n").split("\n")
     return fd, SourceInfo(filename, original, first, indent)
 

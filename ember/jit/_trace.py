@@ -976,10 +976,9 @@ def _check_traceable(values):
 
 
 def _retrace(trace_fn, *args):
-    """A re-trace for checking: its TracerWarnings were already given by the first."""
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore", TracerWarning)
-        return trace_fn(*args)
+    """A re-trace for checking: it warns again, as torch's (the default filters show a
+    warning of one line once)."""
+    return trace_fn(*args)
 
 
 def _run_traced(tracer, frame, call, strict):
@@ -1250,7 +1249,9 @@ def _check_outputs(traced_out, python_out, tol, graph):
 
 def _check_function(fn, func, check_inputs, tol, strict, kwargs_mode):
     import ember
+    from ember.jit import _deprecated
     for inputs in check_inputs:
+        _deprecated("trace")                      # torch's check traces again
         if kwargs_mode:
             retraced = _retrace(_trace_function, func, (), inputs, strict)
             _compare_graphs(fn.graph, retraced.graph)
@@ -1267,8 +1268,10 @@ def _check_function(fn, func, check_inputs, tol, strict, kwargs_mode):
 
 def _check_module(traced, mod, check_inputs, tol, strict):
     import ember
+    from ember.jit import _deprecated
     from ember.jit._passes import inlined
     for inputs in check_inputs:
+        _deprecated("trace_method")               # torch's check traces again
         spec = inputs if isinstance(inputs, dict) else {"forward": inputs}
         retraced = _retrace(_trace_methods, mod, spec, strict)
         for name, example in spec.items():
@@ -1289,8 +1292,10 @@ def trace(func, example_inputs=None, optimize=None, check_trace=True, check_inpu
     """Run ``func`` (a function or an ``nn.Module``) once on the example inputs and record
     its ops: a ``ScriptFunction`` or a ``TopLevelTracedModule`` running the recorded graph."""
     from ember import nn
+    from ember.jit import _deprecated
     from ember.jit._modules import ScriptModule
     from ember.jit._script import ScriptFunction
+    _deprecated("trace")
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with "
                       "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
@@ -1355,6 +1360,8 @@ def trace_module(mod, inputs, optimize=None, check_trace=True, check_inputs=None
     """Trace the methods of ``mod`` named in ``inputs`` (``{"forward": x, "other": y}``)
     into one ``TopLevelTracedModule``."""
     from ember import nn
+    from ember.jit import _deprecated
+    _deprecated("trace_method")
     if optimize is not None:
         warnings.warn("`optimize` is deprecated and has no effect. Use `with "
                       "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
