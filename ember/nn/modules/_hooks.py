@@ -6,6 +6,7 @@ import weakref
 from collections import OrderedDict
 
 from ember import Tensor
+from ember._runtime_flags import user_stacklevel
 
 
 class RemovableHandle:
@@ -299,7 +300,7 @@ class BackwardHook:
                           "respect to module outputs since no inputs require gradients. See "
                           "https://docs.pytorch.org/docs/main/generated/torch.nn.Module.html"
                           "#torch.nn.Module.register_full_backward_hook for more details.",
-                          stacklevel=5)
+                          stacklevel=user_stacklevel())       # the user's backward() line
             no_grads = (None,) * self.n_inputs
             for hook in self.user_hooks:
                 res = hook(self.module, no_grads, self.grad_outputs)
