@@ -151,3 +151,18 @@ def test_exp_and_sigmoid_ops(compiled_on, monkeypatch):
     tb = torch.from_numpy(v).bfloat16().exp().float().numpy()      # a bfloat16 ulp at most
     np.testing.assert_allclose(b, tb, rtol=2 ** -7)
     assert (b == tb).mean() > 0.99
+
+
+def test_tanh_of_a_sum_in_one_pass():
+    kernels = compiled.module("elementwise")
+    if kernels is None:
+        pytest.skip("numba not installed")
+    rng = np.random.default_rng(4)
+    a = (rng.standard_normal(5000) * 3).astype(np.float32)
+    b = (rng.standard_normal(5000) * 3).astype(np.float32)
+    want = np.tanh((a + b).astype(np.float64)).astype(np.float32)      # a + b rounded first
+    for target in ("new", "a", "b"):
+        x, y = a.copy(), b.copy()
+        out = {"new": np.empty_like(a), "a": x, "b": y}[target]
+        kernels.tanh_sum(x, y, out)
+        assert _ulps(out, want).max() <= 1

@@ -84,6 +84,17 @@ def _tanh(a, out):
         kernels.tanh(a.reshape(-1), out.reshape(-1))
 
 
+def _tanh_sum(a, b, out):
+    """out = tanh(a + b) for a step's C-contiguous blocks: one compiled pass for float32
+    (``_tanh``), else NumPy's add and tanh."""
+    kernels = _compiled_elementwise() if a.dtype == np.float32 else None
+    if kernels is None:
+        np.add(a, b, out=out)
+        np.tanh(out, out=out)
+    else:
+        kernels.tanh_sum(a.reshape(-1), b.reshape(-1), out.reshape(-1))
+
+
 def _perm(H, gates):
     """Internal row order: LSTM (i, f, g, o) -> (i, f, o, g); GRU stays (r, z, n)."""
     r = np.arange(gates * H)
@@ -201,8 +212,7 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             keep = h[:, L:].copy() if L < B else None
             pre, cn, tc = gates[t], cells[t], tcells[t]
             np.matmul(w, hb, out=hw)
-            np.add(xg[t], hw, out=pre)
-            _tanh(pre, pre)
+            _tanh_sum(xg[t], hw, pre)
             if nb is not None:
                 nb.lstm_cell_update(pre, c, cn, half)
                 _tanh(cn, tc)
@@ -431,8 +441,7 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
             keep = h[:, L:].copy() if L < B else None
             g, hn, xt = gates[t], hns[t], xg[t]
             np.matmul(w, hb, out=hw)
-            np.add(xt[:2 * H], hw[:2 * H], out=g[:2 * H])
-            _tanh(g[:2 * H], g[:2 * H])
+            _tanh_sum(xt[:2 * H], hw[:2 * H], g[:2 * H])
             if nb is not None:
                 nb.gru_gates(g, hw, b_in, xt, hn, half)
                 _tanh(g[2 * H:], g[2 * H:])

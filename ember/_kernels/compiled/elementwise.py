@@ -118,6 +118,29 @@ def tanh(x, out):
         _tanh_finish(xv[:m], mant[:m], scale[:m], out[s:s + m])
 
 
+@njit(**_TANH_OPTS)
+def _sum_into(a, b, out):
+    for j in range(out.size):
+        out[j] = a[j] + b[j]
+
+
+@njit(**_TANH_OPTS)
+def tanh_sum(a, b, out):
+    """out = tanh(a + b), flat float32 arrays (``out`` may be ``a`` or ``b``): a recurrent
+    layer's gates, the input projection plus the hidden state's GEMM, in one call."""
+    mant = np.empty(_TANH_BLOCK, np.float32)
+    bits = np.empty(_TANH_BLOCK, np.int32)
+    xs = np.empty(_TANH_BLOCK, np.float32)
+    xv = np.empty(_TANH_BLOCK, np.float32)
+    scale = bits.view(np.float32)
+    n = a.size
+    for s in range(0, n, _TANH_BLOCK):
+        m = min(_TANH_BLOCK, n - s)
+        _sum_into(a[s:s + m], b[s:s + m], xs[:m])
+        _exp_2abs(xs[:m], mant[:m], bits[:m], xv[:m])
+        _tanh_finish(xv[:m], mant[:m], scale[:m], out[s:s + m])
+
+
 # ----------------------------------------------------------------------------- exp
 # NumPy's float32 exp runs ~2-3 ns an element on the AVX2 host above (torch's 2 threads 4x
 # that speed on 16M values). exp(x) = 2^k e^r as in the GELU kernel, for x in [-87, 88]
