@@ -144,3 +144,25 @@ def test_threshold_backward_with_threshold_and_int_input():
     got = rec(ember.from_numpy(g), ember.from_numpy(x), 2).numpy()
     want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 2)
     np.testing.assert_array_equal(got, want.numpy())
+
+
+@pytest.mark.parametrize("b", [2, 2.5, -0.0, True, 1e-45, 3.4e38, 7, "array"])
+def test_pooled_mul_and_scalar_add_match_numpy_bits(b):
+    # x * b and x + b of large float32 tensors run on OpenBLAS's threads where the pool is in
+    # use: the same bits as NumPy's (and torch's) for every operand kind
+    import torch
+    rng = np.random.default_rng(7)
+    v = rng.standard_normal(300_000).astype(np.float32)
+    v[:6] = [0.0, -0.0, np.inf, -np.inf, np.nan, 3e38]
+    other = rng.standard_normal(300_000).astype(np.float32) if b == "array" else b
+    x = ember.from_numpy(v)
+    y = ember.from_numpy(other) if b == "array" else other
+    t, ty = torch.from_numpy(v), (torch.from_numpy(other) if b == "array" else other)
+    with np.errstate(all="ignore"):
+        for got, want, ref in ((x * y, np.multiply(v, other), t * ty),
+                               (x + y, np.add(v, other), t + ty)):
+            g = got.numpy()
+            assert g.dtype == np.float32
+            np.testing.assert_array_equal(g, want)
+            np.testing.assert_array_equal(g, ref.numpy())
+            assert np.array_equal(np.signbit(g), np.signbit(want))

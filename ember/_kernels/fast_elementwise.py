@@ -108,13 +108,45 @@ def _pooled(name, inputs, extra=()):
     return out
 
 
+def _float32_scalar(a, b):
+    """``b`` as a float (the float32 NumPy computes ``a op b`` with) where ``b`` is a Python
+    number and the result of a float32 ``a`` with it is float32 (NEP 50: the number is
+    weak), else None."""
+    if type(b) not in (float, int, bool) or a.dtype != np.float32:
+        return None
+    v = float(np.float32(b)) if abs(b) < 3e38 else None
+    return v if v is not None and math.isfinite(v) else None
+
+
+def _pooled_scalar(name, a, b):
+    """``a op b`` for a large float32 C-contiguous ``a`` and a Python number ``b`` by the
+    pool's ``name`` kernel, or None."""
+    s = _float32_scalar(a, b)
+    if s is None:
+        return None
+    return _pooled(name, (a,), (s,))
+
+
+def pooled_mul(a, b):
+    """``a * b`` of a large float32 array and a same-shape float32 array or a number, on
+    OpenBLAS's threads (the same bits as NumPy's multiply), or None."""
+    if type(a) is not np.ndarray or a.size < POOL_MIN or split._own_pools_ran[0]:
+        return None
+    if type(b) is np.ndarray:
+        return _pooled("mul", (a, b))
+    return _pooled_scalar("mul_scalar", a, b)
+
+
 def pooled_add(a, b):
-    """``a + b`` of two large float32 arrays of one shape on OpenBLAS's threads, or, once
-    onnxruntime's pool ran (Note [one thread plan]), NumPy's add over ranges on ember's
-    threads; None where neither applies (other dtypes or shapes, small arrays)."""
+    """``a + b`` of two large float32 arrays of one shape (or a float32 array and a number)
+    on OpenBLAS's threads, or, once onnxruntime's pool ran (Note [one thread plan]), NumPy's
+    add over ranges on ember's threads; None where neither applies (other dtypes or shapes,
+    small arrays)."""
     if type(a) is not np.ndarray or a.size < POOL_MIN:
         return None
     if not split._own_pools_ran[0]:
+        if type(b) is not np.ndarray:
+            return _pooled_scalar("add_scalar", a, b)
         return _pooled("add", (a, b))
     if type(b) is not np.ndarray or b.shape != a.shape or a.dtype != b.dtype or \
             a.dtype.char not in "fd" or not (a.flags.c_contiguous and b.flags.c_contiguous):

@@ -45,6 +45,50 @@ def _check_alpha(a, b, alpha):
                            "point number.")
 
 
+def _split(v):
+    """Veltkamp's split of float64 ``v`` into halves whose products are exact."""
+    c = v * 134217729.0                        # 2 ** 27 + 1
+    hi = c - (c - v)
+    return hi, v - hi
+
+
+def _fma_alpha(a, b, alpha, negate=False):
+    """``a + alpha * b`` rounded once, as torch's CPU add/sub with ``alpha`` (a fused
+    multiply-add; two roundings differ in the last bit for about a quarter of elements, which
+    optimizer updates and LBFGS accumulate), or None where it does not apply. float32: the
+    float64 product is exact, the float64 sum is rounded to float32 (alpha first rounded to
+    float32, as torch's scalar). float64: Dekker's exact product and a compensated sum."""
+    if getattr(alpha, "ndim", None) == 0:           # a 0-d tensor (LBFGS passes them)
+        alpha = alpha.item()
+    if not isinstance(alpha, (float, int, np.floating, np.integer)) or \
+            isinstance(alpha, (bool, np.bool_)):
+        return None
+    if negate:                                      # sub: a - alpha * b
+        alpha = -alpha
+    dt = np.result_type(a, b)
+    if dt == np.float32:
+        al = float(np.float32(alpha))
+        return np.add(np.asarray(a, np.float64), np.multiply(b, al, dtype=np.float64),
+                      dtype=np.float64).astype(np.float32)
+    if dt != np.float64:
+        return None
+    a = np.asarray(a, np.float64)
+    b = np.asarray(b, np.float64)
+    with np.errstate(all="ignore"):
+        p = b * alpha
+        bh, bl = _split(b)
+        ah, al = _split(np.float64(alpha))
+        e = ((bh * ah - p) + bh * al + bl * ah) + bl * al     # p + e == b * alpha exactly
+        s = p + a
+        v = s - p
+        t = (p - (s - v)) + (a - v)                         # s + t == p + a exactly
+        r = s + (t + e)
+        bad = ~np.isfinite(r)
+        if bad.any():                              # overflow in the split: the plain sum
+            r = np.where(bad, a + p, r)
+    return r
+
+
 def _add(a, b, alpha=1):
     if alpha == 1:
         if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small sums: no detour)
@@ -53,7 +97,8 @@ def _add(a, b, alpha=1):
                 return r
         return np.add(a, b)
     _check_alpha(a, b, alpha)
-    return np.add(a, np.multiply(b, alpha))
+    r = _fma_alpha(a, b, alpha)
+    return np.add(a, np.multiply(b, alpha)) if r is None else r
 
 
 def _sub(a, b, alpha=1):
@@ -69,14 +114,23 @@ def _sub(a, b, alpha=1):
     if alpha == 1:
         return np.subtract(a, b)
     _check_alpha(a, b, alpha)
-    return np.subtract(a, np.multiply(b, alpha))
+    r = _fma_alpha(a, b, alpha, negate=True)
+    return np.subtract(a, np.multiply(b, alpha)) if r is None else r
 
 
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
             _bf16(_add), inplace=True)
 sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
             _bf16(_sub), inplace=True)
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(np.multiply),
+def _mul(a, b):
+    if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small products: no detour)
+        r = _FE.pooled_mul(a, b)         # large float32 products over the threads
+        if r is not None:
+            return r
+    return np.multiply(a, b)
+
+
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_mul),
             inplace=True, saves=("self", "other")).saved_for({"self": ("other",), "other": ("self",)})
 # div: true division (integers -> float) and rounding division (dtype kept, like torch), one
 # record each; the hand-written ``div`` front below picks the record from ``rounding_mode``.
@@ -105,6 +159,10 @@ def _(out, a, b, alpha=1):
         _check_alpha(a, b, alpha)
     if alpha != 1 and a is out and _FE.axpy_(out, b, alpha):    # p.add_(g, alpha=-lr)
         return
+    r = None if alpha == 1 or out.dtype.kind != "f" else _fma_alpha(a, b, alpha)
+    if r is not None and r.dtype == out.dtype:
+        np.copyto(out, r)
+        return
     np.add(a, b if alpha == 1 else _scaled_into(out, b, alpha), out=out)
 
 
@@ -119,6 +177,10 @@ def _(out, a, b, alpha=1):
         return
     if alpha != 1 and type(alpha) is int and out.dtype.kind in "iu":
         np.add(a, _scaled_into(out, b, -alpha), out=out)     # torch checks -alpha's range
+        return
+    r = None if alpha == 1 or out.dtype.kind != "f" else _fma_alpha(a, b, alpha, negate=True)
+    if r is not None and r.dtype == out.dtype:
+        np.copyto(out, r)
         return
     np.subtract(a, b if alpha == 1 else np.multiply(b, alpha), out=out)
 

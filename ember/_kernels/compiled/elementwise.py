@@ -35,6 +35,27 @@ def add(a, b, out):
 
 
 @njit(**_OPTS)
+def mul(a, b, out):
+    """out = a * b."""
+    for j in range(a.size):
+        out[j] = a[j] * b[j]
+
+
+@njit(**_OPTS)
+def add_scalar(a, s, out):
+    """out = a + s (``s`` a float32)."""
+    for j in range(a.size):
+        out[j] = a[j] + s
+
+
+@njit(**_OPTS)
+def mul_scalar(a, s, out):
+    """out = a * s (``s`` a float32)."""
+    for j in range(a.size):
+        out[j] = a[j] * s
+
+
+@njit(**_OPTS)
 def add_rows(out, b):
     """out[r] += b for each row r of out (R, C); b (C,)."""
     R, C = out.shape

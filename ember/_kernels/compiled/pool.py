@@ -201,6 +201,38 @@ def add(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 
 @cfunc(_SIG, nopython=True, cache=True)
+def mul(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, y, out, size] (flat float32): out = x * y."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.mul(carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi],
+                    carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def add_scalar(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, size, s] (flat float32, s as float64 bits): out = x + float32(s)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[2]
+    s = np.float32(carray(_f64(c), (n,))[3])
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.add_scalar(carray(_f32(ctx[0]), (size,))[lo:hi], s,
+                           carray(_f32(ctx[1]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def mul_scalar(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, out, size, s] (flat float32, s as float64 bits): out = x * float32(s)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[2]
+    s = np.float32(carray(_f64(c), (n,))[3])
+    lo, hi = a >> 3, (a >> 3) + m
+    elementwise.mul_scalar(carray(_f32(ctx[0]), (size,))[lo:hi], s,
+                           carray(_f32(ctx[1]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
 def softmax_last(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [x, y, bad (uint8), R, C, log]: softmax.softmax_last over rows of x (R, C)."""
     ctx = carray(_i64(c), (n,))
