@@ -227,3 +227,45 @@ def test_check_trace_warns_again_as_torch():
     # check_trace's re-trace gives its TracerWarnings again (ember silenced them)
     got, want = _tracer_warnings(ember), _tracer_warnings(torch)
     assert got == want and [len(w) for w in got] == [2, 2]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [1, 7, 100])
+def test_add_and_sub_with_alpha_round_once_as_torch(dtype, n):
+    # torch's CPU add/sub with alpha is a fused multiply-add; ember rounded alpha * other
+    # first, an ulp off in about a quarter of elements (SGD steps, LBFGS's two-loop recursion)
+    rng = np.random.default_rng(n)
+    x, y = rng.standard_normal(n), rng.standard_normal(n) * 3
+    for alpha in (0.0137, -0.37, 3):
+        for lib_fn in (lambda L, a, b: L.add(a, b, alpha=alpha),
+                       lambda L, a, b: a.clone().add_(b, alpha=alpha),
+                       lambda L, a, b: L.sub(a, b, alpha=alpha),
+                       lambda L, a, b: a.clone().sub_(b, alpha=alpha),
+                       lambda L, a, b: a.clone().add_(b, alpha=L.tensor(alpha, dtype=a.dtype))):
+            got = lib_fn(ember, ember.tensor(x).to(getattr(ember, dtype)),
+                         ember.tensor(y).to(getattr(ember, dtype)))
+            want = lib_fn(torch, torch.tensor(x).to(getattr(torch, dtype)),
+                          torch.tensor(y).to(getattr(torch, dtype)))
+            np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_sgd_and_lbfgs_steps_bit_for_bit():
+    def run(lib):
+        rng = np.random.default_rng(7)
+        p = lib.tensor(rng.standard_normal(300), dtype=lib.float32, requires_grad=True)
+        opt = lib.optim.SGD([p], lr=0.0137, momentum=0.9, weight_decay=1e-4, nesterov=True)
+        for _ in range(3):
+            p.grad = lib.tensor(rng.standard_normal(300), dtype=lib.float32)
+            opt.step()
+        q = lib.tensor([-1.5, 2.0], dtype=lib.float64, requires_grad=True)
+        lb = lib.optim.LBFGS([q], lr=1, max_iter=6, history_size=10)
+
+        def closure():
+            lb.zero_grad()
+            loss = (1 - q[0]) ** 2 + 100 * (q[1] - q[0] ** 2) ** 2
+            loss.backward()
+            return loss
+        lb.step(closure)
+        return _np(p), _np(q)
+    for got, want in zip(run(ember), run(torch)):
+        np.testing.assert_array_equal(got, want)
