@@ -55,11 +55,23 @@ def _check_dtypes(input, weight, bias, transposed=False):
         raise RuntimeError(f"Input type ({c.get(i, i)}) and bias type ({c.get(b, b)}) should be "
                            f"the same")
     w = scalar_type_name(weight.dtype)
-    if i == "BFloat16":                       # torch's oneDNN path
+    if i == "BFloat16" and _onednn_bf16():    # torch's oneDNN path
         raise RuntimeError(f"Input type (CPUBFloat16Type) and weight type (torch.{w}Tensor) "
                            f"should be the same or input should be a MKLDNN tensor and weight "
                            f"is a dense tensor")
     raise RuntimeError(f"expected scalar type {i} but found {w}")
+
+
+def _onednn_bf16():
+    """Does torch run bfloat16 convolutions on oneDNN on this CPU (and so word a dtype
+    mismatch as oneDNN does)? It does where the CPU has AVX-512 BW, VL and DQ (or native
+    bfloat16 instructions); elsewhere its own kernels check the dtypes."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f
+    except ImportError:                                   # pragma: no cover
+        return True
+    return bool(f.get("AVX512BW") and f.get("AVX512VL") and f.get("AVX512DQ")
+                or f.get("AVX512BF16"))
 
 
 def _check_dim(input, n, name):
