@@ -89,7 +89,25 @@ def test_static_ptq_equals_torch(qconfig):
     x = rng.standard_normal((4, 3, 6, 6)).astype(np.float32)
     to, eo = tq(torch.from_numpy(x)), eq(ember.from_numpy(x))
     assert eo.q_scale() == to.q_scale() and eo.q_zero_point() == to.q_zero_point()
-    np.testing.assert_array_equal(eo.int_repr().numpy(), to.int_repr().numpy())
+    got, want = eo.int_repr().numpy(), to.int_repr().numpy()
+    if qconfig == "qnnpack" and _x86_kernels_saturate():
+        # torch's products saturate here (ember's are exact): a few outputs differ a little
+        diff = np.abs(got.astype(int) - want.astype(int))
+        assert diff.max() <= 8 and (diff == 0).mean() >= 0.85
+    else:
+        np.testing.assert_array_equal(got, want)
+
+
+def _x86_kernels_saturate():
+    """torch's x86 quantized GEMMs on a CPU without VNNI (AVX2 only) add uint8 x int8
+    products pairwise into saturating int16 sums (vpmaddubsw); with activations of the full
+    0..255 range (qnnpack's qconfig does not reduce it) some sums clip, so torch's outputs
+    there differ from the exact products ember computes. With VNNI they are exact."""
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f
+    except ImportError:
+        return False
+    return not (f.get("AVX512VNNI") or f.get("AVXVNNI"))
 
 
 def test_quantize_api_and_quant_wrapper():
