@@ -16,3 +16,28 @@ def _protocol_wrappers_undone():
     from ember import overrides
     if overrides._FUNCTIONAL_WRAPPED:
         overrides._unwrap_functional()
+
+
+# Note [host-dependent oracles]: the tests listed in tests/host_dependent.txt compare bit for
+# bit with torch's x86 kernels (or with OpenBLAS's AVX-512 GEMM kernels), which give other
+# bits on a CPU without AVX-512 VNNI: there they are expected to fail (not strictly: a pass
+# is fine). On a CPU with VNNI they run as written.
+def _host_has_vnni():
+    try:
+        from numpy._core._multiarray_umath import __cpu_features__ as f
+    except ImportError:
+        return True
+    return bool(f.get("AVX512VNNI") and f.get("AVX512F"))
+
+
+def pytest_collection_modifyitems(config, items):
+    if _host_has_vnni():
+        return
+    path = os.path.join(os.path.dirname(__file__), "host_dependent.txt")
+    with open(path) as f:
+        listed = {line.strip() for line in f if line.strip() and not line.startswith("#")}
+    mark = pytest.mark.xfail(strict=False, reason="bits of torch's or OpenBLAS's kernels on a "
+                             "CPU without AVX-512 VNNI (Note [host-dependent oracles])")
+    for item in items:
+        if item.nodeid in listed:
+            item.add_marker(mark)
