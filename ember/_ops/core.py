@@ -45,7 +45,7 @@ def _check_alpha(a, b, alpha):
                            "point number.")
 
 
-def _split(v):
+def _veltkamp_split(v):
     """Veltkamp's split of float64 ``v`` into halves whose products are exact."""
     c = v * 134217729.0                        # 2 ** 27 + 1
     hi = c - (c - v)
@@ -76,8 +76,8 @@ def _fma_alpha(a, b, alpha, negate=False):
     b = np.asarray(b, np.float64)
     with np.errstate(all="ignore"):
         p = b * alpha
-        bh, bl = _split(b)
-        ah, al = _split(np.float64(alpha))
+        bh, bl = _veltkamp_split(b)
+        ah, al = _veltkamp_split(np.float64(alpha))
         e = ((bh * ah - p) + bh * al + bl * ah) + bl * al     # p + e == b * alpha exactly
         s = p + a
         v = s - p
@@ -122,6 +122,8 @@ add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
             _bf16(_add), inplace=True)
 sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
             _bf16(_sub), inplace=True)
+
+
 def _mul(a, b):
     if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small products: no detour)
         r = _FE.pooled_mul(a, b)         # large float32 products over the threads
