@@ -21,7 +21,9 @@ def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr,
     Lists of arrays, one entry per parameter: ``params``, ``grads``, ``exp_avgs``,
     ``exp_avg_sqs`` (and ``max_exp_avg_sqs`` with ``amsgrad``, else empty) share a dtype
     (float32 or float64) and a shape per parameter; ``state_steps`` are 0-d arrays already
-    counting this step (the caller increments them, as torch's optimizer does)."""
+    counting this step (the caller increments them, as torch's optimizer does). Coupled
+    ``weight_decay`` here rounds ``weight_decay * param`` before the sum; the record
+    (ember/_ops/fused_optim.py) adds it beforehand, rounded once as torch, and passes 0."""
     if grad_scale is not None or found_inf is not None:
         raise NotImplementedError("_fused_adam_: grad_scale and found_inf are not supported")
     kernel = compiled.module("adam")

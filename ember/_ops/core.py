@@ -15,11 +15,14 @@ a broadcast gradient. Arguments not listed in ``saves`` arrive as None.
 """
 from __future__ import annotations
 
+import math
+
 import numpy as np
 
 from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
+from ember._kernels import numpy_blas, split
 from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32, scalar_to, wrap_dims
 from ember._meta_tensor import Placeholder, probe as meta_probe
@@ -154,12 +157,69 @@ def _scaled_into(out, b, alpha):
     return np.multiply(b, alpha)
 
 
+# Note [axpy rounds once]: ``p.add_(g, alpha=-lr)`` goes to BLAS axpy (fast_elementwise), one
+# pass. OpenBLAS's vector loop is a fused multiply-add, as torch's add with alpha, but its
+# scalar tail (the last elements of each thread's range, under one block of the kernel's
+# unroll) multiplies and adds, two roundings: an ulp off in a few elements in a thousand.
+# So BLAS gets whole blocks of ``_AXPY_BLOCK`` elements at one thread each (split over
+# ember's threads from ``_AXPY_SPLIT`` elements: 1.3x OpenBLAS's own two-thread time at
+# 4M float32, 1.6x at 400K on one thread, measured on a 2-core host), and the rest (under
+# a block) is rounded once by ``_fma_alpha``. Whether the vector loop fuses is checked once
+# per dtype against ``_fma_alpha``; where it does not (another BLAS kernel, or no BLAS
+# found), the update takes ``_fma_alpha`` whole.
+_AXPY_BLOCK = 128                # a multiple of every OpenBLAS axpy kernel's unroll
+_AXPY_SPLIT = 1 << 20            # below, one thread beats a hand-off to ember's pool
+_axpy_fused: dict = {}           # dtype char -> does BLAS's axpy round once
+
+
+def _axpy_fuses(dtype):
+    ok = _axpy_fused.get(dtype.char)
+    if ok is None:
+        rng = np.random.default_rng(0)
+        y, x = rng.standard_normal((2, 32 * _AXPY_BLOCK)).astype(dtype)
+        want = _fma_alpha(y, x, 3.0)
+        with numpy_blas.one_thread(True):
+            ok = _FE.axpy_(y, x, 3.0) and bool((y == want).all())
+        _axpy_fused[dtype.char] = ok
+    return ok
+
+
+def _axpy_once_(out, b, alpha):
+    """``out += alpha * b`` rounded once, through BLAS where it applies (Note [axpy rounds
+    once]); returns whether it did the update."""
+    if type(b) is not np.ndarray or b.dtype != out.dtype or out.dtype.char not in "fd" or \
+            b.shape != out.shape or out.size < _FE._AXPY_MIN or \
+            isinstance(alpha, (complex, np.complexfloating)):
+        return False
+    if not (out.flags.c_contiguous and b.flags.c_contiguous and out.flags.writeable) or \
+            not math.isfinite(float(alpha)) or float(alpha) == 0.0 or \
+            np.may_share_memory(out, b) or not _axpy_fuses(out.dtype):
+        return False        # (BLAS skips alpha == 0, where NumPy turns inf * 0 into NaN)
+    fn = numpy_blas.axpy(out.dtype)
+    a, n, size = float(alpha), out.size, out.itemsize
+    m = n - n % _AXPY_BLOCK                   # (>= _AXPY_MIN, a multiple of the block)
+    po, pb = out.ctypes.data, b.ctypes.data
+
+    def part(lo, hi):
+        lo, hi = lo * _AXPY_BLOCK, hi * _AXPY_BLOCK
+        fn(hi - lo, a, pb + lo * size, 1, po + lo * size, 1)
+    with numpy_blas.one_thread(m >= _FE._AXPY_THREADED):
+        if m < _AXPY_SPLIT:
+            part(0, m // _AXPY_BLOCK)
+        else:
+            split.run_rows(part, m // _AXPY_BLOCK, m)
+    if m < n:
+        of, bf = out.reshape(-1), b.reshape(-1)
+        np.copyto(of[m:], _fma_alpha(of[m:], bf[m:], alpha))
+    return True
+
+
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
     if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
         _check_alpha(a, b, alpha)
-    if alpha != 1 and a is out and _FE.axpy_(out, b, alpha):    # p.add_(g, alpha=-lr)
+    if alpha != 1 and a is out and _axpy_once_(out, b, alpha):    # p.add_(g, alpha=-lr)
         return
     r = None if alpha == 1 or out.dtype.kind != "f" else _fma_alpha(a, b, alpha)
     if r is not None and r.dtype == out.dtype:
@@ -175,7 +235,8 @@ def _(out, a, b, alpha=1):
         return
     if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
         _check_alpha(a, b, alpha)
-    if alpha != 1 and a is out and not isinstance(alpha, bool) and _FE.axpy_(out, b, -alpha):
+    if alpha != 1 and a is out and not isinstance(alpha, bool) and \
+            _axpy_once_(out, b, -alpha):
         return
     if alpha != 1 and type(alpha) is int and out.dtype.kind in "iu":
         np.add(a, _scaled_into(out, b, -alpha), out=out)     # torch checks -alpha's range
