@@ -327,3 +327,32 @@ def test_column_sums_on_the_pool(threads):
     t = ember.tensor(a)
     np.testing.assert_array_equal(t.sum(0).numpy(), got[2])
     assert t.sum(0, keepdim=True).shape == (1, 384) and t.sum(-2).shape == (384,)
+
+
+def test_full_sum_on_the_pool(threads):
+    """A large float32 sum: blocks of 64K on the pool, the same bits at 1 and 2 threads, at
+    least as close to the exact (float64) sum as NumPy's pairwise sum, through sum() with
+    dim=None, all dims and keepdim; small and non-float32 sums keep NumPy's."""
+    from ember._kernels import fast_elementwise
+    rng = np.random.default_rng(11)
+    for a in (rng.standard_normal((1 << 20) + 37).astype(np.float32),
+              rng.random((1100, 1000)).astype(np.float32) * 3):
+        exact = a.astype(np.float64).sum()
+        got = {}
+        for n in (1, 2):
+            threads(n)
+            got[n] = fast_elementwise.pooled_sum(a)
+        assert got[1].dtype == np.float32 and got[1].shape == ()
+        assert got[1].tobytes() == got[2].tobytes()
+        assert abs(float(got[2]) - exact) <= max(abs(float(np.add.reduce(a, None)) - exact),
+                                                 np.spacing(np.float32(abs(exact))))
+        t = ember.tensor(a)
+        assert t.sum().numpy().tobytes() == got[2].tobytes()
+        dims = tuple(range(a.ndim))
+        np.testing.assert_array_equal(t.sum(dims, keepdim=True).numpy(),
+                                      got[2].reshape((1,) * a.ndim))
+    ones = ember.ones(1 << 25)
+    assert ones.sum().item() == float(1 << 25)       # (float32 running sums would stall)
+    small = rng.standard_normal(1000).astype(np.float32)
+    assert fast_elementwise.pooled_sum(small) is None
+    assert fast_elementwise.pooled_sum(small.astype(np.float64).repeat(2000)) is None

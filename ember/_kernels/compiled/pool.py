@@ -283,3 +283,16 @@ def column_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo = a >> 3
     for i in range(lo, lo + m):
         elementwise.column_sums(x[i * block:min(R, (i + 1) * block)], parts[i])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def block_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, parts (float64), size, block]: items are blocks of ``block`` elements of the
+    flat float32 x; parts[i] gets block i's sum (elementwise.flat_sum)."""
+    ctx = carray(_i64(c), (n,))
+    size, block = ctx[2], ctx[3]
+    x = carray(_f32(ctx[0]), (size,))
+    parts = carray(_f64(ctx[1]), ((size + block - 1) // block,))
+    lo = a >> 3
+    for i in range(lo, lo + m):
+        parts[i] = elementwise.flat_sum(x[i * block:min(size, (i + 1) * block)])
