@@ -61,40 +61,73 @@ def _row_max(y, n):
     return top
 
 
+@njit(cache=True, nogil=True, error_model="numpy", fastmath={"nnan", "reassoc", "nsz"})
+def _row_max_no_nan(y, n):
+    """max(y[:n]) of a row known to hold no NaN (so the compare may vectorise: 2x
+    ``_row_max`` on rows of 64)."""
+    top = f32(-np.inf)
+    for j in range(n):
+        v = y[j]
+        top = v if v > top else top
+    return top
+
+
 @njit(**_SUMS)
 def softmax_rows(s, L, scale, causal):
     """Rows of ``s`` (R, S) float32, R a multiple of L (row r is query position r % L):
     softmax(scale * row) in place, positions j > r % L left out when ``causal``; rows with
-    no finite score become 0."""
+    no finite score become 0. Per (L, S) block: the rows' kept positions scaled and shifted
+    by their maximum, packed one after another, one exponential over them all, then each
+    row normalised (one exponential per row of 64 spent most of its time starting and
+    ending loops)."""
     R, S = s.shape
-    y = np.empty(S, np.float32)
-    bits = np.empty(S, np.int32)
+    y = np.empty(L * S, np.float32)
+    e = np.empty(L * S, np.float32)
+    bits = np.empty(L * S, np.int32)
+    live = np.empty(L, np.int64)        # positions kept; 0: none finite, -1: a NaN
     sc = f32(scale)
-    for r in range(R):
-        row = s[r]
-        n = min(S, r % L + 1) if causal else S
-        check = f32(0)
-        for j in range(n):
-            v = row[j] * sc
-            y[j] = v
-            check += v
-        top = _row_max(y, n)
-        bad = check != check
-        if top == f32(-np.inf) or bad:                  # nothing to attend / nan: 0 / nan
-            for j in range(S):
-                row[j] = f32(np.nan) if bad else f32(0)
-            continue
-        for j in range(n):
-            y[j] -= top
-        _exp_nonpositive(y, row, bits, n)
-        total = 0.0
-        for j in range(n):
-            total += row[j]
-        inv = f32(1.0 / total)
-        for j in range(n):
-            row[j] *= inv
-        for j in range(n, S):
-            row[j] = f32(0)
+    for r0 in range(0, R, L):
+        block = s[r0:r0 + L]
+        at = 0
+        for i in range(L):
+            row = block[i]
+            n = min(S, i + 1) if causal else S
+            yi = y[at:at + n]
+            check = f32(0)
+            for j in range(n):
+                v = row[j] * sc
+                yi[j] = v
+                check += v
+            top = _row_max_no_nan(yi, n) if check == check else f32(np.nan)
+            live[i] = n
+            if check != check:
+                live[i] = -1
+            elif top == f32(-np.inf):
+                live[i] = 0
+            if live[i] > 0:
+                for j in range(n):
+                    yi[j] -= top
+            at += n
+        _exp_nonpositive(y, e, bits, at)
+        at = 0
+        for i in range(L):
+            row = block[i]
+            n = live[i]
+            if n <= 0:
+                for j in range(S):
+                    row[j] = f32(np.nan) if n < 0 else f32(0)
+                at += min(S, i + 1) if causal else S
+                continue
+            ei = e[at:at + n]
+            total = 0.0
+            for j in range(n):
+                total += ei[j]
+            inv = f32(1.0 / total)
+            for j in range(n):
+                row[j] = ei[j] * inv
+            for j in range(n, S):
+                row[j] = f32(0)
+            at += n
 
 
 @njit(**_SUMS)
