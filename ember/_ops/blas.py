@@ -120,6 +120,7 @@ def _(ctx, g, x, w, b):
     flat = x.dim() == 2
     rows = math.prod(x.shape[:-1])              # (not -1: in_f or out_f may be 0)
     g2 = g if flat else g.reshape(rows, out_f)
+    gb = g2.sum(0) if n[2] else None        # first: g is in cache, its producer just wrote it
     gx = gw = None
     if n[0]:
         gx = mm(g2, _c(w))
@@ -127,7 +128,7 @@ def _(ctx, g, x, w, b):
             gx = gx.reshape(x.shape)
     if n[1]:
         gw = mm(g2.mT, _c(x) if flat else _c(x).reshape(rows, in_f))
-    return gx, gw, (g2.sum(0) if n[2] else None)
+    return gx, gw, gb
 
 
 bmm = defop("bmm(Tensor self, Tensor mat2) -> Tensor", half_in_float32(K.bmm), promote=None,
