@@ -212,16 +212,18 @@ def to_dtype(d) -> dtype:
         raise TypeError(f"expected a dtype, but got {d!r}") from None
 
 
-def dtype_argument(d, fname, argname="dtype"):
+def dtype_argument(d, fname, argname="dtype", position=None):
     """A ``dtype=`` argument as torch's parser takes it: a dtype or a Python number type
-    (TypeError naming the function and the argument otherwise)."""
-    if type(d) is dtype or d is None:
+    (TypeError naming the function and the argument otherwise); a positional one
+    (``position``, from 1) is required (None refused) and named with its position."""
+    if type(d) is dtype or d is None and position is None:
         return _used(d)
     if d in (builtins.float, builtins.int, builtins.bool, builtins.complex):
         return to_dtype(d)
     tp = type(d)
     name = tp.__name__ if tp.__module__ == "builtins" else f"{tp.__module__}.{tp.__name__}"
-    raise TypeError(f"{fname}(): argument '{argname}' must be torch.dtype, not {name}")
+    where = "" if position is None else f" (position {position})"
+    raise TypeError(f"{fname}(): argument '{argname}'{where} must be torch.dtype, not {name}")
 
 
 # ---------------------------------------------------------------------------- promotion
@@ -283,7 +285,8 @@ _PROMOTE = _table()
 
 def promote_types(type1, type2) -> dtype:
     """The smallest dtype both can be cast to (torch.promote_types)."""
-    return _PROMOTE[to_dtype(type1), to_dtype(type2)]
+    return _PROMOTE[dtype_argument(type1, "promote_types", "type1", 1),
+                    dtype_argument(type2, "promote_types", "type2", 2)]
 
 
 def _default_complex():
@@ -375,7 +378,8 @@ def result_type(tensor1=None, tensor2=None, **kwargs) -> dtype:
 
 def can_cast(from_, to) -> builtins.bool:
     """torch.can_cast: no downcast across categories (complex→float, float→int, int→bool)."""
-    from_, to = to_dtype(from_), to_dtype(to)
+    from_ = dtype_argument(from_, "can_cast", "from_", 1)
+    to = dtype_argument(to, "can_cast", "to", 2)
     return from_._category <= to._category
 
 

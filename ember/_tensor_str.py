@@ -58,6 +58,28 @@ def set_printoptions(precision=None, threshold=None, edgeitems=None, linewidth=N
     _OPTIONS["sci_mode"] = sci_mode
 
 
+class _PrinterOptions:
+    """``PRINT_OPTS``: the options as attributes, read and written through ``_OPTIONS``
+    (scripts read ``torch._tensor_str.PRINT_OPTS.precision`` or set it directly)."""
+    __slots__ = ()
+
+    def __getattr__(self, name):
+        try:
+            return _OPTIONS[name]
+        except KeyError:
+            raise AttributeError(f"'__PrinterOptions' object has no attribute '{name}'") \
+                from None
+
+    def __setattr__(self, name, value):
+        _OPTIONS[name] = value
+
+    def __repr__(self):
+        return "__PrinterOptions(" + ", ".join(f"{k}={v!r}" for k, v in _OPTIONS.items()) + ")"
+
+
+PRINT_OPTS = _PrinterOptions()
+
+
 def get_printoptions() -> dict[str, Any]:
     """A copy of the current options, usable as ``set_printoptions(**opts)``."""
     return dict(_OPTIONS)

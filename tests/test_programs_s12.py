@@ -42,3 +42,123 @@ def test_in_place_add_with_alpha_keeps_blas_edge_cases():
     got[::2].add_(ember.tensor(x)[::2], alpha=0.3)
     want[::2].add_(torch.tensor(x)[::2], alpha=0.3)
     np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_scatter_reduce_takes_max_and_min_forward_only_as_torch():
+    # torch's CPU kernel reads 'max'/'min' as amax/amin; its backward then refuses them
+    idx = [[0, 1, 2, 0, 0], [2, 0, 0, 1, 2]]
+    for reduce in ("max", "min"):
+        for inc in (True, False):
+            got = ember.zeros(3, 5).scatter_reduce(0, ember.tensor(idx),
+                                                   ember.arange(1., 11).view(2, 5), reduce,
+                                                   include_self=inc)
+            want = torch.zeros(3, 5).scatter_reduce(0, torch.tensor(idx),
+                                                    torch.arange(1., 11).view(2, 5), reduce,
+                                                    include_self=inc)
+            np.testing.assert_array_equal(_np(got), _np(want))
+    msgs = []
+    for lib in (ember, torch):
+        s = lib.arange(1., 11).view(2, 5).requires_grad_()
+        with pytest.raises(RuntimeError) as e:
+            lib.zeros(3, 5).scatter_reduce(0, lib.tensor(idx), s, "max").sum().backward()
+        msgs.append(str(e.value))
+    assert msgs[0] == msgs[1]
+    with pytest.raises(RuntimeError, match="got foo$"):
+        ember.zeros(3).scatter_reduce(0, ember.tensor([0]), ember.ones(1), "foo")
+
+
+def test_unfold_checks_arguments_and_block_counts_as_torch():
+    # a kernel larger than the (padded) input raised the convolution's message; zero or
+    # negative kernel/dilation/padding/stride named the convolution's checks
+    cases = [dict(kernel_size=5), dict(kernel_size=7, stride=2), dict(kernel_size=(2, 6)),
+             dict(kernel_size=3, dilation=3, padding=1), dict(kernel_size=0),
+             dict(kernel_size=2, stride=0), dict(kernel_size=2, padding=-1),
+             dict(kernel_size=2, dilation=0), dict(kernel_size=1, stride=0, padding=-1,
+                                                   dilation=0)]
+    for shape in ((1, 2, 4, 5), (2, 4, 5), (1, 0, 4, 5)):
+        for kw in cases:
+            msgs = []
+            for lib in (ember, torch):
+                with pytest.raises(RuntimeError) as e:
+                    lib.nn.functional.unfold(lib.ones(shape), **kw)
+                msgs.append(str(e.value))
+            assert msgs[0] == msgs[1]
+    got = ember.nn.functional.unfold(ember.arange(40.).view(1, 2, 4, 5), 2, padding=1, stride=2)
+    want = torch.nn.functional.unfold(torch.arange(40.).view(1, 2, 4, 5), 2, padding=1, stride=2)
+    np.testing.assert_array_equal(_np(got), _np(want))
+
+
+def test_print_opts_reads_and_sets_the_live_options():
+    # scripts read torch._tensor_str.PRINT_OPTS.precision (ember had no PRINT_OPTS)
+    out = []
+    for lib in (ember, torch):
+        opts = lib._tensor_str.PRINT_OPTS
+        try:
+            lib.set_printoptions(precision=2)
+            seen = (opts.precision, opts.threshold, opts.linewidth, opts.sci_mode, repr(opts))
+            opts.threshold = 3
+            text = repr(lib.arange(10))
+        finally:
+            lib.set_printoptions(profile="default")
+        out.append((seen, text, opts.threshold))
+    assert out[0] == out[1]
+
+
+def test_pruning_container_is_iterable_as_torch():
+    # hasattr(container, '__iter__') was False (iteration went through __getitem__)
+    names = []
+    import importlib
+    for lib in (ember, torch):
+        prune = importlib.import_module(lib.__name__ + ".nn.utils.prune")
+        lin = lib.nn.Linear(6, 8)
+        prune.l1_unstructured(lin, "weight", amount=0.5)
+        prune.ln_structured(lin, "weight", amount=2, n=2, dim=0)
+        h = list(lin._forward_pre_hooks.values())[0]
+        names.append((type(h).__name__, hasattr(h, "__iter__"), [type(x).__name__ for x in h],
+                      len(h)))
+    assert names[0] == names[1]
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64", "float16", "bfloat16"])
+def test_remainder_signs_a_zero_as_the_dividend(dtype):
+    # torch's remainder is fmod plus the divisor where the signs differ: -0. % 3 and -6. % 3
+    # are -0. (NumPy signs a zero result as the divisor)
+    a = [-0., 0., 6., -6., 6., -6., -0., 7.5, -7.5]
+    b = [3., 3., -3., 3., 3., -3., -3., 2., 2.]
+    for lib_fn in (lambda L, x, y: L.remainder(x, y), lambda L, x, y: x % 3.,
+                   lambda L, x, y: x.clone().remainder_(y), lambda L, x, y: L.remainder(-6., y)):
+        got = lib_fn(ember, ember.tensor(a).to(getattr(ember, dtype)),
+                     ember.tensor(b).to(getattr(ember, dtype)))
+        want = lib_fn(torch, torch.tensor(a).to(getattr(torch, dtype)),
+                      torch.tensor(b).to(getattr(torch, dtype)))
+        g, w = got.float().numpy(), want.float().numpy()
+        np.testing.assert_array_equal(g, w)
+        np.testing.assert_array_equal(np.signbit(g), np.signbit(w))
+
+
+def test_promote_types_and_can_cast_take_dtypes_only_as_torch():
+    cases = [("can_cast", ("int32", 1)), ("can_cast", (1, "int32")),
+             ("promote_types", ("x", "float32")), ("promote_types", ("float32", None)),
+             ("promote_types", (np.float32, "int8")), ("promote_types", (float, "int8")),
+             ("can_cast", (float, "int8")), ("promote_types", ("half", "bfloat16"))]
+    for name, args in cases:
+        res = []
+        for lib in (ember, torch):
+            a = [getattr(lib, x) if isinstance(x, str) and hasattr(lib, x) else x for x in args]
+            try:
+                r = getattr(lib, name)(*a)
+                res.append(str(r).replace("torch.", ""))
+            except TypeError as e:
+                res.append(str(e))
+        assert res[0] == res[1], (name, args)
+
+
+def test_autocast_parses_the_device_string_first():
+    for name in ("foo", "CPU"):
+        msgs = []
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError) as e:
+                with lib.autocast(name):
+                    pass
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]

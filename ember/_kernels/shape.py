@@ -737,6 +737,7 @@ def _reduce_at(out, i1, d, vals, reduce, include_self, a_shape):
 
 
 def scatter_reduce(a, dim, index, src, reduce, include_self=True):
+    reduce = {"max": "amax", "min": "amin"}.get(reduce, reduce)    # (torch's CPU kernel too)
     if reduce not in _REDUCES:
         raise RuntimeError(f"reduce argument must be either sum, prod, mean, amax or amin, got "
                            f"{reduce}")

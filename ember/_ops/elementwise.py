@@ -11,6 +11,8 @@ from __future__ import annotations
 import cmath
 import math
 
+import numpy as np
+
 from ember import _dtype
 from ember._dispatch import dispatch
 from ember._kernels import elementwise as K
@@ -459,7 +461,19 @@ def float_power_(self, exponent):
     return dispatch(pow.inplace_variant, (self, _to(exponent, dt)), None)
 
 
-remainder = _op("remainder.Tensor(Tensor self, Tensor other) -> Tensor", K.remainder,
+def _remainder(a, b):
+    """Python's modulo, a zero result signed as the dividend: torch takes ``fmod`` and adds
+    the divisor where the signs differ (``-6. % 3`` and ``-0. % 3`` are -0.); NumPy signs
+    a zero as the divisor."""
+    r = K.remainder(a, b)
+    if getattr(r, "dtype", None) is not None and r.dtype.kind in "fV":
+        zero = r == 0
+        if zero.any():
+            r = np.where(zero, np.copysign(np.zeros((), np.float32), a).astype(r.dtype), r)
+    return r
+
+
+remainder = _op("remainder.Tensor(Tensor self, Tensor other) -> Tensor", _remainder,
                 saves=("self", "other"))
 fmod = _op("fmod.Tensor(Tensor self, Tensor other) -> Tensor", K.fmod, saves=("self", "other"))
 floor_divide = _op("floor_divide(Tensor self, Tensor other) -> Tensor", K.floor_divide)

@@ -991,6 +991,9 @@ scatter_reduce = defop("scatter_reduce.two(Tensor self, int dim, Tensor index, T
 
 def _scatter_reduce_grads(ctx, g, self, dim, index, src, reduce, include_self):
     """torch's scatter_reduce_backward: gradients w.r.t. ``self`` and ``src``."""
+    if reduce not in ("sum", "prod", "mean", "amax", "amin"):   # (the forward takes max/min)
+        raise RuntimeError(f"Expected 'reduce' to be one of 'sum', 'prod', 'mean', 'amax', "
+                           f"'amin' but got {reduce}.")
     result = ctx.result
     where = C.where_self
     if reduce == "sum":

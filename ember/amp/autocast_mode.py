@@ -185,6 +185,8 @@ def _check_device(device_type):
     if not isinstance(device_type, str):
         raise ValueError(f"Expected `device_type` of type `str`, got: `{type(device_type)}`")
     if device_type not in _DEVICES:
+        from ember._device import device
+        device(device_type)       # torch parses the string first ('Expected one of cpu, ...')
         raise RuntimeError(f"User specified an unsupported autocast device_type "
                            f"'{device_type}'")
 

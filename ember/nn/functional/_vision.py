@@ -471,6 +471,26 @@ def _onehot_weight(C, k, dtype):
     return E.tensor(w, dtype=dtype)
 
 
+def _im2col_check(x, k, d, p, s):
+    """torch's im2col argument checks, in its order, before any convolution's."""
+    for name, v, lo, what in (("kernel size", k, 1, "kernel"), ("dilation", d, 1, "dilation"),
+                              ("padding", p, 0, "pad"), ("stride", s, 1, "stride")):
+        if v[0] < lo or v[1] < lo:
+            cond = "be non-negative" if lo == 0 else "be greater than zero"
+            raise RuntimeError(f"{name} should {cond}, but got {what}_height: {v[0]} "
+                               f"{what}_width: {v[1]}")
+    if 0 in tuple(x.shape[-3:]):
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
+                           f"and other non-zero dimensions for input, but got: {list(x.shape)}")
+    size = tuple(x.shape[-2:])
+    blocks = tuple((size[i] + 2 * p[i] - (d[i] * (k[i] - 1) + 1)) // s[i] + 1 for i in range(2))
+    if min(blocks) < 1:
+        raise RuntimeError(f"Given input with spatial size {size}, kernel_size={tuple(k)}, "
+                           f"dilation={tuple(d)}, padding={tuple(p)}, calculated shape of the "
+                           f"array of sliding blocks as {blocks}, but its components must be at "
+                           f"least one.")
+
+
 @named("Im2ColBackward0")
 @_outside_autocast     # torch's im2col / col2im: no autocast policy
 def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
@@ -484,10 +504,10 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
                            f"other non-zero dimensions for input, but got: {list(input.shape)}")
     unb = input.dim() == 3
     x = input.unsqueeze(0) if unb else input
-    k = _pair(kernel_size)
+    k, d, p, s = (_pair(v) for v in (kernel_size, dilation, padding, stride))
+    _im2col_check(input, k, d, p, s)
     C = x.shape[1]
-    y = convolution(x, _onehot_weight(C, k, x.dtype), None, _pair(stride), _pair(padding),
-                    _pair(dilation), False, [0, 0], C)
+    y = convolution(x, _onehot_weight(C, k, x.dtype), None, s, p, d, False, [0, 0], C)
     # contiguous as torch's im2col (a channels-last input's convolution is not)
     y = y.reshape(y.shape[0], y.shape[1], int(np.prod(y.shape[2:]))).contiguous()
     return y.squeeze(0) if unb else y

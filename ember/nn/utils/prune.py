@@ -130,8 +130,11 @@ class PruningContainer(BasePruningMethod):
                              f"'{method._tensor_name}'")
         self._pruning_methods = (*self._pruning_methods, method)
 
-    def __getitem__(self, idx):        # also makes the container iterable
+    def __getitem__(self, idx):
         return self._pruning_methods[idx]
+
+    def __iter__(self):                # (scripts test hasattr(container, '__iter__'))
+        return iter(self._pruning_methods)
 
     def __len__(self):
         return len(self._pruning_methods)
