@@ -115,7 +115,7 @@ expm1 = quiet(np.expm1)
 @quiet
 def exp(a):
     """NumPy's exp; float32 arrays of ``TANH_MIN`` elements and more through the compiled,
-    vectorised kernel (``fast_elementwise.exp``: within 2 ulps)."""
+    vectorised kernel (``fast_elementwise.exp``: within 1 ulp)."""
     if type(a) is np.ndarray and a.dtype == np.float32 and a.size >= TANH_MIN:
         out = fast_exp(a)
         if out is not None:

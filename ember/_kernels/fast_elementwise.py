@@ -201,7 +201,7 @@ def tanh(a, out=None, min_size=TANH_MIN):
 
 def exp(a):
     """exp of a float32 C-contiguous array of ``TANH_MIN`` elements or more by the compiled
-    kernel (compiled/elementwise.py: within 2 ulps, where NumPy's float32 exp is up to 3),
+    kernel (compiled/elementwise.py: within 1 ulp, where NumPy's float32 exp is up to 3),
     on OpenBLAS's threads where the pool is in use; arguments outside [-87, 88] (overflow,
     subnormal results, NaN) by NumPy's. None where it does not apply."""
     found = _flat_kernels(a, TANH_MIN)

