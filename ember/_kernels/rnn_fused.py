@@ -134,6 +134,16 @@ def _projections(x, w_ih, perm, scale, batch_first):
     return np.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
 
 
+def _gate_major_projections(x, w_ih, perm, scale, batch_first):
+    """The scaled input projections without bias as one GEMM, gate-major (G, T, B): step t's
+    block is ``[:, t]`` (rows T*B apart; 35 GEMMs of 32 columns ran at two thirds of one
+    GEMM's speed)."""
+    w = w_ih[perm]
+    w *= scale[:, None]
+    T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
+    return np.matmul(w, _time_rows(x, batch_first).T).reshape(-1, T, B)
+
+
 def _recurrent(w_hh, bias, perm, scale, h0):
     """The scaled recurrent weights (G, H), with the bias (G,) (scaled; or None) as an
     extra column, and the state buffer (H, B), with a row of ones under it for that column:
@@ -194,7 +204,7 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     P = w_hh.shape[1]
     dt = x.dtype
     perm, scale = _perm(H, 4), _scale(H, 4, dt)
-    xg = _projections(x, w_ih, perm, scale, batch_first)
+    xg = _gate_major_projections(x, w_ih, perm, scale, batch_first)     # (G, T, B)
     w, hb, h = _recurrent(w_hh, _bias_sum(b_ih, b_hh), perm, scale, h0)   # h: (P, B)
     hf = None if w_hr is None else np.empty((H, B), dt)                  # o tanh(c)
     out = np.empty((B, T, P) if batch_first else (T, B, P), dt)
@@ -214,15 +224,15 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             pre, cn, tc = gates[t], cells[t], tcells[t]
             np.matmul(w, hb, out=hw)
             if fused:                                    # the step's passes in one call
-                nb.lstm_forward_step(xg[t], hw, pre, c, cn, tc, h, out_t[t], half)
+                nb.lstm_forward_step(xg, t, hw, pre, c, cn, tc, h, out_t[t], half)
             elif nb is not None:
-                _tanh_sum(xg[t], hw, pre)
+                _tanh_sum(xg[:, t], hw, pre)
                 nb.lstm_cell_update(pre, c, cn, half)
                 _tanh(cn, tc)
                 if hf is None:
                     nb.lstm_output(pre, tc, h, out_t[t])
             else:
-                _tanh_sum(xg[t], hw, pre)
+                _tanh_sum(xg[:, t], hw, pre)
                 sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
                 sg *= 0.5
                 sg += 0.5

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from numba import njit
 
-from ember._kernels.compiled.elementwise import tanh as _tanh, tanh_sum as _tanh_sum
+from ember._kernels.compiled.elementwise import tanh as _tanh
 
 _OPTS = dict(cache=True, nogil=True)
 
@@ -43,13 +43,17 @@ def lstm_output(gates, tc, h, out_t):
 
 
 @njit(**_OPTS)
-def lstm_forward_step(xg_t, hw, gates, c, cn, tc, h, out_t, half):
-    """One float32 step after the recurrent GEMM, in one call: gates (4H, B) = the
-    activations of xg_t + hw (i, f, o as sigmoids through tanh(x/2), their rows of xg_t and
-    hw prescaled by 1/2; g as tanh), cn = f c + i g, tc = tanh(cn), h = o tc (H, B), also
-    written transposed into out_t (B, H)."""
+def lstm_forward_step(xg, t, hw, gates, c, cn, tc, h, out_t, half):
+    """Step t of a float32 layer after the recurrent GEMM, in one call: gates (4H, B) = the
+    activations of xg[:, t] + hw (xg (4H, T, B) the input projections; i, f, o as sigmoids
+    through tanh(x/2), their rows of xg and hw prescaled by 1/2; g as tanh), cn = f c + i g,
+    tc = tanh(cn), h = o tc (H, B), also written transposed into out_t (B, H)."""
     G, B = gates.shape
-    _tanh_sum(xg_t.reshape(G * B), hw.reshape(G * B), gates.reshape(G * B))
+    for j in range(G):
+        for b in range(B):
+            gates[j, b] = xg[j, t, b] + hw[j, b]
+    flat = gates.reshape(G * B)
+    _tanh(flat, flat)
     lstm_cell_update(gates, c, cn, half)
     H = G // 4
     _tanh(cn.reshape(H * B), tc.reshape(H * B))
