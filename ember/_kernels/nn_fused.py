@@ -73,7 +73,7 @@ def _ce_target(target, N, ignore_index):
     """(class index per row with ignored rows sent to 0, mask of kept rows or None when
     no row is ignored)."""
     t = np.asarray(target).reshape(-1)
-    if not (t == ignore_index).any():
+    if not (ignore_index in t.tolist() if t.size <= 64 else (t == ignore_index).any()):
         return t, None
     valid = t != ignore_index
     return np.where(valid, t, 0), valid
@@ -100,16 +100,20 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
         logs = np.log(s)
     else:
         m = np.maximum.reduce(x, axis=1)
-        finite = bool(np.isfinite(m).all())
-        if not finite:                                # rows of +-inf: shift by 0 instead
-            posinf = np.isposinf(m)                   # (log_softmax is NaN on those rows)
-            m = np.where(np.isfinite(m), m, 0).astype(dt)
+        total = float(np.add.reduce(m))
+        finite = total - total == 0                   # no inf or NaN row (or a huge sum)
+        if not finite and not (finite := bool(np.isfinite(m).all())):
+            posinf = np.isposinf(m)                   # rows of +-inf: shift by 0 instead
+            m = np.where(np.isfinite(m), m, 0).astype(dt)   # (log_softmax NaN there)
         np.subtract(x, m[:, None], out=e)
         np.exp(e, out=e)
-        np.matmul(e, np.ones(C, dt), out=s)           # row sums (a GEMV: 3x np.sum's speed)
+        if C >= 64:
+            np.matmul(e, np.ones(C, dt), out=s)       # row sums (a GEMV: 3x np.sum's speed)
+        else:
+            np.add.reduce(e, axis=1, out=s)
         logs = np.log(s)
     ts, valid = _ce_target(target, N, ignore_index)
-    picked = x[np.arange(N), ts] if C else np.zeros(N, dt)
+    picked = x.reshape(-1)[np.arange(0, N * C, C) + ts] if C else np.zeros(N, dt)
     losses = logs - (picked - m)                     # -((x_t - max) - log sum)
     if C and not finite:
         losses[posinf] = np.nan
