@@ -857,7 +857,8 @@ CASES = {
         L.ones(16, dtype=L.complex64), 8, onesided=True, return_complex=True),
         "Cannot have onesided output if window or input is complex"),
     "istft_real": (lambda L: L.istft(L.ones(5, 3), 8),
-        "istft requires a complex-valued input tensor."),
+        "istft requires a complex-valued input tensor matching the output from stft with "
+        "return_complex=True."),
     "istft_bad_window": (lambda L: L.istft(L.ones(5, 3, dtype=L.complex64), 8, window=L.ones(4)),
         "Invalid window shape. window has to be 1D and length of"),
     "istft_onesided_return_complex": (lambda L: L.istft(

@@ -162,3 +162,92 @@ def test_autocast_parses_the_device_string_first():
                     pass
             msgs.append(str(e.value))
         assert msgs[0] == msgs[1]
+
+
+def test_encoder_nested_path_checks_the_padding_mask_as_torch():
+    # in eval with enable_nested_tensor, torch checks the padding mask's shape before its
+    # other fast-path conditions (gradients, an attention mask): its own messages
+    cases = [((4, 3), {}), ((4, 7), {}), ((3, 6), {}), ((6,), {}),
+             ((4, 3), {"mask": "causal"}), ((4, 3), {"grad": True})]
+    for shape, kw in cases:
+        msgs = []
+        for lib in (ember, torch):
+            lib.manual_seed(0)
+            enc = lib.nn.TransformerEncoder(lib.nn.TransformerEncoderLayer(
+                16, 4, 32, batch_first=True), 2).eval()
+            x = lib.randn(4, 6, 16, requires_grad=bool(kw.get("grad")))
+            extra = {"mask": lib.zeros(6, 6)} if "mask" in kw else {}
+            with pytest.raises((RuntimeError, AssertionError)) as e:
+                enc(x, src_key_padding_mask=lib.zeros(shape, dtype=lib.bool), **extra)
+            msgs.append((type(e.value).__name__, str(e.value)))
+        assert msgs[0] == msgs[1], shape
+
+
+def test_scheduler_resume_without_initial_lr_message_as_torch():
+    msgs = []
+    for lib in (ember, torch):
+        p = [lib.nn.Parameter(lib.zeros(1))]
+        for make in (lambda o: lib.optim.lr_scheduler.StepLR(o, 2, last_epoch=3),
+                     lambda o: lib.optim.swa_utils.SWALR(o, swa_lr=0.05, last_epoch=2)):
+            with pytest.raises(KeyError) as e:
+                make(lib.optim.SGD(p, lr=0.1))
+            msgs.append(str(e.value))
+    assert msgs[:2] == msgs[2:]
+
+
+def test_one_dimensional_ffts_refuse_a_negative_length():
+    # torch's 1-d transforms refuse n=-1 ('Invalid number of data points'); ffts of sizes
+    # (s=[-1]) keep the input's length
+    x, c = np.arange(8.), np.arange(5.) + 1j
+    for name, arg in (("fft", x), ("ifft", c), ("rfft", x), ("irfft", c), ("hfft", c),
+                      ("ihfft", x)):
+        msgs = []
+        for lib in (ember, torch):
+            with pytest.raises(RuntimeError) as e:
+                getattr(lib.fft, name)(lib.tensor(arg), n=-1)
+            msgs.append(str(e.value))
+        assert msgs[0] == msgs[1]
+    assert ember.fft.irfftn(ember.tensor(c), s=[-1]).shape == \
+        torch.fft.irfftn(torch.tensor(c), s=[-1]).shape
+
+
+def test_unpool_and_transposed_conv_messages_as_torch():
+    def run(lib):
+        F = lib.nn.functional
+        out = []
+        t = lib.arange(16.).view(1, 1, 4, 4)
+        o, i = F.max_pool2d(t, 2, return_indices=True)
+        for size in ((9, 9), [9, 9], lib.Size([9, 9]), (1, 1, 9, 9), [1, 1, 9, 9], 9):
+            with pytest.raises((ValueError, TypeError)) as e:
+                F.max_unpool2d(o, i, 2, output_size=size)
+            out.append(str(e.value))
+        w2, w1 = lib.ones(1, 1, 3, 3), lib.ones(1, 1, 3)
+        for f in (lambda: F.conv_transpose2d(t, w2, stride=2, output_padding=2),
+                  lambda: F.conv_transpose1d(lib.ones(1, 1, 4), w1, stride=2, output_padding=2),
+                  lambda: F.conv_transpose2d(t, w2, stride=(2, 3), output_padding=(1, 3),
+                                             dilation=2),
+                  lambda: F.conv_transpose3d(t[None], lib.ones(1, 1, 3, 3, 3), stride=2,
+                                             output_padding=(0, 2, 0)),
+                  lambda: F.conv_transpose1d(t[0], w1, stride=2, output_padding=2)):
+            with pytest.raises(RuntimeError) as e:
+                f()
+            out.append(str(e.value))
+        return out
+    assert run(ember) == run(torch)
+
+
+def test_stft_and_istft_warn_once_of_a_missing_window():
+    import subprocess
+    import sys
+    code = ("import warnings, {0} as torch\n"
+            "x = torch.randn(64)\n"
+            "with warnings.catch_warnings(record=True) as w:\n"
+            "    warnings.simplefilter('always')\n"
+            "    s = torch.stft(x, 16, return_complex=True); torch.stft(x, 16, return_complex=True)\n"
+            "    torch.istft(s, 16); torch.istft(s, 16)\n"
+            "    try: torch.stft(x, 16)\n"
+            "    except RuntimeError: pass\n"
+            "    print([str(m.message).split(' (Triggered')[0] for m in w])\n")
+    outs = [subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
+                           text=True, check=True).stdout for lib in ("ember", "torch")]
+    assert outs[0] == outs[1] and outs[0].count("A window was not provided") == 2

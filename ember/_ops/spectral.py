@@ -101,14 +101,25 @@ def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout
                                                              0, None))) / np.i0(beta))
 
 
+_NO_WINDOW = {
+    "stft": "A window was not provided. A rectangular window will be applied,which is known to "
+            "cause spectral leakage. Other windows such as torch.hann_window or "
+            "torch.hamming_window are recommended to reduce spectral leakage.",
+    "istft": "A window was not provided. A rectangular window will be applied.Please provide "
+             "the same window used by stft to make the inversion lossless."}
+
+
+def _warn_no_window(name):
+    """torch's once-a-process warning of a missing window (before any other check)."""
+    from ember._runtime_flags import user_stacklevel, warn_once
+    warn_once(f"{name}_window", _NO_WINDOW[name] + "To suppress this warning and use a "
+              "rectangular window, explicitly set `window=torch.ones(n_fft, device=<device>)`.",
+              stacklevel=user_stacklevel() + 1)
+
+
 def _padded_window(window, win_length, n_fft, like):
     import ember
     if window is None:
-        warnings.warn("A window was not provided. A rectangular window will be applied,which is "
-                      "known to cause spectral leakage. Other windows such as torch.hann_window "
-                      "or torch.hamming_window are recommended to reduce spectral leakage.To "
-                      "suppress this warning and use a rectangular window, explicitly set "
-                      "`window=torch.ones(n_fft, device=<device>)`.", UserWarning, stacklevel=3)
         window = ember.ones(win_length, dtype=like.dtype.to_real())
     if window.ndim != 1 or window.shape[0] != win_length:
         raise RuntimeError("stft: expected a 1D window tensor of size equal to win_length="
@@ -125,6 +136,8 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
     """Short-time Fourier transform: ``(*, n_fft // 2 + 1, n_frames)`` complex frames."""
     import ember
     from ember import fft as F
+    if window is None:
+        _warn_no_window("stft")
     complex_in = input.is_complex() or (window is not None and window.is_complex())
     if return_complex is None:
         if not complex_in:
@@ -147,7 +160,7 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
         raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
     if win <= 0 or win > n_fft:
         raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
-    w = _padded_window(window, win, n_fft, x) if window is not None or True else None
+    w = _padded_window(window, win, n_fft, x)
     frames = x.unfold(-1, n_fft, hop) * w                     # (B, n_frames, n_fft)
     onesided = (not complex_in) if onesided is None else onesided
     norm = "ortho" if normalized else "backward"
@@ -174,8 +187,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     from ember import fft as F
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
+    if window is None:
+        _warn_no_window("istft")
     if not input.is_complex():
-        raise RuntimeError("istft requires a complex-valued input tensor.")
+        raise RuntimeError("istft requires a complex-valued input tensor matching the output "
+                           "from stft with return_complex=True.")
     if input.ndim not in (2, 3):
         raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex "
                            f"dtype, but got {input.ndim}")

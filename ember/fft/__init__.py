@@ -52,6 +52,15 @@ def _check_n(n):
         raise RuntimeError(f"Invalid number of data points ({n}) specified")
 
 
+def _one_n(n):
+    """A 1-d transform's ``n`` as a sizes list (there -1 is refused; ``s`` takes it as
+    'keep the size')."""
+    if n is None:
+        return None
+    _check_n(n)
+    return [n]
+
+
 def _out(r, out):
     if out is not None:
         from types import SimpleNamespace
@@ -142,7 +151,7 @@ def _c2r(x, s, dim, norm, default_dim=None, out=None):
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """Discrete Fourier transform of ``input`` along ``dim``."""
-    return _c2c(input, None if n is None else [n], [dim], norm, True, out=out)
+    return _c2c(input, _one_n(n), [dim], norm, True, out=out)
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -151,25 +160,25 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
     if not x.is_complex():
         # torch's 1-d inverse of a real signal is the conjugate of its forward transform under
         # the dual norm (zero imaginary parts -0 where the forward's are +0; ifftn's are +0)
-        sizes, dims = _resolve(x, None if n is None else [n], [dim])
+        sizes, dims = _resolve(x, _one_n(n), [dim])
         return _out(fft_r2c(x, sizes, dims, _DUAL[_norm(norm)], False).conj_physical(), out)
-    return _c2c(input, None if n is None else [n], [dim], norm, False, out=out)
+    return _c2c(input, _one_n(n), [dim], norm, False, out=out)
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
     """FFT of a real signal: the ``n // 2 + 1`` non-negative frequencies."""
-    return _r2c("rfft", input, None if n is None else [n], [dim], norm, out=out)
+    return _r2c("rfft", input, _one_n(n), [dim], norm, out=out)
 
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Inverse of rfft: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
-    return _c2r(input, None if n is None else [n], [dim], norm, out=out)
+    return _c2r(input, _one_n(n), [dim], norm, out=out)
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """FFT of a Hermitian-symmetric signal given by its first half: a real result."""
     x = _float_input(input)
-    return _c2r(x.conj() if x.is_complex() else x, None if n is None else [n], [dim],
+    return _c2r(x.conj() if x.is_complex() else x, _one_n(n), [dim],
                 _DUAL[_norm(norm)], out=out)
 
 
@@ -179,7 +188,7 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
     if x.is_complex():
         raise RuntimeError(f"ihfft expects a real input tensor, but got "
                            f"{_dtype.scalar_type_name(x.dtype.np)}")
-    return _out(_r2c("ihfft", x, None if n is None else [n], [dim], _DUAL[_norm(norm)]).conj(),
+    return _out(_r2c("ihfft", x, _one_n(n), [dim], _DUAL[_norm(norm)]).conj(),
                 out)
 
 

@@ -1,6 +1,7 @@
 """Convolutions (torch.nn.functional.conv*d, conv_transpose*d)."""
 from __future__ import annotations
 
+from ember._kernels.nn_conv import check_conv
 from ember._ops.nn_conv import convolution
 
 __all__ = ["conv1d", "conv2d", "conv3d", "conv_tbc", "conv_transpose1d", "conv_transpose2d",
@@ -113,6 +114,18 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n):
     return out.squeeze(0) if unbatched else out
 
 
+def _per_axis(output_padding, stride, dilation):
+    """torch's 'output_padding_height: 1 ... dilation_width: 1' (a 1-d convolution is a
+    2-d one of height 1)."""
+    if len(stride) == 1:
+        output_padding, stride, dilation = ((0,) + tuple(output_padding), (1,) + tuple(stride),
+                                            (1,) + tuple(dilation))
+    axes = ("depth", "height", "width")[-len(stride):]
+    return " ".join(f"{name}_{axis}: {v}" for name, vals in (
+        ("output_padding", output_padding), ("stride", stride), ("dilation", dilation))
+        for axis, v in zip(axes, vals))
+
+
 def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilation, n):
     unbatched = _check_dim(input, n, f"conv_transpose{n}d")
     if bias is not None and bias.dtype != input.dtype and n < 3:
@@ -127,12 +140,14 @@ def _conv_t(input, weight, bias, stride, padding, output_padding, groups, dilati
     output_padding = _tuple(output_padding, n, "output_padding")
     if any(p < 0 for p in output_padding):
         raise RuntimeError("negative output_padding is not supported")
+    padding = _tuple(padding, n, "padding")
     if any(output_padding[i] >= max(stride[i], dilation[i]) for i in range(n)):
-        raise RuntimeError(f"output padding must be smaller than either stride or dilation, but "
-                           f"got output_padding={output_padding}, stride={stride}, "
-                           f"dilation={dilation}")
-    out = convolution(input, weight, bias, stride, _tuple(padding, n, "padding"), dilation, True,
-                      output_padding, groups)
+        # the convolution's own checks (channels, groups) come first in torch
+        check_conv(input, weight, stride, padding, dilation, groups, True)
+        raise RuntimeError("output padding must be smaller than either stride or dilation, but "
+                           "got " + _per_axis(output_padding, stride, dilation))
+    out = convolution(input, weight, bias, stride, padding, dilation, True, output_padding,
+                      groups)
     return out.squeeze(0) if unbatched else out
 
 

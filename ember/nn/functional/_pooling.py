@@ -392,17 +392,18 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
     if output_size is None:
         out = default
     else:
-        out = [int(v) for v in output_size]
-        if len(out) == n + 2 or (len(out) == n + 1 and input.dim() == n + 1):
-            out = out[-n:]
-        if len(out) != n:
+        given = output_size
+        if len(given) == n + 2 or (len(given) == n + 1 and input.dim() == n + 1):
+            given = given[-n:]
+        if len(given) != n:
             raise ValueError(f"output_size should be a sequence containing {n} or {n + 2} "
-                             f"elements, but it has a length of '{len(out)}'")
+                             f"elements, but it has a length of '{len(given)}'")
+        out = [int(v) for v in given]
         for i in range(n):
             lo, hi = default[i] - s[i], default[i] + s[i]
-            if not lo < out[i] < hi:
-                raise ValueError(f'invalid output_size "{out}" (dim {i} must be between {lo} '
-                                 f'and {hi})')
+            if not lo < out[i] < hi:        # (the sequence as given: a tuple, list or Size)
+                raise ValueError(f'invalid output_size "{given}" (dim {i} must be between '
+                                 f'{lo} and {hi})')
     lead = tuple(input.shape[:-n])
     size = int(np.prod(out))
     if size == 0:       # torch checks no index when the output is empty

@@ -177,12 +177,19 @@ class TransformerEncoder(Module):
         """The padded positions (B, S) when torch would take its nested-tensor path (eval,
         no gradient to record, a left-aligned padding mask and no attention mask, no
         autocast): it computes only the real tokens and pads the result with zeros."""
-        if not self.use_nested_tensor or key_padding_mask is None or mask is not None \
-                or src.dim() != 3 or self.training:
+        if not self.use_nested_tensor or key_padding_mask is None or src.dim() != 3 or \
+                self.training:
             return None
         for layer in self.layers:
             if layer.training:
                 return None
+        # torch checks the padding mask's shape here, whatever the other conditions
+        if key_padding_mask.dim() != 2:
+            raise RuntimeError("Padding mask should be 2D")
+        if tuple(key_padding_mask.shape) != tuple(src.shape[:2]):
+            raise RuntimeError("Mask size should match input size")
+        if mask is not None:
+            return None
         if not ember.jit.is_scripting():
             if ember.is_grad_enabled() and (src.requires_grad or _any_requires_grad(self)):
                 return None
