@@ -484,3 +484,22 @@ def test_complex_and_polar_gradients():
         (to * torch.tensor(w)).real.sum().backward()
         np.testing.assert_allclose(ea.grad.numpy(), ta.grad.numpy(), rtol=1e-10, atol=1e-12)
         np.testing.assert_allclose(eb.grad.numpy(), tb.grad.numpy(), rtol=1e-10, atol=1e-12)
+
+
+def test_flat_number_lists_as_torch():
+    """Short flat lists of plain ints / floats take a fast path (_creation._flat_numbers):
+    the same values, dtypes and errors as torch's, edge values included."""
+    torch = pytest.importorskip("torch")
+    cases = ([0, 1], [1.5, -2.0], [-0.0], [1e39, -1e39], [float("nan"), 1.0], [1e-50],
+             [2 ** 63 - 1, -2 ** 63], (3, 4), [True, 2], [1, 2.5], list(range(64)),
+             list(range(65)))
+    for data in cases:
+        e, t = ember.tensor(data), torch.tensor(data)
+        assert str(e.dtype) == str(t.dtype), data
+        np.testing.assert_array_equal(e.numpy(), t.numpy())
+        assert np.signbit(e.numpy()).tolist() == np.signbit(t.numpy()).tolist()
+    for data in ([2 ** 63], [-2 ** 63 - 1]):
+        with pytest.raises(Exception) as te:
+            torch.tensor(data)
+        with pytest.raises(te.type):
+            ember.tensor(data)

@@ -248,8 +248,10 @@ def pooled_softmax(x, log):
     one compiled row kernel on OpenBLAS's threads; None where that does not apply (a row
     holding NaN, +inf or only -inf included: NumPy's passes give torch's NaNs there)."""
     rows = _rows_of(x)
+    if rows is None:
+        return None
     from ember._kernels import blas_pool
-    pool = blas_pool.kernels() if rows is not None else None
+    pool = blas_pool.kernels()
     if pool is None:
         return None
     (x2,) = rows
@@ -264,8 +266,10 @@ def pooled_softmax_backward(g, y, log):
     """The gradient of softmax (log_softmax when ``log``) over the last dim from its output
     ``y``, large float32 arrays, on OpenBLAS's threads; None where that does not apply."""
     rows = _rows_of(y, g)
+    if rows is None:
+        return None
     from ember._kernels import blas_pool
-    pool = blas_pool.kernels() if rows is not None else None
+    pool = blas_pool.kernels()
     if pool is None:
         return None
     y2, g2 = rows

@@ -610,10 +610,10 @@ def softmax(a, dim, dtype=None):
     if d == x.ndim - 1 and (r := pooled_softmax(x, False)) is not None:
         return _fresh(r.reshape(a.shape), a.dtype)     # (large float32: compiled rows)
     with _ignore():
-        m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
+        m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
         r = np.subtract(x, m)          # the one full-size buffer: exp and scale in place
         np.exp(r, out=r)
-        r /= np.sum(r, axis=d, keepdims=True)
+        r /= np.add.reduce(r, axis=d, keepdims=True)
     return _fresh(r.reshape(a.shape), a.dtype)
 
 
@@ -622,10 +622,10 @@ def log_softmax(a, dim, dtype=None):
     if d == x.ndim - 1 and (r := pooled_softmax(x, True)) is not None:
         return _fresh(r.reshape(a.shape), a.dtype)
     with _ignore():
-        m = np.max(x, axis=d, keepdims=True, initial=-np.inf)
+        m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
         r = np.subtract(x, m)          # the one full-size buffer: exp for the sum, then
         np.exp(r, out=r)               # (x - max) - log(sum)
-        lse = np.log(np.sum(r, axis=d, keepdims=True))
+        lse = np.log(np.add.reduce(r, axis=d, keepdims=True))
         np.subtract(x, m, out=r)
         r -= lse
     return _fresh(r.reshape(a.shape), a.dtype)
