@@ -251,3 +251,20 @@ def test_stft_and_istft_warn_once_of_a_missing_window():
     outs = [subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
                            text=True, check=True).stdout for lib in ("ember", "torch")]
     assert outs[0] == outs[1] and outs[0].count("A window was not provided") == 2
+
+
+def test_index_reduce_beta_and_grid_sample_warnings_name_the_users_line():
+    import subprocess
+    import sys
+    code = ("import warnings, {0} as torch\n"
+            "warnings.simplefilter('always')\n"
+            "x = torch.zeros(4)\n"
+            "for _ in range(2): x.index_reduce(0, torch.tensor([0]), torch.tensor([2.]), 'prod')\n"
+            "torch.nn.functional.grid_sample(torch.ones(1, 1, 2, 2), torch.zeros(1, 1, 1, 2))\n"
+            "torch.nn.functional.affine_grid(torch.zeros(1, 2, 3), (1, 1, 2, 2))\n")
+    errs = []
+    for lib in ("ember", "torch"):
+        err = subprocess.run([sys.executable, "-c", code.format(lib)], capture_output=True,
+                             text=True, check=True).stderr
+        errs.append([line.split(" (Triggered")[0] for line in err.splitlines()])
+    assert errs[0] == errs[1] and len(errs[0]) == 3

@@ -1142,6 +1142,9 @@ _INDEX_REDUCES = ("prod", "mean", "amax", "amin")
 
 
 def _index_reduce_prep(self, dim, index, source, reduce):
+    from ember._runtime_flags import user_stacklevel, warn_once
+    warn_once("index_reduce", "index_reduce() is in beta and the API may change at any time.",
+              stacklevel=user_stacklevel() + 1)
     if reduce not in _INDEX_REDUCES:
         raise RuntimeError(f"index_reduce(): Expected reduce to be one of prod, mean, amax or "
                            f"amin but got {reduce}.")

@@ -47,10 +47,11 @@ def _base_coords(n, align_corners, dtype):
 
 def _warn_align_corners():
     import warnings
+    from ember._runtime_flags import user_stacklevel
     warnings.warn("Default grid_sample and affine_grid behavior has changed to "
                   "align_corners=False since 1.3.0. Please specify align_corners=True if the "
                   "old behavior is desired. See the documentation of grid_sample for details.",
-                  stacklevel=3)
+                  stacklevel=user_stacklevel())     # (the user's call, under wrappers)
 
 
 @named("AffineGridGeneratorBackward0")

@@ -186,7 +186,7 @@ class TransformerEncoder(Module):
         # torch checks the padding mask's shape here, whatever the other conditions
         if key_padding_mask.dim() != 2:
             raise RuntimeError("Padding mask should be 2D")
-        if tuple(key_padding_mask.shape) != tuple(src.shape[:2]):
+        if key_padding_mask.size(0) != src.size(0) or key_padding_mask.size(1) != src.size(1):
             raise RuntimeError("Mask size should match input size")
         if mask is not None:
             return None
@@ -199,8 +199,6 @@ class TransformerEncoder(Module):
             return None
         pad = key_padding_mask if key_padding_mask.dtype == ember.bool else \
             key_padding_mask != 0
-        if pad.size(0) != src.size(0) or pad.size(1) != src.size(1):
-            return None
         if bool((pad.int().diff(dim=1) < 0).any()):     # a real token after padding: not
             return None                                 # left-aligned, torch's check refuses
         return pad
