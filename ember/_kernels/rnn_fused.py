@@ -141,7 +141,7 @@ def _gate_major_projections(x, w_ih, perm, scale, batch_first):
     w = w_ih[perm]
     w *= scale[:, None]
     T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
-    return np.matmul(w, _time_rows(x, batch_first).T).reshape(-1, T, B)
+    return np.matmul(w, _time_rows(x, batch_first).T).reshape(w.shape[0], T, B)
 
 
 def _recurrent(w_hh, bias, perm, scale, h0):
