@@ -225,13 +225,13 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             np.matmul(w, hb, out=hw)
             if fused:                                    # the step's passes in one call
                 nb.lstm_forward_step(xg, t, hw, pre, c, cn, tc, h, out_t[t], half)
-            elif nb is not None:
+            elif nb is not None:                         # float64, or with a projection
                 _tanh_sum(xg[:, t], hw, pre)
                 nb.lstm_cell_update(pre, c, cn, half)
                 _tanh(cn, tc)
                 if hf is None:
                     nb.lstm_output(pre, tc, h, out_t[t])
-            else:
+            else:                                        # no numba: NumPy's passes
                 _tanh_sum(xg[:, t], hw, pre)
                 sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
                 sg *= 0.5

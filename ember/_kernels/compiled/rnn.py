@@ -1,8 +1,10 @@
 """numba kernels for the LSTM / GRU layer kernels (ember/_kernels/rnn_fused.py): one pass
 over a time step's gates where NumPy needs a dozen. Only arithmetic is compiled here
 (constants passed in the arrays' dtype, so float32 stays float32); the tanh passes are
-separate (compiled/elementwise.py's vectorised float32 tanh, else NumPy's: numba's own
-would call libm per element). No fast-math, so every product and sum rounds as written. Imported only through rnn_fused._compiled().
+compiled/elementwise.py's vectorised float32 tanh (numba's own would call libm per
+element), called from ``lstm_forward_step`` for a float32 LSTM step in one call, else by
+rnn_fused between these kernels. No fast-math here, so every product and sum rounds as
+written. Imported only through rnn_fused._compiled().
 """
 from __future__ import annotations
 
