@@ -243,7 +243,8 @@ def test_stft_and_istft_warn_once_of_a_missing_window():
             "x = torch.randn(64)\n"
             "with warnings.catch_warnings(record=True) as w:\n"
             "    warnings.simplefilter('always')\n"
-            "    s = torch.stft(x, 16, return_complex=True); torch.stft(x, 16, return_complex=True)\n"
+            "    s = torch.stft(x, 16, return_complex=True)\n"
+            "    torch.stft(x, 16, return_complex=True)\n"
             "    torch.istft(s, 16); torch.istft(s, 16)\n"
             "    try: torch.stft(x, 16)\n"
             "    except RuntimeError: pass\n"
@@ -268,3 +269,32 @@ def test_index_reduce_beta_and_grid_sample_warnings_name_the_users_line():
                              text=True, check=True).stderr
         errs.append([line.split(" (Triggered")[0] for line in err.splitlines()])
     assert errs[0] == errs[1] and len(errs[0]) == 3
+
+
+@pytest.mark.parametrize("kw", [dict(size=(5, 6)), dict(size=(32, 20)), dict(scale_factor=2),
+                                dict(scale_factor=1.7), dict(scale_factor=(0.6, 2.3),
+                                                             recompute_scale_factor=True)])
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_bilinear_resize_bit_for_bit(kw, align_corners):
+    # torch's 2-d bilinear kernel: float32 weights, products of the two axes' weights and a
+    # chain of fused multiply-adds (Note [bilinear as torch]); ember interpolated one axis
+    # after the other (an ulp off in most elements)
+    x = np.random.default_rng(3).standard_normal((2, 3, 16, 12)).astype(np.float32)
+    for channels_last in (False, True):
+        for grad in (False, True):
+            outs = []
+            for lib in (ember, torch):
+                t = lib.tensor(x)
+                if channels_last:
+                    t = t.to(memory_format=lib.channels_last)
+                t.requires_grad_(grad)
+                y = lib.nn.functional.interpolate(t, mode="bilinear",
+                                                  align_corners=align_corners, **kw)
+                g = lib.autograd.grad(y.pow(2).sum(), t)[0].numpy() if grad else None
+                outs.append((y.detach().numpy(), y.stride(), g,
+                             y.grad_fn.name() if grad else None))
+            (a, sa, ga, na), (b, sb, gb, nb) = outs
+            np.testing.assert_array_equal(a, b)
+            assert sa == sb and na == nb
+            if grad:
+                np.testing.assert_allclose(ga, gb, rtol=1e-5, atol=1e-5)

@@ -10,6 +10,7 @@ from ember._ops import quantized_nn as _qnn
 from ember.amp.autocast_mode import (fp32_under_autocast as _fp32_under_autocast,
                                      outside_autocast as _outside_autocast)
 from ember.autograd.linear_layout import named, spatial_named, torch_node
+from ember._state import state
 
 __all__ = ["pad", "interpolate", "upsample", "upsample_nearest", "upsample_bilinear",
            "pixel_shuffle", "pixel_unshuffle", "channel_shuffle", "native_channel_shuffle",
@@ -243,6 +244,13 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     half = mode in need and x.dtype in (E.float16, E.bfloat16)   # float32 math, one rounding
     if half:
         x = x.float()
+    exact = None
+    if mode == "bilinear" and x.dtype == E.float32 and type(x) is E.Tensor and \
+            type(x._data) is np.ndarray and not state.modes:    # (tracers see the composite)
+        exact = _bilinear2d_f32(x._data, S, out, scales, align_corners)
+        if not (E.is_grad_enabled() and x.requires_grad):
+            x = E.tensor(exact)
+            return x.to(input.dtype) if half else x
     for i in range(n):
         d = 2 + i
         L, O = S[i], out[i]
@@ -294,7 +302,51 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         lam_t = E.tensor(lam.reshape(shape), dtype=x.dtype)
         x = x.index_select(d, E.tensor(i0, dtype=E.int64)) * (1 - lam_t) + \
             x.index_select(d, E.tensor(i1, dtype=E.int64)) * lam_t
+    if exact is not None:
+        # the composite's graph (its last op, an add, keeps no output) with torch's values,
+        # written into the fresh result (Note [bilinear as torch])
+        np.copyto(x._data, exact)
     return x.to(input.dtype) if half else x
+
+
+# Note [bilinear as torch]: torch's float32 2-d bilinear resize is not two 1-d passes. Its
+# float32 weights come from the source index ``fma(scale, dst + 0.5, -0.5)`` (clamped at 0;
+# ``scale`` the float32 ``in / out`` or ``1 / scale_factor``; ``dst * scale`` with
+# align_corners), ``l1 = src - floor(src)``, ``l0 = 1 - l1``; each output is
+# ``x01 * w01``, then ``fma(x00, w00, .)``, ``fma(x10, w10, .)``, ``fma(x11, w11, .)`` with
+# ``w_ij = lh_i * lw_j`` (bit for bit on NCHW and channels-last inputs, given sizes and scale
+# factors). ``_bilinear2d_f32`` computes that; with a graph to record, the separable composite
+# runs too and its result takes these values (the backward is the composite's). Half and
+# bfloat16 inputs take it in float32, rounded once (torch's then differ in a few elements in
+# a thousand, where one axis after the other differed in a few in a hundred).
+
+
+def _bilinear_weights(L, O, align_corners, scale):
+    f32 = np.float32
+    sc = f32(_src_scale(L, O, align_corners, scale))
+    dst = np.arange(O, dtype=f32)
+    if align_corners:
+        src = dst * sc
+    else:       # (an fma: the exact float64 product and sum, rounded once)
+        src = np.maximum((sc * (dst + f32(0.5)).astype(np.float64) - 0.5).astype(f32), f32(0))
+    i0 = np.minimum(np.floor(src).astype(np.int64), L - 1)
+    l1 = src - i0.astype(f32)
+    return i0, np.minimum(i0 + 1, L - 1), f32(1) - l1, l1
+
+
+def _bilinear2d_f32(a, S, out, scales, align_corners):
+    """torch's float32 bilinear resize of the last two dims of ``a`` (Note [bilinear as
+    torch])."""
+    h0, h1, lh0, lh1 = _bilinear_weights(S[0], out[0], align_corners, scales[0])
+    w0, w1, lw0, lw1 = _bilinear_weights(S[1], out[1], align_corners, scales[1])
+    rows = (np.take(a, h0, axis=-2), np.take(a, h1, axis=-2))
+    acc = None
+    for hi, wi in ((0, 1), (0, 0), (1, 0), (1, 1)):
+        w = np.multiply((lh0, lh1)[hi][:, None], (lw0, lw1)[wi][None, :])      # float32
+        v = np.take(rows[hi], (w0, w1)[wi], axis=-1)
+        acc = np.multiply(v, w) if acc is None else \
+            np.add(np.multiply(v, w, dtype=np.float64), acc).astype(np.float32)
+    return acc
 
 
 def _aa_filter(x, mode):
