@@ -133,6 +133,10 @@ def _split(part, shape, *arrays, outputs=1, numpy_part=None):
     compiled kernel on OpenBLAS's threads where that pool is in use. Channels-last inputs
     give channels-last results, as torch's (the flat ranges run in their memory order)."""
     from ember._kernels import split
+    if arrays[0].size < split.MIN_SPLIT_ELEMENTS and all(a.flags.c_contiguous for a in arrays):
+        outs = [np.empty(shape, np.float32) for _ in range(outputs)]     # small: one call,
+        part(*(o.reshape(-1) for o in outs), *(a.reshape(-1) for a in arrays))   # here
+        return outs[0] if outputs == 1 else tuple(outs)
     order = shared_dense_order(arrays)
     if order is not None:
         arrays = [a.transpose(order) for a in arrays]
