@@ -81,4 +81,24 @@ def test_saved_result_attribute_and_retain_graph():
     np.testing.assert_allclose(r.detach().numpy(), np.tanh([0.5, 1.0]))
     loss.backward(retain_graph=True)
     loss.backward()
-    np.testing.assert_allclose(x.grad.numpy(), 2 * (1 - np.tanh([0.5, 1.0]) ** 2))
+    np.testing.assert_allclose(x.grad.numpy(), 2 * (1 - np.tanh([0.5, 1.0]) ** 2), rtol=1e-6)
+
+
+def test_saved_number_operands_and_unneeded_saves_as_torch():
+    """``grad_fn._saved_<arg>``: a number operand of mul/div is a 0-d tensor of the number's
+    type (int64, float64, bool, complex128) as torch's, and a tensor saved only for another
+    input's gradient that no input needs reads None."""
+    torch = pytest.importorskip("torch")
+
+    def seen(lib):
+        a = lib.ones(3, requires_grad=True)
+        b = lib.full((3,), 2.0)
+        out = []
+        for y in (a * 2, a * 2.5, a * True, a / 2, a / 2.5, a.div(2, rounding_mode="floor"),
+                  a * b, b * a, a / b, b / a, a * (1 + 2j)):
+            for n in ("_saved_self", "_saved_other"):
+                v = getattr(y.grad_fn, n)
+                out.append(None if v is None else (str(v.dtype), v.shape,
+                                                   v.detach().numpy().tolist()))
+        return out
+    assert seen(ember) == seen(torch)

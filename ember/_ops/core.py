@@ -144,7 +144,7 @@ div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_EK.true_di
             saves=("self", "other")).saved_for({"self": ("other",)})
 div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
                  _EK.div_mode, function=False, method=False, inplace=True,
-                 saves=("self", "other"))
+                 saves=("self", "other")).saved_for({"self": ("other",)})
 
 
 def _scaled_into(out, b, alpha):

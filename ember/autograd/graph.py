@@ -273,8 +273,18 @@ class OpNode(Node):
                 i = op.argnames.index(arg)
                 if i in op.saved_args or not any(i == j for j, _, _ in op.tensor_args):
                     self._check_released()
+                    needs = op.saved_needs.get(i)     # saved only for others' gradients,
+                    if needs is not None and not any(  # none of which is needed: torch's None
+                            isinstance(self.args[j], _Packed) or
+                            isinstance(self.args[j], Tensor) and self.args[j]._requires_grad
+                            for j in needs):
+                        return None
                     v = self.args[i]
-                    return v.unpack() if isinstance(v, _Packed) else v
+                    v = v.unpack() if isinstance(v, _Packed) else v
+                    if (type(self).__name__, arg) in _NUMBERS_AS_TENSORS and \
+                            isinstance(v, (bool, int, float, complex)):
+                        return _number_tensor(v)
+                    return v
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
 
     def _check_released(self):
@@ -382,6 +392,19 @@ class SavingOpNode(OpNode):
 # array: while the output lives the backward gets that very tensor; once it is gone, a new
 # tensor on the saved array whose ``grad_fn`` is the node (nothing can have changed it in
 # place then: a view of it would have kept it alive, and its base's version is kept).
+
+# torch saves a number operand of these as a 0-d tensor (int64, float64, bool or complex128 by
+# the number's type); other ops' number arguments (pow's exponent, clamp's bounds) stay numbers
+_NUMBERS_AS_TENSORS = {("MulBackward0", "self"), ("MulBackward0", "other"),
+                       ("DivBackward0", "other"), ("DivBackward2", "other")}
+
+
+def _number_tensor(v):
+    from ember import _dtype
+    dt = _dtype.bool if isinstance(v, bool) else _dtype.int64 if isinstance(v, int) else \
+        _dtype.float64 if isinstance(v, float) else _dtype.complex128
+    return _make(np.asarray(v, dt.np))
+
 
 class _OutputRef:
     """One saved output held weakly (Note [saved outputs]); stands in for the output in
