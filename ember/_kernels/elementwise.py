@@ -690,9 +690,30 @@ def _pyname(dt):
                                                                  np.dtype(dt).name)
 
 
+def _lerp_fma(a, b, w, dt):
+    """torch's float lerp: ``fma(w, end - self, self)`` where ``|w| < 0.5``, else
+    ``fma(w - 1, end - self, end)`` (one rounding each; the weight in the dtype first, and
+    ``w - 1`` in it), found by experiment; None for other dtypes."""
+    if dt != np.float32 and dt != np.float64:
+        return None
+    d = np.subtract(b, a, dtype=dt)
+    if not isinstance(w, np.ndarray):
+        w = dt.type(w)
+        if abs(w) < 0.5:
+            return fma(w, d, a).astype(dt, copy=False)
+        return fma(w - dt.type(1), d, b).astype(dt, copy=False)
+    w = np.asarray(w, dt)
+    small = np.abs(w) < 0.5
+    return fma(np.where(small, w, w - dt.type(1)), d,
+               np.where(small, a, b)).astype(dt, copy=False)
+
+
 @quiet
 def lerp(a, b, w):
     dt = _lerp_check(a, b, w)
+    r = _lerp_fma(a, b, w, dt)
+    if r is not None:
+        return r
     a = np.asarray(a)
     d = np.subtract(b, a)
     if type(w) in (float, int) and type(d) is np.ndarray:
@@ -718,10 +739,69 @@ def _value(value, dt):
     return value
 
 
+def fma(x, y, z):
+    """``x * y + z`` rounded once (float32 or float64 arrays; None for other dtypes). float32:
+    the float64 product is exact and the float64 sum's error (Knuth's two-sum) decides the
+    float32 rounding by round-to-odd, so a float64 sum on a float32 midpoint rounds the right
+    way; float64: Dekker's exact product and a compensated sum (as ``_fma_alpha``)."""
+    dt = np.result_type(x, y, z)
+    if dt != np.float32 and dt != np.float64:
+        return None
+    with np.errstate(all="ignore"):
+        x = np.asarray(x, np.float64)
+        y = np.asarray(y, np.float64)
+        z = np.asarray(z, np.float64)
+        if dt == np.float32:
+            p = x * y                                   # exact: 24 + 24 bits
+            s = p + z
+            v = s - p
+            t = (p - (s - v)) + (z - v)                 # s + t == p + z exactly
+            inexact = (t != 0) & np.isfinite(s)
+            if inexact.any():                           # round to odd: the odd neighbour
+                n = np.nextafter(s, np.where(t > 0, np.inf, -np.inf))
+                odd = (s.view(np.int64) & 1).astype(bool)
+                s = np.where(inexact & ~odd, n, s)
+            return s.astype(np.float32)
+        p = x * y
+        c = x * 134217729.0                             # Veltkamp's split, 2 ** 27 + 1
+        xh = c - (c - x)
+        xl = x - xh
+        c = y * 134217729.0
+        yh = c - (c - y)
+        yl = y - yh
+        e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl     # p + e == x * y exactly
+        s = p + z
+        v = s - p
+        t = (p - (s - v)) + (z - v)
+        r = s + (t + e)
+        bad = ~np.isfinite(r)
+        if bad.any():
+            r = np.where(bad, s, r)
+        return r
+
+
+def _addcmul_float(a, t1, t2, value):
+    """torch's float addcmul: ``fma(value * tensor1, tensor2, self)``, the product with the
+    value rounded to the dtype first (float32 value for float32), then one rounding."""
+    dt = dtype_of(a, t1, t2)
+    if dt != np.float32 and dt != np.float64:
+        return None
+    if value != 1:
+        with np.errstate(all="ignore"):
+            t1 = np.multiply(t1, dt.type(value), dtype=dt)
+    r = fma(t1, t2, a)
+    if r is not None and r.dtype != dt:
+        r = r.astype(dt)
+    return r
+
+
 @half_in_float32                # torch: float32 math for half operands, one rounding
 def addcmul(a, t1, t2, value=1):
     dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
     value = _value(value, dt)
+    r = _addcmul_float(a, t1, t2, value)
+    if r is not None:
+        return r
     return np.add(a, np.multiply(np.multiply(t1, t2), value) if value != 1
                   else np.multiply(t1, t2))
 
@@ -741,6 +821,8 @@ def addcdiv(a, t1, t2, value=1):
     if dt.kind in "biu":      # (integer tensor1 and tensor2 are rejected by the front)
         raise RuntimeError(_ADDCDIV_INT)
     value = _value(value, dt)
+    if dt.kind == "f" and value != 1:       # torch: self + (value * tensor1) / tensor2
+        return np.add(a, np.true_divide(np.multiply(t1, dt.type(value), dtype=dt), t2))
     q = np.true_divide(t1, t2)
     return np.add(a, np.multiply(q, value) if value != 1 else q)
 
@@ -755,6 +837,10 @@ def addcmul_out(out, a, t1, t2, value=1):
         return
     dt = check_kinds("addcmul_cpu_out", "iufc", a, t1, t2)
     value = _value(value, dt)
+    r = _addcmul_float(a, t1, t2, value)
+    if r is not None:
+        out[...] = r
+        return
     np.add(a, np.multiply(np.multiply(t1, t2), value) if value != 1 else np.multiply(t1, t2),
            out=out)
 
@@ -767,6 +853,10 @@ def addcdiv_out(out, a, t1, t2, value=1):
     if dt.kind in "biu":
         raise RuntimeError(_ADDCDIV_INT)
     value = _value(value, dt)
+    if dt.kind == "f" and value != 1:
+        with np.errstate(all="ignore"):
+            np.add(a, np.true_divide(np.multiply(t1, dt.type(value), dtype=dt), t2), out=out)
+        return
     q = np.true_divide(t1, t2)
     np.add(a, np.multiply(q, value) if value != 1 else q, out=out)
 
@@ -776,6 +866,11 @@ def lerp_out(out, a, b, w):
         np.copyto(out, lerp(a, b, w), casting="unsafe")
         return
     dt = _lerp_check(a, b, w)
+    with np.errstate(all="ignore"):
+        r = _lerp_fma(a, b, w, dt)
+    if r is not None:
+        np.copyto(out, r, casting="unsafe")
+        return
     a = np.asarray(a)
     d = np.subtract(b, a)
     # lerp's where(small, ...) with a scalar weight picks one branch for every element

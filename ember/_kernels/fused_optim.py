@@ -11,6 +11,7 @@ from __future__ import annotations
 import numpy as np
 
 from ember._kernels import compiled
+from ember._kernels.elementwise import fma
 
 
 def adam(params, grads, exp_avgs, exp_avg_sqs, max_exp_avg_sqs, state_steps, lr, beta1,
@@ -51,9 +52,9 @@ def _one_pass(update, arrays, t, lr, beta1, beta2, weight_decay, eps, amsgrad, m
     decay = 1 - lr * weight_decay if weight_decay != 0 and decoupled else 1
     flat = [a.reshape(-1) for a in arrays]
     update(*flat[:4], flat[4] if amsgrad else flat[0], bool(maximize),
-           f(weight_decay if coupled else 0), f(decay), f(w if small else 1 - w), f(beta2),
+           f(weight_decay if coupled else 0), f(decay), f(w) if small else f(w) - f(1), f(beta2),
            f(1 - beta2), f((1 - beta2 ** t) ** 0.5), f(eps), f(-lr / (1 - beta1 ** t)),
-           bool(amsgrad), small)
+           bool(amsgrad), small, arrays[0].dtype == np.float32)
 
 
 def _numpy_passes(arrays, t, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,
@@ -67,26 +68,23 @@ def _numpy_passes(arrays, t, lr, beta1, beta2, weight_decay, eps, amsgrad, maxim
             np.multiply(pa, 1 - lr * weight_decay, out=pa)
         else:
             ga = np.add(ga, np.multiply(pa, weight_decay))
-    w = 1 - beta1
-    d = np.subtract(ga, ma)
-    if abs(w) < 0.5:                    # m.lerp_(g, w)
-        d *= w
-        np.add(ma, d, out=ma)
+    w = pa.dtype.type(1 - beta1)        # m.lerp_(g, w): fma(w, g - m, m), or for a weight
+    d = np.subtract(ga, ma)             # of 0.5 or more fma(w - 1, g - m, g)
+    if abs(w) < 0.5:
+        ma[...] = fma(w, d, ma)
     else:
-        d *= 1 - w
-        np.subtract(ga, d, out=ma)
-    va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-    np.multiply(ga, ga, out=d)
-    d *= 1 - beta2
-    va += d
+        ma[...] = fma(w - pa.dtype.type(1), d, ga)
+    va *= beta2                         # v.mul_(beta2).addcmul_(g, g, value=1 - beta2):
+    np.multiply(ga, 1 - beta2, out=d)   # fma(g * (1 - beta2), g, v), as torch's addcmul
+    va[...] = fma(d, ga, va)
     if amsgrad:
         np.maximum(arrays[4], va, out=arrays[4])
         va = arrays[4]
     np.sqrt(va, out=d)                  # denom = sqrt(v) / sqrt(1 - beta2^t) + eps
     d /= (1 - beta2 ** t) ** 0.5
     d += eps
-    np.divide(ma, d, out=d)             # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t))
-    d *= -lr / (1 - beta1 ** t)
+    # p.addcdiv_(m, denom, value=-lr / (1 - beta1^t)): (value * m) / denom, as torch
+    np.divide(np.multiply(ma, pa.dtype.type(-lr / (1 - beta1 ** t))), d, out=d)
     pa += d
 
 

@@ -4,9 +4,10 @@ records), used when numba is present, the compiled kernels are on and the arrays
 C-contiguous; else NumPy passes.
 
 One pass over ``p``, ``g``, ``m``, ``v`` instead of ten NumPy passes; the float operations
-and their order are those of the op-by-op update (no fast-math, no fused multiply-add), so
-the result is the same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive already
-in the arrays' dtype, as the ops cast them.
+and their order are those of the op-by-op update (no fast-math; the fused multiply-adds of
+``lerp`` and ``addcmul`` computed exactly as ``ember._kernels.elementwise.fma``), so the result is the
+same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive already in the arrays'
+dtype, as the ops cast them.
 """
 from __future__ import annotations
 
@@ -15,12 +16,47 @@ from numba import njit
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
+def _fma(x, y, z, single):
+    """``x * y + z`` rounded once to float32 (``single``) or float64, returned as a float64
+    holding that value: the float64 product of float32 operands is exact and the two-sum
+    error decides a float64 sum lying on a float32 midpoint; float64 products split by
+    Veltkamp (Dekker's exact product), the sum compensated."""
+    x = np.float64(x)
+    y = np.float64(y)
+    z = np.float64(z)
+    p = x * y
+    if single:
+        e = 0.0
+    else:
+        c = x * 134217729.0
+        xh = c - (c - x)
+        xl = x - xh
+        c = y * 134217729.0
+        yh = c - (c - y)
+        yl = y - yh
+        e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
+    s = p + z
+    v = s - p
+    t = (p - (s - v)) + (z - v)
+    if not single:
+        r = s + (t + e)
+        return r if np.isfinite(r) else s
+    r = np.float64(np.float32(s))
+    if t != 0.0 and r != s and np.isfinite(r):
+        o = 2.0 * s - r                         # the other float32 neighbour if s is a midpoint
+        if np.float64(np.float32(o)) == o:
+            r = max(r, o) if t > 0.0 else min(r, o)
+    return r
+
+
+@njit(cache=True, nogil=True, error_model="numpy")
 def adam_update(p, g, m, v, vmax, maximize, coupled_wd, decay, w, beta2, one_minus_beta2,
-                c2, eps, neg_step, amsgrad, lerp_small):
+                c2, eps, neg_step, amsgrad, lerp_small, single):
     """In place on flat arrays of one dtype; ``vmax`` is used only when ``amsgrad``.
     ``coupled_wd`` (0: none) adds ``p * coupled_wd`` to the gradient, ``decay`` (1: none)
-    scales ``p`` first (AdamW). The moment update is ember's lerp: ``m + (g - m) * w`` when
-    ``lerp_small`` (|1 - beta1| < 0.5), else ``g - (g - m) * w`` with ``w`` = beta1."""
+    scales ``p`` first (AdamW); ``single``: the arrays are float32. The moment update is ember's lerp: ``fma(w, g - m, m)`` when
+    ``lerp_small`` (|1 - beta1| < 0.5), else ``fma(w, g - m, g)`` with ``w`` = (1 - beta1) - 1
+    (in the dtype)."""
     for i in range(p.size):
         gi = g[i]
         if maximize:
@@ -29,15 +65,12 @@ def adam_update(p, g, m, v, vmax, maximize, coupled_wd, decay, w, beta2, one_min
         if coupled_wd != 0:
             gi = gi + pi * coupled_wd
         pi = pi * decay
+        mi = m[i]                       # m.lerp_(g, 1 - beta1), as ember's lerp kernel
+        m[i] = _fma(w, gi - mi, mi if lerp_small else gi, single)
         mi = m[i]
-        if lerp_small:
-            mi = mi + (gi - mi) * w
-        else:
-            mi = gi - (gi - mi) * w
-        m[i] = mi
-        vi = v[i] * beta2
-        vi = vi + (gi * gi) * one_minus_beta2
-        v[i] = vi
+        vi = v[i] * beta2               # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
+        v[i] = _fma(gi * one_minus_beta2, gi, vi, single)
+        vi = v[i]
         if amsgrad:
             a = vmax[i]
             if not (a >= vi) and a == a:
@@ -47,4 +80,4 @@ def adam_update(p, g, m, v, vmax, maximize, coupled_wd, decay, w, beta2, one_min
             vmax[i] = a
             vi = a
         d = np.sqrt(vi) / c2 + eps
-        p[i] = pi + (mi / d) * neg_step
+        p[i] = pi + (neg_step * mi) / d     # p.addcdiv_(m, d, value=neg_step), as torch
