@@ -114,3 +114,56 @@ def test_adam_moments_are_torch_s_bit_for_bit_over_several_steps(name, kw, dtype
     for a, b in zip(p_e, p_t):
         np.testing.assert_allclose(a, b, rtol=4 * np.finfo(dtype).eps,
                                    atol=kw["lr"] * 4 * np.finfo(dtype).eps)
+
+
+def test_ctc_loss_argument_errors_name_torch_s_check_in_its_order():
+    # torch 2.13 names ctc_loss_allocate_outputs and checks in its own order; ember named
+    # ctc_loss / ctc_loss_cpu, took half inputs and had its own text for short targets
+    def cases(L):
+        F = L.nn.functional
+        L.manual_seed(0)
+        lp = L.randn(6, 2, 5).log_softmax(2)
+        tg = L.tensor([[1, 2, 3, 4], [2, 2, 1, 3]])
+        il, tl = L.tensor([6, 6]), L.tensor([4, 3])
+        t = L.tensor
+        return [lambda: F.ctc_loss(lp, tg, t([-1, 6]), tl),
+                lambda: F.ctc_loss(lp, tg, il, t([2, -1])),
+                lambda: F.ctc_loss(lp, tg, t([7, 6]), tl),
+                lambda: F.ctc_loss(lp, tg, (7, 6), (4, 3)),
+                lambda: F.ctc_loss(lp.long(), tg, il, tl),
+                lambda: F.ctc_loss(lp.half(), tg, il, tl),
+                lambda: F.ctc_loss(lp.bfloat16(), tg, il, tl),
+                lambda: F.ctc_loss(lp[None], tg, il, tl),
+                lambda: F.ctc_loss(lp[0, 0], tg, il, tl),
+                lambda: F.ctc_loss(lp, tg[None], il, tl),
+                lambda: F.ctc_loss(lp, tg, il, t([5, 3])),
+                lambda: F.ctc_loss(lp, tg[:1], il, tl),
+                lambda: F.ctc_loss(lp, tg.flatten()[:5], il, tl),
+                lambda: F.ctc_loss(lp, tg, t([6]), tl),
+                lambda: F.ctc_loss(lp, tg, il, t([4, 3, 2]), blank=9),
+                lambda: F.ctc_loss(lp[:, 0], tg[0], t(7), t(4)),
+                lambda: F.ctc_loss(lp[None], tg, t([-1, 6]), tl),
+                lambda: F.ctc_loss(lp, tg[None], t([-1, 6]), tl, blank=9),
+                lambda: F.ctc_loss(lp, tg, t([7, 6]), t([5, 3])),
+                lambda: F.ctc_loss(lp, tg, t([-1, 6]), t([2, -1])),
+                lambda: F.ctc_loss(lp, tg, t([7, -1]), tl),
+                lambda: F.ctc_loss(lp, tg, t([-1, 7]), tl),
+                lambda: F.ctc_loss(lp, tg[:1], il, t([5, 3])),
+                lambda: F.ctc_loss(lp, tg.flatten()[:3], t([7, 6]), tl),
+                lambda: F.ctc_loss(lp, tg, t([6]), t([2, -1])),
+                lambda: F.ctc_loss(lp, tg, il, t([2, -1]), blank=9),
+                lambda: F.ctc_loss(lp[None], tg, il.float(), tl),
+                lambda: F.ctc_loss(lp.long(), tg, il, tl.float()),
+                lambda: F.ctc_loss(lp[:0].half(), tg, il, tl),
+                lambda: F.ctc_loss(lp[None][:, :0], tg, il, tl),
+                lambda: F.ctc_loss(lp[:, 0], tg, t(6), t(4))]
+    seen = 0
+    for mine, theirs in zip(cases(ember), cases(torch)):
+        with pytest.raises(Exception) as want:
+            theirs()
+        with pytest.raises(Exception) as got:
+            mine()
+        assert (type(got.value).__name__, str(got.value)) == \
+            (type(want.value).__name__, str(want.value))
+        seen += 1
+    assert seen == 31

@@ -713,46 +713,63 @@ def gaussian_nll_loss(input, target, var, full=False, eps=1e-6, reduction="mean"
     return _reduce(loss, reduction)
 
 
+_CTC_WHERE = " (while checking arguments for ctc_loss_allocate_outputs)"
+
+
 def ctc_loss(log_probs, targets, input_lengths, target_lengths, blank=0, reduction="mean",
              zero_infinity=False):
+    # torch's checks in its order: the lengths integral, the dtype, an empty input, the
+    # dimensions (a log_probs not 3-d is read as unbatched, one more dimension), blank, the
+    # lengths' sizes, target lengths not negative, the targets' shape, input lengths in range
     def _lens(v, name):
         if isinstance(v, ember.Tensor):
             if v.is_floating_point() or v.is_complex():
                 raise RuntimeError(f"{name} must be integral")
             v = v.reshape((-1,)).tolist()
-        v = [int(a) for a in v]
-        if len(v) != N:
-            raise RuntimeError(f"{name} must be of size batch_size")
-        if v and min(v) < 0:
-            raise RuntimeError(f"Expected {name} to have value at least 0, but got value "
-                               f"{min(v)} (while checking arguments for ctc_loss)")
-        return v
-    if not log_probs.is_floating_point():
+        return [int(a) for a in v]
+    il, tl = _lens(input_lengths, "input_lengths"), _lens(target_lengths, "target_lengths")
+    if log_probs.dtype not in (ember.float32, ember.float64):
         raise NotImplementedError(f'"ctc_loss_cpu" not implemented for '
                                   f"'{_tname(log_probs.dtype)}'")
-    if log_probs.dim() not in (2, 3):
-        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim()}-"
-                           f"dimensional tensor for argument #1 'log_probs' (while checking "
-                           f"arguments for ctc_loss)")
     if log_probs.numel() == 0:
         raise RuntimeError("log_probs tensor must not be empty")
+    if log_probs.dim() not in (2, 3):
+        raise RuntimeError(f"Expected 3-dimensional tensor, but got {log_probs.dim() + 1}-"
+                           f"dimensional tensor for argument #1 'log_probs'" + _CTC_WHERE)
+    if targets.dim() not in (1, 2):
+        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
+                           f"tensor for argument #2 'targets'" + _CTC_WHERE)
+    T = log_probs.shape[0]
     N = log_probs.shape[1] if log_probs.dim() == 3 else 1
-    il, tl = _lens(input_lengths, "input_lengths"), _lens(target_lengths, "target_lengths")
     C = log_probs.shape[-1]
     if not 0 <= blank < C:
         raise RuntimeError("blank must be in label range")
-    if targets.dim() not in (1, 2):
-        raise RuntimeError(f"Expected 1 to 2 dimensions, but got {targets.dim()}-dimensional "
-                           f"tensor for argument #2 'targets' (while checking arguments for "
-                           f"ctc_loss)")
+    if len(il) != N:
+        raise RuntimeError("input_lengths must be of size batch_size")
+    if len(tl) != N:
+        raise RuntimeError("target_lengths must be of size batch_size")
+    for v in tl:
+        if v < 0:
+            raise RuntimeError(f"Expected target_lengths to have value at least 0, but got "
+                               f"value {v}" + _CTC_WHERE)
     if targets.dim() == 2:
-        if targets.shape[0] != N or targets.shape[1] < max(tl, default=0):
-            raise RuntimeError(f"ctc_loss: targets of shape {list(targets.shape)} do not hold "
-                               f"{N} sequences of target_lengths {tl}")
+        if targets.shape[0] != N:
+            raise RuntimeError(f"Expected tensor to have size {N} at dimension 0, but got "
+                               f"size {targets.shape[0]} for argument #2 'targets'" + _CTC_WHERE)
+        if targets.shape[1] < max(tl, default=0):
+            raise RuntimeError(f"Expected tensor to have size at least {max(tl)} at dimension "
+                               f"1, but got size {targets.shape[1]} for argument #2 'targets'"
+                               + _CTC_WHERE)
     elif targets.numel() != sum(tl):
         raise RuntimeError(f"Expected tensor to have size {sum(tl)} at dimension 0, but got "
-                           f"size {targets.numel()} for argument #2 'targets' (while checking "
-                           f"arguments for ctc_loss)")
+                           f"size {targets.numel()} for argument #2 'targets'" + _CTC_WHERE)
+    for v in il:
+        if v < 0:
+            raise RuntimeError(f"Expected input_lengths to have value at least 0, but got "
+                               f"value {v}" + _CTC_WHERE)
+        if v > T:
+            raise RuntimeError(f"Expected input_lengths to have value at most {T}, but got "
+                               f"value {v}" + _CTC_WHERE)
     loss = ctc_loss_op(log_probs, targets, il, tl, blank, zero_infinity)
     r = _enum(reduction)
     if r == 1:
