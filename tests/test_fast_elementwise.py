@@ -166,3 +166,47 @@ def test_pooled_mul_and_scalar_add_match_numpy_bits(b):
             np.testing.assert_array_equal(g, want)
             np.testing.assert_array_equal(g, ref.numpy())
             assert np.array_equal(np.signbit(g), np.signbit(want))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [7, 4096, 100003, (1 << 20) + 77])
+def test_add_scaled_rounds_once_compiled_or_not(dtype, n):
+    # add/sub with alpha: the compiled fused multiply-add (fast_elementwise.add_scaled), and
+    # without numba the float64 route or BLAS, give torch's bits, in place and not
+    from ember._kernels import compiled
+    rng = np.random.default_rng(n)
+    y = rng.standard_normal(n).astype(dtype)
+    x = (rng.standard_normal(n) * 3).astype(dtype)
+    for on in (True, False):
+        (compiled.enable if on else compiled.disable)()
+        try:
+            for alpha in (-0.0137, 3):
+                for name in ("add", "sub"):
+                    want = getattr(torch, name)(torch.tensor(y), torch.tensor(x), alpha=alpha)
+                    got = getattr(ember, name)(ember.tensor(y), ember.tensor(x), alpha=alpha)
+                    np.testing.assert_array_equal(got.numpy(), want.numpy())
+                    got = getattr(ember.tensor(y), name + "_")(ember.tensor(x), alpha=alpha)
+                    np.testing.assert_array_equal(got.numpy(), want.numpy())
+        finally:
+            compiled.enable()
+    if n > 1000 and compiled.module("elementwise") is not None:
+        assert FE.add_scaled(y, x, 0.5) is not None          # the compiled path was taken
+
+
+def test_add_scaled_overlaps_and_out_arguments_as_torch():
+    rng = np.random.default_rng(1)
+    base = rng.standard_normal(20000).astype(np.float32)
+    got, want = ember.tensor(base), torch.tensor(base)
+    for t in (got, want):                            # b overlaps the target, shifted
+        with pytest.raises(RuntimeError, match="single memory location"):
+            t[1:].add_(t[:-1], alpha=0.5)
+    got.add_(got, alpha=-0.25)                       # b is the target itself
+    want.add_(want, alpha=-0.25)
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    out_e, out_t = ember.zeros(20000, 2)[:, 0], torch.zeros(20000, 2)[:, 0]   # strided out
+    ember.add(got, got.flip(0), alpha=3, out=out_e)
+    torch.add(want, want.flip(0), alpha=3, out=out_t)
+    np.testing.assert_array_equal(out_e.numpy(), out_t.numpy())
+    a = np.ones(5000, np.float32)
+    assert FE.add_scaled(a, np.ones(5000, np.float64), 2.0) is None       # dtypes differ
+    assert FE.add_scaled(a, np.ones(10000, np.float32)[::2], 2.0) is None  # strided b

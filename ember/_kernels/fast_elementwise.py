@@ -17,7 +17,7 @@ import threading
 
 import numpy as np
 
-from ember._kernels import numpy_blas, split
+from ember._kernels import compiled as _compiled, numpy_blas, split
 
 _AXPY_MIN = 4096               # below this, BLAS's call overhead outweighs the saved pass
 _AXPY_THREADED = 10000         # OpenBLAS's axpy wakes its pool from here on (n > 10000)
@@ -77,6 +77,78 @@ def maximum_scalar(a, value):
             j = min(i + _SCALAR_CHUNK, hi)
             np.maximum(s[:j - i], af[i:j], out=of[i:j])     # (ties keep a's -0.0)
     split.run_rows(part, af.size, af.size)      # large arrays over ember's threads
+    return out
+
+
+# ------------------------------------------------ a + alpha * b, one rounding
+
+SCALED_MIN = 1 << 12           # elements; below this, numba is not loaded for the update
+SCALED_POOL_MIN = 1 << 20      # elements; below, one thread (a pool's wake-up costs more)
+_scaled: list = []             # [compiled/elementwise.py] once loaded and found to fuse
+_scaled_fuses: dict = {}       # dtype char -> whether the compiled kernel rounds once here
+_scaled_alphas: dict = {}      # (dtype char, alpha) -> alpha as a NumPy scalar of the dtype
+
+
+def _scaled_kernels(size):
+    """compiled/elementwise.py for ``add_scaled``, loading numba from ``SCALED_MIN``
+    elements, or None; checks once that the CPU fuses the multiply-add: -1 + (1 + e)(1 + e)
+    is 2e + e^2 exactly when fused, 2e when the product is rounded first."""
+    kernels = _compiled.module("elementwise") if size >= SCALED_MIN else \
+        _compiled.loaded("elementwise")
+    if kernels is None:
+        return None
+    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
+        e = dtype.type(2.0 ** (-12 if dtype.char == "f" else -27))
+        a, b, out = np.full(67, -1, dtype), np.full(67, 1 + e, dtype), np.empty(67, dtype)
+        kernels.add_scaled(a, b, dtype.type(1 + e), out)
+        kernels.add_scaled_(a, b, dtype.type(1 + e))
+        _scaled_fuses[dtype.char] = bool((out == 2 * e + e * e).all() and (a == out).all())
+    _scaled.append(kernels)
+    return kernels
+
+
+def add_scaled(a, b, alpha, out=None):
+    """``a + alpha * b`` rounded once (a fused multiply-add, torch's add/sub with ``alpha``;
+    ``alpha`` a real number, rounded to the dtype first) for float32/float64 C-contiguous
+    arrays of one shape and dtype, into ``out`` (which may be ``a`` or ``b``) or a new array;
+    large float32 arrays on OpenBLAS's threads. None where it does not apply: other
+    dtypes or layouts, ``out`` overlapping ``b`` otherwise, numba missing (or not loaded yet
+    for fewer than ``SCALED_MIN`` elements), or a CPU that does not fuse."""
+    if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype or \
+            a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
+        return None
+    kernels = _scaled[0] if _scaled else _scaled_kernels(a.size)
+    if kernels is None or not _scaled_fuses.get(a.dtype.char):
+        return None
+    if not _compiled.switched_on():
+        return None
+    if out is None:
+        out = np.empty(a.shape, a.dtype)
+    elif out is not b and (out.base is not None or b.base is not None) and \
+            np.may_share_memory(out, b) or out is not a and (
+                out.shape != a.shape or out.dtype != a.dtype or not out.flags.c_contiguous or
+                not out.flags.writeable or np.may_share_memory(out, a)):
+        return None             # (a partial overlap: the vector loop would read what it wrote)
+    key = (a.dtype.char, alpha)
+    s = _scaled_alphas.get(key)
+    if s is None:
+        s = a.dtype.type(alpha)
+        if len(_scaled_alphas) < 64 and alpha:            # (0.0 == -0.0: not kept)
+            _scaled_alphas[key] = s
+    if a.size >= SCALED_POOL_MIN and s.dtype.char == "f":
+        from ember._kernels import blas_pool
+        pool = blas_pool.kernels()
+        if pool is not None and blas_pool.run(
+                pool.add_scaled, blas_pool.context(a, b, out, a.size, float(s)), a.size,
+                _POOL_GRAIN):
+            return out
+    if out is a:
+        kernels.add_scaled_(a if a.ndim == 1 else a.reshape(-1),
+                            b if b.ndim == 1 else b.reshape(-1), s)
+    elif a.ndim == 1:
+        kernels.add_scaled(a, b, s, out)
+    else:
+        kernels.add_scaled(a.reshape(-1), b.reshape(-1), s, out.reshape(-1))
     return out
 
 

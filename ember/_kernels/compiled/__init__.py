@@ -55,6 +55,12 @@ def module(name):
     return mod or None
 
 
+def loaded(name):
+    """The module ``name`` if it is already imported (numba loaded), else None: for small
+    work, where loading numba would cost more than the kernel saves."""
+    return _modules.get(name) or None if _state["enabled"] else None
+
+
 def kernels():
     """The quantized hot-path kernels (ember._kernels.compiled.quantized), or None."""
     return module("quantized")

@@ -55,6 +55,26 @@ def mul_scalar(a, s, out):
         out[j] = a[j] * s
 
 
+# a multiply-add contracted into one FMA instruction: one rounding, as torch's add/sub with
+# alpha (fast_elementwise.add_scaled checks once per dtype that the CPU fused it)
+_FMA_OPTS = dict(_OPTS, fastmath={"contract"})
+
+
+@njit(**_FMA_OPTS)
+def add_scaled(a, b, alpha, out):
+    """out = a + alpha * b rounded once (``alpha`` of the arrays' dtype)."""
+    for j in range(a.size):
+        out[j] = a[j] + alpha * b[j]
+
+
+@njit(**_FMA_OPTS)
+def add_scaled_(a, b, alpha):
+    """a += alpha * b rounded once, in place (add_scaled into a would take LLVM's scalar
+    loop: its overlap check refuses out == a)."""
+    for j in range(a.size):
+        a[j] = a[j] + alpha * b[j]
+
+
 @njit(**_OPTS)
 def add_rows(out, b):
     """out[r] += b for each row r of out (R, C); b (C,)."""

@@ -45,6 +45,21 @@ def probe(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 
 @cfunc(_SIG, nopython=True, cache=True)
+def add_scaled(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [a, b, out, size, s] (flat float32, s as float64 bits): out = a + float32(s) * b
+    rounded once (out may be a)."""
+    ctx = carray(_i64(c), (n,))
+    size = ctx[3]
+    s = np.float32(carray(_f64(c), (n,))[4])
+    lo, hi = a >> 3, (a >> 3) + m
+    x, y = carray(_f32(ctx[0]), (size,))[lo:hi], carray(_f32(ctx[1]), (size,))[lo:hi]
+    if ctx[2] == ctx[0]:
+        elementwise.add_scaled_(x, y, s)
+    else:
+        elementwise.add_scaled(x, y, s, carray(_f32(ctx[2]), (size,))[lo:hi])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
 def gelu_forward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [x, out, size] (flat float32): out = gelu(x)."""
     ctx = carray(_i64(c), (n,))
