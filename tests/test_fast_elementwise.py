@@ -210,3 +210,30 @@ def test_add_scaled_overlaps_and_out_arguments_as_torch():
     a = np.ones(5000, np.float32)
     assert FE.add_scaled(a, np.ones(5000, np.float64), 2.0) is None       # dtypes differ
     assert FE.add_scaled(a, np.ones(10000, np.float32)[::2], 2.0) is None  # strided b
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("n", [100, 6400, 20000])
+def test_where_zero_fast_paths_keep_numpy_bits(dtype, n):
+    # where(cond, g, 0) (clamp's gradient): compiled, or g's bits under a mask; NaN, infinities
+    # and -0.0 under a false condition become +0.0, as np.where and torch.where
+    from ember._kernels import compiled
+    from ember._kernels import core as K
+    rng = np.random.default_rng(n)
+    x = rng.standard_normal(n).astype(dtype)
+    x[:6] = [np.nan, -np.inf, -0.0, np.inf, np.nan, -0.0]
+    c = rng.standard_normal(n) > 0
+    c[:6] = [False, False, False, False, True, True]
+    for on in (True, False):
+        (compiled.enable if on else compiled.disable)()
+        try:
+            for y in (0, 0.0, np.zeros((), dtype)):
+                got = K.where(c, x, y)
+                want = np.where(c, x, y)
+                assert got.dtype == want.dtype
+                np.testing.assert_array_equal(got.view(np.uint8), want.view(np.uint8))
+        finally:
+            compiled.enable()
+    t = torch.where(torch.from_numpy(c), torch.from_numpy(x), 0)
+    np.testing.assert_array_equal(ember.where(ember.from_numpy(c), ember.from_numpy(x), 0)
+                                  .numpy().view(np.uint8), t.numpy().view(np.uint8))

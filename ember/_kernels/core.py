@@ -144,8 +144,40 @@ def astype_warning(a, np_dtype):
 
 @follows_inputs
 def where(cond, x, y):
-    """``x`` where ``cond`` holds, else ``y``; laid out as torch's (the condition first)."""
+    """``x`` where ``cond`` holds, else ``y``; laid out as torch's (the condition first).
+    ``where(cond, g, 0)`` of a float array (clamp's and masks' gradients) is one compiled
+    pass where numba is loaded, else ``g``'s bits ANDed with a mask from ``cond``: NumPy's
+    ``where`` is a branch per element (2-5 ns each on random conditions; (64, 100) float32
+    14 -> 3.5 us compiled, 11 us masked)."""
+    if type(x) is np.ndarray and x.dtype.char in "fd" and type(cond) is np.ndarray and \
+            cond.shape == x.shape and cond.dtype == np.bool_ and x.flags.c_contiguous and \
+            cond.flags.c_contiguous and _is_plus_zero(y, x.dtype):
+        from ember._kernels import compiled
+        kernels = compiled.module("elementwise") if x.size >= _WHERE_LOAD else \
+            compiled.loaded("elementwise")
+        if kernels is not None:
+            out = np.empty(x.shape, x.dtype)
+            kernels.where_zero(cond.reshape(-1), x.reshape(-1), x.dtype.type(0),
+                               out.reshape(-1))
+            return out
+        if x.dtype.char == "f" or x.size >= _WHERE_LOAD:
+            bits = np.int32 if x.dtype.char == "f" else np.int64
+            mask = cond.astype(bits)
+            np.negative(mask, out=mask)                      # 1 -> all ones, 0 -> 0
+            return np.bitwise_and(x.view(bits), mask, out=mask).view(x.dtype)
     return np.where(cond, x, y)
+
+
+_WHERE_LOAD = 1 << 14      # elements; from here ``where(cond, g, 0)`` loads numba
+
+
+def _is_plus_zero(y, dtype):
+    """Whether ``y`` is +0 that leaves ``where``'s result in ``dtype`` (a Python 0 or 0.0, or
+    a 0-d array of that dtype)."""
+    if type(y) is int or type(y) is float:
+        return y == 0 and math.copysign(1.0, y) > 0
+    return type(y) is np.ndarray and y.ndim == 0 and y.dtype == dtype and y == 0 and \
+        not np.signbit(y)
 
 
 def matmul(a, b):

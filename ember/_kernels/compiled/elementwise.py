@@ -55,6 +55,13 @@ def mul_scalar(a, s, out):
         out[j] = a[j] * s
 
 
+@njit(**_OPTS)
+def where_zero(cond, x, zero, out):
+    """out = x where cond, else ``zero`` (+0 of x's dtype): clamp's and masks' gradients."""
+    for j in range(x.size):
+        out[j] = x[j] if cond[j] else zero
+
+
 # a multiply-add contracted into one FMA instruction: one rounding, as torch's add/sub with
 # alpha (fast_elementwise.add_scaled checks once per dtype that the CPU fused it)
 _FMA_OPTS = dict(_OPTS, fastmath={"contract"})
