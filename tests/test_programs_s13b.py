@@ -167,3 +167,48 @@ def test_ctc_loss_argument_errors_name_torch_s_check_in_its_order():
             (type(want.value).__name__, str(want.value))
         seen += 1
     assert seen == 31
+
+
+@pytest.mark.parametrize("dtype", ["float16", "bfloat16"])
+def test_half_prod_rounds_every_product_in_torch_s_order(dtype):
+    # torch multiplies float16/bfloat16 in the dtype (overflow to inf, underflow to 0) in its
+    # vectorised order (Note [half prod as torch]); ember multiplied in float32
+    rng = np.random.default_rng(5)
+    cases = [((5,), None), ((100,), None), ((1000,), None), ((7, 150), 1), ((7, 150), 0),
+             ((150, 9), 0), ((3, 5, 80), 2), ((3, 80, 5), 1), ((64,), 0), ((0,), None),
+             ((3, 0), 1), ((3, 0), 0), ((), None), ((200, 3), None)]
+    for shape, dim in cases:
+        x = (1 + rng.standard_normal(shape) * 0.05).astype(np.float32)
+        for transpose in (False, True):
+            if transpose and len(shape) < 2:
+                continue
+            t = torch.tensor(x).to(getattr(torch, dtype))
+            e = ember.tensor(x).to(getattr(ember, dtype))
+            if transpose:
+                t, e = t.transpose(0, 1), e.transpose(0, 1)
+            for keepdim in (False, True):
+                want = t.prod() if dim is None else t.prod(dim, keepdim=keepdim)
+                got = e.prod() if dim is None else e.prod(dim, keepdim=keepdim)
+                assert got.dtype == getattr(ember, dtype)
+                np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())
+    x = [300.0, 300.0, 0.001, 2.0]
+    assert str(ember.tensor(x).half().prod()) == str(torch.tensor(x).half().prod())  # inf
+    x = [1e-4, 1e-4, 1e4]
+    assert str(ember.tensor(x).half().prod()) == str(torch.tensor(x).half().prod())  # 0.
+    assert str(ember.tensor(x).prod(dtype=ember.float16)) == \
+        str(torch.tensor(x).prod(dtype=torch.float16))
+
+
+def test_half_prod_of_a_long_tensor_splits_by_threads_as_torch():
+    # from 32768 values torch's whole-tensor product is one piece per thread, multiplied
+    rng = np.random.default_rng(6)
+    x = (1 + rng.standard_normal(70001) * 0.0003).astype(np.float32)
+    n_e, n_t = ember.get_num_threads(), torch.get_num_threads()
+    try:
+        for n in (1, 2):
+            ember.set_num_threads(n)
+            torch.set_num_threads(n)
+            assert float(ember.tensor(x).half().prod()) == float(torch.tensor(x).half().prod())
+    finally:
+        ember.set_num_threads(n_e)
+        torch.set_num_threads(n_t)
