@@ -84,27 +84,7 @@ def maximum_scalar(a, value):
 
 SCALED_MIN = 1 << 12           # elements; below this, numba is not loaded for the update
 SCALED_POOL_MIN = 1 << 20      # elements; below, one thread (a pool's wake-up costs more)
-_scaled: list = []             # [compiled/elementwise.py] once loaded and found to fuse
-_scaled_fuses: dict = {}       # dtype char -> whether the compiled kernel rounds once here
 _scaled_alphas: dict = {}      # (dtype char, alpha) -> alpha as a NumPy scalar of the dtype
-
-
-def _scaled_kernels(size):
-    """compiled/elementwise.py for ``add_scaled``, loading numba from ``SCALED_MIN``
-    elements, or None; checks once that the CPU fuses the multiply-add: -1 + (1 + e)(1 + e)
-    is 2e + e^2 exactly when fused, 2e when the product is rounded first."""
-    kernels = _compiled.module("elementwise") if size >= SCALED_MIN else \
-        _compiled.loaded("elementwise")
-    if kernels is None:
-        return None
-    for dtype in (np.dtype(np.float32), np.dtype(np.float64)):
-        e = dtype.type(2.0 ** (-12 if dtype.char == "f" else -27))
-        a, b, out = np.full(67, -1, dtype), np.full(67, 1 + e, dtype), np.empty(67, dtype)
-        kernels.add_scaled(a, b, dtype.type(1 + e), out)
-        kernels.add_scaled_(a, b, dtype.type(1 + e))
-        _scaled_fuses[dtype.char] = bool((out == 2 * e + e * e).all() and (a == out).all())
-    _scaled.append(kernels)
-    return kernels
 
 
 def add_scaled(a, b, alpha, out=None):
@@ -113,14 +93,13 @@ def add_scaled(a, b, alpha, out=None):
     arrays of one shape and dtype, into ``out`` (which may be ``a`` or ``b``) or a new array;
     large float32 arrays on OpenBLAS's threads. None where it does not apply: other
     dtypes or layouts, ``out`` overlapping ``b`` otherwise, numba missing (or not loaded yet
-    for fewer than ``SCALED_MIN`` elements), or a CPU that does not fuse."""
+    for fewer than ``SCALED_MIN`` elements)."""
     if type(a) is not np.ndarray or type(b) is not np.ndarray or a.dtype != b.dtype or \
             a.shape != b.shape or not (a.flags.c_contiguous and b.flags.c_contiguous):
         return None
-    kernels = _scaled[0] if _scaled else _scaled_kernels(a.size)
-    if kernels is None or not _scaled_fuses.get(a.dtype.char):
-        return None
-    if not _compiled.switched_on():
+    kernels = _compiled.module("elementwise") if a.size >= SCALED_MIN else \
+        _compiled.loaded("elementwise")
+    if kernels is None or a.dtype.char not in "fd":
         return None
     if out is None:
         out = np.empty(a.shape, a.dtype)

@@ -54,7 +54,7 @@ def _one_pass(update, arrays, t, lr, beta1, beta2, weight_decay, eps, amsgrad, m
     update(*flat[:4], flat[4] if amsgrad else flat[0], bool(maximize),
            f(weight_decay if coupled else 0), f(decay), f(w) if small else f(w) - f(1), f(beta2),
            f(1 - beta2), f((1 - beta2 ** t) ** 0.5), f(eps), f(-lr / (1 - beta1 ** t)),
-           bool(amsgrad), small, arrays[0].dtype == np.float32)
+           bool(amsgrad), small)
 
 
 def _numpy_passes(arrays, t, lr, beta1, beta2, weight_decay, eps, amsgrad, maximize,

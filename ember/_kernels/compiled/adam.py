@@ -5,8 +5,8 @@ C-contiguous; else NumPy passes.
 
 One pass over ``p``, ``g``, ``m``, ``v`` instead of ten NumPy passes; the float operations
 and their order are those of the op-by-op update (no fast-math; the fused multiply-adds of
-``lerp`` and ``addcmul`` computed exactly as ``ember._kernels.elementwise.fma``), so the result is the
-same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive already in the arrays'
+``lerp`` and ``addcmul`` are the CPU's, which ``ember._kernels.elementwise.fma`` rounds as),
+so the result is the same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive already in the arrays'
 dtype, as the ops cast them.
 """
 from __future__ import annotations
@@ -14,47 +14,15 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-
-@njit(cache=True, nogil=True, error_model="numpy")
-def _fma(x, y, z, single):
-    """``x * y + z`` rounded once to float32 (``single``) or float64, returned as a float64
-    holding that value: the float64 product of float32 operands is exact and the two-sum
-    error decides a float64 sum lying on a float32 midpoint; float64 products split by
-    Veltkamp (Dekker's exact product), the sum compensated."""
-    x = np.float64(x)
-    y = np.float64(y)
-    z = np.float64(z)
-    p = x * y
-    if single:
-        e = 0.0
-    else:
-        c = x * 134217729.0
-        xh = c - (c - x)
-        xl = x - xh
-        c = y * 134217729.0
-        yh = c - (c - y)
-        yl = y - yh
-        e = ((xh * yh - p) + xh * yl + xl * yh) + xl * yl
-    s = p + z
-    v = s - p
-    t = (p - (s - v)) + (z - v)
-    if not single:
-        r = s + (t + e)
-        return r if np.isfinite(r) else s
-    r = np.float64(np.float32(s))
-    if t != 0.0 and r != s and np.isfinite(r):
-        o = 2.0 * s - r                         # the other float32 neighbour if s is a midpoint
-        if np.float64(np.float32(o)) == o:
-            r = max(r, o) if t > 0.0 else min(r, o)
-    return r
+from ember._kernels.compiled.intrinsics import fma
 
 
 @njit(cache=True, nogil=True, error_model="numpy")
 def adam_update(p, g, m, v, vmax, maximize, coupled_wd, decay, w, beta2, one_minus_beta2,
-                c2, eps, neg_step, amsgrad, lerp_small, single):
+                c2, eps, neg_step, amsgrad, lerp_small):
     """In place on flat arrays of one dtype; ``vmax`` is used only when ``amsgrad``.
     ``coupled_wd`` (0: none) adds ``p * coupled_wd`` to the gradient, ``decay`` (1: none)
-    scales ``p`` first (AdamW); ``single``: the arrays are float32. The moment update is ember's lerp: ``fma(w, g - m, m)`` when
+    scales ``p`` first (AdamW). The moment update is ember's lerp: ``fma(w, g - m, m)`` when
     ``lerp_small`` (|1 - beta1| < 0.5), else ``fma(w, g - m, g)`` with ``w`` = (1 - beta1) - 1
     (in the dtype)."""
     for i in range(p.size):
@@ -66,10 +34,10 @@ def adam_update(p, g, m, v, vmax, maximize, coupled_wd, decay, w, beta2, one_min
             gi = gi + pi * coupled_wd
         pi = pi * decay
         mi = m[i]                       # m.lerp_(g, 1 - beta1), as ember's lerp kernel
-        m[i] = _fma(w, gi - mi, mi if lerp_small else gi, single)
+        m[i] = fma(w, gi - mi, mi if lerp_small else gi)
         mi = m[i]
         vi = v[i] * beta2               # v.mul_(beta2).addcmul_(g, g, value=1 - beta2)
-        v[i] = _fma(gi * one_minus_beta2, gi, vi, single)
+        v[i] = fma(gi * one_minus_beta2, gi, vi)
         vi = v[i]
         if amsgrad:
             a = vmax[i]

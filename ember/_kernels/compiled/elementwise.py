@@ -8,6 +8,8 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
+from ember._kernels.compiled.intrinsics import fma
+
 _OPTS = dict(cache=True, nogil=True)
 f32 = np.float32
 
@@ -62,24 +64,19 @@ def where_zero(cond, x, zero, out):
         out[j] = x[j] if cond[j] else zero
 
 
-# a multiply-add contracted into one FMA instruction: one rounding, as torch's add/sub with
-# alpha (fast_elementwise.add_scaled checks once per dtype that the CPU fused it)
-_FMA_OPTS = dict(_OPTS, fastmath={"contract"})
-
-
-@njit(**_FMA_OPTS)
+@njit(**_OPTS)
 def add_scaled(a, b, alpha, out):
     """out = a + alpha * b rounded once (``alpha`` of the arrays' dtype)."""
     for j in range(a.size):
-        out[j] = a[j] + alpha * b[j]
+        out[j] = fma(alpha, b[j], a[j])
 
 
-@njit(**_FMA_OPTS)
+@njit(**_OPTS)
 def add_scaled_(a, b, alpha):
     """a += alpha * b rounded once, in place (add_scaled into a would take LLVM's scalar
     loop: its overlap check refuses out == a)."""
     for j in range(a.size):
-        a[j] = a[j] + alpha * b[j]
+        a[j] = fma(alpha, b[j], a[j])
 
 
 @njit(**_OPTS)
