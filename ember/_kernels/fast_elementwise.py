@@ -131,6 +131,30 @@ def add_scaled(a, b, alpha, out=None):
     return out
 
 
+def fma(x, y, z):
+    """``x * y + z`` rounded once by the compiled kernels (addcmul's and lerp's fused
+    multiply-add) where they apply: ``y`` and ``z`` float32/float64 C-contiguous arrays of one
+    shape and dtype and ``x`` one more or a number (``add_scaled``); else None."""
+    if type(x) is not np.ndarray or x.ndim == 0 and z.ndim:
+        if type(x) is np.ndarray:
+            if x.dtype != z.dtype:
+                return None
+            x = x.item()
+        return add_scaled(z, y, x)
+    if type(y) is not np.ndarray or type(z) is not np.ndarray or not \
+            x.dtype == y.dtype == z.dtype or not x.shape == y.shape == z.shape or \
+            x.dtype.char not in "fd" or \
+            not (x.flags.c_contiguous and y.flags.c_contiguous and z.flags.c_contiguous):
+        return None
+    kernels = _compiled.module("elementwise") if x.size >= SCALED_MIN else \
+        _compiled.loaded("elementwise")
+    if kernels is None:
+        return None
+    out = np.empty(x.shape, x.dtype)
+    kernels.fma_arrays(x.reshape(-1), y.reshape(-1), z.reshape(-1), out.reshape(-1))
+    return out
+
+
 # ------------------------------------------------ large passes on OpenBLAS's threads
 
 POOL_MIN = 1 << 17             # elements; below this a pass stays on the caller's thread

@@ -72,6 +72,13 @@ def add_scaled(a, b, alpha, out):
 
 
 @njit(**_OPTS)
+def fma_arrays(x, y, z, out):
+    """out = x * y + z rounded once, elementwise over flat arrays of one dtype."""
+    for j in range(x.size):
+        out[j] = fma(x[j], y[j], z[j])
+
+
+@njit(**_OPTS)
 def add_scaled_(a, b, alpha):
     """a += alpha * b rounded once, in place (add_scaled into a would take LLVM's scalar
     loop: its overlap check refuses out == a)."""
