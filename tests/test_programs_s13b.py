@@ -212,3 +212,21 @@ def test_half_prod_of_a_long_tensor_splits_by_threads_as_torch():
     finally:
         ember.set_num_threads(n_e)
         torch.set_num_threads(n_t)
+
+
+@pytest.mark.parametrize("dtype", ["bfloat16", "float16"])
+def test_half_log_softmax_over_the_last_dim_keeps_the_log_sum_in_the_dtype(dtype):
+    # torch's last-dim kernel: (x - max) - round(log(round(sum exp(x - max)))), rounded; other
+    # dims in float32 with one rounding (ember's way everywhere before)
+    rng = np.random.default_rng(0)
+    cases = [((8, 64), 1), ((8, 200), -1), ((64, 8), 0), ((4, 5, 30), 1), ((3, 7), 1),
+             ((300,), 0), ((8, 1000), 1), ((5,), 0), ((), 0), ((2, 3, 0), 2)]
+    for shape, dim in cases:
+        for scale in (0.5, 3, 30):
+            x = np.asarray((rng.standard_normal(shape) * scale).astype(np.float32))
+            if len(shape) and shape[-1] and scale == 30:
+                x[..., :1] = -np.inf
+            want = torch.tensor(x).to(getattr(torch, dtype)).log_softmax(dim)
+            got = ember.tensor(x).to(getattr(ember, dtype)).log_softmax(dim)
+            assert got.dtype == getattr(ember, dtype)
+            np.testing.assert_array_equal(got.float().numpy(), want.float().numpy())

@@ -700,6 +700,17 @@ def softmax(a, dim, dtype=None):
 
 def log_softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "log_softmax_kernel_impl")
+    if d == x.ndim - 1 and a.dtype.itemsize == 2 and is_float(a.dtype):
+        # torch's last-dim kernel for float16/bfloat16 keeps the sum of exponentials and its
+        # log in the dtype: (x - max) - round(log(round(sum exp(x - max)))), rounded once
+        # more (found by experiment; other dims compute in float32 and round once)
+        with _ignore():
+            m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
+            r = np.subtract(x, m)
+            s = np.add.reduce(np.exp(r), axis=d, keepdims=True)
+            lse = np.log(s.astype(a.dtype).astype(np.float32)).astype(a.dtype)
+            r -= lse.astype(np.float32)
+        return _fresh(r.reshape(a.shape), a.dtype)
     if d == x.ndim - 1 and (r := pooled_softmax(x, True)) is not None:
         return _fresh(r.reshape(a.shape), a.dtype)
     with _ignore():
