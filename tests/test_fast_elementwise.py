@@ -237,3 +237,31 @@ def test_where_zero_fast_paths_keep_numpy_bits(dtype, n):
     t = torch.where(torch.from_numpy(c), torch.from_numpy(x), 0)
     np.testing.assert_array_equal(ember.where(ember.from_numpy(c), ember.from_numpy(x), 0)
                                   .numpy().view(np.uint8), t.numpy().view(np.uint8))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_fma_emulation_matches_the_compiled_kernel(dtype):
+    # addcmul/lerp's fma: the NumPy emulation (no numba) and the CPU's fma (compiled) agree
+    # bit for bit, midpoints of the float32 rounding and tiny results included
+    from ember._kernels import compiled
+    from ember._kernels import elementwise as E
+    rng = np.random.default_rng(0)
+    n = 60000
+    x, y, z = (rng.standard_normal(n).astype(dtype) for _ in range(3))
+    x[:1000] = y[:1000] = 1 + 2.0 ** -12                   # products with a 2^-24 tail
+    x[1000:2000] = 2.0 ** -30
+    z[1000:2000] = 1 + 2.0 ** -23 * rng.integers(0, 4, 1000)
+    x[2000:3000] *= 1e-20
+    y[2000:3000] *= 1e-20
+    z[2000:3000] *= 1e-38
+    compiled.disable()
+    try:
+        emulated = E.fma(x, y, z)
+    finally:
+        compiled.enable()
+    if compiled.module("elementwise") is None:
+        pytest.skip("numba is not installed")
+    hw = E.fma(x, y, z)
+    np.testing.assert_array_equal(emulated.view(np.uint8), hw.view(np.uint8))
+    want = torch.addcmul(torch.from_numpy(z), torch.from_numpy(x), torch.from_numpy(y))
+    np.testing.assert_array_equal(hw.view(np.uint8), want.numpy().view(np.uint8))

@@ -918,8 +918,17 @@ def clamp(a, lo=None, hi=None):
     if lo is None:
         return np.minimum(hi, a)     # (a bound equal to a gives a's value: -0.0 as torch)
     if hi is None:
+        if type(a) is np.ndarray and a.dtype.kind == "f" and _scalar_like(lo, a.dtype):
+            return maximum_scalar(a, lo)     # (NumPy's scalar-operand loop is not SIMD)
         return np.maximum(lo, a)
     return np.clip(a, lo, hi)    # == minimum(maximum(a, lo), hi), NaN-propagating, one pass
+
+
+def _scalar_like(v, dtype):
+    """Whether ``v`` is a Python number or a 0-d array of ``dtype`` (a bound that leaves the
+    result in ``dtype``)."""
+    return type(v) in (int, float) or type(v) is np.ndarray and v.ndim == 0 and \
+        v.dtype == dtype
 
 
 def clamp_min(a, lo):

@@ -71,6 +71,9 @@ def maximum_scalar(a, value):
     s = _scalar_buffer(a.dtype, value)
     out = np.empty(a.shape, a.dtype)
     af, of = a.reshape(-1), out.reshape(-1)
+    if af.size < split.MIN_SPLIT_ELEMENTS:                  # one call, no split
+        np.maximum(s[:af.size], af, out=of)
+        return out
 
     def part(lo, hi):
         for i in range(lo, hi, _SCALAR_CHUNK):

@@ -15,6 +15,7 @@ import threading
 import numpy as np
 
 from ember._kernels import numpy_blas
+from ember._threads import _settings as _thread_settings
 
 _pool = []
 _MAX_WORKERS = 32
@@ -49,8 +50,13 @@ def threads():
     n = getattr(_budget, "n", None)
     if n is not None:
         return n
-    from ember._kernels.integer_gemm import _threads
-    return _threads()
+    n = _thread_settings["threads"]
+    if n is None:
+        n = _thread_settings["default"]
+        if n is None:
+            from ember._threads import _default_threads
+            n = _default_threads()
+    return n
 
 
 class share:
