@@ -38,6 +38,8 @@ STATE_SIZE = 5056
 LEGACY_STATE_SIZE = 5048
 
 _SCALAR = _dtype.TYPE_NAMES
+_MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
+_TWO_M24 = np.float32(2.0 ** -24)
 
 
 def _init_genrand(seed32):
@@ -160,9 +162,9 @@ class Engine:
         """torch's ``uniform_real_distribution`` in [0, 1): 24 random bits for float32 (and
         the half types), 53 for float64."""
         if dt == np.float64:
-            return (self.random64(n) & np.uint64((1 << 53) - 1)).astype(np.float64) * 2.0 ** -53
-        return (self.random(n) & np.uint64((1 << 24) - 1)).astype(np.float32) * \
-            np.float32(2.0 ** -24)
+            return (self.random64(n) & _MASK53).astype(np.float64) * 2.0 ** -53
+        r = self.random(n) & _MASK24
+        return np.multiply(r.astype(np.float32), _TWO_M24, out=np.empty(n, np.float32))
 
     def normal_double(self, n):
         """``n`` draws of torch's scalar ``normal_distribution<double>`` (Box-Muller, caching
@@ -379,21 +381,25 @@ def _normal_flat(eng, n, dt, contiguous):
     return eng.normal_double(n)
 
 
+_BOX_MULLER = {np.float32: tuple(np.float32(c) for c in (1, -2, 2.0 * math.pi)),
+               np.float64: (1.0, -2.0, 2.0 * math.pi)}
+
+
 def _box_muller16(data, ct):
+    """torch's vectorised normal_: per chunk of 16 uniforms u, radius sqrt(-2 log(1 - u[:8]))
+    times cos/sin of 2 pi u[8:] (1 - u >= 2^-24 > 0: the log never sees 0)."""
     d = data.reshape(-1, 16)
-    one, two = ct(1), ct(2)
-    theta = ct(2.0 * math.pi) * d[:, 8:]
+    one, minus_two, two_pi = _BOX_MULLER[ct]
+    theta = two_pi * d[:, 8:]
     out = np.empty_like(d)
     if ct == np.float64:           # scalar C library calls in torch's double kernel
-        with np.errstate(divide="ignore"):
-            radius = libm(math.sqrt, -two * _log(one - d[:, :8]))
+        radius = libm(math.sqrt, minus_two * _log(one - d[:, :8]))
         out[:, :8] = radius * libm(math.cos, theta.ravel()).reshape(theta.shape)
         out[:, 8:] = radius * libm(math.sin, theta.ravel()).reshape(theta.shape)
         return out.reshape(-1)
-    with np.errstate(divide="ignore"):
-        radius = np.sqrt(-two * np.log(one - d[:, :8]))
-    out[:, :8] = radius * np.cos(theta)
-    out[:, 8:] = radius * np.sin(theta)
+    radius = np.sqrt(minus_two * np.log(one - d[:, :8]))
+    np.multiply(radius, np.cos(theta), out=out[:, :8])
+    np.multiply(radius, np.sin(theta), out=out[:, 8:])
     return out.reshape(-1)
 
 
@@ -414,9 +420,10 @@ def _normal_into(out, eng, mean, std, contiguous=True):
         return out
     z = _normal_flat(eng, out.size, dt, contiguous)
     ct = z.dtype.type
+    if std == 1 and mean == 0:
+        return _fill(out, z.astype(dt, copy=False))
     with np.errstate(over="ignore"):
-        vals = fma(z, ct(std), ct(mean), ct) if (std != 1 or mean != 0) else z
-        return _fill(out, vals.astype(dt))
+        return _fill(out, fma(z, ct(std), ct(mean), ct).astype(dt, copy=False))
 
 
 def _check_std(std):
@@ -425,9 +432,13 @@ def _check_std(std):
 
 
 def randn(size, generator=None, dtype=None):
-    out = np.empty(_shape(size, dtype), dtype.np)
-    _check_float(out.dtype, "normal_kernel_cpu")
-    return _normal_into(out, engine(generator), 0.0, 1.0)
+    shape = _shape(size, dtype)
+    dt = dtype.np
+    _check_float(dt, "normal_kernel_cpu")
+    n = math.prod(shape)
+    if n >= 16 and dt.char in "fd":            # (the draws come in the dtype: no copy)
+        return _normal_flat(engine(generator), n, dt, True).reshape(shape)
+    return _normal_into(np.empty(shape, dt), engine(generator), 0.0, 1.0)
 
 
 def randn_like(a, generator=None, dtype=None, memory_format=None):
