@@ -135,6 +135,10 @@ def topk(a, k, dim=-1, largest=True, sorted=True):
         raise RuntimeError("topk does not support bool dtypes on CPU")
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
+    if sorted and 0 < k and d == a.ndim - 1 and n <= _TOPK_SORT_MAX:
+        found = _topk_by_sort(a, k, largest)
+        if found is not None:
+            return found
     if 0 < k < n and a.dtype != np.bool_:
         idx = _topk_select(a, k, d, largest)
     else:
@@ -194,6 +198,31 @@ def _topk_less(largest):
     if largest:
         return lambda x, y: (isnan(x[0]) and not isnan(y[0])) or x[0] > y[0]
     return lambda x, y: (not isnan(x[0]) and isnan(y[0])) or x[0] < y[0]
+
+
+_TOPK_SORT_MAX = 256        # row length up to which topk sorts whole rows (few NumPy calls)
+
+
+def _topk_by_sort(a, k, largest):
+    """Sorted topk along the last axis of short rows: the first ``k`` of each row's stable
+    order, or None where ties (or NaNs) decide the answer (torch's selection is then
+    replayed): a tie matters only between neighbours among the first k + 1 sorted."""
+    n = a.shape[-1]
+    rows = _orderable(a).reshape(-1, n)
+    if is_float(rows.dtype):
+        if np.isnan(rows).any():
+            return None
+        order = np.argsort(np.negative(rows) if largest else rows, axis=1, kind="stable")
+    else:
+        order = argsort_along(rows, 1, largest)
+    r = np.arange(rows.shape[0])[:, None]
+    top = order[:, :k + 1]
+    vals = rows[r, top]
+    if (vals[:, 1:] == vals[:, :-1]).any():
+        return None
+    idx = top[:, :k].astype(np.int64, copy=False)
+    shape = a.shape[:-1] + (k,)
+    return a.reshape(-1, n)[r, idx].reshape(shape), idx.reshape(shape)
 
 
 def _topk_select(a, k, d, largest):
