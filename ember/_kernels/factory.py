@@ -17,9 +17,15 @@ _C_NAMES = {"float32": "float", "float64": "double", "float16": "double",
             "complex64": "c10::complex<float>", "complex128": "c10::complex<double>"}
 
 
+_SMALL_BYTES = 1 << 62
+
+
 def shape_of(size, name=None, dtype=None):
     """A tuple of ints; RuntimeError like torch for a negative dimension (and, given the
     dtype, for a byte count that overflows int64)."""
+    if type(size) is tuple and all(type(s) is int and s >= 0 for s in size) and \
+            (dtype is None or math.prod(size) * dtype.np.itemsize < _SMALL_BYTES):
+        return size                     # (the usual case: no overflow possible)
     shape = tuple(int(s) for s in size)
     for s in shape:
         if s < 0:
@@ -242,12 +248,19 @@ def _fmt(v):
     return f"{v:g}"
 
 
+_INT64_BIG = 1 << 62            # integer bounds below this: no overflow to check
+
+
 def arange(start, end, step, dtype):
     if dtype.np.kind == "b":
         raise NotImplementedError("\"arange_cpu\" not implemented for 'Bool'")
     if dtype.np.kind == "c":
         name = "ComplexFloat" if dtype.name == "complex64" else "ComplexDouble"
         raise NotImplementedError(f"\"arange_cpu\" not implemented for '{name}'")
+    if type(start) is int and type(end) is int and type(step) is int and \
+            dtype.name == "int64" and (0 < step and start <= end or step < 0 and end <= start) \
+            and -_INT64_BIG < start < _INT64_BIG and -_INT64_BIG < end < _INT64_BIG:
+        return np.arange(start, end, step, dtype=np.int64)   # arange(n): one NumPy call
     xstart, xstep, n = range_size(start, end, step, dtype)
     check_storage_size((n,), dtype.np.itemsize)
     acc = _acc(dtype)

@@ -350,6 +350,9 @@ def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, d
            pin_memory=False, requires_grad=False):
     """Values from ``start`` up to (excluding) ``end`` by ``step``: int64 for integer
     arguments, the default float dtype when any is floating-point."""
+    if type(start) is int and end is None and step == 1 and type(step) is int and \
+            dtype is None and out is None and device is None:       # arange(n)
+        return _make(arange_op, (0, start, 1), {"dtype": _dtype.int64}, None, requires_grad)
     to_device(device)
     raw, (s, e, st) = _range_args("arange", start, end, step)
     cat = builtins.max(builtins.max(_number_kind(v) for v in raw), 1)
