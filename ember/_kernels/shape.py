@@ -1069,6 +1069,15 @@ def _has_array(idx):
 
 
 def index(a, indices):
+    if type(indices) in (tuple, list) and len(indices) == 1 and a.ndim and \
+            a.flags.c_contiguous:
+        arr = indices[0]             # x[i]: one index tensor into dim 0 (a gather of rows)
+        if type(arr) is np.ndarray and arr.dtype.kind == "i" and arr.ndim and \
+                arr.flags.c_contiguous:
+            try:
+                return np.take(a, arr, axis=0)  # (negative indices wrap, as torch's)
+            except IndexError:
+                pass                            # out of bounds: torch's message below
     idx = norm_index(a, indices)
     r = a[idx]
     if not _has_array(idx) or np.shares_memory(r, a):
