@@ -119,7 +119,7 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     if _under_vmap(input) or _under_vmap(weight):
         return _embedding_batched(input, weight, padding_idx, scale_grad_by_freq)
     idx = input._data
-    if idx.size and (idx.min() < -n or idx.max() >= n) or idx.size and idx.min() < 0:
+    if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
     rows = _embedding_op
     if sparse:                          # a sparse weight gradient (ember/_ops/sparse.py)
