@@ -18,8 +18,9 @@ from ember.distributed import _mpi
 from ember.distributed.distributed_c10d import ReduceOp, RedOpType, Work, _red_type, _resolve
 
 __all__ = ["all_reduce", "all_reduce_coalesced", "reduce", "broadcast", "all_gather",
-           "all_gather_into_tensor", "all_gather_coalesced", "gather", "scatter",
-           "reduce_scatter", "reduce_scatter_tensor", "all_to_all", "all_to_all_single",
+           "all_gather_into_tensor", "all_gather_single", "all_gather_coalesced", "gather",
+           "scatter", "reduce_scatter", "reduce_scatter_tensor", "reduce_scatter_single",
+           "all_to_all", "all_to_all_single",
            "barrier", "monitored_barrier", "send", "recv", "isend", "irecv", "P2POp",
            "batch_isend_irecv", "broadcast_object_list", "all_gather_object",
            "gather_object", "scatter_object_list", "send_object_list", "recv_object_list"]
@@ -64,6 +65,15 @@ def _per_rank(pg, op, tensors, name, like=None, exact_shape=False):
     """Check list argument ``name`` of ``op``: one tensor per rank of ``pg`` (RuntimeError
     otherwise) and, when ``like`` is given, each like it (see ``_check_like``)."""
     if len(tensors) != pg.size():
+        where = f"ProcessGroup{pg.name().capitalize()}"
+        if op == "all_gather":                  # the texts of gloo, the backend scripts name
+            raise RuntimeError(f"{where}::allgather: invalid output tensor list at index 0 "
+                               f"(expected length {pg.size()}, got {len(tensors)})")
+        if op in ("gather", "scatter"):
+            io = "output" if op == "gather" else "input"
+            raise RuntimeError(f"{where}::{op}: Incorrect {io} list size {len(tensors)}. "
+                               f"{io.capitalize()} list size should be {pg.size()}, same as "
+                               f"size of the process group.")
         raise RuntimeError(f"{op}: {name} has {len(tensors)} tensors, expected one per rank "
                            f"of the group ({pg.size()})")
     if like is not None:
@@ -144,9 +154,10 @@ def _group_rank(pg, rank, group_rank, what, op):
         r = group_rank
     else:
         r = 0 if rank is None else rank
-        if r not in pg.ranks:
+        if r in pg.ranks:
+            r = pg.ranks.index(r)
+        elif list(pg.ranks) != list(range(pg.size())):  # (the world's: the root check below)
             raise ValueError(f"Global rank {r} is not part of group {pg.group_name}")
-        r = pg.ranks.index(r)
     if not 0 <= r < pg.size():
         raise RuntimeError(f"ProcessGroup{pg.name().capitalize()}::{op}: invalid root rank: {r}")
     return r
@@ -280,7 +291,23 @@ def reduce_scatter(output, input_list, op=ReduceOp.SUM, group=None, async_op=Fal
     return _reduce_scatter(pg, "reduce_scatter", op, output, send, async_op)
 
 
+def _deprecated(old, new):
+    """torch 2.13's FutureWarning for a collective renamed ``*_single``."""
+    import warnings
+
+    from ember._runtime_flags import user_stacklevel
+    warnings.warn(f"`torch.distributed.{old}` is deprecated. Please use "
+                  f"`torch.distributed.{new}` instead.", FutureWarning,
+                  stacklevel=user_stacklevel())
+
+
 def reduce_scatter_tensor(output, input, op=ReduceOp.SUM, group=None, async_op=False):
+    """``reduce_scatter_single`` under its older name (deprecated in torch 2.13)."""
+    _deprecated("reduce_scatter_tensor", "reduce_scatter_single")
+    return reduce_scatter_single(output, input, op, group, async_op)
+
+
+def reduce_scatter_single(output, input, op=ReduceOp.SUM, group=None, async_op=False):
     """``output`` on rank i = the reduced i-th chunk of ``input`` (size × output's size)."""
     _tensor(output, "output")
     _tensor(input, "input")
@@ -347,6 +374,12 @@ def all_gather_coalesced(output_tensor_lists, input_tensor_list, group=None, asy
 
 
 def all_gather_into_tensor(output_tensor, input_tensor, group=None, async_op=False):
+    """``all_gather_single`` under its older name (deprecated in torch 2.13)."""
+    _deprecated("all_gather_into_tensor", "all_gather_single")
+    return all_gather_single(output_tensor, input_tensor, group, async_op)
+
+
+def all_gather_single(output_tensor, input_tensor, group=None, async_op=False):
     """``output_tensor`` (size × input's elements, concatenated or stacked) = every rank's
     input in rank order."""
     _tensor(output_tensor, "output_tensor")
@@ -512,6 +545,7 @@ def _peer(pg, rank, group_rank, what, any_ok=False):
         raise ValueError(f"{what} must be given")
     r = _group_rank(pg, rank, group_rank, what, what)
     if r == pg.rank():
+        what = {"dst": "destination", "src": "source"}.get(what, what)
         raise ValueError(f"Invalid {what} rank: {what} rank should not be the same as the "
                          f"rank of the current process.")
     return r

@@ -34,13 +34,11 @@ class Backend(str):
     backend_list = ["undefined", "gloo", "nccl", "ucc", "mpi", "xccl"]
 
     def __new__(cls, name):
+        # torch 2.13 takes any name (third-party backends register theirs), lower-cased;
+        # init_process_group refuses one it does not know
         if not isinstance(name, str):
-            raise ValueError(f"Backend constructor parameter must be string-ish, but got: "
-                             f"{type(name)}")
-        value = name.lower()
-        if value == "undefined" or (value not in cls.backend_list and ":" not in value):
-            raise ValueError(f"Invalid backend: '{name}'")
-        return str.__new__(cls, value)
+            raise ValueError("Backend constructor parameter must be string-ish")
+        return str.__new__(cls, name.lower())
 
 
 class RedOpType(enum.IntEnum):
@@ -190,7 +188,8 @@ def _resolve(grp):
     if grp == GroupMember.NON_GROUP_MEMBER:
         return None
     if not isinstance(grp, ProcessGroup):
-        raise TypeError(f"group must be a ProcessGroup, got {type(grp).__name__}")
+        raise ValueError(f"Group {grp} is not registered, please create group with "
+                         f"torch.distributed.new_group API")
     if grp.comm is None:
         raise ValueError("The given group has been destroyed (destroy_process_group)")
     return grp
@@ -250,6 +249,8 @@ def _backend_name(backend):
                            f"served by ember's MPI engine)")
     if ":" in value:            # "cpu:gloo,cuda:nccl" -> the CPU entry
         value = dict(p.split(":") for p in value.split(",")).get("cpu", "gloo")
+    if value not in Backend.backend_list or value == "undefined":
+        raise AssertionError(f"Unknown backend type {value}")
     return Backend(value)
 
 
@@ -371,10 +372,13 @@ def new_group(ranks=None, timeout=None, backend=None, pg_options=None,
     ranks = list(range(world.size())) if ranks is None else list(ranks)
     if sort_ranks:
         ranks = sorted(ranks)
+    if len(ranks) > world.size():
+        raise ValueError("the new group's world size should be less or equal to the world "
+                         "size set by init_process_group")
     for r in ranks:
         if not 0 <= r < world.size():
-            raise ValueError(f"Invalid rank {r}: new_group ranks must be in [0, "
-                             f"{world.size() - 1}]")
+            raise ValueError(f"Rank {r} is out of range. Valid ranks are 0 to "
+                             f"{world.size() - 1} (world_size={world.size()})")
     if len(set(ranks)) != len(ranks):
         raise ValueError(f"new_group: duplicate ranks in {ranks}")
     me = world.rank()

@@ -101,16 +101,51 @@ class RemoteError(Exception):
         kind = type(exc)
         return cls(kind.__module__, kind.__qualname__, f"On {info}:\n{exc!r}\n{tb}")
 
-    def to_exception(self):
+    def _kind(self):
+        """The exception class, where this process has it (a builtin, or a class its module
+        here defines), else None."""
+        import sys
         if self.module == "builtins":
             import builtins
             kind = getattr(builtins, self.qualname, None)
-            if isinstance(kind, type) and issubclass(kind, BaseException):
-                try:
-                    return kind(self.text)
-                except Exception:       # noqa: BLE001 - constructor wants other arguments
-                    pass
-        return RuntimeError(f"{self.qualname.rsplit('.', 1)[-1]}: {self.text}")
+        else:
+            kind = sys.modules.get(self.module)
+            for part in self.qualname.split(".") if kind is not None else ():
+                kind = getattr(kind, part, None)
+        return kind if isinstance(kind, type) and issubclass(kind, BaseException) else None
+
+    def to_exception(self):
+        """The error of an RRef's value (``to_here``, ``local_value``): the remote type
+        with the remote text, where this process has the type."""
+        kind = self._kind()
+        if kind is not None and (self.module == "builtins" or issubclass(kind, Exception)):
+            try:
+                e = kind(self.text)
+                e._remote_error = self
+                return e
+            except Exception:           # noqa: BLE001 - constructor wants other arguments
+                pass
+        e = RuntimeError(f"{self.qualname.rsplit('.', 1)[-1]}: {self.text}")
+        e._remote_error = self
+        return e
+
+    def to_future_exception(self):
+        """The error of an rpc_sync / rpc_async Future (torch 2.13): the text behind the
+        type's name, as ``TypeName: str(exc)``, raised as ValueError or TypeError for those
+        (and their subclasses), else RuntimeError."""
+        kind = self._kind()
+        name = self.qualname.rsplit(".", 1)[-1]
+        text = self.text
+        if kind is not None:
+            try:
+                text = str(kind(self.text))        # (KeyError quotes its text)
+            except Exception:           # noqa: BLE001
+                pass
+        out = ValueError if kind is not None and issubclass(kind, ValueError) else \
+            TypeError if kind is not None and issubclass(kind, TypeError) else RuntimeError
+        e = out(f"{name}: {text}")
+        e._remote_error = self
+        return e
 
 
 def is_async(func):
@@ -166,6 +201,8 @@ class _Reply(Future):
         self._task = self._on_wait = self._driver = None
         self._claimed = False
 
+
+_Reply.__name__ = _Reply.__qualname__ = "Future"   # type(fut).__name__, as torch's
 
 class _Pending:
     """A request waiting for its reply; ``keep``: the arrays it lends (or None)."""
@@ -722,8 +759,7 @@ class Agent:
                 try:
                     p.future.set_exception(RuntimeError(
                         f"RPCErr:1:RPC ran for more than set timeout ({int(p.timeout * 1000)} "
-                        f"ms) and will now be marked with an error (RPC to "
-                        f"{self.workers[p.dst]})"))
+                        f"ms) and will now be marked with an error"))
                 except Exception:           # noqa: BLE001 - a user callback failed: go on
                     traceback.print_exc()
 
@@ -750,7 +786,7 @@ class Agent:
             if kind & LENT:                  # read: the sender may free it now
                 self._release_now(src, msg_id)
         if kind & ~_FLAGS == ERROR:
-            p.future.set_exception(value.to_exception())
+            p.future.set_exception(value.to_future_exception())
         else:
             p.future.set_result(value)
 

@@ -124,9 +124,16 @@ class RRef:
         if self._created is not None and self._created.done():
             self._created.wait()        # creation failed (e.g. timed out): raise that
         agent = self._agent
-        value = api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout,
-                          "to_here", event=f"to_here#({agent.info.name})->({self._owner.name})",
-                          sync=True).wait()
+        try:
+            value = api._call(agent, self._owner, _fetch, (self._rref_id,), None, timeout,
+                              "to_here",
+                              event=f"to_here#({agent.info.name})->({self._owner.name})",
+                              sync=True).wait()
+        except Exception as e:           # the value's own error: its remote type and text
+            remote = getattr(e, "_remote_error", None)
+            if remote is None:
+                raise
+            raise remote.to_exception() from None
         created = self._created      # the owner acknowledged before answering: take it in
         if created is not None and not created.done():
             try:
