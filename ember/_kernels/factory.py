@@ -320,6 +320,12 @@ def _symmetric(start, end, steps, ct):
         lo = (f64(s) + f64(step) * i[:half].astype(f64)).astype(ct)
         hi = (f64(e) - f64(step) * (steps - i[half:] - 1).astype(f64)).astype(ct)
         return np.concatenate([lo, hi])
+    if ct == np.float64:    # (a fused multiply-add too: Dekker's exact product)
+        from ember._kernels.elementwise import fma
+        lo = fma(np.full(half, step), i[:half].astype(ct), np.full(half, s))
+        hi = fma(np.full(steps - half, -step), (steps - i[half:] - 1).astype(ct),
+                 np.full(steps - half, e))
+        return np.concatenate([lo, hi])
     lo = s + step * i[:half].astype(ct)
     hi = e - step * (steps - i[half:] - 1).astype(ct)
     return np.concatenate([lo, hi])
