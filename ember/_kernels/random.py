@@ -26,6 +26,7 @@ from __future__ import annotations
 
 import math
 
+import ml_dtypes
 import numpy as np
 
 from ember import _dtype
@@ -248,13 +249,19 @@ def _fill(out, flat):
 
 
 def _check_float(dt, kernel_name):
-    if dt.kind not in "fc" and dt.name != "bfloat16":
+    if dt.kind not in "fc" and _name(dt) != "bfloat16":
         raise NotImplementedError(f"\"{kernel_name}\" not implemented for "
                                   f"'{_SCALAR[_name(dt)]}'")
 
 
 def _name(dt):
-    return "bfloat16" if dt.name == "bfloat16" else dt.name
+    name = _NAMES.get(dt)
+    if name is None:                  # (NumPy's dtype.name is a slow Python property)
+        name = _NAMES[dt] = dt.name
+    return name
+
+
+_NAMES: dict = {}
 
 
 def _real_dt(dt):
@@ -299,6 +306,8 @@ def fma(a, b, c, ct):
 def _uniform_flat(eng, n, dt, low, high):
     ct = _comp_dt(dt)
     x = eng.uniform01(n, ct)
+    if low == 0 and high == 1:                   # (x * 1 + 0 is x)
+        return x
     lo, hi = ct(low), ct(high)
     with np.errstate(over="ignore"):
         return fma(x, hi - lo, lo, ct)
@@ -331,9 +340,12 @@ def _g(v):
 
 
 def rand(size, generator=None, dtype=None):
-    out = np.empty(_shape(size, dtype), dtype.np)
-    _check_uniform(out.dtype, 0.0, 1.0)
-    return _uniform_into(out, engine(generator), 0.0, 1.0)
+    shape = _shape(size, dtype)
+    dt = dtype.np
+    _check_uniform(dt, 0.0, 1.0)
+    if dt.char in "fd":                          # (the draws come in the dtype: no copy)
+        return engine(generator).uniform01(math.prod(shape), dt).reshape(shape)
+    return _uniform_into(np.empty(shape, dt), engine(generator), 0.0, 1.0)
 
 
 def uniform(a, low=0.0, high=1.0, generator=None):
@@ -528,8 +540,14 @@ def _int_bounds(dt):
         return -m, m
     if name == "bool":
         return 0, 1
-    info = np.iinfo(dt)
-    return int(info.min), int(info.max)
+    found = _BOUNDS.get(dt)
+    if found is None:
+        info = np.iinfo(dt)
+        found = _BOUNDS[dt] = int(info.min), int(info.max)
+    return found
+
+
+_BOUNDS: dict = {}
 
 
 def _from_to(eng, n, low, rng):
@@ -546,8 +564,24 @@ def _check_from_to(dt, low, high):
     if low >= high:
         raise RuntimeError(f"random_ expects 'from' to be less than 'to', but got from={low} >= "
                            f"to={high}")
+    name = _name(dt)
+    ctype = _C_TYPES[name]
+    if name in _DIGITS:      # floats: beyond the type an error, beyond its integers a warning
+        digits = _DIGITS[name]
+        top = float(ml_dtypes.finfo(dt).max) if name == "bfloat16" else float(np.finfo(dt).max)
+        for label, v in (("from", low), ("to - 1", high - 1)):
+            if not -top <= v <= top:
+                raise RuntimeError(f"{label} is out of bounds for {ctype}")
+            if not -(1 << digits) <= v <= 1 << digits:
+                import warnings
+                from ember._runtime_flags import user_stacklevel
+                warnings.warn(f"{label} is out of bounds [-(2^{digits}), 2^{digits}]. Due to "
+                              f"precision limitations {ctype} can support discrete uniform "
+                              f"distribution only within this range. This warning will become "
+                              f"an error in version 1.7 release, please fix the code in advance",
+                              UserWarning, stacklevel=user_stacklevel() + 1)
+        return
     lo, hi = _int_bounds(dt)
-    ctype = _C_TYPES[_name(dt)]
     if not lo <= low <= hi:
         raise RuntimeError(f"from is out of bounds for {ctype}")
     if not lo <= high - 1 <= hi:
@@ -560,9 +594,13 @@ def _ints_into(out, values):
 
 
 def randint(low, high, size, generator=None, dtype=None):
-    out = np.empty(_shape(size, dtype), dtype.np)
-    _check_from_to(out.dtype, low, high)
-    return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
+    shape = _shape(size, dtype)
+    dt = dtype.np
+    _check_from_to(dt, low, high)
+    values = _from_to(engine(generator), math.prod(shape), low, high - low)
+    if dt == np.int64:                           # (the draws come in the dtype: no copy)
+        return values.reshape(shape)
+    return _ints_into(np.empty(shape, dt), values)
 
 
 def randint_like(a, low, high, generator=None, dtype=None, memory_format=None):
@@ -721,7 +759,7 @@ def bernoulli_tensor(a, p, generator=None):
 # ----------------------------------------------------------------------------- others
 
 def _check_continuous(dt, what, ctype_name):
-    if dt.kind not in "f" and dt.name != "bfloat16":
+    if dt.kind not in "f" and _name(dt) != "bfloat16":
         raise RuntimeError(f"{what} distribution is a continuous probability distribution. dtype "
                            f"must be a floating point but you specified {ctype_name}")
 
@@ -760,7 +798,7 @@ def _cast_double(v, dt):
     type through float32, as c10::Half/BFloat16 are built from a float)."""
     dt = np.dtype(dt)
     with np.errstate(over="ignore"):
-        if dt.kind == "f" and dt.itemsize == 2 or dt.name == "bfloat16":
+        if dt.kind == "f" and dt.itemsize == 2 or _name(dt) == "bfloat16":
             v = v.astype(np.float32)
         return v.astype(dt)
 
@@ -786,7 +824,7 @@ def geometric(a, p, generator=None):
 
 
 def log_normal(a, mean=1.0, std=2.0, generator=None):
-    if a.dtype.kind != "f" and a.dtype.name != "bfloat16":      # torch: no such kernel
+    if a.dtype.kind != "f" and _name(a.dtype) != "bfloat16":      # torch: no such kernel
         raise NotImplementedError(f"\"log_normal_cpu\" not implemented for "
                                   f"'{_SCALAR[_name(a.dtype)]}'")
     if not std > 0:
@@ -818,7 +856,7 @@ _CT_LONG = {"int64": "long int", "int32": "int", "int16": "short int", "int8": "
 
 
 def multinomial(a, num_samples, replacement=False, generator=None):
-    if a.dtype.kind not in "f" and a.dtype.name != "bfloat16":
+    if a.dtype.kind not in "f" and _name(a.dtype) != "bfloat16":
         raise RuntimeError(f"multinomial only supports floating-point dtypes for input, got: "
                            f"{_SCALAR[_name(a.dtype)]}")
     if a.ndim not in (1, 2):
