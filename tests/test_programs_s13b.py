@@ -366,3 +366,23 @@ def test_rpc_future_errors_name_the_remote_type_as_torch_2_13():
         assert type(plain) is cls and str(plain) == str(cls(err.text))
     globals().pop("MyVE", None)
     assert _Reply.__name__ == "Future"
+
+
+def test_optimizers_without_sparse_support_refuse_sparse_gradients_as_torch():
+    # ember's failed inside an op ('Could not run aten::lerp_.Tensor ... SparseCPU'); ASGD
+    # stepped where torch refuses
+    out = {}
+    for lib in (ember, torch):
+        rows = []
+        for name in ("Adam", "AdamW", "RMSprop", "NAdam", "RAdam", "Adamax", "ASGD", "Rprop",
+                     "Adadelta"):
+            lib.manual_seed(0)
+            emb = lib.nn.Embedding(5, 2, sparse=True)
+            emb(lib.tensor([1, 1, 3])).sum().backward()
+            try:
+                getattr(lib.optim, name)(emb.parameters(), lr=0.1).step()
+                rows.append((name, "ok", emb.weight.detach().tolist()))
+            except RuntimeError as e:
+                rows.append((name, str(e)))
+        out[lib] = rows
+    assert out[ember] == out[torch]

@@ -12,6 +12,7 @@ class Adadelta(Optimizer):
     ``d = sqrt(u + eps) / sqrt(v + eps) * g``; ``u = rho * u + (1 - rho) * d^2``;
     ``p -= lr * d``.  State: ``step``, ``square_avg`` (v) and ``acc_delta`` (u).
     """
+    _sparse_refusal = "Adadelta does not support sparse gradients"
 
     def __init__(self, params, lr=1.0, rho=0.9, eps=1e-6, weight_decay=0, foreach=None, *,
                  capturable=False, maximize=False, differentiable=False):

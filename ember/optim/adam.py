@@ -22,6 +22,7 @@ class Adam(Optimizer):
     ``p -= lr / (1 - beta1^t) * m / (sqrt(v) / sqrt(1 - beta2^t) + eps)``.
     State: ``step``, ``exp_avg``, ``exp_avg_sq`` and, with amsgrad, ``max_exp_avg_sq``.
     """
+    _sparse_refusal = "Adam does not support sparse gradients, please consider SparseAdam instead"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  amsgrad=False, *, foreach=None, maximize=False, capturable=False,

@@ -13,6 +13,7 @@ class Adamax(Optimizer):
     ``u = max(beta2 * u, |g| + eps)``; ``p -= lr / (1 - beta1^t) * m / u``.
     State: ``step``, ``exp_avg`` (m) and ``exp_inf`` (u).
     """
+    _sparse_refusal = "Adamax does not support sparse gradients"
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  foreach=None, *, maximize=False, differentiable=False, capturable=False):

@@ -13,6 +13,7 @@ class ASGD(Optimizer):
     Afterwards ``eta = lr / (1 + lambd * lr * t)^alpha`` and ``mu = 1 / max(1, t - t0)``.
     State: ``step``, ``eta``, ``mu`` (0-dim tensors) and ``ax``.
     """
+    _sparse_refusal = "ASGD does not support sparse gradients"
 
     def __init__(self, params, lr=1e-2, lambd=1e-4, alpha=0.75, t0=1e6, weight_decay=0,
                  foreach=None, maximize=False, differentiable=False, capturable=False):

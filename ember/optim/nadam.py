@@ -16,6 +16,7 @@ class NAdam(Optimizer):
     ``d = sqrt(v / (1 - beta2^t)) + eps``.
     State: ``step``, ``mu_product`` (P_t), ``exp_avg`` (m), ``exp_avg_sq`` (v).
     """
+    _sparse_refusal = "NAdam does not support sparse gradients"
 
     def __init__(self, params, lr=2e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  momentum_decay=4e-3, decoupled_weight_decay=False, *, foreach=None,

@@ -376,11 +376,16 @@ class Optimizer:
             return type(value)(Optimizer._adopt(p, v, group) for v in value)
         return value
 
+    _sparse_refusal = None      # the RuntimeError text of an optimizer without sparse support
+
     def _grads(self, group):
         """``(param, grad, state)`` for each parameter of ``group`` that has a gradient; the
-        gradient is negated when the group maximizes (never modified in place)."""
+        gradient is negated when the group maximizes (never modified in place). A sparse
+        gradient raises ``_sparse_refusal`` where the optimizer sets one, as torch's do."""
         for p in group["params"]:
             g = p.grad
             if g is not None:
+                if self._sparse_refusal is not None and g.is_sparse:
+                    raise RuntimeError(self._sparse_refusal)
                 yield p, (-g if group.get("maximize") else g), self.state[p]
 

@@ -18,6 +18,7 @@ class RAdam(Optimizer):
     otherwise plain momentum ``lr * m_hat`` (``m_hat = m / (1 - beta1^t)``).
     State: ``step``, ``exp_avg``, ``exp_avg_sq``.
     """
+    _sparse_refusal = "RAdam does not support sparse gradients"
 
     def __init__(self, params, lr=1e-3, betas=(0.9, 0.999), eps=1e-8, weight_decay=0,
                  decoupled_weight_decay=False, *, foreach=None, maximize=False,

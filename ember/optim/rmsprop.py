@@ -14,6 +14,7 @@ class RMSprop(Optimizer):
     ``p -= lr * b``.  State: ``step``, ``square_avg``, then ``momentum_buffer`` and
     ``grad_avg`` when used.
     """
+    _sparse_refusal = "RMSprop does not support sparse gradients"
 
     def __init__(self, params, lr=1e-2, alpha=0.99, eps=1e-8, weight_decay=0, momentum=0,
                  centered=False, capturable=False, foreach=None, maximize=False,

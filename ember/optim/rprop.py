@@ -14,6 +14,7 @@ class Rprop(Optimizer):
     size is clipped to ``step_sizes``.  Then ``p -= sign(g) * step_size``.
     State: ``step``, ``prev`` (last effective gradient), ``step_size``.
     """
+    _sparse_refusal = "Rprop does not support sparse gradients"
 
     def __init__(self, params, lr=1e-2, etas=(0.5, 1.2), step_sizes=(1e-6, 50), *,
                  capturable=False, foreach=None, maximize=False, differentiable=False):
