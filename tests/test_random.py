@@ -560,3 +560,33 @@ def test_functional_bernoulli_draws_in_a_contiguous_result_like_torch(layout):
     t = torch.bernoulli(make(torch, p))
     assert e.is_contiguous() and t.is_contiguous()
     np.testing.assert_array_equal(e.numpy(), t.numpy())
+
+
+def test_randint_into_floats_beyond_their_integers_warns_as_torch():
+    # torch 2.13: a bound past +-2^digits of a float dtype warns (an error only beyond the
+    # type's range); the draws themselves still come from the same stream
+    import warnings
+    for dt in ("float32", "float64", "bfloat16"):
+        msgs, vals = [], []
+        for lib in (ember, torch):
+            lib.manual_seed(0)
+            with warnings.catch_warnings(record=True) as w:
+                warnings.simplefilter("always")
+                t = lib.randint(-(1 << 60), 0, (3,), dtype=getattr(lib, dt))
+            msgs.append([str(x.message).split(" (Triggered internally")[0] for x in w
+                         if "out of bounds" in str(x.message)])
+            vals.append(t.float().tolist())
+        assert msgs[0] == msgs[1] and len(msgs[0]) == 1
+        assert vals[0] == vals[1]
+    for lib in (ember, torch):
+        with pytest.raises(RuntimeError, match="to - 1 is out of bounds for c10::Half"):
+            lib.randint(0, 1 << 60, (2,), dtype=lib.float16)
+    for dt in ("float32", "float64", "int64", "int32"):      # the copy-free paths
+        ember.manual_seed(3)
+        torch.manual_seed(3)
+        a, b = ember.rand(5, 3, dtype=getattr(ember, dt)) if dt[0] == "f" else \
+            ember.randint(0, 9, (5, 3), dtype=getattr(ember, dt)), \
+            torch.rand(5, 3, dtype=getattr(torch, dt)) if dt[0] == "f" else \
+            torch.randint(0, 9, (5, 3), dtype=getattr(torch, dt))
+        assert a.dtype == getattr(ember, dt) and a.shape == (5, 3)
+        np.testing.assert_array_equal(a.numpy(), b.numpy())
