@@ -386,3 +386,33 @@ def test_optimizers_without_sparse_support_refuse_sparse_gradients_as_torch():
                 rows.append((name, str(e)))
         out[lib] = rows
     assert out[ember] == out[torch]
+
+
+def test_sparse_repr_omits_the_default_complex_dtype_and_spdiags_as_torch():
+    import warnings
+    for lib in (ember, torch):
+        warnings.simplefilter("ignore")
+    got, want = [], []
+    for lib, out in ((ember, got), (torch, want)):
+        i = lib.tensor([[0, 1], [1, 0]])
+        for dt in (lib.complex64, lib.complex128, lib.float16, lib.int32):
+            out.append(repr(lib.sparse_coo_tensor(i, lib.tensor([1, 2]).to(dt), (2, 2))))
+        d = lib.tensor([[1., 2., 3., 4.], [5., 6., 7., 8.]])
+        for offs, shape in (([0, -1], (4, 4)), ([1, -2], (3, 4)), ([2, -1], (5, 4)),
+                            ([0, 3], (2, 6))):
+            s = lib.sparse.spdiags(d, lib.tensor(offs), shape)
+            out.append((repr(s), s.to_dense().tolist()))
+        out.append(repr(lib.sparse.spdiags(d, lib.tensor([1, -2]), (3, 4),
+                                           layout=lib.sparse_csr)))
+        for offs in ([0], [0, 0]):
+            with pytest.raises(RuntimeError) as e:
+                lib.sparse.spdiags(d, lib.tensor(offs), (4, 4))
+            out.append(str(e.value))
+    assert got == want
+
+
+def test_distributed_sampler_without_a_process_group_raises_value_error_as_torch():
+    for lib in (ember, torch):
+        ds = lib.utils.data.TensorDataset(lib.arange(4.0))
+        with pytest.raises(ValueError, match="^Default process group has not been initialized"):
+            lib.utils.data.DistributedSampler(ds)

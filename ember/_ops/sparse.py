@@ -1073,7 +1073,9 @@ def sparse_repr(t):
         parts = [_inner("ccol_indices", a.crow), _inner("row_indices", a.col)]
     parts.append(_inner("values", a.values))
     notes = [f"size={tuple(a.shape)}", f"nnz={a.nnz}"]
-    if t.dtype is not _dtype.get_default_dtype() and t.dtype not in (_dtype.int64, _dtype.bool):
+    default = _dtype.get_default_dtype()
+    complex_default = _dtype.complex128 if default is _dtype.float64 else _dtype.complex64
+    if t.dtype not in (default, complex_default, _dtype.int64, _dtype.bool):
         notes.append(f"dtype={t.dtype}")
     notes.append(f"layout=torch.{a.layout}")
     if t.grad_fn is not None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 from ember._ops.sparse import addmm, sparse_mm, sparse_softmax, sparse_sum
 
 __all__ = ["addmm", "check_sparse_tensor_invariants", "mm", "sum", "softmax", "log_softmax",
-           "sampled_addmm"]
+           "sampled_addmm", "spdiags"]
 
 
 def mm(mat1, mat2, reduce="sum"):
@@ -16,6 +16,36 @@ def mm(mat1, mat2, reduce="sum"):
         raise NotImplementedError(f"torch.sparse.mm: reduce={reduce!r} is not supported by "
                                   f"ember")
     return sparse_mm(mat1, mat2)
+
+
+def spdiags(diagonals, offsets, shape, layout=None):
+    """A sparse (m, n) matrix from the rows of ``diagonals``: row i's j-th value at
+    ``(j - offsets[i], j)`` where that lies inside (torch's, SciPy's convention); COO by
+    default, else ``layout`` (sparse_csr, sparse_csc)."""
+    import numpy as np
+
+    import ember
+    offs = [int(o) for o in offsets.reshape(-1).tolist()]
+    if diagonals.dim() == 2 and diagonals.shape[0] != len(offs):
+        raise RuntimeError(f"Number of diagonals ({diagonals.shape[0]}) does not match the "
+                           f"number of offsets ({len(offs)})")
+    if len(set(offs)) != len(offs):
+        raise RuntimeError("Offset tensor contains duplicate values")
+    m, n = (int(v) for v in shape)
+    d = diagonals.reshape(len(offs), -1)
+    rows, cols, picks = [], [], []
+    for i, o in enumerate(offs):
+        j = np.arange(max(0, o), min(n, m + o, d.shape[1]))
+        rows.append(j - o)
+        cols.append(j)
+        picks.append(np.stack([np.full_like(j, i), j]))
+    rows, cols = np.concatenate(rows), np.concatenate(cols)
+    pick = np.concatenate(picks, 1)
+    values = d[ember.tensor(pick[0]), ember.tensor(pick[1])]
+    out = ember.sparse_coo_tensor(ember.tensor(np.stack([rows, cols])), values, (m, n))
+    if layout is None or layout == ember.sparse_coo:
+        return out
+    return out.to_sparse(layout=layout)
 
 
 def sum(input, dim=None, dtype=None):

@@ -13,8 +13,8 @@ def _from_process_group(what):
     except ImportError:
         raise RuntimeError("Requires distributed package to be available") from None
     if not dist.is_available() or not dist.is_initialized():
-        raise RuntimeError("Default process group has not been initialized, please make sure "
-                           "to call init_process_group.")
+        raise ValueError("Default process group has not been initialized, please make sure "
+                         "to call init_process_group.")
     return dist.get_world_size() if what == "world" else dist.get_rank()
 
 
