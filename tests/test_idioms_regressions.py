@@ -272,3 +272,29 @@ def test_mse_loss_of_0d_tensors():
         tout.backward()
         assert out.shape == tout.shape
         assert abs(out.item() - tout.item()) < 1e-4 and abs(a.grad.item() - ta.grad.item()) < 1e-4
+
+
+def test_plain_indexing_fast_path_as_torch():
+    # x[i], x[i, j], x[:, a:b], x[a:b] take a short path (ember/_ops/indexing.py
+    # _plain_index): values, strides, offsets, view-ness, grad_fn and gradients as torch's
+    import numpy as np
+    x = np.arange(24, dtype=np.float32).reshape(2, 3, 4)
+    for idx in [0, -1, (1, 2), (0, -1, 3), (slice(None), 1), (slice(1, 3), slice(None, None, 2)),
+                slice(1, None), slice(0, 100), (0, slice(1, 2), -1), (1, 1, 1), 2, (5,),
+                (slice(None), 7), (0, 0, 0, 0)]:
+        got = want = None
+        te, tt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        try:
+            want = tt[idx]
+        except IndexError as e:
+            with pytest.raises(IndexError, match=str(e).split(" ")[0]):
+                te[idx]
+            continue
+        got = te[idx]
+        assert got.shape == tuple(want.shape) and got.stride() == want.stride()
+        assert got.storage_offset() == want.storage_offset()
+        assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        got.sum().backward()
+        want.sum().backward()
+        np.testing.assert_array_equal(te.grad.numpy(), tt.grad.numpy())

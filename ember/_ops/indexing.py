@@ -163,12 +163,43 @@ def _batched_index(self, index, *value):
     return batched_index(self, index, *value)
 
 
+def _plain_slice(it):
+    """A slice of int/None bounds and a positive (or no) step: no normalising needed."""
+    a, b, c = it.start, it.stop, it.step
+    return (a is None or type(a) is int) and (b is None or type(b) is int) and \
+        (c is None or type(c) is int and c > 0)
+
+
+def _plain_index(self, index):
+    """``x[i]``, ``x[i, j]``, ``x[:, a:b]``, ``x[a:b]``: ints in bounds and plain slices,
+    no more entries than dims: the view at once (basic_view's result, without its general
+    normalising), or None."""
+    shape = self._data.shape
+    if type(index) is int:
+        if shape and -shape[0] <= index < shape[0]:
+            return basic_index(self, (index, Ellipsis))
+        return None
+    if type(index) is slice:
+        return basic_index(self, (index,)) if shape and _plain_slice(index) else None
+    if type(index) is not tuple or not 0 < len(index) <= len(shape):
+        return None
+    for d, it in enumerate(index):
+        if type(it) is int:
+            if not -shape[d] <= it < shape[d]:
+                return None
+        elif type(it) is not slice or not _plain_slice(it):
+            return None
+    return _chained(basic_index(self, index + (Ellipsis,)), self, index)
+
+
 @public("__getitem__", method=True, function=False)
 def getitem(self, index):
     if state.modes:
         r = _batched_index(self, index)
         if r is not NotImplemented:
             return r
+    elif (r := _plain_index(self, index)) is not None:
+        return r
     idx = _normalize(index)
     if all(_is_basic(i) for i in idx):
         return basic_view(self, idx, type(index) is slice)
