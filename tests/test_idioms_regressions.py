@@ -298,3 +298,19 @@ def test_plain_indexing_fast_path_as_torch():
         got.sum().backward()
         want.sum().backward()
         np.testing.assert_array_equal(te.grad.numpy(), tt.grad.numpy())
+
+
+def test_boolean_mask_indexing_fast_path_as_torch():
+    import numpy as np
+    rng = np.random.default_rng(0)
+    for shape, mshape in [((8, 16), (8, 16)), ((8, 16), (8,)), ((2, 3, 4), (2, 3)),
+                          ((0, 3), (0,))]:
+        x = rng.standard_normal(shape).astype(np.float32)
+        m = rng.random(mshape) > 0.5
+        te, tt = ember.tensor(x, requires_grad=True), torch.tensor(x, requires_grad=True)
+        got, want = te[ember.tensor(m)], tt[torch.tensor(m)]
+        assert got.shape == tuple(want.shape) and got.stride() == want.stride()
+        np.testing.assert_array_equal(got.detach().numpy(), want.detach().numpy())
+        (got * 2).sum().backward()
+        (want * 2).sum().backward()
+        np.testing.assert_array_equal(te.grad.numpy(), tt.grad.numpy())

@@ -1078,6 +1078,9 @@ def index(a, indices):
                 return np.take(a, arr, axis=0)  # (negative indices wrap, as torch's)
             except IndexError:
                 pass                            # out of bounds: torch's message below
+        elif type(arr) is np.ndarray and arr.dtype == np.bool_ and arr.ndim and \
+                arr.shape == a.shape[:arr.ndim]:
+            return a[arr]                       # x[mask]: the selected rows, C order
     idx = norm_index(a, indices)
     r = a[idx]
     if not _has_array(idx) or np.shares_memory(r, a):
