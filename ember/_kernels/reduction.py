@@ -102,11 +102,12 @@ def mean(a, dim=None, keepdim=False, dtype=None):
                                f"a floating point or complex dtype. Got: {tname(npd)}")
     axes = reduce_axes(dim, a.ndim)
     x = acc(a.astype(npd, copy=False))
-    s = np.sum(x, axis=axes, keepdims=keepdim)
+    s = np.add.reduce(x, axis=axes, keepdims=keepdim)       # (np.sum's own path, less Python)
     n = numel_reduced(a.shape, axes)
+    if n:
+        return _fresh(np.true_divide(s, n), npd)        # (by a count >= 1: nothing to warn)
     with _ignore():
-        r = np.true_divide(s, n) if n else s * np.nan
-    return _fresh(r, npd)
+        return _fresh(s * np.nan, npd)
 
 
 def nansum(a, dim=None, keepdim=False, dtype=None):
@@ -274,6 +275,12 @@ def _extreme_dim(a, dim, keepdim, argfn, name):
     d = _nonempty_dim(a, dim, name)
     if a.ndim == 0:
         return a.copy(), np.zeros((), np.int64)
+    if d == a.ndim - 1 and a.flags.c_contiguous and a.size:     # rows: one gather, no
+        i = (a.argmax if argfn is np.argmax else a.argmin)(axis=d)   # take_along_axis
+        vals = a.reshape(-1, a.shape[-1])[np.arange(i.size), i.reshape(-1)].reshape(i.shape)
+        if keepdim:
+            vals, i = vals[..., None], i[..., None]
+        return vals, i.astype(np.int64, copy=False)
     idx = argfn(a, axis=d, keepdims=True)
     vals = np.take_along_axis(a, idx, d)
     if not keepdim:
