@@ -55,7 +55,8 @@ def _update_running(running, new, momentum, unbiased_factor=1.0):
                 new = new * unbiased_factor
             running.copy_(running.float() * (1 - momentum) + new * momentum)
             return
-        new = new.detach().to(running.dtype)
+        if new.dtype != running.dtype:         # (under no_grad: nothing is recorded)
+            new = new.to(running.dtype)
         if unbiased_factor != 1.0:
             new = new * unbiased_factor
         running.mul_(1 - momentum).add_(new * momentum)
