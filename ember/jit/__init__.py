@@ -14,6 +14,7 @@ from ember.jit._modules import (RecursiveScriptModule, ScriptModule, script_meth
                                 script_module)
 from ember.jit._script import ScriptFunction, script_function, script_class
 from ember.jit import _trace, frontend
+from ember.jit.frontend import CompileError
 from ember.jit._trace import (TopLevelTracedModule, TracedModule, TracerWarning,  # noqa: F401
                               TracingCheckError, trace, trace_module)
 
@@ -132,6 +133,14 @@ def script(obj, optimize=None, _frames_up=0, _rcb=None, example_inputs=None):
                       "torch.jit.optimized_execution()` instead", FutureWarning, stacklevel=2)
     if builtins_isinstance(obj, (ScriptModule, ScriptFunction)):
         return obj
+    try:
+        return _script_object(obj, inspect, nn)
+    except CompileError as e:
+        # torch reports a type or name error of a script as a plain RuntimeError
+        raise RuntimeError(*e.args) from None
+
+
+def _script_object(obj, inspect, nn):
     if builtins_isinstance(obj, nn.Module):
         return script_module(obj)
     if inspect.isclass(obj):

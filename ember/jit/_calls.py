@@ -9,6 +9,7 @@ import operator
 from ember.jit import _builtins as B
 from ember.jit import _sugar as S
 from ember.jit import _types as T
+from ember.jit._ir import NOT_CONSTANT
 from ember.jit.frontend import CompileError
 
 _NOARG = object()
@@ -748,20 +749,32 @@ def _members_len(members):
 def _iter_combinator(c, it, node):
     name = it.name
     subs = [iteration(c, x, node) for x in it.fn]
+    def smallest(trips):
+        # torch's loop over enumerate/zip runs min([trip, ...]) times (enumerate's own
+        # count being the largest int)
+        lst = c.emit("prim::ListConstruct", trips, [T.ListType(T.IntType)], node).output
+        return c.emit("prim::min", [lst], [T.IntType], node, fn=min).output
+
     if name == "enumerate":
         trip, item = subs[0]
         start = it.self_value.get("start")
+        if start is None:
+            most = c.const(9223372036854775807)
+        elif start.constant() is not NOT_CONSTANT:
+            most = c.const(9223372036854775807 - start.constant())
+        else:
+            most = c.emit("aten::sub", [c.const(9223372036854775807), start], [T.IntType], node,
+                          fn=operator.sub, attrs={"_py": "-"}).output
+        trip = smallest([most, trip])
 
         def bind():
             idx = S.SimpleValue(c.loop_index) if start is None else S.SimpleValue(
-                c.emit("aten::add", [c.loop_index, start], [T.IntType], node, fn=operator.add,
-                       attrs={"_py": "+"}).output)
+                c.emit("aten::__derive_index", [c.loop_index, start, c.const(1)], [T.IntType],
+                       node, fn=_derive_index).output)
             return S.TupleSugar([idx, item()])
         return trip, bind
     if name == "zip":
-        trip = subs[0][0]
-        for t, _ in subs[1:]:
-            trip = c.emit("prim::min", [trip, t], [T.IntType], node, fn=min).output
+        trip = smallest([t for t, _ in subs])
         return trip, lambda: S.TupleSugar([item() for _, item in subs])
     if name == "reversed":
         v = c.value(it.fn[0], node)

@@ -642,7 +642,7 @@ class Compiler(Expressions):
         outer_env, outer_block = self.env, self.block
         self.block, self.env = b, Env(b, outer_env)
         saved_index = self.loop_index
-        self.loop_index = b.add_param(T.IntType, "i")
+        self.loop_index = b.add_param(T.IntType, None)   # named by a target it binds
         params = []
         for name, v in zip(carried, init):
             t = outer_env.declared_type(name) or v.type
@@ -791,7 +791,8 @@ class Compiler(Expressions):
             self.env.vars[target.id] = rhs
             self.env.defined_at[target.id] = node
             self._one_sided.pop(target.id, None)
-            if isinstance(rhs, S.SimpleValue) and rhs.value.debug_name is None:
+            if isinstance(rhs, S.SimpleValue) and rhs.value.debug_name is None \
+                    and target.id != "_":      # torch prints a ``_`` target as a temporary
                 rhs.value.debug_name = target.id
             return
         if isinstance(target, (ast.Tuple, ast.List)):

@@ -266,7 +266,7 @@ class Expressions:
         outer_block = self.block
         self.block, self.env = b, Env(b, outer_env)
         saved_index = self.loop_index
-        self.loop_index = b.add_param(T.IntType, "i")
+        self.loop_index = b.add_param(T.IntType, None)   # named by a target it binds
         self.assign(gen.target, bind(), e)
         seen = {}
 

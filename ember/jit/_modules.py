@@ -6,6 +6,7 @@ methods compiled on first reference. Containers (``ModuleList``, ``Sequential``,
 from __future__ import annotations
 
 import inspect
+import types
 
 from ember import nn
 from ember.jit import _sugar as S
@@ -297,6 +298,14 @@ def _bound_original(rsm, f):
 _MISSING = object()
 
 
+def _lite_deprecated():
+    # torch 2.13's saves for the lite interpreter warn at the caller's line
+    import warnings
+    warnings.warn("Lite Interpreter is deprecated. Please consider switching to ExecuTorch."
+                  "             https://docs.pytorch.org/executorch/stable/getting-started.html",
+                  DeprecationWarning, stacklevel=3)
+
+
 # --------------------------------------------------------------------------- the module
 
 class ScriptModule(nn.Module):
@@ -403,6 +412,14 @@ class RecursiveScriptModule(ScriptModule):
                 d[name] = v
         return self
 
+    def __setattr__(self, name, value):
+        # a Final attribute or a name in __constants__ is baked into the compiled code
+        ct = self.__dict__.get("_ct")
+        if ct is not None and not name.startswith("$") and name in ct.constants:
+            raise RuntimeError(f"Can't set constant '{name}' which has value:"
+                               f"{ct.constants[name]}")
+        super().__setattr__(name, value)
+
     # calls ---------------------------------------------------------------------------
     def forward(self, *args, **kwargs):
         fn = self._ct.methods.get("forward")
@@ -430,6 +447,12 @@ class RecursiveScriptModule(ScriptModule):
             getter = ct.methods.get(f"__{name}_getter")
             if isinstance(getter, Function):          # a property used by scripted code
                 return getter.call_method(self, (), {})
+            # an @ignore'd or @unused method stays a Python method of the scripted module
+            # (called from Python it runs the original, as torch's)
+            cls = self.__dict__.get("original_class")
+            f = _find_method(cls, name) if isinstance(cls, type) else None
+            if inspect.isfunction(f) and getattr(f, "_ember_jit_ignore", False):
+                return types.MethodType(f, self)
         raise AttributeError(f"'RecursiveScriptModule' object has no attribute '{name}'")
 
     # container protocol: a scripted ModuleList / Sequential / ModuleDict answers len(),
@@ -509,13 +532,16 @@ class RecursiveScriptModule(ScriptModule):
 
     def _save_for_lite_interpreter(self, f, _extra_files=None):
         from ember.jit.mobile import _save_for_lite_interpreter
+        _lite_deprecated()
         _save_for_lite_interpreter(self, f, _extra_files=_extra_files)
 
     def _save_to_buffer_for_lite_interpreter(self, _extra_files=None):
         """The lite-interpreter file as bytes."""
         import io
+        from ember.jit.mobile import _save_for_lite_interpreter
+        _lite_deprecated()
         buf = io.BytesIO()
-        self._save_for_lite_interpreter(buf, _extra_files=_extra_files)
+        _save_for_lite_interpreter(self, buf, _extra_files=_extra_files)
         return buf.getvalue()
 
     def __copy__(self):

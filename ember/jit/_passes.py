@@ -101,6 +101,8 @@ def _dce_block(block):
             _trim_outputs(n)
         for b in n.blocks:
             _dce_block(b)
+        if n.kind == "prim::Loop" and _trim_loop(n):
+            _dce_block(n.blocks[0])
         if n.kind in ("prim::Loop", "prim::With"):
             continue            # loops may not terminate or may raise: kept
         if n.kind == "prim::If":
@@ -110,6 +112,36 @@ def _dce_block(block):
             continue
         if all(not o.uses for o in n.outputs):
             n.destroy()
+
+
+def _trim_loop(n):
+    """Drop the loop-carried values whose value on entering the body is never read there
+    and whose final value nobody uses (``s`` of ``while s > 1: h = h / 2; s = h.sum()``,
+    as torch's dead-code pass); True when some were dropped."""
+    body = n.blocks[0]
+    dropped = False
+    for k in range(len(n.outputs) - 1, -1, -1):
+        if n.outputs[k].uses or body.params[k + 1].uses:
+            continue
+        rets = list(body.returns)
+        del rets[k + 1]
+        body.set_returns(rets)
+        ins = list(n.inputs)
+        for i, v in enumerate(ins):
+            v.uses.remove((n, i))
+        n.inputs = []
+        del ins[k + 2]
+        for v in ins:
+            n.add_input(v)
+        del body.params[k + 1]
+        del n.outputs[k]
+        dropped = True
+    if dropped:
+        for i, v in enumerate(body.params):
+            v.offset = i
+        for i, v in enumerate(n.outputs):
+            v.offset = i
+    return dropped
 
 
 def _trim_outputs(n):
@@ -274,6 +306,8 @@ def _cse_block(block, seen, tensors_ok):
             continue
         if not tensors_ok and any(_holds_tensor(o.type) for o in n.outputs):
             continue
+        if any(isinstance(i.type, (T.ListType, T.DictType)) for i in n.inputs):
+            continue      # torch shares nothing read from a list or dict (mutable values)
         k = _key(n)
         if k is None:
             continue

@@ -96,7 +96,13 @@ def fn_call(p, n):
         return f"{subscript_base(pos[0].text)}[{pos[1].text}]"
     if name == "slice" and len(pos) == 4:
         lo, hi, st = pos[1:]
+        # slice.t(t[] l, int? start=None, int? end=None, int step=1): trailing defaults go
         parts = [pos[0].text, lo.text, hi.text] + ([st.text] if st.const not in (None, 1) else [])
+        defaults = [None, None]
+        while len(parts) > 1 and len(parts) <= 3 and \
+                pos[len(parts) - 1].const is defaults[len(parts) - 2] and \
+                pos[len(parts) - 1].text == "None":
+            parts.pop()
         return p.call("slice", parts)
     module = getattr(fn, "__module__", None) or ""
     if module.startswith("ember.nn.functional") or module.startswith("ember.nn.modules"):

@@ -137,7 +137,10 @@ class Function:
     def schema_str(self):
         parts = ([f"{self.owner} {self.self_name}"] if self.owner is not None else []) + [
             f"{t} {n}" + (f"={_default_str(d)}" if hd else "") for n, t, hd, d, _ in self.arg_schema]
-        return f"{self.name}({', '.join(parts)}) -> {self.return_type}"
+        ret = str(self.return_type)
+        if ret.startswith("("):          # one tuple-typed return: torch doubles the parentheses
+            ret = f"({ret})"
+        return f"{self.name}({', '.join(parts)}) -> {ret}"
 
     @property
     def schema(self):

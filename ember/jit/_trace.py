@@ -765,6 +765,34 @@ def is_tracing():
     return _active() is not None
 
 
+def record_whole(kind, fn, *args, python_function=True):
+    """``fn(*args)`` recorded as one ``kind`` node calling ``fn`` when this thread traces (a
+    composite ``nn.functional`` that torch traces as one aten op: ``aten::adaptive_avg_pool2d``
+    rather than the matmuls ember computes it with, so that the trace prints, saves and
+    loads in torch as torch's). ``args``: the aten op's arguments, tensors then constants;
+    ``python_function``: torch's ``fn`` is Python (its parameters name the values, below),
+    else a builtin (the caller's variables do). Returns None when not tracing."""
+    tracer = _active()
+    if tracer is None or not tracer.frames:
+        return None
+    result = tracer.unrecorded(lambda: fn(*args))
+    inputs = [tracer.tensor_value(a) if _is_tensor(a) else tracer.constant(a) for a in args]
+    # torch's op is called from its Python function, whose parameters name the values the
+    # way the caller's variables name them for an op called directly (``%input``)
+    frame = tracer.frame
+    params = list(inspect.signature(fn).parameters) if python_function else []
+    if not python_function:
+        tracer.name_from_locals(args)
+    for name, a, v in zip(params, args, inputs):
+        if _is_tensor(a) and v.debug_name is None and v.id not in frame.named:
+            frame.named.add(v.id)
+            v.debug_name = name
+    n, (v,) = tracer.frame.emit(kind, inputs, [_complete_type(result)], source=_source())
+    n.fn = fn
+    tracer.frame.bind(result, v)
+    return result
+
+
 # --------------------------------------------------------------------------- conversions
 
 _CONVERSIONS = {"item": "a Python number", "__bool__": "a Python boolean",

@@ -18,6 +18,7 @@ __all__ = ["max_pool1d", "max_pool2d", "max_pool3d", "max_pool1d_with_indices",
 
 
 from ember._dispatch import check_int_list  # noqa: E402
+from ember._state import state as _state  # noqa: E402
 from ember._ops import quantized_nn as _qnn  # noqa: E402  (quantized inputs)
 from ember.autograd.profiler import torch_op_range  # noqa: E402
 from ember.autograd.linear_layout import named, spatial_named, torch_node  # noqa: E402
@@ -276,6 +277,13 @@ def _adaptive_avg(input, n, output_size):
     out = _out_size(input, n, output_size, f"adaptive_avg_pool{n}d")
     if _qnn.is_quantized(input):
         return _qnn.adaptive_avg_pool(input, out)
+    if _state.modes:        # a trace records torch's one op, not the composite below
+        from ember.jit._trace import record_whole
+        traced = record_whole(f"aten::adaptive_avg_pool{n}d",
+                              globals()[f"adaptive_avg_pool{n}d"], input, list(out),
+                              python_function=n > 1)     # torch's 1-d one is builtin
+        if traced is not None:
+            return traced
     half = input.dtype in (ember.float16, ember.bfloat16)   # float32 math, one rounding
     x = input.float() if half else input
     if any(o != 1 for o in out):        # (torch takes a mean for all-ones: no link there)
