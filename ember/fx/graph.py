@@ -291,21 +291,33 @@ class Graph:
         print("\n".join(lines))
 
     # ------------------------------------------------------------------ codegen
-    def python_code(self, root_module, *, verbose=False):
-        """Source of ``forward`` for this graph (``root_module`` names the receiver)."""
-        return _CodeGen(self, root_module).generate()
+    def python_code(self, root_module, *, verbose=False, include_stride=False,
+                    include_device=False, colored=False, _annotate_meta=False):
+        """Source of ``forward`` for this graph (``root_module`` names the receiver);
+        ``_annotate_meta`` (print_readable's form): values with a ``tensor_meta`` (from
+        ShapeProp) annotated as ``x: "f32[2, 3]"``."""
+        return _CodeGen(self, root_module, _annotate_meta).generate()
 
     def on_generate_code(self, make_transformer):
         yield
+
+
+# dtypes as print_readable abbreviates them
+_DTYPE_SHORT = {"torch.float32": "f32", "torch.float64": "f64", "torch.float16": "f16",
+                "torch.bfloat16": "bf16", "torch.int64": "i64", "torch.int32": "i32",
+                "torch.int16": "i16", "torch.int8": "i8", "torch.uint8": "u8",
+                "torch.bool": "b8", "torch.complex64": "c64", "torch.complex128": "c128",
+                "torch.complex32": "c32"}
 
 
 class _CodeGen:
     """Writes one line per node, deleting each value after its last use
     (``a = b = None``) so intermediates are freed as early as eager mode frees them."""
 
-    def __init__(self, graph, root):
+    def __init__(self, graph, root, annotate_meta=False):
         import ember
         self.graph, self.root = graph, root
+        self.annotate_meta = annotate_meta
         self.globals = {"torch": ember, "operator": operator, "device": ember.device,
                         "inf": float("inf"), "nan": float("nan"), "NoneType": type(None)}
         self.global_names = {}
@@ -366,6 +378,16 @@ class _CodeGen:
                 self.add_global(arg.__name__, arg)
         return self.add_global(type(arg).__name__.lower(), arg)
 
+    def meta_annotation(self, node):
+        """``: "f32[2, 3]"`` for a value ShapeProp saw as a tensor (print_readable only)."""
+        if not self.annotate_meta:
+            return ""
+        tm = node.meta.get("tensor_meta")
+        short = _DTYPE_SHORT.get(str(getattr(tm, "dtype", None)))
+        if short is None or not hasattr(tm, "shape"):
+            return ""
+        return f': "{short}[{", ".join(str(int(d)) for d in tm.shape)}]"'
+
     def type_name(self, t):
         """An annotation as source: ``torch.Tensor``, ``int``, else a global."""
         text = _type_repr(t)
@@ -421,6 +443,8 @@ class _CodeGen:
             if node.op == "placeholder":
                 name = node.target
                 annotation = "" if node.type is None else f" : {self.type_name(node.type)}"
+                if not annotation:
+                    annotation = self.meta_annotation(node)
                 if name.startswith("*"):
                     params.append(name + annotation)
                 elif node.args:
@@ -435,7 +459,7 @@ class _CodeGen:
                     ret = f" -> {self.type_name(node.type)}"
                 body.append(f"return {self.value(node.args[0])}")
                 continue
-            line = f"{node.name} = {self.expression(node)}"
+            line = f"{node.name}{self.meta_annotation(node)} = {self.expression(node)}"
             dead = [n.name for n in last_uses.get(node, []) if n.op != "root"]
             if not node.users:
                 dead.append(node.name)

@@ -126,7 +126,8 @@ class GraphModule(nn.Module):
     def print_readable(self, print_output=True, include_stride=False, include_device=False,
                        colored=False):
         """The generated module as a class definition (printed, and returned)."""
-        body = self._code.strip("\n").rstrip()
+        body = self._graph.python_code(root_module="self", _annotate_meta=True).src
+        body = body.strip("\n").rstrip()
         lines = [f"class {type(self).__name__}(torch.nn.Module):"]
         for name, child in self.named_children():
             if isinstance(child, GraphModule):

@@ -1,2 +1,2 @@
 """Graph passes (``ember.fx.passes``)."""
-from ember.fx.passes import shape_prop  # noqa: F401
+from ember.fx.passes import shape_prop, split_module  # noqa: F401
