@@ -170,6 +170,20 @@ def float_array(t):
 _warned = []
 
 
+def _op_caller_level():
+    """``stacklevel`` naming the line that called the op (the user's ``quantize_per_tensor``,
+    or the library module's): torch's C++ warning names the Python frame calling the op."""
+    import os
+    import sys
+    ember_dir = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+    machinery = (os.path.join(ember_dir, "_ops") + os.sep, os.path.join(ember_dir, "_dispatch.py"),
+                 os.path.join(ember_dir, "ops.py"), "<ember")
+    f, level = sys._getframe(2), 2
+    while f is not None and f.f_code.co_filename.startswith(machinery):
+        f, level = f.f_back, level + 1
+    return level
+
+
 def _warn_deprecated():
     """torch 2.13 warns once a process on the first quantized tensor it creates."""
     if not _warned:
@@ -179,7 +193,7 @@ def _warn_deprecated():
             "creation functions that produce tensors with dtype torch.quint8, torch.qint8, and "
             "torch.qint32 are deprecated and will be removed in a future PyTorch release. "
             "Please see https://github.com/pytorch/pytorch/issues/184982 for more information.",
-            UserWarning, stacklevel=4)
+            UserWarning, stacklevel=_op_caller_level())
 
 
 # ------------------------------------------------------------------ checks

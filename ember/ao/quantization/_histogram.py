@@ -42,7 +42,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
                  eps=_EPS, is_dynamic=False, **kwargs):
         if qscheme not in (ember.per_tensor_affine, ember.per_tensor_symmetric):
             raise NotImplementedError("HistogramObserver's qscheme only support "
-                                      "torch.per_tensor_symmetric and torch.per_tensor_affine.")
+                                      "torch.per_tensor_symmetric                     and "
+                                      "torch.per_tensor_affine.")
         if is_dynamic:
             raise NotImplementedError("HistogramObserver doesn't support dynamic quantization")
         super().__init__(dtype=dtype, qscheme=qscheme, reduce_range=reduce_range,

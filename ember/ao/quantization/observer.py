@@ -155,8 +155,8 @@ class UniformQuantizationObserverBase(ObserverBase):
         self.qscheme, self.reduce_range = qscheme, reduce_range
         if reduce_range:
             warnings.warn("Please use quant_min and quant_max to specify the range for "
-                          "observers. reduce_range will be deprecated in a future release "
-                          "of PyTorch.")
+                          "observers.                     reduce_range will be deprecated in "
+                          "a future release of PyTorch.")
         self.register_buffer("eps", ember.tensor([eps]))
         if qscheme not in (_T_AFF, _T_SYM, _C_AFF, _C_SYM, _C_FLT):
             raise AssertionError("Default Observer only supports per_tensor_affine, "
@@ -213,10 +213,18 @@ def _check_scheme(cls_name, qscheme, per_channel, suffix=""):
     """Raise NotImplementedError when ``qscheme`` does not suit the observer."""
     allowed = (_C_SYM, _C_AFF, _C_FLT) if per_channel else (_T_SYM, _T_AFF)
     if qscheme not in allowed:
-        what = ("torch.per_channel_symmetric, torch.per_channel_affine and "
-                "torch.per_channel_affine_float_qparams." if per_channel else
-                "torch.per_tensor_symmetric and torch.per_tensor_affine.")
-        raise NotImplementedError(f"{cls_name}'s qscheme only support {what}{suffix}")
+        # torch's texts keep the indentation of its continued source lines (21 spaces;
+        # 17 in the moving-average one, which also names the scheme given)
+        gap = " " * 21
+        if per_channel:
+            what = (f"{gap}torch.per_channel_symmetric, torch.per_channel_affine and "
+                    "torch.per_channel_affine_float_qparams.")
+        elif suffix:
+            gap = " " * 17
+            what = f"{gap}torch.per_tensor_symmetric and torch.per_tensor_affine.{gap}"
+        else:
+            what = f" torch.per_tensor_symmetric{gap}and torch.per_tensor_affine."
+        raise NotImplementedError(f"{cls_name}'s qscheme only support{what}{suffix}")
 
 
 def _check_dynamic(cls_name, is_dynamic, averaging_constant=None):
@@ -303,7 +311,7 @@ class MovingAverageMinMaxObserver(_Averaging, MinMaxObserver):
     def __init__(self, averaging_constant=0.01, dtype=_U8, qscheme=_T_AFF, reduce_range=False,
                  quant_min=None, quant_max=None, eps=_EPS, is_dynamic=False, **kwargs):
         name = "MovingAverageMinMaxObserver"
-        _check_scheme(name, qscheme, per_channel=False, suffix=f" but got: {qscheme}")
+        _check_scheme(name, qscheme, per_channel=False, suffix=f"but got: {qscheme}")
         self.averaging_constant = averaging_constant
         _check_dynamic(name, is_dynamic, averaging_constant)
         UniformQuantizationObserverBase.__init__(

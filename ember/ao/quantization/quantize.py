@@ -28,6 +28,7 @@ from ember.ao.quantization.qconfig import (_assert_valid_qconfig, default_dynami
                                            float_qparams_weight_only_qconfig_4bit)
 from ember.ao.quantization import quantization_mappings as M
 from ember.ao.quantization.stubs import DeQuantStub, QuantWrapper
+from ember.ao.quantization.utils import _deprecated_flow
 
 __all__ = ["get_default_custom_config_dict", "propagate_qconfig_", "add_quant_dequant",
            "prepare", "quantize", "quantize_dynamic", "prepare_qat", "quantize_qat", "convert",
@@ -196,6 +197,7 @@ def _target(model, inplace):
     return model if inplace else copy.deepcopy(model)
 
 
+@_deprecated_flow
 def prepare(model, inplace=False, allow_list=None, observer_non_leaf_module_list=None,
             prepare_custom_config_dict=None):
     """A copy of ``model`` (or ``model`` itself if ``inplace``) with qconfigs propagated and
@@ -236,6 +238,7 @@ def _calibrated(model, inplace, train, prepare_fn, run_fn, run_args, mapping=Non
     return convert(model, mapping, inplace=True)
 
 
+@_deprecated_flow
 def quantize(model, run_fn, run_args, mapping=None, inplace=False):
     """Post-training static quantization: prepare, ``run_fn(model, *run_args)`` to
     calibrate, convert. Returns the quantized model."""
@@ -253,6 +256,7 @@ _DYNAMIC_DEFAULTS = {
 }
 
 
+@_deprecated_flow
 def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, inplace=False):
     """Dynamic quantization: weights of the chosen module types (default: Linear and the
     recurrent layers for qint8/float16, embeddings for quint8/quint4x2) quantized ahead of
@@ -275,6 +279,7 @@ def quantize_dynamic(model, qconfig_spec=None, dtype=ember.qint8, mapping=None, 
                    else mapping, inplace=True)
 
 
+@_deprecated_flow
 def prepare_qat(model, mapping=None, inplace=False):
     """Quantization-aware training: swap modules for their QAT versions (fake-quantized
     weights) and attach fake quantizers to activations. ``model`` must be in training
@@ -288,11 +293,13 @@ def prepare_qat(model, mapping=None, inplace=False):
     return prepare(model, inplace=True, observer_non_leaf_module_list=set(qat_map.values()))
 
 
+@_deprecated_flow
 def quantize_qat(model, run_fn, run_args, inplace=False):
     """QAT end to end: prepare_qat, ``run_fn(model, *run_args)`` (training), convert."""
     return _calibrated(model, inplace, True, prepare_qat, run_fn, run_args)
 
 
+@_deprecated_flow
 def convert(module, mapping=None, inplace=False, remove_qconfig=True, is_reference=False,
             convert_custom_config_dict=None, use_precomputed_fake_quant=False):
     """Replace each module having a qconfig (and a class in ``mapping``; default: the static

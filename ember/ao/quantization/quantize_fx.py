@@ -8,6 +8,7 @@ from ember.ao.quantization.fx.tracer import QuantizationTracer
 from ember.ao.quantization.fx.fuse import fuse
 from ember.ao.quantization.fx.prepare import prepare
 from ember.ao.quantization.fx.convert import convert
+from ember.ao.quantization.utils import _deprecated_flow
 
 __all__ = ["fuse_fx", "prepare_fx", "prepare_qat_fx", "convert_fx",
            "convert_to_reference_fx"]
@@ -85,6 +86,7 @@ def _prepare_fx(model, qconfig_mapping, is_qat, example_inputs, prepare_custom_c
     return prepared
 
 
+@_deprecated_flow
 def prepare_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=None,
                _equalization_config=None, backend_config=None):
     """A GraphModule of ``model`` (eval mode) with observers where ``qconfig_mapping`` and
@@ -96,6 +98,7 @@ def prepare_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=Non
                        backend_config)
 
 
+@_deprecated_flow
 def prepare_qat_fx(model, qconfig_mapping, example_inputs, prepare_custom_config=None,
                    backend_config=None):
     """As :func:`prepare_fx` for quantization-aware training: modules become their QAT
@@ -104,6 +107,7 @@ def prepare_qat_fx(model, qconfig_mapping, example_inputs, prepare_custom_config
                        backend_config)
 
 
+@_deprecated_flow
 def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
                qconfig_mapping=None, backend_config=None, keep_original_weights=False):
     """The quantized model: observers become quantize/dequantize, patterns become
@@ -112,6 +116,7 @@ def convert_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
                     qconfig_mapping)
 
 
+@_deprecated_flow
 def convert_to_reference_fx(graph_module, convert_custom_config=None, _remove_qconfig=True,
                             qconfig_mapping=None, backend_config=None):
     """The reference quantized model: every observer becomes quantize -> dequantize around

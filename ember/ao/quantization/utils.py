@@ -78,3 +78,31 @@ def __getattr__(name):
     if name == "ObserverOrFakeQuantize":
         return _observer_or_fake_quant_type()
     raise AttributeError(f"module '{__name__}' has no attribute '{name}'")
+
+
+# torch 2.13 warns (a DeprecationWarning naming the caller's line, so shown for a script's
+# own calls only) when the quantization flows are called: eager prepare/convert/quantize*,
+# prepare_qat and the FX prepare/convert functions; fusing and the helpers stay silent
+_DEPRECATION = (
+    "torch.ao.quantization is deprecated and will be removed in 2.10. \n"
+    "For migrations of users: \n"
+    "1. Eager mode quantization (torch.ao.quantization.quantize, "
+    "torch.ao.quantization.quantize_dynamic), please migrate to use torchao eager mode "
+    "quantize_ API instead \n"
+    "2. FX graph mode quantization (torch.ao.quantization.quantize_fx.prepare_fx,"
+    "torch.ao.quantization.quantize_fx.convert_fx, please migrate to use torchao pt2e "
+    "quantization API instead (prepare_pt2e, convert_pt2e) \n"
+    "3. pt2e quantization has been migrated to torchao "
+    "(https://github.com/pytorch/ao/tree/main/torchao/quantization/pt2e) \n"
+    "see https://github.com/pytorch/ao/issues/2259 for more details")
+
+
+def _deprecated_flow(fn):
+    import functools
+    import warnings
+
+    @functools.wraps(fn)
+    def wrapper(*args, **kwargs):
+        warnings.warn(_DEPRECATION, DeprecationWarning, stacklevel=2)
+        return fn(*args, **kwargs)
+    return wrapper
