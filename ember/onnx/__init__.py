@@ -15,6 +15,7 @@ import contextlib
 import enum
 import io
 import os
+import warnings
 
 from ember.onnx._registry import register_custom_op_symbolic, unregister_custom_op_symbolic
 from ember.onnx.errors import OnnxExporterError
@@ -75,12 +76,36 @@ def select_model_mode_for_export(model, mode):
         model.train(was)
 
 
+_LEGACY_EXPORT = (
+    "You are using the legacy TorchScript-based ONNX export. Starting in PyTorch 2.9, the new "
+    "torch.export-based ONNX exporter has become the default. Learn more about the new export "
+    "logic: https://docs.pytorch.org/docs/stable/onnx_export.html. For exporting control "
+    "flow: https://pytorch.org/tutorials/beginner/onnx/export_control_flow_model_to_onnx_"
+    "tutorial.html")
+_LEGACY_WARNED = set()
+
+
+def _always_shown(frame):
+    """Whether the filters in force show the legacy-export warning at ``frame``'s line
+    every time (``simplefilter("always")``, ``-W always``)."""
+    module = frame.f_globals.get("__name__", "")
+
+    def matches(pattern, text):      # a compiled pattern, or a plain text matched whole
+        return pattern is None or (pattern == text if isinstance(pattern, str)
+                                   else pattern.match(text) is not None)
+    for action, msg, cat, mod, lineno in warnings.filters:
+        if issubclass(DeprecationWarning, cat) and matches(msg, _LEGACY_EXPORT) \
+                and matches(mod, module) and lineno in (0, frame.f_lineno):
+            return action == "always"
+    return False
+
+
 def export(model, args=(), f=None, export_params=True, verbose=False,
            training=TrainingMode.EVAL, input_names=None, output_names=None,
            operator_export_type=OperatorExportTypes.ONNX, opset_version=None,
            do_constant_folding=True, dynamic_axes=None, keep_initializers_as_inputs=False,
            custom_opsets=None, export_modules_as_functions=False, autograd_inlining=True,
-           *, kwargs=None, dynamo=False, external_data=True, dynamic_shapes=None,
+           *, kwargs=None, dynamo=None, external_data=True, dynamic_shapes=None,
            custom_translation_table=None, report=False, optimize=True, verify=False,
            profile=False, dump_exported_program=False, artifacts_dir="."):
     """Export ``model`` run on ``args`` to the ONNX file ``f`` (a path or a binary file
@@ -93,6 +118,17 @@ def export(model, args=(), f=None, export_params=True, verbose=False,
     if dynamo:
         raise NotImplementedError("ember.onnx.export(dynamo=True): ember has no torch.export/"
                                   "dynamo; use the TorchScript-based exporter (dynamo=False)")
+    if dynamo is not None:
+        # torch 2.13 defaults to its dynamo exporter and warns when a script asks for this
+        # one (ember's only exporter, also taken when ``dynamo`` is not given); once per
+        # calling line, as the default filters show it (the export's own ``catch_warnings``
+        # would reset the caller's warning registry)
+        import sys
+        caller = sys._getframe(1)
+        where = (caller.f_code.co_filename, caller.f_lineno)
+        if where not in _LEGACY_WARNED or _always_shown(caller):
+            _LEGACY_WARNED.add(where)
+            warnings.warn(_LEGACY_EXPORT, DeprecationWarning, stacklevel=2)
     if operator_export_type != OperatorExportTypes.ONNX:
         raise NotImplementedError(f"ember.onnx.export: operator_export_type="
                                   f"{OperatorExportTypes(operator_export_type).name}")

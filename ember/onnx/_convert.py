@@ -210,4 +210,33 @@ def build_model(model, args, *, opset, input_names, output_names, dynamic_axes, 
     proto = helper.make_model(gp, opset_imports=opsets, producer_name="ember",
                               producer_version="0.1.0")
     proto.ir_version = max(7, helper.find_min_ir_version_for(opsets[:1]))
+    if dynamic:
+        _output_dims(proto)
     return proto
+
+
+def _output_dims(proto):
+    """With dynamic inputs, the outputs' axes not named in dynamic_axes as torch writes
+    them: ONNX shape inference's dims (a number, or an input's axis name carried through),
+    else ``<producing op type><output name>_dim_<axis>``."""
+    from onnx import shape_inference
+    try:
+        inferred = shape_inference.infer_shapes(proto)
+    except Exception:          # noqa: BLE001 - custom domains: keep the unknown dims
+        return
+    known = {vi.name: vi for vi in inferred.graph.output}
+    producer = {o: n.op_type for n in proto.graph.node for o in n.output}
+    for vi in proto.graph.output:
+        got = known.get(vi.name)
+        got_dims = list(got.type.tensor_type.shape.dim) if got is not None and \
+            got.type.tensor_type.HasField("shape") else []
+        for i, d in enumerate(vi.type.tensor_type.shape.dim):
+            if d.dim_param or d.HasField("dim_value"):
+                continue
+            g = got_dims[i] if i < len(got_dims) else None
+            if g is not None and g.HasField("dim_value"):
+                d.dim_value = g.dim_value
+            elif g is not None and g.dim_param and not g.dim_param.startswith("unk__"):
+                d.dim_param = g.dim_param
+            else:
+                d.dim_param = f"{producer.get(vi.name, '')}{vi.name}_dim_{i}"

@@ -2,7 +2,8 @@
 
     fuse_conv_bn          Conv -> BatchNormalization (eval) with constant weights and
                           statistics: one Conv with scaled weights and a shifted bias
-    unused                initializers and Constant nodes no node (or subgraph) reads
+    unused                nodes, initializers and Constant nodes no node (or subgraph)
+                          reads
 """
 from __future__ import annotations
 
@@ -72,9 +73,17 @@ def fuse_conv_bn(exporter, nodes, outputs):
 
 
 def unused(exporter, nodes, outputs):
-    """Drop initializers and Constant nodes nothing reads; returns the nodes kept."""
-    used = set(_uses(nodes, outputs))
+    """Drop nodes none of whose outputs is read (the unused ``ArgMax`` of
+    ``x.max(dim).values``, as torch's dead-code pass before export), then initializers
+    nothing reads; returns the nodes kept."""
+    used = set(outputs)
+    kept = []
+    for n in reversed(nodes):
+        if not n.output or any(o in used for o in n.output if o):
+            kept.append(n)
+            used.update(_inputs(n))
+    kept.reverse()
     for name in list(exporter.initializers):
         if name not in used:
             del exporter.initializers[name]
-    return [n for n in nodes if n.op_type != "Constant" or n.output[0] in used]
+    return kept

@@ -1,6 +1,8 @@
 """Symbolics for ``nn`` layers: convolution, normalization, pooling, recurrent layers."""
 from __future__ import annotations
 
+import warnings
+
 import ember
 from ember.onnx._registry import symbolic
 from ember.onnx._helpers import cast_to, ints, out_dtype, rank, sv
@@ -181,6 +183,11 @@ def _zeros(v):
 def recurrent(g, mode, x, hx, cx, named, num_layers, bidirectional, batch_first):
     """Stacked ONNX LSTM/GRU/RNN nodes for torch's layout: x (T, B, in) (or (B, T, in),
     or unbatched (T, in)), hx/cx (L*D, B, H); returns [output, h_n, c_n]."""
+    # torch warns at every recurrent layer it exports, whatever the batch size or states
+    warnings.warn("Exporting a model to ONNX with a batch_size other than 1, with a variable "
+                  f"length with {mode} can cause an error when running the ONNX model with a "
+                  "different batch size. Make sure to save the model with a batch size of 1, "
+                  "or define the initial states (h0/c0) as inputs of the model. ")
     dt = x.example.dtype
     dirs = 2 if bidirectional else 1
     H = named["weight_hh_l0"].shape[1]
