@@ -314,3 +314,29 @@ def test_boolean_mask_indexing_fast_path_as_torch():
         (got * 2).sum().backward()
         (want * 2).sum().backward()
         np.testing.assert_array_equal(te.grad.numpy(), tt.grad.numpy())
+
+
+def test_anomaly_forward_trace_under_the_launcher_starts_at_the_script(tmp_path):
+    # python -m ember.run: the forward traceback of anomaly mode shows the script's frames
+    # only, as a plain `python script.py` under torch does (no runpy, launcher, recorder)
+    import subprocess
+    import sys
+    script = tmp_path / "anomaly_script.py"
+    script.write_text("import torch\n"
+                      "def f(x):\n"
+                      "    return (x * 0).sqrt()\n"
+                      "x = torch.zeros(3, requires_grad=True)\n"
+                      "with torch.autograd.detect_anomaly():\n"
+                      "    y = f(x).sum()\n"
+                      "    try:\n"
+                      "        y.backward()\n"
+                      "    except RuntimeError:\n"
+                      "        print('raised')\n")
+    r = subprocess.run([sys.executable, "-m", "ember.run", str(script)], capture_output=True,
+                       text=True, timeout=120)
+    assert r.stdout.strip() == "raised"
+    trace = r.stderr.split("Traceback of forward call that caused the error:\n", 1)[1]
+    lines = trace.splitlines()
+    assert lines[0] == f'  File "{script}", line 6, in <module>'
+    assert lines[2] == f'  File "{script}", line 3, in f'
+    assert "runpy" not in trace.split("\n\n")[0] and "<ember" not in trace

@@ -156,12 +156,21 @@ class Node:
 
 
 def _anomaly_stack():
-    """The forward traceback of the node being created, without ember's own frames."""
+    """The forward traceback of the node being created, without ember's own frames; under
+    ``python -m ember.run`` from the script's frame on (runpy's and the launcher's left out,
+    as a plain ``python script.py`` shows it)."""
     import os
     import traceback
     root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    frames = [f for f in traceback.extract_stack()
-              if not (f.filename.startswith(root + os.sep) or f.filename.startswith("<ember op"))]
+    stack = traceback.extract_stack()
+    launcher = os.path.join(root, "run.py")
+    starts = [i for i, f in enumerate(stack) if f.filename == launcher]
+    if starts:
+        stack = stack[starts[-1] + 1:]
+        while stack and "runpy" in stack[0].filename:
+            stack = stack[1:]
+    frames = [f for f in stack
+              if not (f.filename.startswith(root + os.sep) or f.filename.startswith("<ember"))]
     return "".join(traceback.format_list(frames))
 
 
