@@ -51,9 +51,10 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=ember.strided, device=N
         raise ValueError("Coefficients cannot be empty")
     step = 2 * math.pi / (M - 1 if sym else M)
     k = ember.linspace(0, (M - 1) * step, M, dtype=dtype, requires_grad=requires_grad)
-    coef = ember.tensor([(-1) ** i * w for i, w in enumerate(a)], dtype=dtype)
-    i = ember.arange(coef.shape[0], dtype=dtype)
-    return (coef.unsqueeze(-1) * ember.cos(i.unsqueeze(-1) * k)).sum(0)
+    # w(n) = sum_j (-1)^j a_j cos(j k_n): one row per term, summed over the rows
+    signed = ember.tensor([-w if j % 2 else w for j, w in enumerate(a)], dtype=dtype)[:, None]
+    harmonics = ember.arange(len(a), dtype=dtype)[:, None]
+    return (signed * ember.cos(harmonics * k)).sum(dim=0)
 
 
 def general_hamming(M, *, alpha=0.54, sym=True, dtype=None, layout=ember.strided, device=None,
