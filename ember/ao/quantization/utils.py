@@ -30,29 +30,26 @@ def getattr_from_fqn(obj, fqn):
 
 def get_qparam_dict(observer_or_fake_quant):
     """{qscheme, dtype, scale, zero_point[, axis], quant_min, quant_max} of an observer (the
-    weight description reference modules take)."""
-    qscheme = getattr(observer_or_fake_quant, "qscheme", None)
-    dtype = observer_or_fake_quant.dtype
-    qparams = {"qscheme": qscheme, "dtype": dtype}
-    if not qscheme:
-        return qparams
-    if is_per_tensor(qscheme):
-        qscheme = ember.per_tensor_affine
-    elif is_per_channel(qscheme):
-        if qscheme is ember.per_channel_symmetric:
-            qscheme = ember.per_channel_affine
-        qparams["axis"] = observer_or_fake_quant.ch_axis
+    weight description reference modules take); symmetric schemes read as their affine
+    ones."""
+    obs = observer_or_fake_quant
+    scheme = getattr(obs, "qscheme", None)
+    if not scheme:
+        return {"qscheme": scheme, "dtype": obs.dtype}
+    if is_per_tensor(scheme):
+        general, extra = ember.per_tensor_affine, {}
+    elif is_per_channel(scheme):
+        general = ember.per_channel_affine if scheme is ember.per_channel_symmetric else scheme
+        extra = {"axis": obs.ch_axis}
     else:
-        raise RuntimeError(f"Unrecognized qscheme: {qscheme}")
-    qparams["qscheme"] = qscheme
-    scale, zero_point = observer_or_fake_quant.calculate_qparams()
-    qparams["scale"] = scale
-    qparams["zero_point"] = zero_point
-    if hasattr(observer_or_fake_quant, "quant_min"):
-        qparams["quant_min"] = observer_or_fake_quant.quant_min
-    if hasattr(observer_or_fake_quant, "quant_max"):
-        qparams["quant_max"] = observer_or_fake_quant.quant_max
-    return qparams
+        raise RuntimeError(f"Unrecognized qscheme: {scheme}")
+    scale, zero_point = obs.calculate_qparams()
+    out = {"qscheme": general, "dtype": obs.dtype, **extra, "scale": scale,
+           "zero_point": zero_point}
+    for bound in ("quant_min", "quant_max"):
+        if hasattr(obs, bound):
+            out[bound] = getattr(obs, bound)
+    return out
 
 
 def check_min_max_valid(min_val, max_val):
