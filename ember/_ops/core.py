@@ -166,8 +166,9 @@ def _scaled_into(out, b, alpha):
 # numba is installed (fast_elementwise.add_scaled: one pass, 1.1-1.6x faster than the BLAS
 # route below at 10K-400K float32, one dispatch of ~2 us at small sizes once numba is loaded).
 # Without it the update goes to BLAS axpy, one pass. OpenBLAS's vector loop is a fused
-# multiply-add, as torch's add with alpha, but its scalar tail (the last elements of each thread's range, under one block of the kernel's
-# unroll) multiplies and adds, two roundings: an ulp off in a few elements in a thousand.
+# multiply-add, as torch's add with alpha, but its scalar tail (the last elements of each
+# thread's range, under one block of the kernel's unroll) multiplies and adds, two
+# roundings: an ulp off in a few elements in a thousand.
 # So BLAS gets whole blocks of ``_AXPY_BLOCK`` elements at one thread each (split over
 # ember's threads from ``_AXPY_SPLIT`` elements: 1.3x OpenBLAS's own two-thread time at
 # 4M float32, 1.6x at 400K on one thread, measured on a 2-core host), and the rest (under

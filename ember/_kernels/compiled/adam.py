@@ -6,8 +6,8 @@ C-contiguous; else NumPy passes.
 One pass over ``p``, ``g``, ``m``, ``v`` instead of ten NumPy passes; the float operations
 and their order are those of the op-by-op update (no fast-math; the fused multiply-adds of
 ``lerp`` and ``addcmul`` are the CPU's, which ``ember._kernels.elementwise.fma`` rounds as),
-so the result is the same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive already in the arrays'
-dtype, as the ops cast them.
+so the result is the same bit for bit (tests/optim/test_adam_arrays.py). Scalars arrive
+already in the arrays' dtype, as the ops cast them.
 """
 from __future__ import annotations
 
