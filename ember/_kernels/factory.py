@@ -23,7 +23,7 @@ _SMALL_BYTES = 1 << 62
 def shape_of(size, name=None, dtype=None):
     """A tuple of ints; RuntimeError like torch for a negative dimension (and, given the
     dtype, for a byte count that overflows int64)."""
-    if type(size) is tuple and all(type(s) is int and s >= 0 for s in size) and \
+    if type(size) is tuple and all(type(s) is int and s > 0 for s in size) and \
             (dtype is None or math.prod(size) * dtype.np.itemsize < _SMALL_BYTES):
         return size                     # (the usual case: no overflow possible)
     shape = tuple(int(s) for s in size)

@@ -41,6 +41,9 @@ LEGACY_STATE_SIZE = 5048
 _SCALAR = _dtype.TYPE_NAMES
 _MASK24, _MASK53 = np.uint64((1 << 24) - 1), np.uint64((1 << 53) - 1)
 _TWO_M24 = np.float32(2.0 ** -24)
+# up to this many values a factory returns its draws as they come; above, the output is
+# allocated first (an allocation error then names the output's bytes, as torch's)
+_DIRECT_MAX = 1 << 24
 
 
 def _init_genrand(seed32):
@@ -343,7 +346,7 @@ def rand(size, generator=None, dtype=None):
     shape = _shape(size, dtype)
     dt = dtype.np
     _check_uniform(dt, 0.0, 1.0)
-    if dt.char in "fd":                          # (the draws come in the dtype: no copy)
+    if dt.char in "fd" and math.prod(shape) <= _DIRECT_MAX:      # (no copy)
         return engine(generator).uniform01(math.prod(shape), dt).reshape(shape)
     return _uniform_into(np.empty(shape, dt), engine(generator), 0.0, 1.0)
 
@@ -448,7 +451,7 @@ def randn(size, generator=None, dtype=None):
     dt = dtype.np
     _check_float(dt, "normal_kernel_cpu")
     n = math.prod(shape)
-    if n >= 16 and dt.char in "fd":            # (the draws come in the dtype: no copy)
+    if 16 <= n <= _DIRECT_MAX and dt.char in "fd":     # (the draws come in the dtype: no copy)
         return _normal_flat(engine(generator), n, dt, True).reshape(shape)
     return _normal_into(np.empty(shape, dt), engine(generator), 0.0, 1.0)
 
@@ -597,10 +600,10 @@ def randint(low, high, size, generator=None, dtype=None):
     shape = _shape(size, dtype)
     dt = dtype.np
     _check_from_to(dt, low, high)
-    values = _from_to(engine(generator), math.prod(shape), low, high - low)
-    if dt == np.int64:                           # (the draws come in the dtype: no copy)
-        return values.reshape(shape)
-    return _ints_into(np.empty(shape, dt), values)
+    if dt == np.int64 and math.prod(shape) <= _DIRECT_MAX:     # (no copy)
+        return _from_to(engine(generator), math.prod(shape), low, high - low).reshape(shape)
+    out = np.empty(shape, dt)
+    return _ints_into(out, _from_to(engine(generator), out.size, low, high - low))
 
 
 def randint_like(a, low, high, generator=None, dtype=None, memory_format=None):
