@@ -388,14 +388,20 @@ def loops(xs: List[Tensor], n: int, h: Tensor) -> Tensor:
 '''
 
 
-def _scripted_loops(lib, tmp_path, tag):
+def _module_from_source(tmp_path, name, text):
+    """A module imported from ``text`` written to a file (TorchScript reads its source)."""
     import importlib.util
-    path = tmp_path / f"loops_{tag}.py"
-    header = "from typing import List\nfrom %s import Tensor\n" % lib.__name__
-    path.write_text(header + _LOOPS_SRC)
-    spec = importlib.util.spec_from_file_location(f"loops_{tag}", path)
+    path = tmp_path / f"{name}.py"
+    path.write_text(text)
+    spec = importlib.util.spec_from_file_location(name, path)
     mod = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(mod)
+    return mod
+
+
+def _scripted_loops(lib, tmp_path, tag):
+    header = "from typing import List\nfrom %s import Tensor\n" % lib.__name__
+    mod = _module_from_source(tmp_path, f"loops_{tag}", header + _LOOPS_SRC)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         f = lib.jit.script(mod.loops)
@@ -417,16 +423,12 @@ def test_scripted_loops_print_as_torch(tmp_path):
 
 def test_schema_of_a_tuple_returning_script_function_as_torch(tmp_path):
     # torch writes one tuple-typed return in parentheses of its own: ``-> ((Tensor[], int))``
-    import importlib.util
-
     def run(lib):
-        path = tmp_path / f"pairs_{lib.__name__}.py"
-        path.write_text(f"from typing import List, Tuple\nfrom {lib.__name__} import Tensor\n"
-                        "def pairs(xs: List[Tensor]) -> Tuple[List[Tensor], int]:\n"
-                        "    return xs, len(xs)\n")
-        spec = importlib.util.spec_from_file_location(f"pairs_{lib.__name__}", path)
-        mod = importlib.util.module_from_spec(spec)
-        spec.loader.exec_module(mod)
+        mod = _module_from_source(
+            tmp_path, f"pairs_{lib.__name__}",
+            f"from typing import List, Tuple\nfrom {lib.__name__} import Tensor\n"
+            "def pairs(xs: List[Tensor]) -> Tuple[List[Tensor], int]:\n"
+            "    return xs, len(xs)\n")
         with warnings.catch_warnings():
             warnings.simplefilter("ignore")
             f = lib.jit.script(mod.pairs)
