@@ -265,3 +265,18 @@ def test_fma_emulation_matches_the_compiled_kernel(dtype):
     np.testing.assert_array_equal(emulated.view(np.uint8), hw.view(np.uint8))
     want = torch.addcmul(torch.from_numpy(z), torch.from_numpy(x), torch.from_numpy(y))
     np.testing.assert_array_equal(hw.view(np.uint8), want.numpy().view(np.uint8))
+
+
+def test_add_alpha_broadcast_rounds_once_on_a_float32_midpoint():
+    # broadcast shapes take the NumPy emulation: the float64 sum of 1 + 2**-23 and
+    # 2**-24 - 2**-70 falls on a float32 midpoint; one rounding gives 1 + 2**-23 (torch's),
+    # the float64 sum rounded again gave 1 + 2**-22
+    a = np.full((2, 1), 1 + 2 ** -23, np.float32)
+    b = np.full((2, 3), 2 ** -24 * (1 + 2 ** -23), np.float32)
+    alpha = 1 - 2 ** -23
+    want = torch.add(torch.from_numpy(a), torch.from_numpy(b), alpha=alpha).numpy()
+    assert (want == np.float32(1 + 2 ** -23)).all()
+    got = ember.add(ember.from_numpy(a), ember.from_numpy(b), alpha=alpha).numpy()
+    np.testing.assert_array_equal(got, want)
+    got = ember.sub(ember.from_numpy(a), ember.from_numpy(-b), alpha=alpha).numpy()
+    np.testing.assert_array_equal(got, want)

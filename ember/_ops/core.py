@@ -55,14 +55,19 @@ def _veltkamp_split(v):
     return hi, v - hi
 
 
+def _veltkamp_split(v):
+    """Veltkamp's split of float64 ``v`` into halves whose products are exact."""
+    c = v * 134217729.0                        # 2 ** 27 + 1
+    hi = c - (c - v)
+    return hi, v - hi
+
+
 def _fma_alpha(a, b, alpha, negate=False, out=None):
     """``a + alpha * b`` rounded once, as torch's CPU add/sub with ``alpha`` (a fused
     multiply-add; two roundings differ in the last bit for about a quarter of elements, which
     optimizer updates and LBFGS accumulate), or None where it does not apply. Arrays of one
     shape and dtype go to the compiled kernel (``out``, when given, is then the result);
-    else float32: the float64 product is exact, the float64 sum is rounded to float32 (alpha
-    first rounded to float32, as torch's scalar); float64: Dekker's exact product and a
-    compensated sum."""
+    else ``elementwise.fma`` (alpha first rounded to the dtype, as torch's scalar)."""
     if getattr(alpha, "ndim", None) == 0:           # a 0-d tensor (LBFGS passes them)
         alpha = alpha.item()
     if not isinstance(alpha, (float, int, np.floating, np.integer)) or \
@@ -74,27 +79,9 @@ def _fma_alpha(a, b, alpha, negate=False, out=None):
     if r is not None:
         return r
     dt = np.result_type(a, b)
-    if dt == np.float32:
-        al = float(np.float32(alpha))
-        return np.add(np.asarray(a, np.float64), np.multiply(b, al, dtype=np.float64),
-                      dtype=np.float64).astype(np.float32)
-    if dt != np.float64:
+    if dt != np.float32 and dt != np.float64:
         return None
-    a = np.asarray(a, np.float64)
-    b = np.asarray(b, np.float64)
-    with np.errstate(all="ignore"):
-        p = b * alpha
-        bh, bl = _veltkamp_split(b)
-        ah, al = _veltkamp_split(np.float64(alpha))
-        e = ((bh * ah - p) + bh * al + bl * ah) + bl * al     # p + e == b * alpha exactly
-        s = p + a
-        v = s - p
-        t = (p - (s - v)) + (a - v)                         # s + t == p + a exactly
-        r = s + (t + e)
-        bad = ~np.isfinite(r)
-        if bad.any():                              # overflow in the split: the plain sum
-            r = np.where(bad, a + p, r)
-    return r
+    return _EK.fma(dt.type(alpha), b, a)            # NumPy's exact emulation (elementwise.fma)
 
 
 def _add(a, b, alpha=1):
