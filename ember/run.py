@@ -63,7 +63,9 @@ class _AliasLoader(importlib.abc.Loader):
 # ``torch.Tensor`` then resolves through the alias to ember's class).
 _TORCH_NAMES = (("ember._tensor", "Tensor", "torch"), ("ember._tensor", "Size", "torch"),
                 ("ember._dtype", "dtype", "torch"), ("ember._device", "device", "torch"),
-                ("ember.nn.parameter", "Parameter", "torch.nn.parameter"))
+                ("ember.nn.parameter", "Parameter", "torch.nn.parameter"),
+                ("ember.masked.maskedtensor.core", "MaskedTensor",
+                 "torch.masked.maskedtensor.core"))
 
 
 def _torch_names():

@@ -6,7 +6,8 @@ operation's identity — 0 for sums and norms, 1 for products, -inf / the type's
 maxima (and softmax, logsumexp), +inf / the maximum for minima. Operations without an
 identity divide by the per-slice count of kept elements instead (mean, var, std) or ignore
 NaN (median), so a fully masked-out slice gives NaN there. All of it is written in ember ops,
-so autograd reaches the kept elements. ``MaskedTensor`` and sparse layouts are not provided.
+so autograd reaches the kept elements. ``MaskedTensor`` (strided layout only) is in
+``ember/masked/maskedtensor``.
 """
 from __future__ import annotations
 
@@ -14,7 +15,7 @@ import math
 
 import ember
 
-__all__ = ["sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
+__all__ = ["MaskedTensor", "masked_tensor", "as_masked_tensor", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
            "median", "norm", "var", "std", "softmax", "log_softmax", "softmin", "normalize",
            "logaddexp", "logsumexp"]
 
@@ -290,3 +291,6 @@ def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     dtype = input.dtype if dtype is None else dtype
     x = _masked_input("amax", input, mask)
     return ember.logsumexp(x, _canonical_dim(dim, input.dim()), keepdim=keepdim).to(dtype)
+
+
+from ember.masked.maskedtensor import MaskedTensor, as_masked_tensor, masked_tensor  # noqa: E402

@@ -1,0 +1,244 @@
+"""Regressions of round 9a (session 14): ``torch.masked.MaskedTensor`` and its factories,
+sparse Adagrad, and the everyday programs using them; run under torch and under
+``python -m ember.run``, each checked against torch."""
+import warnings
+
+import numpy as np
+import pytest
+
+import ember
+
+torch = pytest.importorskip("torch")
+
+
+def _outcome(f):
+    """``repr`` of what ``f()`` returns, or the error's class name and text."""
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            r = f()
+    except Exception as e:      # noqa: BLE001 - the class and text are what is compared
+        return type(e).__name__, str(e)
+    return repr(r)
+
+
+def _masked(lib):
+    from importlib import import_module
+    return import_module(lib.__name__ + ".masked")
+
+
+def _sample(lib):
+    m = _masked(lib)
+    data = lib.tensor([[1., -2., 3., 0.5], [4., 5., -6., 7.], [9., 1., 2., 3.]])
+    mask = lib.tensor([[True, False, True, True], [False, True, True, False],
+                       [False, False, False, False]])
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        return m.masked_tensor(data, mask), m.masked_tensor(data + 1, mask), \
+            m.masked_tensor(data * 2, ~mask)
+
+
+def test_masked_tensor_construction_errors_and_warning_as_torch():
+    def run(lib):
+        m = _masked(lib)
+        data, mask = lib.arange(6.).reshape(2, 3), lib.tensor([[True, False, True]] * 2)
+        out = [_outcome(lambda: m.masked_tensor(data, mask.float())),
+               _outcome(lambda: m.masked_tensor(data, mask[:1])),
+               _outcome(lambda: m.masked_tensor(data, 3)),
+               _outcome(lambda: m.masked_tensor([1, 2], mask)),
+               _outcome(lambda: m.masked_tensor(data.to_sparse(), mask))]
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            mt = m.masked_tensor(data, mask, requires_grad=True)
+        out.append([(x.category.__name__, str(x.message)) for x in w])
+        out += [mt.requires_grad, mt.is_leaf, mt.is_sparse, mt.is_sparse_coo(),
+                mt.is_sparse_csr(), repr(mt.get_mask()), repr(mt.to_tensor(0).detach()),
+                mt.shape, mt.dim(), mt.numel(), str(mt.dtype)]
+        return out
+    assert run(ember) == run(torch)
+
+
+def test_masked_tensor_reprs_as_torch():
+    def run(lib):
+        m = _masked(lib)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            return [repr(m.masked_tensor(lib.tensor([1, 2, 3]), lib.tensor([True, False, True]))),
+                    repr(m.masked_tensor(lib.tensor([1.5, -201.7132, 3.]),
+                                         lib.tensor([True, False, True]))),
+                    repr(m.masked_tensor(lib.tensor([[1., -201.7132], [3., 4.]]),
+                                         lib.tensor([[False, True], [True, False]]))),
+                    repr(m.masked_tensor(lib.tensor(3.), lib.tensor(True))),
+                    repr(m.masked_tensor(lib.tensor(3.), lib.tensor(False))),
+                    repr(m.masked_tensor(lib.tensor([True, False]), lib.tensor([True, False]))),
+                    str(m.masked_tensor(lib.arange(24.).reshape(2, 3, 4),
+                                        lib.arange(24).reshape(2, 3, 4) % 3 == 0))]
+    assert run(ember) == run(torch)
+
+
+_UNARY = ["abs", "exp", "log", "sin", "neg", "sqrt", "tanh", "sigmoid", "floor", "round",
+          "sign", "square", "reciprocal", "log1p", "isnan", "isfinite", "signbit", "relu",
+          "logical_not", "isinf", "bitwise_not", "erf", "angle", "positive", "nan_to_num"]
+
+
+@pytest.mark.parametrize("op", _UNARY)
+def test_unary_ops_as_torch(op):
+    def run(lib):
+        mt, _, _ = _sample(lib)
+        return _outcome(lambda: getattr(lib, op)(mt))
+    assert run(ember) == run(torch)
+
+
+_BINARY = {"add": lambda a, b, c, L: a + b, "radd": lambda a, b, c, L: 1 + a,
+           "rsub": lambda a, b, c, L: 1 - a, "rpow": lambda a, b, c, L: 2 ** a,
+           "pow": lambda a, b, c, L: a ** 2, "powmt": lambda a, b, c, L: a ** b,
+           "sub": lambda a, b, c, L: a - b, "mul": lambda a, b, c, L: a * b,
+           "div": lambda a, b, c, L: a / b, "rdiv": lambda a, b, c, L: 1 / a,
+           "floordiv": lambda a, b, c, L: a // b, "mod": lambda a, b, c, L: a % 2,
+           "mismatch": lambda a, b, c, L: a + c, "alpha": lambda a, b, c, L: L.add(a, b, alpha=2),
+           "eq": lambda a, b, c, L: a == b, "lt": lambda a, b, c, L: a < 2,
+           "ge": lambda a, b, c, L: a >= b, "and": lambda a, b, c, L: (a > 0) & (b > 2),
+           "max": lambda a, b, c, L: L.maximum(a, b), "atan2": lambda a, b, c, L: L.atan2(a, b),
+           "plain": lambda a, b, c, L: a + L.ones(4), "rplain": lambda a, b, c, L: L.ones(4) * a,
+           "hypot": lambda a, b, c, L: L.hypot(a, b), "lerp": lambda a, b, c, L: L.lerp(a, b, .5),
+           "logical_and": lambda a, b, c, L: L.logical_and(a > 0, b > 0),
+           "matmul": lambda a, b, c, L: a @ b.t(), "pow_t": lambda a, b, c, L: L.pow(a, b),
+           "iadd": lambda a, b, c, L: a.clone().__iadd__(b), "mul_": lambda a, b, c, L: a.clone().mul_(3),
+           "plain_add_": lambda a, b, c, L: L.ones(3, 4).add_(a),
+           "sqrt_": lambda a, b, c, L: a.clone().abs_().sqrt_(),
+           "clamp": lambda a, b, c, L: L.clamp(a, min=0, max=3),
+           "where": lambda a, b, c, L: L.where(a.get_mask(), a, c),
+           "where_plain": lambda a, b, c, L: L.where(a.get_mask(), a, L.zeros(3, 4)),
+           "where_mt_cond": lambda a, b, c, L: L.where(a > 0, a, b)}
+
+
+@pytest.mark.parametrize("op", sorted(_BINARY))
+def test_binary_ops_and_errors_as_torch(op):
+    def run(lib):
+        a, b, c = _sample(lib)
+        return _outcome(lambda: _BINARY[op](a, b, c, lib))
+    assert run(ember) == run(torch)
+
+
+_REDUCE = {"sum": lambda a, L: a.sum(), "sum1": lambda a, L: a.sum(1),
+           "sum0k": lambda a, L: L.sum(a, dim=0, keepdim=True), "sumdt": lambda a, L: a.sum(dtype=L.float64),
+           "mean": lambda a, L: a.mean(), "mean1": lambda a, L: a.mean(1), "amax": lambda a, L: a.amax(1),
+           "amin": lambda a, L: L.amin(a), "argmax": lambda a, L: a.argmax(),
+           "argmin1": lambda a, L: L.argmin(a, 1), "prod": lambda a, L: a.prod(1),
+           "all": lambda a, L: (a > 0).all(1), "any": lambda a, L: (a > 0).any(),
+           "var": lambda a, L: a.var(1), "std0k": lambda a, L: a.std(0, keepdim=True),
+           "var_unbiased": lambda a, L: a.var(1, unbiased=False), "norm": lambda a, L: a.norm(),
+           "max": lambda a, L: a.max(), "max1": lambda a, L: a.max(1),
+           "softmax": lambda a, L: a.softmax(1), "Fsoftmax": lambda a, L: L.nn.functional.softmax(a, dim=0),
+           "log_softmax": lambda a, L: L.log_softmax(a, 1), "softmin": lambda a, L: L.nn.functional.softmin(a, 1),
+           "logsumexp": lambda a, L: L.logsumexp(a, 1), "mean02": lambda a, L: a.unsqueeze(0).mean((0, 2))}
+
+
+@pytest.mark.parametrize("op", sorted(_REDUCE))
+def test_reductions_and_softmax_as_torch(op):
+    def run(lib):
+        a, _, _ = _sample(lib)
+        return _outcome(lambda: _REDUCE[op](a, lib))
+    assert run(ember) == run(torch)
+
+
+_SHAPE = {"idx": lambda a, L: a[0], "slice": lambda a, L: a[:, 1:3], "int": lambda a, L: a[1, 2],
+          "bool": lambda a, L: a[a.get_mask()], "t": lambda a, L: a.t(), "T": lambda a, L: a.T,
+          "view": lambda a, L: a.view(12), "reshape": lambda a, L: a.reshape(4, 3),
+          "transpose": lambda a, L: a.transpose(0, 1), "unsqueeze": lambda a, L: a.unsqueeze(0),
+          "squeeze": lambda a, L: a.unsqueeze(0).squeeze(0), "permute": lambda a, L: a.permute(1, 0),
+          "select": lambda a, L: a.select(0, 1), "split": lambda a, L: a.split(2, 1),
+          "cat": lambda a, L: L.cat([a, a]), "stack": lambda a, L: L.stack([a, a], 1),
+          "to": lambda a, L: a.to(L.float64), "int": lambda a, L: a.to(L.int32),
+          "detach": lambda a, L: a.detach(), "clone": lambda a, L: a.clone(),
+          "ones_like": lambda a, L: L.ones_like(a), "zeros_like": lambda a, L: L.zeros_like(a),
+          "tolist": lambda a, L: a.tolist(), "iter": lambda a, L: list(a),
+          "item": lambda a, L: a.sum().item(), "len": lambda a, L: len(a),
+          "masked_fill": lambda a, L: a.masked_fill(a.get_mask(), 0),
+          "linear": lambda a, L: L.nn.functional.linear(a, L.ones(2, 4)),
+          "relu": lambda a, L: L.nn.functional.relu(a), "gelu": lambda a, L: L.nn.functional.gelu(a),
+          "type": lambda a, L: a.type()}
+
+
+@pytest.mark.parametrize("op", sorted(_SHAPE))
+def test_shape_ops_conversions_and_refusals_as_torch(op):
+    def run(lib):
+        a, _, _ = _sample(lib)
+        return _outcome(lambda: _SHAPE[op](a, lib))
+    assert run(ember) == run(torch)
+
+
+def test_factories_copy_data_and_get_data_shares_it_as_torch():
+    def run(lib):
+        m = _masked(lib)
+        x, mk = lib.tensor([1., 2., 3.]), lib.tensor([True, False, True])
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            a = m.masked_tensor(x, mk)
+            b = m.as_masked_tensor(x, mk)
+        x[0] = 100.
+        mk[1] = True
+        g = a.get_data()
+        g[2] = -1.
+        return repr(a), repr(b), repr(a.get_data())
+    assert run(ember) == run(torch)
+
+
+def _gradients(lib):
+    m = _masked(lib)
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        x = lib.tensor([-10., -5, 0, 5, 10, 50, 60, 70, 80, 90, 100])
+        mask = x < 0
+        mx = m.masked_tensor(x, mask, requires_grad=True)
+        my = m.masked_tensor(lib.ones_like(x), ~mask, requires_grad=True)
+        y = lib.where(mask, lib.exp(mx), my)
+        y.sum().backward()
+        out += [repr(mx.grad), repr(my.grad), repr(mx.grad.get_data()), repr(my.grad.get_data()),
+                type(mx.grad).__name__]
+        a = m.masked_tensor(lib.tensor([[1., 2., 3.], [4, 5, 6]]),
+                            lib.tensor([[True, False, True], [False, False, True]]),
+                            requires_grad=True)
+        a.mean(1).sum().backward()
+        out += [repr(a.grad), repr(a.grad.get_data())]
+        a.grad = None
+        a.amax().backward()
+        out.append(repr(a.grad))
+        a.grad = None
+        w = m.masked_tensor(lib.tensor([[1., 2, 3], [4, 5, 6]]), a.get_mask())
+        (a.softmax(1) * w).sum().backward()
+        out.append(repr(a.grad))
+        out.append(_outcome(lambda: (a * 2).backward()))
+        (a * 2).backward(lib.ones(2, 3))
+        out.append(repr(a.grad))
+        # a learnable scalar times a MaskedTensor holding NaN: the NaN takes no part
+        b = lib.tensor(1.0, requires_grad=True)
+        mt = m.masked_tensor(lib.tensor([1., 2., float("nan")]),
+                             lib.tensor([True, True, False]))
+        gb, = lib.autograd.grad((mt * b).sum(), b)
+        out.append(float(gb.get_data() if hasattr(gb, "get_data") else gb))
+        z = m.masked_tensor(lib.tensor([1., 2.]), lib.tensor([True, False]))
+        z.requires_grad_()
+        (z ** 2).sum().backward()
+        out.append(repr(z.grad))
+    return out
+
+
+def test_gradients_are_masked_tensors_with_the_leafs_mask_as_torch():
+    # torch's "distinguishing 0 and NaN gradient": where's gradient is masked, not zeroed
+    assert _gradients(ember) == _gradients(torch)
+
+
+def test_reductions_when_every_element_is_masked_out_as_torch():
+    def run(lib):
+        m = _masked(lib)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            x = lib.empty(4).fill_(float("nan"))
+            mt = m.masked_tensor(x, ~lib.isnan(x))
+            full = m.masked_tensor(lib.tensor([[1., 2.], [3., 4.]]),
+                                   lib.tensor([[False, False], [False, True]]))
+            return [repr(lib.mean(mt)), repr(mt.sum()), repr(full.sum(1)), repr(full.softmax(1)),
+                    repr(full.argmax(1)), repr(full.var(1))]
+    assert run(ember) == run(torch)
