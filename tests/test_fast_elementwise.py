@@ -254,15 +254,23 @@ def test_fma_emulation_matches_the_compiled_kernel(dtype):
     x[2000:3000] *= 1e-20
     y[2000:3000] *= 1e-20
     z[2000:3000] *= 1e-38
+    if dtype == "float32":          # float64 sums on a float32 midpoint, normal and subnormal
+        x[:10], y[:10], z[:10] = 2.0 ** -12 * (1 + 2.0 ** -23), 2.0 ** -12 * (1 - 2.0 ** -23), \
+            1 + 2.0 ** -23
+        x[2000:2010], y[2000:2010] = 2.0 ** -75 * (1 + 2.0 ** -23), 2.0 ** -75 * (1 - 2.0 ** -23)
+        z[2000:2010] = 2.0 ** -130 + 2.0 ** -149
+    pieces = (slice(None), slice(0, 1000), slice(1000, 2000), slice(2000, 3000),
+              slice(3000, None))          # each kind alone: the short path or the two-sum
     compiled.disable()
     try:
-        emulated = E.fma(x, y, z)
+        emulated = [E.fma(x[p], y[p], z[p]) for p in pieces]
     finally:
         compiled.enable()
     if compiled.module("elementwise") is None:
         pytest.skip("numba is not installed")
     hw = E.fma(x, y, z)
-    np.testing.assert_array_equal(emulated.view(np.uint8), hw.view(np.uint8))
+    for p, e in zip(pieces, emulated):
+        np.testing.assert_array_equal(e.view(np.uint8), hw[p].view(np.uint8))
     want = torch.addcmul(torch.from_numpy(z), torch.from_numpy(x), torch.from_numpy(y))
     np.testing.assert_array_equal(hw.view(np.uint8), want.numpy().view(np.uint8))
 
