@@ -242,3 +242,59 @@ def test_reductions_when_every_element_is_masked_out_as_torch():
             return [repr(lib.mean(mt)), repr(mt.sum()), repr(full.sum(1)), repr(full.softmax(1)),
                     repr(full.argmax(1)), repr(full.var(1))]
     assert run(ember) == run(torch)
+
+
+def _sparse_adagrad(lib, dtype, **kw):
+    """Adagrad over 40 sparse gradients with repeated rows; parameters and sums."""
+    w0 = np.random.RandomState(0).randn(50, 6).astype(dtype)
+    p = lib.nn.Parameter(lib.tensor(w0))
+    opt = lib.optim.Adagrad([p], lr=0.3, **kw)
+    rs = np.random.RandomState(1)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for _ in range(40):
+            idx = rs.randint(0, 50, size=(1, 12))
+            vals = rs.randn(12, 6).astype(dtype)
+            p.grad = lib.sparse_coo_tensor(lib.tensor(idx), lib.tensor(vals), (50, 6))
+            opt.step()
+    st = opt.state[p]
+    return p.detach().numpy().copy(), st["sum"].numpy().copy(), float(st["step"]), \
+        st["sum"].is_sparse
+
+
+@pytest.mark.parametrize("kw", [{}, {"lr_decay": 0.05}, {"initial_accumulator_value": 0.1},
+                                {"maximize": True}, {"eps": 1e-3}])
+@pytest.mark.parametrize("dtype", [np.float32, np.float64])
+def test_sparse_adagrad_steps_as_torch(kw, dtype):
+    # ember raised inside addcmul_ on the sparse gradient; torch updates only the named rows
+    # (duplicates summed), its sums exactly, the parameters within torch's sqrt (MKL's
+    # vector routine is not correctly rounded: an ulp off in a few elements)
+    p, s, step, sparse = _sparse_adagrad(ember, dtype, **kw)
+    tp, ts, tstep, tsparse = _sparse_adagrad(torch, dtype, **kw)
+    np.testing.assert_array_equal(s, ts)
+    tol = 1e-6 if dtype == np.float32 else 1e-14
+    np.testing.assert_allclose(p, tp, rtol=tol, atol=tol)
+    assert (step, sparse) == (tstep, tsparse) == (40.0, False)
+
+
+def test_sparse_adagrad_refusals_and_embedding_training_as_torch():
+    def run(lib):
+        out = []
+        for kw in ({"weight_decay": 0.1}, {"differentiable": True}, {}):
+            lib.manual_seed(0)
+            emb = lib.nn.Embedding(10, 3, sparse=True)
+            with lib.no_grad():
+                emb.weight.copy_(lib.tensor(np.random.RandomState(2).randn(10, 3)))
+            opt = lib.optim.Adagrad(emb.parameters(), lr=0.1, **kw)
+            try:
+                with warnings.catch_warnings():
+                    warnings.simplefilter("ignore", UserWarning)
+                    for idx in ([[1, 3, 3], [5, 1, 7]], [[2, 2, 9]]):
+                        opt.zero_grad()
+                        (emb(lib.tensor(idx)) ** 2).sum().backward()
+                        opt.step()
+                out.append(np.round(emb.weight.detach().numpy(), 6).tolist())
+            except RuntimeError as e:
+                out.append(str(e))
+        return out
+    assert run(ember) == run(torch)

@@ -12,7 +12,8 @@ class Adagrad(Optimizer):
     Per step ``t``: ``g += weight_decay * p``; ``sum += g * g``;
     ``p -= lr / (1 + (t - 1) * lr_decay) * g / (sqrt(sum) + eps)``.
     State (created with the optimizer): ``step`` and ``sum`` (starting at
-    ``initial_accumulator_value``).
+    ``initial_accumulator_value``). A sparse gradient (``nn.Embedding(sparse=True)``) moves
+    only the rows it names, and only their sums grow; weight decay is refused with it.
     """
 
     def __init__(self, params, lr=1e-2, lr_decay=0, weight_decay=0, initial_accumulator_value=0,
@@ -51,9 +52,32 @@ class Adagrad(Optimizer):
                 if not st:  # added with add_param_group
                     self._init_state(p)
                 t = _num(st["step"].add_(1))
+                if g.is_sparse:
+                    if wd != 0:
+                        raise RuntimeError("weight_decay option is not compatible with sparse "
+                                           "gradients")
+                    if group["differentiable"]:      # (torch's update is in place on p)
+                        raise RuntimeError("a leaf Variable that requires grad is being used "
+                                           "in an in-place operation.")
+                    _sparse_update(p, g, st["sum"], lr / (1 + (t - 1) * decay), group["eps"])
+                    continue
                 if wd != 0:
                     g = g.add(p, alpha=wd)
                 p, g, acc = map(_real, (p, g, st["sum"]))
                 acc.addcmul_(g, g, value=1)
                 p.addcdiv_(g, acc.sqrt().add(group["eps"]), value=-lr / (1 + (t - 1) * decay))
         return loss
+
+
+def _sparse_update(p, grad, acc, clr, eps):
+    """Adagrad at a sparse gradient's entries: duplicates summed first (the update is not
+    linear), then ``sum[i] += g * g`` and ``p[i] -= clr * g / (sqrt(sum[i]) + eps)``."""
+    from ember._ops.sparse import _warn_invariants_off
+    _warn_invariants_off(None)          # (torch builds a sparse update: its warning, once)
+    grad = grad.coalesce()
+    at = tuple(grad._indices())
+    g = grad._values()
+    with ember.no_grad():
+        acc_at = acc[at] + g * g
+        acc[at] = acc_at
+        p[at] = p[at].add(g / (acc_at.sqrt() + eps), alpha=-clr)     # (one rounding)
