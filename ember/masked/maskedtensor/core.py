@@ -17,7 +17,10 @@ hand-written methods too), which looks the call up by name in ``_HANDLERS``:
 Autograd: every op runs on plain *twins* of its MaskedTensor arguments (Tensor objects
 sharing their memory and autograd identity), so graph nodes only ever hold plain tensors and
 backward runs without MaskedTensors; a leaf's ``.grad`` is read back as a MaskedTensor with
-the leaf's mask.
+the leaf's mask. Unlike torch, whose gradients are MaskedTensors themselves, the gradients
+are plain: zero where a reduction, ``where`` or an op with a plain tensor leaves an element
+out (torch leaves garbage there, masked), so plain tensors upstream get true gradients
+(torch's get MaskedTensor gradients, or fail in an op MaskedTensor lacks, e.g. ``mm``).
 """
 from __future__ import annotations
 
@@ -186,10 +189,8 @@ def _with_plain_grad(func, a, b, mask):
     def filled(x, fill):
         if not isinstance(x, MaskedTensor):
             return x
-        d, m = _twin(x), x._masked_mask
-        if d.requires_grad:
-            return _MaskedWhere.apply(m, d, ember.full_like(d, fill).detach())
-        return ember.where(m, d, ember.full_like(d, fill))
+        d = _twin(x)
+        return ember.where(x._masked_mask, d, ember.full_like(d.detach(), fill))
     divisor_fill = 1 if _name(func) in _DIVISIONS else 0
     r = func(filled(a, 0), filled(b, divisor_fill))
     return _wrap(_GradMask.apply(r, mask), mask)
@@ -198,33 +199,6 @@ def _with_plain_grad(func, a, b, mask):
 def _rtruediv(func, args, kwargs):
     self, other = args[0], args[1]
     return _wrap(ember.reciprocal(_twin(self)) * other, self._masked_mask)
-
-
-class _MaskedWhere(ember.autograd.Function):
-    """``where(cond, a, b)`` whose gradient reaches both ``a`` and ``b`` whole, as torch's
-    MaskedTensor passes gradients: the masks, not zeros, tell which elements count."""
-
-    @staticmethod
-    def forward(ctx, cond, a, b):
-        ctx.shapes = (a.shape, b.shape)
-        return ember.where(cond, a, b)
-
-    @staticmethod
-    def backward(ctx, g):
-        sa, sb = ctx.shapes
-        return None, g.sum_to_size(sa), g.sum_to_size(sb)
-
-
-def _filled(data, mask, op):
-    """``data`` with unspecified elements set to the identity of reduction ``op``."""
-    ident = ember.masked._identity(op, data)
-    if not data.requires_grad:
-        return ember.where(mask, data, ident)
-    return _MaskedWhere.apply(mask, data, ident.expand(data.shape))
-
-
-_IDENTITY = {"sum": "sum", "mean": "sum", "prod": "prod", "amax": "amax", "amin": "amin",
-             "argmax": "amax", "argmin": "amin"}
 
 
 def _reduce_mask(mask, dim, keepdim):
@@ -256,16 +230,6 @@ def _reduction(name):
         if name == "all":
             filled = data.masked_fill(~mask, True)
             r = filled.all() if dim is None else ember.all(filled, dim, keepdim)
-        elif name in _IDENTITY and data.requires_grad:    # the gradient passes unmasked
-            fn = getattr(ember.masked, name)
-            filled = _filled(data, mask, _IDENTITY[name])
-            if name == "mean":
-                count = mask.sum() if dim is None else mask.sum(dim, keepdim)
-                r = ember.masked.sum(filled, dim, keepdim=keepdim, **kwargs) / count
-            elif dim is None:
-                r = fn(filled, **kwargs)
-            else:
-                r = fn(filled, dim, keepdim=keepdim, **kwargs)
         else:
             fn = getattr(ember.masked, name)
             if dim is None:
@@ -294,12 +258,7 @@ def _where(func, args, kwargs):
         if isinstance(x, MaskedTensor):
             return x._masked_mask
         return ember.ones(x.shape if isinstance(x, Tensor) else (), dtype=ember.bool)
-    pa, pb = _plain(a), _plain(b)
-    if isinstance(pa, Tensor) and isinstance(pb, Tensor) and \
-            (pa.requires_grad or pb.requires_grad):
-        data = _MaskedWhere.apply(cond, pa, pb)
-    else:
-        data = ember.where(cond, pa, pb)
+    data = ember.where(cond, _plain(a), _plain(b))
     return _wrap(data, ember.where(cond, mask(a), mask(b)))
 
 
