@@ -80,7 +80,7 @@ class device:
 
     def __enter__(self):
         d = to_device(self)
-        _defaults.stack = getattr(_defaults, "stack", ()) + (d,)
+        _defaults.stack = _defaults.stack + (d,)
         return self
 
     def __exit__(self, *exc):
@@ -94,7 +94,11 @@ def _tname(x):
 
 CPU = device("cpu")
 META = device("meta")
-_defaults = threading.local()      # .stack: the devices of the enclosing ``with device(...)``
+class _Defaults(threading.local):
+    stack = ()      # the devices of the enclosing ``with device(...)`` (class default: fast)
+
+
+_defaults = _Defaults()
 
 
 _base_default = [CPU]                # set_default_device's device, under any ``with``
@@ -103,7 +107,7 @@ _base_default = [CPU]                # set_default_device's device, under any ``
 def default_device() -> device:
     """The device factories use when given none (``with device(...)``, else
     ``set_default_device``, else cpu)."""
-    stack = getattr(_defaults, "stack", ())
+    stack = _defaults.stack
     return stack[-1] if stack else _base_default[0]
 
 

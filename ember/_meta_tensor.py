@@ -138,7 +138,11 @@ def no_data(*_):
 # ------------------------------------------------------------------------ dispatch
 
 _plain_call = None
-_local = threading.local()      # .factories: factory records build meta tensors
+class _Local(threading.local):
+    factories = False       # factory records build meta tensors (class default: fast)
+
+
+_local = _Local()
 
 
 def enable():
@@ -190,7 +194,7 @@ def call(op, args, out):
         else:
             res = _metaize(_plain_call(op, args, None))
         return _layout(op, args, tensors, res)
-    if not tensors and getattr(_local, "factories", False):
+    if not tensors and _local.factories:
         return _meta_factory(op, args)
     return _plain_call(op, args, out)
 
@@ -449,7 +453,7 @@ def factory(front):
                 args = (_cpu_stand_in(args[0]),) + args[1:]
             return front(*args, **kwargs)
         kwargs["device"] = None
-        before = getattr(_local, "factories", False)
+        before = _local.factories
         _local.factories = True
         try:
             res = front(*args, **kwargs)

@@ -29,13 +29,18 @@ __all__ = ["get_ignored_functions", "get_overridable_functions", "handle_torch_f
            "TorchFunctionMode", "enable_reentrant_dispatch", "resolve_name",
            "get_default_nowrap_functions", "get_testing_overrides", "BaseTorchFunctionMode"]
 
-_local = threading.local()
+
+class _Local(threading.local):
+    disabled = False        # (class default: a missing attribute of a local is slow)
+
+
+_local = _Local()
 
 
 @contextlib.contextmanager
 def _disabled_torch_function():
     """Treat Tensor subclasses as plain tensors inside (torch's DisableTorchFunctionSubclass)."""
-    prev = getattr(_local, "disabled", False)
+    prev = _local.disabled
     _local.disabled = True
     try:
         yield
@@ -47,7 +52,7 @@ class DisableTorchFunctionSubclass:
     """Context manager: subclass ``__torch_function__`` handlers are skipped inside."""
 
     def __enter__(self):
-        self._prev = getattr(_local, "disabled", False)
+        self._prev = _local.disabled
         _local.disabled = True
         return self
 
@@ -61,7 +66,7 @@ class DisableTorchFunction:
     (torch._C.DisableTorchFunction)."""
 
     def __enter__(self):
-        self._prev = getattr(_local, "disabled", False)
+        self._prev = _local.disabled
         self._modes = state.modes
         _local.disabled = True
         state.modes = tuple(m for m in state.modes if not isinstance(m, TorchFunctionMode))
@@ -75,7 +80,7 @@ class DisableTorchFunction:
 
 
 def is_torch_function_enabled():
-    return not getattr(_local, "disabled", False)
+    return not _local.disabled
 
 
 def _disabled_torch_function_impl(func, types, args=(), kwargs=None):
@@ -228,7 +233,7 @@ def _func_name(func, is_method):
 
 def call_torch_function(op, args, out, types=None):
     """Offer the call of ``op`` to the overriding arguments (called by the dispatcher)."""
-    if getattr(_local, "disabled", False):
+    if _local.disabled:
         return _unwrapped_call(op, args, out)
     overloaded = _get_overloaded_args(_relevant(op, args))
     if not _FUNCTIONAL_WRAPPED and any(_users_type(type(a)) for a in overloaded):
@@ -262,7 +267,7 @@ def _mode_active():
 
 def has_torch_function(relevant_args):
     """True if any argument overrides ``__torch_function__`` (or a mode is active)."""
-    if getattr(_local, "disabled", False):
+    if _local.disabled:
         return False
     if _mode_active():
         return True

@@ -1064,6 +1064,12 @@ def threshold_backward(g, x, threshold):
                 g, x = np.ascontiguousarray(g), np.ascontiguousarray(x)
         out = np.empty(g.shape, bits)
         gf, xf, of = g.reshape(-1).view(bits), x.reshape(-1), out.reshape(-1)
+        if of.size < split.MIN_SPLIT_ELEMENTS:       # one piece: no split's hand-off
+            np.copyto(of, np.less_equal(xf, threshold))
+            np.subtract(of, 1, out=of)
+            np.bitwise_and(gf, of, out=of)
+            out = out.view(g.dtype)
+            return out if order is None else out.transpose(np.argsort(order))
 
         def part(lo, hi):              # over ember's threads for large arrays
             mask = of[lo:hi]
