@@ -46,7 +46,12 @@ def test_masked_tensor_construction_errors_and_warning_as_torch():
                _outcome(lambda: m.masked_tensor(data, mask[:1])),
                _outcome(lambda: m.masked_tensor(data, 3)),
                _outcome(lambda: m.masked_tensor([1, 2], mask)),
-               _outcome(lambda: m.masked_tensor(data.to_sparse(), mask))]
+               _outcome(lambda: m.masked_tensor(data.to_sparse(), mask)),
+               _outcome(lambda: m.masked_tensor(lib.arange(6).reshape(2, 3), mask,
+                                                requires_grad=True)),
+               _outcome(lambda: m.masked_tensor(data.to(lib.bfloat16), mask[:1])),
+               _outcome(lambda: m.masked_tensor(data.to(lib.uint8), mask)),
+               _outcome(lambda: m.masked_tensor(data.to(lib.complex64), mask))]
         with warnings.catch_warnings(record=True) as w:
             warnings.simplefilter("always")
             mt = m.masked_tensor(data, mask, requires_grad=True)

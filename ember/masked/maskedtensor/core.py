@@ -49,7 +49,10 @@ def _prototype_warning(stacklevel=3):
     warnings.warn(_PROTOTYPE, UserWarning, stacklevel=stacklevel)
 
 
-def _check(data, mask):
+_DTYPES = ("float16", "float32", "float64", "int8", "int16", "int32", "int64", "bool")
+
+
+def _check(data, mask, requires_grad=False):
     """torch's checks of a MaskedTensor's data and mask, in its order."""
     if not isinstance(data, Tensor):
         raise TypeError("data must be a Tensor")
@@ -62,6 +65,11 @@ def _check(data, mask):
                                   f"only, not {data.layout}")
     if mask.dtype != ember.bool:
         raise TypeError("mask must have dtype bool.")
+    if requires_grad and not (data.is_floating_point() or data.is_complex()):
+        raise RuntimeError("Only Tensors of floating point and complex dtype can require "
+                           "gradients")
+    if str(data.dtype).replace("torch.", "") not in _DTYPES:
+        raise TypeError(f"{data.dtype} is not supported in MaskedTensor.")
     if data.shape != mask.shape:
         raise ValueError("data.size() must equal mask.size()")
     _install()
@@ -252,7 +260,7 @@ def _softmax(name):
 def _where(func, args, kwargs):
     cond, a, b = args[0], args[1], args[2]
     if isinstance(cond, MaskedTensor):
-        raise RecursionError("maximum recursion depth exceeded")
+        raise RecursionError("maximum recursion depth exceeded while calling a Python object")
 
     def mask(x):
         if isinstance(x, MaskedTensor):
@@ -390,7 +398,7 @@ class MaskedTensor(Tensor):
     __slots__ = ()
 
     def __new__(cls, data, mask, requires_grad=False):
-        _check(data, mask)
+        _check(data, mask, requires_grad)
         _prototype_warning()
         t = Tensor._make_subclass(cls, data, bool(requires_grad))
         t._masked_mask = mask
