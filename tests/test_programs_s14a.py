@@ -325,3 +325,36 @@ def test_sparse_adagrad_refusals_and_embedding_training_as_torch():
                 out.append(str(e))
         return out
     assert run(ember) == run(torch)
+
+
+def _sparse_masked(lib):
+    m = _masked(lib)
+    values = lib.tensor([[0, 0, 3], [4, 0, 5]]).float()
+    out = []
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        for to in ("to_sparse", "to_sparse_csr"):
+            mt = m.masked_tensor(getattr(values, to)(), getattr(values != 0, to)())
+            out += [repr(mt), str(mt.layout), mt.is_sparse, mt.is_sparse_coo(), mt.is_sparse_csr(),
+                    repr(mt.get_data().to_dense()), str(mt.get_data().layout),
+                    repr(mt.get_mask().to_dense()), repr(mt.sin()), str(mt.sin().layout),
+                    repr(mt * mt), repr(mt + 1), repr(mt.sum()), str(mt.sum().layout),
+                    repr(mt.amax()), repr(mt.to_dense()), str(mt.to_dense().layout),
+                    _outcome(lambda: mt.sum(1)),
+                    _outcome(lambda: mt + m.masked_tensor(values, values != 0)),
+                    _outcome(lambda: mt.t())]
+            # torch's texts for these go on past the first sentence (backends, build paths)
+            out += [_outcome(lambda: mt.to_tensor(0))[1].split(" backend.")[0],
+                    _outcome(lambda: mt.softmax(1))[1].split(" backend.")[0]]
+        dense = m.masked_tensor(values, values > 3)
+        out += [str(dense.to_sparse().layout), repr(dense.to_sparse_csr()),
+                repr(m.masked_tensor(values.to_sparse(), (values > 3).to_sparse())),
+                _outcome(lambda: m.masked_tensor(values.to_sparse_bsr((1, 1)),
+                                                 (values != 0).to_sparse_bsr((1, 1))))]
+    return out
+
+
+def test_sparse_coo_and_csr_masked_tensors_as_torch():
+    # ember refused every sparse layout; torch's COO and CSR MaskedTensors print, reduce and
+    # map their specified values as dense ones do, and refuse what torch's refuse
+    assert _sparse_masked(ember) == _sparse_masked(torch)

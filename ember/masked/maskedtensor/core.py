@@ -60,9 +60,8 @@ def _check(data, mask, requires_grad=False):
         raise TypeError("mask must be a Tensor")
     if data.layout != mask.layout:
         raise TypeError("data and mask must have the same layout.")
-    if data.layout != ember.strided:
-        raise NotImplementedError(f"ember's MaskedTensor holds strided (dense) data and masks "
-                                  f"only, not {data.layout}")
+    if data.layout not in (ember.strided, ember.sparse_coo, ember.sparse_csr):
+        raise TypeError(f"data layout of {data.layout} is not supported.")
     if mask.dtype != ember.bool:
         raise TypeError("mask must have dtype bool.")
     if requires_grad and not (data.is_floating_point() or data.is_complex()):
@@ -400,8 +399,13 @@ class MaskedTensor(Tensor):
     def __new__(cls, data, mask, requires_grad=False):
         _check(data, mask, requires_grad)
         _prototype_warning()
+        layout = data.layout
+        if layout != ember.strided:         # held dense, shown and reduced as torch's
+            data, mask = data.to_dense(), mask.to_dense()
         t = Tensor._make_subclass(cls, data, bool(requires_grad))
         t._masked_mask = mask
+        if layout != ember.strided:
+            t._masked_layout = layout
         return t
 
     def __init__(self, data, mask, requires_grad=False):
@@ -412,6 +416,9 @@ class MaskedTensor(Tensor):
         kwargs = kwargs or {}
         name = _name(func)
         handler = _HANDLERS.get(name)
+        layout = _sparse_layout(args)
+        if layout is not None:
+            return _sparse_call(name, handler, func, args, kwargs, layout)
         if handler is not None:
             return handler(func, args, kwargs)
         if name in _PASSTHROUGH:
@@ -421,20 +428,25 @@ class MaskedTensor(Tensor):
 
     # ---------------------------------------------------------------- torch's API
     def get_data(self):
-        """The data as a plain tensor sharing this one's memory (gradients pass through)."""
-        return ember._ops.core.alias(_twin(self))
+        """The data as a plain tensor sharing this one's memory (gradients pass through);
+        a sparse MaskedTensor's in its layout, at the specified elements."""
+        d = ember._ops.core.alias(_twin(self))
+        return _sparse_of(d, self) if _layout(self) != ember.strided else d
 
     def get_mask(self):
-        return self._masked_mask
+        m = self._masked_mask
+        return _sparse_of(m, self) if _layout(self) != ember.strided else m
 
     def is_sparse_coo(self):
-        return False
+        return _layout(self) == ember.sparse_coo
 
     def is_sparse_csr(self):
-        return False
+        return _layout(self) == ember.sparse_csr
 
     def to_tensor(self, value):
         """The data with unspecified elements set to ``value``."""
+        if _layout(self) != ember.strided:      # (torch's inverts a sparse mask)
+            _refuse_inverted_mask(self)
         return _twin(self).masked_fill(~self._masked_mask, value)
 
     @property
@@ -507,6 +519,100 @@ def _install():
             continue
         setattr(MaskedTensor, name, overrides._wrap_property(name, orig)
                 if isinstance(orig, property) else overrides._wrap_method(name, orig))
+
+
+# ------------------------------------------------------------------------------ sparse
+#
+# A sparse (COO or CSR) MaskedTensor is held as a dense one with ``_masked_layout`` set: it
+# prints, reduces and applies elementwise ops as torch's (whose ops act on the specified
+# values only), ``get_data()``/``get_mask()`` give the layout back at the mask's elements,
+# and the calls torch's refuses on a sparse one are refused.
+
+def _layout(mt):
+    return mt.__dict__.get("_masked_layout", ember.strided)
+
+
+def _sparse_layout(args):
+    for a in args:
+        if isinstance(a, MaskedTensor) and "_masked_layout" in a.__dict__:
+            return a._masked_layout
+    return None
+
+
+def _refuse_inverted_mask(mt):
+    """torch's error where an op inverts a sparse mask (``to_tensor``, ``softmax``)."""
+    if _layout(mt) == ember.sparse_csr:
+        raise RuntimeError("unsupported tensor layout: SparseCsr")
+    from ember._ops.sparse import _refuse
+    _refuse("bitwise_not", mt.get_mask())
+
+
+def _sparse_of(dense, mt):
+    """``dense`` at ``mt``'s specified elements, in ``mt``'s sparse layout."""
+    mask = mt._masked_mask
+    idx = mask.nonzero().t()
+    coo = ember.sparse_coo_tensor(idx, dense[mask], dense.shape, check_invariants=False)
+    return coo.to_sparse_csr() if _layout(mt) == ember.sparse_csr else coo.coalesce()
+
+
+_SPARSE_KEEP = set(_UNARY) | {n + "_" for n in _UNARY} | set(_BINARY) | \
+    {n + "_" for n in _BINARY} | set(_SHAPE) | set(_TO) | {"__rtruediv__", "__rdiv__"}
+
+
+def _sparse_call(name, handler, func, args, kwargs, layout):
+    if name == "layout":
+        return layout
+    if name == "is_sparse":
+        return True
+    if name == "to_dense":
+        self = args[0]
+        return _wrap(_twin(self).clone(), self._masked_mask.clone())
+    if name in _REDUCTIONS and (len(args) > 1 or "dim" in kwargs):
+        raise TypeError(f"Multiple dispatch failed for 'torch.Tensor.{name}'; all "
+                        f"__torch_function__ handlers returned NotImplemented:\n\n"
+                        f"  - tensor subclass {_TORCH_NAME}\n\n"
+                        f"For more information, try re-running with TORCH_LOGS=not_implemented")
+    if layout == ember.sparse_csr and name in ("t", "transpose"):
+        raise TypeError("data layout of torch.sparse_csc is not supported.")
+    if name in ("softmax", "softmin"):
+        _refuse_inverted_mask(args[0])
+    if name in _BINARY and all(isinstance(a, MaskedTensor) for a in args[:2]):
+        la, lb = _layout(args[0]), _layout(args[1])
+        if la != lb:
+            raise ValueError(f"`a` and `b` must have the same layout. Got {la} and {lb}")
+    out = MaskedTensor.__torch_function__.__func__(MaskedTensor, func, (MaskedTensor,),
+                                                   _dense_args(args), kwargs)
+    if name in _SPARSE_KEEP:
+        for r in (out if isinstance(out, (tuple, list)) else (out,)):
+            if isinstance(r, MaskedTensor):
+                r._masked_layout = layout
+    return out
+
+
+def _dense_args(args):
+    """``args`` with sparse MaskedTensors as dense ones (the same memory and mask)."""
+    def dense(a):
+        if isinstance(a, MaskedTensor) and "_masked_layout" in a.__dict__:
+            return _wrap(_twin(a), a._masked_mask)
+        if type(a) in (list, tuple):
+            return type(a)(dense(x) for x in a)
+        return a
+    return tuple(dense(a) for a in args)
+
+
+def _to_sparse(layout):
+    def handler(func, args, kwargs):
+        self = args[0]
+        r = _wrap(_twin(self), self._masked_mask)
+        r._masked_layout = layout
+        return r
+    return handler
+
+
+_HANDLERS.update({"to_sparse": _to_sparse(ember.sparse_coo),
+                  "to_sparse_coo": _to_sparse(ember.sparse_coo),
+                  "to_sparse_csr": _to_sparse(ember.sparse_csr),
+                  "to_dense": lambda f, a, k: _wrap(_twin(a[0]), a[0]._masked_mask)})
 
 
 # ------------------------------------------------------------------------------ repr
