@@ -108,7 +108,8 @@ _BINARY = {"add": lambda a, b, c, L: a + b, "radd": lambda a, b, c, L: 1 + a,
            "hypot": lambda a, b, c, L: L.hypot(a, b), "lerp": lambda a, b, c, L: L.lerp(a, b, .5),
            "logical_and": lambda a, b, c, L: L.logical_and(a > 0, b > 0),
            "matmul": lambda a, b, c, L: a @ b.t(), "pow_t": lambda a, b, c, L: L.pow(a, b),
-           "iadd": lambda a, b, c, L: a.clone().__iadd__(b), "mul_": lambda a, b, c, L: a.clone().mul_(3),
+           "iadd": lambda a, b, c, L: a.clone().__iadd__(b),
+           "mul_": lambda a, b, c, L: a.clone().mul_(3),
            "plain_add_": lambda a, b, c, L: L.ones(3, 4).add_(a),
            "sqrt_": lambda a, b, c, L: a.clone().abs_().sqrt_(),
            "clamp": lambda a, b, c, L: L.clamp(a, min=0, max=3),
@@ -128,17 +129,22 @@ def test_binary_ops_and_errors_as_torch(op):
 
 
 _REDUCE = {"sum": lambda a, L: a.sum(), "sum1": lambda a, L: a.sum(1),
-           "sum0k": lambda a, L: L.sum(a, dim=0, keepdim=True), "sumdt": lambda a, L: a.sum(dtype=L.float64),
-           "mean": lambda a, L: a.mean(), "mean1": lambda a, L: a.mean(1), "amax": lambda a, L: a.amax(1),
+           "sum0k": lambda a, L: L.sum(a, dim=0, keepdim=True),
+           "sumdt": lambda a, L: a.sum(dtype=L.float64),
+           "mean": lambda a, L: a.mean(),
+           "mean1": lambda a, L: a.mean(1), "amax": lambda a, L: a.amax(1),
            "amin": lambda a, L: L.amin(a), "argmax": lambda a, L: a.argmax(),
            "argmin1": lambda a, L: L.argmin(a, 1), "prod": lambda a, L: a.prod(1),
            "all": lambda a, L: (a > 0).all(1), "any": lambda a, L: (a > 0).any(),
            "var": lambda a, L: a.var(1), "std0k": lambda a, L: a.std(0, keepdim=True),
            "var_unbiased": lambda a, L: a.var(1, unbiased=False), "norm": lambda a, L: a.norm(),
            "max": lambda a, L: a.max(), "max1": lambda a, L: a.max(1),
-           "softmax": lambda a, L: a.softmax(1), "Fsoftmax": lambda a, L: L.nn.functional.softmax(a, dim=0),
-           "log_softmax": lambda a, L: L.log_softmax(a, 1), "softmin": lambda a, L: L.nn.functional.softmin(a, 1),
-           "logsumexp": lambda a, L: L.logsumexp(a, 1), "mean02": lambda a, L: a.unsqueeze(0).mean((0, 2))}
+           "softmax": lambda a, L: a.softmax(1),
+           "Fsoftmax": lambda a, L: L.nn.functional.softmax(a, dim=0),
+           "log_softmax": lambda a, L: L.log_softmax(a, 1),
+           "softmin": lambda a, L: L.nn.functional.softmin(a, 1),
+           "logsumexp": lambda a, L: L.logsumexp(a, 1),
+           "mean02": lambda a, L: a.unsqueeze(0).mean((0, 2))}
 
 
 @pytest.mark.parametrize("op", sorted(_REDUCE))
@@ -153,7 +159,8 @@ _SHAPE = {"idx": lambda a, L: a[0], "slice": lambda a, L: a[:, 1:3], "int": lamb
           "bool": lambda a, L: a[a.get_mask()], "t": lambda a, L: a.t(), "T": lambda a, L: a.T,
           "view": lambda a, L: a.view(12), "reshape": lambda a, L: a.reshape(4, 3),
           "transpose": lambda a, L: a.transpose(0, 1), "unsqueeze": lambda a, L: a.unsqueeze(0),
-          "squeeze": lambda a, L: a.unsqueeze(0).squeeze(0), "permute": lambda a, L: a.permute(1, 0),
+          "squeeze": lambda a, L: a.unsqueeze(0).squeeze(0),
+          "permute": lambda a, L: a.permute(1, 0),
           "select": lambda a, L: a.select(0, 1), "split": lambda a, L: a.split(2, 1),
           "cat": lambda a, L: L.cat([a, a]), "stack": lambda a, L: L.stack([a, a], 1),
           "to": lambda a, L: a.to(L.float64), "int": lambda a, L: a.to(L.int32),
@@ -163,7 +170,8 @@ _SHAPE = {"idx": lambda a, L: a[0], "slice": lambda a, L: a[:, 1:3], "int": lamb
           "item": lambda a, L: a.sum().item(), "len": lambda a, L: len(a),
           "masked_fill": lambda a, L: a.masked_fill(a.get_mask(), 0),
           "linear": lambda a, L: L.nn.functional.linear(a, L.ones(2, 4)),
-          "relu": lambda a, L: L.nn.functional.relu(a), "gelu": lambda a, L: L.nn.functional.gelu(a),
+          "relu": lambda a, L: L.nn.functional.relu(a),
+          "gelu": lambda a, L: L.nn.functional.gelu(a),
           "type": lambda a, L: a.type()}
 
 
