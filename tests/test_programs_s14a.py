@@ -366,3 +366,34 @@ def test_sparse_coo_and_csr_masked_tensors_as_torch():
     # ember refused every sparse layout; torch's COO and CSR MaskedTensors print, reduce and
     # map their specified values as dense ones do, and refuse what torch's refuse
     assert _sparse_masked(ember) == _sparse_masked(torch)
+
+
+def test_deepcopy_setitem_numpy_and_functional_forms_of_a_masked_tensor_as_torch():
+    # deepcopy raised (Tensor's default needs new_empty), mt[i] = v raised (torch: accepted,
+    # no effect), .numpy() had the dispatch text; torch.masked's functions given a
+    # MaskedTensor use its own mask and return plain tensors (mean/var/std counting every
+    # element of the reduced dims, torch's quirk)
+    import copy
+
+    def run(lib):
+        m = _masked(lib)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            mt = m.masked_tensor(lib.tensor([1., 2., 3.]), lib.tensor([True, False, True]),
+                                 requires_grad=True)
+            d = copy.deepcopy(mt)
+            out = [repr(d), d.requires_grad, d.is_leaf,
+                   d.get_data().data_ptr() == mt.get_data().data_ptr()]
+            m2 = m.masked_tensor(lib.tensor([1., 2., 3.]), lib.tensor([True, False, True]))
+            m2[1] = 7.
+            out += [repr(m2.get_data()), _outcome(lambda: m2.numpy())]
+            mx = m.masked_tensor(lib.tensor([[1., 2.], [3., 4.]]),
+                                 lib.tensor([[True, False], [True, True]]))
+            for f in ("sum", "mean", "amax", "amin", "prod", "var", "std", "softmax",
+                      "log_softmax", "argmax"):
+                out.append(repr(getattr(lib.masked, f)(mx, 1)))
+            out.append(repr(lib.masked.norm(mx, 2.0, 1)))
+            out.append(repr(lib.masked.sum(mx, 1, mask=lib.tensor([[False, True]] * 2))))
+            out.append(repr(lib.masked.sum(mx)))
+        return out
+    assert run(ember) == run(torch)

@@ -294,3 +294,45 @@ def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
 
 
 from ember.masked.maskedtensor import MaskedTensor, as_masked_tensor, masked_tensor  # noqa: E402
+
+
+# A MaskedTensor given to these functions: its own mask is used (a ``mask`` argument is
+# ignored) and the result is a plain tensor, as torch's; mean, var and std then sum over the
+# specified elements but count every element of the reduced dims (torch's quirk, by
+# experiment).
+
+def _full_count(input, dim, keepdim):
+    return sum(ember.ones(input.shape, dtype=ember.int64), dim, keepdim=keepdim)
+
+
+def _accepting_masked(fn):
+    def wrapper(input, *args, **kwargs):
+        if not isinstance(input, MaskedTensor):
+            return fn(input, *args, **kwargs)
+        kwargs["mask"] = input.get_mask()
+        data = input.get_data()
+        if fn.__name__ == "mean":
+            dim = args[0] if args else kwargs.get("dim")
+            keepdim = kwargs.get("keepdim", False)
+            total = sum(data, dim, keepdim=keepdim, dtype=kwargs.get("dtype"),
+                        mask=kwargs["mask"])
+            return total / _full_count(data, dim, keepdim)
+        if fn.__name__ in ("var", "std"):
+            dim = args[0] if args else kwargs.get("dim")
+            keepdim = kwargs.get("keepdim", False)
+            n = _full_count(data, dim, True)
+            centred = data - sum(data, dim, keepdim=True, mask=kwargs["mask"]) / n
+            total = sum(centred * centred, dim, keepdim=keepdim, mask=kwargs["mask"])
+            out = total / ember.clamp_min(_full_count(data, dim, keepdim).to(total.dtype) - 1,
+                                          0)
+            return out.sqrt() if fn.__name__ == "std" else out
+        return fn(data, *args, **kwargs)
+    wrapper.__name__ = wrapper.__qualname__ = fn.__name__
+    wrapper.__doc__ = fn.__doc__
+    wrapper.__wrapped__ = fn
+    return wrapper
+
+
+for _name_ in _REDUCTIONS + _NORMALIZATIONS:
+    globals()[_name_] = _accepting_masked(globals()[_name_])
+del _name_

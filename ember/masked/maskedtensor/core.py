@@ -303,6 +303,31 @@ def _tolist(func, args, kwargs):
     raise RuntimeError(".tolist() is not supported for tensor subclasses, got MaskedTensor")
 
 
+def _numpy(func, args, kwargs):
+    raise RuntimeError(".numpy() is not supported for tensor subclasses.")
+
+
+def _setitem(func, args, kwargs):
+    """``mt[i] = v``: accepted and, as in torch, without effect."""
+    return None
+
+
+def _deepcopy(func, args, kwargs):
+    self, memo = args[0], (args[1] if len(args) > 1 else kwargs.get("memo"))
+    if memo is not None and id(self) in memo:
+        return memo[id(self)]
+    with ember.no_grad():
+        data = _twin(self).clone()
+    r = _wrap(data, self._masked_mask.clone())
+    if self.__dict__.get("_masked_layout") is not None:
+        r._masked_layout = self._masked_layout
+    if self.requires_grad and self.is_leaf:
+        r.requires_grad_()
+    if memo is not None:
+        memo[id(self)] = r
+    return r
+
+
 def _T(func, args, kwargs):
     _unsupported("permute.default")
 
@@ -359,7 +384,8 @@ for _n in _REDUCTIONS:
     _HANDLERS[_n] = _reduction(_n)
 _HANDLERS.update({"softmax": _softmax("softmax"), "softmin": _softmax("softmin"),
                   "where": _where, "ones_like": _ones_like, "__rtruediv__": _rtruediv,
-                  "__rdiv__": _rtruediv, "data": _data_property, "tolist": _tolist, "T": _T})
+                  "__rdiv__": _rtruediv, "data": _data_property, "tolist": _tolist, "T": _T,
+                  "numpy": _numpy, "__setitem__": _setitem, "__deepcopy__": _deepcopy})
 
 # ops torch's MaskedTensor refuses whose aten overload is not ``.default`` (by call form)
 _ATEN = {"log_softmax": "_log_softmax.default", "masked_fill": "masked_fill.Scalar",
@@ -494,7 +520,7 @@ _PASSTHROUGH = {"dim", "ndimension", "size", "shape", "dtype", "device", "layout
                 "is_complex", "is_signed", "element_size", "itemsize", "nbytes", "stride",
                 "storage_offset", "data_ptr", "is_sparse", "is_quantized", "is_meta", "is_cpu",
                 "is_cuda", "is_mkldnn", "is_nested", "ndim", "_version", "_base", "_is_view",
-                "is_inference", "__deepcopy__", "__reduce_ex__", "__setstate__", "cpu",
+                "is_inference", "__reduce_ex__", "__setstate__", "cpu",
                 "output_nr", "get_device", "__dir__", "is_shared", "_grad", "_grad=",
                 "grad_fn=", "names", "is_tensor", "is_nonzero", "is_same_size", "typename",
                 "__contains__", "__sizeof__", "__dlpack_device__"}
