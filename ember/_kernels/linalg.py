@@ -381,6 +381,8 @@ def _complex_of(dt):
 
 def eig(a):
     fname = "linalg.eig"
+    if a.dtype.kind in "iub":       # torch looks for the complex dtype first (non-square too)
+        raise RuntimeError(f"Unknown Complex ScalarType for {tname(a.dtype)}")
     check_square(a, fname)
     check_fc(a, fname, "input")
     cdt = _complex_of(a.dtype)
@@ -408,8 +410,18 @@ def svd(a, full_matrices=True):
         if vn:
             Vh[...] = np.eye(vn, n, dtype=a.dtype)
         return U, np.zeros(a.shape[:-2] + (k,), rdt), Vh
+    _svd_nan_check(a)
     U, S, Vh = np.linalg.svd(a, full_matrices=full_matrices)
     return _fresh(U, a.dtype), _fresh(S, rdt), _fresh(Vh, a.dtype)
+
+
+def _svd_nan_check(a):
+    """torch's LAPACK SVD fails on a matrix holding NaN (an inf goes through, giving NaN)."""
+    bad = np.isnan(a).reshape((-1,) + a.shape[-2:]).any(axis=(1, 2))
+    if bad.any():
+        where = f"(Batch element {int(np.flatnonzero(bad)[0])}): " if a.ndim > 2 else ""
+        raise _LinAlgError(f"linalg.svd: {where}The algorithm failed to converge because the "
+                           f"input matrix contained non-finite values.")
 
 
 def svdvals(a):
@@ -417,6 +429,7 @@ def svdvals(a):
     check_fc(a, "linalg.svdvals", "input")
     if a.size == 0:
         return np.zeros(a.shape[:-2] + (min(a.shape[-2:]),), a.real.dtype)
+    _svd_nan_check(a)
     return _fresh(np.linalg.svd(a, compute_uv=False), a.real.dtype)
 
 
@@ -442,6 +455,7 @@ def pinv(a, atol=None, rtol=None, hermitian=False):
         inv = np.where(s > tol, 1 / np.where(s > tol, w, 1), 0)
         r = (v * inv[..., None, :]) @ np.swapaxes(v, -1, -2).conj()
     else:
+        _svd_nan_check(a)
         u, s, vh = np.linalg.svd(a, full_matrices=False)
         smax = s[..., :1]
         tol = np.maximum(np.expand_dims(np.asarray(atol), -1), np.expand_dims(np.asarray(rtol), -1) * smax)

@@ -871,6 +871,20 @@ def multinomial(a, num_samples, replacement=False, generator=None):
         raise RuntimeError("cannot sample n_sample > prob_dist.size(-1) samples without "
                            "replacement")
     p = a.astype(np.float64).reshape(-1, n_cat)
+    if replacement and num_samples > 1 and p.size:
+        # torch's with-replacement kernel (more than one sample) scans row by row, entry by
+        # entry, with texts of its own
+        with np.errstate(invalid="ignore"):
+            for row in p:
+                bad = np.flatnonzero(~(row >= 0) | ~np.isfinite(row))
+                if bad.size:
+                    v = row[bad[0]]
+                    raise RuntimeError("invalid multinomial distribution (encountering "
+                                       "probability entry " + ("= infinity or NaN)"
+                                                               if np.isinf(v) else "< 0)"))
+                if row.sum() <= 0:
+                    raise RuntimeError("invalid multinomial distribution (sum of "
+                                       "probabilities <= 0)")
     if p.size and not (np.isfinite(p).all() and (p >= 0).all()):
         raise RuntimeError("probability tensor contains either `inf`, `nan` or element < 0")
     if (p.sum(axis=1) <= 0).any():

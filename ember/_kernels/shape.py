@@ -775,7 +775,8 @@ def index_select(a, dim, index):
 
 def index_add(a, dim, index, source, alpha=1):
     if index.dtype.kind not in "iu" or index.dtype == np.uint8:
-        raise RuntimeError("index_add_(): Expected dtype int32/int64 for index")
+        raise RuntimeError(f"index_add_(): Expected dtype int32/int64 for index but got: "
+                           f"{type_name(index.dtype)}")
     if index.ndim > 1:
         raise IndexError("index_add_(): Index is supposed to be a vector")
     idx = index.reshape(-1)
@@ -845,8 +846,8 @@ def index_copy(a, dim, index, source):
 
 
 def index_fill(a, dim, index, value):
-    if index.dtype.kind not in "iu" or index.dtype == np.uint8:
-        raise RuntimeError("index_fill_(): Expected dtype int64 for index.")
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
     if index.ndim > 1:
         raise RuntimeError("Index has to be a vector/scalar")
     if isinstance(value, np.ndarray):
@@ -1048,8 +1049,10 @@ def norm_index(a, indices):
             raise IndexError(f"too many indices for tensor of dimension {nd}")
         n = a.shape[dim]
         if arr.size and (arr.min() < -n or arr.max() >= n):
+            # torch counts the dimension among the indexed ones (its kernel moves them first):
+            # x[:, t] names dimension 0, x[t0, :, t1] names t1's as dimension 1
             raise IndexError(f"index {_first_bad(arr, -n, n)} is out of bounds for dimension "
-                             f"{dim} with size {n}")
+                             f"{len(arrays)} with size {n}")
         arr = arr.astype(np.intp, copy=False)
         out.append(arr)
         arrays.append(arr)

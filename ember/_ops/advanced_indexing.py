@@ -155,4 +155,26 @@ def setitem(self, idx, value):
         from ember._ops.indexing import _assign
         _assign(v, value)
         return
-    dispatch(index_put.inplace_variant, (v, adv, value, False), None)
+    try:
+        dispatch(index_put.inplace_variant, (v, adv, value, False), None)
+    except RuntimeError as e:
+        _raise_value_shape(v, adv, value, e)
+        raise
+
+
+def _raise_value_shape(v, adv, value, err):
+    """torch's text for a value that does not broadcast to the indexing result (the in-place
+    dispatch words it as a broadcast of the value against ``self``)."""
+    if not isinstance(value, Tensor) or "must match the size of tensor b" not in str(err):
+        return
+    from ember._kernels.shape import norm_index
+    idx = tuple(a._data if isinstance(a, Tensor) else a for a in adv)
+    try:
+        res = np.broadcast_to(np.zeros((), np.bool_), v.shape)[norm_index(v._data, idx)].shape
+    except Exception:                                   # pragma: no cover - other errors
+        return
+    try:
+        np.broadcast_shapes(tuple(value.shape), res)
+    except ValueError:
+        raise RuntimeError(f"shape mismatch: value tensor of shape {list(value.shape)} cannot "
+                           f"be broadcast to indexing result of shape {list(res)}") from None

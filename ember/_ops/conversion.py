@@ -46,7 +46,10 @@ def _parse_to(args, kwargs):
         if isinstance(a, Tensor):
             dtype = a.dtype
         elif isinstance(a, _dtype.dtype) or any(a is t for t in (float, int, complex)):
-            if "dtype" in given:
+            # a dtype first, or second after a device: to(float64, float32) matches no form
+            if "dtype" in given or dtype is not None or \
+                    k > 0 and not (k == 1 and (args[0] is None or
+                                               isinstance(args[0], (str, _device_cls)))):
                 raise _to_error(args, given)
             dtype = _dtype.to_dtype(a)
         elif isinstance(a, (str, _device_cls)) and k == 0:

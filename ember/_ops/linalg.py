@@ -575,6 +575,10 @@ def solve(A, B, *, left=True, out=None):
                            f"A of type {K.tname(A._data.dtype)} and B of type "
                            f"{K.tname(B._data.dtype)} instead")
     A2, B2, vec = _solve_prep(A, B, left, "linalg.solve")
+    if B2.ndim >= 2 and B2.shape[-2] != A2.shape[-1]:     # (named as the function called)
+        raise RuntimeError(f"linalg.solve: Incompatible shapes of A and B for the equation "
+                           f"AX = B ({A2.shape[-2]}x{A2.shape[-1]} and {B2.shape[-2]}x"
+                           f"{B2.shape[-1]})")
     X, info = _d(solve_ex_op, A2, B2, False)
     if info._data.any():
         K._raise_solve("torch.linalg.solve", info._data)
@@ -693,6 +697,14 @@ def lu(A, *, pivot=True, out=None):
 
 @linalg
 def lu_solve(LU, pivots, B, *, left=True, adjoint=False, out=None):
+    if B.ndim < 2:
+        raise RuntimeError("linalg.lu_solve: The input tensor B must have at least 2 "
+                           "dimensions.")
+    n = LU.shape[-1]
+    if (B.shape[-2] if left else B.shape[-1]) != n:
+        raise RuntimeError(f"linalg.lu_solve: Incompatible shapes of A and B for the equation "
+                           f"{'AX' if left else 'XA'} = B ({LU.shape[-2]}x{n} and "
+                           f"{B.shape[-2]}x{B.shape[-1]})")
     P = _d(lu_perm_op, LU, pivots)
     L, U = _lu_unpack_parts(LU)
     # A = P L U
@@ -738,6 +750,10 @@ def ldl_solve(LD, pivots, B, *, hermitian=False, out=None):
 @linalg
 def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     from ember._ops.reduction import norm_op
+    if isinstance(ord, str):
+        from ember._legacy import type_name
+        raise TypeError(f"linalg_vector_norm(): argument 'ord' must be Number, not "
+                        f"{type_name(type(ord))}")
     if isinstance(dim, int):
         dim = (dim,)
     elif dim is not None:
@@ -839,6 +855,8 @@ def _tols(A, atol, rtol, smax):
 def matrix_rank(A, tol=None, hermitian=False, *, atol=None, rtol=None, out=None):
     E = _E()
     K.check_matrix(A._data, "linalg.matrix_rank")
+    if not (A.is_floating_point() or A.is_complex()):     # (torch's svd dispatch text)
+        raise RuntimeError("This function doesn't handle types other than float and double")
     K.check_fc(A._data, "linalg.matrix_rank", "input")
     if tol is not None:
         atol, rtol = tol, 0.0
@@ -1090,6 +1108,16 @@ def _t_cholesky(input, upper=False, *, out=None):
 @public("cholesky_solve", method=True)
 def _t_cholesky_solve(input, input2, upper=False, *, out=None):
     L = input2
+    if input.ndim < 2:
+        raise RuntimeError(f"b should have at least 2 dimensions, but has {input.ndim} "
+                           f"dimensions instead")
+    if L.ndim < 2 or L.shape[-1] != L.shape[-2]:
+        raise RuntimeError(f"A must be batches of square matrices, but they are "
+                           f"{L.shape[-2] if L.ndim > 1 else 1} by {L.shape[-1]} matrices")
+    if input.shape[-2] != L.shape[-1]:
+        raise RuntimeError(f"Incompatible matrix sizes for cholesky_solve: each A matrix is "
+                           f"{L.shape[-1]} by {L.shape[-1]} but each b matrix is "
+                           f"{input.shape[-2]} by {input.shape[-1]}")
     if upper:
         X = _solve_tri(L, _solve_tri(L.mH, input, False), True)
     else:

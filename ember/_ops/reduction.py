@@ -438,6 +438,9 @@ def _(ctx, g, self, p, dim, keepdim, dtype):
 def _matrix_norm(input, p, dim, keepdim, dtype, out):
     if p not in ("fro", "nuc"):
         raise RuntimeError(f"linalg.matrix_norm: Order {p} not supported.")
+    if input.dim() < 2:
+        raise RuntimeError("linalg.matrix_norm: The input tensor A must have at least 2 "
+                           "dimensions.")
     if len(dim) != 2:
         raise RuntimeError(f"linalg.matrix_norm: dim must be a 2-tuple. Got "
                            f"{' '.join(str(d) for d in dim)}")

@@ -208,7 +208,7 @@ class autocast:
         if device_type == "cpu" and self._enabled and \
                 self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
             warnings.warn(f"In CPU autocast, but the target dtype is not supported. Disabling "
-                          f"autocast.\nCPU Autocast only supports dtype of torch.bfloat16, "
+                          f"autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
                           f"torch.float16 currently.")
             self._enabled = False
 

@@ -226,6 +226,9 @@ def _slow_gradcheck(func, func_out, inputs, outputs, eps, rtol, atol, check_grad
             n = numerical[k][keep[i]] if i < len(keep) else np.zeros_like(analytical[k])
             a = analytical[k]
             if not _allclose(a, n, rtol, atol):
+                dt = diff[k][1]._data.dtype         # torch's Jacobians take the input's dtype
+                if dt.kind == "f" and a.dtype.kind == "f":
+                    a, n = a.astype(dt), n.astype(dt)
                 raise GradcheckError(_notallclose_msg(a, n, i, k, complex_indices, test_imag))
     return True
 

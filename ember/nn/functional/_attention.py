@@ -273,6 +273,9 @@ def _project(query, key, value, packed_w, bias, separate):
 def _heads(x, static, name, bsz, num_heads, head_dim):
     """(S, B, E) -> (B, H, S, head_dim); a given ``static`` (B*H, S, head_dim) replaces it."""
     if static is None:
+        if x.numel() != x.shape[0] * bsz * num_heads * head_dim:     # torch's own view's text
+            raise RuntimeError(f"shape '[{x.shape[0]}, {bsz * num_heads}, {head_dim}]' is "
+                               f"invalid for input of size {x.numel()}")
         return x.reshape(x.shape[0], bsz, num_heads, head_dim).permute(1, 2, 0, 3)
     if static.size(0) != bsz * num_heads:
         raise AssertionError(f'expecting {name}.size(0) of {bsz * num_heads}, but got '

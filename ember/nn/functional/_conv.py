@@ -48,7 +48,10 @@ def _check_dtypes(input, weight, bias, transposed=False):
     if input.is_quantized and bias is not None:     # torch checks the bias first for these
         raise RuntimeError(f"Input type (c10::{input.dtype.name}) and bias type "
                            f"({scalar_type_name(bias.dtype).lower()}) should be the same")
-    c = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16"}
+    c = {"Float": "float", "Double": "double", "Half": "c10::Half", "BFloat16": "c10::BFloat16",
+         "Long": "long int", "Int": "int", "Short": "short int", "Char": "signed char",
+         "Byte": "unsigned char", "Bool": "bool", "ComplexFloat": "c10::complex<float>",
+         "ComplexDouble": "c10::complex<double>"}        # (C++'s type names, as torch's)
     i = scalar_type_name(input.dtype)
     if bias is not None and bias.dtype != input.dtype and (not transposed or
                                                            input.dtype == weight.dtype):
@@ -89,6 +92,24 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n):
         input = input.unsqueeze(0)
     stride = _tuple(stride, n, "stride")
     dilation = _tuple(dilation, n, "dilation")
+    if weight.dim() < 3:
+        raise RuntimeError("weight should have at least three dimensions")
+    if isinstance(padding, str) and weight.dim() != n + 2 and padding in ("same", "valid"):
+        raise RuntimeError(f"Expected {weight.dim()}-dimensional input for {weight.dim()}-"
+                           f"dimensional weight{list(weight.shape)}, but got {input.dim()}-"
+                           f"dimensional input of size {list(input.shape)} instead")
+    if weight.dim() != n + 2:
+        # torch's convolution takes its dimensions from the weight: conv2d's [1, 1] stride
+        # for a 3-d weight is a list of the wrong length
+        k = weight.dim() - 2
+        for name, v in (("stride", stride), ("padding", padding), ("dilation", dilation)):
+            if isinstance(v, (list, tuple)) and len(v) not in (1, k):
+                raise RuntimeError(f"expected {name} to be a single integer value or a list "
+                                   f"of {k} values to match the convolution dimensions, but "
+                                   f"got {name}={list(v)}")
+        raise RuntimeError(f"Expected {k + 2}-dimensional input for {k + 2}-dimensional weight "
+                           f"{list(weight.shape)}, but got {input.dim()}-dimensional input of "
+                           f"size {list(input.shape)} instead")
     if isinstance(padding, str):
         if padding == "valid":
             padding = [0] * n

@@ -32,6 +32,9 @@ def linear(input, weight, bias=None):
         if not isinstance(v, Tensor):
             raise TypeError(f"linear(): argument '{name}' (position {pos}) must be Tensor, not "
                             f"{type(v).__name__}")
+    if input.dim() == 0 or weight.dim() == 0:
+        raise RuntimeError(f"both arguments to linear need to be at least 1D, but they are "
+                           f"{input.dim()}D and {weight.dim()}D")
     if ember.is_autocast_enabled("cpu") and all(
             t.is_floating_point() for t in (input, weight, bias) if isinstance(t, Tensor)):
         # autocast casts every operand of linear (a lower-precision op): a bfloat16 input
@@ -54,9 +57,13 @@ def linear(input, weight, bias=None):
 @torch_node(lambda out, x1, x2, w, bias=None: "ViewBackward0" if bias is None else None)
 def bilinear(input1, input2, weight, bias=None):
     """y = x1^T A x2 + b, with A of shape (out, in1, in2)."""
-    if input1.shape[:-1] != input2.shape[:-1]:
-        raise RuntimeError(f"bilinear(): input batch dimensions do not match: got "
-                           f"{list(input1.shape[:-1])} and {list(input2.shape[:-1])}")
+    if input1.dim() != input2.dim():
+        raise RuntimeError(f"bilinear(): input dimensions do not match: got {input1.dim()} and "
+                           f"{input2.dim()}")
+    for d in range(input1.dim() - 1):
+        if input1.shape[d] != input2.shape[d]:
+            raise RuntimeError(f"bilinear(): input batch dimensions do not match at dim {d}: "
+                               f"got {input1.shape[d]} and {input2.shape[d]}")
     if weight.dim() != 3:
         raise RuntimeError(f"bilinear(): weight must be 3D, got {weight.dim()}D")
     out_f, in1, in2 = weight.shape
@@ -177,6 +184,13 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
             raise ValueError("offsets has to be a 1D Tensor"
                              + (" but got None" if offsets is None else ""))
         offs = np.asarray(offsets._data, dtype=np.int64)
+        if offs.size and offs[0] != 0:        # (torch shows the value as a C++ 0-d tensor)
+            raise RuntimeError(f"offsets[0] has to be 0, i.e., the first sequence in the "
+                               f"mini-batch has to start from position 0. However, got "
+                               f"{offs[0]}\n[ torch.LongTensor{{}} ]")
+        if offs.size and offs[-1] > input.shape[0]:
+            raise RuntimeError(f"offsets[-1] can not be greater than input's length "
+                               f"{input.shape[0]} but got offsets[-1] of {offs[-1]}")
         if include_last_offset:
             offs = offs[:-1]
         fixed = None

@@ -340,6 +340,19 @@ def cross_entropy(input, target, weight=None, size_average=None, ignore_index=-1
 
 # -------------------------------------------------------------------- binary
 
+def _infer_size(a, b):
+    """torch's ``_infer_size(a, b)`` check of two shapes (its text: the length of ``b`` at a
+    negative dim, ``b`` as a ``torch.Size`` and ``a`` as a list)."""
+    n = max(len(a), len(b))
+    pa, pb = (1,) * (n - len(a)) + tuple(a), (1,) * (n - len(b)) + tuple(b)
+    for k in reversed(range(n)):
+        if pa[k] != pb[k] and pa[k] != 1 and pb[k] != 1:
+            raise RuntimeError(f"Attempting to broadcast a dimension of length {pb[k]} at "
+                               f"{k - n}! Mismatching argument at index 1 had "
+                               f"{ember.Size(b)}; but expected shape should be broadcastable "
+                               f"to {list(a)}")
+
+
 def _outside_unit_interval(t):
     """Whether an element of ``t`` lies outside [0, 1], read from its NumPy data (under vmap's
     wrappers too) without dispatching: a tracer sees no data-dependent branch and vmap checks
@@ -350,7 +363,8 @@ def _outside_unit_interval(t):
     if t.device.type == "meta":
         return False
     a = np.asarray(t._data)
-    return bool(((a < 0) | (a > 1)).any())
+    with np.errstate(invalid="ignore"):
+        return not bool(((a >= 0) & (a <= 1)).all())      # NaN too, as torch's check
 
 
 @_fp32_under_autocast
@@ -365,8 +379,12 @@ def binary_cross_entropy(input, target, weight=None, size_average=None, reduce=N
         raise RuntimeError(f"Found dtype {_tname(target.dtype)} but expected "
                            f"{_tname(input.dtype)}")
     _no_grad_arg("binary_cross_entropy", "weight", weight)
+    if weight is not None:
+        _infer_size(target.shape, weight.shape)
     if input.numel() and _outside_unit_interval(input):
         raise RuntimeError("all elements of input should be between 0 and 1")
+    if target.numel() and _outside_unit_interval(target):
+        raise RuntimeError("all elements of target should be between 0 and 1")
     if weight is not None:
         if weight.dim() > input.dim():
             raise RuntimeError(f"output with shape {list(input.shape)} doesn't match the "
@@ -582,11 +600,7 @@ def cosine_embedding_loss(input1, input2, target, margin=0.0, size_average=None,
     if input1.dim() != td + 1 or input2.dim() != td + 1:
         raise RuntimeError(f"{td}D target tensor expects {td + 1}D input tensors, but found "
                            f"inputs with sizes {list(input1.shape)} and {list(input2.shape)}.")
-    if input1.dim() != input2.dim() or tuple(input1.shape) != tuple(input2.shape):
-        raise RuntimeError(f"cosine_embedding_loss : All input tensors should have same "
-                           f"dimension but got sizes: input1: {ember.Size(input1.shape)}, "
-                           f"input2: {ember.Size(input2.shape)}, target: "
-                           f"{ember.Size(target.shape)} ")
+    # (torch 2.13 has no same-size check: unequal inputs broadcast, or fail in the product)
     d = 1 if input1.dim() == 2 else 0
     EPS = 1e-12
     prod = (input1 * input2).sum(d)

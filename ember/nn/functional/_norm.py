@@ -207,6 +207,13 @@ def group_norm(input, num_groups, weight=None, bias=None, eps=1e-05):
         raise RuntimeError(f"Expected number of channels in input to be divisible by "
                            f"num_groups, but got input of shape {list(input.shape)} and "
                            f"num_groups={num_groups}")
+    for name, t in (("weight", weight), ("bias", bias)):
+        if t is not None and (t.dim() != 1 or t.numel() != C):
+            # (torch names the weight's shape in the bias message too: [0] without a weight)
+            shown = list(weight.shape) if weight is not None else [0]
+            raise RuntimeError(f"Expected {name} to be a vector of size equal to the number of "
+                               f"channels in input, but got {name} of shape {shown} and input "
+                               f"of shape {list(input.shape)}")
     _check_floating(input, "GroupNormKernelImpl")
     return _normalize_groups(input, num_groups, weight, bias, eps)
 

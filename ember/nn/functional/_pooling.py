@@ -43,9 +43,22 @@ def _tuple(v, n, fname=None, name=None, position=None):
 
 
 def _check_input(input, n, name):
-    if input.dim() not in (n + 1, n + 2):
-        raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for "
-                           f"input")
+    d = input.dim()
+    if d in (n + 1, n + 2):
+        return
+    if name == "avg_pool1d":
+        raise RuntimeError(f"Expected 2 to 3 dimensions, but got {d}-dimensional tensor for "
+                           f"argument #1 'self' (while checking arguments for avg_pool1d)")
+    if name == "max_pool1d":
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{list(input.shape)}")
+    if name == "avg_pool2d":
+        if d < 3:           # torch reads the size of dim -3 first
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[{-max(d, 1)}, {max(d, 1) - 1}], but got -3)")
+        raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch "
+                           f"size for input, but got:{list(input.shape)}")
+    raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for input")
 
 
 def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None, fname=None):

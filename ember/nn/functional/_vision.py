@@ -176,7 +176,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if mode not in modes:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+                                  f"bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
     if mode in ("nearest", "area", "nearest-exact"):
         if align_corners is not None:
             raise ValueError("align_corners option can only be set with the interpolating modes:"
@@ -194,7 +194,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if n < 1 or n > 3:
         raise NotImplementedError(f"Input Error: Only 3D, 4D and 5D input Tensors supported (got "
                                   f"{input.dim()}D) for the modes: nearest | linear | bilinear | "
-                                  f"bicubic | trilinear | area | nearest-exact (got {mode})")
+                                  f"bicubic | trilinear | lanczos | area | nearest-exact (got {mode})")
     need = {"linear": 1, "bilinear": 2, "bicubic": 2, "trilinear": 3, "lanczos": 2}
     if mode in need and need[mode] != n:
         names = {1: "3D", 2: "4D", 3: "5D"}

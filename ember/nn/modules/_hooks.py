@@ -248,7 +248,9 @@ class BackwardHook:
 
     # ---- inputs: grad_input arrives here, last
     def setup_input_hook(self, args):
-        new_args, where = self._wrap(args, lambda node: node.register_hook(self._on_grad_input))
+        def hook(grad_input, grad_output):      # (named as torch's in its size/dtype errors)
+            return self._on_grad_input(grad_input, grad_output)
+        new_args, where = self._wrap(args, lambda node: node.register_hook(hook))
         self.n_inputs, self.input_tensors_index = len(args), where
         # torch hands the hooks zeros for the tensor inputs that need no grad (a loss's target)
         self.input_needs_grad = [args[i].requires_grad for i in where or ()]

@@ -36,6 +36,8 @@ def _typename(obj):
     qualname = getattr(obj, "__qualname__", None) or getattr(obj, "__name__", None)
     if qualname is None:
         module, qualname = type(obj).__module__ or "", type(obj).__qualname__
+    if module == "ember" or module.startswith("ember."):     # ember's classes named as torch's
+        module = "torch" + module[len("ember"):]
     return qualname if module in ("", "builtins") else f"{module}.{qualname}"
 
 

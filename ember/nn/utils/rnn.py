@@ -188,6 +188,12 @@ def pad_sequence(sequences, batch_first=False, padding_value=0.0, padding_side='
     trailing = tuple(sequences[0].shape[1:])
     lens = np.array([s.shape[0] for s in sequences], dtype=np.int64)
     B, L = len(sequences), int(lens.max())
+    for s_ in sequences:                # torch copies each into its row: copy_'s broadcast text
+        if s_.dim() == len(trailing) + 1:
+            for d, (a, b) in enumerate(zip(trailing, s_.shape[1:]), 1):
+                if a != b and b != 1:
+                    raise RuntimeError(f"The size of tensor a ({a}) must match the size of "
+                                       f"tensor b ({b}) at non-singleton dimension {d}")
     flat = [s if tuple(s.shape[1:]) == trailing else s.expand((s.shape[0],) + trailing)
             for s in sequences]
     dtype = sequences[0].dtype
