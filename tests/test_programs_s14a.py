@@ -397,3 +397,31 @@ def test_deepcopy_setitem_numpy_and_functional_forms_of_a_masked_tensor_as_torch
             out.append(repr(lib.masked.sum(mx)))
         return out
     assert run(ember) == run(torch)
+
+
+_DECOMPOSED = {
+    "dropout_eval": lambda a, L: L.nn.functional.dropout(a, 0.5, training=False),
+    "dropout": lambda a, L: L.nn.functional.dropout(a, 0.5),
+    "layer_norm": lambda a, L: L.nn.functional.layer_norm(a, (4,)),
+    "normalize": lambda a, L: L.nn.functional.normalize(a, dim=1),
+    "narrow": lambda a, L: a.narrow(1, 0, 2), "view_as": lambda a, L: a.view_as(a),
+    "reshape_as": lambda a, L: a.reshape_as(a), "expand_as": lambda a, L: a[:1].expand_as(a),
+    "chunk": lambda a, L: a.chunk(2, 1), "unflatten": lambda a, L: a.flatten().unflatten(0, (3, 4)),
+    "swapaxes": lambda a, L: a.swapaxes(0, 1), "mT": lambda a, L: a.mT,
+    "movedim": lambda a, L: a.movedim(0, 1), "einsum": lambda a, L: L.einsum("ij->i", a),
+    "tile": lambda a, L: a.tile(2), "type_as": lambda a, L: a.type_as(L.ones(1).double()),
+    "isclose": lambda a, L: L.isclose(a, a), "outer": lambda a, L: L.outer(a[0], a[0]),
+    "float_power": lambda a, L: L.float_power(a, 2), "copysign": lambda a, L: L.copysign(a, a),
+    "lshift": lambda a, L: a.long() << 1, "round_decimals": lambda a, L: a.round(decimals=1),
+    "div_floor": lambda a, L: L.div(a, 2, rounding_mode="floor"),
+    "nan_to_num": lambda a, L: a.nan_to_num(0.0)}
+
+
+@pytest.mark.parametrize("op", sorted(_DECOMPOSED))
+def test_ops_torch_decomposes_as_torch(op):
+    # torch runs these as the ops they decompose into (narrow as a slice, dropout in eval
+    # as the input, isclose through comparisons...) or refuses them in a lacking one
+    def run(lib):
+        a, _, _ = _sample(lib)
+        return _outcome(lambda: _DECOMPOSED[op](a, lib))
+    assert run(ember) == run(torch)

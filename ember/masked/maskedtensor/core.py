@@ -141,6 +141,9 @@ def _unary(func, args, kwargs, inplace):
     self = args[0]
     if any(isinstance(a, Tensor) for a in (*args[1:], *kwargs.values())):
         raise TypeError("MaskedTensor unary ops do not support additional Tensor arguments")
+    if kwargs:                  # (keyword-only arguments: round's decimals...)
+        raise ValueError("MaskedTensor unary ops require that len(kwargs) == 0. If you need "
+                         "support for this, please open an issue on Github.")
     return _run(func, args, kwargs, self._masked_mask, inplace)
 
 
@@ -299,6 +302,43 @@ def _data_property(func, args, kwargs):
     return _wrap(d, self._masked_mask)
 
 
+def _dropout(func, args, kwargs):
+    """``F.dropout``: the input itself in eval mode; training draws a mask torch's
+    MaskedTensor cannot make."""
+    training = args[2] if len(args) > 2 else kwargs.get("training", True)
+    if not training:
+        return args[0]
+    _unsupported("empty_like.default")
+
+
+def _float_power(func, args, kwargs):
+    self = args[0]
+    if any(isinstance(a, Tensor) for a in args[1:]):
+        raise TypeError("MaskedTensor unary ops do not support additional Tensor arguments")
+    return _wrap(ember.pow(_twin(self).to(ember.float64), args[1]), self._masked_mask)
+
+
+def _isclose(func, args, kwargs):
+    a, b = args[0], args[1]
+    if isinstance(a, MaskedTensor) and isinstance(b, MaskedTensor) and not _masks_match(a, b):
+        raise ValueError("Input masks must match. If you need support for this, please open "
+                         "an issue on Github.")
+    mask = (a if isinstance(a, MaskedTensor) else b)._masked_mask
+    return _wrap(func(*_plain(args), **kwargs), mask)
+
+
+def _outer(func, args, kwargs):
+    """``outer`` multiplies a column by a row: their masks never match."""
+    raise ValueError("Input masks must match. If you need support for this, please open an "
+                     "issue on Github.")
+
+
+def _refused_as(aten):
+    def handler(func, args, kwargs):
+        _unsupported(aten)
+    return handler
+
+
 def _tolist(func, args, kwargs):
     raise RuntimeError(".tolist() is not supported for tensor subclasses, got MaskedTensor")
 
@@ -348,8 +388,10 @@ _BINARY = ["add", "atan2", "arctan2", "bitwise_and", "bitwise_or", "bitwise_xor"
 _BINARY_NO_INPLACE = {"logaddexp", "logaddexp2", "fmin", "minimum", "fmax", "maximum"}
 _SHAPE = ["__getitem__", "view", "reshape", "flatten", "t", "transpose", "unsqueeze", "expand",
           "select", "split", "cat", "concat", "concatenate", "stack", "clone", "contiguous",
-          "detach"]
-_TO = ["to", "double", "float", "half", "bfloat16", "int", "long", "short", "bool", "type"]
+          "detach", "narrow", "view_as", "reshape_as", "expand_as", "chunk", "unflatten",
+          "swapaxes", "swapdims", "mT", "split_with_sizes"]
+_TO = ["to", "double", "float", "half", "bfloat16", "int", "long", "short", "bool", "type",
+       "type_as"]
 _REDUCTIONS = ["sum", "mean", "amax", "amin", "argmax", "argmin", "prod", "all", "norm", "var",
                "std"]
 
@@ -385,10 +427,19 @@ for _n in _REDUCTIONS:
 _HANDLERS.update({"softmax": _softmax("softmax"), "softmin": _softmax("softmin"),
                   "where": _where, "ones_like": _ones_like, "__rtruediv__": _rtruediv,
                   "__rdiv__": _rtruediv, "data": _data_property, "tolist": _tolist, "T": _T,
-                  "numpy": _numpy, "__setitem__": _setitem, "__deepcopy__": _deepcopy})
+                  "numpy": _numpy, "__setitem__": _setitem, "__deepcopy__": _deepcopy,
+                  "dropout": _dropout, "float_power": _float_power, "isclose": _isclose,
+                  "outer": _outer, "ger": _outer,
+                  # torch decomposes these into an op its MaskedTensor lacks
+                  "layer_norm": _refused_as("native_layer_norm.default"),
+                  "normalize": _refused_as("linalg_vector_norm.default"),
+                  "movedim": _refused_as("permute.default"),
+                  "moveaxis": _refused_as("permute.default"),
+                  "einsum": _refused_as("permute.default"),
+                  "tile": _refused_as("repeat.default")})
 
 # ops torch's MaskedTensor refuses whose aten overload is not ``.default`` (by call form)
-_ATEN = {"log_softmax": "_log_softmax.default", "masked_fill": "masked_fill.Scalar",
+_ATEN = {"log_softmax": "_log_softmax.default", "copysign": "copysign.Tensor", "masked_fill": "masked_fill.Scalar",
          "lerp": "lerp.Scalar", "xlogy": "xlogy.Tensor", "unbind": "unbind.int",
          "linear": "mm.default", "matmul": "mm.default", "permute": "permute.default",
          "logsumexp": "logsumexp.default", "count_nonzero": "count_nonzero.default",
@@ -396,6 +447,7 @@ _ATEN = {"log_softmax": "_log_softmax.default", "masked_fill": "masked_fill.Scal
 _DIM_OVERLOAD = {"any", "max", "min", "median", "squeeze"}
 
 _TENSOR_NAMES: dict = {}      # id of a Tensor method -> its attribute name ('__truediv__')
+_FUNCTION_NAMES: dict = {}    # id of an ember function -> its public name ('div')
 
 
 def _name(func):
@@ -407,6 +459,8 @@ def _name(func):
             if v is prop:
                 return k if name == "__get__" else k + "="
     name = _TENSOR_NAMES.get(id(getattr(func, "__wrapped__", func)), name)
+    if name.startswith("_") and not name.startswith("__"):     # ember's '_div_function'
+        name = _FUNCTION_NAMES.get(id(getattr(func, "__wrapped__", func)), name)
     return _DUNDERS.get(name, name)
 
 
@@ -501,6 +555,12 @@ class MaskedTensor(Tensor):
     def __matmul__(self, other):
         return NotImplemented
 
+    def __lshift__(self, other):
+        return NotImplemented
+
+    def __rshift__(self, other):
+        return NotImplemented
+
     def __rmatmul__(self, other):
         return NotImplemented
 
@@ -529,13 +589,19 @@ _INSTALLED = False
 
 
 def _install():
-    """Route Tensor's hand-written methods and nn.functional through the protocol (once)."""
+    """Route Tensor's hand-written methods (once) and nn.functional (whenever a test put the
+    originals back) through the protocol."""
     global _INSTALLED
+    from ember import overrides
+    if not overrides._FUNCTIONAL_WRAPPED:
+        overrides._wrap_functional()
+        _FUNCTION_NAMES.clear()
+        for k, v in vars(ember).items():
+            if callable(v) and not k.startswith("_"):
+                _FUNCTION_NAMES.setdefault(id(getattr(v, "__wrapped__", v)), k)
     if _INSTALLED:
         return
     _INSTALLED = True
-    from ember import overrides
-    overrides._wrap_functional()
     for k, v in Tensor.__dict__.items():
         if callable(v):
             _TENSOR_NAMES.setdefault(id(v), k)
