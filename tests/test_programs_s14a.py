@@ -425,3 +425,16 @@ def test_ops_torch_decomposes_as_torch(op):
         a, _, _ = _sample(lib)
         return _outcome(lambda: _DECOMPOSED[op](a, lib))
     assert run(ember) == run(torch)
+
+
+def test_autograd_grad_of_a_masked_tensor_input_is_a_masked_tensor_as_torch():
+    def run(lib):
+        m = _masked(lib)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore", UserWarning)
+            a = m.masked_tensor(lib.tensor([1., 2., 3.]), lib.tensor([True, False, True]),
+                                requires_grad=True)
+            g, = lib.autograd.grad((a * a).sum(), a)
+            h, = lib.autograd.grad(a.exp().mean(), [a])
+            return [repr(g), type(g).__name__, repr(h)]
+    assert run(ember) == run(torch)

@@ -100,9 +100,22 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
     result = run_backward(outputs, grad_outputs, retain_graph, create_graph, inputs=inputs_t,
                           allow_unused=allow_unused, accumulate=False,
                           materialize_grads=materialize_grads)
+    result = _kind_of_inputs(inputs_t, result)
     if type(inputs) is dict:
         return dict(zip(inputs.keys(), result))
     return result
+
+
+def _kind_of_inputs(inputs, grads):
+    """A gradient for an input whose type says how (``_gradient_of``: a MaskedTensor's is
+    one with its mask, as torch's) is given in that form."""
+    out = None
+    for k, (i, g) in enumerate(zip(inputs, grads)):
+        to_kind = getattr(type(i), "_gradient_of", None)
+        if to_kind is not None and g is not None:
+            out = list(grads) if out is None else out
+            out[k] = to_kind(i, g)
+    return grads if out is None else tuple(out)
 
 
 def _grad_batched(outputs, inputs, inputs_t, grad_outputs, retain_graph, create_graph,

@@ -529,6 +529,10 @@ class MaskedTensor(Tensor):
             _refuse_inverted_mask(self)
         return _twin(self).masked_fill(~self._masked_mask, value)
 
+    def _gradient_of(self, g):
+        """``autograd.grad``'s gradient for this input: a MaskedTensor with its mask."""
+        return _wrap(g, self._masked_mask)
+
     @property
     def grad(self):
         m = self._meta
