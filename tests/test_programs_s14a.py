@@ -438,3 +438,11 @@ def test_autograd_grad_of_a_masked_tensor_input_is_a_masked_tensor_as_torch():
             h, = lib.autograd.grad(a.exp().mean(), [a])
             return [repr(g), type(g).__name__, repr(h)]
     assert run(ember) == run(torch)
+
+
+def test_torch_masked_namespace_as_torch():
+    assert ember.masked.__all__ == torch.masked.__all__
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", UserWarning)
+        mt = ember.masked.masked_tensor(ember.ones(2), ember.tensor([True, False]))
+    assert ember.masked.is_masked_tensor(mt) and not ember.masked.is_masked_tensor(ember.ones(2))

@@ -15,9 +15,10 @@ import math
 
 import ember
 
-__all__ = ["MaskedTensor", "masked_tensor", "as_masked_tensor", "sum", "prod", "cumsum", "cumprod", "amax", "amin", "argmax", "argmin", "mean",
-           "median", "norm", "var", "std", "softmax", "log_softmax", "softmin", "normalize",
-           "logaddexp", "logsumexp"]
+__all__ = ["amax", "amin", "argmax", "argmin", "as_masked_tensor", "cumprod", "cumsum",
+           "is_masked_tensor", "log_softmax", "logaddexp", "logsumexp", "masked_tensor",
+           "MaskedTensor", "mean", "median", "norm", "normalize", "prod", "softmax", "softmin",
+           "std", "sum", "var"]
 
 _PROMOTED_TO_LONG = ("uint8", "bool", "int8", "int16", "int32")
 
@@ -293,7 +294,8 @@ def logsumexp(input, dim=None, *, keepdim=False, dtype=None, mask=None):
     return ember.logsumexp(x, _canonical_dim(dim, input.dim()), keepdim=keepdim).to(dtype)
 
 
-from ember.masked.maskedtensor import MaskedTensor, as_masked_tensor, masked_tensor  # noqa: E402
+from ember.masked.maskedtensor import MaskedTensor, as_masked_tensor, is_masked_tensor, \
+    masked_tensor  # noqa: E402
 
 
 # A MaskedTensor given to these functions: its own mask is used (a ``mask`` argument is
