@@ -220,9 +220,21 @@ class _TorchPickler(pickle._Pickler):
             self._write_global(_torch_module_name(module), name)
             self.memoize(obj)
             return
+        # the texts of Python's C pickler (torch's), not of the Python one this class extends
+        if "<locals>" in name.split("."):
+            raise AttributeError(f"Can't pickle local object {name!r}")
+        try:
+            __import__(module)
+            found = sys.modules[module]
+            for part in name.split("."):
+                found = getattr(found, part)
+        except (ImportError, KeyError, AttributeError):
+            raise pickle.PicklingError(f"Can't pickle {obj!r}: attribute lookup {name} on "
+                                       f"{module} failed") from None
         super().save_global(obj, name)
 
     dispatch[type] = save_global
+    dispatch[type(save_global)] = save_global       # (functions)
 
     # ---------------------------------------------------------------- storages
     def _storage_of(self, t):
@@ -824,9 +836,11 @@ def load(f, map_location=None, pickle_module=None, *, weights_only=None, mmap=No
     if _is_path(f):
         with open(f, "rb") as fh:
             return _load_stream(fh, map_location, weights_only, mmap=mmap, name=f)
-    if not hasattr(f, "read"):
-        raise AttributeError("expected 'f' to be string, path, or a file-like object with a "
-                             "'read' attribute")
+    if not hasattr(f, "seek"):
+        raise AttributeError(f"'{type(f).__name__}' object has no attribute 'seek'. You can "
+                             f"only torch.load from a file that is seekable. Please pre-load "
+                             f"the data into a buffer like io.BytesIO and try to load from it "
+                             f"instead.")
     return _load_stream(f, map_location, weights_only)
 
 
@@ -985,6 +999,26 @@ def _no_persistent(pid):
     raise pickle.UnpicklingError(f"unsupported persistent id {pid!r}")
 
 
+# the opcodes torch's weights-only unpickler reads (found by loading each single byte)
+_WEIGHTS_ONLY_OPCODES = frozenset(b"()'.GJKMNQRUX]abcehjqrstu}") | frozenset(
+    (0x80, 0x81, 0x85, 0x86, 0x87, 0x88, 0x89, 0x8a, 0x8f))
+
+
+def _check_first_opcode(fh):
+    """A weights-only load of a file that is no pickle (junk, a text file, nothing): torch's
+    unpickler refuses the first byte by its number, or runs out of input (an empty text)."""
+    start = fh.tell()
+    first = fh.read(1)
+    fh.seek(start)
+    if not first:
+        raise EOFError("")
+    if first[0] not in _WEIGHTS_ONLY_OPCODES:
+        raise pickle.UnpicklingError(
+            f"Weights only load failed. {UNSAFE_MESSAGE}\nPlease file an issue with the "
+            f"following so that we can make `weights_only=True` compatible with your use case: "
+            f"WeightsUnpickler error: \n\nUnsupported operand {first[0]}{_DOCS_MESSAGE}")
+
+
 def _load_legacy(fh, map_location, weights_only):
     """torch's non-zip format: pickles of the magic number, protocol version, sys info, the
     object (storages as persistent ids ``('storage', type, key, location, numel, view)``) and
@@ -992,6 +1026,8 @@ def _load_legacy(fh, map_location, weights_only):
     def small():
         return _Unpickler(fh, _no_persistent, weights_only).load()
 
+    if weights_only:
+        _check_first_opcode(fh)
     magic = small()
     if magic != _LEGACY_MAGIC:
         raise RuntimeError("Invalid magic number; corrupt file?")

@@ -277,3 +277,65 @@ def test_pad_sequence_of_mismatched_trailing_sizes_is_copy_broadcast_error():
 
 def test_interpolate_rank_error_lists_lanczos():
     _same(lambda lib: lib.nn.functional.interpolate(lib.ones(4, 4), size=8))
+
+
+# ------------------------------------------------------------------ attention, unpooling
+
+@pytest.mark.parametrize("q,k,v", [((2, 3, 4), (2, 5, 4), (2, 6, 4)), ((3, 4), (5, 4), (6, 4)),
+                                   ((2, 3, 4), (2, 5, 3), (2, 5, 4)),
+                                   ((1, 2, 3, 4), (1, 2, 5, 3), (1, 2, 5, 4))])
+def test_sdpa_shape_mismatch_is_its_products_error(q, k, v):
+    _same(lambda lib: lib.nn.functional.scaled_dot_product_attention(
+        lib.ones(q), lib.ones(k), lib.ones(v)))
+
+
+@pytest.mark.parametrize("which", [0, 1, 2])
+@pytest.mark.parametrize("shape", [(2, 3, 4), (1, 2, 3, 4)])
+def test_sdpa_dtype_mismatch_names_the_three_dtypes(which, shape):
+    def f(lib):
+        t = [lib.ones(shape) for _ in range(3)]
+        t[which] = t[which].double()
+        return lib.nn.functional.scaled_dot_product_attention(*t)
+    _same(f)
+
+
+@pytest.mark.parametrize("n,inp,idx", [(2, (1, 1, 2, 2), (1, 1, 3, 3)), (2, (1, 1, 2, 2), (1, 1, 4)),
+                                       (1, (1, 1, 2), (1, 1, 3)), (2, (1, 2, 2), (1, 2, 3)),
+                                       (3, (1, 1, 2, 2, 2), (1, 1, 2, 2, 3))])
+def test_max_unpool_indices_of_other_shape(n, inp, idx):
+    _same(lambda lib: getattr(lib.nn.functional, f"max_unpool{n}d")(
+        lib.ones(inp), lib.zeros(idx, dtype=lib.long), 2))
+
+
+@pytest.mark.parametrize("n,value,dt", [(1, 20, "long"), (2, 20, "long"), (3, 200, "long"),
+                                        (2, -1, "long"), (2, 0, "int32"), (2, 0, "float32")])
+def test_max_unpool_index_value_and_dtype_errors(n, value, dt):
+    shape = (1, 1) + (2,) * n
+    _same(lambda lib: getattr(lib.nn.functional, f"max_unpool{n}d")(
+        lib.ones(shape), lib.full(shape, value, dtype=getattr(lib, dt)), 2))
+
+
+# ------------------------------------------------------------------ save and load
+
+@pytest.mark.parametrize("data", [b"not a checkpoint", b"", b"xyz", b"\x00abc"])
+@pytest.mark.parametrize("weights_only", [None, True, False])
+def test_load_of_a_file_that_is_no_checkpoint(data, weights_only):
+    import io
+    _same(lambda lib: lib.load(io.BytesIO(data), weights_only=weights_only))
+
+
+@pytest.mark.parametrize("f", [b"abc", bytearray(b"abc"), 123, None])
+def test_load_of_an_object_without_seek(f):
+    _same(lambda lib: lib.load(f))
+
+
+def test_save_of_local_functions_and_unreachable_classes_as_c_pickler():
+    import io
+
+    def local_fn():
+        return lambda x: x
+    _same(lambda lib: lib.save(local_fn(), io.BytesIO()))
+    _same(lambda lib: lib.save({"f": local_fn()}, io.BytesIO()))
+    cls = type("Unreachable", (), {})
+    cls.__module__ = __name__
+    _same(lambda lib: lib.save(cls(), io.BytesIO()))

@@ -44,11 +44,19 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if min(t.dim() for t in (query, key, value)) < 2:
         raise RuntimeError("scaled_dot_product_attention: query, key and value must have at "
                            "least 2 dimensions")
+    if not query.dtype == key.dtype == value.dtype:
+        raise RuntimeError(f"Expected query, key, and value to have the same dtype, but got "
+                           f"query.dtype: {_c_type(query.dtype)} key.dtype: "
+                           f"{_c_type(key.dtype)} and value.dtype: {_c_type(value.dtype)} "
+                           f"instead.")
     L, S, E = query.size(-2), key.size(-2), query.size(-1)
-    if key.size(-1) != E:
+    if key.size(-1) != E:       # torch's math path: the error of its first product
+        torch.matmul(query, key.transpose(-2, -1))
         raise RuntimeError(f"Expected query and key to have the same embedding dimension, but "
                            f"got {E} and {key.size(-1)}")
     if key.size(-2) != value.size(-2):
+        if max(t.dim() for t in (query, key, value)) != 4:     # the second product's error
+            torch.matmul(query.new_empty(query.shape[:-1] + (S,)), value)
         raise RuntimeError(f"Expected key and value to have the same sequence length, but got "
                            f"{key.size(-2)} and {value.size(-2)}")
     if attn_mask is not None and attn_mask.dtype not in (torch.bool, torch.float32,

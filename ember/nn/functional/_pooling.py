@@ -425,6 +425,15 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
             if not lo < out[i] < hi:        # (the sequence as given: a tuple, list or Size)
                 raise ValueError(f'invalid output_size "{given}" (dim {i} must be between '
                                  f'{lo} and {hi})')
+    if indices.dtype != ember.int64:
+        from ember._dtype import scalar_type_name
+        raise RuntimeError(f"elements in indices should be type int64 but got: "
+                           f"{scalar_type_name(indices.dtype)}")
+    if tuple(indices.shape) != tuple(input.shape):      # (a 1-d pool shown as 2-d, as torch)
+        pad = [1] if n == 1 else []
+        raise RuntimeError(f"Expected shape of indices to be same as that of the input tensor "
+                           f"({list(input.shape) + pad}) but got indices tensor with shape: "
+                           f"{list(indices.shape) + pad}")
     lead = tuple(input.shape[:-n])
     size = int(np.prod(out))
     if size == 0:       # torch checks no index when the output is empty
@@ -433,7 +442,7 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
     if idx.numel() and (int(idx.max()) >= size or int(idx.min()) < 0):
         bad = int(idx.max()) if int(idx.max()) >= size else int(idx.min())
         raise RuntimeError(f"Found an invalid max index: {bad} (output volumes are of size "
-                           f"{'x'.join(map(str, out))}")
+                           f"{'x'.join(map(str, out + [1] if n == 1 else out))})")
     alert_not_deterministic(f"max_unpooling{max(n, 2)}d_forward_out")   # torch's CPU alert
     z = ember.zeros(lead + (size,), dtype=input.dtype)
     return z.scatter(-1, idx, input.reshape(lead + (-1,))).reshape(lead + tuple(out))
