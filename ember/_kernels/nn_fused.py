@@ -7,6 +7,7 @@ import numpy as np
 
 from ember._kernels import compiled
 from ember._kernels.elementwise import quiet
+from ember._kernels.nn_norm import nll_cascade_sum
 
 # ------------------------------------------------------------------------- embedding
 
@@ -126,11 +127,13 @@ def cross_entropy(x, target, reduction=1, ignore_index=-100):
         s[:] = 1
     if reduction == 0:
         loss = losses.astype(dt, copy=False)
-    elif reduction == 2:
-        loss = np.asarray(np.add.reduce(losses, dtype=dt), dt)
-    else:
-        kept = N if valid is None else valid.sum()
-        loss = np.asarray(np.add.reduce(losses, dtype=dt) / dt.type(kept), dt)
+    else:                                       # torch's order (Note [nll cascade])
+        total = nll_cascade_sum(losses.astype(dt, copy=False), valid)
+        if reduction == 2:
+            loss = np.asarray(total, dt)
+        else:
+            kept = N if valid is None else np.count_nonzero(valid)
+            loss = np.asarray(total / dt.type(kept), dt)
     return loss, lse, ws.view(np.uint8)
 
 

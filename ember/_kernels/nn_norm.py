@@ -319,17 +319,85 @@ def _nll_prep(x, target, weight, ignore_index):
     return x2, ts, tw
 
 
+# Note [nll cascade]: torch's CPU nll_loss adds the losses of its rows (the targets flattened
+# in (N, d1, ...) order) in the input's dtype into 8 partial sums, one per level: a row goes
+# into level 0, and at a row whose index i is a multiple of S = 2**p (p = max(4, ceil(log2 n)
+# // 8)), level j then moves into level j + 1 for as long as i is a multiple of S**(j + 1)
+# (row 0 climbs to the top); ignored rows add nothing and move nothing. The total is level 0
+# plus level 1 plus ... in that order; the mean divides it by the count of rows kept, or by
+# the weights' total summed the same way. (Found by experiment: every sum, mean and gradient
+# of float32/64, float16 and bfloat16 batches of 1 to 100000 rows and of (N, C, d...) maps,
+# with weights and ignored rows, as torch's.) So a loss printed in full is torch's bit for
+# bit, and a half-precision sum does not stall as a running sum does (bfloat16, 1000 rows:
+# 5056, not 3744).
+
+_NLL_LEVELS = 8
+
+
+def _running_sum(start, a):
+    """start + a[0] + a[1] + ... rounded at each step in a's dtype."""
+    if not a.size:
+        return start
+    if start:                                   # (a start of 0 adds exactly)
+        a = a.copy()
+        a[0] = start + a[0]
+    return np.add.accumulate(a)[-1]
+
+
+def nll_cascade_sum(v, kept=None):
+    """Note [nll cascade]: the total of per-row values ``v`` (n,) in their dtype; ``kept``
+    (n,) bool marks the rows not ignored (their values are zero in ``v``)."""
+    dt = v.dtype
+    zero = dt.type(0)
+    n = v.size
+    if not n:
+        return zero
+    top = v[0] if kept is None or kept[0] else zero      # row 0 climbs to the top level
+    S = 1 << max(4, (n - 1).bit_length() // _NLL_LEVELS)
+    if n <= S:                                  # no row moves a level: rows 1.. then row 0
+        return _running_sum(zero, v[1:]) + top
+    a = v[1:]                                   # the level's addends, rows 1..n-1
+    f = np.ones(n - 1, bool) if kept is None else kept[1:]
+    total = zero
+    for _ in range(_NLL_LEVELS - 1):
+        K = a.size // S
+        if not K:
+            total = total + _running_sum(zero, a)
+            a = a[:0]
+            break
+        grid = a[:K * S].reshape(K, S)
+        sums = np.add.accumulate(grid, axis=1)[:, -1]       # each chunk from zero
+        ends = f[S - 1:K * S:S]                              # its last row moves it up
+        if not ends.all():
+            for k in np.flatnonzero(~ends[:-1]) + 1:         # a chunk after one that did
+                sums[k] = _running_sum(sums[k - 1], grid[k])     # not move continues it
+        total = total + _running_sum(zero if ends[-1] else sums[-1], a[K * S:])
+        a = sums if ends.all() else np.where(ends, sums, zero).astype(dt)
+        f = ends
+    return total + _running_sum(top, a)         # (levels left empty add zeros)
+
+
+def _nll_total_weight(tw, kept, weight):
+    """The mean's divisor: the count of rows kept, or (with class weights) their weights'
+    cascade sum (Note [nll cascade])."""
+    if weight is None:
+        return tw.dtype.type(np.count_nonzero(kept))
+    return nll_cascade_sum(tw, kept)
+
+
 def nll_loss(x, target, weight, reduction, ignore_index):
     x2, ts, tw = _nll_prep(x, target, weight, ignore_index)
     picked = x2[np.arange(x2.shape[0]), ts] if x2.shape[1] else np.zeros(len(ts), x.dtype)
     losses = -picked * tw
     if reduction == 0:
         return np.array(losses.reshape(np.shape(target)), dtype=x.dtype)
-    total = losses.sum(dtype=x.dtype)
+    kept = np.asarray(target).reshape(-1) != ignore_index
+    total = nll_cascade_sum(losses.astype(x.dtype, copy=False), kept)
+    weight_total = _nll_total_weight(tw, kept, weight)
     if reduction == 2:
         return np.asarray(total, dtype=x.dtype)
     with np.errstate(divide="ignore", invalid="ignore"):
-        return np.asarray(total / tw.sum(dtype=x.dtype), dtype=x.dtype)
+        return np.asarray(total / weight_total, dtype=x.dtype)
 
 
 def nll_loss_backward(grad, target, weight, shape, reduction, ignore_index):
@@ -344,8 +412,9 @@ def nll_loss_backward(grad, target, weight, shape, reduction, ignore_index):
     elif reduction == 2:
         g = np.broadcast_to(grad, tw.shape)
     else:
+        total = _nll_total_weight(tw, np.asarray(target).reshape(-1) != ignore_index, weight)
         with np.errstate(divide="ignore", invalid="ignore"):
-            g = np.broadcast_to(grad / tw.sum(dtype=dt), tw.shape)
+            g = np.broadcast_to(grad / total, tw.shape)
     out = np.zeros_like(x2)
     if out.shape[1]:
         with np.errstate(invalid="ignore"):     # every target ignored: 0, not 0 * inf
