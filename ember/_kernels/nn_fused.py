@@ -145,9 +145,9 @@ def _exp_rows_pooled(x, e, s):
     by the compiled row kernel on OpenBLAS's threads (Note [one pool] in blas_pool.py); None
     where that path is not in use or a row holds a NaN or an infinity (nothing usable
     written)."""
-    from ember._kernels import blas_pool
-    if x.dtype != np.float32 or not x.flags.c_contiguous or x.size < _POOLED_MIN:
+    if x.size < _POOLED_MIN or x.dtype != np.float32 or not x.flags.c_contiguous:
         return None                   # (small logits: NumPy's passes, numba not loaded)
+    from ember._kernels import blas_pool
     pool = blas_pool.kernels()
     if pool is None:
         return None

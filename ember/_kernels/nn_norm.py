@@ -357,8 +357,19 @@ def nll_cascade_sum(v, kept=None):
     if n <= S:                                  # no row moves a level: rows 1.. then row 0
         return _running_sum(zero, v[1:]) + top
     a = v[1:]                                   # the level's addends, rows 1..n-1
-    f = np.ones(n - 1, bool) if kept is None else kept[1:]
     total = zero
+    if kept is None or kept.all():              # every chunk moves up: no flags to follow
+        for _ in range(_NLL_LEVELS - 1):
+            K = a.size // S
+            if not K:
+                break
+            sums = np.add.accumulate(a[:K * S].reshape(K, S), axis=1)[:, -1]
+            total = total + _running_sum(zero, a[K * S:])
+            a = sums
+        else:
+            return total + _running_sum(top, a)
+        return (total + _running_sum(zero, a)) + top
+    f = kept[1:]
     for _ in range(_NLL_LEVELS - 1):
         K = a.size // S
         if not K:
