@@ -519,9 +519,14 @@ def _run_kernel(op, args, vals, res_dt, req, out):
     return result
 
 
+_TF_LOCAL = []          # ember.overrides' thread-local switch (imported once: a cycle)
+
+
 def _tf_disabled():
-    from ember.overrides import _local
-    return getattr(_local, "disabled", False)
+    if not _TF_LOCAL:
+        from ember.overrides import _local
+        _TF_LOCAL.append(_local)
+    return _TF_LOCAL[0].disabled
 
 
 def _call_plain(op, args, out):
