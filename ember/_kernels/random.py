@@ -109,10 +109,9 @@ class Engine:
     def set_state(self, buf):
         buf = np.ascontiguousarray(buf, np.uint8)
         n = buf.size
-        if n not in (STATE_SIZE, LEGACY_STATE_SIZE):
-            raise RuntimeError(f"Expected either a CPUGeneratorImplStateLegacy of size "
-                               f"{LEGACY_STATE_SIZE} or a CPUGeneratorImplState of size "
-                               f"{STATE_SIZE} but found the input RNG state size to be {n}")
+        if n != STATE_SIZE:         # (torch 2.13 no longer reads the legacy 5048-byte one)
+            raise RuntimeError(f"Expected a CPUGeneratorImplState of size {STATE_SIZE} but found "
+                               f"the input RNG state size to be {n}")
         raw = buf.tobytes()
         seed = int(np.frombuffer(raw, np.uint64, 1, 0)[0])
         left = int(np.frombuffer(raw, np.int32, 1, 8)[0])
@@ -385,9 +384,12 @@ def _normal_flat(eng, n, dt, contiguous):
     """``n`` standard normals as torch's ``normal_`` draws them for a tensor of ``dt``."""
     if n >= 16 and contiguous:
         ct = _comp_dt(dt)
-        data = eng.uniform01(n, ct)      # half types compute in float32 (exact for whole
-        out = np.empty(n, ct)            # chunks of 16; torch's tail differs for them)
         k = n // 16 * 16
+        # float32/float64 draw a uniform for every element before the tail's 16 (so n + 16
+        # in all); the half types (computed in float32) draw only the whole chunks' before
+        # it (k + 16: found by experiment against torch)
+        data = eng.uniform01(n if ct == dt else k, ct)
+        out = np.empty(n, ct)
         out[:k] = _box_muller16(data[:k], ct)
         if n % 16:
             tail = eng.uniform01(16, ct)
