@@ -339,3 +339,115 @@ def test_save_of_local_functions_and_unreachable_classes_as_c_pickler():
     cls = type("Unreachable", (), {})
     cls.__module__ = __name__
     _same(lambda lib: lib.save(cls(), io.BytesIO()))
+
+
+# ------------------------------------------------------------------ 0-d indexing, histogram
+
+@pytest.mark.parametrize("idx", [0, -1, 1, 5, slice(None), slice(1, 2), (0,), (None, 0),
+                                 Ellipsis, None])
+def test_bare_int_or_slice_into_a_0d_tensor(idx):
+    _same(lambda lib: lib.tensor(1.)[idx], raises=False)
+
+    def put(lib):
+        z = lib.tensor(1.)
+        z[idx] = 2.
+        return z
+    _same(put, raises=False)
+
+
+def test_histogram_bins_and_empty_meshgrid_texts():
+    _same(lambda lib: lib.histogram(lib.ones(3), bins=-1))
+    _same(lambda lib: lib.histogram(lib.ones(3), bins=0))
+    _same(lambda lib: lib.meshgrid([], indexing="ij"))
+
+
+# ------------------------------------------------------------------ torch.func inputs
+
+@pytest.mark.parametrize("case", ["jacrev_list", "jacrev_float", "jacfwd_list", "grad_float",
+                                  "vjp_float", "vmap_list", "jacrev_mixed"])
+def test_transforms_given_non_tensors(case):
+    def f(lib):
+        fn = lib.func
+        return {"jacrev_list": lambda: fn.jacrev(lambda x: x)([1.0]),
+                "jacrev_float": lambda: fn.jacrev(lambda x: x)(1.0),
+                "jacfwd_list": lambda: fn.jacfwd(lambda x: x)([1.0]),
+                "grad_float": lambda: fn.grad(lambda x: x)(1.0),
+                "vjp_float": lambda: fn.vjp(lambda x: x, 1.0),
+                "vmap_list": lambda: fn.vmap(lambda x: x)([1.0]),
+                "jacrev_mixed": lambda: fn.jacrev(lambda x: x)((lib.ones(1), 2.0))}[case]()
+    _same(f)
+
+
+def test_vmap_data_dependent_control_flow_text():
+    _same(lambda lib: lib.func.vmap(lambda x: x if x.sum() > 0 else -x)(lib.ones(3, 2)))
+
+
+# ------------------------------------------------------------------ scripted argument casts
+
+def _scripted(lib):
+    from typing import Dict, List, Optional, Tuple
+
+    def fi(x: int) -> int:
+        return x + 1
+
+    def ff(x: float) -> float:
+        return x + 1
+
+    def fb(x: bool) -> bool:
+        return not x
+
+    def fl(x: List[int]) -> int:
+        return len(x)
+
+    def fo(x: Optional[int]) -> int:
+        return 0 if x is None else x
+
+    def fd(x: Dict[str, int]) -> int:
+        return len(x)
+
+    def fs(x: str) -> str:
+        return x
+
+    def ftu(x: Tuple[int, int]) -> int:
+        return x[0]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return [lib.jit.script(f) for f in (fi, ff, fb, fl, fo, fd, fs, ftu)]
+
+
+@pytest.mark.parametrize("k", range(8))
+@pytest.mark.parametrize("v", ["one", "two", "int0d", "float0d", "bool0d", 1.5, True, 2, "a",
+                               (1, 2), [1.5], {"a": 1}])
+def test_scripted_function_argument_casts_and_errors(k, v):
+    if k in (5, 7) and v in ("int0d", "float0d", "bool0d") or (k, v) in ((3, True), (7, "two")):
+        pytest.skip("torch appends a Python traceback / reads a bool as a one-int list / "
+                    "iterates a tensor into a tuple")
+
+    def f(lib):
+        val = {"one": lib.ones(1), "two": lib.ones(2), "int0d": lib.tensor(3),
+               "float0d": lib.tensor(2.5), "bool0d": lib.tensor(True)}.get(v, v) \
+            if isinstance(v, str) else v
+        return _scripted(lib)[k](val)
+    _same(f, raises=False)
+
+
+# ------------------------------------------------------------------ rng state, losses, utils
+
+@pytest.mark.parametrize("n", [3, 5048, 5055, 5057])
+def test_rng_state_of_a_wrong_size(n):
+    # torch 2.13 no longer reads the legacy 5048-byte state
+    _same(lambda lib: lib.set_rng_state(lib.zeros(n, dtype=lib.uint8)))
+    _same(lambda lib: lib.Generator().set_state(lib.zeros(n, dtype=lib.uint8)))
+
+
+@pytest.mark.parametrize("fn", ["mse_loss", "smooth_l1_loss", "huber_loss"])
+def test_complex_pointwise_losses_are_not_implemented(fn):
+    _same(lambda lib: getattr(lib.nn.functional, fn)(lib.ones(2, dtype=lib.complex64),
+                                                     lib.ones(2, dtype=lib.complex64)))
+    _same(lambda lib: getattr(lib.nn.functional, fn)(lib.ones(2, dtype=lib.complex64),
+                                                     lib.ones(2)))
+
+
+def test_skip_init_of_a_function_is_issubclass_error():
+    _same(lambda lib: lib.nn.utils.skip_init(lib.ones, 2))
+    _same(lambda lib: lib.nn.utils.skip_init(int, 2))

@@ -667,7 +667,7 @@ def _hist_checks(a, weight):
 def histogram_bin_ct(a, bins=100, range=None, weight=None, density=False):
     w = _hist_checks(a, weight)
     if bins <= 0:
-        raise RuntimeError(f"torch.histogramdd: bins must be > 0, but got {bins} for "
+        raise RuntimeError(f"torch.histogram(): bins must be > 0, but got {bins} for "
                            f"dimension 0")
     x = a.reshape(-1)
     if range is not None:

@@ -192,6 +192,19 @@ def _plain_index(self, index):
     return _chained(basic_index(self, index + (Ellipsis,)), self, index)
 
 
+def _refuse_zero_dim(self, index):
+    """torch's texts for a bare int or slice into a 0-d tensor (``loss[0]``)."""
+    if self._data.ndim:
+        return
+    if type(index) is int:
+        if index == 0:
+            raise IndexError("invalid index of a 0-dim tensor. Use `tensor.item()` in Python or "
+                             "`tensor.item<T>()` in C++ to convert a 0-dim tensor to a number")
+        raise IndexError(f"index {index} is out of bounds for dimension 0 with size 0")
+    if type(index) is slice:
+        raise IndexError("slice() cannot be applied to a 0-dim tensor.")
+
+
 @public("__getitem__", method=True, function=False)
 def getitem(self, index):
     if state.modes:
@@ -200,6 +213,7 @@ def getitem(self, index):
             return r
     elif (r := _plain_index(self, index)) is not None:
         return r
+    _refuse_zero_dim(self, index)
     idx = _normalize(index)
     if all(_is_basic(i) for i in idx):
         return basic_view(self, idx, type(index) is slice)
@@ -298,6 +312,7 @@ def _check_value(self, value):
 def setitem(self, index, value):
     if state.modes and _batched_index(self, index, value) is not NotImplemented:
         return
+    _refuse_zero_dim(self, index)
     idx = _normalize(index)
     value = _check_value(self, value)
     if all(_is_basic(i) for i in idx):

@@ -824,7 +824,7 @@ def meshgrid(*tensors, indexing=None):
         raise RuntimeError(f'torch.meshgrid: indexing must be one of "xy" or "ij", but received: '
                            f'{indexing}')
     if not tensors:
-        raise RuntimeError("torch.meshgrid expects a non-empty TensorList")
+        raise RuntimeError("meshgrid expects a non-empty TensorList")
     for x in tensors:
         if x.ndim > 1:
             raise RuntimeError(f"torch.meshgrid: Expected 0D or 1D tensor in the tensor list but "

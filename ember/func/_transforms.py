@@ -38,8 +38,9 @@ def _enable_grad():
 def _check_tensor_leaves(leaves, what):
     for x in leaves:
         if not isinstance(x, Tensor):
-            raise RuntimeError(f"{what}: Expected f to be a function that has non-empty "
-                               f"inputs of Tensors, got {type(x)}")
+            if what == "jacfwd":        # torch 2.13's jacfwd reads the input's size first
+                raise AttributeError(f"'{type(x).__name__}' object has no attribute 'numel'")
+            raise ValueError(f"Thing passed to transform API must be Tensor, got {type(x)}")
 
 
 def _alias(x, levels):

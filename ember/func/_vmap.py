@@ -90,7 +90,7 @@ class BatchedTensor(Tensor):
     def __bool__(self):
         raise RuntimeError("vmap: It looks like you're attempting to use a Tensor in some "
                            "data-dependent control flow. We don't support that yet, please "
-                           "shout over at https://github.com/pytorch/functorch/issues/257 .")
+                           "file an issue at https://github.com/pytorch/pytorch/issues .")
 
     def tolist(self):
         raise RuntimeError("vmap: It looks like you're calling .tolist() on a Tensor. We "

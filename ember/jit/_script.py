@@ -125,13 +125,18 @@ class Function:
             if isinstance(t, T.EnumType) and not isinstance(v, t.py_class):
                 v = out[k] = _same_enum(v, t)     # a loaded archive's enum: by name
             if not _value_fits(v, t):
+                v = out[k] = _scalar_cast(v, t)
+            if not _value_fits(v, t):
                 raise RuntimeError(f"{self.name}() Expected a value of type '{t.annotation}' for "
                                    f"argument '{name}' but instead found type "
                                    f"'{type(v).__name__}'.\nPosition: {k + (1 if self.owner else 0)}"
-                                   f"\nValue: {v!r}\nDeclaration: {self.schema_str()}\n"
-                                   f"Cast error details: Unable to cast {v!r} to {t.annotation}")
+                                   f"\nValue: {v!r}\nDeclaration: {self.schema_str()}"
+                                   f"{_cast_details(v, t)}")
             if t is T.FloatType and type(v) is int:
                 out[k] = float(v)
+            elif type(v) is bool and (t is T.IntType or isinstance(t, T.OptionalType) and
+                                      t.elem is T.IntType):
+                out[k] = int(v)         # (torch's int argument holds 1, not True)
         return out
 
     def schema_str(self):
@@ -196,6 +201,46 @@ def _runners():
         from ember.jit._fastpath import try_run
         _RUNNERS.extend((run, try_run))
     return _RUNNERS
+
+
+def _scalar_cast(v, t):
+    """torch's argument conversions for a scripted function: a one-element tensor to an int,
+    float or bool; a number to a bool, a bool to a float; a tuple to a list and back."""
+    import ember
+    if isinstance(t, T.OptionalType) and v is not None:
+        return _scalar_cast(v, t.elem)
+    if isinstance(v, ember.Tensor) and v.numel() == 1 and t in (T.IntType, T.FloatType,
+                                                                T.BoolType):
+        x = v.item()
+        return int(x) if t is T.IntType else float(x) if t is T.FloatType else bool(x)
+    if t is T.BoolType and isinstance(v, (int, float)):
+        return bool(v)
+    if t is T.FloatType and isinstance(v, bool):
+        return float(v)
+    if isinstance(t, T.ListType) and isinstance(v, tuple):
+        return list(v)
+    if isinstance(t, T.TupleType) and isinstance(v, list) and len(v) == len(t.elems):
+        return tuple(v)
+    return v
+
+
+def _cast_details(v, t):
+    """The last lines of torch's argument error: its binding layer's cast failure."""
+    if t is T.TensorType:
+        return f"\nCast error details: Unable to cast {v} to Tensor"
+    if isinstance(t, (T.DictType, T.TupleType)):
+        try:
+            seq = dict(v) if isinstance(t, T.DictType) else tuple(v)
+        except Exception as e:      # noqa: BLE001 - its text is the message
+            return f"\n Python error details: {type(e).__name__}: {e}"
+        if isinstance(t, T.TupleType) and len(seq) != len(t.elems):
+            return (f"\nCast error details: Object {v} had a different number of elements than "
+                    f"type {t.annotation}")
+    import ember
+    tp = "<class 'torch.Tensor'>" if isinstance(v, ember.Tensor) else str(type(v))
+    return (f"\nCast error details: Unable to cast Python instance of type {tp} to C++ "
+            f"type '?' (#define PYBIND11_DETAILED_ERROR_MESSAGES or compile in debug mode for "
+            f"details)")
 
 
 def _value_fits(v, t):

@@ -70,8 +70,12 @@ def _no_grad_arg(op, name, t):
                            f"argument '{name}'. This input cannot have requires_grad True.")
 
 
-def _no_int(op, input, target):
-    """torch's pointwise loss kernels have no integral (or bool) version."""
+def _no_int(op, input, target, complex_ok=True):
+    """torch's pointwise loss kernels have no integral (or bool) version (nor a complex one,
+    ``complex_ok`` False: mse, smooth_l1, huber)."""
+    if not complex_ok and (input.is_complex() or target.is_complex()):
+        raise NotImplementedError(f'"{op}_cpu" not implemented for '
+                                  f"'{_tname(ember.promote_types(input.dtype, target.dtype))}'")
     if not (input.is_floating_point() or target.is_floating_point()
             or input.is_complex() or target.is_complex()):
         raise NotImplementedError(f'"{op}_cpu" not implemented for '
@@ -103,7 +107,7 @@ def l1_loss(input, target, size_average=None, reduce=None, reduction="mean", wei
 @_fp32_under_autocast
 def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", weight=None):
     reduction = _legacy_reduction(size_average, reduce, reduction)
-    _no_int("mse", input, target)
+    _no_int("mse", input, target, complex_ok=False)
 
     if weight is None and not _state.modes:     # one record (its node MseLossBackward0)
         _check_same_size(input, target)
@@ -120,7 +124,7 @@ def mse_loss(input, target, size_average=None, reduce=None, reduction="mean", we
 def huber_loss(input, target, reduction="mean", delta=1.0, weight=None):
     if delta <= 0:
         raise RuntimeError("huber_loss does not support non-positive values for delta.")
-    _no_int("huber", input, target)
+    _no_int("huber", input, target, complex_ok=False)
     if not input.is_floating_point():
         raise RuntimeError(f"result type {_tname(target.dtype)} can't be cast to the desired "
                            f"output type {_tname(input.dtype)}")
@@ -148,7 +152,7 @@ def smooth_l1_loss(input, target, size_average=None, reduce=None, reduction="mea
     reduction = _legacy_reduction(size_average, reduce, reduction)
     if beta < 0:
         raise RuntimeError("smooth_l1_loss does not support negative values for beta.")
-    _no_int("smooth_l1", input, target)
+    _no_int("smooth_l1", input, target, complex_ok=False)
     if beta == 0:
         return l1_loss(input, target, reduction=reduction)
 
@@ -245,7 +249,8 @@ def _log_softmax_node(out):
 def _tname(dt):
     return {"float32": "Float", "float64": "Double", "float16": "Half", "bfloat16": "BFloat16",
             "bool": "Bool", "int64": "Long", "int32": "Int", "int16": "Short", "int8": "Char",
-            "uint8": "Byte"}.get(str(dt).split(".")[-1], str(dt))
+            "uint8": "Byte", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+            "complex32": "ComplexHalf"}.get(str(dt).split(".")[-1], str(dt))
 
 
 def _fused_ce_ok(input, target, ignore_index):
