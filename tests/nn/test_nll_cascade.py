@@ -63,8 +63,8 @@ def test_half_precision_sum_does_not_stall():
 def test_cross_entropy_reduces_its_rows_in_the_same_order():
     # the fused cross_entropy's rows reduced as nll_loss reduces them
     rng = np.random.default_rng(0)
-    x = ember.from_numpy(rng.standard_normal((1120, 30)).astype(np.float32) * 3)
-    t = rng.integers(0, 30, 1120)
+    x = ember.from_numpy(rng.standard_normal((1000, 30)).astype(np.float32) * 3)
+    t = rng.integers(0, 30, 1000)
     t[::7] = -100
     t = ember.from_numpy(t)
     F = ember.nn.functional
