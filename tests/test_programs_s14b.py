@@ -451,3 +451,21 @@ def test_complex_pointwise_losses_are_not_implemented(fn):
 def test_skip_init_of_a_function_is_issubclass_error():
     _same(lambda lib: lib.nn.utils.skip_init(lib.ones, 2))
     _same(lambda lib: lib.nn.utils.skip_init(int, 2))
+
+
+def test_iterable_dataset_without_iter_cannot_be_instantiated():
+    def f(lib, which):
+        D = lib.utils.data
+
+        class A(D.IterableDataset):
+            def __getitem__(self, i):
+                return i
+
+        class B(D.IterableDataset):
+            def __iter__(self):
+                return iter([1, 2])
+        return {"bare": lambda: D.IterableDataset(), "A": lambda: A(),
+                "B": lambda: list(B()), "lenB": lambda: len(B())}[which]()
+    for which in ("bare", "A", "lenB"):
+        _same(lambda lib: f(lib, which))
+    _same(lambda lib: f(lib, "B"), raises=False)

@@ -1,5 +1,6 @@
 """Datasets: map-style (``__getitem__``) and iterable (``__iter__``), and combinators."""
 import bisect
+import collections.abc
 import itertools
 import math
 import warnings
@@ -20,11 +21,9 @@ class Dataset:
         return ConcatDataset([self, other])
 
 
-class IterableDataset(Dataset):
-    """A dataset that is a stream of samples."""
-
-    def __iter__(self):
-        raise NotImplementedError("Subclasses of IterableDataset should implement __iter__.")
+class IterableDataset(Dataset, collections.abc.Iterable):
+    """A dataset that is a stream of samples. ``__iter__`` is abstract (Iterable's), as in
+    torch: a subclass that forgets it cannot be instantiated."""
 
     def __add__(self, other):
         return ChainDataset([self, other])

@@ -4,6 +4,7 @@ Pipes register themselves as methods by name (``functional_datapipe``), so
 ``IterableWrapper(x).map(f).batch(4)`` builds a chain. Each IterDataPipe's ``__iter__`` is
 hooked (``_hook_iterator``): a new pass resets the pipe and invalidates older iterators.
 """
+import abc
 import contextlib
 import functools
 from typing import Dict, Generic, TypeVar
@@ -17,7 +18,7 @@ T = TypeVar("T")
 T_co = TypeVar("T_co", covariant=True)
 
 
-class _DataPipeMeta(type):
+class _DataPipeMeta(abc.ABCMeta):     # (IterableDataset is an abc.Iterable)
     """Hooks ``__iter__`` of every IterDataPipe subclass as it is defined."""
 
     def __new__(mcs, name, bases, namespace, **kwargs):
