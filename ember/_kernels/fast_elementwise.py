@@ -381,28 +381,20 @@ def add_bias_(out, b):
 
 
 SUM_MIN = 1 << 20              # elements; below this NumPy's pairwise sum on the caller's thread
-_SUM_BLOCK_ELEMENTS = 1 << 16
 
 
 def pooled_sum(a):
-    """The sum of all of a large float32 C-contiguous array, as a float32 0-d array, on
-    OpenBLAS's threads: fixed blocks of 64K elements (compiled/elementwise.py's flat_sum:
-    float32 chains of 128 additions, gathered in float64), the blocks' sums added in
-    float64 in block order and rounded once, so the bits do not depend on the thread count;
-    None where that does not apply (NumPy's pairwise sum, one thread: memory-bound at about
-    half of what two cores read)."""
+    """The sum of all of a large float32 C-contiguous array, as a float32 0-d array, in
+    torch's order (Note [torch's summation order] in torch_sum.py: torch's per-thread chunks,
+    so the bits follow the thread count as torch's do), the chunks summed on OpenBLAS's
+    threads; None where that does not apply."""
     if type(a) is not np.ndarray or a.dtype != np.float32 or a.size < SUM_MIN or \
             not a.flags.c_contiguous:
         return None
-    from ember._kernels import blas_pool
-    pool = blas_pool.kernels()
-    if pool is None:
+    from ember._kernels import blas_pool, torch_sum
+    if blas_pool.kernels() is None:
         return None
-    n = a.size
-    parts = np.empty(-(-n // _SUM_BLOCK_ELEMENTS), np.float64)
-    blas_pool.run(pool.block_sums, blas_pool.context(a, parts, n, _SUM_BLOCK_ELEMENTS),
-                  parts.size, 2)
-    return np.asarray(np.add.reduce(parts), np.float32)
+    return np.asarray(torch_sum.full(a.reshape(-1), torch_sum._threads()), np.float32)
 
 
 _SUM_BLOCK = 64                # rows per partial column sum

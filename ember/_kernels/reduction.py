@@ -11,7 +11,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
-from ember._kernels import compiled
+from ember._kernels import compiled, torch_sum
 from ember._kernels.fast_elementwise import pooled_softmax, pooled_softmax_backward
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
@@ -102,7 +102,10 @@ def mean(a, dim=None, keepdim=False, dtype=None):
                                f"a floating point or complex dtype. Got: {tname(npd)}")
     axes = reduce_axes(dim, a.ndim)
     x = acc(a.astype(npd, copy=False))
-    s = np.add.reduce(x, axis=axes, keepdims=keepdim)       # (np.sum's own path, less Python)
+    s = torch_sum.reduce_sum(x, axes, keepdim) if a.dtype == x.dtype or \
+        (a.dtype == np.float32 and x.dtype == np.float64) else None   # torch's order
+    if s is None:
+        s = np.add.reduce(x, axis=axes, keepdims=keepdim)   # (np.sum's own path, less Python)
     n = numel_reduced(a.shape, axes)
     if n:
         return _fresh(np.true_divide(s, n), npd)        # (by a count >= 1: nothing to warn)

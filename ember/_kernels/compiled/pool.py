@@ -12,7 +12,7 @@ import numpy as np
 from numba import carray, cfunc, types
 from numba.core.extending import intrinsic
 
-from ember._kernels.compiled import attention, elementwise, gelu, layer_norm, softmax
+from ember._kernels.compiled import attention, elementwise, gelu, layer_norm, softmax, torch_sum
 
 _SIG = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
                   types.int64, types.int64, types.int64, types.int64, types.int64,
@@ -311,3 +311,17 @@ def block_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo = a >> 3
     for i in range(lo, lo + m):
         parts[i] = elementwise.flat_sum(x[i * block:min(size, (i + 1) * block)])
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def torch_chunk_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [x, parts, size, chunk]: items are torch's per-thread chunks of ``chunk`` elements
+    of the flat float32 x; parts[i] gets chunk i's sum in torch's order (compiled/
+    torch_sum.py)."""
+    ctx = carray(_i64(c), (n,))
+    size, chunk = ctx[2], ctx[3]
+    x = carray(_f32(ctx[0]), (size,))
+    parts = carray(_f32(ctx[1]), ((size + chunk - 1) // chunk,))
+    lo = a >> 3
+    for i in range(lo, lo + m):
+        parts[i] = torch_sum.chunk_sum(x, i * chunk, min(chunk, size - i * chunk), 8)

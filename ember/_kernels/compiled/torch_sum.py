@@ -1,0 +1,135 @@
+"""torch's CPU summation order (Note [torch's summation order] in ember/_kernels/
+torch_sum.py), compiled: the same additions in the same order as the NumPy emulation there
+(no fast-math: each lane is its own chain, which LLVM may vectorise across lanes but not
+reassociate)."""
+from __future__ import annotations
+
+import numpy as np
+from numba import njit
+
+_OPTS = dict(cache=True, nogil=True)
+
+
+@njit(**_OPTS)
+def _ceil_log2(n):
+    r = 0
+    while (1 << r) < n:
+        r += 1
+    return r
+
+
+@njit(**_OPTS)
+def _cascade(x, base, stride, size, W, acc, out):
+    """out[:W] = the cascade over ``size`` rows of W lanes, row i at x[base + i * stride:];
+    acc: scratch (4, >= W)."""
+    lp = max(4, _ceil_log2(size) // 4)
+    step = 1 << lp
+    mask = step - 1
+    zero = x.dtype.type(0)
+    for j in range(4):
+        for k in range(W):
+            acc[j, k] = zero
+    i = 0
+    while i + step <= size:
+        for _ in range(step):
+            o = base + i * stride
+            for k in range(W):
+                acc[0, k] = acc[0, k] + x[o + k]
+            i += 1
+        for j in range(1, 4):
+            for k in range(W):
+                acc[j, k] = acc[j, k] + acc[j - 1, k]
+                acc[j - 1, k] = zero
+            if i & (mask << (j * lp)):
+                break
+    while i < size:
+        o = base + i * stride
+        for k in range(W):
+            acc[0, k] = acc[0, k] + x[o + k]
+        i += 1
+    for k in range(W):
+        out[k] = ((acc[0, k] + acc[1, k]) + acc[2, k]) + acc[3, k]
+
+
+@njit(**_OPTS)
+def run_sum(x, lo, n, V, acc, lanes):
+    """The sum of the contiguous run x[lo:lo + n] (V lanes a vector)."""
+    zero = x.dtype.type(0)
+    vs = n // V
+    if vs == 0:                         # four scalar accumulators
+        si = n // 4
+        if si:
+            _cascade(x, lo, 4, si, 4, acc, lanes)
+        else:
+            for k in range(4):
+                lanes[k] = zero
+        s = lanes[0]
+        for i in range(lo + si * 4, lo + n):
+            s = s + x[i]
+        return ((s + lanes[1]) + lanes[2]) + lanes[3]
+    W = 4 * V
+    si = vs // 4
+    if si:
+        _cascade(x, lo, W, si, W, acc, lanes)
+    else:
+        for k in range(W):
+            lanes[k] = zero
+    for r in range(si * 4, vs):         # whole vectors after the rows of four
+        o = lo + r * V
+        for k in range(V):
+            lanes[k] = lanes[k] + x[o + k]
+    for q in range(1, 4):
+        for k in range(V):
+            lanes[k] = lanes[k] + lanes[q * V + k]
+    s = zero
+    for i in range(lo + vs * V, lo + n):
+        s = s + x[i]
+    for k in range(V):
+        s = s + lanes[k]
+    return s
+
+
+@njit(**_OPTS)
+def rows_sum(x, M, n, V, out):
+    """out[i] = the sum of the contiguous run x[i * n:(i + 1) * n], i < M (x flat)."""
+    acc = np.empty((4, 4 * V), x.dtype)
+    lanes = np.empty(4 * V, x.dtype)
+    for i in range(M):
+        out[i] = run_sum(x, i * n, n, V, acc, lanes)
+
+
+@njit(**_OPTS)
+def columns_sum(x, A, R, C, V, out):
+    """out (A * C,): x flat (A, R, C) summed over R."""
+    g = 4 * V if C >= V else 4
+    cv = C // g * g
+    acc = np.empty((4, max(cv, 4)), x.dtype)
+    lanes = np.empty((4, 4), x.dtype)
+    zero = x.dtype.type(0)
+    for a in range(A):
+        base = a * R * C
+        if cv:
+            _cascade(x, base, C, R, cv, acc, out[a * C:a * C + cv])
+        si = R // 4
+        for j in range(cv, C):          # four accumulators over the rows, per column
+            col = np.empty(4, x.dtype)
+            if si:
+                _cascade(x, base + j, 4 * C, si, 1, lanes, col[0:1])
+                _cascade(x, base + j + C, 4 * C, si, 1, lanes, col[1:2])
+                _cascade(x, base + j + 2 * C, 4 * C, si, 1, lanes, col[2:3])
+                _cascade(x, base + j + 3 * C, 4 * C, si, 1, lanes, col[3:4])
+            else:
+                for k in range(4):
+                    col[k] = zero
+            s = col[0]
+            for r in range(si * 4, R):
+                s = s + x[base + r * C + j]
+            out[a * C + j] = (((s + col[1]) + col[2]) + col[3]) + zero
+
+
+@njit(**_OPTS)
+def chunk_sum(x, lo, n, V):
+    """run_sum with its own scratch (for one thread's chunk of a full sum)."""
+    acc = np.empty((4, 4 * V), x.dtype)
+    lanes = np.empty(4 * V, x.dtype)
+    return run_sum(x, lo, n, V, acc, lanes)
