@@ -19,6 +19,17 @@ def _ceil_log2(n):
 
 
 @njit(**_OPTS)
+def _block(x, o, stride, step, W, acc):
+    """acc[0, :W] = the sums from zero of ``step`` rows (row j at x[o + j * stride:]): one
+    whole-row addition at a time (each lane its own chain: vectorised, order unchanged)."""
+    a0 = acc[0, :W]
+    a0[:] = 0
+    for j in range(step):
+        q = o + j * stride
+        a0 += x[q:q + W]
+
+
+@njit(**_OPTS)
 def _cascade(x, base, stride, size, W, acc, out):
     """out[:W] = the cascade over ``size`` rows of W lanes, row i at x[base + i * stride:];
     acc: scratch (4, >= W)."""
@@ -31,11 +42,8 @@ def _cascade(x, base, stride, size, W, acc, out):
             acc[j, k] = zero
     i = 0
     while i + step <= size:
-        for _ in range(step):
-            o = base + i * stride
-            for k in range(W):
-                acc[0, k] = acc[0, k] + x[o + k]
-            i += 1
+        _block(x, base + i * stride, stride, step, W, acc)
+        i += step
         for j in range(1, 4):
             for k in range(W):
                 acc[j, k] = acc[j, k] + acc[j - 1, k]
