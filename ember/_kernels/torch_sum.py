@@ -243,8 +243,9 @@ def _small(x):
 
 
 def _threads():
-    from ember._threads import get_num_threads
-    return get_num_threads()
+    global _threads
+    from ember._threads import get_num_threads as _threads     # (imported once)
+    return _threads()
 
 
 def reduce_sum(a, axes, keepdim):
@@ -252,9 +253,14 @@ def reduce_sum(a, axes, keepdim):
     float64 (axes: a tuple of wrapped axes, or None for all); None where not emulated."""
     if type(a) is not np.ndarray or a.dtype not in (np.float32, np.float64):
         return None
-    if (axes is None or len(axes) == a.ndim) and a.flags.c_contiguous and \
-            0 < a.size < 64 * _BYTES // a.itemsize and _kernels(a.size) is None:
-        r = _small(a.reshape(-1))
+    if (axes is None or len(axes) == a.ndim) and a.flags.c_contiguous and a.size:
+        if a.size > GRAIN:                      # (the common cases with less Python)
+            r = full(a.reshape(-1), _threads())
+        elif a.size < 64 * _BYTES // a.itemsize and _kernels(a.size) is None:
+            r = _small(a.reshape(-1))
+        else:
+            r = inner(a.reshape(1, -1))[0]
+        r = np.asarray(r, a.dtype)
     else:
         r = torch_sum(a, axes, _threads())
     if r is None or not keepdim:
