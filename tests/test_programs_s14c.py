@@ -99,3 +99,32 @@ def test_half_randn_large_uses_the_vectorised_functions_too():
         torch.manual_seed(2)
         np.testing.assert_array_equal(_np(ember.randn(200000, dtype=getattr(ember, dt))),
                                       _np(torch.randn(200000, dtype=getattr(torch, dt))))
+
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+def test_gradient_of_a_broadcast_operand_is_summed_as_sum(dtype):
+    # makemore's manual backprop: ``dlogit_maxes = (-dnorm_logits).sum(1, keepdim=True)``
+    # equals autograd's gradient bit for bit in torch (sum_to_size sums in torch's order);
+    # ember's sum_to_size summed by NumPy's pairwise order and cmp() printed exact: False
+    rng = np.random.default_rng(0)
+    g = (rng.standard_normal((32, 27)) * 0.01).astype(dtype)
+    x = rng.standard_normal((32, 27)).astype(dtype)
+    for shape, dims in [((32, 1), (1,)), ((27,), (0,)), ((1, 27), (0,)), ((1, 1), (0, 1))]:
+        grads = []
+        for lib in (ember, torch):
+            p = lib.zeros(shape, dtype=getattr(lib, dtype), requires_grad=True)
+            (lib.tensor(x) - p).backward(lib.tensor(g))
+            grads.append(p.grad.numpy())
+            want = (-lib.tensor(g)).sum(dims, keepdim=len(shape) == 2).numpy()
+            np.testing.assert_array_equal(p.grad.numpy(), want)
+        np.testing.assert_array_equal(grads[0], grads[1])
+    # larger and several-axis cases: the same values as ``.sum(dims, keepdim=True)`` (which
+    # is torch's for one axis; torch's sum_to_size is its sum over the same dims)
+    big = rng.standard_normal((4, 300, 70)).astype(dtype)
+    t = ember.tensor(big)
+    np.testing.assert_array_equal(t.sum_to_size(300, 1).numpy(),
+                                  t.sum((0, 2), keepdim=True)[0].numpy())
+    np.testing.assert_array_equal(t.transpose(0, 2).sum_to_size(1, 300, 4).numpy(),
+                                  t.transpose(0, 2).sum(0, keepdim=True).numpy())
+    np.testing.assert_array_equal(t.sum_to_size(1, 300, 70).numpy(),
+                                  torch.tensor(big).sum_to_size(1, 300, 70).numpy())

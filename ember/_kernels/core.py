@@ -105,7 +105,13 @@ def sum_to_size(a, size):
     axes = tuple(range(lead)) + tuple(
         lead + i for i, s in enumerate(size) if s == 1 and a.shape[lead + i] != 1)
     wide = np.int64 if a.dtype.kind in "biu" else None      # integer sums are int64, as torch's
-    r = np.sum(a, axis=axes, keepdims=True, dtype=wide) if axes else a.copy()
+    if not axes:
+        r = a.copy()
+    else:       # float32/float64 in torch's order, as ``.sum(dims, keepdim=True)``: autograd's
+        from ember._kernels import torch_sum  # gradient of a broadcast operand is that sum
+        r = torch_sum.reduce_sum(a, axes, True)
+        if r is None:
+            r = np.sum(a, axis=axes, keepdims=True, dtype=wide)
     return np.reshape(r, size) if r.ndim != len(size) or r.shape != size else r
 
 
