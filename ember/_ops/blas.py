@@ -239,6 +239,15 @@ def _(ctx, g, self, tensor):
 vdot = defop("vdot(Tensor self, Tensor other) -> Tensor", K.vdot, promote=None,
              saves=("self", "other"))
 
+# each factor is kept for the other's gradient only: a weight stepped in place between
+# two backwards of one graph is no error when the input needs no gradient (as torch)
+for _op, (_a, _b) in ((mm, ("self", "mat2")), (bmm, ("self", "mat2")), (mv, ("self", "vec")),
+                      (linear, ("input", "weight")), (addmm, ("mat1", "mat2")),
+                      (addmv, ("mat", "vec")), (addr, ("vec1", "vec2")),
+                      (addbmm, ("batch1", "batch2")), (baddbmm, ("batch1", "batch2")),
+                      (dot, ("self", "tensor")), (vdot, ("self", "other"))):
+    _op.saved_for({_a: (_b,), _b: (_a,)})
+
 
 @vdot.def_backward
 def _(ctx, g, self, other):

@@ -56,13 +56,6 @@ def _veltkamp_split(v):
     return hi, v - hi
 
 
-def _veltkamp_split(v):
-    """Veltkamp's split of float64 ``v`` into halves whose products are exact."""
-    c = v * 134217729.0                        # 2 ** 27 + 1
-    hi = c - (c - v)
-    return hi, v - hi
-
-
 def _fma_alpha(a, b, alpha, negate=False, out=None):
     """``a + alpha * b`` rounded once, as torch's CPU add/sub with ``alpha`` (a fused
     multiply-add; two roundings differ in the last bit for about a quarter of elements, which
@@ -674,7 +667,8 @@ def _(ctx, g, self):
 # -------------------------------------------------------------------- matmul
 
 matmul = defop("matmul(Tensor self, Tensor other) -> Tensor", half_in_float32(K.matmul),
-               promote=None, saves=("self", "other"), autocast="lower", grad_name="MmBackward0")
+               promote=None, saves=("self", "other"), autocast="lower",
+               grad_name="MmBackward0").saved_for({"self": ("other",), "other": ("self",)})
 
 
 @matmul.def_backward
