@@ -846,15 +846,15 @@ def index_copy(a, dim, index, source):
 
 
 def index_fill(a, dim, index, value):
-    if index.dtype != np.int64:
-        raise IndexError("index_fill_(): Expected dtype int64 for index.")
-    if index.ndim > 1:
-        raise RuntimeError("Index has to be a vector/scalar")
-    if isinstance(value, np.ndarray):
+    if isinstance(value, np.ndarray):           # torch checks the value, then the index
         if value.ndim != 0:
             raise RuntimeError(f"index_fill_ only supports a 0-dimensional value tensor, but got "
                                f"tensor with {value.ndim} dimension(s).")
         value = value[()]
+    if index.dtype != np.int64:
+        raise IndexError("index_fill_(): Expected dtype int64 for index.")
+    if index.ndim > 1:
+        raise RuntimeError("Index has to be a vector/scalar")
     idx = index.reshape(-1)
     a1 = a.reshape(1) if a.ndim == 0 else a
     d = wrap_dim(dim, a1.ndim)
