@@ -134,7 +134,7 @@ def test_a_timed_out_call_keeps_its_lent_arrays_until_the_late_reply():
             report("no timeout")
         except RuntimeError as e:
             report(["timeout" in str(e), len(api._agent.late)])
-        time.sleep(0.8)                     # the late reply waits in this thread's box,
+        time.sleep(3.0)                     # the late reply waits in this thread's box,
         value = rpc.rpc_sync("worker1", slow_sum, args=(x, 0))   # read by its next call
         report([len(api._agent.late), value])
     rpc.shutdown()
