@@ -6,7 +6,7 @@ import math
 
 import numpy as np
 
-from ember._kernels import blas_pool, split
+from ember._kernels import blas_pool, split, torch_sum
 
 
 def _acc(a):
@@ -583,7 +583,10 @@ def mse_loss(x, t, reduction=1):
     np.multiply(d, d, out=d)
     if reduction == 0:
         return d
-    return np.asarray(d.mean() if reduction == 1 else d.sum(), dtype=d.dtype)
+    s = torch_sum.reduce_sum(d, None, False)   # float32/64 in torch's order, else None
+    if s is None:
+        return np.asarray(d.mean() if reduction == 1 else d.sum(), dtype=d.dtype)
+    return s if reduction != 1 else np.asarray(np.true_divide(s, d.size), d.dtype)
 
 
 def binary_cross_entropy(x, t):

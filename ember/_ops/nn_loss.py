@@ -6,7 +6,6 @@ from __future__ import annotations
 import numpy as np
 
 from ember._kernels import nn_norm as K
-from ember._kernels import torch_sum
 from ember._kernels.util import half_in_float32
 from ember._ops.registry import OpDef, public
 from ember.autograd.input_link import link_input
@@ -70,20 +69,8 @@ def _(ctx, g, self, target):
     return gx, gt
 
 
-def _mse_loss(x, t, reduction=1):
-    """K.mse_loss with its float32/float64 sum and mean in torch's order (Note [torch's
-    summation order] in ember/_kernels/torch_sum.py)."""
-    if reduction == 0:
-        return K.mse_loss(x, t, 0)
-    d = K.mse_loss(x, t, 0)
-    s = torch_sum.reduce_sum(d, None, False)
-    if s is None:
-        return K.mse_loss(x, t, reduction)
-    return s if reduction != 1 else np.asarray(np.true_divide(s, d.size), d.dtype)
-
-
 mse_op = OpDef("mse_loss(Tensor self, Tensor target, int reduction=1) -> Tensor",
-               half_in_float32(_mse_loss), autocast="fp32", saves=("self", "target"),
+               half_in_float32(K.mse_loss), autocast="fp32", saves=("self", "target"),
                grad_name="MseLossBackward0")
 
 

@@ -108,35 +108,6 @@ def column_sums(a, out):
             out[j] = out[j] + row[j]
 
 
-@njit(**_OPTS)
-def _rows_into(x2, acc):
-    """acc (64,) += the sum of the rows of x2 (R, 64), added in row order (vectorises)."""
-    for r in range(x2.shape[0]):
-        row = x2[r]
-        for j in range(64):
-            acc[j] = acc[j] + row[j]
-
-
-@njit(**_OPTS)
-def flat_sum(x):
-    """The sum of a flat float32 array as a float64: 64 float32 running sums over chunks of
-    32 x 64 elements (each a chain of 32 additions), the chunks' sums added in float64, in
-    order (on 16M normal values as close to the exact sum as torch's cascade sum)."""
-    acc = np.empty(64, np.float32)
-    total = 0.0
-    n = x.size
-    rows = n // 64
-    x2 = x[:rows * 64].reshape(rows, 64)
-    for r in range(0, rows, 32):
-        acc[:] = f32(0)
-        _rows_into(x2[r:min(rows, r + 32)], acc)
-        for j in range(64):
-            total += acc[j]
-    for j in range(rows * 64, n):
-        total += x[j]
-    return total
-
-
 # ---------------------------------------------------------------------------- tanh
 # NumPy's float32 tanh is a scalar libm loop on CPUs without AVX-512 (~2.7 ns an element on
 # an AVX2 EPYC); this one vectorises (8 lanes on AVX2). |x| < 0.625: x + x s Q(s), s = x^2,

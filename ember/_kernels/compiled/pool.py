@@ -301,19 +301,6 @@ def column_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 
 @cfunc(_SIG, nopython=True, cache=True)
-def block_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
-    """ctx [x, parts (float64), size, block]: items are blocks of ``block`` elements of the
-    flat float32 x; parts[i] gets block i's sum (elementwise.flat_sum)."""
-    ctx = carray(_i64(c), (n,))
-    size, block = ctx[2], ctx[3]
-    x = carray(_f32(ctx[0]), (size,))
-    parts = carray(_f64(ctx[1]), ((size + block - 1) // block,))
-    lo = a >> 3
-    for i in range(lo, lo + m):
-        parts[i] = elementwise.flat_sum(x[i * block:min(size, (i + 1) * block)])
-
-
-@cfunc(_SIG, nopython=True, cache=True)
 def torch_chunk_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx [x, parts, size, chunk]: items are torch's per-thread chunks of ``chunk`` elements
     of the flat float32 x; parts[i] gets chunk i's sum in torch's order (compiled/
