@@ -48,7 +48,7 @@ the innermost (NumPy adds such an axis in order, with the lanes as its inner loo
 the inner axis has one lane, ``np.add.accumulate`` (a prefix scan, always in order). The
 same additions compiled (compiled/torch_sum.py) run where numba is in use; a large float32
 full sum runs torch's chunks on OpenBLAS's threads (compiled/pool.py torch_chunk_sums).
-Callers: sum (ember/_ops/core.py), mean (reduction.py), mse_loss (ember/_ops/nn_loss.py).
+Callers: sum (ember/_ops/core.py), mean (reduction.py), mse_loss (nn_norm.py), sum_to_size.
 """
 from __future__ import annotations
 

@@ -5,9 +5,64 @@ reassociate)."""
 from __future__ import annotations
 
 import numpy as np
-from numba import njit
+from llvmlite import ir
+from numba import njit, types
+from numba.core import cgutils
+from numba.extending import intrinsic
 
 _OPTS = dict(cache=True, nogil=True)
+
+
+@intrinsic
+def _lane_blocks(typingctx, x_t, o_t, stride_t, step_t, blocks_t, W_t, acc1_t):
+    """The cascade's first two levels over ``blocks`` blocks of ``step`` rows of W lanes (row
+    j at x[o + j * stride:]): each block summed from zero, row by row, then added into
+    acc1[:W] (in and out), each lane's additions in order; W a multiple of four 32-byte
+    vectors. LLVM's vectorisers keep such per-lane chains in memory (or go scalar); here
+    the accumulators are vectors in registers, so torch's order runs at memory speed."""
+    dt = x_t.dtype
+    i64t = types.int64
+    sig = types.void(x_t, i64t, i64t, i64t, i64t, i64t, acc1_t)
+
+    def codegen(context, builder, signature, args):
+        x, o, stride, step, blocks, W, acc1 = args
+        xp = context.make_array(signature.args[0])(context, builder, x).data
+        ap = context.make_array(signature.args[6])(context, builder, acc1).data
+        ft = context.get_value_type(dt)
+        size = dt.bitwidth // 8
+        L = 32 // size                             # lanes of a 32-byte vector
+        vt = ir.VectorType(ft, L)
+        i64 = ir.IntType(64)
+        zero = ir.Constant(vt, [ir.Constant(ft, 0.0)] * L)
+        level0 = [cgutils.alloca_once(builder, vt) for _ in range(4)]
+        level1 = [cgutils.alloca_once(builder, vt) for _ in range(4)]
+
+        def vector(base, offset):
+            p = builder.gep(base, [builder.add(offset, ir.Constant(i64, 0))])
+            return builder.bitcast(p, vt.as_pointer())
+
+        groups = builder.sdiv(W, ir.Constant(i64, 4 * L))
+        with cgutils.for_range(builder, groups) as group:
+            lane0 = builder.mul(group.index, ir.Constant(i64, 4 * L))
+            lanes = [builder.add(lane0, ir.Constant(i64, k * L)) for k in range(4)]
+            for k in range(4):
+                builder.store(builder.load(vector(ap, lanes[k]), align=size), level1[k])
+            with cgutils.for_range(builder, blocks) as block:
+                for a in level0:
+                    builder.store(zero, a)
+                first = builder.mul(block.index, step)
+                with cgutils.for_range(builder, step) as row:
+                    q = builder.add(o, builder.mul(builder.add(first, row.index), stride))
+                    for k in range(4):
+                        v = builder.load(vector(xp, builder.add(q, lanes[k])), align=size)
+                        builder.store(builder.fadd(builder.load(level0[k]), v), level0[k])
+                for k in range(4):
+                    builder.store(builder.fadd(builder.load(level1[k]),
+                                               builder.load(level0[k])), level1[k])
+            for k in range(4):
+                builder.store(builder.load(level1[k]), vector(ap, lanes[k]), align=size)
+        return context.get_dummy_value()
+    return sig, codegen
 
 
 @njit(**_OPTS)
@@ -41,6 +96,19 @@ def _cascade(x, base, stride, size, W, acc, out):
         for k in range(W):
             acc[j, k] = zero
     i = 0
+    if W % (128 // x.itemsize) == 0:        # whole vectors: levels 0 and 1 in registers
+        super_step = step << lp
+        while i + step <= size:
+            blocks = min((super_step - (i & (super_step - 1))) // step, (size - i) // step)
+            _lane_blocks(x, base + i * stride, stride, step, blocks, W, acc[1, :W])
+            i += blocks * step
+            if i & (super_step - 1) == 0:
+                for j in range(2, 4):
+                    for k in range(W):
+                        acc[j, k] = acc[j, k] + acc[j - 1, k]
+                        acc[j - 1, k] = zero
+                    if i & (mask << (j * lp)):
+                        break
     while i + step <= size:
         _block(x, base + i * stride, stride, step, W, acc)
         i += step
