@@ -234,12 +234,14 @@ def _small(x):
     vs = n // V
     if vs == 0:
         return inner(x[None])[0]
-    si = vs // 4
-    rows = x[:si * 4 * V].reshape(si, 4 * V)
-    lanes = np.add.reduce(rows, axis=0) if si else np.zeros(4 * V, x.dtype)
-    vecs = np.concatenate([lanes[:V], x[si * 4 * V:vs * V], lanes[V:]]).reshape(-1, V)
-    z = np.concatenate([x[vs * V:], np.add.reduce(vecs, axis=0)])
-    return np.add.accumulate(z)[-1] + 0
+    si, W = vs // 4, 4 * V
+    lanes = np.add.reduce(x[:si * W].reshape(si, W), axis=0) if si else np.zeros(W, x.dtype)
+    if vs > si * 4:
+        lanes = np.concatenate((lanes[:V], x[si * W:vs * V], lanes[V:]))
+    f = np.add.reduce(lanes.reshape(-1, V), axis=0)
+    if n > vs * V:
+        f = np.concatenate((x[vs * V:], f))
+    return np.add.accumulate(f)[-1] + 0
 
 
 def _threads():
