@@ -158,14 +158,38 @@ from ember._precision import (set_float32_matmul_precision,  # noqa: E402,F401
                               get_float32_matmul_precision)
 
 
-def compile(model=None, *, fullgraph=False, dynamic=None, backend="eager", mode=None,
+# the backend names torch.compile accepts (every one runs eagerly here) and the inductor
+# modes it knows; anything else is refused as torch refuses it
+_COMPILE_BACKENDS = frozenset((
+    "aot_eager", "aot_eager_decomp_partition", "aot_eager_decomp_partition_crossref",
+    "aot_eager_decomp_partition_with_mode", "aot_eager_default_partitioner", "aot_ts",
+    "cudagraphs", "eager", "eager_debug", "eager_noexcept", "inductor", "invoke_subgraph",
+    "openxla", "openxla_eval", "pre_dispatch_eager", "ts", "tvm"))
+_COMPILE_MODES = ("default", "lite", "reduce-overhead", "max-autotune-no-cudagraphs",
+                  "max-autotune")
+
+
+def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", mode=None,
             options=None, disable=False):
     """torch.compile's API with ember's only backend, eager execution: a function comes back
     unchanged; a module comes back wrapped as torch's ``OptimizedModule`` (its state-dict
-    keys gain the ``_orig_mod.`` prefix, as torch's do). No ``model``: a decorator."""
+    keys gain the ``_orig_mod.`` prefix, as torch's do). No ``model``: a decorator. The
+    arguments are checked in torch's order: ``mode`` with ``options``, an unknown backend
+    name, an unknown mode for the (default) inductor backend, a model that is no callable."""
     if model is None:
         return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend,
                                  mode=mode, options=options, disable=disable)
+    if mode is not None and options is not None:
+        raise RuntimeError("Either mode or options can be specified, but both can't be "
+                           "specified at the same time.")
+    if isinstance(backend, str) and backend not in _COMPILE_BACKENDS:
+        from ember._dynamo.exc import InvalidBackend
+        raise InvalidBackend(backend)
+    if backend == "inductor" and mode and mode not in _COMPILE_MODES:
+        raise RuntimeError(f"Unrecognized mode={mode}, should be one of: "
+                           f"{', '.join(_COMPILE_MODES)}")
+    if not callable(model):
+        raise AssertionError(f"A callable function is expected, but {type(model)} is provided.")
     from ember.nn.modules.module import Module
     if disable or not isinstance(model, Module):
         return model

@@ -2,7 +2,7 @@
 nothing to clear and ``config`` only holds the flags scripts set."""
 from __future__ import annotations
 
-from ember._dynamo import config
+from ember._dynamo import config, exc  # noqa: F401
 from ember._dynamo.eval_frame import OptimizedModule
 from ember.compiler import (allow_in_graph, assume_constant_result, disable,  # noqa: F401
                             is_compiling)
