@@ -767,6 +767,9 @@ def _value(value, dt):
     return value
 
 
+_LOW29, _MID29 = np.int64(0x1FFFFFFF), np.int64(0x10000000)    # a float32 midpoint's bits
+
+
 def fma(x, y, z):
     """``x * y + z`` rounded once (float32 or float64 arrays; None for other dtypes). float32:
     the float64 product is exact and the float64 sum's error (Knuth's two-sum) decides the
@@ -785,7 +788,8 @@ def fma(x, y, z):
         try:
             with np.errstate(under="raise", over="ignore", invalid="ignore"):
                 s = np.add(np.multiply(x, y, dtype=np.float64), z, dtype=np.float64)
-                if not ((s.view(np.int64) & 0x1FFFFFFF) == 0x10000000).any():
+                if not np.count_nonzero(np.equal(np.bitwise_and(s.view(np.int64), _LOW29),
+                                                 _MID29)):
                     return s.astype(np.float32)
         except FloatingPointError:
             pass

@@ -136,6 +136,8 @@ def inner(x):
 def outer(x):
     """x (A, R, C) summed over R (not the contiguous dimension) -> (A, C)."""
     A, R, C = x.shape
+    if R < 4:                   # no cascade block, no row of four: the rows added in order
+        return np.add.reduce(x, axis=1) + 0
     V = _BYTES // x.itemsize
     if x.flags.c_contiguous and (k := _kernels(x.size)) is not None:
         out = np.empty(A * C, x.dtype)
@@ -263,6 +265,10 @@ def reduce_sum(a, axes, keepdim):
         else:
             r = inner(a.reshape(1, -1))[0]
         r = np.asarray(r, a.dtype)
+    elif a.ndim == 2 and axes is not None and len(axes) == 1 and a.flags.c_contiguous \
+            and min(a.shape) > 1:
+        R, C = a.shape                          # (a bias's gradient, a row's sums)
+        r = outer(a.reshape(1, R, C)).reshape(C) if axes[0] == 0 else inner(a)
     else:
         r = torch_sum(a, axes, _threads())
     if r is None or not keepdim:
