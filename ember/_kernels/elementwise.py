@@ -768,6 +768,42 @@ def _value(value, dt):
 
 
 _LOW29, _MID29 = np.int64(0x1FFFFFFF), np.int64(0x10000000)    # a float32 midpoint's bits
+_FMA_BLOCK = 1 << 16
+
+
+def _fma32_blocks(x, y, z):
+    """``fma``'s float32 fast path for a number x and large contiguous y, z of one shape
+    (SGD's ``p.add_(g, alpha=-lr)`` without the compiled kernels): the same float64 sums
+    and midpoint check, a block at a time in two float64 buffers that stay in cache, with
+    no mixed-dtype ufunc (NumPy casts those through its own buffers): 670K values 2.6 ->
+    1.7 ms. None where it does not apply or a block holds a midpoint or a tiny sum."""
+    if type(y) is not np.ndarray or type(z) is not np.ndarray or z.size <= _FMA_BLOCK or \
+            y.dtype != np.float32 or z.dtype != np.float32 or y.shape != z.shape or \
+            not (y.flags.c_contiguous and z.flags.c_contiguous) or np.ndim(x):
+        return None
+    n = z.size
+    yf, zf = y.reshape(-1), z.reshape(-1)
+    out = np.empty(z.shape, np.float32)
+    flat = out.reshape(-1)
+    s, t = np.empty(_FMA_BLOCK), np.empty(_FMA_BLOCK)
+    bits = t.view(np.int64)
+    x = np.float64(x)
+    try:
+        with np.errstate(under="raise", over="ignore", invalid="ignore"):
+            for lo in range(0, n, _FMA_BLOCK):
+                hi = min(n, lo + _FMA_BLOCK)
+                sk, tk, bk = s[:hi - lo], t[:hi - lo], bits[:hi - lo]
+                np.copyto(sk, yf[lo:hi])
+                np.multiply(sk, x, out=sk)              # exact
+                np.copyto(tk, zf[lo:hi])
+                np.add(sk, tk, out=sk)
+                np.bitwise_and(sk.view(np.int64), _LOW29, out=bk)
+                if np.count_nonzero(np.equal(bk, _MID29)):
+                    return None
+                np.copyto(flat[lo:hi], sk, casting="same_kind")
+    except FloatingPointError:
+        return None
+    return out
 
 
 def fma(x, y, z):
@@ -780,6 +816,8 @@ def fma(x, y, z):
         return None
     if type(z) is np.ndarray and (r := fast_fma(x, y, z)) is not None:
         return r                                        # compiled: the CPU's fma
+    if dt == np.float32 and (r := _fma32_blocks(x, y, z)) is not None:
+        return r
     if dt == np.float32:
         # the float64 product is exact (24 + 24 bits) and rounding the float64 sum to
         # float32 is the one rounding of x * y + z unless the sum fell on a float32 midpoint

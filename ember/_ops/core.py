@@ -56,12 +56,13 @@ def _veltkamp_split(v):
     return hi, v - hi
 
 
-def _fma_alpha(a, b, alpha, negate=False, out=None):
+def _fma_alpha(a, b, alpha, negate=False, out=None, emulate=True):
     """``a + alpha * b`` rounded once, as torch's CPU add/sub with ``alpha`` (a fused
     multiply-add; two roundings differ in the last bit for about a quarter of elements, which
     optimizer updates and LBFGS accumulate), or None where it does not apply. Arrays of one
     shape and dtype go to the compiled kernel (``out``, when given, is then the result);
-    else ``elementwise.fma`` (alpha first rounded to the dtype, as torch's scalar)."""
+    else ``elementwise.fma`` (alpha first rounded to the dtype, as torch's scalar), unless
+    ``emulate`` is False (the in-place writers try BLAS's axpy before it)."""
     if getattr(alpha, "ndim", None) == 0:           # a 0-d tensor (LBFGS passes them)
         alpha = alpha.item()
     if not isinstance(alpha, (float, int, np.floating, np.integer)) or \
@@ -70,7 +71,7 @@ def _fma_alpha(a, b, alpha, negate=False, out=None):
     if negate:                                      # sub: a - alpha * b
         alpha = -alpha
     r = _FE.add_scaled(a, b, alpha, out)            # one pass, compiled (fast_elementwise)
-    if r is not None:
+    if r is not None or not emulate:
         return r
     dt = np.result_type(a, b)
     if dt != np.float32 and dt != np.float64:
@@ -208,11 +209,14 @@ def _axpy_once_(out, b, alpha):
 def _(out, a, b, alpha=1):
     if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
         _check_alpha(a, b, alpha)
-    r = None if alpha == 1 or out.dtype.kind != "f" else _fma_alpha(a, b, alpha, out=out)
+    fused = alpha != 1 and out.dtype.kind == "f"
+    r = _fma_alpha(a, b, alpha, out=out, emulate=False) if fused else None
     if r is out:                            # p.add_(g, alpha=-lr), compiled
         return
     if alpha != 1 and a is out and _axpy_once_(out, b, alpha):    # (no numba: BLAS)
         return
+    if fused and r is None:
+        r = _fma_alpha(a, b, alpha, out=out)
     if r is not None and r.dtype == out.dtype:
         np.copyto(out, r)
         return
@@ -226,13 +230,15 @@ def _(out, a, b, alpha=1):
         return
     if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
         _check_alpha(a, b, alpha)
-    r = None if alpha == 1 or out.dtype.kind != "f" else \
-        _fma_alpha(a, b, alpha, negate=True, out=out)
+    fused = alpha != 1 and out.dtype.kind == "f"
+    r = _fma_alpha(a, b, alpha, negate=True, out=out, emulate=False) if fused else None
     if r is out:                            # compiled
         return
     if alpha != 1 and a is out and not isinstance(alpha, bool) and \
             _axpy_once_(out, b, -alpha):
         return
+    if fused and r is None:
+        r = _fma_alpha(a, b, alpha, negate=True, out=out)
     if alpha != 1 and type(alpha) is int and out.dtype.kind in "iu":
         np.add(a, _scaled_into(out, b, -alpha), out=out)     # torch checks -alpha's range
         return
