@@ -141,6 +141,10 @@ class ArgumentTypeError(TypeError):
         name = op.argnames[index]
         if name == "self":
             name = "input"
+        # torch's overloads list their forms (a call only: an operator's front returns
+        # NotImplemented for this error)
+        from ember._ops import parser_errors
+        parser_errors.raise_overloaded(op.public_name, call_site(2))
         from ember._legacy import type_name
         super().__init__(f"{op.public_name}(): argument '{name}' (position "
                          f"{index if method else index + 1}) must be Tensor, not "
@@ -183,11 +187,12 @@ _EXPECTED = {"int": "int", "float": "float", "bool": "bool", "str": "str", "Scal
 
 def all_ints(v):
     """Are all elements of tuple ``v`` Python ints (the generated fronts' fast test of an
-    int[] argument; anything else goes to :func:`check_argument`)?"""
+    int[] argument; anything else goes to :func:`check_argument`)? An empty tuple goes
+    there too: for a method's varargs (``x.permute()``) it is a missing argument."""
     for e in v:
         if type(e) is not int:
             return False
-    return True
+    return len(v) > 0
 
 
 def _int_element(e, kind="int"):
@@ -212,10 +217,74 @@ def check_int_list(fname, name, v):
     return v
 
 
+_FRONT_FILE = "<ember op front>"          # the generated fronts' code (ember/_ops/registry.py)
+
+
+def call_site(depth=2):
+    """Where the op front being bound was called from, read only once an argument is refused
+    (Note [argument types]): ``(front frame, method?, keyword names)``. The keyword names are
+    those of the user's call (from its bytecode), None when unknown (called from ember's own
+    code, or with ``**kwargs``): torch's parser prints "(position N)" for a positional
+    argument only."""
+    import sys
+    f = sys._getframe(depth)
+    while f is not None and f.f_code.co_filename != _FRONT_FILE:
+        f = f.f_back
+    if f is None:
+        return None, False, None
+    return f, f.f_code.co_varnames[:1] == ("self",), _call_keywords(f.f_back)[1]
+
+
+def call_count(front):
+    """(number of arguments, keyword names) of the user's call of ``front``, or (None, None)."""
+    return _call_keywords(front.f_back)
+
+
+_CALL_KW = __import__("sys").version_info >= (3, 13)    # names loaded before CALL_KW
+
+
+def _call_keywords(frame):
+    """(argument count, keyword names) of the call ``frame`` is executing (CPython 3.11-3.13
+    bytecode; a method called through ``x.name(...)`` counts no ``self``)."""
+    if frame is None or frame.f_globals.get("__name__", "").startswith("ember"):
+        return None, None
+    import dis
+    code, kw, last = frame.f_code, (), None
+    try:
+        for ins in dis.get_instructions(code):
+            if ins.offset > frame.f_lasti:        # (f_lasti may point into its caches)
+                break
+            last = (ins.opname, ins.arg, kw)
+            if ins.opname == "KW_NAMES":
+                kw = code.co_consts[ins.arg]
+            elif ins.opname == "LOAD_CONST" and type(ins.argval) is tuple and _CALL_KW:
+                kw = ins.argval if all(type(n) is str for n in ins.argval) else ()
+            elif ins.opname in ("CALL", "CALL_FUNCTION_EX", "CALL_KW"):
+                kw = ()
+    except Exception:       # pragma: no cover - bytecode ember does not know
+        return None, None
+    if last is None or last[0] not in ("CALL", "CALL_KW"):
+        return None, None
+    return last[1], last[2]
+
+
+def _position(op, name):
+    """torch's " (position N)" for argument ``name`` of the front being bound, or ""."""
+    front, method, kw = call_site(3)
+    names = getattr(op, "argnames", None)
+    if front is None or not names or name not in names or (kw is not None and name in kw):
+        return ""
+    k = list(names).index(name)
+    return f" (position {k if method else k + 1})"
+
+
 def check_argument(op, name, kind, is_list, optional, v):
     """Torch's argument parser's TypeError for a non-Tensor argument of the wrong type;
     returns ``v`` unchanged when it is acceptable."""
     if v is None and optional:
+        return v
+    if v == () and is_list:
+        _missing_varargs(op, name)
         return v
     from ember._legacy import type_name
     head = f"{op.public_name}(): argument '{name}'"
@@ -224,17 +293,60 @@ def check_argument(op, name, kind, is_list, optional, v):
             fits = _int_element if kind == "int" else _fits
             for k, e in enumerate(v):
                 if not fits(e, kind):
+                    if k == 0:          # torch's parser takes a list by its first element
+                        _overload_error(op, name, v)
+                    _one_vararg(op, name, head, kind)
                     raise TypeError(f"{head} failed to unpack the object at pos {k + 1} with "
                                     f"error \"type must be tuple of {_EXPECTED[kind]}s,but got "
                                     f"{type_name(type(e))}\"")
             return v
         if isinstance(v, Tensor) or _fits(v, kind):
             return v
-        raise TypeError(f"{head} must be tuple of {_EXPECTED[kind]}s, not "
-                        f"{type_name(type(v))}")
+        _overload_error(op, name, v)
+        raise TypeError(f"{head}{_position(op, name)} must be tuple of {_EXPECTED[kind]}s, "
+                        f"not {type_name(type(v))}")
     if _fits(v, kind):
         return v
-    raise TypeError(f"{head} must be {_EXPECTED[kind]}, not {type_name(type(v))}")
+    _overload_error(op, name, v)
+    raise TypeError(f"{head}{_position(op, name)} must be {_EXPECTED[kind]}, not "
+                    f"{type_name(type(v))}")
+
+
+def _one_vararg(op, name, head, kind):
+    """``x.expand(2.5)``: one varargs value that is no list is torch's "must be tuple of
+    ints, not float" (several name the element that failed to unpack)."""
+    front, method, kw = call_site(3)
+    if front is None:
+        return
+    given = front.f_locals.get(f"_va_{name}")
+    if type(given) is tuple and len(given) == 1 and not isinstance(given[0], (tuple, list)):
+        from ember._legacy import type_name
+        raise TypeError(f"{head}{_position(op, name)} must be tuple of {_EXPECTED[kind]}s, not "
+                        f"{type_name(type(given[0]))}")
+
+
+def _missing_varargs(op, name):
+    """torch's parser's TypeError for a varargs list given nothing (``x.permute()``)."""
+    import sys
+    front = sys._getframe(2)
+    while front is not None and front.f_code.co_filename != _FRONT_FILE:
+        front = front.f_back
+    if front is None:
+        return
+    loc = front.f_locals
+    given = loc.get(f"_va_{name}")
+    from ember._ops.registry import _NOARG
+    if given == () and loc.get(name) is _NOARG:     # (an empty tuple given is no error)
+        from ember._ops import parser_errors
+        parser_errors.raise_overloaded(op.public_name, call_site(3))
+        raise TypeError(f'{op.public_name}() missing 1 required positional arguments: '
+                        f'"{name}"')
+
+
+def _overload_error(op, name, v):
+    """torch's "received an invalid combination of arguments" for an op it overloads."""
+    from ember._ops import parser_errors
+    parser_errors.raise_overloaded(op.public_name, call_site(3))
 
 
 def _bad_arg(op, i, a):
@@ -291,6 +403,8 @@ def add_call_layer(layer):
 
 
 def _call(op, args, out):
+    if out is not None:
+        _check_out_grad(op, args, out)
     # Note [fast path]: exact Tensors of one dtype, no lists, no scalars -> no promotion work
     if op.fast:
         vals = list(args)
@@ -334,6 +448,43 @@ def _call(op, args, out):
                 _nondeterministic_alert(op, args)
             return _run_kernel(op, args, vals, res_dt, req, out)
     return _call_general(op, args, out)
+
+
+# torch's wording of the out= refusal where its op is no plain out= kernel: factories name
+# the ATen op, these resize their output first (and refuse to resize a tensor needing grad)
+_OUT_GRAD_RESIZE = frozenset(("randn", "empty"))
+_OUT_GRAD_NAMES = {"softmax": "aten::softmax", "linalg_inv": "linalg_inv_ex"}
+
+
+def _check_out_grad(op, args, out):
+    """torch refuses ``out=`` under grad mode when an argument or ``out`` requires grad
+    (checked before the kernel runs: nothing is resized or written)."""
+    found = False
+    for o in (out if isinstance(out, (tuple, list)) else (out,)):
+        if isinstance(o, Tensor) and o._requires_grad:
+            found = True
+    if found and op.public_name in _OUT_GRAD_RESIZE:      # whatever the grad mode
+        raise RuntimeError("cannot resize variables that require grad")
+    if not state.grad_enabled:
+        return
+    if not found:
+        for i, is_list, _ in op.tensor_args:
+            a = args[i]
+            for x in (a if is_list and isinstance(a, (tuple, list)) else (a,)):
+                if isinstance(x, Tensor) and x._requires_grad:
+                    found = True
+    if found:
+        raise _out_grad_error(op)
+
+
+def _out_grad_error(op):
+    name = op.public_name
+    if name in _OUT_GRAD_RESIZE:
+        return RuntimeError("cannot resize variables that require grad")
+    name = _OUT_GRAD_NAMES.get(name) or (
+        name if getattr(op, "tensor_args", True) else f"aten::{name}")
+    return RuntimeError(f"{name}(): functions with out=... arguments don't support automatic "
+                        f"differentiation, but one of the arguments requires grad.")
 
 
 def _call_general(op, args, out):
@@ -513,10 +664,32 @@ def _run_kernel(op, args, vals, res_dt, req, out):
         _graph.record(op, args, outputs)
     if out is not None:
         _overlap.check_out(op, args, out)
+        if op.public_name in _SCALAR_BOUNDS and _scalar_bounds(args):
+            _overlap_found_dtype(result, out)
         return _write_out(op, result, out)
     if op.num_outputs > 1 and not op.returns_list:
         return wrap_returns(op, outputs)
     return result
+
+
+# clamp with number bounds is torch's ``clamp(Tensor, Scalar?, Scalar?)``: its ``out=`` must
+# have the result's dtype, and in place its cast error names the C++ type
+_SCALAR_BOUNDS = frozenset(("clamp", "clamp_min", "clamp_max", "clamp_", "clamp_min_",
+                            "clamp_max_"))
+
+
+def _scalar_bounds(args):
+    """Is a bound a number (torch's Scalar overload)?"""
+    for b in args[1:3]:
+        if b is not None and not isinstance(b, Tensor):
+            return True
+    return False
+
+
+def _overlap_found_dtype(result, out):
+    if isinstance(out, Tensor) and out._data.dtype != result._data.dtype:
+        raise RuntimeError(f"Found dtype {_dtype.scalar_type_name(out._data.dtype)} but "
+                           f"expected {_dtype.scalar_type_name(result._data.dtype)}")
 
 
 _TF_LOCAL = []          # ember.overrides' thread-local switch (imported once: a cycle)
@@ -645,7 +818,8 @@ def _raise_broadcast_error(vals, err):
     """NumPy's "could not be broadcast" ValueError from a kernel as torch's RuntimeError
     naming the mismatched sizes (returns when ``err`` is something else)."""
     text = str(err)
-    if "broadcast" not in text and "must match the size of tensor b" not in text:
+    if "broadcast" not in text and "must match the size of tensor b" not in text or \
+            text.startswith("shape mismatch: value tensor"):       # index_put_'s own text
         return
     from ember._kernels.util import broadcast_shape
     shape = None
@@ -677,9 +851,12 @@ def _call_inplace(op, args, vals, res_dt, req):
     check_inplace_target(self, req, grad_on)
     dst = self._data
     if res_dt is not None and _NP_CATEGORY[res_dt] > _NP_CATEGORY[dst.dtype]:
+        to = _dtype.scalar_type_name(dst.dtype)
+        if op.public_name in _SCALAR_BOUNDS and _scalar_bounds(args):
+            from ember._kernels.shape import _c_name
+            to = _c_name(dst.dtype)
         raise RuntimeError(f"result type {_dtype.scalar_type_name(res_dt)} "
-                           f"can't be cast to the desired output type "
-                           f"{_dtype.scalar_type_name(dst.dtype)}")
+                           f"can't be cast to the desired output type {to}")
     recording = (req or self._requires_grad) and grad_on and op.differentiable
     kout = op.kernel_out
     if kout is not None and res_dt == dst.dtype and dst.flags.writeable and \
@@ -742,10 +919,10 @@ def _write_out(op, result, out):
         check(op, result, out)
     if state.grad_enabled:
         res_list = result if isinstance(result, (tuple, list)) else (result,)
-        if any(r._requires_grad for r in res_list):
-            raise RuntimeError(f"{op.public_name}(): functions with out=... arguments don't "
-                               f"support automatic differentiation, but one of the arguments "
-                               f"requires grad.")
+        outs = out if isinstance(out, (tuple, list)) else (out,)
+        if any(r._requires_grad for r in res_list) or any(
+                isinstance(o, Tensor) and o._requires_grad for o in outs):
+            raise _out_grad_error(op)
     if isinstance(result, (tuple, list)):
         for r, o in zip(result, out):
             _copy_out(op, r, o)

@@ -69,6 +69,29 @@ def _size_item(k, s):
                         f"'{type(s).__name__}')") from None
 
 
+
+def _requires_grad_argument(args, kwargs):
+    """``requires_grad_``'s argument, with torch's argument parser's TypeErrors (one bool,
+    positional or ``requires_grad=``)."""
+    from ember._legacy import type_name
+    for k in kwargs:
+        if k != "requires_grad":
+            raise TypeError(f"requires_grad_() got an unexpected keyword argument '{k}'")
+    if len(args) + len(kwargs) > 1:
+        if not args or len(args) == 1:
+            raise TypeError("requires_grad_() got multiple values for argument "
+                            "'requires_grad'")
+        raise TypeError(f"requires_grad_() takes from 0 to 1 positional arguments but "
+                        f"{len(args)} were given")
+    if args:
+        v, where = args[0], " (position 1)"
+    else:
+        v, where = kwargs.get("requires_grad", True), ""
+    if type(v) is not bool:
+        raise TypeError(f"requires_grad_(): argument 'requires_grad'{where} must be bool, not "
+                        f"{type_name(type(v))}")
+    return v
+
 class Tensor:
     """A multi-dimensional array with autograd (torch.Tensor)."""
     __slots__ = ("_data", "_requires_grad", "_grad_fn", "_output_nr", "_storage_base",
@@ -312,6 +335,8 @@ class Tensor:
 
     @requires_grad.setter
     def requires_grad(self, value):
+        if type(value) is not bool:
+            raise RuntimeError("requires_grad must be a bool")
         if self._grad_fn is not None and not value:
             raise RuntimeError("you can only change requires_grad flags of leaf variables. If "
                                "you want to use a computed variable in a subgraph that doesn't "
@@ -324,7 +349,10 @@ class Tensor:
                                "InferenceMode is not allowed.")
         self._requires_grad = bool(value)
 
-    def requires_grad_(self, requires_grad=True):
+    def requires_grad_(self, *args, **kwargs):
+        requires_grad = args[0] if len(args) == 1 and not kwargs else True
+        if args and len(args) + len(kwargs) > 1 or type(requires_grad) is not bool or kwargs:
+            requires_grad = _requires_grad_argument(args, kwargs)
         if requires_grad and not (self.is_floating_point() or self.is_complex()):
             raise RuntimeError("only Tensors of floating point dtype can require gradients")
         self.requires_grad = requires_grad
@@ -530,6 +558,13 @@ class Tensor:
 
     @data.setter
     def data(self, value):
+        if not isinstance(value, Tensor):
+            from ember._legacy import type_name
+            raise TypeError(f"Variable data has to be a tensor, but got "
+                            f"{type_name(type(value))}")
+        if self._requires_grad and value._data.dtype.kind not in "fcV":
+            raise RuntimeError("data set to a tensor that requires gradients must be floating "
+                               "point or complex dtype")
         self._data = value._data
 
     # ------------------------------------------------------------------ conversions

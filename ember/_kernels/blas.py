@@ -355,7 +355,7 @@ def cross(a, b, dim=None):
         raise RuntimeError("linalg.cross: inputs must have the same number of dimensions.")
     d = wrap_dim(dim, a.ndim)
     if a.shape[d] != 3 or b.shape[d] != 3:
-        raise RuntimeError(f"linalg.cross: inputs dimension {d} must have length 3. Got "
+        raise RuntimeError(f"linalg.cross: inputs dimension {dim} must have length 3. Got "
                            f"{a.shape[d]} and {b.shape[d]}")
     for i, (x, y) in enumerate(zip(a.shape, b.shape)):
         if x != y and x != 1 and y != 1:

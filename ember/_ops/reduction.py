@@ -213,10 +213,14 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
     if dim is None:
         return prod_op(input, dtype=dtype, out=out)
     if not isinstance(dim, int) or isinstance(dim, builtins.bool):
+        from ember._ops.parser_errors import hand_written
+        err = hand_written("prod", input, [("dim", dim)] + _kept(keepdim) + _kept(dtype, "dtype"))
+        if err is not None:
+            raise err
         raise TypeError(f"prod() received an invalid combination of arguments - got (Tensor, "
                         f"{type(dim).__name__}), but expected one of:\n * (Tensor input, *, "
                         f"torch.dtype dtype = None)\n * (Tensor input, int dim, bool keepdim = "
-                        f"False, *, torch.dtype dtype = None, Tensor out = None)")
+                        f"False, *, torch.dtype dtype = None, Tensor out = None)\n")
     return prod_dim(input, dim, keepdim, dtype=dtype, out=out)
 
 
@@ -260,6 +264,12 @@ def _binary(name, fname, input, other, out):
     return fn(input, other) if out is None else fn(input, other, out=out)
 
 
+def _kept(value, name="keepdim", default=False):
+    """[(name, value)] when an argument differs from its default (taken as given)."""
+    return [] if value is default or value is None and default is False and \
+        name != "keepdim" else [(name, value)]
+
+
 def _extreme_front(full, by_dim, binary, fname):
     def front(input, dim=None, keepdim=False, *, other=None, out=None):
         if other is not None or isinstance(dim, Tensor):
@@ -267,12 +277,19 @@ def _extreme_front(full, by_dim, binary, fname):
         if dim is None:
             return full(input, out=out)
         if isinstance(dim, builtins.bool) or not hasattr(dim, "__index__"):
+            from ember._ops.parser_errors import hand_written
+            err = hand_written(fname, input, [("dim", dim)] + _kept(keepdim))
+            if err is not None:
+                raise err
             raise TypeError(f"{fname}() received an invalid combination of arguments - got "
                             f"(Tensor, {type(dim).__name__}), but expected one of:\n"
                             f" * (Tensor input, *, Tensor out = None)\n"
                             f" * (Tensor input, Tensor other, *, Tensor out = None)\n"
                             f" * (Tensor input, int dim, bool keepdim = False, *, tuple of "
-                            f"Tensors out = None)")
+                            f"Tensors out = None)\n")
+        if type(keepdim) is not builtins.bool:
+            from ember._ops.parser_errors import bad_argument
+            raise bad_argument(fname, "keepdim", 2, "bool", keepdim, 2)
         return by_dim(input, dim, keepdim, out=out)
     front.__name__ = front.__qualname__ = fname
     front.__doc__ = (f"``{fname}(input)``: the {fname}imum of all elements; "
@@ -371,6 +388,7 @@ def _(ctx, g, self, dim, correction, keepdim):
 
 def _var_front(op, name, method):
     def front(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+        d0, u0, c0 = dim, unbiased, correction
         if isinstance(dim, builtins.bool):          # var(input, unbiased)
             dim, unbiased = None, dim
         if unbiased is not None:
@@ -380,6 +398,14 @@ def _var_front(op, name, method):
             correction = 1 if unbiased else 0
         if isinstance(dim, (tuple, list)):
             check_int_list(name, "dim", dim)
+        elif dim is not None and (isinstance(dim, builtins.bool) or
+                                  not hasattr(type(dim), "__index__")):
+            from ember._ops.parser_errors import hand_written
+            given = [("dim", d0)] + ([("unbiased", u0)] if u0 is not None else []) + \
+                _kept(keepdim) + ([("correction", c0)] if c0 is not None else [])
+            err = hand_written(name, input, given)
+            raise err if err is not None else TypeError(
+                f"{name}(): argument 'dim' must be tuple of ints, not {type(dim).__name__}")
         return op(input, dim, correction=correction, keepdim=keepdim, out=out)
     front.__name__ = front.__qualname__ = name
     front.__doc__ = (f"{name}(input, dim=None, *, correction=1, keepdim=False); also the legacy "

@@ -264,6 +264,16 @@ def view(self, *shape, dtype=None, size=None):
         return _call(view_dtype, self, _dtype.to_dtype(dtype))
     if size is not None:
         shape = (size,)
+    if len(shape) != 1 or not isinstance(shape[0], (int, tuple, list, Tensor)) or \
+            isinstance(shape[0], (tuple, list)) and not all(type(e) is int for e in shape[0]):
+        # torch's parser matches a list by its first element
+        if not shape or len(shape) == 1 and not isinstance(shape[0], Tensor) and not (
+                isinstance(shape[0], (tuple, list)) and shape[0] and
+                isinstance(shape[0][0], int)):
+            from ember._ops.parser_errors import hand_written    # torch's overload text
+            err = hand_written("view", self, [("size", s) for s in shape])
+            if err is not None:
+                raise err
     return _call(C.view, self, check_int_list("view", "size", _varargs(shape)))
 
 

@@ -487,6 +487,13 @@ def _version_msg(t, expected, owner=None):
     ``t`` as its own output (named instead of ``t``'s current grad_fn)."""
     fn = owner if owner is not None else t._grad_fn
     which = f", which is output {t._output_nr} of {_short_name(fn)}," if fn is not None else ""
+    if owner is None and fn is not None and t._view_info is not None:
+        # its memory changed since its grad_fn was made: torch regenerates a view's grad_fn
+        # as one as_strided of its base (a multi-output view's refuses, with its own text)
+        cm = t._meta.creation_meta if t._meta is not None else None
+        if cm is not None and cm[0] == "multi_output":
+            return _MULTI_OUTPUT_MSG.format(t._output_nr, _short_name(fn), _STALE)
+        which = ", which is output 0 of AsStrided,"
     if state.anomaly:
         hint = (" Hint: the backtrace further above shows the operation that failed to compute "
                 "its gradient. The variable in question was changed in there or anywhere "

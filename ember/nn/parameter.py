@@ -74,6 +74,10 @@ class Parameter(Tensor, metaclass=_FlagMeta):
         if not isinstance(data, Tensor):
             raise TypeError("Parameter(): argument 'data' must be Tensor, not "
                             f"{type(data).__name__}")
+        if type(requires_grad) is not bool:
+            from ember._legacy import type_name
+            raise TypeError(f"_make_subclass(): argument 'require_grad' (position 3) must be "
+                            f"bool, not {type_name(type(requires_grad))}")
         if _custom_tensor(data):
             return _custom_parameter(data, requires_grad)
         self = object.__new__(cls)

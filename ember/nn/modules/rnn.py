@@ -480,7 +480,7 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = 'Expected hidden size {}, got {}'):
-        actual = list(hx.shape)
+        actual = list(hx.size())
         if actual != list(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, actual))
 
@@ -536,7 +536,12 @@ class RNNBase(Module):
     def _forward_packed(self, input, hx):
         """forward of a PackedSequence (hx, like the result's h_n, in the caller's order)."""
         input, batch_sizes, sorted_idx, unsorted_idx = input
+        if hx is not None and self.mode == 'LSTM' and sorted_idx is None and \
+                isinstance(hx, Tensor):
+            raise TypeError(_packed_lstm_parser_text(len(self._flat_weights)))
         hx = self.permute_hidden(hx, sorted_idx) if hx is not None else None
+        if hx is not None and self.mode == 'LSTM':
+            _check_packed_lstm_hx(self, batch_sizes, hx)
         if hx is None:
             hx = self._zero_hidden(input, self._batch_size(input, batch_sizes))
         self.check_forward_args(input, hx, batch_sizes)
@@ -553,6 +558,60 @@ class RNNBase(Module):
                              self._flat_weights_names, self.num_layers, self.bidirectional,
                              self.dropout, self.training, self.batch_first, self.proj_size)
         return x, ((h, c) if lstm else h)
+
+
+def _packed_lstm_parser_text(n_weights):
+    """torch's argument-parser TypeError for a packed LSTM given one Tensor as hx."""
+    params = ", ".join(["Parameter"] * n_weights)
+    return ("lstm() received an invalid combination of arguments - got (Tensor, Tensor, Tensor, "
+            "list, bool, int, float, bool, bool), but expected one of:\n"
+            " * (Tensor data, Tensor batch_sizes, tuple of Tensors hx, tuple of Tensors params, "
+            "bool has_biases, int num_layers, float dropout, bool train, bool bidirectional)\n"
+            "      didn't match because some of the arguments have invalid types: (Tensor, "
+            f"Tensor, !Tensor!, !list of [{params}]!, bool, int, float, bool, bool)\n"
+            " * (Tensor input, tuple of Tensors hx, tuple of Tensors params, bool has_biases, "
+            "int num_layers, float dropout, bool train, bool bidirectional, bool batch_first)\n"
+            "      didn't match because some of the arguments have invalid types: (Tensor, "
+            f"!Tensor!, !Tensor!, !list of [{params}]!, !bool!, int, !float!, bool, bool)\n")
+
+
+def _check_packed_lstm_hx(m, batch_sizes, hx):
+    """torch checks no (h_0, c_0) given to a packed LSTM in Python: its kernel's errors come
+    out, in its order (found by experiment; a count of cell states that is off is left to
+    ``check_forward_args``: torch reads past them)."""
+    if len(hx) != 2:
+        raise RuntimeError("lstm expects two hidden states")
+    h, c = hx
+    for t in (h, c):
+        if t.dim() < 3:
+            raise IndexError(f"Dimension out of range (expected to be in range of "
+                             f"[-{t.dim()}, {t.dim() - 1}], but got 2)")
+    if (h.shape[2] != c.shape[2]) != (m.proj_size > 0):
+        raise RuntimeError("got an incorrect number of RNN parameters")
+    layers = m.num_layers * m._dirs
+    if h.shape[0] != layers:
+        if m.bidirectional and h.shape[0] % 2:
+            raise RuntimeError("Odd number of params or hiddens given to a bidirectional RNN")
+        raise RuntimeError("Expected more hidden states in stacked_rnn")
+    if h.dim() != 3:
+        return
+    b0 = int(batch_sizes[0])
+    out = m._out_size()
+    if h.shape[2] != out:
+        raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied "
+                           f"({min(h.shape[1], b0)}x{h.shape[2]} and {out}x{4 * m.hidden_size})")
+    w = m._flat_weights[1]
+    if h.dtype != w.dtype:
+        from ember import _dtype
+        raise RuntimeError(f"mat1 and mat2 must have the same dtype, but got "
+                           f"{_dtype.scalar_type_name(h._data.dtype)} and "
+                           f"{_dtype.scalar_type_name(w._data.dtype)}")
+    if h.shape[1] != b0:
+        raise RuntimeError(f"The size of tensor a ({h.shape[1]}) must match the size of tensor "
+                           f"b ({b0}) at non-singleton dimension 0")
+    if c.dim() == 3 and c.shape[1] != b0:
+        raise RuntimeError(f"The size of tensor a ({b0}) must match the size of tensor b "
+                           f"({c.shape[1]}) at non-singleton dimension 0")
 
 
 class RNN(RNNBase):
