@@ -25,6 +25,7 @@ attribute (ember's ``Generator``) or ``None`` for ``DEFAULT``.
 from __future__ import annotations
 
 import math
+import sys
 
 import ml_dtypes
 import numpy as np
@@ -402,6 +403,9 @@ _BOX_MULLER = {np.float32: tuple(np.float32(c) for c in (1, -2, 2.0 * math.pi)),
                np.float64: (1.0, -2.0, 2.0 * math.pi)}
 
 
+_NORMAL_LOAD = 4096     # float32 normals from which numba is loaded for the transform
+
+
 def _box_muller16(data, ct):
     """torch's normal_ for 16+ elements: per chunk of 16 uniforms u, radius
     sqrt(-2 log(1 - u[:8])) times cos/sin of 2 pi u[8:] (1 - u >= 2^-24 > 0: the log never
@@ -415,6 +419,11 @@ def _box_muller16(data, ct):
         radius = libm(math.sqrt, minus_two * _log(one - d[:, :8]))
         out[:, :8] = radius * libm(math.cos, theta.ravel()).reshape(theta.shape)
         out[:, 8:] = radius * libm(math.sin, theta.ravel()).reshape(theta.shape)
+        return out.reshape(-1)
+    kernels = compiled.module("normal") if d.size >= _NORMAL_LOAD or "numba" in sys.modules \
+        else None
+    if kernels is not None and d.flags.c_contiguous:
+        kernels.box_muller16(d, out)              # the same operations, compiled
         return out.reshape(-1)
     radius = np.sqrt(minus_two * _log_ps(one - d[:, :8]))
     sin, cos = _sincos_ps(theta)
