@@ -228,6 +228,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
             f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
             f"{list(input.shape)}".replace("size[", "size["))
     _check_floating(input, "rms_norm", complex_ok=True)
+    if weight is not None and weight.dtype != input.dtype:
+        # torch's fused kernel wants one dtype; it warns once a process and computes anyway
+        from ember._runtime_flags import user_stacklevel, warn_once
+        from ember.nn.functional._attention import _c_type
+        warn_once("rms_norm dtype mismatch",
+                  f"Mismatch dtype between input and weight: input dtype = "
+                  f"{_c_type(input.dtype)}, weight dtype = {_c_type(weight.dtype)}, Cannot "
+                  f"dispatch to fused implementation.", stacklevel=user_stacklevel() + 1)
     out_dtype = input.dtype                 # whatever the weight's dtype, as torch
     if input.dtype in (ember.float16, ember.bfloat16):     # torch: float32 math, one rounding
         input = input.float()                              # (and float32's eps by default)

@@ -165,6 +165,8 @@ class TransformerEncoder(Module):
         seq_len = _seq_len(src, self.layers[0].self_attn.batch_first)
         causal = _is_causal(mask, is_causal, seq_len)
         pad = self._nested_padding(src, mask, key_padding_mask)
+        if pad is not None and not ember.jit.is_scripting():
+            _warn_nested_prototype()    # torch builds a (strided) nested tensor here
         x = src
         for layer in self.layers:
             x = layer(x, src_mask=mask, is_causal=causal,
@@ -202,6 +204,19 @@ class TransformerEncoder(Module):
         if bool((pad.int().diff(dim=1) < 0).any()):     # a real token after padding: not
             return None                                 # left-aligned, torch's check refuses
         return pad
+
+
+
+_NESTED_PROTOTYPE = ("The PyTorch API of nested tensors is in prototype stage and will change "
+                     "in the near future. We recommend specifying layout=torch.jagged when "
+                     "constructing a nested tensor, as this layout receives active development, "
+                     "has better operator coverage, and works with torch.compile.")
+
+
+def _warn_nested_prototype():
+    """torch's warning (once a process) on building a nested tensor, at the user's call."""
+    from ember._runtime_flags import user_stacklevel, warn_once
+    warn_once("nested tensor prototype", _NESTED_PROTOTYPE, stacklevel=user_stacklevel() + 1)
 
 
 
