@@ -272,8 +272,8 @@ def _position(op, name):
     """torch's " (position N)" for argument ``name`` of the front being bound, or ""."""
     front, method, kw = call_site(3)
     names = getattr(op, "argnames", None)
-    if front is None or not names or name not in names or (kw is not None and name in kw):
-        return ""
+    if front is None or not names or name not in names or kw is None or name in kw:
+        return ""           # (called from ember's own code: its call is not the user's)
     k = list(names).index(name)
     return f" (position {k if method else k + 1})"
 

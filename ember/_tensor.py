@@ -180,6 +180,9 @@ class Tensor:
     def size(self, dim=None):
         if dim is None:
             return _new_size(Size, self._data.shape)
+        if type(dim) is not int:
+            from ember._ops.parser_errors import int_argument
+            int_argument("size", "dim", 1, dim)
         return self._data.shape[_wrap_dim(dim, self._data.ndim, "size")]
 
     @property
@@ -261,6 +264,9 @@ class Tensor:
             st = _contiguous_strides(self._data.shape) if not st or self._data.size == 0 else st
         if dim is None:
             return st
+        if type(dim) is not int:
+            from ember._ops.parser_errors import int_argument
+            int_argument("stride", "dim", 1, dim)
         return st[_wrap_dim(dim, self._data.ndim, "stride")]
 
     def _root(self):

@@ -477,3 +477,50 @@ def test_parser_texts_keep_python_operators_and_good_calls():
         assert x.min(1).values.tolist() == [0., 4., 8.]
         assert x.std(1, True).shape == (3,) and x.median(0).values.tolist() == [4., 5., 6., 7.]
         assert x.clamp(None, 3.).max().item() == 3. and x.pow(2).sum().item() == 506.
+
+
+_PARSER_MORE = {
+    "cat_dim_str": lambda lib: lib.cat([_x(lib), _x(lib)], "a"),
+    "cat_dim_kw": lambda lib: lib.cat([_x(lib), _x(lib)], dim=1.5),
+    "stack_dim_str": lambda lib: lib.stack([_x(lib), _x(lib)], "a"),
+    "chunk_str": lambda lib: _x(lib).chunk("a"),
+    "chunk_dim_float": lambda lib: _x(lib).chunk(2, 1.5),
+    "f_chunk_str": lambda lib: lib.chunk(_x(lib), "a"),
+    "unbind_str": lambda lib: _x(lib).unbind("a"),
+    "size_str": lambda lib: _x(lib).size("a"),
+    "size_kw": lambda lib: _x(lib).size(dim="a"),
+    "stride_float": lambda lib: _x(lib).stride(1.5),
+    "type_as_str": lambda lib: _x(lib).type_as("a"),
+    "view_as_str": lambda lib: _x(lib).view_as("a"),
+    "expand_as_list": lambda lib: _x(lib).expand_as([1]),
+    "reshape_as_int": lambda lib: _x(lib).reshape_as(2),
+    "prod_keepdim": lambda lib: _x(lib).prod(0, "a"),
+    "median_keepdim": lambda lib: _x(lib).median(0, "a"),
+    "clamp__str": lambda lib: _x(lib).clamp_("a"),
+    "clamp_min__str": lambda lib: _x(lib).clamp_min_("a"),
+    "clamp_max_str": lambda lib: _x(lib).clamp_max("a"),
+    "pow__list": lambda lib: _x(lib).pow_([1]),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_PARSER_MORE))
+def test_argument_parser_texts_of_hand_written_fronts(case):
+    _same(_PARSER_MORE[case])
+
+
+def test_real_of_a_real_tensor_is_itself():
+    for lib in (torch, ember):
+        w = lib.ones(3, requires_grad=True)
+        assert w.real is w
+        c = lib.ones(3, dtype=lib.cfloat)
+        assert c.real is not c and c.real.dtype == lib.float32
+
+
+def test_saved_real_of_a_leaf_modified_in_place():
+    def fn(lib):
+        w = lib.ones(4, 4, requires_grad=True)
+        y = (w.real * w.real).sum()
+        with lib.no_grad():
+            w.add_(1)
+        y.backward()
+    _same(fn)

@@ -134,6 +134,9 @@ _NAME_OF.update({_dtype.quint8: "torch.quantized.QUInt8Tensor",
 
 @public(method=True, function=False)
 def type_as(self, other):
+    if not isinstance(other, Tensor):
+        from ember._ops.parser_errors import tensor_argument
+        tensor_argument("type_as", "other", 1, other)
     return to(self, other.dtype)
 
 
@@ -156,6 +159,8 @@ def _T(self):
 
 
 def _real_prop(self):
+    if self.__class__ is Tensor and self._data.dtype.kind not in "cV":   # (type: the method)
+        return self                 # torch: ``x.real is x`` for a real tensor
     from ember._ops.core import real
     return real(self)
 

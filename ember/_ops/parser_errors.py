@@ -44,6 +44,12 @@ METHOD = {
     "repeat_interleave": ("(Tensor repeats, int dim = None, *, int output_size = None)",
                           "(int repeats, int dim = None, *, int output_size = None)"),
 }
+METHOD.update({"clamp_": METHOD["clamp"], "pow_": METHOD["pow"],
+               "masked_fill_": METHOD["masked_fill"], "squeeze_": METHOD["squeeze"]})
+for _n in ("clamp_min", "clamp_max"):
+    _arg = _n[6:]
+    METHOD[_n] = METHOD[_n + "_"] = (f"(Tensor {_arg})", f"(Number {_arg})")
+
 _STD_F = ("(Tensor input, tuple of ints dim, bool unbiased = True, bool keepdim = False, *, "
           "Tensor out = None)",
           "(Tensor input, tuple of ints dim = None, *, Number correction = None, bool keepdim = "
@@ -281,3 +287,50 @@ def bad_argument(fname, name, index, expected, value, n_given):
         f" (position {index + (0 if method else 1)})"
     return TypeError(f"{fname}(): argument '{name}'{where} must be {expected}, not "
                      f"{type_name(type(value))}")
+
+
+def int_argument(fname, name, index, value, kind="int"):
+    """``value`` when it is an int (Python's, NumPy's, a one-element integer tensor), else
+    torch's parser TypeError naming argument ``name`` (``index``: its place after the input;
+    the arguments before it are taken as given) of a hand-written front."""
+    if type(value) is int or (not isinstance(value, (bool, np.bool_)) and
+                              hasattr(type(value), "__index__")):
+        return value
+    from ember import Tensor
+    if isinstance(value, Tensor) and value.numel() == 1 and not value.is_floating_point():
+        return value
+    import sys
+    f = sys._getframe(1)
+    err = _bad_from(f, fname, name, index, kind, value)
+    raise err
+
+
+def _bad_from(front_frame, fname, name, index, kind, value):
+    from ember._dispatch import _call_keywords
+    from ember._legacy import type_name
+    f = front_frame.f_back
+    while f is not None and f.f_globals.get("__name__") == "ember._ops.registry":
+        f = f.f_back
+    argc, kw_names = _call_keywords(f)
+    where = ""
+    if argc is not None and name not in kw_names:
+        method = argc == index
+        if method or argc == index + 1:
+            where = f" (position {index if method else index + 1})"
+    return TypeError(f"{fname}(): argument '{name}'{where} must be {kind}, not "
+                     f"{type_name(type(value))}")
+
+
+def bool_argument(fname, name, index, value):
+    """``value`` when it is a bool, else torch's parser TypeError (as :func:`int_argument`)."""
+    if type(value) is bool:
+        return value
+    import sys
+    raise _bad_from(sys._getframe(1), fname, name, index, "bool", value)
+
+
+def tensor_argument(fname, name, index, value):
+    """torch's parser TypeError for a non-Tensor ``value`` of Tensor argument ``name`` (as
+    :func:`int_argument`)."""
+    import sys
+    raise _bad_from(sys._getframe(1), fname, name, index, "Tensor", value)

@@ -221,6 +221,9 @@ def prod(input, dim=None, keepdim=False, *, dtype=None, out=None):
                         f"{type(dim).__name__}), but expected one of:\n * (Tensor input, *, "
                         f"torch.dtype dtype = None)\n * (Tensor input, int dim, bool keepdim = "
                         f"False, *, torch.dtype dtype = None, Tensor out = None)\n")
+    if type(keepdim) is not builtins.bool:
+        from ember._ops.parser_errors import bool_argument
+        bool_argument("prod", "keepdim", 2, keepdim)
     return prod_dim(input, dim, keepdim, dtype=dtype, out=out)
 
 

@@ -196,13 +196,20 @@ def tensor_split(input, indices_or_sections, dim=0):
     return tuple(_call(tensor_split_sections, input, ios, dim))
 
 
+from ember._ops.parser_errors import int_argument, tensor_argument  # noqa: E402
+
 @public("chunk", method=True)
 def _chunk_front(input, chunks, dim=0):
+    if type(chunks) is not int or type(dim) is not int:      # torch's parser texts
+        int_argument("chunk", "chunks", 1, chunks)
+        int_argument("chunk", "dim", 2, dim)
     return tuple(_call(chunk, input, chunks, dim))
 
 
 @public("unbind", method=True, numpy_names=True)
 def _unbind_front(input, dim=0):
+    if type(dim) is not int:
+        int_argument("unbind", "dim", 1, dim)
     return tuple(_call(unbind, input, dim))
 
 
@@ -351,16 +358,22 @@ def contiguous(self, memory_format=None):
 
 @public("view_as", method=True, function=False)
 def view_as(self, other):
+    if not isinstance(other, Tensor):
+        tensor_argument("view_as", "other", 1, other)
     return _call(C.view, self, tuple(other.shape))
 
 
 @public("reshape_as", method=True, function=False)
 def reshape_as(self, other):
+    if not isinstance(other, Tensor):
+        tensor_argument("reshape_as", "other", 1, other)
     return _call(C.reshape, self, tuple(other.shape))
 
 
 @public("expand_as", method=True, function=False)
 def expand_as(self, other):
+    if not isinstance(other, Tensor):
+        tensor_argument("expand_as", "other", 1, other)
     return _call(C.expand, self, tuple(other.shape), False)
 
 
@@ -456,6 +469,8 @@ def _tensor_list(tensors, name, error=RuntimeError):
 @public("cat", numpy_names=True)
 def _cat_front(tensors, dim=0, *, out=None):
     """Concatenate tensors along ``dim`` (dtypes promoted; 1-d empty tensors skipped)."""
+    if type(dim) is not int:
+        int_argument("cat", "dim", 1, dim)
     return _call(cat, _tensor_list(tensors, "cat", ValueError), dim, out=out)
 
 
@@ -475,6 +490,8 @@ stack = defop("stack(Tensor[] tensors, int dim=0) -> Tensor", K.stack, method=Fa
 @public("stack", numpy_names=True)
 def _stack_front(tensors, dim=0, *, out=None):
     """Stack equally shaped tensors along a new dimension ``dim``."""
+    if type(dim) is not int:
+        int_argument("stack", "dim", 1, dim)
     return _call(stack, _tensor_list(tensors, "stack"), dim, out=out)
 
 

@@ -104,6 +104,9 @@ def _median_front(full, by_dim, name):
         if isinstance(dim, bool) or not hasattr(type(dim), "__index__"):
             from ember._ops.parser_errors import bad_argument
             raise bad_argument(name, "dim", 1, "int", dim, 1 + (keepdim is not False))
+        if type(keepdim) is not bool:
+            from ember._ops.parser_errors import bool_argument
+            bool_argument(name, "keepdim", 2, keepdim)
         return by_dim(input, dim, keepdim, out=out)
     front.__name__ = front.__qualname__ = name
     front.__doc__ = (f"``{name}(input)``: the lower median of all elements; ``{name}(input, "
