@@ -524,3 +524,37 @@ def test_saved_real_of_a_leaf_modified_in_place():
             w.add_(1)
         y.backward()
     _same(fn)
+
+
+# ------------------------------------------------------------------ MaskedTensor gradients
+
+def _masked_grads(lib):
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        from importlib import import_module
+        masked_tensor = import_module(lib.__name__ + ".masked").masked_tensor
+
+        class ToMasked(lib.autograd.Function):
+            @staticmethod
+            def forward(ctx, x):
+                return x.clone()
+
+            @staticmethod
+            def backward(ctx, g):
+                return masked_tensor(g, lib.tensor([False, True]))
+
+        out = []
+        x = lib.ones(2, requires_grad=True)
+        for _ in range(2):                  # the first kept as it flowed, then accumulated
+            ToMasked.apply(x * 2).sum().backward()
+            out.append((type(x.grad).__name__, x.grad.get_mask().tolist(),
+                        x.grad.get_data()[1].item()))
+        x2 = lib.ones(2, requires_grad=True)
+        g, = lib.autograd.grad(ToMasked.apply(x2 * 3).sum(), x2)
+        out.append((type(g).__name__, g.get_mask().tolist(), g.get_data()[1].item()))
+        return out
+
+
+def test_a_masked_gradient_reaching_a_plain_leaf_is_its_grad():
+    assert _masked_grads(ember) == _masked_grads(torch)

@@ -591,6 +591,9 @@ def accumulate_into_grad(t, g, steal=False):
     stealing] in engine.py); the first gradient then becomes ``.grad`` without a copy."""
     m = t._autograd_meta()
     old = m.grad
+    if type(g) is not Tensor and getattr(g, "_masked_mask", None) is not None:
+        m.grad = g if old is None else old + g      # a MaskedTensor's: kept as it flowed
+        return
     if hasattr(g._data, "layout") or hasattr(getattr(old, "_data", None), "layout"):
         m.grad = _sparse_sum(old, g)        # a sparse gradient (ember/_ops/sparse.py)
         return

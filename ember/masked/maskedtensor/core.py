@@ -537,7 +537,9 @@ class MaskedTensor(Tensor):
     def grad(self):
         m = self._meta
         g = None if m is None else m.grad
-        return None if g is None else _wrap(g, self._masked_mask)
+        if g is None or isinstance(g, MaskedTensor):    # (the mask that flowed to it)
+            return g
+        return _wrap(g, self._masked_mask)
 
     @grad.setter
     def grad(self, value):
