@@ -558,3 +558,13 @@ def _masked_grads(lib):
 
 def test_a_masked_gradient_reaching_a_plain_leaf_is_its_grad():
     assert _masked_grads(ember) == _masked_grads(torch)
+
+
+@pytest.mark.parametrize("case", ["zeros_int", "ones_none", "full_str", "empty_int", "zeros_np"])
+def test_factory_requires_grad_must_be_a_bool(case):
+    fn = {"zeros_int": lambda lib: lib.zeros(2, requires_grad=1),
+          "ones_none": lambda lib: tuple(lib.ones(2, requires_grad=None).shape),
+          "full_str": lambda lib: lib.full((2,), 1., requires_grad="a"),
+          "empty_int": lambda lib: lib.empty(2, requires_grad=1),
+          "zeros_np": lambda lib: lib.zeros(2, requires_grad=np.True_)}[case]
+    _same(fn, raises=case != "ones_none")

@@ -173,7 +173,16 @@ def resolve_dtype(dtype, out=None, default=None, fname="tensor"):
     return d
 
 
-def finish(t, requires_grad):
+# factories torch parses with one signature: a requires_grad that is no bool is named
+_ONE_SIGNATURE = frozenset(("zeros", "ones", "full", "empty"))
+
+
+def finish(t, requires_grad, fname=None):
+    if type(requires_grad) is not builtins.bool and requires_grad is not None and \
+            fname in _ONE_SIGNATURE:
+        from ember._legacy import type_name
+        raise TypeError(f"{fname}(): argument 'requires_grad' must be bool, not "
+                        f"{type_name(type(requires_grad))}")
     if requires_grad:
         if not (t.is_floating_point() or t.is_complex()):
             raise RuntimeError("Only Tensors of floating point and complex dtype can require "
@@ -187,7 +196,7 @@ def _make(op, args, kwargs, out, requires_grad):
         r = op(*args, **kwargs, out=out)
     else:
         r = op(*args, **kwargs)
-    return finish(r, requires_grad)
+    return finish(r, requires_grad, getattr(op, "public_name", None))
 
 
 def _number(x, fname, argname, pos):
