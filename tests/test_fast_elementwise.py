@@ -288,3 +288,47 @@ def test_add_alpha_broadcast_rounds_once_on_a_float32_midpoint():
     np.testing.assert_array_equal(got, want)
     got = ember.sub(ember.from_numpy(a), ember.from_numpy(-b), alpha=alpha).numpy()
     np.testing.assert_array_equal(got, want)
+
+
+@pytest.mark.parametrize("array_x", [False, True])
+def test_large_float32_fma_blocks_equal_the_one_shot_path(array_x, monkeypatch):
+    # elementwise.fma's blocked float32 path (above _FMA_BLOCK elements) against the same
+    # values through the one-shot path (slices below the block size), midpoints and tiny
+    # sums included (they send the blocked path back to the exact two-sum); NumPy paths
+    from ember._kernels import compiled
+    from ember._kernels import elementwise as EK
+    monkeypatch.setitem(compiled._state, "enabled", False)
+    called = []
+    blocks = EK._fma32_blocks
+    monkeypatch.setattr(EK, "_fma32_blocks", lambda *a: called.append(1) or blocks(*a))
+    rng = np.random.default_rng(7)
+    n = EK._FMA_BLOCK * 2 + 123
+    y = rng.standard_normal(n).astype(np.float32)
+    z = rng.standard_normal(n).astype(np.float32)
+    x = rng.standard_normal(n).astype(np.float32) if array_x else np.float32(-0.01)
+    for case in ("plain", "midpoint", "tiny"):
+        yy, zz = y.copy(), z.copy()
+        if case == "midpoint":          # 1 + 2^-24: halfway between two float32 values
+            yy[n - 5], zz[n - 5] = np.float32(2.0 ** -24), np.float32(1.0)
+            xx = x.copy() if array_x else np.float32(1.0)
+            if array_x:
+                xx[n - 5] = 1
+        elif case == "tiny":
+            yy[3], zz[3] = np.float32(1e-20), np.float32(1e-39)
+            xx = x.copy() if array_x else np.float32(1e-20)
+            if array_x:
+                xx[3] = np.float32(1e-20)
+        else:
+            xx = x
+        got = EK.fma(xx, yy, zz)
+        parts = []
+        for lo in range(0, n, 1000):
+            xs = xx[lo:lo + 1000] if array_x else xx
+            parts.append(EK.fma(xs, yy[lo:lo + 1000], zz[lo:lo + 1000]))
+        want = np.concatenate(parts)
+        assert got.dtype == np.float32
+        np.testing.assert_array_equal(got.view(np.uint32), want.view(np.uint32))
+    assert called                       # the blocked path ran
+    if not array_x:
+        assert EK.fma(np.float32(1.0), np.full(n, 2.0 ** -24, np.float32),
+                      np.ones(n, np.float32))[0] == np.float32(1.0)   # the tie to even

@@ -769,32 +769,45 @@ def _value(value, dt):
 
 _LOW29, _MID29 = np.int64(0x1FFFFFFF), np.int64(0x10000000)    # a float32 midpoint's bits
 _FMA_BLOCK = 1 << 16
+_FMA_BLOCKS_MIN = _FMA_BLOCK + 1     # (below, the one-shot path is as fast)
 
 
 def _fma32_blocks(x, y, z):
-    """``fma``'s float32 fast path for a number x and large contiguous y, z of one shape
-    (SGD's ``p.add_(g, alpha=-lr)`` without the compiled kernels): the same float64 sums
+    """``fma``'s float32 fast path for large contiguous y, z of one shape and x a number or
+    one more such array (SGD's ``p.add_(g, alpha=-lr)`` where BLAS's axpy does not apply,
+    Adam's addcmul, without the compiled kernels): the same float64 sums
     and midpoint check, a block at a time in two float64 buffers that stay in cache, with
     no mixed-dtype ufunc (NumPy casts those through its own buffers): 670K values 2.6 ->
     1.7 ms. None where it does not apply or a block holds a midpoint or a tiny sum."""
-    if type(y) is not np.ndarray or type(z) is not np.ndarray or z.size <= _FMA_BLOCK or \
+    if type(y) is not np.ndarray or type(z) is not np.ndarray or z.size < _FMA_BLOCKS_MIN or \
             y.dtype != np.float32 or z.dtype != np.float32 or y.shape != z.shape or \
-            not (y.flags.c_contiguous and z.flags.c_contiguous) or np.ndim(x):
+            not (y.flags.c_contiguous and z.flags.c_contiguous):
         return None
+    xf = None
+    if np.ndim(x):                              # an array: of the same kind, or not here
+        if type(x) is not np.ndarray or x.dtype != np.float32 or x.shape != z.shape or \
+                not x.flags.c_contiguous:
+            return None
+        xf = x.reshape(-1)
     n = z.size
     yf, zf = y.reshape(-1), z.reshape(-1)
     out = np.empty(z.shape, np.float32)
     flat = out.reshape(-1)
     s, t = np.empty(_FMA_BLOCK), np.empty(_FMA_BLOCK)
     bits = t.view(np.int64)
-    x = np.float64(x)
+    if xf is None:
+        x = np.float64(x)
     try:
         with np.errstate(under="raise", over="ignore", invalid="ignore"):
             for lo in range(0, n, _FMA_BLOCK):
                 hi = min(n, lo + _FMA_BLOCK)
                 sk, tk, bk = s[:hi - lo], t[:hi - lo], bits[:hi - lo]
                 np.copyto(sk, yf[lo:hi])
-                np.multiply(sk, x, out=sk)              # exact
+                if xf is None:
+                    np.multiply(sk, x, out=sk)          # exact
+                else:
+                    np.copyto(tk, xf[lo:hi])
+                    np.multiply(sk, tk, out=sk)
                 np.copyto(tk, zf[lo:hi])
                 np.add(sk, tk, out=sk)
                 np.bitwise_and(sk.view(np.int64), _LOW29, out=bk)
