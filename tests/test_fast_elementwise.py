@@ -332,3 +332,29 @@ def test_large_float32_fma_blocks_equal_the_one_shot_path(array_x, monkeypatch):
     if not array_x:
         assert EK.fma(np.float32(1.0), np.full(n, 2.0 ** -24, np.float32),
                       np.ones(n, np.float32))[0] == np.float32(1.0)   # the tie to even
+
+
+@pytest.mark.parametrize("op", ["add_", "sub_"])
+def test_inplace_alpha_without_numba_takes_axpy_not_the_emulation(op, monkeypatch):
+    # Note [axpy rounds once]: without the compiled kernels p.add_(g, alpha) is BLAS's axpy
+    # (one pass); the NumPy fma emulation is not computed first and thrown away
+    from ember._kernels import compiled
+    from ember._kernels import elementwise as EK
+    from ember._ops import core
+    monkeypatch.setitem(compiled._state, "enabled", False)
+    if not core._axpy_fuses(np.dtype(np.float32)):
+        pytest.skip("this BLAS's axpy does not round once")
+    calls = []
+    fma = EK.fma
+    monkeypatch.setattr(EK, "fma", lambda *a: calls.append(1) or fma(*a))
+    monkeypatch.setattr(core._EK, "fma", EK.fma)
+    rng = np.random.default_rng(1)
+    n = 547 * core._AXPY_BLOCK            # whole blocks: no tail for the emulation
+    p = rng.standard_normal(n).astype(np.float32)
+    g = rng.standard_normal(n).astype(np.float32)
+    e = ember.from_numpy(p.copy())
+    getattr(e, op)(ember.from_numpy(g), alpha=-0.01)
+    t = torch.from_numpy(p.copy())
+    getattr(t, op)(torch.from_numpy(g), alpha=-0.01)
+    np.testing.assert_array_equal(e.numpy().view(np.uint32), t.numpy().view(np.uint32))
+    assert not calls
