@@ -117,6 +117,12 @@ def _kernels(size):
     return compiled.loaded("torch_sum")
 
 
+# a row of n < 8 items as the four accumulators add it: item k into accumulator k (k < 4),
+# the items after the first four into accumulator 0, then accumulators 1, 2, 3 in order
+_SHORT_ORDER = [list(range(n)) if n < 4 else [0] + list(range(4, n)) + [1, 2, 3]
+                for n in range(8)]
+
+
 def inner(x):
     """x (M, n), each row one contiguous reduced run -> (M,)."""
     M, n = x.shape
@@ -126,8 +132,8 @@ def inner(x):
         k.rows_sum(x.reshape(-1), M, n, V, out)
         return out
     vs = n // V
-    if vs == 0:
-        return _row_sum(x[:, :, None])[:, 0] + 0
+    if vs == 0:               # rows shorter than a vector: the four accumulators take one
+        return np.add.accumulate(x[:, _SHORT_ORDER[n]], axis=1)[:, -1] + 0   # item each
     lanes = _row_sum(x[:, :vs * V].reshape(M, vs, V))
     z = np.concatenate([x[:, vs * V:], lanes], axis=1)
     return np.add.accumulate(z, axis=1)[:, -1] + 0
