@@ -85,6 +85,19 @@ def _block(x, o, stride, step, W, acc):
 
 
 @njit(**_OPTS)
+def _carry(acc, W, i, mask, lp, first):
+    """After the block ending at item i: level j - 1 is added into level j and cleared, for
+    j = first, first + 1, ... while i is a multiple of step ** j (step = 2 ** lp)."""
+    zero = acc.dtype.type(0)
+    for j in range(first, 4):
+        for k in range(W):
+            acc[j, k] = acc[j, k] + acc[j - 1, k]
+            acc[j - 1, k] = zero
+        if i & (mask << (j * lp)):
+            break
+
+
+@njit(**_OPTS)
 def _cascade(x, base, stride, size, W, acc, out):
     """out[:W] = the cascade over ``size`` rows of W lanes, row i at x[base + i * stride:];
     acc: scratch (4, >= W)."""
@@ -103,21 +116,11 @@ def _cascade(x, base, stride, size, W, acc, out):
             _lane_blocks(x, base + i * stride, stride, step, blocks, W, acc[1, :W])
             i += blocks * step
             if i & (super_step - 1) == 0:
-                for j in range(2, 4):
-                    for k in range(W):
-                        acc[j, k] = acc[j, k] + acc[j - 1, k]
-                        acc[j - 1, k] = zero
-                    if i & (mask << (j * lp)):
-                        break
+                _carry(acc, W, i, mask, lp, 2)
     while i + step <= size:
         _block(x, base + i * stride, stride, step, W, acc)
         i += step
-        for j in range(1, 4):
-            for k in range(W):
-                acc[j, k] = acc[j, k] + acc[j - 1, k]
-                acc[j - 1, k] = zero
-            if i & (mask << (j * lp)):
-                break
+        _carry(acc, W, i, mask, lp, 1)
     while i < size:
         o = base + i * stride
         for k in range(W):
