@@ -568,3 +568,20 @@ def test_factory_requires_grad_must_be_a_bool(case):
           "empty_int": lambda lib: lib.empty(2, requires_grad=1),
           "zeros_np": lambda lib: lib.zeros(2, requires_grad=np.True_)}[case]
     _same(fn, raises=case != "ones_none")
+
+
+@pytest.mark.parametrize("case", ["select", "t", "view", "slice_of_select", "unmodified"])
+def test_view_grad_fn_after_its_leaf_is_modified_under_no_grad(case):
+    def fn(lib):
+        w = lib.ones(4, 4, requires_grad=True)
+        v = {"select": lambda: w[0], "t": lambda: w.t(), "view": lambda: w.view(16),
+             "slice_of_select": lambda: w[0][1:], "unmodified": lambda: w[0]}[case]()
+        first = type(v.grad_fn).__name__
+        if case != "unmodified":
+            with lib.no_grad():
+                w.mul_(2)
+        fn1 = v.grad_fn
+        again = v.grad_fn is fn1            # regenerated once, then kept
+        (v * v).sum().backward()
+        return first, type(fn1).__name__, again, w.grad.sum().item()
+    _same(fn, raises=False)

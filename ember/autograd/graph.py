@@ -9,7 +9,9 @@ op on a view makes the base's history a ``CopySlices`` node (the base's old hist
 the untouched part, the op's node for the written part), and the view's ``grad_fn`` is
 regenerated from the base. Other views of the same base regenerate lazily: each view
 records the base's history generation (``view_gen``) it was built at, and any in-place op
-on the base or on one of its views starts a new generation. Views whose history must not
+on the base or on one of its views starts a new generation. A view of a leaf also keeps the
+version its ``grad_fn`` was made at (``_view_info[3]``): once the memory changed (an
+in-place op under no_grad) its ``grad_fn`` is regenerated, as torch's AsStridedBackward0. Views whose history must not
 be replayed carry a ``creation_meta``: views made in no_grad mode of a tensor requiring
 grad, and views returned by a custom Function; in-place on them with grad mode on, or a
 regeneration they would need, raises torch's errors (``check_inplace``, ``_refresh_view``).
@@ -897,6 +899,11 @@ def _refresh_view(t):
         return
     b = view_base(t)
     if b._grad_fn is None:
+        # a view of a leaf whose memory changed since its grad_fn was made (an in-place op
+        # under no_grad): torch regenerates it, as one as_strided of the base
+        if t._requires_grad and cm is None and _counter(t) != t._view_info[3] and \
+                b._requires_grad:
+            _regenerate_view_grad_fn(t)
         return
     bm = b._meta
     if (tm.view_gen if tm is not None else 0) != (bm.view_gen if bm is not None else 0):
@@ -1380,7 +1387,7 @@ def _view_chain(t):
     """The list of (op, args-after-self) that rebuilds view ``t`` from its base."""
     chain = []
     while t._view_info is not None:
-        chain.append(t._view_info)
+        chain.append(t._view_info[:3])
         t = t._view_info[1][0]
     chain.reverse()
     return chain
@@ -1416,6 +1423,7 @@ def _regenerate_view_grad_fn(t):
     t._output_nr = v._output_nr
     t._requires_grad = v._requires_grad
     t._autograd_meta().view_gen = b._autograd_meta().view_gen
+    t._view_info = t._view_info[:3] + (_counter(t),)
 
 
 def set_view(out, src, op, args, k=None):
@@ -1427,7 +1435,7 @@ def set_view(out, src, op, args, k=None):
     out._storage_base = src if b is None else b
     if not op.autograd_view:
         return
-    out._view_info = (op, args, k)
+    out._view_info = (op, args, k, _counter(out))   # (the version its grad_fn is of)
     base = view_base(out)
     bm = base._meta
     if bm is not None and bm.view_gen:
