@@ -109,3 +109,45 @@ def test_encoder_nested_fast_path_warns_the_nested_prototype_warning_once():
     assert len(got) == 1 and got[0][1].startswith("The PyTorch API of nested tensors is in "
                                                   "prototype stage")
     assert got[0][1].endswith("has better operator coverage, and works with torch.compile.")
+
+
+@pytest.mark.parametrize("n", [1, 2, 3, 4, 5, 7, 8, 9, 12, 13, 16, 17, 31, 37, 63, 1000, 4100,
+                               100003])
+def test_float32_two_norm_sums_squares_in_torchs_order(n):
+    # NumPy's pairwise sum of squares missed torch's 2-norm in about a third of short rows:
+    # gradient norms printed by training loops, F.normalize'd embeddings (CLIP, DINO heads)
+    rng = np.random.default_rng(n)
+    for _ in range(4 if n > 1000 else 20):
+        x = rng.standard_normal(n).astype(np.float32)
+        e, t = ember.tensor(x), torch.tensor(x)
+        assert e.norm().item() == t.norm().item()
+        assert ember.linalg.vector_norm(e).item() == torch.linalg.vector_norm(t).item()
+    rows = rng.standard_normal((6, n if n < 1000 else 50)).astype(np.float32)
+    e, t = ember.tensor(rows), torch.tensor(rows)
+    np.testing.assert_array_equal(_np(e.norm(dim=-1)), _np(t.norm(dim=-1)))
+    np.testing.assert_array_equal(_np(e.norm(dim=1, keepdim=True)), _np(t.norm(dim=1, keepdim=True)))
+    np.testing.assert_array_equal(_np(ember.nn.functional.normalize(e, dim=-1)),
+                                  _np(torch.nn.functional.normalize(t, dim=-1)))
+    np.testing.assert_array_equal(_np(e.view(2, 3, -1).norm(dim=(1, 2))),
+                                  _np(t.view(2, 3, -1).norm(dim=(1, 2))))
+
+
+def test_clip_grad_norm_takes_vector_norms_of_each_gradient_and_of_the_norms():
+    # torch: linalg.vector_norm of each gradient, then of the stacked norms; ember summed
+    # the squares with `.sum()`, an ulp off the total in some steps
+    rng = np.random.default_rng(0)
+    for _ in range(20):
+        shapes = [(7,), (16, 3), (5, 5), (100,), (33, 9)]
+        grads = [rng.standard_normal(s).astype(np.float32) for s in shapes]
+        got = []
+        for lib in (ember, torch):
+            ps = [lib.nn.Parameter(lib.zeros(s)) for s in shapes]
+            for p, g in zip(ps, grads):
+                p.grad = lib.tensor(g)
+            total = lib.nn.utils.clip_grad_norm_(ps, 1.0)
+            got.append((total.item(), [p.grad.numpy().copy() for p in ps],
+                        lib.nn.utils.get_total_norm([lib.tensor(g) for g in grads]).item(),
+                        [t.item() for t in lib._foreach_norm([lib.tensor(g) for g in grads])]))
+        assert got[0][0] == got[1][0] and got[0][2] == got[1][2] and got[0][3] == got[1][3]
+        for a, b in zip(got[0][1], got[1][1]):
+            np.testing.assert_array_equal(a, b)

@@ -23,8 +23,8 @@ def _vector_norm(t, p):
         return a.amin()
     if p == 0:
         return (a != 0).to(t.dtype).sum()
-    if p == 2:
-        return (a * a).sum().sqrt()
+    if p == 2:      # torch: linalg.vector_norm (its own summation order, Note [float32
+        return ember.linalg.vector_norm(t, 2.0)     # 2-norm order] in ember/_kernels/reduction.py)
     if p == 1:
         return a.sum()
     return (a ** p).sum() ** (1.0 / p)
