@@ -465,7 +465,7 @@ def _check_out_grad(op, args, out):
             found = True
     if found and op.public_name in _OUT_GRAD_RESIZE:      # whatever the grad mode
         raise RuntimeError("cannot resize variables that require grad")
-    if not state.grad_enabled:
+    if not state.grad_enabled or not op.differentiable:   # (argmax, eq, nonzero...: written)
         return
     if not found:
         for i, is_list, _ in op.tensor_args:

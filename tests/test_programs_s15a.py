@@ -585,3 +585,52 @@ def test_view_grad_fn_after_its_leaf_is_modified_under_no_grad(case):
         (v * v).sum().backward()
         return first, type(fn1).__name__, again, w.grad.sum().item()
     _same(fn, raises=False)
+
+
+_CONVERSION = {
+    "float_one": lambda lib: lib.ones(2).float(1),
+    "float_two": lambda lib: lib.ones(2).float(1, 2),
+    "long_str": lambda lib: lib.ones(2).long("a"),
+    "int_memory_format": lambda lib: lib.ones(2).int(memory_format=1),
+    "to_index": lambda lib: lib.ones(2).to(0),
+    "to_index_dtype": lambda lib: lib.ones(2).to(1, lib.float64),
+    "to_two_tensors": lambda lib: lib.ones(2).to(lib.ones(2), lib.ones(2)),
+    "to_tensor_dtype": lambda lib: lib.ones(2).to(lib.ones(1, dtype=lib.int64), lib.float64),
+    "type_int": lambda lib: lib.ones(2).type(5),
+    "type_python_int": lambda lib: lib.ones(2).type(int),
+}
+
+
+@pytest.mark.parametrize("case", sorted(_CONVERSION))
+def test_conversion_argument_errors(case):
+    _same(_CONVERSION[case])
+
+
+def test_conversions_that_go_through():
+    for lib in (torch, ember):
+        x = lib.ones(2)
+        assert x.float(memory_format=lib.contiguous_format).dtype == lib.float32
+        assert x.int(memory_format=lib.preserve_format).dtype == lib.int32
+        assert x.to(lib.ones(1), True).dtype == lib.float32
+        assert x.to("cpu", lib.int64).dtype == lib.int64 and x.type(None) == "torch.FloatTensor"
+
+
+@pytest.mark.parametrize("case", ["argmax", "eq", "lt", "nonzero", "searchsorted", "any",
+                                  "signbit", "argmin", "histc", "hash_tensor"])
+def test_out_of_an_op_without_derivative_goes_through_under_grad(case):
+    def fn(lib):
+        x = lib.tensor([1.0, 2.0], requires_grad=True)
+        long, boolean = lib.empty(0, dtype=lib.long), lib.empty(0, dtype=lib.bool)
+        r = {"argmax": lambda: lib.argmax(x, out=long),
+             "eq": lambda: lib.eq(x, 1, out=boolean),
+             "lt": lambda: lib.lt(x, x, out=boolean),
+             "nonzero": lambda: lib.nonzero(x, out=long),
+             "searchsorted": lambda: lib.searchsorted(x.detach(), x, out=long),
+             "any": lambda: lib.any(x, out=boolean),
+             "signbit": lambda: lib.signbit(x, out=boolean),
+             "argmin": lambda: lib.argmin(x, 0, out=long),
+             "histc": lambda: lib.histc(x, bins=4, out=lib.empty(4)),
+             "hash_tensor": lambda: lib.hash_tensor(x, out=lib.empty(0, dtype=lib.uint64)),
+             }[case]()
+        return r.tolist() if case != "hash_tensor" else r.dtype == lib.uint64
+    _same(fn, raises=False)

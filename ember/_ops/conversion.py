@@ -44,7 +44,11 @@ def _parse_to(args, kwargs):
         raise _to_error(args, given)
     for k, a in enumerate(args):
         if isinstance(a, Tensor):
+            if k or dtype is not None:          # only to(other, non_blocking, copy)
+                raise _to_error(args, given)
             dtype = a.dtype
+        elif k == 0 and builtins.type(a) is int:      # a device index
+            raise RuntimeError("Cannot access accelerator device when none is available.")
         elif isinstance(a, _dtype.dtype) or any(a is t for t in (float, int, complex)):
             # a dtype first, or second after a device: to(float64, float32) matches no form
             if "dtype" in given or dtype is not None or \
@@ -80,10 +84,26 @@ def to(self, *args, **kwargs):
 
 
 def _caster(name, d):
-    def cast(self, *, memory_format=None):
+    def cast(self, *args, memory_format=None):
+        if args or memory_format is not None and not _is_memory_format(memory_format):
+            _cast_error(name, args, memory_format)
         return self if self.dtype is d else to_copy(self, dtype=d)
     cast.__name__ = cast.__qualname__ = name
     return cast
+
+
+def _is_memory_format(v):
+    import ember
+    return builtins.type(v) is builtins.type(ember.contiguous_format)
+
+
+def _cast_error(name, args, memory_format):
+    """torch's parser TypeErrors of ``x.float(...)`` (no positional argument)."""
+    if args:
+        raise TypeError(f"{name}() takes 0 positional arguments but {len(args)} "
+                        f"{'was' if len(args) == 1 else 'were'} given")
+    raise TypeError(f"{name}(): argument 'memory_format' must be torch.memory_format, not "
+                    f"{_legacy.type_name(builtins.type(memory_format))}")
 
 
 for _name, _d in [("float", _dtype.float32), ("double", _dtype.float64), ("half", _dtype.float16),
@@ -111,8 +131,9 @@ def _type_target(tp):
         return _dtype.default_float()
     if isinstance(tp, _legacy._TensorType):
         return tp.dtype
-    name = _legacy.type_name(tp) if isinstance(tp, builtins.type) else repr(tp)
-    raise ValueError(f"invalid type: '{name}'")
+    if not isinstance(tp, builtins.type):
+        raise TypeError("dtype must be a type, str, or dtype object")
+    raise ValueError(f"invalid type: '{_legacy.type_name(tp)}'")
 
 
 @public(method=True, function=False)
