@@ -6,12 +6,14 @@ input accepts dim 0 / -1 and reduces to itself. Low-precision floats (float16, b
 accumulate in float32 and are cast back, like torch's CPU kernels.
 """
 import math
+import sys
 import warnings
 
 import numpy as np
 
 from ember import _dtype
 from ember._kernels import compiled, torch_sum
+from ember._kernels.elementwise import fma
 from ember._kernels.fast_elementwise import pooled_softmax, pooled_softmax_backward
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
@@ -478,6 +480,12 @@ def _norm2_float32(a, axes, keepdim):
             tuple(sorted(axes)) != tuple(range(nd - k, nd)):
         return None
     n = math.prod(a.shape[nd - k:])
+    out_shape = a.shape[:nd - k] + ((1,) * k if keepdim else ())
+    kernels = compiled.module("norm") if a.size >= 2048 or "numba" in sys.modules else None
+    if kernels is not None:                     # the same additions in one compiled pass
+        r = np.empty(a.size // n, np.float32)
+        kernels.rows_norm2(a.reshape(-1), r.size, n, r)
+        return r.reshape(out_shape)
     x = a.reshape(-1, n)
     m = n // 8 * 8
     if m:
@@ -493,11 +501,9 @@ def _norm2_float32(a, axes, keepdim):
         for i in range(m, m + 4):
             s += x[:, i] * x[:, i]
         j = m + 4
-    for i in range(j, n):       # x * x is exact in float64: one rounding, as a multiply-add
-        v = x[:, i].astype(np.float64)
-        s = (s + v * v).astype(np.float32)
+    for i in range(j, n):       # multiply-adds, rounded once (elementwise.fma)
+        s = fma(x[:, i], x[:, i], s)
     r = np.sqrt(s)
-    out_shape = a.shape[:nd - k] + ((1,) * k if keepdim else ())
     return r.reshape(out_shape)
 
 
