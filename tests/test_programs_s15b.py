@@ -151,3 +151,62 @@ def test_clip_grad_norm_takes_vector_norms_of_each_gradient_and_of_the_norms():
         assert got[0][0] == got[1][0] and got[0][2] == got[1][2] and got[0][3] == got[1][3]
         for a, b in zip(got[0][1], got[1][1]):
             np.testing.assert_array_equal(a, b)
+
+
+def _error_of(fn):
+    try:
+        fn()
+    except Exception as e:           # noqa: BLE001 - the class and text are compared
+        return type(e).__name__, str(e)
+    return None
+
+
+def test_rms_norm_shape_errors_have_torchs_texts():
+    # torch's rms_norm writes "[*5]" (no ", " after the star, unlike layer_norm) and refuses
+    # an input of fewer dims than the normalized shape with a ValueError
+    for ns, shape in [((5,), (2, 4)), ((4, 5), (2, 3, 5)), ((3, 4, 5), (2, 4, 5)),
+                      ((4, 5), (4,)), ((2,), ())]:
+        for name in ("rms_norm", "layer_norm"):
+            got = _error_of(lambda: getattr(ember.nn.functional, name)(ember.randn(shape), ns))
+            want = _error_of(lambda: getattr(torch.nn.functional, name)(torch.randn(shape), ns))
+            assert got == want, (name, ns, shape)
+
+
+def test_sdpa_mask_and_gqa_errors_are_torchs():
+    # a mask that does not fit the scores: torch adds it in place (scores first in the size
+    # text; a mask that would grow the scores is the in-place broadcast error); the GQA
+    # head-count text ends after "in "
+    masks = [((5, 6), "bool"), ((6, 5), "bool"), ((5, 6), "float32"), ((2, 1, 6, 5), "bool"),
+             ((3, 6, 6), "bool"), ((3, 6, 6), "float32"), ((2, 4, 6, 6), "float32"),
+             ((2, 4, 6, 6), "bool")]
+    x = np.random.default_rng(0).standard_normal((4, 6, 8)).astype(np.float32)
+    for shape, dt in masks:
+        for sub in (x, x[0]):
+            def run(lib):
+                t = lib.tensor(sub)
+                m = lib.ones(shape, dtype=getattr(lib, dt))
+                return lib.nn.functional.scaled_dot_product_attention(t, t, t, attn_mask=m)
+            got, want = _error_of(lambda: run(ember)), _error_of(lambda: run(torch))
+            assert got == want, (shape, dt, sub.ndim)
+    q = np.zeros((2, 4, 6, 8), np.float32)
+    got, want = [_error_of(lambda: lib.nn.functional.scaled_dot_product_attention(
+        lib.tensor(q), lib.tensor(q[:, :3]), lib.tensor(q[:, :3]), enable_gqa=True))
+        for lib in (ember, torch)]
+    assert got == want
+
+
+def test_sparse_coo_mm_checks_sizes_and_dtypes_as_torchs_addmm():
+    import warnings
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for a, b in [((3, 3), (4, 2)), ((3, 5), (3, 2)), ((3, 5), (4, 2))]:
+            for fn in ("sparse_mm", "matmul"):
+                def run(lib):
+                    s = lib.ones(a).to_sparse()
+                    return lib.sparse.mm(s, lib.ones(b)) if fn == "sparse_mm" else s @ lib.ones(b)
+                assert _error_of(lambda: run(ember)) == _error_of(lambda: run(torch))
+        for sd, dd in [("float32", "float64"), ("float64", "float32")]:
+            def run(lib):
+                s = lib.eye(3, dtype=getattr(lib, sd)).to_sparse()
+                return lib.sparse.mm(s, lib.ones(3, 2, dtype=getattr(lib, dd)))
+            assert _error_of(lambda: run(ember)) == _error_of(lambda: run(torch))

@@ -283,10 +283,18 @@ def sparse_mm(s, d):
     _no_cpu_addmm(s, d)
     if _layout(d) != "strided":
         return spgemm(coalesce(_as_coo(s)), coalesce(_as_coo(d)))
+    coo = _layout(s) == "sparse_coo"
     s = coalesce(_as_coo(s))
     if s.ndim != 2 or d.ndim != 2 or s._data.sparse_dim != 2:
         raise RuntimeError(f"mm: expected 2-D sparse and dense matrices, got {s.ndim}-D and "
                            f"{d.ndim}-D")
+    if coo and s.shape[1] != d.shape[0]:      # torch's COO kernel is an addmm: its checks
+        raise RuntimeError(f"addmm: Argument #3 (dense): Expected dim 0 size {s.shape[1]}, "
+                           f"got {d.shape[0]}")
+    if coo and s.dtype != d.dtype:
+        from ember._dtype import scalar_type_name
+        raise RuntimeError(f"expected scalar type {scalar_type_name(s.dtype)} but found "
+                           f"{scalar_type_name(d.dtype)}")
     if s.shape[1] != d.shape[0]:
         raise RuntimeError(f"mat1 and mat2 shapes cannot be multiplied ({s.shape[0]}x"
                            f"{s.shape[1]} and {d.shape[0]}x{d.shape[1]})")

@@ -77,7 +77,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         hq, hk, hv = query.size(-3), key.size(-3), value.size(-3)
         if hq % hk or hq % hv:
             raise RuntimeError("Number of heads in key and value must divide the number of "
-                               "heads in query")
+                               "heads in ")     # (torch's text ends there)
         if hk != hq:
             key = key.repeat_interleave(hq // hk, -3)
         if hv != hq:
@@ -109,6 +109,7 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
         scores.add_(torch.zeros(L, S, dtype=scores.dtype).masked_fill_(above, float("-inf")))
         masked = S == 0
     if attn_mask is not None:
+        _mask_fits(scores.shape, attn_mask.shape)
         if attn_mask.dtype == torch.bool:
             scores = scores.masked_fill(attn_mask.logical_not(), float("-inf"))
         else:
@@ -126,6 +127,17 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _mask_fits(scores_shape, mask_shape):
+    """torch's math path adds the mask to the scores in place: a mask that does not
+    broadcast to them, or would grow them, raises that in-place add's error."""
+    try:
+        fits = torch.broadcast_shapes(scores_shape, mask_shape) == scores_shape
+    except RuntimeError:
+        fits = False
+    if not fits:
+        torch.zeros(scores_shape).add_(torch.zeros(mask_shape))
 
 
 def _other_modes():

@@ -222,11 +222,14 @@ def rms_norm(input, normalized_shape, weight=None, eps=None):
     if isinstance(normalized_shape, int):
         normalized_shape = (normalized_shape,)
     k = len(normalized_shape)
+    if input.dim() < k:
+        raise ValueError(f"Input tensor must have at least {k} dimensions, but got "
+                         f"{input.dim()}")
     if tuple(input.shape[input.dim() - k:]) != tuple(normalized_shape):
-        raise RuntimeError(
+        raise RuntimeError(     # torch's rms_norm text: no ", " after the "*"
             f"Given normalized_shape={list(normalized_shape)}, expected input with shape "
-            f"[*, {', '.join(str(s) for s in normalized_shape)}], but got input of size"
-            f"{list(input.shape)}".replace("size[", "size["))
+            f"[*{', '.join(str(s) for s in normalized_shape)}], but got input of size"
+            f"{list(input.shape)}")
     _check_floating(input, "rms_norm", complex_ok=True)
     if weight is not None and weight.dtype != input.dtype:
         # torch's fused kernel wants one dtype; it warns once a process and computes anyway
