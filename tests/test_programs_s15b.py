@@ -210,3 +210,24 @@ def test_sparse_coo_mm_checks_sizes_and_dtypes_as_torchs_addmm():
                 s = lib.eye(3, dtype=getattr(lib, sd)).to_sparse()
                 return lib.sparse.mm(s, lib.ones(3, 2, dtype=getattr(lib, dd)))
             assert _error_of(lambda: run(ember)) == _error_of(lambda: run(torch))
+
+
+def test_sdpa_dropout_outside_zero_one_as_torch():
+    # a negative dropout_p reaches torch's flash kernel for flash-shaped (4-d) operands and
+    # is refused there; 3-d/2-d ones run the math path without dropout; p > 1 is the math
+    # path's RuntimeError (F.dropout's own check is a ValueError)
+    x = np.random.default_rng(1).standard_normal((2, 4, 6, 8)).astype(np.float32)
+    for p in (-0.1, 1.5, 2.0):
+        for sub in (x, x[0], x[0, 0]):
+            outs = []
+            for lib in (ember, torch):
+                t = lib.tensor(sub)
+                got = _error_of(lambda: lib.nn.functional.scaled_dot_product_attention(
+                    t, t, t, dropout_p=p))
+                outs.append(got)
+            assert outs[0] == outs[1], (p, sub.ndim)
+    t3 = ember.tensor(x[0])
+    np.testing.assert_allclose(
+        _np(ember.nn.functional.scaled_dot_product_attention(t3, t3, t3, dropout_p=-0.1)),
+        _np(torch.nn.functional.scaled_dot_product_attention(*(torch.tensor(x[0]),) * 3)),
+        rtol=1e-6, atol=1e-6)

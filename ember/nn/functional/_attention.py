@@ -82,6 +82,16 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
             key = key.repeat_interleave(hq // hk, -3)
         if hv != hq:
             value = value.repeat_interleave(hq // hv, -3)
+    if dropout_p < 0.0 and query.dim() == 4 and value.size(-1) == E and \
+            _cuda_flags._sdp["flash"] and not (attn_mask is not None and
+                                               attn_mask.requires_grad):
+        # torch's CPU dispatch sends only dropout_p > 0 to the math path: a negative one
+        # reaches the flash kernel, which refuses any nonzero dropout
+        raise RuntimeError("scaled_dot_product_attention_flash_attention: Currently do not "
+                           "support dropout > 0")
+    if dropout_p > 1.0:         # the math path's dropout (a C++ check: RuntimeError)
+        raise RuntimeError(f"dropout probability has to be between 0 and 1, but got "
+                           f"{float(dropout_p):g}")     # (a C++ double: 2.0 prints as 2)
     if query.dtype in (torch.float16, torch.bfloat16) and key.dtype == query.dtype and \
             value.dtype == query.dtype and not _other_modes():
         return _low_precision(query, key, value, attn_mask, dropout_p, is_causal, scale_factor)
