@@ -978,7 +978,7 @@ CASES = {
         "the derivative for 'geqrf' is not implemented."),
     "sparse_mm_3d": (lambda L: L.sparse.mm(L.ones(2, 2, 2).to_sparse(), L.ones(2, 2)), None),
     "sparse_mm_shapes": (lambda L: L.sparse.mm(L.ones(2, 3).to_sparse(), L.ones(2, 2)),
-        "cannot be multiplied"),
+        "Argument #3 (dense): Expected dim 0 size 3, got 2"),
     "sparse_t_3d": (lambda L: L.ones(2, 2, 2).to_sparse().t(),
         "t() expects a tensor with <= 2 sparse and 0 dense dimensions"),
     "sparse_add_dense": (lambda L: L.ones(2).to_sparse().add(L.ones(2)),
