@@ -1423,3 +1423,17 @@ def test_inplace_out_path_aliasing_and_values():
     assert np.allclose(_np(m), 4.0)
     m.lerp_(E.zeros(2, 3), 0.75)
     assert np.allclose(_np(m), 1.0)
+
+
+def test_backward_seed_of_another_float_dtype_is_cast():
+    # torch casts a gradient seed of another float dtype to the output's (a float64 seed on a
+    # float32 matmul used to reach mm's backward and fail on mixed dtypes)
+    import torch
+    for lib in (ember, torch):
+        x = lib.ones(2, 2, requires_grad=True)
+        (x @ x).backward(lib.ones(2, 2, dtype=lib.float64))
+        assert x.grad.dtype == lib.float32
+        np.testing.assert_array_equal(x.grad.numpy(), np.full((2, 2), 4.0, np.float32))
+        y = lib.ones(3, dtype=lib.float64, requires_grad=True)
+        g, = lib.autograd.grad(y * 2, y, lib.ones(3, dtype=lib.float32))
+        assert g.dtype == lib.float64

@@ -124,6 +124,8 @@ def _make_grads(outputs, grad_outputs):
                                    f"required to have the same dtype. Mismatch in dtype: "
                                    f"grad_output[{i}] has a dtype of {g.dtype} and output[{i}] "
                                    f"has a dtype of {o.dtype}.")
+            if g._data.dtype != o._data.dtype and o._data.dtype.kind in "fcV":
+                g = g.to(o.dtype)           # torch casts a seed of another float dtype
         else:
             raise TypeError(f"gradients can be either Tensors or None, but got "
                             f"{type(g).__name__}")
