@@ -117,6 +117,18 @@ def _unary(name, kernel, rule, saves=("self",), **kw):
 # dispatched op in place of three, and torch's bits (the composites ``g * (1 - y ** 2)`` and
 # ``g * (y * (1 - y))`` were an ulp off in 30% of elements). Without a graph to build
 # (create_graph off) and on real float32/float64 only; else the composites, differentiable.
+def _in_float32(kernel, chars="eE"):
+    """``kernel`` on half-type operands (dtype chars ``chars``: e float16, E bfloat16)
+    computed in float32 and rounded once, as torch's CPU kernels compute those gradients
+    (found against torch: tanh's for both, sigmoid's for bfloat16; its float16 sigmoid
+    gradient rounds each step, as the composite does)."""
+    def run(g, y):
+        if y.dtype.char in chars:
+            return kernel(g.astype(np.float32), y.astype(np.float32)).astype(y.dtype)
+        return kernel(g, y)
+    return run
+
+
 def _tanh_backward_kernel(g, y):
     if y.dtype == np.float32:                         # 1 - y^2 exact in float64, rounded once
         r = np.subtract(1.0, np.multiply(y, y, dtype=np.float64)).astype(np.float32)
@@ -136,14 +148,16 @@ def _sigmoid_backward_kernel(g, y):
 
 
 tanh_backward = OpDef("tanh_backward(Tensor grad_output, Tensor output) -> Tensor",
-                      _tanh_backward_kernel, promote=None, differentiable=False)
+                      _in_float32(_tanh_backward_kernel), promote=None,
+                      differentiable=False)
 sigmoid_backward = OpDef("sigmoid_backward(Tensor grad_output, Tensor output) -> Tensor",
-                         _sigmoid_backward_kernel, promote=None, differentiable=False)
+                         _in_float32(_sigmoid_backward_kernel, "E"), promote=None,
+                         differentiable=False)
 
 
 def _fused_grad_ok(g, y):
     return not is_grad_enabled() and type(g) is Tensor and type(y) is Tensor and \
-        g._data.dtype == y._data.dtype and g._data.dtype.char in "fd" and \
+        g._data.dtype == y._data.dtype and g._data.dtype.char in "fdeE" and \
         g._data.shape == y._data.shape
 
 
