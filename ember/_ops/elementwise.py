@@ -935,8 +935,23 @@ def _(ctx, g, x, approximate):
     return gelu_backward(g, x)
 
 
+def _silu_backward_half(g, x):
+    """torch's float16/bfloat16 silu gradient: (g s) (1 + x (1 - s)), s = sigmoid(x), in
+    float32 from the half values, rounded once (found against torch)."""
+    gf, xf = g.astype(np.float32), x.astype(np.float32)
+    sf = K.sigmoid(xf)
+    one = np.float32(1)
+    return ((gf * sf) * (one + xf * (one - sf))).astype(x.dtype)
+
+
+silu_backward = OpDef("silu_backward(Tensor grad_output, Tensor self) -> Tensor",
+                      _silu_backward_half, promote=None, differentiable=False)
+
+
 @silu_op.def_backward
 def _(ctx, g, x):
+    if _fused_grad_ok(g, x) and x._data.dtype.char in "eE":
+        return silu_backward(g, x)
     s = x.sigmoid()
     return g * cj(s * (1 + x * (1 - s)))
 
