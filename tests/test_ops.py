@@ -164,6 +164,7 @@ UNTESTED_RECORDS = {
     "_standard_gamma_grad": "the gradient of _standard_gamma (tests/test_random_streams.py)",
     "tanh_backward": "tanh's gradient (tests/test_activation_gradients.py)",
     "sigmoid_backward": "sigmoid's gradient (tests/test_activation_gradients.py)",
+    "silu_backward": "silu's half-type gradient (tests/test_half_gradients.py)",
     "_basic_index": "every getitem test",
     "_fused_adam_": "tests/optim/test_adam_arrays.py", "_fused_adamw_": "Adam/AdamW steps",
     "_basic_index_backward": "gradients of getitem",

@@ -480,7 +480,7 @@ class RNNBase(Module):
 
     def check_hidden_size(self, hx: Tensor, expected_hidden_size: Tuple[int, int, int],
                           msg: str = 'Expected hidden size {}, got {}'):
-        actual = list(hx.size())
+        actual = list(hx.shape) if isinstance(hx, Tensor) else list(hx.size())   # (torch's text)
         if actual != list(expected_hidden_size):
             raise RuntimeError(msg.format(expected_hidden_size, actual))
 
