@@ -22,6 +22,18 @@ def _protocol_wrappers_undone():
 # bit with torch's x86 kernels (or with OpenBLAS's AVX-512 GEMM kernels), which give other
 # bits on a CPU without AVX-512 VNNI: there they are expected to fail (not strictly: a pass
 # is fine). On a CPU with VNNI they run as written.
+@pytest.fixture(params=["compiled", "numpy"])
+def kernel_path(request):
+    """Runs a test on ember's compiled kernels, then again with them switched off."""
+    from ember._kernels import compiled
+    if request.param == "numpy":
+        compiled.disable()
+        yield request.param
+        compiled.enable()
+    else:
+        yield request.param
+
+
 def _host_has_vnni():
     try:
         from numpy._core._multiarray_umath import __cpu_features__ as f

@@ -4,25 +4,14 @@ import numpy as np
 import pytest
 
 import ember
-from ember._kernels import compiled
 
 torch = pytest.importorskip("torch")
 pytestmark = pytest.mark.skipif(torch.backends.cpu.get_cpu_capability() != "AVX2",
                                 reason="torch's order was read on its AVX2 kernels")
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def path(request):
-    if request.param == "numpy":
-        compiled.disable()
-        yield request.param
-        compiled.enable()
-    else:
-        yield request.param
-
-
 @pytest.mark.parametrize("n", [1, 3, 4, 5, 7, 8, 9, 12, 13, 15, 16, 63, 100, 1001, 70003])
-def test_float32_norms_are_torchs_bits(path, n):
+def test_float32_norms_are_torchs_bits(kernel_path, n):
     rng = np.random.default_rng(n)
     for shape in ((n,), (3, n), (2, 2, n)):
         a = (rng.standard_normal(shape) * 10).astype(np.float32)

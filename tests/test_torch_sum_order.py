@@ -5,7 +5,6 @@ import pytest
 
 import ember
 import ember.nn.functional as F
-from ember._kernels import compiled
 
 torch = pytest.importorskip("torch")
 
@@ -21,16 +20,6 @@ SHAPES = [(3, 5), (64, 1000), (1000, 64), (17, 33), (100, 7), (31, 31), (200, 40
           (4, 4), (9, 6), (2, 8), (6, 2)]
 
 
-@pytest.fixture(params=["compiled", "numpy"])
-def kernels(request):
-    if request.param == "numpy":
-        compiled.disable()
-        yield request.param
-        compiled.enable()
-    else:
-        yield request.param
-
-
 @pytest.fixture(autouse=True)
 def same_threads():
     """ember's thread count as torch's (the chunks of a full sum follow it)."""
@@ -44,7 +33,7 @@ def same(e, t):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_full_sum_and_mean(kernels, dtype):
+def test_full_sum_and_mean(kernel_path, dtype):
     rng = np.random.default_rng(0)
     for n in LENGTHS:
         a = rng.standard_normal(n).astype(dtype)
@@ -55,7 +44,7 @@ def test_full_sum_and_mean(kernels, dtype):
 
 
 @pytest.mark.parametrize("dtype", ["float32", "float64"])
-def test_sum_and_mean_along_dims(kernels, dtype):
+def test_sum_and_mean_along_dims(kernel_path, dtype):
     rng = np.random.default_rng(1)
     for shape in SHAPES:
         a = rng.standard_normal(shape).astype(dtype)
@@ -75,7 +64,7 @@ def test_sum_and_mean_along_dims(kernels, dtype):
                     assert same(e.T.mean(d), t.T.mean(d))
 
 
-def test_three_dims(kernels):
+def test_three_dims(kernel_path):
     rng = np.random.default_rng(2)
     for shape in [(4, 5, 6), (3, 100, 40), (2, 33, 70), (10, 10, 300), (5, 17, 3)]:
         a = rng.standard_normal(shape).astype(np.float32)
@@ -85,7 +74,7 @@ def test_three_dims(kernels):
             assert same(e.mean(d, keepdim=True), t.mean(d, keepdim=True)), (shape, d)
 
 
-def test_float32_summed_as_float64(kernels):
+def test_float32_summed_as_float64(kernel_path):
     rng = np.random.default_rng(3)
     a = (rng.standard_normal((64, 1000)) * 2.0 ** rng.integers(-40, 40, (64, 1000)))
     a = a.astype(np.float32)                # (wide exponents: the float64 sums round)
@@ -94,7 +83,7 @@ def test_float32_summed_as_float64(kernels):
     assert same(e.mean(1, dtype=ember.float64), t.mean(1, dtype=torch.float64))
 
 
-def test_mse_loss_mean(kernels):
+def test_mse_loss_mean(kernel_path):
     rng = np.random.default_rng(4)
     for shape in [(100,), (64, 10), (64, 1000), (256, 3, 32, 32)]:
         x = rng.standard_normal(shape).astype(np.float32)
