@@ -24,14 +24,10 @@ def _protocol_wrappers_undone():
 # is fine). On a CPU with VNNI they run as written.
 @pytest.fixture(params=["compiled", "numpy"])
 def kernel_path(request):
-    """Runs a test on ember's compiled kernels, then again with them switched off."""
-    from ember._kernels import compiled
-    if request.param == "numpy":
-        compiled.disable()
-        yield request.param
-        compiled.enable()
-    else:
-        yield request.param
+    """Runs a test on ember's compiled kernels (skipped without numba), then again with them
+    switched off (helpers.compiled_kernels)."""
+    from helpers import compiled_kernels
+    yield from compiled_kernels("numba" if request.param == "compiled" else "numpy")
 
 
 def _host_has_vnni():

@@ -104,6 +104,24 @@ def import_torchvision():
     return torchvision
 
 
+def outcome(lib, fn):
+    """(class name, text) of what ``fn(lib)`` raises, or ("OK", repr of its result)."""
+    try:
+        r = fn(lib)
+    except Exception as e:      # noqa: BLE001 - the class is what is compared
+        return type(e).__name__, str(e)
+    return "OK", repr(r)
+
+
+def assert_same_outcome(fn, raises=True):
+    """``fn(ember)`` raises what ``fn(torch)`` raises, class and text (with ``raises``, torch
+    must raise), or both return the same repr."""
+    want = outcome(torch, fn)
+    if raises:
+        assert want[0] != "OK", want          # the case is an error in torch
+    assert outcome(ember, fn) == want
+
+
 def compiled_kernels(param):
     """Body of a fixture parametrized over ("numpy", "numba"): ember's compiled kernels
     switched off or on for one test (numba's absence skips the "numba" case), then the

@@ -8,21 +8,7 @@ import ember
 
 torch = pytest.importorskip("torch")
 
-
-def _outcome(lib, fn):
-    """(class name, text) of what ``fn(lib)`` raises, or ("OK", repr of its result)."""
-    try:
-        r = fn(lib)
-    except Exception as e:      # noqa: BLE001 - the class is what is compared
-        return type(e).__name__, str(e)
-    return "OK", repr(r)
-
-
-def _same(fn, raises=True):
-    want = _outcome(torch, fn)
-    if raises:
-        assert want[0] != "OK", want          # the case is an error in torch
-    assert _outcome(ember, fn) == want
+from helpers import assert_same_outcome as _same, outcome as _outcome  # noqa: E402
 
 
 # ------------------------------------------------------------------ out= with grad
