@@ -721,7 +721,9 @@ OPS = [
            error_inputs=_trace_errors, op_records=("trace",), **TOL),
     OpInfo("chain_matmul", _chain_ref, _chain_samples, dtypes=MM_DTYPES, method=False,
            supports_out=True, grad_dtypes=GRAD, error_inputs=_chain_errors,
-           op_records=("chain_matmul",), **TOL),
+           # the product order is the cheapest chain (as torch), the reference's left to right:
+           # four float32 factors up to ~10 cancel to ~16 with 5e-4 between the two orders
+           op_records=("chain_matmul",), atol=2e-3, rtol=1e-5),
     OpInfo("cdist", _cdist_ref, _cdist_samples, dtypes=FLOATS, method=False,
            error_inputs=_cdist_errors, op_records=("_cdist_forward", "_blas_pow"),
            atol=1e-3, rtol=1e-4),
