@@ -18,6 +18,7 @@ from datetime import timedelta
 from urllib.parse import urlparse
 
 from ember.distributed import autograd as dist_autograd
+from ember.distributed._errors import DistNetworkError
 from ember.distributed.rendezvous import rendezvous
 from ember.distributed.rpc import _profiling, _wire, constants
 from ember.distributed.rpc._agent import Agent
@@ -147,10 +148,17 @@ def _barrier(agent, deadline, limit):
                    if not store.check([f"rpc/shutdown/arrived/{r}"])]
         raise RuntimeError(f"RPC shutdown of {me} timed out after {limit:.2f} seconds: workers "
                            f"{missing} did not reach shutdown") from None
+    if me.id != 0:
+        try:
+            store.add("rpc/shutdown/left", 1)
+        except DistNetworkError:
+            # rank 0 stops serving the store once the count reaches the world size, which
+            # can be before this add's reply is written: the add has landed, nothing is lost
+            pass
+        return
     store.add("rpc/shutdown/left", 1)
-    if me.id == 0:
-        while store.add("rpc/shutdown/left", 0) < world and time.monotonic() < deadline:
-            time.sleep(0.002)
+    while store.add("rpc/shutdown/left", 0) < world and time.monotonic() < deadline:
+        time.sleep(0.002)
 
 
 def get_worker_info(worker_name=None):
