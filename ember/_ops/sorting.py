@@ -149,8 +149,8 @@ def _quantile_checks(self, q, interpolation):
     if interpolation not in _INTERPOLATIONS:
         raise RuntimeError(f"quantile() interpolation must be one of linear, lower, higher, "
                            f"midpoint or nearest, but got {interpolation}")
-    if not scalar_q and q.numel() and (builtins.float(amin(q, (), False)) < 0 or
-                                       builtins.float(amax(q, (), False)) > 1):
+    if not scalar_q and q.numel() and (builtins.float(amin(q.detach(), (), False)) < 0 or
+                                       builtins.float(amax(q.detach(), (), False)) > 1):
         raise RuntimeError("quantile() q values must be in the range [0, 1]")
 
 
