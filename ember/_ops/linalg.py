@@ -585,8 +585,30 @@ def solve(A, B, *, left=True, out=None):
     return _out(_solve_post(X, left, vec), out, "linalg_solve")
 
 
+_UNSET = object()
+
+
+def _solve_triangular_arity(A, B, more):
+    """torch's parser text for a call of solve_triangular missing A, B or the keyword-only
+    ``upper``, or giving more than two positional arguments (found by experiment: it counts
+    ``upper`` among the required positional ones: 'takes from 3 to 2 positional arguments',
+    'missing 1 required positional arguments: "upper"'; "argument" for more than one)."""
+    fname = "linalg_solve_triangular"
+    if more:
+        return TypeError(f"{fname}() takes from 3 to 2 positional arguments but "
+                         f"{2 + len(more)} were given")
+    names = ["input", "B", "upper"]
+    missing = names[0 if A is _UNSET else 1 if B is _UNSET else 2:]
+    n = len(missing)
+    return TypeError(f"{fname}() missing {n} required positional argument{'s' if n == 1 else ''}"
+                     f": " + ", ".join(f'"{m}"' for m in missing))
+
+
 @linalg
-def solve_triangular(A, B, *, upper, left=True, unitriangular=False, out=None):
+def solve_triangular(A=_UNSET, B=_UNSET, *_more, upper=_UNSET, left=True, unitriangular=False,
+                     out=None):
+    if _more or A is _UNSET or B is _UNSET or upper is _UNSET:
+        raise _solve_triangular_arity(A, B, _more)
     if left:
         r = _d(solve_triangular_op, A, B, upper, unitriangular)
     else:

@@ -60,42 +60,98 @@ def _cos_in(x):
     return np.cos(x.astype(np.float64)).astype(x.dtype)
 
 
+# torch's windows are overloads that each take a prefix of (periodic, alpha/beta, ...)
+# positionally or by keyword: ``kaiser_window(6, beta=8.0)`` without ``periodic`` (or a
+# Hamming ``beta`` without ``alpha``, or an argument too many) matches none and is torch's
+# overload TypeError listing them (found by experiment).
+_UNSET = object()
+_WINDOW_TAIL = ("*, torch.dtype dtype = None, torch.layout layout = None, torch.device device "
+                "= None, bool pin_memory = False, bool requires_grad = False)")
+
+
+def _window_args(fname, window_length, optional, more, extra):
+    """The values of ``optional`` [(name, type, value or _UNSET, default)] when they are a
+    prefix of the window's overloads, else torch's overload TypeError. ``more``: extra
+    positional values; ``extra``: the call's other keyword values by name."""
+    given = [v is not _UNSET for _, _, v, _ in optional]
+    if not more and given == sorted(given, reverse=True):
+        return [d if v is _UNSET else v for _, _, v, d in optional]
+    import sys
+    from ember._dispatch import _call_keywords
+    from ember._ops.parser_errors import overloaded_text
+    _, kw_names = _call_keywords(sys._getframe(2))
+    kw_names = kw_names or ()
+    pos = [window_length] + [v for n, _, v, _ in optional if v is not _UNSET
+                             and n not in kw_names] + list(more)
+    values = dict(extra, **{n: v for n, _, v, _ in optional})
+    kw = {n: values[n] for n in kw_names if n in values}
+    sigs, head = [], "(int window_length, "
+    sigs.append(head + _WINDOW_TAIL)
+    for n, t, _, _ in optional:
+        head += f"{t} {n}, "
+        sigs.append(head + _WINDOW_TAIL)
+    raise TypeError(overloaded_text(fname, sigs, pos, kw))
+
+
+def _extra(dtype, layout, device, pin_memory, requires_grad):
+    return dict(dtype=dtype, layout=layout, device=device, pin_memory=pin_memory,
+                requires_grad=requires_grad)
+
+
 @public()
-def hann_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
+def hann_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=None, device=None,
                 pin_memory=False, requires_grad=False):
     """Hann window: ``0.5 - 0.5 cos(2 pi n / (N - 1))``."""
+    periodic, = _window_args("hann_window", window_length, [("periodic", "bool", periodic, True)],
+                             _more, _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hann_window", window_length, periodic, dtype, requires_grad,
                    _cos_window((0.5, 0.5)))
 
 
 @public()
-def hamming_window(window_length, periodic=True, alpha=0.54, beta=0.46, *, dtype=None,
-                   layout=None, device=None, pin_memory=False, requires_grad=False):
+def hamming_window(window_length, periodic=_UNSET, alpha=_UNSET, beta=_UNSET, *_more,
+                   dtype=None, layout=None, device=None, pin_memory=False,
+                   requires_grad=False):
     """Hamming window: ``alpha - beta cos(2 pi n / (N - 1))``."""
+    periodic, alpha, beta = _window_args(
+        "hamming_window", window_length,
+        [("periodic", "bool", periodic, True), ("alpha", "float", alpha, 0.54),
+         ("beta", "float", beta, 0.46)], _more,
+        _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hamming_window", window_length, periodic, dtype, requires_grad,
                    _cos_window((alpha, beta)))
 
 
 @public()
-def blackman_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    pin_memory=False, requires_grad=False):
+def blackman_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=None,
+                    device=None, pin_memory=False, requires_grad=False):
     """Blackman window: ``0.42 - 0.5 cos(2 pi n/(N-1)) + 0.08 cos(4 pi n/(N-1))``."""
+    periodic, = _window_args("blackman_window", window_length,
+                             [("periodic", "bool", periodic, True)], _more,
+                             _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("blackman_window", window_length, periodic, dtype, requires_grad,
                    _cos_window((0.42, 0.5, 0.08)))
 
 
 @public()
-def bartlett_window(window_length, periodic=True, *, dtype=None, layout=None, device=None,
-                    pin_memory=False, requires_grad=False):
+def bartlett_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=None,
+                    device=None, pin_memory=False, requires_grad=False):
     """Bartlett (triangular) window: ``1 - |2n / (N - 1) - 1|``."""
+    periodic, = _window_args("bartlett_window", window_length,
+                             [("periodic", "bool", periodic, True)], _more,
+                             _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
                    lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
 
 
 @public()
-def kaiser_window(window_length, periodic=True, beta=12.0, *, dtype=None, layout=None,
+def kaiser_window(window_length, periodic=_UNSET, beta=_UNSET, *_more, dtype=None, layout=None,
                   device=None, pin_memory=False, requires_grad=False):
     """Kaiser window: ``I0(beta sqrt(1 - (2n/(N-1) - 1)^2)) / I0(beta)``."""
+    periodic, beta = _window_args(
+        "kaiser_window", window_length,
+        [("periodic", "bool", periodic, True), ("beta", "float", beta, 12.0)], _more,
+        _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
                    lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - (2 * k / (m - 1) - 1) ** 2,
                                                              0, None))) / np.i0(beta))
