@@ -145,7 +145,7 @@ def _call_handler(arg, func, types, args, kwargs, warning=DeprecationWarning):
 def _front_of(op):
     """The public callable the user called for ``op``: the generated Tensor method or
     function whose frame is on the stack, else the public function (or method) of that name."""
-    from ember._ops.registry import FUNCTIONS, METHODS
+    from ember._ops.registry import FUNCTIONS, METHODS, OPERATOR_METHODS
     name = op.public_name
     f, m = FUNCTIONS.get(name), METHODS.get(name)
     fcode = getattr(f, "__code__", None)
@@ -155,7 +155,7 @@ def _front_of(op):
         if frame is None:
             break
         code = frame.f_code
-        if code is mcode and mcode is not None:
+        if mcode is not None and (code is mcode or mcode in OPERATOR_METHODS.get(code, ())):
             return m, True
         if code is fcode and fcode is not None:
             return _PUBLIC.get(f, f), False

@@ -96,9 +96,11 @@ def test_numpy_keyword_names_axis_and_keepdims(call):
 
 
 def test_numpy_keyword_names_leave_required_arguments_required():
-    with pytest.raises(TypeError, match="missing 1 required positional argument: 'dim'"):
+    # (torch's parser texts: Note [arity errors])
+    with pytest.raises(TypeError, match='missing 2 required positional argument: "dim", '
+                                        '"index"$'):
         ember.ones(2, 2).gather(index=ember.tensor([[0]]))
-    with pytest.raises(TypeError, match="arguments: 'dim' and 'index'"):
+    with pytest.raises(TypeError, match='argument: "dim", "index"$'):
         ember.ones(2, 2).index_select()
 
 

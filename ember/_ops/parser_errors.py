@@ -334,3 +334,147 @@ def tensor_argument(fname, name, index, value):
     :func:`int_argument`)."""
     import sys
     raise _bad_from(sys._getframe(1), fname, name, index, "Tensor", value)
+
+
+# Note [arity errors]: torch's parser, not Python's, words a call with a required argument
+# missing or too many positional ones (found by experiment): 'cumsum() missing 1 required
+# positional arguments: "dim"' (always "arguments" for one, "argument" for more: 'missing 2
+# required positional argument: "dim0", "dim1"'), listing every required positional
+# argument from the first one not given by position (also those given by keyword); 'add()
+# takes 1 positional argument but 2 were given' / 'takes from 0 to 3 positional arguments
+# but 4 were given' / '... but 1 was given', counted without a method's ``self``. Where
+# torch overloads the name, these come only when exactly one listed signature takes as many
+# arguments as the call gives; otherwise the overload list ("received an invalid combination
+# of arguments ..."; with one listed signature, as for ``add`` whose others torch hides:
+# "got (Tensor, !int!), but expected (Tensor other, *, Number alpha = 1)"). Generated
+# fronts test ``_more or dim is _NOARG`` (one test; Python's operators skip it) and come
+# here only when it holds.
+_CMP = ("(Tensor other)", "(Number other)")
+_CMP_F = ("(Tensor input, Tensor other, *, Tensor out = None)",
+          "(Tensor input, Number other, *, Tensor out = None)")
+_SCATTER = ("(int dim, Tensor index, Tensor src)", "(int dim, Tensor index, Tensor src, *, str reduce)",
+            "(int dim, Tensor index, Number value)",
+            "(int dim, Tensor index, Number value, *, str reduce)")
+METHOD.update({
+    "add": ("(Tensor other, *, Number alpha = 1)",),
+    "sub": ("(Tensor other, *, Number alpha = 1)",),
+    "addmm": ("(Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1)",),
+    "lerp": ("(Tensor end, Tensor weight)", "(Tensor end, Number weight)"),
+    "fill_": ("(Tensor value)", "(Number value)"),
+    "index_fill": ("(int dim, Tensor index, Tensor value)", "(int dim, Tensor index, Number value)"),
+    "movedim": ("(int source, int destination)",
+                "(tuple of ints source, tuple of ints destination)"),
+    "scatter": _SCATTER,
+})
+METHOD["index_fill_"] = METHOD["index_fill"]
+METHOD["scatter_"] = METHOD["scatter"]
+METHOD["lerp_"] = METHOD["lerp"]
+METHOD["add_"] = METHOD["add"]
+METHOD["sub_"] = METHOD["sub"]
+for _n in ("eq", "ne", "lt", "le", "gt", "ge"):
+    METHOD[_n] = METHOD[_n + "_"] = _CMP
+    FUNCTION[_n] = _CMP_F
+FUNCTION.update({
+    "add": ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",),
+    "sub": ("(Tensor input, Tensor other, *, Number alpha = 1, Tensor out = None)",),
+    "addmm": ("(Tensor input, Tensor mat1, Tensor mat2, *, Number beta = 1, Number alpha = 1, "
+              "Tensor out = None)",
+              "(Tensor input, Tensor mat1, Tensor mat2, torch.dtype out_dtype, *, Number beta = "
+              "1, Number alpha = 1, Tensor out = None)"),
+    "mm": ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+           "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)"),
+    "bmm": ("(Tensor input, Tensor mat2, *, Tensor out = None)",
+            "(Tensor input, Tensor mat2, torch.dtype out_dtype, *, Tensor out = None)"),
+    "lerp": ("(Tensor input, Tensor end, Tensor weight, *, Tensor out = None)",
+             "(Tensor input, Tensor end, Number weight, *, Tensor out = None)"),
+    "fill": ("(Tensor input, Tensor value)", "(Tensor input, Number value)"),
+    "index_fill": ("(Tensor input, int dim, Tensor index, Tensor value)",
+                   "(Tensor input, int dim, Tensor index, Number value)"),
+    "movedim": ("(Tensor input, int source, int destination)",
+                "(Tensor input, tuple of ints source, tuple of ints destination)"),
+    "scatter": tuple(s.replace("(", "(Tensor input, ", 1).replace(")", ", Tensor out = None)")
+                     if "*" in s else
+                     s.replace("(", "(Tensor input, ", 1).replace(")", ", *, Tensor out = None)")
+                     for s in _SCATTER),
+})
+
+
+def _got_marked(sig, pos, kw):
+    """The "got (...)" of torch's one-signature overload text: arguments that do not fit
+    ``sig`` marked ``!type!``."""
+    params = _params(sig)
+    positional = [p for p in params if not p[2]]
+    names = {n: t for t, n, _ in params}
+    shown = []
+    for i, v in enumerate(pos):
+        name = _type_name(v)
+        shown.append(name if i < len(positional) and _fits(positional[i][0], v) else f"!{name}!")
+    for k, v in kw.items():
+        name = _type_name(v)
+        shown.append(f"{k}={name}" if k in names and _fits(names[k], v) else f"{k}=!{name}!")
+    return ", ".join(shown)
+
+
+def _arity_text(fname, params, pos, kw):
+    """The one-signature parser's text for a call of ``params`` [(name, required,
+    keyword-only)] giving ``pos`` and ``kw``, or None when it binds."""
+    positional = [p for p in params if not p[2]]
+    if len(pos) > len(positional):
+        lo = sum(1 for p in positional if p[1])
+        hi = len(positional)
+        takes = f"{hi} positional argument{'' if hi == 1 else 's'}" if lo == hi else \
+            f"from {lo} to {hi} positional arguments"
+        return f"{fname}() takes {takes} but {len(pos)} {'was' if len(pos) == 1 else 'were'} given"
+    rest = [p for p in positional[len(pos):] if p[1]]
+    if any(p[0] not in kw for p in rest):
+        n = len(rest)
+        return (f"{fname}() missing {n} required positional argument{'s' if n == 1 else ''}: "
+                + ", ".join(f'"{p[0]}"' for p in rest))
+    return None
+
+
+def arity_error(op, fname, method, front):
+    """torch's TypeError for the call of generated front (frame ``front``) of ``op`` that
+    misses a required argument or gives too many (Note [arity errors])."""
+    from ember._ops.registry import _NOARG, _pyname
+    given = call_arguments(front, method)
+    loc = front.f_locals
+    names = [_pyname(a.name) for a in op.schema.args]
+    if not method and names and names[0] == "self":
+        names[0] = "input"
+    if method:
+        names = names[1:]
+    if given is None:                    # called from ember's code: the values as bound
+        pos, kw = [], {}
+        for n in names:
+            v = loc.get(n, _NOARG)
+            if v is _NOARG:
+                break
+            pos.append(v)
+        else:
+            pos += list(loc.get("_more", ()))
+    else:
+        pos, kw = given
+        pos = [v for v in pos if v is not _NOARG]
+    if method and not names:        # torch's no-argument methods are CPython's own
+        return TypeError(f"TensorBase.{fname}() takes no arguments ({len(pos)} given)")
+    sigs = (METHOD if method else FUNCTION).get(fname)
+    if sigs is not None:
+        n = len(pos) + len(kw)
+        plausible = [s for s in sigs if sum(1 for p in _split(s) if " = " not in p and p != "*")
+                     <= n <= len(_params(s))]
+        if len(plausible) != 1:
+            if len(sigs) == 1:
+                return TypeError(f"{fname}() received an invalid combination of arguments - got "
+                                 f"({_got_marked(sigs[0], pos, kw)}), but expected {sigs[0]}")
+            return TypeError(overloaded_text(fname, sigs, pos, kw))
+        params = [(name, " = " not in part, kw_only)
+                  for (_, name, kw_only), part in zip(_params(plausible[0]),
+                                                      [p for p in _split(plausible[0]) if p != "*"])]
+    else:
+        args = op.schema.args[1:] if method else op.schema.args
+        params = [(n, not a.has_default, a.kwarg_only) for n, a in zip(names, args)]
+    text = _arity_text(fname, params, pos, kw)
+    if text is None:       # (the overload torch would pick binds: name the argument as usual)
+        text = f"{fname}() received invalid arguments"
+    return TypeError(text)

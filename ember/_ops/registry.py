@@ -292,8 +292,9 @@ def _aliases(op, varargs):
             if a.name in _ALIASES and a.name != varargs and _ALIASES[a.name] not in names}
 
 
-def _alias_checks(op, fname, aliases, required):
-    """The front's first lines: take each alias's value, fill defaults, report missing."""
+def _alias_checks(op, fname, aliases, required, arity=False):
+    """The front's first lines: take each alias's value, fill defaults, report missing
+    (with ``arity``, the arity test after them does)."""
     lines = []
     for a in op.schema.args:
         alias = aliases.get(a.name)
@@ -306,7 +307,7 @@ def _alias_checks(op, fname, aliases, required):
                   f"        {a.name} = {alias}"]
         if a.has_default:
             lines += [f"    elif {a.name} is _NOARG:", f"        {a.name} = {a.default!r}"]
-    if required:
+    if required and not arity:
         names = ", ".join(f"({n!r}, {n})" for n in required)
         lines += ["    if " + " or ".join(f"{n} is _NOARG" for n in required) + ":",
                   f"        _missing_arguments({fname!r}, [n for n, v in ({names},) "
@@ -341,11 +342,36 @@ def _missing_arguments(fname, names):
     raise TypeError(f"{fname}() missing {len(names)} required positional {plural}: {listed}")
 
 
-def _signature(op, method, with_out, varargs, aliases=(), required=None):
+def _plain_signature(fn, required, aliases):
+    """The signature a front shows ``inspect`` (ember.jit and ember.fx bind calls with it):
+    without Note [arity errors]'s ``*_more``, required arguments without a default."""
+    sig = inspect.signature(fn)
+    strip = set(required)
+    if aliases:        # (those Note [NumPy keyword names] already made _NOARG keep it)
+        names = list(sig.parameters)
+        first = min((names.index(n) for n in aliases if n in names), default=len(names))
+        strip = {n for n in strip if names.index(n) < first}
+    empty = inspect.Parameter.empty
+    return sig.replace(parameters=[
+        p.replace(default=empty) if p.name in strip else p
+        for p in sig.parameters.values() if p.name != "_more"])
+
+
+def _arity_error(op, fname, method):
+    """torch's TypeError for a call of a generated front with too many positional arguments
+    or a required one missing (Note [arity errors]); the front's frame is our caller's."""
+    from ember._ops import parser_errors
+    raise parser_errors.arity_error(op, fname, method, sys._getframe(1)) from None
+
+
+def _signature(op, method, with_out, varargs, aliases=(), required=None, arity=False):
     """Parameters and schema-ordered call arguments of a front; names of required arguments
-    that default to ``_NOARG`` (Note [NumPy keyword names]) go to ``required``."""
+    that default to ``_NOARG`` (Note [NumPy keyword names], Note [arity errors]) go to
+    ``required``. ``arity``: every required positional argument defaults to ``_NOARG`` and
+    ``*_more`` takes surplus positional arguments (Note [arity errors])."""
     params, call, kw_started = [], [], False
     sentinel = False
+    star = "*_more" if arity else "*"
     for i, a in enumerate(op.schema.args):
         name = _pyname(a.name)
         if i == 0 and not method and name == "self":
@@ -367,10 +393,11 @@ def _signature(op, method, with_out, varargs, aliases=(), required=None):
             kw_started = True
             continue
         if a.kwarg_only and not kw_started:
-            params.append("*")
+            params.append(star)
             kw_started = True
         sentinel = sentinel or a.name in aliases
-        if sentinel and (a.name in aliases or not a.has_default):
+        if sentinel and (a.name in aliases or not a.has_default) or \
+                arity and not a.has_default and not a.kwarg_only:
             params.append(f"{name}=_NOARG")
             if not a.has_default:
                 required.append(name)
@@ -379,13 +406,16 @@ def _signature(op, method, with_out, varargs, aliases=(), required=None):
         call.append(name)
     if with_out:
         if not kw_started:
-            params.append("*")
+            params.append(star)
             kw_started = True
         params.append("out=None")
     if aliases:
         if not kw_started:
-            params.append("*")
+            params.append(star)
+            kw_started = True
         params += [f"{alias}=_NOARG" for alias in aliases.values()]
+    if arity and not kw_started:
+        params.append(star)
     return params, call
 
 
@@ -511,16 +541,25 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     from ember._state import state
     if method and kind is None:
         kind = "method"
+    # Note [arity errors]: the user's fronts (not Python's operators, which always pass one
+    # operand) give torch's texts for missing and surplus arguments
+    arity = not positional and kind not in ("operator", "inplace operator")
     if positional:
         params = call = [f"a{i}" for i in range(len(op.argnames))]
     else:
         aliases, required = _aliases(op, varargs), []
-        params, call = _signature(op, method, with_out, varargs, aliases, required)
+        params, call = _signature(op, method, with_out, varargs, aliases, required, arity)
     fname = name or op.public_name
     args = f"({', '.join(call)}{',' if len(call) == 1 else ''})"
     out = "out" if with_out else "None"
     checks = "" if positional or not aliases else \
-        _alias_checks(op, fname, aliases, required)
+        _alias_checks(op, fname, aliases, required, arity)
+    if arity:
+        more = ["_more"] if any(p.startswith("*_more") for p in params) else []
+        tests = more + [f"{n} is _NOARG" for n in required]
+        if tests:
+            checks += (f"    if {' or '.join(tests)}:\n"
+                       f"        _arity_error(_op, {fname!r}, {method})\n")
     for k, a in enumerate(() if positional else op.schema.args):
         v = _pyname(a.name)
         if a.type == "ScalarType" and not a.is_list:
@@ -576,6 +615,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
            "_varargs": _varargs, "_int_varargs": _int_varargs, "_NOARG": _NOARG,
            "_ArgumentTypeError": ArgumentTypeError, "_missing_arguments": _missing_arguments,
+           "_arity_error": _arity_error,
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
@@ -593,6 +633,8 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     exec(code, env)
     FRONT_NAMESPACES.append(env)
     fn = env["_front"]
+    if arity and ("_more" in fn.__code__.co_varnames or required):
+        fn.__signature__ = _plain_signature(fn, required, aliases)
     fn.__name__ = fname
     fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \
         f"{op.public_name}: {op.schema}"
@@ -746,8 +788,16 @@ def operator_front(fn, inplace):
     op = getattr(fn, "_op", None)
     if op is None:
         return fn
-    return generate(op, method=True, name=fn.__name__,
-                    kind="inplace operator" if inplace else "operator")
+    front = generate(op, method=True, name=fn.__name__,
+                     kind="inplace operator" if inplace else "operator")
+    OPERATOR_METHODS.setdefault(front.__code__, set()).add(fn.__code__)
+    return front
+
+
+# the method fronts' code objects each operator front's code stands for (an operator has no
+# Note [arity errors] test, so its code is not its method's; ember.overrides finds the
+# front the user called by the code on the stack)
+OPERATOR_METHODS: dict = {}
 
 
 def register(op, *, function=True, method=True, inplace=False, out=True, varargs=None,

@@ -309,7 +309,9 @@ def _annotated_result(fn):
 
 def _has_varargs(fn, method):
     code = getattr(fn, "__code__", None)
-    return code is not None and bool(code.co_flags & 0x04)
+    # (a generated front's ``*_more`` only catches surplus arguments: Note [arity errors])
+    return code is not None and bool(code.co_flags & 0x04) and \
+        code.co_varnames[code.co_argcount + code.co_kwonlyargcount] != "_more"
 
 
 def _check_plain_args(c, name, args, kwargs, e):

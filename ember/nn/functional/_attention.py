@@ -95,6 +95,13 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if query.dtype in (torch.float16, torch.bfloat16) and key.dtype == query.dtype and \
             value.dtype == query.dtype and not _other_modes():
         return _low_precision(query, key, value, attn_mask, dropout_p, is_causal, scale_factor)
+    if not _flash_path(query, value, attn_mask, dropout_p):
+        # Note [SDPA scale]: torch's math path scales query and key by sqrt(scale) each
+        # before their product (found by experiment: bit for bit with torch's own ops,
+        # where scaling the scores or the query alone misses most outputs); its flash
+        # kernel (4-d) scales the scores
+        root = math.sqrt(scale_factor)
+        query, key, scale_factor = query * root, key * root, 1.0
     if _fusable(query, key, value, attn_mask):
         keep = None
         if dropout_p > 0.0:        # F.dropout's draw, on the probabilities' shape
@@ -137,6 +144,15 @@ def scaled_dot_product_attention(query, key, value, attn_mask=None, dropout_p=0.
     if dropout_p > 0.0:
         attn = dropout(attn, dropout_p, True)
     return torch.matmul(attn, value)
+
+
+def _flash_path(query, value, attn_mask, dropout_p):
+    """Does torch's CPU dispatch send this call to its flash kernel (4-d operands, no
+    dropout, equal head sizes, a mask without grad, flash enabled) rather than its math
+    path?"""
+    return query.dim() == 4 and value.dim() == 4 and dropout_p == 0.0 and \
+        value.size(-1) == query.size(-1) and _cuda_flags._sdp["flash"] and \
+        not (attn_mask is not None and attn_mask.requires_grad)
 
 
 def _mask_fits(scores_shape, mask_shape):
