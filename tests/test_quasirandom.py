@@ -1,6 +1,6 @@
 """ember.quasirandom.SobolEngine against torch's: the unscrambled sequence point for point,
 draw/draw_base2/fast_forward/reset bookkeeping, dtypes, errors; scrambled points keep the
-Sobol' properties (values differ from torch's for a seed: SciPy's scrambling)."""
+Sobol' properties (and are torch's values for a seed: tests/test_programs_s16a.py)."""
 import numpy as np
 import pytest
 

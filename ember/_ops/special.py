@@ -28,7 +28,7 @@ def _rec(name, schema, kernel, rule=None, saves=("self",), differentiable=True, 
 
 def _nyi(what):
     def rule(ctx, g, *args):
-        raise RuntimeError(f"the derivative for '{what}' is not implemented.")
+        raise NotImplementedError(f"the derivative for '{what}' is not implemented.")
     return rule
 
 
@@ -93,7 +93,7 @@ xlog1py = _rec("xlog1py", "special_xlog1py(Tensor self, Tensor other) -> Tensor"
 
 def _zeta_grad(ctx, g, x, q):
     if ctx.needs_input_grad[0]:
-        raise RuntimeError("the derivative for 'zeta' is not implemented.")
+        raise NotImplementedError("the derivative for 'zeta' is not implemented.")
     return None, g * -x * zeta(x + 1.0, q)
 
 
@@ -104,7 +104,7 @@ zeta = _rec("zeta", "special_zeta(Tensor self, Tensor other) -> Tensor", K.zeta,
 def _igamma_grad(sign, name):
     def rule(ctx, g, a, x):
         if ctx.needs_input_grad[0]:
-            raise RuntimeError(f"the derivative for '{name}: input' is not implemented.")
+            raise NotImplementedError(f"the derivative for '{name}: input' is not implemented.")
         lgamma_a = a.lgamma() if hasattr(a, "lgamma") else math.lgamma(a)   # a Python number
         return None, sign * g * ((a - 1) * x.log() - x - lgamma_a).exp()
     return rule

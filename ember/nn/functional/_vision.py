@@ -114,7 +114,7 @@ def pad(input, pad, mode="constant", value=None):
     if mode == "constant":
         return constant_pad_nd(input, pad, 0 if value is None else value)
     if value is not None and value != 0:
-        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument.")
+        raise RuntimeError(f"Padding mode \"{mode}\" doesn't take in value argument")
     if mode not in ("reflect", "replicate", "circular"):
         raise NotImplementedError(f"Unrecognised padding mode {mode}")
     nd = len(pad) // 2
