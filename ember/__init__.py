@@ -47,7 +47,8 @@ globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma
                                               "_empty_per_channel_affine_quantized",
                                               "_fake_quantize_learnable_per_tensor_affine",
                                               "_fake_quantize_learnable_per_channel_affine",
-                                              "_fused_adam_", "_fused_adamw_")
+                                              "_fused_adam_", "_fused_adamw_",
+                                              "_weight_norm")
                   + _ops.aten.TORCH_PRIVATE
                   if k in _FUNCTIONS})
 

@@ -153,3 +153,81 @@ def test_sdpa_math_path_scales_query_and_key_by_the_root_of_scale(shape, kw):
     want = sdpa_fused(eq, ek, ev, em, False, scale)[0] if kw.get("flash") else \
         sdpa_fused(eq * r, ek * r, ev, em, False, 1.0)[0]
     np.testing.assert_array_equal(_np(sdpa(ember, eq, ek, ev, em)), _np(want))
+
+
+# ---------------------------------------------------------------- Note [weight norm]
+
+@pytest.mark.parametrize("dtype", ["float32", "float64"])
+@pytest.mark.parametrize("shape,dim", [((16, 33), 0), ((7, 5, 3, 3), 0), ((6, 5), 0), ((4, 8, 5), 0),
+                                       ((3, 129), 0), ((5, 6, 7), 1), ((5, 6, 7), -2),
+                                       ((6, 7), -1)])
+def test_weight_norm_values_and_node_as_torch(dtype, shape, dim):
+    rng = np.random.default_rng(sum(shape))
+    for _ in range(5):
+        v = rng.standard_normal(shape).astype(dtype)
+        gs = [1] * len(shape)
+        if dim != -1:
+            gs[dim] = shape[dim]
+        g = rng.standard_normal(gs if dim != -1 else ()).astype(dtype)
+        got = ember._weight_norm(ember.tensor(v, requires_grad=True), ember.tensor(g), dim)
+        want = torch._weight_norm(torch.tensor(v, requires_grad=True), torch.tensor(g), dim)
+        np.testing.assert_array_equal(_np(got), _np(want))
+        assert type(got.grad_fn).__name__ == type(want.grad_fn).__name__
+
+
+def test_weight_norm_gradients_and_modules_as_torch():
+    rng = np.random.default_rng(0)
+    v, g, gw = rng.standard_normal((5, 7)), rng.standard_normal((5, 1)), rng.standard_normal((5, 7))
+    out = []
+    for L in (ember, torch):
+        tv, tg = L.tensor(v, requires_grad=True), L.tensor(g, requires_grad=True)
+        L._weight_norm(tv, tg, 0).backward(L.tensor(gw))
+        out.append((_np(tv.grad), _np(tg.grad)))
+    for a, b in zip(*out):
+        np.testing.assert_allclose(a, b, rtol=1e-12, atol=1e-14)
+    ev, eg = ember.tensor(v, requires_grad=True), ember.tensor(g, requires_grad=True)
+    assert ember.autograd.gradcheck(lambda a, b: ember._weight_norm(a, b, 0), (ev, eg))
+    assert ember.autograd.gradgradcheck(lambda a, b: ember._weight_norm(a, b, 0), (ev, eg))
+    # both weight_norm APIs on a Linear (dim 0): the weight bit for bit
+    x = rng.standard_normal((3, 19)).astype(np.float32)
+    w0 = rng.standard_normal((11, 19)).astype(np.float32)
+    ys = []
+    for L in (ember, torch):
+        L.manual_seed(0)
+        for wrap in (L.nn.utils.parametrizations.weight_norm, L.nn.utils.weight_norm):
+            m = L.nn.Linear(19, 11)
+            with L.no_grad():
+                m.weight.copy_(L.tensor(w0))
+            import warnings
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                m = wrap(m)
+            m(L.tensor(x))
+            ys.append(_np(m.weight))
+    for a, b in zip(ys[:2], ys[2:]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("call", [
+    lambda L: L.tensor(_X).index_select(L.tensor([0])),
+    lambda L: L.transpose(L.tensor(_X), "a"),
+    lambda L: L.tensor(_X).gather(L.tensor([[0]])),
+    lambda L: L.cumsum(L.tensor(_X), dim=None, foo=1) if False else L.tensor(_X).softmax(1.5, 2, 3),
+], ids=lambda f: None)
+def test_a_wrong_type_is_named_before_a_missing_argument(call):
+    assert_same_outcome(call)
+
+
+def test_float64_two_norms_in_torchs_order():
+    # four lanes of rounded squares, the lanes in order, the last 0-3 multiply-adds
+    rng = np.random.default_rng(11)
+    for n in (1, 2, 3, 5, 8, 13, 33, 100, 1000, 4099, 40000):
+        x = rng.standard_normal(n)
+        np.testing.assert_array_equal(_np(ember.linalg.vector_norm(ember.tensor(x))),
+                                      _np(torch.linalg.vector_norm(torch.tensor(x))))
+    m = rng.standard_normal((37, 19))
+    for dim in (1, 0, None):
+        np.testing.assert_array_equal(_np(ember.tensor(m).norm(dim=dim)),
+                                      _np(torch.tensor(m).norm(dim=dim)))
+    np.testing.assert_array_equal(_np(ember.nn.functional.normalize(ember.tensor(m), dim=1)),
+                                  _np(torch.nn.functional.normalize(torch.tensor(m), dim=1)))

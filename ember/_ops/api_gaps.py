@@ -83,7 +83,47 @@ def norm_except_dim(v, pow=2, dim=0):
         return v.norm(pow)
     d = dim % v.dim() if v.dim() else 0
     others = [i for i in range(v.dim()) if i != d]
-    return v.norm(pow, dim=others, keepdim=True) if others else v.abs()
+    if not others:
+        return v.abs()
+    if d == 0 or not v.is_contiguous():
+        return v.norm(pow, dim=others, keepdim=True)
+    # torch: the slices of ``dim`` as contiguous rows (transposed to the front), one norm each
+    rows = v.transpose(0, d).contiguous()
+    n = rows.reshape(rows.shape[0], -1).norm(pow, dim=1)
+    shape = [1] * v.dim()
+    shape[d] = v.shape[d]
+    return n.reshape(shape)
+
+
+# Note [weight norm]: torch's ``_weight_norm(v, g, dim)`` is ``v * (g / norm)``: for ``dim``
+# -1 the norm of all of v (``linalg.vector_norm``); for ``dim`` 0 or the last dim (as given)
+# its fused kernel (node WeightNormInterfaceBackward0) with the norm of each slice; for
+# other dims (-2 included) the composite over ``norm_except_dim`` (MulBackward0). Bit for
+# bit with torch for -1, the composite dims and dim 0 (float32/float64: its order in
+# ember/_ops/weight_norm.py); over the last dim torch's kernel adds the columns' squares
+# in an order not found (per-thread partial sums come closest), so ember's columns take
+# torch's 2-norm there (an ulp off in some).
+@public("_weight_norm")
+def _weight_norm(v, g, dim=0):
+    E = _E()
+    nd = v.dim()
+    if dim == -1:
+        return v * (g / E.linalg.vector_norm(v))
+    if not -max(nd, 1) <= dim < max(nd, 1):
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-max(nd, 1)}, "
+                         f"{max(nd, 1) - 1}], but got {dim})")
+    if v.dtype != g.dtype:
+        raise RuntimeError(f"expected scalar type {g.dtype.__repr__().split('.')[-1].title()} "
+                           f"but found {v.dtype.__repr__().split('.')[-1].title()}")
+    if dim == 0 and nd >= 1 and v.dtype in (E.float32, E.float64) and g.dtype == v.dtype \
+            and g.numel() == v.shape[0] and v.numel():
+        from ember._ops.weight_norm import weight_norm_interface
+        return weight_norm_interface(v, g, 0)[0]
+    w = v * (g / norm_except_dim(v, 2, dim))
+    if dim == nd - 1 and w.grad_fn is not None:
+        from ember.autograd.graph import rename_node
+        rename_node(w.grad_fn, "WeightNormInterfaceBackward0")
+    return w
 
 
 @public("native_norm")

@@ -399,6 +399,20 @@ FUNCTION.update({
 })
 
 
+# schema types as torch's parser names them in its texts
+_SCHEMA_TYPES = {"Tensor": "Tensor", "int": "int", "SymInt": "int", "float": "float",
+                 "bool": "bool", "str": "str", "Scalar": "Number", "int[]": "tuple of ints",
+                 "SymInt[]": "tuple of ints", "ScalarType": "torch.dtype"}
+
+
+def _fits_strictly(shown, v):
+    """``_fits``, but an int argument takes no one-element tensor but a 0-d integer one."""
+    from ember import Tensor
+    if shown == "int" and isinstance(v, Tensor):
+        return v.dim() == 0 and not v.is_floating_point() and not v.is_complex()
+    return _fits(shown, v)
+
+
 def _got_marked(sig, pos, kw):
     """The "got (...)" of torch's one-signature overload text: arguments that do not fit
     ``sig`` marked ``!type!``."""
@@ -474,6 +488,15 @@ def arity_error(op, fname, method, front):
     else:
         args = op.schema.args[1:] if method else op.schema.args
         params = [(n, not a.has_default, a.kwarg_only) for n, a in zip(names, args)]
+        if given is not None and len(pos) <= len(params):
+            # torch binds the given arguments first: one of the wrong type is named before
+            # any missing one ("index_select(): argument 'dim' (position 1) must be int")
+            for i, (v, a) in enumerate(zip(pos, args)):
+                shown = _SCHEMA_TYPES.get(a.type + ("[]" if a.is_list else ""))
+                if shown is not None and not (v is None and a.optional) and \
+                        not _fits_strictly(shown, v):
+                    return TypeError(f"{fname}(): argument '{names[i]}' (position {i + 1}) "
+                                     f"must be {shown}, not {_type_name(v)}")
     text = _arity_text(fname, params, pos, kw)
     if text is None:       # (the overload torch would pick binds: name the argument as usual)
         text = f"{fname}() received invalid arguments"

@@ -25,13 +25,11 @@ def norm_except_dim(v, pow=2, dim=0):
     if not -ndim <= dim < ndim:
         raise IndexError(f"Dimension out of range (expected to be in range of [{-ndim}, "
                          f"{ndim - 1}], but got {dim})")
-    dim %= ndim
-    reduce_over = [d for d in range(v.dim()) if d != dim]
-    return (v.abs() ** pow).sum(reduce_over, keepdim=True) ** (1.0 / pow)
+    return ember.norm_except_dim(v, pow, dim % ndim)      # (torch's norms: Note [weight norm])
 
 
 def _rebuild(direction, magnitude, dim):
-    return direction * (magnitude / norm_except_dim(direction, 2, dim))
+    return ember._weight_norm(direction, magnitude, dim)      # (Note [weight norm])
 
 
 class WeightNorm:
