@@ -8,6 +8,7 @@ into the product's own buffer, so they allocate nothing beyond the result (plus
 messages. NumPy (and the standard library) only.
 """
 import functools
+import math
 import warnings
 
 import numpy as np
@@ -559,8 +560,64 @@ def _sums_alone(terms, out):
     return any(sum(c in t for t in terms) == 1 and c not in out for t in terms for c in t)
 
 
+_BLAS_DTYPES = tuple(np.dtype(t) for t in (np.float32, np.float64, np.complex64, np.complex128))
+
+
+def _pair_as_matmul(terms, out, a, b):
+    """Two operands whose subscripts each occur once per term, every one in the output or
+    in both operands: one batched matrix product, as torch contracts a pair (batch letters
+    in both operands and the output, kept ones in one operand, summed ones in both), the
+    operands reshaped as views where their layout allows. None otherwise."""
+    ta, tb = terms
+    if len(set(ta)) != len(ta) or len(set(tb)) != len(tb) or len(set(out)) != len(out):
+        return None
+    batch = [c for c in out if c in ta and c in tb]
+    left = [c for c in out if c in ta and c not in tb]
+    right = [c for c in out if c in tb and c not in ta]
+    summed = [c for c in ta if c in tb and c not in out]
+    if len(batch) + len(left) + len(summed) != len(ta) or \
+            len(batch) + len(right) + len(summed) != len(tb):
+        return None                     # a letter summed within one operand
+    size = dict(zip(ta, a.shape))
+    if any(size.get(c, m) != m for c, m in zip(tb, b.shape)):
+        return None                     # a size-1 dimension broadcast
+    size.update(zip(tb, b.shape))
+    n = math.prod
+    nb, nl, nr, ns = (n(size[c] for c in g) for g in (batch, left, right, summed))
+    a3 = _as_matrices(a, ta, batch, left, summed, (nb, nl, ns))
+    b3 = _as_matrices(b, tb, batch, summed, right, (nb, ns, nr))
+    r = np.matmul(a3, b3)
+    order = batch + left + right
+    r = r.reshape([size[c] for c in order])
+    r = r.transpose([order.index(c) for c in out])
+    return r if r.flags.c_contiguous else r.copy()
+
+
+def _as_matrices(a, term, batch, rows, cols, shape):
+    """``a`` (subscripts ``term``) as a stack of matrices ``shape`` (batch, rows, cols): a
+    view where its layout allows, read transposed if need be (BLAS takes either), else a
+    copy."""
+    def view(order, dims):
+        try:
+            return a.transpose([term.index(c) for c in order]).reshape(dims, copy=False)
+        except ValueError:
+            return None
+    m = view(batch + rows + cols, shape)
+    if m is None:
+        m = view(batch + cols + rows, (shape[0], shape[2], shape[1]))
+        m = m.swapaxes(1, 2) if m is not None else \
+            a.transpose([term.index(c) for c in batch + rows + cols]).reshape(shape)
+    return m
+
+
 def einsum_compute(terms, out, arrays):
-    """``np.einsum`` on parsed subscripts; a fresh array, BLAS for two or more operands."""
+    """``np.einsum`` on parsed subscripts; a fresh array, BLAS for two or more operands (a
+    pair as one batched matrix product where it maps to one)."""
+    if len(arrays) == 2 and arrays[0].dtype == arrays[1].dtype and \
+            arrays[0].dtype in _BLAS_DTYPES and min(arrays[0].size, arrays[1].size) > 0:
+        r = _pair_as_matmul(terms, out, arrays[0], arrays[1])
+        if r is not None:
+            return r
     eq = ",".join(terms) + "->" + out
     if len(arrays) == 1:
         a = arrays[0]

@@ -403,6 +403,19 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
     return _col2im(cols, N, Cout, ksize, in_size, stride, dilation, padding, out_size)
 
 
+def _shared_group_weight(x, w, groups):
+    """The one group's weight when every group of a grouped convolution holds the same
+    weights bit for bit (jacrev under vmap: a shared weight's alias expanded per sample,
+    the samples in the groups), else None. The groups then fold into the batch: one
+    ungrouped convolution of (N * groups) images, a reshape of x away (2x faster than the
+    grouped one through onnxruntime on the NTK benchmark's layers)."""
+    if groups < 2 or type(x) is not np.ndarray or type(w) is not np.ndarray or \
+            not x.flags.c_contiguous or x.shape[0] == 0:
+        return None
+    blocks = w.reshape(groups, -1)
+    return w[:w.shape[0] // groups] if (blocks == blocks[:1]).all() else None
+
+
 def convolution(x, w, bias, stride, padding, dilation, transposed, output_padding, groups):
     n = w.ndim - 2
     stride, padding, dilation, output_padding = (_expand(v, n) for v in
@@ -413,6 +426,15 @@ def convolution(x, w, bias, stride, padding, dilation, transposed, output_paddin
         raise RuntimeError(f"Given {'transposed=1, ' if transposed else ''}weight of size "
                            f"{_fmt(w.shape)}, expected bias to be 1-dimensional with {cout} "
                            f"elements, but got bias of size {_fmt(np.shape(bias))} instead")
+    w0 = _shared_group_weight(x, w, groups)
+    if w0 is not None:
+        N, G = x.shape[0], groups
+        out = convolution(x.reshape((N * G, x.shape[1] // G) + x.shape[2:]), w0, None,
+                          stride, padding, dilation, transposed, output_padding, 1)
+        out = out.reshape((N, -1) + out.shape[2:])
+        if bias is not None:
+            out += np.reshape(bias, (1, -1) + (1,) * n).astype(out.dtype, copy=False)
+        return out
     dt = np.result_type(x, w)
     if transposed:
         out = conv_transpose_forward(x, w, stride, padding, dilation, groups, output_padding)
