@@ -109,3 +109,21 @@ def test_ntk_per_sample_jacobians_match_torch():
     for got, want in zip(*res):
         assert got.shape == want.shape
         np.testing.assert_allclose(got, want, rtol=1e-4, atol=1e-4)
+
+
+@pytest.mark.parametrize("sa,sb", [((20, 300, 1), (10, 20, 1, 10)), ((2, 1, 300, 1), (4, 1, 300)),
+                                   ((300, 1), (2, 1, 400)), ((3, 4, 1), (3, 1, 5))])
+def test_outer_product_matmul(sa, sb, kernel_path):
+    """A matmul whose contraction has length 1 (per-sample weight gradients): the compiled
+    loop for large results, the broadcast multiply otherwise, both torch's products and a
+    contiguous result; the batch dimensions broadcast (here with stride-0 operands)."""
+    rng = np.random.default_rng(3)
+    a = rng.standard_normal(sa).astype(np.float32)
+    b = np.broadcast_to(rng.standard_normal((1,) + sb[1:]).astype(np.float32), sb) \
+        if len(sb) == 4 else rng.standard_normal(sb).astype(np.float32)
+    got = ember.matmul(ember.from_numpy(a), ember.from_numpy(np.array(b)))
+    want = torch.matmul(torch.from_numpy(a), torch.from_numpy(np.array(b)))
+    assert tuple(got.shape) == tuple(want.shape) and got.is_contiguous()
+    np.testing.assert_array_equal(got.numpy(), want.numpy())
+    from ember._kernels import core
+    np.testing.assert_array_equal(core._outer_products(a, b), a * b)

@@ -108,6 +108,20 @@ def column_sums(a, out):
             out[j] = out[j] + row[j]
 
 
+@njit(**_OPTS)
+def outer_rows(a, b, out):
+    """out[t, i, j] = a[t, i] * b[t, j]: a (T, M), b (T, N), out (T, M, N) (a batched
+    matrix product whose contraction has length 1: per-sample weight gradients)."""
+    T, M = a.shape
+    N = b.shape[1]
+    for t in range(T):
+        at, bt, ot = a[t], b[t], out[t]
+        for i in range(M):
+            v, row = at[i], ot[i]
+            for j in range(N):
+                row[j] = v * bt[j]
+
+
 # ---------------------------------------------------------------------------- tanh
 # NumPy's float32 tanh is a scalar libm loop on CPUs without AVX-512 (~2.7 ns an element on
 # an AVX2 EPYC); this one vectorises (8 lanes on AVX2). |x| < 0.625: x + x s Q(s), s = x^2,
