@@ -527,3 +527,268 @@ def register_all():
     OPS["convolution"].def_batch_rule(_convolution)
     OPS["_conv_backward"].def_batch_rule(_conv_backward)
     OPS["nll_loss_nd"].def_batch_rule(_nll_loss)
+    register_more()
+
+
+# ------------------------------------------------------------------ indexing / embedding
+
+def _bexpand(v, bd, B):
+    """A value with its batch dim first; an unbatched one expanded (a view) to the batch."""
+    if bd is None:
+        return v.unsqueeze(0).expand((B,) + tuple(v.shape))
+    return _front(v, bd)
+
+
+def _embedding(op, vals, bdims, B):
+    """Unbatched weight: one lookup of the batched indices. Batched weight (B, V, D): each
+    sample's rows taken by one gather along the rows (indices flattened per sample)."""
+    w, idx = vals
+    bw, bi = bdims
+    if bw is None:
+        return op(w, _front(idx, bi)), 0
+    w = _front(w, bw)
+    if w.dim() != 3:
+        return NotImplemented
+    idx = _bexpand(idx, bi, B)
+    if idx.dtype.is_floating_point or idx.dtype.is_complex or idx.dtype == _bool():
+        return NotImplemented
+    lead = tuple(idx.shape[1:])
+    D = w.shape[2]
+    flat = idx.reshape(B, -1, 1).long().expand(B, -1, D)
+    return w.gather(1, flat).reshape((B,) + lead + (D,)), 0
+
+
+def _bool():
+    import ember
+    return ember.bool
+
+
+def _embedding_backward(op, vals, bdims, B):
+    """Rows of each sample's gradient summed into that sample's block of a (B * V, D)
+    table: one accumulation with the indices offset by sample * V."""
+    import ember
+    g, idx, nw = vals
+    bg, bi = bdims[0], bdims[1]
+    g = _bexpand(g, bg, B)
+    idx = _bexpand(idx, bi, B).long()
+    off = ember.arange(B, dtype=idx.dtype).reshape((B,) + (1,) * (idx.dim() - 1)) * nw
+    out = op(g, idx + off, B * nw)
+    return out.reshape(B, nw, out.shape[-1]), 0
+
+
+def _gather(op, vals, bdims, B):
+    """gather / take_along_dim-like: self and index batch-first, the dim shifted by one."""
+    x, dim, idx = vals[0], vals[1], vals[2]
+    bx, bi = bdims[0], bdims[2]
+    r = _ldim(x, bx)
+    if r == 0 or _ldim(idx, bi) != r:
+        return NotImplemented
+    return op(_bexpand(x, bx, B), dim % r + 1, _bexpand(idx, bi, B), *vals[3:]), 0
+
+
+def _scatter(op, vals, bdims, B):
+    """scatter.src / scatter.value / scatter_add / scatter_reduce: self, index (and src)
+    batch-first (unbatched ones expanded; the op writes into a fresh result), dim + 1."""
+    x, dim, idx = vals[0], vals[1], vals[2]
+    r = _ldim(x, bdims[0])
+    if r == 0 or _ldim(idx, bdims[2]) != r:
+        return NotImplemented
+    new = list(vals)
+    new[0] = _bexpand(x, bdims[0], B)
+    new[1] = dim % r + 1
+    new[2] = _bexpand(idx, bdims[2], B)
+    if len(vals) > 3 and isinstance(vals[3], Tensor):
+        if _ldim(vals[3], bdims[3]) != r:
+            return NotImplemented
+        new[3] = _bexpand(vals[3], bdims[3], B)
+    elif len(bdims) > 3 and bdims[3] is not None:
+        return NotImplemented
+    return op(*new), 0
+
+
+def _broadcast_tensors(op, vals, bdims, B):
+    """The batched tensors batch-first and padded to the highest logical rank; the
+    unbatched ones broadcast against them as they are: every result carries the batch."""
+    ts, bds = vals[0], bdims[0]
+    if not isinstance(bds, (list, tuple)):
+        return NotImplemented
+    R = max(_ldim(t, b) for t, b in zip(ts, bds))
+    new = [t if b is None else _pad_front(t, b, R) for t, b in zip(ts, bds)]
+    return op(new), 0
+
+
+def _einsum(op, vals, bdims, B):
+    """One einsum with a fresh subscript for the batch on every batched operand and first in
+    the output."""
+    eq, ts, bds = vals[0], vals[1], bdims[1]
+    if not isinstance(bds, (list, tuple)) or not isinstance(eq, str):
+        return NotImplemented
+    eq = eq.replace(" ", "")
+    if "->" in eq:
+        lhs, out = eq.split("->")
+    else:
+        lhs = eq
+        letters = lhs.replace(".", "").replace(",", "")
+        out = ("..." if "..." in lhs else "") + "".join(
+            sorted(c for c in set(letters) if letters.count(c) == 1))
+    ins = lhs.split(",")
+    if len(ins) != len(ts):
+        return NotImplemented
+    used = set(eq)
+    free = [c for c in "ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz" if c not in used]
+    if not free:
+        return NotImplemented
+    z = free[0]
+    new_ts, new_ins = [], []
+    for t, b, s in zip(ts, bds, ins):
+        if b is None:
+            new_ts.append(t)
+            new_ins.append(s)
+        else:
+            new_ts.append(_front(t, b))
+            new_ins.append(z + s)
+    return op(",".join(new_ins) + "->" + z + out, new_ts, *vals[2:]), 0
+
+
+# ------------------------------------------------------------------ shape ops
+
+def _shifted_dims(*argidx):
+    """Rule for ops of one batched tensor whose int arguments at ``argidx`` are logical
+    dims: the batch first, those dims shifted past it (logical rank >= 1)."""
+    def rule(op, vals, bdims, B):
+        if bdims[0] is None or any(b is not None for b in bdims[1:]):
+            return NotImplemented
+        x = _front(vals[0], bdims[0])
+        r = x.dim() - 1
+        new = list(vals)
+        new[0] = x
+        for i in argidx:
+            d = vals[i]
+            if r == 0 or not -r <= d < r:
+                return NotImplemented           # the loop raises torch's error
+            new[i] = d % r + 1
+        return op(*new), 0
+    return rule
+
+
+def _diagonal(op, vals, bdims, B):
+    if _ldim(vals[0], bdims[0]) < 2:
+        return NotImplemented
+    return _shifted_dims(2, 3)(op, vals, bdims, B)
+
+
+def _trailing_matrix(op, vals, bdims, B):
+    """tril / triu: over the last two dims, so the batch is one more leading dim."""
+    if bdims[0] is None or _ldim(vals[0], bdims[0]) < 2:
+        return NotImplemented
+    return op(_front(vals[0], bdims[0]), *vals[1:]), 0
+
+
+def _trace(op, vals, bdims, B):
+    """The sum of each sample's diagonal."""
+    x, bd = vals[0], bdims[0]
+    if _ldim(x, bd) != 2 or x.dtype == _bool():
+        return NotImplemented
+    return _front(x, bd).diagonal(0, 1, 2).sum(-1), 0
+
+
+def _repeat(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    reps = list(vals[1])
+    if len(reps) < x.dim() - 1:
+        return NotImplemented
+    return op(_pad_front(x, 0, len(reps)), [1] + reps), 0
+
+
+def _tile(op, vals, bdims, B):
+    x = _front(vals[0], bdims[0])
+    dims = list(vals[1])
+    r = x.dim() - 1
+    dims = [1] * (r - len(dims)) + dims
+    return OPS["repeat"](_pad_front(x, 0, len(dims)), [1] + dims), 0
+
+
+def _cross(op, vals, bdims, B):
+    """Both operands batch-first (an unbatched one gets a broadcasting size-1 batch dim);
+    the dim (None: torch's first dim of size 3 of ``self``) shifted by one."""
+    a, b, dim = vals
+    ba, bb = bdims[0], bdims[1]
+    r = _ldim(a, ba)
+    if r == 0 or _ldim(b, bb) != r:
+        return NotImplemented
+    a = a.unsqueeze(0) if ba is None else _front(a, ba)
+    b = b.unsqueeze(0) if bb is None else _front(b, bb)
+    if dim is None:
+        shape = tuple(a.shape[1:])
+        if 3 not in shape:
+            return NotImplemented
+        dim = shape.index(3)
+    elif not -r <= dim < r:
+        return NotImplemented
+    return op(a, b, dim % r + 1), 0
+
+
+def _index_select(op, vals, bdims, B):
+    """An unbatched index: the dim rule. A batched index (logical 0-d or 1-d) with an
+    unbatched ``self``: one selection of all samples' indices, the dim split into
+    (batch, k); with a batched ``self``: one gather of the index broadcast along the other
+    dims."""
+    x, dim, idx = vals
+    bx, bi = bdims[0], bdims[2]
+    if bi is None:
+        return _dim_rule("dim")(op, vals, bdims, B)
+    r = _ldim(x, bx)
+    if _ldim(idx, bi) > 1 or r == 0:
+        return NotImplemented
+    idx = _front(idx, bi).reshape(B, -1)
+    k = idx.shape[1]
+    d = dim % r
+    if not -r <= dim < r:
+        return NotImplemented
+    if bx is None:
+        out = op(x, d, idx.reshape(-1))
+        return out.reshape(tuple(x.shape[:d]) + (B, k) + tuple(x.shape[d + 1:])), d
+    x = _front(x, bx)
+    shape = list(x.shape)
+    shape[d + 1] = k
+    ix = idx.reshape((B,) + (1,) * d + (k,) + (1,) * (r - d - 1)).expand(shape)
+    return x.gather(d + 1, ix.long()), 0
+
+
+def _take_along_dim(op, vals, bdims, B):
+    """Both batch-first and padded to one logical rank (an unbatched one broadcasts); the
+    dim shifted by one. dim None: each sample flattened."""
+    x, idx, dim = vals
+    bx, bi = bdims[0], bdims[1]
+    if dim is None:
+        x = _front(x, bx).reshape(B, -1) if bx is not None else x.reshape(1, -1)
+        idx = _front(idx, bi).reshape(B, -1) if bi is not None else idx.reshape(1, -1)
+        return op(x, idx, 1), 0
+    r = _ldim(x, bx)
+    if r == 0 or _ldim(idx, bi) != r or not -r <= dim < r:
+        return NotImplemented
+    x = x.unsqueeze(0) if bx is None else _front(x, bx)
+    idx = idx.unsqueeze(0) if bi is None else _front(idx, bi)
+    return op(x, idx, dim % r + 1), 0
+
+
+def register_more():
+    """Indexing, embedding, broadcasting and einsum rules."""
+    OPS["embedding"].def_batch_rule(_embedding)
+    OPS["_embedding_backward"].def_batch_rule(_embedding_backward)
+    OPS["gather"].def_batch_rule(_gather)
+    for n in ("scatter.src", "scatter.value", "scatter_add", "scatter_reduce.two"):
+        OPS[n].def_batch_rule(_scatter)
+    OPS["broadcast_tensors"].def_batch_rule(_broadcast_tensors)
+    OPS["einsum"].def_batch_rule(_einsum)
+    OPS["unfold"].def_batch_rule(_shifted_dims(1))
+    OPS["unflatten.int"].def_batch_rule(_shifted_dims(1))
+    OPS["diagonal"].def_batch_rule(_diagonal)
+    OPS["tril"].def_batch_rule(_trailing_matrix)
+    OPS["triu"].def_batch_rule(_trailing_matrix)
+    OPS["trace"].def_batch_rule(_trace)
+    OPS["repeat"].def_batch_rule(_repeat)
+    OPS["tile"].def_batch_rule(_tile)
+    OPS["cross"].def_batch_rule(_cross)
+    OPS["index_select"].def_batch_rule(_index_select)
+    OPS["take_along_dim"].def_batch_rule(_take_along_dim)
