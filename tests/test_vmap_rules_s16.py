@@ -345,3 +345,57 @@ def test_take_along_dim():
           ["take_along_dim"], in_dims=(0, None))
     check(lambda m, x, i: (m.take_along_dim(x, i, 1) ** 2).sum(),
           [rand(B, 4, 3), ints(3, B, 4, 5)], ["take_along_dim"], grad=True)
+
+
+# ------------------------------------------------------------------ backward ops
+
+def test_index_add_copy_fill():
+    i = np.array([2, 0, 2])
+    check(lambda m, x, s: x.index_add(1, m.tensor(i), s), [rand(B, 4, 3), rand(B, 4, 3)],
+          ["index_add"])
+    check(lambda m, x, s: x.index_add(-2, m.tensor(i), s, alpha=2.0),
+          [rand(3, 4), rand(3, 4, B)], ["index_add"], in_dims=(None, 2), out_dims=1)
+    check(lambda m, x, s: x.index_copy(0, m.tensor(i[:2]), s), [rand(B, 3, 2), rand(2, 2)],
+          ["index_copy"], in_dims=(0, None))
+    check(lambda m, x: x.index_fill(-1, m.tensor(i), -3.0), [rand(4, B, 3)],
+          ["index_fill.int_Tensor"], in_dims=1)
+
+
+def test_view_scatters():
+    check(lambda m, x, s: m.diagonal_scatter(x, s), [rand(B, 3, 3), rand(B, 3)],
+          ["diagonal_scatter"])
+    check(lambda m, x, s: m.diagonal_scatter(x, s, 1, -1, 0), [rand(3, 4), rand(2, B)],
+          ["diagonal_scatter"], in_dims=(None, 1))
+    check(lambda m, x, s: m.select_scatter(x, s, -1, 1), [rand(4, 3, B), rand(4)],
+          ["select_scatter"], in_dims=(2, None), out_dims=1)
+    check(lambda m, x, s: m.slice_scatter(x, s, 1, 0, 4, 2), [rand(B, 3, 4), rand(B, 3, 2)],
+          ["slice_scatter"])
+
+
+def test_backward_of_a_batch_of_cotangents():
+    """jacrev: the backward runs once, batched over the cotangents (the view-scatter,
+    index_add, scatter_add, gather and embedding-backward rules)."""
+    i = ints(3, 4, 2)
+    check(lambda m, x: x.gather(1, m.tensor(i)), [rand(4, 3)], ["scatter_add"],
+          grad="jacrev")
+    check(lambda m, x: x.scatter(1, m.tensor(i[:, :1]), 0.5), [rand(4, 3)],
+          ["scatter.value"], grad="jacrev")
+    check(lambda m, x: x.index_select(0, m.tensor(i[:, 0])), [rand(4, 3)], ["index_add"],
+          grad="jacrev")
+    check(lambda m, x: x.unfold(0, 2, 1), [rand(4, 3)], ["index_add"], grad="jacrev")
+    check(lambda m, x: m.diagonal(x, 1), [rand(4, 3)], ["diagonal_scatter"], grad="jacrev")
+    check(lambda m, x: x[:, 1], [rand(4, 3)], [], grad="jacrev")
+    check(lambda m, x: m.einsum("ij,jk->ik", x, x.mT), [rand(4, 3)], ["einsum"],
+          grad="jacrev")
+
+
+def test_out_of_range_dims_still_raise():
+    x, i = ember.tensor(rand(B, 4, 3)), ember.tensor(ints(3, B, 4, 2))
+    with pytest.raises((IndexError, RuntimeError)):
+        EFN.vmap(lambda x, i: x.gather(2, i))(x, i)
+    with pytest.raises((IndexError, RuntimeError)):
+        EFN.vmap(lambda x, i: x.scatter(-3, i, 1.0))(x, i)
+    with pytest.raises((IndexError, RuntimeError)):
+        EFN.vmap(lambda x: x.unfold(2, 1, 1))(x)
+    with pytest.raises((IndexError, RuntimeError)):
+        EFN.vmap(lambda x: x.repeat(2))(x)

@@ -581,8 +581,8 @@ def _gather(op, vals, bdims, B):
     x, dim, idx = vals[0], vals[1], vals[2]
     bx, bi = bdims[0], bdims[2]
     r = _ldim(x, bx)
-    if r == 0 or _ldim(idx, bi) != r:
-        return NotImplemented
+    if r == 0 or _ldim(idx, bi) != r or not -r <= dim < r:
+        return NotImplemented                   # (the loop raises torch's error)
     return op(_bexpand(x, bx, B), dim % r + 1, _bexpand(idx, bi, B), *vals[3:]), 0
 
 
@@ -591,7 +591,7 @@ def _scatter(op, vals, bdims, B):
     batch-first (unbatched ones expanded; the op writes into a fresh result), dim + 1."""
     x, dim, idx = vals[0], vals[1], vals[2]
     r = _ldim(x, bdims[0])
-    if r == 0 or _ldim(idx, bdims[2]) != r:
+    if r == 0 or _ldim(idx, bdims[2]) != r or not -r <= dim < r:
         return NotImplemented
     new = list(vals)
     new[0] = _bexpand(x, bdims[0], B)
@@ -772,6 +772,47 @@ def _take_along_dim(op, vals, bdims, B):
     return op(x, idx, dim % r + 1), 0
 
 
+def _index_add_like(op, vals, bdims, B):
+    """index_add / index_copy / index_fill with an unbatched index (their backward's and
+    index_select's): self and source batch-first (unbatched ones expanded; the op writes
+    into a fresh result), the dim shifted by one."""
+    x, dim, idx, src = vals[0], vals[1], vals[2], vals[3]
+    if bdims[2] is not None:
+        return NotImplemented
+    r = _ldim(x, bdims[0])
+    if r == 0 or not -r <= dim < r:
+        return NotImplemented
+    new = list(vals)
+    new[0] = _bexpand(x, bdims[0], B)
+    new[1] = dim % r + 1
+    if op.name.startswith("index_fill"):
+        if bdims[3] is not None:
+            return NotImplemented               # a batched fill value
+    elif _ldim(src, bdims[3]) != r:
+        return NotImplemented
+    else:
+        new[3] = _bexpand(src, bdims[3], B)
+    return op(*new), 0
+
+
+def _view_scatter(*dimidx):
+    """diagonal_scatter / select_scatter / slice_scatter (view backwards): self and src
+    batch-first, the dim arguments at ``dimidx`` shifted by one."""
+    def rule(op, vals, bdims, B):
+        x, src = vals[0], vals[1]
+        r = _ldim(x, bdims[0])
+        new = list(vals)
+        new[0] = _bexpand(x, bdims[0], B)
+        new[1] = _bexpand(src, bdims[1], B)
+        for i in dimidx:
+            d = vals[i]
+            if r == 0 or not -r <= d < r:
+                return NotImplemented
+            new[i] = d % r + 1
+        return op(*new), 0
+    return rule
+
+
 def register_more():
     """Indexing, embedding, broadcasting and einsum rules."""
     OPS["embedding"].def_batch_rule(_embedding)
@@ -792,3 +833,8 @@ def register_more():
     OPS["cross"].def_batch_rule(_cross)
     OPS["index_select"].def_batch_rule(_index_select)
     OPS["take_along_dim"].def_batch_rule(_take_along_dim)
+    for n in ("index_add", "index_copy", "index_fill.int_Tensor"):
+        OPS[n].def_batch_rule(_index_add_like)
+    OPS["diagonal_scatter"].def_batch_rule(_view_scatter(3, 4))
+    OPS["select_scatter"].def_batch_rule(_view_scatter(2))
+    OPS["slice_scatter"].def_batch_rule(_view_scatter(2))
