@@ -13,8 +13,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import compiled, torch_sum
-from ember._kernels.elementwise import fma
-from ember._kernels.fast_elementwise import pooled_softmax, pooled_softmax_backward
+from ember._kernels.elementwise import exp as _exp, fma, log as _log
+from ember._kernels.fast_elementwise import POOL_MIN, pooled_softmax, pooled_softmax_backward
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
 from ember._runtime_flags import user_stacklevel
@@ -428,7 +428,13 @@ def logsumexp(a, dim, keepdim=False):
         key = x.real if x.dtype.kind == "c" else x
         m = np.max(key, axis=axes, keepdims=True, initial=-np.inf)
         m = np.where(np.isfinite(m), m, 0)
-        r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
+        if x.dtype == np.float32 and a.dtype == np.float32 and x.ndim:
+            # torch's: exp and log as its elementwise ones, the sum in torch.sum's order
+            e = np.ascontiguousarray(_exp(x - m))
+            t = torch_sum.reduce_sum(e, None if axes is None else tuple(axes), True)
+            r = _log(np.sum(e, axis=axes, keepdims=True) if t is None else t) + m
+        else:
+            r = np.log(np.sum(np.exp(x - m), axis=axes, keepdims=True)) + m
     return _fresh(squeeze_axes(r, axes, keepdim, a.ndim), a.dtype)
 
 
@@ -829,10 +835,52 @@ def _softmax_prep(a, dim, dtype, kname):
     return a, x, d
 
 
+# Note [float32 softmax rows]: torch's float32 softmax / log_softmax over the last dim add a
+# row's exponentials (found by experiment) left to right when the row is shorter than 8,
+# else in 8 lanes over whole blocks of 8 with the tail added into the first lanes and the
+# lanes halved pairwise (4 + 4, 2 + 2, 1 + 1); softmax then multiplies by the rounded
+# reciprocal of the sum, log_softmax takes (x - max) - log(sum). With exp/log through
+# ember's elementwise kernels (float64 rounded once for small arrays) 95% of log_softmax
+# rows of 2-100 and 90% (2 wide) to 50% (8 wide) of softmax rows are torch's bits, where
+# NumPy's float32 exp, pairwise sum and division gave 45-70% and 50% to 1%. Small arrays
+# only (the compiled row kernel takes large ones), rows of up to _ROW_LANES_MAX.
+_ROW_LANES_MAX = 1024
+
+
+def _float32_rows(a, x, d):
+    return a.dtype == np.float32 and d == x.ndim - 1 and 0 < x.shape[-1] <= _ROW_LANES_MAX \
+        and x.size < POOL_MIN
+
+
+def _row_sums(e):
+    """(..., 1) float32 sums of the rows of ``e`` in torch's softmax order (Note [float32
+    softmax rows])."""
+    C = e.shape[-1]
+    if C < 8:
+        s = e[..., :1].copy()
+        for j in range(1, C):
+            s += e[..., j:j + 1]
+        return s
+    whole = C // 8 * 8              # (NumPy adds along a non-innermost axis in order)
+    acc = np.add.reduce(e[..., :whole].reshape(e.shape[:-1] + (whole // 8, 8)), axis=-2)
+    if whole < C:
+        acc[..., :C - whole] += e[..., whole:]
+    while acc.shape[-1] > 1:
+        h = acc.shape[-1] // 2
+        acc = acc[..., :h] + acc[..., h:]
+    return acc
+
+
 def softmax(a, dim, dtype=None):
     a, x, d = _softmax_prep(a, dim, dtype, "softmax_kernel_impl")
     if d == x.ndim - 1 and (r := pooled_softmax(x, False)) is not None:
         return _fresh(r.reshape(a.shape), a.dtype)     # (large float32: compiled rows)
+    if _float32_rows(a, x, d):
+        with _ignore():
+            m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
+            r = _exp(np.subtract(x, m))
+            r *= np.float32(1) / _row_sums(r)
+        return _fresh(r.reshape(a.shape), a.dtype)
     with _ignore():
         m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
         r = np.subtract(x, m)          # the one full-size buffer: exp and scale in place
@@ -855,6 +903,12 @@ def log_softmax(a, dim, dtype=None):
             r -= lse.astype(np.float32)
         return _fresh(r.reshape(a.shape), a.dtype)
     if d == x.ndim - 1 and (r := pooled_softmax(x, True)) is not None:
+        return _fresh(r.reshape(a.shape), a.dtype)
+    if _float32_rows(a, x, d):
+        with _ignore():
+            m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
+            r = np.subtract(x, m)
+            r -= _log(_row_sums(_exp(r)))
         return _fresh(r.reshape(a.shape), a.dtype)
     with _ignore():
         m = np.maximum.reduce(x, axis=d, keepdims=True, initial=-np.inf)
