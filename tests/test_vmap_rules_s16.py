@@ -399,3 +399,28 @@ def test_out_of_range_dims_still_raise():
         EFN.vmap(lambda x: x.unfold(2, 1, 1))(x)
     with pytest.raises((IndexError, RuntimeError)):
         EFN.vmap(lambda x: x.repeat(2))(x)
+
+
+def test_full_reduction_of_a_logical_scalar():
+    """(hit by hessian of mse_loss / trace: the sum of a per-sample scalar)"""
+    for fn in ("sum", "mean", "nansum", "amax", "amin", "all", "any", "count_nonzero"):
+        check(lambda m, x: getattr(m, fn)(x), [rand(B)], [fn])
+    check(lambda m, x: m.sum(x), [ints(9, B).astype(np.int32)], ["sum"])
+    check(lambda m, x: m.sum(x, dtype=m.float32), [ints(9, B)], ["sum"])
+    check(lambda m, x: x.sum((), keepdim=False), [rand(B)], ["sum"])
+    check(lambda m, x: x.sum((), keepdim=True), [rand(B)], [], allow=("sum",))  # (loops)
+    EFN.FALLBACK_COUNTS.clear()
+    t = rand(3)
+    e = EFN.hessian(lambda a: ember.nn.functional.mse_loss(a, ember.tensor(t)))(
+        ember.tensor(rand(3)))
+    assert not EFN.FALLBACK_COUNTS, dict(EFN.FALLBACK_COUNTS)
+    np.testing.assert_allclose(e.numpy(), np.eye(3) * 2 / 3, rtol=1e-12, atol=1e-12)
+    x = rand(3, 3)
+    e = EFN.hessian(lambda a: m_trace_sq(a))(ember.tensor(x))
+    assert not EFN.FALLBACK_COUNTS, dict(EFN.FALLBACK_COUNTS)
+    t = tf.hessian(lambda a: torch.trace(a) ** 2)(torch.tensor(x))
+    _close(e, t, 1e-12)
+
+
+def m_trace_sq(a):
+    return ember.trace(a) ** 2

@@ -94,8 +94,11 @@ def _dim_rule(argname, is_list_full=False, full_is_empty=False):
             if not is_list_full:
                 return NotImplemented
             if r == 0:
-                new[i] = None
-                return NotImplemented
+                # a full reduction of a logical 0-d value: of its one element, (B, 1) over 1
+                if "keepdim" in op.argnames and vals[op.argnames.index("keepdim")]:
+                    return NotImplemented
+                new[0] = x.reshape(x.shape[0], 1)
+                r = 1
             new[i] = list(range(1, r + 1))
         elif isinstance(d, (list, tuple)):
             if r == 0 or len(d) == 0:
