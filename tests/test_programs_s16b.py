@@ -231,3 +231,57 @@ def test_float64_two_norms_in_torchs_order():
                                       _np(torch.tensor(m).norm(dim=dim)))
     np.testing.assert_array_equal(_np(ember.nn.functional.normalize(ember.tensor(m), dim=1)),
                                   _np(torch.nn.functional.normalize(torch.tensor(m), dim=1)))
+
+
+# ---------------------------------------------------------------- op database entries
+
+def test_float16_mha_weights_path_adds_the_mask_inside_the_product():
+    # torch's need_weights path is baddbmm(mask, q * scale, k^T): float16 scores rounded
+    # once (ember added the mask after the product: a second rounding, op database sample
+    # off by 9 in 257)
+    F_t, F_e = torch.nn.functional, ember.nn.functional
+    for seed in range(12):
+        rng = np.random.default_rng(seed)
+        E, H, B, L, S = 2, 2, 2, 3, 5
+        arrs = [rng.standard_normal(s) * 5 for s in
+                ((L, B, E), (S, B, E), (S, B, E), (3 * E, E), (3 * E,), (E,), (E,),
+                 (E, E), (E,), (B * H, L, S))]
+        outs = []
+        for L_, F_ in ((torch, F_t), (ember, F_e)):
+            t = [L_.tensor(a).to(L_.float16) for a in arrs]
+            q, k, v, w, b, bk, bv, wo, bo, m = t
+            outs.append(F_.multi_head_attention_forward(
+                q, k, v, E, H, w, b, bk, bv, False, 0.0, wo, bo, training=False,
+                attn_mask=m))
+        for a, b in zip(*outs):
+            np.testing.assert_array_equal(_np(a.float()), _np(b.float()))
+
+
+def test_linear_cross_entropy_options_none_reduction_and_warning_as_torch():
+    # reduction='none' under options: torch's chunked path accumulates half inputs in
+    # float32 and rounds each loss once (ember warned and ran the bfloat16 composite);
+    # the cases its chunked path refuses warn with torch's text
+    import warnings
+    rng = np.random.default_rng(0)
+    x, W = rng.standard_normal((6, 5)), rng.standard_normal((7, 5))
+    t = rng.integers(0, 7, 6)
+    cw = rng.random(7)
+    got = []
+    for L in (torch, ember):
+        F_ = L.nn.functional
+        O = L.nn.LinearCrossEntropyOptions
+        xs, Ws, cws = (L.tensor(a).to(L.bfloat16) for a in (x, W, cw))
+        ts = L.tensor(t)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = [F_.linear_cross_entropy(xs, Ws, ts, reduction="none", options=o, weight=cw_)
+                 for o in (O(), O(batch_chunk_size=2))
+                 for cw_ in (None, cws)]
+            # (their values: the bfloat16 composite, not compared here)
+            F_.linear_cross_entropy(xs, Ws, ts, label_smoothing=0.1, options=O())
+            F_.linear_cross_entropy(xs, L.tensor(rng.standard_normal((2, 3, 5))).to(
+                L.bfloat16), L.tensor(np.zeros((6, 3), np.int64)), options=O())
+        got.append(([_np(a.float()) for a in r], [str(m.message) for m in w]))
+    for a, b in zip(got[0][0], got[1][0]):
+        np.testing.assert_array_equal(a, b)
+    assert got[0][1] == got[1][1] and len(got[0][1]) == 2

@@ -42,6 +42,31 @@ def _row_norms(x):
     return np.sqrt(s)
 
 
+def _row_dots(a, b):
+    """Each row's sum of ``a * b`` in the order of ``_row_norms`` (torch's backward adds
+    ``grad_w * v`` so: its ``g`` gradient ``sum / norm`` bit for bit)."""
+    R, n = a.shape
+    if a.dtype == np.float32 and n < 8:
+        s = np.zeros(R, np.float32)
+        for i in range(n):
+            s += a[:, i] * b[:, i]
+        return s
+    K = 8 if a.dtype == np.float32 else 4
+    m = n // K * K
+    lanes = np.add.reduce((a[:, :m] * b[:, :m]).reshape(R, m // K, K), axis=1) if m else \
+        np.zeros((R, K), a.dtype)
+    if m < n:
+        lanes[:, :n - m] += a[:, m:] * b[:, m:]
+    if K == 8:
+        lanes = lanes[:, :4] + lanes[:, 4:]
+        lanes = lanes[:, :2] + lanes[:, 2:]
+        return lanes[:, 0] + lanes[:, 1]
+    s = lanes[:, 0] + lanes[:, 1]
+    s += lanes[:, 2]
+    s += lanes[:, 3]
+    return s
+
+
 def _kernel(v, g, dim):
     R = v.shape[0]
     x = np.ascontiguousarray(v).reshape(R, -1)
@@ -52,8 +77,8 @@ def _kernel(v, g, dim):
 
 
 weight_norm_interface = OpDef(
-    "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor, Tensor)",
-    _kernel, promote=None, saves=("v", "g"), grad_name="WeightNormInterfaceBackward0",
+    "_weight_norm_interface(Tensor v, Tensor g, int dim=0) -> (Tensor output, Tensor norms)",
+    _kernel, promote=None, saves=("v", "g", "norms"), grad_name="WeightNormInterfaceBackward0",
     none_grads=True)
 
 
@@ -66,10 +91,14 @@ def _(ctx, grads, v, g, dim):
     others = list(range(1, v.dim()))
     if is_grad_enabled() or ctx.result is None:     # create_graph: norms that depend on v
         norms = (v * v).sum(others, keepdim=True).sqrt() if others else v.abs()
+        s = (gw * v).sum(others, keepdim=True) if others else gw * v
     else:
+        import ember
         norms = ctx.result[1]
-    others = list(range(1, v.dim()))
-    s = (gw * v).sum(others, keepdim=True) if others else gw * v
+        R = v.shape[0]
+        a = np.ascontiguousarray(gw.detach().numpy()).reshape(R, -1)
+        b = np.ascontiguousarray(v.detach().numpy()).reshape(R, -1)
+        s = ember.from_numpy(_row_dots(a.astype(b.dtype, copy=False), b).reshape(norms.shape))
     gg = (s / norms).reshape(g.shape)
     gv = (g.reshape(norms.shape) / norms) * (gw - v * (s / (norms * norms)))
     n = ctx.needs_input_grad

@@ -16,6 +16,4 @@ KNOWN_FAILURES: dict[str, str] = {
 KNOWN_STRICT_FAILURES: dict[str, str] = {
     'addbmm': "in-place variant: ember raised RuntimeError: output with shape [1] doesn't match the broadcast shape [5, 10] (float16) -- torch's addbmm_ resizes a 1-element self to the result's shape",
     'matrix_exp': "output: 125/125 values differ (max abs diff nan, rtol=0.001, atol=1e-05); at (0, 0, 0) expected nan got 2454.0 (float16) -- torch's float16 matrix_exp overflows to NaN; ember's result is finite, near the float64 one",
-    'nn.functional.linear_cross_entropy.chunked_none': 'output: 1/1 values differ (max abs diff 0.00537, rtol=0.016, atol=1e-05); at () expected 0.1298828125 got 0.12451171875 (bfloat16)',
-    'nn.functional.multi_head_attention_forward': 'output[0]: 2/12 values differ (max abs diff 9.38, rtol=0.001, atol=1e-05); at (1, 1, 0) expected 257.0 got 247.625 (float16)',
 }

@@ -460,8 +460,19 @@ def multi_head_attention_forward(query, key, value, embed_dim_to_check, num_head
         dropout_p = 0.0
 
     if need_weights:
-        scores = torch.matmul(q * math.sqrt(1.0 / head_dim), k.transpose(-2, -1))
-        weights = softmax(scores if mask is None else scores + mask, dim=-1)
+        q = q * math.sqrt(1.0 / head_dim)
+        if mask is None:
+            scores = torch.matmul(q, k.transpose(-2, -1))
+        else:
+            # torch adds the mask inside the product (baddbmm: float16 scores rounded once,
+            # not the product and then the sum)
+            lead = bsz * num_heads
+            scores = torch.baddbmm(
+                mask.expand(bsz, num_heads, tgt_len, src_len).reshape(lead, tgt_len, src_len),
+                q.reshape(lead, tgt_len, head_dim),
+                k.transpose(-2, -1).reshape(lead, head_dim, src_len)).reshape(
+                    bsz, num_heads, tgt_len, src_len)
+        weights = softmax(scores, dim=-1)
         if dropout_p > 0.0:
             weights = dropout(weights, p=dropout_p)
         out = torch.matmul(weights, v)

@@ -138,6 +138,29 @@ def linear_cross_entropy(input, linear_weight, target, *, linear_bias=None, weig
     if options is None:
         return _reference(input, linear_weight, target, linear_bias, weight, reduction,
                           ignore_index, label_smoothing)
+    if label_smoothing != 0 or target.dtype != ember.int64 or out_features:
+        # torch's own text (its chunked path's conditions; reduction is checked above)
+        warnings.warn(f"linear_cross_entropy: ``options`` ignored; chunked path needs "
+                      f"reduction in {{'mean','sum','none'}}, label_smoothing == 0, "
+                      f"target.dtype == int64, out_features == (). Got "
+                      f"reduction={reduction!r}, label_smoothing={float(label_smoothing)}, "
+                      f"target.dtype={target.dtype}, out_features={out_features}, "
+                      f"tracing=False, linear_bias.shape="
+                      f"{None if linear_bias is None else linear_bias.shape}.",
+                      UserWarning, stacklevel=2)
+        return _reference(input, linear_weight, target, linear_bias, weight, reduction,
+                          ignore_index, label_smoothing)
+    if reduction == "none":
+        # torch's chunked path accumulates in ``acc_dtype`` (float32 for half inputs when
+        # None) and rounds each loss once
+        dt = input.dtype
+        acc = options.acc_dtype or (ember.float32 if dt in (ember.float16, ember.bfloat16)
+                                    else dt)
+
+        def up(t):
+            return None if t is None or not t.is_floating_point() else t.to(acc)
+        return _reference(up(input), up(linear_weight), target, up(linear_bias), up(weight),
+                          reduction, ignore_index, label_smoothing).to(dt)
     why = _unsupported(input, linear_weight, target, linear_bias, weight, reduction, probs,
                        out_features, label_smoothing)
     if why is not None:
