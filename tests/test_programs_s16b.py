@@ -285,3 +285,18 @@ def test_linear_cross_entropy_options_none_reduction_and_warning_as_torch():
     for a, b in zip(got[0][0], got[1][0]):
         np.testing.assert_array_equal(a, b)
     assert got[0][1] == got[1][1] and len(got[0][1]) == 2
+
+
+@pytest.mark.parametrize("p", [1.0, 2.0, 3.0])
+def test_vector_norm_gradients_in_torchs_order(p):
+    # p = 2: (x / r) * g; p > 2: x * |x|^(p-2) * (g / r^(p-1)) (found by experiment)
+    rng = np.random.default_rng(int(p))
+    for shape, dim in (((37,), None), ((5, 9), 1), ((6, 4), 0)):
+        x = rng.standard_normal(shape).astype(np.float32)
+        grads = []
+        for L in (torch, ember):
+            t = L.tensor(x, requires_grad=True)
+            r = L.linalg.vector_norm(t, ord=p, dim=dim)
+            r.backward(L.tensor(np.linspace(-1, 2, r.numel()).astype(np.float32)).reshape(r.shape))
+            grads.append(_np(t.grad))
+        np.testing.assert_array_equal(grads[1], grads[0])

@@ -453,11 +453,13 @@ def _(ctx, g, self, p, dim, keepdim, dtype):
         return g * _sign(x)
     rz = compare_mask(r, 0, "eq")
     r_safe = where_self(rz, 1, r)
-    if p == 2:
-        return where_self(rz, 0, g * x / r_safe)
+    if p == 2:              # torch's order: (x / r) * g (found by experiment)
+        return where_self(rz, 0, x / r_safe * g)
     if p in (float("inf"), float("-inf")):
         mask = compare_mask(abs_pow(x, 1.0), r, "eq")
         return g * _sign(x) * mask / _rsum(mask, dim)
+    if p > 2:               # torch: x * |x|^(p-2) * (g / r^(p-1)) (found by experiment)
+        return where_self(rz, 0, x * abs_pow(x, p - 2) * (g / abs_pow(r_safe, p - 1)))
     xz = compare_mask(x, 0, "eq")
     scaled = _sign(x) * abs_pow(where_self(xz, 1, x), p - 1) if p < 1 else \
         _sign(x) * abs_pow(x, p - 1)
