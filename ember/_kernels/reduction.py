@@ -14,7 +14,7 @@ import numpy as np
 from ember import _dtype
 from ember._kernels import compiled, torch_sum
 from ember._kernels.elementwise import exp as _exp, fma, log as _log
-from ember._kernels.fast_elementwise import POOL_MIN, pooled_softmax, pooled_softmax_backward
+from ember._kernels.fast_elementwise import TANH_MIN, pooled_softmax, pooled_softmax_backward
 from ember._kernels.layout import contiguous_result
 from ember._kernels.util import half_in_float32, wrap_dim, wrap_dims
 from ember._runtime_flags import user_stacklevel
@@ -842,27 +842,35 @@ def _softmax_prep(a, dim, dtype, kname):
 # reciprocal of the sum, log_softmax takes (x - max) - log(sum). With exp/log through
 # ember's elementwise kernels (float64 rounded once for small arrays) 95% of log_softmax
 # rows of 2-100 and 90% (2 wide) to 50% (8 wide) of softmax rows are torch's bits, where
-# NumPy's float32 exp, pairwise sum and division gave 45-70% and 50% to 1%. Small arrays
-# only (the compiled row kernel takes large ones), rows of up to _ROW_LANES_MAX.
+# NumPy's float32 exp, pairwise sum and division gave 45-70% and 50% to 1%. Arrays below
+# TANH_MIN elements only (the compiled row kernel takes large ones; between the two the lane
+# sums cost several times NumPy's pass, so NumPy's pass stays), rows of up to _ROW_LANES_MAX.
 _ROW_LANES_MAX = 1024
 
 
 def _float32_rows(a, x, d):
     return a.dtype == np.float32 and d == x.ndim - 1 and 0 < x.shape[-1] <= _ROW_LANES_MAX \
-        and x.size < POOL_MIN
+        and x.size < TANH_MIN
 
 
 def _row_sums(e):
     """(..., 1) float32 sums of the rows of ``e`` in torch's softmax order (Note [float32
     softmax rows])."""
     C = e.shape[-1]
+    if C >= 8 and e.flags.c_contiguous:
+        kernels = compiled.module("softmax") if e.size >= 4096 else compiled.loaded("softmax")
+        if kernels is not None:                     # the same additions, one compiled pass
+            out = np.empty(e.shape[:-1] + (1,), np.float32)
+            kernels.lane_row_sums(e.reshape(-1, C), out.reshape(-1))
+            return out
     if C < 8:
         s = e[..., :1].copy()
         for j in range(1, C):
             s += e[..., j:j + 1]
         return s
-    whole = C // 8 * 8              # (NumPy adds along a non-innermost axis in order)
-    acc = np.add.reduce(e[..., :whole].reshape(e.shape[:-1] + (whole // 8, 8)), axis=-2)
+    whole = C // 8 * 8              # (NumPy adds along the outer axis in order)
+    blocks = e[..., :whole].reshape((-1, whole // 8, 8)).transpose(1, 0, 2)
+    acc = np.add.reduce(np.ascontiguousarray(blocks), axis=0).reshape(e.shape[:-1] + (8,))
     if whole < C:
         acc[..., :C - whole] += e[..., whole:]
     while acc.shape[-1] > 1:

@@ -5,7 +5,8 @@ them on OpenBLAS's threads through compiled/pool.py, Note [one pool] in blas_poo
 four passes: 1.5 ms on (1120, 1000) where torch's log_softmax takes 0.5 on two threads); the
 exponential is the vectorised ``2^k e^r`` of compiled/gelu.py, sums accumulate in float64.
 A row holding NaN or an infinity is flagged and left for the NumPy path. ``scale_rows``:
-out = e * f per row (the backward's softmax times the loss weight).
+out = e * f per row (the backward's softmax times the loss weight). ``lane_row_sums``: the
+row sums of small float32 softmaxes in torch's lane order (reduction._row_sums).
 """
 from __future__ import annotations
 
@@ -142,3 +143,28 @@ def log_softmax_grad(g, y, out, bad):
         s = f32(total)
         for j in range(C):
             o[j] = gr[j] - e[j] * s
+
+
+@njit(cache=True, nogil=True)
+def lane_row_sums(e, out):
+    """out[r] = the sum of row r of e (R, C), C >= 8, float32, in torch's softmax order
+    (Note [float32 softmax rows] in reduction.py): 8 lanes over the whole blocks of 8, the
+    tail added into the first lanes, the lanes halved pairwise (4 + 4, 2 + 2, 1 + 1)."""
+    R, C = e.shape
+    whole = C // 8 * 8
+    acc = np.empty(8, np.float32)
+    for r in range(R):
+        row = e[r]
+        for k in range(8):
+            acc[k] = row[k]
+        for j in range(8, whole, 8):
+            for k in range(8):
+                acc[k] = acc[k] + row[j + k]
+        for k in range(C - whole):
+            acc[k] = acc[k] + row[whole + k]
+        for k in range(4):
+            acc[k] = acc[k] + acc[k + 4]
+        for k in range(2):
+            acc[k] = acc[k] + acc[k + 2]
+        out[r] = acc[0] + acc[1]
+
