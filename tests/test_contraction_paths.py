@@ -127,3 +127,17 @@ def test_outer_product_matmul(sa, sb, kernel_path):
     np.testing.assert_array_equal(got.numpy(), want.numpy())
     from ember._kernels import core
     np.testing.assert_array_equal(core._outer_products(a, b), a * b)
+
+
+def test_tensordot_out_of_another_dtype_is_torchs_error():
+    for lib in (ember, torch):
+        a, b = lib.ones(2, 3), lib.ones(3, 4)
+        for dt in (lib.long, lib.double):
+            with pytest.raises(RuntimeError) as e:
+                lib.tensordot(a, b, dims=1, out=lib.empty(0, dtype=dt))
+            name = "Long" if dt == lib.long else "Double"
+            assert str(e.value) == ("tensordot: Expected the output tensor to have dtype Float, "
+                                    f"but got an output tensor with dtype {name}")
+        out = lib.empty(0)
+        lib.tensordot(a, b, dims=1, out=out)
+        assert tuple(out.shape) == (2, 4) and float(out.sum()) == 24.0

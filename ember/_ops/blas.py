@@ -388,6 +388,12 @@ def tensordot(a, b, dims=2, out=None):
             raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
                             f"ints, not {type(ds).__name__}")
         check_int_list("tensordot", name, ds)
+    if isinstance(out, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor) and \
+            a.dtype == b.dtype and out.dtype != a.dtype:
+        from ember._dtype import scalar_type_name
+        raise RuntimeError(f"tensordot: Expected the output tensor to have dtype "
+                           f"{scalar_type_name(a.dtype)}, but got an output tensor with dtype "
+                           f"{scalar_type_name(out.dtype)}")
     return tensordot_op(a, b, tuple(dims_a), tuple(dims_b), out=out)
 
 
