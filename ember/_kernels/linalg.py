@@ -97,32 +97,56 @@ def _lu_small(flat):
     B, n = lu.shape[0], lu.shape[-1]
     piv = np.empty((B, n), np.int32)
     info = np.zeros(B, np.int32)
-    rows = np.arange(B)
     tiny = np.finfo(lu.dtype).tiny
-    for k in range(n):
-        p = k + np.argmax(np.abs(lu[:, k:, k]), axis=1)
-        piv[:, k] = p + 1
-        sw = p != k
-        if sw.any():
-            i, j = rows[sw], p[sw]
-            top = lu[i, k, :].copy()
-            lu[i, k, :] = lu[i, j, :]
-            lu[i, j, :] = top
-        d = lu[:, k, k]
-        zero = d == 0
-        info[(info == 0) & zero] = k + 1
-        if k + 1 == n:
-            break
-        col = lu[:, k + 1:, k]
+    one = lu.dtype.type(1)
+    if B == 1:                               # one matrix: scalar pivots, fewer NumPy calls
+        m = lu[0]
         with np.errstate(divide="ignore", invalid="ignore"):
-            divided = col / d[:, None]
-            if n <= 4 and n - k - 1 == 1:
-                scaled = divided
+            for k in range(n):
+                p = k + int(np.argmax(np.abs(m[k:, k])))
+                piv[0, k] = p + 1
+                if p != k:
+                    m[[k, p]] = m[[p, k]]
+                d = m[k, k]
+                if d == 0 and not info[0]:
+                    info[0] = k + 1
+                if k + 1 == n:
+                    break
+                if d != 0:
+                    if (n <= 4 and n - k == 2) or abs(d) < tiny:
+                        m[k + 1:, k] /= d
+                    else:
+                        m[k + 1:, k] *= one / d
+                m[k + 1:, k + 1:] -= np.multiply.outer(m[k + 1:, k], m[k, k + 1:])
+        return lu, piv, info
+    with np.errstate(divide="ignore", invalid="ignore"):
+        for k in range(n):
+            p = np.argmax(np.abs(lu[:, k:, k]), axis=1)
+            piv[:, k] = p + (k + 1)
+            if p.any():
+                i = np.flatnonzero(p)
+                j = p[i] + k
+                top = lu[i, k, :].copy()
+                lu[i, k, :] = lu[i, j, :]
+                lu[i, j, :] = top
+            d = lu[:, k, k]
+            if k + 1 == n:
+                info[(info == 0) & (d == 0)] = n
+                break
+            col = lu[:, k + 1:, k]
+            small = np.abs(d) < tiny                 # (zero pivots included)
+            if n <= 4 and n - k == 2:
+                scaled = col / d[:, None]
             else:
-                recip = np.ones_like(d) / d
-                scaled = np.where((np.abs(d) < tiny)[:, None], divided, col * recip[:, None])
-        lu[:, k + 1:, k] = np.where(zero[:, None], col, scaled)
-        lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
+                scaled = col * (one / d)[:, None]
+                if small.any():
+                    scaled[small] = col[small] / d[small, None]
+            if small.any():
+                zero = d == 0
+                info[(info == 0) & zero] = k + 1
+                scaled[zero] = col[zero]             # (LAPACK leaves a zero pivot's column)
+            lu[:, k + 1:, k] = scaled
+            lu[:, k + 1:, k + 1:] -= lu[:, k + 1:, k:k + 1] * lu[:, k:k + 1, k + 1:]
     return lu, piv, info
 
 
