@@ -584,6 +584,8 @@ def _pair_as_matmul(terms, out, a, b):
     size.update(zip(tb, b.shape))
     n = math.prod
     nb, nl, nr, ns = (n(size[c] for c in g) for g in (batch, left, right, summed))
+    if nb > 1 and nl * nr * ns <= 16:
+        return None                     # many tiny products (elementwise ones): np.einsum's
     a3 = _as_matrices(a, ta, batch, left, summed, (nb, nl, ns))
     b3 = _as_matrices(b, tb, batch, summed, right, (nb, ns, nr))
     r = np.matmul(a3, b3)
