@@ -253,20 +253,28 @@ def _(ctx, g, x, n):
     return g * polygamma_op(x, n + 1)
 
 
+def _order(n, name="polygamma"):
+    """torch's parser refuses a float or bool order."""
+    if isinstance(n, (bool, float)):
+        raise TypeError(f"{name}(): argument 'n' (position 1) must be int, not "
+                        f"{type(n).__name__}")
+    return n
+
+
 @public("polygamma")
 def polygamma(n, input, *, out=None):
     """polygamma(n, input): the n-th derivative of digamma."""
-    return dispatch(polygamma_op, (input, n), out)
+    return dispatch(polygamma_op, (input, _order(n)), out)
 
 
 @public("polygamma", method=True, function=False)
 def _polygamma_method(self, n):
-    return dispatch(polygamma_op, (self, n), None)
+    return dispatch(polygamma_op, (self, _order(n)), None)
 
 
 @public("polygamma_", method=True, function=False)
 def _polygamma_inplace(self, n):
-    return dispatch(polygamma_op.inplace_variant, (self, n), None)
+    return dispatch(polygamma_op.inplace_variant, (self, _order(n, "polygamma_")), None)
 
 
 mvlgamma = _op("mvlgamma(Tensor self, int p) -> Tensor", K.mvlgamma, promote="int_to_float",

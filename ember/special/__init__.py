@@ -24,7 +24,14 @@ i0 = _e.i0
 gammaln = _e.lgamma
 digamma = _e.digamma
 psi = _e.digamma
-polygamma = _e.polygamma
+
+
+def polygamma(n, input, *, out=None):
+    """special.polygamma(n, input): the n-th derivative of digamma."""
+    from ember._ops.elementwise import _order
+    return _e.polygamma(_order(n, "special_polygamma"), input, out=out)
+
+
 multigammaln = _e.mvlgamma
 sinc = _e.sinc
 round = _e.round
