@@ -519,6 +519,19 @@ def _sum_in_order(x, axes, keepdim):
     return r.reshape(out_shape)
 
 
+def _trailing_rows(a, axes, keepdim):
+    """(row length, result shape) when ``axes`` are the trailing dims of a non-empty
+    C-contiguous ``a`` (the rows a 2-norm in torch's order reduces), else None."""
+    nd = a.ndim
+    if axes is None:
+        axes = tuple(range(nd))
+    k = len(axes)
+    if nd == 0 or a.size == 0 or not a.flags.c_contiguous or \
+            tuple(sorted(axes)) != tuple(range(nd - k, nd)):
+        return None
+    return math.prod(a.shape[nd - k:]), a.shape[:nd - k] + ((1,) * k if keepdim else ())
+
+
 # Note [float32 2-norm order]: torch's CPU 2-norm of float32 rows (a contiguous full
 # reduction, or over the innermost dim) runs, per row (found by experiment): eight lanes
 # accumulating squares (rounded, no multiply-add) over each full block of 8, the lanes
@@ -528,15 +541,10 @@ def _sum_in_order(x, axes, keepdim):
 def _norm2_float32(a, axes, keepdim):
     """The float32 2-norm in torch's order where ``axes`` are ``a``'s trailing dims of a
     C-contiguous array (None otherwise: NumPy's sum serves)."""
-    nd = a.ndim
-    if axes is None:
-        axes = tuple(range(nd))
-    k = len(axes)
-    if nd == 0 or a.size == 0 or not a.flags.c_contiguous or \
-            tuple(sorted(axes)) != tuple(range(nd - k, nd)):
+    rows = _trailing_rows(a, axes, keepdim)
+    if rows is None:
         return None
-    n = math.prod(a.shape[nd - k:])
-    out_shape = a.shape[:nd - k] + ((1,) * k if keepdim else ())
+    n, out_shape = rows
     kernels = compiled.module("norm") if a.size >= 2048 or "numba" in sys.modules else None
     if kernels is not None:                     # the same additions in one compiled pass
         r = np.empty(a.size // n, np.float32)
@@ -570,15 +578,10 @@ def _norm2_float32(a, axes, keepdim):
 def _norm2_float64(a, axes, keepdim):
     """The float64 2-norm in torch's order where ``axes`` are ``a``'s trailing dims of a
     C-contiguous array (None otherwise: NumPy's sum serves)."""
-    nd = a.ndim
-    if axes is None:
-        axes = tuple(range(nd))
-    k = len(axes)
-    if nd == 0 or a.size == 0 or not a.flags.c_contiguous or \
-            tuple(sorted(axes)) != tuple(range(nd - k, nd)):
+    rows = _trailing_rows(a, axes, keepdim)
+    if rows is None:
         return None
-    n = math.prod(a.shape[nd - k:])
-    out_shape = a.shape[:nd - k] + ((1,) * k if keepdim else ())
+    n, out_shape = rows
     x = a.reshape(-1, n)
     m = n // 4 * 4
     if m:
