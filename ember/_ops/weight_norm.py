@@ -15,36 +15,13 @@ from ember._ops.registry import OpDef
 
 def _row_norms(x):
     """Norms of the rows of the C-contiguous 2-d float32/float64 array ``x``."""
-    R, n = x.shape
-    if x.dtype == np.float32 and n < 8:
-        s = np.zeros(R, np.float32)
-        for i in range(n):
-            s += x[:, i] * x[:, i]
-        return np.sqrt(s)
-    K = 8 if x.dtype == np.float32 else 4
-    m = n // K * K
-    if m:
-        head = x[:, :m]
-        lanes = np.add.reduce((head * head).reshape(R, m // K, K), axis=1)
-    else:
-        lanes = np.zeros((R, K), x.dtype)
-    if m < n:
-        tail = x[:, m:]
-        lanes[:, :n - m] += tail * tail
-    if K == 8:
-        lanes = lanes[:, :4] + lanes[:, 4:]
-        lanes = lanes[:, :2] + lanes[:, 2:]
-        s = lanes[:, 0] + lanes[:, 1]
-    else:
-        s = lanes[:, 0] + lanes[:, 1]
-        s += lanes[:, 2]
-        s += lanes[:, 3]
-    return np.sqrt(s)
+    return np.sqrt(_row_dots(x, x))
 
 
 def _row_dots(a, b):
-    """Each row's sum of ``a * b`` in the order of ``_row_norms`` (torch's backward adds
-    ``grad_w * v`` so: its ``g`` gradient ``sum / norm`` bit for bit)."""
+    """Each row's sum of ``a * b`` in torch's weight-norm order (the module docstring): the
+    squared norms (a = b), and the backward's sum of ``grad_w * v`` (its ``g`` gradient
+    ``sum / norm`` bit for bit)."""
     R, n = a.shape
     if a.dtype == np.float32 and n < 8:
         s = np.zeros(R, np.float32)
