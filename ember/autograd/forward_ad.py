@@ -130,6 +130,8 @@ class _ForwardMode(Mode):
 
 
 def enter_dual_level():
+    if _levels:             # torch keeps a single level (its index 0)
+        raise RuntimeError("Nested forward mode AD is not supported at the moment")
     m = _ForwardMode(len(_levels))
     _levels.append(m)
     m.__enter__()
@@ -138,6 +140,8 @@ def enter_dual_level():
 
 def exit_dual_level(*, level=None):
     if not _levels:
+        raise RuntimeError("Dual level must be a positive number.")
+    if level is not None and level != _levels[-1].idx:
         raise RuntimeError("Trying to exit a forward AD level that was not the last one "
                            "that was created. This is not supported.")
     m = _levels.pop()
@@ -167,10 +171,12 @@ def _current(level):
 
 def make_dual(tensor, tangent, *, level=None):
     """An alias of ``tensor`` carrying ``tangent`` at the forward AD level."""
+    if not _levels:
+        raise RuntimeError("Trying to create a dual Tensor for forward AD but no level "
+                           "exists, make sure to enter_dual_level() first.")
     m = _current(level)
     if m is None:
-        raise RuntimeError("make_dual() must be called within a dual_level() context: "
-                           "no forward AD level was found.")
+        raise RuntimeError("Invalid level given to _make_dual")
     if not (tensor.is_floating_point() or tensor.is_complex()):
         raise ValueError(f"Expected primal to be floating point or complex, but got: "
                          f"{tensor.dtype}")
@@ -257,8 +263,8 @@ def _function_apply(cls, setup, args, kwargs, apply):
             ctx._saved, ctx._released = saved, released
         res = res if isinstance(res, tuple) else (res,)
         if len(res) != len(outs):
-            raise RuntimeError(f"jvp() returned an incorrect number of tangents (got "
-                               f"{len(res)}, but expected {len(outs)})")
+            raise RuntimeError(f"Function's jvp returned an invalid number of forward "
+                               f"gradients (expected {len(outs)} but got {len(res)})")
         for o, t in zip(outs, res):
             if t is None or not isinstance(o, Tensor) or id(o) in non_diff:
                 continue

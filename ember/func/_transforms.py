@@ -264,11 +264,17 @@ def _ones_like_logical(o, levels):
 def _argnums_select(args, argnums, name):
     if isinstance(argnums, int):
         nums = (argnums,)
-    elif isinstance(argnums, tuple) and argnums and all(isinstance(a, int) for a in argnums):
+    elif isinstance(argnums, tuple):        # torch's checks and texts, in its order
+        if not argnums:
+            raise RuntimeError("argnums must be non-empty")
+        for a in argnums:
+            if not isinstance(a, int):
+                raise RuntimeError(f"argnum must be int, got: {type(a)}")
+        if len(set(argnums)) != len(argnums):
+            raise RuntimeError(f"argnums elements must be unique, got {argnums}")
         nums = argnums
     else:
-        raise RuntimeError(f"{name}: argnums must be int or Tuple[int, ...], got: "
-                           f"{type(argnums)}")
+        raise RuntimeError(f"argnums must be int or Tuple[int, ...], got: {type(argnums)}")
     n = len(args)
     out = []
     for a in nums:
@@ -276,6 +282,11 @@ def _argnums_select(args, argnums, name):
             raise RuntimeError(f"Got argnum={a}, but only {n} positional inputs")
         out.append(a % n)
     return out
+
+
+# how torch's texts name each transform's call
+_CALL_NAMES = {"vjp": "vjp(f, *primals)", "grad": "grad_and_value(f)(*args)",
+               "jvp": "jvp(f, primals, tangents)"}
 
 
 def _vjp_core(func, primals, has_aux, name):
@@ -293,8 +304,8 @@ def _vjp_core(func, primals, has_aux, name):
     aux = None
     if has_aux:
         if not (isinstance(res, tuple) and len(res) == 2):
-            raise RuntimeError(f"{name}(f, ...)(*args): output of function f should be a "
-                               f"tuple: (output, aux) if has_aux is True")
+            raise RuntimeError(f"{_CALL_NAMES.get(name, name)}: output of function f should "
+                               f"be a tuple: (output, aux) if has_aux is True")
         res, aux = res
         for a in tree_flatten(aux)[0]:
             if not isinstance(a, Tensor):
@@ -310,8 +321,8 @@ def vjp(func, *primals, has_aux=False):
     o_leaves, o_spec = tree_flatten(out)
     for o in o_leaves:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"vjp(f, *primals): Expected f to be a function that has only "
-                               f"Tensor outputs, got {type(o)}")
+            raise RuntimeError(f"vjp(f, *primals): expected f(*primals) to return only "
+                               f"tensors, got unsupported type {type(o)}")
 
     def vjp_fn(*cotangents, retain_graph=True, create_graph=None):
         ct = cotangents[0] if len(cotangents) == 1 else cotangents
@@ -421,16 +432,17 @@ def jvp(func, primals, tangents, *, strict=False, has_aux=False):
                            f"structure {p_spec} and tangents with structure {t_spec}")
     for p, t in zip(p_leaves, t_leaves):
         if tuple(p.shape) != tuple(t.shape):
-            raise RuntimeError(f"jvp(f, primals, tangents): Expected primals and tangents "
-                               f"to have the same shape, got {tuple(p.shape)} and "
-                               f"{tuple(t.shape)}")
+            raise RuntimeError(f"Trying to set a forward gradient that has a different size "
+                               f"than that of the original Tensor, this is not supported. "
+                               f"Tensor is of size {list(p.shape)} while the given forward "
+                               f"gradient is of size {list(t.shape)}.")
     out, aliases, spec, levels, aux, create = _vjp_core(func, tuple(primals), has_aux, "jvp")
     create = create or _needs_graph(t_leaves)
     o_leaves, o_spec = tree_flatten(out)
     for o in o_leaves:
         if not isinstance(o, Tensor):
-            raise RuntimeError(f"jvp(f, primals, tangents): Expected f to be a function that "
-                               f"has only Tensor outputs, got {type(o)}")
+            raise RuntimeError(f"jvp(f, primals, tangents): expected f(*primals) to return "
+                               f"only tensors, got unsupported type {type(o)}")
     bots = [bottom(a) for a in aliases]
     results = [None] * len(o_leaves)
     outs_c, us, idx = [], [], []
