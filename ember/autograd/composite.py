@@ -111,6 +111,8 @@ def _linked(grad, alias, name):
         from ember.autograd.function import Function
 
         class _ZeroLink(Function):
+            _functorch_exempt = True        # (inside ember.func's transforms too)
+
             @staticmethod
             def forward(ctx, g, x):
                 ctx.like = (tuple(x.shape), x.dtype)

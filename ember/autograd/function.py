@@ -227,6 +227,7 @@ class Function(_SingleLevelFunction):
 
     generate_vmap_rule = False
     clear_saved_tensors_on_access = False
+    _functorch_exempt = False   # ember's own Functions that stand for torch's C++ ops
 
     @staticmethod
     def vmap(info, in_dims, *args):
@@ -236,19 +237,91 @@ class Function(_SingleLevelFunction):
 
     @classmethod
     def apply(cls, *args, **kwargs):
-        if not cls.generate_vmap_rule and cls.vmap is Function.vmap and \
-                any(type(a).__name__ == "BatchedTensor" for a in args):
-            raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not have "
-                               f"vmap support. Please override and implement the vmap "
-                               f"staticmethod or set generate_vmap_rule=True. For more details, "
-                               f"please see https://pytorch.org/docs/main/notes/"
-                               f"extending.func.html")
         setup = _is_setup_context_defined(cls.setup_context)
+        batched = any(type(a).__name__ == "BatchedTensor" for a in args)
+        if not setup and not cls._functorch_exempt and (batched or _in_functorch_transform()):
+            raise RuntimeError("In order to use an autograd.Function with functorch transforms "
+                               "(vmap, grad, jvp, jacrev, ...), it must override the "
+                               "setup_context staticmethod. For more details, please see "
+                               "https://pytorch.org/docs/main/notes/extending.func.html")
+        if batched:
+            own_rule = cls.vmap is not Function.vmap
+            if own_rule and cls.generate_vmap_rule:
+                raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it has both "
+                                   f"generate_vmap_rule=True and an overridden vmap "
+                                   f"staticmethod. Please set generate_vmap_rule=False or "
+                                   f"delete the overridden vmap staticmethod to avoid "
+                                   f"ambiguity. For more details, please see "
+                                   f"https://pytorch.org/docs/main/notes/extending.func.html")
+            if not own_rule and not cls.generate_vmap_rule:
+                raise RuntimeError(f"You tried to vmap over {cls.__name__}, but it does not "
+                                   f"have vmap support. Please override and implement the "
+                                   f"vmap staticmethod or set generate_vmap_rule=True. For "
+                                   f"more details, please see https://pytorch.org/docs/main/"
+                                   f"notes/extending.func.html")
         if setup:
             bound = inspect.signature(cls.forward).bind(*args, **kwargs)
             bound.apply_defaults()
             args, kwargs = bound.args, bound.kwargs
+        if batched and not cls.generate_vmap_rule:
+            return _apply_vmap_rule(cls, args, kwargs)
         return _apply(cls, setup, args, kwargs)
+
+
+def _in_functorch_transform():
+    """True inside ember.func's vmap, grad, vjp or jvp (torch refuses Functions without
+    ``setup_context`` there, even on inputs the transform does not track)."""
+    if any(type(m).__name__ == "VmapMode" for m in state.modes):
+        return True
+    tr = __import__("sys").modules.get("ember.func._transforms")
+    return tr is not None and tr._DEPTH[0] > 0
+
+
+def _apply_vmap_rule(cls, args, kwargs):
+    """``cls.apply`` on vmapped inputs through the user's ``vmap`` staticmethod, as torch:
+    at the innermost vmap level among the inputs, ``cls.vmap(info, in_dims, *unbatched)``
+    runs one level down (where it usually calls ``cls.apply`` on the batched tensors, so
+    autograd records there) and returns ``(outputs, out_dims)``."""
+    import collections
+    from ember.func._vmap import BatchedTensor, VmapMode, _wrap
+    from ember.utils._pytree import tree_flatten, tree_unflatten, _broadcast_to_and_flatten
+    lvl = max(a._level for a in args if type(a) is BatchedTensor)
+    mode = next(m for m in state.modes if type(m) is VmapMode and m.level == lvl)
+    vals, in_dims = mode._unwrap(args)
+    info = _VmapInfo(mode.batch_size, mode.randomness)
+    modes = state.modes
+    state.modes = tuple(m for m in modes if m is not mode)
+    try:
+        r = cls.vmap(info, tuple(in_dims), *vals, **kwargs)
+    finally:
+        state.modes = modes
+    if not (isinstance(r, tuple) and len(r) == 2):
+        raise RuntimeError(f"Expected the vmap staticmethod to have two returns, an output "
+                           f"and out_dims with pytree structure compatible with the output. "
+                           f"Got a {_torch_type_name(r)} instead")
+    out, out_dims = r
+    leaves, spec = tree_flatten(out)
+    dims = _broadcast_to_and_flatten(out_dims, spec)
+    if dims is None:
+        raise RuntimeError(f"The autograd.Function's vmap staticmethod returned an incompatible "
+                           f"(output, out_dims) tuple. Expected out_dims={out_dims} to be "
+                           f"compatible with the structure of `output`. out_dims has structure "
+                           f"{tree_flatten(out_dims)[1]} but output has structure {spec}. For "
+                           f"more details, please see https://pytorch.org/docs/main/notes/"
+                           f"extending.func.html")
+    wrapped = [_wrap(x, d % x.dim() if d < 0 else d, lvl)
+               if isinstance(x, Tensor) and d is not None else x for x, d in zip(leaves, dims)]
+    return tree_unflatten(wrapped, spec)
+
+
+def _torch_type_name(x):
+    t = type(x)
+    if isinstance(x, Tensor) and t.__module__.startswith("ember"):
+        return "<class 'torch.Tensor'>"
+    return str(t)
+
+
+_VmapInfo = __import__("collections").namedtuple("VmapInfo", ["batch_size", "randomness"])
 
 
 def _is_setup_context_defined(fn):

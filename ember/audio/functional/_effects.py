@@ -74,6 +74,7 @@ def _wave_table(kind, size, lo, hi, phase, as_int):
 class _Delays(Function):
     """``d[t] = x[t] + decay * d[t - delay[t]]`` (delay >= 1, zero history); linear in x,
     so the backward runs the transposed recurrence from the end."""
+    _functorch_exempt = True
 
     @staticmethod
     def forward(ctx, x, delay, decay):
@@ -118,6 +119,7 @@ class _Flanger(Function):
     """Per channel: ``buf[t] = x[t] + fb * dd[t-1]``, ``dd[t] = sum_k w[t, k] buf[t - lag[t]
     - k]``, ``out[t] = in_gain x[t] + delay_gain dd[t]``; linear in x, so the backward runs
     the transposed recurrence from the end. x ``(B, C, T)``; lag, w ``(T, C)``, ``(T, C, K)``."""
+    _functorch_exempt = True
 
     @staticmethod
     def forward(ctx, x, lag, w, buf_len, fb, in_gain, delay_gain):

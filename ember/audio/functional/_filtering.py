@@ -32,6 +32,7 @@ def _xcorr(u, v, order):
 
 class _LFilter(Function):
     """y = B(z)/A(z) x per filter row; x (..., F, T), a and b (F, K)."""
+    _functorch_exempt = True        # torchaudio's lfilter is a C++ op there
 
     @staticmethod
     def forward(ctx, x, a, b):
