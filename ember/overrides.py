@@ -228,7 +228,22 @@ def _relevant(op, args):
 
 def _func_name(func, is_method):
     name = getattr(func, "__name__", str(func))
-    return f"torch._C.TensorBase.{name}" if is_method else f"torch.{name}"
+    return f"torch.Tensor.{name}" if is_method else f"torch.{name}"
+
+
+def _via_operator():
+    """True when the call came through a Python operator's front (``a + b``, ``a += b``): as
+    torch's, it then answers NotImplemented when every handler did, and Python tries the
+    reflected operator and raises its own 'unsupported operand type(s)' TypeError."""
+    from ember._ops.registry import OPERATOR_METHODS
+    frame = sys._getframe(2)
+    for _ in range(24):
+        if frame is None:
+            return False
+        if frame.f_code in OPERATOR_METHODS:
+            return True
+        frame = frame.f_back
+    return False
 
 
 def call_torch_function(op, args, out, types=None):
@@ -246,6 +261,8 @@ def call_torch_function(op, args, out, types=None):
         r = _call_handler(arg, func, tps, uargs, kwargs, UserWarning)
         if r is not NotImplemented:
             return r
+    if _via_operator():
+        return NotImplemented
     _, is_method = _front_of(op)
     lines = "".join(f"  - tensor subclass {t}\n" for t in tps)
     raise TypeError(f"Multiple dispatch failed for '{_func_name(func, is_method)}'; all "
@@ -347,6 +364,15 @@ def get_overridable_functions():
     out = collections.defaultdict(list)
     out[ember] = sorted({f for f in FUNCTIONS.values()}, key=lambda f: f.__name__)
     out[ember.Tensor] = sorted({m for m in METHODS.values()}, key=lambda f: f.__name__)
+    # torch's namespaces of Python functions and their own ops (``F.relu``, ``linalg.norm``)
+    import inspect
+    import ember.nn.functional as F
+    for mod in (F, ember.linalg, ember.fft, ember.special):
+        fns = {v for n, v in vars(mod).items()
+               if not n.startswith("_") and inspect.isfunction(v) and
+               not n.startswith(("has_torch_function", "handle_torch_function")) and
+               (v.__module__ or "ember").startswith("ember")}
+        out[mod] = sorted(fns, key=lambda f: getattr(f, "__name__", ""))
     return out
 
 
@@ -510,7 +536,7 @@ def _relevant_of(self, args):
     return (self,) + tuple(a for a in args if hasattr(type(a), "__torch_function__"))
 
 
-def _dispatch_or_none(public, relevant, args, kwargs, method=True):
+def _dispatch_or_none(public, relevant, args, kwargs, method=True, operator=False):
     """``handle_torch_function`` handing None for no keywords (as torch's C methods do)."""
     overloaded = _get_overloaded_args(relevant)
     types = tuple(type(a) for a in overloaded)
@@ -526,6 +552,8 @@ def _dispatch_or_none(public, relevant, args, kwargs, method=True):
         r = _call_handler(arg, public, types, args, kwargs)
         if r is not NotImplemented:
             return r
+    if operator:            # (a reflected operator: Python raises its own TypeError)
+        return NotImplemented
     raise TypeError(f"no implementation found for '{_func_name(public, True)}' on types that "
                     f"implement __torch_function__: {list(types)}")
 
@@ -538,6 +566,8 @@ _REFLECTED_AS = {"__radd__": "add", "__rmul__": "mul", "__rand__": "bitwise_and"
 def _wrap_method(name, orig):
     keep_dict = name in _PYTHON_METHODS
     public_name = _REFLECTED_AS.get(name, name)
+    operator = name.startswith("__r") and name.endswith("__") and name not in (
+        "__repr__", "__reduce__", "__reduce_ex__")
 
     def method(self, *args, **kwargs):
         relevant = _relevant_of(self, args)
@@ -545,7 +575,7 @@ def _wrap_method(name, orig):
             return orig(self, *args, **kwargs)
         from ember._tensor import Tensor
         return _dispatch_or_none(getattr(Tensor, public_name), relevant, (self,) + args,
-                                 kwargs if kwargs or keep_dict else None)
+                                 kwargs if kwargs or keep_dict else None, operator=operator)
     functools.update_wrapper(method, orig)
     return method
 
