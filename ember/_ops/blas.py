@@ -30,7 +30,7 @@ from ember._kernels.util import half_in_float32
 from ember._ops.core import (conj_if_complex, matmul, where_self,
                              clone, to_copy, real)
 from ember._dispatch import check_int_list
-from ember._ops.registry import METHODS, OpDef, defop, public, refuse_bool, register
+from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, public, refuse_bool, register
 from ember._tensor import Tensor, _make
 
 
@@ -209,6 +209,98 @@ def _(ctx, g, self, batch1, batch2, beta, alpha):
             _scale(matmul(g, _c(batch2).mT), alpha) if n[1] else None,
             _scale(matmul(_c(batch1).mT, g), alpha) if n[2] else None)
 
+
+# Note [addbmm_ resizes]: torch's in-place addbmm writes through its out= path, so a
+# ``self`` that broadcasts to the (n, p) result is resized to it in place (one element, a
+# (p,) row, an (n, 1) column...), not refused as other in-place ops are. torch resizes
+# first and then copies ``self`` expanded from its old geometry into the grown storage one
+# element at a time: where the expanded view reads an element already overwritten (an
+# (n, 1) column), the copy repeats it. By experiment every value matches
+# ``addbmm(source, ...)`` with that source; the gradient is the out-of-place one (self's
+# part summed back to its old shape), and the node is AddbmmBackward0.
+_addbmm_inplace = METHODS["addbmm_"]
+
+
+def _aliased_source(old, shape):
+    """The values torch's element-wise copy of ``old`` expanded to ``shape`` leaves in the
+    storage it grew in place (row-major ``old``): element i reads flat index src(i), which
+    was itself already overwritten when src(i) < i, so follow src to its fixed point."""
+    nd = len(shape)
+    olds = (1,) * (nd - old.ndim) + old.shape
+    steps = []
+    acc = 1
+    for d in range(nd - 1, -1, -1):
+        steps.append(0 if olds[d] == 1 and shape[d] != 1 else acc)
+        acc *= olds[d]
+    steps.reverse()
+    src = np.zeros(shape, np.int64)
+    for d in range(nd):
+        src += (np.arange(shape[d]) * steps[d]).reshape((-1,) + (1,) * (nd - 1 - d))
+    src = src.reshape(-1)
+    idx = np.arange(src.size)
+    while True:
+        nxt = src[idx]
+        moved = nxt < idx
+        if not moved.any():
+            break
+        idx = np.where(moved, nxt, idx)
+    return old.reshape(-1)[idx].reshape(shape)
+
+
+def addbmm_(self, *args, **kwargs):
+    b1 = args[0] if args else kwargs.get("batch1")
+    b2 = args[1] if len(args) > 1 else kwargs.get("batch2")
+    if not (type(self) is Tensor and isinstance(b1, Tensor) and isinstance(b2, Tensor)
+            and b1.ndim == 3 and b2.ndim == 3 and self._storage_base is None
+            and self._data.flags.c_contiguous and len(args) <= 2
+            and set(kwargs) <= {"batch1", "batch2", "beta", "alpha"}):
+        return _addbmm_inplace(self, *args, **kwargs)
+    shape = (b1.shape[1], b2.shape[2])
+    if tuple(self.shape) == shape:
+        return _addbmm_inplace(self, *args, **kwargs)
+    if self._requires_grad and self._grad_fn is None and ember.is_grad_enabled():
+        raise RuntimeError("a leaf Variable that requires grad is being used in an in-place "
+                           "operation.")
+    beta, alpha = kwargs.get("beta", 1), kwargs.get("alpha", 1)
+    r = addbmm(self.expand(shape), b1, b2, beta=beta, alpha=alpha)
+    old = self._data
+    if old.size > 1 and beta != 0:
+        src = _aliased_source(old, shape)
+        if not np.array_equal(src, np.broadcast_to(old, shape), equal_nan=True):
+            with ember.no_grad():
+                r._data = addbmm(_make(src), b1.detach(), b2.detach(), beta=beta,
+                                 alpha=alpha)._data
+    self._data = r._data
+    self._vc += 1
+    if r._grad_fn is not None:
+        from ember.autograd.graph import rebase_history
+        rebase_history(self, r._grad_fn, r._output_nr)
+    return self
+
+
+METHODS["addbmm_"] = addbmm_
+_addbmm_function = FUNCTIONS["addbmm"]
+
+
+def addbmm_function(*args, out=None, **kwargs):
+    # the same resize for ``out=``: torch gives no "was resized" warning for addbmm's out
+    # (it does for baddbmm, addmm, bmm... as for other ops)
+    if type(out) is Tensor and out._storage_base is None and out._data.size and \
+            len(args) == 3 and all(isinstance(a, Tensor) for a in args) and \
+            all(out is not a for a in args) and args[1].ndim == 3 and args[2].ndim == 3 and \
+            tuple(out.shape) != (args[1].shape[1], args[2].shape[2]):
+        old = out._data
+        out._data = old[:0].reshape(0)
+        try:
+            return _addbmm_function(*args, out=out, **kwargs)
+        except BaseException:
+            if out._data.size == 0:
+                out._data = old
+            raise
+    return _addbmm_function(*args, out=out, **kwargs)
+
+
+FUNCTIONS["addbmm"] = addbmm_function
 
 baddbmm = defop("baddbmm(Tensor self, Tensor batch1, Tensor batch2, *, Scalar beta=1, "
                 "Scalar alpha=1) -> Tensor", half_in_float32(K.baddbmm),

@@ -122,8 +122,8 @@ ALLOWED = frozenset((
 # (and real: torch's kernels refuse complex softmax)
 CAST_TO_DTYPE = frozenset(("softmax", "log_softmax", "_softmax", "_log_softmax"))
 # composite records whose parts decide (dequantize of a plain tensor is ``to(float32)``)
-COMPOSED = frozenset(("dequantize",))
-_VIEWS_OF_PARTS = {"real": lambda a: a["real"], "imag": lambda a: a["imag"],
+COMPOSED = frozenset(("dequantize", "real"))
+_VIEWS_OF_PARTS = {"_real_part": lambda a: a["real"], "imag": lambda a: a["imag"],
                    "view_as_real": view_as_real}
 _next_call = None
 

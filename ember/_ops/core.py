@@ -532,17 +532,24 @@ def _real(a):
     return a.real if a.dtype.kind == "c" else a.view()
 
 
+def _real_front(self):
+    # torch: ``torch.real(x) is x`` for a real tensor (also a subclass, a Parameter)
+    return _real_part(self) if self.is_complex() else self
+
+
 def _imag(a):
     if a.dtype.kind != "c":
         raise RuntimeError("imag is not implemented for tensors with non-complex dtypes.")
     return a.imag
 
 
-real = defop("real(Tensor(a) self) -> Tensor(a)", _real, promote=None, method=False)
+_real_part = OpDef("_real_part(Tensor(a) self) -> Tensor(a)", _real, promote=None,
+                   grad_name="SelectBackward0")   # torch: a select of view_as_real
+real = defop("real(Tensor(a) self) -> Tensor(a)", composite=_real_front, method=False)
 imag = defop("imag(Tensor(a) self) -> Tensor(a)", _imag, promote=None, method=False)
 
 
-@real.def_backward
+@_real_part.def_backward
 def _(ctx, g, self):
     return g
 

@@ -21,6 +21,7 @@ from ember import _dtype
 from ember._determinism import fill_uninitialized
 from ember._device import to_device
 from ember._kernels import factory as K
+from ember._ops.parser_errors import factory_keywords
 from ember._ops.registry import OpDef, defop, public
 from ember._tensor import Tensor
 
@@ -328,8 +329,10 @@ def _int_arg(x, fname, argname, pos):
 
 @public()
 def eye(n, m=None, *, out=None, dtype=None, layout=None, device=None, pin_memory=False,
-        requires_grad=False):
+        requires_grad=False, **_kw):
     """A 2-D tensor with ones on the diagonal."""
+    if _kw:
+        factory_keywords("eye", _kw)
     to_device(device)
     n = _int_arg(n, "eye", "n", 1)
     m = n if m is None else _int_arg(m, "eye", "m", 2)
@@ -356,9 +359,11 @@ def _range_args(fname, start, end, step):
 
 @public()
 def arange(start=None, end=None, step=1, *, out=None, dtype=None, layout=None, device=None,
-           pin_memory=False, requires_grad=False):
+           pin_memory=False, requires_grad=False, **_kw):
     """Values from ``start`` up to (excluding) ``end`` by ``step``: int64 for integer
     arguments, the default float dtype when any is floating-point."""
+    if _kw:
+        factory_keywords("arange", _kw)
     if type(start) is int and end is None and step == 1 and type(step) is int and \
             dtype is None and out is None and device is None:       # arange(n)
         return _make(arange_op, (0, start, 1), {"dtype": _dtype.int64}, None, requires_grad)
@@ -405,8 +410,10 @@ def _space_args(fname, start, end, steps):
 
 @public()
 def linspace(start, end, steps=None, *, out=None, dtype=None, layout=None, device=None,
-             pin_memory=False, requires_grad=False):
+             pin_memory=False, requires_grad=False, **_kw):
     """``steps`` evenly spaced values from ``start`` to ``end`` inclusive."""
+    if _kw:
+        factory_keywords("linspace", _kw)
     to_device(device)
     s, e, n, cplx = _space_args("linspace", start, end, steps)
     d = resolve_dtype(dtype, out, _dtype._default_complex if cplx else None, fname="linspace")

@@ -181,11 +181,12 @@ def _got(pos, kw):
     return "".join(k + ", " for k in kws)
 
 
-def call_arguments(front, method):
+def call_arguments(front, method, extra=None, caller=None):
     """(positional values, keyword values) of the user's call of generated ``front``, or
-    None when its bytecode does not tell."""
-    from ember._dispatch import call_count
-    argc, kw_names = call_count(front)
+    None when its bytecode does not tell (``extra``: the keywords it took as ``**``;
+    ``caller``: the user's frame when wrappers stand between it and ``front``)."""
+    from ember._dispatch import call_count, _call_keywords
+    argc, kw_names = call_count(front) if caller is None else _call_keywords(caller)
     if argc is None:
         return None
     code, loc = front.f_code, front.f_locals
@@ -199,8 +200,10 @@ def call_arguments(front, method):
     if n_pos < 0 or n_pos > len(values):
         return None
     kw = {}
+    if extra is None:
+        extra = loc.get("_kw") or {}        # keywords a front takes as ``**_kw``
     for k in kw_names:
-        v = loc.get(k, loc.get(f"_va_{k}"))
+        v = extra[k] if k in extra else loc.get(k, loc.get(f"_va_{k}"))
         kw[k] = v
     return values[:n_pos], kw
 
@@ -434,7 +437,8 @@ def _arity_text(fname, params, pos, kw):
     keyword-only)] giving ``pos`` and ``kw``, or None when it binds."""
     positional = [p for p in params if not p[2]]
     if len(pos) > len(positional):
-        lo = sum(1 for p in positional if p[1])
+        # (torch counts a required keyword-only argument too: sort's "from 1 to 0")
+        lo = sum(1 for p in params if p[1])
         hi = len(positional)
         takes = f"{hi} positional argument{'' if hi == 1 else 's'}" if lo == hi else \
             f"from {lo} to {hi} positional arguments"
@@ -501,3 +505,126 @@ def arity_error(op, fname, method, front):
     if text is None:       # (the overload torch would pick binds: name the argument as usual)
         text = f"{fname}() received invalid arguments"
     return TypeError(text)
+
+
+# Note [unknown keywords]: a keyword no signature takes is Python's text ("zeros() got an
+# unexpected keyword argument 'foo'") for the names torch does not overload; for those it
+# overloads, torch's parser words it as any other failure (found by experiment): when
+# exactly one listed signature takes as many arguments as the call gives (keywords
+# counted), the error of binding that one ('max() missing 1 required positional arguments:
+# "dim"', else "max() got an unexpected keyword argument 'zzz'", the first unknown one as
+# written); otherwise the overload list, its keywords shown in reverse of the call's order
+# ("got (Tensor, foo=int, dim=int)" for ``max(x, dim=0, foo=1)``), and under each
+# signature whose text has as many comma-separated parts as the call gives arguments
+# ("()" and the "*" count one each) "didn't match because some of the keywords were
+# incorrect: " and the keywords it does not take, in that order. Fronts of overloaded
+# names take ``**_kw`` and come here only when it is not empty.
+
+def _parts(sig):
+    return max(1, len(_split(sig)))
+
+
+def keyword_text(fname, sigs, pos, kw, method=True):
+    """The TypeError text of a call of overloaded ``fname`` giving keywords ``kw`` (in the
+    call's order) that some listed signature does not take (Note [unknown keywords])."""
+    n = len(pos) + len(kw)
+    plausible = [s for s in sigs if sum(1 for p in _split(s) if " = " not in p and p != "*")
+                 <= n <= len(_params(s))]
+    if len(plausible) == 1:
+        params = _params(plausible[0])
+        names = {name for _, name, _ in params}
+        spec = [(name, " = " not in part, kw_only)
+                for (_, name, kw_only), part in zip(params,
+                                                    [p for p in _split(plausible[0]) if p != "*"])]
+        text = _arity_text(fname, spec, pos, {k: v for k, v in kw.items() if k in names})
+        if text is None:
+            bad = [k for k in kw if k not in names]
+            text = f"{fname}() got an unexpected keyword argument '{bad[0] if bad else ''}'"
+        return text
+    shown = dict(reversed(list(kw.items())))
+    lines = [f"{fname}() received an invalid combination of arguments - got "
+             f"({_got(pos, shown)}), but expected one of:"]
+    for sig in sigs:
+        lines.append(f" * {sig}")
+        if _parts(sig) == n:
+            names = {name for _, name, _ in _params(sig)}
+            bad = [k for k in shown if k not in names]
+            if bad:
+                lines.append(f"      didn't match because some of the keywords were incorrect: "
+                             f"{', '.join(bad)}")
+    return "\n".join(lines) + "\n"
+
+
+def takes_keywords(fname, method):
+    """Does torch list more than one signature for ``fname`` (its fronts then take
+    ``**_kw``: Note [unknown keywords])?"""
+    sigs = (METHOD if method else FUNCTION).get(fname)
+    return sigs is not None and len(sigs) > 1
+
+
+def keyword_error(fname, method, front, kw_given, caller=None):
+    """torch's TypeError for the call of front (frame ``front``) with keywords ``kw_given``
+    it does not take (Note [unknown keywords])."""
+    sigs = (METHOD if method else FUNCTION).get(fname)
+    given = call_arguments(front, method, kw_given, caller)
+    if sigs is None or given is None:
+        return TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(kw_given))}'")
+    pos, kw = given
+    from ember._ops.registry import _NOARG
+    pos = [v for v in pos if v is not _NOARG]
+    return TypeError(keyword_text(fname, sigs, pos, kw, method))
+
+
+def factory_keywords(fname, kw, allowed=()):
+    """Raise torch's TypeError (Note [unknown keywords]) from hand-written function front
+    ``fname`` (our caller) when ``kw``, the keywords it took as ``**``, has one besides
+    ``allowed``; else return."""
+    if any(k not in allowed for k in kw):
+        import sys
+        front = sys._getframe(1)
+        caller = front.f_back            # past ember's wrappers (on_device) to the user's call
+        while caller is not None and caller.f_globals.get("__name__", "").startswith("ember."):
+            caller = caller.f_back
+        raise keyword_error(fname, False, front, kw, caller) from None
+
+
+_FACTORY = ("Tensor out = None, torch.dtype dtype = None, torch.layout layout = None, "
+            "torch.device device = None, bool pin_memory = False, bool requires_grad = False")
+_FACTORY_NO_OUT = _FACTORY.replace("Tensor out = None, ", "")
+_SORT = ("(*, bool stable, int dim = -1, bool descending = False)",
+         "(int dim = -1, bool descending = False)")
+METHOD["sort"] = _SORT
+FUNCTION.update({
+    "sort": ("(Tensor input, *, bool stable, int dim = -1, bool descending = False, tuple of "
+             "Tensors out = None)",
+             "(Tensor input, int dim = -1, bool descending = False, *, tuple of Tensors out = "
+             "None)"),
+    "eye": (f"(int n, *, {_FACTORY})", f"(int n, int m, *, {_FACTORY})"),
+    "arange": (f"(Number end, *, {_FACTORY})", f"(Number start, Number end, *, {_FACTORY_NO_OUT})",
+               f"(Number start, Number end, Number step = 1, *, {_FACTORY})"),
+    "linspace": tuple(f"({a} start, {b} end, int steps, *, {_FACTORY})"
+                      for a, b in (("Tensor", "Tensor"), ("Number", "Tensor"),
+                                   ("Tensor", "Number"), ("Number", "Number"))),
+    "randn": (f"(tuple of ints size, *, torch.Generator generator, {_FACTORY})",
+              f"(tuple of ints size, *, {_FACTORY})"),
+    "rand": (f"(tuple of ints size, *, torch.Generator generator, {_FACTORY})",
+             f"(tuple of ints size, *, {_FACTORY})"),
+})
+
+
+def hand_keywords(fname, input, given, extra):
+    """torch's TypeError (Note [unknown keywords]) for a hand-written front shared by
+    ``x.name(...)`` and ``torch.name(x, ...)`` called with keywords ``extra`` it does not
+    take; ``given``: (name, value) of its own arguments after the input that the call gave.
+    Python's text when the call site does not tell."""
+    method, kw_names = _method_call(len(given) + len(extra))
+    if method is None:
+        return TypeError(f"{fname}() got an unexpected keyword argument '{next(iter(extra))}'")
+    values = dict(given)
+    values.update(extra)
+    pos = [v for n, v in given if n not in kw_names]
+    kw = {n: values.get(n) for n in kw_names}
+    if not method:
+        pos = [input] + pos
+    sigs = (METHOD if method else FUNCTION)[fname]
+    return TypeError(keyword_text(fname, sigs, pos, kw, method))

@@ -18,6 +18,7 @@ from ember._device import to_device
 from ember._kernels import random as K
 from ember._ops.factory import (var_size, seq_size, resolve_dtype, finish, _make, _size_kw,
                                 _tname, check_input)
+from ember._ops.parser_errors import factory_keywords
 from ember._ops.registry import OpDef, defop, public, register
 from ember._tensor import Tensor
 
@@ -179,6 +180,8 @@ def rand(*size, generator=None, out=None, dtype=None, layout=None, device=None,
          pin_memory=False, requires_grad=False, **kw):
     """Uniform samples in [0, 1) (default float dtype)."""
     to_device(device)
+    if kw:
+        factory_keywords("rand", kw, ("size",))
     shape = var_size(size, "rand", _size_kw(kw, "rand"))
     d = resolve_dtype(dtype, out, fname="rand")
     return _make(rand_op, (shape,), {"generator": _generator(generator, "rand"), "dtype": d},
@@ -190,6 +193,8 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
           pin_memory=False, requires_grad=False, **kw):
     """Standard normal samples (default float dtype)."""
     to_device(device)
+    if kw:
+        factory_keywords("randn", kw, ("size",))
     shape = var_size(size, "randn", _size_kw(kw, "randn"))
     d = resolve_dtype(dtype, out, fname="randn")
     return _make(randn_op, (shape,), {"generator": _generator(generator, "randn"), "dtype": d},

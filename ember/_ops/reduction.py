@@ -274,7 +274,11 @@ def _kept(value, name="keepdim", default=False):
 
 
 def _extreme_front(full, by_dim, binary, fname):
-    def front(input, dim=None, keepdim=False, *, other=None, out=None):
+    def front(input, dim=None, keepdim=False, *, other=None, out=None, **_kw):
+        if _kw:                     # Note [unknown keywords]
+            from ember._ops.parser_errors import hand_keywords
+            raise hand_keywords(fname, input, ([("dim", dim)] if dim is not None else []) +
+                                _kept(keepdim) + _kept(other, "other") + _kept(out, "out"), _kw)
         if other is not None or isinstance(dim, Tensor):
             return _binary(binary, fname, input, dim if other is None else other, out)
         if dim is None:
@@ -390,7 +394,14 @@ def _(ctx, g, self, dim, correction, keepdim):
 
 
 def _var_front(op, name, method):
-    def front(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None):
+    def front(input, dim=None, unbiased=None, keepdim=False, *, correction=None, out=None,
+              **_kw):
+        if _kw:                     # Note [unknown keywords]
+            from ember._ops.parser_errors import hand_keywords
+            raise hand_keywords(name, input, ([("dim", dim)] if dim is not None else []) +
+                                ([("unbiased", unbiased)] if unbiased is not None else []) +
+                                _kept(keepdim) + _kept(correction, "correction") +
+                                _kept(out, "out"), _kw)
         d0, u0, c0 = dim, unbiased, correction
         if isinstance(dim, builtins.bool):          # var(input, unbiased)
             dim, unbiased = None, dim

@@ -354,7 +354,19 @@ def _plain_signature(fn, required, aliases):
     empty = inspect.Parameter.empty
     return sig.replace(parameters=[
         p.replace(default=empty) if p.name in strip else p
-        for p in sig.parameters.values() if p.name != "_more"])
+        for p in sig.parameters.values() if p.name not in ("_more", "_kw")])
+
+
+def _takes_keywords(fname, method):
+    from ember._ops import parser_errors
+    return parser_errors.takes_keywords(fname, method)
+
+
+def _keyword_error(fname, method, kw):
+    """torch's TypeError for a call of a generated front of an overloaded name with keywords
+    it does not take (Note [unknown keywords]); the front's frame is our caller's."""
+    from ember._ops import parser_errors
+    raise parser_errors.keyword_error(fname, method, sys._getframe(1), kw) from None
 
 
 def _arity_error(op, fname, method):
@@ -554,6 +566,10 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     out = "out" if with_out else "None"
     checks = "" if positional or not aliases else \
         _alias_checks(op, fname, aliases, required, arity)
+    if arity and _takes_keywords(fname, method):        # Note [unknown keywords]
+        params = params + ["**_kw"]
+        checks = (f"    if _kw:\n        _keyword_error({fname!r}, {method}, _kw)\n"
+                  + checks)
     if arity:
         more = ["_more"] if any(p.startswith("*_more") for p in params) else []
         tests = more + [f"{n} is _NOARG" for n in required]
@@ -615,7 +631,7 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     env = {"_call": _call, "_dispatch_mode": _dispatch_mode, "_state": state, "_op": op,
            "_varargs": _varargs, "_int_varargs": _int_varargs, "_NOARG": _NOARG,
            "_ArgumentTypeError": ArgumentTypeError, "_missing_arguments": _missing_arguments,
-           "_arity_error": _arity_error,
+           "_arity_error": _arity_error, "_keyword_error": _keyword_error,
            "_bad_argument": _bad_argument, "_DT": _dtype.dtype,
            "_check_dtype": _dtype.dtype_argument, "_kind": kind,
            "_check_arg": _dispatcher.check_argument, "_SCALARS": _SCALARS,
@@ -633,7 +649,8 @@ def generate(op, *, method=False, with_out=False, varargs=None, name=None, kind=
     exec(code, env)
     FRONT_NAMESPACES.append(env)
     fn = env["_front"]
-    if arity and ("_more" in fn.__code__.co_varnames or required):
+    if arity and ("_more" in fn.__code__.co_varnames or "_kw" in fn.__code__.co_varnames
+                  or required):
         fn.__signature__ = _plain_signature(fn, required, aliases)
     fn.__name__ = fname
     fn.__doc__ = op.kernel.__doc__ if op.kernel is not None and op.kernel.__doc__ else \
