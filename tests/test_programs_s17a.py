@@ -190,3 +190,25 @@ def test_unknown_keyword_fronts_still_bind():
     assert ember.max(x, dim=0, keepdim=True)[0].shape == (1, 3)
     assert "_kw" not in inspect.signature(ember.Tensor.sum).parameters
     assert "_kw" not in inspect.signature(ember.sum).parameters
+
+
+# ---------------------------------------------------------------- Note [torch's trigamma]
+
+@pytest.mark.parametrize("dt", [np.float32, np.float64])
+@pytest.mark.parametrize("lo, hi, want", [(-50, 0.5, 0.98), (0.5, 20, 0.999), (20, 1e4, 1.0)])
+def test_trigamma_kernel_rounds_as_torch(dt, lo, hi, want):
+    from ember._kernels.special import trigamma
+    x = np.random.default_rng(0).uniform(lo, hi, 5000).astype(dt)
+    t = torch.polygamma(1, torch.from_numpy(x)).numpy()
+    got = trigamma(x)
+    assert got.dtype == dt
+    assert (got == t).mean() >= want
+    np.testing.assert_allclose(got, t, rtol=1e-5 if dt is np.float32 else 1e-12)
+
+
+def test_trigamma_kernel_special_values():
+    from ember._kernels.special import trigamma
+    for dt in (np.float32, np.float64):
+        x = np.array([0., -1., -2., np.inf, -np.inf, np.nan, 1e-30, 0.5, 1.0], dt)
+        np.testing.assert_array_equal(trigamma(x),
+                                      torch.polygamma(1, torch.from_numpy(x)).numpy())
