@@ -212,3 +212,41 @@ def test_trigamma_kernel_special_values():
         x = np.array([0., -1., -2., np.inf, -np.inf, np.nan, 1e-30, 0.5, 1.0], dt)
         np.testing.assert_array_equal(trigamma(x),
                                       torch.polygamma(1, torch.from_numpy(x)).numpy())
+
+
+# ---------------------------------------------------------------- searchsorted, histogram
+
+def test_searchsorted_unsorted_and_nan_boundaries_as_torch():
+    rng = np.random.default_rng(0)
+    for trial in range(150):
+        m = int(rng.integers(1, 9))
+        s = rng.integers(0, 5, m).astype(np.float32)
+        s[rng.random(m) < 0.3] = np.nan
+        if trial % 2:
+            s = np.sort(s)
+        v = rng.integers(-1, 6, 7).astype(np.float32)
+        v[rng.random(7) < 0.3] = np.nan
+        s2, v2 = rng.integers(0, 9, (3, m)), rng.integers(-1, 10, (3, 4))
+        for right in (False, True):
+            got = [L.searchsorted(L.tensor(s), L.tensor(v), right=right).tolist() +
+                   L.searchsorted(L.tensor(s2), L.tensor(v2), right=right).flatten().tolist() +
+                   [L.searchsorted(L.tensor(s), L.tensor(2.0), right=right).item(),
+                    L.bucketize(L.tensor(v), L.tensor(s), right=right).sum().item()]
+                   for L in (torch, ember)]
+            assert got[0] == got[1], (s, v, right)
+    assert ember.searchsorted(ember.tensor([1., float("nan")]),
+                              ember.tensor([float("nan"), 2.])).tolist() == [2, 2]
+
+
+def test_histogram_edges_are_torch_linspace():
+    rng = np.random.default_rng(1)
+    for trial in range(60):
+        lo, hi = float(np.float32(rng.uniform(-10, 0))), float(np.float32(rng.uniform(0.1, 10)))
+        n = int(rng.integers(1, 20))
+        x = rng.uniform(-12, 12, 40)
+        for dt in ("float32", "float64"):
+            got = [[a.tolist() for a in L.histogram(L.tensor(x, dtype=getattr(L, dt)), bins=n,
+                                                    range=(lo, hi))] for L in (torch, ember)]
+            assert got[0] == got[1]
+    h, e = ember.histogram(ember.zeros(3), bins=6, range=(-2.0, 2.0))
+    assert e[3].item() == np.float32(-5.9604645e-08)

@@ -607,13 +607,42 @@ def searchsorted(seq, v, out_int32=False, right=False, side=None, sorter=None):
                            f"the first N-1 dimensions of boundaries tensor and input value "
                            f"tensor must match, but we got boundaries tensor {list(seq.shape)} "
                            f"and input value tensor {list(v.shape)}")
-    if seq.ndim == 1:
+    if seq.shape[-1] and not (seq[..., 1:] >= seq[..., :-1]).all() or \
+            seq.dtype.kind == "f" and seq.shape[-1] == 1 and np.isnan(seq).any():
+        r = _bisect(seq, v, right)       # unsorted rows, NaN boundaries: torch's own answers
+    elif seq.ndim == 1:
         dt = np.result_type(seq, v)
         r = np.searchsorted(seq.astype(dt, copy=False), v.astype(dt, copy=False),
                             side="right" if right else "left")
     else:
         r = _searchsorted_nd(seq, v, right)
     return np.asarray(r, np.int32 if out_int32 else np.int64)
+
+
+def _bisect(seq, v, right):
+    """torch's binary search, vectorised over the values (found by experiment: it moves
+    past the middle boundary b when ``not b >= v``, ``not b > v`` for side='right'): what
+    it answers for rows that are not sorted, or hold NaN, where NumPy's search differs."""
+    m = seq.shape[-1]
+    if m == 0:
+        return np.zeros(v.shape, np.int64)
+    dt = np.result_type(seq, v)
+    seq, v = seq.astype(dt, copy=False), v.astype(dt, copy=False)
+    if seq.ndim == 1:
+        seq = np.broadcast_to(seq, v.shape[:-1] + (m,)) if v.ndim else seq
+    lo = np.zeros(v.shape, np.int64)
+    hi = np.full(v.shape, m, np.int64)
+    while True:
+        active = lo < hi
+        if not active.any():
+            return lo
+        mid = (lo + hi) // 2
+        at = np.minimum(mid, m - 1)
+        b = np.take_along_axis(seq, at, -1) if v.ndim else seq[at]
+        with np.errstate(invalid="ignore"):
+            past = ~(b > v) if right else ~(b >= v)
+        lo = np.where(active & past, mid + 1, lo)
+        hi = np.where(active & ~past, mid, hi)
 
 
 def bucketize(a, boundaries, out_int32=False, right=False):
@@ -681,7 +710,11 @@ def histogram_bin_ct(a, bins=100, range=None, weight=None, density=False):
         lo, hi = 0.0, 1.0
     if lo == hi:
         lo, hi = lo - 0.5, hi + 0.5
-    edges = np.linspace(lo, hi, bins + 1).astype(a.dtype)
+    # the edges are torch's linspace in the input's dtype (float32's middle edge of
+    # (-2, 2) in 6 bins is -5.96e-08, not 0)
+    from ember._dtype import from_numpy_dtype
+    from ember._kernels.factory import linspace
+    edges = linspace(lo, hi, bins + 1, from_numpy_dtype(a.dtype))
     h, _ = np.histogram(x, bins=edges.astype(np.float64), weights=w, density=density)
     return h.astype(a.dtype), edges
 
