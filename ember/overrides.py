@@ -712,6 +712,7 @@ def _wrap_functional():
                 not getattr(fn, "__module__", "").startswith("ember"):
             continue
         _install(F, name, fn, _wrap_function(fn))
+    _wrap_module_functionals()
     # the top-level functions written in Python (torch.cat, torch.where...): ops in torch
     import ember
     from ember._ops.registry import FUNCTIONS
@@ -721,6 +722,24 @@ def _wrap_functional():
                 not hasattr(fn, "_torch_function_front") and getattr(ember, name, None) is fn:
             w = _PUBLIC[fn] = _wrap_function(fn, True)
             _install(ember, name, fn, w)
+
+
+def _wrap_module_functionals():
+    """Modules that keep their functional as a class attribute (``Conv1d._conv =
+    staticmethod(F.conv1d)``, pools, dropouts) call the wrapper too: a handler or mode then
+    sees ``conv1d``, as torch's, not the ops inside it."""
+    import ember.nn.functional as F
+    wrapped = {id(fn): getattr(F, name) for ns, name, fn in _ORIGINALS if ns is F}
+    for modname, mod in list(sys.modules.items()):
+        if not modname.startswith("ember.nn.modules") or mod is None:
+            continue
+        for cls in list(vars(mod).values()):
+            if not isinstance(cls, type) or cls.__module__ != modname:
+                continue
+            for name, v in list(vars(cls).items()):
+                if isinstance(v, staticmethod) and id(v.__func__) in wrapped:
+                    _ORIGINALS.append((cls, name, v))
+                    setattr(cls, name, staticmethod(wrapped[id(v.__func__)]))
 
 
 def _install(namespace, name, fn, wrapper):
