@@ -358,3 +358,23 @@ def test_inplace_alpha_without_numba_takes_axpy_not_the_emulation(op, monkeypatc
     getattr(t, op)(torch.from_numpy(g), alpha=-0.01)
     np.testing.assert_array_equal(e.numpy().view(np.uint32), t.numpy().view(np.uint32))
     assert not calls
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_large_threshold_backward_matches_torch_bits(held, monkeypatch):
+    """ReLU's gradient of a large float32 array, on OpenBLAS's threads or (once onnxruntime's
+    pool ran: the conv nets) the compiled pass over ember's threads: torch's bits, with the
+    threshold itself, NaN inputs and signed zeros in the gradient."""
+    from ember._kernels import compiled, split
+    if compiled.module("elementwise") is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(split, "_own_pools_ran", [held])
+    rng = np.random.default_rng(3)
+    x = rng.standard_normal((64, 32, 28, 28)).astype(np.float32)
+    g = rng.standard_normal(x.shape).astype(np.float32)
+    x.reshape(-1)[:64] = [0.5, np.nan, 0.0, -0.0] * 16
+    g.reshape(-1)[64:128] = -0.0
+    rec = ember._ops.elementwise.threshold_backward
+    got = rec(ember.from_numpy(g), ember.from_numpy(x), 0.5).numpy()
+    want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 0.5)
+    np.testing.assert_array_equal(got.view(np.int32), want.numpy().view(np.int32))
