@@ -322,3 +322,33 @@ def test_function_mode_sees_a_modules_functional_once(build, shape):
     # Conv1d & co. keep F.conv1d as a class attribute, bound before ember.overrides wraps F:
     # a mode saw 'dim', 'shape' getters and 'convolution' where torch sees 'conv1d'
     assert _mode_calls(ember, build, shape) == _mode_calls(torch, build, shape)
+
+
+def _seen_and_types(L):
+    seen = []
+
+    class S(L.Tensor):
+        @classmethod
+        def __torch_function__(cls, func, types, args=(), kwargs=None):
+            if getattr(func, "__name__", "") in ("grad", "backward"):
+                seen.append((func.__name__, [type(a).__name__ for a in args],
+                             sorted((kwargs or {}).items())))
+            return super().__torch_function__(func, types, args, kwargs)
+    L.manual_seed(0)
+    leaf = L.randn(3).as_subclass(S).requires_grad_()
+    plain = L.randn(3, requires_grad=True)
+    out = [type(g).__name__ for g in L.autograd.grad((leaf * 3).sum(), leaf)]
+    out += [type(g).__name__ for g in L.autograd.grad((plain * leaf).sum(), [plain, leaf],
+                                                       retain_graph=True)]
+    out += [type(g).__name__ for g in L.autograd.grad(leaf.exp(), leaf, L.ones(3))]
+    out += [type(g).__name__ for g in L.autograd.grad(
+        [(leaf * 3).sum()], [leaf, plain], allow_unused=True)]
+    L.autograd.backward([(leaf * 3).sum()])
+    out.append(type(leaf.grad).__name__)
+    return out, [s for s in seen if s[0] == "grad" or s[1] == ["tuple"]]
+
+
+def test_autograd_grad_and_backward_take_part_in_torch_function():
+    # torch.autograd.grad/backward offer the call to the tensors' handlers: the default one
+    # returns gradients of the subclass (ember returned plain tensors, and no handler saw it)
+    assert _seen_and_types(ember) == _seen_and_types(torch)

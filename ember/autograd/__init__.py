@@ -44,6 +44,21 @@ def _inputs_tuple(inputs, fn):
 _warned_create_graph = [False]
 
 
+def _overridable(tensors):
+    """The arguments of ``grad``/``backward`` that take part in ``__torch_function__`` (none
+    for plain tensors: the common case costs one type test each)."""
+    if all(type(t) is Tensor for t in tensors):
+        return ()
+    from ember.overrides import has_torch_function
+    ts = tuple(t for t in tensors if isinstance(t, Tensor))
+    return ts if has_torch_function(ts) else ()
+
+
+def _handle(fn, relevant, *args, **kwargs):
+    from ember.overrides import handle_torch_function
+    return handle_torch_function(fn, relevant, *args, **kwargs)
+
+
 def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
              grad_variables=None, inputs=None):
     """Accumulate gradients of ``tensors`` into the ``.grad`` of graph leaves (or of
@@ -60,6 +75,10 @@ def backward(tensors, grad_tensors=None, retain_graph=None, create_graph=False,
     if inputs is not None and len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `backward()` cannot be empty.")
     tensors = _as_tuple(tensors)
+    relevant = _overridable(tensors + (inputs_t or ()))
+    if relevant:        # (torch hands the call to the tensors' __torch_function__)
+        return _handle(backward, relevant, tensors, grad_tensors=grad_tensors,
+                       retain_graph=retain_graph, create_graph=create_graph, inputs=inputs_t)
     grad_tensors = _as_tuple(grad_tensors)
     if grad_tensors is None:
         grad_tensors = (None,) * len(tensors)
@@ -85,6 +104,12 @@ def grad(outputs, inputs, grad_outputs=None, retain_graph=None, create_graph=Fal
         allow_unused = materialize_grads
     outputs = _as_tuple(outputs)
     inputs_t = _inputs_tuple(inputs, "grad")
+    relevant = _overridable(outputs + (inputs_t or ()))
+    if relevant:        # (a subclass's default handler returns its own type of gradients)
+        return _handle(grad, relevant, outputs, inputs_t, grad_outputs=grad_outputs,
+                       retain_graph=retain_graph, create_graph=create_graph,
+                       only_inputs=only_inputs, allow_unused=allow_unused,
+                       is_grads_batched=is_grads_batched, materialize_grads=materialize_grads)
     if len(inputs_t) == 0:
         raise RuntimeError("`inputs` argument to `grad()` cannot be empty.")
     if not only_inputs:
