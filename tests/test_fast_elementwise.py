@@ -378,3 +378,17 @@ def test_large_threshold_backward_matches_torch_bits(held, monkeypatch):
     got = rec(ember.from_numpy(g), ember.from_numpy(x), 0.5).numpy()
     want = torch.ops.aten.threshold_backward(torch.from_numpy(g), torch.from_numpy(x), 0.5)
     np.testing.assert_array_equal(got.view(np.int32), want.numpy().view(np.int32))
+
+
+@pytest.mark.parametrize("held", [False, True])
+def test_large_relu_matches_torch_bits(held, monkeypatch):
+    """relu of a large float32 array on either route keeps -0.0 and NaN as torch does."""
+    from ember._kernels import compiled, split
+    if compiled.module("elementwise") is None:
+        pytest.skip("numba is not installed")
+    monkeypatch.setattr(split, "_own_pools_ran", [held])
+    x = np.random.default_rng(4).standard_normal((64, 32, 28, 28)).astype(np.float32)
+    x.reshape(-1)[:64] = [np.nan, -0.0, 0.0, -np.inf] * 16
+    got = ember.relu(ember.from_numpy(x)).numpy()
+    want = torch.relu(torch.from_numpy(x)).numpy()
+    np.testing.assert_array_equal(got.view(np.int32), want.view(np.int32))

@@ -179,10 +179,33 @@ def _pooled(name, inputs, extra=()):
     from ember._kernels import blas_pool
     pool = blas_pool.kernels()
     if pool is None:
-        return None
+        return _split_compiled(name, inputs, extra) if split._own_pools_ran[0] else None
     out = np.empty(a.shape, np.float32)
     ctx = blas_pool.context(*inputs, out, a.size, *extra)
     blas_pool.run(getattr(pool, name), ctx, a.size, _POOL_GRAIN)
+    return out
+
+
+# pool kernels whose compiled/elementwise.py pass takes (*inputs, *float32 scalars, out)
+_SPLIT_KERNELS = frozenset({"relu", "threshold_backward"})
+
+
+def _split_compiled(name, inputs, extra):
+    """``_pooled``'s result once onnxruntime's pool ran (the conv nets hold OpenBLAS's pool
+    asleep: Note [one thread plan]): the same compiled pass over ranges on ember's threads,
+    or None. ReLU's gradient of (64, 32, 28, 28) 1.1 -> 0.55 ms against NumPy's mask,
+    subtract and AND there, the same bits."""
+    kernels = _compiled.module("elementwise") if name in _SPLIT_KERNELS else None
+    if kernels is None:
+        return None
+    kernel = getattr(kernels, name)
+    out = np.empty(inputs[0].shape, np.float32)
+    flat = [a.reshape(-1) for a in inputs] + [out.reshape(-1)]
+    scalars = tuple(np.float32(v) for v in extra)
+
+    def part(lo, hi):
+        kernel(*(a[lo:hi] for a in flat[:-1]), *scalars, flat[-1][lo:hi])
+    split.run_rows(part, out.size, out.size)
     return out
 
 
@@ -302,27 +325,10 @@ def exp(a):
 
 
 def pooled_threshold_backward(g, x, threshold):
-    """``0 if x <= threshold else g`` for large float32 arrays, or None: on OpenBLAS's
-    threads, or once onnxruntime's pool ran (the conv nets: Note [one thread plan]) the same
-    compiled pass over ranges on ember's threads (NumPy's mask, subtract and AND were three
-    passes: 2.4 M elements of the CNN benchmark's ReLUs 2.3 -> ~0.5 ms)."""
+    """``0 if x <= threshold else g`` for large float32 arrays, or None."""
     if type(g) is not np.ndarray or type(x) is not np.ndarray:
         return None
-    if not split._own_pools_ran[0]:
-        return _pooled("threshold_backward", (g, x), (float(threshold),))
-    if g.size < POOL_MIN or g.shape != x.shape or g.dtype != np.float32 or \
-            x.dtype != np.float32 or not (g.flags.c_contiguous and x.flags.c_contiguous):
-        return None
-    kernels = _compiled.module("elementwise")
-    if kernels is None:
-        return None
-    out = np.empty(g.shape, np.float32)
-    gf, xf, of, t = g.reshape(-1), x.reshape(-1), out.reshape(-1), np.float32(threshold)
-
-    def part(lo, hi):
-        kernels.threshold_backward(gf[lo:hi], xf[lo:hi], t, of[lo:hi])
-    split.run_rows(part, of.size, of.size)
-    return out
+    return _pooled("threshold_backward", (g, x), (float(threshold),))
 
 
 def _rows_of(a, *others):
