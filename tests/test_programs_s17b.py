@@ -332,7 +332,8 @@ def _seen_and_types(L):
         def __torch_function__(cls, func, types, args=(), kwargs=None):
             if getattr(func, "__name__", "") in ("grad", "backward"):
                 seen.append((func.__name__, [type(a).__name__ for a in args],
-                             sorted((kwargs or {}).items())))
+                             sorted((k, v if v is None or isinstance(v, (bool, int)) else
+                                     type(v).__name__) for k, v in (kwargs or {}).items())))
             return super().__torch_function__(func, types, args, kwargs)
     L.manual_seed(0)
     leaf = L.randn(3).as_subclass(S).requires_grad_()
