@@ -353,3 +353,60 @@ def test_autograd_grad_and_backward_take_part_in_torch_function():
     # torch.autograd.grad/backward offer the call to the tensors' handlers: the default one
     # returns gradients of the subclass (ember returned plain tensors, and no handler saw it)
     assert _seen_and_types(ember) == _seen_and_types(torch)
+
+
+def _amp_log(L):
+    log = []
+
+    def state(tag, t):
+        log.append((tag, str(t.dtype), L.is_autocast_enabled("cpu"),
+                    str(L.get_autocast_dtype("cpu"))))
+
+    class MM(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu")
+        def forward(ctx, a, b):
+            ctx.save_for_backward(a, b)
+            state("fwd", a)
+            return a.mm(b)
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            a, b = ctx.saved_tensors
+            state("bwd", g)
+            return g.mm(b.t()), a.t().mm(g)     # float32 operands and a low-precision g
+
+    class Cast(L.autograd.Function):
+        @staticmethod
+        @L.amp.custom_fwd(device_type="cpu", cast_inputs=L.float32)
+        def forward(ctx, a):
+            state("cfwd", a)
+            return a * 2
+
+        @staticmethod
+        @L.amp.custom_bwd(device_type="cpu")
+        def backward(ctx, g):
+            state("cbwd", g)
+            return g
+    a = L.ones(3, 4, requires_grad=True)
+    b = L.full((4, 2), 0.5, requires_grad=True)
+    with L.autocast("cpu", dtype=L.float16):
+        o = MM.apply(a, b)
+        c = Cast.apply(a.half())
+        with L.autocast("cpu", enabled=False):
+            state("off", a)
+        with L.autocast("cpu"):
+            state("inner", a)
+    (o.float().sum() + c.sum()).backward()
+    o = MM.apply(a, b)
+    with L.autocast("cpu", dtype=L.bfloat16):      # a region around the backward only
+        o.sum().backward()
+    log.append(str(a.grad.dtype))
+    return log
+
+
+def test_custom_bwd_runs_backward_in_the_forwards_autocast_region():
+    # custom_bwd returned the backward as it was (no autocast: a float32/bfloat16 mm failed);
+    # autocast(dtype=None) took the device's default dtype, torch the current one
+    assert _amp_log(ember) == _amp_log(torch)

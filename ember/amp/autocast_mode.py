@@ -67,6 +67,7 @@ class _Settings(threading.local):
         self.cache_enabled = True
         self.nesting = 0
         self.cache = {}
+        self.bwd_depth = 0      # backward passes running when the innermost region began
 
 
 _st = _Settings()
@@ -110,8 +111,15 @@ class _AutocastMode(Mode):
 
 
 def _in_backward():
+    """Inside a backward pass begun after the innermost region: torch's engine runs the
+    backward without autocast, but a region entered in it (``custom_bwd``) applies."""
     from ember.autograd.engine import _tasks
-    return bool(_tasks.stack)
+    return len(_tasks.stack) > _st.bwd_depth
+
+
+def _backward_depth():
+    from ember.autograd.engine import _tasks
+    return len(_tasks.stack)
 
 
 def _cast(t, dt):
@@ -198,7 +206,7 @@ class autocast:
     def __init__(self, device_type, dtype=None, enabled=True, cache_enabled=None):
         _check_device(device_type)
         self.device = device_type
-        self.fast_dtype = _DEFAULT_DTYPE[device_type] if dtype is None else dtype
+        self.fast_dtype = _st.dtype[device_type] if dtype is None else dtype   # (current)
         self._enabled = bool(enabled)
         self._cache_enabled = _st.cache_enabled if cache_enabled is None else cache_enabled
         if device_type == "cuda" and self._enabled:
@@ -213,7 +221,9 @@ class autocast:
             self._enabled = False
 
     def __enter__(self):
-        self._prev = (_st.enabled[self.device], _st.dtype[self.device], _st.cache_enabled)
+        self._prev = (_st.enabled[self.device], _st.dtype[self.device], _st.cache_enabled,
+                      _st.bwd_depth)
+        _st.bwd_depth = _backward_depth()
         _st.enabled[self.device] = self._enabled
         _st.dtype[self.device] = self.fast_dtype
         _st.cache_enabled = self._cache_enabled
@@ -230,7 +240,8 @@ class autocast:
         _st.nesting -= 1
         if _st.nesting == 0:
             _st.cache.clear()
-        _st.enabled[self.device], _st.dtype[self.device], _st.cache_enabled = self._prev
+        _st.enabled[self.device], _st.dtype[self.device], _st.cache_enabled, \
+            _st.bwd_depth = self._prev
         return False
 
     def __call__(self, func):
@@ -305,7 +316,16 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
         return lambda f: custom_fwd(f, device_type=device_type, cast_inputs=cast_inputs)
 
     def forward_with_casts(*args, **kwargs):
-        if cast_inputs is not None and _st.enabled[device_type]:
+        on = _st.enabled[device_type]
+        if args and not isinstance(args[0], Tensor):
+            # the ctx remembers the region (custom_bwd runs the backward in it): a forward
+            # run with cast inputs ran with autocast off
+            try:
+                args[0]._fwd_used_autocast = on and cast_inputs is None
+                args[0]._dtype = get_autocast_dtype(device_type)
+            except AttributeError:
+                pass
+        if cast_inputs is not None and on:
             cast = [_cast(a, cast_inputs) if isinstance(a, Tensor) else a for a in args]
             with autocast(device_type, enabled=False):
                 return fwd(*cast, **kwargs)
@@ -314,6 +334,13 @@ def custom_fwd(fwd=None, *, device_type, cast_inputs=None):
 
 
 def custom_bwd(bwd=None, *, device_type):
+    """Decorator for ``autograd.Function.backward``: it runs with the autocast state (on or
+    off, and the dtype) its forward ran with under ``custom_fwd``."""
     if bwd is None:
         return functools.partial(custom_bwd, device_type=device_type)
-    return bwd
+
+    def backward_in_forwards_region(ctx, *args, **kwargs):
+        with autocast(device_type, enabled=getattr(ctx, "_fwd_used_autocast", False),
+                      dtype=getattr(ctx, "_dtype", None)):
+            return bwd(ctx, *args, **kwargs)
+    return functools.update_wrapper(backward_in_forwards_region, bwd)
