@@ -361,16 +361,18 @@ def test_inplace_alpha_without_numba_takes_axpy_not_the_emulation(op, monkeypatc
 
 
 @pytest.mark.parametrize("held", [False, True])
-def test_large_threshold_backward_matches_torch_bits(held, monkeypatch):
-    """ReLU's gradient of a large float32 array, on OpenBLAS's threads or (once onnxruntime's
-    pool ran: the conv nets) the compiled pass over ember's threads: torch's bits, with the
-    threshold itself, NaN inputs and signed zeros in the gradient."""
+@pytest.mark.parametrize("shape", [(64, 32, 28, 28), (128, 512), (100, 30)])
+def test_threshold_backward_matches_torch_bits(held, shape, monkeypatch):
+    """ReLU's gradient of a float32 array, on OpenBLAS's threads, the compiled pass (over
+    ember's threads once onnxruntime's pool ran: the conv nets; on the caller's for mid-size
+    arrays) or NumPy's passes (small ones): torch's bits, with the threshold itself, NaN
+    inputs and signed zeros in the gradient."""
     from ember._kernels import compiled, split
     if compiled.module("elementwise") is None:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(split, "_own_pools_ran", [held])
     rng = np.random.default_rng(3)
-    x = rng.standard_normal((64, 32, 28, 28)).astype(np.float32)
+    x = rng.standard_normal(shape).astype(np.float32)
     g = rng.standard_normal(x.shape).astype(np.float32)
     x.reshape(-1)[:64] = [0.5, np.nan, 0.0, -0.0] * 16
     g.reshape(-1)[64:128] = -0.0
@@ -381,13 +383,15 @@ def test_large_threshold_backward_matches_torch_bits(held, monkeypatch):
 
 
 @pytest.mark.parametrize("held", [False, True])
-def test_large_relu_matches_torch_bits(held, monkeypatch):
-    """relu of a large float32 array on either route keeps -0.0 and NaN as torch does."""
+@pytest.mark.parametrize("shape", [(64, 32, 28, 28), (128, 512), (100, 30)])
+def test_relu_matches_torch_bits(held, shape, monkeypatch):
+    """relu of a float32 array on every route (pool, compiled pass, NumPy) keeps -0.0 and
+    NaN as torch does."""
     from ember._kernels import compiled, split
     if compiled.module("elementwise") is None:
         pytest.skip("numba is not installed")
     monkeypatch.setattr(split, "_own_pools_ran", [held])
-    x = np.random.default_rng(4).standard_normal((64, 32, 28, 28)).astype(np.float32)
+    x = np.random.default_rng(4).standard_normal(shape).astype(np.float32)
     x.reshape(-1)[:64] = [np.nan, -0.0, 0.0, -np.inf] * 16
     got = ember.relu(ember.from_numpy(x)).numpy()
     want = torch.relu(torch.from_numpy(x)).numpy()

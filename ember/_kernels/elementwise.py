@@ -11,8 +11,8 @@ import numpy as np
 
 from ember import _dtype
 from ember._kernels import split
-from ember._kernels.fast_elementwise import (POOL_MIN, TANH_MIN, maximum_scalar, pooled_relu,
-                                              pooled_threshold_backward)
+from ember._kernels.fast_elementwise import (COMPILED_MIN, POOL_MIN, TANH_MIN, maximum_scalar,
+                                              pooled_relu, pooled_threshold_backward)
 from ember._kernels.fast_elementwise import exp as fast_exp, fma as fast_fma, tanh as fast_tanh
 from ember._kernels.layout import follows_inputs, shared_dense_order
 from ember._kernels.util import half_in_float32
@@ -436,7 +436,7 @@ def relu(a):
     if dt.kind == "c":
         raise NotImplementedError("clamp is not supported for complex types")
     if dt.kind == "f":
-        r = pooled_relu(a) if type(a) is np.ndarray and a.size >= POOL_MIN else None
+        r = pooled_relu(a) if type(a) is np.ndarray and a.size >= COMPILED_MIN else None
         return maximum_scalar(a, 0) if r is None else r
     return np.maximum(a, np.zeros((), dt))
 
