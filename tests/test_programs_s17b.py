@@ -410,3 +410,28 @@ def test_custom_bwd_runs_backward_in_the_forwards_autocast_region():
     # custom_bwd returned the backward as it was (no autocast: a float32/bfloat16 mm failed);
     # autocast(dtype=None) took the device's default dtype, torch the current one
     assert _amp_log(ember) == _amp_log(torch)
+
+
+@pytest.mark.parametrize("reentrant", [False, True])
+def test_non_reentrant_checkpoint_saves_its_inputs_through_outer_hooks(reentrant):
+    # ember's non-reentrant checkpoint kept its arguments in a closure: hooks around the call
+    # (offloading, counting, quantizing) saw nothing; torch packs each tensor argument once
+    # and unpacks it at every recomputation
+    res = []
+    for L in (ember, torch):
+        L.manual_seed(0)
+        X = L.randn(4, 3, requires_grad=True)
+        W = L.randn(3, 2)
+        packed, unpacked = [], []
+        with L.autograd.graph.saved_tensors_hooks(
+                lambda t: packed.append(tuple(t.shape)) or ("p", t),
+                lambda t: unpacked.append(tuple(t[1].shape)) or t[1]):
+            out = L.utils.checkpoint.checkpoint(lambda x, w, s: (x @ w).tanh() * s, X, W,
+                                                3.0, use_reentrant=reentrant)
+        if reentrant:
+            out.sum().backward()
+        else:
+            out.sum().backward(retain_graph=True)
+            out.sum().backward()
+        res.append((packed, unpacked, _np(X.grad).round(5).tolist()))
+    assert res[0] == res[1]

@@ -196,6 +196,7 @@ class _Recomputer:
             raise CheckpointError("torch.utils.checkpoint: the recomputed graph was used for "
                                   "backward")
 
+        keep._checkpoint_recompute = True
         with saved_tensors_hooks(keep, refuse):
             self.rerun(attach)
         if self.check:
@@ -232,9 +233,19 @@ def _checkpoint_without_reentrant(function, preserve_rng_state, context_fn, dete
     rng_state = ember.get_rng_state() if preserve_rng_state else None
     grad_mode = ember.is_grad_enabled()
 
+    # the region's tensor arguments are saved through the saved-tensor hooks around the
+    # call (as torch: a pack now, an unpack per recomputation)
+    # (a user's hooks only: inside another checkpoint's region its own handles serve)
+    from ember.autograd.graph import _hook_state, _pack
+    top = _hook_state.stack[-1][0] if _hook_state.stack else None
+    ours = isinstance(getattr(top, "__self__", None), _Recomputer) or \
+        getattr(top, "_checkpoint_recompute", False)
+    packed = [_pack(a) if isinstance(a, Tensor) and not ours else None for a in args]
+
     def rerun(attach=False):
         with _replaying_rng(rng_state, preserve_rng_state):
-            inputs = tuple(args) if attach else detach_variable(tuple(args))
+            now = tuple(a if p is None else p.unpack() for a, p in zip(args, packed))
+            inputs = tuple(args) if attach else detach_variable(now)
             with ember.set_grad_enabled(grad_mode), recompute_ctx:
                 function(*inputs, **kwargs)
 
