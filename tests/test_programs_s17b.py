@@ -433,5 +433,6 @@ def test_non_reentrant_checkpoint_saves_its_inputs_through_outer_hooks(reentrant
         else:
             out.sum().backward(retain_graph=True)
             out.sum().backward()
-        res.append((packed, unpacked, _np(X.grad).round(5).tolist()))
-    assert res[0] == res[1]
+        res.append((packed, unpacked, _np(X.grad)))
+    assert res[0][:2] == res[1][:2]
+    np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-5)
