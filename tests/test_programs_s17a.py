@@ -250,3 +250,60 @@ def test_histogram_edges_are_torch_linspace():
             assert got[0] == got[1]
     h, e = ember.histogram(ember.zeros(3), bins=6, range=(-2.0, 2.0))
     assert e[3].item() == np.float32(-5.9604645e-08)
+
+
+# ---------------------------------------------------------------- Note [float32 batch-norm statistics]
+
+@pytest.fixture
+def numpy_kernels():
+    from ember._kernels import compiled
+    was = compiled.switched_on()
+    compiled.disable()
+    try:
+        yield
+    finally:
+        (compiled.enable if was else compiled.disable)()
+
+
+def _bn_both(x, w, b, rm0, rv0, momentum=0.1):
+    outs = []
+    for L in (torch, ember):
+        rm, rv = L.tensor(rm0), L.tensor(rv0)
+        y = L.nn.functional.batch_norm(L.tensor(x), rm, rv, None if w is None else L.tensor(w),
+                                       None if b is None else L.tensor(b), training=True,
+                                       momentum=momentum, eps=1e-5)
+        outs.append((y.numpy(), rm.numpy(), rv.numpy()))
+    return outs
+
+
+@pytest.mark.parametrize("shape", [(1, 3, 8), (2, 3, 4), (8, 4, 5, 5), (3, 4, 100),
+                                   (4, 2, 3, 3, 2)])
+def test_float32_batch_norm_training_bit_for_bit(shape, numpy_kernels):
+    rng = np.random.default_rng(sum(shape))
+    C = shape[1]
+    for trial in range(6):
+        x = (rng.standard_normal(shape) * rng.uniform(0.1, 10) + rng.uniform(-5, 5)).astype(
+            np.float32)
+        w = rng.standard_normal(C).astype(np.float32) if trial % 3 else None
+        b = rng.standard_normal(C).astype(np.float32) if trial % 2 else None
+        rm0 = rng.standard_normal(C).astype(np.float32)
+        rv0 = rng.uniform(0.5, 2, C).astype(np.float32)
+        (ty, trm, trv), (ey, erm, erv) = _bn_both(x, w, b, rm0, rv0, 0.1 + 0.1 * trial)
+        np.testing.assert_array_equal(ey, ty)
+        np.testing.assert_array_equal(erm, trm)
+        np.testing.assert_allclose(erv, trv, rtol=2e-7)
+
+
+def test_float32_batch_norm_running_variance_mostly_bit_for_bit():
+    rng = np.random.default_rng(3)
+    same = total = 0
+    for shape in [(8, 4, 5, 5), (16, 3, 7), (3, 4, 100)]:
+        for trial in range(10):
+            x = (rng.standard_normal(shape) * 3 + 1).astype(np.float32)
+            C = shape[1]
+            (_, _, trv), (_, _, erv) = _bn_both(x, None, None, np.zeros(C, np.float32),
+                                                rng.uniform(0.5, 2, C).astype(np.float32))
+            same += (trv == erv).sum()
+            total += C
+            np.testing.assert_allclose(erv, trv, rtol=2e-7)
+    assert same / total > 0.75      # (was about 0.6: the unbiased factor as one float)

@@ -71,6 +71,39 @@ def _batch_norm_compiled(kern, x, weight, bias, eps):
     return y.reshape(x.shape), mean, var
 
 
+# Note [float32 batch-norm statistics]: torch's float32 training batch norm of an input
+# with a spatial size above 1, by experiment (bit for bit on every channel and element
+# tried, shapes (1, 3, 8) to (4, 2, 3, 3, 2)): the mean is the float64 sum of the channel
+# over the count, rounded; the variance's sum adds, in float64, the float32 squares of the
+# float32 differences from that mean, and the variance is that sum rounded to float32 over
+# the count in float32; invstd = 1 / sqrt(var + eps) in double, rounded; the output is
+# fma(x, a, fma(-mean, a, bias)) with a = invstd * weight in float32 (an fma of float32
+# operands is the double product, exact, plus the addend, rounded once); the running
+# variance is fma(momentum, unbiased, (1 - momentum) * running) in float32 (in
+# ember/nn/functional/_norm.py). (N, C) inputs (and (N, C, 1)) take another path in torch,
+# with row chunks, not matched. The compiled kernel (norm_pool.bn_forward) computes ember's
+# older statistics (float64 differences, the variance rounded once, invstd in float32): it
+# serves float32 training when the ``fast`` extra is installed, the form below otherwise.
+def _batch_norm_f32(x, weight, bias, eps):
+    cs = _channel_shape(x)
+    C = x.shape[1]
+    M = x.size // C
+    x64 = x.astype(np.float64)
+    mean = (_chan_sum(x64) / M).astype(np.float32)
+    d = np.subtract(x, mean.reshape(cs))
+    np.multiply(d, d, out=d)
+    var = _chan_sum(d.astype(np.float64)).astype(np.float32) / np.float32(M)
+    invstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+    a = invstd if weight is None else invstd * np.asarray(weight, np.float32).reshape(C)
+    a64 = a.astype(np.float64)
+    b64 = np.zeros(C) if bias is None else np.asarray(bias, np.float32).reshape(C).astype(
+        np.float64)
+    shift = (b64 - mean.astype(np.float64) * a64).astype(np.float32)
+    np.multiply(x64, a64.reshape(cs), out=x64)
+    x64 += shift.astype(np.float64).reshape(cs)
+    return x64.astype(np.float32), mean, var
+
+
 def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, eps):
     """Returns (output, batch mean, biased batch variance); in eval mode the statistics
     are the running ones. y = x * scale + shift with per-channel scale/shift."""
@@ -78,6 +111,9 @@ def batch_norm(x, weight, bias, running_mean, running_var, training, momentum, e
         kern = _compiled(x)
         if kern is not None:
             return _batch_norm_compiled(kern, x, weight, bias, eps)
+        if x.dtype == np.float32 and x.ndim > 2 and x.size and \
+                x.size // (x.shape[0] * x.shape[1]) > 1:
+            return _batch_norm_f32(x, weight, bias, eps)
     cs = _channel_shape(x)
     acc = _acc(x)
     xa = x.astype(acc, copy=False)

@@ -45,7 +45,7 @@ def _check_floating(input, kernel, complex_ok=False):
                                   f"'{scalar_type_name(input.dtype)}'")
 
 
-def _update_running(running, new, momentum, unbiased_factor=1.0):
+def _update_running(running, new, momentum, unbiased_factor=1.0, count=None):
     """running = (1 - momentum) running + momentum new; a float16 ``running`` is updated in
     float32 and rounded once (torch's kernels), from a float32 ``new``."""
     with ember.no_grad():
@@ -57,6 +57,29 @@ def _update_running(running, new, momentum, unbiased_factor=1.0):
             return
         if new.dtype != running.dtype:         # (under no_grad: nothing is recorded)
             new = new.to(running.dtype)
+        if count is not None and running.dtype == ember.float32:
+            # Note [float32 batch-norm statistics]: torch's kernel updates in float32, the
+            # mean as momentum * mean + (1 - momentum) * running, the variance (count > 1)
+            # as fma(momentum, unbiased, (1 - momentum) * running), unbiased in float32
+            # (1 - momentum too: 1 - float32(0.6), not float32(0.4))
+            import numpy
+            from ember.autograd.graph import bump_version
+            f32 = numpy.float32
+            mom = f32(momentum)
+            value = new._data
+            dest = running._data
+            kept = dest * (f32(1) - mom)
+            if count > 1:
+                value = value * f32(count) / f32(count - 1)
+                value = numpy.float64(mom) * value + kept
+            else:
+                value = value * mom + kept
+            if type(dest) is numpy.ndarray and dest.flags.writeable:
+                numpy.copyto(dest, value, casting="unsafe")
+                bump_version(running)              # (torch: one version per update)
+            else:
+                running.copy_(ember.tensor(value, dtype=ember.float32))
+            return
         if unbiased_factor != 1.0:
             new = new * unbiased_factor
         running.mul_(1 - momentum).add_(new * momentum)
@@ -106,8 +129,8 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     x32 = input.detach().float()
                     dims = [0] + list(range(2, input.dim()))
                     mean, var = x32.mean(dims), x32.var(dims, correction=0)
-            _update_running(running_mean, mean, momentum)
-            _update_running(running_var, var, momentum, n / max(n - 1, 1))
+            _update_running(running_mean, mean, momentum, count=1)
+            _update_running(running_var, var, momentum, n / max(n - 1, 1), count=n)
         return out
     out, _, _ = batch_norm_impl(input, weight, bias, running_mean, running_var, False,
                                 momentum, eps)
