@@ -609,6 +609,9 @@ FUNCTION.update({
               f"(tuple of ints size, *, {_FACTORY})"),
     "rand": (f"(tuple of ints size, *, torch.Generator generator, {_FACTORY})",
              f"(tuple of ints size, *, {_FACTORY})"),
+    "randint": tuple(f"({head}tuple of ints size, *, {gen}{_FACTORY})"
+                     for head in ("int high, ", "int low, int high, ")
+                     for gen in ("torch.Generator generator, ", "")),
 })
 
 

@@ -203,9 +203,11 @@ def randn(*size, generator=None, out=None, dtype=None, layout=None, device=None,
 
 @public()
 def randint(*args, size=None, generator=None, out=None, dtype=None, layout=None, device=None,
-            pin_memory=False, requires_grad=False, low=None, high=None):
+            pin_memory=False, requires_grad=False, low=None, high=None, **_kw):
     """Integers uniform in [low, high): ``randint(high, size)`` or ``randint(low, high, size)``
     (int64 unless ``dtype`` is given)."""
+    if _kw:
+        factory_keywords("randint", _kw)
     to_device(device)
     pos = list(args)
     try:
