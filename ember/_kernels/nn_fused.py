@@ -142,19 +142,23 @@ _POOLED_MIN = 1 << 15      # logits below this many elements stay on NumPy's pas
 
 def _exp_rows_pooled(x, e, s):
     """Each row's max m (returned), e = exp(x - m) and s = sum(e) of float32 logits x (N, C)
-    by the compiled row kernel on OpenBLAS's threads (Note [one pool] in blas_pool.py); None
-    where that path is not in use or a row holds a NaN or an infinity (nothing usable
-    written)."""
-    if x.size < _POOLED_MIN or x.dtype != np.float32 or not x.flags.c_contiguous:
-        return None                   # (small logits: NumPy's passes, numba not loaded)
-    from ember._kernels import blas_pool
-    pool = blas_pool.kernels()
-    if pool is None:
+    by the compiled row kernel, on OpenBLAS's threads (Note [one pool] in blas_pool.py) for
+    large logits; None where numba is not loaded or a row holds a NaN or an infinity
+    (nothing usable written)."""
+    if x.dtype != np.float32 or not x.flags.c_contiguous:
         return None
+    from ember._kernels import blas_pool, compiled
+    pool = blas_pool.kernels() if x.size >= _POOLED_MIN else None
     N, C = x.shape
     m, bad = np.empty(N, np.float32), np.zeros(N, np.uint8)
-    blas_pool.run(pool.exp_rows, blas_pool.context(x, e, s, m, bad, N, C), N,
-                  max(1, (1 << 15) // C))
+    if pool is not None:
+        blas_pool.run(pool.exp_rows, blas_pool.context(x, e, s, m, bad, N, C), N,
+                      max(1, (1 << 15) // C))
+    else:                             # one call on this thread where numba is loaded: the
+        rows = compiled.module("softmax")     # MLP's (128, 10) 62 -> ~45 us, NumPy's four
+        if rows is None:                      # passes
+            return None
+        rows.exp_rows(x, e, s, m, bad)
     return None if bad.any() else m
 
 
