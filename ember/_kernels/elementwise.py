@@ -292,26 +292,13 @@ def polygamma(a, n):
     _real_only("trigamma" if n == 1 else "polygamma", a)
     if n == 0:
         return special().psi(_up(a))
-    if n == 1:
-        return _trigamma(_up(a))
+    if n == 1:                   # torch's recurrence and series (Note [torch's trigamma])
+        x = np.asarray(_up(a))
+        if x.dtype.char in "fd":
+            from ember._kernels.special import trigamma
+            return trigamma(x)
+        return special().polygamma(1, x)
     return special().polygamma(n, _up(a))
-
-
-def _trigamma(x):
-    """trigamma with torch's reflection below 1/2, pi^2 / sin^2(pi x) - trigamma(1 - x), in
-    the input's precision: at the poles (0, -1, ...) float32's pi leaves sin(pi x) a tiny
-    non-zero, so the answer is a huge finite number (inf only at 0), as in torch."""
-    x = np.asarray(x)
-    r = np.asarray(special().polygamma(1, x))
-    neg = x < 0.5
-    if x.dtype.kind == "f" and neg.any():
-        pi = x.dtype.type(np.pi)
-        xn = x[neg]
-        sin = np.sin(pi * xn)
-        r = r.copy() if r.ndim else r.reshape(1)
-        r[neg.reshape(r.shape)] = (pi * pi) / (sin * sin) - special().polygamma(1, 1 - xn)
-        r = r.reshape(x.shape)
-    return r
 
 
 @quiet
