@@ -436,3 +436,51 @@ def test_non_reentrant_checkpoint_saves_its_inputs_through_outer_hooks(reentrant
         res.append((packed, unpacked, _np(X.grad)))
     assert res[0][:2] == res[1][:2]
     np.testing.assert_allclose(res[0][2], res[1][2], rtol=1e-5)
+
+
+def _mulsin(L):
+    class MulSin(L.autograd.Function):
+        generate_vmap_rule = True
+
+        @staticmethod
+        def forward(x, w):
+            return x.sin() * w, x * 2
+
+        @staticmethod
+        def setup_context(ctx, inputs, output):
+            ctx.save_for_backward(*inputs)
+            ctx.k = 2.0
+
+        @staticmethod
+        def backward(ctx, g1, g2):
+            x, w = ctx.saved_tensors
+            return g1 * x.cos() * w + ctx.k * g2, g1 * x.sin()
+    return MulSin
+
+
+@pytest.mark.parametrize("how", ["x", "xw", "both_batched", "w_only", "nested", "values"])
+def test_generated_vmap_rule_under_vmap_of_grad(how):
+    # vmap(grad(f)) over a generate_vmap_rule Function raised NotImplementedError in ember;
+    # the node is now recorded beneath the batching (per-sample gradients)
+    rng = np.random.default_rng(1)
+    x, w, wb = (rng.standard_normal(s).astype(np.float32) for s in ((4, 3), (3,), (4, 3)))
+    res = []
+    for L in (ember, torch):
+        MulSin = _mulsin(L)
+
+        def f(a, b):
+            p, q = MulSin.apply(a, b)
+            return (p * q).sum()
+        X, W, WB = L.tensor(x), L.tensor(w), L.tensor(wb)
+        v, g = L.func.vmap, L.func.grad
+        r = {"x": lambda: v(g(f), in_dims=(0, None))(X, W),
+             "xw": lambda: v(g(f, argnums=(0, 1)), in_dims=(0, None))(X, W),
+             "both_batched": lambda: v(g(f, argnums=(0, 1)))(X, WB),
+             "w_only": lambda: v(g(f, argnums=1), in_dims=(0, None))(X, W),
+             "nested": lambda: v(v(g(f), in_dims=(0, None)), in_dims=(0, None))(
+                 X.view(2, 2, 3), W),
+             "values": lambda: v(g(lambda a: MulSin.apply(a, W)[0].sum()))(X)}[how]()
+        res.append([_np(t) for t in (r if isinstance(r, tuple) else (r,))])
+    for a, b in zip(*res):
+        assert a.shape == b.shape
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)

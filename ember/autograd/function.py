@@ -78,6 +78,7 @@ class BackwardCFunction(Node, FunctionCtx):
         self._is_tensor_input = ()
         self._metas = ()
         self._out_metas = ()
+        self._batched = None        # (outputs, inputs) of a node recorded under vmap
 
     # ------------------------------------------------------------------ saved tensors
     @property
@@ -89,8 +90,8 @@ class BackwardCFunction(Node, FunctionCtx):
             return ()
         out = []
         for t, v, is_out in saved:
-            if t is None:
-                out.append(None)
+            if t is None or v is None:      # (None, or a batched value: no version check)
+                out.append(t)
             elif isinstance(t, _Packed):
                 out.append(t.unpack())
             else:
@@ -126,6 +127,8 @@ class BackwardCFunction(Node, FunctionCtx):
 
     def apply(self, grads):
         """Engine entry: one gradient per forward output -> one per tensor input (edge)."""
+        if self._batched is not None:
+            return _batched_backward(self, grads)
         gs = []
         for g, m in zip(grads, self._out_metas):
             if g is None and m is not None and self.materialize_grads:
@@ -337,6 +340,8 @@ def _apply(cls, setup, args, kwargs, ctx=None):
     is_tensor = tuple(isinstance(a, Tensor) for a in args)
     needs = tuple(t and a._requires_grad for a, t in zip(args, is_tensor))
     if state.grad_enabled and not any(needs):
+        if setup and cls.generate_vmap_rule and _batched_needing_grad(args):
+            return _apply_batched_node(cls, ctx, args, kwargs)
         _refuse_batched_grad(cls, args)
     ctx.needs_input_grad = needs
     ctx._is_tensor_input = is_tensor
@@ -357,6 +362,96 @@ def _apply(cls, setup, args, kwargs, ctx=None):
     finally:
         state.grad_enabled = prev
     return _wrap_outputs(ctx, args, tensor_inputs, output, is_executable)
+
+
+def _batched_needing_grad(args):
+    from ember.func._vmap import BatchedTensor, bottom
+    return any(type(a) is BatchedTensor and bottom(a)._requires_grad for a in args)
+
+
+def _apply_batched_node(cls, ctx, args, kwargs):
+    """A ``generate_vmap_rule`` Function on vmapped inputs whose underlying tensors are being
+    differentiated (``vmap(grad(f))``): forward and ``setup_context`` run on the batched
+    values (the rule torch generates), and the node is recorded on the tensors beneath the
+    batching; its backward runs ``cls.backward`` on gradients batched as the outputs are
+    (the vmap levels are still active when ``grad`` runs inside them) and lays each result
+    out as its input's underlying tensor (summing batch dims the input does not have)."""
+    from ember.func._vmap import bottom
+    is_tensor = tuple(isinstance(a, Tensor) for a in args)
+    bots = [bottom(a) for a, t in zip(args, is_tensor) if t]
+    ctx.needs_input_grad = tuple(t and bottom(a)._requires_grad
+                                 for a, t in zip(args, is_tensor))
+    ctx._is_tensor_input = is_tensor
+    ctx.next_functions = tuple(grad_edge(b) for b in bots)
+    ctx._metas = tuple((b._data.shape, b._data.dtype) for b in bots)
+    prev = state.grad_enabled
+    state.grad_enabled = False
+    try:
+        output = cls.forward(*args, **kwargs)
+        cls.setup_context(ctx, args, output)
+    finally:
+        state.grad_enabled = prev
+    if ctx.dirty_tensors:
+        raise NotImplementedError(f"{cls.__name__}: mark_dirty under vmap of a gradient "
+                                  f"transform is not supported by ember")
+    raw = output if isinstance(output, tuple) else (output,)
+    non_diff = {id(t) for t in (ctx.non_differentiable or ())}
+    metas, likes = [], []
+    for i, o in enumerate(raw):
+        if not isinstance(o, Tensor) or id(o) in non_diff or not (
+                o.is_floating_point() or o.is_complex()):
+            metas.append(None)
+            likes.append(None)
+            continue
+        b = bottom(o)
+        b._grad_fn, b._output_nr, b._requires_grad = ctx, i, True
+        metas.append((b._data.shape, b._data.dtype))
+        likes.append(o)
+    ctx._out_metas = metas
+    ctx._batched = (likes, [a for a, t in zip(args, is_tensor) if t])
+    ctx._saved = [(t, None, False) for t in (ctx.to_save or ())]
+    ctx.to_save = None
+    return output
+
+
+def _batched_backward(node, grads):
+    """``apply`` of a node recorded by ``_apply_batched_node``."""
+    from ember.func._vmap import (BatchedTensor, active_levels, canonical, rewrap_like,
+                                  _levels_of)
+    from ember.func._transforms import _from_canonical_bottom, _no_modes
+    likes, inputs = node._batched
+    if any(type(g) is BatchedTensor for g in grads):
+        # the backward itself vmapped (jacrev/jacfwd/hessian over the Function): not done
+        raise NotImplementedError(
+            f"{node._forward_cls.__name__}.apply under vmap of a gradient transform whose "
+            f"backward is vmapped again (jacrev, jacfwd, hessian): ember does not yet run "
+            f"autograd.Function nodes beneath two batchings; use vmap(grad(f)) or write "
+            f"the function with ember ops")
+    gs = []
+    for g, m, like in zip(grads, node._out_metas, likes):
+        if g is None and m is not None and node.materialize_grads:
+            g = _make(np.zeros(m[0], m[1]))
+        gs.append(None if g is None or like is None else rewrap_like(g, like))
+    res = node._get_user_fn()(node, *gs)
+    res = res if isinstance(res, tuple) else (res,)
+    levels = active_levels()
+    out, k = [], 0
+    for r, is_t in zip(res, node._is_tensor_input):
+        if not is_t:
+            continue
+        a = inputs[k]
+        k += 1
+        if r is None or node.next_functions[k - 1][0] is None:
+            out.append(None)
+            continue
+        own = set(_levels_of(a)) if type(a) is BatchedTensor else set()
+        c = canonical(r, levels)
+        extra = [i for i, (lv, _) in enumerate(levels) if lv not in own]
+        with _no_modes():
+            if extra:
+                c = c.sum(extra)
+        out.append(_from_canonical_bottom(c, a) if type(a) is BatchedTensor else c)
+    return out
 
 
 def _refuse_batched_grad(cls, args):
