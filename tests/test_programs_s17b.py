@@ -484,3 +484,16 @@ def test_generated_vmap_rule_under_vmap_of_grad(how):
     for a, b in zip(*res):
         assert a.shape == b.shape
         np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-6)
+
+
+def test_grad_of_vmap_over_a_function_refuses_instead_of_zeros():
+    # grad(lambda w: vmap(f)(X, w).sum()) gave zero gradients (the node sat on the batched
+    # output's wrapper); torch computes them, ember now says it cannot
+    MulSin = _mulsin(ember)
+    X, W = ember.ones(4, 3), ember.ones(3)
+
+    def f(a, b):
+        p, q = MulSin.apply(a, b)
+        return (p * q).sum()
+    with pytest.raises(NotImplementedError, match="unbatched input that requires grad"):
+        ember.func.grad(lambda w: ember.func.vmap(f, in_dims=(0, None))(X, w).sum())(W)

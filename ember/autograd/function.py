@@ -343,6 +343,14 @@ def _apply(cls, setup, args, kwargs, ctx=None):
         if setup and cls.generate_vmap_rule and _batched_needing_grad(args):
             return _apply_batched_node(cls, ctx, args, kwargs)
         _refuse_batched_grad(cls, args)
+    elif state.grad_enabled and any(type(a).__name__ == "BatchedTensor" for a in args):
+        # an unbatched input differentiated outside the vmap (grad(vmap(f))): the node would
+        # sit on the batched output's wrapper and the gradient come back as zeros
+        raise NotImplementedError(
+            f"{cls.__name__}.apply under vmap with an unbatched input that requires grad "
+            f"(grad of a vmapped function): ember does not yet record autograd.Function "
+            f"nodes there; vmap inside the gradient (vmap(grad(f))) or write the function "
+            f"with ember ops")
     ctx.needs_input_grad = needs
     ctx._is_tensor_input = is_tensor
     is_executable = state.grad_enabled and any(needs)
