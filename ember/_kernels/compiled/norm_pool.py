@@ -7,13 +7,16 @@ two sums and the input gradient, and max pooling's scatter of the gradient (NumP
 forward (one scan per window, branch-free) lost to NumPy's running maximum over views
 (3.4 vs 2.2 ms on 64x32x28x28, 48 vs 43 ms on ResNet's stem pool) and was dropped. Every kernel works on a range of independent rows
 (channels, or (n, c) planes), so callers split the rows over threads (``nogil``) and the
-result does not depend on the split. Sums run in float64 (more accurate than the float32
-NumPy path, so within float32 rounding of torch's); no fast-math.
+result does not depend on the split. Sums run in float64; batch norm's statistics and
+output round as torch's (Note [float32 batch-norm statistics] in nn_norm.py); no fast-math
+in the elementwise loops.
 """
 from __future__ import annotations
 
 import numpy as np
 from numba import njit
+
+from ember._kernels.compiled.intrinsics import fma
 
 _OPTS = dict(cache=True, nogil=True)
 
@@ -32,7 +35,8 @@ def _sum(a):
 
 
 @njit(**_SUM_OPTS)
-def _sq_dev(a, m):
+def _sq_dev32(a, m):
+    """The float64 sum of the float32 squares of the float32 differences a - m."""
     s = 0.0
     for i in range(a.shape[0]):
         d = a[i] - m
@@ -55,28 +59,28 @@ def _sum_and_dot(g, x, m):
 @njit(**_OPTS)
 def bn_forward(x, weight, bias, eps, c0, c1, y, mean, var):
     """Training batch norm of channels c0..c1 of ``x`` (N, C, P): per channel the batch mean
-    and biased variance (two passes, float64) into ``mean``/``var`` (C,) float32, then
-    ``y = (x - mean) * (invstd * weight) + bias`` (float32)."""
+    and biased variance into ``mean``/``var`` (C,) float32, then ``y = fma(x, a, fma(-mean,
+    a, bias))`` with ``a = invstd * weight`` (float32), each step rounded as torch's (Note
+    [float32 batch-norm statistics] in ember/_kernels/nn_norm.py)."""
     N, C, P = x.shape
     M = N * P
     for c in range(c0, c1):
         s = 0.0
         for n in range(N):
             s += _sum(x[n, c])
-        m = s / M
+        mc = np.float32(s / M)
         q = 0.0
         for n in range(N):
-            q += _sq_dev(x[n, c], m)
-        v = q / M
-        mean[c] = np.float32(m)
-        var[c] = np.float32(v)
-        mc = np.float32(m)
-        scale = np.float32(np.float32(1.0) / np.sqrt(np.float32(v) + np.float32(eps)))
-        scale = scale * weight[c]
-        shift = bias[c]
+            q += _sq_dev32(x[n, c], mc)
+        v = np.float32(q) / np.float32(M)
+        mean[c] = mc
+        var[c] = v
+        a = np.float32(1.0 / np.sqrt(np.float64(v) + eps)) * weight[c]
+        shift = fma(-mc, a, bias[c])
         for n in range(N):
+            xr, yr = x[n, c], y[n, c]
             for p in range(P):
-                y[n, c, p] = (x[n, c, p] - mc) * scale + shift
+                yr[p] = fma(xr[p], a, shift)
 
 
 @njit(**_OPTS)
@@ -94,7 +98,7 @@ def bn_backward(g, x, mean, var, weight, eps, c0, c1, gx, gw, gb):
             a_, b_ = _sum_and_dot(g[n, c], x[n, c], np.float64(mc))
             sg += a_
             sd += b_
-        invstd = np.float32(np.float32(1.0) / np.sqrt(var[c] + np.float32(eps)))
+        invstd = np.float32(1.0 / np.sqrt(np.float64(var[c]) + eps))
         gw[c] = np.float32(sd * invstd)
         gb[c] = np.float32(sg)
         k = np.float32(invstd * invstd * sd / M)
