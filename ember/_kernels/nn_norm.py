@@ -81,9 +81,9 @@ def _batch_norm_compiled(kern, x, weight, bias, eps):
 # operands is the double product, exact, plus the addend, rounded once); the running
 # variance is fma(momentum, unbiased, (1 - momentum) * running) in float32 (in
 # ember/nn/functional/_norm.py). (N, C) inputs (and (N, C, 1)) take another path in torch,
-# with row chunks, not matched. The compiled kernel (norm_pool.bn_forward) computes ember's
-# older statistics (float64 differences, the variance rounded once, invstd in float32): it
-# serves float32 training when the ``fast`` extra is installed, the form below otherwise.
+# with row chunks, not matched. The compiled kernel (norm_pool.bn_forward, float32 training
+# with the ``fast`` extra) rounds the same way, with a true fma; the form below serves
+# float32 training otherwise.
 def _batch_norm_f32(x, weight, bias, eps):
     cs = _channel_shape(x)
     C = x.shape[1]
