@@ -501,7 +501,8 @@ class MaskedTensor(Tensor):
             return _sparse_call(name, handler, func, args, kwargs, layout)
         if handler is not None:
             return handler(func, args, kwargs)
-        if name in _PASSTHROUGH:
+        if name in _PASSTHROUGH or func is ember.autograd.grad or \
+                func is ember.autograd.backward:
             with _disabled_torch_function():     # metadata and autograd: as a plain tensor
                 return func(*args, **kwargs)
         _unsupported(_aten(name, args, kwargs))
