@@ -127,12 +127,11 @@ def _steps(T, reverse):
 
 def _step_projections(x, w_ih, perm, scale, batch_first):
     """The scaled input projections without bias, (T, G, B), each step's block contiguous.
-    With numba: one GEMM, gate-major (G, T*B) (a batched GEMM of 35 products of 32 columns
-    ran at two thirds of its speed), then its first two axes swapped by a
-    compiled copy (0.3 ms for the LSTM benchmark's 4.6 MB): a step reading its rows T*B
-    apart touched a page per row (an LSTM step's gate pass 102 vs 51 us). Without numba:
-    a view of the gate-major product (NumPy's copy would cost more than the strided
-    reads)."""
+    One GEMM, gate-major (G, T*B) (a batched GEMM of 35 products of 32 columns ran at two
+    thirds of its speed); with numba its first two axes are then swapped by a compiled copy
+    (0.3 ms for the LSTM benchmark's 4.6 MB): a step reading its rows T*B apart touched a
+    page per row (an LSTM step's gate pass 102 vs 51 us). Without numba: a view of the
+    gate-major product (NumPy's copy would cost more than the strided reads)."""
     w = w_ih[perm]
     w *= scale[:, None]
     T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
