@@ -127,18 +127,19 @@ def _steps(T, reverse):
 
 def _step_projections(x, w_ih, perm, scale, batch_first):
     """The scaled input projections without bias, (T, G, B), each step's block contiguous.
-    One GEMM, gate-major (G, T*B) (a batched GEMM of 35 products of 32 columns ran at two
-    thirds of its speed); with numba its first two axes are then swapped by a compiled copy
+    With numba: one GEMM, gate-major (G, T*B) (a batched GEMM of 35 products of 32 columns
+    ran at two thirds of its speed), its first two axes then swapped by a compiled copy
     (0.3 ms for the LSTM benchmark's 4.6 MB): a step reading its rows T*B apart touched a
-    page per row (an LSTM step's gate pass 102 vs 51 us). Without numba: a view of the
-    gate-major product (NumPy's copy would cost more than the strided reads)."""
+    page per row (an LSTM step's gate pass 102 vs 51 us). Without numba: the batched GEMM
+    (NumPy's swap costs more than it saves; the strided steps of the one GEMM read by
+    NumPy's passes ran 1-4% slower in the LSTM and GRU layers)."""
     w = w_ih[perm]
     w *= scale[:, None]
-    T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
-    xg = np.matmul(w, _time_rows(x, batch_first).T).reshape(w.shape[0], T, B)
     nb = _compiled()
     if nb is None:
-        return xg.transpose(1, 0, 2)
+        return np.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
+    T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
+    xg = np.matmul(w, _time_rows(x, batch_first).T).reshape(w.shape[0], T, B)
     steps = np.empty((T, w.shape[0], B), xg.dtype)
     nb.swap_leading(xg, steps)
     return steps
