@@ -193,6 +193,45 @@ def _kept_output(ws, used, T, B, P, batch_first):
     return out_t.transpose(1, 0, 2) if batch_first else out_t
 
 
+
+# Note [LSTM steps on the pool]: a float32 step's gate pass (forward ~51 us alone, ~100 in the
+# layer; backward ~65) is elementwise over the hidden units, so it runs split over them on
+# OpenBLAS's threads (blas_pool.run), which the step's GEMM has just left spinning: torch's
+# oneDNN cell splits its gates over both cores likewise. One context row per step, built for
+# the whole layer at once (addresses of that step's blocks). Any split gives the same bits.
+_POOL_STEP_MIN = 4096            # hidden units x batch below this: the caller's thread
+
+
+def _step_pool(dt, H, B):
+    """blas_pool's kernels when an LSTM step of (H, B) should run on OpenBLAS's threads."""
+    if dt != np.float32 or H * B < _POOL_STEP_MIN:
+        return None
+    from ember._kernels import blas_pool
+    return blas_pool.kernels()
+
+
+def _rows(a, T):
+    """Addresses of a[t] for t < T (a: (T, ...) array), as int64 (T,)."""
+    return a.ctypes.data + np.arange(T, dtype=np.int64) * a.strides[0]
+
+
+def _chain(first, steps, cells):
+    """Per step t the address of the previous step's cells (``first`` for the first step
+    run), steps in run order."""
+    prev = np.empty(len(steps), np.int64)
+    addr = _rows(cells, cells.shape[0])
+    last = first
+    for t in steps:
+        prev[t] = last
+        last = addr[t]
+    return prev
+
+
+def _run_step(pool, kernel, ctx, H, B):
+    from ember._kernels import blas_pool
+    blas_pool.run(kernel, ctx, H, max(1, 2048 // B))
+
+
 def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
                batch_first=False, batch_sizes=None, w_hr=None):
     """One LSTM layer, one direction. x: (T, B, E) or (B, T, E) with ``batch_first``;
@@ -217,6 +256,14 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     hw = np.empty((4 * H, B), dt)
     nb = _compiled()
     fused = nb is not None and dt == np.float32 and hf is None
+    pool = _step_pool(dt, H, B) if fused else None
+    if pool is not None:                      # Note [LSTM steps on the pool]
+        ctxs = np.empty((T, 11), np.int64)
+        ctxs[:, 0], ctxs[:, 2] = _rows(xg, T), _rows(gates, T)
+        ctxs[:, 3] = _chain(c.ctypes.data, _steps(T, reverse), cells)
+        ctxs[:, 4], ctxs[:, 5], ctxs[:, 7] = _rows(cells, T), _rows(tcells, T), _rows(out_t, T)
+        ctxs[:, 1], ctxs[:, 6] = hw.ctypes.data, h.ctypes.data
+        ctxs[:, 8], ctxs[:, 9], ctxs[:, 10] = out_t.strides[1] // 4, H, B
     half = dt.type(0.5)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
@@ -224,7 +271,9 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             keep = h[:, L:].copy() if L < B else None
             pre, cn, tc = gates[t], cells[t], tcells[t]
             np.matmul(w, hb, out=hw)
-            if fused:                                    # the step's passes in one call
+            if pool is not None:
+                _run_step(pool, pool.lstm_forward, ctxs[t], H, B)
+            elif fused:                                  # the step's passes in one call
                 nb.lstm_forward_step(xg[t], hw, pre, c, cn, tc, h, out_t[t], half)
             elif nb is not None:                         # float64, or with a projection
                 _tanh_sum(xg[t], hw, pre)
@@ -355,6 +404,18 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
     d = np.empty((4 * H, B), dt)
     nb = _compiled()
     one, no_go = dt.type(1), np.zeros((0, 0), dt)
+    pool = _step_pool(dt, H, B) if nb is not None and dhs3 is None else None
+    if pool is not None:                      # Note [LSTM steps on the pool]
+        if go is not None and (go.strides[2] != 4 or go.strides[1] < 4 * H or
+                               go.strides[1] % 4 or go.strides[0] <= 0):
+            go = np.ascontiguousarray(go)
+        c0t = np.ascontiguousarray(c0t)
+        ctxs = np.empty((T, 10), np.int64)
+        ctxs[:, 0], ctxs[:, 3] = dh.ctypes.data, dc.ctypes.data
+        ctxs[:, 1], ctxs[:, 2] = (0, H) if go is None else (_rows(go, T), go.strides[1] // 4)
+        ctxs[:, 4], ctxs[:, 5], ctxs[:, 7] = _rows(gates, T), _rows(tcells, T), _rows(dg3, T)
+        ctxs[:, 6] = _chain(c0t.ctypes.data, _steps(T, reverse), cells)
+        ctxs[:, 8], ctxs[:, 9] = H, B
     for t in _steps(T, not reverse):
         tp = t + 1 if reverse else t - 1
         c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
@@ -370,7 +431,9 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
             if L < B:
                 dhs3[t][:, L:] = 0
             np.matmul(w_hr.T, dh, out=dhf)
-        if nb is not None:
+        if pool is not None:
+            _run_step(pool, pool.lstm_backward, ctxs[t], H, B)
+        elif nb is not None:
             nb.lstm_backward_step(dhf, no_go if go_t is None else go_t, dc, gt, tc, c_prev,
                                   dg3[t], one)
         else:

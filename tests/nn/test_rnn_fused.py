@@ -253,3 +253,51 @@ def test_fused_lstm_projection_gradgrad():
     ps = [p.detach().clone().requires_grad_() for p in m.parameters()]
     assert ember.autograd.gradcheck(f, (x, *ps))
     assert ember.autograd.gradgradcheck(f, (x, *ps))
+
+
+@pytest.mark.parametrize("kw, packed", [(dict(), False), (dict(batch_first=True), False),
+                                        (dict(num_layers=2, bidirectional=True), False),
+                                        (dict(batch_first=True), True)])
+def test_lstm_steps_on_pool_bits(kw, packed, monkeypatch):
+    """Note [LSTM steps on the pool]: float32 steps of (H, B) = (128, 32) split over
+    OpenBLAS's threads give the caller-thread kernel's bits, and torch's values, forward and
+    backward (packed batches too)."""
+    from ember._kernels import blas_pool, rnn_fused
+    from ember.nn.utils import rnn as eru
+    from torch.nn.utils import rnn as tru
+    if rnn_fused._compiled() is None or blas_pool.kernels() is None:
+        pytest.skip("needs numba and OpenBLAS's pool")
+    torch.manual_seed(0)
+    t = torch.nn.LSTM(16, 128, **kw)
+    e = ember.nn.LSTM(16, 128, **kw)
+    e.load_state_dict({k: ember.from_numpy(v.detach().numpy().copy())
+                       for k, v in t.state_dict().items()})
+    rng = np.random.default_rng(3)
+    shape = (32, 7, 16) if kw.get("batch_first") else (7, 32, 16)
+    x = rng.standard_normal(shape).astype(np.float32)
+    lengths = sorted(rng.integers(1, 8, 32).tolist(), reverse=True)
+
+    def run(lib, mod):
+        xi = lib.tensor(x, requires_grad=True)
+        inp = xi
+        if packed:
+            ru = eru if lib is ember else tru
+            inp = ru.pack_padded_sequence(xi, lengths, batch_first=True)
+        out, (hn, cn) = mod(inp)
+        o = out.data if packed else out
+        w = lib.tensor(np.cos(np.arange(o.numel(), dtype=np.float32)).reshape(o.shape))
+        ((o * w).sum() + (hn ** 2).sum() + cn.sum() * 0.5).backward()
+        return [o, hn, cn, xi.grad] + [p.grad for p in mod.parameters()]
+
+    calls = []
+    real = rnn_fused._run_step
+    monkeypatch.setattr(rnn_fused, "_run_step", lambda *a: (calls.append(1), real(*a)))
+    pooled = [a.detach().numpy().copy() for a in run(ember, e)]
+    assert calls                                   # the pool ran the steps
+    e.zero_grad()
+    monkeypatch.setattr(rnn_fused, "_step_pool", lambda *a: None)
+    alone = [a.detach().numpy() for a in run(ember, e)]
+    for a, b in zip(pooled, alone):
+        np.testing.assert_array_equal(a, b)
+    for k, (a, b) in enumerate(zip(pooled, run(torch, t))):
+        np.testing.assert_allclose(a, b.detach().numpy(), rtol=1e-4, atol=1e-4, err_msg=k)

@@ -12,7 +12,8 @@ import numpy as np
 from numba import carray, cfunc, types
 from numba.core.extending import intrinsic
 
-from ember._kernels.compiled import attention, elementwise, gelu, layer_norm, softmax, torch_sum
+from ember._kernels.compiled import (attention, elementwise, gelu, layer_norm, rnn, softmax,
+                                     torch_sum)
 
 _SIG = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
                   types.int64, types.int64, types.int64, types.int64, types.int64,
@@ -312,3 +313,36 @@ def torch_chunk_sums(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo = a >> 3
     for i in range(lo, lo + m):
         parts[i] = torch_sum.chunk_sum(x, i * chunk, min(chunk, size - i * chunk), 8)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def lstm_forward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [xt, hw, gates, c, cn, tc, h, out, out_row_stride, H, B] (float32; out_t the
+    (B, H) rows of the step's output, ``out_row_stride`` elements apart): rnn's
+    lstm_forward_step over the part's hidden units."""
+    ctx = carray(_i64(c), (n,))
+    H, B = ctx[9], ctx[10]
+
+    def mat(i, rows):
+        return carray(_f32(ctx[i]), (rows, B))
+    out_t = carray(_f32(ctx[7]), (B, ctx[8]))[:, :H]
+    lo = a >> 3
+    rnn.lstm_forward_step(mat(0, 4 * H), mat(1, 4 * H), mat(2, 4 * H), mat(3, H), mat(4, H),
+                          mat(5, H), mat(6, H), out_t, np.float32(0.5), lo, lo + m)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def lstm_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [dh, go, go_row_stride, dc, gates, tc, c_prev, d, H, B] (float32; go the step's
+    output gradient rows (B, H) ``go_row_stride`` apart, or 0 for none): rnn's
+    lstm_backward_step over the part's hidden units."""
+    ctx = carray(_i64(c), (n,))
+    H, B = ctx[8], ctx[9]
+
+    def mat(i, rows):
+        return carray(_f32(ctx[i]), (rows, B))
+    go_t = carray(_f32(ctx[1]), (B, ctx[2]))[:, :H] if ctx[1] else \
+        carray(_f32(ctx[0]), (B, ctx[2]))[:0, :0]
+    lo = a >> 3
+    rnn.lstm_backward_step(mat(0, H), go_t, mat(3, H), mat(4, 4 * H), mat(5, H), mat(6, H),
+                           mat(7, 4 * H), np.float32(1), lo, lo + m)

@@ -16,12 +16,12 @@ _OPTS = dict(cache=True, nogil=True)
 
 
 @njit(**_OPTS)
-def lstm_cell_update(gates, c, cn, half):
+def lstm_cell_update(gates, c, cn, half, lo=0, hi=-1):
     """After the tanh pass over gates (4H, B) (rows i, f, o, g, the first three still
-    tanh(x/2)): make them sigmoids, s/2 + 1/2, and cn = f c + i g (H, B). ``half``: 0.5 in
-    the gates' dtype."""
+    tanh(x/2)): make them sigmoids, s/2 + 1/2, and cn = f c + i g (H, B), for the hidden
+    units [lo, hi) (hi -1: to H). ``half``: 0.5 in the gates' dtype."""
     H, B = c.shape
-    for j in range(H):
+    for j in range(lo, H if hi < 0 else hi):
         for b in range(B):
             i = gates[j, b] * half + half
             f = gates[H + j, b] * half + half
@@ -32,47 +32,57 @@ def lstm_cell_update(gates, c, cn, half):
 
 
 @njit(**_OPTS)
-def lstm_output(gates, tc, h, out_t):
-    """h = o tanh(c) (H, B), also written transposed into the output rows out_t (B, H)."""
+def lstm_output(gates, tc, h, out_t, lo=0, hi=-1):
+    """h = o tanh(c) (H, B) for the hidden units [lo, hi), also written transposed into the
+    output rows out_t (B, H)."""
     H, B = h.shape
-    for j in range(H):
+    hi = H if hi < 0 else hi
+    for j in range(lo, hi):
         for b in range(B):
-            v = gates[2 * H + j, b] * tc[j, b]
-            h[j, b] = v
+            h[j, b] = gates[2 * H + j, b] * tc[j, b]
     for b in range(B):
-        for j in range(H):
+        for j in range(lo, hi):
             out_t[b, j] = h[j, b]
 
 
 @njit(**_OPTS)
-def lstm_forward_step(xt, hw, gates, c, cn, tc, h, out_t, half):
-    """A step of a float32 layer after the recurrent GEMM, in one call: gates (4H, B) = the
+def lstm_forward_step(xt, hw, gates, c, cn, tc, h, out_t, half, lo=0, hi=-1):
+    """A step of a float32 layer after the recurrent GEMM, for the hidden units [lo, hi)
+    (rows j, H + j, 2H + j, 3H + j of the gates; hi -1: to H): gates (4H, B) = the
     activations of xt + hw (xt (4H, B) the step's input projections; i, f, o as sigmoids
     through tanh(x/2), their rows of xt and hw prescaled by 1/2; g as tanh), cn = f c + i g,
-    tc = tanh(cn), h = o tc (H, B), also written transposed into out_t (B, H)."""
+    tc = tanh(cn), h = o tc (H, B), also written transposed into out_t (B, H). Every
+    element is computed alone, so any split of the units over threads gives the same
+    bits."""
     G, B = gates.shape
-    for j in range(G):
-        for b in range(B):
-            gates[j, b] = xt[j, b] + hw[j, b]
-    flat = gates.reshape(G * B)
-    _tanh(flat, flat)
-    lstm_cell_update(gates, c, cn, half)
     H = G // 4
-    _tanh(cn.reshape(H * B), tc.reshape(H * B))
-    lstm_output(gates, tc, h, out_t)
+    hi = H if hi < 0 else hi
+    n = (hi - lo) * B
+    for q in range(4):
+        r = q * H + lo
+        for j in range(r, r + hi - lo):
+            for b in range(B):
+                gates[j, b] = xt[j, b] + hw[j, b]
+        part = gates[r:r + hi - lo].reshape(n)
+        _tanh(part, part)
+    lstm_cell_update(gates, c, cn, half, lo, hi)
+    _tanh(cn[lo:hi].reshape(n), tc[lo:hi].reshape(n))
+    lstm_output(gates, tc, h, out_t, lo, hi)
 
 
 @njit(**_OPTS)
-def lstm_backward_step(dh, go_t, dc, gates, tc, c_prev, d, one):
-    """One step back: dh (H, B) += go_t^T (go_t (B, H), or empty (0, 0)); the gate
-    gradients d (4H, B) (rows i, f, o, g, w.r.t. the pre-activations) and dc (H, B) updated
-    to the gradient of c_{t-1}. ``one``: 1 in the arrays' dtype."""
+def lstm_backward_step(dh, go_t, dc, gates, tc, c_prev, d, one, lo=0, hi=-1):
+    """One step back for the hidden units [lo, hi) (hi -1: to H): dh (H, B) += go_t^T
+    (go_t (B, H), or empty (0, 0)); the gate gradients d (4H, B) (rows i, f, o, g, w.r.t.
+    the pre-activations) and dc (H, B) updated to the gradient of c_{t-1}. ``one``: 1 in
+    the arrays' dtype."""
     H, B = dh.shape
+    hi = H if hi < 0 else hi
     if go_t.shape[0]:
         for b in range(B):
-            for j in range(H):
+            for j in range(lo, hi):
                 dh[j, b] += go_t[b, j]
-    for j in range(H):
+    for j in range(lo, hi):
         for b in range(B):
             i = gates[j, b]
             f = gates[H + j, b]
