@@ -53,10 +53,67 @@ def _swap(a):
     return np.swapaxes(a, -1, -2)
 
 
+def _blocks(*arrays):
+    """Note [attention blocks] (compiled/attention.py): (sgemm's address, the compiled
+    module, each array's [address, batch stride, head stride, row stride] in elements) where
+    float32 operands of up to four dims with contiguous rows can take the block kernels,
+    else None."""
+    if arrays[0].dtype != np.float32 or arrays[0].ndim > 4 or not arrays[0].size:
+        return None
+    c = _compiled()
+    if c is None:
+        return None
+    from ember._kernels import numpy_blas
+    fn = numpy_blas.sgemm_address()
+    if not fn:
+        return None
+    layout = []
+    for a in arrays:
+        st = [d // 4 for d in a.strides]
+        if a.dtype != np.float32 or st[-1] != 1 or min(st) < 0 or \
+                any(d % 4 for d in a.strides):
+            return None
+        row = st[-2] if a.shape[-2] > 1 else a.shape[-1]
+        if row < a.shape[-1]:
+            return None
+        lead = [0] * (4 - a.ndim) + st[:-2]
+        layout.append([a.ctypes.data, lead[0], lead[1], row])
+    return fn, c, layout
+
+
+def _run_blocks(c, name, ctx, items, work):
+    """The block kernel ``name`` over ``items`` blocks: on OpenBLAS's threads for ``work``
+    multiply-adds from 2^18, else (or where that pool is not in use) on this thread."""
+    if work >= 1 << 18:
+        from ember._kernels import blas_pool
+        pool = blas_pool.kernels()
+        if pool is not None and blas_pool.run(getattr(pool, name), ctx, items):
+            return
+    getattr(c, name)(ctx, 0, items)
+
+
+def _heads(shape):
+    return shape[-3] if len(shape) >= 3 else 1
+
+
 def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
     """(output (..., L, Ev), probabilities (..., L, S)); ``dropout_mask`` (scaled keep
     mask of the probabilities' shape) multiplies the probabilities before ``@ V``."""
     dt = q.dtype
+    if mask is None and dropout_mask is None and dt == np.float32 and q.ndim == k.ndim == v.ndim:
+        L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+        lead = q.shape[:-2]
+        p = np.empty(lead + (L, S), dt)
+        out = _output_array(q, v, lead + (L, Ev), dt)
+        found = _blocks(q, k, v, out) if L and S and E and Ev else None
+        if found is not None:
+            fn, c, (qa, ka, va, oa) = found
+            ctx = np.array([fn, qa[0], ka[0], va[0], p.ctypes.data, oa[0], _heads(q.shape)]
+                           + qa[1:] + ka[1:] + va[1:] + oa[1:]
+                           + [L, S, E, Ev, _f64_bits(scale), int(is_causal)], np.int64)
+            G = p.size // (L * S)
+            _run_blocks(c, "sdpa_forward_blocks", ctx, G, G * L * S * (E + Ev))
+            return out, p
     s = np.matmul(q, np.ascontiguousarray(_swap(k)))  # (a contiguous K^T: 0.27 -> 0.21 ms)
     if s.dtype != dt:
         s = s.astype(dt)
@@ -104,24 +161,45 @@ def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
     return _flash_layout(out if out.dtype == dt else out.astype(dt), q, v, dropout_mask), s
 
 
-def _flash_layout(out, q, v, dropout_mask):
+def _flash_order(q, v, ndim, dropout_mask):
     """torch's CPU flash kernel (4-D, no dropout, equal head dims, flash enabled) lays its
     output out in query's order of the batch, head and sequence dims: a query made by
     ``x.view(B, L, H, D).transpose(1, 2)`` gives an output whose ``transpose(1, 2)`` is
-    contiguous, so ``.view(B, L, H * D)`` of it works (the SDPA tutorial relies on that)."""
-    if out.ndim != 4 or dropout_mask is not None or q.shape[-1] != v.shape[-1] or \
+    contiguous, so ``.view(B, L, H * D)`` of it works (the SDPA tutorial relies on that).
+    That order of the first three dims (outermost first), or None for a contiguous one."""
+    if ndim != 4 or dropout_mask is not None or q.shape[-1] != v.shape[-1] or \
             q.strides[-1] != q.itemsize or q.flags.c_contiguous:
-        return out
+        return None
     from ember.backends import cuda
     if not cuda._sdp["flash"]:
-        return out
+        return None
     order = sorted(range(3), key=lambda d: -q.strides[d])   # outermost first, ties kept
-    if order == [0, 1, 2]:
+    return None if order == [0, 1, 2] else order
+
+
+def _laid(order, shape, dt):
+    """An empty array of ``shape`` whose first three dims lie in memory in ``order``."""
+    dense = np.empty([shape[d] for d in order] + [shape[3]], dt)
+    return dense.transpose([order.index(d) for d in range(3)] + [3])
+
+
+def _output_array(q, v, shape, dt):
+    order = _flash_order(q, v, len(shape), None)
+    return np.empty(shape, dt) if order is None else _laid(order, shape, dt)
+
+
+def _flash_layout(out, q, v, dropout_mask):
+    """``out`` in the flash kernel's layout (``_flash_order``)."""
+    order = _flash_order(q, v, out.ndim, dropout_mask)
+    if order is None:
         return out
-    dense = np.empty([out.shape[d] for d in order] + [out.shape[3]], out.dtype)
-    laid = dense.transpose([order.index(d) for d in range(3)] + [3])
+    laid = _laid(order, out.shape, out.dtype)
     laid[...] = out
     return laid
+
+
+def _f64_bits(x):
+    return int(np.array(x, np.float64).view(np.int64))
 
 
 def _sum_to(a, shape):
@@ -138,6 +216,20 @@ def sdpa_backward(grad_out, grad_attn, q, k, v, attn, scale, mask_shape, need,
     """(dQ, dK, dV, d mask) for the forward above; ``need`` says which (four flags) and
     ``mask_shape`` is that of a float mask (None: no mask gradient)."""
     dt = q.dtype
+    if grad_attn is None and dropout_mask is None and not need[3] and \
+            q.ndim == k.ndim == v.ndim == grad_out.ndim == attn.ndim and \
+            attn.flags.c_contiguous and (found := _blocks(q, k, v, grad_out)) is not None:
+        fn, c, (qa, ka, va, ga) = found
+        L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
+        grads = [np.empty(a.shape, dt) if n else None for a, n in zip((q, k, v), need)]
+        ctx = np.array([fn, qa[0], ka[0], va[0], attn.ctypes.data, ga[0]]
+                       + [0 if g is None else g.ctypes.data for g in grads]
+                       + [_heads(q.shape)] + qa[1:] + ka[1:] + va[1:] + ga[1:]
+                       + [L, S, E, Ev, _f64_bits(scale),
+                          need[0] + 2 * need[1] + 4 * need[2]], np.int64)
+        G = attn.size // (L * S)
+        _run_blocks(c, "sdpa_backward_blocks", ctx, G, G * L * S * (2 * E + 2 * Ev))
+        return tuple(grads) + (None,)
     dq = dk = dv = dmask = None
     if need[2]:
         dropped = attn if dropout_mask is None else attn * dropout_mask

@@ -70,6 +70,17 @@ def axpy(dtype):
     return _get(("axpy", ch), make)
 
 
+
+def sgemm_address():
+    """The address of NumPy's OpenBLAS ``cblas_sgemm`` where its integers are 64-bit (the
+    signature compiled code calls: compiled/intrinsics.sgemm), else None."""
+    def make(lib, prefix, suffix, int_t):
+        fn = getattr(lib, f"{prefix}cblas_sgemm{suffix}", None)
+        if fn is None or ctypes.sizeof(int_t) != 8:
+            return None
+        return ctypes.cast(fn, ctypes.c_void_p).value
+    return _get(("sgemm address",), make)
+
 def _lapack(name, ch):
     def make(lib, prefix, suffix, int_t):
         fn = getattr(lib, f"{prefix}{_PREFIX[ch]}{name}_{suffix}", None)

@@ -190,3 +190,55 @@ def test_sdpa_fused_dropout_gradcheck():
         return ember.nn.functional.scaled_dot_product_attention(q, k, v, dropout_p=0.3)
     assert gradcheck(f, (q, k, v))
     assert gradgradcheck(f, (q, k, v))
+
+
+@pytest.mark.parametrize("shape_q, shape_kv, causal, strided", [
+    ((16, 4, 64, 32), (16, 4, 64, 32), True, True),      # the GPT benchmark's blocks
+    ((2, 3, 5, 7), (2, 3, 6, 7), False, True),
+    ((3, 9, 8), (3, 4, 8), True, False),                  # L > S, 3-d
+    ((5, 8), (6, 8), False, False),                       # 2-d
+])
+@pytest.mark.parametrize("pooled", [True, False])
+def test_attention_blocks_bits(shape_q, shape_kv, causal, strided, pooled, monkeypatch):
+    """Note [attention blocks]: float32 attention without a mask by the compiled (batch,
+    head) blocks, on OpenBLAS's threads or the caller's, gives the NumPy path's bits and
+    torch's values, forward and backward, for strided views (q, k, v split from one
+    projection and transposed, as GPT code writes them) and 2-d to 4-d operands."""
+    from ember._kernels import attention as A
+    if A._compiled() is None:
+        pytest.skip("needs numba")
+    def inputs(lib, rng):
+        if strided:      # one (B, L, H, 3E) array, q/k/v views of it, heads second
+            B, H, L, E = shape_q
+            S = shape_kv[2]
+            n = max(L, S)
+            base = lib.tensor(np.asarray(rng.standard_normal((B, n, H, 3 * E)),
+                                         np.float32), requires_grad=True)
+            q = base[:, :L, :, :E].transpose(1, 2)
+            k = base[:, :S, :, E:2 * E].transpose(1, 2)
+            v = base[:, :S, :, 2 * E:].transpose(1, 2)
+            return [base], (q, k, v)
+        leaves = [lib.tensor(np.asarray(rng.standard_normal(s), np.float32),
+                             requires_grad=True) for s in (shape_q, shape_kv, shape_kv)]
+        return leaves, tuple(leaves)
+
+    def run(lib):
+        leaves, (q, k, v) = inputs(lib, np.random.default_rng(7))
+        out = lib.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=causal)
+        w = lib.tensor(np.cos(np.arange(out.numel(), dtype=np.float32)).reshape(out.shape))
+        (out * w).sum().backward()
+        return [out.detach().numpy().copy()] + [a.grad.numpy().copy() for a in leaves]
+
+    calls = []
+    real_run = A._run_blocks
+    if not pooled:
+        from ember._kernels import blas_pool
+        monkeypatch.setattr(blas_pool, "kernels", lambda: None)
+    monkeypatch.setattr(A, "_run_blocks", lambda *a: (calls.append(a[1]), real_run(*a)))
+    blocks = run(ember)
+    assert calls == ["sdpa_forward_blocks", "sdpa_backward_blocks"]
+    monkeypatch.setattr(A, "_blocks", lambda *a: None)
+    for a, b in zip(blocks, run(ember)):
+        np.testing.assert_array_equal(a, b)
+    for a, b in zip(blocks, run(torch)):
+        np.testing.assert_allclose(a, b, rtol=1e-5, atol=1e-5)

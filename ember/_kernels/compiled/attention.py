@@ -144,3 +144,71 @@ def softmax_grad_rows(dp, p, scale):
         t = f32(total)
         for j in range(S):
             a[j] = sc * (b[j] * (a[j] - t))
+
+
+# ------------------------------------------------------------------ whole (L, S) blocks
+# Note [attention blocks]: float32 attention without a mask or dropout runs each (batch,
+# head) block whole in one call, its products by OpenBLAS's sgemm called from here
+# (compiled/intrinsics.sgemm) and its softmax by the row kernels above, while the block is
+# in the core's cache; ember/_kernels/attention.py hands the blocks to OpenBLAS's threads
+# (compiled/pool.py) or runs them on the caller's. A block's arithmetic does not depend on
+# which thread takes it. Contexts are int64 arrays of addresses, sizes and strides in
+# elements (q, k, v, out and grad_out may be strided views with contiguous rows).
+from numba import carray                                               # noqa: E402
+
+from ember._kernels.compiled.intrinsics import float32_at, sgemm      # noqa: E402
+
+
+@njit(**_OPTS)
+def _at(ctx, base, i, g, heads):
+    """Address of block g of the operand at ctx[base], whose (batch, head) strides are
+    ctx[i], ctx[i + 1] (elements)."""
+    return ctx[base] + 4 * ((g // heads) * ctx[i] + (g % heads) * ctx[i + 1])
+
+
+@njit(**_OPTS)
+def sdpa_forward_blocks(ctx, lo, hi):
+    """Blocks [lo, hi) of ctx [sgemm, q, k, v, p, out, heads, q_b, q_h, q_row, k_b, k_h,
+    k_row, v_b, v_h, v_row, out_b, out_h, out_row, L, S, E, Ev, scale (float64 bits),
+    causal]: p = softmax(scale q k^T) (causal: the positions after the query's left out),
+    p contiguous (G, L, S); out = p v."""
+    fn, heads = ctx[0], ctx[6]
+    L, S, E, Ev = ctx[19], ctx[20], ctx[21], ctx[22]
+    scale = ctx[23:24].view(np.float64)[0]
+    one, zero = f32(1), f32(0)
+    for g in range(lo, hi):
+        pa = ctx[4] + 4 * g * L * S
+        sgemm(fn, 0, 1, L, S, E, one, _at(ctx, 1, 7, g, heads), ctx[9],
+              _at(ctx, 2, 10, g, heads), ctx[12], zero, pa, S)
+        softmax_rows(carray(float32_at(pa), (L, S)), L, scale, ctx[24] != 0)
+        sgemm(fn, 0, 0, L, Ev, S, one, pa, S, _at(ctx, 3, 13, g, heads), ctx[15], zero,
+              _at(ctx, 5, 16, g, heads), ctx[18])
+
+
+@njit(**_OPTS)
+def sdpa_backward_blocks(ctx, lo, hi):
+    """Blocks [lo, hi) of ctx [sgemm, q, k, v, p, dout, dq, dk, dv, heads, q_b, q_h, q_row,
+    k_b, k_h, k_row, v_b, v_h, v_row, dout_b, dout_h, dout_row, L, S, E, Ev, scale (float64
+    bits), need (1: dq, 2: dk, 4: dv)]: dv = p^T dout, dS = scale p (dP - rowsum(dP p)) with
+    dP = dout v^T, dq = dS k, dk = dS^T q; p, dq, dk, dv contiguous (G, ., .)."""
+    fn, heads = ctx[0], ctx[9]
+    L, S, E, Ev = ctx[22], ctx[23], ctx[24], ctx[25]
+    scale = ctx[26:27].view(np.float64)[0]
+    need = ctx[27]
+    one, zero = f32(1), f32(0)
+    dp = np.empty((L, S), np.float32)
+    for g in range(lo, hi):
+        pa, do = ctx[4] + 4 * g * L * S, _at(ctx, 5, 19, g, heads)
+        va = _at(ctx, 3, 16, g, heads)
+        if need & 4:
+            sgemm(fn, 1, 0, S, Ev, L, one, pa, S, do, ctx[21], zero, ctx[8] + 4 * g * S * Ev,
+                  Ev)
+        if need & 3:
+            sgemm(fn, 0, 1, L, S, Ev, one, do, ctx[21], va, ctx[18], zero, dp.ctypes.data, S)
+            softmax_grad_rows(dp, carray(float32_at(pa), (L, S)), scale)
+            if need & 1:
+                sgemm(fn, 0, 0, L, E, S, one, dp.ctypes.data, S, _at(ctx, 2, 13, g, heads),
+                      ctx[15], zero, ctx[6] + 4 * g * L * E, E)
+            if need & 2:
+                sgemm(fn, 1, 0, S, E, L, one, dp.ctypes.data, S, _at(ctx, 1, 10, g, heads),
+                      ctx[12], zero, ctx[7] + 4 * g * S * E, E)

@@ -346,3 +346,17 @@ def lstm_backward(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     lo = a >> 3
     rnn.lstm_backward_step(mat(0, H), go_t, mat(3, H), mat(4, 4 * H), mat(5, H), mat(6, H),
                            mat(7, 4 * H), np.float32(1), lo, lo + m)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def sdpa_forward_blocks(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx: attention.sdpa_forward_blocks's; items: (batch, head) blocks."""
+    lo = a >> 3
+    attention.sdpa_forward_blocks(carray(_i64(c), (n,)), lo, lo + m)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def sdpa_backward_blocks(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx: attention.sdpa_backward_blocks's; items: (batch, head) blocks."""
+    lo = a >> 3
+    attention.sdpa_backward_blocks(carray(_i64(c), (n,)), lo, lo + m)
