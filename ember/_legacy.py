@@ -31,6 +31,19 @@ _FORMS = ("(*, torch.device device = None)", "(torch.Storage storage)", "(Tensor
 _KEYWORDS = ("size", "data", "other", "storage")
 
 
+_C_TYPES: dict = {}     # ember's classes standing for torch's C types -> torch's names
+
+
+def _c_types():
+    if not _C_TYPES:
+        import ember
+        from ember._device import device
+        from ember.random import Generator
+        _C_TYPES.update({device: "torch.device", ember.memory_format: "torch.memory_format",
+                         ember.layout: "torch.layout", Generator: "torch._C.Generator"})
+    return _C_TYPES
+
+
 def type_name(cls):
     """A class's name as CPython's ``tp_name`` spells it (and torch's messages print it):
     ``numpy.float64`` for a built-in type of another module, the bare name otherwise."""
@@ -40,6 +53,9 @@ def type_name(cls):
         return "Tensor"
     if cls is _dtype.dtype:
         return "torch.dtype"
+    c_name = (_C_TYPES or _c_types()).get(cls)          # (torch's C types)
+    if c_name is not None:
+        return c_name
     heap = cls.__flags__ & (1 << 9)
     return cls.__name__ if heap or cls.__module__ == "builtins" else \
         f"{cls.__module__}.{cls.__name__}"

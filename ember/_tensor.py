@@ -132,6 +132,7 @@ class Tensor:
         if not isinstance(data, Tensor):
             raise TypeError(f"_make_subclass(): argument 'data' (position 2) must be Tensor, "
                             f"not {type(data).__name__}")
+        _check_subclass(cls)
         from ember.overrides import _disabled_torch_function
         with _disabled_torch_function():
             d = Tensor.detach(data)
@@ -142,8 +143,16 @@ class Tensor:
         t._requires_grad = False
         if "_qparams" in d.__dict__:
             t._qparams = d._qparams
-        if require_grad:
-            Tensor.requires_grad_(t)
+        if require_grad:       # (no handler or mode is asked: ``t`` is not made yet)
+            dt = _dtype._BY_NP[d._data.dtype]
+            if not (dt.is_floating_point or dt.is_complex):
+                raise RuntimeError("Only Tensors of floating point and complex dtype can "
+                                   "require gradients")
+            m = (d if d._storage_base is None else d._storage_base)._meta
+            if m is not None and m.inference and not state.inference_mode:
+                raise RuntimeError("Setting requires_grad=True on inference tensor outside "
+                                   "InferenceMode is not allowed.")
+            t._requires_grad = True
         return t
 
     @classmethod
@@ -162,6 +171,7 @@ class Tensor:
 
     def as_subclass(self, cls):
         """An alias of this tensor of type ``cls``: a view of it (``AliasBackward0``)."""
+        _check_subclass(cls)
         from ember._ops.core import alias
         from ember.overrides import _disabled_torch_function
         with _disabled_torch_function():
@@ -920,6 +930,15 @@ def _nowrap(func):
     from ember.overrides import _WRAPPED
     return any(prop is Tensor.__dict__.get(n) or prop is _WRAPPED.get(n)
                for n in ("_base", "grad", "_grad"))
+
+
+def _check_subclass(cls):
+    """torch's TypeError when ``_make_subclass``/``as_subclass`` is given no Tensor class."""
+    if not isinstance(cls, type):
+        raise TypeError(f"cls must be a type (got {type(cls).__name__})")
+    if not issubclass(cls, Tensor):
+        raise TypeError("Creating a Tensor subclass from a class that does not inherit from "
+                        "Tensor is not possible. Make sure your class inherits from Tensor.")
 
 
 def _init(t, arr):

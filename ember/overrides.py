@@ -426,7 +426,7 @@ class TorchFunctionMode(Mode):
 
     def __ember_dispatch__(self, op, args, kwargs):
         func, uargs, ukwargs = _user_call(op, args, kwargs.get("out"))
-        ukwargs = ukwargs or {}
+        # (ukwargs stays None for a call without keywords, as torch hands its C ops' modes)
         types = tuple(type(a) for a in _get_overloaded_args(_relevant(op, args)))
         r = self.__torch_function__(func, types, uargs, ukwargs)
         if r is NotImplemented:
@@ -563,7 +563,22 @@ _REFLECTED_AS = {"__radd__": "add", "__rmul__": "mul", "__rand__": "bitwise_and"
                  "__ror__": "bitwise_or", "__rxor__": "bitwise_xor"}
 
 
+def _wrap_backward(orig):
+    """torch's ``Tensor.backward`` hands a handler its four arguments by name, always."""
+    def backward(self, gradient=None, retain_graph=None, create_graph=False, inputs=None):
+        if not has_torch_function((self,)):
+            return orig(self, gradient, retain_graph, create_graph, inputs)
+        from ember._tensor import Tensor
+        return _dispatch_or_none(Tensor.backward, (self,), (self,), {
+            "gradient": gradient, "retain_graph": retain_graph, "create_graph": create_graph,
+            "inputs": inputs})
+    functools.update_wrapper(backward, orig)
+    return backward
+
+
 def _wrap_method(name, orig):
+    if name == "backward":
+        return _wrap_backward(orig)
     keep_dict = name in _PYTHON_METHODS
     public_name = _REFLECTED_AS.get(name, name)
     operator = name.startswith("__r") and name.endswith("__") and name not in (

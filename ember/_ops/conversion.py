@@ -37,8 +37,9 @@ def _parse_to(args, kwargs):
     copy = kwargs.pop("copy", False)
     kwargs.pop("non_blocking", None)
     memory_format = kwargs.pop("memory_format", None)
-    if kwargs:
-        raise TypeError(f"to() got an unexpected keyword argument '{next(iter(kwargs))}'")
+    if kwargs:          # (Note [unknown keywords]: the overload list, keywords reversed)
+        from ember._ops.parser_errors import METHOD, keyword_text
+        raise TypeError(keyword_text("to", METHOD["to"], list(args), given))
     if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
             not any(dtype is t for t in (float, int, bool, complex)):
         raise _to_error(args, given)

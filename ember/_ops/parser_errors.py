@@ -35,6 +35,12 @@ METHOD = {
     "min": _MINMAX, "max": _MINMAX,
     "all": _ALLANY, "any": _ALLANY,
     "view": ("(torch.dtype dtype)", "(tuple of ints size)"),
+    "to": ("(torch.device device = None, torch.dtype dtype = None, bool non_blocking = False, "
+           "bool copy = False, *, torch.memory_format memory_format = None)",
+           "(torch.dtype dtype, bool non_blocking = False, bool copy = False, *, "
+           "torch.memory_format memory_format = None)",
+           "(Tensor tensor, bool non_blocking = False, bool copy = False, *, "
+           "torch.memory_format memory_format = None)"),
     "squeeze": ("()", "(int dim)", "(tuple of ints dim)"),
     "count_nonzero": ("(int dim = None)", "(tuple of ints dim)"),
     "narrow": ("(int dim, Tensor start, int length)", "(int dim, int start, int length)"),
@@ -266,13 +272,13 @@ def hand_written(fname, input, params):
     return None if sigs is None else TypeError(overloaded_text(fname, sigs, pos, kw))
 
 
-def _method_call(n_given):
+def _method_call(n_given, depth=2):
     """(method?, keyword names) of the user's call of the hand-written front that called our
-    caller, given ``n_given`` arguments after the input; (None, None) when its call site does
-    not tell."""
+    caller (``depth`` 3: our caller's caller), given ``n_given`` arguments after the input;
+    (None, None) when its call site does not tell."""
     import sys
     from ember._dispatch import _call_keywords
-    f = sys._getframe(2).f_back
+    f = sys._getframe(depth).f_back
     while f is not None and f.f_globals.get("__name__") == "ember._ops.registry":
         f = f.f_back                   # the NumPy-keyword wrapper (``axis=``) around fronts
     argc, kw_names = _call_keywords(f)
@@ -547,12 +553,26 @@ def keyword_text(fname, sigs, pos, kw, method=True):
     for sig in sigs:
         lines.append(f" * {sig}")
         if _parts(sig) == n:
-            names = {name for _, name, _ in _params(sig)}
-            bad = [k for k in shown if k not in names]
+            # a keyword the signature names but of a wrong type is incorrect too
+            # (``x.sort(0, True, stable=1, foo=2)``: "foo, stable")
+            types = {name: typ for typ, name, _ in _params(sig)}
+            bad = [k for k in shown if k not in types or
+                   shown[k] is not None and not _fits(types[k], shown[k])]
             if bad:
                 lines.append(f"      didn't match because some of the keywords were incorrect: "
                              f"{', '.join(bad)}")
     return "\n".join(lines) + "\n"
+
+
+def method_keywords(fname, pos, kw):
+    """torch's TypeError for hand-written method front ``fname`` (our caller's caller) called with
+    positional ``pos`` and keywords ``kw`` that match none of its signatures (an unknown
+    keyword, or keywords no form takes together): the keywords in the call's order when its
+    call site tells (Note [unknown keywords])."""
+    method, kw_names = _method_call(len(pos) + len(kw), 3)
+    if method and set(kw_names) == set(kw):
+        kw = {k: kw[k] for k in kw_names}
+    return TypeError(keyword_text(fname, METHOD[fname], list(pos), kw))
 
 
 def takes_keywords(fname, method):

@@ -317,11 +317,24 @@ def _alias_checks(op, fname, aliases, required, arity=False):
 
 def _numpy_names(fn, fname):
     """``fn`` taking ``axis=`` for ``dim`` and ``keepdims=`` for ``keepdim`` as well."""
-    params = list(inspect.signature(fn).parameters)
+    sig = inspect.signature(fn).parameters
+    params = list(sig)
     where = {name: params.index(name) for name in _ALIASES if name in params}
+    # the keywords ``fn`` takes (None: it takes any, ``**``); torch names the first keyword
+    # of the call that is none of them, an alias (``axis=``) counting as none once any other
+    # is unknown (``cat(x, axis=0, foo=1)``: "cat() got an unexpected keyword argument 'axis'")
+    takes = None if any(p.kind is p.VAR_KEYWORD for p in sig.values()) else frozenset(
+        n for n, p in sig.items() if p.kind in (p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY))
+
+    def unknown(kwargs):
+        if takes is not None and not takes.issuperset(kwargs):
+            bad = [k for k in kwargs if k not in takes]
+            if any(k not in ("axis", "keepdims") for k in bad):
+                raise TypeError(f"{fname}() got an unexpected keyword argument '{bad[0]}'")
 
     def front(*args, **kwargs):
         if kwargs and ("axis" in kwargs or "keepdims" in kwargs):
+            unknown(kwargs)
             for name, i in where.items():
                 alias = _ALIASES[name]
                 if alias in kwargs:
@@ -329,7 +342,12 @@ def _numpy_names(fn, fname):
                         raise TypeError(f"{fname}() got an unexpected keyword argument "
                                         f"'{alias}'")
                     kwargs[name] = kwargs.pop(alias)
-        return fn(*args, **kwargs)
+        try:
+            return fn(*args, **kwargs)
+        except TypeError:               # (binding failed: an unknown keyword, torch's name)
+            if kwargs:
+                unknown(kwargs)
+            raise
     return functools.update_wrapper(front, fn)
 
 

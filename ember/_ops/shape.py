@@ -263,13 +263,21 @@ view_dtype.autograd_view = False           # torch: x.view(dtype)._base is None
 
 
 @public("view", method=True, function=False)
-def view(self, *shape, dtype=None, size=None):
+def view(self, *shape, dtype=None, size=None, **_kw):
     """``view(*shape)``: same data, new shape; ``view(dtype)``: same bytes, new dtype."""
+    if _kw:
+        _view_keywords(shape, dtype, size, _kw)
     if dtype is None and len(shape) == 1 and isinstance(shape[0], _dtype.dtype):
         dtype = shape[0]
+    elif dtype is not None and shape:
+        _view_keywords(shape, dtype, size, _kw)
     if dtype is not None:
+        if size is not None:
+            _view_keywords(shape, dtype, size, _kw)
         return _call(view_dtype, self, _dtype.to_dtype(dtype))
     if size is not None:
+        if shape:
+            _view_keywords(shape, dtype, size, _kw)
         shape = (size,)
     if len(shape) != 1 or not isinstance(shape[0], (int, tuple, list, Tensor)) or \
             isinstance(shape[0], (tuple, list)) and not all(type(e) is int for e in shape[0]):
@@ -282,6 +290,15 @@ def view(self, *shape, dtype=None, size=None):
             if err is not None:
                 raise err
     return _call(C.view, self, check_int_list("view", "size", _varargs(shape)))
+
+
+def _view_keywords(shape, dtype, size, kw):
+    """torch's overload TypeError for ``view`` given an unknown keyword or keywords no form
+    takes together (``x.view(4, 4, dtype=...)``, Note [unknown keywords])."""
+    from ember._ops.parser_errors import method_keywords
+    given = {k: v for k, v in (("dtype", dtype), ("size", size)) if v is not None}
+    given.update(kw)
+    raise method_keywords("view", shape, given) from None
 
 
 # ---------------------------------------------------------------- as_strided

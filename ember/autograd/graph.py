@@ -259,8 +259,13 @@ class OpNode(Node):
         tensors = {i for i, _, _ in op.tensor_args}
         saved = [f"_saved_{n}" for i, n in enumerate(op.argnames)
                  if i in op.saved_args or i not in tensors]
+        saved += [f"_raw_saved_{n}" for i, n in enumerate(op.argnames)
+                  if i in op.saved_args and i in tensors and
+                  not any(i == j and is_list for j, is_list, _ in op.tensor_args)]
         if op.saves_result:
             saved.append("_saved_result")
+            if self.out_metas is None:
+                saved.append("_raw_saved_result")
         return sorted(set(super().__dir__()) | set(saved))
 
     def __getattr__(self, name):
@@ -295,14 +300,43 @@ class OpNode(Node):
                     if (type(self).__name__, arg) in _NUMBERS_AS_TENSORS and \
                             isinstance(v, (bool, int, float, complex)):
                         return _number_tensor(v)
+                    a = op.schema.args[i]
+                    if a.type in ("int", "SymInt") and v is not None:   # (squeeze(0): int)
+                        return _saved_ints(v, a.is_list and type(self).__name__ !=
+                                           "SqueezeBackward1")
                     return v
+        if name.startswith("_raw_saved_"):
+            raw = self._lookup_raw(name[11:])
+            if raw is not None:
+                return raw
         raise AttributeError(f"'{type(self).__name__}' object has no attribute '{name}'")
+
+    def _lookup_raw(self, arg):
+        """``grad_fn._raw_saved_<arg>``: the SavedTensor of a saved tensor argument (or of
+        the saved output, ``result``), one object per node and name; None when not saved."""
+        op = self.op
+        if arg == "result":
+            if not op.saves_result or self.out_metas is not None:
+                return None
+            i = -1
+        else:
+            if arg not in op.argnames:
+                return None
+            i = op.argnames.index(arg)
+            if i not in op.saved_args or not any(i == j and not is_list
+                                                 for j, is_list, _ in op.tensor_args):
+                return None
+        cache = self.__dict__.setdefault("_raw", {})
+        st = cache.get(i)
+        if st is None:
+            st = cache[i] = SavedTensor(self, i)
+        return st
 
     def _check_released(self):
         if self.args is None:
             raise RuntimeError(_FREED_MSG)
 
-    def _saved(self):
+    def _checked_args(self):
         args = self.args
         if args is None:
             raise RuntimeError(_FREED_MSG)
@@ -317,7 +351,7 @@ class OpNode(Node):
 
     def apply(self, grads):
         """grads: one per output (None where no gradient flowed); returns one per edge."""
-        args = self._saved()
+        args = self._checked_args()
         op = self.op
         om = self.out_metas
         if om is None or len(grads) == 1 and len(om) == 1:
@@ -762,11 +796,96 @@ def _pack(t):
     if not stack:
         return None
     pack, unpack = stack[-1]
+    return _packed(t, pack, unpack)
+
+
+def _packed(t, pack, unpack):
+    stack = _hook_state.stack
     _hook_state.stack = []          # ops inside the pack hook are not packed again
+    root = t if t._storage_base is None else t._storage_base
+    version = root._vc
     try:
-        return _Packed(pack(t), unpack)
+        obj = pack(t)
     finally:
         _hook_state.stack = stack
+    if root._vc != version:
+        raise RuntimeError("A saved tensor pack hook is modifying its input in place. Tensors "
+                           "provided as input to pack hook cannot be modified by in-place "
+                           "operations as this can lead to unexpected side-effects. Please "
+                           "open an issue if you need to perform in-place operations on the "
+                           "input to a pack hook.")
+    return _Packed(obj, unpack)
+
+
+def _saved_ints(v, is_list):
+    """A saved int (or int list, as a tuple) as torch's ``_saved_<name>`` reads it: an
+    unsigned 64-bit value (``sum(x, -1)``'s ``_saved_dim`` is ``(18446744073709551615,)``)."""
+    if is_list:
+        return tuple(e + 2 ** 64 if e < 0 else e for e in ((v,) if type(v) is int else v))
+    return v + 2 ** 64 if type(v) is int and v < 0 else v
+
+
+class SavedTensor:
+    """``grad_fn._raw_saved_<name>``: one saved tensor of a node, whose pack/unpack hooks
+    ``register_hooks`` sets (as ``saved_tensors_hooks`` does for every saved tensor)."""
+    __slots__ = ("_node", "_index")
+
+    def __init__(self, node, index):
+        self._node = node
+        self._index = index          # the argument's position, -1 for the saved output
+
+    def __repr__(self):
+        return f"<torch._C._autograd.SavedTensor object at {id(self):#x}>"
+
+    def register_hooks(self, *hooks):
+        if len(hooks) != 2 or not all(callable(h) for h in hooks):
+            raise TypeError(
+                "register_hooks(): incompatible function arguments. The following argument "
+                "types are supported:\n    1. (self: torch._C._autograd.SavedTensor, arg0: "
+                "collections.abc.Callable, arg1: collections.abc.Callable) -> None\n\n"
+                "Invoked with: " + ", ".join(repr(h) for h in (self,) + hooks))
+        node, i = self._node, self._index
+        if node.args is None:
+            raise RuntimeError("Calling register_hooks on a saved tensor after it has been "
+                               "freed. Saved intermediate values of the graph are freed when "
+                               "you call .backward() or autograd.grad(). Specify "
+                               "retain_graph=True if you need to backward through the graph a "
+                               "second time or if you need to access saved variables after "
+                               "calling backward.")
+        if i < 0:
+            if isinstance(node._result, _Packed):
+                raise RuntimeError(_HOOKS_SET_MSG)
+            value = node.result
+        else:
+            value = node.args[i]
+            if isinstance(value, _Packed):
+                raise RuntimeError(_HOOKS_SET_MSG)
+            needs = node.op.saved_needs.get(i)       # Note [saved for whom]: torch's None
+            if needs is not None and not any(
+                    isinstance(node.args[j], _Packed) or
+                    isinstance(node.args[j], Tensor) and node.args[j]._requires_grad
+                    for j in needs):
+                value = None
+        if not isinstance(value, Tensor):
+            raise RuntimeError("Calling register_hooks on a saved tensor with value None is "
+                               "forbidden")
+        packed = _packed(value, *hooks)
+        # the hooks own the value now: no version check for it (Note [saved tensor hooks])
+        kept = list(node.saved_versions)
+        for k, (t, _) in enumerate(kept):
+            if (t.nr == 0 if type(t) is _OutputRef else t is value and i >= 0):
+                del kept[k]
+                break
+        node.saved_versions = kept
+        if i < 0:
+            node.result = packed
+        else:
+            node.args = node.args[:i] + (packed,) + node.args[i + 1:]
+        node.packed = True
+
+
+_HOOKS_SET_MSG = ("Calling register_hooks on a saved tensor whose hooks have already been set. "
+                  "Hint: only one pair of hooks is allowed at a time.")
 
 
 class saved_tensors_hooks:
