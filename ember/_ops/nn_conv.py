@@ -7,6 +7,8 @@ Max pooling records return flat spatial indices; their backward scatters with em
 """
 from __future__ import annotations
 
+import numpy as np
+
 from ember._kernels import nn_conv as K
 from ember._kernels.util import (as_channels_last, half_in_float32, is_channels_last,
                                  keeps_channels_last)
@@ -26,6 +28,10 @@ def _conv_memory_format(kernel):
     def run(x, w, *rest):
         out = kernel(x, w, *rest)
         if (is_channels_last(x) or is_channels_last(w)) and out.ndim == x.ndim:
+            if out.ndim == 5 and x.shape[0] == 1 and rest and rest[-1] == 1:
+                # torch's 3-d convolutions of one sample without groups (another CPU route)
+                # answer with a contiguous output
+                return np.ascontiguousarray(out)
             out = as_channels_last(out)
         return out
     return run

@@ -64,11 +64,17 @@ def affine_grid(theta, size, align_corners=None):
     if not theta.is_floating_point():
         raise ValueError(f"Expected theta to have floating point type, but got "
                          f"{theta.dtype}")
+    given = size                         # (messages print the size as given)
     size = [int(s) for s in size]
+    if len(size) in (4, 5) and theta.ndim == 3 and theta.shape[0] != size[0] and \
+            tuple(theta.shape[-2:]) == ((2, 3) if len(size) == 4 else (3, 4)):
+        k = len(size) - 1                # torch's batched product of the base grid and theta
+        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
+                           f"[{size[0]}, {k}] but got: [{theta.shape[0]}, {k}].")
     if len(size) == 4:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
-                             f"{tuple(size)}. Got {tuple(theta.shape)}.")
+                             f"{given}. Got {theta.shape}.")
         N, _, H, W = size
         xs = _base_coords(W, align_corners, theta.dtype)
         ys = _base_coords(H, align_corners, theta.dtype)
@@ -78,7 +84,7 @@ def affine_grid(theta, size, align_corners=None):
     if len(size) == 5:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
-                             f"{tuple(size)}. Got {tuple(theta.shape)}.")
+                             f"{given}. Got {theta.shape}.")
         N, _, D, H, W = size
         xs = _base_coords(W, align_corners, theta.dtype).reshape(1, 1, W).expand(D, H, W)
         ys = _base_coords(H, align_corners, theta.dtype).reshape(1, H, 1).expand(D, H, W)
@@ -185,24 +191,38 @@ def grid_sample(input, grid, mode="bilinear", padding_mode="zeros", align_corner
         _warn_align_corners()
     align_corners = bool(align_corners) if align_corners is not None else False
     nd = input.ndim - 2
+    # (torch's order: batch size, grid's last size, ranks, empty input, bicubic, dtypes)
+    if input.ndim > 0 and grid.ndim > 0 and grid.shape[0] != input.shape[0]:
+        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
+                           f"but got input with sizes {list(input.shape)} and grid with sizes "
+                           f"{list(grid.shape)}")
+    if grid.ndim > 0 and grid.shape[-1] != nd:
+        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
+                           f"dimension, but got grid with sizes {list(grid.shape)}")
     if input.ndim not in (4, 5) or grid.ndim != input.ndim:
         raise RuntimeError(f"grid_sampler(): expected 4D or 5D input and grid with same number "
                            f"of dimensions, but got input with sizes {list(input.shape)} and "
                            f"grid with sizes {list(grid.shape)}")
-    if grid.shape[0] != input.shape[0]:
-        raise RuntimeError(f"grid_sampler(): expected grid and input to have same batch size, "
-                           f"but got input with sizes {list(input.shape)} and grid with sizes "
-                           f"{list(grid.shape)}")
-    if grid.shape[-1] != nd:
-        raise RuntimeError(f"grid_sampler(): expected grid to have size {nd} in last "
-                           f"dimension, but got grid with sizes {list(grid.shape)}")
+    for d in range(2, input.ndim):
+        if input.shape[d] == 0:
+            raise RuntimeError(f"grid_sampler(): expected input to have non-empty spatial "
+                               f"dimensions, but input has sizes {list(input.shape)} with "
+                               f"dimension {d} being empty")
     if mode == "bicubic" and nd != 2:
         raise RuntimeError("grid_sampler(): bicubic interpolation only supports 4D input")
+    from ember._dtype import scalar_type_name
+    if grid.dtype != input.dtype:
+        raise RuntimeError(f"expected scalar type {scalar_type_name(input.dtype)} but found "
+                           f"{scalar_type_name(grid.dtype)}")
+    if not input.is_floating_point():
+        kernel = "grid_sampler_2d_cpu_kernel_impl" if nd == 2 else "grid_sampler3d_cpu"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(input.dtype)}'")
     N, C = input.shape[:2]
     in_sizes = list(reversed(input.shape[2:]))            # fastest (x) first
     out_sp = tuple(grid.shape[1:-1])
     P = int(np.prod(out_sp, dtype=np.int64))
-    flat = input.reshape(N, C, -1)
+    flat = input.reshape(N, C, int(np.prod(input.shape[2:], dtype=np.int64)))
     g = grid.reshape(N, P, nd)
     # flat index of the input is x + W*y (+ W*H*z), matching in_sizes' order
     raw = [_unnormalize(g[:, :, k], in_sizes[k], align_corners) for k in range(nd)]

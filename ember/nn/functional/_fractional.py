@@ -70,8 +70,8 @@ def _fractional(input, n, kernel_size, output_size, output_ratio, return_indices
     for i in range(n):
         # torch: 2d needs O + k - 1 <= S, 3d strictly O + k - 1 < S
         if O[i] + k[i] - 1 > S[i] or (n == 3 and O[i] + k[i] - 1 == S[i]):
-            raise RuntimeError(f"{name}_out(): pool {dims[i]} {k[i]} too large relative to "
-                               f"input {dims[i]} {S[i]} and output {dims[i]} {O[i]}")
+            raise RuntimeError(f"{name}{'_out' if n == 3 else ''}(): pool {dims[i]} {k[i]} "
+                               f"too large relative to input {dims[i]} {S[i]}")
     unb = input.dim() == n + 1
     x = input.unsqueeze(0) if unb else input
     N, C = x.shape[0], x.shape[1]

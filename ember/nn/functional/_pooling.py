@@ -24,6 +24,8 @@ from ember.autograd.profiler import torch_op_range  # noqa: E402
 from ember.autograd.linear_layout import named, spatial_named, torch_node  # noqa: E402
 from ember.amp.autocast_mode import (fp32_under_autocast as _fp32_under_autocast,  # noqa: E402
                                      outside_autocast as _outside_autocast)
+from ember.nn.functional._vision import (  # noqa: E402  (pools keep channels-last inputs')
+    keeps_memory_format as _keeps_memory_format)
 
 
 def _tuple(v, n, fname=None, name=None, position=None):
@@ -61,10 +63,80 @@ def _check_input(input, n, name):
     raise RuntimeError(f"non-empty {n + 1}D or {n + 2}D (batch mode) tensor expected for input")
 
 
+def _check_dtype(input, kernel, allow=("float",)):
+    """torch's kernels are compiled for some dtypes only: floating ones, plus ``"int64"``
+    (average pooling) or ``"integer"`` (max pooling: every integer dtype, not bool); another
+    dtype is torch's NotImplementedError naming the ``kernel``."""
+    if _qnn.is_quantized(input):
+        return
+    dt = input.dtype
+    if dt.is_floating_point and not dt.is_complex or \
+            "int64" in allow and dt.name == "int64" or \
+            "integer" in allow and not dt.is_floating_point and not dt.is_complex and \
+            dt.name != "bool":
+        return
+    from ember._dtype import scalar_type_name
+    raise NotImplementedError(f'"{kernel}" not implemented for \'{scalar_type_name(dt)}\'')
+
+
+_WORDS = {2: "two", 3: "three"}
+
+
+def _check_lengths(n, fname, plain_1d, args):
+    """torch's texts for a kernel_size / stride / padding / dilation sequence of the wrong
+    length (``args``: (name, value) in torch's order); 2-d and 3-d pools take one value or
+    ``n``, 1-d ones exactly one; an empty stride stands for the default."""
+    for name, v in args:
+        if not isinstance(v, (list, tuple)):
+            continue
+        L = len(v)
+        if name == "stride" and L == 0 or L == 1 or L == n:
+            continue
+        if n == 1 and plain_1d:
+            what = {"kernel_size": "an int, list of ints or", "dilation": "an int, list of "
+                    "ints or", "padding": "an int, list of ints, or",
+                    "stride": "None, an int, list of ints, or"}[name]
+            raise RuntimeError(f"max_pool1d() {name} must be {what} tuple of ints of size 1 "
+                               f"but got size {L}")
+        if n == 1:
+            raise RuntimeError(f"{fname}() argument '{name}' should contain one int (got {L})")
+        either = "" if fname == "avg_pool3d" else "either "
+        if name == "dilation":
+            raise RuntimeError(f"{fname}: dilation must be either a single int, or a tuple of "
+                               f"{_WORDS[n]} ints")
+        omitted = "omitted, " if name == "stride" else ""
+        raise RuntimeError(f"{fname}: {name} must {either}be {omitted}a single int, or a tuple "
+                           f"of {_WORDS[n]} ints")
+
+
+def _check_positive_sizes(input, n, fname, plain_1d):
+    """torch's pools refuse an input with an empty non-batch dimension (its texts)."""
+    shape = list(input.shape)
+    if all(shape[d] for d in range(max(len(shape) - n - 1, 0), len(shape))):
+        return
+    if n == 3:
+        where = "max_pool3d_with_indices_out_cpu_template" if fname == "max_pool3d" else \
+            "avg_pool3d"
+        raise RuntimeError(f"{where}(): Expected input's non-batch dimensions to have positive "
+                           f"length, but input has a shape of {shape} and non-batch dimension "
+                           f"0 has length zero!")
+    if plain_1d:
+        raise RuntimeError(f"max_pool1d: Expected 2D or 3D (batch mode) tensor with optional 0 "
+                           f"dim batch size for input, but got:{shape}")
+    if n == 1:                          # (torch pools the input unsqueezed to 2-d)
+        shape = shape[:-1] + [1] + shape[-1:]
+    raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with optional 0 dim batch size "
+                       f"for input, but got:{shape}")
+
+
 def _pool_args(n, kernel_size, stride, padding, dilation=1, name=None, fname=None):
     """(kernel, stride, padding, dilation) tuples, checked in torch's order; ``name``
     (max_pool1d) selects its own messages, other 1-d pools read as 2-d with a height 1;
     ``fname`` names the function in argument-type errors."""
+    if fname is not None:
+        _check_lengths(n, fname, name == "max_pool1d",
+                       (("kernel_size", kernel_size), ("stride", stride), ("padding", padding),
+                        ("dilation", dilation)))
     k = _tuple(kernel_size, n, fname, "kernel_size", 2)
     s = k if stride is None or (isinstance(stride, (list, tuple)) and len(stride) == 0) \
         else _tuple(stride, n, fname, "stride", 3)
@@ -113,8 +185,17 @@ def _check_pad(n, k, p, d, plain_1d):
 def _check_out(input, n, k, s, p, d, ceil_mode, avg=False, plain_1d=False):
     S = input.shape[-n:]
     if any(v < 0 for v in p):
+        if plain_1d:
+            raise RuntimeError(f"max_pool1d() padding must be non-negative, but got {p[0]}")
         raise RuntimeError(f"pad must be non-negative, but got pad: {min(p)}")
     _check_pad(n, k, p, d, plain_1d)
+    if any(v <= 0 for v in d):      # (after the padding checks, as torch)
+        if plain_1d:
+            raise RuntimeError(f"max_pool1d() dilation must be greater than zero, but got "
+                               f"{d[0]}")
+        letters, dd = ("THW"[3 - n:], d) if n > 1 else ("HW", (1, *d))
+        raise RuntimeError("dilation should be greater than zero, but got " +
+                           " ".join(f"dilation{c}: {v}" for c, v in zip(letters, dd)))
     out = [_K.pool_out_size(S[i], k[i], s[i], p[i], d[i], ceil_mode) for i in range(n)]
     if any(o <= 0 for o in out):
         lead = input.shape[-n - 1] if input.dim() > n else 1
@@ -126,11 +207,15 @@ def _check_out(input, n, k, s, p, d, ceil_mode, avg=False, plain_1d=False):
 
 def _max_pool(input, n, kernel_size, stride, padding, dilation, ceil_mode, return_indices):
     _check_input(input, n, f"max_pool{n}d")
-    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation, f"max_pool{n}d",
+    k, s, p, d = _pool_args(n, kernel_size, stride, padding, dilation,
+                            None if return_indices else f"max_pool{n}d",
                             f"max_pool{n}d")
-    if any(v <= 0 for v in d):
-        raise RuntimeError("dilation should be greater than zero")
+    _check_positive_sizes(input, n, f"max_pool{n}d", n == 1 and not return_indices)
     _check_out(input, n, k, s, p, d, ceil_mode, plain_1d=n == 1 and not return_indices)
+    if n == 1 and not return_indices:
+        _check_dtype(input, "max_pool1d_impl")
+    else:
+        _check_dtype(input, f"max_pool{max(n, 2)}d", ("integer",))
     if _qnn.is_quantized(input):
         return _qnn.max_pool(input, k, s, p, d, ceil_mode, return_indices)
     vals, idx = max_pool_with_indices(input, k, s, p, d, bool(ceil_mode))
@@ -192,13 +277,17 @@ def _avg_pool(input, n, kernel_size, stride, padding, ceil_mode, count_include_p
               divisor_override=None):
     import ember
     _check_input(input, n, f"avg_pool{n}d")
+    if divisor_override is not None and divisor_override == 0:
+        raise RuntimeError("divisor must be not zero")
     k, s, p, _ = _pool_args(n, kernel_size, stride, padding, fname=f"avg_pool{n}d")
+    _check_positive_sizes(input, n, f"avg_pool{n}d", False)
     out = _check_out(input, n, k, s, p, [1] * n, ceil_mode, avg=True)
     S = list(input.shape[-n:])
     if n == 3 and any(S[i] < k[i] for i in range(n)):
         # avg_pool3d (unlike 1d/2d) wants the unpadded input at least as large as the kernel
         raise RuntimeError(f"avg_pool3d(): input image (T: {S[0]} H: {S[1]} W: {S[2]}) "
                            f"smaller than kernel size (kT: {k[0]} kH: {k[1]} kW: {k[2]})")
+    _check_dtype(input, "avg_pool3d_out_frame" if n == 3 else "avg_pool2d", ("int64",))
     if _qnn.is_quantized(input):
         return _qnn.avg_pool(input, k, s, p, ceil_mode, count_include_pad, divisor_override)
     if not any(p) and not divisor_override and input.dtype.is_floating_point and \
@@ -240,6 +329,7 @@ def avg_pool1d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
 
 @torch_op_range("aten::avg_pool2d")
 @named("AvgPool2DBackward0")
+@_keeps_memory_format
 def avg_pool2d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """2D average pooling."""
@@ -254,20 +344,35 @@ def avg_pool3d(input, kernel_size, stride=None, padding=0, ceil_mode=False,
                count_include_pad=True, divisor_override=None):
     """3D average pooling."""
     return _avg_pool(input, 3, kernel_size, stride, padding, ceil_mode, count_include_pad,
-                     divisor_override)
+                     divisor_override).contiguous()     # (torch's: whatever the input's format)
 
 
 def _out_size(input, n, output_size, fname=None):
     if fname is not None and isinstance(output_size, (list, tuple)):
         check_int_list(fname, "output_size", [1 if v is None else v for v in output_size])
     o = list(output_size) if isinstance(output_size, (list, tuple)) else [output_size] * n
-    if len(o) == 1 and n > 1:
-        o = o * n
+    avg = fname is None or "avg" in fname
+    if len(o) != n:                     # (torch's texts; a 2-d/3-d pool takes n values)
+        if n == 1:
+            raise RuntimeError(f"{fname}() argument 'output_size' should contain one int "
+                               f"(got {len(o)})")
+        if avg:
+            raise RuntimeError(f"{fname}: output_size must be {n}")
+        raise RuntimeError(f"{fname}(): internal error: output_size.size() must be {n}")
     S = input.shape[-n:]
     out = [S[i] if o[i] is None else int(o[i]) for i in range(n)]
     if any(v < 0 for v in out):
-        raise RuntimeError(f"adaptive_pool{n}d: elements of output_size must be greater than or "
-                           f"equal to 0 but received {out}")
+        if not avg:                     # torch allocates the output first
+            shape = list(input.shape[:-n]) + [1] * (n == 1) + out
+            raise RuntimeError(f"Trying to create tensor with negative dimension "
+                               f"{next(v for v in out if v < 0)}: {shape}")
+        # (a 1-d pool is torch's 2-d one on a height of 1; its 3-d text has no space before
+        # the last value)
+        vals = ([1] if n == 1 else []) + out
+        text = ", ".join(str(v) for v in vals) if n < 3 else \
+            f"{vals[0]}, {vals[1]},{vals[2]}"
+        raise RuntimeError(f"adaptive_avg_pool{max(n, 2)}d: elements of output_size must be "
+                           f"greater than or equal to 0 but received {{{text}}}")
     return out
 
 
@@ -288,6 +393,7 @@ def _adaptive_avg(input, n, output_size):
                            f"got {list(input.shape)}")
     _check_nonempty(input, f"adaptive_avg_pool{n}d", input.dim() - n)
     out = _out_size(input, n, output_size, f"adaptive_avg_pool{n}d")
+    _check_dtype(input, "adaptive_avg_pool3d_cpu" if n == 3 else "adaptive_avg_pool2d")
     if _qnn.is_quantized(input):
         return _qnn.adaptive_avg_pool(input, out)
     if _state.modes:        # a trace records torch's one op, not the composite below
@@ -322,6 +428,7 @@ def adaptive_avg_pool1d(input, output_size):
 @torch_op_range("aten::adaptive_avg_pool2d")
 @torch_node(lambda out, x, output_size, *a, **k: "MeanBackward1" if all(
     n == 1 for n in out.shape[-2:]) else "AdaptiveAvgPool2DBackward0")
+@_keeps_memory_format
 def adaptive_avg_pool2d(input, output_size):
     """2D adaptive average pooling; ``None`` in ``output_size`` keeps that input size."""
     return _adaptive_avg(input, 2, output_size)
@@ -341,8 +448,11 @@ def _adaptive_max(input, n, output_size, return_indices):
         raise RuntimeError(f"adaptive_max_pool{n}d(): Expected {n + 1}D or {n + 2}D tensor, but "
                            f"got {list(input.shape)}")
     _check_nonempty(input, f"adaptive_max_pool{n}d", 1)
+    _check_dtype(input, "adaptive_max_pool3d_cpu" if n == 3 else "adaptive_max_pool2d")
     vals, idx = _adaptive_max_pool(input, _out_size(input, n, output_size,
                                                     f"adaptive_max_pool{n}d"))
+    if n == 3:          # torch's 3-d kernel returns contiguous results for any input format
+        vals, idx = vals.contiguous(), idx.contiguous()
     return (vals, idx) if return_indices else vals
 
 
@@ -384,6 +494,9 @@ def adaptive_max_pool3d_with_indices(input, output_size, return_indices=False):
 def _lp_pool(input, n, norm_type, kernel_size, stride, ceil_mode):
     import ember
     k = _tuple(kernel_size, n)
+    if norm_type == float("inf"):       # the limit: torch takes the max of the magnitudes
+        return globals()[f"max_pool{n}d"](input.abs(), kernel_size, stride,
+                                          ceil_mode=ceil_mode)
     out = _avg_pool(input.pow(norm_type), n, kernel_size, stride, 0, ceil_mode, True)
     return (ember.sign(out) * ember.relu(ember.abs(out))).mul(int(np.prod(k))).pow(
         1.0 / norm_type)
@@ -425,6 +538,11 @@ def _max_unpool(input, indices, n, kernel_size, stride, padding, output_size):
             if not lo < out[i] < hi:        # (the sequence as given: a tuple, list or Size)
                 raise ValueError(f'invalid output_size "{given}" (dim {i} must be between '
                                  f'{lo} and {hi})')
+    rank = input.dim() + (n == 1)       # (a 1-d unpool is torch's 2-d one, unsqueezed)
+    m = max(n, 2)
+    if rank not in (m + 1, m + 2):
+        raise RuntimeError(f"Input to max_unpooling{m}d should be a {m + 1}d or {m + 2}d Tensor, "
+                           f"but got a tensor with {rank} dimensions.")
     if indices.dtype != ember.int64:
         from ember._dtype import scalar_type_name
         raise RuntimeError(f"elements in indices should be type int64 but got: "
@@ -455,6 +573,7 @@ def max_unpool1d(input, indices, kernel_size, stride=None, padding=0, output_siz
 
 
 @_fp32_under_autocast
+@_keeps_memory_format
 def max_unpool2d(input, indices, kernel_size, stride=None, padding=0, output_size=None):
     """Partial inverse of max_pool2d."""
     return _max_unpool(input, indices, 2, kernel_size, stride, padding, output_size)

@@ -101,13 +101,20 @@ _UPSAMPLE_NODES = {"nearest": "UpsampleNearest{d}DBackward0",
 
 @torch_node(lambda out, x, pad, mode="constant", *a, **k: {
     "reflect": f"ReflectionPad{len(pad) // 2}DBackward0",
-    "replicate": f"ReplicationPad{len(pad) // 2}DBackward0"}.get(mode))
+    "replicate": f"ReplicationPad{len(pad) // 2}DBackward0",
+    "circular": "torch::autograd::CopySlices"}.get(mode))   # (torch copies slices in)
 @_fp32_under_autocast(when=_pad_mode_in_fp32)
 @keeps_memory_format(unless=lambda x, pad, mode="constant", value=None: mode == "circular")
 def pad(input, pad, mode="constant", value=None):
     """Pads the last ``len(pad) // 2`` dims: constant, reflect, replicate or circular."""
     E = _E()
     from ember._dispatch import check_int_list
+    if isinstance(pad, (list, tuple)) and len(pad) and not isinstance(pad[0], bool) and \
+            not hasattr(type(pad[0]), "__index__") and not isinstance(pad[0], E.Tensor):
+        # torch's parser: a first element of another type fails the overload's type check
+        from ember._legacy import type_name
+        raise TypeError(f"pad(): argument 'pad' (position 2) must be tuple of ints, but found "
+                        f"element of type {type_name(type(pad[0]))} at pos 0")
     pad = [int(p) for p in check_int_list("pad", "pad", pad)]
     if len(pad) % 2:
         raise RuntimeError(f"Padding length must be divisible by 2")
@@ -142,7 +149,7 @@ def pad(input, pad, mode="constant", value=None):
         lo, hi = pad[2 * i], pad[2 * i + 1]
         L = x.shape[d]
         if mode == "reflect" and (lo >= L or hi >= L):
-            raise RuntimeError(f"Argument #4: Padding size should be less than the "
+            raise RuntimeError(f"Argument #{4 + 2 * i}: Padding size should be less than the "
                                f"corresponding input dimension, but got: padding ({lo}, {hi}) "
                                f"at dimension {d} of input {list(input.shape)}")
         if mode == "circular" and (lo > L or hi > L):
@@ -206,11 +213,15 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     scales = [None] * n
     if size is not None:
         out = list(size) if isinstance(size, (list, tuple)) else [size] * n
-        if len(out) != n:
+        if len(out) != n:       # (the size as given: a tuple prints as one)
             raise ValueError(f"Input and output must have the same number of spatial dimensions,"
                              f" but got input with spatial dimensions of {S} and output size of "
-                             f"{list(out)}. Please provide input tensor in (N, C, d1, d2, "
+                             f"{size}. Please provide input tensor in (N, C, d1, d2, "
                              f"...,dK) format and output size in (o1, o2, ...,oK) format.")
+        if isinstance(size, (list, tuple)) and any(isinstance(o, float) for o in out):
+            raise TypeError(f"expected size to be one of int or Tuple[int] or Tuple[int, int] "
+                            f"or Tuple[int, int, int], but got size with types "
+                            f"{[type(o) for o in out]}")
         out = [int(o) for o in out]
     elif scale_factor is not None:
         sf = list(scale_factor) if isinstance(scale_factor, (list, tuple)) else \
@@ -218,7 +229,7 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
         if len(sf) != n:
             raise ValueError(f"Input and scale_factor must have the same number of spatial "
                              f"dimensions, but got input with spatial dimensions of {S} and "
-                             f"scale_factor of shape {sf}. Please provide input tensor in (N, C, "
+                             f"scale_factor of shape {scale_factor}. Please provide input tensor in (N, C, "
                              f"d1, d2, ...,dK) format and scale_factor in (s1, s2, ...,sK) "
                              f"format.")
         out = [int(math.floor(float(S[i]) * float(sf[i]))) for i in range(n)]
@@ -226,21 +237,31 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
             scales = [float(s) for s in sf]
     else:
         raise ValueError("either size or scale_factor should be defined")
+    if recompute_scale_factor and size is not None:
+        raise ValueError("recompute_scale_factor is not meaningful with an explicit size.")
     if mode != "area" and (any(v <= 0 for v in S) or any(v <= 0 for v in out)):
         dims = "DHW"[3 - n:]
         raise RuntimeError(f"Input and output sizes should be greater than 0, but got input "
                            f"({', '.join(f'{a}: {v}' for a, v in zip(dims, S))}) output "
                            f"({', '.join(f'{a}: {v}' for a, v in zip(dims, out))})")
     if mode == "area":
-        from ember.nn.functional._pooling import _adaptive_avg
-        return _adaptive_avg(input, n, out)
+        from ember.nn.functional import _pooling      # (torch's node names: the pool's)
+        return getattr(_pooling, f"adaptive_avg_pool{n}d")(input, out)
     if _qnn.is_quantized(input) and (mode != "nearest" and mode != "nearest-exact" or n == 1):
         return _qnn.interpolate(input, mode, n, out, scales, align_corners, antialias)
     x = input
     if antialias:
         return _interp_aa(x, S, out, scales, align_corners, mode)
-    if mode in need and not (x.is_floating_point() or x.is_complex()):
+    if mode in need and not x.is_floating_point():        # (complex too: refused there)
         return _interp_integer(x, S, out, scales, align_corners, mode)
+    if mode in ("nearest", "nearest-exact") and x.dtype != E.uint8 and \
+            not x.is_floating_point() and not _qnn.is_quantized(x):
+        # torch's nearest kernels take floating dtypes and uint8 only (not complex)
+        from ember._dtype import scalar_type_name
+        kernel = "upsample_nearest2d_channels_last" if n == 2 else \
+            "compute_indices_weights_nearest"
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(x.dtype)}'")
     half = mode in need and x.dtype in (E.float16, E.bfloat16)   # float32 math, one rounding
     if half:
         x = x.float()
@@ -387,8 +408,8 @@ def _interp_aa(x, S, out, scales, align_corners, mode):
     """Antialiased bilinear / bicubic resize (uint8 in torch's fixed-point arithmetic)."""
     E = _E()
     mats = [_aa_matrix(S[i], out[i], scales[i], align_corners, mode) for i in range(len(S))]
-    if not (x.is_floating_point() or x.is_complex()):
-        if x.dtype != E.uint8:
+    if x.dtype not in (E.float32, E.float64):
+        if x.dtype != E.uint8:      # (torch's antialiased kernels: no half, bfloat16, complex)
             raise NotImplementedError(f"\"compute_index_ranges_weights\" not implemented for "
                                       f"'{_scalar_type_name(x.dtype)}'")
         from ember.nn.functional._resize_uint8 import resize_uint8
@@ -446,14 +467,26 @@ def upsample_bilinear(input, size=None, scale_factor=None):
 # -------------------------------------------------------------------- shuffles
 
 
+def _factor(fname, name, v):
+    """An int argument (an integer tensor of one element too): torch's TypeError otherwise."""
+    from ember._dispatch import _int_element
+    if isinstance(v, (bool, np.bool_)) or not _int_element(v):
+        from ember._legacy import type_name
+        raise TypeError(f"{fname}(): argument '{name}' (position 2) must be int, not "
+                        f"{type_name(type(v))}")
+    return int(v)
+
+
 @named("PixelShuffleBackward0")
 @keeps_memory_format
 def pixel_shuffle(input, upscale_factor):
     """(*, C*r^2, H, W) -> (*, C, H*r, W*r)."""
-    r = int(upscale_factor)
+    r = _factor("pixel_shuffle", "upscale_factor", upscale_factor)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_shuffle expects input to have at least 3 dimensions, but got "
                            f"input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_shuffle expects a positive upscale_factor, but got {r}")
     *lead, c, h, w = input.shape
     if c % (r * r):
         raise RuntimeError(f"pixel_shuffle expects its input's 'channel' dimension to be "
@@ -469,10 +502,12 @@ def pixel_shuffle(input, upscale_factor):
 @keeps_memory_format
 def pixel_unshuffle(input, downscale_factor):
     """(*, C, H*r, W*r) -> (*, C*r^2, H, W)."""
-    r = int(downscale_factor)
+    r = _factor("pixel_unshuffle", "downscale_factor", downscale_factor)
     if input.dim() < 3:
         raise RuntimeError(f"pixel_unshuffle expects input to have at least 3 dimensions, but "
                            f"got input with {input.dim()} dimension(s)")
+    if r <= 0:
+        raise RuntimeError(f"pixel_unshuffle expects a positive downscale_factor, but got {r}")
     *lead, c, h, w = input.shape
     if h % r:
         raise RuntimeError(f"pixel_unshuffle expects height to be divisible by downscale_factor,"
@@ -523,6 +558,15 @@ def _onehot_weight(C, k, dtype):
     return E.tensor(w, dtype=dtype)
 
 
+def _check_floating(x, kernel):
+    """torch's im2col / col2im kernels take floating, complex and bool dtypes only."""
+    if not (x.is_floating_point() or x.is_complex() or x.dtype == _E().bool) and \
+            not _qnn.is_quantized(x):
+        from ember._dtype import scalar_type_name
+        raise NotImplementedError(f'"{kernel}" not implemented for '
+                                  f"'{scalar_type_name(x.dtype)}'")
+
+
 def _im2col_check(x, k, d, p, s):
     """torch's im2col argument checks, in its order, before any convolution's."""
     for name, v, lo, what in (("kernel size", k, 1, "kernel"), ("dilation", d, 1, "dilation"),
@@ -558,6 +602,7 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
     x = input.unsqueeze(0) if unb else input
     k, d, p, s = (_pair(v) for v in (kernel_size, dilation, padding, stride))
     _im2col_check(input, k, d, p, s)
+    _check_floating(x, "im2col_out_cpu")
     C = x.shape[1]
     y = convolution(x, _onehot_weight(C, k, x.dtype), None, s, p, d, False, [0, 0], C)
     # contiguous as torch's im2col (a channels-last input's convolution is not)
@@ -569,16 +614,29 @@ def unfold(input, kernel_size, dilation=1, padding=0, stride=1):
 @_outside_autocast     # torch's im2col / col2im: no autocast policy
 def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
     """col2im: (N, C*kh*kw, L) -> (N, C, *output_size), summing overlaps."""
-    if input.dim() not in (2, 3):
-        raise NotImplementedError(f"Input Error: Only unbatched (2D) or batched (3D) input "
-                                  f"Tensors are supported (got {input.dim()}D)")
-    if 0 in tuple(input.shape[-2:]):
+    # torch's col2im checks, in its order: the arguments' lengths and values, the input's
+    # rank and sizes, the block count; then the dtype
+    vals = {}
+    for name, v in (("output_size", output_size), ("kernel_size", kernel_size),
+                    ("dilation", dilation), ("padding", padding), ("stride", stride)):
+        vals[name] = _pair(v)
+        if len(vals[name]) != 2:
+            raise RuntimeError(f"It is expected {name} equals to 2, but got size "
+                               f"{len(vals[name])}")
+    k, o, d, p, s = (vals[n] for n in ("kernel_size", "output_size", "dilation", "padding",
+                                       "stride"))
+    for name, v, lo, what in (("kernel size", k, 1, "kernel"), ("stride", s, 1, "stride"),
+                              ("dilation", d, 1, "dilation"), ("padding", p, 0, "pad")):
+        if v[0] < lo or v[1] < lo:
+            cond = "be non-negative" if lo == 0 else "be greater than zero"
+            raise RuntimeError(f"{name} should {cond}, but got {what}_height: {v[0]} "
+                               f"{what}_width: {v[1]}")
+    if input.dim() not in (2, 3) or 0 in tuple(input.shape[-2:]):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            f"batch size and non-zero dimensions for input, but got: "
                            f"{list(input.shape)}")
     unb = input.dim() == 2
     x = input.unsqueeze(0) if unb else input
-    k, o, d, p, s = (_pair(v) for v in (kernel_size, output_size, dilation, padding, stride))
     K = k[0] * k[1]
     if x.shape[1] % K:
         raise RuntimeError(f"Expected size of input's dimension 1 to be divisible by the product "
@@ -591,6 +649,7 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                            f"{s[1]}), expected size of input's dimension 2 to match the calculated"
                            f" number of sliding blocks {blocks[0]} * {blocks[1]} = "
                            f"{blocks[0] * blocks[1]}, but got input.size(2)={x.shape[2]}.")
+    _check_floating(x, "col2im_out_cpu")
     C = x.shape[1] // K
     x = x.reshape(x.shape[0], C * K, blocks[0], blocks[1])
     op = [o[i] - ((blocks[i] - 1) * s[i] - 2 * p[i] + d[i] * (k[i] - 1) + 1) for i in range(2)]

@@ -58,6 +58,7 @@ def _require(ok, error, message):
 def _route(img, on_pil, on_tensor):
     """The one PIL-vs-tensor switch: ``on_pil(img)`` or ``on_tensor(img)``."""
     if _is_tensor(img):
+        _require(img.dim() >= 2, TypeError, "Tensor is not a torch image.")
         return on_tensor(img)
     if _is_pil_image(img):
         return on_pil(img)
@@ -194,6 +195,7 @@ def normalize(tensor, mean, std, inplace=False):
     """(tensor - mean) / std per channel."""
     if not _is_tensor(tensor):
         raise TypeError(f"img should be Tensor Image. Got {type(tensor)}")
+    _require(tensor.dim() >= 2, TypeError, "Tensor is not a torch image.")
     if not tensor.is_floating_point():
         raise TypeError(f"Input tensor should be a float tensor. Got {tensor.dtype}.")
     if tensor.dim() < 3:
@@ -238,7 +240,8 @@ def resize(img, size, interpolation=InterpolationMode.BILINEAR, max_size=None, a
     if isinstance(size, numbers.Integral):
         size = [int(size)]
     elif isinstance(size, (list, tuple)):
-        _require(len(size) <= 2, ValueError, "If size is a sequence, it should have 1 or 2 values")
+        _require(len(size) in (1, 2), ValueError, f"Size must be an int or a 1 or 2 element "
+                 f"tuple/list, not a {len(size)} element tuple/list")
         size = list(size)
     elif size is not None:
         raise TypeError(f"Size should be int or sequence. Got {type(size)}")
@@ -473,6 +476,8 @@ def perspective(img, startpoints, endpoints, interpolation=InterpolationMode.BIL
 def rgb_to_grayscale(img, num_output_channels=1):
     if num_output_channels not in (1, 3):
         raise ValueError("num_output_channels should be either 1 or 3")
+    if _is_tensor(img):             # (its own rank check and text)
+        return _FT.rgb_to_grayscale(img, num_output_channels)
     return _route(img, lambda im: to_grayscale(im, num_output_channels),
                   lambda t: _FT.rgb_to_grayscale(t, num_output_channels))
 
@@ -614,6 +619,7 @@ def erase(img, i, j, h, w, v, inplace=False):
     """Set the (h, w) box at (i, j) to ``v``."""
     if not _is_tensor(img):
         raise TypeError(f"img should be Tensor Image. Got {type(img)}")
+    _require(img.dim() >= 2, TypeError, "Tensor is not a torch image.")
     out = img if inplace else img.clone()
     out[..., i:i + h, j:j + w] = v
     return out
