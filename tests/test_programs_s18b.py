@@ -358,3 +358,33 @@ def test_box_iou_losses_edge_cases():
                         round(float(ints), 6), err))
         assert got[0] == got[1]
         assert not math.isnan(got[1][0])
+
+
+# ---------------------------------------------------------------- float32 linear resizes
+
+@pytest.mark.parametrize("L_in, size, ac, C", [(23, 10, False, 3), (23, 47, True, 4),
+                                                (500, 5000, True, 2), (5000, 777, False, 1),
+                                                (7, 16, False, 16)])
+def test_linear_1d_float32_bit_for_bit(L_in, size, ac, C):
+    a = np.random.default_rng(L_in + size).random((2, C, L_in), dtype=np.float32)
+    got = [L.nn.functional.interpolate(_t(L, a), size=size, mode="linear",
+                                       align_corners=ac).numpy() for L in (torch, ember)]
+    np.testing.assert_array_equal(got[1], got[0])
+
+
+@pytest.mark.parametrize("N, C, S, size, cl", [
+    (1, 3, (37, 41), (74, 82), False), (1, 1, (37, 41), (64, 65), False),
+    (1, 1, (37, 41), (64, 64), False), (2, 3, (37, 41), (100, 41), False),
+    (1, 3, (37, 41), (74, 82), True), (2, 3, (37, 41), (80, 70), True),
+    (2, 4, (20, 20), (70, 70), True), (4, 4, (8, 8), (16, 16), False)])
+@pytest.mark.parametrize("ac", [False, True])
+def test_bilinear_float32_bit_for_bit_on_larger_outputs(N, C, S, size, cl, ac):
+    a = np.random.default_rng(sum(size)).random((N, C) + S, dtype=np.float32)
+    got = []
+    for L in (torch, ember):
+        x = _t(L, a)
+        if cl:
+            x = x.to(memory_format=L.channels_last)
+        got.append(L.nn.functional.interpolate(x, size=size, mode="bilinear",
+                                               align_corners=ac).numpy())
+    np.testing.assert_array_equal(got[1], got[0])
