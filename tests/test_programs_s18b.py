@@ -388,3 +388,39 @@ def test_bilinear_float32_bit_for_bit_on_larger_outputs(N, C, S, size, cl, ac):
         got.append(L.nn.functional.interpolate(x, size=size, mode="bilinear",
                                                align_corners=ac).numpy())
     np.testing.assert_array_equal(got[1], got[0])
+
+
+# ---------------------------------------------------------------- warnings
+
+def test_affine_grid_unit_size_warning_and_zero_size():
+    import warnings
+    for L in (torch, ember):
+        th = L.zeros(2, 2, 3)
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            L.nn.functional.affine_grid(th, (2, 3, 1, 4), align_corners=True)
+            L.nn.functional.affine_grid(th, (2, 3, 4, 4), align_corners=True)
+            L.nn.functional.affine_grid(th, (2, 3, 1, 4), align_corners=False)
+        assert [str(m.message)[:40] for m in w] == \
+            ["Since version 1.3.0, affine_grid behavior has changed"[:40]]
+        assert w[0].filename == __file__
+    for size in [(2, 3, 0, 4), (3, 3, 0, 4), (3, 3, 1, 4)]:
+        assert_same_outcome(lambda L: L.nn.functional.affine_grid(L.zeros(2, 2, 3), size,
+                                                                  align_corners=True))
+
+
+def test_same_padding_copy_warning_once():
+    import warnings
+    from ember import _runtime_flags
+    _runtime_flags._warned.discard("conv same padding copy")
+    with warnings.catch_warnings(record=True) as w:
+        warnings.simplefilter("always")
+        x = ember.ones(1, 2, 6, 6)
+        ember.nn.functional.conv2d(x, ember.ones(2, 2, 3, 3), padding="same", dilation=2)
+        assert not w                          # no copy needed: no warning
+        ember.nn.functional.conv2d(x, ember.ones(2, 2, 2, 3), padding="same")
+        ember.nn.Conv1d(2, 2, 4, padding="same")(ember.ones(1, 2, 6))
+    assert [str(m.message) for m in w] == [
+        "Using padding='same' with even kernel lengths and odd dilation may require a "
+        "zero-padded copy of the input be created"]
+    assert w[0].filename == __file__

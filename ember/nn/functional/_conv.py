@@ -122,6 +122,10 @@ def _conv(input, weight, bias, stride, padding, dilation, groups, n):
             extra = [t - 2 * l for t, l in zip(total, left)]
             if any(extra):
                 from ember._ops.nn_conv import constant_pad_nd
+                from ember._runtime_flags import user_stacklevel, warn_once
+                warn_once("conv same padding copy", "Using padding='same' with even kernel "
+                          "lengths and odd dilation may require a zero-padded copy of the input "
+                          "be created", stacklevel=user_stacklevel() + 1)
                 pad = []
                 for i in reversed(range(n)):
                     pad += [0, extra[i]]

@@ -66,15 +66,28 @@ def affine_grid(theta, size, align_corners=None):
                          f"{theta.dtype}")
     given = size                         # (messages print the size as given)
     size = [int(s) for s in size]
-    if len(size) in (4, 5) and theta.ndim == 3 and theta.shape[0] != size[0] and \
-            tuple(theta.shape[-2:]) == ((2, 3) if len(size) == 4 else (3, 4)):
-        k = len(size) - 1                # torch's batched product of the base grid and theta
-        raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to be: "
-                           f"[{size[0]}, {k}] but got: [{theta.shape[0]}, {k}].")
+
+    def sizes_and_batch():
+        # torch: a non-positive size, then the unit-size warning, then its batched product's
+        # batch check
+        if min(size) <= 0:
+            raise ValueError(f"Expected non-zero, positive output size. Got {given}")
+        if align_corners and min(size[2:]) == 1:
+            import warnings
+            from ember._runtime_flags import user_stacklevel
+            warnings.warn("Since version 1.3.0, affine_grid behavior has changed for unit-size "
+                          "grids when align_corners=True. This is not an intended use case of "
+                          "affine_grid. See the documentation of affine_grid for details.",
+                          stacklevel=user_stacklevel())
+        if theta.shape[0] != size[0]:
+            k = len(size) - 1
+            raise RuntimeError(f"Expected size for first two dimensions of batch2 tensor to "
+                               f"be: [{size[0]}, {k}] but got: [{theta.shape[0]}, {k}].")
     if len(size) == 4:
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (2, 3):
             raise ValueError(f"Expected a batch of 2D affine matrices of shape Nx2x3 for size "
                              f"{given}. Got {theta.shape}.")
+        sizes_and_batch()
         N, _, H, W = size
         xs = _base_coords(W, align_corners, theta.dtype)
         ys = _base_coords(H, align_corners, theta.dtype)
@@ -85,6 +98,7 @@ def affine_grid(theta, size, align_corners=None):
         if theta.ndim != 3 or tuple(theta.shape[-2:]) != (3, 4):
             raise ValueError(f"Expected a batch of 3D affine matrices of shape Nx3x4 for size "
                              f"{given}. Got {theta.shape}.")
+        sizes_and_batch()
         N, _, D, H, W = size
         xs = _base_coords(W, align_corners, theta.dtype).reshape(1, 1, W).expand(D, H, W)
         ys = _base_coords(H, align_corners, theta.dtype).reshape(1, H, 1).expand(D, H, W)
