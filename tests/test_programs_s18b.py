@@ -424,3 +424,23 @@ def test_same_padding_copy_warning_once():
         "Using padding='same' with even kernel lengths and odd dilation may require a "
         "zero-padded copy of the input be created"]
     assert w[0].filename == __file__
+
+
+@pytest.mark.parametrize("S, kw", [((3, 4, 5), dict(size=(5, 7, 9))),
+                                   ((3, 4, 5), dict(size=(2, 3, 3), align_corners=True)),
+                                   ((6, 6, 6), dict(scale_factor=(2, 1.5, 0.7))),
+                                   ((4, 5, 6), dict(size=(20, 20, 20), align_corners=True))])
+def test_trilinear_float32_bit_for_bit_and_its_gradient(S, kw):
+    a = np.random.default_rng(len(kw)).random((2, 3) + S, dtype=np.float32)
+    got = []
+    for L in (torch, ember):
+        x = _t(L, a, requires_grad=True)
+        y = L.nn.functional.interpolate(x, mode="trilinear", **kw)
+        y.backward(L.ones_like(y))
+        with L.no_grad():
+            plain = L.nn.functional.interpolate(_t(L, a), mode="trilinear", **kw)
+        got.append((y.detach().numpy(), plain.numpy(), x.grad.numpy(), y.grad_fn.name()))
+    np.testing.assert_array_equal(got[1][0], got[0][0])
+    np.testing.assert_array_equal(got[1][1], got[0][1])
+    np.testing.assert_allclose(got[1][2], got[0][2], rtol=1e-5, atol=1e-6)  # (summation order)
+    assert got[1][3] == got[0][3]

@@ -266,13 +266,14 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
     if half:
         x = x.float()
     exact = None
-    if mode in ("bilinear", "linear") and x.dtype == E.float32 and type(x) is E.Tensor and \
-            type(x._data) is np.ndarray and not state.modes:    # (tracers see the composite)
+    if mode in ("bilinear", "linear", "trilinear") and x.dtype == E.float32 and \
+            type(x) is E.Tensor and type(x._data) is np.ndarray and not state.modes and \
+            (n != 3 or channels_last_format(x) is None):     # (tracers see the composite)
         exact = _bilinear2d_f32(x._data, S, out, scales, align_corners,
                                 separable=not half and (channels_last_format(x) is None or
                                                         x.shape[1] < 4)) \
             if n == 2 else \
-            _linear1d_f32(x._data, S, out, scales, align_corners)
+            _linear_passes_f32(x._data, S, out, scales, align_corners)
         if not (E.is_grad_enabled() and x.requires_grad):
             x = E.tensor(exact)
             return x.to(input.dtype) if half else x
@@ -345,8 +346,8 @@ def interpolate(input, size=None, scale_factor=None, mode="nearest", align_corne
 # bfloat16 inputs take it in float32, rounded once (torch's then differ in a few elements in
 # a thousand, where one axis after the other differed in a few in a hundred). An output plane
 # of more than 4096 elements of a float32 NCHW input torch resizes in two 1-d passes, the
-# width first, each output ``fma(x0, l0, x1 * l1)`` (as its 1-d linear resize,
-# ``_linear1d_f32``); so does ember, and for channels-last inputs of fewer than 4 channels
+# width first, each output ``fma(x0, l0, x1 * l1)`` (as its 1-d and NCDHW 3-d linear
+# resizes, ``_linear_passes_f32``); so does ember, and for channels-last inputs of fewer than 4 channels
 # (by experiment: with 4 or more torch's channels-last kernel keeps the 2-d formula). Not
 # matched: a single NCHW sample of 8 or more channels, and larger half outputs, which torch
 # resizes in yet other orders.
@@ -371,13 +372,7 @@ def _bilinear2d_f32(a, S, out, scales, align_corners, separable=False):
     h0, h1, lh0, lh1 = _bilinear_weights(S[0], out[0], align_corners, scales[0])
     w0, w1, lw0, lw1 = _bilinear_weights(S[1], out[1], align_corners, scales[1])
     if separable and out[0] * out[1] > 4096:    # (larger NCHW outputs: 1-d passes)
-        def one_axis(v, i0, i1, l0, l1, axis):
-            shape = [1] * v.ndim
-            shape[axis] = -1
-            far = np.multiply(np.take(v, i1, axis=axis), l1.reshape(shape))
-            return np.add(np.multiply(np.take(v, i0, axis=axis), l0.reshape(shape),
-                                      dtype=np.float64), far).astype(np.float32)
-        return one_axis(one_axis(a, w0, w1, lw0, lw1, -1), h0, h1, lh0, lh1, -2)
+        return _linear_passes_f32(a, S, out, scales, align_corners)
     rows = (np.take(a, h0, axis=-2), np.take(a, h1, axis=-2))
     acc = None
     for hi, wi in ((0, 1), (0, 0), (1, 0), (1, 1)):
@@ -388,13 +383,24 @@ def _bilinear2d_f32(a, S, out, scales, align_corners, separable=False):
     return acc
 
 
-def _linear1d_f32(a, S, out, scales, align_corners):
-    """torch's float32 1-d linear resize of the last dim of ``a``: the weights of Note
-    [bilinear as torch], each output ``fma(x0, l0, x1 * l1)``."""
-    i0, i1, l0, l1 = _bilinear_weights(S[0], out[0], align_corners, scales[0])
-    far = np.multiply(np.take(a, i1, axis=-1), l1)
-    return np.add(np.multiply(np.take(a, i0, axis=-1), l0, dtype=np.float64), far).astype(
-        np.float32)
+def _linear_pass_f32(a, L, O, scale, align_corners, axis):
+    """One axis of torch's float32 linear resizes: the weights of Note [bilinear as torch],
+    each output ``fma(x0, l0, x1 * l1)``."""
+    i0, i1, l0, l1 = _bilinear_weights(L, O, align_corners, scale)
+    shape = [1] * a.ndim
+    shape[axis] = -1
+    far = np.multiply(np.take(a, i1, axis=axis), l1.reshape(shape))
+    return np.add(np.multiply(np.take(a, i0, axis=axis), l0.reshape(shape), dtype=np.float64),
+                  far).astype(np.float32)
+
+
+def _linear_passes_f32(a, S, out, scales, align_corners):
+    """torch's float32 linear (1-d) and trilinear (NCDHW) resizes: one pass per axis, the
+    last axis first (bit for bit, by experiment)."""
+    n = len(S)
+    for i in reversed(range(n)):
+        a = _linear_pass_f32(a, S[i], out[i], scales[i], align_corners, i - n)
+    return a
 
 
 def _aa_filter(x, mode):
