@@ -127,6 +127,8 @@ def run(kernel, ctx, items, min_items=1):
 def context(*values):
     """The int64 context of a kernel: arrays give their address, floats their float64 bits,
     ints themselves (the arrays must stay alive until the run returns)."""
+    if _state["ok"]:
+        return _state["mod"].context(*values)      # (compiled: ~4x faster)
     items = []
     for v in values:
         if isinstance(v, np.ndarray):

@@ -9,8 +9,8 @@ unused. The kernels themselves are the njit functions beside this module, unchan
 from __future__ import annotations
 
 import numpy as np
-from numba import carray, cfunc, types
-from numba.core.extending import intrinsic
+from numba import carray, cfunc, literal_unroll, njit, types
+from numba.core.extending import intrinsic, overload
 
 from ember._kernels.compiled import (attention, elementwise, gelu, layer_norm, rnn, softmax,
                                      torch_sum)
@@ -34,6 +34,39 @@ def _pointer_to(item):
 _i64, _f64, _f32, _u8 = (_pointer_to(t) for t in (types.int64, types.float64, types.float32,
                                                    types.uint8))
 
+
+
+def _word(value, out, i):
+    """Python stub of the context word writer below (compiled only)."""
+
+
+@overload(_word)
+def _word_typed(value, out, i):
+    if isinstance(value, types.Array):
+        def array(value, out, i):
+            out[i] = value.ctypes.data
+        return array
+    if isinstance(value, types.Float):
+        def real(value, out, i):
+            out[i:i + 1].view(np.float64)[0] = value
+        return real
+    if isinstance(value, (types.Integer, types.Boolean)):
+        def integer(value, out, i):
+            out[i] = value
+        return integer
+    return None
+
+
+@njit(cache=True)
+def context(*values):
+    """blas_pool.context compiled: arrays give their address, floats their float64 bits,
+    ints themselves (~2.5 us for ten values where the Python loop took ~11)."""
+    out = np.empty(len(values), np.int64)
+    i = 0
+    for v in literal_unroll(values):
+        _word(v, out, i)
+        i += 1
+    return out
 
 @cfunc(_SIG, nopython=True, cache=True)
 def probe(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
