@@ -360,3 +360,17 @@ def test_full_sum_on_the_pool(threads):
     small = rng.standard_normal(1000).astype(np.float32)
     assert fast_elementwise.pooled_sum(small) is None
     assert fast_elementwise.pooled_sum(small.astype(np.float64).repeat(2000)) is None
+
+
+def test_compiled_context_words(monkeypatch):
+    """blas_pool.context's compiled packer writes the Python loop's words: array addresses,
+    float64 bits of Python and NumPy floats, ints and bools as themselves."""
+    a, b = np.zeros(3, np.float32), np.ones((2, 2))
+    values = (a, b, 1024, np.int64(-7), True, 1e-5, np.float32(0.5), -2.0)
+    compiled = blas_pool.context(*values)
+    monkeypatch.setitem(blas_pool._state, "ok", False)
+    python = blas_pool.context(*values)
+    assert compiled.dtype == python.dtype == np.int64
+    np.testing.assert_array_equal(compiled, python)
+    assert compiled[0] == a.ctypes.data and compiled[2] == 1024 and compiled[4] == 1
+    assert compiled[5:6].view(np.float64)[0] == 1e-5
