@@ -26,16 +26,16 @@ def _reduce(loss, reduction):
 
 def _overlap(boxes1, boxes2, eps):
     """Per pair: IoU, union, and the corners of the smallest enclosing box."""
-    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
-    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
-    ix1, iy1 = ember.max(x1, x1g), ember.max(y1, y1g)
-    ix2, iy2 = ember.min(x2, x2g), ember.min(y2, y2g)
-    inter = ember.zeros_like(x1)
-    hit = (iy2 > iy1) & (ix2 > ix1)
-    inter[hit] = (ix2[hit] - ix1[hit]) * (iy2[hit] - iy1[hit])
-    union = (x2 - x1) * (y2 - y1) + (x2g - x1g) * (y2g - y1g) - inter
-    iou = inter / (union + eps)
-    hull = (ember.min(x1, x1g), ember.min(y1, y1g), ember.max(x2, x2g), ember.max(y2, y2g))
+    ax1, ay1, ax2, ay2 = boxes1.unbind(dim=-1)
+    bx1, by1, bx2, by2 = boxes2.unbind(dim=-1)
+    lo_x, lo_y = ember.max(ax1, bx1), ember.max(ay1, by1)
+    hi_x, hi_y = ember.min(ax2, bx2), ember.min(ay2, by2)
+    common = ember.zeros_like(ax1)
+    hit = (hi_y > lo_y) & (hi_x > lo_x)
+    common[hit] = (hi_x[hit] - lo_x[hit]) * (hi_y[hit] - lo_y[hit])
+    union = (ax2 - ax1) * (ay2 - ay1) + (bx2 - bx1) * (by2 - by1) - common
+    iou = common / (union + eps)
+    hull = (ember.min(ax1, bx1), ember.min(ay1, by1), ember.max(ax2, bx2), ember.max(ay2, by2))
     return iou, union, hull
 
 
@@ -51,9 +51,9 @@ def generalized_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
 def _diou_loss(boxes1, boxes2, eps):
     iou, _, (cx1, cy1, cx2, cy2) = _overlap(boxes1, boxes2, eps)
     diagonal = (cx2 - cx1) ** 2 + (cy2 - cy1) ** 2 + eps
-    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
-    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
-    centers = ((x1 + x2) / 2 - (x1g + x2g) / 2) ** 2 + ((y1 + y2) / 2 - (y1g + y2g) / 2) ** 2
+    ax1, ay1, ax2, ay2 = boxes1.unbind(dim=-1)
+    bx1, by1, bx2, by2 = boxes2.unbind(dim=-1)
+    centers = ((ax1 + ax2) / 2 - (bx1 + bx2) / 2) ** 2 + ((ay1 + ay2) / 2 - (by1 + by2) / 2) ** 2
     return 1 - iou + centers / diagonal, iou
 
 
@@ -69,10 +69,10 @@ def complete_box_iou_loss(boxes1, boxes2, reduction="none", eps=1e-7):
     boxes' aspect angles (times 4 / pi**2), ``alpha = v / (1 - IoU + v)`` held constant."""
     boxes1, boxes2 = _float(boxes1), _float(boxes2)
     loss, iou = _diou_loss(boxes1, boxes2, eps)
-    x1, y1, x2, y2 = boxes1.unbind(dim=-1)
-    x1g, y1g, x2g, y2g = boxes2.unbind(dim=-1)
-    w, h = x2 - x1, y2 - y1
-    wg, hg = x2g - x1g, y2g - y1g
+    ax1, ay1, ax2, ay2 = boxes1.unbind(dim=-1)
+    bx1, by1, bx2, by2 = boxes2.unbind(dim=-1)
+    w, h = ax2 - ax1, ay2 - ay1
+    wg, hg = bx2 - bx1, by2 - by1
     v = (4 / (math.pi ** 2)) * ember.pow(ember.atan(wg / hg) - ember.atan(w / h), 2)
     with ember.no_grad():
         alpha = v / (1 - iou + v + eps)
