@@ -600,14 +600,19 @@ def _check_floating(x, kernel):
                                   f"'{scalar_type_name(x.dtype)}'")
 
 
-def _im2col_check(x, k, d, p, s):
-    """torch's im2col argument checks, in its order, before any convolution's."""
-    for name, v, lo, what in (("kernel size", k, 1, "kernel"), ("dilation", d, 1, "dilation"),
-                              ("padding", p, 0, "pad"), ("stride", s, 1, "stride")):
+def _window_args(checks):
+    """im2col / col2im pair checks, in the caller's order: (name, (h, w), least, text)."""
+    for name, v, lo, what in checks:
         if v[0] < lo or v[1] < lo:
             cond = "be non-negative" if lo == 0 else "be greater than zero"
             raise RuntimeError(f"{name} should {cond}, but got {what}_height: {v[0]} "
                                f"{what}_width: {v[1]}")
+
+
+def _im2col_check(x, k, d, p, s):
+    """torch's im2col argument checks, in its order, before any convolution's."""
+    _window_args((("kernel size", k, 1, "kernel"), ("dilation", d, 1, "dilation"),
+                  ("padding", p, 0, "pad"), ("stride", s, 1, "stride")))
     if 0 in tuple(x.shape[-3:]):
         raise RuntimeError(f"Expected 3D or 4D (batch mode) tensor with possibly 0 batch size "
                            f"and other non-zero dimensions for input, but got: {list(x.shape)}")
@@ -658,12 +663,8 @@ def fold(input, output_size, kernel_size, dilation=1, padding=0, stride=1):
                                f"{len(vals[name])}")
     k, o, d, p, s = (vals[n] for n in ("kernel_size", "output_size", "dilation", "padding",
                                        "stride"))
-    for name, v, lo, what in (("kernel size", k, 1, "kernel"), ("stride", s, 1, "stride"),
-                              ("dilation", d, 1, "dilation"), ("padding", p, 0, "pad")):
-        if v[0] < lo or v[1] < lo:
-            cond = "be non-negative" if lo == 0 else "be greater than zero"
-            raise RuntimeError(f"{name} should {cond}, but got {what}_height: {v[0]} "
-                               f"{what}_width: {v[1]}")
+    _window_args((("kernel size", k, 1, "kernel"), ("stride", s, 1, "stride"),
+                  ("dilation", d, 1, "dilation"), ("padding", p, 0, "pad")))
     if input.dim() not in (2, 3) or 0 in tuple(input.shape[-2:]):
         raise RuntimeError(f"Expected 2D or 3D (batch mode) tensor for input with possibly 0 "
                            f"batch size and non-zero dimensions for input, but got: "
