@@ -100,7 +100,8 @@ def sdpa_forward(q, k, v, mask, is_causal, scale, dropout_mask=None):
     """(output (..., L, Ev), probabilities (..., L, S)); ``dropout_mask`` (scaled keep
     mask of the probabilities' shape) multiplies the probabilities before ``@ V``."""
     dt = q.dtype
-    if mask is None and dropout_mask is None and dt == np.float32 and q.ndim == k.ndim == v.ndim:
+    if mask is None and dropout_mask is None and dt == np.float32 and \
+            q.ndim == k.ndim == v.ndim and _compiled() is not None:
         L, S, E, Ev = q.shape[-2], k.shape[-2], q.shape[-1], v.shape[-1]
         lead = q.shape[:-2]
         p = np.empty(lead + (L, S), dt)
