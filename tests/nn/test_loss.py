@@ -1,5 +1,6 @@
 """Losses (functional and modules) against torch 2.13."""
 import warnings
+import sys
 
 import numpy as np
 import pytest
@@ -274,3 +275,14 @@ def test_mse_loss_record_agrees_with_its_composite_under_modes():
         np.testing.assert_allclose(res[0], tl.item(), rtol=1e-6)
         np.testing.assert_allclose(res[1], tx.grad.numpy(), rtol=1e-5, atol=1e-7)
         np.testing.assert_allclose(res[2], ty.grad.numpy(), rtol=1e-5, atol=1e-7)
+
+
+def test_kl_div_mean_warning_points_at_the_caller():
+    x = ember.randn(3, 4).log_softmax(1)
+    y = ember.randn(3, 4).softmax(1)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        ember.nn.functional.kl_div(x, y); line = sys._getframe().f_lineno
+        ember.nn.KLDivLoss()(x, y)
+    assert [(w.filename, w.lineno) for w in caught][0] == (__file__, line)
+    assert caught[1].filename.endswith("loss.py") and "functional" not in caught[1].filename

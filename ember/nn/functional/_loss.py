@@ -442,11 +442,11 @@ def kl_div(input, target, size_average=None, reduce=None, reduction="mean",
     if not (input.is_floating_point() or input.is_complex()) or \
             not (target.is_floating_point() or target.is_complex()):
         raise RuntimeError("kl_div: Integral inputs not supported.")
-    if reduction == "mean":
+    if reduction == "mean":                       # stacklevel 3: past the autocast wrapper
         warnings.warn("reduction: 'mean' divides the total loss by both the batch size and "
                       "the support size.'batchmean' divides only by the batch size, and aligns "
                       "with the KL div math definition.'mean' will be changed to behave the "
-                      "same as 'batchmean' in the next major release.", stacklevel=2)
+                      "same as 'batchmean' in the next major release.", stacklevel=3)
     if log_target:
         loss = target.exp() * (target - input)
     else:
