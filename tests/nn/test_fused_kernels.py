@@ -317,3 +317,23 @@ def test_fused_cross_entropy_traced_saves_for_torch(tmp_path):
     ember.jit.save(ember.jit.trace(Loss(), (x, t)), path)
     got = torch.jit.load(path)(torch.from_numpy(x.numpy()), torch.from_numpy(t.numpy()))
     np.testing.assert_allclose(got.numpy(), Loss()(x, t).numpy(), rtol=1e-6)
+
+
+@pytest.mark.parametrize("offset,spread", [(1e5, 1e-2), (-3e7, 30.0), (1e3, 1.0), (0.0, 1e-2)])
+@pytest.mark.parametrize("rows", [3, 1024])
+def test_layer_norm_rows_far_from_zero_keep_their_variance(offset, spread, rows):
+    """The compiled kernel's one-pass statistics (shifted by the row's first element) keep
+    the variance of rows whose mean dwarfs their spread; the reference rounds the float64
+    statistics to float32 and normalises in float32, as the kernel does."""
+    pytest.importorskip("numba")
+    for _ in compiled_kernels("numba"):
+        rng = np.random.default_rng(7)
+        x = (offset + spread * rng.standard_normal((rows, 128))).astype(np.float32)
+        eps = 1e-12
+        x64 = x.astype(np.float64)
+        mean = x64.mean(1, keepdims=True)
+        rstd = 1.0 / np.sqrt(((x64 - mean) ** 2).mean(1, keepdims=True) + eps)
+        want = (x - mean.astype(np.float32)) * rstd.astype(np.float32)
+        got = ember.nn.functional.layer_norm(ember.tensor(x), (128,), eps=eps).numpy()
+        np.testing.assert_allclose(got, want, rtol=1e-5, atol=1e-5)
+        np.testing.assert_allclose(got.std(1), 1.0, rtol=1e-3)
