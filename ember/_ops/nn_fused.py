@@ -288,10 +288,10 @@ cross_entropy = OpDef(
     "_cross_entropy(Tensor input, Tensor target, int reduction=1, SymInt ignore_index=-100) "
     "-> (Tensor loss, Tensor lse, Tensor workspace)",
     K.cross_entropy, promote=None, autocast="fp32", saves=("input", "target", "lse", "workspace"),
-    grad_name="NllLossBackward0")
+    grad_name="NllLossBackward0", none_grads=True)
 
 cross_entropy_backward = OpDef(
-    "_cross_entropy_backward(Tensor grad, Tensor grad_lse, Tensor input, Tensor target, "
+    "_cross_entropy_backward(Tensor grad, Tensor? grad_lse, Tensor input, Tensor target, "
     "Tensor lse, int reduction=1, SymInt ignore_index=-100, Tensor? workspace=None) "
     "-> Tensor",
     K.cross_entropy_backward, promote=None, differentiable=False)
@@ -301,13 +301,15 @@ cross_entropy_backward = OpDef(
 def _(ctx, grads, input, target, reduction, ignore_index):
     if not ctx.needs_input_grad[0]:
         return None, None, None, None
-    g, g_lse = grads[0], grads[1]
+    import ember
+    g, g_lse = grads[0], grads[1]                 # (None where no gradient flowed)
     _, lse, ws = ctx.result
+    if g is None:
+        g = ember.zeros((), dtype=input.dtype)
     if not is_grad_enabled():
         return (cross_entropy_backward(g, g_lse, input, target, lse, reduction, ignore_index,
                                        ws), None, None, None)
     # differentiable form (create_graph, forward-mode AD): softmax (a + g_lse) - onehot a
-    import ember
     N, C = input.shape
     valid = target != ignore_index
     safe = target.masked_fill(~valid, 0)
@@ -320,7 +322,8 @@ def _(ctx, grads, input, target, reduction, ignore_index):
         a = (g / vf.sum()).expand(N).masked_fill(~valid, 0.0)
     onehot = ember.nn.functional.one_hot(safe, C).to(input.dtype)
     p = ember.softmax(input, 1)
-    return (p * (a + g_lse).unsqueeze(1) - onehot * a.unsqueeze(1)), None, None, None
+    coef = a if g_lse is None else a + g_lse
+    return (p * coef.unsqueeze(1) - onehot * a.unsqueeze(1)), None, None, None
 
 
 # ``_linear_cross_entropy_chunked``: linear + cross entropy (class indices, reduction sum or

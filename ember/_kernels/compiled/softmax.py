@@ -13,7 +13,7 @@ from __future__ import annotations
 import numpy as np
 from numba import njit
 
-from ember._kernels.compiled.attention import _exp_nonpositive, _row_max
+from ember._kernels.compiled.attention import _exp_nonpositive, _row_max, _row_max_no_nan
 
 _SUMS = dict(cache=True, nogil=True, error_model="numpy", fastmath={"reassoc"})
 f32 = np.float32
@@ -168,3 +168,93 @@ def lane_row_sums(e, out):
             acc[k] = acc[k] + acc[k + 2]
         out[r] = acc[0] + acc[1]
 
+
+
+# ------------------------------------------------- cross entropy of small logits, one call each
+
+@njit(**_SUMS)
+def ce_rows(x, t, ignore_index, e, s, m):
+    """``exp_rows`` of float32 logits x (R, C) whose targets t (R,) are checked. Returns
+    False, having written only part, where a row holds NaN or an infinity or a target is
+    neither in [0, C) nor ``ignore_index`` (left for the NumPy path)."""
+    R, C = x.shape
+    d = np.empty(C, np.float32)
+    bits = np.empty(C, np.int32)
+    for r in range(R):
+        k = t[r]
+        row = x[r]
+        if k != ignore_index and (k < 0 or k >= C) or not _all_finite(row):
+            return False
+        top = _row_max_no_nan(row, C)         # (no buffer per row, as _row_max has)
+        for j in range(C):
+            d[j] = row[j] - top
+        _exp_nonpositive(d, e[r], bits, C)
+        total = 0.0
+        for j in range(C):
+            total += e[r, j]
+        s[r] = f32(total)
+        m[r] = top
+    return True
+
+
+@njit(cache=True, nogil=True)
+def nll_cascade(v, t, ignore_index, S):
+    """Note [nll cascade] (ember/_kernels/nn_norm.py) row by row: the total of v (n,) in its
+    dtype, rows whose t is ``ignore_index`` adding and moving nothing; returns (total, rows
+    kept). Each step rounds in v's dtype: no reassociation here."""
+    levels = np.zeros(8, v.dtype)
+    kept = 0
+    for i in range(v.size):
+        if t[i] == ignore_index:
+            continue
+        kept += 1
+        levels[0] += v[i]
+        j, span = 0, S
+        while j < 7 and i % span == 0:           # row 0 climbs to the top level
+            levels[j + 1] += levels[j]
+            levels[j] = 0
+            j += 1
+            span *= S
+    total = levels[0]
+    for j in range(1, 8):
+        total += levels[j]
+    return total, kept
+
+
+@njit(cache=True, nogil=True)
+def ce_finish(logs, x, t, m, ignore_index, S, losses, lse):
+    """From ``ce_rows``' m and NumPy's logs = log(s): losses = logs - (x[t] - m) (0 on
+    ignored rows) and lse = logs + m, float32 (R,); returns ``nll_cascade`` of the losses."""
+    for r in range(logs.size):
+        k = t[r]
+        losses[r] = f32(0) if k == ignore_index else logs[r] - (x[r, k] - m[r])
+        lse[r] = logs[r] + m[r]
+    return nll_cascade(losses, t, ignore_index, S)
+
+
+@njit(cache=True, nogil=True, error_model="numpy")         # (x / 0 is inf, not an error)
+def ce_grad_rows(e, s, lse, t, ignore_index, reduction, g, gl, out):
+    """The cross-entropy gradient from the forward's e (R, C) and s (R,), for the loss
+    gradient g ((R,) for reduction 0, else (1,)) and the lse gradient gl ((R,), or empty for
+    none): out[r] = e[r] * ((a + gl[r]) / s[r]), less a at the target, a the row's share of
+    g (0 on ignored rows); NaN on rows holding +inf (lse[r] = +inf), as log_softmax's.
+    float32 throughout, in the NumPy path's order."""
+    R, C = e.shape
+    a = g[0]
+    if reduction == 1:
+        kept = 0
+        for r in range(R):
+            kept += t[r] != ignore_index
+        a = a / f32(kept)
+    for r in range(R):
+        if lse[r] == np.inf:
+            out[r] = np.nan
+            continue
+        k = t[r]
+        ar = f32(0) if k == ignore_index else (g[r] if reduction == 0 else a)
+        coef = ar + gl[r] if gl.size else ar
+        f = coef / s[r]
+        for j in range(C):
+            out[r, j] = e[r, j] * f
+        if k != ignore_index:
+            out[r, k] -= ar
