@@ -160,10 +160,10 @@ def _small_rows(target):
 
 def _cross_entropy_small(x, target, reduction, ignore_index):
     """``cross_entropy`` of float32 logits under _POOLED_MIN elements in two compiled calls
-    around NumPy's log (kept for its bits): the MLP's (128, 10) 44 -> 17 us (loaded host;
-    backward 24 -> 10 us, the next function). The same
-    values and workspace as the NumPy path; None (nothing usable written) where a row holds
-    NaN or an infinity, a target is out of range or numba is not loaded."""
+    around NumPy's log (kept for its bits): the MLP's (128, 10) 44 -> 17 us on a loaded
+    host (the backward, next, 24 -> 10 us). The same values and workspace as the NumPy
+    path; None (nothing usable written) where a row holds NaN or an infinity, a target is
+    out of range or numba is not loaded."""
     rows, t = _small_rows(target)
     if rows is None or not x.flags.c_contiguous:
         return None
