@@ -39,6 +39,35 @@ def enabled():
 _modules: dict = {}
 
 
+def _drop_stale_caches(here=None):
+    """Note [stale kernel caches]: numba's on-disk cache checks only the file of the
+    function it compiled, but a kernel compiles in what it calls from other modules
+    (pool.py's wrappers inline layer_norm.py, softmax.py's rows inline attention.py's exp):
+    after such a module changed, a cached caller would run its old code. So the caches of
+    every module here are dropped together when any source here changed (a stamp of their
+    sizes and modification times, beside the caches); a read-only install keeps its own."""
+    here = here or os.path.dirname(os.path.abspath(__file__))
+    cache = os.path.join(here, "__pycache__")
+    try:
+        names = sorted(n for n in os.listdir(here) if n.endswith(".py"))
+        stamp = ";".join(f"{n}:{st.st_size}:{st.st_mtime_ns}" for n in names
+                         for st in [os.stat(os.path.join(here, n))])
+        path = os.path.join(cache, "ember_sources.stamp")
+        if os.path.exists(path):
+            with open(path) as f:
+                if f.read() == stamp:
+                    return
+        for n in os.listdir(cache) if os.path.isdir(cache) else ():
+            if n.endswith((".nbi", ".nbc")):
+                os.remove(os.path.join(cache, n))
+        os.makedirs(cache, exist_ok=True)
+        with open(path + f".{os.getpid()}", "w") as f:
+            f.write(stamp)
+        os.replace(path + f".{os.getpid()}", path)
+    except OSError:                     # another process's removal first, or read-only
+        pass
+
+
 def module(name):
     """The compiled-kernel module ``ember._kernels.compiled.<name>`` (imported, so numba
     loaded, on first use), or None when the kernels are switched off or numba is missing."""
@@ -47,6 +76,8 @@ def module(name):
     mod = _modules.get(name)
     if mod is None:
         import importlib
+        if not _modules:
+            _drop_stale_caches()
         try:
             mod = importlib.import_module(f"ember._kernels.compiled.{name}")
         except ImportError:
