@@ -273,14 +273,15 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             np.matmul(w, hb, out=hw)
             if pool is not None:
                 _run_step(pool, pool.lstm_forward, ctxs[t], H, B)
-            elif fused:                                  # the step's passes in one call
-                nb.lstm_forward_step(xg[t], hw, pre, c, cn, tc, h, out_t[t], half)
+            elif fused:     # the step's passes in one call; lo, hi given: numba dispatches
+                            # a call that leaves defaults out in Python (~30 us, not 0.3)
+                nb.lstm_forward_step(xg[t], hw, pre, c, cn, tc, h, out_t[t], half, 0, -1)
             elif nb is not None:                         # float64, or with a projection
                 _tanh_sum(xg[t], hw, pre)
-                nb.lstm_cell_update(pre, c, cn, half)
+                nb.lstm_cell_update(pre, c, cn, half, 0, -1)
                 _tanh(cn, tc)
                 if hf is None:
-                    nb.lstm_output(pre, tc, h, out_t[t])
+                    nb.lstm_output(pre, tc, h, out_t[t], 0, -1)
             else:                                        # no numba: NumPy's passes
                 _tanh_sum(xg[t], hw, pre)
                 sg = pre[:3 * H]                         # i, f, o: tanh(x/2)/2 + 1/2
@@ -435,7 +436,7 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
             _run_step(pool, pool.lstm_backward, ctxs[t], H, B)
         elif nb is not None:
             nb.lstm_backward_step(dhf, no_go if go_t is None else go_t, dc, gt, tc, c_prev,
-                                  dg3[t], one)
+                                  dg3[t], one, 0, -1)
         else:
             if go_t is not None:
                 dh += go_t.T
