@@ -151,3 +151,47 @@ FFT_CASES = {
 def test_fft_dtype_checks_are_torchs(name):
     fn = FFT_CASES[name]
     assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+def _expfamily_kls(lib):
+    D = lib.distributions
+
+    class Rate(D.ExponentialFamily):
+        arg_constraints = {}
+
+        def __init__(self, r):
+            self.r = r
+            super().__init__(r.shape, validate_args=False)
+
+        @property
+        def _natural_params(self):
+            return (lib.log(self.r),)
+
+        def _log_normalizer(self, x):
+            return lib.exp(x)
+
+        @property
+        def _mean_carrier_measure(self):
+            return lib.zeros(())
+
+    a = lib.tensor([1.0, 2.0], requires_grad=True)
+    b = lib.tensor([2.0, 0.5], requires_grad=True)
+    k = D.kl_divergence(Rate(a), Rate(b))
+    k.sum().backward()
+    try:
+        D.kl_divergence(D.Beta(1., 1.), D.Poisson(1.))
+        err = None
+    except NotImplementedError as e:
+        err = str(e)
+    return k.detach().numpy(), a.grad, b.grad.numpy(), err
+
+
+def test_kl_between_exponential_families_is_torchs_bregman_fallback():
+    # (ExponentialFamily, ExponentialFamily) is registered: the Bregman divergence of the log
+    # normaliser for one family (no gradient to p's parameters), torch's NotImplementedError
+    # text across families (ember: "No KL(p || q) is implemented ...")
+    got, want = _expfamily_kls(ember), _expfamily_kls(torch)
+    np.testing.assert_allclose(got[0], want[0], rtol=1e-6)
+    assert got[1] is None and want[1] is None
+    np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
+    assert got[3] == want[3]
