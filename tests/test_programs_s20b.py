@@ -195,3 +195,13 @@ def test_kl_between_exponential_families_is_torchs_bregman_fallback():
     assert got[1] is None and want[1] is None
     np.testing.assert_allclose(got[2], want[2], rtol=1e-6)
     assert got[3] == want[3]
+
+
+def test_sample_n_warns_futurewarning_at_the_caller():
+    got = []
+    for lib in (torch, ember):
+        with warnings.catch_warnings(record=True) as rec:
+            warnings.simplefilter("always")
+            lib.distributions.Normal(0., 1.).sample_n(2)
+        got.append([(r.category, str(r.message), r.filename) for r in rec])
+    assert got[0] == got[1] and got[0][0][2] == __file__
