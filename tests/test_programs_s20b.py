@@ -205,3 +205,22 @@ def test_sample_n_warns_futurewarning_at_the_caller():
             lib.distributions.Normal(0., 1.).sample_n(2)
         got.append([(r.category, str(r.message), r.filename) for r in rec])
     assert got[0] == got[1] and got[0][0][2] == __file__
+
+
+def _pin_memory_warnings(lib):
+    out = []
+    with warnings.catch_warnings(record=True) as rec:
+        warnings.simplefilter("always")
+        loader = lib.utils.data.DataLoader(list(range(4)), pin_memory=True,
+                                           pin_memory_device="cpu")
+        out.append(len(rec))
+        list(loader)
+        list(loader)
+        out.append([str(r.message) for r in rec])
+    return out
+
+
+def test_pin_memory_warnings_come_with_each_iterator():
+    # torch warns when an iterator starts (each epoch), with the deprecation of
+    # pin_memory_device first; ember warned once, at construction
+    assert _pin_memory_warnings(ember) == _pin_memory_warnings(torch)
