@@ -97,9 +97,13 @@ def test_stft_align_to_window_values():
 def test_stft_real_output_warns_once_like_torch():
     texts = []
     for L in (torch, ember):
-        with warnings.catch_warnings(record=True) as rec:
-            warnings.simplefilter("always")
-            L.stft(_x(L), 32, window=L.ones(32), return_complex=False)
+        L.set_warn_always(True)           # a once-a-process warning: seen whatever ran first
+        try:
+            with warnings.catch_warnings(record=True) as rec:
+                warnings.simplefilter("always")
+                L.stft(_x(L), 32, window=L.ones(32), return_complex=False)
+        finally:
+            L.set_warn_always(False)
         texts.append([str(r.message).split(" (Triggered")[0] for r in rec])
     assert texts[0] == texts[1] and "return_complex=False is deprecated" in texts[0][0]
 
@@ -224,3 +228,32 @@ def test_pin_memory_warnings_come_with_each_iterator():
     # torch warns when an iterator starts (each epoch), with the deprecation of
     # pin_memory_device first; ember warned once, at construction
     assert _pin_memory_warnings(ember) == _pin_memory_warnings(torch)
+
+
+WINDOW_CASES = [((4,), dict(dtype="int64")), ((-1,), dict(dtype="int64")),
+                ((-1,), dict(layout="sparse_coo")), ((4,), dict(layout="strided", dtype="int32")),
+                ((4,), dict(dtype="complex64")), ((1,), dict(dtype="complex64")),
+                ((4,), dict(dtype="int16", pin_memory=True)), ((4, 0), {}),
+                ((4, True), dict(dtype="bfloat16", layout="sparse_coo"))]
+
+
+@pytest.mark.parametrize("fn", ["hann_window", "hamming_window", "blackman_window",
+                                "kaiser_window", "bartlett_window"])
+@pytest.mark.parametrize("case", range(len(WINDOW_CASES)))
+def test_window_option_errors_are_torchs(fn, case):
+    # torch's TensorOptions text (dtype's C name, '(default)' marks), the sparse-layout
+    # refusal, complex windows failing in arange, an int `periodic` refused by the parser
+    args, kw = WINDOW_CASES[case]
+
+    def call(L):
+        return getattr(L, fn)(*args, **{k: getattr(L, v) if isinstance(v, str) else v
+                                        for k, v in kw.items()})
+    got, want = _outcome(call, ember), _outcome(call, torch)
+    if want[0] == "TypeError":       # the overload list: compare its first line
+        got, want = (got[0], got[1].split("\n")[0]), (want[0], want[1].split("\n")[0])
+    assert got == want
+
+
+def test_general_cosine_coefficients_text():
+    fn = lambda L: L.signal.windows.general_cosine(5, a=3)   # noqa: E731
+    assert _outcome(fn, ember) == _outcome(fn, torch)

@@ -16,13 +16,35 @@ from ember import _dtype
 from ember._ops.registry import public
 
 
-def _window(name, n, periodic, dtype, requires_grad, fn):
+def _options_text(name, dtype, layout, pin_memory):
+    """torch's TensorOptions as its window functions print them (``(default)`` marks what
+    the call left out; hann_window's default dtype is marked, the others' not)."""
+    from ember._kernels.shape import _C_NAMES
+    dt = dtype or _dtype.get_default_dtype()
+    dt_text = _C_NAMES[str(dt).replace("torch.", "")]
+    if dtype is None and name == "hann_window":
+        dt_text += " (default)"
+    lay = ("Strided (default)" if layout is None else
+           "Strided" if str(layout) == "torch.strided" else "Sparse")
+    return (f"TensorOptions(dtype={dt_text}, device=cpu, layout={lay}, requires_grad=false "
+            f"(default), pinned_memory={'true' if pin_memory else 'false'}, "
+            "memory_format=(nullopt))")
+
+
+def _window(name, n, periodic, dtype, requires_grad, fn, layout=None, pin_memory=False):
     from ember._creation import tensor
     dt = dtype or _dtype.get_default_dtype()
+    if layout is not None and str(layout) == "torch.sparse_coo":
+        raise RuntimeError(f"{name} is not implemented for sparse types, got: "
+                           + _options_text(name, dtype, layout, pin_memory))
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+        raise RuntimeError(f"{name} expects floating point dtypes, got: "
+                           + _options_text(name, dtype, layout, pin_memory))
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    if dt.is_complex and n > 1:
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{_dtype.scalar_type_name(dt.np)}'")
     if n == 0:
         w = np.zeros(0)
     elif n == 1:
@@ -84,7 +106,9 @@ def _window_args(fname, window_length, optional, more, extra):
     prefix of the window's overloads, else torch's overload TypeError. ``more``: extra
     positional values; ``extra``: the call's other keyword values by name."""
     given = [v is not _UNSET for _, _, v, _ in optional]
-    if not more and given == sorted(given, reverse=True):
+    typed = all(v is _UNSET or t != "bool" or isinstance(v, (bool, np.bool_))
+                for _, t, v, _ in optional)
+    if not more and typed and given == sorted(given, reverse=True):
         return [d if v is _UNSET else v for _, _, v, d in optional]
     import sys
     from ember._dispatch import _call_keywords
@@ -115,7 +139,7 @@ def hann_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=None,
     periodic, = _window_args("hann_window", window_length, [("periodic", "bool", periodic, True)],
                              _more, _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hann_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((0.5, 0.5)))
+                   _cos_window((0.5, 0.5)), layout, pin_memory)
 
 
 @public()
@@ -129,7 +153,7 @@ def hamming_window(window_length, periodic=_UNSET, alpha=_UNSET, beta=_UNSET, *_
          ("beta", "float", beta, 0.46)], _more,
         _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hamming_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((alpha, beta)))
+                   _cos_window((alpha, beta)), layout, pin_memory)
 
 
 @public()
@@ -140,7 +164,7 @@ def blackman_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=N
                              [("periodic", "bool", periodic, True)], _more,
                              _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("blackman_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((0.42, 0.5, 0.08)))
+                   _cos_window((0.42, 0.5, 0.08)), layout, pin_memory)
 
 
 @public()
@@ -151,7 +175,7 @@ def bartlett_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=N
                              [("periodic", "bool", periodic, True)], _more,
                              _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
-                   _bartlett)
+                   _bartlett, layout, pin_memory)
 
 
 def _bartlett(m, dt, low=None):
@@ -181,7 +205,8 @@ def kaiser_window(window_length, periodic=_UNSET, beta=_UNSET, *_more, dtype=Non
         _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
                    lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - (2 * k / (m - 1) - 1) ** 2,
-                                                             0, None))) / np.i0(beta))
+                                                             0, None))) / np.i0(beta),
+                   layout, pin_memory)
 
 
 _NO_WINDOW = {
