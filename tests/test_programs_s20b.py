@@ -257,3 +257,9 @@ def test_window_option_errors_are_torchs(fn, case):
 def test_general_cosine_coefficients_text():
     fn = lambda L: L.signal.windows.general_cosine(5, a=3)   # noqa: E731
     assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("value", [2.5, "3", None])
+def test_window_length_must_be_int(value):
+    fn = lambda L: L.hann_window(value)   # noqa: E731
+    assert _outcome(fn, ember) == _outcome(fn, torch)

@@ -105,6 +105,10 @@ def _window_args(fname, window_length, optional, more, extra):
     """The values of ``optional`` [(name, type, value or _UNSET, default)] when they are a
     prefix of the window's overloads, else torch's overload TypeError. ``more``: extra
     positional values; ``extra``: the call's other keyword values by name."""
+    if not hasattr(window_length, "__index__"):
+        from ember._legacy import type_name
+        raise TypeError(f"{fname}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type_name(type(window_length))}")
     given = [v is not _UNSET for _, _, v, _ in optional]
     typed = all(v is _UNSET or t != "bool" or isinstance(v, (bool, np.bool_))
                 for _, t, v, _ in optional)
