@@ -119,9 +119,8 @@ def _entropy_minus(p, expected_log_q):
 # normaliser, ``F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>``, taking
 # ``grad F`` at detached copies of p's natural parameters (as torch: no gradient reaches p's)
 
-@register_kl(ExponentialFamily, ExponentialFamily)
-def _kl_expfamily_expfamily(p, q):
-    if type(p) is not type(q):
+def _kl_bregman(p, q):
+    if p.__class__ is not q.__class__:
         raise NotImplementedError("The cross KL-divergence between different exponential "
                                   "families cannot" + " " * 29 + "be computed using Bregman "
                                   "divergences")
@@ -133,6 +132,9 @@ def _kl_expfamily_expfamily(p, q):
     for theta_p, theta_q, grad in zip(thetas_p, thetas_q, grads):
         result = result - _sum_rightmost((theta_q - theta_p) * grad, len(q.event_shape))
     return result
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(_kl_bregman)
 
 
 # ---------------------------------------------------------------------------------------------
