@@ -263,3 +263,18 @@ def test_general_cosine_coefficients_text():
 def test_window_length_must_be_int(value):
     fn = lambda L: L.hann_window(value)   # noqa: E731
     assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("mode", ["reflect", "replicate", "circular"])
+@pytest.mark.parametrize("shape", [(1, 1, 4), (1, 1, 3, 3), (1, 1, 2, 3, 3)])
+def test_bool_reflection_and_replication_pads_are_refused(mode, shape):
+    # torch has no bool case in its reflection/replication kernels (so stft of a bool
+    # signal fails there); ember padded bools
+    pad = (1, 1) * (len(shape) - 2)
+    fn = lambda L: L.nn.functional.pad(L.ones(shape, dtype=L.bool), pad, mode=mode)  # noqa: E731
+    assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+def test_stft_of_bool_fails_in_the_pad():
+    fn = lambda L: L.stft(L.ones(100, dtype=L.bool), 32, return_complex=True)  # noqa: E731
+    assert _outcome(fn, ember) == _outcome(fn, torch)
