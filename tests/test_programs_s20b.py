@@ -278,3 +278,9 @@ def test_bool_reflection_and_replication_pads_are_refused(mode, shape):
 def test_stft_of_bool_fails_in_the_pad():
     fn = lambda L: L.stft(L.ones(100, dtype=L.bool), 32, return_complex=True)  # noqa: E731
     assert _outcome(fn, ember) == _outcome(fn, torch)
+
+
+@pytest.mark.parametrize("kw", [{}, {"length": 0}, {"center": False}])
+def test_istft_with_nothing_left_after_trimming(kw):
+    fn = lambda L: L.istft(L.zeros(17, 1, dtype=L.complex64), 32, window=L.ones(32), **kw)  # noqa: E731
+    assert _outcome(fn, ember) == _outcome(fn, torch)

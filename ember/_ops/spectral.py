@@ -431,6 +431,9 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         end = expected - n_fft // 2 if center else expected
     y = y[:, start:min(end, expected)]
     env = env[start:min(end, expected)]
+    if env.numel() == 0:          # torch takes the envelope's min: nothing to take it of
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
     if bool((env.abs() < 1e-11).any()):
         raise RuntimeError(f"{where} window overlap add min: 1\n[ CPUBoolType{{}} ]")
     y = y / env
