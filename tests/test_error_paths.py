@@ -842,17 +842,19 @@ CASES = {
     "hann_window_negative": (lambda L: L.hann_window(-1),
         "requires non-negative window_length, got window_length=-1"),
     "stft_bad_window": (lambda L: L.stft(L.ones(16), 8, window=L.ones(4), return_complex=True),
-        "stft: expected a 1D window tensor of size equal to win_length="),
+        ") : expected a 1D window tensor of size equal to win_length="),
     "stft_no_return_complex": (lambda L: L.stft(L.ones(16), 8),
         "stft requires the return_complex parameter be given for real inputs"),
     "stft_3d": (lambda L: L.stft(L.ones(2, 2, 16), 8, return_complex=True),
-        "stft: expected a 1D or 2D tensor, but got 3D tensor"),
+        "stft(torch.FloatTensor[2, 2, 24], n_fft=8, hop_length=2, win_length=8, "
+        "window=None, normalized=0, onesided=None, return_complex=1, align_to_window=None) : "
+        "expected a 1D or 2D tensor"),
     "stft_n_fft_too_big": (lambda L: L.stft(L.ones(4), 8, center=False, return_complex=True),
-        "stft: expected 0 < n_fft <= 4, but got n_fft=8"),
+        ") : expected 0 < n_fft < 4, but got n_fft=8"),
     "stft_hop_zero": (lambda L: L.stft(L.ones(16), 8, hop_length=0, return_complex=True),
-        "stft: expected hop_length > 0, but got hop_length=0"),
+        ") : expected hop_length > 0, but got hop_length=0"),
     "stft_win_too_long": (lambda L: L.stft(L.ones(16), 8, win_length=9, return_complex=True),
-        "stft: expected 0 < win_length <= n_fft, but got win_length=9"),
+        ") : expected 0 < win_length <= n_fft, but got win_length=9"),
     "stft_onesided_complex": (lambda L: L.stft(
         L.ones(16, dtype=L.complex64), 8, onesided=True, return_complex=True),
         "Cannot have onesided output if window or input is complex"),
@@ -863,7 +865,7 @@ CASES = {
         "Invalid window shape. window has to be 1D and length of"),
     "istft_onesided_return_complex": (lambda L: L.istft(
         L.ones(5, 3, dtype=L.complex64), 8, window=L.ones(8), return_complex=True),
-        "cannot have onesided output if window or input is complex"),
+        "Cannot have onesided output if window or input is complex"),
     "istft_zero_window": (lambda L: L.istft(L.ones(5, 3, dtype=L.complex64), 8, window=L.zeros(8)),
         "window overlap add min"),
     "empty_no_size": (lambda L: L.empty(), None),

@@ -16,13 +16,35 @@ from ember import _dtype
 from ember._ops.registry import public
 
 
-def _window(name, n, periodic, dtype, requires_grad, fn):
+def _options_text(name, dtype, layout, pin_memory):
+    """torch's TensorOptions as its window functions print them (``(default)`` marks what
+    the call left out; hann_window's default dtype is marked, the others' not)."""
+    from ember._kernels.shape import _C_NAMES
+    dt = dtype or _dtype.get_default_dtype()
+    dt_text = _C_NAMES[str(dt).replace("torch.", "")]
+    if dtype is None and name == "hann_window":
+        dt_text += " (default)"
+    lay = ("Strided (default)" if layout is None else
+           "Strided" if str(layout) == "torch.strided" else "Sparse")
+    return (f"TensorOptions(dtype={dt_text}, device=cpu, layout={lay}, requires_grad=false "
+            f"(default), pinned_memory={'true' if pin_memory else 'false'}, "
+            "memory_format=(nullopt))")
+
+
+def _window(name, n, periodic, dtype, requires_grad, fn, layout=None, pin_memory=False):
     from ember._creation import tensor
     dt = dtype or _dtype.get_default_dtype()
+    if layout is not None and str(layout) == "torch.sparse_coo":
+        raise RuntimeError(f"{name} is not implemented for sparse types, got: "
+                           + _options_text(name, dtype, layout, pin_memory))
     if not (dt.is_floating_point or dt.is_complex):
-        raise RuntimeError(f"{name} expects floating point dtypes, got: {dt}")
+        raise RuntimeError(f"{name} expects floating point dtypes, got: "
+                           + _options_text(name, dtype, layout, pin_memory))
     if n < 0:
         raise RuntimeError(f"{name} requires non-negative window_length, got window_length={n}")
+    if dt.is_complex and n > 1:
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{_dtype.scalar_type_name(dt.np)}'")
     if n == 0:
         w = np.zeros(0)
     elif n == 1:
@@ -31,6 +53,8 @@ def _window(name, n, periodic, dtype, requires_grad, fn):
         m = n + 1 if periodic else n
         if getattr(fn, "in_dtype", False) and dt in (_dtype.float32, _dtype.float64):
             w = fn(m, dt.np)[:n]
+        elif getattr(fn, "in_dtype", False) and dt in (_dtype.float16, _dtype.bfloat16):
+            w = fn(m, np.dtype(np.float32), dt.np)[:n]
         else:
             w = fn(np.arange(m, dtype=np.float64), m)[:n]
     r = tensor(w, dtype=dt)
@@ -42,15 +66,23 @@ def _window(name, n, periodic, dtype, requires_grad, fn):
 def _cos_window(coeffs):
     """A cosine-sum window, rounded step by step in float32/float64 as torch's kernel is
     (float64 otherwise): e.g. blackman(3)[0] is 0.08 - 0.5 + 0.42 = -2.98e-08 in float32."""
-    def fn(m, dt):
+    def fn(m, dt, low=None):
+        # float16/bfloat16 (``low``): each step in float32 with the scalars and results
+        # rounded to ``low``, as torch's reduced-precision kernels give them
+        # (hann_window(4, dtype=float16)[3] is 0.5005)
         dt = dt.type
+        if low is None:
+            r, sc = (lambda v: v), dt
+        else:
+            r, sc = (lambda v: v.astype(low).astype(dt)), (lambda v: dt(low.type(v)))
         if len(coeffs) == 2:                         # hann / hamming: a - b cos(2 pi k/(m-1))
             a, b = coeffs
-            k = np.arange(m, dtype=dt) * dt(2 * math.pi / (m - 1))
-            return _cos_in(k) * dt(-b) + dt(a)
+            k = r(r(np.arange(m, dtype=dt)) * sc(2 * math.pi / (m - 1)))
+            return r(r(r(_cos_in(k)) * sc(-b)) + sc(a))
         a, b, c = coeffs                             # blackman
-        k = np.arange(m, dtype=dt) * dt(math.pi / (m - 1))
-        return _cos_in(k * dt(4)) * dt(c) - _cos_in(k * dt(2)) * dt(b) + dt(a)
+        k = r(r(np.arange(m, dtype=dt)) * sc(math.pi / (m - 1)))
+        return r(r(r(r(_cos_in(r(k * sc(4)))) * sc(c)) - r(r(_cos_in(r(k * sc(2)))) * sc(b)))
+                 + sc(a))
     fn.in_dtype = True
     return fn
 
@@ -73,8 +105,14 @@ def _window_args(fname, window_length, optional, more, extra):
     """The values of ``optional`` [(name, type, value or _UNSET, default)] when they are a
     prefix of the window's overloads, else torch's overload TypeError. ``more``: extra
     positional values; ``extra``: the call's other keyword values by name."""
+    if not hasattr(window_length, "__index__"):
+        from ember._legacy import type_name
+        raise TypeError(f"{fname}(): argument 'window_length' (position 1) must be int, not "
+                        f"{type_name(type(window_length))}")
     given = [v is not _UNSET for _, _, v, _ in optional]
-    if not more and given == sorted(given, reverse=True):
+    typed = all(v is _UNSET or t != "bool" or isinstance(v, (bool, np.bool_))
+                for _, t, v, _ in optional)
+    if not more and typed and given == sorted(given, reverse=True):
         return [d if v is _UNSET else v for _, _, v, d in optional]
     import sys
     from ember._dispatch import _call_keywords
@@ -105,7 +143,7 @@ def hann_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=None,
     periodic, = _window_args("hann_window", window_length, [("periodic", "bool", periodic, True)],
                              _more, _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hann_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((0.5, 0.5)))
+                   _cos_window((0.5, 0.5)), layout, pin_memory)
 
 
 @public()
@@ -119,7 +157,7 @@ def hamming_window(window_length, periodic=_UNSET, alpha=_UNSET, beta=_UNSET, *_
          ("beta", "float", beta, 0.46)], _more,
         _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("hamming_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((alpha, beta)))
+                   _cos_window((alpha, beta)), layout, pin_memory)
 
 
 @public()
@@ -130,7 +168,7 @@ def blackman_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=N
                              [("periodic", "bool", periodic, True)], _more,
                              _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("blackman_window", window_length, periodic, dtype, requires_grad,
-                   _cos_window((0.42, 0.5, 0.08)))
+                   _cos_window((0.42, 0.5, 0.08)), layout, pin_memory)
 
 
 @public()
@@ -141,7 +179,24 @@ def bartlett_window(window_length, periodic=_UNSET, *_more, dtype=None, layout=N
                              [("periodic", "bool", periodic, True)], _more,
                              _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("bartlett_window", window_length, periodic, dtype, requires_grad,
-                   lambda k, m: 1 - np.abs(2 * k / (m - 1) - 1))
+                   _bartlett, layout, pin_memory)
+
+
+def _bartlett(m, dt, low=None):
+    """``2k/(m-1)`` rising, ``2 - 2k/(m-1)`` past the middle, each step rounded in ``dt``
+    (and to ``low`` for float16/bfloat16, scalars too), as torch's values are."""
+    dt = dt.type
+    if low is None:
+        r, sc = (lambda v: v), dt
+    else:
+        r, sc = (lambda v: v.astype(low).astype(dt)), (lambda v: dt(low.type(v)))
+    k = r(r(np.arange(m, dtype=dt)) * sc(2.0 / (m - 1)))
+    half = (m - 1) // 2 + 1
+    k[half:] = r(r(-k[half:]) + sc(2))
+    return k
+
+
+_bartlett.in_dtype = True
 
 
 @public()
@@ -154,7 +209,8 @@ def kaiser_window(window_length, periodic=_UNSET, beta=_UNSET, *_more, dtype=Non
         _extra(dtype, layout, device, pin_memory, requires_grad))
     return _window("kaiser_window", window_length, periodic, dtype, requires_grad,
                    lambda k, m: np.i0(beta * np.sqrt(np.clip(1 - (2 * k / (m - 1) - 1) ** 2,
-                                                             0, None))) / np.i0(beta))
+                                                             0, None))) / np.i0(beta),
+                   layout, pin_memory)
 
 
 _NO_WINDOW = {
@@ -173,13 +229,37 @@ def _warn_no_window(name):
               stacklevel=user_stacklevel() + 1)
 
 
+# torch's C++ type strings in its stft/istft messages: legacy names where the dtype has a
+# legacy tensor type, 'CPU<name>Type' otherwise (found by experiment)
+_LEGACY = {"float32": "torch.FloatTensor", "float64": "torch.DoubleTensor",
+           "float16": "torch.HalfTensor", "int64": "torch.LongTensor", "int32": "torch.IntTensor",
+           "int16": "torch.ShortTensor", "int8": "torch.CharTensor", "uint8": "torch.ByteTensor",
+           "bool": "torch.BoolTensor"}
+_CPU_TYPE = {"bfloat16": "BFloat16", "complex64": "ComplexFloat", "complex128": "ComplexDouble",
+             "complex32": "ComplexHalf"}
+
+
+def _type_string(t, legacy=True):
+    name = str(t.dtype).replace("torch.", "")
+    if legacy and name in _LEGACY:
+        return _LEGACY[name]
+    return f"CPU{_CPU_TYPE.get(name, name)}Type"
+
+
+def _flag(v):
+    return "None" if v is None else str(int(bool(v)))
+
+
+def _window_string(window):
+    if window is None:
+        return "None"
+    return f"{_type_string(window)}{{{list(window.shape)}}}"
+
+
 def _padded_window(window, win_length, n_fft, like):
     import ember
     if window is None:
         window = ember.ones(win_length, dtype=like.dtype.to_real())
-    if window.ndim != 1 or window.shape[0] != win_length:
-        raise RuntimeError("stft: expected a 1D window tensor of size equal to win_length="
-                           f"{win_length}, but got window with size {list(window.shape)}")
     if win_length < n_fft:
         left = (n_fft - win_length) // 2
         window = ember.nn.functional.pad(window, (left, n_fft - win_length - left))
@@ -188,12 +268,17 @@ def _padded_window(window, win_length, n_fft, like):
 
 @public("stft", method=True)
 def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=True,
-         pad_mode="reflect", normalized=False, onesided=None, return_complex=None):
-    """Short-time Fourier transform: ``(*, n_fft // 2 + 1, n_frames)`` complex frames."""
+         pad_mode="reflect", normalized=False, onesided=None, return_complex=None,
+         align_to_window=None):
+    """Short-time Fourier transform: ``(*, n_fft // 2 + 1, n_frames)`` complex frames.
+    ``align_to_window`` (``center=False`` only): frames start where the ``win_length``
+    window starts rather than where its ``n_fft`` zero-padded frame does."""
     import ember
     from ember import fft as F
     if window is None:
         _warn_no_window("stft")
+    if align_to_window is not None and center:
+        raise RuntimeError("stft align_to_window should only be set when center = false")
     complex_in = input.is_complex() or (window is not None and window.is_complex())
     if return_complex is None:
         if not complex_in:
@@ -201,28 +286,54 @@ def stft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tru
                                "inputs, and will further require that return_complex=True in a "
                                "future PyTorch release.")
         return_complex = True
+    if not return_complex:
+        from ember._runtime_flags import user_stacklevel, warn_once
+        warn_once("stft_real", "stft with return_complex=False is deprecated. In a future "
+                  "pytorch release, stft will return complex tensors for all inputs, and "
+                  "return_complex=False will raise an error.\nNote: you can still call "
+                  "torch.view_as_real on the complex output to recover the old return format.",
+                  stacklevel=user_stacklevel() + 1)
     hop = n_fft // 4 if hop_length is None else hop_length
     win = n_fft if win_length is None else win_length
-    if input.ndim not in (1, 2):
-        raise RuntimeError(f"stft: expected a 1D or 2D tensor, but got {input.ndim}D tensor")
-    x = input.unsqueeze(0) if input.ndim == 1 else input
-    if center:
+    x = input
+    if center:                    # torch pads the signal as a (1, 1, L) / (1, B, L) batch
+        shape = tuple(input.shape)
         p = n_fft // 2
-        x = ember.nn.functional.pad(x.unsqueeze(1), (p, p), mode=pad_mode).squeeze(1)
+        x = ember.nn.functional.pad(input.reshape((1,) * (3 - input.ndim) + shape), (p, p),
+                                    mode=pad_mode)
+        x = x.reshape(x.shape[-input.ndim:] if input.ndim else ())
+    where = (f"stft({_type_string(x)}{list(x.shape)}, n_fft={n_fft}, hop_length={hop}, "
+             f"win_length={win}, window={_window_string(window)}, normalized={_flag(normalized)}, "
+             f"onesided={_flag(onesided)}, return_complex={_flag(return_complex)}, "
+             f"align_to_window={_flag(align_to_window)}) : ")
+    if not (x.is_floating_point() or x.is_complex()):
+        raise RuntimeError(where + "expected a tensor of floating point or complex values")
+    if x.ndim not in (1, 2):
+        raise RuntimeError(where + "expected a 1D or 2D tensor")
     length = x.shape[-1]
     if n_fft <= 0 or n_fft > length:
-        raise RuntimeError(f"stft: expected 0 < n_fft <= {length}, but got n_fft={n_fft}")
+        raise RuntimeError(where + f"expected 0 < n_fft < {length}, but got n_fft={n_fft}")
     if hop <= 0:
-        raise RuntimeError(f"stft: expected hop_length > 0, but got hop_length={hop}")
+        raise RuntimeError(where + f"expected hop_length > 0, but got hop_length={hop}")
     if win <= 0 or win > n_fft:
-        raise RuntimeError(f"stft: expected 0 < win_length <= n_fft, but got win_length={win}")
+        raise RuntimeError(where + f"expected 0 < win_length <= n_fft, but got win_length={win}")
+    if window is not None and (window.ndim != 1 or window.shape[0] != win):
+        raise RuntimeError(where + "expected a 1D window tensor of size equal to win_length="
+                           f"{win}, but got window with size {list(window.shape)}")
+    onesided = (not complex_in) if onesided is None else onesided
+    if onesided and complex_in:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    x = x.unsqueeze(0) if x.ndim == 1 else x
+    if x.dtype in (_dtype.float16, _dtype.bfloat16):
+        raise RuntimeError("MKL FFT doesn't support tensors of type: "
+                           + ("Half" if x.dtype is _dtype.float16 else "BFloat16"))
+    if align_to_window and win < n_fft:
+        left = (n_fft - win) // 2
+        x = ember.nn.functional.pad(x, (left, n_fft - win - left))
     w = _padded_window(window, win, n_fft, x)
     frames = x.unfold(-1, n_fft, hop) * w                     # (B, n_frames, n_fft)
-    onesided = (not complex_in) if onesided is None else onesided
     norm = "ortho" if normalized else "backward"
     if onesided:
-        if complex_in:
-            raise RuntimeError("Cannot have onesided output if window or input is complex")
         spec = F.rfft(frames, dim=-1, norm=norm)
     else:
         spec = F.fft(frames, dim=-1, norm=norm)
@@ -248,16 +359,43 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
     if not input.is_complex():
         raise RuntimeError("istft requires a complex-valued input tensor matching the output "
                            "from stft with return_complex=True.")
-    if input.ndim not in (2, 3):
-        raise RuntimeError(f"istft: expected a tensor with 2 or 3 dimensions of complex "
-                           f"dtype, but got {input.ndim}")
+    real_dim = input.ndim + 1                # torch checks the view_as_real of the input
+    if real_dim < 3:
+        got = -2 if real_dim < 2 else -3
+        raise IndexError(f"Dimension out of range (expected to be in range of [{-real_dim}, "
+                         f"{real_dim - 1}], but got {got})")
+    where = (f"istft({_type_string(input, legacy=False)}{list(input.shape)}, n_fft={n_fft}, "
+             f"hop_length={hop}, win_length={win}, window={_window_string(window)}, "
+             f"center={_flag(center)}, normalized={_flag(normalized)}, "
+             f"onesided={_flag(onesided)}, length={length}, "
+             f"return_complex={_flag(return_complex)})")
+    if real_dim not in (3, 4):
+        raise RuntimeError(f"{where} : expected a tensor with 3 or 4 dimensions, but got "
+                           f"{real_dim}")
     x = input.unsqueeze(0) if input.ndim == 2 else input          # (B, freq, frames)
-    n_frames = x.shape[-1]
+    n_frames, fft_size = x.shape[-1], x.shape[-2]
     if onesided is None:
-        onesided = x.shape[-2] != n_fft
+        onesided = fft_size != n_fft
+    if onesided and n_fft // 2 + 1 != fft_size:
+        raise RuntimeError(f"{where} : expected the frequency dimension (3rd to the last) of the "
+                           "input tensor to match n_fft / 2 + 1 when onesided=True, but got "
+                           f"{fft_size}")
+    if not onesided and n_fft != fft_size:
+        raise RuntimeError(f"{where} : expected the frequency dimension (3rd to the last) of the "
+                           f"input tensor to match n_fft when onesided=False, but got {fft_size}")
+    if not 0 < hop <= win:
+        raise RuntimeError(f"{where} : expected 0 < hop_length <= win_length")
+    if not 0 < win <= n_fft:
+        raise RuntimeError(f"{where} : expected 0 < win_length <= n_fft")
     if window is not None and (window.ndim != 1 or window.shape[0] != win):
-        raise RuntimeError("Invalid window shape. window has to be 1D and length of "
+        raise RuntimeError(f"{where} : Invalid window shape. window has to be 1D and length of "
                            "`win_length`")
+    if window is not None and window.is_complex() and not return_complex:
+        raise RuntimeError("Complex windows are incompatible with return_complex=False")
+    if return_complex and onesided:
+        raise RuntimeError("Cannot have onesided output if window or input is complex")
+    if n_frames == 0:
+        raise RuntimeError(f"{where} : input tensor cannot be empty.")
     if window is None:
         window = ember.ones(win, dtype=x.dtype.to_real())
     w = _padded_window(window, win, n_fft, x)
@@ -269,8 +407,6 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         xt = xt[..., :n_fft // 2 + 1]
         onesided = True
     if onesided:
-        if return_complex:
-            raise RuntimeError("cannot have onesided output if window or input is complex")
         frames = F.irfft(xt, n=n_fft, dim=-1, norm=norm)
     else:
         frames = F.ifft(xt, n=n_fft, dim=-1, norm=norm)
@@ -295,8 +431,11 @@ def istft(input, n_fft, hop_length=None, win_length=None, window=None, center=Tr
         end = expected - n_fft // 2 if center else expected
     y = y[:, start:min(end, expected)]
     env = env[start:min(end, expected)]
+    if env.numel() == 0:          # torch takes the envelope's min: nothing to take it of
+        raise RuntimeError("min(): Expected reduction dim to be specified for input.numel() == 0. "
+                           "Specify the reduction dim with the 'dim' argument.")
     if bool((env.abs() < 1e-11).any()):
-        raise RuntimeError("istft(...) window overlap add min: 1")
+        raise RuntimeError(f"{where} window overlap add min: 1\n[ CPUBoolType{{}} ]")
     y = y / env
     if end > expected:
         y = ember.nn.functional.pad(y, (0, end - expected))

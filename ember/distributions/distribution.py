@@ -192,7 +192,8 @@ class Distribution:
             return self.rsample(sample_shape)
 
     def sample_n(self, n):
-        warnings.warn("sample_n will be deprecated. Use .sample((n,)) instead", UserWarning)
+        warnings.warn("`sample_n(n)` will be deprecated. Use `sample((n,))` instead.",
+                      FutureWarning, stacklevel=2)
         return self.sample(ember.Size((n,)))
 
     def log_prob(self, value):

@@ -13,6 +13,7 @@ import warnings
 
 import ember
 from .distribution import Distribution
+from .exp_family import ExponentialFamily
 from .utils import _batch_mahalanobis, _sum_rightmost, euler_constant as _EULER
 # discrete
 from .bernoulli import Bernoulli
@@ -111,6 +112,29 @@ def _check_same_event(p, q, what):
 def _entropy_minus(p, expected_log_q):
     """KL as ``-H(p) - E_p[log q]``."""
     return -p.entropy() - expected_log_q
+
+
+# ---------------------------------------------------------------------------------------------
+# Exponential families without a closed form of their own: the Bregman divergence of the log
+# normaliser, ``F(theta_q) - F(theta_p) - <theta_q - theta_p, grad F(theta_p)>``, taking
+# ``grad F`` at detached copies of p's natural parameters (as torch: no gradient reaches p's)
+
+def _kl_bregman(p, q):
+    if p.__class__ is not q.__class__:
+        raise NotImplementedError("The cross KL-divergence between different exponential "
+                                  "families cannot" + " " * 29 + "be computed using Bregman "
+                                  "divergences")
+    thetas_p = [theta.detach().requires_grad_() for theta in p._natural_params]
+    thetas_q = q._natural_params
+    log_norm_p = p._log_normalizer(*thetas_p)
+    grads = ember.autograd.grad(log_norm_p.sum(), thetas_p, create_graph=True)
+    result = q._log_normalizer(*thetas_q) - log_norm_p
+    for theta_p, theta_q, grad in zip(thetas_p, thetas_q, grads):
+        result = result - _sum_rightmost((theta_q - theta_p) * grad, len(q.event_shape))
+    return result
+
+
+register_kl(ExponentialFamily, ExponentialFamily)(_kl_bregman)
 
 
 # ---------------------------------------------------------------------------------------------

@@ -35,7 +35,7 @@ def _float_input(x):
     if not (x.is_floating_point() or x.is_complex()):
         x = x.to(_dtype.get_default_dtype())
     elif x.dtype in (_dtype.float16, _dtype.bfloat16):
-        x = x.to(_dtype.float32)
+        raise RuntimeError(f"Unsupported dtype {_dtype.scalar_type_name(x.dtype.np)}")
     return x
 
 
@@ -61,8 +61,15 @@ def _one_n(n):
     return [n]
 
 
-def _out(r, out):
+def _out(r, out, name=None):
+    """``r`` written into ``out`` (torch's "<name> expects a complex / floating point output
+    tensor" when ``out`` cannot hold it: ``name`` is torch's, n-d for the 2-d variants)."""
     if out is not None:
+        if name is not None and (not out.is_complex() if r.is_complex()
+                                 else not out.is_floating_point()):
+            kind = "complex" if r.is_complex() else "floating point"
+            raise RuntimeError(f"{name} expects a {kind} output tensor, but got "
+                               f"{_dtype.scalar_type_name(out.dtype.np)}")
         from types import SimpleNamespace
         from ember._dispatch import _write_out
         return _write_out(SimpleNamespace(public_name="fft", num_outputs=1, returns_list=False),
@@ -120,14 +127,14 @@ def _half_to_full(m):
     return 2 * (m - 1)
 
 
-def _c2c(x, s, dim, norm, forward, default_dim=None, out=None):
+def _c2c(x, s, dim, norm, forward, default_dim=None, out=None, name="fftn"):
     x = _float_input(x)
     sizes, dims = _resolve(x, s, dim, default_dim)
     norm = _norm(norm)
     if not x.is_complex():
         if forward:
-            return _out(fft_r2c(x, sizes, dims, norm, False), out)
-    return _out(fft_c2c(x, sizes, dims, norm, forward), out)
+            return _out(fft_r2c(x, sizes, dims, norm, False), out, name)
+    return _out(fft_c2c(x, sizes, dims, norm, forward), out, name)
 
 
 def _r2c(name, x, s, dim, norm, default_dim=None, out=None):
@@ -136,22 +143,22 @@ def _r2c(name, x, s, dim, norm, default_dim=None, out=None):
         raise RuntimeError(f"{name} expects a real input tensor, but got "
                            f"{_dtype.scalar_type_name(x.dtype.np)}")
     sizes, dims = _resolve(x, s, dim, default_dim)
-    return _out(fft_r2c(x, sizes, dims, _norm(norm), True), out)
+    return _out(fft_r2c(x, sizes, dims, _norm(norm), True), out, name)
 
 
-def _c2r(x, s, dim, norm, default_dim=None, out=None):
+def _c2r(x, s, dim, norm, default_dim=None, out=None, name="irfftn"):
     x = _float_input(x)
     sizes, dims = _resolve(x, s, dim, default_dim, last_half=_half_to_full)
     if not x.is_complex():
         x = x.to(_dtype.complex64 if x.dtype is _dtype.float16 else x.dtype.to_complex())
-    return _out(fft_c2r(x, sizes, dims, _norm(norm)), out)
+    return _out(fft_c2r(x, sizes, dims, _norm(norm)), out, name)
 
 
 # ------------------------------------------------------------------ one-dimensional
 
 def fft(input, n=None, dim=-1, norm=None, *, out=None):
     """Discrete Fourier transform of ``input`` along ``dim``."""
-    return _c2c(input, _one_n(n), [dim], norm, True, out=out)
+    return _c2c(input, _one_n(n), [dim], norm, True, out=out, name="fft")
 
 
 def ifft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -161,8 +168,9 @@ def ifft(input, n=None, dim=-1, norm=None, *, out=None):
         # torch's 1-d inverse of a real signal is the conjugate of its forward transform under
         # the dual norm (zero imaginary parts -0 where the forward's are +0; ifftn's are +0)
         sizes, dims = _resolve(x, _one_n(n), [dim])
-        return _out(fft_r2c(x, sizes, dims, _DUAL[_norm(norm)], False).conj_physical(), out)
-    return _c2c(input, _one_n(n), [dim], norm, False, out=out)
+        return _out(fft_r2c(x, sizes, dims, _DUAL[_norm(norm)], False).conj_physical(), out,
+                    "ifft")
+    return _c2c(input, _one_n(n), [dim], norm, False, out=out, name="ifft")
 
 
 def rfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -172,14 +180,14 @@ def rfft(input, n=None, dim=-1, norm=None, *, out=None):
 
 def irfft(input, n=None, dim=-1, norm=None, *, out=None):
     """Inverse of rfft: a real signal of length ``n`` (default ``2 * (m - 1)``)."""
-    return _c2r(input, _one_n(n), [dim], norm, out=out)
+    return _c2r(input, _one_n(n), [dim], norm, out=out, name="irfft")
 
 
 def hfft(input, n=None, dim=-1, norm=None, *, out=None):
     """FFT of a Hermitian-symmetric signal given by its first half: a real result."""
     x = _float_input(input)
     return _c2r(x.conj() if x.is_complex() else x, _one_n(n), [dim],
-                _DUAL[_norm(norm)], out=out)
+                _DUAL[_norm(norm)], out=out, name="hfft")
 
 
 def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
@@ -189,7 +197,7 @@ def ihfft(input, n=None, dim=-1, norm=None, *, out=None):
         raise RuntimeError(f"ihfft expects a real input tensor, but got "
                            f"{_dtype.scalar_type_name(x.dtype.np)}")
     return _out(_r2c("ihfft", x, _one_n(n), [dim], _DUAL[_norm(norm)]).conj(),
-                out)
+                out, "ihfft")
 
 
 # ------------------------------------------------------------------ n-dimensional
@@ -228,7 +236,8 @@ def irfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 def hfftn(input, s=None, dim=None, norm=None, *, out=None):
     x = _float_input(input)
-    return _c2r(x.conj() if x.is_complex() else x, s, dim, _DUAL[_norm(norm)], out=out)
+    return _c2r(x.conj() if x.is_complex() else x, s, dim, _DUAL[_norm(norm)], out=out,
+                name="hfftn")
 
 
 def hfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -240,7 +249,7 @@ def ihfftn(input, s=None, dim=None, norm=None, *, out=None):
     if x.is_complex():
         raise RuntimeError(f"ihfftn expects a real-valued input tensor, but got "
                            f"{_dtype.scalar_type_name(x.dtype.np)}")
-    return _out(_r2c("ihfftn", x, s, dim, _DUAL[_norm(norm)]).conj(), out)
+    return _out(_r2c("ihfftn", x, s, dim, _DUAL[_norm(norm)]).conj(), out, "ihfftn")
 
 
 def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
@@ -249,9 +258,14 @@ def ihfft2(input, s=None, dim=(-2, -1), norm=None, *, out=None):
 
 # ------------------------------------------------------------------ helpers
 
-def _freq(vals, n, d, dtype, out, requires_grad):
+def _freq(name, vals, n, d, dtype, out, requires_grad):
     from ember._creation import tensor
     dt = dtype or (out.dtype if out is not None else _dtype.get_default_dtype())
+    if not (dt.is_floating_point or dt.is_complex):
+        raise RuntimeError(f"{name} requires a floating point or complex dtype")
+    if dt.is_complex:
+        raise NotImplementedError(f'"arange_cpu" not implemented for '
+                                  f"'{_dtype.scalar_type_name(dt.np)}'")
     with np.errstate(all="ignore"):
         r = tensor(np.asarray(vals, dtype=np.float64) / (n * d), dtype=dt)
     if requires_grad:
@@ -261,14 +275,16 @@ def _freq(vals, n, d, dtype, out, requires_grad):
 
 def fftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Sample frequencies of a length-``n`` FFT: ``[0, 1, ..., -n//2, ..., -1] / (d * n)``."""
+    if n < 0:
+        raise RuntimeError(f"Trying to create tensor with negative dimension {n}: [{n}]")
     idx = np.arange(n)
     vals = np.where(idx <= (n - 1) // 2, idx, idx - n)
-    return _freq(vals, n, d, dtype, out, requires_grad)
+    return _freq("fftfreq", vals, n, d, dtype, out, requires_grad)
 
 
 def rfftfreq(n, d=1.0, *, out=None, dtype=None, layout=None, device=None, requires_grad=False):
     """Sample frequencies of a length-``n`` rfft: ``[0, 1, ..., n//2] / (d * n)``."""
-    return _freq(np.arange(n // 2 + 1), n, d, dtype, out, requires_grad)
+    return _freq("rfftfreq", np.arange(n // 2 + 1), n, d, dtype, out, requires_grad)
 
 
 def _shift(x, dim, sign):

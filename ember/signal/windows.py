@@ -46,7 +46,7 @@ def general_cosine(M, *, a, sym=True, dtype=None, layout=ember.strided, device=N
     if r is not None:
         return r
     if not isinstance(a, (list, tuple)):
-        raise TypeError(f"Coefficients must be a list/tuple, got: {type(a)}")
+        raise TypeError("Coefficients must be a list/tuple")
     if not a:
         raise ValueError("Coefficients cannot be empty")
     step = 2 * math.pi / (M - 1 if sym else M)

@@ -158,6 +158,9 @@ def pad(input, pad, mode="constant", value=None):
             raise RuntimeError("input tensor must be non-empty for replication padding")
         idx = _pad_index(L, lo, hi, mode)
         x = x.index_select(d, E.tensor(idx, dtype=E.int64))
+    if input.dtype is E.bool and mode != "circular":   # torch's kernels have no bool case
+        kind = "reflection" if mode == "reflect" else "replication"
+        raise NotImplementedError(f'"{kind}_pad{nd}d" not implemented for \'Bool\'')
     return x
 
 

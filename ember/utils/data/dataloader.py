@@ -128,9 +128,6 @@ class DataLoader:
             batch_sampler=batch_sampler, generator=generator, collate_fn=collate_fn,
             persistent_workers=persistent_workers)
         self.multiprocessing_context = multiprocessing_context    # checked by its setter
-        if pin_memory:
-            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
-                          "then device pinned memory won't be used.")
         self._IterableDataset_len_called = None
         self._iterator = None
         self._initialized = True
@@ -175,6 +172,13 @@ class DataLoader:
         return self.batch_sampler if self._auto_collation else self.sampler
 
     def _get_iterator(self):
+        if self.pin_memory:       # torch warns as each iterator starts, not at construction
+            if self.pin_memory_device:
+                warnings.warn("pin_memory_device is deprecated, the current accelerator will "
+                              "be used as the device,ignore pin_memory_device="
+                              f"'{self.pin_memory_device}'.")
+            warnings.warn("'pin_memory' argument is set as true but no accelerator is found, "
+                          "then device pinned memory won't be used.")
         if self.num_workers == 0:
             return _SingleProcessDataLoaderIter(self)
         return _MultiProcessingDataLoaderIter(self)
