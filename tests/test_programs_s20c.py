@@ -39,3 +39,16 @@ def test_old_weight_norm_warning_points_into_the_library():
         return [(c, msg, f == __file__) for c, msg, f in ws]
     assert run(ember) == run(torch)
     assert len(run(ember)) == 1
+
+
+def test_autocast_disabling_warnings_point_at_the_callers_line():
+    def run(L):
+        def body():
+            with L.autocast("cpu", dtype=L.int32):
+                pass
+            with L.autocast("cuda"):
+                pass
+        return [(c, msg, f == __file__) for c, msg, f in _warnings_of(body)]
+    got = run(ember)
+    assert got == run(torch)
+    assert [f for _, _, f in got] == [True, True]
