@@ -52,3 +52,58 @@ def test_autocast_disabling_warnings_point_at_the_callers_line():
     got = run(ember)
     assert got == run(torch)
     assert [f for _, _, f in got] == [True, True]
+
+
+# ---------------------------------------------------------------- fused SGD / Adagrad
+
+def _fused_run(L, cls, **kw):
+    L.manual_seed(0)
+    m = L.nn.Linear(3, 2)
+    o = cls(m.parameters(), fused=True, **kw)
+    for _ in range(3):
+        o.zero_grad()
+        m(L.ones(2, 3)).pow(2).sum().backward()
+        o.step()
+    st = o.state[m.weight]
+    return (m.weight.detach().numpy().copy(), o.state_dict()["param_groups"][0]["fused"],
+            sorted(st), [str(v.dtype) for v in st.values()])
+
+
+@pytest.mark.parametrize("name,kw", [
+    ("SGD", dict(lr=0.01)), ("SGD", dict(lr=0.01, momentum=0.9, nesterov=True, weight_decay=0.1)),
+    ("Adagrad", dict(lr=0.01)), ("Adagrad", dict(lr=0.05, lr_decay=0.01, weight_decay=0.1))])
+def test_fused_sgd_and_adagrad_run_as_torch(name, kw):
+    import numpy as np
+    e = _fused_run(ember, getattr(ember.optim, name), **kw)
+    t = _fused_run(torch, getattr(torch.optim, name), **kw)
+    np.testing.assert_allclose(e[0], t[0], rtol=1e-6, atol=1e-7)
+    assert e[1:] == t[1:]
+
+
+def _fused_errors(L):
+    out = []
+
+    def attempt(fn):
+        try:
+            fn()
+            out.append("ok")
+        except Exception as ex:  # noqa: BLE001
+            out.append((type(ex).__name__, str(ex)))
+    for cls in (L.optim.SGD, L.optim.Adagrad, L.optim.Adam):
+        p = L.nn.Parameter(L.ones(2, dtype=L.complex64))
+        p.grad = L.ones(2, dtype=L.complex64)
+        attempt(lambda: cls([p], lr=0.1, fused=True).step())
+        q = L.nn.Parameter(L.ones(2, dtype=L.complex64))       # no grad: not checked
+        attempt(lambda: cls([q], lr=0.1, fused=True).step())
+        attempt(lambda: cls([q], lr=0.1, fused=True, foreach=True))
+        attempt(lambda: cls([q], lr=0.1, fused=True, differentiable=True))
+        emb = L.nn.Embedding(4, 2, sparse=True)
+        emb(L.tensor([1])).sum().backward()
+        w0 = emb.weight.detach().clone()
+        attempt(lambda: cls(emb.parameters(), lr=0.1, fused=True).step())
+        out.append(bool(L.equal(w0, emb.weight)))
+    return out
+
+
+def test_fused_optimizer_errors_match_torch():
+    assert _fused_errors(ember) == _fused_errors(torch)
