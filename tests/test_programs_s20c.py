@@ -107,3 +107,21 @@ def _fused_errors(L):
 
 def test_fused_optimizer_errors_match_torch():
     assert _fused_errors(ember) == _fused_errors(torch)
+
+
+# ---------------------------------------------------------------- clip_grad_norm_ dtypes
+
+@pytest.mark.parametrize("dts", [("float32", "float64"), ("float64", "float32"),
+                                 ("float16", "float32"), ("bfloat16", "float16")])
+@pytest.mark.parametrize("norm_type", [2.0, 1.0, float("inf"), 3.0])
+def test_total_norm_of_mixed_dtypes_promotes_as_torch(dts, norm_type):
+    def run(L):
+        ps = [L.nn.Parameter(L.zeros(2, dtype=getattr(L, d))) for d in dts]
+        for p in ps:
+            p.grad = L.tensor([3.0, 4.0], dtype=p.dtype)
+        total = L.nn.utils.clip_grad_norm_(ps, 1.0, norm_type)
+        tn = L.nn.utils.get_total_norm([L.tensor([3.0, 4.0], dtype=getattr(L, d)) for d in dts],
+                                       norm_type)
+        grads = [p.grad.double().tolist() for p in ps if p.dtype != L.bfloat16]
+        return str(total.dtype), round(total.item(), 4), str(tn.dtype), grads
+    assert run(ember) == run(torch)
