@@ -125,3 +125,35 @@ def test_total_norm_of_mixed_dtypes_promotes_as_torch(dts, norm_type):
         grads = [p.grad.double().tolist() for p in ps if p.dtype != L.bfloat16]
         return str(total.dtype), round(total.item(), 4), str(tn.dtype), grads
     assert run(ember) == run(torch)
+
+
+# ---------------------------------------------------------------- Module.to's parsing
+
+_MODULE_TO_CALLS = [
+    ((1, 2, 3, 4), {}), (("cpu", "x"), {}), ((), {"foo": 1}), (("float32", 3), {}),
+    ((), {"dtype": 3}), (("cpu",), {"foo": 1, "dtype": "float32"}),
+    (("float32",), {"memory_format": 3}), ((), {"foo": 1, "bar": 2, "dtype": "float64"}),
+    ((), {"copy": False}), (("cpu", None, False, True), {}), (("float64", False, False), {}),
+    ((True,), {}), ((float,), {}), ((int,), {}), ((complex,), {}), (("cpu", float), {}),
+    (("cpu", True), {}), (("cpu", "float64", True), {}), ((None, float), {}),
+    ((0,), {}), ((), {"dtype": "float64", "device": "cpu", "non_blocking": True}),
+]
+
+
+def _module_to(L):
+    out = []
+    for args, kw in _MODULE_TO_CALLS:
+        conv = lambda v: getattr(L, v) if v in ("float32", "float64") else v  # noqa: E731
+        args = tuple(conv(a) for a in args)
+        kw = {k: conv(v) for k, v in kw.items()}
+        try:
+            with warnings.catch_warnings():
+                warnings.simplefilter("ignore")
+                out.append(str(L.nn.Linear(1, 1).to(*args, **kw).weight.dtype))
+        except Exception as e:  # noqa: BLE001
+            out.append((type(e).__name__, str(e)))
+    return out
+
+
+def test_module_to_parses_its_arguments_as_torch():
+    assert _module_to(ember) == _module_to(torch)
