@@ -211,13 +211,14 @@ class autocast:
         self._cache_enabled = _st.cache_enabled if cache_enabled is None else cache_enabled
         if device_type == "cuda" and self._enabled:
             # a program written for a GPU runs with the region off, as on torch without CUDA
-            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.")
+            warnings.warn("CUDA is not available or torch_xla is imported. Disabling autocast.",
+                          stacklevel=2)
             self._enabled = False
         if device_type == "cpu" and self._enabled and \
                 self.fast_dtype not in (_dtype.bfloat16, _dtype.float16):
             warnings.warn(f"In CPU autocast, but the target dtype is not supported. Disabling "
                           f"autocast.\nCPU Autocast only supports dtypes of torch.bfloat16, "
-                          f"torch.float16 currently.")
+                          f"torch.float16 currently.", stacklevel=2)
             self._enabled = False
 
     def __enter__(self):

@@ -629,7 +629,7 @@ def hessian(func, argnums=0):
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
     """Call ``module`` with its parameters and buffers replaced (torch.func.functional_call)."""
-    from ember.nn.utils.stateless import functional_call as _fc
+    from ember.nn.utils.stateless import _functional_call as _fc
     return _fc(module, parameter_and_buffer_dicts, args, kwargs, tie_weights=tie_weights,
                strict=strict)
 

@@ -1,7 +1,7 @@
 """Adagrad: per-coordinate step sizes from the running sum of squared gradients."""
 import ember
-from .optimizer import Optimizer, _check_lr, _closure_loss, _no_fused, _num, _real, _require, \
-    _scalar
+from .optimizer import Optimizer, _check_fused_group, _check_lr, _closure_loss, \
+    _fused_options, _num, _real, _require, _scalar
 
 __all__ = ["Adagrad"]
 
@@ -28,7 +28,7 @@ class Adagrad(Optimizer):
             lr=lr, lr_decay=lr_decay, eps=eps, weight_decay=weight_decay,
             initial_accumulator_value=initial_accumulator_value, foreach=foreach,
             maximize=maximize, differentiable=differentiable, fused=fused))
-        _no_fused(fused, differentiable, foreach)
+        _fused_options(fused, differentiable, foreach)
         for group in self.param_groups:
             for p in group["params"]:
                 self._init_state(p)
@@ -47,6 +47,7 @@ class Adagrad(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
+            _check_fused_group(group, "`fused` does not support sparse grad or complex param")
             lr, decay, wd = _num(group["lr"]), group["lr_decay"], group["weight_decay"]
             for p, g, st in self._grads(group):
                 if not st:  # added with add_param_group

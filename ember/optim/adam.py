@@ -6,8 +6,8 @@ import numpy as np
 import ember
 from ember._state import state
 from ember._tensor import Tensor
-from .optimizer import (Optimizer, _check_betas, _check_lr, _closure_loss, _num, _real,
-                        _require, _scalar, _to_scalar)
+from .optimizer import (Optimizer, _check_betas, _check_fused_group, _check_lr, _closure_loss,
+                        _num, _real, _require, _scalar, _to_scalar)
 
 __all__ = ["Adam", "adam"]
 
@@ -58,6 +58,7 @@ class Adam(Optimizer):
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
+            _check_fused_group(group)
             params, grads, ms, vs, vmaxes, steps = [], [], [], [], [], []
             for p, g, st in self._grads(group):
                 if not st:

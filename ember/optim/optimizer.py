@@ -93,14 +93,34 @@ def _check_betas(betas):
         _require(0.0 <= betas[i] < 1.0, f"beta parameter at index {i}", betas[i])
 
 
-def _no_fused(fused, differentiable=False, foreach=False):
-    if not fused:
-        return
-    if differentiable:
+def _fused_options(fused, differentiable=False, foreach=False):
+    """torch's constructor checks of ``fused=True`` (SGD, Adagrad: ember runs their fused
+    groups through the same update as the loop, which is what torch's CPU kernels compute
+    for whole vectors)."""
+    if fused and differentiable:
         raise RuntimeError("`fused` does not support `differentiable`")
-    if foreach:
+    if fused and foreach:
         raise RuntimeError("`fused` and `foreach` cannot be `True` together.")
-    raise RuntimeError("`fused=True` is not available: ember has no fused optimizer kernels")
+
+
+_FUSED_DEVICES = "['mps', 'cuda', 'xpu', 'hpu', 'cpu', 'mtia', 'privateuseone']"
+
+
+def _check_fused_group(group, sparse_text=None):
+    """At ``step``, before a fused group changes anything: each parameter with a gradient
+    must be floating point, and (``sparse_text`` given) no gradient may be sparse."""
+    if not group.get("fused"):
+        return
+    for p in group["params"]:
+        if p.grad is None:
+            continue
+        if not p.is_floating_point():
+            raise RuntimeError(f"`fused=True` requires all the params to be floating point "
+                               f"Tensors of supported devices: {_FUSED_DEVICES} but "
+                               f"{p.dtype} and {p.device.type}")
+    if sparse_text is not None and any(p.grad is not None and p.grad.is_sparse
+                                       for p in group["params"]):
+        raise RuntimeError(sparse_text)
 
 
 _TENSOR_TYPE_NAMES = dict(float32="Float", float64="Double", float16="Half", bfloat16="BFloat16",

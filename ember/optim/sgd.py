@@ -1,6 +1,7 @@
 """Stochastic gradient descent, with optional (Nesterov) momentum."""
 from ember._tensor import Tensor
-from .optimizer import Optimizer, _closure_loss, _no_fused, _num, _require
+from .optimizer import Optimizer, _check_fused_group, _closure_loss, _fused_options, _num, \
+    _require
 
 __all__ = ["SGD", "sgd"]
 
@@ -28,11 +29,12 @@ class SGD(Optimizer):
             lr=lr, momentum=momentum, dampening=dampening, weight_decay=weight_decay,
             nesterov=nesterov, maximize=maximize, foreach=foreach,
             differentiable=differentiable, fused=fused))
-        _no_fused(fused, differentiable, foreach)
+        _fused_options(fused, differentiable, foreach)
 
     def step(self, closure=None):
         loss = _closure_loss(closure)
         for group in self.param_groups:
+            _check_fused_group(group, "`_fused_sgd` does not support sparse gradients")
             uses_buffer = group["momentum"] != 0
             params, grads, buffers = [], [], []
             for p in group["params"]:

@@ -851,30 +851,52 @@ class _Call:
 
 
 def _parse_to(*args, **kwargs):
-    """(device, dtype, non_blocking, memory_format) from ``Module.to``'s arguments."""
-    from ember._dtype import dtype as dtype_cls
-    device = kwargs.pop("device", None)
-    dtype = kwargs.pop("dtype", None)
-    non_blocking = kwargs.pop("non_blocking", False)
-    memory_format = kwargs.pop("memory_format", None)
-    kwargs.pop("copy", None)
-    if kwargs:
-        raise TypeError("to() received an invalid combination of arguments - got unexpected "
-                        f"keyword argument '{next(iter(kwargs))}'")
-    rest = list(args)
-    if rest and isinstance(rest[0], Tensor):
-        t = rest.pop(0)
-        device, dtype = t.device, t.dtype
-    elif rest and isinstance(rest[0], dtype_cls):
-        dtype = rest.pop(0)
-    elif rest and (isinstance(rest[0], (str, int)) or type(rest[0]).__name__ == "device"):
-        device = rest.pop(0)
-        if rest and isinstance(rest[0], dtype_cls):
-            dtype = rest.pop(0)
-    if rest and isinstance(rest[0], bool):
-        non_blocking = rest.pop(0)
-    if rest:
-        raise TypeError("to() received an invalid combination of arguments")
+    """(device, dtype, non_blocking, memory_format) from ``Module.to``'s arguments, bound to
+    the first of torch's three ``to`` forms that takes them; none: torch's overload TypeError."""
+    from ember._dtype import dtype as dtype_cls, to_dtype
+    from ember._ops.parser_errors import METHOD, overloaded_text
+
+    def is_device(v):
+        return isinstance(v, str) or (isinstance(v, int) and not isinstance(v, bool)) or \
+            type(v).__name__ == "device"
+    kinds = {"device": lambda v: v is None or is_device(v),
+             # torch's parser takes Python's number types, and True/False (as torch.bool)
+             "dtype": lambda v: v is None or isinstance(v, (dtype_cls, bool)) or
+             v in (float, int, bool, complex),
+             "tensor": lambda v: isinstance(v, Tensor),
+             "non_blocking": lambda v: isinstance(v, bool),
+             "copy": lambda v: isinstance(v, bool),
+             "memory_format": lambda v: v is None or isinstance(v, ember.memory_format)}
+    for form in (("device", "dtype", "non_blocking", "copy"), ("dtype", "non_blocking", "copy"),
+                 ("tensor", "non_blocking", "copy")):
+        if len(args) > len(form) or any(k not in form + ("memory_format",) for k in kwargs):
+            continue
+        bound = dict(zip(form, args))
+        if any(k in bound for k in kwargs):
+            continue
+        bound.update(kwargs)
+        if form[0] == "dtype" and "dtype" not in bound:
+            continue
+        if form[0] == "tensor" and "tensor" not in bound:
+            continue
+        if form[0] == "device" and isinstance(bound.get("dtype"), bool):
+            continue        # (a True/False dtype only as the dtype form's first argument)
+        if all(kinds[k](v) for k, v in bound.items()):
+            break
+    else:
+        # (torch's parser lists the keywords in reverse order)
+        raise TypeError(overloaded_text("to", METHOD["to"], list(args),
+                                        dict(reversed(list(kwargs.items())))))
+    if "copy" in bound:
+        raise RuntimeError(".to() does not accept copy argument")
+    device, dtype = bound.get("device"), bound.get("dtype")
+    if isinstance(dtype, bool):
+        dtype = ember.bool
+    elif dtype is not None:
+        dtype = to_dtype(dtype)
+    if "tensor" in bound:
+        device, dtype = bound["tensor"].device, bound["tensor"].dtype
+    non_blocking, memory_format = bound.get("non_blocking", False), bound.get("memory_format")
     if device is not None:
         device = ember.device(device)
         if device.type != "cpu":

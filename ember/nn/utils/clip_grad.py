@@ -37,8 +37,9 @@ def get_total_norm(tensors, norm_type=2.0, error_if_nonfinite=False, foreach=Non
         return ember.tensor(0.0)
     with ember.no_grad():
         norms = [_vector_norm(g, norm_type) for g in tensors]
-        dt = norms[0].dtype
-        total_norm = _vector_norm(ember.stack([n.to(dt) for n in norms]), norm_type)
+        # the per-tensor norms are stacked as they are: mixed dtypes promote (float32 with
+        # float64 gives a float64 total, bfloat16 with float16 a float32 one), as in torch
+        total_norm = _vector_norm(ember.stack(norms), norm_type)
     if error_if_nonfinite and bool(total_norm.isnan() | total_norm.isinf()):
         raise RuntimeError(f"The total norm of order {norm_type} for gradients from "
                            "`parameters` is non-finite, so it cannot be clipped. To disable this "
@@ -57,7 +58,7 @@ def clip_grads_with_norm_(parameters, max_norm, total_norm, foreach=None):
         clip_coef = max_norm / (total_norm + 1e-6)
         clip_coef_clamped = ember.clamp(clip_coef, max=1.0)
         for g in grads:
-            g.mul_(clip_coef_clamped.to(g.dtype))
+            g.mul_(clip_coef_clamped)     # (a 0-dim float32 factor: not rounded to g's dtype)
 
 
 def clip_grad_norm_(parameters, max_norm, norm_type=2.0, error_if_nonfinite=False,

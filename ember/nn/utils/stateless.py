@@ -104,6 +104,17 @@ def _reparametrize_module(module, parameters_and_buffers, tie_weights=False, str
 
 def functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
                     tie_weights=True, strict=False):
+    """Deprecated spelling of ``torch.func.functional_call`` (warns, then calls it)."""
+    warnings.warn("`torch.nn.utils.stateless.functional_call` is deprecated as of PyTorch 2.0 "
+                  "and will be removed in a future version of PyTorch. Please use "
+                  "`torch.func.functional_call` instead which is a drop-in replacement.",
+                  FutureWarning, stacklevel=2)
+    return _functional_call(module, parameter_and_buffer_dicts, args, kwargs,
+                            tie_weights=tie_weights, strict=strict)
+
+
+def _functional_call(module, parameter_and_buffer_dicts, args=None, kwargs=None, *,
+                     tie_weights=True, strict=False):
     """Call ``module`` with its parameters/buffers replaced by the given tensors."""
     if isinstance(parameter_and_buffer_dicts, dict):
         merged = parameter_and_buffer_dicts

@@ -52,6 +52,8 @@ class WeightNorm:
 
     @staticmethod
     def apply(module, name, dim):
+        warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
+                      "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
         if any(isinstance(h, WeightNorm) and h.name == name
                for h in module._forward_pre_hooks.values()):
             raise RuntimeError(f"Cannot register two weight_norm hooks on the same "
@@ -84,8 +86,8 @@ class WeightNorm:
 
 def weight_norm(module, name="weight", dim=0):
     """Reparametrise ``module.<name>`` as magnitude ``<name>_g`` times direction ``<name>_v``."""
-    warnings.warn("`torch.nn.utils.weight_norm` is deprecated in favor of "
-                  "`torch.nn.utils.parametrizations.weight_norm`.", FutureWarning, stacklevel=2)
+    # the deprecation is reported from inside ``apply`` at this line (a library location,
+    # so Python's default filter shows it once per process, as torch does)
     WeightNorm.apply(module, name, dim)
     return module
 
