@@ -54,3 +54,39 @@ def test_int_list_first_element_texts(src):
     def run(T):
         return eval(code, {"T": T, "x": T.zeros(4, 4)})
     assert_same_outcome(run)
+
+
+# ------------------------------------------ binary ops of mixed memory formats
+# (Note [binary layout] in ember/_ops/core.py): the first operand that tells two dims apart
+# decides the result's layout, as torch's TensorIterator does.
+
+def _layouts(T):
+    g = np.random.default_rng(3)
+    cl, cl3 = T.channels_last, T.channels_last_3d
+    b = T.tensor(g.standard_normal((2, 3, 4, 5)), dtype=T.float32)
+    a = b.flip(0).contiguous(memory_format=cl)
+    a3 = T.tensor(g.standard_normal((2, 3, 2, 4, 5)), dtype=T.float32).contiguous(
+        memory_format=cl3)
+    b3 = T.tensor(g.standard_normal((2, 3, 2, 4, 5)), dtype=T.float32)
+    bc = T.tensor(g.standard_normal((3, 1, 1)), dtype=T.float32)
+    big = T.tensor(g.standard_normal((4, 16, 64, 64)), dtype=T.float32)
+    bigc = big.flip(0).contiguous(memory_format=cl)
+    t = a.transpose(2, 3)
+    cases = [
+        a + b, b + a, a - b, b - a, a * b, b * a, T.add(a, b), T.add(b, a, alpha=2),
+        T.sub(a, b, alpha=2), T.mul(a, b), a + bc, bc + a, a * bc, a + 1, 2 - a,
+        a3 + b3, b3 + a3, a3 * b3, a3 - b3, t + b.transpose(2, 3), b.transpose(2, 3) + t,
+        a.clone().add_(b), b.clone().add_(a), T.add(a, b, out=T.empty(0)),
+        T.mul(a, b, out=T.empty(0)), T.sub(b, a, out=T.empty(0)), a + b.double(),
+        a.bfloat16() + b.bfloat16(), a.half() * b.half(), bigc + big, big + bigc,
+        bigc * big, T.add(bigc, big, alpha=0.5), a.T + b.T, a.requires_grad_() * b,
+    ]
+    return [(tuple(r.shape), r.stride(), r.dtype == T.float32,
+             float(r.detach().double().sum())) for r in cases]
+
+
+def test_binary_ops_lay_out_mixed_formats_as_torch():
+    got, want = _layouts(ember), _layouts(torch)
+    for k, (g, w) in enumerate(zip(got, want)):
+        assert g[:3] == w[:3], k
+        assert abs(g[3] - w[3]) <= 1e-3 * max(1.0, abs(w[3])), k
