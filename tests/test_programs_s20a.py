@@ -90,3 +90,75 @@ def test_binary_ops_lay_out_mixed_formats_as_torch():
     for k, (g, w) in enumerate(zip(got, want)):
         assert g[:3] == w[:3], k
         assert abs(g[3] - w[3]) <= 1e-3 * max(1.0, abs(w[3])), k
+
+
+# ------------------------------------------ sparse Embedding gradients and padding_idx
+
+def _sparse_embedding(T, pad, bag=False):
+    T.manual_seed(0)
+    idx = T.tensor([[0, 2, 3], [3, 5, 0], [1, 3, 5]])
+    if bag:
+        e = T.nn.EmbeddingBag(6, 3, mode="sum", sparse=True, padding_idx=pad)
+        e.weight.data.copy_(T.arange(18.).reshape(6, 3))
+        out = e(idx)
+    else:
+        e = T.nn.Embedding(6, 3, padding_idx=pad, sparse=True)
+        e.weight.data.copy_(T.arange(18.).reshape(6, 3))
+        out = e(idx)
+    (out * T.arange(1., 4.)).sum().backward()
+    g = e.weight.grad
+    c = g.coalesce()
+    return (g._nnz(), g._indices().tolist(), g._values().tolist(), c._nnz(),
+            c.indices().tolist(), c.values().tolist(), g.to_dense().tolist())
+
+
+@pytest.mark.parametrize("bag", [False, True])
+@pytest.mark.parametrize("pad", [0, 3, -1, None])
+def test_sparse_embedding_gradient_leaves_out_padding(pad, bag):
+    assert _sparse_embedding(ember, pad, bag) == _sparse_embedding(torch, pad, bag)
+
+
+def test_sparse_embedding_padding_only_and_frequency_scaling():
+    def run(T):
+        e = T.nn.Embedding(4, 2, padding_idx=1, sparse=True)
+        e(T.tensor([1, 1])).sum().backward()
+        g = e.weight.grad
+        return g._nnz(), g._indices().tolist(), tuple(g._values().shape)
+    assert run(ember) == run(torch)
+
+    def scaled(T):
+        e = T.nn.Embedding(6, 3, padding_idx=3, sparse=True, scale_grad_by_freq=True)
+        e(T.tensor([3, 3, 1])).sum().backward()
+    assert_same_outcome(scaled)
+
+
+def _sparse_adam(T):
+    T.manual_seed(1)
+    emb = T.nn.Embedding(10, 4, padding_idx=0, sparse=True)
+    lin = T.nn.Linear(4, 1)
+    with T.no_grad():
+        emb.weight.copy_(T.linspace(-1, 1, 40).reshape(10, 4))
+        emb.weight[0].zero_()
+        lin.weight.copy_(T.tensor([[0.5, -0.25, 0.125, 1.0]]))
+        lin.bias.zero_()
+    opt = T.optim.SparseAdam(list(emb.parameters()), lr=0.05)
+    data = T.tensor([[0, 1, 2, 3, 0], [4, 0, 5, 6, 7], [8, 9, 0, 0, 1]])
+    y = T.tensor([0.5, -1.0, 2.0])
+    losses, nnz = [], []
+    for _ in range(4):
+        opt.zero_grad()
+        loss = ((lin(emb(data).mean(1)).squeeze(1) - y) ** 2).mean()
+        loss.backward()
+        opt.step()
+        losses.append(loss.item())
+        nnz.append(emb.weight.grad._nnz())
+    return losses, nnz, emb.weight.detach().numpy().copy()
+
+
+def test_sparse_adam_with_padding_idx_as_torch():
+    le, ne, we = _sparse_adam(ember)
+    lt, nt, wt = _sparse_adam(torch)
+    assert ne == nt
+    np.testing.assert_allclose(le, lt, rtol=1e-6)
+    np.testing.assert_allclose(we, wt, rtol=1e-5, atol=1e-7)
+    assert not we[0].any()
