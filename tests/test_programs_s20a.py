@@ -162,3 +162,21 @@ def test_sparse_adam_with_padding_idx_as_torch():
     np.testing.assert_allclose(le, lt, rtol=1e-6)
     np.testing.assert_allclose(we, wt, rtol=1e-5, atol=1e-7)
     assert not we[0].any()
+
+
+# ------------------------------------------ pack_padded_sequence: torch's order of ties
+
+def _packed(T, n, k, seed):
+    rng = np.random.default_rng(seed)
+    lengths = [int(v) for v in rng.integers(1, k + 1, n)]
+    x = T.arange(n * k, dtype=T.float32).reshape(k, n)
+    p = T.nn.utils.rnn.pack_padded_sequence(x, T.tensor(lengths), enforce_sorted=False)
+    seqs = [T.arange(float(m)) + 10 * i for i, m in enumerate(lengths)]
+    q = T.nn.utils.rnn.pack_sequence(seqs, enforce_sorted=False)
+    return (p.sorted_indices.tolist(), p.unsorted_indices.tolist(), p.data.tolist(),
+            p.batch_sizes.tolist(), q.sorted_indices.tolist(), q.data.tolist())
+
+
+@pytest.mark.parametrize("n,k", [(17, 2), (20, 3), (33, 5), (64, 1), (100, 4), (200, 8)])
+def test_pack_padded_sequence_orders_ties_as_torch(n, k):
+    assert _packed(ember, n, k, n) == _packed(torch, n, k, n)
