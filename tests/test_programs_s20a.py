@@ -180,3 +180,67 @@ def _packed(T, n, k, seed):
 @pytest.mark.parametrize("n,k", [(17, 2), (20, 3), (33, 5), (64, 1), (100, 4), (200, 8)])
 def test_pack_padded_sequence_orders_ties_as_torch(n, k):
     assert _packed(ember, n, k, n) == _packed(torch, n, k, n)
+
+
+# ------------------------------------------ quantization, FX, TorchScript, ONNX programs
+
+def test_unobserved_histogram_observer_warns_as_torch():
+    import warnings
+
+    def run(T):
+        with warnings.catch_warnings(record=True) as w:
+            warnings.simplefilter("always")
+            r = T.ao.quantization.HistogramObserver().calculate_qparams()
+        return [str(x.message) for x in w], w[0].filename, r[0].tolist(), r[1].tolist()
+    got, want = run(ember), run(torch)
+    assert got[0] == want[0] and got[2:] == want[2:]
+    assert got[1] == __file__           # (stacklevel: the caller's line, as torch's)
+
+
+def _traced_indexing(T):
+    import io
+
+    class E(T.nn.Module):
+        def forward(self, h):
+            return (h[-1] * 2, h[..., 0], h[:, None], h[0, 1:], h[1:, ::2],
+                    h[None, ..., 1:3], h[..., None])
+    x = T.arange(12.).reshape(3, 4)
+    tm = T.jit.trace(E(), x)
+    buf = io.BytesIO()
+    T.jit.save(tm, buf)
+    buf.seek(0)
+    loaded = T.jit.load(buf)
+    y = T.arange(12.).reshape(3, 4) * 3 - 5
+    return [r.tolist() for r in loaded(y)]
+
+
+def test_traced_basic_indexing_saves_and_loads():
+    assert _traced_indexing(ember) == _traced_indexing(torch)
+
+
+def _traced_lstm_round_trip(T):
+    import io
+
+    class Enc(T.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.emb = T.nn.Embedding(10, 4)
+            self.rnn = T.nn.LSTM(4, 6, batch_first=True)
+            self.out = T.nn.Linear(6, 2)
+
+        def forward(self, x):
+            o, (h, c) = self.rnn(self.emb(x))
+            return self.out(h[-1])
+    T.manual_seed(0)
+    m = Enc().eval()
+    x = T.tensor([[1, 2, 3, 4, 5], [0, 9, 8, 7, 6], [3, 3, 3, 3, 3]])
+    tm = T.jit.trace(m, x)
+    buf = io.BytesIO()
+    T.jit.save(tm, buf)
+    buf.seek(0)
+    loaded = T.jit.load(buf)
+    return T.equal(loaded(x), tm(x)), sorted(k for k, _ in loaded.named_parameters())
+
+
+def test_traced_lstm_model_saves_and_loads():
+    assert _traced_lstm_round_trip(ember) == _traced_lstm_round_trip(torch)
