@@ -203,18 +203,49 @@ def _int_element(e, kind="int"):
     return hasattr(type(e), "__index__")
 
 
-def check_int_list(fname, name, v):
+# Note [int lists]: torch's argument parser takes a sequence as an int list by its first
+# element (an int, not a bool; found by experiment). A first element that is no int means
+# the list was never taken: given as several varargs values the call has too many arguments
+# ("permute() takes 1 positional argument but 2 were given"; an overloaded name lists its
+# overloads), given by keyword "argument 'size' must be tuple of ints, not tuple", given as
+# one sequence "argument 'size' (position 1) must be tuple of ints, but found element of
+# type float at pos 0" (0-based). Only later elements are unpacked, one by one: "failed to
+# unpack the object at pos 2 ..." (1-based), and there a bool counts as an int.
+def check_int_list(fname, name, v, position=None):
     """A hand-written front's check of int-list argument ``name`` (sequence ``v``): torch's
-    TypeError for an element that is no int; returns ``v``."""
+    TypeError for an element that is no int; returns ``v``. ``position``: where the user's
+    call gave the list (1-based, as torch counts), "" for by keyword, None if unknown: a bad
+    first element then gets torch's texts (Note [int lists])."""
     if type(v) is tuple and all_ints(v):
         return v
     for k, e in enumerate(v):
-        if not _int_element(e):
+        if not _int_element(e) or k == 0 and position is not None and \
+                isinstance(e, (bool, np.bool_)):
             from ember._legacy import type_name
+            if k == 0 and position == "":
+                raise TypeError(f"{fname}(): argument '{name}' must be tuple of ints, not "
+                                f"{type_name(type(v))}")
+            if k == 0 and position is not None:
+                raise TypeError(f"{fname}(): argument '{name}' (position {position}) must be "
+                                f"tuple of ints, but found element of type "
+                                f"{type_name(type(e))} at pos 0")
             raise TypeError(f"{fname}(): argument '{name}' failed to unpack the object at pos "
                             f"{k + 1} with error \"type must be tuple of ints,but got "
                             f"{type_name(type(e))}\"")
     return v
+
+
+def user_position(frame, name):
+    """Where the user's call of the hand-written front running in ``frame`` gave argument
+    ``name``, for :func:`check_int_list`: its 1-based position, "" by keyword, None when the
+    call site does not tell (read only once an argument is refused)."""
+    argc, kw = _call_keywords(frame.f_back)
+    if argc is None:
+        return None
+    if name in kw:
+        return ""
+    names = frame.f_code.co_varnames[:frame.f_code.co_argcount]
+    return names.index(name) + 1 if name in names else None
 
 
 _FRONT_FILE = "<ember op front>"          # the generated fronts' code (ember/_ops/registry.py)
@@ -268,9 +299,9 @@ def _call_keywords(frame):
     return last[1], last[2]
 
 
-def _position(op, name):
+def _position(op, name, depth=3):
     """torch's " (position N)" for argument ``name`` of the front being bound, or ""."""
-    front, method, kw = call_site(3)
+    front, method, kw = call_site(depth)
     names = getattr(op, "argnames", None)
     if front is None or not names or name not in names or kw is None or name in kw:
         return ""           # (called from ember's own code: its call is not the user's)
@@ -292,9 +323,12 @@ def check_argument(op, name, kind, is_list, optional, v):
         if isinstance(v, (tuple, list)):
             fits = _int_element if kind == "int" else _fits
             for k, e in enumerate(v):
-                if not fits(e, kind):
+                if not fits(e, kind) or k == 0 and isinstance(e, (bool, np.bool_)):
                     if k == 0:          # torch's parser takes a list by its first element
                         _overload_error(op, name, v)
+                        _one_vararg(op, name, head, kind)
+                        _first_element(op, name, head, kind, e)
+                        continue            # (a bool first element of an internal call)
                     _one_vararg(op, name, head, kind)
                     raise TypeError(f"{head} failed to unpack the object at pos {k + 1} with "
                                     f"error \"type must be tuple of {_EXPECTED[kind]}s,but got "
@@ -323,6 +357,27 @@ def _one_vararg(op, name, head, kind):
         from ember._legacy import type_name
         raise TypeError(f"{head}{_position(op, name)} must be tuple of {_EXPECTED[kind]}s, not "
                         f"{type_name(type(given[0]))}")
+
+
+def _first_element(op, name, head, kind, e):
+    """A list whose first element is no int (Note [int lists]): torch's parser does not take
+    it as the list at all. Several varargs values: "permute() takes 1 positional argument but
+    2 were given"; the list by keyword: "must be tuple of ints, not tuple"; one sequence:
+    "(position 1) must be tuple of ints, but found element of type float at pos 0"."""
+    from ember._legacy import type_name
+    front, method, kw = call_site(3)
+    if front is not None:
+        given = front.f_locals.get(f"_va_{name}")
+        if type(given) is tuple and len(given) > 1:
+            raise TypeError(f"{op.public_name}() takes 1 positional argument but {len(given)} "
+                            f"were given")
+        if kw is not None and name in kw:
+            raise TypeError(f"{head} must be tuple of {_EXPECTED[kind]}s, not "
+                            f"{type_name(type(front.f_locals.get(name)))}")
+    elif isinstance(e, (bool, np.bool_)):
+        return              # ember's own call: a bool is an int
+    raise TypeError(f"{head}{_position(op, name, 4)} must be tuple of {_EXPECTED[kind]}s, but "
+                    f"found element of type {type_name(type(e))} at pos 0")
 
 
 def _missing_varargs(op, name):

@@ -479,7 +479,7 @@ def tensordot(a, b, dims=2, out=None):
         if isinstance(ds, int) or not isinstance(ds, (tuple, list)):
             raise TypeError(f"tensordot(): argument '{name}' (position {pos}) must be tuple of "
                             f"ints, not {type(ds).__name__}")
-        check_int_list("tensordot", name, ds)
+        check_int_list("tensordot", name, ds, pos)
     if isinstance(out, Tensor) and isinstance(a, Tensor) and isinstance(b, Tensor) and \
             a.dtype == b.dtype and out.dtype != a.dtype:
         from ember._dtype import scalar_type_name

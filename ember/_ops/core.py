@@ -26,6 +26,7 @@ from ember._kernels import torch_sum as _TS
 from ember._kernels import numpy_blas, split
 from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32, scalar_to, wrap_dims
+from ember._kernels.layout import like_inputs as _like_inputs
 from ember._meta_tensor import Placeholder, probe as meta_probe
 from ember._ops.registry import defop, OpDef, register, public, FUNCTIONS, METHODS
 
@@ -79,16 +80,32 @@ def _fma_alpha(a, b, alpha, negate=False, out=None, emulate=True):
     return _EK.fma(dt.type(alpha), b, a)            # NumPy's exact emulation (elementwise.fma)
 
 
+# Note [binary layout]: add/sub/mul lay their result out as torch does (Note [output layout]
+# in ember/_kernels/layout.py: the first operand that tells two dimensions apart decides).
+# NumPy gives the operands' layout when they agree and C order when they conflict, which
+# is torch's answer whenever ``self`` is C-contiguous; so only a non-contiguous ``self``
+# (channels-last + contiguous, a transposed matrix + a plain one) pays a layout look, and
+# the common path one flags check.
+def _laid_out(r, a, b):
+    if type(r) is not np.ndarray or r.ndim < 2:
+        return r
+    return _like_inputs(r, [x for x in (a, b) if type(x) is np.ndarray and x.ndim])
+
+
 def _add(a, b, alpha=1):
     if alpha == 1:
-        if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small sums: no detour)
-            r = _FE.pooled_add(a, b)         # large float32 sums over the threads
-            if r is not None:
-                return r
+        if type(a) is np.ndarray:
+            if a.size >= _FE.POOL_MIN:               # (small sums: no detour)
+                r = _FE.pooled_add(a, b)             # large float32 sums over the threads
+                if r is not None:
+                    return r if a.flags.c_contiguous else _laid_out(r, a, b)
+            if not a.flags.c_contiguous:             # Note [binary layout]
+                return _laid_out(np.add(a, b), a, b)
         return np.add(a, b)
     _check_alpha(a, b, alpha)
     r = _fma_alpha(a, b, alpha)
-    return np.add(a, np.multiply(b, alpha)) if r is None else r
+    r = np.add(a, np.multiply(b, alpha)) if r is None else r
+    return _laid_out(r, a, b) if type(a) is np.ndarray and not a.flags.c_contiguous else r
 
 
 def _sub(a, b, alpha=1):
@@ -102,10 +119,12 @@ def _sub(a, b, alpha=1):
                            "If you are trying to invert a mask, use the `~` or `logical_not()` "
                            "operator instead.")
     if alpha == 1:
-        return np.subtract(a, b)
-    _check_alpha(a, b, alpha)
-    r = _fma_alpha(a, b, alpha, negate=True)
-    return np.subtract(a, np.multiply(b, alpha)) if r is None else r
+        r = np.subtract(a, b)
+    else:
+        _check_alpha(a, b, alpha)
+        r = _fma_alpha(a, b, alpha, negate=True)
+        r = np.subtract(a, np.multiply(b, alpha)) if r is None else r
+    return _laid_out(r, a, b) if type(a) is np.ndarray and not a.flags.c_contiguous else r
 
 
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
@@ -115,10 +134,13 @@ sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor"
 
 
 def _mul(a, b):
-    if type(a) is np.ndarray and a.size >= _FE.POOL_MIN:     # (small products: no detour)
-        r = _FE.pooled_mul(a, b)         # large float32 products over the threads
-        if r is not None:
-            return r
+    if type(a) is np.ndarray:
+        if a.size >= _FE.POOL_MIN:                   # (small products: no detour)
+            r = _FE.pooled_mul(a, b)                 # large float32 products over the threads
+            if r is not None:
+                return r if a.flags.c_contiguous else _laid_out(r, a, b)
+        if not a.flags.c_contiguous:                 # Note [binary layout]
+            return _laid_out(np.multiply(a, b), a, b)
     return np.multiply(a, b)
 
 

@@ -121,10 +121,14 @@ def resize_(self, *size, memory_format=None):
     """Resize in place: keeps the first ``numel`` elements (row-major); new ones are 0 (NaN or
     the maximum under deterministic algorithms, as ``empty``)."""
     from ember._determinism import fill_uninitialized
+    position = 1
     if len(size) == 1 and isinstance(size[0], (list, tuple, Size)):
         size = tuple(size[0])
+    elif len(size) > 1 and (isinstance(size[0], (bool, np.bool_)) or
+                            not hasattr(type(size[0]), "__index__")):
+        raise TypeError(f"resize_() takes 1 positional argument but {len(size)} were given")
     from ember._dispatch import check_int_list
-    size = tuple(int(s) for s in check_int_list("resize_", "size", size))
+    size = tuple(int(s) for s in check_int_list("resize_", "size", size, position))
     if any(s < 0 for s in size):
         raise RuntimeError(f"Trying to create tensor with negative dimension "
                            f"{min(size)}: {list(size)}")

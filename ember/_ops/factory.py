@@ -121,19 +121,36 @@ def _as_dim(s):
 
 
 def seq_size(size, fname, pos=1):
-    """A ``size`` argument that must be a sequence of ints (``full(size, ...)``)."""
+    """A ``size`` argument that must be a sequence of ints (``full(size, ...)``); ``pos``
+    None: given by keyword."""
     if isinstance(size, (tuple, list)):
-        out = []
-        for i, s in enumerate(size):
-            d = _as_dim(s)
-            if d is None:
-                raise TypeError(f"{fname}(): argument 'size' failed to unpack the object at pos "
-                                f"{i + 1} with error \"type must be tuple of ints,but got "
-                                f"{_tname(s)}\"")
-            out.append(d)
-        return tuple(out)
+        return _dims(size, fname, "size", pos)
     raise TypeError(f"{fname}(): argument 'size' (position {pos}) must be tuple of ints, not "
                     f"{_tname(size)}")
+
+
+def _dims(seq, fname, argname, pos):
+    """The ints of list ``seq``, checked as torch's parser does (Note [int lists] in
+    ember/_dispatch.py): it takes the list by its first element (no bool there; a bad one is
+    "must be tuple of ints, but found element of type float at pos 0", or by keyword "must
+    be tuple of ints, not tuple"), and unpacks the rest ("failed to unpack ... at pos 2")."""
+    out = []
+    for i, s in enumerate(seq):
+        d = _as_dim(s)
+        if d is None and i and isinstance(s, (builtins.bool, np.bool_)):
+            d = int(s)
+        if d is None:
+            if i == 0 and pos is None:
+                raise TypeError(f"{fname}(): argument '{argname}' must be tuple of ints, not "
+                                f"{_tname(seq)}")
+            if i == 0:
+                raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be tuple "
+                                f"of ints, but found element of type {_tname(s)} at pos 0")
+            raise TypeError(f"{fname}(): argument '{argname}' failed to unpack the object at pos "
+                            f"{i + 1} with error \"type must be tuple of ints,but got "
+                            f"{_tname(s)}\"")
+        out.append(d)
+    return tuple(out)
 
 
 def var_size(args, fname, size_kw=None):
@@ -141,7 +158,7 @@ def var_size(args, fname, size_kw=None):
     if size_kw is not None:
         if args:
             raise TypeError(f"{fname}() got multiple values for argument 'size'")
-        return seq_size(size_kw, fname)
+        return seq_size(size_kw, fname, None)
     if len(args) == 1:
         a = args[0]
         if isinstance(a, (tuple, list)):
@@ -153,6 +170,8 @@ def var_size(args, fname, size_kw=None):
         return (d,)
     if not args:
         raise TypeError(f"{fname}() missing 1 required positional arguments: \"size\"")
+    if _as_dim(args[0]) is None:          # torch's parser: then no varargs list at all
+        raise TypeError(f"{fname}() takes 1 positional argument but {len(args)} were given")
     return seq_size(args, fname)
 
 
@@ -308,15 +327,7 @@ def _int_seq(seq, fname, argname, pos):
     if not isinstance(seq, (tuple, list)):
         raise TypeError(f"{fname}(): argument '{argname}' (position {pos}) must be tuple of ints, "
                         f"not {_tname(seq)}")
-    out = []
-    for i, s in enumerate(seq):
-        d = _as_dim(s)
-        if d is None:
-            raise TypeError(f"{fname}(): argument '{argname}' failed to unpack the object at pos "
-                            f"{i + 1} with error \"type must be tuple of ints,but got "
-                            f"{_tname(s)}\"")
-        out.append(d)
-    return tuple(out)
+    return _dims(seq, fname, argname, pos)
 
 
 def _int_arg(x, fname, argname, pos):

@@ -16,7 +16,7 @@ import types
 import numpy as np
 
 from ember._kernels import linalg as K
-from ember._dispatch import check_int_list
+from ember._dispatch import all_ints, check_int_list, user_position
 from ember._ops.registry import OpDef, public
 from ember._ops.core import conj_if_complex
 from ember._tensor import Tensor
@@ -779,7 +779,8 @@ def vector_norm(x, ord=2, dim=None, keepdim=False, *, dtype=None, out=None):
     if isinstance(dim, int):
         dim = (dim,)
     elif dim is not None:
-        dim = check_int_list("linalg_vector_norm", "dim", tuple(dim))
+        dim = check_int_list("linalg_vector_norm", "dim", tuple(dim),
+                             None if all_ints(dim) else user_position(__import__("sys")._getframe(), "dim"))
     return _out(_d(norm_op, x, ord, dim, keepdim, dtype), out, "linalg_vector_norm")
 
 

@@ -49,8 +49,13 @@ METHOD = {
     "masked_fill": ("(Tensor mask, Tensor value)", "(Tensor mask, Number value)"),
     "repeat_interleave": ("(Tensor repeats, int dim = None, *, int output_size = None)",
                           "(int repeats, int dim = None, *, int output_size = None)"),
+    "movedim": ("(int source, int destination)",
+                "(tuple of ints source, tuple of ints destination)"),
+    "tensor_split": ("(tuple of ints indices, int dim = 0)",
+                     "(Tensor tensor_indices_or_sections, int dim = 0)",
+                     "(int sections, int dim = 0)"),
 }
-METHOD.update({"clamp_": METHOD["clamp"], "pow_": METHOD["pow"],
+METHOD.update({"moveaxis": METHOD["movedim"], "clamp_": METHOD["clamp"], "pow_": METHOD["pow"],
                "masked_fill_": METHOD["masked_fill"], "squeeze_": METHOD["squeeze"]})
 for _n in ("clamp_min", "clamp_max"):
     _arg = _n[6:]
@@ -78,6 +83,8 @@ FUNCTION = {
     "prod": ("(Tensor input, *, torch.dtype dtype = None)",
              "(Tensor input, int dim, bool keepdim = False, *, torch.dtype dtype = None, "
              "Tensor out = None)"),
+    "moveaxis": ("(Tensor input, int source, int destination)",
+                 "(Tensor input, tuple of ints source, tuple of ints destination)"),
     "std": _STD_F, "var": _STD_F, "min": _MINMAX_F, "max": _MINMAX_F,
     "all": _ALLANY_F, "any": _ALLANY_F,
     "squeeze": ("(Tensor input)", "(Tensor input, int dim)", "(Tensor input, tuple of ints dim)"),
@@ -91,6 +98,11 @@ FUNCTION = {
             "(Tensor input, Number exponent, *, Tensor out = None)"),
     "masked_fill": ("(Tensor input, Tensor mask, Tensor value)",
                     "(Tensor input, Tensor mask, Number value)"),
+    "movedim": ("(Tensor input, int source, int destination)",
+                "(Tensor input, tuple of ints source, tuple of ints destination)"),
+    "tensor_split": ("(Tensor input, tuple of ints indices, int dim = 0)",
+                     "(Tensor input, Tensor tensor_indices_or_sections, int dim = 0)",
+                     "(Tensor input, int sections, int dim = 0)"),
     "repeat_interleave": ("(Tensor input, Tensor repeats, int dim = None, *, int output_size = "
                           "None)",
                           "(Tensor repeats, *, int output_size = None)",
@@ -106,13 +118,9 @@ def _type_name(v, detail=False):
         return "Parameter" if type(v).__name__ == "Parameter" else "Tensor"
     if isinstance(v, dtype):
         return "torch.dtype"
-    if isinstance(v, (list, tuple)) and detail:
-        names = []
-        for e in v:
-            n = _type_name(e)
-            if n not in names:
-                names.append(n)
-        return f"{type(v).__name__} of [{', '.join(names)}]"
+    if isinstance(v, (list, tuple)) and detail:      # every element: "tuple of (float, int)"
+        names = ", ".join(_type_name(e) for e in v)
+        return f"tuple of ({names})" if isinstance(v, tuple) else f"list of [{names}]"
     from ember._legacy import type_name
     return type_name(type(v))
 
@@ -134,9 +142,10 @@ def _fits(typ, v):
         return isinstance(v, str)
     if typ == "torch.dtype":
         return isinstance(v, dtype)
-    if typ == "tuple of ints":
+    if typ == "tuple of ints":          # (taken by its first element: not a bool)
         if isinstance(v, (list, tuple)):
-            return all(isinstance(e, numbers.Integral) for e in v)
+            return all(isinstance(e, numbers.Integral) for e in v) and not (
+                v and isinstance(v[0], (bool, np.bool_)))
         return isinstance(v, numbers.Integral)
     return True
 
@@ -168,15 +177,21 @@ def _detail(sig, pos, kw):
         return f"didn't match because some of the keywords were incorrect: {', '.join(bad)}"
     shown = []
     for i, v in enumerate(pos):
-        ok = i < len(params) and not params[i][2] and _fits(params[i][0], v)
+        # (torch's explanation marks every "tuple of ints" value, well-typed ones too)
+        ok = i < len(params) and not params[i][2] and params[i][0] != "tuple of ints" and \
+            _fits(params[i][0], v)
         name = _type_name(v, True)
         shown.append(name if ok else f"!{name}!")
-    for k, v in kw.items():
+    n_pos = len(shown)
+    for k in sorted(kw, key=list(names).index):     # (keywords in the signature's order)
+        v = kw[k]
         name = _type_name(v, True)
-        shown.append(f"{k}={name}" if _fits(names[k], v) else f"{k}=!{name}!")
-    if all(not s.startswith("!") and "=!" not in s for s in shown):
+        ok = names[k] != "tuple of ints" and _fits(names[k], v)
+        shown.append(f"{k}={name}" if ok else f"!{k}={name}!")
+    if all(not s.startswith("!") for s in shown):
         return None
-    return f"didn't match because some of the arguments have invalid types: ({', '.join(shown)})"
+    text = ", ".join(shown) if n_pos else "".join(s + ", " for s in shown)
+    return f"didn't match because some of the arguments have invalid types: ({text})"
 
 
 def _got(pos, kw):
@@ -215,8 +230,9 @@ def call_arguments(front, method, extra=None, caller=None):
 
 
 def overloaded_text(fname, sigs, pos, kw):
-    lines = [f"{fname}() received an invalid combination of arguments - got ({_got(pos, kw)}), "
-             f"but expected one of:"]
+    shown = dict(reversed(list(kw.items())))     # (keywords in reverse of the call's order)
+    lines = [f"{fname}() received an invalid combination of arguments - got "
+             f"({_got(pos, shown)}), but expected one of:"]
     for sig in sigs:
         lines.append(f" * {sig}")
         d = _detail(sig, pos, kw)

@@ -410,9 +410,10 @@ def _var_front(op, name, method):
                 raise TypeError(f"{name}() received an invalid combination of arguments - got "
                                 f"both 'unbiased' and 'correction'")
             correction = 1 if unbiased else 0
-        if isinstance(dim, (tuple, list)):
+        if isinstance(dim, (tuple, list)) and (not dim or hasattr(type(dim[0]), "__index__")
+                                               and not isinstance(dim[0], builtins.bool)):
             check_int_list(name, "dim", dim)
-        elif dim is not None and (isinstance(dim, builtins.bool) or
+        elif dim is not None and (isinstance(dim, (builtins.bool, tuple, list)) or
                                   not hasattr(type(dim), "__index__")):
             from ember._ops.parser_errors import hand_written
             given = [("dim", d0)] + ([("unbiased", u0)] if u0 is not None else []) + \

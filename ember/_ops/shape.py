@@ -15,7 +15,7 @@ import warnings
 import numpy as np
 
 from ember import _dtype
-from ember._dispatch import dispatch, check_int_list
+from ember._dispatch import dispatch, check_int_list, all_ints, _call_keywords
 from ember._kernels import shape as K
 from ember._kernels.util import wrap_dim
 from ember._meta_tensor import Placeholder
@@ -160,7 +160,8 @@ def _(ctx, g, self, indices, dim):
 def split(tensor, split_size_or_sections, dim=0):
     """Split into chunks of ``split_size`` (int) or of the given sizes (list)."""
     if isinstance(split_size_or_sections, (list, tuple, Size)):
-        sizes = check_int_list("split_with_sizes", "split_sizes", tuple(split_size_or_sections))
+        sizes = check_int_list("split_with_sizes", "split_sizes", tuple(split_size_or_sections),
+                               2)       # (torch's split passes them on as the 2nd argument)
         return tuple(_call(split_with_sizes, tensor, sizes, dim))
     if not hasattr(type(split_size_or_sections), "__index__"):
         from ember._legacy import type_name
@@ -191,6 +192,11 @@ def tensor_split(input, indices_or_sections, dim=0):
                                f"with {ios.ndim} dims")
         ios = int(ios.item()) if ios.ndim == 0 else tuple(ios.tolist())
     if isinstance(ios, (list, tuple, Size)):
+        if ios and not _int_first(ios[0]):
+            from ember._ops.parser_errors import hand_written
+            err = hand_written("tensor_split", input, [("indices", indices_or_sections)])
+            if err is not None:
+                raise err
         ios = check_int_list("tensor_split", "indices", tuple(ios))
         return tuple(_call(tensor_split_indices, input, ios, dim))
     return tuple(_call(tensor_split_sections, input, ios, dim))
@@ -226,15 +232,32 @@ def _as_dims(v, fname, name):
     return (v,) if isinstance(v, int) else check_int_list(fname, name, tuple(v))
 
 
+def _dims_refused(*vs):
+    """Is one of ``vs`` neither an int nor a list torch's parser takes by its first element
+    (movedim's overload TypeError)?"""
+    return any(not (type(v) is int or isinstance(v, (tuple, list)) and (
+        not v or _int_first(v[0]))) for v in vs)
+
+
 @public("movedim", method=True)
 def movedim(input, source, destination):
     """Move dims ``source`` to positions ``destination`` (ints or sequences)."""
+    if _dims_refused(source, destination):
+        from ember._ops.parser_errors import hand_written
+        err = hand_written("movedim", input, [("source", source), ("destination", destination)])
+        if err is not None:
+            raise err
     return _call(movedim_op, input, _as_dims(source, "movedim", "source"),
                  _as_dims(destination, "movedim", "destination"))
 
 
 @public("moveaxis", method=True)
 def moveaxis(input, source, destination):
+    if _dims_refused(source, destination):
+        from ember._ops.parser_errors import hand_written
+        err = hand_written("moveaxis", input, [("source", source), ("destination", destination)])
+        if err is not None:
+            raise err
     return _call(movedim_op, input, _as_dims(source, "moveaxis", "source"),
                  _as_dims(destination, "moveaxis", "destination"))
 
@@ -281,15 +304,25 @@ def view(self, *shape, dtype=None, size=None, **_kw):
         shape = (size,)
     if len(shape) != 1 or not isinstance(shape[0], (int, tuple, list, Tensor)) or \
             isinstance(shape[0], (tuple, list)) and not all(type(e) is int for e in shape[0]):
-        # torch's parser matches a list by its first element
-        if not shape or len(shape) == 1 and not isinstance(shape[0], Tensor) and not (
-                isinstance(shape[0], (tuple, list)) and shape[0] and
-                isinstance(shape[0][0], int)):
+        # torch's parser matches a list by its first element (Note [int lists])
+        # (an int first: no refusal here, and the common ``view(4, 4)`` tests only that)
+        if not shape or type(shape[0]) is not int and (
+                len(shape) == 1 and not isinstance(shape[0], Tensor) and not (
+                    isinstance(shape[0], (tuple, list)) and shape[0] and
+                    _int_first(shape[0][0])) or len(shape) > 1 and not _int_first(shape[0])):
             from ember._ops.parser_errors import hand_written    # torch's overload text
             err = hand_written("view", self, [("size", s) for s in shape])
             if err is not None:
                 raise err
     return _call(C.view, self, check_int_list("view", "size", _varargs(shape)))
+
+
+def _int_first(e):
+    """May ``e`` begin an int list for torch's parser (an int, or an integer one-element
+    tensor; not a bool)?"""
+    if isinstance(e, Tensor):
+        return e._data.size == 1 and e._data.dtype.kind in "iu"
+    return hasattr(type(e), "__index__") and not isinstance(e, (bool, np.bool_))
 
 
 def _view_keywords(shape, dtype, size, kw):
@@ -325,6 +358,16 @@ def _geom(t):
 def as_strided(input, size, stride, storage_offset=None):
     """A view of ``input``'s storage with the given sizes, strides (in elements) and storage
     offset (from the start of the storage; default: ``input``'s own)."""
+    if type(size) is not tuple or type(stride) is not tuple or not all_ints(size) or \
+            not all_ints(stride):       # (torch's positions: the method's count no input)
+        import sys
+        from ember._dispatch import user_position
+        f = sys._getframe()
+        method = _call_keywords(f.f_back)[0] == (2 if storage_offset is None else 3)
+        for name, v in (("size", size), ("stride", stride)):
+            at = user_position(f, name)
+            check_int_list("as_strided", name, tuple(v),
+                           at - method if isinstance(at, int) else at)
     return _call(as_strided_op, input, check_int_list("as_strided", "size", tuple(size)),
                  check_int_list("as_strided", "stride", tuple(stride)), storage_offset,
                  _geom(input))

@@ -686,21 +686,29 @@ for _name in _ZERO_PRESERVING:
 
 # ------------------------------------------------------------------ embedding
 
-def _embedding_rows(weight, indices):
+def _embedding_rows(weight, indices, padding_idx=-1):
     from ember._kernels.nn_fused import embedding
     return embedding(weight, indices)
 
 
-embedding_sparse_grad = OpDef("_embedding_sparse_grad(Tensor weight, Tensor indices) -> Tensor",
-                              _embedding_rows, promote=None, saves=("indices",),
+embedding_sparse_grad = OpDef("_embedding_sparse_grad(Tensor weight, Tensor indices, "
+                              "int padding_idx=-1) -> Tensor",
+                              _embedding_rows, promote=None, saves=("indices", "padding_idx"),
                               grad_name="EmbeddingBackward0")
 
 
 @embedding_sparse_grad.def_backward
-def _(ctx, g, weight, indices):
-    """``nn.Embedding(sparse=True)``: one gradient row per looked-up index, uncoalesced."""
-    rows = indices._data.reshape(1, -1).astype(np.int64)
-    return coo_from_parts(_ints(rows), g.reshape(-1, g.shape[-1]), ctx.shapes[0], False), None
+def _(ctx, g, weight, indices, padding_idx):
+    """``nn.Embedding(sparse=True)``: one gradient row per looked-up index, uncoalesced;
+    torch leaves out the lookups of ``padding_idx`` (>= 0) altogether (nnz counts none)."""
+    rows = indices._data.reshape(-1).astype(np.int64)
+    values = g.reshape(-1, g.shape[-1])
+    if padding_idx is not None and padding_idx >= 0:
+        keep = rows != padding_idx
+        if not keep.all():
+            rows = rows[keep]
+            values = values[_ints(np.flatnonzero(keep))]
+    return coo_from_parts(_ints(rows.reshape(1, -1)), values, ctx.shapes[0], False), None, None
 
 
 # ------------------------------------------------------------------ routing

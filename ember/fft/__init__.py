@@ -85,7 +85,9 @@ def _resolve(x, s, dim, default_dim=None, last_half=None):
     front = "fft_" + sys._getframe(2).f_code.co_name          # the public function's name
     for name, v in (("s", s), ("dim", dim)):
         if isinstance(v, (list, tuple)):
-            check_int_list(front, name, v)
+            from ember._dispatch import all_ints, user_position
+            check_int_list(front, name, v, None if all_ints(tuple(v)) else
+                           user_position(sys._getframe(2), name))
     if s is not None:
         s = [int(v) for v in (s if isinstance(s, (list, tuple)) else [s])]
     if dim is not None:

@@ -798,6 +798,50 @@ class _FunctionPrinter:
                 dim += 1
         return text
 
+    def e_basic_index(self, n):
+        """A traced basic index (``aten::_basic_index``, its index a constant list of ints,
+        slices, None and Ellipsis) written as torch's trace writes it: integers select,
+        slices slice, None unsqueezes, left to right (``h[-1]``: ``torch.select(h, 0, -1)``)."""
+        base, idx = n.inputs
+        items = idx.constant()
+        items = list(items) if isinstance(items, (list, tuple)) else [items]
+        if Ellipsis in items:
+            k = items.index(Ellipsis)
+            rest = items[k + 1:]
+            if Ellipsis in rest:
+                raise NotImplementedError("ember.jit.save: an index with two Ellipses")
+            if rest:                    # (a trailing Ellipsis is no step)
+                nd = _traced_ndim(base.type)
+                if nd is None:
+                    raise NotImplementedError("ember.jit.save: an Ellipsis index of a tensor "
+                                              "of unknown rank")
+                used = sum(1 for t in items if t is not None and t is not Ellipsis)
+                items = items[:k] + [slice(None)] * (nd - used) + rest
+            else:
+                items = items[:k]
+        text, dim = self.expr(base), 0
+        for t in items:
+            if t is None:
+                text = self.call("unsqueeze", [text, str(dim)])
+                dim += 1
+            elif isinstance(t, slice):
+                args = [text, str(dim)] + ["None" if p is None else constant_str(p, self.ctx)
+                                           for p in (t.start, t.stop)]
+                if t.step is not None and t.step != 1:
+                    args.append(constant_str(t.step, self.ctx))
+                while len(args) > 2 and args[-1] == "None":
+                    args.pop()
+                if len(args) == 2 and dim == 0:
+                    args.pop()
+                text = self.call("slice", args)
+                dim += 1
+            elif isinstance(t, int) and not isinstance(t, bool):
+                text = self.call("select", [text, str(dim), str(t)])
+            else:
+                raise NotImplementedError(f"ember.jit.save: no TorchScript form for the index "
+                                          f"{t!r}")
+        return text
+
     def index_text(self, tmpl, rest):
         def one(t):
             if t is None:
@@ -1024,7 +1068,19 @@ _STATEMENTS = {
     "prim::fork": _FunctionPrinter.s_fork,
 }
 
+def _traced_ndim(t):
+    """The rank a traced tensor type tells (``Float(3, 4, strides=[4, 1], ...)``), or None."""
+    text = getattr(t, "text", None)
+    if text is None:
+        return None
+    if "strides=[" in text:
+        inner = text.split("strides=[", 1)[1].split("]", 1)[0]
+        return len([p for p in inner.split(",") if p.strip()])
+    return 0 if "(requires_grad" in text else None
+
+
 _EXPRESSIONS = {
+    "aten::_basic_index": _FunctionPrinter.e_basic_index,
     "prim::GetAttr": _FunctionPrinter.e_getattr,
     "prim::CallMethod": _FunctionPrinter.e_call_method,
     "prim::CallFunction": _FunctionPrinter.e_call_function,

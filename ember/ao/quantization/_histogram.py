@@ -179,8 +179,8 @@ class HistogramObserver(UniformQuantizationObserverBase):
 
     def calculate_qparams(self):
         if float(self.min_val) == float("inf") and float(self.max_val) == float("-inf"):
-            warnings.warn("must run observer before calling calculate_qparams. Returning "
-                          "default scale and zero point ")
+            warnings.warn("must run observer before calling calculate_qparams." + " " * 36 +
+                          "Returning default scale and zero point ", stacklevel=2)
             return ember.tensor([1.0]), ember.tensor([0])
         if self.bins != len(self.histogram):
             raise AssertionError("The number of bins in histogram should be equal to the "

@@ -109,6 +109,11 @@ def _check_index(input, fname):
                            f"(while checking arguments for {fname})")
 
 
+def _no_sparse_scaling(g):
+    raise RuntimeError("embedding_backward: scale_grad_by_freq not supported with sparse "
+                       "gradients")
+
+
 def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
               scale_grad_by_freq=False, sparse=False):
     _check_index(input, "embedding")
@@ -128,10 +133,13 @@ def embedding(input, weight, padding_idx=None, max_norm=None, norm_type=2.0,
     idx = input._data
     if idx.size and (idx.min() < 0 or idx.max() >= n):
         raise IndexError("index out of range in self")
-    rows = _embedding_op
     if sparse:                          # a sparse weight gradient (ember/_ops/sparse.py)
-        from ember._ops.sparse import embedding_sparse_grad as rows
-    out = rows(weight, input)
+        from ember._ops.sparse import embedding_sparse_grad
+        out = embedding_sparse_grad(weight, input, -1 if padding_idx is None else padding_idx)
+        if scale_grad_by_freq and out.requires_grad:
+            out.register_hook(_no_sparse_scaling)
+    else:
+        out = _embedding_op(weight, input)
     if out.requires_grad and (padding_idx is not None or scale_grad_by_freq):
         scale = np.ones(idx.shape, dtype=weight._data.dtype)
         if scale_grad_by_freq:
@@ -219,7 +227,7 @@ def embedding_bag(input, weight, offsets=None, max_norm=None, norm_type=2,
     D = weight.shape[1]
     if sparse:                          # the rows' gradient as a sparse COO tensor
         from ember._ops.sparse import embedding_sparse_grad
-        emb = embedding_sparse_grad(weight, input)
+        emb = embedding_sparse_grad(weight, input, -1 if padding_idx is None else padding_idx)
     else:
         emb = ember.index_select(weight, 0, input)
     if per_sample_weights is not None:

@@ -33,7 +33,7 @@ def _tuple(v, n, fname=None, name=None, position=None):
     torch's argument parser does (TypeError for a float)."""
     if isinstance(v, (list, tuple)):
         if fname is not None:
-            check_int_list(fname, name, v)
+            check_int_list(fname, name, v, position)
         v = [int(a) for a in v]
         return v * n if len(v) == 1 else v
     if fname is not None and not hasattr(type(v), "__index__") and not (

@@ -114,9 +114,10 @@ def pack_padded_sequence(input, lengths, batch_first=False, enforce_sorted=True)
     if enforce_sorted:
         sorted_indices = None
     else:
-        order = np.argsort(-lengths_np, kind="stable")
-        lengths_np = lengths_np[order]
-        sorted_indices = _idx(order)
+        # torch's order of tied lengths: its (unstable) descending sort, which ember's sort
+        # reproduces (a stable argsort differs from 17 sequences on)
+        lengths_sorted, sorted_indices = torch.sort(_idx(lengths_np), descending=True)
+        lengths_np = lengths_sorted.numpy()
         batch_dim = 0 if batch_first else 1
         input = input.index_select(batch_dim, sorted_indices)
     data, batch_sizes = _pack_padded(input, lengths_np, batch_first)
