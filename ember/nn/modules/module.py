@@ -884,9 +884,7 @@ def _parse_to(*args, **kwargs):
         if all(kinds[k](v) for k, v in bound.items()):
             break
     else:
-        # (torch's parser lists the keywords in reverse order)
-        raise TypeError(overloaded_text("to", METHOD["to"], list(args),
-                                        dict(reversed(list(kwargs.items())))))
+        raise TypeError(overloaded_text("to", METHOD["to"], list(args), kwargs))
     if "copy" in bound:
         raise RuntimeError(".to() does not accept copy argument")
     device, dtype = bound.get("device"), bound.get("dtype")
