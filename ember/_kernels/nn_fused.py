@@ -173,8 +173,8 @@ def _cross_entropy_small(x, target, reduction, ignore_index):
     m = np.empty(N, np.float32)
     if not rows.ce_rows(x, t, ignore_index, e, s, m):
         return None
-    out = np.empty(2 * N, np.float32)
-    losses, lse = out[:N], out[N:]
+    # own buffers: the per-row losses may be the user's result, lse stays with the graph
+    losses, lse = np.empty(N, np.float32), np.empty(N, np.float32)
     total, kept = rows.ce_finish(np.log(s), x, t, m, ignore_index,
                                  1 << max(4, (N - 1).bit_length() // _NLL_LEVELS), losses, lse)
     if reduction:
