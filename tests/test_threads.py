@@ -84,9 +84,9 @@ def test_split_matmul_bits_equal_at_any_thread_count(shape, b_transposed, restor
     a = rng.standard_normal((m, k), np.float32)
     b = rng.standard_normal((n, k), np.float32).T if b_transposed else \
         rng.standard_normal((k, n), np.float32)
-    with numpy_blas.one_thread():
-        ref = np.matmul(a, b)
-    for t in (1, 2, 3, 4):
+    _settings["threads"] = 1                # (ember's own GEMM where it runs: Note [own GEMM])
+    ref = split.matmul(a, b)
+    for t in (2, 3, 4):
         _settings["threads"] = t
         assert np.array_equal(split.matmul(a, b), ref), t
     np.testing.assert_allclose(ref, a.astype(np.float64) @ b.astype(np.float64),
@@ -101,9 +101,10 @@ def test_split_matmul_batched_and_folded(restore_threads):
         rng.standard_normal((8, 64, 128), np.float32)
     af, w = rng.standard_normal((4, 100, 256), np.float32), \
         rng.standard_normal((256, 300), np.float32)
-    with numpy_blas.one_thread():
-        refs = np.matmul(a3, b3), np.matmul(af, w)
-    for t in (1, 2, 3):
+    _settings["threads"] = 1
+    refs = split.matmul(a3, b3), split.matmul(af, w)
+    np.testing.assert_allclose(refs[1], af.astype(np.float64) @ w, rtol=1e-4, atol=1e-3)
+    for t in (2, 3):
         _settings["threads"] = t
         assert np.array_equal(split.matmul(a3, b3), refs[0])
         assert np.array_equal(split.matmul(af, w), refs[1])
@@ -138,7 +139,7 @@ def test_one_thread_runs_gemm_on_the_callers_thread(monkeypatch, restore_threads
 
 
 def test_blas_held_only_once_onnxruntime_ran(monkeypatch):
-    from ember._kernels import numpy_blas, split
+    from ember._kernels import numpy_blas, own_gemm, split
     if numpy_blas.get_blas_threads() is None:
         pytest.skip("NumPy's OpenBLAS is not reachable")
     calls = []
@@ -146,6 +147,7 @@ def test_blas_held_only_once_onnxruntime_ran(monkeypatch):
     monkeypatch.setattr(numpy_blas, "set_blas_threads", lambda n: calls.append(n) or real_set(n))
     monkeypatch.setattr(numpy_blas, "get_blas_threads", lambda: 2)
     monkeypatch.setattr(split, "_own_pools_ran", [False])
+    monkeypatch.setattr(own_gemm, "kernels", lambda: None)    # OpenBLAS's GEMM
     a = np.ones((300, 300), np.float32)
     split.matmul(a, a)
     assert calls == []                       # OpenBLAS keeps its own threads

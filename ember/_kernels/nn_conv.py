@@ -14,7 +14,7 @@ from collections import deque
 import numpy as np
 from numpy.lib.stride_tricks import as_strided
 
-from ember._kernels import numpy_blas, ort_conv, split
+from ember._kernels import numpy_blas, ort_conv, own_gemm, split
 
 
 def _fmt(shape):
@@ -499,6 +499,8 @@ def _wgrad_on_ort(x, O, CK, ksize, stride, dilation, groups, force=False):
     NumPy: OpenBLAS's spinning threads meet onnxruntime's)."""
     if groups != 1 or x.size == 0 or not ort_conv.gemm_available(x):
         return False
+    if x.dtype == np.float32 and own_gemm.kernels() is not None:
+        return False            # ember's GEMM (Note [own GEMM]), at any thread count
     if force:
         return True
     if CK < 64 or math.prod(x.shape[2:]) < ort_conv._MIN_PIXELS:

@@ -139,7 +139,7 @@ def _step_projections(x, w_ih, perm, scale, batch_first):
     if nb is None:
         return np.matmul(w, _time_major(x, batch_first).transpose(0, 2, 1))
     T, B = (x.shape[1], x.shape[0]) if batch_first else x.shape[:2]
-    xg = np.matmul(w, _time_rows(x, batch_first).T).reshape(w.shape[0], T, B)
+    xg = _matmul(w, _time_rows(x, batch_first).T).reshape(w.shape[0], T, B)
     steps = np.empty((T, w.shape[0], B), xg.dtype)
     nb.swap_leading(xg, steps)
     return steps
@@ -162,6 +162,25 @@ def _recurrent(w_hh, bias, perm, scale, h0):
     h = hb[:H]
     np.copyto(h, h0.T)
     return w, hb, h
+
+
+
+def _step_product(w, B):
+    """``f(h, out)``: out = w @ h for a layer's steps (h (K, B)). float32 products large
+    enough run on ember's GEMM with w packed once for all the steps (Note [own GEMM] in
+    own_gemm.py: OpenBLAS packs w again at every call), others on NumPy's."""
+    from ember._kernels import own_gemm
+    if w.dtype == np.float32 and w.size * B >= own_gemm.MIN_MACS and \
+            own_gemm.kernels() is not None:
+        wp, m = own_gemm.pack(w), w.shape[0]
+        return lambda h, out: own_gemm.matmul_packed(wp, m, h, out)
+    return lambda h, out: np.matmul(w, h, out=out)
+
+
+def _matmul(a, b):
+    """A layer-wide product (projections, weight gradients) on ember's GEMM dispatch."""
+    from ember._kernels import split
+    return split.matmul(a, b)
 
 
 def _bias_sum(b_ih, b_hh):
@@ -265,12 +284,13 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
         ctxs[:, 1], ctxs[:, 6] = hw.ctypes.data, h.ctypes.data
         ctxs[:, 8], ctxs[:, 9], ctxs[:, 10] = out_t.strides[1] // 4, H, B
     half = dt.type(0.5)
+    product = _step_product(w, B)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
             L = _live(batch_sizes, t, B)
             keep = h[:, L:].copy() if L < B else None
             pre, cn, tc = gates[t], cells[t], tcells[t]
-            np.matmul(w, hb, out=hw)
+            product(hb, hw)
             if pool is not None:
                 _run_step(pool, pool.lstm_forward, ctxs[t], H, B)
             elif fused:     # the step's passes in one call; lo, hi given: numba dispatches
@@ -325,17 +345,17 @@ def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight
     dt = dg.dtype
     gx = gwi = gwh = gb = None
     if need_input:
-        rows = np.matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
+        rows = _matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
         gx = rows
         if batch_first:
             gx = np.empty((B, T, rows.shape[2]), dt)
             np.copyto(gx, rows.swapaxes(0, 1))
     if need_weight:
         gwi = np.empty(w_ih.shape, dt)
-        gwi[perm] = np.matmul(dg, _time_rows(x, batch_first))
+        gwi[perm] = _matmul(dg, _time_rows(x, batch_first))
         if hprev is not None:
             gwh = np.empty((G, hprev.shape[2]), dt)
-            gwh[perm] = np.matmul(dg, hprev.reshape(T * B, -1))
+            gwh[perm] = _matmul(dg, hprev.reshape(T * B, -1))
     if need_bias:
         gb = np.empty(G, dt)
         gb[perm] = np.matmul(dg, np.ones(dg.shape[1], dt))
@@ -417,6 +437,7 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
         ctxs[:, 4], ctxs[:, 5], ctxs[:, 7] = _rows(gates, T), _rows(tcells, T), _rows(dg3, T)
         ctxs[:, 6] = _chain(c0t.ctypes.data, _steps(T, reverse), cells)
         ctxs[:, 8], ctxs[:, 9] = H, B
+    product = _step_product(wt, B)
     for t in _steps(T, not reverse):
         tp = t + 1 if reverse else t - 1
         c_prev = c0t if (tp < 0 or tp >= T) else cells[tp]
@@ -459,7 +480,7 @@ def lstm_layer_backward(grad_output, grad_hn, grad_cn, x, h0, c0, w_ih, w_hh, ou
             dh_keep = dh[:, L:].copy()
             dg3[t][:, L:] = 0
             dc[:, L:] = dc_keep
-        np.matmul(wt, dg3[t], out=dh)
+        product(dg3[t], dh)
         if dc_keep is not None:
             dh[:, L:] = dh_keep
     hprev = _hprev(output, h0, reverse, batch_first) if need_weight else None
@@ -518,12 +539,13 @@ def gru_layer(x, h0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False, batch_firs
     hw = np.empty((3 * H, B), dt)
     nb = _compiled()
     half = dt.type(0.5)
+    product = _step_product(w, B)
     with np.errstate(over="ignore", under="ignore"):
         for t in _steps(T, reverse):
             L = _live(batch_sizes, t, B)
             keep = h[:, L:].copy() if L < B else None
             g, hn, xt = gates[t], hns[t], xg[t]
-            np.matmul(w, hb, out=hw)
+            product(hb, hw)
             _tanh_sum(xt[:2 * H], hw[:2 * H], g[:2 * H])
             if nb is not None:
                 nb.gru_gates(g, hw, b_in, xt, hn, half)
@@ -580,6 +602,7 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
     tmp = np.empty((H, B), dt)
     nb = _compiled()
     one, no_go = dt.type(1), np.zeros((0, 0), dt)
+    product = _step_product(wt, B)
     for t in _steps(T, not reverse):
         tp = t + 1 if reverse else t - 1
         hprev = h0t if (tp < 0 or tp >= T) else out_t[tp].T
@@ -612,7 +635,7 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
         if L < B:                                         # idle columns: straight through
             dh_keep = dh[:, L:].copy()
             d[:, L:] = 0
-        np.matmul(wt, d[H:], out=dh)
+        product(d[H:], dh)
         dh += dhz
         if L < B:
             dh[:, L:] = dh_keep
@@ -620,7 +643,7 @@ def gru_layer_backward(grad_output, grad_hn, x, h0, w_ih, w_hh, output, workspac
     px = _gru_x_perm(H)
     gx, gwi, _, gbi = _grad_weights(dg[:3 * H], x, w_ih, None, px, batch_first, need_input,
                                     need_weight, need_bias)
-    gwh = np.matmul(dg[H:], _hprev(output, h0, reverse, batch_first).reshape(T * B, H)) \
+    gwh = _matmul(dg[H:], _hprev(output, h0, reverse, batch_first).reshape(T * B, H)) \
         if need_weight else z(w_hh.shape, dt)
     gbh = np.matmul(dg[H:], np.ones(T * B, dt)) if need_bias else z(3 * H, dt)
     return (z(x.shape, dt) if gx is None else gx, np.array(dh.T, order="C"),

@@ -14,7 +14,7 @@ import threading
 
 import numpy as np
 
-from ember._kernels import numpy_blas
+from ember._kernels import numpy_blas, own_gemm
 from ember._threads import _settings as _thread_settings
 
 _pool = []
@@ -124,6 +124,9 @@ def matmul(a, b, out=None):
     depend on the thread count (tests/test_threads.py). float32 only: OpenBLAS's float64
     GEMM gave other bits for a block of rows than for the whole (AMD EPYC, 2026-11-29), so
     other dtypes keep OpenBLAS's own threads."""
+    if own_gemm.wanted(a, b) and (out is None or out.shape == np.broadcast_shapes(
+            a.shape[:-1], b.shape[:-2] + (1,)) + b.shape[-1:]):
+        return own_gemm.matmul(a, b, out)     # Note [own GEMM]
     if a.size * b.size < _BLAS_GEMV_MIN or not _own_pools_ran[0]:
         return np.matmul(a, b, out=out)  # m*n*k <= a.size * b.size: small, one thread
     if a.dtype.char != "f" or b.dtype.char != "f" or not a.ndim or not b.ndim:

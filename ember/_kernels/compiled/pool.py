@@ -12,8 +12,8 @@ import numpy as np
 from numba import carray, cfunc, literal_unroll, njit, types
 from numba.core.extending import intrinsic, overload
 
-from ember._kernels.compiled import (attention, elementwise, gelu, layer_norm, rnn, softmax,
-                                     torch_sum)
+from ember._kernels.compiled import (attention, elementwise, gelu, gemm, layer_norm, rnn,
+                                     softmax, torch_sum)
 
 _SIG = types.void(types.int64, types.int64, types.int64, types.float64, types.int64,
                   types.int64, types.int64, types.int64, types.int64, types.int64,
@@ -393,3 +393,12 @@ def sdpa_backward_blocks(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
     """ctx: attention.sdpa_backward_blocks's; items: (batch, head) blocks."""
     lo = a >> 3
     attention.sdpa_backward_blocks(carray(_i64(c), (n,)), lo, lo + m)
+
+
+@cfunc(_SIG, nopython=True, cache=True)
+def gemm_tiles(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
+    """ctx [a_packed, b, ldb, n, c_in, beta, c, ldc, m, k]; items: gemm.tiles's tiles."""
+    ctx = carray(_i64(c), (n,))
+    lo = a >> 3
+    gemm.tiles(ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6], ctx[7], ctx[8], ctx[9],
+               lo, lo + m)
