@@ -499,10 +499,8 @@ def _wgrad_on_ort(x, O, CK, ksize, stride, dilation, groups, force=False):
     NumPy: OpenBLAS's spinning threads meet onnxruntime's)."""
     if groups != 1 or x.size == 0 or not ort_conv.gemm_available(x):
         return False
-    if x.dtype == np.float32 and own_gemm.kernels() is not None:
-        return False            # ember's GEMM (Note [own GEMM]), at any thread count
-    if force:
-        return True
+    if force and own_gemm.kernels() is None:
+        return True             # (with ember's GEMM the shapes decide, at any thread count)
     if CK < 64 or math.prod(x.shape[2:]) < ort_conv._MIN_PIXELS:
         return False
     C = x.shape[1]
