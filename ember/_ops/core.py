@@ -624,7 +624,8 @@ def _(ctx, g, grad, shape, index):
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", K.clone,
               promote=None)
-to_copy = OpDef("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", K.to_copy,
+to_copy = OpDef("_to_copy(Tensor self, *, ScalarType? dtype=None, "
+                "MemoryFormat? memory_format=None) -> Tensor", K.to_copy,
                 promote=None, grad_name="ToCopyBackward0")
 
 
@@ -634,7 +635,7 @@ def _(ctx, g, self, memory_format):
 
 
 @to_copy.def_backward
-def _(ctx, g, self, dtype):
+def _(ctx, g, self, dtype, memory_format):
     return g          # cast back to self's dtype by the engine
 
 
