@@ -40,7 +40,7 @@ _install_methods(_METHODS, _FUNCTIONS)
 globals().update({k: v for k, v in _FUNCTIONS.items() if not k.startswith("_")})
 # torch's private samplers that distributions code calls by name (torch._standard_gamma ...)
 globals().update({k: _FUNCTIONS[k] for k in ("_standard_gamma", "_standard_gamma_grad",
-                                              "_sample_dirichlet",
+                                              "_sample_dirichlet", "_dirichlet_grad",
                                               "_make_per_tensor_quantized_tensor",
                                               "_make_per_channel_quantized_tensor",
                                               "_empty_affine_quantized",

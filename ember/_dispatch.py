@@ -643,6 +643,8 @@ def _call_general(op, args, out):
                 return _as_complex32(op, args, out)     # float16 with a complex number
             if op.check_operands is not None:
                 op.check_operands(args)
+            if cd.itemsize == 2 and op.public_name in _SCALAR_OTHER:
+                _scalar_other(vals, cd)
             _cast_inputs(op, vals, cd)
         if promote == "int_to_float" and cd.kind in _INT_KINDS:
             cd = _dtype._default[0].np
@@ -857,6 +859,20 @@ def _as_complex32(op, args, out):
     from ember._ops import complex32
     complex32.enable()
     return _call(op, tuple(new), out)
+
+
+# Note [half scalars] (ember/_kernels/half_arith.py): a 0-d tensor given second to these
+# ops reaches torch's half kernels as a number (mul/div: unrounded), not cast to the half
+# dtype first as a 0-d tensor given first is.
+_SCALAR_OTHER = frozenset(("add", "sub", "mul", "div", "add_", "sub_", "mul_", "div_"))
+
+
+def _scalar_other(vals, cd):
+    v = vals[1]
+    if type(v) is _ndarray and v.ndim == 0 and v.dtype != cd and v.dtype.kind in "fiu" and \
+            cd.name in ("float16", "bfloat16") and type(vals[0]) is _ndarray and \
+            vals[0].dtype == cd:
+        vals[1] = v.item()
 
 
 def _cast_inputs(op, vals, cd):

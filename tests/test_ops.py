@@ -163,6 +163,7 @@ def test_every_op_record_has_an_entry():
 # internal records exercised through others' entries (documented here, one reason each)
 UNTESTED_RECORDS = {
     "_standard_gamma_grad": "the gradient of _standard_gamma (tests/test_random_streams.py)",
+    "_dirichlet_grad": "the gradient of _sample_dirichlet (tests/test_programs_s22a.py)",
     "tanh_backward": "tanh's gradient (tests/test_activation_gradients.py)",
     "sigmoid_backward": "sigmoid's gradient (tests/test_activation_gradients.py)",
     "silu_backward": "silu's half-type gradient (tests/test_half_gradients.py)",

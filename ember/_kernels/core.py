@@ -130,8 +130,21 @@ def clone(a, memory_format=None):
     return np.array(a, copy=True, order="C")
 
 
-def to_copy(a, dtype=None, copy=True):
-    return astype_warning(a, dtype.np) if dtype is not None else a.copy()
+def to_copy(a, dtype=None, memory_format=None):
+    """``a`` as ``dtype`` (its own when None), always a new array, laid out as torch's
+    ``_to_copy``: ``preserve_format`` (None) keeps ``a``'s strides when it is dense, else
+    dense strides in its stride order (``empty_preserving``); another format as ``clone``."""
+    mf = getattr(memory_format, "name", memory_format)
+    if mf not in (None, "preserve_format"):
+        out = clone(a, memory_format)
+        return out if dtype is None else astype_warning(out, dtype.np)   # (keeps the order)
+    if a.flags.c_contiguous and (a.ndim < 2 or 1 not in a.shape):
+        return astype_warning(a, dtype.np) if dtype is not None else a.copy()
+    out = empty_preserving(a, None if dtype is None else dtype.np)
+    if a.dtype.kind == "c" and out.dtype.kind not in "cb":
+        a = astype_warning(a, out.dtype)                # (torch's warning, not NumPy's)
+    np.copyto(out, a, casting="unsafe")
+    return out
 
 
 def astype_warning(a, np_dtype):

@@ -191,7 +191,13 @@ def batch_norm_backward(g, x, weight, mean, var, training, eps):
         gx *= a.reshape(cs)
     else:
         gx = np.multiply(ga, a.reshape(cs))
-    return (gx.astype(x.dtype, copy=False), gw.astype(x.dtype), sum_g.astype(x.dtype))
+    # half inputs: the parameter gradients stay float32 sums (rounded to the parameters'
+    # dtype by the engine, once); torch's channels-last bfloat16 kernel rounds the bias's
+    # to bfloat16 on the way
+    if acc is not x.dtype and x.dtype.name == "bfloat16" and x.ndim > 2 and \
+            not x.flags.c_contiguous and np.moveaxis(x, 1, -1).flags.c_contiguous:
+        sum_g = sum_g.astype(x.dtype).astype(acc)
+    return (gx.astype(x.dtype, copy=False), gw.astype(acc), sum_g.astype(acc))
 
 
 # -------------------------------------------------------------------- layer norm

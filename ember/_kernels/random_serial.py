@@ -693,3 +693,54 @@ def standard_gamma_grad(a, output):
     with np.errstate(over="ignore"):
         return np.asarray([_gamma_grad_one(p, q) for p, q in zip(al, x)],
                           np.float64).astype(a.dtype).reshape(a.shape)
+
+
+# Note [dirichlet grad]: torch differentiates ``_sample_dirichlet`` through
+# ``_dirichlet_grad(x, alpha, total)``, by experiment the implicit derivative of a Beta(alpha,
+# total - alpha) marginal sample x with its other concentration held fixed, over 1 - x:
+# ``-(d/d alpha) I_x(alpha, beta) / (pdf(x; alpha, beta) (1 - x))`` (the gamma draws'
+# pathwise derivative: x = G / (G + R) with the rest R fixed). torch evaluates it by an
+# approximation (within ~1e-3); this kernel differentiates SciPy's regularised incomplete
+# beta numerically (central differences, one Richardson step), from the side of the
+# distribution where I is small (I_x(a, b) = 1 - I_{1-x}(b, a)), in float64.
+
+def _d_first_param(fn, a, b, x):
+    """d/da of ``fn(a, b, x)`` (elementwise), central differences + Richardson."""
+    h = 1e-4 * np.maximum(a, 1e-3)
+    h = np.minimum(h, 0.5 * a)
+
+    def central(step):
+        return (fn(a + step, b, x) - fn(a - step, b, x)) / (2 * step)
+    return (4 * central(h / 2) - central(h)) / 3
+
+
+def dirichlet_grad(x, alpha, total):
+    """``torch._dirichlet_grad(x, alpha, total)`` (Note [dirichlet grad])."""
+    for t in (alpha, total):
+        if t.dtype != x.dtype:
+            from ember._dtype import scalar_type_name
+            raise RuntimeError(f"Found dtype {scalar_type_name(t.dtype)} but expected "
+                               f"{scalar_type_name(x.dtype)}")
+    if x.dtype not in (np.float32, np.float64):
+        raise NotImplementedError(f"\"_dirichlet_grad_cpu\" not implemented for "
+                                  f"'{_SCALAR[_name(x.dtype)]}'")
+    from scipy import special
+    xs, a, t = (np.asarray(v, np.float64) for v in np.broadcast_arrays(x, alpha, total))
+    b = t - a
+
+    def betainc_second(p, q, y):             # I_y(q, p): differentiate in its second slot
+        return special.betainc(q, p, y)
+    with np.errstate(all="ignore"):
+        low = xs <= 0.5
+        # x <= 1/2: d/da I_x(a, b); x > 1/2: -d/da I_{1-x}(b, a)
+        d_low = _d_first_param(special.betainc, a, b, xs)
+        d_high = -_d_first_param(betainc_second, a, b, 1 - xs)
+        dI = np.where(low, d_low, d_high)
+        log_pdf = (special.xlogy(a - 1, xs) + special.xlog1py(b - 1, -xs) - special.betaln(a, b))
+        out = -dI / (np.exp(log_pdf) * (1 - xs))
+        out = np.where((xs <= 0) | ~np.isfinite(out), 0.0, out)
+        edge = xs >= 1                           # the limit from below
+        if edge.any():
+            near = np.nextafter(1.0, 0.0) * np.ones_like(xs)
+            out = np.where(edge, dirichlet_grad(near, a, t), out)
+    return out.astype(x.dtype)

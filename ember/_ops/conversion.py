@@ -3,6 +3,7 @@ matrix-transpose properties. They call op records (``_to_copy``, ``transpose``).
 from __future__ import annotations
 
 import builtins
+import numbers
 
 from ember import _dtype, _legacy
 from ember import _meta_tensor
@@ -21,67 +22,159 @@ _TO_FORMS = (
     "torch.memory_format memory_format = None)\n")
 
 
+# Note [to overloads]: torch's parser tries ``to``'s three forms in order (_TO_FORMS); the
+# first whose arguments all fit is taken. A device is a str, torch.device, an int index or
+# None (form 1 only); a dtype a torch.dtype or Python's float/int/bool/complex; the
+# ``tensor`` of form 3 a Tensor or a Python number, which becomes a 0-d tensor first
+# (``x.to(1.5)`` is float64, ``x.to(True)`` bool); non_blocking/copy only a bool;
+# memory_format a memory format or None. When no form fits, five arguments fit only form
+# 1's count and get its own message (too many positional, a repeated, mistyped or unknown
+# argument); any other count gets the overload list with the keywords in reverse order.
+_TO_PARAMS = (("device", "dtype", "non_blocking", "copy"), ("dtype", "non_blocking", "copy"),
+              ("tensor", "non_blocking", "copy"))
+_PY_DTYPES = ((float, _dtype.float64), (int, _dtype.int64), (bool, _dtype.bool),
+              (complex, _dtype.complex128))
+_SHOWN = {"device": "torch.device", "dtype": "torch.dtype", "non_blocking": "bool",
+          "copy": "bool", "memory_format": "torch.memory_format"}
+
+
+def _py_dtype(v):
+    for t, d in _PY_DTYPES:
+        if v is t:
+            return d
+    return None
+
+
+def _fits(name, v, form):
+    if name == "device":
+        return v is None and form == 0 or isinstance(v, (str, _device_cls)) or \
+            isinstance(v, numbers.Integral) and not isinstance(v, bool)
+    if name == "dtype":
+        return v is None and form == 0 or isinstance(v, _dtype.dtype) or \
+            _py_dtype(v) is not None
+    if name == "tensor":
+        return isinstance(v, (Tensor, numbers.Number))
+    if name == "memory_format":
+        return v is None or _is_memory_format(v)
+    return builtins.type(v) is bool                 # non_blocking, copy
+
+
+def _bind_to(form, args, kwargs):
+    """``to``'s arguments bound to form ``form`` (a dict), or None when they do not fit."""
+    names = _TO_PARAMS[form]
+    if len(args) > len(names):
+        return None
+    bound = dict(zip(names, args))
+    for k, v in kwargs.items():
+        if k == "memory_format":
+            continue
+        if k not in names or k in bound:
+            return None
+        bound[k] = v
+    if form and names[0] not in bound:
+        return None
+    if not _fits("memory_format", kwargs.get("memory_format"), form):
+        return None
+    for k, v in bound.items():
+        if not _fits(k, v, form):
+            return None
+    return bound
+
+
 def _to_error(args, kwargs):
-    names = sorted(kwargs)
-    got = [_legacy.type_name(builtins.type(a)) for a in args] + \
-        [f"{k}={_legacy.type_name(builtins.type(kwargs[k]))}" for k in names]
-    got = ", ".join(got) + (", " if names and not args else "")
-    return TypeError(f"to() received an invalid combination of arguments - got ({got}), but "
-                     f"expected one of:\n{_TO_FORMS}")
+    """torch's TypeError for ``to`` arguments no form takes (Note [to overloads])."""
+    if len(args) + len(kwargs) == 5:              # only the device form takes five
+        params = _TO_PARAMS[0] + ("memory_format",)
+        if len(args) > 4:
+            return TypeError(f"to() takes from 0 to 4 positional arguments but {len(args)} "
+                             f"were given")
+        for i, name in enumerate(params):
+            if i < len(args) and name in kwargs:
+                return TypeError(f"to() got multiple values for argument '{name}'")
+            if i < len(args) or name in kwargs:
+                v = args[i] if i < len(args) else kwargs[name]
+                if not _fits(name, v, 0):
+                    where = f" (position {i + 1})" if i < len(args) else ""
+                    return TypeError(f"to(): argument '{name}'{where} must be {_SHOWN[name]}, "
+                                     f"not {_legacy.type_name(builtins.type(v))}")
+        bad = [k for k in kwargs if k not in params]
+        if bad:
+            return TypeError(f"to() got an unexpected keyword argument '{bad[0]}'")
+    from ember._ops.parser_errors import _got, _type_name
+    shown = dict(reversed(list(kwargs.items())))
+    forms = _TO_FORMS
+    if len(args) + len(kwargs) == 6:          # torch explains the device form at six
+        why = "some of the keywords were incorrect: " + ", ".join(shown) if kwargs else \
+            "some of the arguments have invalid types: (" + \
+            ", ".join(f"!{_type_name(a)}!" for a in args) + ")"
+        first, rest = forms.split("\n", 1)
+        forms = f"{first}\n      didn't match because {why}\n{rest}"
+    return TypeError(f"to() received an invalid combination of arguments - got "
+                     f"({_got(list(args), shown)}), but expected one of:\n{forms}")
 
 
 def _parse_to(args, kwargs):
-    given = dict(kwargs)
-    dtype = kwargs.pop("dtype", None)
-    dev = kwargs.pop("device", None)
-    copy = kwargs.pop("copy", False)
-    kwargs.pop("non_blocking", None)
-    memory_format = kwargs.pop("memory_format", None)
-    if kwargs:          # (Note [unknown keywords]: the overload list, keywords reversed)
-        from ember._ops.parser_errors import METHOD, keyword_text
-        raise TypeError(keyword_text("to", METHOD["to"], list(args), given))
-    if dtype is not None and not isinstance(dtype, _dtype.dtype) and \
-            not any(dtype is t for t in (float, int, bool, complex)):
-        raise _to_error(args, given)
-    for k, a in enumerate(args):
-        if isinstance(a, Tensor):
-            if k or dtype is not None:          # only to(other, non_blocking, copy)
-                raise _to_error(args, given)
-            dtype = a.dtype
-        elif k == 0 and builtins.type(a) is int:      # a device index
-            raise RuntimeError("Cannot access accelerator device when none is available.")
-        elif isinstance(a, _dtype.dtype) or any(a is t for t in (float, int, complex)):
-            # a dtype first, or second after a device: to(float64, float32) matches no form
-            if "dtype" in given or dtype is not None or \
-                    k > 0 and not (k == 1 and (args[0] is None or
-                                               isinstance(args[0], (str, _device_cls)))):
-                raise _to_error(args, given)
-            dtype = _dtype.to_dtype(a)
-        elif isinstance(a, (str, _device_cls)) and k == 0:
-            dev = a
-        elif isinstance(a, bool):
-            copy = a if dtype is not None else copy
-        elif a is not None:
-            raise _to_error(args, given)
-    return dtype, dev, copy, memory_format
+    """(dtype, device, copy, memory_format) of a ``to`` call (Note [to overloads])."""
+    for form in range(3):
+        bound = _bind_to(form, args, kwargs)
+        if bound is not None:
+            break
+    else:
+        raise _to_error(args, kwargs)
+    dev = bound.get("device")
+    if form == 2:
+        other = bound["tensor"]
+        if isinstance(other, Tensor):
+            dtype, dev = other.dtype, other.device
+        else:                                     # a number: as its 0-d tensor
+            dtype = _dtype.bool if isinstance(other, bool) else \
+                _dtype.int64 if isinstance(other, numbers.Integral) else \
+                _dtype.float64 if isinstance(other, numbers.Real) else _dtype.complex128
+    else:
+        dtype = bound.get("dtype")
+        if dtype is not None and not isinstance(dtype, _dtype.dtype):
+            dtype = _py_dtype(dtype)
+    if isinstance(dev, numbers.Integral):         # an accelerator's index
+        if dev < 0:
+            raise RuntimeError("Device index must not be negative")
+        raise RuntimeError("Cannot access accelerator device when none is available.")
+    return dtype, dev, bound.get("copy", False), kwargs.get("memory_format")
+
+
+def _suggested_format(t):
+    """torch's ``suggest_memory_format`` of ``t``, by name."""
+    if t.ndim in (4, 5):
+        from ember._kernels.layout import suggests_channels_last
+        if suggests_channels_last(t._data):
+            return "channels_last" if t.ndim == 4 else "channels_last_3d"
+    return "contiguous_format"
 
 
 @public(method=True, function=False)
 def to(self, *args, **kwargs):
-    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)``; returns ``self``
-    when nothing changes (unless ``copy=True``)."""
+    """``to(dtype)``, ``to(device)``, ``to(other)``, ``to(device, dtype)`` with
+    ``non_blocking``, ``copy`` and ``memory_format`` (Note [to overloads]); returns
+    ``self`` when nothing changes: the same dtype and device (a device with an index is a
+    change), no ``copy``, and a memory format that is ``preserve_format`` or the one
+    ``self`` suggests. Else one differentiable ``_to_copy``."""
+    if not kwargs and len(args) == 1 and isinstance(args[0], _dtype.dtype):    # to(dtype)
+        return self if args[0] is self.dtype else to_copy(self, dtype=args[0])
     dtype, dev, copy, memory_format = _parse_to(args, kwargs)
-    if dev is not None and to_device(dev).type != self.device.type:
-        self, copy = _meta_tensor.move(self, to_device(dev)), False
-    if dtype is None or dtype is self.dtype:
-        result = to_copy(self) if copy else self
-    else:
-        result = to_copy(self, dtype=_dtype.to_dtype(dtype))
+    if dev is not None:
+        raw = dev if isinstance(dev, _device_cls) else _device_cls(dev)
+        target = to_device(raw)
+        if target.type != self.device.type:
+            self, copy = _meta_tensor.move(self, target), False
+        elif raw.index is not None:               # cpu:0 is not cpu: a copy, as torch's
+            copy = True
     mf = getattr(memory_format, "name", memory_format)
-    if mf not in (None, "preserve_format") and not result.is_contiguous(
-            memory_format=memory_format):      # laid out as asked (a copy)
-        result = result.contiguous(memory_format=memory_format)
-    return result
+    if mf == "preserve_format":
+        memory_format = None
+    if dtype is self.dtype:
+        dtype = None
+    if dtype is None and not copy and (memory_format is None or mf == _suggested_format(self)):
+        return self
+    return to_copy(self, dtype=dtype, memory_format=memory_format)
 
 
 def _caster(name, d):

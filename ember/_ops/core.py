@@ -23,6 +23,7 @@ from ember._kernels import core as K
 from ember._kernels import elementwise as _EK
 from ember._kernels import fast_elementwise as _FE
 from ember._kernels import torch_sum as _TS
+from ember._kernels import half_arith as _HA
 from ember._kernels import numpy_blas, split
 from ember._kernels.util import infer_size as _infer_size
 from ember._kernels.util import half_in_float32, scalar_to, wrap_dims
@@ -127,10 +128,53 @@ def _sub(a, b, alpha=1):
     return _laid_out(r, a, b) if type(a) is np.ndarray and not a.flags.c_contiguous else r
 
 
+def _half_alpha(a, b, alpha):
+    """Does a half ``a + alpha * b`` take torch's own rounding (Note [half scalars] in
+    ember/_kernels/half_arith.py): a half array with a number, or with alpha != 1?"""
+    return _HA.half_operands(a, b) is not None and \
+        (type(b) is not np.ndarray or alpha != 1) and \
+        isinstance(alpha, (int, float, np.integer, np.floating)) and \
+        not isinstance(alpha, (bool, np.bool_))
+
+
+def _half_add(kernel, negate):
+    """``kernel`` (add/sub) with half operands rounded as torch's (Note [half scalars]);
+    other bfloat16 sums in float32 (Note [half GEMMs]). Other dtypes go straight through."""
+    half = _bf16(kernel)
+
+    def run(a, b, alpha=1):
+        if type(a) is not np.ndarray or a.itemsize != 2 or a.dtype.kind not in "fV":
+            return kernel(a, b, alpha)
+        if (alpha == 1 and type(b) is np.ndarray) or not _half_alpha(a, b, alpha):
+            return half(a, b, alpha)
+        if alpha != 1:
+            _check_alpha(a, b, alpha)
+        r = _HA.add(a, b, alpha, negate)
+        return r if a.flags.c_contiguous else _laid_out(r, a, b)
+    run.__name__ = kernel.__name__
+    return run
+
+
+def _half_scale(kernel):
+    """``mul``/``div``: a half array by a number in float32, the number unrounded (Note
+    [half scalars]); other bfloat16 products in float32 (Note [half GEMMs])."""
+    half = _bf16(kernel)
+
+    def run(a, b):
+        if type(a) is not np.ndarray or a.itemsize != 2 or a.dtype.kind not in "fV":
+            return kernel(a, b)
+        if type(b) is np.ndarray or _HA.half_operands(a, b) is None:
+            return half(a, b)
+        r = _HA.scale(kernel, a, b)
+        return r if a.flags.c_contiguous else _laid_out(r, a, b)
+    run.__name__ = kernel.__name__
+    return run
+
+
 add = defop("add.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-            _bf16(_add), inplace=True)
+            _half_add(_add, False), inplace=True)
 sub = defop("sub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
-            _bf16(_sub), inplace=True)
+            _half_add(_sub, True), inplace=True)
 
 
 def _mul(a, b):
@@ -144,11 +188,12 @@ def _mul(a, b):
     return np.multiply(a, b)
 
 
-mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_mul),
+mul = defop("mul.Tensor(Tensor self, Tensor other) -> Tensor", _half_scale(_mul),
             inplace=True, saves=("self", "other")).saved_for({"self": ("other",), "other": ("self",)})
 # div: true division (integers -> float) and rounding division (dtype kept, like torch), one
 # record each; the hand-written ``div`` front below picks the record from ``rounding_mode``.
-div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor", _bf16(_EK.true_divide),
+div = defop("div.Tensor(Tensor self, Tensor other) -> Tensor",
+            _half_scale(_EK.true_divide),
             function=False, method=False, inplace=True, promote="int_to_float",
             saves=("self", "other")).saved_for({"self": ("other",)})
 div_mode = defop("div.Tensor_mode(Tensor self, Tensor other, *, str? rounding_mode) -> Tensor",
@@ -229,6 +274,9 @@ def _axpy_once_(out, b, alpha):
 # in-place writers (see OpDef.kernel_out): the same arithmetic, the last step into ``out``
 @add.def_kernel_out
 def _(out, a, b, alpha=1):
+    if out.dtype == a.dtype and _half_alpha(a, b, alpha):       # Note [half scalars]
+        np.copyto(out, add.kernel(a, b, alpha))
+        return
     if alpha != 1 and (type(alpha) is not float or out.dtype.kind in "biu"):
         _check_alpha(a, b, alpha)
     fused = alpha != 1 and out.dtype.kind == "f"
@@ -247,6 +295,9 @@ def _(out, a, b, alpha=1):
 
 @sub.def_kernel_out
 def _(out, a, b, alpha=1):
+    if out.dtype == a.dtype and _half_alpha(a, b, alpha):       # Note [half scalars]
+        np.copyto(out, sub.kernel(a, b, alpha))
+        return
     if out.dtype == np.bool_ or isinstance(b, bool) or isinstance(a, bool):
         np.copyto(out, _sub(a, b, alpha))      # raises
         return
@@ -272,10 +323,18 @@ def _(out, a, b, alpha=1):
 
 @mul.def_kernel_out
 def _(out, a, b):
+    if out.dtype == getattr(a, "dtype", None) and _HA.half_operands(a, b) is not None and \
+            type(b) is not np.ndarray:                  # Note [half scalars]
+        np.copyto(out, mul.kernel(a, b))
+        return
     np.multiply(a, b, out=out)
 
 
 def _div_out(out, a, b):
+    if out.dtype == getattr(a, "dtype", None) and _HA.half_operands(a, b) is not None and \
+            type(b) is not np.ndarray:                  # Note [half scalars]
+        np.copyto(out, div.kernel(a, b))
+        return
     np.true_divide(a, b, out=out)
 
 
@@ -624,7 +683,8 @@ def _(ctx, g, grad, shape, index):
 
 clone = defop("clone(Tensor self, *, MemoryFormat? memory_format=None) -> Tensor", K.clone,
               promote=None)
-to_copy = OpDef("_to_copy(Tensor self, *, ScalarType? dtype=None) -> Tensor", K.to_copy,
+to_copy = OpDef("_to_copy(Tensor self, *, ScalarType? dtype=None, "
+                "MemoryFormat? memory_format=None) -> Tensor", K.to_copy,
                 promote=None, grad_name="ToCopyBackward0")
 
 
@@ -634,7 +694,7 @@ def _(ctx, g, self, memory_format):
 
 
 @to_copy.def_backward
-def _(ctx, g, self, dtype):
+def _(ctx, g, self, dtype, memory_format):
     return g          # cast back to self's dtype by the engine
 
 

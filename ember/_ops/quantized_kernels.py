@@ -378,7 +378,9 @@ def to_copy(op, args, out):
     """torch copies a quantized tensor only to its own dtype."""
     x, dtype = args[0], args[1]
     if dtype is None or dtype is x.dtype:
-        return from_ints(int_array(x).copy(), x.dtype, qparams(x))
+        from ember._kernels.core import clone
+        ints = clone(int_array(x), args[2] if len(args) > 2 else None)
+        return from_ints(ints, x.dtype, qparams(x))
     if dtype in _dtype.QUANTIZED:
         raise RuntimeError("Expected self.scalar_type() == src.scalar_type() to be true, but got "
                            "false.  (Could this error message be improved?  If so, please "

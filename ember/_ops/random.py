@@ -16,6 +16,7 @@ import operator
 from ember import _dtype
 from ember._device import to_device
 from ember._kernels import random as K
+from ember._kernels.random_serial import dirichlet_grad as _dirichlet_grad_kernel
 from ember._ops.factory import (var_size, seq_size, resolve_dtype, finish, _make, _size_kw,
                                 _tname, check_input)
 from ember._ops.parser_errors import factory_keywords
@@ -81,7 +82,22 @@ def _standard_gamma_backward(ctx, g, alpha, generator=None):
 
 
 sample_dirichlet = defop("_sample_dirichlet(Tensor self, Generator? generator=None) -> Tensor",
-                         K.sample_dirichlet, promote=None, method=False, differentiable=False)
+                         K.sample_dirichlet, promote=None, method=False,
+                         saves=("self", "result"), grad_name="_DirichletBackward")
+dirichlet_grad = defop("_dirichlet_grad(Tensor x, Tensor alpha, Tensor total) -> Tensor",
+                       _dirichlet_grad_kernel, promote=None, method=False, out=False,
+                       differentiable=False)
+
+
+@sample_dirichlet.def_backward
+def _sample_dirichlet_backward(ctx, g, alpha, generator=None):
+    # torch's rule (Note [dirichlet grad] in ember/_kernels/random_serial.py): the gamma
+    # draws' pathwise derivative, d x_j / d alpha_i = x_i' (delta_ij - x_j) with
+    # x_i' = _dirichlet_grad(x_i, alpha_i, total)
+    x = ctx.result
+    total = alpha.sum(-1, keepdim=True).expand_as(alpha)
+    grad = dirichlet_grad(x, alpha, total) * (g - (x * g).sum(-1, keepdim=True))
+    return (grad,) + (None,) * (1 if generator else 0)
 
 
 # functional forms of the in-place samplers; the public fronts are the ``*_`` methods

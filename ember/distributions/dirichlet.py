@@ -2,7 +2,6 @@
 import ember
 from . import constraints
 from .exp_family import ExponentialFamily
-from .utils import _standard_gamma
 
 __all__ = ["Dirichlet"]
 
@@ -42,13 +41,10 @@ class Dirichlet(ExponentialFamily):
         return a * (total - a) / (total.pow(2) * (total + 1))
 
     def rsample(self, sample_shape=()):
+        """torch's draws; differentiable in ``concentration`` by torch's rule
+        (``_DirichletBackward``: Note [dirichlet grad] in ember/_kernels/random_serial.py)."""
         alpha = self.concentration.expand(self._extended_shape(sample_shape))
-        if not (alpha.requires_grad and ember.is_grad_enabled()):
-            return ember._sample_dirichlet(alpha)  # torch's draws
-        # torch differentiates _sample_dirichlet by its own rule; normalised gamma draws have the
-        # same distribution and an exact reparameterised gradient
-        gammas = _standard_gamma(alpha)
-        return (gammas / gammas.sum(-1, keepdim=True)).clamp(min=ember.finfo(gammas.dtype).tiny)
+        return ember._sample_dirichlet(alpha)
 
     def _log_normaliser(self):
         """``log B(a) = sum lgamma(a_i) - lgamma(sum a_i)``."""

@@ -119,12 +119,12 @@ def batch_norm(input, running_mean, running_var, weight=None, bias=None, trainin
                     ("weight", weight), ("bias", bias)):          # torch checks in this order
         if t is not None and t.numel() != C:
             raise RuntimeError(f"{name} should contain {C} elements not {t.numel()}")
-    _check_mixed_dtypes(input, weight, bias, running_mean, running_var)
+    _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training)
     if training:
         out, mean, var = batch_norm_impl(input, weight, bias, None, None, True, momentum, eps)
         if running_mean is not None and input.numel():     # an empty batch leaves them
             n = input.numel() // C
-            if input.dtype == ember.float16:                      # the float32 statistics
+            if input.dtype in (ember.float16, ember.bfloat16):    # the float32 statistics
                 with ember.no_grad():
                     x32 = input.detach().float()
                     dims = [0] + list(range(2, input.dim()))
@@ -185,6 +185,30 @@ def layer_norm(input, normalized_shape, weight=None, bias=None, eps=1e-05):
     _check_floating(input, "LayerNormKernelImpl")
     _check_mixed_dtypes(input, weight, bias)
     return layer_norm_impl(input, normalized_shape, weight, bias, eps)
+
+
+def _check_batch_norm_dtypes(input, weight, bias, running_mean, running_var, training):
+    """torch's CPU batch-norm dtype rule, by experiment: the parameters are "mixed" when the
+    first given of weight, bias, running_mean, running_var differs from the input's dtype;
+    mixed parameters must all be float32 and the input float16/bfloat16, else every one
+    must have the input's dtype (checked running statistics first in training, weight and
+    bias first in evaluation)."""
+    params = (weight, bias, running_mean, running_var)
+    first = next((p for p in params if p is not None), None)
+    if first is None:
+        return
+    if first.dtype != input.dtype:
+        if any(p is not None and p.dtype != ember.float32 for p in params):
+            raise RuntimeError("mixed dtype (CPU): expect parameter to have scalar type of Float")
+        if input.dtype not in (ember.float16, ember.bfloat16):
+            raise RuntimeError("mixed dtype (CPU): all inputs must share same datatype.")
+        return
+    order = (running_mean, running_var, weight, bias) if training else params
+    for p in order:
+        if p is not None and p.dtype != input.dtype:
+            from ember._dtype import scalar_type_name
+            raise RuntimeError(f"expected scalar type {scalar_type_name(input._data.dtype)} "
+                               f"but found {scalar_type_name(p._data.dtype)}")
 
 
 def _check_mixed_dtypes(input, *params):
