@@ -158,8 +158,10 @@ def to(self, *args, **kwargs):
     change), no ``copy``, and a memory format that is ``preserve_format`` or the one
     ``self`` suggests. Else one differentiable ``_to_copy``."""
     if not kwargs and len(args) == 1 and isinstance(args[0], _dtype.dtype):    # to(dtype)
-        return self if args[0] is self.dtype else to_copy(self, dtype=args[0])
+        return self if args[0] is self.dtype else to_copy(self, dtype=_dtype._used(args[0]))
     dtype, dev, copy, memory_format = _parse_to(args, kwargs)
+    if dtype is not None:
+        dtype = _dtype._used(dtype)     # complex32, wide unsigned, quantized: their layers
     if dev is not None:
         raw = dev if isinstance(dev, _device_cls) else _device_cls(dev)
         target = to_device(raw)
