@@ -10,7 +10,8 @@ ember's float32 products take it when:
 - numba is installed (the ``fast`` extra) and not switched off (``EMBER_NO_NUMBA=1``), the
   CPU has AVX-512 (on AVX2 the 24 accumulators would spill: OpenBLAS's Haswell kernel is
   left in place there), and ``EMBER_OWN_GEMM`` is not ``0``;
-- the product is large enough (``MIN_MACS``: the call costs ~5 us).
+- the product is large enough (``MIN_MACS``: the call costs ~5 us) and deep enough
+  (``MIN_DEPTH``, ``MIN_ROWS``).
 
 A is packed into tiles of 12 rows (a copy of m x k); B and C are used in place when their
 columns are contiguous. The tiles (or 32-column panels of C when there are few tiles) are
@@ -25,6 +26,10 @@ import os
 import numpy as np
 
 MIN_MACS = 1 << 18
+# shallow products (Winograd's 16x16 transforms over long rows) are loads and stores of C
+# more than multiply-adds: OpenBLAS 215 us against 717 for (16, 16) @ (16, 50176)
+MIN_DEPTH = 64
+MIN_ROWS = 8
 _state = {"usable": None}
 
 
@@ -52,12 +57,15 @@ def kernels():
 def wanted(a, b):
     """Whether ``a @ b`` should run here: float32, a (..., m, k) over a 2-D b, or a and b
     (g, m, k) and (g, k, n) with every product large enough."""
-    if a.dtype.char != "f" or b.dtype.char != "f" or a.ndim < 2:
+    if a.dtype.char != "f" or b.dtype.char != "f" or a.ndim < 2 or \
+            a.shape[-1] < MIN_DEPTH or a.shape[-2] < MIN_ROWS:
         return False
     if b.ndim == 2:
         m = a.size // a.shape[-1] if a.shape[-1] else 0
         return m * b.size >= MIN_MACS and kernels() is not None
-    return a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0] and \
+    # a batch whose b would need a transposing copy per entry stays on OpenBLAS (Winograd's
+    # weight gradient, 16 x (128, 392) @ (392, 128): 20.6-23.2 against 17.5-18.0 ms)
+    return a.ndim == b.ndim == 3 and a.shape[0] == b.shape[0] and _unit_columns(b[0]) and \
         a.shape[1] * b.shape[1] * b.shape[2] >= MIN_MACS and kernels() is not None
 
 
