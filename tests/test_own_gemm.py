@@ -40,12 +40,12 @@ def test_tiles_match_float64_products(gemm, m, k, n):
     ap = _packed(gemm, a)
     c = np.full((m, n), np.nan, np.float32)
     gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, 0, 0, c.ctypes.data, n, m, k, 0,
-               ap.shape[0])
+               ap.shape[0], 0)
     _close(c, a, b)
     c_in = rng.standard_normal((m, n), np.float32)
     c2 = np.full((m, n), np.nan, np.float32)
     gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, c_in.ctypes.data, 1, c2.ctypes.data, n,
-               m, k, 0, ap.shape[0])
+               m, k, 0, ap.shape[0], 0)
     _close(c2, a, b, c_in)
 
 
@@ -58,7 +58,7 @@ def test_strided_operands_leave_the_rest_alone(gemm):
     big_c = np.full((m, n + 11), 7.0, np.float32)
     ap = _packed(gemm, a)
     gemm.tiles(ap.ctypes.data, b.ctypes.data, n + 9, n, 0, 0, big_c[:, 5:].ctypes.data,
-               n + 11, m, k, 0, ap.shape[0])
+               n + 11, m, k, 0, ap.shape[0], 0)
     _close(big_c[:, 5:5 + n], a, b)
     assert (big_c[:, :5] == 7).all() and (big_c[:, 5 + n:] == 7).all()
 
@@ -80,13 +80,43 @@ def test_bits_do_not_depend_on_the_split(gemm):
     ap = _packed(gemm, a)
     whole = np.empty((m, n), np.float32)
     gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, 0, 0, whole.ctypes.data, n, m, k, 0,
-               ap.shape[0])
+               ap.shape[0], 0)
     _close(whole, a, b)
     parts = np.empty((m, n), np.float32)
     for lo, hi in [(0, 1), (1, 4), (4, 5), (5, ap.shape[0])]:
         gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, 0, 0, parts.ctypes.data, n, m, k, lo,
-                   hi)
+                   hi, 0)
     assert np.array_equal(parts, whole)
+
+
+@pytest.mark.parametrize("depth", [100, 256, 576])
+def test_depth_blocks_are_summed_chains(gemm, depth):
+    """``depth``: each block of k its own chain, added in order, as NumPy's blocked sum of
+    per-block products (Note [GEMM depth]); bits independent of the split."""
+    rng = np.random.default_rng(depth)
+    m, k, n = 40, 1300, 50
+    a = rng.standard_normal((m, k), np.float32)
+    b = rng.standard_normal((k, n), np.float32)
+    ap = _packed(gemm, a)
+    c = np.empty((m, n), np.float32)
+    gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, 0, 0, c.ctypes.data, n, m, k, 0,
+               ap.shape[0], depth)
+    _close(c, a, b)
+    blocks = [np.empty((m, n), np.float32) for _ in range(0, k, depth)]
+    for i, k0 in enumerate(range(0, k, depth)):
+        kb = min(depth, k - k0)
+        pb = _packed(gemm, np.ascontiguousarray(a[:, k0:k0 + kb]))
+        gemm.tiles(pb.ctypes.data, b[k0:].ctypes.data, n, n, 0, 0, blocks[i].ctypes.data, n,
+                   m, kb, 0, pb.shape[0], 0)
+    total = blocks[0]
+    for part in blocks[1:]:
+        total = total + part
+    assert np.array_equal(c, total)
+    parts = np.empty((m, n), np.float32)
+    for lo, hi in [(0, 2), (2, ap.shape[0])]:
+        gemm.tiles(ap.ctypes.data, b.ctypes.data, n, n, 0, 0, parts.ctypes.data, n, m, k, lo,
+                   hi, depth)
+    assert np.array_equal(parts, c)
 
 
 @pytest.fixture

@@ -188,12 +188,15 @@ _IM2COL_DEPTH = 576     # 64 channels x 3x3: 1.2-1.4x torch's error, deep enough
 
 def summed_matmul(a, b, depth, out=None, slot="gemm_part"):
     """``a @ b`` (stacked, broadcasting like np.matmul) with the shared axis summed in
-    blocks of ``depth`` (Note [GEMM depth]); ``out``: where to write it. Rows of ``a`` split
-    over ember's threads once onnxruntime's pool runs (``split.gemm_rows``)."""
+    blocks of ``depth`` (Note [GEMM depth]); ``out``: where to write it. On ember's GEMM
+    where it serves (Note [own GEMM]), else NumPy's, rows of ``a`` split over ember's
+    threads once onnxruntime's pool runs (``split.gemm_rows``)."""
     K = a.shape[-1]
     if out is None:
         lead = np.broadcast_shapes(a.shape[:-2], b.shape[:-2])
         out = np.empty(lead + (a.shape[-2], b.shape[-1]), np.result_type(a, b))
+    if own_gemm.wanted(a, b) and out.shape[:-1] == a.shape[:-1] and out.flags.c_contiguous:
+        return own_gemm.matmul(a, b, out, depth=min(depth, own_gemm.SUM_DEPTH))
 
     def rows(lo, hi):
         o, ar = out[..., lo:hi, :], a[..., lo:hi, :]

@@ -30,6 +30,10 @@ MIN_MACS = 1 << 18
 # more than multiply-adds: OpenBLAS 215 us against 717 for (16, 16) @ (16, 50176)
 MIN_DEPTH = 64
 MIN_ROWS = 8
+# Note [GEMM depth] (nn_conv.py) with this GEMM: its chains are single fused multiply-adds
+# in k order, so blocks of 576 left the im2col convolutions at 1.9x torch's float32 error
+# (tests/nn/test_winograd.py); blocks of 128 are within its 1.5x
+SUM_DEPTH = 128
 _state = {"usable": None}
 
 
@@ -81,13 +85,14 @@ def pack(a):
     return out
 
 
-def matmul(a, b, out=None):
+def matmul(a, b, out=None, depth=0):
     """``a @ b`` in float32: a (..., m, k) (leading dims folded into rows), b (k, n), or
-    a batch of products (g, m, k) @ (g, k, n); into ``out`` ((..., m, n)) when given."""
+    a batch of products (g, m, k) @ (g, k, n); into ``out`` ((..., m, n)) when given.
+    ``depth`` > 0: k summed in blocks of that depth (Note [GEMM depth] in nn_conv.py)."""
     if b.ndim == 3:
         res = out if out is not None else np.empty(a.shape[:2] + b.shape[2:], np.float32)
         for i in range(a.shape[0]):
-            matmul(a[i], b[i], res[i])
+            matmul(a[i], b[i], res[i], depth)
         return res
     lead = a.shape[:-1]
     a2 = a.reshape(-1, a.shape[-1])
@@ -95,10 +100,10 @@ def matmul(a, b, out=None):
     o2 = res.reshape(-1, b.shape[1])
     if out is not None and not np.shares_memory(o2, out):
         tmp = np.empty(o2.shape, np.float32)
-        matmul_packed(pack(a2), a2.shape[0], b, tmp)
+        matmul_packed(pack(a2), a2.shape[0], b, tmp, depth=depth)
         np.copyto(out, tmp.reshape(out.shape))
         return out
-    matmul_packed(pack(a2), a2.shape[0], b, o2)
+    matmul_packed(pack(a2), a2.shape[0], b, o2, depth=depth)
     return res
 
 
@@ -106,8 +111,9 @@ def _unit_columns(x):
     return x.strides[1] == 4 and x.strides[0] % 4 == 0 and x.strides[0] >= 4 * x.shape[1]
 
 
-def matmul_packed(ap, m, b, out, c_in=None):
-    """out (m, n) = A @ b (+ c_in (m, n)) for A packed by ``pack``; b (k, n) float32."""
+def matmul_packed(ap, m, b, out, c_in=None, depth=0):
+    """out (m, n) = A @ b (+ c_in (m, n)) for A packed by ``pack``; b (k, n) float32;
+    ``depth``: see ``matmul``."""
     g = kernels()
     k, n = b.shape
     if m == 0 or n == 0:
@@ -122,7 +128,7 @@ def matmul_packed(ap, m, b, out, c_in=None):
         np.copyto(target, c_in)
         c_in = target
     ctx = (b.ctypes.data, b.strides[0] // 4, target.ctypes.data, target.strides[0] // 4,
-           0 if c_in is None else c_in.ctypes.data, 0 if c_in is None else 1)
+           0 if c_in is None else c_in.ctypes.data, 0 if c_in is None else 1, depth)
     _run(g, ap, ctx, m, n, k)
     if target is not out:
         np.copyto(out, target)
@@ -132,29 +138,30 @@ def matmul_packed(ap, m, b, out, c_in=None):
 def _run(g, ap, ctx, m, n, k):
     """The tiles over the threads (Note [own GEMM])."""
     from ember._kernels import blas_pool, split
-    b, ldb, c, ldc, c_in, beta = ctx
+    b, ldb, c, ldc, c_in, beta, depth = ctx
     tiles = ap.shape[0]
     t = min(split.threads(), max(1, m * n * k // (1 << 20)))
     if t <= 1:
-        g.tiles(ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k, 0, tiles)
+        g.tiles(ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k, 0, tiles, depth)
         return
     pool = blas_pool.kernels()
     if tiles >= 2 * t:
         if pool is not None:
             blas_pool.run(pool.gemm_tiles, np.array(
-                (ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k), np.int64), tiles)
+                (ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k, depth), np.int64),
+                tiles)
             return
         split._run_parts(lambda lo, hi: g.tiles(ap.ctypes.data, b, ldb, n, c_in, beta, c,
-                                                ldc, m, k, lo, hi), tiles, t)
+                                                ldc, m, k, lo, hi, depth), tiles, t)
         return
     panels = -(-n // 32)                     # few tiles: split C's columns (32 at a time)
     t = min(t, panels)
     if t <= 1:
-        g.tiles(ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k, 0, tiles)
+        g.tiles(ap.ctypes.data, b, ldb, n, c_in, beta, c, ldc, m, k, 0, tiles, depth)
         return
 
     def part(lo, hi):
         c0, c1 = lo * 32, min(n, hi * 32)
         g.tiles(ap.ctypes.data, b + 4 * c0, ldb, c1 - c0, c_in + 4 * c0 if beta else 0, beta,
-                c + 4 * c0, ldc, m, k, 0, tiles)
+                c + 4 * c0, ldc, m, k, 0, tiles, depth)
     split._run_parts(part, panels, t)

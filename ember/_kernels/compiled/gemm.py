@@ -33,8 +33,8 @@ def _microkernel(nv):
     """The micro-kernel over ``nv`` vectors of columns (nv * 16 columns, the last vector
     holding ``tail`` of them, 1..16): ``mk(a, b, ldb, c_in, beta, c, ldc, k, rows, tail)``
     with int64 addresses; a: a packed (k, R) tile; rows: C's rows of the tile to write
-    (the others are A's zero padding); beta 0: start from zeros, else from C_in's rows
-    (ldc apart like C's)."""
+    (the others are A's zero padding); C_in's rows lie ldc apart like C's. beta 0: C = the
+    chain from zeros; 1: the chain from C_in; 2: C_in + the chain from zeros."""
 
     @intrinsic
     def mk(typingctx, a, b, ldb, c_in, beta, c, ldc, k, rows, tail):
@@ -62,13 +62,14 @@ def _microkernel(nv):
             full = ir.Constant(mvec, [1] * W)
             none = ir.Constant(mvec, [0] * W)
             col_mask = [full] * (nv - 1) + [last]
-            use_cin = builder.icmp_signed("!=", beta, ir.Constant(i64, 0))
 
             def at(base, row_stride, r, v):
                 off = builder.add(builder.mul(ir.Constant(i64, r), row_stride),
                                   ir.Constant(i64, W * v))
                 return builder.bitcast(builder.gep(base, [off]), pv)
 
+            add_cin = builder.icmp_signed("==", beta, ir.Constant(i64, 2))
+            use_cin = builder.icmp_signed("==", beta, ir.Constant(i64, 1))
             masks, init = [], []
             for r in range(R):
                 live = builder.icmp_signed("<", ir.Constant(i64, r), rows)
@@ -119,7 +120,11 @@ def _microkernel(nv):
                 result.append(row)
             for r in range(R):
                 for v in range(nv):
-                    builder.call(mstore, [result[r][v], at(cp, ldc, r, v), align, masks[r][v]])
+                    later = builder.call(mload, [at(cinp, ldc, r, v), align, builder.select(
+                        add_cin, masks[r][v], none), zero])
+                    total = builder.fadd(result[r][v], later)
+                    builder.call(mstore, [builder.select(add_cin, total, result[r][v]),
+                                          at(cp, ldc, r, v), align, masks[r][v]])
             return context.get_dummy_value()
         i64 = types.int64
         return types.void(*([i64] * 10)), codegen
@@ -133,23 +138,33 @@ KC = 256        # depth of a block of k: B's 32-column panel block (32 KiB) stay
 
 
 @njit(**_OPTS)
-def tiles(a, b, ldb, n, c_in, beta, c, ldc, m, k, t0, t1):
+def tiles(a, b, ldb, n, c_in, beta, c, ldc, m, k, t0, t1, depth):
     """C rows of the tiles [t0, t1) (rows t*R up to m): C = A B (+ C_in when beta != 0).
     Addresses (int64): a the packed tiles (``pack_a``), b, c, c_in; ldb, ldc in floats.
-    Blocked like GotoBLAS: k in blocks of KC (after the first block C itself is the
-    running sum, so the fused multiply-add chain of each element is unchanged: the same
-    bits), a run of tiles whose A block stays in the L2 cache, and 32-column panels of B;
-    a panel whose rows lie 4 KiB or more apart is first copied together (such rows share
-    the L1 cache's few sets: 64x288 @ 288x12544 ran at half speed)."""
-    per_block = max(1, (1 << 17) // (min(k, KC) * R))        # ~512 KiB of A per block
+    ``depth`` > 0: k summed in blocks of ``depth``, each its own chain added to the sum of
+    those before (Note [GEMM depth] in nn_conv.py); 0: one chain over all of k.
+    Blocked like GotoBLAS: k in blocks of KC without ``depth`` (C itself then carries the
+    running value, so the chain of each element is unchanged: the same bits), a run of tiles whose A block
+    stays in the L2 cache, and 32-column panels of B; a panel whose rows lie 4 KiB or more
+    apart is first copied together (such rows share the L1 cache's few sets: 64x288 @
+    288x12544 ran at half speed)."""
+    per_block = max(1, (1 << 17) // (min(k, max(KC, depth)) * R))   # ~512 KiB of A a block
     copy = ldb >= 1024 and t1 - t0 > 1
     panel = np.empty((KC, 2 * W) if copy else (0, 2 * W), np.float32)
     bm = carray(_f32(b), (k, ldb)) if copy else panel
+    span = depth if 0 < depth < k else k
     for q0 in range(t0, t1, per_block):
         q1 = min(t1, q0 + per_block)
-        for k0 in range(0, k, KC):
-            kb = min(KC, k - k0)
-            first = k0 == 0
+        k0 = 0
+        while k0 < k:
+            # a block of the depth runs whole (its chain must end before C is added)
+            kb = min(k - k0, span - k0 % span) if span < k else min(KC, k - k0)
+            if k0 == 0:
+                mode = beta
+            elif k0 % span == 0:
+                mode = 2                    # a new block of the depth: its own chain
+            else:
+                mode = 1
             col = 0
             while col < n:
                 left = n - col
@@ -165,14 +180,14 @@ def tiles(a, b, ldb, n, c_in, beta, c, ldc, m, k, t0, t1):
                     rows = min(R, m - t * R)
                     at = a + (t * k + k0) * R * 4
                     off = (t * R * ldc + col) * 4
-                    start = c_in + off if first and beta else c + off
-                    go_on = beta if first else 1
+                    start = c_in + off if k0 == 0 and beta else c + off
                     if left > W:
-                        _mk2(at, src, ld, start, go_on, c + off, ldc, kb, rows,
+                        _mk2(at, src, ld, start, mode, c + off, ldc, kb, rows,
                              min(W, left - W))
                     else:
-                        _mk1(at, src, ld, start, go_on, c + off, ldc, kb, rows, left)
+                        _mk1(at, src, ld, start, mode, c + off, ldc, kb, rows, left)
                 col += 2 * W
+            k0 += kb
 
 
 @njit(**_OPTS)

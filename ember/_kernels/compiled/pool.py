@@ -397,8 +397,9 @@ def sdpa_backward_blocks(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
 
 @cfunc(_SIG, nopython=True, cache=True)
 def gemm_tiles(m, n, k, alpha, a, lda, b, ldb, c, ldc, sb):
-    """ctx [a_packed, b, ldb, n, c_in, beta, c, ldc, m, k]; items: gemm.tiles's tiles."""
+    """ctx [a_packed, b, ldb, n, c_in, beta, c, ldc, m, k, depth]; items: gemm.tiles's
+    tiles."""
     ctx = carray(_i64(c), (n,))
     lo = a >> 3
     gemm.tiles(ctx[0], ctx[1], ctx[2], ctx[3], ctx[4], ctx[5], ctx[6], ctx[7], ctx[8], ctx[9],
-               lo, lo + m)
+               lo, lo + m, ctx[10])
