@@ -152,6 +152,7 @@ def _half_add(kernel, negate):
         r = _HA.add(a, b, alpha, negate)
         return r if a.flags.c_contiguous else _laid_out(r, a, b)
     run.__name__ = kernel.__name__
+    run.__wrapped__, run.half_only_wrapper = kernel, True    # (the fast path: registry)
     return run
 
 
@@ -168,6 +169,7 @@ def _half_scale(kernel):
         r = _HA.scale(kernel, a, b)
         return r if a.flags.c_contiguous else _laid_out(r, a, b)
     run.__name__ = kernel.__name__
+    run.__wrapped__, run.half_only_wrapper = kernel, True    # (the fast path: registry)
     return run
 
 

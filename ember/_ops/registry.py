@@ -229,7 +229,8 @@ def plain_kernel(kernel):
     if _HALF_WRAPPER is None:
         from ember._kernels.util import half_in_float32
         _HALF_WRAPPER = half_in_float32(abs).__code__
-    if getattr(kernel, "__code__", None) is _HALF_WRAPPER:
+    if getattr(kernel, "__code__", None) is _HALF_WRAPPER or \
+            getattr(kernel, "half_only_wrapper", False):
         return kernel.__wrapped__
     return kernel
 
