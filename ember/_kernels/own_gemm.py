@@ -1,8 +1,8 @@
 """ember's own float32 GEMM (compiled/gemm.py), where it beats NumPy's OpenBLAS.
 
 Note [own GEMM]: on the AVX-512 host of these benchmarks (AMD EPYC, Zen 5) NumPy's OpenBLAS
-runs float32 GEMMs at ~100 GFLOPS a core whatever the shape (its SkylakeX kernels, 2048^3
-included), while torch's oneDNN LSTM runs at more than twice that. A 12 x 32 register tile
+(0.3.31) takes the CPU for a Haswell and runs its AVX2 kernels: ~100 GFLOPS a core whatever
+the shape, 2048^3 included, while torch's oneDNN LSTM runs at more than twice that. A 12 x 32 register tile
 of fused multiply-adds written in LLVM IR (compiled/gemm.py) runs the LSTM's recurrent
 product (1024 x 257) @ (257 x 32) at ~210 GFLOPS on one core, 128x784x512 at ~170, so
 ember's float32 products take it when:
