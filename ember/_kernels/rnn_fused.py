@@ -340,22 +340,36 @@ def _grad_weights(dg, x, w_ih, hprev, perm, batch_first, need_input, need_weight
     """From the gate gradients dg (G, T*B) (rows in the order ``perm`` of torch's): grad of
     the input (in the input's layout), of w_ih and, when ``hprev`` (T, B, H) is given,
     w_hh (rows in torch's order) and of the bias (None where not needed)."""
+    from ember._kernels import own_gemm
     G = dg.shape[0]
     B, T = x.shape[:2] if batch_first else x.shape[1::-1]
     dt = dg.dtype
     gx = gwi = gwh = gb = None
+    xr = _time_rows(x, batch_first) if need_weight else None
+    # on ember's GEMM (Note [own GEMM]): the input gradient as (W_ih^T dg)^T, which packs the
+    # small W_ih^T rather than dg^T, and dg packed once for both weight gradients
+    own = own_gemm.wanted(dg, xr if xr is not None else w_ih.T)
     if need_input:
-        rows = _matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
+        if own and own_gemm.wanted(w_ih.T, dg):
+            rows = _matmul(w_ih[perm].T, dg).T.reshape(T, B, -1)
+        else:
+            rows = _matmul(dg.T, w_ih[perm]).reshape(T, B, -1)
         gx = rows
-        if batch_first:
-            gx = np.empty((B, T, rows.shape[2]), dt)
-            np.copyto(gx, rows.swapaxes(0, 1))
+        if batch_first or not rows.flags.c_contiguous:
+            gx = np.empty((B, T, rows.shape[2]) if batch_first else rows.shape, dt)
+            np.copyto(gx, rows.swapaxes(0, 1) if batch_first else rows)
     if need_weight:
+        dgp = own_gemm.pack(dg) if own else None
+
+        def by_dg(b):
+            if dgp is None:
+                return _matmul(dg, b)
+            return own_gemm.matmul_packed(dgp, G, b, np.empty((G, b.shape[1]), dt))
         gwi = np.empty(w_ih.shape, dt)
-        gwi[perm] = _matmul(dg, _time_rows(x, batch_first))
+        gwi[perm] = by_dg(xr)
         if hprev is not None:
             gwh = np.empty((G, hprev.shape[2]), dt)
-            gwh[perm] = _matmul(dg, hprev.reshape(T * B, -1))
+            gwh[perm] = by_dg(hprev.reshape(T * B, -1))
     if need_bias:
         gb = np.empty(G, dt)
         gb[perm] = np.matmul(dg, np.ones(dg.shape[1], dt))
