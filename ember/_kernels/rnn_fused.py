@@ -165,13 +165,19 @@ def _recurrent(w_hh, bias, perm, scale, h0):
 
 
 
+def _own_gemm_for(w, B):
+    """Do a layer's step products w @ h (h (K, B)) run on ember's GEMM?"""
+    from ember._kernels import own_gemm
+    return w.dtype == np.float32 and w.size * B >= own_gemm.MIN_MACS and \
+        own_gemm.kernels() is not None
+
+
 def _step_product(w, B):
     """``f(h, out)``: out = w @ h for a layer's steps (h (K, B)). float32 products large
     enough run on ember's GEMM with w packed once for all the steps (Note [own GEMM] in
     own_gemm.py: OpenBLAS packs w again at every call), others on NumPy's."""
     from ember._kernels import own_gemm
-    if w.dtype == np.float32 and w.size * B >= own_gemm.MIN_MACS and \
-            own_gemm.kernels() is not None:
+    if _own_gemm_for(w, B):
         wp, m = own_gemm.pack(w), w.shape[0]
         return lambda h, out: own_gemm.matmul_packed(wp, m, h, out)
     return lambda h, out: np.matmul(w, h, out=out)
@@ -181,6 +187,26 @@ def _matmul(a, b):
     """A layer-wide product (projections, weight gradients) on ember's GEMM dispatch."""
     from ember._kernels import split
     return split.matmul(a, b)
+
+
+# Note [input in the step]: on ember's GEMM (Note [own GEMM]) a float32 LSTM layer makes its
+# input projections part of each step's product: [W_hh | b | W_ih] @ [h; 1; x_t] (the
+# weights packed once), instead of one product for all the steps beforehand, its (G, T, B)
+# result swapped to (T, G, B) and read back step by step (4.6 MB each way for the
+# benchmark's layer); the steps' gate kernels then add a zero block.
+
+def _input_in_step(w, hb, x, w_ih, perm, scale, batch_first):
+    """(weights (G, K + E), state buffer (K + E, B), its h rows, the inputs (T, E, B)) for
+    Note [input in the step], from ``_recurrent``'s (G, K) weights and (K, B) buffer."""
+    G, K = w.shape
+    E, B, H = w_ih.shape[1], hb.shape[1], G // 4
+    wc = np.empty((G, K + E), w.dtype)
+    wc[:, :K] = w
+    np.multiply(w_ih[perm], scale[:, None], out=wc[:, K:])
+    hc = np.empty((K + E, B), w.dtype)
+    hc[:K] = hb
+    xs = np.ascontiguousarray(x.transpose(1, 2, 0) if batch_first else x.transpose(0, 2, 1))
+    return wc, hc, hc[:H], xs
 
 
 def _bias_sum(b_ih, b_hh):
@@ -263,8 +289,15 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     P = w_hh.shape[1]
     dt = x.dtype
     perm, scale = _perm(H, 4), _scale(H, 4, dt)
-    xg = _step_projections(x, w_ih, perm, scale, batch_first)           # (T, G, B)
     w, hb, h = _recurrent(w_hh, _bias_sum(b_ih, b_hh), perm, scale, h0)   # h: (P, B)
+    nb = _compiled()
+    fused = nb is not None and dt == np.float32 and w_hr is None
+    xs = None
+    if fused and batch_sizes is None and _own_gemm_for(w, B):   # Note [input in the step]
+        w, hb, h, xs = _input_in_step(w, hb, x, w_ih, perm, scale, batch_first)
+        xg = np.broadcast_to(np.zeros((4 * H, B), dt), (T, 4 * H, B))
+    else:
+        xg = _step_projections(x, w_ih, perm, scale, batch_first)       # (T, G, B)
     hf = None if w_hr is None else np.empty((H, B), dt)                  # o tanh(c)
     out = np.empty((B, T, P) if batch_first else (T, B, P), dt)
     out_t = _time_major(out, batch_first)
@@ -273,8 +306,6 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
     c = np.array(c0.T, dt, order="C")
     tmp = np.empty((H, B), dt)
     hw = np.empty((4 * H, B), dt)
-    nb = _compiled()
-    fused = nb is not None and dt == np.float32 and hf is None
     pool = _step_pool(dt, H, B) if fused else None
     if pool is not None:                      # Note [LSTM steps on the pool]
         ctxs = np.empty((T, 11), np.int64)
@@ -290,6 +321,8 @@ def lstm_layer(x, h0, c0, w_ih, w_hh, b_ih=None, b_hh=None, reverse=False,
             L = _live(batch_sizes, t, B)
             keep = h[:, L:].copy() if L < B else None
             pre, cn, tc = gates[t], cells[t], tcells[t]
+            if xs is not None:
+                np.copyto(hb[hb.shape[0] - xs.shape[1]:], xs[t])
             product(hb, hw)
             if pool is not None:
                 _run_step(pool, pool.lstm_forward, ctxs[t], H, B)
