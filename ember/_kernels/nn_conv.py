@@ -289,6 +289,8 @@ def _conv_cols_gemm(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None)
     g, Og, CgK = wr.shape
     Cout = g * Og
     P = int(np.prod(out_size))
+    if g == 1 and _chunked(x, Cout, CgK, P):
+        return _conv_chunks(x, wr, ksize, stride, lo, hi, dilation, out_size, bias)
     if _use_big_gemm(N, Cout, CgK):
         cols = _cols(x, ksize, stride, lo, dilation, g, out_size, hi)      # g, CgK, N*P
         out = summed_matmul(wr, cols, _IM2COL_DEPTH).reshape(Cout, N, P).transpose(1, 0, 2)
@@ -301,6 +303,115 @@ def _conv_cols_gemm(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None)
     cols = _cols_n(x, ksize, stride, lo, dilation, out_size, hi)
     b = None if bias is None else np.asarray(bias)
     return _gemm_n(wr, cols, N, g, b).reshape((N, Cout) + tuple(out_size))
+
+
+# Note [conv by image chunks]: without a compiled engine (onnxruntime's convolutions,
+# ember's GEMM), im2col + one GEMM over the whole batch streams the columns through memory:
+# the CNN's 32->64 layer (14x14, batch 64) copied 14 MB of columns (3.3 ms) for a 4.5 ms
+# GEMM, then transposed the result. By chunks of images whose columns fit the L2 cache, each
+# of ember's threads copies a chunk's columns and runs a one-thread GEMM on them while they
+# are cached, writing the (N, O, P) output in place (that layer 9-12 -> 6.3 ms; torch 6.5-7).
+# The weight gradient sums one product per chunk, the chunks fixed by the shape alone and
+# summed in order, so no result depends on the thread count.
+_CHUNK_FLOATS = 1 << 18         # columns of a chunk (1 MiB of float32)
+_CHUNK_MIN_MACS = 1 << 22       # smaller convolutions: one GEMM on the caller's thread
+# smaller images stay one GEMM: ResNet's 512x7x7 layer as 8 products (512, 4608) @ (4608, 49)
+# took 20-24 ms against 19-20 for one over the batch
+_CHUNK_MIN_PIXELS = 128
+
+
+def _chunked(x, O, CK, P):
+    """Whether a dense convolution (or its weight gradient) of x (N, C, *S), O output
+    channels, depth CK and P output positions runs by image chunks."""
+    return x.dtype == np.float32 and x.shape[0] > 1 and P >= _CHUNK_MIN_PIXELS and \
+        x.shape[0] * O * CK * P >= _CHUNK_MIN_MACS and own_gemm.kernels() is None
+
+
+def _window_view(x, ksize, stride, lo, hi, dilation, out_size):
+    """x zero-padded by ``lo``/``hi``, as a (N, C, *k, *out) view of its windows."""
+    n = len(ksize)
+    xp = _pad_lohi(x, lo, hi)
+    st = xp.strides
+    shape = tuple(x.shape[:2]) + tuple(ksize) + tuple(out_size)
+    strides = st[:2] + tuple(st[2 + i] * dilation[i] for i in range(n)) + \
+        tuple(st[2 + i] * stride[i] for i in range(n))
+    return as_strided(xp, shape, strides, writeable=False)
+
+
+def _chunk_parts(fn, chunks):
+    """``fn(lo, hi)`` over ranges of [0, chunks) on ember's threads, OpenBLAS at one; from
+    now on ember's GEMMs keep OpenBLAS at one thread too (Note [one thread plan])."""
+    split.own_pools_ran()
+    t = min(split.threads(), chunks)
+    with numpy_blas.one_thread():
+        if t <= 1:
+            fn(0, chunks)
+        else:
+            split._run_parts(fn, chunks, t)
+
+
+def _depth_matmul(a, b, out, depth):
+    """out = a @ b with the shared axis summed in blocks of ``depth`` (Note [GEMM depth])."""
+    K = a.shape[-1]
+    np.matmul(a[..., :depth], b[..., :depth, :], out=out)
+    if K > depth:
+        part = np.empty(out.shape, out.dtype)
+        for k in range(depth, K, depth):
+            np.matmul(a[..., k:k + depth], b[..., k:k + depth, :], out=part)
+            out += part
+
+
+def _conv_chunks(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None):
+    """``_conv_cols_gemm`` of one group by image chunks (Note [conv by image chunks])."""
+    N, C = x.shape[:2]
+    O, CK = wr.shape[1:]
+    P = math.prod(out_size)
+    win = _window_view(x, ksize, stride, lo, hi, dilation, out_size)
+    w2 = wr[0]
+    out = np.empty((N, O, P), np.float32)
+    per = max(1, _CHUNK_FLOATS // (CK * P))
+    b = None if bias is None else np.asarray(bias, np.float32).reshape(O, 1)
+
+    def part(c0, c1):
+        cols = np.empty((per,) + win.shape[1:], np.float32)
+        for i in range(c0 * per, min(N, c1 * per), per):
+            m = min(per, N - i)
+            np.copyto(cols[:m], win[i:i + m])
+            o = out[i:i + m]
+            _depth_matmul(w2, cols[:m].reshape(m, CK, P), o, _IM2COL_DEPTH)
+            if b is not None:
+                o += b
+    _chunk_parts(part, -(-N // per))
+    return out.reshape((N, O) + tuple(out_size))
+
+
+def _weight_grad_chunks(x, gy, ksize, stride, padding, dilation, out_size):
+    """d<gy, conv(x, w)>/dw (O, C*K) of one group by image chunks (Note [conv by image
+    chunks]): per chunk one GEMM (O, m*P) @ (m*P, C*K), the chunks' sums added in order."""
+    N, C = x.shape[:2]
+    O = gy.shape[1]
+    P = math.prod(out_size)
+    win = _window_view(x, ksize, stride, padding, padding, dilation, out_size)
+    CK = win[0].size // P
+    gyr = gy.reshape(N, O, P)
+    per = max(1, _CHUNK_FLOATS // (CK * P))
+    chunks = -(-N // per)
+    sums = np.empty((chunks, O, CK), np.float32)
+    lead = tuple(range(1, win.ndim - len(out_size))) + (0,)    # (C, *k, m, *out)
+
+    def part(c0, c1):
+        for j in range(c0, c1):
+            i = j * per
+            m = min(per, N - i)
+            cols = np.empty(tuple(win.shape[a] if a else m for a in lead) + tuple(out_size),
+                            np.float32)
+            np.copyto(cols, win[i:i + m].transpose(lead + tuple(range(len(lead),
+                                                                        win.ndim))))
+            g = np.empty((O, m, P), np.float32)
+            np.copyto(g, gyr[i:i + m].transpose(1, 0, 2))
+            np.matmul(g.reshape(O, m * P), cols.reshape(CK, m * P).T, out=sums[j])
+    _chunk_parts(part, chunks)
+    return np.add.reduce(sums, axis=0)
 
 
 def _winograd_ok(x, ksize, stride, dilation, groups, C, O, op="forward"):
@@ -469,8 +580,15 @@ def conv_weight_grad(x, gy, weight_size, stride, padding, dilation, groups, thre
         cols = _cols(x, ksize, stride, padding, dilation, 1, out_size)[0]
         gw = ort_conv.gemm_nt(_chan_first(gy, 1)[0], cols, threads)
         return gw.reshape(tuple(weight_size))
-    if len(ksize) == 2 and x.shape[2:] == out_size and \
-            _winograd_ok(x, ksize, stride, dilation, groups, x.shape[1], Cout, "weight_grad"):
+    winograd = len(ksize) == 2 and x.shape[2:] == out_size and \
+        _winograd_ok(x, ksize, stride, dilation, groups, x.shape[1], Cout, "weight_grad")
+    # by chunks where measured faster than Winograd's: ResNet's 64x56x56 27-29 vs 60-66 ms,
+    # 128x28x28 22-25 vs 28; not 256x14x14 (23-25 vs 16-17)
+    if groups == 1 and _chunked(x, Cout, CgK, P) and \
+            not (winograd and min(x.shape[1], Cout) >= 256):
+        gw = _weight_grad_chunks(x, gy, ksize, stride, padding, dilation, out_size)
+        return gw.reshape(tuple(weight_size))
+    if winograd:
         from ember._kernels.winograd import conv2d_3x3_weight_grad
         return conv2d_3x3_weight_grad(x, gy, padding, padding)
     if N * Cout * CgK <= _WG_BATCHED_MAX and not _use_big_gemm(N, Cout, CgK):

@@ -85,6 +85,53 @@ def _batch_norm_compiled(kern, x, weight, bias, eps):
 # with the ``fast`` extra) rounds the same way, with a true fma; the form below serves
 # float32 training otherwise.
 def _batch_norm_f32(x, weight, bias, eps):
+    if not x.flags.c_contiguous:
+        return _batch_norm_f32_strided(x, weight, bias, eps)
+    N, C = x.shape[:2]
+    rows = x.reshape(N * C, -1)                    # one row per (sample, channel)
+    M = x.size // C
+    sums = np.empty(N * C)
+    d = np.empty(rows.shape, np.float32)
+
+    def row_sums(src):                             # float64 sums, cast as they are read
+        return lambda lo, hi: np.add.reduce(src[lo:hi], axis=1, dtype=np.float64,
+                                            out=sums[lo:hi])
+    split.run_rows(row_sums(rows), N * C, x.size)
+    mean = (np.add.reduce(sums.reshape(N, C), axis=0) / M).astype(np.float32)
+    mean_rows = np.tile(mean, N)[:, None]
+
+    def squares(lo, hi):
+        np.subtract(rows[lo:hi], mean_rows[lo:hi], out=d[lo:hi])
+        np.multiply(d[lo:hi], d[lo:hi], out=d[lo:hi])
+        np.add.reduce(d[lo:hi], axis=1, dtype=np.float64, out=sums[lo:hi])
+    with np.errstate(over="ignore"):
+        split.run_rows(squares, N * C, x.size)
+    var = np.add.reduce(sums.reshape(N, C), axis=0).astype(np.float32) / np.float32(M)
+    invstd = (1.0 / np.sqrt(var.astype(np.float64) + eps)).astype(np.float32)
+    a = invstd if weight is None else invstd * np.asarray(weight, np.float32).reshape(C)
+    a64 = a.astype(np.float64)
+    b64 = np.zeros(C) if bias is None else np.asarray(bias, np.float32).reshape(C).astype(
+        np.float64)
+    shift = (b64 - mean.astype(np.float64) * a64).astype(np.float32).astype(np.float64)
+    a_rows, shift_rows = np.tile(a64, N)[:, None], np.tile(shift, N)[:, None]
+    block = max(1, _BN_BLOCK // max(rows.shape[1], 1))
+
+    def normalize(lo, hi):                         # x a + shift in float64, by blocks of
+        tmp = np.empty((min(block, hi - lo), rows.shape[1]))      # rows the cache keeps
+        for r in range(lo, hi, block):
+            e = min(r + block, hi)
+            t = tmp[:e - r]
+            np.multiply(rows[r:e], a_rows[r:e], out=t)
+            t += shift_rows[r:e]
+            d[r:e] = t
+    split.run_rows(normalize, N * C, x.size)
+    return d.reshape(x.shape), mean, var
+
+
+_BN_BLOCK = 1 << 15     # float64 values of ``normalize``'s temporary (256 KiB)
+
+
+def _batch_norm_f32_strided(x, weight, bias, eps):
     cs = _channel_shape(x)
     C = x.shape[1]
     M = x.size // C
@@ -161,6 +208,8 @@ def batch_norm_backward(g, x, weight, mean, var, training, eps):
             split.run_rows(lambda c0, c1: kern.bn_backward(g3, x3, m, v, w, float(eps), c0,
                                                            c1, gx, gw, gb), C, x.size)
             return gx.reshape(x.shape), gw, gb
+    if training and mean is not None and _rows_f32(x, g):
+        return _batch_norm_backward_f32(g, x, weight, mean, var, eps)
     cs = _channel_shape(x)
     acc = _acc(x)
     xa = x.astype(acc, copy=False)
@@ -198,6 +247,52 @@ def batch_norm_backward(g, x, weight, mean, var, training, eps):
             not x.flags.c_contiguous and np.moveaxis(x, 1, -1).flags.c_contiguous:
         sum_g = sum_g.astype(x.dtype).astype(acc)
     return (gx.astype(x.dtype, copy=False), gw.astype(acc), sum_g.astype(acc))
+
+
+def _rows_f32(x, *others):
+    """Whether float32 ``x`` and ``others`` (its shape) are C-contiguous with a spatial size:
+    the NumPy kernels below then run by rows (sample, channel) over ember's threads."""
+    return x.dtype == np.float32 and x.ndim > 2 and x.size > 0 and x.flags.c_contiguous \
+        and all(isinstance(a, np.ndarray) and a.dtype == np.float32 and a.shape == x.shape
+                and a.flags.c_contiguous for a in others)
+
+
+def _batch_norm_backward_f32(g, x, weight, mean, var, eps):
+    """Training ``batch_norm_backward`` of C-contiguous float32 arrays by rows (sample,
+    channel) over ember's threads: the same operations as the general path, so the same
+    bits, each pass over a block of rows while it is in the cache."""
+    N, C = x.shape[:2]
+    rows, grows = x.reshape(N * C, -1), g.reshape(N * C, -1)
+    M = x.size // C
+    mean = np.asarray(mean, np.float32).reshape(C)
+    invstd = (1.0 / np.sqrt(np.asarray(var, np.float32) + np.float32(eps))).astype(
+        np.float32).reshape(C)
+    w = np.ones_like(invstd) if weight is None else np.asarray(weight, np.float32).reshape(C)
+    gx = np.empty(rows.shape, np.float32)
+    sum_rows, dot_rows = np.empty(N * C, np.float32), np.empty(N * C, np.float32)
+    mean_rows = np.tile(mean, N)[:, None]
+
+    def sums(lo, hi):                              # xc = x - mean (kept in gx), the sums
+        np.subtract(rows[lo:hi], mean_rows[lo:hi], out=gx[lo:hi])
+        np.add.reduce(grows[lo:hi], axis=1, out=sum_rows[lo:hi])
+        np.einsum("rp,rp->r", grows[lo:hi], gx[lo:hi], out=dot_rows[lo:hi])
+    split.run_rows(sums, N * C, x.size)
+    sum_g = np.add.reduce(sum_rows.reshape(N, C), axis=0)
+    dot = np.add.reduce(dot_rows.reshape(N, C), axis=0)
+    gw = dot * invstd
+    a = w * invstd
+    k = invstd * invstd * dot / M
+    k_rows, m_rows = np.tile(-k, N)[:, None], np.tile(sum_g / M, N)[:, None]
+    a_rows = np.tile(a, N)[:, None]
+
+    def grad_input(lo, hi):
+        out = gx[lo:hi]
+        out *= k_rows[lo:hi]
+        out += grows[lo:hi]
+        out -= m_rows[lo:hi]
+        out *= a_rows[lo:hi]
+    split.run_rows(grad_input, N * C, x.size)
+    return gx.reshape(x.shape), gw.astype(np.float32), sum_g.astype(np.float32)
 
 
 # -------------------------------------------------------------------- layer norm

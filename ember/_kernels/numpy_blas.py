@@ -132,7 +132,10 @@ def lu_solve_inplace(a, b):
 # stay on OpenBLAS, 33 vs 43: the held GEMMs then fight those spinners); the Transformer and
 # GPT cases, whose only other pool is ember's (GELU, layer norm), measured 1.04x and 1.07x
 # held, so ember's pool alone does not switch. The switch is sticky, so a program's GEMMs
-# take the same route in every run (same bits).
+# take the same route in every run (same bits). Without onnxruntime, the first convolution
+# by image chunks on ember's pool (Note [conv by image chunks] in nn_conv.py) flips the same
+# switch: the CNN's step without the extras, 85-104 ms with OpenBLAS's threads beside
+# ember's pool, 67-72 held (GPT's, with no convolution, stays faster unheld: 59-62 vs 63-73).
 
 def _thread_fns():
     def make(lib, prefix, suffix, int_t):
