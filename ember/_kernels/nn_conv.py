@@ -318,12 +318,17 @@ _CHUNK_MIN_MACS = 1 << 22       # smaller convolutions: one GEMM on the caller's
 # smaller images stay one GEMM: ResNet's 512x7x7 layer as 8 products (512, 4608) @ (4608, 49)
 # took 20-24 ms against 19-20 for one over the batch
 _CHUNK_MIN_PIXELS = 128
+# an image's columns above this many chunks go by blocks of output rows, each at least this
+# many columns wide (ResNet's stem 43 -> 34 ms forward; its 256x14x14 layer, 1.8 MB of
+# columns an image, ran 16 -> 45 ms as blocks of 8 rows: thin GEMMs)
+_CHUNK_ROWS_ABOVE = 4
+_CHUNK_MIN_COLUMNS = 256
 
 
 def _chunked(x, O, CK, P):
     """Whether a dense convolution (or its weight gradient) of x (N, C, *S), O output
     channels, depth CK and P output positions runs by image chunks."""
-    return x.dtype == np.float32 and x.shape[0] > 1 and P >= _CHUNK_MIN_PIXELS and \
+    return x.dtype == np.float32 and P >= _CHUNK_MIN_PIXELS and \
         x.shape[0] * O * CK * P >= _CHUNK_MIN_MACS and own_gemm.kernels() is None
 
 
@@ -361,57 +366,104 @@ def _depth_matmul(a, b, out, depth):
             out += part
 
 
-def _conv_chunks(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None):
-    """``_conv_cols_gemm`` of one group by image chunks (Note [conv by image chunks])."""
-    N, C = x.shape[:2]
-    O, CK = wr.shape[1:]
+def _chunk_tasks(N, CK, out_size):
+    """The chunks of a convolution's columns, fixed by the shape: (first image, images,
+    first output row, end row): several whole images when one image's columns (CK, P) fit
+    ``_CHUNK_FLOATS``, else blocks of output rows (the first spatial axis) of one image."""
     P = math.prod(out_size)
-    win = _window_view(x, ksize, stride, lo, hi, dilation, out_size)
-    w2 = wr[0]
-    out = np.empty((N, O, P), np.float32)
     per = max(1, _CHUNK_FLOATS // (CK * P))
-    b = None if bias is None else np.asarray(bias, np.float32).reshape(O, 1)
+    if CK * P <= _CHUNK_ROWS_ABOVE * _CHUNK_FLOATS:
+        return [(i, min(per, N - i), 0, out_size[0]) for i in range(0, N, per)]
+    width = P // out_size[0]
+    rows = max(_CHUNK_FLOATS // (CK * width), -(-_CHUNK_MIN_COLUMNS // width))
+    return [(i, 1, r, min(r + rows, out_size[0])) for i in range(N)
+            for r in range(0, out_size[0], rows)]
 
-    def part(c0, c1):
-        cols = np.empty((per,) + win.shape[1:], np.float32)
-        for i in range(c0 * per, min(N, c1 * per), per):
-            m = min(per, N - i)
-            np.copyto(cols[:m], win[i:i + m])
-            o = out[i:i + m]
-            _depth_matmul(w2, cols[:m].reshape(m, CK, P), o, _IM2COL_DEPTH)
+
+def _conv_chunks(x, wr, ksize, stride, lo, hi, dilation, out_size, bias=None):
+    """``_conv_cols_gemm`` of one group by chunks (Note [conv by image chunks])."""
+    N = x.shape[0]
+    O, CK = wr.shape[1:]
+    win = _window_view(x, ksize, stride, lo, hi, dilation, out_size)
+    row = 2 + len(ksize)                           # the window view's first output axis
+    w2 = wr[0]
+    out = np.empty((N, O) + tuple(out_size), np.float32)
+    tasks = _chunk_tasks(N, CK, out_size)
+    b = None if bias is None else np.asarray(bias, np.float32).reshape(
+        (O,) + (1,) * len(out_size))
+
+    def part(t0, t1):
+        for i, m, r0, r1 in tasks[t0:t1]:
+            src = win[i:i + m]
+            if r1 - r0 < out_size[0]:
+                src = src[(slice(None),) * row + (slice(r0, r1),)]
+            cols = np.empty(src.shape, np.float32)
+            np.copyto(cols, src)
+            o = out[i:i + m, :, r0:r1]
+            res = o if o.flags.c_contiguous else np.empty(o.shape, np.float32)
+            _depth_matmul(w2, cols.reshape(m, CK, -1), res.reshape(m, O, -1),
+                          _IM2COL_DEPTH)
             if b is not None:
-                o += b
-    _chunk_parts(part, -(-N // per))
-    return out.reshape((N, O) + tuple(out_size))
+                res += b
+            if res is not o:
+                np.copyto(o, res)
+    _chunk_parts(part, len(tasks))
+    return out
 
 
 def _weight_grad_chunks(x, gy, ksize, stride, padding, dilation, out_size):
-    """d<gy, conv(x, w)>/dw (O, C*K) of one group by image chunks (Note [conv by image
-    chunks]): per chunk one GEMM (O, m*P) @ (m*P, C*K), the chunks' sums added in order."""
+    """d<gy, conv(x, w)>/dw (O, C*K) of one group by chunks (Note [conv by image chunks]):
+    per chunk one GEMM (O, m*P') @ (m*P', C*K), the chunks' sums added in order."""
     N, C = x.shape[:2]
     O = gy.shape[1]
-    P = math.prod(out_size)
+    n = len(ksize)
     win = _window_view(x, ksize, stride, padding, padding, dilation, out_size)
-    CK = win[0].size // P
-    gyr = gy.reshape(N, O, P)
+    CK = C * math.prod(ksize)
+    tasks = _chunk_tasks(N, CK, out_size)
+    sums = np.empty((len(tasks), O, CK), np.float32)
+    # (C, *k, m, *out) and (O, m, *out): the chunk's columns and gradient, batch inside
+    cols_order = tuple(range(1, 2 + n)) + (0,) + tuple(range(2 + n, 2 + 2 * n))
+    gy_order = (1, 0) + tuple(range(2, 2 + n))
+
+    def part(t0, t1):
+        for j in range(t0, t1):
+            i, m, r0, r1 = tasks[j]
+            src, g = win[i:i + m], gy[i:i + m]
+            if r1 - r0 < out_size[0]:
+                src = src[(slice(None),) * (2 + n) + (slice(r0, r1),)]
+                g = g[:, :, r0:r1]
+            cols = np.empty(tuple(src.shape[a] for a in cols_order), np.float32)
+            np.copyto(cols, src.transpose(cols_order))
+            gc = np.empty(tuple(g.shape[a] for a in gy_order), np.float32)
+            np.copyto(gc, g.transpose(gy_order))
+            np.matmul(gc.reshape(O, -1), cols.reshape(CK, -1).T, out=sums[j])
+    _chunk_parts(part, len(tasks))
+    return np.add.reduce(sums, axis=0)
+
+
+def _transpose_chunks(x, w, ksize, stride, padding, dilation, out_size):
+    """A transposed convolution of one group (a strided convolution's input gradient) by
+    image chunks (Note [conv by image chunks]): per chunk the columns W^T x (m, C*K, P)
+    and their col2im scatter, both while cached. x (N, O, *in), w (O, C, *k)."""
+    N, O = x.shape[:2]
+    C = w.shape[1]
+    in_size = tuple(x.shape[2:])
+    P = math.prod(in_size)
+    CK = C * math.prod(ksize)
+    wt = w.reshape(O, CK).T
+    xr = np.ascontiguousarray(x).reshape(N, O, P)
+    out = np.empty((N, C) + tuple(out_size), np.float32)
     per = max(1, _CHUNK_FLOATS // (CK * P))
-    chunks = -(-N // per)
-    sums = np.empty((chunks, O, CK), np.float32)
-    lead = tuple(range(1, win.ndim - len(out_size))) + (0,)    # (C, *k, m, *out)
 
     def part(c0, c1):
-        for j in range(c0, c1):
-            i = j * per
+        for i in range(c0 * per, min(N, c1 * per), per):
             m = min(per, N - i)
-            cols = np.empty(tuple(win.shape[a] if a else m for a in lead) + tuple(out_size),
-                            np.float32)
-            np.copyto(cols, win[i:i + m].transpose(lead + tuple(range(len(lead),
-                                                                        win.ndim))))
-            g = np.empty((O, m, P), np.float32)
-            np.copyto(g, gyr[i:i + m].transpose(1, 0, 2))
-            np.matmul(g.reshape(O, m * P), cols.reshape(CK, m * P).T, out=sums[j])
-    _chunk_parts(part, chunks)
-    return np.add.reduce(sums, axis=0)
+            cols = np.empty((m, CK, P), np.float32)
+            _depth_matmul(wt, xr[i:i + m], cols, _IM2COL_DEPTH)
+            out[i:i + m] = _col2im(cols.reshape((m, C) + tuple(ksize) + in_size), m, C,
+                                   ksize, in_size, stride, dilation, padding, out_size)
+    _chunk_parts(part, -(-N // per))
+    return out
 
 
 def _winograd_ok(x, ksize, stride, dilation, groups, C, O, op="forward"):
@@ -501,6 +553,8 @@ def conv_transpose_forward(x, w, stride, padding, dilation, groups, output_paddi
             return conv2d_3x3(x, np.ascontiguousarray(wf[0]), lo, hi)
         wr = np.ascontiguousarray(wf).reshape(groups, Cg_out, Cg_in * K)
         return _conv_cols_gemm(x, wr, ksize, [1] * n, lo, hi, dilation, out_size)
+    if groups == 1 and _chunked(x, Cout * K, Cin, P):
+        return _transpose_chunks(x, w, ksize, stride, padding, dilation, out_size)
     wr = w.reshape(groups, Cg_in, Cg_out * K).transpose(0, 2, 1)       # g, Cg_out*K, Cg_in
     if _use_big_gemm(N, Cout * K, Cg_in):
         xr = _chan_first(x, groups)                                     # g, Cg_in, N*P
