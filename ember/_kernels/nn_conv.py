@@ -318,6 +318,9 @@ _CHUNK_MIN_MACS = 1 << 22       # smaller convolutions: one GEMM on the caller's
 # smaller images stay one GEMM: ResNet's 512x7x7 layer as 8 products (512, 4608) @ (4608, 49)
 # took 20-24 ms against 19-20 for one over the batch
 _CHUNK_MIN_PIXELS = 128
+# shallow columns stay on the per-image products: the CNN's 1->32 layer (depth 9) 4-6 ms
+# forward and backward against 6-7.5 by chunks
+_CHUNK_MIN_DEPTH = 64
 # an image's columns above this many chunks go by blocks of output rows, each at least this
 # many columns wide (ResNet's stem 43 -> 34 ms forward; its 256x14x14 layer, 1.8 MB of
 # columns an image, ran 16 -> 45 ms as blocks of 8 rows: thin GEMMs)
@@ -328,7 +331,7 @@ _CHUNK_MIN_COLUMNS = 256
 def _chunked(x, O, CK, P):
     """Whether a dense convolution (or its weight gradient) of x (N, C, *S), O output
     channels, depth CK and P output positions runs by image chunks."""
-    return x.dtype == np.float32 and P >= _CHUNK_MIN_PIXELS and \
+    return x.dtype == np.float32 and P >= _CHUNK_MIN_PIXELS and CK >= _CHUNK_MIN_DEPTH and \
         x.shape[0] * O * CK * P >= _CHUNK_MIN_MACS and own_gemm.kernels() is None
 
 

@@ -24,6 +24,7 @@ def chunked(monkeypatch):
     """Every dense float32 convolution of these sizes through the chunks, counted."""
     monkeypatch.setattr(nn_conv, "_CHUNK_MIN_MACS", 1)
     monkeypatch.setattr(nn_conv, "_CHUNK_MIN_PIXELS", 1)
+    monkeypatch.setattr(nn_conv, "_CHUNK_MIN_DEPTH", 1)
     monkeypatch.setattr(nn_conv, "_CHUNK_FLOATS", 4096)        # several chunks per batch
     monkeypatch.setattr(own_gemm, "kernels", lambda: None)
     from ember._kernels import ort_conv
@@ -86,6 +87,7 @@ def test_small_images_and_other_dtypes_keep_one_gemm():
     f32 = np.zeros((8, 512, 7, 7), np.float32)
     assert not nn_conv._chunked(f32, 512, 4608, 49)
     assert not nn_conv._chunked(np.zeros((8, 64, 56, 56)), 64, 576, 3136)
+    assert not nn_conv._chunked(np.zeros((64, 1, 28, 28), np.float32), 32, 9, 784)
     assert nn_conv._chunked(np.zeros((1, 64, 56, 56), np.float32), 64, 576, 3136)
 
 
