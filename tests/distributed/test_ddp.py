@@ -74,8 +74,10 @@ _EPILOGUE = "\nif dist.is_initialized():\n    dist.destroy_process_group()\n"
 def both(body, world=2, **kw):
     """(ember's reports, torch's reports) of ``body``."""
     body = textwrap.dedent(body) + _EPILOGUE
+    # torch's gloo still aborts now and then in its teardown after reporting (seen
+    # 2026-12-02 on a Zen 3 host): the oracle's reports count then
     return (run_workers(body, world, prologue=EMBER, **kw),
-            run_workers(body, world, prologue=TORCH, **kw))
+            run_workers(body, world, prologue=TORCH, **{"abort_at_exit_ok": True, **kw}))
 
 
 def close(a, b, tol=1e-10):
