@@ -140,6 +140,8 @@ _HALF_CALLS = [
     "x.clone().sub_(s)", "x.clone().add_(y, alpha=s)", "x.clone().sub_(y, alpha=s)",
     "x.clone().mul_(L.tensor(s))", "x.clone().add_(L.tensor(s))",
     "x.clone().div_(L.tensor(s, dtype=L.float64))", "L.mul(x, s)", "L.div(x, s)",
+    "L.rsub(x, s)", "L.rsub(x, s, alpha=0.3)", "L.rsub(x, y, alpha=s)", "L.rsub(x, 2.5, alpha=s)",
+    "L.rsub(x.t(), s, alpha=3) if x.dim() == 2 else L.rsub(x[::2], s, alpha=3)",
 ]
 
 

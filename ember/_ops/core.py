@@ -156,6 +156,30 @@ def _half_add(kernel, negate):
     return run
 
 
+def half_rsub(kernel):
+    """``rsub`` (``other - alpha * self``) with half operands rounded as torch's, which
+    computes it as ``sub(other, self, alpha)`` with a number rounded to the half dtype first
+    (Note [half scalars]); other dtypes go straight through."""
+    half = _bf16(kernel)
+
+    def run(a, b, alpha=1):
+        if type(a) is not np.ndarray or a.itemsize != 2 or a.dtype.kind not in "fV":
+            return kernel(a, b, alpha)
+        if _HA.half_operands(a, b) is None or \
+                not isinstance(alpha, (int, float, np.integer, np.floating)) or \
+                isinstance(alpha, (bool, np.bool_)):
+            return half(a, b, alpha)
+        if alpha != 1:
+            _check_alpha(a, b, alpha)
+        other = b if type(b) is np.ndarray else \
+            np.broadcast_to(np.array(b).astype(a.dtype), a.shape)
+        r = _HA.add(other, a, alpha, negate=True)
+        return r if a.flags.c_contiguous else _laid_out(r, a, b)
+    run.__name__ = kernel.__name__
+    run.__wrapped__, run.half_only_wrapper = kernel, True    # (the fast path: registry)
+    return run
+
+
 def _half_scale(kernel):
     """``mul``/``div``: a half array by a number in float32, the number unrounded (Note
     [half scalars]); other bfloat16 products in float32 (Note [half GEMMs])."""

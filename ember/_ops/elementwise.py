@@ -18,7 +18,7 @@ from ember._dispatch import dispatch
 from ember._kernels import elementwise as K
 from ember._kernels.util import half_in_float32
 from ember._ops.core import conj_if_complex as cj, where_self, real as _real, mul as _mul
-from ember._ops.core import sub as _sub_op, _veltkamp_split
+from ember._ops.core import sub as _sub_op, _veltkamp_split, half_rsub
 from ember._ops.factory import zeros_like
 from ember._ops.registry import FUNCTIONS, METHODS, OpDef, defop, generate, public, refuse_bool
 from ember._tensor import Tensor
@@ -568,7 +568,8 @@ def _(ctx, g, self, other):
             -g * _div_mode(self, other, "trunc") if n[1] else None)
 
 
-rsub_op = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor", K.rsub,
+rsub_op = defop("rsub.Tensor(Tensor self, Tensor other, *, Scalar alpha=1) -> Tensor",
+                half_rsub(K.rsub),
                 function=False, method=False)
 
 
