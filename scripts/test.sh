@@ -11,7 +11,7 @@ fi
 # the sox program: the oracle of tests/audio's effects
 command -v sox >/dev/null || (apt-get install -y -q sox >/dev/null) || echo 'sox not installed: its tests skip' >&2
 set +e
-.venv/bin/python -m pytest -q -n 2 -p no:cacheprovider "$@"
+.venv/bin/python -m pytest -q -n 2 -p no:cacheprovider --durations=25 "$@"
 rc=$?
 set -e
 if [ "$rc" -eq 5 ]; then
